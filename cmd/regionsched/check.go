@@ -1,0 +1,59 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/resource"
+)
+
+func newCheckCommand(stdin io.Reader) *cobra.Command {
+	var format string
+	c := &cobra.Command{
+		Use:   "check [--mode M] (--slots N | --cluster CLUSTER) [--format text|json] JOB",
+		Short: "Decide statically whether a job can run on a cluster without deadlock",
+		Args:  exactArgs(1),
+	}
+	mode := addModeFlag(c)
+	cluster := addClusterFlags(c)
+	c.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if format != "text" && format != "json" {
+			return badInput(fmt.Errorf("--format %q: valid values are text, json", format))
+		}
+		slots, err := cluster.load(c)
+		if err != nil {
+			return err
+		}
+		job, err := loadJob(args[0], stdin)
+		if err != nil {
+			return err
+		}
+		v := region.FromJob(job, mode.mode).Check(slots, resource.FitsEveryDimension)
+		out := c.OutOrStdout()
+		if format == "json" {
+			enc := json.NewEncoder(out)
+			if err := enc.Encode(struct {
+				Runnable     bool   `json:"runnable"`
+				MinimumSlots int    `json:"minimumSlots"`
+				Reason       string `json:"reason"`
+			}{v.Runnable, v.MinimumSlots, v.Reason}); err != nil {
+				return err
+			}
+		} else if v.Runnable {
+			fmt.Fprintf(out, "deadlock-free: %s\n", v.Reason)
+		} else {
+			fmt.Fprintf(out, "not runnable: %s\n", v.Reason)
+		}
+		if !v.Runnable {
+			return negative(errors.New(""))
+		}
+		return nil
+	}
+	return c
+}

@@ -1,0 +1,20 @@
+// Command regionsched derives the pipelined regions of a dataflow job,
+// checks statically whether the job can run on a cluster without deadlock,
+// and simulates it in virtual time. It implements the command-line
+// contract of SPEC.md section 4:
+//
+//	regionsched regions  [--mode M] [--format text|json|dot] JOB
+//	regionsched check    [--mode M] (--slots N | --cluster CLUSTER) [--format text|json] JOB
+//	regionsched simulate [--mode M] (--slots N | --cluster CLUSTER) [--policy region|eager] [--seed S]
+//	                     [--trace FILE] [--svg FILE] [--fail ID#i@MS ...] JOB
+//
+// JOB is a job file path or "-" for standard input. Exit codes: 0 success,
+// 1 a negative verdict (not runnable, deadlock, failure), 2 bad input or
+// usage, with a message on standard error naming the problem.
+package main
+
+import "os"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

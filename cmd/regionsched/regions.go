@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/topology"
+)
+
+func newRegionsCommand(stdin io.Reader) *cobra.Command {
+	var format string
+	c := &cobra.Command{
+		Use:   "regions [--mode M] [--format text|json|dot] JOB",
+		Short: "Derive the pipelined regions of a job",
+		Args:  exactArgs(1),
+	}
+	mode := addModeFlag(c)
+	c.Flags().StringVar(&format, "format", "text", "output format: text, json or dot")
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if format != "text" && format != "json" && format != "dot" {
+			return badInput(fmt.Errorf("--format %q: valid values are text, json, dot", format))
+		}
+		job, err := loadJob(args[0], stdin)
+		if err != nil {
+			return err
+		}
+		rs := region.FromJob(job, mode.mode)
+		w := bufio.NewWriterSize(c.OutOrStdout(), 1<<20)
+		switch format {
+		case "json":
+			writeRegionsJSON(w, rs)
+		case "dot":
+			out, err := rs.DOT()
+			if err != nil {
+				return err
+			}
+			w.Write(out)
+			w.WriteByte('\n')
+		default:
+			writeRegionsText(w, rs)
+		}
+		return w.Flush()
+	}
+	return c
+}
+
+// writeRegionsJSON writes the object of SPEC.md section 4 by hand: an
+// all-to-all blocking edge between 10,000 and 10,000 subtasks gives 10,000
+// regions that each consume the same 10,000 regions, so the encoded
+// "consumes" list of a partition group is built once and reused.
+func writeRegionsJSON(w *bufio.Writer, rs *region.Regions) {
+	t := rs.Topology()
+	job := t.Job()
+	fmt.Fprintf(w, "{\n  \"job\": %s,\n  \"mode\": %q,\n  \"executionVertices\": %d,\n  \"blockingLogicalEdges\": %d,\n  \"minimumSlots\": %d,\n  \"regions\": [",
+		strconv.Quote(job.Name()), t.Mode().String(), t.NumExecutionVertices(), job.BlockingEdges(t.Mode()), rs.MinimumSlots())
+	cache := map[topology.GroupID][]byte{}
+	var buf []byte
+	for r := range region.ID(rs.NumRegions()) {
+		if r > 0 {
+			w.WriteByte(',')
+		}
+		buf = buf[:0]
+		buf = append(buf, "\n    {\"id\": "...)
+		buf = strconv.AppendInt(buf, int64(r), 10)
+		buf = append(buf, ", \"vertices\": ["...)
+		for i, v := range rs.Members(r) {
+			if i > 0 {
+				buf = append(buf, ", "...)
+			}
+			buf = strconv.AppendQuote(buf, t.VertexName(v))
+		}
+		buf = append(buf, "], \"slots\": "...)
+		buf = strconv.AppendInt(buf, int64(rs.SlotCount(r)), 10)
+		buf = append(buf, ", \"consumes\": "...)
+		w.Write(buf)
+		w.Write(consumesJSON(rs, r, cache))
+		w.WriteByte('}')
+	}
+	w.WriteString("\n  ]\n}\n")
+}
+
+// consumesJSON encodes the producer regions of r as a JSON array; when r
+// reads a single group that it does not also produce into, the array is the
+// group's producer list and is cached.
+func consumesJSON(rs *region.Regions, r region.ID, cache map[topology.GroupID][]byte) []byte {
+	groups := rs.ConsumedGroups(r)
+	if len(groups) == 1 && !rs.IsCrossRegion(groups[0]) {
+		if b, ok := cache[groups[0]]; ok {
+			return b
+		}
+		b := appendIDs(nil, rs.GroupProducerRegions(groups[0]))
+		cache[groups[0]] = b
+		return b
+	}
+	return appendIDs(nil, rs.ProducerRegions(r))
+}
+
+func appendIDs(buf []byte, ids []region.ID) []byte {
+	buf = append(buf, '[')
+	for i, id := range ids {
+		if i > 0 {
+			buf = append(buf, ", "...)
+		}
+		buf = strconv.AppendInt(buf, int64(id), 10)
+	}
+	return append(buf, ']')
+}
+
+// writeRegionsText writes a summary line and a table with one row per
+// region; long vertex lists are cut and consumed regions shown as ranges.
+func writeRegionsText(w io.Writer, rs *region.Regions) {
+	t := rs.Topology()
+	job := t.Job()
+	blocking := job.BlockingEdges(t.Mode())
+	fmt.Fprintf(w, "job %q, mode %s\n", job.Name(), t.Mode())
+	fmt.Fprintf(w, "%d execution vertices, %d regions, %d blocking logical edge%s, minimum slots %d\n\n",
+		t.NumExecutionVertices(), rs.NumRegions(), blocking, pluralS(blocking), rs.MinimumSlots())
+	fmt.Fprintf(w, "%-7s %-6s %-40s %s\n", "REGION", "SLOTS", "VERTICES", "CONSUMES")
+	for r := range region.ID(rs.NumRegions()) {
+		members := rs.MemberNames(r, 8)
+		consumes := idRanges(rs.ProducerRegions(r))
+		fmt.Fprintf(w, "%-7d %-6d %-40s %s\n", r, rs.SlotCount(r), strings.Trim(members, "{}"), consumes)
+	}
+}
+
+func pluralS(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// idRanges renders sorted ids compactly: "0-3, 7, 9-12", or "-" if none.
+func idRanges(ids []region.ID) string {
+	if len(ids) == 0 {
+		return "-"
+	}
+	var parts []string
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ids[i], ids[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(int(ids[i])))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}

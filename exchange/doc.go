@@ -1,0 +1,14 @@
+// Package exchange defines how data moves along a job edge: the result
+// partition type a producer writes (pipelined, pipelined-bounded or
+// blocking), the ship strategy of the edge (forward, rescale, hash,
+// rebalance, broadcast) with its distribution pattern (pointwise or
+// all-to-all), and the four global data exchange modes of FLIP-119 that
+// decide the partition type of every edge that does not pin one.
+//
+// It is a leaf package: it imports nothing of regionsched. Typical use:
+//
+//	mode, err := exchange.ParseMode("pointwise-pipelined-only")
+//	if err != nil { ... } // errors.Is(err, exchange.ErrUnknownMode)
+//	pt := mode.PartitionType(exchange.Rescale) // exchange.PipelinedBounded
+//	if pt.IsPipelined() { ... }               // the edge glues a region
+package exchange

@@ -1,0 +1,362 @@
+package region
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// Build derives the pipelined regions of t. It runs in O(subtasks +
+// partition group sizes) time and memory (see the package comment).
+func Build(t *topology.ExecutionTopology) *Regions {
+	job := t.Job()
+	n := t.NumExecutionVertices()
+	logical, whole := logicalRegions(t)
+
+	uf := newUnionFind(n)
+	// Logical fast path: a pipelined component with an all-to-all edge is
+	// one region; union each of its vertices with one representative.
+	rep := make([]int32, len(whole))
+	for i := range rep {
+		rep[i] = -1
+	}
+	for jv := range job.NumVertices() {
+		l := logical[jv]
+		if !whole[l] {
+			continue
+		}
+		vs := t.VerticesOf(jv)
+		if rep[l] < 0 {
+			rep[l] = vs.Start
+		}
+		for v := vs.Start; v < vs.End; v++ {
+			uf.union(rep[l], v)
+		}
+	}
+	// Otherwise merge subtasks along pointwise pipelined blocks.
+	for e := range job.NumEdges() {
+		src, _ := job.EdgeEnds(e)
+		if !t.PartitionType(e).IsPipelined() || whole[logical[src]] {
+			continue
+		}
+		gs := t.GroupsOf(e)
+		for g := gs.Start; g < gs.End; g++ {
+			pg := t.Group(topology.GroupID(g))
+			base := pg.Producers.Start
+			for v := base + 1; v < pg.Producers.End; v++ {
+				uf.union(base, v)
+			}
+			for v := pg.Consumers.Start; v < pg.Consumers.End; v++ {
+				uf.union(base, v)
+			}
+		}
+	}
+
+	// Number the components in order of their smallest member.
+	regionOf := make([]ID, n)
+	idOfRoot := uf.size // reuse: sizes are no longer needed
+	for i := range idOfRoot {
+		idOfRoot[i] = -1
+	}
+	count := int32(0)
+	for v := range int32(n) {
+		r := uf.find(v)
+		if idOfRoot[r] < 0 {
+			idOfRoot[r] = count
+			count++
+		}
+		regionOf[v] = ID(idOfRoot[r])
+	}
+	uf = nil
+
+	gp, gc := groupRegions(t, regionOf, int(count))
+	if cyclePossible(t, logical) {
+		var merged bool
+		count, merged = mergeCycles(regionOf, int(count), gp, gc)
+		if merged {
+			gp, gc = groupRegions(t, regionOf, int(count))
+		}
+	}
+
+	order := topologicalOrder(int(count), gp, gc)
+	final := make([]ID, count)
+	for pos, r := range order {
+		final[r] = ID(pos)
+	}
+	for v := range regionOf {
+		regionOf[v] = final[regionOf[v]]
+	}
+	relabel(gp, final)
+	relabel(gc, final)
+
+	rs := &Regions{topo: t, regionOf: regionOf, groupProducers: gp, groupConsumers: gc}
+	rs.members, rs.memberStart = membersByRegion(regionOf, int(count))
+	rs.consumed = buildCSR(int(count), func(add func(int32, topology.GroupID)) {
+		for g := range int32(gc.rows()) {
+			for _, c := range gc.of(g) {
+				if hasOther(gp.of(g), c) {
+					add(int32(c), topology.GroupID(g))
+				}
+			}
+		}
+	})
+	rs.produced = buildCSR(int(count), func(add func(int32, topology.GroupID)) {
+		for g := range int32(gp.rows()) {
+			for _, p := range gp.of(g) {
+				if hasOther(gc.of(g), p) {
+					add(int32(p), topology.GroupID(g))
+				}
+			}
+		}
+	})
+	rs.indexSlotSharingGroups()
+	rs.countSlots()
+	return rs
+}
+
+// FromJob is Build(topology.NewExecutionTopology(g, m)).
+func FromJob(g *topology.JobGraph, m exchange.Mode) *Regions {
+	return Build(topology.NewExecutionTopology(g, m))
+}
+
+// logicalRegions groups job vertices connected by pipelined edges and
+// reports for each group whether it contains an all-to-all pipelined edge
+// (then all its subtasks form one region).
+func logicalRegions(t *topology.ExecutionTopology) (logical []int32, whole []bool) {
+	job := t.Job()
+	uf := newUnionFind(job.NumVertices())
+	for e := range job.NumEdges() {
+		if t.PartitionType(e).IsPipelined() {
+			s, d := job.EdgeEnds(e)
+			uf.union(int32(s), int32(d))
+		}
+	}
+	logical = make([]int32, job.NumVertices())
+	id := make(map[int32]int32)
+	for v := range logical {
+		r := uf.find(int32(v))
+		l, ok := id[r]
+		if !ok {
+			l = int32(len(id))
+			id[r] = l
+		}
+		logical[v] = l
+	}
+	whole = make([]bool, len(id))
+	for e := range job.NumEdges() {
+		if t.PartitionType(e).IsPipelined() && t.Pattern(e) == exchange.AllToAll {
+			s, _ := job.EdgeEnds(e)
+			whole[logical[s]] = true
+		}
+	}
+	return logical, whole
+}
+
+// cyclePossible reports whether execution regions can depend on each other
+// in a cycle: only if a blocking edge lies inside one logical region or
+// the graph of logical regions over blocking edges has a cycle. Otherwise
+// the region graph maps onto an acyclic graph and the SCC pass is skipped.
+func cyclePossible(t *topology.ExecutionTopology, logical []int32) bool {
+	job := t.Job()
+	l := 0
+	for _, x := range logical {
+		l = max(l, int(x)+1)
+	}
+	indeg := make([]int32, l)
+	out := make([][]int32, l)
+	for e := range job.NumEdges() {
+		if t.PartitionType(e).IsPipelined() {
+			continue
+		}
+		s, d := job.EdgeEnds(e)
+		a, b := logical[s], logical[d]
+		if a == b {
+			return true
+		}
+		out[a] = append(out[a], b)
+		indeg[b]++
+	}
+	var ready []int32
+	for i, d := range indeg {
+		if d == 0 {
+			ready = append(ready, int32(i))
+		}
+	}
+	seen := 0
+	for len(ready) > 0 {
+		a := ready[len(ready)-1]
+		ready = ready[:len(ready)-1]
+		seen++
+		for _, b := range out[a] {
+			if indeg[b]--; indeg[b] == 0 {
+				ready = append(ready, b)
+			}
+		}
+	}
+	return seen < l
+}
+
+// groupRegions lists, for every partition group, the distinct regions of
+// its producers and of its consumers (sorted); pipelined groups are empty.
+func groupRegions(t *topology.ExecutionTopology, regionOf []ID, regions int) (gp, gc csr[ID]) {
+	groups := t.NumGroups()
+	stamp := make([]int32, regions)
+	for i := range stamp {
+		stamp[i] = -1
+	}
+	list := func(pick func(topology.PartitionGroup) topology.Range, tag func(g int32) int32) csr[ID] {
+		c := csr[ID]{start: make([]int32, groups+1)}
+		for e := range t.Job().NumEdges() {
+			gs := t.GroupsOf(e)
+			blocking := !t.PartitionType(e).IsPipelined()
+			for g := gs.Start; g < gs.End; g++ {
+				if blocking {
+					rng := pick(t.Group(topology.GroupID(g)))
+					from := len(c.adj)
+					for v := rng.Start; v < rng.End; v++ {
+						r := regionOf[v]
+						if stamp[r] != tag(g) {
+							stamp[r] = tag(g)
+							c.adj = append(c.adj, r)
+						}
+					}
+					if s := c.adj[from:]; !slices.IsSorted(s) {
+						slices.Sort(s)
+					}
+				}
+				c.start[g+1] = int32(len(c.adj))
+			}
+		}
+		return c
+	}
+	gp = list(func(pg topology.PartitionGroup) topology.Range { return pg.Producers }, func(g int32) int32 { return 2 * g })
+	gc = list(func(pg topology.PartitionGroup) topology.Range { return pg.Consumers }, func(g int32) int32 { return 2*g + 1 })
+	return gp, gc
+}
+
+// mergeCycles merges every strongly connected component of the region
+// graph (regions -> produced groups -> consumer regions) into one region,
+// renumbering regionOf in order of smallest member. It returns the new
+// region count and whether anything merged.
+func mergeCycles(regionOf []ID, regions int, gp, gc csr[ID]) (int32, bool) {
+	groups := gp.rows()
+	// nodes 0 ... regions-1 are regions, regions+g is group g.
+	arcs := buildCSR(regions+groups, func(add func(int32, int32)) {
+		for g := range int32(groups) {
+			for _, r := range gp.of(g) {
+				add(int32(r), int32(regions)+g)
+			}
+			for _, r := range gc.of(g) {
+				add(int32(regions)+g, int32(r))
+			}
+		}
+	})
+	comp, _ := stronglyConnected(arcs)
+	newID := make([]int32, len(comp))
+	for i := range newID {
+		newID[i] = -1
+	}
+	count := int32(0)
+	for v, r := range regionOf {
+		c := comp[r]
+		if newID[c] < 0 {
+			newID[c] = count
+			count++
+		}
+		regionOf[v] = ID(newID[c])
+	}
+	return count, int(count) < regions
+}
+
+// topologicalOrder orders the regions so that every producer region comes
+// before its consumer regions; among ready regions the smallest id first.
+// A consumer c of group g waits for the producers of g other than c itself
+// (cross-region groups, FLINK-22017).
+func topologicalOrder(regions int, gp, gc csr[ID]) []ID {
+	groups := gp.rows()
+	producedAll := buildCSR(regions, func(add func(int32, int32)) {
+		for g := range int32(groups) {
+			for _, r := range gp.of(g) {
+				add(int32(r), g)
+			}
+		}
+	})
+	indeg := make([]int32, regions)
+	remaining := make([]int32, groups)
+	sum := make([]int64, groups) // sum of the ids of the producers not yet ordered
+	for g := range int32(groups) {
+		ps := gp.of(g)
+		remaining[g] = int32(len(ps))
+		for _, p := range ps {
+			sum[g] += int64(p)
+		}
+		for _, c := range gc.of(g) {
+			if hasOther(ps, c) {
+				indeg[c]++
+			}
+		}
+	}
+	h := &minHeap{}
+	for r, d := range indeg {
+		if d == 0 {
+			h.push(int32(r))
+		}
+	}
+	order := make([]ID, 0, regions)
+	release := func(c ID) {
+		if indeg[c]--; indeg[c] == 0 {
+			h.push(int32(c))
+		}
+	}
+	for h.len() > 0 {
+		r := h.pop()
+		order = append(order, ID(r))
+		for _, g := range producedAll.of(r) {
+			remaining[g]--
+			sum[g] -= int64(r)
+			switch remaining[g] {
+			case 1: // only one producer left: if it also consumes g, it may go
+				if last := ID(sum[g]); containsSorted(gc.of(g), last) {
+					release(last)
+				}
+			case 0:
+				for _, c := range gc.of(g) {
+					if c != ID(r) {
+						release(c)
+					}
+				}
+			}
+		}
+	}
+	if len(order) != regions {
+		panic(fmt.Sprintf("region: region graph has a cycle after merging (%d of %d regions ordered)", len(order), regions))
+	}
+	return order
+}
+
+// hasOther reports whether the sorted list s has an element other than x.
+func hasOther(s []ID, x ID) bool { return len(s) > 1 || (len(s) == 1 && s[0] != x) }
+
+// relabel maps every entry of c through final and re-sorts each row.
+func relabel(c csr[ID], final []ID) {
+	for i := range c.adj {
+		c.adj[i] = final[c.adj[i]]
+	}
+	for g := range int32(c.rows()) {
+		if row := c.of(g); !slices.IsSorted(row) {
+			slices.Sort(row)
+		}
+	}
+}
+
+// membersByRegion lists the execution vertices of each region, ascending.
+func membersByRegion(regionOf []ID, regions int) ([]topology.ExecutionVertexID, []int32) {
+	c := buildCSR(regions, func(add func(int32, topology.ExecutionVertexID)) {
+		for v, r := range regionOf {
+			add(int32(r), topology.ExecutionVertexID(v))
+		}
+	})
+	return c.adj, c.start
+}

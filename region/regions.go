@@ -1,0 +1,144 @@
+package region
+
+import (
+	"sort"
+
+	"github.com/regionsched/regionsched/topology"
+)
+
+// ID is a region id: its position in the topological order (producers
+// before consumers).
+type ID int32
+
+// Regions is the set of pipelined regions of one execution topology.
+// It is immutable after Build and safe for concurrent reads.
+type Regions struct {
+	topo         *topology.ExecutionTopology
+	regionOf     []ID
+	memberStart  []int32
+	members      []topology.ExecutionVertexID
+	slotCount    []int32
+	minimumSlots int
+	// consumed: per region, the blocking groups it reads that have a
+	// producer outside it. produced: per region, the blocking groups it
+	// writes that have a consumer outside it.
+	consumed, produced csr[topology.GroupID]
+	// per group (all groups; empty for pipelined ones): the distinct
+	// regions of its producers and of its consumers, sorted.
+	groupProducers, groupConsumers csr[ID]
+	// slot sharing groups: index per job vertex, names by index.
+	ssgOf    []int32
+	ssgNames []string
+}
+
+// Topology returns the execution topology the regions were built from.
+func (rs *Regions) Topology() *topology.ExecutionTopology { return rs.topo }
+
+// NumRegions returns the number of regions.
+func (rs *Regions) NumRegions() int { return len(rs.memberStart) - 1 }
+
+// RegionOf returns the region of execution vertex v.
+func (rs *Regions) RegionOf(v topology.ExecutionVertexID) ID { return rs.regionOf[v] }
+
+// Members returns the execution vertices of region r in ascending id
+// order (read-only; it aliases internal storage).
+func (rs *Regions) Members(r ID) []topology.ExecutionVertexID {
+	return rs.members[rs.memberStart[r]:rs.memberStart[r+1]]
+}
+
+// Size returns the number of execution vertices of region r.
+func (rs *Regions) Size(r ID) int { return int(rs.memberStart[r+1] - rs.memberStart[r]) }
+
+// Contains reports whether execution vertex v belongs to region r.
+func (rs *Regions) Contains(r ID, v topology.ExecutionVertexID) bool { return rs.regionOf[v] == r }
+
+// SlotCount returns how many slots region r needs at once: per slot
+// sharing group the largest number of subtasks of one job vertex in the
+// region, summed over groups.
+func (rs *Regions) SlotCount(r ID) int { return int(rs.slotCount[r]) }
+
+// MinimumSlots returns the largest SlotCount: with fewer slots the job
+// cannot run; with at least this many unknown-sized slots and bounded
+// tasks, region scheduling never deadlocks.
+func (rs *Regions) MinimumSlots() int { return rs.minimumSlots }
+
+// ConsumedGroups returns the blocking partition groups region r reads that
+// have at least one producer outside r: r may be scheduled once every
+// partition of them produced outside r is finished (read-only).
+func (rs *Regions) ConsumedGroups(r ID) []topology.GroupID { return rs.consumed.of(int32(r)) }
+
+// ProducedGroups returns the blocking partition groups region r writes
+// that have at least one consumer outside r (read-only).
+func (rs *Regions) ProducedGroups(r ID) []topology.GroupID { return rs.produced.of(int32(r)) }
+
+// GroupProducerRegions returns the distinct regions of group g's
+// producers, ascending (read-only; empty for pipelined groups).
+func (rs *Regions) GroupProducerRegions(g topology.GroupID) []ID {
+	return rs.groupProducers.of(int32(g))
+}
+
+// GroupConsumerRegions returns the distinct regions of group g's
+// consumers, ascending (read-only; empty for pipelined groups).
+func (rs *Regions) GroupConsumerRegions(g topology.GroupID) []ID {
+	return rs.groupConsumers.of(int32(g))
+}
+
+// IsCrossRegion reports whether blocking group g has a region among its
+// consumers that is also among its producers while other regions produce
+// into it too (FLINK-22017): that consumer must wait only for the
+// partitions produced outside itself.
+func (rs *Regions) IsCrossRegion(g topology.GroupID) bool {
+	p := rs.groupProducers.of(int32(g))
+	if len(p) < 2 {
+		return false
+	}
+	for _, c := range rs.groupConsumers.of(int32(g)) {
+		if containsSorted(p, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// ProducerRegions returns the distinct regions whose blocking results
+// region r reads, ascending. Cost O(sum of the producer lists of r's
+// consumed groups).
+func (rs *Regions) ProducerRegions(r ID) []ID {
+	return rs.distinctNeighbours(r, rs.consumed, rs.groupProducers)
+}
+
+// ConsumerRegions returns the distinct regions that read region r's
+// blocking results, ascending.
+func (rs *Regions) ConsumerRegions(r ID) []ID {
+	return rs.distinctNeighbours(r, rs.produced, rs.groupConsumers)
+}
+
+func (rs *Regions) distinctNeighbours(r ID, byRegion csr[topology.GroupID], byGroup csr[ID]) []ID {
+	groups := byRegion.of(int32(r))
+	if len(groups) == 1 { // common case: one list, already sorted and distinct
+		var out []ID
+		for _, x := range byGroup.of(int32(groups[0])) {
+			if x != r {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	seen := make(map[ID]struct{})
+	var out []ID
+	for _, g := range groups {
+		for _, x := range byGroup.of(int32(g)) {
+			if _, dup := seen[x]; !dup && x != r {
+				seen[x] = struct{}{}
+				out = append(out, x)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+func containsSorted[T ~int32](s []T, x T) bool {
+	i := sort.Search(len(s), func(i int) bool { return s[i] >= x })
+	return i < len(s) && s[i] == x
+}

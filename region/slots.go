@@ -1,0 +1,172 @@
+package region
+
+import (
+	"sort"
+
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// Slot is one slot a region needs: the subtasks that share it (all of one
+// slot sharing group, at most one per job vertex) and the sum of their
+// resource profiles.
+type Slot struct {
+	// SlotSharingGroup is the group of every member.
+	SlotSharingGroup string
+	// Profile is the sum of the members' profiles (resource.Unknown if
+	// every member is unknown).
+	Profile resource.Profile
+	// Members are the subtasks in the slot, producers before consumers.
+	Members []topology.ExecutionVertexID
+	// Unbounded reports whether a member never finishes on its own, so
+	// the slot is occupied indefinitely.
+	Unbounded bool
+}
+
+func (rs *Regions) indexSlotSharingGroups() {
+	job := rs.topo.Job()
+	rs.ssgOf = make([]int32, job.NumVertices())
+	byName := map[string]int32{}
+	for jv := range job.NumVertices() {
+		name := job.Vertex(jv).SlotSharingGroup
+		i, ok := byName[name]
+		if !ok {
+			i = int32(len(rs.ssgNames))
+			byName[name] = i
+			rs.ssgNames = append(rs.ssgNames, name)
+		}
+		rs.ssgOf[jv] = i
+	}
+}
+
+// countSlots computes every region's lower bound in one pass over the
+// members: members are sorted by id, so the subtasks of one job vertex
+// form a run, and the count per vertex is the run length.
+func (rs *Regions) countSlots() {
+	regions := rs.NumRegions()
+	rs.slotCount = make([]int32, regions)
+	ssgMax := make([]int32, len(rs.ssgNames))
+	var touched []int32
+	for r := range ID(regions) {
+		members := rs.Members(r)
+		for i := 0; i < len(members); {
+			jv := rs.topo.JobVertexOf(members[i])
+			end := rs.topo.VerticesOf(jv).End
+			j := i
+			for j < len(members) && int32(members[j]) < end {
+				j++
+			}
+			s := rs.ssgOf[jv]
+			if ssgMax[s] == 0 {
+				touched = append(touched, s)
+			}
+			ssgMax[s] = max(ssgMax[s], int32(j-i))
+			i = j
+		}
+		total := int32(0)
+		for _, s := range touched {
+			total += ssgMax[s]
+			ssgMax[s] = 0
+		}
+		touched = touched[:0]
+		rs.slotCount[r] = total
+		rs.minimumSlots = max(rs.minimumSlots, int(total))
+	}
+}
+
+// Slots assigns the subtasks of region r to SlotCount(r) slots: per slot
+// sharing group, job vertices in topological order, each subtask into the
+// slot of one of its pipelined producers in the region when that slot has
+// no subtask of the same vertex yet, else into the first such slot, else
+// a new slot. A new slot opens only when every slot of the group already
+// holds a subtask of the vertex, so the count equals the lower bound.
+// Cost O(region size); the result is freshly allocated.
+func (rs *Regions) Slots(r ID) []Slot {
+	t := rs.topo
+	job := t.Job()
+	members := rs.Members(r)
+	type run struct {
+		jv         int
+		start, end int // positions in members
+	}
+	var runs []run
+	for i := 0; i < len(members); {
+		jv := t.JobVertexOf(members[i])
+		end := t.VerticesOf(jv).End
+		j := i
+		for j < len(members) && int32(members[j]) < end {
+			j++
+		}
+		runs = append(runs, run{jv, i, j})
+		i = j
+	}
+	sort.SliceStable(runs, func(a, b int) bool { return job.TopologicalRank(runs[a].jv) < job.TopologicalRank(runs[b].jv) })
+
+	var slots []Slot
+	stamp := []int{}           // per slot: the last job vertex placed in it
+	bySSG := map[int32][]int{} // slot sharing group -> its slots, in opening order
+	slotOf := make(map[topology.ExecutionVertexID]int, len(members))
+	place := func(v topology.ExecutionVertexID, jv, slot int) {
+		vx := job.Vertex(jv)
+		s := &slots[slot]
+		s.Members = append(s.Members, v)
+		s.Profile = s.Profile.Add(vx.Resources)
+		s.Unbounded = s.Unbounded || vx.Unbounded
+		stamp[slot] = jv
+		slotOf[v] = slot
+	}
+	for _, ru := range runs {
+		ssg := rs.ssgOf[ru.jv]
+		cursor := 0 // scan position in bySSG[ssg] for this job vertex
+		for _, v := range members[ru.start:ru.end] {
+			if slot, ok := rs.producerSlot(v, ru.jv, ssg, stamp, slotOf); ok {
+				place(v, ru.jv, slot)
+				continue
+			}
+			list := bySSG[ssg]
+			for cursor < len(list) && stamp[list[cursor]] == ru.jv {
+				cursor++
+			}
+			if cursor == len(list) {
+				slots = append(slots, Slot{SlotSharingGroup: rs.ssgNames[ssg]})
+				stamp = append(stamp, -1)
+				bySSG[ssg] = append(list, len(slots)-1)
+				list = bySSG[ssg]
+			}
+			place(v, ru.jv, list[cursor])
+		}
+	}
+	return slots
+}
+
+// producerSlot finds the slot of a pipelined producer of v (same slot
+// sharing group, same region) that holds no subtask of v's job vertex yet.
+// For a pointwise input it tries the producers of v's block; for an
+// all-to-all input only the producer with the aligned index, keeping the
+// cost per subtask constant.
+func (rs *Regions) producerSlot(v topology.ExecutionVertexID, jv int, ssg int32, stamp []int, slotOf map[topology.ExecutionVertexID]int) (int, bool) {
+	t := rs.topo
+	job := t.Job()
+	sub := int(int32(v) - t.VerticesOf(jv).Start)
+	for _, e := range job.InEdges(jv) {
+		src, _ := job.EdgeEnds(int(e))
+		if !t.PartitionType(int(e)).IsPipelined() || rs.ssgOf[src] != ssg {
+			continue
+		}
+		pg := t.Group(t.ConsumedGroup(int(e), sub))
+		candidates := pg.Producers
+		if t.Pattern(int(e)) == exchange.AllToAll {
+			srcPar := int64(candidates.Len())
+			dstPar := int64(job.Vertex(jv).Parallelism)
+			aligned := candidates.Start + int32(int64(sub)*srcPar/dstPar)
+			candidates = topology.Range{Start: aligned, End: aligned + 1}
+		}
+		for p := candidates.Start; p < candidates.End; p++ {
+			if slot, ok := slotOf[topology.ExecutionVertexID(p)]; ok && stamp[slot] != jv {
+				return slot, true
+			}
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,211 @@
+package resource
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Profile is an amount of resources: CPU in millicores, memory in MB and
+// named extended resources, or Unknown. The zero value is Unknown.
+// Profiles are immutable and comparable.
+type Profile struct {
+	known     bool
+	cpuMillis int64
+	memoryMB  int64
+	// ext is the canonical encoding of the extended resources:
+	// "name=value" pairs sorted by name, joined by ";", zero values omitted.
+	// A string keeps Profile comparable and cheap to copy.
+	ext string
+}
+
+// Unknown is the profile of a subtask or slot whose size is not specified:
+// an unknown request fits any slot and an unknown slot serves any request.
+var Unknown = Profile{}
+
+// New returns a known profile. It panics on negative amounts, which are a
+// programmer error (decoders reject them with ErrNegative instead).
+func New(cpuMillis, memoryMB int64) Profile {
+	if cpuMillis < 0 || memoryMB < 0 {
+		panic(fmt.Sprintf("resource.New: negative amount (cpuMillis=%d, memoryMB=%d)", cpuMillis, memoryMB))
+	}
+	return Profile{known: true, cpuMillis: cpuMillis, memoryMB: memoryMB}
+}
+
+// WithExtended returns p with the named extended resource set to n (n = 0
+// removes it). On an Unknown profile it returns a known profile with only
+// that resource. It panics on a negative n or an empty or malformed name
+// (names may not contain '=' or ';').
+func (p Profile) WithExtended(name string, n int64) Profile {
+	if n < 0 || name == "" || strings.ContainsAny(name, "=;") {
+		panic(fmt.Sprintf("resource.WithExtended: invalid %q=%d", name, n))
+	}
+	m := p.Extended()
+	if n == 0 {
+		delete(m, name)
+	} else {
+		if m == nil {
+			m = map[string]int64{}
+		}
+		m[name] = n
+	}
+	p.known = true
+	p.ext = encodeExtended(m)
+	return p
+}
+
+// IsUnknown reports whether p is Unknown.
+func (p Profile) IsUnknown() bool { return !p.known }
+
+// CPUMillis returns the CPU amount in millicores (0 for Unknown).
+func (p Profile) CPUMillis() int64 { return p.cpuMillis }
+
+// MemoryMB returns the memory amount in MB (0 for Unknown).
+func (p Profile) MemoryMB() int64 { return p.memoryMB }
+
+// Extended returns a fresh map of the extended resources, nil if none.
+func (p Profile) Extended() map[string]int64 {
+	if p.ext == "" {
+		return nil
+	}
+	m := make(map[string]int64)
+	forEachExtended(p.ext, func(name string, v int64) { m[name] = v })
+	return m
+}
+
+// ExtendedValue returns the amount of one extended resource (0 if absent).
+func (p Profile) ExtendedValue(name string) int64 {
+	var out int64
+	forEachExtended(p.ext, func(n string, v int64) {
+		if n == name {
+			out = v
+		}
+	})
+	return out
+}
+
+// Add returns the sum of two profiles. Unknown + Unknown is Unknown; an
+// Unknown part of a sum with a known profile counts as zero, so the sum is
+// the known lower bound of what both together need.
+func (p Profile) Add(q Profile) Profile {
+	if !p.known {
+		return q
+	}
+	if !q.known {
+		return p
+	}
+	r := Profile{known: true, cpuMillis: p.cpuMillis + q.cpuMillis, memoryMB: p.memoryMB + q.memoryMB}
+	switch {
+	case p.ext == "":
+		r.ext = q.ext
+	case q.ext == "":
+		r.ext = p.ext
+	default:
+		m := p.Extended()
+		forEachExtended(q.ext, func(n string, v int64) { m[n] += v })
+		r.ext = encodeExtended(m)
+	}
+	return r
+}
+
+// FitsIn reports whether a request of profile p can run in a slot of
+// profile slot: either is Unknown, or slot is at least as large in every
+// dimension (a missing extended resource counts as zero).
+func (p Profile) FitsIn(slot Profile) bool {
+	if !p.known || !slot.known {
+		return true
+	}
+	if p.cpuMillis > slot.cpuMillis || p.memoryMB > slot.memoryMB {
+		return false
+	}
+	if p.ext == "" {
+		return true
+	}
+	ok := true
+	forEachExtended(p.ext, func(n string, v int64) {
+		if ok && v > slot.ExtendedValue(n) {
+			ok = false
+		}
+	})
+	return ok
+}
+
+// String renders the profile, e.g. "{cpu=500m mem=512MB gpu=1}" or "unknown".
+func (p Profile) String() string {
+	if !p.known {
+		return "unknown"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "{cpu=%dm mem=%dMB", p.cpuMillis, p.memoryMB)
+	forEachExtended(p.ext, func(n string, v int64) { fmt.Fprintf(&b, " %s=%d", n, v) })
+	b.WriteByte('}')
+	return b.String()
+}
+
+// compareSize orders profiles from small to large for preferring small
+// slots: known before Unknown (an Unknown slot can serve anything, so it is
+// the most valuable), then by CPU, memory, total extended and encoding.
+func compareSize(a, b Profile) int {
+	switch {
+	case a.known != b.known:
+		if a.known {
+			return -1
+		}
+		return 1
+	case a.cpuMillis != b.cpuMillis:
+		return cmpInt(a.cpuMillis, b.cpuMillis)
+	case a.memoryMB != b.memoryMB:
+		return cmpInt(a.memoryMB, b.memoryMB)
+	}
+	if c := cmpInt(extendedTotal(a.ext), extendedTotal(b.ext)); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ext, b.ext)
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func extendedTotal(ext string) int64 {
+	var t int64
+	forEachExtended(ext, func(_ string, v int64) { t += v })
+	return t
+}
+
+func encodeExtended(m map[string]int64) string {
+	names := make([]string, 0, len(m))
+	for n, v := range m {
+		if v != 0 {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteByte(';')
+		}
+		b.WriteString(n)
+		b.WriteByte('=')
+		b.WriteString(strconv.FormatInt(m[n], 10))
+	}
+	return b.String()
+}
+
+func forEachExtended(ext string, f func(name string, v int64)) {
+	for ext != "" {
+		var pair string
+		pair, ext, _ = strings.Cut(ext, ";")
+		name, val, _ := strings.Cut(pair, "=")
+		v, _ := strconv.ParseInt(val, 10, 64)
+		f(name, v)
+	}
+}

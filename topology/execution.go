@@ -1,0 +1,249 @@
+package topology
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/regionsched/regionsched/exchange"
+)
+
+// ExecutionVertexID is the dense id of one subtask: the subtasks of job
+// vertex i are numbered consecutively, job vertices in declaration order.
+type ExecutionVertexID int32
+
+// ResultPartitionID is the dense id of one result partition: the
+// partition produced by subtask k of an edge's source, for that edge.
+type ResultPartitionID int32
+
+// GroupID is the dense id of one ConsumedPartitionGroup, which is paired
+// one-to-one with the ConsumerVertexGroup that reads it: a block of a job
+// edge. The blocks of job edge e are numbered consecutively.
+type GroupID int32
+
+// Range is a half-open range [Start, End) of dense ids.
+type Range struct{ Start, End int32 }
+
+// Len returns End - Start.
+func (r Range) Len() int { return int(r.End - r.Start) }
+
+// Contains reports whether Start <= x < End.
+func (r Range) Contains(x int32) bool { return x >= r.Start && x < r.End }
+
+// PartitionGroup is one block of a job edge: the ConsumedPartitionGroup
+// (the producer subtasks whose partitions it holds) and its
+// ConsumerVertexGroup (the consumer subtasks that read every partition of
+// the group).
+type PartitionGroup struct {
+	// Edge is the job edge index.
+	Edge int32
+	// Producers are the execution vertices whose partitions form the
+	// group; producer v's partition is PartitionOf(Edge, v).
+	Producers Range
+	// Consumers are the execution vertices that read the whole group.
+	Consumers Range
+}
+
+// ExecutionTopology is a JobGraph expanded to subtasks under a global data
+// exchange mode, with every edge kept as blocks of partition groups (see
+// the package comment). It is immutable and safe for concurrent reads.
+type ExecutionTopology struct {
+	job            *JobGraph
+	mode           exchange.Mode
+	vertexStart    []int32 // len V+1
+	partitionStart []int32 // len E+1
+	groupStart     []int32 // len E+1
+	partitionType  []exchange.ResultPartitionType
+	pattern        []exchange.DistributionPattern
+}
+
+// NewExecutionTopology expands g under mode m. Cost O(V + E) time and memory.
+func NewExecutionTopology(g *JobGraph, m exchange.Mode) *ExecutionTopology {
+	t := &ExecutionTopology{
+		job:            g,
+		mode:           m,
+		vertexStart:    make([]int32, g.NumVertices()+1),
+		partitionStart: make([]int32, g.NumEdges()+1),
+		groupStart:     make([]int32, g.NumEdges()+1),
+		partitionType:  make([]exchange.ResultPartitionType, g.NumEdges()),
+		pattern:        make([]exchange.DistributionPattern, g.NumEdges()),
+	}
+	for i, v := range g.vertices {
+		t.vertexStart[i+1] = t.vertexStart[i] + int32(v.Parallelism)
+	}
+	for i, e := range g.edges {
+		s := int32(g.vertices[g.edgeSource[i]].Parallelism)
+		c := int32(g.vertices[g.edgeTarget[i]].Parallelism)
+		t.partitionType[i] = e.PartitionType(m)
+		t.pattern[i] = e.ShipStrategy.Pattern()
+		t.partitionStart[i+1] = t.partitionStart[i] + s
+		blocks := int32(1)
+		if t.pattern[i] == exchange.Pointwise {
+			blocks = min(s, c)
+		}
+		t.groupStart[i+1] = t.groupStart[i] + blocks
+	}
+	return t
+}
+
+// Job returns the job graph.
+func (t *ExecutionTopology) Job() *JobGraph { return t.job }
+
+// Mode returns the global data exchange mode the topology was built with.
+func (t *ExecutionTopology) Mode() exchange.Mode { return t.mode }
+
+// NumExecutionVertices returns the number of subtasks.
+func (t *ExecutionTopology) NumExecutionVertices() int { return int(t.vertexStart[len(t.vertexStart)-1]) }
+
+// NumPartitions returns the number of result partitions.
+func (t *ExecutionTopology) NumPartitions() int { return int(t.partitionStart[len(t.partitionStart)-1]) }
+
+// NumGroups returns the number of partition groups (blocks).
+func (t *ExecutionTopology) NumGroups() int { return int(t.groupStart[len(t.groupStart)-1]) }
+
+// VerticesOf returns the execution vertices of job vertex jv.
+func (t *ExecutionTopology) VerticesOf(jv int) Range {
+	return Range{t.vertexStart[jv], t.vertexStart[jv+1]}
+}
+
+// ExecutionVertex returns the id of subtask `subtask` of job vertex jv.
+func (t *ExecutionTopology) ExecutionVertex(jv, subtask int) ExecutionVertexID {
+	return ExecutionVertexID(t.vertexStart[jv] + int32(subtask))
+}
+
+// JobVertexOf returns the job vertex index of v (O(log V)).
+func (t *ExecutionTopology) JobVertexOf(v ExecutionVertexID) int {
+	return sort.Search(len(t.vertexStart)-1, func(i int) bool { return t.vertexStart[i+1] > int32(v) })
+}
+
+// SubtaskIndex returns v's 0-based subtask index within its job vertex.
+func (t *ExecutionTopology) SubtaskIndex(v ExecutionVertexID) int {
+	return int(int32(v) - t.vertexStart[t.JobVertexOf(v)])
+}
+
+// VertexName returns "ID#i" (SPEC.md section 3).
+func (t *ExecutionTopology) VertexName(v ExecutionVertexID) string {
+	jv := t.JobVertexOf(v)
+	return t.job.vertices[jv].ID + "#" + strconv.Itoa(int(int32(v)-t.vertexStart[jv]))
+}
+
+// ParseVertexName resolves "ID#i" to an execution vertex.
+func (t *ExecutionTopology) ParseVertexName(name string) (ExecutionVertexID, error) {
+	id, idx, ok := strings.Cut(name, "#")
+	if !ok {
+		return 0, fmt.Errorf("%w: %q is not of the form ID#i", ErrUnknownVertex, name)
+	}
+	jv, found := t.job.byID[id]
+	if !found {
+		return 0, fmt.Errorf("%w: no vertex %q (in %q)", ErrUnknownVertex, id, name)
+	}
+	i, err := strconv.Atoi(idx)
+	if err != nil || i < 0 || i >= t.job.vertices[jv].Parallelism {
+		return 0, fmt.Errorf("%w: %q: subtask index must be in 0 ... %d", ErrUnknownVertex, name, t.job.vertices[jv].Parallelism-1)
+	}
+	return t.ExecutionVertex(jv, i), nil
+}
+
+// PartitionType returns the result partition type of job edge e.
+func (t *ExecutionTopology) PartitionType(e int) exchange.ResultPartitionType { return t.partitionType[e] }
+
+// Pattern returns the distribution pattern of job edge e.
+func (t *ExecutionTopology) Pattern(e int) exchange.DistributionPattern { return t.pattern[e] }
+
+// GroupsOf returns the partition groups of job edge e.
+func (t *ExecutionTopology) GroupsOf(e int) Range { return Range{t.groupStart[e], t.groupStart[e+1]} }
+
+// EdgeOfGroup returns the job edge of group g (O(log E)).
+func (t *ExecutionTopology) EdgeOfGroup(g GroupID) int {
+	return sort.Search(len(t.groupStart)-1, func(i int) bool { return t.groupStart[i+1] > int32(g) })
+}
+
+// Group returns the producers and consumers of group g.
+func (t *ExecutionTopology) Group(g GroupID) PartitionGroup {
+	e := t.EdgeOfGroup(g)
+	return t.groupOfEdge(e, int32(g)-t.groupStart[e])
+}
+
+func (t *ExecutionTopology) groupOfEdge(e int, k int32) PartitionGroup {
+	src, dst := t.job.edgeSource[e], t.job.edgeTarget[e]
+	sBase, cBase := t.vertexStart[src], t.vertexStart[dst]
+	s := int64(t.vertexStart[src+1] - sBase)
+	c := int64(t.vertexStart[dst+1] - cBase)
+	pg := PartitionGroup{Edge: int32(e)}
+	switch {
+	case t.pattern[e] == exchange.AllToAll:
+		pg.Producers = Range{sBase, sBase + int32(s)}
+		pg.Consumers = Range{cBase, cBase + int32(c)}
+	case s >= c: // consumer k reads producers [k*s/c, (k+1)*s/c)
+		kk := int64(k)
+		pg.Producers = Range{sBase + int32(kk*s/c), sBase + int32((kk+1)*s/c)}
+		pg.Consumers = Range{cBase + k, cBase + k + 1}
+	default: // producer k feeds consumers [ceil(k*c/s), ceil((k+1)*c/s))
+		kk := int64(k)
+		pg.Producers = Range{sBase + k, sBase + k + 1}
+		pg.Consumers = Range{cBase + int32(ceilDiv(kk*c, s)), cBase + int32(ceilDiv((kk+1)*c, s))}
+	}
+	return pg
+}
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+// ConsumedGroup returns the group that consumer subtask `subtask` of edge
+// e's target reads on edge e.
+func (t *ExecutionTopology) ConsumedGroup(e, subtask int) GroupID {
+	k := int64(0)
+	if t.pattern[e] == exchange.Pointwise {
+		s, c := t.parallelisms(e)
+		if s >= c {
+			k = int64(subtask)
+		} else {
+			k = int64(subtask) * s / c
+		}
+	}
+	return GroupID(t.groupStart[e] + int32(k))
+}
+
+// ProducedGroup returns the group that holds the partition of producer
+// subtask `subtask` of edge e's source on edge e.
+func (t *ExecutionTopology) ProducedGroup(e, subtask int) GroupID {
+	k := int64(0)
+	if t.pattern[e] == exchange.Pointwise {
+		s, c := t.parallelisms(e)
+		if s >= c {
+			k = ceilDiv(int64(subtask+1)*c, s) - 1
+		} else {
+			k = int64(subtask)
+		}
+	}
+	return GroupID(t.groupStart[e] + int32(k))
+}
+
+func (t *ExecutionTopology) parallelisms(e int) (s, c int64) {
+	src, dst := t.job.edgeSource[e], t.job.edgeTarget[e]
+	return int64(t.vertexStart[src+1] - t.vertexStart[src]), int64(t.vertexStart[dst+1] - t.vertexStart[dst])
+}
+
+// PartitionOf returns the partition that producer v writes for job edge e
+// (v must be a subtask of e's source).
+func (t *ExecutionTopology) PartitionOf(e int, v ExecutionVertexID) ResultPartitionID {
+	src := t.job.edgeSource[e]
+	return ResultPartitionID(t.partitionStart[e] + int32(v) - t.vertexStart[src])
+}
+
+// EdgeOfPartition returns the job edge of partition p (O(log E)).
+func (t *ExecutionTopology) EdgeOfPartition(p ResultPartitionID) int {
+	return sort.Search(len(t.partitionStart)-1, func(i int) bool { return t.partitionStart[i+1] > int32(p) })
+}
+
+// PartitionProducer returns the execution vertex that writes partition p.
+func (t *ExecutionTopology) PartitionProducer(p ResultPartitionID) ExecutionVertexID {
+	e := t.EdgeOfPartition(p)
+	return ExecutionVertexID(t.vertexStart[t.job.edgeSource[e]] + int32(p) - t.partitionStart[e])
+}
+
+// PartitionGroupOf returns the group that holds partition p.
+func (t *ExecutionTopology) PartitionGroupOf(p ResultPartitionID) GroupID {
+	e := t.EdgeOfPartition(p)
+	return t.ProducedGroup(e, int(int32(p)-t.partitionStart[e]))
+}

@@ -1,0 +1,169 @@
+package topology
+
+import (
+	"time"
+
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/resource"
+)
+
+// Limits of a job graph.
+const (
+	// MaxParallelism is the largest parallelism of one job vertex.
+	MaxParallelism = 1_000_000
+	// DefaultSlotSharingGroup is the group of a vertex that names none.
+	DefaultSlotSharingGroup = "default"
+	// DefaultDuration is the simulated run time of a subtask in a job
+	// file that gives no durationMs.
+	DefaultDuration = time.Second
+)
+
+// JobVertex is one operator of the logical plan.
+type JobVertex struct {
+	// ID is unique in the job, non-empty, without '#' or whitespace.
+	ID string
+	// Parallelism is the number of subtasks, 1 ... MaxParallelism.
+	Parallelism int
+	// SlotSharingGroup names the group whose subtasks may share a slot;
+	// "" means DefaultSlotSharingGroup.
+	SlotSharingGroup string
+	// Resources is what one subtask needs; resource.Unknown fits any slot.
+	Resources resource.Profile
+	// Duration is how long one subtask runs in the simulator. The JSON
+	// decoder defaults it to DefaultDuration; the Builder takes it as given.
+	Duration time.Duration
+	// Unbounded marks a streaming subtask that never finishes on its own
+	// and occupies its slot indefinitely. The zero value is bounded.
+	Unbounded bool
+}
+
+// JobEdge connects a producer vertex to a consumer vertex.
+type JobEdge struct {
+	Source, Target string
+	// ShipStrategy decides the distribution pattern (forward and rescale
+	// are pointwise, the rest all-to-all).
+	ShipStrategy exchange.ShipStrategy
+	// Pinned means Exchange is fixed for this edge and the global mode
+	// does not change it.
+	Pinned bool
+	// Exchange is the pinned result partition type (used when Pinned).
+	Exchange exchange.ResultPartitionType
+}
+
+// PartitionType returns the partition type of the edge under a global mode:
+// the pinned type if any, else the mode's choice for the ship strategy.
+func (e JobEdge) PartitionType(m exchange.Mode) exchange.ResultPartitionType {
+	if e.Pinned {
+		return e.Exchange
+	}
+	return m.PartitionType(e.ShipStrategy)
+}
+
+// Submission carries the optional multi-job fields of a job file
+// (SPEC.md section 5): when and where the job is submitted. They do not
+// change the job's regions.
+type Submission struct {
+	SubmitAt time.Duration // submitAtMs
+	Queue    string        // default "root.default"
+	User     string        // default "anonymous"
+	Priority int           // 1 ... 10000, default 5000
+	Driver   *Driver       // nil: no driver
+	Gang     *Gang         // nil: no gang reservation
+}
+
+// Driver is a job master that needs its own slot for the job's lifetime.
+type Driver struct {
+	Resources resource.Profile
+	Startup   time.Duration // default 1s
+}
+
+// Gang asks to reserve MinSlots slots at once before anything runs.
+type Gang struct {
+	MinSlots int
+	Hard     bool          // style "hard": fail the job on timeout; "soft": fall back
+	Timeout  time.Duration // default 15 minutes
+}
+
+// DefaultSubmission returns the submission defaults of SPEC.md section 5.
+func DefaultSubmission() Submission {
+	return Submission{Queue: "root.default", User: "anonymous", Priority: 5000}
+}
+
+// JobGraph is a validated, immutable logical plan. Create one with a
+// Builder or Decode. Vertices and edges keep the order they were given in;
+// indexes into them are stable.
+type JobGraph struct {
+	name       string
+	vertices   []JobVertex
+	edges      []JobEdge
+	byID       map[string]int
+	edgeSource []int32
+	edgeTarget []int32
+	inEdges    [][]int32
+	outEdges   [][]int32
+	topoOrder  []int32 // vertex indexes, producers before consumers
+	topoRank   []int32 // position of each vertex in topoOrder
+	submission Submission
+}
+
+// Name returns the job name.
+func (g *JobGraph) Name() string { return g.name }
+
+// NumVertices returns the number of job vertices.
+func (g *JobGraph) NumVertices() int { return len(g.vertices) }
+
+// Vertex returns job vertex i (0 <= i < NumVertices()).
+func (g *JobGraph) Vertex(i int) JobVertex { return g.vertices[i] }
+
+// VertexIndex returns the index of the vertex with the given id.
+func (g *JobGraph) VertexIndex(id string) (int, bool) {
+	i, ok := g.byID[id]
+	return i, ok
+}
+
+// NumEdges returns the number of job edges.
+func (g *JobGraph) NumEdges() int { return len(g.edges) }
+
+// Edge returns job edge i (0 <= i < NumEdges()).
+func (g *JobGraph) Edge(i int) JobEdge { return g.edges[i] }
+
+// EdgeEnds returns the vertex indexes of edge i's source and target.
+func (g *JobGraph) EdgeEnds(i int) (source, target int) {
+	return int(g.edgeSource[i]), int(g.edgeTarget[i])
+}
+
+// InEdges returns the indexes of the edges into vertex v (read-only).
+func (g *JobGraph) InEdges(v int) []int32 { return g.inEdges[v] }
+
+// OutEdges returns the indexes of the edges out of vertex v (read-only).
+func (g *JobGraph) OutEdges(v int) []int32 { return g.outEdges[v] }
+
+// TopologicalOrder returns the vertex indexes with every producer before
+// its consumers; ties keep declaration order (read-only).
+func (g *JobGraph) TopologicalOrder() []int32 { return g.topoOrder }
+
+// TopologicalRank returns vertex v's position in TopologicalOrder.
+func (g *JobGraph) TopologicalRank(v int) int { return int(g.topoRank[v]) }
+
+// Submission returns the multi-job submission fields.
+func (g *JobGraph) Submission() Submission { return g.submission }
+
+// NumSubtasks returns the sum of all parallelisms.
+func (g *JobGraph) NumSubtasks() int {
+	n := 0
+	for _, v := range g.vertices {
+		n += v.Parallelism
+	}
+	return n
+}
+
+// BlockingEdges returns how many job edges are blocking under mode m.
+func (g *JobGraph) BlockingEdges(m exchange.Mode) int {
+	n := 0
+	for _, e := range g.edges {
+		if !e.PartitionType(m).IsPipelined() {
+			n++
+		}
+	}
+	return n
+}
