@@ -32,7 +32,9 @@ var modeAliases = map[string]Mode{
 }
 
 // Modes returns the four modes in order of growing pipelining.
-func Modes() []Mode { return []Mode{AllBlocking, ForwardPipelinedOnly, PointwisePipelinedOnly, AllPipelined} }
+func Modes() []Mode {
+	return []Mode{AllBlocking, ForwardPipelinedOnly, PointwisePipelinedOnly, AllPipelined}
+}
 
 // ModeNames returns every accepted spelling, canonical names first.
 func ModeNames() []string {

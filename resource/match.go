@@ -173,7 +173,7 @@ func assignSingleSlotKind(demand, supply []Count, m Matching, rank []int) (Assig
 			}
 		}
 	}
-	if universal || !universal {
+	if len(demand) != 1 && !universal {
 		return Assignment{}, false
 	}
 	byRank := make([]int, len(supply))

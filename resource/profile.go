@@ -2,6 +2,7 @@ package resource
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,7 +88,9 @@ func (p Profile) ExtendedValue(name string) int64 {
 
 // Add returns the sum of two profiles. Unknown + Unknown is Unknown; an
 // Unknown part of a sum with a known profile counts as zero, so the sum is
-// the known lower bound of what both together need.
+// the known lower bound of what both together need. Amounts saturate at
+// math.MaxInt64 instead of wrapping around to a negative sum that would
+// fit every slot.
 func (p Profile) Add(q Profile) Profile {
 	if !p.known {
 		return q
@@ -95,7 +98,7 @@ func (p Profile) Add(q Profile) Profile {
 	if !q.known {
 		return p
 	}
-	r := Profile{known: true, cpuMillis: p.cpuMillis + q.cpuMillis, memoryMB: p.memoryMB + q.memoryMB}
+	r := Profile{known: true, cpuMillis: addSat(p.cpuMillis, q.cpuMillis), memoryMB: addSat(p.memoryMB, q.memoryMB)}
 	switch {
 	case p.ext == "":
 		r.ext = q.ext
@@ -103,10 +106,18 @@ func (p Profile) Add(q Profile) Profile {
 		r.ext = p.ext
 	default:
 		m := p.Extended()
-		forEachExtended(q.ext, func(n string, v int64) { m[n] += v })
+		forEachExtended(q.ext, func(n string, v int64) { m[n] = addSat(m[n], v) })
 		r.ext = encodeExtended(m)
 	}
 	return r
+}
+
+// addSat adds two non-negative amounts, saturating at math.MaxInt64.
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // FitsIn reports whether a request of profile p can run in a slot of
@@ -176,7 +187,7 @@ func cmpInt(a, b int64) int {
 
 func extendedTotal(ext string) int64 {
 	var t int64
-	forEachExtended(ext, func(_ string, v int64) { t += v })
+	forEachExtended(ext, func(_ string, v int64) { t = addSat(t, v) })
 	return t
 }
 

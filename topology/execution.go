@@ -94,10 +94,14 @@ func (t *ExecutionTopology) Job() *JobGraph { return t.job }
 func (t *ExecutionTopology) Mode() exchange.Mode { return t.mode }
 
 // NumExecutionVertices returns the number of subtasks.
-func (t *ExecutionTopology) NumExecutionVertices() int { return int(t.vertexStart[len(t.vertexStart)-1]) }
+func (t *ExecutionTopology) NumExecutionVertices() int {
+	return int(t.vertexStart[len(t.vertexStart)-1])
+}
 
 // NumPartitions returns the number of result partitions.
-func (t *ExecutionTopology) NumPartitions() int { return int(t.partitionStart[len(t.partitionStart)-1]) }
+func (t *ExecutionTopology) NumPartitions() int {
+	return int(t.partitionStart[len(t.partitionStart)-1])
+}
 
 // NumGroups returns the number of partition groups (blocks).
 func (t *ExecutionTopology) NumGroups() int { return int(t.groupStart[len(t.groupStart)-1]) }
@@ -146,7 +150,9 @@ func (t *ExecutionTopology) ParseVertexName(name string) (ExecutionVertexID, err
 }
 
 // PartitionType returns the result partition type of job edge e.
-func (t *ExecutionTopology) PartitionType(e int) exchange.ResultPartitionType { return t.partitionType[e] }
+func (t *ExecutionTopology) PartitionType(e int) exchange.ResultPartitionType {
+	return t.partitionType[e]
+}
 
 // Pattern returns the distribution pattern of job edge e.
 func (t *ExecutionTopology) Pattern(e int) exchange.DistributionPattern { return t.pattern[e] }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"time"
 
@@ -24,16 +25,16 @@ type (
 		Queue      *string           `json:"queue"`
 		User       *string           `json:"user"`
 		Priority   *int              `json:"priority"`
-		Driver     *driverFile       `json:"driver"`
-		Gang       *gangFile         `json:"gang"`
+		Driver     json.RawMessage   `json:"driver"`
+		Gang       json.RawMessage   `json:"gang"`
 	}
 	vertexFile struct {
-		ID               *string           `json:"id"`
-		Parallelism      *int64            `json:"parallelism"`
-		SlotSharingGroup *string           `json:"slotSharingGroup"`
-		Resources        *resource.Profile `json:"resources"`
-		DurationMs       *int64            `json:"durationMs"`
-		Bounded          *bool             `json:"bounded"`
+		ID               *string         `json:"id"`
+		Parallelism      *int64          `json:"parallelism"`
+		SlotSharingGroup *string         `json:"slotSharingGroup"`
+		Resources        json.RawMessage `json:"resources"`
+		DurationMs       *int64          `json:"durationMs"`
+		Bounded          *bool           `json:"bounded"`
 	}
 	edgeFile struct {
 		Source       *string `json:"source"`
@@ -42,8 +43,8 @@ type (
 		Exchange     *string `json:"exchange"`
 	}
 	driverFile struct {
-		Resources *resource.Profile `json:"resources"`
-		StartupMs *int64            `json:"startupMs"`
+		Resources json.RawMessage `json:"resources"`
+		StartupMs *int64          `json:"startupMs"`
 	}
 	gangFile struct {
 		MinSlots  *int    `json:"minSlots"`
@@ -125,7 +126,11 @@ func decodeVertex(raw json.RawMessage, i int) (JobVertex, error) {
 		v.SlotSharingGroup = *vf.SlotSharingGroup
 	}
 	if vf.Resources != nil {
-		v.Resources = *vf.Resources
+		r, err := decodeResources(vf.Resources, path+".resources")
+		if err != nil {
+			return JobVertex{}, err
+		}
+		v.Resources = r
 	}
 	if vf.DurationMs != nil {
 		if *vf.DurationMs < 0 || *vf.DurationMs > maxMillis {
@@ -182,7 +187,9 @@ func decodeEdge(raw json.RawMessage, i int) (JobEdge, error) {
 
 func decodeSubmission(f *jobFile) (Submission, error) {
 	s := DefaultSubmission()
-	bad := func(field, detail string) error { return &DecodeError{Field: field, Err: ErrInvalidField, Detail: detail} }
+	bad := func(field, detail string) error {
+		return &DecodeError{Field: field, Err: ErrInvalidField, Detail: detail}
+	}
 	if f.SubmitAtMs != nil {
 		if *f.SubmitAtMs < 0 || *f.SubmitAtMs > maxMillis {
 			return s, bad("submitAtMs", fmt.Sprintf("%d is not a non-negative number of milliseconds", *f.SubmitAtMs))
@@ -198,10 +205,18 @@ func decodeSubmission(f *jobFile) (Submission, error) {
 	if f.Priority != nil {
 		s.Priority = *f.Priority
 	}
-	if d := f.Driver; d != nil {
+	if !isNull(f.Driver) {
+		var d driverFile
+		if err := strictUnmarshal(f.Driver, &d, "driver"); err != nil {
+			return s, err
+		}
 		s.Driver = &Driver{Startup: time.Second}
 		if d.Resources != nil {
-			s.Driver.Resources = *d.Resources
+			r, err := decodeResources(d.Resources, "driver.resources")
+			if err != nil {
+				return s, err
+			}
+			s.Driver.Resources = r
 		}
 		if d.StartupMs != nil {
 			if *d.StartupMs < 0 || *d.StartupMs > maxMillis {
@@ -210,7 +225,11 @@ func decodeSubmission(f *jobFile) (Submission, error) {
 			s.Driver.Startup = time.Duration(*d.StartupMs) * time.Millisecond
 		}
 	}
-	if gf := f.Gang; gf != nil {
+	if !isNull(f.Gang) {
+		gf := &gangFile{}
+		if err := strictUnmarshal(f.Gang, gf, "gang"); err != nil {
+			return s, err
+		}
 		s.Gang = &Gang{Timeout: 15 * time.Minute}
 		if gf.MinSlots == nil {
 			return s, &DecodeError{Field: "gang.minSlots", Err: ErrMissingField}
@@ -233,6 +252,21 @@ func decodeSubmission(f *jobFile) (Submission, error) {
 		}
 	}
 	return s, nil
+}
+
+// decodeResources decodes a resource profile (null is Unknown); errors name
+// the field under path, e.g. "vertices[2].resources.cpuMillis".
+func decodeResources(raw json.RawMessage, path string) (resource.Profile, error) {
+	var p resource.Profile
+	if err := strictUnmarshal(raw, &p, path); err != nil {
+		return resource.Unknown, err
+	}
+	return p, nil
+}
+
+// isNull reports whether an optional raw field is absent or JSON null.
+func isNull(raw json.RawMessage) bool {
+	return raw == nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 }
 
 // strictUnmarshal decodes one JSON value into v, rejecting unknown fields
@@ -258,12 +292,12 @@ func strictUnmarshal(data []byte, v any, path string) error {
 		msg := err.Error()
 		switch {
 		case errors.As(err, &amountErr):
-			return &DecodeError{Field: join("resources." + amountErr.Field), Err: amountErr}
+			return &DecodeError{Field: join(amountErr.Field), Err: amountErr}
 		case errors.As(err, &parseErr):
 			return &DecodeError{Field: path, Err: parseErr}
 		case errors.As(err, &typeErr):
 			return &DecodeError{Field: join(typeErr.Field), Err: ErrInvalidField,
-				Detail: fmt.Sprintf("expected %v, got JSON %s", typeErr.Type, typeErr.Value)}
+				Detail: fmt.Sprintf("expected %s, got JSON %s", jsonKind(typeErr.Type), typeErr.Value)}
 		case errors.As(err, &syntaxErr):
 			return &DecodeError{Field: path, Err: ErrMalformedJSON, Detail: fmt.Sprintf("%v (at byte %d)", msg, syntaxErr.Offset)}
 		case strings.HasPrefix(msg, "json: unknown field "):
@@ -290,8 +324,40 @@ func jsonFields(v any) []string {
 		return []string{"id", "parallelism", "slotSharingGroup", "resources", "durationMs", "bounded"}
 	case *edgeFile:
 		return []string{"source", "target", "shipStrategy", "exchange"}
+	case *driverFile:
+		return []string{"resources", "startupMs"}
+	case *gangFile:
+		return []string{"minSlots", "style", "timeoutMs"}
+	case *resource.Profile:
+		return []string{"cpuMillis", "memoryMB", "extended"}
 	}
 	return nil
+}
+
+// jsonKind names the JSON form of a Go type for error messages ("an
+// object", "an integer"), not the Go type, which means nothing to a user.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "a different value"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return t.String()
 }
 
 // Encode writes g as a job file that Decode reads back to an equal graph.
@@ -310,11 +376,52 @@ func Encode(w io.Writer, g *JobGraph) error {
 		ShipStrategy string `json:"shipStrategy"`
 		Exchange     string `json:"exchange,omitempty"`
 	}
+	type driverOut struct {
+		Resources *resource.Profile `json:"resources,omitempty"`
+		StartupMs int64             `json:"startupMs"`
+	}
+	type gangOut struct {
+		MinSlots  int    `json:"minSlots"`
+		Style     string `json:"style"`
+		TimeoutMs int64  `json:"timeoutMs"`
+	}
+	// Submission fields are written only when they differ from the
+	// defaults, so a plain job file stays plain.
 	out := struct {
-		Name     string `json:"name"`
-		Vertices []vOut `json:"vertices"`
-		Edges    []eOut `json:"edges"`
+		Name       string     `json:"name"`
+		Vertices   []vOut     `json:"vertices"`
+		Edges      []eOut     `json:"edges"`
+		SubmitAtMs int64      `json:"submitAtMs,omitempty"`
+		Queue      *string    `json:"queue,omitempty"`
+		User       *string    `json:"user,omitempty"`
+		Priority   *int       `json:"priority,omitempty"`
+		Driver     *driverOut `json:"driver,omitempty"`
+		Gang       *gangOut   `json:"gang,omitempty"`
 	}{Name: g.name, Vertices: make([]vOut, len(g.vertices)), Edges: make([]eOut, len(g.edges))}
+	sub, def := g.submission, DefaultSubmission()
+	out.SubmitAtMs = sub.SubmitAt.Milliseconds()
+	if sub.Queue != def.Queue {
+		out.Queue = &sub.Queue
+	}
+	if sub.User != def.User {
+		out.User = &sub.User
+	}
+	if sub.Priority != def.Priority {
+		out.Priority = &sub.Priority
+	}
+	if d := sub.Driver; d != nil {
+		out.Driver = &driverOut{StartupMs: d.Startup.Milliseconds()}
+		if !d.Resources.IsUnknown() {
+			r := d.Resources
+			out.Driver.Resources = &r
+		}
+	}
+	if gg := sub.Gang; gg != nil {
+		out.Gang = &gangOut{MinSlots: gg.MinSlots, Style: "soft", TimeoutMs: gg.Timeout.Milliseconds()}
+		if gg.Hard {
+			out.Gang.Style = "hard"
+		}
+	}
 	for i, v := range g.vertices {
 		o := vOut{ID: v.ID, Parallelism: v.Parallelism, SlotSharingGroup: v.SlotSharingGroup,
 			DurationMs: v.Duration.Milliseconds(), Bounded: !v.Unbounded}

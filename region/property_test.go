@@ -1,0 +1,343 @@
+package region_test
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// randomJob draws a DAG of 1-9 vertices, parallelism 1-12 (often equal,
+// so that forward edges occur), random ship strategies (forward only
+// between equal parallelisms), random pinned exchanges, and sometimes
+// several slot sharing groups, resources and unbounded vertices. Vertices
+// are declared in a random order unrelated to the edge direction.
+func randomJob(r *rand.Rand) (*topology.JobGraph, error) {
+	n := 1 + r.IntN(9)
+	id := func(i int) string { return "v" + strconv.Itoa(i) }
+	pool := []int{1 + r.IntN(12), 1 + r.IntN(12), 1 + r.IntN(12)}
+	par := make([]int, n)
+	for i := range par {
+		if r.IntN(2) == 0 {
+			par[i] = pool[r.IntN(len(pool))]
+		} else {
+			par[i] = 1 + r.IntN(12)
+		}
+	}
+	order := r.Perm(n) // edges go from earlier to later positions
+	var edges []topology.JobEdge
+	// Now and then plant the FLINK-22017 motif W -> P -> Q, W -> Q: a
+	// blocking rescale whose blocks can straddle the regions glued by the
+	// pipelined W -> P (rescale) and W -> Q (forward).
+	if n >= 3 && r.IntN(4) == 0 {
+		w, p, q := order[0], order[1], order[2]
+		par[q] = par[w]
+		edges = append(edges,
+			topology.JobEdge{Source: id(w), Target: id(p), ShipStrategy: exchange.Rescale, Pinned: true, Exchange: exchange.Pipelined},
+			topology.JobEdge{Source: id(w), Target: id(q), ShipStrategy: exchange.Forward, Pinned: true, Exchange: exchange.PipelinedBounded},
+			topology.JobEdge{Source: id(p), Target: id(q), ShipStrategy: exchange.Rescale, Pinned: true, Exchange: exchange.Blocking})
+	}
+
+	groups := []string{"default"}
+	if r.IntN(3) == 0 {
+		groups = append(groups, "a", "b")
+	}
+	b := topology.NewBuilder("random")
+	for i := range n {
+		v := topology.JobVertex{
+			ID:               id(i),
+			Parallelism:      par[i],
+			SlotSharingGroup: groups[r.IntN(len(groups))],
+			Unbounded:        r.IntN(6) == 0,
+		}
+		if r.IntN(2) == 0 {
+			v.Resources = resource.New(int64(100*r.IntN(5)), int64(256*r.IntN(4)))
+			if r.IntN(4) == 0 {
+				v.Resources = v.Resources.WithExtended("gpu", int64(r.IntN(3)))
+			}
+		}
+		b.AddVertex(v)
+	}
+
+	density := 0.15 + 0.5*r.Float64()
+	pinRate := []float64{0, 0.2, 0.5}[r.IntN(3)]
+	for a := range n {
+		for c := a + 1; c < n; c++ {
+			if r.Float64() >= density {
+				continue
+			}
+			src, dst := order[a], order[c]
+			for range 1 + r.IntN(4)/3 { // now and then a parallel edge
+				var ship exchange.ShipStrategy
+				if par[src] == par[dst] && r.IntN(2) == 0 {
+					ship = exchange.Forward
+				} else {
+					ship = []exchange.ShipStrategy{exchange.Rescale, exchange.Rescale, exchange.Hash, exchange.Rebalance, exchange.Broadcast}[r.IntN(5)]
+				}
+				e := topology.JobEdge{Source: id(src), Target: id(dst), ShipStrategy: ship}
+				if r.Float64() < pinRate {
+					e.Pinned = true
+					e.Exchange = []exchange.ResultPartitionType{exchange.Blocking, exchange.Pipelined, exchange.PipelinedBounded}[r.IntN(3)]
+				}
+				edges = append(edges, e)
+			}
+		}
+	}
+	r.Shuffle(len(edges), func(i, j int) { edges[i], edges[j] = edges[j], edges[i] })
+	for _, e := range edges {
+		b.AddEdge(e)
+	}
+	return b.Build()
+}
+
+func encodeJob(g *topology.JobGraph) string {
+	var buf bytes.Buffer
+	if err := topology.Encode(&buf, g); err != nil {
+		return err.Error()
+	}
+	return buf.String()
+}
+
+// propertyStats counts what the random jobs exercised.
+type propertyStats struct {
+	cases, merged, crossRegion, multiRegion, multiGroupSlots int
+}
+
+func TestRegionsMatchNaiveReferenceOnRandomDAGs(t *testing.T) {
+	const cases = 600
+	var st propertyStats
+	for seed := uint64(1); seed <= cases; seed++ {
+		r := rand.New(rand.NewPCG(seed, 0x5eed))
+		g, err := randomJob(r)
+		require.NoError(t, err, "seed %d", seed)
+		mode := exchange.Modes()[r.IntN(4)]
+		ok := t.Run(fmt.Sprintf("seed=%d/%v", seed, mode), func(t *testing.T) {
+			checkRegionProperties(t, g, mode, &st)
+		})
+		if !ok {
+			t.Logf("seed %d, mode %v, job:\n%s", seed, mode, encodeJob(g))
+		}
+	}
+	st.cases = cases
+	t.Logf("%+v", st)
+	// The generator must reach the interesting cases.
+	assert.Greater(t, st.merged, 5, "cycle merges")
+	assert.Greater(t, st.crossRegion, 5, "cross-region groups")
+	assert.Greater(t, st.multiRegion, cases/4, "jobs with several regions")
+	assert.Greater(t, st.multiGroupSlots, 5, "regions spanning several slot sharing groups")
+}
+
+func checkRegionProperties(t *testing.T, g *topology.JobGraph, mode exchange.Mode, st *propertyStats) {
+	x := expand(g, mode)
+	var rs *region.Regions
+	require.NotPanics(t, func() { rs = region.FromJob(g, mode) })
+	et := rs.Topology()
+	n := x.numSubtasks()
+	require.Equal(t, n, et.NumExecutionVertices())
+
+	// Map the reference numbering onto ours by name.
+	ours := make([]topology.ExecutionVertexID, n)
+	for u := range n {
+		v, err := et.ParseVertexName(x.name(u))
+		require.NoError(t, err)
+		require.Equal(t, x.name(u), et.VertexName(v))
+		ours[u] = v
+	}
+	R := func(u int) region.ID { return rs.RegionOf(ours[u]) }
+
+	// Every subtask in exactly one region; members ascending.
+	seen := make([]int, n)
+	for r := range region.ID(rs.NumRegions()) {
+		m := rs.Members(r)
+		require.NotEmpty(t, m, "region %d is empty", r)
+		assert.True(t, slices.IsSorted(m), "region %d members not ascending", r)
+		assert.Equal(t, len(m), rs.Size(r))
+		for _, v := range m {
+			require.True(t, int(v) >= 0 && int(v) < n)
+			seen[v]++
+			assert.Equal(t, r, rs.RegionOf(v))
+		}
+	}
+	for v, c := range seen {
+		assert.Equal(t, 1, c, "subtask %s is in %d regions", et.VertexName(topology.ExecutionVertexID(v)), c)
+	}
+
+	// Same partition as the naive gonum reference.
+	label, components := naiveRegions(x)
+	got := make([]int, n)
+	for u := range n {
+		got[u] = int(R(u))
+	}
+	require.Equal(t, canonical(label), canonical(got), "regions differ from the naive reference")
+	if components > rs.NumRegions() {
+		st.merged++
+	}
+	if rs.NumRegions() > 1 {
+		st.multiRegion++
+	}
+
+	// Pipelined edges stay inside a region; blocking edges go forward in
+	// region id order, so the region graph is acyclic and ids are a
+	// topological order. Collect the expected neighbours on the way.
+	type pair struct{ u, v int }
+	blocking := map[pair]bool{}
+	producers := make([]map[region.ID]bool, rs.NumRegions())
+	consumers := make([]map[region.ID]bool, rs.NumRegions())
+	for i := range producers {
+		producers[i], consumers[i] = map[region.ID]bool{}, map[region.ID]bool{}
+	}
+	x.forEachEdge(func(e, u, v int, pipelined bool) {
+		if pipelined {
+			assert.Equal(t, R(u), R(v), "pipelined edge %s -> %s crosses regions", x.name(u), x.name(v))
+			return
+		}
+		blocking[pair{u, v}] = true
+		if R(u) != R(v) {
+			assert.Less(t, R(u), R(v), "blocking edge %s -> %s goes backwards in region order", x.name(u), x.name(v))
+			producers[R(v)][R(u)] = true
+			consumers[R(u)][R(v)] = true
+		}
+	})
+	sortedKeys := func(m map[region.ID]bool) []region.ID {
+		var out []region.ID
+		for k := range m {
+			out = append(out, k)
+		}
+		slices.Sort(out)
+		return out
+	}
+	for r := range region.ID(rs.NumRegions()) {
+		assert.Equal(t, sortedKeys(producers[r]), nilIfEmpty(rs.ProducerRegions(r)), "ProducerRegions(%d)", r)
+		assert.Equal(t, sortedKeys(consumers[r]), nilIfEmpty(rs.ConsumerRegions(r)), "ConsumerRegions(%d)", r)
+	}
+
+	// Groups: per blocking group, the regions of its producers and
+	// consumers; consumed/produced groups are exactly the groups with a
+	// blocking execution edge entering/leaving the region.
+	inverse := map[topology.ExecutionVertexID]int{}
+	for u, v := range ours {
+		inverse[v] = u
+	}
+	wantConsumed := make([]map[topology.GroupID]bool, rs.NumRegions())
+	wantProduced := make([]map[topology.GroupID]bool, rs.NumRegions())
+	for i := range wantConsumed {
+		wantConsumed[i], wantProduced[i] = map[topology.GroupID]bool{}, map[topology.GroupID]bool{}
+	}
+	for gid := range topology.GroupID(et.NumGroups()) {
+		pg := et.Group(gid)
+		if et.PartitionType(int(pg.Edge)).IsPipelined() {
+			assert.Empty(t, rs.GroupProducerRegions(gid))
+			assert.Empty(t, rs.GroupConsumerRegions(gid))
+			continue
+		}
+		prodRegions, consRegions := map[region.ID]bool{}, map[region.ID]bool{}
+		for p := pg.Producers.Start; p < pg.Producers.End; p++ {
+			prodRegions[rs.RegionOf(topology.ExecutionVertexID(p))] = true
+		}
+		for c := pg.Consumers.Start; c < pg.Consumers.End; c++ {
+			consRegions[rs.RegionOf(topology.ExecutionVertexID(c))] = true
+		}
+		assert.Equal(t, sortedKeys(prodRegions), rs.GroupProducerRegions(gid), "group %d producers", gid)
+		assert.Equal(t, sortedKeys(consRegions), rs.GroupConsumerRegions(gid), "group %d consumers", gid)
+		for p := pg.Producers.Start; p < pg.Producers.End; p++ {
+			for c := pg.Consumers.Start; c < pg.Consumers.End; c++ {
+				u, v := inverse[topology.ExecutionVertexID(p)], inverse[topology.ExecutionVertexID(c)]
+				require.True(t, blocking[pair{u, v}], "group %d pairs %s and %s, not a blocking execution edge", gid, x.name(u), x.name(v))
+				if R(u) != R(v) {
+					wantConsumed[R(v)][gid] = true
+					wantProduced[R(u)][gid] = true
+				}
+			}
+		}
+		if rs.IsCrossRegion(gid) {
+			st.crossRegion++
+		}
+	}
+	groupSet := func(gs []topology.GroupID) map[topology.GroupID]bool {
+		m := map[topology.GroupID]bool{}
+		for _, g := range gs {
+			assert.False(t, m[g], "group %d listed twice", g)
+			m[g] = true
+		}
+		return m
+	}
+	for r := range region.ID(rs.NumRegions()) {
+		assert.Equal(t, wantConsumed[r], groupSet(rs.ConsumedGroups(r)), "ConsumedGroups(%d)", r)
+		assert.Equal(t, wantProduced[r], groupSet(rs.ProducedGroups(r)), "ProducedGroups(%d)", r)
+	}
+
+	checkSlots(t, rs, x, st)
+}
+
+// checkSlots verifies the explicit slot assignment of every region.
+func checkSlots(t *testing.T, rs *region.Regions, x *expansion, st *propertyStats) {
+	et := rs.Topology()
+	g := et.Job()
+	maxCount := 0
+	for r := range region.ID(rs.NumRegions()) {
+		// Lower bound: per slot sharing group, the max over job vertices
+		// of their subtasks in the region; summed over groups.
+		perVertex := map[int]int{}
+		for _, v := range rs.Members(r) {
+			perVertex[x.jobVertex(int(v))]++
+		}
+		perGroup := map[string]int{}
+		for jv, c := range perVertex {
+			ssg := g.Vertex(jv).SlotSharingGroup
+			perGroup[ssg] = max(perGroup[ssg], c)
+		}
+		bound := 0
+		for _, c := range perGroup {
+			bound += c
+		}
+		if len(perGroup) > 1 {
+			st.multiGroupSlots++
+		}
+		assert.Equal(t, bound, rs.SlotCount(r), "region %d: SlotCount is the lower bound", r)
+		maxCount = max(maxCount, rs.SlotCount(r))
+
+		slots := rs.Slots(r)
+		require.Len(t, slots, rs.SlotCount(r), "region %d: Slots has SlotCount slots", r)
+		placed := map[topology.ExecutionVertexID]int{}
+		for i, s := range slots {
+			require.NotEmpty(t, s.Members, "region %d slot %d is empty", r, i)
+			vertices := map[int]bool{}
+			sum := resource.Unknown
+			unbounded := false
+			for _, v := range s.Members {
+				placed[v]++
+				assert.Equal(t, r, rs.RegionOf(v), "slot %d of region %d holds %s of another region", i, r, et.VertexName(v))
+				jv := x.jobVertex(int(v))
+				assert.False(t, vertices[jv], "region %d slot %d holds two subtasks of %s", r, i, g.Vertex(jv).ID)
+				vertices[jv] = true
+				assert.Equal(t, s.SlotSharingGroup, g.Vertex(jv).SlotSharingGroup, "region %d slot %d mixes slot sharing groups", r, i)
+				sum = sum.Add(g.Vertex(jv).Resources)
+				unbounded = unbounded || g.Vertex(jv).Unbounded
+			}
+			assert.Equal(t, sum, s.Profile, "region %d slot %d profile", r, i)
+			assert.Equal(t, unbounded, s.Unbounded, "region %d slot %d unbounded", r, i)
+		}
+		for _, v := range rs.Members(r) {
+			assert.Equal(t, 1, placed[v], "region %d: %s is in %d slots", r, et.VertexName(v), placed[v])
+		}
+		assert.Len(t, placed, rs.Size(r))
+	}
+	assert.Equal(t, maxCount, rs.MinimumSlots())
+}
+
+func nilIfEmpty[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
