@@ -1,0 +1,56 @@
+package strategy
+
+import (
+	"slices"
+
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// Deployment asks the runtime to allocate slots for every member of a
+// region at once (one bulk) and deploy them. State reports for the members
+// must carry Attempt.
+type Deployment struct {
+	Region  region.ID
+	Attempt Attempt
+}
+
+// Decisions is what one call asks the runtime to do. The caller owns the
+// slices. The zero value means nothing to do.
+type Decisions struct {
+	// Deploy lists the regions that became ready, in ascending id order,
+	// which is a topological order (producers before consumers).
+	Deploy []Deployment
+	// Release lists finished blocking result partitions that no consumer
+	// needs any more (every consumer region finished), ascending. Each is
+	// reported once per run of its producer.
+	Release []topology.ResultPartitionID
+}
+
+// IsEmpty reports whether there is nothing to do.
+func (d Decisions) IsEmpty() bool { return len(d.Deploy) == 0 && len(d.Release) == 0 }
+
+// takeDecisions schedules the regions that became ready during the
+// current call, in ascending id order, and hands the decisions over.
+func (s *Strategy) takeDecisions() Decisions {
+	var d Decisions
+	if len(s.ready) > 0 {
+		if !slices.IsSorted(s.ready) {
+			slices.Sort(s.ready)
+		}
+		d.Deploy = make([]Deployment, len(s.ready))
+		for i, r := range s.ready {
+			s.schedule(r)
+			d.Deploy[i] = Deployment{Region: r, Attempt: s.attempt[r]}
+		}
+		s.ready = s.ready[:0]
+	}
+	if len(s.release) > 0 {
+		if !slices.IsSorted(s.release) {
+			slices.Sort(s.release)
+		}
+		d.Release = s.release
+		s.release = nil
+	}
+	return d
+}

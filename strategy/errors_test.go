@@ -1,0 +1,212 @@
+package strategy
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/topology"
+)
+
+func TestCallsBeforeAndAfterStart(t *testing.T) {
+	s := New(region.FromJob(flip119Job(t), exchange.AllBlocking))
+	a0 := vertexByName(t, s, "A#0")
+
+	_, err := s.UpdateState(a0, 0, Running)
+	assert.ErrorIs(t, err, ErrNotStarted)
+	_, err = s.Restart([]region.ID{0})
+	assert.ErrorIs(t, err, ErrNotStarted)
+	assert.False(t, s.Started())
+
+	_, err = s.Start()
+	require.NoError(t, err)
+	_, err = s.Start()
+	assert.ErrorIs(t, err, ErrAlreadyStarted)
+	assert.True(t, s.Started())
+}
+
+func TestUnknownIDs(t *testing.T) {
+	s := New(region.FromJob(flip119Job(t), exchange.AllBlocking))
+	_, err := s.Start()
+	require.NoError(t, err)
+	topo := s.Regions().Topology()
+
+	for _, v := range []topology.ExecutionVertexID{-1, topology.ExecutionVertexID(topo.NumExecutionVertices())} {
+		var ve *UnknownVertexError
+		_, err := s.UpdateState(v, 0, Running)
+		require.ErrorAs(t, err, &ve)
+		assert.Equal(t, v, ve.Vertex)
+		assert.ErrorIs(t, err, ErrUnknownVertex)
+		_, err = s.RegionsToRestart(v)
+		assert.ErrorIs(t, err, ErrUnknownVertex)
+		_, err = s.Vertex(v)
+		assert.ErrorIs(t, err, ErrUnknownVertex)
+		_, err = s.BlockingPartitionsOf(v)
+		assert.ErrorIs(t, err, ErrUnknownVertex)
+	}
+
+	bad := region.ID(s.Regions().NumRegions())
+	var re *UnknownRegionError
+	_, err = s.Restart([]region.ID{0, bad})
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, bad, re.Region)
+	assert.ErrorIs(t, err, ErrUnknownRegion)
+	st, err := s.Region(0)
+	require.NoError(t, err)
+	assert.Equal(t, Attempt(0), st.Attempt, "a failed Restart restarts nothing")
+	_, err = s.Region(-1)
+	assert.ErrorIs(t, err, ErrUnknownRegion)
+
+	var pe *UnknownPartitionError
+	_, err = s.RegionsToRestart(vertexByName(t, s, "A#0"), 0, topology.ResultPartitionID(topo.NumPartitions()))
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, topology.ResultPartitionID(topo.NumPartitions()), pe.Partition)
+	assert.ErrorIs(t, err, ErrUnknownPartition)
+}
+
+func TestInvalidTransitions(t *testing.T) {
+	tests := []struct {
+		name    string
+		vertex  string           // A#0 is deployed at start, B#0 waits for it
+		prepare []ExecutionState // valid reports before the invalid one
+		report  ExecutionState
+		from    ExecutionState
+	}{
+		{"finish never deployed", "B#0", nil, Finished, Created},
+		{"fail never deployed", "B#0", nil, Failed, Created},
+		{"report created", "A#0", nil, Created, Scheduled},
+		{"report scheduled", "A#0", nil, Scheduled, Scheduled},
+		{"unknown state", "A#0", nil, ExecutionState(42), Scheduled},
+		{"deploying twice", "A#0", []ExecutionState{Deploying}, Deploying, Deploying},
+		{"deploying after running", "A#0", []ExecutionState{Running}, Deploying, Running},
+		{"running after finished", "A#0", []ExecutionState{Running, Finished}, Running, Finished},
+		{"finished twice", "A#0", []ExecutionState{Finished}, Finished, Finished},
+		{"canceled after failed", "A#0", []ExecutionState{Failed}, Canceled, Failed},
+		{"failed after canceled", "A#0", []ExecutionState{Canceled}, Failed, Canceled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := New(region.FromJob(flip119Job(t), exchange.AllBlocking))
+			_, err := s.Start()
+			require.NoError(t, err)
+			v := vertexByName(t, s, tt.vertex)
+			for _, st := range tt.prepare {
+				_, err := s.UpdateState(v, 0, st)
+				require.NoError(t, err)
+			}
+			before := snapshot(t, s)
+			d, err := s.UpdateState(v, 0, tt.report)
+			var te *TransitionError
+			require.ErrorAs(t, err, &te)
+			assert.ErrorIs(t, err, ErrInvalidTransition)
+			assert.Equal(t, TransitionError{Vertex: v, Name: tt.vertex, From: tt.from, To: tt.report}, *te)
+			assert.True(t, d.IsEmpty())
+			assert.Equal(t, before, snapshot(t, s), "an invalid report changes nothing")
+		})
+	}
+}
+
+// statuses is the status of every region and vertex of a strategy.
+type statuses struct {
+	regions  []RegionStatus
+	vertices []VertexStatus
+}
+
+// snapshot returns the status of every region and vertex.
+func snapshot(t *testing.T, s *Strategy) statuses {
+	t.Helper()
+	rs := make([]RegionStatus, s.Regions().NumRegions())
+	for r := range rs {
+		st, err := s.Region(region.ID(r))
+		require.NoError(t, err)
+		rs[r] = st
+	}
+	vs := make([]VertexStatus, s.Regions().Topology().NumExecutionVertices())
+	for v := range vs {
+		st, err := s.Vertex(topology.ExecutionVertexID(v))
+		require.NoError(t, err)
+		vs[v] = st
+	}
+	return statuses{rs, vs}
+}
+
+// A late "finished" of a canceled attempt must not complete the partition
+// of the new attempt: the consumers stay waiting until the new attempt
+// finishes.
+func TestStaleEventsAreIgnored(t *testing.T) {
+	s := New(region.FromJob(flip119Job(t), exchange.AllBlocking))
+	_, err := s.Start()
+	require.NoError(t, err)
+	for _, name := range []string{"A#0", "A#1"} {
+		_, err := s.UpdateState(vertexByName(t, s, name), 0, Finished)
+		require.NoError(t, err)
+	}
+	b1 := vertexByName(t, s, "B#1")
+	_, err = s.UpdateState(b1, 0, Running)
+	require.NoError(t, err)
+	_, err = s.UpdateState(b1, 0, Failed)
+	require.NoError(t, err)
+
+	restart, err := s.RegionsToRestart(b1)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"{B#1}", "{C#2}", "{C#3}", "{D#0}", "{D#1}", "{D#2}", "{D#3}"}, regionStrings(s, restart))
+	d, err := s.Restart(restart)
+	require.NoError(t, err)
+	assert.Equal(t, []Deployment{{Region: regionByName(t, s, "B#1"), Attempt: 1}}, d.Deploy, "A#1 finished: B#1 runs again at once")
+
+	before := snapshot(t, s)
+	for _, st := range []ExecutionState{Finished, Running, Canceled, Failed, Deploying} {
+		d, err := s.UpdateState(b1, 0, st)
+		var ae *AttemptError
+		require.ErrorAs(t, err, &ae)
+		assert.ErrorIs(t, err, ErrStaleAttempt)
+		assert.Equal(t, AttemptError{Vertex: b1, Name: "B#1", State: st, Attempt: 0, Current: 1}, *ae)
+		assert.True(t, d.IsEmpty())
+	}
+	assert.Equal(t, before, snapshot(t, s), "stale reports change nothing")
+	c2, err := s.Region(regionByName(t, s, "C#2"))
+	require.NoError(t, err)
+	assert.Equal(t, RegionStatus{State: RegionWaiting, Attempt: 1, UnsatisfiedInputs: 1, UnfinishedMembers: 1}, c2)
+
+	for _, attempt := range []Attempt{2, -1} {
+		_, err = s.UpdateState(b1, attempt, Finished)
+		assert.ErrorIs(t, err, ErrUnknownAttempt)
+		assert.NotErrorIs(t, err, ErrStaleAttempt)
+	}
+
+	d, err = s.UpdateState(b1, 1, Finished)
+	require.NoError(t, err)
+	assert.Equal(t, []Deployment{
+		{Region: regionByName(t, s, "C#2"), Attempt: 1},
+		{Region: regionByName(t, s, "C#3"), Attempt: 1},
+	}, d.Deploy)
+	assert.Equal(t, []string{"A#1->B"}, partitionStrings(s, d.Release))
+}
+
+// Canceling a region that was never deployed is allowed (a runtime
+// cancels everything in the restart set); Restart then starts it anew.
+func TestCancelWaitingRegion(t *testing.T) {
+	s := New(region.FromJob(flip119Job(t), exchange.AllBlocking))
+	_, err := s.Start()
+	require.NoError(t, err)
+	b0 := vertexByName(t, s, "B#0")
+	_, err = s.UpdateState(b0, 0, Canceled)
+	require.NoError(t, err)
+	st, err := s.Vertex(b0)
+	require.NoError(t, err)
+	assert.Equal(t, VertexStatus{State: Canceled, Attempt: 0}, st)
+
+	d, err := s.Restart([]region.ID{s.Regions().RegionOf(b0), s.Regions().RegionOf(b0)})
+	require.NoError(t, err)
+	assert.True(t, d.IsEmpty(), "B#0 still waits for A#0")
+	st, err = s.Vertex(b0)
+	require.NoError(t, err)
+	assert.Equal(t, VertexStatus{State: Created, Attempt: 1}, st, "duplicates restart once")
+
+	d, err = s.UpdateState(vertexByName(t, s, "A#0"), 0, Finished)
+	require.NoError(t, err)
+	assert.Equal(t, []Deployment{{Region: s.Regions().RegionOf(b0), Attempt: 1}}, d.Deploy)
+}

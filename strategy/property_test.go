@@ -1,0 +1,358 @@
+package strategy
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// world is a runtime simulated with its own view of the job (the naive
+// expanded graph): it deploys what the strategy decides, finishes and
+// fails tasks in a seeded random order, and checks every decision.
+type world struct {
+	t   *testing.T
+	rng *rand.Rand
+	s   *Strategy
+	rs  *region.Regions
+	x   *expandedGraph
+
+	outputs []([]topology.ResultPartitionID) // per vertex: its blocking partitions
+
+	attempt     []Attempt // per region
+	deployed    []bool    // per region: deployed in its current attempt
+	deployments []int     // per region
+	state       []ExecutionState
+	active      []topology.ExecutionVertexID // deployed, not yet finished, failed or canceled
+
+	finished []bool // per partition: finished in the current run of its producer
+	released []bool // per partition: released by the strategy, producer not rerun since
+	lost     []bool // per partition: gone, producer not rerun since
+	releases []int  // per partition
+
+	failuresLeft int
+	induced      []inducedFailure
+}
+
+// inducedFailure is a task deployed with a lost input: it fails.
+type inducedFailure struct {
+	v       topology.ExecutionVertexID
+	attempt Attempt
+	lost    []topology.ResultPartitionID
+}
+
+func newWorld(t *testing.T, rng *rand.Rand, rs *region.Regions, failures int) *world {
+	topo := rs.Topology()
+	w := &world{
+		t: t, rng: rng, s: New(rs), rs: rs, x: expand(rs),
+		outputs:      make([][]topology.ResultPartitionID, topo.NumExecutionVertices()),
+		attempt:      make([]Attempt, rs.NumRegions()),
+		deployed:     make([]bool, rs.NumRegions()),
+		deployments:  make([]int, rs.NumRegions()),
+		state:        make([]ExecutionState, topo.NumExecutionVertices()),
+		finished:     make([]bool, topo.NumPartitions()),
+		released:     make([]bool, topo.NumPartitions()),
+		lost:         make([]bool, topo.NumPartitions()),
+		releases:     make([]int, topo.NumPartitions()),
+		failuresLeft: failures,
+	}
+	for v, out := range w.x.out {
+		for _, e := range out {
+			if e.blocking && !slices.Contains(w.outputs[v], e.partition) {
+				w.outputs[v] = append(w.outputs[v], e.partition)
+			}
+		}
+	}
+	return w
+}
+
+// run drives the job to the end.
+func (w *world) run() {
+	d, err := w.s.Start()
+	require.NoError(w.t, err)
+	w.apply(d)
+	for steps := 0; !w.allFinished(); steps++ {
+		require.Less(w.t, steps, 100_000, "no progress")
+		switch {
+		case len(w.induced) > 0:
+			f := w.induced[0]
+			w.induced = w.induced[1:]
+			if f.attempt == w.attempt[w.rs.RegionOf(f.v)] && w.state[f.v] == Scheduled {
+				w.fail(f.v, f.lost)
+			}
+		case len(w.active) == 0:
+			require.FailNow(w.t, "stuck: no task is deployed and the job has not finished")
+		case w.failuresLeft > 0 && w.rng.IntN(8) == 0:
+			w.failuresLeft--
+			w.fail(w.active[w.rng.IntN(len(w.active))], w.randomLost())
+		default:
+			w.progress(w.active[w.rng.IntN(len(w.active))])
+		}
+	}
+}
+
+// progress moves v one state on: sometimes through deploying and running,
+// else straight to finished.
+func (w *world) progress(v topology.ExecutionVertexID) {
+	to := Finished
+	switch st := w.state[v]; {
+	case st == Scheduled && w.rng.IntN(3) == 0:
+		to = Deploying
+	case (st == Scheduled || st == Deploying) && w.rng.IntN(3) == 0:
+		to = Running
+	}
+	d, err := w.s.UpdateState(v, w.attempt[w.rs.RegionOf(v)], to)
+	require.NoError(w.t, err)
+	w.state[v] = to
+	if to != Finished {
+		assert.True(w.t, d.IsEmpty(), "%v decides nothing", to)
+		return
+	}
+	w.deactivate(v)
+	for _, p := range w.outputs[v] {
+		w.finished[p] = true
+	}
+	w.apply(d)
+}
+
+// randomLost picks a random set of partitions to report lost (finished
+// blocking ones, and pipelined ones, which failover must ignore).
+func (w *world) randomLost() []topology.ResultPartitionID {
+	var lost []topology.ResultPartitionID
+	if w.rng.IntN(2) == 0 {
+		return nil
+	}
+	for p := range w.finished {
+		if (w.finished[p] || !w.x.blocking[p]) && w.rng.IntN(6) == 0 {
+			lost = append(lost, topology.ResultPartitionID(p))
+		}
+	}
+	return lost
+}
+
+// fail fails v, checks the restart set against the naive reference,
+// cancels some tasks, restarts, and sends stale reports of the old attempt.
+func (w *world) fail(v topology.ExecutionVertexID, lost []topology.ResultPartitionID) {
+	d, err := w.s.UpdateState(v, w.attempt[w.rs.RegionOf(v)], Failed)
+	require.NoError(w.t, err)
+	assert.True(w.t, d.IsEmpty())
+	w.state[v] = Failed
+	w.deactivate(v)
+	unavailable := map[topology.ResultPartitionID]bool{}
+	for _, p := range lost {
+		w.lost[p] = true
+		unavailable[p] = true
+	}
+	for p, r := range w.released {
+		if r {
+			unavailable[topology.ResultPartitionID(p)] = true
+		}
+	}
+	restart, err := w.s.RegionsToRestart(v, lost...)
+	require.NoError(w.t, err)
+	require.Equal(w.t, w.x.naiveRegionsToRestart(v, unavailable), restart, "regions to restart for %s, lost %v", w.rs.Topology().VertexName(v), lost)
+
+	type report struct {
+		v       topology.ExecutionVertexID
+		attempt Attempt
+	}
+	var stale []report
+	for _, r := range restart {
+		for _, m := range w.rs.Members(r) {
+			st := w.state[m]
+			if (st == Scheduled || st == Deploying || st == Running) && w.rng.IntN(2) == 0 {
+				_, err := w.s.UpdateState(m, w.attempt[r], Canceled)
+				require.NoError(w.t, err)
+			}
+			if st != Created {
+				stale = append(stale, report{m, w.attempt[r]})
+			}
+		}
+	}
+	d, err = w.s.Restart(restart)
+	require.NoError(w.t, err)
+	for _, r := range restart {
+		w.attempt[r]++
+		w.deployed[r] = false
+		for _, m := range w.rs.Members(r) {
+			w.state[m] = Created
+			w.deactivate(m)
+			for _, p := range w.outputs[m] {
+				w.finished[p], w.released[p], w.lost[p] = false, false, false
+			}
+		}
+	}
+	w.apply(d)
+	for _, rep := range stale {
+		if w.rng.IntN(2) == 0 {
+			d, err := w.s.UpdateState(rep.v, rep.attempt, Finished)
+			require.ErrorIs(w.t, err, ErrStaleAttempt)
+			assert.True(w.t, d.IsEmpty())
+		}
+	}
+	w.checkNothingReadyWaits()
+}
+
+// apply checks and carries out decisions.
+func (w *world) apply(d Decisions) {
+	require.True(w.t, slices.IsSortedFunc(d.Deploy, func(a, b Deployment) int { return int(a.Region - b.Region) }), "deployments in region id order")
+	for _, dep := range d.Deploy {
+		r := dep.Region
+		require.Equal(w.t, w.attempt[r], dep.Attempt, "region %d", r)
+		require.False(w.t, w.deployed[r], "region %d deployed twice in attempt %d", r, dep.Attempt)
+		var lostInputs []topology.ResultPartitionID
+		for _, p := range w.x.externalInputs(r) {
+			require.True(w.t, w.finished[p], "region %d deployed before its input %d finished", r, p)
+			require.False(w.t, w.released[p], "region %d deployed with its input %d released", r, p)
+			if w.lost[p] && !slices.Contains(lostInputs, p) {
+				lostInputs = append(lostInputs, p)
+			}
+		}
+		w.deployed[r] = true
+		w.deployments[r]++
+		for _, v := range w.rs.Members(r) {
+			w.state[v] = Scheduled
+			w.active = append(w.active, v)
+		}
+		if len(lostInputs) > 0 {
+			w.induced = append(w.induced, inducedFailure{v: w.rs.Members(r)[0], attempt: dep.Attempt, lost: lostInputs})
+		}
+	}
+	require.True(w.t, slices.IsSorted(d.Release), "released partitions ascending")
+	for _, p := range d.Release {
+		require.True(w.t, w.finished[p], "partition %d released before it finished", p)
+		require.False(w.t, w.released[p], "partition %d released twice", p)
+		for _, c := range w.x.consumerRegions(p) {
+			require.True(w.t, w.regionFinished(c), "partition %d released while consumer region %d runs", p, c)
+		}
+		w.released[p] = true
+		w.releases[p]++
+	}
+	w.checkNothingReadyWaits()
+}
+
+// checkNothingReadyWaits: a region whose inputs are all finished has been
+// deployed in the same call, and a finished partition whose consumer
+// regions have all finished has been released in the same call.
+func (w *world) checkNothingReadyWaits() {
+	for p, blocking := range w.x.blocking {
+		if !blocking || !w.finished[p] || w.released[p] {
+			continue
+		}
+		unneeded := true
+		for _, c := range w.x.consumerRegions(topology.ResultPartitionID(p)) {
+			unneeded = unneeded && w.regionFinished(c)
+		}
+		require.False(w.t, unneeded, "partition %d is kept although its consumers finished", p)
+	}
+	for r := range w.rs.NumRegions() {
+		if w.deployed[r] {
+			continue
+		}
+		ready := true
+		for _, p := range w.x.externalInputs(region.ID(r)) {
+			ready = ready && w.finished[p]
+		}
+		require.False(w.t, ready, "region %d waits although its inputs are finished", r)
+	}
+}
+
+func (w *world) regionFinished(r region.ID) bool {
+	for _, v := range w.rs.Members(r) {
+		if w.state[v] != Finished {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *world) allFinished() bool {
+	for r := range w.rs.NumRegions() {
+		if !w.regionFinished(region.ID(r)) {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *world) deactivate(v topology.ExecutionVertexID) {
+	if i := slices.Index(w.active, v); i >= 0 {
+		w.active = slices.Delete(w.active, i, i+1)
+	}
+}
+
+// checkEnd checks the strategy agrees that the job finished and every
+// blocking partition was released.
+func (w *world) checkEnd() {
+	assert.True(w.t, w.s.Finished())
+	for r := range w.rs.NumRegions() {
+		st, err := w.s.Region(region.ID(r))
+		require.NoError(w.t, err)
+		assert.Equal(w.t, RegionFinished, st.State, "region %d", r)
+		assert.Zero(w.t, st.UnsatisfiedInputs, "region %d", r)
+	}
+	for p, blocking := range w.x.blocking {
+		if blocking {
+			assert.True(w.t, w.released[p], "blocking partition %d released at the end", p)
+		} else {
+			assert.Zero(w.t, w.releases[p], "pipelined partition %d is never released", p)
+		}
+	}
+}
+
+func forSeeds(t *testing.T, n int, run func(t *testing.T, rng *rand.Rand)) {
+	for seed := range uint64(n) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			run(t, rand.New(rand.NewPCG(seed, 0x5eed)))
+		})
+	}
+}
+
+// Without failures: no region is deployed before its blocking inputs
+// produced outside it are finished, none waits once they are, every
+// region is deployed exactly once, and every blocking partition is
+// released exactly once, after all its consumers finished.
+func TestPropertySchedulingOnRandomDAGs(t *testing.T) {
+	forSeeds(t, 400, func(t *testing.T, rng *rand.Rand) {
+		job, mode := randomJob(t, rng)
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Log(describeJob(job, mode))
+			}
+		})
+		w := newWorld(t, rng, region.FromJob(job, mode), 0)
+		w.run()
+		w.checkEnd()
+		for r, n := range w.deployments {
+			assert.Equal(t, 1, n, "region %d deployments", r)
+		}
+		for p, n := range w.releases {
+			if w.x.blocking[p] {
+				assert.Equal(t, 1, n, "partition %d releases", p)
+			}
+		}
+	})
+}
+
+// With random failures and lost partitions: the restart sets equal the
+// naive reference, stale reports are rejected, the scheduling invariants
+// hold throughout, and every region finishes.
+func TestPropertyFailoverOnRandomDAGs(t *testing.T) {
+	forSeeds(t, 400, func(t *testing.T, rng *rand.Rand) {
+		job, mode := randomJob(t, rng)
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Log(describeJob(job, mode))
+			}
+		})
+		w := newWorld(t, rng, region.FromJob(job, mode), 1+rng.IntN(5))
+		w.run()
+		w.checkEnd()
+	})
+}

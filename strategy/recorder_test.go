@@ -1,0 +1,71 @@
+package strategy
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// runtimeCalls is what a scheduler calls; Strategy and Recorder both
+// provide it, so a Recorder can stand in for the Strategy.
+type runtimeCalls interface {
+	Start() (Decisions, error)
+	UpdateState(v topology.ExecutionVertexID, attempt Attempt, to ExecutionState) (Decisions, error)
+	RegionsToRestart(failed topology.ExecutionVertexID, lost ...topology.ResultPartitionID) ([]region.ID, error)
+	Restart(regions []region.ID) (Decisions, error)
+}
+
+var (
+	_ runtimeCalls = (*Strategy)(nil)
+	_ runtimeCalls = (*Recorder)(nil)
+)
+
+func TestRecorderRecordsCallsResultsAndErrors(t *testing.T) {
+	rec := recorderFor(flip119Job(t), exchange.AllBlocking)
+	s := rec.Strategy()
+
+	_, err := rec.UpdateState(vertexByName(t, s, "A#0"), 0, Finished)
+	require.ErrorIs(t, err, ErrNotStarted)
+	start, err := rec.Start()
+	require.NoError(t, err)
+	_, err = rec.UpdateState(-1, 0, Running)
+	require.ErrorIs(t, err, ErrUnknownVertex)
+	finish, err := rec.Report("A#0", Finished)
+	require.NoError(t, err)
+	restart, err := rec.RegionsToRestart(vertexByName(t, s, "A#0"), -2)
+	require.ErrorIs(t, err, ErrUnknownPartition)
+	assert.Nil(t, restart)
+	_, err = rec.Restart([]region.ID{99})
+	require.ErrorIs(t, err, ErrUnknownRegion)
+
+	steps := rec.Steps()
+	require.Len(t, steps, 6)
+	assert.Equal(t, Step{Call: "start", Decisions: start}, steps[1])
+	assert.Equal(t, Step{Call: "A#0 finished", Decisions: finish}, steps[3])
+	assert.Equal(t, start.Deploy, rec.Deployed()[:2])
+	assert.Equal(t, finish.Deploy, rec.Deployed()[2:])
+	assert.Empty(t, rec.Released())
+	assert.Equal(t, `A#0 finished: error: strategy: not started
+start: deploy {A#0} {A#1}
+vertex(-1) running: error: strategy: unknown execution vertex: id -1
+A#0 finished: deploy {B#0}
+regions to restart for A#0 lost [partition(-2)]: error: strategy: unknown result partition: id -2
+restart region(99): error: strategy: unknown region: id 99
+`, rec.String())
+}
+
+func TestRecorderReportUnknownName(t *testing.T) {
+	rec := recorderFor(flip119Job(t), exchange.AllBlocking)
+	_, err := rec.Start()
+	require.NoError(t, err)
+	_, err = rec.Report("Z#0", Running)
+	require.ErrorIs(t, err, topology.ErrUnknownVertex, "the topology's parse error")
+	require.Len(t, rec.Steps(), 2)
+	assert.Equal(t, "Z#0 running", rec.Steps()[1].Call)
+	assert.Equal(t, err, rec.Steps()[1].Err)
+}

@@ -1,0 +1,222 @@
+package strategy
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/graph"
+	"gonum.org/v1/gonum/graph/simple"
+	"gonum.org/v1/gonum/graph/traverse"
+
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// crossMotifs are parallelisms (s, x, t) for which S -rescale pipelined->
+// X -rescale pipelined-> T plus S -rescale blocking-> T cut a group of the
+// blocking edge across two regions, one of which consumes it (a
+// cross-region group, FLINK-22017); random graphs almost never make one.
+var crossMotifs = [][3]int{{4, 3, 2}, {5, 2, 3}, {5, 4, 3}, {6, 3, 4}, {6, 5, 4}}
+
+// randomJob returns a seeded random job graph: 2-8 vertices, parallelism
+// 1-6, edges only from lower to higher index (acyclic), random ship
+// strategies (forward only between equal parallelisms), a quarter of the
+// edges with a random pinned exchange, and a random global mode. A third
+// of the jobs start with a cross motif on v0, v1, v2 (see crossMotifs).
+func randomJob(t testing.TB, rng *rand.Rand) (*topology.JobGraph, exchange.Mode) {
+	t.Helper()
+	motif := rng.IntN(3) == 0
+	n := 2 + rng.IntN(7)
+	if motif {
+		n = max(n, 3)
+	}
+	b := topology.NewBuilder("random")
+	par := make([]int, n)
+	for i := range par {
+		par[i] = 1 + rng.IntN(6)
+	}
+	if motif {
+		m := crossMotifs[rng.IntN(len(crossMotifs))]
+		copy(par, m[:])
+	}
+	id := func(i int) string { return fmt.Sprintf("v%d", i) }
+	for i, p := range par {
+		b.AddVertex(topology.JobVertex{ID: id(i), Parallelism: p})
+	}
+	if motif {
+		b.ConnectPinned(id(0), id(1), exchange.Rescale, exchange.PipelinedBounded)
+		b.ConnectPinned(id(1), id(2), exchange.Rescale, exchange.PipelinedBounded)
+		b.ConnectPinned(id(0), id(2), exchange.Rescale, exchange.Blocking)
+	}
+	types := []exchange.ResultPartitionType{exchange.Blocking, exchange.Pipelined, exchange.PipelinedBounded}
+	for j := 1; j < n; j++ {
+		for i := range j {
+			if (motif && j <= 2) || rng.IntN(5) >= 2 {
+				continue
+			}
+			ships := []exchange.ShipStrategy{exchange.Rescale, exchange.Hash, exchange.Rebalance, exchange.Broadcast}
+			if par[i] == par[j] {
+				ships = append(ships, exchange.Forward)
+			}
+			e := topology.JobEdge{Source: id(i), Target: id(j), ShipStrategy: ships[rng.IntN(len(ships))]}
+			if rng.IntN(4) == 0 {
+				e.Pinned, e.Exchange = true, types[rng.IntN(len(types))]
+			}
+			b.AddEdge(e)
+		}
+	}
+	g, err := b.Build()
+	require.NoError(t, err)
+	return g, exchange.Modes()[rng.IntN(4)]
+}
+
+// describeJob renders a job and mode for failure messages.
+func describeJob(g *topology.JobGraph, mode exchange.Mode) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "mode %v;", mode)
+	for i := range g.NumVertices() {
+		fmt.Fprintf(&b, " %s(%d)", g.Vertex(i).ID, g.Vertex(i).Parallelism)
+	}
+	for i := range g.NumEdges() {
+		e := g.Edge(i)
+		fmt.Fprintf(&b, "; %s-%v", e.Source, e.ShipStrategy)
+		if e.Pinned {
+			fmt.Fprintf(&b, "/%v", e.Exchange)
+		}
+		fmt.Fprintf(&b, "->%s", e.Target)
+	}
+	return b.String()
+}
+
+// executionEdge is one producer subtask -> consumer subtask connection.
+type executionEdge struct {
+	producer, consumer topology.ExecutionVertexID
+	partition          topology.ResultPartitionID
+	blocking           bool
+}
+
+// expandedGraph is the naive reference: every execution edge expanded
+// pairwise from the job graph with the connection rules of SPEC.md
+// section 1, independently of the topology's partition groups. Only
+// vertex and partition ids are taken from the topology.
+type expandedGraph struct {
+	topo     *topology.ExecutionTopology
+	regions  *region.Regions
+	in, out  [][]executionEdge // per execution vertex
+	blocking []bool            // per partition
+}
+
+func expand(rs *region.Regions) *expandedGraph {
+	t := rs.Topology()
+	job := t.Job()
+	x := &expandedGraph{
+		topo:     t,
+		regions:  rs,
+		in:       make([][]executionEdge, t.NumExecutionVertices()),
+		out:      make([][]executionEdge, t.NumExecutionVertices()),
+		blocking: make([]bool, t.NumPartitions()),
+	}
+	for e := range job.NumEdges() {
+		src, dst := job.EdgeEnds(e)
+		s, c := job.Vertex(src).Parallelism, job.Vertex(dst).Parallelism
+		blocking := !job.Edge(e).PartitionType(t.Mode()).IsPipelined()
+		connect := func(i, j int) {
+			u, w := t.ExecutionVertex(src, i), t.ExecutionVertex(dst, j)
+			ee := executionEdge{producer: u, consumer: w, partition: t.PartitionOf(e, u), blocking: blocking}
+			x.out[u] = append(x.out[u], ee)
+			x.in[w] = append(x.in[w], ee)
+			x.blocking[ee.partition] = blocking
+		}
+		switch {
+		case job.Edge(e).ShipStrategy.Pattern() == exchange.AllToAll:
+			for i := range s {
+				for j := range c {
+					connect(i, j)
+				}
+			}
+		case s == c:
+			for i := range s {
+				connect(i, i)
+			}
+		case s > c:
+			for j := range c {
+				for i := j * s / c; i < (j+1)*s/c; i++ {
+					connect(i, j)
+				}
+			}
+		default:
+			for i := range s {
+				for j := (i*c + s - 1) / s; j < ((i+1)*c+s-1)/s; j++ {
+					connect(i, j)
+				}
+			}
+		}
+	}
+	return x
+}
+
+// externalInputs returns the blocking partitions the members of region r
+// read from producers outside r.
+func (x *expandedGraph) externalInputs(r region.ID) []topology.ResultPartitionID {
+	var out []topology.ResultPartitionID
+	for _, v := range x.regions.Members(r) {
+		for _, e := range x.in[v] {
+			if e.blocking && x.regions.RegionOf(e.producer) != r {
+				out = append(out, e.partition)
+			}
+		}
+	}
+	return out
+}
+
+// consumerRegions returns the regions that read partition p.
+func (x *expandedGraph) consumerRegions(p topology.ResultPartitionID) []region.ID {
+	var out []region.ID
+	u := x.topo.PartitionProducer(p)
+	for _, e := range x.out[u] {
+		if e.partition == p {
+			out = append(out, x.regions.RegionOf(e.consumer))
+		}
+	}
+	return out
+}
+
+// naiveRegionsToRestart is the reference failover: a gonum directed graph
+// with a node per execution vertex and per region, an arc for every
+// expanded execution edge, a reverse arc for every blocking execution
+// edge whose partition is unavailable, and arcs both ways between a
+// region and its members; the answer is the regions of the vertices a
+// breadth-first search from the failed vertex reaches.
+func (x *expandedGraph) naiveRegionsToRestart(failed topology.ExecutionVertexID, unavailable map[topology.ResultPartitionID]bool) []region.ID {
+	n := int64(len(x.in))
+	g := simple.NewDirectedGraph()
+	for id := range n + int64(x.regions.NumRegions()) {
+		g.AddNode(simple.Node(id))
+	}
+	arc := func(a, b int64) { g.SetEdge(g.NewEdge(simple.Node(a), simple.Node(b))) }
+	for v := range n {
+		regionNode := n + int64(x.regions.RegionOf(topology.ExecutionVertexID(v)))
+		arc(v, regionNode)
+		arc(regionNode, v)
+		for _, e := range x.out[v] {
+			arc(int64(e.producer), int64(e.consumer))
+			if e.blocking && unavailable[e.partition] {
+				arc(int64(e.consumer), int64(e.producer))
+			}
+		}
+	}
+	var out []region.ID
+	bfs := traverse.BreadthFirst{Visit: func(node graph.Node) {
+		if id := node.ID(); id < n {
+			out = append(out, x.regions.RegionOf(topology.ExecutionVertexID(id)))
+		}
+	}}
+	bfs.Walk(g, simple.Node(int64(failed)), nil)
+	slices.Sort(out)
+	return slices.Compact(out)
+}

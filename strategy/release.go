@@ -1,0 +1,62 @@
+package strategy
+
+import (
+	"go.uber.org/zap"
+
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// regionFinished marks region r finished and counts it off every blocking
+// group it reads; once every consumer region of a group has finished, its
+// finished partitions are released.
+func (s *Strategy) regionFinished(r region.ID) {
+	s.regionState[r] = RegionFinished
+	s.finishedRegions++
+	for _, g := range s.consumedAll.of(r) {
+		if s.unfinishedConsumers[g]--; s.unfinishedConsumers[g] == 0 {
+			s.releaseFinishedPartitions(g)
+		}
+	}
+}
+
+// releaseFinishedPartitions releases every finished partition of group g,
+// whose consumer regions have all finished; partitions that finish later
+// are released as they finish (releaseIfUnneeded). The walk over the group
+// is paid for by the finishes of the partitions it releases: between two
+// walks every consumer region of g was restarted, and a restart set from
+// RegionsToRestart that holds a consumer of released partitions holds
+// their producers too, which finish again before the next walk.
+func (s *Strategy) releaseFinishedPartitions(g topology.GroupID) {
+	pg := s.topo.Group(g)
+	first := s.topo.PartitionOf(int(pg.Edge), topology.ExecutionVertexID(pg.Producers.Start))
+	before := len(s.release)
+	for k := range pg.Producers.Len() {
+		if p := first + topology.ResultPartitionID(k); s.partitionState[p] == partitionFinished {
+			s.releasePartition(g, p)
+		}
+	}
+	if released := len(s.release) - before; released > 0 {
+		if ce := s.log.Check(zap.DebugLevel, "release partitions"); ce != nil {
+			ce.Write(zap.Int32("group", int32(g)), zap.Int("partitions", released))
+		}
+	}
+}
+
+// releaseIfUnneeded releases partition p of group g, just finished, if
+// every consumer region of g has finished already (possible only when p's
+// producer was restarted without them).
+func (s *Strategy) releaseIfUnneeded(g topology.GroupID, p topology.ResultPartitionID) {
+	if s.unfinishedConsumers[g] == 0 {
+		s.releasePartition(g, p)
+		if ce := s.log.Check(zap.DebugLevel, "release partitions"); ce != nil {
+			ce.Write(zap.Int32("group", int32(g)), zap.Int("partitions", 1))
+		}
+	}
+}
+
+func (s *Strategy) releasePartition(g topology.GroupID, p topology.ResultPartitionID) {
+	s.partitionState[p] = partitionReleased
+	s.releasedPartitions[g]++
+	s.release = append(s.release, p)
+}

@@ -1,0 +1,137 @@
+package strategy
+
+import (
+	"go.uber.org/zap"
+
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// Start schedules the source regions: those without a blocking input
+// produced outside themselves, in ascending id order.
+func (s *Strategy) Start() (Decisions, error) {
+	if s.started {
+		return Decisions{}, ErrAlreadyStarted
+	}
+	s.started = true
+	for r, n := range s.unsatisfied {
+		if n == 0 {
+			s.ready = append(s.ready, region.ID(r))
+		}
+	}
+	d := s.takeDecisions()
+	if ce := s.log.Check(zap.DebugLevel, "strategy started"); ce != nil {
+		ce.Write(zap.Int("regions", len(s.regionState)), zap.Int("sourceRegions", len(d.Deploy)))
+	}
+	return d, nil
+}
+
+// UpdateState reports that execution vertex v, in attempt `attempt` of
+// its region, reached state `to` (Deploying, Running, Finished, Failed or
+// Canceled; see ExecutionState for the allowed transitions).
+//
+// A report whose attempt is older than the region's current attempt is a
+// leftover of a run a Restart superseded (say a late "finished" of a
+// canceled task): it is ignored, changes nothing, and returns an
+// *AttemptError that unwraps to ErrStaleAttempt. Invalid reports return
+// *UnknownVertexError, *AttemptError (ErrUnknownAttempt) or
+// *TransitionError and change nothing either.
+//
+// Finished completes v's blocking partitions: consumer regions whose
+// inputs are now all finished are returned in Decisions.Deploy, and
+// partitions no longer needed in Decisions.Release. Failed records the
+// failure only: the runtime then asks RegionsToRestart and calls Restart.
+func (s *Strategy) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to ExecutionState) (Decisions, error) {
+	if !s.started {
+		return Decisions{}, ErrNotStarted
+	}
+	if !s.validVertex(v) {
+		return Decisions{}, &UnknownVertexError{Vertex: v}
+	}
+	r := s.regions.RegionOf(v)
+	if attempt != s.attempt[r] {
+		err := &AttemptError{Vertex: v, Name: s.topo.VertexName(v), State: to, Attempt: attempt, Current: s.attempt[r]}
+		if ce := s.log.Check(zap.DebugLevel, "ignoring state report"); ce != nil {
+			ce.Write(zap.Error(err))
+		}
+		return Decisions{}, err
+	}
+	from := s.vertexState[v]
+	if !canReport(from, to) {
+		return Decisions{}, &TransitionError{Vertex: v, Name: s.topo.VertexName(v), From: from, To: to}
+	}
+	s.vertexState[v] = to
+	if to == Finished {
+		s.vertexFinished(v, r)
+	}
+	return s.takeDecisions(), nil
+}
+
+// vertexFinished completes v's blocking partitions, then v's region when
+// v was its last unfinished member.
+func (s *Strategy) vertexFinished(v topology.ExecutionVertexID, r region.ID) {
+	jv := s.topo.JobVertexOf(v)
+	subtask := int(int32(v) - s.topo.VerticesOf(jv).Start)
+	for _, e := range s.blockingOut[jv] {
+		p := s.topo.PartitionOf(int(e), v)
+		g := s.topo.ProducedGroup(int(e), subtask)
+		s.partitionState[p] = partitionFinished
+		s.partitionFinished(g, p)
+		s.releaseIfUnneeded(g, p)
+	}
+	if s.unfinishedMembers[r]--; s.unfinishedMembers[r] == 0 {
+		s.regionFinished(r)
+	}
+}
+
+// partitionFinished counts down partition p of group g. When p was the
+// last unfinished partition of its producer region in g, one producer
+// region less is pending: with one left, that region is satisfied if it
+// consumes g; with none left, every other consumer region is (the region
+// that just completed, if it consumes g, was satisfied already).
+func (s *Strategy) partitionFinished(g topology.GroupID, p topology.ResultPartitionID) {
+	share := s.partitionShare[p]
+	if s.shareUnfinished[share]--; s.shareUnfinished[share] > 0 {
+		return
+	}
+	base := s.shareStart[g]
+	s.pendingProducers[g]--
+	s.pendingShareSum[g] -= int64(share - base)
+	switch s.pendingProducers[g] {
+	case 1:
+		if last := base + int32(s.pendingShareSum[g]); s.shareConsumes[last] {
+			s.satisfy(s.shareRegion(g, last))
+		}
+	case 0:
+		done := s.shareRegion(g, share)
+		for _, c := range s.regions.GroupConsumerRegions(g) {
+			if c != done {
+				s.satisfy(c)
+			}
+		}
+	}
+}
+
+// satisfy counts down the unsatisfied inputs of region c; a waiting
+// region with none left becomes ready.
+func (s *Strategy) satisfy(c region.ID) {
+	if s.unsatisfied[c]--; s.unsatisfied[c] == 0 && s.regionState[c] == RegionWaiting {
+		s.ready = append(s.ready, c)
+	}
+}
+
+// schedule hands region r out for deployment.
+func (s *Strategy) schedule(r region.ID) {
+	s.regionState[r] = RegionScheduled
+	for _, v := range s.regions.Members(r) {
+		s.vertexState[v] = Scheduled
+	}
+	if ce := s.log.Check(zap.DebugLevel, "schedule region"); ce != nil {
+		ce.Write(zap.Int32("region", int32(r)), zap.Int32("attempt", int32(s.attempt[r])), zap.Int("members", len(s.regions.Members(r))))
+	}
+}
+
+// shareRegion returns the producer region of share `share` of group g.
+func (s *Strategy) shareRegion(g topology.GroupID, share int32) region.ID {
+	return s.regions.GroupProducerRegions(g)[share-s.shareStart[g]]
+}
