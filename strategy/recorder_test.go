@@ -64,7 +64,7 @@ func TestRecorderReportUnknownName(t *testing.T) {
 	_, err := rec.Start()
 	require.NoError(t, err)
 	_, err = rec.Report("Z#0", Running)
-	require.ErrorIs(t, err, topology.ErrUnknownVertex, "the topology's parse error")
+	require.ErrorIs(t, err, topology.ErrUnknownSubtask, "the topology's parse error")
 	require.Len(t, rec.Steps(), 2)
 	assert.Equal(t, "Z#0 running", rec.Steps()[1].Call)
 	assert.Equal(t, err, rec.Steps()[1].Err)

@@ -24,6 +24,9 @@ var (
 	ErrUnknownVertex = errors.New("edge refers to an unknown vertex")
 	// ErrForwardParallelism means a forward edge connects unequal parallelisms.
 	ErrForwardParallelism = errors.New("forward edge with unequal parallelism")
+	// ErrUnknownSubtask means an execution vertex name ("ID#i") does not
+	// name a subtask of the job.
+	ErrUnknownSubtask = errors.New("unknown subtask")
 	// ErrCycle means the job graph has a directed cycle.
 	ErrCycle = errors.New("job graph is cyclic")
 	// ErrTooLarge means the job has more subtasks or partitions than fit

@@ -132,19 +132,21 @@ func (t *ExecutionTopology) VertexName(v ExecutionVertexID) string {
 	return t.job.vertices[jv].ID + "#" + strconv.Itoa(int(int32(v)-t.vertexStart[jv]))
 }
 
-// ParseVertexName resolves "ID#i" to an execution vertex.
+// ParseVertexName resolves "ID#i" to an execution vertex; i is a decimal
+// subtask index without sign or leading zeros. Errors wrap ErrUnknownSubtask.
 func (t *ExecutionTopology) ParseVertexName(name string) (ExecutionVertexID, error) {
 	id, idx, ok := strings.Cut(name, "#")
 	if !ok {
-		return 0, fmt.Errorf("%w: %q is not of the form ID#i", ErrUnknownVertex, name)
+		return 0, fmt.Errorf("%w: %q is not of the form ID#i", ErrUnknownSubtask, name)
 	}
 	jv, found := t.job.byID[id]
 	if !found {
-		return 0, fmt.Errorf("%w: no vertex %q (in %q)", ErrUnknownVertex, id, name)
+		return 0, fmt.Errorf("%w: no vertex %q (in %q)", ErrUnknownSubtask, id, name)
 	}
+	last := t.job.vertices[jv].Parallelism - 1
 	i, err := strconv.Atoi(idx)
-	if err != nil || i < 0 || i >= t.job.vertices[jv].Parallelism {
-		return 0, fmt.Errorf("%w: %q: subtask index must be in 0 ... %d", ErrUnknownVertex, name, t.job.vertices[jv].Parallelism-1)
+	if err != nil || i < 0 || i > last || strconv.Itoa(i) != idx {
+		return 0, fmt.Errorf("%w: %q: subtask index must be a number in 0 ... %d", ErrUnknownSubtask, name, last)
 	}
 	return t.ExecutionVertex(jv, i), nil
 }

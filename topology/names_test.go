@@ -42,11 +42,11 @@ func TestParseVertexNameRejectsBadNames(t *testing.T) {
 	g, err := topology.NewBuilder("names").AddVertex(topology.JobVertex{ID: "A", Parallelism: 2}).Build()
 	require.NoError(t, err)
 	et := topology.NewExecutionTopology(g, exchange.AllBlocking)
-	for _, name := range []string{"", "A", "A#", "#0", "B#0", "A#2", "A#-1", "A#x", "A#1#1", "a#0", "A #0", "A#99999999999999999999"} {
+	for _, name := range []string{"", "A", "A#", "#0", "B#0", "A#2", "A#-1", "A#x", "A#1#1", "a#0", "A #0", "A#99999999999999999999", "A#01", "A#+1"} {
 		t.Run(name, func(t *testing.T) {
 			_, err := et.ParseVertexName(name)
 			require.Error(t, err)
-			assert.ErrorIs(t, err, topology.ErrUnknownVertex)
+			assert.ErrorIs(t, err, topology.ErrUnknownSubtask)
 			assert.Contains(t, err.Error(), name)
 		})
 	}
