@@ -119,12 +119,22 @@ func writeRegionsText(w io.Writer, rs *region.Regions) {
 	job := t.Job()
 	blocking := job.BlockingEdges(t.Mode())
 	fmt.Fprintf(w, "job %q, mode %s\n", job.Name(), t.Mode())
-	fmt.Fprintf(w, "%d execution vertices, %d regions, %d blocking logical edge%s, minimum slots %d\n\n",
-		t.NumExecutionVertices(), rs.NumRegions(), blocking, pluralS(blocking), rs.MinimumSlots())
+	fmt.Fprintf(w, "%d execution vertices, %d region%s, %d blocking logical edge%s, minimum slots %d\n\n",
+		t.NumExecutionVertices(), rs.NumRegions(), pluralS(rs.NumRegions()), blocking, pluralS(blocking), rs.MinimumSlots())
 	fmt.Fprintf(w, "%-7s %-6s %-40s %s\n", "REGION", "SLOTS", "VERTICES", "CONSUMES")
+	cache := map[topology.GroupID]string{}
 	for r := range region.ID(rs.NumRegions()) {
 		members := rs.MemberNames(r, 8)
-		consumes := idRanges(rs.ProducerRegions(r))
+		var consumes string
+		if groups := rs.ConsumedGroups(r); len(groups) == 1 && !rs.IsCrossRegion(groups[0]) {
+			var ok bool
+			if consumes, ok = cache[groups[0]]; !ok {
+				consumes = idRanges(rs.GroupProducerRegions(groups[0]))
+				cache[groups[0]] = consumes
+			}
+		} else {
+			consumes = idRanges(rs.ProducerRegions(r))
+		}
 		fmt.Fprintf(w, "%-7d %-6d %-40s %s\n", r, rs.SlotCount(r), strings.Trim(members, "{}"), consumes)
 	}
 }
