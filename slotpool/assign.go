@@ -1,0 +1,392 @@
+package slotpool
+
+import (
+	"slices"
+	"time"
+
+	"github.com/regionsched/regionsched/resource"
+)
+
+// This file moves available slots to waiting bulks:
+//
+//   - the head (the oldest waiting bulk) takes every available slot that
+//     raises the number of its requests it can serve (offerToHead), and is
+//     the only bulk that holds slots while it waits. Its held set is not
+//     bound to requests: it is matched with resource.Assign when the bulk
+//     commits, over held and free slots together, so the smallest slots
+//     are used and the rest goes back;
+//   - a slot the head cannot use stays free, and a younger bulk is
+//     committed when it can be completed at once from free slots
+//     (completeYounger), the oldest such bulk first.
+
+// ensureHead makes the oldest waiting bulk the head and lets it take the
+// free slots it can use, committing heads that complete, until the head
+// must wait or no bulk waits.
+func (p *Pool) ensureHead(now time.Time) {
+	for p.head == nil && p.queue.Len() > 0 {
+		p.head = p.queue.Front().Value.(*bulk)
+		p.rebuildHead(now)
+	}
+}
+
+// rebuildHead recomputes the head's held set as a maximum matching of its
+// requests over held and free slots, preferring small slots, and commits
+// the head if that matching is complete. Used when a bulk becomes the head
+// and when the head lost a held slot.
+func (p *Pool) rebuildHead(now time.Time) {
+	h := p.head
+	sh := h.shape
+	if p.nHeld == 0 && p.classBound(sh, false) == sh.size {
+		// No free slot serves any of its requests.
+		p.resetHead()
+		p.clearHeadRejected()
+		return
+	}
+	a := resource.Assign(sh.demand, p.supply(true, true, false), p.cfg.Matching)
+	if a.Complete() {
+		p.fulfill(now, h, a)
+		return
+	}
+	want := zeroed(p.wantBuf, len(p.supplyProf))
+	for _, pair := range a.Pairs {
+		want[pair.Slot] += pair.N
+	}
+	p.wantBuf = want
+	for k, pr := range p.supplyProf {
+		rec := &p.profiles[pr]
+		for len(rec.held) > want[k] {
+			p.pushFree(now, p.popHeld(pr))
+			p.noteFree(pr)
+		}
+		for len(rec.held) < want[k] {
+			p.pushHeld(p.popFree(pr))
+		}
+	}
+	p.setHeadServed(a)
+	p.clearHeadRejected()
+}
+
+func (p *Pool) clearHeadRejected() {
+	for i := range p.profiles {
+		p.profiles[i].headRejected = false
+	}
+}
+
+// setHeadServed records the matching a (over the supply in p.supplyProf)
+// of the head's held slots to its classes.
+func (p *Pool) setHeadServed(a resource.Assignment) {
+	p.resetHead()
+	for _, pair := range a.Pairs {
+		p.headServed[pair.Request] += pair.N
+		p.addHeadPair(int32(pair.Request), p.supplyProf[pair.Slot], pair.N)
+	}
+}
+
+// resetHead clears the recorded matching of the head.
+func (p *Pool) resetHead() {
+	p.headServed = zeroed(p.headServed, len(p.head.shape.demand))
+	p.headPairs = p.headPairs[:0]
+}
+
+// zeroed returns buf resized to n zeroes, reusing its storage.
+func zeroed[T int | int32](buf []T, n int) []T {
+	buf = slices.Grow(buf[:0], n)[:n]
+	clear(buf)
+	return buf
+}
+
+// offerToHead gives one available slot (in no list yet) to the head if it
+// can use it, and commits the head when complete. It reports whether the
+// head took the slot.
+func (p *Pool) offerToHead(now time.Time, idx int32) bool {
+	p.ensureHead(now)
+	h := p.head
+	if h == nil {
+		return false
+	}
+	pr := p.slot(idx).profile
+	if p.profiles[pr].headRejected {
+		// The held set only grew since the head last refused this profile,
+		// and a slot that extends no matching of a set extends none of a
+		// superset: no need to ask again.
+		return false
+	}
+	sh := h.shape
+	taken := false
+	for _, c := range sh.fitOrder {
+		if p.headServed[c] < sh.demand[c].N && p.serves(pr, sh.classProf[c]) {
+			p.headServed[c]++
+			p.addHeadPair(c, pr, 1)
+			taken = true
+			break
+		}
+	}
+	if !taken {
+		// Maybe a re-matching of the held slots makes room for it: an
+		// augmenting path ends with a held slot moving to a class not yet
+		// fully served, so without such a held slot there is none.
+		if !p.heldCanMove() {
+			p.profiles[pr].headRejected = true
+			return false
+		}
+		sup := p.supply(true, false, false)
+		k := p.supplyIndex(pr)
+		if k < 0 {
+			sup = append(sup, resource.Count{Profile: p.profiles[pr].profile})
+			p.supplyProf = append(p.supplyProf, pr)
+			k = len(sup) - 1
+		}
+		sup[k].N++
+		a := resource.Assign(sh.demand, sup, p.cfg.Matching)
+		if a.Matched <= p.nHeld {
+			p.profiles[pr].headRejected = true
+			return false
+		}
+		p.setHeadServed(a)
+	}
+	p.pushHeld(idx)
+	if p.nHeld == sh.size {
+		p.commitHead(now)
+	}
+	return true
+}
+
+// commitHead fulfills the head once its held slots serve every request.
+// If a free slot could replace a held one for some class, resource.Assign
+// over held and free slots picks the smallest; otherwise every held slot
+// is needed and the recorded matching is used as it is.
+func (p *Pool) commitHead(now time.Time) {
+	h := p.head
+	sh := h.shape
+	for _, hp := range p.headPairs {
+		for q := range p.profiles {
+			if int32(q) != hp.prof && len(p.profiles[q].free) > 0 && p.serves(int32(q), sh.classProf[hp.class]) {
+				p.fulfill(now, h, resource.Assign(sh.demand, p.supply(true, true, false), p.cfg.Matching))
+				return
+			}
+		}
+	}
+	p.supplyProf = p.supplyProf[:0]
+	a := resource.Assignment{Matched: sh.size}
+	for _, hp := range p.headPairs {
+		k := p.supplyIndex(hp.prof)
+		if k < 0 {
+			k = len(p.supplyProf)
+			p.supplyProf = append(p.supplyProf, hp.prof)
+		}
+		a.Pairs = append(a.Pairs, resource.Pair{Request: int(hp.class), Slot: k, N: hp.n})
+	}
+	p.fulfill(now, h, a)
+}
+
+// headPair says that n held slots of profile prof serve class class of
+// the head.
+type headPair struct {
+	class, prof int32
+	n           int
+}
+
+// addHeadPair records n more held slots of profile pr serving class c.
+func (p *Pool) addHeadPair(c, pr int32, n int) {
+	for i := range p.headPairs {
+		if hp := &p.headPairs[i]; hp.class == c && hp.prof == pr {
+			hp.n += n
+			return
+		}
+	}
+	p.headPairs = append(p.headPairs, headPair{class: c, prof: pr, n: n})
+}
+
+// heldCanMove reports whether some held slot serves a class of the head
+// that is not fully served.
+func (p *Pool) heldCanMove() bool {
+	sh := p.head.shape
+	for c, d := range sh.demand {
+		if p.headServed[c] >= d.N {
+			continue
+		}
+		for pr := range p.profiles {
+			if len(p.profiles[pr].held) > 0 && p.serves(int32(pr), sh.classProf[c]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// supplyIndex returns the position of a profile in p.supplyProf, or -1.
+func (p *Pool) supplyIndex(pr int32) int {
+	for k, q := range p.supplyProf {
+		if q == pr {
+			return k
+		}
+	}
+	return -1
+}
+
+// makeAvailable routes a slot that just became available (offered,
+// granted, released by its task, returned by a canceled bulk): to the head
+// if it can use it, else to the free slots, where younger bulks look.
+func (p *Pool) makeAvailable(now time.Time, idx int32) {
+	if !p.offerToHead(now, idx) {
+		p.pushFree(now, idx)
+		p.noteFree(p.slot(idx).profile)
+	}
+}
+
+// noteFree records that a slot of profile pr became free, for the cached
+// completion verdicts of the shapes.
+func (p *Pool) noteFree(pr int32) {
+	rec := &p.profiles[pr]
+	if rec.freeAdds == 0 {
+		p.dirtyFree = append(p.dirtyFree, pr)
+	}
+	rec.freeAdds++
+}
+
+// completeYounger commits, oldest first, every waiting bulk other than the
+// head that can be completed at once from free slots. A shape is checked
+// with resource.Assign only if enough usable free slots arrived since its
+// last check to cover what was then missing: one slot raises a maximum
+// matching by at most one, and removals never raise it.
+func (p *Pool) completeYounger(now time.Time) {
+	for _, pr := range p.dirtyFree {
+		rec := &p.profiles[pr]
+		for _, s := range p.shapes {
+			if p.relevant(pr, s) {
+				s.freeAdds += rec.freeAdds
+			}
+		}
+		rec.freeAdds = 0
+	}
+	p.dirtyFree = p.dirtyFree[:0]
+	for {
+		var best *bulk
+		for _, s := range p.shapes {
+			y := s.firstYounger(p.head)
+			if y == nil || (s.freeMissing > 0 && s.freeAdds < s.freeMissing) {
+				continue
+			}
+			if bound := p.classBound(s, false); bound > 0 {
+				s.freeMissing, s.freeAdds = bound, 0
+				continue
+			}
+			a := resource.Assign(s.demand, p.supply(false, true, false), p.cfg.Matching)
+			s.freeMissing, s.freeAdds = s.size-a.Matched, 0
+			if s.freeMissing == 0 && (best == nil || y.seq < best.seq) {
+				best = y
+			}
+		}
+		if best == nil {
+			return
+		}
+		p.fulfill(now, best, resource.Assign(best.shape.demand, p.supply(false, true, false), p.cfg.Matching))
+	}
+}
+
+// classBound returns a lower bound on the requests of s that the free
+// slots (reusable slots if reusable) cannot serve: for each class, the
+// requests beyond the slots that could serve it, and overall the requests
+// beyond the slots that could serve any of them (Hall's condition on
+// single classes and on all of them). Zero does not mean s can be served.
+func (p *Pool) classBound(s *shape, reusable bool) int {
+	bound, usable := 0, 0
+	for c, d := range s.demand {
+		avail := 0
+		for q := range p.profiles {
+			if n := p.slotCount(int32(q), reusable); n > 0 && p.serves(int32(q), s.classProf[c]) {
+				avail += n
+			}
+		}
+		bound = max(bound, d.N-avail)
+	}
+	for q := range p.profiles {
+		if n := p.slotCount(int32(q), reusable); n > 0 && p.relevant(int32(q), s) {
+			usable += n
+		}
+	}
+	return max(bound, s.size-usable)
+}
+
+// slotCount is the number of free (or reusable) slots of profile q.
+func (p *Pool) slotCount(q int32, reusable bool) int {
+	if reusable {
+		return p.profiles[q].reusable()
+	}
+	return len(p.profiles[q].free)
+}
+
+// fulfill commits a complete assignment a (over the supply last built in
+// p.supplyProf) to bulk b: held slots of a profile are used before free
+// ones, unused held slots go back to the free slots, and the Fulfilled
+// event is emitted.
+func (p *Pool) fulfill(now time.Time, b *bulk, a resource.Assignment) {
+	sh := b.shape
+	// Bucket the request indexes by class.
+	start := zeroed(p.startBuf, len(sh.demand)+1)
+	for _, c := range b.reqClass {
+		start[c+1]++
+	}
+	for c := 1; c < len(start); c++ {
+		start[c] += start[c-1]
+	}
+	order := zeroed(p.orderBuf, len(b.requests))
+	next := p.nextBuf[:0]
+	next = append(next, start[:len(sh.demand)]...)
+	for i, c := range b.reqClass {
+		order[next[c]] = int32(i)
+		next[c]++
+	}
+	copy(next, start[:len(sh.demand)])
+	p.startBuf, p.orderBuf, p.nextBuf = start, order, next
+
+	isHead := p.head == b
+	b.slots = make([]int32, len(b.requests))
+	ids := make([]SlotID, len(b.requests))
+	for _, pair := range a.Pairs {
+		pr := p.supplyProf[pair.Slot]
+		for range pair.N {
+			var idx int32
+			if isHead && len(p.profiles[pr].held) > 0 {
+				idx = p.popHeld(pr)
+			} else {
+				idx = p.popFree(pr)
+			}
+			r := order[next[pair.Request]]
+			next[pair.Request]++
+			p.occupy(idx, b, r)
+			ids[r] = p.slot(idx).id
+		}
+	}
+	if isHead {
+		for pr := range p.profiles {
+			for len(p.profiles[pr].held) > 0 {
+				p.pushFree(now, p.popHeld(int32(pr)))
+				p.noteFree(int32(pr))
+			}
+		}
+	}
+	p.emit(Fulfilled{Bulk: b.id, Slots: ids})
+	p.leaveWaiting(b, ReasonStopped)
+	b.state = BulkFulfilled
+	b.inUse = len(b.requests)
+	p.logDebug("bulk fulfilled", b.id)
+}
+
+// occupy puts request r of bulk b into slot idx.
+func (p *Pool) occupy(idx int32, b *bulk, r int32) {
+	s := p.slot(idx)
+	s.state, s.bulk, s.request = SlotInUse, b, r
+	s.unbounded = b.requests[r].Unbounded
+	if s.unbounded {
+		p.fixSlot(s.profile)
+	}
+	b.slots[r] = idx
+	p.nInUse++
+}
+
+// fixSlot records that an in-use slot of profile pr will not come back.
+func (p *Pool) fixSlot(pr int32) {
+	p.profiles[pr].fixed++
+	p.reusableLost(pr)
+}

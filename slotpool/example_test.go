@@ -1,0 +1,48 @@
+package slotpool_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
+)
+
+func Example() {
+	small := resource.New(500, 512)
+	big := resource.New(2000, 4096)
+	now := time.Unix(0, 0)
+	p := slotpool.New(slotpool.Config{Timeout: time.Minute})
+
+	// Region 1 needs a big and a small slot; region 2 one small slot.
+	_ = p.Submit(now, slotpool.Bulk{ID: 1, Requests: []slotpool.Request{{Profile: big}, {Profile: small}}})
+	_ = p.Submit(now, slotpool.Bulk{ID: 2, Requests: []slotpool.Request{{Profile: small}}})
+	// The small slot goes to the oldest bulk that can use it: bulk 1.
+	_ = p.Offer(now, slotpool.Slot{ID: 10, Profile: small})
+	fmt.Println(len(p.Ready()), "events; waiting:", p.Waiting())
+	_ = p.Offer(now, slotpool.Slot{ID: 20, Profile: big}, slotpool.Slot{ID: 11, Profile: small})
+	for _, ev := range p.Ready() {
+		fmt.Printf("%+v\n", ev)
+	}
+	// Output:
+	// 0 events; waiting: [1 2]
+	// {Bulk:1 Slots:[20 10]}
+	// {Bulk:2 Slots:[11]}
+}
+
+func ExamplePool_Tick() {
+	small := resource.New(500, 512)
+	now := time.Unix(0, 0)
+	p := slotpool.New(slotpool.Config{Timeout: time.Minute})
+	_ = p.Offer(now, slotpool.Slot{ID: 10, Profile: small})
+	_ = p.Submit(now, slotpool.Bulk{ID: 7, Requests: []slotpool.Request{{Profile: small}, {Profile: small}}})
+	deadline, _ := p.NextDeadline()
+	p.Tick(deadline)
+	for _, ev := range p.Ready() {
+		fmt.Println(ev.(slotpool.Failed).Err)
+	}
+	fmt.Println("free slots:", len(p.FreeSlots()))
+	// Output:
+	// slotpool: bulk 7: 1 x {cpu=500m mem=512MB} cannot be served: no resource available (unfulfillable for 1m0s)
+	// free slots: 1
+}

@@ -1,0 +1,97 @@
+package slotpool
+
+import (
+	"testing"
+	"time"
+
+	"github.com/regionsched/regionsched/resource"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	t0     = time.Unix(0, 0)
+	small  = resource.New(1000, 1024)
+	medium = resource.New(2000, 2048)
+	big    = resource.New(4000, 4096)
+	gpu    = resource.New(1000, 1024).WithExtended("gpu", 1)
+)
+
+// harness drives a pool and checks its invariants after every step.
+type harness struct {
+	t   *testing.T
+	p   *Pool
+	now time.Time
+}
+
+func newHarness(t *testing.T, cfg Config) *harness {
+	return &harness{t: t, p: New(cfg), now: t0}
+}
+
+func (h *harness) check() {
+	h.t.Helper()
+	require.NoError(h.t, checkInvariants(h.p))
+}
+
+func (h *harness) offer(slots ...Slot) {
+	h.t.Helper()
+	require.NoError(h.t, h.p.Offer(h.now, slots...))
+	h.check()
+}
+
+func (h *harness) submit(id BulkID, profiles ...resource.Profile) {
+	h.t.Helper()
+	require.NoError(h.t, h.p.Submit(h.now, Bulk{ID: id, Requests: reqs(profiles...)}))
+	h.check()
+}
+
+func (h *harness) release(id SlotID) {
+	h.t.Helper()
+	require.NoError(h.t, h.p.Release(h.now, id))
+	h.check()
+}
+
+func (h *harness) lose(id SlotID) {
+	h.t.Helper()
+	require.NoError(h.t, h.p.Lose(h.now, id))
+	h.check()
+}
+
+func (h *harness) cancel(id BulkID) {
+	h.t.Helper()
+	require.NoError(h.t, h.p.Cancel(h.now, id))
+	h.check()
+}
+
+func (h *harness) advance(d time.Duration) {
+	h.t.Helper()
+	h.now = h.now.Add(d)
+	h.p.Tick(h.now)
+	h.check()
+}
+
+func (h *harness) admit(m FromAdmission) {
+	h.t.Helper()
+	require.NoError(h.t, h.p.Admit(h.now, m))
+	h.check()
+}
+
+// events drains the pool's events.
+func (h *harness) events() []Event { return h.p.Ready() }
+
+func reqs(profiles ...resource.Profile) []Request {
+	out := make([]Request, len(profiles))
+	for i, pr := range profiles {
+		out[i] = Request{Profile: pr}
+	}
+	return out
+}
+
+func slot(id SlotID, pr resource.Profile) Slot { return Slot{ID: id, Profile: pr} }
+
+func times(n int, pr resource.Profile) []resource.Profile {
+	out := make([]resource.Profile, n)
+	for i := range out {
+		out[i] = pr
+	}
+	return out
+}

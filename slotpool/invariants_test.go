@@ -1,0 +1,211 @@
+package slotpool
+
+import (
+	"fmt"
+
+	"github.com/regionsched/regionsched/resource"
+)
+
+// checkInvariants verifies the pool's internal consistency from scratch,
+// without trusting any cached verdict. Tests call it after every step.
+func checkInvariants(p *Pool) error {
+	var nFree, nHeld, nInUse, nRel int
+	total := make([]int, len(p.profiles))
+	fixed := make([]int, len(p.profiles))
+	for id, idx := range p.slotIdx {
+		s := p.slot(idx)
+		if s.id != id {
+			return fmt.Errorf("slot %d: table says %d", id, s.id)
+		}
+		rec := &p.profiles[s.profile]
+		switch s.state {
+		case SlotFree:
+			nFree++
+			total[s.profile]++
+			if int(s.pos) >= len(rec.free) || rec.free[s.pos] != idx {
+				return fmt.Errorf("slot %d: not at its free position", id)
+			}
+			if s.bulk != nil {
+				return fmt.Errorf("free slot %d has a bulk", id)
+			}
+		case SlotHeld:
+			nHeld++
+			total[s.profile]++
+			if int(s.pos) >= len(rec.held) || rec.held[s.pos] != idx {
+				return fmt.Errorf("slot %d: not at its held position", id)
+			}
+			if p.head == nil || s.bulk != p.head {
+				return fmt.Errorf("slot %d held by a bulk that is not the head", id)
+			}
+		case SlotInUse:
+			nInUse++
+			total[s.profile]++
+			b := s.bulk
+			if b == nil || p.bulks[b.id] != b || b.state != BulkFulfilled {
+				return fmt.Errorf("in-use slot %d: bulk not fulfilled and active", id)
+			}
+			if b.slots[s.request] != idx {
+				return fmt.Errorf("in-use slot %d: bulk %d request %d points elsewhere", id, b.id, s.request)
+			}
+			if s.unbounded || s.reclaimed {
+				fixed[s.profile]++
+			}
+			if !p.cfg.Matching.Serves(rec.profile, b.requests[s.request].Profile) {
+				return fmt.Errorf("slot %d (%v) does not serve bulk %d request %d", id, rec.profile, b.id, s.request)
+			}
+		case SlotReleasing:
+			nRel++
+		}
+	}
+	if nFree != p.nFree || nHeld != p.nHeld || nInUse != p.nInUse || nRel != p.nRelease {
+		return fmt.Errorf("counts free/held/inuse/releasing %d/%d/%d/%d, recorded %d/%d/%d/%d",
+			nFree, nHeld, nInUse, nRel, p.nFree, p.nHeld, p.nInUse, p.nRelease)
+	}
+	for i := range p.profiles {
+		if p.profiles[i].total != total[i] || p.profiles[i].fixed != fixed[i] {
+			return fmt.Errorf("profile %v: total/fixed %d/%d, recorded %d/%d",
+				p.profiles[i].profile, total[i], fixed[i], p.profiles[i].total, p.profiles[i].fixed)
+		}
+	}
+	// Bulks.
+	inUse := 0
+	for id, b := range p.bulks {
+		switch b.state {
+		case BulkWaiting:
+			if b.elem == nil {
+				return fmt.Errorf("waiting bulk %d not queued", id)
+			}
+		case BulkFulfilled:
+			n := 0
+			for _, idx := range b.slots {
+				if idx >= 0 {
+					n++
+				}
+			}
+			if n != b.inUse || n == 0 {
+				return fmt.Errorf("fulfilled bulk %d: %d slots in use, recorded %d", id, n, b.inUse)
+			}
+			inUse += n
+		default:
+			return fmt.Errorf("bulk %d active in state %v", id, b.state)
+		}
+		if _, ok := p.finished[id]; ok {
+			return fmt.Errorf("bulk %d both active and finished", id)
+		}
+	}
+	if inUse != nInUse {
+		return fmt.Errorf("bulks use %d slots, slots say %d", inUse, nInUse)
+	}
+	var prev uint64
+	waiting := 0
+	for e := p.queue.Front(); e != nil; e = e.Next() {
+		b := e.Value.(*bulk)
+		waiting++
+		if b.seq <= prev || b.state != BulkWaiting || p.bulks[b.id] != b {
+			return fmt.Errorf("queue out of order or stale at bulk %d", b.id)
+		}
+		prev = b.seq
+		if p.shapeIdx[b.shape.key] != b.shape {
+			return fmt.Errorf("bulk %d: shape not live", b.id)
+		}
+	}
+	if p.head != nil && (p.queue.Len() == 0 || p.queue.Front().Value.(*bulk) != p.head) {
+		return fmt.Errorf("head is not the oldest waiting bulk")
+	}
+	if p.head == nil && p.queue.Len() > 0 {
+		return fmt.Errorf("bulks wait but there is no head")
+	}
+	n := 0
+	for _, s := range p.shapes {
+		n += s.bulks.Len()
+	}
+	if n != waiting {
+		return fmt.Errorf("shapes hold %d bulks, queue %d", n, waiting)
+	}
+	live := 0
+	for _, s := range p.shapeIdx {
+		if s.pos < 0 {
+			continue
+		}
+		live++
+		if s.pos >= len(p.shapes) || p.shapes[s.pos] != s || s.bulks.Len() == 0 {
+			return fmt.Errorf("live shape misplaced or empty")
+		}
+	}
+	if live != len(p.shapes) || len(p.shapeIdx)-live != p.deadShapes {
+		return fmt.Errorf("%d live shapes in the index, %d listed; %d dead, %d counted", live, len(p.shapes), len(p.shapeIdx)-live, p.deadShapes)
+	}
+	// The head holds only slots it can use, and no free slot it could use;
+	// it is not complete.
+	held := counts(p, func(s *slotRec) bool { return s.state == SlotHeld })
+	free := counts(p, func(s *slotRec) bool { return s.state == SlotFree })
+	reusable := counts(p, func(s *slotRec) bool {
+		return s.state != SlotReleasing && !(s.state == SlotInUse && (s.unbounded || s.reclaimed))
+	})
+	both := counts(p, func(s *slotRec) bool { return s.state == SlotHeld || s.state == SlotFree })
+	if h := p.head; h != nil {
+		if m := resource.Assign(h.shape.demand, held, p.cfg.Matching).Matched; m != nHeld {
+			return fmt.Errorf("head %d holds %d slots but can use only %d", h.id, nHeld, m)
+		}
+		if m := resource.Assign(h.shape.demand, both, p.cfg.Matching).Matched; m != nHeld {
+			return fmt.Errorf("head %d holds %d slots but could use %d with the free ones", h.id, nHeld, m)
+		}
+		if nHeld >= h.shape.size {
+			return fmt.Errorf("head %d complete but waiting", h.id)
+		}
+		// The recorded matching of held slots to classes is a matching.
+		perClass := make([]int, len(h.shape.demand))
+		perProf := make([]int, len(p.profiles))
+		for _, hp := range p.headPairs {
+			if hp.n <= 0 || !p.serves(hp.prof, h.shape.classProf[hp.class]) {
+				return fmt.Errorf("head %d: bad recorded pair %+v", h.id, hp)
+			}
+			perClass[hp.class] += hp.n
+			perProf[hp.prof] += hp.n
+		}
+		for c, n := range perClass {
+			if n != p.headServed[c] || n > h.shape.demand[c].N {
+				return fmt.Errorf("head %d class %d: pairs serve %d, recorded %d of %d", h.id, c, n, p.headServed[c], h.shape.demand[c].N)
+			}
+		}
+		for q, n := range perProf {
+			if n != len(p.profiles[q].held) {
+				return fmt.Errorf("head %d: pairs use %d slots of %v, %d held", h.id, n, p.profiles[q].profile, len(p.profiles[q].held))
+			}
+		}
+	} else if nHeld != 0 {
+		return fmt.Errorf("held slots without a head")
+	}
+	for _, s := range p.shapes {
+		if y := s.firstYounger(p.head); y != nil && resource.Assign(s.demand, free, p.cfg.Matching).Complete() {
+			return fmt.Errorf("younger bulk %d could be completed from free slots", y.id)
+		}
+		ok := resource.Assign(s.demand, reusable, p.cfg.Matching).Complete()
+		if ok != s.fulfillable {
+			return fmt.Errorf("shape of bulk %d: fulfillable %v, cached %v", s.bulks.Front().Value.(*bulk).id, ok, s.fulfillable)
+		}
+		for e := s.bulks.Front(); e != nil; e = e.Next() {
+			b := e.Value.(*bulk)
+			if (b.deadline != nil) == ok {
+				return fmt.Errorf("bulk %d: fulfillable %v but timer armed %v", b.id, ok, b.deadline != nil)
+			}
+		}
+	}
+	return nil
+}
+
+func counts(p *Pool, keep func(*slotRec) bool) []resource.Count {
+	n := make([]int, len(p.profiles))
+	for _, idx := range p.slotIdx {
+		if s := p.slot(idx); keep(s) {
+			n[s.profile]++
+		}
+	}
+	var out []resource.Count
+	for i, c := range n {
+		if c > 0 {
+			out = append(out, resource.Count{Profile: p.profiles[i].profile, N: c})
+		}
+	}
+	return out
+}

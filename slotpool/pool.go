@@ -1,0 +1,453 @@
+package slotpool
+
+import (
+	"container/list"
+	"time"
+
+	"github.com/regionsched/regionsched/resource"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// DefaultTimeout is the fulfillability timeout used when Config.Timeout is
+// not positive (Flink's default slot request timeout).
+const DefaultTimeout = 5 * time.Minute
+
+// Config configures a Pool.
+type Config struct {
+	// Matching says when a slot serves a request: resource.FitsEveryDimension
+	// (the zero value) or resource.ExactMatch.
+	Matching resource.Matching
+	// Timeout is how long a bulk may stay unfulfillable before it fails
+	// (FLIP-119's allocationTimeout). Not positive: DefaultTimeout.
+	Timeout time.Duration
+	// IdleTimeout, if positive, gives a free slot back to the admission
+	// (SlotRelease with ReasonStopped) once it has been free that long and
+	// no waiting bulk has a request it can serve; if some waiting bulk
+	// could use it, its idle timer starts again. Zero keeps idle slots.
+	IdleTimeout time.Duration
+	// Admission makes the pool declare its demand: an Ask event for every
+	// bulk that has to wait, AskRelease when it no longer needs it. Without
+	// it no Ask/AskRelease events are emitted.
+	Admission bool
+	// Logger receives debug logs; nil means zap.NewNop().
+	Logger *zap.Logger
+}
+
+// Pool is the deterministic slot pool: no goroutines, no clock. Every
+// mutation takes the current time as an argument; outputs are drained
+// with Ready. It is not safe for concurrent use (see Driver).
+type Pool struct {
+	cfg Config
+	log *zap.Logger
+
+	profiles   []profileRec
+	profileIdx map[resource.Profile]int32
+
+	slotChunks []*[1 << slotChunkBits]slotRec // the slot table, see slot
+	nSlots     int32                          // slot indexes ever used
+	slotIdx    map[SlotID]int32
+	recycled   []int32
+	nFree      int
+	nHeld      int
+	nInUse     int
+	nRelease   int
+
+	bulks    map[BulkID]*bulk     // waiting, or fulfilled with slots in use
+	finished map[BulkID]BulkState // everything else ever submitted
+	queue    list.List            // waiting bulks, oldest first
+	seq      uint64
+	shapes   []*shape // live shapes: with waiting bulks
+	shapeIdx map[string]*shape
+	// deadShapes counts the shapes in shapeIdx without waiting bulks.
+	deadShapes int
+
+	head       *bulk // oldest waiting bulk, the only one holding slots
+	headServed []int // per class of the head: requests its held set serves
+	headPairs  []headPair
+
+	timers timerHeap
+
+	capacity   []resource.Count // nil: unknown
+	capVersion uint64
+
+	asks    map[AskID]*ask
+	nextAsk AskID
+	// heldVersion changes whenever the head's held set does; syncHeadAsk
+	// recomputes the head's demand only when it or the head changed.
+	heldVersion   uint64
+	synced        *bulk
+	syncedVersion uint64
+
+	dirtyFree     []int32
+	dirtyReusable []int32
+	events        []Event
+
+	// scratch buffers
+	supplyBuf  []resource.Count
+	supplyProf []int32
+	wantBuf    []int
+	classBuf   []int32
+	countBuf   []int32
+	keyBuf     []byte
+	startBuf   []int32
+	orderBuf   []int32
+	nextBuf    []int32
+}
+
+// New returns an empty pool.
+func New(cfg Config) *Pool {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	return &Pool{
+		cfg:        cfg,
+		log:        cfg.Logger,
+		profileIdx: make(map[resource.Profile]int32),
+		slotIdx:    make(map[SlotID]int32),
+		bulks:      make(map[BulkID]*bulk),
+		finished:   make(map[BulkID]BulkState),
+		shapeIdx:   make(map[string]*shape),
+		asks:       make(map[AskID]*ask),
+		nextAsk:    1,
+	}
+}
+
+// Ready returns the events since the last call, oldest first, and forgets
+// them.
+func (p *Pool) Ready() []Event {
+	ev := p.events
+	p.events = nil
+	return ev
+}
+
+// NextDeadline returns the earliest time at which Tick has work to do.
+func (p *Pool) NextDeadline() (time.Time, bool) { return p.timers.next() }
+
+// Tick fires every timeout due at now: unfulfillable bulks fail, idle
+// slots go back to the admission.
+func (p *Pool) Tick(now time.Time) {
+	for t := p.timers.popExpired(now); t != nil; t = p.timers.popExpired(now) {
+		if b := t.bulk; b != nil {
+			b.deadline = nil
+			err := &NoResourceAvailableError{Bulk: b.id, Missing: p.missingNow(b.shape), Timeout: p.cfg.Timeout}
+			p.fail(now, b, err, ReasonTimeout)
+			continue
+		}
+		p.idleExpired(now, t.slot)
+	}
+	p.settle(now)
+}
+
+// idleExpired gives an idle free slot back, unless a waiting bulk has a
+// request it can serve.
+func (p *Pool) idleExpired(now time.Time, idx int32) {
+	s := p.slot(idx)
+	s.idle = nil
+	for _, sh := range p.shapes {
+		if p.relevant(s.profile, sh) {
+			s.idle = p.timers.add(now.Add(p.cfg.IdleTimeout), nil, idx)
+			return
+		}
+	}
+	p.removeFree(idx)
+	p.leave(idx)
+	p.startRelease(idx, ReasonStopped)
+}
+
+// Offer adds slots to the pool. Each goes to the oldest waiting bulk that
+// can use it. If any slot id is already in the pool (or repeated), nothing
+// is offered and a *SlotError with ErrDuplicateSlot is returned.
+func (p *Pool) Offer(now time.Time, slots ...Slot) error {
+	if err := p.checkNew("offer", slots); err != nil {
+		return err
+	}
+	for _, s := range slots {
+		p.makeAvailable(now, p.addSlot(s))
+	}
+	p.settle(now)
+	return nil
+}
+
+// checkNew validates slot ids that are about to enter the pool.
+func (p *Pool) checkNew(op string, slots []Slot) error {
+	var seen map[SlotID]struct{}
+	if len(slots) > 1 {
+		seen = make(map[SlotID]struct{}, len(slots))
+	}
+	for _, s := range slots {
+		if _, ok := p.slotIdx[s.ID]; ok {
+			return &SlotError{Op: op, Slot: s.ID, Err: ErrDuplicateSlot}
+		}
+		if seen != nil {
+			if _, dup := seen[s.ID]; dup {
+				return &SlotError{Op: op, Slot: s.ID, Err: ErrDuplicateSlot}
+			}
+			seen[s.ID] = struct{}{}
+		}
+	}
+	return nil
+}
+
+// Submit adds a bulk at the end of the waiting queue. It is fulfilled at
+// once if it is the oldest waiting bulk and the pool has the slots, or if
+// free slots no older bulk can use complete it; otherwise it waits. If a
+// capacity is declared (SetCapacity) and the bulk cannot fit it, the bulk
+// fails at once (a Failed event; Submit returns nil). An empty or
+// duplicate bulk is rejected with a *BulkError.
+func (p *Pool) Submit(now time.Time, b Bulk) error {
+	if len(b.Requests) == 0 {
+		return &BulkError{Op: "submit", Bulk: b.ID, Err: ErrEmptyBulk}
+	}
+	if _, ok := p.bulks[b.ID]; ok {
+		return &BulkError{Op: "submit", Bulk: b.ID, Err: ErrDuplicateBulk}
+	}
+	if _, ok := p.finished[b.ID]; ok {
+		return &BulkError{Op: "submit", Bulk: b.ID, Err: ErrDuplicateBulk}
+	}
+	bk := &bulk{id: b.ID, requests: append([]Request(nil), b.Requests...)}
+	p.classify(bk)
+	s, isNew := p.shapeFor(p.keyBuf)
+	bk.shape = s
+	p.enqueue(bk)
+	p.bulks[bk.id] = bk
+	if !p.fitsCapacity(s) {
+		p.fail(now, bk, p.neverFits(bk), ReasonStopped)
+		p.settle(now)
+		return nil
+	}
+	// Place it first: a bulk fulfilled at once needs no verdict.
+	p.settle(now)
+	if bk.state != BulkWaiting {
+		return nil
+	}
+	if isNew {
+		p.checkFulfillable(now, s)
+	} else if !s.fulfillable {
+		p.startTimeout(now, bk)
+	}
+	p.askFor(bk)
+	return nil
+}
+
+// Release says the task in a slot ended: the slot becomes available and
+// goes to the oldest waiting bulk that can use it (or back to the
+// admission if it was reclaimed). Only in-use slots can be released.
+func (p *Pool) Release(now time.Time, id SlotID) error {
+	idx, ok := p.slotIdx[id]
+	if !ok {
+		return &SlotError{Op: "release", Slot: id, Err: ErrUnknownSlot}
+	}
+	if p.slot(idx).state != SlotInUse {
+		return &SlotError{Op: "release", Slot: id, Err: ErrSlotNotInUse}
+	}
+	p.freeInUse(now, idx)
+	p.settle(now)
+	return nil
+}
+
+// freeInUse takes an in-use slot back from its task: a reclaimed slot
+// goes to the admission, any other becomes available.
+func (p *Pool) freeInUse(now time.Time, idx int32) {
+	s := p.slot(idx)
+	reclaimed := s.reclaimed
+	p.vacate(idx)
+	if reclaimed {
+		p.leave(idx)
+		p.startRelease(idx, ReasonPreempted)
+		return
+	}
+	p.makeAvailable(now, idx)
+}
+
+// vacate unbinds an in-use slot from its bulk's request. The slot is in no
+// list afterwards; its profile counts it as reusable again.
+func (p *Pool) vacate(idx int32) {
+	s := p.slot(idx)
+	b := s.bulk
+	b.slots[s.request] = -1
+	b.inUse--
+	p.nInUse--
+	if s.unbounded || s.reclaimed {
+		p.profiles[s.profile].fixed--
+		p.reusableAdded(s.profile)
+	}
+	s.bulk, s.request, s.unbounded, s.reclaimed = nil, -1, false, false
+	if b.inUse == 0 && b.state == BulkFulfilled {
+		p.retire(b, BulkFulfilled)
+	}
+}
+
+// Lose says a slot is gone (its machine died). A free or held slot simply
+// leaves; a slot in use also yields a Lost event naming the bulk and
+// request whose task must fail over.
+func (p *Pool) Lose(now time.Time, id SlotID) error {
+	idx, ok := p.slotIdx[id]
+	if !ok {
+		return &SlotError{Op: "lose", Slot: id, Err: ErrUnknownSlot}
+	}
+	p.remove(now, idx, ReasonLost)
+	p.settle(now)
+	return nil
+}
+
+// remove takes a slot out of the pool for good, whatever it was doing.
+func (p *Pool) remove(now time.Time, idx int32, reason Reason) {
+	p.detach(idx, reason)
+	if p.slot(idx).state == SlotReleasing {
+		p.nRelease--
+	}
+	p.dropSlot(idx)
+}
+
+// detach ends what a slot in the pool is doing (free, held or in use) as
+// it leaves the pool: a task in it is reported Lost with reason.
+func (p *Pool) detach(idx int32, reason Reason) {
+	s := p.slot(idx)
+	switch s.state {
+	case SlotFree:
+		p.removeFree(idx)
+		p.leave(idx)
+	case SlotHeld:
+		p.removeHeld(idx)
+		p.leave(idx)
+		p.headShrunk()
+	case SlotInUse:
+		b, r := s.bulk, int(s.request)
+		p.vacate(idx)
+		p.leave(idx)
+		p.emit(Lost{Slot: s.id, Bulk: b.id, Request: r, Reason: reason})
+		p.logDebug("slot in use lost", b.id, zap.Int64("slot", int64(s.id)), zap.Stringer("reason", reason))
+	}
+}
+
+// leave accounts for a slot that is no longer free, held or in use
+// leaving the pool.
+func (p *Pool) leave(idx int32) {
+	s := p.slot(idx)
+	p.profiles[s.profile].total--
+	p.reusableLost(s.profile)
+}
+
+// headShrunk re-matches the head after it lost a held slot.
+func (p *Pool) headShrunk() {
+	if h := p.head; h != nil {
+		h.rebuild = true
+	}
+}
+
+// Cancel withdraws a bulk. A waiting bulk leaves the queue; a fulfilled
+// bulk's slots in use are taken back (its tasks are assumed stopped). Every
+// slot it had goes first to older, then younger waiting bulks. Canceling a
+// failed or canceled bulk returns ErrBulkFinished.
+func (p *Pool) Cancel(now time.Time, id BulkID) error {
+	b, ok := p.bulks[id]
+	if !ok {
+		switch st, known := p.finished[id]; {
+		case !known:
+			return &BulkError{Op: "cancel", Bulk: id, Err: ErrUnknownBulk}
+		case st == BulkFulfilled:
+			p.finished[id] = BulkCanceled
+			return nil
+		default:
+			return &BulkError{Op: "cancel", Bulk: id, Err: ErrBulkFinished}
+		}
+	}
+	if b.state == BulkWaiting {
+		if p.head == b {
+			for pr := range p.profiles {
+				for len(p.profiles[pr].held) > 0 {
+					p.pushFree(now, p.popHeld(int32(pr)))
+					p.noteFree(int32(pr))
+				}
+			}
+		}
+		p.leaveWaiting(b, ReasonStopped)
+		p.retire(b, BulkCanceled)
+		p.settle(now)
+		return nil
+	}
+	b.state = BulkCanceled // so vacate does not retire it as fulfilled
+	for _, idx := range b.slots {
+		if idx >= 0 {
+			p.freeInUse(now, idx)
+		}
+	}
+	p.retire(b, BulkCanceled)
+	p.settle(now)
+	return nil
+}
+
+// retire moves a bulk that no longer waits or has slots in use to the
+// finished records.
+func (p *Pool) retire(b *bulk, st BulkState) {
+	b.state = st
+	delete(p.bulks, b.id)
+	p.finished[b.id] = st
+}
+
+// Forget drops the record of a finished bulk (failed, canceled, or
+// fulfilled with no slot in use any more), so a long-running caller does
+// not accumulate them; its id may then be submitted again.
+func (p *Pool) Forget(id BulkID) error {
+	if _, ok := p.bulks[id]; ok {
+		return &BulkError{Op: "forget", Bulk: id, Err: ErrBulkActive}
+	}
+	if _, ok := p.finished[id]; !ok {
+		return &BulkError{Op: "forget", Bulk: id, Err: ErrUnknownBulk}
+	}
+	delete(p.finished, id)
+	return nil
+}
+
+// SetCapacity declares what the cluster can ever give this pool (nil:
+// unknown, the default). While a capacity is declared, a bulk that cannot
+// be matched against it fails at once with a *NoResourceAvailableError
+// (Never set): at Submit, and for waiting bulks when the capacity shrinks.
+// Without a declared capacity no bulk fails at once, since more slots may
+// always be offered; the fulfillability timeout applies.
+func (p *Pool) SetCapacity(now time.Time, capacity []resource.Count) {
+	if capacity == nil {
+		p.capacity = nil
+	} else {
+		p.capacity = append(make([]resource.Count, 0, len(capacity)), capacity...)
+	}
+	p.capVersion++
+	for i := 0; i < len(p.shapes); {
+		s := p.shapes[i]
+		if p.fitsCapacity(s) {
+			i++
+			continue
+		}
+		for s.bulks.Len() > 0 {
+			b := s.bulks.Front().Value.(*bulk)
+			p.fail(now, b, p.neverFits(b), ReasonStopped)
+		}
+	}
+	p.settle(now)
+}
+
+// settle restores the pool's invariants after a mutation: the head holds
+// what it can use, no younger bulk can be completed from free slots, the
+// verdicts and timers are current, and the head asks for what it lacks.
+func (p *Pool) settle(now time.Time) {
+	if h := p.head; h != nil && h.rebuild {
+		h.rebuild = false
+		p.rebuildHead(now)
+	}
+	p.ensureHead(now)
+	p.completeYounger(now)
+	p.refreshFulfillable(now)
+	p.syncHeadAsk()
+}
+
+func (p *Pool) emit(e Event) { p.events = append(p.events, e) }
+
+func (p *Pool) logDebug(msg string, b BulkID, fields ...zap.Field) {
+	if ce := p.log.Check(zapcore.DebugLevel, msg); ce != nil {
+		ce.Write(append(fields, zap.Int64("bulk", int64(b)))...)
+	}
+}

@@ -1,0 +1,359 @@
+package slotpool
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/regionsched/regionsched/resource"
+	"github.com/stretchr/testify/require"
+)
+
+var propertyProfiles = []resource.Profile{small, medium, big, gpu, resource.Unknown}
+
+// model is what the test knows from the outside: slots offered and lost,
+// and which task the pool's events put in which slot.
+type model struct {
+	inPool  map[SlotID]resource.Profile
+	task    map[SlotID][2]int64 // slot -> (bulk, request) from Fulfilled
+	bulks   map[BulkID][]Request
+	outcome map[BulkID]BulkState
+}
+
+func newModel() *model {
+	return &model{
+		inPool:  map[SlotID]resource.Profile{},
+		task:    map[SlotID][2]int64{},
+		bulks:   map[BulkID][]Request{},
+		outcome: map[BulkID]BulkState{},
+	}
+}
+
+// apply checks the events of one step against the model.
+func (m *model) apply(p *Pool, events []Event, matching resource.Matching) error {
+	for _, ev := range events {
+		switch e := ev.(type) {
+		case Fulfilled:
+			req := m.bulks[e.Bulk]
+			if m.outcome[e.Bulk] != BulkWaiting {
+				return fmt.Errorf("bulk %d fulfilled in state %v", e.Bulk, m.outcome[e.Bulk])
+			}
+			if len(e.Slots) != len(req) {
+				return fmt.Errorf("bulk %d: %d slots for %d requests", e.Bulk, len(e.Slots), len(req))
+			}
+			for r, id := range e.Slots {
+				if t, busy := m.task[id]; busy {
+					return fmt.Errorf("slot %d given to bulk %d while bulk %d request %d uses it", id, e.Bulk, t[0], t[1])
+				}
+				pr, ok := m.inPool[id]
+				if !ok {
+					return fmt.Errorf("bulk %d got slot %d that is not in the pool", e.Bulk, id)
+				}
+				if !matching.Serves(pr, req[r].Profile) {
+					return fmt.Errorf("bulk %d request %d (%v) got slot %d (%v)", e.Bulk, r, req[r].Profile, id, pr)
+				}
+				m.task[id] = [2]int64{int64(e.Bulk), int64(r)}
+			}
+			m.outcome[e.Bulk] = BulkFulfilled
+		case Failed:
+			if m.outcome[e.Bulk] != BulkWaiting {
+				return fmt.Errorf("bulk %d failed in state %v", e.Bulk, m.outcome[e.Bulk])
+			}
+			m.outcome[e.Bulk] = BulkFailed
+		case Lost:
+			t, busy := m.task[e.Slot]
+			if !busy || t != [2]int64{int64(e.Bulk), int64(e.Request)} {
+				return fmt.Errorf("lost slot %d reported for bulk %d request %d, model says %v", e.Slot, e.Bulk, e.Request, t)
+			}
+			delete(m.task, e.Slot)
+		default:
+			return fmt.Errorf("unexpected event %#v", ev)
+		}
+	}
+	// free + held + in use = offered - lost, and in use = what events say.
+	st := p.Stats()
+	if st.Slots != len(m.inPool) || st.InUse != len(m.task) {
+		return fmt.Errorf("pool has %d slots (%d in use), model %d (%d)", st.Slots, st.InUse, len(m.inPool), len(m.task))
+	}
+	for id, t := range m.task {
+		info, ok := p.Slot(id)
+		if !ok || info.State != SlotInUse || info.Bulk != BulkID(t[0]) || info.Request != int(t[1]) {
+			return fmt.Errorf("slot %d: pool says %+v, model %v", id, info, t)
+		}
+	}
+	for id, want := range m.outcome {
+		if got := p.State(id); got != want {
+			return fmt.Errorf("bulk %d: pool says %v, model %v", id, got, want)
+		}
+	}
+	return nil
+}
+
+func randomBulk(rng *rand.Rand, maxSize int, unboundedP float64) []Request {
+	n := 1 + rng.IntN(maxSize)
+	out := make([]Request, n)
+	for i := range out {
+		out[i] = Request{Profile: propertyProfiles[rng.IntN(len(propertyProfiles))], Unbounded: rng.Float64() < unboundedP}
+	}
+	return out
+}
+
+// TestPropertyRandomOperationsKeepInvariants runs random offers, releases,
+// losses, submits, cancels and clock ticks, checking after every step that
+// no slot is assigned twice, every assignment serves its request, slots
+// are conserved, and every cached verdict matches a fresh computation.
+func TestPropertyRandomOperationsKeepInvariants(t *testing.T) {
+	for seed := uint64(1); seed <= 200; seed++ {
+		matching := resource.FitsEveryDimension
+		if seed%5 == 0 {
+			matching = resource.ExactMatch
+		}
+		rng := rand.New(rand.NewPCG(seed, 42))
+		p := New(Config{Matching: matching, Timeout: time.Minute})
+		m := newModel()
+		now := t0
+		nextSlot, nextBulk := SlotID(1), BulkID(1)
+		for step := range 300 {
+			var err error
+			switch op := rng.IntN(100); {
+			case op < 25:
+				var slots []Slot
+				for range 1 + rng.IntN(3) {
+					s := Slot{ID: nextSlot, Profile: propertyProfiles[rng.IntN(len(propertyProfiles))]}
+					nextSlot++
+					slots = append(slots, s)
+					m.inPool[s.ID] = s.Profile
+				}
+				err = p.Offer(now, slots...)
+			case op < 50:
+				r := randomBulk(rng, 5, 0.2)
+				m.bulks[nextBulk] = r
+				m.outcome[nextBulk] = BulkWaiting
+				err = p.Submit(now, Bulk{ID: nextBulk, Requests: r})
+				nextBulk++
+			case op < 70:
+				if id, ok := pick(rng, m.task); ok {
+					delete(m.task, id)
+					err = p.Release(now, id)
+				}
+			case op < 78:
+				if id, ok := pick(rng, m.inPool); ok {
+					delete(m.inPool, id) // a task on it is reported Lost
+					err = p.Lose(now, id)
+				}
+			case op < 86:
+				if nextBulk > 1 {
+					id := BulkID(1 + rng.IntN(int(nextBulk-1)))
+					switch m.outcome[id] {
+					case BulkWaiting, BulkFulfilled:
+						for s, t := range m.task {
+							if BulkID(t[0]) == id {
+								delete(m.task, s)
+							}
+						}
+						m.outcome[id] = BulkCanceled
+						err = p.Cancel(now, id)
+					}
+				}
+			default:
+				now = now.Add(time.Duration(rng.IntN(40)) * time.Second)
+				p.Tick(now)
+			}
+			require.NoError(t, err, "seed %d step %d", seed, step)
+			require.NoError(t, checkInvariants(p), "seed %d step %d", seed, step)
+			require.NoError(t, m.apply(p, p.Ready(), matching), "seed %d step %d", seed, step)
+		}
+	}
+}
+
+// pick returns a random key of a map, deterministically for the rng.
+func pick[V any](rng *rand.Rand, m map[SlotID]V) (SlotID, bool) {
+	if len(m) == 0 {
+		return 0, false
+	}
+	keys := sortedKeys(m)
+	return keys[rng.IntN(len(keys))], true
+}
+
+// sortedKeys returns the keys of a map in order, so that seeds replay.
+func sortedKeys[V any](m map[SlotID]V) []SlotID {
+	keys := make([]SlotID, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// TestPropertyEveryBulkIsEventuallyFulfilled: with a cluster that can hold
+// the largest bulk and only bounded tasks that end after a while, every
+// bulk is fulfilled (no deadlock, no starvation), and bulks of the same
+// shape are fulfilled in submission order.
+func TestPropertyEveryBulkIsEventuallyFulfilled(t *testing.T) {
+	cluster := []resource.Count{{Profile: small, N: 3}, {Profile: medium, N: 2}, {Profile: big, N: 2}, {Profile: gpu, N: 1}}
+	for seed := uint64(1); seed <= 200; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		p := New(Config{Timeout: 1000 * time.Hour})
+		now := t0
+		id := SlotID(1)
+		var slots []Slot
+		for _, c := range cluster {
+			for range c.N {
+				slots = append(slots, Slot{ID: id, Profile: c.Profile})
+				id++
+			}
+		}
+		rng.Shuffle(len(slots), func(i, j int) { slots[i], slots[j] = slots[j], slots[i] })
+		m := newModel()
+		running := map[SlotID]int{} // slot -> steps left
+		var order []BulkID
+		shapeOf := map[BulkID]string{}
+		const bulks = 60
+		next := BulkID(1)
+		for step := 0; step < 5000 && (next <= bulks || p.Stats().Waiting > 0); step++ {
+			if len(slots) > 0 && rng.IntN(3) == 0 { // the cluster's slots arrive over time
+				m.inPool[slots[0].ID] = slots[0].Profile
+				require.NoError(t, p.Offer(now, slots[0]))
+				slots = slots[1:]
+			}
+			if next <= bulks && rng.IntN(2) == 0 {
+				var r []Request
+				for {
+					r = randomBulk(rng, 6, 0)
+					if fitsCluster(r, cluster) {
+						break
+					}
+				}
+				m.bulks[next] = r
+				m.outcome[next] = BulkWaiting
+				shapeOf[next] = shapeKey(r)
+				require.NoError(t, p.Submit(now, Bulk{ID: next, Requests: r}))
+				next++
+			}
+			for _, s := range sortedKeys(running) {
+				left := running[s]
+				if left == 0 {
+					delete(running, s)
+					delete(m.task, s)
+					require.NoError(t, p.Release(now, s), "seed %d", seed)
+				} else {
+					running[s] = left - 1
+				}
+			}
+			now = now.Add(time.Second)
+			p.Tick(now)
+			require.NoError(t, checkInvariants(p), "seed %d step %d", seed, step)
+			events := p.Ready()
+			require.NoError(t, m.apply(p, events, resource.FitsEveryDimension), "seed %d step %d", seed, step)
+			for _, ev := range events {
+				f := ev.(Fulfilled)
+				order = append(order, f.Bulk)
+				for _, s := range f.Slots {
+					running[s] = rng.IntN(5)
+				}
+			}
+		}
+		require.Len(t, order, bulks, "seed %d: deadlock or starvation: waiting %v", seed, p.Waiting())
+		last := map[string]BulkID{}
+		for _, b := range order {
+			require.Less(t, last[shapeOf[b]], b, "seed %d: same-shaped bulks fulfilled out of order: %v", seed, order)
+			last[shapeOf[b]] = b
+		}
+	}
+}
+
+func fitsCluster(r []Request, cluster []resource.Count) bool {
+	profiles := make([]resource.Profile, len(r))
+	for i, q := range r {
+		profiles[i] = q.Profile
+	}
+	return resource.Assign(resource.Tally(profiles), cluster, resource.FitsEveryDimension).Complete()
+}
+
+func shapeKey(r []Request) string {
+	var keys []string
+	for _, q := range r {
+		keys = append(keys, q.Profile.String())
+	}
+	slices.Sort(keys)
+	return fmt.Sprint(keys)
+}
+
+// TestPropertyAdmissionEventuallyServesEveryBulk: the same liveness
+// property when every slot comes from a StaticCluster through asks and
+// grants, idle slots go back, and the cluster revokes or reclaims slots
+// now and then (a task on a revoked slot is failed over by resubmitting
+// its region as a new bulk).
+func TestPropertyAdmissionEventuallyServesEveryBulk(t *testing.T) {
+	cluster := []resource.Count{{Profile: small, N: 3}, {Profile: medium, N: 2}, {Profile: big, N: 2}, {Profile: gpu, N: 1}}
+	for seed := uint64(1); seed <= 150; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		var slots []Slot
+		for _, c := range cluster {
+			for range c.N {
+				slots = append(slots, Slot{ID: SlotID(len(slots) + 1), Profile: c.Profile})
+			}
+		}
+		c, err := NewStaticCluster(resource.FitsEveryDimension, slots...)
+		require.NoError(t, err)
+		l := &link{h: &harness{t: t, p: New(Config{Admission: true, Timeout: 1000 * time.Hour, IdleTimeout: 3 * time.Second}), now: t0}, c: c}
+		l.pump()
+		running := map[SlotID]int{}
+		requests := map[BulkID][]Request{}
+		pending := map[BulkID]bool{}
+		next := BulkID(1)
+		const bulks = 40
+		for step := 0; step < 20000 && (next <= bulks || len(pending) > 0); step++ {
+			if next <= bulks && rng.IntN(2) == 0 {
+				var r []Request
+				for {
+					if r = randomBulk(rng, 6, 0); fitsCluster(r, cluster) {
+						break
+					}
+				}
+				requests[next], pending[next] = r, true
+				require.NoError(t, l.h.p.Submit(l.h.now, Bulk{ID: next, Requests: r}))
+				next++
+			}
+			if len(running) > 0 && rng.IntN(25) == 0 {
+				id, _ := pick(rng, running)
+				if rng.IntN(2) == 0 {
+					require.NoError(t, l.c.Revoke(id, ReasonPreempted))
+				} else {
+					require.NoError(t, l.c.Reclaim(id))
+				}
+			}
+			for _, s := range sortedKeys(running) {
+				left := running[s]
+				if left == 0 {
+					delete(running, s)
+					require.NoError(t, l.h.p.Release(l.h.now, s), "seed %d", seed)
+				} else {
+					running[s] = left - 1
+				}
+			}
+			l.h.now = l.h.now.Add(time.Second)
+			l.h.p.Tick(l.h.now)
+			for _, ev := range l.pump() {
+				switch e := ev.(type) {
+				case Fulfilled:
+					delete(pending, e.Bulk)
+					for _, s := range e.Slots {
+						running[s] = rng.IntN(5)
+					}
+				case Lost: // fail over: the region runs again as a new bulk
+					delete(running, e.Slot)
+					requests[next], pending[next] = requests[e.Bulk], true
+					require.NoError(t, l.h.p.Submit(l.h.now, Bulk{ID: next, Requests: requests[e.Bulk]}))
+					next++
+				default:
+					t.Fatalf("seed %d: unexpected %#v", seed, ev)
+				}
+			}
+			require.NoError(t, checkInvariants(l.h.p), "seed %d step %d", seed, step)
+		}
+		require.Empty(t, pending, "seed %d: bulks never served; pool %+v, cluster has %v", seed, l.h.p.Stats(), l.c.Available())
+	}
+}

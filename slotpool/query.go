@@ -1,0 +1,85 @@
+package slotpool
+
+// Bulk returns a snapshot of a bulk (false if unknown or forgotten).
+func (p *Pool) Bulk(id BulkID) (BulkInfo, bool) {
+	b, ok := p.bulks[id]
+	if !ok {
+		st, known := p.finished[id]
+		return BulkInfo{ID: id, State: st}, known
+	}
+	info := BulkInfo{ID: id, State: b.state}
+	if p.head == b {
+		for i := range p.profiles {
+			for _, idx := range p.profiles[i].held {
+				info.Held = append(info.Held, p.slot(idx).id)
+			}
+		}
+	}
+	for r, idx := range b.slots {
+		if idx >= 0 {
+			info.InUse = append(info.InUse, Placement{Request: r, Slot: p.slot(idx).id})
+		}
+	}
+	return info, true
+}
+
+// State returns the state of a bulk (BulkUnknown if never submitted or
+// forgotten).
+func (p *Pool) State(id BulkID) BulkState {
+	info, _ := p.Bulk(id)
+	return info.State
+}
+
+// Slot returns a snapshot of a slot in the pool (false if unknown).
+func (p *Pool) Slot(id SlotID) (SlotInfo, bool) {
+	idx, ok := p.slotIdx[id]
+	if !ok {
+		return SlotInfo{}, false
+	}
+	s := p.slot(idx)
+	info := SlotInfo{
+		Slot:      Slot{ID: s.id, Profile: p.profiles[s.profile].profile},
+		State:     s.state,
+		Request:   int(s.request),
+		Unbounded: s.unbounded,
+		Reclaimed: s.reclaimed,
+	}
+	if s.bulk != nil {
+		info.Bulk = s.bulk.id
+	}
+	return info, true
+}
+
+// FreeSlots returns the free slots, grouped by profile in the order the
+// profiles were first seen.
+func (p *Pool) FreeSlots() []Slot {
+	out := make([]Slot, 0, p.nFree)
+	for i := range p.profiles {
+		for _, idx := range p.profiles[i].free {
+			out = append(out, Slot{ID: p.slot(idx).id, Profile: p.profiles[i].profile})
+		}
+	}
+	return out
+}
+
+// Waiting returns the waiting bulks, oldest first.
+func (p *Pool) Waiting() []BulkID {
+	out := make([]BulkID, 0, p.queue.Len())
+	for e := p.queue.Front(); e != nil; e = e.Next() {
+		out = append(out, e.Value.(*bulk).id)
+	}
+	return out
+}
+
+// Stats counts slots and bulks.
+func (p *Pool) Stats() Stats {
+	return Stats{
+		Slots:     p.nFree + p.nHeld + p.nInUse,
+		Free:      p.nFree,
+		Held:      p.nHeld,
+		InUse:     p.nInUse,
+		Releasing: p.nRelease,
+		Waiting:   p.queue.Len(),
+		Shapes:    len(p.shapes),
+	}
+}

@@ -1,0 +1,210 @@
+package slotpool
+
+import (
+	"time"
+
+	"github.com/regionsched/regionsched/resource"
+)
+
+// profileRec aggregates the slots of one distinct profile, so that every
+// matching question runs on distinct profiles, not on individual slots.
+type profileRec struct {
+	profile resource.Profile
+	free    []int32 // free slots of this profile (a stack; slotRec.pos indexes it)
+	held    []int32 // slots of this profile held by the head bulk
+	// total counts the slots of this profile in the pool: free, held and in
+	// use (not those being released to the admission).
+	total int
+	// fixed counts the in-use slots that will not come back: their task is
+	// unbounded, or the admission reclaimed them.
+	fixed int
+
+	// Changes not yet folded into the shapes' cached verdicts.
+	reusableAdds int  // slots that became reusable
+	reusableLoss bool // a reusable slot went away
+	freeAdds     int  // slots that became free
+	// headRejected: the head cannot use one more slot of this profile.
+	headRejected bool
+	// servesRequest caches Matching.Serves(this, request profile index):
+	// 0 unknown, 1 yes, 2 no.
+	servesRequest []int8
+}
+
+// reusable is the number of slots of this profile that are or will become
+// available: free, held, or used by bounded tasks.
+func (r *profileRec) reusable() int { return r.total - r.fixed }
+
+// slotRec is one slot in the pool, in a dense table indexed by int32.
+type slotRec struct {
+	id      SlotID
+	profile int32
+	state   SlotState
+	pos     int32 // index in profiles[profile].free or .held
+	// bulk and request: the user of a held (request -1) or in-use slot.
+	bulk      *bulk
+	request   int32
+	unbounded bool
+	reclaimed bool
+	idle      *timer
+}
+
+// slotChunkBits sets the size of the slot table's chunks: the table grows
+// by whole chunks, so growing never copies slots.
+const slotChunkBits = 10
+
+// slot returns the slot record at index idx.
+func (p *Pool) slot(idx int32) *slotRec {
+	return &p.slotChunks[idx>>slotChunkBits][idx&(1<<slotChunkBits-1)]
+}
+
+// internProfile returns the index of a profile, adding it if new.
+func (p *Pool) internProfile(pr resource.Profile) int32 {
+	if i, ok := p.profileIdx[pr]; ok {
+		return i
+	}
+	i := int32(len(p.profiles))
+	p.profiles = append(p.profiles, profileRec{profile: pr})
+	p.profileIdx[pr] = i
+	return i
+}
+
+// serves reports whether a slot of profile slot serves a request of profile
+// req, caching the answer per pair of profile indexes.
+func (p *Pool) serves(slot, req int32) bool {
+	rec := &p.profiles[slot]
+	for int(req) >= len(rec.servesRequest) {
+		rec.servesRequest = append(rec.servesRequest, 0)
+	}
+	switch rec.servesRequest[req] {
+	case 1:
+		return true
+	case 2:
+		return false
+	}
+	ok := p.cfg.Matching.Serves(rec.profile, p.profiles[req].profile)
+	rec.servesRequest[req] = 2
+	if ok {
+		rec.servesRequest[req] = 1
+	}
+	return ok
+}
+
+// addSlot puts a new slot into the table (state to be set by the caller).
+func (p *Pool) addSlot(s Slot) int32 {
+	pr := p.internProfile(s.Profile)
+	var idx int32
+	if n := len(p.recycled); n > 0 {
+		idx = p.recycled[n-1]
+		p.recycled = p.recycled[:n-1]
+	} else {
+		idx = p.nSlots
+		p.nSlots++
+		if int(idx)>>slotChunkBits == len(p.slotChunks) {
+			p.slotChunks = append(p.slotChunks, new([1 << slotChunkBits]slotRec))
+		}
+	}
+	*p.slot(idx) = slotRec{id: s.ID, profile: pr, request: -1}
+	p.slotIdx[s.ID] = idx
+	p.profiles[pr].total++
+	p.reusableAdded(pr)
+	return idx
+}
+
+// dropSlot removes a slot that is neither free nor held from the table.
+func (p *Pool) dropSlot(idx int32) {
+	delete(p.slotIdx, p.slot(idx).id)
+	*p.slot(idx) = slotRec{}
+	p.recycled = append(p.recycled, idx)
+}
+
+// pushFree makes a slot free and arms its idle timer.
+func (p *Pool) pushFree(now time.Time, idx int32) {
+	s := p.slot(idx)
+	rec := &p.profiles[s.profile]
+	s.state, s.bulk, s.request = SlotFree, nil, -1
+	s.pos = int32(len(rec.free))
+	rec.free = append(rec.free, idx)
+	p.nFree++
+	if p.cfg.IdleTimeout > 0 {
+		s.idle = p.timers.add(now.Add(p.cfg.IdleTimeout), nil, idx)
+	}
+}
+
+// popFree takes the most recently freed slot of a profile.
+func (p *Pool) popFree(pr int32) int32 {
+	free := p.profiles[pr].free
+	idx := free[len(free)-1]
+	p.removeFree(idx)
+	return idx
+}
+
+// removeFree takes a free slot out of its free list.
+func (p *Pool) removeFree(idx int32) {
+	s := p.slot(idx)
+	rec := &p.profiles[s.profile]
+	last := rec.free[len(rec.free)-1]
+	rec.free[s.pos] = last
+	p.slot(last).pos = s.pos
+	rec.free = rec.free[:len(rec.free)-1]
+	p.nFree--
+	if s.idle != nil {
+		p.timers.cancel(s.idle)
+		s.idle = nil
+	}
+}
+
+// pushHeld makes a slot held by the head bulk.
+func (p *Pool) pushHeld(idx int32) {
+	s := p.slot(idx)
+	rec := &p.profiles[s.profile]
+	s.state, s.bulk, s.request = SlotHeld, p.head, -1
+	s.pos = int32(len(rec.held))
+	rec.held = append(rec.held, idx)
+	p.nHeld++
+	p.heldVersion++
+}
+
+// popHeld takes a held slot of a profile.
+func (p *Pool) popHeld(pr int32) int32 {
+	held := p.profiles[pr].held
+	idx := held[len(held)-1]
+	p.removeHeld(idx)
+	return idx
+}
+
+// removeHeld takes a held slot out of the head's held set.
+func (p *Pool) removeHeld(idx int32) {
+	s := p.slot(idx)
+	rec := &p.profiles[s.profile]
+	last := rec.held[len(rec.held)-1]
+	rec.held[s.pos] = last
+	p.slot(last).pos = s.pos
+	rec.held = rec.held[:len(rec.held)-1]
+	p.nHeld--
+	p.heldVersion++
+}
+
+// supply fills p.supplyBuf/p.supplyProf with the non-zero per-profile
+// counts of the chosen slot sets, ready for resource.Assign.
+func (p *Pool) supply(held, free, reusable bool) []resource.Count {
+	p.supplyBuf, p.supplyProf = p.supplyBuf[:0], p.supplyProf[:0]
+	for i := range p.profiles {
+		rec := &p.profiles[i]
+		n := 0
+		if reusable {
+			n = rec.reusable()
+		} else {
+			if held {
+				n += len(rec.held)
+			}
+			if free {
+				n += len(rec.free)
+			}
+		}
+		if n > 0 {
+			p.supplyBuf = append(p.supplyBuf, resource.Count{Profile: rec.profile, N: n})
+			p.supplyProf = append(p.supplyProf, int32(i))
+		}
+	}
+	return p.supplyBuf
+}
