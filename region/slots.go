@@ -86,6 +86,11 @@ func (rs *Regions) Slots(r ID) []Slot {
 	t := rs.topo
 	job := t.Job()
 	members := rs.Members(r)
+	if len(members) == 1 { // common in blocking jobs: no sharing to work out
+		vx := job.Vertex(t.JobVertexOf(members[0]))
+		return []Slot{{SlotSharingGroup: rs.ssgNames[rs.ssgOf[t.JobVertexOf(members[0])]], Profile: vx.Resources,
+			Members: []topology.ExecutionVertexID{members[0]}, Unbounded: vx.Unbounded}}
+	}
 	type run struct {
 		jv         int
 		start, end int // positions in members

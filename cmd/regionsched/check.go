@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
@@ -51,7 +50,7 @@ func newCheckCommand(stdin io.Reader) *cobra.Command {
 			fmt.Fprintf(out, "not runnable: %s\n", v.Reason)
 		}
 		if !v.Runnable {
-			return negative(errors.New(""))
+			return negative("not runnable: " + v.Reason)
 		}
 		return nil
 	}

@@ -30,8 +30,9 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func badInput(err error) error { return &exitError{code: exitBadInput, err: err} }
 
-// negative reports a negative verdict whose explanation was already printed.
-func negative(err error) error { return &exitError{code: exitNegative, err: err} }
+// negative reports a negative verdict; its one-line explanation (already
+// printed on standard output) is repeated on standard error as it is.
+func negative(verdict string) error { return &exitError{code: exitNegative, err: errors.New(verdict)} }
 
 // run executes the command line and returns the process exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -45,7 +46,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.code != exitNegative || ee.err.Error() != "" {
+		if ee.code == exitNegative {
+			fmt.Fprintln(stderr, ee.err)
+		} else {
 			fmt.Fprintln(stderr, "regionsched:", ee.err)
 		}
 		return ee.code

@@ -1,20 +1,114 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 	"io"
+	"os"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/simulator"
 )
 
 func newSimulateCommand(stdin io.Reader) *cobra.Command {
+	var (
+		policyName string
+		seed       uint64
+		traceFile  string
+		svgFile    string
+		fails      []string
+	)
 	c := &cobra.Command{
 		Use:   "simulate [--mode M] (--slots N | --cluster CLUSTER) [--policy region|eager] [--seed S] [--trace FILE] [--svg FILE] [--fail ID#i@MS ...] JOB",
 		Short: "Run a job in virtual time on the example executor",
-		Args:  cobra.MinimumNArgs(1),
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return badInput(fmt.Errorf("%s: several jobs on one cluster (SPEC.md section 5) are not supported by this version; give one job file", c.CommandPath()))
+			}
+			return exactArgs(1)(c, args)
+		},
 	}
+	mode := addModeFlag(c)
+	cluster := addClusterFlags(c)
+	c.Flags().StringVar(&policyName, "policy", "region", "scheduling policy: region (the library) or eager (the baseline without regions and bulks)")
+	c.Flags().Uint64Var(&seed, "seed", 1, "seed for the order of simultaneous events and slot offers")
+	c.Flags().StringVar(&traceFile, "trace", "", "write the trace as JSON Lines to FILE")
+	c.Flags().StringVar(&svgFile, "svg", "", "draw the timeline as SVG to FILE")
+	c.Flags().StringArrayVar(&fails, "fail", nil, "make the first attempt of subtask ID#i fail after MS ms of progress (ID#i@MS, repeatable)")
 	c.RunE = func(c *cobra.Command, args []string) error {
-		return badInput(errors.New("simulate: the example executor is not built yet"))
+		policy, err := simulator.ParsePolicy(policyName)
+		if err != nil {
+			return badInput(fmt.Errorf("--policy: %w", err))
+		}
+		slots, err := cluster.load(c)
+		if err != nil {
+			return err
+		}
+		job, err := loadJob(args[0], stdin)
+		if err != nil {
+			return err
+		}
+		rs := region.FromJob(job, mode.mode)
+		cfg := simulator.Config{Regions: rs, Cluster: slots, Policy: policy, Seed: seed, Record: traceFile != "" || svgFile != ""}
+		for _, f := range fails {
+			failure, err := simulator.ParseFailure(rs.Topology(), f)
+			if err != nil {
+				return badInput(fmt.Errorf("--fail: %w", err))
+			}
+			cfg.Failures = append(cfg.Failures, failure)
+		}
+		started := time.Now()
+		res, err := simulator.Run(cfg)
+		if err != nil {
+			return err
+		}
+		elapsed := time.Since(started)
+		if traceFile != "" {
+			if err := writeFile(traceFile, func(w io.Writer) error { return simulator.WriteTrace(w, res.Events) }); err != nil {
+				return err
+			}
+		}
+		if svgFile != "" {
+			tl := simulator.Timeline{
+				Title:    fmt.Sprintf("%s — %s, %s policy, %d slots", job.Name(), mode.mode, policy, res.Slots),
+				Subtitle: fmt.Sprintf("makespan %d ms, utilization %.0f%%, %d region deployments, %d restarts — %s", res.Makespan.Milliseconds(), 100*res.Utilization, res.RegionsScheduled, res.Failovers, res.Verdict),
+				Slots:    res.Slots, Regions: rs.NumRegions(), Makespan: res.Makespan, Events: res.Events,
+			}
+			if err := writeFile(svgFile, func(w io.Writer) error { return simulator.WriteSVG(w, tl) }); err != nil {
+				return err
+			}
+		}
+		out := c.OutOrStdout()
+		fmt.Fprintf(out, "job %q: mode %s, policy %s, %d slots, seed %d\n", job.Name(), mode.mode, policy, res.Slots, seed)
+		fmt.Fprintf(out, "makespan:          %d ms\n", res.Makespan.Milliseconds())
+		fmt.Fprintf(out, "slot utilization:  %.1f%%\n", 100*res.Utilization)
+		if policy == simulator.EagerPolicy {
+			fmt.Fprintf(out, "tasks deployed:    %d\n", res.RegionsScheduled)
+		} else {
+			fmt.Fprintf(out, "regions scheduled: %d of %d regions\n", res.RegionsScheduled, rs.NumRegions())
+		}
+		fmt.Fprintf(out, "restarts:          %d (regions restarted: %d)\n", res.Failovers, res.RegionRestarts)
+		fmt.Fprintf(out, "events:            %d in %v (%.0f events/s)\n", res.Processed, elapsed.Round(time.Microsecond), float64(res.Processed)/max(elapsed.Seconds(), 1e-9))
+		fmt.Fprintln(out, res.Reason)
+		if !res.Verdict.OK() {
+			return negative(res.Reason)
+		}
+		return nil
 	}
 	return c
+}
+
+// writeFile creates path and writes it with write.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return badInput(fmt.Errorf("cannot write %s: %w", path, err))
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

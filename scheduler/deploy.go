@@ -1,0 +1,129 @@
+package scheduler
+
+import (
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/slotpool"
+	"github.com/regionsched/regionsched/strategy"
+)
+
+// apply carries out the strategy's decisions: one bulk per region to
+// deploy (in the strategy's topological order, so FIFO serves producers
+// first), and partition releases for the observer.
+func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
+	for _, dep := range d.Deploy {
+		s.request(now, dep.Region, dep.Attempt)
+	}
+	if len(d.Release) > 0 && s.obs != nil {
+		s.obs.PartitionsReleased(d.Release)
+	}
+}
+
+// request submits region r's bulk: one request per slot it needs.
+func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt) {
+	run := &s.regions[r]
+	run.attempt = attempt
+	run.slots = s.rs.Slots(r)
+	run.placed = nil
+	reqs := make([]slotpool.Request, len(run.slots))
+	for i, sl := range run.slots {
+		reqs[i] = slotpool.Request{Profile: sl.Profile, Unbounded: sl.Unbounded}
+	}
+	id := bulkID(r, attempt)
+	run.bulk = id
+	if s.obs != nil {
+		s.obs.Requested(r, attempt, run.slots)
+	}
+	if err := s.pool.Submit(now, slotpool.Bulk{ID: id, Requests: reqs}); err != nil {
+		// Only a programming error can get here: ids are fresh, bulks non-empty.
+		panic("scheduler: submit region bulk: " + err.Error())
+	}
+}
+
+// drain applies the pool's events and, with an admission, carries the
+// messages between them until both are quiet.
+func (s *Scheduler) drain(now time.Time) {
+	for {
+		events := s.pool.Ready()
+		var fromAdm []slotpool.FromAdmission
+		for _, ev := range events {
+			switch ev := ev.(type) {
+			case slotpool.Fulfilled:
+				s.deploy(now, ev)
+			case slotpool.Failed:
+				s.bulkFailed(now, ev)
+			case slotpool.Lost:
+				s.slotLost(now, ev)
+			case slotpool.ToAdmission:
+				if s.adm != nil {
+					if err := s.adm.Handle(now, ev); err != nil {
+						s.log.Debug("admission rejected a message", zap.Error(err))
+					}
+				}
+			}
+		}
+		if s.adm != nil {
+			fromAdm = s.adm.Ready()
+			for _, m := range fromAdm {
+				if err := s.pool.Admit(now, m); err != nil {
+					s.log.Debug("pool rejected an admission message", zap.Error(err))
+				}
+			}
+		}
+		if len(events) == 0 && len(fromAdm) == 0 {
+			return
+		}
+	}
+}
+
+// deploy starts every subtask of a region whose bulk was fulfilled.
+func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) {
+	r := regionOfBulk(ev.Bulk)
+	run := &s.regions[r]
+	if run.bulk != ev.Bulk || s.state != Running {
+		// A bulk of an attempt that was replaced: give its slots back.
+		for _, id := range ev.Slots {
+			_ = s.pool.Release(now, id)
+		}
+		return
+	}
+	run.bulk, run.deployed = 0, ev.Bulk
+	run.placed, run.inUse = ev.Slots, len(ev.Slots)
+	s.stats.RegionsDeployed++
+	for i, sl := range run.slots {
+		slot := ev.Slots[i]
+		s.slots[slot] = slotUse{region: r, attempt: run.attempt, running: len(sl.Members)}
+		for _, v := range sl.Members {
+			s.taskSlot[v] = slot
+			if _, err := s.strategy.UpdateState(v, run.attempt, strategy.Deploying); err != nil {
+				s.log.Debug("deploying state refused", zap.Error(err))
+			}
+			s.dep.Deploy(v, run.attempt, slot)
+		}
+	}
+	s.log.Debug("region deployed", zap.Int32("region", int32(r)), zap.Int("slots", len(ev.Slots)))
+}
+
+// bulkFailed ends the job: a region can never get its slots.
+func (s *Scheduler) bulkFailed(now time.Time, ev slotpool.Failed) {
+	r := regionOfBulk(ev.Bulk)
+	if s.regions[r].bulk != ev.Bulk || s.state != Running {
+		return
+	}
+	s.regions[r].bulk = 0
+	_ = s.pool.Forget(ev.Bulk)
+	s.fail(now, &RegionError{Region: r, Members: s.rs.MemberNames(r, 8), Err: ev.Err})
+}
+
+// fail marks the job failed and stops everything: running tasks are
+// canceled, waiting bulks withdrawn, slots returned.
+func (s *Scheduler) fail(now time.Time, err error) {
+	s.state, s.err = Failed, err
+	for r := range s.regions {
+		s.stopRegion(now, region.ID(r))
+	}
+	s.log.Info("job failed", zap.Error(err))
+}

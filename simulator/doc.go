@@ -1,0 +1,31 @@
+// Package simulator is the example executor: a discrete-event simulation
+// of a dataflow job in virtual time, driving the real scheduler (package
+// scheduler, with its strategy and slot pool) through a Deployer — there
+// is no second implementation of the scheduling rules here. It is
+// deterministic for a seed: the seed orders simultaneous events and the
+// order in which the cluster's slots are offered.
+//
+// Semantics (DESIGN.md section 11): a task needs a slot; a deployed task
+// makes progress only while every blocking partition it reads is finished
+// and all its pipelined producers and consumers are deployed; its
+// duration advances only then; it cannot finish before its pipelined
+// producers finish; a shared slot is returned when its last task ends. An
+// unbounded task never finishes. Deadlock is a state with no pending event
+// and an unfinished job; it is detected and reported with the tasks that
+// hold slots while waiting, never waited on.
+//
+// Two policies: Region (the library: regions, FIFO atomic bulks, slot
+// sharing, region failover) and Eager, the baseline of a scheduler without
+// regions or bulks: every task asks for its own slot as soon as its
+// blocking inputs are finished and its pipelined producers are deployed,
+// and free slots go to pending tasks in seeded random order. Eager
+// reproduces FLIP-119's deadlocks.
+//
+//	res, err := simulator.Run(simulator.Config{
+//		Regions: region.FromJob(job, exchange.AllPipelined),
+//		Cluster: []resource.Count{{Profile: resource.Unknown, N: 4}},
+//		Seed:    1,
+//		Record:  true, // keep the trace for WriteTrace / WriteSVG
+//	})
+//	fmt.Println(res.Verdict, res.Makespan, res.Reason)
+package simulator

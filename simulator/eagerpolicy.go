@@ -1,0 +1,116 @@
+package simulator
+
+import (
+	"time"
+
+	"github.com/regionsched/regionsched/resource"
+)
+
+// eagerPolicy is the baseline of a scheduler without regions, bulks or
+// slot sharing: a task asks for its own slot as soon as its blocking
+// inputs are finished and its pipelined producers are deployed; free
+// slots go to pending tasks in seeded random order. A failed task is
+// restarted alone (it asks for a slot again).
+type eagerPolicy struct {
+	e         *engine
+	profile   []resource.Profile // per job vertex
+	pending   []int32
+	requested []bool
+	free      []int32
+	deploys   int
+	failovers int
+}
+
+func newEagerPolicy(e *engine) *eagerPolicy {
+	job := e.topo.Job()
+	p := &eagerPolicy{e: e, profile: make([]resource.Profile, job.NumVertices()), requested: make([]bool, len(e.model.tasks))}
+	for jv := range job.NumVertices() {
+		p.profile[jv] = job.Vertex(jv).Resources
+	}
+	for i := range e.slots {
+		p.free = append(p.free, int32(i))
+	}
+	e.model.onRequestable = p.request
+	return p
+}
+
+func (p *eagerPolicy) request(v int32) {
+	if p.requested[v] {
+		return
+	}
+	p.requested[v] = true
+	p.e.record(Request, v, NoSlot)
+	p.pending = append(p.pending, v)
+}
+
+func (p *eagerPolicy) start() {
+	for v := range p.e.model.tasks {
+		if p.e.model.requestable(int32(v)) {
+			p.request(int32(v))
+		}
+	}
+}
+
+// afterEvent hands free slots to pending tasks in random order.
+func (p *eagerPolicy) afterEvent() {
+	for len(p.free) > 0 && len(p.pending) > 0 {
+		p.e.rng.Shuffle(len(p.pending), func(i, j int) { p.pending[i], p.pending[j] = p.pending[j], p.pending[i] })
+		progress := false
+		for i := 0; i < len(p.pending) && len(p.free) > 0; {
+			v := p.pending[i]
+			slot := p.takeSlot(p.profile[p.e.model.tasks[v].jobVertex])
+			if slot < 0 {
+				i++
+				continue
+			}
+			p.pending[i] = p.pending[len(p.pending)-1]
+			p.pending = p.pending[:len(p.pending)-1]
+			p.deploys++
+			p.e.deploy(v, slot)
+			progress = true
+		}
+		if !progress {
+			return
+		}
+	}
+}
+
+// takeSlot removes and returns a random free slot that fits, or -1.
+func (p *eagerPolicy) takeSlot(need resource.Profile) int32 {
+	start := p.e.rng.IntN(len(p.free))
+	for k := range len(p.free) {
+		i := (start + k) % len(p.free)
+		slot := p.free[i]
+		if p.e.cfg.Matching.Serves(p.e.slots[slot].profile, need) {
+			p.free[i] = p.free[len(p.free)-1]
+			p.free = p.free[:len(p.free)-1]
+			return slot
+		}
+	}
+	return -1
+}
+
+func (p *eagerPolicy) finished(v int32) {
+	p.free = append(p.free, p.e.model.tasks[v].slot)
+}
+
+func (p *eagerPolicy) failed(v, slot int32) {
+	p.failovers++
+	t := &p.e.model.tasks[v]
+	// the model reset the task; give its slot back and let it ask again
+	p.free = append(p.free, slot)
+	p.requested[v] = false
+	t.attempt++
+	if p.e.model.requestable(v) {
+		p.request(v)
+	}
+}
+
+func (p *eagerPolicy) tick()                               {}
+func (p *eagerPolicy) nextDeadline() (time.Duration, bool) { return 0, false }
+func (p *eagerPolicy) stopped() (error, bool)              { return nil, false }
+func (p *eagerPolicy) waitingForSlots() []int32            { return append([]int32(nil), p.pending...) }
+
+func (p *eagerPolicy) stats(r *Result) {
+	r.RegionsScheduled, r.Failovers, r.RegionRestarts = p.deploys, p.failovers, 0
+}

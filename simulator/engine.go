@@ -1,0 +1,262 @@
+package simulator
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// policy is what decides which task gets which slot.
+type policy interface {
+	start()
+	// finished and failed are the model's hooks (after the model updated).
+	finished(v int32)
+	failed(v, slot int32)
+	// afterEvent runs after every calendar event.
+	afterEvent()
+	// tick fires the policy's timeouts.
+	tick()
+	nextDeadline() (time.Duration, bool)
+	// stopped reports a failed job (the run ends).
+	stopped() (error, bool)
+	// waitingForSlots lists tasks that asked for a slot and have none.
+	waitingForSlots() []int32
+	stats(r *Result)
+}
+
+// slotRec is one slot of the cluster, with the occupancy bookkeeping for
+// the trace and the utilization.
+type slotRec struct {
+	profile   resource.Profile
+	occupants int
+	since     time.Duration
+	busy      time.Duration
+	lastTask  int32
+}
+
+// engine runs the calendar and keeps the trace; the model holds task
+// semantics, the policy hands out slots.
+type engine struct {
+	cfg      Config
+	rs       *region.Regions
+	topo     *topology.ExecutionTopology
+	model    *model
+	policy   policy
+	rng      *rand.Rand
+	slots    []slotRec
+	events   []Event
+	log      *zap.Logger
+	deadline struct {
+		at      time.Duration
+		version uint32
+		armed   bool
+	}
+	processed int
+}
+
+func newEngine(cfg Config) *engine {
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
+	e := &engine{cfg: cfg, rs: cfg.Regions, topo: cfg.Regions.Topology(), rng: rng, log: cfg.Logger}
+	if e.log == nil {
+		e.log = zap.NewNop()
+	}
+	for _, c := range cfg.Cluster {
+		for range c.N {
+			e.slots = append(e.slots, slotRec{profile: c.Profile, lastTask: -1})
+		}
+	}
+	failures := map[int32]time.Duration{}
+	for _, f := range cfg.Failures {
+		failures[int32(f.Task)] = f.After
+	}
+	e.model = newModel(e.topo, failures, rng.Uint64)
+	if cfg.Policy == EagerPolicy {
+		e.policy = newEagerPolicy(e)
+	} else {
+		e.policy = newRegionPolicy(e)
+	}
+	e.model.onFinished = func(v int32) {
+		e.record(Finish, v, e.model.tasks[v].slot)
+		e.leaveSlot(v)
+		e.policy.finished(v)
+	}
+	e.model.onFailed = func(v int32) {
+		slot := e.model.tasks[v].slot
+		e.record(Fail, v, slot)
+		e.leaveSlot(v)
+		e.model.reset(v)
+		e.policy.failed(v, slot)
+	}
+	return e
+}
+
+func (e *engine) now() time.Duration { return e.model.now }
+
+// record appends a trace event if recording.
+func (e *engine) record(k Kind, v int32, slot int32) {
+	if !e.cfg.Record {
+		return
+	}
+	e.events = append(e.events, Event{At: e.now(), Kind: k, Task: e.topo.VertexName(topology.ExecutionVertexID(v)),
+		Region: int(e.rs.RegionOf(topology.ExecutionVertexID(v))), Slot: int(slot), Attempt: int(e.model.tasks[v].attempt)})
+}
+
+// deploy puts task v into a slot (called by the policies).
+func (e *engine) deploy(v int32, slot int32) {
+	s := &e.slots[slot]
+	if s.occupants == 0 {
+		s.since = e.now()
+	}
+	s.occupants++
+	e.model.tasks[v].slot = slot
+	e.record(Deploy, v, slot)
+	e.model.deploy(v, slot)
+}
+
+// cancel stops a deployed task (failover).
+func (e *engine) cancel(v int32) {
+	if e.model.tasks[v].phase != deployed {
+		return
+	}
+	e.record(Cancel, v, e.model.tasks[v].slot)
+	e.leaveSlot(v)
+	e.model.reset(v)
+}
+
+// leaveSlot counts task v out of its slot; the slot is released (and
+// traced) when its last task leaves.
+func (e *engine) leaveSlot(v int32) {
+	slot := e.model.tasks[v].slot
+	if slot < 0 {
+		return
+	}
+	s := &e.slots[slot]
+	s.lastTask = v
+	if s.occupants--; s.occupants == 0 {
+		s.busy += e.now() - s.since
+		e.record(Release, v, slot)
+	}
+}
+
+// run processes the calendar until it is empty or the job failed.
+func (e *engine) run() (*Result, error) {
+	limit := e.cfg.MaxEvents
+	if limit <= 0 {
+		limit = 1 << 31
+	}
+	e.policy.start()
+	e.afterEvent()
+	for e.model.cal.Len() > 0 {
+		if _, failed := e.policy.stopped(); failed {
+			break
+		}
+		ev := e.model.cal.next()
+		if ev.at > e.model.now {
+			e.model.now = ev.at
+		}
+		switch ev.kind {
+		case taskProgressEnd:
+			t := &e.model.tasks[ev.task]
+			if t.version != ev.version || !t.progressing {
+				continue
+			}
+			e.model.progressEnd(ev.task)
+		case poolDeadline:
+			if !e.deadline.armed || ev.version != e.deadline.version {
+				continue
+			}
+			e.deadline.armed = false
+			e.policy.tick()
+		}
+		e.afterEvent()
+		if e.processed++; e.processed > limit {
+			return nil, fmt.Errorf("simulator: more than %d events; the run was stopped", limit)
+		}
+	}
+	return e.result(), nil
+}
+
+// afterEvent lets the policy act and keeps one pool deadline armed.
+func (e *engine) afterEvent() {
+	e.policy.afterEvent()
+	at, ok := e.policy.nextDeadline()
+	if !ok {
+		e.deadline.armed = false
+		return
+	}
+	if e.deadline.armed && e.deadline.at == at {
+		return
+	}
+	e.deadline.version++
+	e.deadline.at, e.deadline.armed = at, true
+	e.model.cal.add(timed{at: max(at, e.now()), order: e.rng.Uint64(), kind: poolDeadline, version: e.deadline.version})
+}
+
+func (e *engine) result() *Result {
+	now := e.now()
+	r := &Result{Makespan: now, Slots: len(e.slots), Events: e.events, Processed: e.processed}
+	var busy time.Duration
+	for i := range e.slots {
+		s := &e.slots[i]
+		busy += s.busy
+		if s.occupants > 0 {
+			busy += now - s.since
+		}
+	}
+	if now > 0 && len(e.slots) > 0 {
+		r.Utilization = float64(busy) / (float64(now) * float64(len(e.slots)))
+	}
+	e.policy.stats(r)
+	if err, failed := e.policy.stopped(); failed {
+		r.Verdict, r.Err = Failed, err
+		r.Reason = fmt.Sprintf("failed: %v", err)
+		return r
+	}
+	if e.model.unfinished == 0 {
+		r.Verdict = Finished
+		r.Reason = fmt.Sprintf("finished: all %d tasks finished at %d ms", len(e.model.tasks), now.Milliseconds())
+		return r
+	}
+	holding := e.model.waiting()
+	waiting := e.policy.waitingForSlots()
+	if len(holding) == 0 && len(waiting) == 0 {
+		running := 0
+		for v := range e.model.tasks {
+			if e.model.tasks[v].phase == deployed {
+				running++
+			}
+		}
+		r.Verdict = Steady
+		r.Reason = fmt.Sprintf("running: every bounded task finished; %d unbounded tasks keep running", running)
+		if never := e.model.unfinished - running; never > 0 {
+			r.Reason += fmt.Sprintf("; %d tasks downstream of them never start", never)
+		}
+		return r
+	}
+	r.Verdict = Deadlock
+	r.Holding, r.Waiting = e.names(holding), e.names(waiting)
+	switch {
+	case len(holding) > 0 && len(waiting) > 0:
+		r.Reason = fmt.Sprintf("deadlock at %d ms: %s hold slots while waiting; %s wait for a slot",
+			now.Milliseconds(), listNames(r.Holding, 12), listNames(r.Waiting, 12))
+	case len(holding) > 0:
+		r.Reason = fmt.Sprintf("deadlock at %d ms: %s hold slots while waiting", now.Milliseconds(), listNames(r.Holding, 12))
+	default:
+		r.Reason = fmt.Sprintf("deadlock at %d ms: %s wait for a slot that never comes", now.Milliseconds(), listNames(r.Waiting, 12))
+	}
+	return r
+}
+
+func (e *engine) names(vs []int32) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = e.topo.VertexName(topology.ExecutionVertexID(v))
+	}
+	return out
+}

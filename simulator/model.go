@@ -1,0 +1,319 @@
+package simulator
+
+import (
+	"math"
+	"time"
+
+	"github.com/regionsched/regionsched/topology"
+)
+
+// phase is where a task attempt is.
+type phase uint8
+
+const (
+	idle     phase = iota // not deployed (never, or canceled/failed and waiting to be redeployed)
+	deployed              // holds a slot
+	finished              // done; its partitions are complete
+)
+
+// never is the "duration" of an unbounded task.
+const never = time.Duration(math.MaxInt64)
+
+// task is the simulated state of one execution vertex.
+type task struct {
+	jobVertex   int32
+	phase       phase
+	slot        int32
+	attempt     int32
+	progressing bool
+	workDone    bool // its own work is done; it waits for its pipelined producers to finish
+	version     uint32
+	since       time.Duration // progressing since
+	done        time.Duration // progress of the current attempt
+	failAt      time.Duration // progress at which attempt 0 fails; -1: no injected failure
+	// Counts of unmet conditions (see model.reevaluate):
+	inUndeployed    int32 // pipelined input groups with a producer not deployed
+	outUndeployed   int32 // pipelined output groups with a consumer not deployed
+	inBlockingOpen  int32 // blocking input groups with an unfinished partition
+	inPipelinedOpen int32 // pipelined input groups with an unfinished producer
+}
+
+// model holds the execution semantics of DESIGN.md section 11 on top of
+// the execution topology: a deployed task makes progress only while all
+// its pipelined producers and consumers are deployed (or finished) and all
+// blocking partitions it reads are finished; its duration advances only
+// then; it cannot finish before its pipelined producers finish. Group
+// counters keep every transition O(1) per task plus O(group) when a group
+// counter crosses zero, so all-to-all exchanges are never expanded.
+type model struct {
+	topo      *topology.ExecutionTopology
+	tasks     []task
+	duration  []time.Duration // per job vertex
+	pipelined []bool          // per job edge
+	// per partition group
+	undeployedProducers []int32
+	undeployedConsumers []int32
+	unfinishedProducers []int32
+
+	now        time.Duration
+	cal        calendar
+	tiebreak   func() uint64
+	unfinished int // tasks not finished
+
+	// hooks for the policy
+	onFinished    func(v int32)
+	onFailed      func(v int32)
+	onRequestable func(v int32) // an idle task whose blocking inputs are finished and pipelined producers deployed
+}
+
+func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, tiebreak func() uint64) *model {
+	job := t.Job()
+	m := &model{
+		topo:                t,
+		tasks:               make([]task, t.NumExecutionVertices()),
+		duration:            make([]time.Duration, job.NumVertices()),
+		pipelined:           make([]bool, job.NumEdges()),
+		undeployedProducers: make([]int32, t.NumGroups()),
+		undeployedConsumers: make([]int32, t.NumGroups()),
+		unfinishedProducers: make([]int32, t.NumGroups()),
+		tiebreak:            tiebreak,
+		unfinished:          t.NumExecutionVertices(),
+	}
+	for jv := range job.NumVertices() {
+		vx := job.Vertex(jv)
+		m.duration[jv] = vx.Duration
+		if vx.Unbounded {
+			m.duration[jv] = never
+		}
+		vs := t.VerticesOf(jv)
+		for v := vs.Start; v < vs.End; v++ {
+			m.tasks[v] = task{jobVertex: int32(jv), slot: -1, failAt: -1}
+		}
+	}
+	for v, at := range failures {
+		m.tasks[v].failAt = at
+	}
+	for e := range job.NumEdges() {
+		m.pipelined[e] = t.PartitionType(e).IsPipelined()
+		gs := t.GroupsOf(e)
+		for g := gs.Start; g < gs.End; g++ {
+			pg := t.Group(topology.GroupID(g))
+			m.unfinishedProducers[g] = int32(pg.Producers.Len())
+			if m.pipelined[e] {
+				m.undeployedProducers[g] = int32(pg.Producers.Len())
+				m.undeployedConsumers[g] = int32(pg.Consumers.Len())
+				for c := pg.Consumers.Start; c < pg.Consumers.End; c++ {
+					m.tasks[c].inUndeployed++
+					m.tasks[c].inPipelinedOpen++
+				}
+				for p := pg.Producers.Start; p < pg.Producers.End; p++ {
+					m.tasks[p].outUndeployed++
+				}
+			} else {
+				for c := pg.Consumers.Start; c < pg.Consumers.End; c++ {
+					m.tasks[c].inBlockingOpen++
+				}
+			}
+		}
+	}
+	return m
+}
+
+// requestable reports whether an idle task may ask for a slot under the
+// eager policy: its blocking inputs are finished and its pipelined
+// producers are deployed.
+func (m *model) requestable(v int32) bool {
+	t := &m.tasks[v]
+	return t.phase == idle && t.inBlockingOpen == 0 && t.inUndeployed == 0
+}
+
+// forEachGroup calls f for every input (or output) group of task v with
+// the job edge and whether it is pipelined.
+func (m *model) forEachGroup(v int32, inputs bool, f func(e int, g topology.GroupID)) {
+	job := m.topo.Job()
+	jv := int(m.tasks[v].jobVertex)
+	sub := int(v - m.topo.VerticesOf(jv).Start)
+	edges := job.OutEdges(jv)
+	if inputs {
+		edges = job.InEdges(jv)
+	}
+	for _, e := range edges {
+		if inputs {
+			f(int(e), m.topo.ConsumedGroup(int(e), sub))
+		} else {
+			f(int(e), m.topo.ProducedGroup(int(e), sub))
+		}
+	}
+}
+
+// deploy puts an idle task into a slot.
+func (m *model) deploy(v, slot int32) {
+	t := &m.tasks[v]
+	t.phase, t.slot = deployed, slot
+	m.forEachGroup(v, true, func(e int, g topology.GroupID) {
+		if m.pipelined[e] {
+			if m.undeployedConsumers[g]--; m.undeployedConsumers[g] == 0 {
+				m.forProducers(g, func(p int32) { m.tasks[p].outUndeployed--; m.reevaluate(p) })
+			}
+		}
+	})
+	m.forEachGroup(v, false, func(e int, g topology.GroupID) {
+		if m.pipelined[e] {
+			if m.undeployedProducers[g]--; m.undeployedProducers[g] == 0 {
+				m.forConsumers(g, func(c int32) { m.tasks[c].inUndeployed--; m.reevaluate(c) })
+			}
+		}
+	})
+	m.reevaluate(v)
+}
+
+// reset takes a deployed or finished task back to idle (canceled, failed
+// or restarted): its progress is lost, and if it had finished its
+// partitions count as unfinished again.
+func (m *model) reset(v int32) {
+	t := &m.tasks[v]
+	if t.phase == idle {
+		return
+	}
+	wasFinished := t.phase == finished
+	t.phase, t.slot, t.progressing, t.workDone, t.done = idle, -1, false, false, 0
+	t.version++
+	if wasFinished {
+		m.unfinished++
+		m.forEachGroup(v, false, func(e int, g topology.GroupID) {
+			if m.unfinishedProducers[g]++; m.unfinishedProducers[g] == 1 {
+				pipelined := m.pipelined[e]
+				m.forConsumers(g, func(c int32) {
+					if pipelined {
+						m.tasks[c].inPipelinedOpen++
+					} else {
+						m.tasks[c].inBlockingOpen++
+					}
+					m.reevaluate(c)
+				})
+			}
+		})
+	}
+	m.forEachGroup(v, true, func(e int, g topology.GroupID) {
+		if m.pipelined[e] {
+			if m.undeployedConsumers[g]++; m.undeployedConsumers[g] == 1 {
+				m.forProducers(g, func(p int32) { m.tasks[p].outUndeployed++; m.reevaluate(p) })
+			}
+		}
+	})
+	m.forEachGroup(v, false, func(e int, g topology.GroupID) {
+		if m.pipelined[e] {
+			if m.undeployedProducers[g]++; m.undeployedProducers[g] == 1 {
+				m.forConsumers(g, func(c int32) { m.tasks[c].inUndeployed++; m.reevaluate(c) })
+			}
+		}
+	})
+}
+
+// reevaluate starts or stops a task's progress after a change.
+func (m *model) reevaluate(v int32) {
+	t := &m.tasks[v]
+	want := t.phase == deployed && !t.workDone && t.inUndeployed == 0 && t.outUndeployed == 0 && t.inBlockingOpen == 0
+	switch {
+	case want && !t.progressing:
+		t.progressing, t.since = true, m.now
+		t.version++
+		m.scheduleProgressEnd(v)
+	case !want && t.progressing:
+		t.done += m.now - t.since
+		t.progressing = false
+		t.version++
+	}
+	if t.phase == idle && m.onRequestable != nil && m.requestable(v) {
+		m.onRequestable(v)
+	}
+}
+
+func (m *model) scheduleProgressEnd(v int32) {
+	t := &m.tasks[v]
+	target := m.duration[t.jobVertex]
+	if t.attempt == 0 && t.failAt >= 0 && t.failAt < target {
+		target = t.failAt
+	}
+	if target == never {
+		return
+	}
+	m.cal.add(timed{at: m.now + max(0, target-t.done), order: m.tiebreak(), kind: taskProgressEnd, task: v, version: t.version})
+}
+
+// progressEnd handles a taskProgressEnd event: the attempt fails if an
+// injected failure point is reached, otherwise its work is done and it
+// finishes as soon as its pipelined producers have finished.
+func (m *model) progressEnd(v int32) {
+	t := &m.tasks[v]
+	t.done += m.now - t.since
+	t.since = m.now
+	if t.attempt == 0 && t.failAt >= 0 && t.done >= t.failAt {
+		t.failAt = -1
+		m.onFailed(v)
+		return
+	}
+	t.workDone, t.progressing = true, false
+	t.version++
+	if t.inPipelinedOpen == 0 {
+		m.finish(v)
+	}
+}
+
+// finish marks a task finished, completes its partitions and lets
+// consumers that waited only for it finish too (iteratively).
+func (m *model) finish(first int32) {
+	work := []int32{first}
+	for len(work) > 0 {
+		v := work[len(work)-1]
+		work = work[:len(work)-1]
+		t := &m.tasks[v]
+		t.phase = finished
+		m.unfinished--
+		m.forEachGroup(v, false, func(e int, g topology.GroupID) {
+			if m.unfinishedProducers[g]--; m.unfinishedProducers[g] != 0 {
+				return
+			}
+			pipelined := m.pipelined[e]
+			m.forConsumers(g, func(c int32) {
+				ct := &m.tasks[c]
+				if pipelined {
+					if ct.inPipelinedOpen--; ct.inPipelinedOpen == 0 && ct.phase == deployed && ct.workDone {
+						work = append(work, c)
+					}
+					return
+				}
+				ct.inBlockingOpen--
+				m.reevaluate(c)
+			})
+		})
+		m.onFinished(v)
+	}
+}
+
+func (m *model) forProducers(g topology.GroupID, f func(int32)) {
+	pg := m.topo.Group(g)
+	for p := pg.Producers.Start; p < pg.Producers.End; p++ {
+		f(p)
+	}
+}
+
+func (m *model) forConsumers(g topology.GroupID, f func(int32)) {
+	pg := m.topo.Group(g)
+	for c := pg.Consumers.Start; c < pg.Consumers.End; c++ {
+		f(c)
+	}
+}
+
+// waiting lists the deployed tasks that are not making progress (they hold
+// a slot while waiting), in id order.
+func (m *model) waiting() []int32 {
+	var out []int32
+	for v := range m.tasks {
+		t := &m.tasks[v]
+		if t.phase == deployed && !t.progressing {
+			out = append(out, int32(v))
+		}
+	}
+	return out
+}

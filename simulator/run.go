@@ -1,0 +1,148 @@
+package simulator
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/resource"
+)
+
+// Policy is how tasks get slots.
+type Policy uint8
+
+const (
+	// RegionPolicy is the library: pipelined regions, FIFO atomic bulks,
+	// slot sharing, region failover.
+	RegionPolicy Policy = iota
+	// EagerPolicy is the baseline without regions, bulks or sharing.
+	EagerPolicy
+)
+
+// String returns "region" or "eager".
+func (p Policy) String() string {
+	if p == EagerPolicy {
+		return "eager"
+	}
+	return "region"
+}
+
+// ErrUnknownPolicy means a policy name is not "region" or "eager".
+var ErrUnknownPolicy = errors.New("unknown policy")
+
+// ParsePolicy parses "region" or "eager".
+func ParsePolicy(s string) (Policy, error) {
+	switch s {
+	case "region":
+		return RegionPolicy, nil
+	case "eager":
+		return EagerPolicy, nil
+	}
+	return 0, fmt.Errorf("%w %q (valid: region, eager)", ErrUnknownPolicy, s)
+}
+
+// Config describes one simulation.
+type Config struct {
+	// Regions is the job under its global data exchange mode.
+	Regions *region.Regions
+	// Cluster lists the slots; they get ids 0, 1, ... in this order.
+	Cluster []resource.Count
+	// Policy selects the region scheduler or the eager baseline.
+	Policy Policy
+	// Seed orders simultaneous events and the offer of slots.
+	Seed uint64
+	// Failures injects failures of first attempts.
+	Failures []Failure
+	// Matching is how slots serve requests (default: fits every dimension).
+	Matching resource.Matching
+	// Timeout is the slot pool's fulfillability timeout (0: the pool's default).
+	Timeout time.Duration
+	// Record keeps the trace in Result.Events.
+	Record bool
+	// MaxEvents stops a run that processes more calendar events (0: 1<<31).
+	MaxEvents int
+	// Logger receives debug logs; nil means zap.NewNop().
+	Logger *zap.Logger
+}
+
+// Verdict is how a run ended.
+type Verdict uint8
+
+const (
+	// Finished: every task finished.
+	Finished Verdict = iota
+	// Steady: every bounded task finished and every unbounded task runs.
+	Steady
+	// Deadlock: nothing can make progress and the job has not finished.
+	Deadlock
+	// Failed: the scheduler failed the job (a region could not be served).
+	Failed
+)
+
+var verdictNames = [...]string{"finished", "running", "deadlock", "failed"}
+
+// String returns "finished", "running", "deadlock" or "failed".
+func (v Verdict) String() string {
+	if int(v) < len(verdictNames) {
+		return verdictNames[v]
+	}
+	return "invalid"
+}
+
+// OK reports whether the verdict is a success (Finished or Steady).
+func (v Verdict) OK() bool { return v == Finished || v == Steady }
+
+// Result is the outcome of a run.
+type Result struct {
+	Verdict Verdict
+	// Reason is one line starting with the verdict, e.g. "deadlock: ...".
+	Reason string
+	// Makespan is the virtual time of the last event.
+	Makespan time.Duration
+	// Slots is the number of slots of the cluster.
+	Slots int
+	// Utilization is the share of slot time spent occupied by tasks.
+	Utilization float64
+	// RegionsScheduled counts region deployments (restarts included);
+	// under the eager policy it counts task deployments.
+	RegionsScheduled int
+	// Failovers counts handled failures; RegionRestarts the regions they restarted.
+	Failovers, RegionRestarts int
+	// Holding lists, on deadlock, the tasks holding slots while waiting.
+	Holding []string
+	// Waiting lists, on deadlock, the tasks waiting for a slot.
+	Waiting []string
+	// Err is why the job failed.
+	Err error
+	// Events is the trace, in time order, if Config.Record.
+	Events []Event
+	// Processed counts the calendar events the run handled.
+	Processed int
+}
+
+// Run simulates the job to its end. The error is for a bad Config; the
+// job's own fate is in the Result.
+func Run(cfg Config) (*Result, error) {
+	if cfg.Regions == nil {
+		return nil, errors.New("simulator: Config.Regions is nil")
+	}
+	for _, c := range cfg.Cluster {
+		if c.N < 0 {
+			return nil, fmt.Errorf("simulator: negative slot count %d", c.N)
+		}
+	}
+	e := newEngine(cfg)
+	return e.run()
+}
+
+// listNames renders names as "A#0, B#1, ... (N in all)", at most limit.
+func listNames(names []string, limit int) string {
+	if len(names) <= limit {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:limit], ", ") + fmt.Sprintf(", ... (%d in all)", len(names))
+}

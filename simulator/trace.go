@@ -1,0 +1,85 @@
+package simulator
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+	"time"
+)
+
+// Kind is the kind of a trace event (SPEC.md section 4).
+type Kind uint8
+
+// The trace event kinds.
+const (
+	Request Kind = iota // a slot was asked for the task
+	Deploy              // the task started in a slot
+	Finish              // the task finished
+	Fail                // the task failed
+	Cancel              // the task was canceled (failover or deadlock end)
+	Release             // a slot was returned to the pool
+)
+
+var kindNames = [...]string{"request", "deploy", "finish", "fail", "cancel", "release"}
+
+// String returns the name used in traces: "request", "deploy", ...
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// NoSlot marks an event that is not about a slot (a request).
+const NoSlot = -1
+
+// Event is one line of a trace, in virtual time.
+type Event struct {
+	// At is the virtual time since the start of the run.
+	At   time.Duration
+	Kind Kind
+	// Task is the execution vertex name, "A#0".
+	Task string
+	// Region is the task's pipelined region id (under the run's mode).
+	Region int
+	// Slot is the slot id, stable for the run, or NoSlot.
+	Slot int
+	// Attempt counts the task's restarts (0 for the first attempt).
+	Attempt int
+}
+
+// AppendJSON appends the event as one JSON object (no newline):
+// {"t": 0, "event": "deploy", "task": "A#0", "region": 0, "slot": 1, "attempt": 0}.
+// Times are whole milliseconds.
+func (e Event) AppendJSON(b []byte) []byte {
+	b = append(b, `{"t": `...)
+	b = strconv.AppendInt(b, e.At.Milliseconds(), 10)
+	b = append(b, `, "event": "`...)
+	b = append(b, e.Kind.String()...)
+	b = append(b, `", "task": `...)
+	b = strconv.AppendQuote(b, e.Task)
+	b = append(b, `, "region": `...)
+	b = strconv.AppendInt(b, int64(e.Region), 10)
+	if e.Slot != NoSlot {
+		b = append(b, `, "slot": `...)
+		b = strconv.AppendInt(b, int64(e.Slot), 10)
+	}
+	b = append(b, `, "attempt": `...)
+	b = strconv.AppendInt(b, int64(e.Attempt), 10)
+	return append(b, '}')
+}
+
+// WriteTrace writes events as JSON Lines, one event per line, in the
+// order given (a Result's trace is in time order).
+func WriteTrace(w io.Writer, events []Event) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	var line []byte
+	for _, e := range events {
+		line = e.AppendJSON(line[:0])
+		line = append(line, '\n')
+		if _, err := bw.Write(line); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
