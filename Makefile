@@ -37,11 +37,20 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
 
-## demo: the FLIP-119 example job, region by region, in all four modes
+## demo: the FLIP-119 example scheduled region by region, with its timeline picture
 demo: build
-	@for mode in all-blocking forward-pipelined-only pointwise-pipelined-only all-pipelined; do \
-		./$(BIN) regions --mode $$mode examples/jobs/flip119.json; echo; \
-	done
+	@mkdir -p out
+	@echo "== the regions of FLIP-119's example in pointwise-pipelined-only mode"
+	./$(BIN) regions --mode pointwise-pipelined-only examples/jobs/flip119.json
+	@echo
+	@echo "== simulated on 2 slots with the region scheduler (timeline: out/flip119-pointwise.svg)"
+	./$(BIN) simulate --mode pointwise-pipelined-only --slots 2 --trace out/flip119-pointwise.jsonl --svg out/flip119-pointwise.svg examples/jobs/flip119.json
+	@echo
+	@echo "== all-pipelined on 4 slots: is it deadlock-free, and what does a scheduler without regions do?"
+	./$(BIN) check --mode all-pipelined --slots 4 examples/jobs/flip119.json
+	./$(BIN) simulate --mode all-pipelined --slots 4 --policy region examples/jobs/flip119.json
+	@./$(BIN) simulate --mode all-pipelined --slots 4 --policy eager --svg out/flip119-eager-deadlock.svg examples/jobs/flip119.json 2>/dev/null; \
+		echo "(exit code $$? from the eager baseline: it deadlocked, as FLIP-119 predicts; timeline: out/flip119-eager-deadlock.svg)"
 
 clean:
-	rm -rf bin
+	rm -rf bin out
