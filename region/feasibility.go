@@ -120,14 +120,16 @@ func (rs *Regions) Check(cluster []resource.Count, m resource.Matching) Verdict 
 				own = append(own, s.Profile)
 			}
 		}
-		if len(own) == 0 {
-			continue
-		}
-		need := resource.Tally(own)
+		// A region whose every slot is held indefinitely is still a
+		// candidate for the largest need (it needs the held slots).
 		if len(own)+len(indefinite) > bestNeed {
 			bestNeed = len(own) + len(indefinite)
 			v.Region, v.Needed = r, resource.Tally(append(own, indefinite...))
 		}
+		if len(own) == 0 {
+			continue
+		}
+		need := resource.Tally(own)
 		key := countsKey(need)
 		if checked[key] {
 			continue
@@ -214,11 +216,11 @@ func (rs *Regions) reason(v Verdict, capacity int) string {
 		held = fmt.Sprintf(" (including %d held indefinitely by unbounded subtasks)", v.Indefinite)
 	}
 	if v.Runnable {
-		return fmt.Sprintf("every region fits; the largest, region %d %s, needs %s at once%s; the cluster has %d slots",
-			v.Region, rs.MemberNames(v.Region, 8), needed, held, capacity)
+		return fmt.Sprintf("every region fits; the largest, region %d %s, needs %s at once%s; the cluster has %s",
+			v.Region, rs.MemberNames(v.Region, 8), needed, held, plural(capacity, "slot"))
 	}
-	return fmt.Sprintf("region %d %s needs %s at once%s; the cluster has %d slots; missing %s",
-		v.Region, rs.MemberNames(v.Region, 8), needed, held, capacity, formatCounts(v.Missing))
+	return fmt.Sprintf("region %d %s needs %s at once%s; the cluster has %s; missing %s",
+		v.Region, rs.MemberNames(v.Region, 8), needed, held, plural(capacity, "slot"), formatCounts(v.Missing))
 }
 
 func formatCounts(cs []resource.Count) string {

@@ -1,0 +1,312 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCheckFLIP119Slots: the FLIP-119 example against unknown-sized
+// slots, at and below each mode's minimum.
+func TestCheckFLIP119Slots(t *testing.T) {
+	tests := []struct {
+		mode     string
+		slots    int
+		code     int
+		prefix   string
+		contains []string
+	}{
+		{"all-pipelined", 4, 0, "deadlock-free:", []string{"region 0", "4 slots"}},
+		{"all-pipelined", 100, 0, "deadlock-free:", []string{"region 0"}},
+		{"all-pipelined", 3, 1, "not runnable:", []string{"region 0", "4 slots", "A#0"}},
+		{"all-pipelined", 0, 1, "not runnable:", []string{"region 0", "4 slots"}},
+		{"pointwise-pipelined-only", 2, 0, "deadlock-free:", []string{"region 0", "2 slots"}},
+		{"pointwise-pipelined-only", 1, 1, "not runnable:", []string{"region 0", "2 slots"}},
+		{"forward-pipelined-only", 1, 0, "deadlock-free:", []string{"1 slot"}},
+		{"forward-pipelined-only", 0, 1, "not runnable:", []string{"region 0", "1 slot"}},
+		{"all-blocking", 1, 0, "deadlock-free:", nil},
+		{"all-blocking", 0, 1, "not runnable:", []string{"region 0", "1 slot"}},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s/%d", tc.mode, tc.slots), func(t *testing.T) {
+			res := execCLI(t, "", "check", "--mode", tc.mode, "--slots", strconv.Itoa(tc.slots), flip119Path)
+			assert.Equal(t, tc.code, res.code, "stderr: %s", res.stderr)
+			assert.True(t, strings.HasPrefix(res.stdout, tc.prefix), "stdout %q should start with %q", res.stdout, tc.prefix)
+			assert.Equal(t, 1, strings.Count(res.stdout, "\n"), "one line: %q", res.stdout)
+			for _, s := range tc.contains {
+				assert.Contains(t, res.stdout, s)
+			}
+			if tc.code == 0 {
+				assert.Empty(t, res.stderr)
+			} else {
+				assert.NotContains(t, res.stderr, "Usage", "a negative verdict is not a usage error")
+			}
+		})
+	}
+}
+
+// TestCheckJSONFormat: `--format json` prints one object with runnable,
+// minimumSlots and reason, and keeps the exit code of the verdict.
+func TestCheckJSONFormat(t *testing.T) {
+	tests := []struct {
+		mode     string
+		slots    int
+		runnable bool
+		minimum  int
+	}{
+		{"all-pipelined", 4, true, 4},
+		{"all-pipelined", 3, false, 4},
+		{"pointwise-pipelined-only", 2, true, 2},
+		{"pointwise-pipelined-only", 1, false, 2},
+		{"all-blocking", 1, true, 1},
+		{"all-blocking", 0, false, 1},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s/%d", tc.mode, tc.slots), func(t *testing.T) {
+			res := execCLI(t, "", "check", "--format", "json", "--mode", tc.mode, "--slots", strconv.Itoa(tc.slots), flip119Path)
+			wantCode := 0
+			if !tc.runnable {
+				wantCode = 1
+			}
+			assert.Equal(t, wantCode, res.code, "stderr: %s", res.stderr)
+			var out checkOutput
+			decodeStrict(t, res.stdout, &out)
+			assert.Equal(t, checkOutput{Runnable: tc.runnable, MinimumSlots: tc.minimum, Reason: out.Reason}, out)
+			assert.Contains(t, out.Reason, "region 0")
+			if tc.runnable {
+				assert.Empty(t, res.stderr)
+			}
+		})
+	}
+}
+
+// sizedJob has two slot sharing groups with different slot profiles: in
+// all-pipelined mode one region needs 2 default slots of
+// {cpu=1000m mem=2048MB} (source and parse share one) and one "gpu" slot of
+// {cpu=1000m mem=4096MB gpu=1}.
+const sizedJob = `{
+  "name": "sized",
+  "vertices": [
+    {"id": "source", "parallelism": 2, "resources": {"cpuMillis": 500, "memoryMB": 1024}},
+    {"id": "parse", "parallelism": 2, "resources": {"cpuMillis": 500, "memoryMB": 1024}},
+    {"id": "train", "parallelism": 1, "slotSharingGroup": "gpu", "resources": {"cpuMillis": 1000, "memoryMB": 4096, "extended": {"gpu": 1}}}
+  ],
+  "edges": [
+    {"source": "source", "target": "parse", "shipStrategy": "forward"},
+    {"source": "parse", "target": "train", "shipStrategy": "rebalance"}
+  ]
+}`
+
+// TestCheckSizedCluster: --cluster with sized, unknown-sized and mixed
+// slots; a negative verdict names the region and what is missing.
+func TestCheckSizedCluster(t *testing.T) {
+	job := writeTemp(t, "sized.json", sizedJob)
+	tests := []struct {
+		name, mode, cluster string
+		code                int
+		contains            []string
+	}{
+		{"slots too small in memory", "all-pipelined",
+			`{"slots": [{"count": 3, "resources": {"cpuMillis": 4000, "memoryMB": 1024, "extended": {"gpu": 1}}}]}`,
+			1, []string{"region 0", "missing", "2 x {cpu=1000m mem=2048MB}", "1 x {cpu=1000m mem=4096MB gpu=1}"}},
+		{"enough slots but no gpu", "all-pipelined",
+			`{"slots": [{"count": 5, "resources": {"cpuMillis": 4000, "memoryMB": 8192}}]}`,
+			1, []string{"region 0", "missing 1 x {cpu=1000m mem=4096MB gpu=1}", "the cluster has 5 slots"}},
+		{"right sizes", "all-pipelined",
+			`{"slots": [{"count": 2, "resources": {"cpuMillis": 1000, "memoryMB": 2048}}, {"count": 1, "resources": {"cpuMillis": 1000, "memoryMB": 4096, "extended": {"gpu": 1}}}]}`,
+			0, []string{"region 0"}},
+		{"big uniform slots", "all-pipelined",
+			`{"slots": [{"count": 3, "resources": {"cpuMillis": 8000, "memoryMB": 32768, "extended": {"gpu": 4}}}]}`,
+			0, nil},
+		{"one gpu slot too few", "all-pipelined",
+			`{"slots": [{"count": 1, "resources": {"cpuMillis": 8000, "memoryMB": 32768, "extended": {"gpu": 4}}}, {"count": 1, "resources": {"cpuMillis": 1000, "memoryMB": 2048}}]}`,
+			1, []string{"region 0", "missing"}},
+		{"unknown-sized slots fit anything", "all-pipelined",
+			`{"slots": [{"count": 3}]}`, 0, nil},
+		{"unknown-sized slots, one too few", "all-pipelined",
+			`{"slots": [{"count": 2}]}`, 1, []string{"region 0", "missing"}},
+		{"unknown-sized slot stands in for the gpu slot", "all-pipelined",
+			`{"slots": [{"count": 2, "resources": {"cpuMillis": 1000, "memoryMB": 2048}}, {"count": 1}]}`, 0, nil},
+		{"tiny sized slots are useless", "all-pipelined",
+			`{"slots": [{"count": 10, "resources": {"cpuMillis": 100, "memoryMB": 100}}, {"count": 1}]}`, 1, []string{"region 0", "missing"}},
+		{"blocking: each subtask alone, but the training region needs a gpu", "all-blocking",
+			`{"slots": [{"count": 8, "resources": {"cpuMillis": 4000, "memoryMB": 8192}}]}`,
+			1, []string{"region 4", "train#0", "missing 1 x {cpu=1000m mem=4096MB gpu=1}"}},
+		{"blocking: one slot of each size suffices", "all-blocking",
+			`{"slots": [{"count": 1, "resources": {"cpuMillis": 500, "memoryMB": 1024}}, {"count": 1, "resources": {"cpuMillis": 1000, "memoryMB": 4096, "extended": {"gpu": 1}}}]}`,
+			0, nil},
+		{"empty cluster", "all-blocking", `{"slots": []}`, 1, []string{"region 0", "missing"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cluster := writeTemp(t, "cluster.json", tc.cluster)
+			res := execCLI(t, "", "check", "--mode", tc.mode, "--cluster", cluster, job)
+			require.Equal(t, tc.code, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+			prefix := "deadlock-free:"
+			if tc.code == 1 {
+				prefix = "not runnable:"
+			}
+			assert.True(t, strings.HasPrefix(res.stdout, prefix), "stdout %q should start with %q", res.stdout, prefix)
+			for _, s := range tc.contains {
+				assert.Contains(t, res.stdout, s)
+			}
+
+			js := execCLI(t, "", "check", "--format", "json", "--mode", tc.mode, "--cluster", cluster, job)
+			require.Equal(t, tc.code, js.code, js.stderr)
+			var out checkOutput
+			decodeStrict(t, js.stdout, &out)
+			assert.Equal(t, tc.code == 0, out.Runnable)
+			assert.Equal(t, strings.TrimPrefix(strings.TrimSpace(res.stdout), prefix+" "), out.Reason, "text and json give the same reason")
+		})
+	}
+}
+
+// streamingJob has an unbounded region of 2 slots (ingest -hash-> enrich,
+// never finishing) and a bounded region of 2 slots pinned apart from it:
+// the unbounded slots are never given back, so the job needs 4 slots.
+const streamingJob = `{
+  "name": "streaming-plus-batch",
+  "vertices": [
+    {"id": "ingest", "parallelism": 2, "bounded": false},
+    {"id": "enrich", "parallelism": 2, "bounded": false},
+    {"id": "backfill", "parallelism": 2},
+    {"id": "compact", "parallelism": 2}
+  ],
+  "edges": [
+    {"source": "ingest", "target": "enrich", "shipStrategy": "hash", "exchange": "pipelined"},
+    {"source": "backfill", "target": "compact", "shipStrategy": "hash", "exchange": "pipelined-bounded"}
+  ]
+}`
+
+// TestCheckCountsUnboundedSlotsForEveryRegion: slots held by streaming
+// subtasks are counted against every region.
+func TestCheckCountsUnboundedSlotsForEveryRegion(t *testing.T) {
+	job := writeTemp(t, "streaming.json", streamingJob)
+	for _, mode := range modeNames {
+		t.Run(mode, func(t *testing.T) {
+			out := regionsJSON(t, "--mode", mode, job)
+			require.Len(t, out.Regions, 2)
+			assert.Equal(t, 2, out.MinimumSlots)
+
+			enough := execCLI(t, "", "check", "--mode", mode, "--slots", "4", job)
+			assert.Equal(t, 0, enough.code, enough.stdout)
+			assert.True(t, strings.HasPrefix(enough.stdout, "deadlock-free:"), enough.stdout)
+
+			short := execCLI(t, "", "check", "--mode", mode, "--slots", "3", job)
+			assert.Equal(t, 1, short.code, short.stdout)
+			assert.True(t, strings.HasPrefix(short.stdout, "not runnable:"), short.stdout)
+			assert.Contains(t, short.stdout, "4 slots")
+			assert.Contains(t, short.stdout, "indefinitely")
+			assert.Regexp(t, `region [01] `, short.stdout)
+		})
+	}
+}
+
+// TestCheckClusterFlagErrors: the cluster is given exactly once, validly.
+func TestCheckClusterFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+		return p
+	}
+	good := file("good.json", `{"slots": [{"count": 4}]}`)
+	tests := []struct {
+		name     string
+		args     []string
+		contains []string
+	}{
+		{"both --slots and --cluster", []string{"--slots", "4", "--cluster", good}, []string{"--slots", "--cluster"}},
+		{"neither --slots nor --cluster", nil, []string{"--slots", "--cluster"}},
+		{"negative --slots", []string{"--slots", "-1"}, []string{"--slots", "-1"}},
+		{"very negative --slots", []string{"--slots=-7"}, []string{"--slots", "-7"}},
+		{"non-numeric --slots", []string{"--slots", "four"}, []string{"--slots", "four"}},
+		{"missing cluster file", []string{"--cluster", filepath.Join(dir, "absent.json")}, []string{"absent.json"}},
+		{"malformed cluster file", []string{"--cluster", file("malformed.json", `{"slots": [`)}, []string{"malformed.json"}},
+		{"empty cluster file", []string{"--cluster", file("empty.json", "")}, []string{"empty.json", "empty"}},
+		{"unknown field in the cluster", []string{"--cluster", file("unknown.json", `{"slots": [{"count": 2, "size": 4}]}`)}, []string{"size"}},
+		{"unknown top-level field", []string{"--cluster", file("top.json", `{"slot": [{"count": 2}]}`)}, []string{"slot"}},
+		{"unknown resource field", []string{"--cluster", file("res.json", `{"slots": [{"count": 2, "resources": {"cpu": 1}}]}`)}, []string{"cpu"}},
+		{"negative memory", []string{"--cluster", file("neg.json", `{"slots": [{"count": 2, "resources": {"cpuMillis": 1, "memoryMB": -5}}]}`)}, []string{"memoryMB"}},
+		{"negative count", []string{"--cluster", file("count.json", `{"slots": [{"count": -2}]}`)}, []string{"count"}},
+		{"missing count", []string{"--cluster", file("nocount.json", `{"slots": [{"resources": {"cpuMillis": 1, "memoryMB": 1}}]}`)}, []string{"count"}},
+		{"missing slots", []string{"--cluster", file("noslots.json", `{}`)}, []string{"slots"}},
+		{"bad --format", []string{"--slots", "4", "--format", "yaml"}, []string{"yaml", "text", "json"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(append([]string{"check"}, tc.args...), flip119Path)
+			res := execCLI(t, "", args...)
+			assert.Equal(t, 2, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+			assert.Empty(t, res.stdout, "no verdict on bad input")
+			require.NotEmpty(t, res.stderr)
+			for _, s := range tc.contains {
+				assert.Contains(t, res.stderr, s)
+			}
+		})
+	}
+}
+
+// TestCheckExampleJobsAtMinimumSlots: for every example job and mode,
+// `check --slots minimumSlots` is deadlock-free and one slot fewer is not
+// runnable (SPEC.md section 4: minimumSlots is exactly the threshold).
+func TestCheckExampleJobsAtMinimumSlots(t *testing.T) {
+	for _, file := range exampleJobs(t) {
+		for _, mode := range modeNames {
+			t.Run(filepath.Base(file)+"/"+mode, func(t *testing.T) {
+				minimum := regionsJSON(t, "--mode", mode, file).MinimumSlots
+				require.GreaterOrEqual(t, minimum, 1)
+
+				ok := execCLI(t, "", "check", "--mode", mode, "--slots", strconv.Itoa(minimum), file)
+				assert.Equal(t, 0, ok.code, "stdout: %s\nstderr: %s", ok.stdout, ok.stderr)
+				assert.True(t, strings.HasPrefix(ok.stdout, "deadlock-free:"), ok.stdout)
+
+				short := execCLI(t, "", "check", "--mode", mode, "--slots", strconv.Itoa(minimum-1), file)
+				assert.Equal(t, 1, short.code, "stdout: %s\nstderr: %s", short.stdout, short.stderr)
+				assert.True(t, strings.HasPrefix(short.stdout, "not runnable:"), short.stdout)
+				assert.Regexp(t, `region \d+ `, short.stdout)
+
+				js := execCLI(t, "", "check", "--format", "json", "--mode", mode, "--slots", strconv.Itoa(minimum-1), file)
+				var out checkOutput
+				decodeStrict(t, js.stdout, &out)
+				assert.False(t, out.Runnable)
+				assert.Equal(t, minimum, out.MinimumSlots)
+			})
+		}
+	}
+}
+
+// TestCheckMLExampleCluster: the sized cluster of examples/jobs/README.md
+// runs ml-feature-pipeline.json in every mode; with single-gpu slots it
+// does not, because train and evaluate share a slot and need two gpus.
+func TestCheckMLExampleCluster(t *testing.T) {
+	const job = "../../examples/jobs/ml-feature-pipeline.json"
+	enough := writeTemp(t, "enough.json", `{"slots": [{"count": 6, "resources": {"cpuMillis": 2250, "memoryMB": 4608}},
+		{"count": 2, "resources": {"cpuMillis": 6000, "memoryMB": 24576, "extended": {"gpu": 2}}}]}`)
+	oneGPU := writeTemp(t, "one-gpu.json", `{"slots": [{"count": 6, "resources": {"cpuMillis": 2250, "memoryMB": 4608}},
+		{"count": 2, "resources": {"cpuMillis": 6000, "memoryMB": 24576, "extended": {"gpu": 1}}}]}`)
+	for _, mode := range modeNames {
+		t.Run(mode, func(t *testing.T) {
+			ok := execCLI(t, "", "check", "--mode", mode, "--cluster", enough, job)
+			assert.Equal(t, 0, ok.code, "stdout: %s\nstderr: %s", ok.stdout, ok.stderr)
+			assert.True(t, strings.HasPrefix(ok.stdout, "deadlock-free:"), ok.stdout)
+
+			short := execCLI(t, "", "check", "--mode", mode, "--cluster", oneGPU, job)
+			if mode == "all-blocking" {
+				// train and evaluate are separate regions, one gpu each.
+				assert.Equal(t, 0, short.code, short.stdout)
+				return
+			}
+			assert.Equal(t, 1, short.code, "stdout: %s\nstderr: %s", short.stdout, short.stderr)
+			assert.True(t, strings.HasPrefix(short.stdout, "not runnable:"), short.stdout)
+			assert.Contains(t, short.stdout, "gpu=2")
+			assert.Regexp(t, `region \d+ `, short.stdout)
+		})
+	}
+}

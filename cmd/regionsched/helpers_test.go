@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// flip119Path is the FLIP-119 example job, relative to this package.
+const flip119Path = "../../examples/jobs/flip119.json"
+
+// modeNames are the canonical names of the four global modes of SPEC.md
+// section 2, from least to most pipelined.
+var modeNames = []string{"all-blocking", "forward-pipelined-only", "pointwise-pipelined-only", "all-pipelined"}
+
+// cliResult is what one in-process invocation of the command line produced.
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// execCLI runs the command line in process with stdin as standard input and
+// fails the test if it panics.
+func execCLI(t *testing.T, stdin string, args ...string) cliResult {
+	t.Helper()
+	return execCLITo(t, stdin, &bytes.Buffer{}, args...)
+}
+
+// execCLITo is execCLI with a caller-supplied standard output; the result's
+// stdout is filled in only when out is a *bytes.Buffer.
+func execCLITo(t *testing.T, stdin string, out io.Writer, args ...string) cliResult {
+	t.Helper()
+	if args == nil {
+		args = []string{} // nil would make cobra read os.Args
+	}
+	var stderr bytes.Buffer
+	var res cliResult
+	require.NotPanics(t, func() {
+		res.code = run(args, strings.NewReader(stdin), out, &stderr)
+	}, "regionsched %s", strings.Join(args, " "))
+	if b, ok := out.(*bytes.Buffer); ok {
+		res.stdout = b.String()
+	}
+	res.stderr = stderr.String()
+	return res
+}
+
+// writeTemp writes content to a fresh file in the test's temporary
+// directory and returns its path.
+func writeTemp(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+	return path
+}
+
+// regionsOutput is the object `regions --format json` prints (SPEC.md
+// section 4).
+type regionsOutput struct {
+	Job                  string         `json:"job"`
+	Mode                 string         `json:"mode"`
+	ExecutionVertices    int            `json:"executionVertices"`
+	BlockingLogicalEdges int            `json:"blockingLogicalEdges"`
+	MinimumSlots         int            `json:"minimumSlots"`
+	Regions              []regionOutput `json:"regions"`
+}
+
+type regionOutput struct {
+	ID       int      `json:"id"`
+	Vertices []string `json:"vertices"`
+	Slots    int      `json:"slots"`
+	Consumes []int    `json:"consumes"`
+}
+
+// checkOutput is the object `check --format json` prints.
+type checkOutput struct {
+	Runnable     bool   `json:"runnable"`
+	MinimumSlots int    `json:"minimumSlots"`
+	Reason       string `json:"reason"`
+}
+
+// decodeStrict decodes exactly one JSON value with no unknown fields.
+func decodeStrict(t *testing.T, data string, v any) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(data))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(v), "output:\n%s", clip(data))
+	var extra json.RawMessage
+	require.ErrorIs(t, dec.Decode(&extra), io.EOF, "more than one JSON value in the output")
+}
+
+// regionsJSON runs `regions --format json` with the given extra arguments
+// and decodes the result, which must satisfy assertRegionsInvariants.
+func regionsJSON(t *testing.T, args ...string) regionsOutput {
+	t.Helper()
+	res := execCLI(t, "", append([]string{"regions", "--format", "json"}, args...)...)
+	require.Equal(t, 0, res.code, "stderr: %s", res.stderr)
+	assert.Empty(t, res.stderr)
+	var out regionsOutput
+	decodeStrict(t, res.stdout, &out)
+	assertRegionsInvariants(t, out)
+	return out
+}
+
+// assertRegionsInvariants checks the structural promises of SPEC.md
+// section 4: ids 0..n-1 in order, a topological order (consumes lists only
+// smaller ids, ascending, distinct, never null), every execution vertex in
+// exactly one region, minimumSlots the largest slots.
+func assertRegionsInvariants(t *testing.T, out regionsOutput) {
+	t.Helper()
+	require.NotEmpty(t, out.Regions)
+	seen := make(map[string]int, out.ExecutionVertices)
+	maxSlots := 0
+	for i, r := range out.Regions {
+		assert.Equal(t, i, r.ID, "region ids are their position")
+		assert.NotEmpty(t, r.Vertices, "region %d is empty", r.ID)
+		assert.GreaterOrEqual(t, r.Slots, 1, "region %d", r.ID)
+		assert.LessOrEqual(t, r.Slots, len(r.Vertices), "region %d", r.ID)
+		assert.NotNil(t, r.Consumes, "region %d: consumes must be [] rather than null", r.ID)
+		assert.True(t, slices.IsSorted(r.Consumes), "region %d consumes %v: not ascending", r.ID, r.Consumes)
+		assert.Equal(t, len(r.Consumes), len(slices.Compact(slices.Clone(r.Consumes))), "region %d consumes %v: duplicates", r.ID, r.Consumes)
+		for _, c := range r.Consumes {
+			assert.True(t, c >= 0 && c < r.ID, "region %d consumes region %d: not a producer listed before it", r.ID, c)
+		}
+		for _, v := range r.Vertices {
+			if prev, dup := seen[v]; dup {
+				assert.Failf(t, "vertex in two regions", "%s is in regions %d and %d", v, prev, r.ID)
+			}
+			seen[v] = r.ID
+			assert.Contains(t, v, "#", "execution vertex names are ID#i")
+		}
+		maxSlots = max(maxSlots, r.Slots)
+	}
+	assert.Len(t, seen, out.ExecutionVertices, "every execution vertex exactly once")
+	assert.Equal(t, maxSlots, out.MinimumSlots, "minimumSlots is the largest region requirement")
+}
+
+// exampleJobs lists examples/jobs/*.json; there must be several.
+func exampleJobs(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("../../examples/jobs/*.json")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(files), 2, "examples/jobs holds the FLIP-119 example and realistic jobs")
+	return files
+}
+
+// countingWriter discards what it is given and counts the bytes.
+type countingWriter struct{ n int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	return len(p), nil
+}
+
+// clip shortens long command output for failure messages.
+func clip(s string) string {
+	const limit = 2000
+	if len(s) <= limit {
+		return s
+	}
+	return s[:limit] + "... (" + strconv.Itoa(len(s)) + " bytes)"
+}
