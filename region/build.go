@@ -115,6 +115,17 @@ func Build(t *topology.ExecutionTopology) *Regions {
 			}
 		})
 	})
+	rs.cross = make([]uint64, (gp.rows()+63)/64)
+	forEachBlockingGroup(func(g int32) {
+		if ps := gp.of(g); len(ps) > 1 {
+			for _, c := range gc.of(g) {
+				if containsSorted(ps, c) {
+					rs.cross[g/64] |= 1 << (g % 64)
+					break
+				}
+			}
+		}
+	})
 	rs.produced = buildCSR(int(count), func(add func(int32, topology.GroupID)) {
 		forEachBlockingGroup(func(g int32) {
 			for _, p := range gp.of(g) {

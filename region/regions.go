@@ -26,6 +26,8 @@ type Regions struct {
 	// per group (all groups; empty for pipelined ones): the distinct
 	// regions of its producers and of its consumers, sorted.
 	groupProducers, groupConsumers csr[ID]
+	// cross marks the cross-region groups (see IsCrossRegion), one bit each.
+	cross []uint64
 	// slot sharing groups: index per job vertex, names by index.
 	ssgOf    []int32
 	ssgNames []string
@@ -88,16 +90,7 @@ func (rs *Regions) GroupConsumerRegions(g topology.GroupID) []ID {
 // into it too (FLINK-22017): that consumer must wait only for the
 // partitions produced outside itself.
 func (rs *Regions) IsCrossRegion(g topology.GroupID) bool {
-	p := rs.groupProducers.of(int32(g))
-	if len(p) < 2 {
-		return false
-	}
-	for _, c := range rs.groupConsumers.of(int32(g)) {
-		if containsSorted(p, c) {
-			return true
-		}
-	}
-	return false
+	return rs.cross[g/64]&(1<<(g%64)) != 0
 }
 
 // ProducerRegions returns the distinct regions whose blocking results

@@ -78,8 +78,9 @@ func (rs *Regions) countSlots() {
 // Slots assigns the subtasks of region r to SlotCount(r) slots: per slot
 // sharing group, job vertices in topological order, each subtask into the
 // slot of one of its pipelined producers in the region when that slot has
-// no subtask of the same vertex yet, else into the first such slot, else
-// a new slot. A new slot opens only when every slot of the group already
+// no subtask of the same vertex yet, else into the least loaded such slot
+// (for a subtask with a known profile, in groups of at most balanceLimit
+// slots) or the first such slot, else a new slot. A new slot opens only when every slot of the group already
 // holds a subtask of the vertex, so the count equals the lower bound.
 // Cost O(region size); the result is freshly allocated.
 func (rs *Regions) Slots(r ID) []Slot {
@@ -124,12 +125,20 @@ func (rs *Regions) Slots(r ID) []Slot {
 	for _, ru := range runs {
 		ssg := rs.ssgOf[ru.jv]
 		cursor := 0 // scan position in bySSG[ssg] for this job vertex
+		sized := !job.Vertex(ru.jv).Resources.IsUnknown()
 		for _, v := range members[ru.start:ru.end] {
 			if slot, ok := rs.producerSlot(v, ru.jv, ssg, stamp, slotOf); ok {
 				place(v, ru.jv, slot)
 				continue
 			}
 			list := bySSG[ssg]
+			if sized && len(list) <= balanceLimit {
+				if slot := lightestWithout(slots, list, stamp, ru.jv); slot >= 0 {
+					place(v, ru.jv, slot)
+					continue
+				}
+				cursor = len(list)
+			}
 			for cursor < len(list) && stamp[list[cursor]] == ru.jv {
 				cursor++
 			}
@@ -143,6 +152,34 @@ func (rs *Regions) Slots(r ID) []Slot {
 		}
 	}
 	return slots
+}
+
+// balanceLimit bounds the slot groups in which a subtask with a known
+// profile goes to the least loaded slot (a scan per subtask) rather than
+// the first free one; larger groups keep the linear first-fit.
+const balanceLimit = 64
+
+// lightestWithout returns, among the given slots, the one holding no
+// subtask of job vertex jv with the smallest profile so far (by CPU, then
+// memory), or -1 if every slot holds one.
+func lightestWithout(slots []Slot, list []int, stamp []int, jv int) int {
+	best := -1
+	for _, i := range list {
+		if stamp[i] == jv {
+			continue
+		}
+		if best < 0 || lighter(slots[i].Profile, slots[best].Profile) {
+			best = i
+		}
+	}
+	return best
+}
+
+func lighter(a, b resource.Profile) bool {
+	if a.CPUMillis() != b.CPUMillis() {
+		return a.CPUMillis() < b.CPUMillis()
+	}
+	return a.MemoryMB() < b.MemoryMB()
 }
 
 // producerSlot finds the slot of a pipelined producer of v (same slot
