@@ -84,10 +84,7 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) {
 	r := regionOfBulk(ev.Bulk)
 	run := &s.regions[r]
 	if run.bulk != ev.Bulk || s.state != Running {
-		// A bulk of an attempt that was replaced: give its slots back.
-		for _, id := range ev.Slots {
-			_ = s.pool.Release(now, id)
-		}
+		s.dropStale(now, ev)
 		return
 	}
 	run.bulk, run.deployed = 0, ev.Bulk
@@ -107,6 +104,21 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) {
 	s.log.Debug("region deployed", zap.Int32("region", int32(r)), zap.Int("slots", len(ev.Slots)))
 }
 
+// dropStale handles the fulfillment of a bulk the scheduler no longer
+// wants (its region was stopped, or the job ended, between the pool
+// fulfilling it and the scheduler draining the event). withdraw has
+// normally canceled the bulk already, which took its slots back, and the
+// pool may have handed them to another bulk since: only slots the pool
+// still counts as this bulk's are released, never by id alone.
+func (s *Scheduler) dropStale(now time.Time, ev slotpool.Fulfilled) {
+	for _, id := range ev.Slots {
+		if info, ok := s.pool.Slot(id); ok && info.State == slotpool.SlotInUse && info.Bulk == ev.Bulk {
+			_ = s.pool.Release(now, id)
+		}
+	}
+	_ = s.pool.Forget(ev.Bulk)
+}
+
 // bulkFailed ends the job: a region can never get its slots.
 func (s *Scheduler) bulkFailed(now time.Time, ev slotpool.Failed) {
 	r := regionOfBulk(ev.Bulk)
@@ -122,8 +134,10 @@ func (s *Scheduler) bulkFailed(now time.Time, ev slotpool.Failed) {
 // canceled, waiting bulks withdrawn, slots returned.
 func (s *Scheduler) fail(now time.Time, err error) {
 	s.state, s.err = Failed, err
-	for r := range s.regions {
-		s.stopRegion(now, region.ID(r))
+	all := make([]region.ID, len(s.regions))
+	for r := range all {
+		all[r] = region.ID(r)
 	}
+	s.stopRegions(now, all)
 	s.log.Info("job failed", zap.Error(err))
 }

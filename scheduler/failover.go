@@ -13,7 +13,11 @@ import (
 
 // SlotLost reports that a slot vanished (its machine is gone): the tasks
 // in it fail, and so do the blocking partitions its finished tasks wrote.
+// Every task that ran in the slot is canceled through the Deployer (the
+// runtime forgets it; a late report of it is stale), the first one counts
+// as the failed task, and its region fails over like on TaskFailed.
 // Slots that are free or held by a waiting region just leave the pool.
+// An unknown slot id returns the pool's *slotpool.SlotError.
 func (s *Scheduler) SlotLost(now time.Time, slot slotpool.SlotID) error {
 	if err := s.pool.Lose(now, slot); err != nil {
 		return err
@@ -22,18 +26,19 @@ func (s *Scheduler) SlotLost(now time.Time, slot slotpool.SlotID) error {
 	return nil
 }
 
-// slotLost handles the pool's Lost event: the tasks of the region that
-// had the slot fail over, with the partitions written in it lost.
+// slotLost handles the pool's Lost event (Pool.Lose, or an admission's
+// Revoke): the tasks of the region that had the slot fail over, with the
+// partitions written in it lost.
 func (s *Scheduler) slotLost(now time.Time, ev slotpool.Lost) {
 	use, ok := s.slots[ev.Slot]
-	if !ok || s.state != Running {
-		return
-	}
-	run := &s.regions[use.region]
-	if use.attempt != run.attempt {
+	if !ok {
 		return
 	}
 	delete(s.slots, ev.Slot)
+	run := &s.regions[use.region]
+	if s.state != Running || use.attempt != run.attempt {
+		return
+	}
 	slots, placed := run.slots, run.placed
 	s.slotGone(use.region) // the pool already took the slot away
 	var failed topology.ExecutionVertexID = -1
@@ -44,13 +49,18 @@ func (s *Scheduler) slotLost(now time.Time, ev slotpool.Lost) {
 		}
 		for _, v := range sl.Members {
 			st, err := s.strategy.Vertex(v)
-			if err != nil || st.Attempt != run.attempt {
+			if err != nil || st.Attempt != use.attempt {
 				continue
 			}
 			switch st.State {
-			case strategy.Deploying, strategy.Running, strategy.Scheduled:
+			case strategy.Deploying, strategy.Running:
+				s.dep.Cancel(v, use.attempt)
+				to := strategy.Canceled
 				if failed < 0 {
-					failed = v
+					failed, to = v, strategy.Failed
+				}
+				if _, err := s.strategy.UpdateState(v, use.attempt, to); err != nil {
+					s.log.Debug("state of a task in a lost slot refused", zap.Error(err))
 				}
 			case strategy.Finished:
 				ps, _ := s.strategy.BlockingPartitionsOf(v)
@@ -59,12 +69,7 @@ func (s *Scheduler) slotLost(now time.Time, ev slotpool.Lost) {
 		}
 	}
 	if failed < 0 {
-		return // every task in the slot had finished; nothing runs there
-	}
-	s.dep.Cancel(failed, run.attempt)
-	if _, err := s.strategy.UpdateState(failed, run.attempt, strategy.Failed); err != nil {
-		s.log.Debug("failed state refused", zap.Error(err))
-		return
+		return // every task in the slot had ended; nothing runs there
 	}
 	s.failover(now, failed, lost)
 }
@@ -81,9 +86,7 @@ func (s *Scheduler) failover(now time.Time, v topology.ExecutionVertexID, lost [
 	if s.obs != nil {
 		s.obs.Restarting(v, regions)
 	}
-	for _, r := range regions {
-		s.stopRegion(now, r)
-	}
+	s.stopRegions(now, regions)
 	d, err := s.strategy.Restart(regions)
 	if err != nil {
 		s.log.Debug("restart refused", zap.Error(err))
@@ -92,15 +95,43 @@ func (s *Scheduler) failover(now time.Time, v topology.ExecutionVertexID, lost [
 	s.apply(now, d)
 }
 
-// stopRegion withdraws region r's waiting bulk, cancels its running tasks
-// and returns its slots.
-func (s *Scheduler) stopRegion(now time.Time, r region.ID) {
-	run := &s.regions[r]
-	if run.bulk != 0 {
-		_ = s.pool.Cancel(now, run.bulk)
-		_ = s.pool.Forget(run.bulk)
-		run.bulk = 0
+// stopRegions stops the given regions: first every waiting bulk among
+// them is withdrawn, then their tasks are canceled and their slots
+// returned. In that order a returned slot goes to a region that still
+// wants it, never to the bulk of a region being stopped (which would be
+// fulfilled and withdrawn again within the same call, churning slots
+// through the pool; see dropStale).
+func (s *Scheduler) stopRegions(now time.Time, regions []region.ID) {
+	for _, r := range regions {
+		s.withdraw(now, r)
 	}
+	for _, r := range regions {
+		s.stopRegion(now, r)
+	}
+}
+
+// withdraw cancels region r's waiting bulk, if any. A bulk the pool has
+// fulfilled but whose event the scheduler has not drained yet is canceled
+// too (the pool takes its slots back; dropStale ignores the event).
+func (s *Scheduler) withdraw(now time.Time, r region.ID) {
+	run := &s.regions[r]
+	if run.bulk == 0 {
+		return
+	}
+	_ = s.pool.Cancel(now, run.bulk)
+	_ = s.pool.Forget(run.bulk)
+	run.bulk = 0
+	if run.deployed == 0 {
+		run.slots, run.placed = nil, nil
+	}
+}
+
+// stopRegion withdraws region r's waiting bulk, cancels its running tasks
+// and returns its slots. A region that waits for its inputs or finished
+// has nothing to stop.
+func (s *Scheduler) stopRegion(now time.Time, r region.ID) {
+	s.withdraw(now, r)
+	run := &s.regions[r]
 	slots, placed := run.slots, run.placed
 	for i, sl := range slots {
 		if i >= len(placed) {

@@ -16,7 +16,10 @@ import (
 type Deployer interface {
 	// Deploy starts attempt `attempt` of subtask v in slot `slot`.
 	Deploy(v topology.ExecutionVertexID, attempt strategy.Attempt, slot slotpool.SlotID)
-	// Cancel stops attempt `attempt` of subtask v, which is deployed.
+	// Cancel stops attempt `attempt` of subtask v, which is deployed: its
+	// region is restarted, or the job failed. It is also called for every
+	// task that ran in a slot reported lost (SlotLost, or revoked by the
+	// admission), so the runtime forgets it; that slot is not reused.
 	Cancel(v topology.ExecutionVertexID, attempt strategy.Attempt)
 }
 

@@ -29,10 +29,18 @@ func (s *Scheduler) TaskFinished(now time.Time, v topology.ExecutionVertexID, at
 // unavailable inputs (lost: partitions the runtime knows are gone, e.g.
 // on a lost machine) and every consumer region downstream are restarted:
 // their tasks are canceled, their slots returned, and they are scheduled
-// again when their inputs are complete. A stale report is ignored.
+// again when their inputs are complete. A stale report is ignored. An
+// unknown lost partition returns a *strategy.UnknownPartitionError and
+// changes nothing.
 func (s *Scheduler) TaskFailed(now time.Time, v topology.ExecutionVertexID, attempt strategy.Attempt, lost ...topology.ResultPartitionID) error {
-	if s.state != Running {
-		return ErrNotRunning
+	if err := s.checkReport(v, attempt, strategy.Failed); err != nil {
+		return ignoreStale(err)
+	}
+	n := topology.ResultPartitionID(s.rs.Topology().NumPartitions())
+	for _, p := range lost {
+		if p < 0 || p >= n {
+			return &strategy.UnknownPartitionError{Partition: p}
+		}
 	}
 	if _, err := s.strategy.UpdateState(v, attempt, strategy.Failed); err != nil {
 		return ignoreStale(err)
@@ -43,8 +51,8 @@ func (s *Scheduler) TaskFailed(now time.Time, v topology.ExecutionVertexID, atte
 }
 
 func (s *Scheduler) report(now time.Time, v topology.ExecutionVertexID, attempt strategy.Attempt, to strategy.ExecutionState) error {
-	if s.state != Running {
-		return ErrNotRunning
+	if err := s.checkReport(v, attempt, to); err != nil {
+		return ignoreStale(err)
 	}
 	d, err := s.strategy.UpdateState(v, attempt, to)
 	if err != nil {
@@ -58,6 +66,25 @@ func (s *Scheduler) report(now time.Time, v topology.ExecutionVertexID, attempt 
 	}
 	s.apply(now, d)
 	s.drain(now)
+	return nil
+}
+
+// checkReport refuses what the strategy alone would accept but the
+// scheduler knows is wrong: any report while the job is not running, and
+// a report of a task of the current attempt that was never deployed
+// (Scheduled: its region still waits for slots, so no slot of it may be
+// counted out, and no partition of it can exist).
+func (s *Scheduler) checkReport(v topology.ExecutionVertexID, attempt strategy.Attempt, to strategy.ExecutionState) error {
+	if s.state != Running {
+		return ErrNotRunning
+	}
+	st, err := s.strategy.Vertex(v)
+	if err != nil {
+		return err
+	}
+	if st.State == strategy.Scheduled && attempt == st.Attempt {
+		return &strategy.TransitionError{Vertex: v, Name: s.rs.Topology().VertexName(v), From: st.State, To: to}
+	}
 	return nil
 }
 
@@ -75,8 +102,8 @@ func ignoreStale(err error) error {
 func (s *Scheduler) taskEnded(now time.Time, v topology.ExecutionVertexID) {
 	slot := s.taskSlot[v]
 	use, ok := s.slots[slot]
-	if !ok {
-		return
+	if !ok || use.region != s.rs.RegionOf(v) || use.attempt != s.regions[use.region].attempt {
+		return // not deployed by us in this attempt: never count out another region's slot
 	}
 	if use.running--; use.running > 0 {
 		s.slots[slot] = use
@@ -89,9 +116,10 @@ func (s *Scheduler) taskEnded(now time.Time, v topology.ExecutionVertexID) {
 // returnSlot gives a slot of region r's deployed attempt back to the pool.
 func (s *Scheduler) returnSlot(now time.Time, r region.ID, slot slotpool.SlotID) {
 	if err := s.pool.Release(now, slot); err != nil {
+		// The slot left the pool in this same call (a Lost event not
+		// handled yet): nothing to release or report.
 		s.log.Debug("slot release refused", zap.Error(err))
-	}
-	if s.obs != nil {
+	} else if s.obs != nil {
 		s.obs.SlotReleased(slot, r, s.regions[r].attempt)
 	}
 	s.slotGone(r)

@@ -1,0 +1,566 @@
+package scheduler
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
+	"github.com/regionsched/regionsched/strategy"
+	"github.com/regionsched/regionsched/topology"
+)
+
+var t0 = time.Unix(0, 0).UTC()
+
+// deployCall is one Deployer.Deploy the scheduler made.
+type deployCall struct {
+	V       topology.ExecutionVertexID
+	Attempt strategy.Attempt
+	Slot    slotpool.SlotID
+	Call    int // the harness call (1, 2, ...) it happened in
+}
+
+// cancelCall is one Deployer.Cancel the scheduler made.
+type cancelCall struct {
+	V       topology.ExecutionVertexID
+	Attempt strategy.Attempt
+	Call    int
+}
+
+// releaseCall is one Observer.SlotReleased.
+type releaseCall struct {
+	Slot    slotpool.SlotID
+	Region  region.ID
+	Attempt strategy.Attempt
+}
+
+// restartCall is one Observer.Restarting.
+type restartCall struct {
+	Failed  topology.ExecutionVertexID
+	Regions []region.ID
+}
+
+// regionAttempt names one run of a region.
+type regionAttempt struct {
+	R region.ID
+	A strategy.Attempt
+}
+
+// fakeRuntime is the recording fake Deployer and Observer. It records
+// every call, keeps the tasks the runtime runs (deployed and not finished,
+// failed or canceled) per slot, and checks on every Deploy what a runtime
+// can check on its own:
+//   - the vertex is not running already, and its attempt never goes down;
+//   - the slot is one the runtime has (offered, or granted by the cluster)
+//     and holds only tasks of the same region slot (same region and
+//     attempt, at most one subtask per job vertex);
+//   - every blocking partition the vertex reads from outside its region
+//     was reported finished in the producer's current attempt;
+//   - the slot serves the profile of the vertex's region slot.
+//
+// Violations are reported with t.Errorf, so a run goes on and shows all.
+type fakeRuntime struct {
+	t  testing.TB
+	rs *region.Regions
+	s  *Scheduler
+
+	call     int // current harness call, for grouping deploys
+	deploys  []deployCall
+	cancels  []cancelCall
+	releases []releaseCall
+	restarts []restartCall
+	requests []regionAttempt
+	freed    []topology.ResultPartitionID
+
+	running map[topology.ExecutionVertexID]deployCall
+	bySlot  map[slotpool.SlotID][]topology.ExecutionVertexID
+	maxUsed int // most slots occupied at once
+
+	// known slots and their profiles; nil map means "do not check".
+	slotProfile map[slotpool.SlotID]resource.Profile
+	matching    resource.Matching
+
+	finished    map[topology.ExecutionVertexID]strategy.Attempt // reported finished, current attempt
+	lastAttempt map[topology.ExecutionVertexID]strategy.Attempt // last deployed attempt
+
+	// per vertex, its region slot: index into rs.Slots(region) and profile.
+	slotIndex   []int
+	slotProfOfV []resource.Profile
+	regionSlots [][]region.Slot
+}
+
+func newFakeRuntime(t testing.TB, rs *region.Regions) *fakeRuntime {
+	f := &fakeRuntime{
+		t:           t,
+		rs:          rs,
+		running:     map[topology.ExecutionVertexID]deployCall{},
+		bySlot:      map[slotpool.SlotID][]topology.ExecutionVertexID{},
+		slotProfile: map[slotpool.SlotID]resource.Profile{},
+		finished:    map[topology.ExecutionVertexID]strategy.Attempt{},
+		lastAttempt: map[topology.ExecutionVertexID]strategy.Attempt{},
+	}
+	n := rs.Topology().NumExecutionVertices()
+	f.slotIndex = make([]int, n)
+	f.slotProfOfV = make([]resource.Profile, n)
+	f.regionSlots = make([][]region.Slot, rs.NumRegions())
+	for r := range rs.NumRegions() {
+		f.regionSlots[r] = rs.Slots(region.ID(r))
+		for i, sl := range f.regionSlots[r] {
+			for _, v := range sl.Members {
+				f.slotIndex[v] = i
+				f.slotProfOfV[v] = sl.Profile
+			}
+		}
+	}
+	return f
+}
+
+func (f *fakeRuntime) name(v topology.ExecutionVertexID) string {
+	return f.rs.Topology().VertexName(v)
+}
+
+// Deploy implements Deployer.
+func (f *fakeRuntime) Deploy(v topology.ExecutionVertexID, attempt strategy.Attempt, slot slotpool.SlotID) {
+	t := f.t
+	t.Helper()
+	d := deployCall{V: v, Attempt: attempt, Slot: slot, Call: f.call}
+	f.deploys = append(f.deploys, d)
+	if old, ok := f.running[v]; ok {
+		t.Errorf("deploy %s@%d in slot %d: already running as attempt %d in slot %d", f.name(v), attempt, slot, old.Attempt, old.Slot)
+	}
+	if last, ok := f.lastAttempt[v]; ok && attempt <= last {
+		t.Errorf("deploy %s@%d: attempt does not grow (last deployed %d)", f.name(v), attempt, last)
+	}
+	f.lastAttempt[v] = attempt
+	prof, known := f.slotProfile[slot]
+	if !known {
+		t.Errorf("deploy %s@%d into slot %d, which the runtime never provided", f.name(v), attempt, slot)
+	} else if need := f.slotProfOfV[v]; !f.matching.Serves(prof, need) {
+		t.Errorf("deploy %s@%d into slot %d of %v, which does not serve its region slot's %v", f.name(v), attempt, slot, prof, need)
+	}
+	r := f.rs.RegionOf(v)
+	jv := f.rs.Topology().JobVertexOf(v)
+	for _, u := range f.bySlot[slot] {
+		o := f.running[u]
+		if f.rs.RegionOf(u) != r || o.Attempt != attempt || f.slotIndex[u] != f.slotIndex[v] {
+			t.Errorf("deploy %s@%d into slot %d, which runs %s@%d of another region slot", f.name(v), attempt, slot, f.name(u), o.Attempt)
+		}
+		if f.rs.Topology().JobVertexOf(u) == jv {
+			t.Errorf("deploy %s@%d into slot %d, which runs %s of the same job vertex", f.name(v), attempt, slot, f.name(u))
+		}
+	}
+	for _, p := range f.blockingInputsOutside(v) {
+		if a, ok := f.finished[p]; !ok || a != f.currentAttempt(p) {
+			t.Errorf("deploy %s@%d before its blocking input from %s finished", f.name(v), attempt, f.name(p))
+		}
+	}
+	f.running[v] = d
+	f.bySlot[slot] = append(f.bySlot[slot], v)
+	f.maxUsed = max(f.maxUsed, len(f.bySlot))
+}
+
+// Cancel implements Deployer.
+func (f *fakeRuntime) Cancel(v topology.ExecutionVertexID, attempt strategy.Attempt) {
+	f.t.Helper()
+	f.cancels = append(f.cancels, cancelCall{V: v, Attempt: attempt, Call: f.call})
+	d, ok := f.running[v]
+	if !ok || d.Attempt != attempt {
+		f.t.Errorf("cancel %s@%d, which does not run (running: %v %v)", f.name(v), attempt, ok, d)
+		return
+	}
+	f.ended(v)
+}
+
+// ended forgets a running task.
+func (f *fakeRuntime) ended(v topology.ExecutionVertexID) {
+	d := f.running[v]
+	delete(f.running, v)
+	rest := slices.DeleteFunc(f.bySlot[d.Slot], func(u topology.ExecutionVertexID) bool { return u == v })
+	if len(rest) == 0 {
+		delete(f.bySlot, d.Slot)
+	} else {
+		f.bySlot[d.Slot] = rest
+	}
+}
+
+// Requested implements Observer.
+func (f *fakeRuntime) Requested(r region.ID, attempt strategy.Attempt, slots []region.Slot) {
+	f.requests = append(f.requests, regionAttempt{r, attempt})
+	if len(slots) != f.rs.SlotCount(r) {
+		f.t.Errorf("region %d asked for %d slots, needs %d", r, len(slots), f.rs.SlotCount(r))
+	}
+}
+
+// SlotReleased implements Observer: the slot must hold no task any more.
+func (f *fakeRuntime) SlotReleased(slot slotpool.SlotID, r region.ID, attempt strategy.Attempt) {
+	f.releases = append(f.releases, releaseCall{slot, r, attempt})
+	if us := f.bySlot[slot]; len(us) > 0 {
+		f.t.Errorf("slot %d of region %d@%d released while %s still runs in it", slot, r, attempt, f.name(us[0]))
+	}
+}
+
+// PartitionsReleased implements Observer.
+func (f *fakeRuntime) PartitionsReleased(ps []topology.ResultPartitionID) {
+	f.freed = append(f.freed, ps...)
+}
+
+// Restarting implements Observer: restarted regions' results are gone.
+func (f *fakeRuntime) Restarting(failed topology.ExecutionVertexID, regions []region.ID) {
+	f.restarts = append(f.restarts, restartCall{failed, slices.Clone(regions)})
+	for _, r := range regions {
+		for _, v := range f.rs.Members(r) {
+			delete(f.finished, v)
+		}
+	}
+}
+
+func (f *fakeRuntime) currentAttempt(v topology.ExecutionVertexID) strategy.Attempt {
+	st, err := f.s.Strategy().Vertex(v)
+	require.NoError(f.t, err)
+	return st.Attempt
+}
+
+// blockingInputsOutside lists the producers of the blocking partitions v
+// reads that are outside v's region.
+func (f *fakeRuntime) blockingInputsOutside(v topology.ExecutionVertexID) []topology.ExecutionVertexID {
+	topo := f.rs.Topology()
+	jv := topo.JobVertexOf(v)
+	r := f.rs.RegionOf(v)
+	var out []topology.ExecutionVertexID
+	for _, e := range topo.Job().InEdges(jv) {
+		if topo.PartitionType(int(e)).IsPipelined() {
+			continue
+		}
+		g := topo.Group(topo.ConsumedGroup(int(e), topo.SubtaskIndex(v)))
+		for p := g.Producers.Start; p < g.Producers.End; p++ {
+			if u := topology.ExecutionVertexID(p); f.rs.RegionOf(u) != r {
+				out = append(out, u)
+			}
+		}
+	}
+	return out
+}
+
+// runningIDs returns the running tasks, ascending (deterministic).
+func (f *fakeRuntime) runningIDs() []topology.ExecutionVertexID {
+	ids := make([]topology.ExecutionVertexID, 0, len(f.running))
+	for v := range f.running {
+		ids = append(ids, v)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// runningIn returns the tasks running in slot, ascending.
+func (f *fakeRuntime) runningIn(slot slotpool.SlotID) []topology.ExecutionVertexID {
+	return slices.Sorted(slices.Values(f.bySlot[slot]))
+}
+
+// deploysIn returns the deploys made during harness call c.
+func (f *fakeRuntime) deploysIn(c int) []deployCall {
+	var out []deployCall
+	for _, d := range f.deploys {
+		if d.Call == c {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// harness drives a Scheduler with a fakeRuntime and checks the invariants
+// after every call.
+type harness struct {
+	t   testing.TB
+	s   *Scheduler
+	f   *fakeRuntime
+	rs  *region.Regions
+	now time.Time
+	rng *rand.Rand
+
+	nextSlot slotpool.SlotID
+	inPool   map[slotpool.SlotID]bool // slots offered and not lost
+	// deployedIn maps each run of a region to the call that deployed it.
+	deployedIn map[regionAttempt]int
+	checked    int // last call whose deploys were checked
+}
+
+func newHarness(t testing.TB, rs *region.Regions, cfg Config, seed uint64) *harness {
+	f := newFakeRuntime(t, rs)
+	f.matching = cfg.Pool.Matching
+	if cfg.Observer == nil {
+		cfg.Observer = f
+	}
+	h := &harness{
+		t:          t,
+		f:          f,
+		rs:         rs,
+		now:        t0,
+		rng:        rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		nextSlot:   1,
+		inPool:     map[slotpool.SlotID]bool{},
+		deployedIn: map[regionAttempt]int{},
+	}
+	h.s = New(rs, f, cfg)
+	f.s = h.s
+	return h
+}
+
+// begin opens a new harness call.
+func (h *harness) begin() { h.f.call++ }
+
+// unknownSlots makes n slots of unknown size with fresh ids.
+func (h *harness) unknownSlots(n int) []slotpool.Slot {
+	return h.sized(slices.Repeat([]resource.Profile{resource.Profile{}}, n)...)
+}
+
+// sized makes one slot per profile, with fresh ids.
+func (h *harness) sized(profiles ...resource.Profile) []slotpool.Slot {
+	out := make([]slotpool.Slot, len(profiles))
+	for i, p := range profiles {
+		out[i] = slotpool.Slot{ID: h.nextSlot, Profile: p}
+		h.nextSlot++
+	}
+	return out
+}
+
+// provide tells the runtime side about slots it may see deploys into
+// (the admission path, where the scheduler never sees Offer).
+func (h *harness) provide(slots ...slotpool.Slot) {
+	for _, sl := range slots {
+		h.f.slotProfile[sl.ID] = sl.Profile
+	}
+}
+
+func (h *harness) offer(slots ...slotpool.Slot) {
+	h.t.Helper()
+	h.provide(slots...)
+	h.begin()
+	require.NoError(h.t, h.s.Offer(h.now, slots...))
+	for _, sl := range slots {
+		h.inPool[sl.ID] = true
+	}
+	h.check()
+}
+
+func (h *harness) start() {
+	h.t.Helper()
+	h.begin()
+	require.NoError(h.t, h.s.Start(h.now))
+	h.check()
+}
+
+// running reports a deployed task running.
+func (h *harness) running(v topology.ExecutionVertexID) {
+	h.t.Helper()
+	d, ok := h.f.running[v]
+	require.True(h.t, ok, "%s is not running", h.f.name(v))
+	h.begin()
+	require.NoError(h.t, h.s.TaskRunning(h.now, v, d.Attempt))
+	h.check()
+}
+
+// finish reports a running task finished.
+func (h *harness) finish(v topology.ExecutionVertexID) {
+	h.t.Helper()
+	d, ok := h.f.running[v]
+	require.True(h.t, ok, "%s is not running", h.f.name(v))
+	h.f.ended(v)
+	h.f.finished[v] = d.Attempt
+	h.begin()
+	require.NoError(h.t, h.s.TaskFinished(h.now, v, d.Attempt))
+	h.check()
+}
+
+// fail reports a running task failed.
+func (h *harness) fail(v topology.ExecutionVertexID, lost ...topology.ResultPartitionID) {
+	h.t.Helper()
+	d, ok := h.f.running[v]
+	require.True(h.t, ok, "%s is not running", h.f.name(v))
+	h.f.ended(v)
+	h.begin()
+	require.NoError(h.t, h.s.TaskFailed(h.now, v, d.Attempt, lost...))
+	h.check()
+}
+
+// lose reports a slot gone.
+func (h *harness) lose(slot slotpool.SlotID) {
+	h.t.Helper()
+	h.begin()
+	require.NoError(h.t, h.s.SlotLost(h.now, slot))
+	delete(h.inPool, slot)
+	h.check()
+}
+
+// tick advances the clock to at and ticks.
+func (h *harness) tick(at time.Time) {
+	h.t.Helper()
+	h.now = at
+	h.begin()
+	h.s.Tick(h.now)
+	h.check()
+}
+
+// byName resolves "A#0".
+func (h *harness) byName(name string) topology.ExecutionVertexID {
+	h.t.Helper()
+	v, err := h.rs.Topology().ParseVertexName(name)
+	require.NoError(h.t, err)
+	return v
+}
+
+// step finishes one running task chosen at random (sometimes reporting it
+// running first); false if nothing runs.
+func (h *harness) step() bool {
+	ids := h.f.runningIDs()
+	if len(ids) == 0 {
+		return false
+	}
+	v := ids[h.rng.IntN(len(ids))]
+	if h.rng.IntN(3) == 0 {
+		if st, err := h.s.Strategy().Vertex(v); err == nil && st.State == strategy.Deploying {
+			h.running(v)
+		}
+	}
+	h.finish(v)
+	return true
+}
+
+// drive finishes tasks in random order until the job is not running or
+// nothing runs; it fails the test if the job stalls.
+func (h *harness) drive() {
+	h.t.Helper()
+	for i := 0; h.s.State() == Running; i++ {
+		require.Less(h.t, i, 100_000, "no end in sight")
+		if !h.step() {
+			require.Failf(h.t, "job stalls", "state %v, nothing runs, waiting bulks %v", h.s.State(), h.s.Pool().Waiting())
+		}
+	}
+}
+
+// check verifies the invariants that hold between calls:
+//   - every region run deployed in this call deployed all its members in
+//     it, one pool slot per region slot, shared slots together, and no
+//     region run deploys in two calls;
+//   - the slots the runtime has tasks in are exactly the pool's in-use
+//     slots, each held by the bulk of the region run that runs in it;
+//   - no more slots are used than the runtime has;
+//   - the scheduler's own bookkeeping matches.
+func (h *harness) check() {
+	h.t.Helper()
+	t, f, s := h.t, h.f, h.s
+	byRun := map[regionAttempt][]deployCall{}
+	var batch []deployCall
+	if h.checked < f.call {
+		h.checked = f.call
+		batch = f.deploysIn(f.call)
+	}
+	for _, d := range batch {
+		ra := regionAttempt{h.rs.RegionOf(d.V), d.Attempt}
+		byRun[ra] = append(byRun[ra], d)
+	}
+	for ra, ds := range byRun {
+		if c, ok := h.deployedIn[ra]; ok {
+			t.Errorf("region %d@%d deployed in calls %d and %d", ra.R, ra.A, c, f.call)
+		}
+		h.deployedIn[ra] = f.call
+		if len(ds) != h.rs.Size(ra.R) {
+			t.Errorf("region %d@%d %s: %d of %d members deployed in one call", ra.R, ra.A, h.rs.MemberNames(ra.R, 8), len(ds), h.rs.Size(ra.R))
+		}
+		slotOfIdx := map[int]slotpool.SlotID{}
+		idxOfSlot := map[slotpool.SlotID]int{}
+		for _, d := range ds {
+			i := f.slotIndex[d.V]
+			if sl, ok := slotOfIdx[i]; ok && sl != d.Slot {
+				t.Errorf("region %d@%d: %s in slot %d, its slot mates in slot %d", ra.R, ra.A, f.name(d.V), d.Slot, sl)
+			}
+			if j, ok := idxOfSlot[d.Slot]; ok && j != i {
+				t.Errorf("region %d@%d: region slots %d and %d share pool slot %d", ra.R, ra.A, i, j, d.Slot)
+			}
+			slotOfIdx[i], idxOfSlot[d.Slot] = d.Slot, i
+		}
+	}
+	st := s.Pool().Stats()
+	if st.InUse != len(f.bySlot) {
+		t.Errorf("pool has %d slots in use, the runtime runs tasks in %d", st.InUse, len(f.bySlot))
+	}
+	for slot, vs := range f.bySlot {
+		d := f.running[vs[0]]
+		info, ok := s.Pool().Slot(slot)
+		want := bulkID(h.rs.RegionOf(d.V), d.Attempt)
+		if !ok || info.State != slotpool.SlotInUse || info.Bulk != want {
+			t.Errorf("slot %d runs %s@%d but the pool says %v %v bulk %d (want in-use by bulk %d)", slot, f.name(d.V), d.Attempt, ok, info.State, info.Bulk, want)
+		}
+		if got, ok := s.SlotOf(d.V); !ok || got != slot {
+			t.Errorf("SlotOf(%s) = %d, %v; runs in %d", f.name(d.V), got, ok, slot)
+		}
+	}
+	if len(s.slots) != len(f.bySlot) {
+		t.Errorf("scheduler tracks %d slots in use, the runtime %d", len(s.slots), len(f.bySlot))
+	}
+	if len(h.inPool) > 0 && len(f.bySlot) > len(h.inPool) {
+		t.Errorf("%d slots in use, only %d offered", len(f.bySlot), len(h.inPool))
+	}
+}
+
+// checkClean verifies that a job that ended left nothing behind: no slot
+// in use, no waiting bulk, no bulk record in the pool.
+func (h *harness) checkClean() {
+	h.t.Helper()
+	st := h.s.Pool().Stats()
+	require.Zero(h.t, st.InUse, "slots in use")
+	require.Zero(h.t, st.Held, "slots held")
+	require.Zero(h.t, st.Waiting, "waiting bulks")
+	require.Empty(h.t, h.s.slots)
+	require.Empty(h.f.t, h.f.running)
+	for r := range h.rs.NumRegions() {
+		rst, err := h.s.Strategy().Region(region.ID(r))
+		require.NoError(h.t, err)
+		for a := strategy.Attempt(0); a <= rst.Attempt; a++ {
+			require.Equal(h.t, slotpool.BulkUnknown, h.s.Pool().State(bulkID(region.ID(r), a)), "bulk of region %d@%d not forgotten", r, a)
+		}
+		run := h.s.regions[r]
+		require.Zero(h.t, run.bulk, "region %d bulk", r)
+		require.Zero(h.t, run.deployed, "region %d deployed bulk", r)
+		require.Nil(h.t, run.slots, "region %d slots", r)
+	}
+}
+
+// flip119 decodes examples/jobs/flip119.json.
+func flip119(t testing.TB) *topology.JobGraph {
+	t.Helper()
+	data, err := os.ReadFile("../examples/jobs/flip119.json")
+	require.NoError(t, err)
+	g, err := topology.Decode(bytes.NewReader(data))
+	require.NoError(t, err)
+	return g
+}
+
+// build builds a job or fails the test.
+func build(t testing.TB, b *topology.Builder) *topology.JobGraph {
+	t.Helper()
+	g, err := b.Build()
+	require.NoError(t, err)
+	return g
+}
+
+// sourceRegions lists the regions without a blocking input from outside.
+func sourceRegions(rs *region.Regions) []region.ID {
+	var out []region.ID
+	for r := range rs.NumRegions() {
+		if len(rs.ConsumedGroups(region.ID(r))) == 0 {
+			out = append(out, region.ID(r))
+		}
+	}
+	return out
+}
+
+// modes is exchange.Modes with names, for subtests.
+func modes() []exchange.Mode { return exchange.Modes() }

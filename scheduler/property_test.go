@@ -1,0 +1,236 @@
+package scheduler
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// randomJob makes a DAG of 2-7 vertices, parallelism 1-5, random ship
+// strategies (forward only between equal parallelisms), now and then a
+// pinned exchange; with resources from a small set and, optionally, a
+// second slot sharing group.
+func randomJob(rng *rand.Rand) (*topology.JobGraph, error) {
+	n := 2 + rng.IntN(6)
+	withResources := rng.IntN(2) == 0
+	twoGroups := rng.IntN(2) == 0
+	profiles := []resource.Profile{{}, small, medium, large}
+	b := topology.NewBuilder(fmt.Sprintf("random-%d", n))
+	par := make([]int, n)
+	for i := range n {
+		par[i] = 1 + rng.IntN(5)
+		v := topology.JobVertex{ID: fmt.Sprintf("V%d", i), Parallelism: par[i]}
+		if withResources {
+			v.Resources = profiles[rng.IntN(len(profiles))]
+		}
+		if twoGroups && rng.IntN(2) == 0 {
+			v.SlotSharingGroup = "second"
+		}
+		b.AddVertex(v)
+	}
+	ships := []exchange.ShipStrategy{exchange.Forward, exchange.Rescale, exchange.Hash, exchange.Rebalance, exchange.Broadcast}
+	types := []exchange.ResultPartitionType{exchange.Blocking, exchange.Pipelined, exchange.PipelinedBounded}
+	for j := 1; j < n; j++ {
+		// Every vertex after the first reads from one to three earlier ones.
+		srcs := rng.Perm(j)[:1+rng.IntN(min(j, 3))]
+		for _, i := range srcs {
+			s := ships[rng.IntN(len(ships))]
+			for s == exchange.Forward && par[i] != par[j] {
+				s = ships[1+rng.IntN(len(ships)-1)]
+			}
+			from, to := fmt.Sprintf("V%d", i), fmt.Sprintf("V%d", j)
+			if rng.IntN(5) == 0 {
+				b.ConnectPinned(from, to, s, types[rng.IntN(len(types))])
+			} else {
+				b.Connect(from, to, s)
+			}
+		}
+	}
+	return b.Build()
+}
+
+// maxProfile is a profile at least as large as every given one in every
+// dimension (Unknown if all are Unknown).
+func maxProfile(ps []resource.Profile) resource.Profile {
+	var cpu, mem int64
+	known := false
+	for _, p := range ps {
+		if p.IsUnknown() {
+			continue
+		}
+		known = true
+		cpu, mem = max(cpu, p.CPUMillis()), max(mem, p.MemoryMB())
+	}
+	if !known {
+		return resource.Profile{}
+	}
+	return resource.New(cpu, mem)
+}
+
+// randomCluster picks slots on which rs is runnable: MinimumSlots slots of
+// the largest profile; or per profile as many slots as the region needing
+// most of them; or that with some slots dropped when Check still says
+// runnable (which also tests that Check is sound).
+func randomCluster(rng *rand.Rand, rs *region.Regions) []resource.Profile {
+	var all []resource.Profile
+	need := map[resource.Profile]int{}
+	var order []resource.Profile
+	for r := range rs.NumRegions() {
+		here := map[resource.Profile]int{}
+		for _, sl := range rs.Slots(region.ID(r)) {
+			all = append(all, sl.Profile)
+			here[sl.Profile]++
+		}
+		for p, k := range here {
+			if _, ok := need[p]; !ok {
+				order = append(order, p)
+			}
+			need[p] = max(need[p], k)
+		}
+	}
+	slices.SortFunc(order, func(a, b resource.Profile) int { return cmpProfile(a, b) })
+	switch rng.IntN(3) {
+	case 0:
+		return slices.Repeat([]resource.Profile{maxProfile(all)}, rs.MinimumSlots())
+	default:
+		var cluster []resource.Profile
+		for _, p := range order {
+			cluster = append(cluster, slices.Repeat([]resource.Profile{p}, need[p])...)
+		}
+		if rng.IntN(2) == 0 {
+			return cluster
+		}
+		for range 3 {
+			if len(cluster) <= 1 {
+				break
+			}
+			i := rng.IntN(len(cluster))
+			smaller := slices.Delete(slices.Clone(cluster), i, i+1)
+			if rs.Check(resource.Tally(smaller), resource.FitsEveryDimension).Runnable {
+				cluster = smaller
+			}
+		}
+		return cluster
+	}
+}
+
+func cmpProfile(a, b resource.Profile) int {
+	if a.IsUnknown() != b.IsUnknown() {
+		if a.IsUnknown() {
+			return 1
+		}
+		return -1
+	}
+	if c := a.CPUMillis() - b.CPUMillis(); c != 0 {
+		return int(c)
+	}
+	return int(a.MemoryMB() - b.MemoryMB())
+}
+
+// TestRandomJobsFinish is the property test: on random jobs, random modes
+// and clusters on which Check says the job runs, finishing tasks in random
+// order and injecting up to three failures (task failures, with or without
+// lost partitions, and lost slots replaced by new ones), the job always
+// finishes; the harness checks on every call that no slot runs tasks of
+// two region slots, that regions deploy whole within one call after their
+// blocking inputs, that attempts only grow, and that the scheduler, the
+// pool and the runtime agree on the slots in use.
+func TestRandomJobsFinish(t *testing.T) {
+	seeds := 300
+	if testing.Short() {
+		seeds = 60
+	}
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 0x5eed))
+			job, err := randomJob(rng)
+			require.NoError(t, err)
+			mode := exchange.Modes()[rng.IntN(len(exchange.Modes()))]
+			defer func() {
+				if t.Failed() {
+					var buf bytes.Buffer
+					_ = topology.Encode(&buf, job)
+					t.Logf("seed %d, mode %v, job:\n%s", seed, mode, buf.String())
+				}
+			}()
+			rs := region.FromJob(job, mode)
+			cluster := randomCluster(rng, rs)
+			counts := resource.Tally(cluster)
+			v := rs.Check(counts, resource.FitsEveryDimension)
+			require.True(t, v.Runnable, "cluster %v: %s", counts, v.Reason)
+
+			h := newHarness(t, rs, Config{}, seed)
+			h.s.SetCapacity(h.now, counts)
+			h.offer(h.sized(cluster...)...)
+			h.start()
+			failures := rng.IntN(4)
+			injected := 0
+			for i := 0; h.s.State() == Running; i++ {
+				require.Less(t, i, 100_000, "no end in sight")
+				if injected < failures && rng.IntN(4) == 0 && len(h.f.running) > 0 {
+					h.inject(rng)
+					injected++
+					continue
+				}
+				require.True(t, h.step(), "job stalls: nothing runs, waiting bulks %v, err %v", h.s.Pool().Waiting(), h.s.Err())
+			}
+			require.Equal(t, Finished, h.s.State(), "job failed: %v", h.s.Err())
+			assert.Equal(t, injected, h.s.Stats().Failovers)
+			assert.LessOrEqual(t, h.f.maxUsed, len(cluster))
+			h.checkClean()
+		})
+	}
+}
+
+// inject makes one random failure happen, then checks that a late report
+// of a task it canceled is ignored.
+func (h *harness) inject(rng *rand.Rand) {
+	h.t.Helper()
+	ids := h.f.runningIDs()
+	v := ids[rng.IntN(len(ids))]
+	d := h.f.running[v]
+	nCancels := len(h.f.cancels)
+	switch rng.IntN(3) {
+	case 0:
+		h.fail(v)
+	case 1:
+		var done []topology.ExecutionVertexID
+		for u := range h.f.finished {
+			done = append(done, u)
+		}
+		slices.Sort(done)
+		var lost []topology.ResultPartitionID
+		if len(done) > 0 {
+			ps, err := h.s.Strategy().BlockingPartitionsOf(done[rng.IntN(len(done))])
+			require.NoError(h.t, err)
+			lost = ps
+		}
+		want, err := h.s.Strategy().RegionsToRestart(v, lost...)
+		require.NoError(h.t, err)
+		h.fail(v, lost...)
+		require.Equal(h.t, want, h.f.restarts[len(h.f.restarts)-1].Regions)
+	case 2:
+		prof := h.f.slotProfile[d.Slot]
+		h.lose(d.Slot)
+		h.offer(h.sized(prof)...)
+	}
+	// A canceled task reports "finished" late: ignored.
+	if len(h.f.cancels) > nCancels {
+		c := h.f.cancels[nCancels]
+		before := h.snapshot()
+		h.begin()
+		require.NoError(h.t, h.s.TaskFinished(h.now, c.V, c.Attempt))
+		h.check()
+		require.Equal(h.t, before, h.snapshot(), "a stale report changed something")
+	}
+}
