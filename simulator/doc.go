@@ -10,9 +10,14 @@
 // and all its pipelined producers and consumers are deployed; its
 // duration advances only then; it cannot finish before its pipelined
 // producers finish; a shared slot is returned when its last task ends. An
-// unbounded task never finishes. Deadlock is a state with no pending event
-// and an unfinished job; it is detected and reported with the tasks that
-// hold slots while waiting, never waited on.
+// unbounded task never finishes; a bounded task reading it through a
+// pipelined exchange does its work and keeps running with it. A run whose
+// only unfinished tasks are these (and tasks that can never start behind
+// them) ends Steady. Deadlock is a state with no pending event and an
+// unfinished job otherwise; it is detected and reported with the tasks
+// that hold slots while waiting, never waited on. Stale calendar events
+// (of a task that paused, was canceled or failed since; of a withdrawn
+// pool deadline) are dropped without moving the clock.
 //
 // Two policies: Region (the library: regions, FIFO atomic bulks, slot
 // sharing, region failover) and Eager, the baseline of a scheduler without

@@ -111,6 +111,8 @@ func (p *eagerPolicy) nextDeadline() (time.Duration, bool) { return 0, false }
 func (p *eagerPolicy) stopped() (error, bool)              { return nil, false }
 func (p *eagerPolicy) waitingForSlots() []int32            { return append([]int32(nil), p.pending...) }
 
+func (p *eagerPolicy) done() bool { return true }
+
 func (p *eagerPolicy) stats(r *Result) {
 	r.RegionsScheduled, r.Failovers, r.RegionRestarts = p.deploys, p.failovers, 0
 }

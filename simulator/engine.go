@@ -1,8 +1,10 @@
 package simulator
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -27,6 +29,8 @@ type policy interface {
 	stopped() (error, bool)
 	// waitingForSlots lists tasks that asked for a slot and have none.
 	waitingForSlots() []int32
+	// done reports whether the policy considers the job finished.
+	done() bool
 	stats(r *Result)
 }
 
@@ -157,20 +161,22 @@ func (e *engine) run() (*Result, error) {
 			break
 		}
 		ev := e.model.cal.next()
-		if ev.at > e.model.now {
-			e.model.now = ev.at
-		}
+		// A stale event (a task paused, reset or finished since, a pool
+		// deadline replaced or withdrawn) is dropped without moving the
+		// clock: it must not stretch the makespan.
 		switch ev.kind {
 		case taskProgressEnd:
 			t := &e.model.tasks[ev.task]
 			if t.version != ev.version || !t.progressing {
 				continue
 			}
+			e.advance(ev.at)
 			e.model.progressEnd(ev.task)
 		case poolDeadline:
 			if !e.deadline.armed || ev.version != e.deadline.version {
 				continue
 			}
+			e.advance(ev.at)
 			e.deadline.armed = false
 			e.policy.tick()
 		}
@@ -179,7 +185,14 @@ func (e *engine) run() (*Result, error) {
 			return nil, fmt.Errorf("simulator: more than %d events; the run was stopped", limit)
 		}
 	}
-	return e.result(), nil
+	return e.result()
+}
+
+// advance moves virtual time forward to at (never backwards).
+func (e *engine) advance(at time.Duration) {
+	if at > e.model.now {
+		e.model.now = at
+	}
 }
 
 // afterEvent lets the policy act and keeps one pool deadline armed.
@@ -198,7 +211,7 @@ func (e *engine) afterEvent() {
 	e.model.cal.add(timed{at: max(at, e.now()), order: e.rng.Uint64(), kind: poolDeadline, version: e.deadline.version})
 }
 
-func (e *engine) result() *Result {
+func (e *engine) result() (*Result, error) {
 	now := e.now()
 	r := &Result{Makespan: now, Slots: len(e.slots), Events: e.events, Processed: e.processed}
 	var busy time.Duration
@@ -216,41 +229,55 @@ func (e *engine) result() *Result {
 	if err, failed := e.policy.stopped(); failed {
 		r.Verdict, r.Err = Failed, err
 		r.Reason = fmt.Sprintf("failed: %v", err)
-		return r
+		return r, nil
 	}
 	if e.model.unfinished == 0 {
+		if !e.policy.done() {
+			// The model and the scheduler disagree: a bug, not a verdict.
+			return nil, errors.New("simulator: every task finished but the scheduler's job did not")
+		}
 		r.Verdict = Finished
 		r.Reason = fmt.Sprintf("finished: all %d tasks finished at %d ms", len(e.model.tasks), now.Milliseconds())
-		return r
+		return r, nil
 	}
 	holding := e.model.waiting()
 	waiting := e.policy.waitingForSlots()
 	if len(holding) == 0 && len(waiting) == 0 {
-		running := 0
+		unbounded, consumers := 0, 0
 		for v := range e.model.tasks {
-			if e.model.tasks[v].phase == deployed {
-				running++
+			t := &e.model.tasks[v]
+			switch {
+			case t.phase != deployed:
+			case e.model.duration[t.jobVertex] == never:
+				unbounded++
+			default:
+				consumers++
 			}
 		}
 		r.Verdict = Steady
-		r.Reason = fmt.Sprintf("running: every bounded task finished; %d unbounded tasks keep running", running)
-		if never := e.model.unfinished - running; never > 0 {
+		r.Reason = fmt.Sprintf("running: every bounded task finished or reads an unbounded stream; %d unbounded tasks keep running", unbounded)
+		if consumers > 0 {
+			r.Reason += fmt.Sprintf(", %d tasks keep reading them", consumers)
+		}
+		if never := e.model.unfinished - unbounded - consumers; never > 0 {
 			r.Reason += fmt.Sprintf("; %d tasks downstream of them never start", never)
 		}
-		return r
+		return r, nil
 	}
 	r.Verdict = Deadlock
+	slices.Sort(waiting)
 	r.Holding, r.Waiting = e.names(holding), e.names(waiting)
+	// SPEC.md section 4: the message starts with "deadlock:".
 	switch {
 	case len(holding) > 0 && len(waiting) > 0:
-		r.Reason = fmt.Sprintf("deadlock at %d ms: %s hold slots while waiting; %s wait for a slot",
+		r.Reason = fmt.Sprintf("deadlock: at %d ms %s hold slots while waiting; %s wait for a slot",
 			now.Milliseconds(), listNames(r.Holding, 12), listNames(r.Waiting, 12))
 	case len(holding) > 0:
-		r.Reason = fmt.Sprintf("deadlock at %d ms: %s hold slots while waiting", now.Milliseconds(), listNames(r.Holding, 12))
+		r.Reason = fmt.Sprintf("deadlock: at %d ms %s hold slots while waiting", now.Milliseconds(), listNames(r.Holding, 12))
 	default:
-		r.Reason = fmt.Sprintf("deadlock at %d ms: %s wait for a slot that never comes", now.Milliseconds(), listNames(r.Waiting, 12))
+		r.Reason = fmt.Sprintf("deadlock: at %d ms %s wait for a slot that never comes", now.Milliseconds(), listNames(r.Waiting, 12))
 	}
-	return r
+	return r, nil
 }
 
 func (e *engine) names(vs []int32) []string {

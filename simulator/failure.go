@@ -15,7 +15,11 @@ import (
 var ErrBadFailure = errors.New("invalid failure injection")
 
 // Failure makes the first attempt of a subtask fail once it has made
-// After of progress (SPEC.md section 4, --fail ID#i@MS).
+// After of progress (SPEC.md section 4, --fail ID#i@MS). A failure point
+// at or beyond the subtask's duration never fires: the attempt finishes
+// first. If the subtask's region is restarted before the point is
+// reached (another failure), the failure does not fire either: only the
+// first attempt fails.
 type Failure struct {
 	Task  topology.ExecutionVertexID
 	After time.Duration

@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/regionsched/regionsched/topology"
@@ -248,7 +249,7 @@ func (m *model) progressEnd(v int32) {
 	t := &m.tasks[v]
 	t.done += m.now - t.since
 	t.since = m.now
-	if t.attempt == 0 && t.failAt >= 0 && t.done >= t.failAt {
+	if t.attempt == 0 && t.failAt >= 0 && t.failAt < m.duration[t.jobVertex] && t.done >= t.failAt {
 		t.failAt = -1
 		m.onFailed(v)
 		return
@@ -305,15 +306,65 @@ func (m *model) forConsumers(g topology.GroupID, f func(int32)) {
 	}
 }
 
-// waiting lists the deployed tasks that are not making progress (they hold
-// a slot while waiting), in id order.
+// waiting lists the deployed tasks that hold a slot while waiting, in id
+// order, once the calendar is empty. A deployed task that is not
+// progressing waits, unless it is live: its work is done and it only
+// waits for pipelined producers that are themselves live or progressing
+// forever (a bounded consumer of an unbounded stream runs as long as the
+// stream does: that is a steady state, not a deadlock).
 func (m *model) waiting() []int32 {
+	const (
+		unknown int8 = iota
+		alive
+		dead
+	)
+	job := m.topo.Job()
+	live := make([]bool, len(m.tasks))
+	groupState := map[topology.GroupID]int8{}
+	groupLive := func(g topology.GroupID) bool {
+		if st := groupState[g]; st != unknown {
+			return st == alive
+		}
+		ok := true
+		pg := m.topo.Group(g)
+		for p := pg.Producers.Start; p < pg.Producers.End && ok; p++ {
+			ok = m.tasks[p].phase == finished || live[p]
+		}
+		groupState[g] = dead
+		if ok {
+			groupState[g] = alive
+		}
+		return ok
+	}
 	var out []int32
-	for v := range m.tasks {
-		t := &m.tasks[v]
-		if t.phase == deployed && !t.progressing {
-			out = append(out, int32(v))
+	// Producers before consumers: a pipelined producer's liveness is known
+	// when its consumers are looked at.
+	for _, jv := range job.TopologicalOrder() {
+		vs := m.topo.VerticesOf(int(jv))
+		for v := vs.Start; v < vs.End; v++ {
+			t := &m.tasks[v]
+			if t.phase != deployed {
+				continue
+			}
+			if t.progressing {
+				live[v] = true
+				continue
+			}
+			if t.workDone {
+				ok := true
+				m.forEachGroup(v, true, func(e int, g topology.GroupID) {
+					if ok && m.pipelined[e] && m.unfinishedProducers[g] > 0 {
+						ok = groupLive(g)
+					}
+				})
+				if ok {
+					live[v] = true
+					continue
+				}
+			}
+			out = append(out, v)
 		}
 	}
+	slices.Sort(out)
 	return out
 }

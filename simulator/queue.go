@@ -1,9 +1,6 @@
 package simulator
 
-import (
-	"container/heap"
-	"time"
-)
+import "time"
 
 // timedKind says what a timed event does when its time comes.
 type timedKind uint8
@@ -23,24 +20,58 @@ type timed struct {
 	version uint32
 }
 
-// calendar is a min-heap of timed events by (at, order).
+// calendar is a min-heap of timed events by (at, order). It is typed (no
+// container/heap): pushing and popping a value through `any` would box
+// every event, one allocation each, millions in a large run.
 type calendar []timed
 
 func (c calendar) Len() int { return len(c) }
-func (c calendar) Less(i, j int) bool {
+
+func (c calendar) less(i, j int) bool {
 	if c[i].at != c[j].at {
 		return c[i].at < c[j].at
 	}
 	return c[i].order < c[j].order
 }
-func (c calendar) Swap(i, j int) { c[i], c[j] = c[j], c[i] }
-func (c *calendar) Push(x any)   { *c = append(*c, x.(timed)) }
-func (c *calendar) Pop() any {
-	old := *c
-	x := old[len(old)-1]
-	*c = old[:len(old)-1]
-	return x
+
+// add pushes an event.
+func (c *calendar) add(e timed) {
+	*c = append(*c, e)
+	h := *c
+	i := len(h) - 1
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !h.less(i, parent) {
+			break
+		}
+		h[i], h[parent] = h[parent], h[i]
+		i = parent
+	}
 }
 
-func (c *calendar) add(e timed) { heap.Push(c, e) }
-func (c *calendar) next() timed { return heap.Pop(c).(timed) }
+// next pops the earliest event; the calendar must not be empty.
+func (c *calendar) next() timed {
+	h := *c
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*c = h
+	return top
+}

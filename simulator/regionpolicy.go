@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -18,8 +19,9 @@ var epoch = time.Unix(0, 0).UTC()
 // regionPolicy drives the library's scheduler: the engine is its
 // Deployer and Observer.
 type regionPolicy struct {
-	e     *engine
-	sched *scheduler.Scheduler
+	e        *engine
+	sched    *scheduler.Scheduler
+	restarts []Restart
 }
 
 func newRegionPolicy(e *engine) *regionPolicy {
@@ -76,8 +78,21 @@ func (p *regionPolicy) SlotReleased(slotpool.SlotID, region.ID, strategy.Attempt
 // PartitionsReleased implements scheduler.Observer.
 func (p *regionPolicy) PartitionsReleased([]topology.ResultPartitionID) {}
 
-// Restarting implements scheduler.Observer.
-func (p *regionPolicy) Restarting(topology.ExecutionVertexID, []region.ID) {}
+// Restarting implements scheduler.Observer. The scheduler cancels the
+// running tasks of the regions to restart through the Deployer; members
+// that had finished are not canceled but run again too: their partitions
+// are gone, so they go back to idle here (before the cancellations, so
+// their consumers see the partitions unfinished).
+func (p *regionPolicy) Restarting(failed topology.ExecutionVertexID, regions []region.ID) {
+	p.restarts = append(p.restarts, Restart{At: p.e.now(), Task: p.e.topo.VertexName(failed), Regions: slices.Clone(regions)})
+	for _, r := range regions {
+		for _, v := range p.e.rs.Members(r) {
+			if p.e.model.tasks[v].phase == finished {
+				p.e.model.reset(int32(v))
+			}
+		}
+	}
+}
 
 func (p *regionPolicy) finished(v int32) {
 	if err := p.sched.TaskFinished(p.at(), topology.ExecutionVertexID(v), strategy.Attempt(p.e.model.tasks[v].attempt)); err != nil {
@@ -120,7 +135,10 @@ func (p *regionPolicy) waitingForSlots() []int32 {
 	return out
 }
 
+func (p *regionPolicy) done() bool { return p.sched.State() == scheduler.Finished }
+
 func (p *regionPolicy) stats(r *Result) {
 	s := p.sched.Stats()
 	r.RegionsScheduled, r.Failovers, r.RegionRestarts = s.RegionsDeployed, s.Failovers, s.RegionRestarts
+	r.Restarts = p.restarts
 }

@@ -112,6 +112,9 @@ type Result struct {
 	RegionsScheduled int
 	// Failovers counts handled failures; RegionRestarts the regions they restarted.
 	Failovers, RegionRestarts int
+	// Restarts lists the failovers of the region policy in order: which
+	// regions the strategy chose to restart for which failed task.
+	Restarts []Restart
 	// Holding lists, on deadlock, the tasks holding slots while waiting.
 	Holding []string
 	// Waiting lists, on deadlock, the tasks waiting for a slot.
@@ -124,6 +127,17 @@ type Result struct {
 	Processed int
 }
 
+// Restart is one failover of the region policy.
+type Restart struct {
+	// At is the virtual time of the failure.
+	At time.Duration
+	// Task is the failed execution vertex, "A#1".
+	Task string
+	// Regions are the regions restarted (the failed task's, the producers
+	// of inputs no longer available, everything downstream), ascending.
+	Regions []region.ID
+}
+
 // Run simulates the job to its end. The error is for a bad Config; the
 // job's own fate is in the Result.
 func Run(cfg Config) (*Result, error) {
@@ -133,6 +147,16 @@ func Run(cfg Config) (*Result, error) {
 	for _, c := range cfg.Cluster {
 		if c.N < 0 {
 			return nil, fmt.Errorf("simulator: negative slot count %d", c.N)
+		}
+	}
+	n := cfg.Regions.Topology().NumExecutionVertices()
+	for _, f := range cfg.Failures {
+		if f.Task < 0 || int(f.Task) >= n {
+			return nil, fmt.Errorf("simulator: %w: subtask %d does not exist (the job has %d)", ErrBadFailure, f.Task, n)
+		}
+		if f.After < 0 {
+			return nil, fmt.Errorf("simulator: %w: negative progress %v for %s", ErrBadFailure, f.After,
+				cfg.Regions.Topology().VertexName(f.Task))
 		}
 	}
 	e := newEngine(cfg)

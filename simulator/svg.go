@@ -41,6 +41,12 @@ type bar struct {
 // faded with a dashed outline; attempts still holding a slot at the end
 // (a deadlock) run to the right edge with a hatched end.
 func WriteSVG(w io.Writer, tl Timeline) error {
+	// a row for every slot the events name, even if tl.Slots is too small
+	for _, e := range tl.Events {
+		if e.Slot >= tl.Slots {
+			tl.Slots = e.Slot + 1
+		}
+	}
 	bars, omitted := collectBars(tl)
 	lanes := assignLanes(bars, tl.Slots)
 

@@ -1,0 +1,176 @@
+package regiontest_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/regiontest"
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// fakeTB records failures instead of failing the test running it.
+type fakeTB struct {
+	testing.TB
+	errors  []string
+	failed  bool
+	stopped bool
+}
+
+func (f *fakeTB) Helper() {}
+func (f *fakeTB) Error(args ...any) {
+	f.errors = append(f.errors, fmt.Sprint(args...))
+	f.failed = true
+}
+func (f *fakeTB) Errorf(format string, args ...any) {
+	f.errors = append(f.errors, fmt.Sprintf(format, args...))
+	f.failed = true
+}
+func (f *fakeTB) Fatal(args ...any) { f.Error(args...); f.FailNow() }
+func (f *fakeTB) Fatalf(format string, args ...any) {
+	f.Errorf(format, args...)
+	f.FailNow()
+}
+func (f *fakeTB) Fail()        { f.failed = true }
+func (f *fakeTB) FailNow()     { f.failed, f.stopped = true, true }
+func (f *fakeTB) Failed() bool { return f.failed }
+
+func flip119(t testing.TB) *topology.JobGraph {
+	t.Helper()
+	f, err := os.Open("../examples/jobs/flip119.json")
+	require.NoError(t, err)
+	defer f.Close()
+	job, err := topology.Decode(f)
+	require.NoError(t, err)
+	return job
+}
+
+func TestAssertDeadlockFreePasses(t *testing.T) {
+	job := flip119(t)
+	assert.True(t, regiontest.AssertDeadlockFree(t, job, exchange.AllPipelined, regiontest.Slots(4)))
+	regiontest.RequireDeadlockFree(t, job, exchange.PointwisePipelinedOnly, regiontest.Slots(2))
+	regiontest.RequireDeadlockFree(t, job, exchange.AllBlocking, regiontest.Slots(1), regiontest.Seeds(5))
+
+	ft := &fakeTB{TB: t}
+	assert.True(t, regiontest.AssertDeadlockFree(ft, job, exchange.AllPipelined, regiontest.Slots(4)))
+	assert.False(t, ft.Failed())
+	assert.Empty(t, ft.errors)
+}
+
+func TestAssertDeadlockFreeNotRunnable(t *testing.T) {
+	job := flip119(t)
+	ft := &fakeTB{TB: t}
+	assert.False(t, regiontest.AssertDeadlockFree(ft, job, exchange.AllPipelined, regiontest.Slots(3)))
+	require.True(t, ft.Failed())
+	assert.False(t, ft.stopped, "Assert does not stop the test")
+	require.Len(t, ft.errors, 1)
+	msg := ft.errors[0]
+	assert.Contains(t, msg, "region 0")
+	assert.Contains(t, msg, "not runnable")
+	assert.Contains(t, msg, `"flip119-example"`)
+	assert.Contains(t, msg, "all-pipelined")
+	assert.Contains(t, msg, "3 slots")
+
+	ft = &fakeTB{TB: t}
+	regiontest.RequireDeadlockFree(ft, job, exchange.AllPipelined, regiontest.Slots(3))
+	assert.True(t, ft.stopped, "Require stops the test")
+	require.Len(t, ft.errors, 1)
+	assert.Contains(t, ft.errors[0], "region 0")
+}
+
+func TestVerifyReport(t *testing.T) {
+	job := flip119(t)
+	rep := regiontest.Verify(job, exchange.AllPipelined, regiontest.Slots(4), regiontest.Seeds(7))
+	require.True(t, rep.DeadlockFree(), rep.Problem)
+	assert.True(t, rep.Static.Runnable)
+	assert.Equal(t, 4, rep.Static.MinimumSlots)
+	require.Len(t, rep.Runs, 7)
+	for _, r := range rep.Runs {
+		assert.Equal(t, simulator.Finished, r.Verdict)
+		assert.Equal(t, time.Second, r.Makespan)
+		assert.Nil(t, r.Events, "Verify does not record traces")
+	}
+	rep = regiontest.Verify(job, exchange.AllPipelined, regiontest.Slots(4))
+	assert.Len(t, rep.Runs, regiontest.DefaultSeeds)
+
+	rep = regiontest.Verify(job, exchange.AllPipelined, regiontest.Slots(2))
+	assert.False(t, rep.DeadlockFree())
+	assert.False(t, rep.Static.Runnable)
+	assert.Empty(t, rep.Runs, "no simulation when the static check fails")
+	assert.True(t, strings.Contains(rep.Problem, "not runnable"), rep.Problem)
+}
+
+// Seeds(0) only checks statically.
+func TestSeedsZeroIsStaticOnly(t *testing.T) {
+	job := flip119(t)
+	rep := regiontest.Verify(job, exchange.AllPipelined, regiontest.Slots(4), regiontest.Seeds(0))
+	assert.True(t, rep.DeadlockFree())
+	assert.Empty(t, rep.Runs)
+	rep = regiontest.Verify(job, exchange.AllPipelined, regiontest.Slots(3), regiontest.Seeds(0))
+	assert.False(t, rep.DeadlockFree())
+	assert.Contains(t, rep.Problem, "region 0")
+	// a failure spec is not even parsed without simulation? It is: a bad
+	// spec is reported whatever the seeds
+	rep = regiontest.Verify(job, exchange.AllPipelined, regiontest.Slots(4), regiontest.Seeds(0), regiontest.Failures("Q#0@1"))
+	assert.False(t, rep.DeadlockFree())
+	assert.Contains(t, rep.Problem, "Q#0@1")
+}
+
+func TestFailuresOption(t *testing.T) {
+	job := flip119(t)
+	rep := regiontest.Verify(job, exchange.PointwisePipelinedOnly, regiontest.Slots(2),
+		regiontest.Seeds(5), regiontest.Failures("C#3@500", "A#0@200"))
+	require.True(t, rep.DeadlockFree(), rep.Problem)
+	require.Len(t, rep.Runs, 5)
+	for _, r := range rep.Runs {
+		assert.Equal(t, 2, r.Failovers, "both injected failures happen")
+		assert.Greater(t, r.Makespan, 4*time.Second, "lost work makes the job longer")
+	}
+	assert.True(t, regiontest.AssertDeadlockFree(t, job, exchange.AllBlocking, regiontest.Slots(1),
+		regiontest.Seeds(3), regiontest.Failures("D#3@999")))
+
+	ft := &fakeTB{TB: t}
+	assert.False(t, regiontest.AssertDeadlockFree(ft, job, exchange.AllBlocking, regiontest.Slots(1), regiontest.Failures("A#7@1")))
+	require.Len(t, ft.errors, 1)
+	assert.Contains(t, ft.errors[0], "A#7@1")
+	assert.Contains(t, ft.errors[0], simulator.ErrBadFailure.Error())
+}
+
+// Clusters with slots of different sizes, and exact matching.
+func TestHeterogeneousCluster(t *testing.T) {
+	job, err := topology.NewBuilder("two-sizes").
+		AddVertex(topology.JobVertex{ID: "small", Parallelism: 2, Duration: time.Second, Resources: resource.New(500, 512)}).
+		AddVertex(topology.JobVertex{ID: "big", Parallelism: 1, Duration: time.Second, Resources: resource.New(2000, 2048), SlotSharingGroup: "big"}).
+		Connect("small", "big", exchange.Rebalance).
+		Build()
+	require.NoError(t, err)
+	cluster := []resource.Count{{Profile: resource.New(1000, 1024), N: 2}, {Profile: resource.New(2000, 2048), N: 1}}
+	regiontest.RequireDeadlockFree(t, job, exchange.AllBlocking, cluster)
+	regiontest.RequireDeadlockFree(t, job, exchange.AllPipelined, cluster)
+	regiontest.RequireDeadlockFree(t, job, exchange.AllPipelined, regiontest.SizedSlots(3, resource.New(2000, 2048)))
+
+	// exactly matching slots only: small needs {500m, 512MB} slots
+	ft := &fakeTB{TB: t}
+	assert.False(t, regiontest.AssertDeadlockFree(ft, job, exchange.AllPipelined, cluster, regiontest.ExactMatching()))
+	require.Len(t, ft.errors, 1)
+	assert.Contains(t, ft.errors[0], "not runnable")
+	exact := []resource.Count{{Profile: resource.New(500, 512), N: 2}, {Profile: resource.New(2000, 2048), N: 1}}
+	regiontest.RequireDeadlockFree(t, job, exchange.AllPipelined, exact, regiontest.ExactMatching())
+
+	// three small slots: big fits none
+	ft = &fakeTB{TB: t}
+	assert.False(t, regiontest.AssertDeadlockFree(ft, job, exchange.AllPipelined,
+		regiontest.SizedSlots(3, resource.New(1000, 1024))))
+	require.Len(t, ft.errors, 1)
+	assert.Contains(t, ft.errors[0], "3 slots (3 x")
+	assert.Contains(t, ft.errors[0], "not runnable")
+	assert.Contains(t, ft.errors[0], "region 0")
+}

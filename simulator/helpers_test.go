@@ -1,0 +1,314 @@
+package simulator_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/topology"
+)
+
+const jobsDir = "../examples/jobs"
+
+// loadJob decodes a job file.
+func loadJob(t testing.TB, path string) *topology.JobGraph {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	job, err := topology.Decode(f)
+	require.NoError(t, err, path)
+	return job
+}
+
+// flip119 is the FLIP-119 example job.
+func flip119(t testing.TB) *topology.JobGraph {
+	return loadJob(t, filepath.Join(jobsDir, "flip119.json"))
+}
+
+// jobFiles globs the example jobs (more are added over time).
+func jobFiles(t testing.TB) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(jobsDir, "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	return files
+}
+
+// slots is a cluster of n unknown-sized slots.
+func slots(n int) []resource.Count { return []resource.Count{{Profile: resource.Unknown, N: n}} }
+
+// hasUnbounded reports whether the job has a streaming vertex.
+func hasUnbounded(job *topology.JobGraph) bool {
+	for jv := range job.NumVertices() {
+		if job.Vertex(jv).Unbounded {
+			return true
+		}
+	}
+	return false
+}
+
+// run simulates and fails the test on a configuration error.
+func run(t testing.TB, cfg simulator.Config) *simulator.Result {
+	t.Helper()
+	res, err := simulator.Run(cfg)
+	require.NoError(t, err)
+	require.NotNil(t, res)
+	return res
+}
+
+// clusterProfiles lists the profile of every slot id, in the simulator's
+// numbering (the cluster's counts in order).
+func clusterProfiles(cluster []resource.Count) []resource.Profile {
+	var out []resource.Profile
+	for _, c := range cluster {
+		for range c.N {
+			out = append(out, c.Profile)
+		}
+	}
+	return out
+}
+
+type taskAttempt struct {
+	task    string
+	attempt int
+}
+
+type regionAttempt struct {
+	region, attempt int
+}
+
+// traceStats summarizes a checked trace.
+type traceStats struct {
+	maxInUse int
+	shared   bool // some slot held more than one task at once
+}
+
+// checkTrace verifies the invariants every recorded run must satisfy and
+// returns the first violation, or nil:
+//   - events are in time order, the last one at the makespan if finished;
+//   - every deploy is preceded by a request of the same task and attempt,
+//     of a task that is not deployed;
+//   - under the region policy, the tasks of a region deploy at the same
+//     virtual time, all of them (per attempt);
+//   - no task deploys before the blocking partitions it reads from other
+//     regions are finished (from the topology: the producers of each
+//     blocking input group of the task, outside its region);
+//   - never more slots in use than exist; a slot is never used by two
+//     regions (or two attempts) at once; without sharing (eager) a slot
+//     holds one task; the tasks in a slot fit its profile;
+//   - finish, fail and cancel close an open deploy of that task, attempt
+//     and slot; a finish comes no earlier than deploy + duration;
+//   - every slot that becomes empty gets a release event at that moment,
+//     and releases only happen then;
+//   - the utilization recomputed from the trace matches the Result.
+func checkTrace(rs *region.Regions, cluster []resource.Count, policy simulator.Policy, res *simulator.Result) (traceStats, error) {
+	var st traceStats
+	topo := rs.Topology()
+	job := topo.Job()
+	profiles := clusterProfiles(cluster)
+	byName := map[string]topology.ExecutionVertexID{}
+	for v := range topo.NumExecutionVertices() {
+		byName[topo.VertexName(topology.ExecutionVertexID(v))] = topology.ExecutionVertexID(v)
+	}
+	type open struct {
+		attempt, slot int
+		at            time.Duration
+	}
+	type slotState struct {
+		occupants      map[string]bool
+		region         regionAttempt
+		pendingRelease bool
+		since          time.Duration
+		busy           time.Duration
+		used           bool
+	}
+	deployed := map[string]open{}
+	requested := map[taskAttempt]bool{}
+	finished := make([]bool, topo.NumExecutionVertices())
+	regionDeploy := map[regionAttempt]time.Duration{}
+	regionDeployCount := map[regionAttempt]int{}
+	slotsState := make([]slotState, len(profiles))
+	inUse := 0
+	var last time.Duration
+	for i, ev := range res.Events {
+		where := fmt.Sprintf("event %d (%s %s attempt %d slot %d at %v)", i, ev.Kind, ev.Task, ev.Attempt, ev.Slot, ev.At)
+		if ev.At < last {
+			return st, fmt.Errorf("%s: out of time order (previous at %v)", where, last)
+		}
+		last = ev.At
+		v, ok := byName[ev.Task]
+		if !ok {
+			return st, fmt.Errorf("%s: unknown task", where)
+		}
+		if want := int(rs.RegionOf(v)); ev.Region != want {
+			return st, fmt.Errorf("%s: region %d, want %d", where, ev.Region, want)
+		}
+		if ev.Kind == simulator.Request {
+			if ev.Slot != simulator.NoSlot {
+				return st, fmt.Errorf("%s: a request carries a slot", where)
+			}
+			requested[taskAttempt{ev.Task, ev.Attempt}] = true
+			finished[v] = false
+			continue
+		}
+		if ev.Slot < 0 || ev.Slot >= len(profiles) {
+			return st, fmt.Errorf("%s: slot out of range [0, %d)", where, len(profiles))
+		}
+		s := &slotsState[ev.Slot]
+		switch ev.Kind {
+		case simulator.Deploy:
+			if !requested[taskAttempt{ev.Task, ev.Attempt}] {
+				return st, fmt.Errorf("%s: deploy without a request of that attempt", where)
+			}
+			delete(requested, taskAttempt{ev.Task, ev.Attempt})
+			if _, ok := deployed[ev.Task]; ok {
+				return st, fmt.Errorf("%s: task already deployed", where)
+			}
+			if s.pendingRelease {
+				return st, fmt.Errorf("%s: slot reused before its release event", where)
+			}
+			ra := regionAttempt{ev.Region, ev.Attempt}
+			if len(s.occupants) > 0 {
+				if s.region != ra {
+					return st, fmt.Errorf("%s: slot held by region %d attempt %d too", where, s.region.region, s.region.attempt)
+				}
+				if policy == simulator.EagerPolicy {
+					return st, fmt.Errorf("%s: eager policy shares a slot", where)
+				}
+				st.shared = true
+			} else {
+				if s.occupants == nil {
+					s.occupants = map[string]bool{}
+				}
+				s.region, s.since, s.used = ra, ev.At, true
+				inUse++
+				st.maxInUse = max(st.maxInUse, inUse)
+				if inUse > len(profiles) {
+					return st, fmt.Errorf("%s: %d slots in use of %d", where, inUse, len(profiles))
+				}
+			}
+			s.occupants[ev.Task] = true
+			// the tasks in the slot fit its profile
+			need := resource.Unknown
+			for name := range s.occupants {
+				need = need.Add(job.Vertex(topo.JobVertexOf(byName[name])).Resources)
+			}
+			if !need.FitsIn(profiles[ev.Slot]) {
+				return st, fmt.Errorf("%s: slot of %v holds tasks needing %v", where, profiles[ev.Slot], need)
+			}
+			deployed[ev.Task] = open{attempt: ev.Attempt, slot: ev.Slot, at: ev.At}
+			finished[v] = false
+			if policy == simulator.RegionPolicy {
+				if at, ok := regionDeploy[ra]; ok && at != ev.At {
+					return st, fmt.Errorf("%s: region %d attempt %d deployed at %v and %v", where, ra.region, ra.attempt, at, ev.At)
+				}
+				regionDeploy[ra] = ev.At
+				regionDeployCount[ra]++
+			}
+			// blocking inputs from other regions are finished
+			jv := topo.JobVertexOf(v)
+			sub := topo.SubtaskIndex(v)
+			for _, e := range job.InEdges(jv) {
+				if topo.PartitionType(int(e)).IsPipelined() {
+					continue
+				}
+				g := topo.Group(topo.ConsumedGroup(int(e), sub))
+				for p := g.Producers.Start; p < g.Producers.End; p++ {
+					pv := topology.ExecutionVertexID(p)
+					if rs.RegionOf(pv) != rs.RegionOf(v) && !finished[pv] {
+						return st, fmt.Errorf("%s: deployed before %s (region %d) finished its blocking partition",
+							where, topo.VertexName(pv), rs.RegionOf(pv))
+					}
+				}
+			}
+		case simulator.Finish, simulator.Fail, simulator.Cancel:
+			o, ok := deployed[ev.Task]
+			if !ok {
+				return st, fmt.Errorf("%s: closes no open deploy", where)
+			}
+			if o.attempt != ev.Attempt || o.slot != ev.Slot {
+				return st, fmt.Errorf("%s: open deploy is attempt %d in slot %d", where, o.attempt, o.slot)
+			}
+			if ev.Kind == simulator.Finish {
+				d := job.Vertex(topo.JobVertexOf(v)).Duration
+				if ev.At-o.at < d {
+					return st, fmt.Errorf("%s: finished %v after its deploy, its duration is %v", where, ev.At-o.at, d)
+				}
+				finished[v] = true
+			}
+			delete(deployed, ev.Task)
+			delete(s.occupants, ev.Task)
+			if len(s.occupants) == 0 {
+				s.pendingRelease = true
+			}
+		case simulator.Release:
+			if !s.pendingRelease {
+				return st, fmt.Errorf("%s: release of a slot that did not become empty", where)
+			}
+			s.pendingRelease = false
+			s.busy += ev.At - s.since
+			inUse--
+		default:
+			return st, fmt.Errorf("%s: unknown kind", where)
+		}
+		// a release follows the event that emptied the slot at once
+		if ev.Kind != simulator.Release && ev.Kind != simulator.Request {
+			for j := range slotsState {
+				if slotsState[j].pendingRelease && j != ev.Slot {
+					return st, fmt.Errorf("%s: slot %d became empty without a release event", where, j)
+				}
+			}
+		}
+	}
+	for j := range slotsState {
+		if slotsState[j].pendingRelease {
+			return st, fmt.Errorf("slot %d became empty without a release event at the end", j)
+		}
+	}
+	// a finished job ends with its last finish; otherwise the last
+	// calendar event may be a task pausing, which the trace does not show
+	if len(res.Events) > 0 && (last > res.Makespan || res.Verdict == simulator.Finished && last != res.Makespan) {
+		return st, fmt.Errorf("last event at %v, makespan %v", last, res.Makespan)
+	}
+	if policy == simulator.RegionPolicy {
+		for ra, n := range regionDeployCount {
+			if n != rs.Size(region.ID(ra.region)) {
+				return st, fmt.Errorf("region %d attempt %d: %d of %d tasks deployed", ra.region, ra.attempt, n, rs.Size(region.ID(ra.region)))
+			}
+		}
+	}
+	var busy time.Duration
+	for j := range slotsState {
+		busy += slotsState[j].busy
+		if len(slotsState[j].occupants) > 0 {
+			busy += res.Makespan - slotsState[j].since
+		}
+	}
+	if res.Makespan > 0 && len(profiles) > 0 {
+		u := float64(busy) / (float64(res.Makespan) * float64(len(profiles)))
+		if d := u - res.Utilization; d > 1e-9 || d < -1e-9 {
+			return st, fmt.Errorf("utilization from the trace %.6f, result says %.6f", u, res.Utilization)
+		}
+	}
+	return st, nil
+}
+
+// requireTrace fails the test if checkTrace finds a violation.
+func requireTrace(t testing.TB, rs *region.Regions, cluster []resource.Count, policy simulator.Policy, res *simulator.Result, msg ...any) traceStats {
+	t.Helper()
+	st, err := checkTrace(rs, cluster, policy, res)
+	require.NoError(t, err, msg...)
+	return st
+}
+
+// modes are the four global data exchange modes.
+var modes = exchange.Modes()

@@ -1,0 +1,128 @@
+package simulator_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// streamingJob: an unbounded source feeding a bounded map (pipelined),
+// a bounded side branch behind a blocking edge, and a sink behind the
+// unbounded source that can never start.
+func streamingJob(t testing.TB) *topology.JobGraph {
+	t.Helper()
+	job, err := topology.NewBuilder("streaming").
+		AddVertex(topology.JobVertex{ID: "src", Parallelism: 2, Duration: time.Second, Unbounded: true}).
+		AddVertex(topology.JobVertex{ID: "map", Parallelism: 2, Duration: time.Second}).
+		AddVertex(topology.JobVertex{ID: "sink", Parallelism: 1, Duration: time.Second}).
+		AddVertex(topology.JobVertex{ID: "batch", Parallelism: 2, Duration: 2 * time.Second}).
+		AddVertex(topology.JobVertex{ID: "report", Parallelism: 1, Duration: time.Second}).
+		ConnectPinned("src", "map", exchange.Forward, exchange.PipelinedBounded).
+		ConnectPinned("map", "sink", exchange.Hash, exchange.Blocking).
+		ConnectPinned("batch", "report", exchange.Hash, exchange.Blocking).
+		Build()
+	require.NoError(t, err)
+	return job
+}
+
+// A streaming job ends in the steady state: the unbounded source and the
+// bounded consumer reading it keep running, the batch branch finishes,
+// the sink behind the stream never starts; the run does not hang.
+func TestSteadyState(t *testing.T) {
+	job := streamingJob(t)
+	for _, policy := range []simulator.Policy{simulator.RegionPolicy, simulator.EagerPolicy} {
+		rs := region.FromJob(job, exchange.AllBlocking)
+		cluster := slots(6)
+		require.True(t, rs.Check(cluster, resource.FitsEveryDimension).Runnable)
+		for seed := uint64(1); seed <= 10; seed++ {
+			res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Policy: policy, Seed: seed, Record: true})
+			require.Equal(t, simulator.Steady, res.Verdict, "%v seed %d: %s", policy, seed, res.Reason)
+			assert.True(t, res.Verdict.OK())
+			assert.True(t, strings.HasPrefix(res.Reason, "running: "), res.Reason)
+			assert.Contains(t, res.Reason, "2 unbounded tasks keep running")
+			assert.Contains(t, res.Reason, "2 tasks keep reading them")
+			assert.Contains(t, res.Reason, "1 tasks downstream of them never start")
+			assert.Empty(t, res.Holding)
+			assert.Empty(t, res.Waiting)
+			assert.Equal(t, 3*time.Second, res.Makespan, "batch 0-2 s, report 2-3 s")
+			requireTrace(t, rs, cluster, policy, res)
+			for _, ev := range res.Events {
+				assert.NotEqual(t, "sink#0", ev.Task, "the sink behind the stream never asks for a slot")
+			}
+		}
+	}
+}
+
+// The steady state in all-pipelined mode: one region holding every slot.
+func TestSteadyStateOneRegion(t *testing.T) {
+	job, err := topology.NewBuilder("stream").
+		AddVertex(topology.JobVertex{ID: "src", Parallelism: 2, Duration: time.Second, Unbounded: true}).
+		AddVertex(topology.JobVertex{ID: "agg", Parallelism: 3, Duration: time.Second}).
+		Connect("src", "agg", exchange.Hash).
+		Build()
+	require.NoError(t, err)
+	rs := region.FromJob(job, exchange.AllPipelined)
+	res := run(t, simulator.Config{Regions: rs, Cluster: slots(3), Seed: 1, Record: true})
+	require.Equal(t, simulator.Steady, res.Verdict, res.Reason)
+	assert.Equal(t, time.Second, res.Makespan, "agg's work is done at 1 s; it keeps reading the stream")
+	requireTrace(t, rs, slots(3), simulator.RegionPolicy, res)
+}
+
+// A stale pool deadline (armed while a region could not be served, then
+// withdrawn when slots came back) must not move the clock: the makespan
+// is the time of the last real event, not the 5-minute timeout.
+func TestStaleDeadlineDoesNotStretchMakespan(t *testing.T) {
+	// stream#0 holds one of 2 slots forever; the a-b region needs both
+	// and waits, unfulfillable (its timeout is armed). The stream fails at
+	// 500 ms, a-b gets both slots and runs 500-1500 ms, then the stream
+	// runs again.
+	job, err := topology.NewBuilder("stale-deadline").
+		AddVertex(topology.JobVertex{ID: "stream", Parallelism: 1, Duration: time.Second, Unbounded: true}).
+		AddVertex(topology.JobVertex{ID: "a", Parallelism: 2, Duration: time.Second}).
+		AddVertex(topology.JobVertex{ID: "b", Parallelism: 2, Duration: time.Second}).
+		Connect("a", "b", exchange.Hash).
+		Build()
+	require.NoError(t, err)
+	rs := region.FromJob(job, exchange.AllPipelined)
+	require.Equal(t, 2, rs.NumRegions())
+	require.Equal(t, 2, rs.MinimumSlots())
+	stream, err := rs.Topology().ParseVertexName("stream#0")
+	require.NoError(t, err)
+	res := run(t, simulator.Config{Regions: rs, Cluster: slots(2), Seed: 1, Record: true,
+		Failures: []simulator.Failure{{Task: stream, After: 500 * time.Millisecond}}})
+	require.True(t, res.Verdict.OK(), res.Reason)
+	requireTrace(t, rs, slots(2), simulator.RegionPolicy, res)
+	assert.Equal(t, 1500*time.Millisecond, res.Makespan, "%s", res.Reason)
+	assert.Equal(t, simulator.Steady, res.Verdict)
+	assert.Equal(t, 1, res.Failovers)
+}
+
+// The eager policy: a task too big for every slot waits forever: a
+// deadlock with nobody holding a slot.
+func TestEagerTaskFitsNoSlot(t *testing.T) {
+	job, err := topology.NewBuilder("too-big").
+		AddVertex(topology.JobVertex{ID: "big", Parallelism: 1, Duration: time.Second, Resources: resource.New(4000, 4096)}).
+		Build()
+	require.NoError(t, err)
+	rs := region.FromJob(job, exchange.AllBlocking)
+	cluster := []resource.Count{{Profile: resource.New(1000, 1024), N: 2}}
+	res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Policy: simulator.EagerPolicy, Seed: 1})
+	require.Equal(t, simulator.Deadlock, res.Verdict)
+	assert.Empty(t, res.Holding)
+	assert.Equal(t, []string{"big#0"}, res.Waiting)
+	assert.Equal(t, "deadlock: at 0 ms big#0 wait for a slot that never comes", res.Reason)
+
+	// the region policy fails the job at once, naming the region
+	res = run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: 1})
+	require.Equal(t, simulator.Failed, res.Verdict)
+	assert.Contains(t, res.Reason, "region 0")
+}
