@@ -54,7 +54,7 @@ func WriteSVG(w io.Writer, tl Timeline) error {
 		width     = 1200.0
 		left      = 90.0
 		right     = 30.0
-		top       = 70.0
+		top       = 84.0
 		laneH     = 22.0
 		rowGap    = 6.0
 		axisH     = 40.0
@@ -62,6 +62,23 @@ func WriteSVG(w io.Writer, tl Timeline) error {
 	)
 	plotW := width - left - right
 	span := tl.Makespan
+	open := 0
+	for i := range bars {
+		if bars[i].outcome == Deploy {
+			open++
+		}
+	}
+	if open > 0 {
+		// Tasks still hold their slots at the end (a deadlock, or
+		// unbounded tasks): draw them on past the last event, so the
+		// picture shows them waiting.
+		span += max(span/5, time.Second)
+		for i := range bars {
+			if bars[i].outcome == Deploy {
+				bars[i].end = span
+			}
+		}
+	}
 	if span <= 0 {
 		span = time.Millisecond
 	}
@@ -108,6 +125,12 @@ func WriteSVG(w io.Writer, tl Timeline) error {
 		p(`<text x="%.1f" y="%.1f" font-size="11" text-anchor="middle">%s</text>`+"\n", xt, plotBottom+18, formatTick(t, step))
 	}
 	p(`<text x="%.1f" y="%.1f" font-size="12" text-anchor="middle" fill="#444">virtual time</text>`+"\n", left+plotW/2, plotBottom+34)
+
+	if open > 0 { // where the run stopped with tasks still holding slots
+		xe := x(tl.Makespan)
+		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#d62728" stroke-width="1.5" stroke-dasharray="6,3"/>`+"\n", xe, top-8, xe, plotBottom)
+		p(`<text x="%.1f" y="%.1f" font-size="11" fill="#d62728" text-anchor="end">nothing progresses after %s</text>`+"\n", xe-4, top-10, formatMillis(tl.Makespan))
+	}
 
 	// bars
 	for _, b := range bars {

@@ -72,9 +72,10 @@ func newSimulateCommand(stdin io.Reader) *cobra.Command {
 		}
 		if svgFile != "" {
 			tl := simulator.Timeline{
-				Title:    fmt.Sprintf("%s — %s, %s policy, %d slots", job.Name(), mode.mode, policy, res.Slots),
-				Subtitle: fmt.Sprintf("makespan %d ms, utilization %.0f%%, %d region deployments, %d restarts — %s", res.Makespan.Milliseconds(), 100*res.Utilization, res.RegionsScheduled, res.Failovers, res.Verdict),
-				Slots:    res.Slots, Regions: rs.NumRegions(), Makespan: res.Makespan, Events: res.Events,
+				Title: fmt.Sprintf("%s — %s, %s policy, %d slots", job.Name(), mode.mode, policy, res.Slots),
+				Subtitle: fmt.Sprintf("makespan %d ms, utilization %.0f%%, %s, %s — %s", res.Makespan.Milliseconds(), 100*res.Utilization,
+					count(res.RegionsScheduled, deployUnit(policy)), count(res.Failovers, "restart"), res.Verdict),
+				Slots: res.Slots, Regions: rs.NumRegions(), Makespan: res.Makespan, Events: res.Events,
 			}
 			if err := writeFile(svgFile, func(w io.Writer) error { return simulator.WriteSVG(w, tl) }); err != nil {
 				return err
@@ -85,11 +86,14 @@ func newSimulateCommand(stdin io.Reader) *cobra.Command {
 		fmt.Fprintf(out, "makespan:          %d ms\n", res.Makespan.Milliseconds())
 		fmt.Fprintf(out, "slot utilization:  %.1f%%\n", 100*res.Utilization)
 		if policy == simulator.EagerPolicy {
-			fmt.Fprintf(out, "tasks deployed:    %d\n", res.RegionsScheduled)
+			fmt.Fprintf(out, "tasks deployed:    %d of %d tasks\n", res.RegionsScheduled, rs.Topology().NumExecutionVertices())
 		} else {
-			fmt.Fprintf(out, "regions scheduled: %d of %d regions\n", res.RegionsScheduled, rs.NumRegions())
+			fmt.Fprintf(out, "regions scheduled: %d deployments of %d regions\n", res.RegionsScheduled, rs.NumRegions())
 		}
 		fmt.Fprintf(out, "restarts:          %d (regions restarted: %d)\n", res.Failovers, res.RegionRestarts)
+		for _, r := range res.Restarts {
+			fmt.Fprintf(out, "  at %d ms %s failed: restarted regions %s\n", r.At.Milliseconds(), r.Task, idRanges(r.Regions))
+		}
 		fmt.Fprintf(out, "events:            %d in %v (%.0f events/s)\n", res.Processed, elapsed.Round(time.Microsecond), float64(res.Processed)/max(elapsed.Seconds(), 1e-9))
 		fmt.Fprintln(out, res.Reason)
 		if !res.Verdict.OK() {
@@ -111,4 +115,19 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Close()
+}
+
+// count renders "1 restart" or "3 restarts".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func deployUnit(p simulator.Policy) string {
+	if p == simulator.EagerPolicy {
+		return "task deployment"
+	}
+	return "region deployment"
 }
