@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// traceLine is one line of a --trace file (SPEC.md section 4).
+type traceLine struct {
+	T       *int64  `json:"t"`
+	Event   string  `json:"event"`
+	Task    string  `json:"task"`
+	Region  *int    `json:"region"`
+	Slot    *int    `json:"slot"`
+	Attempt int     `json:"attempt"`
+	Job     *string `json:"job"`
+}
+
+func readTrace(t *testing.T, path string) []traceLine {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	var out []traceLine
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var l traceLine
+		dec := json.NewDecoder(strings.NewReader(sc.Text()))
+		dec.DisallowUnknownFields()
+		require.NoError(t, dec.Decode(&l), "trace line %q", sc.Text())
+		require.NotNil(t, l.T, "trace line %q has no t", sc.Text())
+		require.NotNil(t, l.Region, "trace line %q has no region", sc.Text())
+		out = append(out, l)
+	}
+	require.NoError(t, sc.Err())
+	return out
+}
+
+func TestSimulateFLIP119Verdicts(t *testing.T) {
+	cases := []struct {
+		name     string
+		args     []string
+		code     int
+		verdict  string // prefix of the last line of standard output
+		contains []string
+	}{
+		{"pointwise on 2 slots", []string{"--mode", "pointwise-pipelined-only", "--slots", "2"}, 0, "finished:",
+			[]string{"makespan:          4000 ms", "slot utilization:  100.0%", "regions scheduled: 6 deployments of 6 regions", "restarts:          0"}},
+		{"all-blocking on 1 slot", []string{"--slots", "1"}, 0, "finished:", []string{"makespan:          12000 ms"}},
+		{"all-pipelined on 4 slots", []string{"--mode", "all-pipelined", "--slots", "4"}, 0, "finished:", []string{"makespan:          1000 ms"}},
+		{"all-pipelined on 3 slots", []string{"--mode", "all-pipelined", "--slots", "3"}, 1, "failed:", []string{"region 0"}},
+		{"eager deadlock", []string{"--mode", "all-pipelined", "--slots", "4", "--policy", "eager"}, 1, "deadlock:", []string{"hold slots while waiting"}},
+		{"sized cluster", []string{"--mode", "pointwise-pipelined-only", "--cluster", writeTemp(t, "c.json", `{"slots":[{"count":2,"resources":{"cpuMillis":1000,"memoryMB":1024}}]}`)}, 0, "finished:", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := execCLI(t, "", append(append([]string{"simulate"}, tc.args...), flip119Path)...)
+			require.Equal(t, tc.code, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+			lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
+			last := lines[len(lines)-1]
+			assert.True(t, strings.HasPrefix(last, tc.verdict), "last line %q", last)
+			for _, s := range tc.contains {
+				assert.Contains(t, res.stdout, s)
+			}
+			if tc.code == 1 {
+				assert.Equal(t, last+"\n", res.stderr, "a negative verdict is repeated on standard error")
+			} else {
+				assert.Empty(t, res.stderr)
+			}
+		})
+	}
+}
+
+func TestSimulateEagerDeadlocksForSomeSeedsAndNeverHangs(t *testing.T) {
+	deadlocks := 0
+	for seed := 1; seed <= 20; seed++ {
+		res := execCLI(t, "", "simulate", "--mode", "all-pipelined", "--slots", "4", "--policy", "eager", "--seed", strconv.Itoa(seed), flip119Path)
+		if res.code == 1 {
+			require.True(t, strings.HasPrefix(res.stderr, "deadlock:"), res.stderr)
+			deadlocks++
+		} else {
+			require.Equal(t, 0, res.code, res.stderr)
+		}
+	}
+	assert.Positive(t, deadlocks)
+}
+
+func TestSimulateTraceAndSVG(t *testing.T) {
+	dir := t.TempDir()
+	trace, svg := filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "run.svg")
+	res := execCLI(t, "", "simulate", "--mode", "pointwise-pipelined-only", "--slots", "2", "--fail", "B#1@500",
+		"--trace", trace, "--svg", svg, flip119Path)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "restarts:          1 (regions restarted: 5)")
+	assert.Contains(t, res.stdout, "at 1500 ms B#1 failed: restarted regions 1-5")
+
+	lines := readTrace(t, trace)
+	require.NotEmpty(t, lines)
+	kinds := map[string]int{}
+	var last int64
+	for _, l := range lines {
+		assert.GreaterOrEqual(t, *l.T, last, "trace in time order")
+		last = *l.T
+		kinds[l.Event]++
+		switch l.Event {
+		case "request":
+			assert.Nil(t, l.Slot, "a request has no slot yet")
+		case "deploy", "finish", "fail", "cancel", "release":
+			assert.NotNil(t, l.Slot, "%s of %s has a slot", l.Event, l.Task)
+		default:
+			t.Errorf("unknown event %q", l.Event)
+		}
+		assert.Nil(t, l.Job, "single-job traces carry no job field")
+	}
+	assert.Equal(t, 1, kinds["fail"])
+	assert.Equal(t, 3, kinds["cancel"], "A#1, C#2 and C#3 are canceled with B#1")
+	assert.Equal(t, 12, kinds["finish"])
+	assert.Equal(t, 12+4, kinds["deploy"], "12 tasks plus the 4 of the restarted region")
+
+	data, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	dec := xml.NewDecoder(strings.NewReader(string(data)))
+	for {
+		_, err := dec.Token()
+		if err != nil {
+			require.ErrorContains(t, err, "EOF", "the SVG is well-formed XML")
+			break
+		}
+	}
+	assert.Contains(t, string(data), "slot 0")
+	assert.Contains(t, string(data), "region 5")
+}
+
+func TestSimulateBadInput(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string // in standard error
+	}{
+		{"unknown policy", []string{"--slots", "2", "--policy", "lazy"}, "valid: region, eager"},
+		{"bad failure spec", []string{"--slots", "2", "--fail", "B#1"}, "ID#i@MS"},
+		{"failure of an unknown subtask", []string{"--slots", "2", "--fail", "B#7@10"}, "B#7"},
+		{"negative failure time", []string{"--slots", "2", "--fail", "B#1@-5"}, "-5"},
+		{"no cluster", nil, "--slots N or --cluster FILE"},
+		{"both cluster flags", []string{"--slots", "2", "--cluster", "x.json"}, "not both"},
+		{"unknown mode", []string{"--slots", "2", "--mode", "streaming"}, "valid"},
+		{"unwritable trace", []string{"--slots", "2", "--trace", filepath.Join(t.TempDir(), "no", "such", "dir", "t.jsonl")}, "cannot write"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := execCLI(t, "", append(append([]string{"simulate"}, tc.args...), flip119Path)...)
+			assert.Equal(t, 2, res.code, res.stderr)
+			assert.Contains(t, res.stderr, tc.want)
+			assert.Empty(t, res.stdout)
+		})
+	}
+	t.Run("several jobs", func(t *testing.T) {
+		res := execCLI(t, "", "simulate", "--slots", "2", flip119Path, flip119Path)
+		assert.Equal(t, 2, res.code)
+		assert.Contains(t, res.stderr, "one job file")
+	})
+	t.Run("bad job from stdin", func(t *testing.T) {
+		res := execCLI(t, `{"vertices":[{"id":"A","parallelism":0}]}`, "simulate", "--slots", "2", "-")
+		assert.Equal(t, 2, res.code)
+		assert.Contains(t, res.stderr, `"A"`)
+		assert.Contains(t, res.stderr, "parallelism")
+	})
+}
+
+func TestSimulateEveryExampleAtMinimumSlots(t *testing.T) {
+	for _, path := range exampleJobs(t) {
+		for _, mode := range modeNames {
+			out := regionsJSON(t, "--mode", mode, path)
+			res := execCLI(t, "", "simulate", "--mode", mode, "--slots", strconv.Itoa(out.MinimumSlots), path)
+			assert.Equal(t, 0, res.code, "%s in %s on %d slots: %s", path, mode, out.MinimumSlots, res.stdout)
+		}
+	}
+}
