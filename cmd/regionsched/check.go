@@ -11,14 +11,13 @@ import (
 	"github.com/regionsched/regionsched/resource"
 )
 
-func newCheckCommand(stdin io.Reader) *cobra.Command {
+func newCheckCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 	var format string
 	c := &cobra.Command{
 		Use:   "check [--mode M] (--slots N | --cluster CLUSTER) [--format text|json] JOB",
 		Short: "Decide statically whether a job can run on a cluster without deadlock",
 		Args:  exactArgs(1),
 	}
-	mode := addModeFlag(c)
 	cluster := addClusterFlags(c)
 	c.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	c.RunE = func(c *cobra.Command, args []string) error {

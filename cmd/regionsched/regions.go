@@ -13,14 +13,13 @@ import (
 	"github.com/regionsched/regionsched/topology"
 )
 
-func newRegionsCommand(stdin io.Reader) *cobra.Command {
+func newRegionsCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 	var format string
 	c := &cobra.Command{
 		Use:   "regions [--mode M] [--format text|json|dot] JOB",
 		Short: "Derive the pipelined regions of a job",
 		Args:  exactArgs(1),
 	}
-	mode := addModeFlag(c)
 	c.Flags().StringVar(&format, "format", "text", "output format: text, json or dot")
 	c.RunE = func(c *cobra.Command, args []string) error {
 		if format != "text" && format != "json" && format != "dot" {

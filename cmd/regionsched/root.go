@@ -69,7 +69,11 @@ func newRootCommand(stdin io.Reader) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return badInput(fmt.Errorf("%s: %w", c.CommandPath(), err))
 	})
-	root.AddCommand(newRegionsCommand(stdin), newCheckCommand(stdin), newSimulateCommand(stdin))
+	// --mode is common to every command; as a persistent flag it may come
+	// before or after the command name.
+	mode := &modeFlag{mode: exchange.AllBlocking}
+	root.PersistentFlags().Var(mode, "mode", "global data exchange mode: all-blocking, forward-pipelined-only, pointwise-pipelined-only, all-pipelined (or the FLIP-119 aliases)")
+	root.AddCommand(newRegionsCommand(stdin, mode), newCheckCommand(stdin, mode), newSimulateCommand(stdin, mode))
 	return root
 }
 
@@ -113,10 +117,4 @@ func (m *modeFlag) Set(s string) error {
 	}
 	m.mode = v
 	return nil
-}
-
-func addModeFlag(c *cobra.Command) *modeFlag {
-	m := &modeFlag{mode: exchange.AllBlocking}
-	c.Flags().Var(m, "mode", "global data exchange mode: all-blocking, forward-pipelined-only, pointwise-pipelined-only, all-pipelined (or the FLIP-119 aliases)")
-	return m
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/regionsched/regionsched/simulator"
 )
 
-func newSimulateCommand(stdin io.Reader) *cobra.Command {
+func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 	var (
 		policyName string
 		seed       uint64
@@ -30,7 +30,6 @@ func newSimulateCommand(stdin io.Reader) *cobra.Command {
 			return exactArgs(1)(c, args)
 		},
 	}
-	mode := addModeFlag(c)
 	cluster := addClusterFlags(c)
 	c.Flags().StringVar(&policyName, "policy", "region", "scheduling policy: region (the library) or eager (the baseline without regions and bulks)")
 	c.Flags().Uint64Var(&seed, "seed", 1, "seed for the order of simultaneous events and slot offers")
