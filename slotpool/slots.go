@@ -138,14 +138,20 @@ func (p *Pool) popFree(pr int32) int32 {
 	return idx
 }
 
+// unlink removes slot idx from list (its profile's free or held list) in
+// O(1): the last entry takes its place and learns its new position.
+func (p *Pool) unlink(list *[]int32, idx int32) {
+	pos := p.slot(idx).pos
+	last := (*list)[len(*list)-1]
+	(*list)[pos] = last
+	p.slot(last).pos = pos
+	*list = (*list)[:len(*list)-1]
+}
+
 // removeFree takes a free slot out of its free list.
 func (p *Pool) removeFree(idx int32) {
 	s := p.slot(idx)
-	rec := &p.profiles[s.profile]
-	last := rec.free[len(rec.free)-1]
-	rec.free[s.pos] = last
-	p.slot(last).pos = s.pos
-	rec.free = rec.free[:len(rec.free)-1]
+	p.unlink(&p.profiles[s.profile].free, idx)
 	p.nFree--
 	if s.idle != nil {
 		p.timers.cancel(s.idle)
@@ -174,12 +180,7 @@ func (p *Pool) popHeld(pr int32) int32 {
 
 // removeHeld takes a held slot out of the head's held set.
 func (p *Pool) removeHeld(idx int32) {
-	s := p.slot(idx)
-	rec := &p.profiles[s.profile]
-	last := rec.held[len(rec.held)-1]
-	rec.held[s.pos] = last
-	p.slot(last).pos = s.pos
-	rec.held = rec.held[:len(rec.held)-1]
+	p.unlink(&p.profiles[p.slot(idx).profile].held, idx)
 	p.nHeld--
 	p.heldVersion++
 }

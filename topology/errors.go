@@ -51,16 +51,7 @@ type VertexError struct {
 
 // Error names the vertex, the field and what was wrong.
 func (e *VertexError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "vertex %q (vertices[%d])", e.Vertex, e.Index)
-	if e.Field != "" {
-		fmt.Fprintf(&b, " field %q", e.Field)
-	}
-	fmt.Fprintf(&b, ": %v", e.Err)
-	if e.Detail != "" {
-		b.WriteString(": " + e.Detail)
-	}
-	return b.String()
+	return describe(fmt.Sprintf("vertex %q (vertices[%d])", e.Vertex, e.Index), e.Field, e.Err, e.Detail)
 }
 
 // Unwrap returns the sentinel or cause.
@@ -77,16 +68,8 @@ type EdgeError struct {
 
 // Error names the edge, the field and what was wrong.
 func (e *EdgeError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "edge %s -> %s (edges[%d])", quoteOrBlank(e.Source), quoteOrBlank(e.Target), e.Index)
-	if e.Field != "" {
-		fmt.Fprintf(&b, " field %q", e.Field)
-	}
-	fmt.Fprintf(&b, ": %v", e.Err)
-	if e.Detail != "" {
-		b.WriteString(": " + e.Detail)
-	}
-	return b.String()
+	subject := fmt.Sprintf("edge %s -> %s (edges[%d])", quoteOrBlank(e.Source), quoteOrBlank(e.Target), e.Index)
+	return describe(subject, e.Field, e.Err, e.Detail)
 }
 
 // Unwrap returns the sentinel or cause.
@@ -123,18 +106,22 @@ type DecodeError struct {
 }
 
 // Error names the field and the problem.
-func (e *DecodeError) Error() string {
-	var b strings.Builder
-	b.WriteString("job file")
-	if e.Field != "" {
-		fmt.Fprintf(&b, " field %q", e.Field)
-	}
-	fmt.Fprintf(&b, ": %v", e.Err)
-	if e.Detail != "" {
-		b.WriteString(": " + e.Detail)
-	}
-	return b.String()
-}
+func (e *DecodeError) Error() string { return describe("job file", e.Field, e.Err, e.Detail) }
 
 // Unwrap returns the sentinel or cause.
 func (e *DecodeError) Unwrap() error { return e.Err }
+
+// describe renders `subject field "f": cause: detail`, leaving out an
+// empty field or detail.
+func describe(subject, field string, cause error, detail string) string {
+	var b strings.Builder
+	b.WriteString(subject)
+	if field != "" {
+		fmt.Fprintf(&b, " field %q", field)
+	}
+	fmt.Fprintf(&b, ": %v", cause)
+	if detail != "" {
+		b.WriteString(": " + detail)
+	}
+	return b.String()
+}

@@ -24,11 +24,7 @@ func newCheckCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		if format != "text" && format != "json" {
 			return badInput(fmt.Errorf("--format %q: valid values are text, json", format))
 		}
-		slots, err := cluster.load(c)
-		if err != nil {
-			return err
-		}
-		job, err := loadJob(args[0], stdin)
+		slots, job, err := cluster.loadWithJob(c, args[0], stdin)
 		if err != nil {
 			return err
 		}

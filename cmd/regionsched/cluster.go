@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/topology"
 )
 
 // clusterFile is the cluster file of SPEC.md sections 4 and 5.
@@ -80,6 +82,20 @@ func (f *clusterFlags) load(c *cobra.Command) ([]resource.Count, error) {
 		out = append(out, resource.Count{Profile: p, N: *s.Count})
 	}
 	return out, nil
+}
+
+// loadWithJob loads the cluster (first, so that a usage error wins over a
+// job error) and then the job file.
+func (f *clusterFlags) loadWithJob(c *cobra.Command, jobPath string, stdin io.Reader) ([]resource.Count, *topology.JobGraph, error) {
+	slots, err := f.load(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	job, err := loadJob(jobPath, stdin)
+	if err != nil {
+		return nil, nil, err
+	}
+	return slots, job, nil
 }
 
 // decodeCluster parses and validates a cluster file; unknown fields are errors.

@@ -41,11 +41,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		if err != nil {
 			return badInput(fmt.Errorf("--policy: %w", err))
 		}
-		slots, err := cluster.load(c)
-		if err != nil {
-			return err
-		}
-		job, err := loadJob(args[0], stdin)
+		slots, job, err := cluster.loadWithJob(c, args[0], stdin)
 		if err != nil {
 			return err
 		}
