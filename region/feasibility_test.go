@@ -3,13 +3,13 @@ package region_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/jobgen"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/topology"
@@ -373,51 +373,35 @@ func bruteRemainders(held []resource.Profile, slots bruteSlotKinds, m resource.M
 	return out
 }
 
-// smallResourceJob draws a DAG of 1-4 vertices of parallelism 1-3 with
+// smallResourceJobs are DAGs of 1-4 vertices of parallelism 1-3 with
 // random ship strategies and pinned exchanges, one or two slot sharing
 // groups, resources from a small palette (including unknown and gpu) and
 // now and then an unbounded vertex: regions stay small enough for the
 // brute force.
-func smallResourceJob(r *rand.Rand) (*topology.JobGraph, error) {
-	palette := []resource.Profile{
+var smallResourceJobs = jobgen.Options{
+	Name:        "small",
+	Vertices:    jobgen.IntRange{Min: 1, Max: 4},
+	Parallelism: jobgen.IntRange{Min: 1, Max: 3},
+	Density:     jobgen.FloatRange{Min: 0.5, Max: 0.5},
+	ForwardRate: 0.5,
+	PinRates:    []float64{0.25},
+	Groups:      []string{topology.DefaultSlotSharingGroup, topology.DefaultSlotSharingGroup, "other"},
+	GroupRate:   1,
+	Profiles: []resource.Profile{
 		resource.Unknown,
 		resource.New(500, 1024),
 		resource.New(1000, 1024),
 		resource.New(500, 2048),
 		gpuProfile(1000, 2048, 1),
-	}
-	groups := []string{"default", "default", "other"}
-	n := 1 + r.IntN(4)
-	b := topology.NewBuilder("small")
-	par := make([]int, n)
-	for i := range n {
-		par[i] = 1 + r.IntN(3)
-		b.AddVertex(topology.JobVertex{
-			ID:               "v" + strconv.Itoa(i),
-			Parallelism:      par[i],
-			SlotSharingGroup: groups[r.IntN(len(groups))],
-			Resources:        palette[r.IntN(len(palette))],
-			Unbounded:        r.IntN(8) == 0,
-		})
-	}
-	for a := range n {
-		for c := a + 1; c < n; c++ {
-			if r.IntN(2) == 0 {
-				continue
-			}
-			ship := []exchange.ShipStrategy{exchange.Rescale, exchange.Hash, exchange.Rebalance, exchange.Broadcast}[r.IntN(4)]
-			if par[a] == par[c] && r.IntN(2) == 0 {
-				ship = exchange.Forward
-			}
-			e := topology.JobEdge{Source: "v" + strconv.Itoa(a), Target: "v" + strconv.Itoa(c), ShipStrategy: ship}
-			if r.IntN(4) == 0 {
-				e.Pinned = true
-				e.Exchange = []exchange.ResultPartitionType{exchange.Blocking, exchange.Pipelined, exchange.PipelinedBounded}[r.IntN(3)]
-			}
-			b.AddEdge(e)
-		}
-	}
-	return b.Build()
+	},
+	ResourceJobRate: 1,
+	ResourceRate:    1,
+	UnboundedRate:   1.0 / 8,
+}
+
+// smallResourceJob draws a job of smallResourceJobs.
+func smallResourceJob(r *rand.Rand) (*topology.JobGraph, error) {
+	return jobgen.Generate(r, smallResourceJobs)
 }
 
 // smallCluster draws 0-4 slot kinds of 0-5 slots each, sizes from a

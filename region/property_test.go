@@ -5,100 +5,54 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/jobgen"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/topology"
 )
 
-// randomJob draws a DAG of 1-9 vertices, parallelism 1-12 (often equal,
-// so that forward edges occur), random ship strategies (forward only
-// between equal parallelisms), random pinned exchanges, and sometimes
-// several slot sharing groups, resources and unbounded vertices. Vertices
-// are declared in a random order unrelated to the edge direction.
-func randomJob(r *rand.Rand) (*topology.JobGraph, error) {
-	n := 1 + r.IntN(9)
-	id := func(i int) string { return "v" + strconv.Itoa(i) }
-	pool := []int{1 + r.IntN(12), 1 + r.IntN(12), 1 + r.IntN(12)}
-	par := make([]int, n)
-	for i := range par {
-		if r.IntN(2) == 0 {
-			par[i] = pool[r.IntN(len(pool))]
-		} else {
-			par[i] = 1 + r.IntN(12)
-		}
-	}
-	order := r.Perm(n) // edges go from earlier to later positions
-	var edges []topology.JobEdge
-	// Now and then plant the FLINK-22017 motif W -> P -> Q, W -> Q: a
-	// blocking rescale whose blocks can straddle the regions glued by the
-	// pipelined W -> P (rescale) and W -> Q (forward).
-	if n >= 3 && r.IntN(4) == 0 {
-		w, p, q := order[0], order[1], order[2]
-		par[q] = par[w]
-		edges = append(edges,
-			topology.JobEdge{Source: id(w), Target: id(p), ShipStrategy: exchange.Rescale, Pinned: true, Exchange: exchange.Pipelined},
-			topology.JobEdge{Source: id(w), Target: id(q), ShipStrategy: exchange.Forward, Pinned: true, Exchange: exchange.PipelinedBounded},
-			topology.JobEdge{Source: id(p), Target: id(q), ShipStrategy: exchange.Rescale, Pinned: true, Exchange: exchange.Blocking})
-	}
-
-	groups := []string{"default"}
-	if r.IntN(3) == 0 {
-		groups = append(groups, "a", "b")
-	}
-	b := topology.NewBuilder("random")
-	for i := range n {
-		v := topology.JobVertex{
-			ID:               id(i),
-			Parallelism:      par[i],
-			SlotSharingGroup: groups[r.IntN(len(groups))],
-			Unbounded:        r.IntN(6) == 0,
-		}
-		if r.IntN(2) == 0 {
-			v.Resources = resource.New(int64(100*r.IntN(5)), int64(256*r.IntN(4)))
-			if r.IntN(4) == 0 {
-				v.Resources = v.Resources.WithExtended("gpu", int64(r.IntN(3)))
-			}
-		}
-		b.AddVertex(v)
-	}
-
-	density := 0.15 + 0.5*r.Float64()
-	pinRate := []float64{0, 0.2, 0.5}[r.IntN(3)]
-	for a := range n {
-		for c := a + 1; c < n; c++ {
-			if r.Float64() >= density {
-				continue
-			}
-			src, dst := order[a], order[c]
-			for range 1 + r.IntN(4)/3 { // now and then a parallel edge
-				var ship exchange.ShipStrategy
-				if par[src] == par[dst] && r.IntN(2) == 0 {
-					ship = exchange.Forward
-				} else {
-					ship = []exchange.ShipStrategy{exchange.Rescale, exchange.Rescale, exchange.Hash, exchange.Rebalance, exchange.Broadcast}[r.IntN(5)]
-				}
-				e := topology.JobEdge{Source: id(src), Target: id(dst), ShipStrategy: ship}
-				if r.Float64() < pinRate {
-					e.Pinned = true
-					e.Exchange = []exchange.ResultPartitionType{exchange.Blocking, exchange.Pipelined, exchange.PipelinedBounded}[r.IntN(3)]
-				}
-				edges = append(edges, e)
-			}
-		}
-	}
-	r.Shuffle(len(edges), func(i, j int) { edges[i], edges[j] = edges[j], edges[i] })
-	for _, e := range edges {
-		b.AddEdge(e)
-	}
-	return b.Build()
+// randomJobs are DAGs of 1-9 vertices, parallelism 1-12 (often equal,
+// from a per-job pool, so that forward edges occur), random ship
+// strategies (forward only between equal parallelisms), random pinned
+// exchanges, now and then parallel edges, and sometimes several slot
+// sharing groups, resources (with gpus) and unbounded vertices. Vertices
+// are declared in a random order unrelated to the edge direction, and
+// some jobs plant the FLINK-22017 motif W -> P -> Q, W -> Q: a blocking
+// rescale whose blocks can straddle the regions glued by the pipelined
+// W -> P (rescale) and W -> Q (forward).
+var randomJobs = jobgen.Options{
+	Name:             "random",
+	Vertices:         jobgen.IntRange{Min: 1, Max: 9},
+	Parallelism:      jobgen.IntRange{Min: 1, Max: 12},
+	ParallelismPool:  3,
+	PoolRate:         0.5,
+	ShuffleOrder:     true,
+	Density:          jobgen.FloatRange{Min: 0.15, Max: 0.65},
+	ParallelEdgeRate: 0.25,
+	ShuffleEdges:     true,
+	Ships:            []exchange.ShipStrategy{exchange.Rescale, exchange.Rescale, exchange.Hash, exchange.Rebalance, exchange.Broadcast},
+	ForwardRate:      0.5,
+	PinRates:         []float64{0, 0.2, 0.5},
+	Groups:           []string{topology.DefaultSlotSharingGroup, "a", "b"},
+	GroupRate:        1.0 / 3,
+	Profiles:         jobgen.Grid([]int64{0, 100, 200, 300, 400}, []int64{0, 256, 512, 768}),
+	ResourceJobRate:  1,
+	ResourceRate:     0.5,
+	GPURate:          0.25,
+	GPUs:             []int64{0, 1, 2},
+	UnboundedRate:    1.0 / 6,
+	Motifs:           []jobgen.Motif{jobgen.ForwardTriangle},
+	MotifRate:        7.0 / 36, // a quarter of the jobs of 3+ vertices
 }
+
+// randomJob draws a job of randomJobs.
+func randomJob(r *rand.Rand) (*topology.JobGraph, error) { return jobgen.Generate(r, randomJobs) }
 
 func encodeJob(g *topology.JobGraph) string {
 	var buf bytes.Buffer

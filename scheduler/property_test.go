@@ -11,53 +11,34 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/jobgen"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/topology"
 )
 
-// randomJob makes a DAG of 2-7 vertices, parallelism 1-5, random ship
+// randomJobs are DAGs of 2-7 vertices, parallelism 1-5, each vertex
+// after the first reading from one to three earlier ones over random ship
 // strategies (forward only between equal parallelisms), now and then a
-// pinned exchange; with resources from a small set and, optionally, a
-// second slot sharing group.
-func randomJob(rng *rand.Rand) (*topology.JobGraph, error) {
-	n := 2 + rng.IntN(6)
-	withResources := rng.IntN(2) == 0
-	twoGroups := rng.IntN(2) == 0
-	profiles := []resource.Profile{{}, small, medium, large}
-	b := topology.NewBuilder(fmt.Sprintf("random-%d", n))
-	par := make([]int, n)
-	for i := range n {
-		par[i] = 1 + rng.IntN(5)
-		v := topology.JobVertex{ID: fmt.Sprintf("V%d", i), Parallelism: par[i]}
-		if withResources {
-			v.Resources = profiles[rng.IntN(len(profiles))]
-		}
-		if twoGroups && rng.IntN(2) == 0 {
-			v.SlotSharingGroup = "second"
-		}
-		b.AddVertex(v)
-	}
-	ships := []exchange.ShipStrategy{exchange.Forward, exchange.Rescale, exchange.Hash, exchange.Rebalance, exchange.Broadcast}
-	types := []exchange.ResultPartitionType{exchange.Blocking, exchange.Pipelined, exchange.PipelinedBounded}
-	for j := 1; j < n; j++ {
-		// Every vertex after the first reads from one to three earlier ones.
-		srcs := rng.Perm(j)[:1+rng.IntN(min(j, 3))]
-		for _, i := range srcs {
-			s := ships[rng.IntN(len(ships))]
-			for s == exchange.Forward && par[i] != par[j] {
-				s = ships[1+rng.IntN(len(ships)-1)]
-			}
-			from, to := fmt.Sprintf("V%d", i), fmt.Sprintf("V%d", j)
-			if rng.IntN(5) == 0 {
-				b.ConnectPinned(from, to, s, types[rng.IntN(len(types))])
-			} else {
-				b.Connect(from, to, s)
-			}
-		}
-	}
-	return b.Build()
+// pinned exchange; half of the jobs with resources from a small set, half
+// with a second slot sharing group.
+var randomJobs = jobgen.Options{
+	Name:            "random",
+	IDPrefix:        "V",
+	Vertices:        jobgen.IntRange{Min: 2, Max: 7},
+	Parallelism:     jobgen.IntRange{Min: 1, Max: 5},
+	Inputs:          3,
+	ForwardRate:     0.2,
+	PinRates:        []float64{0.2},
+	Groups:          []string{topology.DefaultSlotSharingGroup, "second"},
+	GroupRate:       0.5,
+	Profiles:        []resource.Profile{resource.Unknown, small, medium, large},
+	ResourceJobRate: 0.5,
+	ResourceRate:    1,
 }
+
+// randomJob draws a job of randomJobs.
+func randomJob(rng *rand.Rand) (*topology.JobGraph, error) { return jobgen.Generate(rng, randomJobs) }
 
 // maxProfile is a profile at least as large as every given one in every
 // dimension (Unknown if all are Unknown).

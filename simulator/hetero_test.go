@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/jobgen"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/simulator"
@@ -36,38 +36,30 @@ var slotProfiles = []resource.Profile{
 	resource.New(8000, 16384).WithExtended("gpu", 2),
 }
 
-// randomJob generates a small job: 2-6 vertices with parallelism 1-4 in
-// 1-2 slot sharing groups, edges of random ship strategies (forward only
-// between equal parallelisms) along a random topological order, resources
-// from taskProfiles, durations of 100 ms - 2 s.
+// randomJobs are small jobs: 2-6 vertices with parallelism 1-4 in 1-2
+// slot sharing groups, edges of random ship strategies (forward only
+// between equal parallelisms) along the declaration order, about a third
+// of the pairs and most consecutive ones, resources from taskProfiles,
+// durations of 100 ms - 2 s.
+var randomJobs = jobgen.Options{
+	Vertices:        jobgen.IntRange{Min: 2, Max: 6},
+	Parallelism:     jobgen.IntRange{Min: 1, Max: 4},
+	Density:         jobgen.FloatRange{Min: 1.0 / 3, Max: 1.0 / 3},
+	ChainRate:       0.75,
+	ForwardRate:     1.0 / 3,
+	Groups:          []string{"g0", "g1"},
+	GroupRate:       0.5,
+	Profiles:        taskProfiles,
+	ResourceJobRate: 1,
+	ResourceRate:    1,
+	Duration:        jobgen.DurationRange{Min: 100 * time.Millisecond, Max: 2 * time.Second, Step: 100 * time.Millisecond},
+}
+
+// randomJob draws a job of randomJobs named name.
 func randomJob(rng *rand.Rand, name string) (*topology.JobGraph, error) {
-	n := 2 + rng.IntN(5)
-	groups := 1 + rng.IntN(2)
-	b := topology.NewBuilder(name)
-	par := make([]int, n)
-	for i := range n {
-		par[i] = 1 + rng.IntN(4)
-		b.AddVertex(topology.JobVertex{
-			ID:               fmt.Sprintf("v%d", i),
-			Parallelism:      par[i],
-			SlotSharingGroup: fmt.Sprintf("g%d", rng.IntN(groups)),
-			Resources:        taskProfiles[rng.IntN(len(taskProfiles))],
-			Duration:         time.Duration(1+rng.IntN(20)) * 100 * time.Millisecond,
-		})
-	}
-	for j := 1; j < n; j++ {
-		for i := range j {
-			if rng.IntN(3) != 0 && !(i == j-1 && rng.IntN(4) != 0) {
-				continue // about a third of the pairs, most consecutive ones
-			}
-			ships := []exchange.ShipStrategy{exchange.Rescale, exchange.Hash, exchange.Rebalance, exchange.Broadcast}
-			if par[i] == par[j] {
-				ships = append(ships, exchange.Forward, exchange.Forward)
-			}
-			b.Connect(fmt.Sprintf("v%d", i), fmt.Sprintf("v%d", j), ships[rng.IntN(len(ships))])
-		}
-	}
-	return b.Build()
+	o := randomJobs
+	o.Name = name
+	return jobgen.Generate(rng, o)
 }
 
 // randomCluster is 1-8 slots of 2-3 profiles.

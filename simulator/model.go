@@ -269,6 +269,9 @@ func (m *model) finish(first int32) {
 		v := work[len(work)-1]
 		work = work[:len(work)-1]
 		t := &m.tasks[v]
+		if t.phase != deployed || !t.workDone {
+			continue // canceled by the hooks of an earlier finish in this loop (e.g. the job failed)
+		}
 		t.phase = finished
 		m.unfinished--
 		m.forEachGroup(v, false, func(e int, g topology.GroupID) {

@@ -13,64 +13,35 @@ import (
 	"gonum.org/v1/gonum/graph/traverse"
 
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/jobgen"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/topology"
 )
 
-// crossMotifs are parallelisms (s, x, t) for which S -rescale pipelined->
-// X -rescale pipelined-> T plus S -rescale blocking-> T cut a group of the
-// blocking edge across two regions, one of which consumes it (a
-// cross-region group, FLINK-22017); random graphs almost never make one.
-var crossMotifs = [][3]int{{4, 3, 2}, {5, 2, 3}, {5, 4, 3}, {6, 3, 4}, {6, 5, 4}}
+// randomJobs are DAGs of 2-8 vertices, parallelism 1-6, edges only from
+// lower to higher index (acyclic), random ship strategies (forward only
+// between equal parallelisms) and a quarter of the edges with a random
+// pinned exchange. A third of the jobs start with a cross motif on v0,
+// v1, v2 (jobgen.RescaleTriangle): S -rescale pipelined-> X -rescale
+// pipelined-> T plus S -rescale blocking-> T, with parallelisms that cut
+// a group of the blocking edge across two regions, one of which consumes
+// it (a cross-region group, FLINK-22017); random graphs almost never
+// make one.
+var randomJobs = jobgen.Options{
+	Name:        "random",
+	Vertices:    jobgen.IntRange{Min: 2, Max: 8},
+	Parallelism: jobgen.IntRange{Min: 1, Max: 6},
+	Density:     jobgen.FloatRange{Min: 0.4, Max: 0.4},
+	ForwardRate: 0.2,
+	PinRates:    []float64{0.25},
+	Motifs:      []jobgen.Motif{jobgen.RescaleTriangle},
+	MotifRate:   1.0 / 3,
+}
 
-// randomJob returns a seeded random job graph: 2-8 vertices, parallelism
-// 1-6, edges only from lower to higher index (acyclic), random ship
-// strategies (forward only between equal parallelisms), a quarter of the
-// edges with a random pinned exchange, and a random global mode. A third
-// of the jobs start with a cross motif on v0, v1, v2 (see crossMotifs).
+// randomJob returns a seeded job of randomJobs and a random global mode.
 func randomJob(t testing.TB, rng *rand.Rand) (*topology.JobGraph, exchange.Mode) {
 	t.Helper()
-	motif := rng.IntN(3) == 0
-	n := 2 + rng.IntN(7)
-	if motif {
-		n = max(n, 3)
-	}
-	b := topology.NewBuilder("random")
-	par := make([]int, n)
-	for i := range par {
-		par[i] = 1 + rng.IntN(6)
-	}
-	if motif {
-		m := crossMotifs[rng.IntN(len(crossMotifs))]
-		copy(par, m[:])
-	}
-	id := func(i int) string { return fmt.Sprintf("v%d", i) }
-	for i, p := range par {
-		b.AddVertex(topology.JobVertex{ID: id(i), Parallelism: p})
-	}
-	if motif {
-		b.ConnectPinned(id(0), id(1), exchange.Rescale, exchange.PipelinedBounded)
-		b.ConnectPinned(id(1), id(2), exchange.Rescale, exchange.PipelinedBounded)
-		b.ConnectPinned(id(0), id(2), exchange.Rescale, exchange.Blocking)
-	}
-	types := []exchange.ResultPartitionType{exchange.Blocking, exchange.Pipelined, exchange.PipelinedBounded}
-	for j := 1; j < n; j++ {
-		for i := range j {
-			if (motif && j <= 2) || rng.IntN(5) >= 2 {
-				continue
-			}
-			ships := []exchange.ShipStrategy{exchange.Rescale, exchange.Hash, exchange.Rebalance, exchange.Broadcast}
-			if par[i] == par[j] {
-				ships = append(ships, exchange.Forward)
-			}
-			e := topology.JobEdge{Source: id(i), Target: id(j), ShipStrategy: ships[rng.IntN(len(ships))]}
-			if rng.IntN(4) == 0 {
-				e.Pinned, e.Exchange = true, types[rng.IntN(len(types))]
-			}
-			b.AddEdge(e)
-		}
-	}
-	g, err := b.Build()
+	g, err := jobgen.Generate(rng, randomJobs)
 	require.NoError(t, err)
 	return g, exchange.Modes()[rng.IntN(4)]
 }
