@@ -28,10 +28,11 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 	run.attempt = attempt
 	run.slots = s.rs.Slots(r)
 	run.placed = nil
-	reqs := make([]slotpool.Request, len(run.slots))
-	for i, sl := range run.slots {
-		reqs[i] = slotpool.Request{Profile: sl.Profile, Unbounded: sl.Unbounded}
+	reqs := s.requestBuf[:0] // the pool copies the requests
+	for _, sl := range run.slots {
+		reqs = append(reqs, slotpool.Request{Profile: sl.Profile, Unbounded: sl.Unbounded})
 	}
+	s.requestBuf = reqs
 	id := bulkID(r, attempt)
 	run.bulk = id
 	if s.obs != nil {

@@ -116,6 +116,8 @@ type Scheduler struct {
 	state JobState
 	err   error
 	stats Stats
+
+	requestBuf []slotpool.Request // scratch for request
 }
 
 // New creates a scheduler for the regions of one job.
