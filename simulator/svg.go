@@ -7,7 +7,9 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Timeline is what WriteSVG draws: one row per slot, one bar per task
@@ -102,8 +104,8 @@ func WriteSVG(w io.Writer, tl Timeline) error {
 	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="Helvetica, Arial, sans-serif">`+"\n", width, height, width, height)
 	p(`<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" fill="#000" fill-opacity="0.35"/></pattern></defs>` + "\n")
 	p(`<rect width="100%%" height="100%%" fill="#ffffff"/>` + "\n")
-	p(`<text x="%.0f" y="28" font-size="18" font-weight="bold">%s</text>`+"\n", left, html.EscapeString(tl.Title))
-	p(`<text x="%.0f" y="50" font-size="13" fill="#444">%s</text>`+"\n", left, html.EscapeString(tl.Subtitle))
+	p(`<text x="%.0f" y="28" font-size="18" font-weight="bold">%s</text>`+"\n", left, xmlText(tl.Title))
+	p(`<text x="%.0f" y="50" font-size="13" fill="#444">%s</text>`+"\n", left, xmlText(tl.Subtitle))
 
 	// rows and slot labels
 	for s := 0; s < tl.Slots; s++ {
@@ -144,7 +146,7 @@ func WriteSVG(w io.Writer, tl Timeline) error {
 		case Cancel:
 			dash, opacity = ` stroke-dasharray="3,2"`, 0.4
 		}
-		p(`<g><title>%s (region %d, attempt %d) slot %d: %s - %s, %s</title>`, html.EscapeString(b.task), b.region, b.attempt, b.slot,
+		p(`<g><title>%s (region %d, attempt %d) slot %d: %s - %s, %s</title>`, xmlText(b.task), b.region, b.attempt, b.slot,
 			formatMillis(b.start), formatMillis(b.end), outcomeName(b.outcome))
 		p(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="%s" fill-opacity="%.2f" stroke="%s" stroke-width="%s"%s/>`,
 			x0, y0, wd, laneH-4, regionColor(b.region), opacity, stroke, strokeWidth(b.outcome), dash)
@@ -157,7 +159,7 @@ func WriteSVG(w io.Writer, tl Timeline) error {
 		}
 		if float64(len(label))*6.5+6 < wd {
 			p(`<text x="%.1f" y="%.1f" font-size="11" dominant-baseline="middle" fill="%s">%s</text>`,
-				x0+4, y0+(laneH-4)/2, textColor(b.region), html.EscapeString(label))
+				x0+4, y0+(laneH-4)/2, textColor(b.region), xmlText(label))
 		}
 		p("</g>\n")
 	}
@@ -175,7 +177,7 @@ func WriteSVG(w io.Writer, tl Timeline) error {
 		notes += fmt.Sprintf(" %d more task attempts not drawn.", omitted)
 	}
 	p(`<text x="%.1f" y="%.1f" font-size="11" fill="#555">%s red outline: failed; faded dashed: canceled; hatched end: still holding its slot at the end.</text>`+"\n",
-		left, ly+float64(legendLines)*legendRow+4, html.EscapeString(notes))
+		left, ly+float64(legendLines)*legendRow+4, xmlText(notes))
 	p("</svg>\n")
 	return bw.Flush()
 }
@@ -319,3 +321,41 @@ func formatTick(t, step time.Duration) string {
 }
 
 func formatMillis(t time.Duration) string { return fmt.Sprintf("%d ms", t.Milliseconds()) }
+
+// xmlText escapes s for the text of an SVG element or an attribute value:
+// markup characters become entities and every character XML 1.0 does not
+// allow at all, escaped or not (control characters other than tab,
+// newline and carriage return, U+FFFE, U+FFFF, and bytes that are not
+// valid UTF-8), becomes U+FFFD. Every piece of text WriteSVG writes that
+// comes from outside (titles, task names) goes through here.
+func xmlText(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !isXMLChar(r) }) >= 0 || !utf8.ValidString(s) {
+		var b strings.Builder
+		b.Grow(len(s))
+		for _, r := range s { // invalid UTF-8 arrives as utf8.RuneError
+			if !isXMLChar(r) {
+				r = utf8.RuneError
+			}
+			b.WriteRune(r)
+		}
+		s = b.String()
+	}
+	return html.EscapeString(s)
+}
+
+// isXMLChar reports whether r matches the Char production of XML 1.0.
+func isXMLChar(r rune) bool {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r':
+		return true
+	case r < 0x20:
+		return false
+	case r <= 0xD7FF:
+		return true
+	case r < 0xE000: // surrogates
+		return false
+	case r <= 0xFFFD:
+		return true
+	}
+	return r >= 0x10000 && r <= utf8.MaxRune
+}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/regionsched/regionsched/internal/jsontext"
 )
 
 // Kind is the kind of a trace event (SPEC.md section 4).
@@ -57,7 +59,7 @@ func (e Event) AppendJSON(b []byte) []byte {
 	b = append(b, `, "event": "`...)
 	b = append(b, e.Kind.String()...)
 	b = append(b, `", "task": `...)
-	b = strconv.AppendQuote(b, e.Task)
+	b = jsontext.AppendString(b, e.Task)
 	b = append(b, `, "region": `...)
 	b = strconv.AppendInt(b, int64(e.Region), 10)
 	if e.Slot != NoSlot {

@@ -36,6 +36,11 @@ var (
 	ErrMalformedJSON = errors.New("malformed job file")
 	// ErrUnknownField means the job file has a field this version does not know.
 	ErrUnknownField = errors.New("unknown field")
+	// ErrDuplicateField means an object of the job file gives the same field
+	// twice (encoding/json would silently keep the last); it arrives wrapped
+	// in a *DecodeError whose Field is the JSON path, e.g.
+	// "vertices[0].parallelism" or "vertices[0].resources.extended.gpu".
+	ErrDuplicateField = errors.New("duplicate field")
 	// ErrMissingField means a required field is absent.
 	ErrMissingField = errors.New("missing required field")
 )

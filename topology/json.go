@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"strings"
 	"time"
 
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/jsontext"
 	"github.com/regionsched/regionsched/resource"
 )
 
@@ -270,11 +270,10 @@ func isNull(raw json.RawMessage) bool {
 }
 
 // strictUnmarshal decodes one JSON value into v, rejecting unknown fields
-// and trailing data, and turns encoding/json's errors into DecodeErrors
-// whose Field is prefixed with path.
+// (matched exactly: encoding/json alone would accept "ID" for "id"),
+// duplicate fields and trailing data, and turns encoding/json's errors
+// into DecodeErrors whose Field is prefixed with path.
 func strictUnmarshal(data []byte, v any, path string) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	join := func(field string) string {
 		switch {
 		case path == "":
@@ -284,6 +283,21 @@ func strictUnmarshal(data []byte, v any, path string) error {
 		}
 		return path + "." + field
 	}
+	keyError := func(ke *jsontext.KeyError) error {
+		sentinel := ErrUnknownField
+		if ke.Duplicate {
+			sentinel = ErrDuplicateField
+		}
+		return &DecodeError{Field: join(ke.Field()), Err: sentinel, Detail: ke.Detail()}
+	}
+	var ke *jsontext.KeyError
+	if fields := jsonFields(v); fields != nil {
+		if err := jsontext.CheckKeys(data, fields...); errors.As(err, &ke) {
+			return keyError(ke)
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		var syntaxErr *json.SyntaxError
@@ -291,13 +305,16 @@ func strictUnmarshal(data []byte, v any, path string) error {
 		var parseErr *exchange.ParseError
 		msg := err.Error()
 		switch {
+		case errors.As(err, &ke):
+			return keyError(ke)
 		case errors.As(err, &amountErr):
-			return &DecodeError{Field: join(amountErr.Field), Err: amountErr}
+			// an empty extended resource name leaves a trailing dot
+			return &DecodeError{Field: strings.TrimSuffix(join(amountErr.Field), "."), Err: amountErr}
 		case errors.As(err, &parseErr):
 			return &DecodeError{Field: path, Err: parseErr}
 		case errors.As(err, &typeErr):
 			return &DecodeError{Field: join(typeErr.Field), Err: ErrInvalidField,
-				Detail: fmt.Sprintf("expected %s, got JSON %s", jsonKind(typeErr.Type), typeErr.Value)}
+				Detail: fmt.Sprintf("expected %s, got JSON %s", jsontext.Kind(typeErr.Type), typeErr.Value)}
 		case errors.As(err, &syntaxErr):
 			return &DecodeError{Field: path, Err: ErrMalformedJSON, Detail: fmt.Sprintf("%v (at byte %d)", msg, syntaxErr.Offset)}
 		case strings.HasPrefix(msg, "json: unknown field "):
@@ -315,7 +332,8 @@ func strictUnmarshal(data []byte, v any, path string) error {
 	return nil
 }
 
-// jsonFields lists the JSON field names of the wire struct v points to.
+// jsonFields lists the JSON field names of the wire struct v points to,
+// exactly as they must be written.
 func jsonFields(v any) []string {
 	switch v.(type) {
 	case *jobFile:
@@ -332,32 +350,6 @@ func jsonFields(v any) []string {
 		return []string{"cpuMillis", "memoryMB", "extended"}
 	}
 	return nil
-}
-
-// jsonKind names the JSON form of a Go type for error messages ("an
-// object", "an integer"), not the Go type, which means nothing to a user.
-func jsonKind(t reflect.Type) string {
-	if t == nil {
-		return "a different value"
-	}
-	switch t.Kind() {
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Pointer:
-		return jsonKind(t.Elem())
-	}
-	return t.String()
 }
 
 // Encode writes g as a job file that Decode reads back to an equal graph.

@@ -3,17 +3,23 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/regionsched/regionsched/internal/jsontext"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/topology"
 )
 
-// clusterFile is the cluster file of SPEC.md sections 4 and 5.
+// clusterFile is the cluster file of SPEC.md sections 4 and 5, validated
+// (decodeCluster reads it through the wire types below).
 type clusterFile struct {
 	Slots  []slotGroupFile `json:"slots"`
 	Queues []queueFile     `json:"queues"`
@@ -98,45 +104,273 @@ func (f *clusterFlags) loadWithJob(c *cobra.Command, jobPath string, stdin io.Re
 	return slots, job, nil
 }
 
-// decodeCluster parses and validates a cluster file; unknown fields are errors.
+// The wire form of a cluster file: every object is decoded on its own so
+// that errors carry its JSON path; pointers tell absent from zero.
+type (
+	clusterWire struct {
+		Slots  []json.RawMessage `json:"slots"`
+		Queues []json.RawMessage `json:"queues"`
+		Users  []json.RawMessage `json:"users"`
+	}
+	slotGroupWire struct {
+		Count     *int            `json:"count"`
+		Resources json.RawMessage `json:"resources"`
+	}
+	queueWire struct {
+		Name              *string `json:"name"`
+		Policy            *string `json:"policy"`
+		MaxRunningJobs    *int    `json:"maxRunningJobs"`
+		StartingTimeoutMs *int64  `json:"startingTimeoutMs"`
+		ReclaimTimeoutMs  *int64  `json:"reclaimTimeoutMs"`
+	}
+	userWire struct {
+		Name *string `json:"name"`
+		Role *string `json:"role"`
+	}
+)
+
+// The exact field names of each object of a cluster file (a resource
+// profile checks its own).
+var (
+	clusterFields   = []string{"slots", "queues", "users"}
+	slotGroupFields = []string{"count", "resources"}
+	queueFields     = []string{"name", "policy", "maxRunningJobs", "startingTimeoutMs", "reclaimTimeoutMs"}
+	userFields      = []string{"name", "role"}
+	queuePolicies   = []string{"fifo", "priority", "fairshare", "stateaware"}
+	userRoles       = []string{"admin", "user"}
+)
+
+// maxTimeoutMs bounds millisecond fields so they fit a time.Duration.
+const maxTimeoutMs = int64(1<<63-1) / int64(time.Millisecond)
+
+// clusterError is a problem in a cluster file: the JSON path of the field
+// and what is wrong with it, in words (the value, the valid values), never
+// in Go terms.
+type clusterError struct {
+	field   string // e.g. "slots[1].resources.gpu"; "" for the whole file
+	problem string
+}
+
+func (e *clusterError) Error() string {
+	if e.field == "" {
+		return e.problem
+	}
+	return fmt.Sprintf("field %q: %s", e.field, e.problem)
+}
+
+func clusterErrorf(field, format string, a ...any) error {
+	return &clusterError{field: field, problem: fmt.Sprintf(format, a...)}
+}
+
+// joinPath appends field to the JSON path.
+func joinPath(path, field string) string {
+	switch {
+	case path == "":
+		return field
+	case field == "":
+		return path
+	}
+	return path + "." + field
+}
+
+// decodeCluster parses and validates a cluster file (SPEC.md sections 4
+// and 5). Field names must match exactly and only once; every error names
+// the field by its JSON path.
 func decodeCluster(data []byte) (*clusterFile, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fmt.Errorf("empty input")
+		return nil, &clusterError{problem: "malformed JSON: the file is empty"}
+	}
+	var w clusterWire
+	if err := strictDecode(data, &w, "", clusterFields); err != nil {
+		return nil, err
+	}
+	if w.Slots == nil {
+		return nil, clusterErrorf("slots", `missing: a cluster file lists its slot groups, e.g. {"slots": [{"count": 4}]}`)
+	}
+	cf := &clusterFile{Slots: make([]slotGroupFile, len(w.Slots))}
+	for i, raw := range w.Slots {
+		s, err := decodeSlotGroup(raw, fmt.Sprintf("slots[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		cf.Slots[i] = s
+	}
+	queueAt := map[string]int{}
+	for i, raw := range w.Queues {
+		q, err := decodeQueue(raw, fmt.Sprintf("queues[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		if j, ok := queueAt[q.Name]; ok {
+			return nil, clusterErrorf(fmt.Sprintf("queues[%d].name", i), "queue %q is already configured by queues[%d]", q.Name, j)
+		}
+		queueAt[q.Name] = i
+		cf.Queues = append(cf.Queues, q)
+	}
+	userAt := map[string]int{}
+	for i, raw := range w.Users {
+		u, err := decodeUser(raw, fmt.Sprintf("users[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		if j, ok := userAt[u.Name]; ok {
+			return nil, clusterErrorf(fmt.Sprintf("users[%d].name", i), "user %q is already configured by users[%d]", u.Name, j)
+		}
+		userAt[u.Name] = i
+		cf.Users = append(cf.Users, u)
+	}
+	return cf, nil
+}
+
+func decodeSlotGroup(raw json.RawMessage, path string) (slotGroupFile, error) {
+	var w slotGroupWire
+	if err := decodeObject(raw, &w, path, slotGroupFields); err != nil {
+		return slotGroupFile{}, err
+	}
+	if w.Count == nil {
+		return slotGroupFile{}, clusterErrorf(path+".count", "missing: the number of slots of this group is required")
+	}
+	if *w.Count < 0 {
+		return slotGroupFile{}, clusterErrorf(path+".count", "invalid value %d: must be a non-negative integer", *w.Count)
+	}
+	s := slotGroupFile{Count: w.Count}
+	if !isJSONNull(w.Resources) {
+		var p resource.Profile
+		if err := strictDecode(w.Resources, &p, path+".resources", nil); err != nil {
+			return slotGroupFile{}, err
+		}
+		s.Resources = &p
+	}
+	return s, nil
+}
+
+func decodeQueue(raw json.RawMessage, path string) (queueFile, error) {
+	var w queueWire
+	if err := decodeObject(raw, &w, path, queueFields); err != nil {
+		return queueFile{}, err
+	}
+	var q queueFile
+	switch {
+	case w.Name == nil:
+		return q, clusterErrorf(path+".name", "missing: a queue needs a name, e.g. \"root.default\"")
+	case *w.Name == "":
+		return q, clusterErrorf(path+".name", "must not be empty")
+	}
+	q.Name = *w.Name
+	if w.Policy != nil {
+		if !slices.Contains(queuePolicies, *w.Policy) {
+			return q, clusterErrorf(path+".policy", "%s is not a queue policy: valid values are %s (leave the field out for the --queue-policy default)",
+				quoteJSON(*w.Policy), strings.Join(queuePolicies, ", "))
+		}
+		q.Policy = *w.Policy
+	}
+	if w.MaxRunningJobs != nil {
+		if *w.MaxRunningJobs < 0 {
+			return q, clusterErrorf(path+".maxRunningJobs", "invalid value %d: must be a non-negative integer (0 = unlimited)", *w.MaxRunningJobs)
+		}
+		q.MaxRunningJobs = *w.MaxRunningJobs
+	}
+	for _, ms := range []struct {
+		name string
+		v    *int64
+	}{{"startingTimeoutMs", w.StartingTimeoutMs}, {"reclaimTimeoutMs", w.ReclaimTimeoutMs}} {
+		if ms.v != nil && (*ms.v < 0 || *ms.v > maxTimeoutMs) {
+			return q, clusterErrorf(path+"."+ms.name, "invalid value %d: must be a number of milliseconds in 0 ... %d", *ms.v, maxTimeoutMs)
+		}
+	}
+	q.StartingTimeoutMs, q.ReclaimTimeoutMs = w.StartingTimeoutMs, w.ReclaimTimeoutMs
+	return q, nil
+}
+
+func decodeUser(raw json.RawMessage, path string) (userFile, error) {
+	var w userWire
+	if err := decodeObject(raw, &w, path, userFields); err != nil {
+		return userFile{}, err
+	}
+	valid := "valid values are " + strings.Join(userRoles, ", ")
+	switch {
+	case w.Name == nil:
+		return userFile{}, clusterErrorf(path+".name", "missing: a user needs a name")
+	case *w.Name == "":
+		return userFile{}, clusterErrorf(path+".name", "must not be empty")
+	case w.Role == nil:
+		return userFile{}, clusterErrorf(path+".role", "missing: %s", valid)
+	case !slices.Contains(userRoles, *w.Role):
+		return userFile{}, clusterErrorf(path+".role", "%s is not a role: %s", quoteJSON(*w.Role), valid)
+	}
+	return userFile{Name: *w.Name, Role: *w.Role}, nil
+}
+
+// decodeObject is strictDecode for an element of a list, which must be an
+// object (null is not a slot group, queue or user).
+func decodeObject(raw json.RawMessage, v any, path string, fields []string) error {
+	if isJSONNull(raw) {
+		return clusterErrorf(path, "expected an object, got JSON null")
+	}
+	return strictDecode(raw, v, path, fields)
+}
+
+// isJSONNull reports whether an optional raw field is absent or JSON null.
+func isJSONNull(raw json.RawMessage) bool {
+	return raw == nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+}
+
+// quoteJSON quotes a value from the file as JSON would write it.
+func quoteJSON(s string) string { return string(jsontext.AppendString(nil, s)) }
+
+// strictDecode decodes the JSON value data into v, after checking that the
+// member names of an object are exactly (case-sensitively) among fields
+// and not repeated (nil fields: v checks its own, as resource.Profile
+// does). Errors are *clusterErrors whose field is prefixed with path.
+func strictDecode(data []byte, v any, path string, fields []string) error {
+	var ke *jsontext.KeyError
+	if fields != nil {
+		if err := jsontext.CheckKeys(data, fields...); errors.As(err, &ke) {
+			return keyProblem(path, ke)
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var cf clusterFile
-	if err := dec.Decode(&cf); err != nil {
-		return nil, fmt.Errorf("malformed cluster: %w (valid fields: slots[].count, slots[].resources, queues[], users[])", err)
-	}
-	if cf.Slots == nil {
-		return nil, fmt.Errorf("field \"slots\" is missing")
-	}
-	for i, s := range cf.Slots {
-		if s.Count == nil {
-			return nil, fmt.Errorf("slots[%d]: field \"count\" is missing", i)
-		}
-		if *s.Count < 0 {
-			return nil, fmt.Errorf("slots[%d].count = %d: must be a non-negative integer", i, *s.Count)
-		}
-	}
-	for i, q := range cf.Queues {
-		if q.Name == "" {
-			return nil, fmt.Errorf("queues[%d]: field \"name\" is missing", i)
-		}
-		switch q.Policy {
-		case "", "fifo", "priority", "fairshare", "stateaware":
+	if err := dec.Decode(v); err != nil {
+		var (
+			typeErr   *json.UnmarshalTypeError
+			syntaxErr *json.SyntaxError
+			amountErr *resource.AmountError
+		)
+		switch {
+		case errors.As(err, &ke):
+			return keyProblem(path, ke)
+		case errors.As(err, &amountErr) && amountErr.InvalidName:
+			name := strings.TrimPrefix(amountErr.Field, "extended.")
+			why := "it contains '=' or ';'"
+			if name == "" {
+				why = "it is empty"
+			}
+			return clusterErrorf(strings.TrimSuffix(joinPath(path, amountErr.Field), "."),
+				"invalid extended resource name %s: %s; a name must be non-empty and must not contain '=' or ';'", quoteJSON(name), why)
+		case errors.As(err, &amountErr):
+			return clusterErrorf(joinPath(path, amountErr.Field), "invalid value %d: must be a non-negative integer", amountErr.Value)
+		case errors.As(err, &typeErr):
+			return clusterErrorf(joinPath(path, typeErr.Field), "expected %s, got JSON %s", jsontext.Kind(typeErr.Type), typeErr.Value)
+		case errors.As(err, &syntaxErr):
+			return clusterErrorf(path, "malformed JSON: %s (at byte %d)", strings.TrimPrefix(syntaxErr.Error(), "json: "), syntaxErr.Offset)
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			return clusterErrorf(path, "malformed JSON: unexpected end of input")
 		default:
-			return nil, fmt.Errorf("queues[%d].policy %q: valid values are fifo, priority, fairshare, stateaware", i, q.Policy)
-		}
-		if q.MaxRunningJobs < 0 {
-			return nil, fmt.Errorf("queues[%d].maxRunningJobs = %d: must be non-negative", i, q.MaxRunningJobs)
+			return clusterErrorf(path, "malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 		}
 	}
-	for i, u := range cf.Users {
-		if u.Role != "admin" && u.Role != "user" {
-			return nil, fmt.Errorf("users[%d].role %q: valid values are admin, user", i, u.Role)
-		}
+	if _, err := dec.Token(); err != io.EOF {
+		return clusterErrorf(path, "malformed JSON: unexpected data after the JSON value")
 	}
-	return &cf, nil
+	return nil
+}
+
+// keyProblem turns an unknown or repeated field name into a clusterError.
+func keyProblem(path string, ke *jsontext.KeyError) error {
+	problem := "unknown field"
+	if ke.Duplicate {
+		problem = "duplicate field"
+	}
+	return clusterErrorf(joinPath(path, ke.Field()), "%s: %s", problem, ke.Detail())
 }

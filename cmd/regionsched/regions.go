@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regionsched/regionsched/internal/jsontext"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -57,7 +58,7 @@ func writeRegionsJSON(w *bufio.Writer, rs *region.Regions) {
 	t := rs.Topology()
 	job := t.Job()
 	fmt.Fprintf(w, "{\n  \"job\": %s,\n  \"mode\": %q,\n  \"executionVertices\": %d,\n  \"blockingLogicalEdges\": %d,\n  \"minimumSlots\": %d,\n  \"regions\": [",
-		appendJSONString(nil, job.Name()), t.Mode().String(), t.NumExecutionVertices(), job.BlockingEdges(t.Mode()), rs.MinimumSlots())
+		jsontext.AppendString(nil, job.Name()), t.Mode().String(), t.NumExecutionVertices(), job.BlockingEdges(t.Mode()), rs.MinimumSlots())
 	cache := map[topology.GroupID][]byte{}
 	var buf []byte
 	for r := range region.ID(rs.NumRegions()) {
@@ -72,7 +73,7 @@ func writeRegionsJSON(w *bufio.Writer, rs *region.Regions) {
 			if i > 0 {
 				buf = append(buf, ", "...)
 			}
-			buf = appendJSONString(buf, t.VertexName(v))
+			buf = jsontext.AppendString(buf, t.VertexName(v))
 		}
 		buf = append(buf, "], \"slots\": "...)
 		buf = strconv.AppendInt(buf, int64(rs.SlotCount(r)), 10)
@@ -98,24 +99,6 @@ func consumesJSON(rs *region.Regions, r region.ID, cache map[topology.GroupID][]
 		return b
 	}
 	return appendIDs(nil, rs.ProducerRegions(r))
-}
-
-// appendJSONString appends s as a JSON string: quotes, backslashes and
-// control characters escaped, everything else as it is (UTF-8).
-func appendJSONString(buf []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	buf = append(buf, '"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
-			buf = append(buf, '\\', c)
-		case c < 0x20:
-			buf = append(buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			buf = append(buf, c)
-		}
-	}
-	return append(buf, '"')
 }
 
 func appendIDs(buf []byte, ids []region.ID) []byte {
