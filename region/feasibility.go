@@ -50,6 +50,18 @@ func (rs *Regions) Check(cluster []resource.Count, m resource.Matching) Verdict 
 	for _, c := range cluster {
 		capacity += c.N
 	}
+	if e, ok := rs.blockedForever(); ok {
+		// No cluster helps: a blocking result that is never complete.
+		job := rs.topo.Job()
+		edge := job.Edge(e)
+		_, target := job.EdgeEnds(e)
+		r := rs.regionOf[rs.topo.VerticesOf(target).Start]
+		v.Runnable, v.Region = false, r
+		v.Reason = fmt.Sprintf("region %d %s can never run: it reads the blocking result of edge %s -> %s, and %s never finishes "+
+			"(it is unbounded or reads an unbounded vertex through pipelined edges)",
+			r, rs.MemberNames(r, 8), edge.Source, edge.Target, edge.Source)
+		return v
+	}
 	unboundedRegions := rs.unboundedRegions()
 	var indefinite []resource.Profile
 	boundedSlots := func(r ID) []resource.Profile { // only called where needed
@@ -166,6 +178,29 @@ func withoutIndefinite(cluster, held []resource.Count, m resource.Matching) []re
 	return out
 }
 
+// blockedForever returns a blocking edge whose producer never finishes: an
+// unbounded vertex, or one that reads an unbounded vertex through
+// pipelined edges (a task cannot finish before its pipelined producers).
+// Its result is never complete, so its consumers never run.
+func (rs *Regions) blockedForever() (edge int, found bool) {
+	job := rs.topo.Job()
+	never := make([]bool, job.NumVertices())
+	for _, jv := range job.TopologicalOrder() {
+		never[jv] = job.Vertex(int(jv)).Unbounded
+		for _, e := range job.InEdges(int(jv)) {
+			if src, _ := job.EdgeEnds(int(e)); never[src] && rs.topo.PartitionType(int(e)).IsPipelined() {
+				never[jv] = true
+			}
+		}
+	}
+	for e := range job.NumEdges() {
+		if src, _ := job.EdgeEnds(e); never[src] && !rs.topo.PartitionType(e).IsPipelined() {
+			return e, true
+		}
+	}
+	return 0, false
+}
+
 // unboundedRegions lists, ascending, the regions with an unbounded subtask.
 func (rs *Regions) unboundedRegions() []ID {
 	job := rs.topo.Job()
@@ -226,11 +261,7 @@ func (rs *Regions) reason(v Verdict, capacity int) string {
 func formatCounts(cs []resource.Count) string {
 	parts := make([]string, len(cs))
 	for i, c := range cs {
-		if c.Profile.IsUnknown() {
-			parts[i] = plural(c.N, "slot")
-			continue
-		}
-		parts[i] = c.String()
+		parts[i] = c.Describe()
 	}
 	return strings.Join(parts, " + ")
 }

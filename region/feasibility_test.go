@@ -437,7 +437,7 @@ func TestCheckAgreesWithBruteForce(t *testing.T) {
 	if testing.Short() {
 		cases = 300
 	}
-	var runnable, notRunnable, unbounded, sized int
+	var runnable, notRunnable, unbounded, sized, blocked int
 	for i := range cases {
 		g, err := smallResourceJob(r)
 		require.NoError(t, err)
@@ -446,6 +446,15 @@ func TestCheckAgreesWithBruteForce(t *testing.T) {
 		cluster := smallCluster(r)
 		rs := region.FromJob(g, mode)
 		v := rs.Check(cluster, m)
+		if e := neverCompleteEdge(g, mode); e >= 0 {
+			// Some blocking result is never complete: no cluster helps.
+			blocked++
+			edge := g.Edge(e)
+			require.False(t, v.Runnable, "case %d: edge %s -> %s never completes", i, edge.Source, edge.Target)
+			assert.Contains(t, v.Reason, "can never run")
+			assert.Contains(t, v.Reason, edge.Source+" -> ")
+			continue
+		}
 
 		kinds := newBruteSlotKinds(cluster)
 		var held []resource.Profile
@@ -512,8 +521,79 @@ func TestCheckAgreesWithBruteForce(t *testing.T) {
 		require.Less(t, int(v.Region), rs.NumRegions(), desc())
 		assert.Contains(t, v.Reason, fmt.Sprintf("region %d ", v.Region), desc())
 	}
-	t.Logf("%d cases: %d runnable, %d not runnable, %d with unbounded slots, %d sized slots", cases, runnable, notRunnable, unbounded, sized)
+	t.Logf("%d cases: %d runnable, %d not runnable, %d with unbounded slots, %d sized slots, %d never complete", cases, runnable, notRunnable, unbounded, sized, blocked)
+	assert.Positive(t, blocked)
 	assert.Positive(t, runnable)
 	assert.Positive(t, notRunnable)
 	assert.Positive(t, unbounded)
+}
+
+// neverCompleteEdge returns the index of the first blocking edge whose
+// source never finishes (it is unbounded or reads an unbounded vertex
+// through pipelined edges, found by fixpoint), or -1.
+func neverCompleteEdge(g *topology.JobGraph, mode exchange.Mode) int {
+	never := make([]bool, g.NumVertices())
+	for i := range never {
+		never[i] = g.Vertex(i).Unbounded
+	}
+	for changed := true; changed; {
+		changed = false
+		for e := range g.NumEdges() {
+			src, dst := g.EdgeEnds(e)
+			if never[src] && !never[dst] && g.Edge(e).PartitionType(mode).IsPipelined() {
+				never[dst], changed = true, true
+			}
+		}
+	}
+	for e := range g.NumEdges() {
+		if src, _ := g.EdgeEnds(e); never[src] && !g.Edge(e).PartitionType(mode).IsPipelined() {
+			return e
+		}
+	}
+	return -1
+}
+
+// A blocking result written by a task that never finishes is never
+// complete: its readers can never run, whatever the cluster.
+func TestCheckBlockingResultOfUnboundedProducer(t *testing.T) {
+	cases := []struct {
+		name  string
+		build func(b *topology.Builder) *topology.Builder
+		mode  exchange.Mode
+		edge  string
+	}{
+		{"unbounded source, blocking edge", func(b *topology.Builder) *topology.Builder {
+			return b.Connect("S", "M", exchange.Forward)
+		}, exchange.AllBlocking, "S -> M"},
+		{"blocking edge inside the stream's region", func(b *topology.Builder) *topology.Builder {
+			return b.ConnectPinned("S", "M", exchange.Forward, exchange.PipelinedBounded).
+				ConnectPinned("S", "M", exchange.Hash, exchange.Blocking)
+		}, exchange.AllBlocking, "S -> M"},
+		{"bounded reader of the stream writes a blocking result", func(b *topology.Builder) *topology.Builder {
+			return b.Connect("S", "M", exchange.Forward).Connect("M", "K", exchange.Hash)
+		}, exchange.ForwardPipelinedOnly, "M -> K"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := topology.NewBuilder(tc.name).
+				AddVertex(topology.JobVertex{ID: "S", Parallelism: 1, Unbounded: true}).
+				AddVertex(topology.JobVertex{ID: "M", Parallelism: 1}).
+				AddVertex(topology.JobVertex{ID: "K", Parallelism: 1})
+			g, err := tc.build(b).Build()
+			require.NoError(t, err)
+			v := region.FromJob(g, tc.mode).Check([]resource.Count{{Profile: resource.Unknown, N: 100}}, resource.FitsEveryDimension)
+			assert.False(t, v.Runnable)
+			assert.Contains(t, v.Reason, "can never run")
+			assert.Contains(t, v.Reason, "edge "+tc.edge)
+		})
+	}
+	// Streaming all the way (pipelined edges only) is runnable.
+	g, err := topology.NewBuilder("stream").
+		AddVertex(topology.JobVertex{ID: "S", Parallelism: 2, Unbounded: true}).
+		AddVertex(topology.JobVertex{ID: "M", Parallelism: 2}).
+		Connect("S", "M", exchange.Hash).
+		Build()
+	require.NoError(t, err)
+	v := region.FromJob(g, exchange.AllPipelined).Check([]resource.Count{{Profile: resource.Unknown, N: 2}}, resource.FitsEveryDimension)
+	assert.True(t, v.Runnable, v.Reason)
 }

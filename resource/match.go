@@ -44,6 +44,18 @@ type Count struct {
 // String renders "3 x {cpu=500m mem=512MB}".
 func (c Count) String() string { return fmt.Sprintf("%d x %v", c.N, c.Profile) }
 
+// Describe renders the count for people: "3 x {cpu=500m mem=512MB}", or
+// "3 slots" (and "1 slot") when the profile is Unknown.
+func (c Count) Describe() string {
+	switch {
+	case !c.Profile.IsUnknown():
+		return c.String()
+	case c.N == 1:
+		return "1 slot"
+	}
+	return fmt.Sprintf("%d slots", c.N)
+}
+
 // Tally groups profiles into counts, in order of first appearance.
 func Tally(profiles []Profile) []Count {
 	idx := make(map[Profile]int, 4)
@@ -80,11 +92,12 @@ type Assignment struct {
 // Complete reports whether every request was served.
 func (a Assignment) Complete() bool { return len(a.Missing) == 0 }
 
-// MissingString renders the missing requests, e.g. "2 x {cpu=1000m mem=2048MB}".
+// MissingString renders the missing requests, e.g. "2 x {cpu=1000m mem=2048MB}"
+// or "2 slots" for Unknown ones.
 func (a Assignment) MissingString() string {
 	parts := make([]string, len(a.Missing))
 	for i, c := range a.Missing {
-		parts[i] = c.String()
+		parts[i] = c.Describe()
 	}
 	return strings.Join(parts, ", ")
 }

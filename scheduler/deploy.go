@@ -128,7 +128,7 @@ func (s *Scheduler) bulkFailed(now time.Time, ev slotpool.Failed) {
 	}
 	s.regions[r].bulk = 0
 	_ = s.pool.Forget(ev.Bulk)
-	s.fail(now, &RegionError{Region: r, Members: s.rs.MemberNames(r, 8), Err: ev.Err})
+	s.fail(now, &RegionError{Region: r, Members: s.rs.MemberNames(r, 8), Slots: s.rs.SlotCount(r), Err: ev.Err})
 }
 
 // fail marks the job failed and stops everything: running tasks are

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // Sentinel errors, matched with errors.Is.
@@ -22,12 +24,24 @@ var (
 type RegionError struct {
 	Region  region.ID
 	Members string // "{A#0, B#0, ...}"
+	Slots   int    // how many slots the region needs at once
 	Err     error
 }
 
-// Error names the region and the cause.
+// Error names the region, what it needs and what is missing, e.g.
+// "job failed: region 0 {A#0, ...} needs 4 slots at once; the cluster can
+// never give them: missing 2 slots".
 func (e *RegionError) Error() string {
-	return fmt.Sprintf("%v: region %d %s: %v", ErrJobFailed, e.Region, e.Members, e.Err)
+	var nra *slotpool.NoResourceAvailableError
+	if !errors.As(e.Err, &nra) {
+		return fmt.Sprintf("%v: region %d %s: %v", ErrJobFailed, e.Region, e.Members, e.Err)
+	}
+	why := "the cluster can never give them"
+	if !nra.Never {
+		why = fmt.Sprintf("they did not become available within %v", nra.Timeout)
+	}
+	return fmt.Sprintf("%v: region %d %s needs %s at once; %s: missing %s", ErrJobFailed, e.Region, e.Members,
+		resource.Count{Profile: resource.Unknown, N: e.Slots}.Describe(), why, resource.Assignment{Missing: nra.Missing}.MissingString())
 }
 
 // Unwrap returns the cause; errors.Is(err, ErrJobFailed) also holds.

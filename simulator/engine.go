@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -47,16 +48,18 @@ type slotRec struct {
 // engine runs the calendar and keeps the trace; the model holds task
 // semantics, the policy hands out slots.
 type engine struct {
-	cfg      Config
-	rs       *region.Regions
-	topo     *topology.ExecutionTopology
-	model    *model
-	policy   policy
-	rng      *rand.Rand
-	slots    []slotRec
-	events   []Event
-	log      *zap.Logger
-	deadline struct {
+	cfg    Config
+	rs     *region.Regions
+	topo   *topology.ExecutionTopology
+	model  *model
+	policy policy
+	rng    *rand.Rand
+	slots  []slotRec // the modelled slots (see newEngine)
+	// clusterSize is the number of slots of the cluster.
+	clusterSize int
+	events      []Event
+	log         *zap.Logger
+	deadline    struct {
 		at      time.Duration
 		version uint32
 		armed   bool
@@ -70,8 +73,13 @@ func newEngine(cfg Config) *engine {
 	if e.log == nil {
 		e.log = zap.NewNop()
 	}
+	// A run never uses more slots of one profile than there are tasks, so
+	// only that many are modelled: --slots 100000000 costs nothing more.
+	// The cluster's real size still counts for utilization.
+	tasks := e.topo.NumExecutionVertices()
 	for _, c := range cfg.Cluster {
-		for range c.N {
+		e.clusterSize += c.N
+		for range min(c.N, tasks) {
 			e.slots = append(e.slots, slotRec{profile: c.Profile, lastTask: -1})
 		}
 	}
@@ -213,7 +221,7 @@ func (e *engine) afterEvent() {
 
 func (e *engine) result() (*Result, error) {
 	now := e.now()
-	r := &Result{Makespan: now, Slots: len(e.slots), Events: e.events, Processed: e.processed}
+	r := &Result{Makespan: now, Slots: e.clusterSize, Events: e.events, Processed: e.processed}
 	var busy time.Duration
 	for i := range e.slots {
 		s := &e.slots[i]
@@ -222,8 +230,8 @@ func (e *engine) result() (*Result, error) {
 			busy += now - s.since
 		}
 	}
-	if now > 0 && len(e.slots) > 0 {
-		r.Utilization = float64(busy) / (float64(now) * float64(len(e.slots)))
+	if now > 0 && e.clusterSize > 0 {
+		r.Utilization = float64(busy) / (float64(now) * float64(e.clusterSize))
 	}
 	e.policy.stats(r)
 	if err, failed := e.policy.stopped(); failed {
@@ -242,7 +250,14 @@ func (e *engine) result() (*Result, error) {
 	}
 	holding := e.model.waiting()
 	waiting := e.policy.waitingForSlots()
+	slices.Sort(waiting)
+	var blocked []int32
 	if len(holding) == 0 && len(waiting) == 0 {
+		// Nothing is stuck on slots; tasks not started yet wait for a
+		// blocking result whose producer never finishes.
+		blocked = e.neverStarted(waiting)
+	}
+	if len(holding) == 0 && len(waiting) == 0 && len(blocked) == 0 {
 		unbounded, consumers := 0, 0
 		for v := range e.model.tasks {
 			t := &e.model.tasks[v]
@@ -259,25 +274,50 @@ func (e *engine) result() (*Result, error) {
 		if consumers > 0 {
 			r.Reason += fmt.Sprintf(", %d tasks keep reading them", consumers)
 		}
-		if never := e.model.unfinished - unbounded - consumers; never > 0 {
-			r.Reason += fmt.Sprintf("; %d tasks downstream of them never start", never)
-		}
 		return r, nil
 	}
 	r.Verdict = Deadlock
-	slices.Sort(waiting)
-	r.Holding, r.Waiting = e.names(holding), e.names(waiting)
-	// SPEC.md section 4: the message starts with "deadlock:".
-	switch {
-	case len(holding) > 0 && len(waiting) > 0:
-		r.Reason = fmt.Sprintf("deadlock: at %d ms %s hold slots while waiting; %s wait for a slot",
-			now.Milliseconds(), listNames(r.Holding, 12), listNames(r.Waiting, 12))
-	case len(holding) > 0:
-		r.Reason = fmt.Sprintf("deadlock: at %d ms %s hold slots while waiting", now.Milliseconds(), listNames(r.Holding, 12))
-	default:
-		r.Reason = fmt.Sprintf("deadlock: at %d ms %s wait for a slot that never comes", now.Milliseconds(), listNames(r.Waiting, 12))
+	r.Holding, r.Waiting, r.Blocked = e.names(holding), e.names(waiting), e.names(blocked)
+	var parts []string
+	if len(holding) > 0 {
+		parts = append(parts, fmt.Sprintf("%s %s slots while waiting", listNames(r.Holding, 12), verb(len(holding), "holds", "hold")))
 	}
+	if len(waiting) > 0 {
+		what := "for a slot"
+		if len(holding) == 0 {
+			what = "for a slot that never comes"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s %s", listNames(r.Waiting, 12), verb(len(waiting), "waits", "wait"), what))
+	}
+	if len(blocked) > 0 {
+		parts = append(parts, fmt.Sprintf("%s can never start: a blocking result %s %s is never complete",
+			listNames(r.Blocked, 12), verb(len(blocked), "it", "they"), verb(len(blocked), "reads", "read")))
+	}
+	// SPEC.md section 4: the message starts with "deadlock:".
+	r.Reason = fmt.Sprintf("deadlock: at %d ms %s", now.Milliseconds(), strings.Join(parts, "; "))
 	return r, nil
+}
+
+// neverStarted lists the unfinished tasks that are neither deployed nor
+// waiting for a slot: they wait for blocking inputs that never complete.
+func (e *engine) neverStarted(waiting []int32) []int32 {
+	var out []int32
+	for v := range e.model.tasks {
+		if e.model.tasks[v].phase == idle {
+			if _, asked := slices.BinarySearch(waiting, int32(v)); !asked {
+				out = append(out, int32(v))
+			}
+		}
+	}
+	return out
+}
+
+// verb picks the singular or plural form for a count.
+func verb(n int, singular, plural string) string {
+	if n == 1 {
+		return singular
+	}
+	return plural
 }
 
 func (e *engine) names(vs []int32) []string {

@@ -10,16 +10,16 @@ import (
 	"github.com/regionsched/regionsched/topology"
 )
 
-// ErrBadFailure means a failure injection spec is malformed or names an
-// unknown subtask.
+// ErrBadFailure means a failure injection is malformed, names an unknown
+// subtask, names one subtask twice, or could never fire (a point at or
+// beyond the subtask's duration: it finishes first).
 var ErrBadFailure = errors.New("invalid failure injection")
 
-// Failure makes the first attempt of a subtask fail once it has made
-// After of progress (SPEC.md section 4, --fail ID#i@MS). A failure point
-// at or beyond the subtask's duration never fires: the attempt finishes
-// first. If the subtask's region is restarted before the point is
-// reached (another failure), the failure does not fire either: only the
-// first attempt fails.
+// Failure makes the first attempt of a subtask that runs fail once it has
+// made After of progress (SPEC.md section 4, --fail ID#i@MS). Attempts
+// canceled before they ran (their region was restarted by another
+// failure before it got slots) do not count; if the first attempt that
+// runs is canceled before reaching the point, the failure does not fire.
 type Failure struct {
 	Task  topology.ExecutionVertexID
 	After time.Duration
@@ -27,7 +27,11 @@ type Failure struct {
 
 // ParseFailure parses "ID#i@MS" against the topology.
 func ParseFailure(t *topology.ExecutionTopology, spec string) (Failure, error) {
-	name, ms, ok := strings.Cut(spec, "@")
+	at := strings.LastIndexByte(spec, '@') // ids may contain '@'
+	name, ms, ok := spec, "", at >= 0
+	if ok {
+		name, ms = spec[:at], spec[at+1:]
+	}
 	if !ok {
 		return Failure{}, fmt.Errorf("%w: %q is not of the form ID#i@MS (e.g. A#1@500)", ErrBadFailure, spec)
 	}

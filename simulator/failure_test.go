@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -271,15 +270,43 @@ func TestFailureInjectionEager(t *testing.T) {
 }
 
 // A failure point at or beyond the task's duration never fires.
-func TestFailureAfterDurationNeverFires(t *testing.T) {
+func TestFailureThatCannotFireIsRejected(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.AllBlocking)
 	x, err := rs.Topology().ParseVertexName("B#0")
 	require.NoError(t, err)
+	for _, failures := range [][]simulator.Failure{
+		{{Task: x, After: time.Second}},     // B#0 takes 1000 ms: it finishes first
+		{{Task: x, After: 2 * time.Second}}, // beyond its duration
+		{{Task: x, After: 100 * time.Millisecond}, {Task: x, After: 200 * time.Millisecond}}, // named twice
+	} {
+		_, err := simulator.Run(simulator.Config{Regions: rs, Cluster: slots(2), Seed: 1, Failures: failures})
+		require.Error(t, err, "%+v", failures)
+		assert.ErrorIs(t, err, simulator.ErrBadFailure)
+		assert.Contains(t, err.Error(), "B#0")
+	}
+}
+
+// An injected failure fires on the first attempt that runs, even when the
+// task's region was restarted (by another failure) before it got slots.
+func TestFailureFiresOnTheFirstAttemptThatRuns(t *testing.T) {
+	rs := region.FromJob(flip119(t), exchange.PointwisePipelinedOnly)
+	topo := rs.Topology()
+	b1, err := topo.ParseVertexName("B#1")
+	require.NoError(t, err)
+	d0, err := topo.ParseVertexName("D#0")
+	require.NoError(t, err)
 	res := run(t, simulator.Config{Regions: rs, Cluster: slots(2), Seed: 1, Record: true,
-		Failures: []simulator.Failure{{Task: x, After: time.Second}}})
+		Failures: []simulator.Failure{{Task: b1, After: 500 * time.Millisecond}, {Task: d0, After: 500 * time.Millisecond}}})
 	require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
-	assert.Zero(t, res.Failovers)
-	assert.False(t, slices.ContainsFunc(res.Events, func(ev simulator.Event) bool { return ev.Kind == simulator.Fail }))
+	assert.Equal(t, 2, res.Failovers, "B#1 fails, restarting D#0's region before it ran; D#0 still fails once")
+	var failed []string
+	for _, ev := range res.Events {
+		if ev.Kind == simulator.Fail {
+			failed = append(failed, ev.Task)
+		}
+	}
+	assert.Equal(t, []string{"B#1", "D#0"}, failed)
+	requireTrace(t, rs, slots(2), simulator.RegionPolicy, res)
 }
 
 // A failure at 0 ms fails the attempt as soon as it can progress.
@@ -349,4 +376,18 @@ func TestFailoverRestartsProducersOfReleasedPartitions(t *testing.T) {
 		}
 		assert.Equal(t, map[string]bool{"work#0": true, "sink#0": true}, canceled, "the running tasks of the restarted regions")
 	}
+}
+
+// Durations too long for virtual time are a configuration error, not an
+// overflow that silently gives wrong times.
+func TestRunRejectsJobsTooLongForVirtualTime(t *testing.T) {
+	job, err := topology.NewBuilder("eons").
+		AddVertex(topology.JobVertex{ID: "A", Parallelism: 1, Duration: 9e12 * time.Millisecond}).
+		AddVertex(topology.JobVertex{ID: "B", Parallelism: 1, Duration: 9e12 * time.Millisecond}).
+		Connect("A", "B", exchange.Forward).
+		Build()
+	require.NoError(t, err)
+	_, err = simulator.Run(simulator.Config{Regions: region.FromJob(job, exchange.AllBlocking), Cluster: slots(1)})
+	require.ErrorIs(t, err, simulator.ErrTooLong)
+	assert.Contains(t, err.Error(), "of A run")
 }

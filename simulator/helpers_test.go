@@ -66,11 +66,12 @@ func run(t testing.TB, cfg simulator.Config) *simulator.Result {
 }
 
 // clusterProfiles lists the profile of every slot id, in the simulator's
-// numbering (the cluster's counts in order).
-func clusterProfiles(cluster []resource.Count) []resource.Profile {
+// numbering: the cluster's counts in order, each capped at the number of
+// tasks (a run never uses more slots of one profile than there are tasks).
+func clusterProfiles(cluster []resource.Count, tasks int) []resource.Profile {
 	var out []resource.Profile
 	for _, c := range cluster {
-		for range c.N {
+		for range min(c.N, tasks) {
 			out = append(out, c.Profile)
 		}
 	}
@@ -114,7 +115,7 @@ func checkTrace(rs *region.Regions, cluster []resource.Count, policy simulator.P
 	var st traceStats
 	topo := rs.Topology()
 	job := topo.Job()
-	profiles := clusterProfiles(cluster)
+	profiles := clusterProfiles(cluster, topo.NumExecutionVertices())
 	byName := map[string]topology.ExecutionVertexID{}
 	for v := range topo.NumExecutionVertices() {
 		byName[topo.VertexName(topology.ExecutionVertexID(v))] = topology.ExecutionVertexID(v)
@@ -293,8 +294,15 @@ func checkTrace(rs *region.Regions, cluster []resource.Count, policy simulator.P
 			busy += res.Makespan - slotsState[j].since
 		}
 	}
-	if res.Makespan > 0 && len(profiles) > 0 {
-		u := float64(busy) / (float64(res.Makespan) * float64(len(profiles)))
+	size := 0 // the cluster's real size, not just the modelled slots
+	for _, c := range cluster {
+		size += c.N
+	}
+	if res.Slots != size {
+		return st, fmt.Errorf("result says %d slots, the cluster has %d", res.Slots, size)
+	}
+	if res.Makespan > 0 && size > 0 {
+		u := float64(busy) / (float64(res.Makespan) * float64(size))
 		if d := u - res.Utilization; d > 1e-9 || d < -1e-9 {
 			return st, fmt.Errorf("utilization from the trace %.6f, result says %.6f", u, res.Utilization)
 		}

@@ -31,7 +31,7 @@ type task struct {
 	version     uint32
 	since       time.Duration // progressing since
 	done        time.Duration // progress of the current attempt
-	failAt      time.Duration // progress at which attempt 0 fails; -1: no injected failure
+	failAt      time.Duration // progress at which the first attempt that runs fails; -1: none (or spent)
 	// Counts of unmet conditions (see model.reevaluate):
 	inUndeployed    int32 // pipelined input groups with a producer not deployed
 	outUndeployed   int32 // pipelined output groups with a consumer not deployed
@@ -176,6 +176,7 @@ func (m *model) reset(v int32) {
 	if t.phase == idle {
 		return
 	}
+	t.failAt = -1 // the first attempt that ran is over: an injected failure is spent
 	wasFinished := t.phase == finished
 	t.phase, t.slot, t.progressing, t.workDone, t.done = idle, -1, false, false, 0
 	t.version++
@@ -233,7 +234,7 @@ func (m *model) reevaluate(v int32) {
 func (m *model) scheduleProgressEnd(v int32) {
 	t := &m.tasks[v]
 	target := m.duration[t.jobVertex]
-	if t.attempt == 0 && t.failAt >= 0 && t.failAt < target {
+	if t.failAt >= 0 && t.failAt < target {
 		target = t.failAt
 	}
 	if target == never {
@@ -249,7 +250,7 @@ func (m *model) progressEnd(v int32) {
 	t := &m.tasks[v]
 	t.done += m.now - t.since
 	t.since = m.now
-	if t.attempt == 0 && t.failAt >= 0 && t.failAt < m.duration[t.jobVertex] && t.done >= t.failAt {
+	if t.failAt >= 0 && t.failAt < m.duration[t.jobVertex] && t.done >= t.failAt {
 		t.failAt = -1
 		m.onFailed(v)
 		return

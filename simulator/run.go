@@ -10,6 +10,7 @@ import (
 
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/topology"
 )
 
 // Policy is how tasks get slots.
@@ -119,6 +120,10 @@ type Result struct {
 	Holding []string
 	// Waiting lists, on deadlock, the tasks waiting for a slot.
 	Waiting []string
+	// Blocked lists, on deadlock, the tasks that can never start: a
+	// blocking result they read is never complete (its producer never
+	// finishes).
+	Blocked []string
 	// Err is why the job failed.
 	Err error
 	// Events is the trace, in time order, if Config.Record.
@@ -149,18 +154,65 @@ func Run(cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("simulator: negative slot count %d", c.N)
 		}
 	}
-	n := cfg.Regions.Topology().NumExecutionVertices()
-	for _, f := range cfg.Failures {
-		if f.Task < 0 || int(f.Task) >= n {
-			return nil, fmt.Errorf("simulator: %w: subtask %d does not exist (the job has %d)", ErrBadFailure, f.Task, n)
-		}
-		if f.After < 0 {
-			return nil, fmt.Errorf("simulator: %w: negative progress %v for %s", ErrBadFailure, f.After,
-				cfg.Regions.Topology().VertexName(f.Task))
-		}
+	if err := checkFailures(cfg); err != nil {
+		return nil, err
+	}
+	if err := checkHorizon(cfg); err != nil {
+		return nil, err
 	}
 	e := newEngine(cfg)
 	return e.run()
+}
+
+// checkFailures rejects injections that name no subtask, name one twice,
+// or could never fire.
+func checkFailures(cfg Config) error {
+	topo := cfg.Regions.Topology()
+	n := topo.NumExecutionVertices()
+	seen := map[topology.ExecutionVertexID]bool{}
+	for _, f := range cfg.Failures {
+		if f.Task < 0 || int(f.Task) >= n {
+			return fmt.Errorf("simulator: %w: subtask %d does not exist (the job has %d)", ErrBadFailure, f.Task, n)
+		}
+		name := topo.VertexName(f.Task)
+		vx := topo.Job().Vertex(topo.JobVertexOf(f.Task))
+		switch {
+		case f.After < 0:
+			return fmt.Errorf("simulator: %w: negative progress %v for %s", ErrBadFailure, f.After, name)
+		case seen[f.Task]:
+			return fmt.Errorf("simulator: %w: %s is named twice", ErrBadFailure, name)
+		case !vx.Unbounded && f.After >= vx.Duration:
+			return fmt.Errorf("simulator: %w: %s@%d never fires: %s finishes after %d ms", ErrBadFailure,
+				name, f.After.Milliseconds(), name, vx.Duration.Milliseconds())
+		}
+		seen[f.Task] = true
+	}
+	return nil
+}
+
+// ErrTooLong means the job's tasks take too long in all for virtual time
+// (a time.Duration) to hold the run.
+var ErrTooLong = errors.New("simulator: job too long to simulate")
+
+// checkHorizon makes sure no virtual time can overflow: a run never lasts
+// longer than every bounded task run one after the other, twice (a failed
+// first attempt and its rerun), so that sum must fit comfortably.
+func checkHorizon(cfg Config) error {
+	const horizon = time.Duration(1 << 61) // about 73 years of virtual time
+	job := cfg.Regions.Topology().Job()
+	var total time.Duration
+	for jv := range job.NumVertices() {
+		vx := job.Vertex(jv)
+		if vx.Unbounded {
+			continue
+		}
+		if vx.Duration > horizon/time.Duration(2*vx.Parallelism) || total > horizon-2*time.Duration(vx.Parallelism)*vx.Duration {
+			return fmt.Errorf("%w: %d subtasks of %s run %d ms each, more than the about 73 years of virtual time a run may last",
+				ErrTooLong, vx.Parallelism, vx.ID, vx.Duration.Milliseconds())
+		}
+		total += 2 * time.Duration(vx.Parallelism) * vx.Duration
+	}
+	return nil
 }
 
 // listNames renders names as "A#0, B#1, ... (N in all)", at most limit.

@@ -15,10 +15,10 @@ import (
 	"github.com/regionsched/regionsched/topology"
 )
 
-// streamingJob: an unbounded source feeding a bounded map (pipelined),
-// a bounded side branch behind a blocking edge, and a sink behind the
-// unbounded source that can never start.
-func streamingJob(t testing.TB) *topology.JobGraph {
+// streamingJob is an unbounded source read by a bounded map, which a
+// sink reads through a pipelined exchange, next to a batch branch of two
+// regions. With stream → sink blocking instead, see blockedJob.
+func streamingJob(t testing.TB, sinkExchange exchange.ResultPartitionType) *topology.JobGraph {
 	t.Helper()
 	job, err := topology.NewBuilder("streaming").
 		AddVertex(topology.JobVertex{ID: "src", Parallelism: 2, Duration: time.Second, Unbounded: true}).
@@ -27,7 +27,7 @@ func streamingJob(t testing.TB) *topology.JobGraph {
 		AddVertex(topology.JobVertex{ID: "batch", Parallelism: 2, Duration: 2 * time.Second}).
 		AddVertex(topology.JobVertex{ID: "report", Parallelism: 1, Duration: time.Second}).
 		ConnectPinned("src", "map", exchange.Forward, exchange.PipelinedBounded).
-		ConnectPinned("map", "sink", exchange.Hash, exchange.Blocking).
+		ConnectPinned("map", "sink", exchange.Hash, sinkExchange).
 		ConnectPinned("batch", "report", exchange.Hash, exchange.Blocking).
 		Build()
 	require.NoError(t, err)
@@ -35,13 +35,13 @@ func streamingJob(t testing.TB) *topology.JobGraph {
 }
 
 // A streaming job ends in the steady state: the unbounded source and the
-// bounded consumer reading it keep running, the batch branch finishes,
-// the sink behind the stream never starts; the run does not hang.
+// bounded tasks reading it keep running, the batch branch finishes; the
+// run does not hang.
 func TestSteadyState(t *testing.T) {
-	job := streamingJob(t)
+	job := streamingJob(t, exchange.PipelinedBounded)
 	for _, policy := range []simulator.Policy{simulator.RegionPolicy, simulator.EagerPolicy} {
 		rs := region.FromJob(job, exchange.AllBlocking)
-		cluster := slots(6)
+		cluster := slots(7) // eager shares no slot: one per task
 		require.True(t, rs.Check(cluster, resource.FitsEveryDimension).Runnable)
 		for seed := uint64(1); seed <= 10; seed++ {
 			res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Policy: policy, Seed: seed, Record: true})
@@ -49,15 +49,35 @@ func TestSteadyState(t *testing.T) {
 			assert.True(t, res.Verdict.OK())
 			assert.True(t, strings.HasPrefix(res.Reason, "running: "), res.Reason)
 			assert.Contains(t, res.Reason, "2 unbounded tasks keep running")
-			assert.Contains(t, res.Reason, "2 tasks keep reading them")
-			assert.Contains(t, res.Reason, "1 tasks downstream of them never start")
+			assert.Contains(t, res.Reason, "3 tasks keep reading them")
 			assert.Empty(t, res.Holding)
 			assert.Empty(t, res.Waiting)
+			assert.Empty(t, res.Blocked)
 			assert.Equal(t, 3*time.Second, res.Makespan, "batch 0-2 s, report 2-3 s")
 			requireTrace(t, rs, cluster, policy, res)
-			for _, ev := range res.Events {
-				assert.NotEqual(t, "sink#0", ev.Task, "the sink behind the stream never asks for a slot")
-			}
+		}
+	}
+}
+
+// A task reading the blocking result of a stream can never start: Check
+// says so, and the run ends in a deadlock that names it (it never hangs,
+// and it is not reported as a healthy steady state).
+func TestBlockingResultOfAStreamNeverCompletes(t *testing.T) {
+	job := streamingJob(t, exchange.Blocking)
+	for _, policy := range []simulator.Policy{simulator.RegionPolicy, simulator.EagerPolicy} {
+		rs := region.FromJob(job, exchange.AllBlocking)
+		cluster := slots(6)
+		v := rs.Check(cluster, resource.FitsEveryDimension)
+		require.False(t, v.Runnable)
+		assert.Contains(t, v.Reason, "edge map -> sink")
+		res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Policy: policy, Seed: 1, Record: true})
+		require.Equal(t, simulator.Deadlock, res.Verdict, "%v: %s", policy, res.Reason)
+		assert.Equal(t, []string{"sink#0"}, res.Blocked)
+		assert.True(t, strings.HasPrefix(res.Reason, "deadlock: "), res.Reason)
+		assert.Contains(t, res.Reason, "sink#0 can never start")
+		requireTrace(t, rs, cluster, policy, res)
+		for _, ev := range res.Events {
+			assert.NotEqual(t, "sink#0", ev.Task, "the sink behind the stream never asks for a slot")
 		}
 	}
 }
@@ -119,7 +139,7 @@ func TestEagerTaskFitsNoSlot(t *testing.T) {
 	require.Equal(t, simulator.Deadlock, res.Verdict)
 	assert.Empty(t, res.Holding)
 	assert.Equal(t, []string{"big#0"}, res.Waiting)
-	assert.Equal(t, "deadlock: at 0 ms big#0 wait for a slot that never comes", res.Reason)
+	assert.Equal(t, "deadlock: at 0 ms big#0 waits for a slot that never comes", res.Reason)
 
 	// the region policy fails the job at once, naming the region
 	res = run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: 1})

@@ -58,8 +58,13 @@ type ExecutionTopology struct {
 	pattern        []exchange.DistributionPattern
 }
 
-// NewExecutionTopology expands g under mode m. Cost O(V + E) time and memory.
+// NewExecutionTopology expands g under mode m. Cost O(V + E) time and
+// memory. A mode that is none of exchange.Modes() is a programming error
+// (modes from text come from exchange.ParseMode) and panics.
 func NewExecutionTopology(g *JobGraph, m exchange.Mode) *ExecutionTopology {
+	if m > exchange.AllPipelined {
+		panic(fmt.Sprintf("topology: invalid global data exchange mode %d", m))
+	}
 	t := &ExecutionTopology{
 		job:            g,
 		mode:           m,

@@ -65,6 +65,10 @@ func newRootCommand(stdin io.Reader) *cobra.Command {
 		Short:         "Pipelined-region scheduling for dataflow jobs: regions, deadlock checks, simulation",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return badInput(fmt.Errorf("a command is missing: regions, check or simulate (see regionsched --help)"))
+		},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return badInput(fmt.Errorf("%s: %w", c.CommandPath(), err))

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -54,12 +53,10 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			}
 			cfg.Failures = append(cfg.Failures, failure)
 		}
-		started := time.Now()
 		res, err := simulator.Run(cfg)
 		if err != nil {
-			return err
+			return badInput(err)
 		}
-		elapsed := time.Since(started)
 		if traceFile != "" {
 			if err := writeFile(traceFile, func(w io.Writer) error { return simulator.WriteTrace(w, res.Events) }); err != nil {
 				return err
@@ -70,7 +67,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 				Title: fmt.Sprintf("%s — %s, %s policy, %d slots", job.Name(), mode.mode, policy, res.Slots),
 				Subtitle: fmt.Sprintf("makespan %d ms, utilization %.0f%%, %s, %s — %s", res.Makespan.Milliseconds(), 100*res.Utilization,
 					count(res.RegionsScheduled, deployUnit(policy)), count(res.Failovers, "restart"), res.Verdict),
-				Slots: res.Slots, Regions: rs.NumRegions(), Makespan: res.Makespan, Events: res.Events,
+				Slots: timelineRows(res), Regions: rs.NumRegions(), Makespan: res.Makespan, Events: res.Events,
 			}
 			if err := writeFile(svgFile, func(w io.Writer) error { return simulator.WriteSVG(w, tl) }); err != nil {
 				return err
@@ -81,15 +78,15 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		fmt.Fprintf(out, "makespan:          %d ms\n", res.Makespan.Milliseconds())
 		fmt.Fprintf(out, "slot utilization:  %.1f%%\n", 100*res.Utilization)
 		if policy == simulator.EagerPolicy {
-			fmt.Fprintf(out, "tasks deployed:    %d of %d tasks\n", res.RegionsScheduled, rs.Topology().NumExecutionVertices())
+			fmt.Fprintf(out, "tasks deployed:    %s of %s\n", count(res.RegionsScheduled, "deployment"), count(rs.Topology().NumExecutionVertices(), "task"))
 		} else {
-			fmt.Fprintf(out, "regions scheduled: %d deployments of %d regions\n", res.RegionsScheduled, rs.NumRegions())
+			fmt.Fprintf(out, "regions scheduled: %s of %s\n", count(res.RegionsScheduled, "deployment"), count(rs.NumRegions(), "region"))
 		}
 		fmt.Fprintf(out, "restarts:          %d (regions restarted: %d)\n", res.Failovers, res.RegionRestarts)
 		for _, r := range res.Restarts {
 			fmt.Fprintf(out, "  at %d ms %s failed: restarted regions %s\n", r.At.Milliseconds(), r.Task, idRanges(r.Regions))
 		}
-		fmt.Fprintf(out, "events:            %d in %v (%.0f events/s)\n", res.Processed, elapsed.Round(time.Microsecond), float64(res.Processed)/max(elapsed.Seconds(), 1e-9))
+		fmt.Fprintf(out, "events:            %d\n", res.Processed)
 		fmt.Fprintln(out, res.Reason)
 		if !res.Verdict.OK() {
 			return negative(res.Reason)
@@ -125,4 +122,19 @@ func deployUnit(p simulator.Policy) string {
 		return "task deployment"
 	}
 	return "region deployment"
+}
+
+// maxTimelineRows bounds the rows of the picture: a bigger cluster is drawn
+// with the slots its tasks used.
+const maxTimelineRows = 200
+
+func timelineRows(res *simulator.Result) int {
+	if res.Slots <= maxTimelineRows {
+		return res.Slots
+	}
+	rows := 0
+	for _, e := range res.Events {
+		rows = max(rows, e.Slot+1)
+	}
+	return rows
 }

@@ -185,3 +185,51 @@ func TestSimulateEveryExampleAtMinimumSlots(t *testing.T) {
 		}
 	}
 }
+
+func TestSimulateReviewCases(t *testing.T) {
+	t.Run("ids with @ work with --fail", func(t *testing.T) {
+		job := writeTemp(t, "at.json", `{"name":"at","vertices":[{"id":"a@b","parallelism":2},{"id":"c","parallelism":2}],
+			"edges":[{"source":"a@b","target":"c","shipStrategy":"forward"}]}`)
+		res := execCLI(t, "", "simulate", "--slots", "1", "--fail", "a@b#1@100", job)
+		require.Equal(t, 0, res.code, res.stderr)
+		assert.Contains(t, res.stdout, "a@b#1 failed")
+	})
+	t.Run("failures that cannot fire are refused", func(t *testing.T) {
+		for _, fails := range [][]string{{"D#0@1000"}, {"D#0@5000"}, {"D#0@100", "D#0@200"}} {
+			args := []string{"simulate", "--slots", "2"}
+			for _, f := range fails {
+				args = append(args, "--fail", f)
+			}
+			res := execCLI(t, "", append(args, flip119Path)...)
+			assert.Equal(t, 2, res.code, "%v: %s", fails, res.stdout)
+			assert.Contains(t, res.stderr, "D#0")
+		}
+	})
+	t.Run("a huge cluster costs nothing", func(t *testing.T) {
+		res := execCLI(t, "", "simulate", "--slots", "100000000", "--svg", filepath.Join(t.TempDir(), "t.svg"), flip119Path)
+		require.Equal(t, 0, res.code, res.stderr)
+		assert.Contains(t, res.stdout, "100000000 slots")
+	})
+	t.Run("a blocking result of a stream is never complete", func(t *testing.T) {
+		job := writeTemp(t, "stream.json", `{"name":"stream","vertices":[{"id":"S","parallelism":1,"bounded":false},
+			{"id":"M","parallelism":1},{"id":"K","parallelism":1}],
+			"edges":[{"source":"S","target":"M","shipStrategy":"forward","exchange":"pipelined"},
+			         {"source":"M","target":"K","shipStrategy":"hash","exchange":"blocking"}]}`)
+		res := execCLI(t, "", "check", "--slots", "10", job)
+		assert.Equal(t, 1, res.code)
+		assert.Contains(t, res.stdout, "not runnable: region 1 {K#0} can never run")
+		res = execCLI(t, "", "simulate", "--slots", "10", job)
+		assert.Equal(t, 1, res.code)
+		assert.Contains(t, res.stdout, "K#0 can never start")
+	})
+	t.Run("the summary is the same on every run", func(t *testing.T) {
+		a := execCLI(t, "", "simulate", "--slots", "2", flip119Path)
+		b := execCLI(t, "", "simulate", "--slots", "2", flip119Path)
+		assert.Equal(t, a.stdout, b.stdout)
+	})
+	t.Run("no command", func(t *testing.T) {
+		res := execCLI(t, "")
+		assert.Equal(t, 2, res.code)
+		assert.Contains(t, res.stderr, "a command is missing")
+	})
+}
