@@ -133,9 +133,9 @@ func decodeVertex(raw json.RawMessage, i int) (JobVertex, error) {
 		v.Resources = r
 	}
 	if vf.DurationMs != nil {
-		if *vf.DurationMs < 0 || *vf.DurationMs > maxMillis {
+		if *vf.DurationMs < 0 || *vf.DurationMs > jsontext.MaxMillis {
 			return JobVertex{}, &VertexError{Vertex: v.ID, Index: i, Field: "durationMs", Err: ErrInvalidField,
-				Detail: fmt.Sprintf("%d is not in 0 ... %d", *vf.DurationMs, int64(maxMillis))}
+				Detail: fmt.Sprintf("%d is not in 0 ... %d", *vf.DurationMs, jsontext.MaxMillis)}
 		}
 		v.Duration = time.Duration(*vf.DurationMs) * time.Millisecond
 	}
@@ -144,9 +144,6 @@ func decodeVertex(raw json.RawMessage, i int) (JobVertex, error) {
 	}
 	return v, nil
 }
-
-// maxMillis bounds millisecond fields so they fit a time.Duration.
-const maxMillis = int64(1<<63-1) / int64(time.Millisecond)
 
 func decodeEdge(raw json.RawMessage, i int) (JobEdge, error) {
 	path := fmt.Sprintf("edges[%d]", i)
@@ -191,7 +188,7 @@ func decodeSubmission(f *jobFile) (Submission, error) {
 		return &DecodeError{Field: field, Err: ErrInvalidField, Detail: detail}
 	}
 	if f.SubmitAtMs != nil {
-		if *f.SubmitAtMs < 0 || *f.SubmitAtMs > maxMillis {
+		if *f.SubmitAtMs < 0 || *f.SubmitAtMs > jsontext.MaxMillis {
 			return s, bad("submitAtMs", fmt.Sprintf("%d is not a non-negative number of milliseconds", *f.SubmitAtMs))
 		}
 		s.SubmitAt = time.Duration(*f.SubmitAtMs) * time.Millisecond
@@ -205,7 +202,7 @@ func decodeSubmission(f *jobFile) (Submission, error) {
 	if f.Priority != nil {
 		s.Priority = *f.Priority
 	}
-	if !isNull(f.Driver) {
+	if !jsontext.IsNull(f.Driver) {
 		var d driverFile
 		if err := strictUnmarshal(f.Driver, &d, "driver"); err != nil {
 			return s, err
@@ -219,13 +216,13 @@ func decodeSubmission(f *jobFile) (Submission, error) {
 			s.Driver.Resources = r
 		}
 		if d.StartupMs != nil {
-			if *d.StartupMs < 0 || *d.StartupMs > maxMillis {
+			if *d.StartupMs < 0 || *d.StartupMs > jsontext.MaxMillis {
 				return s, bad("driver.startupMs", fmt.Sprintf("%d is not a non-negative number of milliseconds", *d.StartupMs))
 			}
 			s.Driver.Startup = time.Duration(*d.StartupMs) * time.Millisecond
 		}
 	}
-	if !isNull(f.Gang) {
+	if !jsontext.IsNull(f.Gang) {
 		gf := &gangFile{}
 		if err := strictUnmarshal(f.Gang, gf, "gang"); err != nil {
 			return s, err
@@ -245,7 +242,7 @@ func decodeSubmission(f *jobFile) (Submission, error) {
 			}
 		}
 		if gf.TimeoutMs != nil {
-			if *gf.TimeoutMs < 0 || *gf.TimeoutMs > maxMillis {
+			if *gf.TimeoutMs < 0 || *gf.TimeoutMs > jsontext.MaxMillis {
 				return s, bad("gang.timeoutMs", fmt.Sprintf("%d is not a non-negative number of milliseconds", *gf.TimeoutMs))
 			}
 			s.Gang.Timeout = time.Duration(*gf.TimeoutMs) * time.Millisecond
@@ -264,76 +261,42 @@ func decodeResources(raw json.RawMessage, path string) (resource.Profile, error)
 	return p, nil
 }
 
-// isNull reports whether an optional raw field is absent or JSON null.
-func isNull(raw json.RawMessage) bool {
-	return raw == nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+// decodeKinds maps kinds of jsontext.DecodeError to this package's
+// sentinels. The other kinds are ErrMalformedJSON, unless the cause is a
+// value's own error (a *resource.AmountError or *exchange.ParseError),
+// which is kept.
+var decodeKinds = map[error]error{
+	jsontext.ErrUnknownKey:   ErrUnknownField,
+	jsontext.ErrDuplicateKey: ErrDuplicateField,
+	jsontext.ErrType:         ErrInvalidField,
 }
 
-// strictUnmarshal decodes one JSON value into v, rejecting unknown fields
-// (matched exactly: encoding/json alone would accept "ID" for "id"),
-// duplicate fields and trailing data, and turns encoding/json's errors
-// into DecodeErrors whose Field is prefixed with path.
+// strictUnmarshal decodes one JSON value into v with jsontext.Decode
+// (exact, non-repeated field names, no trailing data) and turns its error
+// into a DecodeError whose Field is prefixed with path.
 func strictUnmarshal(data []byte, v any, path string) error {
-	join := func(field string) string {
-		switch {
-		case path == "":
-			return field
-		case field == "":
-			return path
-		}
-		return path + "." + field
+	var de *jsontext.DecodeError
+	if err := jsontext.Decode(data, v, path, jsonFields(v)); !errors.As(err, &de) {
+		return err
 	}
-	keyError := func(ke *jsontext.KeyError) error {
-		sentinel := ErrUnknownField
-		if ke.Duplicate {
-			sentinel = ErrDuplicateField
-		}
-		return &DecodeError{Field: join(ke.Field()), Err: sentinel, Detail: ke.Detail()}
+	if sentinel, ok := decodeKinds[de.Kind]; ok {
+		return &DecodeError{Field: de.Path, Err: sentinel, Detail: de.Detail}
 	}
-	var ke *jsontext.KeyError
-	if fields := jsonFields(v); fields != nil {
-		if err := jsontext.CheckKeys(data, fields...); errors.As(err, &ke) {
-			return keyError(ke)
-		}
+	var amountErr *resource.AmountError
+	var parseErr *exchange.ParseError
+	switch {
+	case errors.As(de.Err, &amountErr):
+		// an empty extended resource name leaves a trailing dot
+		return &DecodeError{Field: strings.TrimSuffix(jsontext.JoinPath(de.Path, amountErr.Field), "."), Err: amountErr}
+	case errors.As(de.Err, &parseErr):
+		return &DecodeError{Field: de.Path, Err: parseErr}
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		var syntaxErr *json.SyntaxError
-		var amountErr *resource.AmountError
-		var parseErr *exchange.ParseError
-		msg := err.Error()
-		switch {
-		case errors.As(err, &ke):
-			return keyError(ke)
-		case errors.As(err, &amountErr):
-			// an empty extended resource name leaves a trailing dot
-			return &DecodeError{Field: strings.TrimSuffix(join(amountErr.Field), "."), Err: amountErr}
-		case errors.As(err, &parseErr):
-			return &DecodeError{Field: path, Err: parseErr}
-		case errors.As(err, &typeErr):
-			return &DecodeError{Field: join(typeErr.Field), Err: ErrInvalidField,
-				Detail: fmt.Sprintf("expected %s, got JSON %s", jsontext.Kind(typeErr.Type), typeErr.Value)}
-		case errors.As(err, &syntaxErr):
-			return &DecodeError{Field: path, Err: ErrMalformedJSON, Detail: fmt.Sprintf("%v (at byte %d)", msg, syntaxErr.Offset)}
-		case strings.HasPrefix(msg, "json: unknown field "):
-			name := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
-			return &DecodeError{Field: join(name), Err: ErrUnknownField, Detail: "valid fields: " + strings.Join(jsonFields(v), ", ")}
-		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-			return &DecodeError{Field: path, Err: ErrMalformedJSON, Detail: "unexpected end of input"}
-		default:
-			return &DecodeError{Field: path, Err: ErrMalformedJSON, Detail: msg}
-		}
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return &DecodeError{Field: path, Err: ErrMalformedJSON, Detail: "unexpected data after the JSON value"}
-	}
-	return nil
+	return &DecodeError{Field: de.Path, Err: ErrMalformedJSON, Detail: de.Detail}
 }
 
 // jsonFields lists the JSON field names of the wire struct v points to,
-// exactly as they must be written.
+// exactly as they must be written (nil for a resource.Profile, which
+// checks its own).
 func jsonFields(v any) []string {
 	switch v.(type) {
 	case *jobFile:
@@ -346,13 +309,13 @@ func jsonFields(v any) []string {
 		return []string{"resources", "startupMs"}
 	case *gangFile:
 		return []string{"minSlots", "style", "timeoutMs"}
-	case *resource.Profile:
-		return []string{"cpuMillis", "memoryMB", "extended"}
 	}
 	return nil
 }
 
-// Encode writes g as a job file that Decode reads back to an equal graph.
+// Encode writes g as a job file that Decode reads back to an equal graph
+// (durations are written in whole milliseconds, as the file format has
+// them).
 func Encode(w io.Writer, g *JobGraph) error {
 	type vOut struct {
 		ID               string            `json:"id"`

@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -140,9 +139,6 @@ var (
 	userRoles       = []string{"admin", "user"}
 )
 
-// maxTimeoutMs bounds millisecond fields so they fit a time.Duration.
-const maxTimeoutMs = int64(1<<63-1) / int64(time.Millisecond)
-
 // clusterError is a problem in a cluster file: the JSON path of the field
 // and what is wrong with it, in words (the value, the valid values), never
 // in Go terms.
@@ -160,17 +156,6 @@ func (e *clusterError) Error() string {
 
 func clusterErrorf(field, format string, a ...any) error {
 	return &clusterError{field: field, problem: fmt.Sprintf(format, a...)}
-}
-
-// joinPath appends field to the JSON path.
-func joinPath(path, field string) string {
-	switch {
-	case path == "":
-		return field
-	case field == "":
-		return path
-	}
-	return path + "." + field
 }
 
 // decodeCluster parses and validates a cluster file (SPEC.md sections 4
@@ -234,7 +219,7 @@ func decodeSlotGroup(raw json.RawMessage, path string) (slotGroupFile, error) {
 		return slotGroupFile{}, clusterErrorf(path+".count", "invalid value %d: must be a non-negative integer", *w.Count)
 	}
 	s := slotGroupFile{Count: w.Count}
-	if !isJSONNull(w.Resources) {
+	if !jsontext.IsNull(w.Resources) {
 		var p resource.Profile
 		if err := strictDecode(w.Resources, &p, path+".resources", nil); err != nil {
 			return slotGroupFile{}, err
@@ -274,8 +259,8 @@ func decodeQueue(raw json.RawMessage, path string) (queueFile, error) {
 		name string
 		v    *int64
 	}{{"startingTimeoutMs", w.StartingTimeoutMs}, {"reclaimTimeoutMs", w.ReclaimTimeoutMs}} {
-		if ms.v != nil && (*ms.v < 0 || *ms.v > maxTimeoutMs) {
-			return q, clusterErrorf(path+"."+ms.name, "invalid value %d: must be a number of milliseconds in 0 ... %d", *ms.v, maxTimeoutMs)
+		if ms.v != nil && (*ms.v < 0 || *ms.v > jsontext.MaxMillis) {
+			return q, clusterErrorf(path+"."+ms.name, "invalid value %d: must be a number of milliseconds in 0 ... %d", *ms.v, jsontext.MaxMillis)
 		}
 	}
 	q.StartingTimeoutMs, q.ReclaimTimeoutMs = w.StartingTimeoutMs, w.ReclaimTimeoutMs
@@ -304,73 +289,41 @@ func decodeUser(raw json.RawMessage, path string) (userFile, error) {
 // decodeObject is strictDecode for an element of a list, which must be an
 // object (null is not a slot group, queue or user).
 func decodeObject(raw json.RawMessage, v any, path string, fields []string) error {
-	if isJSONNull(raw) {
+	if jsontext.IsNull(raw) {
 		return clusterErrorf(path, "expected an object, got JSON null")
 	}
 	return strictDecode(raw, v, path, fields)
 }
 
-// isJSONNull reports whether an optional raw field is absent or JSON null.
-func isJSONNull(raw json.RawMessage) bool {
-	return raw == nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
-}
-
 // quoteJSON quotes a value from the file as JSON would write it.
 func quoteJSON(s string) string { return string(jsontext.AppendString(nil, s)) }
 
-// strictDecode decodes the JSON value data into v, after checking that the
-// member names of an object are exactly (case-sensitively) among fields
-// and not repeated (nil fields: v checks its own, as resource.Profile
-// does). Errors are *clusterErrors whose field is prefixed with path.
+// strictDecode decodes the JSON value data into v with jsontext.Decode:
+// the member names of an object must be exactly (case-sensitively) among
+// fields and not repeated (nil fields: v checks its own, as
+// resource.Profile does). Errors are *clusterErrors whose field is
+// prefixed with path.
 func strictDecode(data []byte, v any, path string, fields []string) error {
-	var ke *jsontext.KeyError
-	if fields != nil {
-		if err := jsontext.CheckKeys(data, fields...); errors.As(err, &ke) {
-			return keyProblem(path, ke)
+	var de *jsontext.DecodeError
+	if err := jsontext.Decode(data, v, path, fields); !errors.As(err, &de) {
+		return err
+	}
+	var amountErr *resource.AmountError
+	switch {
+	case de.Kind == jsontext.ErrUnknownKey || de.Kind == jsontext.ErrDuplicateKey:
+		return clusterErrorf(de.Path, "%v: %s", de.Kind, de.Detail)
+	case de.Kind == jsontext.ErrType:
+		return &clusterError{field: de.Path, problem: de.Detail}
+	case errors.As(de.Err, &amountErr) && amountErr.InvalidName:
+		name := strings.TrimPrefix(amountErr.Field, "extended.")
+		why := "it contains '=' or ';'"
+		if name == "" {
+			why = "it is empty"
 		}
+		return clusterErrorf(strings.TrimSuffix(jsontext.JoinPath(de.Path, amountErr.Field), "."),
+			"invalid extended resource name %s: %s; a name must be non-empty and must not contain '=' or ';'", quoteJSON(name), why)
+	case errors.As(de.Err, &amountErr):
+		return clusterErrorf(jsontext.JoinPath(de.Path, amountErr.Field), "invalid value %d: must be a non-negative integer", amountErr.Value)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var (
-			typeErr   *json.UnmarshalTypeError
-			syntaxErr *json.SyntaxError
-			amountErr *resource.AmountError
-		)
-		switch {
-		case errors.As(err, &ke):
-			return keyProblem(path, ke)
-		case errors.As(err, &amountErr) && amountErr.InvalidName:
-			name := strings.TrimPrefix(amountErr.Field, "extended.")
-			why := "it contains '=' or ';'"
-			if name == "" {
-				why = "it is empty"
-			}
-			return clusterErrorf(strings.TrimSuffix(joinPath(path, amountErr.Field), "."),
-				"invalid extended resource name %s: %s; a name must be non-empty and must not contain '=' or ';'", quoteJSON(name), why)
-		case errors.As(err, &amountErr):
-			return clusterErrorf(joinPath(path, amountErr.Field), "invalid value %d: must be a non-negative integer", amountErr.Value)
-		case errors.As(err, &typeErr):
-			return clusterErrorf(joinPath(path, typeErr.Field), "expected %s, got JSON %s", jsontext.Kind(typeErr.Type), typeErr.Value)
-		case errors.As(err, &syntaxErr):
-			return clusterErrorf(path, "malformed JSON: %s (at byte %d)", strings.TrimPrefix(syntaxErr.Error(), "json: "), syntaxErr.Offset)
-		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-			return clusterErrorf(path, "malformed JSON: unexpected end of input")
-		default:
-			return clusterErrorf(path, "malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
-		}
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return clusterErrorf(path, "malformed JSON: unexpected data after the JSON value")
-	}
-	return nil
-}
-
-// keyProblem turns an unknown or repeated field name into a clusterError.
-func keyProblem(path string, ke *jsontext.KeyError) error {
-	problem := "unknown field"
-	if ke.Duplicate {
-		problem = "duplicate field"
-	}
-	return clusterErrorf(joinPath(path, ke.Field()), "%s: %s", problem, ke.Detail())
+	return clusterErrorf(de.Path, "malformed JSON: %s", strings.TrimPrefix(de.Detail, "json: "))
 }

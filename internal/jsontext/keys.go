@@ -1,7 +1,8 @@
 // Package jsontext holds the small pieces of JSON handling that
 // encoding/json does not do the way regionsched's file formats need:
 // exact, duplicate-free object keys (encoding/json matches field names
-// case-insensitively and lets the last duplicate win), JSON string
+// case-insensitively and lets the last duplicate win), strict decoding
+// whose errors name the JSON path of the culprit (Decode), JSON string
 // escaping for hand-written output, and naming the JSON form of a Go type
 // in error messages.
 package jsontext
