@@ -35,6 +35,10 @@ func (t ResultPartitionType) String() string {
 // produced, so producer and consumers belong to one pipelined region.
 func (t ResultPartitionType) IsPipelined() bool { return t == Pipelined || t == PipelinedBounded }
 
+// PartitionTypeNames returns the valid partition type names, as a job
+// file's "exchange" field takes them.
+func PartitionTypeNames() []string { return []string{"pipelined", "pipelined-bounded", "blocking"} }
+
 // ParsePartitionType parses a canonical partition type name (case-insensitive).
 func ParsePartitionType(s string) (ResultPartitionType, error) {
 	for i, n := range partitionTypeNames {
@@ -42,7 +46,7 @@ func ParsePartitionType(s string) (ResultPartitionType, error) {
 			return ResultPartitionType(i), nil
 		}
 	}
-	return 0, &ParseError{Kind: ErrUnknownPartitionType, Value: s, Valid: []string{"pipelined", "pipelined-bounded", "blocking"}}
+	return 0, &ParseError{Kind: ErrUnknownPartitionType, Value: s, Valid: PartitionTypeNames()}
 }
 
 // MarshalText encodes the canonical name.

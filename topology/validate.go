@@ -89,10 +89,10 @@ func (g *JobGraph) validateEdge(i int, e JobEdge) (source, target int, err error
 		return 0, 0, &EdgeError{Index: i, Source: e.Source, Target: e.Target, Field: "target", Err: ErrUnknownVertex,
 			Detail: fmt.Sprintf("no vertex %q", e.Target)}
 	case e.ShipStrategy > exchange.Broadcast:
-		_, perr := exchange.ParseShipStrategy(e.ShipStrategy.String())
+		perr := &exchange.ParseError{Kind: exchange.ErrUnknownShipStrategy, Value: e.ShipStrategy.String(), Valid: exchange.ShipStrategyNames()}
 		return 0, 0, &EdgeError{Index: i, Source: e.Source, Target: e.Target, Field: "shipStrategy", Err: perr}
 	case e.Pinned && e.Exchange > exchange.PipelinedBounded:
-		_, perr := exchange.ParsePartitionType(e.Exchange.String())
+		perr := &exchange.ParseError{Kind: exchange.ErrUnknownPartitionType, Value: e.Exchange.String(), Valid: exchange.PartitionTypeNames()}
 		return 0, 0, &EdgeError{Index: i, Source: e.Source, Target: e.Target, Field: "exchange", Err: perr}
 	case s == t:
 		return 0, 0, &CycleError{Vertices: []string{e.Source}}
