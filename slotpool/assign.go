@@ -262,6 +262,7 @@ func (p *Pool) completeYounger(now time.Time) {
 	p.dirtyFree = p.dirtyFree[:0]
 	for {
 		var best *bulk
+		var bestA resource.Assignment
 		for _, s := range p.shapes {
 			y := s.firstYounger(p.head)
 			if y == nil || (s.freeMissing > 0 && s.freeAdds < s.freeMissing) {
@@ -274,13 +275,15 @@ func (p *Pool) completeYounger(now time.Time) {
 			a := resource.Assign(s.demand, p.supply(false, true, false), p.cfg.Matching)
 			s.freeMissing, s.freeAdds = s.size-a.Matched, 0
 			if s.freeMissing == 0 && (best == nil || y.seq < best.seq) {
-				best = y
+				best, bestA = y, a
 			}
 		}
 		if best == nil {
 			return
 		}
-		p.fulfill(now, best, resource.Assign(best.shape.demand, p.supply(false, true, false), p.cfg.Matching))
+		// Every shape was matched against the same free supply, so its
+		// assignment (and p.supplyProf) still holds.
+		p.fulfill(now, best, bestA)
 	}
 }
 
@@ -359,18 +362,24 @@ func (p *Pool) fulfill(now time.Time, b *bulk, a resource.Assignment) {
 		}
 	}
 	if isHead {
-		for pr := range p.profiles {
-			for len(p.profiles[pr].held) > 0 {
-				p.pushFree(now, p.popHeld(int32(pr)))
-				p.noteFree(int32(pr))
-			}
-		}
+		p.returnHeld(now) // held slots the commit did not need
 	}
 	p.emit(Fulfilled{Bulk: b.id, Slots: ids})
 	p.leaveWaiting(b, ReasonStopped)
 	b.state = BulkFulfilled
 	b.inUse = len(b.requests)
 	p.logDebug("bulk fulfilled", b.id)
+}
+
+// returnHeld gives every slot the head holds back to the free lists (the
+// head committed, failed or was canceled).
+func (p *Pool) returnHeld(now time.Time) {
+	for pr := range p.profiles {
+		for len(p.profiles[pr].held) > 0 {
+			p.pushFree(now, p.popHeld(int32(pr)))
+			p.noteFree(int32(pr))
+		}
+	}
 }
 
 // occupy puts request r of bulk b into slot idx.

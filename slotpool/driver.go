@@ -235,11 +235,13 @@ func (d *Driver) do(fn func(now time.Time) error) error {
 func (d *Driver) Submit(b Bulk) (<-chan Result, error) {
 	ch := make(chan Result, 1)
 	err := d.do(func(now time.Time) error {
-		d.waiters[b.ID] = ch
+		// Register only an accepted bulk: a rejected duplicate must not
+		// replace the waiter of the bulk it duplicates. Events are pumped
+		// after this function returns, so none is missed.
 		if err := d.pool.Submit(now, b); err != nil {
-			delete(d.waiters, b.ID)
 			return err
 		}
+		d.waiters[b.ID] = ch
 		return nil
 	})
 	if err != nil {
@@ -274,9 +276,19 @@ func (d *Driver) AllocateBulk(ctx context.Context, b Bulk) (Result, error) {
 	return Result{Bulk: b.ID, Err: ctx.Err()}, ctx.Err()
 }
 
-// Cancel cancels a bulk (see Pool.Cancel).
+// Cancel cancels a bulk (see Pool.Cancel). A caller waiting for it (Submit
+// or AllocateBulk) gets a result whose error wraps ErrBulkCanceled.
 func (d *Driver) Cancel(id BulkID) error {
-	return d.do(func(now time.Time) error { return d.pool.Cancel(now, id) })
+	return d.do(func(now time.Time) error {
+		if err := d.pool.Cancel(now, id); err != nil {
+			return err
+		}
+		if ch, ok := d.waiters[id]; ok {
+			delete(d.waiters, id)
+			ch <- Result{Bulk: id, Err: &BulkError{Op: "cancel", Bulk: id, Err: ErrBulkCanceled}}
+		}
+		return nil
+	})
 }
 
 // Offer offers slots (see Pool.Offer).

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/regionsched/regionsched/resource"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -162,4 +163,45 @@ func TestDriverWithStaticCluster(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Stats{}, st)
 	assert.Len(t, c.Available(), 3)
+}
+
+// A rejected duplicate Submit must not take over the waiter of the bulk
+// it duplicates: the first caller still learns its outcome.
+func TestDriverDuplicateSubmitKeepsTheFirstWaiter(t *testing.T) {
+	d := NewDriver(New(Config{}), DriverConfig{Clock: clock.NewMock()})
+	defer d.Close()
+	first, err := d.Submit(Bulk{ID: 1, Requests: reqs(small)})
+	require.NoError(t, err)
+	_, err = d.Submit(Bulk{ID: 1, Requests: reqs(small)})
+	require.ErrorIs(t, err, ErrDuplicateBulk)
+	require.NoError(t, d.Offer(slot(7, small)))
+	res := <-first
+	require.NoError(t, res.Err)
+	assert.Equal(t, []SlotID{7}, res.Slots)
+}
+
+// Cancel, SetCapacity and Deliver reach the pool through the loop.
+func TestDriverCancelCapacityAndDeliver(t *testing.T) {
+	d := NewDriver(New(Config{}), DriverConfig{Clock: clock.NewMock()})
+	defer d.Close()
+
+	waiting, err := d.Submit(Bulk{ID: 1, Requests: reqs(big)})
+	require.NoError(t, err)
+	require.NoError(t, d.Cancel(1))
+	assert.ErrorIs(t, (<-waiting).Err, ErrBulkCanceled, "a canceled bulk's waiter is told")
+	assert.ErrorIs(t, d.Cancel(99), ErrUnknownBulk)
+
+	// A declared capacity makes a bulk that can never fit fail at once.
+	require.NoError(t, d.SetCapacity([]resource.Count{{Profile: small, N: 1}}))
+	_, err = d.AllocateBulk(context.Background(), Bulk{ID: 2, Requests: reqs(big)})
+	assert.ErrorIs(t, err, ErrNoResourceAvailable)
+
+	// Deliver applies admission messages: a grant offers its slots.
+	ch, err := d.Submit(Bulk{ID: 3, Requests: reqs(small)})
+	require.NoError(t, err)
+	require.NoError(t, d.Deliver(Grant{Slots: []Slot{slot(5, small)}}))
+	res := <-ch
+	require.NoError(t, res.Err)
+	assert.Equal(t, []SlotID{5}, res.Slots)
+	assert.ErrorIs(t, d.Deliver(Revoke{Slot: 42, Reason: ReasonPreempted}), ErrUnknownSlot)
 }

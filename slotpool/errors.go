@@ -30,6 +30,8 @@ var (
 	ErrDuplicateBulk = errors.New("duplicate bulk")
 	// ErrEmptyBulk: a bulk without requests.
 	ErrEmptyBulk = errors.New("empty bulk")
+	// ErrBulkCanceled: the result of a bulk canceled through Driver.Cancel.
+	ErrBulkCanceled = errors.New("bulk canceled")
 	// ErrBulkFinished: Cancel of a bulk that already failed or was canceled.
 	ErrBulkFinished = errors.New("bulk already finished")
 	// ErrBulkActive: Forget of a bulk that still waits or has slots in use.

@@ -129,12 +129,7 @@ func (p *Pool) missingNow(s *shape) []resource.Count {
 // held go back to the free slots.
 func (p *Pool) fail(now time.Time, b *bulk, err *NoResourceAvailableError, reason Reason) {
 	if p.head == b {
-		for pr := range p.profiles {
-			for len(p.profiles[pr].held) > 0 {
-				p.pushFree(now, p.popHeld(int32(pr)))
-				p.noteFree(int32(pr))
-			}
-		}
+		p.returnHeld(now)
 	}
 	p.leaveWaiting(b, reason)
 	p.retire(b, BulkFailed)

@@ -358,12 +358,7 @@ func (p *Pool) Cancel(now time.Time, id BulkID) error {
 	}
 	if b.state == BulkWaiting {
 		if p.head == b {
-			for pr := range p.profiles {
-				for len(p.profiles[pr].held) > 0 {
-					p.pushFree(now, p.popHeld(int32(pr)))
-					p.noteFree(int32(pr))
-				}
-			}
+			p.returnHeld(now)
 		}
 		p.leaveWaiting(b, ReasonStopped)
 		p.retire(b, BulkCanceled)

@@ -97,11 +97,11 @@ func (c *StaticCluster) Handle(_ time.Time, msg ToAdmission) error {
 // ones behind it (YuniKorn allocates the same way); the pool's own FIFO
 // protects its oldest bulk, which takes every granted slot it can use.
 func (c *StaticCluster) grant() {
+	avail, byProfile := c.available() // tallied once, kept current below
 	for e := c.asks.Front(); e != nil; {
 		next := e.Next()
 		a := e.Value.(*clusterAsk)
-		avail, byProfile := c.available()
-		if len(avail) == 0 {
+		if totalCount(avail) == 0 {
 			return
 		}
 		asg := resource.Assign(a.left, avail, c.matching)
@@ -117,6 +117,7 @@ func (c *StaticCluster) grant() {
 				granted = append(granted, c.slots[i])
 			}
 			byProfile[avail[pair.Slot].Profile] = idxs[pair.N:]
+			avail[pair.Slot].N -= pair.N
 			a.left[pair.Request].N -= pair.N
 		}
 		c.out = append(c.out, Grant{Ask: a.id, Slots: granted})
@@ -129,6 +130,14 @@ func (c *StaticCluster) grant() {
 }
 
 // available tallies the available slots by profile, in slot order.
+func totalCount(cs []resource.Count) int {
+	n := 0
+	for _, c := range cs {
+		n += c.N
+	}
+	return n
+}
+
 func (c *StaticCluster) available() ([]resource.Count, map[resource.Profile][]int) {
 	byProfile := make(map[resource.Profile][]int)
 	var counts []resource.Count

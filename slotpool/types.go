@@ -13,7 +13,8 @@ type Slot struct {
 	Profile resource.Profile // resource.Unknown serves any request
 }
 
-// BulkID names a bulk; ids are never reused within a pool (see Pool.Forget).
+// BulkID names a bulk. An id stays taken while the pool remembers the
+// bulk; after Pool.Forget it may be submitted again.
 type BulkID int64
 
 // Request asks for one slot.
