@@ -62,29 +62,23 @@ func (rs *Regions) Check(cluster []resource.Count, m resource.Matching) Verdict 
 			r, rs.MemberNames(r, 8), edge.Source, edge.Target, edge.Source)
 		return v
 	}
+	// Regions with unbounded subtasks: their slots of unbounded subtasks
+	// are held forever (indefinite); their other slots (bounded) come back.
 	unboundedRegions := rs.unboundedRegions()
 	var indefinite []resource.Profile
-	boundedSlots := func(r ID) []resource.Profile { // only called where needed
-		var out []resource.Profile
-		for _, s := range rs.Slots(r) {
-			if !s.Unbounded {
-				out = append(out, s.Profile)
-			}
-		}
-		return out
-	}
+	bounded := make(map[ID][]resource.Profile, len(unboundedRegions))
 	for _, r := range unboundedRegions {
+		own := []resource.Profile{}
 		for _, s := range rs.Slots(r) {
 			if s.Unbounded {
 				indefinite = append(indefinite, s.Profile)
+			} else {
+				own = append(own, s.Profile)
 			}
 		}
+		bounded[r] = own
 	}
 	v.Indefinite = len(indefinite)
-	isUnbounded := make(map[ID]bool, len(unboundedRegions))
-	for _, r := range unboundedRegions {
-		isUnbounded[r] = true
-	}
 
 	if !rs.anyKnownResources() {
 		// Every request is Unknown: any slot serves any request, so only
@@ -92,8 +86,8 @@ func (rs *Regions) Check(cluster []resource.Count, m resource.Matching) Verdict 
 		worst, need := ID(-1), -1
 		for r := range ID(rs.NumRegions()) {
 			n := rs.SlotCount(r)
-			if isUnbounded[r] {
-				n = len(boundedSlots(r))
+			if own, ok := bounded[r]; ok {
+				n = len(own)
 			}
 			if n > need {
 				worst, need = r, n
@@ -124,10 +118,8 @@ func (rs *Regions) Check(cluster []resource.Count, m resource.Matching) Verdict 
 	checked := map[string]bool{}
 	bestNeed := -1
 	for r := range ID(rs.NumRegions()) {
-		var own []resource.Profile
-		if isUnbounded[r] {
-			own = boundedSlots(r)
-		} else {
+		own, ok := bounded[r]
+		if !ok {
 			for _, s := range rs.Slots(r) {
 				own = append(own, s.Profile)
 			}

@@ -13,9 +13,11 @@ import (
 
 // SlotLost reports that a slot vanished (its machine is gone): the tasks
 // in it fail, and so do the blocking partitions its finished tasks wrote.
-// Every task that ran in the slot is canceled through the Deployer (the
-// runtime forgets it; a late report of it is stale), the first one counts
-// as the failed task, and its region fails over like on TaskFailed.
+// Every task still deploying or running in the slot is canceled through
+// the Deployer (the runtime forgets it; a late report of it is stale), the
+// first one counts as the failed task, and its region fails over like on
+// TaskFailed; tasks of the slot that had finished only lose their
+// partitions.
 // Slots that are free or held by a waiting region just leave the pool.
 // An unknown slot id returns the pool's *slotpool.SlotError.
 func (s *Scheduler) SlotLost(now time.Time, slot slotpool.SlotID) error {
@@ -126,11 +128,10 @@ func (s *Scheduler) withdraw(now time.Time, r region.ID) {
 	}
 }
 
-// stopRegion withdraws region r's waiting bulk, cancels its running tasks
-// and returns its slots. A region that waits for its inputs or finished
+// stopRegion cancels region r's running tasks and returns its slots (its
+// waiting bulk was withdrawn by stopRegions). A region that waits for its inputs or finished
 // has nothing to stop.
 func (s *Scheduler) stopRegion(now time.Time, r region.ID) {
-	s.withdraw(now, r)
 	run := &s.regions[r]
 	slots, placed := run.slots, run.placed
 	for i, sl := range slots {

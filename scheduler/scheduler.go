@@ -14,7 +14,9 @@ import (
 
 // Deployer is the runtime side of the scheduler.
 type Deployer interface {
-	// Deploy starts attempt `attempt` of subtask v in slot `slot`.
+	// Deploy starts attempt `attempt` of subtask v in slot `slot`. v may
+	// have finished in an earlier attempt whose region was restarted; its
+	// earlier results are then void (every reader restarts as well).
 	Deploy(v topology.ExecutionVertexID, attempt strategy.Attempt, slot slotpool.SlotID)
 	// Cancel stops attempt `attempt` of subtask v, which is deployed: its
 	// region is restarted, or the job failed. It is also called for every
@@ -39,7 +41,9 @@ type Observer interface {
 
 // Config configures a Scheduler.
 type Config struct {
-	// Pool configures the slot pool (matching, fulfillability timeout).
+	// Pool configures the slot pool (matching, fulfillability timeout). Its
+	// Logger is replaced by a child of Logger, and Admission is set when
+	// an Admission is given.
 	Pool slotpool.Config
 	// Admission, if set, is an in-process queue-level admission: the
 	// pool's demand goes to it and its grants, revocations and release

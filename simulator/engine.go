@@ -42,7 +42,6 @@ type slotRec struct {
 	occupants int
 	since     time.Duration
 	busy      time.Duration
-	lastTask  int32
 }
 
 // engine runs the calendar and keeps the trace; the model holds task
@@ -80,7 +79,7 @@ func newEngine(cfg Config) *engine {
 	for _, c := range cfg.Cluster {
 		e.clusterSize += c.N
 		for range min(c.N, tasks) {
-			e.slots = append(e.slots, slotRec{profile: c.Profile, lastTask: -1})
+			e.slots = append(e.slots, slotRec{profile: c.Profile})
 		}
 	}
 	failures := map[int32]time.Duration{}
@@ -119,8 +118,15 @@ func (e *engine) record(k Kind, v int32, slot int32) {
 		Region: int(e.rs.RegionOf(topology.ExecutionVertexID(v))), Slot: int(slot), Attempt: int(e.model.tasks[v].attempt)})
 }
 
-// deploy puts task v into a slot (called by the policies).
+// deploy puts task v into a slot (called by the policies). A task that
+// finished in an earlier attempt (its region was restarted) starts over:
+// its earlier results count no more. Until it is deployed again nobody
+// reads them, since every consumer region of a restarted region restarts
+// too and waits for the new attempt.
 func (e *engine) deploy(v int32, slot int32) {
+	if e.model.tasks[v].phase == finished {
+		e.model.reset(v)
+	}
 	s := &e.slots[slot]
 	if s.occupants == 0 {
 		s.since = e.now()
@@ -149,7 +155,6 @@ func (e *engine) leaveSlot(v int32) {
 		return
 	}
 	s := &e.slots[slot]
-	s.lastTask = v
 	if s.occupants--; s.occupants == 0 {
 		s.busy += e.now() - s.since
 		e.record(Release, v, slot)

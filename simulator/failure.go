@@ -28,13 +28,10 @@ type Failure struct {
 // ParseFailure parses "ID#i@MS" against the topology.
 func ParseFailure(t *topology.ExecutionTopology, spec string) (Failure, error) {
 	at := strings.LastIndexByte(spec, '@') // ids may contain '@'
-	name, ms, ok := spec, "", at >= 0
-	if ok {
-		name, ms = spec[:at], spec[at+1:]
-	}
-	if !ok {
+	if at < 0 {
 		return Failure{}, fmt.Errorf("%w: %q is not of the form ID#i@MS (e.g. A#1@500)", ErrBadFailure, spec)
 	}
+	name, ms := spec[:at], spec[at+1:]
 	v, err := t.ParseVertexName(name)
 	if err != nil {
 		return Failure{}, fmt.Errorf("%w: %q: %v", ErrBadFailure, spec, err)

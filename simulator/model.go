@@ -59,7 +59,8 @@ type model struct {
 	now        time.Duration
 	cal        calendar
 	tiebreak   func() uint64
-	unfinished int // tasks not finished
+	unfinished int     // tasks not finished
+	finishBuf  []int32 // scratch of finish
 
 	// hooks for the policy
 	onFinished    func(v int32)
@@ -265,7 +266,8 @@ func (m *model) progressEnd(v int32) {
 // finish marks a task finished, completes its partitions and lets
 // consumers that waited only for it finish too (iteratively).
 func (m *model) finish(first int32) {
-	work := []int32{first}
+	work := append(m.finishBuf[:0], first) // finish is never re-entered
+	defer func() { m.finishBuf = work[:0] }()
 	for len(work) > 0 {
 		v := work[len(work)-1]
 		work = work[:len(work)-1]

@@ -78,20 +78,11 @@ func (p *regionPolicy) SlotReleased(slotpool.SlotID, region.ID, strategy.Attempt
 // PartitionsReleased implements scheduler.Observer.
 func (p *regionPolicy) PartitionsReleased([]topology.ResultPartitionID) {}
 
-// Restarting implements scheduler.Observer. The scheduler cancels the
-// running tasks of the regions to restart through the Deployer; members
-// that had finished are not canceled but run again too: their partitions
-// are gone, so they go back to idle here (before the cancellations, so
-// their consumers see the partitions unfinished).
+// Restarting implements scheduler.Observer: it records the failover for
+// Result.Restarts. (Members of restarted regions that had finished run
+// again when the scheduler deploys them; see engine.deploy.)
 func (p *regionPolicy) Restarting(failed topology.ExecutionVertexID, regions []region.ID) {
 	p.restarts = append(p.restarts, Restart{At: p.e.now(), Task: p.e.topo.VertexName(failed), Regions: slices.Clone(regions)})
-	for _, r := range regions {
-		for _, v := range p.e.rs.Members(r) {
-			if p.e.model.tasks[v].phase == finished {
-				p.e.model.reset(int32(v))
-			}
-		}
-	}
 }
 
 func (p *regionPolicy) finished(v int32) {

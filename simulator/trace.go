@@ -18,7 +18,7 @@ const (
 	Deploy              // the task started in a slot
 	Finish              // the task finished
 	Fail                // the task failed
-	Cancel              // the task was canceled (failover or deadlock end)
+	Cancel              // the task was canceled (a failover, or the job failing)
 	Release             // a slot was returned to the pool
 )
 

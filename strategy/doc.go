@@ -41,8 +41,8 @@
 // decisions are applied by the caller after the strategy is consistent
 // again, make the event loop the only place where effects happen, and make
 // tests plain comparisons of values. Recorder wraps a Strategy with the
-// same methods and records every call and its decisions, for tests here
-// and in the scheduler package.
+// same methods and records every call and its decisions, for tests of
+// code that drives a strategy (this package's own tests use it).
 //
 //	s := strategy.New(region.FromJob(job, exchange.AllBlocking), strategy.WithLogger(log))
 //	d, _ := s.Start()
