@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/csr"
+	"github.com/regionsched/regionsched/internal/heap"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -106,19 +108,31 @@ func Build(t *topology.ExecutionTopology) *Regions {
 			}
 		}
 	}
-	rs.consumed = buildCSR(int(count), func(add func(int32, topology.GroupID)) {
+	ownInput := false // a region reads a blocking group only it produces
+	rs.consumed = csr.Build(int(count), func(add func(int32, topology.GroupID)) {
 		forEachBlockingGroup(func(g int32) {
-			for _, c := range gc.of(g) {
-				if hasOther(gp.of(g), c) {
+			for _, c := range gc.Row(g) {
+				if hasOther(gp.Row(g), c) {
 					add(int32(c), topology.GroupID(g))
+				} else {
+					ownInput = true
 				}
 			}
 		})
 	})
-	rs.cross = make([]uint64, (gp.rows()+63)/64)
+	if ownInput {
+		rs.consumedAll = csr.Build(int(count), func(add func(int32, topology.GroupID)) {
+			forEachBlockingGroup(func(g int32) {
+				for _, c := range gc.Row(g) {
+					add(int32(c), topology.GroupID(g))
+				}
+			})
+		})
+	}
+	rs.cross = make([]uint64, (gp.Rows()+63)/64)
 	forEachBlockingGroup(func(g int32) {
-		if ps := gp.of(g); len(ps) > 1 {
-			for _, c := range gc.of(g) {
+		if ps := gp.Row(g); len(ps) > 1 {
+			for _, c := range gc.Row(g) {
 				if containsSorted(ps, c) {
 					rs.cross[g/64] |= 1 << (g % 64)
 					break
@@ -126,10 +140,10 @@ func Build(t *topology.ExecutionTopology) *Regions {
 			}
 		}
 	})
-	rs.produced = buildCSR(int(count), func(add func(int32, topology.GroupID)) {
+	rs.produced = csr.Build(int(count), func(add func(int32, topology.GroupID)) {
 		forEachBlockingGroup(func(g int32) {
-			for _, p := range gp.of(g) {
-				if hasOther(gc.of(g), p) {
+			for _, p := range gp.Row(g) {
+				if hasOther(gc.Row(g), p) {
 					add(int32(p), topology.GroupID(g))
 				}
 			}
@@ -224,33 +238,33 @@ func cyclePossible(t *topology.ExecutionTopology, logical []int32) bool {
 
 // groupRegions lists, for every partition group, the distinct regions of
 // its producers and of its consumers (sorted); pipelined groups are empty.
-func groupRegions(t *topology.ExecutionTopology, regionOf []ID, regions int) (gp, gc csr[ID]) {
+func groupRegions(t *topology.ExecutionTopology, regionOf []ID, regions int) (gp, gc csr.CSR[ID]) {
 	groups := t.NumGroups()
 	stamp := make([]int32, regions)
 	for i := range stamp {
 		stamp[i] = -1
 	}
-	list := func(pick func(topology.PartitionGroup) topology.Range, tag func(g int32) int32) csr[ID] {
-		c := csr[ID]{start: make([]int32, groups+1)}
+	list := func(pick func(topology.PartitionGroup) topology.Range, tag func(g int32) int32) csr.CSR[ID] {
+		c := csr.CSR[ID]{Start: make([]int32, groups+1)}
 		for e := range t.Job().NumEdges() {
 			gs := t.GroupsOf(e)
 			blocking := !t.PartitionType(e).IsPipelined()
 			for g := gs.Start; g < gs.End; g++ {
 				if blocking {
 					rng := pick(t.Group(topology.GroupID(g)))
-					from := len(c.adj)
+					from := len(c.Adj)
 					for v := rng.Start; v < rng.End; v++ {
 						r := regionOf[v]
 						if stamp[r] != tag(g) {
 							stamp[r] = tag(g)
-							c.adj = append(c.adj, r)
+							c.Adj = append(c.Adj, r)
 						}
 					}
-					if s := c.adj[from:]; !slices.IsSorted(s) {
+					if s := c.Adj[from:]; !slices.IsSorted(s) {
 						slices.Sort(s)
 					}
 				}
-				c.start[g+1] = int32(len(c.adj))
+				c.Start[g+1] = int32(len(c.Adj))
 			}
 		}
 		return c
@@ -264,15 +278,15 @@ func groupRegions(t *topology.ExecutionTopology, regionOf []ID, regions int) (gp
 // graph (regions -> produced groups -> consumer regions) into one region,
 // renumbering regionOf in order of smallest member. It returns the new
 // region count and whether anything merged.
-func mergeCycles(regionOf []ID, regions int, gp, gc csr[ID]) (int32, bool) {
-	groups := gp.rows()
+func mergeCycles(regionOf []ID, regions int, gp, gc csr.CSR[ID]) (int32, bool) {
+	groups := gp.Rows()
 	// nodes 0 ... regions-1 are regions, regions+g is group g.
-	arcs := buildCSR(regions+groups, func(add func(int32, int32)) {
+	arcs := csr.Build(regions+groups, func(add func(int32, int32)) {
 		for g := range int32(groups) {
-			for _, r := range gp.of(g) {
+			for _, r := range gp.Row(g) {
 				add(int32(r), int32(regions)+g)
 			}
-			for _, r := range gc.of(g) {
+			for _, r := range gc.Row(g) {
 				add(int32(regions)+g, int32(r))
 			}
 		}
@@ -299,8 +313,8 @@ func mergeCycles(regionOf []ID, regions int, gp, gc csr[ID]) (int32, bool) {
 // A consumer c of group g waits for the producers of g other than c itself
 // (cross-region groups, FLINK-22017). It returns nil when the current
 // numbering already is that order.
-func topologicalOrder(regions int, gp, gc csr[ID]) []ID {
-	groups := gp.rows()
+func topologicalOrder(regions int, gp, gc csr.CSR[ID]) []ID {
+	groups := gp.Rows()
 	// Fast path: if every consumer of every group is numbered after all
 	// the group's other producers, the identity is a topological order,
 	// and being the lexicographically smallest permutation it is exactly
@@ -309,7 +323,7 @@ func topologicalOrder(regions int, gp, gc csr[ID]) []ID {
 	// usually come first) and saves the heap, O(regions log regions).
 	identity := true
 	for g := range int32(groups) {
-		ps, cs := gp.of(g), gc.of(g)
+		ps, cs := gp.Row(g), gc.Row(g)
 		if len(ps) > 0 && len(cs) > 0 && cs[0] < ps[len(ps)-1] {
 			identity = false
 			break
@@ -318,9 +332,9 @@ func topologicalOrder(regions int, gp, gc csr[ID]) []ID {
 	if identity {
 		return nil
 	}
-	producedAll := buildCSR(regions, func(add func(int32, int32)) {
+	producedAll := csr.Build(regions, func(add func(int32, int32)) {
 		for g := range int32(groups) {
-			for _, r := range gp.of(g) {
+			for _, r := range gp.Row(g) {
 				add(int32(r), g)
 			}
 		}
@@ -329,42 +343,42 @@ func topologicalOrder(regions int, gp, gc csr[ID]) []ID {
 	remaining := make([]int32, groups)
 	sum := make([]int64, groups) // sum of the ids of the producers not yet ordered
 	for g := range int32(groups) {
-		ps := gp.of(g)
+		ps := gp.Row(g)
 		remaining[g] = int32(len(ps))
 		for _, p := range ps {
 			sum[g] += int64(p)
 		}
-		for _, c := range gc.of(g) {
+		for _, c := range gc.Row(g) {
 			if hasOther(ps, c) {
 				indeg[c]++
 			}
 		}
 	}
-	h := &minHeap{}
+	h := heap.New(func(a, b int32) bool { return a < b }, nil)
 	for r, d := range indeg {
 		if d == 0 {
-			h.push(int32(r))
+			h.Push(int32(r))
 		}
 	}
 	order := make([]ID, 0, regions)
 	release := func(c ID) {
 		if indeg[c]--; indeg[c] == 0 {
-			h.push(int32(c))
+			h.Push(int32(c))
 		}
 	}
-	for h.len() > 0 {
-		r := h.pop()
+	for h.Len() > 0 {
+		r := h.Pop()
 		order = append(order, ID(r))
-		for _, g := range producedAll.of(r) {
+		for _, g := range producedAll.Row(r) {
 			remaining[g]--
 			sum[g] -= int64(r)
 			switch remaining[g] {
 			case 1: // only one producer left: if it also consumes g, it may go
-				if last := ID(sum[g]); containsSorted(gc.of(g), last) {
+				if last := ID(sum[g]); containsSorted(gc.Row(g), last) {
 					release(last)
 				}
 			case 0:
-				for _, c := range gc.of(g) {
+				for _, c := range gc.Row(g) {
 					if c != ID(r) {
 						release(c)
 					}
@@ -382,12 +396,12 @@ func topologicalOrder(regions int, gp, gc csr[ID]) []ID {
 func hasOther(s []ID, x ID) bool { return len(s) > 1 || (len(s) == 1 && s[0] != x) }
 
 // relabel maps every entry of c through final and re-sorts each row.
-func relabel(c csr[ID], final []ID) {
-	for i := range c.adj {
-		c.adj[i] = final[c.adj[i]]
+func relabel(c csr.CSR[ID], final []ID) {
+	for i := range c.Adj {
+		c.Adj[i] = final[c.Adj[i]]
 	}
-	for g := range int32(c.rows()) {
-		if row := c.of(g); !slices.IsSorted(row) {
+	for g := range int32(c.Rows()) {
+		if row := c.Row(g); !slices.IsSorted(row) {
 			slices.Sort(row)
 		}
 	}
@@ -395,10 +409,10 @@ func relabel(c csr[ID], final []ID) {
 
 // membersByRegion lists the execution vertices of each region, ascending.
 func membersByRegion(regionOf []ID, regions int) ([]topology.ExecutionVertexID, []int32) {
-	c := buildCSR(regions, func(add func(int32, topology.ExecutionVertexID)) {
+	c := csr.Build(regions, func(add func(int32, topology.ExecutionVertexID)) {
 		for v, r := range regionOf {
 			add(int32(r), topology.ExecutionVertexID(v))
 		}
 	})
-	return c.adj, c.start
+	return c.Adj, c.Start
 }

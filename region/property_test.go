@@ -225,7 +225,16 @@ func checkRegionProperties(t *testing.T, g *topology.JobGraph, mode exchange.Mod
 		}
 		return m
 	}
+	// AllConsumedGroups: every blocking group listing r among its consumer
+	// regions, ascending.
+	wantAll := make([][]topology.GroupID, rs.NumRegions())
+	for gid := range topology.GroupID(et.NumGroups()) {
+		for _, c := range rs.GroupConsumerRegions(gid) {
+			wantAll[c] = append(wantAll[c], gid)
+		}
+	}
 	for r := range region.ID(rs.NumRegions()) {
+		assert.Equal(t, wantAll[r], nilIfEmpty(rs.AllConsumedGroups(r)), "AllConsumedGroups(%d)", r)
 		assert.Equal(t, wantConsumed[r], groupSet(rs.ConsumedGroups(r)), "ConsumedGroups(%d)", r)
 		assert.Equal(t, wantProduced[r], groupSet(rs.ProducedGroups(r)), "ProducedGroups(%d)", r)
 	}

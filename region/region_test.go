@@ -49,6 +49,12 @@ func TestCycleMergesIntoOneRegion(t *testing.T) {
 				require.Equal(t, 1, rs.NumRegions())
 				assert.Equal(t, 3*p, rs.Size(0))
 				assert.Empty(t, rs.ConsumedGroups(0), "the region reads only what it produces itself")
+				hash := rs.Topology().GroupsOf(2)
+				var own []topology.GroupID
+				for g := hash.Start; g < hash.End; g++ {
+					own = append(own, topology.GroupID(g))
+				}
+				assert.Equal(t, own, rs.AllConsumedGroups(0), "... which AllConsumedGroups lists")
 				assert.Empty(t, rs.ProducedGroups(0))
 				assert.Empty(t, rs.ProducerRegions(0))
 				assert.Empty(t, rs.ConsumerRegions(0))
@@ -89,8 +95,10 @@ func TestCrossRegionGroup(t *testing.T) {
 	assert.Equal(t, []region.ID{1}, rs.GroupConsumerRegions(cross))
 
 	assert.Empty(t, rs.ConsumedGroups(0))
+	assert.Equal(t, []topology.GroupID{inner}, rs.AllConsumedGroups(0), "region 0 reads its own inner block")
 	assert.Equal(t, []topology.GroupID{cross}, rs.ProducedGroups(0))
 	assert.Equal(t, []topology.GroupID{cross}, rs.ConsumedGroups(1))
+	assert.Equal(t, []topology.GroupID{cross}, rs.AllConsumedGroups(1))
 	assert.Empty(t, rs.ProducedGroups(1), "region 1 is the only consumer of what it produces")
 	assert.Equal(t, []region.ID{0}, rs.ProducerRegions(1))
 	assert.Equal(t, []region.ID{1}, rs.ConsumerRegions(0))

@@ -3,6 +3,7 @@ package region
 import (
 	"sort"
 
+	"github.com/regionsched/regionsched/internal/csr"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -22,10 +23,14 @@ type Regions struct {
 	// consumed: per region, the blocking groups it reads that have a
 	// producer outside it. produced: per region, the blocking groups it
 	// writes that have a consumer outside it.
-	consumed, produced csr[topology.GroupID]
+	consumed, produced csr.CSR[topology.GroupID]
+	// consumedAll: per region, every blocking group it reads, also those
+	// only it produces; empty (no rows) when that is consumed, i.e. no
+	// region reads a blocking group of its own.
+	consumedAll csr.CSR[topology.GroupID]
 	// per group (all groups; empty for pipelined ones): the distinct
 	// regions of its producers and of its consumers, sorted.
-	groupProducers, groupConsumers csr[ID]
+	groupProducers, groupConsumers csr.CSR[ID]
 	// cross marks the cross-region groups (see IsCrossRegion), one bit each.
 	cross []uint64
 	// slot sharing groups: index per job vertex, names by index.
@@ -67,22 +72,34 @@ func (rs *Regions) MinimumSlots() int { return rs.minimumSlots }
 // ConsumedGroups returns the blocking partition groups region r reads that
 // have at least one producer outside r: r may be scheduled once every
 // partition of them produced outside r is finished (read-only).
-func (rs *Regions) ConsumedGroups(r ID) []topology.GroupID { return rs.consumed.of(int32(r)) }
+func (rs *Regions) ConsumedGroups(r ID) []topology.GroupID { return rs.consumed.Row(int32(r)) }
+
+// AllConsumedGroups returns every blocking partition group region r reads,
+// ascending: ConsumedGroups plus the groups whose only producer region is
+// r itself (read-only). Counting a region off every group it reads (for
+// partition release) needs these. It usually is ConsumedGroups: a second
+// list is kept only when some region reads a blocking group of its own.
+func (rs *Regions) AllConsumedGroups(r ID) []topology.GroupID {
+	if rs.consumedAll.Rows() == 0 {
+		return rs.consumed.Row(int32(r))
+	}
+	return rs.consumedAll.Row(int32(r))
+}
 
 // ProducedGroups returns the blocking partition groups region r writes
 // that have at least one consumer outside r (read-only).
-func (rs *Regions) ProducedGroups(r ID) []topology.GroupID { return rs.produced.of(int32(r)) }
+func (rs *Regions) ProducedGroups(r ID) []topology.GroupID { return rs.produced.Row(int32(r)) }
 
 // GroupProducerRegions returns the distinct regions of group g's
 // producers, ascending (read-only; empty for pipelined groups).
 func (rs *Regions) GroupProducerRegions(g topology.GroupID) []ID {
-	return rs.groupProducers.of(int32(g))
+	return rs.groupProducers.Row(int32(g))
 }
 
 // GroupConsumerRegions returns the distinct regions of group g's
 // consumers, ascending (read-only; empty for pipelined groups).
 func (rs *Regions) GroupConsumerRegions(g topology.GroupID) []ID {
-	return rs.groupConsumers.of(int32(g))
+	return rs.groupConsumers.Row(int32(g))
 }
 
 // IsCrossRegion reports whether blocking group g has a region among its
@@ -106,11 +123,11 @@ func (rs *Regions) ConsumerRegions(r ID) []ID {
 	return rs.distinctNeighbours(r, rs.produced, rs.groupConsumers)
 }
 
-func (rs *Regions) distinctNeighbours(r ID, byRegion csr[topology.GroupID], byGroup csr[ID]) []ID {
-	groups := byRegion.of(int32(r))
+func (rs *Regions) distinctNeighbours(r ID, byRegion csr.CSR[topology.GroupID], byGroup csr.CSR[ID]) []ID {
+	groups := byRegion.Row(int32(r))
 	if len(groups) == 1 { // common case: one list, already sorted and distinct
 		var out []ID
-		for _, x := range byGroup.of(int32(groups[0])) {
+		for _, x := range byGroup.Row(int32(groups[0])) {
 			if x != r {
 				out = append(out, x)
 			}
@@ -120,7 +137,7 @@ func (rs *Regions) distinctNeighbours(r ID, byRegion csr[topology.GroupID], byGr
 	seen := make(map[ID]struct{})
 	var out []ID
 	for _, g := range groups {
-		for _, x := range byGroup.of(int32(g)) {
+		for _, x := range byGroup.Row(int32(g)) {
 			if _, dup := seen[x]; !dup && x != r {
 				seen[x] = struct{}{}
 				out = append(out, x)

@@ -160,8 +160,8 @@ func (rs *Regions) Slots(r ID) []Slot {
 const balanceLimit = 64
 
 // lightestWithout returns, among the given slots, the one holding no
-// subtask of job vertex jv with the smallest profile so far (by CPU, then
-// memory), or -1 if every slot holds one.
+// subtask of job vertex jv with the smallest profile so far (by
+// resource.CompareAmounts, Unknown as zero), or -1 if every slot holds one.
 func lightestWithout(slots []Slot, list []int, stamp []int, jv int) int {
 	best := -1
 	for _, i := range list {
@@ -175,12 +175,10 @@ func lightestWithout(slots []Slot, list []int, stamp []int, jv int) int {
 	return best
 }
 
-func lighter(a, b resource.Profile) bool {
-	if a.CPUMillis() != b.CPUMillis() {
-		return a.CPUMillis() < b.CPUMillis()
-	}
-	return a.MemoryMB() < b.MemoryMB()
-}
+// lighter reports whether slot load a is smaller than b by
+// resource.CompareAmounts (CPU, memory, then extended resources); an
+// Unknown load counts as zero.
+func lighter(a, b resource.Profile) bool { return resource.CompareAmounts(a, b) < 0 }
 
 // producerSlot finds the slot of a pipelined producer of v (same slot
 // sharing group, same region) that holds no subtask of v's job vertex yet.

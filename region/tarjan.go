@@ -1,10 +1,12 @@
 package region
 
+import "github.com/regionsched/regionsched/internal/csr"
+
 // stronglyConnected labels every node of directed graph g with the id of
 // its strongly connected component (iterative Tarjan, O(nodes + arcs),
 // no recursion). Components are numbered in the order Tarjan closes them.
-func stronglyConnected(g csr[int32]) (comp []int32, count int32) {
-	n := g.rows()
+func stronglyConnected(g csr.CSR[int32]) (comp []int32, count int32) {
+	n := g.Rows()
 	const unvisited = -1
 	index := make([]int32, n)
 	low := make([]int32, n)
@@ -32,7 +34,7 @@ func stronglyConnected(g csr[int32]) (comp []int32, count int32) {
 		onStack[root] = true
 		for len(calls) > 0 {
 			f := &calls[len(calls)-1]
-			succ := g.of(f.node)
+			succ := g.Row(f.node)
 			if int(f.next) < len(succ) {
 				w := succ[f.next]
 				f.next++

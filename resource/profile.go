@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sort"
@@ -130,16 +131,30 @@ func (p Profile) FitsIn(slot Profile) bool {
 	if p.cpuMillis > slot.cpuMillis || p.memoryMB > slot.memoryMB {
 		return false
 	}
-	if p.ext == "" {
-		return true
-	}
-	ok := true
-	forEachExtended(p.ext, func(n string, v int64) {
-		if ok && v > slot.ExtendedValue(n) {
-			ok = false
+	return p.ext == "" || extendedFitsIn(p.ext, slot.ext)
+}
+
+// extendedFitsIn reports whether every amount of encoding req is at most
+// the amount of the same name in encoding slot (zero if absent). Both
+// encodings are sorted by name, so one merge walk over them suffices:
+// O(len(req) + len(slot)), no allocation.
+func extendedFitsIn(req, slot string) bool {
+	var sn, sv string // the slot's current pair; sn == "" before the first
+	for req != "" {
+		var rn, rv string
+		rn, rv, req = nextPair(req)
+		for (sn == "" || sn < rn) && slot != "" {
+			sn, sv, slot = nextPair(slot)
 		}
-	})
-	return ok
+		need := parseAmount(rv)
+		if need == 0 {
+			continue
+		}
+		if sn != rn || need > parseAmount(sv) {
+			return false
+		}
+	}
+	return true
 }
 
 // String renders the profile, e.g. "{cpu=500m mem=512MB gpu=1}" or "unknown".
@@ -154,40 +169,52 @@ func (p Profile) String() string {
 	return b.String()
 }
 
-// compareSize orders profiles from small to large for preferring small
-// slots: known before Unknown (an Unknown slot can serve anything, so it is
-// the most valuable), then by CPU, memory, total extended and encoding.
-func compareSize(a, b Profile) int {
+// CompareAmounts orders profiles by their amounts: CPU, then memory, then
+// the total of the extended resources (saturating at math.MaxInt64), then
+// the canonical encoding of the extended resources, so that only equal
+// amounts compare equal. It returns -1, 0 or +1 and never allocates.
+//
+// A known profile that fits in another never comes after it (unless both
+// extended totals saturate). Unknown is not special-cased: its amounts
+// are all zero, so it compares like New(0, 0); a caller with its own rule
+// for Unknown applies it first.
+func CompareAmounts(a, b Profile) int {
 	switch {
-	case a.known != b.known:
-		if a.known {
-			return -1
-		}
-		return 1
 	case a.cpuMillis != b.cpuMillis:
-		return cmpInt(a.cpuMillis, b.cpuMillis)
+		return cmp.Compare(a.cpuMillis, b.cpuMillis)
 	case a.memoryMB != b.memoryMB:
-		return cmpInt(a.memoryMB, b.memoryMB)
+		return cmp.Compare(a.memoryMB, b.memoryMB)
+	case a.ext == b.ext:
+		return 0
 	}
-	if c := cmpInt(extendedTotal(a.ext), extendedTotal(b.ext)); c != 0 {
+	if c := cmp.Compare(extendedTotal(a.ext), extendedTotal(b.ext)); c != 0 {
 		return c
 	}
 	return strings.Compare(a.ext, b.ext)
 }
 
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
+// compareSize orders profiles from small to large for preferring small
+// slots: known before Unknown (an Unknown slot can serve anything, so it is
+// the most valuable), then by CompareAmounts.
+func compareSize(a, b Profile) int {
+	if a.known != b.known {
+		if a.known {
+			return -1
+		}
 		return 1
 	}
-	return 0
+	return CompareAmounts(a, b)
 }
 
+// extendedTotal sums the amounts of an encoding, saturating at
+// math.MaxInt64.
 func extendedTotal(ext string) int64 {
 	var t int64
-	forEachExtended(ext, func(_ string, v int64) { t = addSat(t, v) })
+	for ext != "" {
+		var v int64
+		_, v, ext = nextExtended(ext)
+		t = addSat(t, v)
+	}
 	return t
 }
 
@@ -213,10 +240,57 @@ func encodeExtended(m map[string]int64) string {
 
 func forEachExtended(ext string, f func(name string, v int64)) {
 	for ext != "" {
-		var pair string
-		pair, ext, _ = strings.Cut(ext, ";")
-		name, val, _ := strings.Cut(pair, "=")
-		v, _ := strconv.ParseInt(val, 10, 64)
+		var name string
+		var v int64
+		name, v, ext = nextExtended(ext)
 		f(name, v)
 	}
+}
+
+// nextExtended splits the first "name=value" pair off a non-empty
+// encoding and returns its name, its value and the rest of the encoding.
+func nextExtended(ext string) (name string, v int64, rest string) {
+	name, val, rest := nextPair(ext)
+	return name, parseAmount(val), rest
+}
+
+// nextPair splits the first "name=value" pair off a non-empty encoding
+// without parsing the value.
+func nextPair(ext string) (name, val, rest string) {
+	eq, end := -1, len(ext)
+	for i := 0; i < len(ext); i++ { // pairs are short: a loop beats strings.Cut
+		if c := ext[i]; c == '=' && eq < 0 {
+			eq = i
+		} else if c == ';' {
+			end = i
+			break
+		}
+	}
+	if end < len(ext) {
+		rest = ext[end+1:]
+	}
+	if eq < 0 {
+		return ext[:end], "", rest
+	}
+	return ext[:eq], ext[eq+1 : end], rest
+}
+
+// parseAmount parses the value of a pair: a short run of decimal digits
+// (every canonical amount below 10^18) directly, anything else as
+// strconv.ParseInt does, ignoring its error.
+func parseAmount(val string) int64 {
+	if len(val) == 0 || len(val) > 18 {
+		v, _ := strconv.ParseInt(val, 10, 64)
+		return v
+	}
+	var v int64
+	for i := 0; i < len(val); i++ {
+		d := val[i] - '0'
+		if d > 9 {
+			v, _ := strconv.ParseInt(val, 10, 64)
+			return v
+		}
+		v = v*10 + int64(d)
+	}
+	return v
 }

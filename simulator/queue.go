@@ -1,6 +1,10 @@
 package simulator
 
-import "time"
+import (
+	"time"
+
+	"github.com/regionsched/regionsched/internal/heap"
+)
 
 // timedKind says what a timed event does when its time comes.
 type timedKind uint8
@@ -20,58 +24,35 @@ type timed struct {
 	version uint32
 }
 
-// calendar is a min-heap of timed events by (at, order). It is typed (no
-// container/heap): pushing and popping a value through `any` would box
-// every event, one allocation each, millions in a large run.
-type calendar []timed
+// calendar is a min-heap of timed events by (at, order). Its values are
+// stored unboxed (no container/heap): pushing and popping a value through
+// `any` would box every event, one allocation each, millions in a large
+// run. The zero value is an empty calendar.
+type calendar struct{ h *heap.Heap[timed] }
 
-func (c calendar) Len() int { return len(c) }
-
-func (c calendar) less(i, j int) bool {
-	if c[i].at != c[j].at {
-		return c[i].at < c[j].at
+// earlier orders events by time, then by their tie-breaker.
+func earlier(a, b timed) bool {
+	if a.at != b.at {
+		return a.at < b.at
 	}
-	return c[i].order < c[j].order
+	return a.order < b.order
+}
+
+// Len returns the number of pending events.
+func (c *calendar) Len() int {
+	if c.h == nil {
+		return 0
+	}
+	return c.h.Len()
 }
 
 // add pushes an event.
 func (c *calendar) add(e timed) {
-	*c = append(*c, e)
-	h := *c
-	i := len(h) - 1
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !h.less(i, parent) {
-			break
-		}
-		h[i], h[parent] = h[parent], h[i]
-		i = parent
+	if c.h == nil {
+		c.h = heap.New(earlier, nil)
 	}
+	c.h.Push(e)
 }
 
 // next pops the earliest event; the calendar must not be empty.
-func (c *calendar) next() timed {
-	h := *c
-	top := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && h.less(r, l) {
-			m = r
-		}
-		if !h.less(m, i) {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-	*c = h
-	return top
-}
+func (c *calendar) next() timed { return c.h.Pop() }

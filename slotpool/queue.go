@@ -1,7 +1,6 @@
 package slotpool
 
 import (
-	"cmp"
 	"container/list"
 	"encoding/binary"
 	"slices"
@@ -158,12 +157,13 @@ func (p *Pool) shapeFor(key []byte) (s *shape, isNew bool) {
 	return s, true
 }
 
-// moreDemanding orders request profiles, most demanding first, by CPU,
-// memory, then the total of extended resources (an order in which a
-// profile never comes before one it fits in); Unknown (fits anywhere) is
-// the least demanding. The head's direct fit counts a slot for the most
-// demanding class it serves, leaving the easy ones to small slots, and
-// the head asks for the least demanding requests it can.
+// moreDemanding orders request profiles, most demanding first, by
+// resource.CompareAmounts reversed (CPU, memory, total of extended
+// resources, encoding: an order in which a profile never comes before one
+// it fits in); Unknown (fits anywhere) is the least demanding. The head's
+// direct fit counts a slot for the most demanding class it serves,
+// leaving the easy ones to small slots, and the head asks for the least
+// demanding requests it can.
 func moreDemanding(a, b resource.Profile) int {
 	if a.IsUnknown() != b.IsUnknown() {
 		if a.IsUnknown() {
@@ -171,22 +171,7 @@ func moreDemanding(a, b resource.Profile) int {
 		}
 		return -1
 	}
-	if c := cmp.Compare(b.CPUMillis(), a.CPUMillis()); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(b.MemoryMB(), a.MemoryMB()); c != 0 {
-		return c
-	}
-	return cmp.Compare(extendedTotal(b), extendedTotal(a))
-}
-
-// extendedTotal sums the extended resources of a profile.
-func extendedTotal(pr resource.Profile) int64 {
-	var t int64
-	for _, v := range pr.Extended() {
-		t += v
-	}
-	return t
+	return resource.CompareAmounts(b, a)
 }
 
 // maxDeadShapes bounds the shapes kept for reuse without waiting bulks.

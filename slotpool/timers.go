@@ -1,8 +1,9 @@
 package slotpool
 
 import (
-	"container/heap"
 	"time"
+
+	"github.com/regionsched/regionsched/internal/heap"
 )
 
 // timer is a pending deadline: a bulk's fulfillability timeout (bulk set)
@@ -16,65 +17,53 @@ type timer struct {
 }
 
 // timerHeap is a min-heap of timers by (when, seq) with removal by index.
+// The zero value is empty.
 type timerHeap struct {
-	items []*timer
-	seq   uint64
+	h   *heap.Heap[*timer]
+	seq uint64
 }
 
-func (h *timerHeap) Len() int { return len(h.items) }
-func (h *timerHeap) Less(i, j int) bool {
-	a, b := h.items[i], h.items[j]
+// timerBefore orders timers by deadline, then by arming order.
+func timerBefore(a, b *timer) bool {
 	if !a.when.Equal(b.when) {
 		return a.when.Before(b.when)
 	}
 	return a.seq < b.seq
 }
-func (h *timerHeap) Swap(i, j int) {
-	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].index = i
-	h.items[j].index = j
-}
-func (h *timerHeap) Push(x any) {
-	t := x.(*timer)
-	t.index = len(h.items)
-	h.items = append(h.items, t)
-}
-func (h *timerHeap) Pop() any {
-	n := len(h.items) - 1
-	t := h.items[n]
-	h.items[n] = nil
-	h.items = h.items[:n]
-	t.index = -1
-	return t
-}
+
+// timerMoved keeps a timer's index up to date, for cancel.
+func timerMoved(t *timer, i int) { t.index = i }
 
 // add arms a timer.
 func (h *timerHeap) add(when time.Time, b *bulk, slot int32) *timer {
+	if h.h == nil {
+		h.h = heap.New(timerBefore, timerMoved)
+	}
 	h.seq++
 	t := &timer{when: when, seq: h.seq, bulk: b, slot: slot}
-	heap.Push(h, t)
+	h.h.Push(t)
 	return t
 }
 
 // cancel disarms a timer (no-op if it already fired).
 func (h *timerHeap) cancel(t *timer) {
 	if t.index >= 0 {
-		heap.Remove(h, t.index)
+		h.h.Remove(t.index)
 	}
 }
 
 // next returns the earliest deadline.
 func (h *timerHeap) next() (time.Time, bool) {
-	if len(h.items) == 0 {
+	if h.h == nil || h.h.Len() == 0 {
 		return time.Time{}, false
 	}
-	return h.items[0].when, true
+	return h.h.Min().when, true
 }
 
 // popExpired removes and returns the earliest timer if it is due at now.
 func (h *timerHeap) popExpired(now time.Time) *timer {
-	if len(h.items) == 0 || h.items[0].when.After(now) {
+	if h.h == nil || h.h.Len() == 0 || h.h.Min().when.After(now) {
 		return nil
 	}
-	return heap.Pop(h).(*timer)
+	return h.h.Pop()
 }

@@ -131,7 +131,7 @@ func (s *Strategy) resetRegion(r region.ID) {
 	s.attempt[r]++
 	if s.regionState[r] == RegionFinished {
 		s.finishedRegions--
-		for _, g := range s.consumedAll.of(r) {
+		for _, g := range s.regions.AllConsumedGroups(r) {
 			s.unfinishedConsumers[g]++
 		}
 	}

@@ -13,7 +13,7 @@ import (
 func (s *Strategy) regionFinished(r region.ID) {
 	s.regionState[r] = RegionFinished
 	s.finishedRegions++
-	for _, g := range s.consumedAll.of(r) {
+	for _, g := range s.regions.AllConsumedGroups(r) {
 		if s.unfinishedConsumers[g]--; s.unfinishedConsumers[g] == 0 {
 			s.releaseFinishedPartitions(g)
 		}

@@ -48,7 +48,6 @@ type Strategy struct {
 	unsatisfied       []int32
 	unfinishedMembers []int32
 	finishedRegions   int
-	consumedAll       groupLists // every blocking group the region reads, also from itself
 
 	// per partition group; all zero for pipelined groups.
 	shareStart          []int32 // shares of g: shareStart[g] ... shareStart[g+1]-1
@@ -176,13 +175,6 @@ func (s *Strategy) initRegions() {
 		s.unsatisfied[r] = int32(len(rs.ConsumedGroups(region.ID(r))))
 		s.unfinishedMembers[r] = int32(rs.Size(region.ID(r)))
 	}
-	s.consumedAll = newGroupLists(n, func(add func(region.ID, topology.GroupID)) {
-		for g := range topology.GroupID(s.topo.NumGroups()) {
-			for _, c := range rs.GroupConsumerRegions(g) {
-				add(c, g)
-			}
-		}
-	})
 }
 
 // Regions returns the regions the strategy schedules.
@@ -236,29 +228,3 @@ func (s *Strategy) validVertex(v topology.ExecutionVertexID) bool {
 func (s *Strategy) validRegion(r region.ID) bool {
 	return r >= 0 && int(r) < len(s.regionState)
 }
-
-// groupLists is a compressed list of partition groups per region: the
-// groups of region r are groups[start[r]:start[r+1]].
-type groupLists struct {
-	start  []int32
-	groups []topology.GroupID
-}
-
-// newGroupLists builds the lists from a producer that emits the same
-// (region, group) pairs twice: once to count, once to fill.
-func newGroupLists(regions int, emit func(add func(region.ID, topology.GroupID))) groupLists {
-	l := groupLists{start: make([]int32, regions+1)}
-	emit(func(r region.ID, _ topology.GroupID) { l.start[r+1]++ })
-	for r := range regions {
-		l.start[r+1] += l.start[r]
-	}
-	l.groups = make([]topology.GroupID, l.start[regions])
-	fill := append([]int32(nil), l.start[:regions]...)
-	emit(func(r region.ID, g topology.GroupID) {
-		l.groups[fill[r]] = g
-		fill[r]++
-	})
-	return l
-}
-
-func (l groupLists) of(r region.ID) []topology.GroupID { return l.groups[l.start[r]:l.start[r+1]] }
