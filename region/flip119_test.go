@@ -1,26 +1,18 @@
 package region_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/testjobs"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/topology"
 )
 
-func loadFLIP119(t testing.TB) *topology.JobGraph {
-	t.Helper()
-	f, err := os.Open("../examples/jobs/flip119.json")
-	require.NoError(t, err)
-	defer f.Close()
-	g, err := topology.Decode(f)
-	require.NoError(t, err)
-	return g
-}
+func loadFLIP119(t testing.TB) *topology.JobGraph { return testjobs.FLIP119(t) }
 
 // regionView is a region as SPEC.md section 4 prints it.
 type regionView struct {

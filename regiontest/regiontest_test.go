@@ -2,7 +2,6 @@ package regiontest_test
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/testjobs"
 	"github.com/regionsched/regionsched/regiontest"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/simulator"
@@ -43,15 +43,7 @@ func (f *fakeTB) Fail()        { f.failed = true }
 func (f *fakeTB) FailNow()     { f.failed, f.stopped = true, true }
 func (f *fakeTB) Failed() bool { return f.failed }
 
-func flip119(t testing.TB) *topology.JobGraph {
-	t.Helper()
-	f, err := os.Open("../examples/jobs/flip119.json")
-	require.NoError(t, err)
-	defer f.Close()
-	job, err := topology.Decode(f)
-	require.NoError(t, err)
-	return job
-}
+func flip119(t testing.TB) *topology.JobGraph { return testjobs.FLIP119(t) }
 
 func TestAssertDeadlockFreePasses(t *testing.T) {
 	job := flip119(t)

@@ -1,9 +1,7 @@
 package scheduler
 
 import (
-	"bytes"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -11,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/testjobs"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
@@ -534,14 +533,7 @@ func (h *harness) checkClean() {
 }
 
 // flip119 decodes examples/jobs/flip119.json.
-func flip119(t testing.TB) *topology.JobGraph {
-	t.Helper()
-	data, err := os.ReadFile("../examples/jobs/flip119.json")
-	require.NoError(t, err)
-	g, err := topology.Decode(bytes.NewReader(data))
-	require.NoError(t, err)
-	return g
-}
+func flip119(t testing.TB) *topology.JobGraph { return testjobs.FLIP119(t) }
 
 // build builds a job or fails the test.
 func build(t testing.TB, b *topology.Builder) *topology.JobGraph {

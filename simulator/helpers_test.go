@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/testjobs"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/simulator"
@@ -30,9 +31,7 @@ func loadJob(t testing.TB, path string) *topology.JobGraph {
 }
 
 // flip119 is the FLIP-119 example job.
-func flip119(t testing.TB) *topology.JobGraph {
-	return loadJob(t, filepath.Join(jobsDir, "flip119.json"))
-}
+func flip119(t testing.TB) *topology.JobGraph { return testjobs.FLIP119(t) }
 
 // jobFiles globs the example jobs (more are added over time).
 func jobFiles(t testing.TB) []string {

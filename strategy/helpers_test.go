@@ -7,26 +7,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/testjobs"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/topology"
 )
 
 // flip119Job is FLIP-119's example (examples/jobs/flip119.json):
 // A(2) -forward-> B(2) -rescale-> C(4) -hash-> D(4).
-func flip119Job(t testing.TB) *topology.JobGraph {
-	t.Helper()
-	g, err := topology.NewBuilder("flip119-example").
-		AddVertex(topology.JobVertex{ID: "A", Parallelism: 2}).
-		AddVertex(topology.JobVertex{ID: "B", Parallelism: 2}).
-		AddVertex(topology.JobVertex{ID: "C", Parallelism: 4}).
-		AddVertex(topology.JobVertex{ID: "D", Parallelism: 4}).
-		Connect("A", "B", exchange.Forward).
-		Connect("B", "C", exchange.Rescale).
-		Connect("C", "D", exchange.Hash).
-		Build()
-	require.NoError(t, err)
-	return g
-}
+func flip119Job(t testing.TB) *topology.JobGraph { return testjobs.FLIP119(t) }
 
 // cycleJob is the FLINK-17330 case: src -forward pipelined-> join,
 // side -forward pipelined-> join, src -hash blocking-> side. The blocking
