@@ -1,4 +1,4 @@
-package strategy
+package strategy_test
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/strategy"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -21,14 +22,14 @@ func BenchmarkScheduleDownstream(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				s := New(rs)
+				s := strategy.New(rs)
 				d, err := s.Start()
 				if err != nil || len(d.Deploy) != p {
 					b.Fatalf("start: %d regions, %v", len(d.Deploy), err)
 				}
 				deployed := 0
 				for v := producers.Start; v < producers.End; v++ {
-					d, err := s.UpdateState(topology.ExecutionVertexID(v), 0, Finished)
+					d, err := s.UpdateState(topology.ExecutionVertexID(v), 0, strategy.TaskFinished)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -50,7 +51,7 @@ func BenchmarkRegionsToRestart(b *testing.B) {
 	for _, mode := range []exchange.Mode{exchange.AllBlocking, exchange.AllPipelined} {
 		for _, p := range []int{1000, 10000} {
 			b.Run(fmt.Sprintf("%v-p%d", mode, p), func(b *testing.B) {
-				s := New(region.FromJob(twoVertexJob(b, p), mode))
+				s := strategy.New(region.FromJob(twoVertexJob(b, p), mode))
 				if _, err := s.Start(); err != nil {
 					b.Fatal(err)
 				}

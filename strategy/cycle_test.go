@@ -1,4 +1,4 @@
-package strategy
+package strategy_test
 
 import (
 	"testing"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/strategy"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -70,7 +71,7 @@ func TestCrossRegionGroupAfterRestart(t *testing.T) {
 	big, small := regionByName(t, s, "S#1"), regionByName(t, s, "T#0")
 	_, err := rec.Start()
 	require.NoError(t, err)
-	_, err = rec.Report("S#1", Finished)
+	_, err = rec.Report("S#1", strategy.TaskFinished)
 	require.NoError(t, err)
 
 	restart, err := rec.RegionsToRestart(vertexByName(t, s, "S#2"))
@@ -81,7 +82,7 @@ func TestCrossRegionGroupAfterRestart(t *testing.T) {
 	assert.Equal(t, []string{"{S#1 S#2 S#3 X#1 X#2 T#1}"}, deployedStrings(s, d))
 	st, err := s.Region(small)
 	require.NoError(t, err)
-	assert.Equal(t, RegionStatus{State: RegionWaiting, Attempt: 1, UnsatisfiedInputs: 1, UnfinishedMembers: 3}, st)
+	assert.Equal(t, strategy.RegionStatus{State: strategy.RegionWaiting, Attempt: 1, UnsatisfiedInputs: 1, UnfinishedMembers: 3}, st)
 
 	runStepsToEnd(t, rec, []step{
 		{do: "S#2"},

@@ -40,15 +40,16 @@
 // reports a state change before the first event is done); returned
 // decisions are applied by the caller after the strategy is consistent
 // again, make the event loop the only place where effects happen, and make
-// tests plain comparisons of values. Recorder wraps a Strategy with the
-// same methods and records every call and its decisions, for tests of
-// code that drives a strategy (this package's own tests use it).
+// tests plain comparisons of values. For tests of code that drives a
+// strategy, package strategytest has Recorder, which wraps a Strategy
+// with the same methods and records every call and its decisions (this
+// package's own tests use it).
 //
 //	s := strategy.New(region.FromJob(job, exchange.AllBlocking), strategy.WithLogger(log))
 //	d, _ := s.Start()
 //	deploy(d.Deploy) // one slot bulk per region, in order
 //	// for every state change the runtime observes:
-//	d, err := s.UpdateState(v, attempt, strategy.Finished)
+//	d, err := s.UpdateState(v, attempt, strategy.TaskFinished)
 //	deploy(d.Deploy)
 //	release(d.Release)
 //	// on a failure of v (lost: partitions of a lost machine, if any):

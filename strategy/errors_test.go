@@ -1,4 +1,4 @@
-package strategy
+package strategy_test
 
 import (
 	"testing"
@@ -8,88 +8,89 @@ import (
 
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/strategy"
 	"github.com/regionsched/regionsched/topology"
 )
 
 func TestCallsBeforeAndAfterStart(t *testing.T) {
-	s := New(region.FromJob(flip119Job(t), exchange.AllBlocking))
+	s := strategy.New(region.FromJob(flip119Job(t), exchange.AllBlocking))
 	a0 := vertexByName(t, s, "A#0")
 
-	_, err := s.UpdateState(a0, 0, Running)
-	assert.ErrorIs(t, err, ErrNotStarted)
+	_, err := s.UpdateState(a0, 0, strategy.TaskRunning)
+	assert.ErrorIs(t, err, strategy.ErrNotStarted)
 	_, err = s.Restart([]region.ID{0})
-	assert.ErrorIs(t, err, ErrNotStarted)
+	assert.ErrorIs(t, err, strategy.ErrNotStarted)
 	assert.False(t, s.Started())
 
 	_, err = s.Start()
 	require.NoError(t, err)
 	_, err = s.Start()
-	assert.ErrorIs(t, err, ErrAlreadyStarted)
+	assert.ErrorIs(t, err, strategy.ErrAlreadyStarted)
 	assert.True(t, s.Started())
 }
 
 func TestUnknownIDs(t *testing.T) {
-	s := New(region.FromJob(flip119Job(t), exchange.AllBlocking))
+	s := strategy.New(region.FromJob(flip119Job(t), exchange.AllBlocking))
 	_, err := s.Start()
 	require.NoError(t, err)
 	topo := s.Regions().Topology()
 
 	for _, v := range []topology.ExecutionVertexID{-1, topology.ExecutionVertexID(topo.NumExecutionVertices())} {
-		var ve *UnknownVertexError
-		_, err := s.UpdateState(v, 0, Running)
+		var ve *strategy.UnknownVertexError
+		_, err := s.UpdateState(v, 0, strategy.TaskRunning)
 		require.ErrorAs(t, err, &ve)
 		assert.Equal(t, v, ve.Vertex)
-		assert.ErrorIs(t, err, ErrUnknownVertex)
+		assert.ErrorIs(t, err, strategy.ErrUnknownVertex)
 		_, err = s.RegionsToRestart(v)
-		assert.ErrorIs(t, err, ErrUnknownVertex)
+		assert.ErrorIs(t, err, strategy.ErrUnknownVertex)
 		_, err = s.Vertex(v)
-		assert.ErrorIs(t, err, ErrUnknownVertex)
+		assert.ErrorIs(t, err, strategy.ErrUnknownVertex)
 		_, err = s.BlockingPartitionsOf(v)
-		assert.ErrorIs(t, err, ErrUnknownVertex)
+		assert.ErrorIs(t, err, strategy.ErrUnknownVertex)
 	}
 
 	bad := region.ID(s.Regions().NumRegions())
-	var re *UnknownRegionError
+	var re *strategy.UnknownRegionError
 	_, err = s.Restart([]region.ID{0, bad})
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, bad, re.Region)
-	assert.ErrorIs(t, err, ErrUnknownRegion)
+	assert.ErrorIs(t, err, strategy.ErrUnknownRegion)
 	st, err := s.Region(0)
 	require.NoError(t, err)
-	assert.Equal(t, Attempt(0), st.Attempt, "a failed Restart restarts nothing")
+	assert.Equal(t, strategy.Attempt(0), st.Attempt, "a failed Restart restarts nothing")
 	_, err = s.Region(-1)
-	assert.ErrorIs(t, err, ErrUnknownRegion)
+	assert.ErrorIs(t, err, strategy.ErrUnknownRegion)
 
-	var pe *UnknownPartitionError
+	var pe *strategy.UnknownPartitionError
 	_, err = s.RegionsToRestart(vertexByName(t, s, "A#0"), 0, topology.ResultPartitionID(topo.NumPartitions()))
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, topology.ResultPartitionID(topo.NumPartitions()), pe.Partition)
-	assert.ErrorIs(t, err, ErrUnknownPartition)
+	assert.ErrorIs(t, err, strategy.ErrUnknownPartition)
 }
 
 func TestInvalidTransitions(t *testing.T) {
 	tests := []struct {
 		name    string
-		vertex  string           // A#0 is deployed at start, B#0 waits for it
-		prepare []ExecutionState // valid reports before the invalid one
-		report  ExecutionState
-		from    ExecutionState
+		vertex  string                    // A#0 is deployed at start, B#0 waits for it
+		prepare []strategy.ExecutionState // valid reports before the invalid one
+		report  strategy.ExecutionState
+		from    strategy.ExecutionState
 	}{
-		{"finish never deployed", "B#0", nil, Finished, Created},
-		{"fail never deployed", "B#0", nil, Failed, Created},
-		{"report created", "A#0", nil, Created, Scheduled},
-		{"report scheduled", "A#0", nil, Scheduled, Scheduled},
-		{"unknown state", "A#0", nil, ExecutionState(42), Scheduled},
-		{"deploying twice", "A#0", []ExecutionState{Deploying}, Deploying, Deploying},
-		{"deploying after running", "A#0", []ExecutionState{Running}, Deploying, Running},
-		{"running after finished", "A#0", []ExecutionState{Running, Finished}, Running, Finished},
-		{"finished twice", "A#0", []ExecutionState{Finished}, Finished, Finished},
-		{"canceled after failed", "A#0", []ExecutionState{Failed}, Canceled, Failed},
-		{"failed after canceled", "A#0", []ExecutionState{Canceled}, Failed, Canceled},
+		{"finish never deployed", "B#0", nil, strategy.TaskFinished, strategy.TaskCreated},
+		{"fail never deployed", "B#0", nil, strategy.TaskFailed, strategy.TaskCreated},
+		{"report created", "A#0", nil, strategy.TaskCreated, strategy.TaskScheduled},
+		{"report scheduled", "A#0", nil, strategy.TaskScheduled, strategy.TaskScheduled},
+		{"unknown state", "A#0", nil, strategy.ExecutionState(42), strategy.TaskScheduled},
+		{"deploying twice", "A#0", []strategy.ExecutionState{strategy.TaskDeploying}, strategy.TaskDeploying, strategy.TaskDeploying},
+		{"deploying after running", "A#0", []strategy.ExecutionState{strategy.TaskRunning}, strategy.TaskDeploying, strategy.TaskRunning},
+		{"running after finished", "A#0", []strategy.ExecutionState{strategy.TaskRunning, strategy.TaskFinished}, strategy.TaskRunning, strategy.TaskFinished},
+		{"finished twice", "A#0", []strategy.ExecutionState{strategy.TaskFinished}, strategy.TaskFinished, strategy.TaskFinished},
+		{"canceled after failed", "A#0", []strategy.ExecutionState{strategy.TaskFailed}, strategy.TaskCanceled, strategy.TaskFailed},
+		{"failed after canceled", "A#0", []strategy.ExecutionState{strategy.TaskCanceled}, strategy.TaskFailed, strategy.TaskCanceled},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := New(region.FromJob(flip119Job(t), exchange.AllBlocking))
+			s := strategy.New(region.FromJob(flip119Job(t), exchange.AllBlocking))
 			_, err := s.Start()
 			require.NoError(t, err)
 			v := vertexByName(t, s, tt.vertex)
@@ -99,10 +100,10 @@ func TestInvalidTransitions(t *testing.T) {
 			}
 			before := snapshot(t, s)
 			d, err := s.UpdateState(v, 0, tt.report)
-			var te *TransitionError
+			var te *strategy.TransitionError
 			require.ErrorAs(t, err, &te)
-			assert.ErrorIs(t, err, ErrInvalidTransition)
-			assert.Equal(t, TransitionError{Vertex: v, Name: tt.vertex, From: tt.from, To: tt.report}, *te)
+			assert.ErrorIs(t, err, strategy.ErrInvalidTransition)
+			assert.Equal(t, strategy.TransitionError{Vertex: v, Name: tt.vertex, From: tt.from, To: tt.report}, *te)
 			assert.True(t, d.IsEmpty())
 			assert.Equal(t, before, snapshot(t, s), "an invalid report changes nothing")
 		})
@@ -111,20 +112,20 @@ func TestInvalidTransitions(t *testing.T) {
 
 // statuses is the status of every region and vertex of a strategy.
 type statuses struct {
-	regions  []RegionStatus
-	vertices []VertexStatus
+	regions  []strategy.RegionStatus
+	vertices []strategy.VertexStatus
 }
 
 // snapshot returns the status of every region and vertex.
-func snapshot(t *testing.T, s *Strategy) statuses {
+func snapshot(t *testing.T, s *strategy.Strategy) statuses {
 	t.Helper()
-	rs := make([]RegionStatus, s.Regions().NumRegions())
+	rs := make([]strategy.RegionStatus, s.Regions().NumRegions())
 	for r := range rs {
 		st, err := s.Region(region.ID(r))
 		require.NoError(t, err)
 		rs[r] = st
 	}
-	vs := make([]VertexStatus, s.Regions().Topology().NumExecutionVertices())
+	vs := make([]strategy.VertexStatus, s.Regions().Topology().NumExecutionVertices())
 	for v := range vs {
 		st, err := s.Vertex(topology.ExecutionVertexID(v))
 		require.NoError(t, err)
@@ -137,17 +138,17 @@ func snapshot(t *testing.T, s *Strategy) statuses {
 // of the new attempt: the consumers stay waiting until the new attempt
 // finishes.
 func TestStaleEventsAreIgnored(t *testing.T) {
-	s := New(region.FromJob(flip119Job(t), exchange.AllBlocking))
+	s := strategy.New(region.FromJob(flip119Job(t), exchange.AllBlocking))
 	_, err := s.Start()
 	require.NoError(t, err)
 	for _, name := range []string{"A#0", "A#1"} {
-		_, err := s.UpdateState(vertexByName(t, s, name), 0, Finished)
+		_, err := s.UpdateState(vertexByName(t, s, name), 0, strategy.TaskFinished)
 		require.NoError(t, err)
 	}
 	b1 := vertexByName(t, s, "B#1")
-	_, err = s.UpdateState(b1, 0, Running)
+	_, err = s.UpdateState(b1, 0, strategy.TaskRunning)
 	require.NoError(t, err)
-	_, err = s.UpdateState(b1, 0, Failed)
+	_, err = s.UpdateState(b1, 0, strategy.TaskFailed)
 	require.NoError(t, err)
 
 	restart, err := s.RegionsToRestart(b1)
@@ -155,31 +156,31 @@ func TestStaleEventsAreIgnored(t *testing.T) {
 	assert.Equal(t, []string{"{B#1}", "{C#2}", "{C#3}", "{D#0}", "{D#1}", "{D#2}", "{D#3}"}, regionStrings(s, restart))
 	d, err := s.Restart(restart)
 	require.NoError(t, err)
-	assert.Equal(t, []Deployment{{Region: regionByName(t, s, "B#1"), Attempt: 1}}, d.Deploy, "A#1 finished: B#1 runs again at once")
+	assert.Equal(t, []strategy.Deployment{{Region: regionByName(t, s, "B#1"), Attempt: 1}}, d.Deploy, "A#1 finished: B#1 runs again at once")
 
 	before := snapshot(t, s)
-	for _, st := range []ExecutionState{Finished, Running, Canceled, Failed, Deploying} {
+	for _, st := range []strategy.ExecutionState{strategy.TaskFinished, strategy.TaskRunning, strategy.TaskCanceled, strategy.TaskFailed, strategy.TaskDeploying} {
 		d, err := s.UpdateState(b1, 0, st)
-		var ae *AttemptError
+		var ae *strategy.AttemptError
 		require.ErrorAs(t, err, &ae)
-		assert.ErrorIs(t, err, ErrStaleAttempt)
-		assert.Equal(t, AttemptError{Vertex: b1, Name: "B#1", State: st, Attempt: 0, Current: 1}, *ae)
+		assert.ErrorIs(t, err, strategy.ErrStaleAttempt)
+		assert.Equal(t, strategy.AttemptError{Vertex: b1, Name: "B#1", State: st, Attempt: 0, Current: 1}, *ae)
 		assert.True(t, d.IsEmpty())
 	}
 	assert.Equal(t, before, snapshot(t, s), "stale reports change nothing")
 	c2, err := s.Region(regionByName(t, s, "C#2"))
 	require.NoError(t, err)
-	assert.Equal(t, RegionStatus{State: RegionWaiting, Attempt: 1, UnsatisfiedInputs: 1, UnfinishedMembers: 1}, c2)
+	assert.Equal(t, strategy.RegionStatus{State: strategy.RegionWaiting, Attempt: 1, UnsatisfiedInputs: 1, UnfinishedMembers: 1}, c2)
 
-	for _, attempt := range []Attempt{2, -1} {
-		_, err = s.UpdateState(b1, attempt, Finished)
-		assert.ErrorIs(t, err, ErrUnknownAttempt)
-		assert.NotErrorIs(t, err, ErrStaleAttempt)
+	for _, attempt := range []strategy.Attempt{2, -1} {
+		_, err = s.UpdateState(b1, attempt, strategy.TaskFinished)
+		assert.ErrorIs(t, err, strategy.ErrUnknownAttempt)
+		assert.NotErrorIs(t, err, strategy.ErrStaleAttempt)
 	}
 
-	d, err = s.UpdateState(b1, 1, Finished)
+	d, err = s.UpdateState(b1, 1, strategy.TaskFinished)
 	require.NoError(t, err)
-	assert.Equal(t, []Deployment{
+	assert.Equal(t, []strategy.Deployment{
 		{Region: regionByName(t, s, "C#2"), Attempt: 1},
 		{Region: regionByName(t, s, "C#3"), Attempt: 1},
 	}, d.Deploy)
@@ -189,24 +190,24 @@ func TestStaleEventsAreIgnored(t *testing.T) {
 // Canceling a region that was never deployed is allowed (a runtime
 // cancels everything in the restart set); Restart then starts it anew.
 func TestCancelWaitingRegion(t *testing.T) {
-	s := New(region.FromJob(flip119Job(t), exchange.AllBlocking))
+	s := strategy.New(region.FromJob(flip119Job(t), exchange.AllBlocking))
 	_, err := s.Start()
 	require.NoError(t, err)
 	b0 := vertexByName(t, s, "B#0")
-	_, err = s.UpdateState(b0, 0, Canceled)
+	_, err = s.UpdateState(b0, 0, strategy.TaskCanceled)
 	require.NoError(t, err)
 	st, err := s.Vertex(b0)
 	require.NoError(t, err)
-	assert.Equal(t, VertexStatus{State: Canceled, Attempt: 0}, st)
+	assert.Equal(t, strategy.VertexStatus{State: strategy.TaskCanceled, Attempt: 0}, st)
 
 	d, err := s.Restart([]region.ID{s.Regions().RegionOf(b0), s.Regions().RegionOf(b0)})
 	require.NoError(t, err)
 	assert.True(t, d.IsEmpty(), "B#0 still waits for A#0")
 	st, err = s.Vertex(b0)
 	require.NoError(t, err)
-	assert.Equal(t, VertexStatus{State: Created, Attempt: 1}, st, "duplicates restart once")
+	assert.Equal(t, strategy.VertexStatus{State: strategy.TaskCreated, Attempt: 1}, st, "duplicates restart once")
 
-	d, err = s.UpdateState(vertexByName(t, s, "A#0"), 0, Finished)
+	d, err = s.UpdateState(vertexByName(t, s, "A#0"), 0, strategy.TaskFinished)
 	require.NoError(t, err)
-	assert.Equal(t, []Deployment{{Region: s.Regions().RegionOf(b0), Attempt: 1}}, d.Deploy)
+	assert.Equal(t, []strategy.Deployment{{Region: s.Regions().RegionOf(b0), Attempt: 1}}, d.Deploy)
 }

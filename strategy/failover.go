@@ -89,7 +89,7 @@ func (s *Strategy) RegionsToRestart(failed topology.ExecutionVertexID, lost ...t
 
 // Restart resets the given regions (normally the result of
 // RegionsToRestart, after the runtime canceled their tasks) to a new
-// attempt: every member goes back to Created, partitions they had finished
+// attempt: every member goes back to TaskCreated, partitions they had finished
 // count as unfinished again (consumer regions wait for them anew), and
 // from now on reports of the previous attempt are stale. Regions whose
 // blocking inputs are all finished are returned in Decisions.Deploy at
@@ -138,10 +138,10 @@ func (s *Strategy) resetRegion(r region.ID) {
 	s.regionState[r] = RegionWaiting
 	members := s.regions.Members(r)
 	for _, v := range members {
-		if s.vertexState[v] == Finished {
+		if s.vertexState[v] == TaskFinished {
 			s.vertexReset(v)
 		}
-		s.vertexState[v] = Created
+		s.vertexState[v] = TaskCreated
 	}
 	s.unfinishedMembers[r] = int32(len(members))
 }

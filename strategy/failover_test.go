@@ -1,4 +1,4 @@
-package strategy
+package strategy_test
 
 import (
 	"strings"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/strategy"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -86,7 +87,7 @@ func TestRegionsToRestart(t *testing.T) {
 			_, err := rec.Start()
 			require.NoError(t, err)
 			for _, name := range tt.finished {
-				_, err := rec.Report(name, Finished)
+				_, err := rec.Report(name, strategy.TaskFinished)
 				require.NoError(t, err, name)
 			}
 			var lost []topology.ResultPartitionID
@@ -111,26 +112,26 @@ func TestFailoverTranscript(t *testing.T) {
 	_, err := rec.Start()
 	require.NoError(t, err)
 	for _, name := range []string{"A#0", "A#1", "B#0", "B#1", "C#2"} {
-		_, err := rec.Report(name, Finished)
+		_, err := rec.Report(name, strategy.TaskFinished)
 		require.NoError(t, err)
 	}
-	_, err = rec.Report("C#0", Running)
+	_, err = rec.Report("C#0", strategy.TaskRunning)
 	require.NoError(t, err)
-	_, err = rec.Report("C#0", Failed)
+	_, err = rec.Report("C#0", strategy.TaskFailed)
 	require.NoError(t, err)
 	c0 := vertexByName(t, s, "C#0")
 	lost, err := s.BlockingPartitionsOf(vertexByName(t, s, "B#0"))
 	require.NoError(t, err)
 	restart, err := rec.RegionsToRestart(c0, lost...)
 	require.NoError(t, err)
-	_, err = rec.Report("C#1", Canceled)
+	_, err = rec.Report("C#1", strategy.TaskCanceled)
 	require.NoError(t, err)
 	_, err = rec.Restart(restart)
 	require.NoError(t, err)
-	_, err = rec.UpdateState(vertexByName(t, s, "C#1"), 0, Finished) // late report of the canceled attempt
-	require.ErrorIs(t, err, ErrStaleAttempt)
+	_, err = rec.UpdateState(vertexByName(t, s, "C#1"), 0, strategy.TaskFinished) // late report of the canceled attempt
+	require.ErrorIs(t, err, strategy.ErrStaleAttempt)
 	for _, name := range []string{"A#0", "B#0", "C#0", "C#3", "C#1", "D#0", "D#1", "D#2", "D#3"} {
-		_, err := rec.Report(name, Finished)
+		_, err := rec.Report(name, strategy.TaskFinished)
 		require.NoError(t, err)
 	}
 	want := `start: deploy {A#0} {A#1}
@@ -184,19 +185,19 @@ func TestReleaseAfterRestart(t *testing.T) {
 	d, err := rec.Restart(restart[1:]) // not src#0: its partition stays released
 	require.NoError(t, err)
 	assert.Equal(t, []string{"{src#1}"}, deployedStrings(s, d))
-	_, err = rec.Report("src#1", Finished)
+	_, err = rec.Report("src#1", strategy.TaskFinished)
 	require.NoError(t, err)
-	d, err = rec.Report("sink#0", Finished)
+	d, err = rec.Report("sink#0", strategy.TaskFinished)
 	require.NoError(t, err)
 	assert.Empty(t, d.Release, "sink#1 still needs the group")
-	d, err = rec.Report("sink#1", Finished)
+	d, err = rec.Report("sink#1", strategy.TaskFinished)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"src#1->sink"}, partitionStrings(s, d.Release), "src#0->sink was released before and is not reported again")
 }
 
 func TestLogger(t *testing.T) {
 	core, logs := observer.New(zapcore.DebugLevel)
-	s := New(region.FromJob(flip119Job(t), exchange.AllBlocking), WithLogger(zap.New(core)))
+	s := strategy.New(region.FromJob(flip119Job(t), exchange.AllBlocking), strategy.WithLogger(zap.New(core)))
 	d, err := s.Start()
 	require.NoError(t, err)
 	finishAll(t, s, d)
@@ -213,11 +214,11 @@ func TestLogger(t *testing.T) {
 	assert.Equal(t, zapcore.InfoLevel, restarts[0].Level)
 	assert.Equal(t, int64(len(restart)), restarts[0].ContextMap()["regions"])
 
-	_, err = s.UpdateState(vertexByName(t, s, "A#0"), 0, Finished)
-	require.ErrorIs(t, err, ErrStaleAttempt)
+	_, err = s.UpdateState(vertexByName(t, s, "A#0"), 0, strategy.TaskFinished)
+	require.ErrorIs(t, err, strategy.ErrStaleAttempt)
 	assert.Equal(t, 1, logs.FilterMessage("ignoring state report").Len())
 
-	quiet := New(region.FromJob(flip119Job(t), exchange.AllBlocking), WithLogger(nil))
+	quiet := strategy.New(region.FromJob(flip119Job(t), exchange.AllBlocking), strategy.WithLogger(nil))
 	_, err = quiet.Start()
 	assert.NoError(t, err, "a nil logger means the default no-op logger")
 }
@@ -239,13 +240,13 @@ func TestRestartProducerAlone(t *testing.T) {
 	assert.Equal(t, []string{"{src#0}"}, deployedStrings(s, d))
 	st, err := s.Region(regionByName(t, s, "sink#1"))
 	require.NoError(t, err)
-	assert.Equal(t, RegionStatus{State: RegionScheduled, UnsatisfiedInputs: 1, UnfinishedMembers: 1}, st,
+	assert.Equal(t, strategy.RegionStatus{State: strategy.RegionScheduled, UnsatisfiedInputs: 1, UnfinishedMembers: 1}, st,
 		"sink#1 keeps running; its input counts as unfinished again")
 
-	d, err = rec.Report("sink#1", Finished)
+	d, err = rec.Report("sink#1", strategy.TaskFinished)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"src#1->sink"}, partitionStrings(s, d.Release), "only finished partitions are released")
-	d, err = rec.Report("src#0", Finished)
+	d, err = rec.Report("src#0", strategy.TaskFinished)
 	require.NoError(t, err)
 	assert.Empty(t, d.Deploy, "the consumers are not redeployed: they were not restarted")
 	assert.Equal(t, []string{"src#0->sink"}, partitionStrings(s, d.Release), "no consumer is left: released as it finishes")

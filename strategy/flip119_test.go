@@ -1,4 +1,4 @@
-package strategy
+package strategy_test
 
 import (
 	"testing"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/strategy"
+	"github.com/regionsched/regionsched/strategy/strategytest"
 )
 
 // step is one call in a step-by-step test: "start", or a vertex name that
@@ -19,16 +21,16 @@ type step struct {
 	release []string
 }
 
-func runSteps(t *testing.T, rec *Recorder, steps []step) {
+func runSteps(t *testing.T, rec *strategytest.Recorder, steps []step) {
 	t.Helper()
 	s := rec.Strategy()
 	for i, st := range steps {
-		var d Decisions
+		var d strategy.Decisions
 		var err error
 		if st.do == "start" {
 			d, err = rec.Start()
 		} else {
-			d, err = rec.Report(st.do, Finished)
+			d, err = rec.Report(st.do, strategy.TaskFinished)
 		}
 		require.NoError(t, err, "step %d (%s)", i, st.do)
 		assert.Equal(t, st.deploy, deployedStrings(s, d), "step %d (%s): deployed regions", i, st.do)
@@ -37,7 +39,7 @@ func runSteps(t *testing.T, rec *Recorder, steps []step) {
 }
 
 // runStepsToEnd is runSteps for steps that finish the job.
-func runStepsToEnd(t *testing.T, rec *Recorder, steps []step) {
+func runStepsToEnd(t *testing.T, rec *strategytest.Recorder, steps []step) {
 	t.Helper()
 	runSteps(t, rec, steps)
 	assert.True(t, rec.Strategy().Finished(), "every region finished")

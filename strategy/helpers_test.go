@@ -1,4 +1,4 @@
-package strategy
+package strategy_test
 
 import (
 	"strings"
@@ -9,6 +9,8 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/internal/testjobs"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/strategy"
+	"github.com/regionsched/regionsched/strategy/strategytest"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -64,12 +66,12 @@ func twoVertexJob(t testing.TB, p int) *topology.JobGraph {
 }
 
 // recorderFor returns a recorder over a fresh strategy for job under mode.
-func recorderFor(job *topology.JobGraph, mode exchange.Mode, opts ...Option) *Recorder {
-	return NewRecorder(New(region.FromJob(job, mode), opts...))
+func recorderFor(job *topology.JobGraph, mode exchange.Mode, opts ...strategy.Option) *strategytest.Recorder {
+	return strategytest.NewRecorder(strategy.New(region.FromJob(job, mode), opts...))
 }
 
 // vertexByName resolves "A#0".
-func vertexByName(t testing.TB, s *Strategy, name string) topology.ExecutionVertexID {
+func vertexByName(t testing.TB, s *strategy.Strategy, name string) topology.ExecutionVertexID {
 	t.Helper()
 	v, err := s.Regions().Topology().ParseVertexName(name)
 	require.NoError(t, err)
@@ -77,13 +79,13 @@ func vertexByName(t testing.TB, s *Strategy, name string) topology.ExecutionVert
 }
 
 // regionByName returns the region of vertex "A#0".
-func regionByName(t testing.TB, s *Strategy, name string) region.ID {
+func regionByName(t testing.TB, s *strategy.Strategy, name string) region.ID {
 	t.Helper()
 	return s.Regions().RegionOf(vertexByName(t, s, name))
 }
 
 // regionString renders a region as its members, "{A#0 B#0}".
-func regionString(s *Strategy, r region.ID) string {
+func regionString(s *strategy.Strategy, r region.ID) string {
 	var names []string
 	for _, v := range s.Regions().Members(r) {
 		names = append(names, s.Regions().Topology().VertexName(v))
@@ -92,7 +94,7 @@ func regionString(s *Strategy, r region.ID) string {
 }
 
 // deployedStrings renders the deployed regions of d.
-func deployedStrings(s *Strategy, d Decisions) []string {
+func deployedStrings(s *strategy.Strategy, d strategy.Decisions) []string {
 	var out []string
 	for _, dep := range d.Deploy {
 		out = append(out, regionString(s, dep.Region))
@@ -101,7 +103,7 @@ func deployedStrings(s *Strategy, d Decisions) []string {
 }
 
 // regionStrings renders region ids.
-func regionStrings(s *Strategy, rs []region.ID) []string {
+func regionStrings(s *strategy.Strategy, rs []region.ID) []string {
 	var out []string
 	for _, r := range rs {
 		out = append(out, regionString(s, r))
@@ -110,7 +112,7 @@ func regionStrings(s *Strategy, rs []region.ID) []string {
 }
 
 // partitionStrings renders partitions as "A#0->B".
-func partitionStrings(s *Strategy, ps []topology.ResultPartitionID) []string {
+func partitionStrings(s *strategy.Strategy, ps []topology.ResultPartitionID) []string {
 	t := s.Regions().Topology()
 	var out []string
 	for _, p := range ps {
@@ -121,7 +123,7 @@ func partitionStrings(s *Strategy, ps []topology.ResultPartitionID) []string {
 }
 
 // partitionByName resolves "A#0->B": the partition A#0 writes for its edge to B.
-func partitionByName(t testing.TB, s *Strategy, name string) topology.ResultPartitionID {
+func partitionByName(t testing.TB, s *strategy.Strategy, name string) topology.ResultPartitionID {
 	t.Helper()
 	producer, target, ok := strings.Cut(name, "->")
 	require.True(t, ok, name)
@@ -139,16 +141,16 @@ func partitionByName(t testing.TB, s *Strategy, name string) topology.ResultPart
 // finishAll reports every member of the deployed regions finished,
 // depth-first, until nothing is left to deploy; it returns the regions
 // deployed on the way, in order.
-func finishAll(t testing.TB, s *Strategy, d Decisions) []region.ID {
+func finishAll(t testing.TB, s *strategy.Strategy, d strategy.Decisions) []region.ID {
 	t.Helper()
 	var deployed []region.ID
-	queue := append([]Deployment(nil), d.Deploy...)
+	queue := append([]strategy.Deployment(nil), d.Deploy...)
 	for len(queue) > 0 {
 		dep := queue[0]
 		queue = queue[1:]
 		deployed = append(deployed, dep.Region)
 		for _, v := range s.Regions().Members(dep.Region) {
-			next, err := s.UpdateState(v, dep.Attempt, Finished)
+			next, err := s.UpdateState(v, dep.Attempt, strategy.TaskFinished)
 			require.NoError(t, err)
 			queue = append(queue, next.Deploy...)
 		}

@@ -1,4 +1,4 @@
-package strategy
+package strategy_test
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/strategy"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -19,16 +20,16 @@ import (
 type world struct {
 	t   *testing.T
 	rng *rand.Rand
-	s   *Strategy
+	s   *strategy.Strategy
 	rs  *region.Regions
 	x   *expandedGraph
 
 	outputs []([]topology.ResultPartitionID) // per vertex: its blocking partitions
 
-	attempt     []Attempt // per region
-	deployed    []bool    // per region: deployed in its current attempt
-	deployments []int     // per region
-	state       []ExecutionState
+	attempt     []strategy.Attempt // per region
+	deployed    []bool             // per region: deployed in its current attempt
+	deployments []int              // per region
+	state       []strategy.ExecutionState
 	active      []topology.ExecutionVertexID // deployed, not yet finished, failed or canceled
 
 	finished []bool // per partition: finished in the current run of its producer
@@ -43,19 +44,19 @@ type world struct {
 // inducedFailure is a task deployed with a lost input: it fails.
 type inducedFailure struct {
 	v       topology.ExecutionVertexID
-	attempt Attempt
+	attempt strategy.Attempt
 	lost    []topology.ResultPartitionID
 }
 
 func newWorld(t *testing.T, rng *rand.Rand, rs *region.Regions, failures int) *world {
 	topo := rs.Topology()
 	w := &world{
-		t: t, rng: rng, s: New(rs), rs: rs, x: expand(rs),
+		t: t, rng: rng, s: strategy.New(rs), rs: rs, x: expand(rs),
 		outputs:      make([][]topology.ResultPartitionID, topo.NumExecutionVertices()),
-		attempt:      make([]Attempt, rs.NumRegions()),
+		attempt:      make([]strategy.Attempt, rs.NumRegions()),
 		deployed:     make([]bool, rs.NumRegions()),
 		deployments:  make([]int, rs.NumRegions()),
-		state:        make([]ExecutionState, topo.NumExecutionVertices()),
+		state:        make([]strategy.ExecutionState, topo.NumExecutionVertices()),
 		finished:     make([]bool, topo.NumPartitions()),
 		released:     make([]bool, topo.NumPartitions()),
 		lost:         make([]bool, topo.NumPartitions()),
@@ -83,7 +84,7 @@ func (w *world) run() {
 		case len(w.induced) > 0:
 			f := w.induced[0]
 			w.induced = w.induced[1:]
-			if f.attempt == w.attempt[w.rs.RegionOf(f.v)] && w.state[f.v] == Scheduled {
+			if f.attempt == w.attempt[w.rs.RegionOf(f.v)] && w.state[f.v] == strategy.TaskScheduled {
 				w.fail(f.v, f.lost)
 			}
 		case len(w.active) == 0:
@@ -100,17 +101,17 @@ func (w *world) run() {
 // progress moves v one state on: sometimes through deploying and running,
 // else straight to finished.
 func (w *world) progress(v topology.ExecutionVertexID) {
-	to := Finished
+	to := strategy.TaskFinished
 	switch st := w.state[v]; {
-	case st == Scheduled && w.rng.IntN(3) == 0:
-		to = Deploying
-	case (st == Scheduled || st == Deploying) && w.rng.IntN(3) == 0:
-		to = Running
+	case st == strategy.TaskScheduled && w.rng.IntN(3) == 0:
+		to = strategy.TaskDeploying
+	case (st == strategy.TaskScheduled || st == strategy.TaskDeploying) && w.rng.IntN(3) == 0:
+		to = strategy.TaskRunning
 	}
 	d, err := w.s.UpdateState(v, w.attempt[w.rs.RegionOf(v)], to)
 	require.NoError(w.t, err)
 	w.state[v] = to
-	if to != Finished {
+	if to != strategy.TaskFinished {
 		assert.True(w.t, d.IsEmpty(), "%v decides nothing", to)
 		return
 	}
@@ -139,10 +140,10 @@ func (w *world) randomLost() []topology.ResultPartitionID {
 // fail fails v, checks the restart set against the naive reference,
 // cancels some tasks, restarts, and sends stale reports of the old attempt.
 func (w *world) fail(v topology.ExecutionVertexID, lost []topology.ResultPartitionID) {
-	d, err := w.s.UpdateState(v, w.attempt[w.rs.RegionOf(v)], Failed)
+	d, err := w.s.UpdateState(v, w.attempt[w.rs.RegionOf(v)], strategy.TaskFailed)
 	require.NoError(w.t, err)
 	assert.True(w.t, d.IsEmpty())
-	w.state[v] = Failed
+	w.state[v] = strategy.TaskFailed
 	w.deactivate(v)
 	unavailable := map[topology.ResultPartitionID]bool{}
 	for _, p := range lost {
@@ -160,17 +161,17 @@ func (w *world) fail(v topology.ExecutionVertexID, lost []topology.ResultPartiti
 
 	type report struct {
 		v       topology.ExecutionVertexID
-		attempt Attempt
+		attempt strategy.Attempt
 	}
 	var stale []report
 	for _, r := range restart {
 		for _, m := range w.rs.Members(r) {
 			st := w.state[m]
-			if (st == Scheduled || st == Deploying || st == Running) && w.rng.IntN(2) == 0 {
-				_, err := w.s.UpdateState(m, w.attempt[r], Canceled)
+			if (st == strategy.TaskScheduled || st == strategy.TaskDeploying || st == strategy.TaskRunning) && w.rng.IntN(2) == 0 {
+				_, err := w.s.UpdateState(m, w.attempt[r], strategy.TaskCanceled)
 				require.NoError(w.t, err)
 			}
-			if st != Created {
+			if st != strategy.TaskCreated {
 				stale = append(stale, report{m, w.attempt[r]})
 			}
 		}
@@ -181,7 +182,7 @@ func (w *world) fail(v topology.ExecutionVertexID, lost []topology.ResultPartiti
 		w.attempt[r]++
 		w.deployed[r] = false
 		for _, m := range w.rs.Members(r) {
-			w.state[m] = Created
+			w.state[m] = strategy.TaskCreated
 			w.deactivate(m)
 			for _, p := range w.outputs[m] {
 				w.finished[p], w.released[p], w.lost[p] = false, false, false
@@ -191,8 +192,8 @@ func (w *world) fail(v topology.ExecutionVertexID, lost []topology.ResultPartiti
 	w.apply(d)
 	for _, rep := range stale {
 		if w.rng.IntN(2) == 0 {
-			d, err := w.s.UpdateState(rep.v, rep.attempt, Finished)
-			require.ErrorIs(w.t, err, ErrStaleAttempt)
+			d, err := w.s.UpdateState(rep.v, rep.attempt, strategy.TaskFinished)
+			require.ErrorIs(w.t, err, strategy.ErrStaleAttempt)
 			assert.True(w.t, d.IsEmpty())
 		}
 	}
@@ -200,8 +201,8 @@ func (w *world) fail(v topology.ExecutionVertexID, lost []topology.ResultPartiti
 }
 
 // apply checks and carries out decisions.
-func (w *world) apply(d Decisions) {
-	require.True(w.t, slices.IsSortedFunc(d.Deploy, func(a, b Deployment) int { return int(a.Region - b.Region) }), "deployments in region id order")
+func (w *world) apply(d strategy.Decisions) {
+	require.True(w.t, slices.IsSortedFunc(d.Deploy, func(a, b strategy.Deployment) int { return int(a.Region - b.Region) }), "deployments in region id order")
 	for _, dep := range d.Deploy {
 		r := dep.Region
 		require.Equal(w.t, w.attempt[r], dep.Attempt, "region %d", r)
@@ -217,7 +218,7 @@ func (w *world) apply(d Decisions) {
 		w.deployed[r] = true
 		w.deployments[r]++
 		for _, v := range w.rs.Members(r) {
-			w.state[v] = Scheduled
+			w.state[v] = strategy.TaskScheduled
 			w.active = append(w.active, v)
 		}
 		if len(lostInputs) > 0 {
@@ -265,7 +266,7 @@ func (w *world) checkNothingReadyWaits() {
 
 func (w *world) regionFinished(r region.ID) bool {
 	for _, v := range w.rs.Members(r) {
-		if w.state[v] != Finished {
+		if w.state[v] != strategy.TaskFinished {
 			return false
 		}
 	}
@@ -294,7 +295,7 @@ func (w *world) checkEnd() {
 	for r := range w.rs.NumRegions() {
 		st, err := w.s.Region(region.ID(r))
 		require.NoError(w.t, err)
-		assert.Equal(w.t, RegionFinished, st.State, "region %d", r)
+		assert.Equal(w.t, strategy.RegionFinished, st.State, "region %d", r)
 		assert.Zero(w.t, st.UnsatisfiedInputs, "region %d", r)
 	}
 	for p, blocking := range w.x.blocking {

@@ -27,8 +27,8 @@ func (s *Strategy) Start() (Decisions, error) {
 }
 
 // UpdateState reports that execution vertex v, in attempt `attempt` of
-// its region, reached state `to` (Deploying, Running, Finished, Failed or
-// Canceled; see ExecutionState for the allowed transitions).
+// its region, reached state `to` (TaskDeploying, TaskRunning, TaskFinished, TaskFailed or
+// TaskCanceled; see ExecutionState for the allowed transitions).
 //
 // A report whose attempt is older than the region's current attempt is a
 // leftover of a run a Restart superseded (say a late "finished" of a
@@ -37,9 +37,9 @@ func (s *Strategy) Start() (Decisions, error) {
 // *UnknownVertexError, *AttemptError (ErrUnknownAttempt) or
 // *TransitionError and change nothing either.
 //
-// Finished completes v's blocking partitions: consumer regions whose
+// TaskFinished completes v's blocking partitions: consumer regions whose
 // inputs are now all finished are returned in Decisions.Deploy, and
-// partitions no longer needed in Decisions.Release. Failed records the
+// partitions no longer needed in Decisions.Release. TaskFailed records the
 // failure only: the runtime then asks RegionsToRestart and calls Restart.
 func (s *Strategy) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to ExecutionState) (Decisions, error) {
 	if !s.started {
@@ -61,7 +61,7 @@ func (s *Strategy) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to
 		return Decisions{}, &TransitionError{Vertex: v, Name: s.topo.VertexName(v), From: from, To: to}
 	}
 	s.vertexState[v] = to
-	if to == Finished {
+	if to == TaskFinished {
 		s.vertexFinished(v, r)
 	}
 	return s.takeDecisions(), nil
@@ -124,7 +124,7 @@ func (s *Strategy) satisfy(c region.ID) {
 func (s *Strategy) schedule(r region.ID) {
 	s.regionState[r] = RegionScheduled
 	for _, v := range s.regions.Members(r) {
-		s.vertexState[v] = Scheduled
+		s.vertexState[v] = TaskScheduled
 	}
 	if ce := s.log.Check(zap.DebugLevel, "schedule region"); ce != nil {
 		ce.Write(zap.Int32("region", int32(r)), zap.Int32("attempt", int32(s.attempt[r])), zap.Int("members", len(s.regions.Members(r))))

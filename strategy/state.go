@@ -3,36 +3,36 @@ package strategy
 import "strconv"
 
 // ExecutionState is the state of one execution vertex (subtask) in its
-// current attempt. The strategy sets Created and Scheduled; the runtime
+// current attempt. The strategy sets TaskCreated and TaskScheduled; the runtime
 // reports the others through UpdateState. Allowed reports, by target state:
 //
-//	Deploying  from Scheduled
-//	Running    from Scheduled, Deploying
-//	Finished   from Scheduled, Deploying, Running
-//	Failed     from Scheduled, Deploying, Running
-//	Canceled   from Created, Scheduled, Deploying, Running
+//	TaskDeploying  from TaskScheduled
+//	TaskRunning    from TaskScheduled, TaskDeploying
+//	TaskFinished   from TaskScheduled, TaskDeploying, TaskRunning
+//	TaskFailed     from TaskScheduled, TaskDeploying, TaskRunning
+//	TaskCanceled   from TaskCreated, TaskScheduled, TaskDeploying, TaskRunning
 //
-// Finished, Failed and Canceled are terminal for the attempt: only a
-// Restart of the region brings the vertex back to Created. Scheduled
+// TaskFinished, TaskFailed and TaskCanceled are terminal for the attempt: only a
+// Restart of the region brings the vertex back to TaskCreated. TaskScheduled
 // means the strategy has handed the vertex's region out for deployment,
-// so a vertex still Created has never been deployed and cannot finish.
+// so a vertex still TaskCreated has never been deployed and cannot finish.
 type ExecutionState uint8
 
 const (
-	// Created is the initial state, and the state after a Restart.
-	Created ExecutionState = iota
-	// Scheduled means the vertex's region was returned in Decisions.Deploy.
-	Scheduled
-	// Deploying means the runtime is deploying the task.
-	Deploying
-	// Running means the task runs.
-	Running
-	// Finished means the task finished; its blocking partitions are complete.
-	Finished
-	// Failed means the task failed; the runtime asks RegionsToRestart.
-	Failed
-	// Canceled means the runtime canceled the task.
-	Canceled
+	// TaskCreated is the initial state, and the state after a Restart.
+	TaskCreated ExecutionState = iota
+	// TaskScheduled means the vertex's region was returned in Decisions.Deploy.
+	TaskScheduled
+	// TaskDeploying means the runtime is deploying the task.
+	TaskDeploying
+	// TaskRunning means the task runs.
+	TaskRunning
+	// TaskFinished means the task finished; its blocking partitions are complete.
+	TaskFinished
+	// TaskFailed means the task failed; the runtime asks RegionsToRestart.
+	TaskFailed
+	// TaskCanceled means the runtime canceled the task.
+	TaskCanceled
 )
 
 var executionStateNames = [...]string{"created", "scheduled", "deploying", "running", "finished", "failed", "canceled"}
@@ -46,15 +46,15 @@ func (s ExecutionState) String() string {
 }
 
 // allowedFrom[to] is the set of states (a bit per state) from which a
-// report of `to` is accepted. Created and Scheduled cannot be reported.
+// report of `to` is accepted. TaskCreated and TaskScheduled cannot be reported.
 var allowedFrom = [...]uint8{
-	Created:   0,
-	Scheduled: 0,
-	Deploying: 1 << Scheduled,
-	Running:   1<<Scheduled | 1<<Deploying,
-	Finished:  1<<Scheduled | 1<<Deploying | 1<<Running,
-	Failed:    1<<Scheduled | 1<<Deploying | 1<<Running,
-	Canceled:  1<<Created | 1<<Scheduled | 1<<Deploying | 1<<Running,
+	TaskCreated:   0,
+	TaskScheduled: 0,
+	TaskDeploying: 1 << TaskScheduled,
+	TaskRunning:   1<<TaskScheduled | 1<<TaskDeploying,
+	TaskFinished:  1<<TaskScheduled | 1<<TaskDeploying | 1<<TaskRunning,
+	TaskFailed:    1<<TaskScheduled | 1<<TaskDeploying | 1<<TaskRunning,
+	TaskCanceled:  1<<TaskCreated | 1<<TaskScheduled | 1<<TaskDeploying | 1<<TaskRunning,
 }
 
 // canReport reports whether a vertex in state from accepts a report of to.

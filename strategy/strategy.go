@@ -86,7 +86,7 @@ func WithLogger(l *zap.Logger) Option {
 }
 
 // New returns the strategy for the regions rs (not nil), every region
-// waiting and every vertex Created. Nothing is scheduled before Start.
+// waiting and every vertex TaskCreated. Nothing is scheduled before Start.
 // Cost O(subtasks + partitions + regions + the groups' region lists).
 func New(rs *region.Regions, opts ...Option) *Strategy {
 	t := rs.Topology()

@@ -1,22 +1,24 @@
-package strategy
+package strategytest
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/strategy"
 	"github.com/regionsched/regionsched/topology"
 )
 
-// Recorder is the recording fake for tests. It has the calls of Strategy
-// that a runtime makes (Start, UpdateState, RegionsToRestart, Restart)
-// with the same signatures, forwards each to the wrapped Strategy, and
-// records it with what it returned. A scheduler that depends on an
-// interface of those methods can be tested with a Recorder in place of
-// the Strategy, then assert on Steps, Deployed, Released or String.
+// Recorder is the recording fake for tests. It has the calls of
+// strategy.Strategy that a runtime makes (Start, UpdateState,
+// RegionsToRestart, Restart) with the same signatures, forwards each to
+// the wrapped Strategy, and records it with what it returned. A scheduler
+// that depends on an interface of those methods can be tested with a
+// Recorder in place of the Strategy, then assert on Steps, Deployed,
+// Released or String.
 type Recorder struct {
-	strategy *Strategy
-	steps    []Step
+	s     *strategy.Strategy
+	steps []Step
 }
 
 // Step is one recorded call.
@@ -26,7 +28,7 @@ type Step struct {
 	// for B#0 lost [A#1->B]", "restart {A#1} {B#0}".
 	Call string
 	// Decisions is what Start, UpdateState or Restart returned.
-	Decisions Decisions
+	Decisions strategy.Decisions
 	// Restart is what RegionsToRestart returned.
 	Restart []region.ID
 	// Err is the error the call returned.
@@ -34,21 +36,21 @@ type Step struct {
 }
 
 // NewRecorder wraps s.
-func NewRecorder(s *Strategy) *Recorder { return &Recorder{strategy: s} }
+func NewRecorder(s *strategy.Strategy) *Recorder { return &Recorder{s: s} }
 
 // Strategy returns the wrapped strategy.
-func (r *Recorder) Strategy() *Strategy { return r.strategy }
+func (r *Recorder) Strategy() *strategy.Strategy { return r.s }
 
 // Start forwards to Strategy.Start and records the call.
-func (r *Recorder) Start() (Decisions, error) {
-	d, err := r.strategy.Start()
+func (r *Recorder) Start() (strategy.Decisions, error) {
+	d, err := r.s.Start()
 	r.steps = append(r.steps, Step{Call: "start", Decisions: d, Err: err})
 	return d, err
 }
 
 // UpdateState forwards to Strategy.UpdateState and records the call.
-func (r *Recorder) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to ExecutionState) (Decisions, error) {
-	d, err := r.strategy.UpdateState(v, attempt, to)
+func (r *Recorder) UpdateState(v topology.ExecutionVertexID, attempt strategy.Attempt, to strategy.ExecutionState) (strategy.Decisions, error) {
+	d, err := r.s.UpdateState(v, attempt, to)
 	r.steps = append(r.steps, Step{Call: r.vertexName(v, attempt) + " " + to.String(), Decisions: d, Err: err})
 	return d, err
 }
@@ -56,18 +58,22 @@ func (r *Recorder) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to
 // Report is UpdateState for the vertex named name ("A#0") in the current
 // attempt of its region. A name that does not parse returns the
 // topology's error.
-func (r *Recorder) Report(name string, to ExecutionState) (Decisions, error) {
-	v, err := r.strategy.topo.ParseVertexName(name)
+func (r *Recorder) Report(name string, to strategy.ExecutionState) (strategy.Decisions, error) {
+	v, err := r.topo().ParseVertexName(name)
+	var st strategy.VertexStatus
+	if err == nil {
+		st, err = r.s.Vertex(v)
+	}
 	if err != nil {
 		r.steps = append(r.steps, Step{Call: name + " " + to.String(), Err: err})
-		return Decisions{}, err
+		return strategy.Decisions{}, err
 	}
-	return r.UpdateState(v, r.strategy.attempt[r.strategy.regions.RegionOf(v)], to)
+	return r.UpdateState(v, st.Attempt, to)
 }
 
 // RegionsToRestart forwards to Strategy.RegionsToRestart and records the call.
 func (r *Recorder) RegionsToRestart(failed topology.ExecutionVertexID, lost ...topology.ResultPartitionID) ([]region.ID, error) {
-	regions, err := r.strategy.RegionsToRestart(failed, lost...)
+	regions, err := r.s.RegionsToRestart(failed, lost...)
 	call := "regions to restart for " + r.vertexName(failed, -1)
 	if len(lost) > 0 {
 		call += " lost " + r.partitionNames(lost)
@@ -77,8 +83,8 @@ func (r *Recorder) RegionsToRestart(failed topology.ExecutionVertexID, lost ...t
 }
 
 // Restart forwards to Strategy.Restart and records the call.
-func (r *Recorder) Restart(regions []region.ID) (Decisions, error) {
-	d, err := r.strategy.Restart(regions)
+func (r *Recorder) Restart(regions []region.ID) (strategy.Decisions, error) {
+	d, err := r.s.Restart(regions)
 	r.steps = append(r.steps, Step{Call: "restart " + r.regionNames(regions), Decisions: d, Err: err})
 	return d, err
 }
@@ -87,8 +93,8 @@ func (r *Recorder) Restart(regions []region.ID) (Decisions, error) {
 func (r *Recorder) Steps() []Step { return r.steps }
 
 // Deployed returns every deployment decided so far, in order.
-func (r *Recorder) Deployed() []Deployment {
-	var out []Deployment
+func (r *Recorder) Deployed() []strategy.Deployment {
+	var out []strategy.Deployment
 	for _, s := range r.steps {
 		out = append(out, s.Decisions.Deploy...)
 	}
@@ -142,16 +148,19 @@ func (r *Recorder) String() string {
 	return b.String()
 }
 
+func (r *Recorder) topo() *topology.ExecutionTopology { return r.s.Regions().Topology() }
+
 // vertexName is "A#0", with "@attempt" for attempts after the first;
 // attempt < 0 means none.
-func (r *Recorder) vertexName(v topology.ExecutionVertexID, attempt Attempt) string {
-	if !r.strategy.validVertex(v) {
+func (r *Recorder) vertexName(v topology.ExecutionVertexID, attempt strategy.Attempt) string {
+	t := r.topo()
+	if v < 0 || int(v) >= t.NumExecutionVertices() {
 		return fmt.Sprintf("vertex(%d)", v)
 	}
-	return r.strategy.topo.VertexName(v) + attemptSuffix(attempt)
+	return t.VertexName(v) + attemptSuffix(attempt)
 }
 
-func attemptSuffix(a Attempt) string {
+func attemptSuffix(a strategy.Attempt) string {
 	if a <= 0 {
 		return ""
 	}
@@ -160,12 +169,13 @@ func attemptSuffix(a Attempt) string {
 
 // regionName is "{A#0 B#0}".
 func (r *Recorder) regionName(id region.ID) string {
-	if !r.strategy.validRegion(id) {
+	rs := r.s.Regions()
+	if id < 0 || int(id) >= rs.NumRegions() {
 		return fmt.Sprintf("region(%d)", id)
 	}
 	var names []string
-	for _, v := range r.strategy.regions.Members(id) {
-		names = append(names, r.strategy.topo.VertexName(v))
+	for _, v := range rs.Members(id) {
+		names = append(names, rs.Topology().VertexName(v))
 	}
 	return "{" + strings.Join(names, " ") + "}"
 }
@@ -180,7 +190,7 @@ func (r *Recorder) regionNames(ids []region.ID) string {
 
 // partitionNames is "[A#0->B C#1->D]": producer subtask -> consumer job vertex.
 func (r *Recorder) partitionNames(ps []topology.ResultPartitionID) string {
-	t := r.strategy.topo
+	t := r.topo()
 	names := make([]string, len(ps))
 	for i, p := range ps {
 		if p < 0 || int(p) >= t.NumPartitions() {
