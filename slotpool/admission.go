@@ -11,10 +11,10 @@ import (
 // The admission adapter: how the pool declares its demand to a
 // queue-level admission (YuniKorn-style) and gets slots granted and taken
 // back, as messages, so that both sides stay deterministic state machines.
-// Whoever owns the loop (the Driver, a simulator) carries them: the pool's
-// ToAdmission messages come out of Pool.Ready as events and go to
-// Admission.Handle; the admission's FromAdmission messages come out of
-// Admission.Ready and go to Pool.Admit.
+// Whoever owns the loop (a Link, the scheduler's driver, a simulator)
+// carries them: the pool's ToAdmission messages come out of Pool.Ready as
+// events and go to Admission.Handle; the admission's FromAdmission
+// messages come out of Admission.Ready and go to Pool.Admit.
 //
 // Shaped after YuniKorn's scheduler interface (si.proto): an Ask is an
 // allocation ask carrying a gang (task groups: how many slots of which
@@ -203,9 +203,9 @@ func (ReleaseConfirmed) isFromAdmission() {}
 func (Capacity) isFromAdmission()         {}
 
 // Admission is the pool-facing side of a queue-level admission: a
-// deterministic state machine like the pool. StaticCluster is the one
-// implementation shipped here; multi-job policies implement the same
-// interface.
+// deterministic state machine like the pool. Package admission holds the
+// implementations (StaticCluster for now); multi-job policies implement
+// the same interface. Link couples a pool with one in process.
 type Admission interface {
 	// Handle takes one message from the pool. An error means the message
 	// made no sense to the admission (it is ignored).
@@ -409,7 +409,7 @@ func (p *Pool) newAsk(b *bulk, groups []TaskGroup) {
 	}
 	p.asks[a.id] = a
 	b.asks = append(b.asks, a)
-	p.emit(Ask{ID: a.id, Bulk: b.id, Gang: Gang{Groups: groups, AllOrNothing: true}})
+	p.emit(Ask{ID: a.id, Bulk: b.id, Gang: Gang{Groups: slices.Clone(groups), AllOrNothing: true}}) // the caller owns it
 }
 
 // dropAsk forgets a fully granted ask.

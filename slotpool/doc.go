@@ -30,10 +30,18 @@
 //	}
 //	if t, ok := p.NextDeadline(); ok { /* call p.Tick(t) then */ }
 //
-// The Driver wraps a Pool in one goroutine (the event loop) with one
-// clock.Clock for callers on other goroutines: AllocateBulk(ctx, bulk)
-// blocks until the bulk is fulfilled, fails, or ctx is done (then the
-// bulk is canceled). Its timer callback only posts a tick to the loop.
+// The pool retires bulks itself: a bulk that failed, was canceled, or
+// whose last slot in use came back is forgotten at once (State reports
+// BulkUnknown, Cancel returns ErrUnknownBulk) and its id may be submitted
+// again, so a long-running caller accumulates nothing. Its Fulfilled or
+// Failed event is the record of how it ended.
+//
+// A runtime normally does not drive a pool by hand: package scheduler
+// holds the job-level state machine on top of it, and the scheduler's
+// driver runs that with a clock for callers on other goroutines. Link
+// couples a pool with an in-process Admission (package admission has
+// StaticCluster): it carries the messages between them until both are
+// quiet and merges their timers, and it is the one place that does.
 //
 // # Rules
 //
@@ -83,5 +91,6 @@
 // hopeless checks without running Assign. The head takes a slot that fits
 // a request class it has not filled without any matching; slots it
 // refused stay refused until its held set shrinks. The admission adapter
-// is described in admission.go (type Admission).
+// is described in admission.go (type Admission); its implementations live
+// in package admission.
 package slotpool

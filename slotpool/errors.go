@@ -24,26 +24,19 @@ var (
 	// ErrSlotNotReleasing: an admission confirmed the release of a slot the
 	// pool did not release.
 	ErrSlotNotReleasing = errors.New("slot not being released")
-	// ErrUnknownBulk: the bulk id was never submitted (or was forgotten).
+	// ErrUnknownBulk: the bulk id was never submitted, or the pool has
+	// retired the bulk (failed, canceled, or every slot back).
 	ErrUnknownBulk = errors.New("unknown bulk")
 	// ErrDuplicateBulk: a bulk with that id was already submitted.
 	ErrDuplicateBulk = errors.New("duplicate bulk")
 	// ErrEmptyBulk: a bulk without requests.
 	ErrEmptyBulk = errors.New("empty bulk")
-	// ErrBulkCanceled: the result of a bulk canceled through Driver.Cancel.
-	ErrBulkCanceled = errors.New("bulk canceled")
-	// ErrBulkFinished: Cancel of a bulk that already failed or was canceled.
-	ErrBulkFinished = errors.New("bulk already finished")
-	// ErrBulkActive: Forget of a bulk that still waits or has slots in use.
-	ErrBulkActive = errors.New("bulk still active")
 	// ErrNoResourceAvailable: a bulk cannot be served, either because it
 	// stayed unfulfillable for the whole timeout or because it can never
 	// fit the cluster. Wrapped in a *NoResourceAvailableError.
 	ErrNoResourceAvailable = errors.New("no resource available")
 	// ErrUnknownMessage: Admit got a message type it does not know.
 	ErrUnknownMessage = errors.New("unknown admission message")
-	// ErrClosed: the Driver was closed.
-	ErrClosed = errors.New("slot pool driver closed")
 )
 
 // SlotError reports a rejected operation on one slot.
@@ -63,7 +56,7 @@ func (e *SlotError) Unwrap() error { return e.Err }
 
 // BulkError reports a rejected operation on one bulk.
 type BulkError struct {
-	Op   string // "submit", "cancel", "forget"
+	Op   string // "submit", "cancel"
 	Bulk BulkID
 	Err  error // one of the sentinel errors
 }

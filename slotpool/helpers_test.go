@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/resource"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -29,7 +30,7 @@ func newHarness(t *testing.T, cfg Config) *harness {
 
 func (h *harness) check() {
 	h.t.Helper()
-	require.NoError(h.t, checkInvariants(h.p))
+	require.NoError(h.t, h.p.CheckInvariants())
 }
 
 func (h *harness) offer(slots ...Slot) {
@@ -94,4 +95,15 @@ func times(n int, pr resource.Profile) []resource.Profile {
 		out[i] = pr
 	}
 	return out
+}
+
+// assertRetired asserts that the pool forgot a bulk: State and Bulk no
+// longer know it and Cancel rejects it (changing nothing).
+func (h *harness) assertRetired(id BulkID) {
+	h.t.Helper()
+	assert.Equal(h.t, BulkUnknown, h.p.State(id))
+	_, live := h.p.Bulk(id)
+	assert.False(h.t, live)
+	assert.ErrorIs(h.t, h.p.Cancel(h.now, id), ErrUnknownBulk)
+	h.check()
 }

@@ -36,7 +36,8 @@ type Config struct {
 
 // Pool is the deterministic slot pool: no goroutines, no clock. Every
 // mutation takes the current time as an argument; outputs are drained
-// with Ready. It is not safe for concurrent use (see Driver).
+// with Ready. It is not safe for concurrent use (package scheduler's driver
+// owns one on its event loop).
 type Pool struct {
 	cfg Config
 	log *zap.Logger
@@ -53,9 +54,11 @@ type Pool struct {
 	nInUse     int
 	nRelease   int
 
-	bulks    map[BulkID]*bulk     // waiting, or fulfilled with slots in use
-	finished map[BulkID]BulkState // everything else ever submitted
-	queue    list.List            // waiting bulks, oldest first
+	// bulks holds the live bulks: waiting, or fulfilled with slots in
+	// use. A bulk that failed, was canceled, or whose last slot came back
+	// is retired: forgotten at once, its id free for reuse.
+	bulks    map[BulkID]*bulk
+	queue    list.List // waiting bulks, oldest first
 	seq      uint64
 	shapes   []*shape // live shapes: with waiting bulks
 	shapeIdx map[string]*shape
@@ -109,7 +112,6 @@ func New(cfg Config) *Pool {
 		profileIdx: make(map[resource.Profile]int32),
 		slotIdx:    make(map[SlotID]int32),
 		bulks:      make(map[BulkID]*bulk),
-		finished:   make(map[BulkID]BulkState),
 		shapeIdx:   make(map[string]*shape),
 		asks:       make(map[AskID]*ask),
 		nextAsk:    1,
@@ -203,9 +205,6 @@ func (p *Pool) Submit(now time.Time, b Bulk) error {
 		return &BulkError{Op: "submit", Bulk: b.ID, Err: ErrEmptyBulk}
 	}
 	if _, ok := p.bulks[b.ID]; ok {
-		return &BulkError{Op: "submit", Bulk: b.ID, Err: ErrDuplicateBulk}
-	}
-	if _, ok := p.finished[b.ID]; ok {
 		return &BulkError{Op: "submit", Bulk: b.ID, Err: ErrDuplicateBulk}
 	}
 	bk := &bulk{id: b.ID, requests: append([]Request(nil), b.Requests...)}
@@ -339,22 +338,15 @@ func (p *Pool) headShrunk() {
 	}
 }
 
-// Cancel withdraws a bulk. A waiting bulk leaves the queue; a fulfilled
-// bulk's slots in use are taken back (its tasks are assumed stopped). Every
-// slot it had goes first to older, then younger waiting bulks. Canceling a
-// failed or canceled bulk returns ErrBulkFinished.
+// Cancel withdraws a live bulk. A waiting bulk leaves the queue; a
+// fulfilled bulk's slots in use are taken back (its tasks are assumed
+// stopped). Every slot it had goes first to older, then younger waiting
+// bulks. A bulk the pool does not know, or has retired (failed, canceled,
+// or fulfilled with every slot back), returns ErrUnknownBulk.
 func (p *Pool) Cancel(now time.Time, id BulkID) error {
 	b, ok := p.bulks[id]
 	if !ok {
-		switch st, known := p.finished[id]; {
-		case !known:
-			return &BulkError{Op: "cancel", Bulk: id, Err: ErrUnknownBulk}
-		case st == BulkFulfilled:
-			p.finished[id] = BulkCanceled
-			return nil
-		default:
-			return &BulkError{Op: "cancel", Bulk: id, Err: ErrBulkFinished}
-		}
+		return &BulkError{Op: "cancel", Bulk: id, Err: ErrUnknownBulk}
 	}
 	if b.state == BulkWaiting {
 		if p.head == b {
@@ -376,26 +368,12 @@ func (p *Pool) Cancel(now time.Time, id BulkID) error {
 	return nil
 }
 
-// retire moves a bulk that no longer waits or has slots in use to the
-// finished records.
+// retire forgets a bulk that no longer waits or has slots in use: a
+// long-running caller accumulates nothing, and the id may be submitted
+// again.
 func (p *Pool) retire(b *bulk, st BulkState) {
 	b.state = st
 	delete(p.bulks, b.id)
-	p.finished[b.id] = st
-}
-
-// Forget drops the record of a finished bulk (failed, canceled, or
-// fulfilled with no slot in use any more), so a long-running caller does
-// not accumulate them; its id may then be submitted again.
-func (p *Pool) Forget(id BulkID) error {
-	if _, ok := p.bulks[id]; ok {
-		return &BulkError{Op: "forget", Bulk: id, Err: ErrBulkActive}
-	}
-	if _, ok := p.finished[id]; !ok {
-		return &BulkError{Op: "forget", Bulk: id, Err: ErrUnknownBulk}
-	}
-	delete(p.finished, id)
-	return nil
 }
 
 // SetCapacity declares what the cluster can ever give this pool (nil:

@@ -155,10 +155,12 @@ func TestTimeoutFailsBulkAndReturnsItsSlots(t *testing.T) {
 	assert.ErrorIs(t, failed.Err, ErrNoResourceAvailable)
 	assert.Equal(t, []resource.Count{{Profile: small, N: 1}}, nra.Missing)
 	assert.Equal(t, "slotpool: bulk 1: 1 x {cpu=1000m mem=1024MB} cannot be served: no resource available (unfulfillable for 1m0s)", failed.Err.Error())
-	assert.Equal(t, BulkFailed, h.p.State(1))
+	h.assertRetired(1)
 	assert.Equal(t, Fulfilled{Bulk: 2, Slots: []SlotID{10, 11}}, ev[1])
 	_, ok = h.p.NextDeadline()
 	assert.False(t, ok)
+	h.submit(1, small) // the id of a failed bulk may be submitted again
+	assert.Equal(t, []BulkID{1}, h.p.Waiting())
 }
 
 func TestNewSlotsCancelTheTimeout(t *testing.T) {
@@ -235,7 +237,7 @@ func TestBulkTooLargeForTheClusterFailsAtOnce(t *testing.T) {
 	require.ErrorAs(t, f.Err, &nra)
 	assert.True(t, nra.Never)
 	assert.Equal(t, "slotpool: bulk 1: 1 x {cpu=4000m mem=4096MB} cannot be served: no resource available (larger than the cluster)", f.Err.Error())
-	assert.Equal(t, BulkFailed, h.p.State(1))
+	h.assertRetired(1)
 
 	h.submit(2, big, small, small, small) // fits
 	assert.Equal(t, BulkWaiting, h.p.State(2))
@@ -246,11 +248,14 @@ func TestBulkTooLargeForTheClusterFailsAtOnce(t *testing.T) {
 	ev = h.events()
 	require.Len(t, ev, 1)
 	assert.Equal(t, BulkID(2), ev[0].(Failed).Bulk)
+	h.assertRetired(2)
 
 	// Without a declared capacity nothing fails at once.
 	h.p.SetCapacity(h.now, nil)
 	h.submit(3, big, big, big, big)
 	assert.Equal(t, BulkWaiting, h.p.State(3))
+	h.submit(1, big, big, big, big) // a failed bulk's id is free again
+	assert.Equal(t, []BulkID{3, 1}, h.p.Waiting())
 }
 
 func TestExactMatching(t *testing.T) {
@@ -276,11 +281,13 @@ func TestCancelWaitingBulkReturnsHeldSlots(t *testing.T) {
 	h.submit(3, small, small, small)
 	h.offer(slot(10, small))
 	h.cancel(3) // a younger waiting bulk: just leaves
-	assert.Equal(t, BulkCanceled, h.p.State(3))
+	h.assertRetired(3)
 	h.cancel(1)
 	assert.Equal(t, []Event{Fulfilled{Bulk: 2, Slots: []SlotID{10}}}, h.events())
-	assert.Equal(t, BulkCanceled, h.p.State(1))
+	h.assertRetired(1)
 	assert.Empty(t, h.p.Waiting())
+	h.submit(1, small) // a canceled bulk's id is free again
+	assert.Equal(t, []BulkID{1}, h.p.Waiting())
 }
 
 func TestCancelFulfilledBulkReturnsSlotsToOlderBulksFirst(t *testing.T) {
@@ -292,14 +299,18 @@ func TestCancelFulfilledBulkReturnsSlotsToOlderBulksFirst(t *testing.T) {
 	h.submit(3, small)
 	h.cancel(1)
 	assert.Equal(t, []Event{Fulfilled{Bulk: 2, Slots: []SlotID{10, 11}}}, h.events())
-	assert.Equal(t, BulkCanceled, h.p.State(1))
+	h.assertRetired(1)
 	assert.Equal(t, BulkWaiting, h.p.State(3))
-	// A fulfilled bulk whose tasks all ended can still be canceled.
+	// A fulfilled bulk whose tasks all ended is retired by the pool: there
+	// is nothing left to cancel, and its id is free again.
 	h.release(10)
+	assert.Equal(t, []Event{Fulfilled{Bulk: 3, Slots: []SlotID{10}}}, h.events())
+	assert.Equal(t, BulkFulfilled, h.p.State(2), "a task of bulk 2 still runs")
 	h.release(11)
-	h.events()
-	h.cancel(2)
-	assert.Equal(t, BulkCanceled, h.p.State(2))
+	assert.Empty(t, h.events())
+	h.assertRetired(2)
+	h.submit(2, small)
+	assert.Equal(t, []Event{Fulfilled{Bulk: 2, Slots: []SlotID{11}}}, h.events())
 }
 
 func TestLosingASlotInUseReportsTheTask(t *testing.T) {
@@ -313,7 +324,7 @@ func TestLosingASlotInUseReportsTheTask(t *testing.T) {
 	assert.Equal(t, []Placement{{Request: 0, Slot: 20}}, info.InUse)
 	h.lose(20)
 	assert.Equal(t, []Event{Lost{Slot: 20, Bulk: 7, Request: 0, Reason: ReasonLost}}, h.events())
-	assert.Equal(t, BulkFulfilled, h.p.State(7))
+	h.assertRetired(7) // its last slot is gone
 	assert.Equal(t, Stats{}, h.p.Stats())
 }
 
@@ -340,15 +351,14 @@ func TestBadInputReturnsTypedErrors(t *testing.T) {
 	require.ErrorAs(t, err, &be)
 	assert.Equal(t, BulkError{Op: "submit", Bulk: 1, Err: ErrDuplicateBulk}, *be)
 	assert.EqualError(t, h.p.Submit(h.now, Bulk{ID: 5}), "slotpool: submit bulk 5: empty bulk")
-	assert.ErrorIs(t, h.p.Cancel(h.now, 42), ErrUnknownBulk)
-	assert.ErrorIs(t, h.p.Forget(1), ErrBulkActive)
+	err = h.p.Cancel(h.now, 42)
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, BulkError{Op: "cancel", Bulk: 42, Err: ErrUnknownBulk}, *be)
 	h.cancel(1)
-	assert.ErrorIs(t, h.p.Cancel(h.now, 1), ErrBulkFinished)
-	assert.ErrorIs(t, h.p.Submit(h.now, Bulk{ID: 1, Requests: reqs(small)}), ErrDuplicateBulk)
-	require.NoError(t, h.p.Forget(1))
-	assert.ErrorIs(t, h.p.Forget(1), ErrUnknownBulk)
-	h.submit(1, small) // a forgotten id may be used again
+	assert.ErrorIs(t, h.p.Cancel(h.now, 1), ErrUnknownBulk, "a canceled bulk is retired at once")
+	h.submit(1, small) // and its id may be used again
 	assert.Equal(t, []Event{Fulfilled{Bulk: 1, Slots: []SlotID{1}}}, h.events())
+	assert.ErrorIs(t, h.p.Submit(h.now, Bulk{ID: 1, Requests: reqs(small)}), ErrDuplicateBulk, "while it is live")
 
 	assert.ErrorIs(t, h.p.Admit(h.now, ReleaseConfirmed{Slot: 1}), ErrSlotNotReleasing)
 	assert.ErrorIs(t, h.p.Admit(h.now, Revoke{Slot: 9}), ErrUnknownSlot)

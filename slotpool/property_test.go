@@ -14,11 +14,13 @@ import (
 var propertyProfiles = []resource.Profile{small, medium, big, gpu, resource.Unknown}
 
 // model is what the test knows from the outside: slots offered and lost,
-// and which task the pool's events put in which slot.
+// which task the pool's events put in which slot, and how each bulk ended.
 type model struct {
-	inPool  map[SlotID]resource.Profile
-	task    map[SlotID][2]int64 // slot -> (bulk, request) from Fulfilled
-	bulks   map[BulkID][]Request
+	inPool map[SlotID]resource.Profile
+	task   map[SlotID][2]int64 // slot -> (bulk, request) from Fulfilled
+	bulks  map[BulkID][]Request
+	// outcome is BulkWaiting from Submit, then BulkFulfilled or BulkFailed
+	// from the pool's events, or BulkCanceled from the test's Cancel.
 	outcome map[BulkID]BulkState
 }
 
@@ -83,12 +85,44 @@ func (m *model) apply(p *Pool, events []Event, matching resource.Matching) error
 			return fmt.Errorf("slot %d: pool says %+v, model %v", id, info, t)
 		}
 	}
-	for id, want := range m.outcome {
+	for id := range m.outcome {
+		want := m.state(id)
 		if got := p.State(id); got != want {
-			return fmt.Errorf("bulk %d: pool says %v, model %v", id, got, want)
+			return fmt.Errorf("bulk %d (%v): pool says %v, model %v", id, m.outcome[id], got, want)
+		}
+		if _, live := p.Bulk(id); live != (want != BulkUnknown) {
+			return fmt.Errorf("bulk %d: Bulk says live %v, model %v", id, live, want)
 		}
 	}
 	return nil
+}
+
+// state returns what Pool.State must say of a bulk: a bulk is live while
+// it waits or a task of it runs; once it failed, was canceled, or its last
+// task ended, the pool has retired it (BulkUnknown).
+func (m *model) state(id BulkID) BulkState {
+	switch m.outcome[id] {
+	case BulkWaiting:
+		return BulkWaiting
+	case BulkFulfilled:
+		for _, t := range m.task {
+			if BulkID(t[0]) == id {
+				return BulkFulfilled
+			}
+		}
+	}
+	return BulkUnknown
+}
+
+// retired returns the ids of the retired bulks among 1..last, in order.
+func (m *model) retired(last BulkID) []BulkID {
+	var ids []BulkID
+	for id := BulkID(1); id <= last; id++ {
+		if m.state(id) == BulkUnknown {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 func randomBulk(rng *rand.Rand, maxSize int, unboundedP float64) []Request {
@@ -101,9 +135,11 @@ func randomBulk(rng *rand.Rand, maxSize int, unboundedP float64) []Request {
 }
 
 // TestPropertyRandomOperationsKeepInvariants runs random offers, releases,
-// losses, submits, cancels and clock ticks, checking after every step that
-// no slot is assigned twice, every assignment serves its request, slots
-// are conserved, and every cached verdict matches a fresh computation.
+// losses, submits (some reusing the id of a retired bulk), cancels (some
+// of retired bulks, which are rejected) and clock ticks, checking after
+// every step that no slot is assigned twice, every assignment serves its
+// request, slots are conserved, every bulk is live exactly until it is
+// retired, and every cached verdict matches a fresh computation.
 func TestPropertyRandomOperationsKeepInvariants(t *testing.T) {
 	for seed := uint64(1); seed <= 200; seed++ {
 		matching := resource.FitsEveryDimension
@@ -128,11 +164,16 @@ func TestPropertyRandomOperationsKeepInvariants(t *testing.T) {
 				}
 				err = p.Offer(now, slots...)
 			case op < 50:
+				id := nextBulk
+				if retired := m.retired(nextBulk - 1); len(retired) > 0 && rng.IntN(4) == 0 {
+					id = retired[rng.IntN(len(retired))]
+				} else {
+					nextBulk++
+				}
 				r := randomBulk(rng, 5, 0.2)
-				m.bulks[nextBulk] = r
-				m.outcome[nextBulk] = BulkWaiting
-				err = p.Submit(now, Bulk{ID: nextBulk, Requests: r})
-				nextBulk++
+				m.bulks[id] = r
+				m.outcome[id] = BulkWaiting
+				err = p.Submit(now, Bulk{ID: id, Requests: r})
 			case op < 70:
 				if id, ok := pick(rng, m.task); ok {
 					delete(m.task, id)
@@ -146,23 +187,24 @@ func TestPropertyRandomOperationsKeepInvariants(t *testing.T) {
 			case op < 86:
 				if nextBulk > 1 {
 					id := BulkID(1 + rng.IntN(int(nextBulk-1)))
-					switch m.outcome[id] {
-					case BulkWaiting, BulkFulfilled:
-						for s, t := range m.task {
-							if BulkID(t[0]) == id {
-								delete(m.task, s)
-							}
-						}
-						m.outcome[id] = BulkCanceled
-						err = p.Cancel(now, id)
+					if m.state(id) == BulkUnknown {
+						require.ErrorIs(t, p.Cancel(now, id), ErrUnknownBulk, "seed %d step %d: cancel of retired bulk %d", seed, step, id)
+						break
 					}
+					for s, t := range m.task {
+						if BulkID(t[0]) == id {
+							delete(m.task, s)
+						}
+					}
+					m.outcome[id] = BulkCanceled
+					err = p.Cancel(now, id)
 				}
 			default:
 				now = now.Add(time.Duration(rng.IntN(40)) * time.Second)
 				p.Tick(now)
 			}
 			require.NoError(t, err, "seed %d step %d", seed, step)
-			require.NoError(t, checkInvariants(p), "seed %d step %d", seed, step)
+			require.NoError(t, p.CheckInvariants(), "seed %d step %d", seed, step)
 			require.NoError(t, m.apply(p, p.Ready(), matching), "seed %d step %d", seed, step)
 		}
 	}
@@ -244,7 +286,7 @@ func TestPropertyEveryBulkIsEventuallyFulfilled(t *testing.T) {
 			}
 			now = now.Add(time.Second)
 			p.Tick(now)
-			require.NoError(t, checkInvariants(p), "seed %d step %d", seed, step)
+			require.NoError(t, p.CheckInvariants(), "seed %d step %d", seed, step)
 			events := p.Ready()
 			require.NoError(t, m.apply(p, events, resource.FitsEveryDimension), "seed %d step %d", seed, step)
 			for _, ev := range events {
@@ -279,81 +321,4 @@ func shapeKey(r []Request) string {
 	}
 	slices.Sort(keys)
 	return fmt.Sprint(keys)
-}
-
-// TestPropertyAdmissionEventuallyServesEveryBulk: the same liveness
-// property when every slot comes from a StaticCluster through asks and
-// grants, idle slots go back, and the cluster revokes or reclaims slots
-// now and then (a task on a revoked slot is failed over by resubmitting
-// its region as a new bulk).
-func TestPropertyAdmissionEventuallyServesEveryBulk(t *testing.T) {
-	cluster := []resource.Count{{Profile: small, N: 3}, {Profile: medium, N: 2}, {Profile: big, N: 2}, {Profile: gpu, N: 1}}
-	for seed := uint64(1); seed <= 150; seed++ {
-		rng := rand.New(rand.NewPCG(seed, 11))
-		var slots []Slot
-		for _, c := range cluster {
-			for range c.N {
-				slots = append(slots, Slot{ID: SlotID(len(slots) + 1), Profile: c.Profile})
-			}
-		}
-		c, err := NewStaticCluster(resource.FitsEveryDimension, slots...)
-		require.NoError(t, err)
-		l := &link{h: &harness{t: t, p: New(Config{Admission: true, Timeout: 1000 * time.Hour, IdleTimeout: 3 * time.Second}), now: t0}, c: c}
-		l.pump()
-		running := map[SlotID]int{}
-		requests := map[BulkID][]Request{}
-		pending := map[BulkID]bool{}
-		next := BulkID(1)
-		const bulks = 40
-		for step := 0; step < 20000 && (next <= bulks || len(pending) > 0); step++ {
-			if next <= bulks && rng.IntN(2) == 0 {
-				var r []Request
-				for {
-					if r = randomBulk(rng, 6, 0); fitsCluster(r, cluster) {
-						break
-					}
-				}
-				requests[next], pending[next] = r, true
-				require.NoError(t, l.h.p.Submit(l.h.now, Bulk{ID: next, Requests: r}))
-				next++
-			}
-			if len(running) > 0 && rng.IntN(25) == 0 {
-				id, _ := pick(rng, running)
-				if rng.IntN(2) == 0 {
-					require.NoError(t, l.c.Revoke(id, ReasonPreempted))
-				} else {
-					require.NoError(t, l.c.Reclaim(id))
-				}
-			}
-			for _, s := range sortedKeys(running) {
-				left := running[s]
-				if left == 0 {
-					delete(running, s)
-					require.NoError(t, l.h.p.Release(l.h.now, s), "seed %d", seed)
-				} else {
-					running[s] = left - 1
-				}
-			}
-			l.h.now = l.h.now.Add(time.Second)
-			l.h.p.Tick(l.h.now)
-			for _, ev := range l.pump() {
-				switch e := ev.(type) {
-				case Fulfilled:
-					delete(pending, e.Bulk)
-					for _, s := range e.Slots {
-						running[s] = rng.IntN(5)
-					}
-				case Lost: // fail over: the region runs again as a new bulk
-					delete(running, e.Slot)
-					requests[next], pending[next] = requests[e.Bulk], true
-					require.NoError(t, l.h.p.Submit(l.h.now, Bulk{ID: next, Requests: requests[e.Bulk]}))
-					next++
-				default:
-					t.Fatalf("seed %d: unexpected %#v", seed, ev)
-				}
-			}
-			require.NoError(t, checkInvariants(l.h.p), "seed %d step %d", seed, step)
-		}
-		require.Empty(t, pending, "seed %d: bulks never served; pool %+v, cluster has %v", seed, l.h.p.Stats(), l.c.Available())
-	}
 }

@@ -1,11 +1,10 @@
 package slotpool
 
-// Bulk returns a snapshot of a bulk (false if unknown or forgotten).
+// Bulk returns a snapshot of a live bulk (false if unknown or retired).
 func (p *Pool) Bulk(id BulkID) (BulkInfo, bool) {
 	b, ok := p.bulks[id]
 	if !ok {
-		st, known := p.finished[id]
-		return BulkInfo{ID: id, State: st}, known
+		return BulkInfo{ID: id, State: BulkUnknown}, false
 	}
 	info := BulkInfo{ID: id, State: b.state}
 	if p.head == b {
@@ -23,8 +22,9 @@ func (p *Pool) Bulk(id BulkID) (BulkInfo, bool) {
 	return info, true
 }
 
-// State returns the state of a bulk (BulkUnknown if never submitted or
-// forgotten).
+// State returns the state of a live bulk: BulkWaiting or BulkFulfilled
+// (BulkUnknown if never submitted or retired; its Fulfilled or Failed
+// event told how it ended).
 func (p *Pool) State(id BulkID) BulkState {
 	info, _ := p.Bulk(id)
 	return info.State

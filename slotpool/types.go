@@ -14,7 +14,8 @@ type Slot struct {
 }
 
 // BulkID names a bulk. An id stays taken while the pool remembers the
-// bulk; after Pool.Forget it may be submitted again.
+// bulk; once the pool retired it (failed, canceled, or every slot back)
+// it may be submitted again.
 type BulkID int64
 
 // Request asks for one slot.
@@ -38,11 +39,11 @@ type BulkState uint8
 
 // The states of a bulk.
 const (
-	BulkUnknown   BulkState = iota // never submitted, or forgotten
+	BulkUnknown   BulkState = iota // never submitted, or retired
 	BulkWaiting                    // submitted, not all slots yet
 	BulkFulfilled                  // every request got a slot (Fulfilled event)
-	BulkFailed                     // no resource available (Failed event)
-	BulkCanceled                   // canceled by the caller
+	BulkFailed                     // no resource available (Failed event); retired at once
+	BulkCanceled                   // canceled by the caller; retired at once
 )
 
 var bulkStateNames = [...]string{"unknown", "waiting", "fulfilled", "failed", "canceled"}

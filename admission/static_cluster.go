@@ -1,4 +1,4 @@
-package slotpool
+package admission
 
 import (
 	"container/list"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // StaticCluster is an Admission over a fixed list of slots for one pool.
@@ -13,17 +14,17 @@ import (
 // gang only when every group can be served at once, others slot by slot;
 // an ask that cannot be served yet is passed over, not waited for. Among
 // the available slots it picks the smallest that serve the ask
-// (resource.Assign). Released slots become available again
-// and are confirmed. Revoke and Reclaim let a test (or an operator) take
-// slots back. On creation it declares its capacity: every slot it has.
+// (resource.Assign). Released slots become available again and are
+// confirmed. Revoke and Reclaim let a test (or an operator) take slots
+// back. On creation it declares its capacity: every slot it has.
 type StaticCluster struct {
 	matching resource.Matching
-	slots    []Slot
+	slots    []slotpool.Slot
 	state    []clusterSlot
-	index    map[SlotID]int
+	index    map[slotpool.SlotID]int
 	asks     list.List // of *clusterAsk, oldest first
-	askIdx   map[AskID]*list.Element
-	out      []FromAdmission
+	askIdx   map[slotpool.AskID]*list.Element
+	out      []slotpool.FromAdmission
 }
 
 type clusterSlot uint8
@@ -31,61 +32,61 @@ type clusterSlot uint8
 const (
 	clusterAvailable clusterSlot = iota
 	clusterGranted
-	clusterRevoked // revoked, waiting for the pool's SlotRelease echo
+	clusterRevoked // revoked, waiting for the pool's slotpool.SlotRelease echo
 )
 
 type clusterAsk struct {
-	id           AskID
+	id           slotpool.AskID
 	left         []resource.Count // what is still to grant
 	allOrNothing bool
 }
 
 // NewStaticCluster returns a cluster of the given slots, matched to asks
-// with m. Duplicate slot ids are rejected with a *SlotError.
-func NewStaticCluster(m resource.Matching, slots ...Slot) (*StaticCluster, error) {
+// with m. Duplicate slot ids are rejected with a *slotpool.SlotError.
+func NewStaticCluster(m resource.Matching, slots ...slotpool.Slot) (*StaticCluster, error) {
 	c := &StaticCluster{
 		matching: m,
-		slots:    append([]Slot(nil), slots...),
+		slots:    append([]slotpool.Slot(nil), slots...),
 		state:    make([]clusterSlot, len(slots)),
-		index:    make(map[SlotID]int, len(slots)),
-		askIdx:   make(map[AskID]*list.Element),
+		index:    make(map[slotpool.SlotID]int, len(slots)),
+		askIdx:   make(map[slotpool.AskID]*list.Element),
 	}
 	profiles := make([]resource.Profile, len(slots))
 	for i, s := range slots {
 		if _, dup := c.index[s.ID]; dup {
-			return nil, &SlotError{Op: "cluster", Slot: s.ID, Err: ErrDuplicateSlot}
+			return nil, &slotpool.SlotError{Op: "cluster", Slot: s.ID, Err: slotpool.ErrDuplicateSlot}
 		}
 		c.index[s.ID] = i
 		profiles[i] = s.Profile
 	}
-	c.out = append(c.out, Capacity{Slots: resource.Tally(profiles)})
+	c.out = append(c.out, slotpool.Capacity{Slots: resource.Tally(profiles)})
 	return c, nil
 }
 
 // Handle takes a message from the pool.
-func (c *StaticCluster) Handle(_ time.Time, msg ToAdmission) error {
+func (c *StaticCluster) Handle(_ time.Time, msg slotpool.ToAdmission) error {
 	switch m := msg.(type) {
-	case Ask:
+	case slotpool.Ask:
 		if _, dup := c.askIdx[m.ID]; dup {
 			return fmt.Errorf("static cluster: ask %d asked twice", m.ID)
 		}
 		c.askIdx[m.ID] = c.asks.PushBack(&clusterAsk{id: m.ID, left: m.Gang.Counts(), allOrNothing: m.Gang.AllOrNothing})
-	case AskRelease:
+	case slotpool.AskRelease:
 		if e, ok := c.askIdx[m.ID]; ok {
 			c.asks.Remove(e)
 			delete(c.askIdx, m.ID)
 		}
-	case SlotRelease:
+	case slotpool.SlotRelease:
 		i, ok := c.index[m.Slot]
 		if !ok || c.state[i] == clusterAvailable {
-			return &SlotError{Op: "release", Slot: m.Slot, Err: ErrUnknownSlot}
+			return &slotpool.SlotError{Op: "release", Slot: m.Slot, Err: slotpool.ErrUnknownSlot}
 		}
 		if c.state[i] == clusterGranted {
-			c.out = append(c.out, ReleaseConfirmed{Slot: m.Slot, Reason: m.Reason})
+			c.out = append(c.out, slotpool.ReleaseConfirmed{Slot: m.Slot, Reason: m.Reason})
 		}
 		c.state[i] = clusterAvailable
 	default:
-		return fmt.Errorf("static cluster: %T: %w", msg, ErrUnknownMessage)
+		return fmt.Errorf("static cluster: %T: %w", msg, slotpool.ErrUnknownMessage)
 	}
 	c.grant()
 	return nil
@@ -101,7 +102,7 @@ func (c *StaticCluster) grant() {
 	for e := c.asks.Front(); e != nil; {
 		next := e.Next()
 		a := e.Value.(*clusterAsk)
-		if totalCount(avail) == 0 {
+		if !anyAvailable(avail) {
 			return
 		}
 		asg := resource.Assign(a.left, avail, c.matching)
@@ -109,7 +110,7 @@ func (c *StaticCluster) grant() {
 			e = next
 			continue
 		}
-		var granted []Slot
+		var granted []slotpool.Slot
 		for _, pair := range asg.Pairs {
 			idxs := byProfile[avail[pair.Slot].Profile]
 			for _, i := range idxs[:pair.N] {
@@ -120,7 +121,7 @@ func (c *StaticCluster) grant() {
 			avail[pair.Slot].N -= pair.N
 			a.left[pair.Request].N -= pair.N
 		}
-		c.out = append(c.out, Grant{Ask: a.id, Slots: granted})
+		c.out = append(c.out, slotpool.Grant{Ask: a.id, Slots: granted})
 		if asg.Complete() {
 			c.asks.Remove(e)
 			delete(c.askIdx, a.id)
@@ -129,15 +130,18 @@ func (c *StaticCluster) grant() {
 	}
 }
 
-// available tallies the available slots by profile, in slot order.
-func totalCount(cs []resource.Count) int {
-	n := 0
+// anyAvailable reports whether cs counts at least one slot (a test, not a
+// sum, so no count can overflow it).
+func anyAvailable(cs []resource.Count) bool {
 	for _, c := range cs {
-		n += c.N
+		if c.N > 0 {
+			return true
+		}
 	}
-	return n
+	return false
 }
 
+// available tallies the available slots by profile, in slot order.
 func (c *StaticCluster) available() ([]resource.Count, map[resource.Profile][]int) {
 	byProfile := make(map[resource.Profile][]int)
 	var counts []resource.Count
@@ -157,30 +161,31 @@ func (c *StaticCluster) available() ([]resource.Count, map[resource.Profile][]in
 }
 
 // Revoke takes a granted slot back at once (preemption); the pool answers
-// with a SlotRelease echo, after which the slot is available again.
-func (c *StaticCluster) Revoke(id SlotID, reason Reason) error {
+// with a slotpool.SlotRelease echo, after which the slot is available
+// again.
+func (c *StaticCluster) Revoke(id slotpool.SlotID, reason slotpool.Reason) error {
 	i, ok := c.index[id]
 	if !ok || c.state[i] != clusterGranted {
-		return &SlotError{Op: "revoke", Slot: id, Err: ErrUnknownSlot}
+		return &slotpool.SlotError{Op: "revoke", Slot: id, Err: slotpool.ErrUnknownSlot}
 	}
 	c.state[i] = clusterRevoked
-	c.out = append(c.out, Revoke{Slot: id, Reason: reason})
+	c.out = append(c.out, slotpool.Revoke{Slot: id, Reason: reason})
 	return nil
 }
 
 // Reclaim asks the pool to give a granted slot back once its task ends.
-func (c *StaticCluster) Reclaim(id SlotID) error {
+func (c *StaticCluster) Reclaim(id slotpool.SlotID) error {
 	i, ok := c.index[id]
 	if !ok || c.state[i] != clusterGranted {
-		return &SlotError{Op: "reclaim", Slot: id, Err: ErrUnknownSlot}
+		return &slotpool.SlotError{Op: "reclaim", Slot: id, Err: slotpool.ErrUnknownSlot}
 	}
-	c.out = append(c.out, Reclaim{Slot: id})
+	c.out = append(c.out, slotpool.Reclaim{Slot: id})
 	return nil
 }
 
 // Available returns the slots not granted to the pool.
-func (c *StaticCluster) Available() []Slot {
-	var out []Slot
+func (c *StaticCluster) Available() []slotpool.Slot {
+	var out []slotpool.Slot
 	for i, s := range c.slots {
 		if c.state[i] == clusterAvailable {
 			out = append(out, s)
@@ -190,7 +195,7 @@ func (c *StaticCluster) Available() []Slot {
 }
 
 // Ready returns the messages for the pool and forgets them.
-func (c *StaticCluster) Ready() []FromAdmission {
+func (c *StaticCluster) Ready() []slotpool.FromAdmission {
 	out := c.out
 	c.out = nil
 	return out

@@ -6,9 +6,11 @@ import (
 	"github.com/regionsched/regionsched/resource"
 )
 
-// checkInvariants verifies the pool's internal consistency from scratch,
-// without trusting any cached verdict. Tests call it after every step.
-func checkInvariants(p *Pool) error {
+// CheckInvariants verifies the pool's internal consistency from scratch,
+// without trusting any cached verdict, and returns the first violation
+// found. It costs O(slots + bulks + shapes): for tests, which call it after
+// every step, and for debugging, not for a hot path.
+func (p *Pool) CheckInvariants() error {
 	var nFree, nHeld, nInUse, nRel int
 	total := make([]int, len(p.profiles))
 	fixed := make([]int, len(p.profiles))
@@ -88,9 +90,6 @@ func checkInvariants(p *Pool) error {
 			inUse += n
 		default:
 			return fmt.Errorf("bulk %d active in state %v", id, b.state)
-		}
-		if _, ok := p.finished[id]; ok {
-			return fmt.Errorf("bulk %d both active and finished", id)
 		}
 	}
 	if inUse != nInUse {
