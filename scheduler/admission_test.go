@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
@@ -14,12 +15,12 @@ import (
 )
 
 // admitted builds a harness whose slots come from a static cluster.
-func admitted(t *testing.T, rs *region.Regions, seed uint64, profiles ...resource.Profile) (*harness, *slotpool.StaticCluster) {
+func admitted(t *testing.T, rs *region.Regions, seed uint64, profiles ...resource.Profile) (*harness, *admission.StaticCluster) {
 	t.Helper()
 	// The harness numbers slots; make them first, then the cluster.
 	tmp := newHarness(t, rs, Config{}, seed)
 	slots := tmp.sized(profiles...)
-	cluster, err := slotpool.NewStaticCluster(resource.FitsEveryDimension, slots...)
+	cluster, err := admission.NewStaticCluster(resource.FitsEveryDimension, slots...)
 	require.NoError(t, err)
 	h := newHarness(t, rs, Config{Admission: cluster}, seed)
 	h.provide(slots...)
@@ -39,12 +40,13 @@ func TestAdmissionPath(t *testing.T) {
 			h.start()
 			require.NotEmpty(t, h.f.deploys, "%v: the cluster grants at Start", mode)
 			h.drive()
-			require.Equal(t, Finished, h.s.State(), "%v seed %d: %v", mode, seed, h.s.Err())
+			require.Equal(t, JobFinished, h.s.State(), "%v seed %d: %v", mode, seed, h.s.Err())
 			assert.LessOrEqual(t, h.f.maxUsed, n)
+			assert.Empty(t, h.f.toAdm, "the in-process admission gets the messages, not the Ready")
 			h.checkClean()
 			// Granted slots stay with the pool (no idle timeout): the
 			// cluster has none left or the surplus.
-			assert.Equal(t, n-h.s.Pool().Stats().Slots, len(cluster.Available()))
+			assert.Equal(t, n-h.s.Status().Pool.Slots, len(cluster.Available()))
 		}
 	}
 }
@@ -65,7 +67,7 @@ func TestAdmissionRevoke(t *testing.T) {
 		require.NotEmpty(t, ids)
 		victim := h.f.running[ids[h.rng.IntN(len(ids))]]
 		inSlot := h.f.runningIn(victim.Slot)
-		want, err := h.s.Strategy().RegionsToRestart(inSlot[0])
+		want, err := h.s.strategy.RegionsToRestart(inSlot[0])
 		require.NoError(t, err)
 
 		require.NoError(t, cluster.Revoke(victim.Slot, slotpool.ReasonPreempted))
@@ -76,19 +78,20 @@ func TestAdmissionRevoke(t *testing.T) {
 		for _, v := range inSlot {
 			assert.Contains(t, h.f.cancels, cancelCall{V: v, Attempt: victim.Attempt, Call: h.f.call})
 		}
-		assert.Equal(t, 1, h.s.Stats().Failovers)
+		assert.Equal(t, 1, h.stats().Failovers)
 		h.drive()
-		require.Equal(t, Finished, h.s.State(), "seed %d: %v", seed, h.s.Err())
+		require.Equal(t, JobFinished, h.s.State(), "seed %d: %v", seed, h.s.Err())
 		h.checkClean()
 	}
 }
 
 // scriptAdmission is an Admission whose answers the test writes by hand.
 type scriptAdmission struct {
-	asks []slotpool.Ask
-	out  []slotpool.FromAdmission
+	asks []slotpool.Ask           // every ask the pool made, in order
+	out  []slotpool.FromAdmission // the answers the next Ready hands out
 }
 
+// Handle records the pool's asks and ignores its other messages.
 func (a *scriptAdmission) Handle(_ time.Time, msg slotpool.ToAdmission) error {
 	if ask, ok := msg.(slotpool.Ask); ok {
 		a.asks = append(a.asks, ask)
@@ -96,14 +99,20 @@ func (a *scriptAdmission) Handle(_ time.Time, msg slotpool.ToAdmission) error {
 	return nil
 }
 
+// Ready hands out the answers the test wrote, once.
 func (a *scriptAdmission) Ready() []slotpool.FromAdmission {
 	out := a.out
 	a.out = nil
 	return out
 }
 
-func (a *scriptAdmission) Tick(time.Time)                  {}
+// Tick does nothing: no timers.
+func (a *scriptAdmission) Tick(time.Time) {}
+
+// NextDeadline reports no deadline.
 func (a *scriptAdmission) NextDeadline() (time.Time, bool) { return time.Time{}, false }
+
+// askOf returns the latest ask of bulk b, or 0.
 func (a *scriptAdmission) askOf(b slotpool.BulkID) slotpool.AskID {
 	for i := len(a.asks) - 1; i >= 0; i-- {
 		if a.asks[i].Bulk == b {
@@ -140,7 +149,7 @@ func TestStaleFulfillmentAfterRevoke(t *testing.T) {
 	h.finish(a) // {C, D} asks for 2 slots
 	h.finish(x) // its slot goes to {C, D}, the head; {Y} asks and waits
 	rCD := rs.RegionOf(h.byName("C#0"))
-	require.Len(t, h.s.Pool().Waiting(), 2)
+	require.Len(t, h.s.Status().Waiting, 2)
 	adm.out = []slotpool.FromAdmission{
 		slotpool.Revoke{Slot: sAB.ID, Reason: slotpool.ReasonPreempted},
 		slotpool.Grant{Ask: adm.askOf(bulkID(rCD, 0)), Slots: []slotpool.Slot{s2}},
@@ -153,6 +162,6 @@ func TestStaleFulfillmentAfterRevoke(t *testing.T) {
 	assert.Contains(t, h.f.running, h.byName("Y#0"), "{Y} got a slot back from {C, D}")
 	assert.Contains(t, h.f.running, a, "{A, B}@1 got the other one")
 	h.drive()
-	assert.Equal(t, Finished, h.s.State())
+	assert.Equal(t, JobFinished, h.s.State())
 	h.checkClean()
 }

@@ -34,7 +34,7 @@ func wideJob(t testing.TB) *region.Regions {
 // region r.
 func requireRegionError(t *testing.T, h *harness, r region.ID, never bool) *slotpool.NoResourceAvailableError {
 	t.Helper()
-	require.Equal(t, Failed, h.s.State())
+	require.Equal(t, JobFailed, h.s.State())
 	err := h.s.Err()
 	require.Error(t, err)
 	var re *RegionError
@@ -57,7 +57,7 @@ func requireRegionError(t *testing.T, h *harness, r region.ID, never bool) *slot
 func TestRegionTooLargeForCapacity(t *testing.T) {
 	rs := wideJob(t)
 	h := newHarness(t, rs, Config{}, 1)
-	h.s.SetCapacity(h.now, []resource.Count{{Profile: resource.Profile{}, N: 2}})
+	h.setCapacity([]resource.Count{{Profile: resource.Profile{}, N: 2}})
 	h.offer(h.unknownSlots(2)...)
 	h.start()
 	s0, x0, t0v := h.byName("S#0"), h.byName("X#0"), h.byName("T#0")
@@ -69,27 +69,36 @@ func TestRegionTooLargeForCapacity(t *testing.T) {
 	assert.Equal(t, []cancelCall{{V: x0, Attempt: 0, Call: h.f.call}}, h.f.cancels)
 	assert.Empty(t, h.f.running)
 	h.checkClean()
-	assert.Equal(t, 2, h.s.Pool().Stats().Free)
+	assert.Equal(t, 2, h.s.Status().Pool.Free)
 
 	// The job is over: reports and Start are refused, Tick is harmless.
 	assert.ErrorIs(t, h.s.TaskFinished(h.now, x0, 0), ErrNotRunning)
 	assert.ErrorIs(t, h.s.TaskFailed(h.now, x0, 0), ErrNotRunning)
 	assert.ErrorIs(t, h.s.Start(h.now), ErrAlreadyStarted)
 	h.tick(h.now.Add(time.Hour))
-	assert.Equal(t, Failed, h.s.State())
+	assert.Equal(t, JobFailed, h.s.State())
 }
 
 // TestSourceRegionTooLargeAtStart: the capacity is declared before Start
-// and the first region can never fit: Start returns nil, the job failed.
+// and the first region can never fit: Start returns the job's
+// *RegionError, the job failed, and the Ready of Start says so.
 func TestSourceRegionTooLargeAtStart(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.AllPipelined)
 	h := newHarness(t, rs, Config{}, 1)
-	h.s.SetCapacity(h.now, []resource.Count{{Profile: resource.Profile{}, N: 3}})
+	h.setCapacity([]resource.Count{{Profile: resource.Profile{}, N: 3}})
 	h.offer(h.unknownSlots(3)...)
-	h.start()
+	err := h.startErr()
 	requireRegionError(t, h, 0, true)
+	var re *RegionError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, region.ID(0), re.Region)
+	assert.Same(t, h.s.Err(), err)
+	assert.Equal(t, []JobChange{{State: JobFailed, Err: err}}, h.f.jobs)
+	assert.Equal(t, []regionAttempt{{0, 0}}, h.f.requests)
 	assert.Empty(t, h.f.deploys)
+	assert.Empty(t, h.f.cancels)
 	h.checkClean()
+	assert.Equal(t, 3, h.s.Status().Pool.Free)
 }
 
 // TestCapacityShrinksWhileWaiting: the capacity drops below what a
@@ -100,10 +109,8 @@ func TestCapacityShrinksWhileWaiting(t *testing.T) {
 	h.offer(h.unknownSlots(2)...)
 	h.start()
 	h.finish(h.byName("S#0")) // {T, U} waits: 1 free slot, X#0 holds the other
-	require.Len(t, h.s.Pool().Waiting(), 1)
-	h.begin()
-	h.s.SetCapacity(h.now, []resource.Count{{Profile: resource.Profile{}, N: 2}})
-	h.check()
+	require.Len(t, h.s.Status().Waiting, 1)
+	h.setCapacity([]resource.Count{{Profile: resource.Profile{}, N: 2}})
 	requireRegionError(t, h, rs.RegionOf(h.byName("T#0")), true)
 	assert.Len(t, h.f.cancels, 1)
 	h.checkClean()
@@ -126,7 +133,7 @@ func TestFulfillabilityTimeout(t *testing.T) {
 	assert.Equal(t, h.now.Add(time.Minute), at)
 
 	h.tick(at.Add(-time.Nanosecond))
-	require.Equal(t, Running, h.s.State())
+	require.Equal(t, JobRunning, h.s.State())
 	h.tick(at)
 	nr := requireRegionError(t, h, rs.RegionOf(h.byName("T#0")), false)
 	assert.Equal(t, time.Minute, nr.Timeout)
@@ -151,7 +158,7 @@ func TestTimeoutCanceledWhenSlotsArrive(t *testing.T) {
 	_, ok = h.s.NextDeadline()
 	assert.False(t, ok)
 	h.drive()
-	assert.Equal(t, Finished, h.s.State())
+	assert.Equal(t, JobFinished, h.s.State())
 	h.checkClean()
 }
 
@@ -169,12 +176,14 @@ func TestFailureBeforeFulfillmentIsDrained(t *testing.T) {
 	require.Equal(t, []region.ID{0, 1}, sourceRegions(rs))
 	require.Equal(t, 3, rs.SlotCount(0))
 	h := newHarness(t, rs, Config{}, 1)
-	h.s.SetCapacity(h.now, []resource.Count{{Profile: resource.Profile{}, N: 2}})
+	h.setCapacity([]resource.Count{{Profile: resource.Profile{}, N: 2}})
 	h.offer(h.unknownSlots(2)...)
-	h.start()
+	err := h.startErr()
 	requireRegionError(t, h, 0, true)
+	assert.Same(t, h.s.Err(), err)
+	assert.Equal(t, []JobChange{{State: JobFailed, Err: err}}, h.f.jobs)
 	assert.Equal(t, []regionAttempt{{0, 0}, {1, 0}}, h.f.requests)
 	assert.Empty(t, h.f.deploys)
 	h.checkClean()
-	assert.Equal(t, 2, h.s.Pool().Stats().Free)
+	assert.Equal(t, 2, h.s.Status().Pool.Free)
 }

@@ -12,14 +12,12 @@ import (
 
 // apply carries out the strategy's decisions: one bulk per region to
 // deploy (in the strategy's topological order, so FIFO serves producers
-// first), and partition releases for the observer.
+// first), and partition releases for the runtime.
 func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
 	for _, dep := range d.Deploy {
 		s.request(now, dep.Region, dep.Attempt)
 	}
-	if len(d.Release) > 0 && s.obs != nil {
-		s.obs.PartitionsReleased(d.Release)
-	}
+	s.rd.PartitionsReleased = append(s.rd.PartitionsReleased, d.Release...)
 }
 
 // request submits region r's bulk: one request per slot it needs.
@@ -35,21 +33,25 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 	s.requestBuf = reqs
 	id := bulkID(r, attempt)
 	run.bulk = id
-	if s.obs != nil {
-		s.obs.Requested(r, attempt, run.slots)
-	}
+	s.rd.Requests = append(s.rd.Requests, Request{Region: r, Attempt: attempt, Slots: s.rs.Slots(r)}) // the caller owns it: not run.slots
 	if err := s.pool.Submit(now, slotpool.Bulk{ID: id, Requests: reqs}); err != nil {
 		// Only a programming error can get here: ids are fresh, bulks non-empty.
 		panic("scheduler: submit region bulk: " + err.Error())
 	}
 }
 
-// drain applies the pool's events and, with an admission, carries the
-// messages between them until both are quiet.
+// drain handles the pool's events (the link carries the messages of an
+// in-process admission) until the pool is quiet; without an in-process
+// admission, the pool's messages for one go out in the next Ready.
+//
+// Every input that changed something ends here, which records its time.
 func (s *Scheduler) drain(now time.Time) {
+	s.last, s.started = now, true
 	for {
-		events := s.pool.Ready()
-		var fromAdm []slotpool.FromAdmission
+		events := s.link.Ready(now)
+		if len(events) == 0 {
+			return
+		}
 		for _, ev := range events {
 			switch ev := ev.(type) {
 			case slotpool.Fulfilled:
@@ -59,23 +61,8 @@ func (s *Scheduler) drain(now time.Time) {
 			case slotpool.Lost:
 				s.slotLost(now, ev)
 			case slotpool.ToAdmission:
-				if s.adm != nil {
-					if err := s.adm.Handle(now, ev); err != nil {
-						s.log.Debug("admission rejected a message", zap.Error(err))
-					}
-				}
+				s.rd.ToAdmission = append(s.rd.ToAdmission, ev)
 			}
-		}
-		if s.adm != nil {
-			fromAdm = s.adm.Ready()
-			for _, m := range fromAdm {
-				if err := s.pool.Admit(now, m); err != nil {
-					s.log.Debug("pool rejected an admission message", zap.Error(err))
-				}
-			}
-		}
-		if len(events) == 0 && len(fromAdm) == 0 {
-			return
 		}
 	}
 }
@@ -84,7 +71,7 @@ func (s *Scheduler) drain(now time.Time) {
 func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) {
 	r := regionOfBulk(ev.Bulk)
 	run := &s.regions[r]
-	if run.bulk != ev.Bulk || s.state != Running {
+	if run.bulk != ev.Bulk || s.state != JobRunning {
 		s.dropStale(now, ev)
 		return
 	}
@@ -96,10 +83,10 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) {
 		s.slots[slot] = slotUse{region: r, attempt: run.attempt, running: len(sl.Members)}
 		for _, v := range sl.Members {
 			s.taskSlot[v] = slot
-			if _, err := s.strategy.UpdateState(v, run.attempt, strategy.Deploying); err != nil {
+			if _, err := s.strategy.UpdateState(v, run.attempt, strategy.TaskDeploying); err != nil {
 				s.log.Debug("deploying state refused", zap.Error(err))
 			}
-			s.dep.Deploy(v, run.attempt, slot)
+			s.emitDeploy(v, run.attempt, slot, r)
 		}
 	}
 	s.log.Debug("region deployed", zap.Int32("region", int32(r)), zap.Int("slots", len(ev.Slots)))
@@ -117,24 +104,22 @@ func (s *Scheduler) dropStale(now time.Time, ev slotpool.Fulfilled) {
 			_ = s.pool.Release(now, id)
 		}
 	}
-	_ = s.pool.Forget(ev.Bulk)
 }
 
 // bulkFailed ends the job: a region can never get its slots.
 func (s *Scheduler) bulkFailed(now time.Time, ev slotpool.Failed) {
 	r := regionOfBulk(ev.Bulk)
-	if s.regions[r].bulk != ev.Bulk || s.state != Running {
+	if s.regions[r].bulk != ev.Bulk || s.state != JobRunning {
 		return
 	}
 	s.regions[r].bulk = 0
-	_ = s.pool.Forget(ev.Bulk)
 	s.fail(now, &RegionError{Region: r, Members: s.rs.MemberNames(r, 8), Slots: s.rs.SlotCount(r), Err: ev.Err})
 }
 
 // fail marks the job failed and stops everything: running tasks are
 // canceled, waiting bulks withdrawn, slots returned.
 func (s *Scheduler) fail(now time.Time, err error) {
-	s.state, s.err = Failed, err
+	s.setState(JobFailed, err)
 	all := make([]region.ID, len(s.regions))
 	for r := range all {
 		all[r] = region.ID(r)

@@ -1,34 +1,57 @@
-// Package scheduler is the glue a dataflow runtime uses to run one job:
-// it takes the region scheduling strategy's decisions (package strategy),
-// turns each region into one all-or-nothing bulk of slot requests (package
-// slotpool) — one request per slot the region needs after slot sharing,
-// with that slot's resource profile (package region) — deploys the
-// region's subtasks through the runtime's Deployer when the bulk is
-// fulfilled, reports task states back to the strategy, releases a shared
-// slot when its last task finishes, and fails over on a task failure or a
-// lost slot: it cancels the tasks of the regions to restart, returns their
-// slots and schedules the regions again.
+// Package scheduler is what a dataflow runtime drives to run one job: a
+// deterministic state machine that takes the region scheduling strategy's
+// decisions (package strategy), turns each region into one all-or-nothing
+// bulk of slot requests (package slotpool) — one request per slot the
+// region needs after slot sharing, with that slot's resource profile
+// (package region) — and tells the runtime which tasks to deploy in which
+// slot once the bulk is fulfilled, which to cancel when regions restart,
+// which slots went back, and when the job finished or failed.
 //
-// Like the strategy and the pool, a Scheduler is a deterministic state
-// machine with no goroutines and no clock: every call takes the current
-// time, and timeouts fire when the caller calls Tick at NextDeadline. The
-// runtime owns the event loop (a real one, or the virtual-time simulator
-// of package simulator) and calls the Scheduler on every event:
+// # The Ready loop
 //
-//	s := scheduler.New(region.FromJob(job, mode), deployer, scheduler.Config{})
-//	s.SetCapacity(now, cluster)         // optional: bulks that can never fit fail at once
-//	s.Offer(now, slots...)              // or plug an admission in Config.Admission
-//	s.Start(now)                        // source regions ask for slots
-//	// then, as the runtime observes them:
-//	s.TaskFinished(now, v, attempt)
-//	s.TaskFailed(now, v, attempt, lostPartitions...)
-//	s.SlotLost(now, slot)
-//	s.Tick(now)                         // at s.NextDeadline()
-//	s.State()                           // Running, Finished or Failed (Err says why)
+// Modelled on etcd's raft RawNode: the Scheduler has no goroutines, no
+// clock and no callbacks. Inputs are methods that take the current time;
+// outputs accumulate and are handed out as one Ready value, which the
+// runtime applies in field order (cancel, then deploy):
 //
-// The Deployer's methods are called synchronously from inside these calls
-// and must not call back into the Scheduler; a runtime reports the outcome
-// of a deployment later, as a new event. Cancel must stop the task before
-// the runtime reuses its slot: the Scheduler returns the slot to the pool
-// right after calling Cancel.
+//	s := scheduler.New(region.FromJob(job, mode), scheduler.Config{})
+//	s.SetCapacity(now, cluster)  // optional: regions that can never fit fail at once
+//	s.Offer(now, slots...)       // or plug an admission in Config.Admission
+//	s.Start(now)                 // source regions ask for slots
+//	for s.State() == scheduler.JobRunning {
+//		rd := s.Ready()
+//		for _, t := range rd.Cancel { /* stop t.Task */ }
+//		for _, d := range rd.Deploy { /* start d.Task, attempt d.Attempt, in d.Slot */ }
+//		// ... then, as the runtime observes them:
+//		s.TaskFinished(now, v, attempt)
+//		s.TaskFailed(now, v, attempt, lostPartitions...)
+//		s.SlotLost(now, slot)
+//		s.Tick(now)          // at rd.Deadline / s.NextDeadline()
+//	}
+//
+// Same inputs, same Ready values: the virtual-time simulator (package
+// simulator) and the tests drive it without a clock. Bad input returns a
+// typed error and changes nothing; time going backwards is refused with a
+// *TimeError. Reports about an attempt that a restart replaced are
+// ignored (they are normal after a failover).
+//
+// # The driver
+//
+// A runtime with real goroutines and a real clock uses Driver instead: it
+// owns one goroutine and one clock.Clock, takes inputs from any goroutine,
+// hands Ready values out through a channel and fires the timeouts itself
+// (its timer only posts to the loop):
+//
+//	d := scheduler.StartDriver(ctx, s, scheduler.DriverConfig{Clock: clock.New()})
+//	defer d.Stop()
+//	d.Start(ctx)
+//	for rd := range d.Ready() { ... d.TaskFinished(ctx, v, attempt) ... }
+//
+// # Admission
+//
+// With Config.Admission, an in-process queue-level admission (package
+// admission) grants the pool its slots inside the scheduler's calls. With
+// Config.Pool.Admission alone, the pool's asks and releases come out in
+// Ready.ToAdmission for an admission elsewhere, whose answers go in
+// through Admit.
 package scheduler

@@ -15,11 +15,11 @@ import (
 )
 
 func TestJobStateString(t *testing.T) {
-	assert.Equal(t, "created", Created.String())
-	assert.Equal(t, "running", Running.String())
-	assert.Equal(t, "finished", Finished.String())
-	assert.Equal(t, "failed", Failed.String())
-	assert.Equal(t, "invalid", JobState(9).String())
+	assert.Equal(t, "created", JobCreated.String())
+	assert.Equal(t, "running", JobRunning.String())
+	assert.Equal(t, "finished", JobFinished.String())
+	assert.Equal(t, "failed", JobFailed.String())
+	assert.Equal(t, "JobState(9)", JobState(9).String())
 }
 
 func TestBulkIDRoundTrip(t *testing.T) {
@@ -41,7 +41,7 @@ func TestNotRunning(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.AllBlocking)
 	h := newHarness(t, rs, Config{}, 1)
 	a0 := h.byName("A#0")
-	assert.Equal(t, Created, h.s.State())
+	assert.Equal(t, JobCreated, h.s.State())
 	assert.ErrorIs(t, h.s.TaskRunning(h.now, a0, 0), ErrNotRunning)
 	assert.ErrorIs(t, h.s.TaskFinished(h.now, a0, 0), ErrNotRunning)
 	assert.ErrorIs(t, h.s.TaskFailed(h.now, a0, 0), ErrNotRunning)
@@ -50,10 +50,10 @@ func TestNotRunning(t *testing.T) {
 	require.NoError(t, h.s.SlotLost(h.now, 2))
 	delete(h.inPool, 2)
 	h.start()
-	assert.Equal(t, Running, h.s.State())
+	assert.Equal(t, JobRunning, h.s.State())
 	assert.ErrorIs(t, h.s.Start(h.now), ErrAlreadyStarted)
 	h.drive()
-	require.Equal(t, Finished, h.s.State())
+	require.Equal(t, JobFinished, h.s.State())
 	assert.NoError(t, h.s.Err())
 	assert.ErrorIs(t, h.s.TaskRunning(h.now, a0, 0), ErrNotRunning)
 	assert.ErrorIs(t, h.s.TaskFinished(h.now, a0, 0), ErrNotRunning)
@@ -73,9 +73,9 @@ func TestBadReports(t *testing.T) {
 	a0, a1, b0 := h.byName("A#0"), h.byName("A#1"), h.byName("B#0")
 	require.Contains(t, h.f.running, a0)
 	require.NotContains(t, h.f.running, a1, "A#1 waits for the one slot")
-	st, err := h.s.Strategy().Vertex(a1)
+	st, err := h.s.strategy.Vertex(a1)
 	require.NoError(t, err)
-	require.Equal(t, strategy.Scheduled, st.State)
+	require.Equal(t, strategy.TaskScheduled, st.State)
 
 	n := topology.ExecutionVertexID(rs.Topology().NumExecutionVertices())
 	np := topology.ResultPartitionID(rs.Topology().NumPartitions())
@@ -124,7 +124,7 @@ func TestBadReports(t *testing.T) {
 	assert.ErrorIs(t, h.s.TaskFailed(h.now, a0, 0), strategy.ErrInvalidTransition)
 	h.check()
 	h.drive()
-	assert.Equal(t, Finished, h.s.State())
+	assert.Equal(t, JobFinished, h.s.State())
 	h.checkClean()
 }
 

@@ -12,17 +12,26 @@ import (
 )
 
 // SlotLost reports that a slot vanished (its machine is gone): the tasks
-// in it fail, and so do the blocking partitions its finished tasks wrote.
-// Every task still deploying or running in the slot is canceled through
-// the Deployer (the runtime forgets it; a late report of it is stale), the
-// first one counts as the failed task, and its region fails over like on
-// TaskFailed; tasks of the slot that had finished only lose their
-// partitions.
-// Slots that are free or held by a waiting region just leave the pool.
-// An unknown slot id returns the pool's *slotpool.SlotError.
-func (s *Scheduler) SlotLost(now time.Time, slot slotpool.SlotID) error {
-	if err := s.pool.Lose(now, slot); err != nil {
+// in it fail. Every task still deploying or running in the slot is
+// canceled (in Ready.Cancel: the runtime forgets it; a late report of it
+// is stale), the first one counts as the failed task, and its region
+// fails over like on TaskFailed; the blocking partitions of the tasks that
+// had finished in the slot while others ran on in it are lost too. A slot
+// whose tasks all ended went back to the pool: the scheduler no longer
+// knows which partitions were written there, so a runtime that loses a
+// machine reports those partitions in TaskFailed's lost list when a
+// consumer fails to read them. Slots that are free or held by a waiting
+// region just leave the pool.
+//
+// Errors: a *TimeError if now is before an earlier call's time; an
+// unknown slot id returns the pool's *slotpool.SlotError (errors.Is
+// slotpool.ErrUnknownSlot) in an *OpError. Nothing changes then.
+func (s *Scheduler) SlotLost(now time.Time, slot SlotID) error {
+	if err := s.checkTime(now); err != nil {
 		return err
+	}
+	if err := s.pool.Lose(now, slot); err != nil {
+		return s.wrap("slot-lost", -1, err)
 	}
 	s.drain(now)
 	return nil
@@ -38,7 +47,7 @@ func (s *Scheduler) slotLost(now time.Time, ev slotpool.Lost) {
 	}
 	delete(s.slots, ev.Slot)
 	run := &s.regions[use.region]
-	if s.state != Running || use.attempt != run.attempt {
+	if s.state != JobRunning || use.attempt != run.attempt {
 		return
 	}
 	slots, placed := run.slots, run.placed
@@ -55,16 +64,16 @@ func (s *Scheduler) slotLost(now time.Time, ev slotpool.Lost) {
 				continue
 			}
 			switch st.State {
-			case strategy.Deploying, strategy.Running:
-				s.dep.Cancel(v, use.attempt)
-				to := strategy.Canceled
+			case strategy.TaskDeploying, strategy.TaskRunning:
+				s.emitCancel(v, use.attempt)
+				to := strategy.TaskCanceled
 				if failed < 0 {
-					failed, to = v, strategy.Failed
+					failed, to = v, strategy.TaskFailed
 				}
 				if _, err := s.strategy.UpdateState(v, use.attempt, to); err != nil {
 					s.log.Debug("state of a task in a lost slot refused", zap.Error(err))
 				}
-			case strategy.Finished:
+			case strategy.TaskFinished:
 				ps, _ := s.strategy.BlockingPartitionsOf(v)
 				lost = append(lost, ps...)
 			}
@@ -85,9 +94,7 @@ func (s *Scheduler) failover(now time.Time, v topology.ExecutionVertexID, lost [
 	}
 	s.stats.Failovers++
 	s.stats.RegionRestarts += len(regions)
-	if s.obs != nil {
-		s.obs.Restarting(v, regions)
-	}
+	s.rd.Restarted = append(s.rd.Restarted, Restart{Failed: v, Regions: regions})
 	s.stopRegions(now, regions)
 	d, err := s.strategy.Restart(regions)
 	if err != nil {
@@ -121,7 +128,6 @@ func (s *Scheduler) withdraw(now time.Time, r region.ID) {
 		return
 	}
 	_ = s.pool.Cancel(now, run.bulk)
-	_ = s.pool.Forget(run.bulk)
 	run.bulk = 0
 	if run.deployed == 0 {
 		run.slots, run.placed = nil, nil
@@ -148,9 +154,9 @@ func (s *Scheduler) stopRegion(now time.Time, r region.ID) {
 			if err != nil || st.Attempt != run.attempt {
 				continue
 			}
-			if st.State == strategy.Deploying || st.State == strategy.Running {
-				s.dep.Cancel(v, run.attempt)
-				_, _ = s.strategy.UpdateState(v, run.attempt, strategy.Canceled)
+			if st.State == strategy.TaskDeploying || st.State == strategy.TaskRunning {
+				s.emitCancel(v, run.attempt)
+				_, _ = s.strategy.UpdateState(v, run.attempt, strategy.TaskCanceled)
 			}
 		}
 		delete(s.slots, slot)

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,13 +31,13 @@ func TestFailoverRestartsStrategyRegions(t *testing.T) {
 				for range int(seed) % 5 {
 					h.step()
 				}
-				require.Equal(t, Running, h.s.State())
+				require.Equal(t, JobRunning, h.s.State())
 				ids := h.f.runningIDs()
 				require.NotEmpty(t, ids)
 				v := ids[h.rng.IntN(len(ids))]
 				att := h.f.running[v].Attempt
 
-				want, err := h.s.Strategy().RegionsToRestart(v)
+				want, err := h.s.strategy.RegionsToRestart(v)
 				require.NoError(t, err)
 				// Who runs in those regions, and in which slots, now.
 				var victims []cancelCall
@@ -56,7 +57,7 @@ func TestFailoverRestartsStrategyRegions(t *testing.T) {
 				}
 				attemptBefore := map[region.ID]strategy.Attempt{}
 				for _, r := range want {
-					st, err := h.s.Strategy().Region(r)
+					st, err := h.s.strategy.Region(r)
 					require.NoError(t, err)
 					attemptBefore[r] = st.Attempt
 				}
@@ -83,11 +84,11 @@ func TestFailoverRestartsStrategyRegions(t *testing.T) {
 				}
 				assert.Equal(t, slotsOf, back, "slots returned by the restarted regions")
 				for _, r := range want {
-					st, err := h.s.Strategy().Region(r)
+					st, err := h.s.strategy.Region(r)
 					require.NoError(t, err)
 					assert.Equal(t, attemptBefore[r]+1, st.Attempt, "region %d", r)
 				}
-				assert.Equal(t, Stats{RegionsDeployed: h.s.Stats().RegionsDeployed, Failovers: 1, RegionRestarts: len(want)}, h.s.Stats())
+				assert.Equal(t, Stats{RegionsDeployed: h.stats().RegionsDeployed, Failovers: 1, RegionRestarts: len(want)}, h.stats())
 
 				// A late report of the failed attempt changes nothing.
 				before := h.snapshot()
@@ -99,12 +100,12 @@ func TestFailoverRestartsStrategyRegions(t *testing.T) {
 				assert.Equal(t, before, h.snapshot(), "stale reports changed something")
 
 				h.drive()
-				require.Equal(t, Finished, h.s.State())
+				require.Equal(t, JobFinished, h.s.State())
 				for _, r := range want {
 					_, ok := h.deployedIn[regionAttempt{r, attemptBefore[r] + 1}]
 					assert.True(t, ok, "region %d redeployed with attempt %d", r, attemptBefore[r]+1)
 				}
-				assert.Equal(t, rs.NumRegions()+len(want)-h.finishedUndeployed(want, attemptBefore), h.s.Stats().RegionsDeployed)
+				assert.Equal(t, rs.NumRegions()+len(want)-h.finishedUndeployed(want, attemptBefore), h.stats().RegionsDeployed)
 				h.checkClean()
 			}
 		})
@@ -124,28 +125,37 @@ func (h *harness) finishedUndeployed(want []region.ID, before map[region.ID]stra
 	return n
 }
 
-// snapshot is what a stale report must not change.
+// snap is what a stale report (or any refused input) must not change.
 type snap struct {
 	Stats    Stats
 	Pool     any
+	Waiting  []RegionID
+	Deployed []RegionID
+	Deadline time.Time
 	Deploys  int
 	Cancels  int
 	Releases int
 	Restarts int
+	Requests int
+	Jobs     int
 	Vertices []strategy.VertexStatus
 	State    JobState
 }
 
+// snapshot takes a snap of the harness's scheduler and runtime.
 func (h *harness) snapshot() snap {
 	var vs []strategy.VertexStatus
 	for v := range h.rs.Topology().NumExecutionVertices() {
-		st, err := h.s.Strategy().Vertex(topology.ExecutionVertexID(v))
+		st, err := h.s.Task(topology.ExecutionVertexID(v))
 		require.NoError(h.t, err)
 		vs = append(vs, st)
 	}
+	st := h.s.Status()
+	at, _ := h.s.NextDeadline()
 	return snap{
-		Stats: h.s.Stats(), Pool: h.s.Pool().Stats(),
+		Stats: st.Stats, Pool: st.Pool, Waiting: st.Waiting, Deployed: st.Deployed, Deadline: at,
 		Deploys: len(h.f.deploys), Cancels: len(h.f.cancels), Releases: len(h.f.releases), Restarts: len(h.f.restarts),
+		Requests: len(h.f.requests), Jobs: len(h.f.jobs),
 		Vertices: vs, State: h.s.State(),
 	}
 }
@@ -171,7 +181,7 @@ func TestLateFinishOfCanceledTaskIgnored(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, strategy.Attempt(1), d.Attempt)
 	h.drive()
-	assert.Equal(t, Finished, h.s.State())
+	assert.Equal(t, JobFinished, h.s.State())
 	h.checkClean()
 }
 
@@ -187,13 +197,13 @@ func TestFailoverWithLostPartitions(t *testing.T) {
 	h.finish(a0)
 	h.finish(h.byName("A#1"))
 	require.Contains(t, h.f.running, b0)
-	lost, err := h.s.Strategy().BlockingPartitionsOf(a0)
+	lost, err := h.s.strategy.BlockingPartitionsOf(a0)
 	require.NoError(t, err)
 	require.NotEmpty(t, lost)
-	want, err := h.s.Strategy().RegionsToRestart(b0, lost...)
+	want, err := h.s.strategy.RegionsToRestart(b0, lost...)
 	require.NoError(t, err)
 	require.Contains(t, want, rs.RegionOf(a0), "the producer of a lost partition restarts")
-	without, err := h.s.Strategy().RegionsToRestart(b0)
+	without, err := h.s.strategy.RegionsToRestart(b0)
 	require.NoError(t, err)
 	require.NotContains(t, without, rs.RegionOf(a0))
 
@@ -204,7 +214,7 @@ func TestFailoverWithLostPartitions(t *testing.T) {
 	assert.Contains(t, h.f.requests, regionAttempt{rs.RegionOf(a0), 1})
 	assert.NotContains(t, h.f.requests, regionAttempt{rs.RegionOf(b0), 1})
 	h.drive()
-	assert.Equal(t, Finished, h.s.State())
+	assert.Equal(t, JobFinished, h.s.State())
 	_, ok := h.deployedIn[regionAttempt{rs.RegionOf(a0), 1}]
 	assert.True(t, ok, "A#0 ran again")
 	assert.Less(t, h.deployedIn[regionAttempt{rs.RegionOf(a0), 1}], h.deployedIn[regionAttempt{rs.RegionOf(b0), 1}])
@@ -228,10 +238,10 @@ func TestFailoverWhileConsumerWaitsForSlots(t *testing.T) {
 	require.Contains(t, h.f.running, x)
 	h.finish(a) // {C, D} asks for 2 slots and waits
 	h.finish(x) // X's slot goes to {C, D}, the head; {Y} waits behind it
-	require.Len(t, h.s.Pool().Waiting(), 2)
+	require.Len(t, h.s.Status().Waiting, 2)
 	h.fail(b) // restarts {A, B} and {C, D}; Y must get a slot, once
 	h.drive()
-	assert.Equal(t, Finished, h.s.State())
+	assert.Equal(t, JobFinished, h.s.State())
 	h.checkClean()
 }
 

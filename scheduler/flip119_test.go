@@ -40,13 +40,15 @@ func TestFLIP119AllModes(t *testing.T) {
 				}
 
 				h.drive()
-				require.Equal(t, Finished, h.s.State())
+				require.Equal(t, JobFinished, h.s.State())
 				require.NoError(t, h.s.Err())
-				assert.Equal(t, rs.NumRegions(), h.s.Stats().RegionsDeployed)
-				assert.Equal(t, Stats{RegionsDeployed: rs.NumRegions()}, h.s.Stats())
+				assert.Equal(t, rs.NumRegions(), h.stats().RegionsDeployed)
+				assert.Equal(t, Stats{RegionsDeployed: rs.NumRegions()}, h.stats())
 				assert.LessOrEqual(t, h.f.maxUsed, rs.MinimumSlots())
 				assert.Len(t, h.f.deploys, rs.Topology().NumExecutionVertices())
 				assert.Empty(t, h.f.cancels)
+				assert.Empty(t, h.f.toAdm, "no admission, no messages for one")
+				assert.Equal(t, []JobChange{{State: JobRunning}, {State: JobFinished}}, h.f.jobs)
 
 				// Every slot a region got was released exactly once, after
 				// all its tasks finished (the fake checks "after").
@@ -58,7 +60,7 @@ func TestFLIP119AllModes(t *testing.T) {
 					assert.Equal(t, rs.SlotCount(region.ID(r)), released[regionAttempt{region.ID(r), 0}], "releases of region %d", r)
 				}
 				h.checkClean()
-				assert.Equal(t, rs.MinimumSlots(), h.s.Pool().Stats().Free)
+				assert.Equal(t, rs.MinimumSlots(), h.s.Status().Pool.Free)
 			}
 		})
 	}
@@ -99,7 +101,7 @@ func TestSharedSlotReleasedWithLastTask(t *testing.T) {
 	require.Len(t, h.f.releases, 1)
 	assert.Equal(t, releaseCall{Slot: pool, Region: 0, Attempt: 0}, h.f.releases[0])
 	h.drive()
-	assert.Equal(t, Finished, h.s.State())
+	assert.Equal(t, JobFinished, h.s.State())
 	h.checkClean()
 }
 
@@ -144,6 +146,6 @@ func TestBlockingInputsGateDeploys(t *testing.T) {
 		}
 		h.finish(ids[0])
 	}
-	assert.Equal(t, Finished, h.s.State())
+	assert.Equal(t, JobFinished, h.s.State())
 	h.checkClean()
 }

@@ -17,31 +17,32 @@ import (
 	"github.com/regionsched/regionsched/topology"
 )
 
+// t0 is the time every harness starts at.
 var t0 = time.Unix(0, 0).UTC()
 
-// deployCall is one Deployer.Deploy the scheduler made.
+// deployCall is one Ready.Deploy entry the runtime applied.
 type deployCall struct {
 	V       topology.ExecutionVertexID
 	Attempt strategy.Attempt
 	Slot    slotpool.SlotID
-	Call    int // the harness call (1, 2, ...) it happened in
+	Call    int // the harness call (1, 2, ...) whose Ready carried it
 }
 
-// cancelCall is one Deployer.Cancel the scheduler made.
+// cancelCall is one Ready.Cancel entry the runtime applied.
 type cancelCall struct {
 	V       topology.ExecutionVertexID
 	Attempt strategy.Attempt
 	Call    int
 }
 
-// releaseCall is one Observer.SlotReleased.
+// releaseCall is one Ready.Released entry.
 type releaseCall struct {
 	Slot    slotpool.SlotID
 	Region  region.ID
 	Attempt strategy.Attempt
 }
 
-// restartCall is one Observer.Restarting.
+// restartCall is one Ready.Restarted entry.
 type restartCall struct {
 	Failed  topology.ExecutionVertexID
 	Regions []region.ID
@@ -53,10 +54,12 @@ type regionAttempt struct {
 	A strategy.Attempt
 }
 
-// fakeRuntime is the recording fake Deployer and Observer. It records
-// every call, keeps the tasks the runtime runs (deployed and not finished,
-// failed or canceled) per slot, and checks on every Deploy what a runtime
-// can check on its own:
+// fakeRuntime is the recording fake runtime: a loop that applies each
+// Ready in field order (requests, restarts, cancels, released slots,
+// deploys, released partitions, job change, admission messages). It
+// records every entry, keeps the tasks the runtime runs (deployed and not
+// finished, failed or canceled) per slot, and checks what a runtime can
+// check on its own. On every deploy:
 //   - the vertex is not running already, and its attempt never goes down;
 //   - the slot is one the runtime has (offered, or granted by the cluster)
 //     and holds only tasks of the same region slot (same region and
@@ -64,6 +67,12 @@ type regionAttempt struct {
 //   - every blocking partition the vertex reads from outside its region
 //     was reported finished in the producer's current attempt;
 //   - the slot serves the profile of the vertex's region slot.
+//
+// On every cancel, that the task runs in that attempt; on every released
+// slot, that no task runs in it any more; on every request, that the
+// region asks for all its slots; on every Ready, that its deadline is the
+// scheduler's NextDeadline and that a job change to JobFailed, and only
+// that one, carries an error.
 //
 // Violations are reported with t.Errorf, so a run goes on and shows all.
 type fakeRuntime struct {
@@ -78,6 +87,9 @@ type fakeRuntime struct {
 	restarts []restartCall
 	requests []regionAttempt
 	freed    []topology.ResultPartitionID
+	jobs     []JobChange            // every Ready.Job, in order
+	toAdm    []slotpool.ToAdmission // every Ready.ToAdmission message, in order
+	jobState JobState               // the job state the Ready values said last
 
 	running map[topology.ExecutionVertexID]deployCall
 	bySlot  map[slotpool.SlotID][]topology.ExecutionVertexID
@@ -96,6 +108,8 @@ type fakeRuntime struct {
 	regionSlots [][]region.Slot
 }
 
+// newFakeRuntime returns a fake runtime for the regions of one job; its s
+// must be set before it applies a Ready.
 func newFakeRuntime(t testing.TB, rs *region.Regions) *fakeRuntime {
 	f := &fakeRuntime{
 		t:           t,
@@ -122,12 +136,60 @@ func newFakeRuntime(t testing.TB, rs *region.Regions) *fakeRuntime {
 	return f
 }
 
+// name renders a vertex as "A#0".
 func (f *fakeRuntime) name(v topology.ExecutionVertexID) string {
 	return f.rs.Topology().VertexName(v)
 }
 
-// Deploy implements Deployer.
-func (f *fakeRuntime) Deploy(v topology.ExecutionVertexID, attempt strategy.Attempt, slot slotpool.SlotID) {
+// sync drains the scheduler's Ready and applies it.
+func (f *fakeRuntime) sync() {
+	f.t.Helper()
+	f.apply(f.s.Ready())
+}
+
+// apply applies one Ready in field order, cancels before deploys; the
+// restarts go before the deploys too (a restarted region's results are
+// gone before anything is deployed again).
+func (f *fakeRuntime) apply(rd Ready) {
+	f.t.Helper()
+	for _, rq := range rd.Requests {
+		f.requested(rq)
+	}
+	for _, rs := range rd.Restarted {
+		f.restarting(rs)
+	}
+	for _, c := range rd.Cancel {
+		f.cancel(c.Task, c.Attempt)
+	}
+	for _, rl := range rd.Released {
+		f.slotReleased(releaseCall(rl))
+	}
+	for _, d := range rd.Deploy {
+		if r := f.rs.RegionOf(d.Task); r != d.Region {
+			f.t.Errorf("deploy %s@%d says region %d, it is in region %d", f.name(d.Task), d.Attempt, d.Region, r)
+		}
+		f.deploy(d.Task, d.Attempt, d.Slot)
+	}
+	f.freed = append(f.freed, rd.PartitionsReleased...)
+	if rd.Job != nil {
+		f.jobs = append(f.jobs, *rd.Job)
+		f.jobState = rd.Job.State
+		if (rd.Job.State == JobFailed) != (rd.Job.Err != nil) {
+			f.t.Errorf("job change to %v with error %v", rd.Job.State, rd.Job.Err)
+		}
+	}
+	f.toAdm = append(f.toAdm, rd.ToAdmission...)
+	at, ok := f.s.NextDeadline()
+	if !ok {
+		at = time.Time{}
+	}
+	if !rd.Deadline.Equal(at) {
+		f.t.Errorf("Ready.Deadline is %v, NextDeadline %v", rd.Deadline, at)
+	}
+}
+
+// deploy applies one Ready.Deploy entry.
+func (f *fakeRuntime) deploy(v topology.ExecutionVertexID, attempt strategy.Attempt, slot slotpool.SlotID) {
 	t := f.t
 	t.Helper()
 	d := deployCall{V: v, Attempt: attempt, Slot: slot, Call: f.call}
@@ -166,8 +228,9 @@ func (f *fakeRuntime) Deploy(v topology.ExecutionVertexID, attempt strategy.Atte
 	f.maxUsed = max(f.maxUsed, len(f.bySlot))
 }
 
-// Cancel implements Deployer.
-func (f *fakeRuntime) Cancel(v topology.ExecutionVertexID, attempt strategy.Attempt) {
+// cancel applies one Ready.Cancel entry: the task must run in that
+// attempt.
+func (f *fakeRuntime) cancel(v topology.ExecutionVertexID, attempt strategy.Attempt) {
 	f.t.Helper()
 	f.cancels = append(f.cancels, cancelCall{V: v, Attempt: attempt, Call: f.call})
 	d, ok := f.running[v]
@@ -190,39 +253,40 @@ func (f *fakeRuntime) ended(v topology.ExecutionVertexID) {
 	}
 }
 
-// Requested implements Observer.
-func (f *fakeRuntime) Requested(r region.ID, attempt strategy.Attempt, slots []region.Slot) {
-	f.requests = append(f.requests, regionAttempt{r, attempt})
-	if len(slots) != f.rs.SlotCount(r) {
-		f.t.Errorf("region %d asked for %d slots, needs %d", r, len(slots), f.rs.SlotCount(r))
+// requested applies one Ready.Requests entry: the region asks for every
+// slot it needs.
+func (f *fakeRuntime) requested(rq Request) {
+	f.t.Helper()
+	f.requests = append(f.requests, regionAttempt{rq.Region, rq.Attempt})
+	if len(rq.Slots) != f.rs.SlotCount(rq.Region) {
+		f.t.Errorf("region %d asked for %d slots, needs %d", rq.Region, len(rq.Slots), f.rs.SlotCount(rq.Region))
 	}
 }
 
-// SlotReleased implements Observer: the slot must hold no task any more.
-func (f *fakeRuntime) SlotReleased(slot slotpool.SlotID, r region.ID, attempt strategy.Attempt) {
-	f.releases = append(f.releases, releaseCall{slot, r, attempt})
-	if us := f.bySlot[slot]; len(us) > 0 {
-		f.t.Errorf("slot %d of region %d@%d released while %s still runs in it", slot, r, attempt, f.name(us[0]))
+// slotReleased applies one Ready.Released entry: the slot must hold no
+// task any more (the cancels of the same Ready were applied first).
+func (f *fakeRuntime) slotReleased(rl releaseCall) {
+	f.t.Helper()
+	f.releases = append(f.releases, rl)
+	if us := f.bySlot[rl.Slot]; len(us) > 0 {
+		f.t.Errorf("slot %d of region %d@%d released while %s still runs in it", rl.Slot, rl.Region, rl.Attempt, f.name(us[0]))
 	}
 }
 
-// PartitionsReleased implements Observer.
-func (f *fakeRuntime) PartitionsReleased(ps []topology.ResultPartitionID) {
-	f.freed = append(f.freed, ps...)
-}
-
-// Restarting implements Observer: restarted regions' results are gone.
-func (f *fakeRuntime) Restarting(failed topology.ExecutionVertexID, regions []region.ID) {
-	f.restarts = append(f.restarts, restartCall{failed, slices.Clone(regions)})
-	for _, r := range regions {
+// restarting applies one Ready.Restarted entry: the restarted regions'
+// results are gone.
+func (f *fakeRuntime) restarting(rs Restart) {
+	f.restarts = append(f.restarts, restartCall{rs.Failed, slices.Clone(rs.Regions)})
+	for _, r := range rs.Regions {
 		for _, v := range f.rs.Members(r) {
 			delete(f.finished, v)
 		}
 	}
 }
 
+// currentAttempt is the attempt of v's region now.
 func (f *fakeRuntime) currentAttempt(v topology.ExecutionVertexID) strategy.Attempt {
-	st, err := f.s.Strategy().Vertex(v)
+	st, err := f.s.Task(v)
 	require.NoError(f.t, err)
 	return st.Attempt
 }
@@ -274,8 +338,8 @@ func (f *fakeRuntime) deploysIn(c int) []deployCall {
 	return out
 }
 
-// harness drives a Scheduler with a fakeRuntime and checks the invariants
-// after every call.
+// harness drives a Scheduler with a fakeRuntime: after every input it
+// applies the Ready and checks the invariants.
 type harness struct {
 	t   testing.TB
 	s   *Scheduler
@@ -291,12 +355,11 @@ type harness struct {
 	checked    int // last call whose deploys were checked
 }
 
+// newHarness returns a harness around New(rs, cfg), whose random choices
+// follow seed.
 func newHarness(t testing.TB, rs *region.Regions, cfg Config, seed uint64) *harness {
 	f := newFakeRuntime(t, rs)
 	f.matching = cfg.Pool.Matching
-	if cfg.Observer == nil {
-		cfg.Observer = f
-	}
 	h := &harness{
 		t:          t,
 		f:          f,
@@ -307,7 +370,7 @@ func newHarness(t testing.TB, rs *region.Regions, cfg Config, seed uint64) *harn
 		inPool:     map[slotpool.SlotID]bool{},
 		deployedIn: map[regionAttempt]int{},
 	}
-	h.s = New(rs, f, cfg)
+	h.s = New(rs, cfg)
 	f.s = h.s
 	return h
 }
@@ -338,6 +401,7 @@ func (h *harness) provide(slots ...slotpool.Slot) {
 	}
 }
 
+// offer offers slots to the scheduler.
 func (h *harness) offer(slots ...slotpool.Slot) {
 	h.t.Helper()
 	h.provide(slots...)
@@ -349,11 +413,27 @@ func (h *harness) offer(slots ...slotpool.Slot) {
 	h.check()
 }
 
-func (h *harness) start() {
+// setCapacity declares the cluster's capacity.
+func (h *harness) setCapacity(capacity []resource.Count) {
 	h.t.Helper()
 	h.begin()
-	require.NoError(h.t, h.s.Start(h.now))
+	require.NoError(h.t, h.s.SetCapacity(h.now, capacity))
 	h.check()
+}
+
+// start starts the job, which must not fail at once.
+func (h *harness) start() {
+	h.t.Helper()
+	require.NoError(h.t, h.startErr())
+}
+
+// startErr starts the job and returns Start's error.
+func (h *harness) startErr() error {
+	h.t.Helper()
+	h.begin()
+	err := h.s.Start(h.now)
+	h.check()
+	return err
 }
 
 // running reports a deployed task running.
@@ -403,7 +483,7 @@ func (h *harness) tick(at time.Time) {
 	h.t.Helper()
 	h.now = at
 	h.begin()
-	h.s.Tick(h.now)
+	require.NoError(h.t, h.s.Tick(h.now))
 	h.check()
 }
 
@@ -424,7 +504,7 @@ func (h *harness) step() bool {
 	}
 	v := ids[h.rng.IntN(len(ids))]
 	if h.rng.IntN(3) == 0 {
-		if st, err := h.s.Strategy().Vertex(v); err == nil && st.State == strategy.Deploying {
+		if st, err := h.s.Task(v); err == nil && st.State == strategy.TaskDeploying {
 			h.running(v)
 		}
 	}
@@ -436,25 +516,28 @@ func (h *harness) step() bool {
 // nothing runs; it fails the test if the job stalls.
 func (h *harness) drive() {
 	h.t.Helper()
-	for i := 0; h.s.State() == Running; i++ {
+	for i := 0; h.s.State() == JobRunning; i++ {
 		require.Less(h.t, i, 100_000, "no end in sight")
 		if !h.step() {
-			require.Failf(h.t, "job stalls", "state %v, nothing runs, waiting bulks %v", h.s.State(), h.s.Pool().Waiting())
+			require.Failf(h.t, "job stalls", "state %v, nothing runs, waiting regions %v", h.s.State(), h.s.Status().Waiting)
 		}
 	}
 }
 
-// check verifies the invariants that hold between calls:
+// check applies the scheduler's Ready to the fake runtime and verifies the
+// invariants that hold between calls:
 //   - every region run deployed in this call deployed all its members in
 //     it, one pool slot per region slot, shared slots together, and no
 //     region run deploys in two calls;
 //   - the slots the runtime has tasks in are exactly the pool's in-use
 //     slots, each held by the bulk of the region run that runs in it;
 //   - no more slots are used than the runtime has;
-//   - the scheduler's own bookkeeping matches.
+//   - the job state the Ready values told is the scheduler's;
+//   - the scheduler's own bookkeeping and the pool's invariants hold.
 func (h *harness) check() {
 	h.t.Helper()
 	t, f, s := h.t, h.f, h.s
+	f.sync()
 	byRun := map[regionAttempt][]deployCall{}
 	var batch []deployCall
 	if h.checked < f.call {
@@ -486,13 +569,13 @@ func (h *harness) check() {
 			slotOfIdx[i], idxOfSlot[d.Slot] = d.Slot, i
 		}
 	}
-	st := s.Pool().Stats()
+	st := s.Status().Pool
 	if st.InUse != len(f.bySlot) {
 		t.Errorf("pool has %d slots in use, the runtime runs tasks in %d", st.InUse, len(f.bySlot))
 	}
 	for slot, vs := range f.bySlot {
 		d := f.running[vs[0]]
-		info, ok := s.Pool().Slot(slot)
+		info, ok := s.pool.Slot(slot)
 		want := bulkID(h.rs.RegionOf(d.V), d.Attempt)
 		if !ok || info.State != slotpool.SlotInUse || info.Bulk != want {
 			t.Errorf("slot %d runs %s@%d but the pool says %v %v bulk %d (want in-use by bulk %d)", slot, f.name(d.V), d.Attempt, ok, info.State, info.Bulk, want)
@@ -507,23 +590,36 @@ func (h *harness) check() {
 	if len(h.inPool) > 0 && len(f.bySlot) > len(h.inPool) {
 		t.Errorf("%d slots in use, only %d offered", len(f.bySlot), len(h.inPool))
 	}
+	if f.jobState != s.State() {
+		t.Errorf("the Ready values say the job is %v, it is %v", f.jobState, s.State())
+	}
+	if s.State() == JobFailed && len(f.jobs) > 0 && f.jobs[len(f.jobs)-1].Err != s.Err() {
+		t.Errorf("Ready.Job carries %v, Err is %v", f.jobs[len(f.jobs)-1].Err, s.Err())
+	}
+	if err := s.pool.CheckInvariants(); err != nil {
+		t.Errorf("pool: %v", err)
+	}
 }
 
 // checkClean verifies that a job that ended left nothing behind: no slot
-// in use, no waiting bulk, no bulk record in the pool.
+// in use, no waiting bulk, no bulk record in the pool, nothing left to
+// hand out.
 func (h *harness) checkClean() {
 	h.t.Helper()
-	st := h.s.Pool().Stats()
-	require.Zero(h.t, st.InUse, "slots in use")
-	require.Zero(h.t, st.Held, "slots held")
-	require.Zero(h.t, st.Waiting, "waiting bulks")
+	st := h.s.Status()
+	require.Zero(h.t, st.Pool.InUse, "slots in use")
+	require.Zero(h.t, st.Pool.Held, "slots held")
+	require.Zero(h.t, st.Pool.Waiting, "waiting bulks")
+	require.Empty(h.t, st.Waiting, "waiting regions")
+	require.Empty(h.t, st.Deployed, "deployed regions")
 	require.Empty(h.t, h.s.slots)
-	require.Empty(h.f.t, h.f.running)
+	require.Empty(h.t, h.f.running)
+	require.False(h.t, h.s.HasReady(), "a Ready is pending")
 	for r := range h.rs.NumRegions() {
-		rst, err := h.s.Strategy().Region(region.ID(r))
+		rst, err := h.s.strategy.Region(region.ID(r))
 		require.NoError(h.t, err)
 		for a := strategy.Attempt(0); a <= rst.Attempt; a++ {
-			require.Equal(h.t, slotpool.BulkUnknown, h.s.Pool().State(bulkID(region.ID(r), a)), "bulk of region %d@%d not forgotten", r, a)
+			require.Equal(h.t, slotpool.BulkUnknown, h.s.pool.State(bulkID(region.ID(r), a)), "bulk of region %d@%d not forgotten", r, a)
 		}
 		run := h.s.regions[r]
 		require.Zero(h.t, run.bulk, "region %d bulk", r)
@@ -531,6 +627,9 @@ func (h *harness) checkClean() {
 		require.Nil(h.t, run.slots, "region %d slots", r)
 	}
 }
+
+// stats returns the scheduler's counters.
+func (h *harness) stats() Stats { return h.s.Status().Stats }
 
 // flip119 decodes examples/jobs/flip119.json.
 func flip119(t testing.TB) *topology.JobGraph { return testjobs.FLIP119(t) }

@@ -17,10 +17,10 @@ import (
 func (h *harness) liveBulks() int {
 	n := 0
 	for r := range h.rs.NumRegions() {
-		st, err := h.s.Strategy().Region(region.ID(r))
+		st, err := h.s.strategy.Region(region.ID(r))
 		require.NoError(h.t, err)
 		for a := strategy.Attempt(0); a <= st.Attempt; a++ {
-			if h.s.Pool().State(bulkID(region.ID(r), a)) != slotpool.BulkUnknown {
+			if h.s.pool.State(bulkID(region.ID(r), a)) != slotpool.BulkUnknown {
 				n++
 			}
 		}
@@ -39,7 +39,7 @@ func TestLongRunForgetsBulks(t *testing.T) {
 		h.offer(h.unknownSlots(rs.MinimumSlots())...)
 		h.start()
 		failovers := 0
-		for i := 0; h.s.State() == Running; i++ {
+		for i := 0; h.s.State() == JobRunning; i++ {
 			require.Less(t, i, 100_000)
 			if failovers < 300 && h.rng.IntN(8) != 0 && len(h.f.running) > 0 {
 				ids := h.f.runningIDs()
@@ -57,20 +57,31 @@ func TestLongRunForgetsBulks(t *testing.T) {
 			}
 			require.True(t, h.step(), "stalls")
 		}
-		require.Equal(t, Finished, h.s.State(), "%v: %v", mode, h.s.Err())
-		assert.Equal(t, failovers, h.s.Stats().Failovers)
+		require.Equal(t, JobFinished, h.s.State(), "%v: %v", mode, h.s.Err())
+		assert.Equal(t, failovers, h.stats().Failovers)
 		assert.GreaterOrEqual(t, failovers, 50, "%v", mode)
 		assert.Zero(t, h.liveBulks())
 		h.checkClean()
 	}
 }
 
-// TestWithoutObserver: the same walk with no Observer configured.
-func TestWithoutObserver(t *testing.T) {
+// TestRuntimeReadsDeployOnly: the same walk by a runtime that looks only
+// at Ready.Cancel and Ready.Deploy and ignores the rest (requests,
+// releases, restarts, partitions, job changes).
+func TestRuntimeReadsDeployOnly(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.PointwisePipelinedOnly)
 	f := newFakeRuntime(t, rs)
-	s := New(rs, f, Config{})
+	s := New(rs, Config{})
 	f.s = s
+	apply := func() {
+		rd := s.Ready()
+		for _, c := range rd.Cancel {
+			f.cancel(c.Task, c.Attempt)
+		}
+		for _, d := range rd.Deploy {
+			f.deploy(d.Task, d.Attempt, d.Slot)
+		}
+	}
 	slots := make([]slotpool.Slot, rs.MinimumSlots())
 	for i := range slots {
 		slots[i] = slotpool.Slot{ID: slotpool.SlotID(i + 1)}
@@ -78,8 +89,9 @@ func TestWithoutObserver(t *testing.T) {
 	}
 	require.NoError(t, s.Offer(t0, slots...))
 	require.NoError(t, s.Start(t0))
+	apply()
 	failed := false
-	for s.State() == Running {
+	for s.State() == JobRunning {
 		ids := f.runningIDs()
 		require.NotEmpty(t, ids)
 		v := ids[0]
@@ -88,12 +100,15 @@ func TestWithoutObserver(t *testing.T) {
 		if !failed {
 			failed = true
 			require.NoError(t, s.TaskFailed(t0, v, d.Attempt))
+			apply()
 			continue
 		}
 		f.finished[v] = d.Attempt
 		require.NoError(t, s.TaskFinished(t0, v, d.Attempt))
+		apply()
 	}
-	assert.Equal(t, Finished, s.State())
-	assert.Equal(t, 1, s.Stats().Failovers)
-	assert.Equal(t, rs.MinimumSlots(), s.Pool().Stats().Free)
+	assert.Equal(t, JobFinished, s.State())
+	st := s.Status()
+	assert.Equal(t, 1, st.Stats.Failovers)
+	assert.Equal(t, rs.MinimumSlots(), st.Pool.Free)
 }

@@ -105,6 +105,8 @@ func randomCluster(rng *rand.Rand, rs *region.Regions) []resource.Profile {
 	}
 }
 
+// cmpProfile orders profiles: known before unknown, then by CPU, then by
+// memory.
 func cmpProfile(a, b resource.Profile) int {
 	if a.IsUnknown() != b.IsUnknown() {
 		if a.IsUnknown() {
@@ -151,22 +153,22 @@ func TestRandomJobsFinish(t *testing.T) {
 			require.True(t, v.Runnable, "cluster %v: %s", counts, v.Reason)
 
 			h := newHarness(t, rs, Config{}, seed)
-			h.s.SetCapacity(h.now, counts)
+			h.setCapacity(counts)
 			h.offer(h.sized(cluster...)...)
 			h.start()
 			failures := rng.IntN(4)
 			injected := 0
-			for i := 0; h.s.State() == Running; i++ {
+			for i := 0; h.s.State() == JobRunning; i++ {
 				require.Less(t, i, 100_000, "no end in sight")
 				if injected < failures && rng.IntN(4) == 0 && len(h.f.running) > 0 {
 					h.inject(rng)
 					injected++
 					continue
 				}
-				require.True(t, h.step(), "job stalls: nothing runs, waiting bulks %v, err %v", h.s.Pool().Waiting(), h.s.Err())
+				require.True(t, h.step(), "job stalls: nothing runs, waiting bulks %v, err %v", h.s.Status().Waiting, h.s.Err())
 			}
-			require.Equal(t, Finished, h.s.State(), "job failed: %v", h.s.Err())
-			assert.Equal(t, injected, h.s.Stats().Failovers)
+			require.Equal(t, JobFinished, h.s.State(), "job failed: %v", h.s.Err())
+			assert.Equal(t, injected, h.stats().Failovers)
 			assert.LessOrEqual(t, h.f.maxUsed, len(cluster))
 			h.checkClean()
 		})
@@ -192,11 +194,11 @@ func (h *harness) inject(rng *rand.Rand) {
 		slices.Sort(done)
 		var lost []topology.ResultPartitionID
 		if len(done) > 0 {
-			ps, err := h.s.Strategy().BlockingPartitionsOf(done[rng.IntN(len(done))])
+			ps, err := h.s.strategy.BlockingPartitionsOf(done[rng.IntN(len(done))])
 			require.NoError(h.t, err)
 			lost = ps
 		}
-		want, err := h.s.Strategy().RegionsToRestart(v, lost...)
+		want, err := h.s.strategy.RegionsToRestart(v, lost...)
 		require.NoError(h.t, err)
 		h.fail(v, lost...)
 		require.Equal(h.t, want, h.f.restarts[len(h.f.restarts)-1].Regions)

@@ -67,11 +67,11 @@ func TestSlotsOfDifferentSizes(t *testing.T) {
 			}
 			for seed := uint64(1); seed <= 10; seed++ {
 				h := newHarness(t, rs, Config{Pool: slotpool.Config{Matching: m}}, seed)
-				h.s.SetCapacity(h.now, counts)
+				h.setCapacity(counts)
 				h.offer(h.sized(cluster...)...)
 				h.start()
 				h.drive()
-				require.Equal(t, Finished, h.s.State(), "%v %v seed %d: %v", mode, m, seed, h.s.Err())
+				require.Equal(t, JobFinished, h.s.State(), "%v %v seed %d: %v", mode, m, seed, h.s.Err())
 				h.checkClean()
 				for _, d := range h.f.deploys {
 					need := h.f.slotProfOfV[d.V]
@@ -92,7 +92,7 @@ func TestSmallSlotsNeverServeLargeRegion(t *testing.T) {
 	v := rs.Check(resource.Tally(cluster), resource.FitsEveryDimension)
 	require.False(t, v.Runnable)
 	h := newHarness(t, rs, Config{}, 1)
-	h.s.SetCapacity(h.now, resource.Tally(cluster))
+	h.setCapacity(resource.Tally(cluster))
 	h.offer(h.sized(cluster...)...)
 	h.start()
 	h.drive()

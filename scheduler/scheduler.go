@@ -12,68 +12,39 @@ import (
 	"github.com/regionsched/regionsched/topology"
 )
 
-// Deployer is the runtime side of the scheduler.
-type Deployer interface {
-	// Deploy starts attempt `attempt` of subtask v in slot `slot`. v may
-	// have finished in an earlier attempt whose region was restarted; its
-	// earlier results are then void (every reader restarts as well).
-	Deploy(v topology.ExecutionVertexID, attempt strategy.Attempt, slot slotpool.SlotID)
-	// Cancel stops attempt `attempt` of subtask v, which is deployed: its
-	// region is restarted, or the job failed. It is also called for every
-	// task that ran in a slot reported lost (SlotLost, or revoked by the
-	// admission), so the runtime forgets it; that slot is not reused.
-	Cancel(v topology.ExecutionVertexID, attempt strategy.Attempt)
-}
-
-// Observer, if set in Config, learns what the scheduler does (for traces,
-// metrics and tests). Every method is optional to act on.
-type Observer interface {
-	// Requested: region r (attempt) asked the pool for these slots.
-	Requested(r region.ID, attempt strategy.Attempt, slots []region.Slot)
-	// SlotReleased: a slot went back to the pool (last task finished, or
-	// its tasks were canceled).
-	SlotReleased(slot slotpool.SlotID, r region.ID, attempt strategy.Attempt)
-	// PartitionsReleased: blocking partitions nobody needs any more.
-	PartitionsReleased(ps []topology.ResultPartitionID)
-	// Restarting: a failover of `failed` restarts these regions.
-	Restarting(failed topology.ExecutionVertexID, regions []region.ID)
-}
+// The types a runtime handles, under the names it looks for here, so that
+// runtime code needs no other package of the library to read a Ready.
+type (
+	// TaskID names one subtask (an execution vertex, written "ID#i").
+	TaskID = topology.ExecutionVertexID
+	// Attempt numbers the runs of a region; every report about a task
+	// carries the attempt it was deployed with.
+	Attempt = strategy.Attempt
+	// RegionID names a pipelined region.
+	RegionID = region.ID
+	// SlotID names a slot of the pool.
+	SlotID = slotpool.SlotID
+	// Slot is a slot offered to the pool.
+	Slot = slotpool.Slot
+	// PartitionID names a result partition.
+	PartitionID = topology.ResultPartitionID
+)
 
 // Config configures a Scheduler.
 type Config struct {
-	// Pool configures the slot pool (matching, fulfillability timeout). Its
-	// Logger is replaced by a child of Logger, and Admission is set when
-	// an Admission is given.
+	// Pool configures the slot pool (matching, fulfillability timeout,
+	// idle timeout). Its Logger is replaced by a child of Logger, and
+	// Admission is set when an Admission is given.
 	Pool slotpool.Config
-	// Admission, if set, is an in-process queue-level admission: the
-	// pool's demand goes to it and its grants, revocations and release
-	// confirmations come back (Pool.Admission is then set to true).
+	// Admission, if set, is an in-process queue-level admission (package
+	// admission): the pool's demand goes to it and its grants,
+	// revocations and release confirmations come back inside the
+	// Scheduler's calls. Without it, and with Pool.Admission set, the
+	// pool's messages come out in Ready.ToAdmission and the answers go in
+	// through Admit.
 	Admission slotpool.Admission
-	// Observer, if set, is told what happens.
-	Observer Observer
 	// Logger receives debug logs; nil means zap.NewNop().
 	Logger *zap.Logger
-}
-
-// JobState is where the job is.
-type JobState uint8
-
-// The states of a job.
-const (
-	Created  JobState = iota // Start not called yet
-	Running                  // started, not every region finished
-	Finished                 // every region finished
-	Failed                   // a region could not be served (see Err)
-)
-
-var jobStateNames = [...]string{"created", "running", "finished", "failed"}
-
-// String returns "created", "running", "finished" or "failed".
-func (s JobState) String() string {
-	if int(s) < len(jobStateNames) {
-		return jobStateNames[s]
-	}
-	return "invalid"
 }
 
 // Stats counts what the scheduler did.
@@ -103,14 +74,13 @@ type slotUse struct {
 	running int
 }
 
-// Scheduler runs one job (see the package comment).
+// Scheduler runs one job (see the package comment). It is not safe for
+// concurrent use; Driver runs one on its own goroutine.
 type Scheduler struct {
 	rs       *region.Regions
 	strategy *strategy.Strategy
 	pool     *slotpool.Pool
-	adm      slotpool.Admission
-	dep      Deployer
-	obs      Observer
+	link     *slotpool.Link
 	log      *zap.Logger
 
 	regions  []regionRun
@@ -121,11 +91,17 @@ type Scheduler struct {
 	err   error
 	stats Stats
 
+	last    time.Time // the time of the latest input that changed something
+	started bool      // last is set
+
+	rd       Ready   // what the next Ready call hands out
+	deployAt []int32 // per execution vertex: 1 + its index in rd.Deploy, or 0
+
 	requestBuf []slotpool.Request // scratch for request
 }
 
 // New creates a scheduler for the regions of one job.
-func New(rs *region.Regions, d Deployer, cfg Config) *Scheduler {
+func New(rs *region.Regions, cfg Config) *Scheduler {
 	log := cfg.Logger
 	if log == nil {
 		log = zap.NewNop()
@@ -135,28 +111,23 @@ func New(rs *region.Regions, d Deployer, cfg Config) *Scheduler {
 	if cfg.Admission != nil {
 		pc.Admission = true
 	}
+	pool := slotpool.New(pc)
+	n := rs.Topology().NumExecutionVertices()
 	return &Scheduler{
 		rs:       rs,
 		strategy: strategy.New(rs, strategy.WithLogger(log.Named("strategy"))),
-		pool:     slotpool.New(pc),
-		adm:      cfg.Admission,
-		dep:      d,
-		obs:      cfg.Observer,
+		pool:     pool,
+		link:     slotpool.NewLink(pool, cfg.Admission, log.Named("link")),
 		log:      log,
 		regions:  make([]regionRun, rs.NumRegions()),
-		taskSlot: make([]slotpool.SlotID, rs.Topology().NumExecutionVertices()),
+		taskSlot: make([]slotpool.SlotID, n),
 		slots:    map[slotpool.SlotID]slotUse{},
+		deployAt: make([]int32, n),
 	}
 }
 
-// Regions returns the job's regions.
+// Regions returns the job's regions (immutable).
 func (s *Scheduler) Regions() *region.Regions { return s.rs }
-
-// Strategy returns the strategy (read-only use: its queries).
-func (s *Scheduler) Strategy() *strategy.Strategy { return s.strategy }
-
-// Pool returns the slot pool (read-only use: its queries).
-func (s *Scheduler) Pool() *slotpool.Pool { return s.pool }
 
 // State returns the job state.
 func (s *Scheduler) State() JobState { return s.state }
@@ -164,68 +135,163 @@ func (s *Scheduler) State() JobState { return s.state }
 // Err returns why the job failed (a *RegionError), or nil.
 func (s *Scheduler) Err() error { return s.err }
 
-// Stats returns the counters.
-func (s *Scheduler) Stats() Stats { return s.stats }
+// Status is a read-only snapshot of a Scheduler.
+type Status struct {
+	// State is the job's state; Err why it failed (a *RegionError), or nil.
+	State JobState
+	Err   error
+	// Stats counts deployments and failovers so far.
+	Stats Stats
+	// Pool counts the pool's slots and waiting bulks.
+	Pool slotpool.Stats
+	// Waiting lists the regions that asked for slots and have not got
+	// them, in ascending id order.
+	Waiting []RegionID
+	// Deployed lists the regions whose tasks hold slots, ascending.
+	Deployed []RegionID
+}
 
-// SlotOf returns the slot subtask v is deployed in, if it is.
-func (s *Scheduler) SlotOf(v topology.ExecutionVertexID) (slotpool.SlotID, bool) {
+// Status returns a snapshot of the scheduler. It costs O(regions).
+func (s *Scheduler) Status() Status {
+	st := Status{State: s.state, Err: s.err, Stats: s.stats, Pool: s.pool.Stats()}
+	for r := range s.regions {
+		run := &s.regions[r]
+		if run.bulk != 0 {
+			st.Waiting = append(st.Waiting, RegionID(r))
+		}
+		if run.deployed != 0 {
+			st.Deployed = append(st.Deployed, RegionID(r))
+		}
+	}
+	return st
+}
+
+// Task returns what the scheduler knows of one task: its state and the
+// attempt of its region. An id out of range returns a
+// *strategy.UnknownVertexError in an *OpError.
+func (s *Scheduler) Task(v TaskID) (strategy.VertexStatus, error) {
 	st, err := s.strategy.Vertex(v)
-	if err != nil || (st.State != strategy.Deploying && st.State != strategy.Running) {
+	if err != nil {
+		return st, s.wrap("task", -1, err)
+	}
+	return st, nil
+}
+
+// SlotOf returns the slot task v is deployed in, if it is.
+func (s *Scheduler) SlotOf(v TaskID) (SlotID, bool) {
+	st, err := s.strategy.Vertex(v)
+	if err != nil || (st.State != strategy.TaskDeploying && st.State != strategy.TaskRunning) {
 		return 0, false
 	}
 	return s.taskSlot[v], true
 }
 
+// NextDeadline returns when Tick next has work to do (the pool's and the
+// admission's timeouts).
+func (s *Scheduler) NextDeadline() (time.Time, bool) { return s.link.NextDeadline() }
+
+// checkTime refuses a time before the latest time of an input that
+// changed something (drain records it), so a refused input moves nothing,
+// not even the clock.
+func (s *Scheduler) checkTime(now time.Time) error {
+	if s.started && now.Before(s.last) {
+		return &TimeError{Now: now, Last: s.last}
+	}
+	return nil
+}
+
 // Offer adds slots to the pool (a static cluster or the runtime's own
 // slots); FIFO hands them to the oldest waiting region that can use them.
-func (s *Scheduler) Offer(now time.Time, slots ...slotpool.Slot) error {
-	if err := s.pool.Offer(now, slots...); err != nil {
+//
+// Errors: a *TimeError if now is before an earlier call's time; a
+// *slotpool.SlotError in an *OpError (errors.Is slotpool.ErrDuplicateSlot)
+// if a slot id is already in the pool. Nothing changes then.
+func (s *Scheduler) Offer(now time.Time, slots ...Slot) error {
+	if err := s.checkTime(now); err != nil {
 		return err
+	}
+	if err := s.pool.Offer(now, slots...); err != nil {
+		return s.wrap("offer", -1, err)
 	}
 	s.drain(now)
 	return nil
 }
 
 // SetCapacity declares everything the cluster could ever give: a region
-// that cannot fit it fails at once instead of waiting for its timeout.
-func (s *Scheduler) SetCapacity(now time.Time, capacity []resource.Count) {
-	s.pool.SetCapacity(now, capacity)
-	s.drain(now)
-}
-
-// Start schedules the source regions.
-func (s *Scheduler) Start(now time.Time) error {
-	if s.state != Created {
-		return ErrAlreadyStarted
-	}
-	d, err := s.strategy.Start()
-	if err != nil {
+// that cannot fit it fails at once (and with it the job) instead of
+// waiting for its timeout. nil means unknown (the default).
+//
+// Errors: a *TimeError if now is before an earlier call's time.
+func (s *Scheduler) SetCapacity(now time.Time, capacity []resource.Count) error {
+	if err := s.checkTime(now); err != nil {
 		return err
 	}
-	s.state = Running
-	s.apply(now, d)
+	s.pool.SetCapacity(now, capacity)
 	s.drain(now)
 	return nil
 }
 
-// Tick fires the timeouts due at now (pool and admission).
-func (s *Scheduler) Tick(now time.Time) {
-	if s.adm != nil {
-		s.adm.Tick(now)
+// Start schedules the source regions: they ask for slots, and are
+// deployed at once if the pool has them.
+//
+// Errors: ErrAlreadyStarted on a second call; a *TimeError if now is
+// before an earlier call's time; and the job's *RegionError (errors.Is
+// ErrJobFailed) if the job failed at once because a region can never fit
+// the declared capacity. The Ready then says so as well.
+func (s *Scheduler) Start(now time.Time) error {
+	if s.state != JobCreated {
+		return ErrAlreadyStarted
 	}
-	s.pool.Tick(now)
+	if err := s.checkTime(now); err != nil {
+		return err
+	}
+	d, err := s.strategy.Start()
+	if err != nil {
+		return s.wrap("start", -1, err)
+	}
+	s.setState(JobRunning, nil)
+	s.apply(now, d)
 	s.drain(now)
+	if s.state == JobFailed {
+		return s.err
+	}
+	return nil
 }
 
-// NextDeadline returns when Tick next has work to do.
-func (s *Scheduler) NextDeadline() (time.Time, bool) {
-	t, ok := s.pool.NextDeadline()
-	if s.adm != nil {
-		if at, aok := s.adm.NextDeadline(); aok && (!ok || at.Before(t)) {
-			t, ok = at, true
+// Tick fires the timeouts due at now (pool and admission): a region whose
+// slots did not become available in time fails the job.
+//
+// Errors: a *TimeError if now is before an earlier call's time.
+func (s *Scheduler) Tick(now time.Time) error {
+	if err := s.checkTime(now); err != nil {
+		return err
+	}
+	s.link.Tick(now)
+	s.drain(now)
+	return nil
+}
+
+// Admit applies messages from an admission outside the scheduler (one
+// that read Ready.ToAdmission): grants, revocations, reclaims, release
+// confirmations and capacity. A revoked slot in use fails its task over.
+//
+// Errors: a *TimeError if now is before an earlier call's time; the first
+// message the pool rejects returns its *slotpool.SlotError (or an error
+// wrapping slotpool.ErrUnknownMessage) in an *OpError, and the messages after it are not
+// applied; the ones before it are.
+func (s *Scheduler) Admit(now time.Time, msgs ...slotpool.FromAdmission) error {
+	if err := s.checkTime(now); err != nil {
+		return err
+	}
+	var err error
+	for _, m := range msgs {
+		if err = s.pool.Admit(now, m); err != nil {
+			err = s.wrap("admit", -1, err)
+			break
 		}
 	}
-	return t, ok
+	s.drain(now)
+	return err
 }
 
 // bulkID names the bulk of region r's attempt: unique in the pool, and

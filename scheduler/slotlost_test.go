@@ -52,11 +52,11 @@ func TestSlotLostInUse(t *testing.T) {
 			assert.Equal(t, strategy.Attempt(1), d.Attempt)
 			assert.NotEqual(t, victim, d.Slot)
 		}
-		assert.Equal(t, Stats{RegionsDeployed: 2, Failovers: 1, RegionRestarts: 1}, h.s.Stats())
+		assert.Equal(t, Stats{RegionsDeployed: 2, Failovers: 1, RegionRestarts: 1}, h.stats())
 		h.drive()
-		assert.Equal(t, Finished, h.s.State())
+		assert.Equal(t, JobFinished, h.s.State())
 		h.checkClean()
-		assert.Equal(t, 4, h.s.Pool().Stats().Free)
+		assert.Equal(t, 4, h.s.Status().Pool.Free)
 	}
 }
 
@@ -81,20 +81,20 @@ func TestSlotLostWithFinishedTask(t *testing.T) {
 	require.Equal(t, slot, h.f.running[b].Slot, "A#0 and B#0 share a slot")
 	h.finish(a)
 	require.Contains(t, h.f.running, e, "E#0 reads A#0's finished partition")
-	lost, err := h.s.Strategy().BlockingPartitionsOf(a)
+	lost, err := h.s.strategy.BlockingPartitionsOf(a)
 	require.NoError(t, err)
-	want, err := h.s.Strategy().RegionsToRestart(b, lost...)
+	want, err := h.s.strategy.RegionsToRestart(b, lost...)
 	require.NoError(t, err)
 
 	h.lose(slot)
 	require.Len(t, h.f.restarts, 1)
 	assert.Equal(t, restartCall{Failed: b, Regions: want}, h.f.restarts[0])
 	assert.ElementsMatch(t, []cancelCall{{V: b, Call: h.f.call}, {V: e, Call: h.f.call}}, h.f.cancels)
-	st, err := h.s.Strategy().Vertex(a)
+	st, err := h.s.strategy.Vertex(a)
 	require.NoError(t, err)
 	assert.Equal(t, strategy.Attempt(1), st.Attempt)
 	h.drive()
-	assert.Equal(t, Finished, h.s.State())
+	assert.Equal(t, JobFinished, h.s.State())
 	_, again := h.deployedIn[regionAttempt{rs.RegionOf(e), 1}]
 	assert.True(t, again, "E ran again")
 	h.checkClean()
@@ -117,13 +117,13 @@ func TestSlotLostFree(t *testing.T) {
 	require.NotZero(t, free)
 	before := h.snapshot()
 	h.lose(free)
-	assert.Equal(t, before.Stats, h.s.Stats())
+	assert.Equal(t, before.Stats, h.stats())
 	assert.Equal(t, before.Vertices, h.snapshot().Vertices)
 	assert.Equal(t, before.Deploys, len(h.f.deploys))
 	assert.Equal(t, before.Cancels, len(h.f.cancels))
 	assert.Equal(t, before.Releases, len(h.f.releases))
 	assert.Empty(t, h.f.restarts)
-	_, ok := h.s.Pool().Slot(free)
+	_, ok := h.s.pool.Slot(free)
 	assert.False(t, ok)
 
 	// Unknown (and already lost) slot ids are the pool's typed error.
@@ -135,7 +135,7 @@ func TestSlotLostFree(t *testing.T) {
 		assert.ErrorIs(t, err, slotpool.ErrUnknownSlot)
 	}
 	h.drive()
-	assert.Equal(t, Finished, h.s.State())
+	assert.Equal(t, JobFinished, h.s.State())
 	h.checkClean()
 }
 
@@ -145,10 +145,10 @@ func TestSlotLostHeldByWaitingHead(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.PointwisePipelinedOnly)
 	h := newHarness(t, rs, Config{}, 1)
 	h.start() // no slots yet: every source region waits
-	require.NotEmpty(t, h.s.Pool().Waiting())
+	require.NotEmpty(t, h.s.Status().Waiting)
 	one := h.unknownSlots(1)
 	h.offer(one...)
-	info, ok := h.s.Pool().Slot(one[0].ID)
+	info, ok := h.s.pool.Slot(one[0].ID)
 	require.True(t, ok)
 	require.Equal(t, slotpool.SlotHeld, info.State, "region 0 needs %d slots", rs.SlotCount(0))
 	h.lose(one[0].ID)
@@ -156,6 +156,6 @@ func TestSlotLostHeldByWaitingHead(t *testing.T) {
 	assert.Empty(t, h.f.restarts)
 	h.offer(h.unknownSlots(rs.MinimumSlots())...)
 	h.drive()
-	assert.Equal(t, Finished, h.s.State())
+	assert.Equal(t, JobFinished, h.s.State())
 	h.checkClean()
 }

@@ -13,88 +13,103 @@ import (
 )
 
 // TaskRunning reports that a deployed task runs. A report of an attempt
-// that was replaced by a restart is ignored.
-func (s *Scheduler) TaskRunning(now time.Time, v topology.ExecutionVertexID, attempt strategy.Attempt) error {
-	return s.report(now, v, attempt, strategy.Running)
+// that a restart replaced is ignored.
+//
+// Errors: ErrNotRunning if the job is not running; a *TimeError if now is
+// before an earlier call's time; a strategy error in an *OpError for a
+// task that does not exist (strategy.ErrUnknownVertex), an attempt that
+// has not begun (strategy.ErrUnknownAttempt) or a report its state does
+// not allow (strategy.ErrInvalidTransition, e.g. a task never deployed).
+// Nothing changes then.
+func (s *Scheduler) TaskRunning(now time.Time, v TaskID, attempt Attempt) error {
+	return s.report(now, "task-running", v, attempt, strategy.TaskRunning)
 }
 
 // TaskFinished reports that a task finished: its slot is returned once
 // every task sharing it finished, and regions whose blocking inputs are
-// now complete ask for slots. A stale report is ignored.
-func (s *Scheduler) TaskFinished(now time.Time, v topology.ExecutionVertexID, attempt strategy.Attempt) error {
-	return s.report(now, v, attempt, strategy.Finished)
+// now complete ask for slots. A report of a replaced attempt is ignored.
+//
+// Errors: as TaskRunning.
+func (s *Scheduler) TaskFinished(now time.Time, v TaskID, attempt Attempt) error {
+	return s.report(now, "task-finished", v, attempt, strategy.TaskFinished)
 }
 
 // TaskFailed reports that a task failed. Its region, the producers of
 // unavailable inputs (lost: partitions the runtime knows are gone, e.g.
-// on a lost machine) and every consumer region downstream are restarted:
-// their tasks are canceled, their slots returned, and they are scheduled
-// again when their inputs are complete. A stale report is ignored. An
-// unknown lost partition returns a *strategy.UnknownPartitionError and
-// changes nothing.
-func (s *Scheduler) TaskFailed(now time.Time, v topology.ExecutionVertexID, attempt strategy.Attempt, lost ...topology.ResultPartitionID) error {
-	if err := s.checkReport(v, attempt, strategy.Failed); err != nil {
-		return ignoreStale(err)
+// on a lost machine) and every consumer region downstream restart: their
+// tasks are canceled, their slots returned, and they ask for slots again
+// when their inputs are complete (Ready.Restarted, Ready.Cancel). A
+// report of a replaced attempt is ignored.
+//
+// Errors: as TaskRunning, and an unknown lost partition returns a
+// *strategy.UnknownPartitionError in an *OpError. Nothing changes then.
+func (s *Scheduler) TaskFailed(now time.Time, v TaskID, attempt Attempt, lost ...PartitionID) error {
+	const op = "task-failed"
+	if err := s.checkReport(now, op, v, attempt, strategy.TaskFailed); err != nil {
+		return err
 	}
-	n := topology.ResultPartitionID(s.rs.Topology().NumPartitions())
+	n := PartitionID(s.rs.Topology().NumPartitions())
 	for _, p := range lost {
 		if p < 0 || p >= n {
-			return &strategy.UnknownPartitionError{Partition: p}
+			return s.wrap(op, v, &strategy.UnknownPartitionError{Partition: p})
 		}
 	}
-	if _, err := s.strategy.UpdateState(v, attempt, strategy.Failed); err != nil {
-		return ignoreStale(err)
+	if _, err := s.strategy.UpdateState(v, attempt, strategy.TaskFailed); err != nil {
+		return s.ignoreStale(op, v, err)
 	}
 	s.failover(now, v, lost)
 	s.drain(now)
 	return nil
 }
 
-func (s *Scheduler) report(now time.Time, v topology.ExecutionVertexID, attempt strategy.Attempt, to strategy.ExecutionState) error {
-	if err := s.checkReport(v, attempt, to); err != nil {
-		return ignoreStale(err)
+func (s *Scheduler) report(now time.Time, op string, v TaskID, attempt Attempt, to strategy.ExecutionState) error {
+	if err := s.checkReport(now, op, v, attempt, to); err != nil {
+		return err
 	}
 	d, err := s.strategy.UpdateState(v, attempt, to)
 	if err != nil {
-		return ignoreStale(err)
+		return s.ignoreStale(op, v, err)
 	}
-	if to == strategy.Finished {
+	if to == strategy.TaskFinished {
 		s.taskEnded(now, v)
-		if s.strategy.Finished() {
-			s.state = Finished
-		}
 	}
 	s.apply(now, d)
 	s.drain(now)
+	if to == strategy.TaskFinished && s.state == JobRunning && s.strategy.Finished() {
+		s.setState(JobFinished, nil)
+	}
 	return nil
 }
 
 // checkReport refuses what the strategy alone would accept but the
-// scheduler knows is wrong: any report while the job is not running, and
-// a report of a task of the current attempt that was never deployed
-// (Scheduled: its region still waits for slots, so no slot of it may be
-// counted out, and no partition of it can exist).
-func (s *Scheduler) checkReport(v topology.ExecutionVertexID, attempt strategy.Attempt, to strategy.ExecutionState) error {
-	if s.state != Running {
+// scheduler knows is wrong: any report while the job is not running, time
+// going back, and a report of a task of the current attempt that was
+// never deployed (Scheduled: its region still waits for slots, so no slot
+// of it may be counted out, and no partition of it can exist).
+func (s *Scheduler) checkReport(now time.Time, op string, v TaskID, attempt Attempt, to strategy.ExecutionState) error {
+	if s.state != JobRunning {
 		return ErrNotRunning
+	}
+	if err := s.checkTime(now); err != nil {
+		return err
 	}
 	st, err := s.strategy.Vertex(v)
 	if err != nil {
-		return err
+		return s.wrap(op, v, err)
 	}
-	if st.State == strategy.Scheduled && attempt == st.Attempt {
-		return &strategy.TransitionError{Vertex: v, Name: s.rs.Topology().VertexName(v), From: st.State, To: to}
+	if st.State == strategy.TaskScheduled && attempt == st.Attempt {
+		return s.wrap(op, v, &strategy.TransitionError{Vertex: v, Name: s.rs.Topology().VertexName(v), From: st.State, To: to})
 	}
 	return nil
 }
 
 // ignoreStale drops reports of replaced attempts, which are normal after a
 // failover; other errors are the caller's.
-func ignoreStale(err error) error {
+func (s *Scheduler) ignoreStale(op string, v TaskID, err error) error {
 	if errors.Is(err, strategy.ErrStaleAttempt) {
 		return nil
 	}
-	return err
+	return s.wrap(op, v, err)
 }
 
 // taskEnded counts a task out of its slot and returns the slot when it
@@ -119,18 +134,17 @@ func (s *Scheduler) returnSlot(now time.Time, r region.ID, slot slotpool.SlotID)
 		// The slot left the pool in this same call (a Lost event not
 		// handled yet): nothing to release or report.
 		s.log.Debug("slot release refused", zap.Error(err))
-	} else if s.obs != nil {
-		s.obs.SlotReleased(slot, r, s.regions[r].attempt)
+	} else {
+		s.rd.Released = append(s.rd.Released, Release{Slot: slot, Region: r, Attempt: s.regions[r].attempt})
 	}
 	s.slotGone(r)
 }
 
 // slotGone counts a placed slot of region r out; after the last one the
-// pool may forget the region's bulk.
+// region holds no slot (the pool retired its bulk).
 func (s *Scheduler) slotGone(r region.ID) {
 	run := &s.regions[r]
 	if run.inUse--; run.inUse == 0 && run.deployed != 0 {
-		_ = s.pool.Forget(run.deployed)
 		run.deployed = 0
 		run.slots, run.placed = nil, nil
 	}

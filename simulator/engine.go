@@ -12,6 +12,7 @@ import (
 
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -242,6 +243,9 @@ func (e *engine) result() (*Result, error) {
 	if err, failed := e.policy.stopped(); failed {
 		r.Verdict, r.Err = Failed, err
 		r.Reason = fmt.Sprintf("failed: %v", err)
+		if re := (*scheduler.RegionError)(nil); errors.As(err, &re) {
+			r.Reason = "failed: " + re.Reason() // the verdict says "failed" once
+		}
 		return r, nil
 	}
 	if e.model.unfinished == 0 {

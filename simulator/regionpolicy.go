@@ -6,7 +6,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/strategy"
@@ -16,8 +15,9 @@ import (
 // epoch is virtual time zero for the scheduler's time.Time arguments.
 var epoch = time.Unix(0, 0).UTC()
 
-// regionPolicy drives the library's scheduler: the engine is its
-// Deployer and Observer.
+// regionPolicy drives the library's scheduler: after every input it
+// applies the scheduler's Ready to the engine (requests and restarts are
+// recorded, cancels and deploys carried out).
 type regionPolicy struct {
 	e        *engine
 	sched    *scheduler.Scheduler
@@ -25,16 +25,45 @@ type regionPolicy struct {
 }
 
 func newRegionPolicy(e *engine) *regionPolicy {
-	p := &regionPolicy{e: e}
-	p.sched = scheduler.New(e.rs, p, scheduler.Config{
-		Pool:     slotpool.Config{Matching: e.cfg.Matching, Timeout: e.cfg.Timeout},
-		Observer: p,
-		Logger:   e.log,
-	})
-	return p
+	return &regionPolicy{e: e, sched: scheduler.New(e.rs, scheduler.Config{
+		Pool:   slotpool.Config{Matching: e.cfg.Matching, Timeout: e.cfg.Timeout},
+		Logger: e.log,
+	})}
 }
 
 func (p *regionPolicy) at() time.Time { return epoch.Add(p.e.now()) }
+
+// input hands one input to the scheduler and applies what it asks.
+func (p *regionPolicy) input(what string, err error) {
+	if err != nil {
+		p.e.log.Debug(what+" refused", zap.Error(err))
+	}
+	p.apply(p.sched.Ready())
+}
+
+// apply carries out one Ready in its field order.
+func (p *regionPolicy) apply(rd scheduler.Ready) {
+	for _, r := range rd.Restarted {
+		p.restarts = append(p.restarts, Restart{At: p.e.now(), Task: p.e.topo.VertexName(r.Failed), Regions: slices.Clone(r.Regions)})
+	}
+	for _, c := range rd.Cancel {
+		p.e.cancel(int32(c.Task))
+	}
+	// One request event per task. (Members of restarted regions that had
+	// finished run again when they are deployed; see engine.deploy.)
+	for _, req := range rd.Requests {
+		for _, s := range req.Slots {
+			for _, v := range s.Members {
+				p.e.model.tasks[v].attempt = int32(req.Attempt)
+				p.e.record(Request, int32(v), NoSlot)
+			}
+		}
+	}
+	for _, d := range rd.Deploy {
+		p.e.model.tasks[d.Task].attempt = int32(d.Attempt)
+		p.e.deploy(int32(d.Task), int32(d.Slot))
+	}
+}
 
 func (p *regionPolicy) start() {
 	slots := make([]slotpool.Slot, len(p.e.slots))
@@ -42,64 +71,22 @@ func (p *regionPolicy) start() {
 		slots[i] = slotpool.Slot{ID: slotpool.SlotID(i), Profile: p.e.slots[i].profile}
 	}
 	p.e.rng.Shuffle(len(slots), func(i, j int) { slots[i], slots[j] = slots[j], slots[i] })
-	p.sched.SetCapacity(p.at(), p.e.cfg.Cluster)
-	if err := p.sched.Offer(p.at(), slots...); err != nil {
-		p.e.log.Error("offering the cluster's slots", zap.Error(err))
-	}
-	if err := p.sched.Start(p.at()); err != nil {
-		p.e.log.Error("starting the job", zap.Error(err))
-	}
-}
-
-// Deploy implements scheduler.Deployer.
-func (p *regionPolicy) Deploy(v topology.ExecutionVertexID, attempt strategy.Attempt, slot slotpool.SlotID) {
-	p.e.model.tasks[v].attempt = int32(attempt)
-	p.e.deploy(int32(v), int32(slot))
-}
-
-// Cancel implements scheduler.Deployer.
-func (p *regionPolicy) Cancel(v topology.ExecutionVertexID, _ strategy.Attempt) {
-	p.e.cancel(int32(v))
-}
-
-// Requested implements scheduler.Observer: one request event per task.
-func (p *regionPolicy) Requested(_ region.ID, attempt strategy.Attempt, slots []region.Slot) {
-	for _, s := range slots {
-		for _, v := range s.Members {
-			p.e.model.tasks[v].attempt = int32(attempt)
-			p.e.record(Request, int32(v), NoSlot)
-		}
-	}
-}
-
-// SlotReleased implements scheduler.Observer (the engine traces releases itself).
-func (p *regionPolicy) SlotReleased(slotpool.SlotID, region.ID, strategy.Attempt) {}
-
-// PartitionsReleased implements scheduler.Observer.
-func (p *regionPolicy) PartitionsReleased([]topology.ResultPartitionID) {}
-
-// Restarting implements scheduler.Observer: it records the failover for
-// Result.Restarts. (Members of restarted regions that had finished run
-// again when the scheduler deploys them; see engine.deploy.)
-func (p *regionPolicy) Restarting(failed topology.ExecutionVertexID, regions []region.ID) {
-	p.restarts = append(p.restarts, Restart{At: p.e.now(), Task: p.e.topo.VertexName(failed), Regions: slices.Clone(regions)})
+	p.input("declaring the capacity", p.sched.SetCapacity(p.at(), p.e.cfg.Cluster))
+	p.input("offering the cluster's slots", p.sched.Offer(p.at(), slots...))
+	p.input("starting the job", p.sched.Start(p.at()))
 }
 
 func (p *regionPolicy) finished(v int32) {
-	if err := p.sched.TaskFinished(p.at(), topology.ExecutionVertexID(v), strategy.Attempt(p.e.model.tasks[v].attempt)); err != nil {
-		p.e.log.Debug("finish report refused", zap.Error(err))
-	}
+	p.input("finish report", p.sched.TaskFinished(p.at(), topology.ExecutionVertexID(v), strategy.Attempt(p.e.model.tasks[v].attempt)))
 }
 
 func (p *regionPolicy) failed(v, _ int32) {
-	if err := p.sched.TaskFailed(p.at(), topology.ExecutionVertexID(v), strategy.Attempt(p.e.model.tasks[v].attempt)); err != nil {
-		p.e.log.Debug("failure report refused", zap.Error(err))
-	}
+	p.input("failure report", p.sched.TaskFailed(p.at(), topology.ExecutionVertexID(v), strategy.Attempt(p.e.model.tasks[v].attempt)))
 }
 
 func (p *regionPolicy) afterEvent() {}
 
-func (p *regionPolicy) tick() { p.sched.Tick(p.at()) }
+func (p *regionPolicy) tick() { p.input("tick", p.sched.Tick(p.at())) }
 
 func (p *regionPolicy) nextDeadline() (time.Duration, bool) {
 	t, ok := p.sched.NextDeadline()
@@ -110,26 +97,25 @@ func (p *regionPolicy) nextDeadline() (time.Duration, bool) {
 }
 
 func (p *regionPolicy) stopped() (error, bool) {
-	return p.sched.Err(), p.sched.State() == scheduler.Failed
+	return p.sched.Err(), p.sched.State() == scheduler.JobFailed
 }
 
 // waitingForSlots lists the tasks of regions that asked for slots and
 // were not deployed.
 func (p *regionPolicy) waitingForSlots() []int32 {
 	var out []int32
-	st := p.sched.Strategy()
-	for v := range p.e.model.tasks {
-		if s, err := st.Vertex(topology.ExecutionVertexID(v)); err == nil && s.State == strategy.Scheduled {
+	for _, r := range p.sched.Status().Waiting {
+		for _, v := range p.e.rs.Members(r) {
 			out = append(out, int32(v))
 		}
 	}
 	return out
 }
 
-func (p *regionPolicy) done() bool { return p.sched.State() == scheduler.Finished }
+func (p *regionPolicy) done() bool { return p.sched.State() == scheduler.JobFinished }
 
 func (p *regionPolicy) stats(r *Result) {
-	s := p.sched.Stats()
+	s := p.sched.Status().Stats
 	r.RegionsScheduled, r.Failovers, r.RegionRestarts = s.RegionsDeployed, s.Failovers, s.RegionRestarts
 	r.Restarts = p.restarts
 }

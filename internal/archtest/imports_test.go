@@ -1,0 +1,57 @@
+package archtest
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/regionsched/regionsched/"
+
+// mustNotImport says, per package, which packages of the module it must
+// not import (directly), so that imports point one way (DESIGN.md
+// section 2): the pool and what sits behind it know nothing of graphs,
+// the core knows nothing of its drivers, nothing imports examples or cmd.
+var mustNotImport = map[string][]string{
+	"exchange":   {"resource", "topology", "region", "strategy", "slotpool", "admission", "scheduler", "simulator"},
+	"resource":   {"exchange", "topology", "region", "strategy", "slotpool", "admission", "scheduler", "simulator"},
+	"topology":   {"region", "strategy", "slotpool", "admission", "scheduler", "simulator"},
+	"region":     {"strategy", "slotpool", "admission", "scheduler", "simulator"},
+	"strategy":   {"slotpool", "admission", "scheduler", "simulator"},
+	"slotpool":   {"topology", "region", "strategy", "admission", "scheduler", "simulator"},
+	"admission":  {"topology", "region", "strategy", "scheduler", "simulator"},
+	"scheduler":  {"admission", "simulator", "regiontest"},
+	"simulator":  {"regiontest"},
+	"regiontest": {},
+}
+
+// TestImportsPointOneWay checks every non-test file of the library's
+// packages against mustNotImport, and that nothing imports examples/ or
+// cmd/.
+func TestImportsPointOneWay(t *testing.T) {
+	fset := token.NewFileSet()
+	for pkg, banned := range mustNotImport {
+		for _, path := range sourceFiles(t, pkg) {
+			f, err := parser.ParseFile(fset, filepath.Join(root, path), nil, parser.ImportsOnly)
+			require.NoError(t, err)
+			for _, imp := range f.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				local, ok := strings.CutPrefix(p, module)
+				if !ok {
+					continue
+				}
+				assert.NotContains(t, banned, local, "%s imports %s", path, p)
+				assert.False(t, strings.HasPrefix(local, "examples") || strings.HasPrefix(local, "cmd"), "%s imports %s", path, p)
+			}
+		}
+	}
+	_, err := os.Stat(filepath.Join(root, "go.mod"))
+	require.NoError(t, err, "root is the repository root")
+}

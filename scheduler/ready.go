@@ -1,0 +1,147 @@
+package scheduler
+
+import (
+	"time"
+
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/slotpool"
+	"github.com/regionsched/regionsched/strategy"
+)
+
+// Ready is everything the scheduler asks of the runtime, and tells an
+// observer, since the previous Ready: the outputs of the inputs in
+// between, in the order a runtime applies them. The caller owns the
+// slices.
+//
+// Apply it in field order: cancel first (a slot in Released or in Deploy
+// may be one a canceled task ran in), then deploy. A task deployed and
+// canceled between two Ready calls appears in neither list.
+type Ready struct {
+	// Requests lists the regions that asked the pool for slots (one bulk
+	// per region attempt), in the order they asked.
+	Requests []Request
+	// Cancel lists the tasks to stop: their region restarts, or the job
+	// failed, or their slot was lost. Their slots are not reused before
+	// the runtime has applied this Ready.
+	Cancel []Task
+	// Released lists the slots the scheduler gave back to the pool: every
+	// task in them finished or is in Cancel.
+	Released []Release
+	// Deploy lists the tasks to start, each in its slot, region by region
+	// (the tasks sharing a slot together).
+	Deploy []Deployment
+	// Restarted lists the failovers: a failed task and the regions it
+	// restarts (they ask for slots again once their inputs are complete).
+	Restarted []Restart
+	// PartitionsReleased lists blocking result partitions no consumer
+	// needs any more: the runtime may delete their data.
+	PartitionsReleased []PartitionID
+	// Job is set when the job's state changed: to JobRunning at Start, to
+	// JobFinished, or to JobFailed with the typed error (a *RegionError).
+	Job *JobChange
+	// ToAdmission lists the pool's messages for a queue-level admission
+	// outside the scheduler (Config.Pool.Admission without
+	// Config.Admission); the answers go in through Scheduler.Admit.
+	ToAdmission []slotpool.ToAdmission
+	// Deadline is when Tick next has work to do, as of the moment Ready
+	// was called; the zero time if none. (A Driver fires its timeouts
+	// itself; a Ready it held back while inputs arrived may carry a
+	// deadline that has moved since.)
+	Deadline time.Time
+}
+
+// Task names one attempt of a task.
+type Task struct {
+	Task    TaskID
+	Attempt Attempt
+}
+
+// Deployment asks the runtime to start attempt Attempt of task Task in
+// slot Slot. Every report about the task carries Attempt.
+type Deployment struct {
+	Task    TaskID
+	Attempt Attempt
+	Slot    SlotID
+	Region  RegionID
+}
+
+// Request says region Region (attempt Attempt) asked for these slots,
+// each with its members and resource profile.
+type Request struct {
+	Region  RegionID
+	Attempt Attempt
+	Slots   []region.Slot
+}
+
+// Release says a slot of region Region's attempt went back to the pool.
+type Release struct {
+	Slot    SlotID
+	Region  RegionID
+	Attempt Attempt
+}
+
+// Restart is one failover: task Failed failed (or its slot was lost) and
+// Regions restart.
+type Restart struct {
+	Failed  TaskID
+	Regions []RegionID
+}
+
+// JobChange is a new job state; Err is set for JobFailed.
+type JobChange struct {
+	State JobState
+	Err   error
+}
+
+// HasReady reports whether Ready has something to hand out (the deadline
+// alone does not count).
+func (s *Scheduler) HasReady() bool {
+	rd := &s.rd
+	return len(rd.Requests) > 0 || len(rd.Cancel) > 0 || len(rd.Released) > 0 || len(rd.Deploy) > 0 ||
+		len(rd.Restarted) > 0 || len(rd.PartitionsReleased) > 0 || rd.Job != nil || len(rd.ToAdmission) > 0
+}
+
+// Ready hands out what accumulated since the previous call and starts
+// afresh. It never fails and may be called at any time; a Ready with
+// nothing in it is valid.
+func (s *Scheduler) Ready() Ready {
+	rd := s.rd
+	s.rd = Ready{}
+	if len(rd.Deploy) > 0 {
+		kept := rd.Deploy[:0]
+		for _, d := range rd.Deploy {
+			if d.Task >= 0 {
+				s.deployAt[d.Task] = 0
+				kept = append(kept, d)
+			}
+		}
+		rd.Deploy = kept
+	}
+	if t, ok := s.NextDeadline(); ok {
+		rd.Deadline = t
+	}
+	return rd
+}
+
+// emitDeploy adds a task to the next Ready's Deploy list.
+func (s *Scheduler) emitDeploy(v TaskID, attempt strategy.Attempt, slot SlotID, r region.ID) {
+	s.rd.Deploy = append(s.rd.Deploy, Deployment{Task: v, Attempt: attempt, Slot: slot, Region: r})
+	s.deployAt[v] = int32(len(s.rd.Deploy))
+}
+
+// emitCancel asks the runtime to stop a task; a deployment of it not
+// handed out yet is withdrawn instead.
+func (s *Scheduler) emitCancel(v TaskID, attempt strategy.Attempt) {
+	if i := s.deployAt[v]; i > 0 && s.rd.Deploy[i-1].Attempt == attempt {
+		s.rd.Deploy[i-1].Task = -1 // dropped by Ready
+		s.deployAt[v] = 0
+		return
+	}
+	s.rd.Cancel = append(s.rd.Cancel, Task{Task: v, Attempt: attempt})
+}
+
+// setState records a job state change for the next Ready.
+func (s *Scheduler) setState(st JobState, err error) {
+	s.state, s.err = st, err
+	s.rd.Job = &JobChange{State: st, Err: err}
+}
