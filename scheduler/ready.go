@@ -14,7 +14,8 @@ import (
 // slices.
 //
 // Apply it in field order: cancel first (a slot in Released or in Deploy
-// may be one a canceled task ran in), then deploy. A task deployed and
+// may be one a canceled task ran in), delete released partitions, then
+// deploy. A task deployed and
 // canceled between two Ready calls appears in neither list.
 type Ready struct {
 	// Requests lists the regions that asked the pool for slots (one bulk
@@ -27,15 +28,16 @@ type Ready struct {
 	// Released lists the slots the scheduler gave back to the pool: every
 	// task in them finished or is in Cancel.
 	Released []Release
+	// PartitionsReleased lists blocking result partitions no consumer
+	// needs any more: the runtime may delete their data — before it
+	// applies Deploy, which may restart their producer to write them anew.
+	PartitionsReleased []PartitionID
 	// Deploy lists the tasks to start, each in its slot, region by region
 	// (the tasks sharing a slot together).
 	Deploy []Deployment
 	// Restarted lists the failovers: a failed task and the regions it
 	// restarts (they ask for slots again once their inputs are complete).
 	Restarted []Restart
-	// PartitionsReleased lists blocking result partitions no consumer
-	// needs any more: the runtime may delete their data.
-	PartitionsReleased []PartitionID
 	// Job is set when the job's state changed: to JobRunning at Start, to
 	// JobFinished, or to JobFailed with the typed error (a *RegionError).
 	Job *JobChange

@@ -1,0 +1,51 @@
+// Package engine is a small dataflow runtime on top of the regionsched
+// driver: it runs a job graph of word-count operators for real, with
+// goroutines, bounded channels and files, and lets the library decide what
+// runs when and where.
+//
+// # How the runtime maps onto the library
+//
+// Slots. The runtime owns N local slots. It declares them as the whole
+// cluster (Driver.SetCapacity, so a region that needs more slots than
+// exist fails the job at once with a *scheduler.RegionError instead of
+// waiting) and offers them to the scheduler's pool (Driver.Offer). A
+// task runs only when the scheduler deploys it into one of them; the
+// runtime checks that a slot only ever holds subtasks of distinct vertices
+// of one slot sharing group, and that a slot the scheduler says went back
+// is empty.
+//
+// The Ready loop. Run starts a scheduler.Driver with the real clock and
+// applies every Ready value it hands out: first Cancel (the attempt's
+// context is canceled and the loop waits for its goroutine to end, so a
+// slot is never used twice), then Released (checked), then
+// PartitionsReleased (the files are deleted), then Deploy; Job ends the
+// run. The loop is the only goroutine that creates or cancels attempts.
+//
+// Attempts. Every Deployment carries the attempt of its region; a task
+// is one goroutine per attempt, and every report it makes
+// (TaskRunning, TaskFinished, TaskFailed) names that attempt, so reports
+// of attempts a restart replaced are dropped by the scheduler. When a
+// task fails (an injected failure, Config.Fail), it reports TaskFailed
+// and the scheduler names the regions to restart: their running tasks come
+// back in Cancel and are stopped through their contexts, then the regions
+// are deployed again with a new attempt.
+//
+// Data. A pipelined edge is one bounded channel per consumer subtask and
+// region attempt, shared by the producers that feed it (SPEC section 1's
+// pointwise ranges, or all of them for all-to-all edges): a producer whose
+// consumer is not running really stalls. Both ends of a pipelined edge
+// are in one region, so a restart recreates its channels and whatever a
+// failed attempt had sent is dropped with them. A blocking edge is one
+// file per (producer, consumer) pair in a temporary directory, written
+// under a temporary name and renamed when the producer finishes, so a
+// failed or canceled producer leaves nothing behind and a restarted one
+// rewrites its files; consumers read them once the producer finished.
+// Records are routed by hash of the word (hash), round-robin
+// (rebalance, and rescale within a pointwise range), to every consumer
+// (broadcast) or to the one consumer (forward).
+//
+// Operators are named by vertex id (the part before an optional '.'):
+// text-source, tokenizer, counter, top-k and result-sink (see Operators).
+// The records the tasks of vertices without out-edges emit are the job's
+// result, taken from each task's last finished attempt.
+package engine

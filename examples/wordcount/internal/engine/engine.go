@@ -1,0 +1,254 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// DefaultFailAfter is how many records an attempt of Config.Fail
+// processes before it fails, when Config.FailAfter is not set.
+const DefaultFailAfter = 10
+
+// Config is one run of a job.
+type Config struct {
+	// Job is the graph; every vertex runs the operator its id names
+	// (Operators).
+	Job *topology.JobGraph
+	// Mode is the global data exchange mode.
+	Mode exchange.Mode
+	// Slots is the number of local slots, at least 1.
+	Slots int
+	// Text is the input: the lines the text sources read.
+	Text []string
+	// TopK is what the top-k operator keeps and the result's length; 0
+	// means every word.
+	TopK int
+	// Fail names subtasks ("ID#i") whose first attempt fails after it
+	// processed FailAfter records (or at the end of its input, if it
+	// has fewer), before it finishes.
+	Fail []string
+	// FailAfter: see Fail; 0 means DefaultFailAfter.
+	FailAfter int
+	// TempDir is where the directory of blocking results is made; "" means
+	// os.TempDir(). The directory is removed when Run returns.
+	TempDir string
+	// Clock is the clock of the driver and the timeline; nil means the
+	// wall clock.
+	Clock clock.Clock
+}
+
+// Result is what a run produced.
+type Result struct {
+	// Counts is the result: the words and their counts, ordered by count
+	// (largest first) then word, the first TopK of them if TopK > 0.
+	// Empty if the job failed.
+	Counts []WordCount
+	// Timeline lists the region attempts, in deployment order.
+	Timeline []RegionRun
+	// Stats is the scheduler's count of deployments and failovers.
+	Stats scheduler.Stats
+	// Regions and MinimumSlots describe the job's pipelined regions in
+	// the run's mode.
+	Regions, MinimumSlots int
+	// PeakSlots is the most slots that held a task at once.
+	PeakSlots int
+	// PartitionsReleased counts the blocking result partitions whose files
+	// were deleted during the run because the scheduler released them.
+	PartitionsReleased int
+}
+
+// Run runs a job to its end on cfg.Slots local slots, with the library's
+// scheduler deciding what runs when. It returns the result, or the
+// scheduler's *scheduler.RegionError if the job cannot run on these slots,
+// or the first error of the runtime (a task that could not read or write
+// its data, or a promise of the scheduler it saw broken). The Result is
+// non-nil whenever the job started (its timeline says how far it got).
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	e, err := newEngine(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(cfg.TempDir, "wordcount-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	e.dir = dir
+
+	ctx, cancel := context.WithCancel(ctx)
+	e.d = scheduler.StartDriver(ctx, scheduler.New(e.rs, scheduler.Config{}), scheduler.DriverConfig{Clock: e.clk})
+	defer func() {
+		cancel() // every attempt's context is a child
+		e.wg.Wait()
+		e.d.Stop()
+	}()
+	e.start, e.runCtx = e.clk.Now(), ctx
+	res := &Result{Regions: e.rs.NumRegions(), MinimumSlots: e.rs.MinimumSlots()}
+	err = e.run(ctx)
+	res.PartitionsReleased = e.released
+	e.mu.Lock()
+	res.Timeline, res.PeakSlots = e.timeline.snapshot(), e.slots.peak
+	e.mu.Unlock()
+	if st, serr := e.d.Status(ctx); serr == nil {
+		res.Stats = st.Stats
+	}
+	if err != nil {
+		return res, err
+	}
+	res.Counts, err = e.collect()
+	return res, err
+}
+
+// run declares and offers the slots, starts the job and applies Ready
+// values until the job ended.
+func (e *engine) run(ctx context.Context) error {
+	capacity := []resource.Count{{Profile: resource.Unknown, N: e.cfg.Slots}}
+	if err := e.d.SetCapacity(ctx, capacity); err != nil {
+		return err
+	}
+	if err := e.d.Offer(ctx, e.slots.slots()...); err != nil {
+		return err
+	}
+	if err := e.d.Start(ctx); err != nil {
+		return err // a *scheduler.RegionError if a region can never fit
+	}
+	return e.loop(ctx)
+}
+
+// engine is the state of one run.
+type engine struct {
+	cfg   Config
+	rs    *region.Regions
+	topo  *topology.ExecutionTopology
+	ops   []operator // per job vertex
+	clk   clock.Clock
+	d     *scheduler.Driver
+	dir   string
+	start time.Time
+	// runCtx is the parent of every attempt's context.
+	runCtx context.Context
+
+	// Owned by the Ready loop.
+	runs        map[scheduler.TaskID]*attempt
+	pipes       map[pipeKey]*pipe
+	partitions  map[scheduler.PartitionID]*blockingResult
+	failPending map[scheduler.TaskID]bool
+	released    int // blocking partitions deleted
+
+	wg    sync.WaitGroup // the attempts' goroutines
+	fatal chan error     // the first error of a task goroutine
+
+	mu       sync.Mutex // guards what task goroutines share with the loop:
+	slots    *slotTable
+	timeline *timeline
+	outputs  map[scheduler.TaskID]taskOutput // the result records of sink tasks
+}
+
+// taskOutput is what the last finished attempt of a sink task emitted.
+type taskOutput struct {
+	attempt scheduler.Attempt
+	records []Record
+}
+
+// newEngine checks the configuration and prepares a run.
+func newEngine(cfg Config) (*engine, error) {
+	if cfg.Job == nil {
+		return nil, errors.New("no job")
+	}
+	if cfg.Slots < 1 {
+		return nil, fmt.Errorf("slots must be at least 1, not %d", cfg.Slots)
+	}
+	if cfg.FailAfter <= 0 {
+		cfg.FailAfter = DefaultFailAfter
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.New()
+	}
+	rs := region.FromJob(cfg.Job, cfg.Mode)
+	e := &engine{
+		cfg:         cfg,
+		rs:          rs,
+		topo:        rs.Topology(),
+		clk:         cfg.Clock,
+		runs:        map[scheduler.TaskID]*attempt{},
+		pipes:       map[pipeKey]*pipe{},
+		partitions:  map[scheduler.PartitionID]*blockingResult{},
+		failPending: map[scheduler.TaskID]bool{},
+		fatal:       make(chan error, 1),
+		slots:       newSlotTable(cfg.Slots),
+		timeline:    newTimeline(),
+		outputs:     map[scheduler.TaskID]taskOutput{},
+	}
+	job := cfg.Job
+	for jv := range job.NumVertices() {
+		id := job.Vertex(jv).ID
+		op, err := operatorOf(id, cfg.Text, cfg.TopK)
+		if err != nil {
+			return nil, err
+		}
+		isSource := len(job.InEdges(jv)) == 0
+		if wantSource := op.source; isSource != wantSource {
+			if isSource {
+				return nil, fmt.Errorf("vertex %q has no input: only a %s may", id, TextSource)
+			}
+			return nil, fmt.Errorf("vertex %q: a %s takes no input", id, TextSource)
+		}
+		e.ops = append(e.ops, op.run)
+	}
+	for _, name := range cfg.Fail {
+		v, err := e.topo.ParseVertexName(name)
+		if err != nil {
+			return nil, fmt.Errorf("--fail: %w", err)
+		}
+		e.failPending[v] = true
+	}
+	return e, nil
+}
+
+// since returns the time since the start of the run.
+func (e *engine) since() time.Duration { return e.clk.Since(e.start) }
+
+// abort records the first fatal error of a task goroutine; the Ready loop
+// returns it.
+func (e *engine) abort(err error) {
+	select {
+	case e.fatal <- err:
+	default:
+	}
+}
+
+// collect sums what the sink tasks' last attempts emitted and ranks it.
+func (e *engine) collect() ([]WordCount, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	counts := map[string]int64{}
+	job := e.cfg.Job
+	for jv := range job.NumVertices() {
+		if len(job.OutEdges(jv)) > 0 {
+			continue
+		}
+		r := e.topo.VerticesOf(jv)
+		for v := r.Start; v < r.End; v++ {
+			out, ok := e.outputs[scheduler.TaskID(v)]
+			if !ok {
+				return nil, fmt.Errorf("job finished but %s never did", e.topo.VertexName(scheduler.TaskID(v)))
+			}
+			for _, rec := range out.records {
+				counts[rec.Key] += rec.N
+			}
+		}
+	}
+	return Rank(counts, e.cfg.TopK), nil
+}

@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/regionsched/regionsched/scheduler"
+)
+
+// loop applies the driver's Ready values until the job finished (nil),
+// failed (its *scheduler.RegionError), a task goroutine hit a fatal error,
+// or ctx is done.
+func (e *engine) loop(ctx context.Context) error {
+	for {
+		select {
+		case rd, ok := <-e.d.Ready():
+			if !ok {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				return scheduler.ErrStopped
+			}
+			if err := e.apply(rd); err != nil {
+				return err
+			}
+			if rd.Job != nil {
+				switch rd.Job.State {
+				case scheduler.JobFinished:
+					return nil
+				case scheduler.JobFailed:
+					return rd.Job.Err
+				}
+			}
+		case err := <-e.fatal:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// apply carries out one Ready: cancel first, then check the released
+// slots, then delete the released partitions' files, then deploy. (Files
+// go before deploys, not after as the fields are ordered: a producer
+// deployed again in the same Ready then rewrites its partition instead of
+// losing it; no deployment can need a partition released with it.)
+func (e *engine) apply(rd scheduler.Ready) error {
+	cause := map[scheduler.RegionID]string{}
+	for _, r := range rd.Restarted {
+		for _, reg := range r.Regions {
+			cause[reg] = e.topo.VertexName(r.Failed) + " failed"
+		}
+	}
+	for _, c := range rd.Cancel {
+		e.cancel(c, cause)
+	}
+	e.mu.Lock()
+	for _, r := range rd.Released {
+		if err := e.slots.checkReleased(r.Slot); err != nil {
+			e.mu.Unlock()
+			return err
+		}
+	}
+	e.mu.Unlock()
+	for _, p := range rd.PartitionsReleased {
+		e.released++
+		delete(e.partitions, p)
+		if err := os.RemoveAll(partitionDir(e.dir, p)); err != nil {
+			return err
+		}
+	}
+	if err := e.deploy(rd.Deploy); err != nil {
+		return err
+	}
+	return nil
+}
+
+// cancel stops a task attempt and waits for its goroutine to end, so that
+// its slot is free before anything is deployed into it.
+func (e *engine) cancel(c scheduler.Task, cause map[scheduler.RegionID]string) {
+	a := e.runs[c.Task]
+	if a == nil || a.attempt != c.Attempt {
+		return
+	}
+	a.cancel()
+	<-a.done
+	outcome := "canceled"
+	if why, ok := cause[a.region]; ok {
+		outcome += ": " + why
+	}
+	e.mu.Lock()
+	e.timeline.end(runKey{a.region, a.attempt}, outcome, e.since())
+	e.mu.Unlock()
+}
+
+// deploy starts the deployed tasks: first every attempt is placed in its
+// slot and registers the blocking partitions it will write, then each is
+// wired to its inputs and outputs and started (a region's tasks come in
+// one Ready, so both ends of its channels exist by then).
+func (e *engine) deploy(deps []scheduler.Deployment) error {
+	started := make([]*attempt, 0, len(deps))
+	for _, dep := range deps {
+		if old := e.runs[dep.Task]; old != nil {
+			select {
+			case <-old.done:
+			default:
+				if !old.reported.Load() {
+					return fmt.Errorf("scheduler deployed %s attempt %d while attempt %d still runs and was not canceled",
+						old.name, dep.Attempt, old.attempt)
+				}
+				<-old.done // it finished or failed and is only reporting it
+			}
+		}
+		a := e.newAttempt(dep)
+		e.mu.Lock()
+		err := e.slots.place(dep.Slot, occupant{task: a.task, name: a.name, vertex: a.vertex, group: e.cfg.Job.Vertex(a.vertex).SlotSharingGroup})
+		if err == nil {
+			e.timeline.deployed(runKey{a.region, a.attempt}, a.name, a.slot, e.since())
+		}
+		e.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		for _, edge := range e.cfg.Job.OutEdges(a.vertex) {
+			if !e.topo.PartitionType(int(edge)).IsPipelined() {
+				p := e.topo.PartitionOf(int(edge), a.task)
+				e.partitions[p] = &blockingResult{attempt: a.attempt, done: make(chan struct{})}
+			}
+		}
+		e.runs[dep.Task] = a
+		started = append(started, a)
+	}
+	for _, a := range started {
+		if err := e.wire(a); err != nil {
+			return err
+		}
+	}
+	for _, a := range started {
+		e.wg.Add(1)
+		go e.execute(a)
+	}
+	return nil
+}
+
+// report handles the driver's answer to a task's report: the ones a
+// runtime sees when an attempt was canceled or the run ended are fine,
+// anything else is fatal.
+func (e *engine) report(a *attempt, what string, err error) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, scheduler.ErrStopped) ||
+		errors.Is(err, scheduler.ErrNotRunning) {
+		return
+	}
+	e.abort(fmt.Errorf("%s %s attempt %d: %w", what, a.name, a.attempt, err))
+}

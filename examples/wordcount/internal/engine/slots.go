@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/regionsched/regionsched/scheduler"
+)
+
+// occupant is a task attempt running in a slot.
+type occupant struct {
+	task   scheduler.TaskID
+	name   string
+	vertex int
+	group  string // slot sharing group
+}
+
+// slotTable is the runtime's local slots and what runs in each. It checks
+// what the scheduler promises: a task is deployed only into a slot the
+// runtime offered, a slot holds at most one subtask of each vertex and
+// only vertices of one slot sharing group, and a slot that went back is
+// empty. Guarded by engine.mu.
+type slotTable struct {
+	offered map[scheduler.SlotID]bool
+	in      map[scheduler.SlotID][]occupant
+	peak    int // most slots in use at once
+}
+
+// newSlotTable makes n slots, ids 1 ... n.
+func newSlotTable(n int) *slotTable {
+	t := &slotTable{offered: map[scheduler.SlotID]bool{}, in: map[scheduler.SlotID][]occupant{}}
+	for i := 1; i <= n; i++ {
+		t.offered[scheduler.SlotID(i)] = true
+	}
+	return t
+}
+
+// slots returns the slots to offer.
+func (t *slotTable) slots() []scheduler.Slot {
+	out := make([]scheduler.Slot, 0, len(t.offered))
+	for i := 1; i <= len(t.offered); i++ {
+		out = append(out, scheduler.Slot{ID: scheduler.SlotID(i)})
+	}
+	return out
+}
+
+// place puts a task into a slot.
+func (t *slotTable) place(slot scheduler.SlotID, o occupant) error {
+	if !t.offered[slot] {
+		return fmt.Errorf("scheduler deployed %s into slot %d, which the runtime never offered", o.name, slot)
+	}
+	for _, other := range t.in[slot] {
+		if other.vertex == o.vertex || other.group != o.group {
+			return fmt.Errorf("scheduler deployed %s into slot %d, which still runs %s", o.name, slot, other.name)
+		}
+	}
+	t.in[slot] = append(t.in[slot], o)
+	t.peak = max(t.peak, len(t.in))
+	return nil
+}
+
+// leave takes a task out of its slot.
+func (t *slotTable) leave(slot scheduler.SlotID, task scheduler.TaskID) {
+	ts := t.in[slot]
+	for i, o := range ts {
+		if o.task == task {
+			ts = append(ts[:i], ts[i+1:]...)
+			break
+		}
+	}
+	if len(ts) == 0 {
+		delete(t.in, slot)
+	} else {
+		t.in[slot] = ts
+	}
+}
+
+// checkReleased checks that a slot the scheduler gave back is empty.
+func (t *slotTable) checkReleased(slot scheduler.SlotID) error {
+	if ts := t.in[slot]; len(ts) > 0 {
+		return fmt.Errorf("scheduler released slot %d while %s still runs in it", slot, ts[0].name)
+	}
+	return nil
+}
