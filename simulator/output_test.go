@@ -392,3 +392,32 @@ func TestWriteSVGTooFewSlots(t *testing.T) {
 	assert.Empty(t, st.slotLabels)
 	assert.Zero(t, st.bars)
 }
+
+// Utilization splits into time in which work progressed and time slots
+// were held by tasks that could not progress; a deadlocked run's waiting
+// is not work.
+func TestUtilizationSplitsWorkAndWaiting(t *testing.T) {
+	for _, mode := range modes {
+		rs := region.FromJob(flip119(t), mode)
+		x, err := rs.Topology().ParseVertexName("C#1")
+		require.NoError(t, err)
+		for _, policy := range []simulator.Policy{simulator.RegionPolicy, simulator.EagerPolicy} {
+			for seed := uint64(1); seed <= 5; seed++ {
+				res := run(t, simulator.Config{Regions: rs, Cluster: slots(4), Policy: policy, Seed: seed, Record: true,
+					Failures: []simulator.Failure{{Task: x, After: 300 * time.Millisecond}}})
+				assert.InDelta(t, res.Utilization, res.WorkUtilization+res.HeldWaiting, 1e-9, "%v %v seed %d", mode, policy, seed)
+				assert.GreaterOrEqual(t, res.HeldWaiting, 0.0)
+				assert.Equal(t, len(res.Events), res.TraceEvents, "every trace event is counted")
+				if res.Verdict == simulator.Deadlock && res.Makespan > 0 {
+					assert.Less(t, res.WorkUtilization, res.Utilization, "%v %v seed %d: waiting in a deadlock is not work", mode, policy, seed)
+				}
+			}
+		}
+	}
+	res := run(t, simulator.Config{Regions: region.FromJob(flip119(t), exchange.AllPipelined), Cluster: slots(4), Policy: simulator.EagerPolicy, Seed: 1})
+	require.Equal(t, simulator.Deadlock, res.Verdict)
+	assert.InDelta(t, 3.0/8, res.WorkUtilization, 1e-9, "B#1 works 0-2 s, A#0 and A#1 0-1 s, of 4 slots for 2 s")
+	assert.InDelta(t, 5.0/8, res.HeldWaiting, 1e-9)
+	assert.Equal(t, 21, res.TraceEvents, "counted even when not recorded")
+	assert.Empty(t, res.Events)
+}

@@ -74,9 +74,10 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			}
 		}
 		out := c.OutOrStdout()
-		fmt.Fprintf(out, "job %q: mode %s, policy %s, %d slots, seed %d\n", job.Name(), mode.mode, policy, res.Slots, seed)
-		fmt.Fprintf(out, "makespan:          %d ms\n", res.Makespan.Milliseconds())
-		fmt.Fprintf(out, "slot utilization:  %.1f%%\n", 100*res.Utilization)
+		fmt.Fprintf(out, "job %q: mode %s, policy %s, %s, seed %d\n", job.Name(), mode.mode, policy, count(res.Slots, "slot"), seed)
+		fmt.Fprintf(out, "makespan:          %d ms of virtual time, until the last event\n", res.Makespan.Milliseconds())
+		fmt.Fprintf(out, "slot utilization:  %.1f%% of slot time with work progressing\n", 100*res.WorkUtilization)
+		fmt.Fprintf(out, "held waiting:      %.1f%% of slot time held by tasks that could not progress\n", 100*res.HeldWaiting)
 		if policy == simulator.EagerPolicy {
 			fmt.Fprintf(out, "tasks deployed:    %s of %s\n", count(res.RegionsScheduled, "deployment"), count(rs.Topology().NumExecutionVertices(), "task"))
 		} else {
@@ -86,7 +87,8 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		for _, r := range res.Restarts {
 			fmt.Fprintf(out, "  at %d ms %s failed: restarted regions %s\n", r.At.Milliseconds(), r.Task, idRanges(r.Regions))
 		}
-		fmt.Fprintf(out, "events:            %d\n", res.Processed)
+		fmt.Fprintf(out, "simulation steps:  %d (task progress ends and slot-request timeouts handled); %s\n",
+			res.Processed, count(res.TraceEvents, "trace event"))
 		fmt.Fprintln(out, res.Reason)
 		if !res.Verdict.OK() {
 			return negative(res.Reason)
