@@ -89,7 +89,9 @@ func TestJobViewAgreesWithGonumSimpleGraph(t *testing.T) {
 			assert.False(t, v.HasEdgeFromTo(bad, 0))
 			assert.Nil(t, v.Edge(0, bad))
 		}
-		byID := func(nodes []graph.Node) { slices.SortFunc(nodes, func(a, b graph.Node) int { return int(a.ID() - b.ID()) }) }
+		byID := func(nodes []graph.Node) {
+			slices.SortFunc(nodes, func(a, b graph.Node) int { return int(a.ID() - b.ID()) })
+		}
 		want, wantErr := topo.SortStabilized(ref, byID)
 		got, gotErr := topo.SortStabilized(v, byID)
 		assert.Equal(t, wantErr == nil, gotErr == nil)
