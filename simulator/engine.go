@@ -73,7 +73,13 @@ type engine struct {
 
 func newEngine(cfg Config) *engine {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
-	e := &engine{cfg: cfg, rs: cfg.Regions, topo: cfg.Regions.Topology(), rng: rng, log: cfg.Logger}
+	rs := cfg.Regions
+	if cfg.Policy == RegionPolicy {
+		// Ask for the slots region.Check judges: a region whose locality
+		// packing does not fit the cluster gets its resource-aware packing.
+		rs = rs.ForCluster(cfg.Cluster, cfg.Matching)
+	}
+	e := &engine{cfg: cfg, rs: rs, topo: cfg.Regions.Topology(), rng: rng, log: cfg.Logger}
 	if e.log == nil {
 		e.log = zap.NewNop()
 	}
@@ -82,7 +88,7 @@ func newEngine(cfg Config) *engine {
 	// The cluster's real size still counts for utilization.
 	tasks := e.topo.NumExecutionVertices()
 	for _, c := range cfg.Cluster {
-		e.clusterSize += c.N
+		e.clusterSize = min(e.clusterSize+c.N, region.MaxClusterSlots) // Run checked the total
 		for range min(c.N, tasks) {
 			e.slots = append(e.slots, slotRec{profile: c.Profile})
 		}

@@ -163,10 +163,8 @@ func Run(cfg Config) (*Result, error) {
 	if cfg.Regions == nil {
 		return nil, errors.New("simulator: Config.Regions is nil")
 	}
-	for _, c := range cfg.Cluster {
-		if c.N < 0 {
-			return nil, fmt.Errorf("simulator: negative slot count %d", c.N)
-		}
+	if _, err := region.ClusterSize(cfg.Cluster); err != nil {
+		return nil, fmt.Errorf("simulator: %w", err)
 	}
 	if err := checkFailures(cfg); err != nil {
 		return nil, err

@@ -283,8 +283,12 @@ func TestCheckExampleJobsAtMinimumSlots(t *testing.T) {
 }
 
 // TestCheckMLExampleCluster: the sized cluster of examples/jobs/README.md
-// runs ml-feature-pipeline.json in every mode; with single-gpu slots it
-// does not, because train and evaluate share a slot and need two gpus.
+// runs ml-feature-pipeline.json in every mode. With single-gpu slots the
+// locality packing puts train#i and evaluate#i in one slot needing two
+// gpus; where such a pair is a region of its own, the resource-aware
+// packing gives each its own single-gpu slot and the job runs (and the
+// simulation, which asks for that packing, finishes); all-pipelined needs
+// four gpu slots at once and does not run.
 func TestCheckMLExampleCluster(t *testing.T) {
 	const job = "../../examples/jobs/ml-feature-pipeline.json"
 	enough := writeTemp(t, "enough.json", `{"slots": [{"count": 6, "resources": {"cpuMillis": 2250, "memoryMB": 4608}},
@@ -298,15 +302,26 @@ func TestCheckMLExampleCluster(t *testing.T) {
 			assert.True(t, strings.HasPrefix(ok.stdout, "deadlock-free:"), ok.stdout)
 
 			short := execCLI(t, "", "check", "--mode", mode, "--cluster", oneGPU, job)
-			if mode == "all-blocking" {
-				// train and evaluate are separate regions, one gpu each.
+			sim := execCLI(t, "", "simulate", "--mode", mode, "--cluster", oneGPU, job)
+			switch mode {
+			case "all-blocking": // train and evaluate are separate regions, one gpu each
 				assert.Equal(t, 0, short.code, short.stdout)
+				assert.Contains(t, short.stdout, "packing: locality")
+			case "all-pipelined":
+				assert.Equal(t, 1, short.code, "stdout: %s\nstderr: %s", short.stdout, short.stderr)
+				assert.True(t, strings.HasPrefix(short.stdout, "not runnable:"), short.stdout)
+				assert.Contains(t, short.stdout, "gpu=2")
+				assert.Regexp(t, `region \d+ `, short.stdout)
+				assert.Equal(t, 1, sim.code, sim.stdout)
 				return
+			default:
+				assert.Equal(t, 0, short.code, "stdout: %s\nstderr: %s", short.stdout, short.stderr)
+				assert.True(t, strings.HasPrefix(short.stdout, "deadlock-free:"), short.stdout)
+				assert.Contains(t, short.stdout, "packing: resource-aware")
+				assert.Contains(t, short.stdout, "{train#0} + {evaluate#0}")
 			}
-			assert.Equal(t, 1, short.code, "stdout: %s\nstderr: %s", short.stdout, short.stderr)
-			assert.True(t, strings.HasPrefix(short.stdout, "not runnable:"), short.stdout)
-			assert.Contains(t, short.stdout, "gpu=2")
-			assert.Regexp(t, `region \d+ `, short.stdout)
+			assert.Equal(t, 0, sim.code, "stdout: %s\nstderr: %s", sim.stdout, sim.stderr)
+			assert.Contains(t, sim.stdout, "finished:")
 		})
 	}
 }
