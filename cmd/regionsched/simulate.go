@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -24,21 +23,24 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		Short: "Run a job in virtual time on the example executor",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 1 {
-				return badInput(fmt.Errorf("%s: several jobs on one cluster (SPEC.md section 5) are not supported by this version; give one job file", c.CommandPath()))
+				return badInput(fmt.Errorf("several jobs on one cluster (SPEC.md section 5) are not supported by this version; give one job file"))
 			}
 			return exactArgs(1)(c, args)
 		},
 	}
 	cluster := addClusterFlags(c)
-	c.Flags().StringVar(&policyName, "policy", "region", "scheduling policy: region (the library) or eager (the baseline without regions and bulks)")
+	c.Flags().StringVar(&policyName, "policy", "region", "scheduling policy: region (the library) or eager (the baseline without regions and bulks); case-insensitive")
 	c.Flags().Uint64Var(&seed, "seed", 1, "seed for the order of simultaneous events and slot offers")
-	c.Flags().StringVar(&traceFile, "trace", "", "write the trace as JSON Lines to FILE")
-	c.Flags().StringVar(&svgFile, "svg", "", "draw the timeline as SVG to FILE")
+	c.Flags().StringVar(&traceFile, "trace", "", "write the trace as JSON Lines to FILE (- for standard output; the summary then goes to standard error)")
+	c.Flags().StringVar(&svgFile, "svg", "", "draw the timeline as SVG to FILE (- for standard output; the summary then goes to standard error)")
 	c.Flags().StringArrayVar(&fails, "fail", nil, "make the first attempt of subtask ID#i fail after MS ms of progress (ID#i@MS, repeatable)")
 	c.RunE = func(c *cobra.Command, args []string) error {
-		policy, err := simulator.ParsePolicy(policyName)
+		policy, err := parsePolicy(policyName)
 		if err != nil {
-			return badInput(fmt.Errorf("--policy: %w", err))
+			return err
+		}
+		if err := checkOutputs(traceFile, svgFile); err != nil {
+			return err
 		}
 		slots, job, err := cluster.loadWithJob(c, args[0], stdin)
 		if err != nil {
@@ -58,7 +60,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			return badInput(err)
 		}
 		if traceFile != "" {
-			if err := writeFile(traceFile, func(w io.Writer) error { return simulator.WriteTrace(w, res.Events) }); err != nil {
+			if err := writeOutput(c, traceFile, func(w io.Writer) error { return simulator.WriteTrace(w, res.Events) }); err != nil {
 				return err
 			}
 		}
@@ -69,11 +71,11 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 					count(res.RegionsScheduled, deployUnit(policy)), count(res.Failovers, "restart"), res.Verdict),
 				Slots: timelineRows(res), Regions: rs.NumRegions(), Makespan: res.Makespan, Events: res.Events,
 			}
-			if err := writeFile(svgFile, func(w io.Writer) error { return simulator.WriteSVG(w, tl) }); err != nil {
+			if err := writeOutput(c, svgFile, func(w io.Writer) error { return simulator.WriteSVG(w, tl) }); err != nil {
 				return err
 			}
 		}
-		out := c.OutOrStdout()
+		out := summaryWriter(c, traceFile, svgFile)
 		fmt.Fprintf(out, "job %q: mode %s, policy %s, %s, seed %d\n", job.Name(), mode.mode, policy, count(res.Slots, "slot"), seed)
 		fmt.Fprintf(out, "makespan:          %d ms of virtual time, until the last event\n", res.Makespan.Milliseconds())
 		fmt.Fprintf(out, "slot utilization:  %.1f%% of slot time with work progressing\n", 100*res.WorkUtilization)
@@ -96,19 +98,6 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		return nil
 	}
 	return c
-}
-
-// writeFile creates path and writes it with write.
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return badInput(fmt.Errorf("cannot write %s: %w", path, err))
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // count renders "1 restart" or "3 restarts".
