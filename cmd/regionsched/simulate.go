@@ -67,9 +67,13 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		if svgFile != "" {
 			tl := simulator.Timeline{
 				Title: fmt.Sprintf("%s — %s, %s policy, %d slots", job.Name(), mode.mode, policy, res.Slots),
-				Subtitle: fmt.Sprintf("makespan %d ms, utilization %.0f%%, %s, %s — %s", res.Makespan.Milliseconds(), 100*res.Utilization,
-					count(res.RegionsScheduled, deployUnit(policy)), count(res.Failovers, "restart"), res.Verdict),
+				Subtitle: fmt.Sprintf("makespan %d ms; slot time: %.0f%% with work progressing, %.0f%% held while waiting; %s, %s", res.Makespan.Milliseconds(),
+					100*res.WorkUtilization, 100*res.HeldWaiting, count(res.RegionsScheduled, deployUnit(policy)), count(res.Failovers, "restart")),
 				Slots: timelineRows(res), Regions: rs.NumRegions(), Makespan: res.Makespan, Events: res.Events,
+				Verdict: res.Verdict, Reason: res.Reason,
+			}
+			if policy == simulator.EagerPolicy { // no regions: colour by job vertex
+				tl.ColorBy = simulator.ColorByVertex
 			}
 			if err := writeOutput(c, svgFile, func(w io.Writer) error { return simulator.WriteSVG(w, tl) }); err != nil {
 				return err
