@@ -419,8 +419,8 @@ func TestREADMECallsTheBuiltBinary(t *testing.T) {
 	data, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	readme := string(data)
-	assert.Contains(t, readme, "go install ./cmd/regionsched")
-	assert.Contains(t, readme, "$ bin/regionsched ")
+	assert.True(t, strings.Contains(readme, "go install ./cmd/regionsched"), "the README says how to put regionsched on PATH")
+	assert.True(t, strings.Contains(readme, "$ bin/regionsched "), "the README's examples call bin/regionsched")
 	for i, line := range strings.Split(readme, "\n") {
 		trimmed := strings.TrimSpace(line)
 		assert.False(t, strings.HasPrefix(trimmed, "$ regionsched") || strings.HasPrefix(trimmed, "regionsched "),
