@@ -127,8 +127,11 @@ type Verdict struct {
 // that reads an unbounded one through pipelined edges) never comes back.
 // Region r is judged next to every such slot of the regions that can take
 // their slots before r does: all but r's descendants in the region graph
-// (those only run after r was deployed). Every slot held forever must
-// also fit the cluster at once. When a region fails, Verdict.Definite
+// (those only run after r was deployed) and, when every slot serves every
+// request (bulks are then served in strict FIFO order) and r is a source
+// region, the source regions after r (the strategy submits all sources at
+// start in topological order). Every slot held forever must also fit the
+// cluster at once. When a region fails, Verdict.Definite
 // tells whether it fails for every timing: next to the held slots of its
 // ancestors only (and, when every slot serves every request, so that the
 // bulks are served in strict FIFO order, of the source regions asking
@@ -171,7 +174,7 @@ func (rs *Regions) check(cluster []resource.Count, m resource.Matching) Verdict 
 	}
 	counts := !rs.anyKnownResources() // only counts matter: any slot serves any request
 	kinds := slotKinds(cluster)
-	universal := counts || len(kinds) == 0 || kinds[0].Profile.IsUnknown()
+	universal := counts || len(kinds) == 0 || kinds[0].Profile.IsUnknown() // every slot serves every request
 
 	// Regions with subtasks that never finish: the slots of those subtasks
 	// are held forever; their other slots come back.
@@ -204,12 +207,33 @@ func (rs *Regions) check(cluster []resource.Count, m resource.Matching) Verdict 
 	}
 	desc := rs.descendantMasks(nevers, index)
 	allTally := resource.Tally(allHeld)
+	// With strict FIFO (every slot serves every request, so the oldest
+	// waiting bulk takes any free slot and no younger one overtakes it),
+	// a source region asks at start before every source region of a larger
+	// id: those cannot hold slots before it is served. later[k] sums the
+	// held slots of the source regions among nevers[k:].
+	strict := len(nevers) > 0 && (universal || rs.servesAll(kinds, m))
+	later := make([]int, len(nevers)+1)
+	for k := len(nevers) - 1; k >= 0; k-- {
+		later[k] = later[k+1]
+		if rs.isSource(nevers[k].id) {
+			later[k] += len(nevers[k].held)
+		}
+	}
 	heldOf := func(r ID) (n int, tally []resource.Count) {
 		// The slots held forever that r may have to wait beside: those
-		// of every never-finishing region but r's descendants and r.
+		// of every never-finishing region but r's descendants and r (and,
+		// with strict FIFO, the later sources when r is a source).
 		n, tally = len(allHeld), allTally
 		excluded := rs.excluded(r, desc, index)
-		if len(excluded) == 0 {
+		after := len(nevers) // nevers[after:] are the later sources to drop
+		if strict && rs.isSource(r) {
+			after, _ = slices.BinarySearchFunc(nevers, r+1, func(n neverRegion, id ID) int { return int(n.id) - int(id) })
+			if !counts && len(nevers)-after > maxLaterSources {
+				after = len(nevers) // too many to subtract one by one: stay conservative
+			}
+		}
+		if len(excluded) == 0 && after == len(nevers) {
 			return n, tally
 		}
 		if !counts {
@@ -219,6 +243,14 @@ func (rs *Regions) check(cluster []resource.Count, m resource.Matching) Verdict 
 			n -= len(nevers[k].held)
 			if !counts {
 				tally = subtractCounts(tally, nevers[k].heldTally)
+			}
+		}
+		n -= later[after]
+		if !counts {
+			for k := after; k < len(nevers); k++ {
+				if rs.isSource(nevers[k].id) {
+					tally = subtractCounts(tally, nevers[k].heldTally)
+				}
 			}
 		}
 		return n, tally
@@ -252,7 +284,7 @@ func (rs *Regions) check(cluster []resource.Count, m resource.Matching) Verdict 
 			v.Runnable, v.Region = false, r
 			v.Needed = []resource.Count{{Profile: resource.Unknown, N: ownN + heldN}}
 			v.Missing = []resource.Count{{Profile: resource.Unknown, N: ownN + heldN - capacity}}
-			v.Definite = rs.definitelyStuck(r, ownN, nil, nevers, index, capacity, true, universal, cluster, m)
+			v.Definite = rs.definitelyStuck(r, ownN, nil, nevers, index, capacity, true, true, cluster, m)
 			v.Reason = rs.reason(v, capacity, heldN+len(neverHeld(nevers, index, r)), !universal)
 			return v
 		}
@@ -277,7 +309,7 @@ func (rs *Regions) check(cluster []resource.Count, m resource.Matching) Verdict 
 		if a := resource.Assign(need, rest, m); !a.Complete() {
 			v.Runnable, v.Region, v.Missing = false, r, a.Missing
 			v.Needed = addCounts(need, heldTally)
-			v.Definite = rs.definitelyStuck(r, ownN, own, nevers, index, capacity, false, universal, cluster, m)
+			v.Definite = rs.definitelyStuck(r, ownN, own, nevers, index, capacity, false, strict || universal || rs.servesAll(kinds, m), cluster, m)
 			v.Reason = rs.reason(v, capacity, heldN+len(neverHeld(nevers, index, r)), !universal)
 			return v
 		}
@@ -357,6 +389,14 @@ func addCounts(a, b []resource.Count) []resource.Count {
 	}
 	return out
 }
+
+// maxLaterSources bounds the later source regions whose held slots are
+// subtracted one by one per region (see Check).
+const maxLaterSources = 256
+
+// isSource reports whether region r reads no blocking result of another
+// region: the strategy schedules it at start, in topological order.
+func (rs *Regions) isSource(r ID) bool { return len(rs.ConsumedGroups(r)) == 0 }
 
 // maxMaskWords bounds the memory of descendantMasks (words of 64 bits).
 const maxMaskWords = 1 << 20
@@ -449,9 +489,9 @@ func (rs *Regions) definitelyStuck(r ID, ownN int, own []resource.Profile, never
 		}
 	}
 	if universal {
-		source := len(rs.ConsumedGroups(r)) == 0
+		source := rs.isSource(r)
 		for k, n := range nevers {
-			if !taken[k] && len(rs.ConsumedGroups(n.id)) == 0 && (!source || n.id < r) {
+			if !taken[k] && rs.isSource(n.id) && (!source || n.id < r) {
 				taken[k] = true
 				take(k)
 			}
@@ -462,6 +502,26 @@ func (rs *Regions) definitelyStuck(r ID, ownN int, own []resource.Profile, never
 	}
 	fit, _ := rs.fits(own, held, cluster, capacity, false, m)
 	return !fit
+}
+
+// servesAll reports whether every slot kind of the cluster serves every
+// slot the regions ask for. Cost: Slots of every region.
+func (rs *Regions) servesAll(kinds []resource.Count, m resource.Matching) bool {
+	seen := map[resource.Profile]bool{}
+	for r := range ID(rs.NumRegions()) {
+		for _, s := range rs.Slots(r) {
+			if seen[s.Profile] {
+				continue
+			}
+			seen[s.Profile] = true
+			for _, k := range kinds {
+				if !m.Serves(k.Profile, s.Profile) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // ancestors lists the regions whose blocking results region r reads,

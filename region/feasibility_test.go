@@ -428,8 +428,10 @@ func smallCluster(r *rand.Rand) []resource.Count {
 // section 4 on random small jobs and clusters, with the slots of
 // ForCluster (what Check judges): whenever Check says runnable, all slots
 // held forever fit at once, and every region's slot list — together with
-// the slots held forever by the regions that are not its descendants,
-// however those were placed — can be matched into the cluster; whenever
+// the slots held forever by the regions that are not its descendants (nor,
+// when every slot serves every request and it is a source region, later
+// source regions), however those were placed — can be matched into the
+// cluster; whenever
 // some region cannot be matched even with the best placement, Check says
 // not runnable. For bounded jobs the answer is exact (and Definite) and
 // names the first region that cannot be served.
@@ -476,15 +478,30 @@ func TestCheckAgreesWithBruteForce(t *testing.T) {
 				}
 			}
 		}
+		// strict: every slot serves every request, so bulks are served in
+		// FIFO order and the source regions ask in id order at start.
+		strict := true
+		for reg := range region.ID(n) {
+			for _, p := range own[reg] {
+				for i, sp := range kinds.profiles {
+					if kinds.counts[i] > 0 && !m.Serves(sp, p) {
+						strict = false
+					}
+				}
+			}
+		}
+		source := func(q region.ID) bool { return len(rs.ProducerRegions(q)) == 0 }
 		// heldFor[r]: the held slots of every region but r and its
-		// descendants (which run only after r was deployed).
+		// descendants (which run only after r was deployed), and with
+		// strict FIFO, when r is a source, but the later sources.
 		heldFor := make([][]resource.Profile, n)
 		for reg := range region.ID(n) {
 			desc := descendants(rs, reg)
 			for q := range region.ID(n) {
-				if !desc[q] {
-					heldFor[reg] = append(heldFor[reg], heldOf[q]...)
+				if desc[q] || (strict && source(reg) && source(q) && q > reg) {
+					continue
 				}
+				heldFor[reg] = append(heldFor[reg], heldOf[q]...)
 			}
 		}
 		var allHeld []resource.Profile
