@@ -4,7 +4,7 @@ PKGS    := ./...
 BIN     := bin/regionsched
 FUZZTIME ?= 15s
 
-.PHONY: all build test bench fuzz lint demo clean
+.PHONY: all build test bench fuzz lint demo pictures clean
 
 all: build test
 
@@ -51,6 +51,22 @@ demo: build
 	./$(BIN) simulate --mode all-pipelined --slots 4 --policy region examples/jobs/flip119.json
 	@./$(BIN) simulate --mode all-pipelined --slots 4 --policy eager --svg out/flip119-eager-deadlock.svg examples/jobs/flip119.json 2>/dev/null; \
 		echo "(exit code $$? from the eager baseline: it deadlocked, as FLIP-119 predicts; timeline: out/flip119-eager-deadlock.svg)"
+
+## pictures: the timelines of the demo's cases as SVG and PNG in docs/ (installs rsvg-convert when missing)
+PICS := flip119-pointwise flip119-eager-deadlock flip119-failover wordcount-large cycle-side-input-deadlock
+pictures: build
+	@command -v rsvg-convert >/dev/null || { \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq librsvg2-bin; \
+		else sudo apt-get update -qq && sudo apt-get install -y -qq librsvg2-bin; fi; }
+	@mkdir -p out
+	sed -e 's/"parallelism": 4,/"parallelism": 1000,/' -e 's/"parallelism": 8,/"parallelism": 2000,/' \
+		-e 's/"name": "wordcount"/"name": "wordcount-large"/' examples/jobs/wordcount.json > out/wordcount-large.json
+	./$(BIN) simulate --mode pointwise-pipelined-only --slots 2 --svg docs/flip119-pointwise.svg examples/jobs/flip119.json
+	-./$(BIN) simulate --mode all-pipelined --slots 4 --policy eager --svg docs/flip119-eager-deadlock.svg examples/jobs/flip119.json
+	./$(BIN) simulate --mode pointwise-pipelined-only --slots 2 --fail 'B#1@500' --svg docs/flip119-failover.svg examples/jobs/flip119.json
+	./$(BIN) simulate --slots 400 --svg docs/wordcount-large.svg out/wordcount-large.json
+	-./$(BIN) simulate --mode all-pipelined --slots 8 --policy eager --svg docs/cycle-side-input-deadlock.svg examples/jobs/cycle-side-input.json
+	@for p in $(PICS); do rsvg-convert -o docs/$$p.png docs/$$p.svg && echo "docs/$$p.png"; done
 
 clean:
 	rm -rf bin out

@@ -25,5 +25,5 @@ func ExampleParseMode() {
 	// pointwise-pipelined-only rescale (pointwise): pipelined-bounded, pipelined=true
 	// pointwise-pipelined-only hash (all-to-all): blocking, pipelined=false
 	// true
-	// unknown global data exchange mode "streaming" (valid: all-blocking, forward-pipelined-only, pointwise-pipelined-only, all-pipelined, ALL_EDGES_BLOCKING, FORWARD_EDGES_PIPELINED, POINTWISE_EDGES_PIPELINED, ALL_EDGES_PIPELINED, batch, pipelined)
+	// unknown global data exchange mode "streaming" (valid: all-blocking, forward-pipelined-only, pointwise-pipelined-only, all-pipelined, ALL_EDGES_BLOCKING, FORWARD_EDGES_PIPELINED, POINTWISE_EDGES_PIPELINED, ALL_EDGES_PIPELINED, ALL_EXCHANGES_BLOCKING, ALL_EXCHANGES_PIPELINED, batch, pipelined)
 }

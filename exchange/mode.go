@@ -23,13 +23,33 @@ const (
 
 var modeNames = [...]string{"all-blocking", "forward-pipelined-only", "pointwise-pipelined-only", "all-pipelined"}
 
-// modeAliases maps every accepted spelling (lower case) to its mode.
+// modeAliases maps every accepted spelling (lower case) to its mode:
+// the canonical names, Flink's GlobalStreamExchangeMode names
+// (ALL_EDGES_BLOCKING, ...), the two values of Flink's
+// execution.batch-shuffle-mode that have an equivalent
+// (ALL_EXCHANGES_BLOCKING, ALL_EXCHANGES_PIPELINED), and FLIP-119's short
+// names batch and pipelined.
 var modeAliases = map[string]Mode{
-	"all-blocking": AllBlocking, "all_edges_blocking": AllBlocking, "batch": AllBlocking,
+	"all-blocking": AllBlocking, "all_edges_blocking": AllBlocking, "all_exchanges_blocking": AllBlocking, "batch": AllBlocking,
 	"forward-pipelined-only": ForwardPipelinedOnly, "forward_edges_pipelined": ForwardPipelinedOnly,
 	"pointwise-pipelined-only": PointwisePipelinedOnly, "pointwise_edges_pipelined": PointwisePipelinedOnly,
-	"all-pipelined": AllPipelined, "all_edges_pipelined": AllPipelined, "pipelined": AllPipelined,
+	"all-pipelined": AllPipelined, "all_edges_pipelined": AllPipelined, "all_exchanges_pipelined": AllPipelined, "pipelined": AllPipelined,
 }
+
+// unsupportedModes are Flink's modes without an equivalent here (lower
+// case), with the reason given when one is asked for.
+var unsupportedModes = map[string]string{
+	"all_exchanges_hybrid_full":      hybridReason,
+	"all_exchanges_hybrid_selective": hybridReason,
+	"all_edges_hybrid_full":          hybridReason,
+	"all_edges_hybrid_selective":     hybridReason,
+	"all_edges_pipelined_approximate": "approximate local recovery (PIPELINED_APPROXIMATE results, restarting single tasks) " +
+		"has no equivalent in region failover; use all-pipelined",
+}
+
+const hybridReason = "Flink's hybrid shuffle (results consumable while produced and after, " +
+	"consumers scheduled when slots allow) has no equivalent in pipelined-region scheduling; " +
+	"use ALL_EXCHANGES_BLOCKING (all-blocking) or ALL_EXCHANGES_PIPELINED (all-pipelined)"
 
 // Modes returns the four modes in order of growing pipelining.
 func Modes() []Mode {
@@ -41,6 +61,7 @@ func ModeNames() []string {
 	return []string{
 		"all-blocking", "forward-pipelined-only", "pointwise-pipelined-only", "all-pipelined",
 		"ALL_EDGES_BLOCKING", "FORWARD_EDGES_PIPELINED", "POINTWISE_EDGES_PIPELINED", "ALL_EDGES_PIPELINED",
+		"ALL_EXCHANGES_BLOCKING", "ALL_EXCHANGES_PIPELINED",
 		"batch", "pipelined",
 	}
 }
@@ -54,10 +75,17 @@ func (m Mode) String() string {
 }
 
 // ParseMode parses a mode by canonical name or alias, case-insensitively
-// (SPEC.md section 2). The error lists every valid spelling.
+// (SPEC.md section 2), including the values of Flink's
+// execution.batch-shuffle-mode that have an equivalent. Flink's hybrid
+// shuffle modes are refused with ErrUnsupportedMode and the reason; any
+// other name with ErrUnknownMode. The error lists every valid spelling.
 func ParseMode(s string) (Mode, error) {
-	if m, ok := modeAliases[strings.ToLower(strings.TrimSpace(s))]; ok {
+	key := strings.ToLower(strings.TrimSpace(s))
+	if m, ok := modeAliases[key]; ok {
 		return m, nil
+	}
+	if reason, ok := unsupportedModes[key]; ok {
+		return 0, &ParseError{Kind: ErrUnsupportedMode, Value: s, Reason: reason, Valid: ModeNames()}
 	}
 	return 0, &ParseError{Kind: ErrUnknownMode, Value: s, Valid: ModeNames()}
 }

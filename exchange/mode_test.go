@@ -18,6 +18,7 @@ func TestParseModeAcceptsEveryNameAndAliasCaseInsensitively(t *testing.T) {
 	}{
 		{"all-blocking", exchange.AllBlocking},
 		{"ALL_EDGES_BLOCKING", exchange.AllBlocking},
+		{"ALL_EXCHANGES_BLOCKING", exchange.AllBlocking},
 		{"batch", exchange.AllBlocking},
 		{"forward-pipelined-only", exchange.ForwardPipelinedOnly},
 		{"FORWARD_EDGES_PIPELINED", exchange.ForwardPipelinedOnly},
@@ -25,6 +26,7 @@ func TestParseModeAcceptsEveryNameAndAliasCaseInsensitively(t *testing.T) {
 		{"POINTWISE_EDGES_PIPELINED", exchange.PointwisePipelinedOnly},
 		{"all-pipelined", exchange.AllPipelined},
 		{"ALL_EDGES_PIPELINED", exchange.AllPipelined},
+		{"ALL_EXCHANGES_PIPELINED", exchange.AllPipelined},
 		{"pipelined", exchange.AllPipelined},
 	}
 	for _, tc := range tests {
@@ -53,7 +55,7 @@ func mixCase(s string) string {
 
 func TestModeNamesAreAllAccepted(t *testing.T) {
 	names := exchange.ModeNames()
-	require.Len(t, names, 10)
+	require.Len(t, names, 12)
 	assert.Equal(t, []string{"all-blocking", "forward-pipelined-only", "pointwise-pipelined-only", "all-pipelined"}, names[:4],
 		"canonical names come first, in mode order")
 	for _, n := range names {
@@ -75,6 +77,33 @@ func TestParseModeRejectsUnknownWithTypedErrorListingValidValues(t *testing.T) {
 			assert.Equal(t, exchange.ModeNames(), pe.Valid)
 			msg := err.Error()
 			assert.Contains(t, msg, `"`+in+`"`, "the message quotes the rejected value")
+			for _, valid := range exchange.ModeNames() {
+				assert.Contains(t, msg, valid)
+			}
+		})
+	}
+}
+
+// TestParseModeRefusesHybridShuffleWithTheReason: Flink's hybrid shuffle
+// modes (execution.batch-shuffle-mode ALL_EXCHANGES_HYBRID_*, and their
+// GlobalStreamExchangeMode names) have no equivalent and are refused with
+// ErrUnsupportedMode, the reason, the nearest modes and the valid values.
+func TestParseModeRefusesHybridShuffleWithTheReason(t *testing.T) {
+	for _, in := range []string{"ALL_EXCHANGES_HYBRID_FULL", "ALL_EXCHANGES_HYBRID_SELECTIVE", "all_exchanges_hybrid_full",
+		"ALL_EDGES_HYBRID_FULL", "ALL_EDGES_HYBRID_SELECTIVE", "ALL_EDGES_PIPELINED_APPROXIMATE"} {
+		t.Run(in, func(t *testing.T) {
+			_, err := exchange.ParseMode(in)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, exchange.ErrUnsupportedMode)
+			assert.NotErrorIs(t, err, exchange.ErrUnknownMode)
+			var pe *exchange.ParseError
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, in, pe.Value)
+			assert.NotEmpty(t, pe.Reason)
+			msg := err.Error()
+			assert.Contains(t, msg, `"`+in+`"`)
+			assert.Contains(t, msg, "no equivalent")
+			assert.Contains(t, msg, "all-pipelined")
 			for _, valid := range exchange.ModeNames() {
 				assert.Contains(t, msg, valid)
 			}

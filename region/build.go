@@ -150,6 +150,7 @@ func Build(t *topology.ExecutionTopology) *Regions {
 		})
 	})
 	rs.indexSlotSharingGroups()
+	rs.markNeverFinishing()
 	rs.countSlots()
 	return rs
 }

@@ -29,4 +29,14 @@
 //		fmt.Println(r, rs.Members(region.ID(r)), rs.SlotCount(region.ID(r)))
 //	}
 //	v := rs.Check(cluster, resource.FitsEveryDimension) // can the job run here?
+//
+// Subtasks that never finish (unbounded ones and, transitively, whatever
+// reads them through pipelined edges; NeverFinishes) hold their slots
+// forever: Slots marks those slots Unbounded, and Check counts them as
+// held. When a region's locality packing does not fit a sized cluster,
+// ForCluster repacks it by size into the cluster's slot profiles; Check
+// judges those slots, and a runtime hands the same Regions to its
+// scheduler so that it asks for them:
+//
+//	sched := scheduler.New(rs.ForCluster(cluster, m), deployer, cfg)
 package region

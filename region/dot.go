@@ -1,13 +1,15 @@
 package region
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"gonum.org/v1/gonum/graph"
 	"gonum.org/v1/gonum/graph/encoding"
 	"gonum.org/v1/gonum/graph/encoding/dot"
-	"gonum.org/v1/gonum/graph/simple"
 
+	"github.com/regionsched/regionsched/internal/graphview"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -22,10 +24,10 @@ const pairwiseLimit = 64
 func (rs *Regions) DOT() ([]byte, error) {
 	t := rs.topo
 	job := t.Job()
-	g := &dotGraph{DirectedGraph: simple.NewDirectedGraph(), name: job.Name()}
 	n := int64(t.NumExecutionVertices())
+	g := &dotGraph{name: job.Name(), edges: map[[2]int64]string{}}
 	for v := range n {
-		g.AddNode(dotNode{id: v, attrs: []encoding.Attribute{{Key: "label", Value: t.VertexName(topology.ExecutionVertexID(v))}}})
+		g.addNode(dotNode{id: v, attrs: []encoding.Attribute{{Key: "label", Value: t.VertexName(topology.ExecutionVertexID(v))}}})
 	}
 	nextGroupNode := n
 	for e := range job.NumEdges() {
@@ -39,37 +41,128 @@ func (rs *Regions) DOT() ([]byte, error) {
 			if pg.Producers.Len()*pg.Consumers.Len() <= pairwiseLimit {
 				for p := pg.Producers.Start; p < pg.Producers.End; p++ {
 					for c := pg.Consumers.Start; c < pg.Consumers.End; c++ {
-						g.SetEdge(dotEdge{from: g.Node(int64(p)), to: g.Node(int64(c)), style: style})
+						g.setEdge(int64(p), int64(c), style)
 					}
 				}
 				continue
 			}
-			hub := dotNode{id: nextGroupNode, attrs: []encoding.Attribute{{Key: "shape", Value: "point"}, {Key: "xlabel", Value: fmt.Sprintf("group %d", k)}}}
+			hub := nextGroupNode
 			nextGroupNode++
-			g.AddNode(hub)
+			g.addNode(dotNode{id: hub, attrs: []encoding.Attribute{{Key: "shape", Value: "point"}, {Key: "xlabel", Value: fmt.Sprintf("group %d", k)}}})
 			for p := pg.Producers.Start; p < pg.Producers.End; p++ {
-				g.SetEdge(dotEdge{from: g.Node(int64(p)), to: hub, style: style})
+				g.setEdge(int64(p), hub, style)
 			}
 			for c := pg.Consumers.Start; c < pg.Consumers.End; c++ {
-				g.SetEdge(dotEdge{from: hub, to: g.Node(int64(c)), style: style})
+				g.setEdge(hub, int64(c), style)
 			}
 		}
 	}
 	for r := range ID(rs.NumRegions()) {
-		sub := &dotGraph{DirectedGraph: simple.NewDirectedGraph(), name: fmt.Sprintf("cluster_region%d", r),
+		sub := &dotGraph{name: fmt.Sprintf("cluster_region%d", r),
 			label: fmt.Sprintf("region %d (%s)", r, plural(rs.SlotCount(r), "slot"))}
-		for _, v := range rs.Members(r) {
-			sub.AddNode(g.Node(int64(v)))
+		members := slices.Clone(rs.Members(r))
+		slices.Sort(members)
+		for _, v := range members {
+			sub.addNode(g.nodes[v])
 		}
 		g.clusters = append(g.clusters, sub)
 	}
 	return dot.Marshal(g, "", "", "  ")
 }
 
+// dotGraph is the directed graph handed to gonum's DOT encoder: it
+// implements graph.Directed (as the encoder and its subgraphs require),
+// dot.Graph, dot.Structurer and dot.Attributers on plain slices, so the
+// encoder is all of gonum this package needs. Edges are unique per
+// (from, to) pair; setting one again replaces its style. A region's
+// cluster holds nodes only.
 type dotGraph struct {
-	*simple.DirectedGraph
 	name, label string
+	nodes       []graph.Node // ascending ids
+	from        [][]int64    // from[i]: the targets of nodes[i], in the order first set
+	edges       map[[2]int64]string
 	clusters    []dot.Graph
+}
+
+var (
+	_ graph.Directed  = (*dotGraph)(nil)
+	_ dot.Graph       = (*dotGraph)(nil)
+	_ dot.Structurer  = (*dotGraph)(nil)
+	_ dot.Attributers = (*dotGraph)(nil)
+)
+
+// addNode appends a node whose id is larger than any before.
+func (g *dotGraph) addNode(n graph.Node) {
+	g.nodes = append(g.nodes, n)
+	g.from = append(g.from, nil)
+}
+
+// index returns the position of the node with the given id in g.nodes.
+func (g *dotGraph) index(id int64) (int, bool) {
+	return slices.BinarySearchFunc(g.nodes, id, func(n graph.Node, id int64) int { return cmp.Compare(n.ID(), id) })
+}
+
+// setEdge adds the edge from -> to with a style, or restyles it.
+func (g *dotGraph) setEdge(from, to int64, style string) {
+	key := [2]int64{from, to}
+	if _, ok := g.edges[key]; !ok {
+		i, _ := g.index(from)
+		g.from[i] = append(g.from[i], to)
+	}
+	g.edges[key] = style
+}
+
+func (g *dotGraph) nodesOf(ids []int64) graph.Nodes {
+	nodes := make([]graph.Node, 0, len(ids))
+	for _, id := range ids {
+		nodes = append(nodes, g.Node(id))
+	}
+	return graphview.NewSlice(nodes)
+}
+
+func (g *dotGraph) Node(id int64) graph.Node {
+	if i, ok := g.index(id); ok {
+		return g.nodes[i]
+	}
+	return nil
+}
+
+func (g *dotGraph) Nodes() graph.Nodes { return graphview.NewSlice(g.nodes) }
+
+func (g *dotGraph) From(id int64) graph.Nodes {
+	if i, ok := g.index(id); ok {
+		return g.nodesOf(g.from[i])
+	}
+	return graphview.NewSlice(nil)
+}
+
+// To scans every edge: the encoder never asks, it is here to make the
+// graph a graph.Directed.
+func (g *dotGraph) To(id int64) graph.Nodes {
+	var sources []int64
+	for i, targets := range g.from {
+		if slices.Contains(targets, id) {
+			sources = append(sources, g.nodes[i].ID())
+		}
+	}
+	return g.nodesOf(sources)
+}
+
+func (g *dotGraph) HasEdgeFromTo(uid, vid int64) bool {
+	_, ok := g.edges[[2]int64{uid, vid}]
+	return ok
+}
+
+func (g *dotGraph) HasEdgeBetween(xid, yid int64) bool {
+	return g.HasEdgeFromTo(xid, yid) || g.HasEdgeFromTo(yid, xid)
+}
+
+func (g *dotGraph) Edge(uid, vid int64) graph.Edge {
+	style, ok := g.edges[[2]int64{uid, vid}]
+	if !ok {
+		return nil
+	}
+	return dotEdge{from: g.Node(uid), to: g.Node(vid), style: style}
 }
 
 func (g *dotGraph) DOTID() string { return g.name }

@@ -315,3 +315,120 @@ func TestDOTLargeRescaleStaysLinear(t *testing.T) {
 	// many(2000) -> few(500): 500 blocks of 4 x 1, pairwise.
 	assert.Equal(t, 2*(1+1000)+2000, len(d.edges))
 }
+
+// TestDOTGolden pins the exact output (as gonum's encoder wrote it for
+// graph/simple before DOT moved to its own graph view): a hub node for
+// the 9 x 8 all-to-all block, and two job edges b -> c drawn once per
+// pair, in the style of the edge declared last.
+func TestDOTGolden(t *testing.T) {
+	g := build(t, topology.NewBuilder("small").
+		AddVertex(topology.JobVertex{ID: "a", Parallelism: 9}).
+		AddVertex(topology.JobVertex{ID: "b", Parallelism: 8}).
+		AddVertex(topology.JobVertex{ID: "c", Parallelism: 2}).
+		Connect("a", "b", exchange.Hash).
+		ConnectPinned("b", "c", exchange.Rescale, exchange.Blocking).
+		Connect("b", "c", exchange.Rebalance))
+	out, err := region.FromJob(g, exchange.AllPipelined).DOT()
+	require.NoError(t, err)
+	assert.Equal(t, goldenSmallDOT, string(out)+"\n")
+}
+
+const goldenSmallDOT = `strict digraph small {
+  graph [
+    rankdir=LR
+  ];
+  node [
+    shape=box
+  ];
+
+  subgraph cluster_region0 {
+    graph [
+      label="region 0 (9 slots)"
+      style=rounded
+    ];
+    node [
+      shape=box
+    ];
+
+    // Node definitions.
+    n0 [label="a#0"];
+    n1 [label="a#1"];
+    n2 [label="a#2"];
+    n3 [label="a#3"];
+    n4 [label="a#4"];
+    n5 [label="a#5"];
+    n6 [label="a#6"];
+    n7 [label="a#7"];
+    n8 [label="a#8"];
+    n9 [label="b#0"];
+    n10 [label="b#1"];
+    n11 [label="b#2"];
+    n12 [label="b#3"];
+    n13 [label="b#4"];
+    n14 [label="b#5"];
+    n15 [label="b#6"];
+    n16 [label="b#7"];
+    n17 [label="c#0"];
+    n18 [label="c#1"];
+  }
+  // Node definitions.
+  n0 [label="a#0"];
+  n1 [label="a#1"];
+  n2 [label="a#2"];
+  n3 [label="a#3"];
+  n4 [label="a#4"];
+  n5 [label="a#5"];
+  n6 [label="a#6"];
+  n7 [label="a#7"];
+  n8 [label="a#8"];
+  n9 [label="b#0"];
+  n10 [label="b#1"];
+  n11 [label="b#2"];
+  n12 [label="b#3"];
+  n13 [label="b#4"];
+  n14 [label="b#5"];
+  n15 [label="b#6"];
+  n16 [label="b#7"];
+  n17 [label="c#0"];
+  n18 [label="c#1"];
+  n19 [
+    shape=point
+    xlabel="group 0"
+  ];
+
+  // Edge definitions.
+  n0 -> n19 [style=solid];
+  n1 -> n19 [style=solid];
+  n2 -> n19 [style=solid];
+  n3 -> n19 [style=solid];
+  n4 -> n19 [style=solid];
+  n5 -> n19 [style=solid];
+  n6 -> n19 [style=solid];
+  n7 -> n19 [style=solid];
+  n8 -> n19 [style=solid];
+  n9 -> n17 [style=solid];
+  n9 -> n18 [style=solid];
+  n10 -> n17 [style=solid];
+  n10 -> n18 [style=solid];
+  n11 -> n17 [style=solid];
+  n11 -> n18 [style=solid];
+  n12 -> n17 [style=solid];
+  n12 -> n18 [style=solid];
+  n13 -> n17 [style=solid];
+  n13 -> n18 [style=solid];
+  n14 -> n17 [style=solid];
+  n14 -> n18 [style=solid];
+  n15 -> n17 [style=solid];
+  n15 -> n18 [style=solid];
+  n16 -> n17 [style=solid];
+  n16 -> n18 [style=solid];
+  n19 -> n9 [style=solid];
+  n19 -> n10 [style=solid];
+  n19 -> n11 [style=solid];
+  n19 -> n12 [style=solid];
+  n19 -> n13 [style=solid];
+  n19 -> n14 [style=solid];
+  n19 -> n15 [style=solid];
+  n19 -> n16 [style=solid];
+}
+`

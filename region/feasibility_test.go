@@ -425,12 +425,16 @@ func smallCluster(r *rand.Rand) []resource.Count {
 }
 
 // TestCheckAgreesWithBruteForce is the soundness property of DESIGN.md
-// section 4 on random small jobs and clusters: whenever Check says
-// runnable, every region's slot list — together with every slot held
-// indefinitely by unbounded subtasks, however those were placed — can be
-// matched into the cluster, and whenever some region cannot be matched
-// even with the best placement, Check says not runnable. For bounded jobs
-// the answer is exact and names the first region that cannot be served.
+// section 4 on random small jobs and clusters, with the slots of
+// ForCluster (what Check judges): whenever Check says runnable, all slots
+// held forever fit at once, and every region's slot list — together with
+// the slots held forever by the regions that are not its descendants (nor,
+// when every slot serves every request and it is a source region, later
+// source regions), however those were placed — can be matched into the
+// cluster; whenever
+// some region cannot be matched even with the best placement, Check says
+// not runnable. For bounded jobs the answer is exact (and Definite) and
+// names the first region that cannot be served.
 func TestCheckAgreesWithBruteForce(t *testing.T) {
 	r := rand.New(rand.NewPCG(20240601, 119))
 	cases := 2000
@@ -457,24 +461,61 @@ func TestCheckAgreesWithBruteForce(t *testing.T) {
 		}
 
 		kinds := newBruteSlotKinds(cluster)
-		var held []resource.Profile
-		own := make([][]resource.Profile, rs.NumRegions())
-		for reg := range region.ID(rs.NumRegions()) {
-			for _, s := range rs.Slots(reg) {
+		pk := rs.ForCluster(cluster, m) // the slots Check judges
+		n := rs.NumRegions()
+		heldOf := make([][]resource.Profile, n) // per region: its slots held forever
+		own := make([][]resource.Profile, n)    // per region: all its slots
+		anyHeld := false
+		for reg := range region.ID(n) {
+			for _, s := range pk.Slots(reg) {
+				own[reg] = append(own[reg], s.Profile)
 				if s.Unbounded {
-					held = append(held, s.Profile)
-				} else {
-					own[reg] = append(own[reg], s.Profile)
+					heldOf[reg] = append(heldOf[reg], s.Profile)
+					anyHeld = true
 				}
 				if !s.Profile.IsUnknown() {
 					sized++
 				}
 			}
 		}
-		// fits[r]: r's own slots and all held ones fit together at best.
+		// strict: every slot serves every request, so bulks are served in
+		// FIFO order and the source regions ask in id order at start.
+		strict := true
+		for reg := range region.ID(n) {
+			for _, p := range own[reg] {
+				for i, sp := range kinds.profiles {
+					if kinds.counts[i] > 0 && !m.Serves(sp, p) {
+						strict = false
+					}
+				}
+			}
+		}
+		source := func(q region.ID) bool { return len(rs.ProducerRegions(q)) == 0 }
+		// heldFor[r]: the held slots of every region but r and its
+		// descendants (which run only after r was deployed), and with
+		// strict FIFO, when r is a source, but the later sources.
+		heldFor := make([][]resource.Profile, n)
+		for reg := range region.ID(n) {
+			desc := descendants(rs, reg)
+			for q := range region.ID(n) {
+				if desc[q] || (strict && source(reg) && source(q) && q > reg) {
+					continue
+				}
+				heldFor[reg] = append(heldFor[reg], heldOf[q]...)
+			}
+		}
+		var allHeld []resource.Profile
+		for _, h := range heldOf {
+			allHeld = append(allHeld, h...)
+		}
+		// fits[r]: r's slots and the held ones it may wait beside fit
+		// together at best.
 		firstUnfit := region.ID(-1)
-		for reg := range region.ID(rs.NumRegions()) {
-			if !bruteMatch(append(append([]resource.Profile(nil), held...), own[reg]...), kinds, m) && firstUnfit < 0 {
+		if !bruteMatch(allHeld, kinds, m) {
+			firstUnfit = 0
+		}
+		for reg := range region.ID(n) {
+			if !bruteMatch(append(append([]resource.Profile(nil), heldFor[reg]...), own[reg]...), kinds, m) && firstUnfit < 0 {
 				firstUnfit = reg
 			}
 		}
@@ -485,17 +526,18 @@ func TestCheckAgreesWithBruteForce(t *testing.T) {
 		if firstUnfit >= 0 {
 			require.False(t, v.Runnable, "region %d cannot be matched, yet Check says runnable: %s", firstUnfit, desc())
 		}
-		if len(held) == 0 {
-			unboundedFree := firstUnfit < 0
-			require.Equal(t, unboundedFree, v.Runnable, "bounded jobs get an exact answer: %s", desc())
+		if !anyHeld {
+			require.Equal(t, firstUnfit < 0, v.Runnable, "bounded jobs get an exact answer: %s", desc())
 			if !v.Runnable {
 				assert.Equal(t, firstUnfit, v.Region, "the first region that cannot be served: %s", desc())
+				assert.True(t, v.Definite, desc())
 			}
 		} else {
 			unbounded++
 			if v.Runnable {
-				for _, rest := range bruteRemainders(held, kinds, m) {
-					for reg := range region.ID(rs.NumRegions()) {
+				require.True(t, bruteMatch(allHeld, kinds, m), "runnable, but the held slots do not fit at once: %s", desc())
+				for reg := range region.ID(n) {
+					for _, rest := range bruteRemainders(heldFor[reg], kinds, m) {
 						require.True(t, bruteMatch(own[reg], rest, m),
 							"runnable, but region %d does not fit next to the held slots in %v: %s", reg, rest, desc())
 					}
@@ -526,6 +568,24 @@ func TestCheckAgreesWithBruteForce(t *testing.T) {
 	assert.Positive(t, runnable)
 	assert.Positive(t, notRunnable)
 	assert.Positive(t, unbounded)
+}
+
+// descendants marks r and the regions that read its blocking results,
+// directly or through others (by ConsumerRegions, a reference walk).
+func descendants(rs *region.Regions, r region.ID) map[region.ID]bool {
+	seen := map[region.ID]bool{r: true}
+	stack := []region.ID{r}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, c := range rs.ConsumerRegions(x) {
+			if !seen[c] {
+				seen[c] = true
+				stack = append(stack, c)
+			}
+		}
+	}
+	return seen
 }
 
 // neverCompleteEdge returns the index of the first blocking edge whose

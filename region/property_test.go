@@ -247,6 +247,7 @@ func checkSlots(t *testing.T, rs *region.Regions, x *expansion, st *propertyStat
 	et := rs.Topology()
 	g := et.Job()
 	maxCount := 0
+	never := referenceNever(et)
 	for r := range region.ID(rs.NumRegions()) {
 		// Lower bound: per slot sharing group, the max over job vertices
 		// of their subtasks in the region; summed over groups.
@@ -285,7 +286,7 @@ func checkSlots(t *testing.T, rs *region.Regions, x *expansion, st *propertyStat
 				vertices[jv] = true
 				assert.Equal(t, s.SlotSharingGroup, g.Vertex(jv).SlotSharingGroup, "region %d slot %d mixes slot sharing groups", r, i)
 				sum = sum.Add(g.Vertex(jv).Resources)
-				unbounded = unbounded || g.Vertex(jv).Unbounded
+				unbounded = unbounded || never[jv]
 			}
 			assert.Equal(t, sum, s.Profile, "region %d slot %d profile", r, i)
 			assert.Equal(t, unbounded, s.Unbounded, "region %d slot %d unbounded", r, i)

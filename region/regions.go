@@ -36,6 +36,13 @@ type Regions struct {
 	// slot sharing groups: index per job vertex, names by index.
 	ssgOf    []int32
 	ssgNames []string
+	// never marks the job vertices that never finish (NeverFinishes); nil
+	// when the job has no unbounded vertex.
+	never []bool
+	// packed holds, per region, the slots of a resource-aware packing
+	// chosen by ForCluster (nil: the locality packing of Slots); nil when
+	// no region is repacked.
+	packed [][]Slot
 }
 
 // Topology returns the execution topology the regions were built from.
@@ -61,12 +68,19 @@ func (rs *Regions) Contains(r ID, v topology.ExecutionVertexID) bool { return rs
 
 // SlotCount returns how many slots region r needs at once: per slot
 // sharing group the largest number of subtasks of one job vertex in the
-// region, summed over groups.
-func (rs *Regions) SlotCount(r ID) int { return int(rs.slotCount[r]) }
+// region, summed over groups — or, for a region that ForCluster repacked,
+// the number of slots of that packing (len(Slots(r))).
+func (rs *Regions) SlotCount(r ID) int {
+	if rs.packed != nil && rs.packed[r] != nil {
+		return len(rs.packed[r])
+	}
+	return int(rs.slotCount[r])
+}
 
-// MinimumSlots returns the largest SlotCount: with fewer slots the job
-// cannot run; with at least this many unknown-sized slots and bounded
-// tasks, region scheduling never deadlocks.
+// MinimumSlots returns the largest lower bound of SlotCount over the
+// regions (the locality packing's count): with fewer slots the job cannot
+// run; with at least this many unknown-sized slots and bounded tasks,
+// region scheduling never deadlocks. ForCluster does not change it.
 func (rs *Regions) MinimumSlots() int { return rs.minimumSlots }
 
 // ConsumedGroups returns the blocking partition groups region r reads that

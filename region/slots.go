@@ -19,8 +19,9 @@ type Slot struct {
 	Profile resource.Profile
 	// Members are the subtasks in the slot, producers before consumers.
 	Members []topology.ExecutionVertexID
-	// Unbounded reports whether a member never finishes on its own, so
-	// the slot is occupied indefinitely.
+	// Unbounded reports whether a member never finishes — it is
+	// unbounded, or reads an unbounded vertex through pipelined edges
+	// (Regions.NeverFinishes) — so the slot is occupied indefinitely.
 	Unbounded bool
 }
 
@@ -75,22 +76,45 @@ func (rs *Regions) countSlots() {
 	}
 }
 
-// Slots assigns the subtasks of region r to SlotCount(r) slots: per slot
+// Slots assigns the subtasks of region r to SlotCount(r) slots. By
+// default this is the locality packing: per slot
 // sharing group, job vertices in topological order, each subtask into the
 // slot of one of its pipelined producers in the region when that slot has
 // no subtask of the same vertex yet, else into the least loaded such slot
 // (for a subtask with a known profile, in groups of at most balanceLimit
 // slots) or the first such slot, else a new slot. A new slot opens only when every slot of the group already
 // holds a subtask of the vertex, so the count equals the lower bound.
+// On Regions returned by ForCluster, a region the locality packing does
+// not fit into the cluster gets the resource-aware packing found there
+// (see Packing). A slot is Unbounded when a member never finishes
+// (NeverFinishes).
 // Cost O(region size); the result is freshly allocated.
 func (rs *Regions) Slots(r ID) []Slot {
+	if rs.packed != nil && rs.packed[r] != nil {
+		return cloneSlots(rs.packed[r])
+	}
+	return rs.localitySlots(r)
+}
+
+// cloneSlots copies slots and their member lists.
+func cloneSlots(in []Slot) []Slot {
+	out := make([]Slot, len(in))
+	for i, s := range in {
+		s.Members = append([]topology.ExecutionVertexID(nil), s.Members...)
+		out[i] = s
+	}
+	return out
+}
+
+// localitySlots is the locality packing of Slots.
+func (rs *Regions) localitySlots(r ID) []Slot {
 	t := rs.topo
 	job := t.Job()
 	members := rs.Members(r)
 	if len(members) == 1 { // common in blocking jobs: no sharing to work out
-		vx := job.Vertex(t.JobVertexOf(members[0]))
-		return []Slot{{SlotSharingGroup: rs.ssgNames[rs.ssgOf[t.JobVertexOf(members[0])]], Profile: vx.Resources,
-			Members: []topology.ExecutionVertexID{members[0]}, Unbounded: vx.Unbounded}}
+		jv := t.JobVertexOf(members[0])
+		return []Slot{{SlotSharingGroup: rs.ssgNames[rs.ssgOf[jv]], Profile: job.Vertex(jv).Resources,
+			Members: []topology.ExecutionVertexID{members[0]}, Unbounded: rs.NeverFinishes(jv)}}
 	}
 	type run struct {
 		jv         int
@@ -118,7 +142,7 @@ func (rs *Regions) Slots(r ID) []Slot {
 		s := &slots[slot]
 		s.Members = append(s.Members, v)
 		s.Profile = s.Profile.Add(vx.Resources)
-		s.Unbounded = s.Unbounded || vx.Unbounded
+		s.Unbounded = s.Unbounded || rs.NeverFinishes(jv)
 		stamp[slot] = jv
 		slotOf[v] = slot
 	}

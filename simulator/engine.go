@@ -37,12 +37,16 @@ type policy interface {
 }
 
 // slotRec is one slot of the cluster, with the occupancy bookkeeping for
-// the trace and the utilization.
+// the trace and the utilization: busy is the time the slot was held,
+// worked the time in which at least one of its tasks made progress.
 type slotRec struct {
-	profile   resource.Profile
-	occupants int
-	since     time.Duration
-	busy      time.Duration
+	profile     resource.Profile
+	occupants   int
+	since       time.Duration
+	busy        time.Duration
+	progressing int // occupants making progress
+	workSince   time.Duration
+	worked      time.Duration
 }
 
 // engine runs the calendar and keeps the trace; the model holds task
@@ -65,11 +69,18 @@ type engine struct {
 		armed   bool
 	}
 	processed int
+	traced    int // trace events, recorded or not
 }
 
 func newEngine(cfg Config) *engine {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
-	e := &engine{cfg: cfg, rs: cfg.Regions, topo: cfg.Regions.Topology(), rng: rng, log: cfg.Logger}
+	rs := cfg.Regions
+	if cfg.Policy == RegionPolicy {
+		// Ask for the slots region.Check judges: a region whose locality
+		// packing does not fit the cluster gets its resource-aware packing.
+		rs = rs.ForCluster(cfg.Cluster, cfg.Matching)
+	}
+	e := &engine{cfg: cfg, rs: rs, topo: cfg.Regions.Topology(), rng: rng, log: cfg.Logger}
 	if e.log == nil {
 		e.log = zap.NewNop()
 	}
@@ -78,7 +89,7 @@ func newEngine(cfg Config) *engine {
 	// The cluster's real size still counts for utilization.
 	tasks := e.topo.NumExecutionVertices()
 	for _, c := range cfg.Cluster {
-		e.clusterSize += c.N
+		e.clusterSize = min(e.clusterSize+c.N, region.MaxClusterSlots) // Run checked the total
 		for range min(c.N, tasks) {
 			e.slots = append(e.slots, slotRec{profile: c.Profile})
 		}
@@ -98,6 +109,17 @@ func newEngine(cfg Config) *engine {
 		e.leaveSlot(v)
 		e.policy.finished(v)
 	}
+	e.model.onProgress = func(v int32, on bool) {
+		s := &e.slots[e.model.tasks[v].slot]
+		if on {
+			if s.progressing == 0 {
+				s.workSince = e.now()
+			}
+			s.progressing++
+		} else if s.progressing--; s.progressing == 0 {
+			s.worked += e.now() - s.workSince
+		}
+	}
 	e.model.onFailed = func(v int32) {
 		slot := e.model.tasks[v].slot
 		e.record(Fail, v, slot)
@@ -112,6 +134,7 @@ func (e *engine) now() time.Duration { return e.model.now }
 
 // record appends a trace event if recording.
 func (e *engine) record(k Kind, v int32, slot int32) {
+	e.traced++
 	if !e.cfg.Record {
 		return
 	}
@@ -227,17 +250,24 @@ func (e *engine) afterEvent() {
 
 func (e *engine) result() (*Result, error) {
 	now := e.now()
-	r := &Result{Makespan: now, Slots: e.clusterSize, Events: e.events, Processed: e.processed}
-	var busy time.Duration
+	r := &Result{Makespan: now, Slots: e.clusterSize, Events: e.events, Processed: e.processed, TraceEvents: e.traced}
+	var busy, worked time.Duration
 	for i := range e.slots {
 		s := &e.slots[i]
 		busy += s.busy
 		if s.occupants > 0 {
 			busy += now - s.since
 		}
+		worked += s.worked
+		if s.progressing > 0 {
+			worked += now - s.workSince
+		}
 	}
 	if now > 0 && e.clusterSize > 0 {
-		r.Utilization = float64(busy) / (float64(now) * float64(e.clusterSize))
+		total := float64(now) * float64(e.clusterSize)
+		r.Utilization = float64(busy) / total
+		r.WorkUtilization = float64(worked) / total
+		r.HeldWaiting = float64(busy-worked) / total
 	}
 	e.policy.stats(r)
 	if err, failed := e.policy.stopped(); failed {

@@ -65,7 +65,8 @@ type model struct {
 	// hooks for the policy
 	onFinished    func(v int32)
 	onFailed      func(v int32)
-	onRequestable func(v int32) // an idle task whose blocking inputs are finished and pipelined producers deployed
+	onRequestable func(v int32)          // an idle task whose blocking inputs are finished and pipelined producers deployed
+	onProgress    func(v int32, on bool) // a deployed task starts or stops making progress (its slot is still set)
 }
 
 func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, tiebreak func() uint64) *model {
@@ -178,6 +179,9 @@ func (m *model) reset(v int32) {
 		return
 	}
 	t.failAt = -1 // the first attempt that ran is over: an injected failure is spent
+	if t.progressing {
+		m.progressChanged(v, false) // before its slot is cleared
+	}
 	wasFinished := t.phase == finished
 	t.phase, t.slot, t.progressing, t.workDone, t.done = idle, -1, false, false, 0
 	t.version++
@@ -221,14 +225,24 @@ func (m *model) reevaluate(v int32) {
 	case want && !t.progressing:
 		t.progressing, t.since = true, m.now
 		t.version++
+		m.progressChanged(v, true)
 		m.scheduleProgressEnd(v)
 	case !want && t.progressing:
 		t.done += m.now - t.since
 		t.progressing = false
 		t.version++
+		m.progressChanged(v, false)
 	}
 	if t.phase == idle && m.onRequestable != nil && m.requestable(v) {
 		m.onRequestable(v)
+	}
+}
+
+// progressChanged tells the onProgress hook that task v started (on) or
+// stopped making progress.
+func (m *model) progressChanged(v int32, on bool) {
+	if m.onProgress != nil {
+		m.onProgress(v, on)
 	}
 }
 
@@ -258,6 +272,7 @@ func (m *model) progressEnd(v int32) {
 	}
 	t.workDone, t.progressing = true, false
 	t.version++
+	m.progressChanged(v, false)
 	if t.inPipelinedOpen == 0 {
 		m.finish(v)
 	}

@@ -106,8 +106,18 @@ type Result struct {
 	Makespan time.Duration
 	// Slots is the number of slots of the cluster.
 	Slots int
-	// Utilization is the share of slot time spent occupied by tasks.
+	// Utilization is the share of slot time (the cluster's slots times
+	// Makespan) in which slots were held by tasks, whether they made
+	// progress or waited: WorkUtilization plus HeldWaiting.
 	Utilization float64
+	// WorkUtilization is the share of slot time in which a slot held at
+	// least one task making progress (a deadlocked run's waiting does not
+	// count).
+	WorkUtilization float64
+	// HeldWaiting is the share of slot time in which slots were held by
+	// tasks none of which made progress (waiting for pipelined peers, for
+	// blocking inputs, or for producers to finish).
+	HeldWaiting float64
 	// RegionsScheduled counts region deployments (restarts included);
 	// under the eager policy it counts task deployments.
 	RegionsScheduled int
@@ -128,8 +138,12 @@ type Result struct {
 	Err error
 	// Events is the trace, in time order, if Config.Record.
 	Events []Event
-	// Processed counts the calendar events the run handled.
+	// Processed counts the calendar events the run handled: task progress
+	// ends and slot-request timeouts (not trace events).
 	Processed int
+	// TraceEvents counts the trace events of the run (the lines of its
+	// trace), recorded or not.
+	TraceEvents int
 }
 
 // Restart is one failover of the region policy.
@@ -149,10 +163,8 @@ func Run(cfg Config) (*Result, error) {
 	if cfg.Regions == nil {
 		return nil, errors.New("simulator: Config.Regions is nil")
 	}
-	for _, c := range cfg.Cluster {
-		if c.N < 0 {
-			return nil, fmt.Errorf("simulator: negative slot count %d", c.N)
-		}
+	if _, err := region.ClusterSize(cfg.Cluster); err != nil {
+		return nil, fmt.Errorf("simulator: %w", err)
 	}
 	if err := checkFailures(cfg); err != nil {
 		return nil, err

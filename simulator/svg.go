@@ -3,13 +3,11 @@ package simulator
 import (
 	"bufio"
 	"fmt"
-	"html"
 	"io"
 	"math"
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Timeline is what WriteSVG draws: one row per slot, one bar per task
@@ -21,206 +19,535 @@ type Timeline struct {
 	Regions  int
 	Makespan time.Duration
 	Events   []Event
+	// Verdict is how the run ended. For a Deadlock the bars stop at
+	// Makespan, the time of the deadlock, the requests still waiting for
+	// a slot are drawn, and a column shows what every slot holds then.
+	Verdict Verdict
+	// Reason is the verdict line (Result.Reason), written into the
+	// picture under the title.
+	Reason string
+	// ColorBy says what a bar's colour stands for.
+	ColorBy ColorBy
 }
 
-// maxBars bounds the picture; a bigger run draws its first bars and says
-// how many it left out.
-const maxBars = 50_000
+// ColorBy says what the colours of a timeline stand for.
+type ColorBy uint8
 
-// bar is one task attempt in one slot.
-type bar struct {
-	task         string
-	region, slot int
-	attempt      int
-	start, end   time.Duration
-	outcome      Kind // Finish, Fail, Cancel, or Deploy if still running at the end
-	lane         int
-}
+const (
+	// ColorAuto colours by region when there are at most as many regions
+	// as colours, by job vertex otherwise.
+	ColorAuto ColorBy = iota
+	// ColorByRegion colours by pipelined region (colours repeat when
+	// there are more regions than colours).
+	ColorByRegion
+	// ColorByVertex colours by job vertex (the eager policy has no
+	// regions); the most frequent vertices get colours, the rest grey.
+	ColorByVertex
+)
+
+// Above these sizes WriteSVG draws slot use per group of slots instead of
+// one bar per task attempt: the picture keeps a bounded size.
+const (
+	maxDetailedBars  = 3000
+	maxDetailedSlots = 120
+	maxSlotGroups    = 24
+	maxWaitLanes     = 12
+)
+
+// Layout of the picture, in pixels.
+const (
+	canvasW   = 1200.0
+	margin    = 16.0
+	rightPad  = 28.0
+	laneH     = 22.0
+	rowGap    = 6.0
+	panelW    = 250.0
+	panelGap  = 14.0
+	axisH     = 44.0
+	legendRow = 22.0
+)
 
 // WriteSVG renders the timeline as a standalone SVG picture: slots on the
-// vertical axis, virtual time on the horizontal one, bars coloured by
-// region with a legend, failed attempts outlined in red and canceled ones
-// faded with a dashed outline; attempts still holding a slot at the end
-// (a deadlock) run to the right edge with a hatched end.
+// vertical axis, virtual time on the horizontal one. Small runs get one
+// bar per task attempt, coloured by region or job vertex with a legend,
+// failed attempts outlined in red, canceled ones faded with a dashed
+// outline, attempts still holding a slot at the end with a hatched end. A
+// deadlock stops the time axis at the deadlock, draws the requests that
+// wait for a slot and the state of every slot then, and writes the
+// verdict. Runs of more than a few thousand task attempts (or more than
+// maxDetailedSlots slots) are drawn as slot use over time per group of
+// slots, at a size that does not grow with the run. The cost is linear in
+// the number of events.
 func WriteSVG(w io.Writer, tl Timeline) error {
 	// a row for every slot the events name, even if tl.Slots is too small
+	deploys := 0
 	for _, e := range tl.Events {
 		if e.Slot >= tl.Slots {
 			tl.Slots = e.Slot + 1
 		}
-	}
-	bars, omitted := collectBars(tl)
-	lanes := assignLanes(bars, tl.Slots)
-
-	const (
-		width     = 1200.0
-		left      = 90.0
-		right     = 30.0
-		top       = 84.0
-		laneH     = 22.0
-		rowGap    = 6.0
-		axisH     = 40.0
-		legendRow = 20.0
-	)
-	plotW := width - left - right
-	span := tl.Makespan
-	open := 0
-	for i := range bars {
-		if bars[i].outcome == Deploy {
-			open++
+		if e.Kind == Deploy {
+			deploys++
 		}
 	}
-	if open > 0 {
-		// Tasks still hold their slots at the end (a deadlock, or
-		// unbounded tasks): draw them on past the last event, so the
-		// picture shows them waiting.
-		span += max(span/5, time.Second)
-		for i := range bars {
-			if bars[i].outcome == Deploy {
-				bars[i].end = span
+	pic := newPicture(tl)
+	if deploys > maxDetailedBars || tl.Slots > maxDetailedSlots {
+		pic.aggregate()
+	} else {
+		pic.detail()
+	}
+	return pic.write(w)
+}
+
+// picture is a timeline being laid out; its elements are written at the
+// end, when the height is known.
+type picture struct {
+	tl       Timeline
+	colors   colorKeys
+	deadlock bool
+	span     time.Duration // the time axis: 0 to span
+	left     float64       // x of the time axis' origin
+	timeW    float64       // width of the time axis (0: every event at time 0 of a deadlock)
+	panelX   float64       // x of the column showing the state at the deadlock
+	top      float64       // y of the first row
+	header   []line
+	body     strings.Builder
+	height   float64
+	notes    []string
+}
+
+// line is a line of header text.
+type line struct {
+	text, fill string
+	size       float64
+	bold       bool
+}
+
+func newPicture(tl Timeline) *picture {
+	p := &picture{tl: tl, deadlock: tl.Verdict == Deadlock, span: tl.Makespan}
+	p.colors = newColorKeys(tl)
+	textW := canvasW - 2*margin
+	for _, l := range wrapText(tl.Title, 18, true, textW) {
+		p.header = append(p.header, line{l, "#111", 18, true})
+	}
+	for _, l := range wrapText(tl.Subtitle, 13, false, textW) {
+		p.header = append(p.header, line{l, "#444", 13, false})
+	}
+	fill := "#2b6a2b"
+	if !tl.Verdict.OK() {
+		fill = "#b3181b"
+	}
+	for _, l := range wrapText(tl.Reason, 13, true, textW) {
+		p.header = append(p.header, line{l, fill, 13, true})
+	}
+	y := 12.0
+	for _, l := range p.header {
+		y += l.size * 1.4
+	}
+	p.top = y + 34 // room for the marker of the deadlock and the column title
+	return p
+}
+
+// layoutX places the time axis and the deadlock column right of the row
+// labels.
+func (p *picture) layoutX(labels []string) {
+	labelW := 0.0
+	for _, l := range labels {
+		labelW = max(labelW, textWidth(l, 12, false))
+	}
+	p.left = max(60, math.Ceil(labelW)+margin+8)
+	p.timeW = canvasW - p.left - rightPad
+	if p.deadlock {
+		p.timeW -= panelW + panelGap
+		if p.span <= 0 { // everything happened at 0 ms: only the state at the deadlock
+			p.timeW = 0
+		}
+		p.panelX = p.left + p.timeW
+		if p.timeW > 0 {
+			p.panelX += panelGap
+		}
+	}
+	if p.span <= 0 {
+		p.span = time.Millisecond
+	}
+}
+
+func (p *picture) x(t time.Duration) float64 {
+	return p.left + p.timeW*float64(min(t, p.span))/float64(p.span)
+}
+
+func (p *picture) printf(format string, a ...any) { fmt.Fprintf(&p.body, format, a...) }
+
+// text writes a label; s is escaped here.
+func (p *picture) text(x, y, size float64, anchor, fill, s string) {
+	// y is the middle of the text: the baseline sits 0.35 em below it
+	// (dominant-baseline is not honoured by every renderer)
+	p.printf(`<text x="%.1f" y="%.1f" font-size="%.0f" text-anchor="%s" fill="%s">%s</text>`+"\n",
+		x, y+0.35*size, size, anchor, fill, xmlText(s))
+}
+
+// deadlockMarks draws the line at the time of the deadlock and the title
+// of the column showing the state then.
+func (p *picture) deadlockMarks(bottom float64) {
+	if !p.deadlock {
+		return
+	}
+	ty := p.top - 14
+	at := formatMillis(p.tl.Makespan)
+	if p.timeW > 0 {
+		xe := p.x(p.tl.Makespan)
+		p.printf(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#d62728" stroke-width="1.5" stroke-dasharray="6,3"/>`+"\n", xe, ty+8, xe, bottom)
+		p.text(xe-5, ty, 11, "end", "#d62728", fitText("deadlock at "+at+": nothing progresses after", 11, false, p.timeW-5))
+	}
+	p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#fbeeee" stroke="#d62728" stroke-width="0.8"/>`+"\n",
+		p.panelX, p.top-4, p.panelW(), bottom-p.top+4)
+	p.printf(`<text x="%.1f" y="%.1f" font-size="12" font-weight="bold" fill="#b3181b">%s</text>`+"\n",
+		p.panelX+4, ty+0.35*12, xmlText(fitText("at the deadlock ("+at+")", 12, true, p.panelW()-8)))
+}
+
+func (p *picture) panelW() float64 { return canvasW - rightPad - p.panelX }
+
+// axis draws the time axis under the rows and returns the y below it.
+func (p *picture) axis(bottom float64) float64 {
+	if p.timeW <= 0 {
+		p.text(p.left, bottom+16, 11, "start", "#444", "every event of the run happened at 0 ms")
+		return bottom + 30
+	}
+	step := niceStep(p.span, max(2, int(p.timeW/110)))
+	p.printf(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#333"/>`+"\n", p.left, bottom, p.left+p.timeW, bottom)
+	for t := time.Duration(0); t <= p.span; t += step {
+		xt := p.x(t)
+		p.printf(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#333"/>`+"\n", xt, bottom, xt, bottom+5)
+		p.text(xt, bottom+16, 11, "middle", "#111", formatTick(t, step))
+	}
+	p.text(p.left+p.timeW/2, bottom+32, 12, "middle", "#444", "virtual time")
+	return bottom + axisH
+}
+
+// gridLines draws faint vertical lines at the ticks behind the bars.
+func (p *picture) gridLines(bottom float64) {
+	if p.timeW <= 0 {
+		return
+	}
+	step := niceStep(p.span, max(2, int(p.timeW/110)))
+	for t := time.Duration(0); t <= p.span; t += step {
+		xt := p.x(t)
+		p.printf(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ccc" stroke-dasharray="2,3"/>`+"\n", xt, p.top-4, xt, bottom)
+	}
+}
+
+// legendEntry is one swatch of the legend.
+type legendEntry struct {
+	fill, stroke, pattern, label string
+}
+
+// legend draws entries flowing left to right, wrapping at the canvas
+// edge, then the notes; it returns the y below.
+func (p *picture) legend(y float64, entries []legendEntry) float64 {
+	x := p.left
+	y += 12
+	if t := p.colors.title; t != "" && len(entries) > 0 {
+		p.text(x, y, 12, "start", "#444", t)
+		x += textWidth(t, 12, false) + 10
+	}
+	for _, e := range entries {
+		label := fitText(e.label, 12, false, canvasW-rightPad-p.left-20)
+		w := 20 + textWidth(label, 12, false) + 18
+		if x > p.left && x+w > canvasW-rightPad {
+			x, y = p.left, y+legendRow
+		}
+		stroke := e.stroke
+		if stroke == "" {
+			stroke = "#333"
+		}
+		p.printf(`<rect x="%.1f" y="%.1f" width="14" height="14" rx="2" fill="%s" stroke="%s"/>`, x, y-7, e.fill, stroke)
+		if e.pattern != "" {
+			p.printf(`<rect x="%.1f" y="%.1f" width="14" height="14" fill="%s"/>`, x, y-7, e.pattern)
+		}
+		p.text(x+20, y, 12, "start", "#111", label)
+		x += w
+	}
+	if len(entries) > 0 {
+		y += legendRow
+	}
+	for _, n := range p.notes {
+		for _, l := range wrapText(n, 11, false, canvasW-rightPad-p.left) {
+			p.text(p.left, y, 11, "start", "#555", l)
+			y += 15
+		}
+	}
+	return y
+}
+
+// write emits the SVG document.
+func (p *picture) write(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	height := math.Ceil(p.height + margin)
+	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="Helvetica, Arial, sans-serif">`+"\n",
+		canvasW, height, canvasW, height)
+	bw.WriteString(`<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" fill="#000" fill-opacity="0.35"/></pattern>` +
+		`<pattern id="held" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="2" height="8" fill="#d62728" fill-opacity="0.25"/></pattern></defs>` + "\n")
+	bw.WriteString(`<rect width="100%" height="100%" fill="#ffffff"/>` + "\n")
+	y := 12.0
+	for _, l := range p.header {
+		y += l.size * 1.4
+		weight := ""
+		if l.bold {
+			weight = ` font-weight="bold"`
+		}
+		fmt.Fprintf(bw, `<text x="%.0f" y="%.1f" font-size="%.0f"%s fill="%s">%s</text>`+"\n", margin, y-l.size*0.3, l.size, weight, l.fill, xmlText(l.text))
+	}
+	bw.WriteString(p.body.String())
+	bw.WriteString("</svg>\n")
+	return bw.Flush()
+}
+
+// span is one task attempt in one slot (or, for the aggregated view, one
+// holding of a slot).
+type span struct {
+	task                  string
+	key                   int // colour key
+	region, slot, attempt int
+	start, end            time.Duration
+	outcome               Kind // Finish, Fail, Cancel, or Deploy if still holding its slot at the end
+	seq                   int  // order of the deploy in the trace
+	lane                  int
+}
+
+// request is a slot request that waited: from its request to its deploy,
+// or to the end of the run if it never got a slot (open).
+type request struct {
+	task       string
+	key        int
+	from, to   time.Duration
+	open       bool
+	seq        int
+	attemptKey taskKey
+}
+
+type taskKey struct {
+	task    string
+	attempt int
+}
+
+// scan pairs deploys with the events ending them and requests with their
+// deploys, in one pass over the events. onBar gets every attempt (open ones
+// last, in deploy order); onRequest every request, open ones last.
+func (p *picture) scan(onBar func(span), onRequest func(request)) {
+	end := p.tl.Makespan
+	open := map[taskKey]span{}
+	asked := map[taskKey]request{}
+	for i, e := range p.tl.Events {
+		k := taskKey{e.Task, e.Attempt}
+		switch e.Kind {
+		case Request:
+			asked[k] = request{task: e.Task, key: p.colors.of(e), from: e.At, seq: i, attemptKey: k}
+		case Deploy:
+			if r, ok := asked[k]; ok {
+				delete(asked, k)
+				r.to = e.At
+				onRequest(r)
+			}
+			open[k] = span{task: e.Task, key: p.colors.of(e), region: e.Region, slot: e.Slot, attempt: e.Attempt, start: e.At, end: end, outcome: Deploy, seq: i}
+		case Finish, Fail, Cancel:
+			if s, ok := open[k]; ok {
+				delete(open, k)
+				s.end, s.outcome = e.At, e.Kind
+				onBar(s)
 			}
 		}
 	}
-	if span <= 0 {
-		span = time.Millisecond
+	rest := make([]span, 0, len(open))
+	for _, s := range open {
+		rest = append(rest, s)
 	}
-	x := func(t time.Duration) float64 { return left + plotW*float64(t)/float64(span) }
+	sort.Slice(rest, func(a, b int) bool { return rest[a].seq < rest[b].seq })
+	for _, s := range rest {
+		onBar(s)
+	}
+	waiting := make([]request, 0, len(asked))
+	for _, r := range asked {
+		r.to, r.open = end, true
+		waiting = append(waiting, r)
+	}
+	sort.Slice(waiting, func(a, b int) bool { return waiting[a].seq < waiting[b].seq })
+	for _, r := range waiting {
+		onRequest(r)
+	}
+}
 
-	rowTop := make([]float64, tl.Slots+1)
-	y := top
-	for s := 0; s < tl.Slots; s++ {
+// detail draws one bar per task attempt.
+func (p *picture) detail() {
+	var bars []span
+	var waiting []request
+	p.scan(func(s span) { bars = append(bars, s) }, func(r request) {
+		if r.open {
+			waiting = append(waiting, r)
+		}
+	})
+	sort.SliceStable(bars, func(a, b int) bool { return bars[a].seq < bars[b].seq })
+	lanes := assignLanes(bars, p.tl.Slots)
+	labels := make([]string, 0, p.tl.Slots+1)
+	for s := range p.tl.Slots {
+		labels = append(labels, fmt.Sprintf("slot %d", s))
+	}
+	if len(waiting) > 0 {
+		labels = append(labels, "waiting")
+	}
+	p.layoutX(labels)
+
+	rowTop := make([]float64, p.tl.Slots+1)
+	y := p.top
+	for s := range p.tl.Slots {
 		rowTop[s] = y
 		y += float64(max(1, lanes[s]))*laneH + rowGap
 	}
-	rowTop[tl.Slots] = y
-	plotBottom := y
-	legendEntries, legendNote := legend(tl.Regions)
-	perLine := 10
-	legendLines := (len(legendEntries) + perLine - 1) / perLine
-	height := plotBottom + axisH + float64(legendLines)*legendRow + 40
+	rowTop[p.tl.Slots] = y
+	waitLanes := min(len(waiting), maxWaitLanes)
+	waitTop := y + 4
+	if waitLanes > 0 {
+		y = waitTop + float64(waitLanes)*laneH + rowGap
+	}
+	bottom := y
 
-	bw := bufio.NewWriter(w)
-	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
-	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="Helvetica, Arial, sans-serif">`+"\n", width, height, width, height)
-	p(`<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" fill="#000" fill-opacity="0.35"/></pattern></defs>` + "\n")
-	p(`<rect width="100%%" height="100%%" fill="#ffffff"/>` + "\n")
-	p(`<text x="%.0f" y="28" font-size="18" font-weight="bold">%s</text>`+"\n", left, xmlText(tl.Title))
-	p(`<text x="%.0f" y="50" font-size="13" fill="#444">%s</text>`+"\n", left, xmlText(tl.Subtitle))
-
-	// rows and slot labels
-	for s := 0; s < tl.Slots; s++ {
+	// rows, labels, grid
+	for s := range p.tl.Slots {
 		fill := "#f4f4f6"
 		if s%2 == 1 {
 			fill = "#eaeaef"
 		}
-		p(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n", left, rowTop[s], plotW, rowTop[s+1]-rowTop[s]-rowGap, fill)
-		p(`<text x="%.1f" y="%.1f" font-size="12" text-anchor="end" dominant-baseline="middle">slot %d</text>`+"\n",
-			left-8, (rowTop[s]+rowTop[s+1]-rowGap)/2, s)
+		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n", p.left, rowTop[s], max(p.timeW, 1), rowTop[s+1]-rowTop[s]-rowGap, fill)
+		p.text(p.left-8, (rowTop[s]+rowTop[s+1]-rowGap)/2, 12, "end", "#111", labels[s])
 	}
-	// time axis with round ticks
-	step := niceStep(span, 10)
-	p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#333"/>`+"\n", left, plotBottom, left+plotW, plotBottom)
-	for t := time.Duration(0); t <= span; t += step {
-		xt := x(t)
-		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ccc" stroke-dasharray="2,3"/>`+"\n", xt, top-4, xt, plotBottom)
-		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#333"/>`+"\n", xt, plotBottom, xt, plotBottom+5)
-		p(`<text x="%.1f" y="%.1f" font-size="11" text-anchor="middle">%s</text>`+"\n", xt, plotBottom+18, formatTick(t, step))
+	if waitLanes > 0 {
+		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#fdf3f3"/>`+"\n", p.left, waitTop, max(p.timeW, 1), float64(waitLanes)*laneH)
+		p.text(p.left-8, waitTop+laneH/2, 12, "end", "#b3181b", "waiting")
 	}
-	p(`<text x="%.1f" y="%.1f" font-size="12" text-anchor="middle" fill="#444">virtual time</text>`+"\n", left+plotW/2, plotBottom+34)
-
-	if open > 0 { // where the run stopped with tasks still holding slots
-		xe := x(tl.Makespan)
-		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#d62728" stroke-width="1.5" stroke-dasharray="6,3"/>`+"\n", xe, top-8, xe, plotBottom)
-		p(`<text x="%.1f" y="%.1f" font-size="11" fill="#d62728" text-anchor="end">nothing progresses after %s</text>`+"\n", xe-4, top-10, formatMillis(tl.Makespan))
-	}
+	p.gridLines(bottom)
+	p.deadlockMarks(bottom)
 
 	// bars
 	for _, b := range bars {
+		if b.slot < 0 || b.slot >= p.tl.Slots {
+			continue
+		}
 		y0 := rowTop[b.slot] + float64(b.lane)*laneH + 2
-		x0, x1 := x(b.start), x(b.end)
-		wd := math.Max(x1-x0, 1.5)
-		stroke, dash, opacity := "#333", "", 0.9
-		switch b.outcome {
-		case Fail:
-			stroke = "#d62728"
-		case Cancel:
-			dash, opacity = ` stroke-dasharray="3,2"`, 0.4
-		}
-		p(`<g><title>%s (region %d, attempt %d) slot %d: %s - %s, %s</title>`, xmlText(b.task), b.region, b.attempt, b.slot,
-			formatMillis(b.start), formatMillis(b.end), outcomeName(b.outcome))
-		p(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="%s" fill-opacity="%.2f" stroke="%s" stroke-width="%s"%s/>`,
-			x0, y0, wd, laneH-4, regionColor(b.region), opacity, stroke, strokeWidth(b.outcome), dash)
-		if b.outcome == Deploy { // still holding its slot at the end
-			p(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#hatch)"/>`, math.Max(x0, x1-24), y0, math.Min(24, wd), laneH-4)
-		}
-		label := b.task
-		if b.outcome == Fail {
-			label += " ✗"
-		}
-		if float64(len(label))*6.5+6 < wd {
-			p(`<text x="%.1f" y="%.1f" font-size="11" dominant-baseline="middle" fill="%s">%s</text>`,
-				x0+4, y0+(laneH-4)/2, textColor(b.region), xmlText(label))
-		}
-		p("</g>\n")
+		p.bar(b, y0)
 	}
-
-	// legend
-	ly := plotBottom + axisH + 14
-	for i, r := range legendEntries {
-		lx := left + float64(i%perLine)*100
-		yy := ly + float64(i/perLine)*legendRow
-		p(`<rect x="%.1f" y="%.1f" width="14" height="14" rx="2" fill="%s" stroke="#333"/>`, lx, yy-11, regionColor(r))
-		p(`<text x="%.1f" y="%.1f" font-size="12">region %d</text>`+"\n", lx+20, yy, r)
-	}
-	notes := legendNote
-	if omitted > 0 {
-		notes += fmt.Sprintf(" %d more task attempts not drawn.", omitted)
-	}
-	p(`<text x="%.1f" y="%.1f" font-size="11" fill="#555">%s red outline: failed; faded dashed: canceled; hatched end: still holding its slot at the end.</text>`+"\n",
-		left, ly+float64(legendLines)*legendRow+4, xmlText(notes))
-	p("</svg>\n")
-	return bw.Flush()
-}
-
-// collectBars pairs each deploy with the event that ended the attempt.
-func collectBars(tl Timeline) ([]bar, int) {
-	type key struct {
-		task    string
-		attempt int
-	}
-	open := map[key]int{}
-	var bars []bar
-	omitted := 0
-	for _, e := range tl.Events {
-		k := key{e.Task, e.Attempt}
-		switch e.Kind {
-		case Deploy:
-			if len(bars) >= maxBars {
-				omitted++
+	// the slots at the deadlock
+	if p.deadlock {
+		pw := p.panelW() - 8
+		held := make([]bool, p.tl.Slots)
+		for _, b := range bars {
+			if b.outcome != Deploy || b.slot < 0 || b.slot >= p.tl.Slots {
 				continue
 			}
-			open[k] = len(bars)
-			bars = append(bars, bar{task: e.Task, region: e.Region, slot: e.Slot, attempt: e.Attempt, start: e.At, end: tl.Makespan, outcome: Deploy})
-		case Finish, Fail, Cancel:
-			if i, ok := open[k]; ok {
-				bars[i].end, bars[i].outcome = e.At, e.Kind
-				delete(open, k)
+			held[b.slot] = true
+			y0 := rowTop[b.slot] + float64(b.lane)*laneH + 2
+			p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="%s" fill-opacity="0.35" stroke="#333" stroke-width="0.8"/>`,
+				p.panelX+4, y0, pw, laneH-4, p.colors.color(b.key))
+			p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#held)"/>`, p.panelX+4, y0, pw, laneH-4)
+			p.text(p.panelX+8, y0+(laneH-4)/2, 11, "start", "#111", fitText(b.task+" holds the slot, cannot progress", 11, false, pw-8))
+			p.printf("\n")
+		}
+		for s := range p.tl.Slots {
+			if !held[s] {
+				p.text(p.panelX+8, (rowTop[s]+rowTop[s+1]-rowGap)/2, 11, "start", "#777", "free")
 			}
 		}
 	}
-	return bars, omitted
+	// requests still waiting for a slot at the end
+	for i := range waitLanes {
+		r := waiting[i]
+		y0 := waitTop + float64(i)*laneH + 2
+		label := r.task + " waits for a slot since " + formatMillis(r.from)
+		if i == maxWaitLanes-1 && len(waiting) > maxWaitLanes {
+			label = fmt.Sprintf("%s and %d more requests wait for a slot", r.task, len(waiting)-i-1)
+		}
+		if p.timeW > 0 {
+			x0, x1 := p.x(r.from), p.x(r.to)
+			wd := math.Max(x1-x0, 1.5)
+			p.printf(`<rect class="waiting" x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="#f7c6c7" stroke="#d62728" stroke-width="1" stroke-dasharray="4,2"><title>%s</title></rect>`+"\n",
+				x0, y0, wd, laneH-4, xmlText(label))
+			if textWidth(r.task, 11, false)+8 < wd {
+				p.text(x0+4, y0+(laneH-4)/2, 11, "start", "#7a1012", fitText(label, 11, false, wd-8))
+			}
+		}
+		if p.deadlock {
+			p.text(p.panelX+8, y0+(laneH-4)/2, 11, "start", "#b3181b", fitText(label, 11, false, p.panelW()-12))
+		}
+	}
+
+	y = p.axis(bottom)
+	entries := p.colors.legend()
+	var outcomes [Release + 1]int
+	for _, b := range bars {
+		outcomes[b.outcome]++
+	}
+	if outcomes[Fail] > 0 {
+		entries = append(entries, legendEntry{fill: "#ffffff", stroke: "#d62728", label: "failed ✗"})
+	}
+	if outcomes[Cancel] > 0 {
+		entries = append(entries, legendEntry{fill: "#dddddd", stroke: "#888", label: "canceled (faded)"})
+	}
+	if outcomes[Deploy] > 0 && p.timeW > 0 {
+		entries = append(entries, legendEntry{fill: "#ffffff", pattern: "url(#hatch)", label: "holds its slot when the run ends"})
+	}
+	if waitLanes > 0 && p.timeW > 0 {
+		entries = append(entries, legendEntry{fill: "#f7c6c7", stroke: "#d62728", label: "request waiting for a slot"})
+	}
+	if p.colors.note != "" {
+		p.notes = append(p.notes, p.colors.note)
+	}
+	for _, n := range lanes {
+		if n > 1 {
+			p.notes = append(p.notes, "Bars stacked in one row share the slot (slot sharing).")
+			break
+		}
+	}
+	p.height = p.legend(y, entries)
+}
+
+// bar draws one task attempt.
+func (p *picture) bar(b span, y0 float64) {
+	if p.timeW <= 0 {
+		return
+	}
+	x0, x1 := p.x(b.start), p.x(b.end)
+	wd := math.Max(x1-x0, 1.5)
+	stroke, dash, opacity, fg := "#333", "", 0.9, p.colors.textColor(b.key)
+	switch b.outcome {
+	case Fail:
+		stroke = "#d62728"
+	case Cancel:
+		dash, opacity, fg = ` stroke-dasharray="3,2"`, 0.3, "#222"
+	}
+	p.printf(`<g><title>%s (region %d, attempt %d) slot %d: %s - %s, %s</title>`, xmlText(b.task), b.region, b.attempt, b.slot,
+		formatMillis(b.start), formatMillis(b.end), outcomeName(b.outcome))
+	p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="%s" fill-opacity="%.2f" stroke="%s" stroke-width="%s"%s/>`,
+		x0, y0, wd, laneH-4, p.colors.color(b.key), opacity, stroke, strokeWidth(b.outcome), dash)
+	if b.outcome == Deploy { // still holding its slot at the end
+		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#hatch)"/>`, math.Max(x0, x1-24), y0, math.Min(24, wd), laneH-4)
+	}
+	label := b.task
+	if b.outcome == Fail {
+		label += " ✗"
+	}
+	if textWidth(label, 11, false)+8 > wd { // a narrow bar shows the subtask index
+		if i := strings.LastIndexByte(label, '#'); i > 0 {
+			label = label[i:]
+		}
+	}
+	if textWidth(label, 11, false)+8 <= wd {
+		p.text(x0+4, y0+(laneH-4)/2, 11, "start", fg, label)
+	}
+	p.printf("</g>\n")
 }
 
 // assignLanes stacks overlapping bars of one slot (slot sharing) in lanes
-// and returns the number of lanes per slot.
-func assignLanes(bars []bar, slots int) []int {
-	order := make([]int, len(bars))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return bars[order[a]].start < bars[order[b]].start })
+// and returns the number of lanes per slot. bars are in deploy order.
+func assignLanes(bars []span, slots int) []int {
 	laneEnds := make([][]time.Duration, slots)
-	for _, i := range order {
+	for i := range bars {
 		b := &bars[i]
 		if b.slot < 0 || b.slot >= slots {
 			continue
@@ -248,33 +575,6 @@ func assignLanes(bars []bar, slots int) []int {
 	return out
 }
 
-func legend(regions int) ([]int, string) {
-	const limit = 30
-	n := min(regions, limit)
-	entries := make([]int, n)
-	for i := range entries {
-		entries[i] = i
-	}
-	if regions > limit {
-		return entries, fmt.Sprintf("Colours repeat every %d regions; %d regions in all.", len(palette), regions)
-	}
-	return entries, ""
-}
-
-// palette is a qualitative colour set (Tableau 10 plus two), cycled by region.
-var palette = []string{"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
-	"#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#8cd17d", "#86bcb6"}
-
-func regionColor(r int) string { return palette[((r%len(palette))+len(palette))%len(palette)] }
-
-func textColor(r int) string {
-	switch regionColor(r) {
-	case "#edc948", "#bab0ac", "#8cd17d", "#86bcb6", "#ff9da7", "#76b7b2":
-		return "#111"
-	}
-	return "#fff"
-}
-
 func strokeWidth(k Kind) string {
 	if k == Fail {
 		return "2.5"
@@ -291,7 +591,7 @@ func outcomeName(k Kind) string {
 	case Cancel:
 		return "canceled"
 	}
-	return "still running at the end"
+	return "still holding its slot at the end"
 }
 
 // niceStep picks a tick step of 1, 2 or 5 times a power of ten
@@ -321,41 +621,3 @@ func formatTick(t, step time.Duration) string {
 }
 
 func formatMillis(t time.Duration) string { return fmt.Sprintf("%d ms", t.Milliseconds()) }
-
-// xmlText escapes s for the text of an SVG element or an attribute value:
-// markup characters become entities and every character XML 1.0 does not
-// allow at all, escaped or not (control characters other than tab,
-// newline and carriage return, U+FFFE, U+FFFF, and bytes that are not
-// valid UTF-8), becomes U+FFFD. Every piece of text WriteSVG writes that
-// comes from outside (titles, task names) goes through here.
-func xmlText(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return !isXMLChar(r) }) >= 0 || !utf8.ValidString(s) {
-		var b strings.Builder
-		b.Grow(len(s))
-		for _, r := range s { // invalid UTF-8 arrives as utf8.RuneError
-			if !isXMLChar(r) {
-				r = utf8.RuneError
-			}
-			b.WriteRune(r)
-		}
-		s = b.String()
-	}
-	return html.EscapeString(s)
-}
-
-// isXMLChar reports whether r matches the Char production of XML 1.0.
-func isXMLChar(r rune) bool {
-	switch {
-	case r == '\t' || r == '\n' || r == '\r':
-		return true
-	case r < 0x20:
-		return false
-	case r <= 0xD7FF:
-		return true
-	case r < 0xE000: // surrogates
-		return false
-	case r <= 0xFFFD:
-		return true
-	}
-	return r >= 0x10000 && r <= utf8.MaxRune
-}

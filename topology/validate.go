@@ -8,7 +8,6 @@ import (
 	"unicode"
 
 	"gonum.org/v1/gonum/graph"
-	"gonum.org/v1/gonum/graph/simple"
 	"gonum.org/v1/gonum/graph/topo"
 
 	"github.com/regionsched/regionsched/exchange"
@@ -127,16 +126,11 @@ func validateSubmission(s Submission) error {
 }
 
 // sortTopologically orders the vertices with gonum's stabilized
-// topological sort (ties by declaration order) and turns a failure into a
-// CycleError that names the vertices of one cycle.
+// topological sort (ties by declaration order), run on a view of the job
+// graph (jobView), and turns a failure into a CycleError that names the
+// vertices of one cycle.
 func (g *JobGraph) sortTopologically() error {
-	dg := simple.NewDirectedGraph()
-	for i := range g.vertices {
-		dg.AddNode(simple.Node(i))
-	}
-	for i := range g.edges {
-		dg.SetEdge(dg.NewEdge(simple.Node(g.edgeSource[i]), simple.Node(g.edgeTarget[i])))
-	}
+	dg := newJobView(g)
 	byID := func(nodes []graph.Node) {
 		for i := 1; i < len(nodes); i++ { // insertion sort: ties are few and small
 			for j := i; j > 0 && nodes[j].ID() < nodes[j-1].ID(); j-- {

@@ -19,10 +19,11 @@ func newCheckCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		Args:  exactArgs(1),
 	}
 	cluster := addClusterFlags(c)
-	c.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	c.Flags().StringVar(&format, "format", "text", "output format: text or json (case-insensitive)")
 	c.RunE = func(c *cobra.Command, args []string) error {
-		if format != "text" && format != "json" {
-			return badInput(fmt.Errorf("--format %q: valid values are text, json", format))
+		format, err := parseChoice("format", "output format", format, "text", "json")
+		if err != nil {
+			return err
 		}
 		slots, job, err := cluster.loadWithJob(c, args[0], stdin)
 		if err != nil {

@@ -283,8 +283,12 @@ func TestCheckExampleJobsAtMinimumSlots(t *testing.T) {
 }
 
 // TestCheckMLExampleCluster: the sized cluster of examples/jobs/README.md
-// runs ml-feature-pipeline.json in every mode; with single-gpu slots it
-// does not, because train and evaluate share a slot and need two gpus.
+// runs ml-feature-pipeline.json in every mode. With single-gpu slots the
+// locality packing puts train#i and evaluate#i in one slot needing two
+// gpus; where such a pair is a region of its own, the resource-aware
+// packing gives each its own single-gpu slot and the job runs (and the
+// simulation, which asks for that packing, finishes); all-pipelined needs
+// four gpu slots at once and does not run.
 func TestCheckMLExampleCluster(t *testing.T) {
 	const job = "../../examples/jobs/ml-feature-pipeline.json"
 	enough := writeTemp(t, "enough.json", `{"slots": [{"count": 6, "resources": {"cpuMillis": 2250, "memoryMB": 4608}},
@@ -298,15 +302,110 @@ func TestCheckMLExampleCluster(t *testing.T) {
 			assert.True(t, strings.HasPrefix(ok.stdout, "deadlock-free:"), ok.stdout)
 
 			short := execCLI(t, "", "check", "--mode", mode, "--cluster", oneGPU, job)
-			if mode == "all-blocking" {
-				// train and evaluate are separate regions, one gpu each.
+			sim := execCLI(t, "", "simulate", "--mode", mode, "--cluster", oneGPU, job)
+			switch mode {
+			case "all-blocking": // train and evaluate are separate regions, one gpu each
 				assert.Equal(t, 0, short.code, short.stdout)
+				assert.Contains(t, short.stdout, "packing: locality")
+			case "all-pipelined":
+				assert.Equal(t, 1, short.code, "stdout: %s\nstderr: %s", short.stdout, short.stderr)
+				assert.True(t, strings.HasPrefix(short.stdout, "not runnable:"), short.stdout)
+				assert.Contains(t, short.stdout, "gpu=2")
+				assert.Regexp(t, `region \d+ `, short.stdout)
+				assert.Equal(t, 1, sim.code, sim.stdout)
 				return
+			default:
+				assert.Equal(t, 0, short.code, "stdout: %s\nstderr: %s", short.stdout, short.stderr)
+				assert.True(t, strings.HasPrefix(short.stdout, "deadlock-free:"), short.stdout)
+				assert.Contains(t, short.stdout, "packing: resource-aware")
+				assert.Contains(t, short.stdout, "{train#0} + {evaluate#0}")
 			}
-			assert.Equal(t, 1, short.code, "stdout: %s\nstderr: %s", short.stdout, short.stderr)
-			assert.True(t, strings.HasPrefix(short.stdout, "not runnable:"), short.stdout)
-			assert.Contains(t, short.stdout, "gpu=2")
-			assert.Regexp(t, `region \d+ `, short.stdout)
+			assert.Equal(t, 0, sim.code, "stdout: %s\nstderr: %s", sim.stdout, sim.stderr)
+			assert.Contains(t, sim.stdout, "finished:")
 		})
 	}
+}
+
+// streamReaderJob is issue 11's first case: B reads the unbounded U
+// through a pipelined edge, so it never finishes and both slots of their
+// region are held forever; X needs a third slot.
+const streamReaderJob = `{"name":"stream-reader","vertices":[{"id":"U","parallelism":1,"bounded":false},{"id":"B","parallelism":2},{"id":"X","parallelism":1}],
+ "edges":[{"source":"U","target":"B","shipStrategy":"hash","exchange":"pipelined"}]}`
+
+// TestCheckStreamReader: with 2 slots check says not runnable and names
+// the tasks that hold slots forever, and the simulation does not finish;
+// at the true minimum, 3 slots, check says deadlock-free and the
+// simulation reaches its steady state.
+func TestCheckStreamReader(t *testing.T) {
+	job := writeTemp(t, "stream-reader.json", streamReaderJob)
+	short := execCLI(t, "", "check", "--slots", "2", job)
+	assert.Equal(t, 1, short.code, "stdout: %s\nstderr: %s", short.stdout, short.stderr)
+	assert.True(t, strings.HasPrefix(short.stdout, "not runnable:"), short.stdout)
+	assert.Contains(t, short.stdout, "region 1 {X#0} needs 3 slots")
+	assert.Contains(t, short.stdout, "held indefinitely by {U#0, B#0, B#1}, which never finish")
+	assert.NotContains(t, short.stdout, "depends on timing", "X asks after U's region: the deadlock is certain")
+	sim := execCLI(t, "", "simulate", "--slots", "2", job)
+	assert.Equal(t, 1, sim.code, "stdout: %s\nstderr: %s", sim.stdout, sim.stderr)
+	assert.NotContains(t, sim.stdout, "finished:")
+
+	ok := execCLI(t, "", "check", "--slots", "3", job)
+	assert.Equal(t, 0, ok.code, "stdout: %s\nstderr: %s", ok.stdout, ok.stderr)
+	assert.True(t, strings.HasPrefix(ok.stdout, "deadlock-free:"), ok.stdout)
+	steady := execCLI(t, "", "simulate", "--slots", "3", job)
+	assert.Equal(t, 0, steady.code, "stdout: %s\nstderr: %s", steady.stdout, steady.stderr)
+	assert.Contains(t, steady.stdout, "running:")
+}
+
+// TestCheckAbsurdClusterIsBadInput: slot counts that add up past
+// region.MaxClusterSlots (here: past math.MaxInt64, which used to wrap to
+// a negative cluster) are refused with exit 2 naming the field, by check
+// and simulate alike; so is such a --slots.
+func TestCheckAbsurdClusterIsBadInput(t *testing.T) {
+	big := writeTemp(t, "big.json", `{"slots": [{"count": 4611686018427387904}, {"count": 4611686018427387904}]}`)
+	job := writeTemp(t, "one.json", `{"name": "one", "vertices": [{"id": "A", "parallelism": 1}], "edges": []}`)
+	for _, args := range [][]string{
+		{"check", "--cluster", big, job},
+		{"simulate", "--cluster", big, job},
+		{"check", "--slots", "9223372036854775807", job},
+		{"simulate", "--slots", "1099511627777", job},
+	} {
+		t.Run(strings.Join(args[:2], " "), func(t *testing.T) {
+			res := execCLI(t, "", args...)
+			assert.Equal(t, 2, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+			assert.Empty(t, res.stdout)
+			assert.Contains(t, res.stderr, "1099511627776")
+			assert.Contains(t, res.stderr, "surely a mistake")
+			assert.NotContains(t, res.stderr, "-9223372036854775808")
+			if args[1] == "--cluster" {
+				assert.Contains(t, res.stderr, `"slots[0].count"`)
+			}
+		})
+	}
+	// The largest cluster allowed still works.
+	ok := execCLI(t, "", "check", "--slots", "1099511627776", job)
+	assert.Equal(t, 0, ok.code, "stdout: %s\nstderr: %s", ok.stdout, ok.stderr)
+}
+
+// TestCheckPacksBySize is issue 11's packing case: A(2, 500m) -hash->
+// B(1, 500m), A -hash-> C(1, 100m), all pipelined, on slots of 1000m and
+// 600m: the locality packing {A, B, C} + {A} does not fit, {A, B} + {A, C}
+// does; check says deadlock-free and which packing, and the simulation,
+// which asks for that packing, finishes.
+func TestCheckPacksBySize(t *testing.T) {
+	job := writeTemp(t, "pack.json", `{"name": "pack", "vertices": [
+		{"id": "A", "parallelism": 2, "resources": {"cpuMillis": 500, "memoryMB": 0}},
+		{"id": "B", "parallelism": 1, "resources": {"cpuMillis": 500, "memoryMB": 0}},
+		{"id": "C", "parallelism": 1, "resources": {"cpuMillis": 100, "memoryMB": 0}}],
+	  "edges": [{"source": "A", "target": "B", "shipStrategy": "hash"}, {"source": "A", "target": "C", "shipStrategy": "hash"}]}`)
+	cluster := writeTemp(t, "cluster.json", `{"slots": [{"count": 1, "resources": {"cpuMillis": 1000, "memoryMB": 0}},
+		{"count": 1, "resources": {"cpuMillis": 600, "memoryMB": 0}}]}`)
+	res := execCLI(t, "", "check", "--mode", "all-pipelined", "--cluster", cluster, job)
+	assert.Equal(t, 0, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	assert.True(t, strings.HasPrefix(res.stdout, "deadlock-free:"), res.stdout)
+	assert.Contains(t, res.stdout, "packing: resource-aware")
+	assert.Contains(t, res.stdout, "{A#0, C#0} + {A#1, B#0}")
+
+	sim := execCLI(t, "", "simulate", "--mode", "all-pipelined", "--cluster", cluster, job)
+	assert.Equal(t, 0, sim.code, "stdout: %s\nstderr: %s", sim.stdout, sim.stderr)
+	assert.Contains(t, sim.stdout, "finished: all 4 tasks finished")
 }

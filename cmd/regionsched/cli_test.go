@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -189,4 +192,303 @@ func TestHelpSucceeds(t *testing.T) {
 		assert.Equal(t, 0, res.code, "%v: %s", args, res.stderr)
 		assert.Contains(t, res.stdout, "Usage", "%v", args)
 	}
+}
+
+// TestNegativeVerdictIsPrintedOnce (issue 11, item 7): a negative verdict
+// is printed once, on standard output (SPEC.md section 4), and nothing is
+// added on standard error; in JSON mode standard output is only the JSON.
+func TestNegativeVerdictIsPrintedOnce(t *testing.T) {
+	t.Run("check text", func(t *testing.T) {
+		res := execCLI(t, "", "check", "--mode", "all-pipelined", "--slots", "3", flip119Path)
+		require.Equal(t, 1, res.code, res.stderr)
+		assert.True(t, strings.HasPrefix(res.stdout, "not runnable:"), res.stdout)
+		assert.Equal(t, 1, strings.Count(res.stdout, "\n"), "one line: %q", res.stdout)
+		assert.Empty(t, res.stderr)
+	})
+	t.Run("check json", func(t *testing.T) {
+		res := execCLI(t, "", "check", "--mode", "all-pipelined", "--slots", "3", "--format", "json", flip119Path)
+		require.Equal(t, 1, res.code, res.stderr)
+		var out checkOutput
+		decodeStrict(t, res.stdout, &out)
+		assert.False(t, out.Runnable)
+		assert.NotContains(t, res.stdout, "not runnable:")
+		assert.Empty(t, res.stderr)
+	})
+	for _, tc := range []struct {
+		name, verdict string
+		args          []string
+	}{
+		{"simulate deadlock", "deadlock:", []string{"--mode", "all-pipelined", "--slots", "4", "--policy", "eager"}},
+		{"simulate failure", "failed:", []string{"--mode", "all-pipelined", "--slots", "3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := execCLI(t, "", append(append([]string{"simulate"}, tc.args...), flip119Path)...)
+			require.Equal(t, 1, res.code, res.stderr)
+			lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
+			assert.True(t, strings.HasPrefix(lines[len(lines)-1], tc.verdict), res.stdout)
+			assert.Equal(t, 1, strings.Count(res.stdout+res.stderr, "\n"+tc.verdict), "once: stdout %q, stderr %q", res.stdout, res.stderr)
+			assert.Empty(t, res.stderr)
+		})
+	}
+}
+
+// TestDashIsStandardOutput (item 8): "--trace -" and "--svg -" write to
+// standard output instead of creating a file named "-"; the summary then
+// goes to standard error, so standard output is only the trace or the
+// picture.
+func TestDashIsStandardOutput(t *testing.T) {
+	job, err := filepath.Abs(flip119Path)
+	require.NoError(t, err)
+	t.Chdir(t.TempDir())
+	t.Run("trace", func(t *testing.T) {
+		res := execCLI(t, "", "simulate", "--mode", "pointwise-pipelined-only", "--slots", "2", "--trace", "-", job)
+		require.Equal(t, 0, res.code, res.stderr)
+		lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
+		require.Greater(t, len(lines), 10)
+		for _, line := range lines {
+			var ev map[string]any
+			require.NoError(t, json.Unmarshal([]byte(line), &ev), "every line of standard output is a trace event: %q", line)
+			assert.Contains(t, ev, "event")
+		}
+		assert.Contains(t, res.stderr, "makespan:", "the summary is on standard error")
+		assert.Contains(t, res.stderr, "\nfinished:")
+	})
+	t.Run("svg", func(t *testing.T) {
+		res := execCLI(t, "", "simulate", "--slots", "2", "--svg", "-", job)
+		require.Equal(t, 0, res.code, res.stderr)
+		assert.Contains(t, res.stdout, "<svg")
+		assert.True(t, strings.HasSuffix(strings.TrimSpace(res.stdout), "</svg>"), clip(res.stdout))
+		assert.Contains(t, res.stderr, "makespan:")
+	})
+	t.Run("trace of a deadlock", func(t *testing.T) {
+		res := execCLI(t, "", "simulate", "--mode", "all-pipelined", "--slots", "4", "--policy", "eager", "--trace", "-", job)
+		require.Equal(t, 1, res.code, res.stderr)
+		assert.NotContains(t, res.stdout, "deadlock:")
+		assert.Equal(t, 1, strings.Count(res.stderr, "\ndeadlock:"), "the verdict once, with the summary: %q", res.stderr)
+	})
+	t.Run("trace to stdout, svg to a file", func(t *testing.T) {
+		res := execCLI(t, "", "simulate", "--slots", "2", "--trace", "-", "--svg", "run.svg", job)
+		require.Equal(t, 0, res.code, res.stderr)
+		assert.FileExists(t, "run.svg")
+		assert.True(t, strings.HasPrefix(res.stdout, "{"), clip(res.stdout))
+	})
+	t.Run("both to stdout", func(t *testing.T) {
+		res := execCLI(t, "", "simulate", "--slots", "2", "--trace", "-", "--svg", "-", job)
+		assert.Equal(t, 2, res.code)
+		assert.Empty(t, res.stdout)
+		assert.Contains(t, res.stderr, "standard output")
+	})
+	assert.NoFileExists(t, "-", "no file named -")
+}
+
+// TestMistypedCommand (item 10): a misspelt command is reported as such,
+// with a suggestion, before the flags meant for it; every message has one
+// "regionsched" prefix.
+func TestMistypedCommand(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"simulat", "--slots", "2", flip119Path}, "regionsched: unknown command simulat; did you mean simulate?"},
+		{[]string{"--mode", "batch", "regoins", flip119Path}, "regionsched: unknown command regoins; did you mean regions?"},
+		{[]string{"chek", "--slots=2", "--format", "json", flip119Path}, "regionsched: unknown command chek; did you mean check?"},
+		{[]string{"schedule", flip119Path}, "regionsched: unknown command schedule; the commands are check, completion, regions, simulate"},
+	} {
+		t.Run(tc.args[0], func(t *testing.T) {
+			res := execCLI(t, "", tc.args...)
+			assert.Equal(t, 2, res.code)
+			assert.Empty(t, res.stdout)
+			first, _, _ := strings.Cut(res.stderr, "\n")
+			assert.Equal(t, tc.want, first)
+			assert.NotContains(t, res.stderr, "unknown flag")
+		})
+	}
+	for _, args := range [][]string{
+		{"regions", "--colour", "red", flip119Path},
+		{"simulate", "--slots", "2", "--seed", "x", flip119Path},
+		{"check", "--slots", "2"},
+		{"regions", "--format", "yaml", flip119Path},
+		{"regions", filepath.Join(t.TempDir(), "missing.json")},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			res := execCLI(t, "", args...)
+			assert.Equal(t, 2, res.code)
+			first, _, _ := strings.Cut(res.stderr, "\n")
+			assert.True(t, strings.HasPrefix(first, "regionsched "+args[0]+": "), first)
+			assert.Equal(t, 1, strings.Count(first, "regionsched"), "one prefix: %q", first)
+		})
+	}
+	t.Run("help and completion are commands", func(t *testing.T) {
+		assert.Equal(t, 0, execCLI(t, "", "help", "simulate").code)
+		assert.Equal(t, 0, execCLI(t, "", "completion", "bash").code)
+	})
+}
+
+// TestVersion (item 10): --version prints the module version and the VCS
+// revision from the build information.
+func TestVersion(t *testing.T) {
+	res := execCLI(t, "", "--version")
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.True(t, strings.HasPrefix(res.stdout, "regionsched "), res.stdout)
+	assert.Equal(t, 1, strings.Count(res.stdout, "\n"), res.stdout)
+	assert.Empty(t, res.stderr)
+
+	info := &debug.BuildInfo{Main: debug.Module{Path: "github.com/regionsched/regionsched", Version: "v1.2.3"},
+		Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123456789abcdef"},
+			{Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "true"}}}
+	assert.Equal(t, "v1.2.3, revision 0123456789abcdef of 2026-01-02T03:04:05Z with uncommitted changes", version(info, true))
+	info.Settings = info.Settings[:3]
+	assert.Equal(t, "v1.2.3, revision 0123456789abcdef of 2026-01-02T03:04:05Z", version(info, true))
+	assert.Equal(t, "(devel), revision unknown", version(&debug.BuildInfo{}, true))
+	assert.Equal(t, "(unknown version: no build information)", version(nil, false))
+}
+
+// TestFlinkModeNamesAndCaseInsensitiveValues (item 11): Flink's
+// execution.batch-shuffle-mode names, hybrid modes refused with the
+// reason, and every value (--mode, --format, --policy, shipStrategy,
+// exchange) case-insensitive, old spellings still working.
+func TestFlinkModeNamesAndCaseInsensitiveValues(t *testing.T) {
+	for spelling, canonical := range map[string]string{
+		"ALL_EXCHANGES_BLOCKING": "all-blocking", "all_exchanges_blocking": "all-blocking", "ALL_EDGES_BLOCKING": "all-blocking", "batch": "all-blocking",
+		"ALL_EXCHANGES_PIPELINED": "all-pipelined", "All_Exchanges_Pipelined": "all-pipelined", "pipelined": "all-pipelined",
+		"POINTWISE_EDGES_PIPELINED": "pointwise-pipelined-only", "Forward-Pipelined-Only": "forward-pipelined-only",
+	} {
+		t.Run(spelling, func(t *testing.T) {
+			out := regionsJSON(t, "--mode", spelling, flip119Path)
+			assert.Equal(t, canonical, out.Mode)
+		})
+	}
+	for _, hybrid := range []string{"ALL_EXCHANGES_HYBRID_FULL", "all_exchanges_hybrid_selective"} {
+		t.Run(hybrid, func(t *testing.T) {
+			res := execCLI(t, "", "regions", "--mode", hybrid, flip119Path)
+			assert.Equal(t, 2, res.code)
+			for _, s := range []string{hybrid, "hybrid", "no equivalent", "ALL_EXCHANGES_BLOCKING", "ALL_EXCHANGES_PIPELINED", "all-blocking", "pointwise-pipelined-only"} {
+				assert.Contains(t, res.stderr, s)
+			}
+		})
+	}
+	t.Run("--format", func(t *testing.T) {
+		for _, f := range []string{"JSON", "Json", " json"} {
+			res := execCLI(t, "", "regions", "--format", f, flip119Path)
+			require.Equal(t, 0, res.code, res.stderr)
+			var out regionsOutput
+			decodeStrict(t, res.stdout, &out)
+		}
+		assert.True(t, strings.HasPrefix(execCLI(t, "", "regions", "--format", "DOT", flip119Path).stdout, "strict digraph"))
+		res := execCLI(t, "", "check", "--slots", "4", "--format", "JSON", flip119Path)
+		require.Equal(t, 0, res.code, res.stderr)
+		var out checkOutput
+		decodeStrict(t, res.stdout, &out)
+		for _, cmd := range [][]string{{"regions"}, {"check", "--slots", "4"}} {
+			res := execCLI(t, "", append(cmd, "--format", "yaml", flip119Path)...)
+			assert.Equal(t, 2, res.code)
+			assert.Contains(t, res.stderr, `--format: unknown output format "yaml" (valid: text, json`)
+		}
+	})
+	t.Run("--policy", func(t *testing.T) {
+		lower := execCLI(t, "", "simulate", "--slots", "4", "--mode", "all-pipelined", "--policy", "eager", "--seed", "3", flip119Path)
+		upper := execCLI(t, "", "simulate", "--slots", "4", "--mode", "all-pipelined", "--policy", "EAGER", "--seed", "3", flip119Path)
+		assert.Equal(t, lower, upper)
+		assert.Equal(t, 0, execCLI(t, "", "simulate", "--slots", "2", "--policy", "Region", flip119Path).code)
+		res := execCLI(t, "", "simulate", "--slots", "2", "--policy", "Lazy", flip119Path)
+		assert.Equal(t, 2, res.code)
+		assert.Contains(t, res.stderr, `--policy: unknown scheduling policy "Lazy" (valid: region, eager)`)
+	})
+	t.Run("shipStrategy and exchange", func(t *testing.T) {
+		job := func(ship1, ship2, exchange string) string {
+			return `{"name": "j", "vertices": [{"id": "a", "parallelism": 2}, {"id": "b", "parallelism": 2}, {"id": "c", "parallelism": 3}],
+			  "edges": [{"source": "a", "target": "b", "shipStrategy": "` + ship1 + `"},
+			            {"source": "b", "target": "c", "shipStrategy": "` + ship2 + `", "exchange": "` + exchange + `"}]}`
+		}
+		want := execCLI(t, job("forward", "hash", "pipelined-bounded"), "regions", "--format", "json", "-")
+		require.Equal(t, 0, want.code, want.stderr)
+		got := execCLI(t, job("FORWARD", "Hash", "Pipelined-Bounded"), "regions", "--format", "json", "-")
+		assert.Equal(t, want, got)
+		bad := execCLI(t, job("forward", "Shuffle", "blocking"), "regions", "-")
+		assert.Equal(t, 2, bad.code)
+		assert.Contains(t, bad.stderr, "forward, rescale, hash, rebalance, broadcast")
+		bad = execCLI(t, job("forward", "hash", "Batch"), "regions", "-")
+		assert.Equal(t, 2, bad.code)
+		assert.Contains(t, bad.stderr, "pipelined, pipelined-bounded, blocking")
+	})
+}
+
+// TestREADMECallsTheBuiltBinary (item 12): the README's examples call the
+// binary where make build puts it, and say how to put it on PATH.
+func TestREADMECallsTheBuiltBinary(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	readme := string(data)
+	assert.True(t, strings.Contains(readme, "go install ./cmd/regionsched"), "the README says how to put regionsched on PATH")
+	assert.True(t, strings.Contains(readme, "$ bin/regionsched "), "the README's examples call bin/regionsched")
+	for i, line := range strings.Split(readme, "\n") {
+		trimmed := strings.TrimSpace(line)
+		assert.False(t, strings.HasPrefix(trimmed, "$ regionsched") || strings.HasPrefix(trimmed, "regionsched "),
+			"README line %d calls regionsched, which is not on PATH after make build: %q", i+1, line)
+	}
+}
+
+// TestFormatsAreDocumented (item 13): every command's help points at
+// docs/job-file.md, which describes every field of the job file, the
+// cluster file and the events file (SPEC.md sections 1, 4 and 5), and
+// whose examples are valid.
+func TestFormatsAreDocumented(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"regions", "--help"}, {"check", "--help"}, {"simulate", "--help"}} {
+		res := execCLI(t, "", args...)
+		require.Equal(t, 0, res.code, res.stderr)
+		assert.Contains(t, res.stdout, "docs/job-file.md", "%v", args)
+	}
+	data, err := os.ReadFile(filepath.Join("../..", formatsDoc))
+	require.NoError(t, err, "the help points at a file that exists")
+	doc := string(data)
+	fields := []string{
+		// job file (section 1)
+		"name", "vertices", "edges", "id", "parallelism", "slotSharingGroup", "resources", "cpuMillis", "memoryMB",
+		"extended", "durationMs", "bounded", "source", "target", "shipStrategy", "exchange",
+		// job file (section 5)
+		"submitAtMs", "queue", "user", "priority", "driver", "startupMs", "gang", "minSlots", "style", "timeoutMs",
+		// cluster file (sections 4 and 5)
+		"slots", "count", "queues", "queues[].name", "queues[].policy", "queues[].maxRunningJobs",
+		"queues[].startingTimeoutMs", "queues[].reclaimTimeoutMs", "users", "users[].name", "users[].role",
+		// events file (section 5)
+		"t", "event", "job", "by",
+	}
+	for _, f := range fields {
+		assert.Contains(t, doc, "| `"+f+"` |", "a table row documents %s", f)
+	}
+	for _, v := range []string{"forward", "rescale", "hash", "rebalance", "broadcast", "pipelined", "pipelined-bounded", "blocking",
+		"fifo", "priority", "fairshare", "stateaware", "admin", "soft", "hard", "set-priority", "kill",
+		"all-blocking", "forward-pipelined-only", "pointwise-pipelined-only", "all-pipelined", "ALL_EXCHANGES_HYBRID_FULL"} {
+		assert.Contains(t, doc, "`"+v+"`", "value %s", v)
+	}
+	assert.Contains(t, doc, "Events file (coming with the multi-job work)")
+
+	// Every JSON example is valid: job files decode, cluster files load.
+	blocks := strings.Split(doc, "```json\n")[1:]
+	require.GreaterOrEqual(t, len(blocks), 6)
+	checked := 0
+	for _, b := range blocks {
+		b, _, _ = strings.Cut(b, "```")
+		switch {
+		case strings.Contains(b, `"vertices"`):
+			res := execCLI(t, b, "regions", "-")
+			assert.Equal(t, 0, res.code, "job example:\n%s\n%s", b, res.stderr)
+			checked++
+		case strings.HasPrefix(b, `{"slots"`):
+			res := execCLI(t, "", "check", "--cluster", writeTemp(t, "cluster.json", b), flip119Path)
+			assert.NotEqual(t, 2, res.code, "cluster example:\n%s\n%s", b, res.stderr)
+			checked++
+		case strings.HasPrefix(b, `"driver"`) || strings.HasPrefix(b, `"gang"`):
+			job := `{"name": "j", "vertices": [{"id": "a", "parallelism": 1}], ` + strings.TrimSpace(b) + `}`
+			res := execCLI(t, job, "regions", "-")
+			assert.Equal(t, 0, res.code, "example:\n%s\n%s", b, res.stderr)
+			checked++
+		default: // JSON Lines
+			for _, line := range strings.Split(strings.TrimSpace(b), "\n") {
+				assert.True(t, json.Valid([]byte(line)), line)
+			}
+			checked++
+		}
+	}
+	assert.Equal(t, len(blocks), checked)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/regionsched/regionsched/internal/jsontext"
+	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -67,6 +68,9 @@ func (f *clusterFlags) load(c *cobra.Command) ([]resource.Count, error) {
 	case slotsSet:
 		if f.slots < 0 {
 			return nil, badInput(fmt.Errorf("--slots %d: must be a non-negative integer", f.slots))
+		}
+		if f.slots > region.MaxClusterSlots {
+			return nil, badInput(fmt.Errorf("--slots %d: more than %d slots: a cluster this large is surely a mistake", f.slots, region.MaxClusterSlots))
 		}
 		return []resource.Count{{Profile: resource.Unknown, N: f.slots}}, nil
 	}
@@ -173,12 +177,22 @@ func decodeCluster(data []byte) (*clusterFile, error) {
 		return nil, clusterErrorf("slots", `missing: a cluster file lists its slot groups, e.g. {"slots": [{"count": 4}]}`)
 	}
 	cf := &clusterFile{Slots: make([]slotGroupFile, len(w.Slots))}
+	counts := make([]resource.Count, 0, len(w.Slots)) // for the total
 	for i, raw := range w.Slots {
 		s, err := decodeSlotGroup(raw, fmt.Sprintf("slots[%d]", i))
 		if err != nil {
 			return nil, err
 		}
 		cf.Slots[i] = s
+		counts = append(counts, resource.Count{N: *s.Count})
+	}
+	if _, err := region.ClusterSize(counts); err != nil {
+		var se *region.ClusterSizeError
+		if errors.As(err, &se) {
+			return nil, clusterErrorf(fmt.Sprintf("slots[%d].count", se.Entry),
+				"the slot counts add up to more than %d slots with this one (%d): a cluster this large is surely a mistake", region.MaxClusterSlots, se.N)
+		}
+		return nil, &clusterError{problem: err.Error()}
 	}
 	queueAt := map[string]int{}
 	for i, raw := range w.Queues {

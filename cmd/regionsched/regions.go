@@ -21,10 +21,11 @@ func newRegionsCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		Short: "Derive the pipelined regions of a job",
 		Args:  exactArgs(1),
 	}
-	c.Flags().StringVar(&format, "format", "text", "output format: text, json or dot")
+	c.Flags().StringVar(&format, "format", "text", "output format: text, json or dot (case-insensitive)")
 	c.RunE = func(c *cobra.Command, args []string) error {
-		if format != "text" && format != "json" && format != "dot" {
-			return badInput(fmt.Errorf("--format %q: valid values are text, json, dot", format))
+		format, err := parseChoice("format", "output format", format, "text", "json", "dot")
+		if err != nil {
+			return err
 		}
 		job, err := loadJob(args[0], stdin)
 		if err != nil {

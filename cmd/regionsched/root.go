@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -18,6 +21,10 @@ const (
 	exitNegative = 1
 	exitBadInput = 2
 )
+
+// formatsDoc is where the job file, cluster file and events file are
+// described; every command's help points there.
+const formatsDoc = "docs/job-file.md"
 
 // exitError carries the exit code a command ends with.
 type exitError struct {
@@ -30,39 +37,184 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func badInput(err error) error { return &exitError{code: exitBadInput, err: err} }
 
-// negative reports a negative verdict; its one-line explanation (already
-// printed on standard output) is repeated on standard error as it is.
+// negative reports a negative verdict. The command has already printed it
+// (on standard output, or in JSON), so run prints nothing more.
 func negative(verdict string) error { return &exitError{code: exitNegative, err: errors.New(verdict)} }
 
-// run executes the command line and returns the process exit code.
+// errUnknownCommand is the error of a first argument that names no command.
+var errUnknownCommand = errors.New("unknown command")
+
+// unknownCommandError names the unknown command and the commands that
+// were probably meant (or, with no close match, all of them).
+type unknownCommandError struct {
+	name        string
+	suggestions []string
+	commands    []string
+}
+
+func (e *unknownCommandError) Error() string {
+	if len(e.suggestions) > 0 {
+		return fmt.Sprintf("%v %s; did you mean %s?", errUnknownCommand, e.name, strings.Join(e.suggestions, " or "))
+	}
+	return fmt.Sprintf("%v %s; the commands are %s", errUnknownCommand, e.name, strings.Join(e.commands, ", "))
+}
+
+func (e *unknownCommandError) Unwrap() error { return errUnknownCommand }
+
+// errUnknownValue is the error of a flag value that is not one of the
+// valid ones.
+var errUnknownValue = errors.New("unknown value")
+
+// flagValueError names a flag, what it takes, the value it was given and
+// the valid ones.
+type flagValueError struct {
+	flag, what, value string
+	valid             []string
+	err               error // the cause (a package's sentinel), or errUnknownValue
+}
+
+func (e *flagValueError) Error() string {
+	return fmt.Sprintf("--%s: unknown %s %q (valid: %s)", e.flag, e.what, e.value, strings.Join(e.valid, ", "))
+}
+
+func (e *flagValueError) Unwrap() error { return e.err }
+
+// parseChoice returns the valid value that s spells, ignoring case and
+// surrounding space (as --mode does), or a bad-input error naming the
+// flag and listing the valid values.
+func parseChoice(flag, what, s string, valid ...string) (string, error) {
+	for _, v := range valid {
+		if strings.EqualFold(strings.TrimSpace(s), v) {
+			return v, nil
+		}
+	}
+	return "", badInput(&flagValueError{flag: flag, what: what, value: s, valid: valid, err: errUnknownValue})
+}
+
+// parsePolicy parses --policy like the other flags: case-insensitively.
+func parsePolicy(s string) (simulator.Policy, error) {
+	p, err := simulator.ParsePolicy(strings.ToLower(strings.TrimSpace(s)))
+	if err != nil {
+		return 0, badInput(&flagValueError{flag: "policy", what: "scheduling policy", value: s, valid: []string{"region", "eager"}, err: err})
+	}
+	return p, nil
+}
+
+// run executes the command line and returns the process exit code. Every
+// message on standard error starts with one "regionsched" prefix: the
+// path of the command that failed.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCommand(stdin)
+	if err := unknownCommand(root, args); err != nil {
+		fmt.Fprintln(stderr, "regionsched:", err)
+		fmt.Fprintln(stderr, "run 'regionsched --help' for usage")
+		return exitBadInput
+	}
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
+	c, err := root.ExecuteC()
 	if err == nil {
 		return exitOK
 	}
+	path := "regionsched"
+	if c != nil {
+		path = c.CommandPath()
+	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.code == exitNegative {
-			fmt.Fprintln(stderr, ee.err)
-		} else {
-			fmt.Fprintln(stderr, "regionsched:", ee.err)
+		if ee.code != exitNegative { // a verdict is printed once, by its command
+			fmt.Fprintf(stderr, "%s: %v\n", path, ee.err)
 		}
 		return ee.code
 	}
-	// cobra's own errors: unknown command or flag, wrong argument count.
-	fmt.Fprintln(stderr, "regionsched:", err)
-	fmt.Fprintln(stderr, "run 'regionsched --help' for usage")
+	// cobra's own errors: unknown flag, wrong argument count.
+	fmt.Fprintf(stderr, "%s: %v\n", path, err)
+	fmt.Fprintf(stderr, "run '%s --help' for usage\n", path)
 	return exitBadInput
+}
+
+// unknownCommand reports a first positional argument that is not a
+// command, before cobra would complain about the flags that follow it
+// ("simulat --slots 2 job.json" is a misspelt command, not an unknown
+// flag of the root command).
+func unknownCommand(root *cobra.Command, args []string) error {
+	name := firstPositional(root, args)
+	if name == "" || strings.HasPrefix(name, "__") { // cobra's hidden completion commands
+		return nil
+	}
+	root.InitDefaultHelpCmd() // cobra adds help and completion when it executes
+	root.InitDefaultCompletionCmd(args...)
+	var commands []string
+	for _, c := range root.Commands() {
+		if c.Name() == name || c.HasAlias(name) {
+			return nil
+		}
+		if c.IsAvailableCommand() {
+			commands = append(commands, c.Name())
+		}
+	}
+	return &unknownCommandError{name: name, suggestions: root.SuggestionsFor(name), commands: commands}
+}
+
+// firstPositional returns the first argument that is neither a flag nor a
+// flag's value, or "" if there is none. A flag is taken to have a value
+// when some command defines it without a default for the bare form.
+func firstPositional(root *cobra.Command, args []string) string {
+	takesValue := func(name string, short bool) bool {
+		for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
+			f := c.Flags().Lookup(name)
+			if f == nil {
+				f = c.PersistentFlags().Lookup(name)
+			}
+			if short {
+				if f = c.Flags().ShorthandLookup(name); f == nil {
+					f = c.PersistentFlags().ShorthandLookup(name)
+				}
+			}
+			if f != nil {
+				return f.NoOptDefVal == ""
+			}
+		}
+		return false
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				return args[i+1]
+			}
+			return ""
+		case strings.HasPrefix(a, "--"):
+			if !strings.Contains(a, "=") && takesValue(a[2:], false) {
+				i++
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			if len(a) == 2 && takesValue(a[1:], true) {
+				i++
+			}
+		default:
+			return a
+		}
+	}
+	return ""
 }
 
 func newRootCommand(stdin io.Reader) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "regionsched",
-		Short:         "Pipelined-region scheduling for dataflow jobs: regions, deadlock checks, simulation",
+		Use:   "regionsched",
+		Short: "Pipelined-region scheduling for dataflow jobs: regions, deadlock checks, simulation",
+		Long: `regionsched derives the pipelined regions of a dataflow job (as Apache Flink's
+pipelined-region scheduler does), checks statically whether the job can run on a
+cluster without deadlock, and simulates it in virtual time.
+
+JOB is a job file (JSON), or - for standard input; CLUSTER is a cluster file.
+` + formatsHelp + `
+
+Exit codes: 0 success, 1 a negative verdict (not runnable, deadlock, failed job),
+2 bad input or usage (the message names the field, vertex, edge or valid values).`,
+		Version:       version(debug.ReadBuildInfo()),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
@@ -70,22 +222,67 @@ func newRootCommand(stdin io.Reader) *cobra.Command {
 			return badInput(fmt.Errorf("a command is missing: regions, check or simulate (see regionsched --help)"))
 		},
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return badInput(fmt.Errorf("%s: %w", c.CommandPath(), err))
-	})
+	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
+	root.SuggestionsMinimumDistance = 2
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return badInput(err) })
 	// --mode is common to every command; as a persistent flag it may come
 	// before or after the command name.
 	mode := &modeFlag{mode: exchange.AllBlocking}
-	root.PersistentFlags().Var(mode, "mode", "global data exchange mode: all-blocking, forward-pipelined-only, pointwise-pipelined-only, all-pipelined (or the FLIP-119 aliases)")
+	root.PersistentFlags().Var(mode, "mode", "global data exchange mode: "+strings.Join(exchange.ModeNames(), ", ")+" (case-insensitive)")
 	root.AddCommand(newRegionsCommand(stdin, mode), newCheckCommand(stdin, mode), newSimulateCommand(stdin, mode))
+	for _, c := range root.Commands() {
+		if c.Long == "" {
+			c.Long = c.Short + ".\n\n" + formatsHelp
+		}
+	}
 	return root
+}
+
+// formatsHelp points every command's help at the file formats.
+const formatsHelp = "The job file, the cluster file and the events file (every field, its default\n" +
+	"and range, with examples) are described in " + formatsDoc + " of the source\n" +
+	"repository (github.com/regionsched/regionsched)."
+
+// version describes the build from its build information: the module
+// version and the VCS revision it was built from.
+func version(info *debug.BuildInfo, ok bool) string {
+	if !ok || info == nil {
+		return "(unknown version: no build information)"
+	}
+	v := info.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, when string
+	modified := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			when = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return v + ", revision unknown"
+	}
+	v += ", revision " + rev
+	if when != "" {
+		v += " of " + when
+	}
+	if modified {
+		v += " with uncommitted changes"
+	}
+	return v
 }
 
 // exactArgs is cobra.ExactArgs with a bad-input exit code.
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {
-			return badInput(fmt.Errorf("%s: expected %d job file argument (a path or - for standard input), got %d", c.CommandPath(), n, len(args)))
+			return badInput(fmt.Errorf("expected %d job file argument (a path or - for standard input), got %d", n, len(args)))
 		}
 		return nil
 	}
@@ -107,6 +304,47 @@ func loadJob(path string, stdin io.Reader) (*topology.JobGraph, error) {
 		return nil, badInput(fmt.Errorf("%s: %w", path, err))
 	}
 	return g, nil
+}
+
+// stdoutPath is the file name that means standard output for --trace and
+// --svg.
+const stdoutPath = "-"
+
+// checkOutputs refuses to write two outputs to standard output at once.
+func checkOutputs(traceFile, svgFile string) error {
+	if traceFile == stdoutPath && svgFile == stdoutPath {
+		return badInput(fmt.Errorf("--trace - and --svg -: only one output can go to standard output"))
+	}
+	return nil
+}
+
+// summaryWriter is where a command's human-readable summary goes:
+// standard output, unless --trace or --svg writes there, in which case it
+// is standard error, so that standard output holds only the trace or the
+// picture.
+func summaryWriter(c *cobra.Command, outputs ...string) io.Writer {
+	for _, o := range outputs {
+		if o == stdoutPath {
+			return c.ErrOrStderr()
+		}
+	}
+	return c.OutOrStdout()
+}
+
+// writeOutput writes an output file with write; "-" is standard output.
+func writeOutput(c *cobra.Command, path string, write func(io.Writer) error) error {
+	if path == stdoutPath {
+		return write(c.OutOrStdout())
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return badInput(fmt.Errorf("cannot write %s: %w", path, err))
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // modeFlag is the --mode flag shared by every command.

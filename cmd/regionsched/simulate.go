@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -24,21 +23,24 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		Short: "Run a job in virtual time on the example executor",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 1 {
-				return badInput(fmt.Errorf("%s: several jobs on one cluster (SPEC.md section 5) are not supported by this version; give one job file", c.CommandPath()))
+				return badInput(fmt.Errorf("several jobs on one cluster (SPEC.md section 5) are not supported by this version; give one job file"))
 			}
 			return exactArgs(1)(c, args)
 		},
 	}
 	cluster := addClusterFlags(c)
-	c.Flags().StringVar(&policyName, "policy", "region", "scheduling policy: region (the library) or eager (the baseline without regions and bulks)")
+	c.Flags().StringVar(&policyName, "policy", "region", "scheduling policy: region (the library) or eager (the baseline without regions and bulks); case-insensitive")
 	c.Flags().Uint64Var(&seed, "seed", 1, "seed for the order of simultaneous events and slot offers")
-	c.Flags().StringVar(&traceFile, "trace", "", "write the trace as JSON Lines to FILE")
-	c.Flags().StringVar(&svgFile, "svg", "", "draw the timeline as SVG to FILE")
+	c.Flags().StringVar(&traceFile, "trace", "", "write the trace as JSON Lines to FILE (- for standard output; the summary then goes to standard error)")
+	c.Flags().StringVar(&svgFile, "svg", "", "draw the timeline as SVG to FILE (- for standard output; the summary then goes to standard error)")
 	c.Flags().StringArrayVar(&fails, "fail", nil, "make the first attempt of subtask ID#i fail after MS ms of progress (ID#i@MS, repeatable)")
 	c.RunE = func(c *cobra.Command, args []string) error {
-		policy, err := simulator.ParsePolicy(policyName)
+		policy, err := parsePolicy(policyName)
 		if err != nil {
-			return badInput(fmt.Errorf("--policy: %w", err))
+			return err
+		}
+		if err := checkOutputs(traceFile, svgFile); err != nil {
+			return err
 		}
 		slots, job, err := cluster.loadWithJob(c, args[0], stdin)
 		if err != nil {
@@ -58,25 +60,30 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			return badInput(err)
 		}
 		if traceFile != "" {
-			if err := writeFile(traceFile, func(w io.Writer) error { return simulator.WriteTrace(w, res.Events) }); err != nil {
+			if err := writeOutput(c, traceFile, func(w io.Writer) error { return simulator.WriteTrace(w, res.Events) }); err != nil {
 				return err
 			}
 		}
 		if svgFile != "" {
 			tl := simulator.Timeline{
 				Title: fmt.Sprintf("%s — %s, %s policy, %d slots", job.Name(), mode.mode, policy, res.Slots),
-				Subtitle: fmt.Sprintf("makespan %d ms, utilization %.0f%%, %s, %s — %s", res.Makespan.Milliseconds(), 100*res.Utilization,
-					count(res.RegionsScheduled, deployUnit(policy)), count(res.Failovers, "restart"), res.Verdict),
+				Subtitle: fmt.Sprintf("makespan %d ms; slot time: %.0f%% with work progressing, %.0f%% held while waiting; %s, %s", res.Makespan.Milliseconds(),
+					100*res.WorkUtilization, 100*res.HeldWaiting, count(res.RegionsScheduled, deployUnit(policy)), count(res.Failovers, "restart")),
 				Slots: timelineRows(res), Regions: rs.NumRegions(), Makespan: res.Makespan, Events: res.Events,
+				Verdict: res.Verdict, Reason: res.Reason,
 			}
-			if err := writeFile(svgFile, func(w io.Writer) error { return simulator.WriteSVG(w, tl) }); err != nil {
+			if policy == simulator.EagerPolicy { // no regions: colour by job vertex
+				tl.ColorBy = simulator.ColorByVertex
+			}
+			if err := writeOutput(c, svgFile, func(w io.Writer) error { return simulator.WriteSVG(w, tl) }); err != nil {
 				return err
 			}
 		}
-		out := c.OutOrStdout()
-		fmt.Fprintf(out, "job %q: mode %s, policy %s, %d slots, seed %d\n", job.Name(), mode.mode, policy, res.Slots, seed)
-		fmt.Fprintf(out, "makespan:          %d ms\n", res.Makespan.Milliseconds())
-		fmt.Fprintf(out, "slot utilization:  %.1f%%\n", 100*res.Utilization)
+		out := summaryWriter(c, traceFile, svgFile)
+		fmt.Fprintf(out, "job %q: mode %s, policy %s, %s, seed %d\n", job.Name(), mode.mode, policy, count(res.Slots, "slot"), seed)
+		fmt.Fprintf(out, "makespan:          %d ms of virtual time, until the last event\n", res.Makespan.Milliseconds())
+		fmt.Fprintf(out, "slot utilization:  %.1f%% of slot time with work progressing\n", 100*res.WorkUtilization)
+		fmt.Fprintf(out, "held waiting:      %.1f%% of slot time held by tasks that could not progress\n", 100*res.HeldWaiting)
 		if policy == simulator.EagerPolicy {
 			fmt.Fprintf(out, "tasks deployed:    %s of %s\n", count(res.RegionsScheduled, "deployment"), count(rs.Topology().NumExecutionVertices(), "task"))
 		} else {
@@ -86,7 +93,8 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		for _, r := range res.Restarts {
 			fmt.Fprintf(out, "  at %d ms %s failed: restarted regions %s\n", r.At.Milliseconds(), r.Task, idRanges(r.Regions))
 		}
-		fmt.Fprintf(out, "events:            %d\n", res.Processed)
+		fmt.Fprintf(out, "simulation steps:  %d (task progress ends and slot-request timeouts handled); %s\n",
+			res.Processed, count(res.TraceEvents, "trace event"))
 		fmt.Fprintln(out, res.Reason)
 		if !res.Verdict.OK() {
 			return negative(res.Reason)
@@ -94,19 +102,6 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		return nil
 	}
 	return c
-}
-
-// writeFile creates path and writes it with write.
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return badInput(fmt.Errorf("cannot write %s: %w", path, err))
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // count renders "1 restart" or "3 restarts".

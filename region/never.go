@@ -1,0 +1,56 @@
+package region
+
+import "github.com/regionsched/regionsched/topology"
+
+// markNeverFinishing records which job vertices never finish: the
+// unbounded ones and, transitively, every vertex that reads one of them
+// through a pipelined edge (a task cannot finish before its pipelined
+// producers). It allocates nothing for a job without unbounded vertices.
+func (rs *Regions) markNeverFinishing() {
+	job := rs.topo.Job()
+	any := false
+	for jv := range job.NumVertices() {
+		if job.Vertex(jv).Unbounded {
+			any = true
+			break
+		}
+	}
+	if !any {
+		return
+	}
+	rs.never = make([]bool, job.NumVertices())
+	for _, jv := range job.TopologicalOrder() {
+		never := job.Vertex(int(jv)).Unbounded
+		for _, e := range job.InEdges(int(jv)) {
+			if src, _ := job.EdgeEnds(int(e)); rs.never[src] && rs.topo.PartitionType(int(e)).IsPipelined() {
+				never = true
+				break
+			}
+		}
+		rs.never[jv] = never
+	}
+}
+
+// NeverFinishes reports whether the subtasks of job vertex jv never
+// finish: jv is unbounded, or reads an unbounded vertex through pipelined
+// edges, directly or through other such vertices. Such a subtask holds its
+// slot forever, and so does every slot it shares (Slot.Unbounded). An
+// index out of range reports false.
+func (rs *Regions) NeverFinishes(jv int) bool {
+	return jv >= 0 && jv < len(rs.never) && rs.never[jv]
+}
+
+// neverFinishing lists, ascending, the execution vertices that never
+// finish (see NeverFinishes).
+func (rs *Regions) neverFinishing() []topology.ExecutionVertexID {
+	var out []topology.ExecutionVertexID
+	for jv, never := range rs.never {
+		if never {
+			vs := rs.topo.VerticesOf(jv)
+			for v := vs.Start; v < vs.End; v++ {
+				out = append(out, topology.ExecutionVertexID(v))
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,165 @@
+package simulator
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// palette is a qualitative colour set (Tableau 10 plus two).
+var palette = []string{"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
+	"#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#8cd17d", "#86bcb6"}
+
+// otherColor is the colour of the vertices left out of the legend.
+const otherColor = "#c9c9c9"
+
+// colorKeys maps events to colours: by region, or by job vertex with the
+// most frequent vertices coloured and the rest grey.
+type colorKeys struct {
+	byRegion bool
+	regions  int            // regions in the legend (region mode)
+	vertex   map[string]int // vertex name -> key (vertex mode)
+	names    []string       // legend label per key (vertex mode)
+	other    int            // key of the vertices without a colour of their own, or -1
+	title    string         // what the colours stand for
+	note     string
+}
+
+// vertexOf returns the job vertex of an execution vertex name "ID#i".
+func vertexOf(task string) string {
+	if i := strings.LastIndexByte(task, '#'); i >= 0 {
+		return task[:i]
+	}
+	return task
+}
+
+func newColorKeys(tl Timeline) colorKeys {
+	regions := tl.Regions
+	type vx struct {
+		name         string
+		first, count int
+	}
+	seen := map[string]int{}
+	var vertices []vx
+	for _, e := range tl.Events {
+		if e.Kind != Deploy {
+			continue
+		}
+		regions = max(regions, e.Region+1)
+		name := vertexOf(e.Task)
+		i, ok := seen[name]
+		if !ok {
+			i = len(vertices)
+			seen[name] = i
+			vertices = append(vertices, vx{name: name, first: i})
+		}
+		vertices[i].count++
+	}
+	c := colorKeys{other: -1}
+	switch tl.ColorBy {
+	case ColorByRegion:
+		c.byRegion = true
+	case ColorAuto:
+		c.byRegion = regions <= len(palette)
+	}
+	if c.byRegion {
+		c.title = "colour = region:"
+		c.regions = min(regions, len(palette))
+		if regions > len(palette) {
+			c.note = fmt.Sprintf("Colours repeat every %d regions; %d regions in all.", len(palette), regions)
+		}
+		return c
+	}
+	c.title = "colour = job vertex:"
+	keep := vertices
+	if len(vertices) > len(palette) {
+		// the most frequent vertices get colours, in order of appearance
+		keep = slices.Clone(vertices)
+		slices.SortStableFunc(keep, func(a, b vx) int { return cmp.Compare(b.count, a.count) })
+		keep = keep[:len(palette)-1]
+		slices.SortFunc(keep, func(a, b vx) int { return cmp.Compare(a.first, b.first) })
+		c.other = len(keep)
+	}
+	c.vertex = make(map[string]int, len(vertices))
+	for i, v := range keep {
+		c.vertex[v.name] = i
+		c.names = append(c.names, v.name)
+	}
+	if c.other >= 0 {
+		c.names = append(c.names, fmt.Sprintf("%d other vertices", len(vertices)-len(keep)))
+	}
+	if regions > 1 {
+		c.note = fmt.Sprintf("%d regions in all.", regions)
+	}
+	return c
+}
+
+// of returns the colour key of an event's task.
+func (c *colorKeys) of(e Event) int {
+	if c.byRegion {
+		return e.Region
+	}
+	if k, ok := c.vertex[vertexOf(e.Task)]; ok {
+		return k
+	}
+	return max(c.other, 0)
+}
+
+// numKeys is the number of distinct colours (for the aggregated view, which
+// folds region keys onto the palette).
+func (c *colorKeys) numKeys() int {
+	if c.byRegion {
+		return len(palette)
+	}
+	return max(1, len(c.names))
+}
+
+// slot maps a key to its palette slot.
+func (c *colorKeys) slot(k int) int {
+	return ((k % len(palette)) + len(palette)) % len(palette)
+}
+
+func (c *colorKeys) color(k int) string {
+	if !c.byRegion && k == c.other {
+		return otherColor
+	}
+	return palette[c.slot(k)]
+}
+
+// textColor is a text colour readable on the key's colour.
+func (c *colorKeys) textColor(k int) string {
+	switch c.color(k) {
+	case "#edc948", "#bab0ac", "#8cd17d", "#86bcb6", "#ff9da7", "#76b7b2", otherColor:
+		return "#111"
+	}
+	return "#fff"
+}
+
+func (c *colorKeys) legend() []legendEntry {
+	var out []legendEntry
+	if c.byRegion {
+		for r := range c.regions {
+			out = append(out, legendEntry{fill: c.color(r), label: fmt.Sprintf("region %d", r)})
+		}
+		return out
+	}
+	for k, name := range c.names {
+		out = append(out, legendEntry{fill: c.color(k), label: name})
+	}
+	return out
+}
+
+// legendName is what the legend calls key k.
+func (c *colorKeys) legendName(k int) string {
+	if c.byRegion {
+		if c.note == "" { // one colour per region
+			return fmt.Sprintf("region %d", k)
+		}
+		return fmt.Sprintf("regions of colour %d", c.slot(k))
+	}
+	if k < len(c.names) {
+		return c.names[k]
+	}
+	return "other vertices"
+}
