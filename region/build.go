@@ -24,7 +24,7 @@ func Build(t *topology.ExecutionTopology) *Regions {
 	for i := range rep {
 		rep[i] = -1
 	}
-	for jv := range job.NumVertices() {
+	for jv := range topology.JobVertexID(job.NumVertices()) {
 		l := logical[jv]
 		if !whole[l] {
 			continue
@@ -38,7 +38,7 @@ func Build(t *topology.ExecutionTopology) *Regions {
 		}
 	}
 	// Otherwise merge subtasks along pointwise pipelined blocks.
-	for e := range job.NumEdges() {
+	for e := range topology.JobEdgeID(job.NumEdges()) {
 		src, _ := job.EdgeEnds(e)
 		if !t.PartitionType(e).IsPipelined() || whole[logical[src]] {
 			continue
@@ -99,7 +99,7 @@ func Build(t *topology.ExecutionTopology) *Regions {
 	rs.members, rs.memberStart = membersByRegion(regionOf, int(count))
 	// Only blocking groups have regions listed; skip the pipelined ones.
 	forEachBlockingGroup := func(f func(g int32)) {
-		for e := range job.NumEdges() {
+		for e := range topology.JobEdgeID(job.NumEdges()) {
 			if !t.PartitionType(e).IsPipelined() {
 				gs := t.GroupsOf(e)
 				for g := gs.Start; g < gs.End; g++ {
@@ -166,7 +166,7 @@ func FromJob(g *topology.JobGraph, m exchange.Mode) *Regions {
 func logicalRegions(t *topology.ExecutionTopology) (logical []int32, whole []bool) {
 	job := t.Job()
 	uf := newUnionFind(job.NumVertices())
-	for e := range job.NumEdges() {
+	for e := range topology.JobEdgeID(job.NumEdges()) {
 		if t.PartitionType(e).IsPipelined() {
 			s, d := job.EdgeEnds(e)
 			uf.union(int32(s), int32(d))
@@ -184,7 +184,7 @@ func logicalRegions(t *topology.ExecutionTopology) (logical []int32, whole []boo
 		logical[v] = l
 	}
 	whole = make([]bool, len(id))
-	for e := range job.NumEdges() {
+	for e := range topology.JobEdgeID(job.NumEdges()) {
 		if t.PartitionType(e).IsPipelined() && t.Pattern(e) == exchange.AllToAll {
 			s, _ := job.EdgeEnds(e)
 			whole[logical[s]] = true
@@ -205,7 +205,7 @@ func cyclePossible(t *topology.ExecutionTopology, logical []int32) bool {
 	}
 	indeg := make([]int32, l)
 	out := make([][]int32, l)
-	for e := range job.NumEdges() {
+	for e := range topology.JobEdgeID(job.NumEdges()) {
 		if t.PartitionType(e).IsPipelined() {
 			continue
 		}
@@ -247,7 +247,7 @@ func groupRegions(t *topology.ExecutionTopology, regionOf []ID, regions int) (gp
 	}
 	list := func(pick func(topology.PartitionGroup) topology.Range, tag func(g int32) int32) csr.CSR[ID] {
 		c := csr.CSR[ID]{Start: make([]int32, groups+1)}
-		for e := range t.Job().NumEdges() {
+		for e := range topology.JobEdgeID(t.Job().NumEdges()) {
 			gs := t.GroupsOf(e)
 			blocking := !t.PartitionType(e).IsPipelined()
 			for g := gs.Start; g < gs.End; g++ {

@@ -30,7 +30,7 @@ func (rs *Regions) DOT() ([]byte, error) {
 		g.addNode(dotNode{id: v, attrs: []encoding.Attribute{{Key: "label", Value: t.VertexName(topology.ExecutionVertexID(v))}}})
 	}
 	nextGroupNode := n
-	for e := range job.NumEdges() {
+	for e := range topology.JobEdgeID(job.NumEdges()) {
 		style := "solid"
 		if !t.PartitionType(e).IsPipelined() {
 			style = "dashed"

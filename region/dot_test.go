@@ -150,17 +150,17 @@ func assertDOTMatchesRegions(t *testing.T, rs *region.Regions) dotDoc {
 	job := topo.Job()
 	// Partition types by (producer job vertex, consumer job vertex): which
 	// styles an arrow between their subtasks may have.
-	styles := map[[2]int]map[string]bool{}
-	for e := range job.NumEdges() {
+	styles := map[[2]topology.JobVertexID]map[string]bool{}
+	for e := range topology.JobEdgeID(job.NumEdges()) {
 		s, c := job.EdgeEnds(e)
 		style := "solid"
 		if !topo.PartitionType(e).IsPipelined() {
 			style = "dashed"
 		}
-		if styles[[2]int{s, c}] == nil {
-			styles[[2]int{s, c}] = map[string]bool{}
+		if styles[[2]topology.JobVertexID{s, c}] == nil {
+			styles[[2]topology.JobVertexID{s, c}] = map[string]bool{}
 		}
-		styles[[2]int{s, c}][style] = true
+		styles[[2]topology.JobVertexID{s, c}][style] = true
 	}
 	for _, e := range d.edges {
 		_, fromVertex := vertexOf[e.from]
@@ -169,7 +169,7 @@ func assertDOTMatchesRegions(t *testing.T, rs *region.Regions) dotDoc {
 		require.True(t, toVertex || d.attrs[e.to]["shape"] == "point", "edge to unknown node %s", e.to)
 		assert.Contains(t, []string{"solid", "dashed"}, e.attrs["style"])
 		if fromVertex && toVertex {
-			key := [2]int{topo.JobVertexOf(vertexOf[e.from]), topo.JobVertexOf(vertexOf[e.to])}
+			key := [2]topology.JobVertexID{topo.JobVertexOf(vertexOf[e.from]), topo.JobVertexOf(vertexOf[e.to])}
 			assert.True(t, styles[key][e.attrs["style"]], "%s -> %s is %s", d.label(e.from), d.label(e.to), e.attrs["style"])
 		}
 	}

@@ -571,9 +571,9 @@ func withoutIndefinite(cluster, held []resource.Count, m resource.Matching) []re
 // unbounded vertex, or one that reads an unbounded vertex through
 // pipelined edges (a task cannot finish before its pipelined producers).
 // Its result is never complete, so its consumers never run.
-func (rs *Regions) blockedForever() (edge int, found bool) {
+func (rs *Regions) blockedForever() (edge topology.JobEdgeID, found bool) {
 	job := rs.topo.Job()
-	for e := range job.NumEdges() {
+	for e := range topology.JobEdgeID(job.NumEdges()) {
 		if src, _ := job.EdgeEnds(e); rs.NeverFinishes(src) && !rs.topo.PartitionType(e).IsPipelined() {
 			return e, true
 		}
@@ -590,7 +590,7 @@ func (rs *Regions) neverRegions() []neverRegion {
 		if !never {
 			continue
 		}
-		vs := rs.topo.VerticesOf(jv)
+		vs := rs.topo.VerticesOf(topology.JobVertexID(jv))
 		for x := vs.Start; x < vs.End; x++ {
 			if r := rs.regionOf[x]; !seen[r] {
 				seen[r] = true
@@ -608,7 +608,7 @@ func (rs *Regions) neverRegions() []neverRegion {
 
 func (rs *Regions) anyKnownResources() bool {
 	job := rs.topo.Job()
-	for jv := range job.NumVertices() {
+	for jv := range topology.JobVertexID(job.NumVertices()) {
 		if !job.Vertex(jv).Resources.IsUnknown() {
 			return true
 		}

@@ -591,21 +591,21 @@ func descendants(rs *region.Regions, r region.ID) map[region.ID]bool {
 // neverCompleteEdge returns the index of the first blocking edge whose
 // source never finishes (it is unbounded or reads an unbounded vertex
 // through pipelined edges, found by fixpoint), or -1.
-func neverCompleteEdge(g *topology.JobGraph, mode exchange.Mode) int {
+func neverCompleteEdge(g *topology.JobGraph, mode exchange.Mode) topology.JobEdgeID {
 	never := make([]bool, g.NumVertices())
 	for i := range never {
-		never[i] = g.Vertex(i).Unbounded
+		never[i] = g.Vertex(topology.JobVertexID(i)).Unbounded
 	}
 	for changed := true; changed; {
 		changed = false
-		for e := range g.NumEdges() {
+		for e := range topology.JobEdgeID(g.NumEdges()) {
 			src, dst := g.EdgeEnds(e)
 			if never[src] && !never[dst] && g.Edge(e).PartitionType(mode).IsPipelined() {
 				never[dst], changed = true, true
 			}
 		}
 	}
-	for e := range g.NumEdges() {
+	for e := range topology.JobEdgeID(g.NumEdges()) {
 		if src, _ := g.EdgeEnds(e); never[src] && !g.Edge(e).PartitionType(mode).IsPipelined() {
 			return e
 		}

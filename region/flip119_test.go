@@ -120,7 +120,7 @@ func TestFLIP119PointwiseGroups(t *testing.T) {
 		assert.Empty(t, rs.ConsumerRegions(r))
 	}
 	// Pipelined groups list no regions.
-	for _, e := range []int{0, 1} {
+	for _, e := range []topology.JobEdgeID{0, 1} {
 		gs := et.GroupsOf(e)
 		for x := gs.Start; x < gs.End; x++ {
 			assert.Empty(t, rs.GroupProducerRegions(topology.GroupID(x)))

@@ -9,7 +9,7 @@ import "github.com/regionsched/regionsched/topology"
 func (rs *Regions) markNeverFinishing() {
 	job := rs.topo.Job()
 	any := false
-	for jv := range job.NumVertices() {
+	for jv := range topology.JobVertexID(job.NumVertices()) {
 		if job.Vertex(jv).Unbounded {
 			any = true
 			break
@@ -20,9 +20,9 @@ func (rs *Regions) markNeverFinishing() {
 	}
 	rs.never = make([]bool, job.NumVertices())
 	for _, jv := range job.TopologicalOrder() {
-		never := job.Vertex(int(jv)).Unbounded
-		for _, e := range job.InEdges(int(jv)) {
-			if src, _ := job.EdgeEnds(int(e)); rs.never[src] && rs.topo.PartitionType(int(e)).IsPipelined() {
+		never := job.Vertex(jv).Unbounded
+		for _, e := range job.InEdges(jv) {
+			if src, _ := job.EdgeEnds(e); rs.never[src] && rs.topo.PartitionType(e).IsPipelined() {
 				never = true
 				break
 			}
@@ -36,8 +36,8 @@ func (rs *Regions) markNeverFinishing() {
 // edges, directly or through other such vertices. Such a subtask holds its
 // slot forever, and so does every slot it shares (Slot.Unbounded). An
 // index out of range reports false.
-func (rs *Regions) NeverFinishes(jv int) bool {
-	return jv >= 0 && jv < len(rs.never) && rs.never[jv]
+func (rs *Regions) NeverFinishes(jv topology.JobVertexID) bool {
+	return jv >= 0 && int(jv) < len(rs.never) && rs.never[jv]
 }
 
 // neverFinishing lists, ascending, the execution vertices that never
@@ -46,7 +46,7 @@ func (rs *Regions) neverFinishing() []topology.ExecutionVertexID {
 	var out []topology.ExecutionVertexID
 	for jv, never := range rs.never {
 		if never {
-			vs := rs.topo.VerticesOf(jv)
+			vs := rs.topo.VerticesOf(topology.JobVertexID(jv))
 			for v := vs.Start; v < vs.End; v++ {
 				out = append(out, topology.ExecutionVertexID(v))
 			}

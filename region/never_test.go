@@ -17,11 +17,11 @@ func referenceNever(et *topology.ExecutionTopology) []bool {
 	g := et.Job()
 	never := make([]bool, g.NumVertices())
 	for i := range never {
-		never[i] = g.Vertex(i).Unbounded
+		never[i] = g.Vertex(topology.JobVertexID(i)).Unbounded
 	}
 	for changed := true; changed; {
 		changed = false
-		for e := range g.NumEdges() {
+		for e := range topology.JobEdgeID(g.NumEdges()) {
 			src, dst := g.EdgeEnds(e)
 			if never[src] && !never[dst] && et.PartitionType(e).IsPipelined() {
 				never[dst], changed = true, true
@@ -49,11 +49,11 @@ func TestNeverFinishes(t *testing.T) {
 	require.NoError(t, err)
 	rs := region.FromJob(g, exchange.AllBlocking)
 	want := map[string]bool{"U": true, "P": true, "Q": true, "S": false, "F": false}
-	for jv := range g.NumVertices() {
+	for jv := range topology.JobVertexID(g.NumVertices()) {
 		assert.Equal(t, want[g.Vertex(jv).ID], rs.NeverFinishes(jv), g.Vertex(jv).ID)
 	}
 	assert.False(t, rs.NeverFinishes(-1))
-	assert.False(t, rs.NeverFinishes(g.NumVertices()))
+	assert.False(t, rs.NeverFinishes(topology.JobVertexID(g.NumVertices())))
 	// Every slot with such a subtask is held forever.
 	for r := range region.ID(rs.NumRegions()) {
 		for _, s := range rs.Slots(r) {

@@ -160,7 +160,7 @@ const (
 
 // packGroup is the subtasks of one job vertex in a region.
 type packGroup struct {
-	jv      int
+	jv      topology.JobVertexID
 	ssg     int32
 	profile resource.Profile
 	members []topology.ExecutionVertexID
@@ -172,7 +172,7 @@ type packBin struct {
 	kind    int
 	ssg     int32
 	load    resource.Profile
-	stamp   int // the last job vertex placed
+	stamp   topology.JobVertexID // the last job vertex placed
 	members []topology.ExecutionVertexID
 }
 

@@ -189,7 +189,7 @@ func checkRegionProperties(t *testing.T, g *topology.JobGraph, mode exchange.Mod
 	}
 	for gid := range topology.GroupID(et.NumGroups()) {
 		pg := et.Group(gid)
-		if et.PartitionType(int(pg.Edge)).IsPipelined() {
+		if et.PartitionType(pg.Edge).IsPipelined() {
 			assert.Empty(t, rs.GroupProducerRegions(gid))
 			assert.Empty(t, rs.GroupConsumerRegions(gid))
 			continue
@@ -251,7 +251,7 @@ func checkSlots(t *testing.T, rs *region.Regions, x *expansion, st *propertyStat
 	for r := range region.ID(rs.NumRegions()) {
 		// Lower bound: per slot sharing group, the max over job vertices
 		// of their subtasks in the region; summed over groups.
-		perVertex := map[int]int{}
+		perVertex := map[topology.JobVertexID]int{}
 		for _, v := range rs.Members(r) {
 			perVertex[x.jobVertex(int(v))]++
 		}
@@ -275,7 +275,7 @@ func checkSlots(t *testing.T, rs *region.Regions, x *expansion, st *propertyStat
 		placed := map[topology.ExecutionVertexID]int{}
 		for i, s := range slots {
 			require.NotEmpty(t, s.Members, "region %d slot %d is empty", r, i)
-			vertices := map[int]bool{}
+			vertices := map[topology.JobVertexID]bool{}
 			sum := resource.Unknown
 			unbounded := false
 			for _, v := range s.Members {

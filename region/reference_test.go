@@ -43,7 +43,7 @@ type expansion struct {
 
 func expand(g *topology.JobGraph, m exchange.Mode) *expansion {
 	x := &expansion{g: g, mode: m, offset: make([]int, g.NumVertices()+1)}
-	for i := range g.NumVertices() {
+	for i := range topology.JobVertexID(g.NumVertices()) {
 		x.offset[i+1] = x.offset[i] + g.Vertex(i).Parallelism
 	}
 	return x
@@ -57,12 +57,12 @@ func (x *expansion) name(u int) string {
 	for x.offset[jv+1] <= u {
 		jv++
 	}
-	return x.g.Vertex(jv).ID + "#" + strconv.Itoa(u-x.offset[jv])
+	return x.g.Vertex(topology.JobVertexID(jv)).ID + "#" + strconv.Itoa(u-x.offset[jv])
 }
 
 // jobVertex returns the job vertex index of subtask u.
-func (x *expansion) jobVertex(u int) int {
-	jv := 0
+func (x *expansion) jobVertex(u int) topology.JobVertexID {
+	jv := topology.JobVertexID(0)
 	for x.offset[jv+1] <= u {
 		jv++
 	}
@@ -72,7 +72,7 @@ func (x *expansion) jobVertex(u int) int {
 // forEachEdge calls f for every execution edge u -> v of job edge e.
 func (x *expansion) forEachEdge(f func(e, u, v int, pipelined bool)) {
 	for e := range x.g.NumEdges() {
-		je := x.g.Edge(e)
+		je := x.g.Edge(topology.JobEdgeID(e))
 		si, _ := x.g.VertexIndex(je.Source)
 		ti, _ := x.g.VertexIndex(je.Target)
 		s, t := x.g.Vertex(si).Parallelism, x.g.Vertex(ti).Parallelism

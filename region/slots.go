@@ -29,7 +29,7 @@ func (rs *Regions) indexSlotSharingGroups() {
 	job := rs.topo.Job()
 	rs.ssgOf = make([]int32, job.NumVertices())
 	byName := map[string]int32{}
-	for jv := range job.NumVertices() {
+	for jv := range topology.JobVertexID(job.NumVertices()) {
 		name := job.Vertex(jv).SlotSharingGroup
 		i, ok := byName[name]
 		if !ok {
@@ -117,7 +117,7 @@ func (rs *Regions) localitySlots(r ID) []Slot {
 			Members: []topology.ExecutionVertexID{members[0]}, Unbounded: rs.NeverFinishes(jv)}}
 	}
 	type run struct {
-		jv         int
+		jv         topology.JobVertexID
 		start, end int // positions in members
 	}
 	var runs []run
@@ -134,10 +134,10 @@ func (rs *Regions) localitySlots(r ID) []Slot {
 	sort.SliceStable(runs, func(a, b int) bool { return job.TopologicalRank(runs[a].jv) < job.TopologicalRank(runs[b].jv) })
 
 	var slots []Slot
-	stamp := []int{}           // per slot: the last job vertex placed in it
-	bySSG := map[int32][]int{} // slot sharing group -> its slots, in opening order
+	stamp := []topology.JobVertexID{} // per slot: the last job vertex placed in it
+	bySSG := map[int32][]int{}        // slot sharing group -> its slots, in opening order
 	slotOf := make(map[topology.ExecutionVertexID]int, len(members))
-	place := func(v topology.ExecutionVertexID, jv, slot int) {
+	place := func(v topology.ExecutionVertexID, jv topology.JobVertexID, slot int) {
 		vx := job.Vertex(jv)
 		s := &slots[slot]
 		s.Members = append(s.Members, v)
@@ -186,7 +186,7 @@ const balanceLimit = 64
 // lightestWithout returns, among the given slots, the one holding no
 // subtask of job vertex jv with the smallest profile so far (by
 // resource.CompareAmounts, Unknown as zero), or -1 if every slot holds one.
-func lightestWithout(slots []Slot, list []int, stamp []int, jv int) int {
+func lightestWithout(slots []Slot, list []int, stamp []topology.JobVertexID, jv topology.JobVertexID) int {
 	best := -1
 	for _, i := range list {
 		if stamp[i] == jv {
@@ -209,18 +209,18 @@ func lighter(a, b resource.Profile) bool { return resource.CompareAmounts(a, b) 
 // For a pointwise input it tries the producers of v's block; for an
 // all-to-all input only the producer with the aligned index, keeping the
 // cost per subtask constant.
-func (rs *Regions) producerSlot(v topology.ExecutionVertexID, jv int, ssg int32, stamp []int, slotOf map[topology.ExecutionVertexID]int) (int, bool) {
+func (rs *Regions) producerSlot(v topology.ExecutionVertexID, jv topology.JobVertexID, ssg int32, stamp []topology.JobVertexID, slotOf map[topology.ExecutionVertexID]int) (int, bool) {
 	t := rs.topo
 	job := t.Job()
 	sub := int(int32(v) - t.VerticesOf(jv).Start)
 	for _, e := range job.InEdges(jv) {
-		src, _ := job.EdgeEnds(int(e))
-		if !t.PartitionType(int(e)).IsPipelined() || rs.ssgOf[src] != ssg {
+		src, _ := job.EdgeEnds(e)
+		if !t.PartitionType(e).IsPipelined() || rs.ssgOf[src] != ssg {
 			continue
 		}
-		pg := t.Group(t.ConsumedGroup(int(e), sub))
+		pg := t.Group(t.ConsumedGroup(e, sub))
 		candidates := pg.Producers
-		if t.Pattern(int(e)) == exchange.AllToAll {
+		if t.Pattern(e) == exchange.AllToAll {
 			srcPar := int64(candidates.Len())
 			dstPar := int64(job.Vertex(jv).Parallelism)
 			aligned := candidates.Start + int32(int64(sub)*srcPar/dstPar)

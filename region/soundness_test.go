@@ -220,7 +220,7 @@ func requireValidPacking(t *testing.T, rs *region.Regions, r region.ID, slots []
 	seen := map[topology.ExecutionVertexID]bool{}
 	for i, s := range slots {
 		require.NotEmpty(t, s.Members, "slot %d", i)
-		vertices := map[int]bool{}
+		vertices := map[topology.JobVertexID]bool{}
 		sum := resource.Unknown
 		never := false
 		for _, v := range s.Members {

@@ -535,11 +535,11 @@ func (h *scenario) partitions(t *testing.T, td *datadriven.TestData, name string
 	v := h.vertex(t, td, producer)
 	var out []scheduler.PartitionID
 	for _, e := range job.OutEdges(topo.JobVertexOf(v)) {
-		_, tgt := job.EdgeEnds(int(e))
-		if topo.PartitionType(int(e)).IsPipelined() || (target != "" && job.Vertex(tgt).ID != target) {
+		_, tgt := job.EdgeEnds(e)
+		if topo.PartitionType(e).IsPipelined() || (target != "" && job.Vertex(tgt).ID != target) {
 			continue
 		}
-		out = append(out, topo.PartitionOf(int(e), v))
+		out = append(out, topo.PartitionOf(e, v))
 	}
 	if len(out) == 0 {
 		td.Fatalf(t, "%s writes no blocking partition %q", producer, name)

@@ -299,10 +299,10 @@ func (f *fakeRuntime) blockingInputsOutside(v topology.ExecutionVertexID) []topo
 	r := f.rs.RegionOf(v)
 	var out []topology.ExecutionVertexID
 	for _, e := range topo.Job().InEdges(jv) {
-		if topo.PartitionType(int(e)).IsPipelined() {
+		if topo.PartitionType(e).IsPipelined() {
 			continue
 		}
-		g := topo.Group(topo.ConsumedGroup(int(e), topo.SubtaskIndex(v)))
+		g := topo.Group(topo.ConsumedGroup(e, topo.SubtaskIndex(v)))
 		for p := g.Producers.Start; p < g.Producers.End; p++ {
 			if u := topology.ExecutionVertexID(p); f.rs.RegionOf(u) != r {
 				out = append(out, u)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/topology"
 )
 
 // eagerPolicy is the baseline of a scheduler without regions, bulks or
@@ -24,7 +25,7 @@ type eagerPolicy struct {
 func newEagerPolicy(e *engine) *eagerPolicy {
 	job := e.topo.Job()
 	p := &eagerPolicy{e: e, profile: make([]resource.Profile, job.NumVertices()), requested: make([]bool, len(e.model.tasks))}
-	for jv := range job.NumVertices() {
+	for jv := range topology.JobVertexID(job.NumVertices()) {
 		p.profile[jv] = job.Vertex(jv).Resources
 	}
 	for i := range e.slots {

@@ -39,7 +39,7 @@ func downstream(rs *region.Regions, r region.ID) map[int]bool {
 func failureTargets(topo *topology.ExecutionTopology) []topology.ExecutionVertexID {
 	job := topo.Job()
 	var out []topology.ExecutionVertexID
-	for jv := range job.NumVertices() {
+	for jv := range topology.JobVertexID(job.NumVertices()) {
 		vx := job.Vertex(jv)
 		if vx.Unbounded || vx.Duration <= 500*time.Millisecond {
 			continue

@@ -47,7 +47,7 @@ func slots(n int) []resource.Count { return []resource.Count{{Profile: resource.
 
 // hasUnbounded reports whether the job has a streaming vertex.
 func hasUnbounded(job *topology.JobGraph) bool {
-	for jv := range job.NumVertices() {
+	for jv := range topology.JobVertexID(job.NumVertices()) {
 		if job.Vertex(jv).Unbounded {
 			return true
 		}
@@ -218,10 +218,10 @@ func checkTrace(rs *region.Regions, cluster []resource.Count, policy simulator.P
 			jv := topo.JobVertexOf(v)
 			sub := topo.SubtaskIndex(v)
 			for _, e := range job.InEdges(jv) {
-				if topo.PartitionType(int(e)).IsPipelined() {
+				if topo.PartitionType(e).IsPipelined() {
 					continue
 				}
-				g := topo.Group(topo.ConsumedGroup(int(e), sub))
+				g := topo.Group(topo.ConsumedGroup(e, sub))
 				for p := g.Producers.Start; p < g.Producers.End; p++ {
 					pv := topology.ExecutionVertexID(p)
 					if rs.RegionOf(pv) != rs.RegionOf(v) && !finished[pv] {

@@ -264,11 +264,11 @@ func TestHeterogeneousEagerNeverHangs(t *testing.T) {
 // describeJob renders a generated job compactly for failure messages.
 func describeJob(job *topology.JobGraph) string {
 	var b strings.Builder
-	for jv := range job.NumVertices() {
+	for jv := range topology.JobVertexID(job.NumVertices()) {
 		vx := job.Vertex(jv)
 		fmt.Fprintf(&b, "%s(p%d %s %v %v) ", vx.ID, vx.Parallelism, vx.SlotSharingGroup, vx.Resources, vx.Duration)
 	}
-	for e := range job.NumEdges() {
+	for e := range topology.JobEdgeID(job.NumEdges()) {
 		ed := job.Edge(e)
 		s, t := job.EdgeEnds(e)
 		fmt.Fprintf(&b, "%s-%v->%s ", job.Vertex(s).ID, ed.ShipStrategy, job.Vertex(t).ID)

@@ -82,7 +82,7 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, t
 		tiebreak:            tiebreak,
 		unfinished:          t.NumExecutionVertices(),
 	}
-	for jv := range job.NumVertices() {
+	for jv := range topology.JobVertexID(job.NumVertices()) {
 		vx := job.Vertex(jv)
 		m.duration[jv] = vx.Duration
 		if vx.Unbounded {
@@ -96,7 +96,7 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, t
 	for v, at := range failures {
 		m.tasks[v].failAt = at
 	}
-	for e := range job.NumEdges() {
+	for e := range topology.JobEdgeID(job.NumEdges()) {
 		m.pipelined[e] = t.PartitionType(e).IsPipelined()
 		gs := t.GroupsOf(e)
 		for g := gs.Start; g < gs.End; g++ {
@@ -132,9 +132,9 @@ func (m *model) requestable(v int32) bool {
 
 // forEachGroup calls f for every input (or output) group of task v with
 // the job edge and whether it is pipelined.
-func (m *model) forEachGroup(v int32, inputs bool, f func(e int, g topology.GroupID)) {
+func (m *model) forEachGroup(v int32, inputs bool, f func(e topology.JobEdgeID, g topology.GroupID)) {
 	job := m.topo.Job()
-	jv := int(m.tasks[v].jobVertex)
+	jv := topology.JobVertexID(m.tasks[v].jobVertex)
 	sub := int(v - m.topo.VerticesOf(jv).Start)
 	edges := job.OutEdges(jv)
 	if inputs {
@@ -142,9 +142,9 @@ func (m *model) forEachGroup(v int32, inputs bool, f func(e int, g topology.Grou
 	}
 	for _, e := range edges {
 		if inputs {
-			f(int(e), m.topo.ConsumedGroup(int(e), sub))
+			f(e, m.topo.ConsumedGroup(e, sub))
 		} else {
-			f(int(e), m.topo.ProducedGroup(int(e), sub))
+			f(e, m.topo.ProducedGroup(e, sub))
 		}
 	}
 }
@@ -153,14 +153,14 @@ func (m *model) forEachGroup(v int32, inputs bool, f func(e int, g topology.Grou
 func (m *model) deploy(v, slot int32) {
 	t := &m.tasks[v]
 	t.phase, t.slot = deployed, slot
-	m.forEachGroup(v, true, func(e int, g topology.GroupID) {
+	m.forEachGroup(v, true, func(e topology.JobEdgeID, g topology.GroupID) {
 		if m.pipelined[e] {
 			if m.undeployedConsumers[g]--; m.undeployedConsumers[g] == 0 {
 				m.forProducers(g, func(p int32) { m.tasks[p].outUndeployed--; m.reevaluate(p) })
 			}
 		}
 	})
-	m.forEachGroup(v, false, func(e int, g topology.GroupID) {
+	m.forEachGroup(v, false, func(e topology.JobEdgeID, g topology.GroupID) {
 		if m.pipelined[e] {
 			if m.undeployedProducers[g]--; m.undeployedProducers[g] == 0 {
 				m.forConsumers(g, func(c int32) { m.tasks[c].inUndeployed--; m.reevaluate(c) })
@@ -187,7 +187,7 @@ func (m *model) reset(v int32) {
 	t.version++
 	if wasFinished {
 		m.unfinished++
-		m.forEachGroup(v, false, func(e int, g topology.GroupID) {
+		m.forEachGroup(v, false, func(e topology.JobEdgeID, g topology.GroupID) {
 			if m.unfinishedProducers[g]++; m.unfinishedProducers[g] == 1 {
 				pipelined := m.pipelined[e]
 				m.forConsumers(g, func(c int32) {
@@ -201,14 +201,14 @@ func (m *model) reset(v int32) {
 			}
 		})
 	}
-	m.forEachGroup(v, true, func(e int, g topology.GroupID) {
+	m.forEachGroup(v, true, func(e topology.JobEdgeID, g topology.GroupID) {
 		if m.pipelined[e] {
 			if m.undeployedConsumers[g]++; m.undeployedConsumers[g] == 1 {
 				m.forProducers(g, func(p int32) { m.tasks[p].outUndeployed++; m.reevaluate(p) })
 			}
 		}
 	})
-	m.forEachGroup(v, false, func(e int, g topology.GroupID) {
+	m.forEachGroup(v, false, func(e topology.JobEdgeID, g topology.GroupID) {
 		if m.pipelined[e] {
 			if m.undeployedProducers[g]++; m.undeployedProducers[g] == 1 {
 				m.forConsumers(g, func(c int32) { m.tasks[c].inUndeployed++; m.reevaluate(c) })
@@ -292,7 +292,7 @@ func (m *model) finish(first int32) {
 		}
 		t.phase = finished
 		m.unfinished--
-		m.forEachGroup(v, false, func(e int, g topology.GroupID) {
+		m.forEachGroup(v, false, func(e topology.JobEdgeID, g topology.GroupID) {
 			if m.unfinishedProducers[g]--; m.unfinishedProducers[g] != 0 {
 				return
 			}
@@ -361,7 +361,7 @@ func (m *model) waiting() []int32 {
 	// Producers before consumers: a pipelined producer's liveness is known
 	// when its consumers are looked at.
 	for _, jv := range job.TopologicalOrder() {
-		vs := m.topo.VerticesOf(int(jv))
+		vs := m.topo.VerticesOf(jv)
 		for v := vs.Start; v < vs.End; v++ {
 			t := &m.tasks[v]
 			if t.phase != deployed {
@@ -373,7 +373,7 @@ func (m *model) waiting() []int32 {
 			}
 			if t.workDone {
 				ok := true
-				m.forEachGroup(v, true, func(e int, g topology.GroupID) {
+				m.forEachGroup(v, true, func(e topology.JobEdgeID, g topology.GroupID) {
 					if ok && m.pipelined[e] && m.unfinishedProducers[g] > 0 {
 						ok = groupLive(g)
 					}

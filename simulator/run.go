@@ -213,7 +213,7 @@ func checkHorizon(cfg Config) error {
 	const horizon = time.Duration(1 << 61) // about 73 years of virtual time
 	job := cfg.Regions.Topology().Job()
 	var total time.Duration
-	for jv := range job.NumVertices() {
+	for jv := range topology.JobVertexID(job.NumVertices()) {
 		vx := job.Vertex(jv)
 		if vx.Unbounded {
 			continue

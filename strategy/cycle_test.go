@@ -43,7 +43,7 @@ func TestCrossRegionGroupWaitsOnlyForOutsideProducers(t *testing.T) {
 	require.Equal(t, "{S#1 S#2 S#3 X#1 X#2 T#1}", regionString(s, big))
 	require.Equal(t, "{S#0 X#0 T#0}", regionString(s, small))
 	topo := rs.Topology()
-	blocking := 2 // S -> T
+	blocking := topology.JobEdgeID(2) // S -> T
 	require.Equal(t, exchange.Blocking, topo.PartitionType(blocking))
 	g := topo.ConsumedGroup(blocking, 0) // T#0 reads S#0 and S#1
 	require.True(t, rs.IsCrossRegion(g))

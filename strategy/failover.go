@@ -60,7 +60,7 @@ func (s *Strategy) RegionsToRestart(failed topology.ExecutionVertexID, lost ...t
 				continue
 			}
 			pg := s.topo.Group(g)
-			first := s.topo.PartitionOf(int(pg.Edge), topology.ExecutionVertexID(pg.Producers.Start))
+			first := s.topo.PartitionOf(pg.Edge, topology.ExecutionVertexID(pg.Producers.Start))
 			for k := range int32(pg.Producers.Len()) {
 				p := first + topology.ResultPartitionID(k)
 				if s.partitionState[p] == partitionReleased || w.partitionLost[p] == mark {
@@ -152,8 +152,8 @@ func (s *Strategy) vertexReset(v topology.ExecutionVertexID) {
 	jv := s.topo.JobVertexOf(v)
 	subtask := int(int32(v) - s.topo.VerticesOf(jv).Start)
 	for _, e := range s.blockingOut[jv] {
-		p := s.topo.PartitionOf(int(e), v)
-		g := s.topo.ProducedGroup(int(e), subtask)
+		p := s.topo.PartitionOf(e, v)
+		g := s.topo.ProducedGroup(e, subtask)
 		if s.partitionState[p] == partitionReleased {
 			s.releasedPartitions[g]--
 		}

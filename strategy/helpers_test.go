@@ -130,8 +130,8 @@ func partitionByName(t testing.TB, s *strategy.Strategy, name string) topology.R
 	v := vertexByName(t, s, producer)
 	topo := s.Regions().Topology()
 	for _, e := range topo.Job().OutEdges(topo.JobVertexOf(v)) {
-		if _, dst := topo.Job().EdgeEnds(int(e)); topo.Job().Vertex(dst).ID == target {
-			return topo.PartitionOf(int(e), v)
+		if _, dst := topo.Job().EdgeEnds(e); topo.Job().Vertex(dst).ID == target {
+			return topo.PartitionOf(e, v)
 		}
 	}
 	require.Failf(t, "no such partition", "%s", name)

@@ -50,10 +50,10 @@ func randomJob(t testing.TB, rng *rand.Rand) (*topology.JobGraph, exchange.Mode)
 func describeJob(g *topology.JobGraph, mode exchange.Mode) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "mode %v;", mode)
-	for i := range g.NumVertices() {
+	for i := range topology.JobVertexID(g.NumVertices()) {
 		fmt.Fprintf(&b, " %s(%d)", g.Vertex(i).ID, g.Vertex(i).Parallelism)
 	}
-	for i := range g.NumEdges() {
+	for i := range topology.JobEdgeID(g.NumEdges()) {
 		e := g.Edge(i)
 		fmt.Fprintf(&b, "; %s-%v", e.Source, e.ShipStrategy)
 		if e.Pinned {
@@ -92,7 +92,7 @@ func expand(rs *region.Regions) *expandedGraph {
 		out:      make([][]executionEdge, t.NumExecutionVertices()),
 		blocking: make([]bool, t.NumPartitions()),
 	}
-	for e := range job.NumEdges() {
+	for e := range topology.JobEdgeID(job.NumEdges()) {
 		src, dst := job.EdgeEnds(e)
 		s, c := job.Vertex(src).Parallelism, job.Vertex(dst).Parallelism
 		blocking := !job.Edge(e).PartitionType(t.Mode()).IsPipelined()

@@ -29,7 +29,7 @@ func (s *Strategy) regionFinished(r region.ID) {
 // their producers too, which finish again before the next walk.
 func (s *Strategy) releaseFinishedPartitions(g topology.GroupID) {
 	pg := s.topo.Group(g)
-	first := s.topo.PartitionOf(int(pg.Edge), topology.ExecutionVertexID(pg.Producers.Start))
+	first := s.topo.PartitionOf(pg.Edge, topology.ExecutionVertexID(pg.Producers.Start))
 	before := len(s.release)
 	for k := range pg.Producers.Len() {
 		if p := first + topology.ResultPartitionID(k); s.partitionState[p] == partitionFinished {

@@ -73,8 +73,8 @@ func (s *Strategy) vertexFinished(v topology.ExecutionVertexID, r region.ID) {
 	jv := s.topo.JobVertexOf(v)
 	subtask := int(int32(v) - s.topo.VerticesOf(jv).Start)
 	for _, e := range s.blockingOut[jv] {
-		p := s.topo.PartitionOf(int(e), v)
-		g := s.topo.ProducedGroup(int(e), subtask)
+		p := s.topo.PartitionOf(e, v)
+		g := s.topo.ProducedGroup(e, subtask)
 		s.partitionState[p] = partitionFinished
 		s.partitionFinished(g, p)
 		s.releaseIfUnneeded(g, p)

@@ -37,7 +37,7 @@ type Strategy struct {
 	started bool
 
 	// per job vertex: its blocking out-edges.
-	blockingOut [][]int32
+	blockingOut [][]topology.JobEdgeID
 
 	// per execution vertex.
 	vertexState []ExecutionState
@@ -102,10 +102,10 @@ func New(rs *region.Regions, opts ...Option) *Strategy {
 
 func (s *Strategy) initVertices() {
 	job := s.topo.Job()
-	s.blockingOut = make([][]int32, job.NumVertices())
-	for jv := range job.NumVertices() {
+	s.blockingOut = make([][]topology.JobEdgeID, job.NumVertices())
+	for jv := range topology.JobVertexID(job.NumVertices()) {
 		for _, e := range job.OutEdges(jv) {
-			if !s.topo.PartitionType(int(e)).IsPipelined() {
+			if !s.topo.PartitionType(e).IsPipelined() {
 				s.blockingOut[jv] = append(s.blockingOut[jv], e)
 			}
 		}
@@ -133,7 +133,7 @@ func (s *Strategy) initGroups() {
 
 	position := make([]int32, rs.NumRegions()) // of a producer region in the group's list
 	job := t.Job()
-	for e := range job.NumEdges() {
+	for e := range topology.JobEdgeID(job.NumEdges()) {
 		if t.PartitionType(e).IsPipelined() {
 			continue
 		}
@@ -216,7 +216,7 @@ func (s *Strategy) BlockingPartitionsOf(v topology.ExecutionVertexID) ([]topolog
 	}
 	var out []topology.ResultPartitionID
 	for _, e := range s.blockingOut[s.topo.JobVertexOf(v)] {
-		out = append(out, s.topo.PartitionOf(int(e), v))
+		out = append(out, s.topo.PartitionOf(e, v))
 	}
 	return out, nil
 }

@@ -34,23 +34,23 @@ func TestBuilderBuildsAnIndexedGraph(t *testing.T) {
 
 	idx, ok := g.VertexIndex("agg")
 	assert.True(t, ok)
-	assert.Equal(t, 2, idx)
+	assert.Equal(t, topology.JobVertexID(2), idx)
 	_, ok = g.VertexIndex("nope")
 	assert.False(t, ok)
 
 	src, dst := g.EdgeEnds(1)
-	assert.Equal(t, 1, src)
-	assert.Equal(t, 2, dst)
-	assert.Equal(t, []int32{1, 2}, g.InEdges(2))
-	assert.Equal(t, []int32{0}, g.OutEdges(2))
+	assert.Equal(t, topology.JobVertexID(1), src)
+	assert.Equal(t, topology.JobVertexID(2), dst)
+	assert.Equal(t, []topology.JobEdgeID{1, 2}, g.InEdges(2))
+	assert.Equal(t, []topology.JobEdgeID{0}, g.OutEdges(2))
 	assert.Empty(t, g.InEdges(1))
 	assert.Empty(t, g.OutEdges(0))
 	assert.Equal(t, topology.JobEdge{Source: "lookup", Target: "agg", ShipStrategy: exchange.Broadcast, Pinned: true, Exchange: exchange.Pipelined}, g.Edge(2))
 
 	// Producers before consumers; ties in declaration order (src before lookup).
-	assert.Equal(t, []int32{1, 3, 2, 0}, g.TopologicalOrder())
+	assert.Equal(t, []topology.JobVertexID{1, 3, 2, 0}, g.TopologicalOrder())
 	for pos, v := range g.TopologicalOrder() {
-		assert.Equal(t, pos, g.TopologicalRank(int(v)))
+		assert.Equal(t, pos, g.TopologicalRank(v))
 	}
 	assert.Equal(t, topology.DefaultSubmission(), g.Submission())
 
@@ -68,9 +68,9 @@ func TestTopologicalOrderIsStableForIndependentVertices(t *testing.T) {
 	}
 	g, err := b.Build()
 	require.NoError(t, err)
-	want := make([]int32, len(ids))
+	want := make([]topology.JobVertexID, len(ids))
 	for i := range want {
-		want[i] = int32(i)
+		want[i] = topology.JobVertexID(i)
 	}
 	assert.Equal(t, want, g.TopologicalOrder(), "no edges: declaration order")
 }

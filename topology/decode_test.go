@@ -38,28 +38,28 @@ func TestDecodeFLIP119Example(t *testing.T) {
 		id  string
 		par int
 	}{{"A", 2}, {"B", 2}, {"C", 4}, {"D", 4}} {
-		v := g.Vertex(i)
+		v := g.Vertex(topology.JobVertexID(i))
 		assert.Equal(t, want.id, v.ID)
 		assert.Equal(t, want.par, v.Parallelism)
 		idx, ok := g.VertexIndex(want.id)
 		assert.True(t, ok)
-		assert.Equal(t, i, idx)
+		assert.Equal(t, topology.JobVertexID(i), idx)
 	}
 	assert.Equal(t, 12, g.NumSubtasks())
 	for i, want := range []struct {
 		s, t string
 		ship exchange.ShipStrategy
 	}{{"A", "B", exchange.Forward}, {"B", "C", exchange.Rescale}, {"C", "D", exchange.Hash}} {
-		e := g.Edge(i)
+		e := g.Edge(topology.JobEdgeID(i))
 		assert.Equal(t, want.s, e.Source)
 		assert.Equal(t, want.t, e.Target)
 		assert.Equal(t, want.ship, e.ShipStrategy)
 		assert.False(t, e.Pinned)
-		src, dst := g.EdgeEnds(i)
-		assert.Equal(t, i, src)
-		assert.Equal(t, i+1, dst)
+		src, dst := g.EdgeEnds(topology.JobEdgeID(i))
+		assert.Equal(t, topology.JobVertexID(i), src)
+		assert.Equal(t, topology.JobVertexID(i+1), dst)
 	}
-	assert.Equal(t, []int32{0, 1, 2, 3}, g.TopologicalOrder())
+	assert.Equal(t, []topology.JobVertexID{0, 1, 2, 3}, g.TopologicalOrder())
 
 	// FLIP-119: blocking logical edges 3/2/1/0 in the four modes.
 	for mode, want := range map[exchange.Mode]int{

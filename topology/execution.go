@@ -36,8 +36,8 @@ func (r Range) Contains(x int32) bool { return x >= r.Start && x < r.End }
 // ConsumerVertexGroup (the consumer subtasks that read every partition of
 // the group).
 type PartitionGroup struct {
-	// Edge is the job edge index.
-	Edge int32
+	// Edge is the job edge the group is a block of.
+	Edge JobEdgeID
 	// Producers are the execution vertices whose partitions form the
 	// group; producer v's partition is PartitionOf(Edge, v).
 	Producers Range
@@ -112,18 +112,18 @@ func (t *ExecutionTopology) NumPartitions() int {
 func (t *ExecutionTopology) NumGroups() int { return int(t.groupStart[len(t.groupStart)-1]) }
 
 // VerticesOf returns the execution vertices of job vertex jv.
-func (t *ExecutionTopology) VerticesOf(jv int) Range {
+func (t *ExecutionTopology) VerticesOf(jv JobVertexID) Range {
 	return Range{t.vertexStart[jv], t.vertexStart[jv+1]}
 }
 
 // ExecutionVertex returns the id of subtask `subtask` of job vertex jv.
-func (t *ExecutionTopology) ExecutionVertex(jv, subtask int) ExecutionVertexID {
+func (t *ExecutionTopology) ExecutionVertex(jv JobVertexID, subtask int) ExecutionVertexID {
 	return ExecutionVertexID(t.vertexStart[jv] + int32(subtask))
 }
 
 // JobVertexOf returns the job vertex index of v (O(log V)).
-func (t *ExecutionTopology) JobVertexOf(v ExecutionVertexID) int {
-	return sort.Search(len(t.vertexStart)-1, func(i int) bool { return t.vertexStart[i+1] > int32(v) })
+func (t *ExecutionTopology) JobVertexOf(v ExecutionVertexID) JobVertexID {
+	return JobVertexID(sort.Search(len(t.vertexStart)-1, func(i int) bool { return t.vertexStart[i+1] > int32(v) }))
 }
 
 // SubtaskIndex returns v's 0-based subtask index within its job vertex.
@@ -157,19 +157,21 @@ func (t *ExecutionTopology) ParseVertexName(name string) (ExecutionVertexID, err
 }
 
 // PartitionType returns the result partition type of job edge e.
-func (t *ExecutionTopology) PartitionType(e int) exchange.ResultPartitionType {
+func (t *ExecutionTopology) PartitionType(e JobEdgeID) exchange.ResultPartitionType {
 	return t.partitionType[e]
 }
 
 // Pattern returns the distribution pattern of job edge e.
-func (t *ExecutionTopology) Pattern(e int) exchange.DistributionPattern { return t.pattern[e] }
+func (t *ExecutionTopology) Pattern(e JobEdgeID) exchange.DistributionPattern { return t.pattern[e] }
 
 // GroupsOf returns the partition groups of job edge e.
-func (t *ExecutionTopology) GroupsOf(e int) Range { return Range{t.groupStart[e], t.groupStart[e+1]} }
+func (t *ExecutionTopology) GroupsOf(e JobEdgeID) Range {
+	return Range{t.groupStart[e], t.groupStart[e+1]}
+}
 
 // EdgeOfGroup returns the job edge of group g (O(log E)).
-func (t *ExecutionTopology) EdgeOfGroup(g GroupID) int {
-	return sort.Search(len(t.groupStart)-1, func(i int) bool { return t.groupStart[i+1] > int32(g) })
+func (t *ExecutionTopology) EdgeOfGroup(g GroupID) JobEdgeID {
+	return JobEdgeID(sort.Search(len(t.groupStart)-1, func(i int) bool { return t.groupStart[i+1] > int32(g) }))
 }
 
 // Group returns the producers and consumers of group g.
@@ -178,12 +180,12 @@ func (t *ExecutionTopology) Group(g GroupID) PartitionGroup {
 	return t.groupOfEdge(e, int32(g)-t.groupStart[e])
 }
 
-func (t *ExecutionTopology) groupOfEdge(e int, k int32) PartitionGroup {
+func (t *ExecutionTopology) groupOfEdge(e JobEdgeID, k int32) PartitionGroup {
 	src, dst := t.job.edgeSource[e], t.job.edgeTarget[e]
 	sBase, cBase := t.vertexStart[src], t.vertexStart[dst]
 	s := int64(t.vertexStart[src+1] - sBase)
 	c := int64(t.vertexStart[dst+1] - cBase)
-	pg := PartitionGroup{Edge: int32(e)}
+	pg := PartitionGroup{Edge: e}
 	switch {
 	case t.pattern[e] == exchange.AllToAll:
 		pg.Producers = Range{sBase, sBase + int32(s)}
@@ -204,7 +206,7 @@ func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
 // ConsumedGroup returns the group that consumer subtask `subtask` of edge
 // e's target reads on edge e.
-func (t *ExecutionTopology) ConsumedGroup(e, subtask int) GroupID {
+func (t *ExecutionTopology) ConsumedGroup(e JobEdgeID, subtask int) GroupID {
 	k := int64(0)
 	if t.pattern[e] == exchange.Pointwise {
 		s, c := t.parallelisms(e)
@@ -219,7 +221,7 @@ func (t *ExecutionTopology) ConsumedGroup(e, subtask int) GroupID {
 
 // ProducedGroup returns the group that holds the partition of producer
 // subtask `subtask` of edge e's source on edge e.
-func (t *ExecutionTopology) ProducedGroup(e, subtask int) GroupID {
+func (t *ExecutionTopology) ProducedGroup(e JobEdgeID, subtask int) GroupID {
 	k := int64(0)
 	if t.pattern[e] == exchange.Pointwise {
 		s, c := t.parallelisms(e)
@@ -232,21 +234,21 @@ func (t *ExecutionTopology) ProducedGroup(e, subtask int) GroupID {
 	return GroupID(t.groupStart[e] + int32(k))
 }
 
-func (t *ExecutionTopology) parallelisms(e int) (s, c int64) {
+func (t *ExecutionTopology) parallelisms(e JobEdgeID) (s, c int64) {
 	src, dst := t.job.edgeSource[e], t.job.edgeTarget[e]
 	return int64(t.vertexStart[src+1] - t.vertexStart[src]), int64(t.vertexStart[dst+1] - t.vertexStart[dst])
 }
 
 // PartitionOf returns the partition that producer v writes for job edge e
 // (v must be a subtask of e's source).
-func (t *ExecutionTopology) PartitionOf(e int, v ExecutionVertexID) ResultPartitionID {
+func (t *ExecutionTopology) PartitionOf(e JobEdgeID, v ExecutionVertexID) ResultPartitionID {
 	src := t.job.edgeSource[e]
 	return ResultPartitionID(t.partitionStart[e] + int32(v) - t.vertexStart[src])
 }
 
 // EdgeOfPartition returns the job edge of partition p (O(log E)).
-func (t *ExecutionTopology) EdgeOfPartition(p ResultPartitionID) int {
-	return sort.Search(len(t.partitionStart)-1, func(i int) bool { return t.partitionStart[i+1] > int32(p) })
+func (t *ExecutionTopology) EdgeOfPartition(p ResultPartitionID) JobEdgeID {
+	return JobEdgeID(sort.Search(len(t.partitionStart)-1, func(i int) bool { return t.partitionStart[i+1] > int32(p) }))
 }
 
 // PartitionProducer returns the execution vertex that writes partition p.

@@ -41,7 +41,7 @@ func pointwiseJob(t *testing.T, s, c int, ship exchange.ShipStrategy) *topology.
 }
 
 func TestPointwiseConnectionsFollowTheSpec(t *testing.T) {
-	const edge = 1
+	const edge topology.JobEdgeID = 1
 	for s := 1; s <= 12; s++ {
 		for c := 1; c <= 12; c++ {
 			ships := []exchange.ShipStrategy{exchange.Rescale}
@@ -58,7 +58,7 @@ func TestPointwiseConnectionsFollowTheSpec(t *testing.T) {
 	}
 }
 
-func checkPointwiseEdge(t *testing.T, et *topology.ExecutionTopology, edge, s, c int) {
+func checkPointwiseEdge(t *testing.T, et *topology.ExecutionTopology, edge topology.JobEdgeID, s, c int) {
 	aStart := et.VerticesOf(1).Start
 	bStart := et.VerticesOf(2).Start
 	require.Equal(t, int32(3), aStart)
@@ -77,7 +77,7 @@ func checkPointwiseEdge(t *testing.T, et *topology.ExecutionTopology, edge, s, c
 	covered := map[[2]int]int{}
 	for g := groups.Start; g < groups.End; g++ {
 		pg := et.Group(topology.GroupID(g))
-		assert.Equal(t, int32(edge), pg.Edge)
+		assert.Equal(t, edge, pg.Edge)
 		assert.Equal(t, edge, et.EdgeOfGroup(topology.GroupID(g)))
 		require.Positive(t, pg.Producers.Len(), "group %d has producers", g)
 		require.Positive(t, pg.Consumers.Len(), "group %d has consumers", g)
@@ -129,20 +129,22 @@ func checkPointwiseEdge(t *testing.T, et *topology.ExecutionTopology, edge, s, c
 
 func TestAllToAllEdgeIsOneGroup(t *testing.T) {
 	et := pointwiseJob(t, 5, 7, exchange.Hash)
-	for e, want := range []struct{ prod, cons topology.Range }{
+	for i, want := range []struct{ prod, cons topology.Range }{
 		{topology.Range{Start: 0, End: 3}, topology.Range{Start: 3, End: 8}},
 		{topology.Range{Start: 3, End: 8}, topology.Range{Start: 8, End: 15}},
 	} {
+		e := topology.JobEdgeID(i)
+		src, dst := et.Job().EdgeEnds(e)
 		gs := et.GroupsOf(e)
 		require.Equal(t, 1, gs.Len())
 		pg := et.Group(topology.GroupID(gs.Start))
 		assert.Equal(t, want.prod, pg.Producers)
 		assert.Equal(t, want.cons, pg.Consumers)
 		assert.Equal(t, exchange.AllToAll, et.Pattern(e))
-		for j := range et.VerticesOf(e + 1).Len() {
+		for j := range et.VerticesOf(dst).Len() {
 			assert.Equal(t, topology.GroupID(gs.Start), et.ConsumedGroup(e, j))
 		}
-		for i := range et.VerticesOf(e).Len() {
+		for i := range et.VerticesOf(src).Len() {
 			assert.Equal(t, topology.GroupID(gs.Start), et.ProducedGroup(e, i))
 		}
 	}
@@ -173,7 +175,7 @@ func TestExecutionTopologyIdsAndModes(t *testing.T) {
 		assert.Equal(t, m, et.Mode())
 		assert.Same(t, g, et.Job())
 		for e, pt := range types {
-			assert.Equal(t, pt, et.PartitionType(e), "mode %v edge %d", m, e)
+			assert.Equal(t, pt, et.PartitionType(topology.JobEdgeID(e)), "mode %v edge %d", m, e)
 		}
 	}
 

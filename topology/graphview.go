@@ -25,7 +25,7 @@ var _ graph.Directed = (*jobView)(nil)
 func newJobView(g *JobGraph) *jobView {
 	n := len(g.vertices)
 	seen := make([]int32, n) // seen[w] == u+1: w already listed for u
-	distinct := func(lists [][]int32, other []int32) func(add func(row, w int32)) {
+	distinct := func(lists [][]JobEdgeID, other []int32) func(add func(row, w int32)) {
 		return func(add func(row, w int32)) {
 			clear(seen)
 			for u, edges := range lists {

@@ -98,7 +98,7 @@ func TestJobViewAgreesWithGonumSimpleGraph(t *testing.T) {
 		assert.Equal(t, idsOf(want), idsOf(got), "the stabilized order is the same")
 		if wantErr == nil {
 			for i, id := range idsOf(got) {
-				assert.Equal(t, int32(id), g.topoOrder[i])
+				assert.Equal(t, JobVertexID(id), g.topoOrder[i])
 			}
 		}
 	}

@@ -89,20 +89,31 @@ func DefaultSubmission() Submission {
 	return Submission{Queue: "root.default", User: "anonymous", Priority: 5000}
 }
 
+// JobVertexID is the dense index of a job vertex: the vertices of a
+// JobGraph are numbered 0, 1, ... in declaration order (the order they
+// were added to the Builder or listed in the job file), and the numbering
+// is stable for the graph's life.
+type JobVertexID int32
+
+// JobEdgeID is the dense index of a job edge: the edges of a JobGraph are
+// numbered 0, 1, ... in declaration order, and the numbering is stable for
+// the graph's life.
+type JobEdgeID int32
+
 // JobGraph is a validated, immutable logical plan. Create one with a
 // Builder or Decode. Vertices and edges keep the order they were given in;
-// indexes into them are stable.
+// their ids (JobVertexID, JobEdgeID) are stable.
 type JobGraph struct {
 	name       string
 	vertices   []JobVertex
 	edges      []JobEdge
-	byID       map[string]int
-	edgeSource []int32
-	edgeTarget []int32
-	inEdges    [][]int32
-	outEdges   [][]int32
-	topoOrder  []int32 // vertex indexes, producers before consumers
-	topoRank   []int32 // position of each vertex in topoOrder
+	byID       map[string]JobVertexID
+	edgeSource []int32 // JobVertexID of each edge's source
+	edgeTarget []int32 // JobVertexID of each edge's target
+	inEdges    [][]JobEdgeID
+	outEdges   [][]JobEdgeID
+	topoOrder  []JobVertexID // producers before consumers
+	topoRank   []int32       // position of each vertex in topoOrder
 	submission Submission
 }
 
@@ -113,10 +124,10 @@ func (g *JobGraph) Name() string { return g.name }
 func (g *JobGraph) NumVertices() int { return len(g.vertices) }
 
 // Vertex returns job vertex i (0 <= i < NumVertices()).
-func (g *JobGraph) Vertex(i int) JobVertex { return g.vertices[i] }
+func (g *JobGraph) Vertex(i JobVertexID) JobVertex { return g.vertices[i] }
 
 // VertexIndex returns the index of the vertex with the given id.
-func (g *JobGraph) VertexIndex(id string) (int, bool) {
+func (g *JobGraph) VertexIndex(id string) (JobVertexID, bool) {
 	i, ok := g.byID[id]
 	return i, ok
 }
@@ -125,25 +136,27 @@ func (g *JobGraph) VertexIndex(id string) (int, bool) {
 func (g *JobGraph) NumEdges() int { return len(g.edges) }
 
 // Edge returns job edge i (0 <= i < NumEdges()).
-func (g *JobGraph) Edge(i int) JobEdge { return g.edges[i] }
+func (g *JobGraph) Edge(i JobEdgeID) JobEdge { return g.edges[i] }
 
 // EdgeEnds returns the vertex indexes of edge i's source and target.
-func (g *JobGraph) EdgeEnds(i int) (source, target int) {
-	return int(g.edgeSource[i]), int(g.edgeTarget[i])
+func (g *JobGraph) EdgeEnds(i JobEdgeID) (source, target JobVertexID) {
+	return JobVertexID(g.edgeSource[i]), JobVertexID(g.edgeTarget[i])
 }
 
-// InEdges returns the indexes of the edges into vertex v (read-only).
-func (g *JobGraph) InEdges(v int) []int32 { return g.inEdges[v] }
+// InEdges returns the indexes of the edges into vertex v, in declaration
+// order (read-only).
+func (g *JobGraph) InEdges(v JobVertexID) []JobEdgeID { return g.inEdges[v] }
 
-// OutEdges returns the indexes of the edges out of vertex v (read-only).
-func (g *JobGraph) OutEdges(v int) []int32 { return g.outEdges[v] }
+// OutEdges returns the indexes of the edges out of vertex v, in
+// declaration order (read-only).
+func (g *JobGraph) OutEdges(v JobVertexID) []JobEdgeID { return g.outEdges[v] }
 
 // TopologicalOrder returns the vertex indexes with every producer before
 // its consumers; ties keep declaration order (read-only).
-func (g *JobGraph) TopologicalOrder() []int32 { return g.topoOrder }
+func (g *JobGraph) TopologicalOrder() []JobVertexID { return g.topoOrder }
 
 // TopologicalRank returns vertex v's position in TopologicalOrder.
-func (g *JobGraph) TopologicalRank(v int) int { return int(g.topoRank[v]) }
+func (g *JobGraph) TopologicalRank(v JobVertexID) int { return int(g.topoRank[v]) }
 
 // Submission returns the multi-job submission fields.
 func (g *JobGraph) Submission() Submission { return g.submission }

@@ -18,7 +18,7 @@ func (g *JobGraph) index() error {
 	if len(g.vertices) == 0 {
 		return fmt.Errorf("job %q: %w", g.name, ErrEmptyJob)
 	}
-	g.byID = make(map[string]int, len(g.vertices))
+	g.byID = make(map[string]JobVertexID, len(g.vertices))
 	total := 0
 	for i, v := range g.vertices {
 		if err := validateVertex(i, v); err != nil {
@@ -28,7 +28,7 @@ func (g *JobGraph) index() error {
 			return &VertexError{Vertex: v.ID, Index: i, Field: "id", Err: ErrDuplicateVertex,
 				Detail: fmt.Sprintf("already declared as vertices[%d]", first)}
 		}
-		g.byID[v.ID] = i
+		g.byID[v.ID] = JobVertexID(i)
 		total += v.Parallelism
 	}
 	if total > math.MaxInt32 {
@@ -37,8 +37,8 @@ func (g *JobGraph) index() error {
 	n := len(g.vertices)
 	g.edgeSource = make([]int32, len(g.edges))
 	g.edgeTarget = make([]int32, len(g.edges))
-	g.inEdges = make([][]int32, n)
-	g.outEdges = make([][]int32, n)
+	g.inEdges = make([][]JobEdgeID, n)
+	g.outEdges = make([][]JobEdgeID, n)
 	partitions := 0
 	for i, e := range g.edges {
 		s, t, err := g.validateEdge(i, e)
@@ -46,8 +46,8 @@ func (g *JobGraph) index() error {
 			return err
 		}
 		g.edgeSource[i], g.edgeTarget[i] = int32(s), int32(t)
-		g.outEdges[s] = append(g.outEdges[s], int32(i))
-		g.inEdges[t] = append(g.inEdges[t], int32(i))
+		g.outEdges[s] = append(g.outEdges[s], JobEdgeID(i))
+		g.inEdges[t] = append(g.inEdges[t], JobEdgeID(i))
 		partitions += g.vertices[s].Parallelism
 	}
 	if partitions > math.MaxInt32 {
@@ -77,7 +77,7 @@ func validateVertex(i int, v JobVertex) error {
 	return nil
 }
 
-func (g *JobGraph) validateEdge(i int, e JobEdge) (source, target int, err error) {
+func (g *JobGraph) validateEdge(i int, e JobEdge) (source, target JobVertexID, err error) {
 	s, okS := g.byID[e.Source]
 	t, okT := g.byID[e.Target]
 	switch {
@@ -146,10 +146,10 @@ func (g *JobGraph) sortTopologically() error {
 		}
 		return fmt.Errorf("%w: %v", ErrCycle, err)
 	}
-	g.topoOrder = make([]int32, len(order))
+	g.topoOrder = make([]JobVertexID, len(order))
 	g.topoRank = make([]int32, len(order))
 	for i, n := range order {
-		g.topoOrder[i] = int32(n.ID())
+		g.topoOrder[i] = JobVertexID(n.ID())
 		g.topoRank[n.ID()] = int32(i)
 	}
 	return nil

@@ -59,7 +59,7 @@ func checkRunWant(t *testing.T, cfg engine.Config, want []engine.WordCount) *eng
 func blockingPartitions(job *topology.JobGraph, mode exchange.Mode) int {
 	topo := topology.NewExecutionTopology(job, mode)
 	n := 0
-	for e := range job.NumEdges() {
+	for e := range topology.JobEdgeID(job.NumEdges()) {
 		if !topo.PartitionType(e).IsPipelined() {
 			src, _ := job.EdgeEnds(e)
 			n += job.Vertex(src).Parallelism

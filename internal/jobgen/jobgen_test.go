@@ -79,7 +79,7 @@ func checkJob(t *testing.T, o Options, g *topology.JobGraph) {
 	if len(ships) == 0 {
 		ships = defaultShips
 	}
-	for e := range g.NumEdges() {
+	for e := range topology.JobEdgeID(g.NumEdges()) {
 		s, c := g.EdgeEnds(e)
 		ed := g.Edge(e)
 		if ed.ShipStrategy == exchange.Forward {
@@ -107,7 +107,7 @@ func checkJob(t *testing.T, o Options, g *topology.JobGraph) {
 	assert.LessOrEqual(t, n, max(o.Vertices.Max, 3))
 	assert.Equal(t, o.Name, g.Name())
 	for i := range n {
-		v := g.Vertex(i)
+		v := g.Vertex(topology.JobVertexID(i))
 		prefix := o.IDPrefix
 		if prefix == "" {
 			prefix = "v"
@@ -175,17 +175,17 @@ func TestInputs(t *testing.T) {
 	for seed := range uint64(300) {
 		g, err := Generate(rand.New(rand.NewPCG(seed, 2)), o)
 		require.NoError(t, err)
-		for v := range g.NumVertices() {
+		for v := range topology.JobVertexID(g.NumVertices()) {
 			in := len(g.InEdges(v))
 			if v == 0 {
 				assert.Zero(t, in)
 				continue
 			}
-			assert.True(t, in >= 1 && in <= min(v, 3), "v%d has %d inputs", v, in)
+			assert.True(t, in >= 1 && in <= min(int(v), 3), "v%d has %d inputs", v, in)
 			maxIn = max(maxIn, in)
-			srcs := map[int]bool{}
+			srcs := map[topology.JobVertexID]bool{}
 			for _, e := range g.InEdges(v) {
-				s, _ := g.EdgeEnds(int(e))
+				s, _ := g.EdgeEnds(e)
 				assert.Less(t, s, v)
 				assert.False(t, srcs[s], "parallel input edge")
 				srcs[s] = true
@@ -203,7 +203,7 @@ func TestDensityAndOrder(t *testing.T) {
 		g, err := Generate(r, Options{Vertices: IntRange{1, 8}, Parallelism: IntRange{1, 3}, ChainRate: 1})
 		require.NoError(t, err)
 		require.Equal(t, max(0, g.NumVertices()-1), g.NumEdges())
-		for e := range g.NumEdges() {
+		for e := range topology.JobEdgeID(g.NumEdges()) {
 			s, c := g.EdgeEnds(e)
 			assert.Equal(t, s+1, c)
 		}
@@ -223,7 +223,7 @@ func TestMotifs(t *testing.T) {
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, g.NumVertices(), 3)
 		var motif []string
-		for e := range 3 {
+		for e := range topology.JobEdgeID(3) {
 			ed := g.Edge(e)
 			motif = append(motif, fmt.Sprintf("%v/%v", ed.ShipStrategy, ed.Exchange))
 			require.True(t, ed.Pinned)
@@ -239,7 +239,7 @@ func TestMotifs(t *testing.T) {
 		p := [3]int{g.Vertex(0).Parallelism, g.Vertex(1).Parallelism, g.Vertex(2).Parallelism}
 		assert.Contains(t, CrossParallelisms, p)
 		var among []string
-		for e := range g.NumEdges() {
+		for e := range topology.JobEdgeID(g.NumEdges()) {
 			s, c := g.EdgeEnds(e)
 			if c <= 2 {
 				ed := g.Edge(e)
@@ -265,12 +265,12 @@ func TestRatesAndLists(t *testing.T) {
 	g, err := Generate(rand.New(rand.NewPCG(1, 1)), o)
 	require.NoError(t, err)
 	require.Equal(t, 6, g.NumEdges())
-	for e := range g.NumEdges() {
+	for e := range topology.JobEdgeID(g.NumEdges()) {
 		assert.Equal(t, exchange.Forward, g.Edge(e).ShipStrategy)
 		assert.True(t, g.Edge(e).Pinned)
 		assert.Equal(t, exchange.PipelinedBounded, g.Edge(e).Exchange)
 	}
-	for v := range 4 {
+	for v := range topology.JobVertexID(4) {
 		vx := g.Vertex(v)
 		assert.Equal(t, "x", vx.SlotSharingGroup, "GroupRate 0 keeps Groups[0]")
 		assert.Equal(t, gpu, vx.Resources)
@@ -283,7 +283,7 @@ func TestRatesAndLists(t *testing.T) {
 		g, err := Generate(rand.New(rand.NewPCG(seed, 5)), Options{Vertices: IntRange{2, 9}, Parallelism: IntRange{1, 12},
 			ParallelismPool: 1, PoolRate: 1})
 		require.NoError(t, err)
-		for v := range g.NumVertices() {
+		for v := range topology.JobVertexID(g.NumVertices()) {
 			assert.Equal(t, g.Vertex(0).Parallelism, g.Vertex(v).Parallelism)
 		}
 	}

@@ -192,7 +192,7 @@ func newEngine(cfg Config) (*engine, error) {
 		outputs:     map[scheduler.TaskID]taskOutput{},
 	}
 	job := cfg.Job
-	for jv := range job.NumVertices() {
+	for jv := range topology.JobVertexID(job.NumVertices()) {
 		id := job.Vertex(jv).ID
 		op, err := operatorOf(id, cfg.Text, cfg.TopK)
 		if err != nil {
@@ -235,7 +235,7 @@ func (e *engine) collect() ([]WordCount, error) {
 	defer e.mu.Unlock()
 	counts := map[string]int64{}
 	job := e.cfg.Job
-	for jv := range job.NumVertices() {
+	for jv := range topology.JobVertexID(job.NumVertices()) {
 		if len(job.OutEdges(jv)) > 0 {
 			continue
 		}

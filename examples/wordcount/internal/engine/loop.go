@@ -124,8 +124,8 @@ func (e *engine) deploy(deps []scheduler.Deployment) error {
 			return err
 		}
 		for _, edge := range e.cfg.Job.OutEdges(a.vertex) {
-			if !e.topo.PartitionType(int(edge)).IsPipelined() {
-				p := e.topo.PartitionOf(int(edge), a.task)
+			if !e.topo.PartitionType(edge).IsPipelined() {
+				p := e.topo.PartitionOf(edge, a.task)
 				e.partitions[p] = &blockingResult{attempt: a.attempt, done: make(chan struct{})}
 			}
 		}

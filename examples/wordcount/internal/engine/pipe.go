@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/topology"
 )
 
 // pipeCapacity bounds a pipelined channel (records): a producer whose
@@ -20,7 +21,7 @@ type item struct {
 // pipeKey names the channel of one pipelined edge into one consumer
 // subtask; every producer of the consumer's partition group writes to it.
 type pipeKey struct {
-	edge     int
+	edge     topology.JobEdgeID
 	consumer scheduler.TaskID
 }
 
@@ -34,7 +35,7 @@ type pipe struct {
 // pipeFor returns the channel of a pipelined edge into consumer for a
 // region attempt, creating it (and forgetting the previous attempt's) on
 // first use. Called by the Ready loop only.
-func (e *engine) pipeFor(edge int, consumer scheduler.TaskID, attempt scheduler.Attempt) chan item {
+func (e *engine) pipeFor(edge topology.JobEdgeID, consumer scheduler.TaskID, attempt scheduler.Attempt) chan item {
 	k := pipeKey{edge: edge, consumer: consumer}
 	if p, ok := e.pipes[k]; ok && p.attempt == attempt {
 		return p.ch

@@ -4,13 +4,14 @@ import (
 	"fmt"
 
 	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/topology"
 )
 
 // occupant is a task attempt running in a slot.
 type occupant struct {
 	task   scheduler.TaskID
 	name   string
-	vertex int
+	vertex topology.JobVertexID
 	group  string // slot sharing group
 }
 

@@ -8,13 +8,14 @@ import (
 	"sync/atomic"
 
 	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/topology"
 )
 
 // attempt is one run of one task: a goroutine with its own context.
 type attempt struct {
 	task    scheduler.TaskID
 	name    string
-	vertex  int
+	vertex  topology.JobVertexID
 	attempt scheduler.Attempt
 	region  scheduler.RegionID
 	slot    scheduler.SlotID

@@ -20,7 +20,7 @@ func (e *engine) wire(a *attempt) error {
 		a.io.result = new([]Record)
 	}
 	for _, ei := range job.OutEdges(a.vertex) {
-		edge := int(ei)
+		edge := ei
 		g := e.topo.Group(e.topo.ProducedGroup(edge, sub))
 		o := &output{ship: job.Edge(edge).ShipStrategy, next: sub, attempt: a.attempt}
 		pipelined := e.topo.PartitionType(edge).IsPipelined()
@@ -42,7 +42,7 @@ func (e *engine) wire(a *attempt) error {
 		a.io.outs = append(a.io.outs, o)
 	}
 	for _, ei := range job.InEdges(a.vertex) {
-		edge := int(ei)
+		edge := ei
 		g := e.topo.Group(e.topo.ConsumedGroup(edge, sub))
 		if e.topo.PartitionType(edge).IsPipelined() {
 			for v := g.Producers.Start; v < g.Producers.End; v++ {
