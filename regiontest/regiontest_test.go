@@ -11,6 +11,7 @@ import (
 
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/internal/testjobs"
+	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/regiontest"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/simulator"
@@ -165,4 +166,62 @@ func TestHeterogeneousCluster(t *testing.T) {
 	assert.Contains(t, ft.errors[0], "3 slots (3 x")
 	assert.Contains(t, ft.errors[0], "not runnable")
 	assert.Contains(t, ft.errors[0], "region 0")
+}
+
+// TestBuilderJobRunsLikeItsJobFile: the Builder gives a vertex without a
+// Duration topology.DefaultDuration, as the JSON decoder does for a
+// vertex without durationMs (issue 11), so FLIP-119's example built in Go
+// is the same graph as examples/jobs/flip119.json, simulates identically,
+// and takes the failure specs written for the file.
+func TestBuilderJobRunsLikeItsJobFile(t *testing.T) {
+	built, err := topology.NewBuilder("flip119-example").
+		AddVertex(topology.JobVertex{ID: "A", Parallelism: 2}).
+		AddVertex(topology.JobVertex{ID: "B", Parallelism: 2}).
+		AddVertex(topology.JobVertex{ID: "C", Parallelism: 4}).
+		AddVertex(topology.JobVertex{ID: "D", Parallelism: 4}).
+		Connect("A", "B", exchange.Forward).
+		Connect("B", "C", exchange.Rescale).
+		Connect("C", "D", exchange.Hash).
+		Build()
+	require.NoError(t, err)
+	decoded := flip119(t)
+	require.Equal(t, decoded, built, "the same graph, durations included")
+	for jv := range topology.JobVertexID(built.NumVertices()) {
+		assert.Equal(t, topology.DefaultDuration, built.Vertex(jv).Duration, built.Vertex(jv).ID)
+	}
+
+	mode := exchange.PointwisePipelinedOnly
+	run := func(job *topology.JobGraph, failures ...string) *simulator.Result {
+		rs := region.FromJob(job, mode)
+		var fs []simulator.Failure
+		for _, spec := range failures {
+			f, err := simulator.ParseFailure(rs.Topology(), spec)
+			require.NoError(t, err, spec)
+			fs = append(fs, f)
+		}
+		res, err := simulator.Run(simulator.Config{Regions: rs, Cluster: regiontest.Slots(2), Seed: 7, Failures: fs, Record: true})
+		require.NoError(t, err)
+		require.True(t, res.Verdict.OK(), res.Reason)
+		return res
+	}
+	// Two slots run the two regions of A, B and C one after the other, then
+	// D's four subtasks two at a time: four waves of 1 s. B#1 failing after
+	// 500 ms reruns its region: 500 ms more.
+	for _, c := range []struct {
+		failures []string
+		makespan time.Duration
+	}{{nil, 4 * time.Second}, {[]string{"B#1@500"}, 4500 * time.Millisecond}} {
+		b, f := run(built, c.failures...), run(decoded, c.failures...)
+		assert.Equal(t, f, b, "failures %v: the builder job and the job file simulate identically", c.failures)
+		assert.Equal(t, c.makespan, b.Makespan, "failures %v", c.failures)
+		assert.Len(t, b.Restarts, len(c.failures))
+	}
+
+	rep := regiontest.Verify(built, mode, regiontest.Slots(2), regiontest.Failures("B#1@500"))
+	assert.True(t, rep.DeadlockFree(), rep.Problem)
+	require.Len(t, rep.Runs, regiontest.DefaultSeeds)
+	for _, res := range rep.Runs {
+		assert.Len(t, res.Restarts, 1, "B#1 fails once after 500 ms")
+	}
+	regiontest.RequireDeadlockFree(t, built, mode, regiontest.Slots(2), regiontest.Failures("B#1@500"))
 }

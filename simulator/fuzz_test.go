@@ -28,7 +28,7 @@ var fuzzJobs = jobgen.Options{
 	GroupRate:    0.3,
 	Motifs:       []jobgen.Motif{jobgen.ForwardTriangle, jobgen.RescaleTriangle},
 	MotifRate:    0.25,
-	Duration:     jobgen.DurationRange{Min: 0, Max: 900 * time.Millisecond, Step: 100 * time.Millisecond},
+	Duration:     jobgen.DurationRange{Min: 100 * time.Millisecond, Max: 900 * time.Millisecond, Step: 100 * time.Millisecond},
 }
 
 // FuzzSimulate drives the whole pipeline (job, regions, strategy, slot

@@ -4,6 +4,11 @@ import "github.com/regionsched/regionsched/exchange"
 
 // Builder assembles a JobGraph. Methods chain; Build validates everything
 // at once and reports the first problem in declaration order.
+//
+// The Builder applies the defaults of the job file format (SPEC.md
+// section 1) to the zero values of a JobVertex: an empty SlotSharingGroup
+// becomes DefaultSlotSharingGroup and a zero Duration becomes
+// DefaultDuration; submission fields default to DefaultSubmission.
 type Builder struct {
 	name       string
 	vertices   []JobVertex
@@ -17,8 +22,18 @@ func NewBuilder(name string) *Builder {
 }
 
 // AddVertex appends a job vertex. An empty SlotSharingGroup becomes
-// DefaultSlotSharingGroup.
+// DefaultSlotSharingGroup and a zero Duration becomes DefaultDuration, as
+// in a job file that leaves them out.
 func (b *Builder) AddVertex(v JobVertex) *Builder {
+	if v.Duration == 0 {
+		v.Duration = DefaultDuration
+	}
+	return b.addVertex(v)
+}
+
+// addVertex is AddVertex without the duration default: the JSON decoder
+// has applied it already and keeps an explicit "durationMs": 0.
+func (b *Builder) addVertex(v JobVertex) *Builder {
 	if v.SlotSharingGroup == "" {
 		v.SlotSharingGroup = DefaultSlotSharingGroup
 	}

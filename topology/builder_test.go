@@ -15,7 +15,7 @@ func TestBuilderBuildsAnIndexedGraph(t *testing.T) {
 	// Declared out of topological order on purpose.
 	g, err := topology.NewBuilder("etl").
 		AddVertex(topology.JobVertex{ID: "sink", Parallelism: 2}).
-		AddVertex(topology.JobVertex{ID: "src", Parallelism: 4, SlotSharingGroup: "io", Duration: time.Second}).
+		AddVertex(topology.JobVertex{ID: "src", Parallelism: 4, SlotSharingGroup: "io", Duration: 250 * time.Millisecond}).
 		AddVertex(topology.JobVertex{ID: "agg", Parallelism: 2}).
 		AddVertex(topology.JobVertex{ID: "lookup", Parallelism: 1}).
 		Connect("agg", "sink", exchange.Forward).
@@ -30,7 +30,8 @@ func TestBuilderBuildsAnIndexedGraph(t *testing.T) {
 	assert.Equal(t, 9, g.NumSubtasks())
 	assert.Equal(t, topology.DefaultSlotSharingGroup, g.Vertex(0).SlotSharingGroup, "empty group becomes the default")
 	assert.Equal(t, "io", g.Vertex(1).SlotSharingGroup)
-	assert.Zero(t, g.Vertex(0).Duration, "the builder takes durations as given")
+	assert.Equal(t, topology.DefaultDuration, g.Vertex(0).Duration, "a zero duration becomes the default, as in a job file")
+	assert.Equal(t, 250*time.Millisecond, g.Vertex(1).Duration, "a given duration is kept")
 
 	idx, ok := g.VertexIndex("agg")
 	assert.True(t, ok)

@@ -75,6 +75,11 @@ func TestDecodeDefaults(t *testing.T) {
 	assert.Equal(t, topology.DefaultSlotSharingGroup, v.SlotSharingGroup)
 	assert.Equal(t, "default", v.SlotSharingGroup)
 	assert.Equal(t, time.Second, v.Duration, "durationMs defaults to 1000")
+	built, err := topology.NewBuilder("").AddVertex(topology.JobVertex{ID: "A", Parallelism: 3}).Build()
+	require.NoError(t, err)
+	assert.Equal(t, built, g, "the Builder applies the same defaults to a zero JobVertex")
+	assert.Zero(t, decodeString(t, `{"vertices":[{"id":"A","parallelism":1,"durationMs":0}]}`).Vertex(0).Duration,
+		"an explicit durationMs 0 is kept")
 	assert.False(t, v.Unbounded, "bounded defaults to true")
 	assert.True(t, v.Resources.IsUnknown(), "absent resources are unknown")
 	assert.Empty(t, g.Name())

@@ -13,8 +13,9 @@ const (
 	MaxParallelism = 1_000_000
 	// DefaultSlotSharingGroup is the group of a vertex that names none.
 	DefaultSlotSharingGroup = "default"
-	// DefaultDuration is the simulated run time of a subtask in a job
-	// file that gives no durationMs.
+	// DefaultDuration is the simulated run time of a subtask whose vertex
+	// gives none: a job file without durationMs, or a JobVertex added to a
+	// Builder with a zero Duration.
 	DefaultDuration = time.Second
 )
 
@@ -29,8 +30,12 @@ type JobVertex struct {
 	SlotSharingGroup string
 	// Resources is what one subtask needs; resource.Unknown fits any slot.
 	Resources resource.Profile
-	// Duration is how long one subtask runs in the simulator. The JSON
-	// decoder defaults it to DefaultDuration; the Builder takes it as given.
+	// Duration is how long one subtask runs in the simulator. Zero means
+	// DefaultDuration: Builder.AddVertex replaces it, as the JSON decoder
+	// does for a vertex without durationMs, so a job built in Go and the
+	// same job as a file run alike (a subtask that takes no simulated time
+	// is not something to model). A negative duration fails validation
+	// (ErrInvalidField). An explicit "durationMs": 0 in a job file is kept.
 	Duration time.Duration
 	// Unbounded marks a streaming subtask that never finishes on its own
 	// and occupies its slot indefinitely. The zero value is bounded.

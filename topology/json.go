@@ -83,7 +83,7 @@ func DecodeBytes(data []byte) (*JobGraph, error) {
 		if err != nil {
 			return nil, err
 		}
-		b.AddVertex(v)
+		b.addVertex(v) // decodeVertex applied DefaultDuration
 	}
 	for i, raw := range f.Edges {
 		e, err := decodeEdge(raw, i)

@@ -223,8 +223,9 @@ type Options struct {
 
 	// UnboundedRate is the chance that a vertex is unbounded.
 	UnboundedRate float64
-	// Duration is the range of a vertex's simulated run time (zero value:
-	// no duration).
+	// Duration is the range of a vertex's simulated run time; a draw of 0
+	// (the zero value always draws 0) gets topology.DefaultDuration from
+	// the Builder.
 	Duration DurationRange
 
 	// Motifs are the motifs a job may start with; MotifRate is the chance

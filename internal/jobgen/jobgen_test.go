@@ -131,7 +131,7 @@ func checkJob(t *testing.T, o Options, g *topology.JobGraph) {
 			assert.False(t, v.Unbounded, "%s unbounded", v.ID)
 		}
 		if o.Duration.Step == 0 {
-			assert.Zero(t, v.Duration)
+			assert.Equal(t, topology.DefaultDuration, v.Duration, "a zero draw gets the Builder's default")
 		} else {
 			assert.True(t, v.Duration >= o.Duration.Min && v.Duration <= o.Duration.Max && (v.Duration-o.Duration.Min)%o.Duration.Step == 0,
 				"%s duration %v", v.ID, v.Duration)
