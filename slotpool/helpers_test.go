@@ -89,14 +89,6 @@ func reqs(profiles ...resource.Profile) []Request {
 
 func slot(id SlotID, pr resource.Profile) Slot { return Slot{ID: id, Profile: pr} }
 
-func times(n int, pr resource.Profile) []resource.Profile {
-	out := make([]resource.Profile, n)
-	for i := range out {
-		out[i] = pr
-	}
-	return out
-}
-
 // assertRetired asserts that the pool forgot a bulk: State and Bulk no
 // longer know it and Cancel rejects it (changing nothing).
 func (h *harness) assertRetired(id BulkID) {
