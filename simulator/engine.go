@@ -70,9 +70,43 @@ type engine struct {
 	}
 	processed int
 	traced    int // trace events, recorded or not
+	// set and jobs are set in a multi-job run (RunJobs).
+	set  *jobSet
+	jobs *jobsPolicy
 }
 
 func newEngine(cfg Config) *engine {
+	e := newBaseEngine(cfg, 0)
+	if cfg.Policy == EagerPolicy {
+		e.policy = newEagerPolicy(e)
+	} else {
+		e.policy = newRegionPolicy(e)
+	}
+	return e
+}
+
+// newJobsEngine is the engine of a multi-job run: the jobs side by side in
+// one model, a scheduler per job behind the admission (or the eager
+// baseline over all of them).
+func newJobsEngine(cfg Config, jc JobsConfig, set *jobSet) (*engine, error) {
+	e := newBaseEngine(cfg, len(jc.Jobs)) // one more slot per job for its driver
+	e.set = set
+	if cfg.Policy == EagerPolicy {
+		e.policy = newEagerPolicy(e)
+		return e, nil
+	}
+	jp, err := newJobsPolicy(e, jc, set)
+	if err != nil {
+		return nil, err
+	}
+	e.jobs, e.policy = jp, jp
+	return e, nil
+}
+
+// newBaseEngine sets up the model, the slots and the hooks; the caller
+// sets the policy. extra counts slots the run may need beyond one per
+// task (drivers).
+func newBaseEngine(cfg Config, extra int) *engine {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
 	rs := cfg.Regions
 	if cfg.Policy == RegionPolicy {
@@ -87,7 +121,7 @@ func newEngine(cfg Config) *engine {
 	// A run never uses more slots of one profile than there are tasks, so
 	// only that many are modelled: --slots 100000000 costs nothing more.
 	// The cluster's real size still counts for utilization.
-	tasks := e.topo.NumExecutionVertices()
+	tasks := e.topo.NumExecutionVertices() + extra
 	for _, c := range cfg.Cluster {
 		e.clusterSize = min(e.clusterSize+c.N, region.MaxClusterSlots) // Run checked the total
 		for range min(c.N, tasks) {
@@ -99,11 +133,6 @@ func newEngine(cfg Config) *engine {
 		failures[int32(f.Task)] = f.After
 	}
 	e.model = newModel(e.topo, failures, rng.Uint64)
-	if cfg.Policy == EagerPolicy {
-		e.policy = newEagerPolicy(e)
-	} else {
-		e.policy = newRegionPolicy(e)
-	}
 	e.model.onFinished = func(v int32) {
 		e.record(Finish, v, e.model.tasks[v].slot)
 		e.leaveSlot(v)
@@ -138,8 +167,42 @@ func (e *engine) record(k Kind, v int32, slot int32) {
 	if !e.cfg.Record {
 		return
 	}
-	e.events = append(e.events, Event{At: e.now(), Kind: k, Task: e.topo.VertexName(topology.ExecutionVertexID(v)),
-		Region: int(e.rs.RegionOf(topology.ExecutionVertexID(v))), Slot: int(slot), Attempt: int(e.model.tasks[v].attempt)})
+	ev := Event{At: e.now(), Kind: k, Slot: int(slot), Attempt: int(e.model.tasks[v].attempt)}
+	if e.set != nil {
+		i, local := e.set.of(v)
+		ev.Job, ev.Task, ev.Region = e.set.jobs[i].Name, e.set.regions[i].Topology().VertexName(local), int(e.set.regions[i].RegionOf(local))
+	} else {
+		ev.Task, ev.Region = e.topo.VertexName(topology.ExecutionVertexID(v)), int(e.rs.RegionOf(topology.ExecutionVertexID(v)))
+	}
+	e.events = append(e.events, ev)
+}
+
+// occupyDriver puts job i's driver into a slot (traced as task "driver").
+func (e *engine) occupyDriver(i int, slot int32) {
+	s := &e.slots[slot]
+	if s.occupants == 0 {
+		s.since = e.now()
+	}
+	s.occupants++
+	e.recordDriver(i, Deploy, slot)
+}
+
+// vacateDriver takes job i's driver out of its slot at the job's end.
+func (e *engine) vacateDriver(i int, slot int32) {
+	s := &e.slots[slot]
+	e.recordDriver(i, Finish, slot)
+	if s.occupants--; s.occupants == 0 {
+		s.busy += e.now() - s.since
+		e.recordDriver(i, Release, slot)
+	}
+}
+
+// recordDriver appends a trace event of job i's driver.
+func (e *engine) recordDriver(i int, k Kind, slot int32) {
+	e.traced++
+	if e.cfg.Record {
+		e.events = append(e.events, Event{At: e.now(), Kind: k, Job: e.set.jobs[i].Name, Task: driverTask, Region: NoRegion, Slot: int(slot)})
+	}
 }
 
 // deploy puts task v into a slot (called by the policies). A task that
@@ -209,6 +272,9 @@ func (e *engine) run() (*Result, error) {
 			}
 			e.advance(ev.at)
 			e.model.progressEnd(ev.task)
+		case jobTimer:
+			e.advance(ev.at)
+			e.jobs.fire(ev.task, ev.version)
 		case poolDeadline:
 			if !e.deadline.armed || ev.version != e.deadline.version {
 				continue
@@ -270,6 +336,10 @@ func (e *engine) result() (*Result, error) {
 		r.HeldWaiting = float64(busy-worked) / total
 	}
 	e.policy.stats(r)
+	if e.jobs != nil {
+		e.jobs.result(r)
+		return r, nil
+	}
 	if err, failed := e.policy.stopped(); failed {
 		r.Verdict, r.Err = Failed, err
 		r.Reason = fmt.Sprintf("failed: %v", err)
@@ -362,7 +432,16 @@ func verb(n int, singular, plural string) string {
 func (e *engine) names(vs []int32) []string {
 	out := make([]string, len(vs))
 	for i, v := range vs {
-		out[i] = e.topo.VertexName(topology.ExecutionVertexID(v))
+		out[i] = e.name(v)
 	}
 	return out
+}
+
+// name is a task's name; in a multi-job run "job:A#0".
+func (e *engine) name(v int32) string {
+	if e.set != nil {
+		i, local := e.set.of(v)
+		return e.set.jobs[i].Name + ":" + e.set.regions[i].Topology().VertexName(local)
+	}
+	return e.topo.VertexName(topology.ExecutionVertexID(v))
 }

@@ -12,6 +12,7 @@ type timedKind uint8
 const (
 	taskProgressEnd timedKind = iota // the task's work (or its progress until an injected failure) is done
 	poolDeadline                     // the policy's next timeout
+	jobTimer                         // a job of a multi-job run arrives or starts (task: the job, version: jobSubmit or jobStart)
 )
 
 // timed is an event of the simulation's calendar. A task event is stale

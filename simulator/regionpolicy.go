@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/strategy"
@@ -18,14 +19,21 @@ var epoch = time.Unix(0, 0).UTC()
 // regionPolicy drives the library's scheduler: after every input it
 // applies the scheduler's Ready to the engine (requests and restarts are
 // recorded, cancels and deploys carried out).
+//
+// In a run of several jobs there is one per job: its tasks are the
+// engine's tasks off ... off+n-1, its regions rs, and onReady sees every
+// Ready after it was applied.
 type regionPolicy struct {
 	e        *engine
+	rs       *region.Regions
+	off      int32
 	sched    *scheduler.Scheduler
 	restarts []Restart
+	onReady  func(scheduler.Ready)
 }
 
 func newRegionPolicy(e *engine) *regionPolicy {
-	return &regionPolicy{e: e, sched: scheduler.New(e.rs, scheduler.Config{
+	return &regionPolicy{e: e, rs: e.rs, sched: scheduler.New(e.rs, scheduler.Config{
 		Pool:   slotpool.Config{Matching: e.cfg.Matching, Timeout: e.cfg.Timeout},
 		Logger: e.log,
 	})}
@@ -44,24 +52,27 @@ func (p *regionPolicy) input(what string, err error) {
 // apply carries out one Ready in its field order.
 func (p *regionPolicy) apply(rd scheduler.Ready) {
 	for _, r := range rd.Restarted {
-		p.restarts = append(p.restarts, Restart{At: p.e.now(), Task: p.e.topo.VertexName(r.Failed), Regions: slices.Clone(r.Regions)})
+		p.restarts = append(p.restarts, Restart{At: p.e.now(), Task: p.rs.Topology().VertexName(r.Failed), Regions: slices.Clone(r.Regions)})
 	}
 	for _, c := range rd.Cancel {
-		p.e.cancel(int32(c.Task))
+		p.e.cancel(p.off + int32(c.Task))
 	}
 	// One request event per task. (Members of restarted regions that had
 	// finished run again when they are deployed; see engine.deploy.)
 	for _, req := range rd.Requests {
 		for _, s := range req.Slots {
 			for _, v := range s.Members {
-				p.e.model.tasks[v].attempt = int32(req.Attempt)
-				p.e.record(Request, int32(v), NoSlot)
+				p.e.model.tasks[p.off+int32(v)].attempt = int32(req.Attempt)
+				p.e.record(Request, p.off+int32(v), NoSlot)
 			}
 		}
 	}
 	for _, d := range rd.Deploy {
-		p.e.model.tasks[d.Task].attempt = int32(d.Attempt)
-		p.e.deploy(int32(d.Task), int32(d.Slot))
+		p.e.model.tasks[p.off+int32(d.Task)].attempt = int32(d.Attempt)
+		p.e.deploy(p.off+int32(d.Task), int32(d.Slot))
+	}
+	if p.onReady != nil {
+		p.onReady(rd)
 	}
 }
 
@@ -77,11 +88,11 @@ func (p *regionPolicy) start() {
 }
 
 func (p *regionPolicy) finished(v int32) {
-	p.input("finish report", p.sched.TaskFinished(p.at(), topology.ExecutionVertexID(v), strategy.Attempt(p.e.model.tasks[v].attempt)))
+	p.input("finish report", p.sched.TaskFinished(p.at(), topology.ExecutionVertexID(v-p.off), strategy.Attempt(p.e.model.tasks[v].attempt)))
 }
 
 func (p *regionPolicy) failed(v, _ int32) {
-	p.input("failure report", p.sched.TaskFailed(p.at(), topology.ExecutionVertexID(v), strategy.Attempt(p.e.model.tasks[v].attempt)))
+	p.input("failure report", p.sched.TaskFailed(p.at(), topology.ExecutionVertexID(v-p.off), strategy.Attempt(p.e.model.tasks[v].attempt)))
 }
 
 func (p *regionPolicy) afterEvent() {}
@@ -105,8 +116,8 @@ func (p *regionPolicy) stopped() (error, bool) {
 func (p *regionPolicy) waitingForSlots() []int32 {
 	var out []int32
 	for _, r := range p.sched.Status().Waiting {
-		for _, v := range p.e.rs.Members(r) {
-			out = append(out, int32(v))
+		for _, v := range p.rs.Members(r) {
+			out = append(out, p.off+int32(v))
 		}
 	}
 	return out

@@ -35,6 +35,9 @@ func (k Kind) String() string {
 // NoSlot marks an event that is not about a slot (a request).
 const NoSlot = -1
 
+// NoRegion is the region of a driver's events (a driver is in no region).
+const NoRegion = -1
+
 // Event is one line of a trace, in virtual time.
 type Event struct {
 	// At is the virtual time since the start of the run.
@@ -48,6 +51,8 @@ type Event struct {
 	Slot int
 	// Attempt counts the task's restarts (0 for the first attempt).
 	Attempt int
+	// Job names the task's job in a run of several jobs ("" otherwise).
+	Job string
 }
 
 // AppendJSON appends the event as one JSON object (no newline):
@@ -58,7 +63,12 @@ func (e Event) AppendJSON(b []byte) []byte {
 	b = strconv.AppendInt(b, e.At.Milliseconds(), 10)
 	b = append(b, `, "event": "`...)
 	b = append(b, e.Kind.String()...)
-	b = append(b, `", "task": `...)
+	b = append(b, '"')
+	if e.Job != "" {
+		b = append(b, `, "job": `...)
+		b = jsontext.AppendString(b, e.Job)
+	}
+	b = append(b, `, "task": `...)
 	b = jsontext.AppendString(b, e.Task)
 	b = append(b, `, "region": `...)
 	b = strconv.AppendInt(b, int64(e.Region), 10)

@@ -116,6 +116,10 @@ func (p *Pool) markUnfulfillable(now time.Time, s *shape, missing int) {
 func (p *Pool) startTimeout(now time.Time, b *bulk) {
 	if b.deadline != nil {
 		p.timers.cancel(b.deadline)
+		b.deadline = nil
+	}
+	if p.cfg.Timeout == NoTimeout {
+		return
 	}
 	b.deadline = p.timers.add(now.Add(p.cfg.Timeout), b, -1)
 }

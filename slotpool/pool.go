@@ -10,8 +10,13 @@ import (
 )
 
 // DefaultTimeout is the fulfillability timeout used when Config.Timeout is
-// not positive (Flink's default slot request timeout).
+// zero (Flink's default slot request timeout).
 const DefaultTimeout = 5 * time.Minute
+
+// NoTimeout as Config.Timeout turns the fulfillability timeout off: an
+// unfulfillable bulk waits (for an admission that decides who waits, or
+// for a simulator that reports the wait as a deadlock).
+const NoTimeout time.Duration = -1
 
 // Config configures a Pool.
 type Config struct {
@@ -19,7 +24,8 @@ type Config struct {
 	// (the zero value) or resource.ExactMatch.
 	Matching resource.Matching
 	// Timeout is how long a bulk may stay unfulfillable before it fails
-	// (FLIP-119's allocationTimeout). Not positive: DefaultTimeout.
+	// (FLIP-119's allocationTimeout). Zero or negative: DefaultTimeout;
+	// NoTimeout: never.
 	Timeout time.Duration
 	// IdleTimeout, if positive, gives a free slot back to the admission
 	// (SlotRelease with ReasonStopped) once it has been free that long and
@@ -100,7 +106,7 @@ type Pool struct {
 
 // New returns an empty pool.
 func New(cfg Config) *Pool {
-	if cfg.Timeout <= 0 {
+	if cfg.Timeout <= 0 && cfg.Timeout != NoTimeout {
 		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.Logger == nil {

@@ -1,0 +1,69 @@
+package admission
+
+import "cmp"
+
+// The jobs of a queue that want a grant are kept in a red-black tree
+// (gods' redblacktree) by orderKey: the grant loop walks them in policy
+// order and stops as soon as the free slots run out, a job is removed by
+// its key in O(log n) when it needs nothing more, and a fair-share job is
+// re-keyed in O(log n) whenever its usage changes. A heap would give the
+// first job cheaply but not the walk in order, and gods' linkedhashmap
+// removes in O(n).
+
+// orderKey orders the waiting jobs of one queue: share first (fair share:
+// granted slots per unit of priority, smallest first; 0 otherwise), then
+// rank (minus the priority under Priority and FairShare; 0 otherwise),
+// then submission time and order.
+type orderKey struct {
+	share  float64
+	rank   int64
+	submit int64
+	seq    uint64
+}
+
+// compareKeys is the tree's comparator.
+func compareKeys(a, b interface{}) int {
+	x, y := a.(orderKey), b.(orderKey)
+	if c := cmp.Compare(x.share, y.share); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.rank, y.rank); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.submit, y.submit); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.seq, y.seq)
+}
+
+// keyOf computes a job's key under its queue's policy.
+func keyOf(j *job) orderKey {
+	k := orderKey{submit: j.submit.UnixNano(), seq: j.seq}
+	switch j.queue.cfg.Policy {
+	case Priority:
+		k.rank = -int64(j.spec.Priority)
+	case FairShare:
+		k.rank = -int64(j.spec.Priority)
+		k.share = float64(j.granted) / float64(j.spec.Priority)
+	}
+	return k
+}
+
+// updateOrder puts a job where it belongs in its queue's tree: in it, at
+// its current key, while it wants a grant and may get one; out otherwise.
+func (q *Queues) updateOrder(j *job) {
+	qu := j.queue
+	want := j.waiting() && (j.state == JobAccepted || j.state == JobStarting || j.state == JobRunning)
+	if j.inTree {
+		if want && keyOf(j) == j.key {
+			return
+		}
+		qu.order.Remove(j.key)
+		j.inTree = false
+	}
+	if want {
+		j.key = keyOf(j)
+		qu.order.Put(j.key, j)
+		j.inTree = true
+	}
+}

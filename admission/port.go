@@ -1,0 +1,183 @@
+package admission
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/regionsched/regionsched/slotpool"
+)
+
+// Port is one job's side of a Queues admission: the slotpool.Admission
+// its scheduler's pool talks to (Config.Admission), plus the calls through
+// which the runtime tells the admission how the job is doing.
+type Port struct {
+	q *Queues
+	j *job
+}
+
+var _ slotpool.Admission = (*Port)(nil)
+
+// Job returns the job's name.
+func (p *Port) Job() string { return p.j.spec.Name }
+
+// ID returns the job's id.
+func (p *Port) ID() JobID { return p.j.id }
+
+// State returns the job's state.
+func (p *Port) State() JobState { return p.j.state }
+
+// Err returns why the job was rejected or failed (a *RejectedError, or
+// the error given to Failed), or nil.
+func (p *Port) Err() error { return p.j.err }
+
+// DriverSlot returns the slot of the job's driver, once granted.
+func (p *Port) DriverSlot() (slotpool.SlotID, bool) {
+	if !p.j.hasSlot {
+		return 0, false
+	}
+	for i := range p.q.slots {
+		if s := &p.q.slots[i]; s.state == slotDriver && s.owner == p.j.id {
+			return s.slot.ID, true
+		}
+	}
+	return 0, false
+}
+
+// Granted returns how many slots the job holds (its driver included).
+func (p *Port) Granted() int { return p.j.granted }
+
+// Pending reports whether Ready has messages for the job's pool (the
+// admission granted or reclaimed something in another job's call).
+func (p *Port) Pending() bool { return len(p.j.out) > 0 }
+
+// Handle takes a message from the job's pool: an Ask (granted in policy
+// order, whole if all-or-nothing), an AskRelease, or a SlotRelease (the
+// slot goes back to the cluster and is confirmed). An ask id used twice or
+// a slot the job does not hold returns an error and changes nothing.
+func (p *Port) Handle(now time.Time, msg slotpool.ToAdmission) error {
+	q, j := p.q, p.j
+	q.now = now
+	if j.state.Terminal() {
+		return fmt.Errorf("admission: job %q is %v: %T ignored", j.spec.Name, j.state, msg)
+	}
+	switch m := msg.(type) {
+	case slotpool.Ask:
+		if slices.ContainsFunc(j.asks, func(a *jobAsk) bool { return a.id == m.ID }) {
+			return fmt.Errorf("admission: job %q: ask %d asked twice", j.spec.Name, m.ID)
+		}
+		j.asks = append(j.asks, &jobAsk{id: m.ID, left: m.Gang.Counts(), allOrNothing: m.Gang.AllOrNothing})
+	case slotpool.AskRelease:
+		j.asks = slices.DeleteFunc(j.asks, func(a *jobAsk) bool { return a.id == m.ID })
+	case slotpool.SlotRelease:
+		idx, ok := q.index[m.Slot]
+		if !ok || q.slots[idx].owner != j.id || (q.slots[idx].state != slotGranted && q.slots[idx].state != slotReclaiming) {
+			return &slotpool.SlotError{Op: "release", Slot: m.Slot, Err: slotpool.ErrUnknownSlot}
+		}
+		q.release(j, idx)
+		j.out = append(j.out, slotpool.ReleaseConfirmed{Slot: m.Slot, Reason: m.Reason})
+	default:
+		return fmt.Errorf("admission: %T: %w", msg, slotpool.ErrUnknownMessage)
+	}
+	q.updateOrder(j)
+	q.decide()
+	return nil
+}
+
+// Ready returns the messages for the job's pool and forgets them.
+func (p *Port) Ready() []slotpool.FromAdmission {
+	out := p.j.out
+	p.j.out = nil
+	return out
+}
+
+// Tick fires the admission's timers due at now (starting timeouts).
+func (p *Port) Tick(now time.Time) { p.q.Tick(now) }
+
+// NextDeadline returns the admission's next deadline.
+func (p *Port) NextDeadline() (time.Time, bool) { return p.q.NextDeadline() }
+
+// Deployed tells the admission that the job's first region is fully
+// deployed: a starting job is running from now on (under StateAware the
+// next job of its queue may start).
+func (p *Port) Deployed(now time.Time) {
+	q, j := p.q, p.j
+	if j.state != JobStarting {
+		return
+	}
+	q.now = now
+	q.leaveStarting(j, "first region deployed")
+	q.decide()
+}
+
+// Finished tells the admission that the job finished: every slot it held
+// (its driver's included) goes back to the cluster, and it is completed.
+// The job's pool must not be used afterwards.
+func (p *Port) Finished(now time.Time) error {
+	if p.j.state.Terminal() {
+		return &TransitionError{Job: p.j.spec.Name, From: p.j.state, To: JobCompleting}
+	}
+	p.q.end(now, p.j, nil)
+	return nil
+}
+
+// Failed tells the admission that the job failed (err says why): its
+// slots go back and it is failed.
+func (p *Port) Failed(now time.Time, err error) error {
+	if p.j.state.Terminal() {
+		return &TransitionError{Job: p.j.spec.Name, From: p.j.state, To: JobFailing}
+	}
+	if err == nil {
+		err = fmt.Errorf("admission: job %q failed", p.j.spec.Name)
+	}
+	p.q.end(now, p.j, err)
+	return nil
+}
+
+// leaveStarting moves a starting job to running.
+func (q *Queues) leaveStarting(j *job, why string) {
+	j.queue.startingJobs = slices.DeleteFunc(j.queue.startingJobs, func(x *job) bool { return x == j })
+	q.move(j, JobRunning, why)
+}
+
+// Tick fires the starting timeouts due at now: under StateAware a job
+// starting for longer than its queue's StartingTimeout counts as running,
+// and the next job may start.
+func (q *Queues) Tick(now time.Time) {
+	q.now = now
+	fired := false
+	for _, qu := range q.qorder {
+		for _, j := range slices.Clone(qu.startingJobs) {
+			if !now.Before(j.started.Add(qu.cfg.StartingTimeout)) {
+				q.leaveStarting(j, "starting timeout")
+				fired = true
+			}
+		}
+	}
+	if fired {
+		q.decide()
+	}
+}
+
+// NextDeadline returns the earliest starting timeout.
+func (q *Queues) NextDeadline() (time.Time, bool) {
+	var at time.Time
+	ok := false
+	for _, qu := range q.qorder {
+		for _, j := range qu.startingJobs {
+			if t := j.started.Add(qu.cfg.StartingTimeout); !ok || t.Before(at) {
+				at, ok = t, true
+			}
+		}
+	}
+	return at, ok
+}
+
+// Job returns the port of a submitted job by name.
+func (q *Queues) Job(name string) (*Port, bool) {
+	j, ok := q.byName[name]
+	if !ok {
+		return nil, false
+	}
+	return &Port{q: q, j: j}, true
+}

@@ -1,0 +1,343 @@
+package admission
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/emirpasic/gods/trees/redblacktree"
+	"go.uber.org/zap"
+
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
+)
+
+// Config configures a Queues admission.
+type Config struct {
+	// Slots is the cluster: every slot the admission may grant.
+	Slots []slotpool.Slot
+	// Matching says when a slot serves an ask's profile.
+	Matching resource.Matching
+	// Queues configures queues by name; a job names its queue.
+	Queues []QueueConfig
+	// DefaultPolicy is the policy of a queue created for a job that names
+	// a queue not in Queues (see CreateQueues).
+	DefaultPolicy Policy
+	// CreateQueues creates a queue (with DefaultPolicy, no limits) for a
+	// job that names an unknown queue under root; without it such a job is
+	// refused with ErrUnknownQueue.
+	CreateQueues bool
+	// Logger receives debug logs of every decision: who was granted what,
+	// and why a job waits. nil means zap.NewNop().
+	Logger *zap.Logger
+}
+
+// JobSpec is a job submitted to the admission.
+type JobSpec struct {
+	// Name is unique among the jobs submitted.
+	Name string
+	// Queue names the job's queue; "" means "root.default".
+	Queue string
+	// User owns the job; "" means "anonymous".
+	User string
+	// Priority is 1 ... 10000 (higher first under Priority, a larger
+	// share under FairShare); 0 means 5000.
+	Priority int
+	// Driver, if set, is the profile of the job's driver (job master): it
+	// gets its own slot from the admission before anything else of the
+	// job, and keeps it until the job ends.
+	Driver *resource.Profile
+	// Largest is what the job's largest region needs at once (one count
+	// per slot profile). A job whose driver plus largest region can never
+	// fit its queue is rejected at once.
+	Largest []resource.Count
+	// LargestName names that region in a rejection ("region 3 {A#0, ...}").
+	LargestName string
+}
+
+// JobID numbers the submitted jobs 0, 1, ... in submission order.
+type JobID int32
+
+// EventKind says what an Event reports.
+type EventKind uint8
+
+// The kinds of events.
+const (
+	// StateChanged: a job moved from From to To (Reason says why).
+	StateChanged EventKind = iota + 1
+	// DriverGranted: a job's driver got slot Slot; the runtime deploys the
+	// driver there and starts the job's scheduler after its startup time.
+	DriverGranted
+)
+
+// Event is something the admission tells the runtime about a job (its
+// pools get their own messages through their Port).
+type Event struct {
+	At     time.Time
+	Job    string
+	ID     JobID
+	Kind   EventKind
+	From   JobState
+	To     JobState
+	Slot   slotpool.SlotID
+	Reason string
+}
+
+// slot states in the cluster.
+type slotState uint8
+
+const (
+	slotFree       slotState = iota
+	slotGranted              // granted to a job's pool
+	slotDriver               // a job's driver runs in it
+	slotReclaiming           // granted, asked back with Reclaim
+)
+
+// cslot is one slot of the cluster.
+type cslot struct {
+	slot    slotpool.Slot
+	profile int32 // index into Queues.profiles
+	state   slotState
+	owner   JobID // valid unless free
+}
+
+// jobAsk is an outstanding ask of a job's pool.
+type jobAsk struct {
+	id           slotpool.AskID
+	left         []resource.Count
+	allOrNothing bool
+}
+
+// job is one submitted job.
+type job struct {
+	id       JobID
+	spec     JobSpec
+	queue    *queue
+	seq      uint64 // submission order
+	submit   time.Time
+	state    JobState
+	err      error
+	driver   bool // a driver is to be granted
+	hasSlot  bool // the driver has its slot
+	asks     []*jobAsk
+	granted  int // slots held: driver + granted to the pool
+	started  time.Time
+	out      []slotpool.FromAdmission
+	key      orderKey // its key in the queue's tree, while waiting
+	inTree   bool
+	reclaims int // its slots being reclaimed
+}
+
+// waiting reports whether the job wants a grant.
+func (j *job) waiting() bool {
+	return (j.driver && !j.hasSlot) || len(j.asks) > 0
+}
+
+// queue is one queue and its waiting jobs in policy order.
+type queue struct {
+	cfg      QueueConfig
+	order    *redblacktree.Tree // orderKey -> *job: jobs that want a grant
+	starting int                // jobs in JobStarting
+	running  int                // jobs counted running (first grant until end)
+	weight   int                // sum of priorities of active jobs (fair share)
+	// startingJobs lists the jobs starting under StateAware (their timeouts).
+	startingJobs []*job
+}
+
+// Queues is the queue-level admission for many jobs on one cluster: a
+// deterministic state machine like the pool (no goroutines, time as an
+// argument). Each job's slot pool talks to it through the job's Port, a
+// slotpool.Admission. Grants are whole asks (the pool asks for whole
+// bulks, all-or-nothing), given to the jobs of each queue in the queue's
+// policy order; a job that cannot be served does not hold back the jobs
+// behind it, and when the first waiting job cannot be served from the free
+// slots, slots of the jobs behind it (never drivers) are reclaimed for it,
+// so no job sits on part of what the first one needs.
+type Queues struct {
+	cfg      Config
+	log      *zap.Logger
+	slots    []cslot
+	index    map[slotpool.SlotID]int32
+	profiles []resource.Profile
+	profIdx  map[resource.Profile]int32
+	free     [][]int32 // per profile: free slot indexes (a stack)
+	capacity []resource.Count
+	queues   map[string]*queue
+	qorder   []*queue // by name
+	jobs     []*job
+	byName   map[string]*job
+	seq      uint64
+	events   []Event
+	now      time.Time
+}
+
+// New returns an admission over the configured cluster and queues. Bad
+// configuration (duplicate slot ids, a bad queue limit or policy, a queue
+// configured twice) returns a typed error.
+func New(cfg Config) (*Queues, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	q := &Queues{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		index:   make(map[slotpool.SlotID]int32, len(cfg.Slots)),
+		profIdx: map[resource.Profile]int32{},
+		queues:  map[string]*queue{},
+		byName:  map[string]*job{},
+	}
+	all := make([]resource.Profile, len(cfg.Slots))
+	for i, s := range cfg.Slots {
+		if _, dup := q.index[s.ID]; dup {
+			return nil, &slotpool.SlotError{Op: "cluster", Slot: s.ID, Err: slotpool.ErrDuplicateSlot}
+		}
+		q.index[s.ID] = int32(i)
+		p, ok := q.profIdx[s.Profile]
+		if !ok {
+			p = int32(len(q.profiles))
+			q.profIdx[s.Profile] = p
+			q.profiles = append(q.profiles, s.Profile)
+			q.free = append(q.free, nil)
+		}
+		q.slots = append(q.slots, cslot{slot: s, profile: p})
+		all[i] = s.Profile
+	}
+	// Free stacks pop the lowest index first.
+	for i := len(q.slots) - 1; i >= 0; i-- {
+		p := q.slots[i].profile
+		q.free[p] = append(q.free[p], int32(i))
+	}
+	q.capacity = resource.Tally(all)
+	for _, qc := range cfg.Queues {
+		if err := qc.validate(); err != nil {
+			return nil, err
+		}
+		if _, dup := q.queues[qc.Name]; dup {
+			return nil, &ConfigError{Queue: qc.Name, Field: "name", Value: qc.Name, Err: fmt.Errorf("%w: configured twice", ErrBadLimit)}
+		}
+		q.addQueue(qc)
+	}
+	return q, nil
+}
+
+func (q *Queues) addQueue(qc QueueConfig) *queue {
+	if qc.StartingTimeout == 0 {
+		qc.StartingTimeout = DefaultStartingTimeout
+	}
+	qu := &queue{cfg: qc, order: redblacktree.NewWith(compareKeys)}
+	q.queues[qc.Name] = qu
+	q.qorder = append(q.qorder, qu)
+	sort.Slice(q.qorder, func(a, b int) bool { return q.qorder[a].cfg.Name < q.qorder[b].cfg.Name })
+	return qu
+}
+
+// Capacity returns the cluster's slots, counted per profile.
+func (q *Queues) Capacity() []resource.Count { return slices.Clone(q.capacity) }
+
+// Events returns what happened to jobs since the last call, in order.
+func (q *Queues) Events() []Event {
+	ev := q.events
+	q.events = nil
+	return ev
+}
+
+// Submit adds a job at time now and returns its Port, through which its
+// slot pool talks to the admission (Config.Admission of the job's
+// scheduler). A job whose driver plus largest region can never fit the
+// cluster is rejected at once: its Port reports JobRejected and Err, and
+// a StateChanged event says why; it holds nothing back.
+//
+// Errors (nothing changes): ErrDuplicateJob for a name already
+// submitted, ErrUnknownQueue for an unknown queue without CreateQueues.
+func (q *Queues) Submit(now time.Time, spec JobSpec) (*Port, error) {
+	if spec.Queue == "" {
+		spec.Queue = "root.default"
+	}
+	if spec.User == "" {
+		spec.User = "anonymous"
+	}
+	if spec.Priority == 0 {
+		spec.Priority = 5000
+	}
+	if _, dup := q.byName[spec.Name]; dup {
+		return nil, fmt.Errorf("%w: %q", ErrDuplicateJob, spec.Name)
+	}
+	qu, ok := q.queues[spec.Queue]
+	if !ok {
+		if !q.cfg.CreateQueues {
+			return nil, fmt.Errorf("%w %q for job %q", ErrUnknownQueue, spec.Queue, spec.Name)
+		}
+		qc := QueueConfig{Name: spec.Queue, Policy: q.cfg.DefaultPolicy}
+		if err := qc.validate(); err != nil {
+			return nil, err
+		}
+		qu = q.addQueue(qc)
+	}
+	q.now = now
+	j := &job{id: JobID(len(q.jobs)), spec: spec, queue: qu, seq: q.seq, submit: now, driver: spec.Driver != nil}
+	q.seq++
+	q.jobs = append(q.jobs, j)
+	q.byName[spec.Name] = j
+	j.out = append(j.out, slotpool.Capacity{Slots: q.Capacity()})
+	if reason, fits := q.fits(j); !fits {
+		j.err = &RejectedError{Job: spec.Name, Queue: spec.Queue, Reason: reason}
+		q.move(j, JobRejected, reason)
+		return &Port{q: q, j: j}, nil
+	}
+	q.move(j, JobAccepted, "submitted to "+spec.Queue)
+	q.updateOrder(j)
+	q.decide()
+	return &Port{q: q, j: j}, nil
+}
+
+// fits checks that the job's driver plus largest region fit the cluster.
+func (q *Queues) fits(j *job) (string, bool) {
+	need := slices.Clone(j.spec.Largest)
+	if j.spec.Driver != nil {
+		need = append(need, resource.Count{Profile: *j.spec.Driver, N: 1})
+	}
+	a := resource.Assign(need, q.capacity, q.cfg.Matching)
+	if a.Complete() {
+		return "", true
+	}
+	what := j.spec.LargestName
+	if what == "" {
+		what = "the largest region"
+	}
+	n := 0
+	for _, c := range need {
+		n += c.N
+	}
+	with := ""
+	if j.spec.Driver != nil {
+		with = " with the driver"
+	}
+	return fmt.Sprintf("%s needs %d slots at once%s; the queue's cluster can never give them: missing %s",
+		what, n, with, a.MissingString()), false
+}
+
+// move changes a job's state and reports it.
+func (q *Queues) move(j *job, to JobState, reason string) {
+	from := j.state
+	if !CanMove(from, to) {
+		panic(fmt.Sprintf("admission: job %q: %v -> %v", j.spec.Name, from, to)) // a bug of this package
+	}
+	j.state = to
+	qu := j.queue
+	switch {
+	case to == JobStarting:
+		qu.starting++
+		qu.running++
+		qu.weight += j.spec.Priority
+		j.started = q.now
+	case from == JobStarting:
+		qu.starting--
+	}
+	if (from == JobStarting || from == JobRunning) && (to == JobCompleting || to == JobFailing) {
+		qu.running--
+		qu.weight -= j.spec.Priority
+	}
+	q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: StateChanged, From: from, To: to, Reason: reason})
+	q.log.Debug("job state", zap.String("job", j.spec.Name), zap.Stringer("from", from), zap.Stringer("to", to), zap.String("why", reason))
+}

@@ -1,0 +1,174 @@
+package simulator
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// Job is one job of a run of several jobs on one cluster.
+type Job struct {
+	// Name is unique among the run's jobs; traces and results use it.
+	Name string
+	// Job is the job graph; its Submission gives its arrival, queue,
+	// user, priority and driver.
+	Job *topology.JobGraph
+}
+
+// JobsConfig describes a run of several jobs sharing one cluster through
+// the queue-level admission (package admission) — SPEC.md section 5.
+type JobsConfig struct {
+	// Jobs are the jobs, each run under Mode.
+	Jobs []Job
+	// Mode is the global data exchange mode of every job.
+	Mode exchange.Mode
+	// Cluster lists the slots; they get ids 0, 1, ... in this order.
+	Cluster []resource.Count
+	// Queues configures queues; DefaultPolicy is the policy of a queue a
+	// job names that is not configured (it is created under root).
+	Queues        []admission.QueueConfig
+	DefaultPolicy admission.Policy
+	// Policy selects the region scheduler behind the admission, or the
+	// eager baseline across jobs (no admission, no bulks: every task of
+	// every job asks for its own slot; drivers and submission times are
+	// ignored).
+	Policy Policy
+	// Seed, Matching, Record, MaxEvents and Logger are as in Config.
+	// Timeout is each job's fulfillability timeout; 0 means none (the
+	// admission decides who waits, and a wait nobody can end is reported
+	// as a deadlock).
+	Seed      uint64
+	Matching  resource.Matching
+	Timeout   time.Duration
+	Record    bool
+	MaxEvents int
+	Logger    *zap.Logger
+}
+
+// JobResult is how one job of a multi-job run went.
+type JobResult struct {
+	Name string
+	// State is the job's final state in the admission (completed, failed,
+	// rejected), or the state it was stuck in.
+	State admission.JobState
+	// Verdict is Finished, Failed (failed or rejected) or Deadlock (never
+	// finished).
+	Verdict Verdict
+	// Reason says why it failed or what it was stuck on ("" if finished).
+	Reason string
+	// Submitted, FirstDeploy and Finished are virtual times; FirstDeploy
+	// is when its first task (or its driver) got a slot, -1 if never;
+	// Finished is -1 if it never finished.
+	Submitted, FirstDeploy, Finished time.Duration
+}
+
+// Wait is the time from submission to the first deploy (-1 if never).
+func (r JobResult) Wait() time.Duration {
+	if r.FirstDeploy < 0 {
+		return -1
+	}
+	return r.FirstDeploy - r.Submitted
+}
+
+// Makespan is the time from submission to the end (-1 if it never ended).
+func (r JobResult) Makespan() time.Duration {
+	if r.Finished < 0 {
+		return -1
+	}
+	return r.Finished - r.Submitted
+}
+
+// ErrDuplicateJobName means two jobs of a run have the same name.
+var ErrDuplicateJobName = errors.New("simulator: duplicate job name")
+
+// jobSet is the jobs of a multi-job run laid side by side in one union
+// topology: job i's execution vertices are offsets[i] ... offsets[i+1]-1.
+type jobSet struct {
+	jobs    []Job
+	regions []*region.Regions // each job's own regions (its scheduler's)
+	offsets []int32
+	union   *region.Regions
+}
+
+// of returns the job of a union execution vertex and its local id.
+func (s *jobSet) of(v int32) (int, topology.ExecutionVertexID) {
+	i := sort.Search(len(s.jobs), func(i int) bool { return s.offsets[i+1] > v }) // first job whose range ends after v
+	return i, topology.ExecutionVertexID(v - s.offsets[i])
+}
+
+// newJobSet builds the union topology of the jobs under mode.
+func newJobSet(jobs []Job, mode exchange.Mode) (*jobSet, error) {
+	s := &jobSet{jobs: jobs, offsets: make([]int32, len(jobs)+1)}
+	seen := map[string]bool{}
+	b := topology.NewBuilder("jobs")
+	for i, j := range jobs {
+		if seen[j.Name] {
+			return nil, fmt.Errorf("%w %q", ErrDuplicateJobName, j.Name)
+		}
+		seen[j.Name] = true
+		prefix := fmt.Sprintf("%d/", i)
+		g := j.Job
+		for jv := range topology.JobVertexID(g.NumVertices()) {
+			vx := g.Vertex(jv)
+			vx.ID = prefix + vx.ID
+			b.AddVertex(vx)
+		}
+		for e := range topology.JobEdgeID(g.NumEdges()) {
+			ed := g.Edge(e)
+			ed.Source, ed.Target = prefix+ed.Source, prefix+ed.Target
+			b.AddEdge(ed)
+		}
+		rs := region.FromJob(g, mode)
+		s.regions = append(s.regions, rs)
+		s.offsets[i+1] = s.offsets[i] + int32(rs.Topology().NumExecutionVertices())
+	}
+	union, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("simulator: the jobs side by side: %w", err)
+	}
+	s.union = region.FromJob(union, mode)
+	if n := int32(s.union.Topology().NumExecutionVertices()); n != s.offsets[len(jobs)] {
+		return nil, fmt.Errorf("simulator: union of the jobs has %d subtasks, the jobs %d", n, s.offsets[len(jobs)])
+	}
+	return s, nil
+}
+
+// RunJobs simulates several jobs on one cluster to their ends. The error
+// is for a bad configuration (no jobs, duplicate names, a bad queue, a
+// cluster too large); each job's fate is in the JobResults, and the
+// Result's verdict is Finished only if every job finished.
+func RunJobs(cfg JobsConfig) (*Result, []JobResult, error) {
+	if len(cfg.Jobs) == 0 {
+		return nil, nil, errors.New("simulator: no jobs")
+	}
+	if _, err := region.ClusterSize(cfg.Cluster); err != nil {
+		return nil, nil, fmt.Errorf("simulator: %w", err)
+	}
+	set, err := newJobSet(cfg.Jobs, cfg.Mode)
+	if err != nil {
+		return nil, nil, err
+	}
+	single := Config{Regions: set.union, Cluster: cfg.Cluster, Policy: cfg.Policy, Seed: cfg.Seed, Matching: cfg.Matching,
+		Timeout: cfg.Timeout, Record: cfg.Record, MaxEvents: cfg.MaxEvents, Logger: cfg.Logger}
+	if err := checkHorizon(single); err != nil {
+		return nil, nil, err
+	}
+	e, err := newJobsEngine(single, cfg, set)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := e.run()
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, e.jobResults(), nil
+}
