@@ -15,6 +15,10 @@ import (
 // and may have one could not be served, reclaims slots for it from the
 // jobs behind it.
 func (q *Queues) decide() {
+	if q.batch > 0 {
+		q.deferred = true
+		return
+	}
 	var first *job
 	var firstLack []resource.Count
 	var touched []*job

@@ -170,6 +170,24 @@ type Queues struct {
 	seq      uint64
 	events   []Event
 	now      time.Time
+	// batch > 0 defers decisions to the end of the outermost Batch.
+	batch    int
+	deferred bool
+}
+
+// Batch runs fn, which may submit jobs and hand the admission their
+// pools' messages, and decides only once fn returned: jobs arriving at
+// the same time then compete in policy order, instead of the first one
+// taking what it can before the others are known.
+func (q *Queues) Batch(fn func()) {
+	q.batch++
+	defer func() {
+		if q.batch--; q.batch == 0 && q.deferred {
+			q.deferred = false
+			q.decide()
+		}
+	}()
+	fn()
 }
 
 // New returns an admission over the configured cluster and queues. Bad

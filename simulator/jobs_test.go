@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -81,5 +82,81 @@ func TestDriverFlood(t *testing.T) {
 		for i := 1; i < 4; i++ {
 			assert.GreaterOrEqual(t, driverAt[i], firstRegionAt[i-1], "%+v: driver %d before job %d's first region", q, i, i-1)
 		}
+	}
+}
+
+// bigRegionJob is A(p) -hash, pipelined-> B(p) -forward, blocking-> C(p):
+// its first region needs p slots at once.
+func bigRegionJob(t *testing.T, name string, p int, sub topology.Submission) simulator.Job {
+	t.Helper()
+	g, err := topology.NewBuilder(name).
+		AddVertex(topology.JobVertex{ID: "A", Parallelism: p}).
+		AddVertex(topology.JobVertex{ID: "B", Parallelism: p, Duration: 1500 * time.Millisecond}).
+		AddVertex(topology.JobVertex{ID: "C", Parallelism: p, Duration: 500 * time.Millisecond}).
+		ConnectPinned("A", "B", exchange.Hash, exchange.PipelinedBounded).
+		ConnectPinned("B", "C", exchange.Forward, exchange.Blocking).
+		SetSubmission(sub).
+		Build()
+	require.NoError(t, err)
+	return simulator.Job{Name: name, Job: g}
+}
+
+// TestRegionsNeedingMostOfTheCluster: three jobs whose first regions need
+// 7 of 10 slots. Behind the admission every job finishes for every seed;
+// the eager baseline, every task of every job asking for its own slot,
+// deadlocks for some seeds.
+func TestRegionsNeedingMostOfTheCluster(t *testing.T) {
+	var jobs []simulator.Job
+	for _, n := range []string{"x", "y", "z"} {
+		jobs = append(jobs, bigRegionJob(t, n, 7, topology.DefaultSubmission()))
+	}
+	cluster := []resource.Count{{Profile: resource.Unknown, N: 10}}
+	eagerDeadlocks := 0
+	for seed := uint64(1); seed <= 30; seed++ {
+		res, per, err := simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Mode: exchange.AllBlocking, Cluster: cluster, Seed: seed})
+		require.NoError(t, err)
+		require.Equal(t, simulator.Finished, res.Verdict, "seed %d: %s", seed, res.Reason)
+		for _, j := range per {
+			assert.Equal(t, simulator.Finished, j.Verdict, "seed %d job %s", seed, j.Name)
+			assert.GreaterOrEqual(t, j.FirstDeploy, j.Submitted)
+			assert.Greater(t, j.Finished, j.FirstDeploy)
+		}
+		eager, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Mode: exchange.AllBlocking, Cluster: cluster, Seed: seed,
+			Policy: simulator.EagerPolicy})
+		require.NoError(t, err)
+		if eager.Verdict == simulator.Deadlock {
+			eagerDeadlocks++
+			assert.Contains(t, eager.Reason, "deadlock: ", "seed %d", seed)
+		}
+	}
+	assert.Positive(t, eagerDeadlocks, "the eager baseline deadlocks for some seeds")
+	t.Logf("eager deadlocked for %d of 30 seeds", eagerDeadlocks)
+}
+
+// TestPriorityGoesFirst: on one slot, of two jobs submitted at the same
+// time the one of higher priority runs first under the priority policy,
+// and the first submitted under fifo.
+func TestPriorityGoesFirst(t *testing.T) {
+	low, high := topology.DefaultSubmission(), topology.DefaultSubmission()
+	low.Priority, high.Priority = 100, 9000
+	jobs := []simulator.Job{bigRegionJob(t, "low", 1, low), bigRegionJob(t, "high", 1, high)}
+	for _, tc := range []struct {
+		policy admission.Policy
+		first  string
+	}{{admission.Priority, "high"}, {admission.FIFO, "low"}, {admission.FairShare, "high"}} {
+		res, per, err := simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Mode: exchange.AllBlocking,
+			Cluster: []resource.Count{{Profile: resource.Unknown, N: 1}}, DefaultPolicy: tc.policy})
+		require.NoError(t, err)
+		require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
+		byName := map[string]simulator.JobResult{}
+		for _, j := range per {
+			byName[j.Name] = j
+		}
+		other := "low"
+		if tc.first == "low" {
+			other = "high"
+		}
+		assert.Zero(t, byName[tc.first].Wait(), "%v: %s starts at once", tc.policy, tc.first)
+		assert.Less(t, byName[tc.first].FirstDeploy, byName[other].FirstDeploy, "%v", tc.policy)
 	}
 }

@@ -33,6 +33,7 @@ type jobRun struct {
 	firstDeploy time.Duration
 	finished    time.Duration
 	driverSlot  int32 // -1: none
+	arrived     bool  // submitted to the admission
 	deployed    bool  // the admission was told its first region deployed
 	ended       bool
 	verdict     Verdict
@@ -84,9 +85,22 @@ func (p *jobsPolicy) start() {
 // fire handles a jobTimer event.
 func (p *jobsPolicy) fire(i int32, what uint32) {
 	r := p.runs[i]
+	if what == jobSubmit && r.arrived {
+		return // it arrived with another job of the same time
+	}
 	switch what {
 	case jobSubmit:
-		p.submit(r)
+		// Every job arriving now arrives together, so that they compete
+		// in policy order.
+		at := p.cfg.Jobs[i].Job.Submission().SubmitAt
+		p.q.Batch(func() {
+			for _, o := range p.runs {
+				if !o.arrived && p.cfg.Jobs[o.i].Job.Submission().SubmitAt == at {
+					o.arrived = true
+					p.submit(o)
+				}
+			}
+		})
 	case jobStart:
 		if !r.ended {
 			r.rp.input("starting the job", r.rp.sched.Start(r.rp.at()))
