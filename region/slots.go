@@ -96,6 +96,25 @@ func (rs *Regions) Slots(r ID) []Slot {
 	return rs.localitySlots(r)
 }
 
+// AppendSlots appends the slots of region r (those Slots returns) to dst
+// and returns the extended slice. Unlike Slots it does not copy what the
+// Regions already hold: the member lists of a one-member region, and of a
+// region ForCluster repacked, alias internal storage and must not be
+// modified. A caller that reuses dst (package scheduler) asks for a
+// one-member region's slot without allocating.
+func (rs *Regions) AppendSlots(dst []Slot, r ID) []Slot {
+	if rs.packed != nil && rs.packed[r] != nil {
+		return append(dst, rs.packed[r]...)
+	}
+	members := rs.Members(r)
+	if len(members) == 1 {
+		jv := rs.topo.JobVertexOf(members[0])
+		return append(dst, Slot{SlotSharingGroup: rs.ssgNames[rs.ssgOf[jv]], Profile: rs.topo.Job().Vertex(jv).Resources,
+			Members: members, Unbounded: rs.NeverFinishes(jv)})
+	}
+	return append(dst, rs.localitySlots(r)...)
+}
+
 // cloneSlots copies slots and their member lists.
 func cloneSlots(in []Slot) []Slot {
 	out := make([]Slot, len(in))

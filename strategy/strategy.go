@@ -68,6 +68,11 @@ type Strategy struct {
 	ready   []region.ID
 	release []topology.ResultPartitionID
 
+	// reuse: Decisions' slices are recycled (WithReusedDecisions).
+	reuse      bool
+	deployBuf  []Deployment
+	releaseBuf []topology.ResultPartitionID
+
 	walk failoverScratch // allocated by the first RegionsToRestart
 }
 
@@ -83,6 +88,15 @@ func WithLogger(l *zap.Logger) Option {
 			s.log = l
 		}
 	}
+}
+
+// WithReusedDecisions makes the strategy recycle the slices of the
+// Decisions it returns: they are valid only until the next call of a
+// method that returns Decisions (Start, UpdateState, Restart). A caller
+// that acts on each Decisions at once (package scheduler) saves an
+// allocation or two per event; by default the caller owns the slices.
+func WithReusedDecisions() Option {
+	return func(s *Strategy) { s.reuse = true }
 }
 
 // New returns the strategy for the regions rs (not nil), every region
