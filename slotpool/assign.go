@@ -24,7 +24,7 @@ import (
 // must wait or no bulk waits.
 func (p *Pool) ensureHead(now time.Time) {
 	for p.head == nil && p.queue.Len() > 0 {
-		p.head = p.queue.Front().Value.(*bulk)
+		p.head = p.queue.Front()
 		p.rebuildHead(now)
 	}
 }
@@ -344,8 +344,8 @@ func (p *Pool) fulfill(now time.Time, b *bulk, a resource.Assignment) {
 	p.startBuf, p.orderBuf, p.nextBuf = start, order, next
 
 	isHead := p.head == b
-	b.slots = make([]int32, len(b.requests))
-	ids := make([]SlotID, len(b.requests))
+	b.slots = slices.Grow(b.slots[:0], len(b.requests))[:len(b.requests)]
+	ids := p.newIDs(len(b.requests))
 	for _, pair := range a.Pairs {
 		pr := p.supplyProf[pair.Slot]
 		for range pair.N {

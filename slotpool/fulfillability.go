@@ -83,8 +83,7 @@ func (p *Pool) checkFulfillable(now time.Time, s *shape) {
 	if a.Complete() {
 		if !s.fulfillable {
 			s.fulfillable = true
-			for e := s.bulks.Front(); e != nil; e = e.Next() {
-				b := e.Value.(*bulk)
+			for b := s.bulks.Front(); b != nil; b = s.bulks.Next(b) {
 				if b.deadline != nil {
 					p.timers.cancel(b.deadline)
 					b.deadline = nil
@@ -106,8 +105,8 @@ func (p *Pool) markUnfulfillable(now time.Time, s *shape, missing int) {
 	s.missing, s.addsSince = missing, 0
 	if s.fulfillable {
 		s.fulfillable = false
-		for e := s.bulks.Front(); e != nil; e = e.Next() {
-			p.startTimeout(now, e.Value.(*bulk))
+		for b := s.bulks.Front(); b != nil; b = s.bulks.Next(b) {
+			p.startTimeout(now, b)
 		}
 	}
 }

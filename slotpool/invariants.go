@@ -74,7 +74,7 @@ func (p *Pool) CheckInvariants() error {
 	for id, b := range p.bulks {
 		switch b.state {
 		case BulkWaiting:
-			if b.elem == nil {
+			if !b.inQueue {
 				return fmt.Errorf("waiting bulk %d not queued", id)
 			}
 		case BulkFulfilled:
@@ -97,8 +97,7 @@ func (p *Pool) CheckInvariants() error {
 	}
 	var prev uint64
 	waiting := 0
-	for e := p.queue.Front(); e != nil; e = e.Next() {
-		b := e.Value.(*bulk)
+	for b := p.queue.Front(); b != nil; b = p.queue.Next(b) {
 		waiting++
 		if b.seq <= prev || b.state != BulkWaiting || p.bulks[b.id] != b {
 			return fmt.Errorf("queue out of order or stale at bulk %d", b.id)
@@ -108,7 +107,7 @@ func (p *Pool) CheckInvariants() error {
 			return fmt.Errorf("bulk %d: shape not live", b.id)
 		}
 	}
-	if p.head != nil && (p.queue.Len() == 0 || p.queue.Front().Value.(*bulk) != p.head) {
+	if p.head != nil && (p.queue.Len() == 0 || p.queue.Front() != p.head) {
 		return fmt.Errorf("head is not the oldest waiting bulk")
 	}
 	if p.head == nil && p.queue.Len() > 0 {
@@ -181,10 +180,9 @@ func (p *Pool) CheckInvariants() error {
 		}
 		ok := resource.Assign(s.demand, reusable, p.cfg.Matching).Complete()
 		if ok != s.fulfillable {
-			return fmt.Errorf("shape of bulk %d: fulfillable %v, cached %v", s.bulks.Front().Value.(*bulk).id, ok, s.fulfillable)
+			return fmt.Errorf("shape of bulk %d: fulfillable %v, cached %v", s.bulks.Front().id, ok, s.fulfillable)
 		}
-		for e := s.bulks.Front(); e != nil; e = e.Next() {
-			b := e.Value.(*bulk)
+		for b := s.bulks.Front(); b != nil; b = s.bulks.Next(b) {
 			if (b.deadline != nil) == ok {
 				return fmt.Errorf("bulk %d: fulfillable %v but timer armed %v", b.id, ok, b.deadline != nil)
 			}

@@ -18,6 +18,8 @@ type Link struct {
 	adm  Admission
 	log  *zap.Logger
 	out  []Event // scratch for Ready
+	// spare is the storage of the pool's previous events, handed back.
+	spare []Event
 }
 
 // NewLink couples p with a (nil: no in-process admission). A nil logger
@@ -45,7 +47,7 @@ func (l *Link) Admission() Admission { return l.adm }
 func (l *Link) Ready(now time.Time) []Event {
 	l.out = l.out[:0]
 	for {
-		events := l.pool.Ready()
+		events := l.pool.swapEvents(l.spare)
 		for _, ev := range events {
 			if m, ok := ev.(ToAdmission); ok && l.adm != nil {
 				if err := l.adm.Handle(now, m); err != nil {
@@ -59,6 +61,7 @@ func (l *Link) Ready(now time.Time) []Event {
 		if l.adm != nil {
 			msgs = l.adm.Ready()
 		}
+		l.spare = events // no longer read
 		if len(events) == 0 && len(msgs) == 0 {
 			return l.out
 		}

@@ -1,7 +1,6 @@
 package slotpool
 
 import (
-	"container/list"
 	"time"
 
 	"github.com/regionsched/regionsched/resource"
@@ -64,7 +63,7 @@ type Pool struct {
 	// use. A bulk that failed, was canceled, or whose last slot came back
 	// is retired: forgotten at once, its id free for reuse.
 	bulks    map[BulkID]*bulk
-	queue    list.List // waiting bulks, oldest first
+	queue    bulkList // waiting bulks, oldest first
 	seq      uint64
 	shapes   []*shape // live shapes: with waiting bulks
 	shapeIdx map[string]*shape
@@ -87,6 +86,11 @@ type Pool struct {
 	heldVersion   uint64
 	synced        *bulk
 	syncedVersion uint64
+
+	// freeBulks holds retired bulks for reuse by Submit; idSlab is
+	// carved into the Slots of Fulfilled events (the caller keeps those).
+	freeBulks []*bulk
+	idSlab    []SlotID
 
 	dirtyFree     []int32
 	dirtyReusable []int32
@@ -129,6 +133,15 @@ func New(cfg Config) *Pool {
 func (p *Pool) Ready() []Event {
 	ev := p.events
 	p.events = nil
+	return ev
+}
+
+// swapEvents is Ready for a caller that hands back the storage of the
+// previous result (spare): the pool appends its next events there.
+func (p *Pool) swapEvents(spare []Event) []Event {
+	ev := p.events
+	clear(spare) // beyond len: cleared when it was handed back before
+	p.events = spare[:0]
 	return ev
 }
 
@@ -213,7 +226,7 @@ func (p *Pool) Submit(now time.Time, b Bulk) error {
 	if _, ok := p.bulks[b.ID]; ok {
 		return &BulkError{Op: "submit", Bulk: b.ID, Err: ErrDuplicateBulk}
 	}
-	bk := &bulk{id: b.ID, requests: append([]Request(nil), b.Requests...)}
+	bk := p.newBulk(b)
 	p.classify(bk)
 	s, isNew := p.shapeFor(p.keyBuf)
 	bk.shape = s
@@ -380,6 +393,43 @@ func (p *Pool) Cancel(now time.Time, id BulkID) error {
 func (p *Pool) retire(b *bulk, st BulkState) {
 	b.state = st
 	delete(p.bulks, b.id)
+	if p.synced == b {
+		p.synced = nil
+	}
+	if !b.retired {
+		b.retired = true
+		p.freeBulks = append(p.freeBulks, b) // reused by a later Submit, never within this call
+	}
+}
+
+// newBulk returns a bulk for b, reusing a retired one: a long run
+// allocates bulks for the most that were ever live at once, not one per
+// Submit.
+func (p *Pool) newBulk(b Bulk) *bulk {
+	n := len(p.freeBulks)
+	if n == 0 {
+		return &bulk{id: b.ID, requests: append([]Request(nil), b.Requests...)}
+	}
+	bk := p.freeBulks[n-1]
+	p.freeBulks[n-1] = nil
+	p.freeBulks = p.freeBulks[:n-1]
+	*bk = bulk{id: b.ID, requests: append(bk.requests[:0], b.Requests...), reqClass: bk.reqClass[:0],
+		slots: bk.slots[:0], asks: bk.asks[:0]}
+	return bk
+}
+
+// newIDs returns a fresh slice of n slot ids, carved from a slab so that
+// small bulks do not cost an allocation each.
+func (p *Pool) newIDs(n int) []SlotID {
+	if n > 64 {
+		return make([]SlotID, n)
+	}
+	if len(p.idSlab) < n {
+		p.idSlab = make([]SlotID, 1024)
+	}
+	ids := p.idSlab[:n:n]
+	p.idSlab = p.idSlab[n:]
+	return ids
 }
 
 // SetCapacity declares what the cluster can ever give this pool (nil:
@@ -402,7 +452,7 @@ func (p *Pool) SetCapacity(now time.Time, capacity []resource.Count) {
 			continue
 		}
 		for s.bulks.Len() > 0 {
-			b := s.bulks.Front().Value.(*bulk)
+			b := s.bulks.Front()
 			p.fail(now, b, p.neverFits(b), ReasonStopped)
 		}
 	}

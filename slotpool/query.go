@@ -65,8 +65,8 @@ func (p *Pool) FreeSlots() []Slot {
 // Waiting returns the waiting bulks, oldest first.
 func (p *Pool) Waiting() []BulkID {
 	out := make([]BulkID, 0, p.queue.Len())
-	for e := p.queue.Front(); e != nil; e = e.Next() {
-		out = append(out, e.Value.(*bulk).id)
+	for b := p.queue.Front(); b != nil; b = p.queue.Next(b) {
+		out = append(out, b.id)
 	}
 	return out
 }

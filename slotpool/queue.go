@@ -1,7 +1,6 @@
 package slotpool
 
 import (
-	"container/list"
 	"encoding/binary"
 	"slices"
 
@@ -17,9 +16,10 @@ type bulk struct {
 	reqClass []int32 // class of each request in shape.demand
 	shape    *shape
 
-	elem      *list.Element // in Pool.queue while waiting
-	shapeElem *list.Element // in shape.bulks while waiting
-	deadline  *timer        // fulfillability timeout, while unfulfillable
+	links    [2]bulkLinks // in Pool.queue (inQueue) and in shape.bulks, while waiting
+	inQueue  bool
+	retired  bool   // in Pool.freeBulks
+	deadline *timer // fulfillability timeout, while unfulfillable
 
 	slots []int32 // in-use slot of each request once fulfilled, -1 if gone
 	inUse int
@@ -39,8 +39,8 @@ type shape struct {
 	classProf []int32          // profile index of each class
 	fitOrder  []int32          // classes, most demanding first
 	size      int
-	bulks     list.List // waiting bulks of this shape, oldest first
-	pos       int       // index in Pool.shapes, -1 when dead (no waiting bulk)
+	bulks     bulkList // waiting bulks of this shape, oldest first (shapeList)
+	pos       int      // index in Pool.shapes, -1 when dead (no waiting bulk)
 
 	// Fulfillability against the reusable slots.
 	fulfillable bool
@@ -60,14 +60,11 @@ type shape struct {
 // firstYounger returns the oldest waiting bulk of the shape that is not
 // the head (the head is the oldest waiting bulk overall).
 func (s *shape) firstYounger(head *bulk) *bulk {
-	e := s.bulks.Front()
-	if e != nil && e.Value.(*bulk) == head {
-		e = e.Next()
+	b := s.bulks.Front()
+	if b != nil && b == head {
+		b = s.bulks.Next(b)
 	}
-	if e == nil {
-		return nil
-	}
-	return e.Value.(*bulk)
+	return b
 }
 
 // uses returns how many slots of a profile the cached matching uses.
@@ -94,7 +91,7 @@ func (p *Pool) relevant(pr int32, s *shape) bool {
 // p.classBuf and p.countBuf.
 func (p *Pool) classify(b *bulk) {
 	p.classBuf, p.countBuf = p.classBuf[:0], p.countBuf[:0]
-	b.reqClass = make([]int32, len(b.requests))
+	b.reqClass = zeroed(b.reqClass, len(b.requests))
 	for i, r := range b.requests {
 		pr := p.internProfile(r.Profile)
 		c := 0
@@ -136,7 +133,7 @@ func (p *Pool) shapeFor(key []byte) (s *shape, isNew bool) {
 		s.fulfillable, s.use, s.missing, s.addsSince = true, s.use[:0], 0, 0
 		s.freeMissing, s.freeAdds, s.capVersion = 0, 0, 0
 	} else {
-		s = &shape{key: string(key), fulfillable: true}
+		s = &shape{key: string(key), fulfillable: true, bulks: bulkList{list: shapeList}}
 		for c, pr := range p.classBuf {
 			n := int(p.countBuf[c])
 			s.demand = append(s.demand, resource.Count{Profile: p.profiles[pr].profile, N: n})
@@ -200,19 +197,19 @@ func (p *Pool) enqueue(b *bulk) {
 	p.seq++
 	b.seq = p.seq
 	b.state = BulkWaiting
-	b.elem = p.queue.PushBack(b)
-	b.shapeElem = b.shape.bulks.PushBack(b)
+	p.queue.PushBack(b)
+	b.inQueue = true
+	b.shape.bulks.PushBack(b)
 }
 
 // leaveWaiting takes a bulk out of the queue, its shape and the timers,
 // and withdraws its outstanding asks. The caller has already moved the
 // slots it held.
 func (p *Pool) leaveWaiting(b *bulk, reason Reason) {
-	p.queue.Remove(b.elem)
-	b.elem = nil
+	p.queue.Remove(b)
+	b.inQueue = false
 	s := b.shape
-	s.bulks.Remove(b.shapeElem)
-	b.shapeElem = nil
+	s.bulks.Remove(b)
 	if b.deadline != nil {
 		p.timers.cancel(b.deadline)
 		b.deadline = nil
@@ -224,4 +221,61 @@ func (p *Pool) leaveWaiting(b *bulk, reason Reason) {
 		p.head = nil
 	}
 	p.withdrawAsks(b, reason)
+}
+
+// The two lists a waiting bulk is in: the pool's queue and its shape's.
+const (
+	queueList = 0
+	shapeList = 1
+)
+
+// bulkLinks are a bulk's neighbours in one list.
+type bulkLinks struct{ prev, next *bulk }
+
+// bulkList is a FIFO of bulks linked through their links[list] (no
+// allocation per element, unlike container/list). The zero value is an
+// empty queueList.
+type bulkList struct {
+	front, back *bulk
+	n           int
+	list        int
+}
+
+// Len returns the number of bulks in the list.
+func (l *bulkList) Len() int { return l.n }
+
+// Front returns the first bulk, or nil.
+func (l *bulkList) Front() *bulk { return l.front }
+
+// Next returns the bulk after b, or nil.
+func (l *bulkList) Next(b *bulk) *bulk { return b.links[l.list].next }
+
+// PushBack appends b.
+func (l *bulkList) PushBack(b *bulk) {
+	lk := &b.links[l.list]
+	lk.prev, lk.next = l.back, nil
+	if l.back != nil {
+		l.back.links[l.list].next = b
+	} else {
+		l.front = b
+	}
+	l.back = b
+	l.n++
+}
+
+// Remove takes b, which is in the list, out of it.
+func (l *bulkList) Remove(b *bulk) {
+	lk := &b.links[l.list]
+	if lk.prev != nil {
+		lk.prev.links[l.list].next = lk.next
+	} else {
+		l.front = lk.next
+	}
+	if lk.next != nil {
+		lk.next.links[l.list].prev = lk.prev
+	} else {
+		l.back = lk.prev
+	}
+	lk.prev, lk.next = nil, nil
+	l.n--
 }
