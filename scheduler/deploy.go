@@ -24,7 +24,7 @@ func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
 func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt) {
 	run := &s.regions[r]
 	run.attempt = attempt
-	run.slots = s.rs.Slots(r)
+	run.slots = s.rs.AppendSlots(s.slotsBuf(), r)
 	run.placed = nil
 	reqs := s.requestBuf[:0] // the pool copies the requests
 	for _, sl := range run.slots {
@@ -33,7 +33,11 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 	s.requestBuf = reqs
 	id := bulkID(r, attempt)
 	run.bulk = id
-	s.rd.Requests = append(s.rd.Requests, Request{Region: r, Attempt: attempt, Slots: s.rs.Slots(r)}) // the caller owns it: not run.slots
+	rq := Request{Region: r, Attempt: attempt, Slots: run.slots} // shared, read-only, with ReuseReady
+	if !s.reuse {
+		rq.Slots = s.rs.Slots(r) // the caller owns it
+	}
+	s.rd.Requests = append(s.rd.Requests, rq)
 	if err := s.pool.Submit(now, slotpool.Bulk{ID: id, Requests: reqs}); err != nil {
 		// Only a programming error can get here: ids are fresh, bulks non-empty.
 		panic("scheduler: submit region bulk: " + err.Error())
@@ -80,7 +84,7 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) {
 	s.stats.RegionsDeployed++
 	for i, sl := range run.slots {
 		slot := ev.Slots[i]
-		s.slots[slot] = slotUse{region: r, attempt: run.attempt, running: len(sl.Members)}
+		s.slots.set(slot, slotUse{region: r, attempt: run.attempt, running: int32(len(sl.Members))})
 		for _, v := range sl.Members {
 			s.taskSlot[v] = slot
 			if _, err := s.strategy.UpdateState(v, run.attempt, strategy.TaskDeploying); err != nil {
@@ -89,7 +93,9 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) {
 			s.emitDeploy(v, run.attempt, slot, r)
 		}
 	}
-	s.log.Debug("region deployed", zap.Int32("region", int32(r)), zap.Int("slots", len(ev.Slots)))
+	if ce := s.log.Check(zap.DebugLevel, "region deployed"); ce != nil {
+		ce.Write(zap.Int32("region", int32(r)), zap.Int("slots", len(ev.Slots)))
+	}
 }
 
 // dropStale handles the fulfillment of a bulk the scheduler no longer

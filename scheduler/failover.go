@@ -41,11 +41,11 @@ func (s *Scheduler) SlotLost(now time.Time, slot SlotID) error {
 // Revoke): the tasks of the region that had the slot fail over, with the
 // partitions written in it lost.
 func (s *Scheduler) slotLost(now time.Time, ev slotpool.Lost) {
-	use, ok := s.slots[ev.Slot]
+	use, ok := s.slots.get(ev.Slot)
 	if !ok {
 		return
 	}
-	delete(s.slots, ev.Slot)
+	s.slots.del(ev.Slot)
 	run := &s.regions[use.region]
 	if s.state != JobRunning || use.attempt != run.attempt {
 		return
@@ -130,7 +130,7 @@ func (s *Scheduler) withdraw(now time.Time, r region.ID) {
 	_ = s.pool.Cancel(now, run.bulk)
 	run.bulk = 0
 	if run.deployed == 0 {
-		run.slots, run.placed = nil, nil
+		s.dropSlots(run)
 	}
 }
 
@@ -145,7 +145,7 @@ func (s *Scheduler) stopRegion(now time.Time, r region.ID) {
 			break
 		}
 		slot := placed[i]
-		use, ok := s.slots[slot]
+		use, ok := s.slots.get(slot)
 		if !ok || use.region != r || use.attempt != run.attempt {
 			continue
 		}
@@ -159,8 +159,8 @@ func (s *Scheduler) stopRegion(now time.Time, r region.ID) {
 				_, _ = s.strategy.UpdateState(v, run.attempt, strategy.TaskCanceled)
 			}
 		}
-		delete(s.slots, slot)
+		s.slots.del(slot)
 		s.returnSlot(now, r, slot)
 	}
-	run.slots, run.placed = nil, nil
+	s.dropSlots(run)
 }

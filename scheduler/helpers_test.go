@@ -584,8 +584,8 @@ func (h *harness) check() {
 			t.Errorf("SlotOf(%s) = %d, %v; runs in %d", f.name(d.V), got, ok, slot)
 		}
 	}
-	if len(s.slots) != len(f.bySlot) {
-		t.Errorf("scheduler tracks %d slots in use, the runtime %d", len(s.slots), len(f.bySlot))
+	if s.slots.len() != len(f.bySlot) {
+		t.Errorf("scheduler tracks %d slots in use, the runtime %d", s.slots.len(), len(f.bySlot))
 	}
 	if len(h.inPool) > 0 && len(f.bySlot) > len(h.inPool) {
 		t.Errorf("%d slots in use, only %d offered", len(f.bySlot), len(h.inPool))
@@ -612,7 +612,7 @@ func (h *harness) checkClean() {
 	require.Zero(h.t, st.Pool.Waiting, "waiting bulks")
 	require.Empty(h.t, st.Waiting, "waiting regions")
 	require.Empty(h.t, st.Deployed, "deployed regions")
-	require.Empty(h.t, h.s.slots)
+	require.Zero(h.t, h.s.slots.len(), "slots tracked")
 	require.Empty(h.t, h.f.running)
 	require.False(h.t, h.s.HasReady(), "a Ready is pending")
 	for r := range h.rs.NumRegions() {

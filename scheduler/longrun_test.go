@@ -52,7 +52,7 @@ func TestLongRunForgetsBulks(t *testing.T) {
 				}
 				failovers++
 				require.LessOrEqual(t, h.liveBulks(), rs.NumRegions())
-				require.LessOrEqual(t, len(h.s.slots), rs.MinimumSlots())
+				require.LessOrEqual(t, h.s.slots.len(), rs.MinimumSlots())
 				continue
 			}
 			require.True(t, h.step(), "stalls")

@@ -109,6 +109,19 @@ func (s *Scheduler) HasReady() bool {
 func (s *Scheduler) Ready() Ready {
 	rd := s.rd
 	s.rd = Ready{}
+	if s.reuse {
+		sp := &s.spare
+		s.rd = Ready{Requests: sp.Requests[:0], Cancel: sp.Cancel[:0], Released: sp.Released[:0],
+			PartitionsReleased: sp.PartitionsReleased[:0], Deploy: sp.Deploy[:0], Restarted: sp.Restarted[:0],
+			ToAdmission: sp.ToAdmission[:0]}
+		clear(sp.Requests) // drop what they point to (beyond len: cleared before)
+		clear(sp.Restarted)
+		clear(sp.ToAdmission)
+		s.spare = rd
+	}
+	// Slot lists released two Ready calls ago are no longer in any Ready.
+	s.slotsFree = append(s.slotsFree, s.slotsOlder...)
+	s.slotsOlder, s.slotsReleased = s.slotsReleased, s.slotsOlder[:0]
 	if len(rd.Deploy) > 0 {
 		kept := rd.Deploy[:0]
 		for _, d := range rd.Deploy {

@@ -45,6 +45,12 @@ type Config struct {
 	Admission slotpool.Admission
 	// Logger receives debug logs; nil means zap.NewNop().
 	Logger *zap.Logger
+	// ReuseReady makes the scheduler recycle the storage of what Ready
+	// hands out: the slices of a Ready (Request.Slots and their member
+	// lists included) are valid only until the next Ready call, and read-only.
+	// A runtime that applies each Ready at once (the simulator) saves
+	// several allocations per task. By default the caller owns them.
+	ReuseReady bool
 }
 
 // Stats counts what the scheduler did.
@@ -71,7 +77,67 @@ type regionRun struct {
 type slotUse struct {
 	region  region.ID
 	attempt strategy.Attempt
-	running int
+	running int32
+	live    bool // in the table
+}
+
+// denseSlotLimit bounds the slot ids kept in slotTable's dense slice.
+const denseSlotLimit = 1 << 20
+
+// slotTable maps the slots of deployed regions to their use: slot ids in
+// [0, denseSlotLimit) (the usual dense ids) index a slice, others go to a
+// map.
+type slotTable struct {
+	dense  []slotUse
+	sparse map[slotpool.SlotID]slotUse
+	n      int // slots in the table
+}
+
+// len returns the number of slots in the table.
+func (t *slotTable) len() int { return t.n }
+
+func (t *slotTable) get(id slotpool.SlotID) (slotUse, bool) {
+	if id >= 0 && id < slotpool.SlotID(len(t.dense)) {
+		u := t.dense[id]
+		return u, u.live
+	}
+	if id >= 0 && id < denseSlotLimit {
+		return slotUse{}, false
+	}
+	u, ok := t.sparse[id]
+	return u, ok
+}
+
+func (t *slotTable) set(id slotpool.SlotID, u slotUse) {
+	u.live = true
+	if _, ok := t.get(id); !ok {
+		t.n++
+	}
+	if id >= 0 && id < denseSlotLimit {
+		if id >= slotpool.SlotID(len(t.dense)) {
+			n := max(int(id)+1, 2*len(t.dense), 64)
+			t.dense = append(t.dense, make([]slotUse, min(n, denseSlotLimit)-len(t.dense))...)
+		}
+		t.dense[id] = u
+		return
+	}
+	if t.sparse == nil {
+		t.sparse = map[slotpool.SlotID]slotUse{}
+	}
+	t.sparse[id] = u
+}
+
+func (t *slotTable) del(id slotpool.SlotID) {
+	if _, ok := t.get(id); ok {
+		t.n--
+	}
+	if id >= 0 && id < denseSlotLimit {
+		if id < slotpool.SlotID(len(t.dense)) {
+			t.dense[id] = slotUse{}
+		}
+		return
+	}
+	delete(t.sparse, id)
 }
 
 // Scheduler runs one job (see the package comment). It is not safe for
@@ -85,7 +151,7 @@ type Scheduler struct {
 
 	regions  []regionRun
 	taskSlot []slotpool.SlotID // per execution vertex, valid while deployed
-	slots    map[slotpool.SlotID]slotUse
+	slots    slotTable
 
 	state JobState
 	err   error
@@ -98,6 +164,14 @@ type Scheduler struct {
 	deployAt []int32 // per execution vertex: 1 + its index in rd.Deploy, or 0
 
 	requestBuf []slotpool.Request // scratch for request
+
+	reuse bool  // Config.ReuseReady
+	spare Ready // with reuse: the storage of the Ready handed out before the last one
+	// Slot lists of regions (regionRun.slots) for reuse: released since
+	// the last Ready call, released before it, and free. A list is reused
+	// only after two Ready calls, so a Ready's Request.Slots stay valid
+	// until the next one.
+	slotsReleased, slotsOlder, slotsFree [][]region.Slot
 }
 
 // New creates a scheduler for the regions of one job.
@@ -115,14 +189,14 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 	n := rs.Topology().NumExecutionVertices()
 	return &Scheduler{
 		rs:       rs,
-		strategy: strategy.New(rs, strategy.WithLogger(log.Named("strategy"))),
+		strategy: strategy.New(rs, strategy.WithLogger(log.Named("strategy")), strategy.WithReusedDecisions()),
 		pool:     pool,
 		link:     slotpool.NewLink(pool, cfg.Admission, log.Named("link")),
 		log:      log,
 		regions:  make([]regionRun, rs.NumRegions()),
 		taskSlot: make([]slotpool.SlotID, n),
-		slots:    map[slotpool.SlotID]slotUse{},
 		deployAt: make([]int32, n),
+		reuse:    cfg.ReuseReady,
 	}
 }
 

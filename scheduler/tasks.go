@@ -116,15 +116,15 @@ func (s *Scheduler) ignoreStale(op string, v TaskID, err error) error {
 // was the last one.
 func (s *Scheduler) taskEnded(now time.Time, v topology.ExecutionVertexID) {
 	slot := s.taskSlot[v]
-	use, ok := s.slots[slot]
+	use, ok := s.slots.get(slot)
 	if !ok || use.region != s.rs.RegionOf(v) || use.attempt != s.regions[use.region].attempt {
 		return // not deployed by us in this attempt: never count out another region's slot
 	}
 	if use.running--; use.running > 0 {
-		s.slots[slot] = use
+		s.slots.set(slot, use)
 		return
 	}
-	delete(s.slots, slot)
+	s.slots.del(slot)
 	s.returnSlot(now, use.region, slot)
 }
 
@@ -133,7 +133,9 @@ func (s *Scheduler) returnSlot(now time.Time, r region.ID, slot slotpool.SlotID)
 	if err := s.pool.Release(now, slot); err != nil {
 		// The slot left the pool in this same call (a Lost event not
 		// handled yet): nothing to release or report.
-		s.log.Debug("slot release refused", zap.Error(err))
+		if ce := s.log.Check(zap.DebugLevel, "slot release refused"); ce != nil {
+			ce.Write(zap.Error(err))
+		}
 	} else {
 		s.rd.Released = append(s.rd.Released, Release{Slot: slot, Region: r, Attempt: s.regions[r].attempt})
 	}
@@ -146,6 +148,26 @@ func (s *Scheduler) slotGone(r region.ID) {
 	run := &s.regions[r]
 	if run.inUse--; run.inUse == 0 && run.deployed != 0 {
 		run.deployed = 0
-		run.slots, run.placed = nil, nil
+		s.dropSlots(run)
 	}
+}
+
+// slotsBuf returns an empty slot list for a region's attempt, reusing one
+// that is free.
+func (s *Scheduler) slotsBuf() []region.Slot {
+	if n := len(s.slotsFree); n > 0 {
+		buf := s.slotsFree[n-1]
+		s.slotsFree = s.slotsFree[:n-1]
+		return buf
+	}
+	return nil
+}
+
+// dropSlots forgets the slots of a region's attempt; their list is reused
+// after two Ready calls (see Scheduler.slotsReleased).
+func (s *Scheduler) dropSlots(run *regionRun) {
+	if cap(run.slots) > 0 { // callers may still be reading run.slots: not cleared
+		s.slotsReleased = append(s.slotsReleased, run.slots[:0])
+	}
+	run.slots, run.placed = nil, nil
 }
