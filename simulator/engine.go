@@ -164,7 +164,7 @@ func (e *engine) now() time.Duration { return e.model.now }
 // record appends a trace event if recording.
 func (e *engine) record(k Kind, v int32, slot int32) {
 	e.traced++
-	if !e.cfg.Record {
+	if !e.cfg.Record && e.cfg.OnEvent == nil {
 		return
 	}
 	ev := Event{At: e.now(), Kind: k, Slot: int(slot), Attempt: int(e.model.tasks[v].attempt)}
@@ -174,7 +174,17 @@ func (e *engine) record(k Kind, v int32, slot int32) {
 	} else {
 		ev.Task, ev.Region = e.topo.VertexName(topology.ExecutionVertexID(v)), int(e.rs.RegionOf(topology.ExecutionVertexID(v)))
 	}
-	e.events = append(e.events, ev)
+	e.emit(ev)
+}
+
+// emit keeps a trace event (Config.Record) and hands it to Config.OnEvent.
+func (e *engine) emit(ev Event) {
+	if e.cfg.Record {
+		e.events = append(e.events, ev)
+	}
+	if e.cfg.OnEvent != nil {
+		e.cfg.OnEvent(ev)
+	}
 }
 
 // occupyDriver puts job i's driver into a slot (traced as task "driver").
@@ -200,8 +210,8 @@ func (e *engine) vacateDriver(i int, slot int32) {
 // recordDriver appends a trace event of job i's driver.
 func (e *engine) recordDriver(i int, k Kind, slot int32) {
 	e.traced++
-	if e.cfg.Record {
-		e.events = append(e.events, Event{At: e.now(), Kind: k, Job: e.set.jobs[i].Name, Task: driverTask, Region: NoRegion, Slot: int(slot)})
+	if e.cfg.Record || e.cfg.OnEvent != nil {
+		e.emit(Event{At: e.now(), Kind: k, Job: e.set.jobs[i].Name, Task: driverTask, Region: NoRegion, Slot: int(slot)})
 	}
 }
 

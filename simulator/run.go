@@ -64,6 +64,10 @@ type Config struct {
 	Timeout time.Duration
 	// Record keeps the trace in Result.Events.
 	Record bool
+	// OnEvent, if set, receives every trace event as it happens, in time
+	// order (with or without Record): a trace streamed this way costs no
+	// memory per event (see TraceWriter).
+	OnEvent func(Event)
 	// MaxEvents stops a run that processes more calendar events (0: 1<<31).
 	MaxEvents int
 	// Logger receives debug logs; nil means zap.NewNop().

@@ -81,6 +81,38 @@ func (e Event) AppendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
+// TraceWriter streams a trace as JSON Lines, the lines WriteTrace writes,
+// one event at a time: give its Event method as Config.OnEvent, and call
+// Flush after the run. Memory does not grow with the trace.
+type TraceWriter struct {
+	bw   *bufio.Writer
+	line []byte
+	err  error
+}
+
+// NewTraceWriter returns a TraceWriter writing to w (buffered).
+func NewTraceWriter(w io.Writer) *TraceWriter {
+	return &TraceWriter{bw: bufio.NewWriterSize(w, 1<<16)}
+}
+
+// Event writes one event as a line. After a write error it writes
+// nothing more; Flush returns the error.
+func (t *TraceWriter) Event(e Event) {
+	if t.err != nil {
+		return
+	}
+	t.line = append(e.AppendJSON(t.line[:0]), '\n')
+	_, t.err = t.bw.Write(t.line)
+}
+
+// Flush writes what is buffered and returns the first error.
+func (t *TraceWriter) Flush() error {
+	if t.err != nil {
+		return t.err
+	}
+	return t.bw.Flush()
+}
+
 // WriteTrace writes events as JSON Lines, one event per line, in the
 // order given (a Result's trace is in time order).
 func WriteTrace(w io.Writer, events []Event) error {
