@@ -47,7 +47,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			return err
 		}
 		rs := region.FromJob(job, mode.mode)
-		cfg := simulator.Config{Regions: rs, Cluster: slots, Policy: policy, Seed: seed, Record: traceFile != "" || svgFile != ""}
+		cfg := simulator.Config{Regions: rs, Cluster: slots, Policy: policy, Seed: seed, Record: svgFile != ""}
 		for _, f := range fails {
 			failure, err := simulator.ParseFailure(rs.Topology(), f)
 			if err != nil {
@@ -55,14 +55,28 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			}
 			cfg.Failures = append(cfg.Failures, failure)
 		}
-		res, err := simulator.Run(cfg)
-		if err != nil {
-			return badInput(err)
-		}
-		if traceFile != "" {
-			if err := writeOutput(c, traceFile, func(w io.Writer) error { return simulator.WriteTrace(w, res.Events) }); err != nil {
-				return err
+		var res *simulator.Result
+		run := func() error {
+			var err error
+			if res, err = simulator.Run(cfg); err != nil {
+				return badInput(err)
 			}
+			return nil
+		}
+		if traceFile != "" { // streamed during the run: memory does not grow with the trace
+			err = writeOutput(c, traceFile, func(w io.Writer) error {
+				tw := simulator.NewTraceWriter(w)
+				cfg.OnEvent = tw.Event
+				if err := run(); err != nil {
+					return err
+				}
+				return tw.Flush()
+			})
+		} else {
+			err = run()
+		}
+		if err != nil {
+			return err
 		}
 		if svgFile != "" {
 			tl := simulator.Timeline{
