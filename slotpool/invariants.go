@@ -14,10 +14,16 @@ func (p *Pool) CheckInvariants() error {
 	var nFree, nHeld, nInUse, nRel int
 	total := make([]int, len(p.profiles))
 	fixed := make([]int, len(p.profiles))
+	if p.slotDense.n != len(p.slotIdx) {
+		return fmt.Errorf("%d slot ids, %d in the dense index", len(p.slotIdx), p.slotDense.n)
+	}
 	for id, idx := range p.slotIdx {
 		s := p.slot(idx)
 		if s.id != id {
 			return fmt.Errorf("slot %d: table says %d", id, s.id)
+		}
+		if i, ok := p.slotIndex(id); !ok || i != idx {
+			return fmt.Errorf("slot %d: index %d, dense index %d", id, idx, i)
 		}
 		rec := &p.profiles[s.profile]
 		switch s.state {
@@ -43,7 +49,7 @@ func (p *Pool) CheckInvariants() error {
 			nInUse++
 			total[s.profile]++
 			b := s.bulk
-			if b == nil || p.bulks[b.id] != b || b.state != BulkFulfilled {
+			if b == nil || p.bulkAt(b.id) != b || b.state != BulkFulfilled {
 				return fmt.Errorf("in-use slot %d: bulk not fulfilled and active", id)
 			}
 			if b.slots[s.request] != idx {
@@ -71,26 +77,14 @@ func (p *Pool) CheckInvariants() error {
 	}
 	// Bulks.
 	inUse := 0
-	for id, b := range p.bulks {
-		switch b.state {
-		case BulkWaiting:
-			if !b.inQueue {
-				return fmt.Errorf("waiting bulk %d not queued", id)
-			}
-		case BulkFulfilled:
-			n := 0
-			for _, idx := range b.slots {
-				if idx >= 0 {
-					n++
-				}
-			}
-			if n != b.inUse || n == 0 {
-				return fmt.Errorf("fulfilled bulk %d: %d slots in use, recorded %d", id, n, b.inUse)
-			}
-			inUse += n
-		default:
-			return fmt.Errorf("bulk %d active in state %v", id, b.state)
+	var bulkErr error
+	p.bulks.each(func(id BulkID, b *bulk) {
+		if bulkErr == nil {
+			bulkErr = p.checkBulk(id, b, &inUse)
 		}
+	})
+	if bulkErr != nil {
+		return bulkErr
 	}
 	if inUse != nInUse {
 		return fmt.Errorf("bulks use %d slots, slots say %d", inUse, nInUse)
@@ -99,7 +93,7 @@ func (p *Pool) CheckInvariants() error {
 	waiting := 0
 	for b := p.queue.Front(); b != nil; b = p.queue.Next(b) {
 		waiting++
-		if b.seq <= prev || b.state != BulkWaiting || p.bulks[b.id] != b {
+		if b.seq <= prev || b.state != BulkWaiting || p.bulkAt(b.id) != b {
 			return fmt.Errorf("queue out of order or stale at bulk %d", b.id)
 		}
 		prev = b.seq
@@ -205,4 +199,35 @@ func counts(p *Pool, keep func(*slotRec) bool) []resource.Count {
 		}
 	}
 	return out
+}
+
+// checkBulk checks one live bulk, adding the slots a fulfilled one uses
+// to inUse.
+func (p *Pool) checkBulk(id BulkID, b *bulk, inUse *int) error {
+	switch b.state {
+	case BulkWaiting:
+		if !b.inQueue {
+			return fmt.Errorf("waiting bulk %d not queued", id)
+		}
+	case BulkFulfilled:
+		n := 0
+		for _, idx := range b.slots {
+			if idx >= 0 {
+				n++
+			}
+		}
+		if n != b.inUse || n == 0 {
+			return fmt.Errorf("fulfilled bulk %d: %d slots in use, recorded %d", id, n, b.inUse)
+		}
+		*inUse += n
+	default:
+		return fmt.Errorf("bulk %d active in state %v", id, b.state)
+	}
+	return nil
+}
+
+// bulkAt returns the live bulk with id, or nil.
+func (p *Pool) bulkAt(id BulkID) *bulk {
+	b, _ := p.bulks.get(id)
+	return b
 }

@@ -53,6 +53,7 @@ type Pool struct {
 	slotChunks []*[1 << slotChunkBits]slotRec // the slot table, see slot
 	nSlots     int32                          // slot indexes ever used
 	slotIdx    map[SlotID]int32
+	slotDense  denseTable[SlotID, int32] // slotIdx again, index+1, for the hot path (see slotIndex)
 	recycled   []int32
 	nFree      int
 	nHeld      int
@@ -62,7 +63,7 @@ type Pool struct {
 	// bulks holds the live bulks: waiting, or fulfilled with slots in
 	// use. A bulk that failed, was canceled, or whose last slot came back
 	// is retired: forgotten at once, its id free for reuse.
-	bulks    map[BulkID]*bulk
+	bulks    denseTable[BulkID, *bulk]
 	queue    bulkList // waiting bulks, oldest first
 	seq      uint64
 	shapes   []*shape // live shapes: with waiting bulks
@@ -121,7 +122,6 @@ func New(cfg Config) *Pool {
 		log:        cfg.Logger,
 		profileIdx: make(map[resource.Profile]int32),
 		slotIdx:    make(map[SlotID]int32),
-		bulks:      make(map[BulkID]*bulk),
 		shapeIdx:   make(map[string]*shape),
 		asks:       make(map[AskID]*ask),
 		nextAsk:    1,
@@ -223,7 +223,7 @@ func (p *Pool) Submit(now time.Time, b Bulk) error {
 	if len(b.Requests) == 0 {
 		return &BulkError{Op: "submit", Bulk: b.ID, Err: ErrEmptyBulk}
 	}
-	if _, ok := p.bulks[b.ID]; ok {
+	if _, ok := p.bulks.get(b.ID); ok {
 		return &BulkError{Op: "submit", Bulk: b.ID, Err: ErrDuplicateBulk}
 	}
 	bk := p.newBulk(b)
@@ -231,7 +231,7 @@ func (p *Pool) Submit(now time.Time, b Bulk) error {
 	s, isNew := p.shapeFor(p.keyBuf)
 	bk.shape = s
 	p.enqueue(bk)
-	p.bulks[bk.id] = bk
+	p.bulks.set(bk.id, bk)
 	if !p.fitsCapacity(s) {
 		p.fail(now, bk, p.neverFits(bk), ReasonStopped)
 		p.settle(now)
@@ -255,7 +255,7 @@ func (p *Pool) Submit(now time.Time, b Bulk) error {
 // goes to the oldest waiting bulk that can use it (or back to the
 // admission if it was reclaimed). Only in-use slots can be released.
 func (p *Pool) Release(now time.Time, id SlotID) error {
-	idx, ok := p.slotIdx[id]
+	idx, ok := p.slotIndex(id)
 	if !ok {
 		return &SlotError{Op: "release", Slot: id, Err: ErrUnknownSlot}
 	}
@@ -303,7 +303,7 @@ func (p *Pool) vacate(idx int32) {
 // leaves; a slot in use also yields a Lost event naming the bulk and
 // request whose task must fail over.
 func (p *Pool) Lose(now time.Time, id SlotID) error {
-	idx, ok := p.slotIdx[id]
+	idx, ok := p.slotIndex(id)
 	if !ok {
 		return &SlotError{Op: "lose", Slot: id, Err: ErrUnknownSlot}
 	}
@@ -363,7 +363,7 @@ func (p *Pool) headShrunk() {
 // bulks. A bulk the pool does not know, or has retired (failed, canceled,
 // or fulfilled with every slot back), returns ErrUnknownBulk.
 func (p *Pool) Cancel(now time.Time, id BulkID) error {
-	b, ok := p.bulks[id]
+	b, ok := p.bulks.get(id)
 	if !ok {
 		return &BulkError{Op: "cancel", Bulk: id, Err: ErrUnknownBulk}
 	}
@@ -392,7 +392,7 @@ func (p *Pool) Cancel(now time.Time, id BulkID) error {
 // again.
 func (p *Pool) retire(b *bulk, st BulkState) {
 	b.state = st
-	delete(p.bulks, b.id)
+	p.bulks.del(b.id)
 	if p.synced == b {
 		p.synced = nil
 	}

@@ -57,6 +57,13 @@ func (p *Pool) slot(idx int32) *slotRec {
 	return &p.slotChunks[idx>>slotChunkBits][idx&(1<<slotChunkBits-1)]
 }
 
+// slotIndex returns the table index of slot id (p.slotIdx without hashing
+// for dense ids).
+func (p *Pool) slotIndex(id SlotID) (int32, bool) {
+	i, ok := p.slotDense.get(id)
+	return i - 1, ok
+}
+
 // internProfile returns the index of a profile, adding it if new.
 func (p *Pool) internProfile(pr resource.Profile) int32 {
 	if i, ok := p.profileIdx[pr]; ok {
@@ -105,6 +112,7 @@ func (p *Pool) addSlot(s Slot) int32 {
 	}
 	*p.slot(idx) = slotRec{id: s.ID, profile: pr, request: -1}
 	p.slotIdx[s.ID] = idx
+	p.slotDense.set(s.ID, idx+1)
 	p.profiles[pr].total++
 	p.reusableAdded(pr)
 	return idx
@@ -113,6 +121,7 @@ func (p *Pool) addSlot(s Slot) int32 {
 // dropSlot removes a slot that is neither free nor held from the table.
 func (p *Pool) dropSlot(idx int32) {
 	delete(p.slotIdx, p.slot(idx).id)
+	p.slotDense.del(p.slot(idx).id)
 	*p.slot(idx) = slotRec{}
 	p.recycled = append(p.recycled, idx)
 }
