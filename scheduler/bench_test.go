@@ -50,7 +50,7 @@ func BenchmarkSchedulerJob(b *testing.B) {
 			b.ResetTimer()
 			events := 0
 			for i := 0; i < b.N; i++ {
-				s := scheduler.New(rs, scheduler.Config{})
+				s := scheduler.New(rs, scheduler.Config{ReuseReady: true}) // Deploy is copied at once
 				require.NoError(b, s.Offer(now, slots...))
 				require.NoError(b, s.Start(now))
 				var queue []scheduler.Deployment
