@@ -28,6 +28,11 @@ type Timeline struct {
 	Reason string
 	// ColorBy says what a bar's colour stands for.
 	ColorBy ColorBy
+	// Jobs lists the job names of a run of several jobs in the order
+	// their colours and legend entries take under ColorByJob (every job
+	// gets a legend entry, even one that never got a slot); jobs of the
+	// events not listed follow in order of appearance.
+	Jobs []string
 }
 
 // ColorBy says what the colours of a timeline stand for.
@@ -43,6 +48,11 @@ const (
 	// ColorByVertex colours by job vertex (the eager policy has no
 	// regions); the most frequent vertices get colours, the rest grey.
 	ColorByVertex
+	// ColorByJob colours by job (Event.Job), for runs of several jobs:
+	// one colour per job with the job names in the legend (the most
+	// frequent jobs get colours, the rest grey), and drivers (task
+	// "driver") drawn hatched in their job's colour and labelled.
+	ColorByJob
 )
 
 // Above these sizes WriteSVG draws slot use per group of slots instead of
@@ -285,7 +295,8 @@ func (p *picture) write(w io.Writer) error {
 	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="Helvetica, Arial, sans-serif">`+"\n",
 		canvasW, height, canvasW, height)
 	bw.WriteString(`<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" fill="#000" fill-opacity="0.35"/></pattern>` +
-		`<pattern id="held" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="2" height="8" fill="#d62728" fill-opacity="0.25"/></pattern></defs>` + "\n")
+		`<pattern id="held" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="2" height="8" fill="#d62728" fill-opacity="0.25"/></pattern>` +
+		`<pattern id="driver" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)"><rect width="4" height="8" fill="#ffffff" fill-opacity="0.6"/></pattern></defs>` + "\n")
 	bw.WriteString(`<rect width="100%" height="100%" fill="#ffffff"/>` + "\n")
 	y := 12.0
 	for _, l := range p.header {
@@ -304,7 +315,7 @@ func (p *picture) write(w io.Writer) error {
 // span is one task attempt in one slot (or, for the aggregated view, one
 // holding of a slot).
 type span struct {
-	task                  string
+	job, task             string
 	key                   int // colour key
 	region, slot, attempt int
 	start, end            time.Duration
@@ -316,7 +327,7 @@ type span struct {
 // request is a slot request that waited: from its request to its deploy,
 // or to the end of the run if it never got a slot (open).
 type request struct {
-	task       string
+	job, task  string
 	key        int
 	from, to   time.Duration
 	open       bool
@@ -324,9 +335,11 @@ type request struct {
 	attemptKey taskKey
 }
 
+// taskKey names one attempt of a task; tasks of different jobs may have
+// the same name.
 type taskKey struct {
-	task    string
-	attempt int
+	job, task string
+	attempt   int
 }
 
 // scan pairs deploys with the events ending them and requests with their
@@ -337,17 +350,17 @@ func (p *picture) scan(onBar func(span), onRequest func(request)) {
 	open := map[taskKey]span{}
 	asked := map[taskKey]request{}
 	for i, e := range p.tl.Events {
-		k := taskKey{e.Task, e.Attempt}
+		k := taskKey{e.Job, e.Task, e.Attempt}
 		switch e.Kind {
 		case Request:
-			asked[k] = request{task: e.Task, key: p.colors.of(e), from: e.At, seq: i, attemptKey: k}
+			asked[k] = request{job: e.Job, task: e.Task, key: p.colors.of(e), from: e.At, seq: i, attemptKey: k}
 		case Deploy:
 			if r, ok := asked[k]; ok {
 				delete(asked, k)
 				r.to = e.At
 				onRequest(r)
 			}
-			open[k] = span{task: e.Task, key: p.colors.of(e), region: e.Region, slot: e.Slot, attempt: e.Attempt, start: e.At, end: end, outcome: Deploy, seq: i}
+			open[k] = span{job: e.Job, task: e.Task, key: p.colors.of(e), region: e.Region, slot: e.Slot, attempt: e.Attempt, start: e.At, end: end, outcome: Deploy, seq: i}
 		case Finish, Fail, Cancel:
 			if s, ok := open[k]; ok {
 				delete(open, k)
@@ -446,7 +459,7 @@ func (p *picture) detail() {
 			p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="%s" fill-opacity="0.35" stroke="#333" stroke-width="0.8"/>`,
 				p.panelX+4, y0, pw, laneH-4, p.colors.color(b.key))
 			p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#held)"/>`, p.panelX+4, y0, pw, laneH-4)
-			p.text(p.panelX+8, y0+(laneH-4)/2, 11, "start", "#111", fitText(b.task+" holds the slot, cannot progress", 11, false, pw-8))
+			p.text(p.panelX+8, y0+(laneH-4)/2, 11, "start", "#111", fitText(p.holdsText(b), 11, false, pw-8))
 			p.printf("\n")
 		}
 		for s := range p.tl.Slots {
@@ -459,20 +472,24 @@ func (p *picture) detail() {
 	for i := range waitLanes {
 		r := waiting[i]
 		y0 := waitTop + float64(i)*laneH + 2
-		label := r.task + " waits for a slot since " + formatMillis(r.from)
+		name := qualified(r.job, r.task)
+		label := name + " waits for a slot since " + formatMillis(r.from)
 		if i == maxWaitLanes-1 && len(waiting) > maxWaitLanes {
-			label = fmt.Sprintf("%s and %d more requests wait for a slot", r.task, len(waiting)-i-1)
+			label = fmt.Sprintf("%s and %d more requests wait for a slot", name, len(waiting)-i-1)
 		}
 		if p.timeW > 0 {
 			x0, x1 := p.x(r.from), p.x(r.to)
 			wd := math.Max(x1-x0, 1.5)
 			p.printf(`<rect class="waiting" x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="#f7c6c7" stroke="#d62728" stroke-width="1" stroke-dasharray="4,2"><title>%s</title></rect>`+"\n",
 				x0, y0, wd, laneH-4, xmlText(label))
-			if textWidth(r.task, 11, false)+8 < wd {
+			if textWidth(name, 11, false)+8 < wd {
 				p.text(x0+4, y0+(laneH-4)/2, 11, "start", "#7a1012", fitText(label, 11, false, wd-8))
 			}
 		}
 		if p.deadlock {
+			if textWidth(label, 11, false) > p.panelW()-12 && !strings.Contains(label, " more ") {
+				label = name + " waits since " + formatMillis(r.from) // the time matters more than the words
+			}
 			p.text(p.panelX+8, y0+(laneH-4)/2, 11, "start", "#b3181b", fitText(label, 11, false, p.panelW()-12))
 		}
 	}
@@ -480,8 +497,15 @@ func (p *picture) detail() {
 	y = p.axis(bottom)
 	entries := p.colors.legend()
 	var outcomes [Release + 1]int
+	drivers := 0
 	for _, b := range bars {
 		outcomes[b.outcome]++
+		if p.isDriver(b) {
+			drivers++
+		}
+	}
+	if drivers > 0 && p.timeW > 0 {
+		entries = append(entries, legendEntry{fill: "#bbbbbb", stroke: "#777", pattern: "url(#driver)", label: "driver (job master) in its job's colour"})
 	}
 	if outcomes[Fail] > 0 {
 		entries = append(entries, legendEntry{fill: "#ffffff", stroke: "#d62728", label: "failed ✗"})
@@ -507,7 +531,31 @@ func (p *picture) detail() {
 	p.height = p.legend(y, entries)
 }
 
-// bar draws one task attempt.
+// qualified names a task in the picture: "job:task" in a run of several
+// jobs (as the verdict does), the task alone otherwise.
+func qualified(job, task string) string {
+	if job == "" {
+		return task
+	}
+	return job + ":" + task
+}
+
+// holdsText says what a bar still holding its slot at a deadlock is.
+func (p *picture) holdsText(b span) string {
+	if p.isDriver(b) {
+		return b.job + " driver holds the slot, job waits"
+	}
+	return qualified(b.job, b.task) + " holds the slot, cannot progress"
+}
+
+// isDriver reports whether a bar is a job's driver (drawn apart under
+// ColorByJob).
+func (p *picture) isDriver(b span) bool {
+	return p.colors.byJob && b.task == driverTask && b.region == NoRegion
+}
+
+// bar draws one task attempt. A driver is hatched in its job's colour,
+// outlined in it, and labelled "driver".
 func (p *picture) bar(b span, y0 float64) {
 	if p.timeW <= 0 {
 		return
@@ -515,30 +563,47 @@ func (p *picture) bar(b span, y0 float64) {
 	x0, x1 := p.x(b.start), p.x(b.end)
 	wd := math.Max(x1-x0, 1.5)
 	stroke, dash, opacity, fg := "#333", "", 0.9, p.colors.textColor(b.key)
-	switch b.outcome {
-	case Fail:
+	sw := strokeWidth(b.outcome)
+	driver := p.isDriver(b)
+	switch {
+	case b.outcome == Fail:
 		stroke = "#d62728"
-	case Cancel:
+	case b.outcome == Cancel:
 		dash, opacity, fg = ` stroke-dasharray="3,2"`, 0.3, "#222"
+	case driver:
+		stroke, opacity, fg, sw = p.colors.color(b.key), 0.35, "#111", "2"
 	}
-	p.printf(`<g><title>%s (region %d, attempt %d) slot %d: %s - %s, %s</title>`, xmlText(b.task), b.region, b.attempt, b.slot,
-		formatMillis(b.start), formatMillis(b.end), outcomeName(b.outcome))
+	if driver {
+		p.printf(`<g class="driver"><title>%s, the driver of job %s, slot %d: %s - %s, %s</title>`, xmlText(b.task), xmlText(b.job), b.slot,
+			formatMillis(b.start), formatMillis(b.end), outcomeName(b.outcome))
+	} else {
+		p.printf(`<g><title>%s (region %d, attempt %d) slot %d: %s - %s, %s</title>`, xmlText(qualified(b.job, b.task)), b.region, b.attempt, b.slot,
+			formatMillis(b.start), formatMillis(b.end), outcomeName(b.outcome))
+	}
 	p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="%s" fill-opacity="%.2f" stroke="%s" stroke-width="%s"%s/>`,
-		x0, y0, wd, laneH-4, p.colors.color(b.key), opacity, stroke, strokeWidth(b.outcome), dash)
+		x0, y0, wd, laneH-4, p.colors.color(b.key), opacity, stroke, sw, dash)
+	if driver {
+		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#driver)"/>`, x0, y0, wd, laneH-4)
+	}
 	if b.outcome == Deploy { // still holding its slot at the end
 		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#hatch)"/>`, math.Max(x0, x1-24), y0, math.Min(24, wd), laneH-4)
 	}
-	label := b.task
-	if b.outcome == Fail {
-		label += " ✗"
+	// the longest label that fits: job:task, task, then the subtask index
+	labels := []string{qualified(b.job, b.task), b.task}
+	if driver {
+		labels = []string{b.job + " driver", "driver"}
 	}
-	if textWidth(label, 11, false)+8 > wd { // a narrow bar shows the subtask index
-		if i := strings.LastIndexByte(label, '#'); i > 0 {
-			label = label[i:]
+	if i := strings.LastIndexByte(b.task, '#'); i > 0 {
+		labels = append(labels, b.task[i:])
+	}
+	for _, label := range labels {
+		if b.outcome == Fail {
+			label += " ✗"
 		}
-	}
-	if textWidth(label, 11, false)+8 <= wd {
-		p.text(x0+4, y0+(laneH-4)/2, 11, "start", fg, label)
+		if textWidth(label, 11, false)+8 <= wd {
+			p.text(x0+4, y0+(laneH-4)/2, 11, "start", fg, label)
+			break
+		}
 	}
 	p.printf("</g>\n")
 }

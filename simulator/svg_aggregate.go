@@ -96,10 +96,10 @@ func (p *picture) aggregate() {
 	for _, e := range p.tl.Events {
 		switch e.Kind {
 		case Request:
-			asked[taskKey{e.Task, e.Attempt}] = e.At
+			asked[taskKey{e.Job, e.Task, e.Attempt}] = e.At
 		case Deploy:
 			attempts++
-			k := taskKey{e.Task, e.Attempt}
+			k := taskKey{e.Job, e.Task, e.Attempt}
 			if at, ok := asked[k]; ok {
 				wait.add(0, 0, at, e.At)
 				delete(asked, k)
@@ -237,7 +237,10 @@ func (p *picture) aggregate() {
 		entries = append(entries, legendEntry{fill: "#d62728", stroke: "#d62728", label: "failures (marks above the rows)"})
 	}
 	what := "region"
-	if !p.colors.byRegion {
+	switch {
+	case p.colors.byJob:
+		what = "job"
+	case !p.colors.byRegion:
 		what = "job vertex"
 	}
 	note := fmt.Sprintf("%d task attempts on %d slots are too many for one bar each: each row is a group of %d slots, "+

@@ -14,14 +14,16 @@ var palette = []string{"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#
 // otherColor is the colour of the vertices left out of the legend.
 const otherColor = "#c9c9c9"
 
-// colorKeys maps events to colours: by region, or by job vertex with the
-// most frequent vertices coloured and the rest grey.
+// colorKeys maps events to colours: by region, or by a name — the job
+// vertex (vertex mode) or the job (job mode) — with the most frequent
+// names coloured and the rest grey.
 type colorKeys struct {
 	byRegion bool
+	byJob    bool           // names are jobs; drivers are drawn apart
 	regions  int            // regions in the legend (region mode)
-	vertex   map[string]int // vertex name -> key (vertex mode)
-	names    []string       // legend label per key (vertex mode)
-	other    int            // key of the vertices without a colour of their own, or -1
+	vertex   map[string]int // name -> key (vertex and job modes)
+	names    []string       // legend label per key (vertex and job modes)
+	other    int            // key of the names without a colour of their own, or -1
 	title    string         // what the colours stand for
 	note     string
 }
@@ -34,29 +36,46 @@ func vertexOf(task string) string {
 	return task
 }
 
+// nameOf is what an event's colour stands for in vertex or job mode.
+func (c *colorKeys) nameOf(e Event) string {
+	if c.byJob {
+		return e.Job
+	}
+	return vertexOf(e.Task)
+}
+
 func newColorKeys(tl Timeline) colorKeys {
+	c := colorKeys{other: -1, byJob: tl.ColorBy == ColorByJob}
 	regions := tl.Regions
-	type vx struct {
+	type named struct {
 		name         string
 		first, count int
 	}
 	seen := map[string]int{}
-	var vertices []vx
-	for _, e := range tl.Events {
-		if e.Kind != Deploy {
-			continue
-		}
-		regions = max(regions, e.Region+1)
-		name := vertexOf(e.Task)
+	var names []named
+	add := func(name string) *named {
 		i, ok := seen[name]
 		if !ok {
-			i = len(vertices)
+			i = len(names)
 			seen[name] = i
-			vertices = append(vertices, vx{name: name, first: i})
+			names = append(names, named{name: name, first: i})
 		}
-		vertices[i].count++
+		return &names[i]
 	}
-	c := colorKeys{other: -1}
+	if c.byJob {
+		for _, j := range tl.Jobs { // the jobs given first, in their order
+			add(j)
+		}
+	}
+	for _, e := range tl.Events {
+		switch {
+		case e.Kind == Deploy:
+			regions = max(regions, e.Region+1)
+			add(c.nameOf(e)).count++
+		case c.byJob && e.Kind == Request: // a job whose tasks only waited still has a colour
+			add(c.nameOf(e))
+		}
+	}
 	switch tl.ColorBy {
 	case ColorByRegion:
 		c.byRegion = true
@@ -71,25 +90,29 @@ func newColorKeys(tl Timeline) colorKeys {
 		}
 		return c
 	}
-	c.title = "colour = job vertex:"
-	keep := vertices
-	if len(vertices) > len(palette) {
-		// the most frequent vertices get colours, in order of appearance
-		keep = slices.Clone(vertices)
-		slices.SortStableFunc(keep, func(a, b vx) int { return cmp.Compare(b.count, a.count) })
+	what, others := "job vertex", "vertices"
+	if c.byJob {
+		what, others = "job", "jobs"
+	}
+	c.title = "colour = " + what + ":"
+	keep := names
+	if len(names) > len(palette) {
+		// the most frequent names get colours, in order of appearance
+		keep = slices.Clone(names)
+		slices.SortStableFunc(keep, func(a, b named) int { return cmp.Compare(b.count, a.count) })
 		keep = keep[:len(palette)-1]
-		slices.SortFunc(keep, func(a, b vx) int { return cmp.Compare(a.first, b.first) })
+		slices.SortFunc(keep, func(a, b named) int { return cmp.Compare(a.first, b.first) })
 		c.other = len(keep)
 	}
-	c.vertex = make(map[string]int, len(vertices))
+	c.vertex = make(map[string]int, len(names))
 	for i, v := range keep {
 		c.vertex[v.name] = i
 		c.names = append(c.names, v.name)
 	}
 	if c.other >= 0 {
-		c.names = append(c.names, fmt.Sprintf("%d other vertices", len(vertices)-len(keep)))
+		c.names = append(c.names, fmt.Sprintf("%d other %s", len(names)-len(keep), others))
 	}
-	if regions > 1 {
+	if regions > 1 && !c.byJob {
 		c.note = fmt.Sprintf("%d regions in all.", regions)
 	}
 	return c
@@ -100,7 +123,7 @@ func (c *colorKeys) of(e Event) int {
 	if c.byRegion {
 		return e.Region
 	}
-	if k, ok := c.vertex[vertexOf(e.Task)]; ok {
+	if k, ok := c.vertex[c.nameOf(e)]; ok {
 		return k
 	}
 	return max(c.other, 0)
@@ -160,6 +183,9 @@ func (c *colorKeys) legendName(k int) string {
 	}
 	if k < len(c.names) {
 		return c.names[k]
+	}
+	if c.byJob {
+		return "other jobs"
 	}
 	return "other vertices"
 }
