@@ -59,28 +59,35 @@ func addClusterFlags(c *cobra.Command) *clusterFlags {
 
 // load returns the cluster's slots as profile counts, in file order.
 func (f *clusterFlags) load(c *cobra.Command) ([]resource.Count, error) {
+	slots, _, err := f.loadFile(c)
+	return slots, err
+}
+
+// loadFile is load that also returns the cluster file (nil for --slots),
+// for its queues.
+func (f *clusterFlags) loadFile(c *cobra.Command) ([]resource.Count, *clusterFile, error) {
 	slotsSet, clusterSet := c.Flags().Changed("slots"), c.Flags().Changed("cluster")
 	switch {
 	case slotsSet && clusterSet:
-		return nil, badInput(fmt.Errorf("give either --slots or --cluster, not both"))
+		return nil, nil, badInput(fmt.Errorf("give either --slots or --cluster, not both"))
 	case !slotsSet && !clusterSet:
-		return nil, badInput(fmt.Errorf("the cluster is missing: give --slots N or --cluster FILE"))
+		return nil, nil, badInput(fmt.Errorf("the cluster is missing: give --slots N or --cluster FILE"))
 	case slotsSet:
 		if f.slots < 0 {
-			return nil, badInput(fmt.Errorf("--slots %d: must be a non-negative integer", f.slots))
+			return nil, nil, badInput(fmt.Errorf("--slots %d: must be a non-negative integer", f.slots))
 		}
 		if f.slots > region.MaxClusterSlots {
-			return nil, badInput(fmt.Errorf("--slots %d: more than %d slots: a cluster this large is surely a mistake", f.slots, region.MaxClusterSlots))
+			return nil, nil, badInput(fmt.Errorf("--slots %d: more than %d slots: a cluster this large is surely a mistake", f.slots, region.MaxClusterSlots))
 		}
-		return []resource.Count{{Profile: resource.Unknown, N: f.slots}}, nil
+		return []resource.Count{{Profile: resource.Unknown, N: f.slots}}, nil, nil
 	}
 	data, err := os.ReadFile(f.cluster)
 	if err != nil {
-		return nil, badInput(fmt.Errorf("cluster file: %w", err))
+		return nil, nil, badInput(fmt.Errorf("cluster file: %w", err))
 	}
 	cf, err := decodeCluster(data)
 	if err != nil {
-		return nil, badInput(fmt.Errorf("cluster file %s: %w", f.cluster, err))
+		return nil, nil, badInput(fmt.Errorf("cluster file %s: %w", f.cluster, err))
 	}
 	var out []resource.Count
 	for _, s := range cf.Slots {
@@ -90,7 +97,7 @@ func (f *clusterFlags) load(c *cobra.Command) ([]resource.Count, error) {
 		}
 		out = append(out, resource.Count{Profile: p, N: *s.Count})
 	}
-	return out, nil
+	return out, cf, nil
 }
 
 // loadWithJob loads the cluster (first, so that a usage error wins over a

@@ -164,10 +164,10 @@ func TestSimulateBadInput(t *testing.T) {
 			assert.Empty(t, res.stdout)
 		})
 	}
-	t.Run("several jobs", func(t *testing.T) {
+	t.Run("the same job twice", func(t *testing.T) { // several jobs: see jobs_test.go
 		res := execCLI(t, "", "simulate", "--slots", "2", flip119Path, flip119Path)
 		assert.Equal(t, 2, res.code)
-		assert.Contains(t, res.stderr, "one job file")
+		assert.Contains(t, res.stderr, `both name the job "flip119-example"`)
 	})
 	t.Run("bad job from stdin", func(t *testing.T) {
 		res := execCLI(t, `{"vertices":[{"id":"A","parallelism":0}]}`, "simulate", "--slots", "2", "-")

@@ -1,0 +1,320 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/simulator"
+)
+
+// parseQueuePolicy parses --queue-policy case-insensitively ("fair" is
+// fairshare).
+func parseQueuePolicy(s string) (admission.Policy, error) {
+	p, err := admission.ParsePolicy(s)
+	if err != nil {
+		return 0, badInput(&flagValueError{flag: "queue-policy", what: "queue policy", value: s, valid: queuePolicies, err: err})
+	}
+	return p, nil
+}
+
+// nextIssueFlags are the flags of SPEC.md section 5 that this version
+// accepts on the command line but refuses to run: they come with the
+// next issue, and silently ignoring them would change the run.
+var nextIssueFlags = []struct{ name, what string }{
+	{"events", "priority changes and kills from an events file"},
+	{"audit", "the audit log of priority changes and kills"},
+}
+
+// refuseNextIssue refuses --events and --audit with a bad-input error.
+func refuseNextIssue(c *cobra.Command) error {
+	for _, f := range nextIssueFlags {
+		if c.Flags().Changed(f.name) {
+			return badInput(fmt.Errorf("--%s: not supported yet: %s (SPEC.md section 5) come with the next issue; run without --%s", f.name, f.what, f.name))
+		}
+	}
+	return nil
+}
+
+// jobsRun is a run of several jobs (SPEC.md section 5): what the flags
+// and the cluster file say.
+type jobsRun struct {
+	mode        exchange.Mode
+	policy      simulator.Policy
+	queuePolicy admission.Policy
+	seed        uint64
+	traceFile   string
+	svgFile     string
+	slots       []resource.Count
+	cluster     *clusterFile // nil for --slots
+	clusterPath string
+}
+
+// isQueueName reports whether name is a full queue name: "root" or under
+// it ("root.default").
+func isQueueName(name string) bool { return name == "root" || strings.HasPrefix(name, "root.") }
+
+// queues maps the cluster file's queues to the admission's; a queue
+// without a policy takes --queue-policy.
+func (r *jobsRun) queues() ([]admission.QueueConfig, error) {
+	if r.cluster == nil {
+		return nil, nil
+	}
+	var out []admission.QueueConfig
+	for i, q := range r.cluster.Queues {
+		if !isQueueName(q.Name) {
+			return nil, badInput(fmt.Errorf("cluster file %s: %w", r.clusterPath, clusterErrorf(fmt.Sprintf("queues[%d].name", i),
+				"%s is not a full queue name: queue names start with \"root\", e.g. \"root.default\"", quoteJSON(q.Name))))
+		}
+		qc := admission.QueueConfig{Name: q.Name, Policy: r.queuePolicy, MaxRunningJobs: q.MaxRunningJobs}
+		if q.Policy != "" {
+			p, err := admission.ParsePolicy(q.Policy)
+			if err != nil { // decodeCluster admits only valid names
+				return nil, badInput(fmt.Errorf("cluster file %s: %w", r.clusterPath, clusterErrorf(fmt.Sprintf("queues[%d].policy", i),
+					"%s is not a queue policy: valid values are %s", quoteJSON(q.Policy), strings.Join(queuePolicies, ", "))))
+			}
+			qc.Policy = p
+		}
+		if q.StartingTimeoutMs != nil {
+			qc.StartingTimeout = time.Duration(*q.StartingTimeoutMs) * time.Millisecond
+			if qc.StartingTimeout == 0 {
+				// 0 means "leave starting at once"; the admission reads a
+				// zero StartingTimeout as its default of 5 minutes.
+				qc.StartingTimeout = time.Nanosecond
+			}
+		}
+		out = append(out, qc)
+	}
+	return out, nil
+}
+
+// loadJobs reads the job files of a run of several jobs. A job without a
+// name is named after its file; every error names the file.
+func (r *jobsRun) loadJobs(paths []string, stdin io.Reader) ([]simulator.Job, error) {
+	jobs := make([]simulator.Job, 0, len(paths))
+	fileOf := map[string]string{}
+	stdinUsed := false
+	for _, path := range paths {
+		if path == "-" && stdinUsed {
+			return nil, badInput(fmt.Errorf("- (standard input) is given twice as a job file: it can be read once"))
+		}
+		stdinUsed = stdinUsed || path == "-"
+	}
+	for _, path := range paths {
+		g, err := loadJob(path, stdin)
+		if err != nil {
+			return nil, err
+		}
+		name := g.Name()
+		if name == "" {
+			name = jobNameOf(path)
+		}
+		if other, dup := fileOf[name]; dup {
+			return nil, badInput(fmt.Errorf("job files %s and %s: both name the job %q; the jobs of a run need distinct names (field \"name\")", other, path, name))
+		}
+		fileOf[name] = path
+		sub := g.Submission()
+		if !isQueueName(sub.Queue) {
+			return nil, badInput(fmt.Errorf("job file %s (job %q): field \"queue\": %s is not a full queue name: queue names start with \"root\", e.g. \"root.default\"",
+				path, name, quoteJSON(sub.Queue)))
+		}
+		if sub.Gang != nil && r.policy == simulator.RegionPolicy {
+			return nil, badInput(fmt.Errorf("job file %s (job %q): field \"gang\": not supported yet: gang reservations (SPEC.md section 5) come with the next issue; remove the field",
+				path, name))
+		}
+		jobs = append(jobs, simulator.Job{Name: name, Job: g})
+	}
+	return jobs, nil
+}
+
+// jobNameOf names a job without a name after its file: "etl.json" is
+// "etl", standard input "stdin".
+func jobNameOf(path string) string {
+	if path == "-" {
+		return "stdin"
+	}
+	return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+}
+
+// simulateJobs runs several job files on one cluster behind the
+// queue-level admission and prints one line per job and the verdict.
+func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader) error {
+	queues, err := r.queues()
+	if err != nil {
+		return err
+	}
+	jobs, err := r.loadJobs(paths, stdin)
+	if err != nil {
+		return err
+	}
+	eager := r.policy == simulator.EagerPolicy
+	cfg := simulator.JobsConfig{Jobs: jobs, Mode: r.mode, Cluster: r.slots, Queues: queues, DefaultPolicy: r.queuePolicy,
+		Policy: r.policy, Seed: r.seed, Record: r.traceFile != "" || r.svgFile != "" || eager}
+	res, per, err := simulator.RunJobs(cfg)
+	if err != nil {
+		return badInput(err)
+	}
+	if eager {
+		eagerTimes(per, res.Events)
+	}
+	if r.traceFile != "" {
+		if err := writeOutput(c, r.traceFile, func(w io.Writer) error {
+			tw := simulator.NewTraceWriter(w)
+			for _, e := range res.Events {
+				tw.Event(e)
+			}
+			return tw.Flush()
+		}); err != nil {
+			return err
+		}
+	}
+	if r.svgFile != "" {
+		if err := writeOutput(c, r.svgFile, func(w io.Writer) error { return simulator.WriteSVG(w, r.timeline(res, per)) }); err != nil {
+			return err
+		}
+	}
+	out := summaryWriter(c, r.traceFile, r.svgFile)
+	fmt.Fprintf(out, "%s: mode %s, policy %s, %s, %s, seed %d\n", count(len(jobs), "job"), r.mode, r.policy, r.admissionText(queues), count(res.Slots, "slot"), r.seed)
+	for _, j := range per {
+		fmt.Fprintln(out, jobLine(j))
+	}
+	fmt.Fprintf(out, "makespan:          %d ms of virtual time, until the last event\n", res.Makespan.Milliseconds())
+	fmt.Fprintf(out, "slot utilization:  %.1f%% of slot time with work progressing\n", 100*res.WorkUtilization)
+	fmt.Fprintf(out, "held waiting:      %.1f%% of slot time held by tasks that could not progress\n", 100*res.HeldWaiting)
+	fmt.Fprintf(out, "%s %s\n", pad(deployedLabel(r.policy), 18), count(res.RegionsScheduled, "deployment"))
+	fmt.Fprintf(out, "restarts:          %d (regions restarted: %d)\n", res.Failovers, res.RegionRestarts)
+	fmt.Fprintln(out, res.Reason)
+	if !res.Verdict.OK() {
+		return negative(res.Reason)
+	}
+	return nil
+}
+
+// eagerTimes fills in the times of the jobs of an eager run from its
+// events, where RunJobs leaves them unknown: the eager baseline ignores
+// submission times (every job is there at 0 ms), a job's first deploy is
+// its first task's, and a job that finished did so with its last task.
+func eagerTimes(per []simulator.JobResult, events []simulator.Event) {
+	at := make(map[string]int, len(per))
+	for i := range per {
+		at[per[i].Name] = i
+		per[i].Submitted = 0
+	}
+	last := make([]time.Duration, len(per))
+	for _, e := range events {
+		i, ok := at[e.Job]
+		if !ok {
+			continue
+		}
+		switch e.Kind {
+		case simulator.Deploy:
+			if per[i].FirstDeploy < 0 {
+				per[i].FirstDeploy = e.At
+			}
+		case simulator.Finish:
+			last[i] = max(last[i], e.At)
+		}
+	}
+	for i := range per {
+		if per[i].Verdict == simulator.Finished && per[i].Finished < 0 {
+			per[i].Finished = last[i]
+		}
+	}
+}
+
+// admissionText says how the jobs were admitted, for the summary.
+func (r *jobsRun) admissionText(queues []admission.QueueConfig) string {
+	if r.policy == simulator.EagerPolicy {
+		return "no admission (every task asks for its own slot)"
+	}
+	s := "queue policy " + r.queuePolicy.String()
+	if len(queues) > 0 {
+		s += fmt.Sprintf(" (%s configured in the cluster file)", count(len(queues), "queue"))
+	}
+	return s
+}
+
+func deployedLabel(p simulator.Policy) string {
+	if p == simulator.EagerPolicy {
+		return "tasks deployed:"
+	}
+	return "regions scheduled:"
+}
+
+func pad(s string, n int) string { return s + strings.Repeat(" ", max(0, n-len(s))) }
+
+// millis writes a virtual time in ms, or "-" for one that never came (a
+// negative time).
+func millis(t time.Duration) string {
+	if t < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d ms", t.Milliseconds())
+}
+
+// jobLine is a job's line of the summary (SPEC.md section 5): its name,
+// when it was submitted, first deployed and ended, its wait and makespan,
+// and how it ended.
+func jobLine(j simulator.JobResult) string {
+	return fmt.Sprintf("job %q: submitted %s, first deploy %s, finished %s, wait %s, makespan %s; %s",
+		j.Name, millis(j.Submitted), millis(j.FirstDeploy), millis(j.Finished), millis(j.Wait()), millis(j.Makespan()), jobOutcome(j))
+}
+
+// jobOutcome says how a job ended: "finished", its failure or rejection
+// (the Reason), or "never finished" and the admission state it was stuck
+// in.
+func jobOutcome(j simulator.JobResult) string {
+	switch j.Verdict {
+	case simulator.Finished:
+		return "finished"
+	case simulator.Deadlock:
+		if j.State != admission.JobNew { // eager runs have no admission state
+			return fmt.Sprintf("never finished (deadlock; stuck %s)", j.State)
+		}
+		return "never finished (deadlock)"
+	}
+	if j.Reason != "" {
+		return j.Reason
+	}
+	return j.Verdict.String()
+}
+
+// timeline is the picture of a run of several jobs: one row per slot, one
+// colour per job, drivers hatched.
+func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult) simulator.Timeline {
+	names := make([]string, len(per))
+	var waits []string
+	for i, j := range per {
+		names[i] = j.Name
+		switch {
+		case j.FirstDeploy < 0:
+			waits = append(waits, j.Name+" never started")
+		case j.Finished < 0:
+			waits = append(waits, fmt.Sprintf("%s waited %s, never finished", j.Name, millis(j.Wait())))
+		default:
+			waits = append(waits, fmt.Sprintf("%s waited %s, makespan %s", j.Name, millis(j.Wait()), millis(j.Makespan())))
+		}
+	}
+	admitted := "no admission"
+	if r.policy != simulator.EagerPolicy {
+		admitted = r.queuePolicy.String() + " queues"
+	}
+	subtitle := fmt.Sprintf("makespan %d ms; slot time: %.0f%% with work progressing, %.0f%% held while waiting",
+		res.Makespan.Milliseconds(), 100*res.WorkUtilization, 100*res.HeldWaiting)
+	if len(per) <= 12 {
+		subtitle += "; " + strings.Join(waits, "; ")
+	}
+	return simulator.Timeline{
+		Title:    fmt.Sprintf("%s — %s, %s policy, %s, %s", count(len(per), "job"), r.mode, r.policy, admitted, count(res.Slots, "slot")),
+		Subtitle: subtitle,
+		Slots:    timelineRows(res), Makespan: res.Makespan, Events: res.Events,
+		Verdict: res.Verdict, Reason: res.Reason, ColorBy: simulator.ColorByJob, Jobs: names,
+	}
+}

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// floodJobs are the four jobs with drivers of examples/jobs/flood.
+func floodJobs(t *testing.T) []string {
+	t.Helper()
+	paths, err := filepath.Glob("../../examples/jobs/flood/spark-*.json")
+	require.NoError(t, err)
+	require.Len(t, paths, 4)
+	return paths
+}
+
+// jobLineRE is a job's line of the summary of a run of several jobs
+// (SPEC.md section 5): times in ms, "-" for what never happened.
+var jobLineRE = regexp.MustCompile(`^job "([^"]+)": submitted (\d+ ms), first deploy (\d+ ms|-), finished (\d+ ms|-), wait (\d+ ms|-), makespan (\d+ ms|-); (.+)$`)
+
+// jobLines returns the job lines of a summary by job name.
+func jobLines(t *testing.T, stdout string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(l, "job ") {
+			m := jobLineRE.FindStringSubmatch(l)
+			require.NotNil(t, m, "job line %q", l)
+			out[m[1]] = m[2:]
+		}
+	}
+	return out
+}
+
+// lastLine is the verdict line of a summary.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+func TestSimulateJobsDriverFlood(t *testing.T) {
+	jobs := floodJobs(t)
+	t.Run("fifo deadlocks on drivers", func(t *testing.T) {
+		res := execCLI(t, "", append([]string{"simulate", "--slots", "4", "--queue-policy", "fifo"}, jobs...)...)
+		require.Equal(t, 1, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		assert.Empty(t, res.stderr, "a negative verdict is printed once, on standard output")
+		verdict := lastLine(res.stdout)
+		assert.True(t, strings.HasPrefix(verdict, "deadlock: "), verdict)
+		assert.Contains(t, verdict, "jobs spark-1, spark-2, spark-3, spark-4 never finish")
+		assert.Contains(t, verdict, "spark-1:driver, spark-2:driver, spark-3:driver, spark-4:driver hold slots while waiting")
+		assert.Equal(t, 1, strings.Count(res.stdout, "deadlock: "), "the verdict once")
+		lines := jobLines(t, res.stdout)
+		require.Len(t, lines, 4)
+		assert.Equal(t, []string{"100 ms", "100 ms", "-", "0 ms", "-", "never finished (deadlock; stuck starting)"}, lines["spark-2"])
+	})
+	for _, policy := range []string{"stateaware", "StateAware", "STATEAWARE"} {
+		t.Run(policy+" finishes", func(t *testing.T) {
+			res := execCLI(t, "", append([]string{"simulate", "--slots", "4", "--queue-policy", policy}, jobs...)...)
+			require.Equal(t, 0, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+			assert.Empty(t, res.stderr)
+			assert.Equal(t, "finished: all 4 jobs finished at 16000 ms", lastLine(res.stdout))
+			lines := jobLines(t, res.stdout)
+			require.Len(t, lines, 4)
+			assert.Equal(t, []string{"0 ms", "0 ms", "4000 ms", "0 ms", "4000 ms", "finished"}, lines["spark-1"])
+			assert.Equal(t, []string{"100 ms", "4000 ms", "8000 ms", "3900 ms", "7900 ms", "finished"}, lines["spark-2"])
+			assert.Contains(t, res.stdout, "4 jobs: mode all-blocking, policy region, queue policy stateaware, 4 slots, seed 1\n")
+		})
+	}
+	t.Run("maxRunningJobs 1 finishes", func(t *testing.T) {
+		cluster := writeTemp(t, "cluster.json", `{"slots": [{"count": 4}], "queues": [{"name": "root.default", "maxRunningJobs": 1}]}`)
+		res := execCLI(t, "", append([]string{"simulate", "--cluster", cluster}, jobs...)...)
+		require.Equal(t, 0, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		assert.True(t, strings.HasPrefix(lastLine(res.stdout), "finished: "), res.stdout)
+		assert.Contains(t, res.stdout, "queue policy fifo (1 queue configured in the cluster file)")
+		assert.Len(t, jobLines(t, res.stdout), 4)
+	})
+	t.Run("the example cluster file's fifo queue deadlocks, --queue-policy does not override it", func(t *testing.T) {
+		res := execCLI(t, "", append([]string{"simulate", "--cluster", "../../examples/jobs/flood/cluster-4.json", "--queue-policy", "stateaware"}, jobs...)...)
+		require.Equal(t, 1, res.code, res.stdout)
+		assert.True(t, strings.HasPrefix(lastLine(res.stdout), "deadlock: "), res.stdout)
+	})
+	t.Run("a queue not configured is created with --queue-policy", func(t *testing.T) {
+		dir := t.TempDir()
+		var paths []string
+		for _, p := range jobs {
+			data, err := os.ReadFile(p)
+			require.NoError(t, err)
+			q := strings.Replace(string(data), `"submitAtMs"`, `"queue": "root.spark", "submitAtMs"`, 1)
+			paths = append(paths, filepath.Join(dir, filepath.Base(p)))
+			require.NoError(t, os.WriteFile(paths[len(paths)-1], []byte(q), 0o600))
+		}
+		cluster := writeTemp(t, "cluster.json", `{"slots": [{"count": 4}], "queues": [{"name": "root.default", "policy": "fifo"}]}`)
+		res := execCLI(t, "", append([]string{"simulate", "--cluster", cluster, "--queue-policy", "stateaware"}, paths...)...)
+		assert.Equal(t, 0, res.code, res.stdout)
+		res = execCLI(t, "", append([]string{"simulate", "--cluster", cluster, "--queue-policy", "fifo"}, paths...)...)
+		assert.Equal(t, 1, res.code, res.stdout)
+	})
+	t.Run("the trace carries the job", func(t *testing.T) {
+		trace := filepath.Join(t.TempDir(), "t.jsonl")
+		res := execCLI(t, "", append([]string{"simulate", "--slots", "4", "--queue-policy", "stateaware", "--trace", trace}, jobs...)...)
+		require.Equal(t, 0, res.code, res.stderr)
+		lines := readTrace(t, trace)
+		require.NotEmpty(t, lines)
+		drivers := map[string]int{}
+		var last int64
+		for _, l := range lines {
+			require.NotNil(t, l.Job, "every event names its job: %+v", l)
+			assert.Regexp(t, `^spark-[1-4]$`, *l.Job)
+			assert.GreaterOrEqual(t, *l.T, last, "time order")
+			last = *l.T
+			if l.Task == "driver" {
+				assert.Equal(t, -1, *l.Region, "a driver is in no region")
+				if l.Event == "deploy" {
+					drivers[*l.Job]++
+				}
+			}
+		}
+		assert.Equal(t, map[string]int{"spark-1": 1, "spark-2": 1, "spark-3": 1, "spark-4": 1}, drivers)
+	})
+	t.Run("the picture: a colour per job, drivers marked", func(t *testing.T) {
+		svg := filepath.Join(t.TempDir(), "t.svg")
+		res := execCLI(t, "", append([]string{"simulate", "--slots", "4", "--svg", svg, "--queue-policy", "fifo"}, jobs...)...)
+		require.Equal(t, 1, res.code, res.stderr)
+		data, err := os.ReadFile(svg)
+		require.NoError(t, err)
+		texts, drivers := svgTexts(t, string(data))
+		assert.Equal(t, 4, drivers, "four driver bars")
+		for _, want := range []string{"colour = job:", "spark-1", "spark-4", "driver (job master) in its job's colour", "slot 3",
+			"spark-2 driver holds the slot, job waits"} {
+			assert.Contains(t, texts, want)
+		}
+		assert.Contains(t, strings.Join(texts, " "), "deadlock: at 1300 ms")
+	})
+	t.Run("one job file with --queue-policy goes through the admission", func(t *testing.T) {
+		res := execCLI(t, "", "simulate", "--slots", "4", "--queue-policy", "fifo", jobs[0])
+		require.Equal(t, 0, res.code, res.stderr)
+		assert.Contains(t, res.stdout, `job "spark-1": submitted 0 ms, first deploy 0 ms, finished 4000 ms, wait 0 ms, makespan 4000 ms; finished`)
+	})
+	t.Run("eager across jobs", func(t *testing.T) {
+		res := execCLI(t, "", append([]string{"simulate", "--slots", "12", "--policy", "eager"}, jobs...)...)
+		require.Equal(t, 0, res.code, res.stdout)
+		lines := jobLines(t, res.stdout)
+		require.Len(t, lines, 4)
+		for name, l := range lines {
+			assert.Equal(t, "finished", l[5], name)
+			assert.NotEqual(t, "-", l[2], name)
+		}
+		assert.Contains(t, res.stdout, "no admission")
+		res = execCLI(t, "", append([]string{"simulate", "--slots", "4", "--policy", "eager"}, jobs...)...)
+		require.Equal(t, 1, res.code, res.stdout)
+		assert.True(t, strings.HasPrefix(lastLine(res.stdout), "deadlock: "), res.stdout)
+	})
+}
+
+// svgTexts returns the text of every <text> of an SVG picture and the
+// number of driver bars.
+func svgTexts(t *testing.T, svg string) ([]string, int) {
+	t.Helper()
+	dec := xml.NewDecoder(strings.NewReader(svg))
+	var texts []string
+	drivers := 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return texts, drivers
+		}
+		require.NoError(t, err)
+		if se, ok := tok.(xml.StartElement); ok {
+			switch se.Name.Local {
+			case "text":
+				var s string
+				require.NoError(t, dec.DecodeElement(&s, &se))
+				texts = append(texts, s)
+			case "g":
+				for _, a := range se.Attr {
+					if a.Name.Local == "class" && a.Value == "driver" {
+						drivers++
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestSimulateJobsBadInput(t *testing.T) {
+	jobs := floodJobs(t)
+	dup := writeTemp(t, "again.json", `{"name": "spark-2", "vertices": [{"id": "a", "parallelism": 1}]}`)
+	broken := writeTemp(t, "broken.json", `{"name": "x", "vertices": [{"id": "a", "parallelism": 0}]}`)
+	badQueue := writeTemp(t, "badq.json", `{"name": "etl", "queue": "default", "vertices": [{"id": "a", "parallelism": 1}]}`)
+	gang := writeTemp(t, "gang.json", `{"name": "g", "gang": {"minSlots": 2}, "vertices": [{"id": "a", "parallelism": 1}]}`)
+	cluster := func(queues string) string {
+		return writeTemp(t, "cluster.json", `{"slots": [{"count": 4}], "queues": `+queues+`}`)
+	}
+	cases := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"unknown queue policy", []string{"--slots", "4", "--queue-policy", "lifo"}, []string{"--queue-policy", `"lifo"`, "fifo, priority, fairshare, stateaware"}},
+		{"unknown queue policy in the file", []string{"--cluster", cluster(`[{"name": "root.default", "policy": "lifo"}]`)},
+			[]string{`field "queues[0].policy"`, `"lifo"`, "fifo, priority, fairshare, stateaware"}},
+		{"negative maxRunningJobs", []string{"--cluster", cluster(`[{"name": "root.default", "maxRunningJobs": -1}]`)},
+			[]string{`field "queues[0].maxRunningJobs"`, "-1", "non-negative"}},
+		{"fractional maxRunningJobs", []string{"--cluster", cluster(`[{"name": "root.default", "maxRunningJobs": 1.5}]`)},
+			[]string{`field "queues[0].maxRunningJobs"`, "1.5"}},
+		{"negative startingTimeoutMs", []string{"--cluster", cluster(`[{"name": "root.default", "startingTimeoutMs": -1}]`)},
+			[]string{`field "queues[0].startingTimeoutMs"`, "-1"}},
+		{"queue of the file outside root", []string{"--cluster", cluster(`[{"name": "default"}]`)},
+			[]string{`field "queues[0].name"`, `"default"`, `start with "root"`}},
+		{"duplicate job names", []string{"--slots", "4", dup}, []string{"spark-2.json", "again.json", `both name the job "spark-2"`}},
+		{"a job file that does not decode", []string{"--slots", "4", broken}, []string{broken, "parallelism"}},
+		{"a job's queue outside root", []string{"--slots", "4", badQueue}, []string{badQueue, `job "etl"`, `field "queue"`, `"default"`, `start with "root"`}},
+		{"a gang", []string{"--slots", "4", gang}, []string{gang, `job "g"`, `field "gang"`, "not supported yet", "next issue"}},
+		{"--events", []string{"--slots", "4", "--events", "events.jsonl"}, []string{"--events", "not supported yet", "next issue"}},
+		{"--audit", []string{"--slots", "4", "--audit", "audit.jsonl"}, []string{"--audit", "not supported yet", "next issue"}},
+		{"--fail with several jobs", []string{"--slots", "4", "--fail", "scan#0@100"}, []string{"--fail", "several jobs"}},
+		{"standard input twice", []string{"--slots", "4", "-", "-"}, []string{"standard input", "twice"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := execCLI(t, "", append(append([]string{"simulate"}, tc.args...), jobs...)...)
+			assert.Equal(t, 2, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+			assert.Empty(t, res.stdout, "no verdict on bad input")
+			for _, s := range tc.want {
+				assert.Contains(t, res.stderr, s)
+			}
+		})
+	}
+	t.Run("--events and --audit are refused with one job too", func(t *testing.T) {
+		res := execCLI(t, "", "simulate", "--slots", "2", "--events", "e.jsonl", flip119Path)
+		assert.Equal(t, 2, res.code)
+		assert.Contains(t, res.stderr, "--events: not supported yet")
+	})
+	t.Run("a job without a name is named after its file", func(t *testing.T) {
+		anon := writeTemp(t, "nightly.json", `{"vertices": [{"id": "a", "parallelism": 1}]}`)
+		res := execCLI(t, "", "simulate", "--slots", "1", anon, flip119Path)
+		require.Equal(t, 0, res.code, res.stderr)
+		assert.Contains(t, res.stdout, `job "nightly": submitted 0 ms`)
+	})
+	t.Run("fair is fairshare", func(t *testing.T) {
+		res := execCLI(t, "", append([]string{"simulate", "--slots", "4", "--queue-policy", "fair"}, jobs...)...)
+		assert.NotEqual(t, 2, res.code, res.stderr)
+		assert.Contains(t, res.stdout, "queue policy fairshare")
+	})
+}
