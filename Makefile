@@ -37,7 +37,7 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
 
-## demo: the FLIP-119 example scheduled region by region, with its timeline picture
+## demo: the FLIP-119 example scheduled region by region, with its timeline picture; the driver flood of several jobs
 demo: build
 	@mkdir -p out
 	@echo "== the regions of FLIP-119's example in pointwise-pipelined-only mode"
@@ -51,21 +51,33 @@ demo: build
 	./$(BIN) simulate --mode all-pipelined --slots 4 --policy region examples/jobs/flip119.json
 	@./$(BIN) simulate --mode all-pipelined --slots 4 --policy eager --svg out/flip119-eager-deadlock.svg examples/jobs/flip119.json 2>/dev/null; \
 		echo "(exit code $$? from the eager baseline: it deadlocked, as FLIP-119 predicts; timeline: out/flip119-eager-deadlock.svg)"
+	@echo
+	@echo "== the driver flood: four jobs with drivers on 4 slots, fifo queues (every slot goes to a driver) and stateaware"
+	@./$(BIN) simulate --slots 4 --queue-policy fifo --svg out/flood-fifo.svg examples/jobs/flood/spark-*.json; \
+		echo "(exit code $$? under fifo: the drivers hold every slot and no job gets its first region; timeline: out/flood-fifo.svg)"
+	./$(BIN) simulate --slots 4 --queue-policy stateaware --svg out/flood-stateaware.svg examples/jobs/flood/spark-*.json
 
 ## pictures: the timelines of the demo's cases as SVG and PNG in docs/ (installs rsvg-convert when missing)
-PICS := flip119-pointwise flip119-eager-deadlock flip119-failover wordcount-large cycle-side-input-deadlock
+PICS := flip119-pointwise flip119-eager-deadlock flip119-failover wordcount-large cycle-side-input-deadlock flood-fifo flood-stateaware
 pictures: build
 	@command -v rsvg-convert >/dev/null || { \
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq librsvg2-bin; \
 		else sudo apt-get update -qq && sudo apt-get install -y -qq librsvg2-bin; fi; }
 	@mkdir -p out
-	sed -e 's/"parallelism": 4,/"parallelism": 1000,/' -e 's/"parallelism": 8,/"parallelism": 2000,/' \
-		-e 's/"name": "wordcount"/"name": "wordcount-large"/' examples/jobs/wordcount.json > out/wordcount-large.json
+	@# a word count at parallelism 1,000-2,000 (the shape of the original examples/jobs/wordcount.json)
+	printf '%s\n' '{"name": "wordcount-large", "vertices": [' \
+		'{"id": "text-source", "parallelism": 1000, "durationMs": 2000}, {"id": "tokenizer", "parallelism": 2000, "durationMs": 1500},' \
+		'{"id": "counter", "parallelism": 2000, "durationMs": 2500}, {"id": "result-sink", "parallelism": 2000, "durationMs": 500}],' \
+		'"edges": [{"source": "text-source", "target": "tokenizer", "shipStrategy": "rebalance"},' \
+		'{"source": "tokenizer", "target": "counter", "shipStrategy": "hash"}, {"source": "counter", "target": "result-sink", "shipStrategy": "forward"}]}' \
+		> out/wordcount-large.json
 	./$(BIN) simulate --mode pointwise-pipelined-only --slots 2 --svg docs/flip119-pointwise.svg examples/jobs/flip119.json
 	-./$(BIN) simulate --mode all-pipelined --slots 4 --policy eager --svg docs/flip119-eager-deadlock.svg examples/jobs/flip119.json
 	./$(BIN) simulate --mode pointwise-pipelined-only --slots 2 --fail 'B#1@500' --svg docs/flip119-failover.svg examples/jobs/flip119.json
 	./$(BIN) simulate --slots 400 --svg docs/wordcount-large.svg out/wordcount-large.json
 	-./$(BIN) simulate --mode all-pipelined --slots 8 --policy eager --svg docs/cycle-side-input-deadlock.svg examples/jobs/cycle-side-input.json
+	-./$(BIN) simulate --slots 4 --queue-policy fifo --svg docs/flood-fifo.svg examples/jobs/flood/spark-*.json
+	./$(BIN) simulate --slots 4 --queue-policy stateaware --svg docs/flood-stateaware.svg examples/jobs/flood/spark-*.json
 	@for p in $(PICS); do rsvg-convert -o docs/$$p.png docs/$$p.svg && echo "docs/$$p.png"; done
 
 clean:

@@ -20,8 +20,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		queuePol   string
 	)
 	c := &cobra.Command{
-		Use: "simulate [--mode M] (--slots N | --cluster CLUSTER) [--policy region|eager] [--queue-policy fifo|priority|fairshare|stateaware]\n" +
-			"         [--seed S] [--trace FILE] [--svg FILE] [--fail ID#i@MS ...] JOB [JOB ...]",
+		Use:   "simulate [--mode M] (--slots N | --cluster CLUSTER) [--policy region|eager] [--queue-policy P] [--seed S] [--trace FILE] [--svg FILE] [--fail ID#i@MS ...] JOB [JOB ...]",
 		Short: "Run one job, or several jobs on one cluster, in virtual time on the example executor",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
