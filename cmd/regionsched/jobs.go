@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -262,13 +263,19 @@ func millis(t time.Duration) string {
 // jobLine is a job's line of the summary (SPEC.md section 5): its name,
 // when it was submitted, first deployed and ended, its wait and makespan,
 // and how it ended.
+// A job that failed or was rejected did not finish: its finished and
+// makespan are "-", and the outcome says when it ended.
 func jobLine(j simulator.JobResult) string {
+	finished, makespan := millis(j.Finished), millis(j.Makespan())
+	if j.Verdict != simulator.Finished {
+		finished, makespan = "-", "-"
+	}
 	return fmt.Sprintf("job %q: submitted %s, first deploy %s, finished %s, wait %s, makespan %s; %s",
-		j.Name, millis(j.Submitted), millis(j.FirstDeploy), millis(j.Finished), millis(j.Wait()), millis(j.Makespan()), jobOutcome(j))
+		j.Name, millis(j.Submitted), millis(j.FirstDeploy), finished, millis(j.Wait()), makespan, jobOutcome(j))
 }
 
 // jobOutcome says how a job ended: "finished", its failure or rejection
-// (the Reason), or "never finished" and the admission state it was stuck
+// and when ("rejected at 0 ms: ..."), or "never finished" and the admission state it was stuck
 // in.
 func jobOutcome(j simulator.JobResult) string {
 	switch j.Verdict {
@@ -280,10 +287,11 @@ func jobOutcome(j simulator.JobResult) string {
 		}
 		return "never finished (deadlock)"
 	}
-	if j.Reason != "" {
-		return j.Reason
+	what, why, ok := strings.Cut(j.Reason, ": ") // "failed: ..." or "rejected: ..."
+	if !ok || j.Finished < 0 {
+		return cmp.Or(j.Reason, j.Verdict.String())
 	}
-	return j.Verdict.String()
+	return fmt.Sprintf("%s at %s: %s", what, millis(j.Finished), why)
 }
 
 // timeline is the picture of a run of several jobs: one row per slot, one

@@ -144,6 +144,20 @@ func TestSimulateJobsDriverFlood(t *testing.T) {
 		require.Equal(t, 0, res.code, res.stderr)
 		assert.Contains(t, res.stdout, `job "spark-1": submitted 0 ms, first deploy 0 ms, finished 4000 ms, wait 0 ms, makespan 4000 ms; finished`)
 	})
+	t.Run("a job that can never fit is rejected, the others run", func(t *testing.T) {
+		big := writeTemp(t, "big.json", `{"name": "big", "vertices": [{"id": "a", "parallelism": 5}, {"id": "b", "parallelism": 5}],
+			"edges": [{"source": "a", "target": "b", "shipStrategy": "hash", "exchange": "pipelined"}]}`)
+		res := execCLI(t, "", "simulate", "--slots", "4", big, jobs[0])
+		require.Equal(t, 1, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		assert.Empty(t, res.stderr)
+		lines := jobLines(t, res.stdout)
+		assert.Equal(t, []string{"0 ms", "-", "-", "-", "-"}, lines["big"][:5])
+		assert.True(t, strings.HasPrefix(lines["big"][5], "rejected at 0 ms: "), lines["big"][5])
+		assert.Equal(t, "finished", lines["spark-1"][5])
+		verdict := lastLine(res.stdout)
+		assert.True(t, strings.HasPrefix(verdict, "failed: 1 of 2 jobs: big rejected"), verdict)
+		assert.Contains(t, verdict, "needs 5 slots at once")
+	})
 	t.Run("eager across jobs", func(t *testing.T) {
 		res := execCLI(t, "", append([]string{"simulate", "--slots", "12", "--policy", "eager"}, jobs...)...)
 		require.Equal(t, 0, res.code, res.stdout)
