@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -22,6 +23,7 @@ func (q *Queues) decide() {
 	var first *job
 	var firstLack []resource.Count
 	var touched []*job
+	var reserved []int32
 	for _, qu := range q.qorder {
 		it := qu.order.Iterator()
 		for it.Next() {
@@ -43,8 +45,19 @@ func (q *Queues) decide() {
 			if lack != nil && first == nil {
 				first, firstLack = j, lack
 				q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", "its ask does not fit the free slots"))
+				// The free slots that serve what first lacks wait for it
+				// (with the slots reclaimed for it below): granted to a
+				// job behind, they would be reclaimed at once, and a pool
+				// that gives back a reclaimed slot it does not use would
+				// have it granted and reclaimed again, forever.
+				if _, _, ok := q.reclaimable(j, lack); ok {
+					reserved = q.reserve(lack)
+				}
 			}
 		}
+	}
+	for _, idx := range reserved {
+		q.put(idx)
 	}
 	for _, j := range touched {
 		q.updateOrder(j)
@@ -166,6 +179,17 @@ func (q *Queues) serve(j *job) (lack []resource.Count, grantedSome bool) {
 	return lack, grantedSome
 }
 
+// reserve takes out of the free stacks the free slots that serve what
+// lack asks for (as many as match); decide puts them back.
+func (q *Queues) reserve(lack []resource.Count) []int32 {
+	free, prof := q.freeCounts()
+	var out []int32
+	for _, pair := range resource.Assign(lack, free, q.cfg.Matching).Pairs {
+		out = append(out, q.take(prof[pair.Slot], pair.N)...)
+	}
+	return out
+}
+
 // take pops n free slots of profile p.
 func (q *Queues) take(p int32, n int) []int32 {
 	f := q.free[p]
@@ -198,31 +222,17 @@ func (q *Queues) firstGrant(j *job) {
 // come back while their jobs wait). Slots already being reclaimed count
 // as coming.
 func (q *Queues) reclaimFor(first *job, lack []resource.Count) {
-	coming, _ := q.freeCounts()
-	var behind []int32 // slots of jobs behind first that could be reclaimed
-	for i := range q.slots {
-		s := &q.slots[i]
-		switch {
-		case s.state == slotReclaiming:
-			coming = append(coming, resource.Count{Profile: s.slot.Profile, N: 1})
-		case s.state == slotGranted && s.owner != first.id && !q.ahead(q.jobs[s.owner], first):
-			behind = append(behind, int32(i))
-		}
-	}
-	if resource.Assign(lack, coming, q.cfg.Matching).Complete() {
-		return // enough is free or on its way
-	}
-	possible := slices.Clone(coming)
-	for _, idx := range behind {
-		possible = append(possible, resource.Count{Profile: q.slots[idx].slot.Profile, N: 1})
-	}
-	if !resource.Assign(lack, possible, q.cfg.Matching).Complete() {
-		q.log.Debug("job waits for slots no reclaim can free (drivers, jobs ahead)", zap.String("job", first.spec.Name))
+	coming, behind, ok := q.reclaimable(first, lack)
+	if !ok {
 		return
 	}
-	// Most recently submitted owners first, their highest slot first.
+	// Lowest-priority owners first (SPEC.md section 5), then the most
+	// recently submitted, their highest slot first.
 	slices.SortStableFunc(behind, func(a, b int32) int {
 		oa, ob := q.jobs[q.slots[a].owner], q.jobs[q.slots[b].owner]
+		if oa.spec.Priority != ob.spec.Priority {
+			return cmp.Compare(oa.spec.Priority, ob.spec.Priority)
+		}
 		if oa.seq != ob.seq {
 			if oa.seq > ob.seq {
 				return -1
@@ -247,6 +257,67 @@ func (q *Queues) reclaimFor(first *job, lack []resource.Count) {
 		owner.out = append(owner.out, slotpool.Reclaim{Slot: s.slot.ID})
 		q.log.Debug("slot reclaimed", zap.String("for", first.spec.Name), zap.String("from", owner.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
 	}
+}
+
+// reclaimable returns the free slots and those being reclaimed (coming),
+// and the slots of jobs behind first that could be reclaimed for it; ok
+// when reclaiming some of them could complete what first lacks and what is
+// coming does not already.
+func (q *Queues) reclaimable(first *job, lack []resource.Count) (coming []resource.Count, behind []int32, ok bool) {
+	coming, _ = q.freeCounts()
+	var limits map[JobID]int // fair share, per owner: how many more of its slots may be taken
+	for i := range q.slots {
+		s := &q.slots[i]
+		switch {
+		case s.state == slotReclaiming:
+			coming = append(coming, resource.Count{Profile: s.slot.Profile, N: 1})
+		case s.state == slotGranted && s.owner != first.id && !q.ahead(q.jobs[s.owner], first):
+			if q.jobs[s.owner].queue != first.queue || first.queue.cfg.Policy != FairShare {
+				behind = append(behind, int32(i))
+				continue
+			}
+			if limits == nil {
+				limits = map[JobID]int{}
+			}
+			n, seen := limits[s.owner]
+			if !seen {
+				n = q.yieldable(q.jobs[s.owner], first)
+			}
+			if n > 0 {
+				behind = append(behind, int32(i))
+				n--
+			}
+			limits[s.owner] = n
+		}
+	}
+	if resource.Assign(lack, coming, q.cfg.Matching).Complete() {
+		return coming, behind, true // enough is free or on its way
+	}
+	possible := slices.Clone(coming)
+	for _, idx := range behind {
+		possible = append(possible, resource.Count{Profile: q.slots[idx].slot.Profile, N: 1})
+	}
+	if !resource.Assign(lack, possible, q.cfg.Matching).Complete() {
+		q.log.Debug("job waits for slots no reclaim can free (drivers, jobs ahead)", zap.String("job", first.spec.Name))
+		return nil, nil, false
+	}
+	return coming, behind, true
+}
+
+// yieldable is how many slots victim v may give up for claimant c. Under
+// fair share only as many as leave v behind c as c stands: a slot taken
+// beyond that would be granted back to v when it comes free, and
+// reclaimed again, forever (c's ask, once complete, is granted at once,
+// while c is still behind v). Otherwise all.
+func (q *Queues) yieldable(v, c *job) int {
+	if v.queue != c.queue || v.queue.cfg.Policy != FairShare {
+		return v.granted
+	}
+	k, ck := 0, keyOf(c)
+	for k < v.granted && compareKeys(keyWith(v, v.granted-k-1), ck) >= 0 {
+		k++
+	}
+	return k
 }
 
 // ahead reports whether job a is ahead of job b in grant order.

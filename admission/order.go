@@ -37,14 +37,17 @@ func compareKeys(a, b interface{}) int {
 }
 
 // keyOf computes a job's key under its queue's policy.
-func keyOf(j *job) orderKey {
+func keyOf(j *job) orderKey { return keyWith(j, j.granted) }
+
+// keyWith is a job's key were it granted `granted` slots.
+func keyWith(j *job, granted int) orderKey {
 	k := orderKey{submit: j.submit.UnixNano(), seq: j.seq}
 	switch j.queue.cfg.Policy {
 	case Priority:
 		k.rank = -int64(j.spec.Priority)
 	case FairShare:
 		k.rank = -int64(j.spec.Priority)
-		k.share = float64(j.granted) / float64(j.spec.Priority)
+		k.share = float64(granted) / float64(j.spec.Priority)
 	}
 	return k
 }

@@ -1,0 +1,46 @@
+package admission
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// BenchmarkAdmission runs jobs x 10 regions through the admission on a
+// cluster of slots: every job submitted at time 0 to one fifo queue, each
+// region a bulk of 1 to 4 slots running 10 to 100 ms, a job's regions one
+// after another, each job with its own pool and Link (the harness, without
+// the invariant checks). A decision is one grant.
+func BenchmarkAdmission(b *testing.B) {
+	for _, c := range []struct{ jobs, regions, slots int }{{1000, 10, 1000}, {10000, 10, 1000}} {
+		b.Run(fmt.Sprintf("jobs%d-regions%d-slots%d", c.jobs, c.regions, c.slots), func(b *testing.B) {
+			b.ReportAllocs()
+			grants := 0
+			for b.Loop() {
+				s := benchSim(b, c.jobs, c.regions, c.slots)
+				require.True(b, s.run(0), "all jobs finish")
+				grants += s.grants
+			}
+			b.ReportMetric(float64(grants)/b.Elapsed().Seconds(), "decisions/s")
+			b.ReportMetric(float64(grants)/float64(b.N), "decisions/op")
+		})
+	}
+}
+
+func benchSim(b *testing.B, jobs, regions, slots int) *sim {
+	rng := rand.New(rand.NewPCG(1, 2))
+	s := newSim(b, Config{Slots: clusterSlots(slots), Queues: defaultQueue}, simConfig{})
+	for i := range jobs {
+		sizes := make([]int, regions)
+		durs := make([]time.Duration, regions)
+		for r := range sizes {
+			sizes[r] = 1 + rng.IntN(4)
+			durs[r] = time.Duration(1+rng.IntN(10)) * 10 * ms
+		}
+		s.add(JobSpec{Name: fmt.Sprintf("job%d", i)}, 0, sizes, durs, 1, 0)
+	}
+	return s
+}

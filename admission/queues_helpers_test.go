@@ -1,0 +1,692 @@
+package admission
+
+import (
+	"container/heap"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
+	"github.com/stretchr/testify/require"
+)
+
+// The multi-job harness: a Queues admission, and per job a slotpool.Pool
+// linked to the job's Port (through simPort, which records what passes).
+// Each job runs its regions in order, at most `inflight` of them submitted
+// at once; a region is a bulk of unknown-profile requests; a fulfilled
+// region runs for its duration in virtual time, then its slots are
+// released. Time jumps from event to event. After every step every job
+// whose port has messages is pumped until all are quiet, and (with checks
+// on) the invariants are checked.
+
+// simJob is one job of the harness.
+type simJob struct {
+	name     string
+	spec     JobSpec
+	submitAt time.Time
+	regions  []int           // slots per region, run in order
+	durs     []time.Duration // how long each region runs
+	inflight int             // regions submitted at once (>= 1)
+	startup  time.Duration   // after the driver's grant, before the first region
+
+	port   *Port
+	pool   *slotpool.Pool
+	link   *slotpool.Link
+	next   int                                   // next region to submit
+	live   int                                   // regions submitted, not finished
+	inUse  map[slotpool.BulkID][]slotpool.SlotID // running regions
+	begun  bool                                  // regions started
+	done   bool                                  // Finished (or rejected)
+	wake   time.Time                             // the pool's deadline in the timer queue
+	failed []error                               // bulks that failed
+
+	deployed              bool
+	firstDeploy, finished time.Time
+	slotTime              time.Duration // integral of granted slots over time
+	maxHeld               int           // the most slots its head held at once
+}
+
+// simTimer is a harness event at a virtual time.
+type simTimer struct {
+	at   time.Time
+	seq  uint64
+	kind timerKind
+	job  *simJob
+	bulk slotpool.BulkID
+}
+
+type timerKind uint8
+
+const (
+	tSubmit    timerKind = iota // submit the job to the admission
+	tBegin                      // the driver started: submit the first regions
+	tFinish                     // a region's tasks end
+	tPoolTimer                  // the pool has a deadline
+)
+
+type timerQueue []simTimer
+
+func (h timerQueue) Len() int { return len(h) }
+func (h timerQueue) Less(i, j int) bool {
+	if !h[i].at.Equal(h[j].at) {
+		return h[i].at.Before(h[j].at)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h timerQueue) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *timerQueue) Push(x any)   { *h = append(*h, x.(simTimer)) }
+func (h *timerQueue) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// sim is the harness.
+type sim struct {
+	tb      testing.TB
+	q       *Queues
+	now     time.Time
+	poolCfg slotpool.Config
+	jobs    []*simJob
+	byName  map[string]*simJob
+	timers  timerQueue
+	seq     uint64
+
+	checks bool     // check the invariants after every step
+	record bool     // keep an event log
+	log    []string // what happened, in order (with record)
+
+	msgs     int // messages to the admission at this instant
+	grants   int // Grant messages and driver grants: the admission's decisions
+	reclaims int
+	progress uint64 // bumps whenever something happens to a job
+	errs     []string
+	// onStep, if set, runs after every step (pumped, checked).
+	onStep func()
+	// sinceProgress counts steps in a row in which nothing happened.
+	sinceProgress int
+}
+
+// simConfig configures a harness.
+type simConfig struct {
+	checks, record bool
+	idle           time.Duration // the pools' IdleTimeout (default 1 ms)
+}
+
+func newSim(tb testing.TB, cfg Config, sc simConfig) *sim {
+	tb.Helper()
+	q, err := New(cfg)
+	require.NoError(tb, err)
+	if sc.idle == 0 {
+		sc.idle = time.Millisecond
+	}
+	return &sim{
+		tb: tb, q: q, now: t0,
+		poolCfg: slotpool.Config{Admission: true, IdleTimeout: sc.idle, Timeout: 1000 * time.Hour},
+		byName:  map[string]*simJob{},
+		checks:  sc.checks, record: sc.record,
+	}
+}
+
+// clusterSlots returns n slots of profile small, ids 1..n (the jobs'
+// requests are of unknown profile: any slot serves them).
+func clusterSlots(n int) []slotpool.Slot {
+	out := make([]slotpool.Slot, n)
+	for i := range out {
+		out[i] = slotpool.Slot{ID: slotpool.SlotID(i + 1), Profile: small}
+	}
+	return out
+}
+
+// add schedules a job: submitted at submitAt (relative to t0), its regions
+// of the given sizes, each running dur(i).
+func (s *sim) add(spec JobSpec, at time.Duration, regions []int, durs []time.Duration, inflight int, startup time.Duration) *simJob {
+	s.tb.Helper()
+	require.Len(s.tb, durs, len(regions))
+	if inflight < 1 {
+		inflight = 1
+	}
+	largest := 0
+	for _, k := range regions {
+		largest = max(largest, k)
+	}
+	if spec.Largest == nil && largest > 0 {
+		spec.Largest = []resource.Count{{Profile: resource.Unknown, N: largest}}
+	}
+	j := &simJob{
+		name: spec.Name, spec: spec, submitAt: t0.Add(at), regions: regions, durs: durs,
+		inflight: inflight, startup: startup, inUse: map[slotpool.BulkID][]slotpool.SlotID{},
+	}
+	s.jobs = append(s.jobs, j)
+	s.byName[j.name] = j
+	s.push(simTimer{at: j.submitAt, kind: tSubmit, job: j})
+	return j
+}
+
+// uniform returns n copies of d.
+func uniform(n int, d time.Duration) []time.Duration {
+	out := make([]time.Duration, n)
+	for i := range out {
+		out[i] = d
+	}
+	return out
+}
+
+// repeat returns n copies of k.
+func repeat(n, k int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = k
+	}
+	return out
+}
+
+func (s *sim) push(t simTimer) {
+	t.seq = s.seq
+	s.seq++
+	heap.Push(&s.timers, t)
+}
+
+func (s *sim) logf(format string, args ...any) {
+	if s.record {
+		s.log = append(s.log, fmt.Sprintf("%5dms ", s.now.Sub(t0).Milliseconds())+fmt.Sprintf(format, args...))
+	}
+}
+
+func (s *sim) fail(format string, args ...any) {
+	s.errs = append(s.errs, fmt.Sprintf("%v: ", s.now.Sub(t0))+fmt.Sprintf(format, args...))
+}
+
+// simPort is the Admission each job's Link talks to: the job's Port, with
+// the grants counted and the messages logged. Its Tick and NextDeadline are
+// empty: the harness ticks the admission (one for all jobs) itself.
+type simPort struct {
+	s *sim
+	j *simJob
+}
+
+func (p *simPort) Handle(now time.Time, msg slotpool.ToAdmission) error {
+	// A pool and the admission that exchange messages without end at one
+	// instant (a livelock) would hang Link.Ready: fail instead.
+	if p.s.msgs++; p.s.msgs > 100000 {
+		p.s.tb.Fatalf("livelock at %v: job %s keeps sending, last %#v\n%s\n%s", p.s.now.Sub(t0), p.j.name, msg, p.s.tail(30), p.s.dump())
+	}
+	err := p.j.port.Handle(now, msg)
+	if err != nil {
+		p.s.fail("job %s: admission refused %#v: %v", p.j.name, msg, err)
+	}
+	return err
+}
+
+func (p *simPort) Ready() []slotpool.FromAdmission {
+	msgs := p.j.port.Ready()
+	for _, m := range msgs {
+		switch m := m.(type) {
+		case slotpool.Grant:
+			p.s.grants++
+			p.s.progress++
+			if p.s.record {
+				ids := make([]slotpool.SlotID, len(m.Slots))
+				for i, sl := range m.Slots {
+					ids[i] = sl.ID
+				}
+				p.s.logf("%s grant ask %d %v", p.j.name, m.Ask, ids)
+			}
+		case slotpool.Reclaim:
+			p.s.reclaims++
+			p.s.logf("%s reclaim %d", p.j.name, m.Slot)
+		case slotpool.Revoke:
+			p.s.fail("job %s: unexpected revoke %v", p.j.name, m)
+		}
+	}
+	return msgs
+}
+
+func (p *simPort) Tick(time.Time)                  {}
+func (p *simPort) NextDeadline() (time.Time, bool) { return time.Time{}, false }
+
+// run advances the harness until every job is done, nothing more can
+// happen (a deadlock: it returns false), or the virtual time passes
+// horizon (relative to t0; 0 = none).
+func (s *sim) run(horizon time.Duration) (finished bool) {
+	s.tb.Helper()
+	for {
+		s.pump()
+		s.afterStep()
+		if s.allDone() {
+			return true
+		}
+		next, ok := s.nextTime()
+		// Nothing left but the pools' fulfillability timeouts (1000 h)
+		// or idle timers that change nothing: a deadlock.
+		if !ok || s.sinceProgress > 50 || next.Sub(s.now) > 100*time.Hour {
+			return false
+		}
+		if horizon > 0 && next.After(t0.Add(horizon)) {
+			s.account(t0.Add(horizon))
+			s.now = t0.Add(horizon)
+			return false
+		}
+		s.account(next)
+		s.now = next
+		before := s.progress
+		s.step()
+		if s.progress == before {
+			s.sinceProgress++
+		} else {
+			s.sinceProgress = 0
+		}
+	}
+}
+
+// account adds the slots each job holds over [now, to) to its slot-time.
+func (s *sim) account(to time.Time) {
+	d := to.Sub(s.now)
+	if d <= 0 {
+		return
+	}
+	for _, j := range s.jobs {
+		if j.port != nil && !j.done {
+			j.slotTime += time.Duration(j.port.Granted()) * d
+		}
+	}
+}
+
+func (s *sim) allDone() bool {
+	for _, j := range s.jobs {
+		if !j.done {
+			return false
+		}
+	}
+	return true
+}
+
+// nextTime is the earliest harness timer or admission deadline.
+func (s *sim) nextTime() (time.Time, bool) {
+	var at time.Time
+	ok := false
+	if len(s.timers) > 0 {
+		at, ok = s.timers[0].at, true
+	}
+	if t, dok := s.q.NextDeadline(); dok && (!ok || t.Before(at)) {
+		at, ok = t, true
+	}
+	if ok && at.Before(s.now) {
+		at = s.now
+	}
+	return at, ok
+}
+
+// step fires what is due at now.
+func (s *sim) step() {
+	s.msgs = 0
+	s.q.Tick(s.now)
+	for len(s.timers) > 0 && !s.timers[0].at.After(s.now) {
+		t := heap.Pop(&s.timers).(simTimer)
+		j := t.job
+		switch t.kind {
+		case tSubmit:
+			s.submitJob(j)
+		case tBegin:
+			s.progress++
+			j.begun = true
+			s.logf("%s begins", j.name)
+			s.submitRegions(j)
+		case tFinish:
+			s.progress++
+			s.finishRegion(j, t.bulk)
+		case tPoolTimer:
+			if j.done || !j.wake.Equal(t.at) {
+				continue
+			}
+			j.wake = time.Time{}
+			j.pool.Tick(s.now)
+		}
+	}
+}
+
+func (s *sim) submitJob(j *simJob) {
+	s.progress++
+	port, err := s.q.Submit(s.now, j.spec)
+	if err != nil {
+		s.fail("submit %s: %v", j.name, err)
+		j.done = true
+		return
+	}
+	j.port = port
+	j.pool = slotpool.New(s.poolCfg)
+	j.link = slotpool.NewLink(j.pool, &simPort{s: s, j: j}, nil)
+	if port.State() == JobRejected {
+		s.logf("%s rejected: %v", j.name, port.Err())
+		j.link.Ready(s.now) // the capacity
+		j.done = true
+		return
+	}
+	if j.spec.Driver == nil {
+		j.begun = true
+		s.submitRegions(j)
+	}
+}
+
+// submitRegions keeps `inflight` regions of the job submitted.
+func (s *sim) submitRegions(j *simJob) {
+	for j.live < j.inflight && j.next < len(j.regions) {
+		reqs := make([]slotpool.Request, j.regions[j.next])
+		j.next++
+		j.live++
+		if err := j.pool.Submit(s.now, slotpool.Bulk{ID: slotpool.BulkID(j.next), Requests: reqs}); err != nil {
+			s.fail("job %s: submit region %d: %v", j.name, j.next, err)
+		}
+	}
+	s.maybeFinish(j)
+}
+
+func (s *sim) finishRegion(j *simJob, b slotpool.BulkID) {
+	for _, id := range j.inUse[b] {
+		if err := j.pool.Release(s.now, id); err != nil {
+			s.fail("job %s: release %d: %v", j.name, id, err)
+		}
+	}
+	delete(j.inUse, b)
+	j.live--
+	s.logf("%s region %d done", j.name, b)
+	s.submitRegions(j)
+}
+
+// maybeFinish ends a job whose regions are all done.
+func (s *sim) maybeFinish(j *simJob) {
+	if j.done || j.live > 0 || j.next < len(j.regions) {
+		return
+	}
+	if err := j.port.Finished(s.now); err != nil {
+		s.fail("job %s: finished: %v", j.name, err)
+	}
+	j.done = true
+	j.finished = s.now
+}
+
+// pump carries messages until every port and pool is quiet.
+func (s *sim) pump() {
+	for round := 0; ; round++ {
+		if round > 10000 {
+			s.tb.Fatalf("pump does not settle at %v", s.now)
+		}
+		any := false
+		for _, j := range s.jobs {
+			if j.port == nil || j.done {
+				continue
+			}
+			// A pool changes only through calls of the harness, after
+			// which the job is pumped here; the admission changes other
+			// jobs' ports during a call, which Pending shows.
+			if round > 0 && !j.port.Pending() {
+				continue
+			}
+			any = true
+			for _, ev := range slices.Clone(j.link.Ready(s.now)) {
+				s.onPoolEvent(j, ev)
+			}
+			if !j.done {
+				s.wakePool(j)
+			}
+		}
+		for _, ev := range s.q.Events() {
+			s.onEvent(ev)
+		}
+		if !any {
+			return
+		}
+		quiet := true
+		for _, j := range s.jobs {
+			if j.port != nil && !j.done && j.port.Pending() {
+				quiet = false
+				break
+			}
+		}
+		if quiet {
+			return
+		}
+	}
+}
+
+// wakePool puts the pool's deadline in the timer queue.
+func (s *sim) wakePool(j *simJob) {
+	t, ok := j.pool.NextDeadline()
+	if !ok || t.Equal(j.wake) {
+		return
+	}
+	if t.Before(s.now) {
+		t = s.now
+	}
+	j.wake = t
+	s.push(simTimer{at: t, kind: tPoolTimer, job: j})
+}
+
+func (s *sim) onPoolEvent(j *simJob, ev slotpool.Event) {
+	switch e := ev.(type) {
+	case slotpool.Fulfilled:
+		s.progress++
+		j.inUse[e.Bulk] = slices.Clone(e.Slots)
+		s.logf("%s region %d fulfilled %v", j.name, e.Bulk, e.Slots)
+		s.push(simTimer{at: s.now.Add(j.durs[e.Bulk-1]), kind: tFinish, job: j, bulk: e.Bulk})
+		if !j.deployed {
+			j.deployed, j.firstDeploy = true, s.now
+			j.port.Deployed(s.now)
+		}
+	case slotpool.Failed:
+		s.progress++
+		j.failed = append(j.failed, e.Err)
+		j.live--
+		s.logf("%s region %d failed: %v", j.name, e.Bulk, e.Err)
+		s.submitRegions(j)
+	default:
+		s.fail("job %s: unexpected pool event %#v", j.name, ev)
+	}
+}
+
+func (s *sim) onEvent(ev Event) {
+	j := s.byName[ev.Job]
+	switch ev.Kind {
+	case StateChanged:
+		s.progress++
+		s.logf("%s %v -> %v (%s)", ev.Job, ev.From, ev.To, ev.Reason)
+	case DriverGranted:
+		s.progress++
+		s.logf("%s driver on slot %d", ev.Job, ev.Slot)
+		if j != nil && !j.begun {
+			s.push(simTimer{at: s.now.Add(j.startup), kind: tBegin, job: j})
+		}
+	}
+}
+
+// afterStep checks the invariants (with checks on) and runs onStep.
+func (s *sim) afterStep() {
+	s.tb.Helper()
+	require.Empty(s.tb, s.errs, "protocol errors")
+	for _, j := range s.jobs {
+		if j.pool != nil && !j.done {
+			j.maxHeld = max(j.maxHeld, j.pool.Stats().Held)
+		}
+	}
+	if s.checks {
+		if err := s.invariants(); err != nil {
+			s.tb.Fatalf("at %v: %v\n%s", s.now.Sub(t0), err, s.tail(30))
+		}
+	}
+	if s.onStep != nil {
+		s.onStep()
+	}
+}
+
+// dump describes the jobs, their asks and the cluster's slots.
+func (s *sim) dump() string {
+	var b strings.Builder
+	for _, j := range s.q.jobs {
+		fmt.Fprintf(&b, "job %s %v queue %s prio %d granted %d driver %v asks:", j.spec.Name, j.state, j.queue.cfg.Name, j.spec.Priority, j.granted, j.spec.Driver != nil)
+		for _, a := range j.asks {
+			fmt.Fprintf(&b, " %d%v", a.id, a.left)
+		}
+		if sj := s.byName[j.spec.Name]; sj != nil && sj.pool != nil && !sj.done {
+			fmt.Fprintf(&b, " pool %+v", sj.pool.Stats())
+		}
+		b.WriteString("\n")
+	}
+	for _, qu := range s.q.qorder {
+		fmt.Fprintf(&b, "queue %+v running %d starting %d\n", qu.cfg, qu.running, qu.starting)
+	}
+	for _, cs := range s.q.slots {
+		fmt.Fprintf(&b, "slot %d state %d owner %d; ", cs.slot.ID, cs.state, cs.owner)
+	}
+	return b.String()
+}
+
+// tail returns the last n lines of the log.
+func (s *sim) tail(n int) string {
+	return strings.Join(s.log[max(0, len(s.log)-n):], "\n")
+}
+
+// invariants checks, with everything quiet:
+//   - every slot the admission granted to a job is in that job's pool (not
+//     releasing), each pool holds exactly the slots granted to its job, so
+//     no slot is in two pools; a slot being reclaimed is in use and marked
+//     reclaimed in its pool, and only those are;
+//   - a driver slot is in no pool, one per job at most; a job's Granted is
+//     what it owns;
+//   - the free stacks hold exactly the free slots;
+//   - the queue counters match the job states; no queue runs more jobs
+//     than its maxRunningJobs; a StateAware queue has at most one job
+//     starting;
+//   - every live pool's own invariants hold.
+func (s *sim) invariants() error {
+	q := s.q
+	owned := make([]int, len(q.jobs))
+	inPools := make([]int, len(q.jobs))
+	drivers := make([]int, len(q.jobs))
+	nFree := 0
+	for i := range q.slots {
+		cs := &q.slots[i]
+		if cs.state == slotFree {
+			nFree++
+			continue
+		}
+		owned[cs.owner]++
+		owner := q.jobs[cs.owner]
+		if owner.state.Terminal() {
+			return fmt.Errorf("slot %d owned by %v job %s", cs.slot.ID, owner.state, owner.spec.Name)
+		}
+		if cs.state == slotDriver {
+			drivers[cs.owner]++
+			if !owner.hasSlot || drivers[cs.owner] > 1 {
+				return fmt.Errorf("job %s: driver slots %d, hasSlot %v", owner.spec.Name, drivers[cs.owner], owner.hasSlot)
+			}
+			continue
+		}
+		sj := s.byName[owner.spec.Name]
+		info, ok := sj.pool.Slot(cs.slot.ID)
+		if !ok {
+			return fmt.Errorf("slot %d granted to %s (%v) is not in its pool", cs.slot.ID, owner.spec.Name, cs.state)
+		}
+		if info.State == slotpool.SlotReleasing {
+			return fmt.Errorf("slot %d of %s still releasing when quiet", cs.slot.ID, owner.spec.Name)
+		}
+		if (cs.state == slotReclaiming) != info.Reclaimed || (info.Reclaimed && info.State != slotpool.SlotInUse) {
+			return fmt.Errorf("slot %d of %s: admission %v, pool %v reclaimed=%v", cs.slot.ID, owner.spec.Name, cs.state, info.State, info.Reclaimed)
+		}
+		inPools[cs.owner]++
+	}
+	free := 0
+	seen := map[int32]bool{}
+	for p, f := range q.free {
+		for _, idx := range f {
+			if seen[idx] || q.slots[idx].state != slotFree || q.slots[idx].profile != int32(p) {
+				return fmt.Errorf("free stack %d: slot index %d (dup %v, %v)", p, idx, seen[idx], q.slots[idx].state)
+			}
+			seen[idx] = true
+			free++
+		}
+	}
+	if free != nFree {
+		return fmt.Errorf("free stacks hold %d slots, %d are free", free, nFree)
+	}
+	type count struct{ starting, running int }
+	counts := map[*queue]*count{}
+	for _, qu := range q.qorder {
+		counts[qu] = &count{}
+	}
+	for _, j := range q.jobs {
+		sj := s.byName[j.spec.Name]
+		if j.granted != owned[j.id] {
+			return fmt.Errorf("job %s: granted %d, owns %d", j.spec.Name, j.granted, owned[j.id])
+		}
+		if j.hasSlot != (drivers[j.id] == 1) && !j.state.Terminal() {
+			return fmt.Errorf("job %s: hasSlot %v, driver slots %d", j.spec.Name, j.hasSlot, drivers[j.id])
+		}
+		c := counts[j.queue]
+		switch j.state {
+		case JobStarting:
+			c.starting++
+			c.running++
+		case JobRunning:
+			c.running++
+		}
+		if sj == nil || sj.pool == nil || sj.done {
+			continue
+		}
+		st := sj.pool.Stats()
+		if st.Slots != inPools[j.id] || st.Releasing != 0 {
+			return fmt.Errorf("job %s: pool holds %d slots (%d releasing), admission granted it %d", j.spec.Name, st.Slots, st.Releasing, inPools[j.id])
+		}
+		if err := sj.pool.CheckInvariants(); err != nil {
+			return fmt.Errorf("job %s: pool: %w", j.spec.Name, err)
+		}
+	}
+	for _, qu := range q.qorder {
+		c := counts[qu]
+		if c.starting != qu.starting || c.running != qu.running {
+			return fmt.Errorf("queue %s: starting/running %d/%d, counters %d/%d", qu.cfg.Name, c.starting, c.running, qu.starting, qu.running)
+		}
+		if qu.cfg.MaxRunningJobs > 0 && c.running > qu.cfg.MaxRunningJobs {
+			return fmt.Errorf("queue %s: %d jobs running, maxRunningJobs %d", qu.cfg.Name, c.running, qu.cfg.MaxRunningJobs)
+		}
+		if qu.cfg.Policy == StateAware && c.starting > 1 {
+			return fmt.Errorf("queue %s: %d jobs starting under stateaware", qu.cfg.Name, c.starting)
+		}
+	}
+	return nil
+}
+
+// states returns the state of every job, by name.
+func (s *sim) states() map[string]JobState {
+	out := map[string]JobState{}
+	for _, j := range s.jobs {
+		if j.port != nil {
+			out[j.name] = j.port.State()
+		}
+	}
+	return out
+}
+
+// ask sends an all-or-nothing ask of n unknown-profile slots to a port.
+func ask(t *testing.T, p *Port, now time.Time, id slotpool.AskID, n int) {
+	t.Helper()
+	require.NoError(t, p.Handle(now, slotpool.Ask{ID: id, Bulk: slotpool.BulkID(id), Gang: slotpool.Gang{
+		Groups: []slotpool.TaskGroup{{Profile: resource.Unknown, MinMembers: n}}, AllOrNothing: true,
+	}}))
+}
+
+// grantedSlots returns the slots of the Grants among msgs.
+func grantedSlots(msgs []slotpool.FromAdmission) []slotpool.SlotID {
+	var out []slotpool.SlotID
+	for _, m := range msgs {
+		if g, ok := m.(slotpool.Grant); ok {
+			for _, sl := range g.Slots {
+				out = append(out, sl.ID)
+			}
+		}
+	}
+	return out
+}
