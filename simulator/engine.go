@@ -352,10 +352,7 @@ func (e *engine) result() (*Result, error) {
 	}
 	if err, failed := e.policy.stopped(); failed {
 		r.Verdict, r.Err = Failed, err
-		r.Reason = fmt.Sprintf("failed: %v", err)
-		if re := (*scheduler.RegionError)(nil); errors.As(err, &re) {
-			r.Reason = "failed: " + re.Reason() // the verdict says "failed" once
-		}
+		r.Reason = failedReason(err)
 		return r, nil
 	}
 	if e.model.unfinished == 0 {
@@ -454,4 +451,13 @@ func (e *engine) name(v int32) string {
 		return e.set.jobs[i].Name + ":" + e.set.regions[i].Topology().VertexName(local)
 	}
 	return e.topo.VertexName(topology.ExecutionVertexID(v))
+}
+
+// failedReason is the verdict line of a failed job: "failed: " and, for
+// the scheduler's *RegionError, its reason without a second "job failed".
+func failedReason(err error) string {
+	if re := (*scheduler.RegionError)(nil); errors.As(err, &re) {
+		return "failed: " + re.Reason()
+	}
+	return fmt.Sprintf("failed: %v", err)
 }

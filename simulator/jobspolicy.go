@@ -1,7 +1,6 @@
 package simulator
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -183,11 +182,7 @@ func (p *jobsPolicy) ready(r *jobRun, rd scheduler.Ready) {
 	case scheduler.JobFinished:
 		p.end(r, Finished, "")
 	case scheduler.JobFailed:
-		reason := fmt.Sprintf("failed: %v", rd.Job.Err)
-		if re := (*scheduler.RegionError)(nil); errors.As(rd.Job.Err, &re) {
-			reason = "failed: " + re.Reason()
-		}
-		p.end(r, Failed, reason)
+		p.end(r, Failed, failedReason(rd.Job.Err))
 	}
 }
 
