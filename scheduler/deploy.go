@@ -24,21 +24,21 @@ func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
 func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt) {
 	run := &s.regions[r]
 	run.attempt = attempt
-	run.slots = s.rs.AppendSlots(s.slotsBuf(), r)
-	run.placed = nil
+	lr := s.newLive(run)
+	lr.slots = s.rs.AppendSlots(s.slotsBuf(), r)
+	lr.placed = nil
 	reqs := s.requestBuf[:0] // the pool copies the requests
-	for _, sl := range run.slots {
+	for _, sl := range lr.slots {
 		reqs = append(reqs, slotpool.Request{Profile: sl.Profile, Unbounded: sl.Unbounded})
 	}
 	s.requestBuf = reqs
-	id := bulkID(r, attempt)
-	run.bulk = id
-	rq := Request{Region: r, Attempt: attempt, Slots: run.slots} // shared, read-only, with ReuseReady
+	run.waiting = true
+	rq := Request{Region: r, Attempt: attempt, Slots: lr.slots} // shared, read-only, with ReuseReady
 	if !s.reuse {
 		rq.Slots = s.rs.Slots(r) // the caller owns it
 	}
 	s.rd.Requests = append(s.rd.Requests, rq)
-	if err := s.pool.Submit(now, slotpool.Bulk{ID: id, Requests: reqs}); err != nil {
+	if err := s.pool.Submit(now, slotpool.Bulk{ID: bulkID(r, attempt), Requests: reqs}); err != nil {
 		// Only a programming error can get here: ids are fresh, bulks non-empty.
 		panic("scheduler: submit region bulk: " + err.Error())
 	}
@@ -52,12 +52,16 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 func (s *Scheduler) drain(now time.Time) {
 	s.last, s.started = now, true
 	for {
-		events := s.link.Ready(now)
-		if len(events) == 0 {
+		notes := s.link.Notes(now)
+		if len(notes) == 0 {
 			return
 		}
-		for _, ev := range events {
-			switch ev := ev.(type) {
+		for _, n := range notes {
+			if n.Other == nil {
+				s.deploy(now, n.Fulfilled)
+				continue
+			}
+			switch ev := n.Other.(type) {
 			case slotpool.Fulfilled:
 				s.deploy(now, ev)
 			case slotpool.Failed:
@@ -75,14 +79,15 @@ func (s *Scheduler) drain(now time.Time) {
 func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) {
 	r := regionOfBulk(ev.Bulk)
 	run := &s.regions[r]
-	if run.bulk != ev.Bulk || s.state != JobRunning {
+	if !run.waiting || bulkID(r, run.attempt) != ev.Bulk || s.state != JobRunning {
 		s.dropStale(now, ev)
 		return
 	}
-	run.bulk, run.deployed = 0, ev.Bulk
-	run.placed, run.inUse = ev.Slots, len(ev.Slots)
+	run.waiting, run.deployed = false, true
+	lr := &s.lives[run.live-1]
+	lr.placed, run.inUse = ev.Slots, int32(len(ev.Slots))
 	s.stats.RegionsDeployed++
-	for i, sl := range run.slots {
+	for i, sl := range lr.slots {
 		slot := ev.Slots[i]
 		s.slots.set(slot, slotUse{region: r, attempt: run.attempt, running: int32(len(sl.Members))})
 		for _, v := range sl.Members {
@@ -115,10 +120,10 @@ func (s *Scheduler) dropStale(now time.Time, ev slotpool.Fulfilled) {
 // bulkFailed ends the job: a region can never get its slots.
 func (s *Scheduler) bulkFailed(now time.Time, ev slotpool.Failed) {
 	r := regionOfBulk(ev.Bulk)
-	if s.regions[r].bulk != ev.Bulk || s.state != JobRunning {
+	if run := &s.regions[r]; !run.waiting || bulkID(r, run.attempt) != ev.Bulk || s.state != JobRunning {
 		return
 	}
-	s.regions[r].bulk = 0
+	s.regions[r].waiting = false
 	s.fail(now, &RegionError{Region: r, Members: s.rs.MemberNames(r, 8), Slots: s.rs.SlotCount(r), Err: ev.Err})
 }
 

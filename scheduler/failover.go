@@ -50,7 +50,7 @@ func (s *Scheduler) slotLost(now time.Time, ev slotpool.Lost) {
 	if s.state != JobRunning || use.attempt != run.attempt {
 		return
 	}
-	slots, placed := run.slots, run.placed
+	slots, placed := s.liveSlots(run)
 	s.slotGone(use.region) // the pool already took the slot away
 	var failed topology.ExecutionVertexID = -1
 	var lost []topology.ResultPartitionID
@@ -124,12 +124,12 @@ func (s *Scheduler) stopRegions(now time.Time, regions []region.ID) {
 // too (the pool takes its slots back; dropStale ignores the event).
 func (s *Scheduler) withdraw(now time.Time, r region.ID) {
 	run := &s.regions[r]
-	if run.bulk == 0 {
+	if !run.waiting {
 		return
 	}
-	_ = s.pool.Cancel(now, run.bulk)
-	run.bulk = 0
-	if run.deployed == 0 {
+	_ = s.pool.Cancel(now, bulkID(r, run.attempt))
+	run.waiting = false
+	if !run.deployed {
 		s.dropSlots(run)
 	}
 }
@@ -139,7 +139,7 @@ func (s *Scheduler) withdraw(now time.Time, r region.ID) {
 // has nothing to stop.
 func (s *Scheduler) stopRegion(now time.Time, r region.ID) {
 	run := &s.regions[r]
-	slots, placed := run.slots, run.placed
+	slots, placed := s.liveSlots(run) // kept while returnSlot drops them
 	for i, sl := range slots {
 		if i >= len(placed) {
 			break

@@ -622,10 +622,11 @@ func (h *harness) checkClean() {
 			require.Equal(h.t, slotpool.BulkUnknown, h.s.pool.State(bulkID(region.ID(r), a)), "bulk of region %d@%d not forgotten", r, a)
 		}
 		run := h.s.regions[r]
-		require.Zero(h.t, run.bulk, "region %d bulk", r)
-		require.Zero(h.t, run.deployed, "region %d deployed bulk", r)
-		require.Nil(h.t, run.slots, "region %d slots", r)
+		require.False(h.t, run.waiting, "region %d bulk", r)
+		require.False(h.t, run.deployed, "region %d deployed bulk", r)
+		require.Zero(h.t, run.live, "region %d slots", r)
 	}
+	require.Len(h.t, h.s.freeLives, len(h.s.lives), "every live entry is free")
 }
 
 // stats returns the scheduler's counters.

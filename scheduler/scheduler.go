@@ -63,14 +63,22 @@ type Stats struct {
 	RegionRestarts int
 }
 
-// regionRun is the scheduler's view of one region's current attempt.
+// regionRun is the scheduler's view of one region's current attempt. It
+// is kept small (16 bytes, one per region of the job): what only a region
+// that asked for slots or holds them needs lives in Scheduler.lives.
 type regionRun struct {
 	attempt  strategy.Attempt
-	bulk     slotpool.BulkID   // the waiting bulk, 0 if none
-	deployed slotpool.BulkID   // the fulfilled bulk, 0 if none
-	slots    []region.Slot     // cached while the attempt is scheduled or deployed
-	placed   []slotpool.SlotID // slot of each entry of slots, once deployed
-	inUse    int               // placed slots not yet returned
+	inUse    int32 // placed slots not yet returned
+	live     int32 // 1 + its index in Scheduler.lives while scheduled or deployed, else 0
+	waiting  bool  // its bulk, bulkID(region, attempt), waits in the pool
+	deployed bool  // its bulk was fulfilled and holds slots
+}
+
+// liveRun is what a region holds while its attempt is scheduled or
+// deployed: its slots (cached) and, once deployed, the slot of each.
+type liveRun struct {
+	slots  []region.Slot
+	placed []slotpool.SlotID
 }
 
 // slotUse counts the unfinished tasks in a slot of a deployed region.
@@ -149,9 +157,11 @@ type Scheduler struct {
 	link     *slotpool.Link
 	log      *zap.Logger
 
-	regions  []regionRun
-	taskSlot []slotpool.SlotID // per execution vertex, valid while deployed
-	slots    slotTable
+	regions   []regionRun
+	lives     []liveRun         // see regionRun.live
+	freeLives []int32           // indexes of lives not in use
+	taskSlot  []slotpool.SlotID // per execution vertex, valid while deployed
+	slots     slotTable
 
 	state JobState
 	err   error
@@ -230,10 +240,10 @@ func (s *Scheduler) Status() Status {
 	st := Status{State: s.state, Err: s.err, Stats: s.stats, Pool: s.pool.Stats()}
 	for r := range s.regions {
 		run := &s.regions[r]
-		if run.bulk != 0 {
+		if run.waiting {
 			st.Waiting = append(st.Waiting, RegionID(r))
 		}
-		if run.deployed != 0 {
+		if run.deployed {
 			st.Deployed = append(st.Deployed, RegionID(r))
 		}
 	}

@@ -146,8 +146,8 @@ func (s *Scheduler) returnSlot(now time.Time, r region.ID, slot slotpool.SlotID)
 // region holds no slot (the pool retired its bulk).
 func (s *Scheduler) slotGone(r region.ID) {
 	run := &s.regions[r]
-	if run.inUse--; run.inUse == 0 && run.deployed != 0 {
-		run.deployed = 0
+	if run.inUse--; run.inUse == 0 && run.deployed {
+		run.deployed = false
 		s.dropSlots(run)
 	}
 }
@@ -163,11 +163,41 @@ func (s *Scheduler) slotsBuf() []region.Slot {
 	return nil
 }
 
+// newLive gives run an entry in s.lives for a new attempt (dropping what
+// an earlier attempt left there) and returns it.
+func (s *Scheduler) newLive(run *regionRun) *liveRun {
+	s.dropSlots(run)
+	if n := len(s.freeLives); n > 0 {
+		run.live = s.freeLives[n-1] + 1
+		s.freeLives = s.freeLives[:n-1]
+	} else {
+		s.lives = append(s.lives, liveRun{})
+		run.live = int32(len(s.lives))
+	}
+	return &s.lives[run.live-1]
+}
+
+// liveSlots returns the slots of run's attempt and the slot of each once
+// deployed (nil if it has none).
+func (s *Scheduler) liveSlots(run *regionRun) ([]region.Slot, []slotpool.SlotID) {
+	if run.live == 0 {
+		return nil, nil
+	}
+	lr := &s.lives[run.live-1]
+	return lr.slots, lr.placed
+}
+
 // dropSlots forgets the slots of a region's attempt; their list is reused
 // after two Ready calls (see Scheduler.slotsReleased).
 func (s *Scheduler) dropSlots(run *regionRun) {
-	if cap(run.slots) > 0 { // callers may still be reading run.slots: not cleared
-		s.slotsReleased = append(s.slotsReleased, run.slots[:0])
+	if run.live == 0 {
+		return
 	}
-	run.slots, run.placed = nil, nil
+	lr := &s.lives[run.live-1]
+	if cap(lr.slots) > 0 { // callers may still be reading the slots: not cleared
+		s.slotsReleased = append(s.slotsReleased, lr.slots[:0])
+	}
+	*lr = liveRun{}
+	s.freeLives = append(s.freeLives, run.live-1)
+	run.live = 0
 }

@@ -167,7 +167,7 @@ func (p *Pool) commitHead(now time.Time) {
 		}
 	}
 	p.supplyProf = p.supplyProf[:0]
-	a := resource.Assignment{Matched: sh.size}
+	a := resource.Assignment{Matched: sh.size, Pairs: p.pairBuf[:0]} // fulfill keeps nothing of it
 	for _, hp := range p.headPairs {
 		k := p.supplyIndex(hp.prof)
 		if k < 0 {
@@ -176,6 +176,7 @@ func (p *Pool) commitHead(now time.Time) {
 		}
 		a.Pairs = append(a.Pairs, resource.Pair{Request: int(hp.class), Slot: k, N: hp.n})
 	}
+	p.pairBuf = a.Pairs
 	p.fulfill(now, h, a)
 }
 
@@ -325,23 +326,30 @@ func (p *Pool) slotCount(q int32, reusable bool) int {
 // event is emitted.
 func (p *Pool) fulfill(now time.Time, b *bulk, a resource.Assignment) {
 	sh := b.shape
-	// Bucket the request indexes by class.
-	start := zeroed(p.startBuf, len(sh.demand)+1)
-	for _, c := range b.reqClass {
-		start[c+1]++
+	// Bucket the request indexes by class: order lists them class by
+	// class, next[c] is where class c's next request is in order. A bulk of
+	// one class (the usual case) needs no bucketing: order is the identity.
+	order, next := p.orderBuf[:0], p.nextBuf[:0]
+	if len(sh.demand) > 1 {
+		start := zeroed(p.startBuf, len(sh.demand)+1)
+		for _, c := range b.reqClass {
+			start[c+1]++
+		}
+		for c := 1; c < len(start); c++ {
+			start[c] += start[c-1]
+		}
+		order = zeroed(order, len(b.requests))
+		next = append(next, start[:len(sh.demand)]...)
+		for i, c := range b.reqClass {
+			order[next[c]] = int32(i)
+			next[c]++
+		}
+		copy(next, start[:len(sh.demand)])
+		p.startBuf, p.orderBuf = start, order
+	} else {
+		next = append(next, 0)
 	}
-	for c := 1; c < len(start); c++ {
-		start[c] += start[c-1]
-	}
-	order := zeroed(p.orderBuf, len(b.requests))
-	next := p.nextBuf[:0]
-	next = append(next, start[:len(sh.demand)]...)
-	for i, c := range b.reqClass {
-		order[next[c]] = int32(i)
-		next[c]++
-	}
-	copy(next, start[:len(sh.demand)])
-	p.startBuf, p.orderBuf, p.nextBuf = start, order, next
+	p.nextBuf = next
 
 	isHead := p.head == b
 	b.slots = slices.Grow(b.slots[:0], len(b.requests))[:len(b.requests)]
@@ -355,7 +363,10 @@ func (p *Pool) fulfill(now time.Time, b *bulk, a resource.Assignment) {
 			} else {
 				idx = p.popFree(pr)
 			}
-			r := order[next[pair.Request]]
+			r := next[pair.Request]
+			if len(order) > 0 {
+				r = order[r]
+			}
 			next[pair.Request]++
 			p.occupy(idx, b, r)
 			ids[r] = p.slot(idx).id
@@ -364,7 +375,7 @@ func (p *Pool) fulfill(now time.Time, b *bulk, a resource.Assignment) {
 	if isHead {
 		p.returnHeld(now) // held slots the commit did not need
 	}
-	p.emit(Fulfilled{Bulk: b.id, Slots: ids})
+	p.emitFulfilled(Fulfilled{Bulk: b.id, Slots: ids})
 	p.leaveWaiting(b, ReasonStopped)
 	b.state = BulkFulfilled
 	b.inUse = len(b.requests)

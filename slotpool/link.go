@@ -17,9 +17,10 @@ type Link struct {
 	pool *Pool
 	adm  Admission
 	log  *zap.Logger
-	out  []Event // scratch for Ready
+	out  []Note // scratch for Notes
 	// spare is the storage of the pool's previous events, handed back.
-	spare []Event
+	spare []Note
+	boxed []Event // scratch for Ready
 }
 
 // NewLink couples p with a (nil: no in-process admission). A nil logger
@@ -45,17 +46,31 @@ func (l *Link) Admission() Admission { return l.adm }
 //
 // The returned slice is valid until the next call.
 func (l *Link) Ready(now time.Time) []Event {
+	notes := l.Notes(now)
+	clear(l.boxed)
+	l.boxed = l.boxed[:0]
+	for _, n := range notes {
+		l.boxed = append(l.boxed, n.Event())
+	}
+	return l.boxed
+}
+
+// Notes is Ready for a caller on the hot path: the same events as Ready,
+// a Fulfilled not boxed (see Note). The returned slice is valid until the
+// next call of Notes or Ready.
+func (l *Link) Notes(now time.Time) []Note {
+	clear(l.out)
 	l.out = l.out[:0]
 	for {
-		events := l.pool.swapEvents(l.spare)
-		for _, ev := range events {
-			if m, ok := ev.(ToAdmission); ok && l.adm != nil {
+		events := l.pool.swapNotes(l.spare)
+		for _, n := range events {
+			if m, ok := n.Other.(ToAdmission); ok && l.adm != nil {
 				if err := l.adm.Handle(now, m); err != nil {
 					l.log.Warn("admission rejected a message of the pool", zap.Error(err))
 				}
 				continue
 			}
-			l.out = append(l.out, ev)
+			l.out = append(l.out, n)
 		}
 		var msgs []FromAdmission
 		if l.adm != nil {

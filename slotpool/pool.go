@@ -95,7 +95,7 @@ type Pool struct {
 
 	dirtyFree     []int32
 	dirtyReusable []int32
-	events        []Event
+	events        []Note // a Fulfilled inline, unboxed (see Note)
 
 	// scratch buffers
 	supplyBuf  []resource.Count
@@ -107,6 +107,7 @@ type Pool struct {
 	startBuf   []int32
 	orderBuf   []int32
 	nextBuf    []int32
+	pairBuf    []resource.Pair
 }
 
 // New returns an empty pool.
@@ -131,14 +132,22 @@ func New(cfg Config) *Pool {
 // Ready returns the events since the last call, oldest first, and forgets
 // them.
 func (p *Pool) Ready() []Event {
-	ev := p.events
-	p.events = nil
+	if len(p.events) == 0 {
+		return nil
+	}
+	ev := make([]Event, len(p.events))
+	for i, n := range p.events {
+		ev[i] = n.Event()
+	}
+	clear(p.events)
+	p.events = p.events[:0]
 	return ev
 }
 
-// swapEvents is Ready for a caller that hands back the storage of the
-// previous result (spare): the pool appends its next events there.
-func (p *Pool) swapEvents(spare []Event) []Event {
+// swapNotes is Ready for a caller that reads notes and hands back the
+// storage of the previous result (spare): the pool appends its next
+// events there.
+func (p *Pool) swapNotes(spare []Note) []Note {
 	ev := p.events
 	clear(spare) // beyond len: cleared when it was handed back before
 	p.events = spare[:0]
@@ -473,7 +482,10 @@ func (p *Pool) settle(now time.Time) {
 	p.syncHeadAsk()
 }
 
-func (p *Pool) emit(e Event) { p.events = append(p.events, e) }
+func (p *Pool) emit(e Event) { p.events = append(p.events, Note{Other: e}) }
+
+// emitFulfilled records a Fulfilled event without boxing it.
+func (p *Pool) emitFulfilled(f Fulfilled) { p.events = append(p.events, Note{Fulfilled: f}) }
 
 func (p *Pool) logDebug(msg string, b BulkID, fields ...zap.Field) {
 	if ce := p.log.Check(zapcore.DebugLevel, msg); ce != nil {
