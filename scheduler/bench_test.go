@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -34,8 +35,10 @@ func benchChains(tb testing.TB, p int) *topology.JobGraph {
 // all-blocking pointwise chains (every subtask its own region) on 1,000
 // slots; the loop reports the deployed tasks finished, oldest first,
 // until the job finishes. A task event is one finish report. Regions are
-// built once, outside the timed loop.
+// built once, outside the timed loop. It reports events/s, B/subtask and
+// allocs/subtask, and logs the growth to 10x the subtasks.
 func BenchmarkSchedulerJob(b *testing.B) {
+	var perRun []time.Duration
 	for _, p := range []int{10_000, 100_000} {
 		n := 10 * p
 		b.Run(fmt.Sprintf("chains-%d", n), func(b *testing.B) {
@@ -46,21 +49,23 @@ func BenchmarkSchedulerJob(b *testing.B) {
 				slots[i] = scheduler.Slot{ID: slotpool.SlotID(i), Profile: resource.Unknown}
 			}
 			now := time.Unix(0, 0)
+			var queue fifo // deployed tasks, oldest first; reused across runs
 			b.ReportAllocs()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			bytes0, allocs0 := ms.TotalAlloc, ms.Mallocs
 			b.ResetTimer()
 			events := 0
 			for i := 0; i < b.N; i++ {
 				s := scheduler.New(rs, scheduler.Config{ReuseReady: true}) // Deploy is copied at once
 				require.NoError(b, s.Offer(now, slots...))
 				require.NoError(b, s.Start(now))
-				var queue []scheduler.Deployment
 				for {
-					queue = append(queue, s.Ready().Deploy...)
-					if len(queue) == 0 {
+					queue.push(s.Ready().Deploy)
+					d, ok := queue.pop()
+					if !ok {
 						break
 					}
-					d := queue[0]
-					queue = queue[1:]
 					if err := s.TaskFinished(now, d.Task, d.Attempt); err != nil {
 						b.Fatal(err)
 					}
@@ -70,7 +75,43 @@ func BenchmarkSchedulerJob(b *testing.B) {
 					b.Fatalf("job %v", s.State())
 				}
 			}
+			b.StopTimer()
+			runtime.ReadMemStats(&ms)
+			tasks := float64(n) * float64(b.N)
 			b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(ms.TotalAlloc-bytes0)/tasks, "B/subtask")
+			b.ReportMetric(float64(ms.Mallocs-allocs0)/tasks, "allocs/subtask")
+			perRun = append(perRun, b.Elapsed()/time.Duration(b.N))
 		})
 	}
+	if len(perRun) == 2 {
+		b.Logf("growth chains-100000 -> chains-1000000: %.1fx the time", float64(perRun[1])/float64(perRun[0]))
+	}
+}
+
+// fifo is a queue of deployments that reuses its storage: the harness
+// should not cost more than the scheduler it measures.
+type fifo struct {
+	buf  []scheduler.Deployment
+	head int
+}
+
+// push appends ds (copied).
+func (q *fifo) push(ds []scheduler.Deployment) {
+	if q.head > 0 && q.head >= len(q.buf)/2 {
+		n := copy(q.buf, q.buf[q.head:])
+		q.buf, q.head = q.buf[:n], 0
+	}
+	q.buf = append(q.buf, ds...)
+}
+
+// pop removes the oldest deployment.
+func (q *fifo) pop() (scheduler.Deployment, bool) {
+	if q.head == len(q.buf) {
+		q.buf, q.head = q.buf[:0], 0
+		return scheduler.Deployment{}, false
+	}
+	d := q.buf[q.head]
+	q.head++
+	return d, true
 }

@@ -2,6 +2,7 @@ package simulator_test
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -32,67 +33,89 @@ func chains(tb testing.TB, length, p int) *topology.JobGraph {
 // BenchmarkSimulate runs all-blocking pointwise chains (every subtask its
 // own region) under the region policy: 10 vertices of parallelism
 // 100,000 on 1,000 slots (1,000,000 subtasks), and 10x smaller for the
-// scale. Regions are built once, outside the timed loop.
+// scale; then wide shuffles, where per-group work could go quadratic:
+// two vertices of parallelism p connected all-to-all, blocking (2p
+// one-task regions on 1,000 slots) and pipelined (one region of 2p tasks
+// sharing p slots), each also at p/10. Regions are built once, outside
+// the timed loop. Every line reports events/s, B/subtask and
+// allocs/subtask; the growth from each size to the 10x larger one (time
+// per run) is logged.
 func BenchmarkSimulate(b *testing.B) {
-	for _, bc := range []struct {
-		p, slots int
-	}{
-		{10_000, 100},
-		{100_000, 1_000},
-	} {
-		n := 10 * bc.p
-		b.Run(fmt.Sprintf("chains-%d-slots%d", n, bc.slots), func(b *testing.B) {
-			rs := region.FromJob(chains(b, 10, bc.p), exchange.AllBlocking)
-			require.Equal(b, n, rs.NumRegions())
-			b.ReportAllocs()
-			b.ResetTimer()
-			processed := 0
-			for i := 0; i < b.N; i++ {
-				res, err := simulator.Run(simulator.Config{Regions: rs, Cluster: slots(bc.slots), Seed: uint64(i + 1)})
-				if err != nil || res.Verdict != simulator.Finished {
-					b.Fatalf("%v %v", err, res)
-				}
-				// n tasks of 100 ms on `slots` slots, in waves
-				if want := time.Duration(n/bc.slots) * 100 * time.Millisecond; res.Makespan != want {
-					b.Fatalf("makespan %v, want %v", res.Makespan, want)
-				}
-				processed += res.Processed
-			}
-			b.ReportMetric(float64(processed)/b.Elapsed().Seconds(), "events/s")
-			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tasks/s")
-		})
-	}
-	// Wide shuffles, where per-group work could go quadratic: two vertices
-	// of parallelism p connected all-to-all, blocking (2p one-task regions
-	// on 1,000 slots) and pipelined (one region of 2p tasks sharing p
-	// slots), each also at p/10 to show the growth.
-	for _, bc := range []struct {
+	type bench struct {
 		name  string
-		p     int
+		job   func(testing.TB) *topology.JobGraph
 		mode  exchange.Mode
+		n     int // subtasks
 		slots int
-	}{
-		{"alltoall-p1000-blocking", 1_000, exchange.AllBlocking, 1_000},
-		{"alltoall-p10000-blocking", 10_000, exchange.AllBlocking, 1_000},
-		{"pipelined-p200-slots200", 200, exchange.AllPipelined, 200},
-		{"pipelined-p2000-slots2000", 2_000, exchange.AllPipelined, 2_000},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			rs := region.FromJob(allToAll(b, bc.p), bc.mode)
-			b.ReportAllocs()
-			b.ResetTimer()
-			processed := 0
-			for i := 0; i < b.N; i++ {
-				res, err := simulator.Run(simulator.Config{Regions: rs, Cluster: slots(bc.slots), Seed: uint64(i + 1)})
-				if err != nil || res.Verdict != simulator.Finished {
-					b.Fatalf("%v %v", err, res)
-				}
-				processed += res.Processed
-			}
-			b.ReportMetric(float64(processed)/b.Elapsed().Seconds(), "events/s")
-			b.ReportMetric(float64(2*bc.p*b.N)/b.Elapsed().Seconds(), "tasks/s")
-		})
+		// makespan, if set, is the expected makespan
+		makespan time.Duration
 	}
+	chain := func(p, slots int) bench {
+		n := 10 * p
+		return bench{name: fmt.Sprintf("chains-%d-slots%d", n, slots), job: func(tb testing.TB) *topology.JobGraph { return chains(tb, 10, p) },
+			mode: exchange.AllBlocking, n: n, slots: slots, makespan: time.Duration(n/slots) * 100 * time.Millisecond} // in waves
+	}
+	shuffle := func(name string, p int, mode exchange.Mode, slots int) bench {
+		return bench{name: name, job: func(tb testing.TB) *topology.JobGraph { return allToAll(tb, p) }, mode: mode, n: 2 * p, slots: slots}
+	}
+	// pairs of sizes, the second 10x the first
+	for _, pair := range [][2]bench{
+		{chain(10_000, 100), chain(100_000, 1_000)},
+		{shuffle("alltoall-p1000-blocking", 1_000, exchange.AllBlocking, 1_000), shuffle("alltoall-p10000-blocking", 10_000, exchange.AllBlocking, 1_000)},
+		{shuffle("pipelined-p200-slots200", 200, exchange.AllPipelined, 200), shuffle("pipelined-p2000-slots2000", 2_000, exchange.AllPipelined, 2_000)},
+	} {
+		var perRun [2]time.Duration
+		for i, bc := range pair {
+			b.Run(bc.name, func(b *testing.B) {
+				rs := region.FromJob(bc.job(b), bc.mode)
+				m := startMeasure(b)
+				processed := 0
+				for i := 0; i < b.N; i++ {
+					res, err := simulator.Run(simulator.Config{Regions: rs, Cluster: slots(bc.slots), Seed: uint64(i + 1)})
+					if err != nil || res.Verdict != simulator.Finished {
+						b.Fatalf("%v %v", err, res)
+					}
+					if bc.makespan > 0 && res.Makespan != bc.makespan {
+						b.Fatalf("makespan %v, want %v", res.Makespan, bc.makespan)
+					}
+					processed += res.Processed
+				}
+				m.report(b, processed, bc.n)
+				perRun[i] = b.Elapsed() / time.Duration(b.N)
+			})
+		}
+		if perRun[0] > 0 && perRun[1] > 0 {
+			b.Logf("growth %s -> %s (10x the subtasks): %.1fx the time", pair[0].name, pair[1].name, float64(perRun[1])/float64(perRun[0]))
+		}
+	}
+}
+
+// measure reads the allocation counters around a benchmark's timed loop
+// (b.ReportAllocs gives them per run, not per subtask).
+type measure struct {
+	bytes, allocs uint64
+}
+
+// startMeasure resets the timer and reads the counters.
+func startMeasure(b *testing.B) measure {
+	b.ReportAllocs()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ResetTimer()
+	return measure{bytes: ms.TotalAlloc, allocs: ms.Mallocs}
+}
+
+// report stops the timer and reports events/s, tasks/s, B/subtask and
+// allocs/subtask for b.N runs of n subtasks each.
+func (m measure) report(b *testing.B, events, n int) {
+	b.StopTimer()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	tasks := float64(n) * float64(b.N)
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(tasks/b.Elapsed().Seconds(), "tasks/s")
+	b.ReportMetric(float64(ms.TotalAlloc-m.bytes)/tasks, "B/subtask")
+	b.ReportMetric(float64(ms.Mallocs-m.allocs)/tasks, "allocs/subtask")
 }
 
 // allToAll is src(p) -all-to-all-> sink(p), every subtask running 100 ms.
