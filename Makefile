@@ -4,7 +4,7 @@ PKGS    := ./...
 BIN     := bin/regionsched
 FUZZTIME ?= 15s
 
-.PHONY: all build test bench fuzz lint demo pictures clean
+.PHONY: all build test bench fuzz lint demo pictures clean slurm-up slurm-down
 
 all: build test
 
@@ -79,6 +79,14 @@ pictures: build
 	-./$(BIN) simulate --slots 4 --queue-policy fifo --svg docs/flood-fifo.svg examples/jobs/flood/spark-*.json
 	./$(BIN) simulate --slots 4 --queue-policy stateaware --svg docs/flood-stateaware.svg examples/jobs/flood/spark-*.json
 	@for p in $(PICS); do rsvg-convert -o docs/$$p.png docs/$$p.svg && echo "docs/$$p.png"; done
+
+## slurm-up: a private Slurm test cluster (4 virtual nodes) under /tmp/regionsched-slurm; installs the Debian packages when missing
+slurm-up:
+	scripts/slurm-up.sh
+
+## slurm-down: stop the processes slurm-up started
+slurm-down:
+	scripts/slurm-down.sh
 
 clean:
 	rm -rf bin out

@@ -20,16 +20,18 @@ const module = "github.com/regionsched/regionsched/"
 // section 2): the pool and what sits behind it know nothing of graphs,
 // the core knows nothing of its drivers, nothing imports examples or cmd.
 var mustNotImport = map[string][]string{
-	"exchange":   {"resource", "topology", "region", "strategy", "slotpool", "admission", "scheduler", "simulator"},
-	"resource":   {"exchange", "topology", "region", "strategy", "slotpool", "admission", "scheduler", "simulator"},
-	"topology":   {"region", "strategy", "slotpool", "admission", "scheduler", "simulator"},
-	"region":     {"strategy", "slotpool", "admission", "scheduler", "simulator"},
-	"strategy":   {"slotpool", "admission", "scheduler", "simulator"},
-	"slotpool":   {"topology", "region", "strategy", "admission", "scheduler", "simulator"},
-	"admission":  {"topology", "region", "strategy", "scheduler", "simulator"},
-	"scheduler":  {"admission", "simulator", "regiontest"},
-	"simulator":  {"regiontest"},
-	"regiontest": {},
+	"exchange":  {"resource", "topology", "region", "strategy", "slotpool", "admission", "scheduler", "simulator"},
+	"resource":  {"exchange", "topology", "region", "strategy", "slotpool", "admission", "scheduler", "simulator"},
+	"topology":  {"region", "strategy", "slotpool", "admission", "scheduler", "simulator"},
+	"region":    {"strategy", "slotpool", "admission", "scheduler", "simulator"},
+	"strategy":  {"slotpool", "admission", "scheduler", "simulator"},
+	"slotpool":  {"topology", "region", "strategy", "admission", "scheduler", "simulator"},
+	"admission": {"topology", "region", "strategy", "scheduler", "simulator"},
+	// The Slurm admission sits behind the same seam.
+	"admission/slurm": {"topology", "region", "strategy", "scheduler", "simulator"},
+	"scheduler":       {"admission", "simulator", "regiontest"},
+	"simulator":       {"regiontest"},
+	"regiontest":      {},
 }
 
 // TestImportsPointOneWay checks every non-test file of the library's

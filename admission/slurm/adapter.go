@@ -1,0 +1,409 @@
+package slurm
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"go.uber.org/zap"
+
+	"github.com/regionsched/regionsched/slotpool"
+)
+
+// Sink takes the admission's messages for the pool: a scheduler.Driver
+// (its Admit method), or a test's recorder.
+type Sink interface {
+	Admit(ctx context.Context, msgs ...slotpool.FromAdmission) error
+}
+
+// AdapterConfig configures an Adapter.
+type AdapterConfig struct {
+	// Core configures the admission (job names, queue and partitions).
+	Core Config
+	// Client runs Slurm's commands (an *ExecClient).
+	Client Client
+	// Sink receives the grants, revokes and confirmations.
+	Sink Sink
+	// Clock paces the polling and the retries; nil means the wall clock.
+	Clock clock.Clock
+	// Logger; nil means zap.NewNop().
+	Logger *zap.Logger
+	// PollMin and PollMax bound the interval between two queries of the
+	// jobs: it starts at PollMin after any change and doubles up to
+	// PollMax while nothing changes (defaults 100 ms and 2 s). RetryMax
+	// caps the backoff while slurmctld is unreachable (default 5 s).
+	PollMin, PollMax, RetryMax time.Duration
+	// OnError, if set, is told of refused asks (*TooLargeError, Slurm's
+	// rejection of an sbatch) and of outages (*OutageError, once per
+	// failed attempt). It is called from the adapter's goroutine and must
+	// not block for long.
+	OnError func(error)
+	// Auditor, if set, gets every priority change (SetPriority).
+	Auditor Auditor
+}
+
+// Adapter runs a Core against a Client on one goroutine: it runs the
+// commands the Core asks for, polls the jobs' states with exponential
+// backoff while any is pending (and at PollMax while allocations run, to
+// notice preemption), and hands the Core's messages to the Sink. While
+// slurmctld is unreachable it reports an *OutageError, keeps its state
+// and retries with backoff; a submit whose answer was lost is found
+// again by its job name, so a slot is never granted twice nor lost.
+// Its methods may be called from any goroutine.
+type Adapter struct {
+	cfg AdapterConfig
+	clk clock.Clock
+	log *zap.Logger
+
+	mu   sync.Mutex
+	core *Core
+
+	wake  chan struct{}
+	stopc chan struct{}
+	done  chan struct{}
+	stop  sync.Once
+
+	// Owned by the loop goroutine.
+	delay    time.Duration
+	failures int
+}
+
+// StartAdapter looks up the partition (retrying with backoff while
+// slurmctld is unreachable, until ctx is done), declares its capacity to
+// the Sink and starts polling. It returns a *ConfigError for a bad
+// configuration and the Client's error if the partition does not exist.
+func StartAdapter(ctx context.Context, cfg AdapterConfig) (*Adapter, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.New()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Client == nil || cfg.Sink == nil {
+		return nil, &ConfigError{Field: "AdapterConfig", Value: "", Why: "Client and Sink are required"}
+	}
+	if err := cfg.Core.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.PollMin <= 0 {
+		cfg.PollMin = 100 * time.Millisecond
+	}
+	if cfg.PollMax < cfg.PollMin {
+		cfg.PollMax = max(cfg.PollMin, 2*time.Second)
+	}
+	if cfg.RetryMax < cfg.PollMin {
+		cfg.RetryMax = max(cfg.PollMin, 5*time.Second)
+	}
+	a := &Adapter{cfg: cfg, clk: cfg.Clock, log: cfg.Logger, wake: make(chan struct{}, 1),
+		stopc: make(chan struct{}), done: make(chan struct{}), delay: cfg.PollMin}
+	var part Partition
+	for {
+		p, err := cfg.Client.Partition(ctx, cfg.Core.PartitionName())
+		if err == nil {
+			part = p
+			break
+		}
+		if !errors.Is(err, ErrUnreachable) {
+			return nil, err
+		}
+		a.outage("partition", err)
+		if !a.sleep(ctx, a.backoff()) {
+			return nil, ctx.Err()
+		}
+	}
+	a.recovered()
+	core, err := NewCore(cfg.Core, part)
+	if err != nil {
+		return nil, err
+	}
+	a.core = core
+	a.log.Info("slurm admission started", zap.String("name", cfg.Core.Name), zap.String("partition", part.Name),
+		zap.Int("nodes", len(part.Nodes)), zap.Int("cpus", part.CPUs()))
+	a.deliver(ctx)
+	go a.loop(ctx)
+	return a, nil
+}
+
+// Handle passes the pool's messages to the Core (Ready.ToAdmission of a
+// scheduler). It returns the Core's errors, joined: an ask that can never
+// fit is a *TooLargeError (also given to OnError).
+func (a *Adapter) Handle(_ context.Context, msgs ...slotpool.ToAdmission) error {
+	var errs []error
+	a.mu.Lock()
+	now := a.clk.Now()
+	for _, m := range msgs {
+		if err := a.core.Handle(now, m); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	a.mu.Unlock()
+	a.poke()
+	return errors.Join(errs...)
+}
+
+// Placement returns where a granted slot lives (its job, component and
+// node), for running a task in it (Client.RunStep).
+func (a *Adapter) Placement(slot slotpool.SlotID) (Placement, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.core.Placement(slot)
+}
+
+// Partition returns the partition the adapter allocates in.
+func (a *Adapter) Partition() Partition {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.core.Partition()
+}
+
+// Jobs returns the Slurm jobs of the allocations not over.
+func (a *Adapter) Jobs() []JobPriority {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.core.Jobs()
+}
+
+// SetPriority sets the priority of every Slurm job of the adapter (its
+// pending and running allocations) to priority, running scontrol as
+// principal, so that Slurm decides whether principal may. Every attempt
+// goes to the Auditor; the refusals come back joined, each a
+// *PriorityError (errors.Is(err, ErrPermissionDenied) when Slurm denied
+// it to principal).
+func (a *Adapter) SetPriority(ctx context.Context, principal string, priority int64) error {
+	var errs []error
+	for _, j := range a.Jobs() {
+		err := a.cfg.Client.SetPriority(ctx, principal, j.Job, priority)
+		rec := AuditRecord{At: a.clk.Now(), Principal: principal, Job: j.Job, Old: j.Priority, New: priority, Accepted: err == nil}
+		if err != nil {
+			cause := err
+			var ce *CommandError
+			if errors.As(err, &ce) {
+				cause = ce.Err
+				rec.Reason = ce.Stderr
+			} else {
+				rec.Reason = err.Error()
+			}
+			errs = append(errs, &PriorityError{Principal: principal, Job: j.Job, Priority: priority, Err: errors.Join(cause, err)})
+		}
+		if a.cfg.Auditor != nil {
+			a.cfg.Auditor(rec)
+		}
+		a.log.Info("slurm priority change", zap.String("principal", principal), zap.Int64("job", int64(j.Job)),
+			zap.Int64("old", j.Priority), zap.Int64("new", priority), zap.Bool("accepted", err == nil), zap.Error(err))
+	}
+	a.poke()
+	return errors.Join(errs...)
+}
+
+// Done is closed when the polling loop has ended (Stop, or ctx done).
+func (a *Adapter) Done() <-chan struct{} { return a.done }
+
+// Stop ends the polling loop and cancels every allocation still held or
+// pending in Slurm (retrying while slurmctld is unreachable, until ctx is
+// done). It returns the last cancel error, if any. Safe to call more
+// than once.
+func (a *Adapter) Stop(ctx context.Context) error {
+	a.stop.Do(func() { close(a.stopc) })
+	<-a.done
+	a.mu.Lock()
+	a.core.Shutdown()
+	cmds := a.core.Commands()
+	a.mu.Unlock()
+	var last error
+	for _, c := range cmds {
+		for {
+			err := a.cfg.Client.Cancel(ctx, c.Name, c.Job)
+			if err == nil || !errors.Is(err, ErrUnreachable) {
+				last = err
+				break
+			}
+			a.outage("cancel", err)
+			if !a.sleep(ctx, a.backoff()) {
+				return err
+			}
+		}
+	}
+	return last
+}
+
+// poke wakes the loop up.
+func (a *Adapter) poke() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// loop runs steps until stopped, waiting between them.
+func (a *Adapter) loop(ctx context.Context) {
+	defer close(a.done)
+	for {
+		wait := a.step(ctx)
+		if wait < 0 {
+			continue
+		}
+		t := a.clk.Timer(wait)
+		select {
+		case <-a.wake:
+			a.delay = a.cfg.PollMin
+		case <-t.C:
+		case <-a.stopc:
+			t.Stop()
+			return
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+		t.Stop()
+	}
+}
+
+// step runs the Core's commands, queries the watched jobs, hands the
+// messages to the Sink, and returns how long to wait before the next step
+// (0 or less: at once; the time is the backoff).
+func (a *Adapter) step(ctx context.Context) time.Duration {
+	changed := a.runCommands(ctx)
+	a.mu.Lock()
+	names := a.core.Watched()
+	a.mu.Unlock()
+	failed := false
+	if len(names) > 0 {
+		statuses, err := a.cfg.Client.Query(ctx, names)
+		switch {
+		case err == nil:
+			a.recovered()
+			a.mu.Lock()
+			a.core.Observe(a.clk.Now(), names, statuses)
+			a.mu.Unlock()
+		case errors.Is(err, ErrUnreachable):
+			a.outage("query", err)
+			failed = true
+		default:
+			a.log.Warn("slurm query failed", zap.Error(err))
+			failed = true
+		}
+	}
+	if a.deliver(ctx) {
+		changed = true
+	}
+	a.mu.Lock()
+	more := a.core.HasCommands()
+	a.mu.Unlock()
+	switch {
+	case failed || a.failures > 0:
+		return a.backoff()
+	case more:
+		a.delay = a.cfg.PollMin
+		return -1
+	case changed:
+		a.delay = a.cfg.PollMin
+	default:
+		a.delay = min(2*a.delay, a.cfg.PollMax)
+	}
+	return a.delay
+}
+
+// runCommands runs what the Core asked for and reports the outcomes; it
+// returns whether there were any.
+func (a *Adapter) runCommands(ctx context.Context) bool {
+	a.mu.Lock()
+	cmds := a.core.Commands()
+	a.mu.Unlock()
+	for _, c := range cmds {
+		switch c.Kind {
+		case Submit:
+			job, err := a.cfg.Client.Submit(ctx, c.Name, c.Request)
+			a.note("submit", err)
+			a.mu.Lock()
+			a.core.Submitted(a.clk.Now(), c.Name, job, err)
+			a.mu.Unlock()
+			if err == nil {
+				a.log.Debug("slurm job submitted", zap.String("name", c.Name), zap.Int64("job", int64(job)))
+			}
+		case Cancel:
+			err := a.cfg.Client.Cancel(ctx, c.Name, c.Job)
+			a.note("cancel", err)
+			a.mu.Lock()
+			a.core.Cancelled(a.clk.Now(), c.Name, c.Job, err)
+			a.mu.Unlock()
+		}
+	}
+	return len(cmds) > 0
+}
+
+// note logs a command's error (an outage, or another failure).
+func (a *Adapter) note(op string, err error) {
+	switch {
+	case err == nil:
+		a.recovered()
+	case errors.Is(err, ErrUnreachable):
+		a.outage(op, err)
+	default:
+		a.log.Warn("slurm "+op+" failed", zap.Error(err))
+	}
+}
+
+// deliver reports refusals and hands the Core's messages to the Sink; it
+// returns whether there were any.
+func (a *Adapter) deliver(ctx context.Context) bool {
+	a.mu.Lock()
+	out := a.core.Ready()
+	refused := a.core.Refused()
+	a.mu.Unlock()
+	for _, err := range refused {
+		a.log.Warn("slurm refused an ask", zap.Error(err))
+		if a.cfg.OnError != nil {
+			a.cfg.OnError(err)
+		}
+	}
+	if len(out) == 0 {
+		return len(refused) > 0
+	}
+	if err := a.cfg.Sink.Admit(ctx, out...); err != nil {
+		a.log.Warn("the pool refused the admission's messages", zap.Error(err))
+	}
+	return true
+}
+
+// outage records one failed attempt while slurmctld is unreachable.
+func (a *Adapter) outage(op string, err error) {
+	a.failures++
+	oe := &OutageError{Op: op, Attempts: a.failures, Err: err}
+	a.log.Warn("slurm controller unreachable", zap.Error(oe))
+	if a.cfg.OnError != nil {
+		a.cfg.OnError(oe)
+	}
+}
+
+// recovered ends an outage.
+func (a *Adapter) recovered() {
+	if a.failures > 0 {
+		a.log.Info("slurm controller reachable again", zap.Int("failedAttempts", a.failures))
+		a.failures = 0
+		a.delay = a.cfg.PollMin
+	}
+}
+
+// backoff returns the next wait of a retry: PollMin doubled per failure,
+// up to RetryMax.
+func (a *Adapter) backoff() time.Duration {
+	d := a.cfg.PollMin
+	for i := 1; i < a.failures && d < a.cfg.RetryMax; i++ {
+		d *= 2
+	}
+	return min(d, a.cfg.RetryMax)
+}
+
+// sleep waits d on the clock; false if ctx ended first.
+func (a *Adapter) sleep(ctx context.Context, d time.Duration) bool {
+	t := a.clk.Timer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

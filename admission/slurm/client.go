@@ -1,0 +1,29 @@
+package slurm
+
+import (
+	"context"
+	"io"
+)
+
+// Client runs Slurm's commands for the Adapter. Every method returns a
+// *CommandError on failure, wrapping ErrUnreachable when slurmctld did not
+// answer (or the call timed out), ErrPermissionDenied or ErrRejected when
+// Slurm refused.
+type Client interface {
+	// Submit submits req as a job named name and returns its id (of a
+	// heterogeneous job: the leader's).
+	Submit(ctx context.Context, name string, req JobRequest) (JobID, error)
+	// Cancel cancels job (with job 0: every job named name).
+	Cancel(ctx context.Context, name string, job JobID) error
+	// Query returns the states of the jobs with these names, finished
+	// ones included (while Slurm remembers them).
+	Query(ctx context.Context, names []string) ([]JobStatus, error)
+	// Partition describes the partition name ("" for the default one).
+	Partition(ctx context.Context, name string) (Partition, error)
+	// SetPriority sets a job's priority, running the command as the user
+	// principal ("" for the client's own identity).
+	SetPriority(ctx context.Context, principal string, job JobID, priority int64) error
+	// RunStep runs argv as a job step of one task in a granted slot and
+	// waits until it ends or ctx is done (which stops it).
+	RunStep(ctx context.Context, p Placement, argv []string, stdout, stderr io.Writer) error
+}

@@ -1,0 +1,597 @@
+package slurm
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
+)
+
+// Config configures a Core.
+type Config struct {
+	// Name is the base of the Slurm job names: the allocation of ask N is
+	// the job "Name-aN". It must be unique among the users of the cluster
+	// for as long as Slurm remembers finished jobs (MinJobAge), since jobs
+	// are found again by name after an outage: add a run id. No spaces
+	// or commas.
+	Name string
+	// Queue is the job's queue; Partitions maps queues to Slurm
+	// partitions. A queue not in the map uses Partition; an empty
+	// Partition is the cluster's default partition.
+	Queue      string
+	Partitions map[string]string
+	Partition  string
+	// DefaultCPUs is the CPUs of a slot whose profile is Unknown (default
+	// 1).
+	DefaultCPUs int
+	// ExtraArgs go to every sbatch (--account, --qos, ...).
+	ExtraArgs []string
+}
+
+// PartitionName returns the partition of the configured queue ("" for
+// the cluster's default).
+func (c Config) PartitionName() string {
+	if p, ok := c.Partitions[c.Queue]; ok {
+		return p
+	}
+	return c.Partition
+}
+
+// validate checks the fields a Core relies on.
+func (c Config) validate() error {
+	if c.Name == "" || strings.ContainsAny(c.Name, ", \t\n") {
+		return &ConfigError{Field: "Name", Value: c.Name, Why: "must be non-empty, without spaces or commas"}
+	}
+	if c.DefaultCPUs < 0 {
+		return &ConfigError{Field: "DefaultCPUs", Value: fmt.Sprint(c.DefaultCPUs), Why: "must be at least 0"}
+	}
+	return nil
+}
+
+// CommandKind says what a Command does.
+type CommandKind uint8
+
+// The commands a Core asks its I/O layer to run.
+const (
+	// Submit: sbatch Request under the job name Name; report with
+	// Core.Submitted.
+	Submit CommandKind = iota + 1
+	// Cancel: scancel Job (or, with Job 0, every job named Name); report
+	// with Core.Cancelled.
+	Cancel
+)
+
+// Command is one Slurm command to run for the Core.
+type Command struct {
+	Kind    CommandKind
+	Name    string
+	Job     JobID
+	Request JobRequest
+}
+
+// Placement is where a granted slot lives: its allocation's job (the
+// leader of a heterogeneous job), the component (HetGroup, -1 for a job
+// that is not heterogeneous), the node, and the slot's CPUs.
+type Placement struct {
+	Job      JobID
+	HetGroup int
+	Node     string
+	CPUs     int
+}
+
+// allocState is where an allocation is in its life.
+type allocState uint8
+
+const (
+	allocSubmitting allocState = iota // sbatch issued, no answer yet
+	allocUnsure                       // sbatch's outcome unknown: found by name at the next observation, or submitted again
+	allocPending                      // job known, not running yet
+	allocGranted                      // running, its slots granted
+	allocEnding                       // cancelled (or ended), waiting for Slurm to confirm
+	allocDone                         // forgotten
+)
+
+// allocation is one ask's Slurm job.
+type allocation struct {
+	ask       slotpool.AskID
+	name      string
+	req       JobRequest
+	job       JobID
+	state     allocState
+	withdrawn bool // the ask was released before its grant
+	slots     []slotpool.SlotID
+	live      int  // granted slots not yet released
+	cancel    bool // a cancel is in flight
+	reason    string
+	priority  int64
+}
+
+// slotState is the admission's view of a granted slot.
+type slotState struct {
+	alloc   *allocation
+	place   Placement
+	revoked bool // revoked, waiting for the pool's SlotRelease echo
+}
+
+// Core is the deterministic Slurm admission: a slotpool.Admission that
+// turns each all-or-nothing ask into one Slurm job, hands out the
+// commands to run (Commands), and turns their results (Submitted,
+// Cancelled) and the observed job states (Observe) into grants, revokes
+// and release confirmations (Ready). It has no goroutine, clock or
+// process: the Adapter (or a test) runs the commands and feeds back what
+// happened.
+type Core struct {
+	cfg      Config
+	part     Partition
+	allocs   []*allocation // in ask order; done ones are dropped
+	byAsk    map[slotpool.AskID]*allocation
+	byName   map[string]*allocation
+	slots    map[slotpool.SlotID]*slotState
+	nextSlot slotpool.SlotID
+	out      []slotpool.FromAdmission
+	cmds     []Command
+	refused  []error
+	dups     map[JobID]bool // duplicate jobs of a name being cancelled
+}
+
+// NewCore returns a Core for the partition part (as the I/O layer found
+// it) and declares the capacity: as many slots of DefaultCPUs as the
+// partition's usable CPUs hold, of the Unknown profile (a count, not a
+// shape: Slurm decides the shape of each allocation, and asks that can
+// never fit are refused with a *TooLargeError).
+func NewCore(cfg Config, part Partition) (*Core, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.DefaultCPUs == 0 {
+		cfg.DefaultCPUs = 1
+	}
+	c := &Core{cfg: cfg, part: part, byAsk: map[slotpool.AskID]*allocation{}, byName: map[string]*allocation{},
+		slots: map[slotpool.SlotID]*slotState{}, nextSlot: 1, dups: map[JobID]bool{}}
+	c.out = append(c.out, slotpool.Capacity{Slots: []resource.Count{{Profile: resource.Unknown, N: part.CPUs() / cfg.DefaultCPUs}}})
+	return c, nil
+}
+
+// Partition returns the partition the Core allocates in.
+func (c *Core) Partition() Partition { return c.part }
+
+// Handle takes a message from the pool: an Ask is checked against the
+// partition (a *TooLargeError if it can never fit) and submitted; an
+// AskRelease cancels the ask's job if it has not been granted; a
+// SlotRelease is confirmed (unless it echoes a Revoke) and the last slot
+// released of an allocation cancels its job.
+func (c *Core) Handle(_ time.Time, msg slotpool.ToAdmission) error {
+	switch m := msg.(type) {
+	case slotpool.Ask:
+		return c.ask(m)
+	case slotpool.AskRelease:
+		a, ok := c.byAsk[m.ID]
+		if !ok || a.state == allocGranted || a.state >= allocEnding {
+			return nil // already granted (the slots are surplus) or gone
+		}
+		a.withdrawn = true
+		if a.state == allocPending {
+			c.end(a)
+		}
+		return nil
+	case slotpool.SlotRelease:
+		s, ok := c.slots[m.Slot]
+		if !ok {
+			return &slotpool.SlotError{Op: "release", Slot: m.Slot, Err: slotpool.ErrUnknownSlot}
+		}
+		if !s.revoked {
+			c.out = append(c.out, slotpool.ReleaseConfirmed{Slot: m.Slot, Reason: m.Reason})
+		}
+		delete(c.slots, m.Slot)
+		a := s.alloc
+		a.live--
+		if a.live == 0 && a.state == allocGranted {
+			c.end(a)
+		}
+		c.forget(a)
+		return nil
+	default:
+		return fmt.Errorf("slurm: %T: %w", msg, slotpool.ErrUnknownMessage)
+	}
+}
+
+// ask maps and checks a new ask and submits its job.
+func (c *Core) ask(m slotpool.Ask) error {
+	if _, dup := c.byAsk[m.ID]; dup {
+		return fmt.Errorf("slurm: ask %d asked twice: %w", m.ID, ErrRejected)
+	}
+	req, err := Map(m.Gang, c.cfg.PartitionName(), c.cfg.DefaultCPUs)
+	if err != nil {
+		return err
+	}
+	if err := c.fits(m.ID, req); err != nil {
+		c.refused = append(c.refused, err)
+		return err
+	}
+	a := &allocation{ask: m.ID, name: fmt.Sprintf("%s-a%d", c.cfg.Name, m.ID), req: req}
+	c.allocs = append(c.allocs, a)
+	c.byAsk[m.ID] = a
+	c.byName[a.name] = a
+	c.submit(a)
+	return nil
+}
+
+// fits refuses a job the partition can never hold: a slot larger than
+// every node, or more slots than the nodes hold.
+func (c *Core) fits(ask slotpool.AskID, req JobRequest) error {
+	p := c.part
+	total := 0
+	for _, comp := range req.Components {
+		slotsFit, biggest := 0, 0
+		for _, n := range p.Nodes {
+			cpus := p.UsableCPUs(n)
+			biggest = max(biggest, cpus)
+			if comp.MemPerCPU > 0 && n.MemoryMB > 0 && comp.MemPerCPU*int64(comp.CPUsPerTask) > n.MemoryMB {
+				continue
+			}
+			if !hasGres(n, comp) {
+				continue
+			}
+			k := cpus / comp.CPUsPerTask
+			if len(comp.Gres) > 0 {
+				k = min(k, 1)
+			}
+			slotsFit += k
+		}
+		if slotsFit < comp.Tasks {
+			if biggest < comp.CPUsPerTask {
+				return &TooLargeError{Ask: ask, Partition: p.Name, Need: fmt.Sprintf("slots of %d CPUs", comp.CPUsPerTask), Have: fmt.Sprintf("nodes of at most %d CPUs", biggest)}
+			}
+			return &TooLargeError{Ask: ask, Partition: p.Name, Need: fmt.Sprintf("%d slots of %v", comp.Tasks, comp.Profile), Have: fmt.Sprintf("room for %d", slotsFit)}
+		}
+		total += comp.CPUs()
+	}
+	if have := p.CPUs(); total > have {
+		return &TooLargeError{Ask: ask, Partition: p.Name, Need: fmt.Sprintf("%d CPUs", total), Have: fmt.Sprintf("%d CPUs", have)}
+	}
+	return nil
+}
+
+// hasGres reports whether node n has the generic resources a slot of comp
+// needs.
+func hasGres(n Node, comp Component) bool {
+	if comp.GPUsPerTask > 0 && n.Gres["gpu"] < comp.GPUsPerTask {
+		return false
+	}
+	for _, g := range comp.Gres {
+		name, count, _ := strings.Cut(g, ":")
+		var want int64
+		fmt.Sscan(count, &want)
+		if n.Gres[name] < want {
+			return false
+		}
+	}
+	return true
+}
+
+// submit issues the sbatch of an allocation.
+func (c *Core) submit(a *allocation) {
+	a.state = allocSubmitting
+	c.cmds = append(c.cmds, Command{Kind: Submit, Name: a.name, Request: a.req})
+}
+
+// end cancels an allocation's job (its slots are all back, or it was
+// withdrawn) and waits for Slurm to confirm.
+func (c *Core) end(a *allocation) {
+	a.state = allocEnding
+	if !a.cancel {
+		a.cancel = true
+		c.cmds = append(c.cmds, Command{Kind: Cancel, Name: a.name, Job: a.job})
+	}
+}
+
+// forget drops an allocation that is over: ended in Slurm (or never
+// started) and with every slot back.
+func (c *Core) forget(a *allocation) {
+	if a.state != allocDone || a.live > 0 {
+		return
+	}
+	delete(c.byAsk, a.ask)
+	delete(c.byName, a.name)
+	c.allocs = slices.DeleteFunc(c.allocs, func(x *allocation) bool { return x == a })
+}
+
+// Submitted reports the outcome of a Submit: the job id, or the error.
+// An unreachable controller (or a timeout) leaves the outcome unknown:
+// the job is looked for by name at the next observation, and submitted
+// again only if it is not there. Any other error refuses the ask
+// (Refused).
+func (c *Core) Submitted(_ time.Time, name string, job JobID, err error) {
+	a, ok := c.byName[name]
+	if !ok || a.state != allocSubmitting {
+		return
+	}
+	switch {
+	case err == nil:
+		a.job, a.state = job, allocPending
+		if a.withdrawn {
+			c.end(a)
+		}
+	case isUnreachable(err):
+		a.state = allocUnsure
+	default:
+		c.refused = append(c.refused, fmt.Errorf("slurm: ask %d: %w", a.ask, err))
+		a.state = allocDone
+		c.forget(a)
+	}
+}
+
+// Cancelled reports the outcome of a Cancel. After an error the cancel is
+// issued again at the next observation that finds the job alive.
+func (c *Core) Cancelled(_ time.Time, name string, job JobID, err error) {
+	if c.dups[job] {
+		if err == nil {
+			delete(c.dups, job)
+		}
+		return
+	}
+	if a, ok := c.byName[name]; ok && err != nil {
+		a.cancel = false
+	}
+}
+
+// Watched returns the job names whose state the Core needs (every
+// allocation not over), sorted: the I/O layer queries them and passes
+// the answer to Observe.
+func (c *Core) Watched() []string {
+	var names []string
+	for _, a := range c.allocs {
+		if a.state != allocDone {
+			names = append(names, a.name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Busy reports whether the Core waits for Slurm: a job submitted and not
+// granted, or cancelled and not confirmed.
+func (c *Core) Busy() bool {
+	for _, a := range c.allocs {
+		if a.state != allocGranted && a.state != allocDone {
+			return true
+		}
+	}
+	return false
+}
+
+// Observe takes what squeue said about the job names in names (every
+// status of those names, heterogeneous components included): running
+// jobs are granted, preempted or vanished ones revoked, and jobs that
+// ended without an allocation submitted again.
+func (c *Core) Observe(_ time.Time, names []string, statuses []JobStatus) {
+	byName := map[string][]JobStatus{}
+	for _, s := range statuses {
+		byName[s.Name] = append(byName[s.Name], s)
+	}
+	for _, name := range names {
+		a, ok := c.byName[name]
+		if !ok || a.state == allocSubmitting {
+			continue // the sbatch answer is what counts
+		}
+		c.observe(a, byName[name])
+	}
+}
+
+// observe applies the statuses of one allocation's name.
+func (c *Core) observe(a *allocation, all []JobStatus) {
+	if a.state == allocUnsure {
+		var found JobID
+		for _, s := range all {
+			if !s.Terminal() && (found == 0 || s.Leader() < found) {
+				found = s.Leader()
+			}
+		}
+		if found == 0 {
+			c.submit(a) // it never reached Slurm
+			return
+		}
+		a.job, a.state = found, allocPending
+		if a.withdrawn {
+			c.end(a)
+		}
+	}
+	var mine []JobStatus
+	for _, s := range all {
+		switch {
+		case s.Leader() == a.job:
+			mine = append(mine, s)
+		case !s.Terminal() && !c.dups[s.Leader()]:
+			// Another live job of our name: a submit retried after an
+			// outage that had reached Slurm. Only one is ours.
+			c.dups[s.Leader()] = true
+			c.cmds = append(c.cmds, Command{Kind: Cancel, Name: a.name, Job: s.Leader()})
+		}
+	}
+	slices.SortFunc(mine, func(x, y JobStatus) int { return x.HetOffset - y.HetOffset })
+	ended, running, preempted := len(mine) == 0, len(mine) > 0, false
+	for _, s := range mine {
+		if s.Terminal() {
+			ended = true
+		}
+		if s.State != "RUNNING" || len(s.Nodes) == 0 {
+			running = false
+		}
+		preempted = preempted || s.Preempted
+		a.priority = s.Priority
+		if s.State == "PENDING" {
+			a.reason = s.Reason
+		}
+	}
+	switch a.state {
+	case allocPending:
+		switch {
+		case ended || preempted:
+			if a.withdrawn {
+				a.state = allocDone
+				c.forget(a)
+				return
+			}
+			c.submit(a) // it ended without an allocation: ask Slurm again
+		case running:
+			c.grant(a, mine)
+		}
+	case allocGranted:
+		if ended || preempted {
+			c.revoke(a)
+			if !ended {
+				c.end(a)
+			} else {
+				a.state = allocDone
+			}
+		}
+	case allocEnding:
+		if ended {
+			a.state = allocDone
+			c.forget(a)
+		} else if !a.cancel {
+			c.end(a)
+		}
+	}
+}
+
+// grant turns a running allocation into slots: on each node of each
+// component, as many slots as its CPUs hold.
+func (c *Core) grant(a *allocation, comps []JobStatus) {
+	a.state = allocGranted
+	var slots []slotpool.Slot
+	for k, comp := range a.req.Components {
+		var st JobStatus
+		if k < len(comps) {
+			st = comps[k]
+		}
+		group := -1
+		if len(a.req.Components) > 1 {
+			group = k
+		}
+		places := spread(st.Nodes, comp)
+		for _, node := range places {
+			id := c.nextSlot
+			c.nextSlot++
+			c.slots[id] = &slotState{alloc: a, place: Placement{Job: a.job, HetGroup: group, Node: node, CPUs: comp.CPUsPerTask}}
+			a.slots = append(a.slots, id)
+			slots = append(slots, slotpool.Slot{ID: id, Profile: comp.Profile})
+		}
+	}
+	a.live = len(slots)
+	c.out = append(c.out, slotpool.Grant{Ask: a.ask, Slots: slots})
+}
+
+// spread places a component's slots on the nodes of its allocation, in
+// node order, each node as many as its CPUs hold; if Slurm reported fewer
+// CPUs than the slots need, the rest go round the nodes (the allocation
+// holds them all: the job runs).
+func spread(nodes []NodeCPUs, comp Component) []string {
+	places := make([]string, 0, comp.Tasks)
+	for _, n := range nodes {
+		for k := 0; k < n.CPUs/comp.CPUsPerTask && len(places) < comp.Tasks; k++ {
+			places = append(places, n.Node)
+		}
+	}
+	for i := 0; len(places) < comp.Tasks && len(nodes) > 0; i++ {
+		places = append(places, nodes[i%len(nodes)].Node)
+	}
+	for len(places) < comp.Tasks {
+		places = append(places, "")
+	}
+	return places
+}
+
+// revoke takes an allocation's live slots back (ReasonPreempted); the
+// pool echoes each with a SlotRelease.
+func (c *Core) revoke(a *allocation) {
+	for _, id := range a.slots {
+		if s, ok := c.slots[id]; ok && !s.revoked {
+			s.revoked = true
+			c.out = append(c.out, slotpool.Revoke{Slot: id, Reason: slotpool.ReasonPreempted})
+		}
+	}
+}
+
+// Ready returns the messages for the pool since the last call.
+func (c *Core) Ready() []slotpool.FromAdmission {
+	out := c.out
+	c.out = nil
+	return out
+}
+
+// Commands returns the commands to run since the last call, in order.
+func (c *Core) Commands() []Command {
+	cmds := c.cmds
+	c.cmds = nil
+	return cmds
+}
+
+// HasCommands reports whether Commands has something to hand out.
+func (c *Core) HasCommands() bool { return len(c.cmds) > 0 }
+
+// Refused returns the errors of asks refused since the last call
+// (*TooLargeError, or Slurm's rejection of the sbatch): the pool is not
+// told (the seam has no refusal message), so the runtime should fail the
+// job.
+func (c *Core) Refused() []error {
+	r := c.refused
+	c.refused = nil
+	return r
+}
+
+// Placement returns where a granted slot lives.
+func (c *Core) Placement(slot slotpool.SlotID) (Placement, bool) {
+	s, ok := c.slots[slot]
+	if !ok {
+		return Placement{}, false
+	}
+	return s.place, true
+}
+
+// Jobs returns the Slurm jobs of the allocations not over, in ask order,
+// with the priority last observed.
+func (c *Core) Jobs() []JobPriority {
+	var out []JobPriority
+	for _, a := range c.allocs {
+		if a.job != 0 && (a.state == allocPending || a.state == allocGranted) {
+			out = append(out, JobPriority{Job: a.job, Name: a.name, Priority: a.priority})
+		}
+	}
+	return out
+}
+
+// JobPriority is a Slurm job of the admission and its last observed
+// priority.
+type JobPriority struct {
+	Job      JobID
+	Name     string
+	Priority int64
+}
+
+// Shutdown cancels every allocation not over (the runtime is done): the
+// commands come out of Commands. Cancels of jobs with unknown ids go by
+// name.
+func (c *Core) Shutdown() {
+	for _, a := range c.allocs {
+		if a.state != allocDone && !(a.state == allocEnding && a.cancel) {
+			a.withdrawn = true
+			a.cancel = true
+			a.state = allocEnding
+			c.cmds = append(c.cmds, Command{Kind: Cancel, Name: a.name, Job: a.job})
+		}
+	}
+}
+
+// Tick does nothing: the Core has no timers (the Adapter polls).
+func (c *Core) Tick(time.Time) {}
+
+// NextDeadline reports no deadline.
+func (c *Core) NextDeadline() (time.Time, bool) { return time.Time{}, false }
+
+// isUnreachable reports whether err leaves a command's outcome unknown.
+func isUnreachable(err error) bool { return errors.Is(err, ErrUnreachable) }
