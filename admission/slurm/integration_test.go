@@ -1,0 +1,227 @@
+package slurm_test
+
+// Integration tests against a running slurmctld (scripts/slurm-up.sh):
+// skipped when there is none, failed when REGIONSCHED_SLURM=require.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/user"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/regionsched/regionsched/admission/slurm"
+	"github.com/regionsched/regionsched/admission/slurm/slurmtest"
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
+)
+
+// recorder is a Sink that keeps what it got.
+type recorder struct {
+	mu  sync.Mutex
+	got []slotpool.FromAdmission
+}
+
+func (r *recorder) Admit(_ context.Context, msgs ...slotpool.FromAdmission) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, msgs...)
+	return nil
+}
+
+// wait polls until some message satisfies ok, or fails after 20 s.
+func (r *recorder) wait(t *testing.T, what string, ok func(slotpool.FromAdmission) bool) slotpool.FromAdmission {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		r.mu.Lock()
+		for _, m := range r.got {
+			if ok(m) {
+				r.mu.Unlock()
+				return m
+			}
+		}
+		r.mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.FailNow(t, "timed out waiting for "+what)
+	return nil
+}
+
+// prefix is the job-name prefix of one test's allocations.
+func prefix(t *testing.T) string {
+	return fmt.Sprintf("rs-it%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "."))
+}
+
+// start starts an adapter of the test on the cluster.
+func start(t *testing.T, conf, partition string, client *slurm.ExecClient, audit slurm.Auditor) (*slurm.Adapter, *recorder) {
+	t.Helper()
+	if client == nil {
+		client = &slurm.ExecClient{Conf: conf}
+	}
+	client.Conf = conf
+	rec := &recorder{}
+	ctx, cancel := context.WithCancel(context.Background())
+	ad, err := slurm.StartAdapter(ctx, slurm.AdapterConfig{Core: slurm.Config{Name: prefix(t), Partition: partition}, Client: client, Sink: rec,
+		PollMin: 50 * time.Millisecond, PollMax: 300 * time.Millisecond, Auditor: audit})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		assert.NoError(t, ad.Stop(context.Background()))
+		cancel()
+		slurmtest.NoLiveJobs(t, conf, prefix(t))
+	})
+	return ad, rec
+}
+
+func ask(id slotpool.AskID, n int, p resource.Profile) slotpool.Ask {
+	return slotpool.Ask{ID: id, Bulk: 1, Gang: slotpool.Gang{AllOrNothing: true, Groups: []slotpool.TaskGroup{{Profile: p, MinMembers: n}}}}
+}
+
+func isGrant(m slotpool.FromAdmission) bool { _, ok := m.(slotpool.Grant); return ok }
+
+// submitOther submits a job outside the adapter and cancels it at the
+// end of the test.
+func submitOther(t *testing.T, conf string, args ...string) string {
+	t.Helper()
+	out, err := slurmtest.Command(conf, "sbatch", append([]string{"--parsable", "--no-requeue", "--output=/dev/null", "--chdir=/", "--job-name=" + strings.Replace(prefix(t), "rs-", "rso-", 1)}, args...)...)
+	require.NoError(t, err, out)
+	id := strings.TrimSpace(out)
+	t.Cleanup(func() { _, _ = slurmtest.Command(conf, "scancel", id) })
+	return id
+}
+
+func TestSlurmGrantsSlotsOnTheirNodes(t *testing.T) {
+	conf := slurmtest.Require(t)
+	ad, rec := start(t, conf, "low", nil, nil)
+	ctx := context.Background()
+	// 6 slots of 2 CPUs: 12 CPUs, more than 2 nodes of 4.
+	require.NoError(t, ad.Handle(ctx, ask(1, 6, resource.New(2000, 100))))
+	g := rec.wait(t, "the grant", isGrant).(slotpool.Grant)
+	require.Len(t, g.Slots, 6)
+	nodes := map[string]int{}
+	client := &slurm.ExecClient{Conf: conf}
+	for _, s := range g.Slots {
+		p, ok := ad.Placement(s.ID)
+		require.True(t, ok)
+		nodes[p.Node]++
+		var out bytes.Buffer
+		require.NoError(t, client.RunStep(ctx, p, []string{"/bin/sh", "-c", `echo "$SLURMD_NODENAME"`}, &out, nil))
+		assert.Equal(t, p.Node, strings.TrimSpace(out.String()), "the step runs on its slot's node")
+	}
+	assert.GreaterOrEqual(t, len(nodes), 3, "the allocation spans nodes: %v", nodes)
+	for _, s := range g.Slots {
+		require.NoError(t, ad.Handle(ctx, slotpool.SlotRelease{Slot: s.ID, Reason: slotpool.ReasonStopped}))
+	}
+	rec.wait(t, "the last confirmation", func(m slotpool.FromAdmission) bool {
+		rc, ok := m.(slotpool.ReleaseConfirmed)
+		return ok && rc.Slot == g.Slots[5].ID
+	})
+	slurmtest.NoLiveJobs(t, conf, prefix(t)) // cancelled with its last slot
+}
+
+func TestSlurmRefusesAnAskLargerThanThePartition(t *testing.T) {
+	conf := slurmtest.Require(t)
+	var refused []error
+	var mu sync.Mutex
+	client := &slurm.ExecClient{Conf: conf}
+	rec := &recorder{}
+	ad, err := slurm.StartAdapter(context.Background(), slurm.AdapterConfig{Core: slurm.Config{Name: prefix(t), Partition: "cpus2"}, Client: client, Sink: rec,
+		OnError: func(err error) { mu.Lock(); refused = append(refused, err); mu.Unlock() }})
+	require.NoError(t, err)
+	defer ad.Stop(context.Background())
+	began := time.Now()
+	err = ad.Handle(context.Background(), ask(1, 3, resource.Unknown))
+	var tl *slurm.TooLargeError
+	require.ErrorAs(t, err, &tl)
+	assert.Equal(t, "cpus2", tl.Partition)
+	assert.Less(t, time.Since(began), time.Second, "at once")
+	assert.Empty(t, slurmtest.LiveJobs(t, conf, prefix(t)), "nothing submitted")
+	rec.mu.Lock()
+	assert.Equal(t, slotpool.Capacity{Slots: []resource.Count{{Profile: resource.Unknown, N: 2}}}, rec.got[0], "the pool knows the partition's size")
+	rec.mu.Unlock()
+}
+
+func TestSlurmAskReleaseCancelsThePendingJob(t *testing.T) {
+	conf := slurmtest.Require(t)
+	submitOther(t, conf, "--partition=cpus1", "--ntasks=1", "--wrap=exec sleep 30")
+	ad, _ := start(t, conf, "cpus1", nil, nil)
+	ctx := context.Background()
+	require.NoError(t, ad.Handle(ctx, ask(1, 1, resource.Unknown)))
+	waitFor(t, "the pending job", func() bool { return len(slurmtest.LiveJobs(t, conf, prefix(t)+"-a1")) == 1 })
+	require.NoError(t, ad.Handle(ctx, slotpool.AskRelease{ID: 1, Reason: slotpool.ReasonStopped}))
+	waitFor(t, "the job cancelled", func() bool { return len(slurmtest.LiveJobs(t, conf, prefix(t)+"-a1")) == 0 })
+}
+
+func TestSlurmPreemptionRevokes(t *testing.T) {
+	conf := slurmtest.Require(t)
+	ad, rec := start(t, conf, "low", nil, nil)
+	ctx := context.Background()
+	require.NoError(t, ad.Handle(ctx, ask(1, 4, resource.Unknown)))
+	g := rec.wait(t, "the grant", isGrant).(slotpool.Grant)
+	// A job of the high partition that needs the whole cluster.
+	submitOther(t, conf, "--partition=high", "--ntasks=16", "--wrap=exec sleep 1")
+	for _, s := range g.Slots {
+		rec.wait(t, "the revoke", func(m slotpool.FromAdmission) bool {
+			r, ok := m.(slotpool.Revoke)
+			return ok && r.Slot == s.ID && r.Reason == slotpool.ReasonPreempted
+		})
+		require.NoError(t, ad.Handle(ctx, slotpool.SlotRelease{Slot: s.ID, Reason: slotpool.ReasonPreempted}))
+	}
+}
+
+func TestSlurmPriorityRaiseIsSlurmsDecision(t *testing.T) {
+	conf := slurmtest.Require(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to act as another user (runuser)")
+	}
+	if _, err := user.Lookup("nobody"); err != nil {
+		t.Skip("no user nobody")
+	}
+	// The cluster is full, so the ask stays pending; its job is nobody's.
+	submitOther(t, conf, "--partition=cpus1", "--ntasks=1", "--wrap=exec sleep 30")
+	var audit []slurm.AuditRecord
+	ad, _ := start(t, conf, "cpus1", &slurm.ExecClient{User: "nobody"}, func(r slurm.AuditRecord) { audit = append(audit, r) })
+	ctx := context.Background()
+	require.NoError(t, ad.Handle(ctx, ask(1, 1, resource.Unknown)))
+	waitFor(t, "the pending job", func() bool { return len(ad.Jobs()) == 1 })
+	job := ad.Jobs()[0].Job
+
+	err := ad.SetPriority(ctx, "nobody", 100000)
+	var pe *slurm.PriorityError
+	require.ErrorAs(t, err, &pe, "an ordinary user may not raise")
+	assert.ErrorIs(t, err, slurm.ErrPermissionDenied)
+	assert.Equal(t, "nobody", pe.Principal)
+	assert.Equal(t, job, pe.Job)
+
+	require.NoError(t, ad.SetPriority(ctx, "", 12345), "root may")
+	out, err := slurmtest.Command(conf, "squeue", "-h", "-j", fmt.Sprint(job), "-o", "%Q")
+	require.NoError(t, err, out)
+	assert.Equal(t, "12345", strings.TrimSpace(out))
+
+	require.Len(t, audit, 2)
+	assert.Equal(t, "nobody", audit[0].Principal)
+	assert.False(t, audit[0].Accepted)
+	assert.NotEmpty(t, audit[0].Reason)
+	assert.Equal(t, int64(100000), audit[0].New)
+	assert.True(t, audit[1].Accepted)
+	assert.Equal(t, job, audit[1].Job)
+}
+
+// waitFor polls cond until it holds, or fails after 20 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			require.FailNow(t, "timed out waiting for "+what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,510 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"github.com/regionsched/regionsched/admission/slurm"
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/slotpool"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// The run command runs job files for real on a Slurm cluster: the
+// scheduler of each job runs on a driver, its pool's demand goes to a
+// Slurm admission (package admission/slurm: every region's bulk an
+// allocation), and every task is a job step in its slot's allocation, on
+// its slot's node, that sleeps for the vertex's durationMs.
+
+func newRunCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
+	var (
+		useSlurm    bool
+		cfg         slurmRunConfig
+		conf, user  string
+		traceFile   string
+		timeout     time.Duration
+		logRequests bool
+	)
+	c := &cobra.Command{
+		Use:   "run --slurm [--mode M] [--partition P] [--trace FILE] JOB [JOB ...]",
+		Short: "Run jobs for real on a Slurm cluster: every region's bulk an allocation, every task a job step",
+		Long: `run executes job files on a Slurm cluster (the one SLURM_CONF names, or --slurm-conf).
+Each job has its own scheduler; its regions ask for slots through the Slurm admission:
+every bulk becomes one all-or-nothing Slurm job that holds an allocation, and every task
+runs as a step in its slot's allocation on its slot's node (srun --overlap), sleeping for
+its vertex's durationMs (times --duration-scale). Several jobs run at once and compete
+for the cluster through Slurm. The trace (--trace) has the format of simulate --trace,
+in real milliseconds since the start. Allocations still held at the end are cancelled.
+
+Exit codes: 0 every job finished, 1 a job failed (the message says which and why),
+2 bad input or no Slurm reachable.
+
+` + formatsHelp,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return badInput(fmt.Errorf("expected at least 1 job file argument (a path or - for standard input), got 0"))
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&useSlurm, "slurm", false, "run on Slurm (the only backend so far; required)")
+	c.Flags().StringVar(&cfg.Partition, "partition", "", "Slurm partition to allocate in (default: the cluster's default partition)")
+	c.Flags().StringVar(&conf, "slurm-conf", "", "slurm.conf of the cluster (default: $SLURM_CONF, or Slurm's own default)")
+	c.Flags().StringVar(&user, "user", "", "submit the allocations and steps as this user (runuser; needs root)")
+	c.Flags().StringVar(&traceFile, "trace", "", "write the trace as JSON Lines to FILE (- for standard output; the summary then goes to standard error)")
+	c.Flags().Float64Var(&cfg.Scale, "duration-scale", 1, "multiply every task's durationMs by this factor (0 < f)")
+	c.Flags().DurationVar(&cfg.IdleTimeout, "idle-timeout", 500*time.Millisecond, "give a slot nobody needs back to Slurm after this long (its allocation ends with its last slot)")
+	c.Flags().DurationVar(&timeout, "timeout", 30*time.Minute, "give up (and cancel everything) after this long")
+	c.Flags().BoolVar(&logRequests, "verbose", false, "log the admission's outages and refusals on standard error")
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if !useSlurm {
+			return badInput(errors.New("run needs a backend: --slurm (simulate runs in virtual time)"))
+		}
+		if !(cfg.Scale > 0) {
+			return badInput(fmt.Errorf("--duration-scale must be positive, not %v", cfg.Scale))
+		}
+		var jobs []*topology.JobGraph
+		for _, a := range args {
+			job, err := loadJob(a, stdin)
+			if err != nil {
+				return err
+			}
+			jobs = append(jobs, job)
+		}
+		cfg.Mode = mode.mode
+		cfg.Client = &slurm.ExecClient{Conf: conf, User: user}
+		if logRequests {
+			lc := zap.NewDevelopmentConfig()
+			lc.Level = zap.NewAtomicLevelAt(zap.WarnLevel)
+			lc.OutputPaths = []string{"stderr"}
+			if l, err := lc.Build(); err == nil {
+				cfg.Logger = l
+			}
+		}
+		ctx, cancel := context.WithTimeout(c.Context(), timeout)
+		defer cancel()
+		if err := slurmReachable(ctx, cfg.Client, cfg.Partition); err != nil {
+			return badInput(fmt.Errorf("no Slurm reachable: %w", err))
+		}
+		var outcomes []slurmOutcome
+		write := func(w io.Writer) error {
+			tw := simulator.NewTraceWriter(w)
+			cfg.Trace = tw.Event
+			outcomes = runOnSlurm(ctx, cfg, jobs)
+			return tw.Flush()
+		}
+		var err error
+		if traceFile != "" {
+			err = writeOutput(c, traceFile, write)
+		} else {
+			err = write(io.Discard)
+		}
+		if err != nil {
+			return err
+		}
+		return printOutcomes(summaryWriter(c, traceFile), outcomes)
+	}
+	return c
+}
+
+// slurmReachable checks that the partition can be described.
+func slurmReachable(ctx context.Context, cl slurm.Client, partition string) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	_, err := cl.Partition(ctx, partition)
+	return err
+}
+
+// printOutcomes writes one line per job and the verdict; a failed job is
+// a negative verdict.
+func printOutcomes(w io.Writer, outcomes []slurmOutcome) error {
+	var failed []string
+	for _, o := range outcomes {
+		if o.Err != nil {
+			fmt.Fprintf(w, "job %s: failed after %s: %v\n", o.Name, runMillis(o.End), o.Err)
+			failed = append(failed, o.Name)
+			continue
+		}
+		fmt.Fprintf(w, "job %s: finished at %s (first deploy %s): %d task runs as Slurm steps in %s, all on their slot's node; %d failovers\n",
+			o.Name, runMillis(o.End), runMillis(o.FirstDeploy), o.Steps, count(len(o.Allocations), "allocation"), o.Stats.Failovers)
+	}
+	if len(failed) > 0 {
+		verdict := fmt.Sprintf("failed: %s", strings.Join(failed, ", "))
+		fmt.Fprintln(w, verdict)
+		return negative(verdict)
+	}
+	fmt.Fprintln(w, "finished: every job")
+	return nil
+}
+
+// runMillis formats a duration as whole milliseconds.
+func runMillis(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + "ms" }
+
+// slurmRunConfig configures runOnSlurm.
+type slurmRunConfig struct {
+	Mode      exchange.Mode
+	Partition string
+	Client    slurm.Client
+	// Scale multiplies every task's duration.
+	Scale float64
+	// IdleTimeout is the pool's: idle slots go back to Slurm after it.
+	IdleTimeout time.Duration
+	// PollMin, PollMax: the adapter's polling (defaults 50 ms, 500 ms).
+	PollMin, PollMax time.Duration
+	// Trace receives the trace events (called under a lock).
+	Trace func(simulator.Event)
+	// OnError receives the adapters' errors (outages, refusals).
+	OnError func(job string, err error)
+	// OnDeploy is called for every task started (a test's hook).
+	OnDeploy func(job string, task string, p slurm.Placement)
+	// RunID makes the Slurm job names of this run unique; "" means one
+	// from the process id and the time.
+	RunID  string
+	Logger *zap.Logger
+}
+
+// slurmOutcome is how one job's run ended.
+type slurmOutcome struct {
+	Name string
+	// Err is nil when the job finished; a *scheduler.RegionError when the
+	// scheduler failed it, a *slurm.TooLargeError when Slurm cannot hold
+	// it, or the runtime's error.
+	Err              error
+	FirstDeploy, End time.Duration
+	// Steps counts the task runs (steps started); Allocations the Slurm
+	// jobs that held its slots.
+	Steps       int
+	Allocations map[slurm.JobID]bool
+	Stats       scheduler.Stats
+	// Outages counts the adapter's *slurm.OutageError reports.
+	Outages int
+}
+
+// runOnSlurm runs the jobs at once, each with its own scheduler and Slurm
+// admission, until every one has finished or failed (or ctx is done).
+func runOnSlurm(ctx context.Context, cfg slurmRunConfig, jobs []*topology.JobGraph) []slurmOutcome {
+	if cfg.RunID == "" {
+		cfg.RunID = strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixMilli()%1e8, 36)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.PollMin <= 0 {
+		cfg.PollMin = 50 * time.Millisecond
+	}
+	if cfg.PollMax <= 0 {
+		cfg.PollMax = 500 * time.Millisecond
+	}
+	if cfg.Scale <= 0 {
+		cfg.Scale = 1
+	}
+	var traceMu sync.Mutex
+	trace := func(ev simulator.Event) {
+		if cfg.Trace == nil {
+			return
+		}
+		traceMu.Lock()
+		defer traceMu.Unlock()
+		cfg.Trace(ev)
+	}
+	clk := clock.New()
+	start := clk.Now()
+	outcomes := make([]slurmOutcome, len(jobs))
+	var wg sync.WaitGroup
+	for i, job := range jobs {
+		name := job.Name()
+		if len(jobs) > 1 && name == "" {
+			name = "job" + strconv.Itoa(i)
+		}
+		r := &jobRun{cfg: cfg, clk: clk, start: start, name: name, multi: len(jobs) > 1, trace: trace,
+			slurmName: slurmJobName(name, cfg.RunID, i), running: map[scheduler.TaskID]*taskRun{}, inSlot: map[scheduler.SlotID]scheduler.TaskID{},
+			out: slurmOutcome{Name: name, Allocations: map[slurm.JobID]bool{}}}
+		r.rs = region.FromJob(job, cfg.Mode)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outcomes[i] = r.run(ctx)
+		}()
+	}
+	wg.Wait()
+	return outcomes
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// slurmJobName is the base of a job's Slurm job names: rs-JOB-RUNID-jI.
+func slurmJobName(job, runID string, i int) string {
+	job = unsafeName.ReplaceAllString(job, "-")
+	if len(job) > 40 {
+		job = job[:40]
+	}
+	return "rs-" + job + "-" + runID + "-j" + strconv.Itoa(i)
+}
+
+// jobRun is the runtime of one job.
+type jobRun struct {
+	cfg       slurmRunConfig
+	clk       clock.Clock
+	start     time.Time
+	name      string
+	slurmName string
+	multi     bool
+	rs        *region.Regions
+	trace     func(simulator.Event)
+	d         *scheduler.Driver
+	ad        *slurm.Adapter
+
+	fatal   chan error
+	wg      sync.WaitGroup
+	mu      sync.Mutex // guards out.Steps and out.Allocations, outages
+	running map[scheduler.TaskID]*taskRun
+	inSlot  map[scheduler.SlotID]scheduler.TaskID // the last task deployed in each slot
+	out     slurmOutcome
+}
+
+// taskRun is one running task attempt.
+type taskRun struct {
+	attempt scheduler.Attempt
+	slot    scheduler.SlotID
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// since is the time since the start of the run.
+func (r *jobRun) since() time.Duration { return r.clk.Since(r.start) }
+
+// event traces one event of a task.
+func (r *jobRun) event(k simulator.Kind, v scheduler.TaskID, slot int, attempt scheduler.Attempt) {
+	ev := simulator.Event{At: r.since(), Kind: k, Task: r.rs.Topology().VertexName(v), Region: int(r.rs.RegionOf(v)), Slot: slot, Attempt: int(attempt)}
+	if r.multi {
+		ev.Job = r.name
+	}
+	r.trace(ev)
+}
+
+// run runs the job to its end.
+func (r *jobRun) run(ctx context.Context) slurmOutcome {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.fatal = make(chan error, 1)
+	s := scheduler.New(r.rs, scheduler.Config{Pool: slotpool.Config{Admission: true, IdleTimeout: r.cfg.IdleTimeout}, Logger: r.cfg.Logger})
+	r.d = scheduler.StartDriver(ctx, s, scheduler.DriverConfig{Logger: r.cfg.Logger})
+	defer r.d.Stop()
+	ad, err := slurm.StartAdapter(ctx, slurm.AdapterConfig{
+		Core:   slurm.Config{Name: r.slurmName, Partition: r.cfg.Partition},
+		Client: r.cfg.Client, Sink: r.d, Logger: r.cfg.Logger.With(zap.String("job", r.name)),
+		PollMin: r.cfg.PollMin, PollMax: r.cfg.PollMax, RetryMax: 2 * time.Second,
+		OnError: r.onError,
+	})
+	if err != nil {
+		r.out.Err, r.out.End = err, r.since()
+		return r.out
+	}
+	r.ad = ad
+	defer func() {
+		cancel()
+		r.wg.Wait()
+		stopCtx, stop := context.WithTimeout(context.Background(), 60*time.Second)
+		defer stop()
+		if err := ad.Stop(stopCtx); err != nil {
+			r.cfg.Logger.Warn("cancelling the allocations", zap.Error(err))
+		}
+	}()
+	err = r.d.Start(ctx)
+	if err == nil {
+		err = r.loop(ctx)
+	}
+	r.out.End = r.since()
+	if st, serr := r.d.Status(ctx); serr == nil {
+		r.out.Stats = st.Stats
+	}
+	r.out.Err = err
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.out
+	out.Allocations = map[slurm.JobID]bool{}
+	for k := range r.out.Allocations {
+		out.Allocations[k] = true
+	}
+	return out
+}
+
+// onError counts outages and fails the job on a refused ask.
+func (r *jobRun) onError(err error) {
+	var oe *slurm.OutageError
+	if errors.As(err, &oe) {
+		r.mu.Lock()
+		r.out.Outages++
+		r.mu.Unlock()
+	} else {
+		r.abort(err) // Slurm will never grant this ask
+	}
+	if r.cfg.OnError != nil {
+		r.cfg.OnError(r.name, err)
+	}
+}
+
+// abort ends the run with err (the first one wins).
+func (r *jobRun) abort(err error) {
+	select {
+	case r.fatal <- err:
+	default:
+	}
+}
+
+// loop applies the driver's Ready values until the job ended.
+func (r *jobRun) loop(ctx context.Context) error {
+	for {
+		select {
+		case rd, ok := <-r.d.Ready():
+			if !ok {
+				return scheduler.ErrStopped
+			}
+			if err := r.apply(ctx, rd); err != nil {
+				return err
+			}
+			if rd.Job != nil {
+				switch rd.Job.State {
+				case scheduler.JobFinished:
+					return nil
+				case scheduler.JobFailed:
+					return rd.Job.Err
+				}
+			}
+		case err := <-r.fatal:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// apply carries out one Ready: the admission's messages, cancels,
+// releases, deploys.
+func (r *jobRun) apply(ctx context.Context, rd scheduler.Ready) error {
+	for _, req := range rd.Requests {
+		for _, s := range req.Slots {
+			for _, v := range s.Members {
+				r.event(simulator.Request, v, simulator.NoSlot, req.Attempt)
+			}
+		}
+	}
+	if len(rd.ToAdmission) > 0 {
+		if err := r.ad.Handle(ctx, rd.ToAdmission...); err != nil {
+			return err // a *slurm.TooLargeError: Slurm can never hold it
+		}
+	}
+	for _, c := range rd.Cancel {
+		if t := r.running[c.Task]; t != nil && t.attempt == c.Attempt {
+			t.cancel()
+			<-t.done
+			delete(r.running, c.Task)
+			r.event(simulator.Cancel, c.Task, int(t.slot), c.Attempt)
+		}
+	}
+	for _, rel := range rd.Released {
+		if v, ok := r.inSlot[rel.Slot]; ok {
+			r.event(simulator.Release, v, int(rel.Slot), rel.Attempt)
+			delete(r.inSlot, rel.Slot)
+		}
+	}
+	for _, dep := range rd.Deploy {
+		p, ok := r.ad.Placement(dep.Slot)
+		if !ok {
+			return fmt.Errorf("slot %d of %s has no Slurm allocation", dep.Slot, r.rs.Topology().VertexName(dep.Task))
+		}
+		if old := r.running[dep.Task]; old != nil {
+			<-old.done // it finished or failed and is reporting it
+		}
+		tctx, cancel := context.WithCancel(ctx)
+		t := &taskRun{attempt: dep.Attempt, slot: dep.Slot, cancel: cancel, done: make(chan struct{})}
+		r.running[dep.Task] = t
+		r.inSlot[dep.Slot] = dep.Task
+		r.mu.Lock()
+		if r.out.Steps == 0 {
+			r.out.FirstDeploy = r.since()
+		}
+		r.out.Steps++
+		r.out.Allocations[p.Job] = true
+		r.mu.Unlock()
+		r.event(simulator.Deploy, dep.Task, int(dep.Slot), dep.Attempt)
+		if r.cfg.OnDeploy != nil {
+			r.cfg.OnDeploy(r.name, r.rs.Topology().VertexName(dep.Task), p)
+		}
+		r.wg.Add(1)
+		go r.execute(tctx, dep, p, t)
+	}
+	return nil
+}
+
+// execute runs one task attempt as a Slurm step on its slot's node and
+// reports it. A step refused because slurmctld is unreachable is retried
+// with backoff (it did not run); any other failure fails the task.
+func (r *jobRun) execute(ctx context.Context, dep scheduler.Deployment, p slurm.Placement, t *taskRun) {
+	defer r.wg.Done()
+	defer close(t.done)
+	name := r.rs.Topology().VertexName(dep.Task)
+	if err := r.d.TaskRunning(ctx, dep.Task, dep.Attempt); err != nil {
+		r.report(name, "running", err)
+		return
+	}
+	dur := time.Duration(float64(r.rs.Topology().Job().Vertex(r.rs.Topology().JobVertexOf(dep.Task)).Duration) * r.cfg.Scale)
+	argv := []string{"/bin/sh", "-c", `echo "$SLURMD_NODENAME"; exec sleep "$1"`, "step", strconv.FormatFloat(dur.Seconds(), 'f', 3, 64)}
+	backoff := 100 * time.Millisecond
+	for {
+		var out bytes.Buffer
+		err := r.cfg.Client.RunStep(ctx, p, argv, &out, nil)
+		if ctx.Err() != nil {
+			return // canceled: the scheduler knows
+		}
+		if err == nil {
+			if node := strings.TrimSpace(out.String()); p.Node != "" && node != p.Node {
+				r.abort(fmt.Errorf("task %s ran on node %q, its slot %d is on %q", name, node, dep.Slot, p.Node))
+				return
+			}
+			r.event(simulator.Finish, dep.Task, int(dep.Slot), dep.Attempt)
+			r.report(name, "finished", r.d.TaskFinished(ctx, dep.Task, dep.Attempt))
+			return
+		}
+		if errors.Is(err, slurm.ErrUnreachable) {
+			r.cfg.Logger.Warn("step not started: slurm unreachable, retrying", zap.String("task", name), zap.Error(err))
+			select {
+			case <-r.clk.After(backoff):
+			case <-ctx.Done():
+				return
+			}
+			backoff = min(2*backoff, 2*time.Second)
+			continue
+		}
+		r.cfg.Logger.Info("step failed", zap.String("task", name), zap.Error(err))
+		r.event(simulator.Fail, dep.Task, int(dep.Slot), dep.Attempt)
+		r.report(name, "failed", r.d.TaskFailed(ctx, dep.Task, dep.Attempt))
+		return
+	}
+}
+
+// report handles the driver's answer to a task's report: the ones seen
+// when an attempt was canceled or the run ended are fine, anything else
+// ends the run.
+func (r *jobRun) report(task, what string, err error) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, scheduler.ErrStopped) || errors.Is(err, scheduler.ErrNotRunning) {
+		return
+	}
+	r.abort(fmt.Errorf("%s %s: %w", what, task, err))
+}
