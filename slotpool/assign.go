@@ -338,7 +338,7 @@ func (p *Pool) fulfill(now time.Time, b *bulk, a resource.Assignment) {
 		for c := 1; c < len(start); c++ {
 			start[c] += start[c-1]
 		}
-		order = zeroed(order, len(b.requests))
+		order = zeroed(order, len(b.reqClass))
 		next = append(next, start[:len(sh.demand)]...)
 		for i, c := range b.reqClass {
 			order[next[c]] = int32(i)
@@ -352,8 +352,9 @@ func (p *Pool) fulfill(now time.Time, b *bulk, a resource.Assignment) {
 	p.nextBuf = next
 
 	isHead := p.head == b
-	b.slots = slices.Grow(b.slots[:0], len(b.requests))[:len(b.requests)]
-	ids := p.newIDs(len(b.requests))
+	n := len(b.reqClass)
+	b.slots = b.slots[:n] // storage set by bulk.reset
+	ids := p.newIDs(n)
 	for _, pair := range a.Pairs {
 		pr := p.supplyProf[pair.Slot]
 		for range pair.N {
@@ -378,7 +379,7 @@ func (p *Pool) fulfill(now time.Time, b *bulk, a resource.Assignment) {
 	p.emitFulfilled(Fulfilled{Bulk: b.id, Slots: ids})
 	p.leaveWaiting(b, ReasonStopped)
 	b.state = BulkFulfilled
-	b.inUse = len(b.requests)
+	b.inUse = n
 	p.logDebug("bulk fulfilled", b.id)
 }
 
@@ -397,7 +398,7 @@ func (p *Pool) returnHeld(now time.Time) {
 func (p *Pool) occupy(idx int32, b *bulk, r int32) {
 	s := p.slot(idx)
 	s.state, s.bulk, s.request = SlotInUse, b, r
-	s.unbounded = b.requests[r].Unbounded
+	s.unbounded = b.isUnbounded(r)
 	if s.unbounded {
 		p.fixSlot(s.profile)
 	}

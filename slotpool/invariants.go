@@ -58,7 +58,7 @@ func (p *Pool) CheckInvariants() error {
 			if s.unbounded || s.reclaimed {
 				fixed[s.profile]++
 			}
-			if !p.cfg.Matching.Serves(rec.profile, b.requests[s.request].Profile) {
+			if !p.cfg.Matching.Serves(rec.profile, p.profiles[b.shape.classProf[b.reqClass[s.request]]].profile) {
 				return fmt.Errorf("slot %d (%v) does not serve bulk %d request %d", id, rec.profile, b.id, s.request)
 			}
 		case SlotReleasing:

@@ -236,7 +236,7 @@ func (p *Pool) Submit(now time.Time, b Bulk) error {
 		return &BulkError{Op: "submit", Bulk: b.ID, Err: ErrDuplicateBulk}
 	}
 	bk := p.newBulk(b)
-	p.classify(bk)
+	p.classify(bk, b.Requests)
 	s, isNew := p.shapeFor(p.keyBuf)
 	bk.shape = s
 	p.enqueue(bk)
@@ -417,13 +417,14 @@ func (p *Pool) retire(b *bulk, st BulkState) {
 func (p *Pool) newBulk(b Bulk) *bulk {
 	n := len(p.freeBulks)
 	if n == 0 {
-		return &bulk{id: b.ID, requests: append([]Request(nil), b.Requests...)}
+		bk := &bulk{}
+		bk.reset(b)
+		return bk
 	}
 	bk := p.freeBulks[n-1]
 	p.freeBulks[n-1] = nil
 	p.freeBulks = p.freeBulks[:n-1]
-	*bk = bulk{id: b.ID, requests: append(bk.requests[:0], b.Requests...), reqClass: bk.reqClass[:0],
-		slots: bk.slots[:0], asks: bk.asks[:0]}
+	bk.reset(b)
 	return bk
 }
 

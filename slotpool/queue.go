@@ -7,27 +7,62 @@ import (
 	"github.com/regionsched/regionsched/resource"
 )
 
-// bulk is a submitted bulk while it waits or has slots in use.
+// bulk is a submitted bulk while it waits or has slots in use. The fields
+// a bulk's turn reads (it becomes the head, is fulfilled, leaves the
+// queue) come first: in a long queue a bulk is cold by then, and every
+// cache line it spans costs a miss. A bulk of one request (a region of
+// one slot, the usual case at scale) keeps its per-request data inline.
 type bulk struct {
 	id       BulkID
-	seq      uint64 // submission order
-	state    BulkState
-	requests []Request
-	reqClass []int32 // class of each request in shape.demand
 	shape    *shape
-
-	links    [2]bulkLinks // in Pool.queue (inQueue) and in shape.bulks, while waiting
+	reqClass []int32 // class of each request in shape.demand
+	slots    []int32 // in-use slot of each request once fulfilled, -1 if gone
+	inUse    int
+	state    BulkState
 	inQueue  bool
-	retired  bool   // in Pool.freeBulks
-	deadline *timer // fulfillability timeout, while unfulfillable
+	retired  bool         // in Pool.freeBulks
+	rebuild  bool         // head only: it lost a held slot, re-match at settle
+	one      [2]int32     // reqClass and slots of a bulk of one request
+	links    [2]bulkLinks // in Pool.queue (inQueue) and in shape.bulks, while waiting
+	seq      uint64       // submission order
+	deadline *timer       // fulfillability timeout, while unfulfillable
 
-	slots []int32 // in-use slot of each request once fulfilled, -1 if gone
-	inUse int
+	// unbounded says which requests are Unbounded; nil if none is.
+	unbounded []bool
+	asks      []*ask // outstanding admission asks
 
-	asks []*ask // outstanding admission asks
-
-	rebuild bool // head only: it lost a held slot, re-match at settle
+	// storage kept for reuse by a later bulk of several requests
+	big    []int32
+	bigUnb []bool
 }
+
+// reset makes a retired bulk (or a new one) the bulk of b, reusing its
+// storage: its requests' classes and slots, and which are unbounded.
+func (bk *bulk) reset(b Bulk) {
+	n := len(b.Requests)
+	big, bigUnb, asks := bk.big, bk.bigUnb, bk.asks[:0]
+	*bk = bulk{id: b.ID, asks: asks, big: big, bigUnb: bigUnb}
+	buf := bk.one[:]
+	if n > 1 {
+		if cap(bk.big) < 2*n {
+			bk.big = make([]int32, 2*n)
+		}
+		buf = bk.big[:2*n]
+	}
+	bk.reqClass, bk.slots = buf[:n:n], buf[n:n:2*n]
+	for i, r := range b.Requests {
+		if r.Unbounded {
+			if bk.unbounded == nil {
+				bk.unbounded = append(bk.bigUnb[:0], make([]bool, n)...)
+				bk.bigUnb = bk.unbounded
+			}
+			bk.unbounded[i] = true
+		}
+	}
+}
+
+// isUnbounded reports whether request r of the bulk is Unbounded.
+func (bk *bulk) isUnbounded(r int32) bool { return bk.unbounded != nil && bk.unbounded[r] }
 
 // shape is the demand of bulks that ask for the same multiset of
 // profiles: every verdict (fulfillable, completable from free slots, fits
@@ -85,14 +120,14 @@ func (p *Pool) relevant(pr int32, s *shape) bool {
 	return false
 }
 
-// classify interns the request profiles of a bulk and fills b.reqClass,
+// classify interns the profiles of a bulk's requests and fills b.reqClass,
 // leaving the shape key in p.keyBuf and the shape's classes (profile and
 // count, sorted by profile index so equal multisets share a key) in
 // p.classBuf and p.countBuf.
-func (p *Pool) classify(b *bulk) {
+func (p *Pool) classify(b *bulk, requests []Request) {
 	p.classBuf, p.countBuf = p.classBuf[:0], p.countBuf[:0]
-	b.reqClass = zeroed(b.reqClass, len(b.requests))
-	for i, r := range b.requests {
+	clear(b.reqClass)
+	for i, r := range requests {
 		pr := p.internProfile(r.Profile)
 		c := 0
 		for c < len(p.classBuf) && p.classBuf[c] < pr {
