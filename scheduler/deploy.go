@@ -21,19 +21,31 @@ func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
 }
 
 // request submits region r's bulk: one request per slot it needs.
+//
+// A region of one member (one slot; every region of an all-blocking job)
+// keeps no slot list: its member is read back from the Regions when it is
+// deployed or stopped, and the slot it asks for is carved from s.oneSlots
+// for the Ready. In a long queue of waiting regions a cached list would cost
+// a cache miss per region when its turn comes.
 func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt) {
 	run := &s.regions[r]
 	run.attempt = attempt
-	lr := s.newLive(run)
-	lr.slots = s.rs.AppendSlots(s.slotsBuf(), r)
-	lr.placed = nil
+	s.dropSlots(run) // what an earlier attempt left
+	var slots []region.Slot
+	if len(s.rs.Members(r)) == 1 {
+		slots = s.oneSlots.one(s.rs, r)
+	} else {
+		lr := s.newLive(run)
+		lr.slots = s.rs.AppendSlots(s.slotsBuf(), r)
+		slots = lr.slots
+	}
 	reqs := s.requestBuf[:0] // the pool copies the requests
-	for _, sl := range lr.slots {
+	for _, sl := range slots {
 		reqs = append(reqs, slotpool.Request{Profile: sl.Profile, Unbounded: sl.Unbounded})
 	}
 	s.requestBuf = reqs
 	run.waiting = true
-	rq := Request{Region: r, Attempt: attempt, Slots: lr.slots} // shared, read-only, with ReuseReady
+	rq := Request{Region: r, Attempt: attempt, Slots: slots} // shared, read-only, with ReuseReady
 	if !s.reuse {
 		rq.Slots = s.rs.Slots(r) // the caller owns it
 	}
@@ -84,10 +96,13 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) {
 		return
 	}
 	run.waiting, run.deployed = false, true
-	lr := &s.lives[run.live-1]
-	lr.placed, run.inUse = ev.Slots, int32(len(ev.Slots))
+	if run.live != 0 {
+		s.lives[run.live-1].placed = ev.Slots
+	}
+	run.inUse = int32(len(ev.Slots))
 	s.stats.RegionsDeployed++
-	for i, sl := range lr.slots {
+	slots, _ := s.liveSlots(r, run)
+	for i, sl := range slots {
 		slot := ev.Slots[i]
 		s.slots.set(slot, slotUse{region: r, attempt: run.attempt, running: int32(len(sl.Members))})
 		for _, v := range sl.Members {

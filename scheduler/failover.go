@@ -50,7 +50,7 @@ func (s *Scheduler) slotLost(now time.Time, ev slotpool.Lost) {
 	if s.state != JobRunning || use.attempt != run.attempt {
 		return
 	}
-	slots, placed := s.liveSlots(run)
+	slots, placed := s.liveSlots(use.region, run)
 	s.slotGone(use.region) // the pool already took the slot away
 	var failed topology.ExecutionVertexID = -1
 	var lost []topology.ResultPartitionID
@@ -139,7 +139,7 @@ func (s *Scheduler) withdraw(now time.Time, r region.ID) {
 // has nothing to stop.
 func (s *Scheduler) stopRegion(now time.Time, r region.ID) {
 	run := &s.regions[r]
-	slots, placed := s.liveSlots(run) // kept while returnSlot drops them
+	slots, placed := s.liveSlots(r, run) // kept while returnSlot drops them
 	for i, sl := range slots {
 		if i >= len(placed) {
 			break

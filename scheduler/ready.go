@@ -119,6 +119,9 @@ func (s *Scheduler) Ready() Ready {
 		clear(sp.ToAdmission)
 		s.spare = rd
 	}
+	// The one-member regions' slots handed out before the last Ready are
+	// in no Ready any more (without ReuseReady, in none at all).
+	s.oneSlots.handOut()
 	// Slot lists released two Ready calls ago are no longer in any Ready.
 	s.slotsFree = append(s.slotsFree, s.slotsOlder...)
 	s.slotsOlder, s.slotsReleased = s.slotsReleased, s.slotsOlder[:0]

@@ -69,7 +69,7 @@ type Stats struct {
 type regionRun struct {
 	attempt  strategy.Attempt
 	inUse    int32 // placed slots not yet returned
-	live     int32 // 1 + its index in Scheduler.lives while scheduled or deployed, else 0
+	live     int32 // 1 + its index in Scheduler.lives while scheduled or deployed (a region of several members, see request), else 0
 	waiting  bool  // its bulk, bulkID(region, attempt), waits in the pool
 	deployed bool  // its bulk was fulfilled and holds slots
 }
@@ -158,8 +158,14 @@ type Scheduler struct {
 	log      *zap.Logger
 
 	regions   []regionRun
-	lives     []liveRun         // see regionRun.live
-	freeLives []int32           // indexes of lives not in use
+	lives     []liveRun // see regionRun.live
+	freeLives []int32   // indexes of lives not in use
+	// oneSlots holds the slots of the one-member regions in the Ready
+	// handed out last and the next one (see request). oneSlot and
+	// onePlaced are liveSlots' scratch.
+	oneSlots  slotArena
+	oneSlot   [1]region.Slot
+	onePlaced [1]slotpool.SlotID
 	taskSlot  []slotpool.SlotID // per execution vertex, valid while deployed
 	slots     slotTable
 

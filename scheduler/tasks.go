@@ -163,10 +163,8 @@ func (s *Scheduler) slotsBuf() []region.Slot {
 	return nil
 }
 
-// newLive gives run an entry in s.lives for a new attempt (dropping what
-// an earlier attempt left there) and returns it.
+// newLive gives run an entry in s.lives for a new attempt and returns it.
 func (s *Scheduler) newLive(run *regionRun) *liveRun {
-	s.dropSlots(run)
 	if n := len(s.freeLives); n > 0 {
 		run.live = s.freeLives[n-1] + 1
 		s.freeLives = s.freeLives[:n-1]
@@ -177,14 +175,26 @@ func (s *Scheduler) newLive(run *regionRun) *liveRun {
 	return &s.lives[run.live-1]
 }
 
-// liveSlots returns the slots of run's attempt and the slot of each once
-// deployed (nil if it has none).
-func (s *Scheduler) liveSlots(run *regionRun) ([]region.Slot, []slotpool.SlotID) {
-	if run.live == 0 {
+// liveSlots returns the slots of region r's attempt while it is
+// scheduled or deployed, and once deployed the slot of each (nil, nil if
+// neither). For a region of one member, which has no live entry (see
+// request), they are built in scratch storage of the scheduler (the slot
+// with its Members only): valid until the next call.
+func (s *Scheduler) liveSlots(r region.ID, run *regionRun) ([]region.Slot, []slotpool.SlotID) {
+	if run.live != 0 {
+		lr := &s.lives[run.live-1]
+		return lr.slots, lr.placed
+	}
+	if !run.waiting && !run.deployed {
 		return nil, nil
 	}
-	lr := &s.lives[run.live-1]
-	return lr.slots, lr.placed
+	members := s.rs.Members(r)
+	s.oneSlot[0] = region.Slot{Members: members}
+	if !run.deployed {
+		return s.oneSlot[:], nil
+	}
+	s.onePlaced[0] = s.taskSlot[members[0]]
+	return s.oneSlot[:], s.onePlaced[:]
 }
 
 // dropSlots forgets the slots of a region's attempt; their list is reused
