@@ -92,12 +92,12 @@ func (p *eagerPolicy) takeSlot(need resource.Profile) int32 {
 }
 
 func (p *eagerPolicy) finished(v int32) {
-	p.free = append(p.free, p.e.model.tasks[v].slot)
+	p.free = append(p.free, p.e.model.slot(v))
 }
 
 func (p *eagerPolicy) failed(v, slot int32) {
 	p.failovers++
-	t := &p.e.model.tasks[v]
+	t := &p.e.model.runs[v]
 	// the model reset the task; give its slot back and let it ask again
 	p.free = append(p.free, slot)
 	p.requested[v] = false

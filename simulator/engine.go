@@ -134,12 +134,12 @@ func newBaseEngine(cfg Config, extra int) *engine {
 	}
 	e.model = newModel(e.topo, failures, rng.Uint64)
 	e.model.onFinished = func(v int32) {
-		e.record(Finish, v, e.model.tasks[v].slot)
+		e.record(Finish, v, e.model.slot(v))
 		e.leaveSlot(v)
 		e.policy.finished(v)
 	}
 	e.model.onProgress = func(v int32, on bool) {
-		s := &e.slots[e.model.tasks[v].slot]
+		s := &e.slots[e.model.slot(v)]
 		if on {
 			if s.progressing == 0 {
 				s.workSince = e.now()
@@ -150,7 +150,7 @@ func newBaseEngine(cfg Config, extra int) *engine {
 		}
 	}
 	e.model.onFailed = func(v int32) {
-		slot := e.model.tasks[v].slot
+		slot := e.model.slot(v)
 		e.record(Fail, v, slot)
 		e.leaveSlot(v)
 		e.model.reset(v)
@@ -167,7 +167,7 @@ func (e *engine) record(k Kind, v int32, slot int32) {
 	if !e.cfg.Record && e.cfg.OnEvent == nil {
 		return
 	}
-	ev := Event{At: e.now(), Kind: k, Slot: int(slot), Attempt: int(e.model.tasks[v].attempt)}
+	ev := Event{At: e.now(), Kind: k, Slot: int(slot), Attempt: int(e.model.runs[v].attempt)}
 	if e.set != nil {
 		i, local := e.set.of(v)
 		ev.Job, ev.Task, ev.Region = e.set.jobs[i].Name, e.set.regions[i].Topology().VertexName(local), int(e.set.regions[i].RegionOf(local))
@@ -229,7 +229,6 @@ func (e *engine) deploy(v int32, slot int32) {
 		s.since = e.now()
 	}
 	s.occupants++
-	e.model.tasks[v].slot = slot
 	e.record(Deploy, v, slot)
 	e.model.deploy(v, slot)
 }
@@ -239,7 +238,7 @@ func (e *engine) cancel(v int32) {
 	if e.model.tasks[v].phase != deployed {
 		return
 	}
-	e.record(Cancel, v, e.model.tasks[v].slot)
+	e.record(Cancel, v, e.model.slot(v))
 	e.leaveSlot(v)
 	e.model.reset(v)
 }
@@ -247,7 +246,7 @@ func (e *engine) cancel(v int32) {
 // leaveSlot counts task v out of its slot; the slot is released (and
 // traced) when its last task leaves.
 func (e *engine) leaveSlot(v int32) {
-	slot := e.model.tasks[v].slot
+	slot := e.model.slot(v)
 	if slot < 0 {
 		return
 	}
@@ -276,8 +275,7 @@ func (e *engine) run() (*Result, error) {
 		// clock: it must not stretch the makespan.
 		switch ev.kind {
 		case taskProgressEnd:
-			t := &e.model.tasks[ev.task]
-			if t.version != ev.version || !t.progressing {
+			if e.model.runs[ev.task].version != ev.version || !e.model.tasks[ev.task].progressing {
 				continue
 			}
 			e.advance(ev.at)

@@ -20,23 +20,31 @@ const (
 // never is the "duration" of an unbounded task.
 const never = time.Duration(math.MaxInt64)
 
-// task is the simulated state of one execution vertex.
+// task is the state of one execution vertex that a change of its
+// producers or consumers reads (model.reevaluate): 24 bytes, so that
+// finishing a wave of producers touches few cache lines of their
+// consumers. The rest of its state is in model.runs.
 type task struct {
-	jobVertex   int32
 	phase       phase
-	slot        int32
-	attempt     int32
 	progressing bool
 	workDone    bool // its own work is done; it waits for its pipelined producers to finish
-	version     uint32
-	since       time.Duration // progressing since
-	done        time.Duration // progress of the current attempt
-	failAt      time.Duration // progress at which the first attempt that runs fails; -1: none (or spent)
+	jobVertex   int32
 	// Counts of unmet conditions (see model.reevaluate):
 	inUndeployed    int32 // pipelined input groups with a producer not deployed
 	outUndeployed   int32 // pipelined output groups with a consumer not deployed
 	inBlockingOpen  int32 // blocking input groups with an unfinished partition
 	inPipelinedOpen int32 // pipelined input groups with an unfinished producer
+}
+
+// taskRun is the state of a task's current attempt, read when it is
+// deployed, starts or stops progress, or ends. Its zero value is a task
+// never deployed, so a new model writes none of it.
+type taskRun struct {
+	since   time.Duration // progressing since
+	done    time.Duration // progress of the current attempt
+	slot1   int32         // 1 + its slot while deployed, else 0
+	attempt int32
+	version uint32
 }
 
 // model holds the execution semantics of DESIGN.md section 11 on top of
@@ -47,8 +55,12 @@ type task struct {
 // counters keep every transition O(1) per task plus O(group) when a group
 // counter crosses zero, so all-to-all exchanges are never expanded.
 type model struct {
-	topo      *topology.ExecutionTopology
-	tasks     []task
+	topo  *topology.ExecutionTopology
+	tasks []task
+	runs  []taskRun // per task, beside tasks
+	// failAt holds the injected failures not spent yet: the progress at
+	// which the first attempt of a task that runs fails.
+	failAt    map[int32]time.Duration
 	duration  []time.Duration // per job vertex
 	pipelined []bool          // per job edge
 	// per partition group
@@ -74,6 +86,7 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, t
 	m := &model{
 		topo:                t,
 		tasks:               make([]task, t.NumExecutionVertices()),
+		runs:                make([]taskRun, t.NumExecutionVertices()),
 		duration:            make([]time.Duration, job.NumVertices()),
 		pipelined:           make([]bool, job.NumEdges()),
 		undeployedProducers: make([]int32, t.NumGroups()),
@@ -90,11 +103,16 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, t
 		}
 		vs := t.VerticesOf(jv)
 		for v := vs.Start; v < vs.End; v++ {
-			m.tasks[v] = task{jobVertex: int32(jv), slot: -1, failAt: -1}
+			m.tasks[v].jobVertex = int32(jv)
 		}
 	}
 	for v, at := range failures {
-		m.tasks[v].failAt = at
+		if at >= 0 {
+			if m.failAt == nil {
+				m.failAt = map[int32]time.Duration{}
+			}
+			m.failAt[v] = at
+		}
 	}
 	for e := range topology.JobEdgeID(job.NumEdges()) {
 		m.pipelined[e] = t.PartitionType(e).IsPipelined()
@@ -151,8 +169,7 @@ func (m *model) forEachGroup(v int32, inputs bool, f func(e topology.JobEdgeID, 
 
 // deploy puts an idle task into a slot.
 func (m *model) deploy(v, slot int32) {
-	t := &m.tasks[v]
-	t.phase, t.slot = deployed, slot
+	m.tasks[v].phase, m.runs[v].slot1 = deployed, slot+1
 	m.forEachGroup(v, true, func(e topology.JobEdgeID, g topology.GroupID) {
 		if m.pipelined[e] {
 			if m.undeployedConsumers[g]--; m.undeployedConsumers[g] == 0 {
@@ -170,6 +187,9 @@ func (m *model) deploy(v, slot int32) {
 	m.reevaluate(v)
 }
 
+// slot returns the slot task v is deployed in, or -1.
+func (m *model) slot(v int32) int32 { return m.runs[v].slot1 - 1 }
+
 // reset takes a deployed or finished task back to idle (canceled, failed
 // or restarted): its progress is lost, and if it had finished its
 // partitions count as unfinished again.
@@ -178,13 +198,17 @@ func (m *model) reset(v int32) {
 	if t.phase == idle {
 		return
 	}
-	t.failAt = -1 // the first attempt that ran is over: an injected failure is spent
+	if m.failAt != nil {
+		delete(m.failAt, v) // the first attempt that ran is over: an injected failure is spent
+	}
 	if t.progressing {
 		m.progressChanged(v, false) // before its slot is cleared
 	}
 	wasFinished := t.phase == finished
-	t.phase, t.slot, t.progressing, t.workDone, t.done = idle, -1, false, false, 0
-	t.version++
+	t.phase, t.progressing, t.workDone = idle, false, false
+	r := &m.runs[v]
+	r.slot1, r.done = 0, 0
+	r.version++
 	if wasFinished {
 		m.unfinished++
 		m.forEachGroup(v, false, func(e topology.JobEdgeID, g topology.GroupID) {
@@ -223,14 +247,16 @@ func (m *model) reevaluate(v int32) {
 	want := t.phase == deployed && !t.workDone && t.inUndeployed == 0 && t.outUndeployed == 0 && t.inBlockingOpen == 0
 	switch {
 	case want && !t.progressing:
-		t.progressing, t.since = true, m.now
-		t.version++
+		r := &m.runs[v]
+		t.progressing, r.since = true, m.now
+		r.version++
 		m.progressChanged(v, true)
 		m.scheduleProgressEnd(v)
 	case !want && t.progressing:
-		t.done += m.now - t.since
+		r := &m.runs[v]
+		r.done += m.now - r.since
 		t.progressing = false
-		t.version++
+		r.version++
 		m.progressChanged(v, false)
 	}
 	if t.phase == idle && m.onRequestable != nil && m.requestable(v) {
@@ -247,31 +273,31 @@ func (m *model) progressChanged(v int32, on bool) {
 }
 
 func (m *model) scheduleProgressEnd(v int32) {
-	t := &m.tasks[v]
-	target := m.duration[t.jobVertex]
-	if t.failAt >= 0 && t.failAt < target {
-		target = t.failAt
+	r := &m.runs[v]
+	target := m.duration[m.tasks[v].jobVertex]
+	if at, ok := m.failAt[v]; ok && at < target {
+		target = at
 	}
 	if target == never {
 		return
 	}
-	m.cal.add(timed{at: m.now + max(0, target-t.done), order: m.tiebreak(), kind: taskProgressEnd, task: v, version: t.version})
+	m.cal.add(timed{at: m.now + max(0, target-r.done), order: m.tiebreak(), kind: taskProgressEnd, task: v, version: r.version})
 }
 
 // progressEnd handles a taskProgressEnd event: the attempt fails if an
 // injected failure point is reached, otherwise its work is done and it
 // finishes as soon as its pipelined producers have finished.
 func (m *model) progressEnd(v int32) {
-	t := &m.tasks[v]
-	t.done += m.now - t.since
-	t.since = m.now
-	if t.failAt >= 0 && t.failAt < m.duration[t.jobVertex] && t.done >= t.failAt {
-		t.failAt = -1
+	t, r := &m.tasks[v], &m.runs[v]
+	r.done += m.now - r.since
+	r.since = m.now
+	if at, ok := m.failAt[v]; ok && at < m.duration[t.jobVertex] && r.done >= at {
+		delete(m.failAt, v)
 		m.onFailed(v)
 		return
 	}
 	t.workDone, t.progressing = true, false
-	t.version++
+	r.version++
 	m.progressChanged(v, false)
 	if t.inPipelinedOpen == 0 {
 		m.finish(v)

@@ -64,13 +64,13 @@ func (p *regionPolicy) apply(rd scheduler.Ready) {
 	for _, req := range rd.Requests {
 		for _, s := range req.Slots {
 			for _, v := range s.Members {
-				p.e.model.tasks[p.off+int32(v)].attempt = int32(req.Attempt)
+				p.e.model.runs[p.off+int32(v)].attempt = int32(req.Attempt)
 				p.e.record(Request, p.off+int32(v), NoSlot)
 			}
 		}
 	}
 	for _, d := range rd.Deploy {
-		p.e.model.tasks[p.off+int32(d.Task)].attempt = int32(d.Attempt)
+		p.e.model.runs[p.off+int32(d.Task)].attempt = int32(d.Attempt)
 		p.e.deploy(p.off+int32(d.Task), int32(d.Slot))
 	}
 	if p.onReady != nil {
@@ -90,11 +90,11 @@ func (p *regionPolicy) start() {
 }
 
 func (p *regionPolicy) finished(v int32) {
-	p.input("finish report", p.sched.TaskFinished(p.at(), topology.ExecutionVertexID(v-p.off), strategy.Attempt(p.e.model.tasks[v].attempt)))
+	p.input("finish report", p.sched.TaskFinished(p.at(), topology.ExecutionVertexID(v-p.off), strategy.Attempt(p.e.model.runs[v].attempt)))
 }
 
 func (p *regionPolicy) failed(v, _ int32) {
-	p.input("failure report", p.sched.TaskFailed(p.at(), topology.ExecutionVertexID(v-p.off), strategy.Attempt(p.e.model.tasks[v].attempt)))
+	p.input("failure report", p.sched.TaskFailed(p.at(), topology.ExecutionVertexID(v-p.off), strategy.Attempt(p.e.model.runs[v].attempt)))
 }
 
 func (p *regionPolicy) afterEvent() {}
