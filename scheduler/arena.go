@@ -12,7 +12,7 @@ const arenaChunk = 1024
 // slice's. A Ready's chunks are reused once the next Ready is handed out.
 type slotArena struct {
 	cur    []region.Slot   // the chunk being filled
-	filled [][]region.Slot // chunks carved from since the last Ready, cur included
+	filled [][]region.Slot // chunks carved from since the last Ready (as far as carved), cur last
 	handed [][]region.Slot // chunks of the Ready handed out last
 	free   [][]region.Slot
 }
@@ -31,6 +31,7 @@ func (a *slotArena) one(rs *region.Regions, r region.ID) []region.Slot {
 	}
 	i := len(a.cur)
 	a.cur = rs.AppendSlots(a.cur, r) // one slot: stays in the chunk
+	a.filled[len(a.filled)-1] = a.cur
 	return a.cur[i:len(a.cur):len(a.cur)]
 }
 
@@ -38,8 +39,7 @@ func (a *slotArena) one(rs *region.Regions, r region.ID) []region.Slot {
 // frees those of the Ready before.
 func (a *slotArena) handOut() {
 	for _, c := range a.handed {
-		c = c[:cap(c)]
-		clear(c) // drop the member lists they point to
+		clear(c) // the part carved: drop the member lists it points to
 		a.free = append(a.free, c[:0])
 	}
 	a.handed, a.filled = a.filled, a.handed[:0]
