@@ -164,7 +164,7 @@ func (e *engine) now() time.Duration { return e.model.now }
 // record appends a trace event if recording.
 func (e *engine) record(k Kind, v int32, slot int32) {
 	e.traced++
-	if !e.cfg.Record && e.cfg.OnEvent == nil {
+	if !e.tracing() {
 		return
 	}
 	ev := Event{At: e.now(), Kind: k, Slot: int(slot), Attempt: int(e.model.runs[v].attempt)}
@@ -176,6 +176,9 @@ func (e *engine) record(k Kind, v int32, slot int32) {
 	}
 	e.emit(ev)
 }
+
+// tracing reports whether trace events are kept or handed out.
+func (e *engine) tracing() bool { return e.cfg.Record || e.cfg.OnEvent != nil }
 
 // emit keeps a trace event (Config.Record) and hands it to Config.OnEvent.
 func (e *engine) emit(ev Event) {

@@ -1,10 +1,6 @@
 package simulator
 
-import (
-	"time"
-
-	"github.com/regionsched/regionsched/internal/heap"
-)
+import "time"
 
 // timedKind says what a timed event does when its time comes.
 type timedKind uint8
@@ -25,14 +21,15 @@ type timed struct {
 	version uint32
 }
 
-// calendar is a min-heap of timed events by (at, order). Its values are
-// stored unboxed (no container/heap): pushing and popping a value through
-// `any` would box every event, one allocation each, millions in a large
-// run. The zero value is an empty calendar.
-type calendar struct{ h *heap.Heap[timed] }
+// calendar is a min-heap of timed events by (at, order). It is 4-ary and
+// stores its values unboxed (no container/heap, whose `any` would box
+// every event, one allocation each): a pop compares the four children of
+// a node side by side, which are adjacent in memory, and the tree is half
+// as deep as a binary one. The zero value is an empty calendar.
+type calendar struct{ items []timed }
 
 // earlier orders events by time, then by their tie-breaker.
-func earlier(a, b timed) bool {
+func earlier(a, b *timed) bool {
 	if a.at != b.at {
 		return a.at < b.at
 	}
@@ -40,20 +37,50 @@ func earlier(a, b timed) bool {
 }
 
 // Len returns the number of pending events.
-func (c *calendar) Len() int {
-	if c.h == nil {
-		return 0
-	}
-	return c.h.Len()
-}
+func (c *calendar) Len() int { return len(c.items) }
 
 // add pushes an event.
 func (c *calendar) add(e timed) {
-	if c.h == nil {
-		c.h = heap.New(earlier, nil)
+	c.items = append(c.items, e)
+	i := len(c.items) - 1
+	for i > 0 {
+		p := (i - 1) / 4
+		if !earlier(&e, &c.items[p]) {
+			break
+		}
+		c.items[i] = c.items[p]
+		i = p
 	}
-	c.h.Push(e)
+	c.items[i] = e
 }
 
 // next pops the earliest event; the calendar must not be empty.
-func (c *calendar) next() timed { return c.h.Pop() }
+func (c *calendar) next() timed {
+	top := c.items[0]
+	last := len(c.items) - 1
+	x := c.items[last]
+	c.items = c.items[:last]
+	if last == 0 {
+		return top
+	}
+	i := 0
+	for {
+		first := 4*i + 1
+		if first >= last {
+			break
+		}
+		m := first
+		for j := first + 1; j < min(first+4, last); j++ {
+			if earlier(&c.items[j], &c.items[m]) {
+				m = j
+			}
+		}
+		if !earlier(&c.items[m], &x) {
+			break
+		}
+		c.items[i] = c.items[m]
+		i = m
+	}
+	c.items[i] = x
+	return top
+}

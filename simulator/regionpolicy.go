@@ -61,8 +61,14 @@ func (p *regionPolicy) apply(rd scheduler.Ready) {
 	}
 	// One request event per task. (Members of restarted regions that had
 	// finished run again when they are deployed; see engine.deploy.)
+	// Without a trace they are only counted: the attempt of a task is
+	// read before it is deployed only by its trace events.
 	for _, req := range rd.Requests {
 		for _, s := range req.Slots {
+			if !p.e.tracing() {
+				p.e.traced += len(s.Members)
+				continue
+			}
 			for _, v := range s.Members {
 				p.e.model.runs[p.off+int32(v)].attempt = int32(req.Attempt)
 				p.e.record(Request, p.off+int32(v), NoSlot)
