@@ -154,16 +154,17 @@ func (rs *Regions) localitySlots(r ID) []Slot {
 
 	var slots []Slot
 	stamp := []topology.JobVertexID{} // per slot: the last job vertex placed in it
+	count := []int{}                  // per slot: its members
 	bySSG := map[int32][]int{}        // slot sharing group -> its slots, in opening order
-	slotOf := make(map[topology.ExecutionVertexID]int, len(members))
+	slotOf := newSlotIndex(members)
 	place := func(v topology.ExecutionVertexID, jv topology.JobVertexID, slot int) {
 		vx := job.Vertex(jv)
 		s := &slots[slot]
-		s.Members = append(s.Members, v)
+		count[slot]++
 		s.Profile = s.Profile.Add(vx.Resources)
 		s.Unbounded = s.Unbounded || rs.NeverFinishes(jv)
 		stamp[slot] = jv
-		slotOf[v] = slot
+		slotOf.set(v, slot)
 	}
 	for _, ru := range runs {
 		ssg := rs.ssgOf[ru.jv]
@@ -188,13 +189,72 @@ func (rs *Regions) localitySlots(r ID) []Slot {
 			if cursor == len(list) {
 				slots = append(slots, Slot{SlotSharingGroup: rs.ssgNames[ssg]})
 				stamp = append(stamp, -1)
+				count = append(count, 0)
 				bySSG[ssg] = append(list, len(slots)-1)
 				list = bySSG[ssg]
 			}
 			place(v, ru.jv, list[cursor])
 		}
 	}
+	// The member lists, carved from one array: each slot's in placement
+	// order (runs in topological order, subtasks by id), as counted above.
+	all := make([]topology.ExecutionVertexID, len(members))
+	off := 0
+	for i := range slots {
+		slots[i].Members = all[off : off : off+count[i]]
+		off += count[i]
+	}
+	for _, ru := range runs {
+		for _, v := range members[ru.start:ru.end] {
+			s := &slots[slotOf.get(v)]
+			s.Members = append(s.Members, v)
+		}
+	}
 	return slots
+}
+
+// slotIndex maps the members of a region being packed to their slots: a
+// slice over the span of their ids when it is dense enough, else a map.
+type slotIndex struct {
+	base  topology.ExecutionVertexID
+	dense []int32 // 1 + slot, 0: not placed
+	m     map[topology.ExecutionVertexID]int
+}
+
+// newSlotIndex returns an empty index for members (sorted by id).
+func newSlotIndex(members []topology.ExecutionVertexID) slotIndex {
+	span := int(members[len(members)-1]-members[0]) + 1
+	if span <= 4*len(members)+64 {
+		return slotIndex{base: members[0], dense: make([]int32, span)}
+	}
+	return slotIndex{m: make(map[topology.ExecutionVertexID]int, len(members))}
+}
+
+// set records that member v is in slot.
+func (x slotIndex) set(v topology.ExecutionVertexID, slot int) {
+	if x.m != nil {
+		x.m[v] = slot
+		return
+	}
+	x.dense[v-x.base] = int32(slot) + 1
+}
+
+// lookup returns the slot of v if v is a placed member.
+func (x slotIndex) lookup(v topology.ExecutionVertexID) (int, bool) {
+	if x.m != nil {
+		s, ok := x.m[v]
+		return s, ok
+	}
+	if i := v - x.base; i >= 0 && int(i) < len(x.dense) && x.dense[i] > 0 {
+		return int(x.dense[i]) - 1, true
+	}
+	return 0, false
+}
+
+// get returns the slot of a placed member.
+func (x slotIndex) get(v topology.ExecutionVertexID) int {
+	s, _ := x.lookup(v)
+	return s
 }
 
 // balanceLimit bounds the slot groups in which a subtask with a known
@@ -228,7 +288,7 @@ func lighter(a, b resource.Profile) bool { return resource.CompareAmounts(a, b) 
 // For a pointwise input it tries the producers of v's block; for an
 // all-to-all input only the producer with the aligned index, keeping the
 // cost per subtask constant.
-func (rs *Regions) producerSlot(v topology.ExecutionVertexID, jv topology.JobVertexID, ssg int32, stamp []topology.JobVertexID, slotOf map[topology.ExecutionVertexID]int) (int, bool) {
+func (rs *Regions) producerSlot(v topology.ExecutionVertexID, jv topology.JobVertexID, ssg int32, stamp []topology.JobVertexID, slotOf slotIndex) (int, bool) {
 	t := rs.topo
 	job := t.Job()
 	sub := int(int32(v) - t.VerticesOf(jv).Start)
@@ -246,7 +306,7 @@ func (rs *Regions) producerSlot(v topology.ExecutionVertexID, jv topology.JobVer
 			candidates = topology.Range{Start: aligned, End: aligned + 1}
 		}
 		for p := candidates.Start; p < candidates.End; p++ {
-			if slot, ok := slotOf[topology.ExecutionVertexID(p)]; ok && stamp[slot] != jv {
+			if slot, ok := slotOf.lookup(topology.ExecutionVertexID(p)); ok && stamp[slot] != jv {
 				return slot, true
 			}
 		}

@@ -122,6 +122,11 @@ func newBaseEngine(cfg Config, extra int) *engine {
 	// only that many are modelled: --slots 100000000 costs nothing more.
 	// The cluster's real size still counts for utilization.
 	tasks := e.topo.NumExecutionVertices() + extra
+	modelled := 0
+	for _, c := range cfg.Cluster {
+		modelled += min(c.N, tasks)
+	}
+	e.slots = make([]slotRec, 0, modelled)
 	for _, c := range cfg.Cluster {
 		e.clusterSize = min(e.clusterSize+c.N, region.MaxClusterSlots) // Run checked the total
 		for range min(c.N, tasks) {
