@@ -68,6 +68,10 @@ type Pool struct {
 	seq      uint64
 	shapes   []*shape // live shapes: with waiting bulks
 	shapeIdx map[string]*shape
+	// lastShape is the shape shapeFor returned last (in shapeIdx), or nil;
+	// lastProfile the profile index internProfile returned last.
+	lastShape   *shape
+	lastProfile int32
 	// deadShapes counts the shapes in shapeIdx without waiting bulks.
 	deadShapes int
 

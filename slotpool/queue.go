@@ -159,7 +159,14 @@ func (p *Pool) classify(b *bulk, requests []Request) {
 // it live; isNew means its verdicts must be computed. Shapes without
 // waiting bulks are kept (dead) for reuse, up to maxDeadShapes.
 func (p *Pool) shapeFor(key []byte) (s *shape, isNew bool) {
-	s, ok := p.shapeIdx[string(key)]
+	// The shape found last first (the bulks of a run mostly repeat a few
+	// shapes): comparing the key is cheaper than hashing it.
+	s, ok := p.lastShape, false
+	if s != nil && s.key == string(key) {
+		ok = true
+	} else {
+		s, ok = p.shapeIdx[string(key)]
+	}
 	if ok {
 		if s.pos >= 0 {
 			return s, false
@@ -184,6 +191,7 @@ func (p *Pool) shapeFor(key []byte) (s *shape, isNew bool) {
 		})
 		p.shapeIdx[s.key] = s
 	}
+	p.lastShape = s
 	s.pos = len(p.shapes)
 	p.shapes = append(p.shapes, s)
 	return s, true
@@ -218,6 +226,7 @@ func (p *Pool) killShape(s *shape) {
 	s.pos = -1
 	p.deadShapes++
 	if p.deadShapes > maxDeadShapes {
+		p.lastShape = nil // it may be forgotten here
 		for k, d := range p.shapeIdx {
 			if d.pos < 0 {
 				delete(p.shapeIdx, k)

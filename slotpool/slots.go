@@ -66,12 +66,18 @@ func (p *Pool) slotIndex(id SlotID) (int32, bool) {
 
 // internProfile returns the index of a profile, adding it if new.
 func (p *Pool) internProfile(pr resource.Profile) int32 {
-	if i, ok := p.profileIdx[pr]; ok {
+	// The profile interned last first: the requests of a run mostly
+	// repeat a few profiles, and comparing is cheaper than hashing.
+	if i := p.lastProfile; int(i) < len(p.profiles) && p.profiles[i].profile == pr {
 		return i
 	}
-	i := int32(len(p.profiles))
-	p.profiles = append(p.profiles, profileRec{profile: pr})
-	p.profileIdx[pr] = i
+	i, ok := p.profileIdx[pr]
+	if !ok {
+		i = int32(len(p.profiles))
+		p.profiles = append(p.profiles, profileRec{profile: pr})
+		p.profileIdx[pr] = i
+	}
+	p.lastProfile = i
 	return i
 }
 
