@@ -152,10 +152,11 @@ func (rs *Regions) localitySlots(r ID) []Slot {
 	}
 	sort.SliceStable(runs, func(a, b int) bool { return job.TopologicalRank(runs[a].jv) < job.TopologicalRank(runs[b].jv) })
 
-	var slots []Slot
-	stamp := []topology.JobVertexID{} // per slot: the last job vertex placed in it
-	count := []int{}                  // per slot: its members
-	bySSG := map[int32][]int{}        // slot sharing group -> its slots, in opening order
+	n := rs.slotCount[r] // what the packing opens (see Slots)
+	slots := make([]Slot, 0, n)
+	stamp := make([]topology.JobVertexID, 0, n) // per slot: the last job vertex placed in it
+	count := make([]int, 0, n)                  // per slot: its members
+	bySSG := map[int32][]int{}                  // slot sharing group -> its slots, in opening order
 	slotOf := newSlotIndex(members)
 	place := func(v topology.ExecutionVertexID, jv topology.JobVertexID, slot int) {
 		vx := job.Vertex(jv)

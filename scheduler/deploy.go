@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -39,7 +40,7 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 		lr.slots = s.rs.AppendSlots(s.slotsBuf(), r)
 		slots = lr.slots
 	}
-	reqs := s.requestBuf[:0] // the pool copies the requests
+	reqs := slices.Grow(s.requestBuf[:0], len(slots)) // the pool copies the requests
 	for _, sl := range slots {
 		reqs = append(reqs, slotpool.Request{Profile: sl.Profile, Unbounded: sl.Unbounded})
 	}
