@@ -247,6 +247,16 @@ func groupRegions(t *topology.ExecutionTopology, regionOf []ID, regions int) (gp
 	}
 	list := func(pick func(topology.PartitionGroup) topology.Range, tag func(g int32) int32) csr.CSR[ID] {
 		c := csr.CSR[ID]{Start: make([]int32, groups+1)}
+		bound := 0 // the lists hold at most one entry per task of a blocking group: sized once, never copied
+		for e := range topology.JobEdgeID(t.Job().NumEdges()) {
+			if !t.PartitionType(e).IsPipelined() {
+				gs := t.GroupsOf(e)
+				for g := gs.Start; g < gs.End; g++ {
+					bound += pick(t.Group(topology.GroupID(g))).Len()
+				}
+			}
+		}
+		c.Adj = make([]ID, 0, bound)
 		for e := range topology.JobEdgeID(t.Job().NumEdges()) {
 			gs := t.GroupsOf(e)
 			blocking := !t.PartitionType(e).IsPipelined()
