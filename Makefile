@@ -80,7 +80,7 @@ pictures: build
 	./$(BIN) simulate --slots 4 --queue-policy stateaware --svg docs/flood-stateaware.svg examples/jobs/flood/spark-*.json
 	@for p in $(PICS); do rsvg-convert -o docs/$$p.png docs/$$p.svg && echo "docs/$$p.png"; done
 
-## slurm-up: a private Slurm test cluster (4 virtual nodes) under /tmp/regionsched-slurm; installs the Debian packages when missing
+## slurm-up: a private Slurm test cluster (5 virtual nodes) under /tmp/regionsched-slurm; installs the Debian packages when missing
 slurm-up:
 	scripts/slurm-up.sh
 

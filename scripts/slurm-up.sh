@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # slurm-up.sh starts a private Slurm cluster for regionsched's tests on this
 # machine: munged with its own key and socket, slurmctld, and one slurmd per
-# virtual node (n1..n4, 4 CPUs each, all on localhost with their own ports),
+# virtual node (n1..n5, 4 CPUs each, all on localhost with their own ports),
 # everything (config, state, spool, logs, pid files) under one directory.
 #
 #   scripts/slurm-up.sh            # installs the Debian packages when missing
@@ -10,21 +10,23 @@
 #
 # Environment:
 #   REGIONSCHED_SLURM_DIR   the directory (default /tmp/regionsched-slurm)
-#   REGIONSCHED_SLURM_PORT  slurmctld's port; the nodes take the next four
-#                           (default 17900, nodes 17901-17904)
+#   REGIONSCHED_SLURM_PORT  slurmctld's port; the nodes take the next five
+#                           (default 17900, nodes 17901-17905)
 #   REGIONSCHED_SLURM_WAIT  seconds to wait for the nodes to be idle (default 60)
 #
-# Partitions: "low" (default, all nodes, PriorityTier=1, jobs are cancelled
-# when preempted), "high" (all nodes, PriorityTier=10: a job there preempts
+# Partitions: "low" (default, n1..n4, PriorityTier=1, jobs are cancelled
+# when preempted), "high" (n1..n4, PriorityTier=10: a job there preempts
 # jobs of "low"), and "cpus1".."cpus4" (node n4 only, at most N CPUs in
-# use: a cluster of exactly N CPUs). Running it again while the cluster is
+# use: a cluster of exactly N CPUs), and "fault" (node n5 alone, for the
+# test that restarts slurmctld: a step that ends while slurmctld is down
+# keeps its node completing for a minute or two). Running it again while the cluster is
 # up does nothing but check it.
 set -euo pipefail
 
 dir=${REGIONSCHED_SLURM_DIR:-/tmp/regionsched-slurm}
 port=${REGIONSCHED_SLURM_PORT:-17900}
 wait_s=${REGIONSCHED_SLURM_WAIT:-60}
-nodes=(n1 n2 n3 n4)
+nodes=(n1 n2 n3 n4 n5)
 
 log() { echo "slurm-up: $*" >&2; }
 die() {
@@ -92,6 +94,9 @@ JobCompType=jobcomp/none
 SlurmdParameters=config_overrides
 SchedulerParameters=batch_sched_delay=0,sched_interval=1,sched_min_interval=0,bf_interval=1
 KillWait=2
+# A step that ended while slurmctld was down completes a minute later;
+# meanwhile its node must not be drained as "Kill task failed".
+UnkillableStepTimeout=240
 MinJobAge=60
 ReturnToService=2
 SlurmctldTimeout=30
@@ -99,13 +104,14 @@ MessageTimeout=3
 SlurmdTimeout=60
 PreemptType=preempt/partition_prio
 PreemptMode=CANCEL
-NodeName=n[1-4] NodeHostname=localhost Port=$((port + 1))-$((port + 4)) CPUs=4 RealMemory=4096 State=UNKNOWN
+NodeName=n[1-5] NodeHostname=localhost Port=$((port + 1))-$((port + 5)) CPUs=4 RealMemory=4096 State=UNKNOWN
 PartitionName=low Nodes=n[1-4] Default=YES PriorityTier=1 PreemptMode=CANCEL MaxTime=INFINITE State=UP
 PartitionName=high Nodes=n[1-4] PriorityTier=10 PreemptMode=OFF MaxTime=INFINITE State=UP
 PartitionName=cpus1 Nodes=n4 MaxCPUsPerNode=1 PriorityTier=1 PreemptMode=CANCEL MaxTime=INFINITE State=UP
 PartitionName=cpus2 Nodes=n4 MaxCPUsPerNode=2 PriorityTier=1 PreemptMode=CANCEL MaxTime=INFINITE State=UP
 PartitionName=cpus3 Nodes=n4 MaxCPUsPerNode=3 PriorityTier=1 PreemptMode=CANCEL MaxTime=INFINITE State=UP
 PartitionName=cpus4 Nodes=n4 MaxCPUsPerNode=4 PriorityTier=1 PreemptMode=CANCEL MaxTime=INFINITE State=UP
+PartitionName=fault Nodes=n5 PriorityTier=1 PreemptMode=CANCEL MaxTime=INFINITE State=UP
 EOF
 	# An empty cgroup.conf keeps slurmd from looking for the system's.
 	echo "CgroupPlugin=autodetect" >"$dir/etc/cgroup.conf"
@@ -147,7 +153,12 @@ start_slurm() {
 wait_idle() {
 	local deadline=$((SECONDS + wait_s)) states=""
 	while ((SECONDS < deadline)); do
-		states=$(sinfo -h -N -p low -o '%N %T' 2>/dev/null | sort -u || true)
+		states=$(sinfo -h -N -o '%N %T' 2>/dev/null | sort -u || true)
+		# A node drained or down by an earlier run (a task that would not
+		# die, a restart) is ours to resume: this is a private test cluster.
+		if grep -q ' drained$\| down$\| drain' <<<"$states"; then
+			scontrol update nodename=n[1-5] state=resume 2>/dev/null || true
+		fi
 		if [ "$(grep -c ' idle$\| mixed$\| allocated$' <<<"$states" || true)" -eq ${#nodes[@]} ]; then
 			return 0
 		fi

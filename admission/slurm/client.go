@@ -24,6 +24,7 @@ type Client interface {
 	// principal ("" for the client's own identity).
 	SetPriority(ctx context.Context, principal string, job JobID, priority int64) error
 	// RunStep runs argv as a job step of one task in a granted slot and
-	// waits until it ends or ctx is done (which stops it).
+	// waits until it ends or ctx is done (which stops it). A step that did
+	// not start fails with ErrUnreachable or ErrStepRefused.
 	RunStep(ctx context.Context, p Placement, argv []string, stdout, stderr io.Writer) error
 }

@@ -20,6 +20,11 @@ var (
 	// ErrRejected: Slurm refused a request for another reason (its message
 	// says why).
 	ErrRejected = errors.New("rejected by slurm")
+	// ErrStepRefused: Slurm did not start a job step ("Unable to create
+	// step"): the allocation is gone, or busy for a moment (right after a
+	// controller restart, 22.05 refuses steps for a few seconds with
+	// "Memory required by task is not available").
+	ErrStepRefused = errors.New("step not started by slurm")
 	// ErrBadOutput: a command's output could not be read.
 	ErrBadOutput = errors.New("unreadable slurm output")
 	// ErrUnknownJob: the job is not one of this admission's.

@@ -220,9 +220,29 @@ func StepArgs(p Placement, argv []string) []string {
 	return append(args, argv...)
 }
 
+// stepCause classifies a failed srun: the controller unreachable, the
+// step refused (it never ran), or the task's own failure (err).
+func stepCause(stderr string, err error) error {
+	cause := classify(stderr)
+	switch {
+	case cause == ErrUnreachable:
+		return cause
+	case strings.Contains(stderr, "Unable to create step"), strings.Contains(stderr, "Unable to confirm allocation"):
+		return ErrStepRefused
+	case cause == ErrRejected && !strings.Contains(stderr, "srun: error"):
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return err // the task itself failed
+		}
+	}
+	return cause
+}
+
 // RunStep runs argv with srun (StepArgs) and waits. When ctx is done the
 // step is stopped: srun gets SIGTERM (it signals the step's tasks) and,
-// if it has not ended 5 s later, SIGKILL.
+// if it has not ended 5 s later, SIGKILL. The error wraps ErrUnreachable
+// or ErrStepRefused when the step did not start, the task's exit error
+// when it failed.
 func (c *ExecClient) RunStep(ctx context.Context, p Placement, argv []string, stdout, stderr io.Writer) error {
 	if len(argv) == 0 {
 		return &CommandError{Command: "srun", Err: fmt.Errorf("%w: no command", ErrRejected)}
@@ -246,10 +266,6 @@ func (c *ExecClient) RunStep(ctx context.Context, p Placement, argv []string, st
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	var exit *exec.ExitError
-	cause := classify(errBuf.String())
-	if errors.As(err, &exit) && cause == ErrRejected && !strings.Contains(errBuf.String(), "srun: error") {
-		cause = err // the task itself failed
-	}
+	cause := stepCause(errBuf.String(), err)
 	return &CommandError{Command: "srun", Args: args, Stderr: errBuf.String(), Err: cause}
 }

@@ -97,3 +97,11 @@ func TestClassify(t *testing.T) {
 		assert.Equal(t, want, classify(msg), msg)
 	}
 }
+
+func TestStepCause(t *testing.T) {
+	exit := errors.New("exit status 1")
+	assert.Equal(t, ErrUnreachable, stepCause("srun: error: Unable to confirm allocation for job 5: Unable to contact slurm controller (connect failure)", exit))
+	assert.Equal(t, ErrStepRefused, stepCause("srun: error: Unable to create step for job 2: Memory required by task is not available", exit))
+	assert.Equal(t, ErrStepRefused, stepCause("srun: error: Unable to confirm allocation for job 9: Invalid job id specified", exit))
+	assert.Equal(t, ErrRejected, stepCause("srun: error: n1: task 0: Exited with exit code 3", exit))
+}

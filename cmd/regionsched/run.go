@@ -87,6 +87,11 @@ Exit codes: 0 every job finished, 1 a job failed (the message says which and why
 			}
 			jobs = append(jobs, job)
 		}
+		if conf != "" {
+			if _, err := os.Stat(conf); err != nil {
+				return badInput(fmt.Errorf("--slurm-conf: %w", err))
+			}
+		}
 		cfg.Mode = mode.mode
 		cfg.Client = &slurm.ExecClient{Conf: conf, User: user}
 		if logRequests {
@@ -453,6 +458,10 @@ func (r *jobRun) apply(ctx context.Context, rd scheduler.Ready) error {
 	return nil
 }
 
+// stepRefusedLimit is how long a task retries a step Slurm refuses to
+// start before the task fails.
+const stepRefusedLimit = 30 * time.Second
+
 // execute runs one task attempt as a Slurm step on its slot's node and
 // reports it. A step refused because slurmctld is unreachable is retried
 // with backoff (it did not run); any other failure fails the task.
@@ -467,6 +476,7 @@ func (r *jobRun) execute(ctx context.Context, dep scheduler.Deployment, p slurm.
 	dur := time.Duration(float64(r.rs.Topology().Job().Vertex(r.rs.Topology().JobVertexOf(dep.Task)).Duration) * r.cfg.Scale)
 	argv := []string{"/bin/sh", "-c", `echo "$SLURMD_NODENAME"; exec sleep "$1"`, "step", strconv.FormatFloat(dur.Seconds(), 'f', 3, 64)}
 	backoff := 100 * time.Millisecond
+	var refusedSince time.Time
 	for {
 		var out bytes.Buffer
 		err := r.cfg.Client.RunStep(ctx, p, argv, &out, nil)
@@ -482,8 +492,16 @@ func (r *jobRun) execute(ctx context.Context, dep scheduler.Deployment, p slurm.
 			r.report(name, "finished", r.d.TaskFinished(ctx, dep.Task, dep.Attempt))
 			return
 		}
-		if errors.Is(err, slurm.ErrUnreachable) {
-			r.cfg.Logger.Warn("step not started: slurm unreachable, retrying", zap.String("task", name), zap.Error(err))
+		// A step that did not start is tried again: while slurmctld is
+		// unreachable, and for a while when Slurm refuses it (right after
+		// a controller restart it does for seconds; if the allocation is
+		// gone, the admission revokes the slot and the task is canceled).
+		refused := errors.Is(err, slurm.ErrStepRefused)
+		if refused && refusedSince.IsZero() {
+			refusedSince = r.clk.Now()
+		}
+		if errors.Is(err, slurm.ErrUnreachable) || (refused && r.clk.Since(refusedSince) < stepRefusedLimit) {
+			r.cfg.Logger.Warn("step not started, retrying", zap.String("task", name), zap.Error(err))
 			select {
 			case <-r.clk.After(backoff):
 			case <-ctx.Done():

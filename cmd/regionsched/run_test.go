@@ -1,0 +1,176 @@
+package main
+
+// The run command without Slurm: its flags, and the runtime on an
+// in-memory Slurm (every job runs at once on node n1, steps end at once).
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/regionsched/regionsched/admission/slurm"
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// memSlurm is a slurm.Client whose jobs start at once on node n1 and
+// whose steps print their node and end at once.
+type memSlurm struct {
+	mu     sync.Mutex
+	cpus   int
+	jobs   []slurm.JobStatus
+	steps  int
+	stepOn string // the node steps claim to run on ("" = theirs)
+}
+
+func (m *memSlurm) Submit(_ context.Context, name string, req slurm.JobRequest) (slurm.JobID, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	id := slurm.JobID(len(m.jobs) + 1)
+	cpus := 0
+	for _, c := range req.Components {
+		cpus += c.CPUs()
+	}
+	m.jobs = append(m.jobs, slurm.JobStatus{ID: id, Name: name, State: "RUNNING", Nodes: []slurm.NodeCPUs{{Node: "n1", CPUs: cpus}}})
+	return id, nil
+}
+
+func (m *memSlurm) Cancel(_ context.Context, name string, job slurm.JobID) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range m.jobs {
+		if m.jobs[i].ID == job || (job == 0 && m.jobs[i].Name == name) {
+			m.jobs[i].State = "CANCELLED"
+		}
+	}
+	return nil
+}
+
+func (m *memSlurm) Query(context.Context, []string) ([]slurm.JobStatus, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]slurm.JobStatus(nil), m.jobs...), nil
+}
+
+func (m *memSlurm) Partition(context.Context, string) (slurm.Partition, error) {
+	return slurm.Partition{Name: "mem", Nodes: []slurm.Node{{Name: "n1", CPUs: m.cpus}}}, nil
+}
+
+func (m *memSlurm) SetPriority(context.Context, string, slurm.JobID, int64) error { return nil }
+
+func (m *memSlurm) RunStep(_ context.Context, p slurm.Placement, _ []string, stdout, _ io.Writer) error {
+	m.mu.Lock()
+	m.steps++
+	node := p.Node
+	if m.stepOn != "" {
+		node = m.stepOn
+	}
+	m.mu.Unlock()
+	_, err := fmt.Fprintln(stdout, node)
+	return err
+}
+
+// live counts the jobs not cancelled.
+func (m *memSlurm) live() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, j := range m.jobs {
+		if j.State != "CANCELLED" {
+			n++
+		}
+	}
+	return n
+}
+
+func flip119(t *testing.T) *topology.JobGraph {
+	t.Helper()
+	job, err := loadJob(flip119Path, nil)
+	require.NoError(t, err)
+	return job
+}
+
+func TestRunOnMemorySlurm(t *testing.T) {
+	for _, mode := range modeNames {
+		t.Run(mode, func(t *testing.T) {
+			m, err := exchange.ParseMode(mode)
+			require.NoError(t, err)
+			mem := &memSlurm{cpus: 4}
+			var events []simulator.Event
+			outs := runOnSlurm(context.Background(), slurmRunConfig{Mode: m, Client: mem, Scale: 0, RunID: "u",
+				Trace: func(e simulator.Event) { events = append(events, e) }}, []*topology.JobGraph{flip119(t)})
+			require.Len(t, outs, 1)
+			require.NoError(t, outs[0].Err)
+			assert.Equal(t, 12, outs[0].Steps)
+			assert.Equal(t, 12, mem.steps)
+			assert.Zero(t, mem.live(), "every allocation cancelled at the end")
+			kinds := map[simulator.Kind]int{}
+			for _, e := range events {
+				kinds[e.Kind]++
+				assert.Empty(t, e.Job, "one job: no job field")
+			}
+			assert.Equal(t, 12, kinds[simulator.Request])
+			assert.Equal(t, 12, kinds[simulator.Deploy])
+			assert.Equal(t, 12, kinds[simulator.Finish])
+		})
+	}
+}
+
+func TestRunTwoJobsOnMemorySlurm(t *testing.T) {
+	mem := &memSlurm{cpus: 4}
+	var mu sync.Mutex
+	jobs := map[string]int{}
+	outs := runOnSlurm(context.Background(), slurmRunConfig{Mode: exchange.AllPipelined, Client: mem, RunID: "u",
+		Trace: func(e simulator.Event) { mu.Lock(); jobs[e.Job]++; mu.Unlock() }}, []*topology.JobGraph{flip119(t), flip119(t)})
+	require.Len(t, outs, 2)
+	for _, o := range outs {
+		assert.NoError(t, o.Err)
+	}
+	assert.Len(t, jobs, 1, "both named flip119-example")
+	assert.Zero(t, mem.live())
+}
+
+func TestRunCatchesAStepOnTheWrongNode(t *testing.T) {
+	mem := &memSlurm{cpus: 4, stepOn: "n9"}
+	outs := runOnSlurm(context.Background(), slurmRunConfig{Mode: exchange.AllBlocking, Client: mem, RunID: "u"}, []*topology.JobGraph{flip119(t)})
+	require.Error(t, outs[0].Err)
+	assert.Contains(t, outs[0].Err.Error(), `ran on node "n9"`)
+}
+
+func TestRunTooLargeForMemorySlurm(t *testing.T) {
+	mem := &memSlurm{cpus: 2}
+	outs := runOnSlurm(context.Background(), slurmRunConfig{Mode: exchange.AllPipelined, Client: mem, RunID: "u"}, []*topology.JobGraph{flip119(t)})
+	require.Error(t, outs[0].Err)
+	assert.Contains(t, outs[0].Err.Error(), "region 0")
+	assert.Zero(t, mem.steps)
+	var b strings.Builder
+	err := printOutcomes(&b, outs)
+	assert.Error(t, err)
+	assert.Contains(t, b.String(), "failed: flip119-example")
+}
+
+func TestRunFlags(t *testing.T) {
+	res := execCLI(t, "", "run", flip119Path)
+	assert.Equal(t, exitBadInput, res.code)
+	assert.Contains(t, res.stderr, "--slurm")
+	res = execCLI(t, "", "run", "--slurm", "--duration-scale", "0", flip119Path)
+	assert.Equal(t, exitBadInput, res.code)
+	assert.Contains(t, res.stderr, "--duration-scale")
+	res = execCLI(t, "", "run", "--slurm")
+	assert.Equal(t, exitBadInput, res.code)
+	res = execCLI(t, "", "run", "--slurm", "--slurm-conf", "/nonexistent/slurm.conf", "--timeout", "20s", flip119Path)
+	assert.Equal(t, exitBadInput, res.code)
+	assert.Contains(t, res.stderr, "--slurm-conf")
+}
+
+func TestSlurmJobName(t *testing.T) {
+	assert.Equal(t, "rs-my-job-r1-j0", slurmJobName("my job", "r1", 0))
+	assert.Len(t, slurmJobName(strings.Repeat("x", 100), "r", 1), 3+40+1+1+3)
+}
