@@ -1,14 +1,19 @@
 package slotpool
 
-// denseLimit bounds the keys a denseTable keeps in its slice.
+// denseLimit bounds the keys a denseTable keeps in its chunks.
 const denseLimit = 1 << 21
 
+// denseChunkBits sets the size of a denseTable's chunks.
+const denseChunkBits = 12
+
 // denseTable maps ids to values: keys in [0, denseLimit) (the usual dense
-// ids: slots 0..n-1, the scheduler's bulks of first attempts) index a
-// slice, others go to a map, so the hot path hashes nothing. The zero
-// value of V means absent; the zero table is empty.
+// ids: slots 0..n-1, the scheduler's bulks of first attempts) index
+// fixed chunks of a slice, allocated when a key in them is first set,
+// others go to a map, so the hot path hashes nothing. Growing never
+// copies: a million ids cost their chunks once, not a doubling slice's
+// copies. The zero value of V means absent; the zero table is empty.
 type denseTable[K ~int64, V comparable] struct {
-	dense  []V
+	chunks [][]V // chunk i holds keys i<<denseChunkBits ...; nil until used
 	sparse map[K]V
 	n      int
 }
@@ -16,8 +21,8 @@ type denseTable[K ~int64, V comparable] struct {
 func (t *denseTable[K, V]) get(k K) (V, bool) {
 	var zero V
 	if k >= 0 && k < denseLimit {
-		if k < K(len(t.dense)) {
-			v := t.dense[k]
+		if c := int(k >> denseChunkBits); c < len(t.chunks) && t.chunks[c] != nil {
+			v := t.chunks[c][k&(1<<denseChunkBits-1)]
 			return v, v != zero
 		}
 		return zero, false
@@ -32,11 +37,14 @@ func (t *denseTable[K, V]) set(k K, v V) {
 		t.n++
 	}
 	if k >= 0 && k < denseLimit {
-		if k >= K(len(t.dense)) {
-			n := min(max(int(k)+1, 2*len(t.dense), 64), denseLimit)
-			t.dense = append(t.dense, make([]V, n-len(t.dense))...)
+		c := int(k >> denseChunkBits)
+		if c >= len(t.chunks) {
+			t.chunks = append(t.chunks, make([][]V, c+1-len(t.chunks))...)
 		}
-		t.dense[k] = v
+		if t.chunks[c] == nil {
+			t.chunks[c] = make([]V, 1<<denseChunkBits)
+		}
+		t.chunks[c][k&(1<<denseChunkBits-1)] = v
 		return
 	}
 	if t.sparse == nil {
@@ -52,7 +60,7 @@ func (t *denseTable[K, V]) del(k K) {
 	t.n--
 	if k >= 0 && k < denseLimit {
 		var zero V
-		t.dense[k] = zero
+		t.chunks[k>>denseChunkBits][k&(1<<denseChunkBits-1)] = zero
 		return
 	}
 	delete(t.sparse, k)
@@ -62,9 +70,11 @@ func (t *denseTable[K, V]) del(k K) {
 // no order). For invariant checks: it costs O(the largest dense key).
 func (t *denseTable[K, V]) each(f func(K, V)) {
 	var zero V
-	for k, v := range t.dense {
-		if v != zero {
-			f(K(k), v)
+	for c, chunk := range t.chunks {
+		for i, v := range chunk {
+			if v != zero {
+				f(K(c<<denseChunkBits+i), v)
+			}
 		}
 	}
 	for k, v := range t.sparse {
