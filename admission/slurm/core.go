@@ -204,7 +204,11 @@ func (c *Core) ask(m slotpool.Ask) error {
 	if _, dup := c.byAsk[m.ID]; dup {
 		return fmt.Errorf("slurm: ask %d asked twice: %w", m.ID, ErrRejected)
 	}
-	req, err := Map(m.Gang, c.cfg.PartitionName(), c.cfg.DefaultCPUs)
+	part := c.cfg.PartitionName()
+	if part == "" {
+		part = c.part.Name // the default partition, as found: the capacity is its
+	}
+	req, err := Map(m.Gang, part, c.cfg.DefaultCPUs)
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,7 @@ type TooLargeError struct {
 	Need, Have string
 }
 
+// Error names the ask, the partition and what is short.
 func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("slurm: ask %d needs %s, partition %q has %s: %v", e.Ask, e.Need, e.Partition, e.Have, ErrTooLarge)
 }
@@ -59,6 +60,7 @@ type CommandError struct {
 	Err     error
 }
 
+// Error names the command, its arguments and Slurm's message.
 func (e *CommandError) Error() string {
 	msg := strings.TrimSpace(e.Stderr)
 	if msg == "" {
@@ -79,6 +81,7 @@ type OutageError struct {
 	Err      error
 }
 
+// Error names the operation and how many attempts failed.
 func (e *OutageError) Error() string {
 	return fmt.Sprintf("slurm: %s failed %d times, retrying with backoff: %v", e.Op, e.Attempts, e.Err)
 }
@@ -96,6 +99,7 @@ type PriorityError struct {
 	Err       error
 }
 
+// Error names who asked, the job and the priority.
 func (e *PriorityError) Error() string {
 	return fmt.Sprintf("slurm: %s may not set the priority of job %d to %d: %v", e.Principal, e.Job, e.Priority, e.Err)
 }
@@ -108,6 +112,7 @@ type ConfigError struct {
 	Field, Value, Why string
 }
 
+// Error names the field and why its value is invalid.
 func (e *ConfigError) Error() string {
 	return fmt.Sprintf("slurm: %s %q: %s: %v", e.Field, e.Value, e.Why, ErrBadConfig)
 }

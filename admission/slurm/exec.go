@@ -89,14 +89,25 @@ func (c *ExecClient) run(ctx context.Context, user, name string, args ...string)
 	return stdout, nil
 }
 
-// runProcess is the default Runner.
+// runProcess is the default Runner. The command runs in its own process
+// group, all of which is killed when ctx is done (runuser's child too),
+// and Wait gives up on output pipes a straggler still holds 2 s later.
 func runProcess(ctx context.Context, env []string, name string, args ...string) ([]byte, []byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	signalGroup(cmd, syscall.SIGKILL)
 	err := cmd.Run()
 	return stdout.Bytes(), stderr.Bytes(), err
+}
+
+// signalGroup makes cmd a process group leader whose whole group gets sig
+// when its context is done, and bounds Wait after that.
+func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, sig) }
+	cmd.WaitDelay = 2 * time.Second
 }
 
 // Submit runs sbatch (JobRequest.SbatchArgs) and reads the job id it
@@ -239,8 +250,8 @@ func stepCause(stderr string, err error) error {
 }
 
 // RunStep runs argv with srun (StepArgs) and waits. When ctx is done the
-// step is stopped: srun gets SIGTERM (it signals the step's tasks) and,
-// if it has not ended 5 s later, SIGKILL. The error wraps ErrUnreachable
+// step is stopped: srun (and runuser with --user) gets SIGTERM (srun
+// signals the step's tasks) and, if it has not ended 5 s later, SIGKILL. The error wraps ErrUnreachable
 // or ErrStepRefused when the step did not start, the task's exit error
 // when it failed.
 func (c *ExecClient) RunStep(ctx context.Context, p Placement, argv []string, stdout, stderr io.Writer) error {
@@ -257,7 +268,7 @@ func (c *ExecClient) RunStep(ctx context.Context, p Placement, argv []string, st
 	if stderr != nil {
 		cmd.Stderr = io.MultiWriter(&errBuf, stderr)
 	}
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	signalGroup(cmd, syscall.SIGTERM)
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
 	if err == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -102,4 +103,15 @@ func TestExecClientPartition(t *testing.T) {
 	assert.True(t, slices.Contains(calls[1].args, "low"))
 	_, err = c.Partition(context.Background(), "gpu")
 	assert.ErrorIs(t, err, ErrRejected)
+}
+
+func TestRunProcessKillsTheWholeGroup(t *testing.T) {
+	// runuser leaves its child holding the output pipes when it is
+	// killed; the whole group goes, and Run returns.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	_, _, err := runProcess(ctx, nil, "/bin/sh", "-c", "sleep 30 & sleep 30")
+	require.Error(t, err)
+	assert.Less(t, time.Since(began), 3*time.Second)
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/user"
 	"strings"
 	"sync"
@@ -126,6 +127,28 @@ func TestSlurmGrantsSlotsOnTheirNodes(t *testing.T) {
 	slurmtest.NoLiveJobs(t, conf, prefix(t)) // cancelled with its last slot
 }
 
+func TestSlurmHeterogeneousGang(t *testing.T) {
+	conf := slurmtest.Require(t)
+	ad, rec := start(t, conf, "low", nil, nil)
+	ctx := context.Background()
+	small, big := resource.New(1000, 100), resource.New(3000, 0)
+	require.NoError(t, ad.Handle(ctx, slotpool.Ask{ID: 1, Gang: slotpool.Gang{AllOrNothing: true,
+		Groups: []slotpool.TaskGroup{{Profile: small, MinMembers: 3}, {Profile: big, MinMembers: 2}}}}))
+	g := rec.wait(t, "the grant", isGrant).(slotpool.Grant)
+	require.Len(t, g.Slots, 5)
+	client := &slurm.ExecClient{Conf: conf}
+	groups := map[int]int{}
+	for _, s := range g.Slots {
+		p, ok := ad.Placement(s.ID)
+		require.True(t, ok)
+		groups[p.HetGroup]++
+		var out bytes.Buffer
+		require.NoError(t, client.RunStep(ctx, p, []string{"/bin/sh", "-c", `echo "$SLURMD_NODENAME $SLURM_CPUS_PER_TASK"`}, &out, nil))
+		assert.Equal(t, fmt.Sprintf("%s %d", p.Node, p.CPUs), strings.TrimSpace(out.String()), "slot %d of group %d", s.ID, p.HetGroup)
+	}
+	assert.Equal(t, map[int]int{0: 3, 1: 2}, groups, "one component per profile")
+}
+
 func TestSlurmRefusesAnAskLargerThanThePartition(t *testing.T) {
 	conf := slurmtest.Require(t)
 	var refused []error
@@ -183,6 +206,9 @@ func TestSlurmPriorityRaiseIsSlurmsDecision(t *testing.T) {
 	}
 	if _, err := user.Lookup("nobody"); err != nil {
 		t.Skip("no user nobody")
+	}
+	if out, err := exec.Command("runuser", "-u", "nobody", "--", "test", "-r", conf).CombinedOutput(); err != nil {
+		t.Fatalf("user nobody cannot read %s (%v %s): make its directories readable to others", conf, err, out)
 	}
 	// The cluster is full, so the ask stays pending; its job is nobody's.
 	submitOther(t, conf, "--partition=cpus1", "--ntasks=1", "--wrap=exec sleep 30")

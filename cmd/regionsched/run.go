@@ -42,14 +42,15 @@ func newRunCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		logRequests bool
 	)
 	c := &cobra.Command{
-		Use:   "run --slurm [--mode M] [--partition P] [--trace FILE] JOB [JOB ...]",
+		Use:   "run --slurm [--mode M] [--partition P] [--queue-partition Q=P ...] [--trace FILE] JOB [JOB ...]",
 		Short: "Run jobs for real on a Slurm cluster: every region's bulk an allocation, every task a job step",
 		Long: `run executes job files on a Slurm cluster (the one SLURM_CONF names, or --slurm-conf).
 Each job has its own scheduler; its regions ask for slots through the Slurm admission:
 every bulk becomes one all-or-nothing Slurm job that holds an allocation, and every task
 runs as a step in its slot's allocation on its slot's node (srun --overlap), sleeping for
 its vertex's durationMs (times --duration-scale). Several jobs run at once and compete
-for the cluster through Slurm. The trace (--trace) has the format of simulate --trace,
+for the cluster through Slurm; a job starts at its submitAtMs, and its queue picks the
+partition (--queue-partition, else --partition). The trace (--trace) has the format of simulate --trace,
 in real milliseconds since the start. Allocations still held at the end are cancelled.
 
 Exit codes: 0 every job finished, 1 a job failed (the message says which and why),
@@ -64,7 +65,8 @@ Exit codes: 0 every job finished, 1 a job failed (the message says which and why
 		},
 	}
 	c.Flags().BoolVar(&useSlurm, "slurm", false, "run on Slurm (the only backend so far; required)")
-	c.Flags().StringVar(&cfg.Partition, "partition", "", "Slurm partition to allocate in (default: the cluster's default partition)")
+	c.Flags().StringVar(&cfg.Partition, "partition", "", "Slurm partition to allocate in when the job's queue is not mapped (default: the cluster's default partition)")
+	c.Flags().StringToStringVar(&cfg.Partitions, "queue-partition", nil, "map a job file's queue to a Slurm partition: QUEUE=PARTITION (repeatable, or comma-separated)")
 	c.Flags().StringVar(&conf, "slurm-conf", "", "slurm.conf of the cluster (default: $SLURM_CONF, or Slurm's own default)")
 	c.Flags().StringVar(&user, "user", "", "submit the allocations and steps as this user (runuser; needs root)")
 	c.Flags().StringVar(&traceFile, "trace", "", "write the trace as JSON Lines to FILE (- for standard output; the summary then goes to standard error)")
@@ -163,9 +165,12 @@ func runMillis(d time.Duration) string { return strconv.FormatInt(d.Milliseconds
 
 // slurmRunConfig configures runOnSlurm.
 type slurmRunConfig struct {
-	Mode      exchange.Mode
-	Partition string
-	Client    slurm.Client
+	Mode exchange.Mode
+	// Partition is the Slurm partition of a job whose queue (the job
+	// file's "queue") is not in Partitions.
+	Partition  string
+	Partitions map[string]string
+	Client     slurm.Client
 	// Scale multiplies every task's duration.
 	Scale float64
 	// IdleTimeout is the pool's: idle slots go back to Slurm after it.
@@ -312,7 +317,8 @@ func (r *jobRun) run(ctx context.Context) slurmOutcome {
 	r.d = scheduler.StartDriver(ctx, s, scheduler.DriverConfig{Logger: r.cfg.Logger})
 	defer r.d.Stop()
 	ad, err := slurm.StartAdapter(ctx, slurm.AdapterConfig{
-		Core:   slurm.Config{Name: r.slurmName, Partition: r.cfg.Partition},
+		Core: slurm.Config{Name: r.slurmName, Queue: r.rs.Topology().Job().Submission().Queue,
+			Partitions: r.cfg.Partitions, Partition: r.cfg.Partition},
 		Client: r.cfg.Client, Sink: r.d, Logger: r.cfg.Logger.With(zap.String("job", r.name)),
 		PollMin: r.cfg.PollMin, PollMax: r.cfg.PollMax, RetryMax: 2 * time.Second,
 		OnError: r.onError,
@@ -331,6 +337,12 @@ func (r *jobRun) run(ctx context.Context) slurmOutcome {
 			r.cfg.Logger.Warn("cancelling the allocations", zap.Error(err))
 		}
 	}()
+	if at := r.rs.Topology().Job().Submission().SubmitAt; at > 0 { // the job file's submitAtMs
+		select {
+		case <-r.clk.After(at - r.since()):
+		case <-ctx.Done():
+		}
+	}
 	err = r.d.Start(ctx)
 	if err == nil {
 		err = r.loop(ctx)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,6 +27,7 @@ type memSlurm struct {
 	mu     sync.Mutex
 	cpus   int
 	jobs   []slurm.JobStatus
+	parts  []string // the partition of every submit
 	steps  int
 	stepOn string // the node steps claim to run on ("" = theirs)
 }
@@ -34,6 +36,7 @@ func (m *memSlurm) Submit(_ context.Context, name string, req slurm.JobRequest) 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	id := slurm.JobID(len(m.jobs) + 1)
+	m.parts = append(m.parts, req.Partition)
 	cpus := 0
 	for _, c := range req.Components {
 		cpus += c.CPUs()
@@ -173,4 +176,19 @@ func TestRunFlags(t *testing.T) {
 func TestSlurmJobName(t *testing.T) {
 	assert.Equal(t, "rs-my-job-r1-j0", slurmJobName("my job", "r1", 0))
 	assert.Len(t, slurmJobName(strings.Repeat("x", 100), "r", 1), 3+40+1+1+3)
+}
+
+func TestRunMapsTheQueueToAPartition(t *testing.T) {
+	job, err := topology.DecodeBytes([]byte(`{"name": "q", "queue": "root.etl", "submitAtMs": 5,
+		"vertices": [{"id": "A", "parallelism": 2, "durationMs": 1}], "edges": []}`))
+	require.NoError(t, err)
+	mem := &memSlurm{cpus: 4}
+	outs := runOnSlurm(context.Background(), slurmRunConfig{Mode: exchange.AllBlocking, Client: mem, RunID: "u", Partition: "low",
+		Partitions: map[string]string{"root.etl": "batch"}}, []*topology.JobGraph{job, flip119(t)})
+	for _, o := range outs {
+		require.NoError(t, o.Err)
+	}
+	assert.Contains(t, mem.parts, "batch", "the job of queue root.etl")
+	assert.Contains(t, mem.parts, "low", "FLIP-119's queue root.default is not mapped")
+	assert.GreaterOrEqual(t, outs[0].FirstDeploy, 5*time.Millisecond, "not before submitAtMs")
 }
