@@ -280,8 +280,9 @@ func (a *Adapter) step(ctx context.Context) time.Duration {
 		case errors.Is(err, ErrUnreachable):
 			a.outage("query", err)
 			failed = true
-		default:
-			a.log.Warn("slurm query failed", zap.Error(err))
+		default: // an answer that could not be read: back off as well
+			a.failures++
+			a.log.Warn("slurm query failed", zap.Int("attempts", a.failures), zap.Error(err))
 			failed = true
 		}
 	}
@@ -380,7 +381,7 @@ func (a *Adapter) outage(op string, err error) {
 // recovered ends an outage.
 func (a *Adapter) recovered() {
 	if a.failures > 0 {
-		a.log.Info("slurm controller reachable again", zap.Int("failedAttempts", a.failures))
+		a.log.Info("slurm answering again", zap.Int("failedAttempts", a.failures))
 		a.failures = 0
 		a.delay = a.cfg.PollMin
 	}

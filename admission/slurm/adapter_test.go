@@ -263,3 +263,23 @@ func TestStartAdapterWaitsForTheController(t *testing.T) {
 	require.Len(t, s.got, 1)
 	assert.IsType(t, slotpool.Capacity{}, s.got[0])
 }
+
+// badOutput is a fakeSlurm whose squeue answers garbage.
+type badOutput struct{ *fakeSlurm }
+
+func (badOutput) Query(context.Context, []string) ([]JobStatus, error) {
+	return nil, &CommandError{Command: "squeue", Err: ErrBadOutput}
+}
+
+func TestAdapterBacksOffOnUnreadableAnswers(t *testing.T) {
+	ctx := context.Background()
+	f := &fakeSlurm{part: recordedPartition(t, "low")}
+	a, _ := newAdapter(t, f, nil, nil)
+	a.cfg.Client = badOutput{f}
+	require.NoError(t, a.Handle(ctx, unknownAsk(1, 1)))
+	var waits []time.Duration
+	for range 3 {
+		waits = append(waits, a.step(ctx))
+	}
+	assert.Equal(t, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}, waits)
+}

@@ -16,6 +16,8 @@ package slurmtest
 
 import (
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,7 +70,7 @@ func Require(t testing.TB) string {
 		why = "no Slurm cluster reachable with " + conf + ": sinfo: " + err.Error() + ": " + strings.TrimSpace(out)
 	}
 	if why == "" {
-		lock(t)
+		lock(t, conf)
 		return conf
 	}
 	if os.Getenv(Env) == "require" {
@@ -78,11 +80,13 @@ func Require(t testing.TB) string {
 	return ""
 }
 
-// lock takes the cluster's test lock (a file lock in the temporary
-// directory) until the test ends.
-func lock(t testing.TB) {
+// lock takes the test lock of the cluster of conf (a file lock in the
+// temporary directory, one per slurm.conf) until the test ends.
+func lock(t testing.TB, conf string) {
 	t.Helper()
-	f, err := os.OpenFile(filepath.Join(os.TempDir(), "regionsched-slurm-tests.lock"), os.O_CREATE|os.O_RDWR, 0o666)
+	sum := sha256.Sum256([]byte(conf))
+	name := fmt.Sprintf("regionsched-slurm-tests-%x.lock", sum[:6])
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), name), os.O_CREATE|os.O_RDWR, 0o666)
 	if err != nil {
 		t.Fatalf("slurm test lock: %v", err)
 	}
