@@ -106,6 +106,7 @@ type allocation struct {
 	slots     []slotpool.SlotID
 	live      int  // granted slots not yet released
 	cancel    bool // a cancel is in flight
+	reclaimed bool // Slurm is preempting it: its slots were reclaimed
 	reason    string
 	priority  int64
 }
@@ -417,10 +418,13 @@ func (c *Core) observe(a *allocation, all []JobStatus) {
 		}
 	}
 	slices.SortFunc(mine, func(x, y JobStatus) int { return x.HetOffset - y.HetOffset })
-	ended, running, preempted := len(mine) == 0, len(mine) > 0, false
+	ended, running, preempted, requeued := len(mine) == 0, len(mine) > 0, false, false
 	for _, s := range mine {
 		if s.Terminal() {
 			ended = true
+		}
+		if s.State == "PENDING" || strings.HasPrefix(s.State, "REQUEUE") {
+			requeued = true // after it ran: preempted with PreemptMode=REQUEUE
 		}
 		if s.State != "RUNNING" || len(s.Nodes) == 0 {
 			running = false
@@ -445,12 +449,23 @@ func (c *Core) observe(a *allocation, all []JobStatus) {
 			c.grant(a, mine)
 		}
 	case allocGranted:
-		if ended || preempted {
-			c.revoke(a)
-			if !ended {
-				c.end(a)
-			} else {
-				a.state = allocDone
+		switch {
+		case ended:
+			c.revoke(a) // preempted, or gone: the slots are lost
+			a.state = allocDone
+		case requeued:
+			c.revoke(a) // its allocation is gone; the requeued job is not wanted
+			c.end(a)
+		case preempted && !a.reclaimed:
+			// Slurm decided to preempt it and grants it its partition's
+			// GraceTime: the pool gives each slot back once no task runs in
+			// it (the last one cancels the job), and whatever still runs when
+			// the job ends is revoked.
+			a.reclaimed = true
+			for _, id := range a.slots {
+				if s, ok := c.slots[id]; ok && !s.revoked {
+					c.out = append(c.out, slotpool.Reclaim{Slot: id})
+				}
 			}
 		}
 	case allocEnding:

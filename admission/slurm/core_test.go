@@ -143,15 +143,53 @@ func TestPreemptionRevokes(t *testing.T) {
 	assert.Empty(t, c.Watched())
 }
 
-func TestPreemptTimeRevokesBeforeTheStateChanges(t *testing.T) {
+func TestPreemptTimeReclaimsBeforeTheStateChanges(t *testing.T) {
 	c := newCore(t)
 	require.NoError(t, c.Handle(t0, unknownAsk(1, 1)))
 	submitted(t, c, 3)
 	c.Observe(t0, c.Watched(), []JobStatus{running(3, "rs-a1", NodeCPUs{"n1", 1})})
 	c.Ready()
-	st := running(3, "rs-a1", NodeCPUs{"n1", 1})
+	st := running(3, "rs-a1", NodeCPUs{"n1", 1}, NodeCPUs{"n2", 1})
 	st.Preempted = true
 	c.Observe(t0, c.Watched(), []JobStatus{st})
+	assert.Equal(t, []slotpool.FromAdmission{slotpool.Reclaim{Slot: 1}}, c.Ready(), "the grace time: reclaimed")
+	c.Observe(t0, c.Watched(), []JobStatus{st})
+	assert.Empty(t, c.Ready(), "once")
+	assert.Empty(t, c.Commands())
+	// The pool gives the slot back when its task is done: confirmed, and
+	// the job cancelled.
+	require.NoError(t, c.Handle(t0, slotpool.SlotRelease{Slot: 1, Reason: slotpool.ReasonPreempted}))
+	assert.Equal(t, []slotpool.FromAdmission{slotpool.ReleaseConfirmed{Slot: 1, Reason: slotpool.ReasonPreempted}}, c.Ready())
+	assert.Equal(t, []Command{{Kind: Cancel, Name: "rs-a1", Job: 3}}, c.Commands())
+}
+
+func TestGraceTimeEndsWithARevoke(t *testing.T) {
+	c := newCore(t)
+	require.NoError(t, c.Handle(t0, unknownAsk(1, 2)))
+	submitted(t, c, 3)
+	c.Observe(t0, c.Watched(), []JobStatus{running(3, "rs-a1", NodeCPUs{"n1", 2})})
+	c.Ready()
+	st := running(3, "rs-a1", NodeCPUs{"n1", 2})
+	st.Preempted = true
+	c.Observe(t0, c.Watched(), []JobStatus{st})
+	assert.Len(t, c.Ready(), 2)
+	require.NoError(t, c.Handle(t0, slotpool.SlotRelease{Slot: 1, Reason: slotpool.ReasonPreempted}))
+	c.Ready()
+	st.State = "PREEMPTED" // the grace time is over
+	c.Observe(t0, c.Watched(), []JobStatus{st})
+	assert.Equal(t, []slotpool.FromAdmission{slotpool.Revoke{Slot: 2, Reason: slotpool.ReasonPreempted}}, c.Ready(), "only what was still held")
+	require.NoError(t, c.Handle(t0, slotpool.SlotRelease{Slot: 2, Reason: slotpool.ReasonPreempted}))
+	assert.Empty(t, c.Ready())
+	assert.Empty(t, c.Watched())
+}
+
+func TestRequeuedAllocationIsRevoked(t *testing.T) {
+	c := newCore(t)
+	require.NoError(t, c.Handle(t0, unknownAsk(1, 1)))
+	submitted(t, c, 3)
+	c.Observe(t0, c.Watched(), []JobStatus{running(3, "rs-a1", NodeCPUs{"n1", 1})})
+	c.Ready()
+	c.Observe(t0, c.Watched(), []JobStatus{{ID: 3, Name: "rs-a1", State: "PENDING", Reason: "BeginTime"}}) // PreemptMode=REQUEUE
 	assert.Equal(t, []slotpool.FromAdmission{slotpool.Revoke{Slot: 1, Reason: slotpool.ReasonPreempted}}, c.Ready())
 	assert.Equal(t, []Command{{Kind: Cancel, Name: "rs-a1", Job: 3}}, c.Commands())
 }

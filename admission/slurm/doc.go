@@ -10,8 +10,11 @@
 // runs in its slot as a job step (srun --jobid=J --overlap -w NODE). A
 // released slot is confirmed and returns to Slurm when every slot of its
 // allocation is released (scancel); an ask withdrawn before the grant
-// cancels its pending job; a preempted allocation (Slurm's partition
-// priority tiers) is revoked with slotpool.ReasonPreempted; an ask larger
+// cancels its pending job; an allocation Slurm preempts (partition
+// priority tiers) is reclaimed as soon as Slurm decides it (PreemptTime:
+// the pool gives back each slot whose tasks are done, during the
+// partition's GraceTime) and what is left is revoked with
+// slotpool.ReasonPreempted when the job ends; an ask larger
 // than the partition could ever hold is refused at once with a
 // *TooLargeError. Queues map to partitions (Config.Partitions). Priority
 // changes run scontrol as the caller's identity, so that Slurm itself

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -261,4 +262,32 @@ func TestSlurmSurvivesAControllerRestart(t *testing.T) {
 			delete(busy, e.Slot)
 		}
 	}
+}
+
+func TestSlurmRunCommand(t *testing.T) {
+	conf := slurmtest.Require(t)
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	res := execCLI(t, "", "run", "--slurm", "--slurm-conf", conf, "--mode", "pointwise-pipelined-only", "--duration-scale", "0.1",
+		"--trace", trace, flip119Path)
+	require.Equal(t, exitOK, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "job flip119-example: finished at")
+	assert.Contains(t, res.stdout, "finished: every job")
+	data, err := os.ReadFile(trace)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	kinds := map[string]int{}
+	for _, l := range lines {
+		var ev struct {
+			T     int64  `json:"t"`
+			Event string `json:"event"`
+			Task  string `json:"task"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(l), &ev), l)
+		kinds[ev.Event]++
+	}
+	assert.Equal(t, 12, kinds["request"])
+	assert.Equal(t, 12, kinds["deploy"])
+	assert.Equal(t, 12, kinds["finish"])
+	assert.Positive(t, kinds["release"])
+	slurmtest.NoLiveJobs(t, conf, "rs-")
 }
