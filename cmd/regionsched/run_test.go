@@ -192,3 +192,25 @@ func TestRunMapsTheQueueToAPartition(t *testing.T) {
 	assert.Contains(t, mem.parts, "low", "FLIP-119's queue root.default is not mapped")
 	assert.GreaterOrEqual(t, outs[0].FirstDeploy, 5*time.Millisecond, "not before submitAtMs")
 }
+
+func TestRunJobSlurmCanNeverHold(t *testing.T) {
+	// Three subtasks of 2 CPUs in one region: 3 slots fit the pool's
+	// count of 4 one-CPU slots, but not Slurm's 4 CPUs.
+	job, err := topology.DecodeBytes([]byte(`{"name": "wide", "vertices": [
+		{"id": "A", "parallelism": 3, "resources": {"cpuMillis": 2000}}, {"id": "B", "parallelism": 3}],
+		"edges": [{"source": "A", "target": "B", "shipStrategy": "rebalance"}]}`))
+	require.NoError(t, err)
+	mem := &memSlurm{cpus: 4}
+	var reported []error
+	var mu sync.Mutex
+	outs := runOnSlurm(context.Background(), slurmRunConfig{Mode: exchange.AllPipelined, Client: mem, RunID: "u",
+		OnError: func(_ string, err error) { mu.Lock(); reported = append(reported, err); mu.Unlock() }}, []*topology.JobGraph{job})
+	var tl *slurm.TooLargeError
+	require.ErrorAs(t, outs[0].Err, &tl)
+	assert.Contains(t, tl.Need, "3 slots")
+	assert.Equal(t, "room for 2", tl.Have)
+	assert.Zero(t, mem.steps)
+	mu.Lock()
+	assert.NotEmpty(t, reported)
+	mu.Unlock()
+}
