@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # slurm-down.sh stops the private Slurm cluster of scripts/slurm-up.sh:
 # exactly the processes named by its pid files (the slurmd of every node
-# first, then slurmctld, then munged), waiting for each to end. The
+# first, then slurmctld, then munged), waiting for each group to end. The
 # directory is kept (logs); REGIONSCHED_SLURM_CLEAN=1 removes it too.
 #
 #   REGIONSCHED_SLURM_DIR   the directory (default /tmp/regionsched-slurm)
@@ -9,36 +9,42 @@ set -euo pipefail
 
 dir=${REGIONSCHED_SLURM_DIR:-/tmp/regionsched-slurm}
 log() { echo "slurm-down: $*" >&2; }
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
 
-# stop PIDFILE NAME: TERM the process of the pid file if it is NAME, wait
-# up to 15 s, then KILL it.
+# stop NAME PIDFILE...: TERM the processes of the pid files that are still
+# NAME (a stale pid file is only removed), wait up to 15 s for all of
+# them, then KILL what is left.
 stop() {
-	local pidfile=$1 name=$2 pid
-	[ -s "$pidfile" ] || return 0
-	pid=$(cat "$pidfile")
-	if ! kill -0 "$pid" 2>/dev/null || [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != "$name" ]; then
-		rm -f "$pidfile" # stale: not ours any more
-		return 0
-	fi
-	kill -TERM "$pid" 2>/dev/null || true
+	local name=$1 f pid pids=()
+	shift
+	for f in "$@"; do
+		[ -s "$f" ] || continue
+		pid=$(cat "$f")
+		if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$name" ]; then
+			$sudo kill -TERM "$pid" 2>/dev/null || true
+			pids+=("$pid")
+		fi
+		rm -f "$f"
+	done
 	for _ in $(seq 150); do
-		kill -0 "$pid" 2>/dev/null || {
-			rm -f "$pidfile"
-			return 0
-		}
+		local left=()
+		for pid in ${pids[@]+"${pids[@]}"}; do
+			[ -d "/proc/$pid" ] && left+=("$pid")
+		done
+		((${#left[@]})) || return 0
+		pids=("${left[@]}")
 		sleep 0.1
 	done
-	log "$name ($pid) did not stop in 15 s: killing it"
-	kill -KILL "$pid" 2>/dev/null || true
-	rm -f "$pidfile"
+	log "$name ${pids[*]} did not stop in 15 s: killing"
+	$sudo kill -KILL "${pids[@]}" 2>/dev/null || true
 }
 
 if [ -d "$dir/run" ]; then
-	for f in "$dir"/run/slurmd-*.pid; do
-		[ -e "$f" ] && stop "$f" slurmd
-	done
-	stop "$dir/run/slurmctld.pid" slurmctld
-	stop "$dir/run/munged.pid" munged
+	shopt -s nullglob
+	stop slurmd "$dir"/run/slurmd-*.pid
+	stop slurmctld "$dir/run/slurmctld.pid"
+	stop munged "$dir/run/munged.pid"
 	log "stopped (logs in $dir/log)"
 else
 	log "nothing to stop in $dir"

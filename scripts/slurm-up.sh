@@ -34,11 +34,14 @@ die() {
 	exit 1
 }
 
+# The daemons run as root (SlurmUser=root, munged with a root-owned key):
+# without root, through sudo.
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 
-# alive PIDFILE: the process of the pid file runs.
-alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# alive PIDFILE: the process of the pid file runs (checked in /proc, which
+# works for processes of other users too).
+alive() { [ -s "$1" ] && [ -d "/proc/$(cat "$1")" ]; }
 
 install_packages() {
 	local need=()
@@ -129,7 +132,7 @@ start_munge() {
 	fi
 	# munged runs as root here (so it accepts a key owned by root); --force
 	# lets it start with a socket folder that is not its system default.
-	munged --force --key-file="$dir/munge/munge.key" --socket="$dir/munge/munge.socket" \
+	$sudo munged --force --key-file="$dir/munge/munge.key" --socket="$dir/munge/munge.socket" \
 		--pid-file="$dir/run/munged.pid" --log-file="$dir/log/munged.log" --seed-file="$dir/munge/munge.seed"
 	for _ in $(seq 50); do
 		[ -S "$dir/munge/munge.socket" ] && return 0
@@ -142,11 +145,11 @@ start_slurm() {
 	export SLURM_CONF="$dir/etc/slurm.conf"
 	if ! alive "$dir/run/slurmctld.pid"; then
 		# -i: ignore state that does not match the config (a changed config).
-		slurmctld -i -f "$SLURM_CONF"
+		$sudo env SLURM_CONF="$SLURM_CONF" slurmctld -i -f "$SLURM_CONF"
 	fi
 	for n in "${nodes[@]}"; do
 		alive "$dir/run/slurmd-$n.pid" && continue
-		slurmd -f "$SLURM_CONF" -N "$n"
+		$sudo env SLURM_CONF="$SLURM_CONF" slurmd -f "$SLURM_CONF" -N "$n"
 	done
 }
 
