@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,6 +44,8 @@ func newRunCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		traceFile   string
 		timeout     time.Duration
 		logRequests bool
+		eventsFile  string
+		auditFile   string
 	)
 	c := &cobra.Command{
 		Use:   "run --slurm [--mode M] [--partition P] [--queue-partition Q=P ...] [--trace FILE] JOB [JOB ...]",
@@ -74,6 +80,8 @@ Exit codes: 0 every job finished, 1 a job failed (the message says which and why
 	c.Flags().DurationVar(&cfg.IdleTimeout, "idle-timeout", 500*time.Millisecond, "give a slot nobody needs back to Slurm after this long (its allocation ends with its last slot)")
 	c.Flags().DurationVar(&timeout, "timeout", 30*time.Minute, "give up (and cancel everything) after this long")
 	c.Flags().BoolVar(&logRequests, "verbose", false, "log the admission's outages and refusals on standard error")
+	c.Flags().StringVar(&eventsFile, "events", "", "priority changes, JSON Lines of set-priority events (the events file of simulate; t in real ms): each runs scontrol as its \"by\" user on the job's Slurm jobs, so Slurm decides")
+	c.Flags().StringVar(&auditFile, "audit", "", "write one JSON line per priority change, applied or refused by Slurm")
 	c.RunE = func(c *cobra.Command, args []string) error {
 		if !useSlurm {
 			return badInput(errors.New("run needs a backend: --slurm (simulate runs in virtual time)"))
@@ -94,6 +102,13 @@ Exit codes: 0 every job finished, 1 a job failed (the message says which and why
 				return badInput(fmt.Errorf("--slurm-conf: %w", err))
 			}
 		}
+		if eventsFile != "" {
+			evs, err := readPriorityEvents(eventsFile)
+			if err != nil {
+				return badInput(err)
+			}
+			cfg.Events = evs
+		}
 		cfg.Mode = mode.mode
 		cfg.Client = &slurm.ExecClient{Conf: conf, User: user}
 		if logRequests {
@@ -108,6 +123,18 @@ Exit codes: 0 every job finished, 1 a job failed (the message says which and why
 		defer cancel()
 		if err := slurmReachable(ctx, cfg.Client, cfg.Partition); err != nil {
 			return badInput(fmt.Errorf("no Slurm reachable: %w", err))
+		}
+		if auditFile != "" {
+			f, err := os.Create(auditFile)
+			if err != nil {
+				return badInput(fmt.Errorf("cannot write %s: %w", auditFile, err))
+			}
+			defer f.Close()
+			enc := json.NewEncoder(f)
+			cfg.Audit = func(job string, at time.Duration, rec slurm.AuditRecord) {
+				_ = enc.Encode(auditLine{T: at.Milliseconds(), By: rec.Principal, Job: job, SlurmJob: int64(rec.Job),
+					Old: rec.Old, New: rec.New, Accepted: rec.Accepted, Reason: strings.TrimSpace(rec.Reason)})
+			}
 		}
 		var outcomes []slurmOutcome
 		write := func(w io.Writer) error {
@@ -181,6 +208,11 @@ type slurmRunConfig struct {
 	Trace func(simulator.Event)
 	// OnError receives the adapters' errors (outages, refusals).
 	OnError func(job string, err error)
+	// Events are priority changes to apply during the run.
+	Events []priorityEvent
+	// Audit receives every priority change, applied or refused (called
+	// under a lock), with its time since the start.
+	Audit func(job string, at time.Duration, rec slurm.AuditRecord)
 	// OnDeploy is called for every task started (a test's hook).
 	OnDeploy func(job string, task string, p slurm.Placement)
 	// RunID makes the Slurm job names of this run unique; "" means one
@@ -232,6 +264,15 @@ func runOnSlurm(ctx context.Context, cfg slurmRunConfig, jobs []*topology.JobGra
 		traceMu.Lock()
 		defer traceMu.Unlock()
 		cfg.Trace(ev)
+	}
+	if cfg.Audit != nil {
+		audit := cfg.Audit
+		var auditMu sync.Mutex
+		cfg.Audit = func(job string, at time.Duration, rec slurm.AuditRecord) {
+			auditMu.Lock()
+			defer auditMu.Unlock()
+			audit(job, at, rec)
+		}
 	}
 	clk := clock.New()
 	start := clk.Now()
@@ -322,6 +363,11 @@ func (r *jobRun) run(ctx context.Context) slurmOutcome {
 		Client: r.cfg.Client, Sink: r.d, Logger: r.cfg.Logger.With(zap.String("job", r.name)),
 		PollMin: r.cfg.PollMin, PollMax: r.cfg.PollMax, RetryMax: 2 * time.Second,
 		OnError: r.onError,
+		Auditor: func(rec slurm.AuditRecord) {
+			if r.cfg.Audit != nil {
+				r.cfg.Audit(r.name, r.since(), rec)
+			}
+		},
 	})
 	if err != nil {
 		r.out.Err, r.out.End = err, r.since()
@@ -343,6 +389,8 @@ func (r *jobRun) run(ctx context.Context) slurmOutcome {
 		case <-ctx.Done():
 		}
 	}
+	r.wg.Add(1)
+	go r.priorities(ctx)
 	err = r.d.Start(ctx)
 	if err == nil {
 		err = r.loop(ctx)
@@ -537,4 +585,97 @@ func (r *jobRun) report(task, what string, err error) {
 		return
 	}
 	r.abort(fmt.Errorf("%s %s: %w", what, task, err))
+}
+
+// priorityEvent is a set-priority line of an events file.
+type priorityEvent struct {
+	At       time.Duration
+	Job      string
+	Priority int64
+	By       string
+}
+
+// auditLine is one line of --audit.
+type auditLine struct {
+	T        int64  `json:"t"`
+	By       string `json:"by"`
+	Job      string `json:"job"`
+	SlurmJob int64  `json:"slurmJob"`
+	Old      int64  `json:"old"`
+	New      int64  `json:"new"`
+	Accepted bool   `json:"accepted"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// readPriorityEvents reads the set-priority events of an events file
+// (JSON Lines); any other event is refused, naming its line.
+func readPriorityEvents(path string) ([]priorityEvent, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--events: %w", err)
+	}
+	defer f.Close()
+	var evs []priorityEvent
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var ev struct {
+			T        *int64 `json:"t"`
+			Event    string `json:"event"`
+			Job      string `json:"job"`
+			Priority *int64 `json:"priority"`
+			By       string `json:"by"`
+		}
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&ev); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", path, n, err)
+		}
+		switch {
+		case ev.Event != "set-priority":
+			return nil, fmt.Errorf("%s line %d: event %q: run --slurm applies set-priority events only", path, n, ev.Event)
+		case ev.T == nil || *ev.T < 0:
+			return nil, fmt.Errorf("%s line %d: t must be given, >= 0", path, n)
+		case ev.Priority == nil || *ev.Priority < 1:
+			return nil, fmt.Errorf("%s line %d: priority must be given, >= 1", path, n)
+		case ev.Job == "" || ev.By == "":
+			return nil, fmt.Errorf("%s line %d: job and by must be given", path, n)
+		}
+		evs = append(evs, priorityEvent{At: time.Duration(*ev.T) * time.Millisecond, Job: ev.Job, Priority: *ev.Priority, By: ev.By})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("--events: %w", err)
+	}
+	slices.SortStableFunc(evs, func(a, b priorityEvent) int { return cmp.Compare(a.At, b.At) })
+	return evs, nil
+}
+
+// priorities applies the job's priority changes at their times (or, when
+// the job holds no Slurm job then, as soon as it does): scontrol runs as
+// the event's user on the job's Slurm jobs (Slurm decides who may raise),
+// and every answer goes to the audit.
+func (r *jobRun) priorities(ctx context.Context) {
+	defer r.wg.Done()
+	for _, ev := range r.cfg.Events {
+		if ev.Job != r.name {
+			continue
+		}
+		select {
+		case <-r.clk.After(ev.At - r.since()):
+		case <-ctx.Done():
+			return
+		}
+		for len(r.ad.Jobs()) == 0 { // none yet (or between regions): the next one
+			select {
+			case <-r.clk.After(20 * time.Millisecond):
+			case <-ctx.Done():
+				return
+			}
+		}
+		err := r.ad.SetPriority(ctx, ev.By, ev.Priority)
+		r.cfg.Logger.Info("set-priority", zap.String("job", r.name), zap.String("by", ev.By), zap.Int64("priority", ev.Priority), zap.Error(err))
+	}
 }

@@ -267,8 +267,13 @@ func TestSlurmSurvivesAControllerRestart(t *testing.T) {
 func TestSlurmRunCommand(t *testing.T) {
 	conf := slurmtest.Require(t)
 	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	// An ordinary user may not raise the job's priority; root may.
+	events := writeTemp(t, "events.jsonl", `{"t": 100, "event": "set-priority", "job": "flip119-example", "priority": 100000, "by": "nobody"}
+{"t": 200, "event": "set-priority", "job": "flip119-example", "priority": 12345, "by": "root"}
+`)
 	res := execCLI(t, "", "run", "--slurm", "--slurm-conf", conf, "--mode", "pointwise-pipelined-only", "--duration-scale", "0.1",
-		"--trace", trace, flip119Path)
+		"--trace", trace, "--events", events, "--audit", audit, flip119Path)
 	require.Equal(t, exitOK, res.code, res.stderr)
 	assert.Contains(t, res.stdout, "job flip119-example: finished at")
 	assert.Contains(t, res.stdout, "finished: every job")
@@ -289,5 +294,25 @@ func TestSlurmRunCommand(t *testing.T) {
 	assert.Equal(t, 12, kinds["deploy"])
 	assert.Equal(t, 12, kinds["finish"])
 	assert.Positive(t, kinds["release"])
+
+	data, err = os.ReadFile(audit)
+	require.NoError(t, err)
+	byWhom := map[string][]auditLine{}
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var a auditLine
+		require.NoError(t, json.Unmarshal([]byte(l), &a), l)
+		byWhom[a.By] = append(byWhom[a.By], a)
+	}
+	require.NotEmpty(t, byWhom["nobody"], "audited: %s", data)
+	require.NotEmpty(t, byWhom["root"], "audited: %s", data)
+	for _, a := range byWhom["nobody"] {
+		assert.False(t, a.Accepted, "%+v", a)
+		assert.NotEmpty(t, a.Reason)
+		assert.Positive(t, a.SlurmJob)
+	}
+	for _, a := range byWhom["root"] {
+		assert.True(t, a.Accepted, "%+v", a)
+		assert.Equal(t, int64(12345), a.New)
+	}
 	slurmtest.NoLiveJobs(t, conf, "rs-")
 }

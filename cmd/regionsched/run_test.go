@@ -24,10 +24,14 @@ import (
 // memSlurm is a slurm.Client whose jobs start at once on node n1 and
 // whose steps print their node and end at once.
 type memSlurm struct {
-	mu     sync.Mutex
-	cpus   int
-	jobs   []slurm.JobStatus
-	parts  []string // the partition of every submit
+	mu    sync.Mutex
+	cpus  int
+	jobs  []slurm.JobStatus
+	parts []string // the partition of every submit
+	// operator may set priorities; anybody else is refused.
+	operator string
+	// hold, if set, keeps every step running until it is closed.
+	hold   chan struct{}
 	steps  int
 	stepOn string // the node steps claim to run on ("" = theirs)
 }
@@ -66,9 +70,21 @@ func (m *memSlurm) Partition(context.Context, string) (slurm.Partition, error) {
 	return slurm.Partition{Name: "mem", Nodes: []slurm.Node{{Name: "n1", CPUs: m.cpus}}}, nil
 }
 
-func (m *memSlurm) SetPriority(context.Context, string, slurm.JobID, int64) error { return nil }
+func (m *memSlurm) SetPriority(_ context.Context, principal string, _ slurm.JobID, _ int64) error {
+	if principal != m.operator {
+		return &slurm.CommandError{Command: "scontrol", Stderr: "Access/permission denied", Err: slurm.ErrPermissionDenied}
+	}
+	return nil
+}
 
-func (m *memSlurm) RunStep(_ context.Context, p slurm.Placement, _ []string, stdout, _ io.Writer) error {
+func (m *memSlurm) RunStep(ctx context.Context, p slurm.Placement, _ []string, stdout, _ io.Writer) error {
+	if m.hold != nil {
+		select {
+		case <-m.hold:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	m.mu.Lock()
 	m.steps++
 	node := p.Node
@@ -213,4 +229,55 @@ func TestRunJobSlurmCanNeverHold(t *testing.T) {
 	mu.Lock()
 	assert.NotEmpty(t, reported)
 	mu.Unlock()
+}
+
+func TestRunAppliesPriorityEvents(t *testing.T) {
+	events := writeTemp(t, "events.jsonl", `{"t": 0, "event": "set-priority", "job": "flip119-example", "priority": 9000, "by": "alice"}
+{"t": 0, "event": "set-priority", "job": "flip119-example", "priority": 7000, "by": "root"}
+`)
+	evs, err := readPriorityEvents(events)
+	require.NoError(t, err)
+	require.Len(t, evs, 2)
+	// The steps run until both changes are audited (the job holds its
+	// allocation meanwhile).
+	mem := &memSlurm{cpus: 1, operator: "root", hold: make(chan struct{})}
+	var audit []slurm.AuditRecord
+	outs := runOnSlurm(context.Background(), slurmRunConfig{Mode: exchange.AllBlocking, Client: mem, RunID: "u", Events: evs,
+		Audit: func(job string, _ time.Duration, rec slurm.AuditRecord) {
+			assert.Equal(t, "flip119-example", job)
+			audit = append(audit, rec)
+			if rec.Principal == "root" && len(audit) > 1 && audit[len(audit)-2].Principal != "root" {
+				close(mem.hold) // root's first record: alice's came before
+			}
+		}}, []*topology.JobGraph{flip119(t)})
+	require.NoError(t, outs[0].Err)
+	require.NotEmpty(t, audit)
+	byWhom := map[string]int{}
+	for _, rec := range audit {
+		byWhom[rec.Principal]++
+		if rec.Principal == "alice" {
+			assert.False(t, rec.Accepted, "an ordinary user's raise is refused")
+			assert.Equal(t, "Access/permission denied", rec.Reason)
+			assert.Equal(t, int64(9000), rec.New)
+		} else {
+			assert.True(t, rec.Accepted, "root's is applied")
+			assert.Equal(t, int64(7000), rec.New)
+		}
+	}
+	assert.Equal(t, byWhom["alice"], byWhom["root"], "each change to every Slurm job of the job: %v", byWhom)
+}
+
+func TestReadPriorityEventsRefusesWhatRunCannotDo(t *testing.T) {
+	for content, want := range map[string]string{
+		`{"t": 0, "event": "kill", "job": "a", "by": "b"}`:                     "set-priority events only",
+		`{"event": "set-priority", "job": "a", "priority": 1, "by": "b"}`:      "t must be given",
+		`{"t": 1, "event": "set-priority", "job": "a", "by": "b"}`:             "priority must be given",
+		`{"t": 1, "event": "set-priority", "priority": 5, "by": "b"}`:          "job and by",
+		`{"t": 1, "event": "set-priority", "job": "a", "priority": 5, "x": 1}`: "unknown field",
+	} {
+		_, err := readPriorityEvents(writeTemp(t, "e.jsonl", content))
+		require.Error(t, err, content)
+		assert.Contains(t, err.Error(), want)
+		assert.Contains(t, err.Error(), "line 1")
+	}
 }
