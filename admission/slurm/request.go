@@ -98,7 +98,9 @@ const holdScript = "exec sleep infinity"
 // never requeued (a preempted allocation is revoked, the pool asks anew),
 // writes no output file, and holds the allocation with a sleeping script;
 // the components of a heterogeneous job are separated by ":". extra
-// (account, QOS, ...) goes before the first component.
+// (account, QOS, ...) goes before the first component. (sbatch rather
+// than salloc --no-shell, which also leaves the allocation to its job but
+// waits until it is granted: an ask that must wait would hold a process.)
 func (r JobRequest) SbatchArgs(name string, extra ...string) []string {
 	args := []string{"--parsable", "--no-requeue", "--job-name=" + name, "--output=/dev/null", "--error=/dev/null", "--chdir=/"}
 	args = append(args, extra...)
