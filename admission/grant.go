@@ -1,8 +1,8 @@
 package admission
 
 import (
-	"cmp"
 	"slices"
+	"sort"
 	"time"
 
 	"go.uber.org/zap"
@@ -12,59 +12,217 @@ import (
 )
 
 // decide grants what it can, queue by queue (in name order), to the jobs
-// of each queue in policy order; then, if the first job that wants a grant
-// and may have one could not be served, reclaims slots for it from the
-// jobs behind it.
+// of each queue in policy order, and makes at most one claim (see claim):
+// for the first job it could not serve whose lack the free slots and the
+// slots of the jobs behind it can complete. Claims for the jobs behind are
+// tried only while that one cannot be helped, and stop at the first job
+// with nothing reclaimable behind it (the jobs after it have less).
 func (q *Queues) decide() {
 	if q.batch > 0 {
 		q.deferred = true
 		return
 	}
-	var first *job
-	var firstLack []resource.Count
-	var touched []*job
-	var reserved []int32
+	for q.decidePass() {
+	}
+}
+
+// decidePass is one pass of decide over the waiting jobs. It reports
+// whether it gave up a claim that held reserved slots: they are free
+// again, and jobs it passed already may use them.
+func (q *Queues) decidePass() (again bool) {
+	q.unreserved = false
+	touched := q.touched[:0]
+	claiming := true
+queues:
 	for _, qu := range q.qorder {
+		// The jobs that could fit the free slots, counted by their
+		// smallest grant, and those with reserved slots: once all of
+		// them are visited and no claim is to be made, the rest of the
+		// queue cannot be served now.
+		fit := q.newFitCount(qu)
+		behind := &q.behindIdx
+		behind.built = false
 		it := qu.order.Iterator()
 		for it.Next() {
-			j := it.Value().(*job)
-			if why := q.blocked(j); why != "" {
-				q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", why))
-				continue
-			}
-			if !q.anyFree() {
-				if first == nil {
-					first, firstLack = j, j.firstNeed()
-				}
+			if !claiming && fit.done(q.nFree) {
 				break
 			}
-			lack, grantedSome := q.serve(j)
-			if grantedSome {
+			j := it.Value().(*job)
+			fit.visit(j)
+			if why := q.blocked(j); why != "" {
+				if q.debug {
+					q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", why))
+				}
+				q.dropClaim(j) // it may not be granted anything yet
+				continue
+			}
+			if q.nFree == 0 && q.nReserved == 0 && !claiming {
+				break queues // nothing left to grant, no claim to make
+			}
+			canServe := q.nFree > 0 || len(j.reserved) > 0
+			if canServe && q.serve(j) {
 				touched = append(touched, j)
 			}
-			if lack != nil && first == nil {
-				first, firstLack = j, lack
+			lack := j.headNeed()
+			if lack == nil {
+				continue
+			}
+			if q.debug {
 				q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", "its ask does not fit the free slots"))
-				// The free slots that serve what first lacks wait for it
-				// (with the slots reclaimed for it below): granted to a
-				// job behind, they would be reclaimed at once, and a pool
-				// that gives back a reclaimed slot it does not use would
-				// have it granted and reclaimed again, forever.
-				if _, _, ok := q.reclaimable(j, lack); ok {
-					reserved = q.reserve(lack)
+			}
+			switch {
+			case claiming:
+				// Only the first job that waits claims: every job ahead of
+				// it is served, so their slots come back as their tasks
+				// end, and it cannot wait forever; a claim is needed only
+				// for what jobs behind it sit on.
+				claiming = false
+				if len(j.reserved)+len(j.incoming) > 0 && q.claimComplete(j, lack) {
+					claiming = false // what it lacks is on its way
+					continue
 				}
+				// A cheap bound first: the slots it has coming, the free
+				// ones and all those held behind it, by number.
+				if !behind.built {
+					q.buildBehind(qu)
+				}
+				held := behind.heldBehind(j.key)
+				if held == 0 {
+					claiming = false // nobody behind it holds a slot, nor behind those after it
+					q.dropClaim(j)
+					continue
+				}
+				if len(j.reserved)+len(j.incoming)+q.nFree+held < sumCounts(lack) {
+					q.dropClaim(j)
+					continue
+				}
+				switch q.claim(j, lack) {
+				case claimMade:
+					claiming = false
+					if len(j.incoming) == 0 && q.serve(j) { // it took free or reserved slots only
+						touched = append(touched, j)
+					}
+				case claimNoneBehind:
+					claiming = false
+				}
+			case len(j.reserved)+len(j.incoming) > 0 && !q.claimComplete(j, lack):
+				q.dropClaim(j) // stale: what it lacks changed; its reserved slots serve others
 			}
 		}
-	}
-	for _, idx := range reserved {
-		q.put(idx)
 	}
 	for _, j := range touched {
 		q.updateOrder(j)
 	}
-	if first != nil && firstLack != nil {
-		q.reclaimFor(first, firstLack)
+	q.touched = touched[:0]
+	return q.unreserved
+}
+
+// behindIndex counts the slots held (and reclaimable) by the jobs behind
+// a key in grant order, for one queue walk: the jobs of the queue, by
+// key, with suffix sums, plus every such slot of the queues after it.
+type behindIndex struct {
+	built  bool
+	keys   []orderKey
+	suffix []int // suffix[i]: slots held by the holders from i on
+	later  int
+}
+
+// buildBehind builds the index for a walk of qu.
+func (q *Queues) buildBehind(qu *queue) {
+	b := &q.behindIdx
+	b.keys, b.suffix, b.later = b.keys[:0], b.suffix[:0], 0
+	it := qu.holders.Iterator()
+	for it.Next() {
+		b.keys = append(b.keys, it.Key().(orderKey))
+		b.suffix = append(b.suffix, len(it.Value().(*job).held))
 	}
+	b.suffix = append(b.suffix, 0)
+	for i := len(b.keys) - 1; i >= 0; i-- {
+		b.suffix[i] += b.suffix[i+1]
+	}
+	for _, other := range q.qorder {
+		if other.cfg.Name > qu.cfg.Name {
+			b.later += other.heldSlots
+		}
+	}
+	b.built = true
+}
+
+// heldBehind returns how many slots the jobs behind key k hold.
+func (b *behindIndex) heldBehind(k orderKey) int {
+	i := sort.Search(len(b.keys), func(i int) bool { return compareKeys(b.keys[i], k) > 0 })
+	return b.suffix[i] + b.later
+}
+
+// sumCounts adds up the counts.
+func sumCounts(cs []resource.Count) int {
+	n := 0
+	for _, c := range cs {
+		n += c.N
+	}
+	return n
+}
+
+// fitCount bounds a queue walk: it counts the jobs not visited yet whose
+// smallest grant fits the free slots by number (job.sizeBucket), plus
+// those with reserved slots (they can be served beyond the free ones).
+// When none is left and no claim is to be made, the rest of the queue
+// cannot be served now. Jobs not started yet count only while the queue
+// may start one (StateAware, maxRunningJobs): blocking only grows during a
+// pass.
+type fitCount struct {
+	cnt       [maxBucket + 1]int // jobs in the tree per bucket
+	visited   [maxBucket + 1]int
+	lim       int // the bucket limit remaining counts up to
+	remaining int
+	starts    bool // the queue may start a job: unstarted jobs count
+}
+
+// newFitCount starts the count for a walk of qu.
+func (q *Queues) newFitCount(qu *queue) *fitCount {
+	f := &q.fit
+	*f = fitCount{}
+	starts := !(qu.cfg.Policy == StateAware && qu.starting > 0) && !(qu.cfg.MaxRunningJobs > 0 && qu.running >= qu.cfg.MaxRunningJobs)
+	for b := range f.cnt {
+		f.cnt[b] = qu.sizes[1][b]
+		if starts {
+			f.cnt[b] += qu.sizes[0][b]
+		}
+	}
+	f.lim, f.starts = -1, starts
+	f.remaining = qu.withReserved
+	f.relimit(q.nFree)
+	return f
+}
+
+// relimit moves the bucket limit to what nFree slots can fit.
+func (f *fitCount) relimit(nFree int) {
+	lim := min(nFree, maxBucket)
+	for ; f.lim < lim; f.lim++ {
+		f.remaining += f.cnt[f.lim+1] - f.visited[f.lim+1]
+	}
+	for ; f.lim > lim; f.lim-- {
+		f.remaining -= f.cnt[f.lim] - f.visited[f.lim]
+	}
+}
+
+// visit counts j as visited.
+func (f *fitCount) visit(j *job) {
+	if len(j.reserved) > 0 {
+		f.remaining--
+	}
+	if j.bucketStarted || f.starts {
+		f.visited[j.bucket]++
+		if j.bucket <= f.lim {
+			f.remaining--
+		}
+	}
+}
+
+// done reports whether no job left could be served from nFree slots.
+func (f *fitCount) done(nFree int) bool {
+	f.relimit(nFree)
+	return f.remaining <= 0
 }
 
 // blocked says why a job may not have its first grant yet ("" if it may).
@@ -82,54 +240,79 @@ func (q *Queues) blocked(j *job) string {
 	return ""
 }
 
-// firstNeed is what the job needs first: its driver, else its first ask.
-func (j *job) firstNeed() []resource.Count {
+// headNeed is what the job needs first: its driver, else the ask of its
+// pool's oldest bulk (the head: its ask is exactly what it lacks, so
+// granting it completes the head, and a region deploys; see the protocol
+// in slotpool). nil if it needs nothing.
+func (j *job) headNeed() []resource.Count {
 	if j.driver && !j.hasSlot {
 		return []resource.Count{{Profile: *j.spec.Driver, N: 1}}
 	}
-	if len(j.asks) > 0 {
-		return j.asks[0].left
-	}
-	return nil
-}
-
-// anyFree reports whether some slot is free.
-func (q *Queues) anyFree() bool {
-	for _, f := range q.free {
-		if len(f) > 0 {
-			return true
+	var head *jobAsk
+	for _, a := range j.asks {
+		if head == nil || a.bulk < head.bulk {
+			head = a
 		}
 	}
-	return false
+	if head == nil {
+		return nil
+	}
+	return head.left
 }
 
-// freeCounts tallies the free slots per profile; prof[i] is the profile
-// index of entry i.
-func (q *Queues) freeCounts() (counts []resource.Count, prof []int32) {
+// availableTo tallies the slots j may be granted now, per profile: the
+// free ones and those reserved for it; prof[i] is the profile index of
+// entry i.
+func (q *Queues) availableTo(j *job) (counts []resource.Count, prof []int32) {
+	n := q.countScratch()
 	for p, f := range q.free {
-		if len(f) > 0 {
-			counts = append(counts, resource.Count{Profile: q.profiles[p], N: len(f)})
+		n[p] = len(f)
+	}
+	for _, idx := range j.reserved {
+		n[q.slots[idx].profile]++
+	}
+	for p, c := range n {
+		if c > 0 {
+			counts = append(counts, resource.Count{Profile: q.profiles[p], N: c})
 			prof = append(prof, int32(p))
 		}
 	}
 	return counts, prof
 }
 
+// takeFor takes n slots of profile p for j: its reserved ones first, then
+// free ones.
+func (q *Queues) takeFor(j *job, p int32, n int) []int32 {
+	out := make([]int32, 0, n)
+	for len(out) < n {
+		idx, ok := q.takeReserved(j, p)
+		if !ok {
+			break
+		}
+		out = append(out, idx)
+	}
+	if rest := n - len(out); rest > 0 {
+		out = append(out, q.take(p, rest)...)
+	}
+	return out
+}
+
 // serve grants a job what fits: its driver first, then its asks in order
-// (an all-or-nothing ask whole or not at all). It returns what the job
-// still lacks first (nil if nothing) and whether anything was granted.
-func (q *Queues) serve(j *job) (lack []resource.Count, grantedSome bool) {
+// (an all-or-nothing ask whole or not at all), and reports whether
+// anything was granted. A job granted something gives up its claim: what
+// it still lacks is claimed afresh.
+func (q *Queues) serve(j *job) (grantedSome bool) {
 	if j.driver && !j.hasSlot {
 		need := []resource.Count{{Profile: *j.spec.Driver, N: 1}}
-		free, prof := q.freeCounts()
-		a := resource.Assign(need, free, q.cfg.Matching)
+		avail, prof := q.availableTo(j)
+		a := resource.Assign(need, avail, q.cfg.Matching)
 		if !a.Complete() {
-			return need, false
+			return false
 		}
-		idx := q.take(prof[a.Pairs[0].Slot], 1)[0]
+		idx := q.takeFor(j, prof[a.Pairs[0].Slot], 1)[0]
 		s := &q.slots[idx]
-		s.state, s.owner = slotDriver, j.id
-		j.hasSlot = true
+		s.state, s.owner, s.claimant = slotDriver, j.id, noJob
+		j.driverSlot, j.hasSlot = idx, true
 		j.granted++
 		q.firstGrant(j)
 		q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: DriverGranted, Slot: s.slot.ID})
@@ -138,72 +321,57 @@ func (q *Queues) serve(j *job) (lack []resource.Count, grantedSome bool) {
 	}
 	for i := 0; i < len(j.asks); {
 		a := j.asks[i]
-		free, prof := q.freeCounts()
-		if len(free) == 0 {
-			if lack == nil {
-				lack = a.left
-			}
+		if a.allOrNothing && a.size() > q.nFree+len(j.reserved) {
+			i++ // too big for every slot it may have: no need to match
+			continue
+		}
+		avail, prof := q.availableTo(j)
+		if len(avail) == 0 {
 			break
 		}
-		asg := resource.Assign(a.left, free, q.cfg.Matching)
+		asg := resource.Assign(a.left, avail, q.cfg.Matching)
 		if asg.Matched == 0 || (a.allOrNothing && !asg.Complete()) {
-			if lack == nil {
-				lack = a.left
-			}
 			i++
 			continue
 		}
-		var granted []slotpool.Slot
+		granted := make([]slotpool.Slot, 0, asg.Matched)
 		for _, pair := range asg.Pairs {
-			for _, idx := range q.take(prof[pair.Slot], pair.N) {
-				s := &q.slots[idx]
-				s.state, s.owner = slotGranted, j.id
-				granted = append(granted, s.slot)
+			for _, idx := range q.takeFor(j, prof[pair.Slot], pair.N) {
+				q.hold(j, idx)
+				granted = append(granted, q.slots[idx].slot)
 			}
 			a.left[pair.Request].N -= pair.N
+			a.n -= pair.N
 		}
-		j.granted += len(granted)
-		j.out = append(j.out, slotpool.Grant{Ask: a.id, Slots: granted})
+		q.send(j, slotpool.Grant{Ask: a.id, Slots: granted})
 		q.firstGrant(j)
 		grantedSome = true
 		q.log.Debug("ask granted", zap.String("job", j.spec.Name), zap.Int64("ask", int64(a.id)), zap.Int("slots", len(granted)))
 		if asg.Complete() {
+			q.markIdle(j, a, false) // its bulk runs in them now
 			j.asks = slices.Delete(j.asks, i, i+1)
 			continue
 		}
-		if lack == nil {
-			lack = a.left
-		}
 		i++
 	}
-	return lack, grantedSome
-}
-
-// reserve takes out of the free stacks the free slots that serve what
-// lack asks for (as many as match); decide puts them back.
-func (q *Queues) reserve(lack []resource.Count) []int32 {
-	free, prof := q.freeCounts()
-	var out []int32
-	for _, pair := range resource.Assign(lack, free, q.cfg.Matching).Pairs {
-		out = append(out, q.take(prof[pair.Slot], pair.N)...)
+	if grantedSome {
+		q.dropClaim(j)
+		q.updateHolder(j)
 	}
-	return out
+	return grantedSome
 }
 
-// take pops n free slots of profile p.
-func (q *Queues) take(p int32, n int) []int32 {
-	f := q.free[p]
-	out := slices.Clone(f[len(f)-n:])
-	slices.Reverse(out)
-	q.free[p] = f[:len(f)-n]
-	return out
-}
+// size is how many slots the ask still lacks.
+func (a *jobAsk) size() int { return a.n }
 
-// put makes a slot free again.
-func (q *Queues) put(idx int32) {
-	s := &q.slots[idx]
-	s.state = slotFree
-	q.free[s.profile] = append(q.free[s.profile], idx)
+// countScratch returns a zeroed count per profile.
+func (q *Queues) countScratch() []int {
+	if cap(q.counts) < len(q.profiles) {
+		q.counts = make([]int, len(q.profiles))
+	}
+	q.counts = q.counts[:len(q.profiles)]
+	clear(q.counts)
+	return q.counts
 }
 
 // firstGrant moves an accepted job to starting at its first grant.
@@ -216,138 +384,55 @@ func (q *Queues) firstGrant(j *job) {
 	}
 }
 
-// reclaimFor asks the jobs behind `first` for slots that would complete
-// what it lacks, most recently submitted jobs first, never drivers, and
-// only if what they hold can complete it (slots held by drivers never
-// come back while their jobs wait). Slots already being reclaimed count
-// as coming.
-func (q *Queues) reclaimFor(first *job, lack []resource.Count) {
-	coming, behind, ok := q.reclaimable(first, lack)
-	if !ok {
-		return
-	}
-	// Lowest-priority owners first (SPEC.md section 5), then the most
-	// recently submitted, their highest slot first.
-	slices.SortStableFunc(behind, func(a, b int32) int {
-		oa, ob := q.jobs[q.slots[a].owner], q.jobs[q.slots[b].owner]
-		if oa.spec.Priority != ob.spec.Priority {
-			return cmp.Compare(oa.spec.Priority, ob.spec.Priority)
-		}
-		if oa.seq != ob.seq {
-			if oa.seq > ob.seq {
-				return -1
-			}
-			return 1
-		}
-		return int(b - a)
-	})
-	for _, idx := range behind {
-		if resource.Assign(lack, coming, q.cfg.Matching).Complete() {
-			return
-		}
-		s := &q.slots[idx]
-		trial := append(slices.Clone(coming), resource.Count{Profile: s.slot.Profile, N: 1})
-		if resource.Assign(lack, trial, q.cfg.Matching).Matched <= resource.Assign(lack, coming, q.cfg.Matching).Matched {
-			continue // this slot serves none of what is lacking
-		}
-		coming = trial
-		s.state = slotReclaiming
-		owner := q.jobs[s.owner]
-		owner.reclaims++
-		owner.out = append(owner.out, slotpool.Reclaim{Slot: s.slot.ID})
-		q.log.Debug("slot reclaimed", zap.String("for", first.spec.Name), zap.String("from", owner.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
-	}
-}
-
-// reclaimable returns the free slots and those being reclaimed (coming),
-// and the slots of jobs behind first that could be reclaimed for it; ok
-// when reclaiming some of them could complete what first lacks and what is
-// coming does not already.
-func (q *Queues) reclaimable(first *job, lack []resource.Count) (coming []resource.Count, behind []int32, ok bool) {
-	coming, _ = q.freeCounts()
-	var limits map[JobID]int // fair share, per owner: how many more of its slots may be taken
-	for i := range q.slots {
-		s := &q.slots[i]
-		switch {
-		case s.state == slotReclaiming:
-			coming = append(coming, resource.Count{Profile: s.slot.Profile, N: 1})
-		case s.state == slotGranted && s.owner != first.id && !q.ahead(q.jobs[s.owner], first):
-			if q.jobs[s.owner].queue != first.queue || first.queue.cfg.Policy != FairShare {
-				behind = append(behind, int32(i))
-				continue
-			}
-			if limits == nil {
-				limits = map[JobID]int{}
-			}
-			n, seen := limits[s.owner]
-			if !seen {
-				n = q.yieldable(q.jobs[s.owner], first)
-			}
-			if n > 0 {
-				behind = append(behind, int32(i))
-				n--
-			}
-			limits[s.owner] = n
-		}
-	}
-	if resource.Assign(lack, coming, q.cfg.Matching).Complete() {
-		return coming, behind, true // enough is free or on its way
-	}
-	possible := slices.Clone(coming)
-	for _, idx := range behind {
-		possible = append(possible, resource.Count{Profile: q.slots[idx].slot.Profile, N: 1})
-	}
-	if !resource.Assign(lack, possible, q.cfg.Matching).Complete() {
-		q.log.Debug("job waits for slots no reclaim can free (drivers, jobs ahead)", zap.String("job", first.spec.Name))
-		return nil, nil, false
-	}
-	return coming, behind, true
-}
-
-// yieldable is how many slots victim v may give up for claimant c. Under
-// fair share only as many as leave v behind c as c stands: a slot taken
-// beyond that would be granted back to v when it comes free, and
-// reclaimed again, forever (c's ask, once complete, is granted at once,
-// while c is still behind v). Otherwise all.
-func (q *Queues) yieldable(v, c *job) int {
-	if v.queue != c.queue || v.queue.cfg.Policy != FairShare {
-		return v.granted
-	}
-	k, ck := 0, keyOf(c)
-	for k < v.granted && compareKeys(keyWith(v, v.granted-k-1), ck) >= 0 {
-		k++
-	}
-	return k
-}
-
-// ahead reports whether job a is ahead of job b in grant order.
-func (q *Queues) ahead(a, b *job) bool {
-	if a.queue != b.queue {
-		return a.queue.cfg.Name < b.queue.cfg.Name
-	}
-	return compareKeys(keyOf(a), keyOf(b)) < 0
-}
-
-// release frees a slot a job's pool gave back.
+// release takes back a slot j's pool gave back: free again, or, if it was
+// reclaimed for a job that still claims it, reserved for that job.
 func (q *Queues) release(j *job, idx int32) {
 	s := &q.slots[idx]
-	if s.state == slotReclaiming {
-		j.reclaims--
-	}
 	j.granted--
+	switch s.state {
+	case slotGranted:
+		q.unhold(j, idx)
+		q.updateHolder(j)
+	case slotReclaiming:
+		j.yielding = removeIdx(j.yielding, idx)
+		q.handOver(idx)
+		return
+	}
 	q.put(idx)
+}
+
+// handOver frees a slot that was being reclaimed: reserved for its
+// claimant if there still is one, free otherwise.
+func (q *Queues) handOver(idx int32) {
+	s := &q.slots[idx]
+	if s.claimant == noJob {
+		q.put(idx)
+		return
+	}
+	c := q.jobs[s.claimant]
+	c.incoming = removeIdx(c.incoming, idx)
+	s.owner = noJob
+	q.reserveFor(c, idx)
 }
 
 // end releases everything of a job that ended and moves it on.
 func (q *Queues) end(now time.Time, j *job, failed error) {
 	q.now = now
-	for i := range q.slots {
-		if s := &q.slots[i]; s.state != slotFree && s.owner == j.id {
-			q.put(int32(i))
-		}
+	for _, idx := range j.held {
+		q.put(idx)
 	}
-	j.granted, j.reclaims, j.asks, j.out = 0, 0, nil, nil
+	j.queue.heldSlots -= len(j.held)
+	for _, idx := range j.yielding {
+		q.handOver(idx)
+	}
+	if j.hasSlot {
+		q.put(j.driverSlot)
+	}
+	q.dropClaim(j)
+	j.held, j.yielding = nil, nil
+	j.granted, j.asks, j.out = 0, nil, nil
 	j.driver = false
+	q.updateHolder(j)
 	j.queue.startingJobs = slices.DeleteFunc(j.queue.startingJobs, func(x *job) bool { return x == j })
 	if failed != nil {
 		j.err = failed

@@ -58,15 +58,51 @@ func (q *Queues) updateOrder(j *job) {
 	qu := j.queue
 	want := j.waiting() && (j.state == JobAccepted || j.state == JobStarting || j.state == JobRunning)
 	if j.inTree {
-		if want && keyOf(j) == j.key {
+		if want && keyOf(j) == j.key && j.bucket == j.sizeBucket() && j.bucketStarted == (j.state != JobAccepted) {
 			return
 		}
 		qu.order.Remove(j.key)
+		qu.sizes[b2i(j.bucketStarted)][j.bucket]--
 		j.inTree = false
 	}
 	if want {
 		j.key = keyOf(j)
 		qu.order.Put(j.key, j)
+		j.bucket, j.bucketStarted = j.sizeBucket(), j.state != JobAccepted
+		qu.sizes[b2i(j.bucketStarted)][j.bucket]++
 		j.inTree = true
+	} else if len(j.reserved)+len(j.incoming) > 0 {
+		q.dropClaim(j) // it stopped waiting: its claim goes
 	}
+}
+
+// maxBucket is the largest size bucket: asks of maxBucket slots or more
+// share it.
+const maxBucket = 64
+
+// sizeBucket is the size of the smallest grant the waiting job could take
+// (its driver, or its smallest all-or-nothing ask), capped at maxBucket:
+// the decide loop walks a queue only while some job it has not visited
+// could fit the free slots (see decidePass).
+func (j *job) sizeBucket() int {
+	if j.driver && !j.hasSlot {
+		return 1
+	}
+	b := maxBucket
+	for _, a := range j.asks {
+		n := 1
+		if a.allOrNothing {
+			n = a.size()
+		}
+		b = min(b, n)
+	}
+	return b
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -33,15 +33,10 @@ func (p *Port) Err() error { return p.j.err }
 
 // DriverSlot returns the slot of the job's driver, once granted.
 func (p *Port) DriverSlot() (slotpool.SlotID, bool) {
-	if !p.j.hasSlot {
+	if !p.j.hasSlot || p.j.state.Terminal() {
 		return 0, false
 	}
-	for i := range p.q.slots {
-		if s := &p.q.slots[i]; s.state == slotDriver && s.owner == p.j.id {
-			return s.slot.ID, true
-		}
-	}
-	return 0, false
+	return p.q.slots[p.j.driverSlot].slot.ID, true
 }
 
 // Granted returns how many slots the job holds (its driver included).
@@ -66,16 +61,32 @@ func (p *Port) Handle(now time.Time, msg slotpool.ToAdmission) error {
 		if slices.ContainsFunc(j.asks, func(a *jobAsk) bool { return a.id == m.ID }) {
 			return fmt.Errorf("admission: job %q: ask %d asked twice", j.spec.Name, m.ID)
 		}
-		j.asks = append(j.asks, &jobAsk{id: m.ID, left: m.Gang.Counts(), allOrNothing: m.Gang.AllOrNothing})
+		a := &jobAsk{id: m.ID, bulk: m.Bulk, left: m.Gang.Counts(), allOrNothing: m.Gang.AllOrNothing}
+		for _, c := range a.left {
+			a.n += c.N
+		}
+		for _, id := range m.Holding {
+			if idx, ok := q.index[id]; ok {
+				a.holding = append(a.holding, idx)
+			}
+		}
+		j.asks = append(j.asks, a)
+		q.markIdle(j, a, true)
 	case slotpool.AskRelease:
-		j.asks = slices.DeleteFunc(j.asks, func(a *jobAsk) bool { return a.id == m.ID })
+		j.asks = slices.DeleteFunc(j.asks, func(a *jobAsk) bool {
+			if a.id == m.ID {
+				q.markIdle(j, a, false)
+				return true
+			}
+			return false
+		})
 	case slotpool.SlotRelease:
 		idx, ok := q.index[m.Slot]
 		if !ok || q.slots[idx].owner != j.id || (q.slots[idx].state != slotGranted && q.slots[idx].state != slotReclaiming) {
 			return &slotpool.SlotError{Op: "release", Slot: m.Slot, Err: slotpool.ErrUnknownSlot}
 		}
 		q.release(j, idx)
-		j.out = append(j.out, slotpool.ReleaseConfirmed{Slot: m.Slot, Reason: m.Reason})
+		q.send(j, slotpool.ReleaseConfirmed{Slot: m.Slot, Reason: m.Reason})
 	default:
 		return fmt.Errorf("admission: %T: %w", msg, slotpool.ErrUnknownMessage)
 	}

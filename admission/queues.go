@@ -92,41 +92,68 @@ const (
 	slotGranted              // granted to a job's pool
 	slotDriver               // a job's driver runs in it
 	slotReclaiming           // granted, asked back with Reclaim
+	slotReserved             // free, but kept for the job that claimed it
 )
+
+// noJob is the claimant of a slot nobody claimed.
+const noJob JobID = -1
 
 // cslot is one slot of the cluster.
 type cslot struct {
-	slot    slotpool.Slot
-	profile int32 // index into Queues.profiles
-	state   slotState
-	owner   JobID // valid unless free
+	slot     slotpool.Slot
+	profile  int32 // index into Queues.profiles
+	state    slotState
+	owner    JobID // valid when granted, a driver's or reclaiming
+	claimant JobID // reclaiming or reserved: the job it goes to (noJob: none)
+	pos      int32 // granted: its index in the owner's held list
+	idle     bool  // granted, and its owner's pool said it holds it unused (Ask.Holding)
 }
 
 // jobAsk is an outstanding ask of a job's pool.
 type jobAsk struct {
 	id           slotpool.AskID
+	bulk         slotpool.BulkID
+	holding      []int32 // the slots its bulk held unused when it asked
+	n            int     // slots it still lacks: the sum of left
 	left         []resource.Count
 	allOrNothing bool
 }
 
 // job is one submitted job.
 type job struct {
-	id       JobID
-	spec     JobSpec
-	queue    *queue
-	seq      uint64 // submission order
-	submit   time.Time
-	state    JobState
-	err      error
-	driver   bool // a driver is to be granted
-	hasSlot  bool // the driver has its slot
-	asks     []*jobAsk
-	granted  int // slots held: driver + granted to the pool
-	started  time.Time
-	out      []slotpool.FromAdmission
-	key      orderKey // its key in the queue's tree, while waiting
-	inTree   bool
-	reclaims int // its slots being reclaimed
+	id         JobID
+	spec       JobSpec
+	queue      *queue
+	seq        uint64 // submission order
+	submit     time.Time
+	state      JobState
+	err        error
+	driver     bool  // a driver is to be granted
+	hasSlot    bool  // the driver has its slot
+	driverSlot int32 // the driver's slot index, once granted
+	asks       []*jobAsk
+	granted    int // slots held: driver + granted to the pool (reclaiming ones too)
+	started    time.Time
+	out        []slotpool.FromAdmission
+	listed     bool     // in Queues.pending
+	key        orderKey // its key in the queue's tree, while waiting
+	inTree     bool
+	// bucket and bucketStarted: where it is counted in its queue's sizes
+	// while in the tree.
+	bucket        int
+	bucketStarted bool
+	// held lists its granted slots that may be reclaimed (not its
+	// driver's, not those being reclaimed already); hkey is its key in
+	// its queue's holders tree while held is not empty.
+	held      []int32
+	hkey      orderKey
+	inHolders bool
+	// yielding lists its slots being reclaimed (for whichever job).
+	yielding []int32
+	// reserved lists the free slots kept for it, incoming the slots being
+	// reclaimed for it: its claim (see Queues.claim).
+	reserved []int32
+	incoming []int32
 }
 
 // waiting reports whether the job wants a grant.
@@ -136,11 +163,20 @@ func (j *job) waiting() bool {
 
 // queue is one queue and its waiting jobs in policy order.
 type queue struct {
-	cfg      QueueConfig
-	order    *redblacktree.Tree // orderKey -> *job: jobs that want a grant
-	starting int                // jobs in JobStarting
-	running  int                // jobs counted running (first grant until end)
-	weight   int                // sum of priorities of active jobs (fair share)
+	cfg     QueueConfig
+	order   *redblacktree.Tree // orderKey -> *job: jobs that want a grant
+	holders *redblacktree.Tree // orderKey -> *job: jobs with slots that may be reclaimed
+	// sizes counts the jobs in order by the size of the smallest grant
+	// they could take (job.sizeBucket), [0] those not started yet (they
+	// may be blocked by StateAware or maxRunningJobs), [1] the others.
+	sizes [2][maxBucket + 1]int
+	// withReserved counts its jobs with reserved slots.
+	withReserved int
+	// heldSlots counts the slots its jobs hold that a claim may take.
+	heldSlots int
+	starting  int // jobs in JobStarting
+	running   int // jobs counted running (first grant until end)
+	weight    int // sum of priorities of active jobs (fair share)
 	// startingJobs lists the jobs starting under StateAware (their timeouts).
 	startingJobs []*job
 }
@@ -155,21 +191,36 @@ type queue struct {
 // slots, slots of the jobs behind it (never drivers) are reclaimed for it,
 // so no job sits on part of what the first one needs.
 type Queues struct {
-	cfg      Config
-	log      *zap.Logger
-	slots    []cslot
-	index    map[slotpool.SlotID]int32
-	profiles []resource.Profile
-	profIdx  map[resource.Profile]int32
-	free     [][]int32 // per profile: free slot indexes (a stack)
-	capacity []resource.Count
-	queues   map[string]*queue
-	qorder   []*queue // by name
-	jobs     []*job
-	byName   map[string]*job
-	seq      uint64
-	events   []Event
-	now      time.Time
+	cfg       Config
+	log       *zap.Logger
+	slots     []cslot
+	index     map[slotpool.SlotID]int32
+	profiles  []resource.Profile
+	profIdx   map[resource.Profile]int32
+	free      [][]int32 // per profile: free slot indexes (a stack)
+	nFree     int       // free slots in all stacks
+	nReserved int       // slots reserved for claims
+	capacity  []resource.Count
+	queues    map[string]*queue
+	qorder    []*queue // by name
+	jobs      []*job
+	byName    map[string]*job
+	seq       uint64
+	events    []Event
+	pending   []JobID // jobs given messages since the last Pending call
+	now       time.Time
+	// scratch, reused by decide and claim
+	touched []*job
+	// unreserved: a claim gave up reserved slots during a decide pass.
+	unreserved bool
+	// behindIdx serves the claim bound of decidePass.
+	behindIdx behindIndex
+	// fit bounds the walks of decidePass.
+	fit fitCount
+	// debug: the logger logs debug entries (per-job waits are costly).
+	debug        bool
+	counts       []int
+	claimScratch claimScratch
 	// batch > 0 defers decisions to the end of the outermost Batch.
 	batch    int
 	deferred bool
@@ -204,6 +255,7 @@ func New(cfg Config) (*Queues, error) {
 		profIdx: map[resource.Profile]int32{},
 		queues:  map[string]*queue{},
 		byName:  map[string]*job{},
+		debug:   cfg.Logger.Core().Enabled(zap.DebugLevel),
 	}
 	all := make([]resource.Profile, len(cfg.Slots))
 	for i, s := range cfg.Slots {
@@ -218,7 +270,7 @@ func New(cfg Config) (*Queues, error) {
 			q.profiles = append(q.profiles, s.Profile)
 			q.free = append(q.free, nil)
 		}
-		q.slots = append(q.slots, cslot{slot: s, profile: p})
+		q.slots = append(q.slots, cslot{slot: s, profile: p, owner: noJob, claimant: noJob})
 		all[i] = s.Profile
 	}
 	// Free stacks pop the lowest index first.
@@ -226,6 +278,7 @@ func New(cfg Config) (*Queues, error) {
 		p := q.slots[i].profile
 		q.free[p] = append(q.free[p], int32(i))
 	}
+	q.nFree = len(q.slots)
 	q.capacity = resource.Tally(all)
 	for _, qc := range cfg.Queues {
 		if err := qc.validate(); err != nil {
@@ -243,7 +296,7 @@ func (q *Queues) addQueue(qc QueueConfig) *queue {
 	if qc.StartingTimeout == 0 {
 		qc.StartingTimeout = DefaultStartingTimeout
 	}
-	qu := &queue{cfg: qc, order: redblacktree.NewWith(compareKeys)}
+	qu := &queue{cfg: qc, order: redblacktree.NewWith(compareKeys), holders: redblacktree.NewWith(compareKeys)}
 	q.queues[qc.Name] = qu
 	q.qorder = append(q.qorder, qu)
 	sort.Slice(q.qorder, func(a, b int) bool { return q.qorder[a].cfg.Name < q.qorder[b].cfg.Name })
@@ -252,6 +305,29 @@ func (q *Queues) addQueue(qc QueueConfig) *queue {
 
 // Capacity returns the cluster's slots, counted per profile.
 func (q *Queues) Capacity() []resource.Count { return slices.Clone(q.capacity) }
+
+// Pending returns the jobs whose ports were given messages for their
+// pools since the last call, each once, in the order of their first
+// message, and forgets them: a runtime with many jobs pumps those ports
+// (Port.Ready) instead of asking every port. A job listed may have
+// nothing left if its port's Ready was called meanwhile.
+func (q *Queues) Pending() []JobID {
+	ids := q.pending
+	q.pending = nil
+	for _, id := range ids {
+		q.jobs[id].listed = false
+	}
+	return ids
+}
+
+// send queues a message for j's pool.
+func (q *Queues) send(j *job, msg slotpool.FromAdmission) {
+	if !j.listed {
+		j.listed = true
+		q.pending = append(q.pending, j.id)
+	}
+	j.out = append(j.out, msg)
+}
 
 // Events returns what happened to jobs since the last call, in order.
 func (q *Queues) Events() []Event {
@@ -293,11 +369,11 @@ func (q *Queues) Submit(now time.Time, spec JobSpec) (*Port, error) {
 		qu = q.addQueue(qc)
 	}
 	q.now = now
-	j := &job{id: JobID(len(q.jobs)), spec: spec, queue: qu, seq: q.seq, submit: now, driver: spec.Driver != nil}
+	j := &job{id: JobID(len(q.jobs)), spec: spec, queue: qu, seq: q.seq, submit: now, driver: spec.Driver != nil, driverSlot: -1}
 	q.seq++
 	q.jobs = append(q.jobs, j)
 	q.byName[spec.Name] = j
-	j.out = append(j.out, slotpool.Capacity{Slots: q.Capacity()})
+	q.send(j, slotpool.Capacity{Slots: q.Capacity()})
 	if reason, fits := q.fits(j); !fits {
 		j.err = &RejectedError{Job: spec.Name, Queue: spec.Queue, Reason: reason}
 		q.move(j, JobRejected, reason)

@@ -30,7 +30,7 @@ func BenchmarkAdmission(b *testing.B) {
 	}
 }
 
-func benchSim(b *testing.B, jobs, regions, slots int) *sim {
+func benchSim(b testing.TB, jobs, regions, slots int) *sim {
 	rng := rand.New(rand.NewPCG(1, 2))
 	s := newSim(b, Config{Slots: clusterSlots(slots), Queues: defaultQueue}, simConfig{})
 	for i := range jobs {

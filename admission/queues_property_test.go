@@ -97,3 +97,7 @@ func checkMixes(t *testing.T, policies ...Policy) {
 		require.Equal(t, s.log, again.log, "seed %d: the same seed must replay the same events", seed)
 	}
 }
+
+func TestPropertyFairShareEveryJobFinishes(t *testing.T) {
+	checkMixes(t, FIFO, Priority, FairShare, StateAware)
+}

@@ -141,6 +141,11 @@ type Ask struct {
 	ID   AskID
 	Bulk BulkID
 	Gang Gang
+	// Holding lists the slots the bulk holds, unused, when it asks (only
+	// the head holds slots; its ask is for what it lacks beyond them). An
+	// admission that breaks cross-job deadlocks may reclaim these first:
+	// they come back at once, and nothing runs in them.
+	Holding []SlotID
 }
 
 // AskRelease withdraws what is not granted yet of an ask.
@@ -409,7 +414,15 @@ func (p *Pool) newAsk(b *bulk, groups []TaskGroup) {
 	}
 	p.asks[a.id] = a
 	b.asks = append(b.asks, a)
-	p.emit(Ask{ID: a.id, Bulk: b.id, Gang: Gang{Groups: slices.Clone(groups), AllOrNothing: true}}) // the caller owns it
+	msg := Ask{ID: a.id, Bulk: b.id, Gang: Gang{Groups: slices.Clone(groups), AllOrNothing: true}} // the caller owns it
+	if b == p.head {
+		for pr := range p.profiles {
+			for _, idx := range p.profiles[pr].held {
+				msg.Holding = append(msg.Holding, p.slot(idx).id)
+			}
+		}
+	}
+	p.emit(msg)
 }
 
 // dropAsk forgets a fully granted ask.

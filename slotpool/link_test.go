@@ -86,7 +86,7 @@ func TestLinkPumpsUntilQuietAndReturnsOnlyTheOtherEvents(t *testing.T) {
 		Ask{ID: 1, Bulk: 1, Gang: smallGang(2)},
 		Ask{ID: 2, Bulk: 2, Gang: smallGang(1)},
 		AskRelease{ID: 1, Reason: ReasonStopped},
-		Ask{ID: 3, Bulk: 1, Gang: smallGang(1)},
+		Ask{ID: 3, Bulk: 1, Gang: smallGang(1), Holding: []SlotID{102}},
 		Ask{ID: 4, Bulk: 2, Gang: smallGang(1)},
 	}, a.handled)
 	assert.Equal(t, []Slot{slot(100, small), slot(101, small)}, h.p.FreeSlots())

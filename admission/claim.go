@@ -1,0 +1,270 @@
+package admission
+
+import (
+	"cmp"
+	"slices"
+
+	"go.uber.org/zap"
+
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
+)
+
+// A claim is how the admission keeps jobs from sitting on parts of what
+// they need (the cross-job deadlock of the seeds). A pool holds granted
+// slots it cannot use yet (a region whose bulk is not complete), so when
+// every slot is held and every holder waits for more, nobody progresses.
+// decide therefore claims, for the first waiting job it can help, exactly
+// what that job lacks:
+//
+//   - free slots that serve the lack are reserved for it (no job behind it
+//     can take them);
+//   - slots granted to jobs behind it in grant order (never drivers) are
+//     asked back with a Reclaim: non-preemptive, the pool gives a slot back
+//     as soon as no task runs in it, so no task is cancelled;
+//   - a slot reclaimed for it is reserved for it when it comes back, and it
+//     is granted its ask when its claim completes it.
+//
+// A claim is made only if it completes the lack (nothing is taken for a
+// job that still could not run), and victims are the lowest-priority jobs
+// first, the most recently submitted first among equals; of a victim's
+// slots, idle ones first (those its pool said it holds unused for its
+// head bulk, slotpool.Ask.Holding: they come back at once). Under fair
+// share a job yields, beyond its idle slots, only as many as leave it
+// behind the claimant (see yieldable), so slots in use never go back and
+// forth between two jobs at their fair split; its idle slots it always
+// yields, because a job sitting on idle slots it cannot complete is
+// exactly the deadlock. The lack claimed is the job's head ask (see
+// headNeed), so a claim that completes deploys a region: every move of a
+// slot is followed by progress. A job granted something, or that stops
+// waiting, gives up its claim: reserved slots are free again and slots
+// still coming will be.
+//
+// Preemption (a Revoke that cancels running tasks, SPEC.md's reclaim
+// timeouts) is a different thing and is decided elsewhere.
+
+// claimResult says what claim did.
+type claimResult uint8
+
+const (
+	// claimImpossible: the jobs behind hold slots, but not enough to
+	// complete what the job lacks; nothing changed.
+	claimImpossible claimResult = iota
+	// claimMade: what the job lacks is coming (free, reserved, being
+	// reclaimed for it).
+	claimMade
+	// claimNoneBehind: no job behind it holds a slot it may take; nothing
+	// changed, and no job further behind can be helped either.
+	claimNoneBehind
+)
+
+// claimScratch holds claim's reusable buffers.
+type claimScratch struct {
+	have      []int // per profile: slots counted toward the lack
+	freeTake  []int // per profile: free slots to reserve
+	unhelpful []bool
+	picks     []int32
+	victims   []*job
+	supply    []resource.Count
+}
+
+// claim tries to make c's lack come to it (see the comment above).
+func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
+	cs := &q.claimScratch
+	np := len(q.profiles)
+	cs.have = resize(cs.have, np)
+	cs.freeTake = resize(cs.freeTake, np)
+	cs.unhelpful = slices.Grow(cs.unhelpful[:0], np)[:np]
+	clear(cs.unhelpful)
+	have := cs.have
+	for _, idx := range c.reserved {
+		have[q.slots[idx].profile]++
+	}
+	for _, idx := range c.incoming {
+		have[q.slots[idx].profile]++
+	}
+	need := 0
+	for _, l := range lack {
+		need += l.N
+	}
+	m := q.matched(lack, have)
+	if m >= need {
+		return claimMade
+	}
+	// Free slots first: they cost nobody anything. The rank of a set of
+	// slots (the requests it can serve) is submodular, so a profile that
+	// adds nothing now never will: stop at the first that does not help.
+	for p := range q.free {
+		for k := 0; k < len(q.free[p]) && m < need; k++ {
+			have[p]++
+			if m2 := q.matched(lack, have); m2 > m {
+				m = m2
+				cs.freeTake[p]++
+				continue
+			}
+			have[p]--
+			break
+		}
+	}
+	picks := cs.picks[:0]
+	if m < need {
+		victims := q.behind(c)
+		if len(victims) == 0 {
+			q.dropClaim(c)
+			return claimNoneBehind
+		}
+		for _, v := range victims {
+			// Idle slots first (they come back at once), then the others
+			// within what v may yield.
+			limit := q.yieldable(v, c)
+			for pass := 0; pass < 2 && m < need; pass++ {
+				for i := len(v.held) - 1; i >= 0 && m < need; i-- {
+					idx := v.held[i]
+					s := &q.slots[idx]
+					if s.idle != (pass == 0) || cs.unhelpful[s.profile] || (!s.idle && limit <= 0) {
+						continue
+					}
+					have[s.profile]++
+					if m2 := q.matched(lack, have); m2 > m {
+						m = m2
+						picks = append(picks, idx)
+						limit--
+						continue
+					}
+					have[s.profile]--
+					cs.unhelpful[s.profile] = true
+				}
+			}
+			if m >= need {
+				break
+			}
+		}
+		cs.picks = picks
+		if m < need {
+			q.log.Debug("job waits for slots no claim can free (drivers, jobs ahead)", zap.String("job", c.spec.Name))
+			q.dropClaim(c)
+			return claimImpossible
+		}
+	}
+	for p, n := range cs.freeTake {
+		if n > 0 {
+			for _, idx := range q.take(int32(p), n) {
+				q.reserveFor(c, idx)
+			}
+		}
+	}
+	for _, idx := range picks {
+		s := &q.slots[idx]
+		v := q.jobs[s.owner]
+		q.unhold(v, idx)
+		s.state, s.claimant = slotReclaiming, c.id
+		v.yielding = append(v.yielding, idx)
+		q.addIncoming(c, idx)
+		q.send(v, slotpool.Reclaim{Slot: s.slot.ID})
+		q.updateHolder(v)
+		q.log.Debug("slot reclaimed", zap.String("for", c.spec.Name), zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
+	}
+	return claimMade
+}
+
+// claimComplete reports whether c's claim completes lack.
+func (q *Queues) claimComplete(c *job, lack []resource.Count) bool {
+	have := resize(q.claimScratch.have, len(q.profiles))
+	q.claimScratch.have = have
+	for _, idx := range c.reserved {
+		have[q.slots[idx].profile]++
+	}
+	for _, idx := range c.incoming {
+		have[q.slots[idx].profile]++
+	}
+	need := 0
+	for _, l := range lack {
+		need += l.N
+	}
+	return q.matched(lack, have) >= need
+}
+
+// matched is how many of lack's requests the slots counted in have (per
+// profile) can serve.
+func (q *Queues) matched(lack []resource.Count, have []int) int {
+	supply := q.claimScratch.supply[:0]
+	for p, n := range have {
+		if n > 0 {
+			supply = append(supply, resource.Count{Profile: q.profiles[p], N: n})
+		}
+	}
+	q.claimScratch.supply = supply
+	return resource.Assign(lack, supply, q.cfg.Matching).Matched
+}
+
+// behind returns the jobs behind c in grant order that hold slots a claim
+// may take, in victim order: lowest priority first, then the most
+// recently submitted (SPEC.md section 5).
+func (q *Queues) behind(c *job) []*job {
+	out := q.claimScratch.victims[:0]
+	ck := keyOf(c)
+	for _, qu := range q.qorder {
+		switch {
+		case qu.cfg.Name < c.queue.cfg.Name:
+			continue
+		case qu == c.queue:
+			it := qu.holders.Iterator()
+			it.End()
+			for it.Prev() {
+				v := it.Value().(*job)
+				if compareKeys(v.hkey, ck) <= 0 {
+					break
+				}
+				if v != c {
+					out = append(out, v)
+				}
+			}
+		default:
+			it := qu.holders.Iterator()
+			for it.Next() {
+				out = append(out, it.Value().(*job))
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *job) int {
+		if c := cmp.Compare(a.spec.Priority, b.spec.Priority); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.seq, a.seq)
+	})
+	q.claimScratch.victims = out
+	return out
+}
+
+// yieldable is how many slots victim v may give up for claimant c. Under
+// fair share only as many as leave v behind c as c stands: a slot taken
+// beyond that would make v the one to serve first, and it would claim the
+// slot back. Otherwise every slot it holds.
+func (q *Queues) yieldable(v, c *job) int {
+	if v.queue != c.queue || v.queue.cfg.Policy != FairShare {
+		return len(v.held)
+	}
+	k, ck := 0, keyOf(c)
+	for k < len(v.held) && compareKeys(keyWith(v, v.granted-k-1), ck) >= 0 {
+		k++
+	}
+	return k
+}
+
+// resize returns s with length n, zeroed.
+func resize(s []int, n int) []int {
+	if cap(s) < n {
+		s = make([]int, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+// ahead reports whether job a is ahead of job b in grant order.
+func (q *Queues) ahead(a, b *job) bool {
+	if a.queue != b.queue {
+		return a.queue.cfg.Name < b.queue.cfg.Name
+	}
+	return compareKeys(keyOf(a), keyOf(b)) < 0
+}

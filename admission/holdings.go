@@ -1,0 +1,132 @@
+package admission
+
+import "slices"
+
+// The bookkeeping of who holds which slot. A slot is in exactly one place:
+// a free stack (per profile), a job's held list (granted to its pool), a
+// job's yielding list (granted, being reclaimed), a job's driver slot, or
+// a job's reserved list (free, kept for the job's claim). Every move goes
+// through the functions below, so the places stay consistent (the tests'
+// invariants check it after every step).
+
+// take pops n free slots of profile p.
+func (q *Queues) take(p int32, n int) []int32 {
+	f := q.free[p]
+	out := slices.Clone(f[len(f)-n:])
+	slices.Reverse(out)
+	q.free[p] = f[:len(f)-n]
+	q.nFree -= n
+	return out
+}
+
+// put makes a slot free again.
+func (q *Queues) put(idx int32) {
+	s := &q.slots[idx]
+	s.state, s.owner, s.claimant, s.idle = slotFree, noJob, noJob, false
+	q.free[s.profile] = append(q.free[s.profile], idx)
+	q.nFree++
+}
+
+// hold records a slot as granted to j's pool.
+func (q *Queues) hold(j *job, idx int32) {
+	s := &q.slots[idx]
+	s.state, s.owner, s.claimant, s.idle = slotGranted, j.id, noJob, false
+	s.pos = int32(len(j.held))
+	j.held = append(j.held, idx)
+	j.queue.heldSlots++
+	j.granted++
+}
+
+// unhold removes a granted slot from its owner's held list.
+func (q *Queues) unhold(j *job, idx int32) {
+	pos := q.slots[idx].pos
+	last := j.held[len(j.held)-1]
+	j.held[pos] = last
+	q.slots[last].pos = pos
+	j.held = j.held[:len(j.held)-1]
+	j.queue.heldSlots--
+}
+
+// updateHolder puts a job where it belongs in its queue's holders tree:
+// in it, at its current key, while it holds slots that may be reclaimed.
+func (q *Queues) updateHolder(j *job) {
+	want := len(j.held) > 0
+	if j.inHolders {
+		if want && keyOf(j) == j.hkey {
+			return
+		}
+		j.queue.holders.Remove(j.hkey)
+		j.inHolders = false
+	}
+	if want {
+		j.hkey = keyOf(j)
+		j.queue.holders.Put(j.hkey, j)
+		j.inHolders = true
+	}
+}
+
+// reserveFor keeps a free slot for claimant c.
+func (q *Queues) reserveFor(c *job, idx int32) {
+	s := &q.slots[idx]
+	s.state, s.claimant = slotReserved, c.id
+	if len(c.reserved) == 0 {
+		c.queue.withReserved++
+	}
+	c.reserved = append(c.reserved, idx)
+	q.nReserved++
+}
+
+// addIncoming records a slot being reclaimed for claimant c.
+func (q *Queues) addIncoming(c *job, idx int32) {
+	c.incoming = append(c.incoming, idx)
+}
+
+// takeReserved pops one of c's reserved slots of profile p, if any.
+func (q *Queues) takeReserved(c *job, p int32) (int32, bool) {
+	for i := len(c.reserved) - 1; i >= 0; i-- {
+		if idx := c.reserved[i]; q.slots[idx].profile == p {
+			c.reserved = slices.Delete(c.reserved, i, i+1)
+			q.nReserved--
+			if len(c.reserved) == 0 {
+				c.queue.withReserved--
+			}
+			return idx, true
+		}
+	}
+	return 0, false
+}
+
+// dropClaim gives up c's claim: its reserved slots are free again, and
+// the slots being reclaimed for it will be free when they come back.
+func (q *Queues) dropClaim(c *job) {
+	for _, idx := range c.reserved {
+		q.put(idx)
+		q.unreserved = true
+	}
+	q.nReserved -= len(c.reserved)
+	if len(c.reserved) > 0 {
+		c.queue.withReserved--
+	}
+	for _, idx := range c.incoming {
+		q.slots[idx].claimant = noJob
+	}
+	c.reserved, c.incoming = c.reserved[:0], c.incoming[:0]
+}
+
+// removeIdx deletes one occurrence of idx from a small list.
+func removeIdx(list []int32, idx int32) []int32 {
+	if i := slices.Index(list, idx); i >= 0 {
+		return slices.Delete(list, i, i+1)
+	}
+	return list
+}
+
+// markIdle records (or clears) that the slots an ask of j listed as held
+// unused are idle; slots no longer granted to j are skipped.
+func (q *Queues) markIdle(j *job, a *jobAsk, idle bool) {
+	for _, idx := range a.holding {
+		if s := &q.slots[idx]; s.state == slotGranted && s.owner == j.id {
+			s.idle = idle
+		}
+	}
+}
