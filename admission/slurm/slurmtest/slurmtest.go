@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -62,13 +63,7 @@ func Conf() string {
 // one's preemption does not hit another's allocations.
 func Require(t testing.TB) string {
 	t.Helper()
-	conf := Conf()
-	why := ""
-	if conf == "" {
-		why = "no Slurm cluster: SLURM_CONF is not set and " + filepath.Join(Dir(), "etc", "slurm.conf") + " does not exist (make slurm-up starts one)"
-	} else if out, err := Command(conf, "sinfo", "-h", "-o", "%P"); err != nil {
-		why = "no Slurm cluster reachable with " + conf + ": sinfo: " + err.Error() + ": " + strings.TrimSpace(out)
-	}
+	conf, why := probe()
 	if why == "" {
 		lock(t, conf)
 		return conf
@@ -78,6 +73,27 @@ func Require(t testing.TB) string {
 	}
 	t.Skip(why)
 	return ""
+}
+
+var (
+	probeOnce sync.Once
+	probeConf string
+	probeWhy  string
+)
+
+// probe finds the cluster once per test binary (an unreachable
+// controller takes seconds to say so): its slurm.conf, or why there is
+// none.
+func probe() (conf, why string) {
+	probeOnce.Do(func() {
+		probeConf = Conf()
+		if probeConf == "" {
+			probeWhy = "no Slurm cluster: SLURM_CONF is not set and " + filepath.Join(Dir(), "etc", "slurm.conf") + " does not exist (make slurm-up starts one)"
+		} else if out, err := Command(probeConf, "sinfo", "-h", "-o", "%P"); err != nil {
+			probeWhy = "no Slurm cluster reachable with " + probeConf + ": sinfo: " + err.Error() + ": " + strings.TrimSpace(out)
+		}
+	})
+	return probeConf, probeWhy
 }
 
 // lock takes the test lock of the cluster of conf (a file lock in the
