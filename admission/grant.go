@@ -26,95 +26,84 @@ func (q *Queues) decide() {
 	}
 }
 
-// decidePass is one pass of decide over the waiting jobs. It reports
-// whether it gave up a claim that held reserved slots: they are free
-// again, and jobs it passed already may use them.
+// decidePass is one pass of decide over the waiting jobs, queue by queue
+// (see walk.go). It reports whether it gave up a claim that held
+// reserved slots: they are free again, and jobs it passed already may use
+// them.
 func (q *Queues) decidePass() (again bool) {
 	q.unreserved = false
-	touched := q.touched[:0]
-	claiming := true
-queues:
+	st := &passState{claiming: true, touched: q.touched[:0]}
 	for _, qu := range q.qorder {
-		// The jobs that could fit the free slots, counted by their
-		// smallest grant, and those with reserved slots: once all of
-		// them are visited and no claim is to be made, the rest of the
-		// queue cannot be served now.
-		fit := q.newFitCount(qu)
-		behind := &q.behindIdx
-		behind.built = false
-		it := qu.order.Iterator()
-		for it.Next() {
-			if !claiming && fit.done(q.nFree) {
-				break
-			}
-			j := it.Value().(*job)
-			fit.visit(j)
-			if why := q.blocked(j); why != "" {
-				if q.debug {
-					q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", why))
-				}
-				q.dropClaim(j) // it may not be granted anything yet
-				continue
-			}
-			if q.nFree == 0 && q.nReserved == 0 && !claiming {
-				break queues // nothing left to grant, no claim to make
-			}
-			canServe := q.nFree > 0 || len(j.reserved) > 0
-			if canServe && q.serve(j) {
-				touched = append(touched, j)
-			}
-			lack := j.headNeed()
-			if lack == nil {
-				continue
-			}
-			if q.debug {
-				q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", "its ask does not fit the free slots"))
-			}
-			switch {
-			case claiming:
-				// Only the first job that waits claims: every job ahead of
-				// it is served, so their slots come back as their tasks
-				// end, and it cannot wait forever; a claim is needed only
-				// for what jobs behind it sit on.
-				claiming = false
-				if len(j.reserved)+len(j.incoming) > 0 && q.claimComplete(j, lack) {
-					claiming = false // what it lacks is on its way
-					continue
-				}
-				// A cheap bound first: the slots it has coming, the free
-				// ones and all those held behind it, by number.
-				if !behind.built {
-					q.buildBehind(qu)
-				}
-				held := behind.heldBehind(j.key)
-				if held == 0 {
-					claiming = false // nobody behind it holds a slot, nor behind those after it
-					q.dropClaim(j)
-					continue
-				}
-				if len(j.reserved)+len(j.incoming)+q.nFree+held < sumCounts(lack) {
-					q.dropClaim(j)
-					continue
-				}
-				switch q.claim(j, lack) {
-				case claimMade:
-					claiming = false
-					if len(j.incoming) == 0 && q.serve(j) { // it took free or reserved slots only
-						touched = append(touched, j)
-					}
-				case claimNoneBehind:
-					claiming = false
-				}
-			case len(j.reserved)+len(j.incoming) > 0 && !q.claimComplete(j, lack):
-				q.dropClaim(j) // stale: what it lacks changed; its reserved slots serve others
-			}
+		if q.walk(qu, st) {
+			break
 		}
 	}
-	for _, j := range touched {
+	for _, j := range st.touched {
 		q.updateOrder(j)
 	}
-	q.touched = touched[:0]
+	q.touched = st.touched[:0]
 	return q.unreserved
+}
+
+// passState is what one pass carries from job to job.
+type passState struct {
+	claiming bool // no job has claimed yet in this pass
+	touched  []*job
+	behind   bool // q.behindIdx is built for the queue walked
+}
+
+// visit serves one waiting job what fits and, if it is the first that
+// still waits, claims what it lacks. It returns true when nothing more
+// can happen in this pass.
+func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
+	if why := q.blocked(j); why != "" {
+		if q.debug {
+			q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", why))
+		}
+		q.dropClaim(j) // it may not be granted anything yet
+		return false
+	}
+	if q.nFree == 0 && q.nReserved == 0 && !st.claiming {
+		return true // nothing left to grant, no claim to make
+	}
+	if (q.nFree > 0 || len(j.reserved) > 0) && q.serve(j) {
+		st.touched = append(st.touched, j)
+	}
+	lack := j.headNeed()
+	if lack == nil {
+		return false
+	}
+	if q.debug {
+		q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", "its ask does not fit the free slots"))
+	}
+	if !st.claiming {
+		if len(j.reserved)+len(j.incoming) > 0 && !q.claimComplete(j, lack) {
+			q.dropClaim(j) // stale: what it lacks changed; its reserved slots serve others
+		}
+		return false
+	}
+	// Only the first job that waits claims: every job ahead of it is
+	// served, so their slots come back as their tasks end, and it cannot
+	// wait forever; a claim is needed only for what jobs behind it sit on.
+	st.claiming = false
+	if len(j.reserved)+len(j.incoming) > 0 && q.claimComplete(j, lack) {
+		return false // what it lacks is on its way
+	}
+	// A cheap bound first: the slots it has coming, the free ones and
+	// all those held behind it, by number.
+	if !st.behind {
+		q.buildBehind(qu)
+		st.behind = true
+	}
+	held := q.behindIdx.heldBehind(j.key)
+	if held == 0 || len(j.reserved)+len(j.incoming)+q.nFree+held < sumCounts(lack) {
+		q.dropClaim(j)
+		return false
+	}
+	if q.claim(j, lack) == claimMade && len(j.incoming) == 0 && q.serve(j) { // it took free or reserved slots only
+		st.touched = append(st.touched, j)
+	}
+	return false
 }
 
 // behindIndex counts the slots held (and reclaimable) by the jobs behind
@@ -161,68 +150,6 @@ func sumCounts(cs []resource.Count) int {
 		n += c.N
 	}
 	return n
-}
-
-// fitCount bounds a queue walk: it counts the jobs not visited yet whose
-// smallest grant fits the free slots by number (job.sizeBucket), plus
-// those with reserved slots (they can be served beyond the free ones).
-// When none is left and no claim is to be made, the rest of the queue
-// cannot be served now. Jobs not started yet count only while the queue
-// may start one (StateAware, maxRunningJobs): blocking only grows during a
-// pass.
-type fitCount struct {
-	cnt       [maxBucket + 1]int // jobs in the tree per bucket
-	visited   [maxBucket + 1]int
-	lim       int // the bucket limit remaining counts up to
-	remaining int
-	starts    bool // the queue may start a job: unstarted jobs count
-}
-
-// newFitCount starts the count for a walk of qu.
-func (q *Queues) newFitCount(qu *queue) *fitCount {
-	f := &q.fit
-	*f = fitCount{}
-	starts := !(qu.cfg.Policy == StateAware && qu.starting > 0) && !(qu.cfg.MaxRunningJobs > 0 && qu.running >= qu.cfg.MaxRunningJobs)
-	for b := range f.cnt {
-		f.cnt[b] = qu.sizes[1][b]
-		if starts {
-			f.cnt[b] += qu.sizes[0][b]
-		}
-	}
-	f.lim, f.starts = -1, starts
-	f.remaining = qu.withReserved
-	f.relimit(q.nFree)
-	return f
-}
-
-// relimit moves the bucket limit to what nFree slots can fit.
-func (f *fitCount) relimit(nFree int) {
-	lim := min(nFree, maxBucket)
-	for ; f.lim < lim; f.lim++ {
-		f.remaining += f.cnt[f.lim+1] - f.visited[f.lim+1]
-	}
-	for ; f.lim > lim; f.lim-- {
-		f.remaining -= f.cnt[f.lim] - f.visited[f.lim]
-	}
-}
-
-// visit counts j as visited.
-func (f *fitCount) visit(j *job) {
-	if len(j.reserved) > 0 {
-		f.remaining--
-	}
-	if j.bucketStarted || f.starts {
-		f.visited[j.bucket]++
-		if j.bucket <= f.lim {
-			f.remaining--
-		}
-	}
-}
-
-// done reports whether no job left could be served from nFree slots.
-func (f *fitCount) done(nFree int) bool {
-	f.relimit(nFree)
-	return f.remaining <= 0
 }
 
 // blocked says why a job may not have its first grant yet ("" if it may).

@@ -1,6 +1,10 @@
 package admission
 
-import "cmp"
+import (
+	"cmp"
+
+	"github.com/emirpasic/gods/trees/redblacktree"
+)
 
 // The jobs of a queue that want a grant are kept in a red-black tree
 // (gods' redblacktree) by orderKey: the grant loop walks them in policy
@@ -63,6 +67,7 @@ func (q *Queues) updateOrder(j *job) {
 		}
 		qu.order.Remove(j.key)
 		qu.sizes[b2i(j.bucketStarted)][j.bucket]--
+		qu.fits[b2i(j.bucketStarted)][j.bucket].Remove(j.key)
 		j.inTree = false
 	}
 	if want {
@@ -70,6 +75,11 @@ func (q *Queues) updateOrder(j *job) {
 		qu.order.Put(j.key, j)
 		j.bucket, j.bucketStarted = j.sizeBucket(), j.state != JobAccepted
 		qu.sizes[b2i(j.bucketStarted)][j.bucket]++
+		t := &qu.fits[b2i(j.bucketStarted)][j.bucket]
+		if *t == nil {
+			*t = redblacktree.NewWith(compareKeys)
+		}
+		(*t).Put(j.key, j)
 		j.inTree = true
 	} else if len(j.reserved)+len(j.incoming) > 0 {
 		q.dropClaim(j) // it stopped waiting: its claim goes

@@ -170,6 +170,9 @@ type queue struct {
 	// they could take (job.sizeBucket), [0] those not started yet (they
 	// may be blocked by StateAware or maxRunningJobs), [1] the others.
 	sizes [2][maxBucket + 1]int
+	// fits holds the same jobs as order, by the same keys, split like
+	// sizes: the per-size trees of walkSparse (created when first used).
+	fits [2][maxBucket + 1]*redblacktree.Tree
 	// withReserved counts its jobs with reserved slots.
 	withReserved int
 	// heldSlots counts the slots its jobs hold that a claim may take.

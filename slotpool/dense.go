@@ -8,10 +8,10 @@ const denseChunkBits = 12
 
 // denseTable maps ids to values: keys in [0, denseLimit) (the usual dense
 // ids: slots 0..n-1, the scheduler's bulks of first attempts) index
-// fixed chunks of a slice, allocated when a key in them is first set,
-// others go to a map, so the hot path hashes nothing. Growing never
-// copies: a million ids cost their chunks once, not a doubling slice's
-// copies. The zero value of V means absent; the zero table is empty.
+// chunks of a slice, allocated when a key in them is first set (and grown
+// by doubling up to their full size), others go to a map, so the hot path
+// hashes nothing. Growing copies at most one chunk: a million ids cost
+// their chunks about once, not a doubling slice's copies. The zero value of V means absent; the zero table is empty.
 type denseTable[K ~int64, V comparable] struct {
 	chunks [][]V // chunk i holds keys i<<denseChunkBits ...; nil until used
 	sparse map[K]V
@@ -21,9 +21,11 @@ type denseTable[K ~int64, V comparable] struct {
 func (t *denseTable[K, V]) get(k K) (V, bool) {
 	var zero V
 	if k >= 0 && k < denseLimit {
-		if c := int(k >> denseChunkBits); c < len(t.chunks) && t.chunks[c] != nil {
-			v := t.chunks[c][k&(1<<denseChunkBits-1)]
-			return v, v != zero
+		if c := int(k >> denseChunkBits); c < len(t.chunks) {
+			if off := int(k & (1<<denseChunkBits - 1)); off < len(t.chunks[c]) {
+				v := t.chunks[c][off]
+				return v, v != zero
+			}
 		}
 		return zero, false
 	}
@@ -41,10 +43,20 @@ func (t *denseTable[K, V]) set(k K, v V) {
 		if c >= len(t.chunks) {
 			t.chunks = append(t.chunks, make([][]V, c+1-len(t.chunks))...)
 		}
-		if t.chunks[c] == nil {
-			t.chunks[c] = make([]V, 1<<denseChunkBits)
+		off := int(k & (1<<denseChunkBits - 1))
+		if off >= len(t.chunks[c]) {
+			// A chunk starts small and doubles up to its full size (values
+			// are copied, never referenced): a table of a few small keys
+			// costs little.
+			n := max(16, len(t.chunks[c]))
+			for n <= off {
+				n *= 2
+			}
+			grown := make([]V, min(n, 1<<denseChunkBits))
+			copy(grown, t.chunks[c])
+			t.chunks[c] = grown
 		}
-		t.chunks[c][k&(1<<denseChunkBits-1)] = v
+		t.chunks[c][off] = v
 		return
 	}
 	if t.sparse == nil {

@@ -50,8 +50,8 @@ type Pool struct {
 	profiles   []profileRec
 	profileIdx map[resource.Profile]int32
 
-	slotChunks []*[1 << slotChunkBits]slotRec // the slot table, see slot
-	nSlots     int32                          // slot indexes ever used
+	slotChunks [][]slotRec // the slot table, see slot
+	nSlots     int32       // slot indexes ever used
 	slotIdx    map[SlotID]int32
 	slotDense  denseTable[SlotID, int32] // slotIdx again, index+1, for the hot path (see slotIndex)
 	recycled   []int32
@@ -94,8 +94,9 @@ type Pool struct {
 
 	// freeBulks holds retired bulks for reuse by Submit; idSlab is
 	// carved into the Slots of Fulfilled events (the caller keeps those).
-	freeBulks []*bulk
-	idSlab    []SlotID
+	freeBulks  []*bulk
+	idSlab     []SlotID
+	idSlabSize int
 
 	dirtyFree     []int32
 	dirtyReusable []int32
@@ -439,7 +440,10 @@ func (p *Pool) newIDs(n int) []SlotID {
 		return make([]SlotID, n)
 	}
 	if len(p.idSlab) < n {
-		p.idSlab = make([]SlotID, 1024)
+		// Slabs double from 16 to 1024 ids: a pool with few slots
+		// allocates little.
+		p.idSlabSize = min(max(2*p.idSlabSize, 16), 1024)
+		p.idSlab = make([]SlotID, max(p.idSlabSize, n))
 	}
 	ids := p.idSlab[:n:n]
 	p.idSlab = p.idSlab[n:]

@@ -1,6 +1,7 @@
 package slotpool
 
 import (
+	"math/bits"
 	"time"
 
 	"github.com/regionsched/regionsched/resource"
@@ -48,13 +49,35 @@ type slotRec struct {
 	idle      *timer
 }
 
-// slotChunkBits sets the size of the slot table's chunks: the table grows
-// by whole chunks, so growing never copies slots.
-const slotChunkBits = 10
+// The slot table is a list of segments that double in size: segment 0
+// holds indexes [0, firstSegment), segment k >= 1 holds [firstSegment <<
+// (k-1), firstSegment << k). So it grows without ever moving a slot (the
+// records are used by pointer), and a pool with few slots (one per job,
+// many jobs on one admission) costs a few hundred bytes, not a large
+// fixed chunk.
+const firstSegmentBits = 4
+
+// slotSegment returns the segment and the offset of index idx.
+func slotSegment(idx int32) (seg, off int) {
+	if idx < 1<<firstSegmentBits {
+		return 0, int(idx)
+	}
+	seg = bits.Len32(uint32(idx)) - firstSegmentBits
+	return seg, int(idx) - 1<<(seg+firstSegmentBits-1)
+}
+
+// segmentSize is the length of segment seg.
+func segmentSize(seg int) int {
+	if seg == 0 {
+		return 1 << firstSegmentBits
+	}
+	return 1 << (seg + firstSegmentBits - 1)
+}
 
 // slot returns the slot record at index idx.
 func (p *Pool) slot(idx int32) *slotRec {
-	return &p.slotChunks[idx>>slotChunkBits][idx&(1<<slotChunkBits-1)]
+	seg, off := slotSegment(idx)
+	return &p.slotChunks[seg][off]
 }
 
 // slotIndex returns the table index of slot id (p.slotIdx without hashing
@@ -112,8 +135,8 @@ func (p *Pool) addSlot(s Slot) int32 {
 	} else {
 		idx = p.nSlots
 		p.nSlots++
-		if int(idx)>>slotChunkBits == len(p.slotChunks) {
-			p.slotChunks = append(p.slotChunks, new([1 << slotChunkBits]slotRec))
+		if seg, _ := slotSegment(idx); seg == len(p.slotChunks) {
+			p.slotChunks = append(p.slotChunks, make([]slotRec, segmentSize(seg)))
 		}
 	}
 	*p.slot(idx) = slotRec{id: s.ID, profile: pr, request: -1}

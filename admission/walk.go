@@ -1,0 +1,195 @@
+package admission
+
+import "github.com/emirpasic/gods/trees/redblacktree"
+
+// How decide walks a queue. The jobs that want a grant are in the queue's
+// tree in policy order; a pass serves them in that order, and the first
+// that still waits claims (see visit). Walking the whole tree on every
+// decision would cost O(waiting jobs) each time, so a walk stops as soon
+// as no job it has not visited could be served: with many free slots it
+// walks the tree, counting the jobs left that fit by number (fitCount);
+// with few free slots it jumps from job to job through per-size trees
+// (fitIndex), so it visits only jobs whose smallest grant fits the free
+// slots by number: backfilling a few free slots costs O(log n) per job
+// served, not a walk past every job too large for them.
+
+// sparseFree is the number of free slots under which a walk jumps
+// through the per-size trees.
+const sparseFree = 16
+
+// walk visits the jobs of qu that may be served or claim; true when
+// nothing more can happen in this pass.
+func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
+	st.behind = false
+	if q.nFree < sparseFree && qu.withReserved == 0 {
+		return q.walkSparse(qu, st)
+	}
+	fit := q.newFitCount(qu)
+	it := qu.order.Iterator()
+	for it.Next() {
+		if !st.claiming && fit.done(q.nFree) {
+			return false
+		}
+		j := it.Value().(*job)
+		fit.visit(j)
+		if q.visit(qu, j, st) {
+			return true
+		}
+	}
+	return false
+}
+
+// walkSparse visits, in policy order, the first job that may be granted
+// (while no job claimed yet) and then only the jobs whose smallest grant
+// fits the free slots by number.
+func (q *Queues) walkSparse(qu *queue, st *passState) (stop bool) {
+	var cursor *orderKey
+	for {
+		var j *job
+		if st.claiming {
+			j = q.nextStartable(qu, cursor)
+		} else {
+			if q.nFree == 0 {
+				return false
+			}
+			j = q.nextFitting(qu, cursor, min(q.nFree, maxBucket))
+		}
+		if j == nil {
+			return false
+		}
+		k := j.key
+		cursor = &k
+		if q.visit(qu, j, st) {
+			return true
+		}
+	}
+}
+
+// starts reports whether the queue may start a job now (StateAware,
+// maxRunningJobs).
+func (qu *queue) starts() bool {
+	if qu.cfg.Policy == StateAware && qu.starting > 0 {
+		return false
+	}
+	return qu.cfg.MaxRunningJobs == 0 || qu.running < qu.cfg.MaxRunningJobs
+}
+
+// after returns the smallest key greater than k: keys differ at least in
+// their sequence number.
+func after(k orderKey) orderKey {
+	k.seq++
+	return k
+}
+
+// nextStartable returns the first job after cursor (from the start if
+// nil) that the queue may grant: any job if the queue may start one, else
+// the first started one.
+func (q *Queues) nextStartable(qu *queue, cursor *orderKey) *job {
+	if qu.starts() {
+		if cursor == nil {
+			if n := qu.order.Left(); n != nil {
+				return n.Value.(*job)
+			}
+			return nil
+		}
+		if n, ok := qu.order.Ceiling(after(*cursor)); ok {
+			return n.Value.(*job)
+		}
+		return nil
+	}
+	return q.firstOf(qu.fits[1][:], cursor)
+}
+
+// nextFitting returns the first job after cursor whose smallest grant is
+// at most lim slots and that the queue may grant.
+func (q *Queues) nextFitting(qu *queue, cursor *orderKey, lim int) *job {
+	best := q.firstOf(qu.fits[1][:lim+1], cursor)
+	if qu.starts() {
+		if j := q.firstOf(qu.fits[0][:lim+1], cursor); j != nil && (best == nil || compareKeys(j.key, best.key) < 0) {
+			best = j
+		}
+	}
+	return best
+}
+
+// firstOf returns the first job after cursor in any of the trees.
+func (q *Queues) firstOf(trees []*redblacktree.Tree, cursor *orderKey) *job {
+	var best *job
+	for _, t := range trees {
+		if t == nil || t.Empty() {
+			continue
+		}
+		var n *redblacktree.Node
+		if cursor == nil {
+			n = t.Left()
+		} else {
+			n, _ = t.Ceiling(after(*cursor))
+		}
+		if n != nil && (best == nil || compareKeys(n.Key, best.key) < 0) {
+			best = n.Value.(*job)
+		}
+	}
+	return best
+}
+
+// fitCount bounds a queue walk: it counts the jobs not visited yet whose
+// smallest grant fits the free slots by number (job.sizeBucket), plus
+// those with reserved slots (they can be served beyond the free ones).
+// When none is left and no claim is to be made, the rest of the queue
+// cannot be served now. Jobs not started yet count only while the queue
+// may start one (StateAware, maxRunningJobs): blocking only grows during a
+// pass.
+type fitCount struct {
+	cnt       [maxBucket + 1]int // jobs in the tree per bucket
+	visited   [maxBucket + 1]int
+	lim       int // the bucket limit remaining counts up to
+	remaining int
+	starts    bool // the queue may start a job: unstarted jobs count
+}
+
+// newFitCount starts the count for a walk of qu.
+func (q *Queues) newFitCount(qu *queue) *fitCount {
+	f := &q.fit
+	*f = fitCount{}
+	starts := !(qu.cfg.Policy == StateAware && qu.starting > 0) && !(qu.cfg.MaxRunningJobs > 0 && qu.running >= qu.cfg.MaxRunningJobs)
+	for b := range f.cnt {
+		f.cnt[b] = qu.sizes[1][b]
+		if starts {
+			f.cnt[b] += qu.sizes[0][b]
+		}
+	}
+	f.lim, f.starts = -1, starts
+	f.remaining = qu.withReserved
+	f.relimit(q.nFree)
+	return f
+}
+
+// relimit moves the bucket limit to what nFree slots can fit.
+func (f *fitCount) relimit(nFree int) {
+	lim := min(nFree, maxBucket)
+	for ; f.lim < lim; f.lim++ {
+		f.remaining += f.cnt[f.lim+1] - f.visited[f.lim+1]
+	}
+	for ; f.lim > lim; f.lim-- {
+		f.remaining -= f.cnt[f.lim] - f.visited[f.lim]
+	}
+}
+
+// visit counts j as visited.
+func (f *fitCount) visit(j *job) {
+	if len(j.reserved) > 0 {
+		f.remaining--
+	}
+	if j.bucketStarted || f.starts {
+		f.visited[j.bucket]++
+		if j.bucket <= f.lim {
+			f.remaining--
+		}
+	}
+}
+
+// done reports whether no job left could be served from nFree slots.
+func (f *fitCount) done(nFree int) bool {
+	f.relimit(nFree)
+	return f.remaining <= 0
+}
