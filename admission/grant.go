@@ -305,7 +305,10 @@ func (q *Queues) countScratch() []int {
 func (q *Queues) firstGrant(j *job) {
 	if j.state == JobAccepted {
 		q.move(j, JobStarting, "first grant")
-		if j.queue.cfg.Policy == StateAware {
+		switch {
+		case j.queue.cfg.StartingTimeout == NoStartingWait:
+			q.move(j, JobRunning, "starting timeout of 0")
+		case j.queue.cfg.Policy == StateAware:
 			j.queue.startingJobs = append(j.queue.startingJobs, j)
 		}
 	}

@@ -67,23 +67,43 @@ type QueueConfig struct {
 	// are admitted in policy order.
 	MaxRunningJobs int
 	// StartingTimeout: under StateAware, how long a job stays starting at
-	// most; 0 means DefaultStartingTimeout.
+	// most; 0 means DefaultStartingTimeout, NoStartingWait that a job
+	// leaves starting at its first grant (the queue is then fifo).
 	StartingTimeout time.Duration
 }
 
+// NoStartingWait is the StartingTimeout of a queue whose jobs leave
+// starting at once (a configured timeout of 0 ms).
+const NoStartingWait time.Duration = -1
+
 // validate checks the limits.
 func (q QueueConfig) validate() error {
-	if q.Name == "" || !strings.HasPrefix(q.Name, "root") {
-		return &ConfigError{Queue: q.Name, Field: "name", Value: q.Name, Err: fmt.Errorf("%w: a queue name starts with \"root\"", ErrBadLimit)}
+	if !validQueueName(q.Name) {
+		return &ConfigError{Queue: q.Name, Field: "name", Value: q.Name, Err: fmt.Errorf("%w: a queue name is \"root\" or \"root.\" followed by dot-separated non-empty parts", ErrBadLimit)}
 	}
 	if q.MaxRunningJobs < 0 {
 		return &ConfigError{Queue: q.Name, Field: "maxRunningJobs", Value: fmt.Sprint(q.MaxRunningJobs), Err: fmt.Errorf("%w: must be >= 0", ErrBadLimit)}
 	}
-	if q.StartingTimeout < 0 {
+	if q.StartingTimeout < 0 && q.StartingTimeout != NoStartingWait {
 		return &ConfigError{Queue: q.Name, Field: "startingTimeoutMs", Value: fmt.Sprint(q.StartingTimeout.Milliseconds()), Err: fmt.Errorf("%w: must be >= 0", ErrBadLimit)}
 	}
 	if int(q.Policy) >= len(policyNames) {
 		return &ConfigError{Queue: q.Name, Field: "policy", Value: q.Policy.String(), Err: ErrUnknownPolicy}
 	}
 	return nil
+}
+
+// validQueueName reports whether name is "root" or "root.a.b" with
+// non-empty parts.
+func validQueueName(name string) bool {
+	parts := strings.Split(name, ".")
+	if parts[0] != "root" {
+		return false
+	}
+	for _, p := range parts[1:] {
+		if p == "" || strings.TrimSpace(p) != p {
+			return false
+		}
+	}
+	return true
 }

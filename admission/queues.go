@@ -21,8 +21,9 @@ type Config struct {
 	Matching resource.Matching
 	// Queues configures queues by name; a job names its queue.
 	Queues []QueueConfig
-	// DefaultPolicy is the policy of a queue created for a job that names
-	// a queue not in Queues (see CreateQueues).
+	// DefaultPolicy is the policy of root.default when Queues does not
+	// configure it (it always exists), and of a queue created for a job
+	// that names a queue not in Queues (see CreateQueues).
 	DefaultPolicy Policy
 	// CreateQueues creates a queue (with DefaultPolicy, no limits) for a
 	// job that names an unknown queue under root; without it such a job is
@@ -291,6 +292,9 @@ func New(cfg Config) (*Queues, error) {
 			return nil, &ConfigError{Queue: qc.Name, Field: "name", Value: qc.Name, Err: fmt.Errorf("%w: configured twice", ErrBadLimit)}
 		}
 		q.addQueue(qc)
+	}
+	if _, ok := q.queues["root.default"]; !ok {
+		q.addQueue(QueueConfig{Name: "root.default", Policy: cfg.DefaultPolicy}) // where jobs that name no queue go
 	}
 	return q, nil
 }

@@ -534,3 +534,34 @@ func TestReclaimTakesFromLowestPriorityFirst(t *testing.T) {
 	assert.Equal(t, []slotpool.FromAdmission{slotpool.Reclaim{Slot: 1}}, low.Ready(), "the lowest-priority job's slot is reclaimed")
 	assert.Empty(t, mid.Ready(), "the higher-priority of the two keeps its slot")
 }
+
+// Queue names are "root" or "root." and non-empty parts; root.default
+// always exists; a starting timeout of NoStartingWait makes StateAware
+// leave starting at the first grant.
+func TestQueueNamesDefaultQueueAndNoStartingWait(t *testing.T) {
+	for _, name := range []string{"", "rootx", "root.", "root..a", "x.root", "root. a"} {
+		_, err := New(Config{Slots: clusterSlots(1), Queues: []QueueConfig{{Name: name}}})
+		var ce *ConfigError
+		require.ErrorAs(t, err, &ce, "name %q", name)
+		assert.Equal(t, "name", ce.Field)
+		assert.ErrorIs(t, err, ErrBadLimit)
+	}
+	for _, name := range []string{"root", "root.etl", "root.a.b"} {
+		_, err := New(Config{Slots: clusterSlots(1), Queues: []QueueConfig{{Name: name}}})
+		assert.NoError(t, err, name)
+	}
+
+	q, err := New(Config{Slots: clusterSlots(2), DefaultPolicy: StateAware})
+	require.NoError(t, err)
+	p, err := q.Submit(t0, JobSpec{Name: "a", Largest: []resource.Count{{Profile: resource.Unknown, N: 1}}})
+	require.NoError(t, err, "root.default exists without configuration")
+	assert.Equal(t, JobAccepted, p.State())
+
+	s := newSim(t, Config{Slots: clusterSlots(4), Queues: []QueueConfig{{Name: "root.default", Policy: StateAware, StartingTimeout: NoStartingWait}}},
+		simConfig{checks: true, record: true})
+	s.add(JobSpec{Name: "one"}, 0, []int{1, 1}, uniform(2, 10*ms), 1, 0)
+	s.add(JobSpec{Name: "two"}, 0, []int{1, 1}, uniform(2, 10*ms), 1, 0)
+	require.True(t, s.run(0), s.tail(20))
+	assert.Equal(t, time.Duration(0), s.byName["two"].firstDeploy.Sub(t0), "the second job starts at once")
+	assert.Contains(t, s.log, "    0ms one starting -> running (starting timeout of 0)")
+}
