@@ -29,6 +29,9 @@ type Config struct {
 	// job that names an unknown queue under root; without it such a job is
 	// refused with ErrUnknownQueue.
 	CreateQueues bool
+	// Audit, if set, receives every priority change and kill, accepted or
+	// refused (SetPriority, Kill).
+	Audit AuditSink
 	// Logger receives debug logs of every decision: who was granted what,
 	// and why a job waits. nil means zap.NewNop().
 	Logger *zap.Logger
@@ -359,7 +362,10 @@ func (q *Queues) Submit(now time.Time, spec JobSpec) (*Port, error) {
 		spec.User = "anonymous"
 	}
 	if spec.Priority == 0 {
-		spec.Priority = 5000
+		spec.Priority = DefaultPriority
+	}
+	if spec.Priority < MinPriority || spec.Priority > MaxPriority {
+		return nil, fmt.Errorf("%w: job %q: priority %d is outside %d ... %d", ErrBadPriority, spec.Name, spec.Priority, MinPriority, MaxPriority)
 	}
 	if _, dup := q.byName[spec.Name]; dup {
 		return nil, fmt.Errorf("%w: %q", ErrDuplicateJob, spec.Name)

@@ -345,6 +345,9 @@ func (s *sim) step() {
 			s.logf("%s begins", j.name)
 			s.submitRegions(j)
 		case tFinish:
+			if j.done { // killed
+				continue
+			}
 			s.progress++
 			s.finishRegion(j, t.bulk)
 		case tPoolTimer:

@@ -1,0 +1,102 @@
+package admission
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// ErrKilled is wrapped by the error of a killed job (KilledError).
+var ErrKilled = errors.New("admission: job killed")
+
+// KilledError is why a killed job ended: who killed it.
+type KilledError struct {
+	Job string
+	By  Principal
+}
+
+// Error names the job and who killed it.
+func (e *KilledError) Error() string {
+	return fmt.Sprintf("admission: job %q killed by %s", e.Job, e.By.Name)
+}
+
+// Unwrap returns ErrKilled.
+func (e *KilledError) Unwrap() error { return ErrKilled }
+
+// SetPriority changes a job's priority at time now, if by may (see
+// Role): a waiting job moves in its queue at once, and under Priority and
+// FairShare a running job gets more (or fewer) slots from this decision
+// on. Every change and every refusal goes to Config.Audit. A refusal
+// returns a *RefusedError and changes nothing else; the admission goes on.
+func (q *Queues) SetPriority(now time.Time, by Principal, job string, priority int) error {
+	q.now = now
+	j, ok := q.byName[job]
+	rec := AuditRecord{At: now, By: by, Action: ActionSetPriority, Job: job, New: priority}
+	var err error
+	switch {
+	case !ok:
+		err = &RefusedError{By: by, Action: ActionSetPriority, Job: job, Priority: priority, Reason: "no such job", Err: ErrUnknownJob}
+	case j.state.Terminal():
+		rec.Old = j.spec.Priority
+		err = &RefusedError{By: by, Action: ActionSetPriority, Job: job, Priority: priority, Reason: "the job is " + j.state.String(), Err: ErrInvalidTransition}
+	default:
+		rec.Old = j.spec.Priority
+		err = authorize(by, ActionSetPriority, job, j.spec.User, priority)
+	}
+	q.audit(rec, err)
+	if err != nil {
+		return err
+	}
+	if j.state == JobStarting || j.state == JobRunning {
+		j.queue.weight += priority - j.spec.Priority
+	}
+	j.spec.Priority = priority
+	q.updateOrder(j)
+	q.updateHolder(j)
+	q.decide()
+	return nil
+}
+
+// Kill ends a job at time now, if by may (as SetPriority): its slots go
+// back at once and it is failed with a *KilledError; the runtime cancels
+// its tasks (Port.Err says why). A refusal returns a *RefusedError, is
+// audited like a priority change, and changes nothing.
+func (q *Queues) Kill(now time.Time, by Principal, job string) error {
+	q.now = now
+	j, ok := q.byName[job]
+	rec := AuditRecord{At: now, By: by, Action: ActionKill, Job: job}
+	var err error
+	switch {
+	case !ok:
+		err = &RefusedError{By: by, Action: ActionKill, Job: job, Reason: "no such job", Err: ErrUnknownJob}
+	case j.state.Terminal():
+		err = &RefusedError{By: by, Action: ActionKill, Job: job, Reason: "the job is " + j.state.String(), Err: ErrInvalidTransition}
+	default:
+		err = authorize(by, ActionKill, job, j.spec.User, 0)
+	}
+	q.audit(rec, err)
+	if err != nil {
+		return err
+	}
+	q.end(now, j, &KilledError{Job: job, By: by})
+	return nil
+}
+
+// audit records a change (refused if err is set) in Config.Audit.
+func (q *Queues) audit(rec AuditRecord, err error) {
+	rec.Accepted = err == nil
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		rec.Reason = refused.Reason
+	}
+	q.log.Debug("change", zap.Stringer("action", rec.Action), zap.String("job", rec.Job), zap.String("by", rec.By.Name),
+		zap.Int("old", rec.Old), zap.Int("new", rec.New), zap.Bool("accepted", rec.Accepted), zap.String("reason", rec.Reason))
+	if q.cfg.Audit == nil {
+		return
+	}
+	if aerr := q.cfg.Audit.Audit(rec); aerr != nil {
+		q.log.Warn("audit sink failed", zap.Error(aerr))
+	}
+}
