@@ -33,4 +33,9 @@
 //		Record:  true, // keep the trace for WriteTrace / WriteSVG
 //	})
 //	fmt.Println(res.Verdict, res.Makespan, res.Reason)
+//
+// A long run's trace need not be kept: Config.OnEvent (JobsConfig.OnEvent
+// for several jobs) hands every event over as it happens, to a
+// TraceWriter for the JSON Lines trace and to a TimelineRecorder for the
+// picture WriteSVG would draw; memory then does not grow with the trace.
 package simulator

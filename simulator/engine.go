@@ -73,6 +73,16 @@ type engine struct {
 	// set and jobs are set in a multi-job run (RunJobs).
 	set  *jobSet
 	jobs *jobsPolicy
+	// eagerJobs, in an eager multi-job run (no admission to ask), is each
+	// job's first deploy and last finish.
+	eagerJobs []eagerJob
+}
+
+// eagerJob is what an eager multi-job run learns of one job from its
+// tasks: its first task's deploy (-1: none yet) and its last task's
+// finish.
+type eagerJob struct {
+	firstDeploy, lastFinish time.Duration
 }
 
 func newEngine(cfg Config) *engine {
@@ -93,6 +103,10 @@ func newJobsEngine(cfg Config, jc JobsConfig, set *jobSet) (*engine, error) {
 	e.set = set
 	if cfg.Policy == EagerPolicy {
 		e.policy = newEagerPolicy(e)
+		e.eagerJobs = make([]eagerJob, len(jc.Jobs))
+		for i := range e.eagerJobs {
+			e.eagerJobs[i].firstDeploy = -1
+		}
 		return e, nil
 	}
 	jp, err := newJobsPolicy(e, jc, set)
@@ -139,6 +153,10 @@ func newBaseEngine(cfg Config, extra int) *engine {
 	}
 	e.model = newModel(e.topo, failures, rng.Uint64)
 	e.model.onFinished = func(v int32) {
+		if e.eagerJobs != nil {
+			i, _ := e.set.of(v)
+			e.eagerJobs[i].lastFinish = max(e.eagerJobs[i].lastFinish, e.now())
+		}
 		e.record(Finish, v, e.model.slot(v))
 		e.leaveSlot(v)
 		e.policy.finished(v)
@@ -237,6 +255,11 @@ func (e *engine) deploy(v int32, slot int32) {
 		s.since = e.now()
 	}
 	s.occupants++
+	if e.eagerJobs != nil {
+		if i, _ := e.set.of(v); e.eagerJobs[i].firstDeploy < 0 {
+			e.eagerJobs[i].firstDeploy = e.now()
+		}
+	}
 	e.record(Deploy, v, slot)
 	e.model.deploy(v, slot)
 }

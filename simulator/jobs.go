@@ -42,7 +42,9 @@ type JobsConfig struct {
 	// every job asks for its own slot; drivers and submission times are
 	// ignored).
 	Policy Policy
-	// Seed, Matching, Record, MaxEvents and Logger are as in Config.
+	// Seed, Matching, Record, OnEvent, MaxEvents and Logger are as in
+	// Config: OnEvent receives every trace event (its Job set) as it
+	// happens, in time order, with or without Record.
 	// Timeout is each job's fulfillability timeout; 0 means none (the
 	// admission decides who waits, and a wait nobody can end is reported
 	// as a deadlock).
@@ -50,6 +52,7 @@ type JobsConfig struct {
 	Matching  resource.Matching
 	Timeout   time.Duration
 	Record    bool
+	OnEvent   func(Event)
 	MaxEvents int
 	Logger    *zap.Logger
 }
@@ -67,7 +70,9 @@ type JobResult struct {
 	Reason string
 	// Submitted, FirstDeploy and Finished are virtual times; FirstDeploy
 	// is when its first task (or its driver) got a slot, -1 if never;
-	// Finished is -1 if it never finished.
+	// Finished is -1 if it never finished. Under the eager policy, which
+	// ignores submission times, Submitted is 0 and Finished is when its
+	// last task finished. They need no recorded trace.
 	Submitted, FirstDeploy, Finished time.Duration
 }
 
@@ -158,7 +163,7 @@ func RunJobs(cfg JobsConfig) (*Result, []JobResult, error) {
 		return nil, nil, err
 	}
 	single := Config{Regions: set.union, Cluster: cfg.Cluster, Policy: cfg.Policy, Seed: cfg.Seed, Matching: cfg.Matching,
-		Timeout: cfg.Timeout, Record: cfg.Record, MaxEvents: cfg.MaxEvents, Logger: cfg.Logger}
+		Timeout: cfg.Timeout, Record: cfg.Record, OnEvent: cfg.OnEvent, MaxEvents: cfg.MaxEvents, Logger: cfg.Logger}
 	if err := checkHorizon(single); err != nil {
 		return nil, nil, err
 	}

@@ -399,12 +399,18 @@ func (e *engine) jobResults() []JobResult {
 	for i, j := range e.set.jobs {
 		out[i] = JobResult{Name: j.Name, Submitted: j.Job.Submission().SubmitAt, FirstDeploy: -1, Finished: -1}
 		if e.jobs == nil { // eager: no admission; a job finished if its tasks did
-			out[i].Verdict = Finished
+			// The eager baseline ignores submission times: every job is
+			// there at 0 ms; it finished with its last task.
+			ej := e.eagerJobs[i]
+			out[i].Submitted, out[i].FirstDeploy, out[i].Verdict = 0, ej.firstDeploy, Finished
 			for v := e.set.offsets[i]; v < e.set.offsets[i+1]; v++ {
 				if e.model.tasks[v].phase != finished {
 					out[i].Verdict, out[i].Reason = Deadlock, "never finished"
 					break
 				}
+			}
+			if out[i].Verdict == Finished {
+				out[i].Finished = ej.lastFinish
 			}
 			continue
 		}

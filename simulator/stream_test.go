@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/simulator"
@@ -48,4 +50,55 @@ func TestTraceWriterError(t *testing.T) {
 		tw.Event(simulator.Event{Task: "A#0"})
 	}
 	require.EqualError(t, tw.Flush(), "disk full")
+}
+
+// A multi-job trace streamed through JobsConfig.OnEvent is the recorded
+// trace, line for line, under the admission and the eager baseline; and
+// the per-job times need no recorded trace: without Record they are what
+// the events say (under eager: submitted at 0, first deploy the first
+// task's, finished with the last task).
+func TestStreamedJobsTraceIsTheRecordedOne(t *testing.T) {
+	for _, policy := range []simulator.Policy{simulator.RegionPolicy, simulator.EagerPolicy} {
+		// on 4 slots the eager baseline deadlocks some jobs; on 12 every job finishes
+		cfg := simulator.JobsConfig{Jobs: floodJobs(t), Mode: exchange.AllBlocking, Cluster: slots(4 + 8*int(policy)), Policy: policy,
+			DefaultPolicy: admission.StateAware, Seed: 3, Record: true}
+		recorded, recordedPer, err := simulator.RunJobs(cfg)
+		require.NoError(t, err)
+		var want bytes.Buffer
+		require.NoError(t, simulator.WriteTrace(&want, recorded.Events))
+
+		var got bytes.Buffer
+		tw := simulator.NewTraceWriter(&got)
+		cfg.Record, cfg.OnEvent = false, tw.Event
+		streamed, per, err := simulator.RunJobs(cfg)
+		require.NoError(t, err)
+		require.NoError(t, tw.Flush())
+		assert.Empty(t, streamed.Events)
+		assert.Equal(t, recorded.TraceEvents, streamed.TraceEvents)
+		assert.Equal(t, want.String(), got.String(), "%v", policy)
+		assert.Equal(t, recordedPer, per, "%v", policy)
+
+		first, last := map[string]time.Duration{}, map[string]time.Duration{}
+		for _, e := range recorded.Events {
+			if _, ok := first[e.Job]; !ok && e.Kind == simulator.Deploy {
+				first[e.Job] = e.At
+			}
+			if e.Kind == simulator.Finish {
+				last[e.Job] = max(last[e.Job], e.At)
+			}
+		}
+		for _, j := range per {
+			if at, ok := first[j.Name]; ok {
+				assert.Equal(t, at, j.FirstDeploy, "%v %s", policy, j.Name)
+			} else {
+				assert.Equal(t, time.Duration(-1), j.FirstDeploy, "%v %s", policy, j.Name)
+			}
+			if j.Verdict == simulator.Finished {
+				assert.Equal(t, last[j.Name], j.Finished, "%v %s", policy, j.Name)
+			}
+			if policy == simulator.EagerPolicy {
+				assert.Zero(t, j.Submitted, j.Name)
+			}
+		}
+	}
 }

@@ -91,6 +91,7 @@ const (
 func WriteSVG(w io.Writer, tl Timeline) error {
 	// a row for every slot the events name, even if tl.Slots is too small
 	deploys := 0
+	var stats colorStats
 	for _, e := range tl.Events {
 		if e.Slot >= tl.Slots {
 			tl.Slots = e.Slot + 1
@@ -98,14 +99,23 @@ func WriteSVG(w io.Writer, tl Timeline) error {
 		if e.Kind == Deploy {
 			deploys++
 		}
+		stats.observe(e)
 	}
-	pic := newPicture(tl)
-	if deploys > maxDetailedBars || tl.Slots > maxDetailedSlots {
-		pic.aggregate()
+	pic := newPicture(tl, &stats)
+	if aggregated(deploys, tl.Slots) {
+		if err := pic.aggregate(eventSource(tl.Events, &stats)); err != nil {
+			return err
+		}
 	} else {
 		pic.detail()
 	}
 	return pic.write(w)
+}
+
+// aggregated reports whether a run of this many task attempts on this
+// many slots is drawn as slot use per group of slots.
+func aggregated(deploys, slots int) bool {
+	return deploys > maxDetailedBars || slots > maxDetailedSlots
 }
 
 // picture is a timeline being laid out; its elements are written at the
@@ -132,9 +142,9 @@ type line struct {
 	bold       bool
 }
 
-func newPicture(tl Timeline) *picture {
+func newPicture(tl Timeline, stats *colorStats) *picture {
 	p := &picture{tl: tl, deadlock: tl.Verdict == Deadlock, span: tl.Makespan}
-	p.colors = newColorKeys(tl)
+	p.colors = newColorKeys(tl, stats)
 	textW := canvasW - 2*margin
 	for _, l := range wrapText(tl.Title, 18, true, textW) {
 		p.header = append(p.header, line{l, "#111", 18, true})

@@ -62,10 +62,30 @@ func (o *occupancy) values(row, key int, out []float64) []float64 {
 	return out
 }
 
+// aggSource is what the aggregated view draws from: replay hands every
+// step of the run, in order, to apply, after which agg holds the state at
+// the end of the run.
+type aggSource struct {
+	agg    *aggregator
+	replay func(apply func(aggOp)) error
+}
+
+// eventSource aggregates recorded events as they are replayed.
+func eventSource(events []Event, stats *colorStats) aggSource {
+	agg := newAggregator(stats, nil)
+	return aggSource{agg: agg, replay: func(apply func(aggOp)) error {
+		agg.emit = apply
+		for _, e := range events {
+			agg.observe(e)
+		}
+		return nil
+	}}
+}
+
 // aggregate draws slot use over time per group of slots: each row is a
 // group, its height the group's slots, filled by the colour of what holds
 // them; a row below shows the requests waiting for a slot.
-func (p *picture) aggregate() {
+func (p *picture) aggregate(src aggSource) error {
 	slots := max(p.tl.Slots, 1)
 	size := niceCount((slots + maxSlotGroups - 1) / maxSlotGroups)
 	groups := (slots + size - 1) / size
@@ -84,52 +104,43 @@ func (p *picture) aggregate() {
 	use := newOccupancy(groups, keys, buckets, p.span)
 	wait := newOccupancy(1, 1, buckets, p.span)
 	fails := make([]int, buckets+1)
-	type holding struct {
-		since time.Duration
-		key   int
-		held  bool
-	}
-	holders := make([]holding, slots)
-	asked := map[taskKey]time.Duration{}
-	attempts, failed, canceled := 0, 0, 0
-	end := p.tl.Makespan
-	for _, e := range p.tl.Events {
-		switch e.Kind {
-		case Request:
-			asked[taskKey{e.Job, e.Task, e.Attempt}] = e.At
-		case Deploy:
-			attempts++
-			k := taskKey{e.Job, e.Task, e.Attempt}
-			if at, ok := asked[k]; ok {
-				wait.add(0, 0, at, e.At)
-				delete(asked, k)
-			}
-			if h := &holders[e.Slot]; !h.held {
-				*h = holding{since: e.At, key: p.colors.slot(p.colors.of(e)) % keys, held: true}
-			}
-		case Release:
-			if h := &holders[e.Slot]; h.held {
-				use.add(e.Slot/size, h.key, h.since, e.At)
-				h.held = false
-			}
-		case Fail:
-			failed++
-			fails[min(int(float64(e.At)/use.width), buckets)]++
-		case Cancel:
-			canceled++
+	stats := src.agg.stats
+	keyOf := func(region, vertex, job int32) int {
+		name := stats.vertices.names[vertex]
+		if p.colors.byJob {
+			name = stats.jobs.names[job]
 		}
+		return p.colors.slot(p.colors.keyOf(int(region), name)) % keys
 	}
+	err := src.replay(func(op aggOp) {
+		switch op.kind {
+		case opHold:
+			use.add(int(op.slot)/size, keyOf(op.region, op.vertex, op.job), op.t0, op.t1)
+		case opWait:
+			wait.add(0, 0, op.t0, op.t1)
+		case opFail:
+			fails[min(int(float64(op.t0)/use.width), buckets)]++
+		}
+	})
+	if err != nil {
+		return err
+	}
+	agg := src.agg
+	attempts, failed, canceled := agg.attempts, agg.failed, agg.canceled
+	end := p.tl.Makespan
 	heldAtEnd := make([]int, groups)
 	heldBy := make([]int, groups*keys) // slots held at the end per group and key
-	for s := range holders {
-		if h := &holders[s]; h.held {
-			use.add(s/size, h.key, h.since, end)
+	for s := range agg.holders {
+		if h := &agg.holders[s]; h.held {
+			key := keyOf(h.region, h.vertex, h.job)
+			use.add(s/size, key, h.since, end)
 			heldAtEnd[s/size]++
-			heldBy[s/size*keys+h.key]++
+			heldBy[s/size*keys+key]++
 		}
 	}
 	oldest := end
-	for _, at := range asked {
+	waitingSince := agg.waitingSince()
+	for _, at := range waitingSince {
 		wait.add(0, 0, at, end)
 		oldest = min(oldest, at)
 	}
@@ -140,7 +151,7 @@ func (p *picture) aggregate() {
 	for _, v := range waitVals {
 		peak = max(peak, v)
 	}
-	waitRow := peak > 0 || len(asked) > 0
+	waitRow := peak > 0 || len(waitingSince) > 0
 	bottom := p.top + float64(groups)*(groupRowH+groupGap)
 	if waitRow {
 		bottom += groupRowH + groupGap
@@ -209,9 +220,9 @@ func (p *picture) aggregate() {
 			bandPath(&d, p.left, p.timeW/float64(buckets), y+groupRowH, groupRowH, vals, cum, peak)
 			p.printf(`<path d="%s" fill="#e8a3a4"/>`+"\n", d.String())
 		}
-		if p.deadlock && len(asked) > 0 {
+		if p.deadlock && len(waitingSince) > 0 {
 			p.text(p.panelX+8, y+groupRowH/2, 11, "start", "#b3181b",
-				fitText(fmt.Sprintf("%d requests wait, since %s", len(asked), formatMillis(oldest)), 11, false, p.panelW()-12))
+				fitText(fmt.Sprintf("%d requests wait, since %s", len(waitingSince), formatMillis(oldest)), 11, false, p.panelW()-12))
 		}
 	}
 	if p.timeW > 0 { // failures: marks above the rows
@@ -253,6 +264,7 @@ func (p *picture) aggregate() {
 		p.notes = append(p.notes, p.colors.note)
 	}
 	p.height = p.legend(y, entries)
+	return nil
 }
 
 // bandPath appends to d the rectangles of one colour band of a stacked

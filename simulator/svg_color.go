@@ -44,9 +44,11 @@ func (c *colorKeys) nameOf(e Event) string {
 	return vertexOf(e.Task)
 }
 
-func newColorKeys(tl Timeline) colorKeys {
+// newColorKeys decides the colours of a timeline from what its events
+// name (st, gathered from them in order).
+func newColorKeys(tl Timeline, st *colorStats) colorKeys {
 	c := colorKeys{other: -1, byJob: tl.ColorBy == ColorByJob}
-	regions := tl.Regions
+	regions := max(tl.Regions, st.regions)
 	type named struct {
 		name         string
 		first, count int
@@ -62,19 +64,15 @@ func newColorKeys(tl Timeline) colorKeys {
 		}
 		return &names[i]
 	}
+	from := &st.vertices
 	if c.byJob {
+		from = &st.jobs
 		for _, j := range tl.Jobs { // the jobs given first, in their order
 			add(j)
 		}
 	}
-	for _, e := range tl.Events {
-		switch {
-		case e.Kind == Deploy:
-			regions = max(regions, e.Region+1)
-			add(c.nameOf(e)).count++
-		case c.byJob && e.Kind == Request: // a job whose tasks only waited still has a colour
-			add(c.nameOf(e))
-		}
+	for i, name := range from.names { // then in order of appearance
+		add(name).count += from.counts[i]
 	}
 	switch tl.ColorBy {
 	case ColorByRegion:
@@ -119,11 +117,15 @@ func newColorKeys(tl Timeline) colorKeys {
 }
 
 // of returns the colour key of an event's task.
-func (c *colorKeys) of(e Event) int {
+func (c *colorKeys) of(e Event) int { return c.keyOf(e.Region, c.nameOf(e)) }
+
+// keyOf returns the colour key of a task of the region and the name (job
+// vertex or job) given.
+func (c *colorKeys) keyOf(region int, name string) int {
 	if c.byRegion {
-		return e.Region
+		return region
 	}
-	if k, ok := c.vertex[c.nameOf(e)]; ok {
+	if k, ok := c.vertex[name]; ok {
 		return k
 	}
 	return max(c.other, 0)

@@ -155,29 +155,27 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	if err != nil {
 		return err
 	}
-	eager := r.policy == simulator.EagerPolicy
 	cfg := simulator.JobsConfig{Jobs: jobs, Mode: r.mode, Cluster: r.slots, Queues: queues, DefaultPolicy: r.queuePolicy,
-		Policy: r.policy, Seed: r.seed, Record: r.traceFile != "" || r.svgFile != "" || eager}
-	res, per, err := simulator.RunJobs(cfg)
-	if err != nil {
-		return badInput(err)
-	}
-	if eager {
-		eagerTimes(per, res.Events)
-	}
-	if r.traceFile != "" {
-		if err := writeOutput(c, r.traceFile, func(w io.Writer) error {
-			tw := simulator.NewTraceWriter(w)
-			for _, e := range res.Events {
-				tw.Event(e)
-			}
-			return tw.Flush()
-		}); err != nil {
-			return err
+		Policy: r.policy, Seed: r.seed}
+	pic := newPicture(r.svgFile)
+	defer pic.Close()
+	var (
+		res *simulator.Result
+		per []simulator.JobResult
+	)
+	err = streamRun(c, r.traceFile, pic, func(onEvent func(simulator.Event)) error {
+		cfg.OnEvent = onEvent
+		var err error
+		if res, per, err = simulator.RunJobs(cfg); err != nil {
+			return badInput(err)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	if r.svgFile != "" {
-		if err := writeOutput(c, r.svgFile, func(w io.Writer) error { return simulator.WriteSVG(w, r.timeline(res, per)) }); err != nil {
+	if pic != nil {
+		if err := writePicture(c, r.svgFile, pic, r.timeline(res, per, pic)); err != nil {
 			return err
 		}
 	}
@@ -196,38 +194,6 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 		return negative(res.Reason)
 	}
 	return nil
-}
-
-// eagerTimes fills in the times of the jobs of an eager run from its
-// events, where RunJobs leaves them unknown: the eager baseline ignores
-// submission times (every job is there at 0 ms), a job's first deploy is
-// its first task's, and a job that finished did so with its last task.
-func eagerTimes(per []simulator.JobResult, events []simulator.Event) {
-	at := make(map[string]int, len(per))
-	for i := range per {
-		at[per[i].Name] = i
-		per[i].Submitted = 0
-	}
-	last := make([]time.Duration, len(per))
-	for _, e := range events {
-		i, ok := at[e.Job]
-		if !ok {
-			continue
-		}
-		switch e.Kind {
-		case simulator.Deploy:
-			if per[i].FirstDeploy < 0 {
-				per[i].FirstDeploy = e.At
-			}
-		case simulator.Finish:
-			last[i] = max(last[i], e.At)
-		}
-	}
-	for i := range per {
-		if per[i].Verdict == simulator.Finished && per[i].Finished < 0 {
-			per[i].Finished = last[i]
-		}
-	}
 }
 
 // admissionText says how the jobs were admitted, for the summary.
@@ -294,9 +260,9 @@ func jobOutcome(j simulator.JobResult) string {
 	return fmt.Sprintf("%s at %s: %s", what, millis(j.Finished), why)
 }
 
-// timeline is the picture of a run of several jobs: one row per slot, one
+// timeline is the picture of a run of several jobs (drawn from pic): one row per slot, one
 // colour per job, drivers hatched.
-func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult) simulator.Timeline {
+func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult, pic *simulator.TimelineRecorder) simulator.Timeline {
 	names := make([]string, len(per))
 	var waits []string
 	for i, j := range per {
@@ -322,7 +288,7 @@ func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult) sim
 	return simulator.Timeline{
 		Title:    fmt.Sprintf("%s — %s, %s policy, %s, %s", count(len(per), "job"), r.mode, r.policy, admitted, count(res.Slots, "slot")),
 		Subtitle: subtitle,
-		Slots:    timelineRows(res), Makespan: res.Makespan, Events: res.Events,
+		Slots:    timelineRows(res, pic), Makespan: res.Makespan,
 		Verdict: res.Verdict, Reason: res.Reason, ColorBy: simulator.ColorByJob, Jobs: names,
 	}
 }

@@ -72,7 +72,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			return err
 		}
 		rs := region.FromJob(job, mode.mode)
-		cfg := simulator.Config{Regions: rs, Cluster: slots, Policy: policy, Seed: seed, Record: svgFile != ""}
+		cfg := simulator.Config{Regions: rs, Cluster: slots, Policy: policy, Seed: seed}
 		for _, f := range fails {
 			failure, err := simulator.ParseFailure(rs.Topology(), f)
 			if err != nil {
@@ -80,41 +80,32 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			}
 			cfg.Failures = append(cfg.Failures, failure)
 		}
+		pic := newPicture(svgFile)
+		defer pic.Close()
 		var res *simulator.Result
-		run := func() error {
+		err = streamRun(c, traceFile, pic, func(onEvent func(simulator.Event)) error {
+			cfg.OnEvent = onEvent
 			var err error
 			if res, err = simulator.Run(cfg); err != nil {
 				return badInput(err)
 			}
 			return nil
-		}
-		if traceFile != "" { // streamed during the run: memory does not grow with the trace
-			err = writeOutput(c, traceFile, func(w io.Writer) error {
-				tw := simulator.NewTraceWriter(w)
-				cfg.OnEvent = tw.Event
-				if err := run(); err != nil {
-					return err
-				}
-				return tw.Flush()
-			})
-		} else {
-			err = run()
-		}
+		})
 		if err != nil {
 			return err
 		}
-		if svgFile != "" {
+		if pic != nil {
 			tl := simulator.Timeline{
 				Title: fmt.Sprintf("%s — %s, %s policy, %d slots", job.Name(), mode.mode, policy, res.Slots),
 				Subtitle: fmt.Sprintf("makespan %d ms; slot time: %.0f%% with work progressing, %.0f%% held while waiting; %s, %s", res.Makespan.Milliseconds(),
 					100*res.WorkUtilization, 100*res.HeldWaiting, count(res.RegionsScheduled, deployUnit(policy)), count(res.Failovers, "restart")),
-				Slots: timelineRows(res), Regions: rs.NumRegions(), Makespan: res.Makespan, Events: res.Events,
+				Slots: timelineRows(res, pic), Regions: rs.NumRegions(), Makespan: res.Makespan,
 				Verdict: res.Verdict, Reason: res.Reason,
 			}
 			if policy == simulator.EagerPolicy { // no regions: colour by job vertex
 				tl.ColorBy = simulator.ColorByVertex
 			}
-			if err := writeOutput(c, svgFile, func(w io.Writer) error { return simulator.WriteSVG(w, tl) }); err != nil {
+			if err := writePicture(c, svgFile, pic, tl); err != nil {
 				return err
 			}
 		}
@@ -162,13 +153,55 @@ func deployUnit(p simulator.Policy) string {
 // with the slots its tasks used.
 const maxTimelineRows = 200
 
-func timelineRows(res *simulator.Result) int {
+func timelineRows(res *simulator.Result, pic *simulator.TimelineRecorder) int {
 	if res.Slots <= maxTimelineRows {
 		return res.Slots
 	}
-	rows := 0
-	for _, e := range res.Events {
-		rows = max(rows, e.Slot+1)
+	return pic.Slots()
+}
+
+// newPicture returns the recorder of the --svg picture, nil without one.
+func newPicture(svgFile string) *simulator.TimelineRecorder {
+	if svgFile == "" {
+		return nil
 	}
-	return rows
+	return simulator.NewTimelineRecorder()
+}
+
+// streamRun runs a simulation with its events streamed as they happen: to
+// the --trace file as JSON Lines and to the picture's recorder (pic, nil
+// without --svg). Nothing keeps the trace, so memory does not grow with
+// it. run does the simulation with the OnEvent given (nil when nobody
+// listens).
+func streamRun(c *cobra.Command, traceFile string, pic *simulator.TimelineRecorder, run func(onEvent func(simulator.Event)) error) error {
+	var onEvent func(simulator.Event)
+	if pic != nil {
+		onEvent = pic.Event
+	}
+	if traceFile == "" {
+		return run(onEvent)
+	}
+	return writeOutput(c, traceFile, func(w io.Writer) error {
+		tw := simulator.NewTraceWriter(w)
+		onEvent := tw.Event
+		if pic != nil {
+			onEvent = func(e simulator.Event) {
+				tw.Event(e)
+				pic.Event(e)
+			}
+		}
+		if err := run(onEvent); err != nil {
+			return err
+		}
+		return tw.Flush()
+	})
+}
+
+// writePicture draws the recorded run to the --svg file and removes the
+// recorder's temporary file.
+func writePicture(c *cobra.Command, svgFile string, pic *simulator.TimelineRecorder, tl simulator.Timeline) error {
+	if err := writeOutput(c, svgFile, func(w io.Writer) error { return pic.WriteSVG(w, tl) }); err != nil {
+		return err
+	}
+	return pic.Close()
 }
