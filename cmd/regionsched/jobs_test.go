@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/xml"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -264,4 +265,74 @@ func TestSimulateJobsBadInput(t *testing.T) {
 		assert.NotEqual(t, 2, res.code, res.stderr)
 		assert.Contains(t, res.stdout, "queue policy fairshare")
 	})
+}
+
+// chainsJob is a job file of vertices of parallelism p chained by forward
+// edges (every subtask its own region under all-blocking).
+func chainsJob(t *testing.T, name string, vertices, p int) string {
+	t.Helper()
+	var vs, es []string
+	for i := range vertices {
+		vs = append(vs, fmt.Sprintf(`{"id": "v%d", "parallelism": %d, "durationMs": %d}`, i, p, 100+10*i))
+		if i > 0 {
+			es = append(es, fmt.Sprintf(`{"source": "v%d", "target": "v%d", "shipStrategy": "forward"}`, i-1, i))
+		}
+	}
+	return writeTemp(t, name+".json", fmt.Sprintf(`{"name": %q, "vertices": [%s], "edges": [%s]}`, name, strings.Join(vs, ", "), strings.Join(es, ", ")))
+}
+
+// TestSimulateStreamsTraceAndPicture: --trace and --svg are streamed
+// during the run, for one job and for several, small (one bar per task)
+// and large (the aggregated view): each file is the same whether the other
+// is asked for or not, the summary is the same with or without them
+// (the per-job times of an eager run included), and the picture's
+// temporary file is gone afterwards.
+func TestSimulateStreamsTraceAndPicture(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	large := []string{chainsJob(t, "a", 3, 1500), chainsJob(t, "b", 2, 2000)}
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"one job", []string{"--mode", "pointwise-pipelined-only", "--slots", "2", "--fail", "B#1@500", flip119Path}},
+		{"one large job", []string{"--slots", "150", large[0]}},
+		{"one large job eager", []string{"--slots", "60", "--policy", "eager", large[0]}},
+		{"several jobs", append([]string{"--slots", "4", "--queue-policy", "stateaware"}, floodJobs(t)...)},
+		{"several jobs eager", append([]string{"--slots", "8", "--policy", "eager"}, floodJobs(t)...)},
+		{"several large jobs", append([]string{"--slots", "100", "--queue-policy", "fairshare"}, large...)},
+		{"several large jobs eager", append([]string{"--slots", "300", "--policy", "eager"}, large...)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			sim := func(extra ...string) cliResult {
+				res := execCLI(t, "", append(append([]string{"simulate"}, extra...), tc.args...)...)
+				require.Contains(t, []int{0, 1}, res.code, res.stderr)
+				return res
+			}
+			read := func(name string) string {
+				data, err := os.ReadFile(filepath.Join(dir, name))
+				require.NoError(t, err)
+				return string(data)
+			}
+			plain := sim()
+			both := sim("--trace", filepath.Join(dir, "both.jsonl"), "--svg", filepath.Join(dir, "both.svg"))
+			trace := sim("--trace", filepath.Join(dir, "trace.jsonl"))
+			svg := sim("--svg", filepath.Join(dir, "svg.svg"))
+			for _, r := range []cliResult{both, trace, svg} {
+				assert.Equal(t, plain, r, "the summary does not depend on the outputs")
+			}
+			assert.Equal(t, read("both.jsonl"), read("trace.jsonl"))
+			assert.Equal(t, read("both.svg"), read("svg.svg"))
+			assert.NotEmpty(t, readTrace(t, filepath.Join(dir, "trace.jsonl")))
+			texts, _ := svgTexts(t, read("svg.svg"))
+			assert.NotEmpty(t, texts)
+			assert.Equal(t, strings.Contains(tc.name, "large"), strings.Contains(read("svg.svg"), "too many for one bar each"), "aggregated view")
+			left, err := os.ReadDir(tmp)
+			require.NoError(t, err)
+			for _, f := range left {
+				assert.True(t, f.IsDir(), "temporary file %s left behind", f.Name())
+			}
+		})
+	}
 }
