@@ -3,6 +3,7 @@ package admission
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -160,11 +161,66 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 		s.state, s.claimant = slotReclaiming, c.id
 		v.yielding = append(v.yielding, idx)
 		q.addIncoming(c, idx)
-		q.send(v, slotpool.Reclaim{Slot: s.slot.ID})
+		q.takeBack(c, v, idx)
 		q.updateHolder(v)
-		q.log.Debug("slot reclaimed", zap.String("for", c.spec.Name), zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
 	}
 	return claimMade
+}
+
+// takeBack asks v for slot idx for claimant c: a Reclaim (it comes back
+// when its task ends, at once if idle), or, when v's queue preempts and v
+// has a lower priority than c, a Revoke after the queue's ReclaimTimeout
+// (at once for 0) if it is not back by then.
+func (q *Queues) takeBack(c, v *job, idx int32) {
+	s := &q.slots[idx]
+	vq := v.queue.cfg
+	preempt := !s.idle && vq.Preempt && v.spec.Priority < c.spec.Priority
+	switch {
+	case preempt && vq.ReclaimTimeout == 0:
+		q.send(v, slotpool.Revoke{Slot: s.slot.ID, Reason: slotpool.ReasonPreempted})
+		q.log.Debug("slot preempted", zap.String("for", c.spec.Name), zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
+	case preempt:
+		s.revokeAt = q.now.Add(vq.ReclaimTimeout)
+		q.revokes = append(q.revokes, idx)
+		fallthrough
+	default:
+		q.send(v, slotpool.Reclaim{Slot: s.slot.ID})
+		q.log.Debug("slot reclaimed", zap.String("for", c.spec.Name), zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
+	}
+}
+
+// fireRevokes revokes the reclaimed slots whose reclaim timeout passed
+// and that are not back yet; it reports whether it sent any.
+func (q *Queues) fireRevokes(now time.Time) bool {
+	fired := false
+	keep := q.revokes[:0]
+	for _, idx := range q.revokes {
+		s := &q.slots[idx]
+		switch {
+		case s.state != slotReclaiming || s.revokeAt.IsZero():
+			// back already (or handed on): stale
+		case now.Before(s.revokeAt):
+			keep = append(keep, idx)
+		default:
+			s.revokeAt = time.Time{}
+			v := q.jobs[s.owner]
+			q.send(v, slotpool.Revoke{Slot: s.slot.ID, Reason: slotpool.ReasonPreempted})
+			q.log.Debug("slot preempted after the reclaim timeout", zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
+			fired = true
+		}
+	}
+	q.revokes = keep
+	return fired
+}
+
+// nextRevoke returns the earliest pending revoke.
+func (q *Queues) nextRevoke() (at time.Time, ok bool) {
+	for _, idx := range q.revokes {
+		if s := &q.slots[idx]; s.state == slotReclaiming && !s.revokeAt.IsZero() && (!ok || s.revokeAt.Before(at)) {
+			at, ok = s.revokeAt, true
+		}
+	}
+	return at, ok
 }
 
 // claimComplete reports whether c's claim completes lack.

@@ -168,23 +168,26 @@ func (q *Queues) blocked(j *job) string {
 }
 
 // headNeed is what the job needs first: its driver, else the ask of its
-// pool's oldest bulk (the head: its ask is exactly what it lacks, so
-// granting it completes the head, and a region deploys; see the protocol
-// in slotpool). nil if it needs nothing.
+// pool's head (slotpool.Ask.Head: exactly what the head lacks, so granting
+// it completes the head, and a region deploys), else its oldest ask. nil
+// if it needs nothing.
 func (j *job) headNeed() []resource.Count {
 	if j.driver && !j.hasSlot {
 		return []resource.Count{{Profile: *j.spec.Driver, N: 1}}
 	}
-	var head *jobAsk
+	var first *jobAsk
 	for _, a := range j.asks {
-		if head == nil || a.bulk < head.bulk {
-			head = a
+		if a.head {
+			return a.left
+		}
+		if first == nil || a.bulk < first.bulk {
+			first = a
 		}
 	}
-	if head == nil {
+	if first == nil {
 		return nil
 	}
-	return head.left
+	return first.left
 }
 
 // availableTo tallies the slots j may be granted now, per profile: the
@@ -318,6 +321,7 @@ func (q *Queues) firstGrant(j *job) {
 // reclaimed for a job that still claims it, reserved for that job.
 func (q *Queues) release(j *job, idx int32) {
 	s := &q.slots[idx]
+	s.revokeAt = time.Time{}
 	j.granted--
 	switch s.state {
 	case slotGranted:
@@ -353,6 +357,7 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 	}
 	j.queue.heldSlots -= len(j.held)
 	for _, idx := range j.yielding {
+		q.slots[idx].revokeAt = time.Time{}
 		q.handOver(idx)
 	}
 	if j.hasSlot {

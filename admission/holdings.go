@@ -1,6 +1,9 @@
 package admission
 
-import "slices"
+import (
+	"slices"
+	"time"
+)
 
 // The bookkeeping of who holds which slot. A slot is in exactly one place:
 // a free stack (per profile), a job's held list (granted to its pool), a
@@ -109,6 +112,7 @@ func (q *Queues) dropClaim(c *job) {
 	}
 	for _, idx := range c.incoming {
 		q.slots[idx].claimant = noJob
+		q.slots[idx].revokeAt = time.Time{} // nobody needs it by force any more
 	}
 	c.reserved, c.incoming = c.reserved[:0], c.incoming[:0]
 }

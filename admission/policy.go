@@ -70,6 +70,16 @@ type QueueConfig struct {
 	// most; 0 means DefaultStartingTimeout, NoStartingWait that a job
 	// leaves starting at its first grant (the queue is then fifo).
 	StartingTimeout time.Duration
+	// Preempt lets a higher-priority job's claim take this queue's jobs'
+	// slots by force (SPEC.md's reclaimTimeoutMs; false: never preempt,
+	// slots asked back come back when their tasks end): a slot in use by
+	// a job of lower priority than the claimant is revoked, cancelling
+	// its task, after ReclaimTimeout (0: at once) if its task has not
+	// ended by then. A job never preempts one of equal or higher
+	// priority, and drivers are never preempted.
+	Preempt bool
+	// ReclaimTimeout is how long a preempted slot's task may still run.
+	ReclaimTimeout time.Duration
 }
 
 // NoStartingWait is the StartingTimeout of a queue whose jobs leave
@@ -86,6 +96,9 @@ func (q QueueConfig) validate() error {
 	}
 	if q.StartingTimeout < 0 && q.StartingTimeout != NoStartingWait {
 		return &ConfigError{Queue: q.Name, Field: "startingTimeoutMs", Value: fmt.Sprint(q.StartingTimeout.Milliseconds()), Err: fmt.Errorf("%w: must be >= 0", ErrBadLimit)}
+	}
+	if q.ReclaimTimeout < 0 {
+		return &ConfigError{Queue: q.Name, Field: "reclaimTimeoutMs", Value: fmt.Sprint(q.ReclaimTimeout.Milliseconds()), Err: fmt.Errorf("%w: must be >= 0", ErrBadLimit)}
 	}
 	if int(q.Policy) >= len(policyNames) {
 		return &ConfigError{Queue: q.Name, Field: "policy", Value: q.Policy.String(), Err: ErrUnknownPolicy}

@@ -61,7 +61,7 @@ func (p *Port) Handle(now time.Time, msg slotpool.ToAdmission) error {
 		if slices.ContainsFunc(j.asks, func(a *jobAsk) bool { return a.id == m.ID }) {
 			return fmt.Errorf("admission: job %q: ask %d asked twice", j.spec.Name, m.ID)
 		}
-		a := &jobAsk{id: m.ID, bulk: m.Bulk, left: m.Gang.Counts(), allOrNothing: m.Gang.AllOrNothing}
+		a := &jobAsk{id: m.ID, bulk: m.Bulk, head: m.Head, left: m.Gang.Counts(), allOrNothing: m.Gang.AllOrNothing}
 		for _, c := range a.left {
 			a.n += c.N
 		}
@@ -151,11 +151,13 @@ func (q *Queues) leaveStarting(j *job, why string) {
 	q.move(j, JobRunning, why)
 }
 
-// Tick fires the starting timeouts due at now: under StateAware a job
-// starting for longer than its queue's StartingTimeout counts as running,
-// and the next job may start.
+// Tick fires the timers due at now: reclaim timeouts (a slot asked back
+// from a lower-priority job and not back yet is revoked), and starting
+// timeouts (under StateAware a job starting for longer than its queue's
+// StartingTimeout counts as running, and the next job may start).
 func (q *Queues) Tick(now time.Time) {
 	q.now = now
+	q.fireRevokes(now)
 	fired := false
 	for _, qu := range q.qorder {
 		for _, j := range slices.Clone(qu.startingJobs) {
@@ -170,10 +172,9 @@ func (q *Queues) Tick(now time.Time) {
 	}
 }
 
-// NextDeadline returns the earliest starting timeout.
+// NextDeadline returns the earliest starting timeout or reclaim timeout.
 func (q *Queues) NextDeadline() (time.Time, bool) {
-	var at time.Time
-	ok := false
+	at, ok := q.nextRevoke()
 	for _, qu := range q.qorder {
 		for _, j := range qu.startingJobs {
 			if t := j.started.Add(qu.cfg.StartingTimeout); !ok || t.Before(at) {

@@ -111,12 +111,15 @@ type cslot struct {
 	claimant JobID // reclaiming or reserved: the job it goes to (noJob: none)
 	pos      int32 // granted: its index in the owner's held list
 	idle     bool  // granted, and its owner's pool said it holds it unused (Ask.Holding)
+	// revokeAt: reclaiming, and revoked then if still not back (zero: never).
+	revokeAt time.Time
 }
 
 // jobAsk is an outstanding ask of a job's pool.
 type jobAsk struct {
 	id           slotpool.AskID
 	bulk         slotpool.BulkID
+	head         bool    // the ask of its pool\'s head (slotpool.Ask.Head)
 	holding      []int32 // the slots its bulk held unused when it asked
 	n            int     // slots it still lacks: the sum of left
 	left         []resource.Count
@@ -215,7 +218,9 @@ type Queues struct {
 	seq       uint64
 	events    []Event
 	pending   []JobID // jobs given messages since the last Pending call
-	now       time.Time
+	// revokes lists the slots with a revokeAt (some stale).
+	revokes []int32
+	now     time.Time
 	// scratch, reused by decide and claim
 	touched []*job
 	// unreserved: a claim gave up reserved slots during a decide pass.

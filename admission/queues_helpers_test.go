@@ -42,11 +42,23 @@ type simJob struct {
 	done   bool                                  // Finished (or rejected)
 	wake   time.Time                             // the pool's deadline in the timer queue
 	failed []error                               // bulks that failed
+	// restarted maps the bulks of regions run again (after a preemption)
+	// to their region index; lost counts the regions lost.
+	restarted map[slotpool.BulkID]int
+	lost      int
 
 	dirty                 bool // to pump
 	deployed              bool
 	firstDeploy, finished time.Time
 	slotTime              time.Duration // integral of granted slots over time
+}
+
+// region returns the index of the region bulk b runs.
+func (j *simJob) region(b slotpool.BulkID) int {
+	if r, ok := j.restarted[b]; ok {
+		return r
+	}
+	return int(b) - 1
 }
 
 // simTimer is a harness event at a virtual time.
@@ -107,6 +119,7 @@ type sim struct {
 	msgs     int // messages to the admission at this instant
 	grants   int // Grant messages and driver grants: the admission's decisions
 	reclaims int
+	revokes  int    // preemptions
 	progress uint64 // bumps whenever something happens to a job
 	errs     []string
 	// onStep, if set, runs after every step (pumped, checked).
@@ -244,7 +257,11 @@ func (p *simPort) Ready() []slotpool.FromAdmission {
 			p.s.reclaims++
 			p.s.logf("%s reclaim %d", p.j.name, m.Slot)
 		case slotpool.Revoke:
-			p.s.fail("job %s: unexpected revoke %v", p.j.name, m)
+			if m.Reason != slotpool.ReasonPreempted {
+				p.s.fail("job %s: unexpected revoke %v", p.j.name, m)
+			}
+			p.s.revokes++
+			p.s.logf("%s revoke %d", p.j.name, m.Slot)
 		}
 	}
 	return msgs
@@ -398,6 +415,9 @@ func (s *sim) submitRegions(j *simJob) {
 }
 
 func (s *sim) finishRegion(j *simJob, b slotpool.BulkID) {
+	if _, running := j.inUse[b]; !running {
+		return // lost (preempted) and run again as another bulk
+	}
 	for _, id := range j.inUse[b] {
 		if err := j.pool.Release(s.now, id); err != nil {
 			s.fail("job %s: release %d: %v", j.name, id, err)
@@ -482,10 +502,36 @@ func (s *sim) onPoolEvent(j *simJob, ev slotpool.Event) {
 		s.progress++
 		j.inUse[e.Bulk] = slices.Clone(e.Slots)
 		s.logf("%s region %d fulfilled %v", j.name, e.Bulk, e.Slots)
-		s.push(simTimer{at: s.now.Add(j.durs[e.Bulk-1]), kind: tFinish, job: j, bulk: e.Bulk})
+		s.push(simTimer{at: s.now.Add(j.durs[j.region(e.Bulk)]), kind: tFinish, job: j, bulk: e.Bulk})
 		if !j.deployed {
 			j.deployed, j.firstDeploy = true, s.now
 			j.port.Deployed(s.now)
+		}
+	case slotpool.Lost:
+		// A preempted task: its region stops (the slots still in use
+		// are released) and runs again as a new bulk.
+		ids, running := j.inUse[e.Bulk]
+		if !running {
+			return
+		}
+		s.progress++
+		j.lost++
+		s.logf("%s region %d lost slot %d (%v)", j.name, e.Bulk, e.Slot, e.Reason)
+		for _, id := range ids {
+			if info, ok := j.pool.Slot(id); ok && info.State == slotpool.SlotInUse {
+				if err := j.pool.Release(s.now, id); err != nil {
+					s.fail("job %s: release %d: %v", j.name, id, err)
+				}
+			}
+		}
+		delete(j.inUse, e.Bulk)
+		if j.restarted == nil {
+			j.restarted = map[slotpool.BulkID]int{}
+		}
+		again := slotpool.BulkID(len(j.regions) + 1 + len(j.restarted))
+		j.restarted[again] = j.region(e.Bulk)
+		if err := j.pool.Submit(s.now, slotpool.Bulk{ID: again, Requests: make([]slotpool.Request, j.regions[j.region(e.Bulk)])}); err != nil {
+			s.fail("job %s: resubmit region: %v", j.name, err)
 		}
 	case slotpool.Failed:
 		s.progress++

@@ -24,7 +24,7 @@ func TestPoolWithStaticCluster(t *testing.T) {
 	assert.Equal(t, []slotpool.ToAdmission{slotpool.Ask{ID: 1, Bulk: 1, Gang: slotpool.Gang{
 		Groups:       []slotpool.TaskGroup{{Profile: small, MinMembers: 1}, {Profile: big, MinMembers: 1}},
 		AllOrNothing: true,
-	}}}, h.rec.sent)
+	}, Head: true}}, h.rec.sent)
 	assert.Equal(t, []slotpool.FromAdmission{slotpool.Grant{Ask: 1, Slots: []slotpool.Slot{slot(1, small), slot(3, big)}}}, h.rec.got)
 	h.reset()
 
@@ -118,7 +118,7 @@ func TestAskWithdrawnWhenBulkNoLongerNeedsIt(t *testing.T) {
 	assert.Equal(t, []slotpool.Event{slotpool.Fulfilled{Bulk: 2, Slots: []slotpool.SlotID{2, 1}}}, ev)
 	assert.Equal(t, []slotpool.ToAdmission{
 		slotpool.AskRelease{ID: 2, Reason: slotpool.ReasonStopped}, // holds one slot, lacks one
-		slotpool.Ask{ID: 4, Bulk: 2, Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: small, MinMembers: 1}}, AllOrNothing: true}, Holding: []slotpool.SlotID{1}},
+		slotpool.Ask{ID: 4, Bulk: 2, Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: small, MinMembers: 1}}, AllOrNothing: true}, Head: true, Holding: []slotpool.SlotID{1}},
 		slotpool.AskRelease{ID: 4, Reason: slotpool.ReasonStopped}, // fulfilled
 	}, h.rec.sent)
 	assert.Equal(t, slotpool.BulkWaiting, h.p.State(3))

@@ -141,6 +141,11 @@ type Ask struct {
 	ID   AskID
 	Bulk BulkID
 	Gang Gang
+	// Head marks the ask of the pool's head (its oldest waiting bulk): it
+	// asks for exactly what the head lacks, so granting it completes the
+	// head and a region deploys. An admission that breaks cross-job
+	// deadlocks claims for this ask.
+	Head bool
 	// Holding lists the slots the bulk holds, unused, when it asks (only
 	// the head holds slots; its ask is for what it lacks beyond them). An
 	// admission that breaks cross-job deadlocks may reclaim these first:
@@ -416,6 +421,7 @@ func (p *Pool) newAsk(b *bulk, groups []TaskGroup) {
 	b.asks = append(b.asks, a)
 	msg := Ask{ID: a.id, Bulk: b.id, Gang: Gang{Groups: slices.Clone(groups), AllOrNothing: true}} // the caller owns it
 	if b == p.head {
+		msg.Head = true
 		for pr := range p.profiles {
 			for _, idx := range p.profiles[pr].held {
 				msg.Holding = append(msg.Holding, p.slot(idx).id)

@@ -22,15 +22,15 @@ func TestGrantsGoFIFOAndTheHeadAsksForWhatItLacks(t *testing.T) {
 	}
 	h.submit(1, small, small)
 	h.submit(2, small)
-	assert.Equal(t, []Event{Ask{ID: 1, Bulk: 1, Gang: gang(2)}, Ask{ID: 2, Bulk: 2, Gang: gang(1)}}, h.events())
+	assert.Equal(t, []Event{Ask{ID: 1, Bulk: 1, Gang: gang(2), Head: true}, Ask{ID: 2, Bulk: 2, Gang: gang(1)}}, h.events())
 	h.admit(Grant{Ask: 2, Slots: []Slot{slot(10, small)}})
-	assert.Equal(t, []Event{AskRelease{ID: 1, Reason: ReasonStopped}, Ask{ID: 3, Bulk: 1, Gang: gang(1), Holding: []SlotID{10}}}, h.events(),
+	assert.Equal(t, []Event{AskRelease{ID: 1, Reason: ReasonStopped}, Ask{ID: 3, Bulk: 1, Gang: gang(1), Head: true, Holding: []SlotID{10}}}, h.events(),
 		"bulk 1 holds the slot (and says so) and now lacks one")
 	h.admit(Grant{Ask: 1, Slots: []Slot{slot(11, small)}}) // late grant of a withdrawn ask: still offered
 	assert.Equal(t, []Event{
 		Fulfilled{Bulk: 1, Slots: []SlotID{11, 10}},
 		AskRelease{ID: 3, Reason: ReasonStopped},
-		Ask{ID: 4, Bulk: 2, Gang: gang(1)},
+		Ask{ID: 4, Bulk: 2, Gang: gang(1), Head: true},
 	}, h.events())
 	h.admit(Grant{Ask: 4, Slots: []Slot{slot(12, small)}})
 	assert.Equal(t, []Event{Fulfilled{Bulk: 2, Slots: []SlotID{12}}}, h.events())
@@ -40,10 +40,10 @@ func TestHeadAsksAgainWhenItLosesAHeldSlot(t *testing.T) {
 	h := newHarness(t, Config{Admission: true})
 	h.offer(slot(1, small))
 	h.submit(1, small, big)
-	assert.Equal(t, []Event{Ask{ID: 1, Bulk: 1, Gang: Gang{Groups: []TaskGroup{{Profile: big, MinMembers: 1}}, AllOrNothing: true}, Holding: []SlotID{1}}}, h.events())
+	assert.Equal(t, []Event{Ask{ID: 1, Bulk: 1, Gang: Gang{Groups: []TaskGroup{{Profile: big, MinMembers: 1}}, AllOrNothing: true}, Head: true, Holding: []SlotID{1}}}, h.events())
 	h.lose(1)
 	assert.Equal(t, []Event{
 		AskRelease{ID: 1, Reason: ReasonStopped},
-		Ask{ID: 2, Bulk: 1, Gang: Gang{Groups: []TaskGroup{{Profile: small, MinMembers: 1}, {Profile: big, MinMembers: 1}}, AllOrNothing: true}},
+		Ask{ID: 2, Bulk: 1, Gang: Gang{Groups: []TaskGroup{{Profile: small, MinMembers: 1}, {Profile: big, MinMembers: 1}}, AllOrNothing: true}, Head: true},
 	}, h.events())
 }

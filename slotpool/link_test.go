@@ -83,11 +83,11 @@ func TestLinkPumpsUntilQuietAndReturnsOnlyTheOtherEvents(t *testing.T) {
 	}, l.Ready(h.now))
 	h.check()
 	assert.Equal(t, []ToAdmission{
-		Ask{ID: 1, Bulk: 1, Gang: smallGang(2)},
+		Ask{ID: 1, Bulk: 1, Gang: smallGang(2), Head: true},
 		Ask{ID: 2, Bulk: 2, Gang: smallGang(1)},
 		AskRelease{ID: 1, Reason: ReasonStopped},
-		Ask{ID: 3, Bulk: 1, Gang: smallGang(1), Holding: []SlotID{102}},
-		Ask{ID: 4, Bulk: 2, Gang: smallGang(1)},
+		Ask{ID: 3, Bulk: 1, Gang: smallGang(1), Head: true, Holding: []SlotID{102}},
+		Ask{ID: 4, Bulk: 2, Gang: smallGang(1), Head: true},
 	}, a.handled)
 	assert.Equal(t, []Slot{slot(100, small), slot(101, small)}, h.p.FreeSlots())
 	assert.Empty(t, h.p.Ready(), "the pool is quiet")
@@ -100,13 +100,13 @@ func TestLinkWithoutAdmissionReturnsEveryEvent(t *testing.T) {
 	l := NewLink(h.p, nil, nil)
 	assert.Nil(t, l.Admission())
 	h.submit(1, small)
-	assert.Equal(t, []Event{Ask{ID: 1, Bulk: 1, Gang: smallGang(1)}}, l.Ready(h.now),
+	assert.Equal(t, []Event{Ask{ID: 1, Bulk: 1, Gang: smallGang(1), Head: true}}, l.Ready(h.now),
 		"the caller carries the ask to an admission elsewhere")
 	h.admit(Grant{Ask: 1, Slots: []Slot{slot(10, small)}})
 	assert.Equal(t, []Event{Fulfilled{Bulk: 1, Slots: []SlotID{10}}}, l.Ready(h.now))
 
 	h.submit(2, small, small)
-	assert.Equal(t, []Event{Ask{ID: 2, Bulk: 2, Gang: smallGang(2)}}, l.Ready(h.now))
+	assert.Equal(t, []Event{Ask{ID: 2, Bulk: 2, Gang: smallGang(2), Head: true}}, l.Ready(h.now))
 	deadline, ok := l.NextDeadline()
 	require.True(t, ok, "bulk 2 is not fulfillable: one reusable slot for two requests")
 	l.Tick(deadline) // no admission to tick: only the pool
