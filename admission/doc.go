@@ -6,11 +6,18 @@
 // deterministic state machine on the other end, with no goroutines and no
 // clock, so that a simulator can run both in virtual time.
 //
-// For now the package has StaticCluster: a fixed list of slots for one
-// pool, granted to asks in the order they arrive. Queue policies that
-// share a cluster among many jobs (fifo, priority, fair share, gangs with
-// placeholders, preemption with reclaim timeouts) and an admission backed
-// by a Slurm cluster belong here too; the pool needs no change for them.
+// Two admissions live here (and a Slurm one in admission/slurm):
+//
+//   - StaticCluster: a fixed list of slots for one pool, granted to asks in
+//     the order they arrive.
+//   - Queues: one cluster shared by many jobs in hierarchical queues
+//     (root.default, root.etl) with the policies of SPEC.md section 5
+//     (fifo, priority, fairshare, stateaware, maxRunningJobs), drivers,
+//     claims that keep jobs from deadlocking each other (claim.go),
+//     dynamic priorities and kills authorized by role with an audit sink
+//     (changes.go), and opt-in preemption with reclaim timeouts. Each job
+//     gets a Port, the slotpool.Admission of its pool; Queues.Pending
+//     says which ports have messages.
 //
 // # Use
 //
@@ -27,5 +34,10 @@
 //
 // A runtime built on package scheduler does not link anything itself: it
 // sets the scheduler's Config.Admission, and the scheduler's driver
-// carries the messages.
+// carries the messages. With Queues, submit each job and give its
+// scheduler the job's Port:
+//
+//	q, err := admission.New(admission.Config{Slots: slots, Queues: queues})
+//	port, err := q.Submit(now, admission.JobSpec{Name: "etl", Queue: "root.etl", Largest: largest})
+//	sched, err := scheduler.New(regions, scheduler.Config{Admission: port})
 package admission
