@@ -2,7 +2,6 @@ package admission
 
 import (
 	"slices"
-	"sort"
 	"time"
 
 	"go.uber.org/zap"
@@ -49,7 +48,6 @@ func (q *Queues) decidePass() (again bool) {
 type passState struct {
 	claiming bool // no job has claimed yet in this pass
 	touched  []*job
-	behind   bool // q.behindIdx is built for the queue walked
 }
 
 // visit serves one waiting job what fits and, if it is the first that
@@ -91,11 +89,7 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	}
 	// A cheap bound first: the slots it has coming, the free ones and
 	// all those held behind it, by number.
-	if !st.behind {
-		q.buildBehind(qu)
-		st.behind = true
-	}
-	held := q.behindIdx.heldBehind(j.key)
+	held := q.heldBehind(qu, j.key)
 	if held == 0 || len(j.reserved)+len(j.incoming)+q.nFree+held < sumCounts(lack) {
 		q.dropClaim(j)
 		return false
@@ -106,41 +100,26 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	return false
 }
 
-// behindIndex counts the slots held (and reclaimable) by the jobs behind
-// a key in grant order, for one queue walk: the jobs of the queue, by
-// key, with suffix sums, plus every such slot of the queues after it.
-type behindIndex struct {
-	built  bool
-	keys   []orderKey
-	suffix []int // suffix[i]: slots held by the holders from i on
-	later  int
-}
-
-// buildBehind builds the index for a walk of qu.
-func (q *Queues) buildBehind(qu *queue) {
-	b := &q.behindIdx
-	b.keys, b.suffix, b.later = b.keys[:0], b.suffix[:0], 0
+// heldBehind counts the slots that a claim may take (held, not drivers,
+// not being reclaimed) of the jobs behind key k in grant order: those of
+// qu after k, walked from the back (in practice few: the jobs behind the
+// first waiting one), and all those of the queues after qu.
+func (q *Queues) heldBehind(qu *queue, k orderKey) int {
+	n := 0
 	it := qu.holders.Iterator()
-	for it.Next() {
-		b.keys = append(b.keys, it.Key().(orderKey))
-		b.suffix = append(b.suffix, len(it.Value().(*job).held))
-	}
-	b.suffix = append(b.suffix, 0)
-	for i := len(b.keys) - 1; i >= 0; i-- {
-		b.suffix[i] += b.suffix[i+1]
+	it.End()
+	for it.Prev() {
+		if compareKeys(it.Key(), k) <= 0 {
+			break
+		}
+		n += len(it.Value().(*job).held)
 	}
 	for _, other := range q.qorder {
 		if other.cfg.Name > qu.cfg.Name {
-			b.later += other.heldSlots
+			n += other.heldSlots
 		}
 	}
-	b.built = true
-}
-
-// heldBehind returns how many slots the jobs behind key k hold.
-func (b *behindIndex) heldBehind(k orderKey) int {
-	i := sort.Search(len(b.keys), func(i int) bool { return compareKeys(b.keys[i], k) > 0 })
-	return b.suffix[i] + b.later
+	return n
 }
 
 // sumCounts adds up the counts.

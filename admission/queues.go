@@ -225,8 +225,6 @@ type Queues struct {
 	touched []*job
 	// unreserved: a claim gave up reserved slots during a decide pass.
 	unreserved bool
-	// behindIdx serves the claim bound of decidePass.
-	behindIdx behindIndex
 	// fit bounds the walks of decidePass.
 	fit fitCount
 	// debug: the logger logs debug entries (per-job waits are costly).

@@ -20,7 +20,6 @@ const sparseFree = 16
 // walk visits the jobs of qu that may be served or claim; true when
 // nothing more can happen in this pass.
 func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
-	st.behind = false
 	if q.nFree < sparseFree && qu.withReserved == 0 {
 		return q.walkSparse(qu, st)
 	}
