@@ -177,6 +177,7 @@ func (q *Queues) takeBack(c, v *job, idx int32) {
 	preempt := !s.idle && vq.Preempt && v.spec.Priority < c.spec.Priority
 	switch {
 	case preempt && vq.ReclaimTimeout == 0:
+		s.revoked = true
 		q.send(v, slotpool.Revoke{Slot: s.slot.ID, Reason: slotpool.ReasonPreempted})
 		q.log.Debug("slot preempted", zap.String("for", c.spec.Name), zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
 	case preempt:
@@ -202,7 +203,7 @@ func (q *Queues) fireRevokes(now time.Time) bool {
 		case now.Before(s.revokeAt):
 			keep = append(keep, idx)
 		default:
-			s.revokeAt = time.Time{}
+			s.revokeAt, s.revoked = time.Time{}, true
 			v := q.jobs[s.owner]
 			q.send(v, slotpool.Revoke{Slot: s.slot.ID, Reason: slotpool.ReasonPreempted})
 			q.log.Debug("slot preempted after the reclaim timeout", zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))

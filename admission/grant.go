@@ -300,7 +300,7 @@ func (q *Queues) firstGrant(j *job) {
 // reclaimed for a job that still claims it, reserved for that job.
 func (q *Queues) release(j *job, idx int32) {
 	s := &q.slots[idx]
-	s.revokeAt = time.Time{}
+	s.revokeAt, s.revoked = time.Time{}, false
 	j.granted--
 	switch s.state {
 	case slotGranted:
@@ -336,7 +336,7 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 	}
 	j.queue.heldSlots -= len(j.held)
 	for _, idx := range j.yielding {
-		q.slots[idx].revokeAt = time.Time{}
+		q.slots[idx].revokeAt, q.slots[idx].revoked = time.Time{}, false
 		q.handOver(idx)
 	}
 	if j.hasSlot {

@@ -85,8 +85,11 @@ func (p *Port) Handle(now time.Time, msg slotpool.ToAdmission) error {
 		if !ok || q.slots[idx].owner != j.id || (q.slots[idx].state != slotGranted && q.slots[idx].state != slotReclaiming) {
 			return &slotpool.SlotError{Op: "release", Slot: m.Slot, Err: slotpool.ErrUnknownSlot}
 		}
+		echo := q.slots[idx].revoked
 		q.release(j, idx)
-		q.send(j, slotpool.ReleaseConfirmed{Slot: m.Slot, Reason: m.Reason})
+		if !echo {
+			q.send(j, slotpool.ReleaseConfirmed{Slot: m.Slot, Reason: m.Reason})
+		}
 	default:
 		return fmt.Errorf("admission: %T: %w", msg, slotpool.ErrUnknownMessage)
 	}

@@ -113,6 +113,10 @@ type cslot struct {
 	idle     bool  // granted, and its owner's pool said it holds it unused (Ask.Holding)
 	// revokeAt: reclaiming, and revoked then if still not back (zero: never).
 	revokeAt time.Time
+	// revoked: a Revoke was sent and the slot is not back; the pool
+	// removes the slot on it and needs no ReleaseConfirmed for its
+	// SlotRelease (the echo, or its own release that crossed the Revoke).
+	revoked bool
 }
 
 // jobAsk is an outstanding ask of a job's pool.

@@ -509,16 +509,19 @@ func (s *sim) onPoolEvent(j *simJob, ev slotpool.Event) {
 		}
 	case slotpool.Lost:
 		// A preempted task: its region stops (the slots still in use
-		// are released) and runs again as a new bulk.
+		// are released) and runs again as a new bulk; the pool has new
+		// messages then, so the job is pumped again.
 		ids, running := j.inUse[e.Bulk]
 		if !running {
 			return
 		}
+		s.markDirty(j)
 		s.progress++
 		j.lost++
 		s.logf("%s region %d lost slot %d (%v)", j.name, e.Bulk, e.Slot, e.Reason)
 		for _, id := range ids {
-			if info, ok := j.pool.Slot(id); ok && info.State == slotpool.SlotInUse {
+			// (the id may name a slot granted again since, to another bulk)
+			if info, ok := j.pool.Slot(id); ok && info.State == slotpool.SlotInUse && info.Bulk == e.Bulk {
 				if err := j.pool.Release(s.now, id); err != nil {
 					s.fail("job %s: release %d: %v", j.name, id, err)
 				}
@@ -538,6 +541,7 @@ func (s *sim) onPoolEvent(j *simJob, ev slotpool.Event) {
 		j.failed = append(j.failed, e.Err)
 		j.live--
 		s.logf("%s region %d failed: %v", j.name, e.Bulk, e.Err)
+		s.markDirty(j)
 		s.submitRegions(j)
 	default:
 		s.fail("job %s: unexpected pool event %#v", j.name, ev)

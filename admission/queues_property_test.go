@@ -28,6 +28,9 @@ func randomMix(t *testing.T, seed uint64, policies ...Policy) *sim {
 	total := 0
 	for i := range nq {
 		qc := QueueConfig{Name: fmt.Sprintf("root.q%d", i), Policy: policies[rng.IntN(len(policies))], MaxRunningJobs: []int{0, 0, 1, 2}[rng.IntN(4)]}
+		if rng.IntN(3) == 0 {
+			qc.Preempt, qc.ReclaimTimeout = true, time.Duration(rng.IntN(3))*10*ms
+		}
 		queues = append(queues, qc)
 		switch {
 		case rng.IntN(2) == 0:
