@@ -162,3 +162,20 @@ func TestFLIP119SecondRegionNeedsTwoSlots(t *testing.T) {
 		assert.False(t, s.Unbounded)
 	}
 }
+
+// The derived gang size of FLIP-119's job: the slots of its source
+// regions (A's subtasks, with whatever they pipeline into), plus one for
+// a driver.
+func TestFLIP119GangMinSlots(t *testing.T) {
+	g := loadFLIP119(t)
+	for mode, want := range map[exchange.Mode]int{
+		exchange.AllBlocking:            2, // A#0, A#1
+		exchange.ForwardPipelinedOnly:   2, // {A#0, B#0}, {A#1, B#1}
+		exchange.PointwisePipelinedOnly: 4, // two regions of 2 slots
+		exchange.AllPipelined:           4, // the one region
+	} {
+		rs := region.FromJob(g, mode)
+		assert.Equal(t, want, rs.GangMinSlots(false), mode.String())
+		assert.Equal(t, want+1, rs.GangMinSlots(true), mode.String())
+	}
+}
