@@ -61,10 +61,14 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 		q.dropClaim(j) // it may not be granted anything yet
 		return false
 	}
-	if q.nFree == 0 && q.nReserved == 0 && !st.claiming {
+	if q.nFree == 0 && q.nReserved == 0 && q.nPlaceholders == 0 && !st.claiming {
 		return true // nothing left to grant, no claim to make
 	}
-	if (q.nFree > 0 || len(j.reserved) > 0) && q.serve(j) {
+	canServe := q.nFree > 0 || len(j.reserved) > 0
+	if j.gangWaits() && canServe && q.reserveGang(j) {
+		st.touched = append(st.touched, j)
+	}
+	if (canServe || len(j.placeholders) > 0) && q.serve(j) {
 		st.touched = append(st.touched, j)
 	}
 	lack := j.headNeed()
@@ -136,6 +140,9 @@ func (q *Queues) blocked(j *job) string {
 	if j.state != JobAccepted {
 		return ""
 	}
+	if q.now.Before(j.notBefore) {
+		return "requeue backoff after its gang timed out"
+	}
 	qu := j.queue
 	if qu.cfg.Policy == StateAware && qu.starting > 0 {
 		return "stateaware: another job of " + qu.cfg.Name + " is starting"
@@ -151,6 +158,9 @@ func (q *Queues) blocked(j *job) string {
 // it completes the head, and a region deploys), else its oldest ask. nil
 // if it needs nothing.
 func (j *job) headNeed() []resource.Count {
+	if j.gangWaits() {
+		return j.gangNeed()
+	}
 	if j.driver && !j.hasSlot {
 		return []resource.Count{{Profile: *j.spec.Driver, N: 1}}
 	}
@@ -180,6 +190,9 @@ func (q *Queues) availableTo(j *job) (counts []resource.Count, prof []int32) {
 	for _, idx := range j.reserved {
 		n[q.slots[idx].profile]++
 	}
+	for _, idx := range j.placeholders {
+		n[q.slots[idx].profile]++
+	}
 	for p, c := range n {
 		if c > 0 {
 			counts = append(counts, resource.Count{Profile: q.profiles[p], N: c})
@@ -193,6 +206,15 @@ func (q *Queues) availableTo(j *job) (counts []resource.Count, prof []int32) {
 // free ones.
 func (q *Queues) takeFor(j *job, p int32, n int) []int32 {
 	out := make([]int32, 0, n)
+	for i := len(j.placeholders) - 1; i >= 0 && len(out) < n; i-- {
+		if idx := j.placeholders[i]; q.slots[idx].profile == p {
+			// a real request swaps into the placeholder
+			j.placeholders = slices.Delete(j.placeholders, i, i+1)
+			j.granted--
+			q.nPlaceholders--
+			out = append(out, idx)
+		}
+	}
 	for len(out) < n {
 		idx, ok := q.takeReserved(j, p)
 		if !ok {
@@ -211,6 +233,9 @@ func (q *Queues) takeFor(j *job, p int32, n int) []int32 {
 // anything was granted. A job granted something gives up its claim: what
 // it still lacks is claimed afresh.
 func (q *Queues) serve(j *job) (grantedSome bool) {
+	if j.gangWaits() {
+		return false // nothing of it runs before its gang is reserved
+	}
 	if j.driver && !j.hasSlot {
 		need := []resource.Count{{Profile: *j.spec.Driver, N: 1}}
 		avail, prof := q.availableTo(j)
@@ -230,7 +255,7 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 	}
 	for i := 0; i < len(j.asks); {
 		a := j.asks[i]
-		if a.allOrNothing && a.size() > q.nFree+len(j.reserved) {
+		if a.allOrNothing && a.size() > q.nFree+len(j.reserved)+len(j.placeholders) {
 			i++ // too big for every slot it may have: no need to match
 			continue
 		}
@@ -342,6 +367,11 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 	if j.hasSlot {
 		q.put(j.driverSlot)
 	}
+	for _, idx := range j.placeholders {
+		q.put(idx)
+	}
+	q.nPlaceholders -= len(j.placeholders)
+	j.placeholders = nil
 	q.dropClaim(j)
 	j.held, j.yielding = nil, nil
 	j.granted, j.asks, j.out = 0, nil, nil

@@ -60,7 +60,7 @@ func keyWith(j *job, granted int) orderKey {
 // its current key, while it wants a grant and may get one; out otherwise.
 func (q *Queues) updateOrder(j *job) {
 	qu := j.queue
-	want := j.waiting() && (j.state == JobAccepted || j.state == JobStarting || j.state == JobRunning)
+	want := (j.waiting() || j.gangWaits()) && (j.state == JobAccepted || j.state == JobStarting || j.state == JobRunning)
 	if j.inTree {
 		if want && keyOf(j) == j.key && j.bucket == j.sizeBucket() && j.bucketStarted == (j.state != JobAccepted) {
 			return
@@ -81,8 +81,13 @@ func (q *Queues) updateOrder(j *job) {
 		}
 		(*t).Put(j.key, j)
 		j.inTree = true
-	} else if len(j.reserved)+len(j.incoming) > 0 {
-		q.dropClaim(j) // it stopped waiting: its claim goes
+	} else {
+		if len(j.reserved)+len(j.incoming) > 0 {
+			q.dropClaim(j) // it stopped waiting: its claim goes
+		}
+		if j.state == JobRunning {
+			q.releasePlaceholders(j, "placeholder replaced: no request of the job waits")
+		}
 	}
 }
 
@@ -95,6 +100,9 @@ const maxBucket = 64
 // the decide loop walks a queue only while some job it has not visited
 // could fit the free slots (see decidePass).
 func (j *job) sizeBucket() int {
+	if j.gangWaits() {
+		return min(j.spec.Gang.MinSlots, maxBucket)
+	}
 	if j.driver && !j.hasSlot {
 		return 1
 	}

@@ -121,6 +121,9 @@ func (p *Port) Deployed(now time.Time) {
 	}
 	q.now = now
 	q.leaveStarting(j, "first region deployed")
+	if !j.waiting() {
+		q.releasePlaceholders(j, "placeholder replaced: no request of the job waits")
+	}
 	q.decide()
 }
 
@@ -161,7 +164,7 @@ func (q *Queues) leaveStarting(j *job, why string) {
 func (q *Queues) Tick(now time.Time) {
 	q.now = now
 	q.fireRevokes(now)
-	fired := false
+	fired := q.gangTimers(now)
 	for _, qu := range q.qorder {
 		for _, j := range slices.Clone(qu.startingJobs) {
 			if !now.Before(j.started.Add(qu.cfg.StartingTimeout)) {
@@ -178,6 +181,9 @@ func (q *Queues) Tick(now time.Time) {
 // NextDeadline returns the earliest starting timeout or reclaim timeout.
 func (q *Queues) NextDeadline() (time.Time, bool) {
 	at, ok := q.nextRevoke()
+	if t, gok := q.nextGangTimer(); gok && (!ok || t.Before(at)) {
+		at, ok = t, true
+	}
 	for _, qu := range q.qorder {
 		for _, j := range qu.startingJobs {
 			if t := j.started.Add(qu.cfg.StartingTimeout); !ok || t.Before(at) {

@@ -29,6 +29,9 @@ type Config struct {
 	// job that names an unknown queue under root; without it such a job is
 	// refused with ErrUnknownQueue.
 	CreateQueues bool
+	// Backoff is the requeue backoff of soft gangs that timed out; zero
+	// means DefaultBackoff.
+	Backoff Backoff
 	// Audit, if set, receives every priority change and kill, accepted or
 	// refused (SetPriority, Kill).
 	Audit AuditSink
@@ -58,6 +61,9 @@ type JobSpec struct {
 	Largest []resource.Count
 	// LargestName names that region in a rejection ("region 3 {A#0, ...}").
 	LargestName string
+	// Gang, if set, reserves slots for the job at once before anything of
+	// it runs (see Gang).
+	Gang *Gang
 }
 
 // JobID numbers the submitted jobs 0, 1, ... in submission order.
@@ -92,11 +98,12 @@ type Event struct {
 type slotState uint8
 
 const (
-	slotFree       slotState = iota
-	slotGranted              // granted to a job's pool
-	slotDriver               // a job's driver runs in it
-	slotReclaiming           // granted, asked back with Reclaim
-	slotReserved             // free, but kept for the job that claimed it
+	slotFree        slotState = iota
+	slotGranted               // granted to a job's pool
+	slotDriver                // a job's driver runs in it
+	slotReclaiming            // granted, asked back with Reclaim
+	slotReserved              // free, but kept for the job that claimed it
+	slotPlaceholder           // a gang placeholder of its owner, not in its pool
 )
 
 // noJob is the claimant of a slot nobody claimed.
@@ -159,6 +166,14 @@ type job struct {
 	held      []int32
 	hkey      orderKey
 	inHolders bool
+	// The gang: reserved (or given up) yet, its timer fired, its
+	// deadline, its unused placeholders; soft timeouts so far and the
+	// end of the requeue backoff.
+	gangDone, gangExpired bool
+	gangDeadline          time.Time
+	placeholders          []int32
+	timeouts              int
+	notBefore             time.Time
 	// yielding lists its slots being reclaimed (for whichever job).
 	yielding []int32
 	// reserved lists the free slots kept for it, incoming the slots being
@@ -205,23 +220,24 @@ type queue struct {
 // slots, slots of the jobs behind it (never drivers) are reclaimed for it,
 // so no job sits on part of what the first one needs.
 type Queues struct {
-	cfg       Config
-	log       *zap.Logger
-	slots     []cslot
-	index     map[slotpool.SlotID]int32
-	profiles  []resource.Profile
-	profIdx   map[resource.Profile]int32
-	free      [][]int32 // per profile: free slot indexes (a stack)
-	nFree     int       // free slots in all stacks
-	nReserved int       // slots reserved for claims
-	capacity  []resource.Count
-	queues    map[string]*queue
-	qorder    []*queue // by name
-	jobs      []*job
-	byName    map[string]*job
-	seq       uint64
-	events    []Event
-	pending   []JobID // jobs given messages since the last Pending call
+	cfg           Config
+	log           *zap.Logger
+	slots         []cslot
+	index         map[slotpool.SlotID]int32
+	profiles      []resource.Profile
+	profIdx       map[resource.Profile]int32
+	free          [][]int32 // per profile: free slot indexes (a stack)
+	nFree         int       // free slots in all stacks
+	nReserved     int       // slots reserved for claims
+	nPlaceholders int       // gang placeholders of all jobs
+	capacity      []resource.Count
+	queues        map[string]*queue
+	qorder        []*queue // by name
+	jobs          []*job
+	byName        map[string]*job
+	seq           uint64
+	events        []Event
+	pending       []JobID // jobs given messages since the last Pending call
 	// revokes lists the slots with a revokeAt (some stale).
 	revokes []int32
 	now     time.Time
@@ -229,6 +245,10 @@ type Queues struct {
 	touched []*job
 	// unreserved: a claim gave up reserved slots during a decide pass.
 	unreserved bool
+	// backoff is Config.Backoff or its default.
+	backoff Backoff
+	// gangJobs lists the jobs with a gang timer or a backoff running.
+	gangJobs []*job
 	// fit bounds the walks of decidePass.
 	fit fitCount
 	// debug: the logger logs debug entries (per-job waits are costly).
@@ -270,6 +290,10 @@ func New(cfg Config) (*Queues, error) {
 		queues:  map[string]*queue{},
 		byName:  map[string]*job{},
 		debug:   cfg.Logger.Core().Enabled(zap.DebugLevel),
+		backoff: cfg.Backoff,
+	}
+	if q.backoff == (Backoff{}) {
+		q.backoff = DefaultBackoff
 	}
 	all := make([]resource.Profile, len(cfg.Slots))
 	for i, s := range cfg.Slots {
@@ -389,7 +413,24 @@ func (q *Queues) Submit(now time.Time, spec JobSpec) (*Port, error) {
 		qu = q.addQueue(qc)
 	}
 	q.now = now
+	if g := spec.Gang; g != nil {
+		if g.MinSlots < 1 {
+			return nil, fmt.Errorf("%w: job %q: gang minSlots %d must be >= 1", ErrBadLimit, spec.Name, g.MinSlots)
+		}
+		if g.Timeout < 0 {
+			return nil, fmt.Errorf("%w: job %q: gang timeout %v must be >= 0", ErrBadLimit, spec.Name, g.Timeout)
+		}
+		gc := *g
+		if gc.Timeout == 0 {
+			gc.Timeout = DefaultGangTimeout
+		}
+		spec.Gang = &gc
+	}
 	j := &job{id: JobID(len(q.jobs)), spec: spec, queue: qu, seq: q.seq, submit: now, driver: spec.Driver != nil, driverSlot: -1}
+	if spec.Gang != nil {
+		j.gangDeadline = now.Add(spec.Gang.Timeout)
+		q.gangJobs = append(q.gangJobs, j)
+	}
 	q.seq++
 	q.jobs = append(q.jobs, j)
 	q.byName[spec.Name] = j
@@ -410,6 +451,11 @@ func (q *Queues) fits(j *job) (string, bool) {
 	need := slices.Clone(j.spec.Largest)
 	if j.spec.Driver != nil {
 		need = append(need, resource.Count{Profile: *j.spec.Driver, N: 1})
+	}
+	if g := j.spec.Gang; g != nil {
+		if ga := resource.Assign(j.gangNeed(), q.capacity, q.cfg.Matching); !ga.Complete() {
+			return fmt.Sprintf("its gang of %d slots can never be reserved: missing %s", g.MinSlots, ga.MissingString()), false
+		}
 	}
 	a := resource.Assign(need, q.capacity, q.cfg.Matching)
 	if a.Complete() {

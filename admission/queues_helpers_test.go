@@ -650,6 +650,12 @@ func (s *sim) invariants() error {
 		if owner.state.Terminal() {
 			return fmt.Errorf("slot %d owned by %v job %s", cs.slot.ID, owner.state, owner.spec.Name)
 		}
+		if cs.state == slotPlaceholder {
+			if owner := q.jobs[cs.owner]; !slices.Contains(owner.placeholders, int32(i)) {
+				return fmt.Errorf("slot %d: placeholder of %s, not in its list %v", cs.slot.ID, owner.spec.Name, owner.placeholders)
+			}
+			continue // the admission's own: not in the job's pool
+		}
 		if cs.state == slotDriver {
 			drivers[cs.owner]++
 			if !owner.hasSlot || drivers[cs.owner] > 1 {

@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// randomMix builds a random job mix on a fresh harness: 4 to 12 slots; 1
+// randomMix builds a random job mix (a quarter of the jobs with a soft
+// gang of 1 to the fitting slots, timing out after 20 to 220 ms) on a
+// fresh harness: 4 to 12 slots; 1
 // to 3 queues with random policies and maxRunningJobs; 2 to 7 jobs with 1
 // to 4 regions that each fit the cluster alone, arriving within 50 ms.
 // Drivers only where admission keeps them from flooding the cluster: in a
@@ -64,6 +66,9 @@ func randomMix(t *testing.T, seed uint64, policies ...Policy) *sim {
 		if drivers[qi] > 0 && rng.IntN(3) > 0 {
 			drv := small
 			spec.Driver = &drv
+		}
+		if rng.IntN(4) == 0 {
+			spec.Gang = &Gang{MinSlots: 1 + rng.IntN(fit), Hard: false, Timeout: time.Duration(20+rng.IntN(200)) * ms}
 		}
 		s.add(spec, time.Duration(rng.IntN(50))*ms, regions, durs, 1+rng.IntN(2), time.Duration(rng.IntN(30))*ms)
 	}

@@ -20,13 +20,15 @@ const sparseFree = 16
 // walk visits the jobs of qu that may be served or claim; true when
 // nothing more can happen in this pass.
 func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
-	if q.nFree < sparseFree && qu.withReserved == 0 {
+	// (placeholders, like reserved slots, serve their job beyond the
+	// free slots; they are rare and short-lived: walk the whole queue)
+	if q.nFree < sparseFree && qu.withReserved == 0 && q.nPlaceholders == 0 {
 		return q.walkSparse(qu, st)
 	}
 	fit := q.newFitCount(qu)
 	it := qu.order.Iterator()
 	for it.Next() {
-		if !st.claiming && fit.done(q.nFree) {
+		if !st.claiming && q.nPlaceholders == 0 && fit.done(q.nFree) {
 			return false
 		}
 		j := it.Value().(*job)

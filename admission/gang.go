@@ -1,0 +1,175 @@
+package admission
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/regionsched/regionsched/resource"
+)
+
+// Gang reserves slots for a job all at once before anything of it runs
+// (YuniKorn's gang scheduling with placeholders, seed 001).
+type Gang struct {
+	// MinSlots is how many slots to reserve, the driver's included
+	// (region.Regions.GangMinSlots derives it from the job).
+	MinSlots int
+	// Profile is the profile of each placeholder; Unknown (the zero
+	// value) takes any slot. A request of the job uses a placeholder only
+	// if the placeholder's slot serves it.
+	Profile resource.Profile
+	// Hard fails the job when the reservation times out; otherwise (soft)
+	// the job falls back to normal admission, after a requeue backoff.
+	Hard bool
+	// Timeout runs from the job's submission; 0 means DefaultGangTimeout.
+	Timeout time.Duration
+}
+
+// DefaultGangTimeout is the reservation timeout of a gang that sets none
+// (YuniKorn's default of 15 minutes).
+const DefaultGangTimeout = 15 * time.Minute
+
+// Backoff is the requeue backoff of soft gangs that timed out (Kueue's
+// lesson: a job that timed out must not thrash its queue): the n-th
+// timeout of a job makes it wait Base * 2^(n-1), at most Cap, before it
+// competes again.
+type Backoff struct {
+	Base, Cap time.Duration
+}
+
+// DefaultBackoff is used when Config.Backoff is zero.
+var DefaultBackoff = Backoff{Base: 10 * time.Second, Cap: 10 * time.Minute}
+
+// delay is the wait after the n-th timeout (n >= 1).
+func (b Backoff) delay(n int) time.Duration {
+	d := b.Base
+	for i := 1; i < n && d < b.Cap; i++ {
+		d *= 2
+	}
+	return min(d, b.Cap)
+}
+
+// ErrGangTimeout is wrapped by GangTimeoutError.
+var ErrGangTimeout = errors.New("admission: gang reservation timed out")
+
+// GangTimeoutError is why a job with a hard gang failed: its slots could
+// not be reserved in time.
+type GangTimeoutError struct {
+	Job      string
+	MinSlots int
+	Timeout  time.Duration
+}
+
+// Error names the job and the gang.
+func (e *GangTimeoutError) Error() string {
+	return fmt.Sprintf("admission: job %q: its gang of %d slots could not be reserved within %v (hard gang): timed out", e.Job, e.MinSlots, e.Timeout)
+}
+
+// Unwrap returns ErrGangTimeout.
+func (e *GangTimeoutError) Unwrap() error { return ErrGangTimeout }
+
+// gangWaits reports whether j still waits for its gang reservation.
+func (j *job) gangWaits() bool { return j.spec.Gang != nil && !j.gangDone }
+
+// gangNeed is what j's gang reservation asks for.
+func (j *job) gangNeed() []resource.Count {
+	return []resource.Count{{Profile: j.spec.Gang.Profile, N: j.spec.Gang.MinSlots}}
+}
+
+// reserveGang takes j's whole gang from the slots j may have (free ones
+// and those its claim reserved) as placeholders, or nothing; it reports
+// whether it did.
+func (q *Queues) reserveGang(j *job) bool {
+	need := j.gangNeed()
+	avail, prof := q.availableTo(j)
+	a := resource.Assign(need, avail, q.cfg.Matching)
+	if !a.Complete() {
+		return false
+	}
+	for _, pair := range a.Pairs {
+		for _, idx := range q.takeFor(j, prof[pair.Slot], pair.N) {
+			s := &q.slots[idx]
+			s.state, s.owner, s.claimant = slotPlaceholder, j.id, noJob
+			j.placeholders = append(j.placeholders, idx)
+			j.granted++
+			q.nPlaceholders++
+		}
+	}
+	q.dropClaim(j)
+	j.gangDone = true
+	q.firstGrant(j)
+	q.log.Debug("gang reserved", zap.String("job", j.spec.Name), zap.Int("slots", len(j.placeholders)))
+	return true
+}
+
+// releasePlaceholders gives back j's unused placeholders.
+func (q *Queues) releasePlaceholders(j *job, why string) {
+	if len(j.placeholders) == 0 {
+		return
+	}
+	q.log.Debug("placeholders released", zap.String("job", j.spec.Name), zap.Int("slots", len(j.placeholders)), zap.String("why", why))
+	for _, idx := range j.placeholders {
+		q.put(idx)
+		j.granted--
+	}
+	q.nPlaceholders -= len(j.placeholders)
+	j.placeholders = j.placeholders[:0]
+	q.unreserved = true // other jobs may use them in this pass
+}
+
+// gangTimers fires the gang timeouts due at now: an unreserved hard gang
+// fails its job, an unreserved soft one falls back to normal admission
+// after the requeue backoff; a reserved gang's unused placeholders go
+// back; a job whose backoff is over competes again. It reports whether
+// anything changed. It visits only the jobs with a gang (Queues.gangJobs),
+// and forgets those with nothing left to time.
+func (q *Queues) gangTimers(now time.Time) bool {
+	changed := false
+	for _, j := range q.gangJobs {
+		if !j.notBefore.IsZero() && !now.Before(j.notBefore) {
+			j.notBefore = time.Time{} // its backoff is over: it competes again
+			changed = true
+		}
+		g := j.spec.Gang
+		if g == nil || j.state.Terminal() || j.gangExpired || now.Before(j.gangDeadline) {
+			continue
+		}
+		j.gangExpired = true
+		changed = true
+		switch {
+		case j.gangDone:
+			q.releasePlaceholders(j, "gang timeout")
+		case g.Hard:
+			q.end(now, j, &GangTimeoutError{Job: j.spec.Name, MinSlots: g.MinSlots, Timeout: j.gangDeadline.Sub(j.submit)})
+		default:
+			j.gangDone = true
+			j.timeouts++
+			j.notBefore = now.Add(q.backoff.delay(j.timeouts))
+			q.dropClaim(j)
+			q.log.Debug("soft gang timed out: normal admission after the backoff", zap.String("job", j.spec.Name), zap.Time("from", j.notBefore))
+		}
+	}
+	q.gangJobs = slices.DeleteFunc(q.gangJobs, func(j *job) bool {
+		return j.state.Terminal() || (j.gangExpired && j.notBefore.IsZero())
+	})
+	return changed
+}
+
+// nextGangTimer returns the earliest gang timeout or backoff end.
+func (q *Queues) nextGangTimer() (at time.Time, ok bool) {
+	for _, j := range q.gangJobs {
+		if j.state.Terminal() {
+			continue
+		}
+		if j.spec.Gang != nil && !j.gangExpired && (!ok || j.gangDeadline.Before(at)) {
+			at, ok = j.gangDeadline, true
+		}
+		if !j.notBefore.IsZero() && j.notBefore.After(q.now) && (!ok || j.notBefore.Before(at)) {
+			at, ok = j.notBefore, true
+		}
+	}
+	return at, ok
+}
