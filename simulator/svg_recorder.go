@@ -10,13 +10,14 @@ import (
 // Timeline of the result, and Close.
 //
 // The picture is the one WriteSVG draws from the recorded events. While
-// the run could still be drawn one bar per task attempt (at most a few
-// thousand attempts on at most maxDetailedSlots slots) the recorder keeps
-// its events; once it is certain to get the aggregated view it keeps only
-// what that view needs: one entry per slot and per waiting request, the
-// names of the job vertices and jobs, and the steps of slot use in a
-// temporary file (33 bytes per slot holding), since the time axis is
-// known only at the end. Memory then stays flat however long the run.
+// the run could still be drawn one bar per task attempt (at most 3,000
+// attempts on at most 120 slots) the recorder keeps its events; once it
+// is certain to get the aggregated view it keeps only what that view
+// needs: one entry per slot and per waiting request, the names of the job
+// vertices and jobs, and, since the time axis is known only at the end,
+// the steps of slot use in a temporary file (in os.TempDir, about 15
+// bytes per slot holding and per request that waited). Memory then stays
+// flat however long the run.
 type TimelineRecorder struct {
 	events  []Event // while the detailed view is possible
 	deploys int

@@ -120,6 +120,7 @@ func TestTimelineRecorderSeveralJobs(t *testing.T) {
 		{name: "flood-eager", jobs: flood, slots: 4, policy: simulator.EagerPolicy},
 		{name: "large-fairshare", jobs: large, slots: 130, queues: admission.FairShare},
 		{name: "large-eager", jobs: large, slots: 50, policy: simulator.EagerPolicy},
+		{name: "drivers-aggregated", jobs: append(append([]simulator.Job{}, flood...), large...), slots: 130, queues: admission.FIFO},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var names []string

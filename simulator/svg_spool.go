@@ -10,16 +10,19 @@ import (
 	"time"
 )
 
-// opSize is the size of one aggOp in a spool: kind, four int32, two int64.
-const opSize = 1 + 4*4 + 2*8
+// maxOpSize bounds the size of one aggOp in a spool: its kind, then its
+// fields as varints (a hold: slot, region, job vertex, job, start and
+// length; a wait: start and length; a failure: its time).
+const maxOpSize = 1 + 4*binary.MaxVarintLen32 + 2*binary.MaxVarintLen64
 
 // opSpool keeps the steps of the aggregated view in a temporary file, in
 // order, until the picture can be drawn (its time axis is known only when
-// the run ends): the memory it takes does not grow with the run.
+// the run ends): the memory it takes does not grow with the run; the file
+// takes about 15 bytes per slot holding and per request that waited.
 type opSpool struct {
 	f   *os.File
 	bw  *bufio.Writer
-	buf [opSize]byte
+	buf [maxOpSize]byte
 	err error
 	n   int
 }
@@ -41,13 +44,20 @@ func (s *opSpool) put(op aggOp) {
 	if s.err != nil {
 		return
 	}
-	b := s.buf[:0]
-	b = append(b, byte(op.kind))
-	for _, v := range [...]int32{op.slot, op.region, op.vertex, op.job} {
-		b = binary.LittleEndian.AppendUint32(b, uint32(v))
+	b := append(s.buf[:0], byte(op.kind))
+	switch op.kind {
+	case opHold:
+		for _, v := range [...]int32{op.slot, op.region, op.vertex, op.job} {
+			b = binary.AppendVarint(b, int64(v))
+		}
+		b = binary.AppendVarint(b, int64(op.t0))
+		b = binary.AppendVarint(b, int64(op.t1-op.t0))
+	case opWait:
+		b = binary.AppendVarint(b, int64(op.t0))
+		b = binary.AppendVarint(b, int64(op.t1-op.t0))
+	case opFail:
+		b = binary.AppendVarint(b, int64(op.t0))
 	}
-	b = binary.LittleEndian.AppendUint64(b, uint64(op.t0))
-	b = binary.LittleEndian.AppendUint64(b, uint64(op.t1))
 	if _, err := s.bw.Write(b); err != nil {
 		s.err = fmt.Errorf("%w: %w", ErrSpool, err)
 	}
@@ -66,20 +76,54 @@ func (s *opSpool) replay(apply func(aggOp)) error {
 		return fmt.Errorf("%w: %w", ErrSpool, err)
 	}
 	br := bufio.NewReaderSize(s.f, 1<<16)
-	var b [opSize]byte
 	for range s.n {
-		if _, err := io.ReadFull(br, b[:]); err != nil {
+		op, err := readOp(br)
+		if err != nil {
 			return fmt.Errorf("%w: reading it back: %w", ErrSpool, err)
 		}
-		i32 := func(at int) int32 { return int32(binary.LittleEndian.Uint32(b[at:])) }
-		apply(aggOp{kind: aggKind(b[0]), slot: i32(1), region: i32(5), vertex: i32(9), job: i32(13),
-			t0: time.Duration(binary.LittleEndian.Uint64(b[17:])), t1: time.Duration(binary.LittleEndian.Uint64(b[25:]))})
+		apply(op)
 	}
 	// later steps go after these
 	if _, err := s.f.Seek(0, io.SeekEnd); err != nil {
 		return fmt.Errorf("%w: %w", ErrSpool, err)
 	}
 	return nil
+}
+
+// readOp reads one step as put wrote it.
+func readOp(br *bufio.Reader) (aggOp, error) {
+	kind, err := br.ReadByte()
+	if err != nil {
+		return aggOp{}, err
+	}
+	op := aggOp{kind: aggKind(kind)}
+	var all [6]int64
+	var fields []int64
+	switch op.kind {
+	case opHold:
+		fields = all[:6]
+	case opWait:
+		fields = all[:2]
+	case opFail:
+		fields = all[:1]
+	default:
+		return aggOp{}, fmt.Errorf("unknown step %d", kind)
+	}
+	for i := range fields {
+		if fields[i], err = binary.ReadVarint(br); err != nil {
+			return aggOp{}, err
+		}
+	}
+	switch op.kind {
+	case opHold:
+		op.slot, op.region, op.vertex, op.job = int32(fields[0]), int32(fields[1]), int32(fields[2]), int32(fields[3])
+		op.t0, op.t1 = time.Duration(fields[4]), time.Duration(fields[4]+fields[5])
+	case opWait:
+		op.t0, op.t1 = time.Duration(fields[0]), time.Duration(fields[0]+fields[1])
+	case opFail:
+		op.t0 = time.Duration(fields[0])
+	}
+	return op, nil
 }
 
 // close removes the file.
