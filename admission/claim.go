@@ -118,8 +118,14 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 			// Idle slots first (they come back at once), then the others
 			// within what v may yield.
 			limit := q.yieldable(v, c)
-			for pass := 0; pass < 2 && m < need; pass++ {
-				for i := len(v.held) - 1; i >= 0 && m < need; i-- {
+			// Never below its gang minimum (Volcano's rule): that would
+			// break the gang it was granted whole.
+			gangRoom := len(v.held)
+			if g := v.spec.Gang; g != nil && v.gangDone && !v.gangExpired {
+				gangRoom = v.granted - g.MinSlots
+			}
+			for pass := 0; pass < 2 && m < need && gangRoom > 0; pass++ {
+				for i := len(v.held) - 1; i >= 0 && m < need && gangRoom > 0; i-- {
 					idx := v.held[i]
 					s := &q.slots[idx]
 					if s.idle != (pass == 0) || cs.unhelpful[s.profile] || (!s.idle && limit <= 0) {
@@ -130,6 +136,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 						m = m2
 						picks = append(picks, idx)
 						limit--
+						gangRoom--
 						continue
 					}
 					have[s.profile]--

@@ -74,3 +74,21 @@ func TestBackoffGrowsAndIsCapped(t *testing.T) {
 	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second},
 		[]time.Duration{b.delay(1), b.delay(2), b.delay(3), b.delay(4), b.delay(10)})
 }
+
+// A claim never takes a job below its gang minimum: a gang job of 3 on
+// 4 slots, holding all of them for its regions, yields only the one slot
+// above its gang to a higher-priority job that needs one; one that needs
+// two waits for the gang job's regions to end.
+func TestClaimNeverBreaksAGang(t *testing.T) {
+	for _, c := range []struct {
+		need   int
+		deploy time.Duration
+	}{{1, 10 * ms}, {2, 100 * ms}} {
+		s := newSim(t, Config{Slots: clusterSlots(4), Queues: []QueueConfig{{Name: "root.default", Policy: Priority, Preempt: true}}},
+			simConfig{checks: true, record: true})
+		s.add(JobSpec{Name: "gang", Priority: 1000, Gang: &Gang{MinSlots: 3, Timeout: time.Hour}}, 0, []int{4}, []time.Duration{100 * ms}, 1, 0)
+		high := s.add(JobSpec{Name: "high", Priority: 9000}, 10*ms, []int{c.need}, []time.Duration{10 * ms}, 1, 0)
+		require.True(t, s.run(0), s.tail(30))
+		assert.Equal(t, c.deploy, high.firstDeploy.Sub(t0), "need %d\n%s", c.need, s.tail(30))
+	}
+}
