@@ -85,7 +85,7 @@ func (j *job) gangNeed() []resource.Count {
 func (q *Queues) reserveGang(j *job) bool {
 	need := j.gangNeed()
 	avail, prof := q.availableTo(j)
-	a := resource.Assign(need, avail, q.cfg.Matching)
+	a := q.assign(need, avail)
 	if !a.Complete() {
 		return false
 	}

@@ -193,13 +193,39 @@ func (q *Queues) availableTo(j *job) (counts []resource.Count, prof []int32) {
 	for _, idx := range j.placeholders {
 		n[q.slots[idx].profile]++
 	}
+	counts, prof = q.availCounts[:0], q.availProf[:0]
 	for p, c := range n {
 		if c > 0 {
 			counts = append(counts, resource.Count{Profile: q.profiles[p], N: c})
 			prof = append(prof, int32(p))
 		}
 	}
+	q.availCounts, q.availProf = counts, prof
 	return counts, prof
+}
+
+// assign is resource.Assign with the common case, one request profile
+// and one slot profile, answered without allocating (the result is valid
+// until the next call).
+func (q *Queues) assign(demand, supply []resource.Count) resource.Assignment {
+	if len(demand) != 1 || len(supply) != 1 {
+		return resource.Assign(demand, supply, q.cfg.Matching)
+	}
+	d, s := demand[0], supply[0]
+	n := 0
+	if q.cfg.Matching.Serves(s.Profile, d.Profile) {
+		n = min(d.N, s.N)
+	}
+	a := resource.Assignment{Matched: n}
+	if n > 0 {
+		q.pairs[0] = resource.Pair{Request: 0, Slot: 0, N: n}
+		a.Pairs = q.pairs[:1]
+	}
+	if n < d.N {
+		q.missing[0] = resource.Count{Profile: d.Profile, N: d.N - n}
+		a.Missing = q.missing[:1]
+	}
+	return a
 }
 
 // takeFor takes n slots of profile p for j: its reserved ones first, then
@@ -239,7 +265,7 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 	if j.driver && !j.hasSlot {
 		need := []resource.Count{{Profile: *j.spec.Driver, N: 1}}
 		avail, prof := q.availableTo(j)
-		a := resource.Assign(need, avail, q.cfg.Matching)
+		a := q.assign(need, avail)
 		if !a.Complete() {
 			return false
 		}
@@ -263,7 +289,7 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		if len(avail) == 0 {
 			break
 		}
-		asg := resource.Assign(a.left, avail, q.cfg.Matching)
+		asg := q.assign(a.left, avail)
 		if asg.Matched == 0 || (a.allOrNothing && !asg.Complete()) {
 			i++
 			continue

@@ -254,6 +254,10 @@ type Queues struct {
 	// debug: the logger logs debug entries (per-job waits are costly).
 	debug        bool
 	counts       []int
+	availCounts  []resource.Count
+	availProf    []int32
+	pairs        [1]resource.Pair
+	missing      [1]resource.Count
 	claimScratch claimScratch
 	// batch > 0 defers decisions to the end of the outermost Batch.
 	batch    int
