@@ -324,11 +324,3 @@ func resize(s []int, n int) []int {
 	clear(s)
 	return s
 }
-
-// ahead reports whether job a is ahead of job b in grant order.
-func (q *Queues) ahead(a, b *job) bool {
-	if a.queue != b.queue {
-		return a.queue.cfg.Name < b.queue.cfg.Name
-	}
-	return compareKeys(keyOf(a), keyOf(b)) < 0
-}
