@@ -20,11 +20,12 @@ const maxOpSize = 1 + 4*binary.MaxVarintLen32 + 2*binary.MaxVarintLen64
 // the run ends): the memory it takes does not grow with the run; the file
 // takes about 15 bytes per slot holding and per request that waited.
 type opSpool struct {
-	f   *os.File
-	bw  *bufio.Writer
-	buf [maxOpSize]byte
-	err error
-	n   int
+	f       *os.File
+	removed bool // the file's name is gone already (the open file lives on)
+	bw      *bufio.Writer
+	buf     [maxOpSize]byte
+	err     error
+	n       int
 }
 
 // ErrSpool means the temporary file a TimelineRecorder keeps the steps of
@@ -36,7 +37,10 @@ func newOpSpool() (*opSpool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSpool, err)
 	}
-	return &opSpool{f: f, bw: bufio.NewWriterSize(f, 1<<16)}, nil
+	// Where an open file can lose its name (not on Windows) it does at
+	// once, so that a run killed before Close leaves nothing behind.
+	removed := os.Remove(f.Name()) == nil
+	return &opSpool{f: f, removed: removed, bw: bufio.NewWriterSize(f, 1<<16)}, nil
 }
 
 // put appends one step; after an error it writes nothing more.
@@ -126,11 +130,13 @@ func readOp(br *bufio.Reader) (aggOp, error) {
 	return op, nil
 }
 
-// close removes the file.
+// close closes and removes the file.
 func (s *opSpool) close() error {
 	err := s.f.Close()
-	if rerr := os.Remove(s.f.Name()); err == nil {
-		err = rerr
+	if !s.removed {
+		if rerr := os.Remove(s.f.Name()); err == nil {
+			err = rerr
+		}
 	}
 	return err
 }
