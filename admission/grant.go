@@ -164,19 +164,13 @@ func (j *job) headNeed() []resource.Count {
 	if j.driver && !j.hasSlot {
 		return []resource.Count{{Profile: *j.spec.Driver, N: 1}}
 	}
-	var first *jobAsk
-	for _, a := range j.asks {
-		if a.head {
-			return a.left
-		}
-		if first == nil || a.bulk < first.bulk {
-			first = a
-		}
+	if a := j.asks.head; a != nil {
+		return a.left
 	}
-	if first == nil {
-		return nil
+	if a := j.asks.first; a != nil {
+		return a.left
 	}
-	return first.left
+	return nil
 }
 
 // availableTo tallies the slots j may be granted now, per profile: the
@@ -279,10 +273,10 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		q.log.Debug("driver granted", zap.String("job", j.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
 		grantedSome = true
 	}
-	for i := 0; i < len(j.asks); {
-		a := j.asks[i]
-		if a.allOrNothing && a.size() > q.nFree+len(j.reserved)+len(j.placeholders) {
-			i++ // too big for every slot it may have: no need to match
+	mayHave := q.nFree + len(j.reserved) + len(j.placeholders)
+	for a := j.asks.first; a != nil && j.asks.smallest() <= mayHave; {
+		if a.allOrNothing && a.size() > mayHave {
+			a = a.next // too big for every slot it may have: no need to match
 			continue
 		}
 		avail, prof := q.availableTo(j)
@@ -291,7 +285,7 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		}
 		asg := q.assign(a.left, avail)
 		if asg.Matched == 0 || (a.allOrNothing && !asg.Complete()) {
-			i++
+			a = a.next
 			continue
 		}
 		granted := make([]slotpool.Slot, 0, asg.Matched)
@@ -301,18 +295,19 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 				granted = append(granted, q.slots[idx].slot)
 			}
 			a.left[pair.Request].N -= pair.N
-			a.n -= pair.N
 		}
+		j.asks.took(a, asg.Matched)
+		mayHave -= asg.Matched
 		q.send(j, slotpool.Grant{Ask: a.id, Slots: granted})
 		q.firstGrant(j)
 		grantedSome = true
 		q.log.Debug("ask granted", zap.String("job", j.spec.Name), zap.Int64("ask", int64(a.id)), zap.Int("slots", len(granted)))
+		next := a.next
 		if asg.Complete() {
 			q.markIdle(j, a, false) // its bulk runs in them now
-			j.asks = slices.Delete(j.asks, i, i+1)
-			continue
+			j.asks.remove(a)
 		}
-		i++
+		a = next
 	}
 	if grantedSome {
 		q.dropClaim(j)
@@ -400,7 +395,8 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 	j.placeholders = nil
 	q.dropClaim(j)
 	j.held, j.yielding = nil, nil
-	j.granted, j.asks, j.out = 0, nil, nil
+	j.granted, j.out = 0, nil
+	j.asks.clear()
 	j.driver = false
 	q.updateHolder(j)
 	j.queue.startingJobs = slices.DeleteFunc(j.queue.startingJobs, func(x *job) bool { return x == j })

@@ -106,15 +106,7 @@ func (j *job) sizeBucket() int {
 	if j.driver && !j.hasSlot {
 		return 1
 	}
-	b := maxBucket
-	for _, a := range j.asks {
-		n := 1
-		if a.allOrNothing {
-			n = a.size()
-		}
-		b = min(b, n)
-	}
-	return b
+	return j.asks.smallest()
 }
 
 // b2i is 1 for true, 0 for false.

@@ -58,7 +58,7 @@ func (p *Port) Handle(now time.Time, msg slotpool.ToAdmission) error {
 	}
 	switch m := msg.(type) {
 	case slotpool.Ask:
-		if slices.ContainsFunc(j.asks, func(a *jobAsk) bool { return a.id == m.ID }) {
+		if _, dup := j.asks.get(m.ID); dup {
 			return fmt.Errorf("admission: job %q: ask %d asked twice", j.spec.Name, m.ID)
 		}
 		a := &jobAsk{id: m.ID, bulk: m.Bulk, head: m.Head, left: m.Gang.Counts(), allOrNothing: m.Gang.AllOrNothing}
@@ -70,16 +70,13 @@ func (p *Port) Handle(now time.Time, msg slotpool.ToAdmission) error {
 				a.holding = append(a.holding, idx)
 			}
 		}
-		j.asks = append(j.asks, a)
+		j.asks.add(a)
 		q.markIdle(j, a, true)
 	case slotpool.AskRelease:
-		j.asks = slices.DeleteFunc(j.asks, func(a *jobAsk) bool {
-			if a.id == m.ID {
-				q.markIdle(j, a, false)
-				return true
-			}
-			return false
-		})
+		if a, ok := j.asks.get(m.ID); ok {
+			q.markIdle(j, a, false)
+			j.asks.remove(a)
+		}
 	case slotpool.SlotRelease:
 		idx, ok := q.index[m.Slot]
 		if !ok || q.slots[idx].owner != j.id || (q.slots[idx].state != slotGranted && q.slots[idx].state != slotReclaiming) {

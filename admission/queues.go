@@ -128,11 +128,14 @@ type cslot struct {
 
 // jobAsk is an outstanding ask of a job's pool.
 type jobAsk struct {
-	id           slotpool.AskID
-	bulk         slotpool.BulkID
-	head         bool    // the ask of its pool\'s head (slotpool.Ask.Head)
-	holding      []int32 // the slots its bulk held unused when it asked
-	n            int     // slots it still lacks: the sum of left
+	id      slotpool.AskID
+	bulk    slotpool.BulkID
+	head    bool    // the ask of its pool\'s head (slotpool.Ask.Head)
+	holding []int32 // the slots its bulk held unused when it asked
+	n       int     // slots it still lacks: the sum of left
+	// its place in the job's jobAsks
+	prev, next   *jobAsk
+	bucket       int
 	left         []resource.Count
 	allOrNothing bool
 }
@@ -149,7 +152,7 @@ type job struct {
 	driver     bool  // a driver is to be granted
 	hasSlot    bool  // the driver has its slot
 	driverSlot int32 // the driver's slot index, once granted
-	asks       []*jobAsk
+	asks       jobAsks
 	granted    int // slots held: driver + granted to the pool (reclaiming ones too)
 	started    time.Time
 	out        []slotpool.FromAdmission
@@ -184,7 +187,7 @@ type job struct {
 
 // waiting reports whether the job wants a grant.
 func (j *job) waiting() bool {
-	return (j.driver && !j.hasSlot) || len(j.asks) > 0
+	return (j.driver && !j.hasSlot) || j.asks.len() > 0
 }
 
 // queue is one queue and its waiting jobs in policy order.

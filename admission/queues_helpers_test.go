@@ -582,7 +582,7 @@ func (s *sim) dump() string {
 	var b strings.Builder
 	for _, j := range s.q.jobs {
 		fmt.Fprintf(&b, "job %s %v queue %s prio %d granted %d driver %v asks:", j.spec.Name, j.state, j.queue.cfg.Name, j.spec.Priority, j.granted, j.spec.Driver != nil)
-		for _, a := range j.asks {
+		for a := j.asks.first; a != nil; a = a.next {
 			fmt.Fprintf(&b, " %d%v", a.id, a.left)
 		}
 		if sj := s.byName[j.spec.Name]; sj != nil && sj.pool != nil && !sj.done {

@@ -1,0 +1,99 @@
+package admission
+
+import "github.com/regionsched/regionsched/slotpool"
+
+// jobAsks is a job's outstanding asks in arrival order. A pool can have
+// thousands of asks outstanding (one per region it submitted), and the
+// admission looks at them on every decision, so: a doubly linked list
+// with an index by id (add and remove in O(1)), a count of the
+// all-or-nothing asks per size (the smallest size in O(maxBucket)), and
+// the ask of the pool's head at hand.
+type jobAsks struct {
+	first, last *jobAsk
+	byID        map[slotpool.AskID]*jobAsk
+	sizes       [maxBucket + 1]int
+	n           int
+	head        *jobAsk
+}
+
+// len is the number of asks.
+func (l *jobAsks) len() int { return l.n }
+
+// get returns the ask of that id.
+func (l *jobAsks) get(id slotpool.AskID) (*jobAsk, bool) {
+	a, ok := l.byID[id]
+	return a, ok
+}
+
+// add appends an ask.
+func (l *jobAsks) add(a *jobAsk) {
+	if l.byID == nil {
+		l.byID = map[slotpool.AskID]*jobAsk{}
+	}
+	l.byID[a.id] = a
+	a.prev, a.next = l.last, nil
+	if l.last != nil {
+		l.last.next = a
+	} else {
+		l.first = a
+	}
+	l.last = a
+	l.n++
+	a.bucket = a.sizeBucket()
+	l.sizes[a.bucket]++
+	if a.head {
+		l.head = a
+	}
+}
+
+// remove takes an ask out.
+func (l *jobAsks) remove(a *jobAsk) {
+	delete(l.byID, a.id)
+	if a.prev != nil {
+		a.prev.next = a.next
+	} else {
+		l.first = a.next
+	}
+	if a.next != nil {
+		a.next.prev = a.prev
+	} else {
+		l.last = a.prev
+	}
+	a.prev, a.next = nil, nil
+	l.n--
+	l.sizes[a.bucket]--
+	if l.head == a {
+		l.head = nil
+	}
+}
+
+// took records that n slots of a were granted (it stays outstanding).
+func (l *jobAsks) took(a *jobAsk, n int) {
+	a.n -= n
+	l.sizes[a.bucket]--
+	a.bucket = a.sizeBucket()
+	l.sizes[a.bucket]++
+}
+
+// smallest returns the size bucket of the smallest ask (maxBucket if
+// there is none, or none smaller).
+func (l *jobAsks) smallest() int {
+	for b, c := range l.sizes {
+		if c > 0 {
+			return b
+		}
+	}
+	return maxBucket
+}
+
+// clear forgets every ask.
+func (l *jobAsks) clear() { *l = jobAsks{} }
+
+// sizeBucket is the smallest grant the ask can take, capped at
+// maxBucket: its whole size if all-or-nothing, else 1.
+func (a *jobAsk) sizeBucket() int {
+	if !a.allOrNothing {
+		return 1
+	}
+	return min(a.n, maxBucket)
+}
