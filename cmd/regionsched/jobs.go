@@ -88,8 +88,14 @@ func (r *jobsRun) queues() ([]admission.QueueConfig, error) {
 			if qc.StartingTimeout == 0 {
 				// 0 means "leave starting at once"; the admission reads a
 				// zero StartingTimeout as its default of 5 minutes.
-				qc.StartingTimeout = time.Nanosecond
+				qc.StartingTimeout = admission.NoStartingWait
 			}
+		}
+		if q.ReclaimTimeoutMs != nil {
+			// Present: a higher-priority job preempts this queue's
+			// lower-priority jobs after that long (0: at once); absent:
+			// never (SPEC.md section 5).
+			qc.Preempt, qc.ReclaimTimeout = true, time.Duration(*q.ReclaimTimeoutMs)*time.Millisecond
 		}
 		out = append(out, qc)
 	}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A queue's reclaimTimeoutMs (SPEC.md section 5): a high-priority job
+// arrives at 100 ms while a low-priority one holds all 4 slots with 1 s
+// tasks. Each of its regions (one task each) claims one slot when it is
+// the head. With 0 it deploys at once and two of the low job's tasks are
+// cancelled and run again; with 300 it deploys when the timeout expires;
+// absent, it waits for the tasks to end. The low job finishes every time.
+func TestSimulateReclaimTimeouts(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		return p
+	}
+	low := write("low.json", `{"name":"low","priority":1000,"vertices":[{"id":"A","parallelism":4,"durationMs":1000}],"edges":[]}`)
+	high := write("high.json", `{"name":"high","priority":9000,"submitAtMs":100,"vertices":[{"id":"B","parallelism":2,"durationMs":100}],"edges":[]}`)
+	for _, c := range []struct {
+		name, timeout, deploy string
+		cancels               int
+	}{
+		{"at once", `, "reclaimTimeoutMs": 0`, "100 ms", 2},
+		// (its second region's claim, made at 400 ms, is served at 500 ms
+		// by its first region's slot, before that claim's timeout)
+		{"after the timeout", `, "reclaimTimeoutMs": 300`, "400 ms", 1},
+		{"never", ``, "1000 ms", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cluster := write("cluster.json", fmt.Sprintf(`{"slots":[{"count":4}],"queues":[{"name":"root.default","policy":"priority"%s}]}`, c.timeout))
+			trace := filepath.Join(dir, "trace.jsonl")
+			res := execCLI(t, "", "simulate", "--cluster", cluster, "--trace", trace, low, high)
+			require.Equal(t, 0, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+			lines := jobLines(t, res.stdout)
+			assert.Equal(t, c.deploy, lines["high"][1], res.stdout)
+			assert.Equal(t, "finished", lines["low"][5])
+			tr, err := os.ReadFile(trace)
+			require.NoError(t, err)
+			assert.Equal(t, c.cancels, strings.Count(string(tr), `"event": "cancel", "job": "low"`), string(tr))
+		})
+	}
+}
