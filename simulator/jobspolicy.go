@@ -118,6 +118,9 @@ func (p *jobsPolicy) submit(r *jobRun) {
 		d := sub.Driver.Resources
 		spec.Driver = &d
 	}
+	if g := sub.Gang; g != nil {
+		spec.Gang = &admission.Gang{MinSlots: g.MinSlots, Hard: g.Hard, Timeout: g.Timeout}
+	}
 	largest := 0
 	for reg := range rs.NumRegions() {
 		if rs.SlotCount(region.ID(reg)) > rs.SlotCount(region.ID(largest)) {
@@ -218,6 +221,15 @@ func (p *jobsPolicy) pump() {
 	for {
 		progressed := false
 		for _, ev := range p.q.Events() {
+			if ev.Kind == admission.StateChanged && ev.To == admission.JobFailed {
+				// the admission ended it (a hard gang that timed out):
+				// nothing of it runs, its scheduler is dropped
+				if r := p.byID[ev.ID]; !r.ended {
+					p.end(r, Failed, failedReason(r.port.Err()))
+					progressed = true
+				}
+				continue
+			}
 			if ev.Kind != admission.DriverGranted {
 				continue
 			}

@@ -132,10 +132,6 @@ func (r *jobsRun) loadJobs(paths []string, stdin io.Reader) ([]simulator.Job, er
 			return nil, badInput(fmt.Errorf("job file %s (job %q): field \"queue\": %s is not a full queue name: queue names start with \"root\", e.g. \"root.default\"",
 				path, name, quoteJSON(sub.Queue)))
 		}
-		if sub.Gang != nil && r.policy == simulator.RegionPolicy {
-			return nil, badInput(fmt.Errorf("job file %s (job %q): field \"gang\": not supported yet: gang reservations (SPEC.md section 5) come with the next issue; remove the field",
-				path, name))
-		}
 		jobs = append(jobs, simulator.Job{Name: name, Job: g})
 	}
 	return jobs, nil

@@ -210,7 +210,6 @@ func TestSimulateJobsBadInput(t *testing.T) {
 	dup := writeTemp(t, "again.json", `{"name": "spark-2", "vertices": [{"id": "a", "parallelism": 1}]}`)
 	broken := writeTemp(t, "broken.json", `{"name": "x", "vertices": [{"id": "a", "parallelism": 0}]}`)
 	badQueue := writeTemp(t, "badq.json", `{"name": "etl", "queue": "default", "vertices": [{"id": "a", "parallelism": 1}]}`)
-	gang := writeTemp(t, "gang.json", `{"name": "g", "gang": {"minSlots": 2}, "vertices": [{"id": "a", "parallelism": 1}]}`)
 	cluster := func(queues string) string {
 		return writeTemp(t, "cluster.json", `{"slots": [{"count": 4}], "queues": `+queues+`}`)
 	}
@@ -233,7 +232,6 @@ func TestSimulateJobsBadInput(t *testing.T) {
 		{"duplicate job names", []string{"--slots", "4", dup}, []string{"spark-2.json", "again.json", `both name the job "spark-2"`}},
 		{"a job file that does not decode", []string{"--slots", "4", broken}, []string{broken, "parallelism"}},
 		{"a job's queue outside root", []string{"--slots", "4", badQueue}, []string{badQueue, `job "etl"`, `field "queue"`, `"default"`, `start with "root"`}},
-		{"a gang", []string{"--slots", "4", gang}, []string{gang, `job "g"`, `field "gang"`, "not supported yet", "next issue"}},
 		{"--events", []string{"--slots", "4", "--events", "events.jsonl"}, []string{"--events", "not supported yet", "next issue"}},
 		{"--audit", []string{"--slots", "4", "--audit", "audit.jsonl"}, []string{"--audit", "not supported yet", "next issue"}},
 		{"--fail with several jobs", []string{"--slots", "4", "--fail", "scan#0@100"}, []string{"--fail", "several jobs"}},

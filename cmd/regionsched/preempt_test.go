@@ -50,3 +50,33 @@ func TestSimulateReclaimTimeouts(t *testing.T) {
 		})
 	}
 }
+
+// A hard gang that cannot be reserved within its timeout fails its job
+// (exit 1, the message names the job and says it timed out) while the
+// other job finishes; the same job with a soft gang finishes, after the
+// requeue backoff.
+func TestSimulateGangTimeouts(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		return p
+	}
+	busy := write("busy.json", `{"name":"busy","vertices":[{"id":"A","parallelism":3,"durationMs":5000}],"edges":[]}`)
+	for _, style := range []string{"hard", "soft"} {
+		t.Run(style, func(t *testing.T) {
+			g := write("gang.json", fmt.Sprintf(`{"name":"gangjob","submitAtMs":100,"gang":{"minSlots":4,"style":%q,"timeoutMs":1000},
+				"vertices":[{"id":"G","parallelism":1,"durationMs":100}],"edges":[]}`, style))
+			res := execCLI(t, "", "simulate", "--slots", "4", busy, g)
+			lines := jobLines(t, res.stdout)
+			assert.Equal(t, "finished", lines["busy"][5])
+			if style == "hard" {
+				require.Equal(t, 1, res.code, res.stdout)
+				assert.Contains(t, lastLine(res.stdout), `gangjob failed: admission: job "gangjob": its gang of 4 slots could not be reserved within 1s (hard gang): timed out`)
+				return
+			}
+			require.Equal(t, 0, res.code, res.stdout)
+			assert.Equal(t, "11100 ms", lines["gangjob"][1], "after the 1 s timeout from its arrival and the default 10 s backoff")
+		})
+	}
+}
