@@ -62,24 +62,23 @@ func (q *Queues) updateOrder(j *job) {
 	qu := j.queue
 	want := (j.waiting() || j.gangWaits()) && (j.state == JobAccepted || j.state == JobStarting || j.state == JobRunning)
 	if j.inTree {
-		if want && keyOf(j) == j.key && j.bucket == j.sizeBucket() && j.bucketStarted == (j.state != JobAccepted) {
+		sameKey := want && keyOf(j) == j.key
+		if sameKey && j.bucket == j.sizeBucket() && j.bucketStarted == (j.state != JobAccepted) {
+			return
+		}
+		qu.sizes[b2i(j.bucketStarted)][j.bucket]--
+		qu.fits[b2i(j.bucketStarted)][j.bucket].Remove(j.key)
+		if sameKey { // only its size changed: it keeps its place in order
+			q.putFits(qu, j)
 			return
 		}
 		qu.order.Remove(j.key)
-		qu.sizes[b2i(j.bucketStarted)][j.bucket]--
-		qu.fits[b2i(j.bucketStarted)][j.bucket].Remove(j.key)
 		j.inTree = false
 	}
 	if want {
 		j.key = keyOf(j)
 		qu.order.Put(j.key, j)
-		j.bucket, j.bucketStarted = j.sizeBucket(), j.state != JobAccepted
-		qu.sizes[b2i(j.bucketStarted)][j.bucket]++
-		t := &qu.fits[b2i(j.bucketStarted)][j.bucket]
-		if *t == nil {
-			*t = redblacktree.NewWith(compareKeys)
-		}
-		(*t).Put(j.key, j)
+		q.putFits(qu, j)
 		j.inTree = true
 	} else {
 		if len(j.reserved)+len(j.incoming) > 0 {
@@ -89,6 +88,18 @@ func (q *Queues) updateOrder(j *job) {
 			q.releasePlaceholders(j, "placeholder replaced: no request of the job waits")
 		}
 	}
+}
+
+// putFits counts j in its queue's sizes and puts it in the per-size tree
+// of its current size.
+func (q *Queues) putFits(qu *queue, j *job) {
+	j.bucket, j.bucketStarted = j.sizeBucket(), j.state != JobAccepted
+	qu.sizes[b2i(j.bucketStarted)][j.bucket]++
+	t := &qu.fits[b2i(j.bucketStarted)][j.bucket]
+	if *t == nil {
+		*t = redblacktree.NewWith(compareKeys)
+	}
+	(*t).Put(j.key, j)
 }
 
 // maxBucket is the largest size bucket: asks of maxBucket slots or more
