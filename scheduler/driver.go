@@ -222,6 +222,11 @@ func (d *Driver) SlotLost(ctx context.Context, slot SlotID) error {
 	return d.do(ctx, func(now time.Time) error { return d.s.SlotLost(now, slot) })
 }
 
+// Cancel ends the job (Scheduler.Cancel).
+func (d *Driver) Cancel(ctx context.Context, reason error) error {
+	return d.do(ctx, func(now time.Time) error { return d.s.Cancel(now, reason) })
+}
+
 // Admit applies an outside admission's messages (Scheduler.Admit).
 func (d *Driver) Admit(ctx context.Context, msgs ...slotpool.FromAdmission) error {
 	return d.do(ctx, func(now time.Time) error { return d.s.Admit(now, msgs...) })
