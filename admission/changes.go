@@ -84,6 +84,21 @@ func (q *Queues) Kill(now time.Time, by Principal, job string) error {
 	return nil
 }
 
+// Authorize says whether by may do action to the job (with priority for
+// ActionSetPriority), without doing it or auditing: nil, or the
+// *RefusedError SetPriority or Kill would return. A runtime asks it
+// before it stops a job's tasks for a kill.
+func (q *Queues) Authorize(by Principal, action Action, job string, priority int) error {
+	j, ok := q.byName[job]
+	switch {
+	case !ok:
+		return &RefusedError{By: by, Action: action, Job: job, Priority: priority, Reason: "no such job", Err: ErrUnknownJob}
+	case j.state.Terminal():
+		return &RefusedError{By: by, Action: action, Job: job, Priority: priority, Reason: "the job is " + j.state.String(), Err: ErrInvalidTransition}
+	}
+	return authorize(by, action, job, j.spec.User, priority)
+}
+
 // audit records a change (refused if err is set) in Config.Audit.
 func (q *Queues) audit(rec AuditRecord, err error) {
 	rec.Accepted = err == nil

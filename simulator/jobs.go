@@ -55,6 +55,23 @@ type JobsConfig struct {
 	OnEvent   func(Event)
 	MaxEvents int
 	Logger    *zap.Logger
+	// Events are priority changes and kills applied at their times
+	// (SPEC.md section 5), authorized by the role Users gives their By
+	// (no role: refused); a refusal is a Refused trace event and the run
+	// goes on. Audit, if set, gets every change and refusal.
+	Events []JobEvent
+	Users  map[string]admission.Role
+	Audit  admission.AuditSink
+}
+
+// JobEvent is a line of the events file: at At, By asks to set Job's
+// priority (ActionSetPriority) or to kill it (ActionKill).
+type JobEvent struct {
+	At       time.Duration
+	Action   admission.Action
+	Job      string
+	Priority int
+	By       string
 }
 
 // JobResult is how one job of a multi-job run went.

@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 const (
 	jobSubmit uint32 = iota // the job arrives (its submitAtMs)
 	jobStart                // its driver's startup time is over: its regions may ask
+	jobEvent                // an event of the events file (task: its index)
 )
 
 // driverTask is the task name of a driver in traces (SPEC.md section 5).
@@ -35,6 +37,7 @@ type jobRun struct {
 	arrived     bool  // submitted to the admission
 	deployed    bool  // the admission was told its first region deployed
 	ended       bool
+	killing     bool // its scheduler is being canceled for a kill
 	verdict     Verdict
 	reason      string
 }
@@ -60,7 +63,7 @@ func newJobsPolicy(e *engine, cfg JobsConfig, set *jobSet) (*jobsPolicy, error) 
 		slots[i] = slotpool.Slot{ID: slotpool.SlotID(i), Profile: e.slots[i].profile}
 	}
 	q, err := admission.New(admission.Config{Slots: slots, Matching: cfg.Matching, Queues: cfg.Queues,
-		DefaultPolicy: cfg.DefaultPolicy, CreateQueues: true, Logger: e.log.Named("admission")})
+		DefaultPolicy: cfg.DefaultPolicy, CreateQueues: true, Logger: e.log.Named("admission"), Audit: cfg.Audit})
 	if err != nil {
 		return nil, err
 	}
@@ -79,10 +82,61 @@ func (p *jobsPolicy) start() {
 	for i, j := range p.cfg.Jobs {
 		p.e.model.cal.add(timed{at: j.Job.Submission().SubmitAt, order: uint64(i), kind: jobTimer, task: int32(i), version: jobSubmit})
 	}
+	// Events at the same time apply in the order given, after the jobs
+	// arriving then.
+	for i, ev := range p.cfg.Events {
+		p.e.model.cal.add(timed{at: ev.At, order: uint64(len(p.cfg.Jobs) + i), kind: jobTimer, task: int32(i), version: jobEvent})
+	}
+}
+
+// apply carries out an event of the events file: authorized by the
+// admission (and audited there), refused with a Refused trace event. A
+// kill cancels the job's scheduler first (its tasks stop, its slots go
+// back), then ends it in the admission.
+func (p *jobsPolicy) apply(ev JobEvent) {
+	by := admission.Principal{Name: ev.By, Role: p.cfg.Users[ev.By]}
+	var err error
+	switch ev.Action {
+	case admission.ActionSetPriority:
+		err = p.q.SetPriority(p.at(), by, ev.Job, ev.Priority)
+	case admission.ActionKill:
+		if err = p.q.Authorize(by, admission.ActionKill, ev.Job, 0); err != nil {
+			_ = p.q.Kill(p.at(), by, ev.Job) // refused again, and audited
+			break
+		}
+		var r *jobRun
+		for _, o := range p.runs {
+			if p.cfg.Jobs[o.i].Name == ev.Job {
+				r = o
+			}
+		}
+		reason := fmt.Sprintf("killed: by %s", ev.By)
+		if r.rp != nil && !r.ended {
+			r.killing = true
+			r.rp.input("kill", r.rp.sched.Cancel(r.rp.at(), errors.New(reason)))
+		}
+		if !r.ended {
+			p.end(r, Killed, reason)
+		}
+		err = p.q.Kill(p.at(), by, ev.Job)
+	}
+	if err != nil {
+		var re *admission.RefusedError
+		why := err.Error()
+		if errors.As(err, &re) {
+			why = re.Reason
+		}
+		p.e.emit(Event{At: p.e.now(), Kind: Refused, Job: ev.Job, By: ev.By, Reason: fmt.Sprintf("%s: %s", ev.Action, why), Slot: NoSlot, Region: NoRegion})
+	}
 }
 
 // fire handles a jobTimer event.
 func (p *jobsPolicy) fire(i int32, what uint32) {
+	if what == jobEvent {
+		p.apply(p.cfg.Events[i])
+		p.pump()
+		return
+	}
 	r := p.runs[i]
 	if what == jobSubmit && r.arrived {
 		return // it arrived with another job of the same time
@@ -185,6 +239,9 @@ func (p *jobsPolicy) ready(r *jobRun, rd scheduler.Ready) {
 	case scheduler.JobFinished:
 		p.end(r, Finished, "")
 	case scheduler.JobFailed:
+		if r.killing {
+			return // apply ends it, as killed
+		}
 		p.end(r, Failed, failedReason(rd.Job.Err))
 	}
 }
@@ -200,8 +257,8 @@ func (p *jobsPolicy) end(r *jobRun, v Verdict, reason string) {
 		p.e.vacateDriver(r.i, r.driverSlot)
 		r.driverSlot = -1
 	}
-	if r.port == nil || r.port.State().Terminal() {
-		return
+	if r.port == nil || r.port.State().Terminal() || v == Killed {
+		return // (a killed job is ended in the admission by Kill)
 	}
 	var err error
 	if v == Finished {
@@ -358,7 +415,7 @@ func (p *jobsPolicy) result(r *Result) {
 		switch {
 		case !run.ended:
 			stuck = append(stuck, name)
-		case run.verdict != Finished:
+		case run.verdict != Finished && run.verdict != Killed:
 			failed = append(failed, fmt.Sprintf("%s %s", name, run.reason))
 		}
 	}
@@ -402,6 +459,15 @@ func (p *jobsPolicy) result(r *Result) {
 	default:
 		r.Verdict = Finished
 		r.Reason = fmt.Sprintf("finished: all %d jobs finished at %d ms", len(p.runs), now.Milliseconds())
+		var killed []string
+		for _, run := range p.runs {
+			if run.verdict == Killed {
+				killed = append(killed, p.cfg.Jobs[run.i].Name)
+			}
+		}
+		if len(killed) > 0 {
+			r.Reason = fmt.Sprintf("finished: %d of %d jobs finished at %d ms, %s killed", len(p.runs)-len(killed), len(p.runs), now.Milliseconds(), listNames(killed, 12))
+		}
 	}
 }
 

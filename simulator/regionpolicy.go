@@ -14,7 +14,11 @@ import (
 )
 
 // epoch is virtual time zero for the scheduler's time.Time arguments.
-var epoch = time.Unix(0, 0).UTC()
+var epoch = Epoch
+
+// Epoch is the wall-clock time of virtual time 0 in the times a
+// simulation gives the library (audit records carry it): the Unix epoch.
+var Epoch = time.Unix(0, 0).UTC()
 
 // regionPolicy drives the library's scheduler: after every input it
 // applies the scheduler's Ready to the engine (requests and restarts are

@@ -86,11 +86,14 @@ const (
 	Deadlock
 	// Failed: the scheduler failed the job (a region could not be served).
 	Failed
+	// Killed: a job of a multi-job run was killed (an event of the events
+	// file); the run is still fine if every other job finished.
+	Killed
 )
 
-var verdictNames = [...]string{"finished", "running", "deadlock", "failed"}
+var verdictNames = [...]string{"finished", "running", "deadlock", "failed", "killed"}
 
-// String returns "finished", "running", "deadlock" or "failed".
+// String returns "finished", "running", "deadlock", "failed" or "killed".
 func (v Verdict) String() string {
 	if int(v) < len(verdictNames) {
 		return verdictNames[v]

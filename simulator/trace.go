@@ -20,9 +20,10 @@ const (
 	Fail                // the task failed
 	Cancel              // the task was canceled (a failover, or the job failing)
 	Release             // a slot was returned to the pool
+	Refused             // a priority change or kill of the events file was refused (no task)
 )
 
-var kindNames = [...]string{"request", "deploy", "finish", "fail", "cancel", "release"}
+var kindNames = [...]string{"request", "deploy", "finish", "fail", "cancel", "release", "refused"}
 
 // String returns the name used in traces: "request", "deploy", ...
 func (k Kind) String() string {
@@ -53,10 +54,13 @@ type Event struct {
 	Attempt int
 	// Job names the task's job in a run of several jobs ("" otherwise).
 	Job string
+	// By and Reason (Refused only): who asked and why it was refused.
+	By, Reason string
 }
 
 // AppendJSON appends the event as one JSON object (no newline):
-// {"t": 0, "event": "deploy", "task": "A#0", "region": 0, "slot": 1, "attempt": 0}.
+// {"t": 0, "event": "deploy", "task": "A#0", "region": 0, "slot": 1, "attempt": 0};
+// a refused change is {"t": 4000, "event": "refused", "job": "etl", "by": "bob", "reason": "..."}.
 // Times are whole milliseconds.
 func (e Event) AppendJSON(b []byte) []byte {
 	b = append(b, `{"t": `...)
@@ -67,6 +71,13 @@ func (e Event) AppendJSON(b []byte) []byte {
 	if e.Job != "" {
 		b = append(b, `, "job": `...)
 		b = jsontext.AppendString(b, e.Job)
+	}
+	if e.Kind == Refused {
+		b = append(b, `, "by": `...)
+		b = jsontext.AppendString(b, e.By)
+		b = append(b, `, "reason": `...)
+		b = jsontext.AppendString(b, e.Reason)
+		return append(b, '}')
 	}
 	b = append(b, `, "task": `...)
 	b = jsontext.AppendString(b, e.Task)

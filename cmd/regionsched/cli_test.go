@@ -461,7 +461,7 @@ func TestFormatsAreDocumented(t *testing.T) {
 		"all-blocking", "forward-pipelined-only", "pointwise-pipelined-only", "all-pipelined", "ALL_EXCHANGES_HYBRID_FULL"} {
 		assert.Contains(t, doc, "`"+v+"`", "value %s", v)
 	}
-	assert.Contains(t, doc, "Events file (comes with the next issue)")
+	assert.Contains(t, doc, "## Events file\n")
 
 	// Every JSON example is valid: job files decode, cluster files load.
 	blocks := strings.Split(doc, "```json\n")[1:]

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -26,24 +28,6 @@ func parseQueuePolicy(s string) (admission.Policy, error) {
 	return p, nil
 }
 
-// nextIssueFlags are the flags of SPEC.md section 5 that this version
-// accepts on the command line but refuses to run: they come with the
-// next issue, and silently ignoring them would change the run.
-var nextIssueFlags = []struct{ name, what string }{
-	{"events", "priority changes and kills from an events file"},
-	{"audit", "the audit log of priority changes and kills"},
-}
-
-// refuseNextIssue refuses --events and --audit with a bad-input error.
-func refuseNextIssue(c *cobra.Command) error {
-	for _, f := range nextIssueFlags {
-		if c.Flags().Changed(f.name) {
-			return badInput(fmt.Errorf("--%s: not supported yet: %s (SPEC.md section 5) come with the next issue; run without --%s", f.name, f.what, f.name))
-		}
-	}
-	return nil
-}
-
 // jobsRun is a run of several jobs (SPEC.md section 5): what the flags
 // and the cluster file say.
 type jobsRun struct {
@@ -56,6 +40,8 @@ type jobsRun struct {
 	slots       []resource.Count
 	cluster     *clusterFile // nil for --slots
 	clusterPath string
+	eventsFile  string // --events
+	auditFile   string // --audit
 }
 
 // isQueueName reports whether name is a full queue name: "root" or under
@@ -159,6 +145,24 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	}
 	cfg := simulator.JobsConfig{Jobs: jobs, Mode: r.mode, Cluster: r.slots, Queues: queues, DefaultPolicy: r.queuePolicy,
 		Policy: r.policy, Seed: r.seed}
+	if cfg.Users, err = r.users(); err != nil {
+		return err
+	}
+	if r.eventsFile != "" {
+		if cfg.Events, err = readEvents(r.eventsFile); err != nil {
+			return badInput(err)
+		}
+	}
+	if r.auditFile != "" {
+		f, err := os.Create(r.auditFile)
+		if err != nil {
+			return badInput(fmt.Errorf("--audit: %w", err))
+		}
+		defer f.Close()
+		bw := bufio.NewWriter(f)
+		defer bw.Flush()
+		cfg.Audit = admission.NewJSONLinesAudit(bw, simulator.Epoch)
+	}
 	pic := newPicture(r.svgFile)
 	defer pic.Close()
 	var (

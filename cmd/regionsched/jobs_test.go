@@ -232,8 +232,7 @@ func TestSimulateJobsBadInput(t *testing.T) {
 		{"duplicate job names", []string{"--slots", "4", dup}, []string{"spark-2.json", "again.json", `both name the job "spark-2"`}},
 		{"a job file that does not decode", []string{"--slots", "4", broken}, []string{broken, "parallelism"}},
 		{"a job's queue outside root", []string{"--slots", "4", badQueue}, []string{badQueue, `job "etl"`, `field "queue"`, `"default"`, `start with "root"`}},
-		{"--events", []string{"--slots", "4", "--events", "events.jsonl"}, []string{"--events", "not supported yet", "next issue"}},
-		{"--audit", []string{"--slots", "4", "--audit", "audit.jsonl"}, []string{"--audit", "not supported yet", "next issue"}},
+		{"--events missing", []string{"--slots", "4", "--events", "no-such-events.jsonl"}, []string{"--events", "no-such-events.jsonl"}},
 		{"--fail with several jobs", []string{"--slots", "4", "--fail", "scan#0@100"}, []string{"--fail", "several jobs"}},
 		{"standard input twice", []string{"--slots", "4", "-", "-"}, []string{"standard input", "twice"}},
 	}
@@ -247,10 +246,12 @@ func TestSimulateJobsBadInput(t *testing.T) {
 			}
 		})
 	}
-	t.Run("--events and --audit are refused with one job too", func(t *testing.T) {
-		res := execCLI(t, "", "simulate", "--slots", "2", "--events", "e.jsonl", flip119Path)
+	t.Run("a bad events line names its line and field", func(t *testing.T) {
+		ev := writeTemp(t, "ev.jsonl", "{\"t\": 1, \"event\": \"kill\", \"job\": \"x\", \"by\": \"a\"}\n{\"t\": 2, \"event\": \"pause\", \"job\": \"x\", \"by\": \"a\"}\n")
+		res := execCLI(t, "", "simulate", "--slots", "2", "--events", ev, flip119Path)
 		assert.Equal(t, 2, res.code)
-		assert.Contains(t, res.stderr, "--events: not supported yet")
+		assert.Contains(t, res.stderr, "line 2")
+		assert.Contains(t, res.stderr, `field "event": "pause" is not an event (valid: set-priority, kill)`)
 	})
 	t.Run("a job without a name is named after its file", func(t *testing.T) {
 		anon := writeTemp(t, "nightly.json", `{"vertices": [{"id": "a", "parallelism": 1}]}`)

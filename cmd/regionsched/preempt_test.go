@@ -80,3 +80,60 @@ func TestSimulateGangTimeouts(t *testing.T) {
 		})
 	}
 }
+
+// The events file (SPEC.md section 5): in this time order a user raises
+// their own job above 5000 (refused), an admin raises it (accepted), a
+// user changes another user's job (refused): the audit has exactly those
+// three records, accepted false/true/false, in time order; the trace has
+// two refused events; the run goes on and every job finishes. A kill by
+// the job's owner cancels its tasks; it is reported killed and the run
+// exits 0, the other job finished; a kill by another user is refused.
+func TestSimulateEventsAuditAndKill(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		return p
+	}
+	cluster := write("cluster.json", `{"slots":[{"count":2}],"queues":[{"name":"root.default","policy":"priority"}],
+		"users":[{"name":"alice","role":"admin"},{"name":"bob","role":"user"},{"name":"carol","role":"user"}]}`)
+	mine := write("mine.json", `{"name":"mine","user":"bob","priority":3000,"vertices":[{"id":"A","parallelism":2,"durationMs":1000},
+		{"id":"B","parallelism":2,"durationMs":1000}],"edges":[{"source":"A","target":"B","shipStrategy":"hash"}]}`)
+	theirs := write("theirs.json", `{"name":"theirs","user":"carol","priority":4000,"vertices":[{"id":"C","parallelism":2,"durationMs":1000}],"edges":[]}`)
+	t.Run("priorities", func(t *testing.T) {
+		events := write("events.jsonl", `{"t": 100, "event": "set-priority", "job": "mine", "priority": 6000, "by": "bob"}
+{"t": 200, "event": "set-priority", "job": "mine", "priority": 9000, "by": "alice"}
+{"t": 300, "event": "set-priority", "job": "theirs", "priority": 100, "by": "bob"}
+`)
+		audit, trace := filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "trace.jsonl")
+		res := execCLI(t, "", "simulate", "--cluster", cluster, "--events", events, "--audit", audit, "--trace", trace, mine, theirs)
+		require.Equal(t, 0, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		assert.Equal(t, "finished: all 2 jobs finished at 3000 ms", lastLine(res.stdout))
+		data, err := os.ReadFile(audit)
+		require.NoError(t, err)
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		require.Len(t, lines, 3, string(data))
+		for i, want := range []string{`"t":100,"by":"bob"`, `"t":200,"by":"alice"`, `"t":300,"by":"bob"`} {
+			assert.Contains(t, lines[i], want)
+			assert.Contains(t, lines[i], map[bool]string{true: `"accepted":true`, false: `"accepted":false`}[i == 1])
+		}
+		tr, err := os.ReadFile(trace)
+		require.NoError(t, err)
+		assert.Equal(t, 2, strings.Count(string(tr), `"event": "refused"`))
+		assert.Contains(t, string(tr), `{"t": 100, "event": "refused", "job": "mine", "by": "bob", "reason": "set-priority: role user may set priorities 1 ... 5000"}`)
+	})
+	t.Run("kill", func(t *testing.T) {
+		events := write("kill.jsonl", `{"t": 1200, "event": "kill", "job": "mine", "by": "carol"}
+{"t": 1500, "event": "kill", "job": "mine", "by": "bob"}
+`)
+		trace := filepath.Join(dir, "trace.jsonl")
+		res := execCLI(t, "", "simulate", "--cluster", cluster, "--events", events, "--trace", trace, mine, theirs)
+		require.Equal(t, 0, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		assert.Equal(t, "finished: 1 of 2 jobs finished at 1500 ms, mine killed", lastLine(res.stdout))
+		assert.Equal(t, []string{"0 ms", "1000 ms", "-", "1000 ms", "-", "killed at 1500 ms: by bob"}, jobLines(t, res.stdout)["mine"])
+		tr, err := os.ReadFile(trace)
+		require.NoError(t, err)
+		assert.Equal(t, 2, strings.Count(string(tr), `"t": 1500, "event": "cancel", "job": "mine"`))
+		assert.Contains(t, string(tr), `"t": 1200, "event": "refused", "job": "mine", "by": "carol"`)
+	})
+}

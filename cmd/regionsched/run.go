@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,7 +9,6 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/admission/slurm"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
@@ -608,48 +606,19 @@ type auditLine struct {
 }
 
 // readPriorityEvents reads the set-priority events of an events file
-// (JSON Lines); any other event is refused, naming its line.
+// (JSON Lines, readEvents); a kill is refused, naming it.
 func readPriorityEvents(path string) ([]priorityEvent, error) {
-	f, err := os.Open(path)
+	all, err := readEvents(path)
 	if err != nil {
-		return nil, fmt.Errorf("--events: %w", err)
+		return nil, err
 	}
-	defer f.Close()
-	var evs []priorityEvent
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
+	evs := make([]priorityEvent, 0, len(all))
+	for _, ev := range all {
+		if ev.Action != admission.ActionSetPriority {
+			return nil, fmt.Errorf("%s: event %q of job %q at %d ms: run --slurm applies set-priority events only", path, ev.Action, ev.Job, ev.At.Milliseconds())
 		}
-		var ev struct {
-			T        *int64 `json:"t"`
-			Event    string `json:"event"`
-			Job      string `json:"job"`
-			Priority *int64 `json:"priority"`
-			By       string `json:"by"`
-		}
-		dec := json.NewDecoder(strings.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&ev); err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", path, n, err)
-		}
-		switch {
-		case ev.Event != "set-priority":
-			return nil, fmt.Errorf("%s line %d: event %q: run --slurm applies set-priority events only", path, n, ev.Event)
-		case ev.T == nil || *ev.T < 0:
-			return nil, fmt.Errorf("%s line %d: t must be given, >= 0", path, n)
-		case ev.Priority == nil || *ev.Priority < 1:
-			return nil, fmt.Errorf("%s line %d: priority must be given, >= 1", path, n)
-		case ev.Job == "" || ev.By == "":
-			return nil, fmt.Errorf("%s line %d: job and by must be given", path, n)
-		}
-		evs = append(evs, priorityEvent{At: time.Duration(*ev.T) * time.Millisecond, Job: ev.Job, Priority: *ev.Priority, By: ev.By})
+		evs = append(evs, priorityEvent{At: ev.At, Job: ev.Job, Priority: int64(ev.Priority), By: ev.By})
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("--events: %w", err)
-	}
-	slices.SortStableFunc(evs, func(a, b priorityEvent) int { return cmp.Compare(a.At, b.At) })
 	return evs, nil
 }
 

@@ -18,6 +18,8 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		svgFile    string
 		fails      []string
 		queuePol   string
+		eventsFile string
+		auditFile  string
 	)
 	c := &cobra.Command{
 		Use:   "simulate [--mode M] (--slots N | --cluster CLUSTER) [--policy region|eager] [--queue-policy P] [--seed S] [--trace FILE] [--svg FILE] [--fail ID#i@MS ...] JOB [JOB ...]",
@@ -36,12 +38,9 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 	c.Flags().StringVar(&svgFile, "svg", "", "draw the timeline as SVG to FILE (- for standard output; the summary then goes to standard error)")
 	c.Flags().StringArrayVar(&fails, "fail", nil, "make the first attempt of subtask ID#i fail after MS ms of progress (ID#i@MS, repeatable; one job only)")
 	c.Flags().StringVar(&queuePol, "queue-policy", "fifo", "several jobs: the policy of every queue the cluster file does not configure: fifo, priority, fairshare (or fair) or stateaware; case-insensitive. With one job file it runs that job through the admission too")
-	c.Flags().String("events", "", "several jobs: priority changes and kills, JSON Lines (not supported yet: comes with the next issue)")
-	c.Flags().String("audit", "", "several jobs: write the audit log of priority changes (not supported yet: comes with the next issue)")
+	c.Flags().StringVar(&eventsFile, "events", "", "several jobs: priority changes and kills applied at their times, JSON Lines (see docs/job-file.md)")
+	c.Flags().StringVar(&auditFile, "audit", "", "several jobs: write one JSON line per priority change or kill, accepted or refused, to FILE")
 	c.RunE = func(c *cobra.Command, args []string) error {
-		if err := refuseNextIssue(c); err != nil {
-			return err
-		}
 		policy, err := parsePolicy(policyName)
 		if err != nil {
 			return err
@@ -60,12 +59,12 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		// Several job files, --queue-policy or queues in the cluster file:
 		// the jobs go through the queue-level admission (SPEC.md section
 		// 5). One job file alone runs as in section 4.
-		if len(args) > 1 || c.Flags().Changed("queue-policy") || (cf != nil && len(cf.Queues) > 0) {
+		if len(args) > 1 || c.Flags().Changed("queue-policy") || (cf != nil && len(cf.Queues) > 0) || eventsFile != "" || auditFile != "" {
 			if len(fails) > 0 {
 				return badInput(fmt.Errorf("--fail: not supported with several jobs (or --queue-policy, or queues in the cluster file) yet; failures are injected into a run of one job"))
 			}
 			return simulateJobs(c, &jobsRun{mode: mode.mode, policy: policy, queuePolicy: queuePolicy, seed: seed, traceFile: traceFile,
-				svgFile: svgFile, slots: slots, cluster: cf, clusterPath: cluster.cluster}, args, stdin)
+				svgFile: svgFile, slots: slots, cluster: cf, clusterPath: cluster.cluster, eventsFile: eventsFile, auditFile: auditFile}, args, stdin)
 		}
 		job, err := loadJob(args[0], stdin)
 		if err != nil {
@@ -175,8 +174,13 @@ func newPicture(svgFile string) *simulator.TimelineRecorder {
 // listens).
 func streamRun(c *cobra.Command, traceFile string, pic *simulator.TimelineRecorder, run func(onEvent func(simulator.Event)) error) error {
 	var onEvent func(simulator.Event)
+	draw := func(e simulator.Event) {
+		if e.Kind != simulator.Refused { // the picture draws tasks; refusals are for the trace
+			pic.Event(e)
+		}
+	}
 	if pic != nil {
-		onEvent = pic.Event
+		onEvent = draw
 	}
 	if traceFile == "" {
 		return run(onEvent)
@@ -187,7 +191,7 @@ func streamRun(c *cobra.Command, traceFile string, pic *simulator.TimelineRecord
 		if pic != nil {
 			onEvent = func(e simulator.Event) {
 				tw.Event(e)
-				pic.Event(e)
+				draw(e)
 			}
 		}
 		if err := run(onEvent); err != nil {
