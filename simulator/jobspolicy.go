@@ -174,6 +174,9 @@ func (p *jobsPolicy) submit(r *jobRun) {
 	}
 	if g := sub.Gang; g != nil {
 		spec.Gang = &admission.Gang{MinSlots: g.MinSlots, Hard: g.Hard, Timeout: g.Timeout}
+		if g.MinSlots == 0 {
+			spec.Gang.MinSlots = rs.GangMinSlots(sub.Driver != nil)
+		}
 	}
 	largest := 0
 	for reg := range rs.NumRegions() {

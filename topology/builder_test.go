@@ -139,9 +139,9 @@ func TestBuilderRejectsBadGraphs(t *testing.T) {
 		{"bad priority", func() *topology.Builder {
 			return topology.NewBuilder("j").AddVertex(v("A", 1)).SetSubmission(topology.Submission{Queue: "q", Priority: 10001})
 		}, topology.ErrInvalidField, decodeErr, []string{"priority"}},
-		{"gang without slots", func() *topology.Builder {
+		{"gang of negative slots", func() *topology.Builder {
 			s := topology.DefaultSubmission()
-			s.Gang = &topology.Gang{}
+			s.Gang = &topology.Gang{MinSlots: -1}
 			return topology.NewBuilder("j").AddVertex(v("A", 1)).SetSubmission(s)
 		}, topology.ErrInvalidField, decodeErr, []string{"gang.minSlots"}},
 		{"too many subtasks", func() *topology.Builder {

@@ -119,7 +119,7 @@ func TestDecodeRejectsBadInput(t *testing.T) {
 		{"missing target", job(`{"source":"src","shipStrategy":"hash"}`), topology.ErrMissingField, edgeErr, []string{"edges[0]", `"target"`}},
 		{"missing ship strategy", job(`{"source":"src","target":"dst"}`), topology.ErrMissingField, edgeErr,
 			[]string{"edges[0]", `"shipStrategy"`, "forward, rescale"}},
-		{"missing gang minSlots", `{"vertices":[{"id":"A","parallelism":1}],"gang":{}}`, topology.ErrMissingField, decodeErr, []string{"gang.minSlots"}},
+		{"gang minSlots 0", `{"vertices":[{"id":"A","parallelism":1}],"gang":{"minSlots":0}}`, topology.ErrInvalidField, decodeErr, []string{"gang.minSlots", "at least 1", "absent: derived"}},
 
 		// Malformed input.
 		{"empty input", ``, topology.ErrMalformedJSON, decodeErr, []string{"empty"}},

@@ -84,6 +84,9 @@ type Driver struct {
 
 // Gang asks to reserve MinSlots slots at once before anything runs.
 type Gang struct {
+	// MinSlots is the slots to reserve, driver included; 0 (a job file's
+	// gang without minSlots) means derived: the driver plus the slots of
+	// the regions scheduled at the start (region.Regions.GangMinSlots).
 	MinSlots int
 	Hard     bool          // style "hard": fail the job on timeout; "soft": fall back
 	Timeout  time.Duration // default 15 minutes

@@ -228,10 +228,12 @@ func decodeSubmission(f *jobFile) (Submission, error) {
 			return s, err
 		}
 		s.Gang = &Gang{Timeout: 15 * time.Minute}
-		if gf.MinSlots == nil {
-			return s, &DecodeError{Field: "gang.minSlots", Err: ErrMissingField}
+		if gf.MinSlots != nil {
+			if *gf.MinSlots < 1 {
+				return s, bad("gang.minSlots", fmt.Sprintf("%d must be at least 1 (or absent: derived from the job)", *gf.MinSlots))
+			}
+			s.Gang.MinSlots = *gf.MinSlots
 		}
-		s.Gang.MinSlots = *gf.MinSlots
 		if gf.Style != nil {
 			switch *gf.Style {
 			case "soft":
@@ -336,7 +338,7 @@ func Encode(w io.Writer, g *JobGraph) error {
 		StartupMs int64             `json:"startupMs"`
 	}
 	type gangOut struct {
-		MinSlots  int    `json:"minSlots"`
+		MinSlots  int    `json:"minSlots,omitempty"`
 		Style     string `json:"style"`
 		TimeoutMs int64  `json:"timeoutMs"`
 	}

@@ -117,8 +117,8 @@ func validateSubmission(s Submission) error {
 		return bad("queue", "must not be empty")
 	case s.Driver != nil && s.Driver.Startup < 0:
 		return bad("driver.startupMs", "must not be negative")
-	case s.Gang != nil && s.Gang.MinSlots < 1:
-		return bad("gang.minSlots", fmt.Sprintf("%d must be at least 1", s.Gang.MinSlots))
+	case s.Gang != nil && s.Gang.MinSlots < 0:
+		return bad("gang.minSlots", fmt.Sprintf("%d must be at least 1 (or absent: derived from the job)", s.Gang.MinSlots))
 	case s.Gang != nil && s.Gang.Timeout < 0:
 		return bad("gang.timeoutMs", "must not be negative")
 	}

@@ -137,3 +137,20 @@ func TestSimulateEventsAuditAndKill(t *testing.T) {
 		assert.Contains(t, string(tr), `"t": 1200, "event": "refused", "job": "mine", "by": "carol"`)
 	})
 }
+
+// A gang without minSlots reserves what the job needs to begin: here its
+// two source regions of one slot each, so with 3 of 4 slots busy it
+// starts only when they are back.
+func TestSimulateGangDerivedMinSlots(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		return p
+	}
+	busy := write("busy.json", `{"name":"busy","vertices":[{"id":"A","parallelism":3,"durationMs":500}],"edges":[]}`)
+	g := write("gang.json", `{"name":"gangjob","submitAtMs":100,"gang":{},"vertices":[{"id":"G","parallelism":2,"durationMs":100}],"edges":[]}`)
+	res := execCLI(t, "", "simulate", "--slots", "4", busy, g)
+	require.Equal(t, 0, res.code, res.stdout)
+	assert.Equal(t, "500 ms", jobLines(t, res.stdout)["gangjob"][1], "a gang of 2: one free slot is not enough")
+}
