@@ -111,6 +111,8 @@ func (q *Queues) releasePlaceholders(j *job, why string) {
 		return
 	}
 	q.log.Debug("placeholders released", zap.String("job", j.spec.Name), zap.Int("slots", len(j.placeholders)), zap.String("why", why))
+	q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: PlaceholdersReleased,
+		Reason: fmt.Sprintf("%d placeholders: %s", len(j.placeholders), why)})
 	for _, idx := range j.placeholders {
 		q.put(idx)
 		j.granted--
@@ -172,4 +174,23 @@ func (q *Queues) nextGangTimer() (at time.Time, ok bool) {
 		}
 	}
 	return at, ok
+}
+
+// checkPlaceholders reports (once per ask) an ask of j that none of its
+// placeholders can serve while it has some: a request larger than its
+// gang's placeholders.
+func (q *Queues) checkPlaceholders(j *job, a *jobAsk) {
+	if len(j.placeholders) == 0 || a.mismatchReported {
+		return
+	}
+	ph := q.profiles[q.slots[j.placeholders[0]].profile]
+	for _, c := range a.left {
+		if c.N > 0 && !q.cfg.Matching.Serves(ph, c.Profile) {
+			a.mismatchReported = true
+			why := fmt.Sprintf("ask %d needs %s, larger than its placeholders %v", a.id, c.Describe(), ph)
+			q.log.Warn("placeholder size mismatch", zap.String("job", j.spec.Name), zap.String("why", why))
+			q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: PlaceholderMismatch, Reason: why})
+			return
+		}
+	}
 }

@@ -1,8 +1,13 @@
 package admission
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -91,4 +96,37 @@ func TestClaimNeverBreaksAGang(t *testing.T) {
 		require.True(t, s.run(0), s.tail(30))
 		assert.Equal(t, c.deploy, high.firstDeploy.Sub(t0), "need %d\n%s", c.need, s.tail(30))
 	}
+}
+
+// Placeholders that nothing of the job uses go back, and say why; a
+// request larger than the placeholders is reported as such (and served
+// from free slots).
+func TestPlaceholderReleaseReasonsAndMismatch(t *testing.T) {
+	small, big := resource.New(500, 512), resource.New(2000, 2048)
+	q, err := New(Config{Slots: []slotpool.Slot{{ID: 1, Profile: big}, {ID: 2, Profile: big}, {ID: 3, Profile: big}}})
+	require.NoError(t, err)
+	p, err := q.Submit(t0, JobSpec{Name: "g", Gang: &Gang{MinSlots: 2, Profile: small}})
+	require.NoError(t, err)
+	q.Events()
+	require.NoError(t, p.Handle(t0, slotpool.Ask{ID: 1, Bulk: 1, Head: true,
+		Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: resource.New(3000, 1024), MinMembers: 1}}, AllOrNothing: true}}))
+	var kinds []EventKind
+	var reasons []string
+	for _, ev := range q.Events() {
+		kinds, reasons = append(kinds, ev.Kind), append(reasons, ev.Reason)
+	}
+	require.Contains(t, kinds, PlaceholderMismatch, reasons)
+	assert.Contains(t, reasons[slices.Index(kinds, PlaceholderMismatch)], "larger than its placeholders")
+
+	s := newSim(t, Config{Slots: clusterSlots(4)}, simConfig{checks: true, record: true})
+	s.add(JobSpec{Name: "gang", Gang: &Gang{MinSlots: 4}}, 0, []int{2}, []time.Duration{100 * ms}, 1, 0)
+	require.True(t, s.run(0))
+	var released []string
+	for _, l := range s.log {
+		if strings.Contains(l, "placeholders") {
+			released = append(released, l)
+		}
+	}
+	require.NotEmpty(t, released, s.tail(20))
+	assert.Contains(t, released[0], "placeholders: 2 placeholders: placeholder replaced")
 }

@@ -275,6 +275,7 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 	}
 	mayHave := q.nFree + len(j.reserved) + len(j.placeholders)
 	for a := j.asks.first; a != nil && j.asks.smallest() <= mayHave; {
+		q.checkPlaceholders(j, a)
 		if a.allOrNothing && a.size() > mayHave {
 			a = a.next // too big for every slot it may have: no need to match
 			continue

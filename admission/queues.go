@@ -79,6 +79,14 @@ const (
 	// DriverGranted: a job's driver got slot Slot; the runtime deploys the
 	// driver there and starts the job's scheduler after its startup time.
 	DriverGranted
+	// PlaceholdersReleased: a job's unused gang placeholders went back
+	// (Reason: replaced, as nothing of the job waits, or the gang timeout).
+	PlaceholdersReleased
+	// PlaceholderMismatch: a request of a job is larger than its gang's
+	// placeholders, which cannot serve it (Reason says which): the job's
+	// gang does not hold what it runs; the request is served from free
+	// slots as if there were no gang (YuniKorn's placeholder size mismatch).
+	PlaceholderMismatch
 )
 
 // Event is something the admission tells the runtime about a job (its
@@ -128,11 +136,12 @@ type cslot struct {
 
 // jobAsk is an outstanding ask of a job's pool.
 type jobAsk struct {
-	id      slotpool.AskID
-	bulk    slotpool.BulkID
-	head    bool    // the ask of its pool\'s head (slotpool.Ask.Head)
-	holding []int32 // the slots its bulk held unused when it asked
-	n       int     // slots it still lacks: the sum of left
+	id               slotpool.AskID
+	bulk             slotpool.BulkID
+	head             bool    // the ask of its pool\'s head (slotpool.Ask.Head)
+	holding          []int32 // the slots its bulk held unused when it asked
+	n                int     // slots it still lacks: the sum of left
+	mismatchReported bool    // a PlaceholderMismatch was reported for it
 	// its place in the job's jobAsks
 	prev, next   *jobAsk
 	bucket       int

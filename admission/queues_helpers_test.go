@@ -554,6 +554,8 @@ func (s *sim) onEvent(ev Event) {
 	case StateChanged:
 		s.progress++
 		s.logf("%s %v -> %v (%s)", ev.Job, ev.From, ev.To, ev.Reason)
+	case PlaceholdersReleased, PlaceholderMismatch:
+		s.logf("%s placeholders: %s", ev.Job, ev.Reason)
 	case DriverGranted:
 		s.progress++
 		s.logf("%s driver on slot %d", ev.Job, ev.Slot)
