@@ -32,19 +32,12 @@ func (e *KilledError) Unwrap() error { return ErrKilled }
 // returns a *RefusedError and changes nothing else; the admission goes on.
 func (q *Queues) SetPriority(now time.Time, by Principal, job string, priority int) error {
 	q.now = now
-	j, ok := q.byName[job]
 	rec := AuditRecord{At: now, By: by, Action: ActionSetPriority, Job: job, New: priority}
-	var err error
-	switch {
-	case !ok:
-		err = &RefusedError{By: by, Action: ActionSetPriority, Job: job, Priority: priority, Reason: "no such job", Err: ErrUnknownJob}
-	case j.state.Terminal():
+	j, ok := q.byName[job]
+	if ok {
 		rec.Old = j.spec.Priority
-		err = &RefusedError{By: by, Action: ActionSetPriority, Job: job, Priority: priority, Reason: "the job is " + j.state.String(), Err: ErrInvalidTransition}
-	default:
-		rec.Old = j.spec.Priority
-		err = authorize(by, ActionSetPriority, job, j.spec.User, priority)
 	}
+	err := q.Authorize(by, ActionSetPriority, job, priority)
 	q.audit(rec, err)
 	if err != nil {
 		return err
@@ -65,22 +58,12 @@ func (q *Queues) SetPriority(now time.Time, by Principal, job string, priority i
 // audited like a priority change, and changes nothing.
 func (q *Queues) Kill(now time.Time, by Principal, job string) error {
 	q.now = now
-	j, ok := q.byName[job]
-	rec := AuditRecord{At: now, By: by, Action: ActionKill, Job: job}
-	var err error
-	switch {
-	case !ok:
-		err = &RefusedError{By: by, Action: ActionKill, Job: job, Reason: "no such job", Err: ErrUnknownJob}
-	case j.state.Terminal():
-		err = &RefusedError{By: by, Action: ActionKill, Job: job, Reason: "the job is " + j.state.String(), Err: ErrInvalidTransition}
-	default:
-		err = authorize(by, ActionKill, job, j.spec.User, 0)
-	}
-	q.audit(rec, err)
+	err := q.Authorize(by, ActionKill, job, 0)
+	q.audit(AuditRecord{At: now, By: by, Action: ActionKill, Job: job}, err)
 	if err != nil {
 		return err
 	}
-	q.end(now, j, &KilledError{Job: job, By: by})
+	q.end(now, q.byName[job], &KilledError{Job: job, By: by})
 	return nil
 }
 

@@ -73,21 +73,11 @@ type claimScratch struct {
 func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 	cs := &q.claimScratch
 	np := len(q.profiles)
-	cs.have = resize(cs.have, np)
 	cs.freeTake = resize(cs.freeTake, np)
 	cs.unhelpful = slices.Grow(cs.unhelpful[:0], np)[:np]
 	clear(cs.unhelpful)
-	have := cs.have
-	for _, idx := range c.reserved {
-		have[q.slots[idx].profile]++
-	}
-	for _, idx := range c.incoming {
-		have[q.slots[idx].profile]++
-	}
-	need := 0
-	for _, l := range lack {
-		need += l.N
-	}
+	have := q.countClaim(c)
+	need := sumCounts(lack)
 	m := q.matched(lack, have)
 	if m >= need {
 		return claimMade
@@ -233,19 +223,21 @@ func (q *Queues) nextRevoke() (at time.Time, ok bool) {
 
 // claimComplete reports whether c's claim completes lack.
 func (q *Queues) claimComplete(c *job, lack []resource.Count) bool {
-	have := resize(q.claimScratch.have, len(q.profiles))
-	q.claimScratch.have = have
+	return q.matched(lack, q.countClaim(c)) >= sumCounts(lack)
+}
+
+// countClaim counts, per profile, the slots c's claim has coming: reserved
+// for it or being reclaimed for it (in the claim scratch).
+func (q *Queues) countClaim(c *job) []int {
+	cs := &q.claimScratch
+	cs.have = resize(cs.have, len(q.profiles))
 	for _, idx := range c.reserved {
-		have[q.slots[idx].profile]++
+		cs.have[q.slots[idx].profile]++
 	}
 	for _, idx := range c.incoming {
-		have[q.slots[idx].profile]++
+		cs.have[q.slots[idx].profile]++
 	}
-	need := 0
-	for _, l := range lack {
-		need += l.N
-	}
-	return q.matched(lack, have) >= need
+	return cs.have
 }
 
 // matched is how many of lack's requests the slots counted in have (per

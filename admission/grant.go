@@ -322,11 +322,7 @@ func (a *jobAsk) size() int { return a.n }
 
 // countScratch returns a zeroed count per profile.
 func (q *Queues) countScratch() []int {
-	if cap(q.counts) < len(q.profiles) {
-		q.counts = make([]int, len(q.profiles))
-	}
-	q.counts = q.counts[:len(q.profiles)]
-	clear(q.counts)
+	q.counts = resize(q.counts, len(q.profiles))
 	return q.counts
 }
 

@@ -100,8 +100,8 @@ func (p *jobsPolicy) apply(ev JobEvent) {
 	case admission.ActionSetPriority:
 		err = p.q.SetPriority(p.at(), by, ev.Job, ev.Priority)
 	case admission.ActionKill:
-		if err = p.q.Authorize(by, admission.ActionKill, ev.Job, 0); err != nil {
-			_ = p.q.Kill(p.at(), by, ev.Job) // refused again, and audited
+		if p.q.Authorize(by, admission.ActionKill, ev.Job, 0) != nil {
+			err = p.q.Kill(p.at(), by, ev.Job) // refused, and audited
 			break
 		}
 		var r *jobRun

@@ -153,15 +153,15 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 			return badInput(err)
 		}
 	}
+	var audit *bufio.Writer // flushed after the run: a write error is reported, not lost
 	if r.auditFile != "" {
 		f, err := os.Create(r.auditFile)
 		if err != nil {
 			return badInput(fmt.Errorf("--audit: %w", err))
 		}
 		defer f.Close()
-		bw := bufio.NewWriter(f)
-		defer bw.Flush()
-		cfg.Audit = admission.NewJSONLinesAudit(bw, simulator.Epoch)
+		audit = bufio.NewWriter(f)
+		cfg.Audit = admission.NewJSONLinesAudit(audit, simulator.Epoch)
 	}
 	pic := newPicture(r.svgFile)
 	defer pic.Close()
@@ -183,6 +183,11 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	if pic != nil {
 		if err := writePicture(c, r.svgFile, pic, r.timeline(res, per, pic)); err != nil {
 			return err
+		}
+	}
+	if audit != nil {
+		if err := audit.Flush(); err != nil {
+			return fmt.Errorf("--audit %s: %w", r.auditFile, err)
 		}
 	}
 	out := summaryWriter(c, r.traceFile, r.svgFile)
