@@ -66,7 +66,6 @@ func (q *Queues) updateOrder(j *job) {
 		if sameKey && j.bucket == j.sizeBucket() && j.bucketStarted == (j.state != JobAccepted) {
 			return
 		}
-		qu.sizes[b2i(j.bucketStarted)][j.bucket]--
 		qu.fits[b2i(j.bucketStarted)][j.bucket].Remove(j.key)
 		if sameKey { // only its size changed: it keeps its place in order
 			q.putFits(qu, j)
@@ -90,11 +89,9 @@ func (q *Queues) updateOrder(j *job) {
 	}
 }
 
-// putFits counts j in its queue's sizes and puts it in the per-size tree
-// of its current size.
+// putFits puts j in its queue's per-size tree of its current size.
 func (q *Queues) putFits(qu *queue, j *job) {
 	j.bucket, j.bucketStarted = j.sizeBucket(), j.state != JobAccepted
-	qu.sizes[b2i(j.bucketStarted)][j.bucket]++
 	t := &qu.fits[b2i(j.bucketStarted)][j.bucket]
 	if *t == nil {
 		*t = redblacktree.NewWith(compareKeys)

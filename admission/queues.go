@@ -168,7 +168,7 @@ type job struct {
 	listed     bool     // in Queues.pending
 	key        orderKey // its key in the queue's tree, while waiting
 	inTree     bool
-	// bucket and bucketStarted: where it is counted in its queue's sizes
+	// bucket and bucketStarted: its per-size tree in its queue's fits
 	// while in the tree.
 	bucket        int
 	bucketStarted bool
@@ -204,12 +204,11 @@ type queue struct {
 	cfg     QueueConfig
 	order   *redblacktree.Tree // orderKey -> *job: jobs that want a grant
 	holders *redblacktree.Tree // orderKey -> *job: jobs with slots that may be reclaimed
-	// sizes counts the jobs in order by the size of the smallest grant
-	// they could take (job.sizeBucket), [0] those not started yet (they
-	// may be blocked by StateAware or maxRunningJobs), [1] the others.
-	sizes [2][maxBucket + 1]int
-	// fits holds the same jobs as order, by the same keys, split like
-	// sizes: the per-size trees of walkSparse (created when first used).
+	// fits holds the same jobs as order, by the same keys, split by the
+	// size of the smallest grant they could take (job.sizeBucket), [0]
+	// those not started yet (they may be blocked by StateAware or
+	// maxRunningJobs), [1] the others: the per-size trees of walkSparse
+	// and the counts of fitCount (created when first used).
 	fits [2][maxBucket + 1]*redblacktree.Tree
 	// withReserved counts its jobs with reserved slots.
 	withReserved int

@@ -154,9 +154,9 @@ func (q *Queues) newFitCount(qu *queue) *fitCount {
 	*f = fitCount{}
 	starts := !(qu.cfg.Policy == StateAware && qu.starting > 0) && !(qu.cfg.MaxRunningJobs > 0 && qu.running >= qu.cfg.MaxRunningJobs)
 	for b := range f.cnt {
-		f.cnt[b] = qu.sizes[1][b]
+		f.cnt[b] = treeSize(qu.fits[1][b])
 		if starts {
-			f.cnt[b] += qu.sizes[0][b]
+			f.cnt[b] += treeSize(qu.fits[0][b])
 		}
 	}
 	f.lim, f.starts = -1, starts
@@ -193,4 +193,12 @@ func (f *fitCount) visit(j *job) {
 func (f *fitCount) done(nFree int) bool {
 	f.relimit(nFree)
 	return f.remaining <= 0
+}
+
+// treeSize is the size of a per-size tree not created yet (0) or created.
+func treeSize(t *redblacktree.Tree) int {
+	if t == nil {
+		return 0
+	}
+	return t.Size()
 }
