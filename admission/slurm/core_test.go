@@ -20,6 +20,18 @@ func submitted(t *testing.T, c *Core, job JobID) Command {
 	return cmds[0]
 }
 
+// grantedOnN1 is a Core whose ask 1 of n slots was submitted as job 3
+// ("rs-a1"), is running with n CPUs on n1, and was granted.
+func grantedOnN1(t *testing.T, n int) *Core {
+	t.Helper()
+	c := newCore(t)
+	require.NoError(t, c.Handle(t0, unknownAsk(1, n)))
+	submitted(t, c, 3)
+	c.Observe(t0, c.Watched(), []JobStatus{running(3, "rs-a1", NodeCPUs{"n1", n})})
+	c.Ready()
+	return c
+}
+
 func TestAskGrantedWhenRunning(t *testing.T) {
 	c := newCore(t)
 	require.NoError(t, c.Handle(t0, unknownAsk(1, 3)))
@@ -144,11 +156,7 @@ func TestPreemptionRevokes(t *testing.T) {
 }
 
 func TestPreemptTimeReclaimsBeforeTheStateChanges(t *testing.T) {
-	c := newCore(t)
-	require.NoError(t, c.Handle(t0, unknownAsk(1, 1)))
-	submitted(t, c, 3)
-	c.Observe(t0, c.Watched(), []JobStatus{running(3, "rs-a1", NodeCPUs{"n1", 1})})
-	c.Ready()
+	c := grantedOnN1(t, 1)
 	st := running(3, "rs-a1", NodeCPUs{"n1", 1}, NodeCPUs{"n2", 1})
 	st.Preempted = true
 	c.Observe(t0, c.Watched(), []JobStatus{st})
@@ -164,11 +172,7 @@ func TestPreemptTimeReclaimsBeforeTheStateChanges(t *testing.T) {
 }
 
 func TestGraceTimeEndsWithARevoke(t *testing.T) {
-	c := newCore(t)
-	require.NoError(t, c.Handle(t0, unknownAsk(1, 2)))
-	submitted(t, c, 3)
-	c.Observe(t0, c.Watched(), []JobStatus{running(3, "rs-a1", NodeCPUs{"n1", 2})})
-	c.Ready()
+	c := grantedOnN1(t, 2)
 	st := running(3, "rs-a1", NodeCPUs{"n1", 2})
 	st.Preempted = true
 	c.Observe(t0, c.Watched(), []JobStatus{st})
@@ -184,11 +188,7 @@ func TestGraceTimeEndsWithARevoke(t *testing.T) {
 }
 
 func TestRequeuedAllocationIsRevoked(t *testing.T) {
-	c := newCore(t)
-	require.NoError(t, c.Handle(t0, unknownAsk(1, 1)))
-	submitted(t, c, 3)
-	c.Observe(t0, c.Watched(), []JobStatus{running(3, "rs-a1", NodeCPUs{"n1", 1})})
-	c.Ready()
+	c := grantedOnN1(t, 1)
 	c.Observe(t0, c.Watched(), []JobStatus{{ID: 3, Name: "rs-a1", State: "PENDING", Reason: "BeginTime"}}) // PreemptMode=REQUEUE
 	assert.Equal(t, []slotpool.FromAdmission{slotpool.Revoke{Slot: 1, Reason: slotpool.ReasonPreempted}}, c.Ready())
 	assert.Equal(t, []Command{{Kind: Cancel, Name: "rs-a1", Job: 3}}, c.Commands())
