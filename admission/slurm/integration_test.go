@@ -98,6 +98,15 @@ func submitOther(t *testing.T, conf string, args ...string) string {
 	return id
 }
 
+// stepOutput runs script as a step on p's node (/bin/sh -c) and returns
+// what it printed, trimmed.
+func stepOutput(ctx context.Context, t *testing.T, client *slurm.ExecClient, p slurm.Placement, script string) string {
+	t.Helper()
+	var out bytes.Buffer
+	require.NoError(t, client.RunStep(ctx, p, []string{"/bin/sh", "-c", script}, &out, nil))
+	return strings.TrimSpace(out.String())
+}
+
 func TestSlurmGrantsSlotsOnTheirNodes(t *testing.T) {
 	conf := slurmtest.Require(t)
 	ad, rec := start(t, conf, "low", nil, nil)
@@ -112,9 +121,7 @@ func TestSlurmGrantsSlotsOnTheirNodes(t *testing.T) {
 		p, ok := ad.Placement(s.ID)
 		require.True(t, ok)
 		nodes[p.Node]++
-		var out bytes.Buffer
-		require.NoError(t, client.RunStep(ctx, p, []string{"/bin/sh", "-c", `echo "$SLURMD_NODENAME"`}, &out, nil))
-		assert.Equal(t, p.Node, strings.TrimSpace(out.String()), "the step runs on its slot's node")
+		assert.Equal(t, p.Node, stepOutput(ctx, t, client, p, `echo "$SLURMD_NODENAME"`), "the step runs on its slot's node")
 	}
 	assert.GreaterOrEqual(t, len(nodes), 3, "the allocation spans nodes: %v", nodes)
 	for _, s := range g.Slots {
@@ -142,9 +149,7 @@ func TestSlurmHeterogeneousGang(t *testing.T) {
 		p, ok := ad.Placement(s.ID)
 		require.True(t, ok)
 		groups[p.HetGroup]++
-		var out bytes.Buffer
-		require.NoError(t, client.RunStep(ctx, p, []string{"/bin/sh", "-c", `echo "$SLURMD_NODENAME $SLURM_CPUS_PER_TASK"`}, &out, nil))
-		assert.Equal(t, fmt.Sprintf("%s %d", p.Node, p.CPUs), strings.TrimSpace(out.String()), "slot %d of group %d", s.ID, p.HetGroup)
+		assert.Equal(t, fmt.Sprintf("%s %d", p.Node, p.CPUs), stepOutput(ctx, t, client, p, `echo "$SLURMD_NODENAME $SLURM_CPUS_PER_TASK"`), "slot %d of group %d", s.ID, p.HetGroup)
 	}
 	assert.Equal(t, map[int]int{0: 3, 1: 2}, groups, "one component per profile")
 }
