@@ -35,9 +35,6 @@ func (t *denseTable[K, V]) get(k K) (V, bool) {
 
 // set stores v (not the zero value) under k.
 func (t *denseTable[K, V]) set(k K, v V) {
-	if _, ok := t.get(k); !ok {
-		t.n++
-	}
 	if k >= 0 && k < denseLimit {
 		c := int(k >> denseChunkBits)
 		if c >= len(t.chunks) {
@@ -56,11 +53,18 @@ func (t *denseTable[K, V]) set(k K, v V) {
 			copy(grown, t.chunks[c])
 			t.chunks[c] = grown
 		}
+		var zero V
+		if t.chunks[c][off] == zero {
+			t.n++
+		}
 		t.chunks[c][off] = v
 		return
 	}
 	if t.sparse == nil {
 		t.sparse = map[K]V{}
+	}
+	if _, ok := t.sparse[k]; !ok {
+		t.n++
 	}
 	t.sparse[k] = v
 }
