@@ -2,7 +2,6 @@ package resource
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -110,27 +109,30 @@ func (a Assignment) MissingString() string {
 // distinct profiles, independent of the counts' magnitude per augmentation:
 // linear in len(demand) x len(supply) per augmenting path.
 func Assign(demand, supply []Count, m Matching) Assignment {
+	var a Assignment
+	AssignInto(&a, demand, supply, m)
+	return a
+}
+
+// AssignInto is Assign writing into a, whose Pairs and Missing storage it
+// reuses: for a caller that reads the assignment before the next call and
+// keeps nothing of it. In the common cases (one request profile, or slots
+// that serve every request, with at most 8 supply profiles) it allocates
+// only when a's storage must grow.
+func AssignInto(a *Assignment, demand, supply []Count, m Matching) {
+	a.Matched, a.Pairs, a.Missing = 0, a.Pairs[:0], a.Missing[:0]
 	k, n := len(demand), len(supply)
 	need := 0
 	for _, d := range demand {
 		need += d.N
 	}
 	if need == 0 {
-		return Assignment{}
+		return
 	}
-	// rank supply by size: the cost of using a slot of that profile.
-	order := make([]int, n)
-	for j := range order {
-		order[j] = j
-	}
-	sort.SliceStable(order, func(a, b int) bool { return compareSize(supply[order[a]].Profile, supply[order[b]].Profile) < 0 })
-	rank := make([]int, n)
-	for r, j := range order {
-		rank[j] = r
-	}
-
-	if a, ok := assignSingleSlotKind(demand, supply, m, rank); ok {
-		return a
+	var orderBuf, rankBuf [smallSupply]int
+	order, rank := sizeRanks(supply, orderBuf[:0], rankBuf[:0])
+	if assignSingleSlotKind(a, demand, supply, m, order, true) {
+		return
 	}
 	f := newFlow(k + n + 2)
 	src, sink := 0, k+n+1
@@ -157,8 +159,7 @@ func Assign(demand, supply []Count, m Matching) Assignment {
 			f.addEdge(1+k+j, sink, s.N, 0)
 		}
 	}
-	matched := f.minCostMaxFlow(src, sink)
-	a := Assignment{Matched: matched}
+	a.Matched = f.minCostMaxFlow(src, sink)
 	served := make([]int, k)
 	for x, e := range pairEdge {
 		if fl := f.flowOn(e); fl > 0 {
@@ -171,29 +172,60 @@ func Assign(demand, supply []Count, m Matching) Assignment {
 			a.Missing = append(a.Missing, Count{Profile: d.Profile, N: d.N - served[i]})
 		}
 	}
-	return a
+}
+
+// Matched returns the number of requests Assign(demand, supply, m) serves,
+// without building its pairs: what a fit check needs. It allocates nothing
+// in the common cases (one request profile, or slots that serve every
+// request, with at most 8 supply profiles).
+func Matched(demand, supply []Count, m Matching) int {
+	var orderBuf, rankBuf [smallSupply]int
+	order, _ := sizeRanks(supply, orderBuf[:0], rankBuf[:0])
+	var a Assignment
+	if assignSingleSlotKind(&a, demand, supply, m, order, false) {
+		return a.Matched
+	}
+	return Assign(demand, supply, m).Matched
+}
+
+// smallSupply is the number of supply profiles whose ranking fits in
+// arrays on the stack (more are ranked in the heap).
+const smallSupply = 8
+
+// sizeRanks ranks the supply by size, the cost of using a slot of that
+// profile: order lists the supply indexes from smallest to largest (ties
+// in their given order), rank[j] is the place of supply[j] in order. Both
+// are appended to the given buffers. An insertion sort: supplies are a
+// handful of distinct profiles.
+func sizeRanks(supply []Count, order, rank []int) ([]int, []int) {
+	for j := range supply {
+		order = append(order, j)
+		for i := len(order) - 1; i > 0 && compareSize(supply[order[i]].Profile, supply[order[i-1]].Profile) < 0; i-- {
+			order[i], order[i-1] = order[i-1], order[i]
+		}
+	}
+	rank = append(rank, order...) // sized; overwritten below
+	for r, j := range order {
+		rank[j] = r
+	}
+	return order, rank
 }
 
 // assignSingleSlotKind handles the common cases without a flow: one demand
 // profile, or every slot able to serve every request. Then taking the
-// smallest usable slots first is optimal.
-func assignSingleSlotKind(demand, supply []Count, m Matching, rank []int) (Assignment, bool) {
-	universal := true
-	for _, s := range supply {
-		for _, d := range demand {
-			if !m.Serves(s.Profile, d.Profile) {
-				universal = false
+// smallest usable slots first (byRank: the supply indexes by size) is
+// optimal. It reports false, leaving a as it is, in the other cases. With
+// pairs false it counts a.Matched only.
+func assignSingleSlotKind(a *Assignment, demand, supply []Count, m Matching, byRank []int, pairs bool) bool {
+	if len(demand) != 1 {
+		for _, s := range supply {
+			for _, d := range demand {
+				if !m.Serves(s.Profile, d.Profile) {
+					return false
+				}
 			}
 		}
 	}
-	if len(demand) != 1 && !universal {
-		return Assignment{}, false
-	}
-	byRank := make([]int, len(supply))
-	for j, r := range rank {
-		byRank[r] = j
-	}
-	var a Assignment
 	r := 0
 	left := 0
 	for i, d := range demand {
@@ -208,7 +240,9 @@ func assignSingleSlotKind(demand, supply []Count, m Matching, rank []int) (Assig
 				continue
 			}
 			take := min(want, left)
-			a.Pairs = append(a.Pairs, Pair{Request: i, Slot: j, N: take})
+			if pairs {
+				a.Pairs = append(a.Pairs, Pair{Request: i, Slot: j, N: take})
+			}
 			a.Matched += take
 			want -= take
 			left -= take
@@ -216,9 +250,9 @@ func assignSingleSlotKind(demand, supply []Count, m Matching, rank []int) (Assig
 				r++
 			}
 		}
-		if want > 0 {
+		if want > 0 && pairs {
 			a.Missing = append(a.Missing, Count{Profile: d.Profile, N: want})
 		}
 	}
-	return a, true
+	return true
 }
