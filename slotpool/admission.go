@@ -367,6 +367,13 @@ func (p *Pool) headLack() []TaskGroup {
 		}
 		return groups
 	}
+	if len(sh.demand) == 1 { // one profile: each slot of it serves one more request
+		d := sh.demand[0]
+		if lack := d.N - resource.Matched(sh.demand, p.supply(true, false, false), p.cfg.Matching); lack > 0 {
+			groups = append(groups, TaskGroup{Profile: d.Profile, MinMembers: lack})
+		}
+		return groups
+	}
 	base := slices.Clone(p.supply(true, false, false))
 	extra := make([]int, len(sh.demand))
 	for matched := p.nHeld; matched < sh.size; {
@@ -383,7 +390,7 @@ func (p *Pool) headLack() []TaskGroup {
 					sup = append(sup, resource.Count{Profile: hypothetical(sh.demand[k].Profile), N: n})
 				}
 			}
-			if m := resource.Assign(sh.demand, sup, p.cfg.Matching).Matched; m > matched {
+			if m := resource.Matched(sh.demand, sup, p.cfg.Matching); m > matched {
 				matched, grew = m, true
 			} else {
 				extra[c]--

@@ -42,7 +42,7 @@ func (p *Pool) rebuildHead(now time.Time) {
 		p.clearHeadRejected()
 		return
 	}
-	a := resource.Assign(sh.demand, p.supply(true, true, false), p.cfg.Matching)
+	a := p.assign(sh.demand, p.supply(true, true, false))
 	if a.Complete() {
 		p.fulfill(now, h, a)
 		return
@@ -137,7 +137,7 @@ func (p *Pool) offerToHead(now time.Time, idx int32) bool {
 			k = len(sup) - 1
 		}
 		sup[k].N++
-		a := resource.Assign(sh.demand, sup, p.cfg.Matching)
+		a := p.assign(sh.demand, sup)
 		if a.Matched <= p.nHeld {
 			p.profiles[pr].headRejected = true
 			return false
@@ -161,7 +161,7 @@ func (p *Pool) commitHead(now time.Time) {
 	for _, hp := range p.headPairs {
 		for q := range p.profiles {
 			if int32(q) != hp.prof && len(p.profiles[q].free) > 0 && p.serves(int32(q), sh.classProf[hp.class]) {
-				p.fulfill(now, h, resource.Assign(sh.demand, p.supply(true, true, false), p.cfg.Matching))
+				p.fulfill(now, h, p.assign(sh.demand, p.supply(true, true, false)))
 				return
 			}
 		}
@@ -263,7 +263,6 @@ func (p *Pool) completeYounger(now time.Time) {
 	p.dirtyFree = p.dirtyFree[:0]
 	for {
 		var best *bulk
-		var bestA resource.Assignment
 		for _, s := range p.shapes {
 			y := s.firstYounger(p.head)
 			if y == nil || (s.freeMissing > 0 && s.freeAdds < s.freeMissing) {
@@ -273,18 +272,16 @@ func (p *Pool) completeYounger(now time.Time) {
 				s.freeMissing, s.freeAdds = bound, 0
 				continue
 			}
-			a := resource.Assign(s.demand, p.supply(false, true, false), p.cfg.Matching)
-			s.freeMissing, s.freeAdds = s.size-a.Matched, 0
+			m := resource.Matched(s.demand, p.supply(false, true, false), p.cfg.Matching)
+			s.freeMissing, s.freeAdds = s.size-m, 0
 			if s.freeMissing == 0 && (best == nil || y.seq < best.seq) {
-				best, bestA = y, a
+				best = y
 			}
 		}
 		if best == nil {
 			return
 		}
-		// Every shape was matched against the same free supply, so its
-		// assignment (and p.supplyProf) still holds.
-		p.fulfill(now, best, bestA)
+		p.fulfill(now, best, p.assign(best.shape.demand, p.supply(false, true, false)))
 	}
 }
 
@@ -318,6 +315,13 @@ func (p *Pool) slotCount(q int32, reusable bool) int {
 		return p.profiles[q].reusable()
 	}
 	return len(p.profiles[q].free)
+}
+
+// assign is resource.Assign into the pool's own storage: the result is
+// valid until the next call.
+func (p *Pool) assign(demand, supply []resource.Count) resource.Assignment {
+	resource.AssignInto(&p.asgBuf, demand, supply, p.cfg.Matching)
+	return p.asgBuf
 }
 
 // fulfill commits a complete assignment a (over the supply last built in

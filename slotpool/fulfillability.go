@@ -79,7 +79,7 @@ func (p *Pool) checkFulfillable(now time.Time, s *shape) {
 		p.markUnfulfillable(now, s, bound)
 		return
 	}
-	a := resource.Assign(s.demand, p.supply(false, false, true), p.cfg.Matching)
+	a := p.assign(s.demand, p.supply(false, false, true))
 	if a.Complete() {
 		if !s.fulfillable {
 			s.fulfillable = true
@@ -148,7 +148,7 @@ func (p *Pool) fitsCapacity(s *shape) bool {
 	}
 	if s.capVersion != p.capVersion {
 		s.capVersion = p.capVersion
-		s.capFits = resource.Assign(s.demand, p.capacity, p.cfg.Matching).Complete()
+		s.capFits = resource.Matched(s.demand, p.capacity, p.cfg.Matching) == s.size
 	}
 	return s.capFits
 }

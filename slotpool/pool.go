@@ -113,6 +113,7 @@ type Pool struct {
 	orderBuf   []int32
 	nextBuf    []int32
 	pairBuf    []resource.Pair
+	asgBuf     resource.Assignment // storage of assign's results
 }
 
 // New returns an empty pool.
@@ -165,7 +166,7 @@ func (p *Pool) NextDeadline() (time.Time, bool) { return p.timers.next() }
 // Tick fires every timeout due at now: unfulfillable bulks fail, idle
 // slots go back to the admission.
 func (p *Pool) Tick(now time.Time) {
-	for t := p.timers.popExpired(now); t != nil; t = p.timers.popExpired(now) {
+	for t, ok := p.timers.popExpired(now); ok; t, ok = p.timers.popExpired(now) {
 		if b := t.bulk; b != nil {
 			b.deadline = nil
 			err := &NoResourceAvailableError{Bulk: b.id, Missing: p.missingNow(b.shape), Timeout: p.cfg.Timeout}

@@ -17,10 +17,14 @@ type timer struct {
 }
 
 // timerHeap is a min-heap of timers by (when, seq) with removal by index.
-// The zero value is empty.
+// The zero value is empty. Timers that were cancelled or fired are kept
+// for reuse: an idle timer is armed at every slot release, and a pool
+// should not cost an allocation per release. So a *timer must not be used
+// after it was cancelled or fired.
 type timerHeap struct {
-	h   *heap.Heap[*timer]
-	seq uint64
+	h    *heap.Heap[*timer]
+	seq  uint64
+	free []*timer
 }
 
 // timerBefore orders timers by deadline, then by arming order.
@@ -40,7 +44,13 @@ func (h *timerHeap) add(when time.Time, b *bulk, slot int32) *timer {
 		h.h = heap.New(timerBefore, timerMoved)
 	}
 	h.seq++
-	t := &timer{when: when, seq: h.seq, bulk: b, slot: slot}
+	var t *timer
+	if n := len(h.free); n > 0 {
+		t, h.free = h.free[n-1], h.free[:n-1]
+	} else {
+		t = new(timer)
+	}
+	*t = timer{when: when, seq: h.seq, bulk: b, slot: slot}
 	h.h.Push(t)
 	return t
 }
@@ -49,7 +59,14 @@ func (h *timerHeap) add(when time.Time, b *bulk, slot int32) *timer {
 func (h *timerHeap) cancel(t *timer) {
 	if t.index >= 0 {
 		h.h.Remove(t.index)
+		h.reuse(t)
 	}
+}
+
+// reuse keeps a timer that left the heap for a later add.
+func (h *timerHeap) reuse(t *timer) {
+	t.bulk = nil
+	h.free = append(h.free, t)
 }
 
 // next returns the earliest deadline.
@@ -60,10 +77,14 @@ func (h *timerHeap) next() (time.Time, bool) {
 	return h.h.Min().when, true
 }
 
-// popExpired removes and returns the earliest timer if it is due at now.
-func (h *timerHeap) popExpired(now time.Time) *timer {
+// popExpired removes the earliest timer if it is due at now and returns
+// a copy of it (the timer itself is reused).
+func (h *timerHeap) popExpired(now time.Time) (timer, bool) {
 	if h.h == nil || h.h.Len() == 0 || h.h.Min().when.After(now) {
-		return nil
+		return timer{}, false
 	}
-	return h.h.Pop()
+	t := h.h.Pop()
+	fired := *t
+	h.reuse(t)
+	return fired, true
 }
