@@ -90,6 +90,7 @@ func TestAssignMatchesBruteForce(t *testing.T) {
 	const cases = 3000
 	r := rand.New(rand.NewPCG(20240611, 7))
 	complete, incomplete := 0, 0
+	var reused Assignment // AssignInto's storage, dirty from the cases before
 	for c := range cases {
 		universe := 2 + r.IntN(11)
 		requests := make([]Profile, r.IntN(6))
@@ -128,6 +129,19 @@ func TestAssignMatchesBruteForce(t *testing.T) {
 		b := Assign(sd, ss, m)
 		checkAssignment(t, name+" (split)", b, sd, ss, m)
 		assert.Equal(t, wantMatched, b.Matched, "%s (split into %v / %v): Matched must be the maximum", name, sd, ss)
+
+		// Matched and AssignInto answer as Assign does.
+		assert.Equal(t, wantMatched, Matched(sd, ss, m), "%s (split): Matched", name)
+		AssignInto(&reused, sd, ss, m)
+		assert.Equal(t, b.Matched, reused.Matched, "%s (split): AssignInto", name)
+		assert.Equal(t, len(b.Pairs), len(reused.Pairs), "%s (split): AssignInto's pairs", name)
+		assert.Equal(t, len(b.Missing), len(reused.Missing), "%s (split): AssignInto's missing", name)
+		for k := range min(len(b.Pairs), len(reused.Pairs)) {
+			assert.Equal(t, b.Pairs[k], reused.Pairs[k], "%s (split): AssignInto's pair %d", name, k)
+		}
+		for k := range min(len(b.Missing), len(reused.Missing)) {
+			assert.Equal(t, b.Missing[k], reused.Missing[k], "%s (split): AssignInto's missing %d", name, k)
+		}
 	}
 	// The generator must exercise both outcomes.
 	assert.Greater(t, complete, cases/10)
@@ -174,4 +188,20 @@ func checkAssignment(t *testing.T, name string, a Assignment, demand, supply []C
 	}
 	assert.Equal(t, missing, got, "%s: Missing lists what was not served", name)
 	assert.Equal(t, need-a.Matched == 0, a.Complete(), "%s", name)
+}
+
+// The fit checks of the slot pool and the admission run on every event:
+// in the common cases they must not allocate.
+func TestMatchedAndAssignIntoDoNotAllocate(t *testing.T) {
+	small, large := New(500, 512), New(1000, 1024)
+	supply := []Count{{Profile: large, N: 2}, {Profile: small, N: 3}, {Profile: Unknown, N: 1}}
+	oneProfile := []Count{{Profile: small, N: 4}}
+	assert.Equal(t, 4, Matched(oneProfile, supply, FitsEveryDimension))
+	assert.Zero(t, testing.AllocsPerRun(100, func() { Matched(oneProfile, supply, FitsEveryDimension) }))
+
+	var a Assignment
+	AssignInto(&a, oneProfile, supply, FitsEveryDimension) // grows a's storage once
+	require.True(t, a.Complete())
+	assert.Equal(t, []Pair{{Request: 0, Slot: 1, N: 3}, {Request: 0, Slot: 0, N: 1}}, a.Pairs, "the smallest slots first")
+	assert.Zero(t, testing.AllocsPerRun(100, func() { AssignInto(&a, oneProfile, supply, FitsEveryDimension) }))
 }
