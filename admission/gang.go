@@ -101,7 +101,9 @@ func (q *Queues) reserveGang(j *job) bool {
 	q.dropClaim(j)
 	j.gangDone = true
 	q.firstGrant(j)
-	q.log.Debug("gang reserved", zap.String("job", j.spec.Name), zap.Int("slots", len(j.placeholders)))
+	if ce := q.log.Check(zap.DebugLevel, "gang reserved"); ce != nil {
+		ce.Write(zap.String("job", j.spec.Name), zap.Int("slots", len(j.placeholders)))
+	}
 	return true
 }
 
@@ -110,7 +112,9 @@ func (q *Queues) releasePlaceholders(j *job, why string) {
 	if len(j.placeholders) == 0 {
 		return
 	}
-	q.log.Debug("placeholders released", zap.String("job", j.spec.Name), zap.Int("slots", len(j.placeholders)), zap.String("why", why))
+	if ce := q.log.Check(zap.DebugLevel, "placeholders released"); ce != nil {
+		ce.Write(zap.String("job", j.spec.Name), zap.Int("slots", len(j.placeholders)), zap.String("why", why))
+	}
 	q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: PlaceholdersReleased,
 		Reason: fmt.Sprintf("%d placeholders: %s", len(j.placeholders), why)})
 	for _, idx := range j.placeholders {
@@ -151,7 +155,9 @@ func (q *Queues) gangTimers(now time.Time) bool {
 			j.timeouts++
 			j.notBefore = now.Add(q.backoff.delay(j.timeouts))
 			q.dropClaim(j)
-			q.log.Debug("soft gang timed out: normal admission after the backoff", zap.String("job", j.spec.Name), zap.Time("from", j.notBefore))
+			if ce := q.log.Check(zap.DebugLevel, "soft gang timed out: normal admission after the backoff"); ce != nil {
+				ce.Write(zap.String("job", j.spec.Name), zap.Time("from", j.notBefore))
+			}
 		}
 	}
 	q.gangJobs = slices.DeleteFunc(q.gangJobs, func(j *job) bool {

@@ -56,7 +56,9 @@ type passState struct {
 func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	if why := q.blocked(j); why != "" {
 		if q.debug {
-			q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", why))
+			if ce := q.log.Check(zap.DebugLevel, "job waits"); ce != nil {
+				ce.Write(zap.String("job", j.spec.Name), zap.String("why", why))
+			}
 		}
 		q.dropClaim(j) // it may not be granted anything yet
 		return false
@@ -76,7 +78,9 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 		return false
 	}
 	if q.debug {
-		q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", "its ask does not fit the free slots"))
+		if ce := q.log.Check(zap.DebugLevel, "job waits"); ce != nil {
+			ce.Write(zap.String("job", j.spec.Name), zap.String("why", "its ask does not fit the free slots"))
+		}
 	}
 	if !st.claiming {
 		if len(j.reserved)+len(j.incoming) > 0 && !q.claimComplete(j, lack) {
@@ -270,7 +274,9 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		j.granted++
 		q.firstGrant(j)
 		q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: DriverGranted, Slot: s.slot.ID})
-		q.log.Debug("driver granted", zap.String("job", j.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
+		if ce := q.log.Check(zap.DebugLevel, "driver granted"); ce != nil {
+			ce.Write(zap.String("job", j.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
+		}
 		grantedSome = true
 	}
 	mayHave := q.nFree + len(j.reserved) + len(j.placeholders)
@@ -302,7 +308,9 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		q.send(j, slotpool.Grant{Ask: a.id, Slots: granted})
 		q.firstGrant(j)
 		grantedSome = true
-		q.log.Debug("ask granted", zap.String("job", j.spec.Name), zap.Int64("ask", int64(a.id)), zap.Int("slots", len(granted)))
+		if ce := q.log.Check(zap.DebugLevel, "ask granted"); ce != nil {
+			ce.Write(zap.String("job", j.spec.Name), zap.Int64("ask", int64(a.id)), zap.Int("slots", len(granted)))
+		}
 		next := a.next
 		if asg.Complete() {
 			q.markIdle(j, a, false) // its bulk runs in them now
@@ -392,7 +400,7 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 	j.placeholders = nil
 	q.dropClaim(j)
 	j.held, j.yielding = nil, nil
-	j.granted, j.out = 0, nil
+	j.granted, j.out, j.spare = 0, nil, nil
 	j.asks.clear()
 	j.driver = false
 	q.updateHolder(j)

@@ -95,10 +95,15 @@ func (p *Port) Handle(now time.Time, msg slotpool.ToAdmission) error {
 	return nil
 }
 
-// Ready returns the messages for the job's pool and forgets them.
+// Ready returns the messages for the job's pool and forgets them. The
+// returned slice is valid until the next call of Ready: its storage then
+// takes the messages that follow (a Link reads every message of one call
+// before the next, and a job should not cost an allocation per grant).
 func (p *Port) Ready() []slotpool.FromAdmission {
-	out := p.j.out
-	p.j.out = nil
+	j := p.j
+	out := j.out
+	clear(j.spare)
+	j.out, j.spare = j.spare[:0], out
 	return out
 }
 

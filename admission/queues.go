@@ -165,8 +165,9 @@ type job struct {
 	granted    int // slots held: driver + granted to the pool (reclaiming ones too)
 	started    time.Time
 	out        []slotpool.FromAdmission
-	listed     bool     // in Queues.pending
-	key        orderKey // its key in the queue's tree, while waiting
+	spare      []slotpool.FromAdmission // what Port.Ready returned last: out's next storage
+	listed     bool                     // in Queues.pending
+	key        orderKey                 // its key in the queue's tree, while waiting
 	inTree     bool
 	// bucket and bucketStarted: its per-size tree in its queue's fits
 	// while in the tree.
@@ -514,5 +515,7 @@ func (q *Queues) move(j *job, to JobState, reason string) {
 		qu.weight -= j.spec.Priority
 	}
 	q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: StateChanged, From: from, To: to, Reason: reason})
-	q.log.Debug("job state", zap.String("job", j.spec.Name), zap.Stringer("from", from), zap.Stringer("to", to), zap.String("why", reason))
+	if ce := q.log.Check(zap.DebugLevel, "job state"); ce != nil {
+		ce.Write(zap.String("job", j.spec.Name), zap.Stringer("from", from), zap.Stringer("to", to), zap.String("why", reason))
+	}
 }
