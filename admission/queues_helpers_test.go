@@ -1,13 +1,13 @@
 package admission
 
 import (
-	"container/heap"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/regionsched/regionsched/internal/heap"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
 	"github.com/stretchr/testify/require"
@@ -35,13 +35,13 @@ type simJob struct {
 	port   *Port
 	pool   *slotpool.Pool
 	link   *slotpool.Link
-	next   int                                   // next region to submit
-	live   int                                   // regions submitted, not finished
-	inUse  map[slotpool.BulkID][]slotpool.SlotID // running regions
-	begun  bool                                  // regions started
-	done   bool                                  // Finished (or rejected)
-	wake   time.Time                             // the pool's deadline in the timer queue
-	failed []error                               // bulks that failed
+	next   int                 // next region to submit
+	live   int                 // regions submitted, not finished
+	inUse  [][]slotpool.SlotID // the slots of the running bulks, by bulk id (nil: not running)
+	begun  bool                // regions started
+	done   bool                // Finished (or rejected)
+	wake   time.Time           // the pool's deadline in the timer queue
+	failed []error             // bulks that failed
 	// restarted maps the bulks of regions run again (after a preemption)
 	// to their region index; lost counts the regions lost.
 	restarted map[slotpool.BulkID]int
@@ -51,6 +51,14 @@ type simJob struct {
 	deployed              bool
 	firstDeploy, finished time.Time
 	slotTime              time.Duration // integral of granted slots over time
+}
+
+// running returns the slots of bulk b while it runs, else nil.
+func (j *simJob) running(b slotpool.BulkID) []slotpool.SlotID {
+	if int(b) < len(j.inUse) {
+		return j.inUse[b]
+	}
+	return nil
 }
 
 // region returns the index of the region bulk b runs.
@@ -79,22 +87,13 @@ const (
 	tPoolTimer                  // the pool has a deadline
 )
 
-type timerQueue []simTimer
-
-func (h timerQueue) Len() int { return len(h) }
-func (h timerQueue) Less(i, j int) bool {
-	if !h[i].at.Equal(h[j].at) {
-		return h[i].at.Before(h[j].at)
+// timerBefore orders harness timers by time, then by the order they were
+// set.
+func timerBefore(a, b simTimer) bool {
+	if !a.at.Equal(b.at) {
+		return a.at.Before(b.at)
 	}
-	return h[i].seq < h[j].seq
-}
-func (h timerQueue) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *timerQueue) Push(x any)   { *h = append(*h, x.(simTimer)) }
-func (h *timerQueue) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	return a.seq < b.seq
 }
 
 // sim is the harness.
@@ -109,7 +108,7 @@ type sim struct {
 	dirty   []*simJob // jobs acted on at this instant, to pump
 	// firstLive: every job before it is done.
 	firstLive int
-	timers    timerQueue
+	timers    *heap.Heap[simTimer]
 	seq       uint64
 
 	checks bool     // check the invariants after every step
@@ -145,6 +144,7 @@ func newSim(tb testing.TB, cfg Config, sc simConfig) *sim {
 		tb: tb, q: q, now: t0,
 		poolCfg: slotpool.Config{Admission: true, IdleTimeout: sc.idle, Timeout: 1000 * time.Hour},
 		byName:  map[string]*simJob{},
+		timers:  heap.New(timerBefore, nil),
 		checks:  sc.checks, record: sc.record,
 	}
 }
@@ -176,7 +176,7 @@ func (s *sim) add(spec JobSpec, at time.Duration, regions []int, durs []time.Dur
 	}
 	j := &simJob{
 		name: spec.Name, spec: spec, submitAt: t0.Add(at), regions: regions, durs: durs,
-		inflight: inflight, startup: startup, inUse: map[slotpool.BulkID][]slotpool.SlotID{},
+		inflight: inflight, startup: startup,
 	}
 	s.jobs = append(s.jobs, j)
 	s.byName[j.name] = j
@@ -205,7 +205,7 @@ func repeat(n, k int) []int {
 func (s *sim) push(t simTimer) {
 	t.seq = s.seq
 	s.seq++
-	heap.Push(&s.timers, t)
+	s.timers.Push(t)
 }
 
 func (s *sim) logf(format string, args ...any) {
@@ -333,8 +333,8 @@ func (s *sim) allDone() bool {
 func (s *sim) nextTime() (time.Time, bool) {
 	var at time.Time
 	ok := false
-	if len(s.timers) > 0 {
-		at, ok = s.timers[0].at, true
+	if s.timers.Len() > 0 {
+		at, ok = s.timers.Min().at, true
 	}
 	if t, dok := s.q.NextDeadline(); dok && (!ok || t.Before(at)) {
 		at, ok = t, true
@@ -349,8 +349,8 @@ func (s *sim) nextTime() (time.Time, bool) {
 func (s *sim) step() {
 	s.msgs = 0
 	s.q.Tick(s.now)
-	for len(s.timers) > 0 && !s.timers[0].at.After(s.now) {
-		t := heap.Pop(&s.timers).(simTimer)
+	for s.timers.Len() > 0 && !s.timers.Min().at.After(s.now) {
+		t := s.timers.Pop()
 		j := t.job
 		s.markDirty(j)
 		switch t.kind {
@@ -415,15 +415,16 @@ func (s *sim) submitRegions(j *simJob) {
 }
 
 func (s *sim) finishRegion(j *simJob, b slotpool.BulkID) {
-	if _, running := j.inUse[b]; !running {
+	ids := j.running(b)
+	if ids == nil {
 		return // lost (preempted) and run again as another bulk
 	}
-	for _, id := range j.inUse[b] {
+	for _, id := range ids {
 		if err := j.pool.Release(s.now, id); err != nil {
 			s.fail("job %s: release %d: %v", j.name, id, err)
 		}
 	}
-	delete(j.inUse, b)
+	j.inUse[b] = nil
 	j.live--
 	s.logf("%s region %d done", j.name, b)
 	s.submitRegions(j)
@@ -465,8 +466,13 @@ func (s *sim) pump() {
 			if j.port == nil || j.done {
 				continue
 			}
-			for _, ev := range slices.Clone(j.link.Ready(s.now)) {
-				s.onPoolEvent(j, ev)
+			// (onPoolEvent calls the pool, never the Link: the notes stay valid)
+			for _, n := range j.link.Notes(s.now) {
+				if n.Other == nil {
+					s.onFulfilled(j, n.Fulfilled)
+					continue
+				}
+				s.onPoolEvent(j, n.Other)
 			}
 			if !j.done {
 				s.wakePool(j)
@@ -496,23 +502,33 @@ func (s *sim) wakePool(j *simJob) {
 	s.push(simTimer{at: t, kind: tPoolTimer, job: j})
 }
 
+// onFulfilled starts a region: it runs for its duration. (A Fulfilled's
+// slots are a fresh slice, the harness's to keep.)
+func (s *sim) onFulfilled(j *simJob, e slotpool.Fulfilled) {
+	s.progress++
+	if int(e.Bulk) >= len(j.inUse) {
+		j.inUse = slices.Grow(j.inUse, int(e.Bulk)+1-len(j.inUse))[:e.Bulk+1]
+	}
+	j.inUse[e.Bulk] = e.Slots
+	if e.Slots == nil { // (an empty bulk runs too)
+		j.inUse[e.Bulk] = []slotpool.SlotID{}
+	}
+	s.logf("%s region %d fulfilled %v", j.name, e.Bulk, e.Slots)
+	s.push(simTimer{at: s.now.Add(j.durs[j.region(e.Bulk)]), kind: tFinish, job: j, bulk: e.Bulk})
+	if !j.deployed {
+		j.deployed, j.firstDeploy = true, s.now
+		j.port.Deployed(s.now)
+	}
+}
+
 func (s *sim) onPoolEvent(j *simJob, ev slotpool.Event) {
 	switch e := ev.(type) {
-	case slotpool.Fulfilled:
-		s.progress++
-		j.inUse[e.Bulk] = slices.Clone(e.Slots)
-		s.logf("%s region %d fulfilled %v", j.name, e.Bulk, e.Slots)
-		s.push(simTimer{at: s.now.Add(j.durs[j.region(e.Bulk)]), kind: tFinish, job: j, bulk: e.Bulk})
-		if !j.deployed {
-			j.deployed, j.firstDeploy = true, s.now
-			j.port.Deployed(s.now)
-		}
 	case slotpool.Lost:
 		// A preempted task: its region stops (the slots still in use
 		// are released) and runs again as a new bulk; the pool has new
 		// messages then, so the job is pumped again.
-		ids, running := j.inUse[e.Bulk]
-		if !running {
+		ids := j.running(e.Bulk)
+		if ids == nil {
 			return
 		}
 		s.markDirty(j)
@@ -527,7 +543,7 @@ func (s *sim) onPoolEvent(j *simJob, ev slotpool.Event) {
 				}
 			}
 		}
-		delete(j.inUse, e.Bulk)
+		j.inUse[e.Bulk] = nil
 		if j.restarted == nil {
 			j.restarted = map[slotpool.BulkID]int{}
 		}
