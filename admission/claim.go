@@ -276,7 +276,7 @@ func (q *Queues) behind(c *job) []*job {
 			it.End()
 			for it.Prev() {
 				v := it.Value().(*job)
-				if compareKeys(v.hkey, ck) <= 0 {
+				if v.hkey.compare(ck) <= 0 {
 					break
 				}
 				if v != c {
@@ -309,7 +309,7 @@ func (q *Queues) yieldable(v, c *job) int {
 		return len(v.held)
 	}
 	k, ck := 0, keyOf(c)
-	for k < len(v.held) && compareKeys(keyWith(v, v.granted-k-1), ck) >= 0 {
+	for k < len(v.held) && keyWith(v, v.granted-k-1).compare(ck) >= 0 {
 		k++
 	}
 	return k

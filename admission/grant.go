@@ -117,7 +117,7 @@ func (q *Queues) heldBehind(qu *queue, k orderKey) int {
 	it := qu.holders.Iterator()
 	it.End()
 	for it.Prev() {
-		if compareKeys(it.Key(), k) <= 0 {
+		if it.Key().(orderKey).compare(k) <= 0 {
 			break
 		}
 		n += len(it.Value().(*job).held)

@@ -58,12 +58,13 @@ func (q *Queues) updateHolder(j *job) {
 		if want && keyOf(j) == j.hkey {
 			return
 		}
-		j.queue.holders.Remove(j.hkey)
+		j.queue.holders.Remove(j.hkeyBox)
 		j.inHolders = false
 	}
 	if want {
 		j.hkey = keyOf(j)
-		j.queue.holders.Put(j.hkey, j)
+		j.hkeyBox = j.hkey
+		j.queue.holders.Put(j.hkeyBox, j)
 		j.inHolders = true
 	}
 }

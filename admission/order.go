@@ -25,9 +25,15 @@ type orderKey struct {
 	seq    uint64
 }
 
-// compareKeys is the tree's comparator.
-func compareKeys(a, b interface{}) int {
-	x, y := a.(orderKey), b.(orderKey)
+// compareKeys is the trees' comparator. gods keys are interface{}: a job
+// boxes each key once (job.keyBox, job.hkeyBox) for the trees to keep,
+// and code that compares keys it has as values calls compare, so that no
+// comparison boxes a key.
+func compareKeys(a, b interface{}) int { return a.(orderKey).compare(b.(orderKey)) }
+
+// compare orders keys: negative if x comes first, 0 if equal, positive
+// if y comes first.
+func (x orderKey) compare(y orderKey) int {
 	if c := cmp.Compare(x.share, y.share); c != 0 {
 		return c
 	}
@@ -66,17 +72,18 @@ func (q *Queues) updateOrder(j *job) {
 		if sameKey && j.bucket == j.sizeBucket() && j.bucketStarted == (j.state != JobAccepted) {
 			return
 		}
-		qu.fits[b2i(j.bucketStarted)][j.bucket].Remove(j.key)
+		qu.fits[b2i(j.bucketStarted)][j.bucket].Remove(j.keyBox)
 		if sameKey { // only its size changed: it keeps its place in order
 			q.putFits(qu, j)
 			return
 		}
-		qu.order.Remove(j.key)
+		qu.order.Remove(j.keyBox)
 		j.inTree = false
 	}
 	if want {
 		j.key = keyOf(j)
-		qu.order.Put(j.key, j)
+		j.keyBox = j.key
+		qu.order.Put(j.keyBox, j)
 		q.putFits(qu, j)
 		j.inTree = true
 	} else {
@@ -96,7 +103,7 @@ func (q *Queues) putFits(qu *queue, j *job) {
 	if *t == nil {
 		*t = redblacktree.NewWith(compareKeys)
 	}
-	(*t).Put(j.key, j)
+	(*t).Put(j.keyBox, j)
 }
 
 // maxBucket is the largest size bucket: asks of maxBucket slots or more

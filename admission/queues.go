@@ -168,6 +168,7 @@ type job struct {
 	spare      []slotpool.FromAdmission // what Port.Ready returned last: out's next storage
 	listed     bool                     // in Queues.pending
 	key        orderKey                 // its key in the queue's tree, while waiting
+	keyBox     any                      // key boxed, as the trees hold it
 	inTree     bool
 	// bucket and bucketStarted: its per-size tree in its queue's fits
 	// while in the tree.
@@ -178,6 +179,7 @@ type job struct {
 	// its queue's holders tree while held is not empty.
 	held      []int32
 	hkey      orderKey
+	hkeyBox   any // hkey boxed, as the holders tree holds it
 	inHolders bool
 	// The gang: reserved (or given up) yet, its timer fired, its
 	// deadline, its unused placeholders; soft timeouts so far and the

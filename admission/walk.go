@@ -44,7 +44,7 @@ func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
 // (while no job claimed yet) and then only the jobs whose smallest grant
 // fits the free slots by number.
 func (q *Queues) walkSparse(qu *queue, st *passState) (stop bool) {
-	var cursor *orderKey
+	var cursor any // the key of the job visited last, boxed (nil: none yet)
 	for {
 		var j *job
 		if st.claiming {
@@ -58,8 +58,7 @@ func (q *Queues) walkSparse(qu *queue, st *passState) (stop bool) {
 		if j == nil {
 			return false
 		}
-		k := j.key
-		cursor = &k
+		cursor = j.keyBox // (the visit may re-key j; the box keeps this key)
 		if q.visit(qu, j, st) {
 			return true
 		}
@@ -75,25 +74,36 @@ func (qu *queue) starts() bool {
 	return qu.cfg.MaxRunningJobs == 0 || qu.running < qu.cfg.MaxRunningJobs
 }
 
-// after returns the smallest key greater than k: keys differ at least in
-// their sequence number.
-func after(k orderKey) orderKey {
-	k.seq++
-	return k
+// ceilingAfter returns the node of t with the smallest key greater than
+// cursor (a boxed orderKey; nil: the first node), or nil.
+func ceilingAfter(t *redblacktree.Tree, cursor any) *redblacktree.Node {
+	if cursor == nil {
+		return t.Left()
+	}
+	n, _ := t.Ceiling(cursor)
+	if n == nil || compareKeys(n.Key, cursor) != 0 {
+		return n
+	}
+	// n holds cursor itself: its in-order successor.
+	if n.Right != nil {
+		n = n.Right
+		for n.Left != nil {
+			n = n.Left
+		}
+		return n
+	}
+	for n.Parent != nil && n == n.Parent.Right {
+		n = n.Parent
+	}
+	return n.Parent
 }
 
 // nextStartable returns the first job after cursor (from the start if
 // nil) that the queue may grant: any job if the queue may start one, else
 // the first started one.
-func (q *Queues) nextStartable(qu *queue, cursor *orderKey) *job {
+func (q *Queues) nextStartable(qu *queue, cursor any) *job {
 	if qu.starts() {
-		if cursor == nil {
-			if n := qu.order.Left(); n != nil {
-				return n.Value.(*job)
-			}
-			return nil
-		}
-		if n, ok := qu.order.Ceiling(after(*cursor)); ok {
+		if n := ceilingAfter(qu.order, cursor); n != nil {
 			return n.Value.(*job)
 		}
 		return nil
@@ -103,10 +113,10 @@ func (q *Queues) nextStartable(qu *queue, cursor *orderKey) *job {
 
 // nextFitting returns the first job after cursor whose smallest grant is
 // at most lim slots and that the queue may grant.
-func (q *Queues) nextFitting(qu *queue, cursor *orderKey, lim int) *job {
+func (q *Queues) nextFitting(qu *queue, cursor any, lim int) *job {
 	best := q.firstOf(qu.fits[1][:lim+1], cursor)
 	if qu.starts() {
-		if j := q.firstOf(qu.fits[0][:lim+1], cursor); j != nil && (best == nil || compareKeys(j.key, best.key) < 0) {
+		if j := q.firstOf(qu.fits[0][:lim+1], cursor); j != nil && (best == nil || j.key.compare(best.key) < 0) {
 			best = j
 		}
 	}
@@ -114,19 +124,13 @@ func (q *Queues) nextFitting(qu *queue, cursor *orderKey, lim int) *job {
 }
 
 // firstOf returns the first job after cursor in any of the trees.
-func (q *Queues) firstOf(trees []*redblacktree.Tree, cursor *orderKey) *job {
+func (q *Queues) firstOf(trees []*redblacktree.Tree, cursor any) *job {
 	var best *job
 	for _, t := range trees {
 		if t == nil || t.Empty() {
 			continue
 		}
-		var n *redblacktree.Node
-		if cursor == nil {
-			n = t.Left()
-		} else {
-			n, _ = t.Ceiling(after(*cursor))
-		}
-		if n != nil && (best == nil || compareKeys(n.Key, best.key) < 0) {
+		if n := ceilingAfter(t, cursor); n != nil && (best == nil || n.Key.(orderKey).compare(best.key) < 0) {
 			best = n.Value.(*job)
 		}
 	}
