@@ -110,6 +110,15 @@ func (rs *Regions) GroupProducerRegions(g topology.GroupID) []ID {
 	return rs.groupProducers.Row(int32(g))
 }
 
+// GroupProducerBase returns where group g's list of producer regions
+// starts in the concatenation of every group's GroupProducerRegions, in
+// group order: entry i of g's list is number GroupProducerBase(g)+i, and
+// GroupProducerBase(g+1) - GroupProducerBase(g) is the list's length. g
+// may be NumGroups, which gives the total. A caller keeping one counter per
+// (group, producer region) pair (package strategy) indexes it so, with no
+// table of its own.
+func (rs *Regions) GroupProducerBase(g topology.GroupID) int32 { return rs.groupProducers.Start[g] }
+
 // GroupConsumerRegions returns the distinct regions of group g's
 // consumers, ascending (read-only; empty for pipelined groups).
 func (rs *Regions) GroupConsumerRegions(g topology.GroupID) []ID {

@@ -46,7 +46,7 @@ func (s *Strategy) takeDecisions() Decisions {
 		}
 		for i, r := range s.ready {
 			s.schedule(r)
-			d.Deploy[i] = Deployment{Region: r, Attempt: s.attempt[r]}
+			d.Deploy[i] = Deployment{Region: r, Attempt: s.region[r].attempt}
 		}
 		s.ready = s.ready[:0]
 	}

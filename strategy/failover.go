@@ -34,7 +34,7 @@ func (s *Strategy) RegionsToRestart(failed topology.ExecutionVertexID, lost ...t
 	}
 	w := &s.walk
 	if w.regionSeen == nil {
-		*w = newFailoverScratch(len(s.regionState), len(s.pendingProducers), len(s.partitionState))
+		*w = newFailoverScratch(len(s.region), len(s.group), len(s.partitionState))
 	}
 	mark := w.begin()
 	for _, p := range lost {
@@ -56,7 +56,7 @@ func (s *Strategy) RegionsToRestart(failed topology.ExecutionVertexID, lost ...t
 				continue
 			}
 			w.inputSeen[g] = mark
-			if s.releasedPartitions[g] == 0 && w.groupLost[g] != mark {
+			if s.group[g].released == 0 && w.groupLost[g] != mark {
 				continue
 			}
 			pg := s.topo.Group(g)
@@ -116,7 +116,7 @@ func (s *Strategy) Restart(regions []region.ID) (Decisions, error) {
 		s.resetRegion(r)
 	}
 	for _, r := range set {
-		if s.unsatisfied[r] == 0 {
+		if s.region[r].unsatisfied == 0 {
 			s.ready = append(s.ready, r)
 		}
 	}
@@ -128,14 +128,15 @@ func (s *Strategy) Restart(regions []region.ID) (Decisions, error) {
 
 // resetRegion starts a new attempt of region r.
 func (s *Strategy) resetRegion(r region.ID) {
-	s.attempt[r]++
-	if s.regionState[r] == RegionFinished {
+	rg := &s.region[r]
+	rg.attempt++
+	if rg.state == RegionFinished {
 		s.finishedRegions--
 		for _, g := range s.regions.AllConsumedGroups(r) {
-			s.unfinishedConsumers[g]++
+			s.group[g].unfinishedConsumers++
 		}
 	}
-	s.regionState[r] = RegionWaiting
+	rg.state = RegionWaiting
 	members := s.regions.Members(r)
 	for _, v := range members {
 		if s.vertexState[v] == TaskFinished {
@@ -143,7 +144,7 @@ func (s *Strategy) resetRegion(r region.ID) {
 		}
 		s.vertexState[v] = TaskCreated
 	}
-	s.unfinishedMembers[r] = int32(len(members))
+	rg.unfinished = int32(len(members))
 }
 
 // vertexReset makes the blocking partitions of finished vertex v
@@ -155,7 +156,7 @@ func (s *Strategy) vertexReset(v topology.ExecutionVertexID) {
 		p := s.topo.PartitionOf(e, v)
 		g := s.topo.ProducedGroup(e, subtask)
 		if s.partitionState[p] == partitionReleased {
-			s.releasedPartitions[g]--
+			s.group[g].released--
 		}
 		s.partitionState[p] = partitionUnfinished
 		s.partitionReset(g, p)
@@ -167,24 +168,25 @@ func (s *Strategy) vertexReset(v topology.ExecutionVertexID) {
 // consumer region loses g (the producer itself, if it consumes g, waits
 // only for others); if it is the second, the one pending before loses g.
 func (s *Strategy) partitionReset(g topology.GroupID, p topology.ResultPartitionID) {
-	share := s.partitionShare[p]
+	pos := s.sharePos(p)
+	share := s.regions.GroupProducerBase(g) + pos
 	if s.shareUnfinished[share]++; s.shareUnfinished[share] > 1 {
 		return
 	}
-	base := s.shareStart[g]
-	s.pendingProducers[g]++
-	s.pendingShareSum[g] += int64(share - base)
-	switch s.pendingProducers[g] {
+	gs := &s.group[g]
+	gs.pending++
+	gs.pendingXor ^= pos
+	switch gs.pending {
 	case 1:
-		pending := s.shareRegion(g, share)
+		pending := s.regions.GroupProducerRegions(g)[pos]
 		for _, c := range s.regions.GroupConsumerRegions(g) {
 			if c != pending {
-				s.unsatisfied[c]++
+				s.region[c].unsatisfied++
 			}
 		}
 	case 2:
-		if before := base + int32(s.pendingShareSum[g]) - (share - base); s.shareConsumes[before] {
-			s.unsatisfied[s.shareRegion(g, before)]++
+		if before := s.regions.GroupProducerRegions(g)[gs.pendingXor^pos]; s.consumes(g, before) {
+			s.region[before].unsatisfied++
 		}
 	}
 }

@@ -11,10 +11,11 @@ import (
 // group it reads; once every consumer region of a group has finished, its
 // finished partitions are released.
 func (s *Strategy) regionFinished(r region.ID) {
-	s.regionState[r] = RegionFinished
+	s.region[r].state = RegionFinished
 	s.finishedRegions++
 	for _, g := range s.regions.AllConsumedGroups(r) {
-		if s.unfinishedConsumers[g]--; s.unfinishedConsumers[g] == 0 {
+		gs := &s.group[g]
+		if gs.unfinishedConsumers--; gs.unfinishedConsumers == 0 {
 			s.releaseFinishedPartitions(g)
 		}
 	}
@@ -47,7 +48,7 @@ func (s *Strategy) releaseFinishedPartitions(g topology.GroupID) {
 // every consumer region of g has finished already (possible only when p's
 // producer was restarted without them).
 func (s *Strategy) releaseIfUnneeded(g topology.GroupID, p topology.ResultPartitionID) {
-	if s.unfinishedConsumers[g] == 0 {
+	if s.group[g].unfinishedConsumers == 0 {
 		s.releasePartition(g, p)
 		if ce := s.log.Check(zap.DebugLevel, "release partitions"); ce != nil {
 			ce.Write(zap.Int32("group", int32(g)), zap.Int("partitions", 1))
@@ -57,6 +58,6 @@ func (s *Strategy) releaseIfUnneeded(g topology.GroupID, p topology.ResultPartit
 
 func (s *Strategy) releasePartition(g topology.GroupID, p topology.ResultPartitionID) {
 	s.partitionState[p] = partitionReleased
-	s.releasedPartitions[g]++
+	s.group[g].released++
 	s.release = append(s.release, p)
 }

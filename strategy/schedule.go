@@ -14,14 +14,14 @@ func (s *Strategy) Start() (Decisions, error) {
 		return Decisions{}, ErrAlreadyStarted
 	}
 	s.started = true
-	for r, n := range s.unsatisfied {
-		if n == 0 {
+	for r := range s.region {
+		if s.region[r].unsatisfied == 0 {
 			s.ready = append(s.ready, region.ID(r))
 		}
 	}
 	d := s.takeDecisions()
 	if ce := s.log.Check(zap.DebugLevel, "strategy started"); ce != nil {
-		ce.Write(zap.Int("regions", len(s.regionState)), zap.Int("sourceRegions", len(d.Deploy)))
+		ce.Write(zap.Int("regions", len(s.region)), zap.Int("sourceRegions", len(d.Deploy)))
 	}
 	return d, nil
 }
@@ -49,8 +49,8 @@ func (s *Strategy) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to
 		return Decisions{}, &UnknownVertexError{Vertex: v}
 	}
 	r := s.regions.RegionOf(v)
-	if attempt != s.attempt[r] {
-		err := &AttemptError{Vertex: v, Name: s.topo.VertexName(v), State: to, Attempt: attempt, Current: s.attempt[r]}
+	if current := s.region[r].attempt; attempt != current {
+		err := &AttemptError{Vertex: v, Name: s.topo.VertexName(v), State: to, Attempt: attempt, Current: current}
 		if ce := s.log.Check(zap.DebugLevel, "ignoring state report"); ce != nil {
 			ce.Write(zap.Error(err))
 		}
@@ -61,9 +61,10 @@ func (s *Strategy) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to
 		return Decisions{}, &TransitionError{Vertex: v, Name: s.topo.VertexName(v), From: from, To: to}
 	}
 	s.vertexState[v] = to
-	if to == TaskFinished {
-		s.vertexFinished(v, r)
+	if to != TaskFinished {
+		return Decisions{}, nil // only a finish decides anything
 	}
+	s.vertexFinished(v, r)
 	return s.takeDecisions(), nil
 }
 
@@ -79,7 +80,8 @@ func (s *Strategy) vertexFinished(v topology.ExecutionVertexID, r region.ID) {
 		s.partitionFinished(g, p)
 		s.releaseIfUnneeded(g, p)
 	}
-	if s.unfinishedMembers[r]--; s.unfinishedMembers[r] == 0 {
+	rg := &s.region[r]
+	if rg.unfinished--; rg.unfinished == 0 {
 		s.regionFinished(r)
 	}
 }
@@ -90,20 +92,21 @@ func (s *Strategy) vertexFinished(v topology.ExecutionVertexID, r region.ID) {
 // consumes g; with none left, every other consumer region is (the region
 // that just completed, if it consumes g, was satisfied already).
 func (s *Strategy) partitionFinished(g topology.GroupID, p topology.ResultPartitionID) {
-	share := s.partitionShare[p]
+	pos := s.sharePos(p)
+	share := s.regions.GroupProducerBase(g) + pos
 	if s.shareUnfinished[share]--; s.shareUnfinished[share] > 0 {
 		return
 	}
-	base := s.shareStart[g]
-	s.pendingProducers[g]--
-	s.pendingShareSum[g] -= int64(share - base)
-	switch s.pendingProducers[g] {
+	gs := &s.group[g]
+	gs.pending--
+	gs.pendingXor ^= pos
+	switch gs.pending {
 	case 1:
-		if last := base + int32(s.pendingShareSum[g]); s.shareConsumes[last] {
-			s.satisfy(s.shareRegion(g, last))
+		if last := s.regions.GroupProducerRegions(g)[gs.pendingXor]; s.consumes(g, last) {
+			s.satisfy(last)
 		}
 	case 0:
-		done := s.shareRegion(g, share)
+		done := s.regions.GroupProducerRegions(g)[pos]
 		for _, c := range s.regions.GroupConsumerRegions(g) {
 			if c != done {
 				s.satisfy(c)
@@ -115,23 +118,20 @@ func (s *Strategy) partitionFinished(g topology.GroupID, p topology.ResultPartit
 // satisfy counts down the unsatisfied inputs of region c; a waiting
 // region with none left becomes ready.
 func (s *Strategy) satisfy(c region.ID) {
-	if s.unsatisfied[c]--; s.unsatisfied[c] == 0 && s.regionState[c] == RegionWaiting {
+	rg := &s.region[c]
+	if rg.unsatisfied--; rg.unsatisfied == 0 && rg.state == RegionWaiting {
 		s.ready = append(s.ready, c)
 	}
 }
 
 // schedule hands region r out for deployment.
 func (s *Strategy) schedule(r region.ID) {
-	s.regionState[r] = RegionScheduled
-	for _, v := range s.regions.Members(r) {
+	s.region[r].state = RegionScheduled
+	members := s.regions.Members(r)
+	for _, v := range members {
 		s.vertexState[v] = TaskScheduled
 	}
 	if ce := s.log.Check(zap.DebugLevel, "schedule region"); ce != nil {
-		ce.Write(zap.Int32("region", int32(r)), zap.Int32("attempt", int32(s.attempt[r])), zap.Int("members", len(s.regions.Members(r))))
+		ce.Write(zap.Int32("region", int32(r)), zap.Int32("attempt", int32(s.region[r].attempt)), zap.Int("members", len(members)))
 	}
-}
-
-// shareRegion returns the producer region of share `share` of group g.
-func (s *Strategy) shareRegion(g topology.GroupID, share int32) region.ID {
-	return s.regions.GroupProducerRegions(g)[share-s.shareStart[g]]
 }

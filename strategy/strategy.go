@@ -1,6 +1,8 @@
 package strategy
 
 import (
+	"slices"
+
 	"go.uber.org/zap"
 
 	"github.com/regionsched/regionsched/region"
@@ -16,20 +18,22 @@ import (
 // Every counter is kept on dense int32 indexes:
 //   - per blocking partition group g, for each distinct producer region of
 //     g, the number of its unfinished partitions in g (a "share" of g is
-//     the part of g one producer region writes); the number of shares with
-//     an unfinished partition (pendingProducers) and the sum of their
-//     positions (pendingShareSum), which names the last one when one is
-//     left, the trick region.Build uses for its topological order;
+//     the part of g one producer region writes; the shares of g are
+//     numbered as g's producer regions in Regions.GroupProducerBase); the
+//     number of shares with an unfinished partition (groupState.pending)
+//     and the xor of their positions, which names the last one when one is
+//     left;
 //   - per region, the number of consumed groups not yet satisfied, where
 //     consumer c is satisfied on g when every partition of g produced
-//     outside c is finished, i.e. pendingProducers[g] == 0, or it is 1 and
-//     the pending producer region is c itself (cross-region groups,
-//     FLINK-22017);
+//     outside c is finished, i.e. pending is 0, or it is 1 and the pending
+//     producer region is c itself (cross-region groups, FLINK-22017);
 //   - per group, the number of consumer regions not finished (release).
 //
 // A finish changes one share counter per produced partition and touches a
 // group's consumer list only when the group completes, so every event
-// costs O(1) amortized plus the regions it schedules.
+// costs O(1) amortized plus the regions it schedules. What one event
+// reads of a region or of a group sits in one small struct (regionState,
+// groupState), so it costs one cache miss, not one per counter.
 type Strategy struct {
 	regions *region.Regions
 	topo    *topology.ExecutionTopology
@@ -43,26 +47,21 @@ type Strategy struct {
 	vertexState []ExecutionState
 
 	// per region.
-	regionState       []RegionState
-	attempt           []Attempt
-	unsatisfied       []int32
-	unfinishedMembers []int32
-	finishedRegions   int
+	region          []regionState
+	finishedRegions int
 
 	// per partition group; all zero for pipelined groups.
-	shareStart          []int32 // shares of g: shareStart[g] ... shareStart[g+1]-1
-	pendingProducers    []int32
-	pendingShareSum     []int64 // sum of (share - shareStart[g]) over pending shares
-	unfinishedConsumers []int32
-	releasedPartitions  []int32
+	group []groupState
 
-	// per share, in GroupProducerRegions order.
+	// per share (see Strategy): its unfinished partitions.
 	shareUnfinished []int32
-	shareConsumes   []bool // the share's producer region also consumes the group
 
 	// per result partition; only blocking partitions are used.
 	partitionState []partitionState
-	partitionShare []int32
+	// partitionPos is the position of the partition's producer region in
+	// its group's producer list; nil when every blocking group has one
+	// producer region (the position is 0).
+	partitionPos []int32
 
 	// output of the event being handled, drained by takeDecisions.
 	ready   []region.ID
@@ -74,6 +73,39 @@ type Strategy struct {
 	releaseBuf []topology.ResultPartitionID
 
 	walk failoverScratch // allocated by the first RegionsToRestart
+}
+
+// regionState is the scheduling state of one region.
+type regionState struct {
+	attempt     Attempt
+	unsatisfied int32 // consumed groups not satisfied (see Strategy)
+	unfinished  int32 // members not finished in this attempt
+	state       RegionState
+}
+
+// groupState counts one blocking partition group's producers and
+// consumers.
+type groupState struct {
+	pending             int32 // shares with an unfinished partition
+	pendingXor          int32 // xor of the positions of the pending shares
+	unfinishedConsumers int32 // consumer regions not finished
+	released            int32 // partitions released
+}
+
+// xorUpTo returns 0 ^ 1 ^ ... ^ n (0 for n < 0).
+func xorUpTo(n int32) int32 {
+	switch {
+	case n < 0:
+		return 0
+	case n%4 == 0:
+		return n
+	case n%4 == 1:
+		return 1
+	case n%4 == 2:
+		return n + 1
+	default:
+		return 0
+	}
 }
 
 // Option configures a Strategy.
@@ -127,25 +159,16 @@ func (s *Strategy) initVertices() {
 	s.vertexState = make([]ExecutionState, s.topo.NumExecutionVertices())
 }
 
-// initGroups sets up the shares of every blocking group, all unfinished.
+// initGroups sets up the shares of every blocking group, all unfinished,
+// in one pass over the blocking groups and their producers.
 func (s *Strategy) initGroups() {
 	rs, t := s.regions, s.topo
 	groups := t.NumGroups()
-	s.shareStart = make([]int32, groups+1)
-	for g := range groups {
-		s.shareStart[g+1] = s.shareStart[g] + int32(len(rs.GroupProducerRegions(topology.GroupID(g))))
-	}
-	shares := s.shareStart[groups]
-	s.shareUnfinished = make([]int32, shares)
-	s.shareConsumes = make([]bool, shares)
-	s.pendingProducers = make([]int32, groups)
-	s.pendingShareSum = make([]int64, groups)
-	s.unfinishedConsumers = make([]int32, groups)
-	s.releasedPartitions = make([]int32, groups)
+	s.group = make([]groupState, groups)
+	s.shareUnfinished = make([]int32, rs.GroupProducerBase(topology.GroupID(groups)))
 	s.partitionState = make([]partitionState, t.NumPartitions())
-	s.partitionShare = make([]int32, t.NumPartitions())
 
-	position := make([]int32, rs.NumRegions()) // of a producer region in the group's list
+	var position []int32 // of a producer region in the group's list; made for the first group of several
 	job := t.Job()
 	for e := range topology.JobEdgeID(job.NumEdges()) {
 		if t.PartitionType(e).IsPipelined() {
@@ -154,25 +177,29 @@ func (s *Strategy) initGroups() {
 		gs := t.GroupsOf(e)
 		for g := topology.GroupID(gs.Start); g < topology.GroupID(gs.End); g++ {
 			producers := rs.GroupProducerRegions(g)
-			consumers := rs.GroupConsumerRegions(g)
-			k := int64(len(producers))
-			s.pendingProducers[g] = int32(k)
-			s.pendingShareSum[g] = k * (k - 1) / 2
-			s.unfinishedConsumers[g] = int32(len(consumers))
-			base := s.shareStart[g]
-			j := 0
+			k := int32(len(producers))
+			s.group[g] = groupState{
+				pending:             k,
+				pendingXor:          xorUpTo(k - 1),
+				unfinishedConsumers: int32(len(rs.GroupConsumerRegions(g))),
+			}
+			base := rs.GroupProducerBase(g)
+			pg := t.GroupOnEdge(e, g)
+			if k == 1 {
+				s.shareUnfinished[base] = int32(pg.Producers.Len())
+				continue
+			}
+			if position == nil {
+				position = make([]int32, rs.NumRegions())
+				s.partitionPos = make([]int32, t.NumPartitions())
+			}
 			for i, r := range producers {
 				position[r] = int32(i)
-				for j < len(consumers) && consumers[j] < r {
-					j++
-				}
-				s.shareConsumes[base+int32(i)] = j < len(consumers) && consumers[j] == r
 			}
-			pg := t.Group(g)
 			for v := topology.ExecutionVertexID(pg.Producers.Start); v < topology.ExecutionVertexID(pg.Producers.End); v++ {
-				share := base + position[rs.RegionOf(v)]
-				s.partitionShare[t.PartitionOf(e, v)] = share
-				s.shareUnfinished[share]++
+				pos := position[rs.RegionOf(v)]
+				s.partitionPos[t.PartitionOf(e, v)] = pos
+				s.shareUnfinished[base+pos]++
 			}
 		}
 	}
@@ -181,14 +208,32 @@ func (s *Strategy) initGroups() {
 func (s *Strategy) initRegions() {
 	rs := s.regions
 	n := rs.NumRegions()
-	s.regionState = make([]RegionState, n)
-	s.attempt = make([]Attempt, n)
-	s.unsatisfied = make([]int32, n)
-	s.unfinishedMembers = make([]int32, n)
+	s.region = make([]regionState, n)
 	for r := range n {
-		s.unsatisfied[r] = int32(len(rs.ConsumedGroups(region.ID(r))))
-		s.unfinishedMembers[r] = int32(rs.Size(region.ID(r)))
+		s.region[r] = regionState{
+			unsatisfied: int32(len(rs.ConsumedGroups(region.ID(r)))),
+			unfinished:  int32(rs.Size(region.ID(r))),
+		}
 	}
+}
+
+// sharePos returns the position of partition p's producer region in its
+// group's producer list.
+func (s *Strategy) sharePos(p topology.ResultPartitionID) int32 {
+	if s.partitionPos == nil {
+		return 0
+	}
+	return s.partitionPos[p]
+}
+
+// consumes reports whether region r, a producer region of group g, also
+// consumes g. Only a cross-region group has such a producer among several.
+func (s *Strategy) consumes(g topology.GroupID, r region.ID) bool {
+	if !s.regions.IsCrossRegion(g) {
+		return false
+	}
+	_, found := slices.BinarySearch(s.regions.GroupConsumerRegions(g), r)
+	return found
 }
 
 // Regions returns the regions the strategy schedules.
@@ -198,14 +243,14 @@ func (s *Strategy) Regions() *region.Regions { return s.regions }
 func (s *Strategy) Started() bool { return s.started }
 
 // Finished reports whether every region is finished.
-func (s *Strategy) Finished() bool { return s.finishedRegions == len(s.regionState) }
+func (s *Strategy) Finished() bool { return s.finishedRegions == len(s.region) }
 
 // Vertex returns the state and attempt of execution vertex v.
 func (s *Strategy) Vertex(v topology.ExecutionVertexID) (VertexStatus, error) {
 	if !s.validVertex(v) {
 		return VertexStatus{}, &UnknownVertexError{Vertex: v}
 	}
-	return VertexStatus{State: s.vertexState[v], Attempt: s.attempt[s.regions.RegionOf(v)]}, nil
+	return VertexStatus{State: s.vertexState[v], Attempt: s.region[s.regions.RegionOf(v)].attempt}, nil
 }
 
 // Region returns the state, attempt and counters of region r.
@@ -213,11 +258,12 @@ func (s *Strategy) Region(r region.ID) (RegionStatus, error) {
 	if !s.validRegion(r) {
 		return RegionStatus{}, &UnknownRegionError{Region: r}
 	}
+	rg := &s.region[r]
 	return RegionStatus{
-		State:             s.regionState[r],
-		Attempt:           s.attempt[r],
-		UnsatisfiedInputs: int(s.unsatisfied[r]),
-		UnfinishedMembers: int(s.unfinishedMembers[r]),
+		State:             rg.state,
+		Attempt:           rg.attempt,
+		UnsatisfiedInputs: int(rg.unsatisfied),
+		UnfinishedMembers: int(rg.unfinished),
 	}, nil
 }
 
@@ -240,5 +286,5 @@ func (s *Strategy) validVertex(v topology.ExecutionVertexID) bool {
 }
 
 func (s *Strategy) validRegion(r region.ID) bool {
-	return r >= 0 && int(r) < len(s.regionState)
+	return r >= 0 && int(r) < len(s.region)
 }

@@ -123,7 +123,18 @@ func (t *ExecutionTopology) ExecutionVertex(jv JobVertexID, subtask int) Executi
 
 // JobVertexOf returns the job vertex index of v (O(log V)).
 func (t *ExecutionTopology) JobVertexOf(v ExecutionVertexID) JobVertexID {
-	return JobVertexID(sort.Search(len(t.vertexStart)-1, func(i int) bool { return t.vertexStart[i+1] > int32(v) }))
+	// The first i with vertexStart[i+1] > v (sort.Search, written out:
+	// this runs on every task event of a scheduler).
+	lo, hi := 0, len(t.vertexStart)-1
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t.vertexStart[m+1] > int32(v) {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return JobVertexID(lo)
 }
 
 // SubtaskIndex returns v's 0-based subtask index within its job vertex.
@@ -180,6 +191,13 @@ func (t *ExecutionTopology) Group(g GroupID) PartitionGroup {
 	return t.groupOfEdge(e, int32(g)-t.groupStart[e])
 }
 
+// GroupOnEdge returns Group(g) for a group g of job edge e (g in
+// GroupsOf(e)) without looking its edge up: for a caller that walks the
+// groups edge by edge, or knows the edge of the partition at hand.
+func (t *ExecutionTopology) GroupOnEdge(e JobEdgeID, g GroupID) PartitionGroup {
+	return t.groupOfEdge(e, int32(g)-t.groupStart[e])
+}
+
 func (t *ExecutionTopology) groupOfEdge(e JobEdgeID, k int32) PartitionGroup {
 	src, dst := t.job.edgeSource[e], t.job.edgeTarget[e]
 	sBase, cBase := t.vertexStart[src], t.vertexStart[dst]
@@ -225,9 +243,9 @@ func (t *ExecutionTopology) ProducedGroup(e JobEdgeID, subtask int) GroupID {
 	k := int64(0)
 	if t.pattern[e] == exchange.Pointwise {
 		s, c := t.parallelisms(e)
-		if s >= c {
+		if s > c {
 			k = ceilDiv(int64(subtask+1)*c, s) - 1
-		} else {
+		} else { // s == c (forward) is one group per subtask too
 			k = int64(subtask)
 		}
 	}
