@@ -151,6 +151,7 @@ func Build(t *topology.ExecutionTopology) *Regions {
 	})
 	rs.indexSlotSharingGroups()
 	rs.markNeverFinishing()
+	rs.indexVertexSlots()
 	rs.countSlots()
 	return rs
 }

@@ -39,6 +39,9 @@ type Regions struct {
 	// never marks the job vertices that never finish (NeverFinishes); nil
 	// when the job has no unbounded vertex.
 	never []bool
+	// vertexSlot is, per job vertex, the slot of one of its subtasks alone
+	// (Members nil): what AppendSlots hands out for a one-member region.
+	vertexSlot []Slot
 	// packed holds, per region, the slots of a resource-aware packing
 	// chosen by ForCluster (nil: the locality packing of Slots); nil when
 	// no region is repacked.

@@ -41,6 +41,17 @@ func (rs *Regions) indexSlotSharingGroups() {
 	}
 }
 
+// indexVertexSlots fills vertexSlot (after indexSlotSharingGroups and
+// markNeverFinishing).
+func (rs *Regions) indexVertexSlots() {
+	job := rs.topo.Job()
+	rs.vertexSlot = make([]Slot, job.NumVertices())
+	for jv := range topology.JobVertexID(job.NumVertices()) {
+		rs.vertexSlot[jv] = Slot{SlotSharingGroup: rs.ssgNames[rs.ssgOf[jv]], Profile: job.Vertex(jv).Resources,
+			Unbounded: rs.NeverFinishes(jv)}
+	}
+}
+
 // countSlots computes every region's lower bound in one pass over the
 // members: members are sorted by id, so the subtasks of one job vertex
 // form a run, and the count per vertex is the run length.
@@ -108,9 +119,9 @@ func (rs *Regions) AppendSlots(dst []Slot, r ID) []Slot {
 	}
 	members := rs.Members(r)
 	if len(members) == 1 {
-		jv := rs.topo.JobVertexOf(members[0])
-		return append(dst, Slot{SlotSharingGroup: rs.ssgNames[rs.ssgOf[jv]], Profile: rs.topo.Job().Vertex(jv).Resources,
-			Members: members, Unbounded: rs.NeverFinishes(jv)})
+		sl := rs.vertexSlot[rs.topo.JobVertexOf(members[0])]
+		sl.Members = members
+		return append(dst, sl)
 	}
 	return append(dst, rs.localitySlots(r)...)
 }
@@ -131,9 +142,9 @@ func (rs *Regions) localitySlots(r ID) []Slot {
 	job := t.Job()
 	members := rs.Members(r)
 	if len(members) == 1 { // common in blocking jobs: no sharing to work out
-		jv := t.JobVertexOf(members[0])
-		return []Slot{{SlotSharingGroup: rs.ssgNames[rs.ssgOf[jv]], Profile: job.Vertex(jv).Resources,
-			Members: []topology.ExecutionVertexID{members[0]}, Unbounded: rs.NeverFinishes(jv)}}
+		sl := rs.vertexSlot[t.JobVertexOf(members[0])]
+		sl.Members = []topology.ExecutionVertexID{members[0]}
+		return []Slot{sl}
 	}
 	type run struct {
 		jv         topology.JobVertexID
