@@ -108,24 +108,34 @@ func (s *Scheduler) HasReady() bool {
 // nothing in it is valid.
 func (s *Scheduler) Ready() Ready {
 	rd := s.rd
-	s.rd = Ready{}
 	if s.reuse {
+		// The spare's storage, emptied, takes the place of what is handed
+		// out, which becomes the spare (field by field: Job and Deadline
+		// are nil and zero in s.rd, and the spare keeps only slices).
 		sp := &s.spare
-		s.rd = Ready{Requests: sp.Requests[:0], Cancel: sp.Cancel[:0], Released: sp.Released[:0],
-			PartitionsReleased: sp.PartitionsReleased[:0], Deploy: sp.Deploy[:0], Restarted: sp.Restarted[:0],
-			ToAdmission: sp.ToAdmission[:0]}
 		clear(sp.Requests) // drop what they point to (beyond len: cleared before)
 		clear(sp.Restarted)
 		clear(sp.ToAdmission)
-		s.spare = rd
+		s.rd.Requests, sp.Requests = sp.Requests[:0], rd.Requests
+		s.rd.Cancel, sp.Cancel = sp.Cancel[:0], rd.Cancel
+		s.rd.Released, sp.Released = sp.Released[:0], rd.Released
+		s.rd.PartitionsReleased, sp.PartitionsReleased = sp.PartitionsReleased[:0], rd.PartitionsReleased
+		s.rd.Deploy, sp.Deploy = sp.Deploy[:0], rd.Deploy
+		s.rd.Restarted, sp.Restarted = sp.Restarted[:0], rd.Restarted
+		s.rd.ToAdmission, sp.ToAdmission = sp.ToAdmission[:0], rd.ToAdmission
+		s.rd.Job = nil
+	} else {
+		s.rd = Ready{}
 	}
 	// The one-member regions' slots handed out before the last Ready are
 	// in no Ready any more (without ReuseReady, in none at all).
 	s.oneSlots.handOut()
 	// Slot lists released two Ready calls ago are no longer in any Ready.
-	s.slotsFree = append(s.slotsFree, s.slotsOlder...)
-	s.slotsOlder, s.slotsReleased = s.slotsReleased, s.slotsOlder[:0]
-	if len(rd.Deploy) > 0 {
+	if len(s.slotsOlder) > 0 || len(s.slotsReleased) > 0 {
+		s.slotsFree = append(s.slotsFree, s.slotsOlder...)
+		s.slotsOlder, s.slotsReleased = s.slotsReleased, s.slotsOlder[:0]
+	}
+	if s.deployAt != nil && len(rd.Deploy) > 0 { // withdrawn deployments, see emitCancel
 		kept := rd.Deploy[:0]
 		for _, d := range rd.Deploy {
 			if d.Task >= 0 {
@@ -144,12 +154,24 @@ func (s *Scheduler) Ready() Ready {
 // emitDeploy adds a task to the next Ready's Deploy list.
 func (s *Scheduler) emitDeploy(v TaskID, attempt strategy.Attempt, slot SlotID, r region.ID) {
 	s.rd.Deploy = append(s.rd.Deploy, Deployment{Task: v, Attempt: attempt, Slot: slot, Region: r})
-	s.deployAt[v] = int32(len(s.rd.Deploy))
+	if s.deployAt != nil {
+		s.deployAt[v] = int32(len(s.rd.Deploy))
+	}
 }
 
 // emitCancel asks the runtime to stop a task; a deployment of it not
-// handed out yet is withdrawn instead.
+// handed out yet is withdrawn instead. The index of those deployments
+// (deployAt) is made by the first cancel: a job that cancels nothing
+// pays nothing for it.
 func (s *Scheduler) emitCancel(v TaskID, attempt strategy.Attempt) {
+	if s.deployAt == nil {
+		s.deployAt = make([]int32, s.rs.Topology().NumExecutionVertices())
+		for i, d := range s.rd.Deploy {
+			if d.Task >= 0 {
+				s.deployAt[d.Task] = int32(i + 1)
+			}
+		}
+	}
 	if i := s.deployAt[v]; i > 0 && s.rd.Deploy[i-1].Attempt == attempt {
 		s.rd.Deploy[i-1].Task = -1 // dropped by Ready
 		s.deployAt[v] = 0

@@ -176,8 +176,10 @@ type Scheduler struct {
 	last    time.Time // the time of the latest input that changed something
 	started bool      // last is set
 
-	rd       Ready   // what the next Ready call hands out
-	deployAt []int32 // per execution vertex: 1 + its index in rd.Deploy, or 0
+	rd Ready // what the next Ready call hands out
+	// deployAt is, per execution vertex, 1 + its index in rd.Deploy, or 0;
+	// nil until the first cancel (see emitCancel).
+	deployAt []int32
 
 	requestBuf []slotpool.Request // scratch for request
 
@@ -211,7 +213,6 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 		log:      log,
 		regions:  make([]regionRun, rs.NumRegions()),
 		taskSlot: make([]slotpool.SlotID, n),
-		deployAt: make([]int32, n),
 		reuse:    cfg.ReuseReady,
 	}
 }

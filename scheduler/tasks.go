@@ -188,13 +188,23 @@ func (s *Scheduler) liveSlots(r region.ID, run *regionRun) ([]region.Slot, []slo
 	if !run.waiting && !run.deployed {
 		return nil, nil
 	}
-	members := s.rs.Members(r)
-	s.oneSlot[0] = region.Slot{Members: members}
+	slots := s.regionSlots(r, run)
 	if !run.deployed {
-		return s.oneSlot[:], nil
+		return slots, nil
 	}
-	s.onePlaced[0] = s.taskSlot[members[0]]
-	return s.oneSlot[:], s.onePlaced[:]
+	s.onePlaced[0] = s.taskSlot[slots[0].Members[0]]
+	return slots, s.onePlaced[:]
+}
+
+// regionSlots is liveSlots without the placed slots, for a region that
+// is scheduled or deployed: deploy, which places them, reads no slot of
+// a task (a cache miss on a task the region never ran yet).
+func (s *Scheduler) regionSlots(r region.ID, run *regionRun) []region.Slot {
+	if run.live != 0 {
+		return s.lives[run.live-1].slots
+	}
+	s.oneSlot[0] = region.Slot{Members: s.rs.Members(r)}
+	return s.oneSlot[:]
 }
 
 // dropSlots forgets the slots of a region's attempt; their list is reused
