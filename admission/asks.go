@@ -1,17 +1,23 @@
 package admission
 
-import "github.com/regionsched/regionsched/slotpool"
+import (
+	"math/bits"
+
+	"github.com/regionsched/regionsched/slotpool"
+)
 
 // jobAsks is a job's outstanding asks in arrival order. A pool can have
 // thousands of asks outstanding (one per region it submitted), and the
 // admission looks at them on every decision, so: a doubly linked list
 // with an index by id (add and remove in O(1)), a count of the
-// all-or-nothing asks per size (the smallest size in O(maxBucket)), and
-// the ask of the pool's head at hand.
+// all-or-nothing asks per size with a bit per non-empty size (the
+// smallest size in O(1): it is read on every visit of a decision walk),
+// and the ask of the pool's head at hand.
 type jobAsks struct {
 	first, last *jobAsk
 	byID        map[slotpool.AskID]*jobAsk
 	sizes       [maxBucket + 1]int
+	nonEmpty    [2]uint64 // bit b: sizes[b] > 0
 	n           int
 	head        *jobAsk
 }
@@ -40,7 +46,7 @@ func (l *jobAsks) add(a *jobAsk) {
 	l.last = a
 	l.n++
 	a.bucket = a.sizeBucket()
-	l.sizes[a.bucket]++
+	l.count(a.bucket, +1)
 	if a.head {
 		l.head = a
 	}
@@ -61,7 +67,7 @@ func (l *jobAsks) remove(a *jobAsk) {
 	}
 	a.prev, a.next = nil, nil
 	l.n--
-	l.sizes[a.bucket]--
+	l.count(a.bucket, -1)
 	if l.head == a {
 		l.head = nil
 	}
@@ -70,20 +76,28 @@ func (l *jobAsks) remove(a *jobAsk) {
 // took records that n slots of a were granted (it stays outstanding).
 func (l *jobAsks) took(a *jobAsk, n int) {
 	a.n -= n
-	l.sizes[a.bucket]--
+	l.count(a.bucket, -1)
 	a.bucket = a.sizeBucket()
-	l.sizes[a.bucket]++
+	l.count(a.bucket, +1)
+}
+
+// count adds d to the asks of size bucket b and keeps its bit.
+func (l *jobAsks) count(b, d int) {
+	l.sizes[b] += d
+	if l.sizes[b] > 0 {
+		l.nonEmpty[b/64] |= 1 << (b % 64)
+	} else {
+		l.nonEmpty[b/64] &^= 1 << (b % 64)
+	}
 }
 
 // smallest returns the size bucket of the smallest ask (maxBucket if
 // there is none, or none smaller).
 func (l *jobAsks) smallest() int {
-	for b, c := range l.sizes {
-		if c > 0 {
-			return b
-		}
+	if l.nonEmpty[0] != 0 {
+		return bits.TrailingZeros64(l.nonEmpty[0])
 	}
-	return maxBucket
+	return maxBucket // bucket 64, the only one of the second word, or none
 }
 
 // clear forgets every ask.

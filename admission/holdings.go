@@ -74,10 +74,25 @@ func (q *Queues) reserveFor(c *job, idx int32) {
 	s := &q.slots[idx]
 	s.state, s.claimant = slotReserved, c.id
 	if len(c.reserved) == 0 {
-		c.queue.withReserved++
+		c.queue.addReserver(c)
 	}
 	c.reserved = append(c.reserved, idx)
 	q.nReserved++
+}
+
+// addReserver lists a job that now has reserved slots.
+func (qu *queue) addReserver(j *job) {
+	j.reserverPos = len(qu.reservers)
+	qu.reservers = append(qu.reservers, j)
+}
+
+// removeReserver unlists a job whose reserved slots are gone, in O(1).
+func (qu *queue) removeReserver(j *job) {
+	last := qu.reservers[len(qu.reservers)-1]
+	qu.reservers[j.reserverPos] = last
+	last.reserverPos = j.reserverPos
+	qu.reservers[len(qu.reservers)-1] = nil
+	qu.reservers = qu.reservers[:len(qu.reservers)-1]
 }
 
 // addIncoming records a slot being reclaimed for claimant c.
@@ -92,7 +107,7 @@ func (q *Queues) takeReserved(c *job, p int32) (int32, bool) {
 			c.reserved = slices.Delete(c.reserved, i, i+1)
 			q.nReserved--
 			if len(c.reserved) == 0 {
-				c.queue.withReserved--
+				c.queue.removeReserver(c)
 			}
 			return idx, true
 		}
@@ -109,7 +124,7 @@ func (q *Queues) dropClaim(c *job) {
 	}
 	q.nReserved -= len(c.reserved)
 	if len(c.reserved) > 0 {
-		c.queue.withReserved--
+		c.queue.removeReserver(c)
 	}
 	for _, idx := range c.incoming {
 		q.slots[idx].claimant = noJob

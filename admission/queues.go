@@ -195,6 +195,9 @@ type job struct {
 	// reclaimed for it: its claim (see Queues.claim).
 	reserved []int32
 	incoming []int32
+	// reserverPos is its place in its queue's reservers while reserved
+	// is not empty.
+	reserverPos int
 }
 
 // waiting reports whether the job wants a grant.
@@ -213,8 +216,8 @@ type queue struct {
 	// maxRunningJobs), [1] the others: the per-size trees of walkSparse
 	// and the counts of fitCount (created when first used).
 	fits [2][maxBucket + 1]*redblacktree.Tree
-	// withReserved counts its jobs with reserved slots.
-	withReserved int
+	// reservers lists its jobs with reserved slots (claimants: few).
+	reservers []*job
 	// heldSlots counts the slots its jobs hold that a claim may take.
 	heldSlots int
 	starting  int // jobs in JobStarting

@@ -715,6 +715,11 @@ func (s *sim) invariants() error {
 	}
 	for _, j := range q.jobs {
 		sj := s.byName[j.spec.Name]
+		for b, n := range j.asks.sizes {
+			if bit := j.asks.nonEmpty[b/64]&(1<<(b%64)) != 0; bit != (n > 0) {
+				return fmt.Errorf("job %s: %d asks of size bucket %d, its bit says %v", j.spec.Name, n, b, bit)
+			}
+		}
 		if j.granted != owned[j.id] {
 			return fmt.Errorf("job %s: granted %d, owns %d", j.spec.Name, j.granted, owned[j.id])
 		}

@@ -20,19 +20,24 @@ const sparseFree = 16
 // walk visits the jobs of qu that may be served or claim; true when
 // nothing more can happen in this pass.
 func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
-	// (placeholders, like reserved slots, serve their job beyond the
-	// free slots; they are rare and short-lived: walk the whole queue)
-	if q.nFree < sparseFree && qu.withReserved == 0 && q.nPlaceholders == 0 {
-		return q.walkSparse(qu, st)
+	if q.sparse(qu) {
+		return q.walkSparse(qu, st, nil)
 	}
 	fit := q.newFitCount(qu)
 	it := qu.order.Iterator()
+	var last any // the key of the job visited last, boxed
 	for it.Next() {
 		if !st.claiming && q.nPlaceholders == 0 && fit.done(q.nFree) {
 			return false
 		}
+		if last != nil && !st.claiming && q.sparse(qu) {
+			// The free slots ran low (and the claim is made): jump to the
+			// jobs that fit them rather than step past every larger one.
+			return q.walkSparse(qu, st, last)
+		}
 		j := it.Value().(*job)
 		fit.visit(j)
+		last = j.keyBox
 		if q.visit(qu, j, st) {
 			return true
 		}
@@ -40,20 +45,47 @@ func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
 	return false
 }
 
-// walkSparse visits, in policy order, the first job that may be granted
-// (while no job claimed yet) and then only the jobs whose smallest grant
-// fits the free slots by number.
-func (q *Queues) walkSparse(qu *queue, st *passState) (stop bool) {
-	var cursor any // the key of the job visited last, boxed (nil: none yet)
+// sparse reports whether a walk of qu jumps through the per-size trees:
+// with few free slots and no placeholders in play (they serve their job
+// beyond the free slots; they are rare and short-lived: such a walk
+// steps through the whole queue). Jobs with reserved slots, which may be
+// served beyond the free slots too, are few (claimants): a sparse walk
+// visits them in order besides the jobs that fit (nextReserver).
+func (q *Queues) sparse(qu *queue) bool {
+	return q.nFree < sparseFree && q.nPlaceholders == 0
+}
+
+// nextReserver returns the first job after cursor (from the start if
+// nil), in the queue's order, that has reserved slots, or nil.
+func (qu *queue) nextReserver(cursor any) *job {
+	var best *job
+	for _, r := range qu.reservers {
+		if !r.inTree || (cursor != nil && compareKeys(r.keyBox, cursor) <= 0) {
+			continue
+		}
+		if best == nil || r.key.compare(best.key) < 0 {
+			best = r
+		}
+	}
+	return best
+}
+
+// walkSparse visits, in policy order after cursor (the boxed key of the
+// job visited last; nil: from the start), the first job that may be
+// granted (while no job claimed yet) and then only the jobs whose
+// smallest grant fits the free slots by number.
+func (q *Queues) walkSparse(qu *queue, st *passState, cursor any) (stop bool) {
 	for {
 		var j *job
 		if st.claiming {
 			j = q.nextStartable(qu, cursor)
 		} else {
-			if q.nFree == 0 {
-				return false
+			j = qu.nextReserver(cursor)
+			if q.nFree > 0 {
+				if f := q.nextFitting(qu, cursor, min(q.nFree, maxBucket)); f != nil && (j == nil || f.key.compare(j.key) < 0) {
+					j = f
+				}
 			}
-			j = q.nextFitting(qu, cursor, min(q.nFree, maxBucket))
 		}
 		if j == nil {
 			return false
@@ -164,7 +196,7 @@ func (q *Queues) newFitCount(qu *queue) *fitCount {
 		}
 	}
 	f.lim, f.starts = -1, starts
-	f.remaining = qu.withReserved
+	f.remaining = len(qu.reservers)
 	f.relimit(q.nFree)
 	return f
 }
