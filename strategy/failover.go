@@ -159,28 +159,34 @@ func (s *Strategy) vertexReset(v topology.ExecutionVertexID) {
 			s.group[g].released--
 		}
 		s.partitionState[p] = partitionUnfinished
-		s.partitionReset(g, p)
+		s.partitionReset(g, p, s.regions.RegionOf(v))
 	}
 }
 
-// partitionReset is the inverse of partitionFinished. When p's producer
-// region becomes pending in g: if it is the only pending one, every other
-// consumer region loses g (the producer itself, if it consumes g, waits
+// partitionReset is the inverse of partitionFinished (p is written by
+// region r). When r becomes pending in g: if it is the only pending one,
+// every other consumer region loses g (r itself, if it consumes g, waits
 // only for others); if it is the second, the one pending before loses g.
-func (s *Strategy) partitionReset(g topology.GroupID, p topology.ResultPartitionID) {
-	pos := s.sharePos(p)
-	share := s.regions.GroupProducerBase(g) + pos
-	if s.shareUnfinished[share]++; s.shareUnfinished[share] > 1 {
-		return
-	}
+func (s *Strategy) partitionReset(g topology.GroupID, p topology.ResultPartitionID, r region.ID) {
 	gs := &s.group[g]
+	pos := int32(0)
+	if gs.single >= 0 {
+		if gs.single++; gs.single > 1 {
+			return
+		}
+	} else {
+		pos = s.partitionPos[p]
+		share := s.regions.GroupProducerBase(g) + pos
+		if s.shareUnfinished[share]++; s.shareUnfinished[share] > 1 {
+			return
+		}
+	}
 	gs.pending++
 	gs.pendingXor ^= pos
 	switch gs.pending {
 	case 1:
-		pending := s.regions.GroupProducerRegions(g)[pos]
 		for _, c := range s.regions.GroupConsumerRegions(g) {
-			if c != pending {
+			if c != r {
 				s.region[c].unsatisfied++
 			}
 		}

@@ -77,7 +77,7 @@ func (s *Strategy) vertexFinished(v topology.ExecutionVertexID, r region.ID) {
 		p := s.topo.PartitionOf(e, v)
 		g := s.topo.ProducedGroup(e, subtask)
 		s.partitionState[p] = partitionFinished
-		s.partitionFinished(g, p)
+		s.partitionFinished(g, p, r)
 		s.releaseIfUnneeded(g, p)
 	}
 	rg := &s.region[r]
@@ -86,18 +86,25 @@ func (s *Strategy) vertexFinished(v topology.ExecutionVertexID, r region.ID) {
 	}
 }
 
-// partitionFinished counts down partition p of group g. When p was the
-// last unfinished partition of its producer region in g, one producer
-// region less is pending: with one left, that region is satisfied if it
-// consumes g; with none left, every other consumer region is (the region
-// that just completed, if it consumes g, was satisfied already).
-func (s *Strategy) partitionFinished(g topology.GroupID, p topology.ResultPartitionID) {
-	pos := s.sharePos(p)
-	share := s.regions.GroupProducerBase(g) + pos
-	if s.shareUnfinished[share]--; s.shareUnfinished[share] > 0 {
-		return
-	}
+// partitionFinished counts down partition p of group g, written by
+// region r. When p was the last unfinished partition of r in g, one
+// producer region less is pending: with one left, that region is
+// satisfied if it consumes g; with none left, every other consumer region
+// is (r, if it consumes g, was satisfied already).
+func (s *Strategy) partitionFinished(g topology.GroupID, p topology.ResultPartitionID, r region.ID) {
 	gs := &s.group[g]
+	pos := int32(0)
+	if gs.single >= 0 {
+		if gs.single--; gs.single > 0 {
+			return
+		}
+	} else {
+		pos = s.partitionPos[p]
+		share := s.regions.GroupProducerBase(g) + pos
+		if s.shareUnfinished[share]--; s.shareUnfinished[share] > 0 {
+			return
+		}
+	}
 	gs.pending--
 	gs.pendingXor ^= pos
 	switch gs.pending {
@@ -106,9 +113,8 @@ func (s *Strategy) partitionFinished(g topology.GroupID, p topology.ResultPartit
 			s.satisfy(last)
 		}
 	case 0:
-		done := s.regions.GroupProducerRegions(g)[pos]
 		for _, c := range s.regions.GroupConsumerRegions(g) {
-			if c != done {
+			if c != r {
 				s.satisfy(c)
 			}
 		}

@@ -19,7 +19,9 @@ import (
 //   - per blocking partition group g, for each distinct producer region of
 //     g, the number of its unfinished partitions in g (a "share" of g is
 //     the part of g one producer region writes; the shares of g are
-//     numbered as g's producer regions in Regions.GroupProducerBase); the
+//     numbered as g's producer regions in Regions.GroupProducerBase, and
+//     the only share of a group of one producer region, the usual case
+//     of pointwise edges, is counted in the group's own state); the
 //     number of shares with an unfinished partition (groupState.pending)
 //     and the xor of their positions, which names the last one when one is
 //     left;
@@ -53,7 +55,9 @@ type Strategy struct {
 	// per partition group; all zero for pipelined groups.
 	group []groupState
 
-	// per share (see Strategy): its unfinished partitions.
+	// per share (see Strategy) of a group of several producer regions: its
+	// unfinished partitions; nil when every blocking group has one
+	// producer region.
 	shareUnfinished []int32
 
 	// per result partition; only blocking partitions are used.
@@ -90,6 +94,10 @@ type groupState struct {
 	pendingXor          int32 // xor of the positions of the pending shares
 	unfinishedConsumers int32 // consumer regions not finished
 	released            int32 // partitions released
+	// single counts the unfinished partitions of the one share of a group
+	// of one producer region; -1 for a group of several, whose shares are
+	// counted in Strategy.shareUnfinished.
+	single int32
 }
 
 // xorUpTo returns 0 ^ 1 ^ ... ^ n (0 for n < 0).
@@ -165,7 +173,6 @@ func (s *Strategy) initGroups() {
 	rs, t := s.regions, s.topo
 	groups := t.NumGroups()
 	s.group = make([]groupState, groups)
-	s.shareUnfinished = make([]int32, rs.GroupProducerBase(topology.GroupID(groups)))
 	s.partitionState = make([]partitionState, t.NumPartitions())
 
 	var position []int32 // of a producer region in the group's list; made for the first group of several
@@ -178,20 +185,22 @@ func (s *Strategy) initGroups() {
 		for g := topology.GroupID(gs.Start); g < topology.GroupID(gs.End); g++ {
 			producers := rs.GroupProducerRegions(g)
 			k := int32(len(producers))
+			pg := t.GroupOnEdge(e, g)
 			s.group[g] = groupState{
 				pending:             k,
 				pendingXor:          xorUpTo(k - 1),
 				unfinishedConsumers: int32(len(rs.GroupConsumerRegions(g))),
+				single:              int32(pg.Producers.Len()),
 			}
-			base := rs.GroupProducerBase(g)
-			pg := t.GroupOnEdge(e, g)
 			if k == 1 {
-				s.shareUnfinished[base] = int32(pg.Producers.Len())
 				continue
 			}
+			s.group[g].single = -1
+			base := rs.GroupProducerBase(g)
 			if position == nil {
 				position = make([]int32, rs.NumRegions())
 				s.partitionPos = make([]int32, t.NumPartitions())
+				s.shareUnfinished = make([]int32, rs.GroupProducerBase(topology.GroupID(groups)))
 			}
 			for i, r := range producers {
 				position[r] = int32(i)
@@ -215,15 +224,6 @@ func (s *Strategy) initRegions() {
 			unfinished:  int32(rs.Size(region.ID(r))),
 		}
 	}
-}
-
-// sharePos returns the position of partition p's producer region in its
-// group's producer list.
-func (s *Strategy) sharePos(p topology.ResultPartitionID) int32 {
-	if s.partitionPos == nil {
-		return 0
-	}
-	return s.partitionPos[p]
 }
 
 // consumes reports whether region r, a producer region of group g, also

@@ -123,18 +123,7 @@ func (t *ExecutionTopology) ExecutionVertex(jv JobVertexID, subtask int) Executi
 
 // JobVertexOf returns the job vertex index of v (O(log V)).
 func (t *ExecutionTopology) JobVertexOf(v ExecutionVertexID) JobVertexID {
-	// The first i with vertexStart[i+1] > v (sort.Search, written out:
-	// this runs on every task event of a scheduler).
-	lo, hi := 0, len(t.vertexStart)-1
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if t.vertexStart[m+1] > int32(v) {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
-	return JobVertexID(lo)
+	return JobVertexID(searchStart(t.vertexStart, int32(v)))
 }
 
 // SubtaskIndex returns v's 0-based subtask index within its job vertex.
@@ -182,7 +171,23 @@ func (t *ExecutionTopology) GroupsOf(e JobEdgeID) Range {
 
 // EdgeOfGroup returns the job edge of group g (O(log E)).
 func (t *ExecutionTopology) EdgeOfGroup(g GroupID) JobEdgeID {
-	return JobEdgeID(sort.Search(len(t.groupStart)-1, func(i int) bool { return t.groupStart[i+1] > int32(g) }))
+	return JobEdgeID(searchStart(t.groupStart, int32(g)))
+}
+
+// searchStart returns the first i with start[i+1] > x: the range of a
+// prefix-sum table that holds x (sort.Search, written out: it runs on
+// every task event of a scheduler).
+func searchStart(start []int32, x int32) int {
+	lo, hi := 0, len(start)-1
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if start[m+1] > x {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
 }
 
 // Group returns the producers and consumers of group g.
@@ -208,6 +213,9 @@ func (t *ExecutionTopology) groupOfEdge(e JobEdgeID, k int32) PartitionGroup {
 	case t.pattern[e] == exchange.AllToAll:
 		pg.Producers = Range{sBase, sBase + int32(s)}
 		pg.Consumers = Range{cBase, cBase + int32(c)}
+	case s == c: // forward: producer k feeds consumer k (no division)
+		pg.Producers = Range{sBase + k, sBase + k + 1}
+		pg.Consumers = Range{cBase + k, cBase + k + 1}
 	case s >= c: // consumer k reads producers [k*s/c, (k+1)*s/c)
 		kk := int64(k)
 		pg.Producers = Range{sBase + int32(kk*s/c), sBase + int32((kk+1)*s/c)}
