@@ -169,30 +169,35 @@ func (s *Strategy) vertexReset(v topology.ExecutionVertexID) {
 // only for others); if it is the second, the one pending before loses g.
 func (s *Strategy) partitionReset(g topology.GroupID, p topology.ResultPartitionID, r region.ID) {
 	gs := &s.group[g]
-	pos := int32(0)
-	if gs.single >= 0 {
-		if gs.single++; gs.single > 1 {
-			return
+	if gs.single() {
+		if gs.count++; gs.count == 1 {
+			s.groupUndone(g, r)
 		}
-	} else {
-		pos = s.partitionPos[p]
-		share := s.regions.GroupProducerBase(g) + pos
-		if s.shareUnfinished[share]++; s.shareUnfinished[share] > 1 {
-			return
-		}
+		return
 	}
-	gs.pending++
+	pos := s.partitionPos[p]
+	share := s.regions.GroupProducerBase(g) + pos
+	if s.shareUnfinished[share]++; s.shareUnfinished[share] > 1 {
+		return
+	}
+	gs.count++
 	gs.pendingXor ^= pos
-	switch gs.pending {
+	switch gs.count {
 	case 1:
-		for _, c := range s.regions.GroupConsumerRegions(g) {
-			if c != r {
-				s.region[c].unsatisfied++
-			}
-		}
+		s.groupUndone(g, r)
 	case 2:
 		if before := s.regions.GroupProducerRegions(g)[gs.pendingXor^pos]; s.consumes(g, before) {
 			s.region[before].unsatisfied++
+		}
+	}
+}
+
+// groupUndone is the inverse of groupDone: every consumer region of
+// group g but r, whose partition of g is unfinished again, loses g.
+func (s *Strategy) groupUndone(g topology.GroupID, r region.ID) {
+	for _, c := range s.regions.GroupConsumerRegions(g) {
+		if c != r {
+			s.region[c].unsatisfied++
 		}
 	}
 }

@@ -93,30 +93,35 @@ func (s *Strategy) vertexFinished(v topology.ExecutionVertexID, r region.ID) {
 // is (r, if it consumes g, was satisfied already).
 func (s *Strategy) partitionFinished(g topology.GroupID, p topology.ResultPartitionID, r region.ID) {
 	gs := &s.group[g]
-	pos := int32(0)
-	if gs.single >= 0 {
-		if gs.single--; gs.single > 0 {
-			return
+	if gs.single() {
+		if gs.count--; gs.count == 0 {
+			s.groupDone(g, r)
 		}
-	} else {
-		pos = s.partitionPos[p]
-		share := s.regions.GroupProducerBase(g) + pos
-		if s.shareUnfinished[share]--; s.shareUnfinished[share] > 0 {
-			return
-		}
+		return
 	}
-	gs.pending--
+	pos := s.partitionPos[p]
+	share := s.regions.GroupProducerBase(g) + pos
+	if s.shareUnfinished[share]--; s.shareUnfinished[share] > 0 {
+		return
+	}
+	gs.count--
 	gs.pendingXor ^= pos
-	switch gs.pending {
+	switch gs.count {
 	case 1:
 		if last := s.regions.GroupProducerRegions(g)[gs.pendingXor]; s.consumes(g, last) {
 			s.satisfy(last)
 		}
 	case 0:
-		for _, c := range s.regions.GroupConsumerRegions(g) {
-			if c != r {
-				s.satisfy(c)
-			}
+		s.groupDone(g, r)
+	}
+}
+
+// groupDone satisfies every consumer region of group g but r, whose
+// partitions of g finished last.
+func (s *Strategy) groupDone(g topology.GroupID, r region.ID) {
+	for _, c := range s.regions.GroupConsumerRegions(g) {
+		if c != r {
+			s.satisfy(c)
 		}
 	}
 }

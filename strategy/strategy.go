@@ -22,12 +22,12 @@ import (
 //     numbered as g's producer regions in Regions.GroupProducerBase, and
 //     the only share of a group of one producer region, the usual case
 //     of pointwise edges, is counted in the group's own state); the
-//     number of shares with an unfinished partition (groupState.pending)
+//     number of shares with an unfinished partition (groupState.count)
 //     and the xor of their positions, which names the last one when one is
 //     left;
 //   - per region, the number of consumed groups not yet satisfied, where
 //     consumer c is satisfied on g when every partition of g produced
-//     outside c is finished, i.e. pending is 0, or it is 1 and the pending
+//     outside c is finished, i.e. no share is pending, or one is and its
 //     producer region is c itself (cross-region groups, FLINK-22017);
 //   - per group, the number of consumer regions not finished (release).
 //
@@ -90,15 +90,20 @@ type regionState struct {
 // groupState counts one blocking partition group's producers and
 // consumers.
 type groupState struct {
-	pending             int32 // shares with an unfinished partition
-	pendingXor          int32 // xor of the positions of the pending shares
+	// count is, for a group of several producer regions, the number of
+	// its shares with an unfinished partition (the pending ones, each
+	// counted in Strategy.shareUnfinished); for a group of one, the
+	// unfinished partitions of its one share (pending while positive).
+	count int32
+	// pendingXor is the xor of the positions of the pending shares of a
+	// group of several producer regions; -1 marks a group of one.
+	pendingXor          int32
 	unfinishedConsumers int32 // consumer regions not finished
 	released            int32 // partitions released
-	// single counts the unfinished partitions of the one share of a group
-	// of one producer region; -1 for a group of several, whose shares are
-	// counted in Strategy.shareUnfinished.
-	single int32
 }
+
+// single reports whether the group has one producer region.
+func (gs *groupState) single() bool { return gs.pendingXor < 0 }
 
 // xorUpTo returns 0 ^ 1 ^ ... ^ n (0 for n < 0).
 func xorUpTo(n int32) int32 {
@@ -186,16 +191,12 @@ func (s *Strategy) initGroups() {
 			producers := rs.GroupProducerRegions(g)
 			k := int32(len(producers))
 			pg := t.GroupOnEdge(e, g)
-			s.group[g] = groupState{
-				pending:             k,
-				pendingXor:          xorUpTo(k - 1),
-				unfinishedConsumers: int32(len(rs.GroupConsumerRegions(g))),
-				single:              int32(pg.Producers.Len()),
-			}
+			consumers := int32(len(rs.GroupConsumerRegions(g)))
 			if k == 1 {
+				s.group[g] = groupState{count: int32(pg.Producers.Len()), pendingXor: -1, unfinishedConsumers: consumers}
 				continue
 			}
-			s.group[g].single = -1
+			s.group[g] = groupState{count: k, pendingXor: xorUpTo(k - 1), unfinishedConsumers: consumers}
 			base := rs.GroupProducerBase(g)
 			if position == nil {
 				position = make([]int32, rs.NumRegions())
