@@ -15,6 +15,9 @@ import (
 // deploy (in the strategy's topological order, so FIFO serves producers
 // first), and partition releases for the runtime.
 func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
+	if n := len(d.Deploy); n > 1 { // Start: the source regions at once, not by doubling
+		s.rd.Requests = slices.Grow(s.rd.Requests, n)
+	}
 	for _, dep := range d.Deploy {
 		s.request(now, dep.Region, dep.Attempt)
 	}
@@ -110,9 +113,9 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 	}
 	run.waiting, run.deployed = false, true
 	if run.live != 0 {
-		s.lives[run.live-1].placed = ev.Slots
+		lr := &s.lives[run.live-1]
+		lr.placed, lr.inUse = ev.Slots, int32(len(ev.Slots))
 	}
-	run.inUse = int32(len(ev.Slots))
 	s.stats.RegionsDeployed++
 	for i, sl := range s.regionSlots(r, run) {
 		slot := ev.Slots[i]

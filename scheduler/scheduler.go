@@ -64,21 +64,23 @@ type Stats struct {
 }
 
 // regionRun is the scheduler's view of one region's current attempt. It
-// is kept small (16 bytes, one per region of the job): what only a region
-// that asked for slots or holds them needs lives in Scheduler.lives.
+// is kept small (12 bytes, one per region of the job): what only a region
+// of several members that asked for slots or holds them needs lives in
+// Scheduler.lives.
 type regionRun struct {
 	attempt  strategy.Attempt
-	inUse    int32 // placed slots not yet returned
 	live     int32 // 1 + its index in Scheduler.lives while scheduled or deployed (a region of several members, see request), else 0
 	waiting  bool  // its bulk, bulkID(region, attempt), waits in the pool
-	deployed bool  // its bulk was fulfilled and holds slots
+	deployed bool  // its bulk was fulfilled and holds slots (a region of one member: one slot)
 }
 
-// liveRun is what a region holds while its attempt is scheduled or
-// deployed: its slots (cached) and, once deployed, the slot of each.
+// liveRun is what a region of several members holds while its attempt is
+// scheduled or deployed: its slots (cached) and, once deployed, the slot
+// of each and how many of them are not returned yet.
 type liveRun struct {
 	slots  []region.Slot
 	placed []slotpool.SlotID
+	inUse  int32 // placed slots not yet returned
 }
 
 // slotUse counts the unfinished tasks in a slot of a deployed region.

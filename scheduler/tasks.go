@@ -142,11 +142,19 @@ func (s *Scheduler) returnSlot(now time.Time, r region.ID, slot slotpool.SlotID)
 	s.slotGone(r)
 }
 
-// slotGone counts a placed slot of region r out; after the last one the
-// region holds no slot (the pool retired its bulk).
+// slotGone counts a placed slot of region r out; after the last one (a
+// region of one member has one) the region holds no slot (the pool
+// retired its bulk).
 func (s *Scheduler) slotGone(r region.ID) {
 	run := &s.regions[r]
-	if run.inUse--; run.inUse == 0 && run.deployed {
+	if run.live != 0 {
+		if lr := &s.lives[run.live-1]; lr.inUse > 0 {
+			if lr.inUse--; lr.inUse > 0 {
+				return
+			}
+		}
+	}
+	if run.deployed {
 		run.deployed = false
 		s.dropSlots(run)
 	}
