@@ -39,6 +39,7 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 	if len(s.rs.Members(r)) == 1 {
 		slots = s.oneSlots.one(s.rs, r)
 	} else {
+		run.several = true
 		lr := s.newLive(run)
 		lr.slots = s.rs.AppendSlots(s.slotsBuf(), r)
 		slots = lr.slots
@@ -112,16 +113,23 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 		return false
 	}
 	run.waiting, run.deployed = false, true
-	if run.live != 0 {
-		lr := &s.lives[run.live-1]
+	if live := run.live(); live != 0 {
+		lr := &s.lives[live-1]
 		lr.placed, lr.inUse = ev.Slots, int32(len(ev.Slots))
+		if s.taskSlot == nil {
+			s.taskSlot = make([]slotpool.SlotID, s.rs.Topology().NumExecutionVertices())
+		}
+	} else {
+		run.ref = int64(ev.Slots[0])
 	}
 	s.stats.RegionsDeployed++
 	for i, sl := range s.regionSlots(r, run) {
 		slot := ev.Slots[i]
 		s.slots.set(slot, slotUse{region: r, attempt: run.attempt, running: int32(len(sl.Members))})
 		for _, v := range sl.Members {
-			s.taskSlot[v] = slot
+			if run.several {
+				s.taskSlot[v] = slot
+			}
 			if _, err := s.strategy.UpdateState(v, run.attempt, strategy.TaskDeploying); err != nil {
 				s.log.Debug("deploying state refused", zap.Error(err))
 			}

@@ -64,14 +64,28 @@ type Stats struct {
 }
 
 // regionRun is the scheduler's view of one region's current attempt. It
-// is kept small (12 bytes, one per region of the job): what only a region
+// is kept small (16 bytes, one per region of the job): what only a region
 // of several members that asked for slots or holds them needs lives in
-// Scheduler.lives.
+// Scheduler.lives. A region of one member (every region of an
+// all-blocking job) keeps its task's slot here, where a task event reads
+// its region anyway, instead of in a table per task.
 type regionRun struct {
 	attempt  strategy.Attempt
-	live     int32 // 1 + its index in Scheduler.lives while scheduled or deployed (a region of several members, see request), else 0
-	waiting  bool  // its bulk, bulkID(region, attempt), waits in the pool
-	deployed bool  // its bulk was fulfilled and holds slots (a region of one member: one slot)
+	waiting  bool // its bulk, bulkID(region, attempt), waits in the pool
+	deployed bool // its bulk was fulfilled and holds slots (a region of one member: one slot)
+	several  bool // it has several members (set by request)
+	// ref is, for a region of several members, 1 + its index in
+	// Scheduler.lives while scheduled or deployed, else 0 (see live); for
+	// a region of one member, the slot its task was deployed in last.
+	ref int64
+}
+
+// live returns 1 + the index of run's entry in Scheduler.lives, or 0.
+func (run *regionRun) live() int32 {
+	if run.several {
+		return int32(run.ref)
+	}
+	return 0
 }
 
 // liveRun is what a region of several members holds while its attempt is
@@ -160,7 +174,7 @@ type Scheduler struct {
 	log      *zap.Logger
 
 	regions   []regionRun
-	lives     []liveRun // see regionRun.live
+	lives     []liveRun // see regionRun.ref
 	freeLives []int32   // indexes of lives not in use
 	// oneSlots holds the slots of the one-member regions in the Ready
 	// handed out last and the next one (see request). oneSlot and
@@ -168,8 +182,11 @@ type Scheduler struct {
 	oneSlots  slotArena
 	oneSlot   [1]region.Slot
 	onePlaced [1]slotpool.SlotID
-	taskSlot  []slotpool.SlotID // per execution vertex, valid while deployed
-	slots     slotTable
+	// taskSlot is, per execution vertex of a region of several members,
+	// its slot, valid while deployed (see regionRun.ref for the others);
+	// nil until such a region is deployed.
+	taskSlot []slotpool.SlotID
+	slots    slotTable
 
 	state JobState
 	err   error
@@ -206,7 +223,6 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 		pc.Admission = true
 	}
 	pool := slotpool.New(pc)
-	n := rs.Topology().NumExecutionVertices()
 	return &Scheduler{
 		rs:       rs,
 		strategy: strategy.New(rs, strategy.WithLogger(log.Named("strategy")), strategy.WithReusedDecisions()),
@@ -214,7 +230,6 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 		link:     slotpool.NewLink(pool, cfg.Admission, log.Named("link")),
 		log:      log,
 		regions:  make([]regionRun, rs.NumRegions()),
-		taskSlot: make([]slotpool.SlotID, n),
 		reuse:    cfg.ReuseReady,
 	}
 }
@@ -276,7 +291,18 @@ func (s *Scheduler) SlotOf(v TaskID) (SlotID, bool) {
 	if err != nil || (st.State != strategy.TaskDeploying && st.State != strategy.TaskRunning) {
 		return 0, false
 	}
-	return s.taskSlot[v], true
+	return s.slotOf(v), true
+}
+
+// slotOf returns the slot task v was deployed in last.
+func (s *Scheduler) slotOf(v TaskID) slotpool.SlotID {
+	if run := &s.regions[s.rs.RegionOf(v)]; !run.several {
+		return slotpool.SlotID(run.ref)
+	}
+	if s.taskSlot == nil {
+		return 0
+	}
+	return s.taskSlot[v]
 }
 
 // NextDeadline returns when Tick next has work to do (the pool's and the

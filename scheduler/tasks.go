@@ -115,7 +115,7 @@ func (s *Scheduler) ignoreStale(op string, v TaskID, err error) error {
 // taskEnded counts a task out of its slot and returns the slot when it
 // was the last one.
 func (s *Scheduler) taskEnded(now time.Time, v topology.ExecutionVertexID) {
-	slot := s.taskSlot[v]
+	slot := s.slotOf(v)
 	use, ok := s.slots.get(slot)
 	if !ok || use.region != s.rs.RegionOf(v) || use.attempt != s.regions[use.region].attempt {
 		return // not deployed by us in this attempt: never count out another region's slot
@@ -147,8 +147,8 @@ func (s *Scheduler) returnSlot(now time.Time, r region.ID, slot slotpool.SlotID)
 // retired its bulk).
 func (s *Scheduler) slotGone(r region.ID) {
 	run := &s.regions[r]
-	if run.live != 0 {
-		if lr := &s.lives[run.live-1]; lr.inUse > 0 {
+	if live := run.live(); live != 0 {
+		if lr := &s.lives[live-1]; lr.inUse > 0 {
 			if lr.inUse--; lr.inUse > 0 {
 				return
 			}
@@ -174,13 +174,13 @@ func (s *Scheduler) slotsBuf() []region.Slot {
 // newLive gives run an entry in s.lives for a new attempt and returns it.
 func (s *Scheduler) newLive(run *regionRun) *liveRun {
 	if n := len(s.freeLives); n > 0 {
-		run.live = s.freeLives[n-1] + 1
+		run.ref = int64(s.freeLives[n-1]) + 1
 		s.freeLives = s.freeLives[:n-1]
 	} else {
 		s.lives = append(s.lives, liveRun{})
-		run.live = int32(len(s.lives))
+		run.ref = int64(len(s.lives))
 	}
-	return &s.lives[run.live-1]
+	return &s.lives[run.ref-1]
 }
 
 // liveSlots returns the slots of region r's attempt while it is
@@ -189,8 +189,8 @@ func (s *Scheduler) newLive(run *regionRun) *liveRun {
 // request), they are built in scratch storage of the scheduler (the slot
 // with its Members only): valid until the next call.
 func (s *Scheduler) liveSlots(r region.ID, run *regionRun) ([]region.Slot, []slotpool.SlotID) {
-	if run.live != 0 {
-		lr := &s.lives[run.live-1]
+	if live := run.live(); live != 0 {
+		lr := &s.lives[live-1]
 		return lr.slots, lr.placed
 	}
 	if !run.waiting && !run.deployed {
@@ -200,7 +200,7 @@ func (s *Scheduler) liveSlots(r region.ID, run *regionRun) ([]region.Slot, []slo
 	if !run.deployed {
 		return slots, nil
 	}
-	s.onePlaced[0] = s.taskSlot[slots[0].Members[0]]
+	s.onePlaced[0] = slotpool.SlotID(run.ref)
 	return slots, s.onePlaced[:]
 }
 
@@ -208,8 +208,8 @@ func (s *Scheduler) liveSlots(r region.ID, run *regionRun) ([]region.Slot, []slo
 // is scheduled or deployed: deploy, which places them, reads no slot of
 // a task (a cache miss on a task the region never ran yet).
 func (s *Scheduler) regionSlots(r region.ID, run *regionRun) []region.Slot {
-	if run.live != 0 {
-		return s.lives[run.live-1].slots
+	if live := run.live(); live != 0 {
+		return s.lives[live-1].slots
 	}
 	s.oneSlot[0] = region.Slot{Members: s.rs.Members(r)}
 	return s.oneSlot[:]
@@ -218,14 +218,15 @@ func (s *Scheduler) regionSlots(r region.ID, run *regionRun) []region.Slot {
 // dropSlots forgets the slots of a region's attempt; their list is reused
 // after two Ready calls (see Scheduler.slotsReleased).
 func (s *Scheduler) dropSlots(run *regionRun) {
-	if run.live == 0 {
+	live := run.live()
+	if live == 0 {
 		return
 	}
-	lr := &s.lives[run.live-1]
+	lr := &s.lives[live-1]
 	if cap(lr.slots) > 0 { // callers may still be reading the slots: not cleared
 		s.slotsReleased = append(s.slotsReleased, lr.slots[:0])
 	}
 	*lr = liveRun{}
-	s.freeLives = append(s.freeLives, run.live-1)
-	run.live = 0
+	s.freeLives = append(s.freeLives, live-1)
+	run.ref = 0
 }
