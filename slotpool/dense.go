@@ -11,11 +11,27 @@ const denseChunkBits = 12
 // chunks of a slice, allocated when a key in them is first set (and grown
 // by doubling up to their full size), others go to a map, so the hot path
 // hashes nothing. Growing copies at most one chunk: a million ids cost
-// their chunks about once, not a doubling slice's copies. The zero value of V means absent; the zero table is empty.
+// their chunks about once, not a doubling slice's copies. Until it holds
+// more than denseFew entries, a table keeps them in a short list instead:
+// the pool of one job among thousands holds a few slots whose ids are
+// spread over the whole cluster, and should not cost a chunk sized to
+// the largest of them. The zero value of V means absent; the zero table
+// is empty.
 type denseTable[K ~int64, V comparable] struct {
-	chunks [][]V // chunk i holds keys i<<denseChunkBits ...; nil until used
+	few    []denseEntry[K, V] // the entries, in no order, until grown
+	grown  bool               // the entries are in chunks and sparse
+	chunks [][]V              // chunk i holds keys i<<denseChunkBits ...; nil until used
 	sparse map[K]V
 	n      int
+}
+
+// denseFew is the number of entries a denseTable keeps in its list.
+const denseFew = 8
+
+// denseEntry is an entry of a denseTable's list.
+type denseEntry[K ~int64, V comparable] struct {
+	k K
+	v V
 }
 
 func (t *denseTable[K, V]) get(k K) (V, bool) {
@@ -27,14 +43,32 @@ func (t *denseTable[K, V]) get(k K) (V, bool) {
 				return v, v != zero
 			}
 		}
-		return zero, false
+		if t.grown {
+			return zero, false
+		}
+	} else if t.grown {
+		v, ok := t.sparse[k]
+		return v, ok
 	}
-	v, ok := t.sparse[k]
-	return v, ok
+	return t.getFew(k)
+}
+
+// getFew is get while the entries are in the list.
+func (t *denseTable[K, V]) getFew(k K) (V, bool) {
+	for i := range t.few {
+		if t.few[i].k == k {
+			return t.few[i].v, true
+		}
+	}
+	var zero V
+	return zero, false
 }
 
 // set stores v (not the zero value) under k.
 func (t *denseTable[K, V]) set(k K, v V) {
+	if !t.grown && t.setFew(k, v) {
+		return
+	}
 	if k >= 0 && k < denseLimit {
 		c := int(k >> denseChunkBits)
 		if c >= len(t.chunks) {
@@ -69,7 +103,42 @@ func (t *denseTable[K, V]) set(k K, v V) {
 	t.sparse[k] = v
 }
 
+// setFew is set while the entries are in the list: false when the list
+// is full, its entries then moved to the chunks and the map.
+func (t *denseTable[K, V]) setFew(k K, v V) bool {
+	for i := range t.few {
+		if t.few[i].k == k {
+			t.few[i].v = v
+			return true
+		}
+	}
+	if len(t.few) < denseFew {
+		t.few = append(t.few, denseEntry[K, V]{k, v})
+		t.n++
+		return true
+	}
+	few := t.few
+	t.few, t.grown, t.n = nil, true, 0
+	for _, e := range few {
+		t.set(e.k, e.v)
+	}
+	return false
+}
+
 func (t *denseTable[K, V]) del(k K) {
+	if !t.grown {
+		for i := range t.few {
+			if t.few[i].k == k {
+				last := len(t.few) - 1
+				t.few[i] = t.few[last]
+				t.few[last] = denseEntry[K, V]{}
+				t.few = t.few[:last]
+				t.n--
+				return
+			}
+		}
+		return
+	}
 	if _, ok := t.get(k); !ok {
 		return
 	}
@@ -83,8 +152,12 @@ func (t *denseTable[K, V]) del(k K) {
 }
 
 // each calls f for every entry (dense keys ascending, then the map's in
-// no order). For invariant checks: it costs O(the largest dense key).
+// no order; the list's in no order). For invariant checks: it costs
+// O(the largest dense key).
 func (t *denseTable[K, V]) each(f func(K, V)) {
+	for _, e := range t.few {
+		f(e.k, e.v)
+	}
 	var zero V
 	for c, chunk := range t.chunks {
 		for i, v := range chunk {

@@ -1,0 +1,77 @@
+package slotpool
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// denseTable against a map, through its list, its chunks and its map
+// (keys below denseLimit, spread over several chunks, negative and
+// beyond the limit), on tables that stay small and tables that grow.
+func TestDenseTableMatchesMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 13))
+	keyRanges := []func() int64{
+		func() int64 { return r.Int64N(16) },                  // dense and small
+		func() int64 { return r.Int64N(3 << denseChunkBits) }, // over several chunks
+		func() int64 { return denseLimit - 8 + r.Int64N(16) }, // around the limit
+		func() int64 { return -1 - r.Int64N(4) },              // negative
+		func() int64 { return r.Int64N(1000) * (1 << 20) },    // spread out
+	}
+	for round := range 200 {
+		var tab denseTable[SlotID, int32]
+		ref := map[SlotID]int32{}
+		ops := 1 + r.IntN(200)
+		for range ops {
+			k := SlotID(keyRanges[r.IntN(len(keyRanges))]())
+			if round%2 == 0 { // a small table: few distinct keys
+				k = SlotID(r.IntN(2*denseFew)) * 4096
+			}
+			switch r.IntN(3) {
+			case 0, 1:
+				v := 1 + r.Int32N(100)
+				tab.set(k, v)
+				ref[k] = v
+			case 2:
+				tab.del(k)
+				delete(ref, k)
+			}
+			require.Equal(t, len(ref), tab.n, "round %d: size", round)
+			got, ok := tab.get(k)
+			want, wok := ref[k]
+			require.Equal(t, wok, ok, "round %d: key %d present", round, k)
+			require.Equal(t, want, got, "round %d: key %d", round, k)
+		}
+		seen := map[SlotID]int32{}
+		tab.each(func(k SlotID, v int32) {
+			_, dup := seen[k]
+			assert.False(t, dup, "round %d: key %d visited twice", round, k)
+			seen[k] = v
+		})
+		assert.Equal(t, ref, seen, "round %d: each visits every entry once", round)
+		for k, v := range ref {
+			got, ok := tab.get(k)
+			assert.True(t, ok && got == v, "round %d: key %d", round, k)
+		}
+	}
+}
+
+// A pool holding a few slots of a large cluster keeps its slot index in
+// the list: no chunk sized to the largest id.
+func TestDenseTableFewEntriesAllocateNoChunk(t *testing.T) {
+	var tab denseTable[SlotID, int32]
+	for i := range denseFew {
+		tab.set(SlotID(1000*i+999), int32(i+1))
+	}
+	assert.False(t, tab.grown)
+	assert.Nil(t, tab.chunks)
+	tab.set(5, 42)
+	assert.True(t, tab.grown, "one entry more moves them to the chunks")
+	for i := range denseFew {
+		v, ok := tab.get(SlotID(1000*i + 999))
+		assert.True(t, ok)
+		assert.Equal(t, int32(i+1), v)
+	}
+}
