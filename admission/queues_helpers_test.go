@@ -208,6 +208,9 @@ func (s *sim) push(t simTimer) {
 	s.timers.Push(t)
 }
 
+// logf adds a line to the event log. Callers test s.record first: the
+// arguments of a call are boxed before it, and benchmarks run without a
+// log.
 func (s *sim) logf(format string, args ...any) {
 	if s.record {
 		s.log = append(s.log, fmt.Sprintf("%5dms ", s.now.Sub(t0).Milliseconds())+fmt.Sprintf(format, args...))
@@ -255,13 +258,17 @@ func (p *simPort) Ready() []slotpool.FromAdmission {
 			}
 		case slotpool.Reclaim:
 			p.s.reclaims++
-			p.s.logf("%s reclaim %d", p.j.name, m.Slot)
+			if p.s.record {
+				p.s.logf("%s reclaim %d", p.j.name, m.Slot)
+			}
 		case slotpool.Revoke:
 			if m.Reason != slotpool.ReasonPreempted {
 				p.s.fail("job %s: unexpected revoke %v", p.j.name, m)
 			}
 			p.s.revokes++
-			p.s.logf("%s revoke %d", p.j.name, m.Slot)
+			if p.s.record {
+				p.s.logf("%s revoke %d", p.j.name, m.Slot)
+			}
 		}
 	}
 	return msgs
@@ -359,7 +366,9 @@ func (s *sim) step() {
 		case tBegin:
 			s.progress++
 			j.begun = true
-			s.logf("%s begins", j.name)
+			if s.record {
+				s.logf("%s begins", j.name)
+			}
 			s.submitRegions(j)
 		case tFinish:
 			if j.done { // killed
@@ -390,7 +399,9 @@ func (s *sim) submitJob(j *simJob) {
 	j.pool = slotpool.New(s.poolCfg)
 	j.link = slotpool.NewLink(j.pool, &simPort{s: s, j: j}, nil)
 	if port.State() == JobRejected {
-		s.logf("%s rejected: %v", j.name, port.Err())
+		if s.record {
+			s.logf("%s rejected: %v", j.name, port.Err())
+		}
 		j.link.Ready(s.now) // the capacity
 		j.done = true
 		return
@@ -426,7 +437,9 @@ func (s *sim) finishRegion(j *simJob, b slotpool.BulkID) {
 	}
 	j.inUse[b] = nil
 	j.live--
-	s.logf("%s region %d done", j.name, b)
+	if s.record {
+		s.logf("%s region %d done", j.name, b)
+	}
 	s.submitRegions(j)
 }
 
@@ -513,7 +526,9 @@ func (s *sim) onFulfilled(j *simJob, e slotpool.Fulfilled) {
 	if e.Slots == nil { // (an empty bulk runs too)
 		j.inUse[e.Bulk] = []slotpool.SlotID{}
 	}
-	s.logf("%s region %d fulfilled %v", j.name, e.Bulk, e.Slots)
+	if s.record {
+		s.logf("%s region %d fulfilled %v", j.name, e.Bulk, e.Slots)
+	}
 	s.push(simTimer{at: s.now.Add(j.durs[j.region(e.Bulk)]), kind: tFinish, job: j, bulk: e.Bulk})
 	if !j.deployed {
 		j.deployed, j.firstDeploy = true, s.now
@@ -534,7 +549,9 @@ func (s *sim) onPoolEvent(j *simJob, ev slotpool.Event) {
 		s.markDirty(j)
 		s.progress++
 		j.lost++
-		s.logf("%s region %d lost slot %d (%v)", j.name, e.Bulk, e.Slot, e.Reason)
+		if s.record {
+			s.logf("%s region %d lost slot %d (%v)", j.name, e.Bulk, e.Slot, e.Reason)
+		}
 		for _, id := range ids {
 			// (the id may name a slot granted again since, to another bulk)
 			if info, ok := j.pool.Slot(id); ok && info.State == slotpool.SlotInUse && info.Bulk == e.Bulk {
@@ -556,7 +573,9 @@ func (s *sim) onPoolEvent(j *simJob, ev slotpool.Event) {
 		s.progress++
 		j.failed = append(j.failed, e.Err)
 		j.live--
-		s.logf("%s region %d failed: %v", j.name, e.Bulk, e.Err)
+		if s.record {
+			s.logf("%s region %d failed: %v", j.name, e.Bulk, e.Err)
+		}
 		s.markDirty(j)
 		s.submitRegions(j)
 	default:
@@ -569,12 +588,18 @@ func (s *sim) onEvent(ev Event) {
 	switch ev.Kind {
 	case StateChanged:
 		s.progress++
-		s.logf("%s %v -> %v (%s)", ev.Job, ev.From, ev.To, ev.Reason)
+		if s.record {
+			s.logf("%s %v -> %v (%s)", ev.Job, ev.From, ev.To, ev.Reason)
+		}
 	case PlaceholdersReleased, PlaceholderMismatch:
-		s.logf("%s placeholders: %s", ev.Job, ev.Reason)
+		if s.record {
+			s.logf("%s placeholders: %s", ev.Job, ev.Reason)
+		}
 	case DriverGranted:
 		s.progress++
-		s.logf("%s driver on slot %d", ev.Job, ev.Slot)
+		if s.record {
+			s.logf("%s driver on slot %d", ev.Job, ev.Slot)
+		}
 		if j != nil && !j.begun {
 			s.push(simTimer{at: s.now.Add(j.startup), kind: tBegin, job: j})
 		}
