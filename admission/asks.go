@@ -19,6 +19,7 @@ type jobAsks struct {
 	sizes       [maxBucket + 1]int
 	nonEmpty    [2]uint64 // bit b: sizes[b] > 0
 	n           int
+	free        *jobAsk // asks removed, kept for newAsk (linked by next)
 	head        *jobAsk
 }
 
@@ -29,6 +30,17 @@ func (l *jobAsks) len() int { return l.n }
 func (l *jobAsks) get(id slotpool.AskID) (*jobAsk, bool) {
 	a, ok := l.byID[id]
 	return a, ok
+}
+
+// newAsk returns an empty ask to fill and add, reusing one removed
+// before and its storage: a pool asks once per region it runs.
+func (l *jobAsks) newAsk() *jobAsk {
+	a := l.free
+	if a == nil {
+		return &jobAsk{}
+	}
+	l.free, a.next = a.next, nil
+	return a
 }
 
 // add appends an ask.
@@ -71,6 +83,9 @@ func (l *jobAsks) remove(a *jobAsk) {
 	if l.head == a {
 		l.head = nil
 	}
+	// Nothing refers to a removed ask any more: it is kept for newAsk.
+	*a = jobAsk{holding: a.holding[:0], left: a.left[:0], next: l.free}
+	l.free = a
 }
 
 // took records that n slots of a were granted (it stays outstanding).

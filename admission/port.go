@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
 )
 
@@ -61,9 +62,11 @@ func (p *Port) Handle(now time.Time, msg slotpool.ToAdmission) error {
 		if _, dup := j.asks.get(m.ID); dup {
 			return fmt.Errorf("admission: job %q: ask %d asked twice", j.spec.Name, m.ID)
 		}
-		a := &jobAsk{id: m.ID, bulk: m.Bulk, head: m.Head, left: m.Gang.Counts(), allOrNothing: m.Gang.AllOrNothing}
-		for _, c := range a.left {
-			a.n += c.N
+		a := j.asks.newAsk()
+		a.id, a.bulk, a.head, a.allOrNothing = m.ID, m.Bulk, m.Head, m.Gang.AllOrNothing
+		for _, g := range m.Gang.Groups {
+			a.left = append(a.left, resource.Count{Profile: g.Profile, N: g.MinMembers})
+			a.n += g.MinMembers
 		}
 		for _, id := range m.Holding {
 			if idx, ok := q.index[id]; ok {
