@@ -44,8 +44,9 @@ type Config struct {
 // with Ready. It is not safe for concurrent use (package scheduler's driver
 // owns one on its event loop).
 type Pool struct {
-	cfg Config
-	log *zap.Logger
+	cfg   Config
+	log   *zap.Logger
+	debug bool // log takes debug entries
 
 	profiles   []profileRec
 	profileIdx map[resource.Profile]int32
@@ -127,6 +128,7 @@ func New(cfg Config) *Pool {
 	return &Pool{
 		cfg:        cfg,
 		log:        cfg.Logger,
+		debug:      cfg.Logger.Core().Enabled(zapcore.DebugLevel),
 		profileIdx: make(map[resource.Profile]int32),
 		slotIdx:    make(map[SlotID]int32),
 		shapeIdx:   make(map[string]*shape),
@@ -497,7 +499,13 @@ func (p *Pool) emit(e Event) { p.events = append(p.events, Note{Other: e}) }
 // emitFulfilled records a Fulfilled event without boxing it.
 func (p *Pool) emitFulfilled(f Fulfilled) { p.events = append(p.events, Note{Fulfilled: f}) }
 
+// logDebug writes a debug entry about bulk b. Whether the logger takes
+// debug entries is read once (New): a check per bulk costs more than the
+// rest of a small bulk's bookkeeping.
 func (p *Pool) logDebug(msg string, b BulkID, fields ...zap.Field) {
+	if !p.debug {
+		return
+	}
 	if ce := p.log.Check(zapcore.DebugLevel, msg); ce != nil {
 		ce.Write(append(fields, zap.Int64("bulk", int64(b)))...)
 	}
