@@ -180,7 +180,6 @@ func (s *Strategy) initGroups() {
 	s.group = make([]groupState, groups)
 	s.partitionState = make([]partitionState, t.NumPartitions())
 
-	var position []int32 // of a producer region in the group's list; made for the first group of several
 	job := t.Job()
 	for e := range topology.JobEdgeID(job.NumEdges()) {
 		if t.PartitionType(e).IsPipelined() {
@@ -198,16 +197,27 @@ func (s *Strategy) initGroups() {
 			}
 			s.group[g] = groupState{count: k, pendingXor: xorUpTo(k - 1), unfinishedConsumers: consumers}
 			base := rs.GroupProducerBase(g)
-			if position == nil {
-				position = make([]int32, rs.NumRegions())
+			if s.partitionPos == nil {
 				s.partitionPos = make([]int32, t.NumPartitions())
 				s.shareUnfinished = make([]int32, rs.GroupProducerBase(topology.GroupID(groups)))
 			}
-			for i, r := range producers {
-				position[r] = int32(i)
-			}
+			// The position of each producer's region in the sorted list:
+			// producers in id order usually meet their regions in order,
+			// so a cursor finds it; a binary search otherwise.
+			next := int32(0)
 			for v := topology.ExecutionVertexID(pg.Producers.Start); v < topology.ExecutionVertexID(pg.Producers.End); v++ {
-				pos := position[rs.RegionOf(v)]
+				r := rs.RegionOf(v)
+				var pos int32
+				switch {
+				case next < k && producers[next] == r:
+					pos = next
+					next++
+				case next > 0 && producers[next-1] == r:
+					pos = next - 1
+				default:
+					i, _ := slices.BinarySearch(producers, r)
+					pos, next = int32(i), int32(i)+1
+				}
 				s.partitionPos[t.PartitionOf(e, v)] = pos
 				s.shareUnfinished[base+pos]++
 			}
