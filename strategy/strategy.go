@@ -278,6 +278,16 @@ func (s *Strategy) Region(r region.ID) (RegionStatus, error) {
 	}, nil
 }
 
+// Attempt returns the current attempt of region r (0 for an id out of
+// range): Region(r).Attempt alone, for a caller that reads it on every
+// event (package scheduler keeps no copy).
+func (s *Strategy) Attempt(r region.ID) Attempt {
+	if !s.validRegion(r) {
+		return 0
+	}
+	return s.region[r].attempt
+}
+
 // BlockingPartitionsOf returns the blocking result partitions execution
 // vertex v writes, one per blocking out-edge, ascending: what a runtime
 // passes to RegionsToRestart as lost when the machine that ran v is gone.
