@@ -33,7 +33,6 @@ func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
 // a cache miss per region when its turn comes.
 func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt) {
 	run := &s.regions[r]
-	run.attempt = attempt
 	s.dropSlots(run) // what an earlier attempt left
 	var slots []region.Slot
 	if len(s.rs.Members(r)) == 1 {
@@ -108,7 +107,8 @@ func (s *Scheduler) drain(now time.Time) {
 func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 	r := regionOfBulk(ev.Bulk)
 	run := &s.regions[r]
-	if !run.waiting || bulkID(r, run.attempt) != ev.Bulk || s.state != JobRunning {
+	attempt := s.strategy.Attempt(r)
+	if !run.waiting || bulkID(r, attempt) != ev.Bulk || s.state != JobRunning {
 		s.dropStale(now, ev)
 		return false
 	}
@@ -120,20 +120,20 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 			s.taskSlot = make([]slotpool.SlotID, s.rs.Topology().NumExecutionVertices())
 		}
 	} else {
-		run.ref = int64(ev.Slots[0])
+		s.setSlotOfOne(r, run, ev.Slots[0])
 	}
 	s.stats.RegionsDeployed++
 	for i, sl := range s.regionSlots(r, run) {
 		slot := ev.Slots[i]
-		s.slots.set(slot, slotUse{region: r, attempt: run.attempt, running: int32(len(sl.Members))})
+		s.slots.set(slot, slotUse{region: r, attempt: attempt, running: int32(len(sl.Members))})
 		for _, v := range sl.Members {
 			if run.several {
 				s.taskSlot[v] = slot
 			}
-			if _, err := s.strategy.UpdateState(v, run.attempt, strategy.TaskDeploying); err != nil {
+			if _, err := s.strategy.UpdateState(v, attempt, strategy.TaskDeploying); err != nil {
 				s.log.Debug("deploying state refused", zap.Error(err))
 			}
-			s.emitDeploy(v, run.attempt, slot, r)
+			s.emitDeploy(v, attempt, slot, r)
 		}
 	}
 	if ce := s.log.Check(zap.DebugLevel, "region deployed"); ce != nil {
@@ -159,7 +159,7 @@ func (s *Scheduler) dropStale(now time.Time, ev slotpool.Fulfilled) {
 // bulkFailed ends the job: a region can never get its slots.
 func (s *Scheduler) bulkFailed(now time.Time, ev slotpool.Failed) {
 	r := regionOfBulk(ev.Bulk)
-	if run := &s.regions[r]; !run.waiting || bulkID(r, run.attempt) != ev.Bulk || s.state != JobRunning {
+	if run := &s.regions[r]; !run.waiting || bulkID(r, s.strategy.Attempt(r)) != ev.Bulk || s.state != JobRunning {
 		return
 	}
 	s.regions[r].waiting = false

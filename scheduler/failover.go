@@ -47,7 +47,7 @@ func (s *Scheduler) slotLost(now time.Time, ev slotpool.Lost) {
 	}
 	s.slots.del(ev.Slot)
 	run := &s.regions[use.region]
-	if s.state != JobRunning || use.attempt != run.attempt {
+	if s.state != JobRunning || use.attempt != s.strategy.Attempt(use.region) {
 		return
 	}
 	slots, placed := s.liveSlots(use.region, run)
@@ -127,7 +127,7 @@ func (s *Scheduler) withdraw(now time.Time, r region.ID) {
 	if !run.waiting {
 		return
 	}
-	_ = s.pool.Cancel(now, bulkID(r, run.attempt))
+	_ = s.pool.Cancel(now, bulkID(r, s.strategy.Attempt(r)))
 	run.waiting = false
 	if !run.deployed {
 		s.dropSlots(run)
@@ -139,6 +139,7 @@ func (s *Scheduler) withdraw(now time.Time, r region.ID) {
 // has nothing to stop.
 func (s *Scheduler) stopRegion(now time.Time, r region.ID) {
 	run := &s.regions[r]
+	attempt := s.strategy.Attempt(r)
 	slots, placed := s.liveSlots(r, run) // kept while returnSlot drops them
 	for i, sl := range slots {
 		if i >= len(placed) {
@@ -146,17 +147,17 @@ func (s *Scheduler) stopRegion(now time.Time, r region.ID) {
 		}
 		slot := placed[i]
 		use, ok := s.slots.get(slot)
-		if !ok || use.region != r || use.attempt != run.attempt {
+		if !ok || use.region != r || use.attempt != attempt {
 			continue
 		}
 		for _, v := range sl.Members {
 			st, err := s.strategy.Vertex(v)
-			if err != nil || st.Attempt != run.attempt {
+			if err != nil || st.Attempt != attempt {
 				continue
 			}
 			if st.State == strategy.TaskDeploying || st.State == strategy.TaskRunning {
-				s.emitCancel(v, run.attempt)
-				_, _ = s.strategy.UpdateState(v, run.attempt, strategy.TaskCanceled)
+				s.emitCancel(v, attempt)
+				_, _ = s.strategy.UpdateState(v, attempt, strategy.TaskCanceled)
 			}
 		}
 		s.slots.del(slot)

@@ -117,7 +117,7 @@ func (s *Scheduler) ignoreStale(op string, v TaskID, err error) error {
 func (s *Scheduler) taskEnded(now time.Time, v topology.ExecutionVertexID) {
 	slot := s.slotOf(v)
 	use, ok := s.slots.get(slot)
-	if !ok || use.region != s.rs.RegionOf(v) || use.attempt != s.regions[use.region].attempt {
+	if !ok || use.region != s.rs.RegionOf(v) || use.attempt != s.strategy.Attempt(use.region) {
 		return // not deployed by us in this attempt: never count out another region's slot
 	}
 	if use.running--; use.running > 0 {
@@ -137,7 +137,7 @@ func (s *Scheduler) returnSlot(now time.Time, r region.ID, slot slotpool.SlotID)
 			ce.Write(zap.Error(err))
 		}
 	} else {
-		s.rd.Released = append(s.rd.Released, Release{Slot: slot, Region: r, Attempt: s.regions[r].attempt})
+		s.rd.Released = append(s.rd.Released, Release{Slot: slot, Region: r, Attempt: s.strategy.Attempt(r)})
 	}
 	s.slotGone(r)
 }
@@ -174,11 +174,11 @@ func (s *Scheduler) slotsBuf() []region.Slot {
 // newLive gives run an entry in s.lives for a new attempt and returns it.
 func (s *Scheduler) newLive(run *regionRun) *liveRun {
 	if n := len(s.freeLives); n > 0 {
-		run.ref = int64(s.freeLives[n-1]) + 1
+		run.ref = s.freeLives[n-1] + 1
 		s.freeLives = s.freeLives[:n-1]
 	} else {
 		s.lives = append(s.lives, liveRun{})
-		run.ref = int64(len(s.lives))
+		run.ref = int32(len(s.lives))
 	}
 	return &s.lives[run.ref-1]
 }
@@ -200,7 +200,7 @@ func (s *Scheduler) liveSlots(r region.ID, run *regionRun) ([]region.Slot, []slo
 	if !run.deployed {
 		return slots, nil
 	}
-	s.onePlaced[0] = slotpool.SlotID(run.ref)
+	s.onePlaced[0] = s.slotOfOne(r, run)
 	return slots, s.onePlaced[:]
 }
 
