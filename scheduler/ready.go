@@ -98,7 +98,7 @@ type JobChange struct {
 // HasReady reports whether Ready has something to hand out (the deadline
 // alone does not count).
 func (s *Scheduler) HasReady() bool {
-	rd := &s.rd
+	rd := s.rd
 	return len(rd.Requests) > 0 || len(rd.Cancel) > 0 || len(rd.Released) > 0 || len(rd.Deploy) > 0 ||
 		len(rd.Restarted) > 0 || len(rd.PartitionsReleased) > 0 || rd.Job != nil || len(rd.ToAdmission) > 0
 }
@@ -107,25 +107,23 @@ func (s *Scheduler) HasReady() bool {
 // afresh. It never fails and may be called at any time; a Ready with
 // nothing in it is valid.
 func (s *Scheduler) Ready() Ready {
-	rd := s.rd
+	rd := *s.rd
 	if s.reuse {
-		// The spare's storage, emptied, takes the place of what is handed
-		// out, which becomes the spare (field by field: Job and Deadline
-		// are nil and zero in s.rd, and the spare keeps only slices).
-		sp := &s.spare
-		clear(sp.Requests) // drop what they point to (beyond len: cleared before)
-		clear(sp.Restarted)
-		clear(sp.ToAdmission)
-		s.rd.Requests, sp.Requests = sp.Requests[:0], rd.Requests
-		s.rd.Cancel, sp.Cancel = sp.Cancel[:0], rd.Cancel
-		s.rd.Released, sp.Released = sp.Released[:0], rd.Released
-		s.rd.PartitionsReleased, sp.PartitionsReleased = sp.PartitionsReleased[:0], rd.PartitionsReleased
-		s.rd.Deploy, sp.Deploy = sp.Deploy[:0], rd.Deploy
-		s.rd.Restarted, sp.Restarted = sp.Restarted[:0], rd.Restarted
-		s.rd.ToAdmission, sp.ToAdmission = sp.ToAdmission[:0], rd.ToAdmission
-		s.rd.Job = nil
+		// The other buffer, handed out by the previous call and no longer
+		// read, is emptied and collects the next Ready; this one's storage
+		// stays with the caller until then. (Deadline is set only in the
+		// copy handed out.)
+		s.cur ^= 1
+		nx := &s.bufs[s.cur]
+		clear(nx.Requests) // drop what they point to (beyond len: cleared before)
+		clear(nx.Restarted)
+		clear(nx.ToAdmission)
+		nx.Requests, nx.Cancel, nx.Released = nx.Requests[:0], nx.Cancel[:0], nx.Released[:0]
+		nx.PartitionsReleased, nx.Deploy = nx.PartitionsReleased[:0], nx.Deploy[:0]
+		nx.Restarted, nx.ToAdmission, nx.Job = nx.Restarted[:0], nx.ToAdmission[:0], nil
+		s.rd = nx
 	} else {
-		s.rd = Ready{}
+		*s.rd = Ready{}
 	}
 	// The one-member regions' slots handed out before the last Ready are
 	// in no Ready any more (without ReuseReady, in none at all).

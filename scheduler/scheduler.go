@@ -203,15 +203,19 @@ type Scheduler struct {
 	last    time.Time // the time of the latest input that changed something
 	started bool      // last is set
 
-	rd Ready // what the next Ready call hands out
+	rd *Ready // what the next Ready call hands out: &bufs[cur]
 	// deployAt is, per execution vertex, 1 + its index in rd.Deploy, or 0;
 	// nil until the first cancel (see emitCancel).
 	deployAt []int32
 
 	requestBuf []slotpool.Request // scratch for request
 
-	reuse bool  // Config.ReuseReady
-	spare Ready // with reuse: the storage of the Ready handed out before the last one
+	reuse bool // Config.ReuseReady
+	// bufs are the storage of the Ready being filled (bufs[cur]) and, with
+	// reuse, of the one handed out last, which is emptied and filled
+	// again after the next Ready call.
+	bufs [2]Ready
+	cur  int
 	// Slot lists of regions (regionRun.slots) for reuse: released since
 	// the last Ready call, released before it, and free. A list is reused
 	// only after two Ready calls, so a Ready's Request.Slots stay valid
@@ -231,7 +235,7 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 		pc.Admission = true
 	}
 	pool := slotpool.New(pc)
-	return &Scheduler{
+	s := &Scheduler{
 		rs:       rs,
 		strategy: strategy.New(rs, strategy.WithLogger(log.Named("strategy")), strategy.WithReusedDecisions()),
 		pool:     pool,
@@ -240,6 +244,8 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 		regions:  make([]regionRun, rs.NumRegions()),
 		reuse:    cfg.ReuseReady,
 	}
+	s.rd = &s.bufs[0]
+	return s
 }
 
 // Regions returns the job's regions (immutable).
