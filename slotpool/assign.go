@@ -336,15 +336,15 @@ func (p *Pool) fulfill(now time.Time, b *bulk, a resource.Assignment) {
 	order, next := p.orderBuf[:0], p.nextBuf[:0]
 	if len(sh.demand) > 1 {
 		start := zeroed(p.startBuf, len(sh.demand)+1)
-		for _, c := range b.reqClass {
+		for _, c := range b.classes() {
 			start[c+1]++
 		}
 		for c := 1; c < len(start); c++ {
 			start[c] += start[c-1]
 		}
-		order = zeroed(order, len(b.reqClass))
+		order = zeroed(order, int(b.n))
 		next = append(next, start[:len(sh.demand)]...)
-		for i, c := range b.reqClass {
+		for i, c := range b.classes() {
 			order[next[c]] = int32(i)
 			next[c]++
 		}
@@ -356,8 +356,8 @@ func (p *Pool) fulfill(now time.Time, b *bulk, a resource.Assignment) {
 	p.nextBuf = next
 
 	isHead := p.head == b
-	n := len(b.reqClass)
-	b.slots = b.slots[:n] // storage set by bulk.reset
+	n := int(b.n)
+	b.placed = true // slotList has them now
 	ids := p.newIDs(n)
 	for _, pair := range a.Pairs {
 		pr := p.supplyProf[pair.Slot]
@@ -383,7 +383,7 @@ func (p *Pool) fulfill(now time.Time, b *bulk, a resource.Assignment) {
 	p.emitFulfilled(Fulfilled{Bulk: b.id, Slots: ids})
 	p.leaveWaiting(b, ReasonStopped)
 	b.state = BulkFulfilled
-	b.inUse = n
+	b.inUse = int32(n)
 	p.logDebug("bulk fulfilled", b.id)
 }
 
@@ -406,7 +406,7 @@ func (p *Pool) occupy(idx int32, b *bulk, r int32) {
 	if s.unbounded {
 		p.fixSlot(s.profile)
 	}
-	b.slots[r] = idx
+	b.setSlot(r, idx)
 	p.nInUse++
 }
 

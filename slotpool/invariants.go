@@ -52,13 +52,13 @@ func (p *Pool) CheckInvariants() error {
 			if b == nil || p.bulkAt(b.id) != b || b.state != BulkFulfilled {
 				return fmt.Errorf("in-use slot %d: bulk not fulfilled and active", id)
 			}
-			if b.slots[s.request] != idx {
+			if b.slotList()[s.request] != idx {
 				return fmt.Errorf("in-use slot %d: bulk %d request %d points elsewhere", id, b.id, s.request)
 			}
 			if s.unbounded || s.reclaimed {
 				fixed[s.profile]++
 			}
-			if !p.cfg.Matching.Serves(rec.profile, p.profiles[b.shape.classProf[b.reqClass[s.request]]].profile) {
+			if !p.cfg.Matching.Serves(rec.profile, p.profiles[b.shape.classProf[b.classes()[s.request]]].profile) {
 				return fmt.Errorf("slot %d (%v) does not serve bulk %d request %d", id, rec.profile, b.id, s.request)
 			}
 		case SlotReleasing:
@@ -211,12 +211,12 @@ func (p *Pool) checkBulk(id BulkID, b *bulk, inUse *int) error {
 		}
 	case BulkFulfilled:
 		n := 0
-		for _, idx := range b.slots {
+		for _, idx := range b.slotList() {
 			if idx >= 0 {
 				n++
 			}
 		}
-		if n != b.inUse || n == 0 {
+		if n != int(b.inUse) || n == 0 {
 			return fmt.Errorf("fulfilled bulk %d: %d slots in use, recorded %d", id, n, b.inUse)
 		}
 		*inUse += n

@@ -303,7 +303,7 @@ func (p *Pool) freeInUse(now time.Time, idx int32) {
 func (p *Pool) vacate(idx int32) {
 	s := p.slot(idx)
 	b := s.bulk
-	b.slots[s.request] = -1
+	b.setSlot(s.request, -1)
 	b.inUse--
 	p.nInUse--
 	if s.unbounded || s.reclaimed {
@@ -394,7 +394,7 @@ func (p *Pool) Cancel(now time.Time, id BulkID) error {
 		return nil
 	}
 	b.state = BulkCanceled // so vacate does not retire it as fulfilled
-	for _, idx := range b.slots {
+	for _, idx := range b.slotList() {
 		if idx >= 0 {
 			p.freeInUse(now, idx)
 		}

@@ -14,7 +14,7 @@ func (p *Pool) Bulk(id BulkID) (BulkInfo, bool) {
 			}
 		}
 	}
-	for r, idx := range b.slots {
+	for r, idx := range b.slotList() {
 		if idx >= 0 {
 			info.InUse = append(info.InUse, Placement{Request: r, Slot: p.slot(idx).id})
 		}

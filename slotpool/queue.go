@@ -7,62 +7,107 @@ import (
 	"github.com/regionsched/regionsched/resource"
 )
 
-// bulk is a submitted bulk while it waits or has slots in use. The fields
-// a bulk's turn reads (it becomes the head, is fulfilled, leaves the
-// queue) come first: in a long queue a bulk is cold by then, and every
-// cache line it spans costs a miss. A bulk of one request (a region of
-// one slot, the usual case at scale) keeps its per-request data inline.
+// bulk is a submitted bulk while it waits or has slots in use. In a long
+// queue a bulk is cold by the time its turn comes (it becomes the head,
+// is fulfilled, leaves the queue, its slots come back), and every cache
+// line it spans costs a miss: it fits in two (120 bytes, allocated as
+// 128), the fields of its turn in the first. A bulk of one request (a
+// region of one slot, the usual case at scale) keeps its per-request
+// data inline; a bulk of several keeps it in many.
 type bulk struct {
 	id       BulkID
 	shape    *shape
-	reqClass []int32 // class of each request in shape.demand
-	slots    []int32 // in-use slot of each request once fulfilled, -1 if gone
-	inUse    int
-	state    BulkState
-	inQueue  bool
-	retired  bool         // in Pool.freeBulks
-	rebuild  bool         // head only: it lost a held slot, re-match at settle
-	one      [2]int32     // reqClass and slots of a bulk of one request
 	links    [2]bulkLinks // in Pool.queue (inQueue) and in shape.bulks, while waiting
 	seq      uint64       // submission order
 	deadline *timer       // fulfillability timeout, while unfulfillable
 
+	n          int32 // requests
+	inUse      int32 // requests whose slot is in use
+	state      BulkState
+	inQueue    bool
+	retired    bool     // in Pool.freeBulks
+	rebuild    bool     // head only: it lost a held slot, re-match at settle
+	placed     bool     // fulfilled: its requests have slots (see slotList)
+	unbounded1 bool     // a bulk of one request: it is Unbounded
+	one        [2]int32 // a bulk of one request: its class and its slot
+	many       *bulkRequests
+	asks       []*ask // outstanding admission asks
+}
+
+// bulkRequests is the per-request data of a bulk of several requests. A
+// retired bulk keeps it for reuse by a later bulk of several requests.
+type bulkRequests struct {
+	reqClass []int32 // class of each request in shape.demand
+	slots    []int32 // in-use slot of each request once fulfilled, -1 if gone
 	// unbounded says which requests are Unbounded; nil if none is.
 	unbounded []bool
-	asks      []*ask // outstanding admission asks
-
-	// storage kept for reuse by a later bulk of several requests
-	big    []int32
-	bigUnb []bool
+	unbStore  []bool // unbounded's storage
 }
 
 // reset makes a retired bulk (or a new one) the bulk of b, reusing its
 // storage: its requests' classes and slots, and which are unbounded.
 func (bk *bulk) reset(b Bulk) {
 	n := len(b.Requests)
-	big, bigUnb, asks := bk.big, bk.bigUnb, bk.asks[:0]
-	*bk = bulk{id: b.ID, asks: asks, big: big, bigUnb: bigUnb}
-	buf := bk.one[:]
-	if n > 1 {
-		if cap(bk.big) < 2*n {
-			bk.big = make([]int32, 2*n)
-		}
-		buf = bk.big[:2*n]
+	many, asks := bk.many, bk.asks[:0]
+	*bk = bulk{id: b.ID, n: int32(n), many: many, asks: asks}
+	if n == 1 {
+		bk.unbounded1 = b.Requests[0].Unbounded
+		return
 	}
-	bk.reqClass, bk.slots = buf[:n:n], buf[n:n:2*n]
+	if many == nil {
+		many = &bulkRequests{}
+		bk.many = many
+	}
+	many.reqClass = slices.Grow(many.reqClass[:0], n)[:n]
+	many.slots = slices.Grow(many.slots[:0], n)[:n]
+	many.unbounded = nil
 	for i, r := range b.Requests {
 		if r.Unbounded {
-			if bk.unbounded == nil {
-				bk.unbounded = append(bk.bigUnb[:0], make([]bool, n)...)
-				bk.bigUnb = bk.unbounded
+			if many.unbounded == nil {
+				many.unbounded = append(many.unbStore[:0], make([]bool, n)...)
+				many.unbStore = many.unbounded
 			}
-			bk.unbounded[i] = true
+			many.unbounded[i] = true
 		}
 	}
 }
 
+// classes returns the class of each request in shape.demand.
+func (bk *bulk) classes() []int32 {
+	if bk.n == 1 {
+		return bk.one[0:1:1]
+	}
+	return bk.many.reqClass
+}
+
+// slotList returns the slot index of each request once the bulk was
+// fulfilled (-1 for a slot that came back), none before.
+func (bk *bulk) slotList() []int32 {
+	switch {
+	case !bk.placed:
+		return nil
+	case bk.n == 1:
+		return bk.one[1:2:2]
+	}
+	return bk.many.slots
+}
+
+// setSlot records the slot index of request r (-1: it came back).
+func (bk *bulk) setSlot(r, idx int32) {
+	if bk.n == 1 {
+		bk.one[1] = idx
+		return
+	}
+	bk.many.slots[r] = idx
+}
+
 // isUnbounded reports whether request r of the bulk is Unbounded.
-func (bk *bulk) isUnbounded(r int32) bool { return bk.unbounded != nil && bk.unbounded[r] }
+func (bk *bulk) isUnbounded(r int32) bool {
+	if bk.n == 1 {
+		return bk.unbounded1
+	}
+	return bk.many.unbounded != nil && bk.many.unbounded[r]
+}
 
 // shape is the demand of bulks that ask for the same multiset of
 // profiles: every verdict (fulfillable, completable from free slots, fits
@@ -126,7 +171,8 @@ func (p *Pool) relevant(pr int32, s *shape) bool {
 // p.classBuf and p.countBuf.
 func (p *Pool) classify(b *bulk, requests []Request) {
 	p.classBuf, p.countBuf = p.classBuf[:0], p.countBuf[:0]
-	clear(b.reqClass)
+	reqClass := b.classes()
+	clear(reqClass)
 	for i, r := range requests {
 		pr := p.internProfile(r.Profile)
 		c := 0
@@ -138,14 +184,14 @@ func (p *Pool) classify(b *bulk, requests []Request) {
 			// the requests already classified there.
 			p.classBuf = slices.Insert(p.classBuf, c, pr)
 			p.countBuf = slices.Insert(p.countBuf, c, 0)
-			for k := range b.reqClass[:i] {
-				if int(b.reqClass[k]) >= c {
-					b.reqClass[k]++
+			for k := range reqClass[:i] {
+				if int(reqClass[k]) >= c {
+					reqClass[k]++
 				}
 			}
 		}
 		p.countBuf[c]++
-		b.reqClass[i] = int32(c)
+		reqClass[i] = int32(c)
 	}
 	key := p.keyBuf[:0]
 	for c, pr := range p.classBuf {
