@@ -113,33 +113,40 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 		return false
 	}
 	run.waiting, run.deployed = false, true
+	s.stats.RegionsDeployed++
 	if live := run.live(); live != 0 {
 		lr := &s.lives[live-1]
 		lr.placed, lr.inUse = ev.Slots, int32(len(ev.Slots))
 		if s.taskSlot == nil {
 			s.taskSlot = make([]slotpool.SlotID, s.rs.Topology().NumExecutionVertices())
 		}
-	} else {
-		s.setSlotOfOne(r, run, ev.Slots[0])
-	}
-	s.stats.RegionsDeployed++
-	for i, sl := range s.regionSlots(r, run) {
-		slot := ev.Slots[i]
-		s.slots.set(slot, slotUse{region: r, attempt: attempt, running: int32(len(sl.Members))})
-		for _, v := range sl.Members {
-			if run.several {
+		for i, sl := range lr.slots {
+			slot := ev.Slots[i]
+			s.slots.set(slot, slotUse{region: r, attempt: attempt, running: int32(len(sl.Members))})
+			for _, v := range sl.Members {
 				s.taskSlot[v] = slot
+				s.deployTask(v, attempt, slot, r)
 			}
-			if _, err := s.strategy.UpdateState(v, attempt, strategy.TaskDeploying); err != nil {
-				s.log.Debug("deploying state refused", zap.Error(err))
-			}
-			s.emitDeploy(v, attempt, slot, r)
 		}
+	} else { // one member in one slot: no slot list to build
+		slot := ev.Slots[0]
+		s.setSlotOfOne(r, run, slot)
+		s.slots.set(slot, slotUse{region: r, attempt: attempt, running: 1})
+		s.deployTask(s.rs.Members(r)[0], attempt, slot, r)
 	}
 	if ce := s.log.Check(zap.DebugLevel, "region deployed"); ce != nil {
 		ce.Write(zap.Int32("region", int32(r)), zap.Int("slots", len(ev.Slots)))
 	}
 	return true
+}
+
+// deployTask marks task v deploying in the strategy and adds it to the
+// next Ready's Deploy list.
+func (s *Scheduler) deployTask(v TaskID, attempt strategy.Attempt, slot slotpool.SlotID, r region.ID) {
+	if _, err := s.strategy.UpdateState(v, attempt, strategy.TaskDeploying); err != nil {
+		s.log.Debug("deploying state refused", zap.Error(err))
+	}
+	s.emitDeploy(v, attempt, slot, r)
 }
 
 // dropStale handles the fulfillment of a bulk the scheduler no longer

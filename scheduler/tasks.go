@@ -196,23 +196,12 @@ func (s *Scheduler) liveSlots(r region.ID, run *regionRun) ([]region.Slot, []slo
 	if !run.waiting && !run.deployed {
 		return nil, nil
 	}
-	slots := s.regionSlots(r, run)
+	s.oneSlot[0] = region.Slot{Members: s.rs.Members(r)}
 	if !run.deployed {
-		return slots, nil
+		return s.oneSlot[:], nil
 	}
 	s.onePlaced[0] = s.slotOfOne(r, run)
-	return slots, s.onePlaced[:]
-}
-
-// regionSlots is liveSlots without the placed slots, for a region that
-// is scheduled or deployed: deploy, which places them, reads no slot of
-// a task (a cache miss on a task the region never ran yet).
-func (s *Scheduler) regionSlots(r region.ID, run *regionRun) []region.Slot {
-	if live := run.live(); live != 0 {
-		return s.lives[live-1].slots
-	}
-	s.oneSlot[0] = region.Slot{Members: s.rs.Members(r)}
-	return s.oneSlot[:]
+	return s.oneSlot[:], s.onePlaced[:]
 }
 
 // dropSlots forgets the slots of a region's attempt; their list is reused
