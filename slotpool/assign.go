@@ -112,6 +112,13 @@ func (p *Pool) offerToHead(now time.Time, idx int32) bool {
 		return false
 	}
 	sh := h.shape
+	if sh.size == 1 && p.nHeld == 0 && p.serves(pr, sh.classProf[0]) && !p.freeServesInstead(pr, sh.classProf[0]) {
+		// A head of one request that the slot serves: fulfilled at once,
+		// as commitHead would (no free slot of another profile could
+		// serve it instead).
+		p.fulfillOne(h, idx)
+		return true
+	}
 	taken := false
 	for _, c := range sh.fitOrder {
 		if p.headServed[c] < sh.demand[c].N && p.serves(pr, sh.classProf[c]) {
@@ -151,6 +158,17 @@ func (p *Pool) offerToHead(now time.Time, idx int32) bool {
 	return true
 }
 
+// freeServesInstead reports whether a free slot of a profile other than
+// pr serves requests of profile index class.
+func (p *Pool) freeServesInstead(pr, class int32) bool {
+	for q := range p.profiles {
+		if int32(q) != pr && len(p.profiles[q].free) > 0 && p.serves(int32(q), class) {
+			return true
+		}
+	}
+	return false
+}
+
 // commitHead fulfills the head once its held slots serve every request.
 // If a free slot could replace a held one for some class, resource.Assign
 // over held and free slots picks the smallest; otherwise every held slot
@@ -159,11 +177,9 @@ func (p *Pool) commitHead(now time.Time) {
 	h := p.head
 	sh := h.shape
 	for _, hp := range p.headPairs {
-		for q := range p.profiles {
-			if int32(q) != hp.prof && len(p.profiles[q].free) > 0 && p.serves(int32(q), sh.classProf[hp.class]) {
-				p.fulfill(now, h, p.assign(sh.demand, p.supply(true, true, false)))
-				return
-			}
+		if p.freeServesInstead(hp.prof, sh.classProf[hp.class]) {
+			p.fulfill(now, h, p.assign(sh.demand, p.supply(true, true, false)))
+			return
 		}
 	}
 	p.supplyProf = p.supplyProf[:0]
@@ -380,10 +396,26 @@ func (p *Pool) fulfill(now time.Time, b *bulk, a resource.Assignment) {
 	if isHead {
 		p.returnHeld(now) // held slots the commit did not need
 	}
+	p.fulfilled(b, ids)
+}
+
+// fulfillOne fulfills the head, a bulk of one request holding no slot,
+// with slot idx (available: in no list).
+func (p *Pool) fulfillOne(b *bulk, idx int32) {
+	b.placed = true
+	ids := p.newIDs(1)
+	p.occupy(idx, b, 0)
+	ids[0] = p.slot(idx).id
+	p.fulfilled(b, ids)
+}
+
+// fulfilled ends the wait of a bulk whose requests all have slots (ids):
+// the Fulfilled event, and out of the queue.
+func (p *Pool) fulfilled(b *bulk, ids []SlotID) {
 	p.emitFulfilled(Fulfilled{Bulk: b.id, Slots: ids})
 	p.leaveWaiting(b, ReasonStopped)
 	b.state = BulkFulfilled
-	b.inUse = int32(n)
+	b.inUse = int32(len(ids))
 	p.logDebug("bulk fulfilled", b.id)
 }
 

@@ -244,8 +244,18 @@ func (p *Pool) Submit(now time.Time, b Bulk) error {
 		return &BulkError{Op: "submit", Bulk: b.ID, Err: ErrDuplicateBulk}
 	}
 	bk := p.newBulk(b)
-	p.classify(bk, b.Requests)
-	s, isNew := p.shapeFor(p.keyBuf)
+	var s *shape
+	isNew := false
+	if ls := p.lastShape; len(b.Requests) == 1 && ls != nil && ls.pos >= 0 && ls.size == 1 &&
+		ls.classProf[0] == p.internProfile(b.Requests[0].Profile) {
+		// One request, like the last bulk's (the usual case at scale: a
+		// region of one slot): its live shape, without building its key.
+		bk.one[0] = 0
+		s = ls
+	} else {
+		p.classify(bk, b.Requests)
+		s, isNew = p.shapeFor(p.keyBuf)
+	}
 	bk.shape = s
 	p.enqueue(bk)
 	p.bulks.set(bk.id, bk)
