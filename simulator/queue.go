@@ -70,9 +70,13 @@ func (c *calendar) next() timed {
 			break
 		}
 		m := first
-		for j := first + 1; j < min(first+4, last); j++ {
-			if earlier(&c.items[j], &c.items[m]) {
-				m = j
+		if first+4 <= last { // four children: pairs, then the pair's winners
+			a := pick(earlierBit(&c.items[first+1], &c.items[first]), first+1, first)
+			b := pick(earlierBit(&c.items[first+3], &c.items[first+2]), first+3, first+2)
+			m = pick(earlierBit(&c.items[b], &c.items[a]), b, a)
+		} else {
+			for j := first + 1; j < last; j++ {
+				m = pick(earlierBit(&c.items[j], &c.items[m]), j, m)
 			}
 		}
 		if !earlier(&c.items[m], &x) {
@@ -83,4 +87,21 @@ func (c *calendar) next() timed {
 	}
 	c.items[i] = x
 	return top
+}
+
+// earlierBit is earlier as 0 or 1, computed without branches: the
+// children compared by a pop are in no predictable order.
+func earlierBit(a, b *timed) int {
+	return b2i(a.at < b.at) | b2i(a.at == b.at)&b2i(a.order < b.order)
+}
+
+// pick returns x if bit is 1, else y, without a branch.
+func pick(bit, x, y int) int { return y ^ ((x ^ y) & -bit) }
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
