@@ -1,0 +1,44 @@
+package simulator
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The calendar against a sorted list: interleaved adds and pops, with
+// many events at the same time (their order decides), few distinct
+// times, and ties in both fields (the pop takes one of the tied).
+func TestCalendarPopsInOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 8))
+	for round := range 300 {
+		var c calendar
+		var ref []timed
+		now := time.Duration(0)
+		orders := uint64(1 << 62)
+		if round%3 == 0 {
+			orders = 4 // ties in order too
+		}
+		for range 1 + r.IntN(400) {
+			if r.IntN(3) > 0 || len(ref) == 0 {
+				e := timed{at: now + time.Duration(r.IntN(3))*time.Millisecond, order: r.Uint64N(orders)}
+				c.add(e)
+				ref = append(ref, e)
+				continue
+			}
+			got := c.next()
+			slices.SortStableFunc(ref, func(a, b timed) int {
+				return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.order, b.order))
+			})
+			require.Equal(t, ref[0].at, got.at, "round %d", round)
+			require.Equal(t, ref[0].order, got.order, "round %d", round)
+			ref = ref[1:]
+			now = got.at
+		}
+		require.Equal(t, len(ref), c.Len(), "round %d", round)
+	}
+}
