@@ -95,9 +95,10 @@ type Pool struct {
 
 	// freeBulks holds retired bulks for reuse by Submit; idSlab is
 	// carved into the Slots of Fulfilled events (the caller keeps those).
-	freeBulks  []*bulk
-	idSlab     []SlotID
-	idSlabSize int
+	requestsSlab []bulkRequests // the many records of bulks to come (see newBulk)
+	freeBulks    []*bulk
+	idSlab       []SlotID
+	idSlabSize   int
 
 	dirtyFree     []int32
 	dirtyReusable []int32
@@ -433,15 +434,21 @@ func (p *Pool) retire(b *bulk, st BulkState) {
 // allocates bulks for the most that were ever live at once, not one per
 // Submit.
 func (p *Pool) newBulk(b Bulk) *bulk {
-	n := len(p.freeBulks)
-	if n == 0 {
-		bk := &bulk{}
-		bk.reset(b)
-		return bk
+	var bk *bulk
+	if n := len(p.freeBulks); n == 0 {
+		bk = &bulk{}
+	} else {
+		bk = p.freeBulks[n-1]
+		p.freeBulks[n-1] = nil
+		p.freeBulks = p.freeBulks[:n-1]
 	}
-	bk := p.freeBulks[n-1]
-	p.freeBulks[n-1] = nil
-	p.freeBulks = p.freeBulks[:n-1]
+	if len(b.Requests) > 1 && bk.many == nil {
+		if len(p.requestsSlab) == 0 {
+			p.requestsSlab = make([]bulkRequests, 64)
+		}
+		bk.many = &p.requestsSlab[0]
+		p.requestsSlab = p.requestsSlab[1:]
+	}
 	bk.reset(b)
 	return bk
 }

@@ -36,7 +36,9 @@ type bulk struct {
 
 // bulkRequests is the per-request data of a bulk of several requests. A
 // retired bulk keeps it for reuse by a later bulk of several requests.
+// Pool.newBulk carves them from slabs.
 type bulkRequests struct {
+	buf      []int32 // the storage of reqClass and slots
 	reqClass []int32 // class of each request in shape.demand
 	slots    []int32 // in-use slot of each request once fulfilled, -1 if gone
 	// unbounded says which requests are Unbounded; nil if none is.
@@ -45,7 +47,8 @@ type bulkRequests struct {
 }
 
 // reset makes a retired bulk (or a new one) the bulk of b, reusing its
-// storage: its requests' classes and slots, and which are unbounded.
+// storage: its requests' classes and slots, and which are unbounded. A
+// bulk of several requests must have its many record.
 func (bk *bulk) reset(b Bulk) {
 	n := len(b.Requests)
 	many, asks := bk.many, bk.asks[:0]
@@ -54,12 +57,8 @@ func (bk *bulk) reset(b Bulk) {
 		bk.unbounded1 = b.Requests[0].Unbounded
 		return
 	}
-	if many == nil {
-		many = &bulkRequests{}
-		bk.many = many
-	}
-	many.reqClass = slices.Grow(many.reqClass[:0], n)[:n]
-	many.slots = slices.Grow(many.slots[:0], n)[:n]
+	many.buf = slices.Grow(many.buf[:0], 2*n)[:2*n]
+	many.reqClass, many.slots = many.buf[:n:n], many.buf[n:2*n:2*n]
 	many.unbounded = nil
 	for i, r := range b.Requests {
 		if r.Unbounded {
