@@ -17,61 +17,18 @@ func Build(t *topology.ExecutionTopology) *Regions {
 	n := t.NumExecutionVertices()
 	logical, whole := logicalRegions(t)
 
-	uf := newUnionFind(n)
-	// Logical fast path: a pipelined component with an all-to-all edge is
-	// one region; union each of its vertices with one representative.
-	rep := make([]int32, len(whole))
-	for i := range rep {
-		rep[i] = -1
-	}
-	for jv := range topology.JobVertexID(job.NumVertices()) {
-		l := logical[jv]
-		if !whole[l] {
-			continue
-		}
-		vs := t.VerticesOf(jv)
-		if rep[l] < 0 {
-			rep[l] = vs.Start
-		}
-		for v := vs.Start; v < vs.End; v++ {
-			uf.union(rep[l], v)
-		}
-	}
-	// Otherwise merge subtasks along pointwise pipelined blocks.
-	for e := range topology.JobEdgeID(job.NumEdges()) {
-		src, _ := job.EdgeEnds(e)
-		if !t.PartitionType(e).IsPipelined() || whole[logical[src]] {
-			continue
-		}
-		gs := t.GroupsOf(e)
-		for g := gs.Start; g < gs.End; g++ {
-			pg := t.Group(topology.GroupID(g))
-			base := pg.Producers.Start
-			for v := base + 1; v < pg.Producers.End; v++ {
-				uf.union(base, v)
-			}
-			for v := pg.Consumers.Start; v < pg.Consumers.End; v++ {
-				uf.union(base, v)
-			}
-		}
-	}
-
-	// Number the components in order of their smallest member.
 	regionOf := make([]ID, n)
-	idOfRoot := uf.size // reuse: sizes are no longer needed
-	for i := range idOfRoot {
-		idOfRoot[i] = -1
-	}
-	count := int32(0)
-	for v := range int32(n) {
-		r := uf.find(v)
-		if idOfRoot[r] < 0 {
-			idOfRoot[r] = count
-			count++
+	var count int32
+	if !anyPipelined(t) {
+		// Every subtask is a region of its own, numbered as the subtasks
+		// (an all-blocking job): no union-find over millions of them.
+		for v := range regionOf {
+			regionOf[v] = ID(v)
 		}
-		regionOf[v] = ID(idOfRoot[r])
+		count = int32(n)
+	} else {
+		count = unionRegions(t, logical, whole, regionOf)
 	}
-	uf = nil
 
 	gp, gc := groupRegions(t, regionOf, int(count))
 	if cyclePossible(t, logical) {
@@ -421,10 +378,93 @@ func relabel(c csr.CSR[ID], final []ID) {
 
 // membersByRegion lists the execution vertices of each region, ascending.
 func membersByRegion(regionOf []ID, regions int) ([]topology.ExecutionVertexID, []int32) {
+	if regions == len(regionOf) { // one member each (an all-blocking job): no counting
+		members := make([]topology.ExecutionVertexID, regions)
+		start := make([]int32, regions+1)
+		for v, r := range regionOf {
+			members[r] = topology.ExecutionVertexID(v)
+		}
+		for r := range start {
+			start[r] = int32(r)
+		}
+		return members, start
+	}
 	c := csr.Build(regions, func(add func(int32, topology.ExecutionVertexID)) {
 		for v, r := range regionOf {
 			add(int32(r), topology.ExecutionVertexID(v))
 		}
 	})
 	return c.Adj, c.Start
+}
+
+// unionRegions numbers the pipelined regions of t into regionOf (by
+// their smallest member) and returns their count: subtasks joined by
+// pipelined edges, a pipelined component with an all-to-all edge as one.
+func unionRegions(t *topology.ExecutionTopology, logical []int32, whole []bool, regionOf []ID) int32 {
+	job := t.Job()
+	n := t.NumExecutionVertices()
+	uf := newUnionFind(n)
+	// Logical fast path: a pipelined component with an all-to-all edge is
+	// one region; union each of its vertices with one representative.
+	rep := make([]int32, len(whole))
+	for i := range rep {
+		rep[i] = -1
+	}
+	for jv := range topology.JobVertexID(job.NumVertices()) {
+		l := logical[jv]
+		if !whole[l] {
+			continue
+		}
+		vs := t.VerticesOf(jv)
+		if rep[l] < 0 {
+			rep[l] = vs.Start
+		}
+		for v := vs.Start; v < vs.End; v++ {
+			uf.union(rep[l], v)
+		}
+	}
+	// Otherwise merge subtasks along pointwise pipelined blocks.
+	for e := range topology.JobEdgeID(job.NumEdges()) {
+		src, _ := job.EdgeEnds(e)
+		if !t.PartitionType(e).IsPipelined() || whole[logical[src]] {
+			continue
+		}
+		gs := t.GroupsOf(e)
+		for g := gs.Start; g < gs.End; g++ {
+			pg := t.Group(topology.GroupID(g))
+			base := pg.Producers.Start
+			for v := base + 1; v < pg.Producers.End; v++ {
+				uf.union(base, v)
+			}
+			for v := pg.Consumers.Start; v < pg.Consumers.End; v++ {
+				uf.union(base, v)
+			}
+		}
+	}
+
+	// Number the components in order of their smallest member.
+	idOfRoot := uf.size // reuse: sizes are no longer needed
+	for i := range idOfRoot {
+		idOfRoot[i] = -1
+	}
+	count := int32(0)
+	for v := range int32(n) {
+		r := uf.find(v)
+		if idOfRoot[r] < 0 {
+			idOfRoot[r] = count
+			count++
+		}
+		regionOf[v] = ID(idOfRoot[r])
+	}
+	return count
+}
+
+// anyPipelined reports whether some edge of t is pipelined.
+func anyPipelined(t *topology.ExecutionTopology) bool {
+	for e := range topology.JobEdgeID(t.Job().NumEdges()) {
+		if t.PartitionType(e).IsPipelined() {
+			return true
+		}
+	}
+	return false
 }
