@@ -221,7 +221,9 @@ type Admission interface {
 	// made no sense to the admission (it is ignored).
 	Handle(now time.Time, msg ToAdmission) error
 	// Ready returns the messages for the pool since the last call, in
-	// order, and forgets them.
+	// order, and forgets them. The slice may be valid only until the next
+	// call of Ready (an admission may reuse its storage): a caller reads
+	// it before asking again, as Link does.
 	Ready() []FromAdmission
 	// Tick fires the admission's timers due at now.
 	Tick(now time.Time)
