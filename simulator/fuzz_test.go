@@ -48,8 +48,15 @@ func FuzzSimulate(f *testing.F) {
 		cluster := []resource.Count{{Profile: resource.Unknown, N: rs.MinimumSlots() + int(extraSlots%3)}}
 		cfg := simulator.Config{Regions: rs, Cluster: cluster, Seed: seed, Record: true, MaxEvents: 1 << 20}
 		if failAt > 0 {
-			victim := topology.ExecutionVertexID(rng.IntN(rs.Topology().NumExecutionVertices()))
-			cfg.Failures = []simulator.Failure{{Task: victim, After: time.Duration(failAt%1000) * time.Millisecond}}
+			// A failure point within the victim's duration (one at or
+			// beyond it never fires, and Run refuses it).
+			topo := rs.Topology()
+			victim := topology.ExecutionVertexID(rng.IntN(topo.NumExecutionVertices()))
+			after := time.Duration(failAt) * time.Millisecond
+			if vx := topo.Job().Vertex(topo.JobVertexOf(victim)); !vx.Unbounded {
+				after %= vx.Duration
+			}
+			cfg.Failures = []simulator.Failure{{Task: victim, After: after}}
 		}
 		res := run(t, cfg)
 		require.Equal(t, simulator.Finished, res.Verdict, "%s\n%s", res.Reason, describeJob(job))
