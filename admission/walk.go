@@ -117,17 +117,11 @@ func ceilingAfter(t *redblacktree.Tree, cursor any) *redblacktree.Node {
 		return n
 	}
 	// n holds cursor itself: its in-order successor.
-	if n.Right != nil {
-		n = n.Right
-		for n.Left != nil {
-			n = n.Left
-		}
-		return n
+	it := t.IteratorAt(n)
+	if !it.Next() {
+		return nil
 	}
-	for n.Parent != nil && n == n.Parent.Right {
-		n = n.Parent
-	}
-	return n.Parent
+	return it.Node()
 }
 
 // nextStartable returns the first job after cursor (from the start if
