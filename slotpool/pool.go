@@ -95,10 +95,11 @@ type Pool struct {
 
 	// freeBulks holds retired bulks for reuse by Submit; idSlab is
 	// carved into the Slots of Fulfilled events (the caller keeps those).
-	requestsSlab []bulkRequests // the many records of bulks to come (see newBulk)
-	freeBulks    []*bulk
-	idSlab       []SlotID
-	idSlabSize   int
+	requestsSlab     []bulkRequests // the many records of bulks to come (see newBulk)
+	requestsSlabSize int
+	freeBulks        []*bulk
+	idSlab           []SlotID
+	idSlabSize       int
 
 	dirtyFree     []int32
 	dirtyReusable []int32
@@ -444,7 +445,10 @@ func (p *Pool) newBulk(b Bulk) *bulk {
 	}
 	if len(b.Requests) > 1 && bk.many == nil {
 		if len(p.requestsSlab) == 0 {
-			p.requestsSlab = make([]bulkRequests, 64)
+			// Slabs double from 4 to 64 records: a pool with few bulks
+			// allocates little.
+			p.requestsSlabSize = min(max(2*p.requestsSlabSize, 4), 64)
+			p.requestsSlab = make([]bulkRequests, p.requestsSlabSize)
 		}
 		bk.many = &p.requestsSlab[0]
 		p.requestsSlab = p.requestsSlab[1:]

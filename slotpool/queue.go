@@ -38,12 +38,11 @@ type bulk struct {
 // retired bulk keeps it for reuse by a later bulk of several requests.
 // Pool.newBulk carves them from slabs.
 type bulkRequests struct {
-	buf      []int32 // the storage of reqClass and slots
-	reqClass []int32 // class of each request in shape.demand
-	slots    []int32 // in-use slot of each request once fulfilled, -1 if gone
-	// unbounded says which requests are Unbounded; nil if none is.
+	// classSlots holds the class of each request in shape.demand, then
+	// the in-use slot of each request once fulfilled (-1 if gone).
+	classSlots []int32
+	// unbounded says which requests are Unbounded; empty if none is.
 	unbounded []bool
-	unbStore  []bool // unbounded's storage
 }
 
 // reset makes a retired bulk (or a new one) the bulk of b, reusing its
@@ -57,14 +56,12 @@ func (bk *bulk) reset(b Bulk) {
 		bk.unbounded1 = b.Requests[0].Unbounded
 		return
 	}
-	many.buf = slices.Grow(many.buf[:0], 2*n)[:2*n]
-	many.reqClass, many.slots = many.buf[:n:n], many.buf[n:2*n:2*n]
-	many.unbounded = nil
+	many.classSlots = slices.Grow(many.classSlots[:0], 2*n)[:2*n]
+	many.unbounded = many.unbounded[:0]
 	for i, r := range b.Requests {
 		if r.Unbounded {
-			if many.unbounded == nil {
-				many.unbounded = append(many.unbStore[:0], make([]bool, n)...)
-				many.unbStore = many.unbounded
+			if len(many.unbounded) == 0 {
+				many.unbounded = append(many.unbounded, make([]bool, n)...)
 			}
 			many.unbounded[i] = true
 		}
@@ -76,7 +73,7 @@ func (bk *bulk) classes() []int32 {
 	if bk.n == 1 {
 		return bk.one[0:1:1]
 	}
-	return bk.many.reqClass
+	return bk.many.classSlots[:bk.n:bk.n]
 }
 
 // slotList returns the slot index of each request once the bulk was
@@ -88,7 +85,7 @@ func (bk *bulk) slotList() []int32 {
 	case bk.n == 1:
 		return bk.one[1:2:2]
 	}
-	return bk.many.slots
+	return bk.many.classSlots[bk.n:]
 }
 
 // setSlot records the slot index of request r (-1: it came back).
@@ -97,7 +94,7 @@ func (bk *bulk) setSlot(r, idx int32) {
 		bk.one[1] = idx
 		return
 	}
-	bk.many.slots[r] = idx
+	bk.many.classSlots[bk.n+r] = idx
 }
 
 // isUnbounded reports whether request r of the bulk is Unbounded.
@@ -105,7 +102,7 @@ func (bk *bulk) isUnbounded(r int32) bool {
 	if bk.n == 1 {
 		return bk.unbounded1
 	}
-	return bk.many.unbounded != nil && bk.many.unbounded[r]
+	return len(bk.many.unbounded) > 0 && bk.many.unbounded[r]
 }
 
 // shape is the demand of bulks that ask for the same multiset of
