@@ -95,6 +95,26 @@ type JobChange struct {
 	Err   error
 }
 
+// Ended reports whether the job ended with this change, and how: err is
+// nil if it finished, its error (a *RegionError) if it failed. A nil
+// change (a Ready without Job) has not ended; a runtime's loop stops on
+//
+//	if ended, err := rd.Job.Ended(); ended {
+//		return err
+//	}
+func (c *JobChange) Ended() (ended bool, err error) {
+	if c == nil {
+		return false, nil
+	}
+	switch c.State {
+	case JobFinished:
+		return true, nil
+	case JobFailed:
+		return true, c.Err
+	}
+	return false, nil
+}
+
 // HasReady reports whether Ready has something to hand out (the deadline
 // alone does not count).
 func (s *Scheduler) HasReady() bool {

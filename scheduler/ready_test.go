@@ -411,3 +411,24 @@ func TestRefusedInputDoesNotMoveTheClock(t *testing.T) {
 	assert.NoError(t, s.Tick(t0.Add(5*time.Second)), "the refused offer moved nothing")
 	requireTimeError(t, s.Tick(t0.Add(time.Second)), t0.Add(time.Second), t0.Add(5*time.Second))
 }
+
+// JobChange.Ended: a nil change and the live states have not ended; a
+// finished job ended without error, a failed one with its error.
+func TestJobChangeEnded(t *testing.T) {
+	var none *JobChange
+	ended, err := none.Ended()
+	assert.False(t, ended)
+	assert.NoError(t, err)
+	for _, st := range []JobState{JobCreated, JobRunning} {
+		ended, err = (&JobChange{State: st}).Ended()
+		assert.False(t, ended, "%v", st)
+		assert.NoError(t, err, "%v", st)
+	}
+	ended, err = (&JobChange{State: JobFinished}).Ended()
+	assert.True(t, ended)
+	assert.NoError(t, err)
+	boom := errors.New("boom")
+	ended, err = (&JobChange{State: JobFailed, Err: boom}).Ended()
+	assert.True(t, ended)
+	assert.ErrorIs(t, err, boom)
+}

@@ -442,13 +442,8 @@ func (r *jobRun) loop(ctx context.Context) error {
 			if err := r.apply(ctx, rd); err != nil {
 				return err
 			}
-			if rd.Job != nil {
-				switch rd.Job.State {
-				case scheduler.JobFinished:
-					return nil
-				case scheduler.JobFailed:
-					return rd.Job.Err
-				}
+			if ended, err := rd.Job.Ended(); ended {
+				return err
 			}
 		case err := <-r.fatal:
 			return err

@@ -25,13 +25,8 @@ func (e *engine) loop(ctx context.Context) error {
 			if err := e.apply(rd); err != nil {
 				return err
 			}
-			if rd.Job != nil {
-				switch rd.Job.State {
-				case scheduler.JobFinished:
-					return nil
-				case scheduler.JobFailed:
-					return rd.Job.Err
-				}
+			if ended, err := rd.Job.Ended(); ended {
+				return err
 			}
 		case err := <-e.fatal:
 			return err
