@@ -20,15 +20,24 @@ func submitted(t *testing.T, c *Core, job JobID) Command {
 	return cmds[0]
 }
 
-// grantedOnN1 is a Core whose ask 1 of n slots was submitted as job 3
-// ("rs-a1"), is running with n CPUs on n1, and was granted.
-func grantedOnN1(t *testing.T, n int) *Core {
+// granted is a Core whose ask 1, of as many slots as on has CPUs, was
+// submitted as job ("rs-a1"), is running on on's node, and was granted;
+// and the Grant.
+func granted(t *testing.T, job JobID, on NodeCPUs) (*Core, slotpool.Grant) {
 	t.Helper()
 	c := newCore(t)
-	require.NoError(t, c.Handle(t0, unknownAsk(1, n)))
-	submitted(t, c, 3)
-	c.Observe(t0, c.Watched(), []JobStatus{running(3, "rs-a1", NodeCPUs{"n1", n})})
-	c.Ready()
+	require.NoError(t, c.Handle(t0, unknownAsk(1, on.CPUs)))
+	submitted(t, c, job)
+	c.Observe(t0, c.Watched(), []JobStatus{running(job, "rs-a1", on)})
+	msgs := c.Ready()
+	require.Len(t, msgs, 1)
+	return c, msgs[0].(slotpool.Grant)
+}
+
+// grantedOnN1 is granted as job 3 with n CPUs on n1.
+func grantedOnN1(t *testing.T, n int) *Core {
+	t.Helper()
+	c, _ := granted(t, 3, NodeCPUs{"n1", n})
 	return c
 }
 
@@ -70,11 +79,7 @@ func TestAskGrantedWhenRunning(t *testing.T) {
 }
 
 func TestReleasedSlotsCancelTheAllocation(t *testing.T) {
-	c := newCore(t)
-	require.NoError(t, c.Handle(t0, unknownAsk(1, 2)))
-	submitted(t, c, 7)
-	c.Observe(t0, c.Watched(), []JobStatus{running(7, "rs-a1", NodeCPUs{"n2", 2})})
-	g := c.Ready()[0].(slotpool.Grant)
+	c, g := granted(t, 7, NodeCPUs{"n2", 2})
 
 	require.NoError(t, c.Handle(t0, slotpool.SlotRelease{Slot: g.Slots[0].ID, Reason: slotpool.ReasonStopped}))
 	assert.Equal(t, []slotpool.FromAdmission{slotpool.ReleaseConfirmed{Slot: g.Slots[0].ID, Reason: slotpool.ReasonStopped}}, c.Ready())
@@ -306,11 +311,7 @@ func TestJobEndedBeforeItRanIsSubmittedAgain(t *testing.T) {
 }
 
 func TestCancelRetriedAfterAnOutage(t *testing.T) {
-	c := newCore(t)
-	require.NoError(t, c.Handle(t0, unknownAsk(1, 1)))
-	submitted(t, c, 8)
-	c.Observe(t0, c.Watched(), []JobStatus{running(8, "rs-a1", NodeCPUs{"n1", 1})})
-	g := c.Ready()[0].(slotpool.Grant)
+	c, g := granted(t, 8, NodeCPUs{"n1", 1})
 	require.NoError(t, c.Handle(t0, slotpool.SlotRelease{Slot: g.Slots[0].ID, Reason: slotpool.ReasonStopped}))
 	cmd := c.Commands()[0]
 	c.Cancelled(t0, cmd.Name, cmd.Job, &CommandError{Command: "scancel", Err: ErrUnreachable})
