@@ -258,7 +258,7 @@ func (q *Queues) matched(lack []resource.Count, have []int) int {
 		}
 	}
 	q.claimScratch.supply = supply
-	return q.assign(lack, supply).Matched
+	return resource.Matched(lack, supply, q.cfg.Matching)
 }
 
 // behind returns the jobs behind c in grant order that hold slots a claim

@@ -202,28 +202,12 @@ func (q *Queues) availableTo(j *job) (counts []resource.Count, prof []int32) {
 	return counts, prof
 }
 
-// assign is resource.Assign with the common case, one request profile
-// and one slot profile, answered without allocating (the result is valid
-// until the next call).
+// assign is resource.Assign into the admission's own storage, without
+// allocating in the common cases: the result is valid until the next
+// call.
 func (q *Queues) assign(demand, supply []resource.Count) resource.Assignment {
-	if len(demand) != 1 || len(supply) != 1 {
-		return resource.Assign(demand, supply, q.cfg.Matching)
-	}
-	d, s := demand[0], supply[0]
-	n := 0
-	if q.cfg.Matching.Serves(s.Profile, d.Profile) {
-		n = min(d.N, s.N)
-	}
-	a := resource.Assignment{Matched: n}
-	if n > 0 {
-		q.pairs[0] = resource.Pair{Request: 0, Slot: 0, N: n}
-		a.Pairs = q.pairs[:1]
-	}
-	if n < d.N {
-		q.missing[0] = resource.Count{Profile: d.Profile, N: d.N - n}
-		a.Missing = q.missing[:1]
-	}
-	return a
+	resource.AssignInto(&q.asg, demand, supply, q.cfg.Matching)
+	return q.asg
 }
 
 // takeFor takes n slots of profile p for j: its reserved ones first, then

@@ -273,8 +273,7 @@ type Queues struct {
 	counts       []int
 	availCounts  []resource.Count
 	availProf    []int32
-	pairs        [1]resource.Pair
-	missing      [1]resource.Count
+	asg          resource.Assignment // the storage of assign's results
 	claimScratch claimScratch
 	// batch > 0 defers decisions to the end of the outermost Batch.
 	batch    int
