@@ -104,8 +104,10 @@ type sim struct {
 	poolCfg slotpool.Config
 	jobs    []*simJob
 	byName  map[string]*simJob
-	byID    []*simJob // by JobID: in submission order
-	dirty   []*simJob // jobs acted on at this instant, to pump
+	byID    []*simJob          // by JobID: in submission order
+	dirty   []*simJob          // jobs acted on at this instant, to pump
+	pumped  []*simJob          // the batch pump works through (dirty's spare storage)
+	noReqs  []slotpool.Request // zero requests: a region's bulk (the pool keeps none of them)
 	// firstLive: every job before it is done.
 	firstLive int
 	timers    *heap.Heap[simTimer]
@@ -415,7 +417,10 @@ func (s *sim) submitJob(j *simJob) {
 // submitRegions keeps `inflight` regions of the job submitted.
 func (s *sim) submitRegions(j *simJob) {
 	for j.live < j.inflight && j.next < len(j.regions) {
-		reqs := make([]slotpool.Request, j.regions[j.next])
+		if n := j.regions[j.next]; len(s.noReqs) < n {
+			s.noReqs = make([]slotpool.Request, n)
+		}
+		reqs := s.noReqs[:j.regions[j.next]]
 		j.next++
 		j.live++
 		if err := j.pool.Submit(s.now, slotpool.Bulk{ID: slotpool.BulkID(j.next), Requests: reqs}); err != nil {
@@ -473,7 +478,7 @@ func (s *sim) pump() {
 			return
 		}
 		batch := s.dirty
-		s.dirty = nil
+		s.dirty, s.pumped = s.pumped[:0], batch
 		for _, j := range batch {
 			j.dirty = false
 			if j.port == nil || j.done {
