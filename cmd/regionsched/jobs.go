@@ -143,6 +143,11 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	if err != nil {
 		return err
 	}
+	subtasks := 0
+	for _, j := range jobs {
+		subtasks += j.Job.NumSubtasks()
+	}
+	reserveHeap(subtasks)
 	cfg := simulator.JobsConfig{Jobs: jobs, Mode: r.mode, Cluster: r.slots, Queues: queues, DefaultPolicy: r.queuePolicy,
 		Policy: r.policy, Seed: r.seed}
 	if cfg.Users, err = r.users(); err != nil {
