@@ -93,11 +93,12 @@ type Pool struct {
 	synced        *bulk
 	syncedVersion uint64
 
-	// freeBulks holds retired bulks for reuse by Submit; idSlab is
-	// carved into the Slots of Fulfilled events (the caller keeps those).
+	// bulkRecs holds the bulk records, live and retired, for reuse by
+	// Submit; idSlab is carved into the Slots of Fulfilled events (the
+	// caller keeps those).
+	bulkRecs         bulkStore
 	requestsSlab     []bulkRequests // the many records of bulks to come (see newBulk)
 	requestsSlabSize int
-	freeBulks        []*bulk
 	idSlab           []SlotID
 	idSlabSize       int
 
@@ -425,9 +426,8 @@ func (p *Pool) retire(b *bulk, st BulkState) {
 	if p.synced == b {
 		p.synced = nil
 	}
-	if !b.retired {
-		b.retired = true
-		p.freeBulks = append(p.freeBulks, b) // reused by a later Submit, never within this call
+	if b.taken {
+		p.bulkRecs.put(b) // reused by a later Submit, never within this call
 	}
 }
 
@@ -435,14 +435,7 @@ func (p *Pool) retire(b *bulk, st BulkState) {
 // allocates bulks for the most that were ever live at once, not one per
 // Submit.
 func (p *Pool) newBulk(b Bulk) *bulk {
-	var bk *bulk
-	if n := len(p.freeBulks); n == 0 {
-		bk = &bulk{}
-	} else {
-		bk = p.freeBulks[n-1]
-		p.freeBulks[n-1] = nil
-		p.freeBulks = p.freeBulks[:n-1]
-	}
+	bk := p.bulkRecs.take()
 	if len(b.Requests) > 1 && bk.many == nil {
 		if len(p.requestsSlab) == 0 {
 			// Slabs double from 4 to 64 records: a pool with few bulks

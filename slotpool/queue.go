@@ -10,8 +10,8 @@ import (
 // bulk is a submitted bulk while it waits or has slots in use. In a long
 // queue a bulk is cold by the time its turn comes (it becomes the head,
 // is fulfilled, leaves the queue, its slots come back), and every cache
-// line it spans costs a miss: it fits in two (120 bytes, allocated as
-// 128), the fields of its turn in the first. A bulk of one request (a
+// line it spans costs a miss: it fits in two (128 bytes, and bulkStore's
+// chunks start on a cache line), the fields of its turn in the first. A bulk of one request (a
 // region of one slot, the usual case at scale) keeps its per-request
 // data inline; a bulk of several keeps it in many.
 type bulk struct {
@@ -25,13 +25,15 @@ type bulk struct {
 	inUse      int32 // requests whose slot is in use
 	state      BulkState
 	inQueue    bool
-	retired    bool     // in Pool.freeBulks
+	taken      bool     // live; false once retired, free for reuse (see bulkStore)
+	inSpare    bool     // in bulkStore.spare
 	rebuild    bool     // head only: it lost a held slot, re-match at settle
 	placed     bool     // fulfilled: its requests have slots (see slotList)
 	unbounded1 bool     // a bulk of one request: it is Unbounded
 	one        [2]int32 // a bulk of one request: its class and its slot
 	many       *bulkRequests
-	asks       []*ask // outstanding admission asks
+	asks       []*ask  // outstanding admission asks
+	_          [8]byte // to 128 bytes: in bulkStore's chunks every record starts a cache line
 }
 
 // bulkRequests is the per-request data of a bulk of several requests. A
@@ -50,8 +52,8 @@ type bulkRequests struct {
 // bulk of several requests must have its many record.
 func (bk *bulk) reset(b Bulk) {
 	n := len(b.Requests)
-	many, asks := bk.many, bk.asks[:0]
-	*bk = bulk{id: b.ID, n: int32(n), many: many, asks: asks}
+	many, asks, inSpare := bk.many, bk.asks[:0], bk.inSpare
+	*bk = bulk{id: b.ID, n: int32(n), taken: true, many: many, asks: asks, inSpare: inSpare}
 	if n == 1 {
 		bk.unbounded1 = b.Requests[0].Unbounded
 		return
