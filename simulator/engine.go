@@ -152,6 +152,10 @@ func newBaseEngine(cfg Config, extra int) *engine {
 		failures[int32(f.Task)] = f.After
 	}
 	e.model = newModel(e.topo, failures, rng.Uint64)
+	// Pending events are mostly the progress ends of deployed tasks, a
+	// few per slot: room for two per modelled slot saves the calendar's
+	// doublings on the way there.
+	e.model.cal.reserve(min(tasks, 2*len(e.slots)+16))
 	e.model.onFinished = func(v int32) {
 		if e.eagerJobs != nil {
 			i, _ := e.set.of(v)

@@ -1,6 +1,9 @@
 package simulator
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // timedKind says what a timed event does when its time comes.
 type timedKind uint8
@@ -35,6 +38,9 @@ func earlier(a, b *timed) bool {
 	}
 	return a.order < b.order
 }
+
+// reserve makes room for n pending events.
+func (c *calendar) reserve(n int) { c.items = slices.Grow(c.items, n) }
 
 // Len returns the number of pending events.
 func (c *calendar) Len() int { return len(c.items) }
