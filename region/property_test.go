@@ -305,3 +305,26 @@ func nilIfEmpty[T any](s []T) []T {
 	}
 	return s
 }
+
+// AppendSlots appends what Slots returns, whatever the destination holds
+// or has room for, and leaves what was there.
+func TestAppendSlotsAppendsWhatSlotsReturns(t *testing.T) {
+	for seed := uint64(1); seed <= 200; seed++ {
+		r := rand.New(rand.NewPCG(seed, 0xa99e))
+		g, err := randomJob(r)
+		require.NoError(t, err, "seed %d", seed)
+		rs := region.FromJob(g, exchange.Modes()[r.IntN(4)])
+		prefix := region.Slot{SlotSharingGroup: "prefix"}
+		for id := range region.ID(rs.NumRegions()) {
+			want := rs.Slots(id)
+			for _, dst := range [][]region.Slot{nil, {prefix}, append(make([]region.Slot, 0, 64), prefix)} {
+				got := rs.AppendSlots(dst, id)
+				require.Len(t, got, len(dst)+len(want), "seed %d, region %d", seed, id)
+				if len(dst) > 0 {
+					assert.Equal(t, dst, got[:len(dst)], "seed %d, region %d: what was there stays", seed, id)
+				}
+				assert.Equal(t, want, got[len(dst):], "seed %d, region %d", seed, id)
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package region
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/regionsched/regionsched/exchange"
@@ -123,7 +124,7 @@ func (rs *Regions) AppendSlots(dst []Slot, r ID) []Slot {
 		sl.Members = members
 		return append(dst, sl)
 	}
-	return append(dst, rs.localitySlots(r)...)
+	return rs.appendLocalitySlots(dst, r)
 }
 
 // cloneSlots copies slots and their member lists.
@@ -137,14 +138,19 @@ func cloneSlots(in []Slot) []Slot {
 }
 
 // localitySlots is the locality packing of Slots.
-func (rs *Regions) localitySlots(r ID) []Slot {
+func (rs *Regions) localitySlots(r ID) []Slot { return rs.appendLocalitySlots(nil, r) }
+
+// appendLocalitySlots appends the locality packing of region r to dst
+// (grown once, by the slots the packing opens) and returns the extended
+// slice.
+func (rs *Regions) appendLocalitySlots(dst []Slot, r ID) []Slot {
 	t := rs.topo
 	job := t.Job()
 	members := rs.Members(r)
 	if len(members) == 1 { // common in blocking jobs: no sharing to work out
 		sl := rs.vertexSlot[t.JobVertexOf(members[0])]
 		sl.Members = []topology.ExecutionVertexID{members[0]}
-		return []Slot{sl}
+		return append(dst, sl)
 	}
 	type run struct {
 		jv         topology.JobVertexID
@@ -164,7 +170,9 @@ func (rs *Regions) localitySlots(r ID) []Slot {
 	sort.SliceStable(runs, func(a, b int) bool { return job.TopologicalRank(runs[a].jv) < job.TopologicalRank(runs[b].jv) })
 
 	n := rs.slotCount[r] // what the packing opens (see Slots)
-	slots := make([]Slot, 0, n)
+	base := len(dst)
+	dst = slices.Grow(dst, int(n))
+	slots := dst[base:base]                     // in dst's storage while it has room
 	stamp := make([]topology.JobVertexID, 0, n) // per slot: the last job vertex placed in it
 	count := make([]int, 0, n)                  // per slot: its members
 	bySSG := map[int32][]int{}                  // slot sharing group -> its slots, in opening order
@@ -222,7 +230,10 @@ func (rs *Regions) localitySlots(r ID) []Slot {
 			s.Members = append(s.Members, v)
 		}
 	}
-	return slots
+	if len(slots) > cap(dst)-base { // more than counted: appending slots moved them
+		return append(dst, slots...)
+	}
+	return dst[:base+len(slots)]
 }
 
 // slotIndex maps the members of a region being packed to their slots: a
