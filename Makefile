@@ -22,13 +22,9 @@ test:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-## fuzz: a short run of each fuzz target
+## fuzz: a short run of each fuzz target (scripts/fuzz.sh)
 fuzz:
-	@for target in $$(grep -rhoE '^func Fuzz[A-Za-z0-9_]+' --include='*_test.go' . | sed 's/^func //' | sort -u); do \
-		pkg=$$(dirname $$(grep -rlE "^func $$target\(" --include='*_test.go' . | head -1)); \
-		echo "fuzz $$target in $$pkg for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
-	done
+	GO=$(GO) scripts/fuzz.sh $(FUZZTIME)
 
 ## lint: formatting, vet and staticcheck
 lint:
