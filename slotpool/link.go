@@ -59,6 +59,14 @@ func (l *Link) Ready(now time.Time) []Event {
 // a Fulfilled not boxed (see Note). The returned slice is valid until the
 // next call of Notes or Ready.
 func (l *Link) Notes(now time.Time) []Note {
+	if l.adm == nil {
+		// Nothing to carry: the pool's events as they are. Three buffers
+		// take turns: the pool's, the one returned now, and the one
+		// returned last time (no longer read), which the pool fills next.
+		events := l.pool.swapNotes(l.spare)
+		l.spare, l.out = l.out, events
+		return events
+	}
 	clear(l.out)
 	l.out = l.out[:0]
 	for {
