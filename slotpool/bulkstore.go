@@ -19,8 +19,8 @@ import "slices"
 // and hands out the next retired record the cursor meets: behind a queue
 // of waiting bulks, the records it meets are those of bulks fulfilled
 // long ago, mostly retired. When it meets only live ones (their tasks
-// still run), the store grows by a chunk at the cursor, which gives the
-// records after it time to retire; once it holds twice as many records as
+// still run), the store grows by a chunk where the cursor goes next, which
+// gives the records after it time to retire; once it holds twice as many records as
 // are live, it takes a retired record from a list of spares instead.
 type bulkStore struct {
 	chunks      [][]bulk // in cursor order
@@ -88,9 +88,11 @@ func (s *bulkStore) advance() *bulk {
 	return b
 }
 
-// grow adds a chunk of retired records at the cursor (which moves to its
-// first record). Chunks double from 4 to 1024 records: a pool with few
-// bulks allocates little.
+// grow adds a chunk of retired records where the cursor goes next: before
+// its chunk if it is at a chunk's first record, else after its chunk (the
+// rest of which waits for the cursor's next lap). The cursor moves to the
+// new chunk's first record. Chunks double from 4 to 1024 records: a pool
+// with few bulks allocates little.
 func (s *bulkStore) grow() {
 	c := make([]bulk, min(max(s.total, 4), 1024)) // zero records are retired
 	at := 0
@@ -104,5 +106,5 @@ func (s *bulkStore) grow() {
 	s.chunk, s.next = at, 0
 	s.total += len(c)
 	s.free += len(c)
-	s.spare = slices.Grow(s.spare, len(c)) // room for every record to retire
+	s.spare = slices.Grow(s.spare, len(c)) // room for the new records to retire
 }

@@ -29,8 +29,17 @@ const hugePage = 2 << 20
 // them, and frees them with a garbage collection. The runtime hands out
 // the lowest free addresses first, so the heap the program builds next
 // reuses that advised range, and its first touches fault in 2 MiB pages.
-// It reports whether the kernel took the advice. Reserving less than two
-// huge pages does nothing.
+// It reports whether the kernel accepted the advice (it does even where
+// huge pages are turned off system-wide; then nothing changes). Reserving
+// less than two huge pages does nothing, and so does a process whose
+// address space is limited (see enabled): untouched as it is, the ballast
+// counts against such a limit, and the runtime cannot survive a failed
+// heap mapping.
+//
+// Memory the runtime hands out again from the ballast's range is zeroed
+// by it, hence resident at once: capacity a program reserves but never
+// fills costs memory there, where fresh pages would only cost address
+// space.
 func ReserveHeap(n int) bool {
 	if n < 2*hugePage || !enabled() {
 		return false
