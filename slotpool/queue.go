@@ -11,9 +11,9 @@ import (
 // queue a bulk is cold by the time its turn comes (it becomes the head,
 // is fulfilled, leaves the queue, its slots come back), and every cache
 // line it spans costs a miss: it fits in two (128 bytes, and bulkStore's
-// chunks start on a cache line), the fields of its turn in the first. A bulk of one request (a
-// region of one slot, the usual case at scale) keeps its per-request
-// data inline; a bulk of several keeps it in many.
+// chunks start on a cache line), the fields of its turn in the first. A
+// bulk of one request (a region of one slot, the usual case at scale)
+// keeps its per-request data inline; a bulk of several keeps it in many.
 type bulk struct {
 	id       BulkID
 	shape    *shape
@@ -47,13 +47,14 @@ type bulkRequests struct {
 	unbounded []bool
 }
 
-// reset makes a retired bulk (or a new one) the bulk of b, reusing its
-// storage: its requests' classes and slots, and which are unbounded. A
-// bulk of several requests must have its many record.
+// reset makes a record bulkStore just handed out the bulk of b, reusing
+// its storage: its requests' classes and slots, and which are unbounded.
+// The store's flags stay as the store set them. A bulk of several
+// requests must have its many record.
 func (bk *bulk) reset(b Bulk) {
 	n := len(b.Requests)
-	many, asks, inSpare := bk.many, bk.asks[:0], bk.inSpare
-	*bk = bulk{id: b.ID, n: int32(n), taken: true, many: many, asks: asks, inSpare: inSpare}
+	many, asks, taken, inSpare := bk.many, bk.asks[:0], bk.taken, bk.inSpare
+	*bk = bulk{id: b.ID, n: int32(n), taken: taken, many: many, asks: asks, inSpare: inSpare}
 	if n == 1 {
 		bk.unbounded1 = b.Requests[0].Unbounded
 		return
