@@ -4,7 +4,7 @@ PKGS    := ./...
 BIN     := bin/regionsched
 FUZZTIME ?= 15s
 
-.PHONY: all build test bench fuzz lint demo pictures clean slurm-up slurm-down
+.PHONY: all build test bench fuzz pgo lint demo pictures clean slurm-up slurm-down
 
 all: build test
 
@@ -25,6 +25,10 @@ bench:
 ## fuzz: a short run of each fuzz target (scripts/fuzz.sh)
 fuzz:
 	GO=$(GO) scripts/fuzz.sh $(FUZZTIME)
+
+## pgo: regenerate cmd/regionsched/default.pgo, the profile go build optimizes the command with (scripts/pgo.sh)
+pgo:
+	GO=$(GO) scripts/pgo.sh
 
 ## lint: formatting, vet and staticcheck
 lint:
