@@ -56,9 +56,7 @@ type passState struct {
 func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	if why := q.blocked(j); why != "" {
 		if q.debug {
-			if ce := q.log.Check(zap.DebugLevel, "job waits"); ce != nil {
-				ce.Write(zap.String("job", j.spec.Name), zap.String("why", why))
-			}
+			q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", why))
 		}
 		q.dropClaim(j) // it may not be granted anything yet
 		return false
@@ -78,9 +76,7 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 		return false
 	}
 	if q.debug {
-		if ce := q.log.Check(zap.DebugLevel, "job waits"); ce != nil {
-			ce.Write(zap.String("job", j.spec.Name), zap.String("why", "its ask does not fit the free slots"))
-		}
+		q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", "its ask does not fit the free slots"))
 	}
 	if !st.claiming {
 		if len(j.reserved)+len(j.incoming) > 0 && !q.claimComplete(j, lack) {

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
 )
 
@@ -64,10 +63,8 @@ func (p *Port) Handle(now time.Time, msg slotpool.ToAdmission) error {
 		}
 		a := j.asks.newAsk()
 		a.id, a.bulk, a.head, a.allOrNothing = m.ID, m.Bulk, m.Head, m.Gang.AllOrNothing
-		for _, g := range m.Gang.Groups {
-			a.left = append(a.left, resource.Count{Profile: g.Profile, N: g.MinMembers})
-			a.n += g.MinMembers
-		}
+		a.left = m.Gang.AppendCounts(a.left)
+		a.n = sumCounts(a.left)
 		for _, id := range m.Holding {
 			if idx, ok := q.index[id]; ok {
 				a.holding = append(a.holding, idx)

@@ -20,7 +20,7 @@ const sparseFree = 16
 // walk visits the jobs of qu that may be served or claim; true when
 // nothing more can happen in this pass.
 func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
-	if q.sparse(qu) {
+	if q.sparse() {
 		return q.walkSparse(qu, st, nil)
 	}
 	fit := q.newFitCount(qu)
@@ -30,7 +30,7 @@ func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
 		if !st.claiming && q.nPlaceholders == 0 && fit.done(q.nFree) {
 			return false
 		}
-		if last != nil && !st.claiming && q.sparse(qu) {
+		if last != nil && !st.claiming && q.sparse() {
 			// The free slots ran low (and the claim is made): jump to the
 			// jobs that fit them rather than step past every larger one.
 			return q.walkSparse(qu, st, last)
@@ -51,7 +51,7 @@ func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
 // steps through the whole queue). Jobs with reserved slots, which may be
 // served beyond the free slots too, are few (claimants): a sparse walk
 // visits them in order besides the jobs that fit (nextReserver).
-func (q *Queues) sparse(qu *queue) bool {
+func (q *Queues) sparse() bool {
 	return q.nFree < sparseFree && q.nPlaceholders == 0
 }
 

@@ -122,11 +122,16 @@ type Gang struct {
 
 // Counts returns the gang as resource counts, for resource.Assign.
 func (g Gang) Counts() []resource.Count {
-	out := make([]resource.Count, len(g.Groups))
-	for i, tg := range g.Groups {
-		out[i] = resource.Count{Profile: tg.Profile, N: tg.MinMembers}
+	return g.AppendCounts(make([]resource.Count, 0, len(g.Groups)))
+}
+
+// AppendCounts appends Counts to dst and returns the extended slice, for
+// a caller that reuses its storage.
+func (g Gang) AppendCounts(dst []resource.Count) []resource.Count {
+	for _, tg := range g.Groups {
+		dst = append(dst, resource.Count{Profile: tg.Profile, N: tg.MinMembers})
 	}
-	return out
+	return dst
 }
 
 // ToAdmission is a message from the pool to the admission: Ask,
@@ -369,10 +374,9 @@ func (p *Pool) headLack() []TaskGroup {
 		}
 		return groups
 	}
-	if len(sh.demand) == 1 { // one profile: each slot of it serves one more request
-		d := sh.demand[0]
-		if lack := d.N - resource.Matched(sh.demand, p.supply(true, false, false), p.cfg.Matching); lack > 0 {
-			groups = append(groups, TaskGroup{Profile: d.Profile, MinMembers: lack})
+	if len(sh.demand) == 1 { // one profile: the head uses every slot it holds (see settle)
+		if lack := sh.size - p.nHeld; lack > 0 {
+			groups = append(groups, TaskGroup{Profile: sh.demand[0].Profile, MinMembers: lack})
 		}
 		return groups
 	}

@@ -166,6 +166,7 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 		}
 		defer f.Close()
 		audit = bufio.NewWriter(f)
+		defer audit.Flush() // what a failed run recorded; after a successful run, a no-op
 		cfg.Audit = admission.NewJSONLinesAudit(audit, simulator.Epoch)
 	}
 	pic := newPicture(r.svgFile)
