@@ -279,6 +279,9 @@ func (p *Pool) completeYounger(now time.Time) {
 	p.dirtyFree = p.dirtyFree[:0]
 	for {
 		var best *bulk
+		// The free supply, built once a pass: nothing below changes the
+		// free slots before fulfill, which reads it (and p.supplyProf).
+		var free []resource.Count
 		for _, s := range p.shapes {
 			y := s.firstYounger(p.head)
 			if y == nil || (s.freeMissing > 0 && s.freeAdds < s.freeMissing) {
@@ -288,7 +291,10 @@ func (p *Pool) completeYounger(now time.Time) {
 				s.freeMissing, s.freeAdds = bound, 0
 				continue
 			}
-			m := resource.Matched(s.demand, p.supply(false, true, false), p.cfg.Matching)
+			if free == nil {
+				free = p.supply(false, true, false)
+			}
+			m := resource.Matched(s.demand, free, p.cfg.Matching)
 			s.freeMissing, s.freeAdds = s.size-m, 0
 			if s.freeMissing == 0 && (best == nil || y.seq < best.seq) {
 				best = y
@@ -297,7 +303,7 @@ func (p *Pool) completeYounger(now time.Time) {
 		if best == nil {
 			return
 		}
-		p.fulfill(now, best, p.assign(best.shape.demand, p.supply(false, true, false)))
+		p.fulfill(now, best, p.assign(best.shape.demand, free))
 	}
 }
 

@@ -72,7 +72,7 @@ func (l *Link) Notes(now time.Time) []Note {
 	for {
 		events := l.pool.swapNotes(l.spare)
 		for _, n := range events {
-			if m, ok := n.Other.(ToAdmission); ok && l.adm != nil {
+			if m, ok := n.Other.(ToAdmission); ok {
 				if err := l.adm.Handle(now, m); err != nil {
 					l.log.Warn("admission rejected a message of the pool", zap.Error(err))
 				}
@@ -80,10 +80,7 @@ func (l *Link) Notes(now time.Time) []Note {
 			}
 			l.out = append(l.out, n)
 		}
-		var msgs []FromAdmission
-		if l.adm != nil {
-			msgs = l.adm.Ready()
-		}
+		msgs := l.adm.Ready()
 		l.spare = events // no longer read
 		if len(events) == 0 && len(msgs) == 0 {
 			return l.out
