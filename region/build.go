@@ -19,7 +19,7 @@ func Build(t *topology.ExecutionTopology) *Regions {
 
 	regionOf := make([]ID, n)
 	var count int32
-	if !anyPipelined(t) {
+	if job.BlockingEdges(t.Mode()) == job.NumEdges() {
 		// Every subtask is a region of its own, numbered as the subtasks
 		// (an all-blocking job): no union-find over millions of them.
 		for v := range regionOf {
@@ -210,7 +210,7 @@ func groupRegions(t *topology.ExecutionTopology, regionOf []ID, regions int) (gp
 			if !t.PartitionType(e).IsPipelined() {
 				gs := t.GroupsOf(e)
 				for g := gs.Start; g < gs.End; g++ {
-					bound += pick(t.Group(topology.GroupID(g))).Len()
+					bound += pick(t.GroupOnEdge(e, topology.GroupID(g))).Len()
 				}
 			}
 		}
@@ -220,7 +220,7 @@ func groupRegions(t *topology.ExecutionTopology, regionOf []ID, regions int) (gp
 			blocking := !t.PartitionType(e).IsPipelined()
 			for g := gs.Start; g < gs.End; g++ {
 				if blocking {
-					rng := pick(t.Group(topology.GroupID(g)))
+					rng := pick(t.GroupOnEdge(e, topology.GroupID(g)))
 					from := len(c.Adj)
 					for v := rng.Start; v < rng.End; v++ {
 						r := regionOf[v]
@@ -431,7 +431,7 @@ func unionRegions(t *topology.ExecutionTopology, logical []int32, whole []bool, 
 		}
 		gs := t.GroupsOf(e)
 		for g := gs.Start; g < gs.End; g++ {
-			pg := t.Group(topology.GroupID(g))
+			pg := t.GroupOnEdge(e, topology.GroupID(g))
 			base := pg.Producers.Start
 			for v := base + 1; v < pg.Producers.End; v++ {
 				uf.union(base, v)
@@ -457,14 +457,4 @@ func unionRegions(t *topology.ExecutionTopology, logical []int32, whole []bool, 
 		regionOf[v] = ID(idOfRoot[r])
 	}
 	return count
-}
-
-// anyPipelined reports whether some edge of t is pipelined.
-func anyPipelined(t *topology.ExecutionTopology) bool {
-	for e := range topology.JobEdgeID(t.Job().NumEdges()) {
-		if t.PartitionType(e).IsPipelined() {
-			return true
-		}
-	}
-	return false
 }

@@ -305,12 +305,11 @@ func (s *Scheduler) SlotOf(v TaskID) (SlotID, bool) {
 	if err != nil || (st.State != strategy.TaskDeploying && st.State != strategy.TaskRunning) {
 		return 0, false
 	}
-	return s.slotOf(v), true
+	return s.slotOf(v, s.rs.RegionOf(v)), true
 }
 
-// slotOf returns the slot task v was deployed in last.
-func (s *Scheduler) slotOf(v TaskID) slotpool.SlotID {
-	r := s.rs.RegionOf(v)
+// slotOf returns the slot task v, of region r, was deployed in last.
+func (s *Scheduler) slotOf(v TaskID, r region.ID) slotpool.SlotID {
 	if run := &s.regions[r]; !run.several {
 		return s.slotOfOne(r, run)
 	}

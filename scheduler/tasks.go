@@ -115,9 +115,10 @@ func (s *Scheduler) ignoreStale(op string, v TaskID, err error) error {
 // taskEnded counts a task out of its slot and returns the slot when it
 // was the last one.
 func (s *Scheduler) taskEnded(now time.Time, v topology.ExecutionVertexID) {
-	slot := s.slotOf(v)
+	r := s.rs.RegionOf(v)
+	slot := s.slotOf(v, r)
 	use, ok := s.slots.get(slot)
-	if !ok || use.region != s.rs.RegionOf(v) || use.attempt != s.strategy.Attempt(use.region) {
+	if !ok || use.region != r || use.attempt != s.strategy.Attempt(use.region) {
 		return // not deployed by us in this attempt: never count out another region's slot
 	}
 	if use.running--; use.running > 0 {

@@ -118,7 +118,7 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, t
 		m.pipelined[e] = t.PartitionType(e).IsPipelined()
 		gs := t.GroupsOf(e)
 		for g := gs.Start; g < gs.End; g++ {
-			pg := t.Group(topology.GroupID(g))
+			pg := t.GroupOnEdge(e, topology.GroupID(g))
 			m.unfinishedProducers[g] = int32(pg.Producers.Len())
 			if m.pipelined[e] {
 				m.undeployedProducers[g] = int32(pg.Producers.Len())

@@ -140,16 +140,16 @@ func (s *Strategy) resetRegion(r region.ID) {
 	members := s.regions.Members(r)
 	for _, v := range members {
 		if s.vertexState[v] == TaskFinished {
-			s.vertexReset(v)
+			s.vertexReset(v, r)
 		}
 		s.vertexState[v] = TaskCreated
 	}
 	rg.unfinished = int32(len(members))
 }
 
-// vertexReset makes the blocking partitions of finished vertex v
-// unfinished again.
-func (s *Strategy) vertexReset(v topology.ExecutionVertexID) {
+// vertexReset makes the blocking partitions of finished vertex v, of
+// region r, unfinished again.
+func (s *Strategy) vertexReset(v topology.ExecutionVertexID, r region.ID) {
 	jv := s.topo.JobVertexOf(v)
 	subtask := int(int32(v) - s.topo.VerticesOf(jv).Start)
 	for _, e := range s.blockingOut[jv] {
@@ -159,7 +159,7 @@ func (s *Strategy) vertexReset(v topology.ExecutionVertexID) {
 			s.group[g].released--
 		}
 		s.partitionState[p] = partitionUnfinished
-		s.partitionReset(g, p, s.regions.RegionOf(v))
+		s.partitionReset(g, p, r)
 	}
 }
 

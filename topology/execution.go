@@ -2,7 +2,6 @@ package topology
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -192,8 +191,7 @@ func searchStart(start []int32, x int32) int {
 
 // Group returns the producers and consumers of group g.
 func (t *ExecutionTopology) Group(g GroupID) PartitionGroup {
-	e := t.EdgeOfGroup(g)
-	return t.groupOfEdge(e, int32(g)-t.groupStart[e])
+	return t.GroupOnEdge(t.EdgeOfGroup(g), g)
 }
 
 // GroupOnEdge returns Group(g) for a group g of job edge e (g in
@@ -274,7 +272,7 @@ func (t *ExecutionTopology) PartitionOf(e JobEdgeID, v ExecutionVertexID) Result
 
 // EdgeOfPartition returns the job edge of partition p (O(log E)).
 func (t *ExecutionTopology) EdgeOfPartition(p ResultPartitionID) JobEdgeID {
-	return JobEdgeID(sort.Search(len(t.partitionStart)-1, func(i int) bool { return t.partitionStart[i+1] > int32(p) }))
+	return JobEdgeID(searchStart(t.partitionStart, int32(p)))
 }
 
 // PartitionProducer returns the execution vertex that writes partition p.
