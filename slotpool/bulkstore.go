@@ -26,6 +26,11 @@ type bulkStore struct {
 	chunks      [][]bulk // in cursor order
 	chunk, next int      // the cursor: chunks[chunk][next] is looked at next
 	total, free int      // records, retired records
+	// made holds the chunks in the order they were made: a record's
+	// handle (bulk.handle) is its chunk's place here and its offset in it,
+	// so that tables name a record with an int32, which the garbage
+	// collector need not scan.
+	made [][]bulk
 	// spare holds retired records, and records the cursor took since
 	// they were added (dropped lazily: bulk.inSpare says which are here).
 	spare []*bulk
@@ -88,13 +93,26 @@ func (s *bulkStore) advance() *bulk {
 	return b
 }
 
+// handleChunkBits is the bits of a handle that give the offset in a
+// chunk: chunks hold at most 1<<handleChunkBits records.
+const handleChunkBits = 10
+
+// at returns the record with handle h.
+func (s *bulkStore) at(h int32) *bulk {
+	return &s.made[h>>handleChunkBits][h&(1<<handleChunkBits-1)]
+}
+
 // grow adds a chunk of retired records where the cursor goes next: before
 // its chunk if it is at a chunk's first record, else after its chunk (the
 // rest of which waits for the cursor's next lap). The cursor moves to the
-// new chunk's first record. Chunks double from 4 to 1024 records: a pool
+// new chunk's first record. Chunks double from 4 to 1,024 records: a pool
 // with few bulks allocates little.
 func (s *bulkStore) grow() {
-	c := make([]bulk, min(max(s.total, 4), 1024)) // zero records are retired
+	c := make([]bulk, min(max(s.total, 4), 1<<handleChunkBits)) // zero records are retired
+	for i := range c {
+		c[i].handle = int32(len(s.made)<<handleChunkBits | i)
+	}
+	s.made = append(s.made, c)
 	at := 0
 	if len(s.chunks) > 0 {
 		at = s.chunk

@@ -31,6 +31,7 @@ func TestBulkStoreHandsOutEachRecordOnceAndStaysSmall(t *testing.T) {
 		b := s.take()
 		require.False(t, live[b], "step %d: a live record handed out again", step)
 		require.True(t, b.taken)
+		require.Same(t, b, s.at(b.handle), "step %d: its handle names it", step)
 		live[b] = true
 		order = append(order, b)
 		maxLive = max(maxLive, len(live))
@@ -40,6 +41,17 @@ func TestBulkStoreHandsOutEachRecordOnceAndStaysSmall(t *testing.T) {
 	// a chunk as large as itself, up to 1024 records.
 	assert.LessOrEqual(t, s.total, 2*maxLive+min(2*maxLive, 1024), "records beyond twice the most ever live, and a chunk")
 	assert.LessOrEqual(t, len(s.spare), s.total, "each record is at most once a spare")
+	// Every record keeps its handle, wherever the store put its chunk.
+	seen := map[int32]bool{}
+	for _, c := range s.chunks {
+		for i := range c {
+			h := c[i].handle
+			assert.False(t, seen[h], "handle %d given twice", h)
+			seen[h] = true
+			assert.Same(t, &c[i], s.at(h), "handle %d", h)
+		}
+	}
+	assert.Len(t, seen, s.total)
 }
 
 // Records retired in an order of their own are handed out again in

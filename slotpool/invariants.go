@@ -78,9 +78,9 @@ func (p *Pool) CheckInvariants() error {
 	// Bulks.
 	inUse := 0
 	var bulkErr error
-	p.bulks.each(func(id BulkID, b *bulk) {
+	p.bulks.each(func(id BulkID, h int32) {
 		if bulkErr == nil {
-			bulkErr = p.checkBulk(id, b, &inUse)
+			bulkErr = p.checkBulk(id, p.bulkRecs.at(h-1), &inUse)
 		}
 	})
 	if bulkErr != nil {
@@ -228,6 +228,6 @@ func (p *Pool) checkBulk(id BulkID, b *bulk, inUse *int) error {
 
 // bulkAt returns the live bulk with id, or nil.
 func (p *Pool) bulkAt(id BulkID) *bulk {
-	b, _ := p.bulks.get(id)
+	b, _ := p.liveBulk(id)
 	return b
 }

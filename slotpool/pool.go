@@ -64,7 +64,8 @@ type Pool struct {
 	// bulks holds the live bulks: waiting, or fulfilled with slots in
 	// use. A bulk that failed, was canceled, or whose last slot came back
 	// is retired: forgotten at once, its id free for reuse.
-	bulks    denseTable[BulkID, *bulk]
+	// Its values are 1 + the records' handles in bulkRecs (see bulkAt).
+	bulks    denseTable[BulkID, int32]
 	queue    bulkList // waiting bulks, oldest first
 	seq      uint64
 	shapes   []*shape // live shapes: with waiting bulks
@@ -243,7 +244,7 @@ func (p *Pool) Submit(now time.Time, b Bulk) error {
 	if len(b.Requests) == 0 {
 		return &BulkError{Op: "submit", Bulk: b.ID, Err: ErrEmptyBulk}
 	}
-	if _, ok := p.bulks.get(b.ID); ok {
+	if _, ok := p.liveBulk(b.ID); ok {
 		return &BulkError{Op: "submit", Bulk: b.ID, Err: ErrDuplicateBulk}
 	}
 	bk := p.newBulk(b)
@@ -261,7 +262,7 @@ func (p *Pool) Submit(now time.Time, b Bulk) error {
 	}
 	bk.shape = s
 	p.enqueue(bk)
-	p.bulks.set(bk.id, bk)
+	p.bulks.set(bk.id, bk.handle+1)
 	if !p.fitsCapacity(s) {
 		p.fail(now, bk, p.neverFits(bk), ReasonStopped)
 		p.settle(now)
@@ -393,7 +394,7 @@ func (p *Pool) headShrunk() {
 // bulks. A bulk the pool does not know, or has retired (failed, canceled,
 // or fulfilled with every slot back), returns ErrUnknownBulk.
 func (p *Pool) Cancel(now time.Time, id BulkID) error {
-	b, ok := p.bulks.get(id)
+	b, ok := p.liveBulk(id)
 	if !ok {
 		return &BulkError{Op: "cancel", Bulk: id, Err: ErrUnknownBulk}
 	}
@@ -429,6 +430,15 @@ func (p *Pool) retire(b *bulk, st BulkState) {
 	if b.taken {
 		p.bulkRecs.put(b) // reused by a later Submit, never within this call
 	}
+}
+
+// liveBulk returns the live bulk with id.
+func (p *Pool) liveBulk(id BulkID) (*bulk, bool) {
+	h, ok := p.bulks.get(id)
+	if !ok {
+		return nil, false
+	}
+	return p.bulkRecs.at(h - 1), true
 }
 
 // newBulk returns a bulk for b, reusing a retired one: a long run

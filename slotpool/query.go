@@ -2,7 +2,7 @@ package slotpool
 
 // Bulk returns a snapshot of a live bulk (false if unknown or retired).
 func (p *Pool) Bulk(id BulkID) (BulkInfo, bool) {
-	b, ok := p.bulks.get(id)
+	b, ok := p.liveBulk(id)
 	if !ok {
 		return BulkInfo{ID: id, State: BulkUnknown}, false
 	}

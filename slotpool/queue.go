@@ -33,7 +33,8 @@ type bulk struct {
 	one        [2]int32 // a bulk of one request: its class and its slot
 	many       *bulkRequests
 	asks       []*ask  // outstanding admission asks
-	_          [8]byte // to 128 bytes: in bulkStore's chunks every record starts a cache line
+	handle     int32   // its place in bulkStore, for ever (see bulkStore.made)
+	_          [4]byte // to 128 bytes: in bulkStore's chunks every record starts a cache line
 }
 
 // bulkRequests is the per-request data of a bulk of several requests. A
@@ -53,8 +54,8 @@ type bulkRequests struct {
 // requests must have its many record.
 func (bk *bulk) reset(b Bulk) {
 	n := len(b.Requests)
-	many, asks, taken, inSpare := bk.many, bk.asks[:0], bk.taken, bk.inSpare
-	*bk = bulk{id: b.ID, n: int32(n), taken: taken, many: many, asks: asks, inSpare: inSpare}
+	many, asks, taken, inSpare, handle := bk.many, bk.asks[:0], bk.taken, bk.inSpare, bk.handle
+	*bk = bulk{id: b.ID, n: int32(n), taken: taken, many: many, asks: asks, inSpare: inSpare, handle: handle}
 	if n == 1 {
 		bk.unbounded1 = b.Requests[0].Unbounded
 		return
