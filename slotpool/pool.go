@@ -64,7 +64,7 @@ type Pool struct {
 	// bulks holds the live bulks: waiting, or fulfilled with slots in
 	// use. A bulk that failed, was canceled, or whose last slot came back
 	// is retired: forgotten at once, its id free for reuse.
-	// Its values are 1 + the records' handles in bulkRecs (see bulkAt).
+	// Its values are 1 + the records' handles in bulkRecs (see liveBulk).
 	bulks    denseTable[BulkID, int32]
 	queue    bulkList // waiting bulks, oldest first
 	seq      uint64
