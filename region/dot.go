@@ -37,7 +37,7 @@ func (rs *Regions) DOT() ([]byte, error) {
 		}
 		gs := t.GroupsOf(e)
 		for k := gs.Start; k < gs.End; k++ {
-			pg := t.Group(topology.GroupID(k))
+			pg := t.GroupOnEdge(e, topology.GroupID(k))
 			if pg.Producers.Len()*pg.Consumers.Len() <= pairwiseLimit {
 				for p := pg.Producers.Start; p < pg.Producers.End; p++ {
 					for c := pg.Consumers.Start; c < pg.Consumers.End; c++ {

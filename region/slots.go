@@ -320,7 +320,7 @@ func (rs *Regions) producerSlot(v topology.ExecutionVertexID, jv topology.JobVer
 		if !t.PartitionType(e).IsPipelined() || rs.ssgOf[src] != ssg {
 			continue
 		}
-		pg := t.Group(t.ConsumedGroup(e, sub))
+		pg := t.GroupOnEdge(e, t.ConsumedGroup(e, sub))
 		candidates := pg.Producers
 		if t.Pattern(e) == exchange.AllToAll {
 			srcPar := int64(candidates.Len())

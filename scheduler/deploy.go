@@ -15,7 +15,7 @@ import (
 // deploy (in the strategy's topological order, so FIFO serves producers
 // first), and partition releases for the runtime.
 func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
-	if n := len(d.Deploy); n > 1 { // Start: the source regions at once, not by doubling
+	if n := len(d.Deploy); n > 1 { // several regions (Start's sources, a restart): room at once, not by doubling
 		s.rd.Requests = slices.Grow(s.rd.Requests, n)
 	}
 	for _, dep := range d.Deploy {

@@ -216,7 +216,7 @@ type Scheduler struct {
 	// again after the next Ready call.
 	bufs [2]Ready
 	cur  int
-	// Slot lists of regions (regionRun.slots) for reuse: released since
+	// Slot lists of regions (liveRun.slots) for reuse: released since
 	// the last Ready call, released before it, and free. A list is reused
 	// only after two Ready calls, so a Ready's Request.Slots stay valid
 	// until the next one.

@@ -173,14 +173,14 @@ func (m *model) deploy(v, slot int32) {
 	m.forEachGroup(v, true, func(e topology.JobEdgeID, g topology.GroupID) {
 		if m.pipelined[e] {
 			if m.undeployedConsumers[g]--; m.undeployedConsumers[g] == 0 {
-				m.forProducers(g, func(p int32) { m.tasks[p].outUndeployed--; m.reevaluate(p) })
+				m.forProducers(e, g, func(p int32) { m.tasks[p].outUndeployed--; m.reevaluate(p) })
 			}
 		}
 	})
 	m.forEachGroup(v, false, func(e topology.JobEdgeID, g topology.GroupID) {
 		if m.pipelined[e] {
 			if m.undeployedProducers[g]--; m.undeployedProducers[g] == 0 {
-				m.forConsumers(g, func(c int32) { m.tasks[c].inUndeployed--; m.reevaluate(c) })
+				m.forConsumers(e, g, func(c int32) { m.tasks[c].inUndeployed--; m.reevaluate(c) })
 			}
 		}
 	})
@@ -214,7 +214,7 @@ func (m *model) reset(v int32) {
 		m.forEachGroup(v, false, func(e topology.JobEdgeID, g topology.GroupID) {
 			if m.unfinishedProducers[g]++; m.unfinishedProducers[g] == 1 {
 				pipelined := m.pipelined[e]
-				m.forConsumers(g, func(c int32) {
+				m.forConsumers(e, g, func(c int32) {
 					if pipelined {
 						m.tasks[c].inPipelinedOpen++
 					} else {
@@ -228,14 +228,14 @@ func (m *model) reset(v int32) {
 	m.forEachGroup(v, true, func(e topology.JobEdgeID, g topology.GroupID) {
 		if m.pipelined[e] {
 			if m.undeployedConsumers[g]++; m.undeployedConsumers[g] == 1 {
-				m.forProducers(g, func(p int32) { m.tasks[p].outUndeployed++; m.reevaluate(p) })
+				m.forProducers(e, g, func(p int32) { m.tasks[p].outUndeployed++; m.reevaluate(p) })
 			}
 		}
 	})
 	m.forEachGroup(v, false, func(e topology.JobEdgeID, g topology.GroupID) {
 		if m.pipelined[e] {
 			if m.undeployedProducers[g]++; m.undeployedProducers[g] == 1 {
-				m.forConsumers(g, func(c int32) { m.tasks[c].inUndeployed++; m.reevaluate(c) })
+				m.forConsumers(e, g, func(c int32) { m.tasks[c].inUndeployed++; m.reevaluate(c) })
 			}
 		}
 	})
@@ -323,7 +323,7 @@ func (m *model) finish(first int32) {
 				return
 			}
 			pipelined := m.pipelined[e]
-			m.forConsumers(g, func(c int32) {
+			m.forConsumers(e, g, func(c int32) {
 				ct := &m.tasks[c]
 				if pipelined {
 					if ct.inPipelinedOpen--; ct.inPipelinedOpen == 0 && ct.phase == deployed && ct.workDone {
@@ -339,15 +339,17 @@ func (m *model) finish(first int32) {
 	}
 }
 
-func (m *model) forProducers(g topology.GroupID, f func(int32)) {
-	pg := m.topo.Group(g)
+// forProducers calls f for every producer of group g of edge e.
+func (m *model) forProducers(e topology.JobEdgeID, g topology.GroupID, f func(int32)) {
+	pg := m.topo.GroupOnEdge(e, g)
 	for p := pg.Producers.Start; p < pg.Producers.End; p++ {
 		f(p)
 	}
 }
 
-func (m *model) forConsumers(g topology.GroupID, f func(int32)) {
-	pg := m.topo.Group(g)
+// forConsumers calls f for every consumer of group g of edge e.
+func (m *model) forConsumers(e topology.JobEdgeID, g topology.GroupID, f func(int32)) {
+	pg := m.topo.GroupOnEdge(e, g)
 	for c := pg.Consumers.Start; c < pg.Consumers.End; c++ {
 		f(c)
 	}
