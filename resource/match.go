@@ -121,7 +121,6 @@ func Assign(demand, supply []Count, m Matching) Assignment {
 // only when a's storage must grow.
 func AssignInto(a *Assignment, demand, supply []Count, m Matching) {
 	a.Matched, a.Pairs, a.Missing = 0, a.Pairs[:0], a.Missing[:0]
-	k, n := len(demand), len(supply)
 	need := 0
 	for _, d := range demand {
 		need += d.N
@@ -134,6 +133,14 @@ func AssignInto(a *Assignment, demand, supply []Count, m Matching) {
 	if assignSingleSlotKind(a, demand, supply, m, order, true) {
 		return
 	}
+	assignFlow(a, demand, supply, m, rank, need)
+}
+
+// assignFlow is AssignInto by a min-cost max-flow, for a demand of need
+// requests (positive) that assignSingleSlotKind did not serve; rank is
+// sizeRanks' ranking of the supply.
+func assignFlow(a *Assignment, demand, supply []Count, m Matching, rank []int, need int) {
+	k, n := len(demand), len(supply)
 	f := newFlow(k + n + 2)
 	src, sink := 0, k+n+1
 	for i, d := range demand {
@@ -179,13 +186,20 @@ func AssignInto(a *Assignment, demand, supply []Count, m Matching) {
 // in the common cases (one request profile, or slots that serve every
 // request, with at most 8 supply profiles).
 func Matched(demand, supply []Count, m Matching) int {
-	var orderBuf, rankBuf [smallSupply]int
-	order, _ := sizeRanks(supply, orderBuf[:0], rankBuf[:0])
-	var a Assignment
-	if assignSingleSlotKind(&a, demand, supply, m, order, false) {
-		return a.Matched
+	need := 0
+	for _, d := range demand {
+		need += d.N
 	}
-	return Assign(demand, supply, m).Matched
+	if need == 0 {
+		return 0
+	}
+	var orderBuf, rankBuf [smallSupply]int
+	order, rank := sizeRanks(supply, orderBuf[:0], rankBuf[:0])
+	var a Assignment
+	if !assignSingleSlotKind(&a, demand, supply, m, order, false) {
+		assignFlow(&a, demand, supply, m, rank, need)
+	}
+	return a.Matched
 }
 
 // smallSupply is the number of supply profiles whose ranking fits in

@@ -361,7 +361,7 @@ func (p *Pool) syncHeadAsk() {
 
 // headLack returns the requests whose slots would complete the head
 // together with the slots it holds: grown one request at a time with
-// resource.Assign over the held slots plus hypothetical slots of request
+// resource.Matched over the held slots plus hypothetical slots of request
 // profiles, least demanding first. Any slots serving these groups then
 // complete the head, whichever requests its held slots serve now. (An
 // Unknown request is tried with a zero-size slot, which serves only it.)
@@ -374,7 +374,7 @@ func (p *Pool) headLack() []TaskGroup {
 		}
 		return groups
 	}
-	if len(sh.demand) == 1 { // one profile: the head uses every slot it holds (see settle)
+	if len(sh.demand) == 1 { // one profile: the head uses every slot it holds (offerToHead and rebuildHead keep it so; CheckInvariants checks it)
 		if lack := sh.size - p.nHeld; lack > 0 {
 			groups = append(groups, TaskGroup{Profile: sh.demand[0].Profile, MinMembers: lack})
 		}

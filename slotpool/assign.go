@@ -263,7 +263,7 @@ func (p *Pool) noteFree(pr int32) {
 
 // completeYounger commits, oldest first, every waiting bulk other than the
 // head that can be completed at once from free slots. A shape is checked
-// with resource.Assign only if enough usable free slots arrived since its
+// with resource.Matched only if enough usable free slots arrived since its
 // last check to cover what was then missing: one slot raises a maximum
 // matching by at most one, and removals never raise it.
 func (p *Pool) completeYounger(now time.Time) {

@@ -35,6 +35,9 @@ type denseEntry[K ~int64, V comparable] struct {
 }
 
 func (t *denseTable[K, V]) get(k K) (V, bool) {
+	if !t.grown { // the chunks and the map are empty
+		return t.getFew(k)
+	}
 	var zero V
 	if k >= 0 && k < denseLimit {
 		if c := int(k >> denseChunkBits); c < len(t.chunks) {
@@ -43,14 +46,10 @@ func (t *denseTable[K, V]) get(k K) (V, bool) {
 				return v, v != zero
 			}
 		}
-		if t.grown {
-			return zero, false
-		}
-	} else if t.grown {
-		v, ok := t.sparse[k]
-		return v, ok
+		return zero, false
 	}
-	return t.getFew(k)
+	v, ok := t.sparse[k]
+	return v, ok
 }
 
 // getFew is get while the entries are in the list.
@@ -151,8 +150,8 @@ func (t *denseTable[K, V]) del(k K) {
 	delete(t.sparse, k)
 }
 
-// each calls f for every entry (dense keys ascending, then the map's in
-// no order; the list's in no order). For invariant checks: it costs
+// each calls f for every entry: the list's in no order while it holds
+// them, else dense keys ascending, then the map's in no order. For invariant checks: it costs
 // O(the largest dense key).
 func (t *denseTable[K, V]) each(f func(K, V)) {
 	for _, e := range t.few {

@@ -253,8 +253,8 @@ func (p *Pool) Submit(now time.Time, b Bulk) error {
 	if ls := p.lastShape; len(b.Requests) == 1 && ls != nil && ls.pos >= 0 && ls.size == 1 &&
 		ls.classProf[0] == p.internProfile(b.Requests[0].Profile) {
 		// One request, like the last bulk's (the usual case at scale: a
-		// region of one slot): its live shape, without building its key.
-		bk.one[0] = 0
+		// region of one slot): its live shape, without building its key
+		// (reset left its class at 0, the shape's only one).
 		s = ls
 	} else {
 		p.classify(bk, b.Requests)

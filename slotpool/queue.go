@@ -165,14 +165,14 @@ func (p *Pool) relevant(pr int32, s *shape) bool {
 	return false
 }
 
-// classify interns the profiles of a bulk's requests and fills b.reqClass,
+// classify interns the profiles of a bulk's requests and fills their
+// classes (b.classes()),
 // leaving the shape key in p.keyBuf and the shape's classes (profile and
 // count, sorted by profile index so equal multisets share a key) in
 // p.classBuf and p.countBuf.
 func (p *Pool) classify(b *bulk, requests []Request) {
 	p.classBuf, p.countBuf = p.classBuf[:0], p.countBuf[:0]
-	reqClass := b.classes()
-	clear(reqClass)
+	reqClass := b.classes() // each written below before it is read
 	for i, r := range requests {
 		pr := p.internProfile(r.Profile)
 		c := 0
