@@ -9,9 +9,10 @@ import (
 // jobAsks is a job's outstanding asks in arrival order. A pool can have
 // thousands of asks outstanding (one per region it submitted), and the
 // admission looks at them on every decision, so: a doubly linked list
-// with an index by id (add and remove in O(1)), a count of the
-// all-or-nothing asks per size with a bit per non-empty size (the
-// smallest size in O(1): it is read on every visit of a decision walk),
+// with an index by id (add and remove in O(1)), a count of the asks per
+// size bucket (sizeBucket: the smallest grant each can take) with a bit
+// per non-empty bucket (the smallest in O(1): it is read on every visit
+// of a decision walk),
 // and the ask of the pool's head at hand.
 type jobAsks struct {
 	first, last *jobAsk
@@ -77,7 +78,6 @@ func (l *jobAsks) remove(a *jobAsk) {
 	} else {
 		l.last = a.prev
 	}
-	a.prev, a.next = nil, nil
 	l.n--
 	l.count(a.bucket, -1)
 	if l.head == a {

@@ -89,8 +89,8 @@ func (q *Queues) audit(rec AuditRecord, err error) {
 	if errors.As(err, &refused) {
 		rec.Reason = refused.Reason
 	}
-	if ce := q.log.Check(zap.DebugLevel, "change"); ce != nil {
-		ce.Write(zap.Stringer("action", rec.Action), zap.String("job", rec.Job), zap.String("by", rec.By.Name),
+	if q.debug {
+		q.log.Debug("change", zap.Stringer("action", rec.Action), zap.String("job", rec.Job), zap.String("by", rec.By.Name),
 			zap.Int("old", rec.Old), zap.Int("new", rec.New), zap.Bool("accepted", rec.Accepted), zap.String("reason", rec.Reason))
 	}
 	if q.cfg.Audit == nil {

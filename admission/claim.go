@@ -139,8 +139,8 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 		}
 		cs.picks = picks
 		if m < need {
-			if ce := q.log.Check(zap.DebugLevel, "job waits for slots no claim can free (drivers, jobs ahead)"); ce != nil {
-				ce.Write(zap.String("job", c.spec.Name))
+			if q.debug {
+				q.log.Debug("job waits for slots no claim can free (drivers, jobs ahead)", zap.String("job", c.spec.Name))
 			}
 			q.dropClaim(c)
 			return claimImpossible
@@ -178,8 +178,8 @@ func (q *Queues) takeBack(c, v *job, idx int32) {
 	case preempt && vq.ReclaimTimeout == 0:
 		s.revoked = true
 		q.send(v, slotpool.Revoke{Slot: s.slot.ID, Reason: slotpool.ReasonPreempted})
-		if ce := q.log.Check(zap.DebugLevel, "slot preempted"); ce != nil {
-			ce.Write(zap.String("for", c.spec.Name), zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
+		if q.debug {
+			q.log.Debug("slot preempted", zap.String("for", c.spec.Name), zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
 		}
 	case preempt:
 		s.revokeAt = q.now.Add(vq.ReclaimTimeout)
@@ -187,8 +187,8 @@ func (q *Queues) takeBack(c, v *job, idx int32) {
 		fallthrough
 	default:
 		q.send(v, slotpool.Reclaim{Slot: s.slot.ID})
-		if ce := q.log.Check(zap.DebugLevel, "slot reclaimed"); ce != nil {
-			ce.Write(zap.String("for", c.spec.Name), zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
+		if q.debug {
+			q.log.Debug("slot reclaimed", zap.String("for", c.spec.Name), zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
 		}
 	}
 }
@@ -209,8 +209,8 @@ func (q *Queues) fireRevokes(now time.Time) bool {
 			s.revokeAt, s.revoked = time.Time{}, true
 			v := q.jobs[s.owner]
 			q.send(v, slotpool.Revoke{Slot: s.slot.ID, Reason: slotpool.ReasonPreempted})
-			if ce := q.log.Check(zap.DebugLevel, "slot preempted after the reclaim timeout"); ce != nil {
-				ce.Write(zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
+			if q.debug {
+				q.log.Debug("slot preempted after the reclaim timeout", zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
 			}
 			fired = true
 		}

@@ -101,8 +101,8 @@ func (q *Queues) reserveGang(j *job) bool {
 	q.dropClaim(j)
 	j.gangDone = true
 	q.firstGrant(j)
-	if ce := q.log.Check(zap.DebugLevel, "gang reserved"); ce != nil {
-		ce.Write(zap.String("job", j.spec.Name), zap.Int("slots", len(j.placeholders)))
+	if q.debug {
+		q.log.Debug("gang reserved", zap.String("job", j.spec.Name), zap.Int("slots", len(j.placeholders)))
 	}
 	return true
 }
@@ -112,8 +112,8 @@ func (q *Queues) releasePlaceholders(j *job, why string) {
 	if len(j.placeholders) == 0 {
 		return
 	}
-	if ce := q.log.Check(zap.DebugLevel, "placeholders released"); ce != nil {
-		ce.Write(zap.String("job", j.spec.Name), zap.Int("slots", len(j.placeholders)), zap.String("why", why))
+	if q.debug {
+		q.log.Debug("placeholders released", zap.String("job", j.spec.Name), zap.Int("slots", len(j.placeholders)), zap.String("why", why))
 	}
 	q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: PlaceholdersReleased,
 		Reason: fmt.Sprintf("%d placeholders: %s", len(j.placeholders), why)})
@@ -155,8 +155,8 @@ func (q *Queues) gangTimers(now time.Time) bool {
 			j.timeouts++
 			j.notBefore = now.Add(q.backoff.delay(j.timeouts))
 			q.dropClaim(j)
-			if ce := q.log.Check(zap.DebugLevel, "soft gang timed out: normal admission after the backoff"); ce != nil {
-				ce.Write(zap.String("job", j.spec.Name), zap.Time("from", j.notBefore))
+			if q.debug {
+				q.log.Debug("soft gang timed out: normal admission after the backoff", zap.String("job", j.spec.Name), zap.Time("from", j.notBefore))
 			}
 		}
 	}

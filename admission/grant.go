@@ -254,8 +254,8 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		j.granted++
 		q.firstGrant(j)
 		q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: DriverGranted, Slot: s.slot.ID})
-		if ce := q.log.Check(zap.DebugLevel, "driver granted"); ce != nil {
-			ce.Write(zap.String("job", j.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
+		if q.debug {
+			q.log.Debug("driver granted", zap.String("job", j.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
 		}
 		grantedSome = true
 	}
@@ -288,8 +288,8 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		q.send(j, slotpool.Grant{Ask: a.id, Slots: granted})
 		q.firstGrant(j)
 		grantedSome = true
-		if ce := q.log.Check(zap.DebugLevel, "ask granted"); ce != nil {
-			ce.Write(zap.String("job", j.spec.Name), zap.Int64("ask", int64(a.id)), zap.Int("slots", len(granted)))
+		if q.debug {
+			q.log.Debug("ask granted", zap.String("job", j.spec.Name), zap.Int64("ask", int64(a.id)), zap.Int("slots", len(granted)))
 		}
 		next := a.next
 		if asg.Complete() {

@@ -519,7 +519,7 @@ func (q *Queues) move(j *job, to JobState, reason string) {
 		qu.weight -= j.spec.Priority
 	}
 	q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: StateChanged, From: from, To: to, Reason: reason})
-	if ce := q.log.Check(zap.DebugLevel, "job state"); ce != nil {
-		ce.Write(zap.String("job", j.spec.Name), zap.Stringer("from", from), zap.Stringer("to", to), zap.String("why", reason))
+	if q.debug {
+		q.log.Debug("job state", zap.String("job", j.spec.Name), zap.Stringer("from", from), zap.Stringer("to", to), zap.String("why", reason))
 	}
 }

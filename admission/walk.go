@@ -9,8 +9,8 @@ import "github.com/emirpasic/gods/trees/redblacktree"
 // as no job it has not visited could be served: with many free slots it
 // walks the tree, counting the jobs left that fit by number (fitCount);
 // with few free slots it jumps from job to job through per-size trees
-// (fitIndex), so it visits only jobs whose smallest grant fits the free
-// slots by number: backfilling a few free slots costs O(log n) per job
+// (queue.fits), so it visits only jobs whose smallest grant fits the free
+// slots by number, and the few jobs with reserved slots: backfilling a few free slots costs O(log n) per job
 // served, not a walk past every job too large for them.
 
 // sparseFree is the number of free slots under which a walk jumps
@@ -45,7 +45,7 @@ func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
 	return false
 }
 
-// sparse reports whether a walk of qu jumps through the per-size trees:
+// sparse reports whether a walk jumps through the per-size trees:
 // with few free slots and no placeholders in play (they serve their job
 // beyond the free slots; they are rare and short-lived: such a walk
 // steps through the whole queue). Jobs with reserved slots, which may be
@@ -73,7 +73,8 @@ func (qu *queue) nextReserver(cursor any) *job {
 // walkSparse visits, in policy order after cursor (the boxed key of the
 // job visited last; nil: from the start), the first job that may be
 // granted (while no job claimed yet) and then only the jobs whose
-// smallest grant fits the free slots by number.
+// smallest grant fits the free slots by number and the jobs with
+// reserved slots (nextReserver), even with no slot free.
 func (q *Queues) walkSparse(qu *queue, st *passState, cursor any) (stop bool) {
 	for {
 		var j *job

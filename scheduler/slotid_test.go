@@ -31,7 +31,7 @@ func TestSlotIDsOfAnySize(t *testing.T) {
 	s := scheduler.New(rs, scheduler.Config{})
 	require.NoError(t, s.Offer(now, slots...))
 	require.NoError(t, s.Start(now))
-	var queue []scheduler.Deployment
+	var queue fifo // bench_test.go's
 	used := map[slotpool.SlotID]int{}
 	for {
 		rd := s.Ready()
@@ -44,12 +44,11 @@ func TestSlotIDsOfAnySize(t *testing.T) {
 			used[d.Slot]++
 			require.Equal(t, 1, used[d.Slot], "slot %d given twice", d.Slot)
 		}
-		queue = append(queue, rd.Deploy...)
-		if len(queue) == 0 {
+		queue.push(rd.Deploy)
+		d, ok := queue.pop()
+		if !ok {
 			break
 		}
-		d := queue[0]
-		queue = queue[1:]
 		slot, ok := s.SlotOf(d.Task)
 		require.True(t, ok)
 		require.Equal(t, d.Slot, slot)
