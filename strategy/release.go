@@ -29,15 +29,14 @@ func (s *Strategy) regionFinished(r region.ID) {
 // RegionsToRestart that holds a consumer of released partitions holds
 // their producers too, which finish again before the next walk.
 func (s *Strategy) releaseFinishedPartitions(g topology.GroupID) {
-	pg := s.topo.Group(g)
-	first := s.topo.PartitionOf(pg.Edge, topology.ExecutionVertexID(pg.Producers.Start))
+	first, n := s.topo.GroupPartitions(g)
 	before := len(s.release)
-	for k := range pg.Producers.Len() {
+	for k := range n {
 		if p := first + topology.ResultPartitionID(k); s.partitionState[p] == partitionFinished {
 			s.releasePartition(g, p)
 		}
 	}
-	if released := len(s.release) - before; released > 0 {
+	if released := len(s.release) - before; released > 0 && s.debug {
 		if ce := s.log.Check(zap.DebugLevel, "release partitions"); ce != nil {
 			ce.Write(zap.Int32("group", int32(g)), zap.Int("partitions", released))
 		}

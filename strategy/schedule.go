@@ -142,6 +142,9 @@ func (s *Strategy) schedule(r region.ID) {
 	for _, v := range members {
 		s.vertexState[v] = TaskScheduled
 	}
+	if !s.debug {
+		return
+	}
 	if ce := s.log.Check(zap.DebugLevel, "schedule region"); ce != nil {
 		ce.Write(zap.Int32("region", int32(r)), zap.Int32("attempt", int32(s.region[r].attempt)), zap.Int("members", len(members)))
 	}

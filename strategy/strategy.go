@@ -40,6 +40,7 @@ type Strategy struct {
 	regions *region.Regions
 	topo    *topology.ExecutionTopology
 	log     *zap.Logger
+	debug   bool // log takes debug entries (read once, in New)
 	started bool
 
 	// per job vertex: its blocking out-edges.
@@ -126,7 +127,8 @@ type Option func(*Strategy)
 
 // WithLogger makes the strategy log to l (decisions at debug level,
 // restarts at info level); nil keeps the default, zap.NewNop(). The
-// global logger is never used.
+// global logger is never used. Whether l takes debug entries is read once,
+// by New: the per-event entries cost a flag test, not a level check.
 func WithLogger(l *zap.Logger) Option {
 	return func(s *Strategy) {
 		if l != nil {
@@ -153,6 +155,7 @@ func New(rs *region.Regions, opts ...Option) *Strategy {
 	for _, o := range opts {
 		o(s)
 	}
+	s.debug = s.log.Core().Enabled(zap.DebugLevel)
 	s.initVertices()
 	s.initGroups()
 	s.initRegions()

@@ -82,6 +82,7 @@ func checkPointwiseEdge(t *testing.T, et *topology.ExecutionTopology, edge topol
 		require.Positive(t, pg.Producers.Len(), "group %d has producers", g)
 		require.Positive(t, pg.Consumers.Len(), "group %d has consumers", g)
 		assert.True(t, pg.Producers.Len() == 1 || pg.Consumers.Len() == 1, "group %d: one side is a single subtask", g)
+		checkGroupPartitions(t, et, topology.GroupID(g), pg)
 		for p := pg.Producers.Start; p < pg.Producers.End; p++ {
 			for q := pg.Consumers.Start; q < pg.Consumers.End; q++ {
 				i, j := int(p-aStart), int(q-bStart)
@@ -127,6 +128,19 @@ func checkPointwiseEdge(t *testing.T, et *topology.ExecutionTopology, edge topol
 	}
 }
 
+// checkGroupPartitions checks GroupPartitions(g) against Group(g): the
+// partitions of its producers on its edge, in producer order.
+func checkGroupPartitions(t *testing.T, et *topology.ExecutionTopology, g topology.GroupID, pg topology.PartitionGroup) {
+	t.Helper()
+	first, n := et.GroupPartitions(g)
+	require.Equal(t, int32(pg.Producers.Len()), n, "group %d: one partition per producer", g)
+	for k := range n {
+		p := first + topology.ResultPartitionID(k)
+		assert.Equal(t, topology.ExecutionVertexID(pg.Producers.Start+k), et.PartitionProducer(p), "group %d: partition %d", g, p)
+		assert.Equal(t, g, et.PartitionGroupOf(p), "group %d: partition %d", g, p)
+	}
+}
+
 func TestAllToAllEdgeIsOneGroup(t *testing.T) {
 	et := pointwiseJob(t, 5, 7, exchange.Hash)
 	for i, want := range []struct{ prod, cons topology.Range }{
@@ -140,6 +154,7 @@ func TestAllToAllEdgeIsOneGroup(t *testing.T) {
 		pg := et.Group(topology.GroupID(gs.Start))
 		assert.Equal(t, want.prod, pg.Producers)
 		assert.Equal(t, want.cons, pg.Consumers)
+		checkGroupPartitions(t, et, topology.GroupID(gs.Start), pg)
 		assert.Equal(t, exchange.AllToAll, et.Pattern(e))
 		for j := range et.VerticesOf(dst).Len() {
 			assert.Equal(t, topology.GroupID(gs.Start), et.ConsumedGroup(e, j))
