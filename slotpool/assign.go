@@ -36,7 +36,7 @@ func (p *Pool) ensureHead(now time.Time) {
 func (p *Pool) rebuildHead(now time.Time) {
 	h := p.head
 	sh := h.shape
-	if p.nHeld == 0 && p.classBound(sh, false) == sh.size {
+	if p.nHeld == 0 && (p.nFree == 0 || p.classBound(sh, false) == sh.size) {
 		// No free slot serves any of its requests.
 		p.resetHead()
 		p.clearHeadRejected()
@@ -88,10 +88,14 @@ func (p *Pool) resetHead() {
 	p.headPairs = p.headPairs[:0]
 }
 
-// zeroed returns buf resized to n zeroes, reusing its storage.
+// zeroed returns buf resized to n zeroes, reusing its storage. n is a
+// number of classes or profiles, small: stores, not clear's call (which a
+// loop over the slice would compile to).
 func zeroed[T int | int32](buf []T, n int) []T {
 	buf = slices.Grow(buf[:0], n)[:n]
-	clear(buf)
+	for i := range n {
+		buf[i] = 0
+	}
 	return buf
 }
 
@@ -267,6 +271,9 @@ func (p *Pool) noteFree(pr int32) {
 // last check to cover what was then missing: one slot raises a maximum
 // matching by at most one, and removals never raise it.
 func (p *Pool) completeYounger(now time.Time) {
+	if p.nFree == 0 && len(p.dirtyFree) == 0 {
+		return // nothing to count, and nothing to complete a bulk from
+	}
 	for _, pr := range p.dirtyFree {
 		rec := &p.profiles[pr]
 		for _, s := range p.shapes {
