@@ -120,9 +120,9 @@ func (rs *Regions) AppendSlots(dst []Slot, r ID) []Slot {
 	}
 	members := rs.Members(r)
 	if len(members) == 1 {
-		sl := rs.vertexSlot[rs.topo.JobVertexOf(members[0])]
-		sl.Members = members
-		return append(dst, sl)
+		dst = append(dst, rs.vertexSlot[rs.topo.JobVertexOf(members[0])]) // copied once, in place
+		dst[len(dst)-1].Members = members
+		return dst
 	}
 	return rs.appendLocalitySlots(dst, r)
 }

@@ -38,8 +38,9 @@ func (a *slotArena) one(rs *region.Regions, r region.ID) []region.Slot {
 // handOut marks the lists carved so far as handed out with a Ready and
 // frees those of the Ready before.
 func (a *slotArena) handOut() {
+	// The lists are not cleared: what they point to (names, profiles,
+	// member lists) is the Regions', which the scheduler keeps anyway.
 	for _, c := range a.handed {
-		clear(c) // the part carved: drop the member lists it points to
 		a.free = append(a.free, c[:0])
 	}
 	a.handed, a.filled = a.filled, a.handed[:0]

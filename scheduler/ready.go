@@ -126,8 +126,8 @@ func (s *Scheduler) HasReady() bool {
 // Ready hands out what accumulated since the previous call and starts
 // afresh. It never fails and may be called at any time; a Ready with
 // nothing in it is valid.
-func (s *Scheduler) Ready() Ready {
-	rd := *s.rd
+func (s *Scheduler) Ready() (rd Ready) {
+	rd = *s.rd // into the result: one copy of the struct, not two
 	if s.reuse {
 		// The other buffer, handed out by the previous call and no longer
 		// read, is emptied and collects the next Ready; this one's storage
@@ -135,7 +135,9 @@ func (s *Scheduler) Ready() Ready {
 		// copy handed out.)
 		s.cur ^= 1
 		nx := &s.bufs[s.cur]
-		clear(nx.Requests) // drop what they point to (beyond len: cleared before)
+		// Requests are not cleared: their slot lists are the scheduler's
+		// own (the arena's chunks, the regions' lists), kept anyway. The
+		// rest drop what they point to (beyond len: cleared before).
 		clear(nx.Restarted)
 		clear(nx.ToAdmission)
 		nx.Requests, nx.Cancel, nx.Released = nx.Requests[:0], nx.Cancel[:0], nx.Released[:0]

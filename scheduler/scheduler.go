@@ -44,7 +44,9 @@ type Config struct {
 	// pool's messages come out in Ready.ToAdmission and the answers go in
 	// through Admit.
 	Admission slotpool.Admission
-	// Logger receives debug logs; nil means zap.NewNop().
+	// Logger receives debug logs; nil means zap.NewNop(). Whether it
+	// takes debug entries is read once, by New (by the pool and the
+	// strategy too).
 	Logger *zap.Logger
 	// ReuseReady makes the scheduler recycle the storage of what Ready
 	// hands out: the slices of a Ready (Request.Slots and their member
@@ -177,6 +179,7 @@ type Scheduler struct {
 	pool     *slotpool.Pool
 	link     *slotpool.Link
 	log      *zap.Logger
+	debug    bool // log takes debug entries (read once, in New)
 
 	regions   []regionRun
 	lives     []liveRun // see regionRun.ref
@@ -241,6 +244,7 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 		pool:     pool,
 		link:     slotpool.NewLink(pool, cfg.Admission, log.Named("link")),
 		log:      log,
+		debug:    log.Core().Enabled(zap.DebugLevel),
 		regions:  make([]regionRun, rs.NumRegions()),
 		reuse:    cfg.ReuseReady,
 	}
