@@ -63,6 +63,9 @@ type model struct {
 	failAt    map[int32]time.Duration
 	duration  []time.Duration // per job vertex
 	pipelined []bool          // per job edge
+	// per job vertex: whether it has a pipelined input (output) edge;
+	// deploy walks no groups of a vertex without (all-blocking jobs).
+	pipelinedIn, pipelinedOut []bool
 	// per partition group
 	undeployedProducers []int32
 	undeployedConsumers []int32
@@ -89,6 +92,8 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, t
 		runs:                make([]taskRun, t.NumExecutionVertices()),
 		duration:            make([]time.Duration, job.NumVertices()),
 		pipelined:           make([]bool, job.NumEdges()),
+		pipelinedIn:         make([]bool, job.NumVertices()),
+		pipelinedOut:        make([]bool, job.NumVertices()),
 		undeployedProducers: make([]int32, t.NumGroups()),
 		undeployedConsumers: make([]int32, t.NumGroups()),
 		unfinishedProducers: make([]int32, t.NumGroups()),
@@ -116,6 +121,10 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, t
 	}
 	for e := range topology.JobEdgeID(job.NumEdges()) {
 		m.pipelined[e] = t.PartitionType(e).IsPipelined()
+		if m.pipelined[e] {
+			src, dst := job.EdgeEnds(e)
+			m.pipelinedOut[src], m.pipelinedIn[dst] = true, true
+		}
 		gs := t.GroupsOf(e)
 		for g := gs.Start; g < gs.End; g++ {
 			pg := t.GroupOnEdge(e, topology.GroupID(g))
@@ -170,20 +179,25 @@ func (m *model) forEachGroup(v int32, inputs bool, f func(e topology.JobEdgeID, 
 // deploy puts an idle task into a slot.
 func (m *model) deploy(v, slot int32) {
 	m.tasks[v].phase, m.runs[v].slot1 = deployed, slot+1
-	m.forEachGroup(v, true, func(e topology.JobEdgeID, g topology.GroupID) {
-		if m.pipelined[e] {
-			if m.undeployedConsumers[g]--; m.undeployedConsumers[g] == 0 {
-				m.forProducers(e, g, func(p int32) { m.tasks[p].outUndeployed--; m.reevaluate(p) })
+	jv := m.tasks[v].jobVertex
+	if m.pipelinedIn[jv] {
+		m.forEachGroup(v, true, func(e topology.JobEdgeID, g topology.GroupID) {
+			if m.pipelined[e] {
+				if m.undeployedConsumers[g]--; m.undeployedConsumers[g] == 0 {
+					m.forProducers(e, g, func(p int32) { m.tasks[p].outUndeployed--; m.reevaluate(p) })
+				}
 			}
-		}
-	})
-	m.forEachGroup(v, false, func(e topology.JobEdgeID, g topology.GroupID) {
-		if m.pipelined[e] {
-			if m.undeployedProducers[g]--; m.undeployedProducers[g] == 0 {
-				m.forConsumers(e, g, func(c int32) { m.tasks[c].inUndeployed--; m.reevaluate(c) })
+		})
+	}
+	if m.pipelinedOut[jv] {
+		m.forEachGroup(v, false, func(e topology.JobEdgeID, g topology.GroupID) {
+			if m.pipelined[e] {
+				if m.undeployedProducers[g]--; m.undeployedProducers[g] == 0 {
+					m.forConsumers(e, g, func(c int32) { m.tasks[c].inUndeployed--; m.reevaluate(c) })
+				}
 			}
-		}
-	})
+		})
+	}
 	m.reevaluate(v)
 }
 

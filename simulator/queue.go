@@ -60,7 +60,11 @@ func (c *calendar) add(e timed) {
 	c.items[i] = e
 }
 
-// next pops the earliest event; the calendar must not be empty.
+// next pops the earliest event; the calendar must not be empty. It moves
+// the hole at the root down to a leaf along the earliest children, then
+// the last event up from there (bottom-up, Floyd's way): the last event
+// belongs near the bottom, so this skips a comparison with it at every
+// level on the way down for a step or two on the way up.
 func (c *calendar) next() timed {
 	top := c.items[0]
 	last := len(c.items) - 1
@@ -69,6 +73,7 @@ func (c *calendar) next() timed {
 	if last == 0 {
 		return top
 	}
+	items := c.items
 	i := 0
 	for {
 		first := 4*i + 1
@@ -77,21 +82,26 @@ func (c *calendar) next() timed {
 		}
 		m := first
 		if first+4 <= last { // four children: pairs, then the pair's winners
-			a := pick(earlierBit(&c.items[first+1], &c.items[first]), first+1, first)
-			b := pick(earlierBit(&c.items[first+3], &c.items[first+2]), first+3, first+2)
-			m = pick(earlierBit(&c.items[b], &c.items[a]), b, a)
+			a := pick(earlierBit(&items[first+1], &items[first]), first+1, first)
+			b := pick(earlierBit(&items[first+3], &items[first+2]), first+3, first+2)
+			m = pick(earlierBit(&items[b], &items[a]), b, a)
 		} else {
 			for j := first + 1; j < last; j++ {
-				m = pick(earlierBit(&c.items[j], &c.items[m]), j, m)
+				m = pick(earlierBit(&items[j], &items[m]), j, m)
 			}
 		}
-		if !earlier(&c.items[m], &x) {
-			break
-		}
-		c.items[i] = c.items[m]
+		items[i] = items[m]
 		i = m
 	}
-	c.items[i] = x
+	for i > 0 {
+		p := (i - 1) / 4
+		if !earlier(&x, &items[p]) {
+			break
+		}
+		items[i] = items[p]
+		i = p
+	}
+	items[i] = x
 	return top
 }
 
