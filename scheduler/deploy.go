@@ -44,7 +44,8 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 		slots = lr.slots
 	}
 	reqs := slices.Grow(s.requestBuf[:0], len(slots)) // the pool copies the requests
-	for i := range slots { // by index: a Slot is large
+	// By index: a Slot is large.
+	for i := range slots {
 		reqs = append(reqs, slotpool.Request{Profile: slots[i].Profile, Unbounded: slots[i].Unbounded})
 	}
 	s.requestBuf = reqs

@@ -138,16 +138,20 @@ func (t *denseTable[K, V]) del(k K) {
 		}
 		return
 	}
-	if _, ok := t.get(k); !ok {
+	var zero V
+	if k >= 0 && k < denseLimit { // the entry's place looked up once, not by get and again here
+		if c := int(k >> denseChunkBits); c < len(t.chunks) {
+			if off := int(k & (1<<denseChunkBits - 1)); off < len(t.chunks[c]) && t.chunks[c][off] != zero {
+				t.chunks[c][off] = zero
+				t.n--
+			}
+		}
 		return
 	}
-	t.n--
-	if k >= 0 && k < denseLimit {
-		var zero V
-		t.chunks[k>>denseChunkBits][k&(1<<denseChunkBits-1)] = zero
-		return
+	if _, ok := t.sparse[k]; ok {
+		delete(t.sparse, k)
+		t.n--
 	}
-	delete(t.sparse, k)
 }
 
 // each calls f for every entry: the list's in no order while it holds
