@@ -136,8 +136,10 @@ func (s *Scheduler) Ready() (rd Ready) {
 		s.cur ^= 1
 		nx := &s.bufs[s.cur]
 		// Requests are not cleared: their slot lists are the scheduler's
-		// own (the arena's chunks, the regions' lists), kept anyway. The
-		// rest drop what they point to (beyond len: cleared before).
+		// own (the arena's chunks, the regions' lists). A stale entry may
+		// keep a list the scheduler has since replaced alive until it is
+		// overwritten: at most as many as the buffer holds. The rest drop
+		// what they point to (beyond len: cleared before).
 		clear(nx.Restarted)
 		clear(nx.ToAdmission)
 		nx.Requests, nx.Cancel, nx.Released = nx.Requests[:0], nx.Cancel[:0], nx.Released[:0]

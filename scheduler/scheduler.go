@@ -45,8 +45,10 @@ type Config struct {
 	// through Admit.
 	Admission slotpool.Admission
 	// Logger receives debug logs; nil means zap.NewNop(). Whether it
-	// takes debug entries is read once, by New (by the pool and the
-	// strategy too).
+	// takes debug entries is read once, by New, for the entries that come
+	// with every task (a region deployed; the pool's and the strategy's
+	// per-bulk and per-region entries): they do not follow a level
+	// changed later, the others do.
 	Logger *zap.Logger
 	// ReuseReady makes the scheduler recycle the storage of what Ready
 	// hands out: the slices of a Ready (Request.Slots and their member

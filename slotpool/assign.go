@@ -88,9 +88,9 @@ func (p *Pool) resetHead() {
 	p.headPairs = p.headPairs[:0]
 }
 
-// zeroed returns buf resized to n zeroes, reusing its storage. n is a
-// number of classes or profiles, small: stores, not clear's call (which a
-// loop over the slice would compile to).
+// zeroed returns buf resized to n zeroes, reusing its storage. Its callers'
+// n is a number of classes or profiles, small: stores, not clear's call
+// (which a loop over the slice would compile to).
 func zeroed[T int | int32](buf []T, n int) []T {
 	buf = slices.Grow(buf[:0], n)[:n]
 	for i := range n {
@@ -272,7 +272,11 @@ func (p *Pool) noteFree(pr int32) {
 // matching by at most one, and removals never raise it.
 func (p *Pool) completeYounger(now time.Time) {
 	if p.nFree == 0 && len(p.dirtyFree) == 0 {
-		return // nothing to count, and nothing to complete a bulk from
+		// No free slot arrived to count, and none to complete a bulk
+		// from. The shapes keep the verdicts of their last check, which
+		// may ask for more checks than a pass here would have, never
+		// fewer: decisions are the same.
+		return
 	}
 	for _, pr := range p.dirtyFree {
 		rec := &p.profiles[pr]
@@ -371,7 +375,7 @@ func (p *Pool) fulfill(now time.Time, b *bulk, a resource.Assignment) {
 		for c := 1; c < len(start); c++ {
 			start[c] += start[c-1]
 		}
-		order = zeroed(order, int(b.n))
+		order = slices.Grow(order, int(b.n))[:b.n] // every entry is written below
 		next = append(next, start[:len(sh.demand)]...)
 		for i, c := range b.classes() {
 			order[next[c]] = int32(i)

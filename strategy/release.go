@@ -49,6 +49,9 @@ func (s *Strategy) releaseFinishedPartitions(g topology.GroupID) {
 func (s *Strategy) releaseIfUnneeded(g topology.GroupID, p topology.ResultPartitionID) {
 	if s.group[g].unfinishedConsumers == 0 {
 		s.releasePartition(g, p)
+		if !s.debug {
+			return
+		}
 		if ce := s.log.Check(zap.DebugLevel, "release partitions"); ce != nil {
 			ce.Write(zap.Int32("group", int32(g)), zap.Int("partitions", 1))
 		}

@@ -128,7 +128,9 @@ type Option func(*Strategy)
 // WithLogger makes the strategy log to l (decisions at debug level,
 // restarts at info level); nil keeps the default, zap.NewNop(). The
 // global logger is never used. Whether l takes debug entries is read once,
-// by New: the per-event entries cost a flag test, not a level check.
+// by New, for the entries of scheduling a region and releasing
+// partitions, which come with every finish: they cost a flag test, not a
+// level check, and do not follow a level changed later (the others do).
 func WithLogger(l *zap.Logger) Option {
 	return func(s *Strategy) {
 		if l != nil {
