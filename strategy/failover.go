@@ -123,7 +123,9 @@ func (s *Strategy) Restart(regions []region.ID) (Decisions, error) {
 	if ce := s.log.Check(zap.InfoLevel, "restart regions"); ce != nil {
 		ce.Write(zap.Int("regions", len(set)), zap.Int("readyAtOnce", len(s.ready)))
 	}
-	return s.takeDecisions(), nil
+	var d Decisions
+	s.takeDecisions(&d)
+	return d, nil
 }
 
 // resetRegion starts a new attempt of region r.

@@ -19,7 +19,8 @@ func (s *Strategy) Start() (Decisions, error) {
 			s.ready = append(s.ready, region.ID(r))
 		}
 	}
-	d := s.takeDecisions()
+	var d Decisions
+	s.takeDecisions(&d)
 	if ce := s.log.Check(zap.DebugLevel, "strategy started"); ce != nil {
 		ce.Write(zap.Int("regions", len(s.region)), zap.Int("sourceRegions", len(d.Deploy)))
 	}
@@ -41,7 +42,7 @@ func (s *Strategy) Start() (Decisions, error) {
 // inputs are now all finished are returned in Decisions.Deploy, and
 // partitions no longer needed in Decisions.Release. TaskFailed records the
 // failure only: the runtime then asks RegionsToRestart and calls Restart.
-func (s *Strategy) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to ExecutionState) (Decisions, error) {
+func (s *Strategy) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to ExecutionState) (d Decisions, err error) {
 	if !s.started {
 		return Decisions{}, ErrNotStarted
 	}
@@ -65,7 +66,8 @@ func (s *Strategy) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to
 		return Decisions{}, nil // only a finish decides anything
 	}
 	s.vertexFinished(v, r)
-	return s.takeDecisions(), nil
+	s.takeDecisions(&d)
+	return d, nil
 }
 
 // vertexFinished completes v's blocking partitions, then v's region when
