@@ -206,44 +206,44 @@ func (t *ExecutionTopology) groupOfEdge(e JobEdgeID, k int32) PartitionGroup {
 	sBase, cBase := t.vertexStart[src], t.vertexStart[dst]
 	s := int64(t.vertexStart[src+1] - sBase)
 	c := int64(t.vertexStart[dst+1] - cBase)
-	lo, hi := t.producersOf(e, k, s, c)
-	pg := PartitionGroup{Edge: e, Producers: Range{sBase + lo, sBase + hi}}
+	pg := PartitionGroup{Edge: e}
 	switch {
 	case t.pattern[e] == exchange.AllToAll:
+		pg.Producers = Range{sBase, sBase + int32(s)}
 		pg.Consumers = Range{cBase, cBase + int32(c)}
-	case s >= c: // forward, or consumer k reads several producers
+	case s == c: // forward: producer k feeds consumer k (no division)
+		pg.Producers = Range{sBase + k, sBase + k + 1}
+		pg.Consumers = Range{cBase + k, cBase + k + 1}
+	case s >= c: // consumer k reads producers [k*s/c, (k+1)*s/c)
+		kk := int64(k)
+		pg.Producers = Range{sBase + int32(kk*s/c), sBase + int32((kk+1)*s/c)}
 		pg.Consumers = Range{cBase + k, cBase + k + 1}
 	default: // producer k feeds consumers [ceil(k*c/s), ceil((k+1)*c/s))
 		kk := int64(k)
+		pg.Producers = Range{sBase + k, sBase + k + 1}
 		pg.Consumers = Range{cBase + int32(ceilDiv(kk*c, s)), cBase + int32(ceilDiv((kk+1)*c, s))}
 	}
 	return pg
 }
 
-// producersOf returns the producers of group k of edge e, as subtask
-// indexes [lo, hi) of e's source, given the parallelisms s of the source
-// and c of the target.
-func (t *ExecutionTopology) producersOf(e JobEdgeID, k int32, s, c int64) (lo, hi int32) {
-	switch {
-	case t.pattern[e] == exchange.AllToAll:
-		return 0, int32(s)
-	case s > c: // consumer k reads producers [k*s/c, (k+1)*s/c)
-		kk := int64(k)
-		return int32(kk * s / c), int32((kk + 1) * s / c)
-	default: // forward, or producer k feeds several consumers
-		return k, k + 1
-	}
-}
-
 // GroupPartitions returns the partitions of group g, those its producers
 // write on its edge: n consecutive ids from first. It is Group's producer
-// range in partition ids, without the consumers (O(log E)).
+// range in partition ids, without the consumers (O(log E)); the tests hold
+// the two together.
 func (t *ExecutionTopology) GroupPartitions(g GroupID) (first ResultPartitionID, n int32) {
 	e := t.EdgeOfGroup(g)
+	k := int32(g) - t.groupStart[e]
 	src, dst := t.job.edgeSource[e], t.job.edgeTarget[e]
 	s := int64(t.vertexStart[src+1] - t.vertexStart[src])
 	c := int64(t.vertexStart[dst+1] - t.vertexStart[dst])
-	lo, hi := t.producersOf(e, int32(g)-t.groupStart[e], s, c)
+	lo, hi := k, k+1 // forward, or producer k feeds several consumers
+	switch {
+	case t.pattern[e] == exchange.AllToAll:
+		lo, hi = 0, int32(s)
+	case s > c: // consumer k reads producers [k*s/c, (k+1)*s/c)
+		kk := int64(k)
+		lo, hi = int32(kk*s/c), int32((kk+1)*s/c)
+	}
 	return ResultPartitionID(t.partitionStart[e] + lo), hi - lo
 }
 
