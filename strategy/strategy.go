@@ -191,15 +191,24 @@ func (s *Strategy) initGroups() {
 			continue
 		}
 		gs := t.GroupsOf(e)
+		// The groups of an edge split its producers: as many groups as
+		// producers (a forward edge, or a pointwise one that fans out)
+		// is one producer each, with no group to look up.
+		src, _ := job.EdgeEnds(e)
+		oneProducerEach := gs.Len() == t.VerticesOf(src).Len()
 		for g := topology.GroupID(gs.Start); g < topology.GroupID(gs.End); g++ {
 			producers := rs.GroupProducerRegions(g)
 			k := int32(len(producers))
-			pg := t.GroupOnEdge(e, g)
 			consumers := int32(len(rs.GroupConsumerRegions(g)))
 			if k == 1 {
-				s.group[g] = groupState{count: int32(pg.Producers.Len()), pendingXor: -1, unfinishedConsumers: consumers}
+				count := int32(1)
+				if !oneProducerEach {
+					count = int32(t.GroupOnEdge(e, g).Producers.Len())
+				}
+				s.group[g] = groupState{count: count, pendingXor: -1, unfinishedConsumers: consumers}
 				continue
 			}
+			pg := t.GroupOnEdge(e, g)
 			s.group[g] = groupState{count: k, pendingXor: xorUpTo(k - 1), unfinishedConsumers: consumers}
 			base := rs.GroupProducerBase(g)
 			if s.partitionPos == nil {
