@@ -66,7 +66,8 @@ type model struct {
 	// per job vertex: whether it has a pipelined input (output) edge;
 	// deploy walks no groups of a vertex without (all-blocking jobs).
 	pipelinedIn, pipelinedOut []bool
-	// per partition group
+	// per partition group; the undeployed counts are read only for
+	// groups of pipelined edges (nil in an all-blocking job)
 	undeployedProducers []int32
 	undeployedConsumers []int32
 	unfinishedProducers []int32
@@ -94,8 +95,6 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, t
 		pipelined:           make([]bool, job.NumEdges()),
 		pipelinedIn:         make([]bool, job.NumVertices()),
 		pipelinedOut:        make([]bool, job.NumVertices()),
-		undeployedProducers: make([]int32, t.NumGroups()),
-		undeployedConsumers: make([]int32, t.NumGroups()),
 		unfinishedProducers: make([]int32, t.NumGroups()),
 		tiebreak:            tiebreak,
 		unfinished:          t.NumExecutionVertices(),
@@ -124,6 +123,10 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, t
 		if m.pipelined[e] {
 			src, dst := job.EdgeEnds(e)
 			m.pipelinedOut[src], m.pipelinedIn[dst] = true, true
+			if m.undeployedProducers == nil {
+				m.undeployedProducers = make([]int32, t.NumGroups())
+				m.undeployedConsumers = make([]int32, t.NumGroups())
+			}
 		}
 		gs := t.GroupsOf(e)
 		for g := gs.Start; g < gs.End; g++ {
