@@ -153,9 +153,10 @@ func newBaseEngine(cfg Config, extra int) *engine {
 	}
 	e.model = newModel(e.topo, failures, rng.Uint64)
 	// Pending events are mostly the progress ends of deployed tasks, a
-	// few per slot: room for two per modelled slot (up to 65,536 events,
-	// 2 MiB; beyond, the calendar grows as it fills) saves its doublings
-	// on the way there.
+	// few per slot, and a wave of them shares its time: room for two per
+	// modelled slot in the first bucket (up to 65,536 events, 2 MiB;
+	// beyond, a bucket grows as it fills) saves its doublings on the way
+	// there.
 	e.model.cal.reserve(min(tasks, 2*len(e.slots)+16, 1<<16))
 	e.model.onFinished = func(v int32) {
 		if e.eagerJobs != nil {

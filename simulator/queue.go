@@ -1,6 +1,8 @@
 package simulator
 
 import (
+	"cmp"
+	"math/bits"
 	"slices"
 	"time"
 )
@@ -24,12 +26,37 @@ type timed struct {
 	version uint32
 }
 
-// calendar is a min-heap of timed events by (at, order). It is 4-ary and
-// stores its values unboxed (no container/heap, whose `any` would box
-// every event, one allocation each): a pop compares the four children of
-// a node side by side, which are adjacent in memory, and the tree is half
-// as deep as a binary one. The zero value is an empty calendar.
-type calendar struct{ items []timed }
+// calendar holds pending events in order of (at, order). Events at the
+// same time share a bucket: a simulation's events come in waves (every
+// task of a wave started at the same time and runs as long), so a pop is
+// mostly the last event of a sorted bucket, where a heap of events would
+// move one down five levels. A bucket is sorted when it becomes the
+// earliest, by a counting pass on the tie-breaker's top bits (it is
+// uniformly random) and an insertion sort; events added to a sorted
+// bucket are inserted in place. A small binary heap orders the buckets by
+// time, and a map finds the bucket of a time, looked up only when an add
+// goes to another time than the add before. The zero value is an empty
+// calendar.
+type calendar struct {
+	buckets []bucket // by index; the free ones are listed in free
+	free    []int32
+	byAt    map[time.Duration]int32 // the live buckets by time
+	times   []int32                 // live buckets, a min-heap by time
+	last    int32                   // 1 + the bucket of the last add, 0 if none (or freed since)
+	n       int                     // pending events
+	sortBuf []timed                 // scratch of sortByOrderDesc
+	counts  []int32
+	room    int // capacity of the first bucket (see reserve)
+}
+
+// bucket holds the pending events of one time.
+type bucket struct {
+	at time.Duration
+	// events, unsorted while sorted is false; then by order, the
+	// greatest first, so a pop takes the last.
+	events []timed
+	sorted bool
+}
 
 // earlier orders events by time, then by their tie-breaker.
 func earlier(a, b *timed) bool {
@@ -39,85 +66,170 @@ func earlier(a, b *timed) bool {
 	return a.order < b.order
 }
 
-// reserve makes room for n pending events.
-func (c *calendar) reserve(n int) { c.items = slices.Grow(c.items, n) }
+// reserve makes room for n pending events at one time in the first
+// bucket (later buckets reuse the storage of those that emptied).
+func (c *calendar) reserve(n int) { c.room = n }
 
 // Len returns the number of pending events.
-func (c *calendar) Len() int { return len(c.items) }
+func (c *calendar) Len() int { return c.n }
 
-// add pushes an event.
+// add puts an event in the calendar.
 func (c *calendar) add(e timed) {
-	c.items = append(c.items, e)
-	i := len(c.items) - 1
-	for i > 0 {
-		p := (i - 1) / 4
-		if !earlier(&e, &c.items[p]) {
-			break
-		}
-		c.items[i] = c.items[p]
-		i = p
+	b := c.last - 1
+	if b < 0 || c.buckets[b].at != e.at {
+		b = c.bucketAt(e.at)
+		c.last = b + 1
 	}
-	c.items[i] = e
+	bk := &c.buckets[b]
+	c.n++
+	if !bk.sorted {
+		bk.events = append(bk.events, e)
+		return
+	}
+	// In place: after the events with a greater order (popped later).
+	i, _ := slices.BinarySearchFunc(bk.events, e.order, func(x timed, o uint64) int {
+		if x.order > o {
+			return -1
+		}
+		return 1
+	})
+	bk.events = slices.Insert(bk.events, i, e)
 }
 
-// next pops the earliest event; the calendar must not be empty. It moves
-// the hole at the root down to a leaf along the earliest children, then
-// the last event up from there (bottom-up, Floyd's way): the last event
-// belongs near the bottom, so this skips a comparison with it at every
-// level on the way down for a step or two on the way up.
-func (c *calendar) next() timed {
-	top := c.items[0]
-	last := len(c.items) - 1
-	x := c.items[last]
-	c.items = c.items[:last]
-	if last == 0 {
-		return top
+// bucketAt returns the bucket of time at, made if there is none.
+func (c *calendar) bucketAt(at time.Duration) int32 {
+	if b, ok := c.byAt[at]; ok {
+		return b
 	}
-	items := c.items
+	if c.byAt == nil {
+		c.byAt = map[time.Duration]int32{}
+	}
+	var b int32
+	if n := len(c.free); n > 0 {
+		b = c.free[n-1]
+		c.free = c.free[:n-1]
+	} else {
+		c.buckets = append(c.buckets, bucket{events: make([]timed, 0, c.room)})
+		b = int32(len(c.buckets) - 1)
+		c.room = 0
+	}
+	bk := &c.buckets[b]
+	bk.at, bk.events, bk.sorted = at, bk.events[:0], false
+	c.byAt[at] = b
+	// push onto the heap of times
+	c.times = append(c.times, b)
+	i := len(c.times) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if c.buckets[c.times[p]].at <= at {
+			break
+		}
+		c.times[i] = c.times[p]
+		i = p
+	}
+	c.times[i] = b
+	return b
+}
+
+// next pops the earliest event; the calendar must not be empty.
+func (c *calendar) next() timed {
+	b := c.times[0]
+	bk := &c.buckets[b]
+	if !bk.sorted {
+		bk.events, c.sortBuf = c.sortByOrderDesc(bk.events)
+		bk.sorted = true
+	}
+	last := len(bk.events) - 1
+	e := bk.events[last]
+	bk.events = bk.events[:last]
+	c.n--
+	if last == 0 {
+		c.dropEarliest()
+	}
+	return e
+}
+
+// dropEarliest removes the earliest bucket, which is empty.
+func (c *calendar) dropEarliest() {
+	b := c.times[0]
+	delete(c.byAt, c.buckets[b].at)
+	c.free = append(c.free, b)
+	if c.last == b+1 {
+		c.last = 0
+	}
+	n := len(c.times) - 1
+	x := c.times[n]
+	c.times = c.times[:n]
+	if n == 0 {
+		return
+	}
+	at := c.buckets[x].at
 	i := 0
 	for {
-		first := 4*i + 1
-		if first >= last {
+		l := 2*i + 1
+		if l >= n {
 			break
 		}
-		m := first
-		if first+4 <= last { // four children: pairs, then the pair's winners
-			a := pick(earlierBit(&items[first+1], &items[first]), first+1, first)
-			b := pick(earlierBit(&items[first+3], &items[first+2]), first+3, first+2)
-			m = pick(earlierBit(&items[b], &items[a]), b, a)
-		} else {
-			for j := first + 1; j < last; j++ {
-				m = pick(earlierBit(&items[j], &items[m]), j, m)
-			}
+		if r := l + 1; r < n && c.buckets[c.times[r]].at < c.buckets[c.times[l]].at {
+			l = r
 		}
-		items[i] = items[m]
-		i = m
-	}
-	for i > 0 {
-		p := (i - 1) / 4
-		if !earlier(&x, &items[p]) {
+		if at <= c.buckets[c.times[l]].at {
 			break
 		}
-		items[i] = items[p]
-		i = p
+		c.times[i] = c.times[l]
+		i = l
 	}
-	items[i] = x
-	return top
+	c.times[i] = x
 }
 
-// earlierBit is earlier as 0 or 1, computed without branches: the
-// children compared by a pop are in no predictable order.
-func earlierBit(a, b *timed) int {
-	return b2i(a.at < b.at) | b2i(a.at == b.at)&b2i(a.order < b.order)
+// sortByOrderDesc sorts events by order, the greatest first, and returns
+// them sorted and the storage left for the next call (the two swap). A
+// counting pass on the top bits of order spreads uniformly random orders
+// about one per range, and an insertion sort finishes; when the orders
+// are not spread (small tie-breakers, as job timers use), it falls back to
+// a comparison sort.
+func (c *calendar) sortByOrderDesc(events []timed) (sorted, spare []timed) {
+	n := len(events)
+	if n <= 32 {
+		insertionSortDesc(events)
+		return events, c.sortBuf
+	}
+	shift := 64 - bits.Len(uint(n)) // 2^(64-shift) ranges: between n and 2n
+	ranges := 1 << (64 - shift)
+	counts := slices.Grow(c.counts[:0], ranges+1)[:ranges+1]
+	clear(counts)
+	for i := range events {
+		// the greatest orders first: range 0 holds the top ones
+		counts[ranges-1-int(events[i].order>>shift)+1]++
+	}
+	for i := 1; i <= ranges; i++ {
+		if counts[i] > 32 {
+			c.counts = counts
+			slices.SortFunc(events, func(a, b timed) int { return cmp.Compare(b.order, a.order) })
+			return events, c.sortBuf
+		}
+		counts[i] += counts[i-1]
+	}
+	out := slices.Grow(c.sortBuf[:0], n)[:n]
+	for i := range events {
+		k := ranges - 1 - int(events[i].order>>shift)
+		out[counts[k]] = events[i]
+		counts[k]++
+	}
+	c.counts = counts
+	insertionSortDesc(out)
+	return out, events[:0]
 }
 
-// pick returns x if bit is 1, else y, without a branch.
-func pick(bit, x, y int) int { return y ^ ((x ^ y) & -bit) }
-
-// b2i is 1 for true, 0 for false.
-func b2i(b bool) int {
-	if b {
-		return 1
+// insertionSortDesc sorts events by order, the greatest first.
+func insertionSortDesc(events []timed) {
+	for i := 1; i < len(events); i++ {
+		e := events[i]
+		j := i
+		for j > 0 && events[j-1].order < e.order {
+			events[j] = events[j-1]
+			j--
+		}
+		events[j] = e
 	}
-	return 0
 }

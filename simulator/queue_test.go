@@ -42,3 +42,32 @@ func TestCalendarPopsInOrder(t *testing.T) {
 		require.Equal(t, len(ref), c.Len(), "round %d", round)
 	}
 }
+
+// A wave: thousands of events at one time (the counting sort), then
+// events added at that time while it is being popped (inserted in
+// place), and at later times (their own buckets), against a sorted list.
+func TestCalendarPopsAWaveInOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 2))
+	var c calendar
+	c.reserve(64)
+	var ref []timed
+	add := func(e timed) { c.add(e); ref = append(ref, e) }
+	for range 5000 {
+		add(timed{at: time.Second, order: r.Uint64()})
+	}
+	popped := 0
+	for c.Len() > 0 {
+		if popped%7 == 0 && popped < 20000 {
+			add(timed{at: time.Second * time.Duration(1+r.IntN(3)), order: r.Uint64()})
+		}
+		slices.SortFunc(ref, func(a, b timed) int {
+			return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.order, b.order))
+		})
+		got := c.next()
+		require.Equal(t, ref[0], got, "pop %d", popped)
+		ref = ref[1:]
+		popped++
+	}
+	require.Empty(t, ref)
+	require.Empty(t, c.times, "every bucket dropped")
+}
