@@ -55,6 +55,19 @@ type ExecutionTopology struct {
 	groupStart     []int32 // len E+1
 	partitionType  []exchange.ResultPartitionType
 	pattern        []exchange.DistributionPattern
+	edges          []edgeShape // len E
+}
+
+// edgeShape is what the group and partition arithmetic of one job edge
+// reads, in one record: a scheduler does that arithmetic on every task
+// event, and this is one bounds check and one cache line, not seven
+// slices.
+type edgeShape struct {
+	sBase, cBase int32 // the first subtask of the edge's source and target
+	s, c         int32 // their parallelisms
+	groupStart   int32 // the edge's first group
+	partStart    int32 // the edge's first partition
+	allToAll     bool
 }
 
 // NewExecutionTopology expands g under mode m. Cost O(V + E) time and
@@ -72,6 +85,7 @@ func NewExecutionTopology(g *JobGraph, m exchange.Mode) *ExecutionTopology {
 		groupStart:     make([]int32, g.NumEdges()+1),
 		partitionType:  make([]exchange.ResultPartitionType, g.NumEdges()),
 		pattern:        make([]exchange.DistributionPattern, g.NumEdges()),
+		edges:          make([]edgeShape, g.NumEdges()),
 	}
 	for i, v := range g.vertices {
 		t.vertexStart[i+1] = t.vertexStart[i] + int32(v.Parallelism)
@@ -87,6 +101,15 @@ func NewExecutionTopology(g *JobGraph, m exchange.Mode) *ExecutionTopology {
 			blocks = min(s, c)
 		}
 		t.groupStart[i+1] = t.groupStart[i] + blocks
+	}
+	for i := range g.edges {
+		src, dst := g.edgeSource[i], g.edgeTarget[i]
+		t.edges[i] = edgeShape{
+			sBase: t.vertexStart[src], cBase: t.vertexStart[dst],
+			s: t.vertexStart[src+1] - t.vertexStart[src], c: t.vertexStart[dst+1] - t.vertexStart[dst],
+			groupStart: t.groupStart[i], partStart: t.partitionStart[i],
+			allToAll: t.pattern[i] == exchange.AllToAll,
+		}
 	}
 	return t
 }
@@ -198,17 +221,16 @@ func (t *ExecutionTopology) Group(g GroupID) PartitionGroup {
 // GroupsOf(e)) without looking its edge up: for a caller that walks the
 // groups edge by edge, or knows the edge of the partition at hand.
 func (t *ExecutionTopology) GroupOnEdge(e JobEdgeID, g GroupID) PartitionGroup {
-	return t.groupOfEdge(e, int32(g)-t.groupStart[e])
+	return t.groupOfEdge(e, int32(g)-t.edges[e].groupStart)
 }
 
 func (t *ExecutionTopology) groupOfEdge(e JobEdgeID, k int32) PartitionGroup {
-	src, dst := t.job.edgeSource[e], t.job.edgeTarget[e]
-	sBase, cBase := t.vertexStart[src], t.vertexStart[dst]
-	s := int64(t.vertexStart[src+1] - sBase)
-	c := int64(t.vertexStart[dst+1] - cBase)
+	es := &t.edges[e]
+	sBase, cBase := es.sBase, es.cBase
+	s, c := int64(es.s), int64(es.c)
 	pg := PartitionGroup{Edge: e}
 	switch {
-	case t.pattern[e] == exchange.AllToAll:
+	case es.allToAll:
 		pg.Producers = Range{sBase, sBase + int32(s)}
 		pg.Consumers = Range{cBase, cBase + int32(c)}
 	case s == c: // forward: producer k feeds consumer k (no division)
@@ -231,20 +253,18 @@ func (t *ExecutionTopology) groupOfEdge(e JobEdgeID, k int32) PartitionGroup {
 // range in partition ids, without the consumers (O(log E)); the tests hold
 // the two together.
 func (t *ExecutionTopology) GroupPartitions(g GroupID) (first ResultPartitionID, n int32) {
-	e := t.EdgeOfGroup(g)
-	k := int32(g) - t.groupStart[e]
-	src, dst := t.job.edgeSource[e], t.job.edgeTarget[e]
-	s := int64(t.vertexStart[src+1] - t.vertexStart[src])
-	c := int64(t.vertexStart[dst+1] - t.vertexStart[dst])
+	es := &t.edges[t.EdgeOfGroup(g)]
+	k := int32(g) - es.groupStart
+	s, c := int64(es.s), int64(es.c)
 	lo, hi := k, k+1 // forward, or producer k feeds several consumers
 	switch {
-	case t.pattern[e] == exchange.AllToAll:
+	case es.allToAll:
 		lo, hi = 0, int32(s)
 	case s > c: // consumer k reads producers [k*s/c, (k+1)*s/c)
 		kk := int64(k)
 		lo, hi = int32(kk*s/c), int32((kk+1)*s/c)
 	}
-	return ResultPartitionID(t.partitionStart[e] + lo), hi - lo
+	return ResultPartitionID(es.partStart + lo), hi - lo
 }
 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
@@ -252,43 +272,38 @@ func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 // ConsumedGroup returns the group that consumer subtask `subtask` of edge
 // e's target reads on edge e.
 func (t *ExecutionTopology) ConsumedGroup(e JobEdgeID, subtask int) GroupID {
+	es := &t.edges[e]
 	k := int64(0)
-	if t.pattern[e] == exchange.Pointwise {
-		s, c := t.parallelisms(e)
-		if s >= c {
+	if !es.allToAll {
+		if s, c := int64(es.s), int64(es.c); s >= c {
 			k = int64(subtask)
 		} else {
 			k = int64(subtask) * s / c
 		}
 	}
-	return GroupID(t.groupStart[e] + int32(k))
+	return GroupID(es.groupStart + int32(k))
 }
 
 // ProducedGroup returns the group that holds the partition of producer
 // subtask `subtask` of edge e's source on edge e.
 func (t *ExecutionTopology) ProducedGroup(e JobEdgeID, subtask int) GroupID {
+	es := &t.edges[e]
 	k := int64(0)
-	if t.pattern[e] == exchange.Pointwise {
-		s, c := t.parallelisms(e)
-		if s > c {
+	if !es.allToAll {
+		if s, c := int64(es.s), int64(es.c); s > c {
 			k = ceilDiv(int64(subtask+1)*c, s) - 1
 		} else { // s == c (forward) is one group per subtask too
 			k = int64(subtask)
 		}
 	}
-	return GroupID(t.groupStart[e] + int32(k))
-}
-
-func (t *ExecutionTopology) parallelisms(e JobEdgeID) (s, c int64) {
-	src, dst := t.job.edgeSource[e], t.job.edgeTarget[e]
-	return int64(t.vertexStart[src+1] - t.vertexStart[src]), int64(t.vertexStart[dst+1] - t.vertexStart[dst])
+	return GroupID(es.groupStart + int32(k))
 }
 
 // PartitionOf returns the partition that producer v writes for job edge e
 // (v must be a subtask of e's source).
 func (t *ExecutionTopology) PartitionOf(e JobEdgeID, v ExecutionVertexID) ResultPartitionID {
-	src := t.job.edgeSource[e]
-	return ResultPartitionID(t.partitionStart[e] + int32(v) - t.vertexStart[src])
+	es := &t.edges[e]
+	return ResultPartitionID(es.partStart + int32(v) - es.sBase)
 }
 
 // EdgeOfPartition returns the job edge of partition p (O(log E)).
