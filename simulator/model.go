@@ -129,6 +129,17 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, t
 			}
 		}
 		gs := t.GroupsOf(e)
+		if src, dst := job.EdgeEnds(e); !m.pipelined[e] && gs.Len() == t.VerticesOf(src).Len() && gs.Len() == t.VerticesOf(dst).Len() {
+			// A blocking forward edge (as many groups as producers and
+			// as consumers): group k is producer k's partition, read by
+			// consumer k; no group to look up.
+			cs := t.VerticesOf(dst).Start
+			for k := range int32(gs.Len()) {
+				m.unfinishedProducers[gs.Start+k] = 1
+				m.tasks[cs+k].inBlockingOpen++
+			}
+			continue
+		}
 		for g := gs.Start; g < gs.End; g++ {
 			pg := t.GroupOnEdge(e, topology.GroupID(g))
 			m.unfinishedProducers[g] = int32(pg.Producers.Len())
