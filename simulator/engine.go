@@ -70,6 +70,9 @@ type engine struct {
 	}
 	processed int
 	traced    int // trace events, recorded or not
+	// atNow and atTime cache at: the events of a wave share their time.
+	atNow  time.Duration
+	atTime time.Time
 	// set and jobs are set in a multi-job run (RunJobs).
 	set  *jobSet
 	jobs *jobsPolicy
@@ -121,14 +124,15 @@ func newJobsEngine(cfg Config, jc JobsConfig, set *jobSet) (*engine, error) {
 // sets the policy. extra counts slots the run may need beyond one per
 // task (drivers).
 func newBaseEngine(cfg Config, extra int) *engine {
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
+	src := rand.NewPCG(cfg.Seed, 0x5eed)
+	rng := rand.New(src)
 	rs := cfg.Regions
 	if cfg.Policy == RegionPolicy {
 		// Ask for the slots region.Check judges: a region whose locality
 		// packing does not fit the cluster gets its resource-aware packing.
 		rs = rs.ForCluster(cfg.Cluster, cfg.Matching)
 	}
-	e := &engine{cfg: cfg, rs: rs, topo: cfg.Regions.Topology(), rng: rng, log: cfg.Logger}
+	e := &engine{cfg: cfg, rs: rs, topo: cfg.Regions.Topology(), rng: rng, log: cfg.Logger, atTime: epoch}
 	if e.log == nil {
 		e.log = zap.NewNop()
 	}
@@ -151,7 +155,7 @@ func newBaseEngine(cfg Config, extra int) *engine {
 	for _, f := range cfg.Failures {
 		failures[int32(f.Task)] = f.After
 	}
-	e.model = newModel(e.topo, failures, rng.Uint64)
+	e.model = newModel(e.topo, failures, src) // the same source: tie-breakers and the engine's draws in one sequence
 	// Pending events are mostly the progress ends of deployed tasks, a
 	// few per slot, and a wave of them shares its time: room for two per
 	// modelled slot in the first bucket (up to 65,536 events, 2 MiB;
@@ -189,6 +193,14 @@ func newBaseEngine(cfg Config, extra int) *engine {
 }
 
 func (e *engine) now() time.Duration { return e.model.now }
+
+// at is now as the time the library is given (epoch + now).
+func (e *engine) at() time.Time {
+	if now := e.model.now; now != e.atNow {
+		e.atNow, e.atTime = now, epoch.Add(now)
+	}
+	return e.atTime
+}
 
 // record appends a trace event if recording.
 func (e *engine) record(k Kind, v int32, slot int32) {

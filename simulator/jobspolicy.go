@@ -74,7 +74,7 @@ func newJobsPolicy(e *engine, cfg JobsConfig, set *jobSet) (*jobsPolicy, error) 
 	return p, nil
 }
 
-func (p *jobsPolicy) at() time.Time { return epoch.Add(p.e.now()) }
+func (p *jobsPolicy) at() time.Time { return p.e.at() }
 
 func (p *jobsPolicy) start() {
 	// Jobs arriving at the same time arrive in the order given (the

@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -74,9 +75,9 @@ type model struct {
 
 	now        time.Duration
 	cal        calendar
-	tiebreak   func() uint64
-	unfinished int     // tasks not finished
-	finishBuf  []int32 // scratch of finish
+	tiebreak   *rand.PCG // the engine's source: its draws interleave with the engine's
+	unfinished int       // tasks not finished
+	finishBuf  []int32   // scratch of finish
 
 	// hooks for the policy
 	onFinished    func(v int32)
@@ -85,7 +86,7 @@ type model struct {
 	onProgress    func(v int32, on bool) // a deployed task starts or stops making progress (its slot is still set)
 }
 
-func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, tiebreak func() uint64) *model {
+func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, tiebreak *rand.PCG) *model {
 	job := t.Job()
 	m := &model{
 		topo:                t,
@@ -303,13 +304,15 @@ func (m *model) progressChanged(v int32, on bool) {
 func (m *model) scheduleProgressEnd(v int32) {
 	r := &m.runs[v]
 	target := m.duration[m.tasks[v].jobVertex]
-	if at, ok := m.failAt[v]; ok && at < target {
-		target = at
+	if m.failAt != nil { // (without injected failures: no map lookup, a call even on nil)
+		if at, ok := m.failAt[v]; ok && at < target {
+			target = at
+		}
 	}
 	if target == never {
 		return
 	}
-	m.cal.add(timed{at: m.now + max(0, target-r.done), order: m.tiebreak(), kind: taskProgressEnd, task: v, version: r.version})
+	m.cal.add(timed{at: m.now + max(0, target-r.done), order: m.tiebreak.Uint64(), kind: taskProgressEnd, task: v, version: r.version})
 }
 
 // progressEnd handles a taskProgressEnd event: the attempt fails if an
@@ -319,10 +322,12 @@ func (m *model) progressEnd(v int32) {
 	t, r := &m.tasks[v], &m.runs[v]
 	r.done += m.now - r.since
 	r.since = m.now
-	if at, ok := m.failAt[v]; ok && at < m.duration[t.jobVertex] && r.done >= at {
-		delete(m.failAt, v)
-		m.onFailed(v)
-		return
+	if m.failAt != nil {
+		if at, ok := m.failAt[v]; ok && at < m.duration[t.jobVertex] && r.done >= at {
+			delete(m.failAt, v)
+			m.onFailed(v)
+			return
+		}
 	}
 	t.workDone, t.progressing = true, false
 	r.version++
@@ -333,10 +338,12 @@ func (m *model) progressEnd(v int32) {
 }
 
 // finish marks a task finished, completes its partitions and lets
-// consumers that waited only for it finish too (iteratively).
+// consumers that waited only for it finish too (iteratively). It walks
+// the output groups in plain loops (no forEachGroup closures): it runs
+// for every task.
 func (m *model) finish(first int32) {
 	work := append(m.finishBuf[:0], first) // finish is never re-entered
-	defer func() { m.finishBuf = work[:0] }()
+	job := m.topo.Job()
 	for len(work) > 0 {
 		v := work[len(work)-1]
 		work = work[:len(work)-1]
@@ -346,25 +353,30 @@ func (m *model) finish(first int32) {
 		}
 		t.phase = finished
 		m.unfinished--
-		m.forEachGroup(v, false, func(e topology.JobEdgeID, g topology.GroupID) {
+		jv := topology.JobVertexID(t.jobVertex)
+		sub := int(v - m.topo.VerticesOf(jv).Start)
+		for _, e := range job.OutEdges(jv) {
+			g := m.topo.ProducedGroup(e, sub)
 			if m.unfinishedProducers[g]--; m.unfinishedProducers[g] != 0 {
-				return
+				continue
 			}
 			pipelined := m.pipelined[e]
-			m.forConsumers(e, g, func(c int32) {
+			cs := m.topo.GroupOnEdge(e, g).Consumers
+			for c := cs.Start; c < cs.End; c++ {
 				ct := &m.tasks[c]
 				if pipelined {
 					if ct.inPipelinedOpen--; ct.inPipelinedOpen == 0 && ct.phase == deployed && ct.workDone {
 						work = append(work, c)
 					}
-					return
+					continue
 				}
 				ct.inBlockingOpen--
 				m.reevaluate(c)
-			})
-		})
+			}
+		}
 		m.onFinished(v)
 	}
+	m.finishBuf = work[:0]
 }
 
 // forProducers calls f for every producer of group g of edge e.

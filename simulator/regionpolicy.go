@@ -45,7 +45,7 @@ func newRegionPolicy(e *engine) *regionPolicy {
 	})}
 }
 
-func (p *regionPolicy) at() time.Time { return epoch.Add(p.e.now()) }
+func (p *regionPolicy) at() time.Time { return p.e.at() }
 
 // input hands one input to the scheduler and applies what it asks.
 func (p *regionPolicy) input(what string, err error) {
