@@ -52,11 +52,12 @@ func (p *regionPolicy) input(what string, err error) {
 	if err != nil {
 		p.e.log.Debug(what+" refused", zap.Error(err))
 	}
-	p.apply(p.sched.Ready())
+	rd := p.sched.Ready()
+	p.apply(&rd) // by pointer: a Ready is some 250 bytes, copied on every event otherwise
 }
 
 // apply carries out one Ready in its field order.
-func (p *regionPolicy) apply(rd scheduler.Ready) {
+func (p *regionPolicy) apply(rd *scheduler.Ready) {
 	for _, r := range rd.Restarted {
 		p.restarts = append(p.restarts, Restart{At: p.e.now(), Task: p.rs.Topology().VertexName(r.Failed), Regions: slices.Clone(r.Regions)})
 	}
@@ -84,7 +85,7 @@ func (p *regionPolicy) apply(rd scheduler.Ready) {
 		p.e.deploy(p.off+int32(d.Task), int32(d.Slot))
 	}
 	if p.onReady != nil {
-		p.onReady(rd)
+		p.onReady(*rd)
 	}
 }
 
