@@ -246,7 +246,7 @@ func (p *Pool) Admit(now time.Time, msg FromAdmission) error {
 		}
 		p.grant(now, m)
 	case Revoke:
-		idx, ok := p.slotIdx[m.Slot]
+		idx, ok := p.slotIndex(m.Slot)
 		if !ok {
 			return &SlotError{Op: "revoke", Slot: m.Slot, Err: ErrUnknownSlot}
 		}
@@ -256,13 +256,13 @@ func (p *Pool) Admit(now time.Time, msg FromAdmission) error {
 			p.emit(SlotRelease{Slot: m.Slot, Reason: m.Reason})
 		}
 	case Reclaim:
-		idx, ok := p.slotIdx[m.Slot]
+		idx, ok := p.slotIndex(m.Slot)
 		if !ok {
 			return &SlotError{Op: "reclaim", Slot: m.Slot, Err: ErrUnknownSlot}
 		}
 		p.reclaim(idx)
 	case ReleaseConfirmed:
-		idx, ok := p.slotIdx[m.Slot]
+		idx, ok := p.slotIndex(m.Slot)
 		if !ok {
 			return &SlotError{Op: "confirm", Slot: m.Slot, Err: ErrUnknownSlot}
 		}

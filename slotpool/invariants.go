@@ -14,17 +14,12 @@ func (p *Pool) CheckInvariants() error {
 	var nFree, nHeld, nInUse, nRel int
 	total := make([]int, len(p.profiles))
 	fixed := make([]int, len(p.profiles))
-	if p.slotDense.n != len(p.slotIdx) {
-		return fmt.Errorf("%d slot ids, %d in the dense index", len(p.slotIdx), p.slotDense.n)
+	ids, err := p.slotIDs()
+	if err != nil {
+		return err
 	}
-	for id, idx := range p.slotIdx {
+	for id, idx := range ids {
 		s := p.slot(idx)
-		if s.id != id {
-			return fmt.Errorf("slot %d: table says %d", id, s.id)
-		}
-		if i, ok := p.slotIndex(id); !ok || i != idx {
-			return fmt.Errorf("slot %d: index %d, dense index %d", id, idx, i)
-		}
 		rec := &p.profiles[s.profile]
 		switch s.state {
 		case SlotFree:
@@ -129,12 +124,12 @@ func (p *Pool) CheckInvariants() error {
 	}
 	// The head holds only slots it can use, and no free slot it could use;
 	// it is not complete.
-	held := counts(p, func(s *slotRec) bool { return s.state == SlotHeld })
-	free := counts(p, func(s *slotRec) bool { return s.state == SlotFree })
-	reusable := counts(p, func(s *slotRec) bool {
+	held := counts(p, ids, func(s *slotRec) bool { return s.state == SlotHeld })
+	free := counts(p, ids, func(s *slotRec) bool { return s.state == SlotFree })
+	reusable := counts(p, ids, func(s *slotRec) bool {
 		return s.state != SlotReleasing && !(s.state == SlotInUse && (s.unbounded || s.reclaimed))
 	})
-	both := counts(p, func(s *slotRec) bool { return s.state == SlotHeld || s.state == SlotFree })
+	both := counts(p, ids, func(s *slotRec) bool { return s.state == SlotHeld || s.state == SlotFree })
 	if h := p.head; h != nil {
 		if m := resource.Assign(h.shape.demand, held, p.cfg.Matching).Matched; m != nHeld {
 			return fmt.Errorf("head %d holds %d slots but can use only %d", h.id, nHeld, m)
@@ -185,9 +180,9 @@ func (p *Pool) CheckInvariants() error {
 	return nil
 }
 
-func counts(p *Pool, keep func(*slotRec) bool) []resource.Count {
+func counts(p *Pool, ids map[SlotID]int32, keep func(*slotRec) bool) []resource.Count {
 	n := make([]int, len(p.profiles))
-	for _, idx := range p.slotIdx {
+	for _, idx := range ids {
 		if s := p.slot(idx); keep(s) {
 			n[s.profile]++
 		}
@@ -230,4 +225,32 @@ func (p *Pool) checkBulk(id BulkID, b *bulk, inUse *int) error {
 func (p *Pool) bulkAt(id BulkID) *bulk {
 	b, _ := p.liveBulk(id)
 	return b
+}
+
+// slotIDs walks the slot table (its recycled entries skipped) into a map
+// from slot id to table index, checked against the dense index both ways:
+// every slot found there, and nothing else.
+func (p *Pool) slotIDs() (map[SlotID]int32, error) {
+	recycled := make(map[int32]bool, len(p.recycled))
+	for _, idx := range p.recycled {
+		recycled[idx] = true
+	}
+	ids := make(map[SlotID]int32, int(p.nSlots)-len(p.recycled))
+	for idx := range p.nSlots {
+		if recycled[idx] {
+			continue
+		}
+		id := p.slot(idx).id
+		if _, dup := ids[id]; dup {
+			return nil, fmt.Errorf("slot %d twice in the slot table", id)
+		}
+		ids[id] = idx
+		if i, ok := p.slotIndex(id); !ok || i != idx {
+			return nil, fmt.Errorf("slot %d: table index %d, dense index %d", id, idx, i)
+		}
+	}
+	if p.slotDense.n != len(ids) {
+		return nil, fmt.Errorf("%d slots in the table, %d ids in the dense index", len(ids), p.slotDense.n)
+	}
+	return ids, nil
 }

@@ -1,6 +1,7 @@
 package slotpool
 
 import (
+	"slices"
 	"time"
 
 	"github.com/regionsched/regionsched/resource"
@@ -51,10 +52,9 @@ type Pool struct {
 	profiles   []profileRec
 	profileIdx map[resource.Profile]int32
 
-	slotChunks [][]slotRec // the slot table, see slot
-	nSlots     int32       // slot indexes ever used
-	slotIdx    map[SlotID]int32
-	slotDense  denseTable[SlotID, int32] // slotIdx again, index+1, for the hot path (see slotIndex)
+	slotChunks [][]slotRec               // the slot table, see slot
+	nSlots     int32                     // slot indexes ever used
+	slotDense  denseTable[SlotID, int32] // slot id -> table index + 1 (see slotIndex)
 	recycled   []int32
 	nFree      int
 	nHeld      int
@@ -118,6 +118,7 @@ type Pool struct {
 	orderBuf   []int32
 	nextBuf    []int32
 	pairBuf    []resource.Pair
+	idSortBuf  []SlotID            // checkNew's sorted ids
 	asgBuf     resource.Assignment // storage of assign's results
 }
 
@@ -134,7 +135,6 @@ func New(cfg Config) *Pool {
 		log:        cfg.Logger,
 		debug:      cfg.Logger.Core().Enabled(zapcore.DebugLevel),
 		profileIdx: make(map[resource.Profile]int32),
-		slotIdx:    make(map[SlotID]int32),
 		shapeIdx:   make(map[string]*shape),
 		asks:       make(map[AskID]*ask),
 		nextAsk:    1,
@@ -219,24 +219,46 @@ func (p *Pool) Offer(now time.Time, slots ...Slot) error {
 	return nil
 }
 
-// checkNew validates slot ids that are about to enter the pool.
+// checkNew validates slot ids that are about to enter the pool. Repeats
+// are looked for in a sorted copy of the ids (a cluster's thousands of
+// slots, offered at once, cost no map); only when there is one does a
+// scan in the given order find the slot to name.
 func (p *Pool) checkNew(op string, slots []Slot) error {
-	var seen map[SlotID]struct{}
 	if len(slots) > 1 {
-		seen = make(map[SlotID]struct{}, len(slots))
+		ids := p.idSortBuf[:0]
+		for _, s := range slots {
+			ids = append(ids, s.ID)
+		}
+		slices.Sort(ids)
+		p.idSortBuf = ids
+		for i := 1; i < len(ids); i++ {
+			if ids[i] == ids[i-1] {
+				return p.firstRepeat(op, slots)
+			}
+		}
 	}
 	for _, s := range slots {
-		if _, ok := p.slotIdx[s.ID]; ok {
+		if _, ok := p.slotIndex(s.ID); ok {
 			return &SlotError{Op: op, Slot: s.ID, Err: ErrDuplicateSlot}
-		}
-		if seen != nil {
-			if _, dup := seen[s.ID]; dup {
-				return &SlotError{Op: op, Slot: s.ID, Err: ErrDuplicateSlot}
-			}
-			seen[s.ID] = struct{}{}
 		}
 	}
 	return nil
+}
+
+// firstRepeat returns the error of checkNew for slots that repeat an id:
+// the first slot, in their order, already in the pool or seen before.
+func (p *Pool) firstRepeat(op string, slots []Slot) error {
+	seen := make(map[SlotID]struct{}, len(slots))
+	for _, s := range slots {
+		if _, ok := p.slotIndex(s.ID); ok {
+			return &SlotError{Op: op, Slot: s.ID, Err: ErrDuplicateSlot}
+		}
+		if _, dup := seen[s.ID]; dup {
+			return &SlotError{Op: op, Slot: s.ID, Err: ErrDuplicateSlot}
+		}
+		seen[s.ID] = struct{}{}
+	}
+	panic("slotpool: firstRepeat found no repeated slot id") // checkNew saw one
 }
 
 // Submit adds a bulk at the end of the waiting queue. It is fulfilled at

@@ -338,6 +338,12 @@ func TestBadInputReturnsTypedErrors(t *testing.T) {
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, SlotError{Op: "offer", Slot: 1, Err: ErrDuplicateSlot}, *se)
 	assert.ErrorIs(t, h.p.Offer(h.now, slot(3, small), slot(3, big)), ErrDuplicateSlot)
+	// The error names the first offending slot in the offer's order: a
+	// repeat before a slot the pool has, and the other way round.
+	require.ErrorAs(t, h.p.Offer(h.now, slot(5, small), slot(6, small), slot(6, small), slot(1, small)), &se)
+	assert.Equal(t, SlotID(6), se.Slot)
+	require.ErrorAs(t, h.p.Offer(h.now, slot(1, small), slot(7, small), slot(7, small)), &se)
+	assert.Equal(t, SlotID(1), se.Slot)
 	assert.Equal(t, 1, h.p.Stats().Slots, "a rejected offer adds nothing")
 	_, known := h.p.Slot(2)
 	assert.False(t, known)

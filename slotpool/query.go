@@ -32,7 +32,7 @@ func (p *Pool) State(id BulkID) BulkState {
 
 // Slot returns a snapshot of a slot in the pool (false if unknown).
 func (p *Pool) Slot(id SlotID) (SlotInfo, bool) {
-	idx, ok := p.slotIdx[id]
+	idx, ok := p.slotIndex(id)
 	if !ok {
 		return SlotInfo{}, false
 	}

@@ -80,8 +80,8 @@ func (p *Pool) slot(idx int32) *slotRec {
 	return &p.slotChunks[seg][off]
 }
 
-// slotIndex returns the table index of slot id (p.slotIdx without hashing
-// for dense ids).
+// slotIndex returns the table index of slot id (without hashing for dense
+// ids).
 func (p *Pool) slotIndex(id SlotID) (int32, bool) {
 	i, ok := p.slotDense.get(id)
 	return i - 1, ok
@@ -140,7 +140,6 @@ func (p *Pool) addSlot(s Slot) int32 {
 		}
 	}
 	*p.slot(idx) = slotRec{id: s.ID, profile: pr, request: -1}
-	p.slotIdx[s.ID] = idx
 	p.slotDense.set(s.ID, idx+1)
 	p.profiles[pr].total++
 	p.reusableAdded(pr)
@@ -149,7 +148,6 @@ func (p *Pool) addSlot(s Slot) int32 {
 
 // dropSlot removes a slot that is neither free nor held from the table.
 func (p *Pool) dropSlot(idx int32) {
-	delete(p.slotIdx, p.slot(idx).id)
 	p.slotDense.del(p.slot(idx).id)
 	*p.slot(idx) = slotRec{}
 	p.recycled = append(p.recycled, idx)
