@@ -175,21 +175,25 @@ func (rs *Regions) appendLocalitySlots(dst []Slot, r ID) []Slot {
 	slots := dst[base:base]                     // in dst's storage while it has room
 	stamp := make([]topology.JobVertexID, 0, n) // per slot: the last job vertex placed in it
 	count := make([]int, 0, n)                  // per slot: its members
-	bySSG := map[int32][]int{}                  // slot sharing group -> its slots, in opening order
+	bySSG := make([][]int, len(rs.ssgNames))    // slot sharing group -> its slots, in opening order
 	slotOf := newSlotIndex(members)
+	// What a subtask adds to its slot: the same for a whole run (one job
+	// vertex), read once per run, not per subtask.
+	var profile resource.Profile
+	var never bool
 	place := func(v topology.ExecutionVertexID, jv topology.JobVertexID, slot int) {
-		vx := job.Vertex(jv)
 		s := &slots[slot]
 		count[slot]++
-		s.Profile = s.Profile.Add(vx.Resources)
-		s.Unbounded = s.Unbounded || rs.NeverFinishes(jv)
+		s.Profile = s.Profile.Add(profile)
+		s.Unbounded = s.Unbounded || never
 		stamp[slot] = jv
 		slotOf.set(v, slot)
 	}
 	for _, ru := range runs {
 		ssg := rs.ssgOf[ru.jv]
 		cursor := 0 // scan position in bySSG[ssg] for this job vertex
-		sized := !job.Vertex(ru.jv).Resources.IsUnknown()
+		profile, never = job.Vertex(ru.jv).Resources, rs.NeverFinishes(ru.jv)
+		sized := !profile.IsUnknown()
 		for _, v := range members[ru.start:ru.end] {
 			if slot, ok := rs.producerSlot(v, ru.jv, ssg, stamp, slotOf); ok {
 				place(v, ru.jv, slot)
@@ -324,7 +328,7 @@ func (rs *Regions) producerSlot(v topology.ExecutionVertexID, jv topology.JobVer
 		candidates := pg.Producers
 		if t.Pattern(e) == exchange.AllToAll {
 			srcPar := int64(candidates.Len())
-			dstPar := int64(job.Vertex(jv).Parallelism)
+			dstPar := int64(t.VerticesOf(jv).Len())
 			aligned := candidates.Start + int32(int64(sub)*srcPar/dstPar)
 			candidates = topology.Range{Start: aligned, End: aligned + 1}
 		}
