@@ -58,14 +58,6 @@ type bucket struct {
 	sorted bool
 }
 
-// earlier orders events by time, then by their tie-breaker.
-func earlier(a, b *timed) bool {
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	return a.order < b.order
-}
-
 // reserve makes room for n pending events at one time in the first
 // bucket (later buckets reuse the storage of those that emptied).
 func (c *calendar) reserve(n int) { c.room = n }
