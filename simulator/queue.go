@@ -32,22 +32,35 @@ type timed struct {
 // mostly the last event of a sorted bucket, where a heap of events would
 // move one down five levels. A bucket is sorted when it becomes the
 // earliest, by a counting pass on the tie-breaker's top bits (it is
-// uniformly random) and an insertion sort; events added to a sorted
-// bucket are inserted in place. A small binary heap orders the buckets by
-// time, and a map finds the bucket of a time, looked up only when an add
-// goes to another time than the add before. The zero value is an empty
-// calendar.
+// uniformly random) and an insertion sort. An event added to a bucket
+// that is already sorted (at the time being consumed, say the end of a
+// task of zero duration) goes to a heap of such late events instead, and
+// a pop takes the earlier of the two: an add costs O(log n) at worst,
+// never a shift of a sorted bucket. A small binary heap orders the
+// buckets by time, and a map finds the bucket of a time, looked up only
+// when an add goes to another time than the add before. The zero value
+// is an empty calendar.
 type calendar struct {
 	buckets []bucket // by index; the free ones are listed in free
 	free    []int32
-	byAt    map[time.Duration]int32 // the live buckets by time
+	byAt    map[time.Duration]int32 // the live buckets by time (each holds an event)
 	times   []int32                 // live buckets, a min-heap by time
 	last    int32                   // 1 + the bucket of the last add, 0 if none (or freed since)
+	late    []timed                 // events added to sorted buckets, a min-heap by (at, order)
 	n       int                     // pending events
 	sortBuf []timed                 // scratch of sortByOrderDesc
 	counts  []int32
-	room    int // capacity of the first bucket (see reserve)
+	// spare is the largest storage a freed bucket gave back (a freed
+	// bucket keeps at most bucketKeep events' room): the next bucket
+	// that fills up moves into it rather than doubling its own.
+	spare []timed
+	room  int // capacity of the first bucket (see reserve)
 }
+
+// bucketKeep is the room for events a freed bucket keeps; storage beyond
+// goes to calendar.spare, one at a time, so that many distinct pending
+// times do not each hold the room of the largest wave.
+const bucketKeep = 256
 
 // bucket holds the pending events of one time.
 type bucket struct {
@@ -58,8 +71,17 @@ type bucket struct {
 	sorted bool
 }
 
+// earlier orders events by time, then by their tie-breaker.
+func earlier(a, b *timed) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return a.order < b.order
+}
+
 // reserve makes room for n pending events at one time in the first
-// bucket (later buckets reuse the storage of those that emptied).
+// bucket made; later buckets start empty and grow, or move into the
+// storage an emptied bucket gave back.
 func (c *calendar) reserve(n int) { c.room = n }
 
 // Len returns the number of pending events.
@@ -67,25 +89,22 @@ func (c *calendar) Len() int { return c.n }
 
 // add puts an event in the calendar.
 func (c *calendar) add(e timed) {
+	c.n++
 	b := c.last - 1
 	if b < 0 || c.buckets[b].at != e.at {
 		b = c.bucketAt(e.at)
 		c.last = b + 1
 	}
 	bk := &c.buckets[b]
-	c.n++
-	if !bk.sorted {
-		bk.events = append(bk.events, e)
+	if bk.sorted {
+		c.pushLate(e)
 		return
 	}
-	// In place: after the events with a greater order (popped later).
-	i, _ := slices.BinarySearchFunc(bk.events, e.order, func(x timed, o uint64) int {
-		if x.order > o {
-			return -1
-		}
-		return 1
-	})
-	bk.events = slices.Insert(bk.events, i, e)
+	if len(bk.events) == cap(bk.events) && cap(c.spare) > len(bk.events) {
+		bk.events = append(c.spare[:0], bk.events...)
+		c.spare = nil
+	}
+	bk.events = append(bk.events, e)
 }
 
 // bucketAt returns the bucket of time at, made if there is none.
@@ -125,26 +144,38 @@ func (c *calendar) bucketAt(at time.Duration) int32 {
 
 // next pops the earliest event; the calendar must not be empty.
 func (c *calendar) next() timed {
-	b := c.times[0]
-	bk := &c.buckets[b]
-	if !bk.sorted {
-		bk.events, c.sortBuf = c.sortByOrderDesc(bk.events)
-		bk.sorted = true
-	}
-	last := len(bk.events) - 1
-	e := bk.events[last]
-	bk.events = bk.events[:last]
 	c.n--
-	if last == 0 {
-		c.dropEarliest()
+	if len(c.times) > 0 {
+		b := c.times[0]
+		bk := &c.buckets[b]
+		if !bk.sorted {
+			bk.events, c.sortBuf = c.sortByOrderDesc(bk.events)
+			bk.sorted = true
+		}
+		last := len(bk.events) - 1
+		if len(c.late) == 0 || !earlier(&c.late[0], &bk.events[last]) {
+			e := bk.events[last]
+			bk.events = bk.events[:last]
+			if last == 0 {
+				c.dropEarliest()
+			}
+			return e
+		}
 	}
-	return e
+	return c.popLate()
 }
 
 // dropEarliest removes the earliest bucket, which is empty.
 func (c *calendar) dropEarliest() {
 	b := c.times[0]
-	delete(c.byAt, c.buckets[b].at)
+	bk := &c.buckets[b]
+	delete(c.byAt, bk.at)
+	if cap(bk.events) > bucketKeep {
+		if cap(bk.events) > cap(c.spare) {
+			c.spare = bk.events[:0]
+		}
+		bk.events = nil
+	}
 	c.free = append(c.free, b)
 	if c.last == b+1 {
 		c.last = 0
@@ -172,6 +203,49 @@ func (c *calendar) dropEarliest() {
 		i = l
 	}
 	c.times[i] = x
+}
+
+// pushLate adds an event to the heap of late events.
+func (c *calendar) pushLate(e timed) {
+	c.late = append(c.late, e)
+	i := len(c.late) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !earlier(&e, &c.late[p]) {
+			break
+		}
+		c.late[i] = c.late[p]
+		i = p
+	}
+	c.late[i] = e
+}
+
+// popLate removes the earliest late event; there must be one.
+func (c *calendar) popLate() timed {
+	top := c.late[0]
+	n := len(c.late) - 1
+	x := c.late[n]
+	c.late = c.late[:n]
+	if n == 0 {
+		return top
+	}
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		if r := l + 1; r < n && earlier(&c.late[r], &c.late[l]) {
+			l = r
+		}
+		if !earlier(&c.late[l], &x) {
+			break
+		}
+		c.late[i] = c.late[l]
+		i = l
+	}
+	c.late[i] = x
+	return top
 }
 
 // sortByOrderDesc sorts events by order, the greatest first, and returns

@@ -71,3 +71,44 @@ func TestCalendarPopsAWaveInOrder(t *testing.T) {
 	require.Empty(t, ref)
 	require.Empty(t, c.times, "every bucket dropped")
 }
+
+// Events added at the time being consumed (tasks of zero duration) go to
+// the late heap, not into the sorted bucket: an add there is O(log n), not
+// a shift of the bucket, and pops still take the two in order.
+func TestCalendarLateEventsGoToTheHeap(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var c calendar
+	var ref []timed
+	add := func(e timed) {
+		c.add(e)
+		i, _ := slices.BinarySearchFunc(ref, e, func(a, b timed) int {
+			return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.order, b.order))
+		})
+		ref = slices.Insert(ref, i, e)
+	}
+	const n = 2000
+	for range n {
+		add(timed{at: time.Second, order: r.Uint64()})
+	}
+	require.Equal(t, ref[0], c.next()) // sorts the bucket
+	ref = ref[1:]
+	bucket := len(c.buckets[c.times[0]].events)
+	for range 3 * n {
+		add(timed{at: time.Second, order: r.Uint64()})
+		require.Len(t, c.buckets[c.times[0]].events, bucket, "an add leaves the sorted bucket alone")
+		got := c.next()
+		require.Equal(t, ref[0], got)
+		ref = ref[1:]
+		if len(c.times) == 0 {
+			break // the bucket ran out: the rest is late
+		}
+		bucket = len(c.buckets[c.times[0]].events)
+	}
+	require.NotEmpty(t, c.late)
+	for c.Len() > 0 {
+		require.Equal(t, ref[0], c.next())
+		ref = ref[1:]
+	}
+	require.Empty(t, ref)
+	require.Empty(t, c.late)
+}
