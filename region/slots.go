@@ -175,7 +175,7 @@ func (rs *Regions) appendLocalitySlots(dst []Slot, r ID) []Slot {
 	slots := dst[base:base]                     // in dst's storage while it has room
 	stamp := make([]topology.JobVertexID, 0, n) // per slot: the last job vertex placed in it
 	count := make([]int, 0, n)                  // per slot: its members
-	bySSG := make([][]int, len(rs.ssgNames))    // slot sharing group -> its slots, in opening order
+	bySSG := map[int32][]int{}                  // slot sharing group -> its slots, in opening order
 	slotOf := newSlotIndex(members)
 	// What a subtask adds to its slot: the same for a whole run (one job
 	// vertex), read once per run, not per subtask.
@@ -191,7 +191,10 @@ func (rs *Regions) appendLocalitySlots(dst []Slot, r ID) []Slot {
 	}
 	for _, ru := range runs {
 		ssg := rs.ssgOf[ru.jv]
-		cursor := 0 // scan position in bySSG[ssg] for this job vertex
+		// The group's slots, looked up once per run and stored back at its
+		// end (only this run opens slots of ssg meanwhile).
+		list := bySSG[ssg]
+		cursor := 0 // scan position in list for this job vertex
 		profile, never = job.Vertex(ru.jv).Resources, rs.NeverFinishes(ru.jv)
 		sized := !profile.IsUnknown()
 		for _, v := range members[ru.start:ru.end] {
@@ -199,7 +202,6 @@ func (rs *Regions) appendLocalitySlots(dst []Slot, r ID) []Slot {
 				place(v, ru.jv, slot)
 				continue
 			}
-			list := bySSG[ssg]
 			if sized && len(list) <= balanceLimit {
 				if slot := lightestWithout(slots, list, stamp, ru.jv); slot >= 0 {
 					place(v, ru.jv, slot)
@@ -214,11 +216,11 @@ func (rs *Regions) appendLocalitySlots(dst []Slot, r ID) []Slot {
 				slots = append(slots, Slot{SlotSharingGroup: rs.ssgNames[ssg]})
 				stamp = append(stamp, -1)
 				count = append(count, 0)
-				bySSG[ssg] = append(list, len(slots)-1)
-				list = bySSG[ssg]
+				list = append(list, len(slots)-1)
 			}
 			place(v, ru.jv, list[cursor])
 		}
+		bySSG[ssg] = list
 	}
 	// The member lists, carved from one array: each slot's in placement
 	// order (runs in topological order, subtasks by id), as counted above.
