@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"slices"
 	"time"
+
+	"github.com/regionsched/regionsched/internal/heap"
 )
 
 // timedKind says what a timed event does when its time comes.
@@ -39,14 +41,15 @@ type timed struct {
 // never a shift of a sorted bucket. A small binary heap orders the
 // buckets by time, and a map finds the bucket of a time, looked up only
 // when an add goes to another time than the add before. The zero value
-// is an empty calendar.
+// is an empty calendar; a calendar in use must not be copied (its heap of
+// times reads its buckets).
 type calendar struct {
 	buckets []bucket // by index; the free ones are listed in free
 	free    []int32
 	byAt    map[time.Duration]int32 // the live buckets by time (each holds an event)
-	times   []int32                 // live buckets, a min-heap by time
+	times   *heap.Heap[int32]       // live buckets by time; made with the first bucket
 	last    int32                   // 1 + the bucket of the last add, 0 if none (or freed since)
-	late    []timed                 // events added to sorted buckets, a min-heap by (at, order)
+	late    *heap.Heap[timed]       // events added to sorted buckets, by (at, order); made with the first
 	n       int                     // pending events
 	sortBuf []timed                 // scratch of sortByOrderDesc
 	counts  []int32
@@ -97,7 +100,10 @@ func (c *calendar) add(e timed) {
 	}
 	bk := &c.buckets[b]
 	if bk.sorted {
-		c.pushLate(e)
+		if c.late == nil {
+			c.late = heap.New(func(a, b timed) bool { return earlier(&a, &b) }, nil)
+		}
+		c.late.Push(e)
 		return
 	}
 	if len(bk.events) == cap(bk.events) && cap(c.spare) > len(bk.events) {
@@ -114,6 +120,7 @@ func (c *calendar) bucketAt(at time.Duration) int32 {
 	}
 	if c.byAt == nil {
 		c.byAt = map[time.Duration]int32{}
+		c.times = heap.New(func(a, b int32) bool { return c.buckets[a].at < c.buckets[b].at }, nil)
 	}
 	var b int32
 	if n := len(c.free); n > 0 {
@@ -127,34 +134,22 @@ func (c *calendar) bucketAt(at time.Duration) int32 {
 	bk := &c.buckets[b]
 	bk.at, bk.events, bk.sorted = at, bk.events[:0], false
 	c.byAt[at] = b
-	// push onto the heap of times
-	c.times = append(c.times, b)
-	i := len(c.times) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if c.buckets[c.times[p]].at <= at {
-			break
-		}
-		c.times[i] = c.times[p]
-		i = p
-	}
-	c.times[i] = b
+	c.times.Push(b)
 	return b
 }
 
 // next pops the earliest event; the calendar must not be empty.
 func (c *calendar) next() timed {
 	c.n--
-	if len(c.times) > 0 {
-		b := c.times[0]
-		bk := &c.buckets[b]
+	if c.times != nil && c.times.Len() > 0 {
+		bk := &c.buckets[c.times.Min()]
 		if !bk.sorted {
 			bk.events, c.sortBuf = c.sortByOrderDesc(bk.events)
 			bk.sorted = true
 		}
 		last := len(bk.events) - 1
-		if len(c.late) == 0 || !earlier(&c.late[0], &bk.events[last]) {
-			e := bk.events[last]
+		e := bk.events[last]
+		if c.late == nil || c.late.Len() == 0 || !c.lateFirst(&e) {
 			bk.events = bk.events[:last]
 			if last == 0 {
 				c.dropEarliest()
@@ -162,12 +157,18 @@ func (c *calendar) next() timed {
 			return e
 		}
 	}
-	return c.popLate()
+	return c.late.Pop()
+}
+
+// lateFirst reports whether the earliest late event comes before e.
+func (c *calendar) lateFirst(e *timed) bool {
+	m := c.late.Min()
+	return earlier(&m, e)
 }
 
 // dropEarliest removes the earliest bucket, which is empty.
 func (c *calendar) dropEarliest() {
-	b := c.times[0]
+	b := c.times.Pop()
 	bk := &c.buckets[b]
 	delete(c.byAt, bk.at)
 	if cap(bk.events) > bucketKeep {
@@ -180,72 +181,6 @@ func (c *calendar) dropEarliest() {
 	if c.last == b+1 {
 		c.last = 0
 	}
-	n := len(c.times) - 1
-	x := c.times[n]
-	c.times = c.times[:n]
-	if n == 0 {
-		return
-	}
-	at := c.buckets[x].at
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		if r := l + 1; r < n && c.buckets[c.times[r]].at < c.buckets[c.times[l]].at {
-			l = r
-		}
-		if at <= c.buckets[c.times[l]].at {
-			break
-		}
-		c.times[i] = c.times[l]
-		i = l
-	}
-	c.times[i] = x
-}
-
-// pushLate adds an event to the heap of late events.
-func (c *calendar) pushLate(e timed) {
-	c.late = append(c.late, e)
-	i := len(c.late) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !earlier(&e, &c.late[p]) {
-			break
-		}
-		c.late[i] = c.late[p]
-		i = p
-	}
-	c.late[i] = e
-}
-
-// popLate removes the earliest late event; there must be one.
-func (c *calendar) popLate() timed {
-	top := c.late[0]
-	n := len(c.late) - 1
-	x := c.late[n]
-	c.late = c.late[:n]
-	if n == 0 {
-		return top
-	}
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		if r := l + 1; r < n && earlier(&c.late[r], &c.late[l]) {
-			l = r
-		}
-		if !earlier(&c.late[l], &x) {
-			break
-		}
-		c.late[i] = c.late[l]
-		i = l
-	}
-	c.late[i] = x
-	return top
 }
 
 // sortByOrderDesc sorts events by order, the greatest first, and returns

@@ -69,7 +69,7 @@ func TestCalendarPopsAWaveInOrder(t *testing.T) {
 		popped++
 	}
 	require.Empty(t, ref)
-	require.Empty(t, c.times, "every bucket dropped")
+	require.Zero(t, c.times.Len(), "every bucket dropped")
 }
 
 // Events added at the time being consumed (tasks of zero duration) go to
@@ -92,23 +92,23 @@ func TestCalendarLateEventsGoToTheHeap(t *testing.T) {
 	}
 	require.Equal(t, ref[0], c.next()) // sorts the bucket
 	ref = ref[1:]
-	bucket := len(c.buckets[c.times[0]].events)
+	bucket := len(c.buckets[c.times.Min()].events)
 	for range 3 * n {
 		add(timed{at: time.Second, order: r.Uint64()})
-		require.Len(t, c.buckets[c.times[0]].events, bucket, "an add leaves the sorted bucket alone")
+		require.Len(t, c.buckets[c.times.Min()].events, bucket, "an add leaves the sorted bucket alone")
 		got := c.next()
 		require.Equal(t, ref[0], got)
 		ref = ref[1:]
-		if len(c.times) == 0 {
+		if c.times.Len() == 0 {
 			break // the bucket ran out: the rest is late
 		}
-		bucket = len(c.buckets[c.times[0]].events)
+		bucket = len(c.buckets[c.times.Min()].events)
 	}
-	require.NotEmpty(t, c.late)
+	require.NotZero(t, c.late.Len())
 	for c.Len() > 0 {
 		require.Equal(t, ref[0], c.next())
 		ref = ref[1:]
 	}
 	require.Empty(t, ref)
-	require.Empty(t, c.late)
+	require.Zero(t, c.late.Len())
 }
