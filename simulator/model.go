@@ -121,8 +121,8 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, t
 	}
 	for e := range topology.JobEdgeID(job.NumEdges()) {
 		m.pipelined[e] = t.PartitionType(e).IsPipelined()
+		src, dst := job.EdgeEnds(e)
 		if m.pipelined[e] {
-			src, dst := job.EdgeEnds(e)
 			m.pipelinedOut[src], m.pipelinedIn[dst] = true, true
 			if m.undeployedProducers == nil {
 				m.undeployedProducers = make([]int32, t.NumGroups())
@@ -130,7 +130,7 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, t
 			}
 		}
 		gs := t.GroupsOf(e)
-		if src, dst := job.EdgeEnds(e); !m.pipelined[e] && gs.Len() == t.VerticesOf(src).Len() && gs.Len() == t.VerticesOf(dst).Len() {
+		if !m.pipelined[e] && gs.Len() == t.VerticesOf(src).Len() && gs.Len() == t.VerticesOf(dst).Len() {
 			// A blocking forward edge (as many groups as producers and
 			// as consumers): group k is producer k's partition, read by
 			// consumer k; no group to look up.

@@ -91,8 +91,9 @@ func NewExecutionTopology(g *JobGraph, m exchange.Mode) *ExecutionTopology {
 		t.vertexStart[i+1] = t.vertexStart[i] + int32(v.Parallelism)
 	}
 	for i, e := range g.edges {
-		s := int32(g.vertices[g.edgeSource[i]].Parallelism)
-		c := int32(g.vertices[g.edgeTarget[i]].Parallelism)
+		src, dst := g.edgeSource[i], g.edgeTarget[i]
+		s := t.vertexStart[src+1] - t.vertexStart[src]
+		c := t.vertexStart[dst+1] - t.vertexStart[dst]
 		t.partitionType[i] = e.PartitionType(m)
 		t.pattern[i] = e.ShipStrategy.Pattern()
 		t.partitionStart[i+1] = t.partitionStart[i] + s
@@ -101,12 +102,8 @@ func NewExecutionTopology(g *JobGraph, m exchange.Mode) *ExecutionTopology {
 			blocks = min(s, c)
 		}
 		t.groupStart[i+1] = t.groupStart[i] + blocks
-	}
-	for i := range g.edges {
-		src, dst := g.edgeSource[i], g.edgeTarget[i]
 		t.edges[i] = edgeShape{
-			sBase: t.vertexStart[src], cBase: t.vertexStart[dst],
-			s: t.vertexStart[src+1] - t.vertexStart[src], c: t.vertexStart[dst+1] - t.vertexStart[dst],
+			sBase: t.vertexStart[src], cBase: t.vertexStart[dst], s: s, c: c,
 			groupStart: t.groupStart[i], partStart: t.partitionStart[i],
 			allToAll: t.pattern[i] == exchange.AllToAll,
 		}
