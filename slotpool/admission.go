@@ -290,7 +290,8 @@ func (p *Pool) grant(now time.Time, m Grant) {
 		}
 	}
 	for _, s := range m.Slots {
-		p.makeAvailable(now, p.addSlot(s))
+		idx := p.addSlot(s)
+		p.makeAvailable(now, idx, p.slot(idx))
 	}
 }
 

@@ -99,16 +99,16 @@ func zeroed[T int | int32](buf []T, n int) []T {
 	return buf
 }
 
-// offerToHead gives one available slot (in no list yet) to the head if it
-// can use it, and commits the head when complete. It reports whether the
-// head took the slot.
-func (p *Pool) offerToHead(now time.Time, idx int32) bool {
+// offerToHead gives one available slot (index idx, record s; in no list
+// yet) to the head if it can use it, and commits the head when complete.
+// It reports whether the head took the slot.
+func (p *Pool) offerToHead(now time.Time, idx int32, s *slotRec) bool {
 	p.ensureHead(now)
 	h := p.head
 	if h == nil {
 		return false
 	}
-	pr := p.slot(idx).profile
+	pr := s.profile
 	if p.profiles[pr].headRejected {
 		// The held set only grew since the head last refused this profile,
 		// and a slot that extends no matching of a set extends none of a
@@ -120,7 +120,7 @@ func (p *Pool) offerToHead(now time.Time, idx int32) bool {
 		// A head of one request that the slot serves: fulfilled at once,
 		// as commitHead would (no free slot of another profile could
 		// serve it instead).
-		p.fulfillOne(h, idx)
+		p.fulfillOne(h, idx, s)
 		return true
 	}
 	taken := false
@@ -248,10 +248,10 @@ func (p *Pool) supplyIndex(pr int32) int {
 // makeAvailable routes a slot that just became available (offered,
 // granted, released by its task, returned by a canceled bulk): to the head
 // if it can use it, else to the free slots, where younger bulks look.
-func (p *Pool) makeAvailable(now time.Time, idx int32) {
-	if !p.offerToHead(now, idx) {
+func (p *Pool) makeAvailable(now time.Time, idx int32, s *slotRec) {
+	if !p.offerToHead(now, idx, s) {
 		p.pushFree(now, idx)
-		p.noteFree(p.slot(idx).profile)
+		p.noteFree(s.profile)
 	}
 }
 
@@ -406,8 +406,9 @@ func (p *Pool) fulfill(now time.Time, b *bulk, a resource.Assignment) {
 				r = order[r]
 			}
 			next[pair.Request]++
-			p.occupy(idx, b, r)
-			ids[r] = p.slot(idx).id
+			s := p.slot(idx)
+			p.occupy(idx, s, b, r)
+			ids[r] = s.id
 		}
 	}
 	if isHead {
@@ -417,12 +418,12 @@ func (p *Pool) fulfill(now time.Time, b *bulk, a resource.Assignment) {
 }
 
 // fulfillOne fulfills the head, a bulk of one request holding no slot,
-// with slot idx (available: in no list).
-func (p *Pool) fulfillOne(b *bulk, idx int32) {
+// with slot idx, record s (available: in no list).
+func (p *Pool) fulfillOne(b *bulk, idx int32, s *slotRec) {
 	b.placed = true
 	ids := p.newIDs(1)
-	p.occupy(idx, b, 0)
-	ids[0] = p.slot(idx).id
+	p.occupy(idx, s, b, 0)
+	ids[0] = s.id
 	p.fulfilled(b, ids)
 }
 
@@ -447,9 +448,8 @@ func (p *Pool) returnHeld(now time.Time) {
 	}
 }
 
-// occupy puts request r of bulk b into slot idx.
-func (p *Pool) occupy(idx int32, b *bulk, r int32) {
-	s := p.slot(idx)
+// occupy puts request r of bulk b into slot idx, record s.
+func (p *Pool) occupy(idx int32, s *slotRec, b *bulk, r int32) {
 	s.state, s.bulk, s.request = SlotInUse, b, r
 	s.unbounded = b.isUnbounded(r)
 	if s.unbounded {
