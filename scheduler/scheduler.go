@@ -242,7 +242,7 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 	pool := slotpool.New(pc)
 	s := &Scheduler{
 		rs:       rs,
-		strategy: strategy.New(rs, strategy.WithLogger(log.Named("strategy")), strategy.WithReusedDecisions()),
+		strategy: strategy.New(rs, strategy.WithLogger(log.Named("strategy")), strategy.WithReusedDecisions(), strategy.WithDeployedReports()),
 		pool:     pool,
 		link:     slotpool.NewLink(pool, cfg.Admission, log.Named("link")),
 		log:      log,

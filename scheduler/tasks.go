@@ -62,8 +62,16 @@ func (s *Scheduler) TaskFailed(now time.Time, v TaskID, attempt Attempt, lost ..
 	return nil
 }
 
+// report handles a running or finished report. It checks what
+// checkReport does, the never-deployed task included: the strategy
+// refuses that one itself (strategy.WithDeployedReports), with the same
+// error and before it changes anything, so a report costs one look at the
+// task's state, not two.
 func (s *Scheduler) report(now time.Time, op string, v TaskID, attempt Attempt, to strategy.ExecutionState) error {
-	if err := s.checkReport(now, op, v, attempt, to); err != nil {
+	if s.state != JobRunning {
+		return ErrNotRunning
+	}
+	if err := s.checkTime(now); err != nil {
 		return err
 	}
 	d, err := s.strategy.UpdateState(v, attempt, to)

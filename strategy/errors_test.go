@@ -110,6 +110,42 @@ func TestInvalidTransitions(t *testing.T) {
 	}
 }
 
+// TestDeployedReports checks WithDeployedReports: running, finished and
+// failed are refused from TaskScheduled (a task never deployed), with
+// the TransitionError UpdateState gives for any refused report and
+// nothing changed; deploying and canceled are still accepted from it, and
+// the reports after deploying are as without the option.
+func TestDeployedReports(t *testing.T) {
+	start := func(t *testing.T, opts ...strategy.Option) (*strategy.Strategy, topology.ExecutionVertexID) {
+		s := strategy.New(region.FromJob(flip119Job(t), exchange.AllBlocking), opts...)
+		_, err := s.Start()
+		require.NoError(t, err)
+		return s, vertexByName(t, s, "A#0")
+	}
+	for _, to := range []strategy.ExecutionState{strategy.TaskRunning, strategy.TaskFinished, strategy.TaskFailed} {
+		s, v := start(t, strategy.WithDeployedReports())
+		before := snapshot(t, s)
+		d, err := s.UpdateState(v, 0, to)
+		var te *strategy.TransitionError
+		require.ErrorAs(t, err, &te, "report %v", to)
+		assert.Equal(t, strategy.TransitionError{Vertex: v, Name: "A#0", From: strategy.TaskScheduled, To: to}, *te)
+		assert.True(t, d.IsEmpty())
+		assert.Equal(t, before, snapshot(t, s), "a refused report changes nothing")
+
+		plain, pv := start(t)
+		_, err = plain.UpdateState(pv, 0, to)
+		assert.NoError(t, err, "without the option %v is accepted from scheduled", to)
+
+		_, err = s.UpdateState(v, 0, strategy.TaskDeploying)
+		require.NoError(t, err)
+		_, err = s.UpdateState(v, 0, to)
+		assert.NoError(t, err, "%v after deploying", to)
+	}
+	s, v := start(t, strategy.WithDeployedReports())
+	_, err := s.UpdateState(v, 0, strategy.TaskCanceled)
+	assert.NoError(t, err, "canceled from scheduled")
+}
+
 // statuses is the status of every region and vertex of a strategy.
 type statuses struct {
 	regions  []strategy.RegionStatus

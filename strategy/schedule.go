@@ -58,7 +58,7 @@ func (s *Strategy) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to
 		return Decisions{}, err
 	}
 	from := s.vertexState[v]
-	if !canReport(from, to) {
+	if !s.canReport(from, to) {
 		return Decisions{}, &TransitionError{Vertex: v, Name: s.topo.VertexName(v), From: from, To: to}
 	}
 	s.vertexState[v] = to

@@ -57,9 +57,15 @@ var allowedFrom = [...]uint8{
 	TaskCanceled:  1<<TaskCreated | 1<<TaskScheduled | 1<<TaskDeploying | 1<<TaskRunning,
 }
 
-// canReport reports whether a vertex in state from accepts a report of to.
-func canReport(from, to ExecutionState) bool {
-	return int(to) < len(allowedFrom) && allowedFrom[to]&(1<<from) != 0
+// canReport reports whether a vertex in state from accepts a report of
+// to: allowedFrom's rule, without TaskScheduled as a state TaskRunning,
+// TaskFinished and TaskFailed come from if the strategy was made
+// WithDeployedReports.
+func (s *Strategy) canReport(from, to ExecutionState) bool {
+	if int(to) >= len(allowedFrom) || allowedFrom[to]&(1<<from) == 0 {
+		return false
+	}
+	return !s.deployedReports || from != TaskScheduled || to == TaskDeploying || to == TaskCanceled
 }
 
 // RegionState is the scheduling state of a region in its current attempt.

@@ -72,6 +72,10 @@ type Strategy struct {
 	ready   []region.ID
 	release []topology.ResultPartitionID
 
+	// deployedReports: a vertex reports running, finished or failed only
+	// once deploying (WithDeployedReports).
+	deployedReports bool
+
 	// reuse: Decisions' slices are recycled (WithReusedDecisions).
 	reuse      bool
 	deployBuf  []Deployment
@@ -146,6 +150,16 @@ func WithLogger(l *zap.Logger) Option {
 // allocation or two per event; by default the caller owns the slices.
 func WithReusedDecisions() Option {
 	return func(s *Strategy) { s.reuse = true }
+}
+
+// WithDeployedReports makes UpdateState refuse, with a *TransitionError,
+// a report of TaskRunning, TaskFinished or TaskFailed for a vertex that is
+// still TaskScheduled: for a runtime that reports TaskDeploying for every
+// task it deploys (package scheduler does), such a report is of a task
+// never deployed, whose region still waits for slots. By default they are
+// accepted (a runtime may skip TaskDeploying).
+func WithDeployedReports() Option {
+	return func(s *Strategy) { s.deployedReports = true }
 }
 
 // New returns the strategy for the regions rs (not nil), every region
