@@ -34,6 +34,13 @@ type regionPolicy struct {
 	sched    *scheduler.Scheduler
 	restarts []Restart
 	onReady  func(scheduler.Ready)
+	// ownDeadlines: every input of sched goes through input (the one job
+	// of a run, without an admission whose other jobs move its
+	// deadlines), so the deadline of the last Ready is sched's next one
+	// and nextDeadline reads it from there, not from the pool again after
+	// every event. deadline is that Ready's (the zero time: none).
+	ownDeadlines bool
+	deadline     time.Time
 }
 
 func newRegionPolicy(e *engine) *regionPolicy {
@@ -42,7 +49,7 @@ func newRegionPolicy(e *engine) *regionPolicy {
 		Logger: e.log,
 		// apply copies what it keeps of a Ready (the restarts).
 		ReuseReady: true,
-	})}
+	}), ownDeadlines: true}
 }
 
 func (p *regionPolicy) at() time.Time { return p.e.at() }
@@ -53,6 +60,7 @@ func (p *regionPolicy) input(what string, err error) {
 		p.e.log.Debug(what+" refused", zap.Error(err))
 	}
 	rd := p.sched.Ready()
+	p.deadline = rd.Deadline
 	p.apply(&rd) // by pointer: a Ready is some 250 bytes, copied on every event otherwise
 }
 
@@ -113,7 +121,10 @@ func (p *regionPolicy) afterEvent() {}
 func (p *regionPolicy) tick() { p.input("tick", p.sched.Tick(p.at())) }
 
 func (p *regionPolicy) nextDeadline() (time.Duration, bool) {
-	t, ok := p.sched.NextDeadline()
+	t, ok := p.deadline, !p.deadline.IsZero()
+	if !p.ownDeadlines {
+		t, ok = p.sched.NextDeadline()
+	}
 	if !ok {
 		return 0, false
 	}
