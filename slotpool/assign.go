@@ -116,10 +116,10 @@ func (p *Pool) offerToHead(now time.Time, idx int32, s *slotRec) bool {
 		return false
 	}
 	sh := h.shape
-	if sh.size == 1 && p.nHeld == 0 && p.serves(pr, sh.classProf[0]) && !p.freeServesInstead(pr, sh.classProf[0]) {
+	if sh.size == 1 && p.nHeld == 0 && p.serves(pr, sh.classProf[0]) && (p.nFree == 0 || !p.freeServesInstead(pr, sh.classProf[0])) {
 		// A head of one request that the slot serves: fulfilled at once,
 		// as commitHead would (no free slot of another profile could
-		// serve it instead).
+		// serve it instead; with no slot free, none is looked for).
 		p.fulfillOne(h, idx, s)
 		return true
 	}
