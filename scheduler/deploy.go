@@ -35,7 +35,7 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 	run := &s.regions[r]
 	s.dropSlots(run) // what an earlier attempt left
 	var slots []region.Slot
-	if len(s.rs.Members(r)) == 1 {
+	if s.rs.Size(r) == 1 {
 		slots = s.oneSlots.one(s.rs, r)
 	} else {
 		run.several = true
@@ -115,6 +115,11 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 	}
 	run.waiting, run.deployed = false, true
 	s.stats.RegionsDeployed++
+	// Every member is scheduled in this attempt (a restart makes a new
+	// attempt, whose bulk is another): all of them become deploying.
+	if n, err := s.strategy.MarkDeploying(r); err != nil || n != s.rs.Size(r) {
+		s.log.Debug("deploying state refused", zap.Int32("region", int32(r)), zap.Int("deploying", n), zap.Error(err))
+	}
 	if live := run.live(); live != 0 {
 		lr := &s.lives[live-1]
 		lr.placed, lr.inUse = ev.Slots, int32(len(ev.Slots))
@@ -127,14 +132,14 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 			s.slots.set(slot, slotUse{region: r, attempt: attempt, running: int32(len(sl.Members))})
 			for _, v := range sl.Members {
 				s.taskSlot[v] = slot
-				s.deployTask(v, attempt, slot, r)
+				s.emitDeploy(v, attempt, slot, r)
 			}
 		}
 	} else { // one member in one slot: no slot list to build
 		slot := ev.Slots[0]
 		s.setSlotOfOne(r, run, slot)
 		s.slots.set(slot, slotUse{region: r, attempt: attempt, running: 1})
-		s.deployTask(s.rs.Members(r)[0], attempt, slot, r)
+		s.emitDeploy(s.rs.Members(r)[0], attempt, slot, r)
 	}
 	if !s.debug {
 		return true
@@ -143,15 +148,6 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 		ce.Write(zap.Int32("region", int32(r)), zap.Int("slots", len(ev.Slots)))
 	}
 	return true
-}
-
-// deployTask marks task v deploying in the strategy and adds it to the
-// next Ready's Deploy list.
-func (s *Scheduler) deployTask(v TaskID, attempt strategy.Attempt, slot slotpool.SlotID, r region.ID) {
-	if _, err := s.strategy.UpdateState(v, attempt, strategy.TaskDeploying); err != nil {
-		s.log.Debug("deploying state refused", zap.Error(err))
-	}
-	s.emitDeploy(v, attempt, slot, r)
 }
 
 // dropStale handles the fulfillment of a bulk the scheduler no longer

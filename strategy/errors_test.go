@@ -146,6 +146,51 @@ func TestDeployedReports(t *testing.T) {
 	assert.NoError(t, err, "canceled from scheduled")
 }
 
+// TestMarkDeploying checks that MarkDeploying makes the scheduled members
+// of a region deploying, as UpdateState would one by one, leaves a member
+// in another state as it is, and refuses calls before Start and unknown
+// regions without changing anything.
+func TestMarkDeploying(t *testing.T) {
+	s := strategy.New(region.FromJob(flip119Job(t), exchange.AllPipelined))
+	_, err := s.MarkDeploying(0)
+	assert.ErrorIs(t, err, strategy.ErrNotStarted)
+	d, err := s.Start()
+	require.NoError(t, err)
+	require.Len(t, d.Deploy, 1, "all pipelined: one region")
+	r := d.Deploy[0].Region
+	members := s.Regions().Members(r)
+	require.Greater(t, len(members), 1)
+
+	_, err = s.UpdateState(members[0], 0, strategy.TaskCanceled)
+	require.NoError(t, err)
+	before := snapshot(t, s)
+	for _, bad := range []region.ID{-1, region.ID(s.Regions().NumRegions())} {
+		_, err = s.MarkDeploying(bad)
+		var ue *strategy.UnknownRegionError
+		require.ErrorAs(t, err, &ue)
+		assert.Equal(t, bad, ue.Region)
+	}
+	assert.Equal(t, before, snapshot(t, s), "a refused call changes nothing")
+
+	n, err := s.MarkDeploying(r)
+	require.NoError(t, err)
+	assert.Equal(t, len(members)-1, n, "every member but the canceled one")
+	for i, v := range members {
+		st, err := s.Vertex(v)
+		require.NoError(t, err)
+		want := strategy.TaskDeploying
+		if i == 0 {
+			want = strategy.TaskCanceled
+		}
+		assert.Equal(t, want, st.State, "member %d", i)
+	}
+	_, err = s.UpdateState(members[1], 0, strategy.TaskRunning)
+	assert.NoError(t, err, "deploying, then running")
+	n, err = s.MarkDeploying(r)
+	require.NoError(t, err)
+	assert.Zero(t, n, "nothing scheduled is left")
+}
+
 // statuses is the status of every region and vertex of a strategy.
 type statuses struct {
 	regions  []strategy.RegionStatus

@@ -70,6 +70,32 @@ func (s *Strategy) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to
 	return d, nil
 }
 
+// MarkDeploying reports that the runtime deploys region r's current
+// attempt: every member still TaskScheduled becomes TaskDeploying, as
+// UpdateState(v, attempt, TaskDeploying) would make it, in one call for a
+// runtime that deploys a region's members together (package scheduler
+// does, once the region's slots are there). It returns how many members
+// it changed; a member in another state (canceled, say) is left as it is.
+//
+// Errors: ErrNotStarted before Start; *UnknownRegionError for r out of
+// range. Nothing changes then.
+func (s *Strategy) MarkDeploying(r region.ID) (int, error) {
+	if !s.started {
+		return 0, ErrNotStarted
+	}
+	if !s.validRegion(r) {
+		return 0, &UnknownRegionError{Region: r}
+	}
+	changed := 0
+	for _, v := range s.regions.Members(r) {
+		if s.vertexState[v] == TaskScheduled {
+			s.vertexState[v] = TaskDeploying
+			changed++
+		}
+	}
+	return changed, nil
+}
+
 // vertexFinished completes v's blocking partitions, then v's region when
 // v was its last unfinished member.
 func (s *Strategy) vertexFinished(v topology.ExecutionVertexID, r region.ID) {
