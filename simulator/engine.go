@@ -202,12 +202,17 @@ func (e *engine) at() time.Time {
 	return e.atTime
 }
 
-// record appends a trace event if recording.
+// record counts a trace event and keeps or hands it out if tracing. It
+// is small enough to inline: without a trace, an event costs a count.
 func (e *engine) record(k Kind, v int32, slot int32) {
 	e.traced++
-	if !e.tracing() {
-		return
+	if e.tracing() {
+		e.recordEvent(k, v, slot)
 	}
+}
+
+// recordEvent builds a trace event of task v and emits it.
+func (e *engine) recordEvent(k Kind, v int32, slot int32) {
 	ev := Event{At: e.now(), Kind: k, Slot: int(slot), Attempt: int(e.model.runs[v].attempt)}
 	if e.set != nil {
 		i, local := e.set.of(v)

@@ -76,9 +76,10 @@ func (p *regionPolicy) apply(rd *scheduler.Ready) {
 	// finished run again when they are deployed; see engine.deploy.)
 	// Without a trace they are only counted: the attempt of a task is
 	// read before it is deployed only by its trace events.
+	tracing := p.e.tracing()
 	for _, req := range rd.Requests {
 		for _, s := range req.Slots {
-			if !p.e.tracing() {
+			if !tracing {
 				p.e.traced += len(s.Members)
 				continue
 			}
