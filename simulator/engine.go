@@ -36,17 +36,18 @@ type policy interface {
 	stats(r *Result)
 }
 
-// slotRec is one slot of the cluster, with the occupancy bookkeeping for
-// the trace and the utilization: busy is the time the slot was held,
-// worked the time in which at least one of its tasks made progress.
+// slotRec is one modelled slot of the cluster while a run goes on: who
+// holds it since when, and whether its tasks make progress since when.
+// The times these add up to are summed over all slots as they end
+// (engine.busy, engine.worked): the utilization needs only the sums. It is
+// 24 bytes, touched by every task's deploy, progress and end, in a wave
+// of tasks over as many slots as the cluster has (its profile, read only
+// when the slots are offered, is in engine.slotProfiles).
 type slotRec struct {
-	profile     resource.Profile
-	occupants   int
+	occupants   int32
+	progressing int32 // occupants making progress
 	since       time.Duration
-	busy        time.Duration
-	progressing int // occupants making progress
 	workSince   time.Duration
-	worked      time.Duration
 }
 
 // engine runs the calendar and keeps the trace; the model holds task
@@ -59,6 +60,12 @@ type engine struct {
 	policy policy
 	rng    *rand.Rand
 	slots  []slotRec // the modelled slots (see newEngine)
+	// slotProfiles is the profile of each modelled slot.
+	slotProfiles []resource.Profile
+	// busy and worked sum, over the slots, the time a slot was held and
+	// the time at least one of its tasks made progress, up to the last
+	// time each ended (result adds what is still open).
+	busy, worked time.Duration
 	// clusterSize is the number of slots of the cluster.
 	clusterSize int
 	events      []Event
@@ -144,11 +151,12 @@ func newBaseEngine(cfg Config, extra int) *engine {
 	for _, c := range cfg.Cluster {
 		modelled += min(c.N, tasks)
 	}
-	e.slots = make([]slotRec, 0, modelled)
+	e.slots = make([]slotRec, modelled)
+	e.slotProfiles = make([]resource.Profile, 0, modelled)
 	for _, c := range cfg.Cluster {
 		e.clusterSize = min(e.clusterSize+c.N, region.MaxClusterSlots) // Run checked the total
 		for range min(c.N, tasks) {
-			e.slots = append(e.slots, slotRec{profile: c.Profile})
+			e.slotProfiles = append(e.slotProfiles, c.Profile)
 		}
 	}
 	failures := map[int32]time.Duration{}
@@ -179,7 +187,7 @@ func newBaseEngine(cfg Config, extra int) *engine {
 			}
 			s.progressing++
 		} else if s.progressing--; s.progressing == 0 {
-			s.worked += e.now() - s.workSince
+			e.worked += e.now() - s.workSince
 		}
 	}
 	e.model.onFailed = func(v int32) {
@@ -251,7 +259,7 @@ func (e *engine) vacateDriver(i int, slot int32) {
 	s := &e.slots[slot]
 	e.recordDriver(i, Finish, slot)
 	if s.occupants--; s.occupants == 0 {
-		s.busy += e.now() - s.since
+		e.busy += e.now() - s.since
 		e.recordDriver(i, Release, slot)
 	}
 }
@@ -306,7 +314,7 @@ func (e *engine) leaveSlot(v int32) {
 	}
 	s := &e.slots[slot]
 	if s.occupants--; s.occupants == 0 {
-		s.busy += e.now() - s.since
+		e.busy += e.now() - s.since
 		e.record(Release, v, slot)
 	}
 }
@@ -379,14 +387,12 @@ func (e *engine) afterEvent() {
 func (e *engine) result() (*Result, error) {
 	now := e.now()
 	r := &Result{Makespan: now, Slots: e.clusterSize, Events: e.events, Processed: e.processed, TraceEvents: e.traced}
-	var busy, worked time.Duration
+	busy, worked := e.busy, e.worked
 	for i := range e.slots {
 		s := &e.slots[i]
-		busy += s.busy
 		if s.occupants > 0 {
 			busy += now - s.since
 		}
-		worked += s.worked
 		if s.progressing > 0 {
 			worked += now - s.workSince
 		}

@@ -101,7 +101,7 @@ func (p *regionPolicy) apply(rd *scheduler.Ready) {
 func (p *regionPolicy) start() {
 	slots := make([]slotpool.Slot, len(p.e.slots))
 	for i := range slots {
-		slots[i] = slotpool.Slot{ID: slotpool.SlotID(i), Profile: p.e.slots[i].profile}
+		slots[i] = slotpool.Slot{ID: slotpool.SlotID(i), Profile: p.e.slotProfiles[i]}
 	}
 	p.e.rng.Shuffle(len(slots), func(i, j int) { slots[i], slots[j] = slots[j], slots[i] })
 	p.input("declaring the capacity", p.sched.SetCapacity(p.at(), p.e.cfg.Cluster))
