@@ -48,6 +48,8 @@
 //	s := strategy.New(region.FromJob(job, exchange.AllBlocking), strategy.WithLogger(log))
 //	d, _ := s.Start()
 //	deploy(d.Deploy) // one slot bulk per region, in order
+//	// when a region's slots come and its tasks are deployed:
+//	s.MarkDeploying(r)
 //	// for every state change the runtime observes:
 //	d, err := s.UpdateState(v, attempt, strategy.TaskFinished)
 //	deploy(d.Deploy)

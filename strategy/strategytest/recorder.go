@@ -11,7 +11,7 @@ import (
 
 // Recorder is the recording fake for tests. It has the calls of
 // strategy.Strategy that a runtime makes (Start, UpdateState,
-// RegionsToRestart, Restart) with the same signatures, forwards each to
+// MarkDeploying, RegionsToRestart, Restart) with the same signatures, forwards each to
 // the wrapped Strategy, and records it with what it returned. A scheduler
 // that depends on an interface of those methods can be tested with a
 // Recorder in place of the Strategy, then assert on Steps, Deployed,
@@ -31,6 +31,9 @@ type Step struct {
 	Decisions strategy.Decisions
 	// Restart is what RegionsToRestart returned.
 	Restart []region.ID
+	// Deploying is what MarkDeploying returned: the members it made
+	// deploying.
+	Deploying int
 	// Err is the error the call returned.
 	Err error
 }
@@ -82,6 +85,13 @@ func (r *Recorder) RegionsToRestart(failed topology.ExecutionVertexID, lost ...t
 	return regions, err
 }
 
+// MarkDeploying forwards to Strategy.MarkDeploying and records the call.
+func (r *Recorder) MarkDeploying(id region.ID) (int, error) {
+	n, err := r.s.MarkDeploying(id)
+	r.steps = append(r.steps, Step{Call: "deploying " + r.regionName(id), Deploying: n, Err: err})
+	return n, err
+}
+
 // Restart forwards to Strategy.Restart and records the call.
 func (r *Recorder) Restart(regions []region.ID) (strategy.Decisions, error) {
 	d, err := r.s.Restart(regions)
@@ -114,6 +124,7 @@ func (r *Recorder) Released() []topology.ResultPartitionID {
 // partitions as producer->consumer vertex, e.g.
 //
 //	start: deploy {A#0} {A#1}
+//	deploying {A#0}: 1 member
 //	B#0 finished: deploy {C#0} {C#1}; release A#0->B
 //	regions to restart for C#0: {C#0} {D#0} {D#1}
 //	restart {C#0} {D#0} {D#1}: deploy {C#0}@1
@@ -127,6 +138,11 @@ func (r *Recorder) String() string {
 			b.WriteString(" error: " + s.Err.Error())
 		case s.Restart != nil:
 			b.WriteString(" " + r.regionNames(s.Restart))
+		case s.Deploying > 0:
+			b.WriteString(fmt.Sprintf(" %d member", s.Deploying))
+			if s.Deploying > 1 {
+				b.WriteString("s")
+			}
 		case s.Decisions.IsEmpty():
 			b.WriteString(" -")
 		default:

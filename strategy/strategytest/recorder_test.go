@@ -19,6 +19,7 @@ import (
 type runtimeCalls interface {
 	Start() (strategy.Decisions, error)
 	UpdateState(v topology.ExecutionVertexID, attempt strategy.Attempt, to strategy.ExecutionState) (strategy.Decisions, error)
+	MarkDeploying(r region.ID) (int, error)
 	RegionsToRestart(failed topology.ExecutionVertexID, lost ...topology.ResultPartitionID) ([]region.ID, error)
 	Restart(regions []region.ID) (strategy.Decisions, error)
 }
@@ -66,6 +67,31 @@ vertex(-1) running: error: strategy: unknown execution vertex: id -1
 A#0 finished: deploy {B#0}
 regions to restart for A#0 lost [partition(-2)]: error: strategy: unknown result partition: id -2
 restart region(99): error: strategy: unknown region: id 99
+`, rec.String())
+}
+
+func TestRecorderRecordsMarkDeploying(t *testing.T) {
+	rec := recorderFor(t, exchange.AllBlocking)
+	_, err := rec.MarkDeploying(0)
+	require.ErrorIs(t, err, strategy.ErrNotStarted)
+	start, err := rec.Start()
+	require.NoError(t, err)
+	n, err := rec.MarkDeploying(start.Deploy[0].Region)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "all blocking: a region of one member")
+	n, err = rec.MarkDeploying(start.Deploy[0].Region)
+	require.NoError(t, err)
+	assert.Zero(t, n, "deploying already")
+	_, err = rec.MarkDeploying(99)
+	require.ErrorIs(t, err, strategy.ErrUnknownRegion)
+
+	require.Len(t, rec.Steps(), 5)
+	assert.Equal(t, strategytest.Step{Call: "deploying {A#0}", Deploying: 1}, rec.Steps()[2])
+	assert.Equal(t, `deploying {A#0}: error: strategy: not started
+start: deploy {A#0} {A#1}
+deploying {A#0}: 1 member
+deploying {A#0}: -
+deploying region(99): error: strategy: unknown region: id 99
 `, rec.String())
 }
 
