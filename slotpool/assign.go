@@ -36,6 +36,18 @@ func (p *Pool) ensureHead(now time.Time) {
 func (p *Pool) rebuildHead(now time.Time) {
 	h := p.head
 	sh := h.shape
+	if p.nHeld == 0 && sh.size == 1 && p.nFree > 0 {
+		// A head of one request and free slots (a burst of submits on an
+		// idle cluster): when the free slots that serve it are all of
+		// one profile, any matching takes one of them, and no matching
+		// needs to be computed.
+		if pr, n := p.freeServing(sh.classProf[0]); n == 1 {
+			p.supplyProf = append(p.supplyProf[:0], pr)
+			p.pairBuf = append(p.pairBuf[:0], resource.Pair{Request: 0, Slot: 0, N: 1})
+			p.fulfill(now, h, resource.Assignment{Matched: 1, Pairs: p.pairBuf})
+			return
+		}
+	}
 	if p.nHeld == 0 && (p.nFree == 0 || p.classBound(sh, false) == sh.size) {
 		// No free slot serves any of its requests.
 		p.resetHead()
@@ -160,6 +172,17 @@ func (p *Pool) offerToHead(now time.Time, idx int32, s *slotRec) bool {
 		p.commitHead(now)
 	}
 	return true
+}
+
+// freeServing returns how many profiles have free slots that serve
+// requests of profile index class, and the last of them.
+func (p *Pool) freeServing(class int32) (pr int32, n int) {
+	for q := range p.profiles {
+		if len(p.profiles[q].free) > 0 && p.serves(int32(q), class) {
+			pr, n = int32(q), n+1
+		}
+	}
+	return pr, n
 }
 
 // freeServesInstead reports whether a free slot of a profile other than
