@@ -11,30 +11,37 @@ import (
 // queue a bulk is cold by the time its turn comes (it becomes the head,
 // is fulfilled, leaves the queue, its slots come back), and every cache
 // line it spans costs a miss: it fits in two (128 bytes, and bulkStore's
-// chunks start on a cache line), the fields of its turn in the first. A
-// bulk of one request (a region of one slot, the usual case at scale)
-// keeps its per-request data inline; a bulk of several keeps it in many.
+// chunks start on a cache line). The first holds what its wait in the
+// queue reads; the second what the rest of its life reads too: the
+// release of a slot, in whatever order the tasks end, touches the second
+// line only (its id is there, for the table of live bulks). A bulk of one
+// request (a region of one slot, the usual case at scale) keeps its
+// per-request data inline; a bulk of several keeps it in many.
 type bulk struct {
-	id       BulkID
-	shape    *shape
-	links    [2]bulkLinks // in Pool.queue (inQueue) and in shape.bulks, while waiting
-	seq      uint64       // submission order
-	deadline *timer       // fulfillability timeout, while unfulfillable
-
-	n          int32 // requests
-	inUse      int32 // requests whose slot is in use
-	state      BulkState
+	// The first line: what only the wait in the queue reads (a new
+	// record's first line is written, never read, by reset).
+	shape      *shape
+	links      [2]bulkLinks // in Pool.queue (inQueue) and in shape.bulks, while waiting
+	seq        uint64       // submission order
+	deadline   *timer       // fulfillability timeout, while unfulfillable
 	inQueue    bool
-	taken      bool     // live; false once retired, free for reuse (see bulkStore)
-	inSpare    bool     // in bulkStore.spare
-	rebuild    bool     // head only: it lost a held slot, re-match at settle
-	placed     bool     // fulfilled: its requests have slots (see slotList)
-	unbounded1 bool     // a bulk of one request: it is Unbounded
-	one        [2]int32 // a bulk of one request: its class and its slot
-	many       *bulkRequests
-	asks       []*ask  // outstanding admission asks
-	handle     int32   // its place in bulkStore, for ever (see bulkStore.made)
-	_          [4]byte // to 128 bytes: in bulkStore's chunks every record starts a cache line
+	rebuild    bool // head only: it lost a held slot, re-match at settle
+	placed     bool // fulfilled: its requests have slots (see slotList)
+	unbounded1 bool // a bulk of one request: it is Unbounded
+	_          [4]byte
+
+	// The second line: what a release and reset read too.
+	id      BulkID
+	many    *bulkRequests
+	asks    []*ask   // outstanding admission asks
+	n       int32    // requests
+	inUse   int32    // requests whose slot is in use
+	one     [2]int32 // a bulk of one request: its class and its slot
+	handle  int32    // its place in bulkStore, for ever (see bulkStore.made)
+	state   BulkState
+	taken   bool    // live; false once retired, free for reuse (see bulkStore)
+	inSpare bool    // in bulkStore.spare
+	_       [1]byte // to 128 bytes: in bulkStore's chunks every record starts a cache line
 }
 
 // bulkRequests is the per-request data of a bulk of several requests. A
