@@ -11,15 +11,16 @@ import (
 // queue a bulk is cold by the time its turn comes (it becomes the head,
 // is fulfilled, leaves the queue, its slots come back), and every cache
 // line it spans costs a miss: it fits in two (128 bytes, and bulkStore's
-// chunks start on a cache line). The first holds what its wait in the
-// queue reads; the second what the rest of its life reads too: the
-// release of a slot, in whatever order the tasks end, touches the second
-// line only (its id is there, for the table of live bulks). A bulk of one
-// request (a region of one slot, the usual case at scale) keeps its
-// per-request data inline; a bulk of several keeps it in many.
+// chunks start on a cache line). The first line holds what only its wait
+// in the queue and its turn as the head read; the second what the rest
+// of its life reads: a release of its slot, in whatever order the tasks
+// end, and the reuse of its record read the second line only (its id is
+// there, for the table of live bulks). A bulk of one request (a region of
+// one slot, the usual case at scale) keeps its per-request data inline; a
+// bulk of several keeps it in many.
 type bulk struct {
-	// The first line: what only the wait in the queue reads (a new
-	// record's first line is written, never read, by reset).
+	// The first line: read in the queue and at the head's turn; reset
+	// writes it without reading it.
 	shape      *shape
 	links      [2]bulkLinks // in Pool.queue (inQueue) and in shape.bulks, while waiting
 	seq        uint64       // submission order
@@ -30,7 +31,8 @@ type bulk struct {
 	unbounded1 bool // a bulk of one request: it is Unbounded
 	_          [4]byte
 
-	// The second line: what a release and reset read too.
+	// The second line: read at the head's turn too, and by a release
+	// and by reset (what a record keeps from its last bulk).
 	id      BulkID
 	many    *bulkRequests
 	asks    []*ask   // outstanding admission asks
