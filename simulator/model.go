@@ -191,27 +191,47 @@ func (m *model) forEachGroup(v int32, inputs bool, f func(e topology.JobEdgeID, 
 	}
 }
 
-// deploy puts an idle task into a slot.
+// deploy puts an idle task into a slot. It walks the pipelined input and
+// output groups in plain loops (no forEachGroup closures), as finish
+// does: it runs for every task.
 func (m *model) deploy(v, slot int32) {
 	m.tasks[v].phase, m.runs[v].slot1 = deployed, slot+1
-	jv := m.tasks[v].jobVertex
-	if m.pipelinedIn[jv] {
-		m.forEachGroup(v, true, func(e topology.JobEdgeID, g topology.GroupID) {
-			if m.pipelined[e] {
-				if m.undeployedConsumers[g]--; m.undeployedConsumers[g] == 0 {
-					m.forProducers(e, g, func(p int32) { m.tasks[p].outUndeployed--; m.reevaluate(p) })
+	jv := topology.JobVertexID(m.tasks[v].jobVertex)
+	if m.pipelinedIn[jv] || m.pipelinedOut[jv] {
+		job := m.topo.Job()
+		sub := int(v - m.topo.VerticesOf(jv).Start)
+		if m.pipelinedIn[jv] {
+			for _, e := range job.InEdges(jv) {
+				if !m.pipelined[e] {
+					continue
+				}
+				g := m.topo.ConsumedGroup(e, sub)
+				if m.undeployedConsumers[g]--; m.undeployedConsumers[g] != 0 {
+					continue
+				}
+				ps := m.topo.GroupOnEdge(e, g).Producers
+				for p := ps.Start; p < ps.End; p++ {
+					m.tasks[p].outUndeployed--
+					m.reevaluate(p)
 				}
 			}
-		})
-	}
-	if m.pipelinedOut[jv] {
-		m.forEachGroup(v, false, func(e topology.JobEdgeID, g topology.GroupID) {
-			if m.pipelined[e] {
-				if m.undeployedProducers[g]--; m.undeployedProducers[g] == 0 {
-					m.forConsumers(e, g, func(c int32) { m.tasks[c].inUndeployed--; m.reevaluate(c) })
+		}
+		if m.pipelinedOut[jv] {
+			for _, e := range job.OutEdges(jv) {
+				if !m.pipelined[e] {
+					continue
+				}
+				g := m.topo.ProducedGroup(e, sub)
+				if m.undeployedProducers[g]--; m.undeployedProducers[g] != 0 {
+					continue
+				}
+				cs := m.topo.GroupOnEdge(e, g).Consumers
+				for c := cs.Start; c < cs.End; c++ {
+					m.tasks[c].inUndeployed--
+					m.reevaluate(c)
 				}
 			}
-		})
+		}
 	}
 	m.reevaluate(v)
 }
