@@ -201,39 +201,49 @@ func (m *model) deploy(v, slot int32) {
 		job := m.topo.Job()
 		sub := int(v - m.topo.VerticesOf(jv).Start)
 		if m.pipelinedIn[jv] {
-			for _, e := range job.InEdges(jv) {
-				if !m.pipelined[e] {
-					continue
-				}
-				g := m.topo.ConsumedGroup(e, sub)
-				if m.undeployedConsumers[g]--; m.undeployedConsumers[g] != 0 {
-					continue
-				}
-				ps := m.topo.GroupOnEdge(e, g).Producers
-				for p := ps.Start; p < ps.End; p++ {
-					m.tasks[p].outUndeployed--
-					m.reevaluate(p)
-				}
-			}
+			m.deployedIn(job.InEdges(jv), sub, true)
 		}
 		if m.pipelinedOut[jv] {
-			for _, e := range job.OutEdges(jv) {
-				if !m.pipelined[e] {
-					continue
-				}
-				g := m.topo.ProducedGroup(e, sub)
-				if m.undeployedProducers[g]--; m.undeployedProducers[g] != 0 {
-					continue
-				}
-				cs := m.topo.GroupOnEdge(e, g).Consumers
-				for c := cs.Start; c < cs.End; c++ {
-					m.tasks[c].inUndeployed--
-					m.reevaluate(c)
-				}
-			}
+			m.deployedIn(job.OutEdges(jv), sub, false)
 		}
 	}
 	m.reevaluate(v)
+}
+
+// deployedIn counts subtask sub of a task just deployed into its groups
+// on the pipelined edges among edges: its input groups (their
+// undeployed consumers) if inputs, else its output groups (their
+// undeployed producers). The tasks on the other side of a group whose
+// last such member it was lose an undeployed group and are reevaluated.
+func (m *model) deployedIn(edges []topology.JobEdgeID, sub int, inputs bool) {
+	for _, e := range edges {
+		if !m.pipelined[e] {
+			continue
+		}
+		var g topology.GroupID
+		undeployed := m.undeployedProducers
+		if inputs {
+			g, undeployed = m.topo.ConsumedGroup(e, sub), m.undeployedConsumers
+		} else {
+			g = m.topo.ProducedGroup(e, sub)
+		}
+		if undeployed[g]--; undeployed[g] != 0 {
+			continue
+		}
+		pg := m.topo.GroupOnEdge(e, g)
+		others := pg.Consumers
+		if inputs {
+			others = pg.Producers
+		}
+		for o := others.Start; o < others.End; o++ {
+			if inputs {
+				m.tasks[o].outUndeployed--
+			} else {
+				m.tasks[o].inUndeployed--
+			}
+			m.reevaluate(o)
+		}
+	}
 }
 
 // slot returns the slot task v is deployed in, or -1.
