@@ -290,8 +290,8 @@ func (p *Pool) grant(now time.Time, m Grant) {
 		}
 	}
 	for _, s := range m.Slots {
-		idx := p.addSlot(s)
-		p.makeAvailable(now, idx, p.slot(idx))
+		idx, rec := p.addSlot(s)
+		p.makeAvailable(now, idx, rec)
 	}
 }
 

@@ -213,8 +213,8 @@ func (p *Pool) Offer(now time.Time, slots ...Slot) error {
 		return err
 	}
 	for _, s := range slots {
-		idx := p.addSlot(s)
-		p.makeAvailable(now, idx, p.slot(idx))
+		idx, rec := p.addSlot(s)
+		p.makeAvailable(now, idx, rec)
 	}
 	p.settle(now)
 	return nil

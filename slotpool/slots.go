@@ -125,8 +125,9 @@ func (p *Pool) serves(slot, req int32) bool {
 	return ok
 }
 
-// addSlot puts a new slot into the table (state to be set by the caller).
-func (p *Pool) addSlot(s Slot) int32 {
+// addSlot puts a new slot into the table (state to be set by the caller)
+// and returns its index and record.
+func (p *Pool) addSlot(s Slot) (int32, *slotRec) {
 	pr := p.internProfile(s.Profile)
 	var idx int32
 	if n := len(p.recycled); n > 0 {
@@ -139,11 +140,12 @@ func (p *Pool) addSlot(s Slot) int32 {
 			p.slotChunks = append(p.slotChunks, make([]slotRec, segmentSize(seg)))
 		}
 	}
-	*p.slot(idx) = slotRec{id: s.ID, profile: pr, request: -1}
+	rec := p.slot(idx)
+	*rec = slotRec{id: s.ID, profile: pr, request: -1}
 	p.slotDense.set(s.ID, idx+1)
 	p.profiles[pr].total++
 	p.reusableAdded(pr)
-	return idx
+	return idx, rec
 }
 
 // dropSlot removes a slot that is neither free nor held from the table.
