@@ -31,7 +31,7 @@ func TestSlotIDsOfAnySize(t *testing.T) {
 	s := scheduler.New(rs, scheduler.Config{})
 	require.NoError(t, s.Offer(now, slots...))
 	require.NoError(t, s.Start(now))
-	var queue fifo // bench_test.go's
+	var queue running // bench_test.go's: oldest first
 	used := map[slotpool.SlotID]int{}
 	for {
 		rd := s.Ready()
