@@ -53,7 +53,7 @@ func Build(t *topology.ExecutionTopology) *Regions {
 	}
 
 	rs := &Regions{topo: t, regionOf: regionOf, groupProducers: gp, groupConsumers: gc}
-	rs.members, rs.memberStart = membersByRegion(regionOf, int(count))
+	rs.members, rs.spans = membersByRegion(regionOf, int(count))
 	// Only blocking groups have regions listed; skip the pipelined ones.
 	forEachBlockingGroup := func(f func(g int32)) {
 		for e := range topology.JobEdgeID(job.NumEdges()) {
@@ -377,24 +377,27 @@ func relabel(c csr.CSR[ID], final []ID) {
 }
 
 // membersByRegion lists the execution vertices of each region, ascending.
-func membersByRegion(regionOf []ID, regions int) ([]topology.ExecutionVertexID, []int32) {
+func membersByRegion(regionOf []ID, regions int) ([]topology.ExecutionVertexID, []memberSpan) {
+	spans := make([]memberSpan, regions+1)
 	if regions == len(regionOf) { // one member each (an all-blocking job): no counting
 		members := make([]topology.ExecutionVertexID, regions)
-		start := make([]int32, regions+1)
 		for v, r := range regionOf {
 			members[r] = topology.ExecutionVertexID(v)
+			spans[r] = memberSpan{start: int32(r), first: topology.ExecutionVertexID(v)}
 		}
-		for r := range start {
-			start[r] = int32(r)
-		}
-		return members, start
+		spans[regions] = memberSpan{start: int32(regions), first: -1}
+		return members, spans
 	}
 	c := csr.Build(regions, func(add func(int32, topology.ExecutionVertexID)) {
 		for v, r := range regionOf {
 			add(int32(r), topology.ExecutionVertexID(v))
 		}
 	})
-	return c.Adj, c.Start
+	for r := range regions {
+		spans[r] = memberSpan{start: c.Start[r], first: c.Adj[c.Start[r]]} // a region has a member
+	}
+	spans[regions] = memberSpan{start: c.Start[regions], first: -1}
+	return c.Adj, spans
 }
 
 // unionRegions numbers the pipelined regions of t into regionOf (by

@@ -93,6 +93,9 @@ func checkBasicInvariants(t *testing.T, rs *region.Regions) {
 	largest := 0
 	for r := range region.ID(rs.NumRegions()) {
 		require.NotEmpty(t, rs.Members(r), "region %d", r)
+		if only, one := rs.OnlyMember(r); one || rs.Size(r) == 1 {
+			require.Equal(t, []topology.ExecutionVertexID{only}, rs.Members(r), "region %d: OnlyMember", r)
+		}
 		for _, v := range rs.Members(r) {
 			require.False(t, seen[v], "subtask %d in two regions", v)
 			seen[v] = true

@@ -116,6 +116,13 @@ func checkRegionProperties(t *testing.T, g *topology.JobGraph, mode exchange.Mod
 		require.NotEmpty(t, m, "region %d is empty", r)
 		assert.True(t, slices.IsSorted(m), "region %d members not ascending", r)
 		assert.Equal(t, len(m), rs.Size(r))
+		only, one := rs.OnlyMember(r)
+		assert.Equal(t, len(m) == 1, one, "region %d: OnlyMember", r)
+		if one {
+			assert.Equal(t, m[0], only, "region %d: OnlyMember", r)
+		} else {
+			assert.Equal(t, topology.ExecutionVertexID(-1), only, "region %d: OnlyMember", r)
+		}
 		for _, v := range m {
 			require.True(t, int(v) >= 0 && int(v) < n)
 			seen[v]++

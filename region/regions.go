@@ -16,7 +16,7 @@ type ID int32
 type Regions struct {
 	topo         *topology.ExecutionTopology
 	regionOf     []ID
-	memberStart  []int32
+	spans        []memberSpan // per region, and one past the last
 	members      []topology.ExecutionVertexID
 	slotCount    []int32
 	minimumSlots int
@@ -48,11 +48,21 @@ type Regions struct {
 	packed [][]Slot
 }
 
+// memberSpan is where a region's members start in Regions.members, with
+// its first member beside: a region of one member (most regions of a
+// blocking job) is answered from this record alone (OnlyMember), where
+// Members reads the start here and the member in another array, one
+// cache miss more when regions are visited out of order.
+type memberSpan struct {
+	start int32
+	first topology.ExecutionVertexID // -1 in the record past the last region
+}
+
 // Topology returns the execution topology the regions were built from.
 func (rs *Regions) Topology() *topology.ExecutionTopology { return rs.topo }
 
 // NumRegions returns the number of regions.
-func (rs *Regions) NumRegions() int { return len(rs.memberStart) - 1 }
+func (rs *Regions) NumRegions() int { return len(rs.spans) - 1 }
 
 // RegionOf returns the region of execution vertex v.
 func (rs *Regions) RegionOf(v topology.ExecutionVertexID) ID { return rs.regionOf[v] }
@@ -60,11 +70,22 @@ func (rs *Regions) RegionOf(v topology.ExecutionVertexID) ID { return rs.regionO
 // Members returns the execution vertices of region r in ascending id
 // order (read-only; it aliases internal storage).
 func (rs *Regions) Members(r ID) []topology.ExecutionVertexID {
-	return rs.members[rs.memberStart[r]:rs.memberStart[r+1]]
+	return rs.members[rs.spans[r].start:rs.spans[r+1].start]
+}
+
+// OnlyMember returns the member of region r and true when r has exactly
+// one, else -1 and false. It reads r's span alone, where Members(r)[0]
+// reads the members array too (see memberSpan).
+func (rs *Regions) OnlyMember(r ID) (topology.ExecutionVertexID, bool) {
+	sp := rs.spans[r : r+2]
+	if sp[1].start-sp[0].start == 1 {
+		return sp[0].first, true
+	}
+	return -1, false
 }
 
 // Size returns the number of execution vertices of region r.
-func (rs *Regions) Size(r ID) int { return int(rs.memberStart[r+1] - rs.memberStart[r]) }
+func (rs *Regions) Size(r ID) int { return int(rs.spans[r+1].start - rs.spans[r].start) }
 
 // Contains reports whether execution vertex v belongs to region r.
 func (rs *Regions) Contains(r ID, v topology.ExecutionVertexID) bool { return rs.regionOf[v] == r }

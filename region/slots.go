@@ -118,10 +118,9 @@ func (rs *Regions) AppendSlots(dst []Slot, r ID) []Slot {
 	if rs.packed != nil && rs.packed[r] != nil {
 		return append(dst, rs.packed[r]...)
 	}
-	members := rs.Members(r)
-	if len(members) == 1 {
-		dst = append(dst, rs.vertexSlot[rs.topo.JobVertexOf(members[0])]) // copied once, in place
-		dst[len(dst)-1].Members = members
+	if v, one := rs.OnlyMember(r); one {
+		dst = append(dst, rs.vertexSlot[rs.topo.JobVertexOf(v)]) // copied once, in place
+		dst[len(dst)-1].Members = rs.Members(r)                  // the slice alone: its element is not read
 		return dst
 	}
 	return rs.appendLocalitySlots(dst, r)

@@ -139,7 +139,8 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 		slot := ev.Slots[0]
 		s.setSlotOfOne(r, run, slot)
 		s.slots.set(slot, slotUse{region: r, attempt: attempt, running: 1})
-		s.emitDeploy(s.rs.Members(r)[0], attempt, slot, r)
+		v, _ := s.rs.OnlyMember(r)
+		s.emitDeploy(v, attempt, slot, r)
 	}
 	if !s.debug {
 		return true

@@ -86,6 +86,13 @@ func (s *Strategy) MarkDeploying(r region.ID) (int, error) {
 	if !s.validRegion(r) {
 		return 0, &UnknownRegionError{Region: r}
 	}
+	if v, one := s.regions.OnlyMember(r); one { // most regions of a blocking job
+		if s.vertexState[v] != TaskScheduled {
+			return 0, nil
+		}
+		s.vertexState[v] = TaskDeploying
+		return 1, nil
+	}
 	changed := 0
 	for _, v := range s.regions.Members(r) {
 		if s.vertexState[v] == TaskScheduled {
@@ -166,14 +173,17 @@ func (s *Strategy) satisfy(c region.ID) {
 // schedule hands region r out for deployment.
 func (s *Strategy) schedule(r region.ID) {
 	s.region[r].state = RegionScheduled
-	members := s.regions.Members(r)
-	for _, v := range members {
+	if v, one := s.regions.OnlyMember(r); one { // most regions of a blocking job
 		s.vertexState[v] = TaskScheduled
+	} else {
+		for _, v := range s.regions.Members(r) {
+			s.vertexState[v] = TaskScheduled
+		}
 	}
 	if !s.debug {
 		return
 	}
 	if ce := s.log.Check(zap.DebugLevel, "schedule region"); ce != nil {
-		ce.Write(zap.Int32("region", int32(r)), zap.Int32("attempt", int32(s.region[r].attempt)), zap.Int("members", len(members)))
+		ce.Write(zap.Int32("region", int32(r)), zap.Int32("attempt", int32(s.region[r].attempt)), zap.Int("members", s.regions.Size(r)))
 	}
 }
