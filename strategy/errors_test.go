@@ -191,6 +191,51 @@ func TestMarkDeploying(t *testing.T) {
 	assert.Zero(t, n, "nothing scheduled is left")
 }
 
+// TestMarkDeployingOneMember checks MarkDeploying on regions of one
+// member (their member's state is kept with the region): a scheduled
+// member becomes deploying once, a canceled one and one of a region not
+// scheduled yet stay as they are.
+func TestMarkDeployingOneMember(t *testing.T) {
+	s := strategy.New(region.FromJob(flip119Job(t), exchange.AllBlocking))
+	d, err := s.Start()
+	require.NoError(t, err)
+	require.Greater(t, len(d.Deploy), 1, "all blocking: a region per source subtask")
+	state := func(r region.ID) strategy.ExecutionState {
+		t.Helper()
+		v, one := s.Regions().OnlyMember(r)
+		require.True(t, one, "region %d has one member", r)
+		st, err := s.Vertex(v)
+		require.NoError(t, err)
+		return st.State
+	}
+	scheduled, canceled := d.Deploy[0].Region, d.Deploy[1].Region
+	n, err := s.MarkDeploying(scheduled)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.Equal(t, strategy.TaskDeploying, state(scheduled))
+	n, err = s.MarkDeploying(scheduled)
+	require.NoError(t, err)
+	assert.Zero(t, n, "deploying already")
+	assert.Equal(t, strategy.TaskDeploying, state(scheduled))
+
+	v, _ := s.Regions().OnlyMember(canceled)
+	_, err = s.UpdateState(v, 0, strategy.TaskCanceled)
+	require.NoError(t, err)
+	n, err = s.MarkDeploying(canceled)
+	require.NoError(t, err)
+	assert.Zero(t, n, "canceled")
+	assert.Equal(t, strategy.TaskCanceled, state(canceled))
+
+	waiting := region.ID(s.Regions().NumRegions() - 1) // a sink: its inputs are not finished
+	st, err := s.Region(waiting)
+	require.NoError(t, err)
+	require.Equal(t, strategy.RegionWaiting, st.State)
+	n, err = s.MarkDeploying(waiting)
+	require.NoError(t, err)
+	assert.Zero(t, n, "not scheduled")
+	assert.Equal(t, strategy.TaskCreated, state(waiting))
+}
+
 // statuses is the status of every region and vertex of a strategy.
 type statuses struct {
 	regions  []strategy.RegionStatus

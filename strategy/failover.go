@@ -141,10 +141,11 @@ func (s *Strategy) resetRegion(r region.ID) {
 	rg.state = RegionWaiting
 	members := s.regions.Members(r)
 	for _, v := range members {
-		if s.vertexState[v] == TaskFinished {
+		st := s.taskState(v, r)
+		if *st == TaskFinished {
 			s.vertexReset(v, r)
 		}
-		s.vertexState[v] = TaskCreated
+		*st = TaskCreated
 	}
 	rg.unfinished = int32(len(members))
 }

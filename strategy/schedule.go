@@ -57,11 +57,12 @@ func (s *Strategy) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to
 		}
 		return Decisions{}, err
 	}
-	from := s.vertexState[v]
+	st := s.taskState(v, r)
+	from := *st
 	if !s.canReport(from, to) {
 		return Decisions{}, &TransitionError{Vertex: v, Name: s.topo.VertexName(v), From: from, To: to}
 	}
-	s.vertexState[v] = to
+	*st = to
 	if to != TaskFinished {
 		return Decisions{}, nil // only a finish decides anything
 	}
@@ -86,11 +87,11 @@ func (s *Strategy) MarkDeploying(r region.ID) (int, error) {
 	if !s.validRegion(r) {
 		return 0, &UnknownRegionError{Region: r}
 	}
-	if v, one := s.regions.OnlyMember(r); one { // most regions of a blocking job
-		if s.vertexState[v] != TaskScheduled {
+	if rg := &s.region[r]; rg.single { // most regions of a blocking job
+		if rg.member != TaskScheduled {
 			return 0, nil
 		}
-		s.vertexState[v] = TaskDeploying
+		rg.member = TaskDeploying
 		return 1, nil
 	}
 	changed := 0
@@ -172,9 +173,10 @@ func (s *Strategy) satisfy(c region.ID) {
 
 // schedule hands region r out for deployment.
 func (s *Strategy) schedule(r region.ID) {
-	s.region[r].state = RegionScheduled
-	if v, one := s.regions.OnlyMember(r); one { // most regions of a blocking job
-		s.vertexState[v] = TaskScheduled
+	rg := &s.region[r]
+	rg.state = RegionScheduled
+	if rg.single { // most regions of a blocking job
+		rg.member = TaskScheduled
 	} else {
 		for _, v := range s.regions.Members(r) {
 			s.vertexState[v] = TaskScheduled

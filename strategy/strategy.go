@@ -46,8 +46,10 @@ type Strategy struct {
 	// per job vertex: its blocking out-edges.
 	blockingOut [][]topology.JobEdgeID
 
-	// per execution vertex.
+	// per execution vertex: its state, unless its region has one member
+	// (regionState.member); nil when every region has one.
 	vertexState []ExecutionState
+	vertices    int // execution vertices
 
 	// per region.
 	region          []regionState
@@ -90,6 +92,21 @@ type regionState struct {
 	unsatisfied int32 // consumed groups not satisfied (see Strategy)
 	unfinished  int32 // members not finished in this attempt
 	state       RegionState
+	// single: the region has one member, whose state is member, not in
+	// Strategy.vertexState. Most regions of a blocking job have one, and
+	// every event of its task reads this record anyway: one cache line
+	// per event, not two, when tasks end out of order.
+	single bool
+	member ExecutionState
+}
+
+// taskState returns where the state of vertex v, a member of region r,
+// is kept.
+func (s *Strategy) taskState(v topology.ExecutionVertexID, r region.ID) *ExecutionState {
+	if rg := &s.region[r]; rg.single {
+		return &rg.member
+	}
+	return &s.vertexState[v]
 }
 
 // groupState counts one blocking partition group's producers and
@@ -188,7 +205,10 @@ func (s *Strategy) initVertices() {
 			}
 		}
 	}
-	s.vertexState = make([]ExecutionState, s.topo.NumExecutionVertices())
+	s.vertices = s.topo.NumExecutionVertices()
+	if s.regions.NumRegions() < s.vertices { // a region of several members
+		s.vertexState = make([]ExecutionState, s.vertices)
+	}
 }
 
 // initGroups sets up the shares of every blocking group, all unfinished,
@@ -258,9 +278,11 @@ func (s *Strategy) initRegions() {
 	n := rs.NumRegions()
 	s.region = make([]regionState, n)
 	for r := range n {
+		size := rs.Size(region.ID(r))
 		s.region[r] = regionState{
 			unsatisfied: int32(len(rs.ConsumedGroups(region.ID(r)))),
-			unfinished:  int32(rs.Size(region.ID(r))),
+			unfinished:  int32(size),
+			single:      size == 1,
 		}
 	}
 }
@@ -289,7 +311,8 @@ func (s *Strategy) Vertex(v topology.ExecutionVertexID) (VertexStatus, error) {
 	if !s.validVertex(v) {
 		return VertexStatus{}, &UnknownVertexError{Vertex: v}
 	}
-	return VertexStatus{State: s.vertexState[v], Attempt: s.region[s.regions.RegionOf(v)].attempt}, nil
+	r := s.regions.RegionOf(v)
+	return VertexStatus{State: *s.taskState(v, r), Attempt: s.region[r].attempt}, nil
 }
 
 // Region returns the state, attempt and counters of region r.
@@ -331,7 +354,7 @@ func (s *Strategy) BlockingPartitionsOf(v topology.ExecutionVertexID) ([]topolog
 }
 
 func (s *Strategy) validVertex(v topology.ExecutionVertexID) bool {
-	return v >= 0 && int(v) < len(s.vertexState)
+	return v >= 0 && int(v) < s.vertices
 }
 
 func (s *Strategy) validRegion(r region.ID) bool {
