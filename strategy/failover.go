@@ -28,13 +28,13 @@ func (s *Strategy) RegionsToRestart(failed topology.ExecutionVertexID, lost ...t
 		return nil, &UnknownVertexError{Vertex: failed}
 	}
 	for _, p := range lost {
-		if p < 0 || int(p) >= len(s.partitionState) {
+		if p < 0 || int(p) >= s.partitions {
 			return nil, &UnknownPartitionError{Partition: p}
 		}
 	}
 	w := &s.walk
 	if w.regionSeen == nil {
-		*w = newFailoverScratch(len(s.region), len(s.group), len(s.partitionState))
+		*w = newFailoverScratch(len(s.region), len(s.group), s.partitions)
 	}
 	mark := w.begin()
 	for _, p := range lost {
@@ -63,7 +63,7 @@ func (s *Strategy) RegionsToRestart(failed topology.ExecutionVertexID, lost ...t
 			first := s.topo.PartitionOf(pg.Edge, topology.ExecutionVertexID(pg.Producers.Start))
 			for k := range int32(pg.Producers.Len()) {
 				p := first + topology.ResultPartitionID(k)
-				if s.partitionState[p] == partitionReleased || w.partitionLost[p] == mark {
+				if s.partitionOf(g, p) == partitionReleased || w.partitionLost[p] == mark {
 					visit(s.regions.RegionOf(topology.ExecutionVertexID(pg.Producers.Start + k)))
 				}
 			}
@@ -158,10 +158,10 @@ func (s *Strategy) vertexReset(v topology.ExecutionVertexID, r region.ID) {
 	for _, e := range s.blockingOut[jv] {
 		p := s.topo.PartitionOf(e, v)
 		g := s.topo.ProducedGroup(e, subtask)
-		if s.partitionState[p] == partitionReleased {
+		if s.partitionOf(g, p) == partitionReleased {
 			s.group[g].released--
 		}
-		s.partitionState[p] = partitionUnfinished
+		s.setPartition(g, p, partitionUnfinished)
 		s.partitionReset(g, p, r)
 	}
 }

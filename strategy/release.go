@@ -32,7 +32,7 @@ func (s *Strategy) releaseFinishedPartitions(g topology.GroupID) {
 	first, n := s.topo.GroupPartitions(g)
 	before := len(s.release)
 	for k := range n {
-		if p := first + topology.ResultPartitionID(k); s.partitionState[p] == partitionFinished {
+		if p := first + topology.ResultPartitionID(k); s.partitionOf(g, p) == partitionFinished {
 			s.releasePartition(g, p)
 		}
 	}
@@ -59,7 +59,7 @@ func (s *Strategy) releaseIfUnneeded(g topology.GroupID, p topology.ResultPartit
 }
 
 func (s *Strategy) releasePartition(g topology.GroupID, p topology.ResultPartitionID) {
-	s.partitionState[p] = partitionReleased
+	s.setPartition(g, p, partitionReleased)
 	s.group[g].released++
 	s.release = append(s.release, p)
 }

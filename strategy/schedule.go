@@ -112,7 +112,7 @@ func (s *Strategy) vertexFinished(v topology.ExecutionVertexID, r region.ID) {
 	for _, e := range s.blockingOut[jv] {
 		p := s.topo.PartitionOf(e, v)
 		g := s.topo.ProducedGroup(e, subtask)
-		s.partitionState[p] = partitionFinished
+		s.setPartition(g, p, partitionFinished)
 		s.partitionFinished(g, p, r)
 		s.releaseIfUnneeded(g, p)
 	}

@@ -63,8 +63,11 @@ type Strategy struct {
 	// producer region.
 	shareUnfinished []int32
 
-	// per result partition; only blocking partitions are used.
+	// per result partition: its state, unless its group has one
+	// partition (see partitionOf); only blocking partitions are used;
+	// nil when every blocking group has one partition.
 	partitionState []partitionState
+	partitions     int // result partitions
 	// partitionPos is the position of the partition's producer region in
 	// its group's producer list; nil when every blocking group has one
 	// producer region (the position is 0).
@@ -118,14 +121,45 @@ type groupState struct {
 	// unfinished partitions of its one share (pending while positive).
 	count int32
 	// pendingXor is the xor of the positions of the pending shares of a
-	// group of several producer regions; -1 marks a group of one.
+	// group of several producer regions; -1 marks a group of one producer
+	// region, onePartition one of one producer vertex (one partition).
 	pendingXor          int32
 	unfinishedConsumers int32 // consumer regions not finished
 	released            int32 // partitions released
 }
 
+// onePartition is groupState.pendingXor of a group of one partition.
+const onePartition = -2
+
 // single reports whether the group has one producer region.
 func (gs *groupState) single() bool { return gs.pendingXor < 0 }
+
+// partitionOf returns the state of partition p of group g. The state of
+// the partition of a group of one partition (every group of a forward
+// edge) is not kept in Strategy.partitionState: the group's counters,
+// which its events read anyway, say it (released if one is released,
+// else finished if none is unfinished).
+func (s *Strategy) partitionOf(g topology.GroupID, p topology.ResultPartitionID) partitionState {
+	gs := &s.group[g]
+	if gs.pendingXor != onePartition {
+		return s.partitionState[p]
+	}
+	switch {
+	case gs.released > 0:
+		return partitionReleased
+	case gs.count == 0:
+		return partitionFinished
+	}
+	return partitionUnfinished
+}
+
+// setPartition records state st of partition p of group g; the counters
+// of a group of one partition, changed beside, record it already.
+func (s *Strategy) setPartition(g topology.GroupID, p topology.ResultPartitionID, st partitionState) {
+	if s.group[g].pendingXor != onePartition {
+		s.partitionState[p] = st
+	}
+}
 
 // xorUpTo returns 0 ^ 1 ^ ... ^ n (0 for n < 0).
 func xorUpTo(n int32) int32 {
@@ -217,7 +251,7 @@ func (s *Strategy) initGroups() {
 	rs, t := s.regions, s.topo
 	groups := t.NumGroups()
 	s.group = make([]groupState, groups)
-	s.partitionState = make([]partitionState, t.NumPartitions())
+	s.partitions = t.NumPartitions()
 
 	job := t.Job()
 	for e := range topology.JobEdgeID(job.NumEdges()) {
@@ -234,11 +268,15 @@ func (s *Strategy) initGroups() {
 			producers := rs.GroupProducerRegions(g)
 			k := int32(len(producers))
 			consumers := int32(len(rs.GroupConsumerRegions(g)))
+			if k == 1 && oneProducerEach {
+				s.group[g] = groupState{count: 1, pendingXor: onePartition, unfinishedConsumers: consumers}
+				continue
+			}
+			if s.partitionState == nil {
+				s.partitionState = make([]partitionState, s.partitions)
+			}
 			if k == 1 {
-				count := int32(1)
-				if !oneProducerEach {
-					count = int32(t.GroupOnEdge(e, g).Producers.Len())
-				}
+				count := int32(t.GroupOnEdge(e, g).Producers.Len())
 				s.group[g] = groupState{count: count, pendingXor: -1, unfinishedConsumers: consumers}
 				continue
 			}
