@@ -11,13 +11,24 @@ import (
 // group it reads; once every consumer region of a group has finished, its
 // finished partitions are released.
 func (s *Strategy) regionFinished(r region.ID) {
+	s.markFinished(r)
+	for _, g := range s.regions.AllConsumedGroups(r) {
+		s.consumerFinished(g)
+	}
+}
+
+// markFinished marks region r finished.
+func (s *Strategy) markFinished(r region.ID) {
 	s.region[r].state = RegionFinished
 	s.finishedRegions++
-	for _, g := range s.regions.AllConsumedGroups(r) {
-		gs := &s.group[g]
-		if gs.unfinishedConsumers--; gs.unfinishedConsumers == 0 {
-			s.releaseFinishedPartitions(g)
-		}
+}
+
+// consumerFinished counts a finished consumer region off blocking group
+// g; after the last one, g's finished partitions are released.
+func (s *Strategy) consumerFinished(g topology.GroupID) {
+	gs := &s.group[g]
+	if gs.unfinishedConsumers--; gs.unfinishedConsumers == 0 {
+		s.releaseFinishedPartitions(g)
 	}
 }
 

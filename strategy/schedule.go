@@ -117,8 +117,19 @@ func (s *Strategy) vertexFinished(v topology.ExecutionVertexID, r region.ID) {
 		s.releaseIfUnneeded(g, p)
 	}
 	rg := &s.region[r]
-	if rg.unfinished--; rg.unfinished == 0 {
+	if rg.unfinished--; rg.unfinished != 0 {
+		return
+	}
+	if !rg.single {
 		s.regionFinished(r)
+		return
+	}
+	// A region of one member reads one group per blocking in-edge of its
+	// member, which the topology computes: AllConsumedGroups(r) in a
+	// record less (the same groups, in the same order).
+	s.markFinished(r)
+	for _, e := range s.blockingIn[jv] {
+		s.consumerFinished(s.topo.ConsumedGroup(e, subtask))
 	}
 }
 

@@ -43,8 +43,8 @@ type Strategy struct {
 	debug   bool // log takes debug entries (read once, in New)
 	started bool
 
-	// per job vertex: its blocking out-edges.
-	blockingOut [][]topology.JobEdgeID
+	// per job vertex: its blocking out-edges and in-edges, ascending.
+	blockingOut, blockingIn [][]topology.JobEdgeID
 
 	// per execution vertex: its state, unless its region has one member
 	// (regionState.member); nil when every region has one.
@@ -232,11 +232,12 @@ func New(rs *region.Regions, opts ...Option) *Strategy {
 func (s *Strategy) initVertices() {
 	job := s.topo.Job()
 	s.blockingOut = make([][]topology.JobEdgeID, job.NumVertices())
-	for jv := range topology.JobVertexID(job.NumVertices()) {
-		for _, e := range job.OutEdges(jv) {
-			if !s.topo.PartitionType(e).IsPipelined() {
-				s.blockingOut[jv] = append(s.blockingOut[jv], e)
-			}
+	s.blockingIn = make([][]topology.JobEdgeID, job.NumVertices())
+	for e := range topology.JobEdgeID(job.NumEdges()) {
+		if !s.topo.PartitionType(e).IsPipelined() {
+			src, dst := job.EdgeEnds(e)
+			s.blockingOut[src] = append(s.blockingOut[src], e)
+			s.blockingIn[dst] = append(s.blockingIn[dst], e)
 		}
 	}
 	s.vertices = s.topo.NumExecutionVertices()
