@@ -113,7 +113,7 @@ func (s *Strategy) vertexFinished(v topology.ExecutionVertexID, r region.ID) {
 		p := s.topo.PartitionOf(e, v)
 		g := s.topo.ProducedGroup(e, subtask)
 		s.setPartition(g, p, partitionFinished)
-		s.partitionFinished(g, p, r)
+		s.partitionFinished(e, g, p, r)
 		s.releaseIfUnneeded(g, p)
 	}
 	rg := &s.region[r]
@@ -133,16 +133,16 @@ func (s *Strategy) vertexFinished(v topology.ExecutionVertexID, r region.ID) {
 	}
 }
 
-// partitionFinished counts down partition p of group g, written by
-// region r. When p was the last unfinished partition of r in g, one
+// partitionFinished counts down partition p of group g (of edge e),
+// written by region r. When p was the last unfinished partition of r in g, one
 // producer region less is pending: with one left, that region is
 // satisfied if it consumes g; with none left, every other consumer region
 // is (r, if it consumes g, was satisfied already).
-func (s *Strategy) partitionFinished(g topology.GroupID, p topology.ResultPartitionID, r region.ID) {
+func (s *Strategy) partitionFinished(e topology.JobEdgeID, g topology.GroupID, p topology.ResultPartitionID, r region.ID) {
 	gs := &s.group[g]
 	if gs.single() {
 		if gs.count--; gs.count == 0 {
-			s.groupDone(g, r)
+			s.groupDone(e, g, r)
 		}
 		return
 	}
@@ -159,13 +159,22 @@ func (s *Strategy) partitionFinished(g topology.GroupID, p topology.ResultPartit
 			s.satisfy(last)
 		}
 	case 0:
-		s.groupDone(g, r)
+		s.groupDone(e, g, r)
 	}
 }
 
-// groupDone satisfies every consumer region of group g but r, whose
-// partitions of g finished last.
-func (s *Strategy) groupDone(g topology.GroupID, r region.ID) {
+// groupDone satisfies every consumer region of group g (of edge e) but r,
+// whose partitions of g finished last. A group read by one subtask (every
+// group of a forward edge) has that subtask's region as its one consumer
+// region, which the topology computes: GroupConsumerRegions(g) in a
+// record less.
+func (s *Strategy) groupDone(e topology.JobEdgeID, g topology.GroupID, r region.ID) {
+	if cs := s.topo.GroupOnEdge(e, g).Consumers; cs.Len() == 1 {
+		if c := s.regions.RegionOf(topology.ExecutionVertexID(cs.Start)); c != r {
+			s.satisfy(c)
+		}
+		return
+	}
 	for _, c := range s.regions.GroupConsumerRegions(g) {
 		if c != r {
 			s.satisfy(c)
