@@ -9,6 +9,7 @@ import (
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/strategy"
+	"github.com/regionsched/regionsched/topology"
 )
 
 // apply carries out the strategy's decisions: one bulk per region to
@@ -35,8 +36,9 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 	run := &s.regions[r]
 	s.dropSlots(run) // what an earlier attempt left
 	var slots []region.Slot
-	if s.rs.Size(r) == 1 {
+	if v, one := s.rs.OnlyMember(r); one {
 		slots = s.oneSlots.one(s.rs, r)
+		run.ref = int32(v) // for deploy (see regionRun.ref)
 	} else {
 		run.several = true
 		lr := s.newLive(run)
@@ -117,7 +119,11 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 	s.stats.RegionsDeployed++
 	// Every member is scheduled in this attempt (a restart makes a new
 	// attempt, whose bulk is another): all of them become deploying.
-	if n, err := s.strategy.MarkDeploying(r); err != nil || n != s.rs.Size(r) {
+	members := 1
+	if run.several {
+		members = s.rs.Size(r)
+	}
+	if n, err := s.strategy.MarkDeploying(r); err != nil || n != members {
 		s.log.Debug("deploying state refused", zap.Int32("region", int32(r)), zap.Int("deploying", n), zap.Error(err))
 	}
 	if live := run.live(); live != 0 {
@@ -136,10 +142,10 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 			}
 		}
 	} else { // one member in one slot: no slot list to build
+		v := topology.ExecutionVertexID(run.ref) // set by request
 		slot := ev.Slots[0]
 		s.setSlotOfOne(r, run, slot)
 		s.slots.set(slot, slotUse{region: r, attempt: attempt, running: 1})
-		v, _ := s.rs.OnlyMember(r)
 		s.emitDeploy(v, attempt, slot, r)
 	}
 	if !s.debug {

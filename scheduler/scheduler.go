@@ -80,8 +80,10 @@ type Stats struct {
 type regionRun struct {
 	// ref is, for a region of several members, 1 + its index in
 	// Scheduler.lives while scheduled or deployed, else 0 (see live); for
-	// a region of one member, the slot its task was deployed in last, if
-	// the id fits (see Scheduler.slotOfOne).
+	// a region of one member, its member while it waits (request sets it,
+	// deploy reads it: the Regions' record of the member is not read
+	// again when its turn comes), then the slot its task was deployed in
+	// last, if the id fits (see Scheduler.slotOfOne).
 	ref      int32
 	waiting  bool // its bulk, bulkID(region, attempt), waits in the pool
 	deployed bool // its bulk was fulfilled and holds slots (a region of one member: one slot)
