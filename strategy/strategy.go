@@ -35,7 +35,13 @@ import (
 // group's consumer list only when the group completes, so every event
 // costs O(1) amortized plus the regions it schedules. What one event
 // reads of a region or of a group sits in one small struct (regionState,
-// groupState), so it costs one cache miss, not one per counter.
+// groupState), so it costs one cache miss, not one per counter: the state
+// of the task of a region of one member is in its regionState, that of
+// the partition of a group of one partition is told by the group's
+// counters, and what the topology computes (the input groups of a
+// one-member region, the one consumer of a group read by one subtask) is
+// not read from the Regions' lists. Tasks end out of order, so every
+// record an event touches is likely a miss.
 type Strategy struct {
 	regions *region.Regions
 	topo    *topology.ExecutionTopology
