@@ -64,11 +64,16 @@ type model struct {
 	failAt    map[int32]time.Duration
 	duration  []time.Duration // per job vertex
 	pipelined []bool          // per job edge
+	// forward is, per job edge, whether it is a blocking forward edge:
+	// group k is producer k's partition, read by consumer k, and its one
+	// producer's finish is its last (no count in unfinishedProducers).
+	forward []bool
 	// per job vertex: whether it has a pipelined input (output) edge;
 	// deploy walks no groups of a vertex without (all-blocking jobs).
 	pipelinedIn, pipelinedOut []bool
 	// per partition group; the undeployed counts are read only for
-	// groups of pipelined edges (nil in an all-blocking job)
+	// groups of pipelined edges (nil in an all-blocking job), the
+	// unfinished count for groups of other than forward edges
 	undeployedProducers []int32
 	undeployedConsumers []int32
 	unfinishedProducers []int32
@@ -94,6 +99,7 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, t
 		runs:                make([]taskRun, t.NumExecutionVertices()),
 		duration:            make([]time.Duration, job.NumVertices()),
 		pipelined:           make([]bool, job.NumEdges()),
+		forward:             make([]bool, job.NumEdges()),
 		pipelinedIn:         make([]bool, job.NumVertices()),
 		pipelinedOut:        make([]bool, job.NumVertices()),
 		unfinishedProducers: make([]int32, t.NumGroups()),
@@ -133,10 +139,10 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, t
 		if !m.pipelined[e] && gs.Len() == t.VerticesOf(src).Len() && gs.Len() == t.VerticesOf(dst).Len() {
 			// A blocking forward edge (as many groups as producers and
 			// as consumers): group k is producer k's partition, read by
-			// consumer k; no group to look up.
+			// consumer k; no group to look up, no count to keep.
+			m.forward[e] = true
 			cs := t.VerticesOf(dst).Start
 			for k := range int32(gs.Len()) {
-				m.unfinishedProducers[gs.Start+k] = 1
 				m.tasks[cs+k].inBlockingOpen++
 			}
 			continue
@@ -271,7 +277,7 @@ func (m *model) reset(v int32) {
 	if wasFinished {
 		m.unfinished++
 		m.forEachGroup(v, false, func(e topology.JobEdgeID, g topology.GroupID) {
-			if m.unfinishedProducers[g]++; m.unfinishedProducers[g] == 1 {
+			if m.forward[e] || m.producerReset(g) {
 				pipelined := m.pipelined[e]
 				m.forConsumers(e, g, func(c int32) {
 					if pipelined {
@@ -387,7 +393,7 @@ func (m *model) finish(first int32) {
 		sub := int(v - m.topo.VerticesOf(jv).Start)
 		for _, e := range job.OutEdges(jv) {
 			g := m.topo.ProducedGroup(e, sub)
-			if m.unfinishedProducers[g]--; m.unfinishedProducers[g] != 0 {
+			if !m.forward[e] && !m.producerFinished(g) {
 				continue
 			}
 			pipelined := m.pipelined[e]
@@ -407,6 +413,20 @@ func (m *model) finish(first int32) {
 		m.onFinished(v)
 	}
 	m.finishBuf = work[:0]
+}
+
+// producerFinished counts a finished producer off group g (not of a
+// forward edge) and reports whether it was the last.
+func (m *model) producerFinished(g topology.GroupID) bool {
+	m.unfinishedProducers[g]--
+	return m.unfinishedProducers[g] == 0
+}
+
+// producerReset counts a producer of group g (not of a forward edge) that
+// is unfinished again and reports whether it is the only one.
+func (m *model) producerReset(g topology.GroupID) bool {
+	m.unfinishedProducers[g]++
+	return m.unfinishedProducers[g] == 1
 }
 
 // forProducers calls f for every producer of group g of edge e.
