@@ -129,7 +129,7 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 	if live := run.live(); live != 0 {
 		lr := &s.lives[live-1]
 		lr.placed, lr.inUse = ev.Slots, int32(len(ev.Slots))
-		s.rd.Deploy = slices.Grow(s.rd.Deploy, s.rs.Size(r)) // one allocation for a large region, not one per doubling
+		s.rd.Deploy = slices.Grow(s.rd.Deploy, members) // one allocation for a large region, not one per doubling
 		if s.taskSlot == nil {
 			s.taskSlot = make([]slotpool.SlotID, s.rs.Topology().NumExecutionVertices())
 		}
