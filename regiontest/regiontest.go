@@ -9,7 +9,8 @@
 // It checks twice: statically (region.Check: every region fits the
 // cluster, counting slots held forever by unbounded tasks) and
 // dynamically, by simulating the job on the cluster with the library's
-// scheduler for many seeds (package simulator). A failure message names
+// scheduler for many seeds (package simulator), each ending the tasks of a
+// wave in another order (simulator.TiesSeeded). A failure message names
 // the region that cannot be served and what it lacks, or the seed and the
 // tasks that hold slots while waiting.
 package regiontest
@@ -97,7 +98,8 @@ func Verify(job *topology.JobGraph, mode exchange.Mode, cluster []resource.Count
 		failures = append(failures, f)
 	}
 	for seed := 1; seed <= o.seeds; seed++ {
-		res, err := simulator.Run(simulator.Config{Regions: rs, Cluster: cluster, Seed: uint64(seed), Matching: o.matching, Failures: failures})
+		res, err := simulator.Run(simulator.Config{Regions: rs, Cluster: cluster, Seed: uint64(seed), Ties: simulator.TiesSeeded,
+			Matching: o.matching, Failures: failures})
 		if err != nil {
 			rep.Problem = fmt.Sprintf("%s: simulation with seed %d: %v", where, seed, err)
 			return rep

@@ -2,8 +2,13 @@
 // of a dataflow job in virtual time, driving the real scheduler (package
 // scheduler, with its strategy and slot pool) through a Deployer — there
 // is no second implementation of the scheduling rules here. It is
-// deterministic for a seed: the seed orders simultaneous events and the
-// order in which the cluster's slots are offered.
+// deterministic for a seed: the seed orders the offer of the cluster's
+// slots and the eager policy's grants. Events due at the same time (the
+// ends of a wave of tasks that started together and run as long) are
+// handled in the order they were scheduled, the task deployed first
+// ending first, unless Config.Ties is TiesSeeded: then the seed orders
+// them too, and each seed tries another interleaving of a wave's ends, as
+// property tests over seeds (and package regiontest) want.
 //
 // Semantics (DESIGN.md section 11): a task needs a slot; a deployed task
 // makes progress only while every blocking partition it reads is finished

@@ -163,7 +163,11 @@ func newBaseEngine(cfg Config, extra int) *engine {
 	for _, f := range cfg.Failures {
 		failures[int32(f.Task)] = f.After
 	}
-	e.model = newModel(e.topo, failures, src) // the same source: tie-breakers and the engine's draws in one sequence
+	var seededTies *rand.PCG
+	if cfg.Ties == TiesSeeded {
+		seededTies = src // the same source: tie-breakers and the engine's draws in one sequence
+	}
+	e.model = newModel(e.topo, failures, seededTies)
 	// Pending events are mostly the progress ends of deployed tasks, a
 	// few per slot, and a wave of them shares its time: room for two per
 	// modelled slot in the first bucket (up to 65,536 events, 2 MiB;
@@ -381,7 +385,7 @@ func (e *engine) afterEvent() {
 	}
 	e.deadline.version++
 	e.deadline.at, e.deadline.armed = at, true
-	e.model.cal.add(timed{at: max(at, e.now()), order: e.rng.Uint64(), kind: poolDeadline, version: e.deadline.version})
+	e.model.cal.add(timed{at: max(at, e.now()), order: e.model.cal.nextOrder(), kind: poolDeadline, version: e.deadline.version})
 }
 
 func (e *engine) result() (*Result, error) {

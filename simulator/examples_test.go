@@ -48,7 +48,7 @@ func TestExamplesAtMinimumSlots(t *testing.T) {
 				cluster := exampleCluster(t, rs)
 				var makespans = map[int64]int{}
 				for seed := 1; seed <= n; seed++ {
-					res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: uint64(seed), Record: true})
+					res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: uint64(seed), Ties: tiesFor(uint64(seed)), Record: true})
 					require.Equal(t, wantVerdict(job), res.Verdict, "seed %d: %s", seed, res.Reason)
 					require.Zero(t, res.Failovers)
 					st := requireTrace(t, rs, cluster, simulator.RegionPolicy, res, "seed %d", seed)
@@ -93,7 +93,7 @@ func TestExamplesWithSpareSlots(t *testing.T) {
 			for _, extra := range []int{1, 3, 50} {
 				cluster := slots(base + extra)
 				for seed := 1; seed <= seeds(10); seed++ {
-					res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: uint64(seed), Record: true})
+					res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: uint64(seed), Ties: tiesFor(uint64(seed)), Record: true})
 					require.Equal(t, wantVerdict(job), res.Verdict, "%s %s +%d seed %d: %s", path, mode, extra, seed, res.Reason)
 					requireTrace(t, rs, cluster, simulator.RegionPolicy, res, "%s %s +%d seed %d", path, mode, extra, seed)
 				}

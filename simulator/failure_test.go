@@ -175,7 +175,7 @@ func TestFailureInjectionRegionPolicy(t *testing.T) {
 				cluster := exampleCluster(t, rs)
 				for _, x := range failureTargets(rs.Topology()) {
 					for seed := 1; seed <= seeds(10); seed++ {
-						res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: uint64(seed), Record: true,
+						res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: uint64(seed), Ties: tiesFor(uint64(seed)), Record: true,
 							Failures: []simulator.Failure{{Task: x, After: after}}})
 						msg := fmt.Sprintf("fail %s seed %d", rs.Topology().VertexName(x), seed)
 						require.Equal(t, simulator.Finished, res.Verdict, "%s: %s", msg, res.Reason)
@@ -211,7 +211,7 @@ func TestFailureRestartsFinishedMembersAndConsumers(t *testing.T) {
 	work, err := topo.ParseVertexName("work#0")
 	require.NoError(t, err)
 	for seed := uint64(1); seed <= 5; seed++ {
-		res := run(t, simulator.Config{Regions: rs, Cluster: slots(3), Seed: seed, Record: true,
+		res := run(t, simulator.Config{Regions: rs, Cluster: slots(3), Seed: seed, Ties: tiesFor(seed), Record: true,
 			Failures: []simulator.Failure{{Task: work, After: 3 * time.Second}}})
 		require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
 		requireTrace(t, rs, slots(3), simulator.RegionPolicy, res)
@@ -247,7 +247,7 @@ func TestFailureInjectionEager(t *testing.T) {
 		x, err := rs.Topology().ParseVertexName(tc.task)
 		require.NoError(t, err)
 		for seed := uint64(1); seed <= uint64(seeds(20)); seed++ {
-			res := run(t, simulator.Config{Regions: rs, Cluster: slots(tc.slots), Policy: simulator.EagerPolicy, Seed: seed, Record: true,
+			res := run(t, simulator.Config{Regions: rs, Cluster: slots(tc.slots), Policy: simulator.EagerPolicy, Seed: seed, Ties: tiesFor(seed), Record: true,
 				Failures: []simulator.Failure{{Task: x, After: 500 * time.Millisecond}}})
 			require.Equal(t, simulator.Finished, res.Verdict, "%v %s seed %d: %s", tc.mode, tc.task, seed, res.Reason)
 			requireTrace(t, rs, slots(tc.slots), simulator.EagerPolicy, res)
@@ -360,7 +360,7 @@ func TestFailoverRestartsProducersOfReleasedPartitions(t *testing.T) {
 	src0, err := topo.ParseVertexName("src#0")
 	require.NoError(t, err)
 	for seed := uint64(1); seed <= 10; seed++ {
-		res := run(t, simulator.Config{Regions: rs, Cluster: slots(4), Seed: seed, Record: true,
+		res := run(t, simulator.Config{Regions: rs, Cluster: slots(4), Seed: seed, Ties: tiesFor(seed), Record: true,
 			Failures: []simulator.Failure{{Task: work1, After: 900 * time.Millisecond}}})
 		require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
 		requireTrace(t, rs, slots(4), simulator.RegionPolicy, res)

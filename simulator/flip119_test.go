@@ -28,7 +28,7 @@ func TestFLIP119AllPipelinedFourSlotsFinishes(t *testing.T) {
 	require.Equal(t, 1, rs.NumRegions())
 	require.Equal(t, 4, rs.MinimumSlots())
 	for seed := uint64(1); seed <= 100; seed++ {
-		res := run(t, simulator.Config{Regions: rs, Cluster: slots(4), Seed: seed, Record: true})
+		res := run(t, simulator.Config{Regions: rs, Cluster: slots(4), Seed: seed, Ties: tiesFor(seed), Record: true})
 		require.Equal(t, simulator.Finished, res.Verdict, "seed %d: %s", seed, res.Reason)
 		assert.Equal(t, 1000*time.Millisecond, res.Makespan, "seed %d", seed)
 		assert.InDelta(t, 1.0, res.Utilization, 1e-9, "seed %d", seed)
@@ -48,7 +48,7 @@ func TestFLIP119AllPipelinedThreeSlotsFails(t *testing.T) {
 	assert.Contains(t, v.Reason, "region 0")
 
 	for seed := uint64(1); seed <= 5; seed++ {
-		res := run(t, simulator.Config{Regions: rs, Cluster: slots(3), Seed: seed, Record: true})
+		res := run(t, simulator.Config{Regions: rs, Cluster: slots(3), Seed: seed, Ties: tiesFor(seed), Record: true})
 		require.Equal(t, simulator.Failed, res.Verdict, res.Reason)
 		assert.True(t, strings.HasPrefix(res.Reason, "failed: "), res.Reason)
 		assert.Contains(t, res.Reason, "region 0")
@@ -67,7 +67,7 @@ func TestFLIP119AllPipelinedEagerDeadlocks(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.AllPipelined)
 	deadlocks, finished := 0, 0
 	for seed := uint64(1); seed <= 50; seed++ {
-		res := run(t, simulator.Config{Regions: rs, Cluster: slots(4), Policy: simulator.EagerPolicy, Seed: seed, Record: true})
+		res := run(t, simulator.Config{Regions: rs, Cluster: slots(4), Policy: simulator.EagerPolicy, Seed: seed, Ties: tiesFor(seed), Record: true})
 		requireTrace(t, rs, slots(4), simulator.EagerPolicy, res, "seed %d", seed)
 		switch res.Verdict {
 		case simulator.Deadlock:
@@ -107,7 +107,7 @@ func TestFLIP119PointwiseTwoSlots(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.PointwisePipelinedOnly)
 	require.Equal(t, 2, rs.MinimumSlots())
 	for seed := uint64(1); seed <= uint64(seeds(50)); seed++ {
-		res := run(t, simulator.Config{Regions: rs, Cluster: slots(2), Seed: seed, Record: true})
+		res := run(t, simulator.Config{Regions: rs, Cluster: slots(2), Seed: seed, Ties: tiesFor(seed), Record: true})
 		require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
 		assert.Equal(t, 4000*time.Millisecond, res.Makespan, "seed %d", seed)
 		assert.InDelta(t, 1.0, res.Utilization, 1e-9, "seed %d", seed)
@@ -119,7 +119,7 @@ func TestFLIP119AllBlockingOneSlot(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.AllBlocking)
 	require.Equal(t, 12, rs.NumRegions())
 	for seed := uint64(1); seed <= uint64(seeds(50)); seed++ {
-		res := run(t, simulator.Config{Regions: rs, Cluster: slots(1), Seed: seed, Record: true})
+		res := run(t, simulator.Config{Regions: rs, Cluster: slots(1), Seed: seed, Ties: tiesFor(seed), Record: true})
 		require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
 		assert.Equal(t, 12000*time.Millisecond, res.Makespan)
 		assert.Equal(t, 12, res.RegionsScheduled)

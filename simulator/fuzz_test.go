@@ -46,7 +46,7 @@ func FuzzSimulate(f *testing.F) {
 		require.NoError(t, err)
 		rs := region.FromJob(job, exchange.Modes()[int(modeIdx)%4])
 		cluster := []resource.Count{{Profile: resource.Unknown, N: rs.MinimumSlots() + int(extraSlots%3)}}
-		cfg := simulator.Config{Regions: rs, Cluster: cluster, Seed: seed, Record: true, MaxEvents: 1 << 20}
+		cfg := simulator.Config{Regions: rs, Cluster: cluster, Seed: seed, Ties: tiesFor(seed), Record: true, MaxEvents: 1 << 20}
 		if failAt > 0 {
 			// A failure point within the victim's duration (one at or
 			// beyond it never fires, and Run refuses it).

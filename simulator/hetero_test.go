@@ -104,7 +104,7 @@ func TestHeterogeneousClustersCheckAgreesWithSimulation(t *testing.T) {
 			notRunnable++
 		}
 		for seed := 1; seed <= seedsPer; seed++ {
-			res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: uint64(seed), Record: true})
+			res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: uint64(seed), Ties: tiesFor(uint64(seed)), Record: true})
 			requireTrace(t, rs, cluster, simulator.RegionPolicy, res, "%s seed %d", desc, seed)
 			if v.Runnable {
 				require.Equal(t, simulator.Finished, res.Verdict, "%s seed %d: %s", desc, seed, res.Reason)
@@ -148,7 +148,7 @@ func TestHeterogeneousFailover(t *testing.T) {
 		after := time.Duration(rng.Int64N(int64(d/time.Millisecond))) * time.Millisecond
 		seed := uint64(1 + rng.IntN(1000))
 		desc := fmt.Sprintf("case %d: %s, mode %s, cluster %v, fail %s@%v, seed %d", c, describeJob(job), mode, cluster, topo.VertexName(x), after, seed)
-		res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: seed, Record: true,
+		res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: seed, Ties: tiesFor(seed), Record: true,
 			Failures: []simulator.Failure{{Task: x, After: after}}})
 		require.Equal(t, simulator.Finished, res.Verdict, "%s: %s", desc, res.Reason)
 		requireTrace(t, rs, cluster, simulator.RegionPolicy, res, desc)
@@ -202,7 +202,7 @@ func TestRandomMultipleFailures(t *testing.T) {
 		}
 		seed := uint64(1 + rng.IntN(1000))
 		desc := fmt.Sprintf("case %d: %s, mode %s, cluster %v, %v, fail %v, seed %d", c, describeJob(job), mode, cluster, policy, names, seed)
-		res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Policy: policy, Seed: seed, Record: true, Failures: failures})
+		res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Policy: policy, Seed: seed, Ties: tiesFor(seed), Record: true, Failures: failures})
 		requireTrace(t, rs, cluster, policy, res, desc)
 		if policy == simulator.RegionPolicy {
 			require.Equal(t, simulator.Finished, res.Verdict, "%s: %s", desc, res.Reason)

@@ -42,13 +42,14 @@ type JobsConfig struct {
 	// every job asks for its own slot; drivers and submission times are
 	// ignored).
 	Policy Policy
-	// Seed, Matching, Record, OnEvent, MaxEvents and Logger are as in
+	// Seed, Ties, Matching, Record, OnEvent, MaxEvents and Logger are as in
 	// Config: OnEvent receives every trace event (its Job set) as it
 	// happens, in time order, with or without Record.
 	// Timeout is each job's fulfillability timeout; 0 means none (the
 	// admission decides who waits, and a wait nobody can end is reported
 	// as a deadlock).
 	Seed      uint64
+	Ties      TieOrder
 	Matching  resource.Matching
 	Timeout   time.Duration
 	Record    bool
@@ -179,8 +180,11 @@ func RunJobs(cfg JobsConfig) (*Result, []JobResult, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	single := Config{Regions: set.union, Cluster: cfg.Cluster, Policy: cfg.Policy, Seed: cfg.Seed, Matching: cfg.Matching,
+	single := Config{Regions: set.union, Cluster: cfg.Cluster, Policy: cfg.Policy, Seed: cfg.Seed, Ties: cfg.Ties, Matching: cfg.Matching,
 		Timeout: cfg.Timeout, Record: cfg.Record, OnEvent: cfg.OnEvent, MaxEvents: cfg.MaxEvents, Logger: cfg.Logger}
+	if err := checkTies(cfg.Ties); err != nil {
+		return nil, nil, err
+	}
 	if err := checkHorizon(single); err != nil {
 		return nil, nil, err
 	}

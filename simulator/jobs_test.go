@@ -113,7 +113,7 @@ func TestRegionsNeedingMostOfTheCluster(t *testing.T) {
 	cluster := []resource.Count{{Profile: resource.Unknown, N: 10}}
 	eagerDeadlocks := 0
 	for seed := uint64(1); seed <= 30; seed++ {
-		res, per, err := simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Mode: exchange.AllBlocking, Cluster: cluster, Seed: seed})
+		res, per, err := simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Mode: exchange.AllBlocking, Cluster: cluster, Seed: seed, Ties: tiesFor(seed)})
 		require.NoError(t, err)
 		require.Equal(t, simulator.Finished, res.Verdict, "seed %d: %s", seed, res.Reason)
 		for _, j := range per {
@@ -121,7 +121,7 @@ func TestRegionsNeedingMostOfTheCluster(t *testing.T) {
 			assert.GreaterOrEqual(t, j.FirstDeploy, j.Submitted)
 			assert.Greater(t, j.Finished, j.FirstDeploy)
 		}
-		eager, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Mode: exchange.AllBlocking, Cluster: cluster, Seed: seed,
+		eager, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Mode: exchange.AllBlocking, Cluster: cluster, Seed: seed, Ties: tiesFor(seed),
 			Policy: simulator.EagerPolicy})
 		require.NoError(t, err)
 		if eager.Verdict == simulator.Deadlock {

@@ -300,7 +300,7 @@ func (p *jobsPolicy) pump() {
 			}
 			p.e.occupyDriver(r.i, r.driverSlot)
 			startup := p.cfg.Jobs[r.i].Job.Submission().Driver.Startup
-			p.e.model.cal.add(timed{at: p.e.now() + startup, order: p.e.rng.Uint64(), kind: jobTimer, task: int32(r.i), version: jobStart})
+			p.e.model.cal.add(timed{at: p.e.now() + startup, order: p.e.model.cal.nextOrder(), kind: jobTimer, task: int32(r.i), version: jobStart})
 			progressed = true
 		}
 		for _, r := range p.runs {

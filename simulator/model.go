@@ -80,9 +80,8 @@ type model struct {
 
 	now        time.Duration
 	cal        calendar
-	tiebreak   *rand.PCG // the engine's source: its draws interleave with the engine's
-	unfinished int       // tasks not finished
-	finishBuf  []int32   // scratch of finish
+	unfinished int     // tasks not finished
+	finishBuf  []int32 // scratch of finish
 
 	// hooks for the policy
 	onFinished    func(v int32)
@@ -91,7 +90,7 @@ type model struct {
 	onProgress    func(v int32, on bool) // a deployed task starts or stops making progress (its slot is still set)
 }
 
-func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, tiebreak *rand.PCG) *model {
+func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, seededTies *rand.PCG) *model {
 	job := t.Job()
 	m := &model{
 		topo:                t,
@@ -103,9 +102,9 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, t
 		pipelinedIn:         make([]bool, job.NumVertices()),
 		pipelinedOut:        make([]bool, job.NumVertices()),
 		unfinishedProducers: make([]int32, t.NumGroups()),
-		tiebreak:            tiebreak,
 		unfinished:          t.NumExecutionVertices(),
 	}
+	m.cal.seeded = seededTies
 	for jv := range topology.JobVertexID(job.NumVertices()) {
 		vx := job.Vertex(jv)
 		m.duration[jv] = vx.Duration
@@ -348,7 +347,7 @@ func (m *model) scheduleProgressEnd(v int32) {
 	if target == never {
 		return
 	}
-	m.cal.add(timed{at: m.now + max(0, target-r.done), order: m.tiebreak.Uint64(), kind: taskProgressEnd, task: v, version: r.version})
+	m.cal.add(timed{at: m.now + max(0, target-r.done), order: m.cal.nextOrder(), kind: taskProgressEnd, task: v, version: r.version})
 }
 
 // progressEnd handles a taskProgressEnd event: the attempt fails if an

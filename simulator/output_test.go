@@ -30,7 +30,7 @@ func TestDeterministicForASeed(t *testing.T) {
 		require.NoError(t, err)
 		for _, policy := range []simulator.Policy{simulator.RegionPolicy, simulator.EagerPolicy} {
 			for seed := uint64(1); seed <= 10; seed++ {
-				cfg := simulator.Config{Regions: rs, Cluster: slots(4), Policy: policy, Seed: seed, Record: true,
+				cfg := simulator.Config{Regions: rs, Cluster: slots(4), Policy: policy, Seed: seed, Ties: tiesFor(seed), Record: true,
 					Failures: []simulator.Failure{{Task: x, After: 300 * time.Millisecond}}}
 				a, b := run(t, cfg), run(t, cfg)
 				require.Equal(t, a, b, "%v %v seed %d", mode, policy, seed)
@@ -49,7 +49,7 @@ func TestSeedsReorderSimultaneousEvents(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.AllBlocking)
 	traces := map[string]bool{}
 	for seed := uint64(1); seed <= 20; seed++ {
-		res := run(t, simulator.Config{Regions: rs, Cluster: slots(3), Seed: seed, Record: true})
+		res := run(t, simulator.Config{Regions: rs, Cluster: slots(3), Seed: seed, Ties: tiesFor(seed), Record: true})
 		require.Equal(t, simulator.Finished, res.Verdict)
 		assert.Equal(t, 6*time.Second, res.Makespan, "A 0-1 s, B 1-2 s, C 2-4 s, D 4-6 s")
 		var b bytes.Buffer
@@ -375,7 +375,7 @@ func TestWriteSVGDeadlockHatched(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.AllPipelined)
 	var res *simulator.Result
 	for seed := uint64(1); seed <= 50; seed++ {
-		res = run(t, simulator.Config{Regions: rs, Cluster: slots(4), Policy: simulator.EagerPolicy, Seed: seed, Record: true})
+		res = run(t, simulator.Config{Regions: rs, Cluster: slots(4), Policy: simulator.EagerPolicy, Seed: seed, Ties: tiesFor(seed), Record: true})
 		if res.Verdict == simulator.Deadlock {
 			break
 		}
@@ -484,7 +484,7 @@ func TestUtilizationSplitsWorkAndWaiting(t *testing.T) {
 		require.NoError(t, err)
 		for _, policy := range []simulator.Policy{simulator.RegionPolicy, simulator.EagerPolicy} {
 			for seed := uint64(1); seed <= 5; seed++ {
-				res := run(t, simulator.Config{Regions: rs, Cluster: slots(4), Policy: policy, Seed: seed, Record: true,
+				res := run(t, simulator.Config{Regions: rs, Cluster: slots(4), Policy: policy, Seed: seed, Ties: tiesFor(seed), Record: true,
 					Failures: []simulator.Failure{{Task: x, After: 300 * time.Millisecond}}})
 				assert.InDelta(t, res.Utilization, res.WorkUtilization+res.HeldWaiting, 1e-9, "%v %v seed %d", mode, policy, seed)
 				assert.GreaterOrEqual(t, res.HeldWaiting, 0.0)
@@ -495,7 +495,8 @@ func TestUtilizationSplitsWorkAndWaiting(t *testing.T) {
 			}
 		}
 	}
-	res := run(t, simulator.Config{Regions: region.FromJob(flip119(t), exchange.AllPipelined), Cluster: slots(4), Policy: simulator.EagerPolicy, Seed: 1})
+	res := run(t, simulator.Config{Regions: region.FromJob(flip119(t), exchange.AllPipelined), Cluster: slots(4), Policy: simulator.EagerPolicy,
+		Seed: 1, Ties: simulator.TiesSeeded})
 	require.Equal(t, simulator.Deadlock, res.Verdict)
 	assert.InDelta(t, 3.0/8, res.WorkUtilization, 1e-9, "B#1 works 0-2 s, A#0 and A#1 0-1 s, of 4 slots for 2 s")
 	assert.InDelta(t, 5.0/8, res.HeldWaiting, 1e-9)

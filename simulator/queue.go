@@ -3,6 +3,7 @@ package simulator
 import (
 	"cmp"
 	"math/bits"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -22,7 +23,7 @@ const (
 // (and skipped) when the task's version moved on since it was scheduled.
 type timed struct {
 	at      time.Duration
-	order   uint64 // seeded tie-breaker: same-time events in a seed-dependent order
+	order   uint64 // tie-breaker: same-time events by order (see calendar.nextOrder)
 	kind    timedKind
 	task    int32
 	version uint32
@@ -31,33 +32,55 @@ type timed struct {
 // calendar holds pending events in order of (at, order). Events at the
 // same time share a bucket: a simulation's events come in waves (every
 // task of a wave started at the same time and runs as long), so a pop is
-// mostly the last event of a sorted bucket, where a heap of events would
-// move one down five levels. A bucket is sorted when it becomes the
-// earliest, by a counting pass on the tie-breaker's top bits (it is
-// uniformly random) and an insertion sort. An event added to a bucket
-// that is already sorted (at the time being consumed, say the end of a
-// task of zero duration) goes to a heap of such late events instead, and
-// a pop takes the earlier of the two: an add costs O(log n) at worst,
-// never a shift of a sorted bucket. A small binary heap orders the
-// buckets by time, and a map finds the bucket of a time, looked up only
-// when an add goes to another time than the add before. The zero value
-// is an empty calendar; a calendar in use must not be copied (its heap of
-// times reads its buckets).
+// mostly the next event of an ordered bucket, where a heap of events
+// would move one down five levels. With ties in order (the default) the
+// events of a bucket arrive in order and a bucket is never sorted: an
+// event added to the time being consumed (the end of a task of zero
+// duration) goes to its end. With seeded ties a bucket is sorted when it
+// becomes the earliest, by a counting pass on the tie-breaker's top bits
+// (it is uniformly random) and an insertion sort; an event added to a
+// bucket already being consumed that does not go last goes to a heap of
+// such late events instead, and a pop takes the earlier of the two: an
+// add costs O(log n) at worst, never a shift of a sorted bucket. A small
+// binary heap orders the buckets by time, and a map finds the bucket of a
+// time, looked up only when an add goes to another time than the add
+// before. The zero value is an empty calendar whose tie-breakers come in
+// order; a calendar in use must not be copied (its heap of times reads
+// its buckets).
 type calendar struct {
 	buckets []bucket // by index; the free ones are listed in free
 	free    []int32
 	byAt    map[time.Duration]int32 // the live buckets by time (each holds an event)
 	times   *heap.Heap[int32]       // live buckets by time; made with the first bucket
 	last    int32                   // 1 + the bucket of the last add, 0 if none (or freed since)
-	late    *heap.Heap[timed]       // events added to sorted buckets, by (at, order); made with the first
+	late    *heap.Heap[timed]       // events added out of order to buckets being consumed; made with the first
 	n       int                     // pending events
-	sortBuf []timed                 // scratch of sortByOrderDesc
+	sortBuf []timed                 // scratch of sortByOrder
 	counts  []int32
 	// spare is the largest storage a freed bucket gave back (a freed
 	// bucket keeps at most bucketKeep events' room): the next bucket
 	// that fills up moves into it rather than doubling its own.
 	spare []timed
 	room  int // capacity of the first bucket (see reserve)
+	// seeded draws the tie-breakers under TiesSeeded; nil: in order,
+	// counted by sequenced.
+	seeded    *rand.PCG
+	sequenced uint64
+}
+
+// firstSequenced is the first tie-breaker handed out in order: the orders
+// below it are for events whose order is given (job arrivals and the
+// events file, added before any other), which come first at their time.
+const firstSequenced = 1 << 32
+
+// nextOrder returns the tie-breaker of an event being scheduled: the
+// next of a sequence (ties in order), or a seeded random draw.
+func (c *calendar) nextOrder() uint64 {
+	if c.seeded != nil {
+		return c.seeded.Uint64()
+	}
+	c.sequenced++
+	return firstSequenced + c.sequenced
 }
 
 // bucketKeep is the room for events a freed bucket keeps; storage beyond
@@ -65,13 +88,16 @@ type calendar struct {
 // times do not each hold the room of the largest wave.
 const bucketKeep = 256
 
-// bucket holds the pending events of one time.
+// bucket holds the pending events of one time: events[head:].
 type bucket struct {
-	at time.Duration
-	// events, unsorted while sorted is false; then by order, the
-	// greatest first, so a pop takes the last.
+	at     time.Duration
 	events []timed
-	sorted bool
+	head   int
+	// ascending: the events were added in order (no sort needed).
+	ascending bool
+	// consumed: the earliest bucket, popped from (its events are in
+	// order); an add that does not go last goes to the late heap.
+	consumed bool
 }
 
 // earlier orders events by time, then by their tie-breaker.
@@ -99,16 +125,24 @@ func (c *calendar) add(e timed) {
 		c.last = b + 1
 	}
 	bk := &c.buckets[b]
-	if bk.sorted {
-		if c.late == nil {
-			c.late = heap.New(func(a, b timed) bool { return earlier(&a, &b) }, nil)
+	if n := len(bk.events); n > bk.head && e.order < bk.events[n-1].order {
+		if bk.consumed {
+			if c.late == nil {
+				c.late = heap.New(func(a, b timed) bool { return earlier(&a, &b) }, nil)
+			}
+			c.late.Push(e)
+			return
 		}
-		c.late.Push(e)
-		return
+		bk.ascending = false
 	}
-	if len(bk.events) == cap(bk.events) && cap(c.spare) > len(bk.events) {
-		bk.events = append(c.spare[:0], bk.events...)
-		c.spare = nil
+	if len(bk.events) == cap(bk.events) {
+		if bk.head > 0 { // the popped front makes room
+			bk.events = bk.events[:copy(bk.events, bk.events[bk.head:])]
+			bk.head = 0
+		} else if cap(c.spare) > len(bk.events) {
+			bk.events = append(c.spare[:0], bk.events...)
+			c.spare = nil
+		}
 	}
 	bk.events = append(bk.events, e)
 }
@@ -132,7 +166,7 @@ func (c *calendar) bucketAt(at time.Duration) int32 {
 		c.room = 0
 	}
 	bk := &c.buckets[b]
-	bk.at, bk.events, bk.sorted = at, bk.events[:0], false
+	bk.at, bk.events, bk.head, bk.ascending, bk.consumed = at, bk.events[:0], 0, true, false
 	c.byAt[at] = b
 	c.times.Push(b)
 	return b
@@ -143,15 +177,16 @@ func (c *calendar) next() timed {
 	c.n--
 	if c.times != nil && c.times.Len() > 0 {
 		bk := &c.buckets[c.times.Min()]
-		if !bk.sorted {
-			bk.events, c.sortBuf = c.sortByOrderDesc(bk.events)
-			bk.sorted = true
+		if !bk.consumed {
+			if !bk.ascending {
+				bk.events, c.sortBuf = c.sortByOrder(bk.events)
+			}
+			bk.consumed = true
 		}
-		last := len(bk.events) - 1
-		e := bk.events[last]
+		e := bk.events[bk.head]
 		if c.late == nil || c.late.Len() == 0 || !c.lateFirst(&e) {
-			bk.events = bk.events[:last]
-			if last == 0 {
+			bk.head++
+			if bk.head == len(bk.events) {
 				c.dropEarliest()
 			}
 			return e
@@ -183,16 +218,15 @@ func (c *calendar) dropEarliest() {
 	}
 }
 
-// sortByOrderDesc sorts events by order, the greatest first, and returns
-// them sorted and the storage left for the next call (the two swap). A
-// counting pass on the top bits of order spreads uniformly random orders
-// about one per range, and an insertion sort finishes; when the orders
-// are not spread (small tie-breakers, as job timers use), it falls back to
-// a comparison sort.
-func (c *calendar) sortByOrderDesc(events []timed) (sorted, spare []timed) {
+// sortByOrder sorts events by order and returns them sorted and the
+// storage left for the next call (the two swap). A counting pass on the
+// top bits of order spreads uniformly random orders about one per range,
+// and an insertion sort finishes; when the orders are not spread (small
+// tie-breakers, as job arrivals use), it falls back to a comparison sort.
+func (c *calendar) sortByOrder(events []timed) (sorted, spare []timed) {
 	n := len(events)
 	if n <= 32 {
-		insertionSortDesc(events)
+		insertionSort(events)
 		return events, c.sortBuf
 	}
 	shift := 64 - bits.Len(uint(n)) // 2^(64-shift) ranges: between n and 2n
@@ -200,34 +234,33 @@ func (c *calendar) sortByOrderDesc(events []timed) (sorted, spare []timed) {
 	counts := slices.Grow(c.counts[:0], ranges+1)[:ranges+1]
 	clear(counts)
 	for i := range events {
-		// the greatest orders first: range 0 holds the top ones
-		counts[ranges-1-int(events[i].order>>shift)+1]++
+		counts[int(events[i].order>>shift)+1]++
 	}
 	for i := 1; i <= ranges; i++ {
 		if counts[i] > 32 {
 			c.counts = counts
-			slices.SortFunc(events, func(a, b timed) int { return cmp.Compare(b.order, a.order) })
+			slices.SortFunc(events, func(a, b timed) int { return cmp.Compare(a.order, b.order) })
 			return events, c.sortBuf
 		}
 		counts[i] += counts[i-1]
 	}
 	out := slices.Grow(c.sortBuf[:0], n)[:n]
 	for i := range events {
-		k := ranges - 1 - int(events[i].order>>shift)
+		k := int(events[i].order >> shift)
 		out[counts[k]] = events[i]
 		counts[k]++
 	}
 	c.counts = counts
-	insertionSortDesc(out)
+	insertionSort(out)
 	return out, events[:0]
 }
 
-// insertionSortDesc sorts events by order, the greatest first.
-func insertionSortDesc(events []timed) {
+// insertionSort sorts events by order.
+func insertionSort(events []timed) {
 	for i := 1; i < len(events); i++ {
 		e := events[i]
 		j := i
-		for j > 0 && events[j-1].order < e.order {
+		for j > 0 && events[j-1].order > e.order {
 			events[j] = events[j-1]
 			j--
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -72,9 +73,10 @@ func TestCalendarPopsAWaveInOrder(t *testing.T) {
 	require.Zero(t, c.times.Len(), "every bucket dropped")
 }
 
-// Events added at the time being consumed (tasks of zero duration) go to
-// the late heap, not into the sorted bucket: an add there is O(log n), not
-// a shift of the bucket, and pops still take the two in order.
+// Events added at the time being consumed (tasks of zero duration) with
+// seeded tie-breakers go to the late heap unless they go last, not into
+// the sorted bucket: an add there is O(log n), not a shift of the bucket,
+// and pops still take the two in order.
 func TestCalendarLateEventsGoToTheHeap(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	var c calendar
@@ -86,23 +88,31 @@ func TestCalendarLateEventsGoToTheHeap(t *testing.T) {
 		})
 		ref = slices.Insert(ref, i, e)
 	}
+	pending := func() int { bk := &c.buckets[c.times.Min()]; return len(bk.events) - bk.head }
 	const n = 2000
 	for range n {
 		add(timed{at: time.Second, order: r.Uint64()})
 	}
 	require.Equal(t, ref[0], c.next()) // sorts the bucket
 	ref = ref[1:]
-	bucket := len(c.buckets[c.times.Min()].events)
+	bucket := pending()
 	for range 3 * n {
-		add(timed{at: time.Second, order: r.Uint64()})
-		require.Len(t, c.buckets[c.times.Min()].events, bucket, "an add leaves the sorted bucket alone")
+		bk := &c.buckets[c.times.Min()]
+		e := timed{at: time.Second, order: r.Uint64()}
+		last := e.order >= bk.events[len(bk.events)-1].order
+		add(e)
+		if last {
+			require.Equal(t, bucket+1, pending(), "an add that goes last is appended")
+		} else {
+			require.Equal(t, bucket, pending(), "an add that does not go last leaves the sorted bucket alone")
+		}
 		got := c.next()
 		require.Equal(t, ref[0], got)
 		ref = ref[1:]
 		if c.times.Len() == 0 {
 			break // the bucket ran out: the rest is late
 		}
-		bucket = len(c.buckets[c.times.Min()].events)
+		bucket = pending()
 	}
 	require.NotZero(t, c.late.Len())
 	for c.Len() > 0 {
@@ -111,4 +121,59 @@ func TestCalendarLateEventsGoToTheHeap(t *testing.T) {
 	}
 	require.Empty(t, ref)
 	require.Zero(t, c.late.Len())
+}
+
+// With ties in order (the zero calendar's nextOrder) events at the same
+// time pop in the order they were added, those added while their time is
+// being consumed included, and the calendar never sorts a bucket nor
+// makes its late heap: a wave is popped as it was added.
+func TestCalendarTiesInOrderNeedNoSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 1))
+	var c calendar
+	c.reserve(64)
+	var ref []timed
+	add := func(at time.Duration, task int32) {
+		e := timed{at: at, order: c.nextOrder(), task: task}
+		c.add(e)
+		ref = append(ref, e)
+	}
+	task := int32(0)
+	for range 5000 {
+		add(time.Second, task)
+		task++
+	}
+	for popped := 0; c.Len() > 0; popped++ {
+		if popped%3 == 0 && popped < 20000 {
+			add(time.Second*time.Duration(1+r.IntN(3)), task) // the time being consumed, or later
+			task++
+		}
+		slices.SortStableFunc(ref, func(a, b timed) int { return cmp.Compare(a.at, b.at) }) // by time, then as added
+		got := c.next()
+		require.Equal(t, ref[0], got, "pop %d", popped)
+		ref = ref[1:]
+	}
+	require.Empty(t, ref)
+	assert.Nil(t, c.late, "no late heap")
+	assert.Nil(t, c.counts, "no counting sort")
+	assert.Nil(t, c.sortBuf, "no sort")
+}
+
+// Seeded tie-breakers (nextOrder of a calendar with a source) differ from
+// one seed to the next and come out of the calendar in their order.
+func TestCalendarSeededTies(t *testing.T) {
+	orders := func(seed uint64) []uint64 {
+		c := calendar{seeded: rand.NewPCG(seed, 0x5eed)}
+		for task := range int32(100) {
+			c.add(timed{at: time.Second, order: c.nextOrder(), task: task})
+		}
+		var out []uint64
+		for c.Len() > 0 {
+			out = append(out, c.next().order)
+		}
+		return out
+	}
+	a, b := orders(1), orders(2)
+	assert.True(t, slices.IsSorted(a))
+	assert.Equal(t, a, orders(1), "deterministic for a seed")
+	assert.NotEqual(t, a, b)
 }

@@ -54,8 +54,12 @@ type Config struct {
 	Cluster []resource.Count
 	// Policy selects the region scheduler or the eager baseline.
 	Policy Policy
-	// Seed orders simultaneous events and the offer of slots.
+	// Seed orders the offer of slots, the eager policy's grants and,
+	// with Ties TiesSeeded, simultaneous events.
 	Seed uint64
+	// Ties is the order of events due at the same time (default: in the
+	// order they were scheduled).
+	Ties TieOrder
 	// Failures injects failures of first attempts.
 	Failures []Failure
 	// Matching is how slots serve requests (default: fits every dimension).
@@ -174,6 +178,9 @@ func Run(cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("simulator: %w", err)
 	}
 	if err := checkFailures(cfg); err != nil {
+		return nil, err
+	}
+	if err := checkTies(cfg.Ties); err != nil {
 		return nil, err
 	}
 	if err := checkHorizon(cfg); err != nil {

@@ -44,7 +44,7 @@ func TestSteadyState(t *testing.T) {
 		cluster := slots(7) // eager shares no slot: one per task
 		require.True(t, rs.Check(cluster, resource.FitsEveryDimension).Runnable)
 		for seed := uint64(1); seed <= 10; seed++ {
-			res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Policy: policy, Seed: seed, Record: true})
+			res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Policy: policy, Seed: seed, Ties: tiesFor(seed), Record: true})
 			require.Equal(t, simulator.Steady, res.Verdict, "%v seed %d: %s", policy, seed, res.Reason)
 			assert.True(t, res.Verdict.OK())
 			assert.True(t, strings.HasPrefix(res.Reason, "running: "), res.Reason)

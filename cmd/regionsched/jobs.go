@@ -35,6 +35,7 @@ type jobsRun struct {
 	policy      simulator.Policy
 	queuePolicy admission.Policy
 	seed        uint64
+	ties        simulator.TieOrder
 	traceFile   string
 	svgFile     string
 	slots       []resource.Count
@@ -149,7 +150,7 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	}
 	reserveHeap(subtasks)
 	cfg := simulator.JobsConfig{Jobs: jobs, Mode: r.mode, Cluster: r.slots, Queues: queues, DefaultPolicy: r.queuePolicy,
-		Policy: r.policy, Seed: r.seed}
+		Policy: r.policy, Seed: r.seed, Ties: r.ties}
 	if cfg.Users, err = r.users(); err != nil {
 		return err
 	}
@@ -197,7 +198,7 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 		}
 	}
 	out := summaryWriter(c, r.traceFile, r.svgFile)
-	fmt.Fprintf(out, "%s: mode %s, policy %s, %s, %s, seed %d\n", count(len(jobs), "job"), r.mode, r.policy, r.admissionText(queues), count(res.Slots, "slot"), r.seed)
+	fmt.Fprintf(out, "%s: mode %s, policy %s, %s, %s, %s\n", count(len(jobs), "job"), r.mode, r.policy, r.admissionText(queues), count(res.Slots, "slot"), seedText(r.seed, r.ties))
 	for _, j := range per {
 		fmt.Fprintln(out, jobLine(j))
 	}

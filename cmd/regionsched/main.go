@@ -6,13 +6,15 @@
 //	regionsched regions  [--mode M] [--format text|json|dot] JOB
 //	regionsched check    [--mode M] (--slots N | --cluster CLUSTER) [--format text|json] JOB
 //	regionsched simulate [--mode M] (--slots N | --cluster CLUSTER) [--policy region|eager] [--seed S]
-//	                     [--trace FILE] [--svg FILE] [--fail ID#i@MS ...] JOB
+//	                     [--ties order|seeded] [--trace FILE] [--svg FILE] [--fail ID#i@MS ...] JOB
 //	regionsched --version
 //
 // JOB is a job file path or "-" for standard input; the job, cluster and
 // events files are described in docs/job-file.md. "--trace -" and
 // "--svg -" write to standard output (the summary then goes to standard
-// error). Values of flags are case-insensitive. Exit codes: 0 success,
+// error). --ties, an addition to the contract, is the order of events due
+// at the same time: as scheduled (default), or drawn by the seed. Values
+// of flags are case-insensitive. Exit codes: 0 success,
 // 1 a negative verdict (not runnable, deadlock, failure; printed once, on
 // standard output), 2 bad input or usage, with one message on standard
 // error naming the problem, prefixed by the command ("regionsched check:").

@@ -100,6 +100,24 @@ func parsePolicy(s string) (simulator.Policy, error) {
 	return p, nil
 }
 
+// parseTies parses --ties like the other flags: case-insensitively.
+func parseTies(s string) (simulator.TieOrder, error) {
+	t, err := simulator.ParseTieOrder(strings.TrimSpace(s))
+	if err != nil {
+		return 0, badInput(&flagValueError{flag: "ties", what: "tie order", value: s, valid: []string{"order", "seeded"}, err: err})
+	}
+	return t, nil
+}
+
+// seedText is the summary's "seed S", with ", seeded ties" when the seed
+// orders simultaneous events too.
+func seedText(seed uint64, ties simulator.TieOrder) string {
+	if ties == simulator.TiesSeeded {
+		return fmt.Sprintf("seed %d, seeded ties", seed)
+	}
+	return fmt.Sprintf("seed %d", seed)
+}
+
 // run executes the command line and returns the process exit code. Every
 // message on standard error starts with one "regionsched" prefix: the
 // path of the command that failed.

@@ -15,6 +15,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 	var (
 		policyName string
 		seed       uint64
+		tiesName   string
 		traceFile  string
 		svgFile    string
 		fails      []string
@@ -23,7 +24,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		auditFile  string
 	)
 	c := &cobra.Command{
-		Use:   "simulate [--mode M] (--slots N | --cluster CLUSTER) [--policy region|eager] [--queue-policy P] [--seed S] [--trace FILE] [--svg FILE] [--fail ID#i@MS ...] JOB [JOB ...]",
+		Use:   "simulate [--mode M] (--slots N | --cluster CLUSTER) [--policy region|eager] [--queue-policy P] [--seed S] [--ties order|seeded] [--trace FILE] [--svg FILE] [--fail ID#i@MS ...] JOB [JOB ...]",
 		Short: "Run one job, or several jobs on one cluster, in virtual time on the example executor",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -34,7 +35,8 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 	}
 	cluster := addClusterFlags(c)
 	c.Flags().StringVar(&policyName, "policy", "region", "scheduling policy: region (the library) or eager (the baseline without regions and bulks); case-insensitive")
-	c.Flags().Uint64Var(&seed, "seed", 1, "seed for the order of simultaneous events and slot offers")
+	c.Flags().Uint64Var(&seed, "seed", 1, "seed for the offer of slots, the eager policy's grants and, with --ties seeded, the order of simultaneous events")
+	c.Flags().StringVar(&tiesName, "ties", "order", "order of simultaneous events (the tasks of a wave ending together): order (as scheduled: the task deployed first ends first) or seeded (an order the seed draws: each seed tries another interleaving); case-insensitive")
 	c.Flags().StringVar(&traceFile, "trace", "", "write the trace as JSON Lines to FILE (- for standard output; the summary then goes to standard error)")
 	c.Flags().StringVar(&svgFile, "svg", "", "draw the timeline as SVG to FILE (- for standard output; the summary then goes to standard error)")
 	c.Flags().StringArrayVar(&fails, "fail", nil, "make the first attempt of subtask ID#i fail after MS ms of progress (ID#i@MS, repeatable; one job only)")
@@ -47,6 +49,10 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			return err
 		}
 		queuePolicy, err := parseQueuePolicy(queuePol)
+		if err != nil {
+			return err
+		}
+		ties, err := parseTies(tiesName)
 		if err != nil {
 			return err
 		}
@@ -64,7 +70,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			if len(fails) > 0 {
 				return badInput(fmt.Errorf("--fail: not supported with several jobs (or --queue-policy, or queues in the cluster file) yet; failures are injected into a run of one job"))
 			}
-			return simulateJobs(c, &jobsRun{mode: mode.mode, policy: policy, queuePolicy: queuePolicy, seed: seed, traceFile: traceFile,
+			return simulateJobs(c, &jobsRun{mode: mode.mode, policy: policy, queuePolicy: queuePolicy, seed: seed, ties: ties, traceFile: traceFile,
 				svgFile: svgFile, slots: slots, cluster: cf, clusterPath: cluster.cluster, eventsFile: eventsFile, auditFile: auditFile}, args, stdin)
 		}
 		job, err := loadJob(args[0], stdin)
@@ -73,7 +79,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		}
 		reserveHeap(job.NumSubtasks())
 		rs := region.FromJob(job, mode.mode)
-		cfg := simulator.Config{Regions: rs, Cluster: slots, Policy: policy, Seed: seed}
+		cfg := simulator.Config{Regions: rs, Cluster: slots, Policy: policy, Seed: seed, Ties: ties}
 		for _, f := range fails {
 			failure, err := simulator.ParseFailure(rs.Topology(), f)
 			if err != nil {
@@ -111,7 +117,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			}
 		}
 		out := summaryWriter(c, traceFile, svgFile)
-		fmt.Fprintf(out, "job %q: mode %s, policy %s, %s, seed %d\n", job.Name(), mode.mode, policy, count(res.Slots, "slot"), seed)
+		fmt.Fprintf(out, "job %q: mode %s, policy %s, %s, %s\n", job.Name(), mode.mode, policy, count(res.Slots, "slot"), seedText(seed, ties))
 		fmt.Fprintf(out, "makespan:          %d ms of virtual time, until the last event\n", res.Makespan.Milliseconds())
 		fmt.Fprintf(out, "slot utilization:  %.1f%% of slot time with work progressing\n", 100*res.WorkUtilization)
 		fmt.Fprintf(out, "held waiting:      %.1f%% of slot time held by tasks that could not progress\n", 100*res.HeldWaiting)

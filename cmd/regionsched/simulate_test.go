@@ -95,6 +95,30 @@ func TestSimulateEagerDeadlocksForSomeSeedsAndNeverHangs(t *testing.T) {
 	assert.Positive(t, deadlocks)
 }
 
+// --ties seeded lets the seed order the ends of a wave: seeds then give
+// different traces of the same job, each deterministic; the summary says
+// so. In order (the default) a wave ends as it was deployed.
+func TestSimulateTies(t *testing.T) {
+	trace := func(args ...string) string {
+		res := execCLI(t, "", append(append([]string{"simulate", "--slots", "3", "--trace", "-"}, args...), flip119Path)...)
+		require.Equal(t, 0, res.code, res.stderr)
+		return res.stdout
+	}
+	assert.Equal(t, trace("--ties", "seeded", "--seed", "2"), trace("--ties", "SEEDED", "--seed", "2"), "deterministic, case-insensitive")
+	seeded := map[string]bool{}
+	for seed := 1; seed <= 8; seed++ {
+		seeded[trace("--ties", "seeded", "--seed", strconv.Itoa(seed))] = true
+	}
+	assert.Greater(t, len(seeded), 1, "seeds try different interleavings")
+	assert.Equal(t, trace(), trace("--ties", "order"), "in order by default")
+
+	res := execCLI(t, "", "simulate", "--slots", "3", "--ties", "seeded", "--seed", "4", flip119Path)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "3 slots, seed 4, seeded ties\n")
+	res = execCLI(t, "", "simulate", "--slots", "3", "--seed", "4", flip119Path)
+	assert.Contains(t, res.stdout, "3 slots, seed 4\n")
+}
+
 func TestSimulateTraceAndSVG(t *testing.T) {
 	dir := t.TempDir()
 	trace, svg := filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "run.svg")
@@ -148,6 +172,7 @@ func TestSimulateBadInput(t *testing.T) {
 		want string // in standard error
 	}{
 		{"unknown policy", []string{"--slots", "2", "--policy", "lazy"}, "valid: region, eager"},
+		{"unknown tie order", []string{"--slots", "2", "--ties", "random"}, `--ties: unknown tie order "random" (valid: order, seeded)`},
 		{"bad failure spec", []string{"--slots", "2", "--fail", "B#1"}, "ID#i@MS"},
 		{"failure of an unknown subtask", []string{"--slots", "2", "--fail", "B#7@10"}, "B#7"},
 		{"negative failure time", []string{"--slots", "2", "--fail", "B#1@-5"}, "-5"},

@@ -37,7 +37,7 @@ func summaryPercent(t *testing.T, stdout, label string) float64 {
 // The summary says what each number counts (issue 11, item 9).
 func TestSimulateSummaryWording(t *testing.T) {
 	t.Run("a deadlock progresses only part of the time", func(t *testing.T) {
-		res := execCLI(t, "", "simulate", "--mode", "all-pipelined", "--slots", "4", "--policy", "eager", flip119Path)
+		res := execCLI(t, "", "simulate", "--mode", "all-pipelined", "--slots", "4", "--policy", "eager", "--ties", "seeded", flip119Path)
 		require.Equal(t, 1, res.code, res.stdout)
 		assert.Equal(t, "2000 ms of virtual time, until the last event", summaryLine(t, res.stdout, "makespan:"))
 		// B#1 works 0-2 s, A#0 and A#1 0-1 s: 3 of 8 slot-seconds
