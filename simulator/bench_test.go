@@ -33,8 +33,9 @@ func chains(tb testing.TB, length, p int) *topology.JobGraph {
 // BenchmarkSimulate runs all-blocking pointwise chains (every subtask its
 // own region) under the region policy: 10 vertices of parallelism
 // 100,000 on 1,000 slots (1,000,000 subtasks), and 10x smaller for the
-// scale; then wide shuffles, where per-group work could go quadratic:
-// two vertices of parallelism p connected all-to-all, blocking (2p
+// scale, with ties in order (the default) and seeded (-seeded-ties: the
+// ends of a wave of 1,000 tasks in random order); then wide shuffles,
+// where per-group work could go quadratic: two vertices of parallelism p connected all-to-all, blocking (2p
 // one-task regions on 1,000 slots) and pipelined (one region of 2p tasks
 // sharing p slots), each also at p/10. Regions are built once, outside
 // the timed loop. Every line reports events/s, B/subtask and
@@ -48,6 +49,7 @@ func BenchmarkSimulate(b *testing.B) {
 		mode  exchange.Mode
 		n     int // subtasks
 		slots int
+		ties  simulator.TieOrder
 		// makespan, if set, is the expected makespan
 		makespan time.Duration
 	}
@@ -56,12 +58,18 @@ func BenchmarkSimulate(b *testing.B) {
 		return bench{name: fmt.Sprintf("chains-%d-slots%d", n, slots), job: func(tb testing.TB) *topology.JobGraph { return chains(tb, 10, p) },
 			mode: exchange.AllBlocking, n: n, slots: slots, makespan: time.Duration(n/slots) * 100 * time.Millisecond} // in waves
 	}
+	seeded := func(bc bench) bench {
+		bc.name += "-seeded-ties"
+		bc.ties = simulator.TiesSeeded
+		return bc
+	}
 	shuffle := func(name string, p int, mode exchange.Mode, slots int) bench {
 		return bench{name: name, job: func(tb testing.TB) *topology.JobGraph { return allToAll(tb, p) }, mode: mode, n: 2 * p, slots: slots}
 	}
 	// pairs of sizes, the second 10x the first
 	for _, pair := range [][2]bench{
 		{chain(10_000, 100), chain(100_000, 1_000)},
+		{seeded(chain(10_000, 100)), seeded(chain(100_000, 1_000))},
 		{shuffle("alltoall-p1000-blocking", 1_000, exchange.AllBlocking, 1_000), shuffle("alltoall-p10000-blocking", 10_000, exchange.AllBlocking, 1_000)},
 		{shuffle("pipelined-p200-slots200", 200, exchange.AllPipelined, 200), shuffle("pipelined-p2000-slots2000", 2_000, exchange.AllPipelined, 2_000)},
 	} {
@@ -72,7 +80,7 @@ func BenchmarkSimulate(b *testing.B) {
 				m := startMeasure(b)
 				processed := 0
 				for i := 0; i < b.N; i++ {
-					res, err := simulator.Run(simulator.Config{Regions: rs, Cluster: slots(bc.slots), Seed: uint64(i + 1)})
+					res, err := simulator.Run(simulator.Config{Regions: rs, Cluster: slots(bc.slots), Seed: uint64(i + 1), Ties: bc.ties})
 					if err != nil || res.Verdict != simulator.Finished {
 						b.Fatalf("%v %v", err, res)
 					}
