@@ -5,8 +5,9 @@
 // deterministic for a seed: the seed orders the offer of the cluster's
 // slots and the eager policy's grants. Events due at the same time (the
 // ends of a wave of tasks that started together and run as long) are
-// handled in the order they were scheduled, the task deployed first
-// ending first, unless Config.Ties is TiesSeeded: then the seed orders
+// handled in the order they were scheduled (the task whose end was
+// scheduled first, usually the one deployed first, ends first), unless
+// Config.Ties is TiesSeeded: then the seed orders
 // them too, and each seed tries another interleaving of a wave's ends, as
 // property tests over seeds (and package regiontest) want.
 //

@@ -79,8 +79,9 @@ func (c *calendar) nextOrder() uint64 {
 	if c.seeded != nil {
 		return c.seeded.Uint64()
 	}
+	o := firstSequenced + c.sequenced
 	c.sequenced++
-	return firstSequenced + c.sequenced
+	return o
 }
 
 // bucketKeep is the room for events a freed bucket keeps; storage beyond
@@ -136,7 +137,10 @@ func (c *calendar) add(e timed) {
 		bk.ascending = false
 	}
 	if len(bk.events) == cap(bk.events) {
-		if bk.head > 0 { // the popped front makes room
+		if bk.head > 0 && 2*bk.head >= len(bk.events) {
+			// Half of it popped: moving the rest to the front makes room
+			// for as many adds as it copies. (Compacting for fewer would
+			// copy a wide bucket on every add once it is full.)
 			bk.events = bk.events[:copy(bk.events, bk.events[bk.head:])]
 			bk.head = 0
 		} else if cap(c.spare) > len(bk.events) {

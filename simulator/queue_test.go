@@ -153,7 +153,7 @@ func TestCalendarTiesInOrderNeedNoSort(t *testing.T) {
 		ref = ref[1:]
 	}
 	require.Empty(t, ref)
-	assert.Nil(t, c.late, "no late heap")
+	require.Nil(t, c.late, "no late heap")
 	assert.Nil(t, c.counts, "no counting sort")
 	assert.Nil(t, c.sortBuf, "no sort")
 }
@@ -176,4 +176,34 @@ func TestCalendarSeededTies(t *testing.T) {
 	assert.True(t, slices.IsSorted(a))
 	assert.Equal(t, a, orders(1), "deterministic for a seed")
 	assert.NotEqual(t, a, b)
+}
+
+// A full bucket being consumed, where every pop adds an event at the same
+// time (a wave of tasks each followed by one of zero duration), is
+// compacted only once half of it has been popped: moving the rest to the
+// front then makes room for as many adds as it copies, where compacting
+// for the one popped slot would copy the whole bucket on every add.
+func TestCalendarCompactsABucketOnlyWhenHalfPopped(t *testing.T) {
+	var c calendar
+	const n = 1 << 12
+	c.reserve(n)
+	for range n {
+		c.add(timed{at: time.Second, order: c.nextOrder()})
+	}
+	bk := &c.buckets[c.times.Min()]
+	require.Equal(t, n, cap(bk.events), "full")
+	compactions := 0
+	for popped := range 8 * n {
+		got := c.next()
+		require.Equal(t, uint64(firstSequenced+popped), got.order, "in order")
+		bk = &c.buckets[c.times.Min()]
+		head, length := bk.head, len(bk.events)
+		c.add(timed{at: time.Second, order: c.nextOrder()})
+		if bk.head == 0 && head > 0 {
+			compactions++
+			require.GreaterOrEqual(t, 2*head, length, "pop %d: compacted with %d of %d popped", popped, head, length)
+		}
+	}
+	assert.LessOrEqual(t, compactions, 8*n/(n/2), "a compaction per half bucket popped at most")
+	assert.Equal(t, n, c.Len())
 }

@@ -15,8 +15,10 @@ type TieOrder uint8
 const (
 	// TiesInOrder handles same-time events in the order they were
 	// scheduled, the usual rule of discrete-event simulation: of the tasks
-	// that end together, the one deployed first ends first, as in a
-	// runtime that starts them one after another. It is the default.
+	// that end together, the one whose end was scheduled first (the one
+	// deployed first, unless a task paused and resumed since) ends first,
+	// as in a runtime that starts them one after another. It is the
+	// default.
 	TiesInOrder TieOrder = iota
 	// TiesSeeded handles same-time events in an order the seed draws:
 	// each seed tries another interleaving of a wave's ends, which is what
@@ -27,12 +29,15 @@ const (
 	TiesSeeded
 )
 
-// String returns "order" or "seeded".
+// String returns "order" or "seeded" ("TieOrder(N)" for another value).
 func (t TieOrder) String() string {
-	if t == TiesSeeded {
+	switch t {
+	case TiesInOrder:
+		return "order"
+	case TiesSeeded:
 		return "seeded"
 	}
-	return "order"
+	return fmt.Sprintf("TieOrder(%d)", uint8(t))
 }
 
 // ErrUnknownTieOrder means a tie order's name is not "order" or "seeded".

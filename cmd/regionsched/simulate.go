@@ -35,8 +35,8 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 	}
 	cluster := addClusterFlags(c)
 	c.Flags().StringVar(&policyName, "policy", "region", "scheduling policy: region (the library) or eager (the baseline without regions and bulks); case-insensitive")
-	c.Flags().Uint64Var(&seed, "seed", 1, "seed for the offer of slots, the eager policy's grants and, with --ties seeded, the order of simultaneous events")
-	c.Flags().StringVar(&tiesName, "ties", "order", "order of simultaneous events (the tasks of a wave ending together): order (as scheduled: the task deployed first ends first) or seeded (an order the seed draws: each seed tries another interleaving); case-insensitive")
+	c.Flags().Uint64Var(&seed, "seed", 1, "seed for the offer of slots, the eager policy's grants and, with --ties seeded, the order of simultaneous events (sweep seeds with --ties seeded to try different interleavings)")
+	c.Flags().StringVar(&tiesName, "ties", "order", "order of simultaneous events (the tasks of a wave ending together): order (as scheduled: of the tasks ending together, the one whose end was scheduled first, usually the one deployed first) or seeded (an order the seed draws: each seed tries another interleaving); case-insensitive")
 	c.Flags().StringVar(&traceFile, "trace", "", "write the trace as JSON Lines to FILE (- for standard output; the summary then goes to standard error)")
 	c.Flags().StringVar(&svgFile, "svg", "", "draw the timeline as SVG to FILE (- for standard output; the summary then goes to standard error)")
 	c.Flags().StringArrayVar(&fails, "fail", nil, "make the first attempt of subtask ID#i fail after MS ms of progress (ID#i@MS, repeatable; one job only)")

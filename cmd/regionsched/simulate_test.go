@@ -95,28 +95,63 @@ func TestSimulateEagerDeadlocksForSomeSeedsAndNeverHangs(t *testing.T) {
 	assert.Positive(t, deadlocks)
 }
 
-// --ties seeded lets the seed order the ends of a wave: seeds then give
-// different traces of the same job, each deterministic; the summary says
-// so. In order (the default) a wave ends as it was deployed.
+// --ties seeded lets the seed order the ends of a wave: the same seed
+// then gives another trace than in order, deterministic, and the summary
+// says so. In order (the default) a wave ends as it was deployed. Runs of
+// several jobs take the flag too.
 func TestSimulateTies(t *testing.T) {
 	trace := func(args ...string) string {
-		res := execCLI(t, "", append(append([]string{"simulate", "--slots", "3", "--trace", "-"}, args...), flip119Path)...)
+		res := execCLI(t, "", append(append([]string{"simulate", "--trace", "-"}, args...), flip119Path)...)
 		require.Equal(t, 0, res.code, res.stderr)
 		return res.stdout
 	}
-	assert.Equal(t, trace("--ties", "seeded", "--seed", "2"), trace("--ties", "SEEDED", "--seed", "2"), "deterministic, case-insensitive")
-	seeded := map[string]bool{}
-	for seed := 1; seed <= 8; seed++ {
-		seeded[trace("--ties", "seeded", "--seed", strconv.Itoa(seed))] = true
+	for seed := 1; seed <= 4; seed++ {
+		s := strconv.Itoa(seed)
+		seeded := trace("--slots", "3", "--seed", s, "--ties", "seeded")
+		assert.Equal(t, seeded, trace("--slots", "3", "--seed", s, "--ties", "SEEDED"), "deterministic, case-insensitive")
+		assert.NotEqual(t, trace("--slots", "3", "--seed", s), seeded, "seed %d: the seed orders the wave's ends", seed)
+		assert.Equal(t, trace("--slots", "3", "--seed", s), trace("--slots", "3", "--seed", s, "--ties", "order"), "in order by default")
 	}
-	assert.Greater(t, len(seeded), 1, "seeds try different interleavings")
-	assert.Equal(t, trace(), trace("--ties", "order"), "in order by default")
+	// in order, tasks that end together end as they were deployed (all
+	// blocking: no task waits for another to finish)
+	deployedAt := map[string]int{}
+	var lastT, lastPos, together int
+	for i, line := range strings.Split(strings.TrimSpace(trace("--slots", "3", "--seed", "5")), "\n") {
+		var ev struct {
+			T           int
+			Event, Task string
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &ev))
+		switch ev.Event {
+		case "deploy":
+			deployedAt[ev.Task] = i
+		case "finish":
+			if ev.T == lastT {
+				assert.Less(t, lastPos, deployedAt[ev.Task], "%s ends after a task deployed later, at %d ms", ev.Task, ev.T)
+				together++
+			}
+			lastT, lastPos = ev.T, deployedAt[ev.Task]
+		}
+	}
+	assert.Positive(t, together, "tasks end together")
 
 	res := execCLI(t, "", "simulate", "--slots", "3", "--ties", "seeded", "--seed", "4", flip119Path)
 	require.Equal(t, 0, res.code, res.stderr)
 	assert.Contains(t, res.stdout, "3 slots, seed 4, seeded ties\n")
 	res = execCLI(t, "", "simulate", "--slots", "3", "--seed", "4", flip119Path)
 	assert.Contains(t, res.stdout, "3 slots, seed 4\n")
+
+	jobs, err := filepath.Glob("../../examples/jobs/flood/spark-*.json")
+	require.NoError(t, err)
+	several := func(args ...string) cliResult {
+		res := execCLI(t, "", append(append([]string{"simulate", "--slots", "4", "--queue-policy", "stateaware", "--trace", "-"}, args...), jobs...)...)
+		require.Equal(t, 0, res.code, res.stderr)
+		return res
+	}
+	inOrder, seeded := several(), several("--ties", "seeded")
+	assert.NotEqual(t, inOrder.stdout, seeded.stdout, "several jobs: the seed orders the waves' ends")
+	assert.Contains(t, seeded.stderr, "4 slots, seed 1, seeded ties\n")
+	assert.Contains(t, inOrder.stderr, "4 slots, seed 1\n")
 }
 
 func TestSimulateTraceAndSVG(t *testing.T) {
