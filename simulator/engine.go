@@ -13,6 +13,7 @@ import (
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -212,6 +213,16 @@ func (e *engine) at() time.Time {
 		e.atNow, e.atTime = now, epoch.Add(now)
 	}
 	return e.atTime
+}
+
+// poolSlots lists the modelled slots as a slot pool (or an admission)
+// knows them: id i is slot i, with its profile.
+func (e *engine) poolSlots() []slotpool.Slot {
+	slots := make([]slotpool.Slot, len(e.slotProfiles))
+	for i, pr := range e.slotProfiles {
+		slots[i] = slotpool.Slot{ID: slotpool.SlotID(i), Profile: pr}
+	}
+	return slots
 }
 
 // record counts a trace event and keeps or hands it out if tracing. It

@@ -58,11 +58,7 @@ type jobsPolicy struct {
 }
 
 func newJobsPolicy(e *engine, cfg JobsConfig, set *jobSet) (*jobsPolicy, error) {
-	slots := make([]slotpool.Slot, len(e.slots))
-	for i := range slots {
-		slots[i] = slotpool.Slot{ID: slotpool.SlotID(i), Profile: e.slotProfiles[i]}
-	}
-	q, err := admission.New(admission.Config{Slots: slots, Matching: cfg.Matching, Queues: cfg.Queues,
+	q, err := admission.New(admission.Config{Slots: e.poolSlots(), Matching: cfg.Matching, Queues: cfg.Queues,
 		DefaultPolicy: cfg.DefaultPolicy, CreateQueues: true, Logger: e.log.Named("admission"), Audit: cfg.Audit})
 	if err != nil {
 		return nil, err

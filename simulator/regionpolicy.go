@@ -99,10 +99,7 @@ func (p *regionPolicy) apply(rd *scheduler.Ready) {
 }
 
 func (p *regionPolicy) start() {
-	slots := make([]slotpool.Slot, len(p.e.slots))
-	for i := range slots {
-		slots[i] = slotpool.Slot{ID: slotpool.SlotID(i), Profile: p.e.slotProfiles[i]}
-	}
+	slots := p.e.poolSlots()
 	p.e.rng.Shuffle(len(slots), func(i, j int) { slots[i], slots[j] = slots[j], slots[i] })
 	p.input("declaring the capacity", p.sched.SetCapacity(p.at(), p.e.cfg.Cluster))
 	p.input("offering the cluster's slots", p.sched.Offer(p.at(), slots...))
