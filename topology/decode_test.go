@@ -221,3 +221,36 @@ func TestDecodeEncodeDecodeIsStable(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeScaleExamples checks the job files of the README's performance
+// figures: forward chains of 10 vertices, 100 ms a subtask, as large as
+// examples/scale/README.md says.
+func TestDecodeScaleExamples(t *testing.T) {
+	for file, want := range map[string]struct {
+		name string
+		par  int
+	}{
+		"chains-2m.json":     {"chains-10x200000", 200_000},
+		"chains-100k-a.json": {"a", 10_000},
+		"chains-100k-b.json": {"b", 10_000},
+	} {
+		t.Run(file, func(t *testing.T) {
+			f, err := os.Open("../examples/scale/" + file)
+			require.NoError(t, err)
+			defer f.Close()
+			g, err := topology.Decode(f)
+			require.NoError(t, err)
+			assert.Equal(t, want.name, g.Name())
+			require.Equal(t, 10, g.NumVertices())
+			require.Equal(t, 9, g.NumEdges())
+			for jv := range topology.JobVertexID(g.NumVertices()) {
+				v := g.Vertex(jv)
+				assert.Equal(t, want.par, v.Parallelism, v.ID)
+				assert.Equal(t, 100*time.Millisecond, v.Duration, v.ID)
+			}
+			for e := range topology.JobEdgeID(g.NumEdges()) {
+				assert.Equal(t, exchange.Forward, g.Edge(e).ShipStrategy, "edge %d", e)
+			}
+		})
+	}
+}
