@@ -76,11 +76,16 @@ func (t *denseTable[K, V]) set(k K, v V) {
 		off := int(k & (1<<denseChunkBits - 1))
 		if off >= len(t.chunks[c]) {
 			// A chunk starts small and doubles up to its full size (values
-			// are copied, never referenced): a table of a few small keys
-			// costs little.
-			n := max(16, len(t.chunks[c]))
-			for n <= off {
-				n *= 2
+			// are copied, never referenced): a table of a few small keys,
+			// or of keys spread thinly, costs little. A table that holds a
+			// chunk's worth of entries is a large one: its chunks are made
+			// full at once.
+			n := 1 << denseChunkBits
+			if t.n < 1<<denseChunkBits {
+				n = max(16, len(t.chunks[c]))
+				for n <= off {
+					n *= 2
+				}
 			}
 			grown := make([]V, min(n, 1<<denseChunkBits))
 			copy(grown, t.chunks[c])

@@ -75,3 +75,43 @@ func TestDenseTableFewEntriesAllocateNoChunk(t *testing.T) {
 		assert.Equal(t, int32(i+1), v)
 	}
 }
+
+// TestDenseTableChunkSizes checks how chunks grow: a table of keys spread
+// thinly keeps small chunks, and once a table holds a chunk's worth of
+// entries its new chunks are made full at once (no doubling copies), and
+// it still matches a map.
+func TestDenseTableChunkSizes(t *testing.T) {
+	var sparse denseTable[SlotID, int32]
+	for i := range 2 * denseFew {
+		sparse.set(SlotID(i<<denseChunkBits+7), int32(i+1))
+	}
+	for c, chunk := range sparse.chunks {
+		assert.LessOrEqual(t, len(chunk), 16, "chunk %d of a sparse table", c)
+	}
+
+	var large denseTable[SlotID, int32]
+	ref := map[SlotID]int32{}
+	const full = 1 << denseChunkBits
+	for k := range SlotID(full) { // the first chunk doubles up to its full size
+		large.set(k, int32(k%100+1))
+		ref[k] = int32(k%100 + 1)
+	}
+	require.Len(t, large.chunks[0], full)
+	large.set(2*full+5, 7) // a large table: the new chunk is full at once
+	ref[2*full+5] = 7
+	assert.Len(t, large.chunks[2], full)
+	assert.Empty(t, large.chunks[1], "a chunk no key touched is not made")
+	for k := SlotID(0); k < full; k += 3 {
+		large.del(k)
+		delete(ref, k)
+	}
+	large.set(full+1, 9)
+	ref[full+1] = 9
+	require.Equal(t, len(ref), large.n)
+	for k := SlotID(-1); k < 3*full; k++ {
+		got, ok := large.get(k)
+		want, wok := ref[k]
+		require.Equal(t, wok, ok, "key %d present", k)
+		require.Equal(t, want, got, "key %d", k)
+	}
+}
