@@ -82,7 +82,7 @@ func (p *eagerPolicy) takeSlot(need resource.Profile) int32 {
 	for k := range len(p.free) {
 		i := (start + k) % len(p.free)
 		slot := p.free[i]
-		if p.e.cfg.Matching.Serves(p.e.slotProfile(slot), need) {
+		if p.e.cfg.Matching.Serves(p.e.slotProfiles[slot], need) {
 			p.free[i] = p.free[len(p.free)-1]
 			p.free = p.free[:len(p.free)-1]
 			return slot

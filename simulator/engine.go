@@ -43,7 +43,7 @@ type policy interface {
 // (engine.busy, engine.worked): the utilization needs only the sums. It is
 // 24 bytes, touched by every task's deploy, progress and end, in a wave
 // of tasks over as many slots as the cluster has (its profile, read only
-// when the slots are offered, is given by engine.slotProfile).
+// when the slots are offered, is in engine.slotProfiles).
 type slotRec struct {
 	occupants   int32
 	progressing int32 // occupants making progress
@@ -61,11 +61,8 @@ type engine struct {
 	policy policy
 	rng    *rand.Rand
 	slots  []slotRec // the modelled slots (see newEngine)
-	// modelledEnd holds, per entry of cfg.Cluster, the end of its modelled
-	// slots: slots modelledEnd[k-1] .. modelledEnd[k]-1 have the profile of
-	// cfg.Cluster[k] (see slotProfile). No profile per slot: a cluster is
-	// a few profiles of many slots.
-	modelledEnd []int32
+	// slotProfiles is the profile of each modelled slot.
+	slotProfiles []resource.Profile
 	// busy and worked sum, over the slots, the time a slot was held and
 	// the time at least one of its tasks made progress, up to the last
 	// time each ended (result adds what is still open).
@@ -156,12 +153,12 @@ func newBaseEngine(cfg Config, extra int) *engine {
 		modelled += min(c.N, tasks)
 	}
 	e.slots = make([]slotRec, modelled)
-	e.modelledEnd = make([]int32, len(cfg.Cluster))
-	end := 0
-	for k, c := range cfg.Cluster {
+	e.slotProfiles = make([]resource.Profile, 0, modelled)
+	for _, c := range cfg.Cluster {
 		e.clusterSize = min(e.clusterSize+c.N, region.MaxClusterSlots) // Run checked the total
-		end += min(c.N, tasks)
-		e.modelledEnd[k] = int32(end)
+		for range min(c.N, tasks) {
+			e.slotProfiles = append(e.slotProfiles, c.Profile)
+		}
 	}
 	failures := map[int32]time.Duration{}
 	for _, f := range cfg.Failures {
@@ -221,24 +218,11 @@ func (e *engine) at() time.Time {
 // poolSlots lists the modelled slots as a slot pool (or an admission)
 // knows them: id i is slot i, with its profile.
 func (e *engine) poolSlots() []slotpool.Slot {
-	slots := make([]slotpool.Slot, len(e.slots))
-	start := int32(0)
-	for k, end := range e.modelledEnd {
-		for i := start; i < end; i++ {
-			slots[i] = slotpool.Slot{ID: slotpool.SlotID(i), Profile: e.cfg.Cluster[k].Profile}
-		}
-		start = end
+	slots := make([]slotpool.Slot, len(e.slotProfiles))
+	for i, pr := range e.slotProfiles {
+		slots[i] = slotpool.Slot{ID: slotpool.SlotID(i), Profile: pr}
 	}
 	return slots
-}
-
-// slotProfile returns the profile of modelled slot i.
-func (e *engine) slotProfile(i int32) resource.Profile {
-	k := 0
-	for e.modelledEnd[k] <= i {
-		k++
-	}
-	return e.cfg.Cluster[k].Profile
 }
 
 // record counts a trace event and keeps or hands it out if tracing. It

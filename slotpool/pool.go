@@ -226,7 +226,7 @@ func (p *Pool) Offer(now time.Time, slots ...Slot) error {
 // scan in the given order find the slot to name.
 func (p *Pool) checkNew(op string, slots []Slot) error {
 	if len(slots) > 1 {
-		ids := slices.Grow(p.idSortBuf[:0], len(slots)) // once, not by doubling
+		ids := p.idSortBuf[:0]
 		for _, s := range slots {
 			ids = append(ids, s.ID)
 		}

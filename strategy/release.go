@@ -1,8 +1,6 @@
 package strategy
 
 import (
-	"slices"
-
 	"go.uber.org/zap"
 
 	"github.com/regionsched/regionsched/region"
@@ -44,7 +42,6 @@ func (s *Strategy) consumerFinished(g topology.GroupID) {
 func (s *Strategy) releaseFinishedPartitions(g topology.GroupID) {
 	first, n := s.topo.GroupPartitions(g)
 	before := len(s.release)
-	s.release = slices.Grow(s.release, int(n)) // a wide group's partitions at once, not by doubling
 	for k := range n {
 		if p := first + topology.ResultPartitionID(k); s.partitionOf(g, p) == partitionFinished {
 			s.releasePartition(g, p)

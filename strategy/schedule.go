@@ -1,8 +1,6 @@
 package strategy
 
 import (
-	"slices"
-
 	"go.uber.org/zap"
 
 	"github.com/regionsched/regionsched/region"
@@ -16,13 +14,6 @@ func (s *Strategy) Start() (Decisions, error) {
 		return Decisions{}, ErrAlreadyStarted
 	}
 	s.started = true
-	sources := 0
-	for r := range s.region {
-		if s.region[r].unsatisfied == 0 {
-			sources++
-		}
-	}
-	s.ready = slices.Grow(s.ready, sources) // thousands of sources at once, not by doubling
 	for r := range s.region {
 		if s.region[r].unsatisfied == 0 {
 			s.ready = append(s.ready, region.ID(r))
