@@ -9,7 +9,8 @@ const denseChunkBits = 12
 // denseTable maps ids to values: keys in [0, denseLimit) (the usual dense
 // ids: slots 0..n-1, the scheduler's bulks of first attempts) index
 // chunks of a slice, allocated when a key in them is first set (and grown
-// by doubling up to their full size), others go to a map, so the hot path
+// by doubling up to their full size, or made full at once in a table that
+// holds a chunk's worth of entries), others go to a map, so the hot path
 // hashes nothing. Growing copies at most one chunk: a million ids cost
 // their chunks about once, not a doubling slice's copies. Until it holds
 // more than denseFew entries, a table keeps them in a short list instead:
