@@ -5,6 +5,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/regionsched/regionsched/internal/reuse"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -223,19 +224,36 @@ func WithDeployedReports() Option {
 // waiting and every vertex TaskCreated. Nothing is scheduled before Start.
 // Cost O(subtasks + partitions + regions + the groups' region lists).
 func New(rs *region.Regions, opts ...Option) *Strategy {
-	t := rs.Topology()
-	s := &Strategy{regions: rs, topo: t, log: zap.NewNop()}
+	s := new(Strategy)
+	s.init(&Strategy{}, rs, opts)
+	return s
+}
+
+// Reset makes s the strategy New(rs, opts...) returns, reusing s's
+// tables where they are large enough: a caller that runs one job after
+// another (the simulator, run after run) allocates them once. Decisions
+// s handed out before must not be used after Reset.
+func (s *Strategy) Reset(rs *region.Regions, opts ...Option) {
+	old := *s
+	s.init(&old, rs, opts)
+}
+
+// init makes s the strategy New(rs, opts...) returns, taking the storage
+// of its tables from old (the zero Strategy: none).
+func (s *Strategy) init(old *Strategy, rs *region.Regions, opts []Option) {
+	*s = Strategy{regions: rs, topo: rs.Topology(), log: zap.NewNop()}
 	for _, o := range opts {
 		o(s)
 	}
 	s.debug = s.log.Core().Enabled(zap.DebugLevel)
-	s.initVertices()
-	s.initGroups()
-	s.initRegions()
-	return s
+	s.initVertices(old)
+	s.initGroups(old)
+	s.initRegions(old)
+	s.ready, s.release = old.ready[:0], old.release[:0]
+	s.deployBuf, s.releaseBuf = old.deployBuf[:0], old.releaseBuf[:0]
 }
 
-func (s *Strategy) initVertices() {
+func (s *Strategy) initVertices(old *Strategy) {
 	job := s.topo.Job()
 	s.blockingOut = make([][]topology.JobEdgeID, job.NumVertices())
 	s.blockingIn = make([][]topology.JobEdgeID, job.NumVertices())
@@ -248,16 +266,16 @@ func (s *Strategy) initVertices() {
 	}
 	s.vertices = s.topo.NumExecutionVertices()
 	if s.regions.NumRegions() < s.vertices { // a region of several members
-		s.vertexState = make([]ExecutionState, s.vertices)
+		s.vertexState = reuse.Zeroed(old.vertexState, s.vertices)
 	}
 }
 
 // initGroups sets up the shares of every blocking group, all unfinished,
 // in one pass over the blocking groups and their producers.
-func (s *Strategy) initGroups() {
+func (s *Strategy) initGroups(old *Strategy) {
 	rs, t := s.regions, s.topo
 	groups := t.NumGroups()
-	s.group = make([]groupState, groups)
+	s.group = reuse.Zeroed(old.group, groups)
 	s.partitions = t.NumPartitions()
 
 	job := t.Job()
@@ -280,7 +298,7 @@ func (s *Strategy) initGroups() {
 				continue
 			}
 			if s.partitionState == nil {
-				s.partitionState = make([]partitionState, s.partitions)
+				s.partitionState = reuse.Zeroed(old.partitionState, s.partitions)
 			}
 			if k == 1 {
 				count := int32(t.GroupOnEdge(e, g).Producers.Len())
@@ -291,8 +309,8 @@ func (s *Strategy) initGroups() {
 			s.group[g] = groupState{count: k, pendingXor: xorUpTo(k - 1), unfinishedConsumers: consumers}
 			base := rs.GroupProducerBase(g)
 			if s.partitionPos == nil {
-				s.partitionPos = make([]int32, t.NumPartitions())
-				s.shareUnfinished = make([]int32, rs.GroupProducerBase(topology.GroupID(groups)))
+				s.partitionPos = reuse.Zeroed(old.partitionPos, t.NumPartitions())
+				s.shareUnfinished = reuse.Zeroed(old.shareUnfinished, int(rs.GroupProducerBase(topology.GroupID(groups))))
 			}
 			// The position of each producer's region in the sorted list:
 			// producers in id order usually meet their regions in order,
@@ -318,10 +336,10 @@ func (s *Strategy) initGroups() {
 	}
 }
 
-func (s *Strategy) initRegions() {
+func (s *Strategy) initRegions(old *Strategy) {
 	rs := s.regions
 	n := rs.NumRegions()
-	s.region = make([]regionState, n)
+	s.region = reuse.Zeroed(old.region, n)
 	for r := range n {
 		size := rs.Size(region.ID(r))
 		s.region[r] = regionState{
