@@ -142,72 +142,131 @@ func randomBulk(rng *rand.Rand, maxSize int, unboundedP float64) []Request {
 // retired, and every cached verdict matches a fresh computation.
 func TestPropertyRandomOperationsKeepInvariants(t *testing.T) {
 	for seed := uint64(1); seed <= 200; seed++ {
-		matching := resource.FitsEveryDimension
-		if seed%5 == 0 {
-			matching = resource.ExactMatch
-		}
-		rng := rand.New(rand.NewPCG(seed, 42))
+		matching := propertyMatching(seed)
+		ops := newRandomOperations(seed)
 		p := New(Config{Matching: matching, Timeout: time.Minute})
-		m := newModel()
-		now := t0
-		nextSlot, nextBulk := SlotID(1), BulkID(1)
 		for step := range 300 {
-			var err error
-			switch op := rng.IntN(100); {
-			case op < 25:
-				var slots []Slot
-				for range 1 + rng.IntN(3) {
-					s := Slot{ID: nextSlot, Profile: propertyProfiles[rng.IntN(len(propertyProfiles))]}
-					nextSlot++
-					slots = append(slots, s)
-					m.inPool[s.ID] = s.Profile
-				}
-				err = p.Offer(now, slots...)
-			case op < 50:
-				id := nextBulk
-				if retired := m.retired(nextBulk - 1); len(retired) > 0 && rng.IntN(4) == 0 {
-					id = retired[rng.IntN(len(retired))]
-				} else {
-					nextBulk++
-				}
-				r := randomBulk(rng, 5, 0.2)
-				m.bulks[id] = r
-				m.outcome[id] = BulkWaiting
-				err = p.Submit(now, Bulk{ID: id, Requests: r})
-			case op < 70:
-				if id, ok := pick(rng, m.task); ok {
-					delete(m.task, id)
-					err = p.Release(now, id)
-				}
-			case op < 78:
-				if id, ok := pick(rng, m.inPool); ok {
-					delete(m.inPool, id) // a task on it is reported Lost
-					err = p.Lose(now, id)
-				}
-			case op < 86:
-				if nextBulk > 1 {
-					id := BulkID(1 + rng.IntN(int(nextBulk-1)))
-					if m.state(id) == BulkUnknown {
-						require.ErrorIs(t, p.Cancel(now, id), ErrUnknownBulk, "seed %d step %d: cancel of retired bulk %d", seed, step, id)
-						break
-					}
-					for s, t := range m.task {
-						if BulkID(t[0]) == id {
-							delete(m.task, s)
-						}
-					}
-					m.outcome[id] = BulkCanceled
-					err = p.Cancel(now, id)
-				}
-			default:
-				now = now.Add(time.Duration(rng.IntN(40)) * time.Second)
-				p.Tick(now)
-			}
-			require.NoError(t, err, "seed %d step %d", seed, step)
+			require.NoError(t, ops.next(t, p)(p), "seed %d step %d", seed, step)
 			require.NoError(t, p.CheckInvariants(), "seed %d step %d", seed, step)
-			require.NoError(t, m.apply(p, p.Ready(), matching), "seed %d step %d", seed, step)
+			require.NoError(t, ops.m.apply(p, p.Ready(), matching), "seed %d step %d", seed, step)
 		}
 	}
+}
+
+// TestPropertyResetPoolActsAsNew: a pool reset in the middle of random
+// operations (slots held and in use, bulks waiting, timers armed) then
+// runs other random operations exactly as a new pool does, event for
+// event, keeping every invariant.
+func TestPropertyResetPoolActsAsNew(t *testing.T) {
+	for seed := uint64(1); seed <= 100; seed++ {
+		p := New(Config{Matching: propertyMatching(seed + 1), Timeout: time.Minute})
+		before := newRandomOperations(seed + 1000)
+		for range 50 + seed%150 {
+			require.NoError(t, before.next(t, p)(p))
+			require.NoError(t, before.m.apply(p, p.Ready(), propertyMatching(seed+1)))
+		}
+		matching := propertyMatching(seed)
+		cfg := Config{Matching: matching, Timeout: 30 * time.Second}
+		p.Reset(cfg)
+		fresh := New(cfg)
+		ops := newRandomOperations(seed)
+		for step := range 300 {
+			op := ops.next(t, fresh)
+			require.Equal(t, op(fresh), op(p), "seed %d step %d", seed, step)
+			require.NoError(t, p.CheckInvariants(), "seed %d step %d", seed, step)
+			want := fresh.Ready()
+			require.Equal(t, want, p.Ready(), "seed %d step %d", seed, step)
+			require.NoError(t, ops.m.apply(fresh, want, matching), "seed %d step %d", seed, step)
+		}
+	}
+}
+
+// propertyMatching is the matching of a seed's random operations.
+func propertyMatching(seed uint64) resource.Matching {
+	if seed%5 == 0 {
+		return resource.ExactMatch
+	}
+	return resource.FitsEveryDimension
+}
+
+// randomOperations draws the random operations of the property tests,
+// steered by a model of what the pool should have done.
+type randomOperations struct {
+	rng                *rand.Rand
+	m                  *model
+	seed               uint64
+	step               int
+	now                time.Time
+	nextSlot, nextBulk int64
+}
+
+func newRandomOperations(seed uint64) *randomOperations {
+	return &randomOperations{rng: rand.New(rand.NewPCG(seed, 42)), m: newModel(), seed: seed, now: t0, nextSlot: 1, nextBulk: 1}
+}
+
+// next draws the next operation (updating the model as if it succeeded)
+// and returns it, to apply to one pool or to several in lockstep. The
+// cancel of a retired bulk is checked on p, then does nothing.
+func (o *randomOperations) next(t *testing.T, p *Pool) func(*Pool) error {
+	rng, m := o.rng, o.m
+	o.step++
+	switch op := rng.IntN(100); {
+	case op < 25:
+		var slots []Slot
+		for range 1 + rng.IntN(3) {
+			s := Slot{ID: SlotID(o.nextSlot), Profile: propertyProfiles[rng.IntN(len(propertyProfiles))]}
+			o.nextSlot++
+			slots = append(slots, s)
+			m.inPool[s.ID] = s.Profile
+		}
+		now := o.now
+		return func(p *Pool) error { return p.Offer(now, slots...) }
+	case op < 50:
+		id := BulkID(o.nextBulk)
+		if retired := m.retired(BulkID(o.nextBulk - 1)); len(retired) > 0 && rng.IntN(4) == 0 {
+			id = retired[rng.IntN(len(retired))]
+		} else {
+			o.nextBulk++
+		}
+		r := randomBulk(rng, 5, 0.2)
+		m.bulks[id] = r
+		m.outcome[id] = BulkWaiting
+		now := o.now
+		return func(p *Pool) error { return p.Submit(now, Bulk{ID: id, Requests: r}) }
+	case op < 70:
+		if id, ok := pick(rng, m.task); ok {
+			delete(m.task, id)
+			now := o.now
+			return func(p *Pool) error { return p.Release(now, id) }
+		}
+	case op < 78:
+		if id, ok := pick(rng, m.inPool); ok {
+			delete(m.inPool, id) // a task on it is reported Lost
+			now := o.now
+			return func(p *Pool) error { return p.Lose(now, id) }
+		}
+	case op < 86:
+		if o.nextBulk > 1 {
+			id := BulkID(1 + rng.IntN(int(o.nextBulk-1)))
+			if m.state(id) == BulkUnknown {
+				require.ErrorIs(t, p.Cancel(o.now, id), ErrUnknownBulk, "seed %d step %d: cancel of retired bulk %d", o.seed, o.step, id)
+				break
+			}
+			for s, t := range m.task {
+				if BulkID(t[0]) == id {
+					delete(m.task, s)
+				}
+			}
+			m.outcome[id] = BulkCanceled
+			now := o.now
+			return func(p *Pool) error { return p.Cancel(now, id) }
+		}
+	default:
+		o.now = o.now.Add(time.Duration(rng.IntN(40)) * time.Second)
+		now := o.now
+		return func(p *Pool) error { p.Tick(now); return nil }
+	}
+	return func(*Pool) error { return nil }
 }
 
 // pick returns a random key of a map, deterministically for the rng.
