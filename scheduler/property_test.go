@@ -135,44 +135,87 @@ func TestRandomJobsFinish(t *testing.T) {
 	}
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, 0x5eed))
-			job, err := randomJob(rng)
-			require.NoError(t, err)
-			mode := exchange.Modes()[rng.IntN(len(exchange.Modes()))]
-			defer func() {
-				if t.Failed() {
-					var buf bytes.Buffer
-					_ = topology.Encode(&buf, job)
-					t.Logf("seed %d, mode %v, job:\n%s", seed, mode, buf.String())
-				}
-			}()
-			rs := region.FromJob(job, mode)
-			cluster := randomCluster(rng, rs)
-			counts := resource.Tally(cluster)
-			v := rs.Check(counts, resource.FitsEveryDimension)
-			require.True(t, v.Runnable, "cluster %v: %s", counts, v.Reason)
-
-			h := newHarness(t, rs, Config{}, seed)
-			h.setCapacity(counts)
-			h.offer(h.sized(cluster...)...)
-			h.start()
-			failures := rng.IntN(4)
-			injected := 0
-			for i := 0; h.s.State() == JobRunning; i++ {
-				require.Less(t, i, 100_000, "no end in sight")
-				if injected < failures && rng.IntN(4) == 0 && len(h.f.running) > 0 {
-					h.inject(rng)
-					injected++
-					continue
-				}
-				require.True(t, h.step(), "job stalls: nothing runs, waiting bulks %v, err %v", h.s.Status().Waiting, h.s.Err())
-			}
-			require.Equal(t, JobFinished, h.s.State(), "job failed: %v", h.s.Err())
-			assert.Equal(t, injected, h.stats().Failovers)
-			assert.LessOrEqual(t, h.f.maxUsed, len(cluster))
+			h := runRandomJob(t, seed, Config{}, nil, -1)
 			h.checkClean()
 		})
 	}
+}
+
+// TestResetSchedulerActsAsNew: one scheduler, reset from job to job —
+// every other one left in the middle (tasks running, bulks waiting,
+// failures injected, a Ready handed out) — runs each random job of
+// TestRandomJobsFinish exactly as a new scheduler does: the same
+// requests, deploys, cancels, releases, restarts and job changes, call
+// for call, under the harness's checks.
+func TestResetSchedulerActsAsNew(t *testing.T) {
+	reused := New(region.FromJob(flip119(t), exchange.AllBlocking), Config{})
+	for seed := uint64(1); seed <= 80; seed++ {
+		cfg := Config{ReuseReady: seed%2 == 0}
+		want := runRandomJob(t, seed, cfg, nil, -1)
+		got := runRandomJob(t, seed, cfg, reused, -1)
+		got.checkClean()
+		assert.Equal(t, want.f.requests, got.f.requests, "seed %d", seed)
+		assert.Equal(t, want.f.deploys, got.f.deploys, "seed %d", seed)
+		assert.Equal(t, want.f.cancels, got.f.cancels, "seed %d", seed)
+		assert.Equal(t, want.f.releases, got.f.releases, "seed %d", seed)
+		assert.Equal(t, want.f.restarts, got.f.restarts, "seed %d", seed)
+		assert.Equal(t, want.f.freed, got.f.freed, "seed %d", seed)
+		assert.Equal(t, want.f.jobs, got.f.jobs, "seed %d", seed)
+		assert.Equal(t, want.stats(), got.stats(), "seed %d", seed)
+		// Left in the middle, right after Start or some steps later.
+		runRandomJob(t, seed+1000, Config{ReuseReady: seed%4 < 2}, reused, int(seed%5*(seed%13)))
+	}
+}
+
+// runRandomJob runs the random job of a seed on a random cluster that
+// fits it, finishing tasks in a random order and injecting up to three
+// failures, on a new scheduler of cfg (s nil) or on s, reset. With
+// stopAfter ≥ 0 it stops after that many steps; else it requires the job
+// to finish.
+func runRandomJob(t *testing.T, seed uint64, cfg Config, s *Scheduler, stopAfter int) *harness {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	job, err := randomJob(rng)
+	require.NoError(t, err)
+	mode := exchange.Modes()[rng.IntN(len(exchange.Modes()))]
+	defer func() {
+		if t.Failed() {
+			var buf bytes.Buffer
+			_ = topology.Encode(&buf, job)
+			t.Logf("seed %d, mode %v, job:\n%s", seed, mode, buf.String())
+		}
+	}()
+	rs := region.FromJob(job, mode)
+	cluster := randomCluster(rng, rs)
+	counts := resource.Tally(cluster)
+	v := rs.Check(counts, resource.FitsEveryDimension)
+	require.True(t, v.Runnable, "cluster %v: %s", counts, v.Reason)
+
+	h := newHarness(t, rs, cfg, seed)
+	if s != nil {
+		s.Reset(rs, cfg)
+		h.s, h.f.s = s, s
+	}
+	h.setCapacity(counts)
+	h.offer(h.sized(cluster...)...)
+	h.start()
+	failures := rng.IntN(4)
+	injected := 0
+	for i := 0; h.s.State() == JobRunning; i++ {
+		if i == stopAfter {
+			return h
+		}
+		require.Less(t, i, 100_000, "no end in sight")
+		if injected < failures && rng.IntN(4) == 0 && len(h.f.running) > 0 {
+			h.inject(rng)
+			injected++
+			continue
+		}
+		require.True(t, h.step(), "job stalls: nothing runs, waiting bulks %v, err %v", h.s.Status().Waiting, h.s.Err())
+	}
+	require.Equal(t, JobFinished, h.s.State(), "job failed: %v", h.s.Err())
+	assert.Equal(t, injected, h.stats().Failovers)
+	assert.LessOrEqual(t, h.f.maxUsed, len(cluster))
+	return h
 }
 
 // inject makes one random failure happen, then checks that a late report

@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/regionsched/regionsched/internal/reuse"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
@@ -232,6 +233,25 @@ type Scheduler struct {
 
 // New creates a scheduler for the regions of one job.
 func New(rs *region.Regions, cfg Config) *Scheduler {
+	s := new(Scheduler)
+	s.init(&Scheduler{}, rs, cfg)
+	return s
+}
+
+// Reset makes s the scheduler New(rs, cfg) returns, reusing the storage
+// of s, its strategy and its pool: a caller that runs one job after
+// another (the simulator, run after run) allocates their tables once,
+// not once per job, and gives the garbage collector less to do. Every
+// value s handed out before (a Ready, its slot lists) must not be used
+// after Reset; the slot ids of the pool's Fulfilled events stay valid.
+func (s *Scheduler) Reset(rs *region.Regions, cfg Config) {
+	old := *s
+	s.init(&old, rs, cfg)
+}
+
+// init makes s the scheduler New(rs, cfg) returns, taking storage from
+// old (the zero Scheduler: none).
+func (s *Scheduler) init(old *Scheduler, rs *region.Regions, cfg Config) {
 	log := cfg.Logger
 	if log == nil {
 		log = zap.NewNop()
@@ -241,19 +261,35 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 	if cfg.Admission != nil {
 		pc.Admission = true
 	}
-	pool := slotpool.New(pc)
-	s := &Scheduler{
+	pool := old.pool
+	if pool != nil {
+		pool.Reset(pc)
+	} else {
+		pool = slotpool.New(pc)
+	}
+	opts := []strategy.Option{strategy.WithLogger(log.Named("strategy")), strategy.WithReusedDecisions(), strategy.WithDeployedReports()}
+	st := old.strategy
+	if st != nil {
+		st.Reset(rs, opts...)
+	} else {
+		st = strategy.New(rs, opts...)
+	}
+	*s = Scheduler{
 		rs:       rs,
-		strategy: strategy.New(rs, strategy.WithLogger(log.Named("strategy")), strategy.WithReusedDecisions(), strategy.WithDeployedReports()),
+		strategy: st,
 		pool:     pool,
 		link:     slotpool.NewLink(pool, cfg.Admission, log.Named("link")),
 		log:      log,
 		debug:    log.Core().Enabled(zap.DebugLevel),
-		regions:  make([]regionRun, rs.NumRegions()),
+		regions:  reuse.Zeroed(old.regions, rs.NumRegions()),
+		oneSlots: old.oneSlots.reset(),
 		reuse:    cfg.ReuseReady,
 	}
+	for i := range s.bufs {
+		s.bufs[i].Requests = reuse.Emptied(old.bufs[i].Requests)
+		s.bufs[i].Deploy = old.bufs[i].Deploy[:0]
+	}
 	s.rd = &s.bufs[0]
-	return s
 }
 
 // Regions returns the job's regions (immutable).
