@@ -87,6 +87,9 @@ type engine struct {
 	// eagerJobs, in an eager multi-job run (no admission to ask), is each
 	// job's first deploy and last finish.
 	eagerJobs []eagerJob
+	// store is the storage the run takes its schedulers and tables from
+	// and leaves them in (see release).
+	store *storage
 }
 
 // eagerJob is what an eager multi-job run learns of one job from its
@@ -96,8 +99,8 @@ type eagerJob struct {
 	firstDeploy, lastFinish time.Duration
 }
 
-func newEngine(cfg Config) *engine {
-	e := newBaseEngine(cfg, 0)
+func newEngine(cfg Config, st *storage) *engine {
+	e := newBaseEngine(cfg, 0, st)
 	if cfg.Policy == EagerPolicy {
 		e.policy = newEagerPolicy(e)
 	} else {
@@ -109,8 +112,8 @@ func newEngine(cfg Config) *engine {
 // newJobsEngine is the engine of a multi-job run: the jobs side by side in
 // one model, a scheduler per job behind the admission (or the eager
 // baseline over all of them).
-func newJobsEngine(cfg Config, jc JobsConfig, set *jobSet) (*engine, error) {
-	e := newBaseEngine(cfg, len(jc.Jobs)) // one more slot per job for its driver
+func newJobsEngine(cfg Config, jc JobsConfig, set *jobSet, st *storage) (*engine, error) {
+	e := newBaseEngine(cfg, len(jc.Jobs), st) // one more slot per job for its driver
 	e.set = set
 	if cfg.Policy == EagerPolicy {
 		e.policy = newEagerPolicy(e)
@@ -131,7 +134,7 @@ func newJobsEngine(cfg Config, jc JobsConfig, set *jobSet) (*engine, error) {
 // newBaseEngine sets up the model, the slots and the hooks; the caller
 // sets the policy. extra counts slots the run may need beyond one per
 // task (drivers).
-func newBaseEngine(cfg Config, extra int) *engine {
+func newBaseEngine(cfg Config, extra int, st *storage) *engine {
 	src := rand.NewPCG(cfg.Seed, 0x5eed)
 	rng := rand.New(src)
 	rs := cfg.Regions
@@ -140,7 +143,7 @@ func newBaseEngine(cfg Config, extra int) *engine {
 		// packing does not fit the cluster gets its resource-aware packing.
 		rs = rs.ForCluster(cfg.Cluster, cfg.Matching)
 	}
-	e := &engine{cfg: cfg, rs: rs, topo: cfg.Regions.Topology(), rng: rng, log: cfg.Logger, atTime: epoch}
+	e := &engine{cfg: cfg, rs: rs, topo: cfg.Regions.Topology(), rng: rng, log: cfg.Logger, atTime: epoch, store: st}
 	if e.log == nil {
 		e.log = zap.NewNop()
 	}
@@ -168,7 +171,7 @@ func newBaseEngine(cfg Config, extra int) *engine {
 	if cfg.Ties == TiesSeeded {
 		seededTies = src // the same source: tie-breakers and the engine's draws in one sequence
 	}
-	e.model = newModel(e.topo, failures, seededTies)
+	e.model = newModel(e.topo, failures, seededTies, e.store)
 	// Pending events are mostly the progress ends of deployed tasks, a
 	// few per slot, and a wave of them shares its time: room for two per
 	// modelled slot in the first bucket (up to 65,536 events, 2 MiB;

@@ -204,7 +204,7 @@ func (p *jobsPolicy) submit(r *jobRun) {
 		// reported as a deadlock, not as timeouts 5 minutes later.
 		timeout = slotpool.NoTimeout
 	}
-	r.rp = &regionPolicy{e: p.e, rs: rs, off: p.set.offsets[r.i], sched: scheduler.New(rs, scheduler.Config{
+	r.rp = &regionPolicy{e: p.e, rs: rs, off: p.set.offsets[r.i], sched: p.e.store.scheduler(rs, scheduler.Config{
 		Pool: slotpool.Config{Matching: p.cfg.Matching, Timeout: timeout,
 			// Slots a job does not use go back to the admission at once,
 			// for the other jobs.
@@ -501,4 +501,15 @@ func (e *engine) jobResults() []JobResult {
 		}
 	}
 	return out
+}
+
+// appendSchedulers appends the schedulers of the jobs that were
+// submitted to scheds (for the next run, see storage).
+func (p *jobsPolicy) appendSchedulers(scheds []*scheduler.Scheduler) []*scheduler.Scheduler {
+	for _, r := range p.runs {
+		if r.rp != nil {
+			scheds = append(scheds, r.rp.sched)
+		}
+	}
+	return scheds
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/regionsched/regionsched/internal/reuse"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -90,12 +91,12 @@ type model struct {
 	onProgress    func(v int32, on bool) // a deployed task starts or stops making progress (its slot is still set)
 }
 
-func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, seededTies *rand.PCG) *model {
+func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, seededTies *rand.PCG, st *storage) *model {
 	job := t.Job()
 	m := &model{
 		topo:                t,
-		tasks:               make([]task, t.NumExecutionVertices()),
-		runs:                make([]taskRun, t.NumExecutionVertices()),
+		tasks:               reuse.Zeroed(st.tasks, t.NumExecutionVertices()),
+		runs:                reuse.Zeroed(st.runs, t.NumExecutionVertices()),
 		duration:            make([]time.Duration, job.NumVertices()),
 		pipelined:           make([]bool, job.NumEdges()),
 		forward:             make([]bool, job.NumEdges()),

@@ -170,7 +170,21 @@ type Restart struct {
 
 // Run simulates the job to its end. The error is for a bad Config; the
 // job's own fate is in the Result.
+//
+// A run leaves its scheduler and its tables to the next (on any
+// goroutine; Run is safe for concurrent use): runs one after another —
+// a seed sweep, a what-if loop — allocate them once, which spares most
+// of a run's allocation and of the garbage collector's work. What a run
+// leaves is dropped after two garbage collections without a run to take
+// it.
 func Run(cfg Config) (*Result, error) {
+	st := takeStorage()
+	defer storages.Put(st)
+	return runWith(cfg, st)
+}
+
+// runWith is Run on the storage st (see storage).
+func runWith(cfg Config, st *storage) (*Result, error) {
 	if cfg.Regions == nil {
 		return nil, errors.New("simulator: Config.Regions is nil")
 	}
@@ -186,7 +200,8 @@ func Run(cfg Config) (*Result, error) {
 	if err := checkHorizon(cfg); err != nil {
 		return nil, err
 	}
-	e := newEngine(cfg)
+	e := newEngine(cfg, st)
+	defer e.release()
 	return e.run()
 }
 
