@@ -134,8 +134,9 @@ func New(cfg Config) *Pool {
 	return p
 }
 
-// Reset makes p the empty pool New(cfg) returns, keeping its bulk
-// records, its event buffer and its maps for the bulks to come. A caller
+// Reset makes p the empty pool New(cfg) returns, keeping its tables of
+// slots and bulks, its event buffer and its maps for the slots and bulks
+// to come. A caller
 // that runs one job after another (the simulator, run after run) then
 // allocates that storage once, not once per job, and gives the garbage
 // collector less to do. The slot lists of the Fulfilled events p handed
@@ -144,15 +145,24 @@ func New(cfg Config) *Pool {
 func (p *Pool) Reset(cfg Config) {
 	store := p.bulkRecs
 	store.reset()
+	for _, c := range p.slotChunks {
+		clear(c)
+	}
+	p.slotDense.reset()
+	p.bulks.reset()
 	clear(p.profileIdx)
 	clear(p.shapeIdx)
 	clear(p.asks)
 	*p = Pool{
+		slotChunks: p.slotChunks,
+		slotDense:  p.slotDense,
+		bulks:      p.bulks,
 		bulkRecs:   store,
 		events:     reuse.Emptied(p.events),
 		profileIdx: p.profileIdx,
 		shapeIdx:   p.shapeIdx,
 		asks:       p.asks,
+		idSortBuf:  p.idSortBuf[:0],
 	}
 	p.init(cfg)
 }
