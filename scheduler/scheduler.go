@@ -290,6 +290,31 @@ func (s *Scheduler) init(old *Scheduler, rs *region.Regions, cfg Config) {
 		s.bufs[i].Deploy = old.bufs[i].Deploy[:0]
 	}
 	s.rd = &s.bufs[0]
+	s.keepSlotLists(old)
+	s.lives, s.freeLives = reuse.Emptied(old.lives), old.freeLives[:0]
+	if old.taskSlot != nil { // read as 0 where no task was deployed, like nil
+		s.taskSlot = reuse.Zeroed(old.taskSlot, rs.Topology().NumExecutionVertices())
+	}
+	s.slots.dense = reuse.Emptied(old.slots.dense)
+	s.requestBuf = reuse.Emptied(old.requestBuf)
+}
+
+// keepSlotLists makes every slot list of old's regions of several members
+// free for s, cleared.
+func (s *Scheduler) keepSlotLists(old *Scheduler) {
+	free := old.slotsFree
+	for _, lr := range old.lives {
+		if cap(lr.slots) > 0 {
+			free = append(free, lr.slots)
+		}
+	}
+	free = append(free, old.slotsReleased...)
+	free = append(free, old.slotsOlder...)
+	for i, l := range free {
+		free[i] = reuse.Emptied(l)
+	}
+	s.slotsFree = free
+	s.slotsReleased, s.slotsOlder = reuse.Emptied(old.slotsReleased), reuse.Emptied(old.slotsOlder)
 }
 
 // Regions returns the job's regions (immutable).
