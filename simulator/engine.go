@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/regionsched/regionsched/internal/reuse"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/scheduler"
@@ -155,8 +156,8 @@ func newBaseEngine(cfg Config, extra int, st *storage) *engine {
 	for _, c := range cfg.Cluster {
 		modelled += min(c.N, tasks)
 	}
-	e.slots = make([]slotRec, modelled)
-	e.slotProfiles = make([]resource.Profile, 0, modelled)
+	e.slots = reuse.Zeroed(st.slots, modelled)
+	e.slotProfiles = slices.Grow(reuse.Emptied(st.slotProfiles), modelled)
 	for _, c := range cfg.Cluster {
 		e.clusterSize = min(e.clusterSize+c.N, region.MaxClusterSlots) // Run checked the total
 		for range min(c.N, tasks) {
@@ -221,7 +222,8 @@ func (e *engine) at() time.Time {
 // poolSlots lists the modelled slots as a slot pool (or an admission)
 // knows them: id i is slot i, with its profile.
 func (e *engine) poolSlots() []slotpool.Slot {
-	slots := make([]slotpool.Slot, len(e.slotProfiles))
+	slots := reuse.Zeroed(e.store.offered, len(e.slotProfiles)) // the pool and the admission copy them
+	e.store.offered = slots
 	for i, pr := range e.slotProfiles {
 		slots[i] = slotpool.Slot{ID: slotpool.SlotID(i), Profile: pr}
 	}

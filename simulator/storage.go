@@ -4,12 +4,15 @@ import (
 	"sync"
 
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // storage is what a run leaves to the next: the schedulers it ran, which
 // the next run resets for its own jobs (scheduler.Reset keeps their
-// strategy's and pool's tables), and the model's tables. Runs one after
+// strategy's and pool's tables), the model's tables and the engine's
+// slot tables. Runs one after
 // another — a seed sweep, a benchmark, a what-if loop — then allocate
 // them once, not once per run. The tables are most of what a run
 // allocates, so the garbage collector then runs less often, and the
@@ -21,9 +24,12 @@ import (
 // it is taken, so a run's outcome does not depend on which storage it
 // got (TestReusedStorageRunsAsNew).
 type storage struct {
-	scheds []*scheduler.Scheduler
-	tasks  []task
-	runs   []taskRun
+	scheds       []*scheduler.Scheduler
+	tasks        []task
+	runs         []taskRun
+	slots        []slotRec
+	slotProfiles []resource.Profile
+	offered      []slotpool.Slot // the slots offered to the pool or the admission
 }
 
 // storages holds the storage of finished runs. A sync.Pool: runs on
@@ -52,8 +58,8 @@ func (st *storage) scheduler(rs *region.Regions, cfg scheduler.Config) *schedule
 	return scheduler.New(rs, cfg)
 }
 
-// release leaves the engine's schedulers and its model's tables in its
-// storage for the next run. The engine must not be used after.
+// release leaves the engine's schedulers, its model's tables and its
+// slot tables in its storage for the next run. The engine must not be used after.
 func (e *engine) release() {
 	st := e.store
 	switch p := e.policy.(type) {
@@ -63,5 +69,6 @@ func (e *engine) release() {
 		st.scheds = p.appendSchedulers(st.scheds)
 	}
 	st.tasks, st.runs = e.model.tasks, e.model.runs
+	st.slots, st.slotProfiles = e.slots, e.slotProfiles
 	e.store, e.model = nil, nil
 }
