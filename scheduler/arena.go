@@ -1,9 +1,6 @@
 package scheduler
 
-import (
-	"github.com/regionsched/regionsched/internal/reuse"
-	"github.com/regionsched/regionsched/region"
-)
+import "github.com/regionsched/regionsched/region"
 
 // arenaChunk is the number of slots in one chunk of a slotArena.
 const arenaChunk = 1024
@@ -55,19 +52,4 @@ func (a *slotArena) handOut() {
 		a.free = append(a.free, c[:0])
 	}
 	a.handed, a.filled = a.filled, a.handed[:0]
-}
-
-// reset returns the arena with every chunk free and cleared, for a
-// scheduler reset: the lists handed out are invalid after.
-func (a *slotArena) reset() slotArena {
-	free := a.free
-	if a.cur != nil {
-		free = append(free, a.cur)
-	}
-	free = append(free, a.filled...)
-	free = append(free, a.handed...)
-	for i, c := range free {
-		free[i] = reuse.Emptied(c)
-	}
-	return slotArena{free: free, filled: reuse.Emptied(a.filled), handed: reuse.Emptied(a.handed)}
 }

@@ -233,24 +233,20 @@ type Scheduler struct {
 
 // New creates a scheduler for the regions of one job.
 func New(rs *region.Regions, cfg Config) *Scheduler {
+	// Built on the stack, then moved to the heap: the scheduler's record
+	// is allocated after its strategy's and pool's tables, as before Reset
+	// existed (allocated first, it ran the scheduler alone 4-5% slower for
+	// the same instructions, by where its hot fields fell in the cache).
+	var b Scheduler
+	b.init(&Scheduler{}, rs, cfg)
 	s := new(Scheduler)
-	s.init(&Scheduler{}, rs, cfg)
+	*s = b
+	s.rd = &s.bufs[0]
 	return s
 }
 
-// Reset makes s the scheduler New(rs, cfg) returns, reusing the storage
-// of s, its strategy and its pool: a caller that runs one job after
-// another (the simulator, run after run) allocates their tables once,
-// not once per job, and gives the garbage collector less to do. Every
-// value s handed out before (a Ready, its slot lists) must not be used
-// after Reset; the slot ids of the pool's Fulfilled events stay valid.
-func (s *Scheduler) Reset(rs *region.Regions, cfg Config) {
-	old := *s
-	s.init(&old, rs, cfg)
-}
-
-// init makes s the scheduler New(rs, cfg) returns, taking storage from
-// old (the zero Scheduler: none).
+// init makes s the scheduler New(rs, cfg) returns, but for s.rd (which
+// points into s), taking storage from old (the zero Scheduler: none).
 func (s *Scheduler) init(old *Scheduler, rs *region.Regions, cfg Config) {
 	log := cfg.Logger
 	if log == nil {
@@ -289,7 +285,6 @@ func (s *Scheduler) init(old *Scheduler, rs *region.Regions, cfg Config) {
 		s.bufs[i].Requests = reuse.Emptied(old.bufs[i].Requests)
 		s.bufs[i].Deploy = old.bufs[i].Deploy[:0]
 	}
-	s.rd = &s.bufs[0]
 	s.keepSlotLists(old)
 	s.lives, s.freeLives = reuse.Emptied(old.lives), old.freeLives[:0]
 	if old.taskSlot != nil { // read as 0 where no task was deployed, like nil
@@ -297,24 +292,6 @@ func (s *Scheduler) init(old *Scheduler, rs *region.Regions, cfg Config) {
 	}
 	s.slots.dense = reuse.Emptied(old.slots.dense)
 	s.requestBuf = reuse.Emptied(old.requestBuf)
-}
-
-// keepSlotLists makes every slot list of old's regions of several members
-// free for s, cleared.
-func (s *Scheduler) keepSlotLists(old *Scheduler) {
-	free := old.slotsFree
-	for _, lr := range old.lives {
-		if cap(lr.slots) > 0 {
-			free = append(free, lr.slots)
-		}
-	}
-	free = append(free, old.slotsReleased...)
-	free = append(free, old.slotsOlder...)
-	for i, l := range free {
-		free[i] = reuse.Emptied(l)
-	}
-	s.slotsFree = free
-	s.slotsReleased, s.slotsOlder = reuse.Emptied(old.slotsReleased), reuse.Emptied(old.slotsOlder)
 }
 
 // Regions returns the job's regions (immutable).

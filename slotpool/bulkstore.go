@@ -127,18 +127,3 @@ func (s *bulkStore) grow() {
 	s.free += len(c)
 	s.spare = slices.Grow(s.spare, len(c)) // room for the new records to retire
 }
-
-// reset retires every record, keeping the chunks for the bulks of a pool
-// reset (Pool.Reset); the cursor starts again at the first record. A
-// record keeps its handle and its many record (storage, written again
-// when used).
-func (s *bulkStore) reset() {
-	for _, c := range s.made {
-		for i := range c {
-			c[i] = bulk{handle: c[i].handle, many: c[i].many}
-		}
-	}
-	s.chunk, s.next = 0, 0
-	s.free = s.total
-	s.spare = s.spare[:0]
-}

@@ -179,13 +179,3 @@ func (t *denseTable[K, V]) each(f func(K, V)) {
 		f(k, v)
 	}
 }
-
-// reset empties the table, keeping its list and its chunks (cleared) for
-// the keys to come.
-func (t *denseTable[K, V]) reset() {
-	for _, c := range t.chunks {
-		clear(c)
-	}
-	clear(t.sparse)
-	*t = denseTable[K, V]{few: t.few[:0], chunks: t.chunks, sparse: t.sparse}
-}

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/regionsched/regionsched/internal/reuse"
 	"github.com/regionsched/regionsched/resource"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -132,39 +131,6 @@ func New(cfg Config) *Pool {
 	}
 	p.init(cfg)
 	return p
-}
-
-// Reset makes p the empty pool New(cfg) returns, keeping its tables of
-// slots and bulks, its event buffer and its maps for the slots and bulks
-// to come. A caller
-// that runs one job after another (the simulator, run after run) then
-// allocates that storage once, not once per job, and gives the garbage
-// collector less to do. The slot lists of the Fulfilled events p handed
-// out stay valid (they are never reused); every other value p handed
-// out, and a Link made on p, must not be used after Reset.
-func (p *Pool) Reset(cfg Config) {
-	store := p.bulkRecs
-	store.reset()
-	for _, c := range p.slotChunks {
-		clear(c)
-	}
-	p.slotDense.reset()
-	p.bulks.reset()
-	clear(p.profileIdx)
-	clear(p.shapeIdx)
-	clear(p.asks)
-	*p = Pool{
-		slotChunks: p.slotChunks,
-		slotDense:  p.slotDense,
-		bulks:      p.bulks,
-		bulkRecs:   store,
-		events:     reuse.Emptied(p.events),
-		profileIdx: p.profileIdx,
-		shapeIdx:   p.shapeIdx,
-		asks:       p.asks,
-		idSortBuf:  p.idSortBuf[:0],
-	}
-	p.init(cfg)
 }
 
 // init sets the configuration of an empty pool.
