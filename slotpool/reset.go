@@ -1,17 +1,15 @@
 package slotpool
 
-import (
-	"github.com/regionsched/regionsched/internal/reuse"
-)
+import "github.com/regionsched/regionsched/internal/reuse"
 
 // Reset makes p the empty pool New(cfg) returns, keeping its tables of
 // slots and bulks, its event buffer and its maps for the slots and bulks
-// to come. A caller
-// that runs one job after another (the simulator, run after run) then
-// allocates that storage once, not once per job, and gives the garbage
-// collector less to do. The slot lists of the Fulfilled events p handed
-// out stay valid (they are never reused); every other value p handed
-// out, and a Link made on p, must not be used after Reset.
+// to come. A caller that runs one job after another (the simulator, run
+// after run) then allocates that storage once, not once per job, and
+// gives the garbage collector less to do. The slot lists of the
+// Fulfilled events p handed out stay valid (they are never reused);
+// every other value p handed out, and a Link made on p, must not be used
+// after Reset.
 func (p *Pool) Reset(cfg Config) {
 	store := p.bulkRecs
 	store.reset()

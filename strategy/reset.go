@@ -1,8 +1,6 @@
 package strategy
 
-import (
-	"github.com/regionsched/regionsched/region"
-)
+import "github.com/regionsched/regionsched/region"
 
 // Reset makes s the strategy New(rs, opts...) returns, reusing s's
 // tables where they are large enough: a caller that runs one job after
