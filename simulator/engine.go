@@ -10,7 +10,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/regionsched/regionsched/internal/reuse"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/scheduler"
@@ -156,8 +155,8 @@ func newBaseEngine(cfg Config, extra int, st *storage) *engine {
 	for _, c := range cfg.Cluster {
 		modelled += min(c.N, tasks)
 	}
-	e.slots = reuse.Zeroed(st.slots, modelled)
-	e.slotProfiles = slices.Grow(reuse.Emptied(st.slotProfiles), modelled)
+	e.slots = sized(st.slots, modelled)
+	e.slotProfiles = sized(st.slotProfiles, modelled)[:0]
 	for _, c := range cfg.Cluster {
 		e.clusterSize = min(e.clusterSize+c.N, region.MaxClusterSlots) // Run checked the total
 		for range min(c.N, tasks) {
@@ -222,7 +221,7 @@ func (e *engine) at() time.Time {
 // poolSlots lists the modelled slots as a slot pool (or an admission)
 // knows them: id i is slot i, with its profile.
 func (e *engine) poolSlots() []slotpool.Slot {
-	slots := reuse.Zeroed(e.store.offered, len(e.slotProfiles)) // the pool and the admission copy them
+	slots := sized(e.store.offered, len(e.slotProfiles)) // the pool and the admission copy them
 	e.store.offered = slots
 	for i, pr := range e.slotProfiles {
 		slots[i] = slotpool.Slot{ID: slotpool.SlotID(i), Profile: pr}

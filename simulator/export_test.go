@@ -17,3 +17,12 @@ func (st *storage) Schedulers() int { return len(st.scheds) }
 
 // Tasks returns the capacity of st's task table.
 func (st *storage) Tasks() int { return cap(st.tasks) }
+
+// Served returns the most tasks of a job any scheduler st holds ran.
+func (st *storage) Served() int {
+	most := 0
+	for _, s := range st.scheds {
+		most = max(most, st.served[s])
+	}
+	return most
+}

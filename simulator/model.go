@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/regionsched/regionsched/internal/reuse"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -95,8 +94,8 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, s
 	job := t.Job()
 	m := &model{
 		topo:                t,
-		tasks:               reuse.Zeroed(st.tasks, t.NumExecutionVertices()),
-		runs:                reuse.Zeroed(st.runs, t.NumExecutionVertices()),
+		tasks:               sized(st.tasks, t.NumExecutionVertices()),
+		runs:                sized(st.runs, t.NumExecutionVertices()),
 		duration:            make([]time.Duration, job.NumVertices()),
 		pipelined:           make([]bool, job.NumEdges()),
 		forward:             make([]bool, job.NumEdges()),

@@ -174,9 +174,10 @@ type Restart struct {
 // A run leaves its scheduler and its tables to the next (on any
 // goroutine; Run is safe for concurrent use): runs one after another —
 // a seed sweep, a what-if loop — allocate them once, which spares most
-// of a run's allocation and of the garbage collector's work. What a run
-// leaves is dropped after two garbage collections without a run to take
-// it.
+// of a run's allocation and of the garbage collector's work. A run much
+// smaller than the one that left them makes its own instead, and lets
+// the large ones go; what no run takes is dropped after two garbage
+// collections.
 func Run(cfg Config) (*Result, error) {
 	st := takeStorage()
 	defer storages.Put(st)

@@ -3,6 +3,7 @@ package simulator
 import (
 	"sync"
 
+	"github.com/regionsched/regionsched/internal/reuse"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/scheduler"
@@ -24,7 +25,10 @@ import (
 // it is taken, so a run's outcome does not depend on which storage it
 // got (TestReusedStorageRunsAsNew).
 type storage struct {
-	scheds       []*scheduler.Scheduler
+	scheds []*scheduler.Scheduler
+	// served is, per scheduler of scheds, the most tasks of a job it ran:
+	// its tables have room for such a job, and its Reset costs as much.
+	served       map[*scheduler.Scheduler]int
 	tasks        []task
 	runs         []taskRun
 	slots        []slotRec
@@ -46,16 +50,42 @@ func takeStorage() *storage {
 }
 
 // scheduler returns a scheduler for rs and cfg: one of st's, reset, or a
-// new one.
+// new one if st has none or only one whose tables are too large for the
+// job (see tooLarge).
 func (st *storage) scheduler(rs *region.Regions, cfg scheduler.Config) *scheduler.Scheduler {
+	tasks := rs.Topology().NumExecutionVertices()
 	if n := len(st.scheds); n > 0 {
 		s := st.scheds[n-1]
 		st.scheds[n-1] = nil
 		st.scheds = st.scheds[:n-1]
-		s.Reset(rs, cfg)
-		return s
+		if !tooLarge(st.served[s], tasks) {
+			s.Reset(rs, cfg)
+			st.served[s] = max(st.served[s], tasks)
+			return s
+		}
+		delete(st.served, s)
 	}
-	return scheduler.New(rs, cfg)
+	s := scheduler.New(rs, cfg)
+	if st.served == nil {
+		st.served = map[*scheduler.Scheduler]int{}
+	}
+	st.served[s] = tasks
+	return s
+}
+
+// tooLarge reports whether storage with room for have tasks is too large
+// to keep for a job of need tasks. Resetting storage costs time in
+// proportion to its size: a sweep of small runs after a large one would
+// pay the large one's reset every run, and keep its memory.
+func tooLarge(have, need int) bool { return have > 4*need+4096 }
+
+// sized returns n zero values in old's storage, or in new storage if old
+// is too large to keep for n (see tooLarge) or too small.
+func sized[T any](old []T, n int) []T {
+	if tooLarge(cap(old), n) {
+		old = nil
+	}
+	return reuse.Zeroed(old, n)
 }
 
 // release leaves the engine's schedulers, its model's tables and its

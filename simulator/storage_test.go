@@ -177,3 +177,35 @@ func TestRunConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// TestStorageOfALargeRunIsNotKeptForSmallOnes: after a run of 60,000
+// tasks, a run of a few keeps none of its tables (resetting them would
+// cost the large run's size on every small run), and returns what it
+// returns on new storage; a run of a size close to the large one keeps
+// them.
+func TestStorageOfALargeRunIsNotKeptForSmallOnes(t *testing.T) {
+	large := region.FromJob(chains(t, 3, 20_000), exchange.AllBlocking)
+	small := region.FromJob(flip119(t), exchange.AllBlocking)
+	st := &simulator.Storage{}
+	_, err := simulator.RunWith(simulator.Config{Regions: large, Cluster: slots(1_000), Seed: 1}, st)
+	require.NoError(t, err)
+	require.Equal(t, 60_000, st.Served())
+	require.GreaterOrEqual(t, st.Tasks(), 60_000)
+
+	cfg := simulator.Config{Regions: small, Cluster: slots(4), Seed: 2, Record: true}
+	got, err := simulator.RunWith(cfg, st)
+	require.NoError(t, err)
+	want, err := simulator.RunWith(cfg, &simulator.Storage{})
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.Less(t, st.Served(), 100, "the large run's scheduler was dropped")
+	assert.Less(t, st.Tasks(), 5_000, "the large run's tables were dropped")
+
+	near := region.FromJob(chains(t, 3, 6_000), exchange.AllBlocking)
+	_, err = simulator.RunWith(simulator.Config{Regions: large, Cluster: slots(1_000), Seed: 3}, st)
+	require.NoError(t, err)
+	_, err = simulator.RunWith(simulator.Config{Regions: near, Cluster: slots(1_000), Seed: 4}, st)
+	require.NoError(t, err)
+	assert.Equal(t, 60_000, st.Served(), "18,000 tasks reuse the tables of 60,000")
+	assert.GreaterOrEqual(t, st.Tasks(), 60_000)
+}
