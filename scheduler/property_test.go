@@ -6,14 +6,17 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/internal/jobgen"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -135,7 +138,7 @@ func TestRandomJobsFinish(t *testing.T) {
 	}
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			h := runRandomJob(t, seed, Config{}, nil, -1)
+			h := runRandomJob(t, seed, Config{}, nil, -1, false)
 			h.checkClean()
 		})
 	}
@@ -143,17 +146,23 @@ func TestRandomJobsFinish(t *testing.T) {
 
 // TestResetSchedulerActsAsNew: one scheduler, reset from job to job —
 // every other one left in the middle (tasks running, bulks waiting,
-// failures injected, a Ready handed out) — runs each random job of
-// TestRandomJobsFinish exactly as a new scheduler does: the same
-// requests, deploys, cancels, releases, restarts and job changes, call
-// for call, under the harness's checks.
+// failures injected, a Ready handed out, asks outstanding) — runs each
+// random job of TestRandomJobsFinish, half of them behind an in-process
+// admission, exactly as a new scheduler does: the same requests,
+// deploys, cancels, releases, restarts, job changes and messages to the
+// admission, call for call, under the harness's checks.
 func TestResetSchedulerActsAsNew(t *testing.T) {
 	reused := New(region.FromJob(flip119(t), exchange.AllBlocking), Config{})
-	for seed := uint64(1); seed <= 80; seed++ {
-		cfg := Config{ReuseReady: seed%2 == 0}
-		want := runRandomJob(t, seed, cfg, nil, -1)
-		got := runRandomJob(t, seed, cfg, reused, -1)
-		got.checkClean()
+	for seed := uint64(1); seed <= 160; seed++ {
+		// Every other pair behind an in-process admission (its asks,
+		// grants and idle returns), on the same scheduler as the others.
+		cfg, admitted := Config{ReuseReady: seed%2 == 0}, seed%4 >= 2
+		want := runRandomJob(t, seed, cfg, nil, -1, admitted)
+		got := runRandomJob(t, seed, cfg, reused, -1, admitted)
+		if !admitted {
+			got.checkClean()
+		}
+		assert.Equal(t, want.s.State(), got.s.State(), "seed %d", seed)
 		assert.Equal(t, want.f.requests, got.f.requests, "seed %d", seed)
 		assert.Equal(t, want.f.deploys, got.f.deploys, "seed %d", seed)
 		assert.Equal(t, want.f.cancels, got.f.cancels, "seed %d", seed)
@@ -161,9 +170,10 @@ func TestResetSchedulerActsAsNew(t *testing.T) {
 		assert.Equal(t, want.f.restarts, got.f.restarts, "seed %d", seed)
 		assert.Equal(t, want.f.freed, got.f.freed, "seed %d", seed)
 		assert.Equal(t, want.f.jobs, got.f.jobs, "seed %d", seed)
+		assert.Equal(t, want.f.toAdm, got.f.toAdm, "seed %d", seed)
 		assert.Equal(t, want.stats(), got.stats(), "seed %d", seed)
 		// Left in the middle, right after Start or some steps later.
-		runRandomJob(t, seed+1000, Config{ReuseReady: seed%4 < 2}, reused, int(seed%5*(seed%13)))
+		runRandomJob(t, seed+1000, Config{ReuseReady: seed%4 < 2}, reused, int(seed%5*(seed%13)), seed%3 == 0)
 	}
 }
 
@@ -171,8 +181,10 @@ func TestResetSchedulerActsAsNew(t *testing.T) {
 // fits it, finishing tasks in a random order and injecting up to three
 // failures, on a new scheduler of cfg (s nil) or on s, reset. With
 // stopAfter ≥ 0 it stops after that many steps; else it requires the job
-// to finish.
-func runRandomJob(t *testing.T, seed uint64, cfg Config, s *Scheduler, stopAfter int) *harness {
+// to finish. With admitted, the cluster's slots come from an in-process
+// admission (admission.StaticCluster) and go back to it when idle, and
+// a run may end early where nothing is left to step.
+func runRandomJob(t *testing.T, seed uint64, cfg Config, s *Scheduler, stopAfter int, admitted bool) *harness {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	job, err := randomJob(rng)
 	require.NoError(t, err)
@@ -190,13 +202,26 @@ func runRandomJob(t *testing.T, seed uint64, cfg Config, s *Scheduler, stopAfter
 	v := rs.Check(counts, resource.FitsEveryDimension)
 	require.True(t, v.Runnable, "cluster %v: %s", counts, v.Reason)
 
+	var slots []slotpool.Slot
+	if admitted {
+		ids := newHarness(t, rs, Config{}, seed)
+		slots = ids.sized(cluster...)
+		adm, err := admission.NewStaticCluster(resource.FitsEveryDimension, slots...)
+		require.NoError(t, err)
+		cfg.Admission, cfg.Pool.IdleTimeout = adm, time.Nanosecond
+	}
 	h := newHarness(t, rs, cfg, seed)
 	if s != nil {
 		s.Reset(rs, cfg)
 		h.s, h.f.s = s, s
 	}
-	h.setCapacity(counts)
-	h.offer(h.sized(cluster...)...)
+	if admitted {
+		h.provide(slots...)
+		h.nextSlot += slotpool.SlotID(len(slots))
+	} else {
+		h.setCapacity(counts)
+		h.offer(h.sized(cluster...)...)
+	}
 	h.start()
 	failures := rng.IntN(4)
 	injected := 0
@@ -206,11 +231,24 @@ func runRandomJob(t *testing.T, seed uint64, cfg Config, s *Scheduler, stopAfter
 		}
 		require.Less(t, i, 100_000, "no end in sight")
 		if injected < failures && rng.IntN(4) == 0 && len(h.f.running) > 0 {
-			h.inject(rng)
+			if admitted { // the admission's slots are not lost
+				ids := h.f.runningIDs()
+				h.fail(ids[rng.IntN(len(ids))])
+			} else {
+				h.inject(rng)
+			}
 			injected++
 			continue
 		}
-		require.True(t, h.step(), "job stalls: nothing runs, waiting bulks %v, err %v", h.s.Status().Waiting, h.s.Err())
+		if !h.step() {
+			if admitted {
+				return h
+			}
+			require.Fail(t, "job stalls", "nothing runs, waiting bulks %v, err %v", h.s.Status().Waiting, h.s.Err())
+		}
+	}
+	if admitted {
+		return h
 	}
 	require.Equal(t, JobFinished, h.s.State(), "job failed: %v", h.s.Err())
 	assert.Equal(t, injected, h.stats().Failovers)

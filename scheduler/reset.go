@@ -8,9 +8,12 @@ import (
 // Reset makes s the scheduler New(rs, cfg) returns, reusing the storage
 // of s, its strategy and its pool: a caller that runs one job after
 // another (the simulator, run after run) allocates their tables once,
-// not once per job, and gives the garbage collector less to do. Every
-// value s handed out before (a Ready, its slot lists) must not be used
-// after Reset; the slot ids of the pool's Fulfilled events stay valid.
+// not once per job, and gives the garbage collector less to do. With
+// Config.ReuseReady, the Ready values s handed out share its storage and
+// must not be read after Reset; without it, they are the caller's, as
+// always. Reset takes time in proportion to the storage s keeps, which
+// has room for the largest job s ran: for a job much smaller than that,
+// New is cheaper, and frees the large tables.
 func (s *Scheduler) Reset(rs *region.Regions, cfg Config) {
 	old := *s
 	s.init(&old, rs, cfg)

@@ -6,10 +6,11 @@ import "github.com/regionsched/regionsched/internal/reuse"
 // slots and bulks, its event buffer and its maps for the slots and bulks
 // to come. A caller that runs one job after another (the simulator, run
 // after run) then allocates that storage once, not once per job, and
-// gives the garbage collector less to do. The slot lists of the
-// Fulfilled events p handed out stay valid (they are never reused);
-// every other value p handed out, and a Link made on p, must not be used
-// after Reset.
+// gives the garbage collector less to do. What p handed out stays the
+// caller's (the slot lists of Fulfilled events are never reused); a Link
+// made on p must not be used after Reset: it shares p's event buffers.
+// Reset takes time in proportion to the storage p keeps, which has room
+// for the most slots and bulks p held: for far fewer, New is cheaper.
 func (p *Pool) Reset(cfg Config) {
 	store := p.bulkRecs
 	store.reset()

@@ -5,7 +5,8 @@
 package reuse
 
 // Zeroed returns a slice of n zero values: old's storage if its capacity
-// holds n (cleared), else new storage. old must not be used after.
+// holds n (its first n cleared, the rest left as it was), else new
+// storage. old must not be used after.
 func Zeroed[T any](old []T, n int) []T {
 	if cap(old) < n {
 		return make([]T, n)
