@@ -46,10 +46,11 @@ func (c storageCase) run(st *simulator.Storage) storageOutcome {
 
 // TestReusedStorageRunsAsNew: runs one after another on one storage —
 // the example jobs in every mode under both policies, generated jobs with
-// a failure, clusters too small to run on, several jobs behind the
-// admission — each return exactly what they return on new storage, in
-// whatever order they come, so that storage passes from every kind of
-// run to every other, from larger jobs to smaller and back.
+// a failure, clusters too small to run on, runs stopped in the middle,
+// several jobs behind the admission — each return exactly what they
+// return on new storage, in whatever order they come, so that storage
+// passes from every kind of run to every other, from larger jobs to
+// smaller and back.
 func TestReusedStorageRunsAsNew(t *testing.T) {
 	var cases []storageCase
 	for _, path := range jobFiles(t) {
@@ -93,8 +94,14 @@ func TestReusedStorageRunsAsNew(t *testing.T) {
 		}
 	}
 	for _, q := range []admission.Policy{admission.FIFO, admission.StateAware} {
-		cases = append(cases, storageCase{name: "flood/" + q.String(), jobs: &simulator.JobsConfig{Jobs: floodJobs(t), Mode: exchange.AllBlocking,
-			Cluster: []resource.Count{{Profile: resource.Unknown, N: 4}}, Queues: []admission.QueueConfig{{Name: "root.default", Policy: q}}, Record: true}})
+		flood := func(mode exchange.Mode, maxEvents int) *simulator.JobsConfig {
+			return &simulator.JobsConfig{Jobs: floodJobs(t), Mode: mode, Cluster: []resource.Count{{Profile: resource.Unknown, N: 4}},
+				Queues: []admission.QueueConfig{{Name: "root.default", Policy: q}}, Record: true, MaxEvents: maxEvents}
+		}
+		cases = append(cases,
+			storageCase{name: "flood/" + q.String(), jobs: flood(exchange.AllBlocking, 0)},
+			// Stopped in the middle: jobs admitted, others waiting.
+			storageCase{name: "flood/" + q.String() + "/stopped", jobs: flood(exchange.AllPipelined, 25)})
 	}
 
 	want := make([]storageOutcome, len(cases))
