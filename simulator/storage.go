@@ -13,13 +13,12 @@ import (
 // storage is what a run leaves to the next: the schedulers it ran, which
 // the next run resets for its own jobs (scheduler.Reset keeps their
 // strategy's and pool's tables), the model's tables and the engine's
-// slot tables. Runs one after
-// another — a seed sweep, a benchmark, a what-if loop — then allocate
-// them once, not once per run. The tables are most of what a run
-// allocates, so the garbage collector then runs less often, and the
-// runtime no longer gives memory back to the system between runs only to
-// fault it in again (BenchmarkSimulate's blocking shuffle: about 450
-// page faults a run before, a fifth of its time).
+// slot tables. Runs one after another — a seed sweep, a benchmark, a
+// what-if loop — then allocate them once, not once per run. The tables
+// are most of what a run allocates, so the garbage collector has less to
+// do, and the runtime mostly no longer gives memory back to the system
+// between runs only to fault it in again (BenchmarkSimulate's blocking
+// shuffle: about 450 page faults a run before, a fifth of its time).
 //
 // Nothing in a Result refers to storage, and every table is reset when
 // it is taken, so a run's outcome does not depend on which storage it
