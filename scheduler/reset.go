@@ -23,16 +23,11 @@ func (s *Scheduler) Reset(rs *region.Regions, cfg Config) {
 // keepSlotLists makes every slot list of old's regions of several members
 // free for s, cleared.
 func (s *Scheduler) keepSlotLists(old *Scheduler) {
-	free := old.slotsFree
+	free := freedLists(old.slotsFree, old.slotsReleased, old.slotsOlder)
 	for _, lr := range old.lives {
 		if cap(lr.slots) > 0 {
-			free = append(free, lr.slots)
+			free = append(free, reuse.Emptied(lr.slots))
 		}
-	}
-	free = append(free, old.slotsReleased...)
-	free = append(free, old.slotsOlder...)
-	for i, l := range free {
-		free[i] = reuse.Emptied(l)
 	}
 	s.slotsFree = free
 	s.slotsReleased, s.slotsOlder = reuse.Emptied(old.slotsReleased), reuse.Emptied(old.slotsOlder)
@@ -45,10 +40,20 @@ func (a *slotArena) reset() slotArena {
 	if a.cur != nil {
 		free = append(free, a.cur)
 	}
-	free = append(free, a.filled...)
-	free = append(free, a.handed...)
-	for i, c := range free {
-		free[i] = reuse.Emptied(c)
-	}
+	free = freedLists(free, a.filled, a.handed)
 	return slotArena{free: free, filled: reuse.Emptied(a.filled), handed: reuse.Emptied(a.handed)}
+}
+
+// freedLists empties (clears) every list of free and appends those of
+// lists, emptied too: the storage of slot lists for the next job.
+func freedLists(free [][]region.Slot, lists ...[][]region.Slot) [][]region.Slot {
+	for i, l := range free {
+		free[i] = reuse.Emptied(l)
+	}
+	for _, ls := range lists {
+		for _, l := range ls {
+			free = append(free, reuse.Emptied(l))
+		}
+	}
+	return free
 }

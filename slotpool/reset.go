@@ -12,8 +12,7 @@ import "github.com/regionsched/regionsched/internal/reuse"
 // Reset takes time in proportion to the storage p keeps, which has room
 // for the most slots and bulks p held: for far fewer, New is cheaper.
 func (p *Pool) Reset(cfg Config) {
-	store := p.bulkRecs
-	store.reset()
+	p.bulkRecs.reset()
 	for _, c := range p.slotChunks {
 		clear(c)
 	}
@@ -26,7 +25,7 @@ func (p *Pool) Reset(cfg Config) {
 		slotChunks: p.slotChunks,
 		slotDense:  p.slotDense,
 		bulks:      p.bulks,
-		bulkRecs:   store,
+		bulkRecs:   p.bulkRecs,
 		events:     reuse.Emptied(p.events),
 		profileIdx: p.profileIdx,
 		shapeIdx:   p.shapeIdx,
