@@ -17,7 +17,7 @@ import (
 // tried only while that one cannot be helped, and stop at the first job
 // with nothing reclaimable behind it (the jobs after it have less).
 func (q *Queues) decide() {
-	if q.batch > 0 {
+	if q.batch > 0 || q.cfg.DecidePerInstant {
 		q.deferred = true
 		return
 	}

@@ -38,6 +38,13 @@ type Config struct {
 	// Logger receives debug logs of every decision: who was granted what,
 	// and why a job waits. nil means zap.NewNop().
 	Logger *zap.Logger
+	// DecidePerInstant makes every input (Submit, a Port's messages and
+	// reports, SetPriority, Kill, Tick) only record what happened: the
+	// admission grants, reserves and reclaims in Decide, once the caller
+	// has applied everything of one instant. The order of simultaneous
+	// inputs then never decides who gets a slot. Without it, every input
+	// decides at once (as a single job's admission does).
+	DecidePerInstant bool
 }
 
 // JobSpec is a job submitted to the admission.
@@ -278,6 +285,18 @@ type Queues struct {
 	// batch > 0 defers decisions to the end of the outermost Batch.
 	batch    int
 	deferred bool
+}
+
+// Decide grants, reserves and reclaims over everything waiting, by the
+// queue policies, as of now: with Config.DecidePerInstant, the caller
+// calls it once it has applied every input of an instant (and again after
+// the pools took what it granted, until Pending is empty). Without it,
+// inputs decide at once and Decide has nothing left to do.
+func (q *Queues) Decide(now time.Time) {
+	q.now = now
+	q.deferred = false
+	for q.decidePass() {
+	}
 }
 
 // Batch runs fn, which may submit jobs and hand the admission their

@@ -36,6 +36,12 @@ type Config struct {
 	// bulk that has to wait, AskRelease when it no longer needs it. Without
 	// it no Ask/AskRelease events are emitted.
 	Admission bool
+	// ReturnFreed, with Admission, gives a slot back to the admission
+	// (SlotRelease with ReasonStopped) as soon as its tasks end, instead of
+	// to the pool's own waiting bulks: with many jobs on one admission,
+	// which job a freed slot goes to is the admission's decision, and the
+	// job's next region asks for it like any other job.
+	ReturnFreed bool
 	// Logger receives debug logs; nil means zap.NewNop().
 	Logger *zap.Logger
 }
@@ -343,6 +349,11 @@ func (p *Pool) freeInUse(now time.Time, idx int32, s *slotRec) {
 	if reclaimed {
 		p.leave(idx)
 		p.startRelease(idx, ReasonPreempted)
+		return
+	}
+	if p.cfg.ReturnFreed && p.cfg.Admission {
+		p.leave(idx)
+		p.startRelease(idx, ReasonStopped)
 		return
 	}
 	p.makeAvailable(now, idx, s)
