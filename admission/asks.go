@@ -88,6 +88,27 @@ func (l *jobAsks) remove(a *jobAsk) {
 	l.free = a
 }
 
+// inOrder returns the ask after a in the order the job is served: its
+// head's ask first (nil a), then the others in arrival order; nil after
+// the last.
+func (l *jobAsks) inOrder(a *jobAsk) *jobAsk {
+	var next *jobAsk
+	switch {
+	case a == nil && l.head != nil:
+		return l.head
+	case a == nil:
+		next = l.first
+	case a == l.head:
+		next = l.first
+	default:
+		next = a.next
+	}
+	if next != nil && next == l.head {
+		next = next.next
+	}
+	return next
+}
+
 // took records that n slots of a were granted (it stays outstanding).
 func (l *jobAsks) took(a *jobAsk, n int) {
 	a.n -= n

@@ -30,10 +30,10 @@ func (q *Queues) decide() {
 // reserved slots: they are free again, and jobs it passed already may use
 // them.
 func (q *Queues) decidePass() (again bool) {
-	q.unreserved = false
+	q.unreserved, q.regrant = false, false
 	st := &passState{claiming: true, touched: q.touched[:0]}
 	for _, qu := range q.qorder {
-		if q.walk(qu, st) {
+		if q.walk(qu, st) || q.regrant {
 			break
 		}
 	}
@@ -41,7 +41,7 @@ func (q *Queues) decidePass() (again bool) {
 		q.updateOrder(j)
 	}
 	q.touched = st.touched[:0]
-	return q.unreserved
+	return q.unreserved || q.regrant
 }
 
 // passState is what one pass carries from job to job.
@@ -70,6 +70,9 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	}
 	if (canServe || len(j.placeholders) > 0) && q.serve(j) {
 		st.touched = append(st.touched, j)
+		if q.regrant {
+			return true // fair share: the next pass sorts by the new shares
+		}
 	}
 	lack := j.headNeed()
 	if lack == nil {
@@ -259,12 +262,19 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		}
 		grantedSome = true
 	}
+	fair := j.queue.cfg.Policy == FairShare
 	mayHave := q.nFree + len(j.reserved) + len(j.placeholders)
-	for a := j.asks.first; a != nil && j.asks.smallest() <= mayHave; {
+	// The asks in the job's order, its head's first: its pool assigns
+	// FIFO, so an ask granted past one that waits would only feed the
+	// waiting head (which takes every slot it can use) and sit there
+	// unused. Under fair share one grant at a time: the job's key changes
+	// with it, and the next grant goes to whoever is then furthest below
+	// its share.
+	for a, next := j.asks.inOrder(nil), (*jobAsk)(nil); a != nil && (!fair || !grantedSome); a = next {
+		next = j.asks.inOrder(a)
 		q.checkPlaceholders(j, a)
 		if a.allOrNothing && a.size() > mayHave {
-			a = a.next // too big for every slot it may have: no need to match
-			continue
+			break // too big for every slot it may have: no need to match
 		}
 		avail, prof := q.availableTo(j)
 		if len(avail) == 0 {
@@ -272,8 +282,7 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		}
 		asg := q.assign(a.left, avail)
 		if asg.Matched == 0 || (a.allOrNothing && !asg.Complete()) {
-			a = a.next
-			continue
+			break
 		}
 		granted := make([]slotpool.Slot, 0, asg.Matched)
 		for _, pair := range asg.Pairs {
@@ -291,16 +300,18 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		if q.debug {
 			q.log.Debug("ask granted", zap.String("job", j.spec.Name), zap.Int64("ask", int64(a.id)), zap.Int("slots", len(granted)))
 		}
-		next := a.next
-		if asg.Complete() {
-			q.markIdle(j, a, false) // its bulk runs in them now
-			j.asks.remove(a)
+		if !asg.Complete() {
+			break // the rest of it waits, and what comes after it
 		}
-		a = next
+		q.markIdle(j, a, false) // its bulk runs in them now
+		j.asks.remove(a)
 	}
 	if grantedSome {
 		q.dropClaim(j)
 		q.updateHolder(j)
+		if fair {
+			q.regrant = true
+		}
 	}
 	return grantedSome
 }

@@ -269,6 +269,9 @@ type Queues struct {
 	touched []*job
 	// unreserved: a claim gave up reserved slots during a decide pass.
 	unreserved bool
+	// regrant: a fair-share job was granted during a decide pass; the
+	// pass ends, and the next one sorts the jobs by their new shares.
+	regrant bool
 	// backoff is Config.Backoff or its default.
 	backoff Backoff
 	// gangJobs lists the jobs with a gang timer or a backoff running.

@@ -208,7 +208,7 @@ func (p *jobsPolicy) submit(r *jobRun) {
 		Pool: slotpool.Config{Matching: p.cfg.Matching, Timeout: timeout,
 			// Slots a job does not use go back to the admission at once,
 			// for the other jobs.
-			IdleTimeout: time.Nanosecond},
+			IdleTimeout: time.Nanosecond, ReturnFreed: true},
 		Admission: port,
 		Logger:    p.e.log.Named(job.Name),
 	})}
