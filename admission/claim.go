@@ -166,36 +166,21 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 	return claimMade
 }
 
-// takeBack asks v for slot idx for claimant c: a Reclaim (it comes back
-// when its task ends, at once if idle), or, when v's queue preempts and v
-// has a lower priority than c, a Revoke after the queue's ReclaimTimeout
-// (at once for 0) if it is not back by then.
+// takeBack asks v for slot idx for claimant c with a Reclaim: it comes
+// back when its task ends (at once if idle); nothing is cancelled for a
+// claim (preemption is preempt.go's).
 func (q *Queues) takeBack(c, v *job, idx int32) {
 	s := &q.slots[idx]
-	vq := v.queue.cfg
-	preempt := !s.idle && vq.Preempt && v.spec.Priority < c.spec.Priority
-	switch {
-	case preempt && vq.ReclaimTimeout == 0:
-		s.revoked = true
-		q.send(v, slotpool.Revoke{Slot: s.slot.ID, Reason: slotpool.ReasonPreempted})
-		if q.debug {
-			q.log.Debug("slot preempted", zap.String("for", c.spec.Name), zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
-		}
-	case preempt:
-		s.revokeAt = q.now.Add(vq.ReclaimTimeout)
-		q.revokes = append(q.revokes, idx)
-		fallthrough
-	default:
-		q.send(v, slotpool.Reclaim{Slot: s.slot.ID})
-		if q.debug {
-			q.log.Debug("slot reclaimed", zap.String("for", c.spec.Name), zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
-		}
+	q.send(v, slotpool.Reclaim{Slot: s.slot.ID})
+	if q.debug {
+		q.log.Debug("slot reclaimed", zap.String("for", c.spec.Name), zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
 	}
 }
 
 // fireRevokes revokes the reclaimed slots whose reclaim timeout passed
 // and that are not back yet; it reports whether it sent any.
 func (q *Queues) fireRevokes(now time.Time) bool {
+	q.withdrawStale() // nothing is cancelled for a reason that is gone
 	fired := false
 	keep := q.revokes[:0]
 	for _, idx := range q.revokes {

@@ -21,8 +21,22 @@ func (q *Queues) decide() {
 		q.deferred = true
 		return
 	}
+	q.decideNow()
+}
+
+// decideNow withdraws stale preemptions, grants and claims in passes
+// until a pass changes nothing the next could use, then lets waiting
+// jobs of preempting queues take from lower-priority ones (preempt.go).
+func (q *Queues) decideNow() {
+	for _, qu := range q.qorder {
+		if qu.cfg.Policy == FairShare {
+			q.entitle(qu)
+		}
+	}
+	q.withdrawStale()
 	for q.decidePass() {
 	}
+	q.preemptAll()
 }
 
 // decidePass is one pass of decide over the waiting jobs, queue by queue
@@ -361,12 +375,13 @@ func (q *Queues) release(j *job, idx int32) {
 func (q *Queues) handOver(idx int32) {
 	s := &q.slots[idx]
 	if s.claimant == noJob {
+		s.preempt = false
 		q.put(idx)
 		return
 	}
 	c := q.jobs[s.claimant]
 	c.incoming = removeIdx(c.incoming, idx)
-	s.owner = noJob
+	s.owner, s.preempt = noJob, false
 	q.reserveFor(c, idx)
 }
 
@@ -389,6 +404,7 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 	}
 	q.nPlaceholders -= len(j.placeholders)
 	j.placeholders = nil
+	q.dropPreemptions(j)
 	q.dropClaim(j)
 	j.held, j.yielding = nil, nil
 	j.granted, j.out, j.spare = 0, nil, nil

@@ -126,11 +126,35 @@ func (q *Queues) dropClaim(c *job) {
 	if len(c.reserved) > 0 {
 		c.queue.removeReserver(c)
 	}
+	keep := c.incoming[:0]
 	for _, idx := range c.incoming {
-		q.slots[idx].claimant = noJob
-		q.slots[idx].revokeAt = time.Time{} // nobody needs it by force any more
+		if q.slots[idx].preempt {
+			keep = append(keep, idx) // preempted for it: withdrawn only when stale (preempt.go)
+			continue
+		}
+		q.unyield(idx) // nobody needs it any more: its job keeps it
 	}
-	c.reserved, c.incoming = c.reserved[:0], c.incoming[:0]
+	c.reserved, c.incoming = c.reserved[:0], keep
+}
+
+// unyield gives a slot being reclaimed (and not revoked) back to its
+// owner's held slots: the claim it was reclaimed for is gone, so it may
+// be reclaimed again, by the next claim or preemption that needs it. (Its
+// owner's pool, asked for it with a Reclaim, gives it back when its task
+// ends, as it does every freed slot in a multi-job run.)
+func (q *Queues) unyield(idx int32) {
+	s := &q.slots[idx]
+	s.claimant, s.revokeAt, s.preempt = noJob, time.Time{}, false
+	if s.state != slotReclaiming || s.revoked || s.owner == noJob {
+		return
+	}
+	v := q.jobs[s.owner]
+	v.yielding = removeIdx(v.yielding, idx)
+	s.state = slotGranted
+	s.pos = int32(len(v.held))
+	v.held = append(v.held, idx)
+	v.queue.heldSlots++
+	q.updateHolder(v)
 }
 
 // removeIdx deletes one occurrence of idx from a small list.

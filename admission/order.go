@@ -2,6 +2,7 @@ package admission
 
 import (
 	"cmp"
+	"slices"
 
 	"github.com/emirpasic/gods/trees/redblacktree"
 )
@@ -15,7 +16,8 @@ import (
 // removes in O(n).
 
 // orderKey orders the waiting jobs of one queue: share first (fair share:
-// granted slots per unit of priority, smallest first; 0 otherwise), then
+// usage relative to the job's share, smallest first, see keyWith; 0
+// otherwise), then
 // rank (minus the priority under Priority and FairShare; 0 otherwise),
 // then submission time and order.
 type orderKey struct {
@@ -56,8 +58,15 @@ func keyWith(j *job, granted int) orderKey {
 	case Priority:
 		k.rank = -int64(j.spec.Priority)
 	case FairShare:
+		// Usage relative to the job's share: below it, the fraction of
+		// its share it holds (under 1); at or above it, after every job
+		// below its share, by slots per unit of priority (2 and more).
 		k.rank = -int64(j.spec.Priority)
-		k.share = float64(granted) / float64(j.spec.Priority)
+		if granted < j.entitled {
+			k.share = float64(granted) / float64(j.entitled)
+		} else {
+			k.share = 2 + float64(granted)/float64(j.spec.Priority)
+		}
 	}
 	return k
 }
@@ -130,4 +139,53 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// entitle shares the cluster's slots among the active jobs of a fair-share
+// queue (accepted and not ended) by priority, in whole slots: each gets
+// the whole part of its priority-weighted share, and the slots left go to
+// the largest remainders (ties: the higher priority, then the earlier
+// submission). A job's key depends on its share, so the jobs whose share
+// changed are put in their new places.
+func (q *Queues) entitle(qu *queue) {
+	qu.jobs = slices.DeleteFunc(qu.jobs, func(j *job) bool { return j.state.Terminal() })
+	weight := 0
+	for _, j := range qu.jobs {
+		weight += j.spec.Priority
+	}
+	if weight == 0 {
+		return
+	}
+	total := len(q.slots)
+	type rem struct {
+		j *job
+		r int
+	}
+	rems := make([]rem, 0, len(qu.jobs))
+	given := 0
+	for _, j := range qu.jobs {
+		whole := total * j.spec.Priority / weight
+		given += whole
+		rems = append(rems, rem{j, total*j.spec.Priority - whole*weight})
+		j.entitledNext = whole
+	}
+	slices.SortStableFunc(rems, func(a, b rem) int {
+		if c := cmp.Compare(b.r, a.r); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.j.spec.Priority, a.j.spec.Priority); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.j.seq, b.j.seq)
+	})
+	for i := 0; i < total-given && i < len(rems); i++ {
+		rems[i].j.entitledNext++
+	}
+	for _, j := range qu.jobs {
+		if j.entitled != j.entitledNext {
+			j.entitled = j.entitledNext
+			q.updateOrder(j)
+			q.updateHolder(j)
+		}
+	}
 }

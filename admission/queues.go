@@ -94,18 +94,31 @@ const (
 	// gang does not hold what it runs; the request is served from free
 	// slots as if there were no gang (YuniKorn's placeholder size mismatch).
 	PlaceholderMismatch
+	// Reclaimed: Count slots of job Victim are taken for job Job (the
+	// claimant) by preemption; Reason says why and when their tasks are
+	// cancelled. Reported before the Revokes that cancel them.
+	Reclaimed
 )
 
 // Event is something the admission tells the runtime about a job (its
 // pools get their own messages through their Port).
 type Event struct {
-	At     time.Time
-	Job    string
-	ID     JobID
-	Kind   EventKind
-	From   JobState
-	To     JobState
-	Slot   slotpool.SlotID
+	// At is when it happened.
+	At time.Time
+	// Job and ID name the job it is about (for Reclaimed: the claimant).
+	Job string
+	ID  JobID
+	// Kind says what happened.
+	Kind EventKind
+	// From and To: the states of a StateChanged.
+	From JobState
+	To   JobState
+	// Slot: the slot of a DriverGranted.
+	Slot slotpool.SlotID
+	// Victim and Count: a Reclaimed takes Count slots from job Victim.
+	Victim string
+	Count  int
+	// Reason says why.
 	Reason string
 }
 
@@ -135,6 +148,9 @@ type cslot struct {
 	idle     bool  // granted, and its owner's pool said it holds it unused (Ask.Holding)
 	// revokeAt: reclaiming, and revoked then if still not back (zero: never).
 	revokeAt time.Time
+	// preempt: reclaiming for its claimant by preemption (preempt.go):
+	// the claimant keeps it coming when its claim is given up.
+	preempt bool
 	// revoked: a Revoke was sent and the slot is not back; the pool
 	// removes the slot on it and needs no ReleaseConfirmed for its
 	// SlotRelease (the echo, or its own release that crossed the Revoke).
@@ -205,6 +221,9 @@ type job struct {
 	// reserverPos is its place in its queue's reservers while reserved
 	// is not empty.
 	reserverPos int
+	// entitled is its share of its fair-share queue's slots, in whole
+	// slots (see entitle); entitledNext is entitle's scratch.
+	entitled, entitledNext int
 }
 
 // waiting reports whether the job wants a grant.
@@ -232,6 +251,8 @@ type queue struct {
 	weight    int // sum of priorities of active jobs (fair share)
 	// startingJobs lists the jobs starting under StateAware (their timeouts).
 	startingJobs []*job
+	// jobs lists its jobs not known to have ended (fair share).
+	jobs []*job
 }
 
 // Queues is the queue-level admission for many jobs on one cluster: a
@@ -298,8 +319,7 @@ type Queues struct {
 func (q *Queues) Decide(now time.Time) {
 	q.now = now
 	q.deferred = false
-	for q.decidePass() {
-	}
+	q.decideNow()
 }
 
 // Batch runs fn, which may submit jobs and hand the admission their
@@ -311,7 +331,7 @@ func (q *Queues) Batch(fn func()) {
 	defer func() {
 		if q.batch--; q.batch == 0 && q.deferred {
 			q.deferred = false
-			q.decide()
+			q.decideNow()
 		}
 	}()
 	fn()
@@ -475,6 +495,7 @@ func (q *Queues) Submit(now time.Time, spec JobSpec) (*Port, error) {
 	}
 	q.seq++
 	q.jobs = append(q.jobs, j)
+	qu.jobs = append(qu.jobs, j)
 	q.byName[spec.Name] = j
 	q.send(j, slotpool.Capacity{Slots: q.Capacity()})
 	if reason, fits := q.fits(j); !fits {

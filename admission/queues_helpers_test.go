@@ -656,7 +656,8 @@ func (s *sim) tail(n int) string {
 //   - every slot the admission granted to a job is in that job's pool (not
 //     releasing), each pool holds exactly the slots granted to its job, so
 //     no slot is in two pools; a slot being reclaimed is in use and marked
-//     reclaimed in its pool, and only those are;
+//     reclaimed in its pool, and only those and slots whose claim was
+//     given up (granted again) are;
 //   - a driver slot is in no pool, one per job at most; a job's Granted is
 //     what it owns;
 //   - the free stacks hold exactly the free slots;
@@ -719,7 +720,10 @@ func (s *sim) invariants() error {
 		if info.State == slotpool.SlotReleasing {
 			return fmt.Errorf("slot %d of %s still releasing when quiet", cs.slot.ID, owner.spec.Name)
 		}
-		if (cs.state == slotReclaiming) != info.Reclaimed || (info.Reclaimed && info.State != slotpool.SlotInUse) {
+		// A slot being reclaimed is marked so in its pool; one whose claim
+		// was given up is granted again in the admission, and its pool
+		// still gives it back when its task ends.
+		if (cs.state == slotReclaiming && !info.Reclaimed) || (info.Reclaimed && cs.state != slotReclaiming && cs.state != slotGranted) || (info.Reclaimed && info.State != slotpool.SlotInUse) {
 			return fmt.Errorf("slot %d of %s: admission %v, pool %v reclaimed=%v", cs.slot.ID, owner.spec.Name, cs.state, info.State, info.Reclaimed)
 		}
 		inPools[cs.owner]++

@@ -1,0 +1,404 @@
+package admission
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"go.uber.org/zap"
+
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
+)
+
+// Preemption: in a queue with Preempt (a reclaim timeout), a job that
+// waits takes slots from lower-priority jobs of the same queue. Unlike a
+// claim (claim.go), which only keeps slots that come back anyway from
+// going elsewhere, it cancels tasks: the victims' slots are revoked at
+// once (a timeout of 0) or once the timeout passed if their tasks have
+// not ended by then. The rules:
+//
+//   - It serves everything the claimant waits for at that moment: its
+//     driver, then each of its waiting asks whole, in its order (as many
+//     of them as the victims can complete), and takes no more.
+//   - Victims come from the claimant's queue only, and have a lower
+//     priority than the claimant: the lowest priority first, the most
+//     recently submitted first among equals, whatever the queue's policy.
+//     Drivers are never taken, nor slots that would break a gang below its
+//     minimum. Under fair share a job preempts only while it holds less
+//     than its share, and a victim yields only as many slots as leave it
+//     behind the claimant in the queue's order (yieldable): a slot taken
+//     is never the next one the policy would hand back.
+//   - A timed preemption is withdrawn when its reason is gone: the
+//     claimant ended, stopped waiting, got what it waits for otherwise, or
+//     no longer outranks the victim (a priority change). Nothing is then
+//     cancelled; the slot comes back when its task ends, as any other.
+//   - Each victim's share of a preemption is reported as a Reclaimed
+//     event before the Revoke that cancels its tasks.
+
+// preemptAll lets the waiting jobs of every preempting queue take what
+// they wait for from lower-priority jobs of their queue, in the queue's
+// order. It reports whether it reserved free slots (decide runs another
+// pass: jobs visited already may not use them).
+func (q *Queues) preemptAll() {
+	for _, qu := range q.qorder {
+		if !qu.cfg.Preempt || qu.order.Empty() {
+			continue
+		}
+		var waiting []*job
+		it := qu.order.Iterator()
+		for it.Next() {
+			waiting = append(waiting, it.Value().(*job))
+		}
+		for _, c := range waiting {
+			if q.preemptFor(c) {
+				q.updateOrder(c)
+			}
+		}
+	}
+}
+
+// demandOf lists what c waits for, in the order it is served: its
+// driver, then each waiting ask (its head's first).
+func (c *job) demandOf() [][]resource.Count {
+	var out [][]resource.Count
+	if c.driver && !c.hasSlot {
+		out = append(out, []resource.Count{{Profile: *c.spec.Driver, N: 1}})
+	}
+	for a := c.asks.inOrder(nil); a != nil; a = c.asks.inOrder(a) {
+		if a.n > 0 {
+			out = append(out, a.left)
+		}
+	}
+	return out
+}
+
+// flatten adds up the first k entries of a demand.
+func flatten(demand [][]resource.Count, k int) []resource.Count {
+	var out []resource.Count
+	for _, d := range demand[:k] {
+		out = append(out, d...)
+	}
+	return out
+}
+
+// victimsOf returns the jobs of c's queue that c may preempt, in victim
+// order: lower priority than c, holding slots (or giving c some by a
+// claim); the lowest priority first, the most recently submitted first
+// among equals.
+func (q *Queues) victimsOf(c *job) []*job {
+	var out []*job
+	it := c.queue.holders.Iterator()
+	for it.Next() {
+		v := it.Value().(*job)
+		if v != c && v.spec.Priority < c.spec.Priority && len(v.held) > 0 {
+			out = append(out, v)
+		}
+	}
+	for _, idx := range c.incoming {
+		if q.upgradeable(c, idx) {
+			if v := q.jobs[q.slots[idx].owner]; !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *job) int {
+		if x := cmp.Compare(a.spec.Priority, b.spec.Priority); x != 0 {
+			return x
+		}
+		return cmp.Compare(b.seq, a.seq)
+	})
+	return out
+}
+
+// preemptFor takes for c, from lower-priority jobs of its queue, the
+// slots that complete what it waits for beyond the free slots and those
+// already coming to it (see the rules above). It reports whether it did
+// anything.
+func (q *Queues) preemptFor(c *job) bool {
+	if c.state.Terminal() || c.gangWaits() || q.blocked(c) != "" {
+		return false
+	}
+	if c.queue.cfg.Policy == FairShare && c.granted >= c.entitled {
+		return false // it has its share: what others hold is theirs
+	}
+	demand := c.demandOf()
+	if len(demand) == 0 {
+		return false
+	}
+	victims := q.victimsOf(c)
+	if len(victims) == 0 {
+		return false
+	}
+	np := len(q.profiles)
+	base := make([]int, np) // what c may count on without preempting
+	for p, f := range q.free {
+		base[p] += len(f)
+	}
+	for _, list := range [][]int32{c.reserved, c.incoming, c.placeholders} {
+		for _, idx := range list {
+			if !q.upgradeable(c, idx) {
+				base[q.slots[idx].profile]++
+			}
+		}
+	}
+	all := flatten(demand, len(demand))
+	if q.matched(all, base) >= sumCounts(all) {
+		return false // it has what it waits for, or it is on its way
+	}
+	// The most the victims could give, then the longest run of whole
+	// asks that completes, then only the slots that run needs.
+	have := slices.Clone(base)
+	picks := q.pickVictims(c, victims, all, have)
+	k := len(demand)
+	for k > 0 {
+		want := flatten(demand, k)
+		if q.matched(want, have) >= sumCounts(want) {
+			break
+		}
+		k--
+	}
+	if k == 0 {
+		return false
+	}
+	want := flatten(demand, k)
+	if q.matched(want, base) >= sumCounts(want) {
+		return false // the first asks are served by what comes anyway
+	}
+	have = slices.Clone(base)
+	picks = q.pickVictims(c, victims, want, have)
+	if len(picks) == 0 {
+		return false
+	}
+	// Free slots toward it are kept for it: the preempted ones complete
+	// them.
+	freeUse := make([]int, np)
+	for p, f := range q.free {
+		freeUse[p] = len(f)
+	}
+	q.reserveFree(c, want, freeUse)
+	q.takeFrom(c, picks)
+	return true
+}
+
+// upgradeable reports whether slot idx, coming to c by a claim (asked
+// back from its job, to come when its task ends), may be preempted for c
+// instead: its job is a victim of c's (same queue, lower priority).
+func (q *Queues) upgradeable(c *job, idx int32) bool {
+	s := &q.slots[idx]
+	if s.state != slotReclaiming || s.preempt || s.revoked || s.owner == noJob {
+		return false
+	}
+	v := q.jobs[s.owner]
+	return v.queue == c.queue && v.spec.Priority < c.spec.Priority
+}
+
+// pickVictims adds to have (counts per profile) the victims' slots that
+// raise the matching of want, victims in order, until want is matched:
+// of each victim, first its slots already coming to c by a claim, then
+// its idle slots, then the others. It returns the slots picked.
+func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have []int) []int32 {
+	need := sumCounts(want)
+	m := q.matched(want, have)
+	var picks []int32
+	for _, v := range victims {
+		for _, idx := range c.incoming {
+			if m >= need {
+				break
+			}
+			if s := &q.slots[idx]; s.owner != v.id || !q.upgradeable(c, idx) {
+				continue
+			}
+			have[q.slots[idx].profile]++
+			if m2 := q.matched(want, have); m2 > m {
+				m = m2
+				picks = append(picks, idx)
+				continue
+			}
+			have[q.slots[idx].profile]--
+		}
+		limit := q.yieldable(v, c)
+		gangRoom := len(v.held)
+		if g := v.spec.Gang; g != nil && v.gangDone && !v.gangExpired {
+			gangRoom = v.granted - g.MinSlots
+		}
+		for pass := 0; pass < 2 && m < need && gangRoom > 0 && limit > 0; pass++ {
+			for i := len(v.held) - 1; i >= 0 && m < need && gangRoom > 0 && limit > 0; i-- {
+				idx := v.held[i]
+				s := &q.slots[idx]
+				if s.idle != (pass == 0) {
+					continue
+				}
+				have[s.profile]++
+				if m2 := q.matched(want, have); m2 > m {
+					m = m2
+					picks = append(picks, idx)
+					limit--
+					gangRoom--
+					continue
+				}
+				have[s.profile]--
+			}
+		}
+		if m >= need {
+			break
+		}
+	}
+	return picks
+}
+
+// reserveFree keeps for c the free slots that serve want beyond what it
+// has reserved and coming, so that no job served after it in this
+// decision takes them before the preempted slots come back.
+func (q *Queues) reserveFree(c *job, want []resource.Count, freeCount []int) {
+	have := make([]int, len(q.profiles))
+	for _, list := range [][]int32{c.reserved, c.incoming, c.placeholders} {
+		for _, idx := range list {
+			if !q.upgradeable(c, idx) {
+				have[q.slots[idx].profile]++
+			}
+		}
+	}
+	m := q.matched(want, have)
+	for p := range freeCount {
+		for freeCount[p] > 0 && m < sumCounts(want) {
+			have[p]++
+			m2 := q.matched(want, have)
+			if m2 <= m {
+				have[p]--
+				break
+			}
+			m = m2
+			freeCount[p]--
+			for _, idx := range q.take(int32(p), 1) {
+				q.reserveFor(c, idx)
+			}
+		}
+	}
+}
+
+// takeFrom preempts the picked slots for c: each victim's share is
+// reported (Reclaimed), then revoked at once or after the queue's
+// reclaim timeout.
+func (q *Queues) takeFrom(c *job, picks []int32) {
+	byVictim := map[JobID][]int32{}
+	var order []JobID
+	for _, idx := range picks {
+		v := q.slots[idx].owner
+		if _, ok := byVictim[v]; !ok {
+			order = append(order, v)
+		}
+		byVictim[v] = append(byVictim[v], idx)
+	}
+	timeout := c.queue.cfg.ReclaimTimeout
+	reason := fmt.Sprintf("priority %d over %d: tasks cancelled at once", c.spec.Priority, 0)
+	for _, vid := range order {
+		v := q.jobs[vid]
+		if timeout > 0 {
+			reason = fmt.Sprintf("priority %d over %d: tasks cancelled after %d ms unless they end", c.spec.Priority, v.spec.Priority, timeout.Milliseconds())
+		} else {
+			reason = fmt.Sprintf("priority %d over %d: tasks cancelled at once", c.spec.Priority, v.spec.Priority)
+		}
+		q.events = append(q.events, Event{At: q.now, Job: c.spec.Name, ID: c.id, Kind: Reclaimed, Victim: v.spec.Name, Count: len(byVictim[vid]), Reason: reason})
+		for _, idx := range byVictim[vid] {
+			s := &q.slots[idx]
+			if s.state == slotGranted {
+				q.unhold(v, idx)
+				v.yielding = append(v.yielding, idx)
+				q.addIncoming(c, idx)
+			} // else: coming to c by its claim already, now by force
+			s.state, s.claimant, s.preempt = slotReclaiming, c.id, true
+			if timeout == 0 || s.idle {
+				s.revoked = true
+				q.send(v, slotpool.Revoke{Slot: s.slot.ID, Reason: slotpool.ReasonPreempted})
+			} else {
+				s.revokeAt = q.now.Add(timeout)
+				q.revokes = append(q.revokes, idx)
+				q.send(v, slotpool.Reclaim{Slot: s.slot.ID})
+			}
+		}
+		q.updateHolder(v)
+		if q.debug {
+			q.log.Debug("slots preempted", zap.String("for", c.spec.Name), zap.String("from", v.spec.Name), zap.Int("slots", len(byVictim[vid])), zap.String("why", reason))
+		}
+	}
+}
+
+// withdrawStale withdraws the timed preemptions whose reason is gone (see
+// the rules above): their slots stay with their jobs until their tasks
+// end, and nothing is cancelled for them.
+func (q *Queues) withdrawStale() {
+	byClaimant := map[JobID][]int32{}
+	var order []JobID
+	for _, idx := range q.revokes {
+		s := &q.slots[idx]
+		if s.state != slotReclaiming || s.revokeAt.IsZero() || !s.preempt || s.claimant == noJob {
+			continue
+		}
+		c, v := q.jobs[s.claimant], q.jobs[s.owner]
+		if c.state.Terminal() || !c.waiting() || c.spec.Priority <= v.spec.Priority {
+			q.withdraw(idx)
+			continue
+		}
+		if _, ok := byClaimant[c.id]; !ok {
+			order = append(order, c.id)
+		}
+		if !slices.Contains(byClaimant[c.id], idx) { // (revokes may list a slot twice)
+			byClaimant[c.id] = append(byClaimant[c.id], idx)
+		}
+	}
+	// A claimant keeps only the pending preemptions that what it waits for
+	// still needs beyond everything else coming to it.
+	for _, cid := range order {
+		c, pending := q.jobs[cid], byClaimant[cid]
+		demand := c.demandOf()
+		all := flatten(demand, len(demand))
+		have := make([]int, len(q.profiles))
+		for p, f := range q.free {
+			have[p] += len(f)
+		}
+		for _, list := range [][]int32{c.reserved, c.incoming, c.placeholders} {
+			for _, idx := range list {
+				if !slices.Contains(pending, idx) {
+					have[q.slots[idx].profile]++
+				}
+			}
+		}
+		m, need := q.matched(all, have), sumCounts(all)
+		for _, idx := range pending {
+			p := q.slots[idx].profile
+			have[p]++
+			if m2 := q.matched(all, have); m < need && m2 > m {
+				m = m2
+				continue
+			}
+			have[p]--
+			q.withdraw(idx)
+		}
+	}
+}
+
+// withdraw takes back a timed preemption of slot idx: no Revoke will
+// follow; the slot comes back when its task ends (the pool was asked for
+// it with a Reclaim) and is then free.
+func (q *Queues) withdraw(idx int32) {
+	s := &q.slots[idx]
+	if s.claimant == noJob {
+		return
+	}
+	c := q.jobs[s.claimant]
+	c.incoming = removeIdx(c.incoming, idx)
+	q.unyield(idx)
+	if q.debug {
+		q.log.Debug("preemption withdrawn", zap.String("for", c.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
+	}
+}
+
+// dropPreemptions withdraws every preemption made for c (it ended).
+func (q *Queues) dropPreemptions(c *job) {
+	for _, idx := range slices.Clone(c.incoming) {
+		if s := &q.slots[idx]; s.preempt {
+			q.withdraw(idx)
+		}
+	}
+}
