@@ -139,6 +139,21 @@ func TestBuilderRejectsBadGraphs(t *testing.T) {
 		{"bad priority", func() *topology.Builder {
 			return topology.NewBuilder("j").AddVertex(v("A", 1)).SetSubmission(topology.Submission{Queue: "q", Priority: 10001})
 		}, topology.ErrInvalidField, decodeErr, []string{"priority"}},
+		{"queue outside root", func() *topology.Builder {
+			s := topology.DefaultSubmission()
+			s.Queue = "default"
+			return topology.NewBuilder("j").AddVertex(v("A", 1)).SetSubmission(s)
+		}, topology.ErrInvalidQueueName, decodeErr, []string{`field "queue"`, `"default"`}},
+		{"empty user", func() *topology.Builder {
+			s := topology.DefaultSubmission()
+			s.User = ""
+			return topology.NewBuilder("j").AddVertex(v("A", 1)).SetSubmission(s)
+		}, topology.ErrInvalidField, decodeErr, []string{`field "user"`}},
+		{"negative driver startup", func() *topology.Builder {
+			s := topology.DefaultSubmission()
+			s.Driver = &topology.Driver{Startup: -time.Second}
+			return topology.NewBuilder("j").AddVertex(v("A", 1)).SetSubmission(s)
+		}, topology.ErrInvalidField, decodeErr, []string{`field "driver.startupMs"`, "-1000 ms"}},
 		{"gang of negative slots", func() *topology.Builder {
 			s := topology.DefaultSubmission()
 			s.Gang = &topology.Gang{MinSlots: -1}
