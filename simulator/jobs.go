@@ -113,6 +113,28 @@ func (r JobResult) Makespan() time.Duration {
 // ErrDuplicateJobName means two jobs of a run have the same name.
 var ErrDuplicateJobName = errors.New("simulator: duplicate job name")
 
+// ErrBadEvent means an event of JobsConfig.Events names no job of the
+// run or has a negative time.
+var ErrBadEvent = errors.New("simulator: bad event")
+
+// checkEvents refuses events that name no job of the run or come before
+// time 0.
+func checkEvents(jobs []Job, events []JobEvent) error {
+	names := make(map[string]bool, len(jobs))
+	for _, j := range jobs {
+		names[j.Name] = true
+	}
+	for i, ev := range events {
+		switch {
+		case ev.At < 0:
+			return fmt.Errorf("%w: events[%d] (%s of job %q) at %d ms: a negative time", ErrBadEvent, i, ev.Action, ev.Job, ev.At.Milliseconds())
+		case !names[ev.Job]:
+			return fmt.Errorf("%w: events[%d] (%s) names no job of the run: %q", ErrBadEvent, i, ev.Action, ev.Job)
+		}
+	}
+	return nil
+}
+
 // jobSet is the jobs of a multi-job run laid side by side in one union
 // topology: job i's execution vertices are offsets[i] ... offsets[i+1]-1.
 type jobSet struct {
@@ -186,6 +208,9 @@ func runJobsWith(cfg JobsConfig, st *storage) (*Result, []JobResult, error) {
 	}
 	set, err := newJobSet(cfg.Jobs, cfg.Mode)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkEvents(cfg.Jobs, cfg.Events); err != nil {
 		return nil, nil, err
 	}
 	single := Config{Regions: set.union, Cluster: cfg.Cluster, Policy: cfg.Policy, Seed: cfg.Seed, Ties: cfg.Ties, Matching: cfg.Matching,

@@ -149,7 +149,11 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 		return err
 	}
 	if r.eventsFile != "" {
-		if cfg.Events, err = readEvents(r.eventsFile); err != nil {
+		names := make([]string, len(jobs))
+		for i, j := range jobs {
+			names[i] = j.Name
+		}
+		if cfg.Events, err = readEventsFor(r.eventsFile, names); err != nil {
 			return badInput(err)
 		}
 	}

@@ -249,7 +249,7 @@ func TestSimulateJobsBadInput(t *testing.T) {
 		})
 	}
 	t.Run("a bad events line names its line and field", func(t *testing.T) {
-		ev := writeTemp(t, "ev.jsonl", "{\"t\": 1, \"event\": \"kill\", \"job\": \"x\", \"by\": \"a\"}\n{\"t\": 2, \"event\": \"pause\", \"job\": \"x\", \"by\": \"a\"}\n")
+		ev := writeTemp(t, "ev.jsonl", "{\"t\": 1, \"event\": \"kill\", \"job\": \"flip119-example\", \"by\": \"a\"}\n{\"t\": 2, \"event\": \"pause\", \"job\": \"x\", \"by\": \"a\"}\n")
 		res := execCLI(t, "", "simulate", "--slots", "2", "--events", ev, flip119Path)
 		assert.Equal(t, 2, res.code)
 		assert.Contains(t, res.stderr, "line 2")
