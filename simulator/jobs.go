@@ -160,19 +160,9 @@ func newJobSet(jobs []Job, mode exchange.Mode) (*jobSet, error) {
 			return nil, fmt.Errorf("%w %q", ErrDuplicateJobName, j.Name)
 		}
 		seen[j.Name] = true
-		prefix := fmt.Sprintf("%d/", i)
-		g := j.Job
-		for jv := range topology.JobVertexID(g.NumVertices()) {
-			vx := g.Vertex(jv)
-			vx.ID = prefix + vx.ID
-			b.AddVertex(vx)
-		}
-		for e := range topology.JobEdgeID(g.NumEdges()) {
-			ed := g.Edge(e)
-			ed.Source, ed.Target = prefix+ed.Source, prefix+ed.Target
-			b.AddEdge(ed)
-		}
-		rs := region.FromJob(g, mode)
+		// The vertices as the job has them: a zero duration stays zero.
+		b.AddGraph(fmt.Sprintf("%d/", i), j.Job)
+		rs := region.FromJob(j.Job, mode)
 		s.regions = append(s.regions, rs)
 		s.offsets[i+1] = s.offsets[i] + int32(rs.Topology().NumExecutionVertices())
 	}
