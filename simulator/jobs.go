@@ -81,10 +81,12 @@ type JobResult struct {
 	// State is the job's final state in the admission (completed, failed,
 	// rejected), or the state it was stuck in.
 	State admission.JobState
-	// Verdict is Finished, Failed (failed or rejected) or Deadlock (never
-	// finished).
+	// Verdict is Finished, Failed (failed or rejected), Killed, Steady (a
+	// stream fully deployed: it runs on and never finishes, rightly) or
+	// Deadlock (never finished otherwise).
 	Verdict Verdict
-	// Reason says why it failed or what it was stuck on ("" if finished).
+	// Reason says why it failed, what it was stuck on or, for a stream,
+	// what keeps running ("" if finished).
 	Reason string
 	// Submitted, FirstDeploy and Finished are virtual times; FirstDeploy
 	// is when its first task (or its driver) got a slot, -1 if never;

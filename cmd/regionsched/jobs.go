@@ -257,8 +257,8 @@ func jobLine(j simulator.JobResult) string {
 }
 
 // jobOutcome says how a job ended: "finished", its failure or rejection
-// and when ("rejected at 0 ms: ..."), or "never finished" and the admission state it was stuck
-// in.
+// and when ("rejected at 0 ms: ..."), "running: ..." for a stream that
+// runs on, or "never finished" and the admission state it was stuck in.
 func jobOutcome(j simulator.JobResult) string {
 	switch j.Verdict {
 	case simulator.Finished:
@@ -286,6 +286,8 @@ func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult, pic
 		switch {
 		case j.FirstDeploy < 0:
 			waits = append(waits, j.Name+" never started")
+		case j.Verdict == simulator.Steady: // a stream
+			waits = append(waits, fmt.Sprintf("%s waited %s, still running", j.Name, millis(j.Wait())))
 		case j.Finished < 0:
 			waits = append(waits, fmt.Sprintf("%s waited %s, never finished", j.Name, millis(j.Wait())))
 		default:
