@@ -451,22 +451,9 @@ func (e *engine) result() (*Result, error) {
 		blocked = e.neverStarted(waiting)
 	}
 	if len(holding) == 0 && len(waiting) == 0 && len(blocked) == 0 {
-		unbounded, consumers := 0, 0
-		for v := range e.model.tasks {
-			t := &e.model.tasks[v]
-			switch {
-			case t.phase != deployed:
-			case e.model.duration[t.jobVertex] == never:
-				unbounded++
-			default:
-				consumers++
-			}
-		}
+		unbounded, consumers, _ := e.runningTasks(0, int32(len(e.model.tasks)))
 		r.Verdict = Steady
-		r.Reason = fmt.Sprintf("running: every bounded task finished or reads an unbounded stream; %d unbounded tasks keep running", unbounded)
-		if consumers > 0 {
-			r.Reason += fmt.Sprintf(", %d tasks keep reading them", consumers)
-		}
+		r.Reason = steadyReason(unbounded, consumers)
 		return r, nil
 	}
 	r.Verdict = Deadlock

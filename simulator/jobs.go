@@ -81,10 +81,12 @@ type JobResult struct {
 	// State is the job's final state in the admission (completed, failed,
 	// rejected), or the state it was stuck in.
 	State admission.JobState
-	// Verdict is Finished, Failed (failed or rejected) or Deadlock (never
-	// finished).
+	// Verdict is Finished, Failed (failed or rejected), Killed, Steady (a
+	// stream fully deployed: it runs on and never finishes, rightly) or
+	// Deadlock (never finished otherwise).
 	Verdict Verdict
-	// Reason says why it failed or what it was stuck on ("" if finished).
+	// Reason says why it failed, what it was stuck on or, for a stream,
+	// what keeps running ("" if finished).
 	Reason string
 	// Submitted, FirstDeploy and Finished are virtual times; FirstDeploy
 	// is when its first task (or its driver) got a slot, -1 if never;
@@ -113,6 +115,28 @@ func (r JobResult) Makespan() time.Duration {
 // ErrDuplicateJobName means two jobs of a run have the same name.
 var ErrDuplicateJobName = errors.New("simulator: duplicate job name")
 
+// ErrBadEvent means an event of JobsConfig.Events names no job of the
+// run or has a negative time.
+var ErrBadEvent = errors.New("simulator: bad event")
+
+// checkEvents refuses events that name no job of the run or come before
+// time 0.
+func checkEvents(jobs []Job, events []JobEvent) error {
+	names := make(map[string]bool, len(jobs))
+	for _, j := range jobs {
+		names[j.Name] = true
+	}
+	for i, ev := range events {
+		switch {
+		case ev.At < 0:
+			return fmt.Errorf("%w: events[%d] (%s of job %q) at %d ms: a negative time", ErrBadEvent, i, ev.Action, ev.Job, ev.At.Milliseconds())
+		case !names[ev.Job]:
+			return fmt.Errorf("%w: events[%d] (%s) names no job of the run: %q", ErrBadEvent, i, ev.Action, ev.Job)
+		}
+	}
+	return nil
+}
+
 // jobSet is the jobs of a multi-job run laid side by side in one union
 // topology: job i's execution vertices are offsets[i] ... offsets[i+1]-1.
 type jobSet struct {
@@ -138,19 +162,9 @@ func newJobSet(jobs []Job, mode exchange.Mode) (*jobSet, error) {
 			return nil, fmt.Errorf("%w %q", ErrDuplicateJobName, j.Name)
 		}
 		seen[j.Name] = true
-		prefix := fmt.Sprintf("%d/", i)
-		g := j.Job
-		for jv := range topology.JobVertexID(g.NumVertices()) {
-			vx := g.Vertex(jv)
-			vx.ID = prefix + vx.ID
-			b.AddVertex(vx)
-		}
-		for e := range topology.JobEdgeID(g.NumEdges()) {
-			ed := g.Edge(e)
-			ed.Source, ed.Target = prefix+ed.Source, prefix+ed.Target
-			b.AddEdge(ed)
-		}
-		rs := region.FromJob(g, mode)
+		// The vertices as the job has them: a zero duration stays zero.
+		b.AddGraph(fmt.Sprintf("%d/", i), j.Job)
+		rs := region.FromJob(j.Job, mode)
 		s.regions = append(s.regions, rs)
 		s.offsets[i+1] = s.offsets[i] + int32(rs.Topology().NumExecutionVertices())
 	}
@@ -186,6 +200,9 @@ func runJobsWith(cfg JobsConfig, st *storage) (*Result, []JobResult, error) {
 	}
 	set, err := newJobSet(cfg.Jobs, cfg.Mode)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkEvents(cfg.Jobs, cfg.Events); err != nil {
 		return nil, nil, err
 	}
 	single := Config{Regions: set.union, Cluster: cfg.Cluster, Policy: cfg.Policy, Seed: cfg.Seed, Ties: cfg.Ties, Matching: cfg.Matching,

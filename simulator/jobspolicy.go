@@ -401,16 +401,28 @@ func (p *jobsPolicy) stats(res *Result) {
 }
 
 // result sets the verdict of a multi-job run: finished if every job
-// finished; deadlock if some job never ended (naming the tasks and
-// drivers holding slots while waiting, the tasks waiting for slots and
-// the jobs waiting for their drivers' slots); failed if every job ended
-// and some failed or was rejected.
+// finished; deadlock if some job never ended and is not a stream (naming
+// the tasks and drivers holding slots while waiting, the tasks waiting
+// for slots and the jobs waiting for their drivers' slots); failed if
+// every job ended or streams and some failed or was rejected; running
+// (Steady), as for one job, if the jobs that never end are streams fully
+// deployed and every other job finished (or was killed).
 func (p *jobsPolicy) result(r *Result) {
 	e := p.e
 	now := e.now()
-	var stuck, failed []string
+	waitingTasks := e.model.waiting()
+	var stuck, failed, streams []string
+	unbounded, consumers := 0, 0
 	for _, run := range p.runs {
 		name := p.cfg.Jobs[run.i].Name
+		if !run.ended {
+			if u, c, ok := e.streaming(run.i, waitingTasks); ok && run.rp != nil {
+				// A stream never finishes: it runs on, it is not stuck.
+				run.verdict, run.reason = Steady, steadyReason(u, c)
+				streams, unbounded, consumers = append(streams, name), unbounded+u, consumers+c
+				continue
+			}
+		}
 		switch {
 		case !run.ended:
 			stuck = append(stuck, name)
@@ -422,11 +434,11 @@ func (p *jobsPolicy) result(r *Result) {
 	case len(stuck) > 0:
 		var holding []string
 		for _, run := range p.runs {
-			if !run.ended && run.driverSlot >= 0 {
+			if !run.ended && run.verdict != Steady && run.driverSlot >= 0 {
 				holding = append(holding, p.cfg.Jobs[run.i].Name+":"+driverTask)
 			}
 		}
-		holding = append(holding, e.names(e.model.waiting())...)
+		holding = append(holding, e.names(waitingTasks)...)
 		waiting := e.names(p.waitingForSlots())
 		var noDriver []string
 		for _, run := range p.runs {
@@ -444,11 +456,17 @@ func (p *jobsPolicy) result(r *Result) {
 		if len(noDriver) > 0 {
 			parts = append(parts, fmt.Sprintf("%s %s for a driver's slot", listNames(noDriver, 12), verb(len(noDriver), "waits", "wait")))
 		}
+		if len(parts) == 0 { // nothing is stuck on slots
+			if r.Blocked = p.blocked(); len(r.Blocked) > 0 {
+				parts = append(parts, fmt.Sprintf("%s can never start: a blocking result %s %s is never complete",
+					listNames(r.Blocked, 12), verb(len(r.Blocked), "it", "they"), verb(len(r.Blocked), "reads", "read")))
+			}
+		}
 		r.Verdict = Deadlock
 		r.Holding, r.Waiting = holding, waiting
 		r.Reason = fmt.Sprintf("deadlock: at %d ms jobs %s never finish: %s", now.Milliseconds(), listNames(stuck, 12), strings.Join(parts, "; "))
 		for _, run := range p.runs {
-			if !run.ended {
+			if !run.ended && run.verdict != Steady {
 				run.verdict, run.reason = Deadlock, "never finished"
 			}
 		}
@@ -456,16 +474,24 @@ func (p *jobsPolicy) result(r *Result) {
 		r.Verdict = Failed
 		r.Reason = fmt.Sprintf("failed: %d of %d jobs: %s", len(failed), len(p.runs), strings.Join(failed, "; "))
 	default:
-		r.Verdict = Finished
-		r.Reason = fmt.Sprintf("finished: all %d jobs finished at %d ms", len(p.runs), now.Milliseconds())
 		var killed []string
 		for _, run := range p.runs {
 			if run.verdict == Killed {
 				killed = append(killed, p.cfg.Jobs[run.i].Name)
 			}
 		}
+		ended := len(p.runs) - len(streams)
+		r.Verdict = Finished
+		r.Reason = fmt.Sprintf("finished: all %d jobs finished at %d ms", len(p.runs), now.Milliseconds())
+		if len(streams) > 0 {
+			r.Verdict = Steady
+			r.Reason = fmt.Sprintf("%s (%s %s); %d of %d jobs finished at %d ms", steadyReason(unbounded, consumers),
+				verb(len(streams), "stream", "streams"), listNames(streams, 12), ended-len(killed), len(p.runs), now.Milliseconds())
+		} else if len(killed) > 0 {
+			r.Reason = fmt.Sprintf("finished: %d of %d jobs finished at %d ms", ended-len(killed), len(p.runs), now.Milliseconds())
+		}
 		if len(killed) > 0 {
-			r.Reason = fmt.Sprintf("finished: %d of %d jobs finished at %d ms, %s killed", len(p.runs)-len(killed), len(p.runs), now.Milliseconds(), listNames(killed, 12))
+			r.Reason += fmt.Sprintf(", %s killed", listNames(killed, 12))
 		}
 	}
 }
@@ -473,16 +499,24 @@ func (p *jobsPolicy) result(r *Result) {
 // jobResults reports each job.
 func (e *engine) jobResults() []JobResult {
 	out := make([]JobResult, len(e.set.jobs))
+	var waitingTasks []int32 // eager: the tasks holding slots while waiting, once needed
 	for i, j := range e.set.jobs {
 		out[i] = JobResult{Name: j.Name, Submitted: j.Job.Submission().SubmitAt, FirstDeploy: -1, Finished: -1}
 		if e.jobs == nil { // eager: no admission; a job finished if its tasks did
 			// The eager baseline ignores submission times: every job is
-			// there at 0 ms; it finished with its last task.
+			// there at 0 ms; it finished with its last task, or runs on
+			// if it is a stream fully deployed.
 			ej := e.eagerJobs[i]
 			out[i].Submitted, out[i].FirstDeploy, out[i].Verdict = 0, ej.firstDeploy, Finished
 			for v := e.set.offsets[i]; v < e.set.offsets[i+1]; v++ {
 				if e.model.tasks[v].phase != finished {
 					out[i].Verdict, out[i].Reason = Deadlock, "never finished"
+					if waitingTasks == nil {
+						waitingTasks = e.model.waiting()
+					}
+					if u, c, ok := e.streaming(i, waitingTasks); ok {
+						out[i].Verdict, out[i].Reason = Steady, steadyReason(u, c)
+					}
 					break
 				}
 			}

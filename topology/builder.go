@@ -41,6 +41,25 @@ func (b *Builder) addVertex(v JobVertex) *Builder {
 	return b
 }
 
+// AddGraph appends the vertices and edges of the built graph g in g's
+// order, their ids (and the edges' ends) prefixed with prefix, to lay
+// several jobs side by side in one graph. The vertices are kept as g has
+// them: g's defaults were applied when it was built, so a zero Duration
+// (a job file's "durationMs": 0) stays zero rather than becoming
+// DefaultDuration as with AddVertex. g's name and submission are not
+// carried over.
+func (b *Builder) AddGraph(prefix string, g *JobGraph) *Builder {
+	for _, v := range g.vertices {
+		v.ID = prefix + v.ID
+		b.addVertex(v)
+	}
+	for _, e := range g.edges {
+		e.Source, e.Target = prefix+e.Source, prefix+e.Target
+		b.AddEdge(e)
+	}
+	return b
+}
+
 // AddEdge appends a job edge.
 func (b *Builder) AddEdge(e JobEdge) *Builder {
 	b.edges = append(b.edges, e)

@@ -139,6 +139,21 @@ func TestBuilderRejectsBadGraphs(t *testing.T) {
 		{"bad priority", func() *topology.Builder {
 			return topology.NewBuilder("j").AddVertex(v("A", 1)).SetSubmission(topology.Submission{Queue: "q", Priority: 10001})
 		}, topology.ErrInvalidField, decodeErr, []string{"priority"}},
+		{"queue outside root", func() *topology.Builder {
+			s := topology.DefaultSubmission()
+			s.Queue = "default"
+			return topology.NewBuilder("j").AddVertex(v("A", 1)).SetSubmission(s)
+		}, topology.ErrInvalidQueueName, decodeErr, []string{`field "queue"`, `"default"`}},
+		{"empty user", func() *topology.Builder {
+			s := topology.DefaultSubmission()
+			s.User = ""
+			return topology.NewBuilder("j").AddVertex(v("A", 1)).SetSubmission(s)
+		}, topology.ErrInvalidField, decodeErr, []string{`field "user"`}},
+		{"negative driver startup", func() *topology.Builder {
+			s := topology.DefaultSubmission()
+			s.Driver = &topology.Driver{Startup: -time.Second}
+			return topology.NewBuilder("j").AddVertex(v("A", 1)).SetSubmission(s)
+		}, topology.ErrInvalidField, decodeErr, []string{`field "driver.startupMs"`, "-1000 ms"}},
 		{"gang of negative slots", func() *topology.Builder {
 			s := topology.DefaultSubmission()
 			s.Gang = &topology.Gang{MinSlots: -1}
@@ -185,4 +200,27 @@ func TestBuilderAcceptsBoundaryParallelism(t *testing.T) {
 		Build()
 	require.NoError(t, err)
 	assert.Equal(t, topology.MaxParallelism+1, g.NumSubtasks())
+}
+
+// AddGraph lays a built graph into another as it is: ids prefixed, a
+// zero duration kept (AddVertex would make it DefaultDuration).
+func TestBuilderAddGraphKeepsTheVerticesAsBuilt(t *testing.T) {
+	g, err := topology.DecodeBytes([]byte(`{"name": "z", "vertices": [{"id": "a", "parallelism": 2, "durationMs": 0},
+		{"id": "b", "parallelism": 2}], "edges": [{"source": "a", "target": "b", "shipStrategy": "forward"}]}`))
+	require.NoError(t, err)
+	both, err := topology.NewBuilder("both").AddGraph("0/", g).AddGraph("1/", g).Build()
+	require.NoError(t, err)
+	require.Equal(t, 4, both.NumVertices())
+	require.Equal(t, 2, both.NumEdges())
+	for _, id := range []string{"0/a", "1/a"} {
+		jv, ok := both.VertexIndex(id)
+		require.True(t, ok, id)
+		assert.Equal(t, time.Duration(0), both.Vertex(jv).Duration, id)
+		assert.Equal(t, 2, both.Vertex(jv).Parallelism, id)
+	}
+	jv, ok := both.VertexIndex("1/b")
+	require.True(t, ok)
+	assert.Equal(t, topology.DefaultDuration, both.Vertex(jv).Duration)
+	assert.Equal(t, topology.JobEdge{Source: "1/a", Target: "1/b", ShipStrategy: exchange.Forward}, both.Edge(1))
+	assert.Equal(t, "both", both.Name())
 }

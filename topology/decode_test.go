@@ -205,7 +205,7 @@ func TestEncodeDecodeRoundTripFLIP119(t *testing.T) {
 func TestDecodeEncodeDecodeIsStable(t *testing.T) {
 	for _, in := range []string{
 		`{"vertices":[{"id":"A","parallelism":1}]}`,
-		`{"vertices":[{"id":"A","parallelism":1}],"user":""}`,
+		`{"vertices":[{"id":"A","parallelism":1}],"queue":"root","user":"x"}`,
 		`{"vertices":[{"id":"A","parallelism":1}],"queue":"root.default","user":"anonymous","priority":5000,"submitAtMs":0}`,
 		`{"vertices":[{"id":"A","parallelism":1,"durationMs":0,"bounded":false,"resources":null}],"driver":{},"gang":{"minSlots":1,"style":"soft","timeoutMs":0}}`,
 		`{"vertices":[{"id":"A","parallelism":1,"resources":{"extended":{"x y":3}}}],"driver":{"resources":{}}}`,

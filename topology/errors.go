@@ -43,6 +43,10 @@ var (
 	ErrDuplicateField = errors.New("duplicate field")
 	// ErrMissingField means a required field is absent.
 	ErrMissingField = errors.New("missing required field")
+	// ErrInvalidQueueName means a job's queue is not a full queue name
+	// (see ValidQueueName); it arrives wrapped in a *DecodeError whose
+	// Field is "queue".
+	ErrInvalidQueueName = errors.New("invalid queue name")
 )
 
 // VertexError is an error about one job vertex.
@@ -106,7 +110,7 @@ func (e *CycleError) Unwrap() error { return ErrCycle }
 // edge: bad JSON, an unknown or missing field, a bad top-level value.
 type DecodeError struct {
 	Field  string // JSON path of the field, e.g. "vertices[2].paralelism"; "" for the whole file
-	Err    error  // ErrMalformedJSON, ErrUnknownField, ErrMissingField, ErrInvalidField or a cause
+	Err    error  // ErrMalformedJSON, ErrUnknownField, ErrMissingField, ErrInvalidField, ErrInvalidQueueName or a cause
 	Detail string
 }
 

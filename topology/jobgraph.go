@@ -11,6 +11,8 @@ import (
 const (
 	// MaxParallelism is the largest parallelism of one job vertex.
 	MaxParallelism = 1_000_000
+	// MaxPriority is the highest priority of a job (the lowest is 1).
+	MaxPriority = 10_000
 	// DefaultSlotSharingGroup is the group of a vertex that names none.
 	DefaultSlotSharingGroup = "default"
 	// DefaultDuration is the simulated run time of a subtask whose vertex
@@ -69,9 +71,9 @@ func (e JobEdge) PartitionType(m exchange.Mode) exchange.ResultPartitionType {
 // change the job's regions.
 type Submission struct {
 	SubmitAt time.Duration // submitAtMs
-	Queue    string        // default "root.default"
-	User     string        // default "anonymous"
-	Priority int           // 1 ... 10000, default 5000
+	Queue    string        // a full queue name (ValidQueueName), default "root.default"
+	User     string        // non-empty, default "anonymous"
+	Priority int           // 1 ... MaxPriority, default 5000
 	Driver   *Driver       // nil: no driver
 	Gang     *Gang         // nil: no gang reservation
 }

@@ -189,7 +189,7 @@ func decodeSubmission(f *jobFile) (Submission, error) {
 	}
 	if f.SubmitAtMs != nil {
 		if *f.SubmitAtMs < 0 || *f.SubmitAtMs > jsontext.MaxMillis {
-			return s, bad("submitAtMs", fmt.Sprintf("%d is not a non-negative number of milliseconds", *f.SubmitAtMs))
+			return s, bad("submitAtMs", fmt.Sprintf("%d is not in 0 ... %d (ms)", *f.SubmitAtMs, jsontext.MaxMillis))
 		}
 		s.SubmitAt = time.Duration(*f.SubmitAtMs) * time.Millisecond
 	}
@@ -217,7 +217,7 @@ func decodeSubmission(f *jobFile) (Submission, error) {
 		}
 		if d.StartupMs != nil {
 			if *d.StartupMs < 0 || *d.StartupMs > jsontext.MaxMillis {
-				return s, bad("driver.startupMs", fmt.Sprintf("%d is not a non-negative number of milliseconds", *d.StartupMs))
+				return s, bad("driver.startupMs", fmt.Sprintf("%d is not in 0 ... %d (ms)", *d.StartupMs, jsontext.MaxMillis))
 			}
 			s.Driver.Startup = time.Duration(*d.StartupMs) * time.Millisecond
 		}
@@ -245,7 +245,7 @@ func decodeSubmission(f *jobFile) (Submission, error) {
 		}
 		if gf.TimeoutMs != nil {
 			if *gf.TimeoutMs < 0 || *gf.TimeoutMs > jsontext.MaxMillis {
-				return s, bad("gang.timeoutMs", fmt.Sprintf("%d is not a non-negative number of milliseconds", *gf.TimeoutMs))
+				return s, bad("gang.timeoutMs", fmt.Sprintf("%d is not in 0 ... %d (ms)", *gf.TimeoutMs, jsontext.MaxMillis))
 			}
 			s.Gang.Timeout = time.Duration(*gf.TimeoutMs) * time.Millisecond
 		}
@@ -273,6 +273,21 @@ var decodeKinds = map[error]error{
 	jsontext.ErrType:         ErrInvalidField,
 }
 
+// validValues says what the number fields of a job file take, by the
+// last part of their JSON path, for a value of the wrong type ("1.5",
+// "1e30" or a string where an integer belongs).
+var validValues = map[string]string{
+	"parallelism": fmt.Sprintf("an integer in 1 ... %d", MaxParallelism),
+	"durationMs":  fmt.Sprintf("an integer number of ms in 0 ... %d", jsontext.MaxMillis),
+	"submitAtMs":  fmt.Sprintf("an integer number of ms in 0 ... %d", jsontext.MaxMillis),
+	"startupMs":   fmt.Sprintf("an integer number of ms in 0 ... %d", jsontext.MaxMillis),
+	"timeoutMs":   fmt.Sprintf("an integer number of ms in 0 ... %d", jsontext.MaxMillis),
+	"priority":    fmt.Sprintf("an integer in 1 ... %d", MaxPriority),
+	"minSlots":    "an integer of at least 1, or absent",
+	"queue":       QueueNameRule,
+	"user":        "a non-empty string",
+}
+
 // strictUnmarshal decodes one JSON value into v with jsontext.Decode
 // (exact, non-repeated field names, no trailing data) and turns its error
 // into a DecodeError whose Field is prefixed with path.
@@ -282,7 +297,11 @@ func strictUnmarshal(data []byte, v any, path string) error {
 		return err
 	}
 	if sentinel, ok := decodeKinds[de.Kind]; ok {
-		return &DecodeError{Field: de.Path, Err: sentinel, Detail: de.Detail}
+		detail := de.Detail
+		if valid, ok := validValues[de.Path[strings.LastIndexByte(de.Path, '.')+1:]]; ok && de.Kind == jsontext.ErrType {
+			detail += " (valid: " + valid + ")"
+		}
+		return &DecodeError{Field: de.Path, Err: sentinel, Detail: detail}
 	}
 	var amountErr *resource.AmountError
 	var parseErr *exchange.ParseError

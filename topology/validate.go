@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/graph/topo"
 
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/jsontext"
 )
 
 // index validates g and fills its lookup tables.
@@ -110,17 +111,19 @@ func validateSubmission(s Submission) error {
 	}
 	switch {
 	case s.SubmitAt < 0:
-		return bad("submitAtMs", "must not be negative")
-	case s.Priority < 1 || s.Priority > 10000:
-		return bad("priority", fmt.Sprintf("%d is not in 1 ... 10000", s.Priority))
-	case s.Queue == "":
-		return bad("queue", "must not be empty")
+		return bad("submitAtMs", fmt.Sprintf("%d ms is negative (valid: 0 ... %d)", s.SubmitAt.Milliseconds(), jsontext.MaxMillis))
+	case s.Priority < 1 || s.Priority > MaxPriority:
+		return bad("priority", fmt.Sprintf("%d is not in 1 ... %d", s.Priority, MaxPriority))
+	case !ValidQueueName(s.Queue):
+		return &DecodeError{Field: "queue", Err: ErrInvalidQueueName, Detail: fmt.Sprintf("%q: %s", s.Queue, QueueNameRule)}
+	case s.User == "":
+		return bad("user", `must not be empty (leave it out for the default "anonymous")`)
 	case s.Driver != nil && s.Driver.Startup < 0:
-		return bad("driver.startupMs", "must not be negative")
+		return bad("driver.startupMs", fmt.Sprintf("%d ms is negative (valid: 0 ... %d)", s.Driver.Startup.Milliseconds(), jsontext.MaxMillis))
 	case s.Gang != nil && s.Gang.MinSlots < 0:
 		return bad("gang.minSlots", fmt.Sprintf("%d must be at least 1 (or absent: derived from the job)", s.Gang.MinSlots))
 	case s.Gang != nil && s.Gang.Timeout < 0:
-		return bad("gang.timeoutMs", "must not be negative")
+		return bad("gang.timeoutMs", fmt.Sprintf("%d ms is negative (valid: 0 ... %d)", s.Gang.Timeout.Milliseconds(), jsontext.MaxMillis))
 	}
 	return nil
 }

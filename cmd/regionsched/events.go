@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -11,14 +13,102 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/internal/jsontext"
 	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/topology"
 )
 
-// readEvents reads an events file (SPEC.md section 5): JSON Lines of
+// What is wrong with a line of an events file, matched with errors.Is
+// through an *eventError.
+var (
+	// errEventJSON: the line is not one strict JSON object (a syntax
+	// error, a value of the wrong type, an unknown or repeated field,
+	// anything after the object).
+	errEventJSON = errors.New("malformed event")
+	// errEventMissing: a field the event needs is absent (or null).
+	errEventMissing = errors.New("missing field")
+	// errEventRange: a number is outside its range.
+	errEventRange = errors.New("out of range")
+	// errEventValue: a field has a value it may not have (an empty name,
+	// an unknown event kind, a priority on a kill).
+	errEventValue = errors.New("invalid value")
+	// errEventJob: the event names no job of the run.
+	errEventJob = errors.New("no such job")
+)
+
+// eventValid says what each field of an event takes, for messages.
+var eventValid = map[string]string{
+	"t":        fmt.Sprintf("an integer number of ms in 0 ... %d", jsontext.MaxMillis),
+	"event":    strings.Join(eventKinds, ", "),
+	"job":      "the name of a job of the run",
+	"priority": fmt.Sprintf("an integer in 1 ... %d", topology.MaxPriority),
+	"by":       "a non-empty user name",
+}
+
+// eventKinds are the values of an event's "event" field.
+var eventKinds = []string{"set-priority", "kill"}
+
+// eventFields are the fields of an event, in documentation order.
+var eventFields = []string{"t", "event", "job", "priority", "by"}
+
+// eventError is a bad line of an events file: it names the file, the
+// line, the column where the decoder can tell it, and the field at fault.
+type eventError struct {
+	path   string
+	line   int
+	column int    // 1-based byte column in the line; 0 when no one place is at fault
+	field  string // "" when the line as a whole is at fault
+	kind   error  // one of the errEvent sentinels
+	detail string
+	cause  error // the decoder's error, if any
+}
+
+// Error names the file, line, column and field, then what is wrong.
+func (e *eventError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "events file %s line %d", e.path, e.line)
+	if e.column > 0 {
+		fmt.Fprintf(&b, ", column %d", e.column)
+	}
+	if e.field != "" {
+		fmt.Fprintf(&b, ": field %q", e.field)
+	}
+	b.WriteString(": " + e.detail)
+	return b.String()
+}
+
+// Unwrap returns the kind of problem and, if any, the decoder's error.
+func (e *eventError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{e.kind}
+	}
+	return []error{e.kind, e.cause}
+}
+
+// eventWire is an event line as written; pointers tell absent from zero.
+type eventWire struct {
+	T        *int64  `json:"t"`
+	Event    *string `json:"event"`
+	Job      *string `json:"job"`
+	Priority *int64  `json:"priority"`
+	By       *string `json:"by"`
+}
+
+// maxEventLine bounds the length of one line of an events file.
+const maxEventLine = 1 << 20
+
+// readEvents reads an events file without checking its jobs' names (see
+// readEventsFor).
+func readEvents(path string) ([]simulator.JobEvent, error) { return readEventsFor(path, nil) }
+
+// readEventsFor reads an events file: JSON Lines of
 // {"t": ms, "event": "set-priority" | "kill", "job", "priority", "by"},
-// sorted by time (stably: lines of the same time keep their order). A bad
-// line is refused, naming its line and field.
-func readEvents(path string) ([]simulator.JobEvent, error) {
+// sorted by time (stably: lines of the same time keep their order). Each
+// line is strict like a job file (exact field names, each once, nothing
+// after the object) and range-checked; an event naming none of jobs (if
+// jobs is not nil) is refused. The error of a bad line is an *eventError
+// naming the file, the line and the field.
+func readEventsFor(path string, jobs []string) ([]simulator.JobEvent, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--events: %w", err)
@@ -26,55 +116,141 @@ func readEvents(path string) ([]simulator.JobEvent, error) {
 	defer f.Close()
 	var evs []simulator.JobEvent
 	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
+	sc.Buffer(make([]byte, 0, 64<<10), maxEventLine)
+	n := 1
+	for ; sc.Scan(); n++ {
+		line := sc.Bytes()
+		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var ev struct {
-			T        *int64 `json:"t"`
-			Event    string `json:"event"`
-			Job      string `json:"job"`
-			Priority *int64 `json:"priority"`
-			By       string `json:"by"`
+		ev, err := decodeEvent(line, jobs)
+		if err != nil {
+			err.path, err.line = path, n
+			return nil, err
 		}
-		dec := json.NewDecoder(strings.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&ev); err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", path, n, err)
-		}
-		out := simulator.JobEvent{Job: ev.Job, By: ev.By}
-		switch strings.ToLower(ev.Event) {
-		case "set-priority":
-			out.Action = admission.ActionSetPriority
-			if ev.Priority == nil {
-				return nil, fmt.Errorf("%s line %d: field \"priority\": missing (a set-priority event needs it)", path, n)
-			}
-			out.Priority = int(*ev.Priority)
-		case "kill":
-			out.Action = admission.ActionKill
-			if ev.Priority != nil {
-				return nil, fmt.Errorf("%s line %d: field \"priority\": a kill event has none", path, n)
-			}
-		default:
-			return nil, fmt.Errorf("%s line %d: field \"event\": %q is not an event (valid: set-priority, kill)", path, n, ev.Event)
-		}
-		switch {
-		case ev.T == nil || *ev.T < 0:
-			return nil, fmt.Errorf("%s line %d: field \"t\": must be given, a time in ms >= 0", path, n)
-		case ev.Job == "":
-			return nil, fmt.Errorf("%s line %d: field \"job\": must be given", path, n)
-		case ev.By == "":
-			return nil, fmt.Errorf("%s line %d: field \"by\": must be given", path, n)
-		}
-		out.At = time.Duration(*ev.T) * time.Millisecond
-		evs = append(evs, out)
+		evs = append(evs, ev)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("--events: %w", err)
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, &eventError{path: path, line: n, kind: errEventJSON, cause: err,
+				detail: fmt.Sprintf("longer than %d bytes: one event per line", maxEventLine)}
+		}
+		return nil, fmt.Errorf("--events %s: %w", path, err)
 	}
 	slices.SortStableFunc(evs, func(a, b simulator.JobEvent) int { return cmp.Compare(a.At, b.At) })
 	return evs, nil
+}
+
+// decodeEvent decodes and checks one line; the error's path and line are
+// left to the caller.
+func decodeEvent(line []byte, jobs []string) (simulator.JobEvent, *eventError) {
+	var w eventWire
+	if err := jsontext.Decode(line, &w, "", eventFields); err != nil {
+		return simulator.JobEvent{}, decodeEventError(line, err)
+	}
+	bad := func(field string, kind error, format string, a ...any) (simulator.JobEvent, *eventError) {
+		return simulator.JobEvent{}, &eventError{field: field, kind: kind, detail: fmt.Sprintf(format, a...)}
+	}
+	missing := func(field, why string) (simulator.JobEvent, *eventError) {
+		return bad(field, errEventMissing, "missing%s (valid: %s)", why, eventValid[field]) // why: "" or ": ..."
+	}
+	var out simulator.JobEvent
+	switch {
+	case w.Event == nil:
+		return missing("event", "")
+	case strings.EqualFold(*w.Event, "set-priority"):
+		out.Action = admission.ActionSetPriority
+	case strings.EqualFold(*w.Event, "kill"):
+		out.Action = admission.ActionKill
+	default:
+		return bad("event", errEventValue, "%s is not an event (valid: %s)", quoteJSON(*w.Event), eventValid["event"])
+	}
+	switch {
+	case w.T == nil:
+		return missing("t", "")
+	case *w.T < 0 || *w.T > jsontext.MaxMillis:
+		return bad("t", errEventRange, "%d is not in 0 ... %d (the time of the event, in ms)", *w.T, jsontext.MaxMillis)
+	}
+	out.At = time.Duration(*w.T) * time.Millisecond
+	switch {
+	case w.Job == nil:
+		return missing("job", "")
+	case *w.Job == "":
+		return bad("job", errEventValue, "must not be empty (valid: %s)", eventValid["job"])
+	case jobs != nil && !slices.Contains(jobs, *w.Job):
+		return bad("job", errEventJob, "%s names no job of the run (jobs: %s)", quoteJSON(*w.Job), listJobs(jobs, 12))
+	}
+	out.Job = *w.Job
+	switch {
+	case w.By == nil:
+		return missing("by", ": the user asking")
+	case *w.By == "":
+		return bad("by", errEventValue, "must not be empty (valid: %s)", eventValid["by"])
+	}
+	out.By = *w.By
+	switch {
+	case out.Action == admission.ActionKill && w.Priority != nil:
+		return bad("priority", errEventValue, "a kill event has none")
+	case out.Action == admission.ActionKill:
+	case w.Priority == nil:
+		return missing("priority", ": a set-priority event needs it")
+	case *w.Priority < 1 || *w.Priority > topology.MaxPriority:
+		return bad("priority", errEventRange, "%d is not in 1 ... %d", *w.Priority, topology.MaxPriority)
+	default:
+		out.Priority = int(*w.Priority)
+	}
+	return out, nil
+}
+
+// decodeEventError turns jsontext.Decode's error for line into an
+// *eventError with the column of a syntax error or of trailing data.
+func decodeEventError(line []byte, err error) *eventError {
+	e := &eventError{kind: errEventJSON, cause: err, detail: err.Error()}
+	var de *jsontext.DecodeError
+	if !errors.As(err, &de) {
+		return e
+	}
+	e.field, e.detail = de.Path, de.Detail
+	var syntaxErr *json.SyntaxError
+	switch {
+	case de.Kind == jsontext.ErrUnknownKey || de.Kind == jsontext.ErrDuplicateKey:
+		e.detail = fmt.Sprintf("%v: %s", de.Kind, de.Detail)
+	case de.Kind == jsontext.ErrType:
+		if valid, ok := eventValid[de.Path]; ok {
+			e.detail += " (valid: " + valid + ")"
+		}
+	case errors.As(de.Err, &syntaxErr):
+		// Offset counts the bytes read up to and including the bad one.
+		e.column, e.detail = int(syntaxErr.Offset), "malformed JSON: "+syntaxErr.Error()
+	case de.Kind == jsontext.ErrMalformed: // the line ends inside the object
+		e.column, e.detail = len(bytes.TrimRight(line, " \t\r"))+1, "malformed JSON: the line ends before the object does"
+	case de.Kind == jsontext.ErrTrailing:
+		e.column, e.detail = trailingColumn(line), "unexpected data after the JSON object (one event per line)"
+	}
+	return e
+}
+
+// trailingColumn is the 1-based column of the first byte after the JSON
+// value line starts with (and the blanks after it).
+func trailingColumn(line []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	var raw json.RawMessage
+	if dec.Decode(&raw) != nil {
+		return 0
+	}
+	off := int(dec.InputOffset())
+	for off < len(line) && strings.IndexByte(" \t\r\n", line[off]) >= 0 {
+		off++
+	}
+	return off + 1
+}
+
+// listJobs lists at most limit job names.
+func listJobs(names []string, limit int) string {
+	if len(names) <= limit {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:limit], ", ") + fmt.Sprintf(", ... (%d in all)", len(names))
 }
 
 // users maps the cluster file's users to their roles (none without a

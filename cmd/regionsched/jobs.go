@@ -16,6 +16,7 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/topology"
 )
 
 // parseQueuePolicy parses --queue-policy case-insensitively ("fair" is
@@ -45,10 +46,6 @@ type jobsRun struct {
 	auditFile   string // --audit
 }
 
-// isQueueName reports whether name is a full queue name: "root" or under
-// it ("root.default").
-func isQueueName(name string) bool { return name == "root" || strings.HasPrefix(name, "root.") }
-
 // queues maps the cluster file's queues to the admission's; a queue
 // without a policy takes --queue-policy.
 func (r *jobsRun) queues() ([]admission.QueueConfig, error) {
@@ -57,9 +54,9 @@ func (r *jobsRun) queues() ([]admission.QueueConfig, error) {
 	}
 	var out []admission.QueueConfig
 	for i, q := range r.cluster.Queues {
-		if !isQueueName(q.Name) {
+		if !topology.ValidQueueName(q.Name) {
 			return nil, badInput(fmt.Errorf("cluster file %s: %w", r.clusterPath, clusterErrorf(fmt.Sprintf("queues[%d].name", i),
-				"%s is not a full queue name: queue names start with \"root\", e.g. \"root.default\"", quoteJSON(q.Name))))
+				"%s is not a full queue name: %s", quoteJSON(q.Name), topology.QueueNameRule)))
 		}
 		qc := admission.QueueConfig{Name: q.Name, Policy: r.queuePolicy, MaxRunningJobs: q.MaxRunningJobs}
 		if q.Policy != "" {
@@ -114,11 +111,8 @@ func (r *jobsRun) loadJobs(paths []string, stdin io.Reader) ([]simulator.Job, er
 			return nil, badInput(fmt.Errorf("job files %s and %s: both name the job %q; the jobs of a run need distinct names (field \"name\")", other, path, name))
 		}
 		fileOf[name] = path
-		sub := g.Submission()
-		if !isQueueName(sub.Queue) {
-			return nil, badInput(fmt.Errorf("job file %s (job %q): field \"queue\": %s is not a full queue name: queue names start with \"root\", e.g. \"root.default\"",
-				path, name, quoteJSON(sub.Queue)))
-		}
+		// Its submission fields (queue, user, priority, times) were
+		// checked when the file was read.
 		jobs = append(jobs, simulator.Job{Name: name, Job: g})
 	}
 	return jobs, nil
@@ -155,7 +149,11 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 		return err
 	}
 	if r.eventsFile != "" {
-		if cfg.Events, err = readEvents(r.eventsFile); err != nil {
+		names := make([]string, len(jobs))
+		for i, j := range jobs {
+			names[i] = j.Name
+		}
+		if cfg.Events, err = readEventsFor(r.eventsFile, names); err != nil {
 			return badInput(err)
 		}
 	}
@@ -259,8 +257,8 @@ func jobLine(j simulator.JobResult) string {
 }
 
 // jobOutcome says how a job ended: "finished", its failure or rejection
-// and when ("rejected at 0 ms: ..."), or "never finished" and the admission state it was stuck
-// in.
+// and when ("rejected at 0 ms: ..."), "running: ..." for a stream that
+// runs on, or "never finished" and the admission state it was stuck in.
 func jobOutcome(j simulator.JobResult) string {
 	switch j.Verdict {
 	case simulator.Finished:
@@ -288,6 +286,8 @@ func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult, pic
 		switch {
 		case j.FirstDeploy < 0:
 			waits = append(waits, j.Name+" never started")
+		case j.Verdict == simulator.Steady: // a stream
+			waits = append(waits, fmt.Sprintf("%s waited %s, still running", j.Name, millis(j.Wait())))
 		case j.Finished < 0:
 			waits = append(waits, fmt.Sprintf("%s waited %s, never finished", j.Name, millis(j.Wait())))
 		default:

@@ -228,10 +228,12 @@ func TestSimulateJobsBadInput(t *testing.T) {
 		{"negative startingTimeoutMs", []string{"--cluster", cluster(`[{"name": "root.default", "startingTimeoutMs": -1}]`)},
 			[]string{`field "queues[0].startingTimeoutMs"`, "-1"}},
 		{"queue of the file outside root", []string{"--cluster", cluster(`[{"name": "default"}]`)},
-			[]string{`field "queues[0].name"`, `"default"`, `start with "root"`}},
+			[]string{`field "queues[0].name"`, `"default"`, `"root" or "root." followed by dot-separated non-empty parts`}},
+		{"queue of the file ending in a dot", []string{"--cluster", cluster(`[{"name": "root."}]`)},
+			[]string{`field "queues[0].name"`, `"root."`, `"root" or "root." followed by dot-separated non-empty parts`}},
 		{"duplicate job names", []string{"--slots", "4", dup}, []string{"spark-2.json", "again.json", `both name the job "spark-2"`}},
 		{"a job file that does not decode", []string{"--slots", "4", broken}, []string{broken, "parallelism"}},
-		{"a job's queue outside root", []string{"--slots", "4", badQueue}, []string{badQueue, `job "etl"`, `field "queue"`, `"default"`, `start with "root"`}},
+		{"a job's queue outside root", []string{"--slots", "4", badQueue}, []string{badQueue, `field "queue"`, `"default"`, `"root" or "root." followed by dot-separated non-empty parts`}},
 		{"--events missing", []string{"--slots", "4", "--events", "no-such-events.jsonl"}, []string{"--events", "no-such-events.jsonl"}},
 		{"--fail with several jobs", []string{"--slots", "4", "--fail", "scan#0@100"}, []string{"--fail", "several jobs"}},
 		{"standard input twice", []string{"--slots", "4", "-", "-"}, []string{"standard input", "twice"}},
@@ -247,7 +249,7 @@ func TestSimulateJobsBadInput(t *testing.T) {
 		})
 	}
 	t.Run("a bad events line names its line and field", func(t *testing.T) {
-		ev := writeTemp(t, "ev.jsonl", "{\"t\": 1, \"event\": \"kill\", \"job\": \"x\", \"by\": \"a\"}\n{\"t\": 2, \"event\": \"pause\", \"job\": \"x\", \"by\": \"a\"}\n")
+		ev := writeTemp(t, "ev.jsonl", "{\"t\": 1, \"event\": \"kill\", \"job\": \"flip119-example\", \"by\": \"a\"}\n{\"t\": 2, \"event\": \"pause\", \"job\": \"x\", \"by\": \"a\"}\n")
 		res := execCLI(t, "", "simulate", "--slots", "2", "--events", ev, flip119Path)
 		assert.Equal(t, 2, res.code)
 		assert.Contains(t, res.stderr, "line 2")

@@ -270,10 +270,10 @@ func TestRunAppliesPriorityEvents(t *testing.T) {
 func TestReadPriorityEventsRefusesWhatRunCannotDo(t *testing.T) {
 	for content, want := range map[string]string{
 		`{"t": 0, "event": "kill", "job": "a", "by": "b"}`:                     `event "kill" of job "a" at 0 ms: run --slurm applies set-priority events only`,
-		`{"event": "set-priority", "job": "a", "priority": 1, "by": "b"}`:      `line 1: field "t": must be given`,
+		`{"event": "set-priority", "job": "a", "priority": 1, "by": "b"}`:      `line 1: field "t": missing`,
 		`{"t": 1, "event": "set-priority", "job": "a", "by": "b"}`:             `line 1: field "priority": missing`,
-		`{"t": 1, "event": "set-priority", "priority": 5, "by": "b"}`:          `line 1: field "job": must be given`,
-		`{"t": 1, "event": "set-priority", "job": "a", "priority": 5, "x": 1}`: "line 1: json: unknown field",
+		`{"t": 1, "event": "set-priority", "priority": 5, "by": "b"}`:          `line 1: field "job": missing`,
+		`{"t": 1, "event": "set-priority", "job": "a", "priority": 5, "x": 1}`: `line 1: field "x": unknown field: valid fields: t, event, job, priority, by`,
 	} {
 		_, err := readPriorityEvents(writeTemp(t, "e.jsonl", content))
 		require.Error(t, err, content)
