@@ -437,8 +437,8 @@ func (q *Queues) Submit(now time.Time, spec JobSpec) (*Port, error) {
 		if g.MinSlots < 1 {
 			return nil, fmt.Errorf("%w: job %q: gang minSlots %d must be >= 1", ErrBadLimit, spec.Name, g.MinSlots)
 		}
-		if g.Timeout < 0 {
-			return nil, fmt.Errorf("%w: job %q: gang timeout %v must be >= 0", ErrBadLimit, spec.Name, g.Timeout)
+		if g.Timeout < 0 && g.Timeout != NoGangWait {
+			return nil, fmt.Errorf("%w: job %q: gang timeout %v must be >= 0 (0: the default of %v) or NoGangWait", ErrBadLimit, spec.Name, g.Timeout, DefaultGangTimeout)
 		}
 		gc := *g
 		if gc.Timeout == 0 {
@@ -448,7 +448,7 @@ func (q *Queues) Submit(now time.Time, spec JobSpec) (*Port, error) {
 	}
 	j := &job{id: JobID(len(q.jobs)), spec: spec, queue: qu, seq: q.seq, submit: now, driver: spec.Driver != nil, driverSlot: -1}
 	if spec.Gang != nil {
-		j.gangDeadline = now.Add(spec.Gang.Timeout)
+		j.gangDeadline = now.Add(max(spec.Gang.Timeout, 0)) // NoGangWait: at arrival
 		q.gangJobs = append(q.gangJobs, j)
 	}
 	q.seq++

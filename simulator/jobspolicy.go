@@ -170,6 +170,9 @@ func (p *jobsPolicy) submit(r *jobRun) {
 	}
 	if g := sub.Gang; g != nil {
 		spec.Gang = &admission.Gang{MinSlots: g.MinSlots, Hard: g.Hard, Timeout: g.Timeout}
+		if g.Timeout == 0 {
+			spec.Gang.Timeout = admission.NoGangWait // timeoutMs: 0, not the default
+		}
 		if g.MinSlots == 0 {
 			spec.Gang.MinSlots = rs.GangMinSlots(sub.Driver != nil)
 		}
