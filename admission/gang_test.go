@@ -214,3 +214,36 @@ func TestGangBadTimeout(t *testing.T) {
 	assert.Contains(t, err.Error(), `job "g"`)
 	assert.Contains(t, err.Error(), "NoGangWait")
 }
+
+// With Config.Cluster the jobs are judged against the cluster as
+// configured, not the slots listed: on 4 listed slots of a 10-slot
+// cluster, a gang of 6 is accepted, one of 11 is rejected for the one
+// slot the cluster lacks, and so is a region of 11 slots.
+func TestGangJudgedAgainstTheConfiguredCluster(t *testing.T) {
+	q, err := New(Config{Slots: clusterSlots(4), Cluster: []resource.Count{{Profile: small, N: 6}, {Profile: small, N: 4}}})
+	require.NoError(t, err)
+	p, err := q.Submit(t0, JobSpec{Name: "six", Gang: &Gang{MinSlots: 6}})
+	require.NoError(t, err)
+	assert.Equal(t, JobAccepted, p.State(), "%v", p.Err())
+	assert.Equal(t, []resource.Count{{Profile: small, N: 4}}, q.Capacity(), "it hands out the listed slots only")
+
+	p, err = q.Submit(t0, JobSpec{Name: "eleven", Gang: &Gang{MinSlots: 11}})
+	require.NoError(t, err)
+	assert.Equal(t, JobRejected, p.State())
+	var re *RejectedError
+	require.ErrorAs(t, p.Err(), &re)
+	assert.Equal(t, "eleven", re.Job)
+	assert.Equal(t, "its gang of 11 slots can never be reserved: the queue's cluster has 10 slots; missing 1 slot", re.Reason)
+
+	p, err = q.Submit(t0, JobSpec{Name: "wide", Largest: []resource.Count{{Profile: resource.Unknown, N: 11}}, LargestName: "region 0"})
+	require.NoError(t, err)
+	assert.Equal(t, JobRejected, p.State())
+	assert.Contains(t, p.Err().Error(), "region 0 needs 11 slots at once; the queue's cluster can never give them: missing 1 slot")
+
+	// Without Cluster the listed slots are the cluster.
+	q, err = New(Config{Slots: clusterSlots(1)})
+	require.NoError(t, err)
+	p, err = q.Submit(t0, JobSpec{Name: "two", Gang: &Gang{MinSlots: 2}})
+	require.NoError(t, err)
+	assert.Contains(t, p.Err().Error(), "its gang of 2 slots can never be reserved: the queue's cluster has 1 slot; missing 1 slot")
+}

@@ -58,7 +58,9 @@ type jobsPolicy struct {
 }
 
 func newJobsPolicy(e *engine, cfg JobsConfig, set *jobSet) (*jobsPolicy, error) {
-	q, err := admission.New(admission.Config{Slots: e.poolSlots(), Matching: cfg.Matching, Queues: cfg.Queues,
+	// The admission hands out the modelled slots, and judges the jobs
+	// against the cluster as configured (see jobsExtraSlots).
+	q, err := admission.New(admission.Config{Slots: e.poolSlots(), Cluster: e.cfg.Cluster, Matching: cfg.Matching, Queues: cfg.Queues,
 		DefaultPolicy: cfg.DefaultPolicy, CreateQueues: true, Logger: e.log.Named("admission"), Audit: cfg.Audit})
 	if err != nil {
 		return nil, err

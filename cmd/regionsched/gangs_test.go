@@ -86,3 +86,41 @@ func TestSimulateGangTimeoutZero(t *testing.T) {
 		assert.Equal(t, []string{"500 ms", "500 ms", "1500 ms", "0 ms", "1000 ms", "finished"}, jobLines(t, res.stdout)["b"])
 	})
 }
+
+// A gang is judged against the cluster as configured, not the slots a
+// run models: g1's gang of 6 on 10 slots (two one-task jobs) is reserved
+// and both jobs run at 0 ms, on any cluster size; a gang of 11 is
+// rejected at once for the one slot the cluster lacks, and holds nothing
+// back. The placeholders of an accepted gang hold slots of the cluster:
+// the gang job's 8 (its driver's included) leave the wide job 2 of 10
+// slots until its task swaps one and the others go back at 1000 ms, and
+// 5 of 13 slots, all it needs.
+func TestSimulateGangJudgedAgainstTheConfiguredCluster(t *testing.T) {
+	files := gangRepro(t, "gang-rejected-modelled-slots", "g1.json", "g2.json", "placeholders.json", "wide.json")
+	for _, slots := range []string{"10", "6", "100000000"} {
+		res := execCLI(t, "", "simulate", "--slots", slots, files[0], files[1])
+		require.Equal(t, 0, res.code, "--slots %s\n%s", slots, res.stdout)
+		assert.Empty(t, res.stderr)
+		lines := jobLines(t, res.stdout)
+		for _, job := range []string{"g1", "g2"} {
+			assert.Equal(t, []string{"0 ms", "0 ms", "1000 ms", "0 ms", "1000 ms", "finished"}, lines[job], "--slots %s: %s", slots, job)
+		}
+		assert.Equal(t, "finished: all 2 jobs finished at 1000 ms", lastLine(res.stdout))
+	}
+
+	res := execCLI(t, "", "simulate", "--slots", "10", gangVariant(t, files[0], `"minSlots":6`, `"minSlots":11`), files[1])
+	require.Equal(t, 1, res.code, res.stdout)
+	why := `admission: job rejected: job "g1" in queue root.default: its gang of 11 slots can never be reserved: the queue's cluster has 10 slots; missing 1 slot`
+	lines := jobLines(t, res.stdout)
+	assert.Equal(t, []string{"0 ms", "-", "-", "-", "-", "rejected at 0 ms: " + why}, lines["g1"])
+	assert.Equal(t, []string{"0 ms", "0 ms", "1000 ms", "0 ms", "1000 ms", "finished"}, lines["g2"])
+	assert.Equal(t, "failed: 1 of 2 jobs: g1 rejected: "+why, lastLine(res.stdout))
+
+	for _, c := range []struct{ slots, wide string }{{"10", "2000 ms"}, {"13", "1100 ms"}} {
+		res := execCLI(t, "", "simulate", "--slots", c.slots, files[2], files[3])
+		require.Equal(t, 0, res.code, res.stdout)
+		lines := jobLines(t, res.stdout)
+		assert.Equal(t, []string{"0 ms", "0 ms", "2000 ms", "0 ms", "2000 ms", "finished"}, lines["gang"], "--slots %s", c.slots)
+		assert.Equal(t, []string{"100 ms", "100 ms", c.wide}, lines["wide"][:3], "--slots %s", c.slots)
+	}
+}
