@@ -176,7 +176,9 @@ func (p *jobsPolicy) submit(r *jobRun) {
 			spec.Gang.Timeout = admission.NoGangWait // timeoutMs: 0, not the default
 		}
 		if g.MinSlots == 0 {
-			spec.Gang.MinSlots = rs.GangMinSlots(sub.Driver != nil)
+			// Capped at the cluster as configured: a default never
+			// rejects a job that runs region by region.
+			spec.Gang.MinSlots = rs.GangMinSlots(sub.Driver != nil, p.e.clusterSize)
 		}
 	}
 	largest := 0

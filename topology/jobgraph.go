@@ -86,7 +86,8 @@ type Driver struct {
 type Gang struct {
 	// MinSlots is the slots to reserve, driver included; 0 (a job file's
 	// gang without minSlots) means derived: the driver plus the slots of
-	// the regions scheduled at the start (region.Regions.GangMinSlots).
+	// the regions scheduled at the start, at most what the job's queue can
+	// hold (region.Regions.GangMinSlots).
 	MinSlots int
 	Hard     bool // style "hard": fail the job on timeout; "soft": fall back
 	// Timeout is how long the reservation may take from the job's arrival

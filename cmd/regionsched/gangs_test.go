@@ -124,3 +124,36 @@ func TestSimulateGangJudgedAgainstTheConfiguredCluster(t *testing.T) {
 		assert.Equal(t, []string{"100 ms", "100 ms", c.wide}, lines["wide"][:3], "--slots %s", c.slots)
 	}
 }
+
+// A gang without minSlots is derived (the four one-slot source regions
+// of w: 4, 5 with a driver) and capped at what the queue can hold (3
+// slots): w is not rejected for a default but runs region by region, as
+// without a gang; an explicit minSlots of 4 is still rejected at once,
+// naming the gang and what the cluster lacks.
+func TestSimulateDerivedGangCappedAtTheQueue(t *testing.T) {
+	files := gangRepro(t, "derived-gang-rejects-runnable-job", "w.json", "y.json")
+	plain := execCLI(t, "", "simulate", "--slots", "3", gangVariant(t, files[0], `"gang":{"style":"soft"},`, ``), files[1])
+	require.Equal(t, 0, plain.code, plain.stdout)
+	for _, w := range []string{files[0], gangVariant(t, files[0], `"soft"`, `"hard"`)} {
+		res := execCLI(t, "", "simulate", "--slots", "3", w, files[1])
+		require.Equal(t, 0, res.code, res.stdout)
+		assert.Empty(t, res.stderr)
+		lines := jobLines(t, res.stdout)
+		assert.Equal(t, []string{"0 ms", "0 ms", "1000 ms", "0 ms", "1000 ms", "finished"}, lines["w"])
+		assert.Equal(t, []string{"0 ms", "500 ms", "1500 ms", "500 ms", "1500 ms", "finished"}, lines["y"])
+		assert.Equal(t, "finished: all 2 jobs finished at 1500 ms", lastLine(res.stdout))
+		assert.Equal(t, plain.stdout, res.stdout, "as without a gang")
+	}
+
+	res := execCLI(t, "", "simulate", "--slots", "3", gangVariant(t, files[0], `"gang":{`, `"driver":{"startupMs":0},"gang":{`), files[1])
+	require.Equal(t, 0, res.code, res.stdout)
+	assert.Equal(t, "finished: all 2 jobs finished at 2000 ms", lastLine(res.stdout))
+
+	res = execCLI(t, "", "simulate", "--slots", "3", gangVariant(t, files[0], `"style"`, `"minSlots":4,"style"`), files[1])
+	require.Equal(t, 1, res.code, res.stdout)
+	why := `admission: job rejected: job "w" in queue root.default: its gang of 4 slots can never be reserved: the queue's cluster has 3 slots; missing 1 slot`
+	lines := jobLines(t, res.stdout)
+	assert.Equal(t, []string{"0 ms", "-", "-", "-", "-", "rejected at 0 ms: " + why}, lines["w"])
+	assert.Equal(t, []string{"0 ms", "0 ms", "1000 ms", "0 ms", "1000 ms", "finished"}, lines["y"])
+	assert.Equal(t, "failed: 1 of 2 jobs: w rejected: "+why, lastLine(res.stdout))
+}
