@@ -24,13 +24,25 @@ type Gang struct {
 	// Hard fails the job when the reservation times out; otherwise (soft)
 	// the job falls back to normal admission, after a requeue backoff.
 	Hard bool
-	// Timeout runs from the job's submission; 0 means DefaultGangTimeout.
+	// Timeout is how long the reservation may take, from the job's
+	// submission (its arrival); 0 means DefaultGangTimeout, NoGangWait
+	// that the gang is reserved at the job's arrival or times out at once.
 	Timeout time.Duration
 }
 
 // DefaultGangTimeout is the reservation timeout of a gang that sets none
 // (YuniKorn's default of 15 minutes).
 const DefaultGangTimeout = 15 * time.Minute
+
+// NoGangWait is the Timeout of a gang that does not wait for its slots
+// (a job file's "timeoutMs": 0): it is reserved by the decision of the
+// instant the job arrives, or its timer fires at that same instant (the
+// runtime calls Tick at NextDeadline, which is then the arrival): a hard
+// gang fails its job, a soft one falls back to normal admission at once,
+// without the requeue backoff (it never held a claim that could thrash
+// its queue). A gang reserved at arrival keeps, like any other, only the
+// placeholders its job swapped for real tasks when its timer fires.
+const NoGangWait time.Duration = -1
 
 // Backoff is the requeue backoff of soft gangs that timed out (Kueue's
 // lesson: a job that timed out must not thrash its queue): the n-th
@@ -65,6 +77,9 @@ type GangTimeoutError struct {
 
 // Error names the job and the gang.
 func (e *GangTimeoutError) Error() string {
+	if e.Timeout == 0 {
+		return fmt.Sprintf("admission: job %q: its gang of %d slots could not be reserved at its arrival (hard gang with timeout 0): timed out", e.Job, e.MinSlots)
+	}
 	return fmt.Sprintf("admission: job %q: its gang of %d slots could not be reserved within %v (hard gang): timed out", e.Job, e.MinSlots, e.Timeout)
 }
 
@@ -150,6 +165,12 @@ func (q *Queues) gangTimers(now time.Time) bool {
 			q.releasePlaceholders(j, "gang timeout")
 		case g.Hard:
 			q.end(now, j, &GangTimeoutError{Job: j.spec.Name, MinSlots: g.MinSlots, Timeout: j.gangDeadline.Sub(j.submit)})
+		case g.Timeout == NoGangWait:
+			j.gangDone = true // it never waited: normal admission at once
+			q.dropClaim(j)
+			if q.debug {
+				q.log.Debug("soft gang not reservable at arrival: normal admission", zap.String("job", j.spec.Name))
+			}
 		default:
 			j.gangDone = true
 			j.timeouts++

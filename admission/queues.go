@@ -45,6 +45,16 @@ type Config struct {
 	// inputs then never decides who gets a slot. Without it, every input
 	// decides at once (as a single job's admission does).
 	DecidePerInstant bool
+	// Cluster, if set, is the cluster as configured (slot counts by
+	// profile; a profile may repeat)
+	// when Slots lists only the part of it a run can use (a simulator
+	// models only the slots its jobs can hold at once): a job whose gang,
+	// driver or largest region can never fit it is rejected, and the
+	// rejection says what it lacks, against Cluster, not Slots. The
+	// caller then lists in Slots every slot the accepted jobs can hold at
+	// once (their tasks, drivers and gangs), or a job may wait for slots
+	// that exist only in Cluster. nil: Slots is the whole cluster.
+	Cluster []resource.Count
 }
 
 // JobSpec is a job submitted to the admission.
@@ -479,8 +489,8 @@ func (q *Queues) Submit(now time.Time, spec JobSpec) (*Port, error) {
 		if g.MinSlots < 1 {
 			return nil, fmt.Errorf("%w: job %q: gang minSlots %d must be >= 1", ErrBadLimit, spec.Name, g.MinSlots)
 		}
-		if g.Timeout < 0 {
-			return nil, fmt.Errorf("%w: job %q: gang timeout %v must be >= 0", ErrBadLimit, spec.Name, g.Timeout)
+		if g.Timeout < 0 && g.Timeout != NoGangWait {
+			return nil, fmt.Errorf("%w: job %q: gang timeout %v must be >= 0 (0: the default of %v) or NoGangWait", ErrBadLimit, spec.Name, g.Timeout, DefaultGangTimeout)
 		}
 		gc := *g
 		if gc.Timeout == 0 {
@@ -490,7 +500,7 @@ func (q *Queues) Submit(now time.Time, spec JobSpec) (*Port, error) {
 	}
 	j := &job{id: JobID(len(q.jobs)), spec: spec, queue: qu, seq: q.seq, submit: now, driver: spec.Driver != nil, driverSlot: -1}
 	if spec.Gang != nil {
-		j.gangDeadline = now.Add(spec.Gang.Timeout)
+		j.gangDeadline = now.Add(max(spec.Gang.Timeout, 0)) // NoGangWait: at arrival
 		q.gangJobs = append(q.gangJobs, j)
 	}
 	q.seq++
@@ -509,18 +519,32 @@ func (q *Queues) Submit(now time.Time, spec JobSpec) (*Port, error) {
 	return &Port{q: q, j: j}, nil
 }
 
-// fits checks that the job's driver plus largest region fit the cluster.
+// fits checks that the job's gang, and its driver plus largest region,
+// fit the cluster as configured (Config.Cluster, else the slots).
 func (q *Queues) fits(j *job) (string, bool) {
+	capacity := q.capacity
+	if q.cfg.Cluster != nil {
+		capacity = q.cfg.Cluster
+	}
 	need := slices.Clone(j.spec.Largest)
 	if j.spec.Driver != nil {
 		need = append(need, resource.Count{Profile: *j.spec.Driver, N: 1})
 	}
 	if g := j.spec.Gang; g != nil {
-		if ga := resource.Assign(j.gangNeed(), q.capacity, q.cfg.Matching); !ga.Complete() {
-			return fmt.Sprintf("its gang of %d slots can never be reserved: missing %s", g.MinSlots, ga.MissingString()), false
+		if ga := resource.Assign(j.gangNeed(), capacity, q.cfg.Matching); !ga.Complete() {
+			total := 0
+			for _, c := range capacity {
+				total += c.N
+			}
+			has := fmt.Sprintf("%d slots", total)
+			if total == 1 {
+				has = "1 slot"
+			}
+			return fmt.Sprintf("its gang of %d slots can never be reserved: the queue's cluster has %s; missing %s",
+				g.MinSlots, has, ga.MissingString()), false
 		}
 	}
-	a := resource.Assign(need, q.capacity, q.cfg.Matching)
+	a := resource.Assign(need, capacity, q.cfg.Matching)
 	if a.Complete() {
 		return "", true
 	}

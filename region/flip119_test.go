@@ -175,7 +175,22 @@ func TestFLIP119GangMinSlots(t *testing.T) {
 		exchange.AllPipelined:           4, // the one region
 	} {
 		rs := region.FromJob(g, mode)
-		assert.Equal(t, want, rs.GangMinSlots(false), mode.String())
-		assert.Equal(t, want+1, rs.GangMinSlots(true), mode.String())
+		assert.Equal(t, want, rs.GangMinSlots(false, 0), mode.String())
+		assert.Equal(t, want+1, rs.GangMinSlots(true, 0), mode.String())
+	}
+}
+
+// The derived gang is capped at what the job's queue can hold: FLIP-119
+// all-pipelined (one region of 4 slots) derives 4, or 5 with a driver;
+// a queue of 3 slots caps both at 3, one of 4 only the second; a queue
+// as large as the gang, or no cap (0 or less), changes nothing.
+func TestGangMinSlotsCappedAtTheQueue(t *testing.T) {
+	rs := region.FromJob(loadFLIP119(t), exchange.AllPipelined)
+	for _, c := range []struct {
+		queue            int
+		without, withDrv int
+	}{{1, 1, 1}, {3, 3, 3}, {4, 4, 4}, {5, 4, 5}, {100, 4, 5}, {0, 4, 5}, {-1, 4, 5}} {
+		assert.Equal(t, c.without, rs.GangMinSlots(false, c.queue), "queue of %d", c.queue)
+		assert.Equal(t, c.withDrv, rs.GangMinSlots(true, c.queue), "queue of %d, with a driver", c.queue)
 	}
 }

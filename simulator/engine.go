@@ -113,7 +113,7 @@ func newEngine(cfg Config, st *storage) *engine {
 // one model, a scheduler per job behind the admission (or the eager
 // baseline over all of them).
 func newJobsEngine(cfg Config, jc JobsConfig, set *jobSet, st *storage) (*engine, error) {
-	e := newBaseEngine(cfg, len(jc.Jobs), st) // one more slot per job for its driver
+	e := newBaseEngine(cfg, jobsExtraSlots(jc), st)
 	e.set = set
 	if cfg.Policy == EagerPolicy {
 		e.policy = newEagerPolicy(e)
@@ -129,6 +129,34 @@ func newJobsEngine(cfg Config, jc JobsConfig, set *jobSet, st *storage) (*engine
 	}
 	e.jobs, e.policy = jp, jp
 	return e, nil
+}
+
+// jobsExtraSlots counts the slots a multi-job run may hold beyond one per
+// task: a driver's per job, and the placeholders of each gang that sets
+// its minSlots (those derived count a driver and tasks, and are capped at
+// the cluster). A gang's placeholders hold slots the job's tasks may
+// never use, yet they hold slots of the cluster that other jobs then
+// lack: the run models them. The admission judges the jobs against the
+// cluster as configured (admission.Config.Cluster), and every gang it
+// accepts (at most the cluster) can be reserved in the modelled slots. A
+// gang larger than the cluster counts for nothing: it is rejected and
+// holds nothing. The cost is memory in proportion to the gangs' minSlots,
+// as to the tasks.
+func jobsExtraSlots(jc JobsConfig) int {
+	if jc.Policy == EagerPolicy {
+		return len(jc.Jobs) // gangs are ignored
+	}
+	cluster := 0
+	for _, c := range jc.Cluster {
+		cluster = min(cluster+c.N, region.MaxClusterSlots) // RunJobs checked the total
+	}
+	extra := len(jc.Jobs) // one more slot per job for its driver
+	for _, j := range jc.Jobs {
+		if g := j.Job.Submission().Gang; g != nil && g.MinSlots <= cluster {
+			extra = min(extra+g.MinSlots, region.MaxClusterSlots)
+		}
+	}
+	return extra
 }
 
 // newBaseEngine sets up the model, the slots and the hooks; the caller
@@ -147,9 +175,9 @@ func newBaseEngine(cfg Config, extra int, st *storage) *engine {
 	if e.log == nil {
 		e.log = zap.NewNop()
 	}
-	// A run never uses more slots of one profile than there are tasks, so
-	// only that many are modelled: --slots 100000000 costs nothing more.
-	// The cluster's real size still counts for utilization.
+	// A run never uses more slots of one profile than there are tasks
+	// (and extra), so only that many are modelled: --slots 100000000 costs
+	// nothing more. The cluster's real size still counts for utilization.
 	tasks := e.topo.NumExecutionVertices() + extra
 	modelled := 0
 	for _, c := range cfg.Cluster {

@@ -58,7 +58,9 @@ type jobsPolicy struct {
 }
 
 func newJobsPolicy(e *engine, cfg JobsConfig, set *jobSet) (*jobsPolicy, error) {
-	q, err := admission.New(admission.Config{Slots: e.poolSlots(), Matching: cfg.Matching, Queues: cfg.Queues,
+	// The admission hands out the modelled slots, and judges the jobs
+	// against the cluster as configured (see jobsExtraSlots).
+	q, err := admission.New(admission.Config{Slots: e.poolSlots(), Cluster: e.cfg.Cluster, Matching: cfg.Matching, Queues: cfg.Queues,
 		DefaultPolicy: cfg.DefaultPolicy, CreateQueues: true, Logger: e.log.Named("admission"), Audit: cfg.Audit})
 	if err != nil {
 		return nil, err
@@ -170,8 +172,13 @@ func (p *jobsPolicy) submit(r *jobRun) {
 	}
 	if g := sub.Gang; g != nil {
 		spec.Gang = &admission.Gang{MinSlots: g.MinSlots, Hard: g.Hard, Timeout: g.Timeout}
+		if g.Timeout == 0 {
+			spec.Gang.Timeout = admission.NoGangWait // timeoutMs: 0, not the default
+		}
 		if g.MinSlots == 0 {
-			spec.Gang.MinSlots = rs.GangMinSlots(sub.Driver != nil)
+			// Capped at the cluster as configured: a default never
+			// rejects a job that runs region by region.
+			spec.Gang.MinSlots = rs.GangMinSlots(sub.Driver != nil, p.e.clusterSize)
 		}
 	}
 	largest := 0

@@ -158,6 +158,25 @@ func TestDecodeSubmissionFields(t *testing.T) {
 	assert.Equal(t, topology.Gang{MinSlots: 2, Hard: false, Timeout: 15 * time.Minute}, *sub.Gang)
 }
 
+// A gang's timeoutMs of 0 stays 0 (no wait), apart from an absent one
+// (the 15-minute default), and survives a round trip through Encode.
+func TestDecodeGangTimeoutZeroAndAbsent(t *testing.T) {
+	for _, c := range []struct {
+		gang string
+		want time.Duration
+	}{{`{"style": "hard", "timeoutMs": 0}`, 0}, {`{"style": "hard"}`, topology.DefaultGangTimeout}, {`{"timeoutMs": 1}`, time.Millisecond}} {
+		g := decodeString(t, `{"vertices": [{"id": "A", "parallelism": 1}], "gang": `+c.gang+`}`)
+		require.NotNil(t, g.Submission().Gang, c.gang)
+		assert.Equal(t, c.want, g.Submission().Gang.Timeout, c.gang)
+		var buf bytes.Buffer
+		require.NoError(t, topology.Encode(&buf, g))
+		back, err := topology.DecodeBytes(buf.Bytes())
+		require.NoError(t, err, buf.String())
+		assert.Equal(t, c.want, back.Submission().Gang.Timeout, buf.String())
+	}
+	assert.Equal(t, 15*time.Minute, topology.DefaultGangTimeout)
+}
+
 func TestEncodeDecodeRoundTrip(t *testing.T) {
 	g, err := topology.NewBuilder("round-trip").
 		AddVertex(topology.JobVertex{ID: "src", Parallelism: 4, Duration: 1500 * time.Millisecond}).

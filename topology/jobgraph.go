@@ -88,11 +88,20 @@ type Driver struct {
 type Gang struct {
 	// MinSlots is the slots to reserve, driver included; 0 (a job file's
 	// gang without minSlots) means derived: the driver plus the slots of
-	// the regions scheduled at the start (region.Regions.GangMinSlots).
+	// the regions scheduled at the start, at most what the job's queue can
+	// hold (region.Regions.GangMinSlots).
 	MinSlots int
-	Hard     bool          // style "hard": fail the job on timeout; "soft": fall back
-	Timeout  time.Duration // default 15 minutes
+	Hard     bool // style "hard": fail the job on timeout; "soft": fall back
+	// Timeout is how long the reservation may take from the job's arrival
+	// (timeoutMs); 0 means it does not wait: reserved at arrival or timed
+	// out at once. A job file's gang without timeoutMs has
+	// DefaultGangTimeout.
+	Timeout time.Duration
 }
+
+// DefaultGangTimeout is the Timeout of a job file's gang that sets no
+// timeoutMs.
+const DefaultGangTimeout = 15 * time.Minute
 
 // DefaultSubmission returns the submission defaults of SPEC.md section 5.
 func DefaultSubmission() Submission {

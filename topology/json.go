@@ -227,7 +227,7 @@ func decodeSubmission(f *jobFile) (Submission, error) {
 		if err := strictUnmarshal(f.Gang, gf, "gang"); err != nil {
 			return s, err
 		}
-		s.Gang = &Gang{Timeout: 15 * time.Minute}
+		s.Gang = &Gang{Timeout: DefaultGangTimeout} // timeoutMs: 0 stays 0
 		if gf.MinSlots != nil {
 			if *gf.MinSlots < 1 {
 				return s, bad("gang.minSlots", fmt.Sprintf("%d must be at least 1 (or absent: derived from the job)", *gf.MinSlots))
