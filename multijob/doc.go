@@ -48,4 +48,17 @@
 // or fails (a hard gang that timed out) is reported in Ready.Ended, not
 // as an error. Bad input (an unknown job, a duplicate name, time going
 // backwards) returns a typed error and changes nothing.
+//
+// # The driver
+//
+// A runtime with real goroutines and a real clock uses Driver: it owns
+// one goroutine and one clock.Clock, takes inputs from any goroutine and,
+// each turn of its loop, applies every input queued since the last
+// decision, then calls Ready once and sends the value on a channel; its
+// one timer only posts a tick to the loop:
+//
+//	d := multijob.StartDriver(ctx, s, multijob.DriverConfig{Clock: clock.New()})
+//	defer d.Stop()
+//	d.Submit(ctx, spec)
+//	for rd := range d.Ready() { ... d.TaskFinished(ctx, job, v, attempt) ... }
 package multijob

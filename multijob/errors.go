@@ -31,6 +31,8 @@ var (
 	// yet: the admission grants it first (an admission.DriverGranted
 	// event), then the runtime deploys the driver and starts the job.
 	ErrNoDriverSlot = errors.New("multijob: the job's driver has no slot yet")
+	// ErrStopped means the Driver was stopped (or its context canceled).
+	ErrStopped = errors.New("multijob: driver stopped")
 )
 
 // JobError is an input about one job that was refused. Nothing changed.
