@@ -47,7 +47,9 @@ func (rd *Ready) Empty() bool {
 // task, region and slot ids are the job's own (the slot ids are the
 // admission's).
 type JobReady struct {
+	// Job names the job.
 	Job string
+	// Ready is what its scheduler asks of the runtime.
 	scheduler.Ready
 }
 
@@ -80,10 +82,16 @@ func (o Outcome) String() string {
 
 // JobEnd is how a job ended: Err is nil if it finished, else why.
 type JobEnd struct {
-	Job     string
+	// Job names the job.
+	Job string
+	// Outcome says how it ended.
 	Outcome Outcome
-	Err     error
-	At      time.Time
+	// Err is why it did not finish: a *scheduler.RegionError, an
+	// *admission.GangTimeoutError, an *admission.KilledError or an
+	// *admission.RejectedError; nil if it finished.
+	Err error
+	// At is the time of the input that ended it.
+	At time.Time
 }
 
 // Ready decides and hands out what accumulated since the previous call.

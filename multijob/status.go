@@ -9,6 +9,7 @@ import (
 
 // JobStatus is a read-only snapshot of one job.
 type JobStatus struct {
+	// Name names the job.
 	Name string
 	// Admission is the job's state in the admission (accepted, starting,
 	// running, completed, failed, rejected).

@@ -203,12 +203,6 @@ func (p *jobsPolicy) end(r *jobRun, v Verdict, reason string) {
 	}
 }
 
-// run returns the job of a union task.
-func (p *jobsPolicy) run(v int32) *jobRun {
-	i, _ := p.set.of(v)
-	return p.runs[i]
-}
-
 // task returns the job of a union task, its name and the task's local id
 // and attempt, for a report.
 func (p *jobsPolicy) task(v int32) (*jobRun, string, topology.ExecutionVertexID, scheduler.Attempt) {
