@@ -163,8 +163,23 @@ func (q *Queues) leaveStarting(j *job, why string) {
 // from a lower-priority job and not back yet is revoked), and starting
 // timeouts (under StateAware a job starting for longer than its queue's
 // StartingTimeout counts as running, and the next job may start).
+//
+// With Config.DecidePerInstant the timers fire in Decide, after the
+// instant's decision: a gang reservable with the slots freed at that very
+// instant is reserved, not timed out.
 func (q *Queues) Tick(now time.Time) {
 	q.now = now
+	if q.cfg.DecidePerInstant {
+		return
+	}
+	if q.fireTimers(now) {
+		q.decide()
+	}
+}
+
+// fireTimers fires the timers due at now (see Tick) and reports whether
+// one changed what a decision may do.
+func (q *Queues) fireTimers(now time.Time) bool {
 	q.fireRevokes(now)
 	fired := q.gangTimers(now)
 	for _, qu := range q.qorder {
@@ -175,9 +190,7 @@ func (q *Queues) Tick(now time.Time) {
 			}
 		}
 	}
-	if fired {
-		q.decide()
-	}
+	return fired
 }
 
 // NextDeadline returns the earliest starting timeout or reclaim timeout.

@@ -330,6 +330,9 @@ func (q *Queues) Decide(now time.Time) {
 	q.now = now
 	q.deferred = false
 	q.decideNow()
+	if q.cfg.DecidePerInstant && q.fireTimers(now) {
+		q.decideNow()
+	}
 }
 
 // Batch runs fn, which may submit jobs and hand the admission their

@@ -37,6 +37,15 @@ type policy interface {
 	stats(r *Result)
 }
 
+// instantPolicy is a policy that decides once per instant rather than
+// after every event: the engine calls endInstant when an instant is over
+// (the next calendar event is at a later time, or none is left), and
+// again if what it did added events at that time. It reports whether it
+// acted (the engine then re-arms the policy's deadline).
+type instantPolicy interface {
+	endInstant() bool
+}
+
 // slotRec is one modelled slot of the cluster while a run goes on: who
 // holds it since when, and whether its tasks make progress since when.
 // The times these add up to are summed over all slots as they end
@@ -84,6 +93,8 @@ type engine struct {
 	// set and jobs are set in a multi-job run (RunJobs).
 	set  *jobSet
 	jobs *jobsPolicy
+	// instant is the policy if it decides once per instant, else nil.
+	instant instantPolicy
 	// eagerJobs, in an eager multi-job run (no admission to ask), is each
 	// job's first deploy and last finish.
 	eagerJobs []eagerJob
@@ -127,7 +138,7 @@ func newJobsEngine(cfg Config, jc JobsConfig, set *jobSet, st *storage) (*engine
 	if err != nil {
 		return nil, err
 	}
-	e.jobs, e.policy = jp, jp
+	e.jobs, e.policy, e.instant = jp, jp, jp
 	return e, nil
 }
 
@@ -374,7 +385,21 @@ func (e *engine) run() (*Result, error) {
 	}
 	e.policy.start()
 	e.afterEvent()
-	for e.model.cal.Len() > 0 {
+	for {
+		if e.instant != nil {
+			if at, ok := e.model.cal.nextAt(); !ok || at > e.now() {
+				// The instant is over: the policy decides over all of it.
+				// What it does may add events at this time (a task of no
+				// duration, a driver that starts at once): they are
+				// processed next, and the instant ends again after them.
+				if e.instant.endInstant() {
+					e.rearm()
+				}
+			}
+		}
+		if e.model.cal.Len() == 0 {
+			break
+		}
 		if _, failed := e.policy.stopped(); failed {
 			break
 		}
@@ -418,6 +443,11 @@ func (e *engine) advance(at time.Duration) {
 // afterEvent lets the policy act and keeps one pool deadline armed.
 func (e *engine) afterEvent() {
 	e.policy.afterEvent()
+	e.rearm()
+}
+
+// rearm keeps one pool deadline armed for the policy's next deadline.
+func (e *engine) rearm() {
 	at, ok := e.policy.nextDeadline()
 	if !ok {
 		e.deadline.armed = false

@@ -160,3 +160,39 @@ func TestPriorityGoesFirst(t *testing.T) {
 		assert.Less(t, byName[tc.first].FirstDeploy, byName[other].FirstDeploy, "%v", tc.policy)
 	}
 }
+
+// TestFreedSlotsGoBackToTheAdmission: under fairshare a job of priority
+// 1000 holds all 4 slots when one of priority 3000 arrives (100 ms); when
+// the first job's tasks end (1000 ms) the slots go back to the admission,
+// which gives them to the job below its share, not to the first job's
+// own next tasks; from then on the shares are 1 + 3.
+func TestFreedSlotsGoBackToTheAdmission(t *testing.T) {
+	job := func(name string, prio int, at time.Duration) simulator.Job {
+		sub := topology.DefaultSubmission()
+		sub.Priority, sub.SubmitAt = prio, at
+		g, err := topology.NewBuilder(name).
+			AddVertex(topology.JobVertex{ID: "A", Parallelism: 8, Duration: time.Second}).
+			SetSubmission(sub).
+			Build()
+		require.NoError(t, err)
+		return simulator.Job{Name: name, Job: g}
+	}
+	res, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: []simulator.Job{job("p1", 1000, 0), job("p3", 3000, 100*time.Millisecond)},
+		Mode: exchange.AllBlocking, Cluster: slots(4), DefaultPolicy: admission.FairShare, Record: true})
+	require.NoError(t, err)
+	require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
+	deploys := map[time.Duration]map[string]int{}
+	for _, ev := range res.Events {
+		if ev.Kind == simulator.Deploy {
+			if deploys[ev.At] == nil {
+				deploys[ev.At] = map[string]int{}
+			}
+			deploys[ev.At][ev.Job]++
+		}
+	}
+	assert.Equal(t, map[string]int{"p1": 4}, deploys[0])
+	// p1 held all four, above its share of one: of its four freed slots
+	// three go to p3 (its share) and one back to p1, from 1 s on.
+	assert.Equal(t, map[string]int{"p1": 1, "p3": 3}, deploys[time.Second], "p1 is above its share: its freed slots go to p3 first")
+	assert.Equal(t, map[string]int{"p1": 1, "p3": 3}, deploys[2*time.Second])
+}

@@ -9,10 +9,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/region"
-	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/scheduler"
-	"github.com/regionsched/regionsched/slotpool"
+	"github.com/regionsched/regionsched/topology"
 )
 
 // What a jobTimer event does.
@@ -28,46 +28,74 @@ const driverTask = "driver"
 // jobRun is one job of a multi-job run.
 type jobRun struct {
 	i           int
-	rp          *regionPolicy // from its arrival
-	port        *admission.Port
+	rp          *regionPolicy // from its arrival: applies its Ready values
+	port        *jobPort      // from its arrival
 	submitted   time.Duration
 	firstDeploy time.Duration
 	finished    time.Duration
 	driverSlot  int32 // -1: none
-	arrived     bool  // submitted to the admission
-	deployed    bool  // the admission was told its first region deployed
 	ended       bool
-	killing     bool // its scheduler is being canceled for a kill
 	verdict     Verdict
 	reason      string
 }
 
-// jobsPolicy runs several jobs, each with its own scheduler (a
-// regionPolicy), on one cluster shared through a Queues admission. It
-// carries the admission's decisions between the jobs: a slot one job's
-// pool gives back may be granted to another in the same step.
+// jobPort reads a submitted job's state in the admission.
+type jobPort struct {
+	m    *multijob.Scheduler
+	name string
+}
+
+// State returns the job's state in the admission.
+func (p *jobPort) State() admission.JobState {
+	st, _ := p.m.Status(p.name)
+	return st.Admission
+}
+
+// jobsPolicy runs several jobs on one cluster through a
+// multijob.Scheduler: a scheduler per job behind the admission they
+// share. Every input of an instant (arrivals, task ends, events, timeouts)
+// goes in as it happens; when the instant is over (endInstant) the
+// admission decides over all of it, and the Ready is applied: a slot one
+// job gives back may be granted to another in the same step.
 type jobsPolicy struct {
-	e    *engine
-	set  *jobSet
-	cfg  JobsConfig
-	q    *admission.Queues
-	runs []*jobRun
-	// byID finds a run by its admission job id (ids follow the order of
-	// arrival, not of the jobs given).
-	byID map[admission.JobID]*jobRun
+	e      *engine
+	set    *jobSet
+	cfg    JobsConfig
+	m      *multijob.Scheduler
+	runs   []*jobRun
+	byName map[string]*jobRun
+	// scheds are the jobs' schedulers (for the next run, see storage).
+	scheds []*scheduler.Scheduler
+	// busy: inputs were given since the last decision.
+	busy bool
 }
 
 func newJobsPolicy(e *engine, cfg JobsConfig, set *jobSet) (*jobsPolicy, error) {
-	// The admission hands out the modelled slots, and judges the jobs
-	// against the cluster as configured (see jobsExtraSlots).
-	q, err := admission.New(admission.Config{Slots: e.poolSlots(), Cluster: e.cfg.Cluster, Matching: cfg.Matching, Queues: cfg.Queues,
-		DefaultPolicy: cfg.DefaultPolicy, CreateQueues: true, Logger: e.log.Named("admission"), Audit: cfg.Audit})
+	p := &jobsPolicy{e: e, set: set, cfg: cfg, byName: map[string]*jobRun{}}
+	m, err := multijob.New(multijob.Config{
+		// The admission hands out the modelled slots, and judges the jobs
+		// against the cluster as configured (see jobsExtraSlots).
+		Admission: admission.Config{Slots: e.poolSlots(), Cluster: e.cfg.Cluster, Matching: cfg.Matching, Queues: cfg.Queues,
+			DefaultPolicy: cfg.DefaultPolicy, CreateQueues: true, Logger: e.log.Named("admission"), Audit: cfg.Audit},
+		// The admission decides who waits; a wait nobody can end is
+		// reported as a deadlock, not as timeouts 5 minutes later (0:
+		// none).
+		Timeout: cfg.Timeout,
+		NewScheduler: func(rs *region.Regions, sc scheduler.Config) *scheduler.Scheduler {
+			s := e.store.scheduler(rs, sc)
+			p.scheds = append(p.scheds, s)
+			return s
+		},
+		Logger: e.log,
+	})
 	if err != nil {
 		return nil, err
 	}
-	p := &jobsPolicy{e: e, set: set, cfg: cfg, q: q, byID: map[admission.JobID]*jobRun{}}
-	for i := range cfg.Jobs {
-		p.runs = append(p.runs, &jobRun{i: i, firstDeploy: -1, finished: -1, driverSlot: -1})
+	p.m = m
+	for i, j := range cfg.Jobs {
+		r := &jobRun{i: i, firstDeploy: -1, finished: -1, driverSlot: -1}
+		p.runs = append(p.runs, r)
+		p.byName[j.Name] = r
 	}
 	return p, nil
 }
@@ -89,34 +117,15 @@ func (p *jobsPolicy) start() {
 
 // apply carries out an event of the events file: authorized by the
 // admission (and audited there), refused with a Refused trace event. A
-// kill cancels the job's scheduler first (its tasks stop, its slots go
-// back), then ends it in the admission.
+// kill cancels the job's tasks and ends it when the instant is over.
 func (p *jobsPolicy) apply(ev JobEvent) {
 	by := admission.Principal{Name: ev.By, Role: p.cfg.Users[ev.By]}
 	var err error
 	switch ev.Action {
 	case admission.ActionSetPriority:
-		err = p.q.SetPriority(p.at(), by, ev.Job, ev.Priority)
+		err = p.m.SetPriority(p.at(), by, ev.Job, ev.Priority)
 	case admission.ActionKill:
-		if p.q.Authorize(by, admission.ActionKill, ev.Job, 0) != nil {
-			err = p.q.Kill(p.at(), by, ev.Job) // refused, and audited
-			break
-		}
-		var r *jobRun
-		for _, o := range p.runs {
-			if p.cfg.Jobs[o.i].Name == ev.Job {
-				r = o
-			}
-		}
-		reason := fmt.Sprintf("killed: by %s", ev.By)
-		if r.rp != nil && !r.ended {
-			r.killing = true
-			r.rp.input("kill", r.rp.sched.Cancel(r.rp.at(), errors.New(reason)))
-		}
-		if !r.ended {
-			p.end(r, Killed, reason)
-		}
-		err = p.q.Kill(p.at(), by, ev.Job)
+		err = p.m.Kill(p.at(), by, ev.Job)
 	}
 	if err != nil {
 		var re *admission.RefusedError
@@ -128,44 +137,39 @@ func (p *jobsPolicy) apply(ev JobEvent) {
 	}
 }
 
-// fire handles a jobTimer event.
+// fire handles a jobTimer event. Jobs arriving at the same time compete
+// in policy order: the admission decides once the instant is over.
 func (p *jobsPolicy) fire(i int32, what uint32) {
+	p.busy = true
 	if what == jobEvent {
 		p.apply(p.cfg.Events[i])
-		p.pump()
 		return
 	}
 	r := p.runs[i]
-	if what == jobSubmit && r.arrived {
-		return // it arrived with another job of the same time
-	}
 	switch what {
 	case jobSubmit:
-		// Every job arriving now arrives together, so that they compete
-		// in policy order.
-		at := p.cfg.Jobs[i].Job.Submission().SubmitAt
-		p.q.Batch(func() {
-			for _, o := range p.runs {
-				if !o.arrived && p.cfg.Jobs[o.i].Job.Submission().SubmitAt == at {
-					o.arrived = true
-					p.submit(o)
-				}
-			}
-		})
+		p.submit(r)
 	case jobStart:
 		if !r.ended {
-			r.rp.input("starting the job", r.rp.sched.Start(r.rp.at()))
+			p.refused("starting the job", p.m.StartJob(p.at(), p.cfg.Jobs[i].Name))
 		}
 	}
-	p.pump()
 }
 
-// submit hands a job to the admission and gives it its scheduler.
+// refused logs an input the scheduler refused (a report about a job that
+// ended in this instant).
+func (p *jobsPolicy) refused(what string, err error) {
+	if err != nil {
+		p.e.log.Debug(what+" refused", zap.Error(err))
+	}
+}
+
+// submit hands a job to the multi-job scheduler.
 func (p *jobsPolicy) submit(r *jobRun) {
 	job := p.cfg.Jobs[r.i]
 	sub := job.Job.Submission()
 	rs := p.set.regions[r.i].ForCluster(p.e.cfg.Cluster, p.cfg.Matching)
-	spec := admission.JobSpec{Name: job.Name, Queue: sub.Queue, User: sub.User, Priority: sub.Priority}
+	spec := multijob.JobSpec{Name: job.Name, Queue: sub.Queue, User: sub.User, Priority: sub.Priority, Regions: rs}
 	if sub.Driver != nil {
 		d := sub.Driver.Resources
 		spec.Driver = &d
@@ -181,79 +185,20 @@ func (p *jobsPolicy) submit(r *jobRun) {
 			spec.Gang.MinSlots = rs.GangMinSlots(sub.Driver != nil, p.e.clusterSize)
 		}
 	}
-	largest := 0
-	for reg := range rs.NumRegions() {
-		if rs.SlotCount(region.ID(reg)) > rs.SlotCount(region.ID(largest)) {
-			largest = reg
-		}
-	}
-	var profiles []resource.Profile
-	for _, s := range rs.Slots(region.ID(largest)) {
-		profiles = append(profiles, s.Profile)
-	}
-	spec.Largest = resource.Tally(profiles)
-	spec.LargestName = fmt.Sprintf("region %d %s", largest, rs.MemberNames(region.ID(largest), 4))
 	r.submitted = p.e.now()
-	port, err := p.q.Submit(p.at(), spec)
-	if err != nil {
+	if err := p.m.Submit(p.at(), spec); err != nil {
+		var je *multijob.JobError
+		if errors.As(err, &je) {
+			err = je.Err
+		}
 		p.end(r, Failed, fmt.Sprintf("failed: %v", err))
 		return
 	}
-	r.port = port
-	p.byID[port.ID()] = r
-	if port.State() == admission.JobRejected {
-		p.end(r, Failed, fmt.Sprintf("rejected: %v", port.Err()))
-		return
-	}
-	timeout := p.cfg.Timeout
-	if timeout == 0 {
-		// The admission decides who waits; a wait nobody can end is
-		// reported as a deadlock, not as timeouts 5 minutes later.
-		timeout = slotpool.NoTimeout
-	}
-	r.rp = &regionPolicy{e: p.e, rs: rs, off: p.set.offsets[r.i], sched: p.e.store.scheduler(rs, scheduler.Config{
-		Pool: slotpool.Config{Matching: p.cfg.Matching, Timeout: timeout,
-			// Slots a job does not use go back to the admission at once,
-			// for the other jobs.
-			IdleTimeout: time.Nanosecond, ReturnFreed: true},
-		Admission: port,
-		Logger:    p.e.log.Named(job.Name),
-	})}
-	r.rp.onReady = func(rd scheduler.Ready) { p.ready(r, rd) }
-	r.rp.input("admission", r.rp.sched.Admit(r.rp.at())) // the capacity message
-	if sub.Driver == nil {
-		r.rp.input("starting the job", r.rp.sched.Start(r.rp.at()))
-	}
+	r.port = &jobPort{m: p.m, name: job.Name}
+	r.rp = &regionPolicy{e: p.e, rs: rs, off: p.set.offsets[r.i]}
 }
 
-// ready follows one job's Ready: its first deployed region ends its
-// starting; its end frees its driver and tells the admission.
-func (p *jobsPolicy) ready(r *jobRun, rd scheduler.Ready) {
-	if len(rd.Deploy) > 0 {
-		if r.firstDeploy < 0 {
-			r.firstDeploy = p.e.now()
-		}
-		if !r.deployed {
-			r.deployed = true
-			r.port.Deployed(p.at())
-		}
-	}
-	if rd.Job == nil {
-		return
-	}
-	switch rd.Job.State {
-	case scheduler.JobFinished:
-		p.end(r, Finished, "")
-	case scheduler.JobFailed:
-		if r.killing {
-			return // apply ends it, as killed
-		}
-		p.end(r, Failed, failedReason(rd.Job.Err))
-	}
-}
-
-// end records a job's end, frees its driver's slot and tells the
-// admission.
+// end records a job's end and frees its driver's slot.
 func (p *jobsPolicy) end(r *jobRun, v Verdict, reason string) {
 	if r.ended {
 		return
@@ -263,112 +208,49 @@ func (p *jobsPolicy) end(r *jobRun, v Verdict, reason string) {
 		p.e.vacateDriver(r.i, r.driverSlot)
 		r.driverSlot = -1
 	}
-	if r.port == nil || r.port.State().Terminal() || v == Killed {
-		return // (a killed job is ended in the admission by Kill)
-	}
-	var err error
-	if v == Finished {
-		err = r.port.Finished(p.at())
-	} else {
-		err = r.port.Failed(p.at(), fmt.Errorf("%s", reason))
-	}
-	if err != nil {
-		p.e.log.Debug("admission refused the end of a job", zap.Error(err))
-	}
 }
 
-// pump carries the admission's decisions to every job until quiet:
-// drivers granted are deployed (their jobs start after the startup
-// time), and a job whose port has messages (grants, reclaims) takes them.
-func (p *jobsPolicy) pump() {
-	for {
-		progressed := false
-		for _, ev := range p.q.Events() {
-			if ev.Kind == admission.StateChanged && ev.To == admission.JobFailed {
-				// the admission ended it (a hard gang that timed out):
-				// nothing of it runs, its scheduler is dropped
-				if r := p.byID[ev.ID]; !r.ended {
-					p.end(r, Failed, failedReason(r.port.Err()))
-					progressed = true
-				}
-				continue
-			}
-			if ev.Kind != admission.DriverGranted {
-				continue
-			}
-			r := p.byID[ev.ID]
-			r.driverSlot = int32(ev.Slot)
-			if r.firstDeploy < 0 {
-				r.firstDeploy = p.e.now()
-			}
-			p.e.occupyDriver(r.i, r.driverSlot)
-			startup := p.cfg.Jobs[r.i].Job.Submission().Driver.Startup
-			p.e.model.cal.add(timed{at: p.e.now() + startup, order: p.e.model.cal.nextOrder(), kind: jobTimer, task: int32(r.i), version: jobStart})
-			progressed = true
-		}
-		for _, r := range p.runs {
-			if r.rp != nil && !r.ended && r.port.Pending() {
-				r.rp.input("admission", r.rp.sched.Admit(r.rp.at()))
-				progressed = true
-			}
-		}
-		if !progressed {
-			return
-		}
-	}
-}
-
-// run returns the job of a union task.
-func (p *jobsPolicy) run(v int32) *jobRun {
-	i, _ := p.set.of(v)
-	return p.runs[i]
+// task returns the job of a union task, its name and the task's local id
+// and attempt, for a report.
+func (p *jobsPolicy) task(v int32) (*jobRun, string, topology.ExecutionVertexID, scheduler.Attempt) {
+	i, local := p.set.of(v)
+	return p.runs[i], p.cfg.Jobs[i].Name, local, scheduler.Attempt(p.e.model.runs[v].attempt)
 }
 
 func (p *jobsPolicy) finished(v int32) {
-	if r := p.run(v); r.rp != nil && !r.ended {
-		r.rp.finished(v)
+	if r, name, local, attempt := p.task(v); r.rp != nil && !r.ended {
+		p.busy = true
+		p.refused("finish report", p.m.TaskFinished(p.at(), name, local, attempt))
 	}
-	p.pump()
 }
 
-func (p *jobsPolicy) failed(v, slot int32) {
-	if r := p.run(v); r.rp != nil && !r.ended {
-		r.rp.failed(v, slot)
+func (p *jobsPolicy) failed(v, _ int32) {
+	if r, name, local, attempt := p.task(v); r.rp != nil && !r.ended {
+		p.busy = true
+		p.refused("failure report", p.m.TaskFailed(p.at(), name, local, attempt))
 	}
-	p.pump()
 }
 
-func (p *jobsPolicy) afterEvent() { p.pump() }
+func (p *jobsPolicy) afterEvent() {}
 
 func (p *jobsPolicy) tick() {
-	now := p.e.now()
-	for _, r := range p.runs {
-		if r.rp == nil || r.ended {
-			continue
-		}
-		if t, ok := r.rp.nextDeadline(); ok && t <= now {
-			r.rp.tick()
-		}
-	}
-	p.q.Tick(p.at())
-	p.pump()
+	p.busy = true
+	p.refused("tick", p.m.Tick(p.at()))
 }
 
 func (p *jobsPolicy) nextDeadline() (time.Duration, bool) {
-	var at time.Duration
-	ok := false
-	for _, r := range p.runs {
-		if r.rp == nil || r.ended {
-			continue
-		}
-		if t, tok := r.rp.nextDeadline(); tok && (!ok || t < at) {
-			at, ok = t, true
-		}
+	t, ok := p.m.NextDeadline()
+	if !ok {
+		return 0, false
 	}
-	if t, tok := p.q.NextDeadline(); tok && (!ok || t.Sub(epoch) < at) {
-		at, ok = t.Sub(epoch), true
+	at := t.Sub(epoch)
+	if p.busy && at <= p.e.now() {
+		// Due now and given to the scheduler already: the admission's
+		// timers fire with the instant's decision (endInstant), after
+		// which the deadline is armed again.
+		return 0, false
 	}
-	return at, ok
+	return at, true
 }
 
 // stopped never ends a multi-job run early: a failed job leaves the
@@ -378,8 +260,14 @@ func (p *jobsPolicy) stopped() (error, bool) { return nil, false }
 func (p *jobsPolicy) waitingForSlots() []int32 {
 	var out []int32
 	for _, r := range p.runs {
-		if r.rp != nil && !r.ended {
-			out = append(out, r.rp.waitingForSlots()...)
+		if r.rp == nil || r.ended {
+			continue
+		}
+		st, _ := p.m.Status(p.cfg.Jobs[r.i].Name)
+		for _, reg := range st.Scheduler.Waiting {
+			for _, v := range r.rp.rs.Members(reg) {
+				out = append(out, r.rp.off+int32(v))
+			}
 		}
 	}
 	return out
@@ -399,7 +287,8 @@ func (p *jobsPolicy) stats(res *Result) {
 		if r.rp == nil {
 			continue
 		}
-		s := r.rp.sched.Status().Stats
+		st, _ := p.m.Status(p.cfg.Jobs[r.i].Name)
+		s := st.Scheduler.Stats
 		res.RegionsScheduled += s.RegionsDeployed
 		res.Failovers += s.Failovers
 		res.RegionRestarts += s.RegionRestarts
@@ -547,10 +436,5 @@ func (e *engine) jobResults() []JobResult {
 // appendSchedulers appends the schedulers of the jobs that were
 // submitted to scheds (for the next run, see storage).
 func (p *jobsPolicy) appendSchedulers(scheds []*scheduler.Scheduler) []*scheduler.Scheduler {
-	for _, r := range p.runs {
-		if r.rp != nil {
-			scheds = append(scheds, r.rp.sched)
-		}
-	}
-	return scheds
+	return append(scheds, p.scheds...)
 }

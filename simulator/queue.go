@@ -117,6 +117,24 @@ func (c *calendar) reserve(n int) { c.room = n }
 // Len returns the number of pending events.
 func (c *calendar) Len() int { return c.n }
 
+// nextAt returns the time of the earliest pending event, if any.
+func (c *calendar) nextAt() (time.Duration, bool) {
+	if c.n == 0 {
+		return 0, false
+	}
+	var at time.Duration
+	ok := false
+	if c.times != nil && c.times.Len() > 0 {
+		at, ok = c.buckets[c.times.Min()].at, true
+	}
+	if c.late != nil && c.late.Len() > 0 {
+		if m := c.late.Min().at; !ok || m < at {
+			at, ok = m, true
+		}
+	}
+	return at, ok
+}
+
 // add puts an event in the calendar.
 func (c *calendar) add(e timed) {
 	c.n++

@@ -24,16 +24,17 @@ var Epoch = time.Unix(0, 0).UTC()
 // applies the scheduler's Ready to the engine (requests and restarts are
 // recorded, cancels and deploys carried out).
 //
-// In a run of several jobs there is one per job: its tasks are the
-// engine's tasks off ... off+n-1, its regions rs, and onReady sees every
-// Ready after it was applied.
+// In a run of several jobs there is one per job, without a scheduler of
+// its own (the jobs' schedulers are behind a multijob.Scheduler): its
+// tasks are the engine's tasks off ... off+n-1, its regions rs, and it
+// applies the job's Ready values in two steps (applyCancels, then
+// applyDeploys once every job's cancels are applied).
 type regionPolicy struct {
 	e        *engine
 	rs       *region.Regions
 	off      int32
 	sched    *scheduler.Scheduler
 	restarts []Restart
-	onReady  func(scheduler.Ready)
 	// ownDeadlines: every input of sched goes through input (the one job
 	// of a run, without an admission whose other jobs move its
 	// deadlines), so the deadline of the last Ready is sched's next one
@@ -66,12 +67,22 @@ func (p *regionPolicy) input(what string, err error) {
 
 // apply carries out one Ready in its field order.
 func (p *regionPolicy) apply(rd *scheduler.Ready) {
+	p.applyCancels(rd)
+	p.applyDeploys(rd)
+}
+
+// applyCancels records a Ready's restarts and stops its canceled tasks.
+func (p *regionPolicy) applyCancels(rd *scheduler.Ready) {
 	for _, r := range rd.Restarted {
 		p.restarts = append(p.restarts, Restart{At: p.e.now(), Task: p.rs.Topology().VertexName(r.Failed), Regions: slices.Clone(r.Regions)})
 	}
 	for _, c := range rd.Cancel {
 		p.e.cancel(p.off + int32(c.Task))
 	}
+}
+
+// applyDeploys records a Ready's requests and starts its deployments.
+func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 	// One request event per task. (Members of restarted regions that had
 	// finished run again when they are deployed; see engine.deploy.)
 	// Without a trace they are only counted: the attempt of a task is
@@ -92,9 +103,6 @@ func (p *regionPolicy) apply(rd *scheduler.Ready) {
 	for _, d := range rd.Deploy {
 		p.e.model.runs[p.off+int32(d.Task)].attempt = int32(d.Attempt)
 		p.e.deploy(p.off+int32(d.Task), int32(d.Slot))
-	}
-	if p.onReady != nil {
-		p.onReady(*rd)
 	}
 }
 

@@ -64,7 +64,7 @@ func (p *jobsPolicy) blocked() []string {
 	slices.Sort(asked)
 	var out []string
 	for _, v := range p.e.neverStarted(asked) {
-		if run := p.run(v); !run.ended && run.verdict != Steady {
+		if run, _, _, _ := p.task(v); !run.ended && run.verdict != Steady {
 			out = append(out, p.e.name(v))
 		}
 	}

@@ -11,12 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A queue's reclaimTimeoutMs (SPEC.md section 5): a high-priority job
+// A queue's reclaimTimeoutMs: a high-priority job
 // arrives at 100 ms while a low-priority one holds all 4 slots with 1 s
-// tasks. Each of its regions (one task each) claims one slot when it is
-// the head. With 0 it deploys at once and two of the low job's tasks are
-// cancelled and run again; with 300 it deploys when the timeout expires;
-// absent, it waits for the tasks to end. The low job finishes every time.
+// tasks. A reclaim serves everything it waits for: both its regions (one
+// task each). With 0 it deploys at once and two of the low job's tasks
+// are cancelled and run again; with 300 it deploys when the timeout
+// expires (two cancelled then); absent, it waits for the tasks to end. The low job finishes every
+// time.
 func TestSimulateReclaimTimeouts(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
@@ -31,9 +32,9 @@ func TestSimulateReclaimTimeouts(t *testing.T) {
 		cancels               int
 	}{
 		{"at once", `, "reclaimTimeoutMs": 0`, "100 ms", 2},
-		// (its second region's claim, made at 400 ms, is served at 500 ms
-		// by its first region's slot, before that claim's timeout)
-		{"after the timeout", `, "reclaimTimeoutMs": 300`, "400 ms", 1},
+		// (both its regions are waiting at 100 ms: the reclaim serves
+		// both, and two tasks are cancelled at 400 ms)
+		{"after the timeout", `, "reclaimTimeoutMs": 300`, "400 ms", 2},
 		{"never", ``, "1000 ms", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -21,18 +21,20 @@ const module = "github.com/regionsched/regionsched/"
 // the core knows nothing of its drivers, nothing imports examples or cmd,
 // and only main packages import internal/hugepage.
 var mustNotImport = map[string][]string{
-	"exchange":  {"resource", "topology", "region", "strategy", "slotpool", "admission", "scheduler", "simulator"},
-	"resource":  {"exchange", "topology", "region", "strategy", "slotpool", "admission", "scheduler", "simulator"},
-	"topology":  {"region", "strategy", "slotpool", "admission", "scheduler", "simulator"},
-	"region":    {"strategy", "slotpool", "admission", "scheduler", "simulator"},
-	"strategy":  {"slotpool", "admission", "scheduler", "simulator"},
-	"slotpool":  {"topology", "region", "strategy", "admission", "scheduler", "simulator"},
-	"admission": {"topology", "region", "strategy", "scheduler", "simulator"},
+	"exchange":  {"resource", "topology", "region", "strategy", "slotpool", "admission", "scheduler", "multijob", "simulator"},
+	"resource":  {"exchange", "topology", "region", "strategy", "slotpool", "admission", "scheduler", "multijob", "simulator"},
+	"topology":  {"region", "strategy", "slotpool", "admission", "scheduler", "multijob", "simulator"},
+	"region":    {"strategy", "slotpool", "admission", "scheduler", "multijob", "simulator"},
+	"strategy":  {"slotpool", "admission", "scheduler", "multijob", "simulator"},
+	"slotpool":  {"topology", "region", "strategy", "admission", "scheduler", "multijob", "simulator"},
+	"admission": {"topology", "region", "strategy", "scheduler", "multijob", "simulator"},
 	// The Slurm admission sits behind the same seam.
-	"admission/slurm": {"topology", "region", "strategy", "scheduler", "simulator"},
-	"scheduler":       {"admission", "simulator", "regiontest"},
-	"simulator":       {"regiontest"},
-	"regiontest":      {},
+	"admission/slurm": {"topology", "region", "strategy", "scheduler", "multijob", "simulator"},
+	"scheduler":       {"admission", "multijob", "simulator", "regiontest"},
+	// The multi-job scheduler sits on the scheduler and the admission.
+	"multijob":   {"simulator", "regiontest"},
+	"simulator":  {"regiontest"},
+	"regiontest": {},
 }
 
 // TestImportsPointOneWay checks every non-test file of the library's

@@ -1,0 +1,64 @@
+// Package multijob runs many jobs on one cluster: one scheduler per job
+// (package scheduler) behind one queue-level admission (package
+// admission) that they share. It is the multi-job counterpart of
+// scheduler.Scheduler and scheduler.Driver, with the same shape: a
+// deterministic Scheduler with no goroutines and no clock (inputs are
+// methods that take the current time; outputs come out of Ready as one
+// value), and a thin Driver that runs one on its own goroutine with a
+// clock.
+//
+// # Decisions per instant
+//
+// Inputs only record what happened: a job submitted, a task that ended,
+// a priority changed, a kill. The admission decides in Ready, over
+// everything waiting, by its queues' policies. So everything that
+// happens at one instant is applied before the admission decides, and
+// the order in which simultaneous inputs arrive never decides who gets a
+// slot. A slot whose tasks ended goes back to the admission (not to its
+// job's next region), which grants it by the policy like any other.
+//
+// # The Ready loop
+//
+//	s, err := multijob.New(multijob.Config{Admission: admission.Config{Slots: slots, Queues: queues}})
+//	s.Submit(now, multijob.JobSpec{Name: "etl", Queue: "root.etl", Regions: rs})
+//	for {
+//		rd := s.Ready() // the admission decides, the jobs take their grants
+//		for _, jr := range rd.Jobs {
+//			for _, c := range jr.Cancel { /* stop c.Task of job jr.Job */ }
+//		}
+//		for _, end := range rd.Ended { /* stop end.Job's driver; end.Outcome, end.Err */ }
+//		for _, jr := range rd.Jobs {
+//			for _, d := range jr.Deploy { /* start d.Task of jr.Job in d.Slot */ }
+//		}
+//		for _, ev := range rd.Events {
+//			// admission.DriverGranted: deploy ev.Job's driver in ev.Slot;
+//			// once it is up: s.StartJob(now, ev.Job)
+//		}
+//		// ... then, as the runtime observes them, all the inputs of the
+//		// next instant:
+//		s.TaskFinished(now, job, v, attempt)
+//		s.TaskFailed(now, job, v, attempt, lostPartitions...)
+//		s.Submit(now, spec); s.Kill(now, by, job); s.SetPriority(now, by, job, p)
+//		s.Tick(now) // at rd.Deadline / s.NextDeadline()
+//	}
+//
+// Cancel every job's tasks before deploying any: a slot one job gives up
+// may be granted to another in the same Ready. The end of a job is told
+// to the admission here, not by the caller; a job the admission rejects
+// or fails (a hard gang that timed out) is reported in Ready.Ended, not
+// as an error. Bad input (an unknown job, a duplicate name, time going
+// backwards) returns a typed error and changes nothing.
+//
+// # The driver
+//
+// A runtime with real goroutines and a real clock uses Driver: it owns
+// one goroutine and one clock.Clock, takes inputs from any goroutine and,
+// each turn of its loop, applies every input queued since the last
+// decision, then calls Ready once and sends the value on a channel; its
+// one timer only posts a tick to the loop:
+//
+//	d := multijob.StartDriver(ctx, s, multijob.DriverConfig{Clock: clock.New()})
+//	defer d.Stop()
+//	d.Submit(ctx, spec)
+//	for rd := range d.Ready() { ... d.TaskFinished(ctx, job, v, attempt) ... }
+package multijob

@@ -1,0 +1,69 @@
+package multijob
+
+import (
+	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/slotpool"
+)
+
+// JobStatus is a read-only snapshot of one job.
+type JobStatus struct {
+	// Name names the job.
+	Name string
+	// Admission is the job's state in the admission (accepted, starting,
+	// running, completed, failed, rejected).
+	Admission admission.JobState
+	// Granted counts the slots the admission gave it (its driver's
+	// included) and it has not given back.
+	Granted int
+	// DriverSlot is its driver's slot, if it has one (HasDriverSlot).
+	DriverSlot    slotpool.SlotID
+	HasDriverSlot bool
+	// Started: its scheduler was started (its regions may ask for slots).
+	Started bool
+	// End says how it ended, if it did.
+	End *JobEnd
+	// Scheduler is its scheduler's status: job state, waiting and
+	// deployed regions, counts (zero for a job rejected at once).
+	Scheduler scheduler.Status
+}
+
+// Status returns a snapshot of a job. It costs O(the job's regions).
+//
+// Errors: a *JobError wrapping ErrUnknownJob.
+func (s *Scheduler) Status(name string) (JobStatus, error) {
+	j, ok := s.byName[name]
+	if !ok {
+		return JobStatus{}, &JobError{Op: "status", Job: name, Err: ErrUnknownJob}
+	}
+	st := JobStatus{Name: name, Admission: j.port.State(), Granted: j.port.Granted(), Started: j.started}
+	st.DriverSlot, st.HasDriverSlot = j.port.DriverSlot()
+	if j.end != nil {
+		end := *j.end
+		st.End = &end
+	}
+	if j.sched != nil {
+		st.Scheduler = j.sched.Status()
+	}
+	return st, nil
+}
+
+// Jobs returns the names of the jobs submitted, in submission order.
+func (s *Scheduler) Jobs() []string {
+	out := make([]string, len(s.jobs))
+	for i, j := range s.jobs {
+		out[i] = j.spec.Name
+	}
+	return out
+}
+
+// Regions returns a job's regions (immutable, as submitted), or nil if
+// no job of that name was submitted: the runtime names its tasks by
+// them (Regions(job).Topology().VertexName(task)).
+func (s *Scheduler) Regions(name string) *region.Regions {
+	if j, ok := s.byName[name]; ok {
+		return j.spec.Regions
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package simulator
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/multijob"
+)
+
+// How a multi-job run applies the multi-job scheduler's decisions: once
+// per instant, when the engine says the instant is over.
+
+// endInstant applies the decision over the instant that is over: every
+// job's cancels first (a slot one job gives up may go to another), the
+// ends (their drivers leave their slots), every job's deployments, then
+// the drivers granted (each job starts after its driver's startup time).
+func (p *jobsPolicy) endInstant() bool {
+	if !p.busy {
+		return false
+	}
+	p.busy = false
+	rd := p.m.Ready()
+	for i := range rd.Jobs {
+		p.byName[rd.Jobs[i].Job].rp.applyCancels(&rd.Jobs[i].Ready)
+	}
+	for _, end := range rd.Ended {
+		p.ended(end)
+	}
+	for i := range rd.Jobs {
+		jr := &rd.Jobs[i]
+		r := p.byName[jr.Job]
+		r.rp.applyDeploys(&jr.Ready)
+		if len(jr.Deploy) > 0 && r.firstDeploy < 0 {
+			r.firstDeploy = p.e.now()
+		}
+	}
+	for _, ev := range rd.Events {
+		if ev.Kind != admission.DriverGranted {
+			continue
+		}
+		r := p.byName[ev.Job]
+		if r.ended {
+			continue
+		}
+		r.driverSlot = int32(ev.Slot)
+		if r.firstDeploy < 0 {
+			r.firstDeploy = p.e.now()
+		}
+		p.e.occupyDriver(r.i, r.driverSlot)
+		startup := p.cfg.Jobs[r.i].Job.Submission().Driver.Startup
+		p.e.model.cal.add(timed{at: p.e.now() + startup, order: p.e.model.cal.nextOrder(), kind: jobTimer, task: int32(r.i), version: jobStart})
+	}
+	return true
+}
+
+// ended records the end of a job the scheduler reports.
+func (p *jobsPolicy) ended(end multijob.JobEnd) {
+	r := p.byName[end.Job]
+	switch end.Outcome {
+	case multijob.Finished:
+		p.end(r, Finished, "")
+	case multijob.Killed:
+		by := ""
+		if ke := (*admission.KilledError)(nil); errors.As(end.Err, &ke) {
+			by = ke.By.Name
+		}
+		p.end(r, Killed, fmt.Sprintf("killed: by %s", by))
+	case multijob.Rejected:
+		p.end(r, Failed, fmt.Sprintf("rejected: %v", end.Err))
+	default:
+		p.end(r, Failed, failedReason(end.Err))
+	}
+}
