@@ -336,8 +336,15 @@ func (q *Queues) withdrawStale() {
 			continue
 		}
 		c, v := q.jobs[s.claimant], q.jobs[s.owner]
-		if c.state.Terminal() || !c.waiting() || c.spec.Priority <= v.spec.Priority {
-			q.withdraw(idx)
+		switch {
+		case c.state.Terminal():
+			q.withdraw(idx, "the claimant ended")
+			continue
+		case !c.waiting():
+			q.withdraw(idx, "the claimant waits for nothing")
+			continue
+		case c.spec.Priority <= v.spec.Priority:
+			q.withdraw(idx, fmt.Sprintf("the claimant's priority %d is no longer above %d", c.spec.Priority, v.spec.Priority))
 			continue
 		}
 		if _, ok := byClaimant[c.id]; !ok {
@@ -373,7 +380,7 @@ func (q *Queues) withdrawStale() {
 				continue
 			}
 			have[p]--
-			q.withdraw(idx)
+			q.withdraw(idx, "the claimant has what it waits for")
 		}
 	}
 }
@@ -381,12 +388,15 @@ func (q *Queues) withdrawStale() {
 // withdraw takes back a timed preemption of slot idx: no Revoke will
 // follow; the slot comes back when its task ends (the pool was asked for
 // it with a Reclaim) and is then free.
-func (q *Queues) withdraw(idx int32) {
+func (q *Queues) withdraw(idx int32, why string) {
 	s := &q.slots[idx]
 	if s.claimant == noJob {
 		return
 	}
 	c := q.jobs[s.claimant]
+	if !s.revoked && s.owner != noJob {
+		q.events = append(q.events, Event{At: q.now, Job: c.spec.Name, ID: c.id, Kind: ReclaimWithdrawn, Victim: q.jobs[s.owner].spec.Name, Count: 1, Reason: why})
+	}
 	c.incoming = removeIdx(c.incoming, idx)
 	q.unyield(idx)
 	if q.debug {
@@ -398,7 +408,7 @@ func (q *Queues) withdraw(idx int32) {
 func (q *Queues) dropPreemptions(c *job) {
 	for _, idx := range slices.Clone(c.incoming) {
 		if s := &q.slots[idx]; s.preempt {
-			q.withdraw(idx)
+			q.withdraw(idx, "the claimant ended")
 		}
 	}
 }

@@ -108,6 +108,10 @@ const (
 	// claimant) by preemption; Reason says why and when their tasks are
 	// cancelled. Reported before the Revokes that cancel them.
 	Reclaimed
+	// ReclaimWithdrawn: Count slots of job Victim reclaimed for job Job
+	// with a timeout are left to Victim, before the timeout: the reason is
+	// gone (Reason says which); nothing of Victim is cancelled for them.
+	ReclaimWithdrawn
 )
 
 // Event is something the admission tells the runtime about a job (its

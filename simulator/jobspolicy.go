@@ -68,6 +68,10 @@ type jobsPolicy struct {
 	scheds []*scheduler.Scheduler
 	// busy: inputs were given since the last decision.
 	busy bool
+	// reclaims counts the reclaims (one per claimant and victim at a
+	// time), reclaimed the slots they took, withdrawn those left to their
+	// jobs before the timeout.
+	reclaims, reclaimed, withdrawn int
 }
 
 func newJobsPolicy(e *engine, cfg JobsConfig, set *jobSet) (*jobsPolicy, error) {
@@ -283,6 +287,7 @@ func (p *jobsPolicy) done() bool {
 }
 
 func (p *jobsPolicy) stats(res *Result) {
+	res.Reclaims, res.ReclaimedSlots, res.WithdrawnSlots = p.reclaims, p.reclaimed, p.withdrawn
 	for _, r := range p.runs {
 		if r.rp == nil {
 			continue

@@ -21,6 +21,17 @@ func (p *jobsPolicy) endInstant() bool {
 	}
 	p.busy = false
 	rd := p.m.Ready()
+	// Reclaims first: the cancels they cause follow.
+	for _, ev := range rd.Events {
+		switch ev.Kind {
+		case admission.Reclaimed:
+			p.reclaims++
+			p.reclaimed += ev.Count
+			p.e.emit(Event{At: p.e.now(), Kind: Reclaim, Job: ev.Job, Victim: ev.Victim, Slots: ev.Count, Reason: ev.Reason, Slot: NoSlot, Region: NoRegion})
+		case admission.ReclaimWithdrawn:
+			p.withdrawn += ev.Count
+		}
+	}
 	for i := range rd.Jobs {
 		p.byName[rd.Jobs[i].Job].rp.applyCancels(&rd.Jobs[i].Ready)
 	}

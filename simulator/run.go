@@ -134,6 +134,11 @@ type Result struct {
 	RegionsScheduled int
 	// Failovers counts handled failures; RegionRestarts the regions they restarted.
 	Failovers, RegionRestarts int
+	// Reclaims counts, in a run of several jobs, the reclaims (slots of
+	// one job taken for another by preemption, one per claimant and victim
+	// at a time); ReclaimedSlots the slots they took; WithdrawnSlots those
+	// of them left to their jobs before the timeout, the reason gone.
+	Reclaims, ReclaimedSlots, WithdrawnSlots int
 	// Restarts lists the failovers of the region policy in order: which
 	// regions the strategy chose to restart for which failed task.
 	Restarts []Restart

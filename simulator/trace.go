@@ -21,9 +21,10 @@ const (
 	Cancel              // the task was canceled (a failover, or the job failing)
 	Release             // a slot was returned to the pool
 	Refused             // a priority change or kill of the events file was refused (no task)
+	Reclaim             // slots of a job (Victim) were reclaimed for another (Job), before the cancels it causes (no task)
 )
 
-var kindNames = [...]string{"request", "deploy", "finish", "fail", "cancel", "release", "refused"}
+var kindNames = [...]string{"request", "deploy", "finish", "fail", "cancel", "release", "refused", "reclaim"}
 
 // String returns the name used in traces: "request", "deploy", ...
 func (k Kind) String() string {
@@ -55,12 +56,18 @@ type Event struct {
 	// Job names the task's job in a run of several jobs ("" otherwise).
 	Job string
 	// By and Reason (Refused only): who asked and why it was refused.
+	// Reason (Reclaim too): why the slots were reclaimed.
 	By, Reason string
+	// Victim and Slots (Reclaim only): the job the slots were taken from,
+	// and how many.
+	Victim string
+	Slots  int
 }
 
 // AppendJSON appends the event as one JSON object (no newline):
 // {"t": 0, "event": "deploy", "task": "A#0", "region": 0, "slot": 1, "attempt": 0};
-// a refused change is {"t": 4000, "event": "refused", "job": "etl", "by": "bob", "reason": "..."}.
+// a refused change is {"t": 4000, "event": "refused", "job": "etl", "by": "bob", "reason": "..."};
+// a reclaim is {"t": 800, "event": "reclaim", "job": "high", "victim": "low", "slots": 1, "reason": "..."}.
 // Times are whole milliseconds.
 func (e Event) AppendJSON(b []byte) []byte {
 	b = append(b, `{"t": `...)
@@ -71,6 +78,15 @@ func (e Event) AppendJSON(b []byte) []byte {
 	if e.Job != "" {
 		b = append(b, `, "job": `...)
 		b = jsontext.AppendString(b, e.Job)
+	}
+	if e.Kind == Reclaim {
+		b = append(b, `, "victim": `...)
+		b = jsontext.AppendString(b, e.Victim)
+		b = append(b, `, "slots": `...)
+		b = strconv.AppendInt(b, int64(e.Slots), 10)
+		b = append(b, `, "reason": `...)
+		b = jsontext.AppendString(b, e.Reason)
+		return append(b, '}')
 	}
 	if e.Kind == Refused {
 		b = append(b, `, "by": `...)

@@ -205,6 +205,9 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	fmt.Fprintf(out, "held waiting:      %.1f%% of slot time held by tasks that could not progress\n", 100*res.HeldWaiting)
 	fmt.Fprintf(out, "%s %s\n", pad(deployedLabel(r.policy), 18), count(res.RegionsScheduled, "deployment"))
 	fmt.Fprintf(out, "restarts:          %d (regions restarted: %d)\n", res.Failovers, res.RegionRestarts)
+	if res.Reclaims > 0 {
+		fmt.Fprintf(out, "reclaims:          %d (slots reclaimed: %d, withdrawn before the timeout: %d)\n", res.Reclaims, res.ReclaimedSlots, res.WithdrawnSlots)
+	}
 	fmt.Fprintln(out, res.Reason)
 	if !res.Verdict.OK() {
 		return negative(res.Reason)

@@ -155,3 +155,39 @@ func TestSimulateGangDerivedMinSlots(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stdout)
 	assert.Equal(t, "500 ms", jobLines(t, res.stdout)["gangjob"][1], "a gang of 2: one free slot is not enough")
 }
+
+// Every reclaim is a trace event before the cancels it causes, naming the
+// claimant, the victim, the slots and why, and the summary counts them: a
+// mid-priority job reclaims the low job's slot with a timeout and gets a
+// freed slot before it (withdrawn: nothing cancelled); a high-priority
+// job then reclaims again, from the lowest priority, and that one is
+// carried out.
+func TestSimulateReclaimsTracedAndCounted(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		return p
+	}
+	cluster := write("cluster.json", `{"slots": [{"count": 2}], "queues": [{"name": "root.default", "policy": "priority", "reclaimTimeoutMs": 300}]}`)
+	low := write("low.json", `{"name": "low", "priority": 1000, "vertices": [{"id": "short", "parallelism": 1, "durationMs": 200}, {"id": "long", "parallelism": 1, "durationMs": 5000}]}`)
+	mid := write("mid.json", `{"name": "mid", "priority": 5000, "submitAtMs": 100, "vertices": [{"id": "a", "parallelism": 1, "durationMs": 3000}]}`)
+	high := write("high.json", `{"name": "high", "priority": 9000, "submitAtMs": 500, "vertices": [{"id": "a", "parallelism": 1, "durationMs": 1000}]}`)
+	trace := filepath.Join(dir, "trace.jsonl")
+	res := execCLI(t, "", "simulate", "--cluster", cluster, "--trace", trace, low, mid, high)
+	require.Equal(t, 0, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+	assert.Contains(t, res.stdout, "reclaims:          2 (slots reclaimed: 2, withdrawn before the timeout: 1)\n")
+	tr, err := os.ReadFile(trace)
+	require.NoError(t, err)
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(tr)), "\n") {
+		if strings.Contains(l, `"event": "reclaim"`) || strings.Contains(l, `"event": "cancel"`) {
+			lines = append(lines, l)
+		}
+	}
+	assert.Equal(t, []string{
+		`{"t": 100, "event": "reclaim", "job": "mid", "victim": "low", "slots": 1, "reason": "priority 5000 over 1000: tasks cancelled after 300 ms unless they end"}`,
+		`{"t": 500, "event": "reclaim", "job": "high", "victim": "low", "slots": 1, "reason": "priority 9000 over 1000: tasks cancelled after 300 ms unless they end"}`,
+		`{"t": 800, "event": "cancel", "job": "low", "task": "long#0", "region": 1, "slot": 1, "attempt": 0}`,
+	}, lines)
+}

@@ -183,7 +183,7 @@ func newPicture(svgFile string) *simulator.TimelineRecorder {
 func streamRun(c *cobra.Command, traceFile string, pic *simulator.TimelineRecorder, run func(onEvent func(simulator.Event)) error) error {
 	var onEvent func(simulator.Event)
 	draw := func(e simulator.Event) {
-		if e.Kind != simulator.Refused { // the picture draws tasks; refusals are for the trace
+		if e.Kind != simulator.Refused && e.Kind != simulator.Reclaim { // the picture draws tasks; refusals and reclaims are for the trace
 			pic.Event(e)
 		}
 	}
