@@ -45,6 +45,10 @@ func (q *Queues) SetPriority(now time.Time, by Principal, job string, priority i
 	if j.state == JobStarting || j.state == JobRunning {
 		j.queue.weight += priority - j.spec.Priority
 	}
+	if !j.state.Terminal() {
+		j.queue.countPrio(j.spec.Priority, -1)
+		j.queue.countPrio(priority, +1)
+	}
 	j.spec.Priority = priority
 	q.updateOrder(j)
 	q.updateHolder(j)

@@ -98,8 +98,12 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 		}
 	}
 	picks := cs.picks[:0]
-	if m < need {
-		victims := q.behind(c)
+	haveBase, mBase := slices.Clone(have), m
+	for limit := need - m; m < need; limit = 0 {
+		// The victims behind it, in victim order: at first only until
+		// they hold what it lacks when they come in that order anyway
+		// (behind); all of them if those were not enough.
+		victims, all := q.behind(c, limit)
 		if len(victims) == 0 {
 			q.dropClaim(c)
 			return claimNoneBehind
@@ -136,6 +140,12 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 			if m >= need {
 				break
 			}
+		}
+		if m < need && !all {
+			picks, m = picks[:0], mBase // not enough among the first: try them all
+			copy(have, haveBase)
+			clear(cs.unhelpful)
+			continue
 		}
 		cs.picks = picks
 		if m < need {
@@ -248,10 +258,21 @@ func (q *Queues) matched(lack []resource.Count, have []int) int {
 
 // behind returns the jobs behind c in grant order that hold slots a claim
 // may take, in victim order: lowest priority first, then the most
-// recently submitted (SPEC.md section 5).
-func (q *Queues) behind(c *job) []*job {
+// recently submitted (as preemption's victims). With enough > 0, when the
+// walk from the back of c's queue meets them in victim order anyway (c's
+// queue orders by priority, or all its jobs have one priority, and no
+// queue after it holds slots), it stops once they hold enough slots, and
+// all is false; otherwise it returns every such job and all is true.
+func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 	out := q.claimScratch.victims[:0]
 	ck := keyOf(c)
+	stream := enough > 0 && (c.queue.cfg.Policy == Priority || len(c.queue.prios) <= 1)
+	for _, qu := range q.qorder {
+		if qu.cfg.Name > c.queue.cfg.Name && !qu.holders.Empty() {
+			stream = false
+		}
+	}
+	held := 0
 	for _, qu := range q.qorder {
 		switch {
 		case qu.cfg.Name < c.queue.cfg.Name:
@@ -266,6 +287,10 @@ func (q *Queues) behind(c *job) []*job {
 				}
 				if v != c {
 					out = append(out, v)
+					if held += len(v.held); stream && held >= enough {
+						q.claimScratch.victims = out
+						return out, false
+					}
 				}
 			}
 		default:
@@ -275,14 +300,20 @@ func (q *Queues) behind(c *job) []*job {
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b *job) int {
+	victimOrder := func(a, b *job) int {
 		if c := cmp.Compare(a.spec.Priority, b.spec.Priority); c != 0 {
 			return c
 		}
 		return cmp.Compare(b.seq, a.seq)
-	})
+	}
+	// Walked from the back of a queue ordered by priority, or by
+	// submission among equal priorities, they are in victim order
+	// already: the sort is needed only when they are not.
+	if !slices.IsSortedFunc(out, victimOrder) {
+		slices.SortFunc(out, victimOrder)
+	}
 	q.claimScratch.victims = out
-	return out
+	return out, true
 }
 
 // yieldable is how many slots victim v may give up for claimant c. Under

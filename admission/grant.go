@@ -110,8 +110,9 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	}
 	// A cheap bound first: the slots it has coming, the free ones and
 	// all those held behind it, by number.
-	held := q.heldBehind(qu, j.key)
-	if held == 0 || len(j.reserved)+len(j.incoming)+q.nFree+held < sumCounts(lack) {
+	short := sumCounts(lack) - len(j.reserved) - len(j.incoming) - q.nFree
+	held := q.heldBehind(qu, j.key, max(short, 1))
+	if held == 0 || held < short {
 		q.dropClaim(j)
 		return false
 	}
@@ -123,13 +124,13 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 
 // heldBehind counts the slots that a claim may take (held, not drivers,
 // not being reclaimed) of the jobs behind key k in grant order: those of
-// qu after k, walked from the back (in practice few: the jobs behind the
-// first waiting one), and all those of the queues after qu.
-func (q *Queues) heldBehind(qu *queue, k orderKey) int {
+// qu after k, walked from the back, and all those of the queues after qu;
+// it stops counting the jobs of qu once it has counted enough.
+func (q *Queues) heldBehind(qu *queue, k orderKey, enough int) int {
 	n := 0
 	it := qu.holders.Iterator()
 	it.End()
-	for it.Prev() {
+	for it.Prev() && n < enough {
 		if it.Key().(orderKey).compare(k) <= 0 {
 			break
 		}

@@ -267,6 +267,9 @@ type queue struct {
 	startingJobs []*job
 	// jobs lists its jobs not known to have ended (fair share).
 	jobs []*job
+	// prios counts its accepted jobs that have not ended, by priority
+	// (claims walk faster when there is one priority).
+	prios map[int]int
 }
 
 // Queues is the queue-level admission for many jobs on one cluster: a
@@ -571,6 +574,16 @@ func (q *Queues) fits(j *job) (string, bool) {
 		what, n, with, a.MissingString()), false
 }
 
+// countPrio counts d more jobs of priority p in the queue.
+func (qu *queue) countPrio(p, d int) {
+	if qu.prios == nil {
+		qu.prios = map[int]int{}
+	}
+	if qu.prios[p] += d; qu.prios[p] == 0 {
+		delete(qu.prios, p)
+	}
+}
+
 // move changes a job's state and reports it.
 func (q *Queues) move(j *job, to JobState, reason string) {
 	from := j.state
@@ -579,6 +592,12 @@ func (q *Queues) move(j *job, to JobState, reason string) {
 	}
 	j.state = to
 	qu := j.queue
+	switch {
+	case to == JobAccepted:
+		qu.countPrio(j.spec.Priority, +1)
+	case to.Terminal() && from != JobRejected && from != JobNew && !from.Terminal():
+		qu.countPrio(j.spec.Priority, -1)
+	}
 	switch {
 	case to == JobStarting:
 		qu.starting++
