@@ -11,13 +11,14 @@
 //   - StaticCluster: a fixed list of slots for one pool, granted to asks in
 //     the order they arrive.
 //   - Queues: one cluster shared by many jobs in hierarchical queues
-//     (root.default, root.etl) with the policies of SPEC.md section 5
-//     (fifo, priority, fairshare, stateaware, maxRunningJobs), drivers,
-//     claims that keep jobs from deadlocking each other (claim.go),
-//     dynamic priorities and kills authorized by role with an audit sink
-//     (changes.go), and opt-in preemption with reclaim timeouts. Each job
-//     gets a Port, the slotpool.Admission of its pool; Queues.Pending
-//     says which ports have messages.
+//     (root.default, root.etl) with four policies (fifo, priority,
+//     fairshare, stateaware) and maxRunningJobs, drivers, gangs with
+//     placeholders, claims that keep jobs from deadlocking each other
+//     (claim.go), dynamic priorities and kills authorized by role with an
+//     audit sink (changes.go), and opt-in preemption with reclaim timeouts
+//     (preempt.go). Each job gets a Port, the slotpool.Admission of its
+//     pool; Queues.Pending says which ports have messages. With
+//     Config.DecidePerInstant it decides once per instant, in Decide.
 //
 // # Use
 //
@@ -34,10 +35,11 @@
 //
 // A runtime built on package scheduler does not link anything itself: it
 // sets the scheduler's Config.Admission, and the scheduler's driver
-// carries the messages. With Queues, submit each job and give its
-// scheduler the job's Port:
+// carries the messages. A runtime with many jobs on one Queues uses
+// package multijob, which owns the Queues and every job's scheduler and
+// decides once per instant:
 //
-//	q, err := admission.New(admission.Config{Slots: slots, Queues: queues})
-//	port, err := q.Submit(now, admission.JobSpec{Name: "etl", Queue: "root.etl", Largest: largest})
-//	sched, err := scheduler.New(regions, scheduler.Config{Admission: port})
+//	m, err := multijob.New(multijob.Config{Admission: admission.Config{Slots: slots, Queues: queues}})
+//	err = m.Submit(now, multijob.JobSpec{Name: "etl", Queue: "root.etl", Regions: regions})
+//	rd := m.Ready() // every job's deployments and cancels, the admission's events
 package admission

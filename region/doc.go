@@ -38,5 +38,5 @@
 // judges those slots, and a runtime hands the same Regions to its
 // scheduler so that it asks for them:
 //
-//	sched := scheduler.New(rs.ForCluster(cluster, m), deployer, cfg)
+//	sched := scheduler.New(rs.ForCluster(cluster, m), scheduler.Config{})
 package region

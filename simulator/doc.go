@@ -1,7 +1,8 @@
 // Package simulator is the example executor: a discrete-event simulation
 // of a dataflow job in virtual time, driving the real scheduler (package
-// scheduler, with its strategy and slot pool) through a Deployer — there
-// is no second implementation of the scheduling rules here. It is
+// scheduler, with its strategy and slot pool; package multijob for several
+// jobs) through their Ready values — there is no second implementation of
+// the scheduling rules here. It is
 // deterministic for a seed: the seed orders the offer of the cluster's
 // slots and the eager policy's grants. Events due at the same time (the
 // ends of a wave of tasks that started together and run as long) are
@@ -11,7 +12,7 @@
 // them too, and each seed tries another interleaving of a wave's ends, as
 // property tests over seeds (and package regiontest) want.
 //
-// Semantics (DESIGN.md section 11): a task needs a slot; a deployed task
+// Semantics: a task needs a slot; a deployed task
 // makes progress only while every blocking partition it reads is finished
 // and all its pipelined producers and consumers are deployed; its
 // duration advances only then; it cannot finish before its pipelined
