@@ -18,7 +18,7 @@ test:
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 $(PKGS)
 
-## bench: the benchmarks of DESIGN.md section 9, with allocations
+## bench: the benchmarks of docs/performance.md, with allocations
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 

@@ -27,7 +27,7 @@ type AuditSink interface {
 	Audit(AuditRecord) error
 }
 
-// JSONLinesAudit writes audit records as JSON Lines (SPEC.md section 5):
+// JSONLinesAudit writes audit records as JSON Lines (docs/job-file.md):
 // {"t": ms since Origin, "by", "role", "action", "job", "old", "new",
 // "accepted", "reason"}.
 type JSONLinesAudit struct {

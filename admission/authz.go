@@ -19,7 +19,7 @@ const (
 	RoleAdmin
 )
 
-// The priority ranges (SPEC.md section 5).
+// The priority ranges (docs/job-file.md).
 const (
 	// MinPriority is the lowest priority.
 	MinPriority = 1

@@ -11,7 +11,7 @@ import (
 	"github.com/regionsched/regionsched/slotpool"
 )
 
-// A claim is how the admission keeps jobs from sitting on parts of what
+// A claim is how the admission keeps jobs from holding parts of what
 // they need (the cross-job deadlock of the seeds). A pool holds granted
 // slots it cannot use yet (a region whose bulk is not complete), so when
 // every slot is held and every holder waits for more, nobody progresses.
@@ -34,14 +34,14 @@ import (
 // share a job yields, beyond its idle slots, only as many as leave it
 // behind the claimant (see yieldable), so slots in use never go back and
 // forth between two jobs at their fair split; its idle slots it always
-// yields, because a job sitting on idle slots it cannot complete is
+// yields, because a job holding idle slots it cannot complete is
 // exactly the deadlock. The lack claimed is the job's head ask (see
 // headNeed), so a claim that completes deploys a region: every move of a
 // slot is followed by progress. A job granted something, or that stops
 // waiting, gives up its claim: reserved slots are free again and slots
 // still coming will be.
 //
-// Preemption (a Revoke that cancels running tasks, SPEC.md's reclaim
+// Preemption (a Revoke that cancels running tasks, the cluster file's reclaim
 // timeouts) is a different thing and is decided elsewhere.
 
 // claimResult says what claim did.

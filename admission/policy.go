@@ -9,7 +9,7 @@ import (
 // Policy orders the jobs of one queue for grants.
 type Policy uint8
 
-// The queue policies (SPEC.md section 5).
+// The queue policies (docs/job-file.md).
 const (
 	// FIFO serves jobs by submission time.
 	FIFO Policy = iota
@@ -71,7 +71,7 @@ type QueueConfig struct {
 	// leaves starting at its first grant (the queue is then fifo).
 	StartingTimeout time.Duration
 	// Preempt lets a higher-priority job's claim take this queue's jobs'
-	// slots by force (SPEC.md's reclaimTimeoutMs; false: never preempt,
+	// slots by force (the cluster file's reclaimTimeoutMs; false: never preempt,
 	// slots asked back come back when their tasks end): a slot in use by
 	// a job of lower priority than the claimant is revoked, cancelling
 	// its task, after ReclaimTimeout (0: at once) if its task has not

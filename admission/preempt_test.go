@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Reclaim with reclaim timeouts (SPEC.md section 5): a high-priority job
+// Reclaim with reclaim timeouts (docs/job-file.md): a high-priority job
 // arrives while a low-priority job holds every slot with a long region.
 // With a timeout of 0 the low job's tasks are cancelled at once and the
 // high job deploys at its arrival; with a positive timeout the

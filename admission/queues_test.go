@@ -414,7 +414,7 @@ func TestMaxRunningJobsOne(t *testing.T) {
 	}
 }
 
-// The driver flood (SPEC.md section 5, seed 004): four jobs with drivers
+// The driver flood: four jobs with drivers
 // and regions of 3 slots on 4 slots. Under fifo all four drivers are
 // granted and no region can ever run (drivers are never reclaimed); under
 // stateaware and maxRunningJobs 1 all four finish.
@@ -510,7 +510,7 @@ func TestHeadsServedFirstHoldNothingPriority(t *testing.T) {
 	assert.False(t, b.firstDeploy.Before(a.finished), "a first")
 }
 
-// SPEC.md section 5: reclaim victims come from the lowest-priority job
+// docs/job-file.md: reclaim victims come from the lowest-priority job
 // first. Job "top" (priority 9000) waits for 1 slot; "old-low"
 // (priority 1, submitted first) and "new-mid" (priority 5000, submitted
 // later) each hold one in use. The victim must be old-low's slot.

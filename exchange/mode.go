@@ -75,7 +75,7 @@ func (m Mode) String() string {
 }
 
 // ParseMode parses a mode by canonical name or alias, case-insensitively
-// (SPEC.md section 2), including the values of Flink's
+// (docs/job-file.md), including the values of Flink's
 // execution.batch-shuffle-mode that have an equivalent. Flink's hybrid
 // shuffle modes are refused with ErrUnsupportedMode and the reason; any
 // other name with ErrUnknownMode. The error lists every valid spelling.

@@ -125,7 +125,7 @@ func TestModeStringIsCanonicalAndParsesBack(t *testing.T) {
 	assert.Equal(t, "Mode(9)", exchange.Mode(9).String())
 }
 
-// TestModePartitionTypeTable is the table of SPEC.md section 2:
+// TestModePartitionTypeTable is the table of docs/job-file.md:
 // mode x ship strategy -> partition type ("pipelined" = pipelined-bounded).
 func TestModePartitionTypeTable(t *testing.T) {
 	const (

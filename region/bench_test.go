@@ -11,7 +11,7 @@ import (
 )
 
 // allToAllJob is source(p) -hash-> sink(p): the job of Flink's scheduler
-// benchmarks and of the 2022 blog post (DESIGN.md section 9).
+// benchmarks and of the 2022 blog post (docs/architecture.md).
 func allToAllJob(tb testing.TB, p int) *topology.JobGraph {
 	tb.Helper()
 	g, err := topology.NewBuilder("alltoall-p"+strconv.Itoa(p)).
@@ -62,7 +62,7 @@ func chainsJob(tb testing.TB, total int) *topology.JobGraph {
 var benchSink *region.Regions
 
 // BenchmarkBuildRegions measures topology.NewExecutionTopology +
-// region.Build from an already built JobGraph (DESIGN.md section 9).
+// region.Build from an already built JobGraph (docs/architecture.md).
 func BenchmarkBuildRegions(b *testing.B) {
 	cases := []struct {
 		name  string

@@ -424,7 +424,7 @@ func smallCluster(r *rand.Rand) []resource.Count {
 	return out
 }
 
-// TestCheckAgreesWithBruteForce is the soundness property of DESIGN.md
+// TestCheckAgreesWithBruteForce is the soundness property of docs/architecture.md
 // section 4 on random small jobs and clusters, with the slots of
 // ForCluster (what Check judges): whenever Check says runnable, all slots
 // held forever fit at once, and every region's slot list — together with

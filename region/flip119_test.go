@@ -14,7 +14,7 @@ import (
 
 func loadFLIP119(t testing.TB) *topology.JobGraph { return testjobs.FLIP119(t) }
 
-// regionView is a region as SPEC.md section 4 prints it.
+// regionView is a region as docs/cli.md prints it.
 type regionView struct {
 	Vertices []string
 	Slots    int
@@ -79,7 +79,7 @@ func TestFLIP119RegionsPerMode(t *testing.T) {
 			single("C#0", 0), single("C#1", 0), single("C#2", 1), single("C#3", 1),
 			single("D#0", 2, 3, 4, 5), single("D#1", 2, 3, 4, 5), single("D#2", 2, 3, 4, 5), single("D#3", 2, 3, 4, 5),
 		}},
-		// SPEC.md section 4: region 0 = A#0, B#0, C#0, C#1; region 4 = D#2 consuming [0 1].
+		// docs/cli.md: region 0 = A#0, B#0, C#0, C#1; region 4 = D#2 consuming [0 1].
 		{exchange.PointwisePipelinedOnly, []regionView{
 			{Vertices: []string{"A#0", "B#0", "C#0", "C#1"}, Slots: 2},
 			{Vertices: []string{"A#1", "B#1", "C#2", "C#3"}, Slots: 2},
@@ -136,7 +136,7 @@ func TestFLIP119PointwiseGroups(t *testing.T) {
 	assert.Equal(t, 4, rs.Size(0))
 }
 
-// TestFLIP119SecondRegionNeedsTwoSlots: by DESIGN.md section 4, Flink's
+// TestFLIP119SecondRegionNeedsTwoSlots: by docs/architecture.md, Flink's
 // job-wide slot sharing puts {A#1, B#1, C#2, C#3} into 3 groups; per
 // region we need exactly 2 slots, and the explicit assignment reaches it.
 func TestFLIP119SecondRegionNeedsTwoSlots(t *testing.T) {

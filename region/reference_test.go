@@ -2,7 +2,7 @@ package region_test
 
 // The naive reference the property tests and BenchmarkBuildRegionsNaive
 // compare against: every execution edge expanded pairwise from the
-// formulas of SPEC.md sections 1 and 2 (not from the topology package),
+// formulas of docs/job-file.md (not from the topology package),
 // connected components over the pipelined edges on a gonum undirected
 // graph, then the graph of those components over the blocking edges with
 // every strongly connected component merged (gonum's TarjanSCC).
@@ -17,7 +17,7 @@ import (
 	"github.com/regionsched/regionsched/topology"
 )
 
-// specPipelined is the table of SPEC.md section 2 plus pinned exchanges.
+// specPipelined is the table of docs/job-file.md plus pinned exchanges.
 func specPipelined(e topology.JobEdge, m exchange.Mode) bool {
 	if e.Pinned {
 		return e.Exchange == exchange.Pipelined || e.Exchange == exchange.PipelinedBounded
@@ -51,7 +51,7 @@ func expand(g *topology.JobGraph, m exchange.Mode) *expansion {
 
 func (x *expansion) numSubtasks() int { return x.offset[len(x.offset)-1] }
 
-// name is the SPEC.md section 3 name of subtask u.
+// name is the name (docs/job-file.md) of subtask u.
 func (x *expansion) name(u int) string {
 	jv := 0
 	for x.offset[jv+1] <= u {
@@ -96,7 +96,7 @@ func (x *expansion) forEachEdge(f func(e, u, v int, pipelined bool)) {
 	}
 }
 
-// specConnected is SPEC.md section 1: does producer i feed consumer j on a
+// specConnected is docs/job-file.md: does producer i feed consumer j on a
 // pointwise edge of parallelisms s -> t?
 func specConnected(s, t, i, j int) bool {
 	switch {

@@ -28,7 +28,7 @@ func memberNames(rs *region.Regions, vs []topology.ExecutionVertexID) []string {
 	return out
 }
 
-// TestCycleMergesIntoOneRegion is the case of DESIGN.md section 4
+// TestCycleMergesIntoOneRegion is the case of docs/architecture.md
 // (FLINK-17330): src -forward pipelined-> join, side -forward pipelined->
 // join, src -hash blocking-> side. Per subtask i, {src#i, side#i, join#i}
 // is glued by pipelined edges, and the blocking all-to-all edge makes

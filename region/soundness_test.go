@@ -20,7 +20,7 @@ import (
 	"github.com/regionsched/regionsched/topology"
 )
 
-// streamReaderJob is issue 11's first case: B (bounded) reads the
+// streamReaderJob is a first case: B (bounded) reads the
 // unbounded U through a pipelined edge, so B never finishes either; X is
 // an unrelated bounded task. With res, every subtask asks for res.
 func streamReaderJob(t *testing.T, res resource.Profile) *topology.JobGraph {
@@ -148,7 +148,7 @@ func TestCheckTimingDependentVerdict(t *testing.T) {
 	}
 }
 
-// TestForClusterPacksBySize is issue 11's packing case: A(2, 500m)
+// TestForClusterPacksBySize is a packing case: A(2, 500m)
 // -hash-> B(1, 500m), A -hash-> C(1, 100m), all pipelined, on slots of
 // 1000m and 600m. The locality packing {A, B, C} = 1100m + {A} = 500m does
 // not fit; {A, B} + {A, C} does. Check says runnable and names the
@@ -298,7 +298,7 @@ func TestClusterSize(t *testing.T) {
 }
 
 // TestCheckHugeClusterDoesNotOverflow: Check sums counts saturating, so
-// an absurd cluster never turns negative (issue 11: "the cluster has
+// an absurd cluster never turns negative ("the cluster has
 // -9223372036854775808 slots").
 func TestCheckHugeClusterDoesNotOverflow(t *testing.T) {
 	rs := region.FromJob(build(t, topology.NewBuilder("one").AddVertex(topology.JobVertex{ID: "A", Parallelism: 1})), exchange.AllBlocking)
@@ -338,7 +338,7 @@ var streamingJobs = jobgen.Options{
 }
 
 // TestCheckAgreesWithSimulationOnStreamingJobs is the soundness property
-// of issue 11 on random jobs with unbounded vertices anywhere: when Check
+// on random jobs with unbounded vertices anywhere: when Check
 // says deadlock-free the region policy finishes (or runs steadily) for
 // every seed, and when it says not runnable and Definite it never does.
 // A not-Definite verdict depends on timing; those cases are counted.

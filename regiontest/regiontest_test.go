@@ -170,7 +170,7 @@ func TestHeterogeneousCluster(t *testing.T) {
 
 // TestBuilderJobRunsLikeItsJobFile: the Builder gives a vertex without a
 // Duration topology.DefaultDuration, as the JSON decoder does for a
-// vertex without durationMs (issue 11), so FLIP-119's example built in Go
+// vertex without durationMs, so FLIP-119's example built in Go
 // is the same graph as examples/jobs/flip119.json, simulates identically,
 // and takes the failure specs written for the file.
 func TestBuilderJobRunsLikeItsJobFile(t *testing.T) {

@@ -531,7 +531,7 @@ func (e *engine) result() (*Result, error) {
 		parts = append(parts, fmt.Sprintf("%s can never start: a blocking result %s %s is never complete",
 			listNames(r.Blocked, 12), verb(len(blocked), "it", "they"), verb(len(blocked), "reads", "read")))
 	}
-	// SPEC.md section 4: the message starts with "deadlock:".
+	// docs/cli.md: the message starts with "deadlock:".
 	r.Reason = fmt.Sprintf("deadlock: at %d ms %s", now.Milliseconds(), strings.Join(parts, "; "))
 	return r, nil
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/regionsched/regionsched/topology"
 )
 
-// oddIDs are vertex ids SPEC.md section 1 allows (no '#', no whitespace)
+// oddIDs are vertex ids docs/job-file.md allows (no '#', no whitespace)
 // that a careless JSON or XML writer gets wrong.
 var oddIDs = []string{"A\u0001x", "nul\x00", "esc\x1b[31m", `q"uote\back`, "<&>'", "\u007fdel", "nonchar\uffff\ufffe", "é✗🚀"}
 

@@ -16,7 +16,7 @@ import (
 var ErrBadFailure = errors.New("invalid failure injection")
 
 // Failure makes the first attempt of a subtask that runs fail once it has
-// made After of progress (SPEC.md section 4, --fail ID#i@MS). Attempts
+// made After of progress (docs/cli.md, --fail ID#i@MS). Attempts
 // canceled before they ran (their region was restarted by another
 // failure before it got slots) do not count; if the first attempt that
 // runs is canceled before reaching the point, the failure does not fire.

@@ -25,7 +25,7 @@ type Job struct {
 }
 
 // JobsConfig describes a run of several jobs sharing one cluster through
-// the queue-level admission (package admission) — SPEC.md section 5.
+// the queue-level admission (package admission) — docs/job-file.md.
 type JobsConfig struct {
 	// Jobs are the jobs, each run under Mode.
 	Jobs []Job
@@ -57,7 +57,7 @@ type JobsConfig struct {
 	MaxEvents int
 	Logger    *zap.Logger
 	// Events are priority changes and kills applied at their times
-	// (SPEC.md section 5), authorized by the role Users gives their By
+	// (docs/job-file.md), authorized by the role Users gives their By
 	// (no role: refused); a refusal is a Refused trace event and the run
 	// goes on. Audit, if set, gets every change and refusal.
 	Events []JobEvent

@@ -22,7 +22,7 @@ const (
 	jobEvent                // an event of the events file (task: its index)
 )
 
-// driverTask is the task name of a driver in traces (SPEC.md section 5).
+// driverTask is the task name of a driver in traces (docs/job-file.md).
 const driverTask = "driver"
 
 // jobRun is one job of a multi-job run.

@@ -48,7 +48,7 @@ type taskRun struct {
 	version uint32
 }
 
-// model holds the execution semantics of DESIGN.md section 11 on top of
+// model holds the execution semantics of docs/architecture.md on top of
 // the execution topology: a deployed task makes progress only while all
 // its pipelined producers and consumers are deployed (or finished) and all
 // blocking partitions it reads are finished; its duration advances only

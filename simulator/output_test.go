@@ -197,7 +197,7 @@ func TestWriteTraceJSONLines(t *testing.T) {
 	for _, k := range []string{"request", "deploy", "finish", "fail", "cancel", "release"} {
 		assert.Positive(t, kinds[k], "the trace shows %s events", k)
 	}
-	// exactly the example line of SPEC.md section 4, plus the attempt
+	// exactly the example line of docs/cli.md, plus the attempt
 	line := simulator.Event{At: time.Second, Kind: simulator.Finish, Task: "A#0", Region: 0, Slot: 1}.AppendJSON(nil)
 	assert.Equal(t, `{"t": 1000, "event": "finish", "task": "A#0", "region": 0, "slot": 1, "attempt": 0}`, string(line))
 	// names are quoted

@@ -9,7 +9,7 @@ import (
 	"github.com/regionsched/regionsched/internal/jsontext"
 )
 
-// Kind is the kind of a trace event (SPEC.md section 4).
+// Kind is the kind of a trace event (docs/cli.md).
 type Kind uint8
 
 // The trace event kinds.

@@ -12,8 +12,7 @@ import (
 
 // BenchmarkScheduleDownstream: src(p) -hash-> sink(p), all blocking. One
 // op creates the strategy, starts it (p source regions) and finishes the
-// p producers; the last finish deploys the p consumer regions (DESIGN.md
-// section 9: <= 20 ms at p = 10,000).
+// p producers; the last finish deploys the p consumer regions (docs/architecture.md: <= 20 ms at p = 10,000).
 func BenchmarkScheduleDownstream(b *testing.B) {
 	for _, p := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("p%d", p), func(b *testing.B) {
@@ -45,7 +44,7 @@ func BenchmarkScheduleDownstream(b *testing.B) {
 
 // BenchmarkRegionsToRestart: one failed producer subtask of src(p)
 // -hash-> sink(p). All blocking: its region and the p consumer regions;
-// all pipelined: the one region (DESIGN.md section 9: <= 1 ms at
+// all pipelined: the one region (docs/architecture.md: <= 1 ms at
 // p = 10,000; Flink 1.14 needed 170 ms).
 func BenchmarkRegionsToRestart(b *testing.B) {
 	for _, mode := range []exchange.Mode{exchange.AllBlocking, exchange.AllPipelined} {

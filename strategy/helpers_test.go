@@ -53,7 +53,7 @@ func crossJob(t testing.TB) *topology.JobGraph {
 	return g
 }
 
-// twoVertexJob is src(p) -hash-> sink(p), the job of DESIGN.md section 9.
+// twoVertexJob is src(p) -hash-> sink(p), the job of docs/architecture.md.
 func twoVertexJob(t testing.TB, p int) *topology.JobGraph {
 	t.Helper()
 	g, err := topology.NewBuilder("two-vertex").

@@ -72,7 +72,7 @@ type executionEdge struct {
 }
 
 // expandedGraph is the naive reference: every execution edge expanded
-// pairwise from the job graph with the connection rules of SPEC.md
+// pairwise from the job graph with the connection rules of docs/job-file.md
 // section 1, independently of the topology's partition groups. Only
 // vertex and partition ids are taken from the topology.
 type expandedGraph struct {

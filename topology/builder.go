@@ -5,8 +5,7 @@ import "github.com/regionsched/regionsched/exchange"
 // Builder assembles a JobGraph. Methods chain; Build validates everything
 // at once and reports the first problem in declaration order.
 //
-// The Builder applies the defaults of the job file format (SPEC.md
-// section 1) to the zero values of a JobVertex: an empty SlotSharingGroup
+// The Builder applies the defaults of the job file format (docs/job-file.md) to the zero values of a JobVertex: an empty SlotSharingGroup
 // becomes DefaultSlotSharingGroup and a zero Duration becomes
 // DefaultDuration; submission fields default to DefaultSubmission.
 type Builder struct {

@@ -4,7 +4,7 @@
 // parallelism, a slot sharing group, a resource profile per subtask, a
 // duration for the simulator and whether it is bounded) connected by job
 // edges (a ship strategy and an optional pinned partition type). Build one
-// with a Builder or decode the JSON job file of SPEC.md section 1 with
+// with a Builder or decode the JSON job file of docs/job-file.md with
 // Decode; both validate and return typed errors (errors.Is / errors.As)
 // naming the offending vertex, edge or field.
 //

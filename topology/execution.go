@@ -150,7 +150,7 @@ func (t *ExecutionTopology) SubtaskIndex(v ExecutionVertexID) int {
 	return int(int32(v) - t.vertexStart[t.JobVertexOf(v)])
 }
 
-// VertexName returns "ID#i" (SPEC.md section 3).
+// VertexName returns "ID#i" (docs/job-file.md).
 func (t *ExecutionTopology) VertexName(v ExecutionVertexID) string {
 	jv := t.JobVertexOf(v)
 	return t.job.vertices[jv].ID + "#" + strconv.Itoa(int(int32(v)-t.vertexStart[jv]))

@@ -11,7 +11,7 @@ import (
 	"github.com/regionsched/regionsched/topology"
 )
 
-// specConnected is SPEC.md section 1 verbatim: does producer subtask i
+// specConnected is the rule of docs/job-file.md verbatim: does producer subtask i
 // feed consumer subtask j on a pointwise edge of parallelisms s -> t?
 func specConnected(s, t, i, j int) bool {
 	switch {

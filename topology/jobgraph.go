@@ -67,7 +67,7 @@ func (e JobEdge) PartitionType(m exchange.Mode) exchange.ResultPartitionType {
 }
 
 // Submission carries the optional multi-job fields of a job file
-// (SPEC.md section 5): when and where the job is submitted. They do not
+// (docs/job-file.md): when and where the job is submitted. They do not
 // change the job's regions.
 type Submission struct {
 	SubmitAt time.Duration // submitAtMs
@@ -103,7 +103,7 @@ type Gang struct {
 // timeoutMs.
 const DefaultGangTimeout = 15 * time.Minute
 
-// DefaultSubmission returns the submission defaults of SPEC.md section 5.
+// DefaultSubmission returns the submission defaults of docs/job-file.md.
 func DefaultSubmission() Submission {
 	return Submission{Queue: "root.default", User: "anonymous", Priority: 5000}
 }

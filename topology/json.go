@@ -14,7 +14,7 @@ import (
 	"github.com/regionsched/regionsched/resource"
 )
 
-// The wire form of a job file (SPEC.md section 1 and 5). Pointers tell
+// The wire form of a job file (docs/job-file.md). Pointers tell
 // absent from zero.
 type (
 	jobFile struct {
@@ -53,7 +53,7 @@ type (
 	}
 )
 
-// Decode reads one job file (SPEC.md section 1, plus the optional
+// Decode reads one job file (docs/job-file.md, plus the optional
 // multi-job fields of section 5) and returns the validated graph. Unknown
 // fields, missing required fields, malformed or empty input and every
 // validation failure are typed errors naming the field, vertex or edge.

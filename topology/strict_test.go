@@ -12,7 +12,7 @@ import (
 )
 
 // TestDecodeFieldNamesAreExactAndUnique: encoding/json matches field names
-// case-insensitively and keeps the last of two equal names; SPEC.md
+// case-insensitively and keeps the last of two equal names; docs/job-file.md
 // section 1 says a typo must not silently change the job, so every object
 // of a job file is checked for exact, distinct names first.
 func TestDecodeFieldNamesAreExactAndUnique(t *testing.T) {
@@ -24,7 +24,7 @@ func TestDecodeFieldNamesAreExactAndUnique(t *testing.T) {
 		field    string   // the DecodeError's JSON path
 		culprit  []string // more substrings of the message
 	}{
-		// The reviewer's example: 3 subtasks instead of 1.
+		// An example: 3 subtasks instead of 1.
 		{"capitalized duplicate of parallelism", `{"vertices":[{"id":"A","parallelism":1,"Parallelism":3}]}`,
 			topology.ErrUnknownField, "vertices[0].Parallelism", []string{`did you mean "parallelism"`, "valid fields: id, parallelism, slotSharingGroup"}},
 		{"upper-case id", `{"vertices":[{"ID":"A","parallelism":1}]}`,
@@ -164,7 +164,7 @@ func TestDecodeExplainsBadExtendedNames(t *testing.T) {
 }
 
 // TestDecodeAcceptsExactNames: the strict check accepts every field of
-// SPEC.md sections 1 and 5 written as documented, escapes resolved.
+// The fields of docs/job-file.md written as documented, escapes resolved.
 func TestDecodeAcceptsExactNames(t *testing.T) {
 	g, err := topology.DecodeBytes([]byte(`{
 	  "name": "all", "submitAtMs": 5, "queue": "root.q", "user": "alice", "priority": 7,

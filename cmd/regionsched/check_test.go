@@ -255,7 +255,7 @@ func TestCheckClusterFlagErrors(t *testing.T) {
 
 // TestCheckExampleJobsAtMinimumSlots: for every example job and mode,
 // `check --slots minimumSlots` is deadlock-free and one slot fewer is not
-// runnable (SPEC.md section 4: minimumSlots is exactly the threshold).
+// runnable (docs/cli.md: minimumSlots is exactly the threshold).
 func TestCheckExampleJobsAtMinimumSlots(t *testing.T) {
 	for _, file := range exampleJobs(t) {
 		for _, mode := range modeNames {
@@ -326,7 +326,7 @@ func TestCheckMLExampleCluster(t *testing.T) {
 	}
 }
 
-// streamReaderJob is issue 11's first case: B reads the unbounded U
+// streamReaderJob is a first case: B reads the unbounded U
 // through a pipelined edge, so it never finishes and both slots of their
 // region are held forever; X needs a third slot.
 const streamReaderJob = `{"name":"stream-reader","vertices":[{"id":"U","parallelism":1,"bounded":false},{"id":"B","parallelism":2},{"id":"X","parallelism":1}],
@@ -386,7 +386,7 @@ func TestCheckAbsurdClusterIsBadInput(t *testing.T) {
 	assert.Equal(t, 0, ok.code, "stdout: %s\nstderr: %s", ok.stdout, ok.stderr)
 }
 
-// TestCheckPacksBySize is issue 11's packing case: A(2, 500m) -hash->
+// TestCheckPacksBySize is a packing case: A(2, 500m) -hash->
 // B(1, 500m), A -hash-> C(1, 100m), all pipelined, on slots of 1000m and
 // 600m: the locality packing {A, B, C} + {A} does not fit, {A, B} + {A, C}
 // does; check says deadlock-free and which packing, and the simulation,

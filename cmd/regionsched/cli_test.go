@@ -13,8 +13,7 @@ import (
 )
 
 // TestBadJobFiles: every kind of bad job file ends with exit code 2, no
-// output, and a message on standard error naming the culprit (SPEC.md
-// sections 1 and 4), from every command that reads a job, from a file or
+// output, and a message on standard error naming the culprit (docs/job-file.md), from every command that reads a job, from a file or
 // from standard input.
 func TestBadJobFiles(t *testing.T) {
 	tests := []struct {
@@ -194,8 +193,8 @@ func TestHelpSucceeds(t *testing.T) {
 	}
 }
 
-// TestNegativeVerdictIsPrintedOnce (issue 11, item 7): a negative verdict
-// is printed once, on standard output (SPEC.md section 4), and nothing is
+// TestNegativeVerdictIsPrintedOnce: a negative verdict
+// is printed once, on standard output (docs/cli.md), and nothing is
 // added on standard error; in JSON mode standard output is only the JSON.
 func TestNegativeVerdictIsPrintedOnce(t *testing.T) {
 	t.Run("check text", func(t *testing.T) {
@@ -430,7 +429,7 @@ func TestREADMECallsTheBuiltBinary(t *testing.T) {
 
 // TestFormatsAreDocumented (item 13): every command's help points at
 // docs/job-file.md, which describes every field of the job file, the
-// cluster file and the events file (SPEC.md sections 1, 4 and 5), and
+// cluster file and the events file (docs/job-file.md), and
 // whose examples are valid.
 func TestFormatsAreDocumented(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"regions", "--help"}, {"check", "--help"}, {"simulate", "--help"}} {

@@ -18,7 +18,7 @@ import (
 	"github.com/regionsched/regionsched/topology"
 )
 
-// clusterFile is the cluster file of SPEC.md sections 4 and 5, validated
+// clusterFile is the cluster file of docs/job-file.md, validated
 // (decodeCluster reads it through the wire types below).
 type clusterFile struct {
 	Slots  []slotGroupFile `json:"slots"`
@@ -169,7 +169,7 @@ func clusterErrorf(field, format string, a ...any) error {
 	return &clusterError{field: field, problem: fmt.Sprintf(format, a...)}
 }
 
-// decodeCluster parses and validates a cluster file (SPEC.md sections 4
+// decodeCluster parses and validates a cluster file (docs/job-file.md
 // and 5). Field names must match exactly and only once; every error names
 // the field by its JSON path.
 func decodeCluster(data []byte) (*clusterFile, error) {

@@ -24,7 +24,7 @@ func TestClusterFileErrors(t *testing.T) {
 		cluster  string
 		contains []string
 	}{
-		// The reviewer's examples.
+		// Examples.
 		{"fractional count", `{"slots": [{"count": 1.5}]}`,
 			[]string{`field "slots[0].count"`, "expected an integer", "1.5"}},
 		{"unknown resource field in the second group", `{"slots": [{"count": 2}, {"count": 1, "resources": {"gpu": 1}}]}`,
@@ -143,7 +143,7 @@ func TestClusterFileErrors(t *testing.T) {
 }
 
 // TestClusterFileAcceptsEveryField: a cluster file using every field of
-// SPEC.md sections 4 and 5, as documented, is accepted and read as written.
+// The cluster file of docs/job-file.md, as documented, is accepted and read as written.
 func TestClusterFileAcceptsEveryField(t *testing.T) {
 	const full = `{"slots": [{"count": 2, "resources": {"cpuMillis": 1000, "memoryMB": 2048, "extended": {"gpu": 1, "GPU": 2}}},
 	                        {"count": 3}, {"count": 1, "resources": null}, {"count": 0}],

@@ -18,7 +18,7 @@ import (
 // flip119Path is the FLIP-119 example job, relative to this package.
 const flip119Path = "../../examples/jobs/flip119.json"
 
-// modeNames are the canonical names of the four global modes of SPEC.md
+// modeNames are the canonical names of the four global modes of docs/job-file.md
 // section 2, from least to most pipelined.
 var modeNames = []string{"all-blocking", "forward-pipelined-only", "pointwise-pipelined-only", "all-pipelined"}
 
@@ -63,8 +63,7 @@ func writeTemp(t *testing.T, name, content string) string {
 	return path
 }
 
-// regionsOutput is the object `regions --format json` prints (SPEC.md
-// section 4).
+// regionsOutput is the object `regions --format json` prints (docs/job-file.md).
 type regionsOutput struct {
 	Job                  string         `json:"job"`
 	Mode                 string         `json:"mode"`
@@ -111,7 +110,7 @@ func regionsJSON(t *testing.T, args ...string) regionsOutput {
 	return out
 }
 
-// assertRegionsInvariants checks the structural promises of SPEC.md
+// assertRegionsInvariants checks the structural promises of docs/job-file.md
 // section 4: ids 0..n-1 in order, a topological order (consumes lists only
 // smaller ids, ascending, distinct, never null), every execution vertex in
 // exactly one region, minimumSlots the largest slots.

@@ -29,7 +29,7 @@ func parseQueuePolicy(s string) (admission.Policy, error) {
 	return p, nil
 }
 
-// jobsRun is a run of several jobs (SPEC.md section 5): what the flags
+// jobsRun is a run of several jobs (docs/job-file.md): what the flags
 // and the cluster file say.
 type jobsRun struct {
 	mode        exchange.Mode
@@ -78,7 +78,7 @@ func (r *jobsRun) queues() ([]admission.QueueConfig, error) {
 		if q.ReclaimTimeoutMs != nil {
 			// Present: a higher-priority job preempts this queue's
 			// lower-priority jobs after that long (0: at once); absent:
-			// never (SPEC.md section 5).
+			// never (docs/job-file.md).
 			qc.Preempt, qc.ReclaimTimeout = true, time.Duration(*q.ReclaimTimeoutMs)*time.Millisecond
 		}
 		out = append(out, qc)
@@ -245,7 +245,7 @@ func millis(t time.Duration) string {
 	return fmt.Sprintf("%d ms", t.Milliseconds())
 }
 
-// jobLine is a job's line of the summary (SPEC.md section 5): its name,
+// jobLine is a job's line of the summary (docs/job-file.md): its name,
 // when it was submitted, first deployed and ended, its wait and makespan,
 // and how it ended.
 // A job that failed or was rejected did not finish: its finished and

@@ -24,7 +24,7 @@ func floodJobs(t *testing.T) []string {
 }
 
 // jobLineRE is a job's line of the summary of a run of several jobs
-// (SPEC.md section 5): times in ms, "-" for what never happened.
+// (docs/job-file.md): times in ms, "-" for what never happened.
 var jobLineRE = regexp.MustCompile(`^job "([^"]+)": submitted (\d+ ms), first deploy (\d+ ms|-), finished (\d+ ms|-), wait (\d+ ms|-), makespan (\d+ ms|-); (.+)$`)
 
 // jobLines returns the job lines of a summary by job name.

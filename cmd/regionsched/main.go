@@ -1,7 +1,7 @@
 // Command regionsched derives the pipelined regions of a dataflow job,
 // checks statically whether the job can run on a cluster without deadlock,
 // and simulates it in virtual time. It implements the command-line
-// contract of SPEC.md section 4:
+// contract of docs/cli.md:
 //
 //	regionsched regions  [--mode M] [--format text|json|dot] JOB
 //	regionsched check    [--mode M] (--slots N | --cluster CLUSTER) [--format text|json] JOB

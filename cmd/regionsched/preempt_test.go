@@ -82,7 +82,7 @@ func TestSimulateGangTimeouts(t *testing.T) {
 	}
 }
 
-// The events file (SPEC.md section 5): in this time order a user raises
+// The events file (docs/job-file.md): in this time order a user raises
 // their own job above 5000 (refused), an admin raises it (accepted), a
 // user changes another user's job (refused): the audit has exactly those
 // three records, accepted false/true/false, in time order; the trace has

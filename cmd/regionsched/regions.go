@@ -51,7 +51,7 @@ func newRegionsCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 	return c
 }
 
-// writeRegionsJSON writes the object of SPEC.md section 4 by hand: an
+// writeRegionsJSON writes the object of docs/cli.md by hand: an
 // all-to-all blocking edge between 10,000 and 10,000 subtasks gives 10,000
 // regions that each consume the same 10,000 regions, so the encoded
 // "consumes" list of a partition group is built once and reused.

@@ -16,7 +16,7 @@ import (
 	"gonum.org/v1/gonum/graph/simple"
 )
 
-// flip119Want is FLIP-119's table per canonical mode (DESIGN.md section 10).
+// flip119Want is FLIP-119's table per canonical mode (docs/architecture.md).
 var flip119Want = map[string]struct{ regions, blocking, minimumSlots int }{
 	"all-blocking":             {12, 3, 1},
 	"forward-pipelined-only":   {10, 2, 1},
@@ -25,8 +25,7 @@ var flip119Want = map[string]struct{ regions, blocking, minimumSlots int }{
 }
 
 // TestRegionsFLIP119EveryModeSpelling runs `regions --format json` on the
-// FLIP-119 example with every accepted spelling of every mode (SPEC.md
-// section 2) and checks FLIP-119's table and the canonical mode name.
+// FLIP-119 example with every accepted spelling of every mode (docs/job-file.md) and checks FLIP-119's table and the canonical mode name.
 func TestRegionsFLIP119EveryModeSpelling(t *testing.T) {
 	spellings := []struct{ flag, canonical string }{
 		{"all-blocking", "all-blocking"},
@@ -69,7 +68,7 @@ func TestRegionsFLIP119EveryModeSpelling(t *testing.T) {
 	}
 }
 
-// TestRegionsFLIP119PointwiseExample is the example output of SPEC.md
+// TestRegionsFLIP119PointwiseExample is the example output of docs/job-file.md
 // section 4, region by region.
 func TestRegionsFLIP119PointwiseExample(t *testing.T) {
 	out := regionsJSON(t, "--mode", "pointwise-pipelined-only", flip119Path)
@@ -247,7 +246,7 @@ func largeAllToAllJob(p int) string {
 "edges": [{"source": "source", "target": "sink", "shipStrategy": "hash"}]}`, p, p, p)
 }
 
-// TestRegionsLargeAllToAllJSONIsFast: SPEC.md / issue 2 — the JSON of a
+// TestRegionsLargeAllToAllJSONIsFast: the JSON of a
 // 2 x 10,000 all-to-all job is printed in well under 3 seconds. In the
 // default all-blocking mode that is 20,000 regions, each of the 10,000
 // consumers listing all 10,000 producer regions (about half a gigabyte);

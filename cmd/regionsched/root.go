@@ -15,7 +15,7 @@ import (
 	"github.com/regionsched/regionsched/topology"
 )
 
-// Exit codes of SPEC.md section 4.
+// Exit codes of docs/cli.md.
 const (
 	exitOK       = 0
 	exitNegative = 1

@@ -64,7 +64,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			return err
 		}
 		// Several job files, --queue-policy or queues in the cluster file:
-		// the jobs go through the queue-level admission (SPEC.md section
+		// the jobs go through the queue-level admission (docs/job-file.md;
 		// 5). One job file alone runs as in section 4.
 		if len(args) > 1 || c.Flags().Changed("queue-policy") || (cf != nil && len(cf.Queues) > 0) || eventsFile != "" || auditFile != "" {
 			if len(fails) > 0 {

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// traceLine is one line of a --trace file (SPEC.md section 4).
+// traceLine is one line of a --trace file (docs/cli.md).
 type traceLine struct {
 	T       *int64  `json:"t"`
 	Event   string  `json:"event"`

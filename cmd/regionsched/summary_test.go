@@ -34,7 +34,7 @@ func summaryPercent(t *testing.T, stdout, label string) float64 {
 	return f
 }
 
-// The summary says what each number counts (issue 11, item 9).
+// The summary says what each number counts.
 func TestSimulateSummaryWording(t *testing.T) {
 	t.Run("a deadlock progresses only part of the time", func(t *testing.T) {
 		res := execCLI(t, "", "simulate", "--mode", "all-pipelined", "--slots", "4", "--policy", "eager", "--ties", "seeded", flip119Path)

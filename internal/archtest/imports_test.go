@@ -16,8 +16,7 @@ import (
 const module = "github.com/regionsched/regionsched/"
 
 // mustNotImport says, per package, which packages of the module it must
-// not import (directly), so that imports point one way (DESIGN.md
-// section 2): the pool and what sits behind it know nothing of graphs,
+// not import (directly), so that imports point one way (docs/architecture.md): the pool and what sits behind it know nothing of graphs,
 // the core knows nothing of its drivers, nothing imports examples or cmd,
 // and only main packages import internal/hugepage.
 var mustNotImport = map[string][]string{
