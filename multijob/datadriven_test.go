@@ -231,6 +231,12 @@ func describeQueue(qc admission.QueueConfig) string {
 	} else {
 		s += ", never reclaims"
 	}
+	switch {
+	case qc.StartingTimeout == admission.NoStartingWait:
+		s += ", starting timeout 0ms"
+	case qc.StartingTimeout > 0:
+		s += ", starting timeout " + ms(qc.StartingTimeout)
+	}
 	if qc.MaxRunningJobs > 0 {
 		s += fmt.Sprintf(", at most %d running", qc.MaxRunningJobs)
 	}
@@ -522,7 +528,8 @@ func (h *harness) cmdInput(t *testing.T, td *datadriven.TestData) string {
 }
 
 // finishTasks reports running tasks finished at now, in the order they
-// were deployed, and renders them one line per job: "a finished r0 r1".
+// were deployed, and renders them one line per job: "a finished r0 r1"
+// (a region some of whose tasks still run is marked).
 func (h *harness) finishTasks(ends []*htask) []string {
 	var jobs []string
 	done := map[string][]string{}
@@ -530,6 +537,11 @@ func (h *harness) finishTasks(ends []*htask) []string {
 		h.running = slices.DeleteFunc(h.running, func(x *htask) bool { return x == rt })
 		h.undecided = true
 		label := regionAt(rt.region, rt.attempt)
+		if slices.ContainsFunc(h.running, func(x *htask) bool {
+			return x.job == rt.job && x.region == rt.region && x.attempt == rt.attempt && !slices.Contains(ends, x)
+		}) {
+			label += " (some of its tasks)"
+		}
 		if err := h.s.TaskFinished(epoch.Add(h.now), rt.job, rt.task, rt.attempt); err != nil {
 			label += fmt.Sprintf(" (refused: %v)", err)
 		}
