@@ -50,18 +50,21 @@ import (
 //	    each region consumes the one before through a blocking edge, so it
 //	    asks for slots once that one finished), every task running D (1s
 //	    by default; D,D,...: one per region; manual: until a finish
-//	    command). Or a job file as input
-//	    (JSON of examples/jobs, durations and submission fields from it;
-//	    the options above override them), or file=F of examples/jobs.
-//	    A driver starts its job STARTUP (1s by default) after it got its
-//	    slot. A gang without N reserves region.Regions.GangMinSlots.
+//	    command). Or a job file as the input (JSON, as in examples/jobs:
+//	    durations and submission fields from it, the options above
+//	    override them), or file=F of examples/jobs. A driver starts its
+//	    job STARTUP (1s by default) after it got its slot. A gang without
+//	    N reserves region.Regions.GangMinSlots.
 //	set-priority job=J prio=P by=U [at=T]
 //	kill job=J by=U [at=T]
+//	    by a user of the cluster's user lines (anyone else has no role)
 //	finish job=J region=R [at=T]
-//	    report every running task of region R of job J finished
-//	    (for jobs of dur=manual)
-//	    Without at=, or at the current time, an input is applied at once;
-//	    a later at= schedules it for advance.
+//	    report every running task of region R of job J finished (for
+//	    jobs of dur=manual)
+//
+// Without at=, or at the current time, an input (submit, set-priority,
+// kill, finish) is applied at once; a later at= schedules it for advance.
+//
 //	ready
 //	    decide the current instant (multijob.Scheduler.Ready) and print it
 //	advance to=T
