@@ -1,0 +1,352 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The admission's rules in runs of several jobs, seen from the command
+// line: fair share decided per instant, freed slots going back to the
+// admission, the order of reclaim victims, reclaims withdrawn when their
+// reason is gone, and no slot kept idle beside a job it would serve.
+
+// admissionEvent is one line of a --trace file of a run of several jobs,
+// every field a line may carry: a task's event, a refused change (by,
+// reason) or a reclaim (victim, slots, reason).
+type admissionEvent struct {
+	T       *int64 `json:"t"`
+	Event   string `json:"event"`
+	Job     string `json:"job"`
+	Task    string `json:"task"`
+	Region  *int   `json:"region"`
+	Slot    *int   `json:"slot"`
+	Attempt int    `json:"attempt"`
+	Victim  string `json:"victim"`
+	Slots   int    `json:"slots"`
+	Reason  string `json:"reason"`
+	By      string `json:"by"`
+}
+
+// readAdmissionTrace reads a trace strictly: every line one object of
+// known fields, with a time.
+func readAdmissionTrace(t *testing.T, path string) []admissionEvent {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	var out []admissionEvent
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e admissionEvent
+		dec := json.NewDecoder(strings.NewReader(sc.Text()))
+		dec.DisallowUnknownFields()
+		require.NoError(t, dec.Decode(&e), "trace line %q", sc.Text())
+		require.NotNil(t, e.T, "trace line %q has no t", sc.Text())
+		out = append(out, e)
+	}
+	require.NoError(t, sc.Err())
+	return out
+}
+
+// simulateTraced runs simulate with a trace file and returns the result
+// and the trace.
+func simulateTraced(t *testing.T, args ...string) (cliResult, []admissionEvent) {
+	t.Helper()
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	res := execCLI(t, "", append([]string{"simulate", "--trace", trace}, args...)...)
+	require.Empty(t, res.stderr)
+	return res, readAdmissionTrace(t, trace)
+}
+
+// ofKind returns the events of a kind, in trace order, with their index
+// in the trace.
+func ofKind(tr []admissionEvent, kind string) (events []admissionEvent, at []int) {
+	for i, e := range tr {
+		if e.Event == kind {
+			events = append(events, e)
+			at = append(at, i)
+		}
+	}
+	return events, at
+}
+
+// describe renders trace events compactly for assertions:
+// "800 low long#0 attempt 0".
+func describe(events []admissionEvent) []string {
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = fmt.Sprintf("%d %s %s attempt %d", *e.T, e.Job, e.Task, e.Attempt)
+	}
+	return out
+}
+
+// deploysAt counts the deployments of each job at time ms.
+func deploysAt(tr []admissionEvent, ms int64) map[string]int {
+	out := map[string]int{}
+	for _, e := range tr {
+		if e.Event == "deploy" && *e.T == ms {
+			out[e.Job]++
+		}
+	}
+	return out
+}
+
+// requireReclaimBefore checks that a reclaim event of claimant from
+// victim for slots slots is among the trace's lines lo ... hi-1, where
+// line hi is the cancel it causes: before it, no later than it, and no
+// earlier than from (ms).
+func requireReclaimBefore(t *testing.T, tr []admissionEvent, lo, hi int, claimant, victim string, slots int, from int64) {
+	t.Helper()
+	for i := hi - 1; i >= lo; i-- {
+		if e := tr[i]; e.Event == "reclaim" && e.Job == claimant && e.Victim == victim {
+			assert.Equal(t, slots, e.Slots, "reclaim %+v", e)
+			assert.NotEmpty(t, e.Reason, "a reclaim says why")
+			assert.GreaterOrEqual(t, *e.T, from)
+			assert.LessOrEqual(t, *e.T, *tr[hi].T)
+			return
+		}
+	}
+	assert.Failf(t, "no reclaim event", "no reclaim of %s from %s before the cancel of %s at %d ms (trace line %d)",
+		claimant, victim, tr[hi].Task, *tr[hi].T, hi+1)
+}
+
+// Two equal one-vertex jobs of 16 one-slot tasks submitted together on a
+// fairshare queue of 8 slots hold 4 + 4 from 0 ms, and at every wave,
+// whichever file comes first.
+func TestSimulateFairShareEqualJobsSplitAtOnce(t *testing.T) {
+	a := writeTemp(t, "a.json", `{"name": "a", "vertices": [{"id": "v", "parallelism": 16}]}`)
+	b := writeTemp(t, "b.json", `{"name": "b", "vertices": [{"id": "v", "parallelism": 16}]}`)
+	for _, files := range [][]string{{a, b}, {b, a}} {
+		res, tr := simulateTraced(t, append([]string{"--slots", "8", "--queue-policy", "fairshare"}, files...)...)
+		require.Equal(t, 0, res.code, res.stdout)
+		assert.Equal(t, "finished: all 2 jobs finished at 4000 ms", lastLine(res.stdout))
+		for _, ms := range []int64{0, 1000, 2000, 3000} {
+			assert.Equal(t, map[string]int{"a": 4, "b": 4}, deploysAt(tr, ms), "at %d ms", ms)
+		}
+		cancels, _ := ofKind(tr, "cancel")
+		assert.Empty(t, cancels)
+	}
+}
+
+// Priorities 1000 and 3000 on a fairshare queue of 4 slots: the shares
+// are 1 and 3, and every wave runs 1 + 3 while both have tasks left; a
+// slot the low job frees is not its own to keep.
+func TestSimulateFairShareByPriority(t *testing.T) {
+	low := writeTemp(t, "low.json", `{"name": "low", "priority": 1000, "vertices": [{"id": "v", "parallelism": 12}]}`)
+	high := writeTemp(t, "high.json", `{"name": "high", "priority": 3000, "vertices": [{"id": "v", "parallelism": 12}]}`)
+	for _, files := range [][]string{{low, high}, {high, low}} {
+		res, tr := simulateTraced(t, append([]string{"--slots", "4", "--queue-policy", "fairshare"}, files...)...)
+		require.Equal(t, 0, res.code, res.stdout)
+		for _, ms := range []int64{0, 1000, 2000, 3000} {
+			assert.Equal(t, map[string]int{"low": 1, "high": 3}, deploysAt(tr, ms), "at %d ms", ms)
+		}
+		// high is done at 4000 ms; low has the cluster to itself.
+		assert.Equal(t, map[string]int{"low": 4}, deploysAt(tr, 4000))
+		assert.Equal(t, map[string]int{"low": 4}, deploysAt(tr, 5000))
+		assert.Equal(t, "finished: all 2 jobs finished at 6000 ms", lastLine(res.stdout))
+		cancels, _ := ofKind(tr, "cancel")
+		assert.Empty(t, cancels)
+	}
+}
+
+// A late equal job: first holds all 8 slots of a fairshare queue when
+// late arrives at 500 ms. Each slot first frees goes to late until they
+// hold 4 + 4, though first still waits for more; nothing is cancelled
+// (no reclaim timeout).
+func TestSimulateFairShareLateJobGetsFreedSlots(t *testing.T) {
+	late := writeTemp(t, "late.json", `{"name": "late", "submitAtMs": 500, "vertices": [{"id": "v", "parallelism": 8}]}`)
+	t.Run("slots freed together", func(t *testing.T) {
+		first := writeTemp(t, "first.json", `{"name": "first", "vertices": [{"id": "v", "parallelism": 16}]}`)
+		res, tr := simulateTraced(t, "--slots", "8", "--queue-policy", "fairshare", first, late)
+		require.Equal(t, 0, res.code, res.stdout)
+		assert.Equal(t, map[string]int{"first": 8}, deploysAt(tr, 0))
+		assert.Equal(t, map[string]int{"first": 4, "late": 4}, deploysAt(tr, 1000))
+		assert.Equal(t, map[string]int{"first": 4, "late": 4}, deploysAt(tr, 2000))
+		cancels, _ := ofKind(tr, "cancel")
+		assert.Empty(t, cancels)
+		assert.Equal(t, []string{"500 ms", "1000 ms", "3000 ms", "500 ms", "2500 ms", "finished"}, jobLines(t, res.stdout)["late"])
+	})
+	t.Run("slots freed one by one", func(t *testing.T) {
+		// s0 ... s7 end at 1000, 1100, ... 1700 ms; rest waits.
+		var vs []string
+		for i := range 8 {
+			vs = append(vs, fmt.Sprintf(`{"id": "s%d", "parallelism": 1, "durationMs": %d}`, i, 1000+100*i))
+		}
+		vs = append(vs, `{"id": "rest", "parallelism": 8}`)
+		first := writeTemp(t, "first.json", `{"name": "first", "vertices": [`+strings.Join(vs, ", ")+`]}`)
+		res, tr := simulateTraced(t, "--slots", "8", "--queue-policy", "fairshare", first, late)
+		require.Equal(t, 0, res.code, res.stdout)
+		assert.Equal(t, map[string]int{"first": 8}, deploysAt(tr, 0))
+		for i, job := range []string{"late", "late", "late", "late", "first", "first", "first", "first"} {
+			ms := int64(1000 + 100*i)
+			assert.Equal(t, map[string]int{job: 1}, deploysAt(tr, ms), "the slot freed at %d ms", ms)
+		}
+		cancels, _ := ofKind(tr, "cancel")
+		assert.Empty(t, cancels)
+	})
+}
+
+// fairshare-idle-slot-deadlock: j5 runs a two-slot region on both slots
+// of a fairshare queue until 1000 ms and waits with another; j0 arrives
+// at 100 ms with a driver. Once j0's driver is up its one-slot region
+// asks, and the free slot serves it at once: a slot is not kept free for
+// j5's two-slot region, which cannot complete while j0's driver holds
+// the other slot (that was a deadlock at 2000 ms with slot 0 idle). Every
+// queue policy finishes.
+func TestSimulateIdleSlotFairShare(t *testing.T) {
+	const dir = "fairshare-idle-slot-deadlock"
+	files := []string{repro(dir, "j0.json"), repro(dir, "j5.json")}
+	for _, policy := range []string{"fairshare", "fifo", "priority", "stateaware"} {
+		t.Run(policy, func(t *testing.T) {
+			res, tr := simulateTraced(t, append([]string{"--queue-policy", policy, "--slots", "2"}, files...)...)
+			require.Equal(t, 0, res.code, res.stdout)
+			assert.Equal(t, "finished: all 2 jobs finished at 4000 ms", lastLine(res.stdout))
+			requests, _ := ofKind(tr, "request")
+			deploys, _ := ofKind(tr, "deploy")
+			var asked, deployed []string
+			for _, e := range requests {
+				if e.Job == "j0" {
+					asked = append(asked, fmt.Sprintf("%d %s", *e.T, e.Task))
+				}
+			}
+			for _, e := range deploys {
+				if e.Job == "j0" && e.Task != "driver" {
+					deployed = append(deployed, fmt.Sprintf("%d %s", *e.T, e.Task))
+				}
+			}
+			require.Len(t, asked, 1, "j0 asks once")
+			assert.Equal(t, asked, deployed, "j0's region deploys when it asks")
+		})
+	}
+}
+
+// idle-slot-deadlock-drivers: j0 and j5 arrive together on 3 slots, each
+// with a driver (slots 0 and 1). j0's one-slot region takes slot 2 at
+// 1000 ms and ends at 2000 ms; then j0 waits for a two-slot region it
+// cannot have while j5's driver holds a slot, so slot 2 goes to j5's
+// one-slot region at 2000 ms (that was a deadlock with slot 2 idle).
+// Also under priority and stateaware, and with the files swapped.
+func TestSimulateIdleSlotDrivers(t *testing.T) {
+	const dir = "idle-slot-deadlock-drivers"
+	j0, j5 := repro(dir, "j0.json"), repro(dir, "j5.json")
+	res, tr := simulateTraced(t, "--mode", "all-pipelined", "--queue-policy", "fifo", "--slots", "3", j0, j5)
+	require.Equal(t, 0, res.code, res.stdout)
+	assert.Equal(t, "finished: all 2 jobs finished at 4000 ms", lastLine(res.stdout))
+	deploys, _ := ofKind(tr, "deploy")
+	var j5Deploys []string
+	for _, e := range deploys {
+		if e.Job == "j5" {
+			j5Deploys = append(j5Deploys, fmt.Sprintf("%d %s slot %d", *e.T, e.Task, *e.Slot))
+		}
+	}
+	assert.Equal(t, []string{"0 driver slot 1", "2000 join0#0 slot 2"}, j5Deploys)
+	lines := jobLines(t, res.stdout)
+	assert.Equal(t, []string{"0 ms", "0 ms", "4000 ms", "0 ms", "4000 ms", "finished"}, lines["j0"])
+	assert.Equal(t, []string{"0 ms", "0 ms", "3000 ms", "0 ms", "3000 ms", "finished"}, lines["j5"])
+
+	for _, c := range []struct {
+		policy string
+		files  []string
+	}{{"priority", []string{j0, j5}}, {"stateaware", []string{j0, j5}}, {"fifo", []string{j5, j0}}} {
+		t.Run(c.policy+" "+filepath.Base(c.files[0])+" first", func(t *testing.T) {
+			res := execCLI(t, "", append([]string{"simulate", "--mode", "all-pipelined", "--queue-policy", c.policy, "--slots", "3"}, c.files...)...)
+			require.Equal(t, 0, res.code, res.stdout)
+			assert.True(t, strings.HasPrefix(lastLine(res.stdout), "finished: all 2 jobs finished at "), res.stdout)
+		})
+	}
+}
+
+// reclaim-victim-order: on a priority queue of 2 slots with a reclaim
+// timeout of 300 ms, low (1000) holds long#0 and mid (5000) holds the
+// other slot when high (9000) arrives at 500 ms: the victim is low, the
+// lowest priority, not mid, the most recent holder. long#0 is cancelled
+// at 800 ms (the timeout), high deploys then, long#0 runs again when
+// high is done. The trace reports the reclaim before the cancel.
+func TestSimulateReclaimVictimLowestPriority(t *testing.T) {
+	const dir = "reclaim-victim-order"
+	res, tr := simulateTraced(t, "--cluster", repro(dir, "cluster.json"),
+		repro(dir, "low.json"), repro(dir, "mid.json"), repro(dir, "high.json"))
+	require.Equal(t, 0, res.code, res.stdout)
+	lines := jobLines(t, res.stdout)
+	assert.Equal(t, []string{"0 ms", "0 ms", "6800 ms", "0 ms", "6800 ms", "finished"}, lines["low"])
+	assert.Equal(t, []string{"100 ms", "200 ms", "3200 ms", "100 ms", "3100 ms", "finished"}, lines["mid"])
+	assert.Equal(t, []string{"500 ms", "800 ms", "1800 ms", "300 ms", "1300 ms", "finished"}, lines["high"])
+	assert.Equal(t, "finished: all 3 jobs finished at 6800 ms", lastLine(res.stdout))
+	cancels, at := ofKind(tr, "cancel")
+	require.Equal(t, []string{"800 low long#0 attempt 0"}, describe(cancels))
+
+	t.Run("the trace reports the reclaim before the cancel", func(t *testing.T) {
+		requireReclaimBefore(t, tr, 0, at[0], "high", "low", 1, 500)
+		reclaims, _ := ofKind(tr, "reclaim")
+		for _, e := range reclaims {
+			assert.NotEqual(t, "mid", e.Victim, "mid is never a victim: %+v", e)
+		}
+	})
+}
+
+// stale-reclaim-after-priority-drop: low (5000) holds both slots with
+// 5 s tasks; high (9000) arrives at 100 ms and its reclaim would cancel
+// one of them at 1100 ms (timeout 1000 ms). At 200 ms alice lowers high
+// to 1000: the reclaim is withdrawn, nothing is cancelled, high runs
+// when low's tasks end at 5000 ms.
+func TestSimulateReclaimWithdrawnAfterPriorityDrop(t *testing.T) {
+	const dir = "stale-reclaim-after-priority-drop"
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	res, tr := simulateTraced(t, "--cluster", repro(dir, "cluster.json"), "--events", repro(dir, "events.jsonl"), "--audit", audit,
+		repro(dir, "low.json"), repro(dir, "high.json"))
+	require.Equal(t, 0, res.code, res.stdout)
+	cancels, _ := ofKind(tr, "cancel")
+	assert.Empty(t, describe(cancels), "nothing is cancelled for a reason that no longer holds")
+	lines := jobLines(t, res.stdout)
+	assert.Equal(t, []string{"0 ms", "0 ms", "5000 ms", "0 ms", "5000 ms", "finished"}, lines["low"])
+	assert.Equal(t, []string{"100 ms", "5000 ms", "6000 ms", "4900 ms", "5900 ms", "finished"}, lines["high"])
+	assert.Equal(t, "finished: all 2 jobs finished at 6000 ms", lastLine(res.stdout))
+	data, err := os.ReadFile(audit)
+	require.NoError(t, err)
+	assert.Equal(t, `{"t":200,"by":"alice","role":"admin","action":"set-priority","job":"high","old":9000,"new":1000,"accepted":true}`,
+		strings.TrimSpace(string(data)))
+}
+
+// victim-order-fairshare: priorities 1 (j0), 5000 (j5) and 10000 (j3) on
+// a fairshare queue of 4 slots with a reclaim timeout of 0. j3 arrives at
+// 500 ms and takes j0's slot; at 1500 ms its two sources ask and it
+// takes j0's slot again (j0 had it back at 1000 ms). j5, of a higher
+// priority than j0, is never the victim: its tasks run once, to
+// 3000 ms. Under the priority policy too.
+func TestSimulateReclaimVictimOrderFairShare(t *testing.T) {
+	const dir = "victim-order-fairshare"
+	jobs := []string{repro(dir, "j0.json"), repro(dir, "j3.json"), repro(dir, "j5.json")}
+	for _, policy := range []string{"fairshare", "priority"} {
+		t.Run(policy, func(t *testing.T) {
+			cluster := gangVariant(t, repro(dir, "cluster.json"), `"fairshare"`, fmt.Sprintf("%q", policy))
+			res, tr := simulateTraced(t, append([]string{"--cluster", cluster}, jobs...)...)
+			require.Equal(t, 0, res.code, res.stdout)
+			cancels, at := ofKind(tr, "cancel")
+			finishes, _ := ofKind(tr, "finish")
+			for _, f := range finishes {
+				if f.Job == "j5" {
+					assert.Equal(t, 0, f.Attempt, "j5 runs once: %+v", f)
+				}
+			}
+			lines := jobLines(t, res.stdout)
+			assert.Equal(t, []string{"0 ms", "0 ms", "3000 ms", "0 ms", "3000 ms", "finished"}, lines["j5"])
+			require.Equal(t, []string{"500 j0 join0#0 attempt 0", "1500 j0 join0#0 attempt 1"}, describe(cancels))
+			assert.Equal(t, "finished: all 3 jobs finished at 3500 ms", lastLine(res.stdout))
+			t.Run("the trace reports each reclaim before its cancel", func(t *testing.T) {
+				lo := 0
+				for _, hi := range at {
+					requireReclaimBefore(t, tr, lo, hi, "j3", "j0", 1, 500)
+					lo = hi + 1
+				}
+			})
+		})
+	}
+}
