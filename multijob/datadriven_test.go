@@ -737,6 +737,8 @@ func (h *harness) decide(t *testing.T) string {
 		switch ev.Kind {
 		case admission.Reclaimed:
 			out = append(out, fmt.Sprintf("reclaim: %s takes %s of %s (%s)", ev.Job, plural(ev.Count, "slot"), ev.Victim, ev.Reason))
+		case admission.ReclaimWithdrawn:
+			out = append(out, fmt.Sprintf("reclaim withdrawn: %s leaves %s to %s (%s)", ev.Job, plural(ev.Count, "slot"), ev.Victim, ev.Reason))
 		case admission.StateChanged:
 			if ev.From == admission.JobNew && ev.To == admission.JobAccepted {
 				continue
