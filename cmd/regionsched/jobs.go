@@ -220,11 +220,16 @@ func (r *jobsRun) admissionText(queues []admission.QueueConfig) string {
 	if r.policy == simulator.EagerPolicy {
 		return "no admission (every task asks for its own slot)"
 	}
-	s := "queue policy " + r.queuePolicy.String()
-	if len(queues) > 0 {
-		s += fmt.Sprintf(" (%s configured in the cluster file)", count(len(queues), "queue"))
+	if len(queues) == 0 {
+		return "queue policy " + r.queuePolicy.String()
 	}
-	return s
+	// The queues of the cluster file with their own policies; the others
+	// (created for jobs naming them) take --queue-policy.
+	parts := make([]string, len(queues))
+	for i, q := range queues {
+		parts[i] = q.Name + " " + q.Policy.String()
+	}
+	return fmt.Sprintf("queues %s, any other queue %s", strings.Join(parts, ", "), r.queuePolicy)
 }
 
 func deployedLabel(p simulator.Policy) string {

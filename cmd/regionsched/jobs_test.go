@@ -80,7 +80,7 @@ func TestSimulateJobsDriverFlood(t *testing.T) {
 		res := execCLI(t, "", append([]string{"simulate", "--cluster", cluster}, jobs...)...)
 		require.Equal(t, 0, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
 		assert.True(t, strings.HasPrefix(lastLine(res.stdout), "finished: "), res.stdout)
-		assert.Contains(t, res.stdout, "queue policy fifo (1 queue configured in the cluster file)")
+		assert.Contains(t, res.stdout, "queues root.default fifo, any other queue fifo")
 		assert.Len(t, jobLines(t, res.stdout), 4)
 	})
 	t.Run("the example cluster file's fifo queue deadlocks, --queue-policy does not override it", func(t *testing.T) {
