@@ -243,3 +243,31 @@ func TestCLIJobsErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRunJobsBadConfig: no jobs, a job without a name, two of one name, a
+// run-wide Fail or a bad subtask of one job are refused before anything
+// runs.
+func TestRunJobsBadConfig(t *testing.T) {
+	base := engine.Config{Job: wordcountJob(t), Slots: 2, Text: text(t)}
+	named := func(names ...string) []engine.JobSpec {
+		out := make([]engine.JobSpec, len(names))
+		for i, n := range names {
+			out[i].Name = n
+		}
+		return out
+	}
+	withFail := base
+	withFail.Fail = []string{"counter#1"}
+	for msg, cfg := range map[string]engine.JobsConfig{
+		"no jobs":                  {Config: base},
+		"job 2 has no name":        {Config: base, Jobs: named("a", "")},
+		`two jobs named "a"`:       {Config: base, Jobs: named("a", "a")},
+		"takes no Config.Fail":     {Config: withFail, Jobs: named("a", "b")},
+		"job b: --fail":            {Config: base, Jobs: []engine.JobSpec{{Name: "a"}, {Name: "b", Fail: []string{"nothing#0"}}}},
+		"slots must be at least 1": {Config: engine.Config{Job: base.Job, Text: base.Text}, Jobs: named("a")},
+	} {
+		res, err := engine.RunJobs(testContext(t), cfg)
+		assert.Nil(t, res, msg)
+		assert.ErrorContains(t, err, msg)
+	}
+}

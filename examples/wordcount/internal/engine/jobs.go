@@ -144,7 +144,7 @@ func newEngines(cfg JobsConfig) ([]*engine, error) {
 		return nil, errors.New("no jobs")
 	}
 	if len(cfg.Fail) > 0 {
-		return nil, fmt.Errorf("Fail %q is for a run of one job: name each job's failures in its JobSpec", cfg.Fail)
+		return nil, fmt.Errorf("a run of several jobs takes no Config.Fail (%q): name each job's failures in its JobSpec", cfg.Fail)
 	}
 	engines := make([]*engine, len(cfg.Jobs))
 	seen := map[string]bool{}
