@@ -34,6 +34,10 @@ type DriverConfig struct {
 // turn. The timeouts fire by themselves: the driver keeps one timer armed
 // for NextDeadline, whose callback only posts a tick to the loop.
 //
+// Inputs given to the Scheduler before StartDriver (several jobs
+// submitted at one instant, say) are decided in the loop's first turn,
+// together with whatever is queued by then.
+//
 // The loop ends on Stop or when the context given to StartDriver is done;
 // then every input returns ErrStopped, the Ready channel is closed, and
 // no goroutine of the driver is left. The Scheduler must not be used
@@ -69,7 +73,9 @@ type input struct {
 }
 
 // StartDriver starts the event loop of s. It runs until Stop is called or
-// ctx is done.
+// ctx is done. Its first turn decides: jobs submitted to s directly
+// before (with the clock's time) are decided together, whatever their
+// order.
 func StartDriver(ctx context.Context, s *Scheduler, cfg DriverConfig) *Driver {
 	return startDriver(ctx, s, cfg, nil)
 }
@@ -92,6 +98,8 @@ func startDriver(ctx context.Context, s *Scheduler, cfg DriverConfig, queued fun
 		stopc:  make(chan struct{}),
 		done:   make(chan struct{}),
 		queued: queued,
+		// What s was given before the loop runs is the first instant.
+		undecided: true,
 	}
 	go d.loop(ctx)
 	return d

@@ -387,3 +387,23 @@ func TestDriverContextDone(t *testing.T) {
 	stopLoop()
 	requireStopped(t, d)
 }
+
+// TestDriverFirstTurn: jobs submitted to the Scheduler before the driver
+// starts are one instant, decided in the loop's first turn: the
+// high-priority job gets the slots although it came second.
+func TestDriverFirstTurn(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	s, err := New(Config{Admission: admission.Config{Slots: cluster(4), DefaultPolicy: admission.Priority}})
+	require.NoError(t, err)
+	mock := clock.NewMock()
+	require.NoError(t, s.Submit(mock.Now(), JobSpec{Name: "low", Priority: 1000, Regions: pipelinedJob(t, 4)}))
+	require.NoError(t, s.Submit(mock.Now(), JobSpec{Name: "high", Priority: 9000, Regions: pipelinedJob(t, 4)}))
+	ctx := context.Background()
+	d := StartDriver(ctx, s, DriverConfig{Clock: mock})
+	defer d.Stop()
+
+	rd := nextReady(t, d)
+	assert.Equal(t, map[string]int{"high": 8}, deploys(rd), "one decision over both jobs, with no input after the start")
+	d.Stop()
+	requireStopped(t, d)
+}

@@ -15,6 +15,29 @@
 // (region, attempt, deploy and end time, outcome, slots, tasks), then a
 // summary. Exit status 0 when the job finished, 1 when it failed (too few
 // slots: the scheduler's verdict), 2 on bad usage or input.
+//
+// # Several jobs
+//
+// --jobs N with N > 1 runs N copies of the job at once, named wc-1 ...
+// wc-N, on the same --slots slots: they are submitted together to one
+// multijob.Driver, whose admission hands the slots out among them by
+// --queue-policy (fifo, priority, fairshare or stateaware), each job's
+// priority given by --priorities (one per job, comma-separated, 1 ...
+// 10000; 5000 each by default). --fail then names the job as well:
+// --fail wc-2:counter#1.
+//
+//	go run ./examples/wordcount --jobs 3 --slots 2 --queue-policy priority --priorities 1000,5000,9000
+//
+// Standard output with N > 1: for each job that finished, in job order, a
+// header line "== wc-1 ==" and then its result, exactly what the job
+// alone prints. Standard error: a line naming the jobs, the mode, the
+// slots and the policy; one line per region attempt, led by the job's
+// name, in deployment order; one summary line per job (priority, when it
+// was submitted, first deployed and ended, its outcome, deployments,
+// failovers, region restarts and most slots held); then the slots in use
+// at most and the blocking partitions released. Exit status 0 when every
+// job finished, 1 when one did not (its error follows the summary), 2 on
+// bad usage or input.
 package main
 
 import (
@@ -26,10 +49,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/examples/wordcount/internal/engine"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/scheduler"
@@ -47,10 +73,10 @@ func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run is the program: it parses args, runs the job and prints; it returns
-// the exit status.
+// run is the program: it parses args, runs the job (or jobs) and prints;
+// it returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg, err := parseArgs(args, stderr)
+	opts, err := parseArgs(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -58,6 +84,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "wordcount:", err)
 		return 2
 	}
+	if opts.jobs > 1 {
+		return runJobs(ctx, opts, stdout, stderr)
+	}
+	cfg := opts.Config
+	cfg.Fail = opts.fail[jobName(1)]
 	res, err := engine.Run(ctx, cfg)
 	if res != nil {
 		printTimeline(stderr, cfg, res)
@@ -70,14 +101,36 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	for _, wc := range res.Counts {
-		fmt.Fprintf(stdout, "%d %s\n", wc.Count, wc.Word)
-	}
+	printCounts(stdout, res.Counts)
 	return 0
 }
 
+// printCounts writes a result, one "count word" line per word.
+func printCounts(w io.Writer, counts []engine.WordCount) {
+	for _, wc := range counts {
+		fmt.Fprintf(w, "%d %s\n", wc.Count, wc.Word)
+	}
+}
+
+// options is the command line: the run's configuration (its Fail unset)
+// and the jobs.
+type options struct {
+	engine.Config
+	// jobs is how many jobs run at once, named jobName(1) ... .
+	jobs int
+	// policy orders the jobs' grants; priorities holds each job's
+	// priority (nil: the default for all).
+	policy     admission.Policy
+	priorities []int
+	// fail holds the --fail subtasks by job name.
+	fail map[string][]string
+}
+
+// jobName names the i-th job (from 1).
+func jobName(i int) string { return fmt.Sprintf("wc-%d", i) }
+
 // parseArgs turns the command line into a run's configuration.
-func parseArgs(args []string, stderr io.Writer) (engine.Config, error) {
+func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fset := flag.NewFlagSet("wordcount", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	slots := fset.Int("slots", 2, "number of local slots")
@@ -85,33 +138,110 @@ func parseArgs(args []string, stderr io.Writer) (engine.Config, error) {
 	jobFile := fset.String("job", "", "job graph file (default examples/jobs/wordcount.json)")
 	top := fset.Int("top", 10, "print the K most frequent words (0: all)")
 	failAfter := fset.Int("fail-after", engine.DefaultFailAfter, "records a --fail attempt processes before it fails")
+	jobs := fset.Int("jobs", 1, "number of jobs to run at once on the slots, named wc-1 ... wc-N")
+	policyName := fset.String("queue-policy", "fifo", "with --jobs > 1, how the jobs' queue hands out the slots: "+strings.Join(policyNames, ", "))
+	prioList := fset.String("priorities", "", "with --jobs > 1, each job's priority, comma-separated, one per job, "+
+		fmt.Sprintf("%d ... %d (default %d each)", admission.MinPriority, admission.MaxPriority, admission.DefaultPriority))
 	var fail []string
-	fset.Func("fail", "make the first attempt of subtask ID#i fail midway (repeatable)", func(s string) error {
+	fset.Func("fail", "make the first attempt of subtask ID#i fail midway (repeatable); with --jobs > 1 name the job: wc-2:counter#1", func(s string) error {
 		fail = append(fail, s)
 		return nil
 	})
 	if err := fset.Parse(args); err != nil {
-		return engine.Config{}, err
+		return options{}, err
 	}
 	if fset.NArg() > 0 {
-		return engine.Config{}, fmt.Errorf("unexpected argument %q (the graph is given with --job)", fset.Arg(0))
+		return options{}, fmt.Errorf("unexpected argument %q (the graph is given with --job)", fset.Arg(0))
 	}
 	mode, err := exchange.ParseMode(*modeName)
 	if err != nil {
-		return engine.Config{}, err
+		return options{}, err
+	}
+	if *jobs < 1 {
+		return options{}, fmt.Errorf("--jobs %d: must be at least 1", *jobs)
+	}
+	policy, err := admission.ParsePolicy(*policyName)
+	if err != nil {
+		return options{}, fmt.Errorf("--queue-policy %q: unknown policy (valid: %s)", *policyName, strings.Join(policyNames, ", "))
+	}
+	priorities, err := parsePriorities(*prioList, *jobs)
+	if err != nil {
+		return options{}, err
+	}
+	failByJob, err := parseFail(fail, *jobs)
+	if err != nil {
+		return options{}, err
 	}
 	job, err := loadJob(*jobFile)
 	if err != nil {
-		return engine.Config{}, err
+		return options{}, err
 	}
 	text, err := loadText()
 	if err != nil {
-		return engine.Config{}, err
+		return options{}, err
 	}
 	if *top < 0 || *failAfter < 1 {
-		return engine.Config{}, errors.New("--top must be at least 0 and --fail-after at least 1")
+		return options{}, errors.New("--top must be at least 0 and --fail-after at least 1")
 	}
-	return engine.Config{Job: job, Mode: mode, Slots: *slots, Text: text, TopK: *top, Fail: fail, FailAfter: *failAfter}, nil
+	return options{
+		Config: engine.Config{Job: job, Mode: mode, Slots: *slots, Text: text, TopK: *top, FailAfter: *failAfter},
+		jobs:   *jobs, policy: policy, priorities: priorities, fail: failByJob,
+	}, nil
+}
+
+// policyNames are the valid --queue-policy values.
+var policyNames = []string{
+	admission.FIFO.String(), admission.Priority.String(), admission.FairShare.String(), admission.StateAware.String(),
+}
+
+// parsePriorities reads --priorities: one priority per job, or none.
+func parsePriorities(list string, jobs int) ([]int, error) {
+	if list == "" {
+		return nil, nil
+	}
+	fields := strings.Split(list, ",")
+	if len(fields) != jobs {
+		return nil, fmt.Errorf("--priorities %q: %d values for %d jobs (give one per job)", list, len(fields), jobs)
+	}
+	out := make([]int, jobs)
+	for i, f := range fields {
+		p, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || p < admission.MinPriority || p > admission.MaxPriority {
+			return nil, fmt.Errorf("--priorities: %q for %s is not a priority (%d ... %d)",
+				f, jobName(i+1), admission.MinPriority, admission.MaxPriority)
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+// parseFail sorts the --fail values by job: "JOB:ID#i", or "ID#i" when
+// there is one job.
+func parseFail(values []string, jobs int) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, v := range values {
+		job, task, named := strings.Cut(v, ":")
+		if !named {
+			if jobs > 1 {
+				return nil, fmt.Errorf("--fail %q: with --jobs %d, name the job as in %s:%s", v, jobs, jobName(1), v)
+			}
+			job, task = jobName(1), v
+		}
+		if !slices.Contains(jobNames(jobs), job) {
+			return nil, fmt.Errorf("--fail %q: no job %q (the jobs are %s ... %s)", v, job, jobName(1), jobName(jobs))
+		}
+		out[job] = append(out[job], task)
+	}
+	return out, nil
+}
+
+// jobNames names n jobs.
+func jobNames(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = jobName(i + 1)
+	}
+	return out
 }
 
 // loadJob decodes the job file, or the default graph.

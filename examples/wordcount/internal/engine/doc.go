@@ -31,8 +31,8 @@
 // are deployed again with a new attempt.
 //
 // Data. A pipelined edge is one bounded channel per consumer subtask and
-// region attempt, shared by the producers that feed it (SPEC section 1's
-// pointwise ranges, or all of them for all-to-all edges): a producer whose
+// region attempt, shared by the producers that feed it (the pointwise
+// ranges of the execution topology, or all of them for all-to-all edges): a producer whose
 // consumer is not running really stalls. Both ends of a pipelined edge
 // are in one region, so a restart recreates its channels and whatever a
 // failed attempt had sent is dropped with them. A blocking edge is one
@@ -43,6 +43,24 @@
 // Records are routed by hash of the word (hash), round-robin
 // (rebalance, and rescale within a pointwise range), to every consumer
 // (broadcast) or to the one consumer (forward).
+//
+// Several jobs. RunJobs runs several jobs at once on one set of slots:
+// one engine per job (its attempts, channels, blocking files in a
+// directory of its own, timeline and result) on one host they share (the
+// slots, the clock, the task goroutines). The jobs are submitted to one
+// multijob.Scheduler before its multijob.Driver starts, so the driver's
+// first turn decides over all of them as one instant, by the policy of
+// the one queue they share (JobsConfig.Policy) and their priorities. The
+// slots are the admission's cluster: a job whose largest region can never
+// fit them is rejected (JobResult.Err) instead of failing at its start.
+// One loop reads the driver's Ready values and routes each job's
+// scheduler.Ready to its engine in the order a multijob.Ready asks: every
+// job's Cancel, Released and PartitionsReleased first, then the jobs that
+// ended, then every job's Deploy, since a slot one job gives up may be
+// deployed by another in the same Ready. The slot table checks, besides
+// the above, that a slot holds tasks of one job at a time. Each job's
+// tasks report to the driver under the job's name; a job's injected
+// failure restarts regions of that job only.
 //
 // Operators are named by vertex id (the part before an optional '.'):
 // text-source, tokenizer, counter, top-k and result-sink (see Operators).

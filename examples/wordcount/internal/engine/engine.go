@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -49,7 +48,7 @@ type Config struct {
 	Clock clock.Clock
 }
 
-// Result is what a run produced.
+// Result is what a run of a job produced.
 type Result struct {
 	// Counts is the result: the words and their counts, ordered by count
 	// (largest first) then word, the first TopK of them if TopK > 0.
@@ -62,11 +61,20 @@ type Result struct {
 	// Regions and MinimumSlots describe the job's pipelined regions in
 	// the run's mode.
 	Regions, MinimumSlots int
-	// PeakSlots is the most slots that held a task at once.
+	// PeakSlots is the most slots that held a task of the job at once.
 	PeakSlots int
 	// PartitionsReleased counts the blocking result partitions whose files
 	// were deleted during the run because the scheduler released them.
 	PartitionsReleased int
+}
+
+// FirstDeploy returns when the job's first region attempt was deployed,
+// since the start of the run; false if none was.
+func (r *Result) FirstDeploy() (time.Duration, bool) {
+	if len(r.Timeline) == 0 {
+		return 0, false
+	}
+	return r.Timeline[0].Deployed, true
 }
 
 // Run runs a job to its end on cfg.Slots local slots, with the library's
@@ -76,32 +84,28 @@ type Result struct {
 // its data, or a promise of the scheduler it saw broken). The Result is
 // non-nil whenever the job started (its timeline says how far it got).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	e, err := newEngine(cfg)
+	e, err := newEngine(cfg, "")
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(cfg.TempDir, "wordcount-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	e.dir = dir
-
 	ctx, cancel := context.WithCancel(ctx)
-	e.d = scheduler.StartDriver(ctx, scheduler.New(e.rs, scheduler.Config{}), scheduler.DriverConfig{Clock: e.clk})
+	defer cancel()
+	h, err := newHost(ctx, e.cfg.Clock, cfg.Slots, cfg.TempDir)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(h.dir)
+	d := scheduler.StartDriver(ctx, scheduler.New(e.rs, scheduler.Config{}), scheduler.DriverConfig{Clock: h.clk})
+	e.attach(h, h.dir, d)
 	defer func() {
 		cancel() // every attempt's context is a child
-		e.wg.Wait()
-		e.d.Stop()
+		h.wg.Wait()
+		d.Stop()
 	}()
-	e.start, e.runCtx = e.clk.Now(), ctx
 	res := &Result{Regions: e.rs.NumRegions(), MinimumSlots: e.rs.MinimumSlots()}
-	err = e.run(ctx)
-	res.PartitionsReleased = e.released
-	e.mu.Lock()
-	res.Timeline, res.PeakSlots = e.timeline.snapshot(), e.slots.peak
-	e.mu.Unlock()
-	if st, serr := e.d.Status(ctx); serr == nil {
+	err = e.runAlone(ctx, d)
+	e.result(res)
+	if st, serr := d.Status(ctx); serr == nil {
 		res.Stats = st.Stats
 	}
 	if err != nil {
@@ -111,34 +115,43 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, err
 }
 
-// run declares and offers the slots, starts the job and applies Ready
-// values until the job ended.
-func (e *engine) run(ctx context.Context) error {
+// runAlone declares and offers the slots to the job's own driver, starts
+// the job and applies Ready values until it ended.
+func (e *engine) runAlone(ctx context.Context, d *scheduler.Driver) error {
 	capacity := []resource.Count{{Profile: resource.Unknown, N: e.cfg.Slots}}
-	if err := e.d.SetCapacity(ctx, capacity); err != nil {
+	if err := d.SetCapacity(ctx, capacity); err != nil {
 		return err
 	}
-	if err := e.d.Offer(ctx, e.slots.slots()...); err != nil {
+	if err := d.Offer(ctx, e.h.slots.slots()...); err != nil {
 		return err
 	}
-	if err := e.d.Start(ctx); err != nil {
+	if err := d.Start(ctx); err != nil {
 		return err // a *scheduler.RegionError if a region can never fit
 	}
-	return e.loop(ctx)
+	return e.loop(ctx, d)
 }
 
-// engine is the state of one run.
+// reporter is where a job's tasks report what they did: the job's own
+// *scheduler.Driver, or a *multijob.Driver on behalf of the job.
+type reporter interface {
+	TaskRunning(ctx context.Context, v scheduler.TaskID, attempt scheduler.Attempt) error
+	TaskFinished(ctx context.Context, v scheduler.TaskID, attempt scheduler.Attempt) error
+	TaskFailed(ctx context.Context, v scheduler.TaskID, attempt scheduler.Attempt, lost ...scheduler.PartitionID) error
+}
+
+// engine runs one job on a host: it applies the job's Ready values and
+// runs the job's task attempts.
 type engine struct {
-	cfg   Config
-	rs    *region.Regions
-	topo  *topology.ExecutionTopology
-	ops   []operator // per job vertex
-	clk   clock.Clock
-	d     *scheduler.Driver
-	dir   string
-	start time.Time
-	// runCtx is the parent of every attempt's context.
-	runCtx context.Context
+	h *host
+	// job names the job in a run of several ("" for a run of one): errors
+	// and slot occupants carry it.
+	job  string
+	cfg  Config
+	rs   *region.Regions
+	topo *topology.ExecutionTopology
+	ops  []operator // per job vertex
+	rep  reporter
+	dir  string // the job's blocking results
 
 	// Owned by the Ready loop.
 	runs        map[scheduler.TaskID]*attempt
@@ -147,11 +160,7 @@ type engine struct {
 	failPending map[scheduler.TaskID]bool
 	released    int // blocking partitions deleted
 
-	wg    sync.WaitGroup // the attempts' goroutines
-	fatal chan error     // the first error of a task goroutine
-
-	mu       sync.Mutex // guards what task goroutines share with the loop:
-	slots    *slotTable
+	// Guarded by h.mu.
 	timeline *timeline
 	outputs  map[scheduler.TaskID]taskOutput // the result records of sink tasks
 }
@@ -162,8 +171,9 @@ type taskOutput struct {
 	records []Record
 }
 
-// newEngine checks the configuration and prepares a run.
-func newEngine(cfg Config) (*engine, error) {
+// newEngine checks the configuration and prepares the engine of a job
+// (attach puts it on a host).
+func newEngine(cfg Config, job string) (*engine, error) {
 	if cfg.Job == nil {
 		return nil, errors.New("no job")
 	}
@@ -178,27 +188,25 @@ func newEngine(cfg Config) (*engine, error) {
 	}
 	rs := region.FromJob(cfg.Job, cfg.Mode)
 	e := &engine{
+		job:         job,
 		cfg:         cfg,
 		rs:          rs,
 		topo:        rs.Topology(),
-		clk:         cfg.Clock,
 		runs:        map[scheduler.TaskID]*attempt{},
 		pipes:       map[pipeKey]*pipe{},
 		partitions:  map[scheduler.PartitionID]*blockingResult{},
 		failPending: map[scheduler.TaskID]bool{},
-		fatal:       make(chan error, 1),
-		slots:       newSlotTable(cfg.Slots),
 		timeline:    newTimeline(),
 		outputs:     map[scheduler.TaskID]taskOutput{},
 	}
-	job := cfg.Job
-	for jv := range topology.JobVertexID(job.NumVertices()) {
-		id := job.Vertex(jv).ID
+	g := cfg.Job
+	for jv := range topology.JobVertexID(g.NumVertices()) {
+		id := g.Vertex(jv).ID
 		op, err := operatorOf(id, cfg.Text, cfg.TopK)
 		if err != nil {
 			return nil, err
 		}
-		isSource := len(job.InEdges(jv)) == 0
+		isSource := len(g.InEdges(jv)) == 0
 		if wantSource := op.source; isSource != wantSource {
 			if isSource {
 				return nil, fmt.Errorf("vertex %q has no input: only a %s may", id, TextSource)
@@ -217,33 +225,50 @@ func newEngine(cfg Config) (*engine, error) {
 	return e, nil
 }
 
+// attach puts the engine on its host, with the directory of its blocking
+// results and where its tasks report.
+func (e *engine) attach(h *host, dir string, rep reporter) {
+	e.h, e.dir, e.rep = h, dir, rep
+}
+
 // since returns the time since the start of the run.
-func (e *engine) since() time.Duration { return e.clk.Since(e.start) }
+func (e *engine) since() time.Duration { return e.h.since() }
+
+// fail names the job in an error of a run of several.
+func (e *engine) fail(err error) error {
+	if e.job == "" || err == nil {
+		return err
+	}
+	return fmt.Errorf("job %s: %w", e.job, err)
+}
 
 // abort records the first fatal error of a task goroutine; the Ready loop
 // returns it.
-func (e *engine) abort(err error) {
-	select {
-	case e.fatal <- err:
-	default:
-	}
+func (e *engine) abort(err error) { e.h.abort(e.fail(err)) }
+
+// result fills in what the engine recorded of the run.
+func (e *engine) result(res *Result) {
+	res.PartitionsReleased = e.released
+	e.h.mu.Lock()
+	res.Timeline, res.PeakSlots = e.timeline.snapshot(), e.h.slots.peakOf(e.job)
+	e.h.mu.Unlock()
 }
 
 // collect sums what the sink tasks' last attempts emitted and ranks it.
 func (e *engine) collect() ([]WordCount, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.h.mu.Lock()
+	defer e.h.mu.Unlock()
 	counts := map[string]int64{}
-	job := e.cfg.Job
-	for jv := range topology.JobVertexID(job.NumVertices()) {
-		if len(job.OutEdges(jv)) > 0 {
+	g := e.cfg.Job
+	for jv := range topology.JobVertexID(g.NumVertices()) {
+		if len(g.OutEdges(jv)) > 0 {
 			continue
 		}
 		r := e.topo.VerticesOf(jv)
 		for v := r.Start; v < r.End; v++ {
 			out, ok := e.outputs[scheduler.TaskID(v)]
 			if !ok {
-				return nil, fmt.Errorf("job finished but %s never did", e.topo.VertexName(scheduler.TaskID(v)))
+				return nil, e.fail(fmt.Errorf("job finished but %s never did", e.topo.VertexName(scheduler.TaskID(v))))
 			}
 			for _, rec := range out.records {
 				counts[rec.Key] += rec.N

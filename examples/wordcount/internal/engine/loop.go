@@ -6,29 +6,33 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/scheduler"
 )
 
-// loop applies the driver's Ready values until the job finished (nil),
-// failed (its *scheduler.RegionError), a task goroutine hit a fatal error,
-// or ctx is done.
-func (e *engine) loop(ctx context.Context) error {
+// loop applies the Ready values of the job's own driver until the job
+// finished (nil), failed (its *scheduler.RegionError), a task goroutine
+// hit a fatal error, or ctx is done.
+func (e *engine) loop(ctx context.Context, d *scheduler.Driver) error {
 	for {
 		select {
-		case rd, ok := <-e.d.Ready():
+		case rd, ok := <-d.Ready():
 			if !ok {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
 				return scheduler.ErrStopped
 			}
-			if err := e.apply(rd); err != nil {
+			if err := e.release(rd); err != nil {
+				return err
+			}
+			if err := e.deploy(rd.Deploy); err != nil {
 				return err
 			}
 			if ended, err := rd.Job.Ended(); ended {
 				return err
 			}
-		case err := <-e.fatal:
+		case err := <-e.h.fatal:
 			return err
 		case <-ctx.Done():
 			return ctx.Err()
@@ -36,12 +40,14 @@ func (e *engine) loop(ctx context.Context) error {
 	}
 }
 
-// apply carries out one Ready: cancel first, then check the released
-// slots, then delete the released partitions' files, then deploy. (Files
-// go before deploys, not after as the fields are ordered: a producer
-// deployed again in the same Ready then rewrites its partition instead of
-// losing it; no deployment can need a partition released with it.)
-func (e *engine) apply(rd scheduler.Ready) error {
+// release carries out the first half of a Ready, everything but Deploy:
+// cancel first, then check the released slots, then delete the released
+// partitions' files. (Files go before deploys, not after as the fields
+// are ordered: a producer deployed again in the same Ready then rewrites
+// its partition instead of losing it; no deployment can need a partition
+// released with it.) Deploy comes after every job's release: a slot one
+// job gives up may be deployed by another in the same Ready.
+func (e *engine) release(rd scheduler.Ready) error {
 	cause := map[scheduler.RegionID]string{}
 	for _, r := range rd.Restarted {
 		for _, reg := range r.Regions {
@@ -51,23 +57,20 @@ func (e *engine) apply(rd scheduler.Ready) error {
 	for _, c := range rd.Cancel {
 		e.cancel(c, cause)
 	}
-	e.mu.Lock()
+	e.h.mu.Lock()
 	for _, r := range rd.Released {
-		if err := e.slots.checkReleased(r.Slot); err != nil {
-			e.mu.Unlock()
-			return err
+		if err := e.h.slots.checkReleased(r.Slot); err != nil {
+			e.h.mu.Unlock()
+			return e.fail(err)
 		}
 	}
-	e.mu.Unlock()
+	e.h.mu.Unlock()
 	for _, p := range rd.PartitionsReleased {
 		e.released++
 		delete(e.partitions, p)
 		if err := os.RemoveAll(partitionDir(e.dir, p)); err != nil {
-			return err
+			return e.fail(err)
 		}
-	}
-	if err := e.deploy(rd.Deploy); err != nil {
-		return err
 	}
 	return nil
 }
@@ -85,12 +88,12 @@ func (e *engine) cancel(c scheduler.Task, cause map[scheduler.RegionID]string) {
 	if why, ok := cause[a.region]; ok {
 		outcome += ": " + why
 	}
-	e.mu.Lock()
+	e.h.mu.Lock()
 	e.timeline.end(runKey{a.region, a.attempt}, outcome, e.since())
-	e.mu.Unlock()
+	e.h.mu.Unlock()
 }
 
-// deploy starts the deployed tasks: first every attempt is placed in its
+// deploy starts the deployed tasks (the second half of a Ready): first every attempt is placed in its
 // slot and registers the blocking partitions it will write, then each is
 // wired to its inputs and outputs and started (a region's tasks come in
 // one Ready, so both ends of its channels exist by then).
@@ -102,21 +105,22 @@ func (e *engine) deploy(deps []scheduler.Deployment) error {
 			case <-old.done:
 			default:
 				if !old.reported.Load() {
-					return fmt.Errorf("scheduler deployed %s attempt %d while attempt %d still runs and was not canceled",
-						old.name, dep.Attempt, old.attempt)
+					return e.fail(fmt.Errorf("scheduler deployed %s attempt %d while attempt %d still runs and was not canceled",
+						old.name, dep.Attempt, old.attempt))
 				}
 				<-old.done // it finished or failed and is only reporting it
 			}
 		}
 		a := e.newAttempt(dep)
-		e.mu.Lock()
-		err := e.slots.place(dep.Slot, occupant{task: a.task, name: a.name, vertex: a.vertex, group: e.cfg.Job.Vertex(a.vertex).SlotSharingGroup})
+		e.h.mu.Lock()
+		err := e.h.slots.place(dep.Slot, occupant{job: e.job, task: a.task, name: a.name, vertex: a.vertex,
+			group: e.cfg.Job.Vertex(a.vertex).SlotSharingGroup})
 		if err == nil {
 			e.timeline.deployed(runKey{a.region, a.attempt}, a.name, a.slot, e.since())
 		}
-		e.mu.Unlock()
+		e.h.mu.Unlock()
 		if err != nil {
-			return err
+			return e.fail(err)
 		}
 		for _, edge := range e.cfg.Job.OutEdges(a.vertex) {
 			if !e.topo.PartitionType(edge).IsPipelined() {
@@ -129,11 +133,11 @@ func (e *engine) deploy(deps []scheduler.Deployment) error {
 	}
 	for _, a := range started {
 		if err := e.wire(a); err != nil {
-			return err
+			return e.fail(err)
 		}
 	}
 	for _, a := range started {
-		e.wg.Add(1)
+		e.h.wg.Add(1)
 		go e.execute(a)
 	}
 	return nil
@@ -144,7 +148,7 @@ func (e *engine) deploy(deps []scheduler.Deployment) error {
 // anything else is fatal.
 func (e *engine) report(a *attempt, what string, err error) {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, scheduler.ErrStopped) ||
-		errors.Is(err, scheduler.ErrNotRunning) {
+		errors.Is(err, scheduler.ErrNotRunning) || errors.Is(err, multijob.ErrStopped) || errors.Is(err, multijob.ErrJobEnded) {
 		return
 	}
 	e.abort(fmt.Errorf("%s %s attempt %d: %w", what, a.name, a.attempt, err))

@@ -41,7 +41,7 @@ type input interface {
 // newAttempt makes the attempt of a deployment (not started yet).
 func (e *engine) newAttempt(dep scheduler.Deployment) *attempt {
 	jv := e.topo.JobVertexOf(dep.Task)
-	ctx, cancel := context.WithCancel(e.runCtx)
+	ctx, cancel := context.WithCancel(e.h.ctx)
 	a := &attempt{
 		task:    dep.Task,
 		name:    e.topo.VertexName(dep.Task),
@@ -70,13 +70,13 @@ func (e *engine) newAttempt(dep scheduler.Deployment) *attempt {
 // it finished, or drops them and reports it failed; a canceled attempt
 // just drops them.
 func (e *engine) execute(a *attempt) {
-	defer e.wg.Done()
+	defer e.h.wg.Done()
 	defer close(a.done)
-	e.report(a, "running", e.d.TaskRunning(a.ctx, a.task, a.attempt))
+	e.report(a, "running", e.rep.TaskRunning(a.ctx, a.task, a.attempt))
 	err := a.run()
 	key := runKey{a.region, a.attempt}
-	e.mu.Lock()
-	e.slots.leave(a.slot, a.task)
+	e.h.mu.Lock()
+	e.h.slots.leave(a.slot, e.job, a.task)
 	switch {
 	case a.ctx.Err() != nil: // canceled: the loop records it
 	case err == nil:
@@ -89,15 +89,15 @@ func (e *engine) execute(a *attempt) {
 	case errors.Is(err, ErrInjected):
 		e.timeline.end(key, "failed: "+a.name, e.since())
 	}
-	e.mu.Unlock()
+	e.h.mu.Unlock()
 	switch {
 	case a.ctx.Err() != nil:
 	case err == nil:
 		a.reported.Store(true)
-		e.report(a, "finished", e.d.TaskFinished(a.ctx, a.task, a.attempt))
+		e.report(a, "finished", e.rep.TaskFinished(a.ctx, a.task, a.attempt))
 	case errors.Is(err, ErrInjected):
 		a.reported.Store(true)
-		e.report(a, "failed", e.d.TaskFailed(a.ctx, a.task, a.attempt))
+		e.report(a, "failed", e.rep.TaskFailed(a.ctx, a.task, a.attempt))
 	default:
 		e.abort(fmt.Errorf("%s attempt %d: %w", a.name, a.attempt, err))
 	}

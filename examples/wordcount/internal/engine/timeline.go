@@ -31,7 +31,7 @@ type runKey struct {
 	attempt scheduler.Attempt
 }
 
-// timeline records the region attempts of a run. Guarded by engine.mu.
+// timeline records the region attempts of a run. Guarded by host.mu.
 type timeline struct {
 	runs    []*RegionRun
 	byKey   map[runKey]*RegionRun

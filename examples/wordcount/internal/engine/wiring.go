@@ -9,7 +9,7 @@ import (
 // wire connects an attempt to its data, from the execution topology's
 // partition groups: on each out-edge, the consumer subtasks of the group
 // its partition belongs to; on each in-edge, the producer subtasks of the
-// group it reads (SPEC section 1's pointwise ranges, or every subtask of
+// group it reads (the pointwise ranges of the topology, or every subtask of
 // an all-to-all edge). A pipelined edge gets the channels of the region
 // attempt; a blocking edge gets files. Called by the Ready loop, after
 // every attempt of the Ready registered its blocking partitions.
