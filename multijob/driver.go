@@ -119,7 +119,8 @@ func (d *Driver) loop(ctx context.Context) {
 		if pending == nil && d.undecided {
 			// The end of a turn: every input queued meanwhile joins this
 			// instant, then the admission decides.
-			d.takeQueued()
+			for d.takeQueued() > 0 { // (inputs may queue while one is applied)
+			}
 			d.takeTick()
 			d.undecided = false
 			if rd := d.s.Ready(); !rd.Empty() {
@@ -148,8 +149,9 @@ func (d *Driver) loop(ctx context.Context) {
 	}
 }
 
-// takeQueued applies the inputs queued so far, in the order they came.
-func (d *Driver) takeQueued() {
+// takeQueued applies the inputs queued so far, in the order they came,
+// and returns how many it applied.
+func (d *Driver) takeQueued() int {
 	d.mu.Lock()
 	queue := d.queue
 	d.queue = nil
@@ -158,6 +160,7 @@ func (d *Driver) takeQueued() {
 		in.reply <- in.fn(d.clk.Now())
 		d.undecided = d.undecided || !in.read
 	}
+	return len(queue)
 }
 
 // takeTick fires the timeouts if a tick is posted.
