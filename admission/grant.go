@@ -17,9 +17,8 @@ import (
 // tried only while that one cannot be helped, and stop at the first job
 // with nothing reclaimable behind it (the jobs after it have less).
 func (q *Queues) decide() {
-	if q.batch > 0 || q.cfg.DecidePerInstant {
-		q.deferred = true
-		return
+	if q.cfg.DecidePerInstant {
+		return // Decide decides
 	}
 	q.decideNow()
 }

@@ -323,9 +323,6 @@ type Queues struct {
 	availProf    []int32
 	asg          resource.Assignment // the storage of assign's results
 	claimScratch claimScratch
-	// batch > 0 defers decisions to the end of the outermost Batch.
-	batch    int
-	deferred bool
 }
 
 // Decide grants, reserves and reclaims over everything waiting, by the
@@ -335,26 +332,10 @@ type Queues struct {
 // inputs decide at once and Decide has nothing left to do.
 func (q *Queues) Decide(now time.Time) {
 	q.now = now
-	q.deferred = false
 	q.decideNow()
 	if q.cfg.DecidePerInstant && q.fireTimers(now) {
 		q.decideNow()
 	}
-}
-
-// Batch runs fn, which may submit jobs and hand the admission their
-// pools' messages, and decides only once fn returned: jobs arriving at
-// the same time then compete in policy order, instead of the first one
-// taking what it can before the others are known.
-func (q *Queues) Batch(fn func()) {
-	q.batch++
-	defer func() {
-		if q.batch--; q.batch == 0 && q.deferred {
-			q.deferred = false
-			q.decideNow()
-		}
-	}()
-	fn()
 }
 
 // New returns an admission over the configured cluster and queues. Bad
