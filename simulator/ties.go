@@ -24,8 +24,7 @@ const (
 	// each seed tries another interleaving of a wave's ends, which is what
 	// a property test over seeds explores (a runtime's tasks do end out of
 	// order). It costs time on wide waves: events taken in random order
-	// read their tasks' records out of order (see the README's
-	// Performance section).
+	// read their tasks' records out of order (see docs/performance.md).
 	TiesSeeded
 )
 

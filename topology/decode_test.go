@@ -241,8 +241,8 @@ func TestDecodeEncodeDecodeIsStable(t *testing.T) {
 	}
 }
 
-// TestDecodeScaleExamples checks the job files of the README's performance
-// figures: forward chains of 10 vertices, 100 ms a subtask, as large as
+// TestDecodeScaleExamples checks the job files of the performance figures
+// (docs/performance.md): forward chains of 10 vertices, 100 ms a subtask, as large as
 // examples/scale/README.md says.
 func TestDecodeScaleExamples(t *testing.T) {
 	for file, want := range map[string]struct {

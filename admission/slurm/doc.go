@@ -48,5 +48,5 @@
 //	ad.Stop(ctx) // cancels what is still allocated
 //
 // cmd/regionsched's "run --slurm" is such a runtime. scripts/slurm-up.sh
-// starts a private test cluster (README: "Slurm").
+// starts a private test cluster (docs/slurm.md).
 package slurm

@@ -30,7 +30,7 @@ func formatted(t *testing.T, k int) string {
 
 var timelineLine = regexp.MustCompile(`(?m)^(\d+) +(\d+) +[\d.]+ms +[\d.]+ms +(\S.*?) +\[[\d ]+\] +(\S.*)$`)
 
-// TestCLIDefaultJob runs the README's command: the default graph, a
+// TestCLIDefaultJob runs the package documentation's command: the default graph, a
 // failure, the top 10 on standard output and one line per region attempt
 // on standard error.
 func TestCLIDefaultJob(t *testing.T) {
