@@ -3,6 +3,8 @@ package admission
 import (
 	"slices"
 	"time"
+
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // The bookkeeping of who holds which slot. A slot is in exactly one place:
@@ -173,4 +175,43 @@ func (q *Queues) markIdle(j *job, a *jobAsk, idle bool) {
 			s.idle = idle
 		}
 	}
+}
+
+// KeptSlot is a slot the admission keeps for a job without anything of
+// the job in it (see Queues.Kept).
+type KeptSlot struct {
+	// Slot is the slot kept.
+	Slot slotpool.SlotID
+	// Job names the job it is kept for.
+	Job string
+	// Placeholder: a placeholder of the job's gang (reserved for the
+	// gang until a task of the job takes it or it goes back); otherwise a
+	// free slot reserved for the job's claim (what it lacks).
+	Placeholder bool
+}
+
+// Kept appends to dst the slots kept for jobs with nothing of theirs in
+// them: gang placeholders and free slots reserved for claims, the
+// placeholders first. Such a slot sits idle and no other job may take
+// it: a runtime may show it as kept for its job. It costs O(1)
+// when no slot is kept, else O(jobs with a gang timer, and claimants,
+// plus the slots kept).
+func (q *Queues) Kept(dst []KeptSlot) []KeptSlot {
+	if q.nPlaceholders > 0 {
+		for _, j := range q.gangJobs {
+			for _, idx := range j.placeholders {
+				dst = append(dst, KeptSlot{Slot: q.slots[idx].slot.ID, Job: j.spec.Name, Placeholder: true})
+			}
+		}
+	}
+	if q.nReserved > 0 {
+		for _, qu := range q.qorder {
+			for _, j := range qu.reservers {
+				for _, idx := range j.reserved {
+					dst = append(dst, KeptSlot{Slot: q.slots[idx].slot.ID, Job: j.spec.Name})
+				}
+			}
+		}
+	}
+	return dst
 }

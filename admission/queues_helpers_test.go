@@ -742,6 +742,31 @@ func (s *sim) invariants() error {
 	if free != nFree || q.nFree != nFree {
 		return fmt.Errorf("free stacks hold %d slots, %d are free, nFree says %d", free, nFree, q.nFree)
 	}
+	kept := map[slotpool.SlotID]KeptSlot{}
+	for _, k := range q.Kept(nil) {
+		if _, dup := kept[k.Slot]; dup {
+			return fmt.Errorf("Kept lists slot %d twice", k.Slot)
+		}
+		kept[k.Slot] = k
+	}
+	for i := range q.slots {
+		cs := &q.slots[i]
+		k, listed := kept[cs.slot.ID]
+		switch cs.state {
+		case slotPlaceholder:
+			if want := (KeptSlot{Slot: cs.slot.ID, Job: q.jobs[cs.owner].spec.Name, Placeholder: true}); k != want {
+				return fmt.Errorf("slot %d: a placeholder of %s, Kept says %+v (listed %v)", cs.slot.ID, want.Job, k, listed)
+			}
+		case slotReserved:
+			if want := (KeptSlot{Slot: cs.slot.ID, Job: q.jobs[cs.claimant].spec.Name}); k != want {
+				return fmt.Errorf("slot %d: reserved for %s, Kept says %+v (listed %v)", cs.slot.ID, want.Job, k, listed)
+			}
+		default:
+			if listed {
+				return fmt.Errorf("slot %d is %v, Kept lists it: %+v", cs.slot.ID, cs.state, k)
+			}
+		}
+	}
 	type count struct{ starting, running int }
 	counts := map[*queue]*count{}
 	for _, qu := range q.qorder {

@@ -67,3 +67,9 @@ func (s *Scheduler) Regions(name string) *region.Regions {
 	}
 	return nil
 }
+
+// Kept appends to dst the slots the admission keeps for jobs with
+// nothing of theirs in them, gang placeholders and slots reserved for
+// claims (admission.Queues.Kept): a slot kept sits idle, and no other job
+// may take it.
+func (s *Scheduler) Kept(dst []admission.KeptSlot) []admission.KeptSlot { return s.q.Kept(dst) }
