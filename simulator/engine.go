@@ -227,7 +227,15 @@ func newBaseEngine(cfg Config, extra int, st *storage) *engine {
 		e.policy.finished(v)
 	}
 	e.model.onProgress = func(v int32, on bool) {
-		s := &e.slots[e.model.slot(v)]
+		slot := e.model.slot(v)
+		if e.detailed() {
+			k := Stall
+			if on {
+				k = Progress
+			}
+			e.emitDetail(e.taskEvent(k, v, slot))
+		}
+		s := &e.slots[slot]
 		if on {
 			if s.progressing == 0 {
 				s.workSince = e.now()
@@ -279,6 +287,22 @@ func (e *engine) record(k Kind, v int32, slot int32) {
 
 // recordEvent builds a trace event of task v and emits it.
 func (e *engine) recordEvent(k Kind, v int32, slot int32) {
+	e.emit(e.taskEvent(k, v, slot))
+}
+
+// detailed reports whether events only pictures use are handed out.
+func (e *engine) detailed() bool { return e.cfg.Detail && e.cfg.OnEvent != nil }
+
+// emitDetail hands out an event only pictures use (Config.Detail): it is
+// neither recorded nor counted.
+func (e *engine) emitDetail(ev Event) {
+	if e.detailed() {
+		e.cfg.OnEvent(ev)
+	}
+}
+
+// taskEvent is an event of task v in a slot.
+func (e *engine) taskEvent(k Kind, v int32, slot int32) Event {
 	ev := Event{At: e.now(), Kind: k, Slot: int(slot), Attempt: int(e.model.runs[v].attempt)}
 	if e.set != nil {
 		i, local := e.set.of(v)
@@ -286,7 +310,7 @@ func (e *engine) recordEvent(k Kind, v int32, slot int32) {
 	} else {
 		ev.Task, ev.Region = e.topo.VertexName(topology.ExecutionVertexID(v)), int(e.rs.RegionOf(topology.ExecutionVertexID(v)))
 	}
-	e.emit(ev)
+	return ev
 }
 
 // tracing reports whether trace events are kept or handed out.

@@ -42,9 +42,9 @@ type JobsConfig struct {
 	// every job asks for its own slot; drivers and submission times are
 	// ignored).
 	Policy Policy
-	// Seed, Ties, Matching, Record, OnEvent, MaxEvents and Logger are as in
-	// Config: OnEvent receives every trace event (its Job set) as it
-	// happens, in time order, with or without Record.
+	// Seed, Ties, Matching, Record, OnEvent, Detail, MaxEvents and Logger
+	// are as in Config: OnEvent receives every trace event (its Job set)
+	// as it happens, in time order, with or without Record.
 	// Timeout is each job's fulfillability timeout; 0 means none (the
 	// admission decides who waits, and a wait nobody can end is reported
 	// as a deadlock).
@@ -54,6 +54,7 @@ type JobsConfig struct {
 	Timeout   time.Duration
 	Record    bool
 	OnEvent   func(Event)
+	Detail    bool
 	MaxEvents int
 	Logger    *zap.Logger
 	// Events are priority changes and kills applied at their times
@@ -206,7 +207,7 @@ func runJobsWith(cfg JobsConfig, st *storage) (*Result, []JobResult, error) {
 		return nil, nil, err
 	}
 	single := Config{Regions: set.union, Cluster: cfg.Cluster, Policy: cfg.Policy, Seed: cfg.Seed, Ties: cfg.Ties, Matching: cfg.Matching,
-		Timeout: cfg.Timeout, Record: cfg.Record, OnEvent: cfg.OnEvent, MaxEvents: cfg.MaxEvents, Logger: cfg.Logger}
+		Timeout: cfg.Timeout, Record: cfg.Record, OnEvent: cfg.OnEvent, Detail: cfg.Detail, MaxEvents: cfg.MaxEvents, Logger: cfg.Logger}
 	if err := checkTies(cfg.Ties); err != nil {
 		return nil, nil, err
 	}

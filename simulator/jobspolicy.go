@@ -72,6 +72,11 @@ type jobsPolicy struct {
 	// time), reclaimed the slots they took, withdrawn those left to their
 	// jobs before the timeout.
 	reclaims, reclaimed, withdrawn int
+	// kept is the slots the admission kept for jobs as of the last
+	// decision, by slot, and keptOrder the same in the admission's order
+	// (Config.Detail only); keptNow is keptChanged's scratch.
+	kept               map[int32]admission.KeptSlot
+	keptOrder, keptNow []admission.KeptSlot
 }
 
 func newJobsPolicy(e *engine, cfg JobsConfig, set *jobSet) (*jobsPolicy, error) {
@@ -138,7 +143,13 @@ func (p *jobsPolicy) apply(ev JobEvent) {
 			why = re.Reason
 		}
 		p.e.emit(Event{At: p.e.now(), Kind: Refused, Job: ev.Job, By: ev.By, Reason: fmt.Sprintf("%s: %s", ev.Action, why), Slot: NoSlot, Region: NoRegion})
+		return
 	}
+	what := "kill"
+	if ev.Action == admission.ActionSetPriority {
+		what = fmt.Sprintf("priority %d", ev.Priority)
+	}
+	p.e.emitDetail(Event{At: p.e.now(), Kind: Change, Job: ev.Job, By: ev.By, Reason: what, Slot: NoSlot, Region: NoRegion})
 }
 
 // fire handles a jobTimer event. Jobs arriving at the same time compete

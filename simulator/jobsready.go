@@ -62,7 +62,45 @@ func (p *jobsPolicy) endInstant() bool {
 		startup := p.cfg.Jobs[r.i].Job.Submission().Driver.Startup
 		p.e.model.cal.add(timed{at: p.e.now() + startup, order: p.e.model.cal.nextOrder(), kind: jobTimer, task: int32(r.i), version: jobStart})
 	}
+	if p.e.detailed() {
+		p.keptChanged()
+	}
 	return true
+}
+
+// keptChanged hands out (Config.Detail) the changes of the slots the
+// admission keeps for jobs since the last decision: Unreserve for those
+// no longer kept, then Reserve for those newly kept.
+func (p *jobsPolicy) keptChanged() {
+	p.keptNow = p.m.Kept(p.keptNow[:0])
+	if len(p.keptNow) == 0 && len(p.kept) == 0 {
+		return
+	}
+	now := map[int32]admission.KeptSlot{}
+	for _, k := range p.keptNow {
+		now[int32(k.Slot)] = k
+	}
+	for _, k := range p.keptOrder {
+		if n, ok := now[int32(k.Slot)]; !ok || n != k {
+			p.e.emitDetail(Event{At: p.e.now(), Kind: Unreserve, Job: k.Job, Slot: int(k.Slot), Region: NoRegion, Reason: keptReason(k)})
+		}
+	}
+	p.keptOrder = p.keptOrder[:0]
+	for _, k := range p.keptNow {
+		if old, ok := p.kept[int32(k.Slot)]; !ok || old != k {
+			p.e.emitDetail(Event{At: p.e.now(), Kind: Reserve, Job: k.Job, Slot: int(k.Slot), Region: NoRegion, Reason: keptReason(k)})
+		}
+		p.keptOrder = append(p.keptOrder, k)
+	}
+	p.kept = now
+}
+
+// keptReason is the Reason of a Reserve: why the slot is kept.
+func keptReason(k admission.KeptSlot) string {
+	if k.Placeholder {
+		return "gang"
+	}
+	return "claim"
 }
 
 // ended records the end of a job the scheduler reports.

@@ -72,6 +72,11 @@ type Config struct {
 	// order (with or without Record): a trace streamed this way costs no
 	// memory per event (see TraceWriter).
 	OnEvent func(Event)
+	// Detail also hands OnEvent, among the trace events, the events of
+	// the kinds only a picture uses (Progress, Stall; in a run of several
+	// jobs Reserve, Unreserve and Change too): never recorded, never
+	// counted as trace events (see Kind.Traced).
+	Detail bool
 	// MaxEvents stops a run that processes more calendar events (0: 1<<31).
 	MaxEvents int
 	// Logger receives debug logs; nil means zap.NewNop().

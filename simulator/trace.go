@@ -22,9 +22,20 @@ const (
 	Release             // a slot was returned to the pool
 	Refused             // a priority change or kill of the events file was refused (no task)
 	Reclaim             // slots of a job (Victim) were reclaimed for another (Job), before the cancels it causes (no task)
+
+	// The kinds below are never in a trace: a run hands them to OnEvent
+	// only with Config.Detail (JobsConfig.Detail), for a picture
+	// (TimelineRecorder); TraceWriter and WriteTrace leave them out.
+
+	Progress  // a deployed task starts making progress (its slot is Slot)
+	Stall     // a deployed task stops making progress: it ends, or it holds its slot and waits
+	Reserve   // the admission keeps slot Slot for job Job with nothing of Job in it: Reason is "gang" (a placeholder of Job's gang) or "claim" (a free slot kept for what Job lacks)
+	Unreserve // the slot Reserve kept is no longer kept (a task took it, or it went back)
+	Change    // an event of the events file was applied: By changed job Job (Reason: "priority N" or "kill")
 )
 
-var kindNames = [...]string{"request", "deploy", "finish", "fail", "cancel", "release", "refused", "reclaim"}
+var kindNames = [...]string{"request", "deploy", "finish", "fail", "cancel", "release", "refused", "reclaim",
+	"progress", "stall", "reserve", "unreserve", "change"}
 
 // String returns the name used in traces: "request", "deploy", ...
 func (k Kind) String() string {
@@ -33,6 +44,10 @@ func (k Kind) String() string {
 	}
 	return "unknown"
 }
+
+// Traced reports whether events of kind k are trace events (every kind
+// before Progress): the others are only for pictures.
+func (k Kind) Traced() bool { return k < Progress }
 
 // NoSlot marks an event that is not about a slot (a request).
 const NoSlot = -1
@@ -56,7 +71,8 @@ type Event struct {
 	// Job names the task's job in a run of several jobs ("" otherwise).
 	Job string
 	// By and Reason (Refused only): who asked and why it was refused.
-	// Reason (Reclaim too): why the slots were reclaimed.
+	// Reason (Reclaim too): why the slots were reclaimed. By and Reason
+	// of a Change, Reason of a Reserve: see the kinds.
 	By, Reason string
 	// Victim and Slots (Reclaim only): the job the slots were taken from,
 	// and how many.
@@ -123,9 +139,10 @@ func NewTraceWriter(w io.Writer) *TraceWriter {
 }
 
 // Event writes one event as a line. After a write error it writes
-// nothing more; Flush returns the error.
+// nothing more; Flush returns the error. An event of a kind that is not
+// Traced is left out.
 func (t *TraceWriter) Event(e Event) {
-	if t.err != nil {
+	if t.err != nil || !e.Kind.Traced() {
 		return
 	}
 	t.line = append(e.AppendJSON(t.line[:0]), '\n')
@@ -141,11 +158,15 @@ func (t *TraceWriter) Flush() error {
 }
 
 // WriteTrace writes events as JSON Lines, one event per line, in the
-// order given (a Result's trace is in time order).
+// order given (a Result's trace is in time order), leaving out those of
+// kinds that are not Traced.
 func WriteTrace(w io.Writer, events []Event) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	var line []byte
 	for _, e := range events {
+		if !e.Kind.Traced() {
+			continue
+		}
 		line = e.AppendJSON(line[:0])
 		line = append(line, '\n')
 		if _, err := bw.Write(line); err != nil {

@@ -175,7 +175,7 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 		per []simulator.JobResult
 	)
 	err = streamRun(c, r.traceFile, pic, func(onEvent func(simulator.Event)) error {
-		cfg.OnEvent = onEvent
+		cfg.OnEvent, cfg.Detail = onEvent, pic != nil
 		var err error
 		if res, per, err = simulator.RunJobs(cfg); err != nil {
 			return badInput(err)

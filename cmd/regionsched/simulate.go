@@ -91,7 +91,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		defer pic.Close()
 		var res *simulator.Result
 		err = streamRun(c, traceFile, pic, func(onEvent func(simulator.Event)) error {
-			cfg.OnEvent = onEvent
+			cfg.OnEvent, cfg.Detail = onEvent, pic != nil
 			var err error
 			if res, err = simulator.Run(cfg); err != nil {
 				return badInput(err)
@@ -177,18 +177,14 @@ func newPicture(svgFile string) *simulator.TimelineRecorder {
 
 // streamRun runs a simulation with its events streamed as they happen: to
 // the --trace file as JSON Lines and to the picture's recorder (pic, nil
-// without --svg). Nothing keeps the trace, so memory does not grow with
-// it. run does the simulation with the OnEvent given (nil when nobody
-// listens).
+// without --svg), which also gets the events only pictures use (the run
+// is to set Config.Detail when pic is not nil). Nothing keeps the trace,
+// so memory does not grow with it. run does the simulation with the
+// OnEvent given (nil when nobody listens).
 func streamRun(c *cobra.Command, traceFile string, pic *simulator.TimelineRecorder, run func(onEvent func(simulator.Event)) error) error {
 	var onEvent func(simulator.Event)
-	draw := func(e simulator.Event) {
-		if e.Kind != simulator.Refused && e.Kind != simulator.Reclaim { // the picture draws tasks; refusals and reclaims are for the trace
-			pic.Event(e)
-		}
-	}
 	if pic != nil {
-		onEvent = draw
+		onEvent = pic.Event
 	}
 	if traceFile == "" {
 		return run(onEvent)
@@ -198,8 +194,8 @@ func streamRun(c *cobra.Command, traceFile string, pic *simulator.TimelineRecord
 		onEvent := tw.Event
 		if pic != nil {
 			onEvent = func(e simulator.Event) {
-				tw.Event(e)
-				draw(e)
+				tw.Event(e) // trace events only: it leaves out those only pictures use
+				pic.Event(e)
 			}
 		}
 		if err := run(onEvent); err != nil {

@@ -1,0 +1,138 @@
+package simulator_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// decodeJob reads a job file given as a string.
+func decodeJob(t *testing.T, text string) simulator.Job {
+	t.Helper()
+	g, err := topology.Decode(strings.NewReader(text))
+	require.NoError(t, err)
+	return simulator.Job{Name: g.Name(), Job: g}
+}
+
+// detailRun runs jobs with Detail and returns the events OnEvent got and
+// the result.
+func detailRun(t *testing.T, cfg simulator.JobsConfig) ([]simulator.Event, *simulator.Result) {
+	t.Helper()
+	var got []simulator.Event
+	cfg.Detail, cfg.Record = true, true
+	cfg.OnEvent = func(e simulator.Event) { got = append(got, e) }
+	res, _, err := simulator.RunJobs(cfg)
+	require.NoError(t, err)
+	return got, res
+}
+
+// only keeps the events of the kinds given.
+func only(events []simulator.Event, kinds ...simulator.Kind) []simulator.Event {
+	var out []simulator.Event
+	for _, e := range events {
+		for _, k := range kinds {
+			if e.Kind == k {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// With Detail, OnEvent also gets when tasks make progress, and nothing
+// of it is recorded, counted or written to a trace. In FLIP-119's example
+// run all-pipelined by the eager policy, B#0 and B#1 hold their slots
+// from 0 ms without ever making progress (their consumers never all get
+// slots): no Progress, whereas A's tasks progress from 0 ms to their end.
+func TestDetailProgress(t *testing.T) {
+	var got []simulator.Event
+	cfg := simulator.Config{Regions: region.FromJob(flip119(t), exchange.AllPipelined), Cluster: slots(4), Policy: simulator.EagerPolicy,
+		Seed: 1, Record: true, Detail: true, OnEvent: func(e simulator.Event) { got = append(got, e) }}
+	res, err := simulator.Run(cfg)
+	require.NoError(t, err)
+	require.Equal(t, simulator.Deadlock, res.Verdict)
+	assert.Len(t, res.Events, res.TraceEvents, "only trace events are recorded and counted")
+	for _, e := range res.Events {
+		assert.True(t, e.Kind.Traced(), "%+v", e)
+	}
+	progress := only(got, simulator.Progress, simulator.Stall)
+	assert.Len(t, got, res.TraceEvents+len(progress))
+	var tasks []string
+	for _, e := range progress {
+		tasks = append(tasks, e.Kind.String()+" "+e.Task+" @"+e.At.String())
+		assert.NotEqual(t, simulator.NoSlot, e.Slot)
+	}
+	assert.Equal(t, []string{"progress A#1 @0s", "progress A#0 @0s", "stall A#1 @1s", "stall A#0 @1s"}, tasks)
+
+	var trace bytes.Buffer
+	require.NoError(t, simulator.WriteTrace(&trace, got))
+	assert.NotContains(t, trace.String(), "progress")
+	assert.NotContains(t, trace.String(), "stall")
+	assert.Equal(t, res.TraceEvents, strings.Count(trace.String(), "\n"))
+}
+
+// A gang's placeholders are kept for it from its reservation until a
+// task of its takes one and the rest go back (replaced): Reserve and
+// Unreserve name the job, the slot and why ("gang"). Without Detail
+// nothing of it reaches OnEvent.
+func TestDetailGangPlaceholders(t *testing.T) {
+	jobs := []simulator.Job{
+		decodeJob(t, `{"name":"gang","driver":{"startupMs":1000},"gang":{"minSlots":8,"style":"hard","timeoutMs":5000},"vertices":[{"id":"x","parallelism":1,"durationMs":1000}]}`),
+		decodeJob(t, `{"name":"wide","submitAtMs":100,"vertices":[{"id":"x","parallelism":5,"durationMs":1000}]}`),
+	}
+	got, _ := detailRun(t, simulator.JobsConfig{Jobs: jobs, Cluster: slots(10)})
+	reserves := only(got, simulator.Reserve)
+	unreserves := only(got, simulator.Unreserve)
+	require.Len(t, reserves, 7, "8 slots, the driver's included")
+	require.Len(t, unreserves, 7)
+	kept := map[int]bool{}
+	for _, e := range reserves {
+		assert.Equal(t, time.Duration(0), e.At)
+		assert.Equal(t, "gang", e.Job)
+		assert.Equal(t, "gang", e.Reason)
+		kept[e.Slot] = true
+	}
+	for _, e := range unreserves {
+		assert.Equal(t, time.Second, e.At, "the gang's task takes one at 1000 ms, the others go back")
+		assert.True(t, kept[e.Slot], "slot %d", e.Slot)
+	}
+
+	var plain []simulator.Event
+	_, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Cluster: slots(10), OnEvent: func(e simulator.Event) { plain = append(plain, e) }})
+	require.NoError(t, err)
+	for _, e := range plain {
+		assert.True(t, e.Kind.Traced(), "%+v", e)
+	}
+}
+
+// An accepted priority change or kill is a Change (who, what); a refused
+// one stays a Refused trace event.
+func TestDetailChanges(t *testing.T) {
+	jobs := []simulator.Job{
+		decodeJob(t, `{"name":"a","vertices":[{"id":"x","parallelism":1,"durationMs":3000}]}`),
+		decodeJob(t, `{"name":"b","vertices":[{"id":"x","parallelism":1,"durationMs":3000}]}`),
+	}
+	got, res := detailRun(t, simulator.JobsConfig{Jobs: jobs, Cluster: slots(2),
+		Users: map[string]admission.Role{"alice": admission.RoleAdmin},
+		Events: []simulator.JobEvent{
+			{At: 500 * time.Millisecond, Action: admission.ActionSetPriority, Job: "a", Priority: 7, By: "alice"},
+			{At: time.Second, Action: admission.ActionKill, Job: "b", By: "alice"},
+			{At: time.Second, Action: admission.ActionKill, Job: "a", By: "mallory"},
+		}})
+	changes := only(got, simulator.Change, simulator.Refused)
+	require.Len(t, changes, 3, "%+v", changes)
+	assert.Equal(t, simulator.Event{At: 500 * time.Millisecond, Kind: simulator.Change, Job: "a", By: "alice", Reason: "priority 7", Slot: simulator.NoSlot, Region: simulator.NoRegion}, changes[0])
+	assert.Equal(t, simulator.Event{At: time.Second, Kind: simulator.Change, Job: "b", By: "alice", Reason: "kill", Slot: simulator.NoSlot, Region: simulator.NoRegion}, changes[1])
+	assert.Equal(t, simulator.Refused, changes[2].Kind)
+	assert.Len(t, only(res.Events, simulator.Change), 0, "not recorded")
+}
