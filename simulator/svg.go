@@ -22,12 +22,20 @@ type Timeline struct {
 	// Verdict is how the run ended. For a Deadlock the bars stop at
 	// Makespan, the time of the deadlock, the requests still waiting for
 	// a slot are drawn, and a column shows what every slot holds then.
+	// For Steady (a stream deployed in full, which runs on) the time axis
+	// goes on for StreamWindow after Makespan, the last event, and what
+	// still holds its slot is drawn running on to the end of the axis.
 	Verdict Verdict
 	// Reason is the verdict line (Result.Reason), written into the
 	// picture under the title.
 	Reason string
 	// ColorBy says what a bar's colour stands for.
 	ColorBy ColorBy
+	// Progress says the events include when tasks make progress (kinds
+	// Progress and Stall: Config.Detail): the time a task holds its slot
+	// without making progress, what the summary counts as held while
+	// waiting, is drawn hatched. Without it, bars are plain.
+	Progress bool
 	// Jobs lists the job names of a run of several jobs in the order
 	// their colours and legend entries take under ColorByJob (every job
 	// gets a legend entry, even one that never got a slot); jobs of the
@@ -54,6 +62,10 @@ const (
 	// "driver") drawn hatched in their job's colour and labelled.
 	ColorByJob
 )
+
+// StreamWindow is how far the picture of a stream (Verdict Steady) draws
+// past the run's last event: the stream runs on beyond it.
+const StreamWindow = time.Second
 
 // Above these sizes WriteSVG draws slot use per group of slots instead of
 // one bar per task attempt: the picture keeps a bounded size.
@@ -102,6 +114,9 @@ func WriteSVG(w io.Writer, tl Timeline) error {
 		stats.observe(e)
 	}
 	pic := newPicture(tl, &stats)
+	for _, e := range tl.Events {
+		pic.marks.observe(e)
+	}
 	if aggregated(deploys, tl.Slots) {
 		if err := pic.aggregate(eventSource(tl.Events, &stats)); err != nil {
 			return err
@@ -124,7 +139,11 @@ type picture struct {
 	tl       Timeline
 	colors   colorKeys
 	deadlock bool
+	stream   bool          // Steady: the axis goes on for StreamWindow
 	span     time.Duration // the time axis: 0 to span
+	end      time.Duration // where what is open at the end of the run is drawn to
+	marks    markSet       // the admission's lane
+	keptAt   []keptSpan    // the slots kept for jobs, open at the end (the deadlock's column)
 	left     float64       // x of the time axis' origin
 	timeW    float64       // width of the time axis (0: every event at time 0 of a deadlock)
 	panelX   float64       // x of the column showing the state at the deadlock
@@ -143,7 +162,11 @@ type line struct {
 }
 
 func newPicture(tl Timeline, stats *colorStats) *picture {
-	p := &picture{tl: tl, deadlock: tl.Verdict == Deadlock, span: tl.Makespan}
+	p := &picture{tl: tl, deadlock: tl.Verdict == Deadlock, span: tl.Makespan, end: tl.Makespan}
+	if tl.Verdict == Steady {
+		p.stream, p.span = true, tl.Makespan+StreamWindow
+		p.end = p.span
+	}
 	p.colors = newColorKeys(tl, stats)
 	textW := canvasW - 2*margin
 	for _, l := range wrapText(tl.Title, 18, true, textW) {
@@ -306,7 +329,8 @@ func (p *picture) write(w io.Writer) error {
 		canvasW, height, canvasW, height)
 	bw.WriteString(`<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" fill="#000" fill-opacity="0.35"/></pattern>` +
 		`<pattern id="held" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="2" height="8" fill="#d62728" fill-opacity="0.25"/></pattern>` +
-		`<pattern id="driver" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)"><rect width="4" height="8" fill="#ffffff" fill-opacity="0.6"/></pattern></defs>` + "\n")
+		`<pattern id="driver" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)"><rect width="4" height="8" fill="#ffffff" fill-opacity="0.6"/></pattern>` +
+		`<pattern id="kept" width="10" height="10" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)"><rect width="1.5" height="10" fill="#555" fill-opacity="0.45"/></pattern></defs>` + "\n")
 	bw.WriteString(`<rect width="100%" height="100%" fill="#ffffff"/>` + "\n")
 	y := 12.0
 	for _, l := range p.header {
@@ -332,6 +356,29 @@ type span struct {
 	outcome               Kind // Finish, Fail, Cancel, or Deploy if still holding its slot at the end
 	seq                   int  // order of the deploy in the trace
 	lane                  int
+	// stalls are the times it held its slot without progress
+	// (Timeline.Progress), in order; stallFrom is when the current one
+	// began, -1 while it progresses.
+	stalls    []window
+	stallFrom time.Duration
+	// endStalled: it held its slot without progress when the run ended
+	// (still open then).
+	endStalled bool
+}
+
+// window is a stretch of time.
+type window struct{ from, to time.Duration }
+
+// stalled reports whether the attempt was still open and made no
+// progress when the run ended.
+func (s *span) stalled() bool { return s.endStalled }
+
+// stall ends the current stall at t.
+func (s *span) stall(t time.Duration) {
+	if s.stallFrom >= 0 && t > s.stallFrom {
+		s.stalls = append(s.stalls, window{s.stallFrom, t})
+	}
+	s.stallFrom = -1
 }
 
 // request is a slot request that waited: from its request to its deploy,
@@ -345,6 +392,16 @@ type request struct {
 	attemptKey taskKey
 }
 
+// keptSpan is a slot the admission kept for a job with nothing of the
+// job in it (Reserve to Unreserve): a gang placeholder, or a free slot
+// reserved for the job's claim; open if still kept at the end.
+type keptSpan struct {
+	job        string
+	slot       int
+	from, to   time.Duration
+	gang, open bool
+}
+
 // taskKey names one attempt of a task; tasks of different jobs may have
 // the same name.
 type taskKey struct {
@@ -352,13 +409,17 @@ type taskKey struct {
 	attempt   int
 }
 
-// scan pairs deploys with the events ending them and requests with their
-// deploys, in one pass over the events. onBar gets every attempt (open ones
-// last, in deploy order); onRequest every request, open ones last.
-func (p *picture) scan(onBar func(span), onRequest func(request)) {
-	end := p.tl.Makespan
-	open := map[taskKey]span{}
+// scan pairs deploys with the events ending them, requests with their
+// deploys and reserves with their unreserves, in one pass over the
+// events. onBar gets every attempt (open ones last, in deploy order);
+// onRequest every request, open ones last; onKept every slot kept, open
+// ones last.
+func (p *picture) scan(onBar func(span), onRequest func(request), onKept func(keptSpan)) {
+	end := p.end
+	open := map[taskKey]*span{}
 	asked := map[taskKey]request{}
+	kept := map[int]*keptSpan{}
+	var keptOrder []*keptSpan
 	for i, e := range p.tl.Events {
 		k := taskKey{e.Job, e.Task, e.Attempt}
 		switch e.Kind {
@@ -370,22 +431,50 @@ func (p *picture) scan(onBar func(span), onRequest func(request)) {
 				r.to = e.At
 				onRequest(r)
 			}
-			open[k] = span{job: e.Job, task: e.Task, key: p.colors.of(e), region: e.Region, slot: e.Slot, attempt: e.Attempt, start: e.At, end: end, outcome: Deploy, seq: i}
+			s := &span{job: e.Job, task: e.Task, key: p.colors.of(e), region: e.Region, slot: e.Slot, attempt: e.Attempt, start: e.At, end: end,
+				outcome: Deploy, seq: i, stallFrom: -1}
+			if p.tl.Progress && !p.isDriver(*s) {
+				s.stallFrom = e.At // held without progress until it progresses
+			}
+			open[k] = s
+		case Progress:
+			if s, ok := open[k]; ok {
+				s.stall(e.At)
+			}
+		case Stall:
+			if s, ok := open[k]; ok && s.stallFrom < 0 && p.tl.Progress {
+				s.stallFrom = e.At
+			}
 		case Finish, Fail, Cancel:
 			if s, ok := open[k]; ok {
 				delete(open, k)
 				s.end, s.outcome = e.At, e.Kind
-				onBar(s)
+				s.stall(e.At)
+				onBar(*s)
+			}
+		case Reserve:
+			if _, ok := kept[e.Slot]; !ok {
+				ks := &keptSpan{job: e.Job, slot: e.Slot, from: e.At, gang: e.Reason == "gang"}
+				kept[e.Slot] = ks
+				keptOrder = append(keptOrder, ks)
+			}
+		case Unreserve:
+			if ks, ok := kept[e.Slot]; ok {
+				delete(kept, e.Slot)
+				ks.to = e.At
+				onKept(*ks)
 			}
 		}
 	}
-	rest := make([]span, 0, len(open))
+	rest := make([]*span, 0, len(open))
 	for _, s := range open {
+		s.endStalled = s.stallFrom >= 0
+		s.stall(end)
 		rest = append(rest, s)
 	}
 	sort.Slice(rest, func(a, b int) bool { return rest[a].seq < rest[b].seq })
 	for _, s := range rest {
-		onBar(s)
+		onBar(*s)
 	}
 	waiting := make([]request, 0, len(asked))
 	for _, r := range asked {
@@ -396,27 +485,38 @@ func (p *picture) scan(onBar func(span), onRequest func(request)) {
 	for _, r := range waiting {
 		onRequest(r)
 	}
+	for _, ks := range keptOrder {
+		if _, ok := kept[ks.slot]; ok && kept[ks.slot] == ks {
+			ks.to, ks.open = end, true
+			onKept(*ks)
+		}
+	}
 }
 
 // detail draws one bar per task attempt.
 func (p *picture) detail() {
 	var bars []span
 	var waiting []request
+	var kept []keptSpan
 	p.scan(func(s span) { bars = append(bars, s) }, func(r request) {
 		if r.open {
 			waiting = append(waiting, r)
 		}
-	})
+	}, func(k keptSpan) { kept = append(kept, k) })
 	sort.SliceStable(bars, func(a, b int) bool { return bars[a].seq < bars[b].seq })
 	lanes := assignLanes(bars, p.tl.Slots)
-	labels := make([]string, 0, p.tl.Slots+1)
+	labels := make([]string, 0, p.tl.Slots+2)
 	for s := range p.tl.Slots {
 		labels = append(labels, fmt.Sprintf("slot %d", s))
 	}
 	if len(waiting) > 0 {
 		labels = append(labels, "waiting")
 	}
+	if p.marks.any() {
+		labels = append(labels, marksLabel)
+	}
 	p.layoutX(labels)
+	p.layoutMarks()
 
 	rowTop := make([]float64, p.tl.Slots+1)
 	y := p.top
@@ -447,7 +547,14 @@ func (p *picture) detail() {
 	}
 	p.gridLines(bottom)
 	p.deadlockMarks(bottom)
+	p.streamMarks(bottom)
 
+	// the slots kept for jobs, behind the bars
+	for _, k := range kept {
+		if k.slot >= 0 && k.slot < p.tl.Slots {
+			p.keptBar(k, rowTop[k.slot]+2)
+		}
+	}
 	// bars
 	for _, b := range bars {
 		if b.slot < 0 || b.slot >= p.tl.Slots {
@@ -472,10 +579,21 @@ func (p *picture) detail() {
 			p.text(p.panelX+8, y0+(laneH-4)/2, 11, "start", "#111", fitText(p.holdsText(b), 11, false, pw-8))
 			p.printf("\n")
 		}
-		for s := range p.tl.Slots {
-			if !held[s] {
-				p.text(p.panelX+8, (rowTop[s]+rowTop[s+1]-rowGap)/2, 11, "start", "#777", "free")
+		keptAt := map[int]keptSpan{}
+		for _, k := range kept {
+			if k.open {
+				keptAt[k.slot] = k
 			}
+		}
+		for s := range p.tl.Slots {
+			if held[s] {
+				continue
+			}
+			msg, fill := "free", "#777"
+			if k, ok := keptAt[s]; ok {
+				msg, fill = keptText(k)+", idle", "#333"
+			}
+			p.text(p.panelX+8, (rowTop[s]+rowTop[s+1]-rowGap)/2, 11, "start", fill, fitText(msg, 11, false, pw-8))
 		}
 	}
 	// requests still waiting for a slot at the end
@@ -503,19 +621,29 @@ func (p *picture) detail() {
 			p.text(p.panelX+8, y0+(laneH-4)/2, 11, "start", "#b3181b", fitText(label, 11, false, p.panelW()-12))
 		}
 	}
+	p.drawMarks(bottom)
 
 	y = p.axis(bottom)
 	entries := p.colors.legend()
 	var outcomes [Release + 1]int
-	drivers := 0
+	drivers, stalled, tails := 0, 0, 0
 	for _, b := range bars {
 		outcomes[b.outcome]++
 		if p.isDriver(b) {
 			drivers++
 		}
+		if len(b.stalls) > 0 {
+			stalled++
+		}
+		if b.outcome == Deploy && !b.stalled() {
+			tails++
+		}
 	}
 	if drivers > 0 && p.timeW > 0 {
 		entries = append(entries, legendEntry{fill: "#bbbbbb", stroke: "#777", pattern: "url(#driver)", label: "driver (job master) in its job's colour"})
+	}
+	if stalled > 0 && p.timeW > 0 {
+		entries = append(entries, legendEntry{fill: "#e4e4e4", pattern: "url(#held)", label: "holds its slot without progress (held while waiting)"})
 	}
 	if outcomes[Fail] > 0 {
 		entries = append(entries, legendEntry{fill: "#ffffff", stroke: "#d62728", label: "failed ✗"})
@@ -523,12 +651,20 @@ func (p *picture) detail() {
 	if outcomes[Cancel] > 0 {
 		entries = append(entries, legendEntry{fill: "#dddddd", stroke: "#888", label: "canceled (faded)"})
 	}
-	if outcomes[Deploy] > 0 && p.timeW > 0 {
-		entries = append(entries, legendEntry{fill: "#ffffff", pattern: "url(#hatch)", label: "holds its slot when the run ends"})
+	if tails > 0 && p.timeW > 0 {
+		label := "holds its slot when the run ends"
+		if p.stream {
+			label = "runs on beyond this window"
+		}
+		entries = append(entries, legendEntry{fill: "#ffffff", pattern: "url(#hatch)", label: label})
+	}
+	if len(kept) > 0 && p.timeW > 0 {
+		entries = append(entries, legendEntry{fill: "#ffffff", stroke: "#555", pattern: "url(#kept)", label: "slot kept for a job, idle (gang placeholder or claim)"})
 	}
 	if waitLanes > 0 && p.timeW > 0 {
 		entries = append(entries, legendEntry{fill: "#f7c6c7", stroke: "#d62728", label: "request waiting for a slot"})
 	}
+	entries = append(entries, p.marks.legend()...)
 	if p.colors.note != "" {
 		p.notes = append(p.notes, p.colors.note)
 	}
@@ -538,7 +674,59 @@ func (p *picture) detail() {
 			break
 		}
 	}
+	if drivers > 0 && p.tl.Progress {
+		p.notes = append(p.notes, "A driver makes no task progress: its slot time counts as held while waiting.")
+	}
 	p.height = p.legend(y, entries)
+}
+
+// keptBar draws a slot kept for a job: hatched, outlined in the job's
+// colour, labelled.
+func (p *picture) keptBar(k keptSpan, y0 float64) {
+	if p.timeW <= 0 {
+		return
+	}
+	x0, x1 := p.x(k.from), p.x(k.to)
+	wd := math.Max(x1-x0, 1.5)
+	color := "#555"
+	if p.colors.byJob {
+		color = p.colors.color(p.colors.keyOf(NoRegion, k.job))
+	}
+	title := fmt.Sprintf("slot %d %s: %s - %s", k.slot, keptText(k), formatMillis(k.from), formatMillis(k.to))
+	if k.open {
+		title += ", still kept at the end"
+	}
+	p.printf(`<rect class="kept" x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="#ffffff" stroke="%s" stroke-width="1.5" stroke-dasharray="5,3"><title>%s</title></rect>`,
+		x0, y0, wd, laneH-4, color, xmlText(title))
+	p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#kept)"/>`, x0, y0, wd, laneH-4)
+	for _, label := range []string{keptText(k), k.job} {
+		if textWidth(label, 11, false)+8 <= wd {
+			p.text(x0+4, y0+(laneH-4)/2, 11, "start", "#222", label)
+			break
+		}
+	}
+	p.printf("\n")
+}
+
+// keptText says what a slot kept for a job is.
+func keptText(k keptSpan) string {
+	if k.gang {
+		return "reserved for gang of " + k.job
+	}
+	return "kept for " + k.job + "'s claim"
+}
+
+// streamMarks writes, for a stream, where its window ends.
+func (p *picture) streamMarks(bottom float64) {
+	if !p.stream || p.timeW <= 0 {
+		return
+	}
+	xe := p.x(p.tl.Makespan)
+	if p.tl.Makespan > 0 {
+		p.printf(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#2b6a2b" stroke-width="1" stroke-dasharray="3,3"/>`+"\n", xe, p.top-6, xe, bottom)
+	}
+	p.text(p.left+p.timeW, p.top-14, 11, "end", "#2b6a2b",
+		fitText(fmt.Sprintf("stream: runs on beyond this window (last event at %s, drawn %s further)", formatMillis(p.tl.Makespan), formatMillis(StreamWindow)), 11, false, p.timeW))
 }
 
 // qualified names a task in the picture: "job:task" in a run of several
@@ -585,17 +773,37 @@ func (p *picture) bar(b span, y0 float64) {
 	}
 	if driver {
 		p.printf(`<g class="driver"><title>%s, the driver of job %s, slot %d: %s - %s, %s</title>`, xmlText(b.task), xmlText(b.job), b.slot,
-			formatMillis(b.start), formatMillis(b.end), outcomeName(b.outcome))
+			formatMillis(b.start), formatMillis(b.end), p.outcomeName(b.outcome))
 	} else {
-		p.printf(`<g><title>%s (region %d, attempt %d) slot %d: %s - %s, %s</title>`, xmlText(qualified(b.job, b.task)), b.region, b.attempt, b.slot,
-			formatMillis(b.start), formatMillis(b.end), outcomeName(b.outcome))
+		held := ""
+		if len(b.stalls) > 0 {
+			var d time.Duration
+			for _, w := range b.stalls {
+				d += w.to - w.from
+			}
+			held = "; held without progress for " + formatMillis(d)
+		}
+		p.printf(`<g><title>%s (region %d, attempt %d) slot %d: %s - %s, %s%s</title>`, xmlText(qualified(b.job, b.task)), b.region, b.attempt, b.slot,
+			formatMillis(b.start), formatMillis(b.end), p.outcomeName(b.outcome), held)
 	}
 	p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="%s" fill-opacity="%.2f" stroke="%s" stroke-width="%s"%s/>`,
 		x0, y0, wd, laneH-4, p.colors.color(b.key), opacity, stroke, sw, dash)
 	if driver {
 		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#driver)"/>`, x0, y0, wd, laneH-4)
 	}
-	if b.outcome == Deploy { // still holding its slot at the end
+	// the times it held its slot without progress: faded and hatched
+	for _, w := range b.stalls {
+		sx0, sx1 := p.x(w.from), p.x(w.to)
+		if sx1-sx0 < 0.5 {
+			continue
+		}
+		p.printf(`<rect class="stalled" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#ffffff" fill-opacity="0.6"/>`, sx0, y0+0.5, sx1-sx0, laneH-5)
+		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#held)"/>`, sx0, y0+0.5, sx1-sx0, laneH-5)
+	}
+	if len(b.stalls) > 0 && b.stalls[0].from == b.start && fg == "#fff" {
+		fg = "#111" // the label sits on the faded part
+	}
+	if b.outcome == Deploy && !b.stalled() { // still holding its slot at the end, and progressing (or not known)
 		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#hatch)"/>`, math.Max(x0, x1-24), y0, math.Min(24, wd), laneH-4)
 	}
 	// the longest label that fits: job:task, task, then the subtask index
@@ -657,7 +865,7 @@ func strokeWidth(k Kind) string {
 	return "0.8"
 }
 
-func outcomeName(k Kind) string {
+func (p *picture) outcomeName(k Kind) string {
 	switch k {
 	case Finish:
 		return "finished"
@@ -665,6 +873,9 @@ func outcomeName(k Kind) string {
 		return "failed"
 	case Cancel:
 		return "canceled"
+	}
+	if p.stream {
+		return "still running at the end of the window"
 	}
 	return "still holding its slot at the end"
 }

@@ -98,7 +98,12 @@ func (p *picture) aggregate(src aggSource) error {
 			labels[g] = fmt.Sprintf("slots %d-%d", g*size, g*size+groupSlots(g)-1)
 		}
 	}
-	p.layoutX(append(labels, "waiting"))
+	labels = append(labels, "waiting")
+	if p.marks.any() {
+		labels = append(labels, marksLabel)
+	}
+	p.layoutX(labels)
+	p.layoutMarks()
 	buckets := max(1, int(p.timeW/bucketPx))
 	keys := p.colors.numKeys()
 	use := newOccupancy(groups, keys, buckets, p.span)
@@ -127,7 +132,7 @@ func (p *picture) aggregate(src aggSource) error {
 	}
 	agg := src.agg
 	attempts, failed, canceled := agg.attempts, agg.failed, agg.canceled
-	end := p.tl.Makespan
+	end := p.end
 	heldAtEnd := make([]int, groups)
 	heldBy := make([]int, groups*keys) // slots held at the end per group and key
 	for s := range agg.holders {
@@ -158,6 +163,7 @@ func (p *picture) aggregate(src aggSource) error {
 	}
 	p.gridLines(bottom)
 	p.deadlockMarks(bottom)
+	p.streamMarks(bottom)
 
 	// rows
 	y := p.top
@@ -237,6 +243,7 @@ func (p *picture) aggregate(src aggSource) error {
 			p.printf(`<path d="%s" fill="#d62728"/>`+"\n", f.String())
 		}
 	}
+	p.drawMarks(bottom)
 	y = p.axis(bottom)
 
 	entries := p.colors.legend()
@@ -247,6 +254,7 @@ func (p *picture) aggregate(src aggSource) error {
 	if failed > 0 && p.timeW > 0 {
 		entries = append(entries, legendEntry{fill: "#d62728", stroke: "#d62728", label: "failures (marks above the rows)"})
 	}
+	entries = append(entries, p.marks.legend()...)
 	what := "region"
 	switch {
 	case p.colors.byJob:

@@ -23,6 +23,7 @@ type TimelineRecorder struct {
 	deploys int
 	slots   int // the largest slot id named, plus 1
 	stats   colorStats
+	marks   markSet     // the admission's lane (the aggregated view's)
 	agg     *aggregator // once aggregated
 	spool   *opSpool
 	err     error
@@ -43,6 +44,7 @@ func (r *TimelineRecorder) Event(e Event) {
 	}
 	r.stats.observe(e)
 	if r.agg != nil {
+		r.marks.observe(e)
 		r.agg.observe(e)
 		return
 	}
@@ -61,6 +63,7 @@ func (r *TimelineRecorder) startAggregating() {
 	}
 	r.agg = newAggregator(&r.stats, r.spool.put)
 	for _, e := range r.events {
+		r.marks.observe(e)
 		r.agg.observe(e)
 	}
 	r.events = nil
@@ -83,6 +86,7 @@ func (r *TimelineRecorder) WriteSVG(w io.Writer, tl Timeline) error {
 	tl.Events = nil
 	tl.Slots = max(tl.Slots, r.slots)
 	pic := newPicture(tl, &r.stats)
+	pic.marks = r.marks
 	if err := pic.aggregate(aggSource{agg: r.agg, replay: r.spool.replay}); err != nil {
 		return err
 	}
