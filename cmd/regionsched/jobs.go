@@ -186,7 +186,7 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 		return err
 	}
 	if pic != nil {
-		if err := writePicture(c, r.svgFile, pic, r.timeline(res, per, pic)); err != nil {
+		if err := writePicture(c, r.svgFile, pic, r.timeline(res, per, queues, pic)); err != nil {
 			return err
 		}
 	}
@@ -284,9 +284,10 @@ func jobOutcome(j simulator.JobResult) string {
 	return fmt.Sprintf("%s at %s: %s", what, millis(j.Finished), why)
 }
 
-// timeline is the picture of a run of several jobs (drawn from pic): one row per slot, one
-// colour per job, drivers hatched.
-func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult, pic *simulator.TimelineRecorder) simulator.Timeline {
+// timeline is the picture of a run of several jobs (drawn from pic): one
+// row per slot, one colour per job, drivers hatched; its title says how
+// the jobs were admitted as the summary does (admissionText).
+func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult, queues []admission.QueueConfig, pic *simulator.TimelineRecorder) simulator.Timeline {
 	names := make([]string, len(per))
 	var waits []string
 	for i, j := range per {
@@ -302,19 +303,18 @@ func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult, pic
 			waits = append(waits, fmt.Sprintf("%s waited %s, makespan %s", j.Name, millis(j.Wait()), millis(j.Makespan())))
 		}
 	}
-	admitted := "no admission"
-	if r.policy != simulator.EagerPolicy {
-		admitted = r.queuePolicy.String() + " queues"
-	}
 	subtitle := fmt.Sprintf("makespan %d ms; slot time: %.0f%% with work progressing, %.0f%% held while waiting",
 		res.Makespan.Milliseconds(), 100*res.WorkUtilization, 100*res.HeldWaiting)
+	if res.Verdict == simulator.Steady {
+		subtitle = streamSubtitle(res)
+	}
 	if len(per) <= 12 {
 		subtitle += "; " + strings.Join(waits, "; ")
 	}
 	return simulator.Timeline{
-		Title:    fmt.Sprintf("%s — %s, %s policy, %s, %s", count(len(per), "job"), r.mode, r.policy, admitted, count(res.Slots, "slot")),
+		Title:    fmt.Sprintf("%s — %s, %s policy, %s, %s", count(len(per), "job"), r.mode, r.policy, r.admissionText(queues), count(res.Slots, "slot")),
 		Subtitle: subtitle,
 		Slots:    timelineRows(res, pic), Makespan: res.Makespan,
-		Verdict: res.Verdict, Reason: res.Reason, ColorBy: simulator.ColorByJob, Jobs: names,
+		Verdict: res.Verdict, Reason: res.Reason, ColorBy: simulator.ColorByJob, Jobs: names, Progress: true,
 	}
 }

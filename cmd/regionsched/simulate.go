@@ -107,7 +107,10 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 				Subtitle: fmt.Sprintf("makespan %d ms; slot time: %.0f%% with work progressing, %.0f%% held while waiting; %s, %s", res.Makespan.Milliseconds(),
 					100*res.WorkUtilization, 100*res.HeldWaiting, count(res.RegionsScheduled, deployUnit(policy)), count(res.Failovers, "restart")),
 				Slots: timelineRows(res, pic), Regions: rs.NumRegions(), Makespan: res.Makespan,
-				Verdict: res.Verdict, Reason: res.Reason,
+				Verdict: res.Verdict, Reason: res.Reason, Progress: true,
+			}
+			if res.Verdict == simulator.Steady {
+				tl.Subtitle = streamSubtitle(res) + fmt.Sprintf("; %s, %s", count(res.RegionsScheduled, deployUnit(policy)), count(res.Failovers, "restart"))
 			}
 			if policy == simulator.EagerPolicy { // no regions: colour by job vertex
 				tl.ColorBy = simulator.ColorByVertex
@@ -139,6 +142,19 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		return nil
 	}
 	return c
+}
+
+// streamSubtitle is the picture's subtitle for a run that ends with a
+// stream running on: there is no makespan, and the slot time until the
+// last event says little of a stream. The picture draws the stream for
+// simulator.StreamWindow after the last event.
+func streamSubtitle(res *simulator.Result) string {
+	s := fmt.Sprintf("a stream runs on: no makespan; the last event at %d ms, drawn to %d ms", res.Makespan.Milliseconds(),
+		(res.Makespan + simulator.StreamWindow).Milliseconds())
+	if res.Makespan > 0 {
+		s += fmt.Sprintf("; slot time until the last event: %.0f%% with work progressing, %.0f%% held while waiting", 100*res.WorkUtilization, 100*res.HeldWaiting)
+	}
+	return s
 }
 
 // count renders "1 restart" or "3 restarts".
