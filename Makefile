@@ -37,7 +37,8 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
 
-## demo: the FLIP-119 example scheduled region by region, with its timeline picture; the driver flood of several jobs
+## demo: the FLIP-119 example scheduled region by region, with its timeline picture; the driver flood of several jobs; the pictures as SVG in out/, and PNG when rsvg-convert is installed
+DEMO_PICS := flip119-pointwise flip119-eager-deadlock flood-fifo flood-stateaware
 demo: build
 	@mkdir -p out
 	@echo "== the regions of FLIP-119's example in pointwise-pipelined-only mode"
@@ -56,6 +57,15 @@ demo: build
 	@./$(BIN) simulate --slots 4 --queue-policy fifo --svg out/flood-fifo.svg examples/jobs/flood/spark-*.json; \
 		echo "(exit code $$? under fifo: the drivers hold every slot and no job gets its first region; timeline: out/flood-fifo.svg)"
 	./$(BIN) simulate --slots 4 --queue-policy stateaware --svg out/flood-stateaware.svg examples/jobs/flood/spark-*.json
+	@echo
+	@echo "== the timeline pictures"
+	@if command -v rsvg-convert >/dev/null; then \
+		for p in $(DEMO_PICS); do rsvg-convert -o out/$$p.png out/$$p.svg && echo "out/$$p.svg and out/$$p.png"; done; \
+		echo "open them in a web browser or an image viewer (e.g. xdg-open out/flip119-pointwise.png)"; \
+	else \
+		for p in $(DEMO_PICS); do echo "out/$$p.svg"; done; \
+		echo "open them in a web browser (e.g. xdg-open out/flip119-pointwise.svg); for PNGs too, install rsvg-convert (Debian: apt-get install librsvg2-bin) and run make demo again"; \
+	fi
 
 ## pictures: the timelines of the demo's cases as SVG and PNG in docs/ (installs rsvg-convert when missing)
 PICS := flip119-pointwise flip119-eager-deadlock flip119-failover wordcount-large cycle-side-input-deadlock flood-fifo flood-stateaware
