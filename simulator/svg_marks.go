@@ -117,8 +117,12 @@ func (p *picture) layoutMarks() {
 		}
 	}
 	m.rows = max(1, len(ends))
-	m.top = p.top - 20
-	p.top += float64(m.rows)*markRowH + 8
+	m.top = p.top - 28 // right under the header
+	below := 10.0
+	if p.deadlock || p.stream {
+		below = 28 // room for the line over the rows (deadlockMarks, streamMarks)
+	}
+	p.top = m.top + float64(m.rows)*markRowH + below
 }
 
 // markLabelX is where a mark's label starts and ends: right of its
