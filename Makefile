@@ -68,7 +68,7 @@ demo: build
 	fi
 
 ## pictures: the timelines of the demo's cases as SVG and PNG in docs/ (installs rsvg-convert when missing)
-PICS := flip119-pointwise flip119-eager-deadlock flip119-failover wordcount-large cycle-side-input-deadlock flood-fifo flood-stateaware
+PICS := flip119-pointwise flip119-eager-deadlock flip119-failover wordcount-large cycle-side-input-deadlock flood-fifo flood-stateaware gang preempt stream
 pictures: build
 	@command -v rsvg-convert >/dev/null || { \
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq librsvg2-bin; \
@@ -88,6 +88,13 @@ pictures: build
 	-./$(BIN) simulate --mode all-pipelined --slots 8 --policy eager --svg docs/cycle-side-input-deadlock.svg examples/jobs/cycle-side-input.json
 	-./$(BIN) simulate --slots 4 --queue-policy fifo --svg docs/flood-fifo.svg examples/jobs/flood/spark-*.json
 	./$(BIN) simulate --slots 4 --queue-policy stateaware --svg docs/flood-stateaware.svg examples/jobs/flood/spark-*.json
+	./$(BIN) simulate --slots 6 --svg docs/gang.svg examples/jobs/gang/train.json examples/jobs/gang/etl.json
+	./$(BIN) simulate --cluster examples/jobs/preempt/cluster.json --events examples/jobs/preempt/events.jsonl \
+		--svg docs/preempt.svg examples/jobs/preempt/low.json examples/jobs/preempt/high.json examples/jobs/preempt/urgent.json
+	@# a stream: one unbounded source feeding a bounded map, next to a bounded job
+	printf '%s\n' '{"name": "clicks", "vertices": [{"id": "source", "parallelism": 2, "bounded": false}, {"id": "enrich", "parallelism": 2, "bounded": false}],' \
+		'"edges": [{"source": "source", "target": "enrich", "shipStrategy": "forward", "exchange": "pipelined"}]}' > out/stream-clicks.json
+	./$(BIN) simulate --slots 4 --svg docs/stream.svg out/stream-clicks.json examples/jobs/flip119.json
 	@for p in $(PICS); do rsvg-convert -o docs/$$p.png docs/$$p.svg && echo "docs/$$p.png"; done
 
 ## slurm-up: a private Slurm test cluster (5 virtual nodes) under /tmp/regionsched-slurm; installs the Debian packages when missing
