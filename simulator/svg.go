@@ -143,7 +143,6 @@ type picture struct {
 	span     time.Duration // the time axis: 0 to span
 	end      time.Duration // where what is open at the end of the run is drawn to
 	marks    markSet       // the admission's lane
-	keptAt   []keptSpan    // the slots kept for jobs, open at the end (the deadlock's column)
 	left     float64       // x of the time axis' origin
 	timeW    float64       // width of the time axis (0: every event at time 0 of a deadlock)
 	panelX   float64       // x of the column showing the state at the deadlock
