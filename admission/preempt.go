@@ -149,7 +149,7 @@ func (q *Queues) preemptFor(c *job) bool {
 	// The most the victims could give, then the longest run of whole
 	// asks that completes, then only the slots that run needs.
 	have := slices.Clone(base)
-	picks := q.pickVictims(c, victims, all, have)
+	q.pickVictims(c, victims, all, have)
 	k := len(demand)
 	for k > 0 {
 		want := flatten(demand, k)
@@ -166,7 +166,7 @@ func (q *Queues) preemptFor(c *job) bool {
 		return false // the first asks are served by what comes anyway
 	}
 	have = slices.Clone(base)
-	picks = q.pickVictims(c, victims, want, have)
+	picks := q.pickVictims(c, victims, want, have)
 	if len(picks) == 0 {
 		return false
 	}
@@ -291,9 +291,9 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 		byVictim[v] = append(byVictim[v], idx)
 	}
 	timeout := c.queue.cfg.ReclaimTimeout
-	reason := fmt.Sprintf("priority %d over %d: tasks cancelled at once", c.spec.Priority, 0)
 	for _, vid := range order {
 		v := q.jobs[vid]
+		var reason string
 		if timeout > 0 {
 			reason = fmt.Sprintf("priority %d over %d: tasks cancelled after %d ms unless they end", c.spec.Priority, v.spec.Priority, timeout.Milliseconds())
 		} else {
