@@ -75,6 +75,40 @@ type JobEvent struct {
 	By       string
 }
 
+// EventOutcome is what became of an event of JobsConfig.Events: applied,
+// or refused and why.
+type EventOutcome struct {
+	JobEvent
+	// Old is the job's priority before an applied set-priority (0 for a
+	// kill or a refused event).
+	Old int
+	// Applied says whether the event took effect; Reason says why not
+	// ("role user may set priorities 1 ... 5000", "the job has not
+	// arrived yet (it arrives at 5000 ms)").
+	Applied bool
+	Reason  string
+}
+
+// String describes the outcome in one line, as the summary of
+// regionsched simulate prints it (docs/cli.md):
+// "event 4000 ms: alice set-priority etl 3000 -> 9000: applied" or
+// "event 100 ms: bob kill etl: refused: role user may change only their
+// own jobs; the job is alice's".
+func (o EventOutcome) String() string {
+	what := fmt.Sprintf("event %d ms: %s %s %s", o.At.Milliseconds(), o.By, o.Action, o.Job)
+	if o.Action == admission.ActionSetPriority {
+		if o.Applied {
+			what += fmt.Sprintf(" %d -> %d", o.Old, o.Priority)
+		} else {
+			what += fmt.Sprintf(" -> %d", o.Priority)
+		}
+	}
+	if o.Applied {
+		return what + ": applied"
+	}
+	return what + ": refused: " + o.Reason
+}
+
 // JobResult is how one job of a multi-job run went.
 type JobResult struct {
 	Name string
@@ -89,14 +123,16 @@ type JobResult struct {
 	// what keeps running ("" if finished).
 	Reason string
 	// Submitted, FirstDeploy and Finished are virtual times; FirstDeploy
-	// is when its first task (or its driver) got a slot, -1 if never;
+	// is when its first task got a slot (its driver's slot does not
+	// count: a job whose driver ran but no task has none), -1 if never;
 	// Finished is -1 if it never finished. Under the eager policy, which
 	// ignores submission times, Submitted is 0 and Finished is when its
 	// last task finished. They need no recorded trace.
 	Submitted, FirstDeploy, Finished time.Duration
 }
 
-// Wait is the time from submission to the first deploy (-1 if never).
+// Wait is the time from submission to the first deploy of a task (-1 if
+// no task was ever deployed).
 func (r JobResult) Wait() time.Duration {
 	if r.FirstDeploy < 0 {
 		return -1
