@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/regionsched/regionsched/internal/plural"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/scheduler"
@@ -565,29 +566,13 @@ func (e *engine) neverStarted(waiting []int32) []int32 {
 	return out
 }
 
-// count renders "1 job" or "3 jobs".
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// allOf renders "all 3 jobs", or "the only job" for one.
-func allOf(n int, noun string) string {
-	if n == 1 {
-		return "the only " + noun
-	}
-	return fmt.Sprintf("all %d %ss", n, noun)
-}
-
-// verb picks the singular or plural form for a count.
-func verb(n int, singular, plural string) string {
-	if n == 1 {
-		return singular
-	}
-	return plural
-}
+// count renders "1 job" or "3 jobs"; allOf "all 3 jobs" or "the only
+// job"; verb picks the singular or plural form for a count.
+var (
+	count = plural.Count
+	allOf = plural.All
+	verb  = plural.Of
+)
 
 func (e *engine) names(vs []int32) []string {
 	out := make([]string, len(vs))

@@ -118,3 +118,28 @@ func fileText(t *testing.T, path string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// A job of one subtask: every count in the output is singular.
+func TestOutputOfOneOfEachIsSingular(t *testing.T) {
+	one := writeTemp(t, "one.json", `{"name": "one", "vertices": [{"id": "a", "parallelism": 1}]}`)
+	res := execCLI(t, "", "regions", one)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "\n1 execution vertex, 1 region, 0 blocking logical edges, minimum slots 1\n")
+	res = execCLI(t, "", "simulate", "--slots", "1", "--fail", "a#0@500", one)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Equal(t, `job "one": mode all-blocking, policy region, 1 slot, seed 1
+makespan:          1500 ms of virtual time, until the last event
+slot utilization:  100.0% of slot time with work progressing
+held waiting:      0.0% of slot time held by tasks that could not progress
+regions scheduled: 2 deployments of 1 region
+restarts:          1 (regions restarted: 1)
+  at 500 ms a#0 failed: restarted region 0
+simulation steps:  2 (task progress ends and slot-request timeouts handled); 8 trace events
+finished: the only task finished at 1500 ms
+`, res.stdout)
+	big := writeTemp(t, "big.json", `{"name": "big", "driver": {}, "vertices": [{"id": "a", "parallelism": 1}]}`)
+	res = execCLI(t, "", "simulate", "--slots", "1", one, big)
+	require.Equal(t, 1, res.code, res.stderr)
+	assert.Contains(t, lastLine(res.stdout), "failed: 1 of 2 jobs: big rejected: ")
+	assert.Contains(t, lastLine(res.stdout), "needs 2 slots at once with the driver; the queue's cluster can never give them: missing 1 slot")
+}

@@ -300,7 +300,7 @@ func version(info *debug.BuildInfo, ok bool) string {
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {
-			return badInput(fmt.Errorf("expected %d job file argument (a path or - for standard input), got %d", n, len(args)))
+			return badInput(fmt.Errorf("expected %s (a path or - for standard input), got %d", count(n, "job file argument"), len(args)))
 		}
 		return nil
 	}
