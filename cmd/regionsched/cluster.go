@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -150,6 +151,17 @@ var (
 	userRoles       = []string{"admin", "user"}
 )
 
+// clusterValid says what the integer fields of a cluster file take, by the
+// last part of their JSON path, for a number out of range.
+var clusterValid = map[string]string{
+	"count":             fmt.Sprintf("an integer in 0 ... %d", region.MaxClusterSlots),
+	"maxRunningJobs":    "a non-negative integer (0 = unlimited)",
+	"startingTimeoutMs": "an integer number of ms in " + jsontext.MillisRange,
+	"reclaimTimeoutMs":  "an integer number of ms in " + jsontext.MillisRange,
+	"cpuMillis":         fmt.Sprintf("an integer in 0 ... %d", int64(math.MaxInt64)),
+	"memoryMB":          fmt.Sprintf("an integer in 0 ... %d", int64(math.MaxInt64)),
+}
+
 // clusterError is a problem in a cluster file: the JSON path of the field
 // and what is wrong with it, in words (the value, the valid values), never
 // in Go terms.
@@ -281,7 +293,7 @@ func decodeQueue(raw json.RawMessage, path string) (queueFile, error) {
 		v    *int64
 	}{{"startingTimeoutMs", w.StartingTimeoutMs}, {"reclaimTimeoutMs", w.ReclaimTimeoutMs}} {
 		if ms.v != nil && (*ms.v < 0 || *ms.v > jsontext.MaxMillis) {
-			return q, clusterErrorf(path+"."+ms.name, "invalid value %d: must be a number of milliseconds in 0 ... %d", *ms.v, jsontext.MaxMillis)
+			return q, clusterErrorf(path+"."+ms.name, "invalid value %d: must be a number of milliseconds in %s", *ms.v, jsontext.MillisRange)
 		}
 	}
 	q.StartingTimeoutMs, q.ReclaimTimeoutMs = w.StartingTimeoutMs, w.ReclaimTimeoutMs
@@ -335,6 +347,12 @@ func strictDecode(data []byte, v any, path string, fields []string) error {
 		return clusterErrorf(de.Path, "%v: %s", de.Kind, de.Detail)
 	case de.Kind == jsontext.ErrType:
 		return &clusterError{field: de.Path, problem: de.Detail}
+	case de.Kind == jsontext.ErrRange:
+		problem := de.Detail
+		if valid, ok := clusterValid[de.Path[strings.LastIndexByte(de.Path, '.')+1:]]; ok {
+			problem = fmt.Sprintf("%s is out of range (valid: %s)", de.Number, valid)
+		}
+		return &clusterError{field: de.Path, problem: problem}
 	case errors.As(de.Err, &amountErr) && amountErr.InvalidName:
 		name := strings.TrimPrefix(amountErr.Field, "extended.")
 		why := "it contains '=' or ';'"
