@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -47,16 +48,45 @@ type userFile struct {
 
 // clusterFlags are --slots and --cluster, exactly one of which is required.
 type clusterFlags struct {
-	slots   int
+	slots   slotsFlag
 	cluster string
 }
 
 func addClusterFlags(c *cobra.Command) *clusterFlags {
 	f := &clusterFlags{}
-	c.Flags().IntVar(&f.slots, "slots", -1, "number of unknown-sized slots (fit any request)")
-	c.Flags().StringVar(&f.cluster, "cluster", "", "cluster file: {\"slots\": [{\"count\": N, \"resources\": {...}}, ...]}")
+	c.Flags().Var(&f.slots, "slots", "number of unknown-sized slots (fit any request); this or --cluster is required")
+	c.Flags().StringVar(&f.cluster, "cluster", "", "cluster file: {\"slots\": [{\"count\": N, \"resources\": {...}}, ...]}; this or --slots is required")
 	return f
 }
+
+// slotsFlag is the value of --slots: an integer, unset until given, so
+// that --help shows no default (there is none: --slots or --cluster is
+// required). Its range is checked with the other cluster flags.
+type slotsFlag struct {
+	n   int
+	set bool
+}
+
+// String returns the number given, "" if none.
+func (f *slotsFlag) String() string {
+	if !f.set {
+		return ""
+	}
+	return strconv.Itoa(f.n)
+}
+
+// Set parses the number of slots.
+func (f *slotsFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a number of slots: give an integer in 0 ... %d", s, region.MaxClusterSlots)
+	}
+	f.n, f.set = n, true
+	return nil
+}
+
+// Type names the value in --help: "--slots int".
+func (f *slotsFlag) Type() string { return "int" }
 
 // load returns the cluster's slots as profile counts, in file order.
 func (f *clusterFlags) load(c *cobra.Command) ([]resource.Count, error) {
@@ -74,13 +104,14 @@ func (f *clusterFlags) loadFile(c *cobra.Command) ([]resource.Count, *clusterFil
 	case !slotsSet && !clusterSet:
 		return nil, nil, badInput(fmt.Errorf("the cluster is missing: give --slots N or --cluster FILE"))
 	case slotsSet:
-		if f.slots < 0 {
-			return nil, nil, badInput(fmt.Errorf("--slots %d: must be a non-negative integer", f.slots))
+		n := f.slots.n
+		if n < 0 {
+			return nil, nil, badInput(fmt.Errorf("--slots %d: must be a non-negative integer", n))
 		}
-		if f.slots > region.MaxClusterSlots {
-			return nil, nil, badInput(fmt.Errorf("--slots %d: more than %d slots: a cluster this large is surely a mistake", f.slots, region.MaxClusterSlots))
+		if n > region.MaxClusterSlots {
+			return nil, nil, badInput(fmt.Errorf("--slots %d: more than %d slots: a cluster this large is surely a mistake", n, region.MaxClusterSlots))
 		}
-		return []resource.Count{{Profile: resource.Unknown, N: f.slots}}, nil, nil
+		return []resource.Count{{Profile: resource.Unknown, N: n}}, nil, nil
 	}
 	data, err := os.ReadFile(f.cluster)
 	if err != nil {
