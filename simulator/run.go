@@ -172,6 +172,16 @@ type Result struct {
 	TraceEvents int
 }
 
+// String is the verdict line, Reason: "finished: all 12 tasks finished at
+// 4000 ms", "deadlock: at 1000 ms B#0, ... hold slots while waiting; ...".
+// Printing a Result prints it; its numbers are in the fields.
+func (r *Result) String() string {
+	if r.Reason == "" {
+		return r.Verdict.String()
+	}
+	return r.Reason
+}
+
 // Restart is one failover of the region policy.
 type Restart struct {
 	// At is the virtual time of the failure.
