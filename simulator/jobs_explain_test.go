@@ -53,6 +53,23 @@ func TestRunJobsReportsEventOutcomes(t *testing.T) {
 	assert.True(t, audit[2].Accepted)
 }
 
+// The eager baseline has no admission: every event is refused, and says
+// why.
+func TestEagerRunJobsRefusesEvents(t *testing.T) {
+	job := bigRegionJob(t, "j", 1, topology.DefaultSubmission())
+	var audit []admission.AuditRecord
+	res, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: []simulator.Job{job}, Mode: exchange.AllBlocking, Policy: simulator.EagerPolicy,
+		Cluster: []resource.Count{{Profile: resource.Unknown, N: 1}},
+		Users:   map[string]admission.Role{"alice": admission.RoleAdmin},
+		Events:  []simulator.JobEvent{{At: time.Second, Action: admission.ActionSetPriority, Job: "j", Priority: 9000, By: "alice"}},
+		Audit:   auditFunc(func(r admission.AuditRecord) { audit = append(audit, r) })})
+	require.NoError(t, err)
+	require.Len(t, res.JobEvents, 1)
+	assert.Equal(t, "event 1000 ms: alice set-priority j -> 9000: refused: the eager baseline has no admission to apply it", res.JobEvents[0].String())
+	require.Len(t, audit, 1)
+	assert.False(t, audit[0].Accepted)
+}
+
 // auditFunc is an admission.AuditSink calling a function.
 type auditFunc func(admission.AuditRecord)
 
