@@ -3,15 +3,20 @@ GO      ?= go
 PKGS    := ./...
 BIN     := bin/regionsched
 FUZZTIME ?= 15s
+# VERSION is stamped into the command (regionsched --version): what git describe says of the
+# checkout, or nothing without git or a repository (the command then reports the module
+# version of its build information). Override it with make build VERSION=v1.2.3.
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null)
+LDFLAGS := -X main.version=$(VERSION)
 
 .PHONY: all build test bench fuzz pgo lint demo pictures clean slurm-up slurm-down
 
 all: build test
 
-## build: compile every package and the regionsched command into bin/
+## build: compile every package and the regionsched command into bin/, its version stamped
 build:
 	$(GO) build $(PKGS)
-	$(GO) build -o $(BIN) ./cmd/regionsched
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/regionsched
 
 ## test: vet, then every test with the race detector (what CI runs)
 test:

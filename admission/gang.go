@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/regionsched/regionsched/internal/plural"
 	"github.com/regionsched/regionsched/resource"
 )
 
@@ -78,9 +79,9 @@ type GangTimeoutError struct {
 // Error names the job and the gang.
 func (e *GangTimeoutError) Error() string {
 	if e.Timeout == 0 {
-		return fmt.Sprintf("admission: job %q: its gang of %d slots could not be reserved at its arrival (hard gang with timeout 0): timed out", e.Job, e.MinSlots)
+		return fmt.Sprintf("admission: job %q: its gang of %s could not be reserved at its arrival (hard gang with timeout 0): timed out", e.Job, plural.Count(e.MinSlots, "slot"))
 	}
-	return fmt.Sprintf("admission: job %q: its gang of %d slots could not be reserved within %v (hard gang): timed out", e.Job, e.MinSlots, e.Timeout)
+	return fmt.Sprintf("admission: job %q: its gang of %s could not be reserved within %v (hard gang): timed out", e.Job, plural.Count(e.MinSlots, "slot"), e.Timeout)
 }
 
 // Unwrap returns ErrGangTimeout.
@@ -131,7 +132,7 @@ func (q *Queues) releasePlaceholders(j *job, why string) {
 		q.log.Debug("placeholders released", zap.String("job", j.spec.Name), zap.Int("slots", len(j.placeholders)), zap.String("why", why))
 	}
 	q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: PlaceholdersReleased,
-		Reason: fmt.Sprintf("%d placeholders: %s", len(j.placeholders), why)})
+		Reason: fmt.Sprintf("%s: %s", plural.Count(len(j.placeholders), "placeholder"), why)})
 	for _, idx := range j.placeholders {
 		q.put(idx)
 		j.granted--

@@ -171,7 +171,7 @@ func TestGangNoWaitHard(t *testing.T) {
 		require.ErrorAs(t, g.port.Err(), &ge)
 		assert.ErrorIs(t, g.port.Err(), ErrGangTimeout)
 		assert.Equal(t, time.Duration(0), ge.Timeout)
-		assert.Contains(t, ge.Error(), `job "gang": its gang of 1 slots could not be reserved at its arrival`)
+		assert.Contains(t, ge.Error(), `job "gang": its gang of 1 slot could not be reserved at its arrival`)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/emirpasic/gods/trees/redblacktree"
 	"go.uber.org/zap"
 
+	"github.com/regionsched/regionsched/internal/plural"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
 )
@@ -527,12 +528,8 @@ func (q *Queues) fits(j *job) (string, bool) {
 			for _, c := range capacity {
 				total += c.N
 			}
-			has := fmt.Sprintf("%d slots", total)
-			if total == 1 {
-				has = "1 slot"
-			}
-			return fmt.Sprintf("its gang of %d slots can never be reserved: the queue's cluster has %s; missing %s",
-				g.MinSlots, has, ga.MissingString()), false
+			return fmt.Sprintf("its gang of %s can never be reserved: the queue's cluster has %s; missing %s",
+				plural.Count(g.MinSlots, "slot"), plural.Count(total, "slot"), ga.MissingString()), false
 		}
 	}
 	a := resource.Assign(need, capacity, q.cfg.Matching)
@@ -551,8 +548,8 @@ func (q *Queues) fits(j *job) (string, bool) {
 	if j.spec.Driver != nil {
 		with = " with the driver"
 	}
-	return fmt.Sprintf("%s needs %d slots at once%s; the queue's cluster can never give them: missing %s",
-		what, n, with, a.MissingString()), false
+	return fmt.Sprintf("%s needs %s at once%s; the queue's cluster can never give %s: missing %s",
+		what, plural.Count(n, "slot"), with, plural.Of(n, "it", "them"), a.MissingString()), false
 }
 
 // countPrio counts d more jobs of priority p in the queue.

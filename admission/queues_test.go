@@ -217,7 +217,7 @@ func TestRejectedJobDoesNotHoldBack(t *testing.T) {
 	p, err = q.Submit(t0, JobSpec{Name: "gpu", Largest: []resource.Count{{Profile: gpu, N: 1}}})
 	require.NoError(t, err)
 	assert.Equal(t, JobRejected, p.State())
-	assert.ErrorContains(t, p.Err(), "the largest region needs 1 slots at once; the queue's cluster can never give them: missing 1 x")
+	assert.ErrorContains(t, p.Err(), "the largest region needs 1 slot at once; the queue's cluster can never give it: missing 1 x")
 }
 
 func TestFIFOServesInSubmissionOrder(t *testing.T) {

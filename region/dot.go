@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/graph/encoding/dot"
 
 	"github.com/regionsched/regionsched/internal/graphview"
+	"github.com/regionsched/regionsched/internal/plural"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -59,7 +60,7 @@ func (rs *Regions) DOT() ([]byte, error) {
 	}
 	for r := range ID(rs.NumRegions()) {
 		sub := &dotGraph{name: fmt.Sprintf("cluster_region%d", r),
-			label: fmt.Sprintf("region %d (%s)", r, plural(rs.SlotCount(r), "slot"))}
+			label: fmt.Sprintf("region %d (%s)", r, count(rs.SlotCount(r), "slot"))}
 		members := slices.Clone(rs.Members(r))
 		slices.Sort(members)
 		for _, v := range members {
@@ -202,10 +203,5 @@ func (e dotEdge) Attributes() []encoding.Attribute {
 	return []encoding.Attribute{{Key: "style", Value: e.style}}
 }
 
-// plural renders "1 slot" or "3 slots".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+// count renders "1 slot" or "3 slots".
+var count = plural.Count

@@ -40,9 +40,9 @@ type ClusterSizeError struct {
 // Error names the entry and what is wrong with it.
 func (e *ClusterSizeError) Error() string {
 	if errors.Is(e.Err, ErrNegativeSlotCount) {
-		return fmt.Sprintf("%v: entry %d of the cluster has %d slots", e.Err, e.Entry, e.N)
+		return fmt.Sprintf("%v: entry %d of the cluster has %s", e.Err, e.Entry, count(e.N, "slot"))
 	}
-	return fmt.Sprintf("%v: with entry %d (%d slots) the cluster has more than %d slots in all", e.Err, e.Entry, e.N, MaxClusterSlots)
+	return fmt.Sprintf("%v: with entry %d (%s) the cluster has more than %d slots in all", e.Err, e.Entry, count(e.N, "slot"), MaxClusterSlots)
 }
 
 // Unwrap returns Err.
@@ -636,7 +636,7 @@ func (rs *Regions) reason(v Verdict, capacity, held int, sized bool) string {
 	heldNote := ""
 	if held > 0 {
 		heldNote = fmt.Sprintf(" (including %s held indefinitely by %s, which never finish: %s)",
-			plural(held, "slot"), rs.vertexNames(v.NeverFinish, 8), neverWhy)
+			count(held, "slot"), rs.vertexNames(v.NeverFinish, 8), neverWhy)
 	}
 	var b strings.Builder
 	if v.Runnable {
@@ -661,7 +661,7 @@ const neverWhy = "unbounded, or reading an unbounded task through pipelined edge
 func (rs *Regions) heldReason(v Verdict, capacity int, sized bool) string {
 	return fmt.Sprintf("the subtasks that never finish (%s: %s) hold %s indefinitely, which the cluster cannot serve at once: "+
 		"they need %s; the cluster has %s; missing %s (first in region %d %s)%s",
-		rs.vertexNames(v.NeverFinish, 8), neverWhy, plural(v.Indefinite, "slot"), formatCounts(v.Needed), clusterText(capacity),
+		rs.vertexNames(v.NeverFinish, 8), neverWhy, count(v.Indefinite, "slot"), formatCounts(v.Needed), clusterText(capacity),
 		formatCounts(v.Missing), v.Region, rs.MemberNames(v.Region, 8), rs.packingNote(v.Repacked, sized))
 }
 
@@ -707,7 +707,7 @@ func clusterText(capacity int) string {
 	if capacity == math.MaxInt {
 		return fmt.Sprintf("at least %d slots", capacity)
 	}
-	return plural(capacity, "slot")
+	return count(capacity, "slot")
 }
 
 // vertexNames renders execution vertices as "{A#0, B#0, ...}", at most

@@ -12,22 +12,32 @@
 // Modelled on etcd's raft RawNode: the Scheduler has no goroutines, no
 // clock and no callbacks. Inputs are methods that take the current time;
 // outputs accumulate and are handed out as one Ready value, which the
-// runtime applies in field order (cancel, then deploy):
+// runtime applies after every input, in field order (cancel, release,
+// deploy). The loop reads the Ready of every input, the last one
+// included: the input that ends the job also releases its last slots, and
+// its Ready says the job ended (the Example runs this loop as written):
 //
 //	s := scheduler.New(region.FromJob(job, mode), scheduler.Config{})
-//	s.SetCapacity(now, cluster)  // optional: regions that can never fit fail at once
-//	s.Offer(now, slots...)       // or plug an admission in Config.Admission
-//	s.Start(now)                 // source regions ask for slots
-//	for s.State() == scheduler.JobRunning {
-//		rd := s.Ready()
+//	s.SetCapacity(now, cluster)        // optional: regions that can never fit fail at once
+//	s.Offer(now, slotpool.Slots(4)...) // 4 slots of any size; or plug an admission in Config.Admission
+//	s.Start(now)                       // source regions ask for slots
+//	for {
+//		rd := s.Ready() // what the last input caused
 //		for _, t := range rd.Cancel { /* stop t.Task */ }
+//		for _, r := range rd.Released { /* slot r.Slot is free again */ }
 //		for _, d := range rd.Deploy { /* start d.Task, attempt d.Attempt, in d.Slot */ }
-//		// ... then, as the runtime observes them:
-//		s.TaskFinished(now, v, attempt)
-//		s.TaskFailed(now, v, attempt, lostPartitions...)
-//		s.SlotLost(now, slot)
-//		s.Tick(now)          // at rd.Deadline / s.NextDeadline()
+//		if ended, err := rd.Job.Ended(); ended {
+//			return err // nil: finished; else why it failed (a *RegionError)
+//		}
+//		// Wait for the next thing the runtime observes, and report it:
+//		s.TaskFinished(now, v, attempt) // or
+//		s.TaskFailed(now, v, attempt, lostPartitions...) // or
+//		s.SlotLost(now, slot) // or, at rd.Deadline (s.NextDeadline()):
+//		s.Tick(now)
 //	}
+//
+// Names for users: s.TaskName(v) is "src#0", as is
+// s.Regions().Topology().VertexName(v).
 //
 // Same inputs, same Ready values: the virtual-time simulator (package
 // simulator) and the tests drive it without a clock. Bad input returns a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/regionsched/regionsched/internal/plural"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
@@ -69,9 +70,9 @@ func (e *RegionError) Reason() string {
 	if !errors.As(e.Err, &nra) {
 		return fmt.Sprintf("region %d %s: %v", e.Region, e.Members, e.Err)
 	}
-	why := "the cluster can never give them"
+	why := "the cluster can never give " + plural.Of(e.Slots, "it", "them")
 	if !nra.Never {
-		why = fmt.Sprintf("they did not become available within %v", nra.Timeout)
+		why = fmt.Sprintf("%s not become available within %v", plural.Of(e.Slots, "it did", "they did"), nra.Timeout)
 	}
 	return fmt.Sprintf("region %d %s needs %s at once; %s: missing %s", e.Region, e.Members,
 		resource.Count{Profile: resource.Unknown, N: e.Slots}.Describe(), why, resource.Assignment{Missing: nra.Missing}.MissingString())

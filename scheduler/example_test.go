@@ -33,7 +33,7 @@ func Example() {
 	// apply is the runtime's side of the Ready loop.
 	apply := func(rd scheduler.Ready) {
 		for _, r := range rd.Restarted { // a failover, for the story
-			fmt.Printf("  %s failed: restart regions %v\n", topo.VertexName(r.Failed), r.Regions)
+			fmt.Printf("  %s failed: restart regions %v\n", s.TaskName(r.Failed), r.Regions)
 		}
 		for _, c := range rd.Cancel {
 			fmt.Printf("  cancel %s attempt %d\n", topo.VertexName(c.Task), c.Attempt)

@@ -297,6 +297,11 @@ func (s *Scheduler) init(old *Scheduler, rs *region.Regions, cfg Config) {
 // Regions returns the job's regions (immutable).
 func (s *Scheduler) Regions() *region.Regions { return s.rs }
 
+// TaskName names a task for users: "ID#i", the id of its job vertex and
+// its subtask index (s.Regions().Topology().VertexName(v)). v must be a
+// task of the job.
+func (s *Scheduler) TaskName(v TaskID) string { return s.rs.Topology().VertexName(v) }
+
 // State returns the job state.
 func (s *Scheduler) State() JobState { return s.state }
 

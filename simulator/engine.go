@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/regionsched/regionsched/internal/plural"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/scheduler"
@@ -74,8 +75,11 @@ type engine struct {
 	slotProfiles []resource.Profile
 	// busy and worked sum, over the slots, the time a slot was held and
 	// the time at least one of its tasks made progress, up to the last
-	// time each ended (result adds what is still open).
-	busy, worked time.Duration
+	// time each ended (result adds what is still open); drivers the time
+	// drivers held their slots, up to the ends of the drivers that left
+	// (result adds the drivers still in theirs, from driverSince).
+	busy, worked, drivers time.Duration
+	driverSince           map[int32]time.Duration
 	// clusterSize is the number of slots of the cluster.
 	clusterSize int
 	events      []Event
@@ -333,12 +337,18 @@ func (e *engine) occupyDriver(i int, slot int32) {
 		s.since = e.now()
 	}
 	s.occupants++
+	if e.driverSince == nil {
+		e.driverSince = map[int32]time.Duration{}
+	}
+	e.driverSince[slot] = e.now()
 	e.recordDriver(i, Deploy, slot)
 }
 
 // vacateDriver takes job i's driver out of its slot at the job's end.
 func (e *engine) vacateDriver(i int, slot int32) {
 	s := &e.slots[slot]
+	e.drivers += e.now() - e.driverSince[slot]
+	delete(e.driverSince, slot)
 	e.recordDriver(i, Finish, slot)
 	if s.occupants--; s.occupants == 0 {
 		e.busy += e.now() - s.since
@@ -488,7 +498,10 @@ func (e *engine) rearm() {
 func (e *engine) result() (*Result, error) {
 	now := e.now()
 	r := &Result{Makespan: now, Slots: e.clusterSize, Events: e.events, Processed: e.processed, TraceEvents: e.traced}
-	busy, worked := e.busy, e.worked
+	busy, worked, drivers := e.busy, e.worked, e.drivers
+	for _, since := range e.driverSince {
+		drivers += now - since
+	}
 	for i := range e.slots {
 		s := &e.slots[i]
 		if s.occupants > 0 {
@@ -502,7 +515,10 @@ func (e *engine) result() (*Result, error) {
 		total := float64(now) * float64(e.clusterSize)
 		r.Utilization = float64(busy) / total
 		r.WorkUtilization = float64(worked) / total
-		r.HeldWaiting = float64(busy-worked) / total
+		// A driver holds its slot alone and makes no task progress: its
+		// time is the drivers', not waste.
+		r.DriverHeld = float64(drivers) / total
+		r.HeldWaiting = float64(max(0, busy-worked-drivers)) / total
 	}
 	e.policy.stats(r)
 	if e.jobs != nil {
@@ -520,7 +536,7 @@ func (e *engine) result() (*Result, error) {
 			return nil, errors.New("simulator: every task finished but the scheduler's job did not")
 		}
 		r.Verdict = Finished
-		r.Reason = fmt.Sprintf("finished: all %d tasks finished at %d ms", len(e.model.tasks), now.Milliseconds())
+		r.Reason = fmt.Sprintf("finished: %s finished at %d ms", allOf(len(e.model.tasks), "task"), now.Milliseconds())
 		return r, nil
 	}
 	holding := e.model.waiting()
@@ -574,13 +590,13 @@ func (e *engine) neverStarted(waiting []int32) []int32 {
 	return out
 }
 
-// verb picks the singular or plural form for a count.
-func verb(n int, singular, plural string) string {
-	if n == 1 {
-		return singular
-	}
-	return plural
-}
+// count renders "1 job" or "3 jobs"; allOf "all 3 jobs" or "the only
+// job"; verb picks the singular or plural form for a count.
+var (
+	count = plural.Count
+	allOf = plural.All
+	verb  = plural.Of
+)
 
 func (e *engine) names(vs []int32) []string {
 	out := make([]string, len(vs))

@@ -36,6 +36,7 @@ func ExampleRun() {
 		panic(err)
 	}
 	fmt.Println(res.Verdict, res.Makespan, res.Utilization, res.RegionsScheduled)
+	fmt.Println(res) // the verdict line
 
 	res, err = simulator.Run(simulator.Config{
 		Regions: region.FromJob(job, exchange.AllPipelined),
@@ -49,6 +50,7 @@ func ExampleRun() {
 	fmt.Println(res.Reason)
 	// Output:
 	// finished 4s 1 6
+	// finished: all 12 tasks finished at 4000 ms
 	// deadlock: at 1000 ms B#0, B#1, C#0, C#3 hold slots while waiting; C#1, C#2 wait for a slot
 }
 

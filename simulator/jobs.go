@@ -76,6 +76,40 @@ type JobEvent struct {
 	By       string
 }
 
+// EventOutcome is what became of an event of JobsConfig.Events: applied,
+// or refused and why.
+type EventOutcome struct {
+	JobEvent
+	// Old is the job's priority before an applied set-priority (0 for a
+	// kill or a refused event).
+	Old int
+	// Applied says whether the event took effect; Reason says why not
+	// ("role user may set priorities 1 ... 5000", "the job has not
+	// arrived yet (it arrives at 5000 ms)").
+	Applied bool
+	Reason  string
+}
+
+// String describes the outcome in one line, as the summary of
+// regionsched simulate prints it (docs/cli.md):
+// "event 4000 ms: alice set-priority etl 3000 -> 9000: applied" or
+// "event 100 ms: bob kill etl: refused: role user may change only their
+// own jobs; the job is alice's".
+func (o EventOutcome) String() string {
+	what := fmt.Sprintf("event %d ms: %s %s %s", o.At.Milliseconds(), o.By, o.Action, o.Job)
+	if o.Action == admission.ActionSetPriority {
+		if o.Applied {
+			what += fmt.Sprintf(" %d -> %d", o.Old, o.Priority)
+		} else {
+			what += fmt.Sprintf(" -> %d", o.Priority)
+		}
+	}
+	if o.Applied {
+		return what + ": applied"
+	}
+	return what + ": refused: " + o.Reason
+}
+
 // JobResult is how one job of a multi-job run went.
 type JobResult struct {
 	Name string
@@ -90,14 +124,16 @@ type JobResult struct {
 	// what keeps running ("" if finished).
 	Reason string
 	// Submitted, FirstDeploy and Finished are virtual times; FirstDeploy
-	// is when its first task (or its driver) got a slot, -1 if never;
+	// is when its first task got a slot (its driver's slot does not
+	// count: a job whose driver ran but no task has none), -1 if never;
 	// Finished is -1 if it never finished. Under the eager policy, which
 	// ignores submission times, Submitted is 0 and Finished is when its
 	// last task finished. They need no recorded trace.
 	Submitted, FirstDeploy, Finished time.Duration
 }
 
-// Wait is the time from submission to the first deploy (-1 if never).
+// Wait is the time from submission to the first deploy of a task (-1 if
+// no task was ever deployed).
 func (r JobResult) Wait() time.Duration {
 	if r.FirstDeploy < 0 {
 		return -1
@@ -223,5 +259,30 @@ func runJobsWith(cfg JobsConfig, st *storage) (*Result, []JobResult, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if cfg.Policy == EagerPolicy {
+		res.JobEvents = refuseAll(cfg)
+	}
 	return res, e.jobResults(), nil
+}
+
+// noAdmission is why the eager baseline refuses every event.
+const noAdmission = "the eager baseline has no admission to apply it"
+
+// refuseAll refuses every event of an eager run (it has no admission, no
+// priorities, nothing to kill through), audits the refusals and returns
+// their outcomes, so that a run still says what became of each event.
+func refuseAll(cfg JobsConfig) []EventOutcome {
+	out := make([]EventOutcome, len(cfg.Events))
+	for i, ev := range cfg.Events {
+		out[i] = EventOutcome{JobEvent: ev, Reason: noAdmission}
+		if cfg.Audit != nil {
+			rec := admission.AuditRecord{At: epoch.Add(ev.At), By: admission.Principal{Name: ev.By, Role: cfg.Users[ev.By]},
+				Action: ev.Action, Job: ev.Job, Reason: noAdmission}
+			if ev.Action == admission.ActionSetPriority {
+				rec.New = ev.Priority
+			}
+			_ = cfg.Audit.Audit(rec) // as the admission does, a failing sink does not stop the run
+		}
+	}
+	return out
 }

@@ -68,6 +68,10 @@ type jobsPolicy struct {
 	scheds []*scheduler.Scheduler
 	// busy: inputs were given since the last decision.
 	busy bool
+	// outcomes are what became of the events applied so far; audited
+	// collects the admission's audit records of the event being applied.
+	outcomes []EventOutcome
+	audited  []admission.AuditRecord
 	// reclaims counts the reclaims (one per claimant and victim at a
 	// time), reclaimed the slots they took, withdrawn those left to their
 	// jobs before the timeout.
@@ -85,7 +89,7 @@ func newJobsPolicy(e *engine, cfg JobsConfig, set *jobSet) (*jobsPolicy, error) 
 		// The admission hands out the modelled slots, and judges the jobs
 		// against the cluster as configured (see jobsExtraSlots).
 		Admission: admission.Config{Slots: e.poolSlots(), Cluster: e.cfg.Cluster, Matching: cfg.Matching, Queues: cfg.Queues,
-			DefaultPolicy: cfg.DefaultPolicy, CreateQueues: true, Logger: e.log.Named("admission"), Audit: cfg.Audit},
+			DefaultPolicy: cfg.DefaultPolicy, CreateQueues: true, Logger: e.log.Named("admission"), Audit: p},
 		// The admission decides who waits; a wait nobody can end is
 		// reported as a deadlock, not as timeouts 5 minutes later (0:
 		// none).
@@ -126,9 +130,29 @@ func (p *jobsPolicy) start() {
 
 // apply carries out an event of the events file: authorized by the
 // admission (and audited there), refused with a Refused trace event. A
-// kill cancels the job's tasks and ends it when the instant is over.
+// kill cancels the job's tasks and ends it when the instant is over. An
+// event for a job that has not arrived yet, or that never reached the
+// admission, is refused here, with the same trace event and audit record.
+// Either way the outcome is recorded for the Result.
 func (p *jobsPolicy) apply(ev JobEvent) {
 	by := admission.Principal{Name: ev.By, Role: p.cfg.Users[ev.By]}
+	out := EventOutcome{JobEvent: ev}
+	if r := p.byName[ev.Job]; r.port == nil {
+		out.Reason = fmt.Sprintf("the job has not arrived yet (it arrives at %d ms)", p.cfg.Jobs[r.i].Job.Submission().SubmitAt.Milliseconds())
+		if r.ended {
+			out.Reason = fmt.Sprintf("the job has ended (%s at %d ms)", r.verdict, r.finished.Milliseconds())
+		}
+		rec := admission.AuditRecord{At: p.at(), By: by, Action: ev.Action, Job: ev.Job, New: ev.Priority, Reason: out.Reason}
+		if ev.Action != admission.ActionSetPriority {
+			rec.New = 0
+		}
+		if err := p.forward(rec); err != nil {
+			p.e.log.Warn("audit sink failed", zap.Error(err))
+		}
+		p.refuse(out)
+		return
+	}
+	p.audited = p.audited[:0]
 	var err error
 	switch ev.Action {
 	case admission.ActionSetPriority:
@@ -136,20 +160,47 @@ func (p *jobsPolicy) apply(ev JobEvent) {
 	case admission.ActionKill:
 		err = p.m.Kill(p.at(), by, ev.Job)
 	}
-	if err != nil {
-		var re *admission.RefusedError
-		why := err.Error()
-		if errors.As(err, &re) {
-			why = re.Reason
+	if err == nil {
+		out.Applied = true
+		if len(p.audited) > 0 {
+			out.Old = p.audited[0].Old
 		}
-		p.e.emit(Event{At: p.e.now(), Kind: Refused, Job: ev.Job, By: ev.By, Reason: fmt.Sprintf("%s: %s", ev.Action, why), Slot: NoSlot, Region: NoRegion})
+		p.outcomes = append(p.outcomes, out)
+		what := "kill"
+		if ev.Action == admission.ActionSetPriority {
+			what = fmt.Sprintf("priority %d", ev.Priority)
+		}
+		p.e.emitDetail(Event{At: p.e.now(), Kind: Change, Job: ev.Job, By: ev.By, Reason: what, Slot: NoSlot, Region: NoRegion})
 		return
 	}
-	what := "kill"
-	if ev.Action == admission.ActionSetPriority {
-		what = fmt.Sprintf("priority %d", ev.Priority)
+	var re *admission.RefusedError
+	out.Reason = err.Error()
+	if errors.As(err, &re) {
+		out.Reason = re.Reason
 	}
-	p.e.emitDetail(Event{At: p.e.now(), Kind: Change, Job: ev.Job, By: ev.By, Reason: what, Slot: NoSlot, Region: NoRegion})
+	p.refuse(out)
+}
+
+// refuse records a refused event and traces it.
+func (p *jobsPolicy) refuse(out EventOutcome) {
+	p.outcomes = append(p.outcomes, out)
+	p.e.emit(Event{At: p.e.now(), Kind: Refused, Job: out.Job, By: out.By, Reason: fmt.Sprintf("%s: %s", out.Action, out.Reason), Slot: NoSlot, Region: NoRegion})
+}
+
+// Audit receives the admission's audit records: it keeps those of the
+// event being applied (for its outcome) and hands every one on to
+// JobsConfig.Audit.
+func (p *jobsPolicy) Audit(rec admission.AuditRecord) error {
+	p.audited = append(p.audited, rec)
+	return p.forward(rec)
+}
+
+// forward hands an audit record to JobsConfig.Audit, if set.
+func (p *jobsPolicy) forward(rec admission.AuditRecord) error {
+	if p.cfg.Audit == nil {
+		return nil
+	}
+	return p.cfg.Audit.Audit(rec)
 }
 
 // fire handles a jobTimer event. Jobs arriving at the same time compete
@@ -299,6 +350,7 @@ func (p *jobsPolicy) done() bool {
 
 func (p *jobsPolicy) stats(res *Result) {
 	res.Reclaims, res.ReclaimedSlots, res.WithdrawnSlots = p.reclaims, p.reclaimed, p.withdrawn
+	res.JobEvents = p.outcomes
 	for _, r := range p.runs {
 		if r.rp == nil {
 			continue
@@ -376,7 +428,8 @@ func (p *jobsPolicy) result(r *Result) {
 		}
 		r.Verdict = Deadlock
 		r.Holding, r.Waiting = holding, waiting
-		r.Reason = fmt.Sprintf("deadlock: at %d ms jobs %s never finish: %s", now.Milliseconds(), listNames(stuck, 12), strings.Join(parts, "; "))
+		r.Reason = fmt.Sprintf("deadlock: at %d ms %s %s %s: %s", now.Milliseconds(), verb(len(stuck), "job", "jobs"), listNames(stuck, 12),
+			verb(len(stuck), "never finishes", "never finish"), strings.Join(parts, "; "))
 		for _, run := range p.runs {
 			if !run.ended && run.verdict != Steady {
 				run.verdict, run.reason = Deadlock, "never finished"
@@ -384,26 +437,35 @@ func (p *jobsPolicy) result(r *Result) {
 		}
 	case len(failed) > 0:
 		r.Verdict = Failed
-		r.Reason = fmt.Sprintf("failed: %d of %d jobs: %s", len(failed), len(p.runs), strings.Join(failed, "; "))
+		r.Reason = fmt.Sprintf("failed: %d of %s: %s", len(failed), count(len(p.runs), "job"), strings.Join(failed, "; "))
 	default:
 		var killed []string
+		// The jobs that finished, and when the last of them did (not when
+		// the run's last timer or event was).
+		finished, last := 0, time.Duration(-1)
 		for _, run := range p.runs {
-			if run.verdict == Killed {
-				killed = append(killed, p.cfg.Jobs[run.i].Name)
+			switch {
+			case run.verdict == Killed:
+				killed = append(killed, fmt.Sprintf("%s killed at %d ms", p.cfg.Jobs[run.i].Name, run.finished.Milliseconds()))
+			case run.ended && run.verdict == Finished:
+				finished, last = finished+1, max(last, run.finished)
 			}
 		}
-		ended := len(p.runs) - len(streams)
+		at := ""
+		if last >= 0 {
+			at = fmt.Sprintf(" at %d ms", last.Milliseconds())
+		}
 		r.Verdict = Finished
-		r.Reason = fmt.Sprintf("finished: all %d jobs finished at %d ms", len(p.runs), now.Milliseconds())
+		r.Reason = fmt.Sprintf("finished: %s finished%s", allOf(len(p.runs), "job"), at)
 		if len(streams) > 0 {
 			r.Verdict = Steady
-			r.Reason = fmt.Sprintf("%s (%s %s); %d of %d jobs finished at %d ms", steadyReason(unbounded, consumers),
-				verb(len(streams), "stream", "streams"), listNames(streams, 12), ended-len(killed), len(p.runs), now.Milliseconds())
+			r.Reason = fmt.Sprintf("%s (%s %s); %d of %s finished%s", steadyReason(unbounded, consumers),
+				verb(len(streams), "stream", "streams"), listNames(streams, 12), finished, count(len(p.runs), "job"), at)
 		} else if len(killed) > 0 {
-			r.Reason = fmt.Sprintf("finished: %d of %d jobs finished at %d ms", ended-len(killed), len(p.runs), now.Milliseconds())
+			r.Reason = fmt.Sprintf("finished: %d of %s finished%s", finished, count(len(p.runs), "job"), at)
 		}
 		if len(killed) > 0 {
-			r.Reason += fmt.Sprintf(", %s killed", listNames(killed, 12))
+			r.Reason += ", " + listNames(killed, 12)
 		}
 	}
 }

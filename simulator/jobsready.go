@@ -54,10 +54,7 @@ func (p *jobsPolicy) endInstant() bool {
 		if r.ended {
 			continue
 		}
-		r.driverSlot = int32(ev.Slot)
-		if r.firstDeploy < 0 {
-			r.firstDeploy = p.e.now()
-		}
+		r.driverSlot = int32(ev.Slot) // a driver is no task: firstDeploy waits for one
 		p.e.occupyDriver(r.i, r.driverSlot)
 		startup := p.cfg.Jobs[r.i].Job.Submission().Driver.Startup
 		p.e.model.cal.add(timed{at: p.e.now() + startup, order: p.e.model.cal.nextOrder(), kind: jobTimer, task: int32(r.i), version: jobStart})

@@ -123,8 +123,9 @@ type Result struct {
 	// Slots is the number of slots of the cluster.
 	Slots int
 	// Utilization is the share of slot time (the cluster's slots times
-	// Makespan) in which slots were held by tasks, whether they made
-	// progress or waited: WorkUtilization plus HeldWaiting.
+	// Makespan) in which slots were held, by tasks whether they made
+	// progress or waited, or by drivers: WorkUtilization plus HeldWaiting
+	// plus DriverHeld.
 	Utilization float64
 	// WorkUtilization is the share of slot time in which a slot held at
 	// least one task making progress (a deadlocked run's waiting does not
@@ -132,8 +133,13 @@ type Result struct {
 	WorkUtilization float64
 	// HeldWaiting is the share of slot time in which slots were held by
 	// tasks none of which made progress (waiting for pipelined peers, for
-	// blocking inputs, or for producers to finish).
+	// blocking inputs, or for producers to finish). Drivers do not count
+	// here: their time is DriverHeld.
 	HeldWaiting float64
+	// DriverHeld is, in a run of several jobs, the share of slot time in
+	// which slots were held by job drivers (docs/job-file.md): a driver
+	// holds its slot from its grant to its job's end. 0 without drivers.
+	DriverHeld float64
 	// RegionsScheduled counts region deployments (restarts included);
 	// under the eager policy it counts task deployments.
 	RegionsScheduled int
@@ -144,6 +150,10 @@ type Result struct {
 	// at a time); ReclaimedSlots the slots they took; WithdrawnSlots those
 	// of them left to their jobs before the timeout, the reason gone.
 	Reclaims, ReclaimedSlots, WithdrawnSlots int
+	// JobEvents lists, in a run of several jobs, what became of each
+	// event of JobsConfig.Events (applied or refused, and why), in the
+	// order they were applied.
+	JobEvents []EventOutcome
 	// Restarts lists the failovers of the region policy in order: which
 	// regions the strategy chose to restart for which failed task.
 	Restarts []Restart
@@ -165,6 +175,16 @@ type Result struct {
 	// TraceEvents counts the trace events of the run (the lines of its
 	// trace), recorded or not.
 	TraceEvents int
+}
+
+// String is the verdict line, Reason: "finished: all 12 tasks finished at
+// 4000 ms", "deadlock: at 1000 ms B#0, ... hold slots while waiting; ...".
+// Printing a Result prints it; its numbers are in the fields.
+func (r *Result) String() string {
+	if r.Reason == "" {
+		return r.Verdict.String()
+	}
+	return r.Reason
 }
 
 // Restart is one failover of the region policy.

@@ -602,7 +602,7 @@ func (p *picture) detail() {
 		name := qualified(r.job, r.task)
 		label := name + " waits for a slot since " + formatMillis(r.from)
 		if i == maxWaitLanes-1 && len(waiting) > maxWaitLanes {
-			label = fmt.Sprintf("%s and %d more requests wait for a slot", name, len(waiting)-i-1)
+			label = fmt.Sprintf("%s and %d more %s for a slot", name, len(waiting)-i-1, verb(len(waiting)-i-1, "request wait", "requests wait"))
 		}
 		if p.timeW > 0 {
 			x0, x1 := p.x(r.from), p.x(r.to)

@@ -194,7 +194,7 @@ func (p *picture) aggregate(src aggSource) error {
 			}
 		}
 		if p.deadlock {
-			msg := fmt.Sprintf("all %d free", groupSlots(g))
+			msg := allOf(groupSlots(g), "slot") + " free"
 			if heldAtEnd[g] > 0 {
 				top := 0
 				for k := range keys {
@@ -228,7 +228,7 @@ func (p *picture) aggregate(src aggSource) error {
 		}
 		if p.deadlock && len(waitingSince) > 0 {
 			p.text(p.panelX+8, y+groupRowH/2, 11, "start", "#b3181b",
-				fitText(fmt.Sprintf("%d requests wait, since %s", len(waitingSince), formatMillis(oldest)), 11, false, p.panelW()-12))
+				fitText(fmt.Sprintf("%s %s, since %s", count(len(waitingSince), "request"), verb(len(waitingSince), "waits", "wait"), formatMillis(oldest)), 11, false, p.panelW()-12))
 		}
 	}
 	if p.timeW > 0 { // failures: marks above the rows

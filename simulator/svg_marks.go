@@ -71,14 +71,6 @@ func (m *markSet) observe(e Event) {
 // any reports whether there is something for the lane.
 func (m *markSet) any() bool { return len(m.list) > 0 }
 
-// count renders "1 slot" or "3 slots".
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 // markColor is the colour of a mark's kind.
 func markColor(k Kind) string {
 	switch k {

@@ -18,6 +18,10 @@
 // virtual time and tests need no clock at all. Bad input returns a typed
 // error and changes nothing.
 //
+// Slots are offered by id and profile: slotpool.Slot{ID: 10, Profile: prof},
+// or slotpool.Slots(n) for n slots of unknown size (ids 1 ... n) that
+// serve any request.
+//
 //	p := slotpool.New(slotpool.Config{Timeout: time.Minute})
 //	p.Submit(now, slotpool.Bulk{ID: 1, Requests: []slotpool.Request{{Profile: prof}, {Profile: prof}}})
 //	p.Offer(now, slotpool.Slot{ID: 10, Profile: prof}, slotpool.Slot{ID: 11, Profile: prof})

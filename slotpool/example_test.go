@@ -46,3 +46,19 @@ func ExamplePool_Tick() {
 	// slotpool: bulk 7: 1 x {cpu=500m mem=512MB} cannot be served: no resource available (unfulfillable for 1m0s)
 	// free slots: 1
 }
+
+// Slots of unknown size serve any request: Slots(n) makes n of them, with
+// ids 1 ... n.
+func ExampleSlots() {
+	now := time.Unix(0, 0)
+	p := slotpool.New(slotpool.Config{})
+	_ = p.Offer(now, slotpool.Slots(2)...)
+	_ = p.Submit(now, slotpool.Bulk{ID: 1, Requests: []slotpool.Request{{Profile: resource.New(1000, 2048)}, {}}})
+	fmt.Printf("%+v\n", slotpool.Slots(2))
+	for _, ev := range p.Ready() {
+		fmt.Printf("%+v\n", ev)
+	}
+	// Output:
+	// [{ID:1 Profile:unknown} {ID:2 Profile:unknown}]
+	// {Bulk:1 Slots:[1 2]}
+}

@@ -93,14 +93,24 @@ func quoteOrBlank(s string) string {
 
 // CycleError reports a directed cycle; Vertices are the ids of one
 // strongly connected component of the job graph, in the order of a cycle
-// where one could be traced.
+// where one could be traced. A single vertex is a self-loop: an edge from
+// the vertex to itself.
 type CycleError struct {
 	Vertices []string
 }
 
-// Error lists the vertices on the cycle.
+// Error names the cycle by its edges: "job graph is cyclic: edge a -> a is
+// a self-loop", or "job graph is cyclic: vertices a, b, c form the cycle
+// a -> b -> c -> a".
 func (e *CycleError) Error() string {
-	return fmt.Sprintf("%v: vertices %s", ErrCycle, strings.Join(e.Vertices, ", "))
+	switch len(e.Vertices) {
+	case 0:
+		return ErrCycle.Error()
+	case 1:
+		return fmt.Sprintf("%v: edge %s -> %s is a self-loop", ErrCycle, e.Vertices[0], e.Vertices[0])
+	}
+	return fmt.Sprintf("%v: vertices %s form the cycle %s -> %s", ErrCycle, strings.Join(e.Vertices, ", "),
+		strings.Join(e.Vertices, " -> "), e.Vertices[0])
 }
 
 // Unwrap returns ErrCycle.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -135,7 +136,7 @@ func decodeVertex(raw json.RawMessage, i int) (JobVertex, error) {
 	if vf.DurationMs != nil {
 		if *vf.DurationMs < 0 || *vf.DurationMs > jsontext.MaxMillis {
 			return JobVertex{}, &VertexError{Vertex: v.ID, Index: i, Field: "durationMs", Err: ErrInvalidField,
-				Detail: fmt.Sprintf("%d is not in 0 ... %d", *vf.DurationMs, jsontext.MaxMillis)}
+				Detail: fmt.Sprintf("%d is not in %s", *vf.DurationMs, jsontext.MillisRange)}
 		}
 		v.Duration = time.Duration(*vf.DurationMs) * time.Millisecond
 	}
@@ -189,7 +190,7 @@ func decodeSubmission(f *jobFile) (Submission, error) {
 	}
 	if f.SubmitAtMs != nil {
 		if *f.SubmitAtMs < 0 || *f.SubmitAtMs > jsontext.MaxMillis {
-			return s, bad("submitAtMs", fmt.Sprintf("%d is not in 0 ... %d (ms)", *f.SubmitAtMs, jsontext.MaxMillis))
+			return s, bad("submitAtMs", fmt.Sprintf("%d is not in %s (ms)", *f.SubmitAtMs, jsontext.MillisRange))
 		}
 		s.SubmitAt = time.Duration(*f.SubmitAtMs) * time.Millisecond
 	}
@@ -217,7 +218,7 @@ func decodeSubmission(f *jobFile) (Submission, error) {
 		}
 		if d.StartupMs != nil {
 			if *d.StartupMs < 0 || *d.StartupMs > jsontext.MaxMillis {
-				return s, bad("driver.startupMs", fmt.Sprintf("%d is not in 0 ... %d (ms)", *d.StartupMs, jsontext.MaxMillis))
+				return s, bad("driver.startupMs", fmt.Sprintf("%d is not in %s (ms)", *d.StartupMs, jsontext.MillisRange))
 			}
 			s.Driver.Startup = time.Duration(*d.StartupMs) * time.Millisecond
 		}
@@ -245,7 +246,7 @@ func decodeSubmission(f *jobFile) (Submission, error) {
 		}
 		if gf.TimeoutMs != nil {
 			if *gf.TimeoutMs < 0 || *gf.TimeoutMs > jsontext.MaxMillis {
-				return s, bad("gang.timeoutMs", fmt.Sprintf("%d is not in 0 ... %d (ms)", *gf.TimeoutMs, jsontext.MaxMillis))
+				return s, bad("gang.timeoutMs", fmt.Sprintf("%d is not in %s (ms)", *gf.TimeoutMs, jsontext.MillisRange))
 			}
 			s.Gang.Timeout = time.Duration(*gf.TimeoutMs) * time.Millisecond
 		}
@@ -271,18 +272,22 @@ var decodeKinds = map[error]error{
 	jsontext.ErrUnknownKey:   ErrUnknownField,
 	jsontext.ErrDuplicateKey: ErrDuplicateField,
 	jsontext.ErrType:         ErrInvalidField,
+	jsontext.ErrRange:        ErrInvalidField,
 }
 
 // validValues says what the number fields of a job file take, by the
 // last part of their JSON path, for a value of the wrong type ("1.5",
-// "1e30" or a string where an integer belongs).
+// "1e30" or a string where an integer belongs) or an integer out of range
+// ("99999999999999999999").
 var validValues = map[string]string{
 	"parallelism": fmt.Sprintf("an integer in 1 ... %d", MaxParallelism),
-	"durationMs":  fmt.Sprintf("an integer number of ms in 0 ... %d", jsontext.MaxMillis),
-	"submitAtMs":  fmt.Sprintf("an integer number of ms in 0 ... %d", jsontext.MaxMillis),
-	"startupMs":   fmt.Sprintf("an integer number of ms in 0 ... %d", jsontext.MaxMillis),
-	"timeoutMs":   fmt.Sprintf("an integer number of ms in 0 ... %d", jsontext.MaxMillis),
+	"durationMs":  "an integer number of ms in " + jsontext.MillisRange,
+	"submitAtMs":  "an integer number of ms in " + jsontext.MillisRange,
+	"startupMs":   "an integer number of ms in " + jsontext.MillisRange,
+	"timeoutMs":   "an integer number of ms in " + jsontext.MillisRange,
 	"priority":    fmt.Sprintf("an integer in 1 ... %d", MaxPriority),
+	"cpuMillis":   fmt.Sprintf("an integer in 0 ... %d", math.MaxInt64),
+	"memoryMB":    fmt.Sprintf("an integer in 0 ... %d", math.MaxInt64),
 	"minSlots":    "an integer of at least 1, or absent",
 	"queue":       QueueNameRule,
 	"user":        "a non-empty string",
@@ -298,8 +303,13 @@ func strictUnmarshal(data []byte, v any, path string) error {
 	}
 	if sentinel, ok := decodeKinds[de.Kind]; ok {
 		detail := de.Detail
-		if valid, ok := validValues[de.Path[strings.LastIndexByte(de.Path, '.')+1:]]; ok && de.Kind == jsontext.ErrType {
-			detail += " (valid: " + valid + ")"
+		if valid, ok := validValues[de.Path[strings.LastIndexByte(de.Path, '.')+1:]]; ok {
+			switch de.Kind {
+			case jsontext.ErrType:
+				detail += " (valid: " + valid + ")"
+			case jsontext.ErrRange: // the field's range, not its Go type's
+				detail = fmt.Sprintf("%s is out of range (valid: %s)", de.Number, valid)
+			}
 		}
 		return &DecodeError{Field: de.Path, Err: sentinel, Detail: detail}
 	}

@@ -109,7 +109,7 @@ func TestDecodeStrictnessKeepsOtherErrors(t *testing.T) {
 		culprit  []string
 	}{
 		// a syntax error after a duplicate is still a syntax error
-		{"syntax error after a duplicate", `{"vertices":[{"id":"A","id":"A",}]}`, topology.ErrMalformedJSON, []string{"byte"}},
+		{"syntax error after a duplicate", `{"vertices":[{"id":"A","id":"A",}]}`, topology.ErrMalformedJSON, []string{"at line 1, column 33"}},
 		{"truncated after a bad key", `{"Vertices":[`, topology.ErrMalformedJSON, []string{"end of input"}},
 		{"resources not an object", `{"vertices":[{"id":"A","parallelism":1,"resources":[1]}]}`, topology.ErrInvalidField,
 			[]string{"vertices[0].resources", "expected an object"}},

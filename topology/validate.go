@@ -111,7 +111,7 @@ func validateSubmission(s Submission) error {
 	}
 	switch {
 	case s.SubmitAt < 0:
-		return bad("submitAtMs", fmt.Sprintf("%d ms is negative (valid: 0 ... %d)", s.SubmitAt.Milliseconds(), jsontext.MaxMillis))
+		return bad("submitAtMs", fmt.Sprintf("%d ms is negative (valid: %s)", s.SubmitAt.Milliseconds(), jsontext.MillisRange))
 	case s.Priority < 1 || s.Priority > MaxPriority:
 		return bad("priority", fmt.Sprintf("%d is not in 1 ... %d", s.Priority, MaxPriority))
 	case !ValidQueueName(s.Queue):
@@ -119,11 +119,11 @@ func validateSubmission(s Submission) error {
 	case s.User == "":
 		return bad("user", `must not be empty (leave it out for the default "anonymous")`)
 	case s.Driver != nil && s.Driver.Startup < 0:
-		return bad("driver.startupMs", fmt.Sprintf("%d ms is negative (valid: 0 ... %d)", s.Driver.Startup.Milliseconds(), jsontext.MaxMillis))
+		return bad("driver.startupMs", fmt.Sprintf("%d ms is negative (valid: %s)", s.Driver.Startup.Milliseconds(), jsontext.MillisRange))
 	case s.Gang != nil && s.Gang.MinSlots < 0:
 		return bad("gang.minSlots", fmt.Sprintf("%d must be at least 1 (or absent: derived from the job)", s.Gang.MinSlots))
 	case s.Gang != nil && s.Gang.Timeout < 0:
-		return bad("gang.timeoutMs", fmt.Sprintf("%d ms is negative (valid: 0 ... %d)", s.Gang.Timeout.Milliseconds(), jsontext.MaxMillis))
+		return bad("gang.timeoutMs", fmt.Sprintf("%d ms is negative (valid: %s)", s.Gang.Timeout.Milliseconds(), jsontext.MillisRange))
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -323,8 +324,8 @@ func TestMistypedCommand(t *testing.T) {
 	})
 }
 
-// TestVersion (item 10): --version prints the module version and the VCS
-// revision from the build information.
+// TestVersion: --version prints the version stamped at build time, else
+// the module version and the VCS revision from the build information.
 func TestVersion(t *testing.T) {
 	res := execCLI(t, "", "--version")
 	require.Equal(t, 0, res.code, res.stderr)
@@ -335,11 +336,51 @@ func TestVersion(t *testing.T) {
 	info := &debug.BuildInfo{Main: debug.Module{Path: "github.com/regionsched/regionsched", Version: "v1.2.3"},
 		Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123456789abcdef"},
 			{Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "true"}}}
-	assert.Equal(t, "v1.2.3, revision 0123456789abcdef of 2026-01-02T03:04:05Z with uncommitted changes", version(info, true))
+	assert.Equal(t, "v1.2.3, revision 0123456789abcdef of 2026-01-02T03:04:05Z with uncommitted changes", buildVersion(info, true))
 	info.Settings = info.Settings[:3]
-	assert.Equal(t, "v1.2.3, revision 0123456789abcdef of 2026-01-02T03:04:05Z", version(info, true))
-	assert.Equal(t, "(devel), revision unknown", version(&debug.BuildInfo{}, true))
-	assert.Equal(t, "(unknown version: no build information)", version(nil, false))
+	assert.Equal(t, "v1.2.3, revision 0123456789abcdef of 2026-01-02T03:04:05Z", buildVersion(info, true))
+	assert.Equal(t, "(devel), revision unknown (no version stamped at build time, no VCS information in the build)", buildVersion(&debug.BuildInfo{}, true))
+	assert.Equal(t, "(unknown version: no build information)", buildVersion(nil, false))
+
+	// A stamped version wins; without one the build information tells.
+	read := func() (*debug.BuildInfo, bool) { return info, true }
+	assert.Equal(t, "v1.2.3-4-g0123456-dirty", versionText("v1.2.3-4-g0123456-dirty", read))
+	assert.Equal(t, "v1.2.3, revision 0123456789abcdef of 2026-01-02T03:04:05Z", versionText("", read))
+}
+
+// The build stamps the version: what make build does, by hand.
+func TestVersionStampedAtBuildTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	bin := filepath.Join(t.TempDir(), "regionsched")
+	build := exec.Command("go", "build", "-buildvcs=false", "-ldflags", "-X main.version=v9.9.9-test", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	out, err = exec.Command(bin, "--version").Output()
+	require.NoError(t, err)
+	assert.Equal(t, "regionsched v9.9.9-test\n", string(out))
+}
+
+// --slots has no default to show: it is required unless --cluster is given.
+func TestSlotsFlagShowsNoDefault(t *testing.T) {
+	for _, cmd := range []string{"check", "simulate"} {
+		res := execCLI(t, "", cmd, "--help")
+		require.Equal(t, 0, res.code, res.stderr)
+		var line string
+		for _, l := range strings.Split(res.stdout, "\n") {
+			if strings.Contains(l, "--slots int") {
+				line = l
+			}
+		}
+		require.NotEmpty(t, line, res.stdout)
+		assert.NotContains(t, line, "default", cmd)
+		assert.Contains(t, line, "this or --cluster is required", cmd)
+	}
+	requireBadInput(t, execCLI(t, "", "check", "--slots", "many", flip119Path), `"many" is not a number of slots: give an integer in 0 ... 1099511627776`)
+	requireBadInput(t, execCLI(t, "", "check", flip119Path), "the cluster is missing: give --slots N or --cluster FILE")
+	res := execCLI(t, "", "check", "--slots", "4", flip119Path)
+	assert.Equal(t, 0, res.code, res.stderr)
 }
 
 // TestFlinkModeNamesAndCaseInsensitiveValues (item 11): Flink's

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -46,16 +48,45 @@ type userFile struct {
 
 // clusterFlags are --slots and --cluster, exactly one of which is required.
 type clusterFlags struct {
-	slots   int
+	slots   slotsFlag
 	cluster string
 }
 
 func addClusterFlags(c *cobra.Command) *clusterFlags {
 	f := &clusterFlags{}
-	c.Flags().IntVar(&f.slots, "slots", -1, "number of unknown-sized slots (fit any request)")
-	c.Flags().StringVar(&f.cluster, "cluster", "", "cluster file: {\"slots\": [{\"count\": N, \"resources\": {...}}, ...]}")
+	c.Flags().Var(&f.slots, "slots", "number of unknown-sized slots (fit any request); this or --cluster is required")
+	c.Flags().StringVar(&f.cluster, "cluster", "", "cluster file: {\"slots\": [{\"count\": N, \"resources\": {...}}, ...]}; this or --slots is required")
 	return f
 }
+
+// slotsFlag is the value of --slots: an integer, unset until given, so
+// that --help shows no default (there is none: --slots or --cluster is
+// required). Its range is checked with the other cluster flags.
+type slotsFlag struct {
+	n   int
+	set bool
+}
+
+// String returns the number given, "" if none.
+func (f *slotsFlag) String() string {
+	if !f.set {
+		return ""
+	}
+	return strconv.Itoa(f.n)
+}
+
+// Set parses the number of slots.
+func (f *slotsFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a number of slots: give an integer in 0 ... %d", s, region.MaxClusterSlots)
+	}
+	f.n, f.set = n, true
+	return nil
+}
+
+// Type names the value in --help: "--slots int".
+func (f *slotsFlag) Type() string { return "int" }
 
 // load returns the cluster's slots as profile counts, in file order.
 func (f *clusterFlags) load(c *cobra.Command) ([]resource.Count, error) {
@@ -73,13 +104,14 @@ func (f *clusterFlags) loadFile(c *cobra.Command) ([]resource.Count, *clusterFil
 	case !slotsSet && !clusterSet:
 		return nil, nil, badInput(fmt.Errorf("the cluster is missing: give --slots N or --cluster FILE"))
 	case slotsSet:
-		if f.slots < 0 {
-			return nil, nil, badInput(fmt.Errorf("--slots %d: must be a non-negative integer", f.slots))
+		n := f.slots.n
+		if n < 0 {
+			return nil, nil, badInput(fmt.Errorf("--slots %d: must be a non-negative integer", n))
 		}
-		if f.slots > region.MaxClusterSlots {
-			return nil, nil, badInput(fmt.Errorf("--slots %d: more than %d slots: a cluster this large is surely a mistake", f.slots, region.MaxClusterSlots))
+		if n > region.MaxClusterSlots {
+			return nil, nil, badInput(fmt.Errorf("--slots %d: more than %d slots: a cluster this large is surely a mistake", n, region.MaxClusterSlots))
 		}
-		return []resource.Count{{Profile: resource.Unknown, N: f.slots}}, nil, nil
+		return []resource.Count{{Profile: resource.Unknown, N: n}}, nil, nil
 	}
 	data, err := os.ReadFile(f.cluster)
 	if err != nil {
@@ -149,6 +181,17 @@ var (
 	queuePolicies   = []string{"fifo", "priority", "fairshare", "stateaware"}
 	userRoles       = []string{"admin", "user"}
 )
+
+// clusterValid says what the integer fields of a cluster file take, by the
+// last part of their JSON path, for a number out of range.
+var clusterValid = map[string]string{
+	"count":             fmt.Sprintf("an integer in 0 ... %d", region.MaxClusterSlots),
+	"maxRunningJobs":    "a non-negative integer (0 = unlimited)",
+	"startingTimeoutMs": "an integer number of ms in " + jsontext.MillisRange,
+	"reclaimTimeoutMs":  "an integer number of ms in " + jsontext.MillisRange,
+	"cpuMillis":         fmt.Sprintf("an integer in 0 ... %d", int64(math.MaxInt64)),
+	"memoryMB":          fmt.Sprintf("an integer in 0 ... %d", int64(math.MaxInt64)),
+}
 
 // clusterError is a problem in a cluster file: the JSON path of the field
 // and what is wrong with it, in words (the value, the valid values), never
@@ -281,7 +324,7 @@ func decodeQueue(raw json.RawMessage, path string) (queueFile, error) {
 		v    *int64
 	}{{"startingTimeoutMs", w.StartingTimeoutMs}, {"reclaimTimeoutMs", w.ReclaimTimeoutMs}} {
 		if ms.v != nil && (*ms.v < 0 || *ms.v > jsontext.MaxMillis) {
-			return q, clusterErrorf(path+"."+ms.name, "invalid value %d: must be a number of milliseconds in 0 ... %d", *ms.v, jsontext.MaxMillis)
+			return q, clusterErrorf(path+"."+ms.name, "invalid value %d: must be a number of milliseconds in %s", *ms.v, jsontext.MillisRange)
 		}
 	}
 	q.StartingTimeoutMs, q.ReclaimTimeoutMs = w.StartingTimeoutMs, w.ReclaimTimeoutMs
@@ -335,6 +378,12 @@ func strictDecode(data []byte, v any, path string, fields []string) error {
 		return clusterErrorf(de.Path, "%v: %s", de.Kind, de.Detail)
 	case de.Kind == jsontext.ErrType:
 		return &clusterError{field: de.Path, problem: de.Detail}
+	case de.Kind == jsontext.ErrRange:
+		problem := de.Detail
+		if valid, ok := clusterValid[de.Path[strings.LastIndexByte(de.Path, '.')+1:]]; ok {
+			problem = fmt.Sprintf("%s is out of range (valid: %s)", de.Number, valid)
+		}
+		return &clusterError{field: de.Path, problem: problem}
 	case errors.As(de.Err, &amountErr) && amountErr.InvalidName:
 		name := strings.TrimPrefix(amountErr.Field, "extended.")
 		why := "it contains '=' or ';'"

@@ -32,6 +32,11 @@ func TestClusterFileErrors(t *testing.T) {
 
 		// Types, with the path.
 		{"count too large", `{"slots": [{"count": 1e30}]}`, []string{`field "slots[0].count"`, "expected an integer", "1e30"}},
+		{"count beyond any integer", `{"slots": [{"count": 99999999999999999999}]}`,
+			[]string{`field "slots[0].count": 99999999999999999999 is out of range (valid: an integer in 0 ... 1099511627776)`}},
+		{"reclaim timeout beyond any integer", `{"slots": [{"count": 1}], "queues": [{"name": "root.a", "reclaimTimeoutMs": 99999999999999999999}]}`,
+			[]string{`field "queues[0].reclaimTimeoutMs": 99999999999999999999 is out of range (valid: an integer number of ms in 0 ... 9223372036854 (about 292 years))`}},
+		{"malformed on a later line", "{\"slots\":\n [{\"count\":1},,]}", []string{"malformed JSON", "at line 2, column 15"}},
 		{"string count", `{"slots": [{"count": "4"}]}`, []string{`field "slots[0].count"`, "expected an integer", "string"}},
 		{"slots not a list", `{"slots": {"count": 4}}`, []string{`field "slots"`, "expected an array", "object"}},
 		{"file not an object", `[{"count": 4}]`, []string{"expected an object", "array"}},
@@ -118,7 +123,7 @@ func TestClusterFileErrors(t *testing.T) {
 		// Malformed.
 		{"empty file", ``, []string{"empty"}},
 		{"truncated", `{"slots": [{"count": 1}`, []string{"malformed JSON", "end of input"}},
-		{"syntax error", `{"slots": [{"count": 1,}]}`, []string{"malformed JSON", "byte"}},
+		{"syntax error", `{"slots": [{"count": 1,}]}`, []string{"malformed JSON", "at line 1, column 24"}},
 		{"trailing data", `{"slots": [{"count": 1}]} {"slots": []}`, []string{"malformed JSON", "after the JSON value"}},
 	}
 	for _, tc := range tests {

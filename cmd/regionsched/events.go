@@ -38,7 +38,7 @@ var (
 
 // eventValid says what each field of an event takes, for messages.
 var eventValid = map[string]string{
-	"t":        fmt.Sprintf("an integer number of ms in 0 ... %d", jsontext.MaxMillis),
+	"t":        "an integer number of ms in " + jsontext.MillisRange,
 	"event":    strings.Join(eventKinds, ", "),
 	"job":      "the name of a job of the run",
 	"priority": fmt.Sprintf("an integer in 1 ... %d", topology.MaxPriority),
@@ -169,7 +169,7 @@ func decodeEvent(line []byte, jobs []string) (simulator.JobEvent, *eventError) {
 	case w.T == nil:
 		return missing("t", "")
 	case *w.T < 0 || *w.T > jsontext.MaxMillis:
-		return bad("t", errEventRange, "%d is not in 0 ... %d (the time of the event, in ms)", *w.T, jsontext.MaxMillis)
+		return bad("t", errEventRange, "%d is not in %s (the time of the event, in ms)", *w.T, jsontext.MillisRange)
 	}
 	out.At = time.Duration(*w.T) * time.Millisecond
 	switch {
@@ -218,6 +218,11 @@ func decodeEventError(line []byte, err error) *eventError {
 	case de.Kind == jsontext.ErrType:
 		if valid, ok := eventValid[de.Path]; ok {
 			e.detail += " (valid: " + valid + ")"
+		}
+	case de.Kind == jsontext.ErrRange:
+		e.kind = errEventRange
+		if valid, ok := eventValid[de.Path]; ok {
+			e.detail = fmt.Sprintf("%s is out of range (valid: %s)", de.Number, valid)
 		}
 	case errors.As(de.Err, &syntaxErr):
 		// Offset counts the bytes read up to and including the bad one.

@@ -54,7 +54,7 @@ func TestSimulateGangTimeoutZero(t *testing.T) {
 	t.Run("hard 0 fails at arrival", func(t *testing.T) {
 		res, b := run(t, files[1])
 		require.Equal(t, 1, res.code, res.stdout)
-		why := `admission: job "b": its gang of 1 slots could not be reserved at its arrival (hard gang with timeout 0): timed out`
+		why := `admission: job "b": its gang of 1 slot could not be reserved at its arrival (hard gang with timeout 0): timed out`
 		assert.Equal(t, []string{"500 ms", "-", "-", "-", "-", "failed at 500 ms: " + why}, b)
 		assert.Equal(t, "failed: 1 of 2 jobs: b failed: "+why, lastLine(res.stdout))
 		assert.Contains(t, res.stdout, "makespan:          5000 ms")
@@ -62,7 +62,7 @@ func TestSimulateGangTimeoutZero(t *testing.T) {
 	t.Run("hard 1 fails 1 ms after arrival", func(t *testing.T) {
 		res, b := run(t, gangVariant(t, files[1], `"timeoutMs":0`, `"timeoutMs":1`))
 		require.Equal(t, 1, res.code, res.stdout)
-		why := `admission: job "b": its gang of 1 slots could not be reserved within 1ms (hard gang): timed out`
+		why := `admission: job "b": its gang of 1 slot could not be reserved within 1ms (hard gang): timed out`
 		assert.Equal(t, []string{"500 ms", "-", "-", "-", "-", "failed at 501 ms: " + why}, b)
 		assert.Equal(t, "failed: 1 of 2 jobs: b failed: "+why, lastLine(res.stdout))
 	})
@@ -120,7 +120,8 @@ func TestSimulateGangJudgedAgainstTheConfiguredCluster(t *testing.T) {
 		res := execCLI(t, "", "simulate", "--slots", c.slots, files[2], files[3])
 		require.Equal(t, 0, res.code, res.stdout)
 		lines := jobLines(t, res.stdout)
-		assert.Equal(t, []string{"0 ms", "0 ms", "2000 ms", "0 ms", "2000 ms", "finished"}, lines["gang"], "--slots %s", c.slots)
+		// its driver from 0 ms, its first task after the driver's startup
+		assert.Equal(t, []string{"0 ms", "1000 ms", "2000 ms", "1000 ms", "2000 ms", "finished"}, lines["gang"], "--slots %s", c.slots)
 		assert.Equal(t, []string{"100 ms", "100 ms", c.wide}, lines["wide"][:3], "--slots %s", c.slots)
 	}
 }

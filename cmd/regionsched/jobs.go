@@ -186,7 +186,7 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 		return err
 	}
 	if pic != nil {
-		if err := writePicture(c, r.svgFile, pic, r.timeline(res, per, queues, pic)); err != nil {
+		if err := writePicture(c, r.svgFile, pic, r.timeline(res, per, queues, pic, hasDrivers(jobs))); err != nil {
 			return err
 		}
 	}
@@ -200,9 +200,15 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	for _, j := range per {
 		fmt.Fprintln(out, jobLine(j))
 	}
+	for _, ev := range res.JobEvents {
+		fmt.Fprintln(out, ev)
+	}
 	fmt.Fprintf(out, "makespan:          %d ms of virtual time, until the last event\n", res.Makespan.Milliseconds())
 	fmt.Fprintf(out, "slot utilization:  %.1f%% of slot time with work progressing\n", 100*res.WorkUtilization)
 	fmt.Fprintf(out, "held waiting:      %.1f%% of slot time held by tasks that could not progress\n", 100*res.HeldWaiting)
+	if hasDrivers(jobs) {
+		fmt.Fprintf(out, "drivers:           %.1f%% of slot time held by job drivers\n", 100*res.DriverHeld)
+	}
 	fmt.Fprintf(out, "%s %s\n", pad(deployedLabel(r.policy), 18), count(res.RegionsScheduled, "deployment"))
 	fmt.Fprintf(out, "restarts:          %d (regions restarted: %d)\n", res.Failovers, res.RegionRestarts)
 	if res.Reclaims > 0 {
@@ -213,6 +219,16 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 		return negative(res.Reason)
 	}
 	return nil
+}
+
+// hasDrivers reports whether a job of the run has a driver.
+func hasDrivers(jobs []simulator.Job) bool {
+	for _, j := range jobs {
+		if j.Job.Submission().Driver != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // admissionText says how the jobs were admitted, for the summary.
@@ -285,16 +301,17 @@ func jobOutcome(j simulator.JobResult) string {
 }
 
 // timeline is the picture of a run of several jobs (drawn from pic): one
-// row per slot, one colour per job, drivers hatched; its title says how
-// the jobs were admitted as the summary does (admissionText).
-func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult, queues []admission.QueueConfig, pic *simulator.TimelineRecorder) simulator.Timeline {
+// row per slot, one colour per job, drivers hatched (drivers: some job has
+// one); its title says how the jobs were admitted as the summary does
+// (admissionText).
+func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult, queues []admission.QueueConfig, pic *simulator.TimelineRecorder, drivers bool) simulator.Timeline {
 	names := make([]string, len(per))
 	var waits []string
 	for i, j := range per {
 		names[i] = j.Name
 		switch {
 		case j.FirstDeploy < 0:
-			waits = append(waits, j.Name+" never started")
+			waits = append(waits, j.Name+" never ran a task")
 		case j.Verdict == simulator.Steady: // a stream
 			waits = append(waits, fmt.Sprintf("%s waited %s, still running", j.Name, millis(j.Wait())))
 		case j.Finished < 0:
@@ -305,6 +322,9 @@ func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult, que
 	}
 	subtitle := fmt.Sprintf("makespan %d ms; slot time: %.0f%% with work progressing, %.0f%% held while waiting",
 		res.Makespan.Milliseconds(), 100*res.WorkUtilization, 100*res.HeldWaiting)
+	if drivers {
+		subtitle += fmt.Sprintf(", %.0f%% held by drivers", 100*res.DriverHeld)
+	}
 	if res.Verdict == simulator.Steady {
 		subtitle = streamSubtitle(res)
 	}

@@ -249,8 +249,9 @@ func TestSimulateIdleSlotDrivers(t *testing.T) {
 	}
 	assert.Equal(t, []string{"0 driver slot 1", "2000 join0#0 slot 2"}, j5Deploys)
 	lines := jobLines(t, res.stdout)
-	assert.Equal(t, []string{"0 ms", "0 ms", "4000 ms", "0 ms", "4000 ms", "finished"}, lines["j0"])
-	assert.Equal(t, []string{"0 ms", "0 ms", "3000 ms", "0 ms", "3000 ms", "finished"}, lines["j5"])
+	// first deploy is the first task's (drivers do not count)
+	assert.Equal(t, []string{"0 ms", "1000 ms", "4000 ms", "1000 ms", "4000 ms", "finished"}, lines["j0"])
+	assert.Equal(t, []string{"0 ms", "2000 ms", "3000 ms", "2000 ms", "3000 ms", "finished"}, lines["j5"])
 
 	for _, c := range []struct {
 		policy string

@@ -60,7 +60,8 @@ func TestSimulateJobsDriverFlood(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(res.stdout, "deadlock: "), "the verdict once")
 		lines := jobLines(t, res.stdout)
 		require.Len(t, lines, 4)
-		assert.Equal(t, []string{"100 ms", "100 ms", "-", "0 ms", "-", "never finished (deadlock; stuck starting)"}, lines["spark-2"])
+		// its driver holds a slot from 100 ms, but no task ever ran
+		assert.Equal(t, []string{"100 ms", "-", "-", "-", "-", "never finished (deadlock; stuck starting)"}, lines["spark-2"])
 	})
 	for _, policy := range []string{"stateaware", "StateAware", "STATEAWARE"} {
 		t.Run(policy+" finishes", func(t *testing.T) {
@@ -70,8 +71,9 @@ func TestSimulateJobsDriverFlood(t *testing.T) {
 			assert.Equal(t, "finished: all 4 jobs finished at 16000 ms", lastLine(res.stdout))
 			lines := jobLines(t, res.stdout)
 			require.Len(t, lines, 4)
-			assert.Equal(t, []string{"0 ms", "0 ms", "4000 ms", "0 ms", "4000 ms", "finished"}, lines["spark-1"])
-			assert.Equal(t, []string{"100 ms", "4000 ms", "8000 ms", "3900 ms", "7900 ms", "finished"}, lines["spark-2"])
+			// first deploy: the first task, after the driver's startup of 1000 ms
+			assert.Equal(t, []string{"0 ms", "1000 ms", "4000 ms", "1000 ms", "4000 ms", "finished"}, lines["spark-1"])
+			assert.Equal(t, []string{"100 ms", "5000 ms", "8000 ms", "4900 ms", "7900 ms", "finished"}, lines["spark-2"])
 			assert.Contains(t, res.stdout, "4 jobs: mode all-blocking, policy region, queue policy stateaware, 4 slots, seed 1\n")
 		})
 	}
@@ -143,7 +145,7 @@ func TestSimulateJobsDriverFlood(t *testing.T) {
 	t.Run("one job file with --queue-policy goes through the admission", func(t *testing.T) {
 		res := execCLI(t, "", "simulate", "--slots", "4", "--queue-policy", "fifo", jobs[0])
 		require.Equal(t, 0, res.code, res.stderr)
-		assert.Contains(t, res.stdout, `job "spark-1": submitted 0 ms, first deploy 0 ms, finished 4000 ms, wait 0 ms, makespan 4000 ms; finished`)
+		assert.Contains(t, res.stdout, `job "spark-1": submitted 0 ms, first deploy 1000 ms, finished 4000 ms, wait 1000 ms, makespan 4000 ms; finished`)
 	})
 	t.Run("a job that can never fit is rejected, the others run", func(t *testing.T) {
 		big := writeTemp(t, "big.json", `{"name": "big", "vertices": [{"id": "a", "parallelism": 5}, {"id": "b", "parallelism": 5}],

@@ -130,7 +130,7 @@ func TestSimulateEventsAuditAndKill(t *testing.T) {
 		trace := filepath.Join(dir, "trace.jsonl")
 		res := execCLI(t, "", "simulate", "--cluster", cluster, "--events", events, "--trace", trace, mine, theirs)
 		require.Equal(t, 0, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
-		assert.Equal(t, "finished: 1 of 2 jobs finished at 1500 ms, mine killed", lastLine(res.stdout))
+		assert.Equal(t, "finished: 1 of 2 jobs finished at 1000 ms, mine killed at 1500 ms", lastLine(res.stdout))
 		assert.Equal(t, []string{"0 ms", "1000 ms", "-", "1000 ms", "-", "killed at 1500 ms: by bob"}, jobLines(t, res.stdout)["mine"])
 		tr, err := os.ReadFile(trace)
 		require.NoError(t, err)

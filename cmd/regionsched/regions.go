@@ -120,8 +120,8 @@ func writeRegionsText(w io.Writer, rs *region.Regions) {
 	job := t.Job()
 	blocking := job.BlockingEdges(t.Mode())
 	fmt.Fprintf(w, "job %q, mode %s\n", job.Name(), t.Mode())
-	fmt.Fprintf(w, "%d execution vertices, %d region%s, %d blocking logical edge%s, minimum slots %d\n\n",
-		t.NumExecutionVertices(), rs.NumRegions(), pluralS(rs.NumRegions()), blocking, pluralS(blocking), rs.MinimumSlots())
+	fmt.Fprintf(w, "%s, %s, %s, minimum slots %d\n\n", countOf(t.NumExecutionVertices(), "execution vertex", "execution vertices"),
+		count(rs.NumRegions(), "region"), count(blocking, "blocking logical edge"), rs.MinimumSlots())
 	fmt.Fprintf(w, "%-7s %-6s %-40s %s\n", "REGION", "SLOTS", "VERTICES", "CONSUMES")
 	cache := map[topology.GroupID]string{}
 	for r := range region.ID(rs.NumRegions()) {
@@ -138,13 +138,6 @@ func writeRegionsText(w io.Writer, rs *region.Regions) {
 		}
 		fmt.Fprintf(w, "%-7d %-6d %-40s %s\n", r, rs.SlotCount(r), strings.Trim(members, "{}"), consumes)
 	}
-}
-
-func pluralS(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // idRanges renders sorted ids compactly: "0-3, 7, 9-12", or "-" if none.

@@ -232,7 +232,7 @@ JOB is a job file (JSON), or - for standard input; CLUSTER is a cluster file.
 
 Exit codes: 0 success, 1 a negative verdict (not runnable, deadlock, failed job),
 2 bad input or usage (the message names the field, vertex, edge or valid values).`,
-		Version:       version(debug.ReadBuildInfo()),
+		Version:       versionText(version, debug.ReadBuildInfo),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
@@ -261,9 +261,24 @@ const formatsHelp = "The job file, the cluster file and the events file (every f
 	"and range, with examples) are described in " + formatsDoc + " of the source\n" +
 	"repository (github.com/regionsched/regionsched)."
 
-// version describes the build from its build information: the module
-// version and the VCS revision it was built from.
-func version(info *debug.BuildInfo, ok bool) string {
+// version is the version the command was stamped with at build time:
+// make build sets it to what git describe --always --dirty says
+// (go build -ldflags "-X main.version=v1.2.3" does it by hand); "" if the
+// build was not stamped, and then the build information tells.
+var version string
+
+// versionText is what --version prints: the stamped version if there is
+// one, else what readBuildInfo (debug.ReadBuildInfo) tells.
+func versionText(stamped string, readBuildInfo func() (*debug.BuildInfo, bool)) string {
+	if stamped != "" {
+		return stamped
+	}
+	return buildVersion(readBuildInfo())
+}
+
+// buildVersion describes the build from its build information: the
+// module version and the VCS revision it was built from.
+func buildVersion(info *debug.BuildInfo, ok bool) string {
 	if !ok || info == nil {
 		return "(unknown version: no build information)"
 	}
@@ -284,7 +299,8 @@ func version(info *debug.BuildInfo, ok bool) string {
 		}
 	}
 	if rev == "" {
-		return v + ", revision unknown"
+		// go build -buildvcs=false, or no repository: nothing to tell.
+		return v + ", revision unknown (no version stamped at build time, no VCS information in the build)"
 	}
 	v += ", revision " + rev
 	if when != "" {
@@ -300,7 +316,7 @@ func version(info *debug.BuildInfo, ok bool) string {
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {
-			return badInput(fmt.Errorf("expected %d job file argument (a path or - for standard input), got %d", n, len(args)))
+			return badInput(fmt.Errorf("expected %s (a path or - for standard input), got %d", count(n, "job file argument"), len(args)))
 		}
 		return nil
 	}

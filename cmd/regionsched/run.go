@@ -173,8 +173,8 @@ func printOutcomes(w io.Writer, outcomes []slurmOutcome) error {
 			failed = append(failed, o.Name)
 			continue
 		}
-		fmt.Fprintf(w, "job %s: finished at %s (first deploy %s): %d task runs as Slurm steps in %s, all on their slot's node; %d failovers\n",
-			o.Name, runMillis(o.End), runMillis(o.FirstDeploy), o.Steps, count(len(o.Allocations), "allocation"), o.Stats.Failovers)
+		fmt.Fprintf(w, "job %s: finished at %s (first deploy %s): %s as Slurm steps in %s, all on their slot's node; %s\n",
+			o.Name, runMillis(o.End), runMillis(o.FirstDeploy), count(o.Steps, "task run"), count(len(o.Allocations), "allocation"), count(o.Stats.Failovers, "failover"))
 	}
 	if len(failed) > 0 {
 		verdict := fmt.Sprintf("failed: %s", strings.Join(failed, ", "))

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/regionsched/regionsched/internal/hugepage"
+	"github.com/regionsched/regionsched/internal/plural"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/simulator"
 )
@@ -103,7 +104,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		}
 		if pic != nil {
 			tl := simulator.Timeline{
-				Title: fmt.Sprintf("%s — %s, %s policy, %d slots", job.Name(), mode.mode, policy, res.Slots),
+				Title: fmt.Sprintf("%s — %s, %s policy, %s", job.Name(), mode.mode, policy, count(res.Slots, "slot")),
 				Subtitle: fmt.Sprintf("makespan %d ms; slot time: %.0f%% with work progressing, %.0f%% held while waiting; %s, %s", res.Makespan.Milliseconds(),
 					100*res.WorkUtilization, 100*res.HeldWaiting, count(res.RegionsScheduled, deployUnit(policy)), count(res.Failovers, "restart")),
 				Slots: timelineRows(res, pic), Regions: rs.NumRegions(), Makespan: res.Makespan,
@@ -131,7 +132,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		}
 		fmt.Fprintf(out, "restarts:          %d (regions restarted: %d)\n", res.Failovers, res.RegionRestarts)
 		for _, r := range res.Restarts {
-			fmt.Fprintf(out, "  at %d ms %s failed: restarted regions %s\n", r.At.Milliseconds(), r.Task, idRanges(r.Regions))
+			fmt.Fprintf(out, "  at %d ms %s failed: restarted %s %s\n", r.At.Milliseconds(), r.Task, noun(len(r.Regions), "region", "regions"), idRanges(r.Regions))
 		}
 		fmt.Fprintf(out, "simulation steps:  %d (task progress ends and slot-request timeouts handled); %s\n",
 			res.Processed, count(res.TraceEvents, "trace event"))
@@ -157,13 +158,17 @@ func streamSubtitle(res *simulator.Result) string {
 	return s
 }
 
-// count renders "1 restart" or "3 restarts".
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+// count renders "1 restart" or "3 restarts": every count the command
+// prints agrees with its noun.
+//
+// countOf is count for a noun whose plural is not made with an s: "1
+// execution vertex", "12 execution vertices"; noun is the form for n
+// things without the number: "region 0", "regions 0-3".
+var (
+	count   = plural.Count
+	countOf = plural.CountOf
+	noun    = plural.Of
+)
 
 func deployUnit(p simulator.Policy) string {
 	if p == simulator.EagerPolicy {

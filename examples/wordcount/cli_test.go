@@ -15,7 +15,15 @@ import (
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := run(testContext(t), args, &stdout, &stderr)
+	code := run(testContext(t), args, strings.NewReader(""), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// runCLIWithInput is runCLI with stdin as standard input.
+func runCLIWithInput(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(testContext(t), args, strings.NewReader(stdin), &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -93,6 +101,82 @@ func TestCLIErrors(t *testing.T) {
 		code, out, errOut := runCLI(t, tc.args...)
 		if code != tc.code || out != "" || !strings.Contains(errOut, tc.msg) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.args, code, out, errOut, tc.code, tc.msg)
+		}
+	}
+}
+
+// TestCLIInput counts the text of --input FILE, and of standard input
+// for --input -, instead of the built-in text.
+func TestCLIInput(t *testing.T) {
+	const text = "The cat and the dog.\r\nA cat, the end\n\nthe"
+	lines := []string{"The cat and the dog.", "A cat, the end", "", "the"}
+	want := func(k int) string {
+		var b strings.Builder
+		for _, wc := range reference(lines, k) {
+			fmt.Fprintf(&b, "%d %s\n", wc.Count, wc.Word)
+		}
+		return b.String()
+	}
+	if got := want(3); got != "4 the\n2 cat\n1 a\n" {
+		t.Fatalf("reference of the test text: %q", got)
+	}
+	file := filepath.Join(t.TempDir(), "text.txt")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--input", file}, {"--input", "-"}} {
+		code, out, errOut := runCLIWithInput(t, text, append(args, "--top", "3", "--mode", "pointwise-pipelined-only")...)
+		if code != 0 || out != want(3) {
+			t.Errorf("%v: exit %d, stdout %q, want %q; stderr:\n%s", args, code, out, want(3), errOut)
+		}
+	}
+	code, out, errOut := runCLIWithInput(t, "", "--input", "-", "--top", "0")
+	if code != 0 || out != "" {
+		t.Errorf("empty input: exit %d, stdout %q; stderr:\n%s", code, out, errOut)
+	}
+	code, _, errOut = runCLI(t, "--input", filepath.Join(t.TempDir(), "missing.txt"))
+	if code != 2 || !strings.Contains(errOut, "--input") || !strings.Contains(errOut, "missing.txt") {
+		t.Errorf("missing input: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestCLIFailSyntax: --fail takes simulate's ID#i@MS, and per job
+// wc-2:ID#i@MS; a bad time or subtask is bad usage naming the form.
+func TestCLIFailSyntax(t *testing.T) {
+	code, out, errOut := runCLI(t, "--slots", "2", "--mode", "pointwise-pipelined-only", "--fail", "counter#1@0")
+	if code != 0 || out != formatted(t, 10) || !strings.Contains(errOut, "failed: counter#1") || !strings.Contains(errOut, ", 1 failover, ") {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	code, _, errOut = runCLI(t, "--jobs", "2", "--slots", "2", "--fail", "wc-2:counter#1@0", "--top", "1")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+	summaries := 0 // job priority submitted first-deploy ended outcome deployments failovers restarts peak
+	for _, l := range strings.Split(errOut, "\n") {
+		f := strings.Fields(l)
+		if len(f) == 10 && (f[0] == "wc-1" || f[0] == "wc-2") {
+			summaries++
+			if want := map[string]string{"wc-1": "0", "wc-2": "1"}[f[0]]; f[7] != want {
+				t.Errorf("%s: %s failovers, want %s", f[0], f[7], want)
+			}
+		}
+	}
+	if summaries != 2 {
+		t.Errorf("%d job summary lines, want 2:\n%s", summaries, errOut)
+	}
+	for _, tc := range []struct{ fail, msg string }{
+		{"counter#1@x", `--fail "counter#1@x": "x" is not a non-negative number of milliseconds (the form is ID#i@MS, e.g. counter#1@5)`},
+		{"counter#1@-5", `"-5" is not a non-negative number of milliseconds`},
+		{"counter#9@5", `--fail "counter#9@5"`},
+		{"wc-3:counter#1@5", `no job "wc-3"`},
+	} {
+		args := []string{"--fail", tc.fail}
+		if strings.HasPrefix(tc.fail, "wc-") {
+			args = append(args, "--jobs", "2")
+		}
+		code, out, errOut := runCLI(t, args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, tc.msg) {
+			t.Errorf("--fail %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.fail, code, out, errOut, tc.msg)
 		}
 	}
 }

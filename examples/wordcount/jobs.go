@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/regionsched/regionsched/examples/wordcount/internal/engine"
+	"github.com/regionsched/regionsched/internal/plural"
 	"github.com/regionsched/regionsched/multijob"
 )
 
@@ -62,8 +63,9 @@ type jobRun struct {
 // the run.
 func printJobsTimeline(w io.Writer, cfg engine.JobsConfig, res *engine.JobsResult) {
 	first := res.Jobs[0]
-	fmt.Fprintf(w, "%d jobs of %s in %s mode: %d regions each, at least %d slots; %d slots; queue policy %s\n",
-		len(res.Jobs), cfg.Job.Name(), cfg.Mode, first.Regions, first.MinimumSlots, cfg.Slots, cfg.Policy)
+	fmt.Fprintf(w, "%s of %s in %s mode: %s each, at least %s; %s; queue policy %s\n",
+		plural.Count(len(res.Jobs), "job"), cfg.Job.Name(), cfg.Mode, plural.Count(first.Regions, "region"),
+		plural.Count(first.MinimumSlots, "slot"), plural.Count(cfg.Slots, "slot"), cfg.Policy)
 	var runs []jobRun
 	released := 0
 	for i, jr := range res.Jobs {
@@ -105,5 +107,5 @@ func printJobsTimeline(w io.Writer, cfg engine.JobsConfig, res *engine.JobsResul
 			jr.Stats.RegionsDeployed, jr.Stats.Failovers, jr.Stats.RegionRestarts, jr.PeakSlots)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "at most %d slots in use, %d blocking partitions released\n", res.PeakSlots, released)
+	fmt.Fprintf(w, "at most %s in use, %s released\n", plural.Count(res.PeakSlots, "slot"), plural.Count(released, "blocking partition"))
 }

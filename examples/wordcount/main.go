@@ -3,12 +3,21 @@
 // channels and its blocking edges files, on N local slots the scheduler
 // hands out region by region (package internal/engine explains how).
 //
-//	go run ./examples/wordcount --slots 2 --mode pointwise-pipelined-only --fail counter#1
+//	go run ./examples/wordcount --slots 2 --mode pointwise-pipelined-only --fail counter#1@5
+//	go run ./examples/wordcount --input book.txt --top 20
+//	cat *.txt | go run ./examples/wordcount --input -
 //
 // The graph is examples/jobs/wordcount.json (text-source -rescale->
 // tokenizer -hash-> counter -forward-> top-k -rebalance-> result-sink);
-// --job runs another graph of the same operators. The input is the text
-// in testdata (built into the program).
+// --job runs another graph of the same operators. The input is --input
+// FILE (- for standard input), one line of text per line, or by default
+// the text in testdata (built into the program).
+//
+// --fail ID#i@MS (repeatable) makes the first attempt of subtask ID#i
+// fail once it has run MS ms, as regionsched simulate --fail does: at the
+// first record it handles from then on, or at the end of its input if
+// that comes first. --fail ID#i fails it after --fail-after records
+// instead.
 //
 // Standard output: the result, one "count word" line per word, by count
 // (largest first) then word. Standard error: one line per region attempt
@@ -24,7 +33,7 @@
 // --queue-policy (fifo, priority, fairshare or stateaware), each job's
 // priority given by --priorities (one per job, comma-separated, 1 ...
 // 10000; 5000 each by default). --fail then names the job as well:
-// --fail wc-2:counter#1.
+// --fail wc-2:counter#1@5.
 //
 //	go run ./examples/wordcount --jobs 3 --slots 2 --queue-policy priority --priorities 1000,5000,9000
 //
@@ -58,6 +67,7 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/examples/wordcount/internal/engine"
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/plural"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -70,13 +80,13 @@ var testdata embed.FS
 var defaultJobs = []string{"examples/jobs/wordcount.json", "../jobs/wordcount.json"}
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // run is the program: it parses args, runs the job (or jobs) and prints;
-// it returns the exit status.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	opts, err := parseArgs(args, stderr)
+// it returns the exit status. stdin is what --input - reads.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	opts, err := parseArgs(args, stdin, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -129,13 +139,15 @@ type options struct {
 // jobName names the i-th job (from 1).
 func jobName(i int) string { return fmt.Sprintf("wc-%d", i) }
 
-// parseArgs turns the command line into a run's configuration.
-func parseArgs(args []string, stderr io.Writer) (options, error) {
+// parseArgs turns the command line into a run's configuration; stdin is
+// what --input - reads.
+func parseArgs(args []string, stdin io.Reader, stderr io.Writer) (options, error) {
 	fset := flag.NewFlagSet("wordcount", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	slots := fset.Int("slots", 2, "number of local slots")
 	modeName := fset.String("mode", "all-blocking", "global data exchange mode: "+strings.Join(exchange.ModeNames(), ", "))
 	jobFile := fset.String("job", "", "job graph file (default examples/jobs/wordcount.json)")
+	input := fset.String("input", "", "the text to count: a `FILE`, or - for standard input (default: the built-in text of testdata)")
 	top := fset.Int("top", 10, "print the K most frequent words (0: all)")
 	failAfter := fset.Int("fail-after", engine.DefaultFailAfter, "records a --fail attempt processes before it fails")
 	jobs := fset.Int("jobs", 1, "number of jobs to run at once on the slots, named wc-1 ... wc-N")
@@ -143,7 +155,8 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	prioList := fset.String("priorities", "", "with --jobs > 1, each job's priority, comma-separated, one per job, "+
 		fmt.Sprintf("%d ... %d (default %d each)", admission.MinPriority, admission.MaxPriority, admission.DefaultPriority))
 	var fail []string
-	fset.Func("fail", "make the first attempt of subtask ID#i fail midway (repeatable); with --jobs > 1 name the job: wc-2:counter#1", func(s string) error {
+	fset.Func("fail", "make the first attempt of subtask ID#i fail once it has run MS ms: `ID#i@MS`, as regionsched simulate --fail (or at the end of its input, if sooner); "+
+		"ID#i alone fails it after --fail-after records; repeatable; with --jobs > 1 name the job: wc-2:counter#1@5", func(s string) error {
 		fail = append(fail, s)
 		return nil
 	})
@@ -176,7 +189,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	if err != nil {
 		return options{}, err
 	}
-	text, err := loadText()
+	text, err := loadInput(*input, stdin)
 	if err != nil {
 		return options{}, err
 	}
@@ -215,8 +228,9 @@ func parsePriorities(list string, jobs int) ([]int, error) {
 	return out, nil
 }
 
-// parseFail sorts the --fail values by job: "JOB:ID#i", or "ID#i" when
-// there is one job.
+// parseFail sorts the --fail values by job: "JOB:ID#i@MS" (or
+// "JOB:ID#i"), or "ID#i@MS" (or "ID#i") when there is one job; the
+// engine checks the subtask and the time.
 func parseFail(values []string, jobs int) (map[string][]string, error) {
 	out := map[string][]string{}
 	for _, v := range values {
@@ -268,6 +282,39 @@ func loadJob(path string) (*topology.JobGraph, error) {
 	return job, nil
 }
 
+// loadInput returns the lines to count: of the file path, of stdin for
+// "-", or of the built-in text for "".
+func loadInput(path string, stdin io.Reader) ([]string, error) {
+	var data []byte
+	var err error
+	switch path {
+	case "":
+		return loadText()
+	case "-":
+		if data, err = io.ReadAll(stdin); err != nil {
+			return nil, fmt.Errorf("--input -: reading standard input: %w", err)
+		}
+	default:
+		if data, err = os.ReadFile(path); err != nil {
+			return nil, fmt.Errorf("--input: %w", err)
+		}
+	}
+	return splitLines(string(data)), nil
+}
+
+// splitLines splits text into its lines, without their ends ("\n" or
+// "\r\n"); a last line without an end counts, an empty text has none.
+func splitLines(text string) []string {
+	if text == "" {
+		return nil
+	}
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(l, "\r")
+	}
+	return lines
+}
+
 // loadText returns the lines of the built-in text, file by file in name
 // order.
 func loadText() ([]string, error) {
@@ -288,8 +335,8 @@ func loadText() ([]string, error) {
 
 // printTimeline writes one line per region attempt and a summary.
 func printTimeline(w io.Writer, cfg engine.Config, res *engine.Result) {
-	fmt.Fprintf(w, "%s in %s mode: %d regions, at least %d slots; %d slots\n",
-		cfg.Job.Name(), cfg.Mode, res.Regions, res.MinimumSlots, cfg.Slots)
+	fmt.Fprintf(w, "%s in %s mode: %s, at least %s; %s\n",
+		cfg.Job.Name(), cfg.Mode, plural.Count(res.Regions, "region"), plural.Count(res.MinimumSlots, "slot"), plural.Count(cfg.Slots, "slot"))
 	if len(res.Timeline) == 0 {
 		return
 	}
@@ -303,8 +350,10 @@ func printTimeline(w io.Writer, cfg engine.Config, res *engine.Result) {
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%v\t%s\n", r.Region, r.Attempt, ms(r.Deployed), end, outcome, r.Slots, strings.Join(r.Tasks, " "))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%d region deployments, %d failovers, %d region restarts, at most %d slots in use, %d blocking partitions released\n",
-		res.Stats.RegionsDeployed, res.Stats.Failovers, res.Stats.RegionRestarts, res.PeakSlots, res.PartitionsReleased)
+	fmt.Fprintf(w, "%s, %s, %s, at most %s in use, %s released\n",
+		plural.Count(res.Stats.RegionsDeployed, "region deployment"), plural.Count(res.Stats.Failovers, "failover"),
+		plural.Count(res.Stats.RegionRestarts, "region restart"), plural.Count(res.PeakSlots, "slot"),
+		plural.Count(res.PartitionsReleased, "blocking partition"))
 }
 
 // ms formats a time since the start of the run in milliseconds.

@@ -160,6 +160,21 @@ func TestFailureAtEndOfInput(t *testing.T) {
 	}
 }
 
+// TestFailureAfterATime: "ID#i@MS" fails the first attempt once it has run
+// MS ms (0: at its first record), or at the end of its input if that comes
+// first (a minute: no task of the test runs that long); either way the
+// job recovers with the same result.
+func TestFailureAfterATime(t *testing.T) {
+	job, lines := wordcountJob(t), text(t)
+	for _, fail := range []string{"text-source#0@0", "counter#1@0", "result-sink#0@0", "counter#0@60000", "text-source#1@60000"} {
+		t.Run(fail, func(t *testing.T) {
+			t.Parallel()
+			res := checkRun(t, engine.Config{Job: job, Mode: exchange.PointwisePipelinedOnly, Slots: 2, Text: lines, Fail: []string{fail}})
+			checkFailover(t, res, fail[:strings.IndexByte(fail, '@')])
+		})
+	}
+}
+
 // TestTooFewSlots: with fewer slots than the minimum of the mode, the run
 // stops at once with the scheduler's typed error, having deployed nothing.
 func TestTooFewSlots(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
+	"strings"
 	"time"
 )
 
@@ -21,6 +23,10 @@ var (
 	// ErrType means a value is not of the JSON type the Go value needs,
 	// e.g. a string where an integer belongs.
 	ErrType = errors.New("wrong JSON type")
+	// ErrRange means an integer is written as one but does not fit the Go
+	// integer it is read into, e.g. 99999999999999999999 (DecodeError.Number
+	// holds it as written).
+	ErrRange = errors.New("number out of range")
 	// ErrInvalid means a value was refused for another reason: by its
 	// own UnmarshalJSON method (DecodeError.Err is the method's error,
 	// e.g. a *resource.AmountError) or by encoding/json for a reason not
@@ -33,6 +39,10 @@ var (
 // holds: the upper bound of every millisecond field of a file.
 const MaxMillis = int64(math.MaxInt64) / int64(time.Millisecond)
 
+// MillisRange is the range of a millisecond field, exact and readable,
+// for messages: "0 ... 9223372036854 (about 292 years)".
+var MillisRange = fmt.Sprintf("0 ... %d (about %d years)", MaxMillis, int64(time.Duration(math.MaxInt64).Hours()/24/365.25))
+
 // DecodeError is a problem found by Decode.
 type DecodeError struct {
 	// Path is the JSON path of the offending value, e.g.
@@ -40,12 +50,17 @@ type DecodeError struct {
 	// Decode when the problem is the whole value; "" for the document.
 	Path string
 	// Kind is ErrUnknownKey, ErrDuplicateKey, ErrType, ErrMalformed,
-	// ErrTrailing or ErrInvalid.
+	// ErrTrailing, ErrRange or ErrInvalid.
 	Kind error
+	// Number is, for ErrRange, the integer as written in the data.
+	Number string
 	// Detail says what is wrong without naming the path, in words for a
 	// user: "valid fields: id, parallelism", "expected an integer, got
-	// JSON string", "unexpected end of input" (for ErrInvalid, the
-	// message of Err).
+	// JSON string", "99999999999999999999 is out of range (valid: an
+	// integer in -9223372036854775808 ... 9223372036854775807)",
+	// "invalid character ',' looking for beginning of value (at line 3,
+	// column 17)", "unexpected end of input" (for ErrInvalid, the message
+	// of Err).
 	Detail string
 	// Err is the cause: a *KeyError, *json.UnmarshalTypeError,
 	// *json.SyntaxError, io.EOF or io.ErrUnexpectedEOF, or the error of
@@ -97,11 +112,16 @@ func Decode(data []byte, v any, path string, fields []string) error {
 		case errors.As(err, &ke):
 			return keyError(path, ke)
 		case errors.As(err, &typeErr):
+			if n, ok := strings.CutPrefix(typeErr.Value, "number "); ok && isIntegerLiteral(n) && Kind(typeErr.Type) == "an integer" {
+				return &DecodeError{Path: JoinPath(path, typeErr.Field), Kind: ErrRange, Err: err, Number: n,
+					Detail: fmt.Sprintf("%s is out of range (valid: an integer in %s)", n, intRange(typeErr.Type))}
+			}
 			return &DecodeError{Path: JoinPath(path, typeErr.Field), Kind: ErrType, Err: err,
 				Detail: fmt.Sprintf("expected %s, got JSON %s", Kind(typeErr.Type), typeErr.Value)}
 		case errors.As(err, &syntaxErr):
+			line, col := LineColumn(data, syntaxErr.Offset)
 			return &DecodeError{Path: path, Kind: ErrMalformed, Err: err,
-				Detail: fmt.Sprintf("%v (at byte %d)", err, syntaxErr.Offset)}
+				Detail: fmt.Sprintf("%v (at line %d, column %d)", err, line, col)}
 		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 			return &DecodeError{Path: path, Kind: ErrMalformed, Err: err, Detail: "unexpected end of input"}
 		default:
@@ -112,6 +132,46 @@ func Decode(data []byte, v any, path string, fields []string) error {
 		return &DecodeError{Path: path, Kind: ErrTrailing, Detail: "unexpected data after the JSON value"}
 	}
 	return nil
+}
+
+// LineColumn locates the byte at offset in data (the Offset of a
+// *json.SyntaxError: the bytes read up to and including the bad one) as a
+// 1-based line and column (in bytes) for a user.
+func LineColumn(data []byte, offset int64) (line, column int) {
+	offset = min(max(offset, 1), int64(len(data)))
+	before := data[:offset]
+	line = 1 + bytes.Count(before[:max(0, len(before)-1)], []byte{'\n'})
+	start := bytes.LastIndexByte(before[:max(0, len(before)-1)], '\n') + 1
+	return line, int(offset) - start
+}
+
+// isIntegerLiteral reports whether a JSON number is written as an
+// integer (no fraction, no exponent).
+func isIntegerLiteral(n string) bool {
+	n = strings.TrimPrefix(n, "-")
+	if n == "" {
+		return false
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// intRange is the range of the Go integer type t (or what it points to):
+// "-9223372036854775808 ... 9223372036854775807".
+func intRange(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	bits := t.Bits()
+	switch t.Kind() {
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return fmt.Sprintf("0 ... %d", uint64(math.MaxUint64)>>(64-bits))
+	}
+	return fmt.Sprintf("%d ... %d", int64(math.MinInt64)>>(64-bits), int64(math.MaxInt64)>>(64-bits))
 }
 
 // keyError places a *KeyError found in data at path in its document.

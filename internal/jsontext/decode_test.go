@@ -99,12 +99,20 @@ func TestDecodeErrors(t *testing.T) {
 			jsontext.ErrType, "p.inner.n", "expected an integer, got JSON string", new(*json.UnmarshalTypeError)},
 		{"wrong type at the top", `[1]`, "p",
 			jsontext.ErrType, "p", "expected an object, got JSON array", new(*json.UnmarshalTypeError)},
-		{"number out of range", `{"inner":{"n":1e30}}`, "",
+		{"a number that is no integer", `{"inner":{"n":1e30}}`, "",
 			jsontext.ErrType, "inner.n", "expected an integer, got JSON number 1e30", new(*json.UnmarshalTypeError)},
+		{"an integer out of range", `{"inner":{"n":99999999999999999999}}`, "",
+			jsontext.ErrRange, "inner.n", "99999999999999999999 is out of range (valid: an integer in -9223372036854775808 ... 9223372036854775807)",
+			new(*json.UnmarshalTypeError)},
+		{"a negative integer out of range", `{"inner":{"n":-99999999999999999999}}`, "",
+			jsontext.ErrRange, "inner.n", "-99999999999999999999 is out of range (valid: an integer in -9223372036854775808 ... 9223372036854775807)",
+			new(*json.UnmarshalTypeError)},
 		{"syntax error", `{"id":"A",}`, "p",
-			jsontext.ErrMalformed, "p", "invalid character '}' looking for beginning of object key string (at byte 11)", new(*json.SyntaxError)},
+			jsontext.ErrMalformed, "p", "invalid character '}' looking for beginning of object key string (at line 1, column 11)", new(*json.SyntaxError)},
+		{"syntax error on a later line", "{\n  \"id\": \"A\",\n  }", "p",
+			jsontext.ErrMalformed, "p", "invalid character '}' looking for beginning of object key string (at line 3, column 3)", new(*json.SyntaxError)},
 		{"syntax error after a wrong-case key: the syntax wins", `{"ID":"A",}`, "",
-			jsontext.ErrMalformed, "", "invalid character '}' looking for beginning of object key string (at byte 11)", new(*json.SyntaxError)},
+			jsontext.ErrMalformed, "", "invalid character '}' looking for beginning of object key string (at line 1, column 11)", new(*json.SyntaxError)},
 		{"empty", ``, "p", jsontext.ErrMalformed, "p", "unexpected end of input", nil},
 		{"truncated", `{"id":`, "p", jsontext.ErrMalformed, "p", "unexpected end of input", nil},
 		{"trailing data", `{"id":"A"} {}`, "p", jsontext.ErrTrailing, "p", "unexpected data after the JSON value", nil},
@@ -237,4 +245,19 @@ func equalOuter(a, b outer) bool {
 		return false
 	}
 	return a.Self == nil || *a.Self == *b.Self
+}
+
+func TestLineColumn(t *testing.T) {
+	data := []byte("ab\ncd\n\nef")
+	for _, tc := range []struct {
+		offset       int64
+		line, column int
+	}{{1, 1, 1}, {2, 1, 2}, {3, 1, 3}, {4, 2, 1}, {6, 2, 3}, {7, 3, 1}, {8, 4, 1}, {9, 4, 2}, {0, 1, 1}, {99, 4, 2}} {
+		line, column := jsontext.LineColumn(data, tc.offset)
+		assert.Equal(t, [2]int{tc.line, tc.column}, [2]int{line, column}, "offset %d", tc.offset)
+	}
+}
+
+func TestMillisRange(t *testing.T) {
+	assert.Equal(t, "0 ... 9223372036854 (about 292 years)", jsontext.MillisRange)
 }

@@ -34,9 +34,11 @@ type Config struct {
 	// TopK is what the top-k operator keeps and the result's length; 0
 	// means every word.
 	TopK int
-	// Fail names subtasks ("ID#i") whose first attempt fails after it
-	// processed FailAfter records (or at the end of its input, if it
-	// has fewer), before it finishes.
+	// Fail names subtasks whose first attempt fails before it finishes:
+	// "ID#i@MS" once it has run MS ms (at the first record it handles
+	// from then on), "ID#i" once it processed FailAfter records; either
+	// way at the end of its input if that comes first. It is the syntax
+	// of regionsched simulate --fail (parseFail).
 	Fail []string
 	// FailAfter: see Fail; 0 means DefaultFailAfter.
 	FailAfter int
@@ -157,7 +159,7 @@ type engine struct {
 	runs        map[scheduler.TaskID]*attempt
 	pipes       map[pipeKey]*pipe
 	partitions  map[scheduler.PartitionID]*blockingResult
-	failPending map[scheduler.TaskID]bool
+	failPending map[scheduler.TaskID]failure
 	released    int // blocking partitions deleted
 
 	// Guarded by h.mu.
@@ -195,7 +197,7 @@ func newEngine(cfg Config, job string) (*engine, error) {
 		runs:        map[scheduler.TaskID]*attempt{},
 		pipes:       map[pipeKey]*pipe{},
 		partitions:  map[scheduler.PartitionID]*blockingResult{},
-		failPending: map[scheduler.TaskID]bool{},
+		failPending: map[scheduler.TaskID]failure{},
 		timeline:    newTimeline(),
 		outputs:     map[scheduler.TaskID]taskOutput{},
 	}
@@ -215,12 +217,12 @@ func newEngine(cfg Config, job string) (*engine, error) {
 		}
 		e.ops = append(e.ops, op.run)
 	}
-	for _, name := range cfg.Fail {
-		v, err := e.topo.ParseVertexName(name)
+	for _, spec := range cfg.Fail {
+		f, err := parseFail(e.topo, spec)
 		if err != nil {
-			return nil, fmt.Errorf("--fail: %w", err)
+			return nil, err
 		}
-		e.failPending[v] = true
+		e.failPending[f.task] = f
 	}
 	return e, nil
 }

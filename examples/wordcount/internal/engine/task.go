@@ -58,9 +58,13 @@ func (e *engine) newAttempt(dep scheduler.Deployment) *attempt {
 			parallelism: e.cfg.Job.Vertex(jv).Parallelism,
 		},
 	}
-	if e.failPending[dep.Task] {
+	if f, ok := e.failPending[dep.Task]; ok {
 		delete(e.failPending, dep.Task) // only the first attempt fails
-		a.io.failAfter = e.cfg.FailAfter
+		if f.timed {
+			a.io.failTimed, a.io.failAfterTime, a.io.clock = true, f.after, e.h.clk
+		} else {
+			a.io.failAfter = e.cfg.FailAfter
+		}
 	}
 	return a
 }
@@ -72,6 +76,7 @@ func (e *engine) newAttempt(dep scheduler.Deployment) *attempt {
 func (e *engine) execute(a *attempt) {
 	defer e.h.wg.Done()
 	defer close(a.done)
+	a.io.started = e.h.clk.Now()
 	e.report(a, "running", e.rep.TaskRunning(a.ctx, a.task, a.attempt))
 	err := a.run()
 	key := runKey{a.region, a.attempt}
@@ -150,7 +155,7 @@ func (a *attempt) run() (err error) {
 	if err := a.op(ctx, a.io); err != nil {
 		return err
 	}
-	if a.io.failAfter > 0 { // a source that emitted fewer records than FailAfter
+	if a.io.failArmed() { // a source that emitted fewer records than FailAfter, or ended before its time
 		return ErrInjected
 	}
 	for _, o := range a.io.outs {

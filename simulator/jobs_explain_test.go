@@ -1,0 +1,107 @@
+package simulator_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// Result.JobEvents says what became of every event, in order: applied
+// (with the old priority) or refused and why, a job that has not arrived
+// yet included; every refusal is audited with the same reason.
+func TestRunJobsReportsEventOutcomes(t *testing.T) {
+	sub := func(user string, prio int, at time.Duration) topology.Submission {
+		s := topology.DefaultSubmission()
+		s.User, s.Priority, s.SubmitAt = user, prio, at
+		return s
+	}
+	etl := bigRegionJob(t, "etl", 1, sub("alice", 3000, 0))
+	adhoc := bigRegionJob(t, "adhoc", 1, sub("bob", 5000, time.Second))
+	var audit []admission.AuditRecord
+	res, _, err := simulator.RunJobs(simulator.JobsConfig{
+		Jobs: []simulator.Job{etl, adhoc}, Mode: exchange.AllBlocking, Cluster: []resource.Count{{Profile: resource.Unknown, N: 2}},
+		Users: map[string]admission.Role{"alice": admission.RoleAdmin, "bob": admission.RoleUser},
+		Events: []simulator.JobEvent{
+			{At: 100 * time.Millisecond, Action: admission.ActionSetPriority, Job: "etl", Priority: 6000, By: "bob"},
+			{At: 500 * time.Millisecond, Action: admission.ActionKill, Job: "adhoc", By: "bob"},
+			{At: 700 * time.Millisecond, Action: admission.ActionSetPriority, Job: "etl", Priority: 9000, By: "alice"},
+		},
+		Audit: auditFunc(func(r admission.AuditRecord) { audit = append(audit, r) }),
+	})
+	require.NoError(t, err)
+	require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
+	var lines []string
+	for _, o := range res.JobEvents {
+		lines = append(lines, o.String())
+	}
+	assert.Equal(t, []string{
+		"event 100 ms: bob set-priority etl -> 6000: refused: role user may change only their own jobs; the job is alice's",
+		"event 500 ms: bob kill adhoc: refused: the job has not arrived yet (it arrives at 1000 ms)",
+		"event 700 ms: alice set-priority etl 3000 -> 9000: applied",
+	}, lines)
+	require.Len(t, audit, 3)
+	assert.Equal(t, "the job has not arrived yet (it arrives at 1000 ms)", audit[1].Reason)
+	assert.False(t, audit[1].Accepted)
+	assert.True(t, audit[2].Accepted)
+}
+
+// The eager baseline has no admission: every event is refused, and says
+// why.
+func TestEagerRunJobsRefusesEvents(t *testing.T) {
+	job := bigRegionJob(t, "j", 1, topology.DefaultSubmission())
+	var audit []admission.AuditRecord
+	res, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: []simulator.Job{job}, Mode: exchange.AllBlocking, Policy: simulator.EagerPolicy,
+		Cluster: []resource.Count{{Profile: resource.Unknown, N: 1}},
+		Users:   map[string]admission.Role{"alice": admission.RoleAdmin},
+		Events:  []simulator.JobEvent{{At: time.Second, Action: admission.ActionSetPriority, Job: "j", Priority: 9000, By: "alice"}},
+		Audit:   auditFunc(func(r admission.AuditRecord) { audit = append(audit, r) })})
+	require.NoError(t, err)
+	require.Len(t, res.JobEvents, 1)
+	assert.Equal(t, "event 1000 ms: alice set-priority j -> 9000: refused: the eager baseline has no admission to apply it", res.JobEvents[0].String())
+	require.Len(t, audit, 1)
+	assert.False(t, audit[0].Accepted)
+}
+
+// auditFunc is an admission.AuditSink calling a function.
+type auditFunc func(admission.AuditRecord)
+
+func (f auditFunc) Audit(r admission.AuditRecord) error {
+	f(r)
+	return nil
+}
+
+// Drivers' slot time is DriverHeld, not HeldWaiting; a job's first deploy
+// is its first task's, not its driver's.
+func TestRunJobsDriverTimeIsItsOwn(t *testing.T) {
+	res, per, err := simulator.RunJobs(simulator.JobsConfig{Jobs: floodJobs(t), Mode: exchange.AllBlocking,
+		Cluster: []resource.Count{{Profile: resource.Unknown, N: 4}}, Queues: []admission.QueueConfig{{Name: "root.default", Policy: admission.StateAware}}})
+	require.NoError(t, err)
+	require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
+	// four drivers, each held 4000 ms of 16000 ms on 4 slots
+	assert.InDelta(t, 0.25, res.DriverHeld, 1e-9)
+	assert.InDelta(t, 0.0, res.HeldWaiting, 1e-9)
+	assert.InDelta(t, res.Utilization, res.WorkUtilization+res.HeldWaiting+res.DriverHeld, 1e-9)
+	assert.Equal(t, time.Second, per[0].FirstDeploy, "the driver starts at 0 ms, the first task after its 1000 ms startup")
+	assert.Equal(t, "finished: all 4 jobs finished at 16000 ms", res.Reason)
+}
+
+// The verdict's time is when the last job ended, not the last event.
+func TestRunJobsFinishedAtTheLastJobsEnd(t *testing.T) {
+	job := bigRegionJob(t, "j", 1, topology.DefaultSubmission()) // ends at 2000 ms
+	res, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: []simulator.Job{job}, Mode: exchange.AllBlocking,
+		Cluster: []resource.Count{{Profile: resource.Unknown, N: 1}},
+		Events:  []simulator.JobEvent{{At: time.Minute, Action: admission.ActionKill, Job: "j", By: "nobody"}}})
+	require.NoError(t, err)
+	assert.Equal(t, time.Minute, res.Makespan)
+	assert.Equal(t, "finished: the only job finished at 2000 ms", res.Reason)
+	require.Len(t, res.JobEvents, 1)
+	assert.False(t, res.JobEvents[0].Applied)
+}
