@@ -29,21 +29,17 @@ func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
 //
 // A region of one member (one slot; every region of an all-blocking job)
 // keeps no slot list: its member is read back from the Regions when it is
-// deployed or stopped, and the slot it asks for is carved from s.oneSlots
-// for the Ready. In a long queue of waiting regions a cached list would cost
-// a cache miss per region when its turn comes.
+// deployed or stopped. In a long queue of waiting regions a cached list
+// would cost a cache miss per region when its turn comes.
 func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt) {
 	run := &s.regions[r]
 	s.dropSlots(run) // what an earlier attempt left
-	var slots []region.Slot
+	slots := s.rs.Slots(r) // the caller's, in the Ready
 	if v, one := s.rs.OnlyMember(r); one {
-		slots = s.oneSlots.one(s.rs, r)
 		run.ref = int32(v) // for deploy (see regionRun.ref)
 	} else {
 		run.several = true
-		lr := s.newLive(run)
-		lr.slots = s.rs.AppendSlots(s.slotsBuf(), r)
-		slots = lr.slots
+		s.newLive(run).slots = s.rs.AppendSlots(nil, r)
 	}
 	reqs := slices.Grow(s.requestBuf[:0], len(slots)) // the pool copies the requests
 	// By index: a Slot is large.
@@ -52,11 +48,7 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 	}
 	s.requestBuf = reqs
 	run.waiting = true
-	rq := Request{Region: r, Attempt: attempt, Slots: slots} // shared, read-only, with ReuseReady
-	if !s.reuse {
-		rq.Slots = s.rs.Slots(r) // the caller owns it
-	}
-	s.rd.Requests = append(s.rd.Requests, rq)
+	s.rd.Requests = append(s.rd.Requests, Request{Region: r, Attempt: attempt, Slots: slots})
 	if err := s.pool.Submit(now, slotpool.Bulk{ID: bulkID(r, attempt), Requests: reqs}); err != nil {
 		// Only a programming error can get here: ids are fresh, bulks non-empty.
 		panic("scheduler: submit region bulk: " + err.Error())

@@ -6,7 +6,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/regionsched/regionsched/internal/reuse"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
@@ -51,12 +50,6 @@ type Config struct {
 	// per-bulk and per-region entries): they do not follow a level
 	// changed later, the others do.
 	Logger *zap.Logger
-	// ReuseReady makes the scheduler recycle the storage of what Ready
-	// hands out: the slices of a Ready (Request.Slots and their member
-	// lists included) are valid only until the next Ready call, and read-only.
-	// A runtime that applies each Ready at once (the simulator) saves
-	// several allocations per task. By default the caller owns them.
-	ReuseReady bool
 }
 
 // Stats counts what the scheduler did.
@@ -189,10 +182,7 @@ type Scheduler struct {
 	regions   []regionRun
 	lives     []liveRun // see regionRun.ref
 	freeLives []int32   // indexes of lives not in use
-	// oneSlots holds the slots of the one-member regions in the Ready
-	// handed out last and the next one (see request). oneSlot and
-	// onePlaced are liveSlots' scratch.
-	oneSlots  slotArena
+	// oneSlot and onePlaced are liveSlots' scratch.
 	oneSlot   [1]region.Slot
 	onePlaced [1]slotpool.SlotID
 	// taskSlot is, per execution vertex of a region of several members,
@@ -211,43 +201,16 @@ type Scheduler struct {
 	last    time.Time // the time of the latest input that changed something
 	started bool      // last is set
 
-	rd *Ready // what the next Ready call hands out: &bufs[cur]
+	rd Ready // what the next Ready call hands out
 	// deployAt is, per execution vertex, 1 + its index in rd.Deploy, or 0;
 	// nil until the first cancel (see emitCancel).
 	deployAt []int32
 
 	requestBuf []slotpool.Request // scratch for request
-
-	reuse bool // Config.ReuseReady
-	// bufs are the storage of the Ready being filled (bufs[cur]) and, with
-	// reuse, of the one handed out last, which is emptied and filled
-	// again after the next Ready call.
-	bufs [2]Ready
-	cur  int
-	// Slot lists of regions (liveRun.slots) for reuse: released since
-	// the last Ready call, released before it, and free. A list is reused
-	// only after two Ready calls, so a Ready's Request.Slots stay valid
-	// until the next one.
-	slotsReleased, slotsOlder, slotsFree [][]region.Slot
 }
 
 // New creates a scheduler for the regions of one job.
 func New(rs *region.Regions, cfg Config) *Scheduler {
-	// Built on the stack, then moved to the heap: the scheduler's record
-	// is allocated after its strategy's and pool's tables, as before Reset
-	// existed (allocated first, it ran the scheduler alone 4-5% slower for
-	// the same instructions, by where its hot fields fell in the cache).
-	var b Scheduler
-	b.init(&Scheduler{}, rs, cfg)
-	s := new(Scheduler)
-	*s = b
-	s.rd = &s.bufs[0]
-	return s
-}
-
-// init makes s the scheduler New(rs, cfg) returns, but for s.rd (which
-// points into s), taking storage from old (the zero Scheduler: none).
-func (s *Scheduler) init(old *Scheduler, rs *region.Regions, cfg Config) {
 	log := cfg.Logger
 	if log == nil {
 		log = zap.NewNop()
@@ -257,41 +220,16 @@ func (s *Scheduler) init(old *Scheduler, rs *region.Regions, cfg Config) {
 	if cfg.Admission != nil {
 		pc.Admission = true
 	}
-	pool := old.pool
-	if pool != nil {
-		pool.Reset(pc)
-	} else {
-		pool = slotpool.New(pc)
-	}
-	opts := []strategy.Option{strategy.WithLogger(log.Named("strategy")), strategy.WithReusedDecisions(), strategy.WithDeployedReports()}
-	st := old.strategy
-	if st != nil {
-		st.Reset(rs, opts...)
-	} else {
-		st = strategy.New(rs, opts...)
-	}
-	*s = Scheduler{
+	pool := slotpool.New(pc)
+	return &Scheduler{
 		rs:       rs,
-		strategy: st,
+		strategy: strategy.New(rs, strategy.WithLogger(log.Named("strategy")), strategy.WithDeployedReports()),
 		pool:     pool,
 		link:     slotpool.NewLink(pool, cfg.Admission, log.Named("link")),
 		log:      log,
 		debug:    log.Core().Enabled(zap.DebugLevel),
-		regions:  reuse.Zeroed(old.regions, rs.NumRegions()),
-		oneSlots: old.oneSlots.reset(),
-		reuse:    cfg.ReuseReady,
+		regions:  make([]regionRun, rs.NumRegions()),
 	}
-	for i := range s.bufs {
-		s.bufs[i].Requests = reuse.Emptied(old.bufs[i].Requests)
-		s.bufs[i].Deploy = old.bufs[i].Deploy[:0]
-	}
-	s.keepSlotLists(old)
-	s.lives, s.freeLives = reuse.Emptied(old.lives), old.freeLives[:0]
-	if old.taskSlot != nil { // read as 0 where no task was deployed, like nil
-		s.taskSlot = reuse.Zeroed(old.taskSlot, rs.Topology().NumExecutionVertices())
-	}
-	s.slots.dense = reuse.Emptied(old.slots.dense)
-	s.requestBuf = reuse.Emptied(old.requestBuf)
 }
 
 // Regions returns the job's regions (immutable).

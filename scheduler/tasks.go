@@ -169,17 +169,6 @@ func (s *Scheduler) slotGone(r region.ID) {
 	}
 }
 
-// slotsBuf returns an empty slot list for a region's attempt, reusing one
-// that is free.
-func (s *Scheduler) slotsBuf() []region.Slot {
-	if n := len(s.slotsFree); n > 0 {
-		buf := s.slotsFree[n-1]
-		s.slotsFree = s.slotsFree[:n-1]
-		return buf
-	}
-	return nil
-}
-
 // newLive gives run an entry in s.lives for a new attempt and returns it.
 func (s *Scheduler) newLive(run *regionRun) *liveRun {
 	if n := len(s.freeLives); n > 0 {
@@ -213,18 +202,13 @@ func (s *Scheduler) liveSlots(r region.ID, run *regionRun) ([]region.Slot, []slo
 	return s.oneSlot[:], s.onePlaced[:]
 }
 
-// dropSlots forgets the slots of a region's attempt; their list is reused
-// after two Ready calls (see Scheduler.slotsReleased).
+// dropSlots forgets the slots of a region's attempt.
 func (s *Scheduler) dropSlots(run *regionRun) {
 	live := run.live()
 	if live == 0 {
 		return
 	}
-	lr := &s.lives[live-1]
-	if cap(lr.slots) > 0 { // callers may still be reading the slots: not cleared
-		s.slotsReleased = append(s.slotsReleased, lr.slots[:0])
-	}
-	*lr = liveRun{}
+	s.lives[live-1] = liveRun{}
 	s.freeLives = append(s.freeLives, live-1)
 	run.ref = 0
 }

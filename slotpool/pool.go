@@ -130,26 +130,21 @@ type Pool struct {
 
 // New returns an empty pool.
 func New(cfg Config) *Pool {
-	p := &Pool{
-		profileIdx: make(map[resource.Profile]int32),
-		shapeIdx:   make(map[string]*shape),
-		asks:       make(map[AskID]*ask),
-	}
-	p.init(cfg)
-	return p
-}
-
-// init sets the configuration of an empty pool.
-func (p *Pool) init(cfg Config) {
 	if cfg.Timeout <= 0 && cfg.Timeout != NoTimeout {
 		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	p.cfg, p.log = cfg, cfg.Logger
-	p.debug = cfg.Logger.Core().Enabled(zapcore.DebugLevel)
-	p.nextAsk = 1
+	return &Pool{
+		cfg:        cfg,
+		log:        cfg.Logger,
+		debug:      cfg.Logger.Core().Enabled(zapcore.DebugLevel),
+		profileIdx: make(map[resource.Profile]int32),
+		shapeIdx:   make(map[string]*shape),
+		asks:       make(map[AskID]*ask),
+		nextAsk:    1,
+	}
 }
 
 // Ready returns the events since the last call, oldest first, and forgets

@@ -41,12 +41,7 @@ func (s *Strategy) takeDecisions(d *Decisions) {
 		if !slices.IsSorted(s.ready) {
 			slices.Sort(s.ready)
 		}
-		if s.reuse {
-			d.Deploy = slices.Grow(s.deployBuf[:0], len(s.ready))[:len(s.ready)]
-			s.deployBuf = d.Deploy
-		} else {
-			d.Deploy = make([]Deployment, len(s.ready))
-		}
+		d.Deploy = make([]Deployment, len(s.ready))
 		for i, r := range s.ready {
 			s.schedule(r)
 			d.Deploy[i] = Deployment{Region: r, Attempt: s.region[r].attempt}
@@ -59,8 +54,5 @@ func (s *Strategy) takeDecisions(d *Decisions) {
 		}
 		d.Release = s.release
 		s.release = nil
-		if s.reuse { // swap: the next call fills the other buffer
-			s.release, s.releaseBuf = s.releaseBuf[:0], d.Release
-		}
 	}
 }
