@@ -63,21 +63,17 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 func (s *Scheduler) drain(now time.Time) {
 	s.last, s.started = now, true
 	for {
-		notes := s.link.Notes(now)
-		if len(notes) == 0 {
+		events := s.link.Ready(now)
+		if len(events) == 0 {
 			return
 		}
 		// quiet: nothing below called the pool, so it has no new event
 		// and the link (which returns only once the pool and an in-process
 		// admission are quiet) would return none: the usual case, a
-		// region deployed, costs one call of Notes, not two.
+		// region deployed, costs one call of Ready, not two.
 		quiet := true
-		for _, n := range notes {
-			if n.Other == nil {
-				quiet = s.deploy(now, n.Fulfilled) && quiet
-				continue
-			}
-			switch ev := n.Other.(type) {
+		for _, ev := range events {
+			switch ev := ev.(type) {
 			case slotpool.Fulfilled:
 				quiet = s.deploy(now, ev) && quiet
 			case slotpool.Failed:

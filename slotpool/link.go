@@ -17,10 +17,6 @@ type Link struct {
 	pool *Pool
 	adm  Admission
 	log  *zap.Logger
-	out  []Note // scratch for Notes
-	// spare is the storage of the pool's previous events, handed back.
-	spare []Note
-	boxed []Event // scratch for Ready
 }
 
 // NewLink couples p with a (nil: no in-process admission). A nil logger
@@ -42,48 +38,27 @@ func (l *Link) Admission() Admission { return l.adm }
 // quiet and returns the pool's other events (Fulfilled, Failed, Lost), in
 // the order they happened. Without an admission every event of the pool is
 // returned. A message one side rejects is logged and dropped: it is a
-// protocol error of the other side, and neither state changed.
-//
-// The returned slice is valid until the next call.
+// protocol error of the other side, and neither state changed. The caller
+// owns the slice.
 func (l *Link) Ready(now time.Time) []Event {
-	notes := l.Notes(now)
-	clear(l.boxed)
-	l.boxed = l.boxed[:0]
-	for _, n := range notes {
-		l.boxed = append(l.boxed, n.Event())
-	}
-	return l.boxed
-}
-
-// Notes is Ready for a caller on the hot path: the same events as Ready,
-// a Fulfilled not boxed (see Note). The returned slice is valid until the
-// next call of Notes or Ready.
-func (l *Link) Notes(now time.Time) []Note {
 	if l.adm == nil {
-		// Nothing to carry: the pool's events as they are. Three buffers
-		// take turns: the pool's, the one returned now, and the one
-		// returned last time (no longer read), which the pool fills next.
-		events := l.pool.swapNotes(l.spare)
-		l.spare, l.out = l.out, events
-		return events
+		return l.pool.Ready()
 	}
-	clear(l.out)
-	l.out = l.out[:0]
+	var out []Event
 	for {
-		events := l.pool.swapNotes(l.spare)
-		for _, n := range events {
-			if m, ok := n.Other.(ToAdmission); ok {
+		events := l.pool.Ready()
+		for _, ev := range events {
+			if m, ok := ev.(ToAdmission); ok {
 				if err := l.adm.Handle(now, m); err != nil {
 					l.log.Warn("admission rejected a message of the pool", zap.Error(err))
 				}
 				continue
 			}
-			l.out = append(l.out, n)
+			out = append(out, ev)
 		}
 		msgs := l.adm.Ready()
-		l.spare = events // no longer read
 		if len(events) == 0 && len(msgs) == 0 {
-			return l.out
+			return out
 		}
 		for _, m := range msgs {
 			if err := l.pool.Admit(now, m); err != nil {
