@@ -33,7 +33,7 @@ func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
 // would cost a cache miss per region when its turn comes.
 func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt) {
 	run := &s.regions[r]
-	s.dropSlots(run) // what an earlier attempt left
+	s.dropSlots(run)       // what an earlier attempt left
 	slots := s.rs.Slots(r) // the caller's, in the Ready
 	if v, one := s.rs.OnlyMember(r); one {
 		run.ref = int32(v) // for deploy (see regionRun.ref)

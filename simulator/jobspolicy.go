@@ -82,7 +82,7 @@ func newJobsPolicy(e *engine, cfg JobsConfig, set *jobSet) (*jobsPolicy, error) 
 		// reported as a deadlock, not as timeouts 5 minutes later (0:
 		// none).
 		Timeout: cfg.Timeout,
-		Logger: e.log,
+		Logger:  e.log,
 	})
 	if err != nil {
 		return nil, err
