@@ -17,6 +17,9 @@ type Link struct {
 	pool *Pool
 	adm  Admission
 	log  *zap.Logger
+	// out is what Ready returned last; spare the storage of the events
+	// it took from the pool last, which the pool fills next.
+	out, spare []Event
 }
 
 // NewLink couples p with a (nil: no in-process admission). A nil logger
@@ -38,15 +41,21 @@ func (l *Link) Admission() Admission { return l.adm }
 // quiet and returns the pool's other events (Fulfilled, Failed, Lost), in
 // the order they happened. Without an admission every event of the pool is
 // returned. A message one side rejects is logged and dropped: it is a
-// protocol error of the other side, and neither state changed. The caller
-// owns the slice.
+// protocol error of the other side, and neither state changed.
+//
+// The returned slice is valid until the next call.
 func (l *Link) Ready(now time.Time) []Event {
 	if l.adm == nil {
-		return l.pool.Ready()
+		// The pool's events as they are; the pool fills the slice returned
+		// last time next.
+		l.out = l.pool.swapEvents(l.out)
+		return l.out
 	}
-	var out []Event
+	clear(l.out)
+	l.out = l.out[:0]
 	for {
-		events := l.pool.Ready()
+		events := l.pool.swapEvents(l.spare)
+		l.spare = events
 		for _, ev := range events {
 			if m, ok := ev.(ToAdmission); ok {
 				if err := l.adm.Handle(now, m); err != nil {
@@ -54,11 +63,11 @@ func (l *Link) Ready(now time.Time) []Event {
 				}
 				continue
 			}
-			out = append(out, ev)
+			l.out = append(l.out, ev)
 		}
 		msgs := l.adm.Ready()
 		if len(events) == 0 && len(msgs) == 0 {
-			return out
+			return l.out
 		}
 		for _, m := range msgs {
 			if err := l.pool.Admit(now, m); err != nil {

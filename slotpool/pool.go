@@ -149,9 +149,15 @@ func New(cfg Config) *Pool {
 
 // Ready returns the events since the last call, oldest first, and forgets
 // them. The caller owns the slice.
-func (p *Pool) Ready() []Event {
+func (p *Pool) Ready() []Event { return p.swapEvents(nil) }
+
+// swapEvents returns the events since the last call and collects the
+// next ones in spare's storage, emptied (Link's buffer that no caller
+// reads any more).
+func (p *Pool) swapEvents(spare []Event) []Event {
 	ev := p.events
-	p.events = nil
+	clear(spare)
+	p.events = spare[:0]
 	return ev
 }
 
