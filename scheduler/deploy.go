@@ -16,9 +16,6 @@ import (
 // deploy (in the strategy's topological order, so FIFO serves producers
 // first), and partition releases for the runtime.
 func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
-	if n := len(d.Deploy); n > 1 { // several regions (Start's sources, a restart): room at once, not by doubling
-		s.rd.Requests = slices.Grow(s.rd.Requests, n)
-	}
 	for _, dep := range d.Deploy {
 		s.request(now, dep.Region, dep.Attempt)
 	}
@@ -33,13 +30,20 @@ func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
 // would cost a cache miss per region when its turn comes.
 func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt) {
 	run := &s.regions[r]
-	s.dropSlots(run)       // what an earlier attempt left
-	slots := s.rs.Slots(r) // the caller's, in the Ready
+	s.dropSlots(run)        // what an earlier attempt left
+	var slots []region.Slot // the caller's, in the Ready
 	if v, one := s.rs.OnlyMember(r); one {
 		run.ref = int32(v) // for deploy (see regionRun.ref)
+		var buf [1]region.Slot
+		sl := s.rs.AppendSlots(buf[:0], r)[0]
+		s.oneMembers.add(v)
+		sl.Members = s.oneMembers.take()
+		s.oneSlots.add(sl)
+		slots = s.oneSlots.take()
 	} else {
 		run.several = true
 		s.newLive(run).slots = s.rs.AppendSlots(nil, r)
+		slots = s.rs.Slots(r)
 	}
 	reqs := slices.Grow(s.requestBuf[:0], len(slots)) // the pool copies the requests
 	// By index: a Slot is large.
@@ -48,7 +52,7 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 	}
 	s.requestBuf = reqs
 	run.waiting = true
-	s.rd.Requests = append(s.rd.Requests, Request{Region: r, Attempt: attempt, Slots: slots})
+	s.requests.add(Request{Region: r, Attempt: attempt, Slots: slots})
 	if err := s.pool.Submit(now, slotpool.Bulk{ID: bulkID(r, attempt), Requests: reqs}); err != nil {
 		// Only a programming error can get here: ids are fresh, bulks non-empty.
 		panic("scheduler: submit region bulk: " + err.Error())
@@ -117,7 +121,6 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 	if live := run.live(); live != 0 {
 		lr := &s.lives[live-1]
 		lr.placed, lr.inUse = ev.Slots, int32(len(ev.Slots))
-		s.rd.Deploy = slices.Grow(s.rd.Deploy, members) // one allocation for a large region, not one per doubling
 		if s.taskSlot == nil {
 			s.taskSlot = make([]slotpool.SlotID, s.rs.Topology().NumExecutionVertices())
 		}

@@ -201,7 +201,15 @@ type Scheduler struct {
 	last    time.Time // the time of the latest input that changed something
 	started bool      // last is set
 
-	rd Ready // what the next Ready call hands out
+	// rd is what the next Ready call hands out, but for its Requests,
+	// Released and Deploy, which are built in slabs (one entry or two per
+	// task), with the slot lists of the one-member regions' requests.
+	rd         Ready
+	requests   slab[Request]
+	released   slab[Release]
+	deploys    slab[Deployment]
+	oneSlots   slab[region.Slot]
+	oneMembers slab[topology.ExecutionVertexID]
 	// deployAt is, per execution vertex, 1 + its index in rd.Deploy, or 0;
 	// nil until the first cancel (see emitCancel).
 	deployAt []int32
