@@ -19,7 +19,11 @@ func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
 	for _, dep := range d.Deploy {
 		s.request(now, dep.Region, dep.Attempt)
 	}
-	s.rd.PartitionsReleased = append(s.rd.PartitionsReleased, d.Release...)
+	if s.rd.PartitionsReleased == nil {
+		s.rd.PartitionsReleased = d.Release // the strategy's list is ours: no copy
+	} else {
+		s.rd.PartitionsReleased = append(s.rd.PartitionsReleased, d.Release...)
+	}
 }
 
 // request submits region r's bulk: one request per slot it needs.
@@ -36,10 +40,10 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 		run.ref = int32(v) // for deploy (see regionRun.ref)
 		var buf [1]region.Slot
 		sl := s.rs.AppendSlots(buf[:0], r)[0]
-		s.oneMembers.add(v)
-		sl.Members = s.oneMembers.take()
-		s.oneSlots.add(sl)
-		slots = s.oneSlots.take()
+		s.oneMembers.Add(v)
+		sl.Members = s.oneMembers.Take()
+		s.oneSlots.Add(sl)
+		slots = s.oneSlots.Take()
 	} else {
 		run.several = true
 		s.newLive(run).slots = s.rs.AppendSlots(nil, r)
@@ -52,7 +56,7 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 	}
 	s.requestBuf = reqs
 	run.waiting = true
-	s.requests.add(Request{Region: r, Attempt: attempt, Slots: slots})
+	s.requests.Add(Request{Region: r, Attempt: attempt, Slots: slots})
 	if err := s.pool.Submit(now, slotpool.Bulk{ID: bulkID(r, attempt), Requests: reqs}); err != nil {
 		// Only a programming error can get here: ids are fresh, bulks non-empty.
 		panic("scheduler: submit region bulk: " + err.Error())

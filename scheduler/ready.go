@@ -119,7 +119,7 @@ func (c *JobChange) Ended() (ended bool, err error) {
 // alone does not count).
 func (s *Scheduler) HasReady() bool {
 	rd := &s.rd
-	return len(s.requests.list()) > 0 || len(rd.Cancel) > 0 || len(s.released.list()) > 0 || len(s.deploys.list()) > 0 ||
+	return len(s.requests.List()) > 0 || len(rd.Cancel) > 0 || len(s.released.List()) > 0 || len(s.deploys.List()) > 0 ||
 		len(rd.Restarted) > 0 || len(rd.PartitionsReleased) > 0 || rd.Job != nil || len(rd.ToAdmission) > 0
 }
 
@@ -129,7 +129,7 @@ func (s *Scheduler) HasReady() bool {
 func (s *Scheduler) Ready() Ready {
 	rd := s.rd
 	s.rd = Ready{}
-	rd.Requests, rd.Released, rd.Deploy = s.requests.take(), s.released.take(), s.deploys.take()
+	rd.Requests, rd.Released, rd.Deploy = s.requests.Take(), s.released.Take(), s.deploys.Take()
 	if s.deployAt != nil && len(rd.Deploy) > 0 { // withdrawn deployments, see emitCancel
 		kept := rd.Deploy[:0]
 		for _, d := range rd.Deploy {
@@ -148,9 +148,9 @@ func (s *Scheduler) Ready() Ready {
 
 // emitDeploy adds a task to the next Ready's Deploy list.
 func (s *Scheduler) emitDeploy(v TaskID, attempt strategy.Attempt, slot SlotID, r region.ID) {
-	s.deploys.add(Deployment{Task: v, Attempt: attempt, Slot: slot, Region: r})
+	s.deploys.Add(Deployment{Task: v, Attempt: attempt, Slot: slot, Region: r})
 	if s.deployAt != nil {
-		s.deployAt[v] = int32(len(s.deploys.list()))
+		s.deployAt[v] = int32(len(s.deploys.List()))
 	}
 }
 
@@ -161,13 +161,13 @@ func (s *Scheduler) emitDeploy(v TaskID, attempt strategy.Attempt, slot SlotID, 
 func (s *Scheduler) emitCancel(v TaskID, attempt strategy.Attempt) {
 	if s.deployAt == nil {
 		s.deployAt = make([]int32, s.rs.Topology().NumExecutionVertices())
-		for i, d := range s.deploys.list() {
+		for i, d := range s.deploys.List() {
 			if d.Task >= 0 {
 				s.deployAt[d.Task] = int32(i + 1)
 			}
 		}
 	}
-	deploys := s.deploys.list()
+	deploys := s.deploys.List()
 	if i := s.deployAt[v]; i > 0 && deploys[i-1].Attempt == attempt {
 		deploys[i-1].Task = -1 // dropped by Ready
 		s.deployAt[v] = 0

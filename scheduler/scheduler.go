@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/regionsched/regionsched/internal/slab"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
@@ -205,11 +206,11 @@ type Scheduler struct {
 	// Released and Deploy, which are built in slabs (one entry or two per
 	// task), with the slot lists of the one-member regions' requests.
 	rd         Ready
-	requests   slab[Request]
-	released   slab[Release]
-	deploys    slab[Deployment]
-	oneSlots   slab[region.Slot]
-	oneMembers slab[topology.ExecutionVertexID]
+	requests   slab.Slab[Request]
+	released   slab.Slab[Release]
+	deploys    slab.Slab[Deployment]
+	oneSlots   slab.Slab[region.Slot]
+	oneMembers slab.Slab[topology.ExecutionVertexID]
 	// deployAt is, per execution vertex, 1 + its index in rd.Deploy, or 0;
 	// nil until the first cancel (see emitCancel).
 	deployAt []int32

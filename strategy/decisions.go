@@ -41,18 +41,17 @@ func (s *Strategy) takeDecisions(d *Decisions) {
 		if !slices.IsSorted(s.ready) {
 			slices.Sort(s.ready)
 		}
-		d.Deploy = make([]Deployment, len(s.ready))
-		for i, r := range s.ready {
+		for _, r := range s.ready {
 			s.schedule(r)
-			d.Deploy[i] = Deployment{Region: r, Attempt: s.region[r].attempt}
+			s.deploy.Add(Deployment{Region: r, Attempt: s.region[r].attempt})
 		}
+		d.Deploy = s.deploy.Take()
 		s.ready = s.ready[:0]
 	}
-	if len(s.release) > 0 {
-		if !slices.IsSorted(s.release) {
-			slices.Sort(s.release)
+	if release := s.release.List(); len(release) > 0 {
+		if !slices.IsSorted(release) {
+			slices.Sort(release)
 		}
-		d.Release = s.release
-		s.release = nil
+		d.Release = s.release.Take()
 	}
 }

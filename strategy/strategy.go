@@ -5,6 +5,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/regionsched/regionsched/internal/slab"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -79,9 +80,11 @@ type Strategy struct {
 	// producer region (the position is 0).
 	partitionPos []int32
 
-	// output of the event being handled, drained by takeDecisions.
+	// output of the event being handled, drained by takeDecisions; the
+	// lists of Decisions are built in slabs (an entry or two per event).
 	ready   []region.ID
-	release []topology.ResultPartitionID
+	release slab.Slab[topology.ResultPartitionID]
+	deploy  slab.Slab[Deployment]
 
 	// deployedReports: a vertex reports running, finished or failed only
 	// once deploying (WithDeployedReports).
