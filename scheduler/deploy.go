@@ -9,7 +9,6 @@ import (
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/strategy"
-	"github.com/regionsched/regionsched/topology"
 )
 
 // apply carries out the strategy's decisions: one bulk per region to
@@ -37,7 +36,6 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 	s.dropSlots(run)        // what an earlier attempt left
 	var slots []region.Slot // the caller's, in the Ready
 	if v, one := s.rs.OnlyMember(r); one {
-		run.ref = int32(v) // for deploy (see regionRun.ref)
 		var buf [1]region.Slot
 		sl := s.rs.AppendSlots(buf[:0], r)[0]
 		s.oneMembers.Add(v)
@@ -122,7 +120,7 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 	if n, err := s.strategy.MarkDeploying(r); err != nil || n != members {
 		s.log.Debug("deploying state refused", zap.Int32("region", int32(r)), zap.Int("deploying", n), zap.Error(err))
 	}
-	if live := run.live(); live != 0 {
+	if live := run.live; live != 0 {
 		lr := &s.lives[live-1]
 		lr.placed, lr.inUse = ev.Slots, int32(len(ev.Slots))
 		if s.taskSlot == nil {
@@ -137,9 +135,9 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 			}
 		}
 	} else { // one member in one slot: no slot list to build
-		v := topology.ExecutionVertexID(run.ref) // set by request
+		v, _ := s.rs.OnlyMember(r)
 		slot := ev.Slots[0]
-		s.setSlotOfOne(r, run, slot)
+		run.slot = slot
 		s.slots.set(slot, slotUse{region: r, attempt: attempt, running: 1})
 		s.emitDeploy(v, attempt, slot, r)
 	}

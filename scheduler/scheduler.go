@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"math"
 	"time"
 
 	"go.uber.org/zap"
@@ -63,35 +62,24 @@ type Stats struct {
 	RegionRestarts int
 }
 
-// regionRun is the scheduler's view of one region's current attempt. It
-// is kept small (8 bytes, one per region of the job): the attempt is the
-// strategy's (Strategy.Attempt: a region's bulk, slots and tasks always
-// belong to its current attempt, since a failover stops them before the
-// strategy restarts the region), and what only a region of several
+// regionRun is the scheduler's view of one region's current attempt. The
+// attempt is the strategy's (Strategy.Attempt: a region's bulk, slots and
+// tasks always belong to its current attempt, since a failover stops them
+// before the strategy restarts the region); what only a region of several
 // members that asked for slots or holds them needs lives in
 // Scheduler.lives. A region of one member (every region of an
 // all-blocking job) keeps its task's slot here, where a task event reads
 // its region anyway, instead of in a table per task.
 type regionRun struct {
-	// ref is, for a region of several members, 1 + its index in
-	// Scheduler.lives while scheduled or deployed, else 0 (see live); for
-	// a region of one member, its member while it waits (request sets it,
-	// deploy reads it: the Regions' record of the member is not read
-	// again when its turn comes), then the slot its task was deployed in
-	// last, if the id fits (see Scheduler.slotOfOne).
-	ref      int32
+	// slot is, for a region of one member, the slot its task was deployed
+	// in last.
+	slot slotpool.SlotID
+	// live is, for a region of several members, 1 + its index in
+	// Scheduler.lives while scheduled or deployed, else 0.
+	live     int32
 	waiting  bool // its bulk, bulkID(region, attempt), waits in the pool
 	deployed bool // its bulk was fulfilled and holds slots (a region of one member: one slot)
 	several  bool // it has several members (set by request)
-	bigSlot  bool // one member: its slot's id does not fit ref and is in Scheduler.bigSlots
-}
-
-// live returns 1 + the index of run's entry in Scheduler.lives, or 0.
-func (run *regionRun) live() int32 {
-	if run.several {
-		return run.ref
-	}
-	return 0
 }
 
 // liveRun is what a region of several members holds while its attempt is
@@ -181,18 +169,15 @@ type Scheduler struct {
 	debug    bool // log takes debug entries (read once, in New)
 
 	regions   []regionRun
-	lives     []liveRun // see regionRun.ref
+	lives     []liveRun // see regionRun.live
 	freeLives []int32   // indexes of lives not in use
 	// oneSlot and onePlaced are liveSlots' scratch.
 	oneSlot   [1]region.Slot
 	onePlaced [1]slotpool.SlotID
 	// taskSlot is, per execution vertex of a region of several members,
-	// its slot, valid while deployed (see regionRun.ref for the others);
+	// its slot, valid while deployed (see regionRun.slot for the others);
 	// nil until such a region is deployed.
 	taskSlot []slotpool.SlotID
-	// bigSlots holds the slot of a region of one member whose id does not
-	// fit regionRun.ref (ids outside 0 ... MaxInt32); nil until one does.
-	bigSlots map[region.ID]slotpool.SlotID
 	slots    slotTable
 
 	state JobState
@@ -304,34 +289,12 @@ func (s *Scheduler) SlotOf(v TaskID) (SlotID, bool) {
 // slotOf returns the slot task v, of region r, was deployed in last.
 func (s *Scheduler) slotOf(v TaskID, r region.ID) slotpool.SlotID {
 	if run := &s.regions[r]; !run.several {
-		return s.slotOfOne(r, run)
+		return run.slot
 	}
 	if s.taskSlot == nil {
 		return 0
 	}
 	return s.taskSlot[v]
-}
-
-// slotOfOne returns the slot the task of region r, of one member, was
-// deployed in last.
-func (s *Scheduler) slotOfOne(r region.ID, run *regionRun) slotpool.SlotID {
-	if run.bigSlot {
-		return s.bigSlots[r]
-	}
-	return slotpool.SlotID(run.ref)
-}
-
-// setSlotOfOne records the slot of the task of region r, of one member.
-func (s *Scheduler) setSlotOfOne(r region.ID, run *regionRun, slot slotpool.SlotID) {
-	if slot >= 0 && slot <= math.MaxInt32 {
-		run.ref, run.bigSlot = int32(slot), false
-		return
-	}
-	if s.bigSlots == nil {
-		s.bigSlots = map[region.ID]slotpool.SlotID{}
-	}
-	run.bigSlot = true
-	s.bigSlots[r] = slot
 }
 
 // NextDeadline returns when Tick next has work to do (the pool's and the
