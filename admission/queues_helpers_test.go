@@ -484,13 +484,12 @@ func (s *sim) pump() {
 			if j.port == nil || j.done {
 				continue
 			}
-			// (onPoolEvent calls the pool, never the Link: the notes stay valid)
-			for _, n := range j.link.Notes(s.now) {
-				if n.Other == nil {
-					s.onFulfilled(j, n.Fulfilled)
+			for _, ev := range j.link.Ready(s.now) {
+				if f, ok := ev.(slotpool.Fulfilled); ok {
+					s.onFulfilled(j, f)
 					continue
 				}
-				s.onPoolEvent(j, n.Other)
+				s.onPoolEvent(j, ev)
 			}
 			if !j.done {
 				s.wakePool(j)

@@ -9,7 +9,6 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
-	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/slotpool"
 )
 
@@ -28,10 +27,6 @@ type Config struct {
 	// waiting regions can use before it gives it back to the admission;
 	// zero means at once (a nanosecond).
 	IdleTimeout time.Duration
-	// NewScheduler makes each job's scheduler; nil means scheduler.New.
-	// (A simulator that runs many times passes one that resets the
-	// schedulers of an earlier run, see scheduler.Scheduler.Reset.)
-	NewScheduler func(*region.Regions, scheduler.Config) *scheduler.Scheduler
 	// Logger receives debug logs; each job's scheduler logs to
 	// Logger.Named(its name). nil means zap.NewNop().
 	Logger *zap.Logger

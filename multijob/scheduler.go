@@ -49,9 +49,6 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	if cfg.NewScheduler == nil {
-		cfg.NewScheduler = scheduler.New
-	}
 	ac := cfg.Admission
 	ac.DecidePerInstant = true
 	if ac.Logger == nil {
@@ -110,7 +107,7 @@ func (s *Scheduler) Submit(now time.Time, spec JobSpec) error {
 		s.end(now, j, Rejected, port.Err())
 		return nil
 	}
-	j.sched = s.cfg.NewScheduler(spec.Regions, scheduler.Config{
+	j.sched = scheduler.New(spec.Regions, scheduler.Config{
 		Pool:      s.cfg.poolConfig(),
 		Admission: port,
 		Logger:    s.log.Named(spec.Name),

@@ -9,41 +9,43 @@ import (
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/strategy"
-	"github.com/regionsched/regionsched/topology"
 )
 
 // apply carries out the strategy's decisions: one bulk per region to
 // deploy (in the strategy's topological order, so FIFO serves producers
 // first), and partition releases for the runtime.
 func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
-	if n := len(d.Deploy); n > 1 { // several regions (Start's sources, a restart): room at once, not by doubling
-		s.rd.Requests = slices.Grow(s.rd.Requests, n)
-	}
 	for _, dep := range d.Deploy {
 		s.request(now, dep.Region, dep.Attempt)
 	}
-	s.rd.PartitionsReleased = append(s.rd.PartitionsReleased, d.Release...)
+	if s.rd.PartitionsReleased == nil {
+		s.rd.PartitionsReleased = d.Release // the strategy's list is ours: no copy
+	} else {
+		s.rd.PartitionsReleased = append(s.rd.PartitionsReleased, d.Release...)
+	}
 }
 
 // request submits region r's bulk: one request per slot it needs.
 //
 // A region of one member (one slot; every region of an all-blocking job)
 // keeps no slot list: its member is read back from the Regions when it is
-// deployed or stopped, and the slot it asks for is carved from s.oneSlots
-// for the Ready. In a long queue of waiting regions a cached list would cost
-// a cache miss per region when its turn comes.
+// deployed or stopped. In a long queue of waiting regions a cached list
+// would cost a cache miss per region when its turn comes.
 func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt) {
 	run := &s.regions[r]
-	s.dropSlots(run) // what an earlier attempt left
-	var slots []region.Slot
+	s.dropSlots(run)        // what an earlier attempt left
+	var slots []region.Slot // the caller's, in the Ready
 	if v, one := s.rs.OnlyMember(r); one {
-		slots = s.oneSlots.one(s.rs, r)
-		run.ref = int32(v) // for deploy (see regionRun.ref)
+		var buf [1]region.Slot
+		sl := s.rs.AppendSlots(buf[:0], r)[0]
+		s.oneMembers.Add(v)
+		sl.Members = s.oneMembers.Take()
+		s.oneSlots.Add(sl)
+		slots = s.oneSlots.Take()
 	} else {
 		run.several = true
-		lr := s.newLive(run)
-		lr.slots = s.rs.AppendSlots(s.slotsBuf(), r)
-		slots = lr.slots
+		s.newLive(run).slots = s.rs.AppendSlots(nil, r)
+		slots = s.rs.Slots(r)
 	}
 	reqs := slices.Grow(s.requestBuf[:0], len(slots)) // the pool copies the requests
 	// By index: a Slot is large.
@@ -52,11 +54,7 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 	}
 	s.requestBuf = reqs
 	run.waiting = true
-	rq := Request{Region: r, Attempt: attempt, Slots: slots} // shared, read-only, with ReuseReady
-	if !s.reuse {
-		rq.Slots = s.rs.Slots(r) // the caller owns it
-	}
-	s.rd.Requests = append(s.rd.Requests, rq)
+	s.requests.Add(Request{Region: r, Attempt: attempt, Slots: slots})
 	if err := s.pool.Submit(now, slotpool.Bulk{ID: bulkID(r, attempt), Requests: reqs}); err != nil {
 		// Only a programming error can get here: ids are fresh, bulks non-empty.
 		panic("scheduler: submit region bulk: " + err.Error())
@@ -71,21 +69,17 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 func (s *Scheduler) drain(now time.Time) {
 	s.last, s.started = now, true
 	for {
-		notes := s.link.Notes(now)
-		if len(notes) == 0 {
+		events := s.link.Ready(now)
+		if len(events) == 0 {
 			return
 		}
 		// quiet: nothing below called the pool, so it has no new event
 		// and the link (which returns only once the pool and an in-process
 		// admission are quiet) would return none: the usual case, a
-		// region deployed, costs one call of Notes, not two.
+		// region deployed, costs one call of Ready, not two.
 		quiet := true
-		for _, n := range notes {
-			if n.Other == nil {
-				quiet = s.deploy(now, n.Fulfilled) && quiet
-				continue
-			}
-			switch ev := n.Other.(type) {
+		for _, ev := range events {
+			switch ev := ev.(type) {
 			case slotpool.Fulfilled:
 				quiet = s.deploy(now, ev) && quiet
 			case slotpool.Failed:
@@ -126,10 +120,9 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 	if n, err := s.strategy.MarkDeploying(r); err != nil || n != members {
 		s.log.Debug("deploying state refused", zap.Int32("region", int32(r)), zap.Int("deploying", n), zap.Error(err))
 	}
-	if live := run.live(); live != 0 {
+	if live := run.live; live != 0 {
 		lr := &s.lives[live-1]
 		lr.placed, lr.inUse = ev.Slots, int32(len(ev.Slots))
-		s.rd.Deploy = slices.Grow(s.rd.Deploy, members) // one allocation for a large region, not one per doubling
 		if s.taskSlot == nil {
 			s.taskSlot = make([]slotpool.SlotID, s.rs.Topology().NumExecutionVertices())
 		}
@@ -142,9 +135,9 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 			}
 		}
 	} else { // one member in one slot: no slot list to build
-		v := topology.ExecutionVertexID(run.ref) // set by request
+		v, _ := s.rs.OnlyMember(r)
 		slot := ev.Slots[0]
-		s.setSlotOfOne(r, run, slot)
+		run.slot = slot
 		s.slots.set(slot, slotUse{region: r, attempt: attempt, running: 1})
 		s.emitDeploy(v, attempt, slot, r)
 	}

@@ -138,53 +138,35 @@ func TestRandomJobsFinish(t *testing.T) {
 	}
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			h := runRandomJob(t, seed, Config{}, nil, -1, false)
+			h := runRandomJob(t, seed, Config{}, false)
 			h.checkClean()
 		})
 	}
 }
 
-// TestResetSchedulerActsAsNew: one scheduler, reset from job to job —
-// every other one left in the middle (tasks running, bulks waiting,
-// failures injected, a Ready handed out, asks outstanding) — runs each
-// random job of TestRandomJobsFinish, half of them behind an in-process
-// admission, exactly as a new scheduler does: the same requests,
-// deploys, cancels, releases, restarts, job changes and messages to the
-// admission, call for call, under the harness's checks.
-func TestResetSchedulerActsAsNew(t *testing.T) {
-	reused := New(region.FromJob(flip119(t), exchange.AllBlocking), Config{})
-	for seed := uint64(1); seed <= 160; seed++ {
-		// Every other pair behind an in-process admission (its asks,
-		// grants and idle returns), on the same scheduler as the others.
-		cfg, admitted := Config{ReuseReady: seed%2 == 0}, seed%4 >= 2
-		want := runRandomJob(t, seed, cfg, nil, -1, admitted)
-		got := runRandomJob(t, seed, cfg, reused, -1, admitted)
-		if !admitted {
-			got.checkClean()
-		}
-		assert.Equal(t, want.s.State(), got.s.State(), "seed %d", seed)
-		assert.Equal(t, want.f.requests, got.f.requests, "seed %d", seed)
-		assert.Equal(t, want.f.deploys, got.f.deploys, "seed %d", seed)
-		assert.Equal(t, want.f.cancels, got.f.cancels, "seed %d", seed)
-		assert.Equal(t, want.f.releases, got.f.releases, "seed %d", seed)
-		assert.Equal(t, want.f.restarts, got.f.restarts, "seed %d", seed)
-		assert.Equal(t, want.f.freed, got.f.freed, "seed %d", seed)
-		assert.Equal(t, want.f.jobs, got.f.jobs, "seed %d", seed)
-		assert.Equal(t, want.f.toAdm, got.f.toAdm, "seed %d", seed)
-		assert.Equal(t, want.stats(), got.stats(), "seed %d", seed)
-		// Left in the middle, right after Start or some steps later.
-		runRandomJob(t, seed+1000, Config{ReuseReady: seed%4 < 2}, reused, int(seed%5*(seed%13)), seed%3 == 0)
+// TestRandomJobsBehindAnAdmission runs the random jobs of
+// TestRandomJobsFinish with the cluster's slots held by an in-process
+// admission (its asks, grants and idle returns), under the harness's
+// checks.
+func TestRandomJobsBehindAnAdmission(t *testing.T) {
+	seeds := 80
+	if testing.Short() {
+		seeds = 20
+	}
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			runRandomJob(t, seed, Config{}, true)
+		})
 	}
 }
 
 // runRandomJob runs the random job of a seed on a random cluster that
 // fits it, finishing tasks in a random order and injecting up to three
-// failures, on a new scheduler of cfg (s nil) or on s, reset. With
-// stopAfter ≥ 0 it stops after that many steps; else it requires the job
-// to finish. With admitted, the cluster's slots come from an in-process
+// failures, on a new scheduler of cfg, and requires the job to finish.
+// With admitted, the cluster's slots come from an in-process
 // admission (admission.StaticCluster) and go back to it when idle, and
 // a run may end early where nothing is left to step.
-func runRandomJob(t *testing.T, seed uint64, cfg Config, s *Scheduler, stopAfter int, admitted bool) *harness {
+func runRandomJob(t *testing.T, seed uint64, cfg Config, admitted bool) *harness {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	job, err := randomJob(rng)
 	require.NoError(t, err)
@@ -211,10 +193,6 @@ func runRandomJob(t *testing.T, seed uint64, cfg Config, s *Scheduler, stopAfter
 		cfg.Admission, cfg.Pool.IdleTimeout = adm, time.Nanosecond
 	}
 	h := newHarness(t, rs, cfg, seed)
-	if s != nil {
-		s.Reset(rs, cfg)
-		h.s, h.f.s = s, s
-	}
 	if admitted {
 		h.provide(slots...)
 		h.nextSlot += slotpool.SlotID(len(slots))
@@ -226,9 +204,6 @@ func runRandomJob(t *testing.T, seed uint64, cfg Config, s *Scheduler, stopAfter
 	failures := rng.IntN(4)
 	injected := 0
 	for i := 0; h.s.State() == JobRunning; i++ {
-		if i == stopAfter {
-			return h
-		}
 		require.Less(t, i, 100_000, "no end in sight")
 		if injected < failures && rng.IntN(4) == 0 && len(h.f.running) > 0 {
 			if admitted { // the admission's slots are not lost

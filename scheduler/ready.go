@@ -118,45 +118,18 @@ func (c *JobChange) Ended() (ended bool, err error) {
 // HasReady reports whether Ready has something to hand out (the deadline
 // alone does not count).
 func (s *Scheduler) HasReady() bool {
-	rd := s.rd
-	return len(rd.Requests) > 0 || len(rd.Cancel) > 0 || len(rd.Released) > 0 || len(rd.Deploy) > 0 ||
+	rd := &s.rd
+	return len(s.requests.List()) > 0 || len(rd.Cancel) > 0 || len(s.released.List()) > 0 || len(s.deploys.List()) > 0 ||
 		len(rd.Restarted) > 0 || len(rd.PartitionsReleased) > 0 || rd.Job != nil || len(rd.ToAdmission) > 0
 }
 
 // Ready hands out what accumulated since the previous call and starts
 // afresh. It never fails and may be called at any time; a Ready with
 // nothing in it is valid.
-func (s *Scheduler) Ready() (rd Ready) {
-	rd = *s.rd // into the result: one copy of the struct, not two
-	if s.reuse {
-		// The other buffer, handed out by the previous call and no longer
-		// read, is emptied and collects the next Ready; this one's storage
-		// stays with the caller until then. (Deadline is set only in the
-		// copy handed out.)
-		s.cur ^= 1
-		nx := &s.bufs[s.cur]
-		// Requests are not cleared: their slot lists are the scheduler's
-		// own (the arena's chunks, the regions' lists). A stale entry may
-		// keep a list the scheduler has since replaced alive until it is
-		// overwritten: at most as many as the buffer holds. The rest drop
-		// what they point to (beyond len: cleared before).
-		clear(nx.Restarted)
-		clear(nx.ToAdmission)
-		nx.Requests, nx.Cancel, nx.Released = nx.Requests[:0], nx.Cancel[:0], nx.Released[:0]
-		nx.PartitionsReleased, nx.Deploy = nx.PartitionsReleased[:0], nx.Deploy[:0]
-		nx.Restarted, nx.ToAdmission, nx.Job = nx.Restarted[:0], nx.ToAdmission[:0], nil
-		s.rd = nx
-	} else {
-		*s.rd = Ready{}
-	}
-	// The one-member regions' slots handed out before the last Ready are
-	// in no Ready any more (without ReuseReady, in none at all).
-	s.oneSlots.handOut()
-	// Slot lists released two Ready calls ago are no longer in any Ready.
-	if len(s.slotsOlder) > 0 || len(s.slotsReleased) > 0 {
-		s.slotsFree = append(s.slotsFree, s.slotsOlder...)
-		s.slotsOlder, s.slotsReleased = s.slotsReleased, s.slotsOlder[:0]
-	}
+func (s *Scheduler) Ready() Ready {
+	rd := s.rd
+	s.rd = Ready{}
+	rd.Requests, rd.Released, rd.Deploy = s.requests.Take(), s.released.Take(), s.deploys.Take()
 	if s.deployAt != nil && len(rd.Deploy) > 0 { // withdrawn deployments, see emitCancel
 		kept := rd.Deploy[:0]
 		for _, d := range rd.Deploy {
@@ -175,9 +148,9 @@ func (s *Scheduler) Ready() (rd Ready) {
 
 // emitDeploy adds a task to the next Ready's Deploy list.
 func (s *Scheduler) emitDeploy(v TaskID, attempt strategy.Attempt, slot SlotID, r region.ID) {
-	s.rd.Deploy = append(s.rd.Deploy, Deployment{Task: v, Attempt: attempt, Slot: slot, Region: r})
+	s.deploys.Add(Deployment{Task: v, Attempt: attempt, Slot: slot, Region: r})
 	if s.deployAt != nil {
-		s.deployAt[v] = int32(len(s.rd.Deploy))
+		s.deployAt[v] = int32(len(s.deploys.List()))
 	}
 }
 
@@ -188,14 +161,15 @@ func (s *Scheduler) emitDeploy(v TaskID, attempt strategy.Attempt, slot SlotID, 
 func (s *Scheduler) emitCancel(v TaskID, attempt strategy.Attempt) {
 	if s.deployAt == nil {
 		s.deployAt = make([]int32, s.rs.Topology().NumExecutionVertices())
-		for i, d := range s.rd.Deploy {
+		for i, d := range s.deploys.List() {
 			if d.Task >= 0 {
 				s.deployAt[d.Task] = int32(i + 1)
 			}
 		}
 	}
-	if i := s.deployAt[v]; i > 0 && s.rd.Deploy[i-1].Attempt == attempt {
-		s.rd.Deploy[i-1].Task = -1 // dropped by Ready
+	deploys := s.deploys.List()
+	if i := s.deployAt[v]; i > 0 && deploys[i-1].Attempt == attempt {
+		deploys[i-1].Task = -1 // dropped by Ready
 		s.deployAt[v] = 0
 		return
 	}

@@ -2,8 +2,6 @@ package scheduler
 
 import (
 	"errors"
-	"fmt"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +15,6 @@ import (
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/strategy"
-	"github.com/regionsched/regionsched/topology"
 )
 
 // requireTimeError checks that err refuses an input at now after an
@@ -434,55 +431,4 @@ func TestJobChangeEnded(t *testing.T) {
 	ended, err = (&JobChange{State: JobFailed, Err: boom}).Ended()
 	assert.True(t, ended)
 	assert.ErrorIs(t, err, boom)
-}
-
-// TestReusedRequestsStayValidUntilTheNextReady: with ReuseReady, the slot
-// lists of a Ready's Requests are carved from chunks that the scheduler
-// reuses; a list must read the same until the next Ready call, however
-// many lists were carved since (across chunk boundaries) and however few
-// a Ready holds.
-func TestReusedRequestsStayValidUntilTheNextReady(t *testing.T) {
-	const width = 1500 // more one-slot lists at Start than a chunk holds
-	b := topology.NewBuilder("chains")
-	for i := range 4 {
-		b.AddVertex(topology.JobVertex{ID: fmt.Sprintf("v%d", i), Parallelism: width})
-		if i > 0 {
-			b.Connect(fmt.Sprintf("v%d", i-1), fmt.Sprintf("v%d", i), exchange.Forward)
-		}
-	}
-	rs := region.FromJob(build(t, b), exchange.AllBlocking)
-	s := New(rs, Config{ReuseReady: true})
-	slots := make([]slotpool.Slot, 2*arenaChunk) // a batch of finishes carves more than a chunk
-	for i := range slots {
-		slots[i] = slotpool.Slot{ID: slotpool.SlotID(i)}
-	}
-	require.NoError(t, s.Offer(t0, slots...))
-	require.NoError(t, s.Start(t0))
-	prev := s.Ready()
-	require.Len(t, prev.Requests, width)
-	big := 0 // Readies with more lists than a chunk holds
-	var running []Deployment
-	rng := rand.New(rand.NewPCG(3, 4))
-	for readies := 0; s.State() == JobRunning; readies++ {
-		running = append(running, prev.Deploy...)
-		// Finish one task, or a batch: each may carve the next region's list.
-		n := 1
-		if readies%5 == 0 {
-			n = 1 + rng.IntN(len(running))
-		}
-		for range min(n, len(running)) {
-			d := running[0]
-			running = running[1:]
-			require.NoError(t, s.TaskFinished(t0, d.Task, d.Attempt))
-		}
-		for _, rq := range prev.Requests {
-			require.Equal(t, rs.Slots(rq.Region), rq.Slots, "ready %d: region %d's list changed before the next Ready call", readies, rq.Region)
-		}
-		prev = s.Ready()
-		if len(prev.Requests) > arenaChunk {
-			big++
-		}
-	}
-	assert.Equal(t, JobFinished, s.State())
-	assert.Positive(t, big, "some Ready held more lists than a chunk")
 }

@@ -1,12 +1,11 @@
 package scheduler
 
 import (
-	"math"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/regionsched/regionsched/internal/reuse"
+	"github.com/regionsched/regionsched/internal/slab"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
@@ -51,12 +50,6 @@ type Config struct {
 	// per-bulk and per-region entries): they do not follow a level
 	// changed later, the others do.
 	Logger *zap.Logger
-	// ReuseReady makes the scheduler recycle the storage of what Ready
-	// hands out: the slices of a Ready (Request.Slots and their member
-	// lists included) are valid only until the next Ready call, and read-only.
-	// A runtime that applies each Ready at once (the simulator) saves
-	// several allocations per task. By default the caller owns them.
-	ReuseReady bool
 }
 
 // Stats counts what the scheduler did.
@@ -69,35 +62,24 @@ type Stats struct {
 	RegionRestarts int
 }
 
-// regionRun is the scheduler's view of one region's current attempt. It
-// is kept small (8 bytes, one per region of the job): the attempt is the
-// strategy's (Strategy.Attempt: a region's bulk, slots and tasks always
-// belong to its current attempt, since a failover stops them before the
-// strategy restarts the region), and what only a region of several
+// regionRun is the scheduler's view of one region's current attempt. The
+// attempt is the strategy's (Strategy.Attempt: a region's bulk, slots and
+// tasks always belong to its current attempt, since a failover stops them
+// before the strategy restarts the region); what only a region of several
 // members that asked for slots or holds them needs lives in
 // Scheduler.lives. A region of one member (every region of an
 // all-blocking job) keeps its task's slot here, where a task event reads
 // its region anyway, instead of in a table per task.
 type regionRun struct {
-	// ref is, for a region of several members, 1 + its index in
-	// Scheduler.lives while scheduled or deployed, else 0 (see live); for
-	// a region of one member, its member while it waits (request sets it,
-	// deploy reads it: the Regions' record of the member is not read
-	// again when its turn comes), then the slot its task was deployed in
-	// last, if the id fits (see Scheduler.slotOfOne).
-	ref      int32
+	// slot is, for a region of one member, the slot its task was deployed
+	// in last.
+	slot slotpool.SlotID
+	// live is, for a region of several members, 1 + its index in
+	// Scheduler.lives while scheduled or deployed, else 0.
+	live     int32
 	waiting  bool // its bulk, bulkID(region, attempt), waits in the pool
 	deployed bool // its bulk was fulfilled and holds slots (a region of one member: one slot)
 	several  bool // it has several members (set by request)
-	bigSlot  bool // one member: its slot's id does not fit ref and is in Scheduler.bigSlots
-}
-
-// live returns 1 + the index of run's entry in Scheduler.lives, or 0.
-func (run *regionRun) live() int32 {
-	if run.several {
-		return run.ref
-	}
-	return 0
 }
 
 // liveRun is what a region of several members holds while its attempt is
@@ -187,21 +169,15 @@ type Scheduler struct {
 	debug    bool // log takes debug entries (read once, in New)
 
 	regions   []regionRun
-	lives     []liveRun // see regionRun.ref
+	lives     []liveRun // see regionRun.live
 	freeLives []int32   // indexes of lives not in use
-	// oneSlots holds the slots of the one-member regions in the Ready
-	// handed out last and the next one (see request). oneSlot and
-	// onePlaced are liveSlots' scratch.
-	oneSlots  slotArena
+	// oneSlot and onePlaced are liveSlots' scratch.
 	oneSlot   [1]region.Slot
 	onePlaced [1]slotpool.SlotID
 	// taskSlot is, per execution vertex of a region of several members,
-	// its slot, valid while deployed (see regionRun.ref for the others);
+	// its slot, valid while deployed (see regionRun.slot for the others);
 	// nil until such a region is deployed.
 	taskSlot []slotpool.SlotID
-	// bigSlots holds the slot of a region of one member whose id does not
-	// fit regionRun.ref (ids outside 0 ... MaxInt32); nil until one does.
-	bigSlots map[region.ID]slotpool.SlotID
 	slots    slotTable
 
 	state JobState
@@ -211,43 +187,24 @@ type Scheduler struct {
 	last    time.Time // the time of the latest input that changed something
 	started bool      // last is set
 
-	rd *Ready // what the next Ready call hands out: &bufs[cur]
+	// rd is what the next Ready call hands out, but for its Requests,
+	// Released and Deploy, which are built in slabs (one entry or two per
+	// task), with the slot lists of the one-member regions' requests.
+	rd         Ready
+	requests   slab.Slab[Request]
+	released   slab.Slab[Release]
+	deploys    slab.Slab[Deployment]
+	oneSlots   slab.Slab[region.Slot]
+	oneMembers slab.Slab[topology.ExecutionVertexID]
 	// deployAt is, per execution vertex, 1 + its index in rd.Deploy, or 0;
 	// nil until the first cancel (see emitCancel).
 	deployAt []int32
 
 	requestBuf []slotpool.Request // scratch for request
-
-	reuse bool // Config.ReuseReady
-	// bufs are the storage of the Ready being filled (bufs[cur]) and, with
-	// reuse, of the one handed out last, which is emptied and filled
-	// again after the next Ready call.
-	bufs [2]Ready
-	cur  int
-	// Slot lists of regions (liveRun.slots) for reuse: released since
-	// the last Ready call, released before it, and free. A list is reused
-	// only after two Ready calls, so a Ready's Request.Slots stay valid
-	// until the next one.
-	slotsReleased, slotsOlder, slotsFree [][]region.Slot
 }
 
 // New creates a scheduler for the regions of one job.
 func New(rs *region.Regions, cfg Config) *Scheduler {
-	// Built on the stack, then moved to the heap: the scheduler's record
-	// is allocated after its strategy's and pool's tables, as before Reset
-	// existed (allocated first, it ran the scheduler alone 4-5% slower for
-	// the same instructions, by where its hot fields fell in the cache).
-	var b Scheduler
-	b.init(&Scheduler{}, rs, cfg)
-	s := new(Scheduler)
-	*s = b
-	s.rd = &s.bufs[0]
-	return s
-}
-
-// init makes s the scheduler New(rs, cfg) returns, but for s.rd (which
-// points into s), taking storage from old (the zero Scheduler: none).
-func (s *Scheduler) init(old *Scheduler, rs *region.Regions, cfg Config) {
 	log := cfg.Logger
 	if log == nil {
 		log = zap.NewNop()
@@ -257,41 +214,16 @@ func (s *Scheduler) init(old *Scheduler, rs *region.Regions, cfg Config) {
 	if cfg.Admission != nil {
 		pc.Admission = true
 	}
-	pool := old.pool
-	if pool != nil {
-		pool.Reset(pc)
-	} else {
-		pool = slotpool.New(pc)
-	}
-	opts := []strategy.Option{strategy.WithLogger(log.Named("strategy")), strategy.WithReusedDecisions(), strategy.WithDeployedReports()}
-	st := old.strategy
-	if st != nil {
-		st.Reset(rs, opts...)
-	} else {
-		st = strategy.New(rs, opts...)
-	}
-	*s = Scheduler{
+	pool := slotpool.New(pc)
+	return &Scheduler{
 		rs:       rs,
-		strategy: st,
+		strategy: strategy.New(rs, strategy.WithLogger(log.Named("strategy")), strategy.WithDeployedReports()),
 		pool:     pool,
 		link:     slotpool.NewLink(pool, cfg.Admission, log.Named("link")),
 		log:      log,
 		debug:    log.Core().Enabled(zap.DebugLevel),
-		regions:  reuse.Zeroed(old.regions, rs.NumRegions()),
-		oneSlots: old.oneSlots.reset(),
-		reuse:    cfg.ReuseReady,
+		regions:  make([]regionRun, rs.NumRegions()),
 	}
-	for i := range s.bufs {
-		s.bufs[i].Requests = reuse.Emptied(old.bufs[i].Requests)
-		s.bufs[i].Deploy = old.bufs[i].Deploy[:0]
-	}
-	s.keepSlotLists(old)
-	s.lives, s.freeLives = reuse.Emptied(old.lives), old.freeLives[:0]
-	if old.taskSlot != nil { // read as 0 where no task was deployed, like nil
-		s.taskSlot = reuse.Zeroed(old.taskSlot, rs.Topology().NumExecutionVertices())
-	}
-	s.slots.dense = reuse.Emptied(old.slots.dense)
-	s.requestBuf = reuse.Emptied(old.requestBuf)
 }
 
 // Regions returns the job's regions (immutable).
@@ -362,34 +294,12 @@ func (s *Scheduler) SlotOf(v TaskID) (SlotID, bool) {
 // slotOf returns the slot task v, of region r, was deployed in last.
 func (s *Scheduler) slotOf(v TaskID, r region.ID) slotpool.SlotID {
 	if run := &s.regions[r]; !run.several {
-		return s.slotOfOne(r, run)
+		return run.slot
 	}
 	if s.taskSlot == nil {
 		return 0
 	}
 	return s.taskSlot[v]
-}
-
-// slotOfOne returns the slot the task of region r, of one member, was
-// deployed in last.
-func (s *Scheduler) slotOfOne(r region.ID, run *regionRun) slotpool.SlotID {
-	if run.bigSlot {
-		return s.bigSlots[r]
-	}
-	return slotpool.SlotID(run.ref)
-}
-
-// setSlotOfOne records the slot of the task of region r, of one member.
-func (s *Scheduler) setSlotOfOne(r region.ID, run *regionRun, slot slotpool.SlotID) {
-	if slot >= 0 && slot <= math.MaxInt32 {
-		run.ref, run.bigSlot = int32(slot), false
-		return
-	}
-	if s.bigSlots == nil {
-		s.bigSlots = map[region.ID]slotpool.SlotID{}
-	}
-	run.bigSlot = true
-	s.bigSlots[r] = slot
 }
 
 // NextDeadline returns when Tick next has work to do (the pool's and the

@@ -15,9 +15,8 @@ import (
 )
 
 // TestSlotIDsOfAnySize: slot ids are any int64; the tasks of one-member
-// regions (all-blocking chains), whose slot the scheduler keeps in 32
-// bits when it fits, are deployed in, reported in and release exactly
-// the slots offered, however large or negative their ids.
+// regions (all-blocking chains) are deployed in, reported in and release
+// exactly the slots offered, however large or negative their ids.
 func TestSlotIDsOfAnySize(t *testing.T) {
 	rs := region.FromJob(benchChains(t, 3), exchange.AllBlocking)
 	ids := []slotpool.SlotID{math.MaxInt32, math.MaxInt32 + 1, -7, 1 << 40}

@@ -146,7 +146,7 @@ func (s *Scheduler) returnSlot(now time.Time, r region.ID, slot slotpool.SlotID)
 			ce.Write(zap.Error(err))
 		}
 	} else {
-		s.rd.Released = append(s.rd.Released, Release{Slot: slot, Region: r, Attempt: s.strategy.Attempt(r)})
+		s.released.Add(Release{Slot: slot, Region: r, Attempt: s.strategy.Attempt(r)})
 	}
 	s.slotGone(r)
 }
@@ -156,7 +156,7 @@ func (s *Scheduler) returnSlot(now time.Time, r region.ID, slot slotpool.SlotID)
 // retired its bulk).
 func (s *Scheduler) slotGone(r region.ID) {
 	run := &s.regions[r]
-	if live := run.live(); live != 0 {
+	if live := run.live; live != 0 {
 		if lr := &s.lives[live-1]; lr.inUse > 0 {
 			if lr.inUse--; lr.inUse > 0 {
 				return
@@ -169,27 +169,16 @@ func (s *Scheduler) slotGone(r region.ID) {
 	}
 }
 
-// slotsBuf returns an empty slot list for a region's attempt, reusing one
-// that is free.
-func (s *Scheduler) slotsBuf() []region.Slot {
-	if n := len(s.slotsFree); n > 0 {
-		buf := s.slotsFree[n-1]
-		s.slotsFree = s.slotsFree[:n-1]
-		return buf
-	}
-	return nil
-}
-
 // newLive gives run an entry in s.lives for a new attempt and returns it.
 func (s *Scheduler) newLive(run *regionRun) *liveRun {
 	if n := len(s.freeLives); n > 0 {
-		run.ref = s.freeLives[n-1] + 1
+		run.live = s.freeLives[n-1] + 1
 		s.freeLives = s.freeLives[:n-1]
 	} else {
 		s.lives = append(s.lives, liveRun{})
-		run.ref = int32(len(s.lives))
+		run.live = int32(len(s.lives))
 	}
-	return &s.lives[run.ref-1]
+	return &s.lives[run.live-1]
 }
 
 // liveSlots returns the slots of region r's attempt while it is
@@ -198,7 +187,7 @@ func (s *Scheduler) newLive(run *regionRun) *liveRun {
 // request), they are built in scratch storage of the scheduler (the slot
 // with its Members only): valid until the next call.
 func (s *Scheduler) liveSlots(r region.ID, run *regionRun) ([]region.Slot, []slotpool.SlotID) {
-	if live := run.live(); live != 0 {
+	if live := run.live; live != 0 {
 		lr := &s.lives[live-1]
 		return lr.slots, lr.placed
 	}
@@ -209,22 +198,17 @@ func (s *Scheduler) liveSlots(r region.ID, run *regionRun) ([]region.Slot, []slo
 	if !run.deployed {
 		return s.oneSlot[:], nil
 	}
-	s.onePlaced[0] = s.slotOfOne(r, run)
+	s.onePlaced[0] = run.slot
 	return s.oneSlot[:], s.onePlaced[:]
 }
 
-// dropSlots forgets the slots of a region's attempt; their list is reused
-// after two Ready calls (see Scheduler.slotsReleased).
+// dropSlots forgets the slots of a region's attempt.
 func (s *Scheduler) dropSlots(run *regionRun) {
-	live := run.live()
+	live := run.live
 	if live == 0 {
 		return
 	}
-	lr := &s.lives[live-1]
-	if cap(lr.slots) > 0 { // callers may still be reading the slots: not cleared
-		s.slotsReleased = append(s.slotsReleased, lr.slots[:0])
-	}
-	*lr = liveRun{}
+	s.lives[live-1] = liveRun{}
 	s.freeLives = append(s.freeLives, live-1)
-	run.ref = 0
+	run.live = 0
 }

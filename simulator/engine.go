@@ -102,9 +102,6 @@ type engine struct {
 	// eagerJobs, in an eager multi-job run (no admission to ask), is each
 	// job's first deploy and last finish.
 	eagerJobs []eagerJob
-	// store is the storage the run takes its schedulers and tables from
-	// and leaves them in (see release).
-	store *storage
 }
 
 // eagerJob is what an eager multi-job run learns of one job from its
@@ -114,8 +111,8 @@ type eagerJob struct {
 	firstDeploy, lastFinish time.Duration
 }
 
-func newEngine(cfg Config, st *storage) *engine {
-	e := newBaseEngine(cfg, 0, st)
+func newEngine(cfg Config) *engine {
+	e := newBaseEngine(cfg, 0)
 	if cfg.Policy == EagerPolicy {
 		e.policy = newEagerPolicy(e)
 	} else {
@@ -127,8 +124,8 @@ func newEngine(cfg Config, st *storage) *engine {
 // newJobsEngine is the engine of a multi-job run: the jobs side by side in
 // one model, a scheduler per job behind the admission (or the eager
 // baseline over all of them).
-func newJobsEngine(cfg Config, jc JobsConfig, set *jobSet, st *storage) (*engine, error) {
-	e := newBaseEngine(cfg, jobsExtraSlots(jc), st)
+func newJobsEngine(cfg Config, jc JobsConfig, set *jobSet) (*engine, error) {
+	e := newBaseEngine(cfg, jobsExtraSlots(jc))
 	e.set = set
 	if cfg.Policy == EagerPolicy {
 		e.policy = newEagerPolicy(e)
@@ -177,7 +174,7 @@ func jobsExtraSlots(jc JobsConfig) int {
 // newBaseEngine sets up the model, the slots and the hooks; the caller
 // sets the policy. extra counts slots the run may need beyond one per
 // task (drivers).
-func newBaseEngine(cfg Config, extra int, st *storage) *engine {
+func newBaseEngine(cfg Config, extra int) *engine {
 	src := rand.NewPCG(cfg.Seed, 0x5eed)
 	rng := rand.New(src)
 	rs := cfg.Regions
@@ -186,7 +183,7 @@ func newBaseEngine(cfg Config, extra int, st *storage) *engine {
 		// packing does not fit the cluster gets its resource-aware packing.
 		rs = rs.ForCluster(cfg.Cluster, cfg.Matching)
 	}
-	e := &engine{cfg: cfg, rs: rs, topo: cfg.Regions.Topology(), rng: rng, log: cfg.Logger, atTime: epoch, store: st}
+	e := &engine{cfg: cfg, rs: rs, topo: cfg.Regions.Topology(), rng: rng, log: cfg.Logger, atTime: epoch}
 	if e.log == nil {
 		e.log = zap.NewNop()
 	}
@@ -198,8 +195,8 @@ func newBaseEngine(cfg Config, extra int, st *storage) *engine {
 	for _, c := range cfg.Cluster {
 		modelled += min(c.N, tasks)
 	}
-	e.slots = sized(st.slots, modelled)
-	e.slotProfiles = sized(st.slotProfiles, modelled)[:0]
+	e.slots = make([]slotRec, modelled)
+	e.slotProfiles = make([]resource.Profile, 0, modelled)
 	for _, c := range cfg.Cluster {
 		e.clusterSize = min(e.clusterSize+c.N, region.MaxClusterSlots) // Run checked the total
 		for range min(c.N, tasks) {
@@ -214,7 +211,7 @@ func newBaseEngine(cfg Config, extra int, st *storage) *engine {
 	if cfg.Ties == TiesSeeded {
 		seededTies = src // the same source: tie-breakers and the engine's draws in one sequence
 	}
-	e.model = newModel(e.topo, failures, seededTies, e.store)
+	e.model = newModel(e.topo, failures, seededTies)
 	// Pending events are mostly the progress ends of deployed tasks, a
 	// few per slot, and a wave of them shares its time: room for two per
 	// modelled slot in the first bucket (up to 65,536 events, 2 MiB;
@@ -272,8 +269,7 @@ func (e *engine) at() time.Time {
 // poolSlots lists the modelled slots as a slot pool (or an admission)
 // knows them: id i is slot i, with its profile.
 func (e *engine) poolSlots() []slotpool.Slot {
-	slots := sized(e.store.offered, len(e.slotProfiles)) // the pool and the admission copy them
-	e.store.offered = slots
+	slots := make([]slotpool.Slot, len(e.slotProfiles))
 	for i, pr := range e.slotProfiles {
 		slots[i] = slotpool.Slot{ID: slotpool.SlotID(i), Profile: pr}
 	}

@@ -219,16 +219,8 @@ func newJobSet(jobs []Job, mode exchange.Mode) (*jobSet, error) {
 // RunJobs simulates several jobs on one cluster to their ends. The error
 // is for a bad configuration (no jobs, duplicate names, a bad queue, a
 // cluster too large); each job's fate is in the JobResults, and the
-// Result's verdict is Finished only if every job finished. Like Run, it
-// takes its schedulers and tables from the runs before it.
+// Result's verdict is Finished only if every job finished.
 func RunJobs(cfg JobsConfig) (*Result, []JobResult, error) {
-	st := takeStorage()
-	defer storages.Put(st)
-	return runJobsWith(cfg, st)
-}
-
-// runJobsWith is RunJobs on the storage st (see storage).
-func runJobsWith(cfg JobsConfig, st *storage) (*Result, []JobResult, error) {
 	if len(cfg.Jobs) == 0 {
 		return nil, nil, errors.New("simulator: no jobs")
 	}
@@ -250,11 +242,10 @@ func runJobsWith(cfg JobsConfig, st *storage) (*Result, []JobResult, error) {
 	if err := checkHorizon(single); err != nil {
 		return nil, nil, err
 	}
-	e, err := newJobsEngine(single, cfg, set, st)
+	e, err := newJobsEngine(single, cfg, set)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer e.release()
 	res, err := e.run()
 	if err != nil {
 		return nil, nil, err

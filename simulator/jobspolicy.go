@@ -10,7 +10,6 @@ import (
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/multijob"
-	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -64,8 +63,6 @@ type jobsPolicy struct {
 	m      *multijob.Scheduler
 	runs   []*jobRun
 	byName map[string]*jobRun
-	// scheds are the jobs' schedulers (for the next run, see storage).
-	scheds []*scheduler.Scheduler
 	// busy: inputs were given since the last decision.
 	busy bool
 	// outcomes are what became of the events applied so far; audited
@@ -94,12 +91,7 @@ func newJobsPolicy(e *engine, cfg JobsConfig, set *jobSet) (*jobsPolicy, error) 
 		// reported as a deadlock, not as timeouts 5 minutes later (0:
 		// none).
 		Timeout: cfg.Timeout,
-		NewScheduler: func(rs *region.Regions, sc scheduler.Config) *scheduler.Scheduler {
-			s := e.store.scheduler(rs, sc)
-			p.scheds = append(p.scheds, s)
-			return s
-		},
-		Logger: e.log,
+		Logger:  e.log,
 	})
 	if err != nil {
 		return nil, err
@@ -509,10 +501,4 @@ func (e *engine) jobResults() []JobResult {
 		}
 	}
 	return out
-}
-
-// appendSchedulers appends the schedulers of the jobs that were
-// submitted to scheds (for the next run, see storage).
-func (p *jobsPolicy) appendSchedulers(scheds []*scheduler.Scheduler) []*scheduler.Scheduler {
-	return append(scheds, p.scheds...)
 }

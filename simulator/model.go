@@ -90,12 +90,12 @@ type model struct {
 	onProgress    func(v int32, on bool) // a deployed task starts or stops making progress (its slot is still set)
 }
 
-func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, seededTies *rand.PCG, st *storage) *model {
+func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, seededTies *rand.PCG) *model {
 	job := t.Job()
 	m := &model{
 		topo:                t,
-		tasks:               sized(st.tasks, t.NumExecutionVertices()),
-		runs:                sized(st.runs, t.NumExecutionVertices()),
+		tasks:               make([]task, t.NumExecutionVertices()),
+		runs:                make([]taskRun, t.NumExecutionVertices()),
 		duration:            make([]time.Duration, job.NumVertices()),
 		pipelined:           make([]bool, job.NumEdges()),
 		forward:             make([]bool, job.NumEdges()),

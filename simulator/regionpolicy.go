@@ -45,11 +45,9 @@ type regionPolicy struct {
 }
 
 func newRegionPolicy(e *engine) *regionPolicy {
-	return &regionPolicy{e: e, rs: e.rs, sched: e.store.scheduler(e.rs, scheduler.Config{
+	return &regionPolicy{e: e, rs: e.rs, sched: scheduler.New(e.rs, scheduler.Config{
 		Pool:   slotpool.Config{Matching: e.cfg.Matching, Timeout: e.cfg.Timeout},
 		Logger: e.log,
-		// apply copies what it keeps of a Ready (the restarts).
-		ReuseReady: true,
 	}), ownDeadlines: true}
 }
 

@@ -200,22 +200,8 @@ type Restart struct {
 
 // Run simulates the job to its end. The error is for a bad Config; the
 // job's own fate is in the Result.
-//
-// A run leaves its scheduler and its tables to the next (on any
-// goroutine; Run is safe for concurrent use): runs one after another —
-// a seed sweep, a what-if loop — allocate them once, which spares most
-// of a run's allocation and of the garbage collector's work. A run much
-// smaller than the one that left them makes its own instead, and lets
-// the large ones go; what no run takes is dropped after two garbage
-// collections.
+// Run is safe for concurrent use.
 func Run(cfg Config) (*Result, error) {
-	st := takeStorage()
-	defer storages.Put(st)
-	return runWith(cfg, st)
-}
-
-// runWith is Run on the storage st (see storage).
-func runWith(cfg Config, st *storage) (*Result, error) {
 	if cfg.Regions == nil {
 		return nil, errors.New("simulator: Config.Regions is nil")
 	}
@@ -231,9 +217,7 @@ func runWith(cfg Config, st *storage) (*Result, error) {
 	if err := checkHorizon(cfg); err != nil {
 		return nil, err
 	}
-	e := newEngine(cfg, st)
-	defer e.release()
-	return e.run()
+	return newEngine(cfg).run()
 }
 
 // checkFailures rejects injections that name no subtask, name one twice,

@@ -10,8 +10,7 @@ import (
 
 // denseTable against a map, through its list, its chunks and its map
 // (keys below denseLimit, spread over several chunks, negative and
-// beyond the limit), on tables that stay small and tables that grow, new
-// or reset after the round before.
+// beyond the limit), on tables that stay small and tables that grow.
 func TestDenseTableMatchesMap(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 13))
 	keyRanges := []func() int64{
@@ -21,13 +20,8 @@ func TestDenseTableMatchesMap(t *testing.T) {
 		func() int64 { return -1 - r.Int64N(4) },              // negative
 		func() int64 { return r.Int64N(1000) * (1 << 20) },    // spread out
 	}
-	var tab denseTable[SlotID, int32]
 	for round := range 200 {
-		if round%3 == 0 {
-			tab = denseTable[SlotID, int32]{}
-		} else {
-			tab.reset()
-		}
+		var tab denseTable[SlotID, int32]
 		ref := map[SlotID]int32{}
 		ops := 1 + r.IntN(200)
 		for range ops {

@@ -29,24 +29,6 @@ type Lost struct {
 	Reason  Reason // ReasonLost for Pool.Lose, else the admission's reason
 }
 
-// Note is one event of the pool as Link.Notes hands it out: a Fulfilled
-// stored inline (Fulfilled.Bulk is set and Other is nil), any other event
-// in Other. Unlike an Event, a Note of a Fulfilled costs no allocation:
-// boxing a Fulfilled into the Event interface copies it to the heap, one
-// allocation per fulfilled bulk.
-type Note struct {
-	Fulfilled Fulfilled
-	Other     Event
-}
-
-// Event returns the note as an Event (a Fulfilled is boxed).
-func (n Note) Event() Event {
-	if n.Other != nil {
-		return n.Other
-	}
-	return n.Fulfilled
-}
-
 func (Fulfilled) isEvent() {}
 func (Failed) isEvent()    {}
 func (Lost) isEvent()      {}

@@ -17,10 +17,9 @@ type Link struct {
 	pool *Pool
 	adm  Admission
 	log  *zap.Logger
-	out  []Note // scratch for Notes
-	// spare is the storage of the pool's previous events, handed back.
-	spare []Note
-	boxed []Event // scratch for Ready
+	// out is what Ready returned last; spare the storage of the events
+	// it took from the pool last, which the pool fills next.
+	out, spare []Event
 }
 
 // NewLink couples p with a (nil: no in-process admission). A nil logger
@@ -46,42 +45,27 @@ func (l *Link) Admission() Admission { return l.adm }
 //
 // The returned slice is valid until the next call.
 func (l *Link) Ready(now time.Time) []Event {
-	notes := l.Notes(now)
-	clear(l.boxed)
-	l.boxed = l.boxed[:0]
-	for _, n := range notes {
-		l.boxed = append(l.boxed, n.Event())
-	}
-	return l.boxed
-}
-
-// Notes is Ready for a caller on the hot path: the same events as Ready,
-// a Fulfilled not boxed (see Note). The returned slice is valid until the
-// next call of Notes or Ready.
-func (l *Link) Notes(now time.Time) []Note {
 	if l.adm == nil {
-		// Nothing to carry: the pool's events as they are. Three buffers
-		// take turns: the pool's, the one returned now, and the one
-		// returned last time (no longer read), which the pool fills next.
-		events := l.pool.swapNotes(l.spare)
-		l.spare, l.out = l.out, events
-		return events
+		// The pool's events as they are; the pool fills the slice returned
+		// last time next.
+		l.out = l.pool.swapEvents(l.out)
+		return l.out
 	}
 	clear(l.out)
 	l.out = l.out[:0]
 	for {
-		events := l.pool.swapNotes(l.spare)
-		for _, n := range events {
-			if m, ok := n.Other.(ToAdmission); ok {
+		events := l.pool.swapEvents(l.spare)
+		l.spare = events
+		for _, ev := range events {
+			if m, ok := ev.(ToAdmission); ok {
 				if err := l.adm.Handle(now, m); err != nil {
 					l.log.Warn("admission rejected a message of the pool", zap.Error(err))
 				}
 				continue
 			}
-			l.out = append(l.out, n)
+			l.out = append(l.out, ev)
 		}
 		msgs := l.adm.Ready()
-		l.spare = events // no longer read
 		if len(events) == 0 && len(msgs) == 0 {
 			return l.out
 		}

@@ -111,7 +111,7 @@ type Pool struct {
 
 	dirtyFree     []int32
 	dirtyReusable []int32
-	events        []Note // a Fulfilled inline, unboxed (see Note)
+	events        []Event
 
 	// scratch buffers
 	supplyBuf  []resource.Count
@@ -130,54 +130,33 @@ type Pool struct {
 
 // New returns an empty pool.
 func New(cfg Config) *Pool {
-	p := &Pool{
-		profileIdx: make(map[resource.Profile]int32),
-		shapeIdx:   make(map[string]*shape),
-		asks:       make(map[AskID]*ask),
-	}
-	p.init(cfg)
-	return p
-}
-
-// init sets the configuration of an empty pool.
-func (p *Pool) init(cfg Config) {
 	if cfg.Timeout <= 0 && cfg.Timeout != NoTimeout {
 		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	p.cfg, p.log = cfg, cfg.Logger
-	p.debug = cfg.Logger.Core().Enabled(zapcore.DebugLevel)
-	p.nextAsk = 1
+	return &Pool{
+		cfg:        cfg,
+		log:        cfg.Logger,
+		debug:      cfg.Logger.Core().Enabled(zapcore.DebugLevel),
+		profileIdx: make(map[resource.Profile]int32),
+		shapeIdx:   make(map[string]*shape),
+		asks:       make(map[AskID]*ask),
+		nextAsk:    1,
+	}
 }
 
 // Ready returns the events since the last call, oldest first, and forgets
-// them.
-func (p *Pool) Ready() []Event {
-	if len(p.events) == 0 {
-		return nil
-	}
-	ev := make([]Event, len(p.events))
-	for i, n := range p.events {
-		ev[i] = n.Event()
-	}
-	clear(p.events)
-	p.events = p.events[:0]
-	return ev
-}
+// them. The caller owns the slice.
+func (p *Pool) Ready() []Event { return p.swapEvents(nil) }
 
-// swapNotes is Ready for a caller that reads notes and hands back the
-// storage of the previous result (spare): the pool appends its next
-// events there.
-func (p *Pool) swapNotes(spare []Note) []Note {
+// swapEvents returns the events since the last call and collects the
+// next ones in spare's storage, emptied (Link's buffer that no caller
+// reads any more).
+func (p *Pool) swapEvents(spare []Event) []Event {
 	ev := p.events
-	// Drop what the notes point to (beyond len: cleared when handed back
-	// before), field by field: a clear, or a loop the compiler turns into
-	// one, costs a call more than the usual one or two notes.
-	for i := range spare {
-		spare[i].Fulfilled.Slots, spare[i].Other = nil, nil
-	}
+	clear(spare)
 	p.events = spare[:0]
 	return ev
 }
@@ -579,10 +558,7 @@ func (p *Pool) settleAfterEnqueue(now time.Time, b *bulk) {
 	p.settle(now)
 }
 
-func (p *Pool) emit(e Event) { p.events = append(p.events, Note{Other: e}) }
-
-// emitFulfilled records a Fulfilled event without boxing it.
-func (p *Pool) emitFulfilled(f Fulfilled) { p.events = append(p.events, Note{Fulfilled: f}) }
+func (p *Pool) emit(e Event) { p.events = append(p.events, e) }
 
 // logDebug writes a debug entry about bulk b. Whether the logger takes
 // debug entries is read once (New): a check per bulk costs more than the

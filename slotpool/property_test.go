@@ -153,34 +153,6 @@ func TestPropertyRandomOperationsKeepInvariants(t *testing.T) {
 	}
 }
 
-// TestPropertyResetPoolActsAsNew: a pool reset in the middle of random
-// operations (slots held and in use, bulks waiting, timers armed) then
-// runs other random operations exactly as a new pool does, event for
-// event, keeping every invariant.
-func TestPropertyResetPoolActsAsNew(t *testing.T) {
-	for seed := uint64(1); seed <= 100; seed++ {
-		p := New(Config{Matching: propertyMatching(seed + 1), Timeout: time.Minute})
-		before := newRandomOperations(seed + 1000)
-		for range 50 + seed%150 {
-			require.NoError(t, before.next(t, p)(p))
-			require.NoError(t, before.m.apply(p, p.Ready(), propertyMatching(seed+1)))
-		}
-		matching := propertyMatching(seed)
-		cfg := Config{Matching: matching, Timeout: 30 * time.Second}
-		p.Reset(cfg)
-		fresh := New(cfg)
-		ops := newRandomOperations(seed)
-		for step := range 300 {
-			op := ops.next(t, fresh)
-			require.Equal(t, op(fresh), op(p), "seed %d step %d", seed, step)
-			require.NoError(t, p.CheckInvariants(), "seed %d step %d", seed, step)
-			want := fresh.Ready()
-			require.Equal(t, want, p.Ready(), "seed %d step %d", seed, step)
-			require.NoError(t, ops.m.apply(fresh, want, matching), "seed %d step %d", seed, step)
-		}
-	}
-}
-
 // propertyMatching is the matching of a seed's random operations.
 func propertyMatching(seed uint64) resource.Matching {
 	if seed%5 == 0 {

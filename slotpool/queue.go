@@ -7,20 +7,10 @@ import (
 	"github.com/regionsched/regionsched/resource"
 )
 
-// bulk is a submitted bulk while it waits or has slots in use. In a long
-// queue a bulk is cold by the time its turn comes (it becomes the head,
-// is fulfilled, leaves the queue, its slots come back), and every cache
-// line it spans costs a miss: it fits in two (128 bytes, and bulkStore's
-// chunks start on a cache line). The first line holds what only its wait
-// in the queue and its turn as the head read; the second what the rest
-// of its life reads: a release of its slot, in whatever order the tasks
-// end, and the reuse of its record read the second line only (its id is
-// there, for the table of live bulks). A bulk of one request (a region of
-// one slot, the usual case at scale) keeps its per-request data inline; a
-// bulk of several keeps it in many.
+// bulk is a submitted bulk while it waits or has slots in use. A bulk
+// of one request (a region of one slot, the usual case at scale) keeps
+// its per-request data inline; a bulk of several keeps it in many.
 type bulk struct {
-	// The first line: read in the queue and at the head's turn; reset
-	// writes it without reading it.
 	shape      *shape
 	links      [2]bulkLinks // in Pool.queue (inQueue) and in shape.bulks, while waiting
 	seq        uint64       // submission order
@@ -29,21 +19,16 @@ type bulk struct {
 	rebuild    bool // head only: it lost a held slot, re-match at settle
 	placed     bool // fulfilled: its requests have slots (see slotList)
 	unbounded1 bool // a bulk of one request: it is Unbounded
-	_          [4]byte
-
-	// The second line: read at the head's turn too, and by a release
-	// and by reset (what a record keeps from its last bulk).
-	id      BulkID
-	many    *bulkRequests
-	asks    []*ask   // outstanding admission asks
-	n       int32    // requests
-	inUse   int32    // requests whose slot is in use
-	one     [2]int32 // a bulk of one request: its class and its slot
-	handle  int32    // its place in bulkStore, for ever (see bulkStore.made)
-	state   BulkState
-	taken   bool    // live; false once retired, free for reuse (see bulkStore)
-	inSpare bool    // in bulkStore.spare
-	_       [1]byte // to 128 bytes: in bulkStore's chunks every record starts a cache line
+	id         BulkID
+	many       *bulkRequests
+	asks       []*ask   // outstanding admission asks
+	n          int32    // requests
+	inUse      int32    // requests whose slot is in use
+	one        [2]int32 // a bulk of one request: its class and its slot
+	handle     int32    // its place in bulkStore, for ever (see bulkStore.made)
+	state      BulkState
+	taken      bool // live; false once retired, free for reuse (see bulkStore)
+	inSpare    bool // in bulkStore.spare
 }
 
 // bulkRequests is the per-request data of a bulk of several requests. A

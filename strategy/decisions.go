@@ -41,26 +41,17 @@ func (s *Strategy) takeDecisions(d *Decisions) {
 		if !slices.IsSorted(s.ready) {
 			slices.Sort(s.ready)
 		}
-		if s.reuse {
-			d.Deploy = slices.Grow(s.deployBuf[:0], len(s.ready))[:len(s.ready)]
-			s.deployBuf = d.Deploy
-		} else {
-			d.Deploy = make([]Deployment, len(s.ready))
-		}
-		for i, r := range s.ready {
+		for _, r := range s.ready {
 			s.schedule(r)
-			d.Deploy[i] = Deployment{Region: r, Attempt: s.region[r].attempt}
+			s.deploy.Add(Deployment{Region: r, Attempt: s.region[r].attempt})
 		}
+		d.Deploy = s.deploy.Take()
 		s.ready = s.ready[:0]
 	}
-	if len(s.release) > 0 {
-		if !slices.IsSorted(s.release) {
-			slices.Sort(s.release)
+	if release := s.release.List(); len(release) > 0 {
+		if !slices.IsSorted(release) {
+			slices.Sort(release)
 		}
-		d.Release = s.release
-		s.release = nil
-		if s.reuse { // swap: the next call fills the other buffer
-			s.release, s.releaseBuf = s.releaseBuf[:0], d.Release
-		}
+		d.Release = s.release.Take()
 	}
 }

@@ -5,7 +5,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/regionsched/regionsched/internal/reuse"
+	"github.com/regionsched/regionsched/internal/slab"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -80,18 +80,15 @@ type Strategy struct {
 	// producer region (the position is 0).
 	partitionPos []int32
 
-	// output of the event being handled, drained by takeDecisions.
+	// output of the event being handled, drained by takeDecisions; the
+	// lists of Decisions are built in slabs (an entry or two per event).
 	ready   []region.ID
-	release []topology.ResultPartitionID
+	release slab.Slab[topology.ResultPartitionID]
+	deploy  slab.Slab[Deployment]
 
 	// deployedReports: a vertex reports running, finished or failed only
 	// once deploying (WithDeployedReports).
 	deployedReports bool
-
-	// reuse: Decisions' slices are recycled (WithReusedDecisions).
-	reuse      bool
-	deployBuf  []Deployment
-	releaseBuf []topology.ResultPartitionID
 
 	walk failoverScratch // allocated by the first RegionsToRestart
 }
@@ -201,15 +198,6 @@ func WithLogger(l *zap.Logger) Option {
 	}
 }
 
-// WithReusedDecisions makes the strategy recycle the slices of the
-// Decisions it returns: they are valid only until the next call of a
-// method that returns Decisions (Start, UpdateState, Restart). A caller
-// that acts on each Decisions at once (package scheduler) saves an
-// allocation or two per event; by default the caller owns the slices.
-func WithReusedDecisions() Option {
-	return func(s *Strategy) { s.reuse = true }
-}
-
 // WithDeployedReports makes UpdateState refuse, with a *TransitionError,
 // a report of TaskRunning, TaskFinished or TaskFailed for a vertex that is
 // still TaskScheduled: for a runtime that reports TaskDeploying for every
@@ -224,27 +212,18 @@ func WithDeployedReports() Option {
 // waiting and every vertex TaskCreated. Nothing is scheduled before Start.
 // Cost O(subtasks + partitions + regions + the groups' region lists).
 func New(rs *region.Regions, opts ...Option) *Strategy {
-	s := new(Strategy)
-	s.init(&Strategy{}, rs, opts)
-	return s
-}
-
-// init makes s the strategy New(rs, opts...) returns, taking the storage
-// of its tables from old (the zero Strategy: none).
-func (s *Strategy) init(old *Strategy, rs *region.Regions, opts []Option) {
-	*s = Strategy{regions: rs, topo: rs.Topology(), log: zap.NewNop()}
+	s := &Strategy{regions: rs, topo: rs.Topology(), log: zap.NewNop()}
 	for _, o := range opts {
 		o(s)
 	}
 	s.debug = s.log.Core().Enabled(zap.DebugLevel)
-	s.initVertices(old)
-	s.initGroups(old)
-	s.initRegions(old)
-	s.ready, s.release = old.ready[:0], old.release[:0]
-	s.deployBuf, s.releaseBuf = old.deployBuf[:0], old.releaseBuf[:0]
+	s.initVertices()
+	s.initGroups()
+	s.initRegions()
+	return s
 }
 
-func (s *Strategy) initVertices(old *Strategy) {
+func (s *Strategy) initVertices() {
 	job := s.topo.Job()
 	s.blockingOut = make([][]topology.JobEdgeID, job.NumVertices())
 	s.blockingIn = make([][]topology.JobEdgeID, job.NumVertices())
@@ -257,16 +236,16 @@ func (s *Strategy) initVertices(old *Strategy) {
 	}
 	s.vertices = s.topo.NumExecutionVertices()
 	if s.regions.NumRegions() < s.vertices { // a region of several members
-		s.vertexState = reuse.Zeroed(old.vertexState, s.vertices)
+		s.vertexState = make([]ExecutionState, s.vertices)
 	}
 }
 
 // initGroups sets up the shares of every blocking group, all unfinished,
 // in one pass over the blocking groups and their producers.
-func (s *Strategy) initGroups(old *Strategy) {
+func (s *Strategy) initGroups() {
 	rs, t := s.regions, s.topo
 	groups := t.NumGroups()
-	s.group = reuse.Zeroed(old.group, groups)
+	s.group = make([]groupState, groups)
 	s.partitions = t.NumPartitions()
 
 	job := t.Job()
@@ -289,7 +268,7 @@ func (s *Strategy) initGroups(old *Strategy) {
 				continue
 			}
 			if s.partitionState == nil {
-				s.partitionState = reuse.Zeroed(old.partitionState, s.partitions)
+				s.partitionState = make([]partitionState, s.partitions)
 			}
 			if k == 1 {
 				count := int32(t.GroupOnEdge(e, g).Producers.Len())
@@ -300,8 +279,8 @@ func (s *Strategy) initGroups(old *Strategy) {
 			s.group[g] = groupState{count: k, pendingXor: xorUpTo(k - 1), unfinishedConsumers: consumers}
 			base := rs.GroupProducerBase(g)
 			if s.partitionPos == nil {
-				s.partitionPos = reuse.Zeroed(old.partitionPos, t.NumPartitions())
-				s.shareUnfinished = reuse.Zeroed(old.shareUnfinished, int(rs.GroupProducerBase(topology.GroupID(groups))))
+				s.partitionPos = make([]int32, t.NumPartitions())
+				s.shareUnfinished = make([]int32, rs.GroupProducerBase(topology.GroupID(groups)))
 			}
 			// The position of each producer's region in the sorted list:
 			// producers in id order usually meet their regions in order,
@@ -327,10 +306,10 @@ func (s *Strategy) initGroups(old *Strategy) {
 	}
 }
 
-func (s *Strategy) initRegions(old *Strategy) {
+func (s *Strategy) initRegions() {
 	rs := s.regions
 	n := rs.NumRegions()
-	s.region = reuse.Zeroed(old.region, n)
+	s.region = make([]regionState, n)
 	for r := range n {
 		size := rs.Size(region.ID(r))
 		s.region[r] = regionState{

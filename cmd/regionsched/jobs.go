@@ -138,11 +138,6 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	if err != nil {
 		return err
 	}
-	subtasks := 0
-	for _, j := range jobs {
-		subtasks += j.Job.NumSubtasks()
-	}
-	reserveHeap(subtasks)
 	cfg := simulator.JobsConfig{Jobs: jobs, Mode: r.mode, Cluster: r.slots, Queues: queues, DefaultPolicy: r.queuePolicy,
 		Policy: r.policy, Seed: r.seed, Ties: r.ties}
 	if cfg.Users, err = r.users(); err != nil {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/regionsched/regionsched/internal/hugepage"
 	"github.com/regionsched/regionsched/internal/plural"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/simulator"
@@ -78,7 +77,6 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		reserveHeap(job.NumSubtasks())
 		rs := region.FromJob(job, mode.mode)
 		cfg := simulator.Config{Regions: rs, Cluster: slots, Policy: policy, Seed: seed, Ties: ties}
 		for _, f := range fails {
@@ -233,19 +231,4 @@ func writePicture(c *cobra.Command, svgFile string, pic *simulator.TimelineRecor
 		return err
 	}
 	return pic.Close()
-}
-
-// heapPerSubtask is about what a simulation holds per subtask at its
-// peak (408 MB of resident memory for 2,000,000 subtasks in chains).
-const heapPerSubtask = 256
-
-// reserveHeap asks for huge pages for the heap a simulation of that many
-// subtasks is about to build, if it is large (internal/hugepage): a run of
-// 2,000,000 subtasks then takes 2,000 page faults instead of 100,000, and
-// a fifth less time. Up to 4 GiB is reserved; beyond it the heap grows on
-// ordinary pages.
-func reserveHeap(subtasks int) {
-	if subtasks >= 100_000 {
-		hugepage.ReserveHeap(min(subtasks, 16<<20) * heapPerSubtask)
-	}
 }

@@ -16,9 +16,10 @@ import (
 const module = "github.com/regionsched/regionsched/"
 
 // mustNotImport says, per package, which packages of the module it must
-// not import (directly), so that imports point one way (docs/architecture.md): the pool and what sits behind it know nothing of graphs,
-// the core knows nothing of its drivers, nothing imports examples or cmd,
-// and only main packages import internal/hugepage.
+// not import (directly), so that imports point one way
+// (docs/architecture.md): the pool and what sits behind it know nothing of
+// graphs, the core knows nothing of its drivers, and nothing imports
+// examples or cmd.
 var mustNotImport = map[string][]string{
 	"exchange":  {"resource", "topology", "region", "strategy", "slotpool", "admission", "scheduler", "multijob", "simulator"},
 	"resource":  {"exchange", "topology", "region", "strategy", "slotpool", "admission", "scheduler", "multijob", "simulator"},
@@ -53,9 +54,6 @@ func TestImportsPointOneWay(t *testing.T) {
 				}
 				assert.NotContains(t, banned, local, "%s imports %s", path, p)
 				assert.False(t, strings.HasPrefix(local, "examples") || strings.HasPrefix(local, "cmd"), "%s imports %s", path, p)
-				// internal/hugepage changes how the whole process's memory
-				// is backed: a main package's decision, not a library's.
-				assert.NotEqual(t, "internal/hugepage", local, "%s imports %s", path, p)
 			}
 		}
 	}
