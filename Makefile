@@ -9,7 +9,7 @@ FUZZTIME ?= 15s
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build test bench fuzz pgo lint demo pictures clean slurm-up slurm-down
+.PHONY: all build test bench fuzz pgo lint check-words demo pictures clean slurm-up slurm-down
 
 all: build test
 
@@ -34,6 +34,10 @@ fuzz:
 ## pgo: regenerate cmd/regionsched/default.pgo, the profile go build optimizes the command with (scripts/pgo.sh)
 pgo:
 	GO=$(GO) scripts/pgo.sh
+
+## check-words: the docs and comments tell no history of the work and cite no file the repository lacks
+check-words:
+	scripts/check-words.sh
 
 ## lint: formatting, vet and staticcheck
 lint:
