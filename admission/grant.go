@@ -382,6 +382,12 @@ func (q *Queues) handOver(idx int32) {
 	c := q.jobs[s.claimant]
 	c.incoming = removeIdx(c.incoming, idx)
 	s.owner, s.preempt = noJob, false
+	if !c.active() || !c.waiting() {
+		// It got what it waited for otherwise (a slot revoked for it comes
+		// back after its claim was given up): nobody keeps the slot.
+		q.put(idx)
+		return
+	}
 	q.reserveFor(c, idx)
 }
 

@@ -241,6 +241,12 @@ func (j *job) waiting() bool {
 	return (j.driver && !j.hasSlot) || j.asks.len() > 0
 }
 
+// active reports whether a job may hold and ask for slots: accepted, and
+// not ended.
+func (j *job) active() bool {
+	return j.state == JobAccepted || j.state == JobStarting || j.state == JobRunning
+}
+
 // queue is one queue and its waiting jobs in policy order.
 type queue struct {
 	cfg     QueueConfig
