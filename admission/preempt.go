@@ -30,8 +30,10 @@ import (
 //     behind the claimant in the queue's order (yieldable): a slot taken
 //     is never the next one the policy would hand back.
 //   - A timed preemption is withdrawn when its reason is gone: the
-//     claimant ended, stopped waiting, got what it waits for otherwise, or
-//     no longer outranks the victim (a priority change). Nothing is then
+//     claimant ended, stopped waiting, got what it waits for otherwise,
+//     may not be granted anything for now (another job of its queue
+//     started under StateAware or maxRunningJobs), or no longer outranks
+//     the victim (a priority change). Nothing is then
 //     cancelled; the slot comes back when its task ends, as any other.
 //   - Each victim's share of a preemption is reported as a Reclaimed
 //     event before the Revoke that cancels its tasks.
@@ -336,7 +338,7 @@ func (q *Queues) withdrawStale() {
 			continue
 		}
 		c, v := q.jobs[s.claimant], q.jobs[s.owner]
-		if c.state.Terminal() || !c.waiting() || c.spec.Priority <= v.spec.Priority {
+		if c.state.Terminal() || !c.waiting() || c.spec.Priority <= v.spec.Priority || q.blocked(c) != "" {
 			q.withdraw(idx)
 			continue
 		}
