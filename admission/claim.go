@@ -279,7 +279,7 @@ func (q *Queues) behind(c *job) []*job {
 		if c := cmp.Compare(a.spec.Priority, b.spec.Priority); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.seq, a.seq)
+		return compareArrival(b, a)
 	})
 	q.claimScratch.victims = out
 	return out

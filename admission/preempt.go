@@ -108,7 +108,7 @@ func (q *Queues) victimsOf(c *job) []*job {
 		if x := cmp.Compare(a.spec.Priority, b.spec.Priority); x != 0 {
 			return x
 		}
-		return cmp.Compare(b.seq, a.seq)
+		return compareArrival(b, a)
 	})
 	return out
 }

@@ -187,7 +187,6 @@ type job struct {
 	id         JobID
 	spec       JobSpec
 	queue      *queue
-	seq        uint64 // submission order
 	submit     time.Time
 	state      JobState
 	err        error
@@ -296,7 +295,6 @@ type Queues struct {
 	qorder        []*queue // by name
 	jobs          []*job
 	byName        map[string]*job
-	seq           uint64
 	events        []Event
 	pending       []JobID // jobs given messages since the last Pending call
 	// revokes lists the slots with a revokeAt (some stale).
@@ -507,12 +505,11 @@ func (q *Queues) Submit(now time.Time, spec JobSpec) (*Port, error) {
 		}
 		spec.Gang = &gc
 	}
-	j := &job{id: JobID(len(q.jobs)), spec: spec, queue: qu, seq: q.seq, submit: now, driver: spec.Driver != nil, driverSlot: -1}
+	j := &job{id: JobID(len(q.jobs)), spec: spec, queue: qu, submit: now, driver: spec.Driver != nil, driverSlot: -1}
 	if spec.Gang != nil {
 		j.gangDeadline = now.Add(max(spec.Gang.Timeout, 0)) // NoGangWait: at arrival
 		q.gangJobs = append(q.gangJobs, j)
 	}
-	q.seq++
 	q.jobs = append(q.jobs, j)
 	qu.jobs = append(qu.jobs, j)
 	q.byName[spec.Name] = j
