@@ -359,9 +359,12 @@ func (q *Queues) withdrawStale() {
 		for p, f := range q.free {
 			have[p] += len(f)
 		}
+		// As preemptFor counts: a slot a claim asks back from a victim of
+		// c's comes only when its task ends, whenever that is, so it does
+		// not make a preemption unneeded (preemptFor would make it again).
 		for _, list := range [][]int32{c.reserved, c.incoming, c.placeholders} {
 			for _, idx := range list {
-				if !slices.Contains(pending, idx) {
+				if !slices.Contains(pending, idx) && !q.upgradeable(c, idx) {
 					have[q.slots[idx].profile]++
 				}
 			}
