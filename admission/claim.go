@@ -304,7 +304,7 @@ func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 		if c := cmp.Compare(a.spec.Priority, b.spec.Priority); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.seq, a.seq)
+		return compareArrival(b, a)
 	}
 	// Walked from the back of a queue ordered by priority, or by
 	// submission among equal priorities, they are in victim order

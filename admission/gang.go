@@ -169,6 +169,7 @@ func (q *Queues) gangTimers(now time.Time) bool {
 		case g.Timeout == NoGangWait:
 			j.gangDone = true // it never waited: normal admission at once
 			q.dropClaim(j)
+			q.updateOrder(j) // the smallest grant it may take is its smallest ask now, not its gang
 			if q.debug {
 				q.log.Debug("soft gang not reservable at arrival: normal admission", zap.String("job", j.spec.Name))
 			}
@@ -177,6 +178,7 @@ func (q *Queues) gangTimers(now time.Time) bool {
 			j.timeouts++
 			j.notBefore = now.Add(q.backoff.delay(j.timeouts))
 			q.dropClaim(j)
+			q.updateOrder(j)
 			if q.debug {
 				q.log.Debug("soft gang timed out: normal admission after the backoff", zap.String("job", j.spec.Name), zap.Time("from", j.notBefore))
 			}

@@ -349,6 +349,22 @@ func (q *Queues) firstGrant(j *job) {
 		case j.queue.cfg.Policy == StateAware:
 			j.queue.startingJobs = append(j.queue.startingJobs, j)
 		}
+		q.dropBlockedClaims(j.queue)
+	}
+}
+
+// dropBlockedClaims gives up the claims of the jobs of qu that a job's
+// start holds back (StateAware, maxRunningJobs): they may not be granted
+// anything until it leaves starting or ends, and what they kept would sit
+// idle meanwhile.
+func (q *Queues) dropBlockedClaims(qu *queue) {
+	if qu.cfg.Policy != StateAware && qu.cfg.MaxRunningJobs == 0 {
+		return
+	}
+	for _, x := range qu.jobs {
+		if x.state == JobAccepted && len(x.reserved)+len(x.incoming) > 0 && q.blocked(x) != "" {
+			q.dropClaim(x)
+		}
 	}
 }
 
@@ -382,6 +398,13 @@ func (q *Queues) handOver(idx int32) {
 	c := q.jobs[s.claimant]
 	c.incoming = removeIdx(c.incoming, idx)
 	s.owner, s.preempt = noJob, false
+	if !c.active() || !c.waiting() || q.blocked(c) != "" {
+		// It got what it waited for otherwise, or may not be granted
+		// anything now (a slot revoked for it comes back after its claim
+		// was given up): nobody keeps the slot.
+		q.put(idx)
+		return
+	}
 	q.reserveFor(c, idx)
 }
 

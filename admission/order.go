@@ -3,6 +3,7 @@ package admission
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/emirpasic/gods/trees/redblacktree"
 )
@@ -19,12 +20,14 @@ import (
 // usage relative to the job's share, smallest first, see keyWith; 0
 // otherwise), then
 // rank (minus the priority under Priority and FairShare; 0 otherwise),
-// then submission time and order.
+// then submission time, then name: jobs submitted at the same instant are
+// ordered by name, never by the order their submissions came in (the
+// admission decides once per instant, see Config.DecidePerInstant).
 type orderKey struct {
 	share  float64
 	rank   int64
 	submit int64
-	seq    uint64
+	name   string
 }
 
 // compareKeys is the trees' comparator. gods keys are interface{}: a job
@@ -45,7 +48,16 @@ func (x orderKey) compare(y orderKey) int {
 	if c := cmp.Compare(x.submit, y.submit); c != 0 {
 		return c
 	}
-	return cmp.Compare(x.seq, y.seq)
+	return strings.Compare(x.name, y.name)
+}
+
+// compareArrival orders jobs by submission time, earliest first, and
+// those submitted at the same instant by name.
+func compareArrival(a, b *job) int {
+	if c := a.submit.Compare(b.submit); c != 0 {
+		return c
+	}
+	return strings.Compare(a.spec.Name, b.spec.Name)
 }
 
 // keyOf computes a job's key under its queue's policy.
@@ -53,7 +65,7 @@ func keyOf(j *job) orderKey { return keyWith(j, j.granted) }
 
 // keyWith is a job's key were it granted `granted` slots.
 func keyWith(j *job, granted int) orderKey {
-	k := orderKey{submit: j.submit.UnixNano(), seq: j.seq}
+	k := orderKey{submit: j.submit.UnixNano(), name: j.spec.Name}
 	switch j.queue.cfg.Policy {
 	case Priority:
 		k.rank = -int64(j.spec.Priority)
@@ -176,7 +188,7 @@ func (q *Queues) entitle(qu *queue) {
 		if c := cmp.Compare(b.j.spec.Priority, a.j.spec.Priority); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.j.seq, b.j.seq)
+		return compareArrival(a.j, b.j)
 	})
 	for i := 0; i < total-given && i < len(rems); i++ {
 		rems[i].j.entitledNext++

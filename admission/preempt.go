@@ -30,8 +30,10 @@ import (
 //     behind the claimant in the queue's order (yieldable): a slot taken
 //     is never the next one the policy would hand back.
 //   - A timed preemption is withdrawn when its reason is gone: the
-//     claimant ended, stopped waiting, got what it waits for otherwise, or
-//     no longer outranks the victim (a priority change). Nothing is then
+//     claimant ended, stopped waiting, got what it waits for otherwise,
+//     may not be granted anything for now (another job of its queue
+//     started under StateAware or maxRunningJobs), or no longer outranks
+//     the victim (a priority change). Nothing is then
 //     cancelled; the slot comes back when its task ends, as any other.
 //   - Each victim's share of a preemption is reported as a Reclaimed
 //     event before the Revoke that cancels its tasks.
@@ -106,7 +108,7 @@ func (q *Queues) victimsOf(c *job) []*job {
 		if x := cmp.Compare(a.spec.Priority, b.spec.Priority); x != 0 {
 			return x
 		}
-		return cmp.Compare(b.seq, a.seq)
+		return compareArrival(b, a)
 	})
 	return out
 }
@@ -346,6 +348,9 @@ func (q *Queues) withdrawStale() {
 		case c.spec.Priority <= v.spec.Priority:
 			q.withdraw(idx, fmt.Sprintf("the claimant's priority %d is no longer above %d", c.spec.Priority, v.spec.Priority))
 			continue
+		case q.blocked(c) != "":
+			q.withdraw(idx, "the claimant is held back: "+q.blocked(c))
+			continue
 		}
 		if _, ok := byClaimant[c.id]; !ok {
 			order = append(order, c.id)
@@ -364,9 +369,12 @@ func (q *Queues) withdrawStale() {
 		for p, f := range q.free {
 			have[p] += len(f)
 		}
+		// As preemptFor counts: a slot a claim asks back from a victim of
+		// c's comes only when its task ends, whenever that is, so it does
+		// not make a preemption unneeded (preemptFor would make it again).
 		for _, list := range [][]int32{c.reserved, c.incoming, c.placeholders} {
 			for _, idx := range list {
-				if !slices.Contains(pending, idx) {
+				if !slices.Contains(pending, idx) && !q.upgradeable(c, idx) {
 					have[q.slots[idx].profile]++
 				}
 			}

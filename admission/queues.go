@@ -192,7 +192,6 @@ type job struct {
 	id         JobID
 	spec       JobSpec
 	queue      *queue
-	seq        uint64 // submission order
 	submit     time.Time
 	state      JobState
 	err        error
@@ -244,6 +243,12 @@ type job struct {
 // waiting reports whether the job wants a grant.
 func (j *job) waiting() bool {
 	return (j.driver && !j.hasSlot) || j.asks.len() > 0
+}
+
+// active reports whether a job may hold and ask for slots: accepted, and
+// not ended.
+func (j *job) active() bool {
+	return j.state == JobAccepted || j.state == JobStarting || j.state == JobRunning
 }
 
 // queue is one queue and its waiting jobs in policy order.
@@ -298,7 +303,6 @@ type Queues struct {
 	qorder        []*queue // by name
 	jobs          []*job
 	byName        map[string]*job
-	seq           uint64
 	events        []Event
 	pending       []JobID // jobs given messages since the last Pending call
 	// revokes lists the slots with a revokeAt (some stale).
@@ -490,12 +494,11 @@ func (q *Queues) Submit(now time.Time, spec JobSpec) (*Port, error) {
 		}
 		spec.Gang = &gc
 	}
-	j := &job{id: JobID(len(q.jobs)), spec: spec, queue: qu, seq: q.seq, submit: now, driver: spec.Driver != nil, driverSlot: -1}
+	j := &job{id: JobID(len(q.jobs)), spec: spec, queue: qu, submit: now, driver: spec.Driver != nil, driverSlot: -1}
 	if spec.Gang != nil {
 		j.gangDeadline = now.Add(max(spec.Gang.Timeout, 0)) // NoGangWait: at arrival
 		q.gangJobs = append(q.gangJobs, j)
 	}
-	q.seq++
 	q.jobs = append(q.jobs, j)
 	qu.jobs = append(qu.jobs, j)
 	q.byName[spec.Name] = j

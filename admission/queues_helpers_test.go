@@ -651,66 +651,26 @@ func (s *sim) tail(n int) string {
 	return strings.Join(s.log[max(0, len(s.log)-n):], "\n")
 }
 
-// invariants checks, with everything quiet:
+// invariants checks, with everything quiet, the admission's own
+// invariants (Queues.CheckInvariants) and that it agrees with the pools:
 //   - every slot the admission granted to a job is in that job's pool (not
 //     releasing), each pool holds exactly the slots granted to its job, so
 //     no slot is in two pools; a slot being reclaimed is in use and marked
 //     reclaimed in its pool, and only those and slots whose claim was
 //     given up (granted again) are;
-//   - a driver slot is in no pool, one per job at most; a job's Granted is
-//     what it owns;
-//   - the free stacks hold exactly the free slots;
-//   - the queue counters match the job states; no queue runs more jobs
-//     than its maxRunningJobs; a StateAware queue has at most one job
-//     starting;
 //   - every live pool's own invariants hold.
 func (s *sim) invariants() error {
 	q := s.q
-	owned := make([]int, len(q.jobs))
+	if err := q.CheckInvariants(); err != nil {
+		return err
+	}
 	inPools := make([]int, len(q.jobs))
-	drivers := make([]int, len(q.jobs))
-	nFree := 0
 	for i := range q.slots {
 		cs := &q.slots[i]
-		if cs.state == slotFree {
-			nFree++
-			continue
+		if cs.state != slotGranted && cs.state != slotReclaiming {
+			continue // free, reserved, a driver's or a placeholder: in no pool
 		}
-		if cs.state == slotReserved {
-			c := q.jobs[cs.claimant]
-			if c.state.Terminal() || !slices.Contains(c.reserved, int32(i)) {
-				return fmt.Errorf("slot %d reserved for %v job %s, not in its reserved list %v", cs.slot.ID, c.state, c.spec.Name, c.reserved)
-			}
-			continue
-		}
-		if cs.state == slotReclaiming && cs.claimant != noJob {
-			if c := q.jobs[cs.claimant]; c.state.Terminal() || !slices.Contains(c.incoming, int32(i)) {
-				return fmt.Errorf("slot %d reclaimed for %v job %s, not in its incoming list %v", cs.slot.ID, c.state, c.spec.Name, c.incoming)
-			}
-		}
-		if cs.state == slotGranted {
-			if o := q.jobs[cs.owner]; int(cs.pos) >= len(o.held) || o.held[cs.pos] != int32(i) || !o.inHolders {
-				return fmt.Errorf("slot %d granted to %s: not at position %d of its held list %v (in holders %v)", cs.slot.ID, o.spec.Name, cs.pos, o.held, o.inHolders)
-			}
-		}
-		owned[cs.owner]++
 		owner := q.jobs[cs.owner]
-		if owner.state.Terminal() {
-			return fmt.Errorf("slot %d owned by %v job %s", cs.slot.ID, owner.state, owner.spec.Name)
-		}
-		if cs.state == slotPlaceholder {
-			if owner := q.jobs[cs.owner]; !slices.Contains(owner.placeholders, int32(i)) {
-				return fmt.Errorf("slot %d: placeholder of %s, not in its list %v", cs.slot.ID, owner.spec.Name, owner.placeholders)
-			}
-			continue // the admission's own: not in the job's pool
-		}
-		if cs.state == slotDriver {
-			drivers[cs.owner]++
-			if !owner.hasSlot || drivers[cs.owner] > 1 {
-				return fmt.Errorf("job %s: driver slots %d, hasSlot %v", owner.spec.Name, drivers[cs.owner], owner.hasSlot)
-			}
-			continue
-		}
 		sj := s.byName[owner.spec.Name]
 		info, ok := sj.pool.Slot(cs.slot.ID)
 		if !ok {
@@ -722,24 +682,10 @@ func (s *sim) invariants() error {
 		// A slot being reclaimed is marked so in its pool; one whose claim
 		// was given up is granted again in the admission, and its pool
 		// still gives it back when its task ends.
-		if (cs.state == slotReclaiming && !info.Reclaimed) || (info.Reclaimed && cs.state != slotReclaiming && cs.state != slotGranted) || (info.Reclaimed && info.State != slotpool.SlotInUse) {
+		if (cs.state == slotReclaiming && !info.Reclaimed) || (info.Reclaimed && info.State != slotpool.SlotInUse) {
 			return fmt.Errorf("slot %d of %s: admission %v, pool %v reclaimed=%v", cs.slot.ID, owner.spec.Name, cs.state, info.State, info.Reclaimed)
 		}
 		inPools[cs.owner]++
-	}
-	free := 0
-	seen := map[int32]bool{}
-	for p, f := range q.free {
-		for _, idx := range f {
-			if seen[idx] || q.slots[idx].state != slotFree || q.slots[idx].profile != int32(p) {
-				return fmt.Errorf("free stack %d: slot index %d (dup %v, %v)", p, idx, seen[idx], q.slots[idx].state)
-			}
-			seen[idx] = true
-			free++
-		}
-	}
-	if free != nFree || q.nFree != nFree {
-		return fmt.Errorf("free stacks hold %d slots, %d are free, nFree says %d", free, nFree, q.nFree)
 	}
 	kept := map[slotpool.SlotID]KeptSlot{}
 	for _, k := range q.Kept(nil) {
@@ -766,32 +712,8 @@ func (s *sim) invariants() error {
 			}
 		}
 	}
-	type count struct{ starting, running int }
-	counts := map[*queue]*count{}
-	for _, qu := range q.qorder {
-		counts[qu] = &count{}
-	}
 	for _, j := range q.jobs {
 		sj := s.byName[j.spec.Name]
-		for b, n := range j.asks.sizes {
-			if bit := j.asks.nonEmpty[b/64]&(1<<(b%64)) != 0; bit != (n > 0) {
-				return fmt.Errorf("job %s: %d asks of size bucket %d, its bit says %v", j.spec.Name, n, b, bit)
-			}
-		}
-		if j.granted != owned[j.id] {
-			return fmt.Errorf("job %s: granted %d, owns %d", j.spec.Name, j.granted, owned[j.id])
-		}
-		if j.hasSlot != (drivers[j.id] == 1) && !j.state.Terminal() {
-			return fmt.Errorf("job %s: hasSlot %v, driver slots %d", j.spec.Name, j.hasSlot, drivers[j.id])
-		}
-		c := counts[j.queue]
-		switch j.state {
-		case JobStarting:
-			c.starting++
-			c.running++
-		case JobRunning:
-			c.running++
-		}
 		if sj == nil || sj.pool == nil || sj.done {
 			continue
 		}
@@ -801,18 +723,6 @@ func (s *sim) invariants() error {
 		}
 		if err := sj.pool.CheckInvariants(); err != nil {
 			return fmt.Errorf("job %s: pool: %w", j.spec.Name, err)
-		}
-	}
-	for _, qu := range q.qorder {
-		c := counts[qu]
-		if c.starting != qu.starting || c.running != qu.running {
-			return fmt.Errorf("queue %s: starting/running %d/%d, counters %d/%d", qu.cfg.Name, c.starting, c.running, qu.starting, qu.running)
-		}
-		if qu.cfg.MaxRunningJobs > 0 && c.running > qu.cfg.MaxRunningJobs {
-			return fmt.Errorf("queue %s: %d jobs running, maxRunningJobs %d", qu.cfg.Name, c.running, qu.cfg.MaxRunningJobs)
-		}
-		if qu.cfg.Policy == StateAware && c.starting > 1 {
-			return fmt.Errorf("queue %s: %d jobs starting under stateaware", qu.cfg.Name, c.starting)
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -18,7 +19,7 @@ func TestCeilingAfterMatchesSortedKeys(t *testing.T) {
 		tree := redblacktree.NewWith(compareKeys)
 		var keys []orderKey
 		for len(keys) < n {
-			k := orderKey{share: float64(r.IntN(4)), rank: -int64(r.IntN(3)), seq: uint64(2 * r.IntN(1000))}
+			k := orderKey{share: float64(r.IntN(4)), rank: -int64(r.IntN(3)), name: fmt.Sprintf("j%04d", 2*r.IntN(1000))}
 			if slices.Contains(keys, k) {
 				continue
 			}
@@ -37,7 +38,7 @@ func TestCeilingAfterMatchesSortedKeys(t *testing.T) {
 		var cursors []orderKey
 		for _, k := range keys {
 			between := k
-			between.seq++ // odd: in no tree
+			between.name += "+" // in no tree: after k, before the next name
 			cursors = append(cursors, k, between)
 		}
 		cursors = append(cursors, orderKey{share: -1}, orderKey{share: 10})

@@ -61,6 +61,11 @@ func New(cfg Config) (*Scheduler, error) {
 	return &Scheduler{cfg: cfg, log: cfg.Logger, q: q, byName: map[string]*job{}, byID: map[admission.JobID]*job{}}, nil
 }
 
+// Admission returns the admission the jobs share, for tests and
+// inspection: read it (CheckInvariants, Capacity, Job) between calls of
+// the Scheduler; every input goes through the Scheduler.
+func (s *Scheduler) Admission() *admission.Queues { return s.q }
+
 // checkTime refuses a time before the latest input's.
 func (s *Scheduler) checkTime(now time.Time) error {
 	if s.timed && now.Before(s.now) {

@@ -1,0 +1,344 @@
+package admission
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/regionsched/regionsched/resource"
+)
+
+// CheckInvariants checks the admission's state, for tests and debugging;
+// it costs O(slots + jobs) (and a matching per waiting job). Call it when
+// the admission is quiet: after Decide with Config.DecidePerInstant (its
+// inputs only record what happened), after any input otherwise. It
+// returns the first violation found, naming the slot or job:
+//
+//   - bookkeeping: every slot is in exactly one place (a free stack, a
+//     job's granted, yielding, driver, reserved or placeholder slots), and
+//     the slot's own state agrees; a slot being reclaimed for a claimant
+//     is among the claimant's incoming slots; a job's granted count is
+//     what it owns; the counters of free, reserved and placeholder slots,
+//     of each queue's held slots, starting and running jobs add up (and
+//     those of each job's asks by size); no
+//     queue runs more jobs than its maxRunningJobs, nor more than one
+//     starting under StateAware; a job that ended holds nothing;
+//   - no idle slot beside a waiting job: no job that may be granted now
+//     (not held back by StateAware, maxRunningJobs or a gang's requeue
+//     backoff) waits for its gang, its driver or the first of its asks in
+//     the order it is served (an all-or-nothing ask whole) while the free
+//     slots, with those reserved for it and its placeholders, would
+//     complete it;
+//   - a reservation is kept only for a claim that completes what its
+//     claimant lacks: the claimant waits, may be granted, and its
+//     reserved and incoming slots (with its placeholders) complete its
+//     first need;
+//   - a timed preemption still pending has its reason: its claimant has
+//     not ended, waits, and has a higher priority than the victim, which
+//     is of its queue.
+func (q *Queues) CheckInvariants() error {
+	if err := q.checkBookkeeping(); err != nil {
+		return err
+	}
+	if err := q.checkCounters(); err != nil {
+		return err
+	}
+	if err := q.checkNoIdleSlot(); err != nil {
+		return err
+	}
+	if err := q.checkClaims(); err != nil {
+		return err
+	}
+	return q.checkPreemptions()
+}
+
+// slotName names a slot in a violation.
+func (q *Queues) slotName(idx int32) string {
+	s := &q.slots[idx]
+	return fmt.Sprintf("slot %d (%v)", s.slot.ID, s.slot.Profile)
+}
+
+// jobAt returns the job of an id a slot refers to, or an error.
+func (q *Queues) jobAt(idx int32, what string, id JobID) (*job, error) {
+	if id < 0 || int(id) >= len(q.jobs) {
+		return nil, fmt.Errorf("admission: %s: %s is job id %d, no such job", q.slotName(idx), what, id)
+	}
+	return q.jobs[id], nil
+}
+
+// checkBookkeeping checks that every slot is in exactly one place and
+// that its state says the same.
+func (q *Queues) checkBookkeeping() error {
+	places := make([]string, len(q.slots))
+	put := func(idx int32, place string) error {
+		if idx < 0 || int(idx) >= len(q.slots) {
+			return fmt.Errorf("admission: %s lists slot index %d, no such slot", place, idx)
+		}
+		if places[idx] != "" {
+			return fmt.Errorf("admission: %s is in two places: %s and %s", q.slotName(idx), places[idx], place)
+		}
+		places[idx] = place
+		return nil
+	}
+	nFree := 0
+	for p, f := range q.free {
+		for _, idx := range f {
+			if err := put(idx, fmt.Sprintf("the free stack of %v", q.profiles[p])); err != nil {
+				return err
+			}
+			if s := &q.slots[idx]; s.state != slotFree || s.profile != int32(p) || s.owner != noJob || s.claimant != noJob {
+				return fmt.Errorf("admission: %s is on the free stack of %v but its state is %d, owner %d, claimant %d", q.slotName(idx), q.profiles[p], s.state, s.owner, s.claimant)
+			}
+			nFree++
+		}
+	}
+	if nFree != q.nFree {
+		return fmt.Errorf("admission: the free stacks hold %d slots, nFree says %d", nFree, q.nFree)
+	}
+	nReserved, nPlaceholders := 0, 0
+	for _, j := range q.jobs {
+		name := j.spec.Name
+		if j.state.Terminal() || j.state == JobNew {
+			if len(j.held)+len(j.yielding)+len(j.reserved)+len(j.incoming)+len(j.placeholders) > 0 || j.granted != 0 {
+				return fmt.Errorf("admission: job %s is %v but holds slots: held %d, yielding %d, reserved %d, incoming %d, placeholders %d, granted %d",
+					name, j.state, len(j.held), len(j.yielding), len(j.reserved), len(j.incoming), len(j.placeholders), j.granted)
+			}
+			continue // (its driver's slot, if it had one, is on a free stack: hasSlot is not cleared)
+		}
+		for pos, idx := range j.held {
+			if err := put(idx, "the granted slots of job "+name); err != nil {
+				return err
+			}
+			if s := &q.slots[idx]; s.state != slotGranted || s.owner != j.id || int(s.pos) != pos {
+				return fmt.Errorf("admission: %s is granted to job %s (position %d) but its state is %d, owner %d, position %d", q.slotName(idx), name, pos, s.state, s.owner, s.pos)
+			}
+		}
+		for _, idx := range j.yielding {
+			if err := put(idx, "the slots job "+name+" yields"); err != nil {
+				return err
+			}
+			if s := &q.slots[idx]; s.state != slotReclaiming || s.owner != j.id {
+				return fmt.Errorf("admission: %s is yielded by job %s but its state is %d, owner %d", q.slotName(idx), name, s.state, s.owner)
+			}
+		}
+		for _, idx := range j.reserved {
+			if err := put(idx, "the slots reserved for job "+name); err != nil {
+				return err
+			}
+			if s := &q.slots[idx]; s.state != slotReserved || s.claimant != j.id {
+				return fmt.Errorf("admission: %s is reserved for job %s but its state is %d, claimant %d", q.slotName(idx), name, s.state, s.claimant)
+			}
+			nReserved++
+		}
+		for _, idx := range j.placeholders {
+			if err := put(idx, "the placeholders of job "+name); err != nil {
+				return err
+			}
+			if s := &q.slots[idx]; s.state != slotPlaceholder || s.owner != j.id {
+				return fmt.Errorf("admission: %s is a placeholder of job %s but its state is %d, owner %d", q.slotName(idx), name, s.state, s.owner)
+			}
+			nPlaceholders++
+		}
+		driver := 0
+		if j.hasSlot {
+			driver = 1
+			if err := put(j.driverSlot, "the driver of job "+name); err != nil {
+				return err
+			}
+			if s := &q.slots[j.driverSlot]; s.state != slotDriver || s.owner != j.id {
+				return fmt.Errorf("admission: %s runs the driver of job %s but its state is %d, owner %d", q.slotName(j.driverSlot), name, s.state, s.owner)
+			}
+		}
+		if owns := len(j.held) + len(j.yielding) + len(j.placeholders) + driver; owns != j.granted {
+			return fmt.Errorf("admission: job %s is counted %d slots but owns %d (granted %d, yielding %d, placeholders %d, driver %d)",
+				name, j.granted, owns, len(j.held), len(j.yielding), len(j.placeholders), driver)
+		}
+		for b, n := range j.asks.sizes {
+			if bit := j.asks.nonEmpty[b/64]&(1<<(b%64)) != 0; bit != (n > 0) {
+				return fmt.Errorf("admission: job %s has %d asks of size bucket %d, its bit says %v", name, n, b, bit)
+			}
+		}
+		if (len(j.held) > 0) != j.inHolders {
+			return fmt.Errorf("admission: job %s holds %d reclaimable slots but is in its queue's holders: %v", name, len(j.held), j.inHolders)
+		}
+		for _, idx := range j.incoming {
+			if idx < 0 || int(idx) >= len(q.slots) {
+				return fmt.Errorf("admission: job %s has incoming slot index %d, no such slot", name, idx)
+			}
+			if s := &q.slots[idx]; s.state != slotReclaiming || s.claimant != j.id {
+				return fmt.Errorf("admission: %s is coming to job %s but its state is %d, claimant %d", q.slotName(idx), name, s.state, s.claimant)
+			}
+		}
+		if i := slices.IndexFunc(j.queue.reservers, func(x *job) bool { return x == j }); (i >= 0) != (len(j.reserved) > 0) || (i >= 0 && i != j.reserverPos) {
+			return fmt.Errorf("admission: job %s has %d reserved slots; its place among its queue's reservers is %d (recorded %d)", name, len(j.reserved), i, j.reserverPos)
+		}
+	}
+	if nReserved != q.nReserved || nPlaceholders != q.nPlaceholders {
+		return fmt.Errorf("admission: %d slots reserved and %d placeholders, counted %d and %d", nReserved, nPlaceholders, q.nReserved, q.nPlaceholders)
+	}
+	for idx := range q.slots {
+		s := &q.slots[idx]
+		if places[idx] == "" {
+			return fmt.Errorf("admission: %s (state %d, owner %d) is nowhere", q.slotName(int32(idx)), s.state, s.owner)
+		}
+		if s.state == slotReclaiming && s.claimant != noJob {
+			c, err := q.jobAt(int32(idx), "its claimant", s.claimant)
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(c.incoming, int32(idx)) {
+				return fmt.Errorf("admission: %s is reclaimed for job %s (%v), not among its incoming slots", q.slotName(int32(idx)), c.spec.Name, c.state)
+			}
+		}
+	}
+	return nil
+}
+
+// checkCounters checks the queues' counters and limits.
+func (q *Queues) checkCounters() error {
+	type count struct{ held, starting, running, weight int }
+	counts := map[*queue]*count{}
+	for _, qu := range q.qorder {
+		counts[qu] = &count{}
+	}
+	for _, j := range q.jobs {
+		c := counts[j.queue]
+		if c == nil {
+			return fmt.Errorf("admission: job %s is in queue %s, which is not listed", j.spec.Name, j.queue.cfg.Name)
+		}
+		c.held += len(j.held)
+		switch j.state {
+		case JobStarting:
+			c.starting++
+			c.running++
+			c.weight += j.spec.Priority
+		case JobRunning:
+			c.running++
+			c.weight += j.spec.Priority
+		}
+	}
+	for _, qu := range q.qorder {
+		c := counts[qu]
+		switch {
+		case c.held != qu.heldSlots:
+			return fmt.Errorf("admission: queue %s: its jobs hold %d reclaimable slots, counted %d", qu.cfg.Name, c.held, qu.heldSlots)
+		case c.starting != qu.starting || c.running != qu.running:
+			return fmt.Errorf("admission: queue %s: %d jobs starting and %d running, counted %d and %d", qu.cfg.Name, c.starting, c.running, qu.starting, qu.running)
+		case c.weight != qu.weight:
+			return fmt.Errorf("admission: queue %s: the priorities of its running jobs add up to %d, counted %d", qu.cfg.Name, c.weight, qu.weight)
+		case qu.cfg.MaxRunningJobs > 0 && c.running > qu.cfg.MaxRunningJobs:
+			return fmt.Errorf("admission: queue %s runs %d jobs, maxRunningJobs %d", qu.cfg.Name, c.running, qu.cfg.MaxRunningJobs)
+		case qu.cfg.Policy == StateAware && c.starting > 1:
+			return fmt.Errorf("admission: queue %s (stateaware) has %d jobs starting", qu.cfg.Name, c.starting)
+		}
+	}
+	return nil
+}
+
+// firstNeed is what the job waits for first, as serve serves it: its
+// gang, its driver, else the first of its asks in its order; whole says
+// whether only all of it may be granted. nil if it waits for nothing.
+func (j *job) firstNeed() (need []resource.Count, whole bool, what string) {
+	switch {
+	case j.gangWaits():
+		return j.gangNeed(), true, "its gang"
+	case j.driver && !j.hasSlot:
+		return []resource.Count{{Profile: *j.spec.Driver, N: 1}}, true, "its driver"
+	}
+	if a := j.asks.inOrder(nil); a != nil && a.n > 0 {
+		return a.left, a.allOrNothing, fmt.Sprintf("ask %d", a.id)
+	}
+	return nil, false, ""
+}
+
+// checkNoIdleSlot checks that no job that may be granted now waits for
+// something the free slots (with those kept for it) would complete.
+func (q *Queues) checkNoIdleSlot() error {
+	if q.nFree == 0 {
+		return nil
+	}
+	for _, j := range q.jobs {
+		if !j.active() || q.blocked(j) != "" {
+			continue
+		}
+		need, whole, what := j.firstNeed()
+		if need == nil {
+			continue
+		}
+		avail, _ := q.availableTo(j)
+		a := resource.Assign(need, avail, q.cfg.Matching)
+		if a.Complete() || (!whole && a.Matched > 0) {
+			return fmt.Errorf("admission: %d slots free (%s) while job %s (%v, queue %s) waits for %s %v, which they would complete (with its %d reserved slots and %d placeholders)",
+				q.nFree, q.freeString(), j.spec.Name, j.state, j.queue.cfg.Name, what, need, len(j.reserved), len(j.placeholders))
+		}
+	}
+	return nil
+}
+
+// freeString lists the free slots.
+func (q *Queues) freeString() string {
+	var ids []string
+	for _, f := range q.free {
+		for _, idx := range f {
+			ids = append(ids, q.slotName(idx))
+		}
+	}
+	if len(ids) > 8 {
+		ids = append(ids[:8], "...")
+	}
+	return fmt.Sprint(ids)
+}
+
+// checkClaims checks that every reservation belongs to a claim that
+// completes what its claimant lacks.
+func (q *Queues) checkClaims() error {
+	for _, j := range q.jobs {
+		if len(j.reserved) == 0 {
+			continue
+		}
+		name := j.spec.Name
+		if !j.active() {
+			return fmt.Errorf("admission: job %s is %v and has %d slots reserved", name, j.state, len(j.reserved))
+		}
+		if why := q.blocked(j); why != "" {
+			return fmt.Errorf("admission: job %s may not be granted anything (%s) and has %d slots reserved", name, why, len(j.reserved))
+		}
+		need, _, what := j.firstNeed()
+		if need == nil {
+			return fmt.Errorf("admission: job %s waits for nothing and has %d slots reserved", name, len(j.reserved))
+		}
+		have := slices.Clone(q.countClaim(j))
+		for _, idx := range j.placeholders {
+			have[q.slots[idx].profile]++
+		}
+		if m := q.matched(need, have); m < sumCounts(need) {
+			return fmt.Errorf("admission: job %s keeps %d slots reserved (%d more coming) for %s %v, which they cannot complete (%d of %d)",
+				name, len(j.reserved), len(j.incoming), what, need, m, sumCounts(need))
+		}
+	}
+	return nil
+}
+
+// checkPreemptions checks that every timed preemption still pending has
+// its reason.
+func (q *Queues) checkPreemptions() error {
+	for idx := range q.slots {
+		s := &q.slots[idx]
+		if s.state != slotReclaiming || !s.preempt || s.revoked || s.claimant == noJob {
+			continue
+		}
+		c, v := q.jobs[s.claimant], q.jobs[s.owner]
+		switch {
+		case !c.active():
+			return fmt.Errorf("admission: %s of job %s is still to be preempted for job %s, which is %v", q.slotName(int32(idx)), v.spec.Name, c.spec.Name, c.state)
+		case !c.waiting():
+			return fmt.Errorf("admission: %s of job %s is still to be preempted for job %s, which waits for nothing", q.slotName(int32(idx)), v.spec.Name, c.spec.Name)
+		case q.blocked(c) != "":
+			return fmt.Errorf("admission: %s of job %s is still to be preempted for job %s, which may not be granted anything (%s)", q.slotName(int32(idx)), v.spec.Name, c.spec.Name, q.blocked(c))
+		case c.spec.Priority <= v.spec.Priority:
+			return fmt.Errorf("admission: %s of job %s (priority %d) is still to be preempted for job %s of priority %d", q.slotName(int32(idx)), v.spec.Name, v.spec.Priority, c.spec.Name, c.spec.Priority)
+		case c.queue != v.queue:
+			return fmt.Errorf("admission: %s of job %s (queue %s) is to be preempted for job %s of queue %s", q.slotName(int32(idx)), v.spec.Name, v.queue.cfg.Name, c.spec.Name, c.queue.cfg.Name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,55 @@
+package admission
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCheckInvariantsFindsViolations: CheckInvariants passes on a
+// consistent admission and names what is wrong in a broken one.
+func TestCheckInvariantsFindsViolations(t *testing.T) {
+	setup := func(t *testing.T) (*Queues, *Port, *Port) {
+		q, err := New(Config{Slots: clusterSlots(4), Queues: defaultQueue})
+		require.NoError(t, err)
+		a, err := q.Submit(t0, JobSpec{Name: "a"})
+		require.NoError(t, err)
+		ask(t, a, t0, 1, 3)
+		b, err := q.Submit(t0, JobSpec{Name: "b"})
+		require.NoError(t, err)
+		ask(t, b, t0, 1, 2)
+		require.NoError(t, q.CheckInvariants(), "a holds 3 of 4 slots, b waits for 2")
+		return q, a, b
+	}
+	for name, c := range map[string]struct {
+		breakIt func(q *Queues)
+		want    string
+	}{
+		"free counter": {func(q *Queues) { q.nFree++ }, "nFree says"},
+		"slot in two places": {func(q *Queues) {
+			a := q.jobs[0]
+			a.held = append(a.held, a.held[0])
+		}, "is in two places"},
+		"granted count": {func(q *Queues) { q.jobs[0].granted++ }, "is counted 4 slots but owns 3"},
+		"idle slot beside a waiting job": {func(q *Queues) {
+			idx := q.jobs[0].held[0]
+			q.unhold(q.jobs[0], idx)
+			q.jobs[0].granted--
+			q.updateHolder(q.jobs[0])
+			q.put(idx) // b's ask of 2 now fits the free slots, undecided
+		}, "while job b"},
+		"reservation for a claim that cannot complete": {func(q *Queues) {
+			b := q.jobs[1]
+			q.reserveFor(b, q.take(q.slots[q.free[0][0]].profile, 1)[0]) // 1 of the 2 it lacks, nothing coming
+		}, "which they cannot complete"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			q, _, _ := setup(t)
+			c.breakIt(q)
+			err := q.CheckInvariants()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+}
