@@ -133,17 +133,7 @@ func (q *Queues) preemptFor(c *job) bool {
 		return false
 	}
 	np := len(q.profiles)
-	base := make([]int, np) // what c may count on without preempting
-	for p, f := range q.free {
-		base[p] += len(f)
-	}
-	for _, list := range [][]int32{c.reserved, c.incoming, c.placeholders} {
-		for _, idx := range list {
-			if !q.upgradeable(c, idx) {
-				base[q.slots[idx].profile]++
-			}
-		}
-	}
+	base := q.coming(c, true, nil) // what c may count on without preempting
 	all := flatten(demand, len(demand))
 	if q.matched(all, base) >= sumCounts(all) {
 		return false // it has what it waits for, or it is on its way
@@ -249,18 +239,33 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 	return picks
 }
 
-// reserveFree keeps for c the free slots that serve want beyond what it
-// has reserved and coming, so that no job served after it in this
-// decision takes them before the preempted slots come back.
-func (q *Queues) reserveFree(c *job, want []resource.Count, freeCount []int) {
+// coming counts per profile the slots c may count on without
+// preempting: its reserved slots, its placeholders and the slots coming
+// to it (not those a claim asks back from a job it may preempt, which come
+// only when their tasks end, nor those in skip), and the free slots if
+// free is set.
+func (q *Queues) coming(c *job, free bool, skip []int32) []int {
 	have := make([]int, len(q.profiles))
+	if free {
+		for p, f := range q.free {
+			have[p] += len(f)
+		}
+	}
 	for _, list := range [][]int32{c.reserved, c.incoming, c.placeholders} {
 		for _, idx := range list {
-			if !q.upgradeable(c, idx) {
+			if !slices.Contains(skip, idx) && !q.upgradeable(c, idx) {
 				have[q.slots[idx].profile]++
 			}
 		}
 	}
+	return have
+}
+
+// reserveFree keeps for c the free slots that serve want beyond what it
+// has reserved and coming, so that no job served after it in this
+// decision takes them before the preempted slots come back.
+func (q *Queues) reserveFree(c *job, want []resource.Count, freeCount []int) {
+	have := q.coming(c, false, nil)
 	m := q.matched(want, have)
 	for p := range freeCount {
 		for freeCount[p] > 0 && m < sumCounts(want) {
@@ -365,20 +370,10 @@ func (q *Queues) withdrawStale() {
 		c, pending := q.jobs[cid], byClaimant[cid]
 		demand := c.demandOf()
 		all := flatten(demand, len(demand))
-		have := make([]int, len(q.profiles))
-		for p, f := range q.free {
-			have[p] += len(f)
-		}
 		// As preemptFor counts: a slot a claim asks back from a victim of
 		// c's comes only when its task ends, whenever that is, so it does
 		// not make a preemption unneeded (preemptFor would make it again).
-		for _, list := range [][]int32{c.reserved, c.incoming, c.placeholders} {
-			for _, idx := range list {
-				if !slices.Contains(pending, idx) && !q.upgradeable(c, idx) {
-					have[q.slots[idx].profile]++
-				}
-			}
-		}
+		have := q.coming(c, true, pending)
 		m, need := q.matched(all, have), sumCounts(all)
 		for _, idx := range pending {
 			p := q.slots[idx].profile
