@@ -18,11 +18,7 @@ func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
 	for _, dep := range d.Deploy {
 		s.request(now, dep.Region, dep.Attempt)
 	}
-	if s.rd.PartitionsReleased == nil {
-		s.rd.PartitionsReleased = d.Release // the strategy's list is ours: no copy
-	} else {
-		s.rd.PartitionsReleased = append(s.rd.PartitionsReleased, d.Release...)
-	}
+	s.rd.PartitionsReleased = append(s.rd.PartitionsReleased, d.Release...) // valid until the strategy's next call
 }
 
 // request submits region r's bulk: one request per slot it needs.
