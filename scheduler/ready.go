@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"time"
 
 	"github.com/regionsched/regionsched/region"
@@ -50,6 +51,28 @@ type Ready struct {
 	// itself; a Ready it held back while inputs arrived may carry a
 	// deadline that has moved since.)
 	Deadline time.Time
+}
+
+// Clone returns a copy of rd whose slices are the caller's, valid after
+// the next call of Ready: its lists, each request's slot list and each
+// restart's region list are copied. The slots' member lists, which the
+// scheduler never changes, and the messages of ToAdmission are shared.
+func (rd Ready) Clone() Ready {
+	c := rd
+	c.Requests = slices.Clone(rd.Requests)
+	for i := range c.Requests {
+		c.Requests[i].Slots = slices.Clone(c.Requests[i].Slots)
+	}
+	c.Cancel = slices.Clone(rd.Cancel)
+	c.Released = slices.Clone(rd.Released)
+	c.PartitionsReleased = slices.Clone(rd.PartitionsReleased)
+	c.Deploy = slices.Clone(rd.Deploy)
+	c.Restarted = slices.Clone(rd.Restarted)
+	for i := range c.Restarted {
+		c.Restarted[i].Regions = slices.Clone(c.Restarted[i].Regions)
+	}
+	c.ToAdmission = slices.Clone(rd.ToAdmission)
+	return c
 }
 
 // Task names one attempt of a task.
