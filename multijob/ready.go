@@ -43,6 +43,19 @@ func (rd *Ready) Empty() bool {
 	return len(rd.Jobs) == 0 && len(rd.Events) == 0 && len(rd.Ended) == 0
 }
 
+// Clone returns a copy of rd whose slices are the caller's, valid after
+// the next call of Ready (each job's Ready is a scheduler.Ready.Clone).
+func (rd Ready) Clone() Ready {
+	c := rd
+	c.Jobs = slices.Clone(rd.Jobs)
+	for i := range c.Jobs {
+		c.Jobs[i].Ready = c.Jobs[i].Ready.Clone()
+	}
+	c.Events = slices.Clone(rd.Events)
+	c.Ended = slices.Clone(rd.Ended)
+	return c
+}
+
 // JobReady is one job's scheduler.Ready, tagged with the job's name. Its
 // task, region and slot ids are the job's own (the slot ids are the
 // admission's).
