@@ -15,6 +15,10 @@ import (
 // deploy (in the strategy's topological order, so FIFO serves producers
 // first), and partition releases for the runtime.
 func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
+	if n := len(d.Deploy); n > 64 { // a burst (Start): the lists grow once, not by doubling
+		s.rd.Requests = slices.Grow(s.rd.Requests, n)
+		s.oneSlots = slices.Grow(s.oneSlots, n)
+	}
 	for _, dep := range d.Deploy {
 		s.request(now, dep.Region, dep.Attempt)
 	}
