@@ -42,6 +42,10 @@
 //		s.Tick(now) // at rd.Deadline / s.NextDeadline()
 //	}
 //
+// The slices of a Ready, and of every job's Ready in it, are valid until
+// the next call of Ready, and read-only: copy what you keep (rd.Clone()
+// copies it all).
+//
 // Cancel every job's tasks before deploying any: a slot one job gives up
 // may be granted to another in the same Ready. The end of a job is told
 // to the admission here, not by the caller; a job the admission rejects
@@ -54,8 +58,9 @@
 // A runtime with real goroutines and a real clock uses Driver: it owns
 // one goroutine and one clock.Clock, takes inputs from any goroutine and,
 // each turn of its loop, applies every input queued since the last
-// decision, then calls Ready once and sends the value on a channel; its
-// one timer only posts a tick to the loop:
+// decision, then calls Ready once and sends the value on a channel (a
+// clone: a Ready received is the receiver's); its one timer only posts a
+// tick to the loop:
 //
 //	d := multijob.StartDriver(ctx, s, multijob.DriverConfig{Clock: clock.New()})
 //	defer d.Stop()

@@ -124,6 +124,9 @@ func (d *Driver) loop(ctx context.Context) {
 			d.takeTick()
 			d.undecided = false
 			if rd := d.s.Ready(); !rd.Empty() {
+				// A copy: the receiver keeps it while the loop calls
+				// Ready again, which reuses the lists handed out.
+				rd = rd.Clone()
 				pending = &rd
 			}
 			d.rearm()
@@ -284,7 +287,8 @@ func (d *Driver) withdraw(in *input) bool {
 
 // Ready returns the channel of Ready values, one per decision that had
 // something for the runtime, in order. It is closed when the loop ends.
-// The runtime must keep reading it.
+// The runtime must keep reading it. A Ready received is the receiver's (a
+// Clone): later turns of the loop leave it alone.
 func (d *Driver) Ready() <-chan Ready { return d.readyc }
 
 // Done is closed when the loop has ended.

@@ -307,6 +307,43 @@ func TestDriverConcurrentJobs(t *testing.T) {
 	requireStopped(t, d)
 }
 
+// TestDriverReadyIntactAfterLaterTurns: a Ready received from a Driver
+// is the receiver's: the loop's later turns, which call the Scheduler's
+// Ready again (and through it every job's scheduler's), leave every
+// Ready received before as it was.
+func TestDriverReadyIntactAfterLaterTurns(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	const jobs = 3
+	s := fairShare(t, 2)
+	ctx := context.Background()
+	d := StartDriver(ctx, s, DriverConfig{Clock: clock.NewMock()})
+	defer d.Stop()
+	rs := blockingJob(t, 3)
+	for i := range jobs {
+		require.NoError(t, d.Submit(ctx, JobSpec{Name: fmt.Sprintf("job%d", i), Regions: rs}))
+	}
+	var got []Ready
+	var want []string
+	ended := 0
+	for ended < jobs {
+		require.Less(t, len(got), 1000, "no end in sight")
+		rd := nextReady(t, d)
+		got, want = append(got, rd), append(want, fmt.Sprintf("%+v", rd))
+		for _, jr := range rd.Jobs {
+			for _, dep := range jr.Deploy {
+				require.NoError(t, d.TaskFinished(ctx, jr.Job, dep.Task, dep.Attempt))
+			}
+		}
+		ended += len(rd.Ended)
+	}
+	require.Greater(t, len(got), 2)
+	for i, rd := range got {
+		assert.Equal(t, want[i], fmt.Sprintf("%+v", rd), "the Ready received in turn %d changed", i)
+	}
+	d.Stop()
+	requireStopped(t, d)
+}
+
 // TestDriverStop: Stop in the middle of a run, with inputs in flight from
 // other goroutines and a timer armed: every input afterwards returns
 // ErrStopped, the Ready channel is closed, and no goroutine is left.

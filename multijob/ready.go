@@ -13,8 +13,11 @@ import (
 
 // Ready is everything the Scheduler asks of the runtime, and tells an
 // observer, since the previous Ready: the admission's decision over the
-// inputs in between, and what the jobs' schedulers made of it. The caller
-// owns the slices.
+// inputs in between, and what the jobs' schedulers made of it.
+//
+// The slices of a Ready (Jobs, Events, Ended, and the slices of each job's
+// scheduler.Ready) are valid until the next call of Scheduler.Ready, and
+// read-only; copy what you keep (Clone copies it all).
 //
 // A slot one job gives up may go to another in the same Ready, so apply it
 // in this order: every job's Cancel (and PartitionsReleased); the drivers
@@ -41,6 +44,19 @@ type Ready struct {
 // aside).
 func (rd *Ready) Empty() bool {
 	return len(rd.Jobs) == 0 && len(rd.Events) == 0 && len(rd.Ended) == 0
+}
+
+// Clone returns a copy of rd whose slices are the caller's, valid after
+// the next call of Ready (each job's Ready is a scheduler.Ready.Clone).
+func (rd Ready) Clone() Ready {
+	c := rd
+	c.Jobs = slices.Clone(rd.Jobs)
+	for i := range c.Jobs {
+		c.Jobs[i].Ready = c.Jobs[i].Ready.Clone()
+	}
+	c.Events = slices.Clone(rd.Events)
+	c.Ended = slices.Clone(rd.Ended)
+	return c
 }
 
 // JobReady is one job's scheduler.Ready, tagged with the job's name. Its
@@ -100,7 +116,8 @@ type JobEnd struct {
 // policies over everything waiting, the jobs' pools take the grants (their
 // regions deploy), the jobs that finished or failed are told to the
 // admission, and it decides again until nothing moves. It never fails;
-// its time is the latest input's.
+// its time is the latest input's. What it returns is valid until the next
+// call (see Ready).
 func (s *Scheduler) Ready() Ready {
 	now := s.now
 	for {
@@ -125,8 +142,12 @@ func (s *Scheduler) Ready() Ready {
 			break
 		}
 	}
-	rd := Ready{Events: s.events, Ended: s.ended}
-	s.events, s.ended = nil, nil
+	// The lists handed out by the previous call are no longer read: they
+	// collect the next Ready. Each job's scheduler.Ready is asked for once
+	// per call (a job is in dirty once), so it stays valid until the next.
+	rd := Ready{Events: s.events, Ended: s.ended, Jobs: s.spare.Jobs[:0]}
+	s.events, s.ended = clearEmpty(s.spare.Events), clearEmpty(s.spare.Ended)
+	clear(s.spare.Jobs)
 	slices.SortFunc(s.dirty, func(a, b *job) int { return a.idx - b.idx })
 	for _, j := range s.dirty {
 		j.dirty = false
@@ -136,6 +157,8 @@ func (s *Scheduler) Ready() Ready {
 	}
 	clear(s.dirty)
 	s.dirty = s.dirty[:0]
+	s.spare = rd
+	rd.Jobs, rd.Events, rd.Ended = nilIfEmpty(rd.Jobs), nilIfEmpty(rd.Events), nilIfEmpty(rd.Ended)
 	if t, ok := s.NextDeadline(); ok {
 		rd.Deadline = t
 	}
@@ -160,4 +183,20 @@ func (s *Scheduler) onEvent(now time.Time, ev admission.Event) bool {
 	}
 	s.end(now, j, Failed, err)
 	return true
+}
+
+// clearEmpty returns l emptied, its entries zeroed (it keeps nothing
+// alive).
+func clearEmpty[T any](l []T) []T {
+	clear(l)
+	return l[:0]
+}
+
+// nilIfEmpty returns l, or nil if it is empty: an empty list of a Ready
+// is nil, as in a Ready built by hand.
+func nilIfEmpty[T any](l []T) []T {
+	if len(l) == 0 {
+		return nil
+	}
+	return l
 }

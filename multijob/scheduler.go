@@ -25,6 +25,9 @@ type Scheduler struct {
 	dirty  []*job // jobs whose schedulers had an input since the last Ready
 	events []admission.Event
 	ended  []JobEnd
+	// spare is the storage of the Ready handed out last, valid until the
+	// next call, which empties it to build the Ready after.
+	spare Ready
 }
 
 // job is one submitted job.

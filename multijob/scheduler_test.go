@@ -1,6 +1,7 @@
 package multijob
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -72,7 +73,7 @@ func TestFreedSlotGoesBackToTheAdmission(t *testing.T) {
 	require.NoError(t, s.Submit(t0, JobSpec{Name: "low", Priority: 1000, Regions: blockingJob(t, 8)}))
 	rd := s.Ready()
 	require.Equal(t, map[string]int{"low": 4}, deploys(rd))
-	low := jobReady(rd, "low").Deploy
+	low := slices.Clone(jobReady(rd, "low").Deploy) // kept past the next Ready
 
 	require.NoError(t, s.Submit(ms(1), JobSpec{Name: "high", Priority: 3000, Regions: blockingJob(t, 8)}))
 	rd = s.Ready()

@@ -15,14 +15,14 @@ import (
 // deploy (in the strategy's topological order, so FIFO serves producers
 // first), and partition releases for the runtime.
 func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
+	if n := len(d.Deploy); n > 64 { // a burst (Start): the lists grow once, not by doubling
+		s.rd.Requests = slices.Grow(s.rd.Requests, n)
+		s.oneSlots = slices.Grow(s.oneSlots, n)
+	}
 	for _, dep := range d.Deploy {
 		s.request(now, dep.Region, dep.Attempt)
 	}
-	if s.rd.PartitionsReleased == nil {
-		s.rd.PartitionsReleased = d.Release // the strategy's list is ours: no copy
-	} else {
-		s.rd.PartitionsReleased = append(s.rd.PartitionsReleased, d.Release...)
-	}
+	s.rd.PartitionsReleased = append(s.rd.PartitionsReleased, d.Release...) // valid until the strategy's next call
 }
 
 // request submits region r's bulk: one request per slot it needs.
@@ -34,18 +34,17 @@ func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
 func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt) {
 	run := &s.regions[r]
 	s.dropSlots(run)        // what an earlier attempt left
-	var slots []region.Slot // the caller's, in the Ready
-	if v, one := s.rs.OnlyMember(r); one {
-		var buf [1]region.Slot
-		sl := s.rs.AppendSlots(buf[:0], r)[0]
-		s.oneMembers.Add(v)
-		sl.Members = s.oneMembers.Take()
-		s.oneSlots.Add(sl)
-		slots = s.oneSlots.Take()
+	var slots []region.Slot // in the Ready: valid until the next call
+	if _, one := s.rs.OnlyMember(r); one {
+		// Its member list is the Regions': read-only, like the Ready.
+		i := len(s.oneSlots)
+		s.oneSlots = s.rs.AppendSlots(s.oneSlots, r)
+		slots = s.oneSlots[i:len(s.oneSlots):len(s.oneSlots)]
 	} else {
 		run.several = true
-		s.newLive(run).slots = s.rs.AppendSlots(nil, r)
-		slots = s.rs.Slots(r)
+		lr := s.newLive(run)
+		lr.slots = s.rs.AppendSlots(nil, r)
+		slots = lr.slots
 	}
 	reqs := slices.Grow(s.requestBuf[:0], len(slots)) // the pool copies the requests
 	// By index: a Slot is large.
@@ -54,7 +53,7 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 	}
 	s.requestBuf = reqs
 	run.waiting = true
-	s.requests.Add(Request{Region: r, Attempt: attempt, Slots: slots})
+	s.rd.Requests = append(s.rd.Requests, Request{Region: r, Attempt: attempt, Slots: slots})
 	if err := s.pool.Submit(now, slotpool.Bulk{ID: bulkID(r, attempt), Requests: reqs}); err != nil {
 		// Only a programming error can get here: ids are fresh, bulks non-empty.
 		panic("scheduler: submit region bulk: " + err.Error())

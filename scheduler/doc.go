@@ -36,6 +36,10 @@
 //		s.Tick(now)
 //	}
 //
+// The slices of a Ready are valid until the next call of Ready, and
+// read-only: the scheduler then reuses their storage, so copy what you
+// keep (rd.Clone() copies it all).
+//
 // Names for users: s.TaskName(v) is "src#0", as is
 // s.Regions().Topology().VertexName(v).
 //
@@ -49,8 +53,9 @@
 //
 // A runtime with real goroutines and a real clock uses Driver instead: it
 // owns one goroutine and one clock.Clock, takes inputs from any goroutine,
-// hands Ready values out through a channel and fires the timeouts itself
-// (its timer only posts to the loop):
+// hands Ready values out through a channel (clones: a Ready received is
+// the receiver's) and fires the timeouts itself (its timer only posts to
+// the loop):
 //
 //	d := scheduler.StartDriver(ctx, s, scheduler.DriverConfig{Clock: clock.New()})
 //	defer d.Stop()

@@ -90,7 +90,9 @@ func (d *Driver) loop(ctx context.Context) {
 	var pending *Ready
 	for {
 		if pending == nil && d.s.HasReady() {
-			rd := d.s.Ready()
+			// A copy: the receiver keeps it while the loop calls Ready
+			// again, which reuses the lists handed out.
+			rd := d.s.Ready().Clone()
 			pending = &rd
 		}
 		var readyc chan Ready
@@ -174,7 +176,8 @@ func (d *Driver) do(ctx context.Context, fn func(now time.Time) error) error {
 // Ready returns the channel of Ready values: every output of the
 // scheduler, in order. It is closed when the loop ends. The runtime must
 // keep reading it; inputs are taken meanwhile, and what they produce
-// waits for the next receive.
+// waits for the next receive. A Ready received is the receiver's (a
+// Clone): later turns of the loop leave it alone.
 func (d *Driver) Ready() <-chan Ready { return d.readyc }
 
 // Done is closed when the loop has ended.

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -208,6 +209,41 @@ func TestDriverConcurrentInputs(t *testing.T) {
 	assert.Equal(t, workers, st.Pool.Free)
 	assert.Equal(t, 2*n, st.Stats.RegionsDeployed)
 	assert.Equal(t, JobFinished, s.State()) // the loop has ended: s is ours again
+}
+
+// TestDriverReadyIntactAfterLaterTurns: a Ready received from a Driver
+// is the receiver's: the loop's later turns, which call the scheduler's
+// Ready again (and so reuse its lists), leave every Ready received before
+// as it was.
+func TestDriverReadyIntactAfterLaterTurns(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	rs := fanJob(t, 6)
+	ctx := context.Background()
+	d := StartDriver(ctx, New(rs, Config{}), DriverConfig{Clock: clock.NewMock()})
+	defer d.Stop()
+	require.NoError(t, d.Offer(ctx, slotpool.Slots(2)...))
+	require.NoError(t, d.Start(ctx))
+	var got []Ready
+	var want []string
+	for {
+		require.Less(t, len(got), 1000, "no end in sight")
+		rd := nextReady(t, d)
+		got, want = append(got, rd), append(want, fmt.Sprintf("%+v", rd))
+		for _, dep := range rd.Deploy {
+			require.NoError(t, d.TaskRunning(ctx, dep.Task, dep.Attempt))
+			require.NoError(t, d.TaskFinished(ctx, dep.Task, dep.Attempt))
+		}
+		if ended, err := rd.Job.Ended(); ended {
+			require.NoError(t, err)
+			break
+		}
+	}
+	require.Greater(t, len(got), 2)
+	for i, rd := range got {
+		assert.Equal(t, want[i], fmt.Sprintf("%+v", rd), "the Ready received in turn %d changed", i)
+	}
+	d.Stop()
+	requireStopped(t, d)
 }
 
 // TestDriverFulfillabilityTimeout: the 3-slot region of wideJob waits on

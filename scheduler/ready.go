@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"time"
 
 	"github.com/regionsched/regionsched/region"
@@ -10,8 +11,12 @@ import (
 
 // Ready is everything the scheduler asks of the runtime, and tells an
 // observer, since the previous Ready: the outputs of the inputs in
-// between, in the order a runtime applies them. The caller owns the
-// slices.
+// between, in the order a runtime applies them.
+//
+// The slices of a Ready (Requests and their Slots, Cancel, Released,
+// PartitionsReleased, Deploy, Restarted, ToAdmission) are valid until the
+// next call of Scheduler.Ready, and read-only; copy what you keep (Clone
+// copies it all). The scheduler then reuses their storage.
 //
 // Apply it in field order: cancel first (a slot in Released or in Deploy
 // may be one a canceled task ran in), delete released partitions, then
@@ -50,6 +55,28 @@ type Ready struct {
 	// itself; a Ready it held back while inputs arrived may carry a
 	// deadline that has moved since.)
 	Deadline time.Time
+}
+
+// Clone returns a copy of rd whose slices are the caller's, valid after
+// the next call of Ready: its lists, each request's slot list and each
+// restart's region list are copied. The slots' member lists, which the
+// scheduler never changes, and the messages of ToAdmission are shared.
+func (rd Ready) Clone() Ready {
+	c := rd
+	c.Requests = slices.Clone(rd.Requests)
+	for i := range c.Requests {
+		c.Requests[i].Slots = slices.Clone(c.Requests[i].Slots)
+	}
+	c.Cancel = slices.Clone(rd.Cancel)
+	c.Released = slices.Clone(rd.Released)
+	c.PartitionsReleased = slices.Clone(rd.PartitionsReleased)
+	c.Deploy = slices.Clone(rd.Deploy)
+	c.Restarted = slices.Clone(rd.Restarted)
+	for i := range c.Restarted {
+		c.Restarted[i].Regions = slices.Clone(c.Restarted[i].Regions)
+	}
+	c.ToAdmission = slices.Clone(rd.ToAdmission)
+	return c
 }
 
 // Task names one attempt of a task.
@@ -119,17 +146,16 @@ func (c *JobChange) Ended() (ended bool, err error) {
 // alone does not count).
 func (s *Scheduler) HasReady() bool {
 	rd := &s.rd
-	return len(s.requests.List()) > 0 || len(rd.Cancel) > 0 || len(s.released.List()) > 0 || len(s.deploys.List()) > 0 ||
+	return len(rd.Requests) > 0 || len(rd.Cancel) > 0 || len(rd.Released) > 0 || len(rd.Deploy) > 0 ||
 		len(rd.Restarted) > 0 || len(rd.PartitionsReleased) > 0 || rd.Job != nil || len(rd.ToAdmission) > 0
 }
 
 // Ready hands out what accumulated since the previous call and starts
 // afresh. It never fails and may be called at any time; a Ready with
-// nothing in it is valid.
+// nothing in it is valid. Its slices are valid until the next call of
+// Ready and read-only: copy what you keep (see Ready).
 func (s *Scheduler) Ready() Ready {
 	rd := s.rd
-	s.rd = Ready{}
-	rd.Requests, rd.Released, rd.Deploy = s.requests.Take(), s.released.Take(), s.deploys.Take()
 	if s.deployAt != nil && len(rd.Deploy) > 0 { // withdrawn deployments, see emitCancel
 		kept := rd.Deploy[:0]
 		for _, d := range rd.Deploy {
@@ -143,14 +169,60 @@ func (s *Scheduler) Ready() Ready {
 	if t, ok := s.NextDeadline(); ok {
 		rd.Deadline = t
 	}
-	return rd
+	// The storage handed out by the previous call is no longer read: it
+	// collects the next Ready, and this one's stays with the caller until
+	// then.
+	sp := &s.spare
+	s.rd = Ready{
+		Requests:           recycle(sp.Requests),
+		Cancel:             recycle(sp.Cancel),
+		Released:           recycle(sp.Released),
+		PartitionsReleased: recycle(sp.PartitionsReleased),
+		Deploy:             recycle(sp.Deploy),
+		Restarted:          recycle(sp.Restarted),
+		ToAdmission:        recycle(sp.ToAdmission),
+	}
+	s.spare = rd
+	s.oneSlots, s.spareSlots = recycle(s.spareSlots), s.oneSlots
+	return Ready{
+		Requests:           nilIfEmpty(rd.Requests),
+		Cancel:             nilIfEmpty(rd.Cancel),
+		Released:           nilIfEmpty(rd.Released),
+		PartitionsReleased: nilIfEmpty(rd.PartitionsReleased),
+		Deploy:             nilIfEmpty(rd.Deploy),
+		Restarted:          nilIfEmpty(rd.Restarted),
+		Job:                rd.Job,
+		ToAdmission:        nilIfEmpty(rd.ToAdmission),
+		Deadline:           rd.Deadline,
+	}
+}
+
+// recycle returns l emptied for the next Ready, its entries zeroed (it
+// keeps nothing alive); nil if it is far larger than it had to be (the
+// Ready of Start, say, which asks for every source region's slots), so
+// that a burst is not held for the rest of the run.
+func recycle[T any](l []T) []T {
+	if cap(l) > 1024 && cap(l) > 8*len(l) {
+		return nil
+	}
+	clear(l)
+	return l[:0]
+}
+
+// nilIfEmpty returns l, or nil if it is empty: an empty list of a Ready
+// is nil, as in a Ready built by hand.
+func nilIfEmpty[T any](l []T) []T {
+	if len(l) == 0 {
+		return nil
+	}
+	return l
 }
 
 // emitDeploy adds a task to the next Ready's Deploy list.
 func (s *Scheduler) emitDeploy(v TaskID, attempt strategy.Attempt, slot SlotID, r region.ID) {
-	s.deploys.Add(Deployment{Task: v, Attempt: attempt, Slot: slot, Region: r})
+	s.rd.Deploy = append(s.rd.Deploy, Deployment{Task: v, Attempt: attempt, Slot: slot, Region: r})
 	if s.deployAt != nil {
-		s.deployAt[v] = int32(len(s.deploys.List()))
+		s.deployAt[v] = int32(len(s.rd.Deploy))
 	}
 }
 
@@ -161,15 +233,14 @@ func (s *Scheduler) emitDeploy(v TaskID, attempt strategy.Attempt, slot SlotID, 
 func (s *Scheduler) emitCancel(v TaskID, attempt strategy.Attempt) {
 	if s.deployAt == nil {
 		s.deployAt = make([]int32, s.rs.Topology().NumExecutionVertices())
-		for i, d := range s.deploys.List() {
+		for i, d := range s.rd.Deploy {
 			if d.Task >= 0 {
 				s.deployAt[d.Task] = int32(i + 1)
 			}
 		}
 	}
-	deploys := s.deploys.List()
-	if i := s.deployAt[v]; i > 0 && deploys[i-1].Attempt == attempt {
-		deploys[i-1].Task = -1 // dropped by Ready
+	if i := s.deployAt[v]; i > 0 && s.rd.Deploy[i-1].Attempt == attempt {
+		s.rd.Deploy[i-1].Task = -1 // dropped by Ready
 		s.deployAt[v] = 0
 		return
 	}

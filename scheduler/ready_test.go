@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -363,40 +364,54 @@ func TestOpErrors(t *testing.T) {
 	h.checkClean()
 }
 
-// TestReadyOwnedByCaller: "the caller owns the slices" of a Ready. A
-// runtime that reuses them (here: scribbles over the slots of the regions
-// that asked) must not change what the scheduler deploys later.
-func TestReadyOwnedByCaller(t *testing.T) {
-	rs := region.FromJob(flip119(t), exchange.AllPipelined)
-	h := newHarness(t, rs, Config{}, 1)
-	h.begin()
-	require.NoError(t, h.s.Start(h.now)) // no slots yet: the region waits
-	rd := h.s.Ready()
-	require.Len(t, rd.Requests, 1)
-	want := rs.Slots(0)
-	require.Equal(t, want, rd.Requests[0].Slots)
-	h.f.apply(rd)
-	h.check()
-	for i := range rd.Requests[0].Slots {
-		sl := &rd.Requests[0].Slots[i]
-		for j := range sl.Members {
-			sl.Members[j] = 0
-		}
-		sl.Profile = resource.New(1, 1)
+// TestReadyValidUntilNextCall: the slices of a Ready stay as handed out
+// while the inputs that follow come in, up to the next call of Ready
+// (which reuses their storage); a Clone stays as it was through every
+// later call. One task fails once, so that Cancel, Restarted and a second
+// request of its region come out too.
+func TestReadyValidUntilNextCall(t *testing.T) {
+	for name, rs := range map[string]*region.Regions{
+		"one-slot regions": fanJob(t, 8),
+		"one region":       region.FromJob(flip119(t), exchange.AllPipelined),
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := New(rs, Config{})
+			now := t0
+			require.NoError(t, s.Offer(now, slotpool.Slots(4)...))
+			require.NoError(t, s.Start(now))
+			var clones []Ready
+			var want []string
+			failed := false
+			for turn := 0; ; turn++ {
+				require.Less(t, turn, 1000, "no end in sight")
+				rd := s.Ready()
+				snap := fmt.Sprintf("%+v", rd)
+				clones, want = append(clones, rd.Clone()), append(want, snap)
+				for _, d := range rd.Deploy {
+					if st, err := s.Task(d.Task); err != nil || st.Attempt != d.Attempt {
+						continue // its region restarted
+					}
+					now = now.Add(time.Second)
+					require.NoError(t, s.TaskRunning(now, d.Task, d.Attempt))
+					if !failed {
+						failed = true
+						require.NoError(t, s.TaskFailed(now, d.Task, d.Attempt))
+						continue
+					}
+					require.NoError(t, s.TaskFinished(now, d.Task, d.Attempt))
+				}
+				assert.Equal(t, snap, fmt.Sprintf("%+v", rd), "turn %d: an input changed the Ready handed out", turn)
+				if ended, err := rd.Job.Ended(); ended {
+					require.NoError(t, err)
+					break
+				}
+			}
+			require.True(t, failed)
+			for i, c := range clones {
+				assert.Equal(t, want[i], fmt.Sprintf("%+v", c), "the clone of turn %d changed", i)
+			}
+		})
 	}
-	h.offer(h.unknownSlots(4)...)
-	require.Len(t, h.f.deploys, rs.Size(0))
-	for _, sl := range want {
-		got, ok := h.s.SlotOf(sl.Members[0])
-		require.True(t, ok, "%s deployed", h.f.name(sl.Members[0]))
-		for _, v := range sl.Members {
-			s, ok := h.s.SlotOf(v)
-			assert.True(t, ok && s == got, "%s with its slot mates", h.f.name(v))
-		}
-	}
-	h.drive()
-	assert.Equal(t, JobFinished, h.s.State())
-	h.checkClean()
 }
 
 // TestRefusedInputDoesNotMoveTheClock: an input refused for another

@@ -5,7 +5,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/regionsched/regionsched/internal/slab"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
@@ -187,15 +186,12 @@ type Scheduler struct {
 	last    time.Time // the time of the latest input that changed something
 	started bool      // last is set
 
-	// rd is what the next Ready call hands out, but for its Requests,
-	// Released and Deploy, which are built in slabs (one entry or two per
-	// task), with the slot lists of the one-member regions' requests.
-	rd         Ready
-	requests   slab.Slab[Request]
-	released   slab.Slab[Release]
-	deploys    slab.Slab[Deployment]
-	oneSlots   slab.Slab[region.Slot]
-	oneMembers slab.Slab[topology.ExecutionVertexID]
+	// rd is what the next Ready call hands out; spare is the storage of
+	// the one handed out last, valid until the next call, which empties it
+	// to collect the Ready after. oneSlots and spareSlots hold the slot
+	// lists of the one-member regions' requests in rd and spare.
+	rd, spare            Ready
+	oneSlots, spareSlots []region.Slot
 	// deployAt is, per execution vertex, 1 + its index in rd.Deploy, or 0;
 	// nil until the first cancel (see emitCancel).
 	deployAt []int32

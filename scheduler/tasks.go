@@ -146,7 +146,7 @@ func (s *Scheduler) returnSlot(now time.Time, r region.ID, slot slotpool.SlotID)
 			ce.Write(zap.Error(err))
 		}
 	} else {
-		s.released.Add(Release{Slot: slot, Region: r, Attempt: s.strategy.Attempt(r)})
+		s.rd.Released = append(s.rd.Released, Release{Slot: slot, Region: r, Attempt: s.strategy.Attempt(r)})
 	}
 	s.slotGone(r)
 }

@@ -15,8 +15,9 @@ type Deployment struct {
 	Attempt Attempt
 }
 
-// Decisions is what one call asks the runtime to do. The caller owns the
-// slices. The zero value means nothing to do.
+// Decisions is what one call asks the runtime to do. Its slices are valid
+// until the next call of Start, UpdateState or Restart, and read-only:
+// copy what you keep. The zero value means nothing to do.
 type Decisions struct {
 	// Deploy lists the regions that became ready, in ascending id order,
 	// which is a topological order (producers before consumers).
@@ -41,17 +42,19 @@ func (s *Strategy) takeDecisions(d *Decisions) {
 		if !slices.IsSorted(s.ready) {
 			slices.Sort(s.ready)
 		}
+		s.deploy = s.deploy[:0] // the previous call's: no longer read
 		for _, r := range s.ready {
 			s.schedule(r)
-			s.deploy.Add(Deployment{Region: r, Attempt: s.region[r].attempt})
+			s.deploy = append(s.deploy, Deployment{Region: r, Attempt: s.region[r].attempt})
 		}
-		d.Deploy = s.deploy.Take()
+		d.Deploy = s.deploy
 		s.ready = s.ready[:0]
 	}
-	if release := s.release.List(); len(release) > 0 {
-		if !slices.IsSorted(release) {
-			slices.Sort(release)
+	if len(s.release) > 0 {
+		if !slices.IsSorted(s.release) {
+			slices.Sort(s.release)
 		}
-		d.Release = s.release.Take()
+		d.Release = s.release
+		s.release = s.release[:0] // the next call writes over it
 	}
 }

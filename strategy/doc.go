@@ -33,8 +33,8 @@
 // goroutines, clock or randomness, and it returns its decisions instead of
 // calling the runtime: Start, UpdateState and Restart return a Decisions
 // value (regions to allocate slots for and deploy, in ascending id order,
-// which is topological; partitions to release), and RegionsToRestart is a
-// query. We chose this over an injected operations interface (Flink's
+// which is topological; partitions to release), valid until the next of
+// those calls, and RegionsToRestart is a query. We chose this over an injected operations interface (Flink's
 // SchedulerOperations) because a callback made while the strategy is in
 // the middle of an event can re-enter it (a deployment that fails at once
 // reports a state change before the first event is done); returned

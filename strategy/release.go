@@ -41,13 +41,13 @@ func (s *Strategy) consumerFinished(g topology.GroupID) {
 // their producers too, which finish again before the next walk.
 func (s *Strategy) releaseFinishedPartitions(g topology.GroupID) {
 	first, n := s.topo.GroupPartitions(g)
-	before := len(s.release.List())
+	before := len(s.release)
 	for k := range n {
 		if p := first + topology.ResultPartitionID(k); s.partitionOf(g, p) == partitionFinished {
 			s.releasePartition(g, p)
 		}
 	}
-	if released := len(s.release.List()) - before; released > 0 && s.debug {
+	if released := len(s.release) - before; released > 0 && s.debug {
 		if ce := s.log.Check(zap.DebugLevel, "release partitions"); ce != nil {
 			ce.Write(zap.Int32("group", int32(g)), zap.Int("partitions", released))
 		}
@@ -72,5 +72,5 @@ func (s *Strategy) releaseIfUnneeded(g topology.GroupID, p topology.ResultPartit
 func (s *Strategy) releasePartition(g topology.GroupID, p topology.ResultPartitionID) {
 	s.setPartition(g, p, partitionReleased)
 	s.group[g].released++
-	s.release.Add(p)
+	s.release = append(s.release, p)
 }

@@ -5,7 +5,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/regionsched/regionsched/internal/slab"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -81,10 +80,11 @@ type Strategy struct {
 	partitionPos []int32
 
 	// output of the event being handled, drained by takeDecisions; the
-	// lists of Decisions are built in slabs (an entry or two per event).
+	// lists of the Decisions it returns are release and deploy, emptied
+	// by the next call (the caller's until then).
 	ready   []region.ID
-	release slab.Slab[topology.ResultPartitionID]
-	deploy  slab.Slab[Deployment]
+	release []topology.ResultPartitionID
+	deploy  []Deployment
 
 	// deployedReports: a vertex reports running, finished or failed only
 	// once deploying (WithDeployedReports).

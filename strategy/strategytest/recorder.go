@@ -2,6 +2,7 @@ package strategytest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/regionsched/regionsched/region"
@@ -47,14 +48,14 @@ func (r *Recorder) Strategy() *strategy.Strategy { return r.s }
 // Start forwards to Strategy.Start and records the call.
 func (r *Recorder) Start() (strategy.Decisions, error) {
 	d, err := r.s.Start()
-	r.steps = append(r.steps, Step{Call: "start", Decisions: d, Err: err})
+	r.steps = append(r.steps, Step{Call: "start", Decisions: clone(d), Err: err})
 	return d, err
 }
 
 // UpdateState forwards to Strategy.UpdateState and records the call.
 func (r *Recorder) UpdateState(v topology.ExecutionVertexID, attempt strategy.Attempt, to strategy.ExecutionState) (strategy.Decisions, error) {
 	d, err := r.s.UpdateState(v, attempt, to)
-	r.steps = append(r.steps, Step{Call: r.vertexName(v, attempt) + " " + to.String(), Decisions: d, Err: err})
+	r.steps = append(r.steps, Step{Call: r.vertexName(v, attempt) + " " + to.String(), Decisions: clone(d), Err: err})
 	return d, err
 }
 
@@ -95,8 +96,14 @@ func (r *Recorder) MarkDeploying(id region.ID) (int, error) {
 // Restart forwards to Strategy.Restart and records the call.
 func (r *Recorder) Restart(regions []region.ID) (strategy.Decisions, error) {
 	d, err := r.s.Restart(regions)
-	r.steps = append(r.steps, Step{Call: "restart " + r.regionNames(regions), Decisions: d, Err: err})
+	r.steps = append(r.steps, Step{Call: "restart " + r.regionNames(regions), Decisions: clone(d), Err: err})
 	return d, err
+}
+
+// clone copies d: its slices are valid only until the strategy's next
+// call.
+func clone(d strategy.Decisions) strategy.Decisions {
+	return strategy.Decisions{Deploy: slices.Clone(d.Deploy), Release: slices.Clone(d.Release)}
 }
 
 // Steps returns the recorded calls in order (read-only).

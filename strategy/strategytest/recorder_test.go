@@ -1,6 +1,7 @@
 package strategytest_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,6 +45,7 @@ func TestRecorderRecordsCallsResultsAndErrors(t *testing.T) {
 	require.ErrorIs(t, err, strategy.ErrNotStarted)
 	start, err := rec.Start()
 	require.NoError(t, err)
+	start.Deploy = slices.Clone(start.Deploy) // valid until the next call
 	_, err = rec.UpdateState(-1, 0, strategy.TaskRunning)
 	require.ErrorIs(t, err, strategy.ErrUnknownVertex)
 	finish, err := rec.Report("A#0", strategy.TaskFinished)
