@@ -674,7 +674,7 @@ func (p *picture) detail() {
 		}
 	}
 	if drivers > 0 && p.tl.Progress {
-		p.notes = append(p.notes, "A driver makes no task progress: its slot time counts as held while waiting.")
+		p.notes = append(p.notes, "A driver runs no task: its slot time is counted apart, as held by drivers.")
 	}
 	p.height = p.legend(y, entries)
 }
