@@ -97,18 +97,21 @@ type eventWire struct {
 // maxEventLine bounds the length of one line of an events file.
 const maxEventLine = 1 << 20
 
-// readEvents reads an events file without checking its jobs' names (see
-// readEventsFor).
-func readEvents(path string) ([]simulator.JobEvent, error) { return readEventsFor(path, nil) }
+// readEvents reads an events file without checking its jobs' names, its
+// priorities in 1 ... maxPriority (see readEventsFor).
+func readEvents(path string, maxPriority int64) ([]simulator.JobEvent, error) {
+	return readEventsFor(path, nil, maxPriority)
+}
 
 // readEventsFor reads an events file: JSON Lines of
 // {"t": ms, "event": "set-priority" | "kill", "job", "priority", "by"},
 // sorted by time (stably: lines of the same time keep their order). Each
 // line is strict like a job file (exact field names, each once, nothing
-// after the object) and range-checked; an event naming none of jobs (if
-// jobs is not nil) is refused. The error of a bad line is an *eventError
-// naming the file, the line and the field.
-func readEventsFor(path string, jobs []string) ([]simulator.JobEvent, error) {
+// after the object) and range-checked (a priority in 1 ... maxPriority:
+// the admission's range, or Slurm's for run --slurm); an event naming none
+// of jobs (if jobs is not nil) is refused. The error of a bad line is an
+// *eventError naming the file, the line and the field.
+func readEventsFor(path string, jobs []string, maxPriority int64) ([]simulator.JobEvent, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--events: %w", err)
@@ -123,7 +126,7 @@ func readEventsFor(path string, jobs []string) ([]simulator.JobEvent, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		ev, err := decodeEvent(line, jobs)
+		ev, err := decodeEvent(line, jobs, maxPriority)
 		if err != nil {
 			err.path, err.line = path, n
 			return nil, err
@@ -143,7 +146,7 @@ func readEventsFor(path string, jobs []string) ([]simulator.JobEvent, error) {
 
 // decodeEvent decodes and checks one line; the error's path and line are
 // left to the caller.
-func decodeEvent(line []byte, jobs []string) (simulator.JobEvent, *eventError) {
+func decodeEvent(line []byte, jobs []string, maxPriority int64) (simulator.JobEvent, *eventError) {
 	var w eventWire
 	if err := jsontext.Decode(line, &w, "", eventFields); err != nil {
 		return simulator.JobEvent{}, decodeEventError(line, err)
@@ -194,8 +197,8 @@ func decodeEvent(line []byte, jobs []string) (simulator.JobEvent, *eventError) {
 	case out.Action == admission.ActionKill:
 	case w.Priority == nil:
 		return missing("priority", ": a set-priority event needs it")
-	case *w.Priority < 1 || *w.Priority > topology.MaxPriority:
-		return bad("priority", errEventRange, "%d is not in 1 ... %d", *w.Priority, topology.MaxPriority)
+	case *w.Priority < 1 || *w.Priority > maxPriority:
+		return bad("priority", errEventRange, "%d is not in 1 ... %d", *w.Priority, maxPriority)
 	default:
 		out.Priority = int(*w.Priority)
 	}

@@ -148,7 +148,7 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 		for i, j := range jobs {
 			names[i] = j.Name
 		}
-		if cfg.Events, err = readEventsFor(r.eventsFile, names); err != nil {
+		if cfg.Events, err = readEventsFor(r.eventsFile, names, topology.MaxPriority); err != nil {
 			return badInput(err)
 		}
 	}

@@ -600,10 +600,14 @@ type auditLine struct {
 	Reason   string `json:"reason,omitempty"`
 }
 
+// slurmMaxPriority is the largest priority a Slurm job can have (its
+// priority is a 32-bit number; 0 holds the job).
+const slurmMaxPriority = 1<<32 - 2
+
 // readPriorityEvents reads the set-priority events of an events file
 // (JSON Lines, readEvents); a kill is refused, naming it.
 func readPriorityEvents(path string) ([]priorityEvent, error) {
-	all, err := readEvents(path)
+	all, err := readEvents(path, slurmMaxPriority)
 	if err != nil {
 		return nil, err
 	}
