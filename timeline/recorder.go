@@ -8,8 +8,8 @@ import (
 
 // Recorder draws the picture of a run from its events streamed
 // one at a time, without keeping the trace: give its Event method as
-// Config.OnEvent (or JobsConfig.OnEvent), then call WriteSVG with the
-// Timeline of the result, and Close.
+// simulator.Config.OnEvent (or simulator.JobsConfig.OnEvent), then call
+// WriteSVG with the Timeline of the result, and Close.
 //
 // The picture is the one WriteSVG draws from the recorded events. While
 // the run could still be drawn one bar per task attempt (at most 3,000

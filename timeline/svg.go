@@ -13,30 +13,45 @@ import (
 )
 
 // Timeline is what WriteSVG draws: one row per slot, one bar per task
-// attempt from its deploy to its finish, failure or cancellation.
+// attempt from its deploy to its finish, failure or cancellation. Its
+// fields but Events, Verdict and Reason say how to draw the run; those
+// three are the run's (a simulator.Result's).
 type Timeline struct {
+	// Title heads the picture (the job's name, say); Subtitle is the
+	// line under it (the cluster, the mode, the seed).
 	Title    string
 	Subtitle string
-	Slots    int
-	Regions  int
+	// Slots is the number of slot rows (simulator.Result.Slots). A slot
+	// the events name beyond it still gets its row.
+	Slots int
+	// Regions is the number of pipelined regions of the run: under
+	// ColorAuto it decides whether the colours stand for regions.
+	Regions int
+	// Makespan is where the time axis ends: the run's last event
+	// (simulator.Result.Makespan).
 	Makespan time.Duration
-	Events   []simulator.Event
-	// Verdict is how the run ended. For a Deadlock the bars stop at
-	// Makespan, the time of the deadlock, the requests still waiting for
-	// a slot are drawn, and a column shows what every slot holds then.
-	// For Steady (a stream deployed in full, which runs on) the time axis
-	// goes on for StreamWindow after Makespan, the last event, and what
-	// still holds its slot is drawn running on to the end of the axis.
+	// Events are the run's events in time order (simulator.Result.Events
+	// of a run with Config.Record). Recorder.WriteSVG ignores them and
+	// draws the events it was handed instead.
+	Events []simulator.Event
+	// Verdict is how the run ended. For a simulator.Deadlock the bars
+	// stop at Makespan, the time of the deadlock, the requests still
+	// waiting for a slot are drawn, and a column shows what every slot
+	// holds then. For simulator.Steady (a stream deployed in full, which
+	// runs on) the time axis goes on for StreamWindow after Makespan, the
+	// last event, and what still holds its slot is drawn running on to
+	// the end of the axis.
 	Verdict simulator.Verdict
-	// Reason is the verdict line (Result.Reason), written into the
-	// picture under the title.
+	// Reason is the verdict line (simulator.Result.Reason), written into
+	// the picture under the title.
 	Reason string
 	// ColorBy says what a bar's colour stands for.
 	ColorBy ColorBy
 	// Progress says the events include when tasks make progress (kinds
-	// Progress and Stall: Config.Detail): the time a task holds its slot
-	// without making progress, what the summary counts as held while
-	// waiting, is drawn hatched. Without it, bars are plain.
+	// simulator.Progress and Stall: simulator.Config.Detail): the time a
+	// task holds its slot without making progress, what the summary
+	// counts as held while waiting, is drawn hatched. Without it, bars
+	// are plain.
 	Progress bool
 	// Jobs lists the job names of a run of several jobs in the order
 	// their colours and legend entries take under ColorByJob (every job
@@ -58,14 +73,15 @@ const (
 	// ColorByVertex colours by job vertex (the eager policy has no
 	// regions); the most frequent vertices get colours, the rest grey.
 	ColorByVertex
-	// ColorByJob colours by job (Event.Job), for runs of several jobs:
-	// one colour per job with the job names in the legend (the most
-	// frequent jobs get colours, the rest grey), and drivers (task
-	// "driver") drawn hatched in their job's colour and labelled.
+	// ColorByJob colours by job (simulator.Event.Job), for runs of
+	// several jobs: one colour per job with the job names in the legend
+	// (the most frequent jobs get colours, the rest grey), and drivers
+	// (task simulator.DriverTask) drawn hatched in their job's colour and
+	// labelled.
 	ColorByJob
 )
 
-// StreamWindow is how far the picture of a stream (Verdict Steady) draws
+// StreamWindow is how far the picture of a stream (simulator.Steady) draws
 // past the run's last event: the stream runs on beyond it.
 const StreamWindow = time.Second
 
@@ -99,7 +115,7 @@ const (
 // deadlock stops the time axis at the deadlock, draws the requests that
 // wait for a slot and the state of every slot then, and writes the
 // verdict. Runs of more than a few thousand task attempts (or more than
-// maxDetailedSlots slots) are drawn as slot use over time per group of
+// 120 slots) are drawn as slot use over time per group of
 // slots, at a size that does not grow with the run. The cost is linear in
 // the number of events.
 func WriteSVG(w io.Writer, tl Timeline) error {
