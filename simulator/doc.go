@@ -37,12 +37,13 @@
 //		Regions: region.FromJob(job, exchange.AllPipelined),
 //		Cluster: []resource.Count{{Profile: resource.Unknown, N: 4}},
 //		Seed:    1,
-//		Record:  true, // keep the trace for WriteTrace / WriteSVG
+//		Record:  true, // keep the trace for WriteTrace (or a timeline picture)
 //	})
 //	fmt.Println(res.Verdict, res.Makespan, res.Reason)
 //
 // A long run's trace need not be kept: Config.OnEvent (JobsConfig.OnEvent
 // for several jobs) hands every event over as it happens, to a
-// TraceWriter for the JSON Lines trace and to a TimelineRecorder for the
-// picture WriteSVG would draw; memory then does not grow with the trace.
+// TraceWriter for the JSON Lines trace and to the Recorder of package
+// timeline (github.com/regionsched/regionsched/timeline), which draws the
+// run's picture; memory then does not grow with the trace.
 package simulator

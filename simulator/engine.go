@@ -356,7 +356,7 @@ func (e *engine) vacateDriver(i int, slot int32) {
 func (e *engine) recordDriver(i int, k Kind, slot int32) {
 	e.traced++
 	if e.cfg.Record || e.cfg.OnEvent != nil {
-		e.emit(Event{At: e.now(), Kind: k, Job: e.set.jobs[i].Name, Task: driverTask, Region: NoRegion, Slot: int(slot)})
+		e.emit(Event{At: e.now(), Kind: k, Job: e.set.jobs[i].Name, Task: DriverTask, Region: NoRegion, Slot: int(slot)})
 	}
 }
 

@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -72,35 +70,4 @@ func TestTraceEscapesControlCharacters(t *testing.T) {
 	require.NoError(t, json.Unmarshal(line, &l))
 	assert.Equal(t, "bad\ufffd#0", *l.Task)
 	assert.Contains(t, string(line), `"task": "bad\ufffd#0"`)
-}
-
-// TestWriteSVGSanitizesText: an SVG of a run whose vertex ids (and title)
-// contain control characters is well-formed XML (encoding/xml parses it;
-// rsvg-convert rejected &#1; and raw U+0001 alike), the characters shown
-// as U+FFFD.
-func TestWriteSVGSanitizesText(t *testing.T) {
-	rs := region.FromJob(oddJob(t), exchange.AllBlocking)
-	res := run(t, simulator.Config{Regions: rs, Cluster: slots(2), Seed: 1, Record: true})
-	var buf bytes.Buffer
-	require.NoError(t, simulator.WriteSVG(&buf, simulator.Timeline{
-		Title: "job \u0001 <odd> \x00 & \xff", Subtitle: "tab\tand\u0008backspace",
-		Slots: res.Slots, Regions: rs.NumRegions(), Makespan: res.Makespan, Events: res.Events,
-	}))
-	svg := buf.String()
-	require.True(t, utf8.ValidString(svg), "the SVG is valid UTF-8")
-	for _, r := range svg {
-		ok := r == '\t' || r == '\n' || r == '\r' || (r >= 0x20 && r != 0xFFFE && r != 0xFFFF)
-		require.True(t, ok, "character %U is not allowed in XML 1.0", r)
-	}
-	for _, ref := range []string{"&#1;", "&#x1;", "&#0;"} {
-		assert.NotContains(t, svg, ref, "control characters are not allowed even as references")
-	}
-	st := parseSVG(t, strings.NewReader(svg))
-	assert.Equal(t, countKind(res.Events, simulator.Deploy), st.bars)
-	assert.Contains(t, svg, "job \ufffd &lt;odd&gt; \ufffd &amp; \ufffd")
-	assert.Contains(t, svg, "tab\tand\ufffdbackspace")
-	joined := strings.Join(st.titles, "\n")
-	for _, want := range []string{"A\ufffdx#0", "nul\ufffd#1", "esc\ufffd[31m#0", `q"uote\back#1`, "<&>'#0", "\u007fdel#1", "nonchar\ufffd\ufffd#0", "é✗🚀#1"} {
-		assert.Contains(t, joined, want+" (region", "bar title of %q", want)
-	}
 }

@@ -1,7 +1,6 @@
 package simulator_test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 
@@ -52,47 +51,4 @@ func ExampleRun() {
 	// finished 4s 1 6
 	// finished: all 12 tasks finished at 4000 ms
 	// deadlock: at 1000 ms B#0, B#1, C#0, C#3 hold slots while waiting; C#1, C#2 wait for a slot
-}
-
-// A run's trace and picture streamed as it goes, nothing of the trace
-// kept: the TraceWriter writes the JSON Lines, the TimelineRecorder the
-// picture WriteSVG would draw from the recorded events.
-func ExampleTimelineRecorder() {
-	f, err := os.Open("../examples/jobs/flip119.json")
-	if err != nil {
-		panic(err)
-	}
-	defer f.Close()
-	job, err := topology.Decode(f)
-	if err != nil {
-		panic(err)
-	}
-	rs := region.FromJob(job, exchange.PointwisePipelinedOnly)
-
-	var trace, svg bytes.Buffer
-	tw := simulator.NewTraceWriter(&trace)
-	pic := simulator.NewTimelineRecorder()
-	defer pic.Close()
-	res, err := simulator.Run(simulator.Config{
-		Regions: rs,
-		Cluster: []resource.Count{{Profile: resource.Unknown, N: 2}},
-		OnEvent: func(e simulator.Event) {
-			tw.Event(e)
-			pic.Event(e)
-		},
-	})
-	if err != nil {
-		panic(err)
-	}
-	if err := tw.Flush(); err != nil {
-		panic(err)
-	}
-	tl := simulator.Timeline{Title: job.Name(), Slots: res.Slots, Regions: rs.NumRegions(), Makespan: res.Makespan,
-		Verdict: res.Verdict, Reason: res.Reason}
-	if err := pic.WriteSVG(&svg, tl); err != nil {
-		panic(err)
-	}
-	fmt.Println(len(res.Events), bytes.Count(trace.Bytes(), []byte("\n")) == res.TraceEvents, bytes.HasPrefix(svg.Bytes(), []byte("<svg ")))
-	// Output:
-	// 0 true true
 }

@@ -21,8 +21,9 @@ const (
 	jobEvent                // an event of the events file (task: its index)
 )
 
-// driverTask is the task name of a driver in traces (docs/job-file.md).
-const driverTask = "driver"
+// DriverTask is the task name of a driver in traces: the events of a
+// job's driver (docs/job-file.md) name it as their Task, with NoRegion.
+const DriverTask = "driver"
 
 // jobRun is one job of a multi-job run.
 type jobRun struct {
@@ -391,7 +392,7 @@ func (p *jobsPolicy) result(r *Result) {
 		var holding []string
 		for _, run := range p.runs {
 			if !run.ended && run.verdict != Steady && run.driverSlot >= 0 {
-				holding = append(holding, p.cfg.Jobs[run.i].Name+":"+driverTask)
+				holding = append(holding, p.cfg.Jobs[run.i].Name+":"+DriverTask)
 			}
 		}
 		holding = append(holding, e.names(waitingTasks)...)

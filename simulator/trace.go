@@ -24,8 +24,8 @@ const (
 	Reclaim             // slots of a job (Victim) were reclaimed for another (Job), before the cancels it causes (no task)
 
 	// The kinds below are never in a trace: a run hands them to OnEvent
-	// only with Config.Detail (JobsConfig.Detail), for a picture
-	// (TimelineRecorder); TraceWriter and WriteTrace leave them out.
+	// only with Config.Detail (JobsConfig.Detail), for a picture (package
+	// timeline); TraceWriter and WriteTrace leave them out.
 
 	Progress  // a deployed task starts making progress (its slot is Slot)
 	Stall     // a deployed task stops making progress: it ends, or it holds its slot and waits

@@ -16,6 +16,7 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/timeline"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -299,7 +300,7 @@ func jobOutcome(j simulator.JobResult) string {
 // row per slot, one colour per job, drivers hatched (drivers: some job has
 // one); its title says how the jobs were admitted as the summary does
 // (admissionText).
-func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult, queues []admission.QueueConfig, pic *simulator.TimelineRecorder, drivers bool) simulator.Timeline {
+func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult, queues []admission.QueueConfig, pic *timeline.Recorder, drivers bool) timeline.Timeline {
 	names := make([]string, len(per))
 	var waits []string
 	for i, j := range per {
@@ -326,10 +327,10 @@ func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult, que
 	if len(per) <= 12 {
 		subtitle += "; " + strings.Join(waits, "; ")
 	}
-	return simulator.Timeline{
+	return timeline.Timeline{
 		Title:    fmt.Sprintf("%s — %s, %s policy, %s, %s", count(len(per), "job"), r.mode, r.policy, r.admissionText(queues), count(res.Slots, "slot")),
 		Subtitle: subtitle,
 		Slots:    timelineRows(res, pic), Makespan: res.Makespan,
-		Verdict: res.Verdict, Reason: res.Reason, ColorBy: simulator.ColorByJob, Jobs: names, Progress: true,
+		Verdict: res.Verdict, Reason: res.Reason, ColorBy: timeline.ColorByJob, Jobs: names, Progress: true,
 	}
 }

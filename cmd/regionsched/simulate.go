@@ -9,6 +9,7 @@ import (
 	"github.com/regionsched/regionsched/internal/plural"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/timeline"
 )
 
 func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
@@ -101,7 +102,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			return err
 		}
 		if pic != nil {
-			tl := simulator.Timeline{
+			tl := timeline.Timeline{
 				Title: fmt.Sprintf("%s — %s, %s policy, %s", job.Name(), mode.mode, policy, count(res.Slots, "slot")),
 				Subtitle: fmt.Sprintf("makespan %d ms; slot time: %.0f%% with work progressing, %.0f%% held while waiting; %s, %s", res.Makespan.Milliseconds(),
 					100*res.WorkUtilization, 100*res.HeldWaiting, count(res.RegionsScheduled, deployUnit(policy)), count(res.Failovers, "restart")),
@@ -112,7 +113,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 				tl.Subtitle = streamSubtitle(res) + fmt.Sprintf("; %s, %s", count(res.RegionsScheduled, deployUnit(policy)), count(res.Failovers, "restart"))
 			}
 			if policy == simulator.EagerPolicy { // no regions: colour by job vertex
-				tl.ColorBy = simulator.ColorByVertex
+				tl.ColorBy = timeline.ColorByVertex
 			}
 			if err := writePicture(c, svgFile, pic, tl); err != nil {
 				return err
@@ -146,10 +147,10 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 // streamSubtitle is the picture's subtitle for a run that ends with a
 // stream running on: there is no makespan, and the slot time until the
 // last event says little of a stream. The picture draws the stream for
-// simulator.StreamWindow after the last event.
+// timeline.StreamWindow after the last event.
 func streamSubtitle(res *simulator.Result) string {
 	s := fmt.Sprintf("a stream runs on: no makespan; the last event at %d ms, drawn to %d ms", res.Makespan.Milliseconds(),
-		(res.Makespan + simulator.StreamWindow).Milliseconds())
+		(res.Makespan + timeline.StreamWindow).Milliseconds())
 	if res.Makespan > 0 {
 		s += fmt.Sprintf("; slot time until the last event: %.0f%% with work progressing, %.0f%% held while waiting", 100*res.WorkUtilization, 100*res.HeldWaiting)
 	}
@@ -179,7 +180,7 @@ func deployUnit(p simulator.Policy) string {
 // with the slots its tasks used.
 const maxTimelineRows = 200
 
-func timelineRows(res *simulator.Result, pic *simulator.TimelineRecorder) int {
+func timelineRows(res *simulator.Result, pic *timeline.Recorder) int {
 	if res.Slots <= maxTimelineRows {
 		return res.Slots
 	}
@@ -187,11 +188,11 @@ func timelineRows(res *simulator.Result, pic *simulator.TimelineRecorder) int {
 }
 
 // newPicture returns the recorder of the --svg picture, nil without one.
-func newPicture(svgFile string) *simulator.TimelineRecorder {
+func newPicture(svgFile string) *timeline.Recorder {
 	if svgFile == "" {
 		return nil
 	}
-	return simulator.NewTimelineRecorder()
+	return timeline.NewRecorder()
 }
 
 // streamRun runs a simulation with its events streamed as they happen: to
@@ -200,7 +201,7 @@ func newPicture(svgFile string) *simulator.TimelineRecorder {
 // is to set Config.Detail when pic is not nil). Nothing keeps the trace,
 // so memory does not grow with it. run does the simulation with the
 // OnEvent given (nil when nobody listens).
-func streamRun(c *cobra.Command, traceFile string, pic *simulator.TimelineRecorder, run func(onEvent func(simulator.Event)) error) error {
+func streamRun(c *cobra.Command, traceFile string, pic *timeline.Recorder, run func(onEvent func(simulator.Event)) error) error {
 	var onEvent func(simulator.Event)
 	if pic != nil {
 		onEvent = pic.Event
@@ -226,7 +227,7 @@ func streamRun(c *cobra.Command, traceFile string, pic *simulator.TimelineRecord
 
 // writePicture draws the recorded run to the --svg file and removes the
 // recorder's temporary file.
-func writePicture(c *cobra.Command, svgFile string, pic *simulator.TimelineRecorder, tl simulator.Timeline) error {
+func writePicture(c *cobra.Command, svgFile string, pic *timeline.Recorder, tl timeline.Timeline) error {
 	if err := writeOutput(c, svgFile, func(w io.Writer) error { return pic.WriteSVG(w, tl) }); err != nil {
 		return err
 	}

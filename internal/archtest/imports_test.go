@@ -18,23 +18,27 @@ const module = "github.com/regionsched/regionsched/"
 // mustNotImport says, per package, which packages of the module it must
 // not import (directly), so that imports point one way
 // (docs/architecture.md): the pool and what sits behind it know nothing of
-// graphs, the core knows nothing of its drivers, and nothing imports
-// examples or cmd.
+// graphs, the core knows nothing of its drivers, the simulator knows
+// nothing of the timeline picture, and nothing imports examples or cmd.
 var mustNotImport = map[string][]string{
-	"exchange":  {"resource", "topology", "region", "strategy", "slotpool", "admission", "scheduler", "multijob", "simulator"},
-	"resource":  {"exchange", "topology", "region", "strategy", "slotpool", "admission", "scheduler", "multijob", "simulator"},
-	"topology":  {"region", "strategy", "slotpool", "admission", "scheduler", "multijob", "simulator"},
-	"region":    {"strategy", "slotpool", "admission", "scheduler", "multijob", "simulator"},
-	"strategy":  {"slotpool", "admission", "scheduler", "multijob", "simulator"},
-	"slotpool":  {"topology", "region", "strategy", "admission", "scheduler", "multijob", "simulator"},
-	"admission": {"topology", "region", "strategy", "scheduler", "multijob", "simulator"},
+	"exchange":  {"resource", "topology", "region", "strategy", "slotpool", "admission", "scheduler", "multijob", "simulator", "timeline"},
+	"resource":  {"exchange", "topology", "region", "strategy", "slotpool", "admission", "scheduler", "multijob", "simulator", "timeline"},
+	"topology":  {"region", "strategy", "slotpool", "admission", "scheduler", "multijob", "simulator", "timeline"},
+	"region":    {"strategy", "slotpool", "admission", "scheduler", "multijob", "simulator", "timeline"},
+	"strategy":  {"slotpool", "admission", "scheduler", "multijob", "simulator", "timeline"},
+	"slotpool":  {"topology", "region", "strategy", "admission", "scheduler", "multijob", "simulator", "timeline"},
+	"admission": {"topology", "region", "strategy", "scheduler", "multijob", "simulator", "timeline"},
 	// The Slurm admission sits behind the same seam.
-	"admission/slurm": {"topology", "region", "strategy", "scheduler", "multijob", "simulator"},
-	"scheduler":       {"admission", "multijob", "simulator", "regiontest"},
+	"admission/slurm": {"topology", "region", "strategy", "scheduler", "multijob", "simulator", "timeline"},
+	"scheduler":       {"admission", "multijob", "simulator", "timeline", "regiontest"},
 	// The multi-job scheduler sits on the scheduler and the admission.
-	"multijob":   {"simulator", "regiontest"},
-	"simulator":  {"regiontest"},
-	"regiontest": {},
+	"multijob": {"simulator", "timeline", "regiontest"},
+	// The simulator knows nothing of the picture drawn from its events,
+	// and regiontest, which runs it in users' tests, draws none.
+	"simulator":  {"regiontest", "timeline"},
+	"regiontest": {"timeline"},
+	// The picture is drawn from the simulator's events alone.
+	"timeline": {"region", "strategy", "slotpool", "admission", "admission/slurm", "scheduler", "multijob", "regiontest"},
 }
 
 // TestImportsPointOneWay checks every non-test file of the library's

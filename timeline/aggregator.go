@@ -1,8 +1,10 @@
-package simulator
+package timeline
 
 import (
 	"slices"
 	"time"
+
+	"github.com/regionsched/regionsched/simulator"
 )
 
 // aggOp is one step of the aggregated view, in the order the events make
@@ -62,11 +64,11 @@ func (a *aggregator) holder(s int) *heldSlot {
 }
 
 // observe takes the next event.
-func (a *aggregator) observe(e Event) {
+func (a *aggregator) observe(e simulator.Event) {
 	switch e.Kind {
-	case Request:
+	case simulator.Request:
 		a.asked[taskKey{e.Job, e.Task, e.Attempt}] = e.At
-	case Deploy:
+	case simulator.Deploy:
 		a.attempts++
 		k := taskKey{e.Job, e.Task, e.Attempt}
 		if at, ok := a.asked[k]; ok {
@@ -77,15 +79,15 @@ func (a *aggregator) observe(e Event) {
 			*h = heldSlot{since: e.At, region: int32(e.Region), vertex: int32(a.stats.vertices.id(vertexOf(e.Task))),
 				job: int32(a.stats.jobs.id(e.Job)), held: true}
 		}
-	case Release:
+	case simulator.Release:
 		if h := a.holder(e.Slot); h.held {
 			a.emit(aggOp{kind: opHold, slot: int32(e.Slot), region: h.region, vertex: h.vertex, job: h.job, t0: h.since, t1: e.At})
 			h.held = false
 		}
-	case Fail:
+	case simulator.Fail:
 		a.failed++
 		a.emit(aggOp{kind: opFail, t0: e.At})
-	case Cancel:
+	case simulator.Cancel:
 		a.canceled++
 	}
 }

@@ -1,4 +1,6 @@
-package simulator
+package timeline
+
+import "github.com/regionsched/regionsched/simulator"
 
 // colorStats is what the colours of a timeline depend on, gathered from
 // its events one at a time: the regions deployed, and the job vertices
@@ -33,13 +35,13 @@ func (t *nameTable) id(name string) int {
 
 // observe takes one event into account, as newColorKeys reads them: a
 // deploy counts its region, job vertex and job; a request names its job.
-func (s *colorStats) observe(e Event) {
+func (s *colorStats) observe(e simulator.Event) {
 	switch e.Kind {
-	case Deploy:
+	case simulator.Deploy:
 		s.regions = max(s.regions, e.Region+1)
 		s.vertices.counts[s.vertices.id(vertexOf(e.Task))]++
 		s.jobs.counts[s.jobs.id(e.Job)]++
-	case Request:
+	case simulator.Request:
 		s.jobs.id(e.Job)
 	}
 }

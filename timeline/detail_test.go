@@ -1,4 +1,4 @@
-package simulator_test
+package timeline_test
 
 import (
 	"bytes"
@@ -15,14 +15,15 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/timeline"
 )
 
-// recorded draws a run through a TimelineRecorder fed with Detail, as
+// recorded draws a run through a Recorder fed with Detail, as
 // simulate --svg does; run runs the simulation with the OnEvent given
 // and returns the Timeline to draw.
-func recorded(t *testing.T, run func(onEvent func(simulator.Event)) simulator.Timeline) (string, svgStats) {
+func recorded(t *testing.T, run func(onEvent func(simulator.Event)) timeline.Timeline) (string, svgStats) {
 	t.Helper()
-	rec := simulator.NewTimelineRecorder()
+	rec := timeline.NewRecorder()
 	defer rec.Close()
 	tl := run(rec.Event)
 	tl.Progress = true
@@ -85,9 +86,9 @@ func classRects(t *testing.T, svg, class string) []classRect {
 func TestWriteSVGHeldWithoutProgress(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.AllPipelined)
 	var res *simulator.Result
-	svg, st := recorded(t, func(onEvent func(simulator.Event)) simulator.Timeline {
+	svg, st := recorded(t, func(onEvent func(simulator.Event)) timeline.Timeline {
 		res = run(t, simulator.Config{Regions: rs, Cluster: slots(4), Policy: simulator.EagerPolicy, Seed: 1, OnEvent: onEvent, Detail: true})
-		return simulator.Timeline{Title: "eager", Slots: res.Slots, Makespan: res.Makespan, Verdict: res.Verdict, Reason: res.Reason, ColorBy: simulator.ColorByVertex}
+		return timeline.Timeline{Title: "eager", Slots: res.Slots, Makespan: res.Makespan, Verdict: res.Verdict, Reason: res.Reason, ColorBy: timeline.ColorByVertex}
 	})
 	require.Equal(t, simulator.Deadlock, res.Verdict)
 	require.InDelta(t, 0.5, res.HeldWaiting, 1e-9)
@@ -112,11 +113,11 @@ func TestWriteSVGKeptForGang(t *testing.T) {
 		decodeJob(t, `{"name":"g","driver":{"startupMs":1000},"gang":{"minSlots":8,"style":"hard","timeoutMs":5000},"vertices":[{"id":"x","parallelism":1,"durationMs":1000}]}`),
 		decodeJob(t, `{"name":"wide","submitAtMs":100,"vertices":[{"id":"x","parallelism":5,"durationMs":1000}]}`),
 	}
-	svg, st := recorded(t, func(onEvent func(simulator.Event)) simulator.Timeline {
+	svg, st := recorded(t, func(onEvent func(simulator.Event)) timeline.Timeline {
 		res, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Cluster: slots(10), OnEvent: onEvent, Detail: true})
 		require.NoError(t, err)
-		return simulator.Timeline{Title: "gang", Slots: res.Slots, Makespan: res.Makespan, Verdict: res.Verdict, Reason: res.Reason,
-			ColorBy: simulator.ColorByJob, Jobs: []string{"g", "wide"}}
+		return timeline.Timeline{Title: "gang", Slots: res.Slots, Makespan: res.Makespan, Verdict: res.Verdict, Reason: res.Reason,
+			ColorBy: timeline.ColorByJob, Jobs: []string{"g", "wide"}}
 	})
 	kept := classRects(t, svg, "kept")
 	require.Len(t, kept, 7)
@@ -135,7 +136,7 @@ func TestWriteSVGAdmissionLane(t *testing.T) {
 		decodeJob(t, `{"name":"low","priority":1000,"vertices":[{"id":"a","parallelism":2,"durationMs":5000}]}`),
 		decodeJob(t, `{"name":"high","priority":9000,"submitAtMs":100,"vertices":[{"id":"a","parallelism":1,"durationMs":1000}]}`),
 	}
-	svg, st := recorded(t, func(onEvent func(simulator.Event)) simulator.Timeline {
+	svg, st := recorded(t, func(onEvent func(simulator.Event)) timeline.Timeline {
 		res, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Cluster: slots(2), OnEvent: onEvent, Detail: true,
 			Queues: []admission.QueueConfig{{Name: "root.default", Policy: admission.Priority, Preempt: true, ReclaimTimeout: 300 * time.Millisecond}},
 			Users:  map[string]admission.Role{"alice": admission.RoleAdmin},
@@ -144,8 +145,8 @@ func TestWriteSVGAdmissionLane(t *testing.T) {
 				{At: 3 * time.Second, Action: admission.ActionKill, Job: "low", By: "mallory"},
 			}})
 		require.NoError(t, err)
-		return simulator.Timeline{Title: "lane", Slots: res.Slots, Makespan: res.Makespan, Verdict: res.Verdict, Reason: res.Reason,
-			ColorBy: simulator.ColorByJob, Jobs: []string{"low", "high"}}
+		return timeline.Timeline{Title: "lane", Slots: res.Slots, Makespan: res.Makespan, Verdict: res.Verdict, Reason: res.Reason,
+			ColorBy: timeline.ColorByJob, Jobs: []string{"low", "high"}}
 	})
 	for _, want := range []string{"admission", "reclaim high → low", "alice: low priority 5000", "refused: mallory kill low",
 		"reclaim: claimant → victim", "priority change or kill", "refused change"} {
@@ -160,13 +161,13 @@ func TestWriteSVGAdmissionLane(t *testing.T) {
 // says the stream runs on.
 func TestWriteSVGStreamWindow(t *testing.T) {
 	jobs := []simulator.Job{decodeJob(t, `{"name":"st","vertices":[{"id":"a","parallelism":1,"bounded":false}]}`)}
-	svg, st := recorded(t, func(onEvent func(simulator.Event)) simulator.Timeline {
+	svg, st := recorded(t, func(onEvent func(simulator.Event)) timeline.Timeline {
 		res, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Cluster: slots(2), OnEvent: onEvent, Detail: true})
 		require.NoError(t, err)
 		require.Equal(t, simulator.Steady, res.Verdict)
 		require.Zero(t, res.Makespan)
-		return simulator.Timeline{Title: "stream", Slots: res.Slots, Makespan: res.Makespan, Verdict: res.Verdict, Reason: res.Reason,
-			ColorBy: simulator.ColorByJob, Jobs: []string{"st"}}
+		return timeline.Timeline{Title: "stream", Slots: res.Slots, Makespan: res.Makespan, Verdict: res.Verdict, Reason: res.Reason,
+			ColorBy: timeline.ColorByJob, Jobs: []string{"st"}}
 	})
 	assert.Contains(t, st.texts, "1.0s", "the axis runs to 1 s")
 	assert.NotContains(t, st.texts, "1ms")

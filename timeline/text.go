@@ -1,9 +1,11 @@
-package simulator
+package timeline
 
 import (
 	"html"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/regionsched/regionsched/internal/plural"
 )
 
 // textWidth estimates the width in pixels of s drawn at the given font
@@ -126,3 +128,11 @@ func isXMLChar(r rune) bool {
 	}
 	return r >= 0x10000 && r <= utf8.MaxRune
 }
+
+// count renders "1 job" or "3 jobs"; allOf "all 3 jobs" or "the only
+// job"; verb picks the singular or plural form for a count.
+var (
+	count = plural.Count
+	allOf = plural.All
+	verb  = plural.Of
+)

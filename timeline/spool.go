@@ -1,4 +1,4 @@
-package simulator
+package timeline
 
 import (
 	"bufio"
@@ -28,9 +28,9 @@ type opSpool struct {
 	n       int
 }
 
-// ErrSpool means the temporary file a TimelineRecorder keeps the steps of
+// ErrSpool means the temporary file a Recorder keeps the steps of
 // a large run's picture in could not be written or read.
-var ErrSpool = errors.New("simulator: timeline spool")
+var ErrSpool = errors.New("timeline: spool")
 
 func newOpSpool() (*opSpool, error) {
 	f, err := os.CreateTemp("", "regionsched-timeline-*.bin")

@@ -1,4 +1,4 @@
-package simulator_test
+package timeline_test
 
 import (
 	"bytes"
@@ -19,20 +19,21 @@ import (
 	"github.com/regionsched/regionsched/internal/testjobs"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/timeline"
 )
 
 // picture runs a job and draws it the way simulate --svg does.
-func picture(t *testing.T, rs *region.Regions, cfg simulator.Config, title string) (simulator.Timeline, *simulator.Result, string) {
+func picture(t *testing.T, rs *region.Regions, cfg simulator.Config, title string) (timeline.Timeline, *simulator.Result, string) {
 	t.Helper()
 	cfg.Regions, cfg.Record = rs, true
 	res := run(t, cfg)
-	tl := simulator.Timeline{Title: title, Subtitle: "subtitle", Slots: res.Slots, Regions: rs.NumRegions(),
+	tl := timeline.Timeline{Title: title, Subtitle: "subtitle", Slots: res.Slots, Regions: rs.NumRegions(),
 		Makespan: res.Makespan, Events: res.Events, Verdict: res.Verdict, Reason: res.Reason}
 	if cfg.Policy == simulator.EagerPolicy {
-		tl.ColorBy = simulator.ColorByVertex
+		tl.ColorBy = timeline.ColorByVertex
 	}
 	var buf bytes.Buffer
-	require.NoError(t, simulator.WriteSVG(&buf, tl))
+	require.NoError(t, timeline.WriteSVG(&buf, tl))
 	return tl, res, buf.String()
 }
 

@@ -1,13 +1,15 @@
-package simulator
+package timeline
 
 import (
 	"io"
+
+	"github.com/regionsched/regionsched/simulator"
 )
 
-// TimelineRecorder draws the picture of a run from its events streamed
+// Recorder draws the picture of a run from its events streamed
 // one at a time, without keeping the trace: give its Event method as
-// Config.OnEvent (or JobsConfig.OnEvent), then call WriteSVG with the
-// Timeline of the result, and Close.
+// simulator.Config.OnEvent (or simulator.JobsConfig.OnEvent), then call
+// WriteSVG with the Timeline of the result, and Close.
 //
 // The picture is the one WriteSVG draws from the recorded events. While
 // the run could still be drawn one bar per task attempt (at most 3,000
@@ -18,8 +20,8 @@ import (
 // the steps of slot use in a temporary file (in os.TempDir, about 15
 // bytes per slot holding and per request that waited). Memory then stays
 // flat however long the run.
-type TimelineRecorder struct {
-	events  []Event // while the detailed view is possible
+type Recorder struct {
+	events  []simulator.Event // while the detailed view is possible
 	deploys int
 	slots   int // the largest slot id named, plus 1
 	stats   colorStats
@@ -29,17 +31,17 @@ type TimelineRecorder struct {
 	err     error
 }
 
-// NewTimelineRecorder returns an empty recorder.
-func NewTimelineRecorder() *TimelineRecorder { return &TimelineRecorder{} }
+// NewRecorder returns an empty recorder.
+func NewRecorder() *Recorder { return &Recorder{} }
 
 // Event takes the next event of the run (in time order). After an error
 // (the temporary file) it takes nothing more; WriteSVG returns the error.
-func (r *TimelineRecorder) Event(e Event) {
+func (r *Recorder) Event(e simulator.Event) {
 	if r.err != nil {
 		return
 	}
 	r.slots = max(r.slots, e.Slot+1)
-	if e.Kind == Deploy {
+	if e.Kind == simulator.Deploy {
 		r.deploys++
 	}
 	r.stats.observe(e)
@@ -56,7 +58,7 @@ func (r *TimelineRecorder) Event(e Event) {
 
 // startAggregating turns the events kept so far into the steps of the
 // aggregated view and drops them.
-func (r *TimelineRecorder) startAggregating() {
+func (r *Recorder) startAggregating() {
 	r.spool, r.err = newOpSpool()
 	if r.err != nil {
 		return
@@ -71,11 +73,11 @@ func (r *TimelineRecorder) startAggregating() {
 
 // Slots is the number of slots the events named so far: the largest slot
 // id plus 1.
-func (r *TimelineRecorder) Slots() int { return r.slots }
+func (r *Recorder) Slots() int { return r.slots }
 
 // WriteSVG draws the run as WriteSVG draws tl with the events recorded
 // (tl.Events is ignored).
-func (r *TimelineRecorder) WriteSVG(w io.Writer, tl Timeline) error {
+func (r *Recorder) WriteSVG(w io.Writer, tl Timeline) error {
 	if r.err != nil {
 		return r.err
 	}
@@ -95,7 +97,7 @@ func (r *TimelineRecorder) WriteSVG(w io.Writer, tl Timeline) error {
 
 // Close removes the temporary file, if any. It may be called more than
 // once, and on a nil recorder.
-func (r *TimelineRecorder) Close() error {
+func (r *Recorder) Close() error {
 	if r == nil || r.spool == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package simulator_test
+package timeline_test
 
 import (
 	"bytes"
@@ -12,11 +12,12 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/timeline"
 )
 
 // timelineOf is the Timeline of a result, without its events.
-func timelineOf(res *simulator.Result, rows, regions int, colorBy simulator.ColorBy, jobs []string) simulator.Timeline {
-	return simulator.Timeline{Title: "run", Subtitle: fmt.Sprintf("%d slots", res.Slots), Slots: rows, Regions: regions,
+func timelineOf(res *simulator.Result, rows, regions int, colorBy timeline.ColorBy, jobs []string) timeline.Timeline {
+	return timeline.Timeline{Title: "run", Subtitle: fmt.Sprintf("%d slots", res.Slots), Slots: rows, Regions: regions,
 		Makespan: res.Makespan, Verdict: res.Verdict, Reason: res.Reason, ColorBy: colorBy, Jobs: jobs}
 }
 
@@ -30,17 +31,17 @@ func slotsNamed(events []simulator.Event) int {
 }
 
 // streamedPicture draws a run twice: from its recorded events with
-// WriteSVG, and from its events streamed into a TimelineRecorder; the
+// WriteSVG, and from its events streamed into a Recorder; the
 // two must be the same bytes.
-func streamedPicture(t *testing.T, run func(record bool, onEvent func(simulator.Event)) *simulator.Result, tl func(*simulator.Result) simulator.Timeline) string {
+func streamedPicture(t *testing.T, run func(record bool, onEvent func(simulator.Event)) *simulator.Result, tl func(*simulator.Result) timeline.Timeline) string {
 	t.Helper()
 	recorded := run(true, nil)
 	want := tl(recorded)
 	want.Events = recorded.Events
 	var wantSVG bytes.Buffer
-	require.NoError(t, simulator.WriteSVG(&wantSVG, want))
+	require.NoError(t, timeline.WriteSVG(&wantSVG, want))
 
-	rec := simulator.NewTimelineRecorder()
+	rec := timeline.NewRecorder()
 	defer func() { require.NoError(t, rec.Close()) }()
 	streamed := run(false, rec.Event)
 	assert.Empty(t, streamed.Events)
@@ -55,11 +56,11 @@ func streamedPicture(t *testing.T, run func(record bool, onEvent func(simulator.
 	return got.String()
 }
 
-// TestTimelineRecorderDrawsTheRecordedPicture: for one job, small and
+// TestRecorderDrawsTheRecordedPicture: for one job, small and
 // large (aggregated by attempts or by slots), finished, deadlocked and
 // with a failover, region and eager policy, the streamed picture is the
 // picture of the recorded events, byte for byte.
-func TestTimelineRecorderDrawsTheRecordedPicture(t *testing.T) {
+func TestRecorderDrawsTheRecordedPicture(t *testing.T) {
 	fail := func(rs *region.Regions, at string) []simulator.Failure {
 		f, err := simulator.ParseFailure(rs.Topology(), at)
 		require.NoError(t, err)
@@ -71,18 +72,18 @@ func TestTimelineRecorderDrawsTheRecordedPicture(t *testing.T) {
 		rs         *region.Regions
 		slots      int
 		policy     simulator.Policy
-		colorBy    simulator.ColorBy
+		colorBy    timeline.ColorBy
 		fail       string
 		aggregated bool
 	}{
 		{name: "flip119-pointwise", rs: region.FromJob(flip119(t), exchange.PointwisePipelinedOnly), slots: 2},
-		{name: "flip119-eager-deadlock", rs: region.FromJob(flip119(t), exchange.AllPipelined), slots: 4, policy: simulator.EagerPolicy, colorBy: simulator.ColorByVertex},
+		{name: "flip119-eager-deadlock", rs: region.FromJob(flip119(t), exchange.AllPipelined), slots: 4, policy: simulator.EagerPolicy, colorBy: timeline.ColorByVertex},
 		{name: "flip119-failover", rs: region.FromJob(flip119(t), exchange.PointwisePipelinedOnly), slots: 2, fail: "B#1@500"},
 		{name: "chains-attempts", rs: region.FromJob(big, exchange.AllBlocking), slots: 40, aggregated: true},
 		{name: "chains-slots", rs: region.FromJob(chains(t, 2, 400), exchange.AllBlocking), slots: 150, aggregated: true},
-		{name: "chains-by-region", rs: region.FromJob(big, exchange.AllPipelined), slots: 200, colorBy: simulator.ColorByRegion, fail: "v1#2@50", aggregated: true},
-		{name: "chains-eager", rs: region.FromJob(big, exchange.AllBlocking), slots: 60, policy: simulator.EagerPolicy, colorBy: simulator.ColorByVertex, aggregated: true},
-		{name: "chains-eager-deadlock", rs: region.FromJob(big, exchange.AllPipelined), slots: 150, policy: simulator.EagerPolicy, colorBy: simulator.ColorByVertex, aggregated: true},
+		{name: "chains-by-region", rs: region.FromJob(big, exchange.AllPipelined), slots: 200, colorBy: timeline.ColorByRegion, fail: "v1#2@50", aggregated: true},
+		{name: "chains-eager", rs: region.FromJob(big, exchange.AllBlocking), slots: 60, policy: simulator.EagerPolicy, colorBy: timeline.ColorByVertex, aggregated: true},
+		{name: "chains-eager-deadlock", rs: region.FromJob(big, exchange.AllPipelined), slots: 150, policy: simulator.EagerPolicy, colorBy: timeline.ColorByVertex, aggregated: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := simulator.Config{Regions: tc.rs, Cluster: slots(tc.slots), Policy: tc.policy, Seed: 3}
@@ -94,7 +95,7 @@ func TestTimelineRecorderDrawsTheRecordedPicture(t *testing.T) {
 				res, err := simulator.Run(cfg)
 				require.NoError(t, err)
 				return res
-			}, func(res *simulator.Result) simulator.Timeline {
+			}, func(res *simulator.Result) timeline.Timeline {
 				return timelineOf(res, res.Slots, tc.rs.NumRegions(), tc.colorBy, nil)
 			})
 			assert.Equal(t, tc.aggregated, bytes.Contains([]byte(svg), []byte("too many for one bar each")))
@@ -102,10 +103,10 @@ func TestTimelineRecorderDrawsTheRecordedPicture(t *testing.T) {
 	}
 }
 
-// TestTimelineRecorderSeveralJobs: the pictures of runs of several jobs,
+// TestRecorderSeveralJobs: the pictures of runs of several jobs,
 // coloured by job, streamed through JobsConfig.OnEvent, are the pictures
 // of the recorded events.
-func TestTimelineRecorderSeveralJobs(t *testing.T) {
+func TestRecorderSeveralJobs(t *testing.T) {
 	flood := floodJobs(t)
 	large := []simulator.Job{{Name: "a", Job: chains(t, 3, 800)}, {Name: "b", Job: chains(t, 2, 1500)}}
 	for _, tc := range []struct {
@@ -134,24 +135,24 @@ func TestTimelineRecorderSeveralJobs(t *testing.T) {
 				res, _, err := simulator.RunJobs(cfg)
 				require.NoError(t, err)
 				return res
-			}, func(res *simulator.Result) simulator.Timeline {
-				return timelineOf(res, res.Slots, 0, simulator.ColorByJob, names)
+			}, func(res *simulator.Result) timeline.Timeline {
+				return timelineOf(res, res.Slots, 0, timeline.ColorByJob, names)
 			})
 		})
 	}
 }
 
-// TestTimelineRecorderSpoolError: a large run's picture needs a temporary
+// TestRecorderSpoolError: a large run's picture needs a temporary
 // file; when none can be made, WriteSVG says so with ErrSpool.
-func TestTimelineRecorderSpoolError(t *testing.T) {
+func TestRecorderSpoolError(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir()+"/missing")
-	rec := simulator.NewTimelineRecorder()
+	rec := timeline.NewRecorder()
 	res, err := simulator.Run(simulator.Config{Regions: region.FromJob(chains(t, 2, 2000), exchange.AllBlocking), Cluster: slots(10),
 		OnEvent: rec.Event})
 	require.NoError(t, err)
 	var buf bytes.Buffer
-	require.ErrorIs(t, rec.WriteSVG(&buf, timelineOf(res, res.Slots, 0, simulator.ColorAuto, nil)), simulator.ErrSpool)
+	require.ErrorIs(t, rec.WriteSVG(&buf, timelineOf(res, res.Slots, 0, timeline.ColorAuto, nil)), timeline.ErrSpool)
 	require.NoError(t, rec.Close())
-	var none *simulator.TimelineRecorder
+	var none *timeline.Recorder
 	require.NoError(t, none.Close())
 }

@@ -1,10 +1,12 @@
-package simulator
+package timeline
 
 import (
 	"fmt"
 	"math"
 	"strings"
 	"time"
+
+	"github.com/regionsched/regionsched/simulator"
 )
 
 // Layout of the aggregated view.
@@ -71,7 +73,7 @@ type aggSource struct {
 }
 
 // eventSource aggregates recorded events as they are replayed.
-func eventSource(events []Event, stats *colorStats) aggSource {
+func eventSource(events []simulator.Event, stats *colorStats) aggSource {
 	agg := newAggregator(stats, nil)
 	return aggSource{agg: agg, replay: func(apply func(aggOp)) error {
 		agg.emit = apply

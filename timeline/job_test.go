@@ -1,4 +1,4 @@
-package simulator_test
+package timeline_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/timeline"
 )
 
 // jobsPicture runs the driver flood under the queue policy and draws it
@@ -28,10 +29,10 @@ func jobsPicture(t *testing.T, policy admission.Policy, extraJobs ...string) (*s
 	for _, j := range jobs {
 		names = append(names, j.Name)
 	}
-	tl := simulator.Timeline{Title: "flood", Slots: res.Slots, Makespan: res.Makespan, Events: res.Events,
-		Verdict: res.Verdict, Reason: res.Reason, ColorBy: simulator.ColorByJob, Jobs: append(names, extraJobs...)}
+	tl := timeline.Timeline{Title: "flood", Slots: res.Slots, Makespan: res.Makespan, Events: res.Events,
+		Verdict: res.Verdict, Reason: res.Reason, ColorBy: timeline.ColorByJob, Jobs: append(names, extraJobs...)}
 	var buf bytes.Buffer
-	require.NoError(t, simulator.WriteSVG(&buf, tl))
+	require.NoError(t, timeline.WriteSVG(&buf, tl))
 	st := parseSVG(t, bytes.NewReader(buf.Bytes()))
 	assertTextsInside(t, st)
 	return res, st, buf.String()
@@ -88,8 +89,8 @@ func TestWriteSVGColorByJobManyJobs(t *testing.T) {
 			simulator.Event{At: at + time.Second, Kind: simulator.Finish, Job: job, Task: "a#0", Region: 0, Slot: j % 3})
 	}
 	var buf bytes.Buffer
-	require.NoError(t, simulator.WriteSVG(&buf, simulator.Timeline{Title: "many", Slots: 3, Makespan: 21 * time.Second,
-		Events: events, Verdict: simulator.Finished, Reason: "finished", ColorBy: simulator.ColorByJob}))
+	require.NoError(t, timeline.WriteSVG(&buf, timeline.Timeline{Title: "many", Slots: 3, Makespan: 21 * time.Second,
+		Events: events, Verdict: simulator.Finished, Reason: "finished", ColorBy: timeline.ColorByJob}))
 	st := parseSVG(t, &buf)
 	assert.Equal(t, 20, st.bars)
 	assert.Contains(t, st.texts, "job-00")
