@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Role is what a principal may do to jobs (seed 004's roles).
+// Role is what a principal may do to jobs (YuniKorn-style user and admin roles).
 type Role uint8
 
 // The roles.

@@ -11,8 +11,8 @@ import (
 	"github.com/regionsched/regionsched/slotpool"
 )
 
-// A claim is how the admission keeps jobs from holding parts of what
-// they need (the cross-job deadlock of the seeds). A pool holds granted
+// A claim is how the admission keeps jobs from deadlocking each other by
+// each holding part of what they need. A pool holds granted
 // slots it cannot use yet (a region whose bulk is not complete), so when
 // every slot is held and every holder waits for more, nobody progresses.
 // decide therefore claims, for the first waiting job it can help, exactly

@@ -13,7 +13,7 @@ import (
 )
 
 // Gang reserves slots for a job all at once before anything of it runs
-// (YuniKorn's gang scheduling with placeholders, seed 001).
+// (YuniKorn's gang scheduling with placeholders).
 type Gang struct {
 	// MinSlots is how many slots to reserve, the driver's included
 	// (region.Regions.GangMinSlots derives it from the job).

@@ -999,7 +999,7 @@ func mapsEqual(a, b map[string]int) bool {
 	return true
 }
 
-// knownViolations lists the seeds whose mixes the admission still breaks
+// knownViolations lists the random seeds whose mixes the admission still breaks
 // a rule in, with what the check reports. They are run like the others,
 // and must still fail that way: a fix of the admission shows here (remove
 // the seed then).

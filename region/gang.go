@@ -1,7 +1,7 @@
 package region
 
 // GangMinSlots is the gang a job can ask for so that it starts without
-// waiting for slots (YuniKorn's task groups, seed 001): its driver, if
+// waiting for slots (YuniKorn's task groups): its driver, if
 // it has one, plus the slots of every region scheduled at the start (the
 // regions that consume no blocking partition), capped at queueSlots, the
 // most slots the job's queue can ever hold (the cluster's, until queues
