@@ -361,8 +361,8 @@ func (q *Queues) dropBlockedClaims(qu *queue) {
 	if qu.cfg.Policy != StateAware && qu.cfg.MaxRunningJobs == 0 {
 		return
 	}
-	for _, x := range qu.jobs {
-		if x.state == JobAccepted && len(x.reserved)+len(x.incoming) > 0 && q.blocked(x) != "" {
+	for _, x := range qu.claims() {
+		if x.state == JobAccepted && q.blocked(x) != "" {
 			q.dropClaim(x)
 		}
 	}

@@ -78,6 +78,7 @@ func (q *Queues) reserveFor(c *job, idx int32) {
 	if len(c.reserved) == 0 {
 		c.queue.addReserver(c)
 	}
+	c.queue.listClaimant(c)
 	c.reserved = append(c.reserved, idx)
 	q.nReserved++
 }
@@ -100,6 +101,33 @@ func (qu *queue) removeReserver(j *job) {
 // addIncoming records a slot being reclaimed for claimant c.
 func (q *Queues) addIncoming(c *job, idx int32) {
 	c.incoming = append(c.incoming, idx)
+	c.queue.listClaimant(c)
+}
+
+// listClaimant lists a job whose claim keeps slots in its queue's
+// claimants.
+func (qu *queue) listClaimant(c *job) {
+	if !c.claimListed {
+		c.claimListed = true
+		qu.claimants = append(qu.claimants, c)
+	}
+}
+
+// claims returns the jobs of qu whose claims keep slots, dropping from
+// its list those whose claims keep none any more (a claim is given up in
+// many places; the list is brought up to date only here).
+func (qu *queue) claims() []*job {
+	keep := qu.claimants[:0]
+	for _, c := range qu.claimants {
+		if len(c.reserved)+len(c.incoming) == 0 {
+			c.claimListed = false
+			continue
+		}
+		keep = append(keep, c)
+	}
+	clear(qu.claimants[len(keep):])
+	qu.claimants = keep
+	return keep
 }
 
 // takeReserved pops one of c's reserved slots of profile p, if any.

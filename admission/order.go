@@ -158,8 +158,13 @@ func b2i(b bool) int {
 // the whole part of its priority-weighted share, and the slots left go to
 // the largest remainders (ties: the higher priority, then the earlier
 // submission). A job's key depends on its share, so the jobs whose share
-// changed are put in their new places.
+// changed are put in their new places. It has work to do only when the
+// queue's jobs or their priorities changed (queue.entitleDirty).
 func (q *Queues) entitle(qu *queue) {
+	if !qu.entitleDirty {
+		return
+	}
+	qu.entitleDirty = false
 	qu.jobs = slices.DeleteFunc(qu.jobs, func(j *job) bool { return j.state.Terminal() })
 	weight := 0
 	for _, j := range qu.jobs {

@@ -235,6 +235,8 @@ type job struct {
 	// reserverPos is its place in its queue's reservers while reserved
 	// is not empty.
 	reserverPos int
+	// claimListed: in its queue's claimants.
+	claimListed bool
 	// entitled is its share of its fair-share queue's slots, in whole
 	// slots (see entitle); entitledNext is entitle's scratch.
 	entitled, entitledNext int
@@ -271,8 +273,13 @@ type queue struct {
 	weight    int // sum of priorities of active jobs (fair share)
 	// startingJobs lists the jobs starting under StateAware (their timeouts).
 	startingJobs []*job
-	// jobs lists its jobs not known to have ended (fair share).
-	jobs []*job
+	// jobs lists, in a fair-share queue, its jobs not known to have ended;
+	// entitleDirty says their set or priorities changed since entitle.
+	jobs         []*job
+	entitleDirty bool
+	// claimants lists its jobs whose claims keep slots (reserved, or
+	// coming back for them), and some that no longer do (see claims).
+	claimants []*job
 	// prios counts its accepted jobs that have not ended, by priority
 	// (claims walk faster when there is one priority).
 	prios map[int]int
@@ -500,7 +507,9 @@ func (q *Queues) Submit(now time.Time, spec JobSpec) (*Port, error) {
 		q.gangJobs = append(q.gangJobs, j)
 	}
 	q.jobs = append(q.jobs, j)
-	qu.jobs = append(qu.jobs, j)
+	if qu.cfg.Policy == FairShare {
+		qu.jobs = append(qu.jobs, j)
+	}
 	q.byName[spec.Name] = j
 	q.send(j, slotpool.Capacity{Slots: q.Capacity()})
 	if reason, fits := q.fits(j); !fits {
@@ -557,6 +566,7 @@ func (q *Queues) fits(j *job) (string, bool) {
 
 // countPrio counts d more jobs of priority p in the queue.
 func (qu *queue) countPrio(p, d int) {
+	qu.entitleDirty = true // the shares change with the jobs and their priorities
 	if qu.prios == nil {
 		qu.prios = map[int]int{}
 	}
