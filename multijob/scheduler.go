@@ -284,7 +284,7 @@ func (s *Scheduler) after(now time.Time, j *job) {
 	if j.end != nil || j.closing {
 		return
 	}
-	if !j.deployed && j.sched.Status().Stats.RegionsDeployed > 0 {
+	if !j.deployed && j.sched.Stats().RegionsDeployed > 0 {
 		j.deployed = true
 		j.port.Deployed(now)
 	}
