@@ -29,17 +29,17 @@ import (
 	"github.com/regionsched/regionsched/admission/slurm/slurmtest"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
-	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
 
 var runSeq atomic.Int64
 
-// slurmRun runs jobs on the cluster with a run id of the test, checks
+// runSlurmJobs runs jobs on the cluster with a run id of the test (a
+// job named like an earlier one gets its index after its name), checks
 // that every allocation is gone afterwards, and returns the outcomes and
 // the trace.
-func slurmRun(t *testing.T, conf string, cfg slurmRunConfig, jobs ...*topology.JobGraph) ([]slurmOutcome, []simulator.Event) {
+func runSlurmJobs(t *testing.T, conf string, cfg slurmRunConfig, graphs ...*topology.JobGraph) ([]slurmOutcome, []simulator.Event) {
 	t.Helper()
 	cfg.Client = &slurm.ExecClient{Conf: conf}
 	cfg.RunID = fmt.Sprintf("t%dx%d", os.Getpid(), runSeq.Add(1))
@@ -57,6 +57,16 @@ func slurmRun(t *testing.T, conf string, cfg slurmRunConfig, jobs ...*topology.J
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
+	var jobs []slurmJob
+	seen := map[string]bool{}
+	for i, g := range graphs {
+		name := g.Name()
+		if seen[name] {
+			name += "-" + strconv.Itoa(i)
+		}
+		seen[name] = true
+		jobs = append(jobs, slurmJob{Name: name, Job: g})
+	}
 	outs := runOnSlurm(ctx, cfg, jobs)
 	slurmtest.NoLiveJobs(t, conf, "rs-")
 	return outs, events
@@ -94,7 +104,7 @@ func TestSlurmRunsFLIP119InEveryMode(t *testing.T) {
 		for _, part := range []string{"low", "cpus" + strconv.Itoa(minimum)} {
 			t.Run(name+"/"+part, func(t *testing.T) {
 				var nodes sync.Map
-				outs, events := slurmRun(t, conf, slurmRunConfig{Mode: mode, Partition: part,
+				outs, events := runSlurmJobs(t, conf, slurmRunConfig{Mode: mode, Partition: part,
 					OnDeploy: func(_, task string, p slurm.Placement) { nodes.Store(task, p.Node) }}, job)
 				require.Len(t, outs, 1)
 				require.NoError(t, outs[0].Err, "%s on partition %s", name, part)
@@ -124,7 +134,7 @@ func TestSlurmTwoJobsCompeteWithoutDeadlock(t *testing.T) {
 	} {
 		t.Run(tc.mode.String()+"/"+tc.part, func(t *testing.T) {
 			a, b := flip119(t), flip119(t)
-			outs, events := slurmRun(t, conf, slurmRunConfig{Mode: tc.mode, Partition: tc.part}, a, b)
+			outs, events := runSlurmJobs(t, conf, slurmRunConfig{Mode: tc.mode, Partition: tc.part}, a, b)
 			require.Len(t, outs, 2)
 			for _, o := range outs {
 				require.NoError(t, o.Err)
@@ -143,10 +153,12 @@ func TestSlurmTwoJobsCompeteWithoutDeadlock(t *testing.T) {
 
 func TestSlurmJobLargerThanThePartitionFailsAtOnce(t *testing.T) {
 	conf := slurmtest.Require(t)
-	outs, events := slurmRun(t, conf, slurmRunConfig{Mode: exchange.AllPipelined, Partition: "cpus2"}, flip119(t))
+	outs, events := runSlurmJobs(t, conf, slurmRunConfig{Mode: exchange.AllPipelined, Partition: "cpus2"}, flip119(t))
 	require.Len(t, outs, 1)
-	var re *scheduler.RegionError
-	require.ErrorAs(t, outs[0].Err, &re, "the pool knows the partition's capacity and fails the region")
+	var tl *slurm.TooLargeError
+	require.ErrorAs(t, outs[0].Err, &tl, "the cluster knows the partition and rejects the job")
+	assert.Contains(t, tl.Error(), "region 0", "names the region")
+	assert.Equal(t, "cpus2", tl.Partition)
 	assert.Less(t, outs[0].End, 2*time.Second, "at once")
 	for _, e := range events {
 		assert.NotEqual(t, simulator.Deploy, e.Kind)
@@ -157,7 +169,7 @@ func TestSlurmPreemptedRegionsRestart(t *testing.T) {
 	conf := slurmtest.Require(t)
 	var once sync.Once
 	var high string
-	outs, _ := slurmRun(t, conf, slurmRunConfig{Mode: exchange.AllPipelined, Partition: "low", Scale: 1,
+	outs, _ := runSlurmJobs(t, conf, slurmRunConfig{Mode: exchange.AllPipelined, Partition: "low", Scale: 1,
 		OnDeploy: func(string, string, slurm.Placement) {
 			once.Do(func() {
 				// A job of the high tier that needs the whole cluster.
@@ -212,8 +224,14 @@ func TestSlurmSurvivesAControllerRestart(t *testing.T) {
 	var outages []error
 	var mu sync.Mutex
 	stopped := make(chan struct{})
-	outs, events := slurmRun(t, conf, slurmRunConfig{Mode: exchange.AllBlocking, Partition: "fault", Scale: 0.3,
-		OnError: func(_ string, err error) { mu.Lock(); outages = append(outages, err); mu.Unlock() },
+	outs, events := runSlurmJobs(t, conf, slurmRunConfig{Mode: exchange.AllBlocking, Partition: "fault", Scale: 0.3,
+		Notify: func(n slurm.Notice) {
+			if n.Kind == slurm.OutageBegan {
+				mu.Lock()
+				outages = append(outages, n.Err)
+				mu.Unlock()
+			}
+		},
 		OnDeploy: func(string, string, slurm.Placement) {
 			if deploys.Add(1) != 3 {
 				return
@@ -243,8 +261,9 @@ func TestSlurmSurvivesAControllerRestart(t *testing.T) {
 	<-stopped
 	require.Len(t, outs, 1)
 	require.NoError(t, outs[0].Err, "the job finishes after the restart")
-	assert.Positive(t, outs[0].Outages, "the adapter reported the outage")
+	assert.Positive(t, outs[0].Outages, "the poller reported the outage")
 	mu.Lock()
+	assert.NotEmpty(t, outages, "an outage notice")
 	for _, err := range outages {
 		assert.True(t, errors.Is(err, slurm.ErrUnreachable), "%v", err)
 	}
