@@ -27,7 +27,7 @@ func (q *Queues) take(p int32, n int) []int32 {
 // put makes a slot free again.
 func (q *Queues) put(idx int32) {
 	s := &q.slots[idx]
-	s.state, s.owner, s.claimant, s.idle = slotFree, noJob, noJob, false
+	s.state, s.owner, s.claimant, s.idle, s.from, s.atShare = slotFree, noJob, noJob, false, noJob, false
 	q.free[s.profile] = append(q.free[s.profile], idx)
 	q.nFree++
 }
@@ -35,7 +35,7 @@ func (q *Queues) put(idx int32) {
 // hold records a slot as granted to j's pool.
 func (q *Queues) hold(j *job, idx int32) {
 	s := &q.slots[idx]
-	s.state, s.owner, s.claimant, s.idle = slotGranted, j.id, noJob, false
+	s.state, s.owner, s.claimant, s.idle, s.from, s.atShare = slotGranted, j.id, noJob, false, noJob, false
 	s.pos = int32(len(j.held))
 	j.held = append(j.held, idx)
 	j.queue.heldSlots++
@@ -174,7 +174,7 @@ func (q *Queues) dropClaim(c *job) {
 // ends, as it does every freed slot in a multi-job run.)
 func (q *Queues) unyield(idx int32) {
 	s := &q.slots[idx]
-	s.claimant, s.revokeAt, s.preempt = noJob, time.Time{}, false
+	s.claimant, s.revokeAt, s.preempt, s.atShare = noJob, time.Time{}, false, false
 	if s.state != slotReclaiming || s.revoked || s.owner == noJob {
 		return
 	}

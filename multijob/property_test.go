@@ -1004,21 +1004,12 @@ func mapsEqual(a, b map[string]int) bool {
 // and must still fail that way: a fix of the admission shows here (remove
 // the seed then).
 //
-//   - "fair share of": a job that made a claim (slots asked back for it)
-//     while it was the first job waiting keeps that claim after a job
-//     ahead of it by the fair-share order arrives; a slot coming back is
-//     reserved for it and it takes the slot at or above its share while
-//     the job below its share waits for one slot. (Dropping the claims of
-//     the jobs behind the first waiting one is not enough, and is not a
-//     local change: the claim design keeps them.)
 //   - "preempted": a preemption picks a victim while a lower-priority
 //     job of the queue still runs a task in a slot it held before the
 //     decision; the slot is likely asked back by a claim for another job
 //     (which preemptFor does not take over), which the check cannot see
 //     from outside.
 var knownViolations = map[uint64]string{
-	296: "fair share of", 454: "fair share of", 572: "fair share of", 1005: "fair share of",
-	1154: "fair share of", 1229: "fair share of", 1369: "fair share of", 1490: "fair share of",
 	973: "preempted", 1401: "preempted",
 }
 
