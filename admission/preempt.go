@@ -25,10 +25,12 @@ import (
 //     priority than the claimant: the lowest priority first, the most
 //     recently submitted first among equals, whatever the queue's policy.
 //     Drivers are never taken, nor slots that would break a gang below its
-//     minimum. Under fair share a job preempts only while it holds less
-//     than its share, and a victim yields only as many slots as leave it
-//     behind the claimant in the queue's order (yieldable): a slot taken
-//     is never the next one the policy would hand back.
+//     minimum, nor slots a claim asks back for another job: those leave
+//     their job already (a victim gives what it holds). Under fair share
+//     a job preempts only while it holds less than its share, and a
+//     victim yields only as many slots as leave it behind the claimant in
+//     the queue's order (yieldable): a slot taken is never the next one
+//     the policy would hand back.
 //   - A timed preemption is withdrawn when its reason is gone: the
 //     claimant ended, stopped waiting, got what it waits for otherwise,
 //     may not be granted anything for now (another job of its queue
