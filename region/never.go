@@ -1,11 +1,18 @@
 package region
 
-import "github.com/regionsched/regionsched/topology"
+import (
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/topology"
+)
 
 // markNeverFinishing records which job vertices never finish: the
 // unbounded ones and, transitively, every vertex that reads one of them
-// through a pipelined edge (a task cannot finish before its pipelined
-// producers). It allocates nothing for a job without unbounded vertices.
+// through a pipelined or a full hybrid edge (a task cannot finish before
+// its pipelined or hybrid producers; a full hybrid consumer starts once
+// its producers are deployed, so it runs and holds its slot forever). A
+// selective hybrid consumer of one never starts: it waits for a share of
+// its producers to finish (blockedForever). It allocates nothing for a
+// job without unbounded vertices.
 func (rs *Regions) markNeverFinishing() {
 	job := rs.topo.Job()
 	any := false
@@ -22,7 +29,7 @@ func (rs *Regions) markNeverFinishing() {
 	for _, jv := range job.TopologicalOrder() {
 		never := job.Vertex(jv).Unbounded
 		for _, e := range job.InEdges(jv) {
-			if src, _ := job.EdgeEnds(e); rs.never[src] && rs.topo.PartitionType(e).IsPipelined() {
+			if src, _ := job.EdgeEnds(e); rs.never[src] && runsBeside(rs.topo.PartitionType(e)) {
 				never = true
 				break
 			}
@@ -31,9 +38,17 @@ func (rs *Regions) markNeverFinishing() {
 	}
 }
 
+// runsBeside reports whether a consumer through an edge of partition type
+// pt runs beside a producer that never finishes, and never finishes
+// either: pipelined and full hybrid edges; a blocking or selective hybrid
+// consumer waits for finished producers and never starts.
+func runsBeside(pt exchange.ResultPartitionType) bool {
+	return pt.IsPipelined() || pt == exchange.HybridFull
+}
+
 // NeverFinishes reports whether the subtasks of job vertex jv never
 // finish: jv is unbounded, or reads an unbounded vertex through pipelined
-// edges, directly or through other such vertices. Such a subtask holds its
+// or full hybrid edges, directly or through other such vertices. Such a subtask holds its
 // slot forever, and so does every slot it shares (Slot.Unbounded). An
 // index out of range reports false.
 func (rs *Regions) NeverFinishes(jv topology.JobVertexID) bool {

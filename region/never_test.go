@@ -8,11 +8,13 @@ import (
 
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/topology"
 )
 
 // referenceNever marks the job vertices that never finish by fixpoint:
-// unbounded ones and readers of such through pipelined edges.
+// unbounded ones and readers of such through pipelined or full hybrid
+// edges.
 func referenceNever(et *topology.ExecutionTopology) []bool {
 	g := et.Job()
 	never := make([]bool, g.NumVertices())
@@ -23,7 +25,7 @@ func referenceNever(et *topology.ExecutionTopology) []bool {
 		changed = false
 		for e := range topology.JobEdgeID(g.NumEdges()) {
 			src, dst := g.EdgeEnds(e)
-			if never[src] && !never[dst] && et.PartitionType(e).IsPipelined() {
+			if pt := et.PartitionType(e); never[src] && !never[dst] && (pt.IsPipelined() || pt == exchange.HybridFull) {
 				never[dst], changed = true, true
 			}
 		}
@@ -68,4 +70,35 @@ func TestNeverFinishes(t *testing.T) {
 	b, err := topology.NewBuilder("bounded").AddVertex(topology.JobVertex{ID: "A", Parallelism: 1}).Build()
 	require.NoError(t, err)
 	assert.False(t, region.FromJob(b, exchange.AllPipelined).NeverFinishes(0))
+}
+
+// TestNeverFinishesThroughHybridEdges: a full hybrid consumer of a
+// subtask that never finishes starts (its producers are deployed) and
+// never finishes either, holding its slot; a selective one never starts
+// (it waits for a share of finished producers), so Check says the job can
+// never run, naming the edge, whatever the cluster.
+func TestNeverFinishesThroughHybridEdges(t *testing.T) {
+	build := func(pt exchange.ResultPartitionType) *region.Regions {
+		g, err := topology.NewBuilder("hybrid-stream").
+			AddVertex(topology.JobVertex{ID: "U", Parallelism: 2, Unbounded: true}).
+			AddVertex(topology.JobVertex{ID: "C", Parallelism: 2}).
+			ConnectPinned("U", "C", exchange.Hash, pt).
+			Build()
+		require.NoError(t, err)
+		return region.FromJob(g, exchange.AllBlocking)
+	}
+	full := build(exchange.HybridFull)
+	assert.True(t, full.NeverFinishes(1), "a full hybrid consumer runs beside its producer forever")
+	v := full.Check([]resource.Count{{Profile: resource.Unknown, N: 4}}, resource.FitsEveryDimension)
+	assert.True(t, v.Runnable, v.Reason)
+	assert.Equal(t, 4, v.Indefinite, "every subtask holds its slot forever")
+	v = full.Check([]resource.Count{{Profile: resource.Unknown, N: 3}}, resource.FitsEveryDimension)
+	assert.False(t, v.Runnable, "4 slots are held at once in the end")
+
+	selective := build(exchange.HybridSelective)
+	assert.False(t, selective.NeverFinishes(1), "a selective hybrid consumer never starts")
+	v = selective.Check([]resource.Count{{Profile: resource.Unknown, N: 100}}, resource.FitsEveryDimension)
+	assert.False(t, v.Runnable)
+	assert.True(t, v.Definite)
+	assert.Contains(t, v.Reason, "hybrid-selective result of edge U -> C")
 }
