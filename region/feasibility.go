@@ -568,15 +568,16 @@ func withoutIndefinite(cluster, held []resource.Count, m resource.Matching) []re
 }
 
 // blockedForever returns a blocking or selective hybrid edge whose
-// producer never finishes: an unbounded vertex, or one that reads an
-// unbounded vertex through pipelined or full hybrid edges (a task cannot
-// finish before its pipelined or hybrid producers). Its result is never
-// complete (a selective hybrid consumer waits for a share of it), so its
+// producer never finishes (an unbounded vertex, or one that reads an
+// unbounded vertex through pipelined or hybrid edges: a task cannot
+// finish before its pipelined or hybrid producers) and whose consumers
+// wait for it (not runsBeside). Its result is never complete (a selective
+// hybrid consumer waits for a share of it from other regions), so its
 // consumers never run.
 func (rs *Regions) blockedForever() (edge topology.JobEdgeID, found bool) {
 	job := rs.topo.Job()
 	for e := range topology.JobEdgeID(job.NumEdges()) {
-		if src, _ := job.EdgeEnds(e); rs.NeverFinishes(src) && !runsBeside(rs.topo.PartitionType(e)) {
+		if src, _ := job.EdgeEnds(e); rs.NeverFinishes(src) && !rs.runsBeside(e) {
 			return e, true
 		}
 	}

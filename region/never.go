@@ -7,12 +7,10 @@ import (
 
 // markNeverFinishing records which job vertices never finish: the
 // unbounded ones and, transitively, every vertex that reads one of them
-// through a pipelined or a full hybrid edge (a task cannot finish before
-// its pipelined or hybrid producers; a full hybrid consumer starts once
-// its producers are deployed, so it runs and holds its slot forever). A
-// selective hybrid consumer of one never starts: it waits for a share of
-// its producers to finish (blockedForever). It allocates nothing for a
-// job without unbounded vertices.
+// through an edge whose consumers run beside their producers (runsBeside:
+// a task cannot finish before its pipelined or hybrid producers, so it
+// runs and holds its slot forever). It allocates nothing for a job
+// without unbounded vertices.
 func (rs *Regions) markNeverFinishing() {
 	job := rs.topo.Job()
 	any := false
@@ -29,7 +27,7 @@ func (rs *Regions) markNeverFinishing() {
 	for _, jv := range job.TopologicalOrder() {
 		never := job.Vertex(jv).Unbounded
 		for _, e := range job.InEdges(jv) {
-			if src, _ := job.EdgeEnds(e); rs.never[src] && runsBeside(rs.topo.PartitionType(e)) {
+			if src, _ := job.EdgeEnds(e); rs.never[src] && rs.runsBeside(e) {
 				never = true
 				break
 			}
@@ -38,12 +36,29 @@ func (rs *Regions) markNeverFinishing() {
 	}
 }
 
-// runsBeside reports whether a consumer through an edge of partition type
-// pt runs beside a producer that never finishes, and never finishes
-// either: pipelined and full hybrid edges; a blocking or selective hybrid
-// consumer waits for finished producers and never starts.
-func runsBeside(pt exchange.ResultPartitionType) bool {
-	return pt.IsPipelined() || pt == exchange.HybridFull
+// runsBeside reports whether the consumers of job edge e run beside its
+// producers when these never finish (and so never finish either):
+// pipelined and full hybrid edges (a full hybrid consumer starts once its
+// producers are deployed), and a selective hybrid edge whose every
+// consumer reads partitions of its own region only (its region waits for
+// no share of them). A blocking consumer, and a selective one with a
+// producer in another region, waits for finished producers and never
+// starts (blockedForever).
+func (rs *Regions) runsBeside(e topology.JobEdgeID) bool {
+	switch pt := rs.topo.PartitionType(e); {
+	case pt.IsPipelined() || pt == exchange.HybridFull:
+		return true
+	case pt != exchange.HybridSelective:
+		return false
+	}
+	gs := rs.topo.GroupsOf(e)
+	for g := gs.Start; g < gs.End; g++ {
+		ps, cs := rs.groupProducers.Row(g), rs.groupConsumers.Row(g)
+		if len(ps) != 1 || len(cs) != 1 || cs[0] != ps[0] {
+			return false
+		}
+	}
+	return true
 }
 
 // NeverFinishes reports whether the subtasks of job vertex jv never
