@@ -369,10 +369,14 @@ func (s *Strategy) checkHybridInputs(v topology.ExecutionVertexID, jv topology.J
 // ErrEarlyFinish. The report changes nothing; the runtime reports the
 // producer's finish first, then the consumer's again.
 type EarlyFinishError struct {
-	Vertex       topology.ExecutionVertexID
-	Name         string // "B#0"
+	// Vertex is the consumer whose finish was refused, Name its name
+	// ("B#0").
+	Vertex topology.ExecutionVertexID
+	Name   string
+	// Producer is a producer of a hybrid result Vertex reads that has
+	// not finished, ProducerName its name ("A#1").
 	Producer     topology.ExecutionVertexID
-	ProducerName string // "A#1"
+	ProducerName string
 	// Exchange is the partition type of the edge between them
 	// (exchange.HybridFull or exchange.HybridSelective).
 	Exchange exchange.ResultPartitionType
