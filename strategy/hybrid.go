@@ -187,13 +187,10 @@ func (s *Strategy) hybridConsumable(g topology.GroupID, c region.ID) bool {
 // regionDeployed records that region r's current attempt is deployed: the
 // hybrid groups it writes have one undeployed producer region less, and a
 // region that reads selective hybrid results not yet complete reads them
-// live.
+// live. Only a job with hybrid edges records it (s.hybrid not nil).
 func (s *Strategy) regionDeployed(r region.ID) {
 	rg := &s.region[r]
 	rg.flags |= regionDeployed
-	if s.hybrid == nil {
-		return
-	}
 	if s.anySelective {
 		for _, g := range s.regions.ConsumedGroups(r) {
 			if s.hybrid[g].kind == hybridSelective && s.group[g].count > 0 {

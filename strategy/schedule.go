@@ -85,8 +85,8 @@ func (s *Strategy) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to
 	if to == TaskFailed || to == TaskCanceled {
 		return Decisions{}, nil
 	}
-	if rg := &s.region[r]; rg.flags&regionDeployed == 0 {
-		s.regionDeployed(r)
+	if s.hybrid != nil && s.region[r].flags&regionDeployed == 0 {
+		s.regionDeployed(r) // only hybrid results care whether a region is deployed
 	}
 	if to == TaskFinished {
 		s.vertexFinished(v, r)
@@ -127,7 +127,7 @@ func (s *Strategy) MarkDeploying(r region.ID) (changed int, d Decisions, err err
 			}
 		}
 	}
-	if changed > 0 && rg.flags&regionDeployed == 0 {
+	if changed > 0 && s.hybrid != nil && rg.flags&regionDeployed == 0 {
 		s.regionDeployed(r)
 		s.takeDecisions(&d)
 	}

@@ -125,7 +125,8 @@ type regionFlags uint8
 const (
 	// regionDeployed: a member was reported deploying, running or
 	// finished (or MarkDeploying was called): the region's slots are
-	// there, and its hybrid results may be read.
+	// there, and its hybrid results may be read. Kept only in a job with
+	// hybrid edges.
 	regionDeployed regionFlags = 1 << iota
 	// regionReadsLive: when it was deployed, a selective hybrid group it
 	// reads had unfinished partitions, so it reads part of them live.
