@@ -76,9 +76,14 @@ const (
 )
 
 // hybridState is what decides whether the consumers of a hybrid group may
-// start (see hybridConsumable). Its partitions' finishes are counted in
-// the group's groupState as those of a group of one producer region
-// (count: its unfinished partitions), whatever its producer regions.
+// start. Consumer region c may read hybrid group g when every producer
+// region of g but c itself is deployed (undeployed is 0, or 1 and the last
+// one is c) and at most maxOpen partitions of g are unfinished (threshold).
+// The regions' unsatisfied counters follow this predicate, changed by the
+// events below in O(1) each, plus the consumers of a group when it
+// changes for all of them. The group's partitions' finishes are counted in
+// its groupState as those of a group of one producer region (count: its
+// unfinished partitions), whatever its producer regions.
 type hybridState struct {
 	// undeployed counts the producer regions of the group not deployed
 	// in their current attempt.
@@ -162,26 +167,6 @@ func (s *Strategy) largestOwnShare(e topology.JobEdgeID, g topology.GroupID) int
 		}
 	}
 	return largest
-}
-
-// hybridConsumable reports whether consumer region c may read hybrid
-// group g: every producer region of g but c itself is deployed, and at
-// most maxOpen partitions of g are unfinished. The counters of the
-// regions' unsatisfied inputs follow this predicate, changed by the
-// events below in O(1) each plus the consumers of a group when the
-// predicate changes for all of them.
-func (s *Strategy) hybridConsumable(g topology.GroupID, c region.ID) bool {
-	hs := &s.hybrid[g]
-	if !s.threshold(g) {
-		return false
-	}
-	switch hs.undeployed {
-	case 0:
-		return true
-	case 1:
-		return s.regions.IsCrossRegion(g) && s.regions.GroupProducerRegions(g)[hs.undeployedXor] == c
-	}
-	return false
 }
 
 // regionDeployed records that region r's current attempt is deployed: the
