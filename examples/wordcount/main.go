@@ -1,9 +1,11 @@
 // Command wordcount runs a real word count with a top-k on the regionsched
 // scheduler: its tasks are goroutines, its pipelined edges bounded
-// channels and its blocking edges files, on N local slots the scheduler
-// hands out region by region (package internal/engine explains how).
+// channels, its blocking edges files and its hybrid edges logs read while
+// they grow, on N local slots the scheduler hands out region by region
+// (package internal/engine explains how). Every mode counts the same.
 //
 //	go run ./examples/wordcount --slots 2 --mode pointwise-pipelined-only --fail counter#1@5
+//	go run ./examples/wordcount --slots 15 --mode ALL_EXCHANGES_HYBRID_FULL
 //	go run ./examples/wordcount --input book.txt --top 20
 //	cat *.txt | go run ./examples/wordcount --input -
 //
