@@ -283,7 +283,8 @@ func runOnSlurm(ctx context.Context, cfg slurmRunConfig, jobs []*topology.JobGra
 		}
 		r := &jobRun{cfg: cfg, clk: clk, start: start, name: name, multi: len(jobs) > 1, trace: trace,
 			slurmName: slurmJobName(name, cfg.RunID, i), running: map[scheduler.TaskID]*taskRun{}, inSlot: map[scheduler.SlotID]scheduler.TaskID{},
-			out: slurmOutcome{Name: name, Allocations: map[slurm.JobID]bool{}}}
+			finished: map[scheduler.TaskID]bool{},
+			out:      slurmOutcome{Name: name, Allocations: map[slurm.JobID]bool{}}}
 		r.rs = region.FromJob(job, cfg.Mode)
 		wg.Add(1)
 		go func() {
@@ -321,10 +322,14 @@ type jobRun struct {
 
 	fatal   chan error
 	wg      sync.WaitGroup
-	mu      sync.Mutex // guards out.Steps and out.Allocations, outages
+	mu      sync.Mutex // guards out.Steps and out.Allocations, outages, finished
 	running map[scheduler.TaskID]*taskRun
-	inSlot  map[scheduler.SlotID]scheduler.TaskID // the last task deployed in each slot
-	out     slurmOutcome
+	// finished holds the tasks whose finish the scheduler accepted since
+	// they were last deployed: a task reading a hybrid result reports its
+	// own finish only after its producers' (waitHybridProducers).
+	finished map[scheduler.TaskID]bool
+	inSlot   map[scheduler.SlotID]scheduler.TaskID // the last task deployed in each slot
+	out      slurmOutcome
 }
 
 // taskRun is one running task attempt.
@@ -495,6 +500,7 @@ func (r *jobRun) apply(ctx context.Context, rd scheduler.Ready) error {
 		r.running[dep.Task] = t
 		r.inSlot[dep.Slot] = dep.Task
 		r.mu.Lock()
+		delete(r.finished, dep.Task)
 		if r.out.Steps == 0 {
 			r.out.FirstDeploy = r.since()
 		}
@@ -541,8 +547,17 @@ func (r *jobRun) execute(ctx context.Context, dep scheduler.Deployment, p slurm.
 				r.abort(fmt.Errorf("task %s ran on node %q, its slot %d is on %q", name, node, dep.Slot, p.Node))
 				return
 			}
+			if !r.waitHybridProducers(ctx, dep.Task) {
+				return // canceled while it waited
+			}
 			r.event(simulator.Finish, dep.Task, int(dep.Slot), dep.Attempt)
-			r.report(name, "finished", r.d.TaskFinished(ctx, dep.Task, dep.Attempt))
+			err := r.d.TaskFinished(ctx, dep.Task, dep.Attempt)
+			if err == nil {
+				r.mu.Lock()
+				r.finished[dep.Task] = true
+				r.mu.Unlock()
+			}
+			r.report(name, "finished", err)
 			return
 		}
 		// A step that did not start is tried again: while slurmctld is
@@ -567,6 +582,42 @@ func (r *jobRun) execute(ctx context.Context, dep scheduler.Deployment, p slurm.
 		r.event(simulator.Fail, dep.Task, int(dep.Slot), dep.Attempt)
 		r.report(name, "failed", r.d.TaskFailed(ctx, dep.Task, dep.Attempt))
 		return
+	}
+}
+
+// waitHybridProducers waits, holding the task's slot, until the scheduler
+// accepted the finish of every producer of a hybrid result task v reads: a
+// consumer reads until its producers wrote their last record, and the
+// scheduler refuses a finish before theirs (strategy.ErrEarlyFinish). It
+// returns false if ctx ended first (the task was canceled).
+func (r *jobRun) waitHybridProducers(ctx context.Context, v scheduler.TaskID) bool {
+	topo := r.rs.Topology()
+	jv := topo.JobVertexOf(v)
+	var producers []topology.Range
+	for _, e := range topo.Job().InEdges(jv) {
+		if topo.PartitionType(e).IsHybrid() {
+			producers = append(producers, topo.GroupOnEdge(e, topo.ConsumedGroup(e, topo.SubtaskIndex(v))).Producers)
+		}
+	}
+	wait := 5 * time.Millisecond
+	for {
+		done := true
+		r.mu.Lock()
+		for _, ps := range producers {
+			for p := ps.Start; p < ps.End && done; p++ {
+				done = r.finished[scheduler.TaskID(p)]
+			}
+		}
+		r.mu.Unlock()
+		if done {
+			return true
+		}
+		select {
+		case <-r.clk.After(wait):
+		case <-ctx.Done():
+			return false
+		}
+		wait = min(2*wait, 200*time.Millisecond)
 	}
 }
 
