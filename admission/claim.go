@@ -39,7 +39,8 @@ import (
 // headNeed), so a claim that completes deploys a region: every move of a
 // slot is followed by progress. A job granted something, or that stops
 // waiting, gives up its claim: reserved slots are free again and slots
-// still coming will be.
+// still coming will be. So does, under fair share, a job that holds its
+// share once a job below its share waits (see overtaken).
 //
 // Preemption (a Revoke that cancels running tasks, the cluster file's reclaim
 // timeouts) is a different thing and is decided elsewhere.
@@ -167,7 +168,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 		s := &q.slots[idx]
 		v := q.jobs[s.owner]
 		q.unhold(v, idx)
-		s.state, s.claimant = slotReclaiming, c.id
+		s.state, s.claimant, s.atShare = slotReclaiming, c.id, c.granted >= c.entitled
 		v.yielding = append(v.yielding, idx)
 		q.addIncoming(c, idx)
 		q.takeBack(c, v, idx)
@@ -314,6 +315,71 @@ func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 	}
 	q.claimScratch.victims = out
 	return out, true
+}
+
+// overtaken reports whether c's claim goes against its fair-share
+// queue's order: c holds its share or more while another job of its
+// queue, below its share, waits and may be granted. That job comes
+// before c in the queue's order (every job below its share comes before
+// every job at or above it), so a slot kept for c would make it take,
+// beyond its share, a slot the policy hands to that job first. When c
+// claimed, it was below its share or no such job waited (only the first
+// waiting job claims); since, c reached its share, or a job arrived,
+// asked again, or fell below its share when the shares changed.
+//
+// A job below its share only because of the slots it gives up to c,
+// claimed while c held its share, does not count. c took them, as the
+// first job waiting, from a job behind it: its idle slots (which a
+// fair-share victim always yields) or slots that left it behind c.
+// Counted without them, the job would come before c, be given them back,
+// stand behind c again and yield them again, without end. Slots c
+// claimed below its share are not counted so: c reached its share since,
+// and the job they come from is owed them.
+func (q *Queues) overtaken(c *job) bool {
+	qu := c.queue
+	if qu.cfg.Policy != FairShare || c.granted < c.entitled {
+		return false
+	}
+	for j := q.nextStartable(qu, nil); j != nil && j.key.share < 1; j = q.nextStartable(qu, j.keyBox) {
+		if j != c && j.granted+q.yieldedTo(c, j) < j.entitled && q.blocked(j) == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// yieldedTo counts the slots of c's claim that come from v and that c
+// claimed while it held its share: being reclaimed from v, or reserved
+// for c when they came back from v.
+func (q *Queues) yieldedTo(c, v *job) int {
+	n := 0
+	for _, idx := range c.incoming {
+		if s := &q.slots[idx]; s.owner == v.id && s.atShare {
+			n++
+		}
+	}
+	for _, idx := range c.reserved {
+		if s := &q.slots[idx]; s.from == v.id && s.atShare {
+			n++
+		}
+	}
+	return n
+}
+
+// dropOvertaken gives up the claims of the jobs of a fair-share queue
+// that are overtaken (see overtaken): their reserved slots are free
+// again, slots still coming back for them will be, and their timed
+// preemptions are withdrawn (withdrawStale). The job below its share
+// is served, or claims, in the passes that follow.
+func (q *Queues) dropOvertaken(qu *queue) {
+	if qu.cfg.Policy != FairShare {
+		return
+	}
+	for _, c := range qu.claims() {
+		if q.overtaken(c) {
+			q.dropClaim(c)
+		}
+	}
 }
 
 // yieldable is how many slots victim v may give up for claimant c. Under

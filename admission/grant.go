@@ -30,6 +30,7 @@ func (q *Queues) decideNow() {
 	for _, qu := range q.qorder {
 		if qu.cfg.Policy == FairShare {
 			q.entitle(qu)
+			q.dropOvertaken(qu)
 		}
 	}
 	q.withdrawStale()
@@ -397,7 +398,7 @@ func (q *Queues) handOver(idx int32) {
 	}
 	c := q.jobs[s.claimant]
 	c.incoming = removeIdx(c.incoming, idx)
-	s.owner, s.preempt = noJob, false
+	s.from, s.owner, s.preempt = s.owner, noJob, false
 	if !c.active() || !c.waiting() || q.blocked(c) != "" {
 		// It got what it waited for otherwise, or may not be granted
 		// anything now (a slot revoked for it comes back after its claim
@@ -406,6 +407,11 @@ func (q *Queues) handOver(idx int32) {
 		return
 	}
 	q.reserveFor(c, idx)
+	if q.overtaken(c) {
+		// It holds its fair share while a job below its share waits:
+		// its claim goes, the policy grants the slot.
+		q.dropClaim(c)
+	}
 }
 
 // end releases everything of a job that ended and moves it on.

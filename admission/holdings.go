@@ -27,7 +27,7 @@ func (q *Queues) take(p int32, n int) []int32 {
 // put makes a slot free again.
 func (q *Queues) put(idx int32) {
 	s := &q.slots[idx]
-	s.state, s.owner, s.claimant, s.idle = slotFree, noJob, noJob, false
+	s.state, s.owner, s.claimant, s.idle, s.from, s.atShare = slotFree, noJob, noJob, false, noJob, false
 	q.free[s.profile] = append(q.free[s.profile], idx)
 	q.nFree++
 }
@@ -35,7 +35,7 @@ func (q *Queues) put(idx int32) {
 // hold records a slot as granted to j's pool.
 func (q *Queues) hold(j *job, idx int32) {
 	s := &q.slots[idx]
-	s.state, s.owner, s.claimant, s.idle = slotGranted, j.id, noJob, false
+	s.state, s.owner, s.claimant, s.idle, s.from, s.atShare = slotGranted, j.id, noJob, false, noJob, false
 	s.pos = int32(len(j.held))
 	j.held = append(j.held, idx)
 	j.queue.heldSlots++
@@ -174,7 +174,7 @@ func (q *Queues) dropClaim(c *job) {
 // ends, as it does every freed slot in a multi-job run.)
 func (q *Queues) unyield(idx int32) {
 	s := &q.slots[idx]
-	s.claimant, s.revokeAt, s.preempt = noJob, time.Time{}, false
+	s.claimant, s.revokeAt, s.preempt, s.atShare = noJob, time.Time{}, false, false
 	if s.state != slotReclaiming || s.revoked || s.owner == noJob {
 		return
 	}
@@ -240,6 +240,39 @@ func (q *Queues) Kept(dst []KeptSlot) []KeptSlot {
 				}
 			}
 		}
+	}
+	return dst
+}
+
+// AskedBack is a slot the admission asked back from the job it is granted
+// to, which that job still holds: a task of the job may still run in it.
+type AskedBack struct {
+	// Slot is the slot asked back.
+	Slot slotpool.SlotID
+	// From names the job that holds it.
+	From string
+	// For names the job it goes to when it comes back: the claimant of a
+	// claim or a preemption ("" if none: it is free when it comes back).
+	For string
+	// Preempted: asked back by a preemption, whose Revoke cancels the
+	// job's tasks in it (at once or after its queue's reclaim timeout);
+	// otherwise by a claim, and it comes back when its task ends.
+	Preempted bool
+}
+
+// AskedBack appends to dst the slots asked back from the jobs that hold
+// them (see AskedBack), in slot order. It costs O(slots).
+func (q *Queues) AskedBack(dst []AskedBack) []AskedBack {
+	for i := range q.slots {
+		s := &q.slots[i]
+		if s.state != slotReclaiming || s.revoked || s.owner == noJob {
+			continue
+		}
+		ab := AskedBack{Slot: s.slot.ID, From: q.jobs[s.owner].spec.Name, Preempted: s.preempt}
+		if s.claimant != noJob {
+			ab.For = q.jobs[s.claimant].spec.Name
+		}
+		dst = append(dst, ab)
 	}
 	return dst
 }

@@ -32,9 +32,13 @@ import (
 //     claimant lacks: the claimant waits, may be granted, and its
 //     reserved and incoming slots (with its placeholders) complete its
 //     first need;
+//   - under fair share no job holding its share keeps a claim (slots
+//     reserved or coming to it) while a job of its queue below its share
+//     waits and may be granted, but for the slots that job yields to the
+//     claim (see overtaken);
 //   - a timed preemption still pending has its reason: its claimant has
-//     not ended, waits, and has a higher priority than the victim, which
-//     is of its queue.
+//     not ended, waits, has a higher priority than the victim, which is
+//     of its queue, and is not such a job at its fair share.
 func (q *Queues) CheckInvariants() error {
 	if err := q.checkBookkeeping(); err != nil {
 		return err
@@ -292,6 +296,10 @@ func (q *Queues) freeString() string {
 // completes what its claimant lacks.
 func (q *Queues) checkClaims() error {
 	for _, j := range q.jobs {
+		if len(j.reserved)+len(j.incoming) > 0 && q.overtaken(j) {
+			return fmt.Errorf("admission: job %s holds %d slots, its fair share %d, and keeps a claim (%d slots reserved, %d coming) while a job of its queue below its share waits",
+				j.spec.Name, j.granted, j.entitled, len(j.reserved), len(j.incoming))
+		}
 		if len(j.reserved) == 0 {
 			continue
 		}
@@ -338,6 +346,8 @@ func (q *Queues) checkPreemptions() error {
 			return fmt.Errorf("admission: %s of job %s (priority %d) is still to be preempted for job %s of priority %d", q.slotName(int32(idx)), v.spec.Name, v.spec.Priority, c.spec.Name, c.spec.Priority)
 		case c.queue != v.queue:
 			return fmt.Errorf("admission: %s of job %s (queue %s) is to be preempted for job %s of queue %s", q.slotName(int32(idx)), v.spec.Name, v.queue.cfg.Name, c.spec.Name, c.queue.cfg.Name)
+		case q.overtaken(c):
+			return fmt.Errorf("admission: %s of job %s is still to be preempted for job %s, which holds its fair share while a job below its share waits", q.slotName(int32(idx)), v.spec.Name, c.spec.Name)
 		}
 	}
 	return nil

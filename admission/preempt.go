@@ -25,16 +25,20 @@ import (
 //     priority than the claimant: the lowest priority first, the most
 //     recently submitted first among equals, whatever the queue's policy.
 //     Drivers are never taken, nor slots that would break a gang below its
-//     minimum. Under fair share a job preempts only while it holds less
-//     than its share, and a victim yields only as many slots as leave it
-//     behind the claimant in the queue's order (yieldable): a slot taken
-//     is never the next one the policy would hand back.
+//     minimum, nor slots a claim asks back for another job: those leave
+//     their job already (a victim gives what it holds). Under fair share
+//     a job preempts only while it holds less than its share, and a
+//     victim yields only as many slots as leave it behind the claimant in
+//     the queue's order (yieldable): a slot taken is never the next one
+//     the policy would hand back.
 //   - A timed preemption is withdrawn when its reason is gone: the
 //     claimant ended, stopped waiting, got what it waits for otherwise,
 //     may not be granted anything for now (another job of its queue
-//     started under StateAware or maxRunningJobs), or no longer outranks
-//     the victim (a priority change). Nothing is then
-//     cancelled; the slot comes back when its task ends, as any other.
+//     started under StateAware or maxRunningJobs), no longer outranks
+//     the victim (a priority change), or, under fair share, holds its
+//     share while a job below its share waits (overtaken). Nothing is
+//     then cancelled; the slot comes back when its task ends, as any
+//     other.
 //   - Each victim's share of a preemption is reported as a Reclaimed
 //     event before the Revoke that cancels its tasks.
 
@@ -314,7 +318,7 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 				v.yielding = append(v.yielding, idx)
 				q.addIncoming(c, idx)
 			} // else: coming to c by its claim already, now by force
-			s.state, s.claimant, s.preempt = slotReclaiming, c.id, true
+			s.state, s.claimant, s.preempt, s.atShare = slotReclaiming, c.id, true, c.granted >= c.entitled
 			if timeout == 0 || s.idle {
 				s.revoked = true
 				q.send(v, slotpool.Revoke{Slot: s.slot.ID, Reason: slotpool.ReasonPreempted})
@@ -355,6 +359,9 @@ func (q *Queues) withdrawStale() {
 			continue
 		case q.blocked(c) != "":
 			q.withdraw(idx, "the claimant is held back: "+q.blocked(c))
+			continue
+		case q.overtaken(c):
+			q.withdraw(idx, "the claimant holds its fair share and a job below its share waits")
 			continue
 		}
 		if _, ok := byClaimant[c.id]; !ok {

@@ -166,6 +166,13 @@ type cslot struct {
 	// preempt: reclaiming for its claimant by preemption (preempt.go):
 	// the claimant keeps it coming when its claim is given up.
 	preempt bool
+	// from: reserved for a claim, the job it came back from (noJob: it
+	// was free when the claim was made).
+	from JobID
+	// atShare: reclaiming or reserved for a claimant of a fair-share
+	// queue that held its share or more when it claimed the slot (see
+	// Queues.overtaken).
+	atShare bool
 	// revoked: a Revoke was sent and the slot is not back; the pool
 	// removes the slot on it and needs no ReleaseConfirmed for its
 	// SlotRelease (the echo, or its own release that crossed the Revoke).
@@ -383,7 +390,7 @@ func New(cfg Config) (*Queues, error) {
 			q.profiles = append(q.profiles, s.Profile)
 			q.free = append(q.free, nil)
 		}
-		q.slots = append(q.slots, cslot{slot: s, profile: p, owner: noJob, claimant: noJob})
+		q.slots = append(q.slots, cslot{slot: s, profile: p, owner: noJob, claimant: noJob, from: noJob})
 		all[i] = s.Profile
 	}
 	// Free stacks pop the lowest index first.

@@ -12,7 +12,8 @@ var (
 	// ErrUnknownMode means a global data exchange mode name was not recognised.
 	ErrUnknownMode = errors.New("unknown global data exchange mode")
 	// ErrUnsupportedMode means a mode of Flink's that has no equivalent in
-	// pipelined-region scheduling (hybrid shuffle) was asked for.
+	// pipelined-region scheduling (approximate local recovery) was asked
+	// for.
 	ErrUnsupportedMode = errors.New("unsupported global data exchange mode")
 	// ErrUnknownShipStrategy means a ship strategy name was not recognised.
 	ErrUnknownShipStrategy = errors.New("unknown ship strategy")

@@ -28,6 +28,12 @@ func TestParseModeAcceptsEveryNameAndAliasCaseInsensitively(t *testing.T) {
 		{"ALL_EDGES_PIPELINED", exchange.AllPipelined},
 		{"ALL_EXCHANGES_PIPELINED", exchange.AllPipelined},
 		{"pipelined", exchange.AllPipelined},
+		{"all-hybrid-full", exchange.AllHybridFull},
+		{"ALL_EXCHANGES_HYBRID_FULL", exchange.AllHybridFull},
+		{"ALL_EDGES_HYBRID_FULL", exchange.AllHybridFull},
+		{"all-hybrid-selective", exchange.AllHybridSelective},
+		{"ALL_EXCHANGES_HYBRID_SELECTIVE", exchange.AllHybridSelective},
+		{"ALL_EDGES_HYBRID_SELECTIVE", exchange.AllHybridSelective},
 	}
 	for _, tc := range tests {
 		for _, spelling := range []string{tc.in, strings.ToUpper(tc.in), strings.ToLower(tc.in), mixCase(tc.in)} {
@@ -55,8 +61,9 @@ func mixCase(s string) string {
 
 func TestModeNamesAreAllAccepted(t *testing.T) {
 	names := exchange.ModeNames()
-	require.Len(t, names, 12)
-	assert.Equal(t, []string{"all-blocking", "forward-pipelined-only", "pointwise-pipelined-only", "all-pipelined"}, names[:4],
+	require.Len(t, names, 18)
+	assert.Equal(t, []string{"all-blocking", "forward-pipelined-only", "pointwise-pipelined-only", "all-pipelined",
+		"all-hybrid-full", "all-hybrid-selective"}, names[:6],
 		"canonical names come first, in mode order")
 	for _, n := range names {
 		_, err := exchange.ParseMode(n)
@@ -84,13 +91,12 @@ func TestParseModeRejectsUnknownWithTypedErrorListingValidValues(t *testing.T) {
 	}
 }
 
-// TestParseModeRefusesHybridShuffleWithTheReason: Flink's hybrid shuffle
-// modes (execution.batch-shuffle-mode ALL_EXCHANGES_HYBRID_*, and their
-// GlobalStreamExchangeMode names) have no equivalent and are refused with
-// ErrUnsupportedMode, the reason, the nearest modes and the valid values.
-func TestParseModeRefusesHybridShuffleWithTheReason(t *testing.T) {
-	for _, in := range []string{"ALL_EXCHANGES_HYBRID_FULL", "ALL_EXCHANGES_HYBRID_SELECTIVE", "all_exchanges_hybrid_full",
-		"ALL_EDGES_HYBRID_FULL", "ALL_EDGES_HYBRID_SELECTIVE", "ALL_EDGES_PIPELINED_APPROXIMATE"} {
+// TestParseModeRefusesApproximateRecoveryWithTheReason: Flink's
+// ALL_EDGES_PIPELINED_APPROXIMATE has no equivalent in region failover and
+// is refused with ErrUnsupportedMode, the reason, the nearest mode and the
+// valid values.
+func TestParseModeRefusesApproximateRecoveryWithTheReason(t *testing.T) {
+	for _, in := range []string{"ALL_EDGES_PIPELINED_APPROXIMATE", "all_edges_pipelined_approximate"} {
 		t.Run(in, func(t *testing.T) {
 			_, err := exchange.ParseMode(in)
 			require.Error(t, err)
@@ -111,8 +117,29 @@ func TestParseModeRefusesHybridShuffleWithTheReason(t *testing.T) {
 	}
 }
 
+// TestHybridModes: Flink's hybrid shuffle modes (execution.batch-shuffle-mode
+// ALL_EXCHANGES_HYBRID_*, and their GlobalStreamExchangeMode names) make
+// every edge hybrid, whatever its ship strategy.
+func TestHybridModes(t *testing.T) {
+	for mode, pt := range map[exchange.Mode]exchange.ResultPartitionType{
+		exchange.AllHybridFull: exchange.HybridFull, exchange.AllHybridSelective: exchange.HybridSelective,
+	} {
+		assert.True(t, mode.IsHybrid(), "%v", mode)
+		for _, s := range []exchange.ShipStrategy{exchange.Forward, exchange.Rescale, exchange.Hash, exchange.Rebalance, exchange.Broadcast} {
+			got := mode.PartitionType(s)
+			assert.Equal(t, pt, got, "%v %v", mode, s)
+			assert.True(t, got.IsHybrid())
+			assert.False(t, got.IsPipelined(), "a hybrid edge separates regions")
+		}
+	}
+	for _, m := range exchange.Modes()[:4] {
+		assert.False(t, m.IsHybrid(), "%v", m)
+	}
+}
+
 func TestModeStringIsCanonicalAndParsesBack(t *testing.T) {
-	want := []string{"all-blocking", "forward-pipelined-only", "pointwise-pipelined-only", "all-pipelined"}
+	want := []string{"all-blocking", "forward-pipelined-only", "pointwise-pipelined-only", "all-pipelined",
+		"all-hybrid-full", "all-hybrid-selective"}
 	modes := exchange.Modes()
 	require.Len(t, modes, len(want))
 	for i, m := range modes {
@@ -131,6 +158,8 @@ func TestModePartitionTypeTable(t *testing.T) {
 	const (
 		B = exchange.Blocking
 		P = exchange.PipelinedBounded
+		H = exchange.HybridFull
+		S = exchange.HybridSelective
 	)
 	strategies := []exchange.ShipStrategy{exchange.Forward, exchange.Rescale, exchange.Hash, exchange.Rebalance, exchange.Broadcast}
 	table := map[exchange.Mode][5]exchange.ResultPartitionType{
@@ -139,6 +168,8 @@ func TestModePartitionTypeTable(t *testing.T) {
 		exchange.ForwardPipelinedOnly:   {P, B, B, B, B},
 		exchange.PointwisePipelinedOnly: {P, P, B, B, B},
 		exchange.AllPipelined:           {P, P, P, P, P},
+		exchange.AllHybridFull:          {H, H, H, H, H},
+		exchange.AllHybridSelective:     {S, S, S, S, S},
 	}
 	require.Len(t, table, len(exchange.Modes()))
 	for m, row := range table {

@@ -20,6 +20,10 @@ func TestParsePartitionType(t *testing.T) {
 		{"pipelined-bounded", exchange.PipelinedBounded, true},
 		{"BLOCKING", exchange.Blocking, false},
 		{"Pipelined-Bounded", exchange.PipelinedBounded, true},
+		{"hybrid-full", exchange.HybridFull, false},
+		{"hybrid", exchange.HybridFull, false},
+		{"HYBRID", exchange.HybridFull, false},
+		{"Hybrid-Selective", exchange.HybridSelective, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
@@ -32,7 +36,7 @@ func TestParsePartitionType(t *testing.T) {
 }
 
 func TestParsePartitionTypeRejectsUnknown(t *testing.T) {
-	for _, in := range []string{"", "batch", "pipelined_bounded", "streaming"} {
+	for _, in := range []string{"", "batch", "pipelined_bounded", "streaming", "hybrid_full", "hybrid-"} {
 		t.Run(in, func(t *testing.T) {
 			_, err := exchange.ParsePartitionType(in)
 			require.Error(t, err)
@@ -40,7 +44,7 @@ func TestParsePartitionTypeRejectsUnknown(t *testing.T) {
 			var pe *exchange.ParseError
 			require.ErrorAs(t, err, &pe)
 			assert.Equal(t, in, pe.Value)
-			assert.ElementsMatch(t, []string{"blocking", "pipelined", "pipelined-bounded"}, pe.Valid)
+			assert.ElementsMatch(t, []string{"blocking", "pipelined", "pipelined-bounded", "hybrid-full", "hybrid-selective", "hybrid"}, pe.Valid)
 			for _, v := range pe.Valid {
 				assert.Contains(t, err.Error(), v)
 			}
@@ -53,12 +57,19 @@ func TestPartitionTypeZeroValueAndStrings(t *testing.T) {
 	assert.Equal(t, "blocking", exchange.Blocking.String())
 	assert.Equal(t, "pipelined", exchange.Pipelined.String())
 	assert.Equal(t, "pipelined-bounded", exchange.PipelinedBounded.String())
-	assert.Equal(t, "ResultPartitionType(5)", exchange.ResultPartitionType(5).String())
-	assert.False(t, exchange.ResultPartitionType(5).IsPipelined())
+	assert.Equal(t, "hybrid-full", exchange.HybridFull.String())
+	assert.Equal(t, "hybrid-selective", exchange.HybridSelective.String())
+	assert.Equal(t, "ResultPartitionType(7)", exchange.ResultPartitionType(7).String())
+	assert.False(t, exchange.ResultPartitionType(7).IsPipelined())
+	assert.False(t, exchange.ResultPartitionType(7).IsHybrid())
+	for _, pt := range []exchange.ResultPartitionType{exchange.Blocking, exchange.Pipelined, exchange.PipelinedBounded} {
+		assert.False(t, pt.IsHybrid(), "%v", pt)
+	}
 }
 
 func TestPartitionTypeTextRoundTrip(t *testing.T) {
-	for _, pt := range []exchange.ResultPartitionType{exchange.Blocking, exchange.Pipelined, exchange.PipelinedBounded} {
+	for _, pt := range []exchange.ResultPartitionType{exchange.Blocking, exchange.Pipelined, exchange.PipelinedBounded,
+		exchange.HybridFull, exchange.HybridSelective} {
 		text, err := pt.MarshalText()
 		require.NoError(t, err)
 		var back exchange.ResultPartitionType

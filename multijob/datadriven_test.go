@@ -73,7 +73,10 @@ import (
 //	    end, drivers that are up, scheduled inputs, due timers), decide,
 //	    print; the current time is then T
 //	status
-//	    each job's admission state, slots held, regions running and waiting
+//	    each job's admission state, slots held, regions running and
+//	    waiting; then each slot asked back from the job that holds it, and
+//	    for whom: by a claim (it comes back when its task ends) or a
+//	    preemption (admission.Queues.AskedBack)
 //
 // What a decision prints, under "@T" (T the instant), in this order: the
 // inputs applied at it (by advance), the admission's events (reclaims,
@@ -842,6 +845,18 @@ func (h *harness) cmdStatus(t *testing.T) string {
 			fmt.Fprintf(&b, "; ended %s at %s", st.End.Outcome, ms(st.End.At.Sub(epoch)))
 		}
 		b.WriteString("\n")
+	}
+	for _, ab := range h.s.Admission().AskedBack(nil) {
+		how := "a claim"
+		if ab.Preempted {
+			how = "a preemption"
+		}
+		switch {
+		case ab.For == "":
+			fmt.Fprintf(&b, "slot %d of %s asked back, for nobody\n", ab.Slot, ab.From)
+		default:
+			fmt.Fprintf(&b, "slot %d of %s asked back for %s (%s)\n", ab.Slot, ab.From, ab.For, how)
+		}
 	}
 	return b.String()
 }

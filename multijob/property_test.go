@@ -35,7 +35,8 @@ import (
 //   - no slot runs tasks of two jobs, or a task beside another job's driver;
 //   - a preemption takes from a job of the claimant's queue of strictly
 //     lower priority, the lowest priority (then the most recently
-//     submitted) first, and never a driver;
+//     submitted) first, and never a driver (a slot a claim asks back for
+//     another job leaves its job already: it is not the job's to give);
 //   - a task is cancelled by a preemption only while the preemption's
 //     reason holds (its claimant runs, waits, and outranks the victim);
 //   - on a fair-share queue a job at or above its share takes no slot
@@ -711,6 +712,10 @@ func (r *mixRun) checkPreemption(ev admission.Event, rd multijob.Ready, pre snap
 	// held before this decision and still holds after it had slots to
 	// give (drivers are not among them; a job with a gang may protect its
 	// minimum, so it is left out).
+	back := map[scheduler.SlotID]admission.AskedBack{}
+	for _, ab := range r.s.Admission().AskedBack(nil) {
+		back[ab.Slot] = ab
+	}
 	for name, j := range r.job {
 		if name == c || name == v || j.spec.Queue != qc.Name || j.spec.Gang != nil {
 			continue
@@ -722,31 +727,35 @@ func (r *mixRun) checkPreemption(ev admission.Event, rd multijob.Ready, pre snap
 		if !before {
 			continue
 		}
-		// Its slots a timed preemption takes already are not to give.
+		// Its slots that leave it already are not to give: those a
+		// preemption takes, and those a claim asks back for another job.
 		var kept []scheduler.SlotID
-		for slot := range pre.held[name] {
-			if r.slotJob[slot][name] > 0 {
-				kept = append(kept, slot)
-			}
-		}
 		taken := 0
-		for _, p := range r.pending {
-			if p.victim == name && p.due.After(r.now) {
-				taken += p.count
+		for slot := range pre.held[name] {
+			if r.slotJob[slot][name] == 0 {
+				continue
 			}
-		}
-		for _, e := range rd.Events {
-			if e.Kind == admission.Reclaimed && e.Victim == name {
-				taken += e.Count
+			kept = append(kept, slot)
+			if ab, ok := back[slot]; ok && leaves(c, ab) {
+				taken++
 			}
 		}
 		if len(kept) > taken {
 			slices.Sort(kept)
-			return fmt.Errorf("%s (priority %d) preempted %s (priority %d) while %s (priority %d) ran tasks in slots %v (%d of them being preempted already)",
+			return fmt.Errorf("%s (priority %d) preempted %s (priority %d) while %s (priority %d) ran tasks in slots %v (%d of them leaving it already)",
 				c, r.prio[c], v, r.prio[v], name, r.prio[name], kept, taken)
 		}
 	}
 	return nil
+}
+
+// leaves reports whether a slot asked back from its job (ab) leaves the
+// job already, whatever a preemption for c takes: a preemption takes it,
+// or a claim asks it back for another job than c. (A slot a claim asks
+// back for c itself is the job's to give: c's preemption takes it before
+// any slot of a job after that one in victim order.)
+func leaves(c string, ab admission.AskedBack) bool {
+	return ab.Preempted || ab.For != c
 }
 
 // checkCancel checks that a job's tasks were cancelled for a reason: it
@@ -999,28 +1008,11 @@ func mapsEqual(a, b map[string]int) bool {
 	return true
 }
 
-// knownViolations lists the random seeds whose mixes the admission still breaks
-// a rule in, with what the check reports. They are run like the others,
-// and must still fail that way: a fix of the admission shows here (remove
-// the seed then).
-//
-//   - "fair share of": a job that made a claim (slots asked back for it)
-//     while it was the first job waiting keeps that claim after a job
-//     ahead of it by the fair-share order arrives; a slot coming back is
-//     reserved for it and it takes the slot at or above its share while
-//     the job below its share waits for one slot. (Dropping the claims of
-//     the jobs behind the first waiting one is not enough, and is not a
-//     local change: the claim design keeps them.)
-//   - "preempted": a preemption picks a victim while a lower-priority
-//     job of the queue still runs a task in a slot it held before the
-//     decision; the slot is likely asked back by a claim for another job
-//     (which preemptFor does not take over), which the check cannot see
-//     from outside.
-var knownViolations = map[uint64]string{
-	296: "fair share of", 454: "fair share of", 572: "fair share of", 1005: "fair share of",
-	1154: "fair share of", 1229: "fair share of", 1369: "fair share of", 1490: "fair share of",
-	973: "preempted", 1401: "preempted",
-}
+// knownViolations lists the random seeds whose mixes the admission still
+// breaks a rule in, with what the check reports. They are run like the
+// others, and must still fail that way: a fix of the admission shows here
+// (remove the seed then). It is empty: every mix keeps every rule.
+var knownViolations = map[uint64]string{}
 
 // TestPropertyMixes runs propMixes random mixes (see the top of the
 // file) and checks the rules after every Ready.

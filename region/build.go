@@ -19,9 +19,10 @@ func Build(t *topology.ExecutionTopology) *Regions {
 
 	regionOf := make([]ID, n)
 	var count int32
-	if job.BlockingEdges(t.Mode()) == job.NumEdges() {
+	if job.PipelinedEdges(t.Mode()) == 0 {
 		// Every subtask is a region of its own, numbered as the subtasks
-		// (an all-blocking job): no union-find over millions of them.
+		// (an all-blocking or all-hybrid job): no union-find over millions
+		// of them.
 		for v := range regionOf {
 			regionOf[v] = ID(v)
 		}

@@ -1,6 +1,7 @@
 // Package region derives the pipelined regions of an execution topology:
 // the sets of subtasks connected by pipelined data exchanges, which must be
-// scheduled together. Blocking exchanges separate regions.
+// scheduled together. Blocking and hybrid exchanges separate regions; below,
+// "blocking" edges and groups stand for both unless hybrid ones are named.
 //
 // Build follows Flink 1.14 and goes further:
 //   - a logical fast path: on the job graph, a set of vertices connected by

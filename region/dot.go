@@ -21,7 +21,7 @@ const pairwiseLimit = 64
 
 // DOT renders the execution vertices as a Graphviz digraph with one
 // cluster per region (labelled with its id and slot count). Pipelined
-// exchanges are solid arrows, blocking ones dashed.
+// exchanges are solid arrows, blocking ones dashed, hybrid ones dotted.
 func (rs *Regions) DOT() ([]byte, error) {
 	t := rs.topo
 	job := t.Job()
@@ -33,7 +33,10 @@ func (rs *Regions) DOT() ([]byte, error) {
 	nextGroupNode := n
 	for e := range topology.JobEdgeID(job.NumEdges()) {
 		style := "solid"
-		if !t.PartitionType(e).IsPipelined() {
+		switch pt := t.PartitionType(e); {
+		case pt.IsHybrid():
+			style = "dotted"
+		case !pt.IsPipelined():
 			style = "dashed"
 		}
 		gs := t.GroupsOf(e)

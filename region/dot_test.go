@@ -154,7 +154,10 @@ func assertDOTMatchesRegions(t *testing.T, rs *region.Regions) dotDoc {
 	for e := range topology.JobEdgeID(job.NumEdges()) {
 		s, c := job.EdgeEnds(e)
 		style := "solid"
-		if !topo.PartitionType(e).IsPipelined() {
+		switch pt := topo.PartitionType(e); {
+		case pt.IsHybrid():
+			style = "dotted"
+		case !pt.IsPipelined():
 			style = "dashed"
 		}
 		if styles[[2]topology.JobVertexID{s, c}] == nil {
@@ -167,7 +170,7 @@ func assertDOTMatchesRegions(t *testing.T, rs *region.Regions) dotDoc {
 		_, toVertex := vertexOf[e.to]
 		require.True(t, fromVertex || d.attrs[e.from]["shape"] == "point", "edge from unknown node %s", e.from)
 		require.True(t, toVertex || d.attrs[e.to]["shape"] == "point", "edge to unknown node %s", e.to)
-		assert.Contains(t, []string{"solid", "dashed"}, e.attrs["style"])
+		assert.Contains(t, []string{"solid", "dashed", "dotted"}, e.attrs["style"])
 		if fromVertex && toVertex {
 			key := [2]topology.JobVertexID{topo.JobVertexOf(vertexOf[e.from]), topo.JobVertexOf(vertexOf[e.to])}
 			assert.True(t, styles[key][e.attrs["style"]], "%s -> %s is %s", d.label(e.from), d.label(e.to), e.attrs["style"])
@@ -183,7 +186,10 @@ func TestDOTFLIP119(t *testing.T) {
 		exchange.ForwardPipelinedOnly:   20,
 		exchange.PointwisePipelinedOnly: 16,
 		exchange.AllPipelined:           0,
+		exchange.AllHybridFull:          0,
+		exchange.AllHybridSelective:     0,
 	}
+	wantDotted := map[exchange.Mode]int{exchange.AllHybridFull: 22, exchange.AllHybridSelective: 22}
 	for _, mode := range exchange.Modes() {
 		t.Run(mode.String(), func(t *testing.T) {
 			rs := region.FromJob(loadFLIP119(t), mode)
@@ -191,13 +197,17 @@ func TestDOTFLIP119(t *testing.T) {
 			// A->B forward: 2 arrows, B->C rescale: 4, C->D hash: 16; all small
 			// enough to be drawn pairwise.
 			assert.Len(t, d.edges, 22)
-			dashed := 0
+			dashed, dotted := 0, 0
 			for _, e := range d.edges {
-				if e.attrs["style"] == "dashed" {
+				switch e.attrs["style"] {
+				case "dashed":
 					dashed++
+				case "dotted":
+					dotted++
 				}
 			}
 			assert.Equal(t, wantDashed[mode], dashed)
+			assert.Equal(t, wantDotted[mode], dotted)
 			for i, c := range d.clusterOrder {
 				assert.Contains(t, c, strconv.Itoa(i))
 			}

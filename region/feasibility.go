@@ -167,9 +167,9 @@ func (rs *Regions) check(cluster []resource.Count, m resource.Matching) Verdict 
 		r := rs.regionOf[rs.topo.VerticesOf(target).Start]
 		v.Runnable, v.Definite, v.Region = false, true, r
 		v.NeverFinish = rs.neverFinishing()
-		v.Reason = fmt.Sprintf("region %d %s can never run: it reads the blocking result of edge %s -> %s, and %s never finishes "+
-			"(it is unbounded or reads an unbounded vertex through pipelined edges)",
-			r, rs.MemberNames(r, 8), edge.Source, edge.Target, edge.Source)
+		v.Reason = fmt.Sprintf("region %d %s can never run: it reads the %s result of edge %s -> %s, and %s never finishes "+
+			"(it is unbounded or reads an unbounded vertex through pipelined or hybrid edges)",
+			r, rs.MemberNames(r, 8), rs.topo.PartitionType(e), edge.Source, edge.Target, edge.Source)
 		return v
 	}
 	counts := !rs.anyKnownResources() // only counts matter: any slot serves any request
@@ -567,14 +567,17 @@ func withoutIndefinite(cluster, held []resource.Count, m resource.Matching) []re
 	return out
 }
 
-// blockedForever returns a blocking edge whose producer never finishes: an
-// unbounded vertex, or one that reads an unbounded vertex through
-// pipelined edges (a task cannot finish before its pipelined producers).
-// Its result is never complete, so its consumers never run.
+// blockedForever returns a blocking or selective hybrid edge whose
+// producer never finishes (an unbounded vertex, or one that reads an
+// unbounded vertex through pipelined or hybrid edges: a task cannot
+// finish before its pipelined or hybrid producers) and whose consumers
+// wait for it (not runsBeside). Its result is never complete (a selective
+// hybrid consumer waits for a share of it from other regions), so its
+// consumers never run.
 func (rs *Regions) blockedForever() (edge topology.JobEdgeID, found bool) {
 	job := rs.topo.Job()
 	for e := range topology.JobEdgeID(job.NumEdges()) {
-		if src, _ := job.EdgeEnds(e); rs.NeverFinishes(src) && !rs.topo.PartitionType(e).IsPipelined() {
+		if src, _ := job.EdgeEnds(e); rs.NeverFinishes(src) && !rs.runsBeside(e) {
 			return e, true
 		}
 	}

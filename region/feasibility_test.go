@@ -445,12 +445,12 @@ func TestCheckAgreesWithBruteForce(t *testing.T) {
 	for i := range cases {
 		g, err := smallResourceJob(r)
 		require.NoError(t, err)
-		mode := exchange.Modes()[r.IntN(4)]
+		mode := exchange.Modes()[r.IntN(len(exchange.Modes()))]
 		m := []resource.Matching{resource.FitsEveryDimension, resource.ExactMatch}[r.IntN(2)]
 		cluster := smallCluster(r)
 		rs := region.FromJob(g, mode)
 		v := rs.Check(cluster, m)
-		if e := neverCompleteEdge(g, mode); e >= 0 {
+		if e := neverCompleteEdge(rs); e >= 0 {
 			// Some blocking result is never complete: no cluster helps.
 			blocked++
 			edge := g.Edge(e)
@@ -591,22 +591,11 @@ func descendants(rs *region.Regions, r region.ID) map[region.ID]bool {
 // neverCompleteEdge returns the index of the first blocking edge whose
 // source never finishes (it is unbounded or reads an unbounded vertex
 // through pipelined edges, found by fixpoint), or -1.
-func neverCompleteEdge(g *topology.JobGraph, mode exchange.Mode) topology.JobEdgeID {
-	never := make([]bool, g.NumVertices())
-	for i := range never {
-		never[i] = g.Vertex(topology.JobVertexID(i)).Unbounded
-	}
-	for changed := true; changed; {
-		changed = false
-		for e := range topology.JobEdgeID(g.NumEdges()) {
-			src, dst := g.EdgeEnds(e)
-			if never[src] && !never[dst] && g.Edge(e).PartitionType(mode).IsPipelined() {
-				never[dst], changed = true, true
-			}
-		}
-	}
+func neverCompleteEdge(rs *region.Regions) topology.JobEdgeID {
+	g := rs.Topology().Job()
+	never := referenceNever(rs)
 	for e := range topology.JobEdgeID(g.NumEdges()) {
-		if src, _ := g.EdgeEnds(e); never[src] && !g.Edge(e).PartitionType(mode).IsPipelined() {
+		if src, _ := g.EdgeEnds(e); never[src] && naiveWaits(rs, e) {
 			return e
 		}
 	}

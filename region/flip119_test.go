@@ -35,23 +35,28 @@ func view(rs *region.Regions) []regionView {
 }
 
 // TestFLIP119Table checks the table of FLIP-119 "Data Exchange Mode
-// Examples" for all four modes.
+// Examples" for all four modes, and the hybrid modes, which cut regions
+// where all-blocking does.
 func TestFLIP119Table(t *testing.T) {
 	g := loadFLIP119(t)
 	tests := []struct {
-		mode                   exchange.Mode
-		regions, blocking, min int
+		mode                           exchange.Mode
+		regions, blocking, hybrid, min int
 	}{
-		{exchange.AllBlocking, 12, 3, 1},
-		{exchange.ForwardPipelinedOnly, 10, 2, 1},
-		{exchange.PointwisePipelinedOnly, 6, 1, 2},
-		{exchange.AllPipelined, 1, 0, 4},
+		{exchange.AllBlocking, 12, 3, 0, 1},
+		{exchange.ForwardPipelinedOnly, 10, 2, 0, 1},
+		{exchange.PointwisePipelinedOnly, 6, 1, 0, 2},
+		{exchange.AllPipelined, 1, 0, 0, 4},
+		{exchange.AllHybridFull, 12, 0, 3, 1},
+		{exchange.AllHybridSelective, 12, 0, 3, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.mode.String(), func(t *testing.T) {
 			rs := region.FromJob(g, tc.mode)
 			assert.Equal(t, tc.regions, rs.NumRegions(), "pipelined regions")
 			assert.Equal(t, tc.blocking, g.BlockingEdges(tc.mode), "blocking logical edges")
+			assert.Equal(t, tc.hybrid, g.HybridEdges(tc.mode), "hybrid logical edges")
+			assert.Equal(t, 3-tc.blocking-tc.hybrid, g.PipelinedEdges(tc.mode), "pipelined logical edges")
 			assert.Equal(t, tc.min, rs.MinimumSlots(), "minimum slots required")
 			assert.Equal(t, 12, rs.Topology().NumExecutionVertices())
 		})

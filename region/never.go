@@ -1,11 +1,16 @@
 package region
 
-import "github.com/regionsched/regionsched/topology"
+import (
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/topology"
+)
 
 // markNeverFinishing records which job vertices never finish: the
 // unbounded ones and, transitively, every vertex that reads one of them
-// through a pipelined edge (a task cannot finish before its pipelined
-// producers). It allocates nothing for a job without unbounded vertices.
+// through an edge whose consumers run beside their producers (runsBeside:
+// a task cannot finish before its pipelined or hybrid producers, so it
+// runs and holds its slot forever). It allocates nothing for a job
+// without unbounded vertices.
 func (rs *Regions) markNeverFinishing() {
 	job := rs.topo.Job()
 	any := false
@@ -22,7 +27,7 @@ func (rs *Regions) markNeverFinishing() {
 	for _, jv := range job.TopologicalOrder() {
 		never := job.Vertex(jv).Unbounded
 		for _, e := range job.InEdges(jv) {
-			if src, _ := job.EdgeEnds(e); rs.never[src] && rs.topo.PartitionType(e).IsPipelined() {
+			if src, _ := job.EdgeEnds(e); rs.never[src] && rs.runsBeside(e) {
 				never = true
 				break
 			}
@@ -31,9 +36,34 @@ func (rs *Regions) markNeverFinishing() {
 	}
 }
 
+// runsBeside reports whether the consumers of job edge e run beside its
+// producers when these never finish (and so never finish either):
+// pipelined and full hybrid edges (a full hybrid consumer starts once its
+// producers are deployed), and a selective hybrid edge whose every
+// consumer reads partitions of its own region only (its region waits for
+// no share of them). A blocking consumer, and a selective one with a
+// producer in another region, waits for finished producers and never
+// starts (blockedForever).
+func (rs *Regions) runsBeside(e topology.JobEdgeID) bool {
+	switch pt := rs.topo.PartitionType(e); {
+	case pt.IsPipelined() || pt == exchange.HybridFull:
+		return true
+	case pt != exchange.HybridSelective:
+		return false
+	}
+	gs := rs.topo.GroupsOf(e)
+	for g := gs.Start; g < gs.End; g++ {
+		ps, cs := rs.groupProducers.Row(g), rs.groupConsumers.Row(g)
+		if len(ps) != 1 || len(cs) != 1 || cs[0] != ps[0] {
+			return false
+		}
+	}
+	return true
+}
+
 // NeverFinishes reports whether the subtasks of job vertex jv never
 // finish: jv is unbounded, or reads an unbounded vertex through pipelined
-// edges, directly or through other such vertices. Such a subtask holds its
+// or full hybrid edges, directly or through other such vertices. Such a subtask holds its
 // slot forever, and so does every slot it shares (Slot.Unbounded). An
 // index out of range reports false.
 func (rs *Regions) NeverFinishes(jv topology.JobVertexID) bool {

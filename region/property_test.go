@@ -39,6 +39,7 @@ var randomJobs = jobgen.Options{
 	Ships:            []exchange.ShipStrategy{exchange.Rescale, exchange.Rescale, exchange.Hash, exchange.Rebalance, exchange.Broadcast},
 	ForwardRate:      0.5,
 	PinRates:         []float64{0, 0.2, 0.5},
+	PinTypes:         jobgen.AllPinTypes(),
 	Groups:           []string{topology.DefaultSlotSharingGroup, "a", "b"},
 	GroupRate:        1.0 / 3,
 	Profiles:         jobgen.Grid([]int64{0, 100, 200, 300, 400}, []int64{0, 256, 512, 768}),
@@ -74,7 +75,7 @@ func TestRegionsMatchNaiveReferenceOnRandomDAGs(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 0x5eed))
 		g, err := randomJob(r)
 		require.NoError(t, err, "seed %d", seed)
-		mode := exchange.Modes()[r.IntN(4)]
+		mode := exchange.Modes()[r.IntN(len(exchange.Modes()))]
 		ok := t.Run(fmt.Sprintf("seed=%d/%v", seed, mode), func(t *testing.T) {
 			checkRegionProperties(t, g, mode, &st)
 		})
@@ -254,7 +255,7 @@ func checkSlots(t *testing.T, rs *region.Regions, x *expansion, st *propertyStat
 	et := rs.Topology()
 	g := et.Job()
 	maxCount := 0
-	never := referenceNever(et)
+	never := referenceNever(rs)
 	for r := range region.ID(rs.NumRegions()) {
 		// Lower bound: per slot sharing group, the max over job vertices
 		// of their subtasks in the region; summed over groups.
@@ -320,7 +321,7 @@ func TestAppendSlotsAppendsWhatSlotsReturns(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 0xa99e))
 		g, err := randomJob(r)
 		require.NoError(t, err, "seed %d", seed)
-		rs := region.FromJob(g, exchange.Modes()[r.IntN(4)])
+		rs := region.FromJob(g, exchange.Modes()[r.IntN(len(exchange.Modes()))])
 		prefix := region.Slot{SlotSharingGroup: "prefix"}
 		for id := range region.ID(rs.NumRegions()) {
 			want := rs.Slots(id)

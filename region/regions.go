@@ -20,8 +20,8 @@ type Regions struct {
 	members      []topology.ExecutionVertexID
 	slotCount    []int32
 	minimumSlots int
-	// consumed: per region, the blocking groups it reads that have a
-	// producer outside it. produced: per region, the blocking groups it
+	// consumed: per region, the blocking and hybrid groups it reads that
+	// have a producer outside it. produced: per region, those it
 	// writes that have a consumer outside it.
 	consumed, produced csr.CSR[topology.GroupID]
 	// consumedAll: per region, every blocking group it reads, also those
@@ -107,16 +107,18 @@ func (rs *Regions) SlotCount(r ID) int {
 // region scheduling never deadlocks. ForCluster does not change it.
 func (rs *Regions) MinimumSlots() int { return rs.minimumSlots }
 
-// ConsumedGroups returns the blocking partition groups region r reads that
-// have at least one producer outside r: r may be scheduled once every
-// partition of them produced outside r is finished (read-only).
+// ConsumedGroups returns the blocking and hybrid partition groups region
+// r reads that have at least one producer outside r: r may be scheduled
+// once every partition of its blocking ones produced outside r is
+// finished, and its hybrid ones are consumable (package strategy)
+// (read-only).
 func (rs *Regions) ConsumedGroups(r ID) []topology.GroupID { return rs.consumed.Row(int32(r)) }
 
-// AllConsumedGroups returns every blocking partition group region r reads,
+// AllConsumedGroups returns every blocking and hybrid partition group region r reads,
 // ascending: ConsumedGroups plus the groups whose only producer region is
 // r itself (read-only). Counting a region off every group it reads (for
 // partition release) needs these. It usually is ConsumedGroups: a second
-// list is kept only when some region reads a blocking group of its own.
+// list is kept only when some region reads such a group of its own.
 func (rs *Regions) AllConsumedGroups(r ID) []topology.GroupID {
 	if rs.consumedAll.Rows() == 0 {
 		return rs.consumed.Row(int32(r))
@@ -124,7 +126,7 @@ func (rs *Regions) AllConsumedGroups(r ID) []topology.GroupID {
 	return rs.consumedAll.Row(int32(r))
 }
 
-// ProducedGroups returns the blocking partition groups region r writes
+// ProducedGroups returns the blocking and hybrid partition groups region r writes
 // that have at least one consumer outside r (read-only).
 func (rs *Regions) ProducedGroups(r ID) []topology.GroupID { return rs.produced.Row(int32(r)) }
 
@@ -149,7 +151,7 @@ func (rs *Regions) GroupConsumerRegions(g topology.GroupID) []ID {
 	return rs.groupConsumers.Row(int32(g))
 }
 
-// IsCrossRegion reports whether blocking group g has a region among its
+// IsCrossRegion reports whether blocking or hybrid group g has a region among its
 // consumers that is also among its producers while other regions produce
 // into it too (FLINK-22017): that consumer must wait only for the
 // partitions produced outside itself.
@@ -157,7 +159,7 @@ func (rs *Regions) IsCrossRegion(g topology.GroupID) bool {
 	return rs.cross[g/64]&(1<<(g%64)) != 0
 }
 
-// ProducerRegions returns the distinct regions whose blocking results
+// ProducerRegions returns the distinct regions whose blocking or hybrid results
 // region r reads, ascending. Cost O(sum of the producer lists of r's
 // consumed groups).
 func (rs *Regions) ProducerRegions(r ID) []ID {
@@ -165,7 +167,7 @@ func (rs *Regions) ProducerRegions(r ID) []ID {
 }
 
 // ConsumerRegions returns the distinct regions that read region r's
-// blocking results, ascending.
+// blocking or hybrid results, ascending.
 func (rs *Regions) ConsumerRegions(r ID) []ID {
 	return rs.distinctNeighbours(r, rs.produced, rs.groupConsumers)
 }

@@ -21,8 +21,8 @@ type Slot struct {
 	// Members are the subtasks in the slot, producers before consumers.
 	Members []topology.ExecutionVertexID
 	// Unbounded reports whether a member never finishes — it is
-	// unbounded, or reads an unbounded vertex through pipelined edges
-	// (Regions.NeverFinishes) — so the slot is occupied indefinitely.
+	// unbounded, or reads an unbounded vertex through pipelined or full
+	// hybrid edges (Regions.NeverFinishes) — so the slot is occupied indefinitely.
 	Unbounded bool
 }
 

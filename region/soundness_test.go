@@ -249,7 +249,7 @@ func TestForClusterRandomPackingsAreValid(t *testing.T) {
 	for i := range 1500 {
 		g, err := smallResourceJob(r)
 		require.NoError(t, err)
-		mode := exchange.Modes()[r.IntN(4)]
+		mode := exchange.Modes()[r.IntN(len(exchange.Modes()))]
 		m := []resource.Matching{resource.FitsEveryDimension, resource.ExactMatch}[r.IntN(2)]
 		cluster := smallCluster(r)
 		pk := region.FromJob(g, mode).ForCluster(cluster, m)
@@ -317,7 +317,8 @@ func TestCheckHugeClusterDoesNotOverflow(t *testing.T) {
 }
 
 // streamingJobs are random small jobs with unbounded vertices anywhere:
-// 1-6 vertices of parallelism 1-3, any ship strategy and pinned exchange,
+// 1-6 vertices of parallelism 1-3, any ship strategy and pinned exchange
+// (hybrid ones included),
 // one or two slot sharing groups, a third of the jobs sized, durations of
 // 100 ms - 2 s.
 var streamingJobs = jobgen.Options{
@@ -328,6 +329,7 @@ var streamingJobs = jobgen.Options{
 	ChainRate:       0.5,
 	ForwardRate:     0.5,
 	PinRates:        []float64{0, 0.3},
+	PinTypes:        jobgen.AllPinTypes(),
 	Groups:          []string{topology.DefaultSlotSharingGroup, "other"},
 	GroupRate:       0.3,
 	Profiles:        []resource.Profile{resource.Unknown, resource.New(500, 512), resource.New(1000, 1024)},
@@ -338,7 +340,8 @@ var streamingJobs = jobgen.Options{
 }
 
 // TestCheckAgreesWithSimulationOnStreamingJobs is the soundness property
-// on random jobs with unbounded vertices anywhere: when Check
+// on random jobs with unbounded vertices anywhere, in every mode (hybrid
+// ones with a random selective share): when Check
 // says deadlock-free the region policy finishes (or runs steadily) for
 // every seed, and when it says not runnable and Definite it never does.
 // A not-Definite verdict depends on timing; those cases are counted.
@@ -352,8 +355,9 @@ func TestCheckAgreesWithSimulationOnStreamingJobs(t *testing.T) {
 	for i := range cases {
 		g, err := jobgen.Generate(r, streamingJobs)
 		require.NoError(t, err)
-		mode := exchange.Modes()[r.IntN(4)]
+		mode := exchange.Modes()[r.IntN(len(exchange.Modes()))]
 		rs := region.FromJob(g, mode)
+		share := []float64{0.1, 0.5, 1}[r.IntN(3)]
 		cluster := unknownSlots(r.IntN(rs.MinimumSlots() + 4))
 		if r.IntN(3) == 0 {
 			cluster = []resource.Count{{Profile: resource.New(1000, 1024), N: r.IntN(4)}, {Profile: resource.New(2000, 2048), N: r.IntN(4)}}
@@ -363,11 +367,11 @@ func TestCheckAgreesWithSimulationOnStreamingJobs(t *testing.T) {
 			streaming++
 		}
 		desc := func() string {
-			return fmt.Sprintf("case %d, mode %v, cluster %v, verdict %+v\njob %s", i, mode, cluster, v, encodeJob(g))
+			return fmt.Sprintf("case %d, mode %v, share %v, cluster %v, verdict %+v\njob %s", i, mode, share, cluster, v, encodeJob(g))
 		}
 		finished := 0
 		for seed := uint64(1); seed <= uint64(seeds); seed++ {
-			res, err := simulator.Run(simulator.Config{Regions: rs, Cluster: cluster, Seed: seed})
+			res, err := simulator.Run(simulator.Config{Regions: rs, Cluster: cluster, Seed: seed, SelectiveShare: share})
 			require.NoError(t, err, desc())
 			switch {
 			case v.Runnable:

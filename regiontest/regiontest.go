@@ -46,6 +46,7 @@ type options struct {
 	seeds    int
 	matching resource.Matching
 	failures []string
+	share    float64
 }
 
 // Seeds sets how many seeds (1 ... n) are simulated; 0 skips simulation.
@@ -53,6 +54,12 @@ func Seeds(n int) Option { return func(o *options) { o.seeds = n } }
 
 // ExactMatching serves a request only with a slot of exactly its profile.
 func ExactMatching() Option { return func(o *options) { o.matching = resource.ExactMatch } }
+
+// SelectiveShare sets the share of the producers of a selective hybrid
+// input that must have finished before its consumer starts
+// (strategy.WithSelectiveShare) in every simulated run; a share outside
+// (0, 1] is reported as a Problem.
+func SelectiveShare(share float64) Option { return func(o *options) { o.share = share } }
 
 // Failures injects failures in every simulated run, as "ID#i@MS" (the
 // first attempt of subtask ID#i fails after MS ms of progress): the job
@@ -99,7 +106,7 @@ func Verify(job *topology.JobGraph, mode exchange.Mode, cluster []resource.Count
 	}
 	for seed := 1; seed <= o.seeds; seed++ {
 		res, err := simulator.Run(simulator.Config{Regions: rs, Cluster: cluster, Seed: uint64(seed), Ties: simulator.TiesSeeded,
-			Matching: o.matching, Failures: failures})
+			Matching: o.matching, Failures: failures, SelectiveShare: o.share})
 		if err != nil {
 			rep.Problem = fmt.Sprintf("%s: simulation with seed %d: %v", where, seed, err)
 			return rep

@@ -225,3 +225,24 @@ func TestBuilderJobRunsLikeItsJobFile(t *testing.T) {
 	}
 	regiontest.RequireDeadlockFree(t, built, mode, regiontest.Slots(2), regiontest.Failures("B#1@500"))
 }
+
+// Hybrid jobs: deadlock-free on their largest region's slots (1 for
+// FLIP-119's example), with failures and any selective share; a share
+// outside (0, 1] is a Problem naming it.
+func TestHybridModes(t *testing.T) {
+	job := flip119(t)
+	for _, mode := range []exchange.Mode{exchange.AllHybridFull, exchange.AllHybridSelective} {
+		rep := regiontest.Verify(job, mode, regiontest.Slots(1), regiontest.Seeds(5), regiontest.Failures("C#1@300"))
+		require.True(t, rep.DeadlockFree(), rep.Problem)
+		assert.Equal(t, 1, rep.Static.MinimumSlots)
+		regiontest.RequireDeadlockFree(t, job, mode, regiontest.Slots(3), regiontest.Seeds(5), regiontest.SelectiveShare(0.25))
+		fast := regiontest.Verify(job, mode, regiontest.Slots(12), regiontest.Seeds(1))
+		require.True(t, fast.DeadlockFree(), fast.Problem)
+		if mode == exchange.AllHybridFull {
+			assert.Equal(t, time.Second, fast.Runs[0].Makespan, "with a slot per subtask every consumer works beside its producers")
+		}
+	}
+	rep := regiontest.Verify(job, exchange.AllHybridSelective, regiontest.Slots(1), regiontest.SelectiveShare(2))
+	assert.False(t, rep.DeadlockFree())
+	assert.Contains(t, rep.Problem, "selective share 2")
+}

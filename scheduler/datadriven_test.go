@@ -19,6 +19,7 @@ import (
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/slotpool"
+	"github.com/regionsched/regionsched/strategy"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -33,9 +34,10 @@ import (
 // The commands (t= is the virtual time in ms from epoch 0; without it the
 // time of the previous command is used):
 //
-//	job file=F | <JSON in the input>  [mode=M] [timeout=MS] [idle=MS] [matching=exact]
+//	job file=F | <JSON in the input>  [mode=M] [timeout=MS] [idle=MS] [matching=exact] [share=S]
 //	    decode the job (examples/jobs/F), print its regions and the slots
-//	    each needs; timeout is the pool's fulfillability timeout
+//	    each needs; timeout is the pool's fulfillability timeout, share
+//	    the selective share of hybrid inputs (Config.SelectiveShare)
 //	cluster slots=N | <lines "N [cpu=C mem=M ext=K ...]">  [t=]
 //	    offer slots to the pool (ids 1, 2, ... in order of appearance)
 //	admission slots=N | <lines as cluster>
@@ -166,6 +168,15 @@ func (h *scenario) cmdJob(t *testing.T, td *datadriven.TestData) string {
 	}
 	if td.HasArg("idle") {
 		h.cfg.Pool.IdleTimeout = time.Duration(h.intArg(t, td, "idle")) * time.Millisecond
+	}
+	if td.HasArg("share") {
+		var share string
+		td.ScanArgs(t, "share", &share)
+		f, err := strconv.ParseFloat(share, 64)
+		if err != nil || strategy.CheckSelectiveShare(f) != nil {
+			td.Fatalf(t, "share=%s: a number in (0, 1]", share)
+		}
+		h.cfg.SelectiveShare = f
 	}
 	if td.HasArg("matching") {
 		var m string

@@ -99,7 +99,8 @@ func (s *Scheduler) drain(now time.Time) {
 
 // deploy starts every subtask of a region whose bulk was fulfilled. It
 // reports whether it left the pool alone (it releases the slots of a
-// stale bulk).
+// stale bulk, and the consumers of the region's hybrid results that may
+// now start ask for slots).
 func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 	r := regionOfBulk(ev.Bulk)
 	run := &s.regions[r]
@@ -116,7 +117,8 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 	if run.several {
 		members = s.rs.Size(r)
 	}
-	if n, err := s.strategy.MarkDeploying(r); err != nil || n != members {
+	n, d, err := s.strategy.MarkDeploying(r)
+	if err != nil || n != members {
 		s.log.Debug("deploying state refused", zap.Int32("region", int32(r)), zap.Int("deploying", n), zap.Error(err))
 	}
 	if live := run.live; live != 0 {
@@ -140,13 +142,18 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 		s.slots.set(slot, slotUse{region: r, attempt: attempt, running: 1})
 		s.emitDeploy(v, attempt, slot, r)
 	}
+	quiet := true
+	if len(d.Deploy) > 0 { // consumers of r's hybrid results may start: they ask the pool
+		s.apply(now, d)
+		quiet = false
+	}
 	if !s.debug {
-		return true
+		return quiet
 	}
 	if ce := s.log.Check(zap.DebugLevel, "region deployed"); ce != nil {
 		ce.Write(zap.Int32("region", int32(r)), zap.Int("slots", len(ev.Slots)))
 	}
-	return true
+	return quiet
 }
 
 // dropStale handles the fulfillment of a bulk the scheduler no longer

@@ -33,7 +33,14 @@ func TestFLIP119AllModes(t *testing.T) {
 					asked = append(asked, ra.R)
 					assert.Zero(t, ra.A)
 				}
-				require.Equal(t, sources, asked, "Start must ask for exactly the source regions")
+				if mode.IsHybrid() {
+					// The consumers of a source region deployed at once
+					// may start too (its hybrid results are consumable).
+					require.GreaterOrEqual(t, len(asked), len(sources))
+					require.Equal(t, sources, asked[:len(sources)], "Start must ask for the source regions first")
+				} else {
+					require.Equal(t, sources, asked, "Start must ask for exactly the source regions")
+				}
 				require.NotEmpty(t, h.f.deploys, "the first source region fits")
 				for _, d := range h.f.deploys {
 					assert.Contains(t, sources, rs.RegionOf(d.V), "%s deployed at Start", rs.Topology().VertexName(d.V))

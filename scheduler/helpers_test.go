@@ -65,7 +65,9 @@ type regionAttempt struct {
 //     and holds only tasks of the same region slot (same region and
 //     attempt, at most one subtask per job vertex);
 //   - every blocking partition the vertex reads from outside its region
-//     was reported finished in the producer's current attempt;
+//     was reported finished in the producer's current attempt, and every
+//     producer of a hybrid partition it reads from outside was deployed in
+//     its current attempt;
 //   - the slot serves the profile of the vertex's region slot.
 //
 // On every cancel, that the task runs in that attempt; on every released
@@ -223,6 +225,11 @@ func (f *fakeRuntime) deploy(v topology.ExecutionVertexID, attempt strategy.Atte
 			t.Errorf("deploy %s@%d before its blocking input from %s finished", f.name(v), attempt, f.name(p))
 		}
 	}
+	for _, p := range f.inputsOutside(v, true) {
+		if a, ok := f.lastAttempt[p]; !ok || a != f.currentAttempt(p) {
+			t.Errorf("deploy %s@%d before its hybrid producer %s was deployed", f.name(v), attempt, f.name(p))
+		}
+	}
 	f.running[v] = d
 	f.bySlot[slot] = append(f.bySlot[slot], v)
 	f.maxUsed = max(f.maxUsed, len(f.bySlot))
@@ -294,12 +301,36 @@ func (f *fakeRuntime) currentAttempt(v topology.ExecutionVertexID) strategy.Atte
 // blockingInputsOutside lists the producers of the blocking partitions v
 // reads that are outside v's region.
 func (f *fakeRuntime) blockingInputsOutside(v topology.ExecutionVertexID) []topology.ExecutionVertexID {
+	return f.inputsOutside(v, false)
+}
+
+// finishable reports whether every producer of a hybrid partition v reads
+// finished in its current attempt: v may report its own finish.
+func (f *fakeRuntime) finishable(v topology.ExecutionVertexID) bool {
+	topo := f.rs.Topology()
+	for _, e := range topo.Job().InEdges(topo.JobVertexOf(v)) {
+		if !topo.PartitionType(e).IsHybrid() {
+			continue
+		}
+		g := topo.Group(topo.ConsumedGroup(e, topo.SubtaskIndex(v)))
+		for p := g.Producers.Start; p < g.Producers.End; p++ {
+			if a, ok := f.finished[topology.ExecutionVertexID(p)]; !ok || a != f.currentAttempt(topology.ExecutionVertexID(p)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// inputsOutside lists the producers outside v's region of the blocking
+// (hybrid: false) or hybrid partitions v reads.
+func (f *fakeRuntime) inputsOutside(v topology.ExecutionVertexID, hybrid bool) []topology.ExecutionVertexID {
 	topo := f.rs.Topology()
 	jv := topo.JobVertexOf(v)
 	r := f.rs.RegionOf(v)
 	var out []topology.ExecutionVertexID
 	for _, e := range topo.Job().InEdges(jv) {
-		if topo.PartitionType(e).IsPipelined() {
+		if pt := topo.PartitionType(e); pt.IsPipelined() || pt.IsHybrid() != hybrid {
 			continue
 		}
 		g := topo.Group(topo.ConsumedGroup(e, topo.SubtaskIndex(v)))
@@ -496,12 +527,23 @@ func (h *harness) byName(name string) topology.ExecutionVertexID {
 }
 
 // step finishes one running task chosen at random (sometimes reporting it
-// running first); false if nothing runs.
+// running first) among those whose hybrid producers finished; false if
+// nothing runs. Now and then it reports the finish of a task whose hybrid
+// producer runs, which the scheduler refuses, changing nothing.
 func (h *harness) step() bool {
-	ids := h.f.runningIDs()
-	if len(ids) == 0 {
+	all := h.f.runningIDs()
+	if len(all) == 0 {
 		return false
 	}
+	ids := slices.DeleteFunc(slices.Clone(all), func(v topology.ExecutionVertexID) bool { return !h.f.finishable(v) })
+	if len(ids) < len(all) && h.rng.IntN(4) == 0 {
+		early := all[slices.IndexFunc(all, func(v topology.ExecutionVertexID) bool { return !h.f.finishable(v) })]
+		h.begin()
+		err := h.s.TaskFinished(h.now, early, h.f.running[early].Attempt)
+		require.ErrorIs(h.t, err, strategy.ErrEarlyFinish, "finish of %s before its hybrid producers", h.f.name(early))
+		h.check()
+	}
+	require.NotEmpty(h.t, ids, "every running task waits for a hybrid producer")
 	v := ids[h.rng.IntN(len(ids))]
 	if h.rng.IntN(3) == 0 {
 		if st, err := h.s.Task(v); err == nil && st.State == strategy.TaskDeploying {

@@ -43,6 +43,12 @@ type Config struct {
 	// pool's messages come out in Ready.ToAdmission and the answers go in
 	// through Admit.
 	Admission slotpool.Admission
+	// SelectiveShare is the share of the producers of a selective hybrid
+	// input that must have finished before its consumer may start
+	// (strategy.WithSelectiveShare): more than 0 and at most 1; 0 means
+	// strategy.DefaultSelectiveShare. New ignores a value outside that
+	// range (strategy.CheckSelectiveShare tells), keeping the default.
+	SelectiveShare float64
 	// Logger receives debug logs; nil means zap.NewNop(). Whether it
 	// takes debug entries is read once, by New, for the entries that come
 	// with every task (a region deployed; the pool's and the strategy's
@@ -212,13 +218,14 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 	}
 	pool := slotpool.New(pc)
 	return &Scheduler{
-		rs:       rs,
-		strategy: strategy.New(rs, strategy.WithLogger(log.Named("strategy")), strategy.WithDeployedReports()),
-		pool:     pool,
-		link:     slotpool.NewLink(pool, cfg.Admission, log.Named("link")),
-		log:      log,
-		debug:    log.Core().Enabled(zap.DebugLevel),
-		regions:  make([]regionRun, rs.NumRegions()),
+		rs: rs,
+		strategy: strategy.New(rs, strategy.WithLogger(log.Named("strategy")), strategy.WithDeployedReports(),
+			strategy.WithSelectiveShare(cfg.SelectiveShare)),
+		pool:    pool,
+		link:    slotpool.NewLink(pool, cfg.Admission, log.Named("link")),
+		log:     log,
+		debug:   log.Core().Enabled(zap.DebugLevel),
+		regions: make([]regionRun, rs.NumRegions()),
 	}
 }
 

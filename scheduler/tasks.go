@@ -26,10 +26,13 @@ func (s *Scheduler) TaskRunning(now time.Time, v TaskID, attempt Attempt) error 
 }
 
 // TaskFinished reports that a task finished: its slot is returned once
-// every task sharing it finished, and regions whose blocking inputs are
-// now complete ask for slots. A report of a replaced attempt is ignored.
+// every task sharing it finished, and regions whose inputs are now
+// consumable ask for slots. A report of a replaced attempt is ignored.
 //
-// Errors: as TaskRunning.
+// Errors: as TaskRunning, and a *strategy.EarlyFinishError in an *OpError
+// (errors.Is strategy.ErrEarlyFinish) for a task that reads a hybrid
+// result whose producer has not finished: nothing changes, the task still
+// runs; report the producer's finish first, then this one again.
 func (s *Scheduler) TaskFinished(now time.Time, v TaskID, attempt Attempt) error {
 	return s.report(now, "task-finished", v, attempt, strategy.TaskFinished)
 }

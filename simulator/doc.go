@@ -14,11 +14,16 @@
 //
 // Semantics: a task needs a slot; a deployed task
 // makes progress only while every blocking partition it reads is finished
-// and all its pipelined producers and consumers are deployed; its
-// duration advances only then; it cannot finish before its pipelined
-// producers finish; a shared slot is returned when its last task ends. An
+// and all its pipelined producers and consumers and its hybrid producers
+// are deployed; its duration advances only then; it cannot finish before
+// its pipelined and hybrid producers finish; a shared slot is returned
+// when its last task ends. A hybrid exchange is so a pipelined one without
+// back pressure: a consumer deployed while its producer runs works beside
+// it (reading what is written, live or persisted) and finishes no earlier
+// than the producer, and the producer never waits for its consumers. An
 // unbounded task never finishes; a bounded task reading it through a
-// pipelined exchange does its work and keeps running with it. A run whose
+// pipelined or full hybrid exchange does its work and keeps running with
+// it. A run whose
 // only unfinished tasks are these (and tasks that can never start behind
 // them) ends Steady. Deadlock is a state with no pending event and an
 // unfinished job otherwise; it is detected and reported with the tasks
@@ -29,8 +34,8 @@
 // Two policies: Region (the library: regions, FIFO atomic bulks, slot
 // sharing, region failover) and Eager, the baseline of a scheduler without
 // regions or bulks: every task asks for its own slot as soon as its
-// blocking inputs are finished and its pipelined producers are deployed,
-// and free slots go to pending tasks in seeded random order. Eager
+// blocking inputs are finished and its pipelined and hybrid producers are
+// deployed, and free slots go to pending tasks in seeded random order. Eager
 // reproduces FLIP-119's deadlocks.
 //
 //	res, err := simulator.Run(simulator.Config{

@@ -9,7 +9,8 @@ import (
 
 // eagerPolicy is the baseline of a scheduler without regions, bulks or
 // slot sharing: a task asks for its own slot as soon as its blocking
-// inputs are finished and its pipelined producers are deployed; free
+// inputs are finished and its pipelined and hybrid producers are
+// deployed; free
 // slots go to pending tasks in seeded random order. A failed task is
 // restarted alone (it asks for a slot again).
 type eagerPolicy struct {

@@ -123,8 +123,9 @@ func checkFailover(t *testing.T, rs *region.Regions, x topology.ExecutionVertexI
 	assert.Equal(t, chosen, redeployed, "the regions deployed again are exactly the strategy's choice")
 	// (b) x's region restarts
 	assert.True(t, restarted[xr], "%s's region %d restarts", name, xr)
-	// (c) only x's region, regions downstream of it, and producers of
-	// inputs of restarted regions restart
+	// (c) only x's region, regions downstream of it, producers of inputs
+	// of restarted regions (released or lost partitions, selective hybrid
+	// results read live), and their consumers restart
 	down := downstream(rs, region.ID(xr))
 	for r := range restarted {
 		if down[r] {
@@ -136,8 +137,11 @@ func checkFailover(t *testing.T, rs *region.Regions, x topology.ExecutionVertexI
 			for _, p := range rs.ProducerRegions(region.ID(c)) {
 				justified = justified || int(p) == r
 			}
+			for _, p := range rs.ConsumerRegions(region.ID(c)) {
+				justified = justified || int(p) == r
+			}
 		}
-		assert.True(t, justified, "region %d restarted but is neither downstream of region %d nor a producer of a restarted region", r, xr)
+		assert.True(t, justified, "region %d restarted but is neither downstream of region %d nor a producer or consumer of a restarted region", r, xr)
 	}
 	// (d) everything downstream restarts, deployed or not
 	for r := range down {

@@ -24,6 +24,7 @@ var fuzzJobs = jobgen.Options{
 	Density:      jobgen.FloatRange{Min: 0.2, Max: 0.6},
 	ForwardRate:  0.4,
 	PinRates:     []float64{0, 0.3},
+	PinTypes:     jobgen.AllPinTypes(),
 	Groups:       []string{"default", "other"},
 	GroupRate:    0.3,
 	Motifs:       []jobgen.Motif{jobgen.ForwardTriangle, jobgen.RescaleTriangle},
@@ -39,12 +40,13 @@ var fuzzJobs = jobgen.Options{
 func FuzzSimulate(f *testing.F) {
 	for seed := range uint64(8) {
 		f.Add(seed, uint8(seed), uint8(0), uint16(0))
+		f.Add(seed, uint8(4+seed%2), uint8(seed%3), uint16(100*seed)) // hybrid modes
 	}
 	f.Fuzz(func(t *testing.T, seed uint64, modeIdx, extraSlots uint8, failAt uint16) {
 		rng := rand.New(rand.NewPCG(seed, 0xf022))
 		job, err := jobgen.Generate(rng, fuzzJobs)
 		require.NoError(t, err)
-		rs := region.FromJob(job, exchange.Modes()[int(modeIdx)%4])
+		rs := region.FromJob(job, exchange.Modes()[int(modeIdx)%len(exchange.Modes())])
 		cluster := []resource.Count{{Profile: resource.Unknown, N: rs.MinimumSlots() + int(extraSlots%3)}}
 		cfg := simulator.Config{Regions: rs, Cluster: cluster, Seed: seed, Ties: tiesFor(seed), Record: true, MaxEvents: 1 << 20}
 		if failAt > 0 {

@@ -214,18 +214,29 @@ func checkTrace(rs *region.Regions, cluster []resource.Count, policy simulator.P
 				regionDeploy[ra] = ev.At
 				regionDeployCount[ra]++
 			}
-			// blocking inputs from other regions are finished
+			// blocking inputs from other regions are finished, hybrid
+			// ones deployed (or finished)
 			jv := topo.JobVertexOf(v)
 			sub := topo.SubtaskIndex(v)
 			for _, e := range job.InEdges(jv) {
-				if topo.PartitionType(e).IsPipelined() {
+				pt := topo.PartitionType(e)
+				if pt.IsPipelined() {
 					continue
 				}
 				g := topo.Group(topo.ConsumedGroup(e, sub))
 				for p := g.Producers.Start; p < g.Producers.End; p++ {
 					pv := topology.ExecutionVertexID(p)
-					if rs.RegionOf(pv) != rs.RegionOf(v) && !finished[pv] {
+					if rs.RegionOf(pv) == rs.RegionOf(v) || finished[pv] {
+						continue
+					}
+					if !pt.IsHybrid() {
 						return st, fmt.Errorf("%s: deployed before %s (region %d) finished its blocking partition",
+							where, topo.VertexName(pv), rs.RegionOf(pv))
+					}
+					// (the eager policy keeps a request its producer's
+					// failure made early)
+					if _, running := deployed[topo.VertexName(pv)]; !running && policy == simulator.RegionPolicy {
+						return st, fmt.Errorf("%s: deployed before its hybrid producer %s (region %d) was deployed",
 							where, topo.VertexName(pv), rs.RegionOf(pv))
 					}
 				}
@@ -242,6 +253,18 @@ func checkTrace(rs *region.Regions, cluster []resource.Count, policy simulator.P
 				d := job.Vertex(topo.JobVertexOf(v)).Duration
 				if ev.At-o.at < d {
 					return st, fmt.Errorf("%s: finished %v after its deploy, its duration is %v", where, ev.At-o.at, d)
+				}
+				// never before a pipelined or hybrid producer
+				for _, e := range job.InEdges(topo.JobVertexOf(v)) {
+					if pt := topo.PartitionType(e); !pt.IsPipelined() && !pt.IsHybrid() {
+						continue
+					}
+					g := topo.Group(topo.ConsumedGroup(e, topo.SubtaskIndex(v)))
+					for p := g.Producers.Start; p < g.Producers.End; p++ {
+						if !finished[p] {
+							return st, fmt.Errorf("%s: finished before its producer %s", where, topo.VertexName(topology.ExecutionVertexID(p)))
+						}
+					}
 				}
 				finished[v] = true
 			}
@@ -317,7 +340,7 @@ func requireTrace(t testing.TB, rs *region.Regions, cluster []resource.Count, po
 	return st
 }
 
-// modes are the four global data exchange modes.
+// modes are the global data exchange modes.
 var modes = exchange.Modes()
 
 // tiesFor is the tie order a property test over seeds runs seed with:

@@ -40,14 +40,17 @@ var slotProfiles = []resource.Profile{
 // randomJobs are small jobs: 2-6 vertices with parallelism 1-4 in 1-2
 // slot sharing groups, edges of random ship strategies (forward only
 // between equal parallelisms) along the declaration order, about a third
-// of the pairs and most consecutive ones, resources from taskProfiles,
-// durations of 100 ms - 2 s.
+// of the pairs and most consecutive ones, in some jobs a fifth of them
+// with a pinned exchange of any type (hybrid ones included), resources
+// from taskProfiles, durations of 100 ms - 2 s.
 var randomJobs = jobgen.Options{
 	Vertices:        jobgen.IntRange{Min: 2, Max: 6},
 	Parallelism:     jobgen.IntRange{Min: 1, Max: 4},
 	Density:         jobgen.FloatRange{Min: 1.0 / 3, Max: 1.0 / 3},
 	ChainRate:       0.75,
 	ForwardRate:     1.0 / 3,
+	PinRates:        []float64{0, 0.2},
+	PinTypes:        jobgen.AllPinTypes(),
 	Groups:          []string{"g0", "g1"},
 	GroupRate:       0.5,
 	Profiles:        taskProfiles,

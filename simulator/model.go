@@ -31,10 +31,10 @@ type task struct {
 	workDone    bool // its own work is done; it waits for its pipelined producers to finish
 	jobVertex   int32
 	// Counts of unmet conditions (see model.reevaluate):
-	inUndeployed    int32 // pipelined input groups with a producer not deployed
+	inUndeployed    int32 // pipelined and hybrid input groups with a producer not deployed
 	outUndeployed   int32 // pipelined output groups with a consumer not deployed
 	inBlockingOpen  int32 // blocking input groups with an unfinished partition
-	inPipelinedOpen int32 // pipelined input groups with an unfinished producer
+	inPipelinedOpen int32 // pipelined and hybrid input groups with an unfinished producer
 }
 
 // taskRun is the state of a task's current attempt, read when it is
@@ -50,11 +50,15 @@ type taskRun struct {
 
 // model holds the execution semantics of docs/architecture.md on top of
 // the execution topology: a deployed task makes progress only while all
-// its pipelined producers and consumers are deployed (or finished) and all
-// blocking partitions it reads are finished; its duration advances only
-// then; it cannot finish before its pipelined producers finish. Group
-// counters keep every transition O(1) per task plus O(group) when a group
-// counter crosses zero, so all-to-all exchanges are never expanded.
+// its pipelined producers and consumers and its hybrid producers are
+// deployed (or finished) and all blocking partitions it reads are
+// finished; its duration advances only then; it cannot finish before its
+// pipelined and hybrid producers finish. A hybrid exchange is a pipelined
+// one without back pressure: the consumer reads what the producer wrote
+// so far (live, or persisted), so its work overlaps the producer's, and
+// the producer never waits for its consumers. Group counters keep every
+// transition O(1) per task plus O(group) when a group counter crosses
+// zero, so all-to-all exchanges are never expanded.
 type model struct {
 	topo  *topology.ExecutionTopology
 	tasks []task
@@ -64,16 +68,22 @@ type model struct {
 	failAt    map[int32]time.Duration
 	duration  []time.Duration // per job vertex
 	pipelined []bool          // per job edge
+	hybrid    []bool          // per job edge
+	// live is, per job edge, pipelined or hybrid: its consumers cannot
+	// finish before its producers.
+	live []bool
 	// forward is, per job edge, whether it is a blocking forward edge:
 	// group k is producer k's partition, read by consumer k, and its one
 	// producer's finish is its last (no count in unfinishedProducers).
 	forward []bool
-	// per job vertex: whether it has a pipelined input (output) edge;
-	// deploy walks no groups of a vertex without (all-blocking jobs).
-	pipelinedIn, pipelinedOut []bool
+	// per job vertex: whether it has a pipelined input (output) edge, and
+	// a hybrid output edge; deploy walks no groups of a vertex without
+	// (all-blocking jobs).
+	pipelinedIn, pipelinedOut, hybridOut []bool
 	// per partition group; the undeployed counts are read only for
-	// groups of pipelined edges (nil in an all-blocking job), the
-	// unfinished count for groups of other than forward edges
+	// groups of pipelined edges, the undeployed producers of hybrid ones
+	// too (nil in an all-blocking job), the unfinished count for groups
+	// of other than blocking forward edges
 	undeployedProducers []int32
 	undeployedConsumers []int32
 	unfinishedProducers []int32
@@ -98,9 +108,12 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, s
 		runs:                make([]taskRun, t.NumExecutionVertices()),
 		duration:            make([]time.Duration, job.NumVertices()),
 		pipelined:           make([]bool, job.NumEdges()),
+		hybrid:              make([]bool, job.NumEdges()),
+		live:                make([]bool, job.NumEdges()),
 		forward:             make([]bool, job.NumEdges()),
 		pipelinedIn:         make([]bool, job.NumVertices()),
 		pipelinedOut:        make([]bool, job.NumVertices()),
+		hybridOut:           make([]bool, job.NumVertices()),
 		unfinishedProducers: make([]int32, t.NumGroups()),
 		unfinished:          t.NumExecutionVertices(),
 	}
@@ -126,16 +139,21 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, s
 	}
 	for e := range topology.JobEdgeID(job.NumEdges()) {
 		m.pipelined[e] = t.PartitionType(e).IsPipelined()
+		m.hybrid[e] = t.PartitionType(e).IsHybrid()
+		m.live[e] = m.pipelined[e] || m.hybrid[e]
 		src, dst := job.EdgeEnds(e)
 		if m.pipelined[e] {
 			m.pipelinedOut[src], m.pipelinedIn[dst] = true, true
-			if m.undeployedProducers == nil {
-				m.undeployedProducers = make([]int32, t.NumGroups())
-				m.undeployedConsumers = make([]int32, t.NumGroups())
-			}
+		}
+		if m.hybrid[e] {
+			m.hybridOut[src] = true
+		}
+		if m.live[e] && m.undeployedProducers == nil {
+			m.undeployedProducers = make([]int32, t.NumGroups())
+			m.undeployedConsumers = make([]int32, t.NumGroups())
 		}
 		gs := t.GroupsOf(e)
-		if !m.pipelined[e] && gs.Len() == t.VerticesOf(src).Len() && gs.Len() == t.VerticesOf(dst).Len() {
+		if !m.live[e] && gs.Len() == t.VerticesOf(src).Len() && gs.Len() == t.VerticesOf(dst).Len() {
 			// A blocking forward edge (as many groups as producers and
 			// as consumers): group k is producer k's partition, read by
 			// consumer k; no group to look up, no count to keep.
@@ -149,17 +167,19 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, s
 		for g := gs.Start; g < gs.End; g++ {
 			pg := t.GroupOnEdge(e, topology.GroupID(g))
 			m.unfinishedProducers[g] = int32(pg.Producers.Len())
-			if m.pipelined[e] {
+			if m.live[e] {
 				m.undeployedProducers[g] = int32(pg.Producers.Len())
-				m.undeployedConsumers[g] = int32(pg.Consumers.Len())
 				for c := pg.Consumers.Start; c < pg.Consumers.End; c++ {
 					m.tasks[c].inUndeployed++
 					m.tasks[c].inPipelinedOpen++
 				}
+			}
+			if m.pipelined[e] {
+				m.undeployedConsumers[g] = int32(pg.Consumers.Len())
 				for p := pg.Producers.Start; p < pg.Producers.End; p++ {
 					m.tasks[p].outUndeployed++
 				}
-			} else {
+			} else if !m.hybrid[e] {
 				for c := pg.Consumers.Start; c < pg.Consumers.End; c++ {
 					m.tasks[c].inBlockingOpen++
 				}
@@ -170,8 +190,8 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, s
 }
 
 // requestable reports whether an idle task may ask for a slot under the
-// eager policy: its blocking inputs are finished and its pipelined
-// producers are deployed.
+// eager policy: its blocking inputs are finished and its pipelined and
+// hybrid producers are deployed.
 func (m *model) requestable(v int32) bool {
 	t := &m.tasks[v]
 	return t.phase == idle && t.inBlockingOpen == 0 && t.inUndeployed == 0
@@ -202,13 +222,13 @@ func (m *model) forEachGroup(v int32, inputs bool, f func(e topology.JobEdgeID, 
 func (m *model) deploy(v, slot int32) {
 	m.tasks[v].phase, m.runs[v].slot1 = deployed, slot+1
 	jv := topology.JobVertexID(m.tasks[v].jobVertex)
-	if m.pipelinedIn[jv] || m.pipelinedOut[jv] {
+	if m.pipelinedIn[jv] || m.pipelinedOut[jv] || m.hybridOut[jv] {
 		job := m.topo.Job()
 		sub := int(v - m.topo.VerticesOf(jv).Start)
 		if m.pipelinedIn[jv] {
 			m.deployedIn(job.InEdges(jv), sub, true)
 		}
-		if m.pipelinedOut[jv] {
+		if m.pipelinedOut[jv] || m.hybridOut[jv] {
 			m.deployedIn(job.OutEdges(jv), sub, false)
 		}
 	}
@@ -218,11 +238,12 @@ func (m *model) deploy(v, slot int32) {
 // deployedIn counts subtask sub of a task just deployed into its groups
 // on the pipelined edges among edges: its input groups (their
 // undeployed consumers) if inputs, else its output groups (their
-// undeployed producers). The tasks on the other side of a group whose
-// last such member it was lose an undeployed group and are reevaluated.
+// undeployed producers), hybrid ones too. The tasks on the other side of
+// a group whose last such member it was lose an undeployed group and are
+// reevaluated.
 func (m *model) deployedIn(edges []topology.JobEdgeID, sub int, inputs bool) {
 	for _, e := range edges {
-		if !m.pipelined[e] {
+		if !m.pipelined[e] && (inputs || !m.hybrid[e]) {
 			continue
 		}
 		var g topology.GroupID
@@ -277,9 +298,9 @@ func (m *model) reset(v int32) {
 		m.unfinished++
 		m.forEachGroup(v, false, func(e topology.JobEdgeID, g topology.GroupID) {
 			if m.forward[e] || m.producerReset(g) {
-				pipelined := m.pipelined[e]
+				live := m.live[e]
 				m.forConsumers(e, g, func(c int32) {
-					if pipelined {
+					if live {
 						m.tasks[c].inPipelinedOpen++
 					} else {
 						m.tasks[c].inBlockingOpen++
@@ -297,7 +318,7 @@ func (m *model) reset(v int32) {
 		}
 	})
 	m.forEachGroup(v, false, func(e topology.JobEdgeID, g topology.GroupID) {
-		if m.pipelined[e] {
+		if m.live[e] {
 			if m.undeployedProducers[g]++; m.undeployedProducers[g] == 1 {
 				m.forConsumers(e, g, func(c int32) { m.tasks[c].inUndeployed++; m.reevaluate(c) })
 			}
@@ -352,7 +373,7 @@ func (m *model) scheduleProgressEnd(v int32) {
 
 // progressEnd handles a taskProgressEnd event: the attempt fails if an
 // injected failure point is reached, otherwise its work is done and it
-// finishes as soon as its pipelined producers have finished.
+// finishes as soon as its pipelined and hybrid producers have finished.
 func (m *model) progressEnd(v int32) {
 	t, r := &m.tasks[v], &m.runs[v]
 	r.done += m.now - r.since
@@ -395,11 +416,11 @@ func (m *model) finish(first int32) {
 			if !m.forward[e] && !m.producerFinished(g) {
 				continue
 			}
-			pipelined := m.pipelined[e]
+			live := m.live[e]
 			cs := m.topo.GroupOnEdge(e, g).Consumers
 			for c := cs.Start; c < cs.End; c++ {
 				ct := &m.tasks[c]
-				if pipelined {
+				if live {
 					if ct.inPipelinedOpen--; ct.inPipelinedOpen == 0 && ct.phase == deployed && ct.workDone {
 						work = append(work, c)
 					}
@@ -447,8 +468,8 @@ func (m *model) forConsumers(e topology.JobEdgeID, g topology.GroupID, f func(in
 // waiting lists the deployed tasks that hold a slot while waiting, in id
 // order, once the calendar is empty. A deployed task that is not
 // progressing waits, unless it is live: its work is done and it only
-// waits for pipelined producers that are themselves live or progressing
-// forever (a bounded consumer of an unbounded stream runs as long as the
+// waits for pipelined or hybrid producers that are themselves live or
+// progressing forever (a bounded consumer of an unbounded stream runs as long as the
 // stream does: that is a steady state, not a deadlock).
 func (m *model) waiting() []int32 {
 	const (
@@ -491,7 +512,7 @@ func (m *model) waiting() []int32 {
 			if t.workDone {
 				ok := true
 				m.forEachGroup(v, true, func(e topology.JobEdgeID, g topology.GroupID) {
-					if ok && m.pipelined[e] && m.unfinishedProducers[g] > 0 {
+					if ok && m.live[e] && m.unfinishedProducers[g] > 0 {
 						ok = groupLive(g)
 					}
 				})

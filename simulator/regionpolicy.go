@@ -46,8 +46,9 @@ type regionPolicy struct {
 
 func newRegionPolicy(e *engine) *regionPolicy {
 	return &regionPolicy{e: e, rs: e.rs, sched: scheduler.New(e.rs, scheduler.Config{
-		Pool:   slotpool.Config{Matching: e.cfg.Matching, Timeout: e.cfg.Timeout},
-		Logger: e.log,
+		Pool:           slotpool.Config{Matching: e.cfg.Matching, Timeout: e.cfg.Timeout},
+		SelectiveShare: e.cfg.SelectiveShare,
+		Logger:         e.log,
 	}), ownDeadlines: true}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/strategy"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -66,6 +67,11 @@ type Config struct {
 	Matching resource.Matching
 	// Timeout is the slot pool's fulfillability timeout (0: the pool's default).
 	Timeout time.Duration
+	// SelectiveShare is the share of the producers of a selective hybrid
+	// input that must have finished before its consumer may start (region
+	// policy; scheduler.Config.SelectiveShare): in (0, 1], 0 means
+	// strategy.DefaultSelectiveShare. Run refuses other values.
+	SelectiveShare float64
 	// Record keeps the trace in Result.Events.
 	Record bool
 	// OnEvent, if set, receives every trace event as it happens, in time
@@ -216,6 +222,11 @@ func Run(cfg Config) (*Result, error) {
 	}
 	if err := checkHorizon(cfg); err != nil {
 		return nil, err
+	}
+	if cfg.SelectiveShare != 0 {
+		if err := strategy.CheckSelectiveShare(cfg.SelectiveShare); err != nil {
+			return nil, fmt.Errorf("simulator: %w", err)
+		}
 	}
 	return newEngine(cfg).run()
 }

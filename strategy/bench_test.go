@@ -40,6 +40,46 @@ func BenchmarkScheduleDownstream(b *testing.B) {
 			}
 		})
 	}
+	// The same job with hybrid exchanges: one op creates the strategy,
+	// starts it, reports the p producer regions deploying (with full
+	// spilling the last one makes the p consumer regions ready), then
+	// finishes the p producers (selective, share 0.5: the p/2-th finish
+	// makes them ready). Within 2x of the blocking one.
+	for _, mode := range []exchange.Mode{exchange.AllHybridFull, exchange.AllHybridSelective} {
+		for _, p := range []int{1000, 10000} {
+			b.Run(fmt.Sprintf("%v-p%d", mode, p), func(b *testing.B) {
+				rs := region.FromJob(twoVertexJob(b, p), mode)
+				producers := rs.Topology().VerticesOf(0)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					s := strategy.New(rs)
+					d, err := s.Start()
+					if err != nil || len(d.Deploy) != p {
+						b.Fatalf("start: %d regions, %v", len(d.Deploy), err)
+					}
+					deployed := 0
+					for _, dep := range d.Deploy {
+						_, d, err := s.MarkDeploying(dep.Region)
+						if err != nil {
+							b.Fatal(err)
+						}
+						deployed += len(d.Deploy)
+					}
+					for v := producers.Start; v < producers.End; v++ {
+						d, err := s.UpdateState(topology.ExecutionVertexID(v), 0, strategy.TaskFinished)
+						if err != nil {
+							b.Fatal(err)
+						}
+						deployed += len(d.Deploy)
+					}
+					if deployed != p {
+						b.Fatalf("%d consumer regions deployed, want %d", deployed, p)
+					}
+				}
+			})
+		}
+	}
 }
 
 // BenchmarkRegionsToRestart: one failed producer subtask of src(p)

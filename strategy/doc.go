@@ -11,15 +11,32 @@
 //     region itself, FLINK-22017, never blocks it). Source regions are
 //     scheduled at Start. Pipelined partitions never gate anything: they
 //     live inside regions.
+//   - A hybrid partition group (exchange.HybridFull, HybridSelective) is
+//     consumable once every producer region of it but the consumer itself
+//     is deployed (its first member reported deploying, running or
+//     finished, or MarkDeploying); a selective one also needs a share of
+//     its partitions finished (WithSelectiveShare, default
+//     DefaultSelectiveShare). A region is scheduled once each group it
+//     reads is finished (blocking) or consumable (hybrid): its tasks read
+//     the hybrid results while they are written, which is what lets a job
+//     cut into regions like a blocking one overlap producers and
+//     consumers when it has the slots.
+//   - A task never finishes before the hybrid producers it reads: such a
+//     finish is refused with an *EarlyFinishError and changes nothing.
 //   - For a failed subtask, the regions to restart are its region, the
 //     producer regions of every input partition that is unavailable (lost
 //     according to the runtime, or released by this strategy), and every
-//     consumer region of a restarted region, transitively.
+//     consumer region of a restarted region, transitively. The consumer
+//     regions of a hybrid producer that run are reading it live: they are
+//     among them. A restarted region that read a selective hybrid result
+//     live restarts that result's producer regions too (only what it did
+//     not read in time was persisted); a full hybrid result is persisted
+//     whole and read again.
 //   - A restarted region's finished partitions count as unfinished until
 //     they finish again; the region is scheduled again when its inputs are
 //     finished again (at once if they are).
-//   - A finished blocking partition is released once every consumer region
-//     of its group has finished.
+//   - A finished blocking or hybrid partition is released once every
+//     consumer region of its group has finished.
 //
 // Every event costs O(1) amortized plus what it decides: per partition
 // group a count of producer regions with unfinished partitions, per region
@@ -49,7 +66,8 @@
 //	d, _ := s.Start()
 //	deploy(d.Deploy) // one slot bulk per region, in order
 //	// when a region's slots come and its tasks are deployed:
-//	s.MarkDeploying(r)
+//	_, d, _ = s.MarkDeploying(r) // consumers of r's hybrid results may start
+//	deploy(d.Deploy)
 //	// for every state change the runtime observes:
 //	d, err := s.UpdateState(v, attempt, strategy.TaskFinished)
 //	deploy(d.Deploy)

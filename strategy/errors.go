@@ -32,6 +32,10 @@ var (
 	ErrStaleAttempt = errors.New("strategy: event of a superseded attempt")
 	// ErrUnknownAttempt means an event of an attempt that has not begun.
 	ErrUnknownAttempt = errors.New("strategy: event of an attempt that has not begun")
+	// ErrEarlyFinish means a finish reported for a task that reads a
+	// hybrid result whose producer has not finished (see
+	// EarlyFinishError).
+	ErrEarlyFinish = errors.New("strategy: finish before a hybrid producer finished")
 )
 
 // UnknownVertexError names an execution vertex id that does not exist.

@@ -152,7 +152,7 @@ func TestDeployedReports(t *testing.T) {
 // regions without changing anything.
 func TestMarkDeploying(t *testing.T) {
 	s := strategy.New(region.FromJob(flip119Job(t), exchange.AllPipelined))
-	_, err := s.MarkDeploying(0)
+	_, _, err := s.MarkDeploying(0)
 	assert.ErrorIs(t, err, strategy.ErrNotStarted)
 	d, err := s.Start()
 	require.NoError(t, err)
@@ -165,14 +165,14 @@ func TestMarkDeploying(t *testing.T) {
 	require.NoError(t, err)
 	before := snapshot(t, s)
 	for _, bad := range []region.ID{-1, region.ID(s.Regions().NumRegions())} {
-		_, err = s.MarkDeploying(bad)
+		_, _, err = s.MarkDeploying(bad)
 		var ue *strategy.UnknownRegionError
 		require.ErrorAs(t, err, &ue)
 		assert.Equal(t, bad, ue.Region)
 	}
 	assert.Equal(t, before, snapshot(t, s), "a refused call changes nothing")
 
-	n, err := s.MarkDeploying(r)
+	n, _, err := s.MarkDeploying(r)
 	require.NoError(t, err)
 	assert.Equal(t, len(members)-1, n, "every member but the canceled one")
 	for i, v := range members {
@@ -186,7 +186,7 @@ func TestMarkDeploying(t *testing.T) {
 	}
 	_, err = s.UpdateState(members[1], 0, strategy.TaskRunning)
 	assert.NoError(t, err, "deploying, then running")
-	n, err = s.MarkDeploying(r)
+	n, _, err = s.MarkDeploying(r)
 	require.NoError(t, err)
 	assert.Zero(t, n, "nothing scheduled is left")
 }
@@ -209,11 +209,11 @@ func TestMarkDeployingOneMember(t *testing.T) {
 		return st.State
 	}
 	scheduled, canceled := d.Deploy[0].Region, d.Deploy[1].Region
-	n, err := s.MarkDeploying(scheduled)
+	n, _, err := s.MarkDeploying(scheduled)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 	assert.Equal(t, strategy.TaskDeploying, state(scheduled))
-	n, err = s.MarkDeploying(scheduled)
+	n, _, err = s.MarkDeploying(scheduled)
 	require.NoError(t, err)
 	assert.Zero(t, n, "deploying already")
 	assert.Equal(t, strategy.TaskDeploying, state(scheduled))
@@ -221,7 +221,7 @@ func TestMarkDeployingOneMember(t *testing.T) {
 	v, _ := s.Regions().OnlyMember(canceled)
 	_, err = s.UpdateState(v, 0, strategy.TaskCanceled)
 	require.NoError(t, err)
-	n, err = s.MarkDeploying(canceled)
+	n, _, err = s.MarkDeploying(canceled)
 	require.NoError(t, err)
 	assert.Zero(t, n, "canceled")
 	assert.Equal(t, strategy.TaskCanceled, state(canceled))
@@ -230,7 +230,7 @@ func TestMarkDeployingOneMember(t *testing.T) {
 	st, err := s.Region(waiting)
 	require.NoError(t, err)
 	require.Equal(t, strategy.RegionWaiting, st.State)
-	n, err = s.MarkDeploying(waiting)
+	n, _, err = s.MarkDeploying(waiting)
 	require.NoError(t, err)
 	assert.Zero(t, n, "not scheduled")
 	assert.Equal(t, strategy.TaskCreated, state(waiting))

@@ -17,6 +17,15 @@ import (
 // BlockingPartitionsOf) or already released by this strategy; and every
 // consumer region of a restarted region; all transitively.
 //
+// Hybrid results: the consumer regions of a restarted producer region are
+// restarted as for blocking ones, and those deployed are reading from it
+// live, so their tasks are canceled with it. A restarted region that read
+// a selective hybrid result live (it was deployed while a partition of
+// that group was unfinished) restarts the group's producer regions too:
+// selective spilling persisted only what was not read in time, so the
+// group's complete data exists nowhere. A full hybrid result is persisted
+// whole: its consumer restarts alone and reads it again.
+//
 // It is a query: it changes no scheduling state. The runtime cancels the
 // tasks of these regions, then calls Restart with them. Visited marks on
 // regions and on groups (once as an input, once as an output) make the
@@ -51,6 +60,9 @@ func (s *Strategy) RegionsToRestart(failed topology.ExecutionVertexID, lost ...t
 	}
 	for i := 0; i < len(restart); i++ {
 		r := restart[i]
+		if s.region[r].flags&regionReadsLive != 0 {
+			s.restartLiveProducers(r, mark, visit)
+		}
 		for _, g := range s.regions.ConsumedGroups(r) {
 			if w.inputSeen[g] == mark {
 				continue
@@ -139,6 +151,9 @@ func (s *Strategy) resetRegion(r region.ID) {
 		}
 	}
 	rg.state = RegionWaiting
+	if rg.flags&regionDeployed != 0 {
+		s.regionUndeployed(r)
+	}
 	members := s.regions.Members(r)
 	for _, v := range members {
 		st := s.taskState(v, r)
@@ -150,8 +165,8 @@ func (s *Strategy) resetRegion(r region.ID) {
 	rg.unfinished = int32(len(members))
 }
 
-// vertexReset makes the blocking partitions of finished vertex v, of
-// region r, unfinished again.
+// vertexReset makes the blocking and hybrid partitions of finished vertex
+// v, of region r, unfinished again.
 func (s *Strategy) vertexReset(v topology.ExecutionVertexID, r region.ID) {
 	jv := s.topo.JobVertexOf(v)
 	subtask := int(int32(v) - s.topo.VerticesOf(jv).Start)
@@ -162,7 +177,11 @@ func (s *Strategy) vertexReset(v topology.ExecutionVertexID, r region.ID) {
 			s.group[g].released--
 		}
 		s.setPartition(g, p, partitionUnfinished)
-		s.partitionReset(g, p, r)
+		if s.hybrid != nil && s.hybrid[g].kind != notHybrid {
+			s.hybridPartitionReset(g)
+		} else {
+			s.partitionReset(g, p, r)
+		}
 	}
 }
 
@@ -205,6 +224,24 @@ func (s *Strategy) groupUndone(g topology.GroupID, r region.ID) {
 	}
 }
 
+// restartLiveProducers visits the producer regions of every selective
+// hybrid group that region r, which read such groups live, consumes.
+func (s *Strategy) restartLiveProducers(r region.ID, mark uint32, visit func(region.ID)) {
+	w := &s.walk
+	if w.liveSeen == nil {
+		w.liveSeen = make([]uint32, len(s.group))
+	}
+	for _, g := range s.regions.ConsumedGroups(r) {
+		if s.hybrid[g].kind != hybridSelective || w.liveSeen[g] == mark {
+			continue
+		}
+		w.liveSeen[g] = mark
+		for _, p := range s.regions.GroupProducerRegions(g) {
+			visit(p)
+		}
+	}
+}
+
 // failoverScratch holds the visited marks of RegionsToRestart. A walk
 // stamps with a fresh mark, so nothing is cleared between walks and a walk
 // costs only what it reaches.
@@ -215,6 +252,7 @@ type failoverScratch struct {
 	outputSeen    []uint32 // per group, reached as an output
 	groupLost     []uint32 // per group, has a partition listed as lost
 	partitionLost []uint32 // per partition, listed as lost
+	liveSeen      []uint32 // per group, its producers visited for a consumer that read it live (nil until then)
 }
 
 func newFailoverScratch(regions, groups, partitions int) failoverScratch {
@@ -231,7 +269,7 @@ func newFailoverScratch(regions, groups, partitions int) failoverScratch {
 func (w *failoverScratch) begin() uint32 {
 	w.mark++
 	if w.mark == 0 { // wrapped around: forget every old mark
-		for _, a := range [][]uint32{w.regionSeen, w.inputSeen, w.outputSeen, w.groupLost, w.partitionLost} {
+		for _, a := range [][]uint32{w.regionSeen, w.inputSeen, w.outputSeen, w.groupLost, w.partitionLost, w.liveSeen} {
 			clear(a)
 		}
 		w.mark = 1

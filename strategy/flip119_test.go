@@ -117,6 +117,7 @@ func TestFLIP119DeploysEveryRegionOnce(t *testing.T) {
 	wantRegions := map[exchange.Mode]int{
 		exchange.AllBlocking: 12, exchange.ForwardPipelinedOnly: 10,
 		exchange.PointwisePipelinedOnly: 6, exchange.AllPipelined: 1,
+		exchange.AllHybridFull: 12, exchange.AllHybridSelective: 12,
 	}
 	for _, mode := range exchange.Modes() {
 		t.Run(mode.String(), func(t *testing.T) {

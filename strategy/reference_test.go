@@ -2,6 +2,7 @@ package strategy_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -65,10 +66,14 @@ func describeJob(g *topology.JobGraph, mode exchange.Mode) string {
 }
 
 // executionEdge is one producer subtask -> consumer subtask connection.
+// blocking is set for blocking and hybrid partitions (they separate
+// regions), pt tells them apart.
 type executionEdge struct {
 	producer, consumer topology.ExecutionVertexID
 	partition          topology.ResultPartitionID
+	edge               topology.JobEdgeID
 	blocking           bool
+	pt                 exchange.ResultPartitionType
 }
 
 // expandedGraph is the naive reference: every execution edge expanded
@@ -95,10 +100,11 @@ func expand(rs *region.Regions) *expandedGraph {
 	for e := range topology.JobEdgeID(job.NumEdges()) {
 		src, dst := job.EdgeEnds(e)
 		s, c := job.Vertex(src).Parallelism, job.Vertex(dst).Parallelism
-		blocking := !job.Edge(e).PartitionType(t.Mode()).IsPipelined()
+		pt := job.Edge(e).PartitionType(t.Mode())
+		blocking := !pt.IsPipelined()
 		connect := func(i, j int) {
 			u, w := t.ExecutionVertex(src, i), t.ExecutionVertex(dst, j)
-			ee := executionEdge{producer: u, consumer: w, partition: t.PartitionOf(e, u), blocking: blocking}
+			ee := executionEdge{producer: u, consumer: w, partition: t.PartitionOf(e, u), edge: e, blocking: blocking, pt: pt}
 			x.out[u] = append(x.out[u], ee)
 			x.in[w] = append(x.in[w], ee)
 			x.blocking[ee.partition] = blocking
@@ -131,8 +137,8 @@ func expand(rs *region.Regions) *expandedGraph {
 	return x
 }
 
-// externalInputs returns the blocking partitions the members of region r
-// read from producers outside r.
+// externalInputs returns the blocking and hybrid partitions the members
+// of region r read from producers outside r.
 func (x *expandedGraph) externalInputs(r region.ID) []topology.ResultPartitionID {
 	var out []topology.ResultPartitionID
 	for _, v := range x.regions.Members(r) {
@@ -143,6 +149,88 @@ func (x *expandedGraph) externalInputs(r region.ID) []topology.ResultPartitionID
 		}
 	}
 	return out
+}
+
+// hybrid reports whether partition p is a hybrid one.
+func (x *expandedGraph) hybrid(p topology.ResultPartitionID) bool {
+	return x.topo.PartitionType(x.topo.EdgeOfPartition(p)).IsHybrid()
+}
+
+// inputSet is what one consumer subtask reads on one hybrid job edge: the
+// producers, by the expanded edges (a partition group, seen from outside).
+type inputSet struct {
+	edge      topology.JobEdgeID
+	pt        exchange.ResultPartitionType
+	producers []topology.ExecutionVertexID // ascending
+	readers   []topology.ExecutionVertexID // every consumer subtask that reads exactly these on edge
+}
+
+// hybridInputs returns the hybrid input sets of the members of region r
+// that have a producer outside r.
+func (x *expandedGraph) hybridInputs(r region.ID) []inputSet {
+	var out []inputSet
+	for _, v := range x.regions.Members(r) {
+		byEdge := map[topology.JobEdgeID][]topology.ExecutionVertexID{}
+		pts := map[topology.JobEdgeID]exchange.ResultPartitionType{}
+		for _, e := range x.in[v] {
+			if e.pt.IsHybrid() {
+				byEdge[e.edge] = append(byEdge[e.edge], e.producer)
+				pts[e.edge] = e.pt
+			}
+		}
+		for edge, ps := range byEdge {
+			slices.Sort(ps)
+			outside := slices.ContainsFunc(ps, func(p topology.ExecutionVertexID) bool { return x.regions.RegionOf(p) != r })
+			if !outside {
+				continue
+			}
+			out = append(out, inputSet{edge: edge, pt: pts[edge], producers: ps, readers: x.readersOf(edge, ps)})
+		}
+	}
+	return out
+}
+
+// readersOf returns the consumer subtasks that read exactly producers ps
+// on job edge edge.
+func (x *expandedGraph) readersOf(edge topology.JobEdgeID, ps []topology.ExecutionVertexID) []topology.ExecutionVertexID {
+	var out []topology.ExecutionVertexID
+	for _, e := range x.out[ps[0]] {
+		if e.edge != edge {
+			continue
+		}
+		var mine []topology.ExecutionVertexID
+		for _, f := range x.in[e.consumer] {
+			if f.edge == edge {
+				mine = append(mine, f.producer)
+			}
+		}
+		slices.Sort(mine)
+		if slices.Equal(mine, ps) {
+			out = append(out, e.consumer)
+		}
+	}
+	return out
+}
+
+// selectiveNeed is how many producers of in must have finished before
+// region c may read it (selective, share): ceil(share * n), at least one,
+// and no more than the producers outside the consumer region that writes
+// the most of them (a region cannot wait for its own).
+func (x *expandedGraph) selectiveNeed(in inputSet, share float64) int {
+	n := len(in.producers)
+	need := min(max(int(math.Ceil(share*float64(n))), 1), n)
+	producerRegions := map[region.ID]int{}
+	for _, p := range in.producers {
+		producerRegions[x.regions.RegionOf(p)]++
+	}
+	if len(producerRegions) > 1 {
+		for _, w := range in.readers {
+			if own, ok := producerRegions[x.regions.RegionOf(w)]; ok {
+				need = min(need, n-own)
+			}
+		}
+	}
+	return need
 }
 
 // consumerRegions returns the regions that read partition p.
@@ -160,10 +248,12 @@ func (x *expandedGraph) consumerRegions(p topology.ResultPartitionID) []region.I
 // naiveRegionsToRestart is the reference failover: a gonum directed graph
 // with a node per execution vertex and per region, an arc for every
 // expanded execution edge, a reverse arc for every blocking execution
-// edge whose partition is unavailable, and arcs both ways between a
-// region and its members; the answer is the regions of the vertices a
-// breadth-first search from the failed vertex reaches.
-func (x *expandedGraph) naiveRegionsToRestart(failed topology.ExecutionVertexID, unavailable map[topology.ResultPartitionID]bool) []region.ID {
+// edge whose partition is unavailable and for every selective hybrid
+// execution edge into a region that read live (readsLive, nil for none),
+// and arcs both ways between a region and its members; the answer is the
+// regions of the vertices a breadth-first search from the failed vertex
+// reaches.
+func (x *expandedGraph) naiveRegionsToRestart(failed topology.ExecutionVertexID, unavailable map[topology.ResultPartitionID]bool, readsLive []bool) []region.ID {
 	n := int64(len(x.in))
 	g := simple.NewDirectedGraph()
 	for id := range n + int64(x.regions.NumRegions()) {
@@ -176,7 +266,8 @@ func (x *expandedGraph) naiveRegionsToRestart(failed topology.ExecutionVertexID,
 		arc(regionNode, v)
 		for _, e := range x.out[v] {
 			arc(int64(e.producer), int64(e.consumer))
-			if e.blocking && unavailable[e.partition] {
+			live := readsLive != nil && readsLive[x.regions.RegionOf(e.consumer)] && e.pt == exchange.HybridSelective
+			if (e.blocking && unavailable[e.partition]) || live {
 				arc(int64(e.consumer), int64(e.producer))
 			}
 		}

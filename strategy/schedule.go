@@ -38,10 +38,21 @@ func (s *Strategy) Start() (Decisions, error) {
 // *UnknownVertexError, *AttemptError (ErrUnknownAttempt) or
 // *TransitionError and change nothing either.
 //
-// TaskFinished completes v's blocking partitions: consumer regions whose
-// inputs are now all finished are returned in Decisions.Deploy, and
-// partitions no longer needed in Decisions.Release. TaskFailed records the
-// failure only: the runtime then asks RegionsToRestart and calls Restart.
+// TaskFinished completes v's blocking and hybrid partitions: consumer
+// regions whose inputs are now all consumable are returned in
+// Decisions.Deploy, and partitions no longer needed in Decisions.Release.
+// The first report of TaskDeploying, TaskRunning or TaskFinished of a
+// member of a region deploys the region (as MarkDeploying does): the
+// consumer regions of its hybrid results that may now start are returned
+// too. TaskFailed records the failure only: the runtime then asks
+// RegionsToRestart and calls Restart.
+//
+// A finish of a vertex that reads a hybrid result with a producer not
+// finished yet is refused with an *EarlyFinishError (ErrEarlyFinish) and
+// changes nothing: a consumer cannot have read all of its input before
+// its producers wrote all of it, so a runtime reports a hybrid producer's
+// finish before its consumers' (one that learns of both through different
+// channels orders them, or reports the consumer's again after).
 func (s *Strategy) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to ExecutionState) (d Decisions, err error) {
 	if !s.started {
 		return Decisions{}, ErrNotStarted
@@ -62,11 +73,24 @@ func (s *Strategy) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to
 	if !s.canReport(from, to) {
 		return Decisions{}, &TransitionError{Vertex: v, Name: s.topo.VertexName(v), From: from, To: to}
 	}
-	*st = to
-	if to != TaskFinished {
-		return Decisions{}, nil // only a finish decides anything
+	if to == TaskFinished && s.hybridIn != nil {
+		jv := s.topo.JobVertexOf(v)
+		if len(s.hybridIn[jv]) > 0 {
+			if err := s.checkHybridInputs(v, jv, int(int32(v)-s.topo.VerticesOf(jv).Start)); err != nil {
+				return Decisions{}, err
+			}
+		}
 	}
-	s.vertexFinished(v, r)
+	*st = to
+	if to == TaskFailed || to == TaskCanceled {
+		return Decisions{}, nil
+	}
+	if s.hybrid != nil && s.region[r].flags&regionDeployed == 0 {
+		s.regionDeployed(r) // only hybrid results care whether a region is deployed
+	}
+	if to == TaskFinished {
+		s.vertexFinished(v, r)
+	}
 	s.takeDecisions(&d)
 	return d, nil
 }
@@ -76,36 +100,42 @@ func (s *Strategy) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to
 // UpdateState(v, attempt, TaskDeploying) would make it, in one call for a
 // runtime that deploys a region's members together (package scheduler
 // does, once the region's slots are there). It returns how many members
-// it changed; a member in another state (canceled, say) is left as it is.
+// it changed (a member in another state, canceled say, is left as it is)
+// and the decisions: the consumer regions of r's hybrid results that may
+// start now that r is deployed.
 //
 // Errors: ErrNotStarted before Start; *UnknownRegionError for r out of
 // range. Nothing changes then.
-func (s *Strategy) MarkDeploying(r region.ID) (int, error) {
+func (s *Strategy) MarkDeploying(r region.ID) (changed int, d Decisions, err error) {
 	if !s.started {
-		return 0, ErrNotStarted
+		return 0, Decisions{}, ErrNotStarted
 	}
 	if !s.validRegion(r) {
-		return 0, &UnknownRegionError{Region: r}
+		return 0, Decisions{}, &UnknownRegionError{Region: r}
 	}
-	if rg := &s.region[r]; rg.single { // most regions of a blocking job
-		if rg.member != TaskScheduled {
-			return 0, nil
+	rg := &s.region[r]
+	if rg.single { // most regions of a blocking job
+		if rg.member == TaskScheduled {
+			rg.member = TaskDeploying
+			changed = 1
 		}
-		rg.member = TaskDeploying
-		return 1, nil
-	}
-	changed := 0
-	for _, v := range s.regions.Members(r) {
-		if s.vertexState[v] == TaskScheduled {
-			s.vertexState[v] = TaskDeploying
-			changed++
+	} else {
+		for _, v := range s.regions.Members(r) {
+			if s.vertexState[v] == TaskScheduled {
+				s.vertexState[v] = TaskDeploying
+				changed++
+			}
 		}
 	}
-	return changed, nil
+	if changed > 0 && s.hybrid != nil && rg.flags&regionDeployed == 0 {
+		s.regionDeployed(r)
+		s.takeDecisions(&d)
+	}
+	return changed, d, nil
 }
 
-// vertexFinished completes v's blocking partitions, then v's region when
-// v was its last unfinished member.
+// vertexFinished completes v's blocking and hybrid partitions, then v's
+// region when v was its last unfinished member.
 func (s *Strategy) vertexFinished(v topology.ExecutionVertexID, r region.ID) {
 	jv := s.topo.JobVertexOf(v)
 	subtask := int(int32(v) - s.topo.VerticesOf(jv).Start)
@@ -113,7 +143,11 @@ func (s *Strategy) vertexFinished(v topology.ExecutionVertexID, r region.ID) {
 		p := s.topo.PartitionOf(e, v)
 		g := s.topo.ProducedGroup(e, subtask)
 		s.setPartition(g, p, partitionFinished)
-		s.partitionFinished(e, g, p, r)
+		if s.hybrid != nil && s.hybrid[g].kind != notHybrid {
+			s.hybridPartitionFinished(g)
+		} else {
+			s.partitionFinished(e, g, p, r)
+		}
 		s.releaseIfUnneeded(g, p)
 	}
 	rg := &s.region[r]

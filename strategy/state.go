@@ -108,7 +108,8 @@ type RegionStatus struct {
 	State   RegionState
 	Attempt Attempt
 	// UnsatisfiedInputs counts the consumed blocking partition groups
-	// with a partition produced outside the region that is not finished.
+	// with a partition produced outside the region that is not finished,
+	// and the consumed hybrid groups not consumable yet.
 	UnsatisfiedInputs int
 	// UnfinishedMembers counts the members not finished in this attempt.
 	UnfinishedMembers int

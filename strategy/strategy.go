@@ -5,6 +5,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -49,8 +50,13 @@ type Strategy struct {
 	debug   bool // log takes debug entries (read once, in New)
 	started bool
 
-	// per job vertex: its blocking out-edges and in-edges, ascending.
+	// per job vertex: its blocking and hybrid out-edges and in-edges,
+	// ascending.
 	blockingOut, blockingIn [][]topology.JobEdgeID
+	// per job vertex: its hybrid in-edges, ascending, and whether it
+	// writes a hybrid result; nil without hybrid edges.
+	hybridIn  [][]topology.JobEdgeID
+	hybridOut []bool
 
 	// per execution vertex: its state, unless its region has one member
 	// (regionState.member); nil when every region has one.
@@ -63,6 +69,11 @@ type Strategy struct {
 
 	// per partition group; all zero for pipelined groups.
 	group []groupState
+	// per partition group: what decides whether its consumers may start,
+	// for a hybrid group (see hybridState); nil without hybrid edges.
+	hybrid         []hybridState
+	anySelective   bool    // a hybrid edge is selective
+	selectiveShare float64 // WithSelectiveShare
 
 	// per share (see Strategy) of a group of several producer regions: its
 	// unfinished partitions; nil when every blocking group has one
@@ -105,7 +116,22 @@ type regionState struct {
 	// per event, not two, when tasks end out of order.
 	single bool
 	member ExecutionState
+	flags  regionFlags
 }
+
+// regionFlags are what a region's current attempt did so far.
+type regionFlags uint8
+
+const (
+	// regionDeployed: a member was reported deploying, running or
+	// finished (or MarkDeploying was called): the region's slots are
+	// there, and its hybrid results may be read. Kept only in a job with
+	// hybrid edges.
+	regionDeployed regionFlags = 1 << iota
+	// regionReadsLive: when it was deployed, a selective hybrid group it
+	// reads had unfinished partitions, so it reads part of them live.
+	regionReadsLive
+)
 
 // taskState returns where the state of vertex v, a member of region r,
 // is kept.
@@ -212,7 +238,7 @@ func WithDeployedReports() Option {
 // waiting and every vertex TaskCreated. Nothing is scheduled before Start.
 // Cost O(subtasks + partitions + regions + the groups' region lists).
 func New(rs *region.Regions, opts ...Option) *Strategy {
-	s := &Strategy{regions: rs, topo: rs.Topology(), log: zap.NewNop()}
+	s := &Strategy{regions: rs, topo: rs.Topology(), log: zap.NewNop(), selectiveShare: DefaultSelectiveShare}
 	for _, o := range opts {
 		o(s)
 	}
@@ -228,10 +254,14 @@ func (s *Strategy) initVertices() {
 	s.blockingOut = make([][]topology.JobEdgeID, job.NumVertices())
 	s.blockingIn = make([][]topology.JobEdgeID, job.NumVertices())
 	for e := range topology.JobEdgeID(job.NumEdges()) {
-		if !s.topo.PartitionType(e).IsPipelined() {
+		if pt := s.topo.PartitionType(e); !pt.IsPipelined() {
 			src, dst := job.EdgeEnds(e)
 			s.blockingOut[src] = append(s.blockingOut[src], e)
 			s.blockingIn[dst] = append(s.blockingIn[dst], e)
+			if pt.IsHybrid() && s.hybridIn == nil {
+				s.hybridIn = make([][]topology.JobEdgeID, job.NumVertices())
+				s.hybridOut = make([]bool, job.NumVertices())
+			}
 		}
 	}
 	s.vertices = s.topo.NumExecutionVertices()
@@ -241,7 +271,8 @@ func (s *Strategy) initVertices() {
 }
 
 // initGroups sets up the shares of every blocking group, all unfinished,
-// in one pass over the blocking groups and their producers.
+// in one pass over the blocking groups and their producers, and the
+// hybrid groups (initHybrid).
 func (s *Strategy) initGroups() {
 	rs, t := s.regions, s.topo
 	groups := t.NumGroups()
@@ -250,7 +281,14 @@ func (s *Strategy) initGroups() {
 
 	job := t.Job()
 	for e := range topology.JobEdgeID(job.NumEdges()) {
-		if t.PartitionType(e).IsPipelined() {
+		pt := t.PartitionType(e)
+		if pt.IsPipelined() {
+			continue
+		}
+		if pt.IsHybrid() {
+			selective := pt == exchange.HybridSelective
+			s.anySelective = s.anySelective || selective
+			s.initHybrid(e, selective)
 			continue
 		}
 		gs := t.GroupsOf(e)
@@ -372,9 +410,10 @@ func (s *Strategy) Attempt(r region.ID) Attempt {
 	return s.region[r].attempt
 }
 
-// BlockingPartitionsOf returns the blocking result partitions execution
-// vertex v writes, one per blocking out-edge, ascending: what a runtime
-// passes to RegionsToRestart as lost when the machine that ran v is gone.
+// BlockingPartitionsOf returns the blocking and hybrid result partitions
+// execution vertex v writes, one per such out-edge, ascending: what a
+// runtime passes to RegionsToRestart as lost when the machine that ran v
+// is gone.
 func (s *Strategy) BlockingPartitionsOf(v topology.ExecutionVertexID) ([]topology.ResultPartitionID, error) {
 	if !s.validVertex(v) {
 		return nil, &UnknownVertexError{Vertex: v}

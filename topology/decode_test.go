@@ -131,6 +131,34 @@ func TestDecodeSpecExampleWithEveryVertexAndEdgeField(t *testing.T) {
 	assert.Equal(t, 1, g.BlockingEdges(exchange.AllPipelined))
 }
 
+// TestDecodeHybridExchange: an edge pins a hybrid exchange with "hybrid"
+// (full), "hybrid-full" or "hybrid-selective"; hybrid edges are counted
+// apart from blocking ones, and both separate regions.
+func TestDecodeHybridExchange(t *testing.T) {
+	g := decodeString(t, `{
+	  "vertices": [{"id": "A", "parallelism": 2}, {"id": "B", "parallelism": 2}, {"id": "C", "parallelism": 2}, {"id": "D", "parallelism": 1}],
+	  "edges": [
+	    {"source": "A", "target": "B", "shipStrategy": "forward", "exchange": "hybrid"},
+	    {"source": "B", "target": "C", "shipStrategy": "hash", "exchange": "Hybrid-Full"},
+	    {"source": "C", "target": "D", "shipStrategy": "rebalance", "exchange": "hybrid-selective"}
+	  ]
+	}`)
+	for e, want := range []exchange.ResultPartitionType{exchange.HybridFull, exchange.HybridFull, exchange.HybridSelective} {
+		edge := g.Edge(topology.JobEdgeID(e))
+		assert.True(t, edge.Pinned)
+		for _, m := range exchange.Modes() {
+			assert.Equal(t, want, edge.PartitionType(m), "edge %d, mode %v", e, m)
+		}
+	}
+	assert.Equal(t, 0, g.BlockingEdges(exchange.AllBlocking))
+	assert.Equal(t, 3, g.HybridEdges(exchange.AllPipelined))
+	assert.Equal(t, 0, g.PipelinedEdges(exchange.AllPipelined))
+	var buf bytes.Buffer
+	require.NoError(t, topology.Encode(&buf, g))
+	assert.Contains(t, buf.String(), `"exchange": "hybrid-full"`)
+	assert.Contains(t, buf.String(), `"exchange": "hybrid-selective"`)
+}
+
 func TestDecodeSubmissionFields(t *testing.T) {
 	g := decodeString(t, `{
 	  "vertices": [{"id": "A", "parallelism": 1}],
@@ -229,6 +257,7 @@ func TestDecodeEncodeDecodeIsStable(t *testing.T) {
 		`{"vertices":[{"id":"A","parallelism":1,"durationMs":0,"bounded":false,"resources":null}],"driver":{},"gang":{"minSlots":1,"style":"soft","timeoutMs":0}}`,
 		`{"vertices":[{"id":"A","parallelism":1,"resources":{"extended":{"x y":3}}}],"driver":{"resources":{}}}`,
 		`{"vertices":[{"id":"A","parallelism":2},{"id":"B","parallelism":2}],"edges":[{"source":"A","target":"B","shipStrategy":"FORWARD","exchange":"Pipelined"},{"source":"A","target":"B","shipStrategy":"hash"}]}`,
+		`{"vertices":[{"id":"A","parallelism":2},{"id":"B","parallelism":2}],"edges":[{"source":"A","target":"B","shipStrategy":"forward","exchange":"hybrid"},{"source":"A","target":"B","shipStrategy":"hash","exchange":"HYBRID-SELECTIVE"}]}`,
 	} {
 		t.Run(in, func(t *testing.T) {
 			g := decodeString(t, in)

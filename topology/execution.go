@@ -74,7 +74,7 @@ type edgeShape struct {
 // memory. A mode that is none of exchange.Modes() is a programming error
 // (modes from text come from exchange.ParseMode) and panics.
 func NewExecutionTopology(g *JobGraph, m exchange.Mode) *ExecutionTopology {
-	if m > exchange.AllPipelined {
+	if m > exchange.AllHybridSelective {
 		panic(fmt.Sprintf("topology: invalid global data exchange mode %d", m))
 	}
 	t := &ExecutionTopology{

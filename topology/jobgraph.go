@@ -190,10 +190,36 @@ func (g *JobGraph) NumSubtasks() int {
 }
 
 // BlockingEdges returns how many job edges are blocking under mode m.
+// Hybrid edges, which separate regions too, are counted by HybridEdges.
 func (g *JobGraph) BlockingEdges(m exchange.Mode) int {
 	n := 0
 	for _, e := range g.edges {
-		if !e.PartitionType(m).IsPipelined() {
+		if e.PartitionType(m) == exchange.Blocking {
+			n++
+		}
+	}
+	return n
+}
+
+// HybridEdges returns how many job edges are hybrid (full or selective)
+// under mode m.
+func (g *JobGraph) HybridEdges(m exchange.Mode) int {
+	n := 0
+	for _, e := range g.edges {
+		if e.PartitionType(m).IsHybrid() {
+			n++
+		}
+	}
+	return n
+}
+
+// PipelinedEdges returns how many job edges are pipelined under mode m:
+// the edges that glue subtasks into regions. The others (blocking and
+// hybrid) separate regions.
+func (g *JobGraph) PipelinedEdges(m exchange.Mode) int {
+	n := 0
+	for _, e := range g.edges {
+		if e.PartitionType(m).IsPipelined() {
 			n++
 		}
 	}

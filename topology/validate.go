@@ -91,7 +91,7 @@ func (g *JobGraph) validateEdge(i int, e JobEdge) (source, target JobVertexID, e
 	case e.ShipStrategy > exchange.Broadcast:
 		perr := &exchange.ParseError{Kind: exchange.ErrUnknownShipStrategy, Value: e.ShipStrategy.String(), Valid: exchange.ShipStrategyNames()}
 		return 0, 0, &EdgeError{Index: i, Source: e.Source, Target: e.Target, Field: "shipStrategy", Err: perr}
-	case e.Pinned && e.Exchange > exchange.PipelinedBounded:
+	case e.Pinned && e.Exchange > exchange.HybridSelective:
 		perr := &exchange.ParseError{Kind: exchange.ErrUnknownPartitionType, Value: e.Exchange.String(), Valid: exchange.PartitionTypeNames()}
 		return 0, 0, &EdgeError{Index: i, Source: e.Source, Target: e.Target, Field: "exchange", Err: perr}
 	case s == t:

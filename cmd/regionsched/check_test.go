@@ -304,7 +304,7 @@ func TestCheckMLExampleCluster(t *testing.T) {
 			short := execCLI(t, "", "check", "--mode", mode, "--cluster", oneGPU, job)
 			sim := execCLI(t, "", "simulate", "--mode", mode, "--cluster", oneGPU, job)
 			switch mode {
-			case "all-blocking": // train and evaluate are separate regions, one gpu each
+			case "all-blocking", "all-hybrid-full", "all-hybrid-selective": // train and evaluate are separate regions, one gpu each
 				assert.Equal(t, 0, short.code, short.stdout)
 				assert.Contains(t, short.stdout, "packing: locality")
 			case "all-pipelined":

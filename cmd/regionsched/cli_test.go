@@ -384,29 +384,30 @@ func TestSlotsFlagShowsNoDefault(t *testing.T) {
 }
 
 // TestFlinkModeNamesAndCaseInsensitiveValues (item 11): Flink's
-// execution.batch-shuffle-mode names, hybrid modes refused with the
-// reason, and every value (--mode, --format, --policy, shipStrategy,
-// exchange) case-insensitive, old spellings still working.
+// execution.batch-shuffle-mode names (the hybrid ones included),
+// approximate recovery refused with the reason, and every value (--mode,
+// --format, --policy, shipStrategy, exchange) case-insensitive, old
+// spellings still working.
 func TestFlinkModeNamesAndCaseInsensitiveValues(t *testing.T) {
 	for spelling, canonical := range map[string]string{
 		"ALL_EXCHANGES_BLOCKING": "all-blocking", "all_exchanges_blocking": "all-blocking", "ALL_EDGES_BLOCKING": "all-blocking", "batch": "all-blocking",
 		"ALL_EXCHANGES_PIPELINED": "all-pipelined", "All_Exchanges_Pipelined": "all-pipelined", "pipelined": "all-pipelined",
 		"POINTWISE_EDGES_PIPELINED": "pointwise-pipelined-only", "Forward-Pipelined-Only": "forward-pipelined-only",
+		"ALL_EXCHANGES_HYBRID_FULL": "all-hybrid-full", "all_edges_hybrid_full": "all-hybrid-full", "All-Hybrid-Full": "all-hybrid-full",
+		"all_exchanges_hybrid_selective": "all-hybrid-selective", "ALL-HYBRID-SELECTIVE": "all-hybrid-selective",
 	} {
 		t.Run(spelling, func(t *testing.T) {
 			out := regionsJSON(t, "--mode", spelling, flip119Path)
 			assert.Equal(t, canonical, out.Mode)
 		})
 	}
-	for _, hybrid := range []string{"ALL_EXCHANGES_HYBRID_FULL", "all_exchanges_hybrid_selective"} {
-		t.Run(hybrid, func(t *testing.T) {
-			res := execCLI(t, "", "regions", "--mode", hybrid, flip119Path)
-			assert.Equal(t, 2, res.code)
-			for _, s := range []string{hybrid, "hybrid", "no equivalent", "ALL_EXCHANGES_BLOCKING", "ALL_EXCHANGES_PIPELINED", "all-blocking", "pointwise-pipelined-only"} {
-				assert.Contains(t, res.stderr, s)
-			}
-		})
-	}
+	t.Run("approximate", func(t *testing.T) {
+		res := execCLI(t, "", "regions", "--mode", "ALL_EDGES_PIPELINED_APPROXIMATE", flip119Path)
+		assert.Equal(t, 2, res.code)
+		for _, s := range []string{"ALL_EDGES_PIPELINED_APPROXIMATE", "no equivalent", "ALL_EXCHANGES_HYBRID_FULL", "all-hybrid-selective", "all-blocking", "pointwise-pipelined-only"} {
+			assert.Contains(t, res.stderr, s)
+		}
+	})
 	t.Run("--format", func(t *testing.T) {
 		for _, f := range []string{"JSON", "Json", " json"} {
 			res := execCLI(t, "", "regions", "--format", f, flip119Path)

@@ -18,9 +18,9 @@ import (
 // flip119Path is the FLIP-119 example job, relative to this package.
 const flip119Path = "../../examples/jobs/flip119.json"
 
-// modeNames are the canonical names of the four global modes of docs/job-file.md
+// modeNames are the canonical names of the six global modes of docs/job-file.md
 // section 2, from least to most pipelined.
-var modeNames = []string{"all-blocking", "forward-pipelined-only", "pointwise-pipelined-only", "all-pipelined"}
+var modeNames = []string{"all-blocking", "forward-pipelined-only", "pointwise-pipelined-only", "all-pipelined", "all-hybrid-full", "all-hybrid-selective"}
 
 // cliResult is what one in-process invocation of the command line produced.
 type cliResult struct {
@@ -69,6 +69,7 @@ type regionsOutput struct {
 	Mode                 string         `json:"mode"`
 	ExecutionVertices    int            `json:"executionVertices"`
 	BlockingLogicalEdges int            `json:"blockingLogicalEdges"`
+	HybridLogicalEdges   int            `json:"hybridLogicalEdges"`
 	MinimumSlots         int            `json:"minimumSlots"`
 	Regions              []regionOutput `json:"regions"`
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -58,8 +59,8 @@ func newRegionsCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 func writeRegionsJSON(w *bufio.Writer, rs *region.Regions) {
 	t := rs.Topology()
 	job := t.Job()
-	fmt.Fprintf(w, "{\n  \"job\": %s,\n  \"mode\": %q,\n  \"executionVertices\": %d,\n  \"blockingLogicalEdges\": %d,\n  \"minimumSlots\": %d,\n  \"regions\": [",
-		jsontext.AppendString(nil, job.Name()), t.Mode().String(), t.NumExecutionVertices(), job.BlockingEdges(t.Mode()), rs.MinimumSlots())
+	fmt.Fprintf(w, "{\n  \"job\": %s,\n  \"mode\": %q,\n  \"executionVertices\": %d,\n  \"blockingLogicalEdges\": %d,\n  \"hybridLogicalEdges\": %d,\n  \"minimumSlots\": %d,\n  \"regions\": [",
+		jsontext.AppendString(nil, job.Name()), t.Mode().String(), t.NumExecutionVertices(), job.BlockingEdges(t.Mode()), job.HybridEdges(t.Mode()), rs.MinimumSlots())
 	cache := map[topology.GroupID][]byte{}
 	var buf []byte
 	for r := range region.ID(rs.NumRegions()) {
@@ -114,30 +115,73 @@ func appendIDs(buf []byte, ids []region.ID) []byte {
 }
 
 // writeRegionsText writes a summary line and a table with one row per
-// region; long vertex lists are cut and consumed regions shown as ranges.
+// region; long vertex lists are cut and consumed regions shown as ranges,
+// those read through hybrid exchanges after "hybrid".
 func writeRegionsText(w io.Writer, rs *region.Regions) {
 	t := rs.Topology()
 	job := t.Job()
 	blocking := job.BlockingEdges(t.Mode())
 	fmt.Fprintf(w, "job %q, mode %s\n", job.Name(), t.Mode())
+	edges := count(blocking, "blocking logical edge")
+	if hybrid := job.HybridEdges(t.Mode()); hybrid > 0 {
+		edges += ", " + count(hybrid, "hybrid logical edge")
+	}
 	fmt.Fprintf(w, "%s, %s, %s, minimum slots %d\n\n", countOf(t.NumExecutionVertices(), "execution vertex", "execution vertices"),
-		count(rs.NumRegions(), "region"), count(blocking, "blocking logical edge"), rs.MinimumSlots())
+		count(rs.NumRegions(), "region"), edges, rs.MinimumSlots())
 	fmt.Fprintf(w, "%-7s %-6s %-40s %s\n", "REGION", "SLOTS", "VERTICES", "CONSUMES")
+	hybridJob := job.HybridEdges(t.Mode()) > 0
 	cache := map[topology.GroupID]string{}
 	for r := range region.ID(rs.NumRegions()) {
 		members := rs.MemberNames(r, 8)
 		var consumes string
-		if groups := rs.ConsumedGroups(r); len(groups) == 1 && !rs.IsCrossRegion(groups[0]) {
+		groups := rs.ConsumedGroups(r)
+		switch {
+		case len(groups) == 1 && !rs.IsCrossRegion(groups[0]):
 			var ok bool
 			if consumes, ok = cache[groups[0]]; !ok {
 				consumes = idRanges(rs.GroupProducerRegions(groups[0]))
+				if t.PartitionType(t.EdgeOfGroup(groups[0])).IsHybrid() {
+					consumes = "hybrid " + consumes
+				}
 				cache[groups[0]] = consumes
 			}
-		} else {
+		case hybridJob:
+			consumes = consumesByKind(rs, r, groups)
+		default:
 			consumes = idRanges(rs.ProducerRegions(r))
 		}
 		fmt.Fprintf(w, "%-7d %-6d %-40s %s\n", r, rs.SlotCount(r), strings.Trim(members, "{}"), consumes)
 	}
+}
+
+// consumesByKind renders the producer regions of region r's consumed
+// groups, those of blocking groups first, then "hybrid" and those of
+// hybrid groups: "0-3; hybrid 4, 6".
+func consumesByKind(rs *region.Regions, r region.ID, groups []topology.GroupID) string {
+	t := rs.Topology()
+	var blocking, hybrid []region.ID
+	for _, g := range groups {
+		for _, p := range rs.GroupProducerRegions(g) {
+			if p == r {
+				continue
+			}
+			if t.PartitionType(t.EdgeOfGroup(g)).IsHybrid() {
+				hybrid = append(hybrid, p)
+			} else {
+				blocking = append(blocking, p)
+			}
+		}
+	}
+	var parts []string
+	if len(blocking) > 0 || len(hybrid) == 0 {
+		slices.Sort(blocking)
+		parts = append(parts, idRanges(slices.Compact(blocking)))
+	}
+	if len(hybrid) > 0 {
+		slices.Sort(hybrid)
+		parts = append(parts, "hybrid "+idRanges(slices.Compact(hybrid)))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // idRanges renders sorted ids compactly: "0-3, 7, 9-12", or "-" if none.

@@ -17,11 +17,14 @@ import (
 )
 
 // flip119Want is FLIP-119's table per canonical mode (docs/architecture.md).
-var flip119Want = map[string]struct{ regions, blocking, minimumSlots int }{
-	"all-blocking":             {12, 3, 1},
-	"forward-pipelined-only":   {10, 2, 1},
-	"pointwise-pipelined-only": {6, 1, 2},
-	"all-pipelined":            {1, 0, 4},
+// The hybrid modes cut regions where all-blocking does.
+var flip119Want = map[string]struct{ regions, blocking, hybrid, minimumSlots int }{
+	"all-blocking":             {12, 3, 0, 1},
+	"forward-pipelined-only":   {10, 2, 0, 1},
+	"pointwise-pipelined-only": {6, 1, 0, 2},
+	"all-pipelined":            {1, 0, 0, 4},
+	"all-hybrid-full":          {12, 0, 3, 1},
+	"all-hybrid-selective":     {12, 0, 3, 1},
 }
 
 // TestRegionsFLIP119EveryModeSpelling runs `regions --format json` on the
@@ -47,6 +50,12 @@ func TestRegionsFLIP119EveryModeSpelling(t *testing.T) {
 		{"all_edges_pipelined", "all-pipelined"},
 		{"pipelined", "all-pipelined"},
 		{"Pipelined", "all-pipelined"},
+		{"all-hybrid-full", "all-hybrid-full"},
+		{"ALL_EXCHANGES_HYBRID_FULL", "all-hybrid-full"},
+		{"all_edges_hybrid_full", "all-hybrid-full"},
+		{"all-hybrid-selective", "all-hybrid-selective"},
+		{"ALL_EXCHANGES_HYBRID_SELECTIVE", "all-hybrid-selective"},
+		{"All_Edges_Hybrid_Selective", "all-hybrid-selective"},
 	}
 	for _, sp := range spellings {
 		t.Run(sp.flag, func(t *testing.T) {
@@ -62,6 +71,7 @@ func TestRegionsFLIP119EveryModeSpelling(t *testing.T) {
 				assert.Equal(t, 12, out.ExecutionVertices)
 				assert.Len(t, out.Regions, want.regions)
 				assert.Equal(t, want.blocking, out.BlockingLogicalEdges)
+				assert.Equal(t, want.hybrid, out.HybridLogicalEdges)
 				assert.Equal(t, want.minimumSlots, out.MinimumSlots)
 			}
 		})
@@ -166,6 +176,12 @@ func TestRegionsTextFormat(t *testing.T) {
 				blocking = "1 blocking logical edge,"
 			}
 			assert.Contains(t, out, blocking)
+			if want.hybrid > 0 {
+				assert.Contains(t, out, fmt.Sprintf("%d hybrid logical edges", want.hybrid))
+				assert.Regexp(t, `(?m)^8\s+1\s+D#0\s+hybrid 4-7$`, out, "regions read through hybrid exchanges are marked")
+			} else {
+				assert.NotContains(t, out, "hybrid")
+			}
 			assert.Contains(t, out, fmt.Sprintf("minimum slots %d", want.minimumSlots))
 			assert.Contains(t, out, "A#0")
 			// One row per region: a line that starts with the region id.
@@ -211,6 +227,11 @@ func TestRegionsDOTFormat(t *testing.T) {
 				assert.Contains(t, out, "dashed", "blocking exchanges are dashed")
 			} else {
 				assert.NotContains(t, out, "dashed")
+			}
+			if want.hybrid > 0 {
+				assert.Contains(t, out, "dotted", "hybrid exchanges are dotted")
+			} else {
+				assert.NotContains(t, out, "dotted")
 			}
 		})
 	}

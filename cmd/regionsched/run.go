@@ -393,6 +393,11 @@ type slurmJobRun struct {
 	ended   bool
 	running map[scheduler.TaskID]*taskRun
 	inSlot  map[scheduler.SlotID]scheduler.TaskID // the last task deployed in each slot
+	// finished holds the tasks whose finish the scheduler accepted since
+	// they were last deployed (guarded by slurmRun.mu): a task reading a
+	// hybrid result reports its own finish only after its producers'
+	// (waitHybridProducers).
+	finished map[scheduler.TaskID]bool
 }
 
 // taskRun is one running task attempt.
@@ -436,6 +441,7 @@ func runOnSlurm(ctx context.Context, cfg slurmRunConfig, jobs []slurmJob) []slur
 	}
 	for i, j := range jobs {
 		jr := &slurmJobRun{i: i, submitted: make(chan struct{}), rs: region.FromJob(j.Job, cfg.Mode), running: map[scheduler.TaskID]*taskRun{},
+			finished: map[scheduler.TaskID]bool{},
 			inSlot: map[scheduler.SlotID]scheduler.TaskID{}, out: slurmOutcome{Name: j.Name, Allocations: map[slurm.JobID]bool{}}}
 		r.jobs[j.Name] = jr
 		r.order = append(r.order, j.Name)
@@ -703,6 +709,7 @@ func (r *slurmRun) deploy(ctx context.Context, job string, jr *slurmJobRun, dep 
 	jr.running[dep.Task] = t
 	jr.inSlot[dep.Slot] = dep.Task
 	r.mu.Lock()
+	delete(jr.finished, dep.Task)
 	if jr.out.Steps == 0 {
 		jr.out.FirstDeploy = r.since()
 	}
@@ -757,8 +764,17 @@ func (r *slurmRun) execute(ctx context.Context, job string, jr *slurmJobRun, dep
 				r.abort(fmt.Errorf("job %s: task %s ran on node %q, its slot %d is on %q", job, name, node, dep.Slot, p.Node))
 				return
 			}
+			if !r.waitHybridProducers(ctx, jr, dep.Task) {
+				return // canceled while it waited
+			}
 			r.event(job, jr, simulator.Finish, dep.Task, int(dep.Slot), dep.Attempt)
-			r.report(job, name, "finished", r.d.TaskFinished(ctx, job, dep.Task, dep.Attempt))
+			err := r.d.TaskFinished(ctx, job, dep.Task, dep.Attempt)
+			if err == nil {
+				r.mu.Lock()
+				jr.finished[dep.Task] = true
+				r.mu.Unlock()
+			}
+			r.report(job, name, "finished", err)
 			r.pl.Poke()
 			return
 		}
@@ -785,6 +801,42 @@ func (r *slurmRun) execute(ctx context.Context, job string, jr *slurmJobRun, dep
 		r.report(job, name, "failed", r.d.TaskFailed(ctx, job, dep.Task, dep.Attempt))
 		r.pl.Poke()
 		return
+	}
+}
+
+// waitHybridProducers waits, holding the task's slot, until the scheduler
+// accepted the finish of every producer of a hybrid result task v reads: a
+// consumer reads until its producers wrote their last record, and the
+// scheduler refuses a finish before theirs (strategy.ErrEarlyFinish). It
+// returns false if ctx ended first (the task was canceled).
+func (r *slurmRun) waitHybridProducers(ctx context.Context, jr *slurmJobRun, v scheduler.TaskID) bool {
+	topo := jr.rs.Topology()
+	jv := topo.JobVertexOf(v)
+	var producers []topology.Range
+	for _, e := range topo.Job().InEdges(jv) {
+		if topo.PartitionType(e).IsHybrid() {
+			producers = append(producers, topo.GroupOnEdge(e, topo.ConsumedGroup(e, topo.SubtaskIndex(v))).Producers)
+		}
+	}
+	wait := 5 * time.Millisecond
+	for {
+		done := true
+		r.mu.Lock()
+		for _, ps := range producers {
+			for p := ps.Start; p < ps.End && done; p++ {
+				done = jr.finished[scheduler.TaskID(p)]
+			}
+		}
+		r.mu.Unlock()
+		if done {
+			return true
+		}
+		select {
+		case <-r.clk.After(wait):
+		case <-ctx.Done():
+			return false
+		}
+		wait = min(2*wait, 200*time.Millisecond)
 	}
 }
 

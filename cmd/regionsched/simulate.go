@@ -6,10 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/internal/plural"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/strategy"
 	"github.com/regionsched/regionsched/timeline"
+	"github.com/regionsched/regionsched/topology"
 )
 
 func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
@@ -23,6 +26,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		queuePol   string
 		eventsFile string
 		auditFile  string
+		share      float64
 	)
 	c := &cobra.Command{
 		Use:   "simulate [--mode M] (--slots N | --cluster CLUSTER) [--policy region|eager] [--queue-policy P] [--seed S] [--ties order|seeded] [--trace FILE] [--svg FILE] [--fail ID#i@MS ...] JOB [JOB ...]",
@@ -44,7 +48,11 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 	c.Flags().StringVar(&queuePol, "queue-policy", "fifo", "several jobs: the policy of every queue the cluster file does not configure: fifo, priority, fairshare (or fair) or stateaware; case-insensitive. With one job file it runs that job through the admission too")
 	c.Flags().StringVar(&eventsFile, "events", "", "several jobs: priority changes and kills applied at their times, JSON Lines (see docs/job-file.md)")
 	c.Flags().StringVar(&auditFile, "audit", "", "several jobs: write one JSON line per priority change or kill, accepted or refused, to FILE")
+	c.Flags().Float64Var(&share, "selective-share", strategy.DefaultSelectiveShare, "selective hybrid exchanges (all-hybrid-selective, or edges pinned to hybrid-selective): the share of a consumer's producers that must have finished before it starts, more than 0 and at most 1 (one job only)")
 	c.RunE = func(c *cobra.Command, args []string) error {
+		if err := strategy.CheckSelectiveShare(share); err != nil {
+			return badInput(fmt.Errorf("--selective-share: %w", err))
+		}
 		policy, err := parsePolicy(policyName)
 		if err != nil {
 			return err
@@ -71,6 +79,9 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			if len(fails) > 0 {
 				return badInput(fmt.Errorf("--fail: not supported with several jobs (or --queue-policy, or queues in the cluster file) yet; failures are injected into a run of one job"))
 			}
+			if c.Flags().Changed("selective-share") {
+				return badInput(fmt.Errorf("--selective-share: not supported with several jobs (or --queue-policy, or queues in the cluster file) yet; their selective hybrid exchanges use the default share %v", strategy.DefaultSelectiveShare))
+			}
 			return simulateJobs(c, &jobsRun{mode: mode.mode, policy: policy, queuePolicy: queuePolicy, seed: seed, ties: ties, traceFile: traceFile,
 				svgFile: svgFile, slots: slots, cluster: cf, clusterPath: cluster.cluster, eventsFile: eventsFile, auditFile: auditFile}, args, stdin)
 		}
@@ -79,7 +90,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			return err
 		}
 		rs := region.FromJob(job, mode.mode)
-		cfg := simulator.Config{Regions: rs, Cluster: slots, Policy: policy, Seed: seed, Ties: ties}
+		cfg := simulator.Config{Regions: rs, Cluster: slots, Policy: policy, Seed: seed, Ties: ties, SelectiveShare: share}
 		for _, f := range fails {
 			failure, err := simulator.ParseFailure(rs.Topology(), f)
 			if err != nil {
@@ -120,7 +131,11 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			}
 		}
 		out := summaryWriter(c, traceFile, svgFile)
-		fmt.Fprintf(out, "job %q: mode %s, policy %s, %s, %s\n", job.Name(), mode.mode, policy, count(res.Slots, "slot"), seedText(seed, ties))
+		modeText := mode.mode.String()
+		if hasSelective(rs) {
+			modeText += fmt.Sprintf(" (selective share %v)", share)
+		}
+		fmt.Fprintf(out, "job %q: mode %s, policy %s, %s, %s\n", job.Name(), modeText, policy, count(res.Slots, "slot"), seedText(seed, ties))
 		fmt.Fprintf(out, "makespan:          %d ms of virtual time, until the last event\n", res.Makespan.Milliseconds())
 		fmt.Fprintf(out, "slot utilization:  %.1f%% of slot time with work progressing\n", 100*res.WorkUtilization)
 		fmt.Fprintf(out, "held waiting:      %.1f%% of slot time held by tasks that could not progress\n", 100*res.HeldWaiting)
@@ -142,6 +157,17 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		return nil
 	}
 	return c
+}
+
+// hasSelective reports whether the job has a selective hybrid edge.
+func hasSelective(rs *region.Regions) bool {
+	t := rs.Topology()
+	for e := range topology.JobEdgeID(t.Job().NumEdges()) {
+		if t.PartitionType(e) == exchange.HybridSelective {
+			return true
+		}
+	}
+	return false
 }
 
 // streamSubtitle is the picture's subtitle for a run that ends with a

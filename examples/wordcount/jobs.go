@@ -107,5 +107,5 @@ func printJobsTimeline(w io.Writer, cfg engine.JobsConfig, res *engine.JobsResul
 			jr.Stats.RegionsDeployed, jr.Stats.Failovers, jr.Stats.RegionRestarts, jr.PeakSlots)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "at most %s in use, %s released\n", plural.Count(res.PeakSlots, "slot"), plural.Count(released, "blocking partition"))
+	fmt.Fprintf(w, "at most %s in use, %s released\n", plural.Count(res.PeakSlots, "slot"), plural.Count(released, partitionNoun(cfg.Job, cfg.Mode)))
 }

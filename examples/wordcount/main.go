@@ -1,9 +1,11 @@
 // Command wordcount runs a real word count with a top-k on the regionsched
 // scheduler: its tasks are goroutines, its pipelined edges bounded
-// channels and its blocking edges files, on N local slots the scheduler
-// hands out region by region (package internal/engine explains how).
+// channels, its blocking edges files and its hybrid edges logs read while
+// they grow, on N local slots the scheduler hands out region by region
+// (package internal/engine explains how). Every mode counts the same.
 //
 //	go run ./examples/wordcount --slots 2 --mode pointwise-pipelined-only --fail counter#1@5
+//	go run ./examples/wordcount --slots 15 --mode ALL_EXCHANGES_HYBRID_FULL
 //	go run ./examples/wordcount --input book.txt --top 20
 //	cat *.txt | go run ./examples/wordcount --input -
 //
@@ -44,7 +46,7 @@
 // name, in deployment order; one summary line per job (priority, when it
 // was submitted, first deployed and ended, its outcome, deployments,
 // failovers, region restarts and most slots held); then the slots in use
-// at most and the blocking partitions released. Exit status 0 when every
+// at most and the blocking (and hybrid) partitions released. Exit status 0 when every
 // job finished, 1 when one did not (its error follows the summary), 2 on
 // bad usage or input.
 package main
@@ -353,7 +355,16 @@ func printTimeline(w io.Writer, cfg engine.Config, res *engine.Result) {
 	fmt.Fprintf(w, "%s, %s, %s, at most %s in use, %s released\n",
 		plural.Count(res.Stats.RegionsDeployed, "region deployment"), plural.Count(res.Stats.Failovers, "failover"),
 		plural.Count(res.Stats.RegionRestarts, "region restart"), plural.Count(res.PeakSlots, "slot"),
-		plural.Count(res.PartitionsReleased, "blocking partition"))
+		plural.Count(res.PartitionsReleased, partitionNoun(cfg.Job, cfg.Mode)))
+}
+
+// partitionNoun names the partitions a run releases: "blocking partition",
+// or "blocking or hybrid partition" for a job with hybrid edges.
+func partitionNoun(job *topology.JobGraph, mode exchange.Mode) string {
+	if job.HybridEdges(mode) > 0 {
+		return "blocking or hybrid partition"
+	}
+	return "blocking partition"
 }
 
 // ms formats a time since the start of the run in milliseconds.

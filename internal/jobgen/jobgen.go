@@ -101,8 +101,9 @@ func (m Motif) String() string {
 func (m Motif) sealed() bool { return m == RescaleTriangle }
 
 // plant sets the parallelisms of the vertices at (a, b, c) and returns the
-// motif's edges between them.
-func (m Motif) plant(r *rand.Rand, par []int, id func(int) string, a, b, c int) []topology.JobEdge {
+// motif's edges between them; cut is the partition type of the edge that
+// is blocking in the motif's description.
+func (m Motif) plant(r *rand.Rand, par []int, id func(int) string, a, b, c int, cut exchange.ResultPartitionType) []topology.JobEdge {
 	pinned := func(s, t int, ship exchange.ShipStrategy, x exchange.ResultPartitionType) topology.JobEdge {
 		return topology.JobEdge{Source: id(s), Target: id(t), ShipStrategy: ship, Pinned: true, Exchange: x}
 	}
@@ -112,7 +113,7 @@ func (m Motif) plant(r *rand.Rand, par []int, id func(int) string, a, b, c int) 
 		return []topology.JobEdge{
 			pinned(a, b, exchange.Rescale, exchange.Pipelined),
 			pinned(a, c, exchange.Forward, exchange.PipelinedBounded),
-			pinned(b, c, exchange.Rescale, exchange.Blocking),
+			pinned(b, c, exchange.Rescale, cut),
 		}
 	case RescaleTriangle:
 		p := CrossParallelisms[r.IntN(len(CrossParallelisms))]
@@ -120,7 +121,7 @@ func (m Motif) plant(r *rand.Rand, par []int, id func(int) string, a, b, c int) 
 		return []topology.JobEdge{
 			pinned(a, b, exchange.Rescale, exchange.PipelinedBounded),
 			pinned(b, c, exchange.Rescale, exchange.PipelinedBounded),
-			pinned(a, c, exchange.Rescale, exchange.Blocking),
+			pinned(a, c, exchange.Rescale, cut),
 		}
 	}
 	return nil
@@ -234,6 +235,18 @@ type Options struct {
 	Motifs []Motif
 	// MotifRate is the per-job chance of planting a motif.
 	MotifRate float64
+	// MotifCut is the partition type of the motif edge that separates
+	// regions (the blocking one in the motifs' descriptions); the zero
+	// value is exchange.Blocking. A hybrid type plants the motif's
+	// cross-region group on a hybrid edge.
+	MotifCut exchange.ResultPartitionType
+}
+
+// AllPinTypes returns every partition type an edge may pin: the default
+// PinTypes (blocking, pipelined, pipelined-bounded) and the hybrid ones.
+func AllPinTypes() []exchange.ResultPartitionType {
+	return []exchange.ResultPartitionType{exchange.Blocking, exchange.Pipelined, exchange.PipelinedBounded,
+		exchange.HybridFull, exchange.HybridSelective}
 }
 
 // defaultShips are the non-forward ship strategies used when
@@ -262,6 +275,8 @@ func (o *Options) check() error {
 		return fmt.Errorf("%w: GPURate without GPUs", ErrOptions)
 	case o.MotifRate > 0 && len(o.Motifs) == 0:
 		return fmt.Errorf("%w: MotifRate without Motifs", ErrOptions)
+	case o.MotifCut.IsPipelined() || o.MotifCut > exchange.HybridSelective:
+		return fmt.Errorf("%w: MotifCut %v does not separate regions", ErrOptions, o.MotifCut)
 	}
 	return nil
 }
@@ -332,7 +347,7 @@ func Generate(r *rand.Rand, o Options) (*topology.JobGraph, error) {
 	var edges []topology.JobEdge
 	sealed := 0 // positions below this are joined by motif edges only
 	if planted {
-		edges = motif.plant(r, par, id, order[0], order[1], order[2])
+		edges = motif.plant(r, par, id, order[0], order[1], order[2], o.MotifCut)
 		if motif.sealed() {
 			sealed = motifSize
 		}

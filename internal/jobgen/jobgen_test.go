@@ -249,6 +249,16 @@ func TestMotifs(t *testing.T) {
 		assert.Equal(t, []string{"0-rescale/pipelined-bounded->1", "1-rescale/pipelined-bounded->2", "0-rescale/blocking->2"}, among,
 			"only the motif joins v0, v1, v2")
 	}
+	// MotifCut puts the cut on a hybrid edge.
+	for _, cut := range []exchange.ResultPartitionType{exchange.HybridFull, exchange.HybridSelective} {
+		g, err := Generate(rand.New(rand.NewPCG(7, 4)), Options{Vertices: IntRange{3, 3}, Parallelism: IntRange{1, 6},
+			Motifs: []Motif{RescaleTriangle}, MotifRate: 1, MotifCut: cut})
+		require.NoError(t, err)
+		assert.Equal(t, cut, g.Edge(2).Exchange)
+		assert.True(t, g.Edge(2).Pinned)
+	}
+	assert.Equal(t, []exchange.ResultPartitionType{exchange.Blocking, exchange.Pipelined, exchange.PipelinedBounded,
+		exchange.HybridFull, exchange.HybridSelective}, AllPinTypes())
 	assert.Equal(t, "forward-triangle", ForwardTriangle.String())
 	assert.Equal(t, "rescale-triangle", RescaleTriangle.String())
 	assert.True(t, strings.HasPrefix(Motif(9).String(), "motif("))
@@ -300,6 +310,8 @@ func TestBadOptions(t *testing.T) {
 		"no profiles":        func(o *Options) { o.ResourceJobRate, o.ResourceRate = 1, 1 },
 		"no gpus":            func(o *Options) { o.GPURate = 1 },
 		"no motifs":          func(o *Options) { o.MotifRate = 1 },
+		"pipelined cut":      func(o *Options) { o.MotifCut = exchange.PipelinedBounded },
+		"unknown cut":        func(o *Options) { o.MotifCut = exchange.ResultPartitionType(9) },
 	} {
 		o := ok
 		mut(&o)

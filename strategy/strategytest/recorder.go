@@ -28,7 +28,8 @@ type Step struct {
 	// "A#0 finished", "A#0@1 running" (attempt 1), "regions to restart
 	// for B#0 lost [A#1->B]", "restart {A#1} {B#0}".
 	Call string
-	// Decisions is what Start, UpdateState or Restart returned.
+	// Decisions is what Start, UpdateState, MarkDeploying or Restart
+	// returned.
 	Decisions strategy.Decisions
 	// Restart is what RegionsToRestart returned.
 	Restart []region.ID
@@ -87,10 +88,10 @@ func (r *Recorder) RegionsToRestart(failed topology.ExecutionVertexID, lost ...t
 }
 
 // MarkDeploying forwards to Strategy.MarkDeploying and records the call.
-func (r *Recorder) MarkDeploying(id region.ID) (int, error) {
-	n, err := r.s.MarkDeploying(id)
-	r.steps = append(r.steps, Step{Call: "deploying " + r.regionName(id), Deploying: n, Err: err})
-	return n, err
+func (r *Recorder) MarkDeploying(id region.ID) (int, strategy.Decisions, error) {
+	n, d, err := r.s.MarkDeploying(id)
+	r.steps = append(r.steps, Step{Call: "deploying " + r.regionName(id), Deploying: n, Decisions: clone(d), Err: err})
+	return n, d, err
 }
 
 // Restart forwards to Strategy.Restart and records the call.
@@ -132,6 +133,7 @@ func (r *Recorder) Released() []topology.ResultPartitionID {
 //
 //	start: deploy {A#0} {A#1}
 //	deploying {A#0}: 1 member
+//	deploying {B#0}: 1 member; deploy {C#0} {C#1}  (C reads B through a hybrid exchange)
 //	B#0 finished: deploy {C#0} {C#1}; release A#0->B
 //	regions to restart for C#0: {C#0} {D#0} {D#1}
 //	restart {C#0} {D#0} {D#1}: deploy {C#0}@1
@@ -145,15 +147,17 @@ func (r *Recorder) String() string {
 			b.WriteString(" error: " + s.Err.Error())
 		case s.Restart != nil:
 			b.WriteString(" " + r.regionNames(s.Restart))
-		case s.Deploying > 0:
-			b.WriteString(fmt.Sprintf(" %d member", s.Deploying))
-			if s.Deploying > 1 {
-				b.WriteString("s")
-			}
-		case s.Decisions.IsEmpty():
+		case s.Deploying == 0 && s.Decisions.IsEmpty():
 			b.WriteString(" -")
 		default:
 			var parts []string
+			if s.Deploying > 0 {
+				member := fmt.Sprintf("%d member", s.Deploying)
+				if s.Deploying > 1 {
+					member += "s"
+				}
+				parts = append(parts, member)
+			}
 			if len(s.Decisions.Deploy) > 0 {
 				var ds []string
 				for _, d := range s.Decisions.Deploy {

@@ -20,7 +20,7 @@ import (
 type runtimeCalls interface {
 	Start() (strategy.Decisions, error)
 	UpdateState(v topology.ExecutionVertexID, attempt strategy.Attempt, to strategy.ExecutionState) (strategy.Decisions, error)
-	MarkDeploying(r region.ID) (int, error)
+	MarkDeploying(r region.ID) (int, strategy.Decisions, error)
 	RegionsToRestart(failed topology.ExecutionVertexID, lost ...topology.ResultPartitionID) ([]region.ID, error)
 	Restart(regions []region.ID) (strategy.Decisions, error)
 }
@@ -74,17 +74,17 @@ restart region(99): error: strategy: unknown region: id 99
 
 func TestRecorderRecordsMarkDeploying(t *testing.T) {
 	rec := recorderFor(t, exchange.AllBlocking)
-	_, err := rec.MarkDeploying(0)
+	_, _, err := rec.MarkDeploying(0)
 	require.ErrorIs(t, err, strategy.ErrNotStarted)
 	start, err := rec.Start()
 	require.NoError(t, err)
-	n, err := rec.MarkDeploying(start.Deploy[0].Region)
+	n, _, err := rec.MarkDeploying(start.Deploy[0].Region)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "all blocking: a region of one member")
-	n, err = rec.MarkDeploying(start.Deploy[0].Region)
+	n, _, err = rec.MarkDeploying(start.Deploy[0].Region)
 	require.NoError(t, err)
 	assert.Zero(t, n, "deploying already")
-	_, err = rec.MarkDeploying(99)
+	_, _, err = rec.MarkDeploying(99)
 	require.ErrorIs(t, err, strategy.ErrUnknownRegion)
 
 	require.Len(t, rec.Steps(), 5)

@@ -39,7 +39,14 @@
 // file per (producer, consumer) pair in a temporary directory, written
 // under a temporary name and renamed when the producer finishes, so a
 // failed or canceled producer leaves nothing behind and a restarted one
-// rewrites its files; consumers read them once the producer finished.
+// rewrites its files; consumers read them once the producer finished. A
+// hybrid edge is one log per (producer, consumer) pair, kept whole in
+// memory: the producer appends to it without ever waiting, and the
+// consumer, deployed once its producers are, reads it from the start while
+// it grows; the producer seals it once the scheduler accepted the
+// producer's finish, so no consumer reports its finish before its
+// producers'. A consumer that runs again reads the log again; a producer
+// that runs again writes new logs, and its consumers run again with it.
 // Records are routed by hash of the word (hash), round-robin
 // (rebalance, and rescale within a pointwise range), to every consumer
 // (broadcast) or to the one consumer (forward).

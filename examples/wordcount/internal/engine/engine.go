@@ -159,6 +159,7 @@ type engine struct {
 	runs        map[scheduler.TaskID]*attempt
 	pipes       map[pipeKey]*pipe
 	partitions  map[scheduler.PartitionID]*blockingResult
+	hybrid      map[scheduler.PartitionID]*hybridResult
 	failPending map[scheduler.TaskID]failure
 	released    int // blocking partitions deleted
 
@@ -197,6 +198,7 @@ func newEngine(cfg Config, job string) (*engine, error) {
 		runs:        map[scheduler.TaskID]*attempt{},
 		pipes:       map[pipeKey]*pipe{},
 		partitions:  map[scheduler.PartitionID]*blockingResult{},
+		hybrid:      map[scheduler.PartitionID]*hybridResult{},
 		failPending: map[scheduler.TaskID]failure{},
 		timeline:    newTimeline(),
 		outputs:     map[scheduler.TaskID]taskOutput{},

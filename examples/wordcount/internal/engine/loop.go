@@ -68,6 +68,7 @@ func (e *engine) release(rd scheduler.Ready) error {
 	for _, p := range rd.PartitionsReleased {
 		e.released++
 		delete(e.partitions, p)
+		delete(e.hybrid, p)
 		if err := os.RemoveAll(partitionDir(e.dir, p)); err != nil {
 			return e.fail(err)
 		}
@@ -94,7 +95,7 @@ func (e *engine) cancel(c scheduler.Task, cause map[scheduler.RegionID]string) {
 }
 
 // deploy starts the deployed tasks (the second half of a Ready): first every attempt is placed in its
-// slot and registers the blocking partitions it will write, then each is
+// slot and registers the blocking and hybrid partitions it will write, then each is
 // wired to its inputs and outputs and started (a region's tasks come in
 // one Ready, so both ends of its channels exist by then).
 func (e *engine) deploy(deps []scheduler.Deployment) error {
@@ -123,8 +124,17 @@ func (e *engine) deploy(deps []scheduler.Deployment) error {
 			return e.fail(err)
 		}
 		for _, edge := range e.cfg.Job.OutEdges(a.vertex) {
-			if !e.topo.PartitionType(edge).IsPipelined() {
-				p := e.topo.PartitionOf(edge, a.task)
+			pt := e.topo.PartitionType(edge)
+			p := e.topo.PartitionOf(edge, a.task)
+			switch {
+			case pt.IsHybrid():
+				hr := &hybridResult{attempt: a.attempt, logs: map[scheduler.TaskID]*hybridLog{}}
+				cs := e.topo.Group(e.topo.ProducedGroup(edge, a.io.subtask)).Consumers
+				for c := cs.Start; c < cs.End; c++ {
+					hr.logs[scheduler.TaskID(c)] = &hybridLog{}
+				}
+				e.hybrid[p] = hr
+			case !pt.IsPipelined():
 				e.partitions[p] = &blockingResult{attempt: a.attempt, done: make(chan struct{})}
 			}
 		}

@@ -9,7 +9,7 @@ import (
 )
 
 // target is where one producer's records for one consumer subtask go: a
-// pipelined channel or a blocking file.
+// pipelined channel, a blocking file or a hybrid log.
 type target interface {
 	// send writes one record; it may block (a full channel).
 	send(ctx context.Context, rec Record) error
@@ -34,6 +34,17 @@ type output struct {
 	paths     []string
 	partition *blockingResult
 	attempt   scheduler.Attempt
+
+	// For a hybrid edge: the logs of the targets, sealed once the
+	// scheduler accepted the producer's finish.
+	logs []*hybridLog
+}
+
+// seal ends the logs of a hybrid output.
+func (o *output) seal() {
+	for _, l := range o.logs {
+		l.seal()
+	}
 }
 
 // open creates the files of a blocking output.

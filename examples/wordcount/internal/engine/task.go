@@ -99,7 +99,13 @@ func (e *engine) execute(a *attempt) {
 	case a.ctx.Err() != nil:
 	case err == nil:
 		a.reported.Store(true)
-		e.report(a, "finished", e.rep.TaskFinished(a.ctx, a.task, a.attempt))
+		err := e.rep.TaskFinished(a.ctx, a.task, a.attempt)
+		if err == nil {
+			for _, o := range a.io.outs {
+				o.seal() // the consumers reading its hybrid results may end now
+			}
+		}
+		e.report(a, "finished", err)
 	case errors.Is(err, ErrInjected):
 		a.reported.Store(true)
 		e.report(a, "failed", e.rep.TaskFailed(a.ctx, a.task, a.attempt))

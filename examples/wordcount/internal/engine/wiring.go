@@ -11,8 +11,9 @@ import (
 // its partition belongs to; on each in-edge, the producer subtasks of the
 // group it reads (the pointwise ranges of the topology, or every subtask of
 // an all-to-all edge). A pipelined edge gets the channels of the region
-// attempt; a blocking edge gets files. Called by the Ready loop, after
-// every attempt of the Ready registered its blocking partitions.
+// attempt; a blocking edge gets files; a hybrid edge the logs of its
+// producers' current attempts. Called by the Ready loop, after every
+// attempt of the Ready registered its blocking and hybrid partitions.
 func (e *engine) wire(a *attempt) error {
 	job := e.cfg.Job
 	sub := a.io.subtask
@@ -25,6 +26,15 @@ func (e *engine) wire(a *attempt) error {
 		o := &output{ship: job.Edge(edge).ShipStrategy, next: sub, attempt: a.attempt}
 		pipelined := e.topo.PartitionType(edge).IsPipelined()
 		p := e.topo.PartitionOf(edge, a.task)
+		if hr := e.hybrid[p]; hr != nil {
+			for c := g.Consumers.Start; c < g.Consumers.End; c++ {
+				l := hr.logs[scheduler.TaskID(c)]
+				o.logs = append(o.logs, l)
+				o.targets = append(o.targets, logTarget{log: l})
+			}
+			a.io.outs = append(a.io.outs, o)
+			continue
+		}
 		if !pipelined {
 			o.partition = e.partitions[p]
 		}
@@ -51,6 +61,20 @@ func (e *engine) wire(a *attempt) error {
 				}
 			}
 			a.inputs = append(a.inputs, pipeInput{ch: e.pipeFor(edge, a.task, a.attempt), producers: g.Producers.Len()})
+			continue
+		}
+		if e.topo.PartitionType(edge).IsHybrid() {
+			var in logInput
+			for v := g.Producers.Start; v < g.Producers.End; v++ {
+				p := e.topo.PartitionOf(edge, scheduler.TaskID(v))
+				hr := e.hybrid[p]
+				if hr == nil {
+					return fmt.Errorf("scheduler deployed %s before its hybrid producer %s (partition %d), or after that was released",
+						a.name, e.topo.VertexName(scheduler.TaskID(v)), p)
+				}
+				in.logs = append(in.logs, hr.logs[a.task])
+			}
+			a.inputs = append(a.inputs, in)
 			continue
 		}
 		var in fileInput

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// tpcdsPath is the TPC-DS-like example: three scans hash-joined, an
+// aggregate, a top-k.
+const tpcdsPath = "../../examples/jobs/tpcds-q3.json"
+
+// TestHybridModesOnTheTPCDSExample: on a tenth of the slots that run every
+// subtask at once, check calls all-pipelined not runnable (its one region
+// needs 16) and the hybrid modes deadlock-free (1 slot is their minimum),
+// and simulate agrees: all-pipelined fails, hybrid finishes. With all 40
+// slots, full hybrid overlaps producers and consumers as all-pipelined
+// does.
+func TestHybridModesOnTheTPCDSExample(t *testing.T) {
+	pipelined := execCLI(t, "", "check", "--mode", "all-pipelined", "--slots", "4", tpcdsPath)
+	assert.Equal(t, 1, pipelined.code, pipelined.stdout)
+	assert.True(t, strings.HasPrefix(pipelined.stdout, "not runnable:"), pipelined.stdout)
+	sim := execCLI(t, "", "simulate", "--mode", "all-pipelined", "--slots", "4", tpcdsPath)
+	assert.Equal(t, 1, sim.code, sim.stdout)
+	for _, mode := range []string{"ALL_EXCHANGES_HYBRID_FULL", "all-hybrid-selective"} {
+		check := execCLI(t, "", "check", "--mode", mode, "--slots", "4", tpcdsPath)
+		assert.Equal(t, 0, check.code, check.stdout)
+		assert.True(t, strings.HasPrefix(check.stdout, "deadlock-free:"), check.stdout)
+		sim := execCLI(t, "", "simulate", "--mode", mode, "--slots", "4", tpcdsPath)
+		assert.Equal(t, 0, sim.code, sim.stdout+sim.stderr)
+		assert.Contains(t, sim.stdout, "finished: all 40 tasks finished")
+	}
+	full := execCLI(t, "", "simulate", "--mode", "all-hybrid-full", "--slots", "40", tpcdsPath)
+	require.Equal(t, 0, full.code, full.stderr)
+	assert.Contains(t, full.stdout, "makespan:          6000 ms")
+	sel := execCLI(t, "", "simulate", "--mode", "all-hybrid-selective", "--selective-share", "0.25", "--slots", "40", tpcdsPath)
+	require.Equal(t, 0, sel.code, sel.stderr)
+	assert.Contains(t, sel.stdout, "mode all-hybrid-selective (selective share 0.25)")
+}
+
+// TestSelectiveShareFlag: --selective-share takes a share in (0, 1]; any
+// other value, or the flag with several jobs, is bad input naming the
+// flag and the valid range.
+func TestSelectiveShareFlag(t *testing.T) {
+	for _, bad := range []string{"0", "-1", "1.5", "NaN"} {
+		requireBadInput(t, execCLI(t, "", "simulate", "--mode", "all-hybrid-selective", "--selective-share", bad, "--slots", "4", flip119Path),
+			"--selective-share", "more than 0 and at most 1")
+	}
+	requireBadInput(t, execCLI(t, "", "simulate", "--selective-share", "x", "--slots", "4", flip119Path), "selective-share")
+	requireBadInput(t, execCLI(t, "", "simulate", "--selective-share", "0.5", "--slots", "4", flip119Path, flip119Path),
+		"--selective-share", "several jobs")
+	ok := execCLI(t, "", "simulate", "--mode", "all-blocking", "--selective-share", "1", "--slots", "1", flip119Path)
+	assert.Equal(t, 0, ok.code, ok.stderr)
+	assert.NotContains(t, ok.stdout, "selective share", "no selective edge: the share is not shown")
+}
+
+// TestRegionsShowsHybridAndBlockingInputs: a region that reads blocking
+// and hybrid results lists both kinds of producer regions.
+func TestRegionsShowsHybridAndBlockingInputs(t *testing.T) {
+	job := writeTemp(t, "mixed.json", `{"name": "mixed", "vertices": [{"id": "A", "parallelism": 2}, {"id": "B", "parallelism": 1}, {"id": "C", "parallelism": 1}],
+	 "edges": [{"source": "A", "target": "C", "shipStrategy": "hash", "exchange": "blocking"},
+	           {"source": "B", "target": "C", "shipStrategy": "forward", "exchange": "hybrid"}]}`)
+	res := execCLI(t, "", "regions", job)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "1 blocking logical edge, 1 hybrid logical edge")
+	assert.Regexp(t, `(?m)^3\s+1\s+C#0\s+0-1; hybrid 2$`, res.stdout)
+	out := regionsJSON(t, job)
+	assert.Equal(t, 1, out.BlockingLogicalEdges)
+	assert.Equal(t, 1, out.HybridLogicalEdges)
+	assert.Equal(t, []int{0, 1, 2}, out.Regions[3].Consumes)
+}

@@ -1,0 +1,127 @@
+package engine
+
+import (
+	"context"
+	"sync"
+
+	"github.com/regionsched/regionsched/scheduler"
+)
+
+// hybridResult is one attempt of a hybrid result partition: one log per
+// consumer subtask of its partition group, which the producer appends to
+// and each consumer reads while it grows. The Ready loop registers it
+// when the producer is deployed (a consumer is deployed only once its
+// producers are) and forgets it when the scheduler releases the
+// partition or the producer runs again.
+type hybridResult struct {
+	attempt scheduler.Attempt
+	logs    map[scheduler.TaskID]*hybridLog
+}
+
+// hybridLog is the records one producer attempt sends one consumer over a
+// hybrid exchange, kept whole (full spilling): a consumer reads it from
+// the start, records written before it was deployed included, and a
+// consumer that runs again reads it all again. The producer never waits
+// for its reader. It is sealed once the scheduler accepted the producer's
+// finish, so that a consumer never reports its own finish first.
+type hybridLog struct {
+	mu     sync.Mutex
+	recs   []Record
+	sealed bool
+	wake   chan struct{} // closed when records are added or the log is sealed; nil while nobody waits
+}
+
+func (l *hybridLog) add(rec Record) {
+	l.mu.Lock()
+	l.recs = append(l.recs, rec)
+	l.signal()
+	l.mu.Unlock()
+}
+
+// seal marks the end of the producer's records.
+func (l *hybridLog) seal() {
+	l.mu.Lock()
+	l.sealed = true
+	l.signal()
+	l.mu.Unlock()
+}
+
+// signal wakes the reader waiting for more (l.mu held).
+func (l *hybridLog) signal() {
+	if l.wake != nil {
+		close(l.wake)
+		l.wake = nil
+	}
+}
+
+// read sends every record of the log from its start, waiting for more
+// until the log is sealed.
+func (l *hybridLog) read(ctx context.Context, out chan<- Record) error {
+	next := 0
+	for {
+		l.mu.Lock()
+		batch := l.recs[next:len(l.recs):len(l.recs)] // records are never changed once added
+		sealed := l.sealed
+		var wait chan struct{}
+		if len(batch) == 0 && !sealed {
+			if l.wake == nil {
+				l.wake = make(chan struct{})
+			}
+			wait = l.wake
+		}
+		l.mu.Unlock()
+		if len(batch) == 0 {
+			if sealed {
+				return nil
+			}
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		}
+		for _, rec := range batch {
+			select {
+			case out <- rec:
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		}
+		next += len(batch)
+	}
+}
+
+// logTarget is a producer's end of a hybrid log.
+type logTarget struct{ log *hybridLog }
+
+func (t logTarget) send(_ context.Context, rec Record) error {
+	t.log.add(rec)
+	return nil
+}
+
+// close does nothing: the log is sealed once the producer's finish was
+// accepted (output.seal).
+func (t logTarget) close(context.Context) error { return nil }
+
+// discard does nothing: a producer that runs again writes new logs, and
+// the consumers of the old ones are restarted with it.
+func (t logTarget) discard() {}
+
+// logInput is a consumer's hybrid input on one edge: the logs its
+// partition group's producers write for it, read side by side.
+type logInput struct{ logs []*hybridLog }
+
+func (in logInput) read(ctx context.Context, out chan<- Record) error {
+	errs := make(chan error, len(in.logs))
+	for _, l := range in.logs {
+		go func() { errs <- l.read(ctx, out) }()
+	}
+	var first error
+	for range in.logs {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
