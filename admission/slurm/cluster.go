@@ -296,9 +296,10 @@ func (c *Cluster) Tick(time.Time) {}
 // NextDeadline reports no deadline.
 func (c *Cluster) NextDeadline() (time.Time, bool) { return time.Time{}, false }
 
-// MaxPriority is the largest priority a Slurm job can have (a 32-bit
-// number; 0 holds the job).
-const MaxPriority = 1<<32 - 2
+// MaxPriority is the largest priority scontrol sets (0xFFFFFFFD: the two
+// values above it mean "not set" and "infinite" in Slurm's 32-bit
+// priority; 0 holds the job).
+const MaxPriority = 1<<32 - 3
 
 // Authorize refuses what cannot be asked of Slurm: an unknown or ended
 // job, a priority outside 1 ... MaxPriority. Slurm itself decides whether

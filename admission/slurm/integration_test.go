@@ -207,10 +207,10 @@ func TestSlurmPreemptionRevokes(t *testing.T) {
 func TestSlurmPriorityRaiseIsSlurmsDecision(t *testing.T) {
 	conf := slurmtest.Require(t)
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to act as another user (runuser)")
+		slurmtest.Missing(t, "needs root to act as another user (runuser)")
 	}
 	if _, err := user.Lookup("nobody"); err != nil {
-		t.Skip("no user nobody")
+		slurmtest.Missing(t, "no user nobody")
 	}
 	if out, err := exec.Command("runuser", "-u", "nobody", "--", "test", "-r", conf).CombinedOutput(); err != nil {
 		t.Fatalf("user nobody cannot read %s (%v %s): make its directories readable to others", conf, err, out)

@@ -302,6 +302,10 @@ type slurmRunConfig struct {
 	TimeLimit time.Duration
 	// PollMin, PollMax: the poller's (defaults 50 ms, 500 ms).
 	PollMin, PollMax time.Duration
+	// PartitionEvery and WaitNotice are the poller's (defaults 10 s and
+	// 5 s): how often node states are read, and how long an allocation
+	// pends before its reason is told.
+	PartitionEvery, WaitNotice time.Duration
 	// Trace receives the trace events (called under a lock).
 	Trace func(simulator.Event)
 	// Notify receives the poller's notices: outages, recoveries, long
@@ -388,11 +392,11 @@ type slurmJobRun struct {
 	// submitted is closed once the job was submitted (or the run ended):
 	// its events wait for it.
 	submitted chan struct{}
-	rs      *region.Regions
-	out     slurmOutcome
-	ended   bool
-	running map[scheduler.TaskID]*taskRun
-	inSlot  map[scheduler.SlotID]scheduler.TaskID // the last task deployed in each slot
+	rs        *region.Regions
+	out       slurmOutcome
+	ended     bool
+	running   map[scheduler.TaskID]*taskRun
+	inSlot    map[scheduler.SlotID]scheduler.TaskID // the last task deployed in each slot
 	// finished holds the tasks whose finish the scheduler accepted since
 	// they were last deployed (guarded by slurmRun.mu): a task reading a
 	// hybrid result reports its own finish only after its producers'
@@ -442,7 +446,7 @@ func runOnSlurm(ctx context.Context, cfg slurmRunConfig, jobs []slurmJob) []slur
 	for i, j := range jobs {
 		jr := &slurmJobRun{i: i, submitted: make(chan struct{}), rs: region.FromJob(j.Job, cfg.Mode), running: map[scheduler.TaskID]*taskRun{},
 			finished: map[scheduler.TaskID]bool{},
-			inSlot: map[scheduler.SlotID]scheduler.TaskID{}, out: slurmOutcome{Name: j.Name, Allocations: map[slurm.JobID]bool{}}}
+			inSlot:   map[scheduler.SlotID]scheduler.TaskID{}, out: slurmOutcome{Name: j.Name, Allocations: map[slurm.JobID]bool{}}}
 		r.jobs[j.Name] = jr
 		r.order = append(r.order, j.Name)
 	}
@@ -501,7 +505,8 @@ func (r *slurmRun) run(ctx context.Context, jobs []slurmJob) error {
 	keep := context.WithoutCancel(ctx)
 	r.d = multijob.StartDriver(keep, ms, multijob.DriverConfig{Clock: r.clk, Logger: r.cfg.Logger})
 	r.pl, err = slurm.StartPoller(keep, slurm.PollerConfig{Cluster: cl, Inputs: r.d, Client: r.cfg.Client, Clock: r.clk,
-		Logger: r.cfg.Logger, PollMin: r.cfg.PollMin, PollMax: r.cfg.PollMax, RetryMax: 2 * time.Second, Notify: r.cfg.Notify})
+		Logger: r.cfg.Logger, PollMin: r.cfg.PollMin, PollMax: r.cfg.PollMax, RetryMax: 2 * time.Second, Notify: r.cfg.Notify,
+		PartitionEvery: r.cfg.PartitionEvery, WaitNotice: r.cfg.WaitNotice})
 	if err != nil {
 		r.d.Stop()
 		return err
@@ -864,7 +869,7 @@ type auditLine struct {
 }
 
 // readSlurmEvents reads the events file of a run on Slurm: the events
-// file of simulate, with Slurm's priority range (1 ... 4294967294) and
+// file of simulate, with Slurm's priority range (1 ... 4294967293) and
 // the run's job names.
 func readSlurmEvents(path string, jobs []string) ([]simulator.JobEvent, error) {
 	return readEventsFor(path, jobs, slurm.MaxPriority)

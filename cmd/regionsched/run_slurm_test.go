@@ -5,6 +5,7 @@ package main
 // REGIONSCHED_SLURM=require. Tasks sleep a tenth of their durationMs.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -191,7 +192,7 @@ func TestSlurmSurvivesAControllerRestart(t *testing.T) {
 	conf := slurmtest.Require(t)
 	pidFile := filepath.Join(filepath.Dir(filepath.Dir(conf)), "run", "slurmctld.pid")
 	if _, err := os.Stat(pidFile); err != nil {
-		t.Skip("the cluster is not scripts/slurm-up.sh's (no " + pidFile + "): its controller is not ours to stop")
+		slurmtest.Missing(t, "the cluster is not scripts/slurm-up.sh's (no "+pidFile+"): its controller is not ours to stop")
 	}
 	restart := func() {
 		if out, err := exec.Command("slurmctld", "-i", "-f", conf).CombinedOutput(); err != nil {
@@ -211,7 +212,7 @@ func TestSlurmSurvivesAControllerRestart(t *testing.T) {
 		out, err := slurmtest.Command(conf, "sinfo", "-h", "-p", "fault", "-o", "%T")
 		require.NoError(t, err, out)
 		if strings.TrimSpace(out) == "" {
-			t.Skip("the cluster has no partition fault (scripts/slurm-up.sh makes one)")
+			slurmtest.Missing(t, "the cluster has no partition fault (scripts/slurm-up.sh makes one)")
 		}
 		if strings.TrimSpace(out) == "idle" {
 			break
@@ -223,9 +224,12 @@ func TestSlurmSurvivesAControllerRestart(t *testing.T) {
 	var deploys atomic.Int64
 	var outages []error
 	var mu sync.Mutex
+	var printed bytes.Buffer
+	notes := &noticePrinter{w: &printed}
 	stopped := make(chan struct{})
 	outs, events := runSlurmJobs(t, conf, slurmRunConfig{Mode: exchange.AllBlocking, Partition: "fault", Scale: 0.3,
 		Notify: func(n slurm.Notice) {
+			notes.print(n)
 			if n.Kind == slurm.OutageBegan {
 				mu.Lock()
 				outages = append(outages, n.Err)
@@ -253,7 +257,7 @@ func TestSlurmSurvivesAControllerRestart(t *testing.T) {
 					for syscall.Kill(pid, 0) == nil {
 						time.Sleep(50 * time.Millisecond)
 					}
-					time.Sleep(2 * time.Second) // the outage
+					time.Sleep(5 * time.Second) // the outage
 					restart()
 				}()
 			})
@@ -264,6 +268,13 @@ func TestSlurmSurvivesAControllerRestart(t *testing.T) {
 	assert.Positive(t, outs[0].Outages, "the poller reported the outage")
 	mu.Lock()
 	assert.NotEmpty(t, outages, "an outage notice")
+	notes.summary()
+	text := printed.String()
+	t.Logf("printed:\n%s", text)
+	assert.Equal(t, 1, strings.Count(text, "controller unreachable"), "one line when it stops answering")
+	assert.Equal(t, 1, strings.Count(text, "controller answering again after"), "one line when it is back")
+	assert.Regexp(t, `slurm outages: 1, \d+(\.\d+)?s in all`, text)
+	assert.NotContains(t, text, "goroutine", "no stack trace")
 	for _, err := range outages {
 		assert.True(t, errors.Is(err, slurm.ErrUnreachable), "%v", err)
 	}
@@ -287,11 +298,17 @@ func TestSlurmRunCommand(t *testing.T) {
 	conf := slurmtest.Require(t)
 	trace := filepath.Join(t.TempDir(), "trace.jsonl")
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
-	// An ordinary user may not raise the job's priority; root may.
-	events := writeTemp(t, "events.jsonl", `{"t": 100, "event": "set-priority", "job": "flip119-example", "priority": 100000, "by": "nobody"}
-{"t": 200, "event": "set-priority", "job": "flip119-example", "priority": 12345, "by": "root"}
+	if os.Geteuid() != 0 {
+		slurmtest.Missing(t, "needs root to submit as nobody (runuser)")
+	}
+	// The allocations are nobody's (--user nobody). A job starts at about
+	// 4.29e9: nobody may lower its own job's priority (Slurm applies it,
+	// though scontrol exits 1: "not persistent"), not raise it; root may.
+	events := writeTemp(t, "events.jsonl", `{"t": 100, "event": "set-priority", "job": "flip119-example", "priority": 4294967293, "by": "nobody"}
+{"t": 200, "event": "set-priority", "job": "flip119-example", "priority": 100000, "by": "nobody"}
+{"t": 600, "event": "set-priority", "job": "flip119-example", "priority": 12345, "by": "root"}
 `)
-	res := execCLI(t, "", "run", "--slurm", "--slurm-conf", conf, "--mode", "pointwise-pipelined-only", "--duration-scale", "0.1",
+	res := execCLI(t, "", "run", "--slurm", "--slurm-conf", conf, "--user", "nobody", "--mode", "pointwise-pipelined-only", "--duration-scale", "0.1",
 		"--trace", trace, "--events", events, "--audit", audit, flip119Path)
 	require.Equal(t, exitOK, res.code, res.stderr)
 	assert.Contains(t, res.stdout, "job flip119-example: finished at")
@@ -322,13 +339,22 @@ func TestSlurmRunCommand(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(l), &a), l)
 		byWhom[a.By] = append(byWhom[a.By], a)
 	}
-	require.NotEmpty(t, byWhom["nobody"], "audited: %s", data)
-	require.NotEmpty(t, byWhom["root"], "audited: %s", data)
+	var raise, lower int
 	for _, a := range byWhom["nobody"] {
-		assert.False(t, a.Accepted, "%+v", a)
-		assert.NotEmpty(t, a.Reason)
 		assert.Positive(t, a.SlurmJob)
+		switch a.New {
+		case 4294967293:
+			raise++
+			assert.False(t, a.Accepted, "nobody may not raise: %+v", a)
+			assert.Contains(t, a.Reason, "permission denied", "%+v", a)
+		case 100000:
+			lower++
+			assert.True(t, a.Accepted, "nobody may lower its own job, whatever scontrol's exit status: %+v", a)
+		}
 	}
+	assert.Positive(t, raise, "audited: %s", data)
+	assert.Positive(t, lower, "audited: %s", data)
+	require.NotEmpty(t, byWhom["root"], "audited: %s", data)
 	for _, a := range byWhom["root"] {
 		assert.True(t, a.Accepted, "%+v", a)
 		assert.Equal(t, int64(12345), a.New)

@@ -274,18 +274,18 @@ func TestRunAppliesPriorityEvents(t *testing.T) {
 
 func TestReadSlurmEvents(t *testing.T) {
 	evs, err := readSlurmEvents(writeTemp(t, "e.jsonl", `{"t": 0, "event": "kill", "job": "a", "by": "b"}
-{"t": 5, "event": "set-priority", "job": "a", "priority": 4294967294, "by": "b"}
+{"t": 5, "event": "set-priority", "job": "a", "priority": 4294967293, "by": "b"}
 `), []string{"a"})
 	require.NoError(t, err)
 	require.Len(t, evs, 2, "a kill is run too")
-	assert.Equal(t, 4294967294, evs[1].Priority, "Slurm's range")
+	assert.Equal(t, 4294967293, evs[1].Priority, "Slurm's range")
 	for content, want := range map[string]string{
-		`{"event": "set-priority", "job": "a", "priority": 1, "by": "b"}`:      `line 1: field "t": missing`,
-		`{"t": 1, "event": "set-priority", "job": "a", "by": "b"}`:             `line 1: field "priority": missing`,
-		`{"t": 1, "event": "set-priority", "priority": 5, "by": "b"}`:          `line 1: field "job": missing`,
-		`{"t": 1, "event": "set-priority", "job": "a", "priority": 5, "x": 1}`: `line 1: field "x": unknown field: valid fields: t, event, job, priority, by`,
-		`{"t": 1, "event": "set-priority", "job": "z", "priority": 5, "by": "b"}`: `"z"`,
-		`{"t": 1, "event": "set-priority", "job": "a", "priority": 4294967295, "by": "b"}`: `4294967294`,
+		`{"event": "set-priority", "job": "a", "priority": 1, "by": "b"}`:                  `line 1: field "t": missing`,
+		`{"t": 1, "event": "set-priority", "job": "a", "by": "b"}`:                         `line 1: field "priority": missing`,
+		`{"t": 1, "event": "set-priority", "priority": 5, "by": "b"}`:                      `line 1: field "job": missing`,
+		`{"t": 1, "event": "set-priority", "job": "a", "priority": 5, "x": 1}`:             `line 1: field "x": unknown field: valid fields: t, event, job, priority, by`,
+		`{"t": 1, "event": "set-priority", "job": "z", "priority": 5, "by": "b"}`:          `"z"`,
+		`{"t": 1, "event": "set-priority", "job": "a", "priority": 4294967294, "by": "b"}`: `4294967293`,
 	} {
 		_, err := readSlurmEvents(writeTemp(t, "e.jsonl", content), []string{"a"})
 		require.Error(t, err, content)
