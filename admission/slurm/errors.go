@@ -53,7 +53,7 @@ type TooLargeError struct {
 func (e *TooLargeError) Error() string {
 	out := ""
 	if len(e.Unavailable) > 0 {
-		out = " without its nodes out of service " + strings.Join(e.Unavailable, ", ")
+		out = " (out of service: " + strings.Join(e.Unavailable, ", ") + ")"
 	}
 	what := fmt.Sprintf("ask %d", e.Ask)
 	if e.Region != "" {

@@ -216,7 +216,7 @@ func (n *noticePrinter) print(nt slurm.Notice) {
 	switch nt.Kind {
 	case slurm.OutageBegan:
 		n.open = true
-		fmt.Fprintf(n.w, "slurm: controller unreachable (%s: %v); retrying\n", nt.Op, nt.Err)
+		fmt.Fprintf(n.w, "slurm: controller unreachable (%s); retrying\n", slurmMessage(nt.Err))
 	case slurm.OutageEnded:
 		n.open = false
 		n.outages = append(n.outages, nt.Duration)
@@ -228,6 +228,24 @@ func (n *noticePrinter) print(nt slurm.Notice) {
 		}
 		fmt.Fprintf(n.w, "slurm: job %s: allocation %s (Slurm job %d) pending for %s: %s\n", nt.Job, nt.Wait.Name, nt.Wait.Job, roundMs(nt.Duration), reason)
 	}
+}
+
+// slurmMessage is what a failed Slurm command said (the last line of its
+// standard error), or the error itself.
+func slurmMessage(err error) string {
+	var ce *slurm.CommandError
+	if errors.As(err, &ce) {
+		if msg := strings.TrimSpace(ce.Stderr); msg != "" {
+			lines := strings.Split(msg, "\n")
+			last := strings.TrimSpace(lines[len(lines)-1])
+			if strings.HasPrefix(last, ce.Command+":") {
+				return last
+			}
+			return ce.Command + ": " + last
+		}
+		return ce.Command + ": no answer in time"
+	}
+	return err.Error()
 }
 
 // summary prints the outages of the run, if any.

@@ -213,7 +213,7 @@ func TestSlurmDrainedNodeFailsTheRegion(t *testing.T) {
 	require.ErrorAs(t, outs[0].Err, &tl, "a region that can no longer fit fails the job")
 	require.NotEmpty(t, tl.Unavailable)
 	assert.Contains(t, tl.Unavailable[0], "n4", "names the node")
-	assert.Contains(t, tl.Error(), "n4 (drain")
+	assert.Contains(t, tl.Error(), "(out of service: n4 (drain")
 	t.Logf("failed after %s: %v", runMillis(outs[0].End), tl)
 }
 
@@ -284,11 +284,12 @@ func TestNoticesAndWarningsArePlainLines(t *testing.T) {
 	var b bytes.Buffer
 	n := &noticePrinter{w: &b}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	n.print(slurm.Notice{Kind: slurm.OutageBegan, At: t0, Op: "query", Err: fmt.Errorf("slurm: squeue: %w", slurm.ErrUnreachable)})
+	n.print(slurm.Notice{Kind: slurm.OutageBegan, At: t0, Op: "query", Err: &slurm.CommandError{Command: "squeue", Args: []string{"--json"},
+		Stderr: "squeue: error: Unable to contact slurm controller (connect failure)\n", Err: slurm.ErrUnreachable}})
 	n.print(slurm.Notice{Kind: slurm.OutageEnded, At: t0.Add(5 * time.Second), Duration: 5123 * time.Millisecond, Failures: 4})
 	n.print(slurm.Notice{Kind: slurm.Waiting, Job: "etl", Wait: slurm.Wait{Name: "rs-etl-r-j0-a2", Job: 17, Reason: "Resources"}, Duration: 6 * time.Second})
 	n.summary()
-	assert.Equal(t, `slurm: controller unreachable (query: slurm: squeue: slurm controller unreachable); retrying
+	assert.Equal(t, `slurm: controller unreachable (squeue: error: Unable to contact slurm controller (connect failure)); retrying
 slurm: controller answering again after 5.123s (4 commands failed meanwhile)
 slurm: job etl: allocation rs-etl-r-j0-a2 (Slurm job 17) pending for 6s: Resources
 slurm outages: 1, 5.123s in all

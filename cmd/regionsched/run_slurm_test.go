@@ -271,7 +271,7 @@ func TestSlurmSurvivesAControllerRestart(t *testing.T) {
 	notes.summary()
 	text := printed.String()
 	t.Logf("printed:\n%s", text)
-	assert.Equal(t, 1, strings.Count(text, "controller unreachable"), "one line when it stops answering")
+	assert.Equal(t, 1, strings.Count(text, "slurm: controller unreachable"), "one line when it stops answering")
 	assert.Equal(t, 1, strings.Count(text, "controller answering again after"), "one line when it is back")
 	assert.Regexp(t, `slurm outages: 1, \d+(\.\d+)?s in all`, text)
 	assert.NotContains(t, text, "goroutine", "no stack trace")
