@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/resource"
-	"github.com/regionsched/regionsched/slotpool"
 )
 
 // A pool linked to a static cluster of three slots: the first bulk's ask

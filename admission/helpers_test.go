@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/resource"
-	"github.com/regionsched/regionsched/slotpool"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"

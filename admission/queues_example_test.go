@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/resource"
-	"github.com/regionsched/regionsched/slotpool"
 )
 
 // Two jobs on a cluster of 4 slots under priority: a low-priority job

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/internal/heap"
+	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/resource"
-	"github.com/regionsched/regionsched/slotpool"
 	"github.com/stretchr/testify/require"
 )
 

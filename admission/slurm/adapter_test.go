@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/regionsched/regionsched/slotpool"
+	"github.com/regionsched/regionsched/internal/pool"
 )
 
 // fakeSlurm is a Client over an in-memory cluster the test steers: jobs

@@ -21,15 +21,15 @@ const module = "github.com/regionsched/regionsched/"
 // graphs, the core knows nothing of its drivers, the simulator knows
 // nothing of the timeline picture, and nothing imports examples or cmd.
 var mustNotImport = map[string][]string{
-	"exchange":  {"resource", "topology", "region", "strategy", "slotpool", "admission", "scheduler", "multijob", "simulator", "timeline"},
-	"resource":  {"exchange", "topology", "region", "strategy", "slotpool", "admission", "scheduler", "multijob", "simulator", "timeline"},
-	"topology":  {"region", "strategy", "slotpool", "admission", "scheduler", "multijob", "simulator", "timeline"},
-	"region":    {"strategy", "slotpool", "admission", "scheduler", "multijob", "simulator", "timeline"},
-	"strategy":  {"slotpool", "admission", "scheduler", "multijob", "simulator", "timeline"},
-	"slotpool":  {"topology", "region", "strategy", "admission", "scheduler", "multijob", "simulator", "timeline"},
-	"admission": {"topology", "region", "strategy", "scheduler", "multijob", "simulator", "timeline"},
+	"exchange":          {"resource", "topology", "region", "internal/strategy", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline"},
+	"resource":          {"exchange", "topology", "region", "internal/strategy", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline"},
+	"topology":          {"region", "internal/strategy", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline"},
+	"region":            {"internal/strategy", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline"},
+	"internal/strategy": {"internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline"},
+	"internal/pool":     {"topology", "region", "internal/strategy", "admission", "scheduler", "multijob", "simulator", "timeline"},
+	"admission":         {"topology", "region", "internal/strategy", "scheduler", "multijob", "simulator", "timeline"},
 	// The Slurm admission sits behind the same seam.
-	"admission/slurm": {"topology", "region", "strategy", "scheduler", "multijob", "simulator", "timeline"},
+	"admission/slurm": {"topology", "region", "internal/strategy", "scheduler", "multijob", "simulator", "timeline"},
 	"scheduler":       {"admission", "multijob", "simulator", "timeline", "regiontest"},
 	// The multi-job scheduler sits on the scheduler and the admission.
 	"multijob": {"simulator", "timeline", "regiontest"},
@@ -38,7 +38,7 @@ var mustNotImport = map[string][]string{
 	"simulator":  {"regiontest", "timeline"},
 	"regiontest": {"timeline"},
 	// The picture is drawn from the simulator's events alone.
-	"timeline": {"region", "strategy", "slotpool", "admission", "admission/slurm", "scheduler", "multijob", "regiontest"},
+	"timeline": {"region", "internal/strategy", "internal/pool", "admission", "admission/slurm", "scheduler", "multijob", "regiontest"},
 }
 
 // TestImportsPointOneWay checks every non-test file of the library's

@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/strategy"
+	"github.com/regionsched/regionsched/internal/strategy/strategytest"
 	"github.com/regionsched/regionsched/region"
-	"github.com/regionsched/regionsched/strategy"
-	"github.com/regionsched/regionsched/strategy/strategytest"
 )
 
 // step is one call in a step-by-step test: "start", or a vertex name that

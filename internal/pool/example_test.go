@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/resource"
-	"github.com/regionsched/regionsched/slotpool"
 )
 
 func Example() {
