@@ -3,7 +3,7 @@ package admission
 import (
 	"math/bits"
 
-	"github.com/regionsched/regionsched/internal/pool"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // jobAsks is a job's outstanding asks in arrival order. A pool can have

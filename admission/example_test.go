@@ -7,6 +7,7 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // A pool linked to a static cluster of three slots: the first bulk's ask
@@ -21,13 +22,13 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	pool := slotpool.New(slotpool.Config{Admission: true})
-	link := slotpool.NewLink(pool, cluster, nil)
+	p := pool.New(pool.Config{Admission: true})
+	link := pool.NewLink(p, cluster, nil)
 	link.Ready(now) // delivers the cluster's capacity
 
-	_ = pool.Submit(now, slotpool.Bulk{ID: 1, Requests: []slotpool.Request{{Profile: big}, {Profile: small}}})
+	_ = p.Submit(now, pool.Bulk{ID: 1, Requests: []pool.Request{{Profile: big}, {Profile: small}}})
 	printEvents(link.Ready(now))
-	_ = pool.Submit(now, slotpool.Bulk{ID: 2, Requests: []slotpool.Request{{Profile: big}, {Profile: big}}})
+	_ = p.Submit(now, pool.Bulk{ID: 2, Requests: []pool.Request{{Profile: big}, {Profile: big}}})
 	printEvents(link.Ready(now))
 	fmt.Println("left in the cluster:", cluster.Available())
 	// Output:
@@ -37,12 +38,12 @@ func Example() {
 }
 
 // printEvents prints the fulfilled and failed bulks among events.
-func printEvents(events []slotpool.Event) {
+func printEvents(events []pool.Event) {
 	for _, ev := range events {
 		switch ev := ev.(type) {
-		case slotpool.Fulfilled:
+		case pool.Fulfilled:
 			fmt.Printf("bulk %d fulfilled with slots %v\n", ev.Bulk, ev.Slots)
-		case slotpool.Failed:
+		case pool.Failed:
 			fmt.Printf("bulk %d failed: %v\n", ev.Bulk, ev.Err)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/regionsched/regionsched/internal/pool"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // The bookkeeping of who holds which slot. A slot is in exactly one place:

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/regionsched/regionsched/internal/pool"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // Port is one job's side of a Queues admission: the slotpool.Admission

@@ -10,8 +10,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/regionsched/regionsched/internal/plural"
-	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // Config configures a Queues admission.

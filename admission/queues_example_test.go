@@ -8,6 +8,7 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // Two jobs on a cluster of 4 slots under priority: a low-priority job
@@ -27,16 +28,16 @@ func ExampleQueues() {
 	if err != nil {
 		panic(err)
 	}
-	run := func(name string, priority, n int) (*slotpool.Pool, *slotpool.Link) {
+	run := func(name string, priority, n int) (*pool.Pool, *pool.Link) {
 		port, err := q.Submit(now, admission.JobSpec{Name: name, Priority: priority,
 			Largest: []resource.Count{{Profile: resource.Unknown, N: n}}})
 		if err != nil {
 			panic(err)
 		}
-		pool := slotpool.New(slotpool.Config{Admission: true})
-		link := slotpool.NewLink(pool, port, nil)
-		_ = pool.Submit(now, slotpool.Bulk{ID: 1, Requests: make([]slotpool.Request, n)})
-		return pool, link
+		p := pool.New(pool.Config{Admission: true})
+		link := pool.NewLink(p, port, nil)
+		_ = p.Submit(now, pool.Bulk{ID: 1, Requests: make([]pool.Request, n)})
+		return p, link
 	}
 	_, lowLink := run("low", 1000, 4)
 	for _, ev := range lowLink.Ready(now) {
@@ -45,16 +46,16 @@ func ExampleQueues() {
 	_, highLink := run("high", 9000, 2)
 	highLink.Ready(now) // its ask: the claim revokes two of low's slots
 	for _, ev := range lowLink.Ready(now) {
-		fmt.Printf("low: %T slot %v\n", ev, ev.(slotpool.Lost).Slot)
+		fmt.Printf("low: %T slot %v\n", ev, ev.(pool.Lost).Slot)
 	}
 	for _, ev := range highLink.Ready(now) { // low's pool gave them back
 		fmt.Printf("high: %T %v\n", ev, ev)
 	}
 	// Output:
-	// low: slotpool.Fulfilled {1 [4 3 2 1]}
-	// low: slotpool.Lost slot 4
-	// low: slotpool.Lost slot 3
-	// high: slotpool.Fulfilled {1 [4 3]}
+	// low: pool.Fulfilled {1 [4 3 2 1]}
+	// low: pool.Lost slot 4
+	// low: pool.Lost slot 3
+	// high: pool.Fulfilled {1 [4 3]}
 }
 
 // Priority changes are authorized by role and audited, accepted or not.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

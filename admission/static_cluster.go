@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // StaticCluster is an Admission over a fixed list of slots for one pool.

@@ -7,9 +7,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/regionsched/regionsched/admission"
-	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // Config configures a Scheduler.

@@ -7,9 +7,9 @@ import (
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
-	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/topology"
 )
 

@@ -2,9 +2,9 @@ package multijob
 
 import (
 	"github.com/regionsched/regionsched/admission"
-	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // JobStatus is a read-only snapshot of one job.

@@ -9,9 +9,9 @@ import (
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
-	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // admitted builds a harness whose slots come from a static cluster.

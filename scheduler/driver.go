@@ -8,8 +8,8 @@ import (
 	"github.com/benbjohnson/clock"
 	"go.uber.org/zap"
 
-	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // DriverConfig configures a Driver.

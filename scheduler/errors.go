@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/internal/plural"
-	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // Error messages of the library start with the name of the package that

@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/exchange"
-	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/topology"
 )
 

@@ -4,9 +4,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // Ready is everything the scheduler asks of the runtime, and tells an

@@ -9,6 +9,7 @@ import (
 	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -162,8 +163,8 @@ func (t *slotTable) del(id slotpool.SlotID) {
 type Scheduler struct {
 	rs       *region.Regions
 	strategy *strategy.Strategy
-	pool     *slotpool.Pool
-	link     *slotpool.Link
+	pool     *pool.Pool
+	link     *pool.Link
 	log      *zap.Logger
 	debug    bool // log takes debug entries (read once, in New)
 
@@ -196,7 +197,7 @@ type Scheduler struct {
 	// nil until the first cancel (see emitCancel).
 	deployAt []int32
 
-	requestBuf []slotpool.Request // scratch for request
+	requestBuf []pool.Request // scratch for request
 }
 
 // New creates a scheduler for the regions of one job.
@@ -206,16 +207,16 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 		log = zap.NewNop()
 	}
 	pc := cfg.Pool
-	pc.Logger = log.Named("slotpool")
-	if cfg.Admission != nil {
-		pc.Admission = true
-	}
-	pool := slotpool.New(pc)
+	p := pool.New(pool.Config{
+		Matching: pc.Matching, Timeout: pc.Timeout, IdleTimeout: pc.IdleTimeout, ReturnFreed: pc.ReturnFreed,
+		Admission: pc.Admission || cfg.Admission != nil,
+		Logger:    log.Named("slotpool"),
+	})
 	return &Scheduler{
 		rs:       rs,
 		strategy: strategy.New(rs, strategy.WithLogger(log.Named("strategy")), strategy.WithDeployedReports()),
-		pool:     pool,
-		link:     slotpool.NewLink(pool, cfg.Admission, log.Named("link")),
+		pool:     p,
+		link:     pool.NewLink(p, cfg.Admission, log.Named("link")),
 		log:      log,
 		debug:    log.Core().Enabled(zap.DebugLevel),
 		regions:  make([]regionRun, rs.NumRegions()),

@@ -11,10 +11,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/regionsched/regionsched/internal/plural"
-	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/topology"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/benbjohnson/clock"
 	"go.uber.org/zap"
 
-	"github.com/regionsched/regionsched/internal/pool"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // Sink takes the admission's messages for the pool: a scheduler.Driver

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/regionsched/regionsched/internal/pool"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // fakeSlurm is a Client over an in-memory cluster the test steers: jobs

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // Config configures a Core.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/regionsched/regionsched/internal/pool"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // The sentinel errors; the struct errors below wrap them (errors.Is).

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/admission/slurm"
-	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // A Core on a partition of two 4-CPU nodes: the pool asks for a gang of

@@ -20,8 +20,8 @@ import (
 
 	"github.com/regionsched/regionsched/admission/slurm"
 	"github.com/regionsched/regionsched/admission/slurm/slurmtest"
-	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // recorder is a Sink that keeps what it got.

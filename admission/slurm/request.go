@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // JobRequest is the Slurm job an ask becomes: one component per task

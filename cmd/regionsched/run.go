@@ -21,10 +21,10 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/admission/slurm"
 	"github.com/regionsched/regionsched/exchange"
-	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/topology"
 )
 

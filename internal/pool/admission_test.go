@@ -1,8 +1,9 @@
-package slotpool
+package pool
 
 import (
 	"testing"
 
+	"github.com/regionsched/regionsched/slotpool"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -17,33 +18,33 @@ import (
 // bulk 2 would.
 func TestGrantsGoFIFOAndTheHeadAsksForWhatItLacks(t *testing.T) {
 	h := newHarness(t, Config{Admission: true})
-	gang := func(n int) Gang {
-		return Gang{Groups: []TaskGroup{{Profile: small, MinMembers: n}}, AllOrNothing: true}
+	gang := func(n int) slotpool.Gang {
+		return slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: small, MinMembers: n}}, AllOrNothing: true}
 	}
 	h.submit(1, small, small)
 	h.submit(2, small)
-	assert.Equal(t, []Event{Ask{ID: 1, Bulk: 1, Gang: gang(2), Head: true}, Ask{ID: 2, Bulk: 2, Gang: gang(1)}}, h.events())
-	h.admit(Grant{Ask: 2, Slots: []Slot{slot(10, small)}})
-	assert.Equal(t, []Event{AskRelease{ID: 1, Reason: ReasonStopped}, Ask{ID: 3, Bulk: 1, Gang: gang(1), Head: true, Holding: []SlotID{10}}}, h.events(),
+	assert.Equal(t, []Event{slotpool.Ask{ID: 1, Bulk: 1, Gang: gang(2), Head: true}, slotpool.Ask{ID: 2, Bulk: 2, Gang: gang(1)}}, h.events())
+	h.admit(slotpool.Grant{Ask: 2, Slots: []slotpool.Slot{slot(10, small)}})
+	assert.Equal(t, []Event{slotpool.AskRelease{ID: 1, Reason: slotpool.ReasonStopped}, slotpool.Ask{ID: 3, Bulk: 1, Gang: gang(1), Head: true, Holding: []slotpool.SlotID{10}}}, h.events(),
 		"bulk 1 holds the slot (and says so) and now lacks one")
-	h.admit(Grant{Ask: 1, Slots: []Slot{slot(11, small)}}) // late grant of a withdrawn ask: still offered
+	h.admit(slotpool.Grant{Ask: 1, Slots: []slotpool.Slot{slot(11, small)}}) // late grant of a withdrawn ask: still offered
 	assert.Equal(t, []Event{
-		Fulfilled{Bulk: 1, Slots: []SlotID{11, 10}},
-		AskRelease{ID: 3, Reason: ReasonStopped},
-		Ask{ID: 4, Bulk: 2, Gang: gang(1), Head: true},
+		Fulfilled{Bulk: 1, Slots: []slotpool.SlotID{11, 10}},
+		slotpool.AskRelease{ID: 3, Reason: slotpool.ReasonStopped},
+		slotpool.Ask{ID: 4, Bulk: 2, Gang: gang(1), Head: true},
 	}, h.events())
-	h.admit(Grant{Ask: 4, Slots: []Slot{slot(12, small)}})
-	assert.Equal(t, []Event{Fulfilled{Bulk: 2, Slots: []SlotID{12}}}, h.events())
+	h.admit(slotpool.Grant{Ask: 4, Slots: []slotpool.Slot{slot(12, small)}})
+	assert.Equal(t, []Event{Fulfilled{Bulk: 2, Slots: []slotpool.SlotID{12}}}, h.events())
 }
 
 func TestHeadAsksAgainWhenItLosesAHeldSlot(t *testing.T) {
 	h := newHarness(t, Config{Admission: true})
 	h.offer(slot(1, small))
 	h.submit(1, small, big)
-	assert.Equal(t, []Event{Ask{ID: 1, Bulk: 1, Gang: Gang{Groups: []TaskGroup{{Profile: big, MinMembers: 1}}, AllOrNothing: true}, Head: true, Holding: []SlotID{1}}}, h.events())
+	assert.Equal(t, []Event{slotpool.Ask{ID: 1, Bulk: 1, Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: big, MinMembers: 1}}, AllOrNothing: true}, Head: true, Holding: []slotpool.SlotID{1}}}, h.events())
 	h.lose(1)
 	assert.Equal(t, []Event{
-		AskRelease{ID: 1, Reason: ReasonStopped},
-		Ask{ID: 2, Bulk: 1, Gang: Gang{Groups: []TaskGroup{{Profile: small, MinMembers: 1}, {Profile: big, MinMembers: 1}}, AllOrNothing: true}, Head: true},
+		slotpool.AskRelease{ID: 1, Reason: slotpool.ReasonStopped},
+		slotpool.Ask{ID: 2, Bulk: 1, Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: small, MinMembers: 1}, {Profile: big, MinMembers: 1}}, AllOrNothing: true}, Head: true},
 	}, h.events())
 }

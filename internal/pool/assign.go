@@ -1,10 +1,11 @@
-package slotpool
+package pool
 
 import (
 	"slices"
 	"time"
 
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // This file moves available slots to waiting bulks:
@@ -452,9 +453,9 @@ func (p *Pool) fulfillOne(b *bulk, idx int32, s *slotRec) {
 
 // fulfilled ends the wait of a bulk whose requests all have slots (ids):
 // the Fulfilled event, and out of the queue.
-func (p *Pool) fulfilled(b *bulk, ids []SlotID) {
+func (p *Pool) fulfilled(b *bulk, ids []slotpool.SlotID) {
 	p.emit(Fulfilled{Bulk: b.id, Slots: ids})
-	p.leaveWaiting(b, ReasonStopped)
+	p.leaveWaiting(b, slotpool.ReasonStopped)
 	b.state = BulkFulfilled
 	b.inUse = int32(len(ids))
 	p.logDebug("bulk fulfilled", b.id)

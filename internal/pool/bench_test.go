@@ -1,4 +1,4 @@
-package slotpool
+package pool
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // benchWorkload is n bulks of 10 requests (7 small, 3 medium) and the 10n
@@ -17,7 +18,7 @@ import (
 // is not available for a medium one later, so a random order would leave
 // bulks unserved at the end; the order is shuffled within each run of 10
 // slots instead.
-func benchWorkload(n int, m resource.Matching) ([]Bulk, []Slot) {
+func benchWorkload(n int, m resource.Matching) ([]Bulk, []slotpool.Slot) {
 	bulks := make([]Bulk, n)
 	for i := range bulks {
 		r := make([]Request, 10)
@@ -27,11 +28,11 @@ func benchWorkload(n int, m resource.Matching) ([]Bulk, []Slot) {
 				r[j].Profile = medium
 			}
 		}
-		bulks[i] = Bulk{ID: BulkID(i + 1), Requests: r}
+		bulks[i] = Bulk{ID: slotpool.BulkID(i + 1), Requests: r}
 	}
-	slots := make([]Slot, 10*n)
+	slots := make([]slotpool.Slot, 10*n)
 	for i := range slots {
-		slots[i] = Slot{ID: SlotID(i + 1), Profile: small}
+		slots[i] = slotpool.Slot{ID: slotpool.SlotID(i + 1), Profile: small}
 		if i%10 >= 7 {
 			slots[i].Profile = medium
 		}

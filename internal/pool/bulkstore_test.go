@@ -1,4 +1,4 @@
-package slotpool
+package pool
 
 import (
 	"math/rand/v2"

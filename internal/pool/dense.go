@@ -1,4 +1,4 @@
-package slotpool
+package pool
 
 // denseLimit bounds the keys a denseTable keeps in its chunks.
 const denseLimit = 1 << 21

@@ -1,9 +1,10 @@
-package slotpool
+package pool
 
 import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/regionsched/regionsched/slotpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,13 +22,13 @@ func TestDenseTableMatchesMap(t *testing.T) {
 		func() int64 { return r.Int64N(1000) * (1 << 20) },    // spread out
 	}
 	for round := range 200 {
-		var tab denseTable[SlotID, int32]
-		ref := map[SlotID]int32{}
+		var tab denseTable[slotpool.SlotID, int32]
+		ref := map[slotpool.SlotID]int32{}
 		ops := 1 + r.IntN(200)
 		for range ops {
-			k := SlotID(keyRanges[r.IntN(len(keyRanges))]())
+			k := slotpool.SlotID(keyRanges[r.IntN(len(keyRanges))]())
 			if round%2 == 0 { // a small table: few distinct keys
-				k = SlotID(r.IntN(2*denseFew)) * 4096
+				k = slotpool.SlotID(r.IntN(2*denseFew)) * 4096
 			}
 			switch r.IntN(3) {
 			case 0, 1:
@@ -44,8 +45,8 @@ func TestDenseTableMatchesMap(t *testing.T) {
 			require.Equal(t, wok, ok, "round %d: key %d present", round, k)
 			require.Equal(t, want, got, "round %d: key %d", round, k)
 		}
-		seen := map[SlotID]int32{}
-		tab.each(func(k SlotID, v int32) {
+		seen := map[slotpool.SlotID]int32{}
+		tab.each(func(k slotpool.SlotID, v int32) {
 			_, dup := seen[k]
 			assert.False(t, dup, "round %d: key %d visited twice", round, k)
 			seen[k] = v
@@ -61,16 +62,16 @@ func TestDenseTableMatchesMap(t *testing.T) {
 // A pool holding a few slots of a large cluster keeps its slot index in
 // the list: no chunk sized to the largest id.
 func TestDenseTableFewEntriesAllocateNoChunk(t *testing.T) {
-	var tab denseTable[SlotID, int32]
+	var tab denseTable[slotpool.SlotID, int32]
 	for i := range denseFew {
-		tab.set(SlotID(1000*i+999), int32(i+1))
+		tab.set(slotpool.SlotID(1000*i+999), int32(i+1))
 	}
 	assert.False(t, tab.grown)
 	assert.Nil(t, tab.chunks)
 	tab.set(5, 42)
 	assert.True(t, tab.grown, "one entry more moves them to the chunks")
 	for i := range denseFew {
-		v, ok := tab.get(SlotID(1000*i + 999))
+		v, ok := tab.get(slotpool.SlotID(1000*i + 999))
 		assert.True(t, ok)
 		assert.Equal(t, int32(i+1), v)
 	}
@@ -81,18 +82,18 @@ func TestDenseTableFewEntriesAllocateNoChunk(t *testing.T) {
 // entries its new chunks are made full at once (no doubling copies), and
 // it still matches a map.
 func TestDenseTableChunkSizes(t *testing.T) {
-	var sparse denseTable[SlotID, int32]
+	var sparse denseTable[slotpool.SlotID, int32]
 	for i := range 2 * denseFew {
-		sparse.set(SlotID(i<<denseChunkBits+7), int32(i+1))
+		sparse.set(slotpool.SlotID(i<<denseChunkBits+7), int32(i+1))
 	}
 	for c, chunk := range sparse.chunks {
 		assert.LessOrEqual(t, len(chunk), 16, "chunk %d of a sparse table", c)
 	}
 
-	var large denseTable[SlotID, int32]
-	ref := map[SlotID]int32{}
+	var large denseTable[slotpool.SlotID, int32]
+	ref := map[slotpool.SlotID]int32{}
 	const full = 1 << denseChunkBits
-	for k := range SlotID(full) { // the first chunk doubles up to its full size
+	for k := range slotpool.SlotID(full) { // the first chunk doubles up to its full size
 		large.set(k, int32(k%100+1))
 		ref[k] = int32(k%100 + 1)
 	}
@@ -101,14 +102,14 @@ func TestDenseTableChunkSizes(t *testing.T) {
 	ref[2*full+5] = 7
 	assert.Len(t, large.chunks[2], full)
 	assert.Empty(t, large.chunks[1], "a chunk no key touched is not made")
-	for k := SlotID(0); k < full; k += 3 {
+	for k := slotpool.SlotID(0); k < full; k += 3 {
 		large.del(k)
 		delete(ref, k)
 	}
 	large.set(full+1, 9)
 	ref[full+1] = 9
 	require.Equal(t, len(ref), large.n)
-	for k := SlotID(-1); k < 3*full; k++ {
+	for k := slotpool.SlotID(-1); k < 3*full; k++ {
 		got, ok := large.get(k)
 		want, wok := ref[k]
 		require.Equal(t, wok, ok, "key %d present", k)

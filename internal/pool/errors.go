@@ -1,29 +1,15 @@
-package slotpool
+package pool
 
 import (
 	"errors"
 	"fmt"
-	"time"
 
-	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
-// Sentinel errors. Every error the package returns wraps one of them, so
-// callers test with errors.Is; the struct types below (errors.As) name the
-// offending slot or bulk.
+// The errors of a bulk's operations; those of a slot's, and the
+// NoResourceAvailableError of a failed bulk, are package slotpool's.
 var (
-	// ErrUnknownSlot: the slot id is not in the pool (never offered, lost,
-	// or already given back to the admission).
-	ErrUnknownSlot = errors.New("unknown slot")
-	// ErrDuplicateSlot: a slot with that id is already in the pool (or
-	// twice in one call).
-	ErrDuplicateSlot = errors.New("duplicate slot")
-	// ErrSlotNotInUse: Release of a slot that no task occupies (free, held
-	// by a waiting bulk, or being given back).
-	ErrSlotNotInUse = errors.New("slot not in use")
-	// ErrSlotNotReleasing: an admission confirmed the release of a slot the
-	// pool did not release.
-	ErrSlotNotReleasing = errors.New("slot not being released")
 	// ErrUnknownBulk: the bulk id was never submitted, or the pool has
 	// retired the bulk (failed, canceled, or every slot back).
 	ErrUnknownBulk = errors.New("unknown bulk")
@@ -31,33 +17,12 @@ var (
 	ErrDuplicateBulk = errors.New("duplicate bulk")
 	// ErrEmptyBulk: a bulk without requests.
 	ErrEmptyBulk = errors.New("empty bulk")
-	// ErrNoResourceAvailable: a bulk cannot be served, either because it
-	// stayed unfulfillable for the whole timeout or because it can never
-	// fit the cluster. Wrapped in a *NoResourceAvailableError.
-	ErrNoResourceAvailable = errors.New("no resource available")
-	// ErrUnknownMessage: Admit got a message type it does not know.
-	ErrUnknownMessage = errors.New("unknown admission message")
 )
-
-// SlotError reports a rejected operation on one slot.
-type SlotError struct {
-	Op   string // "offer", "release", "lose", "grant", "revoke", "reclaim", "confirm"
-	Slot SlotID
-	Err  error // one of the sentinel errors
-}
-
-// Error renders e.g. "slotpool: release slot 12: unknown slot".
-func (e *SlotError) Error() string {
-	return fmt.Sprintf("slotpool: %s slot %d: %v", e.Op, e.Slot, e.Err)
-}
-
-// Unwrap returns the sentinel error.
-func (e *SlotError) Unwrap() error { return e.Err }
 
 // BulkError reports a rejected operation on one bulk.
 type BulkError struct {
 	Op   string // "submit", "cancel"
-	Bulk BulkID
+	Bulk slotpool.BulkID
 	Err  error // one of the sentinel errors
 }
 
@@ -68,31 +33,3 @@ func (e *BulkError) Error() string {
 
 // Unwrap returns the sentinel error.
 func (e *BulkError) Unwrap() error { return e.Err }
-
-// NoResourceAvailableError says why a bulk failed: which of its requests
-// could not be served, and whether it timed out or can never fit the
-// cluster.
-type NoResourceAvailableError struct {
-	Bulk BulkID
-	// Missing lists the requests that could not be matched, per profile.
-	Missing []resource.Count
-	// Never is true when the bulk can never fit the cluster's capacity and
-	// failed at once; false when it stayed unfulfillable for Timeout.
-	Never bool
-	// Timeout is the fulfillability timeout that expired (zero if Never).
-	Timeout time.Duration
-}
-
-// Error renders e.g. "slotpool: bulk 7: 2 x {cpu=1000m mem=2048MB} cannot
-// be served: no resource available (unfulfillable for 5m0s)".
-func (e *NoResourceAvailableError) Error() string {
-	a := resource.Assignment{Missing: e.Missing}
-	why := fmt.Sprintf("unfulfillable for %v", e.Timeout)
-	if e.Never {
-		why = "larger than the cluster"
-	}
-	return fmt.Sprintf("slotpool: bulk %d: %s cannot be served: %v (%s)", e.Bulk, a.MissingString(), ErrNoResourceAvailable, why)
-}
-
-// Unwrap returns ErrNoResourceAvailable.
-func (e *NoResourceAvailableError) Unwrap() error { return ErrNoResourceAvailable }

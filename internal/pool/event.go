@@ -1,21 +1,24 @@
-package slotpool
+package pool
+
+import "github.com/regionsched/regionsched/slotpool"
 
 // Event is something the pool tells its caller; Pool.Ready drains them in
 // the order they happened. The concrete types are Fulfilled, Failed, Lost,
-// and the messages to an admission (Ask, AskRelease, SlotRelease).
-type Event interface{ isEvent() }
+// and the messages to an admission (slotpool.Ask, slotpool.AskRelease,
+// slotpool.SlotRelease: a slotpool.ToAdmission).
+type Event any
 
 // Fulfilled says every request of a bulk has a slot: Slots[i] serves
 // Requests[i]. The caller deploys the region's tasks.
 type Fulfilled struct {
-	Bulk  BulkID
-	Slots []SlotID
+	Bulk  slotpool.BulkID
+	Slots []slotpool.SlotID
 }
 
 // Failed says a bulk will never be fulfilled; Err is a
 // *NoResourceAvailableError. Any slot it held went back to the pool.
 type Failed struct {
-	Bulk BulkID
+	Bulk slotpool.BulkID
 	Err  error
 }
 
@@ -23,12 +26,8 @@ type Failed struct {
 // admission revoked it): the task of request Request of bulk Bulk must be
 // failed over.
 type Lost struct {
-	Slot    SlotID
-	Bulk    BulkID
+	Slot    slotpool.SlotID
+	Bulk    slotpool.BulkID
 	Request int
-	Reason  Reason // ReasonLost for Pool.Lose, else the admission's reason
+	Reason  slotpool.Reason // ReasonLost for Pool.Lose, else the admission's reason
 }
-
-func (Fulfilled) isEvent() {}
-func (Failed) isEvent()    {}
-func (Lost) isEvent()      {}

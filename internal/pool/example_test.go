@@ -1,4 +1,4 @@
-package slotpool_test
+package pool_test
 
 import (
 	"fmt"
@@ -6,17 +6,18 @@ import (
 
 	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 func Example() {
 	small := resource.New(500, 512)
 	big := resource.New(2000, 4096)
 	now := time.Unix(0, 0)
-	p := slotpool.New(slotpool.Config{Timeout: time.Minute})
+	p := pool.New(pool.Config{Timeout: time.Minute})
 
 	// Region 1 needs a big and a small slot; region 2 one small slot.
-	_ = p.Submit(now, slotpool.Bulk{ID: 1, Requests: []slotpool.Request{{Profile: big}, {Profile: small}}})
-	_ = p.Submit(now, slotpool.Bulk{ID: 2, Requests: []slotpool.Request{{Profile: small}}})
+	_ = p.Submit(now, pool.Bulk{ID: 1, Requests: []pool.Request{{Profile: big}, {Profile: small}}})
+	_ = p.Submit(now, pool.Bulk{ID: 2, Requests: []pool.Request{{Profile: small}}})
 	// The small slot goes to the oldest bulk that can use it: bulk 1.
 	_ = p.Offer(now, slotpool.Slot{ID: 10, Profile: small})
 	fmt.Println(len(p.Ready()), "events; waiting:", p.Waiting())
@@ -33,13 +34,13 @@ func Example() {
 func ExamplePool_Tick() {
 	small := resource.New(500, 512)
 	now := time.Unix(0, 0)
-	p := slotpool.New(slotpool.Config{Timeout: time.Minute})
+	p := pool.New(pool.Config{Timeout: time.Minute})
 	_ = p.Offer(now, slotpool.Slot{ID: 10, Profile: small})
-	_ = p.Submit(now, slotpool.Bulk{ID: 7, Requests: []slotpool.Request{{Profile: small}, {Profile: small}}})
+	_ = p.Submit(now, pool.Bulk{ID: 7, Requests: []pool.Request{{Profile: small}, {Profile: small}}})
 	deadline, _ := p.NextDeadline()
 	p.Tick(deadline)
 	for _, ev := range p.Ready() {
-		fmt.Println(ev.(slotpool.Failed).Err)
+		fmt.Println(ev.(pool.Failed).Err)
 	}
 	fmt.Println("free slots:", len(p.FreeSlots()))
 	// Output:
@@ -51,9 +52,9 @@ func ExamplePool_Tick() {
 // ids 1 ... n.
 func ExampleSlots() {
 	now := time.Unix(0, 0)
-	p := slotpool.New(slotpool.Config{})
+	p := pool.New(pool.Config{})
 	_ = p.Offer(now, slotpool.Slots(2)...)
-	_ = p.Submit(now, slotpool.Bulk{ID: 1, Requests: []slotpool.Request{{Profile: resource.New(1000, 2048)}, {}}})
+	_ = p.Submit(now, pool.Bulk{ID: 1, Requests: []pool.Request{{Profile: resource.New(1000, 2048)}, {}}})
 	fmt.Printf("%+v\n", slotpool.Slots(2))
 	for _, ev := range p.Ready() {
 		fmt.Printf("%+v\n", ev)

@@ -1,9 +1,10 @@
-package slotpool
+package pool
 
 import (
 	"time"
 
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // This file keeps, per shape, the verdict "fulfillable": can its requests
@@ -117,7 +118,7 @@ func (p *Pool) startTimeout(now time.Time, b *bulk) {
 		p.timers.cancel(b.deadline)
 		b.deadline = nil
 	}
-	if p.cfg.Timeout == NoTimeout {
+	if p.cfg.Timeout == slotpool.NoTimeout {
 		return
 	}
 	b.deadline = p.timers.add(now.Add(p.cfg.Timeout), b, -1)
@@ -130,7 +131,7 @@ func (p *Pool) missingNow(s *shape) []resource.Count {
 
 // fail ends a waiting bulk with a NoResourceAvailableError; the slots it
 // held go back to the free slots.
-func (p *Pool) fail(now time.Time, b *bulk, err *NoResourceAvailableError, reason Reason) {
+func (p *Pool) fail(now time.Time, b *bulk, err *slotpool.NoResourceAvailableError, reason slotpool.Reason) {
 	if p.head == b {
 		p.returnHeld(now)
 	}
@@ -154,7 +155,7 @@ func (p *Pool) fitsCapacity(s *shape) bool {
 }
 
 // neverFits builds the error of a bulk that cannot fit the capacity.
-func (p *Pool) neverFits(b *bulk) *NoResourceAvailableError {
+func (p *Pool) neverFits(b *bulk) *slotpool.NoResourceAvailableError {
 	a := resource.Assign(b.shape.demand, p.capacity, p.cfg.Matching)
-	return &NoResourceAvailableError{Bulk: b.id, Missing: a.Missing, Never: true}
+	return &slotpool.NoResourceAvailableError{Bulk: b.id, Missing: a.Missing, Never: true}
 }

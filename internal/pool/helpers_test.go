@@ -1,10 +1,11 @@
-package slotpool
+package pool
 
 import (
 	"testing"
 	"time"
 
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -33,31 +34,31 @@ func (h *harness) check() {
 	require.NoError(h.t, h.p.CheckInvariants())
 }
 
-func (h *harness) offer(slots ...Slot) {
+func (h *harness) offer(slots ...slotpool.Slot) {
 	h.t.Helper()
 	require.NoError(h.t, h.p.Offer(h.now, slots...))
 	h.check()
 }
 
-func (h *harness) submit(id BulkID, profiles ...resource.Profile) {
+func (h *harness) submit(id slotpool.BulkID, profiles ...resource.Profile) {
 	h.t.Helper()
 	require.NoError(h.t, h.p.Submit(h.now, Bulk{ID: id, Requests: reqs(profiles...)}))
 	h.check()
 }
 
-func (h *harness) release(id SlotID) {
+func (h *harness) release(id slotpool.SlotID) {
 	h.t.Helper()
 	require.NoError(h.t, h.p.Release(h.now, id))
 	h.check()
 }
 
-func (h *harness) lose(id SlotID) {
+func (h *harness) lose(id slotpool.SlotID) {
 	h.t.Helper()
 	require.NoError(h.t, h.p.Lose(h.now, id))
 	h.check()
 }
 
-func (h *harness) cancel(id BulkID) {
+func (h *harness) cancel(id slotpool.BulkID) {
 	h.t.Helper()
 	require.NoError(h.t, h.p.Cancel(h.now, id))
 	h.check()
@@ -70,7 +71,7 @@ func (h *harness) advance(d time.Duration) {
 	h.check()
 }
 
-func (h *harness) admit(m FromAdmission) {
+func (h *harness) admit(m slotpool.FromAdmission) {
 	h.t.Helper()
 	require.NoError(h.t, h.p.Admit(h.now, m))
 	h.check()
@@ -87,11 +88,13 @@ func reqs(profiles ...resource.Profile) []Request {
 	return out
 }
 
-func slot(id SlotID, pr resource.Profile) Slot { return Slot{ID: id, Profile: pr} }
+func slot(id slotpool.SlotID, pr resource.Profile) slotpool.Slot {
+	return slotpool.Slot{ID: id, Profile: pr}
+}
 
 // assertRetired asserts that the pool forgot a bulk: State and Bulk no
 // longer know it and Cancel rejects it (changing nothing).
-func (h *harness) assertRetired(id BulkID) {
+func (h *harness) assertRetired(id slotpool.BulkID) {
 	h.t.Helper()
 	assert.Equal(h.t, BulkUnknown, h.p.State(id))
 	_, live := h.p.Bulk(id)

@@ -1,9 +1,10 @@
-package slotpool
+package pool
 
 import (
 	"fmt"
 
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // CheckInvariants verifies the pool's internal consistency from scratch,
@@ -73,7 +74,7 @@ func (p *Pool) CheckInvariants() error {
 	// Bulks.
 	inUse := 0
 	var bulkErr error
-	p.bulks.each(func(id BulkID, h int32) {
+	p.bulks.each(func(id slotpool.BulkID, h int32) {
 		if bulkErr == nil {
 			bulkErr = p.checkBulk(id, p.bulkRecs.at(h-1), &inUse)
 		}
@@ -180,7 +181,7 @@ func (p *Pool) CheckInvariants() error {
 	return nil
 }
 
-func counts(p *Pool, ids map[SlotID]int32, keep func(*slotRec) bool) []resource.Count {
+func counts(p *Pool, ids map[slotpool.SlotID]int32, keep func(*slotRec) bool) []resource.Count {
 	n := make([]int, len(p.profiles))
 	for _, idx := range ids {
 		if s := p.slot(idx); keep(s) {
@@ -198,7 +199,7 @@ func counts(p *Pool, ids map[SlotID]int32, keep func(*slotRec) bool) []resource.
 
 // checkBulk checks one live bulk, adding the slots a fulfilled one uses
 // to inUse.
-func (p *Pool) checkBulk(id BulkID, b *bulk, inUse *int) error {
+func (p *Pool) checkBulk(id slotpool.BulkID, b *bulk, inUse *int) error {
 	switch b.state {
 	case BulkWaiting:
 		if !b.inQueue {
@@ -222,7 +223,7 @@ func (p *Pool) checkBulk(id BulkID, b *bulk, inUse *int) error {
 }
 
 // bulkAt returns the live bulk with id, or nil.
-func (p *Pool) bulkAt(id BulkID) *bulk {
+func (p *Pool) bulkAt(id slotpool.BulkID) *bulk {
 	b, _ := p.liveBulk(id)
 	return b
 }
@@ -230,12 +231,12 @@ func (p *Pool) bulkAt(id BulkID) *bulk {
 // slotIDs walks the slot table (its recycled entries skipped) into a map
 // from slot id to table index, checked against the dense index both ways:
 // every slot found there, and nothing else.
-func (p *Pool) slotIDs() (map[SlotID]int32, error) {
+func (p *Pool) slotIDs() (map[slotpool.SlotID]int32, error) {
 	recycled := make(map[int32]bool, len(p.recycled))
 	for _, idx := range p.recycled {
 		recycled[idx] = true
 	}
-	ids := make(map[SlotID]int32, int(p.nSlots)-len(p.recycled))
+	ids := make(map[slotpool.SlotID]int32, int(p.nSlots)-len(p.recycled))
 	for idx := range p.nSlots {
 		if recycled[idx] {
 			continue

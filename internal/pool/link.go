@@ -1,8 +1,9 @@
-package slotpool
+package pool
 
 import (
 	"time"
 
+	"github.com/regionsched/regionsched/slotpool"
 	"go.uber.org/zap"
 )
 
@@ -15,7 +16,7 @@ import (
 // Like the pool, a Link has no goroutines and no clock.
 type Link struct {
 	pool *Pool
-	adm  Admission
+	adm  slotpool.Admission
 	log  *zap.Logger
 	// out is what Ready returned last; spare the storage of the events
 	// it took from the pool last, which the pool fills next.
@@ -24,7 +25,7 @@ type Link struct {
 
 // NewLink couples p with a (nil: no in-process admission). A nil logger
 // means zap.NewNop().
-func NewLink(p *Pool, a Admission, log *zap.Logger) *Link {
+func NewLink(p *Pool, a slotpool.Admission, log *zap.Logger) *Link {
 	if log == nil {
 		log = zap.NewNop()
 	}
@@ -35,7 +36,7 @@ func NewLink(p *Pool, a Admission, log *zap.Logger) *Link {
 func (l *Link) Pool() *Pool { return l.pool }
 
 // Admission returns the in-process admission, or nil.
-func (l *Link) Admission() Admission { return l.adm }
+func (l *Link) Admission() slotpool.Admission { return l.adm }
 
 // Ready carries messages between the pool and the admission until both are
 // quiet and returns the pool's other events (Fulfilled, Failed, Lost), in
@@ -57,7 +58,7 @@ func (l *Link) Ready(now time.Time) []Event {
 		events := l.pool.swapEvents(l.spare)
 		l.spare = events
 		for _, ev := range events {
-			if m, ok := ev.(ToAdmission); ok {
+			if m, ok := ev.(slotpool.ToAdmission); ok {
 				if err := l.adm.Handle(now, m); err != nil {
 					l.log.Warn("admission rejected a message of the pool", zap.Error(err))
 				}

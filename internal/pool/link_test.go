@@ -1,10 +1,11 @@
-package slotpool
+package pool
 
 import (
 	"errors"
 	"testing"
 	"time"
 
+	"github.com/regionsched/regionsched/slotpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
@@ -17,9 +18,9 @@ import (
 // handled and when it was ticked, reports deadline (zero: none), and
 // rejects every message while reject is set.
 type fakeAdmission struct {
-	next     SlotID
-	queue    []FromAdmission
-	handled  []ToAdmission
+	next     slotpool.SlotID
+	queue    []slotpool.FromAdmission
+	handled  []slotpool.ToAdmission
 	ticks    []time.Time
 	deadline time.Time
 	reject   bool
@@ -29,13 +30,13 @@ var errFake = errors.New("fake admission says no")
 
 func newFakeAdmission() *fakeAdmission { return &fakeAdmission{next: 100} }
 
-func (a *fakeAdmission) Handle(_ time.Time, msg ToAdmission) error {
+func (a *fakeAdmission) Handle(_ time.Time, msg slotpool.ToAdmission) error {
 	if a.reject {
 		return errFake
 	}
 	a.handled = append(a.handled, msg)
-	if ask, ok := msg.(Ask); ok {
-		g := Grant{Ask: ask.ID}
+	if ask, ok := msg.(slotpool.Ask); ok {
+		g := slotpool.Grant{Ask: ask.ID}
 		for range ask.Gang.Counts()[0].N {
 			g.Slots = append(g.Slots, slot(a.next, small))
 			a.next++
@@ -45,13 +46,13 @@ func (a *fakeAdmission) Handle(_ time.Time, msg ToAdmission) error {
 	return nil
 }
 
-func (a *fakeAdmission) Ready() []FromAdmission {
+func (a *fakeAdmission) Ready() []slotpool.FromAdmission {
 	if len(a.queue) == 0 {
 		return nil
 	}
 	last := a.queue[len(a.queue)-1]
 	a.queue = a.queue[:len(a.queue)-1]
-	return []FromAdmission{last}
+	return []slotpool.FromAdmission{last}
 }
 
 func (a *fakeAdmission) Tick(now time.Time) { a.ticks = append(a.ticks, now) }
@@ -60,8 +61,8 @@ func (a *fakeAdmission) NextDeadline() (time.Time, bool) {
 	return a.deadline, !a.deadline.IsZero()
 }
 
-func smallGang(n int) Gang {
-	return Gang{Groups: []TaskGroup{{Profile: small, MinMembers: n}}, AllOrNothing: true}
+func smallGang(n int) slotpool.Gang {
+	return slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: small, MinMembers: n}}, AllOrNothing: true}
 }
 
 func TestLinkPumpsUntilQuietAndReturnsOnlyTheOtherEvents(t *testing.T) {
@@ -78,18 +79,18 @@ func TestLinkPumpsUntilQuietAndReturnsOnlyTheOtherEvents(t *testing.T) {
 	// bulk 2 becomes the head and asks again; the late grant of bulk 1's
 	// first ask leaves two surplus free slots.
 	assert.Equal(t, []Event{
-		Fulfilled{Bulk: 1, Slots: []SlotID{103, 102}},
-		Fulfilled{Bulk: 2, Slots: []SlotID{104}},
+		Fulfilled{Bulk: 1, Slots: []slotpool.SlotID{103, 102}},
+		Fulfilled{Bulk: 2, Slots: []slotpool.SlotID{104}},
 	}, l.Ready(h.now))
 	h.check()
-	assert.Equal(t, []ToAdmission{
-		Ask{ID: 1, Bulk: 1, Gang: smallGang(2), Head: true},
-		Ask{ID: 2, Bulk: 2, Gang: smallGang(1)},
-		AskRelease{ID: 1, Reason: ReasonStopped},
-		Ask{ID: 3, Bulk: 1, Gang: smallGang(1), Head: true, Holding: []SlotID{102}},
-		Ask{ID: 4, Bulk: 2, Gang: smallGang(1), Head: true},
+	assert.Equal(t, []slotpool.ToAdmission{
+		slotpool.Ask{ID: 1, Bulk: 1, Gang: smallGang(2), Head: true},
+		slotpool.Ask{ID: 2, Bulk: 2, Gang: smallGang(1)},
+		slotpool.AskRelease{ID: 1, Reason: slotpool.ReasonStopped},
+		slotpool.Ask{ID: 3, Bulk: 1, Gang: smallGang(1), Head: true, Holding: []slotpool.SlotID{102}},
+		slotpool.Ask{ID: 4, Bulk: 2, Gang: smallGang(1), Head: true},
 	}, a.handled)
-	assert.Equal(t, []Slot{slot(100, small), slot(101, small)}, h.p.FreeSlots())
+	assert.Equal(t, []slotpool.Slot{slot(100, small), slot(101, small)}, h.p.FreeSlots())
 	assert.Empty(t, h.p.Ready(), "the pool is quiet")
 	assert.Empty(t, a.Ready(), "the admission is quiet")
 	assert.Empty(t, l.Ready(h.now))
@@ -100,21 +101,21 @@ func TestLinkWithoutAdmissionReturnsEveryEvent(t *testing.T) {
 	l := NewLink(h.p, nil, nil)
 	assert.Nil(t, l.Admission())
 	h.submit(1, small)
-	assert.Equal(t, []Event{Ask{ID: 1, Bulk: 1, Gang: smallGang(1), Head: true}}, l.Ready(h.now),
+	assert.Equal(t, []Event{slotpool.Ask{ID: 1, Bulk: 1, Gang: smallGang(1), Head: true}}, l.Ready(h.now),
 		"the caller carries the ask to an admission elsewhere")
-	h.admit(Grant{Ask: 1, Slots: []Slot{slot(10, small)}})
-	assert.Equal(t, []Event{Fulfilled{Bulk: 1, Slots: []SlotID{10}}}, l.Ready(h.now))
+	h.admit(slotpool.Grant{Ask: 1, Slots: []slotpool.Slot{slot(10, small)}})
+	assert.Equal(t, []Event{Fulfilled{Bulk: 1, Slots: []slotpool.SlotID{10}}}, l.Ready(h.now))
 
 	h.submit(2, small, small)
-	assert.Equal(t, []Event{Ask{ID: 2, Bulk: 2, Gang: smallGang(2), Head: true}}, l.Ready(h.now))
+	assert.Equal(t, []Event{slotpool.Ask{ID: 2, Bulk: 2, Gang: smallGang(2), Head: true}}, l.Ready(h.now))
 	deadline, ok := l.NextDeadline()
 	require.True(t, ok, "bulk 2 is not fulfillable: one reusable slot for two requests")
 	l.Tick(deadline) // no admission to tick: only the pool
 	h.check()
 	ev := l.Ready(deadline)
 	require.Len(t, ev, 2)
-	assert.Equal(t, AskRelease{ID: 2, Reason: ReasonTimeout}, ev[0])
-	assert.Equal(t, BulkID(2), ev[1].(Failed).Bulk)
+	assert.Equal(t, slotpool.AskRelease{ID: 2, Reason: slotpool.ReasonTimeout}, ev[0])
+	assert.Equal(t, slotpool.BulkID(2), ev[1].(Failed).Bulk)
 }
 
 func TestLinkNextDeadlineIsTheEarlierOfBothSides(t *testing.T) {
@@ -165,7 +166,7 @@ func TestLinkTickReachesBothSides(t *testing.T) {
 	assert.Equal(t, []time.Time{deadline}, a.ticks)
 	ev := l.Ready(deadline)
 	require.Len(t, ev, 1)
-	assert.Equal(t, BulkID(1), ev[0].(Failed).Bulk, "the pool's timer fired")
+	assert.Equal(t, slotpool.BulkID(1), ev[0].(Failed).Bulk, "the pool's timer fired")
 }
 
 func TestLinkLogsAndDropsRejectedMessages(t *testing.T) {
@@ -186,11 +187,11 @@ func TestLinkLogsAndDropsRejectedMessages(t *testing.T) {
 	// The pool rejects a revoke of a slot it does not have: logged, and
 	// the admission's next message still arrives.
 	a.reject = false
-	a.queue = []FromAdmission{Grant{Ask: 1, Slots: []Slot{slot(10, small)}}, Revoke{Slot: 99, Reason: ReasonPreempted}}
-	assert.Equal(t, []Event{Fulfilled{Bulk: 1, Slots: []SlotID{10}}}, l.Ready(h.now))
+	a.queue = []slotpool.FromAdmission{slotpool.Grant{Ask: 1, Slots: []slotpool.Slot{slot(10, small)}}, slotpool.Revoke{Slot: 99, Reason: slotpool.ReasonPreempted}}
+	assert.Equal(t, []Event{Fulfilled{Bulk: 1, Slots: []slotpool.SlotID{10}}}, l.Ready(h.now))
 	h.check()
 	assertWarned(t, logs, "pool rejected a message of the admission", "slotpool: revoke slot 99: unknown slot")
-	assert.Equal(t, Stats{Slots: 1, InUse: 1}, h.p.Stats())
+	assert.Equal(t, slotpool.Stats{Slots: 1, InUse: 1}, h.p.Stats())
 }
 
 // assertWarned asserts that exactly one entry was logged since the last

@@ -1,47 +1,28 @@
-package slotpool
+package pool
 
 import (
 	"slices"
 	"time"
 
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
 
-// DefaultTimeout is the fulfillability timeout used when Config.Timeout is
-// zero (Flink's default slot request timeout).
-const DefaultTimeout = 5 * time.Minute
-
-// NoTimeout as Config.Timeout turns the fulfillability timeout off: an
-// unfulfillable bulk waits (for an admission that decides who waits, or
-// for a simulator that reports the wait as a deadlock).
-const NoTimeout time.Duration = -1
-
-// Config configures a Pool.
+// Config configures a Pool: the settings of slotpool.Config, whether an
+// admission answers the pool's demand, and the logger.
 type Config struct {
-	// Matching says when a slot serves a request: resource.FitsEveryDimension
-	// (the zero value) or resource.ExactMatch.
-	Matching resource.Matching
-	// Timeout is how long a bulk may stay unfulfillable before it fails
-	// (FLIP-119's allocationTimeout). Zero or negative: DefaultTimeout;
-	// NoTimeout: never.
-	Timeout time.Duration
-	// IdleTimeout, if positive, gives a free slot back to the admission
-	// (SlotRelease with ReasonStopped) once it has been free that long and
-	// no waiting bulk has a request it can serve; if some waiting bulk
-	// could use it, its idle timer starts again. Zero keeps idle slots.
+	// Matching, Timeout, IdleTimeout and ReturnFreed are as in
+	// slotpool.Config.
+	Matching    resource.Matching
+	Timeout     time.Duration
 	IdleTimeout time.Duration
+	ReturnFreed bool
 	// Admission makes the pool declare its demand: an Ask event for every
 	// bulk that has to wait, AskRelease when it no longer needs it. Without
-	// it no Ask/AskRelease events are emitted.
+	// it no Ask/AskRelease events are emitted, and ReturnFreed is ignored.
 	Admission bool
-	// ReturnFreed, with Admission, gives a slot back to the admission
-	// (SlotRelease with ReasonStopped) as soon as its tasks end, instead of
-	// to the pool's own waiting bulks: with many jobs on one admission,
-	// which job a freed slot goes to is the admission's decision, and the
-	// job's next region asks for it like any other job.
-	ReturnFreed bool
 	// Logger receives debug logs; nil means zap.NewNop().
 	Logger *zap.Logger
 }
@@ -58,9 +39,9 @@ type Pool struct {
 	profiles   []profileRec
 	profileIdx map[resource.Profile]int32
 
-	slotChunks [][]slotRec               // the slot table, see slot
-	nSlots     int32                     // slot indexes ever used
-	slotDense  denseTable[SlotID, int32] // slot id -> table index + 1 (see slotIndex)
+	slotChunks [][]slotRec                        // the slot table, see slot
+	nSlots     int32                              // slot indexes ever used
+	slotDense  denseTable[slotpool.SlotID, int32] // slot id -> table index + 1 (see slotIndex)
 	recycled   []int32
 	nFree      int
 	nHeld      int
@@ -71,7 +52,7 @@ type Pool struct {
 	// use. A bulk that failed, was canceled, or whose last slot came back
 	// is retired: forgotten at once, its id free for reuse.
 	// Its values are 1 + the records' handles in bulkRecs (see liveBulk).
-	bulks    denseTable[BulkID, int32]
+	bulks    denseTable[slotpool.BulkID, int32]
 	queue    bulkList // waiting bulks, oldest first
 	seq      uint64
 	shapes   []*shape // live shapes: with waiting bulks
@@ -92,8 +73,8 @@ type Pool struct {
 	capacity   []resource.Count // nil: unknown
 	capVersion uint64
 
-	asks    map[AskID]*ask
-	nextAsk AskID
+	asks    map[slotpool.AskID]*ask
+	nextAsk slotpool.AskID
 	// heldVersion changes whenever the head's held set does; syncHeadAsk
 	// recomputes the head's demand only when it or the head changed.
 	heldVersion   uint64
@@ -106,7 +87,7 @@ type Pool struct {
 	bulkRecs         bulkStore
 	requestsSlab     []bulkRequests // the many records of bulks to come (see newBulk)
 	requestsSlabSize int
-	idSlab           []SlotID
+	idSlab           []slotpool.SlotID
 	idSlabSize       int
 
 	dirtyFree     []int32
@@ -124,14 +105,14 @@ type Pool struct {
 	orderBuf   []int32
 	nextBuf    []int32
 	pairBuf    []resource.Pair
-	idSortBuf  []SlotID            // checkNew's sorted ids
+	idSortBuf  []slotpool.SlotID   // checkNew's sorted ids
 	asgBuf     resource.Assignment // storage of assign's results
 }
 
 // New returns an empty pool.
 func New(cfg Config) *Pool {
-	if cfg.Timeout <= 0 && cfg.Timeout != NoTimeout {
-		cfg.Timeout = DefaultTimeout
+	if cfg.Timeout <= 0 && cfg.Timeout != slotpool.NoTimeout {
+		cfg.Timeout = slotpool.DefaultTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
@@ -142,7 +123,7 @@ func New(cfg Config) *Pool {
 		debug:      cfg.Logger.Core().Enabled(zapcore.DebugLevel),
 		profileIdx: make(map[resource.Profile]int32),
 		shapeIdx:   make(map[string]*shape),
-		asks:       make(map[AskID]*ask),
+		asks:       make(map[slotpool.AskID]*ask),
 		nextAsk:    1,
 	}
 }
@@ -170,8 +151,8 @@ func (p *Pool) Tick(now time.Time) {
 	for t, ok := p.timers.popExpired(now); ok; t, ok = p.timers.popExpired(now) {
 		if b := t.bulk; b != nil {
 			b.deadline = nil
-			err := &NoResourceAvailableError{Bulk: b.id, Missing: p.missingNow(b.shape), Timeout: p.cfg.Timeout}
-			p.fail(now, b, err, ReasonTimeout)
+			err := &slotpool.NoResourceAvailableError{Bulk: b.id, Missing: p.missingNow(b.shape), Timeout: p.cfg.Timeout}
+			p.fail(now, b, err, slotpool.ReasonTimeout)
 			continue
 		}
 		p.idleExpired(now, t.slot)
@@ -192,13 +173,13 @@ func (p *Pool) idleExpired(now time.Time, idx int32) {
 	}
 	p.removeFree(idx)
 	p.leave(idx)
-	p.startRelease(idx, ReasonStopped)
+	p.startRelease(idx, slotpool.ReasonStopped)
 }
 
 // Offer adds slots to the pool. Each goes to the oldest waiting bulk that
 // can use it. If any slot id is already in the pool (or repeated), nothing
 // is offered and a *SlotError with ErrDuplicateSlot is returned.
-func (p *Pool) Offer(now time.Time, slots ...Slot) error {
+func (p *Pool) Offer(now time.Time, slots ...slotpool.Slot) error {
 	if err := p.checkNew("offer", slots); err != nil {
 		return err
 	}
@@ -214,7 +195,7 @@ func (p *Pool) Offer(now time.Time, slots ...Slot) error {
 // are looked for in a sorted copy of the ids (a cluster's thousands of
 // slots, offered at once, cost no map); only when there is one does a
 // scan in the given order find the slot to name.
-func (p *Pool) checkNew(op string, slots []Slot) error {
+func (p *Pool) checkNew(op string, slots []slotpool.Slot) error {
 	if len(slots) > 1 {
 		ids := p.idSortBuf[:0]
 		for _, s := range slots {
@@ -230,7 +211,7 @@ func (p *Pool) checkNew(op string, slots []Slot) error {
 	}
 	for _, s := range slots {
 		if _, ok := p.slotIndex(s.ID); ok {
-			return &SlotError{Op: op, Slot: s.ID, Err: ErrDuplicateSlot}
+			return &slotpool.SlotError{Op: op, Slot: s.ID, Err: slotpool.ErrDuplicateSlot}
 		}
 	}
 	return nil
@@ -238,14 +219,14 @@ func (p *Pool) checkNew(op string, slots []Slot) error {
 
 // firstRepeat returns the error of checkNew for slots that repeat an id:
 // the first slot, in their order, already in the pool or seen before.
-func (p *Pool) firstRepeat(op string, slots []Slot) error {
-	seen := make(map[SlotID]struct{}, len(slots))
+func (p *Pool) firstRepeat(op string, slots []slotpool.Slot) error {
+	seen := make(map[slotpool.SlotID]struct{}, len(slots))
 	for _, s := range slots {
 		if _, ok := p.slotIndex(s.ID); ok {
-			return &SlotError{Op: op, Slot: s.ID, Err: ErrDuplicateSlot}
+			return &slotpool.SlotError{Op: op, Slot: s.ID, Err: slotpool.ErrDuplicateSlot}
 		}
 		if _, dup := seen[s.ID]; dup {
-			return &SlotError{Op: op, Slot: s.ID, Err: ErrDuplicateSlot}
+			return &slotpool.SlotError{Op: op, Slot: s.ID, Err: slotpool.ErrDuplicateSlot}
 		}
 		seen[s.ID] = struct{}{}
 	}
@@ -282,7 +263,7 @@ func (p *Pool) Submit(now time.Time, b Bulk) error {
 	p.enqueue(bk)
 	p.bulks.set(bk.id, bk.handle+1)
 	if !p.fitsCapacity(s) {
-		p.fail(now, bk, p.neverFits(bk), ReasonStopped)
+		p.fail(now, bk, p.neverFits(bk), slotpool.ReasonStopped)
 		p.settle(now)
 		return nil
 	}
@@ -303,14 +284,14 @@ func (p *Pool) Submit(now time.Time, b Bulk) error {
 // Release says the task in a slot ended: the slot becomes available and
 // goes to the oldest waiting bulk that can use it (or back to the
 // admission if it was reclaimed). Only in-use slots can be released.
-func (p *Pool) Release(now time.Time, id SlotID) error {
+func (p *Pool) Release(now time.Time, id slotpool.SlotID) error {
 	idx, ok := p.slotIndex(id)
 	if !ok {
-		return &SlotError{Op: "release", Slot: id, Err: ErrUnknownSlot}
+		return &slotpool.SlotError{Op: "release", Slot: id, Err: slotpool.ErrUnknownSlot}
 	}
 	s := p.slot(idx)
 	if s.state != SlotInUse {
-		return &SlotError{Op: "release", Slot: id, Err: ErrSlotNotInUse}
+		return &slotpool.SlotError{Op: "release", Slot: id, Err: slotpool.ErrSlotNotInUse}
 	}
 	p.freeInUse(now, idx, s)
 	p.settle(now)
@@ -327,12 +308,12 @@ func (p *Pool) freeInUse(now time.Time, idx int32, s *slotRec) {
 	p.vacate(s)
 	if reclaimed {
 		p.leave(idx)
-		p.startRelease(idx, ReasonPreempted)
+		p.startRelease(idx, slotpool.ReasonPreempted)
 		return
 	}
 	if p.cfg.ReturnFreed && p.cfg.Admission {
 		p.leave(idx)
-		p.startRelease(idx, ReasonStopped)
+		p.startRelease(idx, slotpool.ReasonStopped)
 		return
 	}
 	p.makeAvailable(now, idx, s)
@@ -358,18 +339,18 @@ func (p *Pool) vacate(s *slotRec) {
 // Lose says a slot is gone (its machine died). A free or held slot simply
 // leaves; a slot in use also yields a Lost event naming the bulk and
 // request whose task must fail over.
-func (p *Pool) Lose(now time.Time, id SlotID) error {
+func (p *Pool) Lose(now time.Time, id slotpool.SlotID) error {
 	idx, ok := p.slotIndex(id)
 	if !ok {
-		return &SlotError{Op: "lose", Slot: id, Err: ErrUnknownSlot}
+		return &slotpool.SlotError{Op: "lose", Slot: id, Err: slotpool.ErrUnknownSlot}
 	}
-	p.remove(now, idx, ReasonLost)
+	p.remove(now, idx, slotpool.ReasonLost)
 	p.settle(now)
 	return nil
 }
 
 // remove takes a slot out of the pool for good, whatever it was doing.
-func (p *Pool) remove(now time.Time, idx int32, reason Reason) {
+func (p *Pool) remove(now time.Time, idx int32, reason slotpool.Reason) {
 	p.detach(idx, reason)
 	if p.slot(idx).state == SlotReleasing {
 		p.nRelease--
@@ -379,7 +360,7 @@ func (p *Pool) remove(now time.Time, idx int32, reason Reason) {
 
 // detach ends what a slot in the pool is doing (free, held or in use) as
 // it leaves the pool: a task in it is reported Lost with reason.
-func (p *Pool) detach(idx int32, reason Reason) {
+func (p *Pool) detach(idx int32, reason slotpool.Reason) {
 	s := p.slot(idx)
 	switch s.state {
 	case SlotFree:
@@ -418,7 +399,7 @@ func (p *Pool) headShrunk() {
 // stopped). Every slot it had goes first to older, then younger waiting
 // bulks. A bulk the pool does not know, or has retired (failed, canceled,
 // or fulfilled with every slot back), returns ErrUnknownBulk.
-func (p *Pool) Cancel(now time.Time, id BulkID) error {
+func (p *Pool) Cancel(now time.Time, id slotpool.BulkID) error {
 	b, ok := p.liveBulk(id)
 	if !ok {
 		return &BulkError{Op: "cancel", Bulk: id, Err: ErrUnknownBulk}
@@ -427,7 +408,7 @@ func (p *Pool) Cancel(now time.Time, id BulkID) error {
 		if p.head == b {
 			p.returnHeld(now)
 		}
-		p.leaveWaiting(b, ReasonStopped)
+		p.leaveWaiting(b, slotpool.ReasonStopped)
 		p.retire(b, BulkCanceled)
 		p.settle(now)
 		return nil
@@ -458,7 +439,7 @@ func (p *Pool) retire(b *bulk, st BulkState) {
 }
 
 // liveBulk returns the live bulk with id.
-func (p *Pool) liveBulk(id BulkID) (*bulk, bool) {
+func (p *Pool) liveBulk(id slotpool.BulkID) (*bulk, bool) {
 	h, ok := p.bulks.get(id)
 	if !ok {
 		return nil, false
@@ -487,15 +468,15 @@ func (p *Pool) newBulk(b Bulk) *bulk {
 
 // newIDs returns a fresh slice of n slot ids, carved from a slab so that
 // small bulks do not cost an allocation each.
-func (p *Pool) newIDs(n int) []SlotID {
+func (p *Pool) newIDs(n int) []slotpool.SlotID {
 	if n > 64 {
-		return make([]SlotID, n)
+		return make([]slotpool.SlotID, n)
 	}
 	if len(p.idSlab) < n {
 		// Slabs double from 16 to 1024 ids: a pool with few slots
 		// allocates little.
 		p.idSlabSize = min(max(2*p.idSlabSize, 16), 1024)
-		p.idSlab = make([]SlotID, max(p.idSlabSize, n))
+		p.idSlab = make([]slotpool.SlotID, max(p.idSlabSize, n))
 	}
 	ids := p.idSlab[:n:n]
 	p.idSlab = p.idSlab[n:]
@@ -523,7 +504,7 @@ func (p *Pool) SetCapacity(now time.Time, capacity []resource.Count) {
 		}
 		for s.bulks.Len() > 0 {
 			b := s.bulks.Front()
-			p.fail(now, b, p.neverFits(b), ReasonStopped)
+			p.fail(now, b, p.neverFits(b), slotpool.ReasonStopped)
 		}
 	}
 	p.settle(now)
@@ -563,13 +544,13 @@ func (p *Pool) emit(e Event) { p.events = append(p.events, e) }
 // logDebug writes a debug entry about bulk b. Whether the logger takes
 // debug entries is read once (New): a check per bulk costs more than the
 // rest of a small bulk's bookkeeping.
-func (p *Pool) logDebug(msg string, b BulkID, fields ...zap.Field) {
+func (p *Pool) logDebug(msg string, b slotpool.BulkID, fields ...zap.Field) {
 	if p.debug { // small enough to inline: no call without debug
 		p.writeDebug(msg, b, fields)
 	}
 }
 
-func (p *Pool) writeDebug(msg string, b BulkID, fields []zap.Field) {
+func (p *Pool) writeDebug(msg string, b slotpool.BulkID, fields []zap.Field) {
 	if ce := p.log.Check(zapcore.DebugLevel, msg); ce != nil {
 		ce.Write(append(fields, zap.Int64("bulk", int64(b)))...)
 	}

@@ -1,4 +1,4 @@
-package slotpool
+package pool
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 	"github.com/stretchr/testify/require"
 )
 
@@ -16,20 +17,20 @@ var propertyProfiles = []resource.Profile{small, medium, big, gpu, resource.Unkn
 // model is what the test knows from the outside: slots offered and lost,
 // which task the pool's events put in which slot, and how each bulk ended.
 type model struct {
-	inPool map[SlotID]resource.Profile
-	task   map[SlotID][2]int64 // slot -> (bulk, request) from Fulfilled
-	bulks  map[BulkID][]Request
+	inPool map[slotpool.SlotID]resource.Profile
+	task   map[slotpool.SlotID][2]int64 // slot -> (bulk, request) from Fulfilled
+	bulks  map[slotpool.BulkID][]Request
 	// outcome is BulkWaiting from Submit, then BulkFulfilled or BulkFailed
 	// from the pool's events, or BulkCanceled from the test's Cancel.
-	outcome map[BulkID]BulkState
+	outcome map[slotpool.BulkID]BulkState
 }
 
 func newModel() *model {
 	return &model{
-		inPool:  map[SlotID]resource.Profile{},
-		task:    map[SlotID][2]int64{},
-		bulks:   map[BulkID][]Request{},
-		outcome: map[BulkID]BulkState{},
+		inPool:  map[slotpool.SlotID]resource.Profile{},
+		task:    map[slotpool.SlotID][2]int64{},
+		bulks:   map[slotpool.BulkID][]Request{},
+		outcome: map[slotpool.BulkID]BulkState{},
 	}
 }
 
@@ -81,7 +82,7 @@ func (m *model) apply(p *Pool, events []Event, matching resource.Matching) error
 	}
 	for id, t := range m.task {
 		info, ok := p.Slot(id)
-		if !ok || info.State != SlotInUse || info.Bulk != BulkID(t[0]) || info.Request != int(t[1]) {
+		if !ok || info.State != SlotInUse || info.Bulk != slotpool.BulkID(t[0]) || info.Request != int(t[1]) {
 			return fmt.Errorf("slot %d: pool says %+v, model %v", id, info, t)
 		}
 	}
@@ -100,13 +101,13 @@ func (m *model) apply(p *Pool, events []Event, matching resource.Matching) error
 // state returns what Pool.State must say of a bulk: a bulk is live while
 // it waits or a task of it runs; once it failed, was canceled, or its last
 // task ended, the pool has retired it (BulkUnknown).
-func (m *model) state(id BulkID) BulkState {
+func (m *model) state(id slotpool.BulkID) BulkState {
 	switch m.outcome[id] {
 	case BulkWaiting:
 		return BulkWaiting
 	case BulkFulfilled:
 		for _, t := range m.task {
-			if BulkID(t[0]) == id {
+			if slotpool.BulkID(t[0]) == id {
 				return BulkFulfilled
 			}
 		}
@@ -115,9 +116,9 @@ func (m *model) state(id BulkID) BulkState {
 }
 
 // retired returns the ids of the retired bulks among 1..last, in order.
-func (m *model) retired(last BulkID) []BulkID {
-	var ids []BulkID
-	for id := BulkID(1); id <= last; id++ {
+func (m *model) retired(last slotpool.BulkID) []slotpool.BulkID {
+	var ids []slotpool.BulkID
+	for id := slotpool.BulkID(1); id <= last; id++ {
 		if m.state(id) == BulkUnknown {
 			ids = append(ids, id)
 		}
@@ -184,9 +185,9 @@ func (o *randomOperations) next(t *testing.T, p *Pool) func(*Pool) error {
 	o.step++
 	switch op := rng.IntN(100); {
 	case op < 25:
-		var slots []Slot
+		var slots []slotpool.Slot
 		for range 1 + rng.IntN(3) {
-			s := Slot{ID: SlotID(o.nextSlot), Profile: propertyProfiles[rng.IntN(len(propertyProfiles))]}
+			s := slotpool.Slot{ID: slotpool.SlotID(o.nextSlot), Profile: propertyProfiles[rng.IntN(len(propertyProfiles))]}
 			o.nextSlot++
 			slots = append(slots, s)
 			m.inPool[s.ID] = s.Profile
@@ -194,8 +195,8 @@ func (o *randomOperations) next(t *testing.T, p *Pool) func(*Pool) error {
 		now := o.now
 		return func(p *Pool) error { return p.Offer(now, slots...) }
 	case op < 50:
-		id := BulkID(o.nextBulk)
-		if retired := m.retired(BulkID(o.nextBulk - 1)); len(retired) > 0 && rng.IntN(4) == 0 {
+		id := slotpool.BulkID(o.nextBulk)
+		if retired := m.retired(slotpool.BulkID(o.nextBulk - 1)); len(retired) > 0 && rng.IntN(4) == 0 {
 			id = retired[rng.IntN(len(retired))]
 		} else {
 			o.nextBulk++
@@ -219,13 +220,13 @@ func (o *randomOperations) next(t *testing.T, p *Pool) func(*Pool) error {
 		}
 	case op < 86:
 		if o.nextBulk > 1 {
-			id := BulkID(1 + rng.IntN(int(o.nextBulk-1)))
+			id := slotpool.BulkID(1 + rng.IntN(int(o.nextBulk-1)))
 			if m.state(id) == BulkUnknown {
 				require.ErrorIs(t, p.Cancel(o.now, id), ErrUnknownBulk, "seed %d step %d: cancel of retired bulk %d", o.seed, o.step, id)
 				break
 			}
 			for s, t := range m.task {
-				if BulkID(t[0]) == id {
+				if slotpool.BulkID(t[0]) == id {
 					delete(m.task, s)
 				}
 			}
@@ -242,7 +243,7 @@ func (o *randomOperations) next(t *testing.T, p *Pool) func(*Pool) error {
 }
 
 // pick returns a random key of a map, deterministically for the rng.
-func pick[V any](rng *rand.Rand, m map[SlotID]V) (SlotID, bool) {
+func pick[V any](rng *rand.Rand, m map[slotpool.SlotID]V) (slotpool.SlotID, bool) {
 	if len(m) == 0 {
 		return 0, false
 	}
@@ -251,8 +252,8 @@ func pick[V any](rng *rand.Rand, m map[SlotID]V) (SlotID, bool) {
 }
 
 // sortedKeys returns the keys of a map in order, so that seeds replay.
-func sortedKeys[V any](m map[SlotID]V) []SlotID {
-	keys := make([]SlotID, 0, len(m))
+func sortedKeys[V any](m map[slotpool.SlotID]V) []slotpool.SlotID {
+	keys := make([]slotpool.SlotID, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
@@ -270,21 +271,21 @@ func TestPropertyEveryBulkIsEventuallyFulfilled(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		p := New(Config{Timeout: 1000 * time.Hour})
 		now := t0
-		id := SlotID(1)
-		var slots []Slot
+		id := slotpool.SlotID(1)
+		var slots []slotpool.Slot
 		for _, c := range cluster {
 			for range c.N {
-				slots = append(slots, Slot{ID: id, Profile: c.Profile})
+				slots = append(slots, slotpool.Slot{ID: id, Profile: c.Profile})
 				id++
 			}
 		}
 		rng.Shuffle(len(slots), func(i, j int) { slots[i], slots[j] = slots[j], slots[i] })
 		m := newModel()
-		running := map[SlotID]int{} // slot -> steps left
-		var order []BulkID
-		shapeOf := map[BulkID]string{}
+		running := map[slotpool.SlotID]int{} // slot -> steps left
+		var order []slotpool.BulkID
+		shapeOf := map[slotpool.BulkID]string{}
 		const bulks = 60
-		next := BulkID(1)
+		next := slotpool.BulkID(1)
 		for step := 0; step < 5000 && (next <= bulks || p.Stats().Waiting > 0); step++ {
 			if len(slots) > 0 && rng.IntN(3) == 0 { // the cluster's slots arrive over time
 				m.inPool[slots[0].ID] = slots[0].Profile
@@ -329,7 +330,7 @@ func TestPropertyEveryBulkIsEventuallyFulfilled(t *testing.T) {
 			}
 		}
 		require.Len(t, order, bulks, "seed %d: deadlock or starvation: waiting %v", seed, p.Waiting())
-		last := map[string]BulkID{}
+		last := map[string]slotpool.BulkID{}
 		for _, b := range order {
 			require.Less(t, last[shapeOf[b]], b, "seed %d: same-shaped bulks fulfilled out of order: %v", seed, order)
 			last[shapeOf[b]] = b

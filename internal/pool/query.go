@@ -1,7 +1,9 @@
-package slotpool
+package pool
+
+import "github.com/regionsched/regionsched/slotpool"
 
 // Bulk returns a snapshot of a live bulk (false if unknown or retired).
-func (p *Pool) Bulk(id BulkID) (BulkInfo, bool) {
+func (p *Pool) Bulk(id slotpool.BulkID) (BulkInfo, bool) {
 	b, ok := p.liveBulk(id)
 	if !ok {
 		return BulkInfo{ID: id, State: BulkUnknown}, false
@@ -25,20 +27,20 @@ func (p *Pool) Bulk(id BulkID) (BulkInfo, bool) {
 // State returns the state of a live bulk: BulkWaiting or BulkFulfilled
 // (BulkUnknown if never submitted or retired; its Fulfilled or Failed
 // event told how it ended).
-func (p *Pool) State(id BulkID) BulkState {
+func (p *Pool) State(id slotpool.BulkID) BulkState {
 	info, _ := p.Bulk(id)
 	return info.State
 }
 
 // Slot returns a snapshot of a slot in the pool (false if unknown).
-func (p *Pool) Slot(id SlotID) (SlotInfo, bool) {
+func (p *Pool) Slot(id slotpool.SlotID) (SlotInfo, bool) {
 	idx, ok := p.slotIndex(id)
 	if !ok {
 		return SlotInfo{}, false
 	}
 	s := p.slot(idx)
 	info := SlotInfo{
-		Slot:      Slot{ID: s.id, Profile: p.profiles[s.profile].profile},
+		Slot:      slotpool.Slot{ID: s.id, Profile: p.profiles[s.profile].profile},
 		State:     s.state,
 		Request:   int(s.request),
 		Unbounded: s.unbounded,
@@ -52,19 +54,19 @@ func (p *Pool) Slot(id SlotID) (SlotInfo, bool) {
 
 // FreeSlots returns the free slots, grouped by profile in the order the
 // profiles were first seen.
-func (p *Pool) FreeSlots() []Slot {
-	out := make([]Slot, 0, p.nFree)
+func (p *Pool) FreeSlots() []slotpool.Slot {
+	out := make([]slotpool.Slot, 0, p.nFree)
 	for i := range p.profiles {
 		for _, idx := range p.profiles[i].free {
-			out = append(out, Slot{ID: p.slot(idx).id, Profile: p.profiles[i].profile})
+			out = append(out, slotpool.Slot{ID: p.slot(idx).id, Profile: p.profiles[i].profile})
 		}
 	}
 	return out
 }
 
 // Waiting returns the waiting bulks, oldest first.
-func (p *Pool) Waiting() []BulkID {
-	out := make([]BulkID, 0, p.queue.Len())
+func (p *Pool) Waiting() []slotpool.BulkID {
+	out := make([]slotpool.BulkID, 0, p.queue.Len())
 	for b := p.queue.Front(); b != nil; b = p.queue.Next(b) {
 		out = append(out, b.id)
 	}
@@ -72,8 +74,8 @@ func (p *Pool) Waiting() []BulkID {
 }
 
 // Stats counts slots and bulks.
-func (p *Pool) Stats() Stats {
-	return Stats{
+func (p *Pool) Stats() slotpool.Stats {
+	return slotpool.Stats{
 		Slots:     p.nFree + p.nHeld + p.nInUse,
 		Free:      p.nFree,
 		Held:      p.nHeld,

@@ -1,10 +1,11 @@
-package slotpool
+package pool
 
 import (
 	"encoding/binary"
 	"slices"
 
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // bulk is a submitted bulk while it waits or has slots in use. A bulk
@@ -19,7 +20,7 @@ type bulk struct {
 	rebuild    bool // head only: it lost a held slot, re-match at settle
 	placed     bool // fulfilled: its requests have slots (see slotList)
 	unbounded1 bool // a bulk of one request: it is Unbounded
-	id         BulkID
+	id         slotpool.BulkID
 	many       *bulkRequests
 	asks       []*ask   // outstanding admission asks
 	n          int32    // requests
@@ -289,7 +290,7 @@ func (p *Pool) enqueue(b *bulk) {
 // leaveWaiting takes a bulk out of the queue, its shape and the timers,
 // and withdraws its outstanding asks. The caller has already moved the
 // slots it held.
-func (p *Pool) leaveWaiting(b *bulk, reason Reason) {
+func (p *Pool) leaveWaiting(b *bulk, reason slotpool.Reason) {
 	p.queue.Remove(b)
 	b.inQueue = false
 	s := b.shape

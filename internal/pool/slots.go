@@ -1,10 +1,11 @@
-package slotpool
+package pool
 
 import (
 	"math/bits"
 	"time"
 
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // profileRec aggregates the slots of one distinct profile, so that every
@@ -37,7 +38,7 @@ func (r *profileRec) reusable() int { return r.total - r.fixed }
 
 // slotRec is one slot in the pool, in a dense table indexed by int32.
 type slotRec struct {
-	id      SlotID
+	id      slotpool.SlotID
 	profile int32
 	state   SlotState
 	pos     int32 // index in profiles[profile].free or .held
@@ -82,7 +83,7 @@ func (p *Pool) slot(idx int32) *slotRec {
 
 // slotIndex returns the table index of slot id (without hashing for dense
 // ids).
-func (p *Pool) slotIndex(id SlotID) (int32, bool) {
+func (p *Pool) slotIndex(id slotpool.SlotID) (int32, bool) {
 	i, ok := p.slotDense.get(id)
 	return i - 1, ok
 }
@@ -127,7 +128,7 @@ func (p *Pool) serves(slot, req int32) bool {
 
 // addSlot puts a new slot into the table (state to be set by the caller)
 // and returns its index and record.
-func (p *Pool) addSlot(s Slot) (int32, *slotRec) {
+func (p *Pool) addSlot(s slotpool.Slot) (int32, *slotRec) {
 	pr := p.internProfile(s.Profile)
 	var idx int32
 	if n := len(p.recycled); n > 0 {

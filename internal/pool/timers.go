@@ -1,4 +1,4 @@
-package slotpool
+package pool
 
 import (
 	"time"

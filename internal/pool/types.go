@@ -1,34 +1,7 @@
-package slotpool
+package pool
 
+import "github.com/regionsched/regionsched/slotpool"
 import "github.com/regionsched/regionsched/resource"
-
-// SlotID names a slot. It is chosen by whoever provides the slot (a
-// static cluster, an admission, the runtime) and must be unique among the
-// slots in the pool; it may be reused once the slot has left the pool.
-type SlotID int64
-
-// Slot is a unit of resources a task can run in. A slot of unknown size,
-// which serves any request, is slotpool.Slot{ID: 1}; Slots makes several.
-type Slot struct {
-	ID      SlotID
-	Profile resource.Profile // resource.Unknown serves any request
-}
-
-// Slots returns n slots of unknown size (they serve any request) with ids
-// 1 ... n: what a runtime without resource profiles offers,
-// p.Offer(now, slotpool.Slots(4)...).
-func Slots(n int) []Slot {
-	out := make([]Slot, max(n, 0))
-	for i := range out {
-		out[i] = Slot{ID: SlotID(i + 1), Profile: resource.Unknown}
-	}
-	return out
-}
-
-// BulkID names a bulk. An id stays taken while the pool remembers the
-// bulk; once the pool retired it (failed, canceled, or every slot back)
-// it may be submitted again.
-type BulkID int64
 
 // Request asks for one slot.
 type Request struct {
@@ -42,7 +15,7 @@ type Request struct {
 // Bulk is the all-or-nothing slot request of one pipelined region: it is
 // fulfilled only when every request has a slot.
 type Bulk struct {
-	ID       BulkID
+	ID       slotpool.BulkID
 	Requests []Request
 }
 
@@ -92,16 +65,16 @@ func (s SlotState) String() string {
 // Placement says which slot serves which request of a bulk.
 type Placement struct {
 	Request int // index into Bulk.Requests
-	Slot    SlotID
+	Slot    slotpool.SlotID
 }
 
 // BulkInfo is a snapshot of one bulk.
 type BulkInfo struct {
-	ID    BulkID
+	ID    slotpool.BulkID
 	State BulkState
 	// Held lists the slots a waiting bulk holds (only the oldest waiting
 	// bulk holds slots; they are matched to its requests at commit time).
-	Held []SlotID
+	Held []slotpool.SlotID
 	// InUse lists the slots of a fulfilled bulk whose tasks still run, in
 	// request order.
 	InUse []Placement
@@ -109,26 +82,15 @@ type BulkInfo struct {
 
 // SlotInfo is a snapshot of one slot.
 type SlotInfo struct {
-	Slot
+	slotpool.Slot
 	State SlotState
 	// Bulk and Request name the user of a held or in-use slot (Request is
 	// -1 for a held slot, which is not bound to a request yet).
-	Bulk    BulkID
+	Bulk    slotpool.BulkID
 	Request int
 	// Unbounded is true if the task in the slot runs indefinitely.
 	Unbounded bool
 	// Reclaimed is true if the admission asked for the slot back; it
 	// leaves the pool as soon as its task ends.
 	Reclaimed bool
-}
-
-// Stats counts slots and bulks.
-type Stats struct {
-	Slots     int // free + held + in use
-	Free      int
-	Held      int
-	InUse     int
-	Releasing int
-	Waiting   int // waiting bulks
-	Shapes    int // distinct demand shapes among waiting bulks
 }
