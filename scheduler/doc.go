@@ -1,11 +1,13 @@
 // Package scheduler is what a dataflow runtime drives to run one job: a
-// deterministic state machine that takes the region scheduling strategy's
-// decisions (package strategy), turns each region into one all-or-nothing
-// bulk of slot requests (package slotpool) — one request per slot the
-// region needs after slot sharing, with that slot's resource profile
-// (package region) — and tells the runtime which tasks to deploy in which
-// slot once the bulk is fulfilled, which to cancel when regions restart,
-// which slots went back, and when the job finished or failed.
+// deterministic state machine that takes the decisions of the region
+// scheduling strategy inside it (which regions to deploy, which to restart
+// after a failure, which partitions nobody needs any more), turns each
+// region into one all-or-nothing bulk of slot requests to the job's slot
+// pool (its rules and settings are package slotpool's) — one request per
+// slot the region needs after slot sharing, with that slot's resource
+// profile (package region) — and tells the runtime which tasks to deploy
+// in which slot once the bulk is fulfilled, which to cancel when regions
+// restart, which slots went back, and when the job finished or failed.
 //
 // # The Ready loop
 //

@@ -16,8 +16,8 @@ import (
 // layer below that the scheduler returns comes wrapped in an *OpError,
 // which names the input; errors.Is and errors.As still reach the lower
 // layer's sentinels and struct types through it (for example
-// strategy.ErrInvalidTransition, *slotpool.SlotError).
-// strategy.ErrStaleAttempt never arrives: stale reports are ignored.
+// ErrInvalidTransition, *slotpool.SlotError). A report of an attempt a
+// restart replaced is no error: it is ignored.
 
 // Sentinel errors, matched with errors.Is.
 var (

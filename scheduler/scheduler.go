@@ -18,8 +18,9 @@ import (
 type (
 	// TaskID names one subtask (an execution vertex, written "ID#i").
 	TaskID = topology.ExecutionVertexID
-	// Attempt numbers the runs of a region; every report about a task
-	// carries the attempt it was deployed with.
+	// Attempt numbers the runs of a region: 0 for the first, one more at
+	// every restart of the region. Every report about a task carries the
+	// attempt it was deployed with.
 	Attempt = strategy.Attempt
 	// RegionID names a pipelined region.
 	RegionID = region.ID
@@ -273,9 +274,9 @@ func (s *Scheduler) Status() Status {
 func (s *Scheduler) Stats() Stats { return s.stats }
 
 // Task returns what the scheduler knows of one task: its state and the
-// attempt of its region. An id out of range returns a
-// *strategy.UnknownVertexError in an *OpError.
-func (s *Scheduler) Task(v TaskID) (strategy.VertexStatus, error) {
+// attempt of its region. An id out of range returns an
+// *UnknownVertexError in an *OpError.
+func (s *Scheduler) Task(v TaskID) (TaskStatus, error) {
 	st, err := s.strategy.Vertex(v)
 	if err != nil {
 		return st, s.wrap("task", -1, err)

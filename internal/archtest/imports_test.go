@@ -38,7 +38,7 @@ var mustNotImport = map[string][]string{
 	"multijob": {"internal/strategy", "internal/pool", "simulator", "timeline", "regiontest"},
 	// The simulator knows nothing of the picture drawn from its events,
 	// and regiontest, which runs it in users' tests, draws none.
-	"simulator":  {"internal/pool", "regiontest", "timeline"},
+	"simulator":  {"internal/strategy", "internal/pool", "regiontest", "timeline"},
 	"regiontest": {"internal/strategy", "internal/pool", "timeline"},
 	// The picture is drawn from the simulator's events alone.
 	"timeline": {"region", "internal/strategy", "slotpool", "internal/pool", "admission", "admission/slurm", "scheduler", "multijob", "regiontest"},
