@@ -205,7 +205,7 @@ func (h *scenario) cmdAdmission(t *testing.T, td *datadriven.TestData) string {
 	}
 	if td.HasArg("external") {
 		h.external = true
-		h.cfg.Pool.Admission = true
+		h.cfg.ExternalAdmission = true
 		h.sched(t, td)
 		return "external admission: the pool's messages come out in the Ready"
 	}

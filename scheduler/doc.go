@@ -66,9 +66,12 @@
 //
 // # Admission
 //
-// With Config.Admission, an in-process queue-level admission (package
-// admission) grants the pool its slots inside the scheduler's calls. With
-// Config.Pool.Admission alone, the pool's asks and releases come out in
-// Ready.ToAdmission for an admission elsewhere, whose answers go in
-// through Admit.
+// The pool declares its demand to an admission exactly when the scheduler
+// has one. With Config.Admission, an in-process queue-level admission
+// (package admission) grants the pool its slots inside the scheduler's
+// calls. With Config.ExternalAdmission, the pool's asks and releases come
+// out in Ready.ToAdmission for an admission elsewhere (package
+// admission/slurm's adapter), whose answers go in through Admit. Without
+// either, the pool has the slots the runtime offers. New refuses a Config
+// with both, with a *ConfigError.
 package scheduler

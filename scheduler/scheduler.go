@@ -32,19 +32,27 @@ type (
 	PartitionID = topology.ResultPartitionID
 )
 
-// Config configures a Scheduler.
+// Config configures a Scheduler. Its pool declares its demand (an Ask for
+// every region that has to wait for slots, an AskRelease when it no longer
+// needs them) exactly when it has an admission: Admission in process, or
+// one outside the scheduler (ExternalAdmission). Without either, the slots
+// are those the runtime offers (Scheduler.Offer). A Config that sets both,
+// or asks the pool to return freed slots to an admission it does not have,
+// is refused with a *ConfigError (Check).
 type Config struct {
 	// Pool configures the slot pool (matching, fulfillability timeout,
-	// idle timeout). Its Logger is replaced by a child of Logger, and
-	// Admission is set when an Admission is given.
+	// idle timeout, freed slots returned to the admission).
 	Pool slotpool.Config
 	// Admission, if set, is an in-process queue-level admission (package
 	// admission): the pool's demand goes to it and its grants,
 	// revocations and release confirmations come back inside the
-	// Scheduler's calls. Without it, and with Pool.Admission set, the
-	// pool's messages come out in Ready.ToAdmission and the answers go in
-	// through Admit.
+	// Scheduler's calls.
 	Admission slotpool.Admission
+	// ExternalAdmission says an admission outside the scheduler answers
+	// the pool (package admission/slurm's adapter is one): the pool's
+	// messages come out in Ready.ToAdmission, and the admission's answers
+	// go in through Admit. It excludes Admission.
+	ExternalAdmission bool
 	// Logger receives debug logs; nil means zap.NewNop(). Whether it
 	// takes debug entries is read once, by New, for the entries that come
 	// with every task (a region deployed; the pool's and the strategy's
@@ -201,8 +209,27 @@ type Scheduler struct {
 	requestBuf []pool.Request // scratch for request
 }
 
-// New creates a scheduler for the regions of one job.
+// Check returns a *ConfigError if the Config contradicts itself: an
+// in-process and an external admission at once, or Pool.ReturnFreed
+// without an admission. New refuses such a Config.
+func (cfg *Config) Check() error {
+	hasAdmission := cfg.Admission != nil || cfg.ExternalAdmission
+	switch {
+	case cfg.Admission != nil && cfg.ExternalAdmission:
+		return &ConfigError{Field: "ExternalAdmission", Reason: "an in-process Admission is set too"}
+	case cfg.Pool.ReturnFreed && !hasAdmission:
+		return &ConfigError{Field: "Pool.ReturnFreed", Reason: "freed slots go back to an admission, and there is none"}
+	}
+	return nil
+}
+
+// New creates a scheduler for the regions of one job. It panics with a
+// *ConfigError if cfg contradicts itself (see Config.Check): the wiring
+// of a scheduler is the program's, not its input's.
 func New(rs *region.Regions, cfg Config) *Scheduler {
+	if err := cfg.Check(); err != nil {
+		panic(err)
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = zap.NewNop()
@@ -210,7 +237,7 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 	pc := cfg.Pool
 	p := pool.New(pool.Config{
 		Matching: pc.Matching, Timeout: pc.Timeout, IdleTimeout: pc.IdleTimeout, ReturnFreed: pc.ReturnFreed,
-		Admission: pc.Admission || cfg.Admission != nil,
+		Admission: cfg.Admission != nil || cfg.ExternalAdmission,
 		Logger:    log.Named("slotpool"),
 	})
 	return &Scheduler{

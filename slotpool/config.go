@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/resource"
-	"go.uber.org/zap"
 )
 
 // DefaultTimeout is the fulfillability timeout used when Config.Timeout is
@@ -16,7 +15,9 @@ const DefaultTimeout = 5 * time.Minute
 // for a simulator that reports the wait as a deadlock).
 const NoTimeout time.Duration = -1
 
-// Config configures the slot pool of a job (scheduler.Config.Pool).
+// Config configures the slot pool of a job (scheduler.Config.Pool). Whether
+// the pool declares its demand to an admission is not the pool's setting
+// but the scheduler's: it does when the scheduler has one.
 type Config struct {
 	// Matching says when a slot serves a request: resource.FitsEveryDimension
 	// (the zero value) or resource.ExactMatch.
@@ -29,17 +30,15 @@ type Config struct {
 	// (SlotRelease with ReasonStopped) once it has been free that long and
 	// no waiting bulk has a request it can serve; if some waiting bulk
 	// could use it, its idle timer starts again. Zero keeps idle slots.
+	// Without an admission the SlotRelease comes out in the scheduler's
+	// Ready.ToAdmission, for the runtime that offered the slot.
 	IdleTimeout time.Duration
-	// Admission makes the pool declare its demand: an Ask event for every
-	// bulk that has to wait, AskRelease when it no longer needs it. Without
-	// it no Ask/AskRelease events are emitted.
-	Admission bool
-	// ReturnFreed, with Admission, gives a slot back to the admission
-	// (SlotRelease with ReasonStopped) as soon as its tasks end, instead of
-	// to the pool's own waiting bulks: with many jobs on one admission,
-	// which job a freed slot goes to is the admission's decision, and the
-	// job's next region asks for it like any other job.
+	// ReturnFreed gives a slot back to the admission (SlotRelease with
+	// ReasonStopped) as soon as its tasks end, instead of to the pool's own
+	// waiting bulks: with many jobs on one admission, which job a freed
+	// slot goes to is the admission's decision, and the job's next region
+	// asks for it like any other job. It needs an admission
+	// (scheduler.Config.Admission or ExternalAdmission); without one the
+	// scheduler's Config is refused.
 	ReturnFreed bool
-	// Logger receives debug logs; nil means zap.NewNop().
-	Logger *zap.Logger
 }
