@@ -9,6 +9,13 @@
 // in which slot once the bulk is fulfilled, which to cancel when regions
 // restart, which slots went back, and when the job finished or failed.
 //
+// A runtime drives one job with a Scheduler and its Ready values, or with
+// a Driver, which runs a Scheduler on its own goroutine with a clock (both
+// below); many jobs on one cluster with package multijob; tests with
+// packages regiontest and simulator. The strategy and the slot pool inside
+// the Scheduler are its own (under internal/); an admission plugs in
+// through package slotpool's Admission.
+//
 // # The Ready loop
 //
 // Modelled on etcd's raft RawNode: the Scheduler has no goroutines, no
