@@ -158,7 +158,7 @@ func (p *Pool) headLack() []slotpool.TaskGroup {
 		}
 		return groups
 	}
-	base := slices.Clone(p.supply(true, false, false))
+	base := slices.Clone(p.profiles.supply(true, false, false))
 	extra := make([]int, len(sh.demand))
 	for matched := p.nHeld; matched < sh.size; {
 		grew := false
@@ -213,8 +213,8 @@ func (p *Pool) newAsk(b *bulk, groups []slotpool.TaskGroup) {
 	msg := slotpool.Ask{ID: a.id, Bulk: b.id, Gang: slotpool.Gang{Groups: slices.Clone(groups), AllOrNothing: true}} // the caller owns it
 	if b == p.head {
 		msg.Head = true
-		for pr := range p.profiles {
-			for _, idx := range p.profiles[pr].held {
+		for pr := range p.profiles.recs {
+			for _, idx := range p.profiles.recs[pr].held {
 				msg.Holding = append(msg.Holding, p.slot(idx).id)
 			}
 		}

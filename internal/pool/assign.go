@@ -43,7 +43,7 @@ func (p *Pool) rebuildHead(now time.Time) {
 		// one profile, any matching takes one of them, and no matching
 		// needs to be computed.
 		if pr, n := p.freeServing(sh.classProf[0]); n == 1 {
-			p.supplyProf = append(p.supplyProf[:0], pr)
+			p.profiles.supplyProf = append(p.profiles.supplyProf[:0], pr)
 			p.pairBuf = append(p.pairBuf[:0], resource.Pair{Request: 0, Slot: 0, N: 1})
 			p.fulfill(now, h, resource.Assignment{Matched: 1, Pairs: p.pairBuf})
 			return
@@ -55,18 +55,18 @@ func (p *Pool) rebuildHead(now time.Time) {
 		p.clearHeadRejected()
 		return
 	}
-	a := p.assign(sh.demand, p.supply(true, true, false))
+	a := p.profiles.assign(sh.demand, p.profiles.supply(true, true, false))
 	if a.Complete() {
 		p.fulfill(now, h, a)
 		return
 	}
-	want := zeroed(p.wantBuf, len(p.supplyProf))
+	want := zeroed(p.wantBuf, len(p.profiles.supplyProf))
 	for _, pair := range a.Pairs {
 		want[pair.Slot] += pair.N
 	}
 	p.wantBuf = want
-	for k, pr := range p.supplyProf {
-		rec := &p.profiles[pr]
+	for k, pr := range p.profiles.supplyProf {
+		rec := &p.profiles.recs[pr]
 		for len(rec.held) > want[k] {
 			p.pushFree(now, p.popHeld(pr))
 			p.noteFree(pr)
@@ -80,18 +80,18 @@ func (p *Pool) rebuildHead(now time.Time) {
 }
 
 func (p *Pool) clearHeadRejected() {
-	for i := range p.profiles {
-		p.profiles[i].headRejected = false
+	for i := range p.profiles.recs {
+		p.profiles.recs[i].headRejected = false
 	}
 }
 
-// setHeadServed records the matching a (over the supply in p.supplyProf)
+// setHeadServed records the matching a (over the supply in p.profiles.supplyProf)
 // of the head's held slots to its classes.
 func (p *Pool) setHeadServed(a resource.Assignment) {
 	p.resetHead()
 	for _, pair := range a.Pairs {
 		p.headServed[pair.Request] += pair.N
-		p.addHeadPair(int32(pair.Request), p.supplyProf[pair.Slot], pair.N)
+		p.addHeadPair(int32(pair.Request), p.profiles.supplyProf[pair.Slot], pair.N)
 	}
 }
 
@@ -122,14 +122,14 @@ func (p *Pool) offerToHead(now time.Time, idx int32, s *slotRec) bool {
 		return false
 	}
 	pr := s.profile
-	if p.profiles[pr].headRejected {
+	if p.profiles.recs[pr].headRejected {
 		// The held set only grew since the head last refused this profile,
 		// and a slot that extends no matching of a set extends none of a
 		// superset: no need to ask again.
 		return false
 	}
 	sh := h.shape
-	if sh.size == 1 && p.nHeld == 0 && p.serves(pr, sh.classProf[0]) && (p.nFree == 0 || !p.freeServesInstead(pr, sh.classProf[0])) {
+	if sh.size == 1 && p.nHeld == 0 && p.profiles.serves(pr, sh.classProf[0]) && (p.nFree == 0 || !p.freeServesInstead(pr, sh.classProf[0])) {
 		// A head of one request that the slot serves: fulfilled at once,
 		// as commitHead would (no free slot of another profile could
 		// serve it instead; with no slot free, none is looked for).
@@ -138,7 +138,7 @@ func (p *Pool) offerToHead(now time.Time, idx int32, s *slotRec) bool {
 	}
 	taken := false
 	for _, c := range sh.fitOrder {
-		if p.headServed[c] < sh.demand[c].N && p.serves(pr, sh.classProf[c]) {
+		if p.headServed[c] < sh.demand[c].N && p.profiles.serves(pr, sh.classProf[c]) {
 			p.headServed[c]++
 			p.addHeadPair(c, pr, 1)
 			taken = true
@@ -150,20 +150,20 @@ func (p *Pool) offerToHead(now time.Time, idx int32, s *slotRec) bool {
 		// augmenting path ends with a held slot moving to a class not yet
 		// fully served, so without such a held slot there is none.
 		if !p.heldCanMove() {
-			p.profiles[pr].headRejected = true
+			p.profiles.recs[pr].headRejected = true
 			return false
 		}
-		sup := p.supply(true, false, false)
-		k := p.supplyIndex(pr)
+		sup := p.profiles.supply(true, false, false)
+		k := p.profiles.supplyIndex(pr)
 		if k < 0 {
-			sup = append(sup, resource.Count{Profile: p.profiles[pr].profile})
-			p.supplyProf = append(p.supplyProf, pr)
+			sup = append(sup, resource.Count{Profile: p.profiles.recs[pr].profile})
+			p.profiles.supplyProf = append(p.profiles.supplyProf, pr)
 			k = len(sup) - 1
 		}
 		sup[k].N++
-		a := p.assign(sh.demand, sup)
+		a := p.profiles.assign(sh.demand, sup)
 		if a.Matched <= p.nHeld {
-			p.profiles[pr].headRejected = true
+			p.profiles.recs[pr].headRejected = true
 			return false
 		}
 		p.setHeadServed(a)
@@ -178,8 +178,8 @@ func (p *Pool) offerToHead(now time.Time, idx int32, s *slotRec) bool {
 // freeServing returns how many profiles have free slots that serve
 // requests of profile index class, and the last of them.
 func (p *Pool) freeServing(class int32) (pr int32, n int) {
-	for q := range p.profiles {
-		if len(p.profiles[q].free) > 0 && p.serves(int32(q), class) {
+	for q := range p.profiles.recs {
+		if len(p.profiles.recs[q].free) > 0 && p.profiles.serves(int32(q), class) {
 			pr, n = int32(q), n+1
 		}
 	}
@@ -189,8 +189,8 @@ func (p *Pool) freeServing(class int32) (pr int32, n int) {
 // freeServesInstead reports whether a free slot of a profile other than
 // pr serves requests of profile index class.
 func (p *Pool) freeServesInstead(pr, class int32) bool {
-	for q := range p.profiles {
-		if int32(q) != pr && len(p.profiles[q].free) > 0 && p.serves(int32(q), class) {
+	for q := range p.profiles.recs {
+		if int32(q) != pr && len(p.profiles.recs[q].free) > 0 && p.profiles.serves(int32(q), class) {
 			return true
 		}
 	}
@@ -206,17 +206,17 @@ func (p *Pool) commitHead(now time.Time) {
 	sh := h.shape
 	for _, hp := range p.headPairs {
 		if p.freeServesInstead(hp.prof, sh.classProf[hp.class]) {
-			p.fulfill(now, h, p.assign(sh.demand, p.supply(true, true, false)))
+			p.fulfill(now, h, p.profiles.assign(sh.demand, p.profiles.supply(true, true, false)))
 			return
 		}
 	}
-	p.supplyProf = p.supplyProf[:0]
+	p.profiles.supplyProf = p.profiles.supplyProf[:0]
 	a := resource.Assignment{Matched: sh.size, Pairs: p.pairBuf[:0]} // fulfill keeps nothing of it
 	for _, hp := range p.headPairs {
-		k := p.supplyIndex(hp.prof)
+		k := p.profiles.supplyIndex(hp.prof)
 		if k < 0 {
-			k = len(p.supplyProf)
-			p.supplyProf = append(p.supplyProf, hp.prof)
+			k = len(p.profiles.supplyProf)
+			p.profiles.supplyProf = append(p.profiles.supplyProf, hp.prof)
 		}
 		a.Pairs = append(a.Pairs, resource.Pair{Request: int(hp.class), Slot: k, N: hp.n})
 	}
@@ -250,23 +250,13 @@ func (p *Pool) heldCanMove() bool {
 		if p.headServed[c] >= d.N {
 			continue
 		}
-		for pr := range p.profiles {
-			if len(p.profiles[pr].held) > 0 && p.serves(int32(pr), sh.classProf[c]) {
+		for pr := range p.profiles.recs {
+			if len(p.profiles.recs[pr].held) > 0 && p.profiles.serves(int32(pr), sh.classProf[c]) {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// supplyIndex returns the position of a profile in p.supplyProf, or -1.
-func (p *Pool) supplyIndex(pr int32) int {
-	for k, q := range p.supplyProf {
-		if q == pr {
-			return k
-		}
-	}
-	return -1
 }
 
 // makeAvailable routes a slot that just became available (offered,
@@ -282,7 +272,7 @@ func (p *Pool) makeAvailable(now time.Time, idx int32, s *slotRec) {
 // noteFree records that a slot of profile pr became free, for the cached
 // completion verdicts of the shapes.
 func (p *Pool) noteFree(pr int32) {
-	rec := &p.profiles[pr]
+	rec := &p.profiles.recs[pr]
 	if rec.freeAdds == 0 {
 		p.dirtyFree = append(p.dirtyFree, pr)
 	}
@@ -303,9 +293,9 @@ func (p *Pool) completeYounger(now time.Time) {
 		return
 	}
 	for _, pr := range p.dirtyFree {
-		rec := &p.profiles[pr]
+		rec := &p.profiles.recs[pr]
 		for _, s := range p.shapes {
-			if p.relevant(pr, s) {
+			if p.profiles.relevant(pr, s) {
 				s.freeAdds += rec.freeAdds
 			}
 		}
@@ -315,7 +305,7 @@ func (p *Pool) completeYounger(now time.Time) {
 	for {
 		var best *bulk
 		// The free supply, built once a pass: nothing below changes the
-		// free slots before fulfill, which reads it (and p.supplyProf).
+		// free slots before fulfill, which reads it (and p.profiles.supplyProf).
 		var free []resource.Count
 		for _, s := range p.shapes {
 			y := s.firstYounger(p.head)
@@ -327,7 +317,7 @@ func (p *Pool) completeYounger(now time.Time) {
 				continue
 			}
 			if free == nil {
-				free = p.supply(false, true, false)
+				free = p.profiles.supply(false, true, false)
 			}
 			m := resource.Matched(s.demand, free, p.cfg.Matching)
 			s.freeMissing, s.freeAdds = s.size-m, 0
@@ -338,7 +328,7 @@ func (p *Pool) completeYounger(now time.Time) {
 		if best == nil {
 			return
 		}
-		p.fulfill(now, best, p.assign(best.shape.demand, free))
+		p.fulfill(now, best, p.profiles.assign(best.shape.demand, free))
 	}
 }
 
@@ -351,38 +341,23 @@ func (p *Pool) classBound(s *shape, reusable bool) int {
 	bound, usable := 0, 0
 	for c, d := range s.demand {
 		avail := 0
-		for q := range p.profiles {
-			if n := p.slotCount(int32(q), reusable); n > 0 && p.serves(int32(q), s.classProf[c]) {
+		for q := range p.profiles.recs {
+			if n := p.profiles.slotCount(int32(q), reusable); n > 0 && p.profiles.serves(int32(q), s.classProf[c]) {
 				avail += n
 			}
 		}
 		bound = max(bound, d.N-avail)
 	}
-	for q := range p.profiles {
-		if n := p.slotCount(int32(q), reusable); n > 0 && p.relevant(int32(q), s) {
+	for q := range p.profiles.recs {
+		if n := p.profiles.slotCount(int32(q), reusable); n > 0 && p.profiles.relevant(int32(q), s) {
 			usable += n
 		}
 	}
 	return max(bound, s.size-usable)
 }
 
-// slotCount is the number of free (or reusable) slots of profile q.
-func (p *Pool) slotCount(q int32, reusable bool) int {
-	if reusable {
-		return p.profiles[q].reusable()
-	}
-	return len(p.profiles[q].free)
-}
-
-// assign is resource.Assign into the pool's own storage: the result is
-// valid until the next call.
-func (p *Pool) assign(demand, supply []resource.Count) resource.Assignment {
-	resource.AssignInto(&p.asgBuf, demand, supply, p.cfg.Matching)
-	return p.asgBuf
-}
-
 // fulfill commits a complete assignment a (over the supply last built in
-// p.supplyProf) to bulk b: held slots of a profile are used before free
+// p.profiles.supplyProf) to bulk b: held slots of a profile are used before free
 // ones, unused held slots go back to the free slots, and the Fulfilled
 // event is emitted.
 func (p *Pool) fulfill(now time.Time, b *bulk, a resource.Assignment) {
@@ -417,10 +392,10 @@ func (p *Pool) fulfill(now time.Time, b *bulk, a resource.Assignment) {
 	b.placed = true // slotList has them now
 	ids := p.newIDs(n)
 	for _, pair := range a.Pairs {
-		pr := p.supplyProf[pair.Slot]
+		pr := p.profiles.supplyProf[pair.Slot]
 		for range pair.N {
 			var idx int32
-			if isHead && len(p.profiles[pr].held) > 0 {
+			if isHead && len(p.profiles.recs[pr].held) > 0 {
 				idx = p.popHeld(pr)
 			} else {
 				idx = p.popFree(pr)
@@ -464,8 +439,8 @@ func (p *Pool) fulfilled(b *bulk, ids []slotpool.SlotID) {
 // returnHeld gives every slot the head holds back to the free lists (the
 // head committed, failed or was canceled).
 func (p *Pool) returnHeld(now time.Time) {
-	for pr := range p.profiles {
-		for len(p.profiles[pr].held) > 0 {
+	for pr := range p.profiles.recs {
+		for len(p.profiles.recs[pr].held) > 0 {
 			p.pushFree(now, p.popHeld(int32(pr)))
 			p.noteFree(int32(pr))
 		}
@@ -485,6 +460,6 @@ func (p *Pool) occupy(idx int32, s *slotRec, b *bulk, r int32) {
 
 // fixSlot records that an in-use slot of profile pr will not come back.
 func (p *Pool) fixSlot(pr int32) {
-	p.profiles[pr].fixed++
+	p.profiles.recs[pr].fixed++
 	p.reusableLost(pr)
 }

@@ -21,7 +21,7 @@ import (
 
 // reusableAdded records that a slot of profile pr became reusable.
 func (p *Pool) reusableAdded(pr int32) {
-	rec := &p.profiles[pr]
+	rec := &p.profiles.recs[pr]
 	p.markReusableDirty(pr)
 	rec.reusableAdds++
 }
@@ -29,11 +29,11 @@ func (p *Pool) reusableAdded(pr int32) {
 // reusableLost records that a reusable slot of profile pr went away.
 func (p *Pool) reusableLost(pr int32) {
 	p.markReusableDirty(pr)
-	p.profiles[pr].reusableLoss = true
+	p.profiles.recs[pr].reusableLoss = true
 }
 
 func (p *Pool) markReusableDirty(pr int32) {
-	rec := &p.profiles[pr]
+	rec := &p.profiles.recs[pr]
 	if rec.reusableAdds == 0 && !rec.reusableLoss {
 		p.dirtyReusable = append(p.dirtyReusable, pr)
 	}
@@ -49,14 +49,14 @@ func (p *Pool) refreshFulfillable(now time.Time) {
 		recheck := false
 		if s.fulfillable {
 			for _, pr := range p.dirtyReusable {
-				if p.profiles[pr].reusableLoss && int(s.uses(pr)) > p.profiles[pr].reusable() {
+				if p.profiles.recs[pr].reusableLoss && int(s.uses(pr)) > p.profiles.recs[pr].reusable() {
 					recheck = true
 					break
 				}
 			}
 		} else {
 			for _, pr := range p.dirtyReusable {
-				if n := p.profiles[pr].reusableAdds; n > 0 && p.relevant(pr, s) {
+				if n := p.profiles.recs[pr].reusableAdds; n > 0 && p.profiles.relevant(pr, s) {
 					s.addsSince += n
 				}
 			}
@@ -67,8 +67,8 @@ func (p *Pool) refreshFulfillable(now time.Time) {
 		}
 	}
 	for _, pr := range p.dirtyReusable {
-		p.profiles[pr].reusableAdds = 0
-		p.profiles[pr].reusableLoss = false
+		p.profiles.recs[pr].reusableAdds = 0
+		p.profiles.recs[pr].reusableLoss = false
 	}
 	p.dirtyReusable = p.dirtyReusable[:0]
 }
@@ -80,7 +80,7 @@ func (p *Pool) checkFulfillable(now time.Time, s *shape) {
 		p.markUnfulfillable(now, s, bound)
 		return
 	}
-	a := p.assign(s.demand, p.supply(false, false, true))
+	a := p.profiles.assign(s.demand, p.profiles.supply(false, false, true))
 	if a.Complete() {
 		if !s.fulfillable {
 			s.fulfillable = true
@@ -91,9 +91,9 @@ func (p *Pool) checkFulfillable(now time.Time, s *shape) {
 				}
 			}
 		}
-		s.use = zeroed(s.use, len(p.profiles))
+		s.use = zeroed(s.use, len(p.profiles.recs))
 		for _, pair := range a.Pairs {
-			s.use[p.supplyProf[pair.Slot]] += int32(pair.N)
+			s.use[p.profiles.supplyProf[pair.Slot]] += int32(pair.N)
 		}
 		return
 	}
@@ -126,7 +126,7 @@ func (p *Pool) startTimeout(now time.Time, b *bulk) {
 
 // missingNow returns what a shape misses against the reusable slots.
 func (p *Pool) missingNow(s *shape) []resource.Count {
-	return resource.Assign(s.demand, p.supply(false, false, true), p.cfg.Matching).Missing
+	return resource.Assign(s.demand, p.profiles.supply(false, false, true), p.cfg.Matching).Missing
 }
 
 // fail ends a waiting bulk with a NoResourceAvailableError; the slots it

@@ -13,15 +13,15 @@ import (
 // every step, and for debugging, not for a hot path.
 func (p *Pool) CheckInvariants() error {
 	var nFree, nHeld, nInUse, nRel int
-	total := make([]int, len(p.profiles))
-	fixed := make([]int, len(p.profiles))
+	total := make([]int, len(p.profiles.recs))
+	fixed := make([]int, len(p.profiles.recs))
 	ids, err := p.slotIDs()
 	if err != nil {
 		return err
 	}
 	for id, idx := range ids {
 		s := p.slot(idx)
-		rec := &p.profiles[s.profile]
+		rec := &p.profiles.recs[s.profile]
 		switch s.state {
 		case SlotFree:
 			nFree++
@@ -54,7 +54,7 @@ func (p *Pool) CheckInvariants() error {
 			if s.unbounded || s.reclaimed {
 				fixed[s.profile]++
 			}
-			if !p.cfg.Matching.Serves(rec.profile, p.profiles[b.shape.classProf[b.classes()[s.request]]].profile) {
+			if !p.cfg.Matching.Serves(rec.profile, p.profiles.recs[b.shape.classProf[b.classes()[s.request]]].profile) {
 				return fmt.Errorf("slot %d (%v) does not serve bulk %d request %d", id, rec.profile, b.id, s.request)
 			}
 		case SlotReleasing:
@@ -65,10 +65,10 @@ func (p *Pool) CheckInvariants() error {
 		return fmt.Errorf("counts free/held/inuse/releasing %d/%d/%d/%d, recorded %d/%d/%d/%d",
 			nFree, nHeld, nInUse, nRel, p.nFree, p.nHeld, p.nInUse, p.nRelease)
 	}
-	for i := range p.profiles {
-		if p.profiles[i].total != total[i] || p.profiles[i].fixed != fixed[i] {
+	for i := range p.profiles.recs {
+		if p.profiles.recs[i].total != total[i] || p.profiles.recs[i].fixed != fixed[i] {
 			return fmt.Errorf("profile %v: total/fixed %d/%d, recorded %d/%d",
-				p.profiles[i].profile, total[i], fixed[i], p.profiles[i].total, p.profiles[i].fixed)
+				p.profiles.recs[i].profile, total[i], fixed[i], p.profiles.recs[i].total, p.profiles.recs[i].fixed)
 		}
 	}
 	// Bulks.
@@ -143,9 +143,9 @@ func (p *Pool) CheckInvariants() error {
 		}
 		// The recorded matching of held slots to classes is a matching.
 		perClass := make([]int, len(h.shape.demand))
-		perProf := make([]int, len(p.profiles))
+		perProf := make([]int, len(p.profiles.recs))
 		for _, hp := range p.headPairs {
-			if hp.n <= 0 || !p.serves(hp.prof, h.shape.classProf[hp.class]) {
+			if hp.n <= 0 || !p.profiles.serves(hp.prof, h.shape.classProf[hp.class]) {
 				return fmt.Errorf("head %d: bad recorded pair %+v", h.id, hp)
 			}
 			perClass[hp.class] += hp.n
@@ -157,8 +157,8 @@ func (p *Pool) CheckInvariants() error {
 			}
 		}
 		for q, n := range perProf {
-			if n != len(p.profiles[q].held) {
-				return fmt.Errorf("head %d: pairs use %d slots of %v, %d held", h.id, n, p.profiles[q].profile, len(p.profiles[q].held))
+			if n != len(p.profiles.recs[q].held) {
+				return fmt.Errorf("head %d: pairs use %d slots of %v, %d held", h.id, n, p.profiles.recs[q].profile, len(p.profiles.recs[q].held))
 			}
 		}
 	} else if nHeld != 0 {
@@ -182,7 +182,7 @@ func (p *Pool) CheckInvariants() error {
 }
 
 func counts(p *Pool, ids map[slotpool.SlotID]int32, keep func(*slotRec) bool) []resource.Count {
-	n := make([]int, len(p.profiles))
+	n := make([]int, len(p.profiles.recs))
 	for _, idx := range ids {
 		if s := p.slot(idx); keep(s) {
 			n[s.profile]++
@@ -191,7 +191,7 @@ func counts(p *Pool, ids map[slotpool.SlotID]int32, keep func(*slotRec) bool) []
 	var out []resource.Count
 	for i, c := range n {
 		if c > 0 {
-			out = append(out, resource.Count{Profile: p.profiles[i].profile, N: c})
+			out = append(out, resource.Count{Profile: p.profiles.recs[i].profile, N: c})
 		}
 	}
 	return out

@@ -36,8 +36,7 @@ type Pool struct {
 	log   *zap.Logger
 	debug bool // log takes debug entries
 
-	profiles   []profileRec
-	profileIdx map[resource.Profile]int32
+	profiles profileTable
 
 	slotChunks [][]slotRec                        // the slot table, see slot
 	nSlots     int32                              // slot indexes ever used
@@ -57,10 +56,8 @@ type Pool struct {
 	seq      uint64
 	shapes   []*shape // live shapes: with waiting bulks
 	shapeIdx map[string]*shape
-	// lastShape is the shape shapeFor returned last (in shapeIdx), or nil;
-	// lastProfile the profile index internProfile returned last.
-	lastShape   *shape
-	lastProfile int32
+	// lastShape is the shape shapeFor returned last (in shapeIdx), or nil.
+	lastShape *shape
 	// deadShapes counts the shapes in shapeIdx without waiting bulks.
 	deadShapes int
 
@@ -95,18 +92,15 @@ type Pool struct {
 	events        []Event
 
 	// scratch buffers
-	supplyBuf  []resource.Count
-	supplyProf []int32
-	wantBuf    []int
-	classBuf   []int32
-	countBuf   []int32
-	keyBuf     []byte
-	startBuf   []int32
-	orderBuf   []int32
-	nextBuf    []int32
-	pairBuf    []resource.Pair
-	idSortBuf  []slotpool.SlotID   // checkNew's sorted ids
-	asgBuf     resource.Assignment // storage of assign's results
+	wantBuf   []int
+	classBuf  []int32
+	countBuf  []int32
+	keyBuf    []byte
+	startBuf  []int32
+	orderBuf  []int32
+	nextBuf   []int32
+	pairBuf   []resource.Pair
+	idSortBuf []slotpool.SlotID // checkNew's sorted ids
 }
 
 // New returns an empty pool.
@@ -118,13 +112,13 @@ func New(cfg Config) *Pool {
 		cfg.Logger = zap.NewNop()
 	}
 	return &Pool{
-		cfg:        cfg,
-		log:        cfg.Logger,
-		debug:      cfg.Logger.Core().Enabled(zapcore.DebugLevel),
-		profileIdx: make(map[resource.Profile]int32),
-		shapeIdx:   make(map[string]*shape),
-		asks:       make(map[slotpool.AskID]*ask),
-		nextAsk:    1,
+		cfg:      cfg,
+		profiles: newProfileTable(cfg.Matching),
+		log:      cfg.Logger,
+		debug:    cfg.Logger.Core().Enabled(zapcore.DebugLevel),
+		shapeIdx: make(map[string]*shape),
+		asks:     make(map[slotpool.AskID]*ask),
+		nextAsk:  1,
 	}
 }
 
@@ -166,7 +160,7 @@ func (p *Pool) idleExpired(now time.Time, idx int32) {
 	s := p.slot(idx)
 	s.idle = nil
 	for _, sh := range p.shapes {
-		if p.relevant(s.profile, sh) {
+		if p.profiles.relevant(s.profile, sh) {
 			s.idle = p.timers.add(now.Add(p.cfg.IdleTimeout), nil, idx)
 			return
 		}
@@ -250,7 +244,7 @@ func (p *Pool) Submit(now time.Time, b Bulk) error {
 	var s *shape
 	isNew := false
 	if ls := p.lastShape; len(b.Requests) == 1 && ls != nil && ls.pos >= 0 && ls.size == 1 &&
-		ls.classProf[0] == p.internProfile(b.Requests[0].Profile) {
+		ls.classProf[0] == p.profiles.intern(b.Requests[0].Profile) {
 		// One request, like the last bulk's (the usual case at scale: a
 		// region of one slot): its live shape, without building its key
 		// (reset left its class at 0, the shape's only one).
@@ -327,7 +321,7 @@ func (p *Pool) vacate(s *slotRec) {
 	b.inUse--
 	p.nInUse--
 	if s.unbounded || s.reclaimed {
-		p.profiles[s.profile].fixed--
+		p.profiles.recs[s.profile].fixed--
 		p.reusableAdded(s.profile)
 	}
 	s.bulk, s.request, s.unbounded, s.reclaimed = nil, -1, false, false
@@ -383,7 +377,7 @@ func (p *Pool) detach(idx int32, reason slotpool.Reason) {
 // leaving the pool.
 func (p *Pool) leave(idx int32) {
 	s := p.slot(idx)
-	p.profiles[s.profile].total--
+	p.profiles.recs[s.profile].total--
 	p.reusableLost(s.profile)
 }
 

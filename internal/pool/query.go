@@ -10,8 +10,8 @@ func (p *Pool) Bulk(id slotpool.BulkID) (BulkInfo, bool) {
 	}
 	info := BulkInfo{ID: id, State: b.state}
 	if p.head == b {
-		for i := range p.profiles {
-			for _, idx := range p.profiles[i].held {
+		for i := range p.profiles.recs {
+			for _, idx := range p.profiles.recs[i].held {
 				info.Held = append(info.Held, p.slot(idx).id)
 			}
 		}
@@ -40,7 +40,7 @@ func (p *Pool) Slot(id slotpool.SlotID) (SlotInfo, bool) {
 	}
 	s := p.slot(idx)
 	info := SlotInfo{
-		Slot:      slotpool.Slot{ID: s.id, Profile: p.profiles[s.profile].profile},
+		Slot:      slotpool.Slot{ID: s.id, Profile: p.profiles.recs[s.profile].profile},
 		State:     s.state,
 		Request:   int(s.request),
 		Unbounded: s.unbounded,
@@ -56,9 +56,9 @@ func (p *Pool) Slot(id slotpool.SlotID) (SlotInfo, bool) {
 // profiles were first seen.
 func (p *Pool) FreeSlots() []slotpool.Slot {
 	out := make([]slotpool.Slot, 0, p.nFree)
-	for i := range p.profiles {
-		for _, idx := range p.profiles[i].free {
-			out = append(out, slotpool.Slot{ID: p.slot(idx).id, Profile: p.profiles[i].profile})
+	for i := range p.profiles.recs {
+		for _, idx := range p.profiles.recs[i].free {
+			out = append(out, slotpool.Slot{ID: p.slot(idx).id, Profile: p.profiles.recs[i].profile})
 		}
 	}
 	return out

@@ -150,16 +150,6 @@ func (s *shape) uses(pr int32) int32 {
 	return 0
 }
 
-// relevant reports whether a slot of profile pr can serve any request of s.
-func (p *Pool) relevant(pr int32, s *shape) bool {
-	for _, c := range s.classProf {
-		if p.serves(pr, c) {
-			return true
-		}
-	}
-	return false
-}
-
 // classify interns the profiles of a bulk's requests and fills their
 // classes (b.classes()),
 // leaving the shape key in p.keyBuf and the shape's classes (profile and
@@ -169,7 +159,7 @@ func (p *Pool) classify(b *bulk, requests []Request) {
 	p.classBuf, p.countBuf = p.classBuf[:0], p.countBuf[:0]
 	reqClass := b.classes() // each written below before it is read
 	for i, r := range requests {
-		pr := p.internProfile(r.Profile)
+		pr := p.profiles.intern(r.Profile)
 		c := 0
 		for c < len(p.classBuf) && p.classBuf[c] < pr {
 			c++
@@ -219,7 +209,7 @@ func (p *Pool) shapeFor(key []byte) (s *shape, isNew bool) {
 		s = &shape{key: string(key), fulfillable: true, bulks: bulkList{list: shapeList}}
 		for c, pr := range p.classBuf {
 			n := int(p.countBuf[c])
-			s.demand = append(s.demand, resource.Count{Profile: p.profiles[pr].profile, N: n})
+			s.demand = append(s.demand, resource.Count{Profile: p.profiles.recs[pr].profile, N: n})
 			s.classProf = append(s.classProf, pr)
 			s.size += n
 		}
