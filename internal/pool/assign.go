@@ -49,7 +49,7 @@ func (p *Pool) rebuildHead(now time.Time) {
 			return
 		}
 	}
-	if p.nHeld == 0 && (p.nFree == 0 || p.classBound(sh, false) == sh.size) {
+	if p.nHeld == 0 && (p.nFree == 0 || p.shapes.classBound(sh, false) == sh.size) {
 		// No free slot serves any of its requests.
 		p.resetHead()
 		p.clearHeadRejected()
@@ -294,7 +294,7 @@ func (p *Pool) completeYounger(now time.Time) {
 	}
 	for _, pr := range p.dirtyFree {
 		rec := &p.profiles.recs[pr]
-		for _, s := range p.shapes {
+		for _, s := range p.shapes.live {
 			if p.profiles.relevant(pr, s) {
 				s.freeAdds += rec.freeAdds
 			}
@@ -307,12 +307,12 @@ func (p *Pool) completeYounger(now time.Time) {
 		// The free supply, built once a pass: nothing below changes the
 		// free slots before fulfill, which reads it (and p.profiles.supplyProf).
 		var free []resource.Count
-		for _, s := range p.shapes {
+		for _, s := range p.shapes.live {
 			y := s.firstYounger(p.head)
 			if y == nil || (s.freeMissing > 0 && s.freeAdds < s.freeMissing) {
 				continue
 			}
-			if bound := p.classBound(s, false); bound > 0 {
+			if bound := p.shapes.classBound(s, false); bound > 0 {
 				s.freeMissing, s.freeAdds = bound, 0
 				continue
 			}
@@ -330,30 +330,6 @@ func (p *Pool) completeYounger(now time.Time) {
 		}
 		p.fulfill(now, best, p.profiles.assign(best.shape.demand, free))
 	}
-}
-
-// classBound returns a lower bound on the requests of s that the free
-// slots (reusable slots if reusable) cannot serve: for each class, the
-// requests beyond the slots that could serve it, and overall the requests
-// beyond the slots that could serve any of them (Hall's condition on
-// single classes and on all of them). Zero does not mean s can be served.
-func (p *Pool) classBound(s *shape, reusable bool) int {
-	bound, usable := 0, 0
-	for c, d := range s.demand {
-		avail := 0
-		for q := range p.profiles.recs {
-			if n := p.profiles.slotCount(int32(q), reusable); n > 0 && p.profiles.serves(int32(q), s.classProf[c]) {
-				avail += n
-			}
-		}
-		bound = max(bound, d.N-avail)
-	}
-	for q := range p.profiles.recs {
-		if n := p.profiles.slotCount(int32(q), reusable); n > 0 && p.profiles.relevant(int32(q), s) {
-			usable += n
-		}
-	}
-	return max(bound, s.size-usable)
 }
 
 // fulfill commits a complete assignment a (over the supply last built in
@@ -461,5 +437,5 @@ func (p *Pool) occupy(idx int32, s *slotRec, b *bulk, r int32) {
 // fixSlot records that an in-use slot of profile pr will not come back.
 func (p *Pool) fixSlot(pr int32) {
 	p.profiles.recs[pr].fixed++
-	p.reusableLost(pr)
+	p.shapes.reusableLost(pr)
 }

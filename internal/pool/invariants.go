@@ -93,7 +93,7 @@ func (p *Pool) CheckInvariants() error {
 			return fmt.Errorf("queue out of order or stale at bulk %d", b.id)
 		}
 		prev = b.seq
-		if p.shapeIdx[b.shape.key] != b.shape {
+		if p.shapes.index[b.shape.key] != b.shape {
 			return fmt.Errorf("bulk %d: shape not live", b.id)
 		}
 	}
@@ -103,25 +103,8 @@ func (p *Pool) CheckInvariants() error {
 	if p.head == nil && p.queue.Len() > 0 {
 		return fmt.Errorf("bulks wait but there is no head")
 	}
-	n := 0
-	for _, s := range p.shapes {
-		n += s.bulks.Len()
-	}
-	if n != waiting {
-		return fmt.Errorf("shapes hold %d bulks, queue %d", n, waiting)
-	}
-	live := 0
-	for _, s := range p.shapeIdx {
-		if s.pos < 0 {
-			continue
-		}
-		live++
-		if s.pos >= len(p.shapes) || p.shapes[s.pos] != s || s.bulks.Len() == 0 {
-			return fmt.Errorf("live shape misplaced or empty")
-		}
-	}
-	if live != len(p.shapes) || len(p.shapeIdx)-live != p.deadShapes {
-		return fmt.Errorf("%d live shapes in the index, %d listed; %d dead, %d counted", live, len(p.shapes), len(p.shapeIdx)-live, p.deadShapes)
+	if err := p.shapes.checkInvariants(waiting); err != nil {
+		return err
 	}
 	// The head holds only slots it can use, and no free slot it could use;
 	// it is not complete.
@@ -164,17 +147,16 @@ func (p *Pool) CheckInvariants() error {
 	} else if nHeld != 0 {
 		return fmt.Errorf("held slots without a head")
 	}
-	for _, s := range p.shapes {
+	if err := p.shapes.checkVerdicts(reusable); err != nil {
+		return err
+	}
+	for _, s := range p.shapes.live {
 		if y := s.firstYounger(p.head); y != nil && resource.Assign(s.demand, free, p.cfg.Matching).Complete() {
 			return fmt.Errorf("younger bulk %d could be completed from free slots", y.id)
 		}
-		ok := resource.Assign(s.demand, reusable, p.cfg.Matching).Complete()
-		if ok != s.fulfillable {
-			return fmt.Errorf("shape of bulk %d: fulfillable %v, cached %v", s.bulks.Front().id, ok, s.fulfillable)
-		}
 		for b := s.bulks.Front(); b != nil; b = s.bulks.Next(b) {
-			if (b.deadline != nil) == ok {
-				return fmt.Errorf("bulk %d: fulfillable %v but timer armed %v", b.id, ok, b.deadline != nil)
+			if (b.deadline != nil) == s.fulfillable {
+				return fmt.Errorf("bulk %d: fulfillable %v but timer armed %v", b.id, s.fulfillable, b.deadline != nil)
 			}
 		}
 	}

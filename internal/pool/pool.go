@@ -51,24 +51,17 @@ type Pool struct {
 	// use. A bulk that failed, was canceled, or whose last slot came back
 	// is retired: forgotten at once, its id free for reuse.
 	// Its values are 1 + the records' handles in bulkRecs (see liveBulk).
-	bulks    denseTable[slotpool.BulkID, int32]
-	queue    bulkList // waiting bulks, oldest first
-	seq      uint64
-	shapes   []*shape // live shapes: with waiting bulks
-	shapeIdx map[string]*shape
-	// lastShape is the shape shapeFor returned last (in shapeIdx), or nil.
-	lastShape *shape
-	// deadShapes counts the shapes in shapeIdx without waiting bulks.
-	deadShapes int
+	bulks denseTable[slotpool.BulkID, int32]
+	queue bulkList // waiting bulks, oldest first
+	seq   uint64
+	// shapes holds the shapes of the waiting bulks and their verdicts.
+	shapes shapeCache
 
 	head       *bulk // oldest waiting bulk, the only one holding slots
 	headServed []int // per class of the head: requests its held set serves
 	headPairs  []headPair
 
 	timers timerHeap
-
-	capacity   []resource.Count // nil: unknown
-	capVersion uint64
 
 	asks    map[slotpool.AskID]*ask
 	nextAsk slotpool.AskID
@@ -87,15 +80,11 @@ type Pool struct {
 	idSlab           []slotpool.SlotID
 	idSlabSize       int
 
-	dirtyFree     []int32
-	dirtyReusable []int32
-	events        []Event
+	dirtyFree []int32
+	events    []Event
 
 	// scratch buffers
 	wantBuf   []int
-	classBuf  []int32
-	countBuf  []int32
-	keyBuf    []byte
 	startBuf  []int32
 	orderBuf  []int32
 	nextBuf   []int32
@@ -111,15 +100,16 @@ func New(cfg Config) *Pool {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	return &Pool{
+	p := &Pool{
 		cfg:      cfg,
 		profiles: newProfileTable(cfg.Matching),
 		log:      cfg.Logger,
 		debug:    cfg.Logger.Core().Enabled(zapcore.DebugLevel),
-		shapeIdx: make(map[string]*shape),
 		asks:     make(map[slotpool.AskID]*ask),
 		nextAsk:  1,
 	}
+	p.shapes = newShapeCache(&p.profiles)
+	return p
 }
 
 // Ready returns the events since the last call, oldest first, and forgets
@@ -145,7 +135,7 @@ func (p *Pool) Tick(now time.Time) {
 	for t, ok := p.timers.popExpired(now); ok; t, ok = p.timers.popExpired(now) {
 		if b := t.bulk; b != nil {
 			b.deadline = nil
-			err := &slotpool.NoResourceAvailableError{Bulk: b.id, Missing: p.missingNow(b.shape), Timeout: p.cfg.Timeout}
+			err := &slotpool.NoResourceAvailableError{Bulk: b.id, Missing: p.shapes.missingNow(b.shape), Timeout: p.cfg.Timeout}
 			p.fail(now, b, err, slotpool.ReasonTimeout)
 			continue
 		}
@@ -159,11 +149,9 @@ func (p *Pool) Tick(now time.Time) {
 func (p *Pool) idleExpired(now time.Time, idx int32) {
 	s := p.slot(idx)
 	s.idle = nil
-	for _, sh := range p.shapes {
-		if p.profiles.relevant(s.profile, sh) {
-			s.idle = p.timers.add(now.Add(p.cfg.IdleTimeout), nil, idx)
-			return
-		}
+	if p.shapes.serving(s.profile) {
+		s.idle = p.timers.add(now.Add(p.cfg.IdleTimeout), nil, idx)
+		return
 	}
 	p.removeFree(idx)
 	p.leave(idx)
@@ -243,20 +231,20 @@ func (p *Pool) Submit(now time.Time, b Bulk) error {
 	bk := p.newBulk(b)
 	var s *shape
 	isNew := false
-	if ls := p.lastShape; len(b.Requests) == 1 && ls != nil && ls.pos >= 0 && ls.size == 1 &&
-		ls.classProf[0] == p.profiles.intern(b.Requests[0].Profile) {
+	if len(b.Requests) == 1 {
 		// One request, like the last bulk's (the usual case at scale: a
 		// region of one slot): its live shape, without building its key
 		// (reset left its class at 0, the shape's only one).
-		s = ls
-	} else {
-		p.classify(bk, b.Requests)
-		s, isNew = p.shapeFor(p.keyBuf)
+		s = p.shapes.single(b.Requests[0].Profile)
+	}
+	if s == nil {
+		p.shapes.classify(bk.classes(), b.Requests)
+		s, isNew = p.shapes.lookup()
 	}
 	bk.shape = s
 	p.enqueue(bk)
 	p.bulks.set(bk.id, bk.handle+1)
-	if !p.fitsCapacity(s) {
+	if !p.shapes.fitsCapacity(s) {
 		p.fail(now, bk, p.neverFits(bk), slotpool.ReasonStopped)
 		p.settle(now)
 		return nil
@@ -267,7 +255,8 @@ func (p *Pool) Submit(now time.Time, b Bulk) error {
 		return nil
 	}
 	if isNew {
-		p.checkFulfillable(now, s)
+		p.shapes.recheck(s)
+		p.verdictsFlipped(now)
 	} else if !s.fulfillable {
 		p.startTimeout(now, bk)
 	}
@@ -322,7 +311,7 @@ func (p *Pool) vacate(s *slotRec) {
 	p.nInUse--
 	if s.unbounded || s.reclaimed {
 		p.profiles.recs[s.profile].fixed--
-		p.reusableAdded(s.profile)
+		p.shapes.reusableAdded(s.profile)
 	}
 	s.bulk, s.request, s.unbounded, s.reclaimed = nil, -1, false, false
 	if b.inUse == 0 && b.state == BulkFulfilled {
@@ -378,7 +367,7 @@ func (p *Pool) detach(idx int32, reason slotpool.Reason) {
 func (p *Pool) leave(idx int32) {
 	s := p.slot(idx)
 	p.profiles.recs[s.profile].total--
-	p.reusableLost(s.profile)
+	p.shapes.reusableLost(s.profile)
 }
 
 // headShrunk re-matches the head after it lost a held slot.
@@ -416,6 +405,23 @@ func (p *Pool) Cancel(now time.Time, id slotpool.BulkID) error {
 	p.retire(b, BulkCanceled)
 	p.settle(now)
 	return nil
+}
+
+// fail ends a waiting bulk with a NoResourceAvailableError; the slots it
+// held go back to the free slots.
+func (p *Pool) fail(now time.Time, b *bulk, err *slotpool.NoResourceAvailableError, reason slotpool.Reason) {
+	if p.head == b {
+		p.returnHeld(now)
+	}
+	p.leaveWaiting(b, reason)
+	p.retire(b, BulkFailed)
+	p.emit(Failed{Bulk: b.id, Err: err})
+	p.logDebug("bulk failed", b.id)
+}
+
+// neverFits builds the error of a bulk that cannot fit the capacity.
+func (p *Pool) neverFits(b *bulk) *slotpool.NoResourceAvailableError {
+	return &slotpool.NoResourceAvailableError{Bulk: b.id, Missing: p.shapes.beyondCapacity(b.shape), Never: true}
 }
 
 // retire forgets a bulk that no longer waits or has slots in use: a
@@ -484,15 +490,10 @@ func (p *Pool) newIDs(n int) []slotpool.SlotID {
 // Without a declared capacity no bulk fails at once, since more slots may
 // always be offered; the fulfillability timeout applies.
 func (p *Pool) SetCapacity(now time.Time, capacity []resource.Count) {
-	if capacity == nil {
-		p.capacity = nil
-	} else {
-		p.capacity = append(make([]resource.Count, 0, len(capacity)), capacity...)
-	}
-	p.capVersion++
-	for i := 0; i < len(p.shapes); {
-		s := p.shapes[i]
-		if p.fitsCapacity(s) {
+	p.shapes.setCapacity(capacity)
+	for i := 0; i < len(p.shapes.live); {
+		s := p.shapes.live[i]
+		if p.shapes.fitsCapacity(s) {
 			i++
 			continue
 		}
@@ -514,7 +515,10 @@ func (p *Pool) settle(now time.Time) {
 	}
 	p.ensureHead(now)
 	p.completeYounger(now)
-	p.refreshFulfillable(now)
+	p.shapes.refresh()
+	if len(p.shapes.flipped) > 0 {
+		p.verdictsFlipped(now)
+	}
 	p.syncHeadAsk()
 }
 
@@ -527,7 +531,7 @@ func (p *Pool) settle(now time.Time) {
 // settle's calls.
 func (p *Pool) settleAfterEnqueue(now time.Time, b *bulk) {
 	if h := p.head; h != nil && h != b && !h.rebuild && p.nFree == 0 && len(p.dirtyFree) == 0 &&
-		len(p.dirtyReusable) == 0 && (!p.cfg.Admission || (h == p.synced && p.heldVersion == p.syncedVersion)) {
+		len(p.shapes.dirty) == 0 && (!p.cfg.Admission || (h == p.synced && p.heldVersion == p.syncedVersion)) {
 		return
 	}
 	p.settle(now)

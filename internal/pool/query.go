@@ -82,6 +82,6 @@ func (p *Pool) Stats() slotpool.Stats {
 		InUse:     p.nInUse,
 		Releasing: p.nRelease,
 		Waiting:   p.queue.Len(),
-		Shapes:    len(p.shapes),
+		Shapes:    len(p.shapes.live),
 	}
 }

@@ -1,10 +1,8 @@
 package pool
 
 import (
-	"encoding/binary"
 	"slices"
 
-	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
 )
 
@@ -104,169 +102,6 @@ func (bk *bulk) isUnbounded(r int32) bool {
 	return len(bk.many.unbounded) > 0 && bk.many.unbounded[r]
 }
 
-// shape is the demand of bulks that ask for the same multiset of
-// profiles: every verdict (fulfillable, completable from free slots, fits
-// the cluster) depends only on it, so it is computed once per shape, not
-// once per bulk.
-type shape struct {
-	key       string
-	demand    []resource.Count // one class per distinct request profile
-	classProf []int32          // profile index of each class
-	fitOrder  []int32          // classes, most demanding first
-	size      int
-	bulks     bulkList // waiting bulks of this shape, oldest first (shapeList)
-	pos       int      // index in Pool.shapes, -1 when dead (no waiting bulk)
-
-	// Fulfillability against the reusable slots.
-	fulfillable bool
-	use         []int32 // fulfillable: slots per profile the cached matching uses
-	missing     int     // unfulfillable: requests missing at the last check
-	addsSince   int     // reusable slots it could use added since that check
-
-	// Completion of its younger bulks from free slots.
-	freeMissing int // requests missing against the free slots at the last check
-	freeAdds    int // free slots it could use added since that check
-
-	// Fit into the declared capacity.
-	capVersion uint64
-	capFits    bool
-}
-
-// firstYounger returns the oldest waiting bulk of the shape that is not
-// the head (the head is the oldest waiting bulk overall).
-func (s *shape) firstYounger(head *bulk) *bulk {
-	b := s.bulks.Front()
-	if b != nil && b == head {
-		b = s.bulks.Next(b)
-	}
-	return b
-}
-
-// uses returns how many slots of a profile the cached matching uses.
-func (s *shape) uses(pr int32) int32 {
-	if int(pr) < len(s.use) {
-		return s.use[pr]
-	}
-	return 0
-}
-
-// classify interns the profiles of a bulk's requests and fills their
-// classes (b.classes()),
-// leaving the shape key in p.keyBuf and the shape's classes (profile and
-// count, sorted by profile index so equal multisets share a key) in
-// p.classBuf and p.countBuf.
-func (p *Pool) classify(b *bulk, requests []Request) {
-	p.classBuf, p.countBuf = p.classBuf[:0], p.countBuf[:0]
-	reqClass := b.classes() // each written below before it is read
-	for i, r := range requests {
-		pr := p.profiles.intern(r.Profile)
-		c := 0
-		for c < len(p.classBuf) && p.classBuf[c] < pr {
-			c++
-		}
-		if c == len(p.classBuf) || p.classBuf[c] != pr {
-			// Insert a new class at c; shift the classes after it, and
-			// the requests already classified there.
-			p.classBuf = slices.Insert(p.classBuf, c, pr)
-			p.countBuf = slices.Insert(p.countBuf, c, 0)
-			for k := range reqClass[:i] {
-				if int(reqClass[k]) >= c {
-					reqClass[k]++
-				}
-			}
-		}
-		p.countBuf[c]++
-		reqClass[i] = int32(c)
-	}
-	key := p.keyBuf[:0]
-	for c, pr := range p.classBuf {
-		key = binary.AppendUvarint(key, uint64(pr))
-		key = binary.AppendUvarint(key, uint64(p.countBuf[c]))
-	}
-	p.keyBuf = key
-}
-
-// shapeFor returns the shape with the key classify just computed, making
-// it live; isNew means its verdicts must be computed. Shapes without
-// waiting bulks are kept (dead) for reuse, up to maxDeadShapes.
-func (p *Pool) shapeFor(key []byte) (s *shape, isNew bool) {
-	// The shape found last first (the bulks of a run mostly repeat a few
-	// shapes): comparing the key is cheaper than hashing it.
-	s, ok := p.lastShape, false
-	if s != nil && s.key == string(key) {
-		ok = true
-	} else {
-		s, ok = p.shapeIdx[string(key)]
-	}
-	if ok {
-		if s.pos >= 0 {
-			return s, false
-		}
-		p.deadShapes--
-		s.fulfillable, s.use, s.missing, s.addsSince = true, s.use[:0], 0, 0
-		s.freeMissing, s.freeAdds, s.capVersion = 0, 0, 0
-	} else {
-		s = &shape{key: string(key), fulfillable: true, bulks: bulkList{list: shapeList}}
-		for c, pr := range p.classBuf {
-			n := int(p.countBuf[c])
-			s.demand = append(s.demand, resource.Count{Profile: p.profiles.recs[pr].profile, N: n})
-			s.classProf = append(s.classProf, pr)
-			s.size += n
-		}
-		s.fitOrder = make([]int32, len(s.demand))
-		for c := range s.fitOrder {
-			s.fitOrder[c] = int32(c)
-		}
-		slices.SortStableFunc(s.fitOrder, func(x, y int32) int {
-			return moreDemanding(s.demand[x].Profile, s.demand[y].Profile)
-		})
-		p.shapeIdx[s.key] = s
-	}
-	p.lastShape = s
-	s.pos = len(p.shapes)
-	p.shapes = append(p.shapes, s)
-	return s, true
-}
-
-// moreDemanding orders request profiles, most demanding first, by
-// resource.CompareAmounts reversed (CPU, memory, total of extended
-// resources, encoding: an order in which a profile never comes before one
-// it fits in); Unknown (fits anywhere) is the least demanding. The head's
-// direct fit counts a slot for the most demanding class it serves,
-// leaving the easy ones to small slots, and the head asks for the least
-// demanding requests it can.
-func moreDemanding(a, b resource.Profile) int {
-	if a.IsUnknown() != b.IsUnknown() {
-		if a.IsUnknown() {
-			return 1
-		}
-		return -1
-	}
-	return resource.CompareAmounts(b, a)
-}
-
-// maxDeadShapes bounds the shapes kept for reuse without waiting bulks.
-const maxDeadShapes = 1024
-
-// killShape takes a shape without waiting bulks out of the live shapes.
-func (p *Pool) killShape(s *shape) {
-	last := p.shapes[len(p.shapes)-1]
-	p.shapes[s.pos] = last
-	last.pos = s.pos
-	p.shapes = p.shapes[:len(p.shapes)-1]
-	s.pos = -1
-	p.deadShapes++
-	if p.deadShapes > maxDeadShapes {
-		p.lastShape = nil // it may be forgotten here
-		for k, d := range p.shapeIdx {
-			if d.pos < 0 {
-				delete(p.shapeIdx, k)
-			}
-		}
-		p.deadShapes = 0
-	}
-}
-
 // enqueue appends a bulk to the waiting queue and to its shape.
 func (p *Pool) enqueue(b *bulk) {
 	p.seq++
@@ -290,7 +125,7 @@ func (p *Pool) leaveWaiting(b *bulk, reason slotpool.Reason) {
 		b.deadline = nil
 	}
 	if s.bulks.Len() == 0 {
-		p.killShape(s)
+		p.shapes.kill(s)
 	}
 	if p.head == b {
 		p.head = nil

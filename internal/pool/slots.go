@@ -78,7 +78,7 @@ func (p *Pool) addSlot(s slotpool.Slot) (int32, *slotRec) {
 	*rec = slotRec{id: s.ID, profile: pr, request: -1}
 	p.slotDense.set(s.ID, idx+1)
 	p.profiles.recs[pr].total++
-	p.reusableAdded(pr)
+	p.shapes.reusableAdded(pr)
 	return idx, rec
 }
 

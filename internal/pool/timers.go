@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/internal/heap"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // timer is a pending deadline: a bulk's fulfillability timeout (bulk set)
@@ -87,4 +88,35 @@ func (h *timerHeap) popExpired(now time.Time) (timer, bool) {
 	fired := *t
 	h.reuse(t)
 	return fired, true
+}
+
+// startTimeout arms the fulfillability timeout of a bulk.
+func (p *Pool) startTimeout(now time.Time, b *bulk) {
+	if b.deadline != nil {
+		p.timers.cancel(b.deadline)
+		b.deadline = nil
+	}
+	if p.cfg.Timeout == slotpool.NoTimeout {
+		return
+	}
+	b.deadline = p.timers.add(now.Add(p.cfg.Timeout), b, -1)
+}
+
+// verdictsFlipped acts on the shapes whose fulfillability verdict flipped
+// (shapeCache.flipped), in the order they flipped: the timeouts of the
+// bulks of a shape that became fulfillable are canceled, those of a shape
+// that became unfulfillable armed.
+func (p *Pool) verdictsFlipped(now time.Time) {
+	for _, s := range p.shapes.flipped {
+		for b := s.bulks.Front(); b != nil; b = s.bulks.Next(b) {
+			if !s.fulfillable {
+				p.startTimeout(now, b)
+			} else if b.deadline != nil {
+				p.timers.cancel(b.deadline)
+				b.deadline = nil
+			}
+		}
+	}
+	clear(p.shapes.flipped)
+	p.shapes.flipped = p.shapes.flipped[:0]
 }
