@@ -53,6 +53,16 @@
 // A per-class count bound (Hall's condition on single classes) rules out
 // hopeless checks without running Assign. The head takes a slot that fits
 // a request class it has not filled without any matching; slots it
-// refused stay refused until its held set shrinks. The pool's side of the
-// admission protocol is in admit.go.
+// refused stay refused until its held set shrinks.
+//
+// # Where things are
+//
+// The distinct profiles and the matchings over them are a profileTable
+// (profiles.go); the shapes and their verdicts (fulfillable, fits the
+// capacity) a shapeCache (shapes.go, fulfillability.go), which the Pool
+// tells which slots became or stopped being reusable and which tells the
+// Pool whose verdict flipped. The head and the commits of bulks are in
+// assign.go, the slots in slots.go, the bulks and the queue in queue.go,
+// the timers in timers.go, the pool's side of the admission protocol in
+// admit.go.
 package pool
