@@ -38,7 +38,7 @@ type (
 // one outside the scheduler (ExternalAdmission). Without either, the slots
 // are those the runtime offers (Scheduler.Offer). A Config that sets both,
 // or asks the pool to return freed slots to an admission it does not have,
-// is refused with a *ConfigError (Check).
+// is refused: Check returns a *ConfigError, and New panics with it.
 type Config struct {
 	// Pool configures the slot pool (matching, fulfillability timeout,
 	// idle timeout, freed slots returned to the admission).
