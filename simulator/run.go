@@ -10,7 +10,7 @@ import (
 
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
-	"github.com/regionsched/regionsched/strategy"
+	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/topology"
 )
 

@@ -357,7 +357,7 @@ func (r *jobRun) run(ctx context.Context) slurmOutcome {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r.fatal = make(chan error, 1)
-	s := scheduler.New(r.rs, scheduler.Config{Pool: slotpool.Config{Admission: true, IdleTimeout: r.cfg.IdleTimeout}, Logger: r.cfg.Logger})
+	s := scheduler.New(r.rs, scheduler.Config{Pool: slotpool.Config{IdleTimeout: r.cfg.IdleTimeout}, ExternalAdmission: true, Logger: r.cfg.Logger})
 	r.d = scheduler.StartDriver(ctx, s, scheduler.DriverConfig{Logger: r.cfg.Logger})
 	defer r.d.Stop()
 	ad, err := slurm.StartAdapter(ctx, slurm.AdapterConfig{
