@@ -9,8 +9,8 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/internal/plural"
 	"github.com/regionsched/regionsched/region"
-	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/timeline"
 	"github.com/regionsched/regionsched/topology"
 )
