@@ -1,10 +1,11 @@
 // Package admission holds what sits behind slotpool's Admission seam: the
-// queue-level side that decides which slots a pool gets and when it must
-// give them back. A slotpool.Pool declares its demand as messages (Ask,
-// AskRelease, SlotRelease) and takes the answers (Grant, Revoke, Reclaim,
-// ReleaseConfirmed, Capacity) through Pool.Admit; an admission is the
-// deterministic state machine on the other end, with no goroutines and no
-// clock, so that a simulator can run both in virtual time.
+// queue-level side that decides which slots the pool of a job gets and
+// when it must give them back. The pool (inside the job's scheduler)
+// declares its demand as messages (slotpool.Ask, AskRelease, SlotRelease)
+// and takes the answers (Grant, Revoke, Reclaim, ReleaseConfirmed,
+// Capacity); an admission is the deterministic state machine on the other
+// end, with no goroutines and no clock, so that a simulator can run both
+// in virtual time.
 //
 // Two admissions live here (and a Slurm one in admission/slurm):
 //
@@ -22,22 +23,19 @@
 //
 // # Use
 //
-// In process, couple a pool (Config.Admission set) with an admission by
-// slotpool.NewLink: Link.Ready carries the messages both ways until both
-// sides are quiet and returns the pool's other events, and Link.Tick and
-// Link.NextDeadline cover the timers of both.
+// An admission is plugged into a job's scheduler (package scheduler) as its
+// Config.Admission: the scheduler carries the messages between its pool
+// and the admission inside its own calls, until both are quiet (Example):
 //
 //	cluster, err := admission.NewStaticCluster(resource.FitsEveryDimension, slots...)
-//	pool := slotpool.New(slotpool.Config{Admission: true})
-//	link := slotpool.NewLink(pool, cluster, logger)
-//	_ = pool.Submit(now, bulk)
-//	for _, ev := range link.Ready(now) { /* Fulfilled, Failed, Lost */ }
+//	s := scheduler.New(regions, scheduler.Config{Admission: cluster})
+//	err = s.Start(now) // the source regions ask the cluster; its grants deploy them
+//	rd := s.Ready()
 //
-// A runtime built on package scheduler does not link anything itself: it
-// sets the scheduler's Config.Admission, and the scheduler's driver
-// carries the messages. A runtime with many jobs on one Queues uses
-// package multijob, which owns the Queues and every job's scheduler and
-// decides once per instant:
+// With Queues, each job's Port is its scheduler's Config.Admission
+// (ExampleQueues). A runtime with many jobs on one Queues uses package
+// multijob, which owns the Queues and every job's scheduler and decides
+// once per instant:
 //
 //	m, err := multijob.New(multijob.Config{Admission: admission.Config{Slots: slots, Queues: queues}})
 //	err = m.Submit(now, multijob.JobSpec{Name: "etl", Queue: "root.etl", Regions: regions})

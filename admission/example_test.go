@@ -5,45 +5,73 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/slotpool"
+	"github.com/regionsched/regionsched/topology"
 )
 
-// A pool linked to a static cluster of three slots: the first bulk's ask
-// is granted and the bulk fulfilled; a bulk larger than the cluster fails
-// at once, since the cluster declared its capacity.
+// A static cluster of two small slots and a big one, plugged into the
+// scheduler of a batch job, src(2, small) -hash, blocking-> sink(1, big):
+// the job's pool asks the cluster for the slots of each region as it
+// becomes ready, and the cluster grants the smallest that serve it; a
+// slot idle for a second goes back. A job whose region is larger than
+// every slot fails at once, since the cluster declared its capacity.
 func Example() {
 	small := resource.New(500, 512)
 	big := resource.New(2000, 4096)
 	now := time.Unix(0, 0)
-	cluster, err := admission.NewStaticCluster(resource.FitsEveryDimension,
-		slotpool.Slot{ID: 1, Profile: small}, slotpool.Slot{ID: 2, Profile: small}, slotpool.Slot{ID: 3, Profile: big})
+	newCluster := func() *admission.StaticCluster {
+		cluster, err := admission.NewStaticCluster(resource.FitsEveryDimension,
+			slotpool.Slot{ID: 1, Profile: small}, slotpool.Slot{ID: 2, Profile: small}, slotpool.Slot{ID: 3, Profile: big})
+		if err != nil {
+			panic(err)
+		}
+		return cluster
+	}
+
+	job, err := topology.NewBuilder("batch").
+		AddVertex(topology.JobVertex{ID: "src", Parallelism: 2, Resources: small}).
+		AddVertex(topology.JobVertex{ID: "sink", Parallelism: 1, Resources: big}).
+		Connect("src", "sink", exchange.Hash).
+		Build()
 	if err != nil {
 		panic(err)
 	}
-	pool := slotpool.New(slotpool.Config{Admission: true})
-	link := slotpool.NewLink(pool, cluster, nil)
-	link.Ready(now) // delivers the cluster's capacity
-
-	_ = pool.Submit(now, slotpool.Bulk{ID: 1, Requests: []slotpool.Request{{Profile: big}, {Profile: small}}})
-	printEvents(link.Ready(now))
-	_ = pool.Submit(now, slotpool.Bulk{ID: 2, Requests: []slotpool.Request{{Profile: big}, {Profile: big}}})
-	printEvents(link.Ready(now))
-	fmt.Println("left in the cluster:", cluster.Available())
-	// Output:
-	// bulk 1 fulfilled with slots [3 1]
-	// bulk 2 failed: slotpool: bulk 2: 1 x {cpu=2000m mem=4096MB} cannot be served: no resource available (larger than the cluster)
-	// left in the cluster: [{2 {cpu=500m mem=512MB}}]
-}
-
-// printEvents prints the fulfilled and failed bulks among events.
-func printEvents(events []slotpool.Event) {
-	for _, ev := range events {
-		switch ev := ev.(type) {
-		case slotpool.Fulfilled:
-			fmt.Printf("bulk %d fulfilled with slots %v\n", ev.Bulk, ev.Slots)
-		case slotpool.Failed:
-			fmt.Printf("bulk %d failed: %v\n", ev.Bulk, ev.Err)
+	rs := region.FromJob(job, exchange.AllBlocking)
+	cluster := newCluster()
+	s := scheduler.New(rs, scheduler.Config{Admission: cluster, Pool: slotpool.Config{IdleTimeout: time.Second}})
+	deployed := func() {
+		for _, d := range s.Ready().Deploy {
+			fmt.Printf("%s in slot %d\n", s.TaskName(d.Task), d.Slot)
 		}
 	}
+	_ = s.Start(now)
+	deployed()
+	for _, name := range []string{"src#0", "src#1", "sink#0"} {
+		v, _ := rs.Topology().ParseVertexName(name)
+		_ = s.TaskFinished(now, v, 0)
+		deployed()
+	}
+	fmt.Println("in the cluster:", len(cluster.Available()), "slots")
+	_ = s.Tick(now.Add(time.Second))
+	fmt.Println("a second later:", len(cluster.Available()), "slots")
+
+	huge, err := topology.NewBuilder("huge").
+		AddVertex(topology.JobVertex{ID: "train", Parallelism: 1, Resources: resource.New(8000, 8192)}).
+		Build()
+	if err != nil {
+		panic(err)
+	}
+	s = scheduler.New(region.FromJob(huge, exchange.AllBlocking), scheduler.Config{Admission: newCluster()})
+	fmt.Println(s.Start(now))
+	// Output:
+	// src#0 in slot 1
+	// src#1 in slot 2
+	// sink#0 in slot 3
+	// in the cluster: 0 slots
+	// a second later: 3 slots
+	// scheduler: job failed: region 0 {train#0} needs 1 slot at once; the cluster can never give it: missing 1 x {cpu=8000m mem=8192MB}
 }

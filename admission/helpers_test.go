@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
 	"github.com/stretchr/testify/require"
@@ -24,25 +25,25 @@ var (
 // the pool's invariants checked after every step.
 type harness struct {
 	t    *testing.T
-	p    *slotpool.Pool
+	p    *pool.Pool
 	c    *StaticCluster
 	rec  *recorder
-	link *slotpool.Link
+	link *pool.Link
 	logs *observer.ObservedLogs // the link's warnings
 	now  time.Time
 }
 
 // newHarness links a pool (cfg, with Admission set) to a cluster of the
 // given slots and delivers the cluster's first messages (its capacity).
-func newHarness(t *testing.T, cfg slotpool.Config, slots ...slotpool.Slot) *harness {
+func newHarness(t *testing.T, cfg pool.Config, slots ...slotpool.Slot) *harness {
 	t.Helper()
 	cfg.Admission = true
 	c, err := NewStaticCluster(cfg.Matching, slots...)
 	require.NoError(t, err)
 	core, logs := observer.New(zap.WarnLevel)
-	h := &harness{t: t, p: slotpool.New(cfg), c: c, logs: logs, now: t0}
+	h := &harness{t: t, p: pool.New(cfg), c: c, logs: logs, now: t0}
 	h.rec = &recorder{h: h}
-	h.link = slotpool.NewLink(h.p, h.rec, zap.New(core))
+	h.link = pool.NewLink(h.p, h.rec, zap.New(core))
 	h.pump()
 	return h
 }
@@ -84,7 +85,7 @@ func (h *harness) check() {
 // pump carries messages until the pool and the cluster are quiet and
 // returns the pool's other events; the pool must have accepted every
 // message of the cluster.
-func (h *harness) pump() []slotpool.Event {
+func (h *harness) pump() []pool.Event {
 	h.t.Helper()
 	events := slices.Clone(h.link.Ready(h.now))
 	require.Zero(h.t, h.logs.Len(), "the link logged %v", h.logs.All())
@@ -97,11 +98,11 @@ func (h *harness) reset() { h.rec.sent, h.rec.got = nil, nil }
 
 func (h *harness) submit(id slotpool.BulkID, profiles ...resource.Profile) {
 	h.t.Helper()
-	requests := make([]slotpool.Request, len(profiles))
+	requests := make([]pool.Request, len(profiles))
 	for i, pr := range profiles {
-		requests[i] = slotpool.Request{Profile: pr}
+		requests[i] = pool.Request{Profile: pr}
 	}
-	h.do(h.p.Submit(h.now, slotpool.Bulk{ID: id, Requests: requests}))
+	h.do(h.p.Submit(h.now, pool.Bulk{ID: id, Requests: requests}))
 }
 
 func (h *harness) release(id slotpool.SlotID) {
@@ -124,7 +125,7 @@ func (h *harness) do(err error) {
 
 // advance moves the clock, ticks both sides and returns what followed
 // (pump).
-func (h *harness) advance(d time.Duration) []slotpool.Event {
+func (h *harness) advance(d time.Duration) []pool.Event {
 	h.t.Helper()
 	h.now = h.now.Add(d)
 	h.link.Tick(h.now)

@@ -97,7 +97,7 @@ func (p *Port) Handle(now time.Time, msg slotpool.ToAdmission) error {
 
 // Ready returns the messages for the job's pool and forgets them. The
 // returned slice is valid until the next call of Ready: its storage then
-// takes the messages that follow (a Link reads every message of one call
+// takes the messages that follow (a scheduler reads every message of one call
 // before the next, and a job should not cost an allocation per grant).
 func (p *Port) Ready() []slotpool.FromAdmission {
 	j := p.j

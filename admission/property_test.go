@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
 	"github.com/stretchr/testify/require"
@@ -29,7 +30,7 @@ func TestPropertyAdmissionEventuallyServesEveryBulk(t *testing.T) {
 	}
 	for seed := uint64(1); seed <= 150; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 11))
-		h := newHarness(t, slotpool.Config{Timeout: 1000 * time.Hour, IdleTimeout: 3 * time.Second}, slots...)
+		h := newHarness(t, pool.Config{Timeout: 1000 * time.Hour, IdleTimeout: 3 * time.Second}, slots...)
 		running := map[slotpool.SlotID]int{} // slot -> steps left
 		requests := map[slotpool.BulkID][]resource.Profile{}
 		pending := map[slotpool.BulkID]bool{}
@@ -64,12 +65,12 @@ func TestPropertyAdmissionEventuallyServesEveryBulk(t *testing.T) {
 			}
 			for _, ev := range h.advance(time.Second) {
 				switch e := ev.(type) {
-				case slotpool.Fulfilled:
+				case pool.Fulfilled:
 					delete(pending, e.Bulk)
 					for _, s := range e.Slots {
 						running[s] = rng.IntN(5)
 					}
-				case slotpool.Lost: // fail over: the region runs again as a new bulk
+				case pool.Lost: // fail over: the region runs again as a new bulk
 					delete(running, e.Slot)
 					submit(requests[e.Bulk])
 				default:

@@ -6,55 +6,81 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/slotpool"
+	"github.com/regionsched/regionsched/topology"
 )
 
-// Two jobs on a cluster of 4 slots under priority: a low-priority job
-// holds every slot; a high-priority job that arrives later claims what it
-// needs, and, since its queue preempts at once, the low job's slots are
-// revoked (its pool reports them lost, to fail its tasks over) and go to
-// the high job.
+// Two jobs on a cluster of 4 slots under priority, each run by a
+// scheduler whose admission is the job's port: a low-priority job holds
+// every slot; a high-priority job that arrives later claims what it needs,
+// and, since its queue preempts at once, two of the low job's slots are
+// revoked (its region restarts) and go to the high job. A scheduler takes
+// its port's messages in its next call (here Tick; Queues.Pending says
+// which ports have some, and package multijob does all this for every
+// job).
 func ExampleQueues() {
 	now := time.Unix(0, 0)
-	slots := make([]slotpool.Slot, 4)
-	for i := range slots {
-		slots[i] = slotpool.Slot{ID: slotpool.SlotID(i + 1)}
-	}
-	q, err := admission.New(admission.Config{Slots: slots, Queues: []admission.QueueConfig{
+	q, err := admission.New(admission.Config{Slots: slotpool.Slots(4), Queues: []admission.QueueConfig{
 		{Name: "root.default", Policy: admission.Priority, Preempt: true},
 	}})
 	if err != nil {
 		panic(err)
 	}
-	run := func(name string, priority, n int) (*slotpool.Pool, *slotpool.Link) {
+	// start submits a job of one region of n slots, src(1) -hash,
+	// pipelined-> work(n), and starts its scheduler.
+	start := func(name string, priority, n int) *scheduler.Scheduler {
+		job, err := topology.NewBuilder(name).
+			AddVertex(topology.JobVertex{ID: "src", Parallelism: 1}).
+			AddVertex(topology.JobVertex{ID: "work", Parallelism: n}).
+			Connect("src", "work", exchange.Hash).
+			Build()
+		if err != nil {
+			panic(err)
+		}
 		port, err := q.Submit(now, admission.JobSpec{Name: name, Priority: priority,
 			Largest: []resource.Count{{Profile: resource.Unknown, N: n}}})
 		if err != nil {
 			panic(err)
 		}
-		pool := slotpool.New(slotpool.Config{Admission: true})
-		link := slotpool.NewLink(pool, port, nil)
-		_ = pool.Submit(now, slotpool.Bulk{ID: 1, Requests: make([]slotpool.Request, n)})
-		return pool, link
+		s := scheduler.New(region.FromJob(job, exchange.AllPipelined), scheduler.Config{Admission: port})
+		_ = s.Start(now)
+		return s
 	}
-	_, lowLink := run("low", 1000, 4)
-	for _, ev := range lowLink.Ready(now) {
-		fmt.Printf("low: %T %v\n", ev, ev)
+	show := func(name string, s *scheduler.Scheduler) {
+		rd := s.Ready()
+		for _, c := range rd.Cancel {
+			fmt.Printf("%s: cancel %s\n", name, s.TaskName(c.Task))
+		}
+		for _, d := range rd.Deploy {
+			fmt.Printf("%s: deploy %s in slot %d\n", name, s.TaskName(d.Task), d.Slot)
+		}
 	}
-	_, highLink := run("high", 9000, 2)
-	highLink.Ready(now) // its ask: the claim revokes two of low's slots
-	for _, ev := range lowLink.Ready(now) {
-		fmt.Printf("low: %T slot %v\n", ev, ev.(slotpool.Lost).Slot)
-	}
-	for _, ev := range highLink.Ready(now) { // low's pool gave them back
-		fmt.Printf("high: %T %v\n", ev, ev)
-	}
+	low := start("low", 1000, 4)
+	show("low", low)
+	high := start("high", 9000, 2) // its ask: the claim revokes two of low's slots
+	show("high", high)
+	_ = low.Tick(now) // the revocations: low's region restarts and waits
+	show("low", low)
+	_ = high.Tick(now) // low's pool gave them back
+	show("high", high)
 	// Output:
-	// low: slotpool.Fulfilled {1 [4 3 2 1]}
-	// low: slotpool.Lost slot 4
-	// low: slotpool.Lost slot 3
-	// high: slotpool.Fulfilled {1 [4 3]}
+	// low: deploy src#0 in slot 4
+	// low: deploy work#0 in slot 4
+	// low: deploy work#1 in slot 3
+	// low: deploy work#2 in slot 2
+	// low: deploy work#3 in slot 1
+	// low: cancel src#0
+	// low: cancel work#0
+	// low: cancel work#1
+	// low: cancel work#2
+	// low: cancel work#3
+	// high: deploy src#0 in slot 4
+	// high: deploy work#0 in slot 4
+	// high: deploy work#1 in slot 3
 }
 
 // Priority changes are authorized by role and audited, accepted or not.

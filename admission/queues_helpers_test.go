@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/internal/heap"
+	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
 	"github.com/stretchr/testify/require"
 )
 
-// The multi-job harness: a Queues admission, and per job a slotpool.Pool
+// The multi-job harness: a Queues admission, and per job a pool.Pool
 // linked to the job's Port (through simPort, which records what passes).
 // Each job runs its regions in order, at most `inflight` of them submitted
 // at once; a region is a bulk of unknown-profile requests; a fulfilled
@@ -33,8 +34,8 @@ type simJob struct {
 	startup  time.Duration   // after the driver's grant, before the first region
 
 	port   *Port
-	pool   *slotpool.Pool
-	link   *slotpool.Link
+	pool   *pool.Pool
+	link   *pool.Link
 	next   int                 // next region to submit
 	live   int                 // regions submitted, not finished
 	inUse  [][]slotpool.SlotID // the slots of the running bulks, by bulk id (nil: not running)
@@ -101,13 +102,13 @@ type sim struct {
 	tb      testing.TB
 	q       *Queues
 	now     time.Time
-	poolCfg slotpool.Config
+	poolCfg pool.Config
 	jobs    []*simJob
 	byName  map[string]*simJob
-	byID    []*simJob          // by JobID: in submission order
-	dirty   []*simJob          // jobs acted on at this instant, to pump
-	pumped  []*simJob          // the batch pump works through (dirty's spare storage)
-	noReqs  []slotpool.Request // zero requests: a region's bulk (the pool keeps none of them)
+	byID    []*simJob      // by JobID: in submission order
+	dirty   []*simJob      // jobs acted on at this instant, to pump
+	pumped  []*simJob      // the batch pump works through (dirty's spare storage)
+	noReqs  []pool.Request // zero requests: a region's bulk (the pool keeps none of them)
 	// firstLive: every job before it is done.
 	firstLive int
 	timers    *heap.Heap[simTimer]
@@ -144,7 +145,7 @@ func newSim(tb testing.TB, cfg Config, sc simConfig) *sim {
 	}
 	return &sim{
 		tb: tb, q: q, now: t0,
-		poolCfg: slotpool.Config{Admission: true, IdleTimeout: sc.idle, Timeout: 1000 * time.Hour},
+		poolCfg: pool.Config{Admission: true, IdleTimeout: sc.idle, Timeout: 1000 * time.Hour},
 		byName:  map[string]*simJob{},
 		timers:  heap.New(timerBefore, nil),
 		checks:  sc.checks, record: sc.record,
@@ -398,8 +399,8 @@ func (s *sim) submitJob(j *simJob) {
 	}
 	j.port = port
 	s.byID = append(s.byID, j)
-	j.pool = slotpool.New(s.poolCfg)
-	j.link = slotpool.NewLink(j.pool, &simPort{s: s, j: j}, nil)
+	j.pool = pool.New(s.poolCfg)
+	j.link = pool.NewLink(j.pool, &simPort{s: s, j: j}, nil)
 	if port.State() == JobRejected {
 		if s.record {
 			s.logf("%s rejected: %v", j.name, port.Err())
@@ -418,12 +419,12 @@ func (s *sim) submitJob(j *simJob) {
 func (s *sim) submitRegions(j *simJob) {
 	for j.live < j.inflight && j.next < len(j.regions) {
 		if n := j.regions[j.next]; len(s.noReqs) < n {
-			s.noReqs = make([]slotpool.Request, n)
+			s.noReqs = make([]pool.Request, n)
 		}
 		reqs := s.noReqs[:j.regions[j.next]]
 		j.next++
 		j.live++
-		if err := j.pool.Submit(s.now, slotpool.Bulk{ID: slotpool.BulkID(j.next), Requests: reqs}); err != nil {
+		if err := j.pool.Submit(s.now, pool.Bulk{ID: slotpool.BulkID(j.next), Requests: reqs}); err != nil {
 			s.fail("job %s: submit region %d: %v", j.name, j.next, err)
 		}
 	}
@@ -485,7 +486,7 @@ func (s *sim) pump() {
 				continue
 			}
 			for _, ev := range j.link.Ready(s.now) {
-				if f, ok := ev.(slotpool.Fulfilled); ok {
+				if f, ok := ev.(pool.Fulfilled); ok {
 					s.onFulfilled(j, f)
 					continue
 				}
@@ -521,7 +522,7 @@ func (s *sim) wakePool(j *simJob) {
 
 // onFulfilled starts a region: it runs for its duration. (A Fulfilled's
 // slots are a fresh slice, the harness's to keep.)
-func (s *sim) onFulfilled(j *simJob, e slotpool.Fulfilled) {
+func (s *sim) onFulfilled(j *simJob, e pool.Fulfilled) {
 	s.progress++
 	if int(e.Bulk) >= len(j.inUse) {
 		j.inUse = slices.Grow(j.inUse, int(e.Bulk)+1-len(j.inUse))[:e.Bulk+1]
@@ -540,9 +541,9 @@ func (s *sim) onFulfilled(j *simJob, e slotpool.Fulfilled) {
 	}
 }
 
-func (s *sim) onPoolEvent(j *simJob, ev slotpool.Event) {
+func (s *sim) onPoolEvent(j *simJob, ev pool.Event) {
 	switch e := ev.(type) {
-	case slotpool.Lost:
+	case pool.Lost:
 		// A preempted task: its region stops (the slots still in use
 		// are released) and runs again as a new bulk; the pool has new
 		// messages then, so the job is pumped again.
@@ -558,7 +559,7 @@ func (s *sim) onPoolEvent(j *simJob, ev slotpool.Event) {
 		}
 		for _, id := range ids {
 			// (the id may name a slot granted again since, to another bulk)
-			if info, ok := j.pool.Slot(id); ok && info.State == slotpool.SlotInUse && info.Bulk == e.Bulk {
+			if info, ok := j.pool.Slot(id); ok && info.State == pool.SlotInUse && info.Bulk == e.Bulk {
 				if err := j.pool.Release(s.now, id); err != nil {
 					s.fail("job %s: release %d: %v", j.name, id, err)
 				}
@@ -570,10 +571,10 @@ func (s *sim) onPoolEvent(j *simJob, ev slotpool.Event) {
 		}
 		again := slotpool.BulkID(len(j.regions) + 1 + len(j.restarted))
 		j.restarted[again] = j.region(e.Bulk)
-		if err := j.pool.Submit(s.now, slotpool.Bulk{ID: again, Requests: make([]slotpool.Request, j.regions[j.region(e.Bulk)])}); err != nil {
+		if err := j.pool.Submit(s.now, pool.Bulk{ID: again, Requests: make([]pool.Request, j.regions[j.region(e.Bulk)])}); err != nil {
 			s.fail("job %s: resubmit region: %v", j.name, err)
 		}
-	case slotpool.Failed:
+	case pool.Failed:
 		s.progress++
 		j.failed = append(j.failed, e.Err)
 		j.live--
@@ -676,13 +677,13 @@ func (s *sim) invariants() error {
 		if !ok {
 			return fmt.Errorf("slot %d granted to %s (%v) is not in its pool", cs.slot.ID, owner.spec.Name, cs.state)
 		}
-		if info.State == slotpool.SlotReleasing {
+		if info.State == pool.SlotReleasing {
 			return fmt.Errorf("slot %d of %s still releasing when quiet", cs.slot.ID, owner.spec.Name)
 		}
 		// A slot being reclaimed is marked so in its pool; one whose claim
 		// was given up is granted again in the admission, and its pool
 		// still gives it back when its task ends.
-		if (cs.state == slotReclaiming && !info.Reclaimed) || (info.Reclaimed && info.State != slotpool.SlotInUse) {
+		if (cs.state == slotReclaiming && !info.Reclaimed) || (info.Reclaimed && info.State != pool.SlotInUse) {
 			return fmt.Errorf("slot %d of %s: admission %v, pool %v reclaimed=%v", cs.slot.ID, owner.spec.Name, cs.state, info.State, info.Reclaimed)
 		}
 		inPools[cs.owner]++

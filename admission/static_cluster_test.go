@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
 	"github.com/stretchr/testify/assert"
@@ -14,13 +15,13 @@ import (
 // static cluster: capacity, ask and grant, revoke, a bulk too large, and
 // an idle slot given back.
 func TestPoolWithStaticCluster(t *testing.T) {
-	h := newHarness(t, slotpool.Config{IdleTimeout: time.Minute}, slot(1, small), slot(2, small), slot(3, big))
+	h := newHarness(t, pool.Config{IdleTimeout: time.Minute}, slot(1, small), slot(2, small), slot(3, big))
 	assert.Equal(t, []slotpool.FromAdmission{slotpool.Capacity{Slots: []resource.Count{{Profile: small, N: 2}, {Profile: big, N: 1}}}}, h.rec.got)
 	h.reset()
 
 	// Demand is declared as a gang; the grant arrives; the bulk runs.
 	h.submit(1, small, big)
-	assert.Equal(t, []slotpool.Event{slotpool.Fulfilled{Bulk: 1, Slots: []slotpool.SlotID{1, 3}}}, h.pump())
+	assert.Equal(t, []pool.Event{pool.Fulfilled{Bulk: 1, Slots: []slotpool.SlotID{1, 3}}}, h.pump())
 	assert.Equal(t, []slotpool.ToAdmission{slotpool.Ask{ID: 1, Bulk: 1, Gang: slotpool.Gang{
 		Groups:       []slotpool.TaskGroup{{Profile: small, MinMembers: 1}, {Profile: big, MinMembers: 1}},
 		AllOrNothing: true,
@@ -31,7 +32,7 @@ func TestPoolWithStaticCluster(t *testing.T) {
 	// The admission preempts a slot in use: the task is reported lost so
 	// it fails over, and the pool confirms with an echo.
 	require.NoError(t, h.c.Revoke(3, slotpool.ReasonPreempted))
-	assert.Equal(t, []slotpool.Event{slotpool.Lost{Slot: 3, Bulk: 1, Request: 1, Reason: slotpool.ReasonPreempted}}, h.pump())
+	assert.Equal(t, []pool.Event{pool.Lost{Slot: 3, Bulk: 1, Request: 1, Reason: slotpool.ReasonPreempted}}, h.pump())
 	assert.Equal(t, []slotpool.ToAdmission{slotpool.SlotRelease{Slot: 3, Reason: slotpool.ReasonPreempted}}, h.rec.sent)
 	assert.Contains(t, h.c.Available(), slot(3, big))
 	h.reset()
@@ -40,9 +41,9 @@ func TestPoolWithStaticCluster(t *testing.T) {
 	h.submit(2, big, big)
 	ev := h.pump()
 	require.Len(t, ev, 1)
-	assert.ErrorIs(t, ev[0].(slotpool.Failed).Err, slotpool.ErrNoResourceAvailable)
+	assert.ErrorIs(t, ev[0].(pool.Failed).Err, slotpool.ErrNoResourceAvailable)
 	assert.Empty(t, h.rec.sent, "no ask for a bulk that can never fit")
-	assert.Equal(t, slotpool.BulkUnknown, h.p.State(2), "a failed bulk is retired at once")
+	assert.Equal(t, pool.BulkUnknown, h.p.State(2), "a failed bulk is retired at once")
 
 	// The task ends; the slot idles and goes back after the idle timeout,
 	// and the release is confirmed.
@@ -57,7 +58,7 @@ func TestPoolWithStaticCluster(t *testing.T) {
 }
 
 func TestIdleSlotKeptWhileAWaitingBulkCouldUseIt(t *testing.T) {
-	h := newHarness(t, slotpool.Config{IdleTimeout: time.Minute}, slot(1, small), slot(2, big))
+	h := newHarness(t, pool.Config{IdleTimeout: time.Minute}, slot(1, small), slot(2, big))
 	h.submit(1, small)
 	h.pump()
 	h.release(1) // slot 1 is free from now on
@@ -70,7 +71,7 @@ func TestIdleSlotKeptWhileAWaitingBulkCouldUseIt(t *testing.T) {
 	assert.Empty(t, h.rec.sent, "bulk 4 has a request slot 1 serves: kept")
 	s, ok := h.p.Slot(1)
 	require.True(t, ok)
-	assert.Equal(t, slotpool.SlotFree, s.State)
+	assert.Equal(t, pool.SlotFree, s.State)
 	h.cancel(4)
 	h.pump()
 	h.reset()
@@ -79,7 +80,7 @@ func TestIdleSlotKeptWhileAWaitingBulkCouldUseIt(t *testing.T) {
 }
 
 func TestReclaimWaitsForTheTask(t *testing.T) {
-	h := newHarness(t, slotpool.Config{}, slot(1, small), slot(2, small))
+	h := newHarness(t, pool.Config{}, slot(1, small), slot(2, small))
 	h.submit(1, small)
 	h.submit(2, small)
 	h.pump()
@@ -91,7 +92,7 @@ func TestReclaimWaitsForTheTask(t *testing.T) {
 	assert.Empty(t, h.pump())
 	s, _ := h.p.Slot(1)
 	assert.True(t, s.Reclaimed)
-	assert.Equal(t, slotpool.SlotInUse, s.State)
+	assert.Equal(t, pool.SlotInUse, s.State)
 	_, armed = h.p.NextDeadline()
 	assert.True(t, armed, "a reclaimed slot is not reusable")
 	h.reset()
@@ -99,13 +100,13 @@ func TestReclaimWaitsForTheTask(t *testing.T) {
 	h.pump()
 	assert.Equal(t, []slotpool.ToAdmission{slotpool.SlotRelease{Slot: 1, Reason: slotpool.ReasonPreempted}}, h.rec.sent)
 	assert.Equal(t, []slotpool.FromAdmission{slotpool.ReleaseConfirmed{Slot: 1, Reason: slotpool.ReasonPreempted}}, h.rec.got)
-	assert.Equal(t, slotpool.BulkWaiting, h.p.State(3))
+	assert.Equal(t, pool.BulkWaiting, h.p.State(3))
 	_, inPool := h.p.Slot(1)
 	assert.False(t, inPool)
 }
 
 func TestAskWithdrawnWhenBulkNoLongerNeedsIt(t *testing.T) {
-	h := newHarness(t, slotpool.Config{Timeout: time.Minute}, slot(1, small), slot(2, small))
+	h := newHarness(t, pool.Config{Timeout: time.Minute}, slot(1, small), slot(2, small))
 	h.submit(1, small, small)
 	h.pump()
 	h.submit(2, small, small) // waits; its ask waits at the cluster
@@ -115,13 +116,13 @@ func TestAskWithdrawnWhenBulkNoLongerNeedsIt(t *testing.T) {
 	h.release(1)
 	h.release(2)
 	ev := h.pump()
-	assert.Equal(t, []slotpool.Event{slotpool.Fulfilled{Bulk: 2, Slots: []slotpool.SlotID{2, 1}}}, ev)
+	assert.Equal(t, []pool.Event{pool.Fulfilled{Bulk: 2, Slots: []slotpool.SlotID{2, 1}}}, ev)
 	assert.Equal(t, []slotpool.ToAdmission{
 		slotpool.AskRelease{ID: 2, Reason: slotpool.ReasonStopped}, // holds one slot, lacks one
 		slotpool.Ask{ID: 4, Bulk: 2, Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: small, MinMembers: 1}}, AllOrNothing: true}, Head: true, Holding: []slotpool.SlotID{1}},
 		slotpool.AskRelease{ID: 4, Reason: slotpool.ReasonStopped}, // fulfilled
 	}, h.rec.sent)
-	assert.Equal(t, slotpool.BulkWaiting, h.p.State(3))
+	assert.Equal(t, pool.BulkWaiting, h.p.State(3))
 }
 
 func TestStaticClusterGrantsInAskOrder(t *testing.T) {

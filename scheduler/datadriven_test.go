@@ -14,12 +14,12 @@ import (
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/internal/testjobs"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/slotpool"
-	"github.com/regionsched/regionsched/strategy"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -216,7 +216,7 @@ func (h *scenario) cmdAdmission(t *testing.T, td *datadriven.TestData) string {
 	}
 	if td.HasArg("external") {
 		h.external = true
-		h.cfg.Pool.Admission = true
+		h.cfg.ExternalAdmission = true
 		h.sched(t, td)
 		return "external admission: the pool's messages come out in the Ready"
 	}

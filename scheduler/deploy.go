@@ -6,9 +6,10 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/regionsched/regionsched/internal/pool"
+	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/slotpool"
-	"github.com/regionsched/regionsched/strategy"
 )
 
 // apply carries out the strategy's decisions: one bulk per region to
@@ -49,12 +50,12 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 	reqs := slices.Grow(s.requestBuf[:0], len(slots)) // the pool copies the requests
 	// By index: a Slot is large.
 	for i := range slots {
-		reqs = append(reqs, slotpool.Request{Profile: slots[i].Profile, Unbounded: slots[i].Unbounded})
+		reqs = append(reqs, pool.Request{Profile: slots[i].Profile, Unbounded: slots[i].Unbounded})
 	}
 	s.requestBuf = reqs
 	run.waiting = true
 	s.rd.Requests = append(s.rd.Requests, Request{Region: r, Attempt: attempt, Slots: slots})
-	if err := s.pool.Submit(now, slotpool.Bulk{ID: bulkID(r, attempt), Requests: reqs}); err != nil {
+	if err := s.pool.Submit(now, pool.Bulk{ID: bulkID(r, attempt), Requests: reqs}); err != nil {
 		// Only a programming error can get here: ids are fresh, bulks non-empty.
 		panic("scheduler: submit region bulk: " + err.Error())
 	}
@@ -79,12 +80,12 @@ func (s *Scheduler) drain(now time.Time) {
 		quiet := true
 		for _, ev := range events {
 			switch ev := ev.(type) {
-			case slotpool.Fulfilled:
+			case pool.Fulfilled:
 				quiet = s.deploy(now, ev) && quiet
-			case slotpool.Failed:
+			case pool.Failed:
 				s.bulkFailed(now, ev)
 				quiet = false
-			case slotpool.Lost:
+			case pool.Lost:
 				s.slotLost(now, ev)
 				quiet = false
 			case slotpool.ToAdmission:
@@ -101,7 +102,7 @@ func (s *Scheduler) drain(now time.Time) {
 // reports whether it left the pool alone (it releases the slots of a
 // stale bulk, and the consumers of the region's hybrid results that may
 // now start ask for slots).
-func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
+func (s *Scheduler) deploy(now time.Time, ev pool.Fulfilled) bool {
 	r := regionOfBulk(ev.Bulk)
 	run := &s.regions[r]
 	attempt := s.strategy.Attempt(r)
@@ -162,16 +163,16 @@ func (s *Scheduler) deploy(now time.Time, ev slotpool.Fulfilled) bool {
 // normally canceled the bulk already, which took its slots back, and the
 // pool may have handed them to another bulk since: only slots the pool
 // still counts as this bulk's are released, never by id alone.
-func (s *Scheduler) dropStale(now time.Time, ev slotpool.Fulfilled) {
+func (s *Scheduler) dropStale(now time.Time, ev pool.Fulfilled) {
 	for _, id := range ev.Slots {
-		if info, ok := s.pool.Slot(id); ok && info.State == slotpool.SlotInUse && info.Bulk == ev.Bulk {
+		if info, ok := s.pool.Slot(id); ok && info.State == pool.SlotInUse && info.Bulk == ev.Bulk {
 			_ = s.pool.Release(now, id)
 		}
 	}
 }
 
 // bulkFailed ends the job: a region can never get its slots.
-func (s *Scheduler) bulkFailed(now time.Time, ev slotpool.Failed) {
+func (s *Scheduler) bulkFailed(now time.Time, ev pool.Failed) {
 	r := regionOfBulk(ev.Bulk)
 	if run := &s.regions[r]; !run.waiting || bulkID(r, s.strategy.Attempt(r)) != ev.Bulk || s.state != JobRunning {
 		return

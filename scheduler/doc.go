@@ -1,11 +1,20 @@
 // Package scheduler is what a dataflow runtime drives to run one job: a
-// deterministic state machine that takes the region scheduling strategy's
-// decisions (package strategy), turns each region into one all-or-nothing
-// bulk of slot requests (package slotpool) — one request per slot the
-// region needs after slot sharing, with that slot's resource profile
-// (package region) — and tells the runtime which tasks to deploy in which
-// slot once the bulk is fulfilled, which to cancel when regions restart,
-// which slots went back, and when the job finished or failed.
+// deterministic state machine that takes the decisions of the region
+// scheduling strategy inside it (which regions to deploy, which to restart
+// after a failure, which partitions nobody needs any more), turns each
+// region into one all-or-nothing bulk of slot requests to the job's slot
+// pool (its rules and settings are package slotpool's) — one request per
+// slot the region needs after slot sharing, with that slot's resource
+// profile (package region) — and tells the runtime which tasks to deploy
+// in which slot once the bulk is fulfilled, which to cancel when regions
+// restart, which slots went back, and when the job finished or failed.
+//
+// A runtime drives one job with a Scheduler and its Ready values, or with
+// a Driver, which runs a Scheduler on its own goroutine with a clock (both
+// below); many jobs on one cluster with package multijob; tests with
+// packages regiontest and simulator. The strategy and the slot pool inside
+// the Scheduler are its own (under internal/); an admission plugs in
+// through package slotpool's Admission.
 //
 // # The Ready loop
 //
@@ -64,9 +73,13 @@
 //
 // # Admission
 //
-// With Config.Admission, an in-process queue-level admission (package
-// admission) grants the pool its slots inside the scheduler's calls. With
-// Config.Pool.Admission alone, the pool's asks and releases come out in
-// Ready.ToAdmission for an admission elsewhere, whose answers go in
-// through Admit.
+// The pool declares its demand to an admission exactly when the scheduler
+// has one. With Config.Admission, an in-process queue-level admission
+// (package admission) grants the pool its slots inside the scheduler's
+// calls. With Config.ExternalAdmission, the pool's asks and releases come
+// out in Ready.ToAdmission for an admission elsewhere (package
+// admission/slurm's adapter), whose answers go in through Admit. Without
+// either, the pool has the slots the runtime offers. A Config with both
+// is refused: the scheduler New makes of it returns the *ConfigError from
+// Start and every input.
 package scheduler

@@ -16,8 +16,8 @@ import (
 // layer below that the scheduler returns comes wrapped in an *OpError,
 // which names the input; errors.Is and errors.As still reach the lower
 // layer's sentinels and struct types through it (for example
-// strategy.ErrInvalidTransition, *slotpool.SlotError).
-// strategy.ErrStaleAttempt never arrives: stale reports are ignored.
+// ErrInvalidTransition, *slotpool.SlotError). A report of an attempt a
+// restart replaced is no error: it is ignored.
 
 // Sentinel errors, matched with errors.Is.
 var (
@@ -31,7 +31,27 @@ var (
 	ErrTimeWentBackwards = errors.New("scheduler: time went backwards")
 	// ErrStopped means the Driver was stopped (or its context canceled).
 	ErrStopped = errors.New("scheduler: driver stopped")
+	// ErrInvalidConfig is wrapped by a *ConfigError.
+	ErrInvalidConfig = errors.New("scheduler: invalid config")
 )
+
+// ConfigError is a Config that contradicts itself (Config.Check).
+type ConfigError struct {
+	// Field names the setting that contradicts the others, e.g.
+	// "ExternalAdmission".
+	Field string
+	// Reason says why.
+	Reason string
+}
+
+// Error renders e.g. "scheduler: invalid config: Pool.ReturnFreed: freed
+// slots go back to an admission, and there is none".
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("%v: %s: %s", ErrInvalidConfig, e.Field, e.Reason)
+}
+
+// Unwrap returns ErrInvalidConfig.
+func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
 
 // TimeError refuses an input whose time is before the time of an earlier
 // input: a scheduler's clock never goes back. Nothing changed.

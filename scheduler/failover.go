@@ -5,9 +5,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/regionsched/regionsched/internal/pool"
+	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/region"
-	"github.com/regionsched/regionsched/slotpool"
-	"github.com/regionsched/regionsched/strategy"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -40,7 +40,7 @@ func (s *Scheduler) SlotLost(now time.Time, slot SlotID) error {
 // slotLost handles the pool's Lost event (Pool.Lose, or an admission's
 // Revoke): the tasks of the region that had the slot fail over, with the
 // partitions written in it lost.
-func (s *Scheduler) slotLost(now time.Time, ev slotpool.Lost) {
+func (s *Scheduler) slotLost(now time.Time, ev pool.Lost) {
 	use, ok := s.slots.get(ev.Slot)
 	if !ok {
 		return

@@ -9,11 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/pool"
+	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/internal/testjobs"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
-	"github.com/regionsched/regionsched/strategy"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -619,7 +620,7 @@ func (h *harness) check() {
 		d := f.running[vs[0]]
 		info, ok := s.pool.Slot(slot)
 		want := bulkID(h.rs.RegionOf(d.V), d.Attempt)
-		if !ok || info.State != slotpool.SlotInUse || info.Bulk != want {
+		if !ok || info.State != pool.SlotInUse || info.Bulk != want {
 			t.Errorf("slot %d runs %s@%d but the pool says %v %v bulk %d (want in-use by bulk %d)", slot, f.name(d.V), d.Attempt, ok, info.State, info.Bulk, want)
 		}
 		if got, ok := s.SlotOf(d.V); !ok || got != slot {
@@ -661,7 +662,7 @@ func (h *harness) checkClean() {
 		rst, err := h.s.strategy.Region(region.ID(r))
 		require.NoError(h.t, err)
 		for a := strategy.Attempt(0); a <= rst.Attempt; a++ {
-			require.Equal(h.t, slotpool.BulkUnknown, h.s.pool.State(bulkID(region.ID(r), a)), "bulk of region %d@%d not forgotten", r, a)
+			require.Equal(h.t, pool.BulkUnknown, h.s.pool.State(bulkID(region.ID(r), a)), "bulk of region %d@%d not forgotten", r, a)
 		}
 		run := h.s.regions[r]
 		require.False(h.t, run.waiting, "region %d bulk", r)

@@ -7,9 +7,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/pool"
+	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/slotpool"
-	"github.com/regionsched/regionsched/strategy"
 )
 
 // liveBulks counts the bulks of every attempt so far that the pool still
@@ -20,7 +21,7 @@ func (h *harness) liveBulks() int {
 		st, err := h.s.strategy.Region(region.ID(r))
 		require.NoError(h.t, err)
 		for a := strategy.Attempt(0); a <= st.Attempt; a++ {
-			if h.s.pool.State(bulkID(region.ID(r), a)) != slotpool.BulkUnknown {
+			if h.s.pool.State(bulkID(region.ID(r), a)) != pool.BulkUnknown {
 				n++
 			}
 		}

@@ -4,9 +4,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/slotpool"
-	"github.com/regionsched/regionsched/strategy"
 )
 
 // Ready is everything the scheduler asks of the runtime, and tells an
@@ -47,8 +47,9 @@ type Ready struct {
 	// JobFinished, or to JobFailed with the typed error (a *RegionError).
 	Job *JobChange
 	// ToAdmission lists the pool's messages for a queue-level admission
-	// outside the scheduler (Config.Pool.Admission without
-	// Config.Admission); the answers go in through Scheduler.Admit.
+	// outside the scheduler (Config.ExternalAdmission), and the slots an
+	// idle timeout gives back without an in-process admission
+	// (Config.Pool.IdleTimeout); the answers go in through Scheduler.Admit.
 	ToAdmission []slotpool.ToAdmission
 	// Deadline is when Tick next has work to do, as of the moment Ready
 	// was called; the zero time if none. (A Driver fires its timeouts

@@ -12,10 +12,10 @@ import (
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
-	"github.com/regionsched/regionsched/strategy"
 )
 
 // requireTimeError checks that err refuses an input at now after an
@@ -198,8 +198,7 @@ func TestDeployCanceledBeforeReadyRevoke(t *testing.T) {
 	h.checkClean()
 }
 
-// TestOutsideAdmission: with Config.Pool.Admission and no in-process
-// admission, the pool's asks come out in Ready.ToAdmission and nothing is
+// TestOutsideAdmission: with Config.ExternalAdmission, the pool's asks come out in Ready.ToAdmission and nothing is
 // deployed until the answers come in. Carrying the messages by hand to an
 // admission.StaticCluster and its answers back through Admit runs the job
 // to the end in every mode.
@@ -208,7 +207,7 @@ func TestOutsideAdmission(t *testing.T) {
 	for _, mode := range modes() {
 		rs := region.FromJob(job, mode)
 		for seed := uint64(1); seed <= 5; seed++ {
-			h := newHarness(t, rs, Config{Pool: slotpool.Config{Admission: true}}, seed)
+			h := newHarness(t, rs, Config{ExternalAdmission: true}, seed)
 			slots := h.unknownSlots(rs.MinimumSlots() + int(seed%2))
 			h.provide(slots...)
 			cluster, err := admission.NewStaticCluster(resource.FitsEveryDimension, slots...)

@@ -5,10 +5,11 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/regionsched/regionsched/internal/pool"
+	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
-	"github.com/regionsched/regionsched/strategy"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -17,8 +18,9 @@ import (
 type (
 	// TaskID names one subtask (an execution vertex, written "ID#i").
 	TaskID = topology.ExecutionVertexID
-	// Attempt numbers the runs of a region; every report about a task
-	// carries the attempt it was deployed with.
+	// Attempt numbers the runs of a region: 0 for the first, one more at
+	// every restart of the region. Every report about a task carries the
+	// attempt it was deployed with.
 	Attempt = strategy.Attempt
 	// RegionID names a pipelined region.
 	RegionID = region.ID
@@ -30,25 +32,34 @@ type (
 	PartitionID = topology.ResultPartitionID
 )
 
-// Config configures a Scheduler.
+// Config configures a Scheduler. Its pool declares its demand (an Ask for
+// every region that has to wait for slots, an AskRelease when it no longer
+// needs them) exactly when it has an admission: Admission in process, or
+// one outside the scheduler (ExternalAdmission). Without either, the slots
+// are those the runtime offers (Scheduler.Offer). A Config that sets both,
+// or asks the pool to return freed slots to an admission it does not have,
+// is refused: Check returns a *ConfigError, and the scheduler New makes of
+// it refuses every input with it.
 type Config struct {
 	// Pool configures the slot pool (matching, fulfillability timeout,
-	// idle timeout). Its Logger is replaced by a child of Logger, and
-	// Admission is set when an Admission is given.
+	// idle timeout, freed slots returned to the admission).
 	Pool slotpool.Config
 	// Admission, if set, is an in-process queue-level admission (package
 	// admission): the pool's demand goes to it and its grants,
 	// revocations and release confirmations come back inside the
-	// Scheduler's calls. Without it, and with Pool.Admission set, the
-	// pool's messages come out in Ready.ToAdmission and the answers go in
-	// through Admit.
+	// Scheduler's calls.
 	Admission slotpool.Admission
 	// SelectiveShare is the share of the producers of a selective hybrid
-	// input that must have finished before its consumer may start
-	// (strategy.WithSelectiveShare): more than 0 and at most 1; 0 means
-	// strategy.DefaultSelectiveShare. New ignores a value outside that
-	// range (strategy.CheckSelectiveShare tells), keeping the default.
+	// input that must have finished before its consumer may start: more
+	// than 0 and at most 1; 0 means DefaultSelectiveShare. New ignores a
+	// value outside that range (CheckSelectiveShare tells), keeping the
+	// default.
 	SelectiveShare float64
+	// ExternalAdmission says an admission outside the scheduler answers
+	// the pool (package admission/slurm's adapter is one): the pool's
+	// messages come out in Ready.ToAdmission, and the admission's answers
+	// go in through Admit. It excludes Admission.
+	ExternalAdmission bool
 	// Logger receives debug logs; nil means zap.NewNop(). Whether it
 	// takes debug entries is read once, by New, for the entries that come
 	// with every task (a region deployed; the pool's and the strategy's
@@ -168,8 +179,8 @@ func (t *slotTable) del(id slotpool.SlotID) {
 type Scheduler struct {
 	rs       *region.Regions
 	strategy *strategy.Strategy
-	pool     *slotpool.Pool
-	link     *slotpool.Link
+	pool     *pool.Pool
+	link     *pool.Link
 	log      *zap.Logger
 	debug    bool // log takes debug entries (read once, in New)
 
@@ -202,30 +213,55 @@ type Scheduler struct {
 	// nil until the first cancel (see emitCancel).
 	deployAt []int32
 
-	requestBuf []slotpool.Request // scratch for request
+	requestBuf []pool.Request // scratch for request
+	// cfgErr is why the Config was refused (Config.Check): every input
+	// returns it.
+	cfgErr error
 }
 
-// New creates a scheduler for the regions of one job.
+// Check returns a *ConfigError if the Config contradicts itself: an
+// in-process and an external admission at once, or Pool.ReturnFreed
+// without an admission. The scheduler New makes of such a Config refuses
+// every input with it.
+func (cfg *Config) Check() error {
+	hasAdmission := cfg.Admission != nil || cfg.ExternalAdmission
+	switch {
+	case cfg.Admission != nil && cfg.ExternalAdmission:
+		return &ConfigError{Field: "ExternalAdmission", Reason: "an in-process Admission is set too"}
+	case cfg.Pool.ReturnFreed && !hasAdmission:
+		return &ConfigError{Field: "Pool.ReturnFreed", Reason: "freed slots go back to an admission, and there is none"}
+	}
+	return nil
+}
+
+// New creates a scheduler for the regions of one job. A cfg that
+// contradicts itself (see Config.Check) makes a scheduler that refuses
+// every input with the *ConfigError: Start returns it, and nothing runs.
 func New(rs *region.Regions, cfg Config) *Scheduler {
+	cfgErr := cfg.Check()
+	if cfgErr != nil {
+		cfg.ExternalAdmission, cfg.Pool.ReturnFreed = false, false // a pool that holds together
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = zap.NewNop()
 	}
 	pc := cfg.Pool
-	pc.Logger = log.Named("slotpool")
-	if cfg.Admission != nil {
-		pc.Admission = true
-	}
-	pool := slotpool.New(pc)
+	p := pool.New(pool.Config{
+		Matching: pc.Matching, Timeout: pc.Timeout, IdleTimeout: pc.IdleTimeout, ReturnFreed: pc.ReturnFreed,
+		Admission: cfg.Admission != nil || cfg.ExternalAdmission,
+		Logger:    log.Named("slotpool"),
+	})
 	return &Scheduler{
 		rs: rs,
 		strategy: strategy.New(rs, strategy.WithLogger(log.Named("strategy")), strategy.WithDeployedReports(),
 			strategy.WithSelectiveShare(cfg.SelectiveShare)),
-		pool:    pool,
-		link:    slotpool.NewLink(pool, cfg.Admission, log.Named("link")),
+		pool:    p,
+		link:    pool.NewLink(p, cfg.Admission, log.Named("link")),
 		log:     log,
 		debug:   log.Core().Enabled(zap.DebugLevel),
 		regions: make([]regionRun, rs.NumRegions()),
+		cfgErr:  cfgErr,
 	}
 }
 
@@ -242,6 +278,13 @@ func (s *Scheduler) State() JobState { return s.state }
 
 // Err returns why the job failed (a *RegionError), or nil.
 func (s *Scheduler) Err() error { return s.err }
+
+// DefaultSelectiveShare is Config.SelectiveShare's default.
+const DefaultSelectiveShare = strategy.DefaultSelectiveShare
+
+// CheckSelectiveShare returns an error naming share and the valid range
+// if share cannot be a Config.SelectiveShare (0 means the default).
+func CheckSelectiveShare(share float64) error { return strategy.CheckSelectiveShare(share) }
 
 // Status is a read-only snapshot of a Scheduler.
 type Status struct {
@@ -279,9 +322,9 @@ func (s *Scheduler) Status() Status {
 func (s *Scheduler) Stats() Stats { return s.stats }
 
 // Task returns what the scheduler knows of one task: its state and the
-// attempt of its region. An id out of range returns a
-// *strategy.UnknownVertexError in an *OpError.
-func (s *Scheduler) Task(v TaskID) (strategy.VertexStatus, error) {
+// attempt of its region. An id out of range returns an
+// *UnknownVertexError in an *OpError.
+func (s *Scheduler) Task(v TaskID) (TaskStatus, error) {
 	st, err := s.strategy.Vertex(v)
 	if err != nil {
 		return st, s.wrap("task", -1, err)
@@ -317,6 +360,9 @@ func (s *Scheduler) NextDeadline() (time.Time, bool) { return s.link.NextDeadlin
 // changed something (drain records it), so a refused input moves nothing,
 // not even the clock.
 func (s *Scheduler) checkTime(now time.Time) error {
+	if s.cfgErr != nil {
+		return s.cfgErr
+	}
 	if s.started && now.Before(s.last) {
 		return &TimeError{Now: now, Last: s.last}
 	}

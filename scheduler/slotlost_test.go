@@ -8,9 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/pool"
+	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/slotpool"
-	"github.com/regionsched/regionsched/strategy"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -150,7 +151,7 @@ func TestSlotLostHeldByWaitingHead(t *testing.T) {
 	h.offer(one...)
 	info, ok := h.s.pool.Slot(one[0].ID)
 	require.True(t, ok)
-	require.Equal(t, slotpool.SlotHeld, info.State, "region 0 needs %d slots", rs.SlotCount(0))
+	require.Equal(t, pool.SlotHeld, info.State, "region 0 needs %d slots", rs.SlotCount(0))
 	h.lose(one[0].ID)
 	assert.Empty(t, h.f.deploys)
 	assert.Empty(t, h.f.restarts)

@@ -6,9 +6,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/slotpool"
-	"github.com/regionsched/regionsched/strategy"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -16,10 +16,10 @@ import (
 // that a restart replaced is ignored.
 //
 // Errors: ErrNotRunning if the job is not running; a *TimeError if now is
-// before an earlier call's time; a strategy error in an *OpError for a
-// task that does not exist (strategy.ErrUnknownVertex), an attempt that
-// has not begun (strategy.ErrUnknownAttempt) or a report its state does
-// not allow (strategy.ErrInvalidTransition, e.g. a task never deployed).
+// before an earlier call's time; an error in an *OpError for a task
+// that does not exist (ErrUnknownVertex), an attempt that has not
+// begun (ErrUnknownAttempt) or a report its state does not allow
+// (ErrInvalidTransition, e.g. a task never deployed).
 // Nothing changes then.
 func (s *Scheduler) TaskRunning(now time.Time, v TaskID, attempt Attempt) error {
 	return s.report(now, "task-running", v, attempt, strategy.TaskRunning)
@@ -45,7 +45,7 @@ func (s *Scheduler) TaskFinished(now time.Time, v TaskID, attempt Attempt) error
 // report of a replaced attempt is ignored.
 //
 // Errors: as TaskRunning, and an unknown lost partition returns a
-// *strategy.UnknownPartitionError in an *OpError. Nothing changes then.
+// *UnknownPartitionError in an *OpError. Nothing changes then.
 func (s *Scheduler) TaskFailed(now time.Time, v TaskID, attempt Attempt, lost ...PartitionID) error {
 	const op = "task-failed"
 	if err := s.checkReport(now, op, v, attempt, strategy.TaskFailed); err != nil {

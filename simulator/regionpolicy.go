@@ -9,7 +9,6 @@ import (
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/slotpool"
-	"github.com/regionsched/regionsched/strategy"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -114,11 +113,11 @@ func (p *regionPolicy) start() {
 }
 
 func (p *regionPolicy) finished(v int32) {
-	p.input("finish report", p.sched.TaskFinished(p.at(), topology.ExecutionVertexID(v-p.off), strategy.Attempt(p.e.model.runs[v].attempt)))
+	p.input("finish report", p.sched.TaskFinished(p.at(), topology.ExecutionVertexID(v-p.off), scheduler.Attempt(p.e.model.runs[v].attempt)))
 }
 
 func (p *regionPolicy) failed(v, _ int32) {
-	p.input("failure report", p.sched.TaskFailed(p.at(), topology.ExecutionVertexID(v-p.off), strategy.Attempt(p.e.model.runs[v].attempt)))
+	p.input("failure report", p.sched.TaskFailed(p.at(), topology.ExecutionVertexID(v-p.off), scheduler.Attempt(p.e.model.runs[v].attempt)))
 }
 
 func (p *regionPolicy) afterEvent() {}

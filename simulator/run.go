@@ -10,7 +10,7 @@ import (
 
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
-	"github.com/regionsched/regionsched/strategy"
+	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -70,7 +70,7 @@ type Config struct {
 	// SelectiveShare is the share of the producers of a selective hybrid
 	// input that must have finished before its consumer may start (region
 	// policy; scheduler.Config.SelectiveShare): in (0, 1], 0 means
-	// strategy.DefaultSelectiveShare. Run refuses other values.
+	// scheduler.DefaultSelectiveShare. Run refuses other values.
 	SelectiveShare float64
 	// Record keeps the trace in Result.Events.
 	Record bool
@@ -224,7 +224,7 @@ func Run(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	if cfg.SelectiveShare != 0 {
-		if err := strategy.CheckSelectiveShare(cfg.SelectiveShare); err != nil {
+		if err := scheduler.CheckSelectiveShare(cfg.SelectiveShare); err != nil {
 			return nil, fmt.Errorf("simulator: %w", err)
 		}
 	}

@@ -1,51 +1,24 @@
-// Package slotpool hands slots to the bulks of a dataflow job: one bulk
-// per pipelined region, all-or-nothing, in FIFO order, with the
-// fulfillability timeouts of Flink's FLIP-119 and without its resource
-// deadlocks for slots of different sizes. It knows nothing of job graphs:
-// it imports only package resource.
+// Package slotpool is the seam between the slot pool of a job and the
+// queue-level admission that gives it slots: the slots themselves (Slot,
+// SlotID, Slots), the pool's settings (Config), the messages the two
+// exchange, the Admission interface an admission implements, and the
+// errors the pool returns. It knows nothing of job graphs: it imports only
+// package resource.
 //
-// # Shape of the API
-//
-// The Pool is a deterministic state machine, like etcd's raft: no
-// goroutines, no clock. Every mutation (Offer, Submit, Release, Lose,
-// Cancel, Tick, Admit, SetCapacity) takes the current time as an argument
-// and records what happened as events, which the caller drains with
-// Ready: Fulfilled (the slot for each request), Failed (a
-// *NoResourceAvailableError), Lost (a task whose slot vanished must fail
-// over), and messages for a queue-level admission (Ask, AskRelease,
-// SlotRelease). Timeouts fire when the caller calls Tick at or after
-// NextDeadline. Same inputs, same outputs: a simulator drives it in
-// virtual time and tests need no clock at all. Bad input returns a typed
-// error and changes nothing.
+// Every scheduler (package scheduler) owns the slot pool of its job, which
+// hands slots to the job's regions: one bulk of slot requests per
+// pipelined region, all-or-nothing, in FIFO order, with the fulfillability
+// timeouts of Flink's FLIP-119 and without its resource deadlocks for
+// slots of different sizes. Its slots come from the runtime
+// (Scheduler.Offer: a static cluster, or the runtime's own slots) or from
+// an admission, in process (scheduler.Config.Admission; package admission
+// has StaticCluster and the multi-job Queues) or outside the scheduler (its
+// messages come out in the scheduler's Ready and the answers go in through
+// Scheduler.Admit; package admission/slurm's adapter is one).
 //
 // Slots are offered by id and profile: slotpool.Slot{ID: 10, Profile: prof},
 // or slotpool.Slots(n) for n slots of unknown size (ids 1 ... n) that
 // serve any request.
-//
-//	p := slotpool.New(slotpool.Config{Timeout: time.Minute})
-//	p.Submit(now, slotpool.Bulk{ID: 1, Requests: []slotpool.Request{{Profile: prof}, {Profile: prof}}})
-//	p.Offer(now, slotpool.Slot{ID: 10, Profile: prof}, slotpool.Slot{ID: 11, Profile: prof})
-//	for _, ev := range p.Ready() {
-//		switch ev := ev.(type) {
-//		case slotpool.Fulfilled: // deploy the region: ev.Slots[i] serves request i
-//		case slotpool.Failed: // ev.Err says what was missing
-//		case slotpool.Lost: // fail over the task of ev.Bulk, ev.Request
-//		}
-//	}
-//	if t, ok := p.NextDeadline(); ok { /* call p.Tick(t) then */ }
-//
-// The pool retires bulks itself: a bulk that failed, was canceled, or
-// whose last slot in use came back is forgotten at once (State reports
-// BulkUnknown, Cancel returns ErrUnknownBulk) and its id may be submitted
-// again, so a long-running caller accumulates nothing. Its Fulfilled or
-// Failed event is the record of how it ended.
-//
-// A runtime normally does not drive a pool by hand: package scheduler
-// holds the job-level state machine on top of it, and the scheduler's
-// driver runs that with a clock for callers on other goroutines. Link
-// couples a pool with an in-process Admission (package admission has
-// StaticCluster): it carries the messages between them until both are
-// quiet and merges their timers, and it is the one place that does.
 //
 // # Rules
 //
@@ -69,32 +42,96 @@
 //
 // Fulfillability: a waiting bulk is fulfillable if its requests can be
 // matched against the reusable slots: every slot of the pool except those
-// whose task is unbounded (Request.Unbounded, a streaming task) or that
-// the admission reclaimed. An unfulfillable bulk's timeout starts
-// (Config.Timeout); if it becomes fulfillable the timeout is canceled; if
-// lost slots make it unfulfillable again a new timeout starts. On timeout
-// the bulk fails and its slots go back. A bulk that cannot be matched
-// against the declared capacity of the cluster (SetCapacity, or the
-// admission's Capacity message) fails at once; with no declared capacity
-// nothing fails at once, since more slots may still come.
+// whose task is unbounded (a streaming task) or that the admission
+// reclaimed. An unfulfillable bulk's timeout starts (Config.Timeout); if
+// it becomes fulfillable the timeout is canceled; if lost slots make it
+// unfulfillable again a new timeout starts. On timeout the bulk fails (a
+// NoResourceAvailableError) and its slots go back. A bulk that cannot be
+// matched against the declared capacity of the cluster
+// (Scheduler.SetCapacity, or the admission's Capacity message) fails at
+// once; with no declared capacity nothing fails at once, since more slots
+// may still come.
 //
 // Matching: a slot serves a request if it is at least as large in every
 // dimension, or (Config.Matching = resource.ExactMatch) of exactly its
 // profile; resource.Unknown matches anything.
 //
-// # Cost
+// # The admission protocol
 //
-// Slots are counted per distinct profile, and every matching question is
-// answered by resource.Assign on those counts, never slot by slot. Bulks
-// that ask for the same multiset of profiles share a shape, and every
-// verdict is kept per shape. Verdicts are re-checked only when they can
-// change: added slots can only make a shape fulfillable (and only if they
-// serve it and are at least as many as the requests it missed), removed
-// slots only unfulfillable (and only if its cached matching used them).
-// A per-class count bound (Hall's condition on single classes) rules out
-// hopeless checks without running Assign. The head takes a slot that fits
-// a request class it has not filled without any matching; slots it
-// refused stay refused until its held set shrinks. The admission adapter
-// is described in admission.go (type Admission); its implementations live
-// in package admission.
+// The pool declares its demand to an admission and gets slots granted and
+// taken back as messages, so that both sides stay deterministic state
+// machines. Whoever owns the loop (the scheduler, its driver, a simulator)
+// carries them: the pool's ToAdmission messages go to Admission.Handle,
+// the admission's FromAdmission messages, from Admission.Ready, go back
+// to the pool.
+//
+// Shaped after YuniKorn's scheduler interface (si.proto): an Ask is an
+// allocation ask carrying a gang (task groups: how many slots of which
+// profile, all-or-nothing); an AskRelease withdraws it; a SlotRelease
+// gives a slot back with a termination reason; the admission answers with
+// Grants (new allocations), Revokes (allocations it takes back, with a
+// reason) and ReleaseConfirmed (the echo of a SlotRelease). A Revoke is in
+// turn confirmed by the pool with a SlotRelease of the same reason.
+//
+// The pool's side of the protocol:
+//
+//   - With an admission, every bulk that has to wait declares demand
+//     with all-or-nothing gangs. A younger bulk asks once, when it is
+//     submitted, for all its requests, so that the admission can start
+//     providing for several regions at once (FLIP-119's parallel slot
+//     requests). The head (the oldest waiting bulk) keeps exactly one
+//     outstanding ask for exactly what it lacks: when it becomes the head,
+//     and whenever what it lacks changes otherwise than by a grant of its
+//     own ask (it absorbed a released slot, or lost a held one), its asks
+//     are withdrawn and a new one is made (Ask.Head, Ask.Holding). What it
+//     lacks is computed over its held slots plus hypothetical ones, least
+//     demanding profiles first, so any slots that serve the ask complete
+//     the head whichever of its requests its held slots serve now. So the
+//     ask the pool most needs is never stale, and never asks for what the
+//     pool already holds.
+//   - Granted slots are offered like any other slot: they go to the oldest
+//     waiting bulk that can use them, not necessarily to the bulk whose ask
+//     they answer (FIFO physical assignment, FLINK-17019). A younger bulk
+//     whose granted slots went to the head asks again, for what it then
+//     lacks, when it becomes the head itself.
+//   - When a bulk stops waiting (fulfilled, canceled, failed), its asks not
+//     yet fully granted are withdrawn with an AskRelease (ReasonStopped, or
+//     ReasonTimeout for a timed-out bulk); slots granted later are surplus
+//     and stay in the pool as free slots.
+//   - A free slot goes back to the admission (SlotRelease, ReasonStopped)
+//     only with Config.IdleTimeout: after it has been free that long while
+//     no waiting bulk has a request it can serve. By default the pool keeps
+//     idle slots. A slot being released stays in the pool as "releasing"
+//     (not usable, its id still taken) until ReleaseConfirmed arrives.
+//   - Revoke (preemption, or a placeholder replaced): the slot leaves at
+//     once; if a task runs in it, the task fails over (the scheduler
+//     cancels and restarts its region). The pool confirms with a
+//     SlotRelease echo.
+//   - Reclaim (non-preemptive reclaim): the slot leaves as soon as no task
+//     runs in it (at once if free or held), with a SlotRelease
+//     (ReasonPreempted); until then it does not count as reusable. An
+//     admission with a reclaim timeout sends a Revoke when it expires.
+//   - Capacity declares what the admission could ever grant this pool; a
+//     bulk that cannot fit it fails at once.
+//
+// Multi-job policies (fifo, priority, fair share, StateAware, gangs with
+// placeholders, preemption with reclaim timeouts) live behind Admission:
+// they decide whom to grant, revoke or reclaim, and the pool needs no
+// change. Placeholders are the admission's own business: it grants the
+// real slots when the gang is reserved, or grants placeholder slots and
+// later revokes them with ReasonPlaceholderReplaced after granting the
+// real ones.
+//
+// # Implementing an admission
+//
+// An admission is a deterministic state machine, like the pool: no
+// goroutines, no clock; time is an argument of Handle and Tick. It takes
+// the pool's messages in Handle, hands its answers out in Ready, and fires
+// its timers in Tick at NextDeadline. Plugged into a scheduler, it answers
+// inside the scheduler's calls (the Example grants every ask from a list
+// of slots):
+//
+//	s := scheduler.New(regions, scheduler.Config{Admission: myAdmission})
+//	s.Start(now) // the source regions' asks reach myAdmission.Handle; its grants deploy them
+//	rd := s.Ready()
 package slotpool

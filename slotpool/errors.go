@@ -8,9 +8,9 @@ import (
 	"github.com/regionsched/regionsched/resource"
 )
 
-// Sentinel errors. Every error the package returns wraps one of them, so
-// callers test with errors.Is; the struct types below (errors.As) name the
-// offending slot or bulk.
+// Sentinel errors of the slot pool, as a scheduler returns them (in an
+// OpError) and admissions too: callers test with errors.Is; SlotError and
+// NoResourceAvailableError (errors.As) name the offending slot or bulk.
 var (
 	// ErrUnknownSlot: the slot id is not in the pool (never offered, lost,
 	// or already given back to the admission).
@@ -18,24 +18,19 @@ var (
 	// ErrDuplicateSlot: a slot with that id is already in the pool (or
 	// twice in one call).
 	ErrDuplicateSlot = errors.New("duplicate slot")
-	// ErrSlotNotInUse: Release of a slot that no task occupies (free, held
-	// by a waiting bulk, or being given back).
+	// ErrSlotNotInUse: the pool was told that the task in a slot ended,
+	// and no task occupies it (free, held by a waiting bulk, or being
+	// given back).
 	ErrSlotNotInUse = errors.New("slot not in use")
 	// ErrSlotNotReleasing: an admission confirmed the release of a slot the
 	// pool did not release.
 	ErrSlotNotReleasing = errors.New("slot not being released")
-	// ErrUnknownBulk: the bulk id was never submitted, or the pool has
-	// retired the bulk (failed, canceled, or every slot back).
-	ErrUnknownBulk = errors.New("unknown bulk")
-	// ErrDuplicateBulk: a bulk with that id was already submitted.
-	ErrDuplicateBulk = errors.New("duplicate bulk")
-	// ErrEmptyBulk: a bulk without requests.
-	ErrEmptyBulk = errors.New("empty bulk")
 	// ErrNoResourceAvailable: a bulk cannot be served, either because it
 	// stayed unfulfillable for the whole timeout or because it can never
 	// fit the cluster. Wrapped in a *NoResourceAvailableError.
 	ErrNoResourceAvailable = errors.New("no resource available")
-	// ErrUnknownMessage: Admit got a message type it does not know.
+	// ErrUnknownMessage: a message of a type the pool or the admission
+	// does not know.
 	ErrUnknownMessage = errors.New("unknown admission message")
 )
 
@@ -53,21 +48,6 @@ func (e *SlotError) Error() string {
 
 // Unwrap returns the sentinel error.
 func (e *SlotError) Unwrap() error { return e.Err }
-
-// BulkError reports a rejected operation on one bulk.
-type BulkError struct {
-	Op   string // "submit", "cancel"
-	Bulk BulkID
-	Err  error // one of the sentinel errors
-}
-
-// Error renders e.g. "slotpool: submit bulk 7: duplicate bulk".
-func (e *BulkError) Error() string {
-	return fmt.Sprintf("slotpool: %s bulk %d: %v", e.Op, e.Bulk, e.Err)
-}
-
-// Unwrap returns the sentinel error.
-func (e *BulkError) Unwrap() error { return e.Err }
 
 // NoResourceAvailableError says why a bulk failed: which of its requests
 // could not be served, and whether it timed out or can never fit the

@@ -33,8 +33,8 @@
 // retries with backoff; nothing is granted twice, because a job is
 // known by its unique name and granted once.
 //
-// A runtime holding a scheduler.Driver (whose pool has Admission set)
-// uses it like this:
+// A runtime holding a scheduler.Driver (whose scheduler has
+// Config.ExternalAdmission set) uses it like this:
 //
 //	ad, err := slurm.StartAdapter(ctx, slurm.AdapterConfig{Core: slurm.Config{Name: "etl"}, Client: &slurm.ExecClient{}, Sink: driver})
 //	...

@@ -9,8 +9,8 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/internal/plural"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/simulator"
-	"github.com/regionsched/regionsched/strategy"
 	"github.com/regionsched/regionsched/timeline"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -48,9 +48,9 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 	c.Flags().StringVar(&queuePol, "queue-policy", "fifo", "several jobs: the policy of every queue the cluster file does not configure: fifo, priority, fairshare (or fair) or stateaware; case-insensitive. With one job file it runs that job through the admission too")
 	c.Flags().StringVar(&eventsFile, "events", "", "several jobs: priority changes and kills applied at their times, JSON Lines (see docs/job-file.md)")
 	c.Flags().StringVar(&auditFile, "audit", "", "several jobs: write one JSON line per priority change or kill, accepted or refused, to FILE")
-	c.Flags().Float64Var(&share, "selective-share", strategy.DefaultSelectiveShare, "selective hybrid exchanges (all-hybrid-selective, or edges pinned to hybrid-selective): the share of a consumer's producers that must have finished before it starts, more than 0 and at most 1 (one job only)")
+	c.Flags().Float64Var(&share, "selective-share", scheduler.DefaultSelectiveShare, "selective hybrid exchanges (all-hybrid-selective, or edges pinned to hybrid-selective): the share of a consumer's producers that must have finished before it starts, more than 0 and at most 1 (one job only)")
 	c.RunE = func(c *cobra.Command, args []string) error {
-		if err := strategy.CheckSelectiveShare(share); err != nil {
+		if err := scheduler.CheckSelectiveShare(share); err != nil {
 			return badInput(fmt.Errorf("--selective-share: %w", err))
 		}
 		policy, err := parsePolicy(policyName)
@@ -80,7 +80,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 				return badInput(fmt.Errorf("--fail: not supported with several jobs (or --queue-policy, or queues in the cluster file) yet; failures are injected into a run of one job"))
 			}
 			if c.Flags().Changed("selective-share") {
-				return badInput(fmt.Errorf("--selective-share: not supported with several jobs (or --queue-policy, or queues in the cluster file) yet; their selective hybrid exchanges use the default share %v", strategy.DefaultSelectiveShare))
+				return badInput(fmt.Errorf("--selective-share: not supported with several jobs (or --queue-policy, or queues in the cluster file) yet; their selective hybrid exchanges use the default share %v", scheduler.DefaultSelectiveShare))
 			}
 			return simulateJobs(c, &jobsRun{mode: mode.mode, policy: policy, queuePolicy: queuePolicy, seed: seed, ties: ties, traceFile: traceFile,
 				svgFile: svgFile, slots: slots, cluster: cf, clusterPath: cluster.cluster, eventsFile: eventsFile, auditFile: auditFile}, args, stdin)

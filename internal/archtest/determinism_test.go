@@ -21,7 +21,7 @@ const root = "../.."
 // no goroutine, no wall clock, no lock, no random source. Only the files
 // in allowed may break the rule (the one driver that owns the loop).
 var (
-	deterministic = []string{"exchange", "resource", "topology", "region", "strategy", "slotpool", "admission", "admission/slurm", "scheduler", "multijob", "timeline"}
+	deterministic = []string{"exchange", "resource", "topology", "region", "internal/strategy", "slotpool", "internal/pool", "admission", "admission/slurm", "scheduler", "multijob", "timeline"}
 	allowed       = map[string]bool{
 		"scheduler/driver.go": true,
 		"multijob/driver.go":  true,

@@ -18,27 +18,32 @@ const module = "github.com/regionsched/regionsched/"
 // mustNotImport says, per package, which packages of the module it must
 // not import (directly), so that imports point one way
 // (docs/architecture.md): the pool and what sits behind it know nothing of
-// graphs, the core knows nothing of its drivers, the simulator knows
-// nothing of the timeline picture, and nothing imports examples or cmd.
+// graphs, an admission sees the pool only through the seam (slotpool),
+// the core knows nothing of its drivers, the simulator knows nothing of
+// the timeline picture, and nothing imports examples or cmd.
 var mustNotImport = map[string][]string{
-	"exchange":  {"resource", "topology", "region", "strategy", "slotpool", "admission", "scheduler", "multijob", "simulator", "timeline"},
-	"resource":  {"exchange", "topology", "region", "strategy", "slotpool", "admission", "scheduler", "multijob", "simulator", "timeline"},
-	"topology":  {"region", "strategy", "slotpool", "admission", "scheduler", "multijob", "simulator", "timeline"},
-	"region":    {"strategy", "slotpool", "admission", "scheduler", "multijob", "simulator", "timeline"},
-	"strategy":  {"slotpool", "admission", "scheduler", "multijob", "simulator", "timeline"},
-	"slotpool":  {"topology", "region", "strategy", "admission", "scheduler", "multijob", "simulator", "timeline"},
-	"admission": {"topology", "region", "strategy", "scheduler", "multijob", "simulator", "timeline"},
+	"exchange":          {"resource", "topology", "region", "internal/strategy", "slotpool", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline"},
+	"resource":          {"exchange", "topology", "region", "internal/strategy", "slotpool", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline"},
+	"topology":          {"region", "internal/strategy", "slotpool", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline"},
+	"region":            {"internal/strategy", "slotpool", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline"},
+	"internal/strategy": {"slotpool", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline"},
+	// The seam knows nothing of the pool behind it.
+	"slotpool":      {"topology", "region", "internal/strategy", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline"},
+	"internal/pool": {"topology", "region", "internal/strategy", "admission", "scheduler", "multijob", "simulator", "timeline"},
+	"admission":     {"topology", "region", "internal/strategy", "internal/pool", "scheduler", "multijob", "simulator", "timeline"},
 	// The Slurm admission sits behind the same seam.
-	"admission/slurm": {"topology", "region", "strategy", "scheduler", "multijob", "simulator", "timeline"},
+	"admission/slurm": {"topology", "region", "internal/strategy", "internal/pool", "scheduler", "multijob", "simulator", "timeline"},
 	"scheduler":       {"admission", "multijob", "simulator", "timeline", "regiontest"},
 	// The multi-job scheduler sits on the scheduler and the admission.
-	"multijob": {"simulator", "timeline", "regiontest"},
+	"multijob": {"internal/strategy", "internal/pool", "simulator", "timeline", "regiontest"},
 	// The simulator knows nothing of the picture drawn from its events,
 	// and regiontest, which runs it in users' tests, draws none.
-	"simulator":  {"regiontest", "timeline"},
-	"regiontest": {"timeline"},
+	"simulator":  {"internal/strategy", "internal/pool", "regiontest", "timeline"},
+	"regiontest": {"internal/strategy", "internal/pool", "timeline"},
 	// The picture is drawn from the simulator's events alone.
-	"timeline": {"region", "strategy", "slotpool", "admission", "admission/slurm", "scheduler", "multijob", "regiontest"},
+	"timeline": {"region", "internal/strategy", "slotpool", "internal/pool", "admission", "admission/slurm", "scheduler", "multijob", "regiontest"},
+	// The command drives the engine through the library's API, as users do.
+	"cmd/regionsched": {"internal/strategy", "internal/pool"},
 }
 
 // TestImportsPointOneWay checks every non-test file of the library's
