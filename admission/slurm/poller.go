@@ -213,7 +213,9 @@ func (r *Poller) Stop(ctx context.Context) error {
 		for attempt := 1; ; attempt++ {
 			err := r.cfg.Client.Cancel(ctx, c.Name, c.Job)
 			if err == nil || !errors.Is(err, ErrUnreachable) {
-				last = err
+				if err != nil {
+					last = err
+				}
 				break
 			}
 			r.failed("cancel", err)
