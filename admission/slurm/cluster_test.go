@@ -542,3 +542,65 @@ func TestClusterShutdownCancelsAgain(t *testing.T) {
 	r.input(func(time.Time) { r.cl.Shutdown() })
 	assert.Equal(t, []Command{{Kind: Cancel, Name: "rs-etl-r1-j0-a1", Job: 11}, {Kind: Cancel, Name: "rs-other-r1-j1-a1", Job: 12}}, r.commands())
 }
+
+// runAll reports every deployment of rd running and finished, at the
+// rig's time.
+func (r *clusterRig) runAll(rd multijob.Ready) {
+	r.t.Helper()
+	for _, jr := range rd.Jobs {
+		for _, d := range jr.Deploy {
+			require.NoError(r.t, r.s.TaskRunning(r.now, jr.Job, d.Task, d.Attempt))
+			require.NoError(r.t, r.s.TaskFinished(r.now, jr.Job, d.Task, d.Attempt))
+		}
+	}
+}
+
+// A job's life on Slurm: its regions' slots go back as they finish (each
+// allocation cancelled once), a later region gets a new allocation which
+// the job's accepted priority follows, and the job finishes.
+func TestClusterJobRunsToItsEnd(t *testing.T) {
+	r := newClusterRig(t, ClusterConfig{})
+	r.submit("etl", "", blockingJob(t, 2))
+	a1, a2, a3 := "rs-etl-r1-j0-a1", "rs-etl-r1-j0-a2", "rs-etl-r1-j0-a3"
+	r.sbatch(r.commands(), 11, 12)
+	run := func(id JobID, name string, prio int64) JobStatus {
+		s := running(id, name, NodeCPUs{"n1", 1})
+		s.Priority = prio
+		return s
+	}
+	r.observe(run(11, a1, 100), run(12, a2, 100))
+	rd := r.ready()
+	require.NoError(t, r.s.SetPriority(r.now, root, "etl", 500))
+	r.priorityDone(r.cl.Commands(), nil)
+	r.observe(run(11, a1, 500), run(12, a2, 500))
+	require.Len(t, r.audit, 2)
+
+	r.at(time.Second)
+	r.runAll(rd)
+	r.at(time.Second + time.Millisecond) // the pool gives idle slots back
+	require.NoError(t, r.s.Tick(r.now))
+	r.ready()
+	rest := r.sbatch(r.commands(), 13)
+	assert.Equal(t, []Command{{Kind: Cancel, Name: a1, Job: 11}, {Kind: Cancel, Name: a2, Job: 12}}, rest, "each source's allocation once")
+	r.observe(JobStatus{ID: 11, Name: a1, State: "CANCELLED"}, JobStatus{ID: 12, Name: a2, State: "CANCELLED"}, pendingJob(13, a3, 100))
+	cmds := r.cl.Commands()
+	assert.Equal(t, []Command{{Kind: SetPriority, Name: a3, Job: 13, Priority: 500, Principal: "root"}}, plain(cmds),
+		"the sink's allocation gets the accepted priority")
+	r.priorityDone(cmds, nil)
+	r.observe(run(13, a3, 500))
+	require.Len(t, r.audit, 3)
+	assert.True(t, r.audit[2].Accepted)
+
+	r.at(2 * time.Second)
+	r.runAll(r.ready())
+	r.at(2*time.Second + time.Millisecond)
+	require.NoError(t, r.s.Tick(r.now))
+	rd = r.ready()
+	require.Len(t, rd.Ended, 1)
+	assert.Equal(t, multijob.Finished, rd.Ended[0].Outcome)
+	assert.Equal(t, admission.JobCompleted, r.cl.byName["etl"].State())
+	assert.Equal(t, []Command{{Kind: Cancel, Name: a3, Job: 13}}, r.commands(), "once")
+	r.observe(JobStatus{ID: 13, Name: a3, State: "CANCELLED"})
+	assert.Empty(t, r.cl.Watched())
+	assert.False(t, r.cl.Busy())
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/slotpool"
 )
 
@@ -457,4 +458,56 @@ func TestPollerRereadsPartitions(t *testing.T) {
 	st, _ = r.state("small")
 	assert.Equal(t, admission.JobAccepted, st, "it still fits")
 	assert.Equal(t, []JobID{1}, get(r.f, func(f *pollSlurm) []JobID { return f.cancels }), "big's allocation cancelled")
+}
+
+// A Poller whose Inputs is a multijob.Driver: the Driver applies the
+// Cluster's inputs on its loop, and what Slurm granted reaches the
+// runtime in the Driver's Ready.
+func TestPollerFeedsAMultijobDriver(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clk := newStepClock()
+	f := newPollSlurm(clk, recordedPartition(t, "low"))
+	cl, err := NewCluster(ClusterConfig{Run: "r1"}, []Partition{f.part})
+	require.NoError(t, err)
+	s, err := multijob.New(multijob.Config{Cluster: cl})
+	require.NoError(t, err)
+	d := multijob.StartDriver(ctx, s, multijob.DriverConfig{Clock: clk})
+	defer d.Stop()
+	readys := make(chan multijob.Ready, 100)
+	go func() {
+		for rd := range d.Ready() {
+			readys <- rd
+		}
+	}()
+	require.NoError(t, d.Submit(ctx, multijob.JobSpec{Name: "etl", Regions: pipelinedJob(t, 2)}))
+
+	pl, err := StartPoller(ctx, PollerConfig{Cluster: cl, Inputs: d, Client: f, Clock: clk, PartitionEvery: time.Hour})
+	require.NoError(t, err)
+	pending := clk.next(t)
+	assert.Equal(t, []string{"rs-etl-r1-j0-a1"}, get(f, func(f *pollSlurm) []string { return f.queries[0].names }))
+	f.start(1, 2)
+	clk.Add(pending)
+	clk.next(t)
+
+	var deployed []slotpool.SlotID
+	for len(deployed) == 0 {
+		select {
+		case rd := <-readys:
+			for _, jr := range rd.Jobs {
+				for _, dep := range jr.Deploy {
+					assert.Equal(t, "etl", jr.Job)
+					deployed = append(deployed, dep.Slot)
+				}
+			}
+		case <-time.After(10 * time.Second):
+			require.FailNow(t, "nothing deployed")
+		}
+	}
+	p, ok := pl.Placement(ctx, "etl", deployed[0])
+	require.True(t, ok)
+	assert.Equal(t, Placement{Job: 1, HetGroup: -1, Node: "n1", CPUs: 1}, p)
+
+	require.NoError(t, pl.Stop(ctx))
+	assert.Equal(t, []JobID{1}, get(f, func(f *pollSlurm) []JobID { return f.cancels }))
 }
