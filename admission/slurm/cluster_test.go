@@ -180,6 +180,9 @@ func deployedSlots(rd multijob.Ready, job string) []slotpool.SlotID {
 	return out
 }
 
+// Every ask of every job becomes one sbatch: named after the job and the
+// run, in its queue's partition, with the time limit, the run's tag and
+// the extra options; Watched is every job's names, sorted.
 func TestClusterSubmitsOneSbatchPerAsk(t *testing.T) {
 	r := newClusterRig(t, ClusterConfig{Partitions: map[string]string{"tight": "cpus2"}, ExtraArgs: []string{"--account=x"},
 		TimeLimit: 90 * time.Second}, recordedPartition(t, "low"), recordedPartition(t, "cpus2"))
@@ -211,6 +214,9 @@ func TestClusterSubmitsOneSbatchPerAsk(t *testing.T) {
 	assert.Equal(t, "rs-a-b.c-r1-j3", JobBaseName("a b.c", "r1", 3), "made safe")
 }
 
+// An observation grants the job whose allocation is running, by the
+// whole name, on the nodes Slurm chose; the other job, pending, gets
+// nothing and waits with Slurm's reason.
 func TestClusterObserveGrantsTheJobItNames(t *testing.T) {
 	r := newClusterRig(t, ClusterConfig{})
 	// The second job's allocation name starts with the first one's:
@@ -265,6 +271,9 @@ func priorityRig(t *testing.T) *clusterRig {
 	return r
 }
 
+// A priority change runs scontrol as the principal and is audited by the
+// priority Slurm reports at the next observation, whatever scontrol's
+// exit status; a refusal carries Slurm's message.
 func TestClusterPriorityAuditedByWhatSlurmReports(t *testing.T) {
 	notPersistent := &CommandError{Command: "scontrol", Stderr: "Changes to job priority are not persistent, change nice instead for job 11\n",
 		Err: ErrPermissionDenied}
@@ -304,6 +313,8 @@ func TestClusterPriorityAuditedByWhatSlurmReports(t *testing.T) {
 	}
 }
 
+// A priority change asked before the job has a Slurm job is run once
+// Slurm reports one.
 func TestClusterPriorityBeforeTheFirstAllocation(t *testing.T) {
 	r := newClusterRig(t, ClusterConfig{})
 	r.submit("etl", "", pipelinedJob(t, 2))
@@ -316,6 +327,8 @@ func TestClusterPriorityBeforeTheFirstAllocation(t *testing.T) {
 		"asked once Slurm reported the job")
 }
 
+// An accepted priority change is asked again of the job's later Slurm
+// jobs; a refused one is not.
 func TestClusterPriorityFollowsLaterAllocationsOnlyIfAccepted(t *testing.T) {
 	r := newClusterRig(t, ClusterConfig{})
 	r.submit("acc", "", pipelinedJob(t, 1))
@@ -349,6 +362,9 @@ func TestClusterPriorityFollowsLaterAllocationsOnlyIfAccepted(t *testing.T) {
 		"the accepted change follows the job's new allocation; the refused one is not asked again")
 }
 
+// Two priority changes at one instant are both run and audited in the
+// order asked; two of one Slurm job run one after the other, each judged
+// by the priority Slurm reports after it.
 func TestClusterTwoPriorityChangesAtOneInstant(t *testing.T) {
 	t.Run("of two jobs: both run, audited in order", func(t *testing.T) {
 		r := newClusterRig(t, ClusterConfig{})
@@ -402,6 +418,9 @@ func drained(t *testing.T) Partition {
 	return p
 }
 
+// A node drained fails the job whose pending ask no longer fits, with a
+// *TooLargeError naming the node, and cancels its Slurm job; a job that
+// still fits waits on, a granted one keeps its slots.
 func TestClusterSetPartitionFailsWhatNoLongerFits(t *testing.T) {
 	r := newClusterRig(t, ClusterConfig{})
 	r.submit("big", "", pipelinedJob(t, 16)) // the whole partition
@@ -431,6 +450,8 @@ func TestClusterSetPartitionFailsWhatNoLongerFits(t *testing.T) {
 	assert.False(t, r.cl.byName["held"].core.part.Nodes[3].InService(), "every job of the partition sees the new state")
 }
 
+// A job whose largest region can never fit the partition (or its nodes
+// in service) is rejected at submit, the region named, nothing submitted.
 func TestClusterRejectsAtSubmit(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -463,6 +484,8 @@ func TestClusterRejectsAtSubmit(t *testing.T) {
 	}
 }
 
+// A job with a driver or a gang, or a priority out of range, is refused
+// and changes nothing.
 func TestClusterRefusesDriversAndGangs(t *testing.T) {
 	r := newClusterRig(t, ClusterConfig{})
 	driver := resource.New(1000, 0)
@@ -489,6 +512,10 @@ func TestClusterRefusesDriversAndGangs(t *testing.T) {
 	assert.ErrorIs(t, err, ErrBadConfig, "a name twice")
 }
 
+// A kill cancels each of the job's allocations once (one whose sbatch
+// has not answered by name, and whatever it started when it shows up),
+// ends its port with an *admission.KilledError, and leaves the other jobs
+// alone.
 func TestClusterKillCancelsEveryAllocation(t *testing.T) {
 	r := newClusterRig(t, ClusterConfig{})
 	r.submit("etl", "", blockingJob(t, 3)) // three sources: three Slurm jobs
@@ -530,6 +557,8 @@ func TestClusterKillCancelsEveryAllocation(t *testing.T) {
 	assert.ErrorIs(t, err, admission.ErrUnknownJob)
 }
 
+// Shutdown cancels every job's allocations, those whose cancel is in
+// flight too.
 func TestClusterShutdownCancelsAgain(t *testing.T) {
 	r := newClusterRig(t, ClusterConfig{})
 	r.submit("etl", "", pipelinedJob(t, 1))
