@@ -322,7 +322,9 @@ func (c *Cluster) Authorize(by admission.Principal, action admission.Action, job
 // SetPriority asks Slurm to set the priority of every Slurm job of the
 // job, now and later (the allocations of regions not submitted yet too),
 // running scontrol as by: Slurm decides. Each answer reaches the Auditor
-// once Observe saw the priority Slurm applied. Errors: the
+// once Observe saw the priority Slurm applied; a change of a Slurm job
+// whose previous change is not audited yet is run after that audit.
+// Errors: the
 // *admission.RefusedError of Authorize.
 func (c *Cluster) SetPriority(now time.Time, by admission.Principal, job string, priority int) error {
 	if err := c.Authorize(by, admission.ActionSetPriority, job, priority); err != nil {
@@ -346,10 +348,12 @@ func (c *Cluster) applyWanted(now time.Time, j *clusterJob) {
 }
 
 // applyOne issues the scontrol of one wanted priority for each of the
-// job's Slurm jobs not asked yet.
+// job's Slurm jobs not asked yet. A Slurm job with a change not audited
+// yet waits for that audit: the priority Slurm reports next must tell
+// the outcome of one change only.
 func (c *Cluster) applyOne(now time.Time, j *clusterJob, w *wantedPriority) {
 	for _, sj := range j.core.Jobs() {
-		if w.done[sj.Job] {
+		if w.done[sj.Job] || c.changing(sj.Job) {
 			continue
 		}
 		w.done[sj.Job] = true
@@ -357,6 +361,17 @@ func (c *Cluster) applyOne(now time.Time, j *clusterJob, w *wantedPriority) {
 		c.priorities = append(c.priorities, pc)
 		c.cmds = append(c.cmds, Command{Kind: SetPriority, Name: sj.Name, Job: sj.Job, Priority: w.priority, Principal: w.by, change: pc})
 	}
+}
+
+// changing reports whether a priority change of Slurm job sj awaits its
+// audit.
+func (c *Cluster) changing(sj JobID) bool {
+	for _, pc := range c.priorities {
+		if pc.rec.Job == sj {
+			return true
+		}
+	}
+	return false
 }
 
 // PriorityDone reports the outcome of a SetPriority command. The audit

@@ -160,7 +160,7 @@ type Core struct {
 	refused  []error
 	dups     map[JobID]bool // duplicate jobs of a name being cancelled
 	// failedDups are cancels of duplicates that failed: Shutdown issues
-	// them again if no observation did.
+	// them again unless an observation did, or found the duplicate ended.
 	failedDups []Command
 }
 
@@ -444,11 +444,15 @@ func (c *Core) observe(now time.Time, a *allocation, all []JobStatus) {
 		switch {
 		case s.Leader() == a.job:
 			mine = append(mine, s)
-		case !s.Terminal() && !c.dups[s.Leader()]:
-			// Another live job of our name: a submit retried after an
-			// outage that had reached Slurm. Only one is ours.
-			c.dups[s.Leader()] = true
-			c.cmds = append(c.cmds, Command{Kind: Cancel, Name: a.name, Job: s.Leader()})
+		default:
+			// Another job of our name: a submit retried after an outage
+			// that had reached Slurm. Only one is ours; a live duplicate is
+			// cancelled (again, if its cancel failed), an ended one is done.
+			c.failedDups = slices.DeleteFunc(c.failedDups, func(cmd Command) bool { return cmd.Job == s.Leader() })
+			if !s.Terminal() && !c.dups[s.Leader()] {
+				c.dups[s.Leader()] = true
+				c.cmds = append(c.cmds, Command{Kind: Cancel, Name: a.name, Job: s.Leader()})
+			}
 		}
 	}
 	slices.SortFunc(mine, func(x, y JobStatus) int { return x.HetOffset - y.HetOffset })

@@ -213,7 +213,9 @@ func (r *Poller) Stop(ctx context.Context) error {
 		for attempt := 1; ; attempt++ {
 			err := r.cfg.Client.Cancel(ctx, c.Name, c.Job)
 			if err == nil || !errors.Is(err, ErrUnreachable) {
-				last = err
+				if err != nil {
+					last = err
+				}
 				break
 			}
 			r.failed("cancel", err)
@@ -264,6 +266,7 @@ func (r *Poller) step(ctx context.Context) time.Duration {
 	if !r.input(ctx, func(time.Time) { cmds, names = cl.Commands(), cl.Watched() }) {
 		return r.cfg.PollMax
 	}
+	inOutage := r.outage != nil
 	changed := len(cmds) > 0
 	failed := false
 	for _, c := range cmds {
@@ -295,6 +298,9 @@ func (r *Poller) step(ctx context.Context) time.Duration {
 	if !failed && r.clk.Since(r.partsAt) >= r.cfg.PartitionEvery {
 		r.partsAt = r.clk.Now()
 		r.readPartitions(ctx)
+	}
+	if inOutage && r.outage == nil {
+		changed = true // slurmctld answers again: whatever it did meanwhile shows soon
 	}
 	var more bool
 	r.input(ctx, func(time.Time) { more = cl.HasCommands() })
