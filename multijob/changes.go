@@ -22,7 +22,7 @@ func (s *Scheduler) SetPriority(now time.Time, by admission.Principal, name stri
 		return err
 	}
 	s.advance(now)
-	return s.q.SetPriority(now, by, name, priority)
+	return s.c.SetPriority(now, by, name, priority)
 }
 
 // Kill ends a job at time now, if by may (authorized and audited like
@@ -36,12 +36,12 @@ func (s *Scheduler) Kill(now time.Time, by admission.Principal, name string) err
 		return err
 	}
 	s.advance(now)
-	if err := s.q.Authorize(by, admission.ActionKill, name, 0); err != nil {
-		return s.q.Kill(now, by, name) // refused again, and audited
+	if err := s.c.Authorize(by, admission.ActionKill, name, 0); err != nil {
+		return s.c.Kill(now, by, name) // refused again, and audited
 	}
 	j, ok := s.byName[name]
 	if !ok || j.end != nil { // cannot be: the admission knows it, and it runs
-		return s.q.Kill(now, by, name)
+		return s.c.Kill(now, by, name)
 	}
 	if j.sched != nil && j.sched.State() != scheduler.JobFinished && j.sched.State() != scheduler.JobFailed {
 		// Its tasks stop and its slots go back through its pool first, then
@@ -52,7 +52,7 @@ func (s *Scheduler) Kill(now time.Time, by admission.Principal, name string) err
 		}
 		s.after(now, j)
 	}
-	if err := s.q.Kill(now, by, name); err != nil {
+	if err := s.c.Kill(now, by, name); err != nil {
 		return err
 	}
 	s.end(now, j, Killed, j.port.Err())

@@ -19,6 +19,11 @@ type Config struct {
 	// DecidePerInstant is set whatever it says (the Scheduler decides in
 	// Ready), and a nil Logger becomes Logger.Named("admission").
 	Admission admission.Config
+	// Cluster, if set, is the admission the jobs share instead of the
+	// in-process one Admission configures (which is then ignored): a
+	// Slurm cluster (package admission/slurm), say. The Scheduler calls
+	// its Decide once per Ready.
+	Cluster admission.Cluster
 	// Timeout is how long a region of a job may wait for its slots before
 	// the job fails (each job's slotpool.Config.Timeout); zero or
 	// negative means never: the admission decides who waits.

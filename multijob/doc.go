@@ -53,6 +53,17 @@
 // as an error. Bad input (an unknown job, a duplicate name, time going
 // backwards) returns a typed error and changes nothing.
 //
+// # The cluster
+//
+// The admission the jobs share is a seam, admission.Cluster: by default
+// the in-process queues Config.Admission configures (admission.Queues);
+// with Config.Cluster, any other, such as a Slurm cluster (package
+// admission/slurm), which decides outside the process. Such a cluster
+// takes what it observes through input methods of its own, which the
+// runtime calls through ClusterInput (Driver.ClusterInput with a
+// driver), so that the Scheduler stays deterministic: slurm.Poller runs
+// the cluster's commands, polls, and feeds the results back that way.
+//
 // # The driver
 //
 // A runtime with real goroutines and a real clock uses Driver: it owns

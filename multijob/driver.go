@@ -351,3 +351,11 @@ func (d *Driver) Status(ctx context.Context, job string) (JobStatus, error) {
 	}, reply: make(chan error, 1), read: true})
 	return st, err
 }
+
+// ClusterInput runs fn on the loop with the clock's time
+// (Scheduler.ClusterInput): the inputs of a cluster that decides outside
+// the process (a Slurm cluster's command results and observations). The
+// admission's decisions reach the jobs in the Ready of the same turn.
+func (d *Driver) ClusterInput(ctx context.Context, fn func(now time.Time) error) error {
+	return d.do(ctx, func(now time.Time) error { return d.s.ClusterInput(now, fn) })
+}

@@ -121,13 +121,13 @@ type JobEnd struct {
 func (s *Scheduler) Ready() Ready {
 	now := s.now
 	for {
-		s.q.Decide(now)
+		s.c.Decide(now)
 		progressed := false
-		for _, ev := range s.q.Events() {
+		for _, ev := range s.c.Events() {
 			s.events = append(s.events, ev)
 			progressed = s.onEvent(now, ev) || progressed
 		}
-		for _, id := range s.q.Pending() {
+		for _, id := range s.c.Pending() {
 			j := s.byID[id]
 			if j == nil || j.end != nil || !j.port.Pending() {
 				continue

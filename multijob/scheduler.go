@@ -14,8 +14,9 @@ import (
 type Scheduler struct {
 	cfg    Config
 	log    *zap.Logger
-	q      *admission.Queues
-	jobs   []*job // in submission order
+	c      admission.Cluster
+	q      *admission.Queues // c's Queues, if c is in process; else nil
+	jobs   []*job            // in submission order
 	byName map[string]*job
 	byID   map[admission.JobID]*job
 
@@ -34,7 +35,7 @@ type Scheduler struct {
 type job struct {
 	idx   int
 	spec  JobSpec
-	port  *admission.Port
+	port  admission.JobPort
 	sched *scheduler.Scheduler // nil if rejected at once
 	// started: its scheduler was started; deployed: the admission was told
 	// its first region deployed; dirty: in Scheduler.dirty.
@@ -45,29 +46,54 @@ type job struct {
 	end     *JobEnd // set once it ended
 }
 
-// New returns a Scheduler with no jobs over the admission cfg.Admission
-// configures. Bad admission configuration returns the admission's typed
-// error.
+// New returns a Scheduler with no jobs over cfg.Cluster, or else over
+// the in-process admission cfg.Admission configures. Bad admission
+// configuration returns the admission's typed error.
 func New(cfg Config) (*Scheduler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	ac := cfg.Admission
-	ac.DecidePerInstant = true
-	if ac.Logger == nil {
-		ac.Logger = cfg.Logger.Named("admission")
+	s := &Scheduler{cfg: cfg, log: cfg.Logger, c: cfg.Cluster, byName: map[string]*job{}, byID: map[admission.JobID]*job{}}
+	if s.c == nil {
+		ac := cfg.Admission
+		ac.DecidePerInstant = true
+		if ac.Logger == nil {
+			ac.Logger = cfg.Logger.Named("admission")
+		}
+		q, err := admission.New(ac)
+		if err != nil {
+			return nil, err
+		}
+		s.c = q.Cluster()
 	}
-	q, err := admission.New(ac)
-	if err != nil {
-		return nil, err
-	}
-	return &Scheduler{cfg: cfg, log: cfg.Logger, q: q, byName: map[string]*job{}, byID: map[admission.JobID]*job{}}, nil
+	s.q, _ = admission.QueuesOf(s.c)
+	return s, nil
 }
 
-// Admission returns the admission the jobs share, for tests and
-// inspection: read it (CheckInvariants, Capacity, Job) between calls of
-// the Scheduler; every input goes through the Scheduler.
+// Admission returns the in-process admission the jobs share, for tests
+// and inspection, or nil if the Scheduler runs over another Cluster
+// (Config.Cluster): read it (CheckInvariants, Capacity, Job) between
+// calls of the Scheduler; every input goes through the Scheduler.
 func (s *Scheduler) Admission() *admission.Queues { return s.q }
+
+// Cluster returns the cluster the jobs share: its own input methods (a
+// Slurm cluster's observations) go through ClusterInput.
+func (s *Scheduler) Cluster() admission.Cluster { return s.c }
+
+// ClusterInput runs fn, which gives the cluster inputs of its own (what
+// a Slurm cluster's commands returned, the jobs' states it observed),
+// with the time now; the cluster's decisions then reach the jobs in the
+// next Ready, as any input's. fn must not call the Scheduler.
+//
+// Errors: a *scheduler.TimeError if now is before an earlier input's
+// time (fn does not run); else fn's error.
+func (s *Scheduler) ClusterInput(now time.Time, fn func(now time.Time) error) error {
+	if err := s.checkTime(now); err != nil {
+		return err
+	}
+	s.advance(now)
+	return fn(now)
+}
 
 // checkTime refuses a time before the latest input's.
 func (s *Scheduler) checkTime(now time.Time) error {
@@ -102,7 +128,7 @@ func (s *Scheduler) Submit(now time.Time, spec JobSpec) error {
 	if _, dup := s.byName[spec.Name]; dup {
 		return &JobError{Op: "submit", Job: spec.Name, Err: ErrDuplicateJob}
 	}
-	port, err := s.q.Submit(now, spec.admissionSpec())
+	port, err := s.c.Submit(now, spec.admissionSpec())
 	if err != nil {
 		return &JobError{Op: "submit", Job: spec.Name, Err: err}
 	}
@@ -255,13 +281,13 @@ func (s *Scheduler) Tick(now time.Time) error {
 			s.after(now, j)
 		}
 	}
-	s.q.Tick(now)
+	s.c.Tick(now)
 	return nil
 }
 
 // NextDeadline returns when Tick next has work to do.
 func (s *Scheduler) NextDeadline() (time.Time, bool) {
-	at, ok := s.q.NextDeadline()
+	at, ok := s.c.NextDeadline()
 	for _, j := range s.jobs {
 		if j.end != nil || j.sched == nil {
 			continue

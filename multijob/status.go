@@ -71,5 +71,10 @@ func (s *Scheduler) Regions(name string) *region.Regions {
 // Kept appends to dst the slots the admission keeps for jobs with
 // nothing of theirs in them, gang placeholders and slots reserved for
 // claims (admission.Queues.Kept): a slot kept sits idle, and no other job
-// may take it.
-func (s *Scheduler) Kept(dst []admission.KeptSlot) []admission.KeptSlot { return s.q.Kept(dst) }
+// may take it. Over a Cluster that is not in process it appends nothing.
+func (s *Scheduler) Kept(dst []admission.KeptSlot) []admission.KeptSlot {
+	if s.q == nil {
+		return dst // another cluster keeps no slot idle for a job
+	}
+	return s.q.Kept(dst)
+}

@@ -3,6 +3,7 @@ package slurm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -176,6 +177,17 @@ func (a *Adapter) SetPriority(ctx context.Context, principal string, priority in
 	for _, j := range a.Jobs() {
 		err := a.cfg.Client.SetPriority(ctx, principal, j.Job, priority)
 		rec := AuditRecord{At: a.clk.Now(), Principal: principal, Job: j.Job, Old: j.Priority, New: priority, Accepted: err == nil}
+		// What Slurm applied decides, not scontrol's exit status: a job's
+		// owner lowering its priority gets it applied with exit status 1
+		// ("not persistent").
+		if applied, known := a.priorityOf(ctx, j); known {
+			rec.Accepted = applied == priority
+			if rec.Accepted {
+				err = nil
+			} else if err == nil {
+				err = &CommandError{Command: "scontrol", Stderr: fmt.Sprintf("Slurm reports priority %d", applied), Err: ErrRejected}
+			}
+		}
 		if err != nil {
 			cause := err
 			var ce *CommandError
@@ -195,6 +207,21 @@ func (a *Adapter) SetPriority(ctx context.Context, principal string, priority in
 	}
 	a.poke()
 	return errors.Join(errs...)
+}
+
+// priorityOf asks Slurm for the priority of one of the adapter's jobs;
+// false if it could not tell.
+func (a *Adapter) priorityOf(ctx context.Context, j JobPriority) (int64, bool) {
+	statuses, err := a.cfg.Client.Query(ctx, []string{j.Name})
+	if err != nil {
+		return 0, false
+	}
+	for _, s := range statuses {
+		if s.ID == j.Job || (s.HetJob == j.Job && s.HetOffset == 0) {
+			return s.Priority, true
+		}
+	}
+	return 0, false
 }
 
 // Done is closed when the polling loop has ended (Stop, or ctx done).

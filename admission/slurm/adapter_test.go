@@ -74,12 +74,24 @@ func (f *fakeSlurm) Partition(context.Context, string) (Partition, error) {
 	return f.part, nil
 }
 
+// SetPriority applies what Slurm would: the operator's change, and an
+// owner's decrease (which scontrol reports as an error); it refuses an
+// owner's raise and anybody else's change.
 func (f *fakeSlurm) SetPriority(_ context.Context, principal string, job JobID, p int64) error {
-	if principal != f.operator {
-		return &CommandError{Command: "scontrol", Stderr: "Access/permission denied", Err: ErrPermissionDenied}
+	for i := range f.jobs {
+		if f.jobs[i].ID != job {
+			continue
+		}
+		switch {
+		case principal == f.operator:
+			f.prio[job], f.jobs[i].Priority = p, p
+			return nil
+		case principal == f.jobs[i].User && p < f.jobs[i].Priority:
+			f.prio[job], f.jobs[i].Priority = p, p
+			return &CommandError{Command: "scontrol", Stderr: "Changes to job priority are not persistent, change nice instead", Err: ErrRejected}
+		}
 	}
-	f.prio[job] = p
-	return nil
+	return &CommandError{Command: "scontrol", Stderr: "Access/permission denied", Err: ErrPermissionDenied}
 }
 
 func (f *fakeSlurm) RunStep(context.Context, Placement, []string, io.Writer, io.Writer) error {
@@ -214,6 +226,18 @@ func TestAdapterSetPriorityAudits(t *testing.T) {
 	require.Len(t, audit, 2)
 	assert.Equal(t, AuditRecord{At: audit[0].At, Principal: "alice", Job: 1, Old: 100, New: 9000, Reason: "Access/permission denied"}, audit[0])
 	assert.True(t, audit[1].Accepted)
+
+	// The job's owner lowers it: Slurm applies it though scontrol exits
+	// 1, and the audit follows what Slurm applied.
+	f.jobs[0].User = "bob"
+	require.NoError(t, a.SetPriority(ctx, "bob", 50))
+	require.Len(t, audit, 3)
+	assert.True(t, audit[2].Accepted, "%+v", audit[2])
+	assert.Equal(t, int64(50), f.jobs[0].Priority)
+	err = a.SetPriority(ctx, "bob", 60000)
+	assert.ErrorIs(t, err, ErrPermissionDenied, "an owner's raise is refused")
+	require.Len(t, audit, 4)
+	assert.False(t, audit[3].Accepted)
 }
 
 func TestAdapterStopCancelsWhatIsLeft(t *testing.T) {

@@ -30,6 +30,13 @@ type Config struct {
 	DefaultCPUs int
 	// ExtraArgs go to every sbatch (--account, --qos, ...).
 	ExtraArgs []string
+	// TimeLimit is every allocation's time limit (sbatch --time, rounded
+	// up to whole minutes): Slurm ends an allocation by then even if its
+	// runtime died without cancelling it. Zero means the partition's.
+	TimeLimit time.Duration
+	// Comment tags every allocation (sbatch --comment): Leftovers finds a
+	// run's allocations by it. No newline.
+	Comment string
 }
 
 // PartitionName returns the partition of the configured queue ("" for
@@ -45,6 +52,12 @@ func (c Config) PartitionName() string {
 func (c Config) validate() error {
 	if c.Name == "" || strings.ContainsAny(c.Name, ", \t\n") {
 		return &ConfigError{Field: "Name", Value: c.Name, Why: "must be non-empty, without spaces or commas"}
+	}
+	if c.TimeLimit < 0 {
+		return &ConfigError{Field: "TimeLimit", Value: c.TimeLimit.String(), Why: "must be at least 0"}
+	}
+	if strings.ContainsAny(c.Comment, "\n\r") {
+		return &ConfigError{Field: "Comment", Value: c.Comment, Why: "must be one line"}
 	}
 	if c.DefaultCPUs < 0 {
 		return &ConfigError{Field: "DefaultCPUs", Value: fmt.Sprint(c.DefaultCPUs), Why: "must be at least 0"}
@@ -63,14 +76,22 @@ const (
 	// Cancel: scancel Job (or, with Job 0, every job named Name); report
 	// with Core.Cancelled.
 	Cancel
+	// SetPriority: scontrol update of Job's priority to Priority, run as
+	// Principal ("" the client's own identity); report with
+	// Cluster.PriorityDone.
+	SetPriority
 )
 
-// Command is one Slurm command to run for the Core.
+// Command is one Slurm command to run for the Core (or the Cluster).
 type Command struct {
-	Kind    CommandKind
-	Name    string
-	Job     JobID
-	Request JobRequest
+	Kind      CommandKind
+	Name      string
+	Job       JobID
+	Request   JobRequest
+	Priority  int64
+	Principal string
+	// change is the Cluster's record of a SetPriority.
+	change *priorityChange
 }
 
 // Placement is where a granted slot lives: its allocation's job (the
@@ -109,6 +130,7 @@ type allocation struct {
 	reclaimed bool // Slurm is preempting it: its slots were reclaimed
 	reason    string
 	priority  int64
+	since     time.Time // when Slurm took the job (pending since)
 }
 
 // slotState is the admission's view of a granted slot.
@@ -137,6 +159,9 @@ type Core struct {
 	cmds     []Command
 	refused  []error
 	dups     map[JobID]bool // duplicate jobs of a name being cancelled
+	// failedDups are cancels of duplicates that failed: Shutdown issues
+	// them again unless an observation did, or found the duplicate ended.
+	failedDups []Command
 }
 
 // NewCore returns a Core for the partition part (as the I/O layer found
@@ -213,6 +238,7 @@ func (c *Core) ask(m slotpool.Ask) error {
 	if err != nil {
 		return err
 	}
+	req.TimeLimit, req.Comment, req.Extra = c.cfg.TimeLimit, c.cfg.Comment, c.cfg.ExtraArgs
 	if err := c.fits(m.ID, req); err != nil {
 		c.refused = append(c.refused, err)
 		return err
@@ -249,14 +275,14 @@ func (c *Core) fits(ask slotpool.AskID, req JobRequest) error {
 		}
 		if slotsFit < comp.Tasks {
 			if biggest < comp.CPUsPerTask {
-				return &TooLargeError{Ask: ask, Partition: p.Name, Need: fmt.Sprintf("slots of %d CPUs", comp.CPUsPerTask), Have: fmt.Sprintf("nodes of at most %d CPUs", biggest)}
+				return &TooLargeError{Ask: ask, Partition: p.Name, Need: fmt.Sprintf("slots of %d CPUs", comp.CPUsPerTask), Have: fmt.Sprintf("nodes of at most %d CPUs", biggest), Unavailable: p.OutOfService()}
 			}
-			return &TooLargeError{Ask: ask, Partition: p.Name, Need: fmt.Sprintf("%d slots of %v", comp.Tasks, comp.Profile), Have: fmt.Sprintf("room for %d", slotsFit)}
+			return &TooLargeError{Ask: ask, Partition: p.Name, Need: fmt.Sprintf("%d slots of %v", comp.Tasks, comp.Profile), Have: fmt.Sprintf("room for %d", slotsFit), Unavailable: p.OutOfService()}
 		}
 		total += comp.CPUs()
 	}
 	if have := p.CPUs(); total > have {
-		return &TooLargeError{Ask: ask, Partition: p.Name, Need: fmt.Sprintf("%d CPUs", total), Have: fmt.Sprintf("%d CPUs", have)}
+		return &TooLargeError{Ask: ask, Partition: p.Name, Need: fmt.Sprintf("%d CPUs", total), Have: fmt.Sprintf("%d CPUs", have), Unavailable: p.OutOfService()}
 	}
 	return nil
 }
@@ -310,14 +336,14 @@ func (c *Core) forget(a *allocation) {
 // the job is looked for by name at the next observation, and submitted
 // again only if it is not there. Any other error refuses the ask
 // (Refused).
-func (c *Core) Submitted(_ time.Time, name string, job JobID, err error) {
+func (c *Core) Submitted(now time.Time, name string, job JobID, err error) {
 	a, ok := c.byName[name]
 	if !ok || a.state != allocSubmitting {
 		return
 	}
 	switch {
 	case err == nil:
-		a.job, a.state = job, allocPending
+		a.job, a.state, a.since = job, allocPending, now
 		if a.withdrawn {
 			c.end(a)
 		}
@@ -334,8 +360,11 @@ func (c *Core) Submitted(_ time.Time, name string, job JobID, err error) {
 // issued again at the next observation that finds the job alive.
 func (c *Core) Cancelled(_ time.Time, name string, job JobID, err error) {
 	if c.dups[job] {
-		if err == nil {
-			delete(c.dups, job)
+		// Done, or to be issued again by the next observation that finds
+		// the duplicate alive (or by Shutdown).
+		delete(c.dups, job)
+		if err != nil {
+			c.failedDups = append(c.failedDups, Command{Kind: Cancel, Name: name, Job: job})
 		}
 		return
 	}
@@ -373,7 +402,7 @@ func (c *Core) Busy() bool {
 // status of those names, heterogeneous components included): running
 // jobs are granted, preempted or vanished ones revoked, and jobs that
 // ended without an allocation submitted again.
-func (c *Core) Observe(_ time.Time, names []string, statuses []JobStatus) {
+func (c *Core) Observe(now time.Time, names []string, statuses []JobStatus) {
 	byName := map[string][]JobStatus{}
 	for _, s := range statuses {
 		byName[s.Name] = append(byName[s.Name], s)
@@ -383,12 +412,12 @@ func (c *Core) Observe(_ time.Time, names []string, statuses []JobStatus) {
 		if !ok || a.state == allocSubmitting {
 			continue // the sbatch answer is what counts
 		}
-		c.observe(a, byName[name])
+		c.observe(now, a, byName[name])
 	}
 }
 
 // observe applies the statuses of one allocation's name.
-func (c *Core) observe(a *allocation, all []JobStatus) {
+func (c *Core) observe(now time.Time, a *allocation, all []JobStatus) {
 	if a.state == allocUnsure {
 		var found JobID
 		for _, s := range all {
@@ -397,10 +426,15 @@ func (c *Core) observe(a *allocation, all []JobStatus) {
 			}
 		}
 		if found == 0 {
+			if a.withdrawn {
+				a.state = allocDone
+				c.forget(a)
+				return
+			}
 			c.submit(a) // it never reached Slurm
 			return
 		}
-		a.job, a.state = found, allocPending
+		a.job, a.state, a.since = found, allocPending, now
 		if a.withdrawn {
 			c.end(a)
 		}
@@ -410,11 +444,15 @@ func (c *Core) observe(a *allocation, all []JobStatus) {
 		switch {
 		case s.Leader() == a.job:
 			mine = append(mine, s)
-		case !s.Terminal() && !c.dups[s.Leader()]:
-			// Another live job of our name: a submit retried after an
-			// outage that had reached Slurm. Only one is ours.
-			c.dups[s.Leader()] = true
-			c.cmds = append(c.cmds, Command{Kind: Cancel, Name: a.name, Job: s.Leader()})
+		default:
+			// Another job of our name: a submit retried after an outage
+			// that had reached Slurm. Only one is ours; a live duplicate is
+			// cancelled (again, if its cancel failed), an ended one is done.
+			c.failedDups = slices.DeleteFunc(c.failedDups, func(cmd Command) bool { return cmd.Job == s.Leader() })
+			if !s.Terminal() && !c.dups[s.Leader()] {
+				c.dups[s.Leader()] = true
+				c.cmds = append(c.cmds, Command{Kind: Cancel, Name: a.name, Job: s.Leader()})
+			}
 		}
 	}
 	slices.SortFunc(mine, func(x, y JobStatus) int { return x.HetOffset - y.HetOffset })
@@ -550,6 +588,12 @@ func (c *Core) Commands() []Command {
 	return cmds
 }
 
+// HasReady reports whether Ready has messages for the pool.
+func (c *Core) HasReady() bool { return len(c.out) > 0 }
+
+// Granted counts the slots granted and not released yet.
+func (c *Core) Granted() int { return len(c.slots) }
+
 // HasCommands reports whether Commands has something to hand out.
 func (c *Core) HasCommands() bool { return len(c.cmds) > 0 }
 
@@ -584,6 +628,28 @@ func (c *Core) Jobs() []JobPriority {
 	return out
 }
 
+// Wait is an ask whose Slurm job waits for its allocation.
+type Wait struct {
+	Ask  slotpool.AskID
+	Name string
+	Job  JobID
+	// Since is when Slurm took the job; Reason is Slurm's pending reason
+	// as last observed ("Resources", "Priority", "ReqNodeNotAvail, ...").
+	Since  time.Time
+	Reason string
+}
+
+// Waiting returns the asks whose jobs Slurm holds pending, in ask order.
+func (c *Core) Waiting() []Wait {
+	var out []Wait
+	for _, a := range c.allocs {
+		if a.state == allocPending && !a.withdrawn {
+			out = append(out, Wait{Ask: a.ask, Name: a.name, Job: a.job, Since: a.since, Reason: a.reason})
+		}
+	}
+	return out
+}
+
 // JobPriority is a Slurm job of the admission and its last observed
 // priority.
 type JobPriority struct {
@@ -595,13 +661,48 @@ type JobPriority struct {
 // Shutdown cancels every allocation not over (the runtime is done): the
 // commands come out of Commands. Cancels of jobs with unknown ids go by
 // name.
-func (c *Core) Shutdown() {
+func (c *Core) Shutdown() { c.shutdown(false) }
+
+// shutdown is Shutdown; with again, the cancels already issued are
+// issued again too (their outcome may never have been reported: the
+// runtime is stopping).
+func (c *Core) shutdown(again bool) {
+	for _, cmd := range c.failedDups {
+		if !c.dups[cmd.Job] {
+			c.dups[cmd.Job] = true
+			c.cmds = append(c.cmds, cmd)
+		}
+	}
+	c.failedDups = nil
 	for _, a := range c.allocs {
-		if a.state != allocDone && !(a.state == allocEnding && a.cancel) {
+		if a.state != allocDone && (again || !(a.state == allocEnding && a.cancel)) {
 			a.withdrawn = true
 			a.cancel = true
 			a.state = allocEnding
 			c.cmds = append(c.cmds, Command{Kind: Cancel, Name: a.name, Job: a.job})
+		}
+	}
+}
+
+// SetPartition takes a new description of the partition (its nodes'
+// states changed: drained, down, back in service). Every ask not granted
+// yet that can no longer fit is refused (Refused: a *TooLargeError that
+// names the nodes out of service) and its job cancelled; granted slots
+// are Slurm's to keep or revoke.
+func (c *Core) SetPartition(p Partition) {
+	c.part = p
+	for _, a := range slices.Clone(c.allocs) {
+		if a.withdrawn || a.state == allocGranted || a.state >= allocEnding {
+			continue
+		}
+		err := c.fits(a.ask, a.req)
+		if err == nil {
+			continue
+		}
+		c.refused = append(c.refused, err)
+		a.withdrawn = true
+		if a.state == allocPending {
+			c.end(a)
 		}
 	}
 }
@@ -614,3 +715,13 @@ func (c *Core) NextDeadline() (time.Time, bool) { return time.Time{}, false }
 
 // isUnreachable reports whether err leaves a command's outcome unknown.
 func isUnreachable(err error) bool { return errors.Is(err, ErrUnreachable) }
+
+var commandNames = [...]string{"", "submit", "cancel", "set-priority"}
+
+// String returns "submit", "cancel" or "set-priority".
+func (k CommandKind) String() string {
+	if int(k) < len(commandNames) && k > 0 {
+		return commandNames[k]
+	}
+	return fmt.Sprintf("CommandKind(%d)", uint8(k))
+}

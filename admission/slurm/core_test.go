@@ -345,3 +345,44 @@ func TestCoreRejectsBadInput(t *testing.T) {
 	_, ok := c.NextDeadline()
 	assert.False(t, ok)
 }
+
+// A duplicate job whose cancel failed is cancelled again by the next
+// observation that finds it alive, or by Shutdown, and only then.
+func TestFailedCancelOfADuplicate(t *testing.T) {
+	unreachable := &CommandError{Command: "scancel", Err: ErrUnreachable}
+	dupCancel := Command{Kind: Cancel, Name: "rs-a1", Job: 21}
+	// dupFailed is a Core granted job 20 whose name also found job 21, a
+	// duplicate whose cancel failed.
+	dupFailed := func(t *testing.T) *Core {
+		c := newCore(t)
+		require.NoError(t, c.Handle(t0, unknownAsk(1, 1)))
+		submitted(t, c, 20)
+		c.Observe(t0, c.Watched(), []JobStatus{running(20, "rs-a1", NodeCPUs{"n1", 1}), {ID: 21, Name: "rs-a1", State: "PENDING"}})
+		require.Len(t, c.Ready(), 1)
+		require.Equal(t, []Command{dupCancel}, c.Commands())
+		c.Cancelled(t0, "rs-a1", 21, unreachable)
+		return c
+	}
+	own := Command{Kind: Cancel, Name: "rs-a1", Job: 20}
+
+	t.Run("Shutdown issues it again", func(t *testing.T) {
+		c := dupFailed(t)
+		c.Shutdown()
+		assert.Equal(t, []Command{dupCancel, own}, c.Commands())
+	})
+	t.Run("an observation that finds it alive issues it again, once", func(t *testing.T) {
+		c := dupFailed(t)
+		c.Observe(t0, c.Watched(), []JobStatus{running(20, "rs-a1", NodeCPUs{"n1", 1}), {ID: 21, Name: "rs-a1", State: "PENDING"}})
+		assert.Equal(t, []Command{dupCancel}, c.Commands())
+		c.Cancelled(t0, "rs-a1", 21, nil)
+		c.Shutdown()
+		assert.Equal(t, []Command{own}, c.Commands(), "cancelled: not again")
+	})
+	t.Run("one that finds it ended drops it", func(t *testing.T) {
+		c := dupFailed(t)
+		c.Observe(t0, c.Watched(), []JobStatus{running(20, "rs-a1", NodeCPUs{"n1", 1}), {ID: 21, Name: "rs-a1", State: "CANCELLED"}})
+		assert.Empty(t, c.Commands())
+		c.Shutdown()
+		assert.Equal(t, []Command{own}, c.Commands())
+	})
+}

@@ -1,5 +1,7 @@
-// Package slurm puts a real cluster behind the slot pool's admission seam
-// (slotpool.Admission): Slurm, talked to through its commands.
+// Package slurm puts a real cluster behind the admission seams: Slurm,
+// talked to through its commands. Cluster is an admission.Cluster many
+// jobs share (package multijob runs its jobs over it); Adapter is the
+// slotpool.Admission of one job's scheduler.
 //
 // Every all-or-nothing ask of the pool becomes one Slurm batch job that
 // only holds an allocation (its script sleeps): one component per task
@@ -33,8 +35,39 @@
 // retries with backoff; nothing is granted twice, because a job is
 // known by its unique name and granted once.
 //
-// A runtime holding a scheduler.Driver (whose scheduler has
-// Config.ExternalAdmission set) uses it like this:
+// Cluster gives each job a Core of its own and gathers their commands
+// and the names they watch, so that one squeue per poll serves every job
+// (Cluster.Watched); it rejects a job whose largest region can never fit
+// its partition, fails one whose waiting region no longer fits when
+// nodes are drained or down (SetPartition), audits priority changes by
+// the priority Slurm reports afterwards, tags every allocation with the
+// run (Tag, sbatch --comment) and gives it a time limit (sbatch --time),
+// so that Slurm ends what a runtime that died left and
+// ExecClient.Leftovers finds it. Poller is its I/O layer: on one
+// goroutine it runs the commands, polls, reads the partitions again and
+// feeds the results to the Cluster through multijob.Driver.ClusterInput;
+// it reports outages once when they begin and once when they end, and
+// allocations that wait, with Slurm's reason (Notice). A runtime with
+// many jobs uses them like this:
+//
+//	cl, err := slurm.NewCluster(slurm.ClusterConfig{Run: runID}, partitions)
+//	s, err := multijob.New(multijob.Config{Cluster: cl})
+//	d := multijob.StartDriver(ctx, s, multijob.DriverConfig{})
+//	pl, err := slurm.StartPoller(ctx, slurm.PollerConfig{Cluster: cl, Inputs: d, Client: &slurm.ExecClient{}})
+//	d.Submit(ctx, spec)
+//	for rd := range d.Ready() {
+//		for _, jr := range rd.Jobs {
+//			for _, dep := range jr.Deploy {
+//				p, _ := pl.Placement(ctx, jr.Job, dep.Slot) // job, het group and node
+//				// run the task: client.RunStep(ctx, p, argv, out, errOut)
+//			}
+//		}
+//		pl.Poke() // the cluster may have commands to run
+//	}
+//	pl.Stop(ctx) // cancels everything the run still holds
+//
+// A runtime holding a scheduler.Driver for one job (whose scheduler has
+// Config.ExternalAdmission set) uses an Adapter like this:
 //
 //	ad, err := slurm.StartAdapter(ctx, slurm.AdapterConfig{Core: slurm.Config{Name: "etl"}, Client: &slurm.ExecClient{}, Sink: driver})
 //	...
@@ -47,6 +80,6 @@
 //	}
 //	ad.Stop(ctx) // cancels what is still allocated
 //
-// cmd/regionsched's "run --slurm" is such a runtime. scripts/slurm-up.sh
+// cmd/regionsched's "run --slurm" is the runtime with many jobs. scripts/slurm-up.sh
 // starts a private test cluster (docs/slurm.md).
 package slurm

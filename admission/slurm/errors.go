@@ -35,16 +35,31 @@ var (
 
 // TooLargeError says which ask cannot fit which partition, and why.
 type TooLargeError struct {
-	Ask       slotpool.AskID
+	Ask slotpool.AskID
+	// Region names what asked, when known ("region 0 A, B"): then the
+	// error names it instead of the ask.
+	Region    string
 	Partition string
 	// Need and Have describe the resource that is short ("17 CPUs" and
 	// "16 CPUs", "a slot of 8 CPUs" and "nodes of at most 4 CPUs").
 	Need, Have string
+	// Unavailable lists the partition's nodes that could not count, as
+	// NAME (STATE): drained, down or failed ones.
+	Unavailable []string
 }
 
-// Error names the ask, the partition and what is short.
+// Error names the ask, the partition, what is short and the nodes out
+// of service.
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("slurm: ask %d needs %s, partition %q has %s: %v", e.Ask, e.Need, e.Partition, e.Have, ErrTooLarge)
+	out := ""
+	if len(e.Unavailable) > 0 {
+		out = " (out of service: " + strings.Join(e.Unavailable, ", ") + ")"
+	}
+	what := fmt.Sprintf("ask %d", e.Ask)
+	if e.Region != "" {
+		what = e.Region
+	}
+	return fmt.Sprintf("slurm: %s needs %s, partition %q has %s%s: %v", what, e.Need, e.Partition, e.Have, out, ErrTooLarge)
 }
 
 // Unwrap returns ErrTooLarge.

@@ -207,10 +207,10 @@ func TestSlurmPreemptionRevokes(t *testing.T) {
 func TestSlurmPriorityRaiseIsSlurmsDecision(t *testing.T) {
 	conf := slurmtest.Require(t)
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to act as another user (runuser)")
+		slurmtest.Missing(t, "needs root to act as another user (runuser)")
 	}
 	if _, err := user.Lookup("nobody"); err != nil {
-		t.Skip("no user nobody")
+		slurmtest.Missing(t, "no user nobody")
 	}
 	if out, err := exec.Command("runuser", "-u", "nobody", "--", "test", "-r", conf).CombinedOutput(); err != nil {
 		t.Fatalf("user nobody cannot read %s (%v %s): make its directories readable to others", conf, err, out)
@@ -224,25 +224,35 @@ func TestSlurmPriorityRaiseIsSlurmsDecision(t *testing.T) {
 	waitFor(t, "the pending job", func() bool { return len(ad.Jobs()) == 1 })
 	job := ad.Jobs()[0].Job
 
-	err := ad.SetPriority(ctx, "nobody", 100000)
+	// A job starts near 4.29e9: nobody, its owner, may not raise it, but
+	// may lower it (Slurm applies it, though scontrol exits 1: "not
+	// persistent"); root may do both. The audit follows what Slurm applied.
+	err := ad.SetPriority(ctx, "nobody", slurm.MaxPriority)
 	var pe *slurm.PriorityError
 	require.ErrorAs(t, err, &pe, "an ordinary user may not raise")
 	assert.ErrorIs(t, err, slurm.ErrPermissionDenied)
 	assert.Equal(t, "nobody", pe.Principal)
 	assert.Equal(t, job, pe.Job)
 
-	require.NoError(t, ad.SetPriority(ctx, "", 12345), "root may")
+	require.NoError(t, ad.SetPriority(ctx, "nobody", 100000), "its owner may lower it")
 	out, err := slurmtest.Command(conf, "squeue", "-h", "-j", fmt.Sprint(job), "-o", "%Q")
+	require.NoError(t, err, out)
+	assert.Equal(t, "100000", strings.TrimSpace(out))
+
+	require.NoError(t, ad.SetPriority(ctx, "", 12345), "root may")
+	out, err = slurmtest.Command(conf, "squeue", "-h", "-j", fmt.Sprint(job), "-o", "%Q")
 	require.NoError(t, err, out)
 	assert.Equal(t, "12345", strings.TrimSpace(out))
 
-	require.Len(t, audit, 2)
+	require.Len(t, audit, 3)
 	assert.Equal(t, "nobody", audit[0].Principal)
 	assert.False(t, audit[0].Accepted)
-	assert.NotEmpty(t, audit[0].Reason)
-	assert.Equal(t, int64(100000), audit[0].New)
-	assert.True(t, audit[1].Accepted)
-	assert.Equal(t, job, audit[1].Job)
+	assert.Contains(t, audit[0].Reason, "permission denied")
+	assert.Equal(t, int64(slurm.MaxPriority), audit[0].New)
+	assert.True(t, audit[1].Accepted, "%+v", audit[1])
+	assert.Equal(t, int64(100000), audit[1].New)
+	assert.True(t, audit[2].Accepted)
+	assert.Equal(t, job, audit[2].Job)
 }
 
 // waitFor polls cond until it holds, or fails after 20 s.

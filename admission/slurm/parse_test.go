@@ -105,3 +105,22 @@ func TestStepCause(t *testing.T) {
 	assert.Equal(t, ErrStepRefused, stepCause("srun: error: Unable to confirm allocation for job 9: Invalid job id specified", exit))
 	assert.Equal(t, ErrRejected, stepCause("srun: error: n1: task 0: Exited with exit code 3", exit))
 }
+
+// A node takes jobs unless sinfo reports it drained, draining, down,
+// failed or otherwise out of service, its state flags aside; a
+// partition's usable CPUs and OutOfService follow.
+func TestNodeInService(t *testing.T) {
+	for state, in := range map[string]bool{
+		"idle": true, "mixed": true, "allocated": true, "completing": true, "": true, "idle~": true, "mixed#": true, "IDLE": true,
+		"drained": false, "draining": false, "drain": false, "down": false, "down*": false, "drained*": false, "DOWN+DRAIN": false,
+		"fail": false, "failing": false, "inval": false, "maint": false, "reserved": false, "unknown": false, "powered_down": false,
+	} {
+		assert.Equal(t, in, Node{State: state}.InService(), "%q", state)
+	}
+	p := Partition{Name: "p", MaxCPUsPerNode: 3, Nodes: []Node{{Name: "n1", CPUs: 4, State: "idle"}, {Name: "n2", CPUs: 4, State: "drained"},
+		{Name: "n3", CPUs: 2, State: "down*"}, {Name: "n4", CPUs: 2, State: "mixed"}}}
+	assert.Equal(t, []string{"n2 (drained)", "n3 (down*)"}, p.OutOfService())
+	assert.Equal(t, 0, p.UsableCPUs(p.Nodes[1]))
+	assert.Equal(t, 5, p.CPUs(), "3 of n1 (the partition's limit) and n4's 2")
+	assert.Empty(t, recordedPartition(t, "low").OutOfService())
+}

@@ -27,8 +27,37 @@ type Node struct {
 	State string
 }
 
-// UsableCPUs returns the CPUs of node n a job of the partition may use.
+// InService reports whether a node can take jobs: not drained (or
+// draining), down, failed, or otherwise out of service, by the state sinfo
+// reports (its long form, flags such as "*" or "+" aside). A node whose
+// state is unknown to the admission ("") counts as in service.
+func (n Node) InService() bool {
+	st := strings.ToLower(strings.TrimRight(n.State, "*~#!%$@^-+"))
+	switch {
+	case strings.HasPrefix(st, "drain"), strings.HasPrefix(st, "down"), strings.HasPrefix(st, "fail"),
+		st == "inval", st == "maint", st == "reserved", st == "unknown", st == "not_responding", st == "power_down", st == "powered_down":
+		return false
+	}
+	return true
+}
+
+// OutOfService lists the nodes not in service, as NAME (STATE).
+func (p Partition) OutOfService() []string {
+	var out []string
+	for _, n := range p.Nodes {
+		if !n.InService() {
+			out = append(out, n.Name+" ("+n.State+")")
+		}
+	}
+	return out
+}
+
+// UsableCPUs returns the CPUs of node n a job of the partition may use:
+// none if the node is out of service.
 func (p Partition) UsableCPUs(n Node) int {
+	if !n.InService() {
+		return 0
+	}
 	if p.MaxCPUsPerNode > 0 && p.MaxCPUsPerNode < n.CPUs {
 		return p.MaxCPUsPerNode
 	}

@@ -7,17 +7,23 @@ type AuditRecord struct {
 	At time.Time
 	// Principal is the user the change ran as.
 	Principal string
-	Job       JobID
+	// Job is the Slurm job; RuntimeJob the Cluster's job it allocates for
+	// ("" from an Adapter).
+	Job        JobID
+	RuntimeJob string
 	// Old is the priority last observed (0 if none yet), New the one
 	// asked for.
 	Old, New int64
 	Accepted bool
-	// Reason is Slurm's refusal ("" when accepted).
+	// Reason is Slurm's refusal, or the priority Slurm reports instead
+	// ("" when accepted).
 	Reason string
 }
 
-// Auditor receives every priority change of an Adapter, accepted or
-// refused, after Slurm answered. It is called from the caller's goroutine
-// of Adapter.SetPriority and must not block for long. The in-process
+// Auditor receives every priority change of an Adapter or a Cluster,
+// accepted or refused, after Slurm answered. It is called from the
+// caller's goroutine of Adapter.SetPriority, or from the goroutine that
+// owns the Cluster (at the observation that shows the priority Slurm
+// applied), and must not block for long. The in-process
 // admission's audit sink can be wrapped into one.
 type Auditor func(AuditRecord)

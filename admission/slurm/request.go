@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
@@ -15,6 +16,13 @@ import (
 type JobRequest struct {
 	Partition  string
 	Components []Component
+	// TimeLimit is the job's time limit (--time, whole minutes rounded
+	// up); zero leaves the partition's default.
+	TimeLimit time.Duration
+	// Comment tags the job (--comment); "" means none.
+	Comment string
+	// Extra are more sbatch options for the whole job (--account, --qos).
+	Extra []string
 }
 
 // Component is one part of a (heterogeneous) Slurm job: Tasks slots, each
@@ -97,12 +105,20 @@ const holdScript = "exec sleep infinity"
 // under the job name name: it prints the job id only (--parsable), is
 // never requeued (a preempted allocation is revoked, the pool asks anew),
 // writes no output file, and holds the allocation with a sleeping script;
-// the components of a heterogeneous job are separated by ":". extra
-// (account, QOS, ...) goes before the first component. (sbatch rather
+// the components of a heterogeneous job are separated by ":". The time
+// limit, the comment, r.Extra and extra (account, QOS, ...) go before the
+// first component. (sbatch rather
 // than salloc --no-shell, which also leaves the allocation to its job but
 // waits until it is granted: an ask that must wait would hold a process.)
 func (r JobRequest) SbatchArgs(name string, extra ...string) []string {
 	args := []string{"--parsable", "--no-requeue", "--job-name=" + name, "--output=/dev/null", "--error=/dev/null", "--chdir=/"}
+	if r.TimeLimit > 0 {
+		args = append(args, "--time="+strconv.FormatInt(int64((r.TimeLimit+time.Minute-1)/time.Minute), 10))
+	}
+	if r.Comment != "" {
+		args = append(args, "--comment="+r.Comment)
+	}
+	args = append(args, r.Extra...)
 	args = append(args, extra...)
 	for i, c := range r.Components {
 		if i > 0 {

@@ -3,6 +3,7 @@ package slurm
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -98,4 +99,51 @@ func ExampleMap() {
 	// --cpus-per-task=2
 	// --gpus-per-task=1
 	// --wrap=exec sleep infinity
+}
+
+// The time limit goes to sbatch in whole minutes rounded up, then the
+// comment, the request's extra options and the caller's, all before the
+// first component.
+func TestSbatchArgsTimeCommentExtra(t *testing.T) {
+	base := []string{"--parsable", "--no-requeue", "--job-name=j", "--output=/dev/null", "--error=/dev/null", "--chdir=/"}
+	tail := []string{"--ntasks=1", "--cpus-per-task=1", "--wrap=exec sleep infinity"}
+	for _, tc := range []struct {
+		name  string
+		req   JobRequest
+		extra []string
+		want  []string
+	}{
+		{"none", JobRequest{}, nil, nil},
+		{"90 s is 2 minutes", JobRequest{TimeLimit: 90 * time.Second}, nil, []string{"--time=2"}},
+		{"a minute is 1", JobRequest{TimeLimit: time.Minute}, nil, []string{"--time=1"}},
+		{"a second is 1", JobRequest{TimeLimit: time.Second}, nil, []string{"--time=1"}},
+		{"an hour", JobRequest{TimeLimit: time.Hour}, nil, []string{"--time=60"}},
+		{"comment", JobRequest{Comment: "regionsched-run=r1"}, nil, []string{"--comment=regionsched-run=r1"}},
+		{"all", JobRequest{TimeLimit: 61 * time.Second, Comment: "c", Extra: []string{"--qos=low", "--account=x"}}, []string{"--reservation=r"},
+			[]string{"--time=2", "--comment=c", "--qos=low", "--account=x", "--reservation=r"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.req.Components = []Component{{Tasks: 1, CPUsPerTask: 1}}
+			want := append(append(append([]string(nil), base...), tc.want...), tail...)
+			assert.Equal(t, want, tc.req.SbatchArgs("j", tc.extra...))
+		})
+	}
+}
+
+// A Core's sbatch carries its configured time limit, comment and extra
+// options.
+func TestCoreRequestCarriesTheConfig(t *testing.T) {
+	c, err := NewCore(Config{Name: "rs", TimeLimit: 90 * time.Second, Comment: "regionsched-run=r1", ExtraArgs: []string{"--account=x"}},
+		recordedPartition(t, "low"))
+	require.NoError(t, err)
+	require.NoError(t, c.Handle(t0, unknownAsk(1, 2)))
+	cmds := c.Commands()
+	require.Len(t, cmds, 1)
+	assert.Equal(t, JobRequest{Partition: "low", Components: []Component{{Profile: resource.Unknown, Tasks: 2, CPUsPerTask: 1}},
+		TimeLimit: 90 * time.Second, Comment: "regionsched-run=r1", Extra: []string{"--account=x"}}, cmds[0].Request)
+
+	for _, cfg := range []Config{{Name: "rs", Comment: "two\nlines"}, {Name: "rs", TimeLimit: -time.Second}, {Name: "rs", DefaultCPUs: -1}} {
+		_, err := NewCore(cfg, Partition{})
+		assert.ErrorIs(t, err, ErrBadConfig, "%+v", cfg)
+	}
 }

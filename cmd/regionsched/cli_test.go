@@ -292,7 +292,7 @@ func TestMistypedCommand(t *testing.T) {
 		{[]string{"simulat", "--slots", "2", flip119Path}, "regionsched: unknown command simulat; did you mean simulate?"},
 		{[]string{"--mode", "batch", "regoins", flip119Path}, "regionsched: unknown command regoins; did you mean regions?"},
 		{[]string{"chek", "--slots=2", "--format", "json", flip119Path}, "regionsched: unknown command chek; did you mean check?"},
-		{[]string{"schedule", flip119Path}, "regionsched: unknown command schedule; the commands are check, completion, regions, run, simulate"},
+		{[]string{"schedule", flip119Path}, "regionsched: unknown command schedule; the commands are check, completion, leftovers, regions, run, simulate"},
 	} {
 		t.Run(tc.args[0], func(t *testing.T) {
 			res := execCLI(t, "", tc.args...)

@@ -247,7 +247,7 @@ Exit codes: 0 success, 1 a negative verdict (not runnable, deadlock, failed job)
 	// before or after the command name.
 	mode := &modeFlag{mode: exchange.AllBlocking}
 	root.PersistentFlags().Var(mode, "mode", "global data exchange mode: "+strings.Join(exchange.ModeNames(), ", ")+" (case-insensitive)")
-	root.AddCommand(newRegionsCommand(stdin, mode), newCheckCommand(stdin, mode), newSimulateCommand(stdin, mode), newRunCommand(stdin, mode))
+	root.AddCommand(newRegionsCommand(stdin, mode), newCheckCommand(stdin, mode), newSimulateCommand(stdin, mode), newRunCommand(stdin, mode), newLeftoversCommand())
 	for _, c := range root.Commands() {
 		if c.Long == "" {
 			c.Long = c.Short + ".\n\n" + formatsHelp

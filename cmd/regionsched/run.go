@@ -7,24 +7,29 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"os/signal"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/benbjohnson/clock"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/admission/slurm"
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/simulator"
-	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -49,16 +54,28 @@ func newRunCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		Use:   "run --slurm [--mode M] [--partition P] [--queue-partition Q=P ...] [--trace FILE] JOB [JOB ...]",
 		Short: "Run jobs for real on a Slurm cluster: every region's bulk an allocation, every task a job step",
 		Long: `run executes job files on a Slurm cluster (the one SLURM_CONF names, or --slurm-conf).
-Each job has its own scheduler; its regions ask for slots through the Slurm admission:
-every bulk becomes one all-or-nothing Slurm job that holds an allocation, and every task
-runs as a step in its slot's allocation on its slot's node (srun --overlap), sleeping for
-its vertex's durationMs (times --duration-scale). Several jobs run at once and compete
-for the cluster through Slurm; a job starts at its submitAtMs, and its queue picks the
-partition (--queue-partition, else --partition). The trace (--trace) has the format of simulate --trace,
-in real milliseconds since the start. Allocations still held at the end are cancelled.
+The jobs share the cluster through the multi-job scheduler with Slurm as its admission:
+each job has its own scheduler, every region's bulk becomes one all-or-nothing Slurm job
+that holds an allocation, and every task runs as a step in its slot's allocation on its
+slot's node (srun --overlap), sleeping for its vertex's durationMs (times
+--duration-scale). Slurm decides who gets the cluster; a job starts at its submitAtMs,
+and its queue picks the partition (--queue-partition, else --partition). One poller
+serves the whole run: one squeue per poll whatever the number of jobs.
 
-Exit codes: 0 every job finished, 1 a job failed (the message says which and why),
-2 bad input or no Slurm reachable.
+Nothing is left behind: SIGINT and SIGTERM cancel every allocation of the run before
+run exits; every allocation has a Slurm time limit (--time-limit), so that Slurm ends
+it even after a SIGKILL; and every allocation is tagged with the run (sbatch --comment),
+so that "regionsched leftovers --slurm" finds and cancels what a dead run left.
+
+What Slurm does is said as it happens: one line when the controller stops answering and
+one when it is back (with the outage's length), an allocation pending for more than 5 s
+with Slurm's reason, and a summary of the outages at the end. A region that can no
+longer fit (its partition's nodes drained or down) fails its job at once, naming the
+nodes. The trace (--trace) has the format of simulate --trace, in real milliseconds since
+the start.
+
+Exit codes: 0 every job finished, 1 a job failed or was killed (the message says which
+and why) or the run was interrupted, 2 bad input or no Slurm reachable.
 
 ` + formatsHelp,
 		Args: func(c *cobra.Command, args []string) error {
@@ -78,8 +95,9 @@ Exit codes: 0 every job finished, 1 a job failed (the message says which and why
 	c.Flags().DurationVar(&cfg.IdleTimeout, "idle-timeout", 500*time.Millisecond, "give a slot nobody needs back to Slurm after this long (its allocation ends with its last slot)")
 	c.Flags().DurationVar(&timeout, "timeout", 30*time.Minute, "give up (and cancel everything) after this long")
 	c.Flags().BoolVar(&logRequests, "verbose", false, "log the admission's outages and refusals on standard error")
-	c.Flags().StringVar(&eventsFile, "events", "", "priority changes, JSON Lines of set-priority events (the events file of simulate; t in real ms): each runs scontrol as its \"by\" user on the job's Slurm jobs, so Slurm decides")
-	c.Flags().StringVar(&auditFile, "audit", "", "write one JSON line per priority change, applied or refused by Slurm")
+	c.Flags().StringVar(&eventsFile, "events", "", "priority changes and kills, JSON Lines (the events file of simulate; t in real ms): a set-priority runs scontrol as its \"by\" user on the job's Slurm jobs, so Slurm decides; a kill cancels the job")
+	c.Flags().StringVar(&auditFile, "audit", "", "write one JSON line per priority change, applied or refused by Slurm (judged by the priority Slurm reports afterwards)")
+	c.Flags().DurationVar(&cfg.TimeLimit, "time-limit", 0, "Slurm time limit of every allocation, so that Slurm ends what a runner killed with SIGKILL leaves (default: --timeout plus a minute)")
 	c.RunE = func(c *cobra.Command, args []string) error {
 		if !useSlurm {
 			return badInput(errors.New("run needs a backend: --slurm (simulate runs in virtual time)"))
@@ -87,13 +105,21 @@ Exit codes: 0 every job finished, 1 a job failed (the message says which and why
 		if !(cfg.Scale > 0) {
 			return badInput(fmt.Errorf("--duration-scale must be positive, not %v", cfg.Scale))
 		}
-		var jobs []*topology.JobGraph
-		for _, a := range args {
-			job, err := loadJob(a, stdin)
-			if err != nil {
-				return err
-			}
-			jobs = append(jobs, job)
+		if cfg.TimeLimit < 0 {
+			return badInput(fmt.Errorf("--time-limit must be at least 0, not %v", cfg.TimeLimit))
+		}
+		if cfg.TimeLimit == 0 {
+			cfg.TimeLimit = timeout + time.Minute
+		}
+		loaded, err := (&jobsRun{}).loadJobs(args, stdin)
+		if err != nil {
+			return err
+		}
+		var jobs []slurmJob
+		var names []string
+		for _, j := range loaded {
+			jobs = append(jobs, slurmJob{Name: j.Name, Job: j.Job})
+			names = append(names, j.Name)
 		}
 		if conf != "" {
 			if _, err := os.Stat(conf); err != nil {
@@ -101,7 +127,7 @@ Exit codes: 0 every job finished, 1 a job failed (the message says which and why
 			}
 		}
 		if eventsFile != "" {
-			evs, err := readPriorityEvents(eventsFile)
+			evs, err := readSlurmEvents(eventsFile, names)
 			if err != nil {
 				return badInput(err)
 			}
@@ -110,14 +136,13 @@ Exit codes: 0 every job finished, 1 a job failed (the message says which and why
 		cfg.Mode = mode.mode
 		cfg.Client = &slurm.ExecClient{Conf: conf, User: user}
 		if logRequests {
-			lc := zap.NewDevelopmentConfig()
-			lc.Level = zap.NewAtomicLevelAt(zap.WarnLevel)
-			lc.OutputPaths = []string{"stderr"}
-			if l, err := lc.Build(); err == nil {
-				cfg.Logger = l
-			}
+			cfg.Logger = stderrLogger(c.ErrOrStderr())
 		}
-		ctx, cancel := context.WithTimeout(c.Context(), timeout)
+		// SIGINT and SIGTERM end the run: every allocation is cancelled
+		// before the command exits.
+		sigCtx, stopSignals := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+		defer stopSignals()
+		ctx, cancel := context.WithTimeout(sigCtx, timeout)
 		defer cancel()
 		if err := slurmReachable(ctx, cfg.Client, cfg.Partition); err != nil {
 			return badInput(fmt.Errorf("no Slurm reachable: %w", err))
@@ -134,6 +159,12 @@ Exit codes: 0 every job finished, 1 a job failed (the message says which and why
 					Old: rec.Old, New: rec.New, Accepted: rec.Accepted, Reason: strings.TrimSpace(rec.Reason)})
 			}
 		}
+		sum := summaryWriter(c, traceFile)
+		notes := &noticePrinter{w: sum}
+		cfg.Notify = notes.print
+		cfg.RunID = runID()
+		fmt.Fprintf(sum, "run %s: allocations tagged %s, time limit %s (regionsched leftovers --slurm finds them)\n",
+			cfg.RunID, slurm.Tag(cfg.RunID), cfg.TimeLimit)
 		var outcomes []slurmOutcome
 		write := func(w io.Writer) error {
 			tw := simulator.NewTraceWriter(w)
@@ -141,7 +172,6 @@ Exit codes: 0 every job finished, 1 a job failed (the message says which and why
 			outcomes = runOnSlurm(ctx, cfg, jobs)
 			return tw.Flush()
 		}
-		var err error
 		if traceFile != "" {
 			err = writeOutput(c, traceFile, write)
 		} else {
@@ -150,10 +180,94 @@ Exit codes: 0 every job finished, 1 a job failed (the message says which and why
 		if err != nil {
 			return err
 		}
-		return printOutcomes(summaryWriter(c, traceFile), outcomes)
+		notes.summary()
+		if sigCtx.Err() != nil {
+			fmt.Fprintln(sum, "interrupted: every allocation of the run was cancelled")
+		}
+		return printOutcomes(sum, outcomes)
 	}
 	return c
 }
+
+// stderrLogger logs warnings and above on w, one line each, without
+// stack traces.
+func stderrLogger(w io.Writer) *zap.Logger {
+	enc := zap.NewDevelopmentEncoderConfig()
+	enc.StacktraceKey = ""
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(w), zap.WarnLevel)
+	return zap.New(core)
+}
+
+// noticePrinter prints the poller's notices as they come, one line each:
+// an outage when it begins and when it ends (with its length), an
+// allocation that waits (with Slurm's reason); and a summary of the
+// outages at the end.
+type noticePrinter struct {
+	mu      sync.Mutex
+	w       io.Writer
+	outages []time.Duration
+	open    bool
+}
+
+// print prints one notice.
+func (n *noticePrinter) print(nt slurm.Notice) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch nt.Kind {
+	case slurm.OutageBegan:
+		n.open = true
+		fmt.Fprintf(n.w, "slurm: controller unreachable (%s); retrying\n", slurmMessage(nt.Err))
+	case slurm.OutageEnded:
+		n.open = false
+		n.outages = append(n.outages, nt.Duration)
+		fmt.Fprintf(n.w, "slurm: controller answering again after %s (%s failed meanwhile)\n", roundMs(nt.Duration), count(nt.Failures, "command"))
+	case slurm.Waiting:
+		reason := nt.Wait.Reason
+		if reason == "" {
+			reason = "no reason given"
+		}
+		fmt.Fprintf(n.w, "slurm: job %s: allocation %s (Slurm job %d) pending for %s: %s\n", nt.Job, nt.Wait.Name, nt.Wait.Job, roundMs(nt.Duration), reason)
+	}
+}
+
+// slurmMessage is what a failed Slurm command said (the last line of its
+// standard error), or the error itself.
+func slurmMessage(err error) string {
+	var ce *slurm.CommandError
+	if errors.As(err, &ce) {
+		if msg := strings.TrimSpace(ce.Stderr); msg != "" {
+			lines := strings.Split(msg, "\n")
+			last := strings.TrimSpace(lines[len(lines)-1])
+			if strings.HasPrefix(last, ce.Command+":") {
+				return last
+			}
+			return ce.Command + ": " + last
+		}
+		return ce.Command + ": no answer in time"
+	}
+	return err.Error()
+}
+
+// summary prints the outages of the run, if any.
+func (n *noticePrinter) summary() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.outages) == 0 && !n.open {
+		return
+	}
+	var total time.Duration
+	for _, d := range n.outages {
+		total += d
+	}
+	line := fmt.Sprintf("slurm outages: %d, %s in all", len(n.outages), roundMs(total))
+	if n.open {
+		line += "; the last one had not ended"
+	}
+	fmt.Fprintln(n.w, line)
+}
+
+// roundMs rounds a duration to milliseconds for printing.
+func roundMs(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
 
 // slurmReachable checks that the partition can be described.
 func slurmReachable(ctx context.Context, cl slurm.Client, partition string) error {
@@ -198,25 +312,43 @@ type slurmRunConfig struct {
 	Client     slurm.Client
 	// Scale multiplies every task's duration.
 	Scale float64
-	// IdleTimeout is the pool's: idle slots go back to Slurm after it.
+	// IdleTimeout is how long a job's pool keeps a slot none of its
+	// regions can use before it goes back to Slurm.
 	IdleTimeout time.Duration
-	// PollMin, PollMax: the adapter's polling (defaults 50 ms, 500 ms).
+	// TimeLimit is every allocation's Slurm time limit (0: the
+	// partition's): Slurm ends what a runner that died leaves behind.
+	TimeLimit time.Duration
+	// PollMin, PollMax: the poller's (defaults 50 ms, 500 ms).
 	PollMin, PollMax time.Duration
+	// PartitionEvery and WaitNotice are the poller's (defaults 10 s and
+	// 5 s): how often node states are read, and how long an allocation
+	// pends before its reason is told.
+	PartitionEvery, WaitNotice time.Duration
 	// Trace receives the trace events (called under a lock).
 	Trace func(simulator.Event)
-	// OnError receives the adapters' errors (outages, refusals).
-	OnError func(job string, err error)
-	// Events are priority changes to apply during the run.
-	Events []priorityEvent
+	// Notify receives the poller's notices: outages, recoveries, long
+	// waits (called from its goroutine).
+	Notify func(slurm.Notice)
+	// Events are priority changes and kills to apply during the run.
+	Events []simulator.JobEvent
 	// Audit receives every priority change, applied or refused (called
 	// under a lock), with its time since the start.
 	Audit func(job string, at time.Duration, rec slurm.AuditRecord)
 	// OnDeploy is called for every task started (a test's hook).
 	OnDeploy func(job string, task string, p slurm.Placement)
-	// RunID makes the Slurm job names of this run unique; "" means one
-	// from the process id and the time.
+	// OnStart is called once the run's jobs are submitted, with the
+	// poller (a test's hook).
+	OnStart func(*slurm.Poller)
+	// RunID makes the Slurm job names of this run unique and tags its
+	// allocations; "" means runID().
 	RunID  string
 	Logger *zap.Logger
+}
+
+// slurmJob is one job of a run.
+type slurmJob struct {
+	Name string
+	Job  *topology.JobGraph
 }
 
 // slurmOutcome is how one job's run ended.
@@ -224,7 +356,7 @@ type slurmOutcome struct {
 	Name string
 	// Err is nil when the job finished; a *scheduler.RegionError when the
 	// scheduler failed it, a *slurm.TooLargeError when Slurm cannot hold
-	// it, or the runtime's error.
+	// it, an *admission.KilledError, or the runtime's error.
 	Err              error
 	FirstDeploy, End time.Duration
 	// Steps counts the task runs (steps started); Allocations the Slurm
@@ -232,15 +364,79 @@ type slurmOutcome struct {
 	Steps       int
 	Allocations map[slurm.JobID]bool
 	Stats       scheduler.Stats
-	// Outages counts the adapter's *slurm.OutageError reports.
+	// Outages counts the outages of slurmctld during the run (the same
+	// for every job).
 	Outages int
 }
 
-// runOnSlurm runs the jobs at once, each with its own scheduler and Slurm
-// admission, until every one has finished or failed (or ctx is done).
-func runOnSlurm(ctx context.Context, cfg slurmRunConfig, jobs []*topology.JobGraph) []slurmOutcome {
+// runID names a run: host, process id and start time, so that a run's
+// leftovers can be told from a live run's (leftovers).
+func runID() string {
+	host, _ := os.Hostname()
+	host, _, _ = strings.Cut(host, ".")
+	host = unsafeName.ReplaceAllString(host, "-")
+	if host == "" {
+		host = "host"
+	}
+	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixMilli()%1e8, 36)
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// slurmJobName is the base of a job's Slurm job names: rs-JOB-RUNID-jI.
+func slurmJobName(job, runID string, i int) string { return slurm.JobBaseName(job, runID, i) }
+
+// slurmRun is one run of jobs on Slurm: a multijob scheduler over the
+// Slurm cluster, its driver, the poller, and the tasks as steps.
+type slurmRun struct {
+	cfg   slurmRunConfig
+	clk   clock.Clock
+	start time.Time
+	multi bool
+	trace func(simulator.Event)
+	d     *multijob.Driver
+	pl    *slurm.Poller
+
+	fatal chan error
+	wg    sync.WaitGroup
+	mu    sync.Mutex // guards outs' Steps, Allocations and FirstDeploy
+	jobs  map[string]*slurmJobRun
+	order []string
+}
+
+// slurmJobRun is the runtime's view of one job.
+type slurmJobRun struct {
+	i int
+	// submitted is closed once the job was submitted (or the run ended):
+	// its events wait for it.
+	submitted chan struct{}
+	rs        *region.Regions
+	out       slurmOutcome
+	ended     bool
+	running   map[scheduler.TaskID]*taskRun
+	inSlot    map[scheduler.SlotID]scheduler.TaskID // the last task deployed in each slot
+	// finished holds the tasks whose finish the scheduler accepted since
+	// they were last deployed (guarded by slurmRun.mu): a task reading a
+	// hybrid result reports its own finish only after its producers'
+	// (waitHybridProducers).
+	finished map[scheduler.TaskID]bool
+}
+
+// taskRun is one running task attempt.
+type taskRun struct {
+	attempt scheduler.Attempt
+	slot    scheduler.SlotID
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// runOnSlurm runs the jobs on one Slurm cluster, each submitted at its
+// submitAtMs, until every one has finished, failed or been killed (or
+// ctx is done: then everything still allocated is cancelled). The jobs'
+// names must be distinct.
+func runOnSlurm(ctx context.Context, cfg slurmRunConfig, jobs []slurmJob) []slurmOutcome {
 	if cfg.RunID == "" {
-		cfg.RunID = strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixMilli()%1e8, 36)
+		cfg.RunID = runID()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
@@ -254,8 +450,10 @@ func runOnSlurm(ctx context.Context, cfg slurmRunConfig, jobs []*topology.JobGra
 	if cfg.Scale <= 0 {
 		cfg.Scale = 1
 	}
+	r := &slurmRun{cfg: cfg, clk: clock.New(), multi: len(jobs) > 1, fatal: make(chan error, 1), jobs: map[string]*slurmJobRun{}}
+	r.start = r.clk.Now()
 	var traceMu sync.Mutex
-	trace := func(ev simulator.Event) {
+	r.trace = func(ev simulator.Event) {
 		if cfg.Trace == nil {
 			return
 		}
@@ -263,258 +461,299 @@ func runOnSlurm(ctx context.Context, cfg slurmRunConfig, jobs []*topology.JobGra
 		defer traceMu.Unlock()
 		cfg.Trace(ev)
 	}
-	if cfg.Audit != nil {
-		audit := cfg.Audit
-		var auditMu sync.Mutex
-		cfg.Audit = func(job string, at time.Duration, rec slurm.AuditRecord) {
-			auditMu.Lock()
-			defer auditMu.Unlock()
-			audit(job, at, rec)
-		}
-	}
-	clk := clock.New()
-	start := clk.Now()
-	outcomes := make([]slurmOutcome, len(jobs))
-	var wg sync.WaitGroup
-	for i, job := range jobs {
-		name := job.Name()
-		if len(jobs) > 1 && name == "" {
-			name = "job" + strconv.Itoa(i)
-		}
-		r := &jobRun{cfg: cfg, clk: clk, start: start, name: name, multi: len(jobs) > 1, trace: trace,
-			slurmName: slurmJobName(name, cfg.RunID, i), running: map[scheduler.TaskID]*taskRun{}, inSlot: map[scheduler.SlotID]scheduler.TaskID{},
+	for i, j := range jobs {
+		jr := &slurmJobRun{i: i, submitted: make(chan struct{}), rs: region.FromJob(j.Job, cfg.Mode), running: map[scheduler.TaskID]*taskRun{},
 			finished: map[scheduler.TaskID]bool{},
-			out:      slurmOutcome{Name: name, Allocations: map[slurm.JobID]bool{}}}
-		r.rs = region.FromJob(job, cfg.Mode)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			outcomes[i] = r.run(ctx)
-		}()
+			inSlot:   map[scheduler.SlotID]scheduler.TaskID{}, out: slurmOutcome{Name: j.Name, Allocations: map[slurm.JobID]bool{}}}
+		r.jobs[j.Name] = jr
+		r.order = append(r.order, j.Name)
 	}
-	wg.Wait()
-	return outcomes
-}
-
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
-
-// slurmJobName is the base of a job's Slurm job names: rs-JOB-RUNID-jI.
-func slurmJobName(job, runID string, i int) string {
-	job = unsafeName.ReplaceAllString(job, "-")
-	if len(job) > 40 {
-		job = job[:40]
+	err := r.run(ctx, jobs)
+	outs := make([]slurmOutcome, len(jobs))
+	outages := 0
+	if r.pl != nil {
+		outages = len(r.pl.Outages())
 	}
-	return "rs-" + job + "-" + runID + "-j" + strconv.Itoa(i)
-}
-
-// jobRun is the runtime of one job.
-type jobRun struct {
-	cfg       slurmRunConfig
-	clk       clock.Clock
-	start     time.Time
-	name      string
-	slurmName string
-	multi     bool
-	rs        *region.Regions
-	trace     func(simulator.Event)
-	d         *scheduler.Driver
-	ad        *slurm.Adapter
-
-	fatal   chan error
-	wg      sync.WaitGroup
-	mu      sync.Mutex // guards out.Steps and out.Allocations, outages, finished
-	running map[scheduler.TaskID]*taskRun
-	// finished holds the tasks whose finish the scheduler accepted since
-	// they were last deployed: a task reading a hybrid result reports its
-	// own finish only after its producers' (waitHybridProducers).
-	finished map[scheduler.TaskID]bool
-	inSlot   map[scheduler.SlotID]scheduler.TaskID // the last task deployed in each slot
-	out      slurmOutcome
-}
-
-// taskRun is one running task attempt.
-type taskRun struct {
-	attempt scheduler.Attempt
-	slot    scheduler.SlotID
-	cancel  context.CancelFunc
-	done    chan struct{}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, name := range r.order {
+		jr := r.jobs[name]
+		if !jr.ended {
+			jr.out.Err, jr.out.End = err, r.since()
+		}
+		jr.out.Outages = outages
+		outs[i] = jr.out
+		outs[i].Allocations = maps.Clone(jr.out.Allocations)
+	}
+	return outs
 }
 
 // since is the time since the start of the run.
-func (r *jobRun) since() time.Duration { return r.clk.Since(r.start) }
+func (r *slurmRun) since() time.Duration { return r.clk.Since(r.start) }
 
-// event traces one event of a task.
-func (r *jobRun) event(k simulator.Kind, v scheduler.TaskID, slot int, attempt scheduler.Attempt) {
-	ev := simulator.Event{At: r.since(), Kind: k, Task: r.rs.Topology().VertexName(v), Region: int(r.rs.RegionOf(v)), Slot: slot, Attempt: int(attempt)}
-	if r.multi {
-		ev.Job = r.name
-	}
-	r.trace(ev)
-}
-
-// run runs the job to its end.
-func (r *jobRun) run(ctx context.Context) slurmOutcome {
+// run runs the jobs; it returns why it stopped before every job ended
+// (nil if they all did).
+func (r *slurmRun) run(ctx context.Context, jobs []slurmJob) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r.fatal = make(chan error, 1)
-	s := scheduler.New(r.rs, scheduler.Config{Pool: slotpool.Config{IdleTimeout: r.cfg.IdleTimeout}, ExternalAdmission: true, Logger: r.cfg.Logger})
-	r.d = scheduler.StartDriver(ctx, s, scheduler.DriverConfig{Logger: r.cfg.Logger})
-	defer r.d.Stop()
-	ad, err := slurm.StartAdapter(ctx, slurm.AdapterConfig{
-		Core: slurm.Config{Name: r.slurmName, Queue: r.rs.Topology().Job().Submission().Queue,
-			Partitions: r.cfg.Partitions, Partition: r.cfg.Partition},
-		Client: r.cfg.Client, Sink: r.d, Logger: r.cfg.Logger.With(zap.String("job", r.name)),
-		PollMin: r.cfg.PollMin, PollMax: r.cfg.PollMax, RetryMax: 2 * time.Second,
-		OnError: r.onError,
-		Auditor: func(rec slurm.AuditRecord) {
-			if r.cfg.Audit != nil {
-				r.cfg.Audit(r.name, r.since(), rec)
-			}
-		},
-	})
+	parts, err := slurmPartitions(ctx, r.cfg)
 	if err != nil {
-		r.out.Err, r.out.End = err, r.since()
-		return r.out
+		return err
 	}
-	r.ad = ad
+	auditMu := sync.Mutex{}
+	cl, err := slurm.NewCluster(slurm.ClusterConfig{Run: r.cfg.RunID, Partitions: r.cfg.Partitions, Partition: r.cfg.Partition,
+		TimeLimit: r.cfg.TimeLimit, Auditor: func(rec slurm.AuditRecord) {
+			r.cfg.Logger.Info("set-priority", zap.String("job", rec.RuntimeJob), zap.String("by", rec.Principal),
+				zap.Int64("priority", rec.New), zap.Bool("accepted", rec.Accepted), zap.String("reason", rec.Reason))
+			if r.cfg.Audit != nil {
+				auditMu.Lock()
+				defer auditMu.Unlock()
+				r.cfg.Audit(rec.RuntimeJob, r.since(), rec)
+			}
+		}}, parts)
+	if err != nil {
+		return err
+	}
+	ms, err := multijob.New(multijob.Config{Cluster: cl, IdleTimeout: r.cfg.IdleTimeout, Logger: r.cfg.Logger})
+	if err != nil {
+		return err
+	}
+	// The driver and the poller outlive ctx: when it ends, the poller
+	// still cancels every allocation (Stop) before both stop.
+	keep := context.WithoutCancel(ctx)
+	r.d = multijob.StartDriver(keep, ms, multijob.DriverConfig{Clock: r.clk, Logger: r.cfg.Logger})
+	r.pl, err = slurm.StartPoller(keep, slurm.PollerConfig{Cluster: cl, Inputs: r.d, Client: r.cfg.Client, Clock: r.clk,
+		Logger: r.cfg.Logger, PollMin: r.cfg.PollMin, PollMax: r.cfg.PollMax, RetryMax: 2 * time.Second, Notify: r.cfg.Notify,
+		PartitionEvery: r.cfg.PartitionEvery, WaitNotice: r.cfg.WaitNotice})
+	if err != nil {
+		r.d.Stop()
+		return err
+	}
 	defer func() {
+		// Whatever happened, nothing stays allocated: the tasks stop, the
+		// poller cancels every allocation of the run (retrying while
+		// slurmctld does not answer), then the driver stops.
 		cancel()
 		r.wg.Wait()
 		stopCtx, stop := context.WithTimeout(context.Background(), 60*time.Second)
 		defer stop()
-		if err := ad.Stop(stopCtx); err != nil {
-			r.cfg.Logger.Warn("cancelling the allocations", zap.Error(err))
+		if err := r.pl.Stop(stopCtx); err != nil {
+			r.cfg.Logger.Warn("cancelling the allocations", zap.String("error", err.Error()))
 		}
+		r.d.Stop()
 	}()
-	if at := r.rs.Topology().Job().Submission().SubmitAt; at > 0 { // the job file's submitAtMs
-		select {
-		case <-r.clk.After(at - r.since()):
-		case <-ctx.Done():
-		}
+	for _, j := range jobs {
+		r.wg.Add(1)
+		go r.submit(ctx, j)
 	}
 	r.wg.Add(1)
-	go r.priorities(ctx)
-	err = r.d.Start(ctx)
-	if err == nil {
-		err = r.loop(ctx)
+	go r.events(ctx)
+	if r.cfg.OnStart != nil {
+		r.cfg.OnStart(r.pl)
 	}
-	r.out.End = r.since()
-	if st, serr := r.d.Status(ctx); serr == nil {
-		r.out.Stats = st.Stats
-	}
-	r.out.Err = err
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := r.out
-	out.Allocations = map[slurm.JobID]bool{}
-	for k := range r.out.Allocations {
-		out.Allocations[k] = true
-	}
-	return out
+	return r.loop(ctx)
 }
 
-// onError counts outages and fails the job on a refused ask.
-func (r *jobRun) onError(err error) {
-	var oe *slurm.OutageError
-	if errors.As(err, &oe) {
-		r.mu.Lock()
-		r.out.Outages++
-		r.mu.Unlock()
-	} else {
-		r.abort(err) // Slurm will never grant this ask
+// slurmPartitions describes the partitions the run may allocate in: the
+// default one, --partition and every mapped queue's.
+func slurmPartitions(ctx context.Context, cfg slurmRunConfig) ([]slurm.Partition, error) {
+	names := []string{"", cfg.Partition}
+	for _, p := range cfg.Partitions {
+		names = append(names, p)
 	}
-	if r.cfg.OnError != nil {
-		r.cfg.OnError(r.name, err)
+	slices.Sort(names)
+	var out []slurm.Partition
+	seen := map[string]bool{}
+	for _, n := range slices.Compact(names) {
+		p, err := cfg.Client.Partition(ctx, n)
+		if err != nil {
+			if n == "" {
+				continue // no default partition: every job names its own
+			}
+			return nil, fmt.Errorf("partition %q: %w", n, err)
+		}
+		if n == "" {
+			p.Default = true
+		}
+		if !seen[p.Name] || p.Default {
+			seen[p.Name] = true
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// submit submits a job at its submitAtMs.
+func (r *slurmRun) submit(ctx context.Context, j slurmJob) {
+	defer r.wg.Done()
+	jr := r.jobs[j.Name]
+	defer close(jr.submitted)
+	sub := j.Job.Submission()
+	if sub.SubmitAt > 0 {
+		select {
+		case <-r.clk.After(sub.SubmitAt - r.since()):
+		case <-ctx.Done():
+			return
+		}
+	}
+	err := r.d.Submit(ctx, multijob.JobSpec{Name: j.Name, Queue: sub.Queue, User: sub.User, Priority: sub.Priority, Regions: jr.rs})
+	if err != nil && ctx.Err() == nil {
+		r.abort(fmt.Errorf("submitting %s: %w", j.Name, err))
+	}
+	r.pl.Poke()
+}
+
+// events applies the events file's priority changes and kills at their
+// times: Slurm decides who may change a priority (scontrol runs as the
+// event's user), and every answer goes to the audit.
+func (r *slurmRun) events(ctx context.Context) {
+	defer r.wg.Done()
+	for _, ev := range r.cfg.Events {
+		select {
+		case <-r.clk.After(ev.At - r.since()):
+		case <-ctx.Done():
+			return
+		}
+		if jr := r.jobs[ev.Job]; jr != nil {
+			<-jr.submitted // an event at the job's submission comes after it
+		}
+		by := admission.Principal{Name: ev.By}
+		var err error
+		switch ev.Action {
+		case admission.ActionSetPriority:
+			err = r.d.SetPriority(ctx, by, ev.Job, ev.Priority)
+		case admission.ActionKill:
+			err = r.d.Kill(ctx, by, ev.Job)
+		}
+		r.cfg.Logger.Info("event", zap.Stringer("action", ev.Action), zap.String("job", ev.Job), zap.String("by", ev.By), zap.Error(err))
+		r.pl.Poke()
 	}
 }
 
 // abort ends the run with err (the first one wins).
-func (r *jobRun) abort(err error) {
+func (r *slurmRun) abort(err error) {
 	select {
 	case r.fatal <- err:
 	default:
 	}
 }
 
-// loop applies the driver's Ready values until the job ended.
-func (r *jobRun) loop(ctx context.Context) error {
-	for {
+// loop applies the driver's Ready values until every job ended.
+func (r *slurmRun) loop(ctx context.Context) error {
+	left := len(r.jobs)
+	for left > 0 {
 		select {
 		case rd, ok := <-r.d.Ready():
 			if !ok {
-				return scheduler.ErrStopped
+				return multijob.ErrStopped
 			}
-			if err := r.apply(ctx, rd); err != nil {
-				return err
-			}
-			if ended, err := rd.Job.Ended(); ended {
-				return err
-			}
+			left -= r.apply(ctx, rd)
+			r.pl.Poke()
 		case err := <-r.fatal:
 			return err
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
+	return nil
 }
 
-// apply carries out one Ready: the admission's messages, cancels,
-// releases, deploys.
-func (r *jobRun) apply(ctx context.Context, rd scheduler.Ready) error {
-	for _, req := range rd.Requests {
-		for _, s := range req.Slots {
-			for _, v := range s.Members {
-				r.event(simulator.Request, v, simulator.NoSlot, req.Attempt)
+// apply carries out one Ready (every job's cancels, then the ends, then
+// the deploys) and returns how many jobs ended.
+func (r *slurmRun) apply(ctx context.Context, rd multijob.Ready) int {
+	for _, jrd := range rd.Jobs {
+		jr := r.jobs[jrd.Job]
+		for _, req := range jrd.Requests {
+			for _, s := range req.Slots {
+				for _, v := range s.Members {
+					r.event(jrd.Job, jr, simulator.Request, v, simulator.NoSlot, req.Attempt)
+				}
+			}
+		}
+		for _, c := range jrd.Cancel {
+			if t := jr.running[c.Task]; t != nil && t.attempt == c.Attempt {
+				t.cancel()
+				<-t.done
+				delete(jr.running, c.Task)
+				r.event(jrd.Job, jr, simulator.Cancel, c.Task, int(t.slot), c.Attempt)
+			}
+		}
+		for _, rel := range jrd.Released {
+			if v, ok := jr.inSlot[rel.Slot]; ok {
+				r.event(jrd.Job, jr, simulator.Release, v, int(rel.Slot), rel.Attempt)
+				delete(jr.inSlot, rel.Slot)
 			}
 		}
 	}
-	if len(rd.ToAdmission) > 0 {
-		if err := r.ad.Handle(ctx, rd.ToAdmission...); err != nil {
-			return err // a *slurm.TooLargeError: Slurm can never hold it
+	ended := 0
+	for _, end := range rd.Ended {
+		jr := r.jobs[end.Job]
+		if jr == nil || jr.ended {
+			continue
 		}
-	}
-	for _, c := range rd.Cancel {
-		if t := r.running[c.Task]; t != nil && t.attempt == c.Attempt {
+		ended++
+		jr.ended = true
+		for v, t := range jr.running {
 			t.cancel()
 			<-t.done
-			delete(r.running, c.Task)
-			r.event(simulator.Cancel, c.Task, int(t.slot), c.Attempt)
+			delete(jr.running, v)
 		}
-	}
-	for _, rel := range rd.Released {
-		if v, ok := r.inSlot[rel.Slot]; ok {
-			r.event(simulator.Release, v, int(rel.Slot), rel.Attempt)
-			delete(r.inSlot, rel.Slot)
+		if st, err := r.d.Status(ctx, end.Job); err == nil {
+			jr.out.Stats = st.Scheduler.Stats
 		}
-	}
-	for _, dep := range rd.Deploy {
-		p, ok := r.ad.Placement(dep.Slot)
-		if !ok {
-			return fmt.Errorf("slot %d of %s has no Slurm allocation", dep.Slot, r.rs.Topology().VertexName(dep.Task))
-		}
-		if old := r.running[dep.Task]; old != nil {
-			<-old.done // it finished or failed and is reporting it
-		}
-		tctx, cancel := context.WithCancel(ctx)
-		t := &taskRun{attempt: dep.Attempt, slot: dep.Slot, cancel: cancel, done: make(chan struct{})}
-		r.running[dep.Task] = t
-		r.inSlot[dep.Slot] = dep.Task
 		r.mu.Lock()
-		delete(r.finished, dep.Task)
-		if r.out.Steps == 0 {
-			r.out.FirstDeploy = r.since()
-		}
-		r.out.Steps++
-		r.out.Allocations[p.Job] = true
+		jr.out.Err, jr.out.End = end.Err, r.since()
 		r.mu.Unlock()
-		r.event(simulator.Deploy, dep.Task, int(dep.Slot), dep.Attempt)
-		if r.cfg.OnDeploy != nil {
-			r.cfg.OnDeploy(r.name, r.rs.Topology().VertexName(dep.Task), p)
-		}
-		r.wg.Add(1)
-		go r.execute(tctx, dep, p, t)
 	}
-	return nil
+	for _, jrd := range rd.Jobs {
+		jr := r.jobs[jrd.Job]
+		for _, dep := range jrd.Deploy {
+			r.deploy(ctx, jrd.Job, jr, dep)
+		}
+	}
+	return ended
+}
+
+// deploy starts one task as a step in its slot's allocation.
+func (r *slurmRun) deploy(ctx context.Context, job string, jr *slurmJobRun, dep scheduler.Deployment) {
+	name := jr.rs.Topology().VertexName(dep.Task)
+	p, ok := r.pl.Placement(ctx, job, dep.Slot)
+	if !ok {
+		if ctx.Err() == nil {
+			r.abort(fmt.Errorf("job %s: slot %d of %s has no Slurm allocation", job, dep.Slot, name))
+		}
+		return
+	}
+	if old := jr.running[dep.Task]; old != nil {
+		<-old.done // it finished or failed and is reporting it
+	}
+	tctx, cancel := context.WithCancel(ctx)
+	t := &taskRun{attempt: dep.Attempt, slot: dep.Slot, cancel: cancel, done: make(chan struct{})}
+	jr.running[dep.Task] = t
+	jr.inSlot[dep.Slot] = dep.Task
+	r.mu.Lock()
+	delete(jr.finished, dep.Task)
+	if jr.out.Steps == 0 {
+		jr.out.FirstDeploy = r.since()
+	}
+	jr.out.Steps++
+	jr.out.Allocations[p.Job] = true
+	r.mu.Unlock()
+	r.event(job, jr, simulator.Deploy, dep.Task, int(dep.Slot), dep.Attempt)
+	if r.cfg.OnDeploy != nil {
+		r.cfg.OnDeploy(job, name, p)
+	}
+	r.wg.Add(1)
+	go r.execute(tctx, job, jr, dep, p, t)
+}
+
+// event traces one event of a task.
+func (r *slurmRun) event(job string, jr *slurmJobRun, k simulator.Kind, v scheduler.TaskID, slot int, attempt scheduler.Attempt) {
+	ev := simulator.Event{At: r.since(), Kind: k, Task: jr.rs.Topology().VertexName(v), Region: int(jr.rs.RegionOf(v)), Slot: slot, Attempt: int(attempt)}
+	if r.multi {
+		ev.Job = job
+	}
+	r.trace(ev)
 }
 
 // stepRefusedLimit is how long a task retries a step Slurm refuses to
@@ -524,15 +763,16 @@ const stepRefusedLimit = 30 * time.Second
 // execute runs one task attempt as a Slurm step on its slot's node and
 // reports it. A step refused because slurmctld is unreachable is retried
 // with backoff (it did not run); any other failure fails the task.
-func (r *jobRun) execute(ctx context.Context, dep scheduler.Deployment, p slurm.Placement, t *taskRun) {
+func (r *slurmRun) execute(ctx context.Context, job string, jr *slurmJobRun, dep scheduler.Deployment, p slurm.Placement, t *taskRun) {
 	defer r.wg.Done()
 	defer close(t.done)
-	name := r.rs.Topology().VertexName(dep.Task)
-	if err := r.d.TaskRunning(ctx, dep.Task, dep.Attempt); err != nil {
-		r.report(name, "running", err)
+	topo := jr.rs.Topology()
+	name := topo.VertexName(dep.Task)
+	if err := r.d.TaskRunning(ctx, job, dep.Task, dep.Attempt); err != nil {
+		r.report(job, name, "running", err)
 		return
 	}
-	dur := time.Duration(float64(r.rs.Topology().Job().Vertex(r.rs.Topology().JobVertexOf(dep.Task)).Duration) * r.cfg.Scale)
+	dur := time.Duration(float64(topo.Job().Vertex(topo.JobVertexOf(dep.Task)).Duration) * r.cfg.Scale)
 	argv := []string{"/bin/sh", "-c", `echo "$SLURMD_NODENAME"; exec sleep "$1"`, "step", strconv.FormatFloat(dur.Seconds(), 'f', 3, 64)}
 	backoff := 100 * time.Millisecond
 	var refusedSince time.Time
@@ -544,20 +784,21 @@ func (r *jobRun) execute(ctx context.Context, dep scheduler.Deployment, p slurm.
 		}
 		if err == nil {
 			if node := strings.TrimSpace(out.String()); p.Node != "" && node != p.Node {
-				r.abort(fmt.Errorf("task %s ran on node %q, its slot %d is on %q", name, node, dep.Slot, p.Node))
+				r.abort(fmt.Errorf("job %s: task %s ran on node %q, its slot %d is on %q", job, name, node, dep.Slot, p.Node))
 				return
 			}
-			if !r.waitHybridProducers(ctx, dep.Task) {
+			if !r.waitHybridProducers(ctx, jr, dep.Task) {
 				return // canceled while it waited
 			}
-			r.event(simulator.Finish, dep.Task, int(dep.Slot), dep.Attempt)
-			err := r.d.TaskFinished(ctx, dep.Task, dep.Attempt)
+			r.event(job, jr, simulator.Finish, dep.Task, int(dep.Slot), dep.Attempt)
+			err := r.d.TaskFinished(ctx, job, dep.Task, dep.Attempt)
 			if err == nil {
 				r.mu.Lock()
-				r.finished[dep.Task] = true
+				jr.finished[dep.Task] = true
 				r.mu.Unlock()
 			}
-			r.report(name, "finished", err)
+			r.report(job, name, "finished", err)
+			r.pl.Poke()
 			return
 		}
 		// A step that did not start is tried again: while slurmctld is
@@ -569,7 +810,7 @@ func (r *jobRun) execute(ctx context.Context, dep scheduler.Deployment, p slurm.
 			refusedSince = r.clk.Now()
 		}
 		if errors.Is(err, slurm.ErrUnreachable) || (refused && r.clk.Since(refusedSince) < stepRefusedLimit) {
-			r.cfg.Logger.Warn("step not started, retrying", zap.String("task", name), zap.Error(err))
+			r.cfg.Logger.Info("step not started, retrying", zap.String("job", job), zap.String("task", name), zap.String("error", err.Error()))
 			select {
 			case <-r.clk.After(backoff):
 			case <-ctx.Done():
@@ -578,9 +819,10 @@ func (r *jobRun) execute(ctx context.Context, dep scheduler.Deployment, p slurm.
 			backoff = min(2*backoff, 2*time.Second)
 			continue
 		}
-		r.cfg.Logger.Info("step failed", zap.String("task", name), zap.Error(err))
-		r.event(simulator.Fail, dep.Task, int(dep.Slot), dep.Attempt)
-		r.report(name, "failed", r.d.TaskFailed(ctx, dep.Task, dep.Attempt))
+		r.cfg.Logger.Info("step failed", zap.String("job", job), zap.String("task", name), zap.String("error", err.Error()))
+		r.event(job, jr, simulator.Fail, dep.Task, int(dep.Slot), dep.Attempt)
+		r.report(job, name, "failed", r.d.TaskFailed(ctx, job, dep.Task, dep.Attempt))
+		r.pl.Poke()
 		return
 	}
 }
@@ -590,8 +832,8 @@ func (r *jobRun) execute(ctx context.Context, dep scheduler.Deployment, p slurm.
 // consumer reads until its producers wrote their last record, and the
 // scheduler refuses a finish before theirs (strategy.ErrEarlyFinish). It
 // returns false if ctx ended first (the task was canceled).
-func (r *jobRun) waitHybridProducers(ctx context.Context, v scheduler.TaskID) bool {
-	topo := r.rs.Topology()
+func (r *slurmRun) waitHybridProducers(ctx context.Context, jr *slurmJobRun, v scheduler.TaskID) bool {
+	topo := jr.rs.Topology()
 	jv := topo.JobVertexOf(v)
 	var producers []topology.Range
 	for _, e := range topo.Job().InEdges(jv) {
@@ -605,7 +847,7 @@ func (r *jobRun) waitHybridProducers(ctx context.Context, v scheduler.TaskID) bo
 		r.mu.Lock()
 		for _, ps := range producers {
 			for p := ps.Start; p < ps.End && done; p++ {
-				done = r.finished[scheduler.TaskID(p)]
+				done = jr.finished[scheduler.TaskID(p)]
 			}
 		}
 		r.mu.Unlock()
@@ -622,21 +864,14 @@ func (r *jobRun) waitHybridProducers(ctx context.Context, v scheduler.TaskID) bo
 }
 
 // report handles the driver's answer to a task's report: the ones seen
-// when an attempt was canceled or the run ended are fine, anything else
-// ends the run.
-func (r *jobRun) report(task, what string, err error) {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, scheduler.ErrStopped) || errors.Is(err, scheduler.ErrNotRunning) {
+// when an attempt was canceled, its job ended or the run ended are fine,
+// anything else ends the run.
+func (r *slurmRun) report(job, task, what string, err error) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, multijob.ErrStopped) ||
+		errors.Is(err, scheduler.ErrNotRunning) || errors.Is(err, multijob.ErrJobEnded) {
 		return
 	}
-	r.abort(fmt.Errorf("%s %s: %w", what, task, err))
-}
-
-// priorityEvent is a set-priority line of an events file.
-type priorityEvent struct {
-	At       time.Duration
-	Job      string
-	Priority int64
-	By       string
+	r.abort(fmt.Errorf("job %s: %s %s: %w", job, what, task, err))
 }
 
 // auditLine is one line of --audit.
@@ -651,50 +886,9 @@ type auditLine struct {
 	Reason   string `json:"reason,omitempty"`
 }
 
-// slurmMaxPriority is the largest priority a Slurm job can have (its
-// priority is a 32-bit number; 0 holds the job).
-const slurmMaxPriority = 1<<32 - 2
-
-// readPriorityEvents reads the set-priority events of an events file
-// (JSON Lines, readEvents); a kill is refused, naming it.
-func readPriorityEvents(path string) ([]priorityEvent, error) {
-	all, err := readEvents(path, slurmMaxPriority)
-	if err != nil {
-		return nil, err
-	}
-	evs := make([]priorityEvent, 0, len(all))
-	for _, ev := range all {
-		if ev.Action != admission.ActionSetPriority {
-			return nil, fmt.Errorf("%s: event %q of job %q at %d ms: run --slurm applies set-priority events only", path, ev.Action, ev.Job, ev.At.Milliseconds())
-		}
-		evs = append(evs, priorityEvent{At: ev.At, Job: ev.Job, Priority: int64(ev.Priority), By: ev.By})
-	}
-	return evs, nil
-}
-
-// priorities applies the job's priority changes at their times (or, when
-// the job holds no Slurm job then, as soon as it does): scontrol runs as
-// the event's user on the job's Slurm jobs (Slurm decides who may raise),
-// and every answer goes to the audit.
-func (r *jobRun) priorities(ctx context.Context) {
-	defer r.wg.Done()
-	for _, ev := range r.cfg.Events {
-		if ev.Job != r.name {
-			continue
-		}
-		select {
-		case <-r.clk.After(ev.At - r.since()):
-		case <-ctx.Done():
-			return
-		}
-		for len(r.ad.Jobs()) == 0 { // none yet (or between regions): the next one
-			select {
-			case <-r.clk.After(20 * time.Millisecond):
-			case <-ctx.Done():
-				return
-			}
-		}
-		err := r.ad.SetPriority(ctx, ev.By, ev.Priority)
-		r.cfg.Logger.Info("set-priority", zap.String("job", r.name), zap.String("by", ev.By), zap.Int64("priority", ev.Priority), zap.Error(err))
-	}
+// readSlurmEvents reads the events file of a run on Slurm: the events
+// file of simulate, with Slurm's priority range (1 ... 4294967293) and
+// the run's job names.
+func readSlurmEvents(path string, jobs []string) ([]simulator.JobEvent, error) {
+	return readEventsFor(path, jobs, slurm.MaxPriority)
 }

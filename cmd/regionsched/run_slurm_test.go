@@ -5,6 +5,7 @@ package main
 // REGIONSCHED_SLURM=require. Tasks sleep a tenth of their durationMs.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,17 +30,17 @@ import (
 	"github.com/regionsched/regionsched/admission/slurm/slurmtest"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
-	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
 
 var runSeq atomic.Int64
 
-// slurmRun runs jobs on the cluster with a run id of the test, checks
+// runSlurmJobs runs jobs on the cluster with a run id of the test (a
+// job named like an earlier one gets its index after its name), checks
 // that every allocation is gone afterwards, and returns the outcomes and
 // the trace.
-func slurmRun(t *testing.T, conf string, cfg slurmRunConfig, jobs ...*topology.JobGraph) ([]slurmOutcome, []simulator.Event) {
+func runSlurmJobs(t *testing.T, conf string, cfg slurmRunConfig, graphs ...*topology.JobGraph) ([]slurmOutcome, []simulator.Event) {
 	t.Helper()
 	cfg.Client = &slurm.ExecClient{Conf: conf}
 	cfg.RunID = fmt.Sprintf("t%dx%d", os.Getpid(), runSeq.Add(1))
@@ -57,6 +58,16 @@ func slurmRun(t *testing.T, conf string, cfg slurmRunConfig, jobs ...*topology.J
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
+	var jobs []slurmJob
+	seen := map[string]bool{}
+	for i, g := range graphs {
+		name := g.Name()
+		if seen[name] {
+			name += "-" + strconv.Itoa(i)
+		}
+		seen[name] = true
+		jobs = append(jobs, slurmJob{Name: name, Job: g})
+	}
 	outs := runOnSlurm(ctx, cfg, jobs)
 	slurmtest.NoLiveJobs(t, conf, "rs-")
 	return outs, events
@@ -94,7 +105,7 @@ func TestSlurmRunsFLIP119InEveryMode(t *testing.T) {
 		for _, part := range []string{"low", "cpus" + strconv.Itoa(minimum)} {
 			t.Run(name+"/"+part, func(t *testing.T) {
 				var nodes sync.Map
-				outs, events := slurmRun(t, conf, slurmRunConfig{Mode: mode, Partition: part,
+				outs, events := runSlurmJobs(t, conf, slurmRunConfig{Mode: mode, Partition: part,
 					OnDeploy: func(_, task string, p slurm.Placement) { nodes.Store(task, p.Node) }}, job)
 				require.Len(t, outs, 1)
 				require.NoError(t, outs[0].Err, "%s on partition %s", name, part)
@@ -124,7 +135,7 @@ func TestSlurmTwoJobsCompeteWithoutDeadlock(t *testing.T) {
 	} {
 		t.Run(tc.mode.String()+"/"+tc.part, func(t *testing.T) {
 			a, b := flip119(t), flip119(t)
-			outs, events := slurmRun(t, conf, slurmRunConfig{Mode: tc.mode, Partition: tc.part}, a, b)
+			outs, events := runSlurmJobs(t, conf, slurmRunConfig{Mode: tc.mode, Partition: tc.part}, a, b)
 			require.Len(t, outs, 2)
 			for _, o := range outs {
 				require.NoError(t, o.Err)
@@ -143,10 +154,12 @@ func TestSlurmTwoJobsCompeteWithoutDeadlock(t *testing.T) {
 
 func TestSlurmJobLargerThanThePartitionFailsAtOnce(t *testing.T) {
 	conf := slurmtest.Require(t)
-	outs, events := slurmRun(t, conf, slurmRunConfig{Mode: exchange.AllPipelined, Partition: "cpus2"}, flip119(t))
+	outs, events := runSlurmJobs(t, conf, slurmRunConfig{Mode: exchange.AllPipelined, Partition: "cpus2"}, flip119(t))
 	require.Len(t, outs, 1)
-	var re *scheduler.RegionError
-	require.ErrorAs(t, outs[0].Err, &re, "the pool knows the partition's capacity and fails the region")
+	var tl *slurm.TooLargeError
+	require.ErrorAs(t, outs[0].Err, &tl, "the cluster knows the partition and rejects the job")
+	assert.Contains(t, tl.Error(), "region 0", "names the region")
+	assert.Equal(t, "cpus2", tl.Partition)
 	assert.Less(t, outs[0].End, 2*time.Second, "at once")
 	for _, e := range events {
 		assert.NotEqual(t, simulator.Deploy, e.Kind)
@@ -157,7 +170,7 @@ func TestSlurmPreemptedRegionsRestart(t *testing.T) {
 	conf := slurmtest.Require(t)
 	var once sync.Once
 	var high string
-	outs, _ := slurmRun(t, conf, slurmRunConfig{Mode: exchange.AllPipelined, Partition: "low", Scale: 1,
+	outs, _ := runSlurmJobs(t, conf, slurmRunConfig{Mode: exchange.AllPipelined, Partition: "low", Scale: 1,
 		OnDeploy: func(string, string, slurm.Placement) {
 			once.Do(func() {
 				// A job of the high tier that needs the whole cluster.
@@ -179,7 +192,7 @@ func TestSlurmSurvivesAControllerRestart(t *testing.T) {
 	conf := slurmtest.Require(t)
 	pidFile := filepath.Join(filepath.Dir(filepath.Dir(conf)), "run", "slurmctld.pid")
 	if _, err := os.Stat(pidFile); err != nil {
-		t.Skip("the cluster is not scripts/slurm-up.sh's (no " + pidFile + "): its controller is not ours to stop")
+		slurmtest.Missing(t, "the cluster is not scripts/slurm-up.sh's (no "+pidFile+"): its controller is not ours to stop")
 	}
 	restart := func() {
 		if out, err := exec.Command("slurmctld", "-i", "-f", conf).CombinedOutput(); err != nil {
@@ -199,7 +212,7 @@ func TestSlurmSurvivesAControllerRestart(t *testing.T) {
 		out, err := slurmtest.Command(conf, "sinfo", "-h", "-p", "fault", "-o", "%T")
 		require.NoError(t, err, out)
 		if strings.TrimSpace(out) == "" {
-			t.Skip("the cluster has no partition fault (scripts/slurm-up.sh makes one)")
+			slurmtest.Missing(t, "the cluster has no partition fault (scripts/slurm-up.sh makes one)")
 		}
 		if strings.TrimSpace(out) == "idle" {
 			break
@@ -211,9 +224,18 @@ func TestSlurmSurvivesAControllerRestart(t *testing.T) {
 	var deploys atomic.Int64
 	var outages []error
 	var mu sync.Mutex
+	var printed bytes.Buffer
+	notes := &noticePrinter{w: &printed}
 	stopped := make(chan struct{})
-	outs, events := slurmRun(t, conf, slurmRunConfig{Mode: exchange.AllBlocking, Partition: "fault", Scale: 0.3,
-		OnError: func(_ string, err error) { mu.Lock(); outages = append(outages, err); mu.Unlock() },
+	outs, events := runSlurmJobs(t, conf, slurmRunConfig{Mode: exchange.AllBlocking, Partition: "fault", Scale: 0.3,
+		Notify: func(n slurm.Notice) {
+			notes.print(n)
+			if n.Kind == slurm.OutageBegan {
+				mu.Lock()
+				outages = append(outages, n.Err)
+				mu.Unlock()
+			}
+		},
 		OnDeploy: func(string, string, slurm.Placement) {
 			if deploys.Add(1) != 3 {
 				return
@@ -235,7 +257,7 @@ func TestSlurmSurvivesAControllerRestart(t *testing.T) {
 					for syscall.Kill(pid, 0) == nil {
 						time.Sleep(50 * time.Millisecond)
 					}
-					time.Sleep(2 * time.Second) // the outage
+					time.Sleep(5 * time.Second) // the outage
 					restart()
 				}()
 			})
@@ -243,8 +265,16 @@ func TestSlurmSurvivesAControllerRestart(t *testing.T) {
 	<-stopped
 	require.Len(t, outs, 1)
 	require.NoError(t, outs[0].Err, "the job finishes after the restart")
-	assert.Positive(t, outs[0].Outages, "the adapter reported the outage")
+	assert.Positive(t, outs[0].Outages, "the poller reported the outage")
 	mu.Lock()
+	assert.NotEmpty(t, outages, "an outage notice")
+	notes.summary()
+	text := printed.String()
+	t.Logf("printed:\n%s", text)
+	assert.Equal(t, 1, strings.Count(text, "slurm: controller unreachable"), "one line when it stops answering")
+	assert.Equal(t, 1, strings.Count(text, "controller answering again after"), "one line when it is back")
+	assert.Regexp(t, `slurm outages: 1, \d+(\.\d+)?s in all`, text)
+	assert.NotContains(t, text, "goroutine", "no stack trace")
 	for _, err := range outages {
 		assert.True(t, errors.Is(err, slurm.ErrUnreachable), "%v", err)
 	}
@@ -268,11 +298,17 @@ func TestSlurmRunCommand(t *testing.T) {
 	conf := slurmtest.Require(t)
 	trace := filepath.Join(t.TempDir(), "trace.jsonl")
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
-	// An ordinary user may not raise the job's priority; root may.
-	events := writeTemp(t, "events.jsonl", `{"t": 100, "event": "set-priority", "job": "flip119-example", "priority": 100000, "by": "nobody"}
-{"t": 200, "event": "set-priority", "job": "flip119-example", "priority": 12345, "by": "root"}
+	if os.Geteuid() != 0 {
+		slurmtest.Missing(t, "needs root to submit as nobody (runuser)")
+	}
+	// The allocations are nobody's (--user nobody). A job starts at about
+	// 4.29e9: nobody may lower its own job's priority (Slurm applies it,
+	// though scontrol exits 1: "not persistent"), not raise it; root may.
+	events := writeTemp(t, "events.jsonl", `{"t": 100, "event": "set-priority", "job": "flip119-example", "priority": 4294967293, "by": "nobody"}
+{"t": 200, "event": "set-priority", "job": "flip119-example", "priority": 100000, "by": "nobody"}
+{"t": 600, "event": "set-priority", "job": "flip119-example", "priority": 12345, "by": "root"}
 `)
-	res := execCLI(t, "", "run", "--slurm", "--slurm-conf", conf, "--mode", "pointwise-pipelined-only", "--duration-scale", "0.1",
+	res := execCLI(t, "", "run", "--slurm", "--slurm-conf", conf, "--user", "nobody", "--mode", "pointwise-pipelined-only", "--duration-scale", "0.1",
 		"--trace", trace, "--events", events, "--audit", audit, flip119Path)
 	require.Equal(t, exitOK, res.code, res.stderr)
 	assert.Contains(t, res.stdout, "job flip119-example: finished at")
@@ -303,16 +339,32 @@ func TestSlurmRunCommand(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(l), &a), l)
 		byWhom[a.By] = append(byWhom[a.By], a)
 	}
-	require.NotEmpty(t, byWhom["nobody"], "audited: %s", data)
-	require.NotEmpty(t, byWhom["root"], "audited: %s", data)
+	var raise, lower int
 	for _, a := range byWhom["nobody"] {
-		assert.False(t, a.Accepted, "%+v", a)
-		assert.NotEmpty(t, a.Reason)
 		assert.Positive(t, a.SlurmJob)
+		switch a.New {
+		case 4294967293:
+			raise++
+			assert.False(t, a.Accepted, "nobody may not raise: %+v", a)
+			assert.Contains(t, a.Reason, "permission denied", "%+v", a)
+		case 100000:
+			lower++
+			assert.True(t, a.Accepted, "nobody may lower its own job, whatever scontrol's exit status: %+v", a)
+		}
 	}
+	assert.Positive(t, raise, "audited: %s", data)
+	assert.Positive(t, lower, "audited: %s", data)
+	require.NotEmpty(t, byWhom["root"], "audited: %s", data)
+	applied := 0
 	for _, a := range byWhom["root"] {
-		assert.True(t, a.Accepted, "%+v", a)
 		assert.Equal(t, int64(12345), a.New)
+		if a.Accepted {
+			applied++
+		} else {
+			// An allocation that ended between the poll and scontrol.
+			assert.Contains(t, a.Reason, "finished", "root's change is refused only for an allocation gone: %+v", a)
+		}
 	}
+	assert.Positive(t, applied, "root may: %s", data)
 	slurmtest.NoLiveJobs(t, conf, "rs-")
 }

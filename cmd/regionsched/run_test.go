@@ -66,13 +66,23 @@ func (m *memSlurm) Query(context.Context, []string) ([]slurm.JobStatus, error) {
 	return append([]slurm.JobStatus(nil), m.jobs...), nil
 }
 
-func (m *memSlurm) Partition(context.Context, string) (slurm.Partition, error) {
-	return slurm.Partition{Name: "mem", Nodes: []slurm.Node{{Name: "n1", CPUs: m.cpus}}}, nil
+func (m *memSlurm) Partition(_ context.Context, name string) (slurm.Partition, error) {
+	if name == "" {
+		name = "mem"
+	}
+	return slurm.Partition{Name: name, Nodes: []slurm.Node{{Name: "n1", CPUs: m.cpus}}}, nil
 }
 
-func (m *memSlurm) SetPriority(_ context.Context, principal string, _ slurm.JobID, _ int64) error {
+func (m *memSlurm) SetPriority(_ context.Context, principal string, job slurm.JobID, priority int64) error {
 	if principal != m.operator {
 		return &slurm.CommandError{Command: "scontrol", Stderr: "Access/permission denied", Err: slurm.ErrPermissionDenied}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range m.jobs {
+		if m.jobs[i].ID == job {
+			m.jobs[i].Priority = priority
+		}
 	}
 	return nil
 }
@@ -124,7 +134,7 @@ func TestRunOnMemorySlurm(t *testing.T) {
 			mem := &memSlurm{cpus: 4}
 			var events []simulator.Event
 			outs := runOnSlurm(context.Background(), slurmRunConfig{Mode: m, Client: mem, Scale: 0, RunID: "u",
-				Trace: func(e simulator.Event) { events = append(events, e) }}, []*topology.JobGraph{flip119(t)})
+				Trace: func(e simulator.Event) { events = append(events, e) }}, []slurmJob{{Name: "flip119-example", Job: flip119(t)}})
 			require.Len(t, outs, 1)
 			require.NoError(t, outs[0].Err)
 			assert.Equal(t, 12, outs[0].Steps)
@@ -147,25 +157,25 @@ func TestRunTwoJobsOnMemorySlurm(t *testing.T) {
 	var mu sync.Mutex
 	jobs := map[string]int{}
 	outs := runOnSlurm(context.Background(), slurmRunConfig{Mode: exchange.AllPipelined, Client: mem, RunID: "u",
-		Trace: func(e simulator.Event) { mu.Lock(); jobs[e.Job]++; mu.Unlock() }}, []*topology.JobGraph{flip119(t), flip119(t)})
+		Trace: func(e simulator.Event) { mu.Lock(); jobs[e.Job]++; mu.Unlock() }}, []slurmJob{{Name: "a", Job: flip119(t)}, {Name: "b", Job: flip119(t)}})
 	require.Len(t, outs, 2)
 	for _, o := range outs {
 		assert.NoError(t, o.Err)
 	}
-	assert.Len(t, jobs, 1, "both named flip119-example")
+	assert.Len(t, jobs, 2, "each job named in the trace")
 	assert.Zero(t, mem.live())
 }
 
 func TestRunCatchesAStepOnTheWrongNode(t *testing.T) {
 	mem := &memSlurm{cpus: 4, stepOn: "n9"}
-	outs := runOnSlurm(context.Background(), slurmRunConfig{Mode: exchange.AllBlocking, Client: mem, RunID: "u"}, []*topology.JobGraph{flip119(t)})
+	outs := runOnSlurm(context.Background(), slurmRunConfig{Mode: exchange.AllBlocking, Client: mem, RunID: "u"}, []slurmJob{{Name: "flip119-example", Job: flip119(t)}})
 	require.Error(t, outs[0].Err)
 	assert.Contains(t, outs[0].Err.Error(), `ran on node "n9"`)
 }
 
 func TestRunTooLargeForMemorySlurm(t *testing.T) {
 	mem := &memSlurm{cpus: 2}
-	outs := runOnSlurm(context.Background(), slurmRunConfig{Mode: exchange.AllPipelined, Client: mem, RunID: "u"}, []*topology.JobGraph{flip119(t)})
+	outs := runOnSlurm(context.Background(), slurmRunConfig{Mode: exchange.AllPipelined, Client: mem, RunID: "u"}, []slurmJob{{Name: "flip119-example", Job: flip119(t)}})
 	require.Error(t, outs[0].Err)
 	assert.Contains(t, outs[0].Err.Error(), "region 0")
 	assert.Zero(t, mem.steps)
@@ -200,7 +210,7 @@ func TestRunMapsTheQueueToAPartition(t *testing.T) {
 	require.NoError(t, err)
 	mem := &memSlurm{cpus: 4}
 	outs := runOnSlurm(context.Background(), slurmRunConfig{Mode: exchange.AllBlocking, Client: mem, RunID: "u", Partition: "low",
-		Partitions: map[string]string{"root.etl": "batch"}}, []*topology.JobGraph{job, flip119(t)})
+		Partitions: map[string]string{"root.etl": "batch"}}, []slurmJob{{Name: "q", Job: job}, {Name: "flip119-example", Job: flip119(t)}})
 	for _, o := range outs {
 		require.NoError(t, o.Err)
 	}
@@ -217,25 +227,19 @@ func TestRunJobSlurmCanNeverHold(t *testing.T) {
 		"edges": [{"source": "A", "target": "B", "shipStrategy": "rebalance"}]}`))
 	require.NoError(t, err)
 	mem := &memSlurm{cpus: 4}
-	var reported []error
-	var mu sync.Mutex
-	outs := runOnSlurm(context.Background(), slurmRunConfig{Mode: exchange.AllPipelined, Client: mem, RunID: "u",
-		OnError: func(_ string, err error) { mu.Lock(); reported = append(reported, err); mu.Unlock() }}, []*topology.JobGraph{job})
+	outs := runOnSlurm(context.Background(), slurmRunConfig{Mode: exchange.AllPipelined, Client: mem, RunID: "u"}, []slurmJob{{Name: "wide", Job: job}})
 	var tl *slurm.TooLargeError
 	require.ErrorAs(t, outs[0].Err, &tl)
 	assert.Contains(t, tl.Need, "3 slots")
 	assert.Equal(t, "room for 2", tl.Have)
 	assert.Zero(t, mem.steps)
-	mu.Lock()
-	assert.NotEmpty(t, reported)
-	mu.Unlock()
 }
 
 func TestRunAppliesPriorityEvents(t *testing.T) {
 	events := writeTemp(t, "events.jsonl", `{"t": 0, "event": "set-priority", "job": "flip119-example", "priority": 9000, "by": "alice"}
 {"t": 0, "event": "set-priority", "job": "flip119-example", "priority": 7000, "by": "root"}
 `)
-	evs, err := readPriorityEvents(events)
+	evs, err := readSlurmEvents(events, []string{"flip119-example"})
 	require.NoError(t, err)
 	require.Len(t, evs, 2)
 	// The steps run until both changes are audited (the job holds its
@@ -249,7 +253,7 @@ func TestRunAppliesPriorityEvents(t *testing.T) {
 			if rec.Principal == "root" && len(audit) > 1 && audit[len(audit)-2].Principal != "root" {
 				close(mem.hold) // root's first record: alice's came before
 			}
-		}}, []*topology.JobGraph{flip119(t)})
+		}}, []slurmJob{{Name: "flip119-example", Job: flip119(t)}})
 	require.NoError(t, outs[0].Err)
 	require.NotEmpty(t, audit)
 	byWhom := map[string]int{}
@@ -264,18 +268,26 @@ func TestRunAppliesPriorityEvents(t *testing.T) {
 			assert.Equal(t, int64(7000), rec.New)
 		}
 	}
-	assert.Equal(t, byWhom["alice"], byWhom["root"], "each change to every Slurm job of the job: %v", byWhom)
+	assert.Positive(t, byWhom["alice"], "refused for the Slurm jobs the job had then: %v", byWhom)
+	assert.Equal(t, len(outs[0].Allocations), byWhom["root"], "root's change went to every Slurm job of the job, the later ones too: %v", byWhom)
 }
 
-func TestReadPriorityEventsRefusesWhatRunCannotDo(t *testing.T) {
+func TestReadSlurmEvents(t *testing.T) {
+	evs, err := readSlurmEvents(writeTemp(t, "e.jsonl", `{"t": 0, "event": "kill", "job": "a", "by": "b"}
+{"t": 5, "event": "set-priority", "job": "a", "priority": 4294967293, "by": "b"}
+`), []string{"a"})
+	require.NoError(t, err)
+	require.Len(t, evs, 2, "a kill is run too")
+	assert.Equal(t, 4294967293, evs[1].Priority, "Slurm's range")
 	for content, want := range map[string]string{
-		`{"t": 0, "event": "kill", "job": "a", "by": "b"}`:                     `event "kill" of job "a" at 0 ms: run --slurm applies set-priority events only`,
-		`{"event": "set-priority", "job": "a", "priority": 1, "by": "b"}`:      `line 1: field "t": missing`,
-		`{"t": 1, "event": "set-priority", "job": "a", "by": "b"}`:             `line 1: field "priority": missing`,
-		`{"t": 1, "event": "set-priority", "priority": 5, "by": "b"}`:          `line 1: field "job": missing`,
-		`{"t": 1, "event": "set-priority", "job": "a", "priority": 5, "x": 1}`: `line 1: field "x": unknown field: valid fields: t, event, job, priority, by`,
+		`{"event": "set-priority", "job": "a", "priority": 1, "by": "b"}`:                  `line 1: field "t": missing`,
+		`{"t": 1, "event": "set-priority", "job": "a", "by": "b"}`:                         `line 1: field "priority": missing`,
+		`{"t": 1, "event": "set-priority", "priority": 5, "by": "b"}`:                      `line 1: field "job": missing`,
+		`{"t": 1, "event": "set-priority", "job": "a", "priority": 5, "x": 1}`:             `line 1: field "x": unknown field: valid fields: t, event, job, priority, by`,
+		`{"t": 1, "event": "set-priority", "job": "z", "priority": 5, "by": "b"}`:          `"z"`,
+		`{"t": 1, "event": "set-priority", "job": "a", "priority": 4294967294, "by": "b"}`: `4294967293`,
 	} {
-		_, err := readPriorityEvents(writeTemp(t, "e.jsonl", content))
+		_, err := readSlurmEvents(writeTemp(t, "e.jsonl", content), []string{"a"})
 		require.Error(t, err, content)
 		assert.Contains(t, err.Error(), want)
 	}

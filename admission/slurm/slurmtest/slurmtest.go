@@ -75,6 +75,18 @@ func Require(t testing.TB) string {
 	return ""
 }
 
+// Missing skips a test that lacks something it needs on the cluster or
+// the machine (root, a user, a partition) and says what; with
+// REGIONSCHED_SLURM=require it fails instead: a CI run that must test
+// against Slurm tests everything.
+func Missing(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv(Env) == "require" {
+		t.Fatalf("%s=require: %s", Env, why)
+	}
+	t.Skip(why)
+}
+
 var (
 	probeOnce sync.Once
 	probeConf string

@@ -1,0 +1,301 @@
+package main
+
+// regionsched run --slurm as an operator sees it, against a running
+// slurmctld: signals, SIGKILL and leftovers, drained nodes, pending
+// reasons, one query per poll. Skipped without a cluster, failed when
+// REGIONSCHED_SLURM=require.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/regionsched/regionsched/admission/slurm"
+	"github.com/regionsched/regionsched/admission/slurm/slurmtest"
+	"github.com/regionsched/regionsched/exchange"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// regionschedBinary builds the command once per test binary.
+func regionschedBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "regionsched-bin")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "regionsched")
+		out, err := exec.Command("go", "build", "-buildvcs=false", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v: %s", err, out)
+		}
+	})
+	require.NoError(t, binErr)
+	return binPath
+}
+
+// startedRun is a regionsched run --slurm started as a process.
+type startedRun struct {
+	cmd  *exec.Cmd
+	id   string // the run id it printed
+	out  *lockedBuffer
+	done chan error
+}
+
+// lockedBuffer is a buffer written by a process and read by the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startRun starts regionsched run --slurm with args and waits until it
+// printed its run id and holds at least one allocation.
+func startRun(t *testing.T, conf string, args ...string) *startedRun {
+	t.Helper()
+	cmd := exec.Command(regionschedBinary(t), append([]string{"run", "--slurm", "--slurm-conf", conf}, args...)...)
+	out := &lockedBuffer{}
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(out, pw), out
+	require.NoError(t, cmd.Start())
+	r := &startedRun{cmd: cmd, out: out, done: make(chan error, 1)}
+	go func() {
+		err := cmd.Wait()
+		pw.Close()
+		r.done <- err
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+	})
+	sc := bufio.NewScanner(pr)
+	require.True(t, sc.Scan(), "the first line: %s", out.String())
+	line := sc.Text()
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	f := strings.Fields(line)
+	require.True(t, len(f) > 1 && f[0] == "run", "the first line names the run: %q", line)
+	r.id = strings.TrimSuffix(f[1], ":")
+	deadline := time.Now().Add(30 * time.Second)
+	for len(taggedJobs(t, conf, r.id)) == 0 {
+		require.True(t, time.Now().Before(deadline), "no allocation of run %s in 30 s: %s", r.id, out.String())
+		time.Sleep(100 * time.Millisecond)
+	}
+	return r
+}
+
+// taggedJobs lists the live Slurm jobs of a run, by its tag.
+func taggedJobs(t *testing.T, conf, run string) []slurm.Leftover {
+	t.Helper()
+	left, err := (&slurm.ExecClient{Conf: conf}).Leftovers(context.Background(), run)
+	require.NoError(t, err)
+	return left
+}
+
+// waitNoTagged waits up to limit for the run to have no live Slurm job.
+func waitNoTagged(t *testing.T, conf, run string, limit time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		left := taggedJobs(t, conf, run)
+		if len(left) == 0 {
+			return time.Since(start)
+		}
+		if time.Since(start) > limit {
+			t.Fatalf("run %s still has Slurm jobs after %s: %+v", run, limit, left)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func TestSlurmSignalsCancelEverything(t *testing.T) {
+	conf := slurmtest.Require(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			r := startRun(t, conf, "--mode", "all-blocking", "--duration-scale", "1", flip119Path)
+			require.NoError(t, r.cmd.Process.Signal(sig))
+			select {
+			case err := <-r.done:
+				var ee *exec.ExitError
+				require.ErrorAs(t, err, &ee, r.out.String())
+				assert.Equal(t, exitNegative, ee.ExitCode(), r.out.String())
+			case <-time.After(30 * time.Second):
+				t.Fatalf("still running 30 s after %v: %s", sig, r.out.String())
+			}
+			assert.Contains(t, r.out.String(), "interrupted: every allocation of the run was cancelled")
+			took := waitNoTagged(t, conf, r.id, 5*time.Second)
+			t.Logf("%v: no allocation left %s after the exit", sig, took)
+		})
+	}
+}
+
+func TestSlurmSIGKILLLeavesWhatTheTimeLimitAndLeftoversEnd(t *testing.T) {
+	conf := slurmtest.Require(t)
+	// Two runs killed at once: Slurm ends the first one's allocations at
+	// their time limit, leftovers cancels the second one's.
+	timed := startRun(t, conf, "--mode", "all-pipelined", "--partition", "cpus4", "--duration-scale", "10", "--time-limit", "1m", flip119Path)
+	left := startRun(t, conf, "--mode", "all-blocking", "--partition", "low", "--duration-scale", "10", flip119Path)
+	require.NoError(t, timed.cmd.Process.Kill())
+	require.NoError(t, left.cmd.Process.Kill())
+	<-timed.done
+	<-left.done
+
+	for _, j := range taggedJobs(t, conf, timed.id) {
+		out, err := slurmtest.Command(conf, "squeue", "-h", "-j", fmt.Sprint(j.Job), "-o", "%l")
+		require.NoError(t, err, out)
+		assert.Equal(t, "1:00", strings.TrimSpace(out), "job %d has the time limit asked", j.Job)
+	}
+	res := execCLI(t, "", "leftovers", "--slurm", "--slurm-conf", conf)
+	require.Equal(t, exitOK, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "run "+timed.id+": ")
+	assert.Contains(t, res.stdout, "run "+left.id+": ")
+	assert.Contains(t, res.stdout, "runner gone")
+	res = execCLI(t, "", "leftovers", "--slurm", "--slurm-conf", conf, "--run", left.id, "--cancel")
+	require.Equal(t, exitOK, res.code, res.stderr+res.stdout)
+	assert.Contains(t, res.stdout, "cancelled")
+	assert.NotContains(t, res.stdout, timed.id, "--run keeps to its run")
+	waitNoTagged(t, conf, left.id, 10*time.Second)
+	assert.NotEmpty(t, taggedJobs(t, conf, timed.id), "the other run's allocations wait for their time limit")
+	took := waitNoTagged(t, conf, timed.id, 3*time.Minute)
+	t.Logf("the allocations of the killed run ended at their time limit, %s after the kill", took)
+	res = execCLI(t, "", "leftovers", "--slurm", "--slurm-conf", conf, "--run", timed.id)
+	assert.Contains(t, res.stdout, "no Slurm job of a regionsched run is left")
+}
+
+// drainN4 drains node n4 for the test and resumes it afterwards.
+func drainN4(t *testing.T, conf string) {
+	t.Helper()
+	out, err := slurmtest.Command(conf, "scontrol", "update", "NodeName=n4", "State=DRAIN", "Reason=regionsched-test")
+	assert.NoError(t, err, out)
+	t.Cleanup(func() {
+		out, err := slurmtest.Command(conf, "scontrol", "update", "NodeName=n4", "State=RESUME")
+		assert.NoError(t, err, out)
+	})
+}
+
+func TestSlurmDrainedNodeFailsTheRegion(t *testing.T) {
+	conf := slurmtest.Require(t)
+	var once sync.Once
+	outs, _ := runSlurmJobs(t, conf, slurmRunConfig{Mode: exchange.AllBlocking, Partition: "cpus4", Scale: 1, PartitionEvery: 300 * time.Millisecond,
+		OnDeploy: func(string, string, slurm.Placement) { once.Do(func() { drainN4(t, conf) }) }}, flip119(t))
+	require.Len(t, outs, 1)
+	var tl *slurm.TooLargeError
+	require.ErrorAs(t, outs[0].Err, &tl, "a region that can no longer fit fails the job")
+	require.NotEmpty(t, tl.Unavailable)
+	assert.Contains(t, tl.Unavailable[0], "n4", "names the node")
+	assert.Contains(t, tl.Error(), "(out of service: n4 (drain")
+	t.Logf("failed after %s: %v", runMillis(outs[0].End), tl)
+}
+
+func TestSlurmWaitShowsThePendingReason(t *testing.T) {
+	conf := slurmtest.Require(t)
+	// A job of another user holds the one CPU of partition cpus1 for 4 s.
+	out, err := slurmtest.Command(conf, "sbatch", "--parsable", "--partition=cpus1", "--ntasks=1", "--job-name=rso-blocker",
+		"--output=/dev/null", "--chdir=/", "--wrap=exec sleep 4")
+	require.NoError(t, err, out)
+	var printed bytes.Buffer
+	notes := &noticePrinter{w: &printed}
+	outs, _ := runSlurmJobs(t, conf, slurmRunConfig{Mode: exchange.AllBlocking, Partition: "cpus1", WaitNotice: time.Second, Notify: notes.print}, flip119(t))
+	require.NoError(t, outs[0].Err)
+	assert.Regexp(t, `slurm: job flip119-example: allocation rs-flip119-example-\S+ \(Slurm job \d+\) pending for \d+(\.\d+)?m?s: (Resources|Priority)`, printed.String())
+	t.Log(printed.String())
+}
+
+// countingRunner counts the squeue runs of an ExecClient.
+type countingRunner struct{ squeues atomic.Int64 }
+
+func (c *countingRunner) run(ctx context.Context, env []string, name string, args ...string) ([]byte, []byte, error) {
+	if name == "squeue" {
+		c.squeues.Add(1)
+	}
+	return runCommand(ctx, env, name, args...)
+}
+
+// runCommand runs a process and returns its standard output and error.
+func runCommand(ctx context.Context, env []string, name string, args ...string) ([]byte, []byte, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.Bytes(), stderr.Bytes(), err
+}
+
+func TestSlurmOneQueryPerPollForEveryJob(t *testing.T) {
+	conf := slurmtest.Require(t)
+	counter := &countingRunner{}
+	var pl *slurm.Poller
+	cfg := slurmRunConfig{Mode: exchange.AllBlocking, Partition: "low", Client: &slurm.ExecClient{Conf: conf, Run: counter.run},
+		Scale: 0.1, IdleTimeout: 200 * time.Millisecond, RunID: fmt.Sprintf("q%dx%d", os.Getpid(), runSeq.Add(1)),
+		OnStart: func(p *slurm.Poller) { pl = p }}
+	var jobs []slurmJob
+	for i := range 4 {
+		jobs = append(jobs, slurmJob{Name: fmt.Sprintf("j%d", i), Job: flip119(t)})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	start := time.Now()
+	outs := runOnSlurm(ctx, cfg, jobs)
+	took := time.Since(start)
+	for _, o := range outs {
+		require.NoError(t, o.Err)
+	}
+	require.NotNil(t, pl)
+	queries := int64(pl.Queries())
+	assert.Equal(t, queries, counter.squeues.Load(), "every squeue is one poll of the whole run")
+	assert.LessOrEqual(t, queries, int64(took/(50*time.Millisecond))+2, "at most one poll per PollMin (50 ms) in %s", took)
+	t.Logf("4 jobs: %d squeue calls in %s", queries, took)
+	slurmtest.NoLiveJobs(t, conf, "rs-")
+}
+
+// The noticePrinter prints an outage as two lines and a summary, and
+// the command's logger writes no stack trace.
+func TestNoticesAndWarningsArePlainLines(t *testing.T) {
+	var b bytes.Buffer
+	n := &noticePrinter{w: &b}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	n.print(slurm.Notice{Kind: slurm.OutageBegan, At: t0, Op: "query", Err: &slurm.CommandError{Command: "squeue", Args: []string{"--json"},
+		Stderr: "squeue: error: Unable to contact slurm controller (connect failure)\n", Err: slurm.ErrUnreachable}})
+	n.print(slurm.Notice{Kind: slurm.OutageEnded, At: t0.Add(5 * time.Second), Duration: 5123 * time.Millisecond, Failures: 4})
+	n.print(slurm.Notice{Kind: slurm.Waiting, Job: "etl", Wait: slurm.Wait{Name: "rs-etl-r-j0-a2", Job: 17, Reason: "Resources"}, Duration: 6 * time.Second})
+	n.summary()
+	assert.Equal(t, `slurm: controller unreachable (squeue: error: Unable to contact slurm controller (connect failure)); retrying
+slurm: controller answering again after 5.123s (4 commands failed meanwhile)
+slurm: job etl: allocation rs-etl-r-j0-a2 (Slurm job 17) pending for 6s: Resources
+slurm outages: 1, 5.123s in all
+`, b.String())
+
+	var logged bytes.Buffer
+	stderrLogger(&logged).Warn("slurm controller unreachable", zap.Error(fmt.Errorf("boom")))
+	assert.Equal(t, 1, strings.Count(logged.String(), "\n"), "one line, no stack trace: %q", logged.String())
+}
