@@ -54,21 +54,12 @@ type AdapterConfig struct {
 // again by its job name, so a slot is never granted twice nor lost.
 // Its methods may be called from any goroutine.
 type Adapter struct {
+	pacer
 	cfg AdapterConfig
-	clk clock.Clock
 	log *zap.Logger
 
 	mu   sync.Mutex
 	core *Core
-
-	wake  chan struct{}
-	stopc chan struct{}
-	done  chan struct{}
-	stop  sync.Once
-
-	// Owned by the loop goroutine.
-	delay    time.Duration
-	failures int
 }
 
 // StartAdapter looks up the partition (retrying with backoff while
@@ -97,8 +88,7 @@ func StartAdapter(ctx context.Context, cfg AdapterConfig) (*Adapter, error) {
 	if cfg.RetryMax < cfg.PollMin {
 		cfg.RetryMax = max(cfg.PollMin, 5*time.Second)
 	}
-	a := &Adapter{cfg: cfg, clk: cfg.Clock, log: cfg.Logger, wake: make(chan struct{}, 1),
-		stopc: make(chan struct{}), done: make(chan struct{}), delay: cfg.PollMin}
+	a := &Adapter{pacer: newPacer(cfg.Clock, cfg.PollMin, cfg.PollMax, cfg.RetryMax), cfg: cfg, log: cfg.Logger}
 	var part Partition
 	for {
 		p, err := cfg.Client.Partition(ctx, cfg.Core.PartitionName())
@@ -123,7 +113,7 @@ func StartAdapter(ctx context.Context, cfg AdapterConfig) (*Adapter, error) {
 	a.log.Info("slurm admission started", zap.String("name", cfg.Core.Name), zap.String("partition", part.Name),
 		zap.Int("nodes", len(part.Nodes)), zap.Int("cpus", part.CPUs()))
 	a.deliver(ctx)
-	go a.loop(ctx)
+	go a.loop(ctx, a.step)
 	return a, nil
 }
 
@@ -232,8 +222,7 @@ func (a *Adapter) Done() <-chan struct{} { return a.done }
 // done). It returns the last cancel error, if any. Safe to call more
 // than once.
 func (a *Adapter) Stop(ctx context.Context) error {
-	a.stop.Do(func() { close(a.stopc) })
-	<-a.done
+	a.halt()
 	a.mu.Lock()
 	a.core.Shutdown()
 	cmds := a.core.Commands()
@@ -253,38 +242,6 @@ func (a *Adapter) Stop(ctx context.Context) error {
 		}
 	}
 	return last
-}
-
-// poke wakes the loop up.
-func (a *Adapter) poke() {
-	select {
-	case a.wake <- struct{}{}:
-	default:
-	}
-}
-
-// loop runs steps until stopped, waiting between them.
-func (a *Adapter) loop(ctx context.Context) {
-	defer close(a.done)
-	for {
-		wait := a.step(ctx)
-		if wait < 0 {
-			continue
-		}
-		t := a.clk.Timer(wait)
-		select {
-		case <-a.wake:
-			a.delay = a.cfg.PollMin
-		case <-t.C:
-		case <-a.stopc:
-			t.Stop()
-			return
-		case <-ctx.Done():
-			t.Stop()
-			return
-		}
-		t.Stop()
-	}
 }
 
 // step runs the Core's commands, queries the watched jobs, hands the
@@ -319,18 +276,7 @@ func (a *Adapter) step(ctx context.Context) time.Duration {
 	a.mu.Lock()
 	more := a.core.HasCommands()
 	a.mu.Unlock()
-	switch {
-	case failed || a.failures > 0:
-		return a.backoff()
-	case more:
-		a.delay = a.cfg.PollMin
-		return -1
-	case changed:
-		a.delay = a.cfg.PollMin
-	default:
-		a.delay = min(2*a.delay, a.cfg.PollMax)
-	}
-	return a.delay
+	return a.next(failed, more, changed)
 }
 
 // runCommands runs what the Core asked for and reports the outcomes; it
@@ -410,28 +356,6 @@ func (a *Adapter) recovered() {
 	if a.failures > 0 {
 		a.log.Info("slurm answering again", zap.Int("failedAttempts", a.failures))
 		a.failures = 0
-		a.delay = a.cfg.PollMin
-	}
-}
-
-// backoff returns the next wait of a retry: PollMin doubled per failure,
-// up to RetryMax.
-func (a *Adapter) backoff() time.Duration {
-	d := a.cfg.PollMin
-	for i := 1; i < a.failures && d < a.cfg.RetryMax; i++ {
-		d *= 2
-	}
-	return min(d, a.cfg.RetryMax)
-}
-
-// sleep waits d on the clock; false if ctx ended first.
-func (a *Adapter) sleep(ctx context.Context, d time.Duration) bool {
-	t := a.clk.Timer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
+		a.delay = a.min
 	}
 }

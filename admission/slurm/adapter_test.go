@@ -132,8 +132,8 @@ func newAdapter(t *testing.T, f *fakeSlurm, onError func(error), log *zap.Logger
 		log = zap.NewNop()
 	}
 	a := &Adapter{cfg: AdapterConfig{Client: f, Sink: s, OnError: onError, PollMin: 100 * time.Millisecond, PollMax: 800 * time.Millisecond,
-		RetryMax: time.Second, Auditor: nil}, clk: clock.NewMock(), log: log, core: core, delay: 100 * time.Millisecond,
-		wake: make(chan struct{}, 1), stopc: make(chan struct{}), done: make(chan struct{})}
+		RetryMax: time.Second, Auditor: nil}, pacer: newPacer(clock.NewMock(), 100*time.Millisecond, 800*time.Millisecond, time.Second),
+		log: log, core: core}
 	close(a.done) // no loop
 	a.deliver(context.Background())
 	require.Len(t, s.take(), 1, "capacity")

@@ -92,21 +92,15 @@ type Outage struct {
 // begins and once when it ends. Its methods may be called from any
 // goroutine.
 type Poller struct {
-	cfg   PollerConfig
-	clk   clock.Clock
-	log   *zap.Logger
-	wake  chan struct{}
-	stopc chan struct{}
-	done  chan struct{}
-	stop  sync.Once
+	pacer
+	cfg PollerConfig
+	log *zap.Logger
 
 	mu      sync.Mutex
 	queries int
 	outages []Outage
 
 	// Owned by the loop goroutine.
-	delay      time.Duration
-	failures   int
 	outage     *Outage
 	partsAt    time.Time
 	waitSeen   map[string]string // allocation name -> reason reported
@@ -141,21 +135,15 @@ func StartPoller(ctx context.Context, cfg PollerConfig) (*Poller, error) {
 	if cfg.WaitNotice <= 0 {
 		cfg.WaitNotice = 5 * time.Second
 	}
-	r := &Poller{cfg: cfg, clk: cfg.Clock, log: cfg.Logger, wake: make(chan struct{}, 1), stopc: make(chan struct{}),
-		done: make(chan struct{}), delay: cfg.PollMin, waitSeen: map[string]string{}}
+	r := &Poller{pacer: newPacer(cfg.Clock, cfg.PollMin, cfg.PollMax, cfg.RetryMax), cfg: cfg, log: cfg.Logger, waitSeen: map[string]string{}}
 	r.partsAt = r.clk.Now()
-	go r.loop(ctx)
+	go r.loop(ctx, r.step)
 	return r, nil
 }
 
 // Poke wakes the poller up: the Cluster may have commands (call it after
 // an input that makes some: a submit, a release, a priority change).
-func (r *Poller) Poke() {
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
-}
+func (r *Poller) Poke() { r.poke() }
 
 // Queries counts the squeue queries run so far.
 func (r *Poller) Queries() int {
@@ -192,8 +180,7 @@ func (r *Poller) Done() <-chan struct{} { return r.done }
 // Cluster is then read directly). It returns the last cancel error, if
 // any. Safe to call more than once.
 func (r *Poller) Stop(ctx context.Context) error {
-	r.stop.Do(func() { close(r.stopc) })
-	<-r.done
+	r.halt()
 	var cmds []Command
 	shutdown := func(time.Time) error {
 		r.cfg.Cluster.Shutdown()
@@ -226,29 +213,6 @@ func (r *Poller) Stop(ctx context.Context) error {
 	}
 	r.recovered()
 	return last
-}
-
-func (r *Poller) loop(ctx context.Context) {
-	defer close(r.done)
-	for {
-		wait := r.step(ctx)
-		if wait < 0 {
-			continue
-		}
-		t := r.clk.Timer(wait)
-		select {
-		case <-r.wake:
-			r.delay = r.cfg.PollMin
-		case <-t.C:
-		case <-r.stopc:
-			t.Stop()
-			return
-		case <-ctx.Done():
-			t.Stop()
-			return
-		}
-		t.Stop()
-	}
 }
 
 // input runs fn on the Cluster's goroutine; false if that ended.
@@ -304,18 +268,7 @@ func (r *Poller) step(ctx context.Context) time.Duration {
 	}
 	var more bool
 	r.input(ctx, func(time.Time) { more = cl.HasCommands() })
-	switch {
-	case failed || r.failures > 0:
-		return r.backoff()
-	case more:
-		r.delay = r.cfg.PollMin
-		return -1
-	case changed:
-		r.delay = r.cfg.PollMin
-	default:
-		r.delay = min(2*r.delay, r.cfg.PollMax)
-	}
-	return r.delay
+	return r.next(failed, more, changed)
 }
 
 // run runs one command and reports its outcome; false if slurmctld was
@@ -421,7 +374,7 @@ func (r *Poller) recovered() {
 	r.mu.Unlock()
 	r.outage = nil
 	r.failures = 0
-	r.delay = r.cfg.PollMin
+	r.delay = r.min
 	r.log.Info("slurm answering again", zap.Duration("outage", out.End.Sub(out.Start)), zap.Int("failedAttempts", out.Failures))
 	r.notify(Notice{Kind: OutageEnded, At: now, Duration: out.End.Sub(out.Start), Failures: out.Failures})
 }
@@ -430,27 +383,5 @@ func (r *Poller) recovered() {
 func (r *Poller) notify(n Notice) {
 	if r.cfg.Notify != nil {
 		r.cfg.Notify(n)
-	}
-}
-
-// backoff returns the next wait of a retry: PollMin doubled per failure,
-// up to RetryMax.
-func (r *Poller) backoff() time.Duration {
-	d := r.cfg.PollMin
-	for i := 1; i < r.failures && d < r.cfg.RetryMax; i++ {
-		d *= 2
-	}
-	return min(d, r.cfg.RetryMax)
-}
-
-// sleep waits d on the clock; false if ctx ended first.
-func (r *Poller) sleep(ctx context.Context, d time.Duration) bool {
-	t := r.clk.Timer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

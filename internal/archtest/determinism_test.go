@@ -30,6 +30,7 @@ var (
 		// without any of them). Its Core is checked like any state machine.
 		"admission/slurm/adapter.go": true,
 		"admission/slurm/poller.go":  true,
+		"admission/slurm/pacer.go":   true,
 	}
 )
 
