@@ -301,14 +301,17 @@ func TestSlurmRunCommand(t *testing.T) {
 	if os.Geteuid() != 0 {
 		slurmtest.Missing(t, "needs root to submit as nobody (runuser)")
 	}
-	// The allocations are nobody's (--user nobody). A job starts at about
+	// The allocations are nobody's (--user nobody); the job runs for about
+	// 10 s, so that every change is asked and audited while it runs (a
+	// Slurm job's next change waits for the audit of the one before). A
+	// job starts at about
 	// 4.29e9: nobody may lower its own job's priority (Slurm applies it,
 	// though scontrol exits 1: "not persistent"), not raise it; root may.
 	events := writeTemp(t, "events.jsonl", `{"t": 100, "event": "set-priority", "job": "flip119-example", "priority": 4294967293, "by": "nobody"}
 {"t": 200, "event": "set-priority", "job": "flip119-example", "priority": 100000, "by": "nobody"}
 {"t": 600, "event": "set-priority", "job": "flip119-example", "priority": 12345, "by": "root"}
 `)
-	res := execCLI(t, "", "run", "--slurm", "--slurm-conf", conf, "--user", "nobody", "--mode", "pointwise-pipelined-only", "--duration-scale", "0.1",
+	res := execCLI(t, "", "run", "--slurm", "--slurm-conf", conf, "--user", "nobody", "--mode", "pointwise-pipelined-only", "--duration-scale", "0.5",
 		"--trace", trace, "--events", events, "--audit", audit, flip119Path)
 	require.Equal(t, exitOK, res.code, res.stderr)
 	assert.Contains(t, res.stdout, "job flip119-example: finished at")
