@@ -62,6 +62,7 @@ type Pool struct {
 	nSlots     int32                     // slot indexes ever used
 	slotDense  denseTable[SlotID, int32] // slot id -> table index + 1 (see slotIndex)
 	recycled   []int32
+	nodes      map[int32]string // table index -> Node, for the slots that name one
 	nFree      int
 	nHeld      int
 	nInUse     int

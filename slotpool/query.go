@@ -38,7 +38,7 @@ func (p *Pool) Slot(id SlotID) (SlotInfo, bool) {
 	}
 	s := p.slot(idx)
 	info := SlotInfo{
-		Slot:      Slot{ID: s.id, Profile: p.profiles[s.profile].profile},
+		Slot:      Slot{ID: s.id, Profile: p.profiles[s.profile].profile, Node: p.nodes[idx]},
 		State:     s.state,
 		Request:   int(s.request),
 		Unbounded: s.unbounded,
@@ -56,7 +56,7 @@ func (p *Pool) FreeSlots() []Slot {
 	out := make([]Slot, 0, p.nFree)
 	for i := range p.profiles {
 		for _, idx := range p.profiles[i].free {
-			out = append(out, Slot{ID: p.slot(idx).id, Profile: p.profiles[i].profile})
+			out = append(out, Slot{ID: p.slot(idx).id, Profile: p.profiles[i].profile, Node: p.nodes[idx]})
 		}
 	}
 	return out

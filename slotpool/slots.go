@@ -142,6 +142,9 @@ func (p *Pool) addSlot(s Slot) (int32, *slotRec) {
 	}
 	rec := p.slot(idx)
 	*rec = slotRec{id: s.ID, profile: pr, request: -1}
+	if s.Node != "" {
+		p.setNode(idx, s.Node)
+	}
 	p.slotDense.set(s.ID, idx+1)
 	p.profiles[pr].total++
 	p.reusableAdded(pr)
@@ -151,6 +154,7 @@ func (p *Pool) addSlot(s Slot) (int32, *slotRec) {
 // dropSlot removes a slot that is neither free nor held from the table.
 func (p *Pool) dropSlot(idx int32) {
 	p.slotDense.del(p.slot(idx).id)
+	delete(p.nodes, idx)
 	*p.slot(idx) = slotRec{}
 	p.recycled = append(p.recycled, idx)
 }
