@@ -43,6 +43,10 @@ type Config struct {
 	// pool's messages come out in Ready.ToAdmission and the answers go in
 	// through Admit.
 	Admission slotpool.Admission
+	// Speculation configures speculative execution of slow tasks (see
+	// Speculation); the zero value is off. An invalid one makes Start
+	// return its *SpeculationError.
+	Speculation Speculation
 	// Logger receives debug logs; nil means zap.NewNop(). Whether it
 	// takes debug entries is read once, by New, for the entries that come
 	// with every task (a region deployed; the pool's and the strategy's
@@ -197,6 +201,11 @@ type Scheduler struct {
 	deployAt []int32
 
 	requestBuf []slotpool.Request // scratch for request
+
+	// spec is speculative execution, nil if off; specErr an invalid
+	// Config.Speculation, which Start returns.
+	spec    *speculator
+	specErr error
 }
 
 // New creates a scheduler for the regions of one job.
@@ -211,7 +220,7 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 		pc.Admission = true
 	}
 	pool := slotpool.New(pc)
-	return &Scheduler{
+	s := &Scheduler{
 		rs:       rs,
 		strategy: strategy.New(rs, strategy.WithLogger(log.Named("strategy")), strategy.WithDeployedReports()),
 		pool:     pool,
@@ -220,6 +229,10 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 		debug:    log.Core().Enabled(zap.DebugLevel),
 		regions:  make([]regionRun, rs.NumRegions()),
 	}
+	if s.specErr = cfg.Speculation.Validate(); s.specErr == nil && cfg.Speculation.Enabled {
+		s.spec = newSpeculator(cfg.Speculation, rs)
+	}
+	return s
 }
 
 // Regions returns the job's regions (immutable).
@@ -279,6 +292,7 @@ func (s *Scheduler) Task(v TaskID) (strategy.VertexStatus, error) {
 	if err != nil {
 		return st, s.wrap("task", -1, err)
 	}
+	st.Attempt = s.ext(s.rs.RegionOf(v), st.Attempt)
 	return st, nil
 }
 
@@ -303,8 +317,17 @@ func (s *Scheduler) slotOf(v TaskID, r region.ID) slotpool.SlotID {
 }
 
 // NextDeadline returns when Tick next has work to do (the pool's and the
-// admission's timeouts).
-func (s *Scheduler) NextDeadline() (time.Time, bool) { return s.link.NextDeadline() }
+// admission's timeouts, and with Config.Speculation the detector's
+// checks).
+func (s *Scheduler) NextDeadline() (time.Time, bool) {
+	t, ok := s.link.NextDeadline()
+	if s.spec != nil {
+		if st, sok := s.specDeadline(); sok && (!ok || st.Before(t)) {
+			t, ok = st, true
+		}
+	}
+	return t, ok
+}
 
 // checkTime refuses a time before the latest time of an input that
 // changed something (drain records it), so a refused input moves nothing,
@@ -351,15 +374,22 @@ func (s *Scheduler) SetCapacity(now time.Time, capacity []resource.Count) error 
 // deployed at once if the pool has them.
 //
 // Errors: ErrAlreadyStarted on a second call; a *TimeError if now is
-// before an earlier call's time; and the job's *RegionError (errors.Is
-// ErrJobFailed) if the job failed at once because a region can never fit
-// the declared capacity. The Ready then says so as well.
+// before an earlier call's time; the *SpeculationError of an invalid
+// Config.Speculation (nothing changes); and the job's *RegionError
+// (errors.Is ErrJobFailed) if the job failed at once because a region can
+// never fit the declared capacity. The Ready then says so as well.
 func (s *Scheduler) Start(now time.Time) error {
 	if s.state != JobCreated {
 		return ErrAlreadyStarted
 	}
 	if err := s.checkTime(now); err != nil {
 		return err
+	}
+	if s.specErr != nil {
+		return s.specErr
+	}
+	if s.spec != nil {
+		s.specStarted(now)
 	}
 	d, err := s.strategy.Start()
 	if err != nil {
@@ -375,7 +405,9 @@ func (s *Scheduler) Start(now time.Time) error {
 }
 
 // Tick fires the timeouts due at now (pool and admission): a region whose
-// slots did not become available in time fails the job.
+// slots did not become available in time fails the job. With
+// Config.Speculation it also runs the slow-task detector when a check is
+// due.
 //
 // Errors: a *TimeError if now is before an earlier call's time.
 func (s *Scheduler) Tick(now time.Time) error {
@@ -383,6 +415,9 @@ func (s *Scheduler) Tick(now time.Time) error {
 		return err
 	}
 	s.link.Tick(now)
+	if s.spec != nil {
+		s.specTick(now)
+	}
 	s.drain(now)
 	return nil
 }
