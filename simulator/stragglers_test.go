@@ -19,13 +19,13 @@ import (
 )
 
 // stragglerRun is the benchmark's run: examples/jobs/stragglers.json
-// (three all-to-all stages of 100 subtasks of 60 s, all-blocking) on 100
+// (three all-to-all stages of 80 subtasks of 60 s, all-blocking) on 80
 // slots, 5% of attempts 10x slow, with Flink's speculation defaults.
 func stragglerRun(tb testing.TB, seed uint64) simulator.Config {
 	job := testjobs.Load(tb, "stragglers.json")
 	return simulator.Config{
 		Regions:     region.FromJob(job, exchange.AllBlocking),
-		Cluster:     []resource.Count{{Profile: resource.Unknown, N: 100}},
+		Cluster:     []resource.Count{{Profile: resource.Unknown, N: 80}},
 		Seed:        seed,
 		Stragglers:  0.05,
 		Speculation: scheduler.DefaultSpeculation(),
@@ -200,7 +200,7 @@ func countKinds(events []simulator.Event, k simulator.Kind) int {
 func TestSpeculationOffNodesBlocked(t *testing.T) {
 	cfg := stragglerRun(t, 2)
 	cfg.Record = true
-	cfg.SlotNodes = make([]string, 100)
+	cfg.SlotNodes = make([]string, 80)
 	for i := range cfg.SlotNodes {
 		cfg.SlotNodes[i] = "n" + strconv.Itoa(i%10)
 	}
