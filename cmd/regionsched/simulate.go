@@ -25,7 +25,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		auditFile  string
 	)
 	c := &cobra.Command{
-		Use:   "simulate [--mode M] (--slots N | --cluster CLUSTER) [--policy region|eager] [--queue-policy P] [--seed S] [--ties order|seeded] [--trace FILE] [--svg FILE] [--fail ID#i@MS ...] JOB [JOB ...]",
+		Use:   "simulate [--mode M] (--slots N | --cluster CLUSTER) [--policy region|eager] [--queue-policy P] [--seed S] [--ties order|seeded] [--trace FILE] [--svg FILE] [--fail ID#i@MS ...] [--stragglers P] [--speculation ...] JOB [JOB ...]",
 		Short: "Run one job, or several jobs on one cluster, in virtual time on the example executor",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
