@@ -33,7 +33,7 @@ func Example() {
 	// Output:
 	// bulk 1 fulfilled with slots [3 1]
 	// bulk 2 failed: slotpool: bulk 2: 1 x {cpu=2000m mem=4096MB} cannot be served: no resource available (larger than the cluster)
-	// left in the cluster: [{2 {cpu=500m mem=512MB}}]
+	// left in the cluster: [{2 {cpu=500m mem=512MB} }]
 }
 
 // printEvents prints the fulfilled and failed bulks among events.
