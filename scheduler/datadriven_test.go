@@ -38,8 +38,15 @@ import (
 //	    decode the job (examples/jobs/F), print its regions and the slots
 //	    each needs; timeout is the pool's fulfillability timeout, share
 //	    the selective share of hybrid inputs (Config.SelectiveShare)
-//	cluster slots=N | <lines "N [cpu=C mem=M ext=K ...]">  [t=]
-//	    offer slots to the pool (ids 1, 2, ... in order of appearance)
+//	cluster slots=N | <lines "N [cpu=C mem=M ext=K ...]">  [node=NAME] [t=]
+//	    offer slots to the pool (ids 1, 2, ... in order of appearance),
+//	    all on node NAME if given
+//	speculation [ratio=F] [multiplier=F] [lower-bound=MS] [interval=MS]
+//	            [max=N] [block=MS]
+//	    turn speculative execution on (DefaultSpeculation, with the
+//	    knobs given); before anything that creates the scheduler
+//	speculation-stats
+//	    print SpeculationStats
 //	admission slots=N | <lines as cluster>
 //	    the slots belong to an admission.StaticCluster plugged in through
 //	    Config.Admission: the pool asks, the cluster grants
@@ -105,6 +112,10 @@ func (h *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		return h.cmdCluster(t, td)
 	case "admission":
 		return h.cmdAdmission(t, td)
+	case "speculation":
+		return h.cmdSpeculation(t, td)
+	case "speculation-stats":
+		return h.cmdSpeculationStats(t, td)
 	case "admit":
 		return h.cmdAdmit(t, td)
 	case "capacity":
@@ -374,7 +385,7 @@ func (h *scenario) cmdReady(t *testing.T, td *datadriven.TestData) string {
 	rd := h.sched(t, td).Ready()
 	var out []string
 	for _, r := range rd.Requests {
-		out = append(out, fmt.Sprintf("request region %d attempt %d: %s", r.Region, r.Attempt, h.slotList(r.Slots)))
+		out = append(out, fmt.Sprintf("request region %d attempt %d: %s%s", r.Region, r.Attempt, h.slotList(r.Slots), speculative(r.Speculative)))
 	}
 	for _, c := range rd.Cancel {
 		out = append(out, fmt.Sprintf("cancel %s attempt %d", h.name(c.Task), c.Attempt))
@@ -386,8 +397,13 @@ func (h *scenario) cmdReady(t *testing.T, td *datadriven.TestData) string {
 		out = append(out, fmt.Sprintf("release slot %d (region %d attempt %d)", r.Slot, r.Region, r.Attempt))
 	}
 	for _, d := range rd.Deploy {
-		out = append(out, fmt.Sprintf("deploy %s attempt %d slot %d", h.name(d.Task), d.Attempt, d.Slot))
-		h.deployed[d.Task] = d.Attempt
+		out = append(out, fmt.Sprintf("deploy %s attempt %d slot %d%s", h.name(d.Task), d.Attempt, d.Slot, speculative(d.Speculative)))
+		if !d.Speculative {
+			h.deployed[d.Task] = d.Attempt
+		}
+	}
+	for _, w := range rd.Won {
+		out = append(out, fmt.Sprintf("won %s attempt %d", h.name(w.Task), w.Attempt))
 	}
 	for _, r := range rd.Restarted {
 		out = append(out, fmt.Sprintf("restart after %s: regions %v", h.name(r.Failed), r.Regions))
@@ -614,6 +630,9 @@ func (h *scenario) newSlots(t *testing.T, td *datadriven.TestData) []slotpool.Sl
 	slots := make([]slotpool.Slot, len(profiles))
 	for i, p := range profiles {
 		slots[i] = slotpool.Slot{ID: h.nextSlot, Profile: p}
+		if td.HasArg("node") {
+			td.ScanArgs(t, "node", &slots[i].Node)
+		}
 		h.nextSlot++
 	}
 	h.slots = append(h.slots, slots...)
@@ -670,13 +689,17 @@ func describeSlots(slots []slotpool.Slot) string {
 	var parts []string
 	for i := 0; i < len(slots); {
 		j := i
-		for j+1 < len(slots) && slots[j+1].Profile == slots[i].Profile && slots[j+1].ID == slots[j].ID+1 {
+		for j+1 < len(slots) && slots[j+1].Profile == slots[i].Profile && slots[j+1].Node == slots[i].Node && slots[j+1].ID == slots[j].ID+1 {
 			j++
 		}
+		on := ""
+		if slots[i].Node != "" {
+			on = " on " + slots[i].Node
+		}
 		if i == j {
-			parts = append(parts, fmt.Sprintf("slot %d %v", slots[i].ID, slots[i].Profile))
+			parts = append(parts, fmt.Sprintf("slot %d %v%s", slots[i].ID, slots[i].Profile, on))
 		} else {
-			parts = append(parts, fmt.Sprintf("slots %d-%d %v", slots[i].ID, slots[j].ID, slots[i].Profile))
+			parts = append(parts, fmt.Sprintf("slots %d-%d %v%s", slots[i].ID, slots[j].ID, slots[i].Profile, on))
 		}
 		i = j + 1
 	}

@@ -54,7 +54,7 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 	}
 	s.requestBuf = reqs
 	run.waiting = true
-	s.rd.Requests = append(s.rd.Requests, Request{Region: r, Attempt: attempt, Slots: slots})
+	s.rd.Requests = append(s.rd.Requests, Request{Region: r, Attempt: s.ext(r, attempt), Slots: slots})
 	if err := s.pool.Submit(now, pool.Bulk{ID: bulkID(r, attempt), Requests: reqs}); err != nil {
 		// Only a programming error can get here: ids are fresh, bulks non-empty.
 		panic("scheduler: submit region bulk: " + err.Error())
@@ -71,7 +71,7 @@ func (s *Scheduler) drain(now time.Time) {
 	for {
 		events := s.link.Ready(now)
 		if len(events) == 0 {
-			return
+			break
 		}
 		// quiet: nothing below called the pool, so it has no new event
 		// and the link (which returns only once the pool and an in-process
@@ -93,8 +93,11 @@ func (s *Scheduler) drain(now time.Time) {
 			}
 		}
 		if quiet {
-			return
+			break
 		}
+	}
+	if s.spec != nil {
+		s.specPlace(now)
 	}
 }
 

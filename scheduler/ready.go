@@ -43,6 +43,10 @@ type Ready struct {
 	// Restarted lists the failovers: a failed task and the regions it
 	// restarts (they ask for slots again once their inputs are complete).
 	Restarted []Restart
+	// Won lists, for tasks that had speculative attempts, the attempt
+	// that finished first: its output is the task's; the task's other
+	// attempts are in Cancel (see Speculation).
+	Won []Task
 	// Job is set when the job's state changed: to JobRunning at Start, to
 	// JobFinished, or to JobFailed with the typed error (a *RegionError).
 	Job *JobChange
@@ -77,6 +81,7 @@ func (rd Ready) Clone() Ready {
 		c.Restarted[i].Regions = slices.Clone(c.Restarted[i].Regions)
 	}
 	c.ToAdmission = slices.Clone(rd.ToAdmission)
+	c.Won = slices.Clone(rd.Won)
 	return c
 }
 
@@ -93,6 +98,10 @@ type Deployment struct {
 	Attempt Attempt
 	Slot    SlotID
 	Region  RegionID
+	// Speculative marks a speculative attempt of a task whose other
+	// attempt runs (see Speculation): it runs beside it, reading the same
+	// inputs.
+	Speculative bool
 }
 
 // Request says region Region (attempt Attempt) asked for these slots,
@@ -101,6 +110,9 @@ type Request struct {
 	Region  RegionID
 	Attempt Attempt
 	Slots   []region.Slot
+	// Speculative marks the request of a speculative attempt of the
+	// region's one task (see Speculation).
+	Speculative bool
 }
 
 // Release says a slot of region Region's attempt went back to the pool.
@@ -148,7 +160,7 @@ func (c *JobChange) Ended() (ended bool, err error) {
 func (s *Scheduler) HasReady() bool {
 	rd := &s.rd
 	return len(rd.Requests) > 0 || len(rd.Cancel) > 0 || len(rd.Released) > 0 || len(rd.Deploy) > 0 ||
-		len(rd.Restarted) > 0 || len(rd.PartitionsReleased) > 0 || rd.Job != nil || len(rd.ToAdmission) > 0
+		len(rd.Restarted) > 0 || len(rd.PartitionsReleased) > 0 || rd.Job != nil || len(rd.ToAdmission) > 0 || len(rd.Won) > 0
 }
 
 // Ready hands out what accumulated since the previous call and starts
@@ -182,6 +194,7 @@ func (s *Scheduler) Ready() Ready {
 		Deploy:             recycle(sp.Deploy),
 		Restarted:          recycle(sp.Restarted),
 		ToAdmission:        recycle(sp.ToAdmission),
+		Won:                recycle(sp.Won),
 	}
 	s.spare = rd
 	s.oneSlots, s.spareSlots = recycle(s.spareSlots), s.oneSlots
@@ -195,6 +208,7 @@ func (s *Scheduler) Ready() Ready {
 		Job:                rd.Job,
 		ToAdmission:        nilIfEmpty(rd.ToAdmission),
 		Deadline:           rd.Deadline,
+		Won:                nilIfEmpty(rd.Won),
 	}
 }
 
@@ -221,6 +235,10 @@ func nilIfEmpty[T any](l []T) []T {
 
 // emitDeploy adds a task to the next Ready's Deploy list.
 func (s *Scheduler) emitDeploy(v TaskID, attempt strategy.Attempt, slot SlotID, r region.ID) {
+	if s.spec != nil {
+		s.specDeployed(v)
+		attempt = s.ext(r, attempt)
+	}
 	s.rd.Deploy = append(s.rd.Deploy, Deployment{Task: v, Attempt: attempt, Slot: slot, Region: r})
 	if s.deployAt != nil {
 		s.deployAt[v] = int32(len(s.rd.Deploy))
@@ -232,10 +250,11 @@ func (s *Scheduler) emitDeploy(v TaskID, attempt strategy.Attempt, slot SlotID, 
 // (deployAt) is made by the first cancel: a job that cancels nothing
 // pays nothing for it.
 func (s *Scheduler) emitCancel(v TaskID, attempt strategy.Attempt) {
+	attempt = s.ext(s.rs.RegionOf(v), attempt)
 	if s.deployAt == nil {
 		s.deployAt = make([]int32, s.rs.Topology().NumExecutionVertices())
 		for i, d := range s.rd.Deploy {
-			if d.Task >= 0 {
+			if d.Task >= 0 && !d.Speculative {
 				s.deployAt[d.Task] = int32(i + 1)
 			}
 		}

@@ -60,6 +60,10 @@ type Config struct {
 	// messages come out in Ready.ToAdmission, and the admission's answers
 	// go in through Admit. It excludes Admission.
 	ExternalAdmission bool
+	// Speculation configures speculative execution of slow tasks (see
+	// Speculation); the zero value is off. An invalid one makes Start
+	// return its *SpeculationError.
+	Speculation Speculation
 	// Logger receives debug logs; nil means zap.NewNop(). Whether it
 	// takes debug entries is read once, by New, for the entries that come
 	// with every task (a region deployed; the pool's and the strategy's
@@ -217,6 +221,11 @@ type Scheduler struct {
 	// cfgErr is why the Config was refused (Config.Check): every input
 	// returns it.
 	cfgErr error
+
+	// spec is speculative execution, nil if off; specErr an invalid
+	// Config.Speculation, which Start returns.
+	spec    *speculator
+	specErr error
 }
 
 // Check returns a *ConfigError if the Config contradicts itself: an
@@ -252,7 +261,7 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 		Admission: cfg.Admission != nil || cfg.ExternalAdmission,
 		Logger:    log.Named("slotpool"),
 	})
-	return &Scheduler{
+	s := &Scheduler{
 		rs: rs,
 		strategy: strategy.New(rs, strategy.WithLogger(log.Named("strategy")), strategy.WithDeployedReports(),
 			strategy.WithSelectiveShare(cfg.SelectiveShare)),
@@ -263,6 +272,10 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 		regions: make([]regionRun, rs.NumRegions()),
 		cfgErr:  cfgErr,
 	}
+	if s.specErr = cfg.Speculation.Validate(); s.specErr == nil && cfg.Speculation.Enabled {
+		s.spec = newSpeculator(cfg.Speculation, rs)
+	}
+	return s
 }
 
 // Regions returns the job's regions (immutable).
@@ -329,6 +342,7 @@ func (s *Scheduler) Task(v TaskID) (TaskStatus, error) {
 	if err != nil {
 		return st, s.wrap("task", -1, err)
 	}
+	st.Attempt = s.ext(s.rs.RegionOf(v), st.Attempt)
 	return st, nil
 }
 
@@ -353,8 +367,17 @@ func (s *Scheduler) slotOf(v TaskID, r region.ID) slotpool.SlotID {
 }
 
 // NextDeadline returns when Tick next has work to do (the pool's and the
-// admission's timeouts).
-func (s *Scheduler) NextDeadline() (time.Time, bool) { return s.link.NextDeadline() }
+// admission's timeouts, and with Config.Speculation the detector's
+// checks).
+func (s *Scheduler) NextDeadline() (time.Time, bool) {
+	t, ok := s.link.NextDeadline()
+	if s.spec != nil {
+		if st, sok := s.specDeadline(); sok && (!ok || st.Before(t)) {
+			t, ok = st, true
+		}
+	}
+	return t, ok
+}
 
 // checkTime refuses a time before the latest time of an input that
 // changed something (drain records it), so a refused input moves nothing,
@@ -404,15 +427,22 @@ func (s *Scheduler) SetCapacity(now time.Time, capacity []resource.Count) error 
 // deployed at once if the pool has them.
 //
 // Errors: ErrAlreadyStarted on a second call; a *TimeError if now is
-// before an earlier call's time; and the job's *RegionError (errors.Is
-// ErrJobFailed) if the job failed at once because a region can never fit
-// the declared capacity. The Ready then says so as well.
+// before an earlier call's time; the *SpeculationError of an invalid
+// Config.Speculation (nothing changes); and the job's *RegionError
+// (errors.Is ErrJobFailed) if the job failed at once because a region can
+// never fit the declared capacity. The Ready then says so as well.
 func (s *Scheduler) Start(now time.Time) error {
 	if s.state != JobCreated {
 		return ErrAlreadyStarted
 	}
 	if err := s.checkTime(now); err != nil {
 		return err
+	}
+	if s.specErr != nil {
+		return s.specErr
+	}
+	if s.spec != nil {
+		s.specStarted(now)
 	}
 	d, err := s.strategy.Start()
 	if err != nil {
@@ -428,7 +458,9 @@ func (s *Scheduler) Start(now time.Time) error {
 }
 
 // Tick fires the timeouts due at now (pool and admission): a region whose
-// slots did not become available in time fails the job.
+// slots did not become available in time fails the job. With
+// Config.Speculation it also runs the slow-task detector when a check is
+// due.
 //
 // Errors: a *TimeError if now is before an earlier call's time.
 func (s *Scheduler) Tick(now time.Time) error {
@@ -436,6 +468,9 @@ func (s *Scheduler) Tick(now time.Time) error {
 		return err
 	}
 	s.link.Tick(now)
+	if s.spec != nil {
+		s.specTick(now)
+	}
 	s.drain(now)
 	return nil
 }

@@ -48,6 +48,13 @@ func (s *Scheduler) TaskFinished(now time.Time, v TaskID, attempt Attempt) error
 // *UnknownPartitionError in an *OpError. Nothing changes then.
 func (s *Scheduler) TaskFailed(now time.Time, v TaskID, attempt Attempt, lost ...PartitionID) error {
 	const op = "task-failed"
+	if s.spec != nil && s.state == JobRunning && s.checkTime(now) == nil {
+		var handled bool
+		var err error
+		if attempt, handled, err = s.specReport(now, op, v, attempt, strategy.TaskFailed, lost); handled {
+			return err
+		}
+	}
 	if err := s.checkReport(now, op, v, attempt, strategy.TaskFailed); err != nil {
 		return err
 	}
@@ -70,18 +77,27 @@ func (s *Scheduler) TaskFailed(now time.Time, v TaskID, attempt Attempt, lost ..
 // refuses that one itself (strategy.WithDeployedReports), with the same
 // error and before it changes anything, so a report costs one look at the
 // task's state, not two.
-func (s *Scheduler) report(now time.Time, op string, v TaskID, attempt Attempt, to strategy.ExecutionState) error {
+func (s *Scheduler) report(now time.Time, op string, v TaskID, attempt Attempt, to strategy.ExecutionState) (err error) {
 	if s.state != JobRunning {
 		return ErrNotRunning
 	}
 	if err := s.checkTime(now); err != nil {
 		return err
 	}
+	if s.spec != nil {
+		var handled bool
+		if attempt, handled, err = s.specReport(now, op, v, attempt, to, nil); handled {
+			return err
+		}
+	}
 	d, err := s.strategy.UpdateState(v, attempt, to)
 	if err != nil {
 		return s.ignoreStale(op, v, err)
 	}
 	if to == strategy.TaskFinished {
+		if s.spec != nil {
+			s.specFinished(now, v)
+		}
 		s.taskEnded(now, v)
 	}
 	s.apply(now, d)
@@ -149,7 +165,7 @@ func (s *Scheduler) returnSlot(now time.Time, r region.ID, slot slotpool.SlotID)
 			ce.Write(zap.Error(err))
 		}
 	} else {
-		s.rd.Released = append(s.rd.Released, Release{Slot: slot, Region: r, Attempt: s.strategy.Attempt(r)})
+		s.rd.Released = append(s.rd.Released, Release{Slot: slot, Region: r, Attempt: s.ext(r, s.strategy.Attempt(r))})
 	}
 	s.slotGone(r)
 }

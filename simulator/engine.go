@@ -102,6 +102,12 @@ type engine struct {
 	// eagerJobs, in an eager multi-job run (no admission to ask), is each
 	// job's first deploy and last finish.
 	eagerJobs []eagerJob
+	// spec is speculative execution (nil if off); firstRuns counts each
+	// task's runs in its regions and stragglers the slow attempts, for
+	// the straggler model (stragglers.go).
+	spec       *specSim
+	firstRuns  []uint32
+	stragglers int
 }
 
 // eagerJob is what an eager multi-job run learns of one job from its
@@ -212,6 +218,8 @@ func newBaseEngine(cfg Config, extra int) *engine {
 		seededTies = src // the same source: tie-breakers and the engine's draws in one sequence
 	}
 	e.model = newModel(e.topo, failures, seededTies)
+	e.initStragglers()
+	e.initSpeculation()
 	// Pending events are mostly the progress ends of deployed tasks, a
 	// few per slot, and a wave of them shares its time: room for two per
 	// modelled slot in the first bucket (up to 65,536 events, 2 MiB;
@@ -272,6 +280,9 @@ func (e *engine) poolSlots() []slotpool.Slot {
 	slots := make([]slotpool.Slot, len(e.slotProfiles))
 	for i, pr := range e.slotProfiles {
 		slots[i] = slotpool.Slot{ID: slotpool.SlotID(i), Profile: pr}
+		if i < len(e.cfg.SlotNodes) {
+			slots[i].Node = e.cfg.SlotNodes[i]
+		}
 	}
 	return slots
 }
@@ -304,6 +315,9 @@ func (e *engine) emitDetail(ev Event) {
 // taskEvent is an event of task v in a slot.
 func (e *engine) taskEvent(k Kind, v int32, slot int32) Event {
 	ev := Event{At: e.now(), Kind: k, Slot: int(slot), Attempt: int(e.model.runs[v].attempt)}
+	if e.spec != nil && e.spec.fromCopy[v] {
+		ev.Speculative = true
+	}
 	if e.set != nil {
 		i, local := e.set.of(v)
 		ev.Job, ev.Task, ev.Region = e.set.jobs[i].Name, e.set.regions[i].Topology().VertexName(local), int(e.set.regions[i].RegionOf(local))
@@ -368,6 +382,12 @@ func (e *engine) recordDriver(i int, k Kind, slot int32) {
 func (e *engine) deploy(v int32, slot int32) {
 	if e.model.tasks[v].phase == finished {
 		e.model.reset(v)
+	}
+	if e.model.slow != nil {
+		e.firstStraggles(v)
+	}
+	if e.spec != nil {
+		e.spec.fromCopy[v] = false
 	}
 	s := &e.slots[slot]
 	if s.occupants == 0 {
@@ -447,6 +467,12 @@ func (e *engine) run() (*Result, error) {
 		case jobTimer:
 			e.advance(ev.at)
 			e.jobs.fire(ev.task, ev.version)
+		case speculativeEnd:
+			if _, live := e.spec.copies[copyKey{ev.task, int32(ev.version)}]; !live {
+				continue
+			}
+			e.advance(ev.at)
+			e.copyEnded(ev.task, int32(ev.version))
 		case poolDeadline:
 			if !e.deadline.armed || ev.version != e.deadline.version {
 				continue
@@ -495,6 +521,7 @@ func (e *engine) result() (*Result, error) {
 	now := e.now()
 	r := &Result{Makespan: now, Slots: e.clusterSize, Events: e.events, Processed: e.processed, TraceEvents: e.traced}
 	busy, worked, drivers := e.busy, e.worked, e.drivers
+	defer func() { r.SlotTime = busy }()
 	for _, since := range e.driverSince {
 		drivers += now - since
 	}

@@ -88,6 +88,12 @@ type model struct {
 	undeployedConsumers []int32
 	unfinishedProducers []int32
 
+	// slow is, per task, whether its current attempt is a straggler,
+	// which takes factor times its duration (nil without stragglers; see
+	// stragglers.go).
+	slow   []bool
+	factor float64
+
 	now        time.Duration
 	cal        calendar
 	unfinished int     // tasks not finished
@@ -360,6 +366,9 @@ func (m *model) progressChanged(v int32, on bool) {
 func (m *model) scheduleProgressEnd(v int32) {
 	r := &m.runs[v]
 	target := m.duration[m.tasks[v].jobVertex]
+	if m.slow != nil && m.slow[v] && target != never {
+		target = scaled(target, m.factor)
+	}
 	if m.failAt != nil { // (without injected failures: no map lookup, a call even on nil)
 		if at, ok := m.failAt[v]; ok && at < target {
 			target = at

@@ -17,6 +17,7 @@ const (
 	taskProgressEnd timedKind = iota // the task's work (or its progress until an injected failure) is done
 	poolDeadline                     // the policy's next timeout
 	jobTimer                         // a job of a multi-job run arrives or starts (task: the job, version: jobSubmit or jobStart)
+	speculativeEnd                   // a speculative attempt's work is done (task: the task, version: its attempt)
 )
 
 // timed is an event of the simulation's calendar. A task event is stale

@@ -47,6 +47,7 @@ func newRegionPolicy(e *engine) *regionPolicy {
 	return &regionPolicy{e: e, rs: e.rs, sched: scheduler.New(e.rs, scheduler.Config{
 		Pool:           slotpool.Config{Matching: e.cfg.Matching, Timeout: e.cfg.Timeout},
 		SelectiveShare: e.cfg.SelectiveShare,
+		Speculation:    e.cfg.Speculation,
 		Logger:         e.log,
 	}), ownDeadlines: true}
 }
@@ -75,6 +76,9 @@ func (p *regionPolicy) applyCancels(rd *scheduler.Ready) {
 		p.restarts = append(p.restarts, Restart{At: p.e.now(), Task: p.rs.Topology().VertexName(r.Failed), Regions: slices.Clone(r.Regions)})
 	}
 	for _, c := range rd.Cancel {
+		if p.e.spec != nil && p.e.cancelSpeculative(p.off+int32(c.Task), int32(c.Attempt)) {
+			continue
+		}
 		p.e.cancel(p.off + int32(c.Task))
 	}
 }
@@ -87,6 +91,10 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 	// read before it is deployed only by its trace events.
 	tracing := p.e.tracing()
 	for _, req := range rd.Requests {
+		if req.Speculative {
+			p.e.speculationRequested(p.off+int32(req.Slots[0].Members[0]), int32(req.Attempt))
+			continue
+		}
 		for _, s := range req.Slots {
 			if !tracing {
 				p.e.traced += len(s.Members)
@@ -99,8 +107,15 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 		}
 	}
 	for _, d := range rd.Deploy {
+		if d.Speculative {
+			p.e.deployCopy(p.off+int32(d.Task), int32(d.Attempt), int32(d.Slot))
+			continue
+		}
 		p.e.model.runs[p.off+int32(d.Task)].attempt = int32(d.Attempt)
 		p.e.deploy(p.off+int32(d.Task), int32(d.Slot))
+	}
+	for _, w := range rd.Won {
+		p.e.won(w, p.off)
 	}
 }
 
@@ -157,4 +172,7 @@ func (p *regionPolicy) stats(r *Result) {
 	s := p.sched.Status().Stats
 	r.RegionsScheduled, r.Failovers, r.RegionRestarts = s.RegionsDeployed, s.Failovers, s.RegionRestarts
 	r.Restarts = p.restarts
+	if p.e.spec != nil || p.e.model.slow != nil {
+		r.Speculation = p.e.speculationSummary(p.sched.SpeculationStats())
+	}
 }

@@ -85,6 +85,21 @@ type Config struct {
 	Detail bool
 	// MaxEvents stops a run that processes more calendar events (0: 1<<31).
 	MaxEvents int
+	// Speculation turns speculative execution of slow tasks on
+	// (scheduler.Speculation; the zero value is off). Region policy and
+	// one job only.
+	Speculation scheduler.Speculation
+	// Stragglers is the share of attempts, 0 ... 1, that run
+	// StragglerFactor times slower than their duration (see
+	// stragglers.go); 0: none.
+	Stragglers float64
+	// StragglerFactor is how many times slower a straggler runs, 1 ...
+	// MaxStragglerFactor; 0 means DefaultStragglerFactor.
+	StragglerFactor float64
+	// SlotNodes names the node of each slot, by id (Cluster's order);
+	// a slot without one (beyond the list, or "") is a node of its own.
+	// Speculative execution keeps its attempts off the nodes it blocks.
+	SlotNodes []string
 	// Logger receives debug logs; nil means zap.NewNop().
 	Logger *zap.Logger
 }
@@ -181,6 +196,12 @@ type Result struct {
 	// TraceEvents counts the trace events of the run (the lines of its
 	// trace), recorded or not.
 	TraceEvents int
+	// SlotTime is the time slots were held in all (Utilization ×
+	// Makespan × Slots).
+	SlotTime time.Duration
+	// Speculation is what speculative execution did, and how many
+	// stragglers the straggler model made (zero without either).
+	Speculation SpeculationSummary
 }
 
 // String is the verdict line, Reason: "finished: all 12 tasks finished at
@@ -227,6 +248,15 @@ func Run(cfg Config) (*Result, error) {
 		if err := scheduler.CheckSelectiveShare(cfg.SelectiveShare); err != nil {
 			return nil, fmt.Errorf("simulator: %w", err)
 		}
+	}
+	if err := checkStragglers(cfg); err != nil {
+		return nil, err
+	}
+	if err := cfg.Speculation.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Speculation.Enabled && cfg.Policy == EagerPolicy {
+		return nil, ErrSpeculationPolicy
 	}
 	return newEngine(cfg).run()
 }

@@ -32,10 +32,16 @@ const (
 	Reserve   // the admission keeps slot Slot for job Job with nothing of Job in it: Reason is "gang" (a placeholder of Job's gang) or "claim" (a free slot kept for what Job lacks)
 	Unreserve // the slot Reserve kept is no longer kept (a task took it, or it went back)
 	Change    // an event of the events file was applied: By changed job Job (Reason: "priority N" or "kill")
+
+	// The kinds below are trace events again (Traced), of speculative
+	// execution (Config.Speculation).
+
+	Speculate // the slow-task detector found the task slow and asked for speculative attempt Attempt (no slot yet)
+	Win       // attempt Attempt of the task finished first among its attempts (in Slot); the others are canceled
 )
 
 var kindNames = [...]string{"request", "deploy", "finish", "fail", "cancel", "release", "refused", "reclaim",
-	"progress", "stall", "reserve", "unreserve", "change"}
+	"progress", "stall", "reserve", "unreserve", "change", "speculate", "win"}
 
 // String returns the name used in traces: "request", "deploy", ...
 func (k Kind) String() string {
@@ -46,8 +52,9 @@ func (k Kind) String() string {
 }
 
 // Traced reports whether events of kind k are trace events (every kind
-// before Progress): the others are only for pictures.
-func (k Kind) Traced() bool { return k < Progress }
+// before Progress, and Speculate and Win): the others are only for
+// pictures.
+func (k Kind) Traced() bool { return k < Progress || k == Speculate || k == Win }
 
 // NoSlot marks an event that is not about a slot (a request).
 const NoSlot = -1
@@ -66,8 +73,12 @@ type Event struct {
 	Region int
 	// Slot is the slot id, stable for the run, or NoSlot.
 	Slot int
-	// Attempt counts the task's restarts (0 for the first attempt).
+	// Attempt numbers the task's attempts (0 for the first; a restart or
+	// a speculative attempt takes the next number).
 	Attempt int
+	// Speculative marks the events of a speculative attempt (request,
+	// speculate, deploy, finish, cancel, release, win).
+	Speculative bool
 	// Job names the task's job in a run of several jobs ("" otherwise).
 	Job string
 	// By and Reason (Refused only): who asked and why it was refused.
@@ -81,7 +92,8 @@ type Event struct {
 }
 
 // AppendJSON appends the event as one JSON object (no newline):
-// {"t": 0, "event": "deploy", "task": "A#0", "region": 0, "slot": 1, "attempt": 0};
+// {"t": 0, "event": "deploy", "task": "A#0", "region": 0, "slot": 1, "attempt": 0}
+// (with "speculative": true for a speculative attempt);
 // a refused change is {"t": 4000, "event": "refused", "job": "etl", "by": "bob", "reason": "..."};
 // a reclaim is {"t": 800, "event": "reclaim", "job": "high", "victim": "low", "slots": 1, "reason": "..."}.
 // Times are whole milliseconds.
@@ -121,6 +133,9 @@ func (e Event) AppendJSON(b []byte) []byte {
 	}
 	b = append(b, `, "attempt": `...)
 	b = strconv.AppendInt(b, int64(e.Attempt), 10)
+	if e.Speculative {
+		b = append(b, `, "speculative": true`...)
+	}
 	return append(b, '}')
 }
 

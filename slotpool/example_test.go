@@ -110,5 +110,5 @@ func Example() {
 func ExampleSlots() {
 	fmt.Printf("%+v\n", slotpool.Slots(2))
 	// Output:
-	// [{ID:1 Profile:unknown} {ID:2 Profile:unknown}]
+	// [{ID:1 Profile:unknown Node:} {ID:2 Profile:unknown Node:}]
 }

@@ -12,6 +12,12 @@ type SlotID int64
 type Slot struct {
 	ID      SlotID
 	Profile resource.Profile // resource.Unknown serves any request
+	// Node optionally names the machine the slot is on ("": not told;
+	// the slot then counts as a machine of its own). The pool keeps it
+	// and reports it (Slot, FreeSlots, FreeSlotFor); what it is for is
+	// its users' business: the scheduler keeps speculative attempts off
+	// the nodes it blocked.
+	Node string
 }
 
 // Slots returns n slots of unknown size (they serve any request) with ids

@@ -381,6 +381,8 @@ type span struct {
 	// endStalled: it held its slot without progress when the run ended
 	// (still open then).
 	endStalled bool
+	// speculative: a speculative attempt (speculation.go).
+	speculative bool
 }
 
 // window is a stretch of time.
@@ -449,7 +451,7 @@ func (p *picture) scan(onBar func(span), onRequest func(request), onKept func(ke
 				onRequest(r)
 			}
 			s := &span{job: e.Job, task: e.Task, key: p.colors.of(e), region: e.Region, slot: e.Slot, attempt: e.Attempt, start: e.At, end: end,
-				outcome: simulator.Deploy, seq: i, stallFrom: -1}
+				outcome: simulator.Deploy, seq: i, stallFrom: -1, speculative: e.Speculative}
 			if p.tl.Progress && !p.isDriver(*s) {
 				s.stallFrom = e.At // held without progress until it progresses
 			}
@@ -580,6 +582,7 @@ func (p *picture) detail() {
 		y0 := rowTop[b.slot] + float64(b.lane)*laneH + 2
 		p.bar(b, y0)
 	}
+	p.winMarks(rowTop)
 	// the slots at the deadlock
 	if p.deadlock {
 		pw := p.panelW() - 8
@@ -682,6 +685,7 @@ func (p *picture) detail() {
 		entries = append(entries, legendEntry{fill: "#f7c6c7", stroke: "#d62728", label: "request waiting for a slot"})
 	}
 	entries = append(entries, p.marks.legend()...)
+	entries = append(entries, p.speculationLegend(bars)...)
 	if p.colors.note != "" {
 		p.notes = append(p.notes, p.colors.note)
 	}
@@ -788,6 +792,9 @@ func (p *picture) bar(b span, y0 float64) {
 	case driver:
 		stroke, opacity, fg, sw = p.colors.color(b.key), 0.35, "#111", "2"
 	}
+	if b.speculative {
+		stroke, dash, sw = speculativeStroke, ` stroke-dasharray="4,2"`, "1.5"
+	}
 	if driver {
 		p.printf(`<g class="driver"><title>%s, the driver of job %s, slot %d: %s - %s, %s</title>`, xmlText(b.task), xmlText(b.job), b.slot,
 			formatMillis(b.start), formatMillis(b.end), p.outcomeName(b.outcome))
@@ -800,8 +807,8 @@ func (p *picture) bar(b span, y0 float64) {
 			}
 			held = "; held without progress for " + formatMillis(d)
 		}
-		p.printf(`<g><title>%s (region %d, attempt %d) slot %d: %s - %s, %s%s</title>`, xmlText(qualified(b.job, b.task)), b.region, b.attempt, b.slot,
-			formatMillis(b.start), formatMillis(b.end), p.outcomeName(b.outcome), held)
+		p.printf(`<g><title>%s (region %d, %sattempt %d) slot %d: %s - %s, %s%s</title>`, xmlText(qualified(b.job, b.task)), b.region,
+			speculativeWord(b.speculative), b.attempt, b.slot, formatMillis(b.start), formatMillis(b.end), p.outcomeName(b.outcome), held)
 	}
 	p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="%s" fill-opacity="%.2f" stroke="%s" stroke-width="%s"%s/>`,
 		x0, y0, wd, laneH-4, p.colors.color(b.key), opacity, stroke, sw, dash)

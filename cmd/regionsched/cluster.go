@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -31,6 +32,9 @@ type clusterFile struct {
 type slotGroupFile struct {
 	Count     *int              `json:"count"`
 	Resources *resource.Profile `json:"resources"`
+	// Node names the machine of the group's slots ("": each slot is a
+	// machine of its own); speculative execution blocks slow nodes.
+	Node string `json:"node"`
 }
 
 type queueFile struct {
@@ -157,6 +161,7 @@ type (
 	slotGroupWire struct {
 		Count     *int            `json:"count"`
 		Resources json.RawMessage `json:"resources"`
+		Node      *string         `json:"node"`
 	}
 	queueWire struct {
 		Name              *string `json:"name"`
@@ -175,7 +180,7 @@ type (
 // profile checks its own).
 var (
 	clusterFields   = []string{"slots", "queues", "users"}
-	slotGroupFields = []string{"count", "resources"}
+	slotGroupFields = []string{"count", "resources", "node"}
 	queueFields     = []string{"name", "policy", "maxRunningJobs", "startingTimeoutMs", "reclaimTimeoutMs"}
 	userFields      = []string{"name", "role"}
 	queuePolicies   = []string{"fifo", "priority", "fairshare", "stateaware"}
@@ -283,6 +288,12 @@ func decodeSlotGroup(raw json.RawMessage, path string) (slotGroupFile, error) {
 		return slotGroupFile{}, clusterErrorf(path+".count", "invalid value %d: must be a non-negative integer", *w.Count)
 	}
 	s := slotGroupFile{Count: w.Count}
+	if w.Node != nil {
+		if *w.Node == "" || strings.ContainsFunc(*w.Node, unicode.IsSpace) {
+			return slotGroupFile{}, clusterErrorf(path+".node", "%s is not a node name: non-empty, without whitespace", quoteJSON(*w.Node))
+		}
+		s.Node = *w.Node
+	}
 	if !jsontext.IsNull(w.Resources) {
 		var p resource.Profile
 		if err := strictDecode(w.Resources, &p, path+".resources", nil); err != nil {

@@ -29,7 +29,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		share      float64
 	)
 	c := &cobra.Command{
-		Use:   "simulate [--mode M] (--slots N | --cluster CLUSTER) [--policy region|eager] [--queue-policy P] [--seed S] [--ties order|seeded] [--trace FILE] [--svg FILE] [--fail ID#i@MS ...] JOB [JOB ...]",
+		Use:   "simulate [--mode M] (--slots N | --cluster CLUSTER) [--policy region|eager] [--queue-policy P] [--seed S] [--ties order|seeded] [--trace FILE] [--svg FILE] [--fail ID#i@MS ...] [--stragglers P] [--speculation ...] JOB [JOB ...]",
 		Short: "Run one job, or several jobs on one cluster, in virtual time on the example executor",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -39,6 +39,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		},
 	}
 	cluster := addClusterFlags(c)
+	spec := addSpeculationFlags(c)
 	c.Flags().StringVar(&policyName, "policy", "region", "scheduling policy: region (the library) or eager (the baseline without regions and bulks); case-insensitive")
 	c.Flags().Uint64Var(&seed, "seed", 1, "seed for the offer of slots, the eager policy's grants and, with --ties seeded, the order of simultaneous events (sweep seeds with --ties seeded to try different interleavings)")
 	c.Flags().StringVar(&tiesName, "ties", "order", "order of simultaneous events (the tasks of a wave ending together): order (as scheduled: of the tasks ending together, the one whose end was scheduled first, usually the one deployed first) or seeded (an order the seed draws: each seed tries another interleaving); case-insensitive")
@@ -82,6 +83,9 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			if c.Flags().Changed("selective-share") {
 				return badInput(fmt.Errorf("--selective-share: not supported with several jobs (or --queue-policy, or queues in the cluster file) yet; their selective hybrid exchanges use the default share %v", scheduler.DefaultSelectiveShare))
 			}
+			if name := spec.used(c); name != "" {
+				return badInput(fmt.Errorf("%s: not supported with several jobs (or --queue-policy, or queues in the cluster file); speculation runs in a run of one job", name))
+			}
 			return simulateJobs(c, &jobsRun{mode: mode.mode, policy: policy, queuePolicy: queuePolicy, seed: seed, ties: ties, traceFile: traceFile,
 				svgFile: svgFile, slots: slots, cluster: cf, clusterPath: cluster.cluster, eventsFile: eventsFile, auditFile: auditFile}, args, stdin)
 		}
@@ -90,7 +94,10 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			return err
 		}
 		rs := region.FromJob(job, mode.mode)
-		cfg := simulator.Config{Regions: rs, Cluster: slots, Policy: policy, Seed: seed, Ties: ties, SelectiveShare: share}
+		cfg := simulator.Config{Regions: rs, Cluster: slots, Policy: policy, Seed: seed, Ties: ties, SelectiveShare: share, SlotNodes: slotNodes(cf)}
+		if err := spec.apply(c, &cfg); err != nil {
+			return err
+		}
 		for _, f := range fails {
 			failure, err := simulator.ParseFailure(rs.Topology(), f)
 			if err != nil {
@@ -100,11 +107,11 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		}
 		pic := newPicture(svgFile)
 		defer pic.Close()
-		var res *simulator.Result
+		var res, without *simulator.Result
 		err = streamRun(c, traceFile, pic, func(onEvent func(simulator.Event)) error {
 			cfg.OnEvent, cfg.Detail = onEvent, pic != nil
 			var err error
-			if res, err = simulator.Run(cfg); err != nil {
+			if res, without, err = spec.run(cfg); err != nil {
 				return badInput(err)
 			}
 			return nil
@@ -148,6 +155,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		for _, r := range res.Restarts {
 			fmt.Fprintf(out, "  at %d ms %s failed: restarted %s %s\n", r.At.Milliseconds(), r.Task, noun(len(r.Regions), "region", "regions"), idRanges(r.Regions))
 		}
+		printSpeculation(out, spec, res, without)
 		fmt.Fprintf(out, "simulation steps:  %d (task progress ends and slot-request timeouts handled); %s\n",
 			res.Processed, count(res.TraceEvents, "trace event"))
 		fmt.Fprintln(out, res.Reason)

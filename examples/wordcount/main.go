@@ -21,6 +21,17 @@
 // that comes first. --fail ID#i fails it after --fail-after records
 // instead.
 //
+// --speculation turns the scheduler's speculative execution on (Flink's
+// defaults, but --speculation-baseline-lower-bound and
+// --speculation-check-interval, whose defaults of a minute and a second
+// are long for tasks of milliseconds); --slow ID#i@DURATION (repeatable)
+// makes the first attempt of subtask ID#i a straggler, held back that
+// long once its work is done. A slow task then gets a second attempt; the
+// first to finish wins, the other is canceled, and the output is that of
+// a run without either:
+//
+//	go run ./examples/wordcount --slots 4 --speculation --speculation-baseline-lower-bound 100ms --speculation-check-interval 10ms --slow counter#1@1m
+//
 // Standard output: the result, one "count word" line per word, by count
 // (largest first) then word. Standard error: one line per region attempt
 // (region, attempt, deploy and end time, outcome, slots, tasks), then a
@@ -156,6 +167,14 @@ func parseArgs(args []string, stdin io.Reader, stderr io.Writer) (options, error
 	policyName := fset.String("queue-policy", "fifo", "with --jobs > 1, how the jobs' queue hands out the slots: "+strings.Join(policyNames, ", "))
 	prioList := fset.String("priorities", "", "with --jobs > 1, each job's priority, comma-separated, one per job, "+
 		fmt.Sprintf("%d ... %d (default %d each)", admission.MinPriority, admission.MaxPriority, admission.DefaultPriority))
+	speculation := fset.Bool("speculation", false, "speculative execution of slow tasks, with Flink's defaults but for the two below")
+	lowerBound := fset.Duration("speculation-baseline-lower-bound", time.Minute, "with --speculation, the least time a task runs before it can be found slow")
+	checkEvery := fset.Duration("speculation-check-interval", time.Second, "with --speculation, how often the slow-task detector looks")
+	var slow []string
+	fset.Func("slow", "make the first attempt of subtask ID#i a straggler: `ID#i@DURATION` holds it back that long once its work is done (repeatable; one job only)", func(s string) error {
+		slow = append(slow, s)
+		return nil
+	})
 	var fail []string
 	fset.Func("fail", "make the first attempt of subtask ID#i fail once it has run MS ms: `ID#i@MS`, as regionsched simulate --fail (or at the end of its input, if sooner); "+
 		"ID#i alone fails it after --fail-after records; repeatable; with --jobs > 1 name the job: wc-2:counter#1@5", func(s string) error {
@@ -198,8 +217,12 @@ func parseArgs(args []string, stdin io.Reader, stderr io.Writer) (options, error
 	if *top < 0 || *failAfter < 1 {
 		return options{}, errors.New("--top must be at least 0 and --fail-after at least 1")
 	}
+	spec, err := speculationOf(*speculation, *lowerBound, *checkEvery, *jobs, len(slow))
+	if err != nil {
+		return options{}, err
+	}
 	return options{
-		Config: engine.Config{Job: job, Mode: mode, Slots: *slots, Text: text, TopK: *top, FailAfter: *failAfter},
+		Config: engine.Config{Job: job, Mode: mode, Slots: *slots, Text: text, TopK: *top, FailAfter: *failAfter, Slow: slow, Speculation: spec},
 		jobs:   *jobs, policy: policy, priorities: priorities, fail: failByJob,
 	}, nil
 }

@@ -60,6 +60,6 @@ func ExampleSlots() {
 		fmt.Printf("%+v\n", ev)
 	}
 	// Output:
-	// [{ID:1 Profile:unknown} {ID:2 Profile:unknown}]
+	// [{ID:1 Profile:unknown Node:} {ID:2 Profile:unknown Node:}]
 	// {Bulk:1 Slots:[1 2]}
 }

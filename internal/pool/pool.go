@@ -42,6 +42,7 @@ type Pool struct {
 	nSlots     int32                              // slot indexes ever used
 	slotDense  denseTable[slotpool.SlotID, int32] // slot id -> table index + 1 (see slotIndex)
 	recycled   []int32
+	nodes      map[int32]string // table index -> Node, for the slots that name one
 	nFree      int
 	nHeld      int
 	nInUse     int

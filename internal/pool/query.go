@@ -40,7 +40,7 @@ func (p *Pool) Slot(id slotpool.SlotID) (SlotInfo, bool) {
 	}
 	s := p.slot(idx)
 	info := SlotInfo{
-		Slot:      slotpool.Slot{ID: s.id, Profile: p.profiles.recs[s.profile].profile},
+		Slot:      slotpool.Slot{ID: s.id, Profile: p.profiles.recs[s.profile].profile, Node: p.nodes[idx]},
 		State:     s.state,
 		Request:   int(s.request),
 		Unbounded: s.unbounded,
@@ -58,7 +58,7 @@ func (p *Pool) FreeSlots() []slotpool.Slot {
 	out := make([]slotpool.Slot, 0, p.nFree)
 	for i := range p.profiles.recs {
 		for _, idx := range p.profiles.recs[i].free {
-			out = append(out, slotpool.Slot{ID: p.slot(idx).id, Profile: p.profiles.recs[i].profile})
+			out = append(out, slotpool.Slot{ID: p.slot(idx).id, Profile: p.profiles.recs[i].profile, Node: p.nodes[idx]})
 		}
 	}
 	return out

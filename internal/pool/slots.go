@@ -76,6 +76,9 @@ func (p *Pool) addSlot(s slotpool.Slot) (int32, *slotRec) {
 	}
 	rec := p.slot(idx)
 	*rec = slotRec{id: s.ID, profile: pr, request: -1}
+	if s.Node != "" {
+		p.setNode(idx, s.Node)
+	}
 	p.slotDense.set(s.ID, idx+1)
 	p.profiles.recs[pr].total++
 	p.shapes.reusableAdded(pr)
@@ -85,6 +88,7 @@ func (p *Pool) addSlot(s slotpool.Slot) (int32, *slotRec) {
 // dropSlot removes a slot that is neither free nor held from the table.
 func (p *Pool) dropSlot(idx int32) {
 	p.slotDense.del(p.slot(idx).id)
+	delete(p.nodes, idx)
 	*p.slot(idx) = slotRec{}
 	p.recycled = append(p.recycled, idx)
 }

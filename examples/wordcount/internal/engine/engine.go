@@ -42,6 +42,14 @@ type Config struct {
 	Fail []string
 	// FailAfter: see Fail; 0 means DefaultFailAfter.
 	FailAfter int
+	// Slow names subtasks whose first attempt is a straggler: "ID#i@D"
+	// holds it for the Go duration D once its work is done, before it
+	// finishes (a canceled attempt stops waiting).
+	Slow []string
+	// Speculation is the scheduler's speculative execution (the zero
+	// value is off): a slow task gets an attempt beside it, the first to
+	// finish wins (speculation.go).
+	Speculation scheduler.Speculation
 	// TempDir is where the directory of blocking results is made; "" means
 	// os.TempDir(). The directory is removed when Run returns.
 	TempDir string
@@ -97,7 +105,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(h.dir)
-	d := scheduler.StartDriver(ctx, scheduler.New(e.rs, scheduler.Config{}), scheduler.DriverConfig{Clock: h.clk})
+	d := scheduler.StartDriver(ctx, scheduler.New(e.rs, scheduler.Config{Speculation: cfg.Speculation}), scheduler.DriverConfig{Clock: h.clk})
 	e.attach(h, h.dir, d)
 	defer func() {
 		cancel() // every attempt's context is a child
@@ -157,6 +165,7 @@ type engine struct {
 
 	// Owned by the Ready loop.
 	runs        map[scheduler.TaskID]*attempt
+	spec        *speculation // speculative attempts and stragglers (speculation.go)
 	pipes       map[pipeKey]*pipe
 	partitions  map[scheduler.PartitionID]*blockingResult
 	hybrid      map[scheduler.PartitionID]*hybridResult
@@ -225,6 +234,10 @@ func newEngine(cfg Config, job string) (*engine, error) {
 			return nil, err
 		}
 		e.failPending[f.task] = f
+	}
+	var err error
+	if e.spec, err = newSpeculation(e.topo, cfg.Slow); err != nil {
+		return nil, err
 	}
 	return e, nil
 }

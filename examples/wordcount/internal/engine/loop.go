@@ -57,6 +57,9 @@ func (e *engine) release(rd scheduler.Ready) error {
 	for _, c := range rd.Cancel {
 		e.cancel(c, cause)
 	}
+	for _, w := range rd.Won {
+		e.won(w)
+	}
 	e.h.mu.Lock()
 	for _, r := range rd.Released {
 		if err := e.h.slots.checkReleased(r.Slot); err != nil {
@@ -81,7 +84,9 @@ func (e *engine) release(rd scheduler.Ready) error {
 func (e *engine) cancel(c scheduler.Task, cause map[scheduler.RegionID]string) {
 	a := e.runs[c.Task]
 	if a == nil || a.attempt != c.Attempt {
-		return
+		if a = e.spec.copyOf(c); a == nil {
+			return
+		}
 	}
 	a.cancel()
 	<-a.done
@@ -101,7 +106,7 @@ func (e *engine) cancel(c scheduler.Task, cause map[scheduler.RegionID]string) {
 func (e *engine) deploy(deps []scheduler.Deployment) error {
 	started := make([]*attempt, 0, len(deps))
 	for _, dep := range deps {
-		if old := e.runs[dep.Task]; old != nil {
+		if old := e.runs[dep.Task]; old != nil && !dep.Speculative {
 			select {
 			case <-old.done:
 			default:
@@ -122,6 +127,11 @@ func (e *engine) deploy(deps []scheduler.Deployment) error {
 		e.h.mu.Unlock()
 		if err != nil {
 			return e.fail(err)
+		}
+		if dep.Speculative {
+			e.spec.add(a)
+			started = append(started, a)
+			continue
 		}
 		for _, edge := range e.cfg.Job.OutEdges(a.vertex) {
 			pt := e.topo.PartitionType(edge)

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/benbjohnson/clock"
 
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/topology"
@@ -26,10 +29,15 @@ type attempt struct {
 
 	op     operator
 	io     *taskIO
+	clock  clock.Clock
 	inputs []input
 	// reported is set once the attempt finished or failed and is about
 	// to tell the scheduler.
 	reported atomic.Bool
+	// speculative: a speculative attempt beside the task's attempt;
+	// slowFor holds a straggler back once its work is done (Config.Slow).
+	speculative bool
+	slowFor     time.Duration
 }
 
 // input is one source of a task's records: a pipelined channel or the
@@ -43,22 +51,27 @@ func (e *engine) newAttempt(dep scheduler.Deployment) *attempt {
 	jv := e.topo.JobVertexOf(dep.Task)
 	ctx, cancel := context.WithCancel(e.h.ctx)
 	a := &attempt{
-		task:    dep.Task,
-		name:    e.topo.VertexName(dep.Task),
-		vertex:  jv,
-		attempt: dep.Attempt,
-		region:  dep.Region,
-		slot:    dep.Slot,
-		ctx:     ctx,
-		cancel:  cancel,
-		done:    make(chan struct{}),
-		op:      e.ops[jv],
+		clock:       e.h.clk,
+		task:        dep.Task,
+		name:        e.topo.VertexName(dep.Task),
+		vertex:      jv,
+		attempt:     dep.Attempt,
+		region:      dep.Region,
+		slot:        dep.Slot,
+		ctx:         ctx,
+		cancel:      cancel,
+		done:        make(chan struct{}),
+		op:          e.ops[jv],
+		speculative: dep.Speculative,
 		io: &taskIO{
 			subtask:     e.topo.SubtaskIndex(dep.Task),
 			parallelism: e.cfg.Job.Vertex(jv).Parallelism,
 		},
 	}
-	if f, ok := e.failPending[dep.Task]; ok {
+	if !dep.Speculative {
+		a.slowFor = e.spec.straggles(dep.Task)
+	}
+	if f, ok := e.failPending[dep.Task]; ok && !dep.Speculative {
 		delete(e.failPending, dep.Task) // only the first attempt fails
 		if f.timed {
 			a.io.failTimed, a.io.failAfterTime, a.io.clock = true, f.after, e.h.clk
@@ -86,7 +99,10 @@ func (e *engine) execute(a *attempt) {
 	case a.ctx.Err() != nil: // canceled: the loop records it
 	case err == nil:
 		if a.io.result != nil {
-			if prev, ok := e.outputs[a.task]; !ok || prev.attempt <= a.attempt {
+			if e.cfg.Speculation.Enabled {
+				e.spec.finished(a, *a.io.result)
+			}
+			if prev, ok := e.outputs[a.task]; !a.speculative && (!ok || prev.attempt <= a.attempt) {
 				e.outputs[a.task] = taskOutput{attempt: a.attempt, records: *a.io.result}
 			}
 		}
@@ -163,6 +179,13 @@ func (a *attempt) run() (err error) {
 	}
 	if a.io.failArmed() { // a source that emitted fewer records than FailAfter, or ended before its time
 		return ErrInjected
+	}
+	if a.slowFor > 0 { // a straggler: its work is done, its finish comes late
+		select {
+		case <-a.clock.After(a.slowFor):
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
 	}
 	for _, o := range a.io.outs {
 		if err := o.finish(ctx); err != nil {

@@ -37,6 +37,9 @@ func (e *engine) wire(a *attempt) error {
 		}
 		if !pipelined {
 			o.partition = e.partitions[p]
+			if a.speculative { // its own, until it wins
+				o.partition = e.spec.partition(a, p)
+			}
 		}
 		for c := g.Consumers.Start; c < g.Consumers.End; c++ {
 			consumer := scheduler.TaskID(c)

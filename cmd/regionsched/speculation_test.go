@@ -1,0 +1,68 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const stragglersPath = "../../examples/jobs/stragglers.json"
+
+func TestSimulateSpeculationSummary(t *testing.T) {
+	res := execCLI(t, "", "simulate", "--slots", "80", "--stragglers", "0.05", "--speculation", "--seed", "2", stragglersPath)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "makespan:          450000 ms")
+	assert.Contains(t, res.stdout, "stragglers:        10 attempts ran 10x slower (--stragglers 0.05)\n")
+	assert.Contains(t, res.stdout, "speculation:       10 speculative attempts started (10 asked for), 10 won; 600 s of slot time in them\n")
+	assert.Contains(t, res.stdout, "without it:        makespan 1800000 ms: speculation saved 1350000 ms (75.0%); slot time 4.42 slot-hours against 5.50 slot-hours (-19.7%)\n")
+
+	// Without --speculation: no comparison, the stragglers only.
+	res = execCLI(t, "", "simulate", "--slots", "80", "--stragglers", "0.05", "--seed", "2", stragglersPath)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "makespan:          1800000 ms")
+	assert.NotContains(t, res.stdout, "speculation:")
+}
+
+func TestSimulateSpeculationTraceShowsAttemptsAndWinners(t *testing.T) {
+	res := execCLI(t, "", "simulate", "--slots", "80", "--stragglers", "0.05", "--speculation", "--trace", "-", stragglersPath)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, `"event": "speculate"`)
+	assert.Contains(t, res.stdout, `"event": "win"`)
+	assert.Contains(t, res.stdout, `"speculative": true`)
+	assert.Contains(t, res.stderr, "speculation:", "the summary goes to standard error")
+}
+
+func TestSimulateSpeculationBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--speculation-baseline-ratio", "0.5"}, "--speculation-baseline-ratio: needs --speculation"},
+		{[]string{"--speculation", "--speculation-baseline-ratio", "2"}, "BaselineRatio 2 (valid: 0 ... 1)"},
+		{[]string{"--speculation", "--speculation-max-concurrent-executions", "1"}, "MaxConcurrentExecutions 1 (valid: 2 ... 1024)"},
+		{[]string{"--speculation", "--speculation-check-interval", "0s"}, "CheckInterval 0s (valid: more than 0)"},
+		{[]string{"--stragglers", "1.5"}, "--stragglers 1.5: a share of attempts, 0 ... 1"},
+		{[]string{"--straggler-factor", "0.5"}, "--straggler-factor 0.5: 1 ... 1000"},
+		{[]string{"--speculation", "--policy", "eager"}, "--speculation: needs --policy region"},
+		{[]string{"--speculation", "--queue-policy", "fifo"}, "--speculation: not supported with several jobs"},
+	} {
+		args := append(append([]string{"simulate", "--slots", "4"}, tc.args...), stragglersPath)
+		res := execCLI(t, "", args...)
+		assert.Equal(t, 2, res.code, strings.Join(tc.args, " "))
+		assert.Contains(t, res.stderr, tc.want)
+	}
+}
+
+func TestClusterFileNodes(t *testing.T) {
+	cluster := writeTemp(t, "cluster.json", `{"slots": [{"count": 40, "node": "a"}, {"count": 40, "node": "b"}]}`)
+	res := execCLI(t, "", "simulate", "--cluster", cluster, "--stragglers", "0.05", "--speculation", stragglersPath)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "speculation:")
+
+	bad := writeTemp(t, "bad.json", `{"slots": [{"count": 2, "node": "a b"}]}`)
+	res = execCLI(t, "", "simulate", "--cluster", bad, stragglersPath)
+	assert.Equal(t, 2, res.code)
+	assert.Contains(t, res.stderr, `field "slots[0].node": "a b" is not a node name`)
+}

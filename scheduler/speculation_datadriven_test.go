@@ -1,0 +1,61 @@
+package scheduler_test
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/regionsched/regionsched/scheduler"
+)
+
+// cmdSpeculation turns speculative execution on: Flink's defaults, with
+// the knobs the command gives.
+func (h *scenario) cmdSpeculation(t *testing.T, td *datadriven.TestData) string {
+	if h.s != nil {
+		td.Fatalf(t, "speculation after the scheduler was created")
+	}
+	c := scheduler.DefaultSpeculation()
+	ms := func(key string, d *time.Duration) {
+		if td.HasArg(key) {
+			*d = time.Duration(h.intArg(t, td, key)) * time.Millisecond
+		}
+	}
+	float := func(key string, f *float64) {
+		if td.HasArg(key) {
+			var s string
+			td.ScanArgs(t, key, &s)
+			x, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				td.Fatalf(t, "%s=%s: %v", key, s, err)
+			}
+			*f = x
+		}
+	}
+	float("ratio", &c.BaselineRatio)
+	float("multiplier", &c.BaselineMultiplier)
+	ms("lower-bound", &c.BaselineLowerBound)
+	ms("interval", &c.CheckInterval)
+	ms("block", &c.BlockSlowNodeDuration)
+	if td.HasArg("max") {
+		c.MaxConcurrentExecutions = h.intArg(t, td, "max")
+	}
+	h.cfg.Speculation = c
+	return fmt.Sprintf("speculation: ratio %g, multiplier %g, lower bound %v, every %v, at most %d attempts, slow nodes blocked for %v",
+		c.BaselineRatio, c.BaselineMultiplier, c.BaselineLowerBound, c.CheckInterval, c.MaxConcurrentExecutions, c.BlockSlowNodeDuration)
+}
+
+func (h *scenario) cmdSpeculationStats(t *testing.T, td *datadriven.TestData) string {
+	st := h.sched(t, td).SpeculationStats()
+	return fmt.Sprintf("requested %d, started %d, won %d, %d blocked", st.Requested, st.Started, st.Won, st.Blocked)
+}
+
+// speculative is the mark of a speculative request or deployment.
+func speculative(yes bool) string {
+	if yes {
+		return " speculative"
+	}
+	return ""
+}

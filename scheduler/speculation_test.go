@@ -1,0 +1,284 @@
+package scheduler_test
+
+import (
+	"container/heap"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/slotpool"
+	"github.com/regionsched/regionsched/topology"
+)
+
+func TestDefaultSpeculationIsFlinks(t *testing.T) {
+	c := scheduler.DefaultSpeculation()
+	assert.Equal(t, scheduler.Speculation{Enabled: true, BaselineRatio: 0.75, BaselineMultiplier: 1.5,
+		BaselineLowerBound: time.Minute, CheckInterval: time.Second, MaxConcurrentExecutions: 2,
+		BlockSlowNodeDuration: time.Minute}, c)
+	require.NoError(t, c.Validate())
+	require.NoError(t, scheduler.Speculation{}.Validate(), "the zero value is off, hence valid")
+}
+
+func TestSpeculationValidateNamesTheFieldAndTheValidValues(t *testing.T) {
+	for _, tc := range []struct {
+		change func(*scheduler.Speculation)
+		field  string
+		text   string
+	}{
+		{func(c *scheduler.Speculation) { c.BaselineRatio = 1.5 }, "BaselineRatio", "BaselineRatio 1.5 (valid: 0 ... 1)"},
+		{func(c *scheduler.Speculation) { c.BaselineRatio = -0.1 }, "BaselineRatio", "BaselineRatio -0.1 (valid: 0 ... 1)"},
+		{func(c *scheduler.Speculation) { c.BaselineMultiplier = 0.5 }, "BaselineMultiplier", "BaselineMultiplier 0.5 (valid: 1 ... 1e9)"},
+		{func(c *scheduler.Speculation) { c.BaselineLowerBound = -time.Second }, "BaselineLowerBound", "BaselineLowerBound -1s (valid: 0 or more)"},
+		{func(c *scheduler.Speculation) { c.CheckInterval = 0 }, "CheckInterval", "CheckInterval 0s (valid: more than 0)"},
+		{func(c *scheduler.Speculation) { c.MaxConcurrentExecutions = 1 }, "MaxConcurrentExecutions", "MaxConcurrentExecutions 1 (valid: 2 ... 1024)"},
+		{func(c *scheduler.Speculation) { c.BlockSlowNodeDuration = -1 }, "BlockSlowNodeDuration", "BlockSlowNodeDuration -1ns (valid: 0 or more)"},
+	} {
+		c := scheduler.DefaultSpeculation()
+		tc.change(&c)
+		err := c.Validate()
+		var se *scheduler.SpeculationError
+		require.ErrorAs(t, err, &se, tc.field)
+		assert.Equal(t, tc.field, se.Field)
+		assert.ErrorIs(t, err, scheduler.ErrBadSpeculation)
+		assert.Equal(t, "scheduler: invalid speculation setting: "+tc.text, err.Error())
+
+		// Start refuses the job, and nothing changes.
+		s := scheduler.New(region.FromJob(specJob(t, 2), exchange.AllBlocking), scheduler.Config{Speculation: c})
+		require.NoError(t, s.Offer(time.Unix(0, 0), slotpool.Slots(2)...))
+		require.ErrorIs(t, s.Start(time.Unix(0, 0)), scheduler.ErrBadSpeculation)
+		assert.Equal(t, scheduler.JobCreated, s.State())
+	}
+}
+
+// TestSpeculableOnlyWhereNoPipelinedNeighbour: a task that shares a
+// pipelined region is never speculated, whatever the configuration; a
+// task alone in its region is.
+func TestSpeculableOnlyWhereNoPipelinedNeighbour(t *testing.T) {
+	b := topology.NewBuilder("mixed")
+	b.AddVertex(topology.JobVertex{ID: "src", Parallelism: 2})
+	b.AddVertex(topology.JobVertex{ID: "map", Parallelism: 2})
+	b.AddVertex(topology.JobVertex{ID: "sink", Parallelism: 2})
+	b.AddVertex(topology.JobVertex{ID: "stream", Parallelism: 1, Unbounded: true})
+	b.ConnectPinned("src", "map", exchange.Forward, exchange.PipelinedBounded)
+	b.ConnectPinned("map", "sink", exchange.Hash, exchange.Blocking)
+	job, err := b.Build()
+	require.NoError(t, err)
+	rs := region.FromJob(job, exchange.AllBlocking)
+	s := scheduler.New(rs, scheduler.Config{Speculation: scheduler.DefaultSpeculation()})
+	got := map[string]bool{}
+	for v := range scheduler.TaskID(rs.Topology().NumExecutionVertices()) {
+		got[s.TaskName(v)] = s.Speculable(v)
+	}
+	assert.Equal(t, map[string]bool{"src#0": false, "src#1": false, "map#0": false, "map#1": false,
+		"sink#0": true, "sink#1": true, "stream#0": false}, got)
+	assert.False(t, s.Speculable(-1))
+	assert.False(t, s.Speculable(100))
+}
+
+// TestSpeculationOffAddsNothing: the zero value asks for no deadline and
+// makes no attempt, however slow a task is.
+func TestSpeculationOffAddsNothing(t *testing.T) {
+	rs := region.FromJob(specJob(t, 4), exchange.AllBlocking)
+	s := scheduler.New(rs, scheduler.Config{})
+	t0 := time.Unix(0, 0)
+	require.NoError(t, s.Offer(t0, slotpool.Slots(8)...))
+	require.NoError(t, s.Start(t0))
+	s.Ready()
+	for v := range scheduler.TaskID(3) {
+		require.NoError(t, s.TaskFinished(t0.Add(time.Second), v, 0))
+	}
+	require.NoError(t, s.Tick(t0.Add(time.Hour)))
+	rd := s.Ready()
+	assert.Empty(t, rd.Deploy)
+	assert.Zero(t, rd.Deadline)
+	assert.Equal(t, scheduler.SpeculationStats{}, s.SpeculationStats())
+}
+
+// specJob is A (parallelism p) -> B (1), hash, blocking.
+func specJob(t testing.TB, p int) *topology.JobGraph {
+	b := topology.NewBuilder("spec")
+	b.AddVertex(topology.JobVertex{ID: "A", Parallelism: p})
+	b.AddVertex(topology.JobVertex{ID: "B", Parallelism: 1})
+	b.Connect("A", "B", exchange.Hash)
+	job, err := b.Build()
+	require.NoError(t, err)
+	return job
+}
+
+// TestSpeculationProperty runs random jobs with random durations, some
+// attempts ten times slower, under speculation with random knobs, in a
+// small discrete-event runtime, and checks after every Ready:
+//   - a slot holds one attempt at a time, and a released slot holds none;
+//   - the attempts of a task are numbered upwards in deployment order;
+//   - a task's race has one winner (in Won, the attempt whose finish was
+//     reported first), and every other attempt of it that runs is
+//     canceled in the same Ready;
+//   - a speculative attempt is deployed only while no region waits;
+//   - the job finishes.
+//
+// One end in eight is a failure instead: a failed attempt while another
+// runs is dropped, the last one fails its region over.
+func TestSpeculationProperty(t *testing.T) {
+	for seed := range uint64(200) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { runSpeculationProperty(t, seed) })
+	}
+}
+
+func runSpeculationProperty(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	b := topology.NewBuilder("prop")
+	n := 2 + rng.IntN(3)
+	for i := range n {
+		b.AddVertex(topology.JobVertex{ID: fmt.Sprintf("V%d", i), Parallelism: 1 + rng.IntN(8)})
+	}
+	for i := 1; i < n; i++ {
+		ship := exchange.Hash
+		if rng.IntN(3) == 0 {
+			ship = exchange.Rebalance
+		}
+		b.Connect(fmt.Sprintf("V%d", rng.IntN(i)), fmt.Sprintf("V%d", i), ship)
+	}
+	job, err := b.Build()
+	require.NoError(t, err)
+	rs := region.FromJob(job, exchange.AllBlocking)
+	topo := rs.Topology()
+	c := scheduler.DefaultSpeculation()
+	c.BaselineRatio = []float64{0, 0.5, 0.75, 1}[rng.IntN(4)]
+	c.BaselineLowerBound = time.Duration(rng.IntN(3)) * time.Second
+	c.CheckInterval = time.Duration(100+rng.IntN(900)) * time.Millisecond
+	c.MaxConcurrentExecutions = 2 + rng.IntN(2)
+	c.BlockSlowNodeDuration = time.Duration(rng.IntN(3)) * time.Second
+	s := scheduler.New(rs, scheduler.Config{Speculation: c})
+	slots := 1 + rng.IntN(12)
+	nodes := 1 + rng.IntN(4)
+	offered := make([]slotpool.Slot, slots)
+	for i := range offered {
+		offered[i] = slotpool.Slot{ID: slotpool.SlotID(i + 1), Node: fmt.Sprintf("n%d", i%nodes)}
+	}
+
+	type key struct {
+		v scheduler.TaskID
+		a scheduler.Attempt
+	}
+	running := map[key]scheduler.SlotID{}
+	inSlot := map[scheduler.SlotID]key{}
+	lastAttempt := map[scheduler.TaskID]scheduler.Attempt{}
+	var cal endHeap
+	now := time.Unix(0, 0)
+	finishedFirst := map[key]bool{}
+
+	apply := func(rd scheduler.Ready, reported *key) {
+		t.Helper()
+		for _, c := range rd.Cancel {
+			k := key{c.Task, c.Attempt}
+			slot, ok := running[k]
+			require.True(t, ok || finishedFirst[k], "cancel of %s attempt %d, which does not run", topo.VertexName(c.Task), c.Attempt)
+			delete(running, k)
+			if ok {
+				delete(inSlot, slot)
+			}
+		}
+		for _, r := range rd.Released {
+			_, busy := inSlot[r.Slot]
+			require.False(t, busy, "slot %d released while %v runs in it", r.Slot, inSlot[r.Slot])
+		}
+		for _, w := range rd.Won {
+			require.NotNil(t, reported, "a winner without a finish")
+			require.Equal(t, *reported, key{w.Task, w.Attempt}, "the winner is the attempt reported finished")
+			for k := range running {
+				require.False(t, k.v == w.Task, "%s attempt %d runs on after the race", topo.VertexName(k.v), k.a)
+			}
+		}
+		for _, d := range rd.Deploy {
+			k := key{d.Task, d.Attempt}
+			prev, seen := lastAttempt[d.Task]
+			require.True(t, !seen || d.Attempt > prev, "%s attempt %d after attempt %d", topo.VertexName(d.Task), d.Attempt, prev)
+			lastAttempt[d.Task] = d.Attempt
+			_, busy := inSlot[d.Slot]
+			require.False(t, busy, "slot %d deployed twice", d.Slot)
+			if d.Speculative {
+				require.Zero(t, s.Status().Pool.Waiting, "a speculative attempt deployed while a region waits")
+			}
+			running[k], inSlot[d.Slot] = d.Slot, k
+			dur := time.Duration(500+rng.IntN(1500)) * time.Millisecond
+			if rng.IntN(10) == 0 {
+				dur *= 10
+			}
+			heap.Push(&cal, end{at: now.Add(dur), k: endKey{d.Task, d.Attempt}})
+		}
+	}
+	require.NoError(t, s.Offer(now, offered...))
+	require.NoError(t, s.Start(now))
+	apply(s.Ready(), nil)
+	for steps := 0; s.State() == scheduler.JobRunning; steps++ {
+		require.Less(t, steps, 100000, "no end")
+		dl, hasDL := s.NextDeadline()
+		if cal.Len() == 0 || (hasDL && dl.Before(cal[0].at)) {
+			require.True(t, hasDL, "nothing to wait for")
+			now = dl
+			require.NoError(t, s.Tick(now))
+			apply(s.Ready(), nil)
+			continue
+		}
+		e := heap.Pop(&cal).(end)
+		k := key{e.k.v, e.k.a}
+		if _, ok := running[k]; !ok {
+			continue // canceled
+		}
+		now = e.at
+		delete(inSlot, running[k])
+		delete(running, k)
+		if rng.IntN(8) == 0 {
+			require.NoError(t, s.TaskFailed(now, k.v, k.a))
+			apply(s.Ready(), nil)
+			continue
+		}
+		finishedFirst[k] = true
+		require.NoError(t, s.TaskFinished(now, k.v, k.a))
+		apply(s.Ready(), &k)
+	}
+	require.Equal(t, scheduler.JobFinished, s.State(), "%v", s.Err())
+	assert.Empty(t, running)
+	st := s.SpeculationStats()
+	assert.LessOrEqual(t, st.Won, st.Started)
+	assert.LessOrEqual(t, st.Started, st.Requested)
+}
+
+type endKey struct {
+	v scheduler.TaskID
+	a scheduler.Attempt
+}
+
+type end struct {
+	at time.Time
+	k  endKey
+}
+
+// endHeap orders the ends by time, then task and attempt.
+type endHeap []end
+
+func (h endHeap) Len() int { return len(h) }
+func (h endHeap) Less(i, j int) bool {
+	if !h[i].at.Equal(h[j].at) {
+		return h[i].at.Before(h[j].at)
+	}
+	if h[i].k.v != h[j].k.v {
+		return h[i].k.v < h[j].k.v
+	}
+	return h[i].k.a < h[j].k.a
+}
+func (h endHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *endHeap) Push(x any)   { *h = append(*h, x.(end)) }
+func (h *endHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
