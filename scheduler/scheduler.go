@@ -273,6 +273,9 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 		cfgErr:  cfgErr,
 	}
 	if s.specErr = cfg.Speculation.Validate(); s.specErr == nil && cfg.Speculation.Enabled {
+		s.specErr = s.checkSpeculable()
+	}
+	if s.specErr == nil && cfg.Speculation.Enabled {
 		s.spec = newSpeculator(cfg.Speculation, rs)
 	}
 	return s

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"errors"
 	"fmt"
+	"github.com/regionsched/regionsched/exchange"
 	"slices"
 	"strconv"
 	"time"
@@ -69,13 +70,16 @@ import (
 //
 // # Which tasks
 //
-// A task is speculated only if it is a pipelined region of its own (every
-// exchange it reads or writes is blocking, so a second attempt reads the
-// same finished inputs and its consumers start only after the winner
-// finished) and bounded. A task that shares a pipelined region with other
-// tasks is never speculated: its pipelined producers and consumers
-// exchange data with one attempt of it, live. Speculable tells which
-// tasks are; a job without any is valid and runs as without speculation.
+// A task is speculated only if it is a pipelined region of its own and
+// bounded: every exchange it reads or writes is blocking or full hybrid,
+// whose results are kept whole, so a second attempt reads the same
+// inputs and its consumers read the winner's result. A task that shares
+// a pipelined region with other tasks, or reads or writes a selective
+// hybrid exchange (read live, not kept whole), is never speculated: its
+// neighbours exchange data with one attempt of it, live. Speculable
+// tells which tasks are; a job without any is refused: Start returns a
+// *SpeculationError (as Flink speculates only with blocking or hybrid
+// exchanges).
 type Speculation struct {
 	// Enabled turns speculative execution on.
 	Enabled bool
@@ -176,7 +180,29 @@ func (s *Scheduler) Speculable(v TaskID) bool {
 	if _, one := s.rs.OnlyMember(s.rs.RegionOf(v)); !one {
 		return false
 	}
-	return !topo.Job().Vertex(topo.JobVertexOf(v)).Unbounded
+	jv := topo.JobVertexOf(v)
+	for _, edges := range [][]topology.JobEdgeID{topo.Job().InEdges(jv), topo.Job().OutEdges(jv)} {
+		for _, e := range edges {
+			if topo.PartitionType(e) == exchange.HybridSelective {
+				return false // read live and not kept whole: one attempt only
+			}
+		}
+	}
+	return !topo.Job().Vertex(jv).Unbounded
+}
+
+// checkSpeculable refuses speculation for a job none of whose tasks may
+// have a speculative attempt (see Speculable): every task shares a
+// pipelined region, or runs unbounded. Flink likewise speculates only in
+// jobs whose exchanges are blocking or hybrid.
+func (s *Scheduler) checkSpeculable() error {
+	for v := range TaskID(s.rs.Topology().NumExecutionVertices()) {
+		if s.Speculable(v) {
+			return nil
+		}
+	}
+	return &SpeculationError{Field: "Enabled", Value: "true",
+		Valid: "false for this job: no task is alone in its region (every task shares a pipelined region, or runs unbounded); speculation needs tasks separated by blocking or hybrid exchanges"}
 }
 
 // speculator is the scheduler's speculative execution: the detector's

@@ -82,6 +82,26 @@ func TestSpeculableOnlyWhereNoPipelinedNeighbour(t *testing.T) {
 	assert.False(t, s.Speculable(100))
 }
 
+// TestSpeculationRefusedWhereNoTaskIsSpeculable: speculation on a job
+// whose every task shares a pipelined region, or reads a selective
+// hybrid exchange live, is a configuration error Start names (as Flink
+// refuses it without blocking or hybrid exchanges); the same job
+// all-blocking or full hybrid is speculable.
+func TestSpeculationRefusedWhereNoTaskIsSpeculable(t *testing.T) {
+	for _, mode := range []exchange.Mode{exchange.AllPipelined, exchange.AllHybridSelective} {
+		s := scheduler.New(region.FromJob(specJob(t, 4), mode), scheduler.Config{Speculation: scheduler.DefaultSpeculation()})
+		err := s.Start(time.Unix(0, 0))
+		var se *scheduler.SpeculationError
+		require.ErrorAs(t, err, &se, mode.String())
+		assert.Equal(t, "Enabled", se.Field)
+		assert.Contains(t, err.Error(), "no task is alone in its region")
+	}
+	for _, mode := range []exchange.Mode{exchange.AllBlocking, exchange.AllHybridFull} {
+		s := scheduler.New(region.FromJob(specJob(t, 4), mode), scheduler.Config{Speculation: scheduler.DefaultSpeculation()})
+		assert.NoError(t, s.Start(time.Unix(0, 0)), mode.String())
+	}
+}
+
 // TestSpeculationOffAddsNothing: the zero value asks for no deadline and
 // makes no attempt, however slow a task is.
 func TestSpeculationOffAddsNothing(t *testing.T) {
