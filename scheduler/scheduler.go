@@ -272,10 +272,7 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 		regions: make([]regionRun, rs.NumRegions()),
 		cfgErr:  cfgErr,
 	}
-	if s.specErr = cfg.Speculation.Validate(); s.specErr == nil && cfg.Speculation.Enabled {
-		s.specErr = s.checkSpeculable()
-	}
-	if s.specErr == nil && cfg.Speculation.Enabled {
+	if s.specErr = cfg.Speculation.CheckJob(rs); s.specErr == nil && cfg.Speculation.Enabled {
 		s.spec = newSpeculator(cfg.Speculation, rs)
 	}
 	return s

@@ -172,12 +172,15 @@ func (c Speculation) Validate() error {
 // Speculable reports whether task v can get speculative attempts: it is
 // a pipelined region of its own and bounded (see Speculation). An id out
 // of range is not.
-func (s *Scheduler) Speculable(v TaskID) bool {
-	topo := s.rs.Topology()
+func (s *Scheduler) Speculable(v TaskID) bool { return speculable(s.rs, v) }
+
+// speculable is Speculable for the task v of rs.
+func speculable(rs *region.Regions, v TaskID) bool {
+	topo := rs.Topology()
 	if v < 0 || int(v) >= topo.NumExecutionVertices() {
 		return false
 	}
-	if _, one := s.rs.OnlyMember(s.rs.RegionOf(v)); !one {
+	if _, one := rs.OnlyMember(rs.RegionOf(v)); !one {
 		return false
 	}
 	jv := topo.JobVertexOf(v)
@@ -191,18 +194,23 @@ func (s *Scheduler) Speculable(v TaskID) bool {
 	return !topo.Job().Vertex(jv).Unbounded
 }
 
-// checkSpeculable refuses speculation for a job none of whose tasks may
-// have a speculative attempt (see Speculable): every task shares a
-// pipelined region, or runs unbounded. Flink likewise speculates only in
-// jobs whose exchanges are blocking or hybrid.
-func (s *Scheduler) checkSpeculable() error {
-	for v := range TaskID(s.rs.Topology().NumExecutionVertices()) {
-		if s.Speculable(v) {
+// CheckJob returns a *SpeculationError if c cannot run on the job of rs:
+// an invalid setting (Validate), or speculation on for a job none of
+// whose tasks may have a speculative attempt (see
+// Scheduler.Speculable): every task shares a pipelined region, reads a
+// selective hybrid exchange, or runs unbounded. Flink likewise
+// speculates only in jobs whose exchanges are blocking or hybrid.
+func (c Speculation) CheckJob(rs *region.Regions) error {
+	if err := c.Validate(); err != nil || !c.Enabled {
+		return err
+	}
+	for v := range TaskID(rs.Topology().NumExecutionVertices()) {
+		if speculable(rs, v) {
 			return nil
 		}
 	}
 	return &SpeculationError{Field: "Enabled", Value: "true",
-		Valid: "false for this job: no task is alone in its region (every task shares a pipelined region, or runs unbounded); speculation needs tasks separated by blocking or hybrid exchanges"}
+		Valid: "false for this job: no task is alone in its region behind blocking or full hybrid exchanges (every task shares a pipelined region, reads a selective hybrid exchange, or runs unbounded)"}
 }
 
 // speculator is the scheduler's speculative execution: the detector's

@@ -252,7 +252,7 @@ func Run(cfg Config) (*Result, error) {
 	if err := checkStragglers(cfg); err != nil {
 		return nil, err
 	}
-	if err := cfg.Speculation.Validate(); err != nil {
+	if err := cfg.Speculation.CheckJob(cfg.Regions); err != nil {
 		return nil, err
 	}
 	if cfg.Speculation.Enabled && cfg.Policy == EagerPolicy {

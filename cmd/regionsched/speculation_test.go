@@ -66,3 +66,10 @@ func TestClusterFileNodes(t *testing.T) {
 	assert.Equal(t, 2, res.code)
 	assert.Contains(t, res.stderr, `field "slots[0].node": "a b" is not a node name`)
 }
+
+// Speculation on a job whose every task shares a pipelined region is bad
+// input naming why.
+func TestSpeculationWithoutASpeculableTask(t *testing.T) {
+	requireBadInput(t, execCLI(t, "", "simulate", "--speculation", "--mode", "all-pipelined", "--slots", "4", flip119Path),
+		"no task is alone in its region behind blocking or full hybrid exchanges")
+}
