@@ -71,12 +71,12 @@ import (
 // # Which tasks
 //
 // A task is speculated only if it is a pipelined region of its own and
-// bounded: every exchange it reads or writes is blocking or full hybrid,
-// whose results are kept whole, so a second attempt reads the same
-// inputs and its consumers read the winner's result. A task that shares
-// a pipelined region with other tasks, or reads or writes a selective
-// hybrid exchange (read live, not kept whole), is never speculated: its
-// neighbours exchange data with one attempt of it, live. Speculable
+// bounded, reads only blocking or full hybrid results (kept whole, so a
+// second attempt reads the same inputs again) and writes only blocking
+// ones (so its consumers read the winner's result). A task that shares a
+// pipelined region with other tasks, reads a selective hybrid result, or
+// writes a hybrid one is never speculated: a neighbour reads one attempt
+// of it, or its input, live. Speculable
 // tells which tasks are; a job without any is refused: Start returns a
 // *SpeculationError (as Flink speculates only with blocking or hybrid
 // exchanges).
@@ -184,11 +184,14 @@ func speculable(rs *region.Regions, v TaskID) bool {
 		return false
 	}
 	jv := topo.JobVertexOf(v)
-	for _, edges := range [][]topology.JobEdgeID{topo.Job().InEdges(jv), topo.Job().OutEdges(jv)} {
-		for _, e := range edges {
-			if topo.PartitionType(e) == exchange.HybridSelective {
-				return false // read live and not kept whole: one attempt only
-			}
+	for _, e := range topo.Job().InEdges(jv) {
+		if topo.PartitionType(e) == exchange.HybridSelective {
+			return false // not kept whole: a second attempt could not read it again
+		}
+	}
+	for _, e := range topo.Job().OutEdges(jv) {
+		if topo.PartitionType(e).IsHybrid() {
+			return false // its consumers read one attempt's result live
 		}
 	}
 	return !topo.Job().Vertex(jv).Unbounded
@@ -198,7 +201,7 @@ func speculable(rs *region.Regions, v TaskID) bool {
 // an invalid setting (Validate), or speculation on for a job none of
 // whose tasks may have a speculative attempt (see
 // Scheduler.Speculable): every task shares a pipelined region, reads a
-// selective hybrid exchange, or runs unbounded. Flink likewise
+// selective hybrid result, writes a hybrid one, or runs unbounded. Flink likewise
 // speculates only in jobs whose exchanges are blocking or hybrid.
 func (c Speculation) CheckJob(rs *region.Regions) error {
 	if err := c.Validate(); err != nil || !c.Enabled {
@@ -210,7 +213,7 @@ func (c Speculation) CheckJob(rs *region.Regions) error {
 		}
 	}
 	return &SpeculationError{Field: "Enabled", Value: "true",
-		Valid: "false for this job: no task is alone in its region behind blocking or full hybrid exchanges (every task shares a pipelined region, reads a selective hybrid exchange, or runs unbounded)"}
+		Valid: "false for this job: no task is alone in its region, reading blocking or full hybrid results and writing blocking ones (every task shares a pipelined region, reads a selective hybrid result, writes a hybrid one, or runs unbounded)"}
 }
 
 // speculator is the scheduler's speculative execution: the detector's

@@ -71,5 +71,5 @@ func TestClusterFileNodes(t *testing.T) {
 // input naming why.
 func TestSpeculationWithoutASpeculableTask(t *testing.T) {
 	requireBadInput(t, execCLI(t, "", "simulate", "--speculation", "--mode", "all-pipelined", "--slots", "4", flip119Path),
-		"no task is alone in its region behind blocking or full hybrid exchanges")
+		"no task is alone in its region, reading blocking or full hybrid results and writing blocking ones")
 }
