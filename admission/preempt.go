@@ -44,13 +44,12 @@ import (
 // pass: jobs visited already may not use them).
 func (q *Queues) preemptAll() {
 	for _, qu := range q.qorder {
-		if !qu.cfg.Preempt || qu.order.Empty() {
+		if !qu.cfg.Preempt || qu.order.Len() == 0 {
 			continue
 		}
 		var waiting []*job
-		it := qu.order.Iterator()
-		for it.Next() {
-			waiting = append(waiting, it.Value().(*job))
+		for n := qu.order.First(); n != nil; n = n.Next() {
+			waiting = append(waiting, n.Item())
 		}
 		for _, c := range waiting {
 			if q.preemptFor(c) {

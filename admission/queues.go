@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/regionsched/regionsched/internal/plural"
+	"github.com/regionsched/regionsched/internal/rbtree"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
 )
@@ -204,9 +205,11 @@ type job struct {
 	out        []slotpool.FromAdmission
 	spare      []slotpool.FromAdmission // what Port.Ready returned last: out's next storage
 	listed     bool                     // in Queues.pending
-	key        orderKey                 // its key in the queue's tree, while waiting
-	keyBox     any                      // key boxed, as the trees hold it
-	inTree     bool
+	key        orderKey                 // its key in the queue's trees, while waiting
+	// inTree: in its queue's order tree (by orderNode) and in one of its
+	// per-size trees (by fitsNode).
+	inTree              bool
+	orderNode, fitsNode rbtree.Node[*job]
 	// bucket and bucketStarted: its per-size tree in its queue's fits
 	// while in the tree.
 	bucket        int
@@ -256,14 +259,14 @@ func (j *job) active() bool {
 // queue is one queue and its waiting jobs in policy order.
 type queue struct {
 	cfg     QueueConfig
-	order   *redblacktree.Tree // orderKey -> *job: jobs that want a grant
+	order   *rbtree.Tree[*job] // by key: jobs that want a grant
 	holders *redblacktree.Tree // orderKey -> *job: jobs with slots that may be reclaimed
 	// fits holds the same jobs as order, by the same keys, split by the
 	// size of the smallest grant they could take (job.sizeBucket), [0]
 	// those not started yet (they may be blocked by StateAware or
 	// maxRunningJobs), [1] the others: the per-size trees of walkSparse
 	// and the counts of fitCount (created when first used).
-	fits [2][maxBucket + 1]*redblacktree.Tree
+	fits [2][maxBucket + 1]*rbtree.Tree[*job]
 	// reservers lists its jobs with reserved slots (claimants: few).
 	reservers []*job
 	// heldSlots counts the slots its jobs hold that a claim may take.
@@ -412,7 +415,7 @@ func (q *Queues) addQueue(qc QueueConfig) *queue {
 	if qc.StartingTimeout == 0 {
 		qc.StartingTimeout = DefaultStartingTimeout
 	}
-	qu := &queue{cfg: qc, order: redblacktree.NewWith(compareKeys), holders: redblacktree.NewWith(compareKeys)}
+	qu := &queue{cfg: qc, order: rbtree.New(byKey), holders: redblacktree.NewWith(compareKeys)}
 	q.queues[qc.Name] = qu
 	q.qorder = append(q.qorder, qu)
 	sort.Slice(q.qorder, func(a, b int) bool { return q.qorder[a].cfg.Name < q.qorder[b].cfg.Name })
