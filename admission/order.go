@@ -35,11 +35,8 @@ type orderKey struct {
 // byKey orders the jobs of the order and per-size trees by their keys.
 func byKey(a, b *job) int { return a.key.compare(b.key) }
 
-// compareKeys is the holders tree's comparator (gods' redblacktree, whose
-// keys are interface{}): a job boxes its holder key once (job.hkeyBox)
-// for the tree to keep, and code that compares keys it has as values
-// calls compare, so that no comparison boxes a key.
-func compareKeys(a, b interface{}) int { return a.(orderKey).compare(b.(orderKey)) }
+// byHolderKey orders the jobs of the holders tree by their holder keys.
+func byHolderKey(a, b *job) int { return a.hkey.compare(b.hkey) }
 
 // compare orders keys: negative if x comes first, 0 if equal, positive
 // if y comes first.

@@ -89,9 +89,8 @@ func flatten(demand [][]resource.Count, k int) []resource.Count {
 // among equals.
 func (q *Queues) victimsOf(c *job) []*job {
 	var out []*job
-	it := c.queue.holders.Iterator()
-	for it.Next() {
-		v := it.Value().(*job)
+	for h := c.queue.holders.First(); h != nil; h = h.Next() {
+		v := h.Item()
 		if v != c && v.spec.Priority < c.spec.Priority && len(v.held) > 0 {
 			out = append(out, v)
 		}

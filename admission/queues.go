@@ -6,7 +6,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/emirpasic/gods/trees/redblacktree"
 	"go.uber.org/zap"
 
 	"github.com/regionsched/regionsched/internal/plural"
@@ -216,11 +215,12 @@ type job struct {
 	bucketStarted bool
 	// held lists its granted slots that may be reclaimed (not its
 	// driver's, not those being reclaimed already); hkey is its key in
-	// its queue's holders tree while held is not empty.
-	held      []int32
-	hkey      orderKey
-	hkeyBox   any // hkey boxed, as the holders tree holds it
-	inHolders bool
+	// its queue's holders tree (linked by holderNode) while held is not
+	// empty.
+	held       []int32
+	hkey       orderKey
+	holderNode rbtree.Node[*job]
+	inHolders  bool
 	// The gang: reserved (or given up) yet, its timer fired, its
 	// deadline, its unused placeholders; soft timeouts so far and the
 	// end of the requeue backoff.
@@ -260,7 +260,7 @@ func (j *job) active() bool {
 type queue struct {
 	cfg     QueueConfig
 	order   *rbtree.Tree[*job] // by key: jobs that want a grant
-	holders *redblacktree.Tree // orderKey -> *job: jobs with slots that may be reclaimed
+	holders *rbtree.Tree[*job] // by hkey: jobs with slots that may be reclaimed
 	// fits holds the same jobs as order, by the same keys, split by the
 	// size of the smallest grant they could take (job.sizeBucket), [0]
 	// those not started yet (they may be blocked by StateAware or
@@ -415,7 +415,7 @@ func (q *Queues) addQueue(qc QueueConfig) *queue {
 	if qc.StartingTimeout == 0 {
 		qc.StartingTimeout = DefaultStartingTimeout
 	}
-	qu := &queue{cfg: qc, order: rbtree.New(byKey), holders: redblacktree.NewWith(compareKeys)}
+	qu := &queue{cfg: qc, order: rbtree.New(byKey), holders: rbtree.New(byHolderKey)}
 	q.queues[qc.Name] = qu
 	q.qorder = append(q.qorder, qu)
 	sort.Slice(q.qorder, func(a, b int) bool { return q.qorder[a].cfg.Name < q.qorder[b].cfg.Name })
