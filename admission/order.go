@@ -2,6 +2,7 @@ package admission
 
 import (
 	"cmp"
+	"encoding/binary"
 	"slices"
 	"strings"
 
@@ -29,7 +30,18 @@ type orderKey struct {
 	share  float64
 	rank   int64
 	submit int64
-	name   string
+	// head is the name's first 8 bytes, zero-padded, as a big-endian
+	// number: it orders names as their bytes do, as far as it reaches, so
+	// most comparisons of names end without reading them.
+	head uint64
+	name string
+}
+
+// nameHead is the head of an orderKey of that name.
+func nameHead(name string) uint64 {
+	var b [8]byte
+	copy(b[:], name)
+	return binary.BigEndian.Uint64(b[:])
 }
 
 // byKey orders the jobs of the order and per-size trees by their keys.
@@ -50,6 +62,9 @@ func (x orderKey) compare(y orderKey) int {
 	if c := cmp.Compare(x.submit, y.submit); c != 0 {
 		return c
 	}
+	if x.head != y.head {
+		return cmp.Compare(x.head, y.head)
+	}
 	return strings.Compare(x.name, y.name)
 }
 
@@ -67,7 +82,7 @@ func keyOf(j *job) orderKey { return keyWith(j, j.granted) }
 
 // keyWith is a job's key were it granted `granted` slots.
 func keyWith(j *job, granted int) orderKey {
-	k := orderKey{submit: j.submit.UnixNano(), name: j.spec.Name}
+	k := orderKey{submit: j.submit.UnixNano(), head: j.nameHead, name: j.spec.Name}
 	switch j.queue.cfg.Policy {
 	case Priority:
 		k.rank = -int64(j.spec.Priority)

@@ -205,6 +205,7 @@ type job struct {
 	spare      []slotpool.FromAdmission // what Port.Ready returned last: out's next storage
 	listed     bool                     // in Queues.pending
 	key        orderKey                 // its key in the queue's trees, while waiting
+	nameHead   uint64                   // the head of its keys (orderKey.head)
 	// inTree: in its queue's order tree (by orderNode) and in one of its
 	// per-size trees (by fitsNode).
 	inTree              bool
@@ -504,7 +505,7 @@ func (q *Queues) Submit(now time.Time, spec JobSpec) (*Port, error) {
 		}
 		spec.Gang = &gc
 	}
-	j := &job{id: JobID(len(q.jobs)), spec: spec, queue: qu, submit: now, driver: spec.Driver != nil, driverSlot: -1}
+	j := &job{id: JobID(len(q.jobs)), spec: spec, queue: qu, submit: now, driver: spec.Driver != nil, driverSlot: -1, nameHead: nameHead(spec.Name)}
 	if spec.Gang != nil {
 		j.gangDeadline = now.Add(max(spec.Gang.Timeout, 0)) // NoGangWait: at arrival
 		q.gangJobs = append(q.gangJobs, j)

@@ -20,7 +20,8 @@ func TestFirstAfterMatchesSortedKeys(t *testing.T) {
 		tree := rbtree.New(byKey)
 		var keys []orderKey
 		for len(keys) < n {
-			k := orderKey{share: float64(r.IntN(4)), rank: -int64(r.IntN(3)), name: fmt.Sprintf("j%04d", 2*r.IntN(1000))}
+			name := fmt.Sprintf("j%04d", 2*r.IntN(1000))
+			k := orderKey{share: float64(r.IntN(4)), rank: -int64(r.IntN(3)), head: nameHead(name), name: name}
 			if slices.Contains(keys, k) {
 				continue
 			}
@@ -41,6 +42,7 @@ func TestFirstAfterMatchesSortedKeys(t *testing.T) {
 		for _, k := range keys {
 			between := k
 			between.name += "+" // in no tree: after k, before the next name
+			between.head = nameHead(between.name)
 			cursors = append(cursors, k, between)
 		}
 		cursors = append(cursors, orderKey{share: -1}, orderKey{share: 10})
