@@ -616,7 +616,6 @@ func (s *sim) onPoolEvent(j *simJob, ev slotpool.Event) {
 }
 
 func (s *sim) onEvent(ev Event) {
-	j := s.byName[ev.Job]
 	switch ev.Kind {
 	case StateChanged:
 		s.progress++
@@ -632,7 +631,7 @@ func (s *sim) onEvent(ev Event) {
 		if s.record {
 			s.logf("%s driver on slot %d", ev.Job, ev.Slot)
 		}
-		if j != nil && !j.begun {
+		if j := s.byID[ev.ID]; !j.begun {
 			s.push(simTimer{at: s.now.Add(j.startup), kind: tBegin, job: j})
 		}
 	}
