@@ -13,7 +13,6 @@ require (
 )
 
 require (
-	github.com/emirpasic/gods v1.18.1
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect

@@ -8,29 +8,43 @@ import (
 
 // jobAsks is a job's outstanding asks in arrival order. A pool can have
 // thousands of asks outstanding (one per region it submitted), and the
-// admission looks at them on every decision, so: a doubly linked list
-// with an index by id (add and remove in O(1)), a count of the asks per
-// size bucket (sizeBucket: the smallest grant each can take) with a bit
-// per non-empty bucket (the smallest in O(1): it is read on every visit
-// of a decision walk),
-// and the ask of the pool's head at hand.
+// admission looks at them on every decision, so: a doubly linked list, a
+// bit per size bucket (sizeBucket: the smallest grant an ask can take)
+// that some ask is of (the smallest in O(1): it is read on every visit of
+// a decision walk), and the ask of the pool's head at hand. Once there
+// are more than a few asks, an index by id and a count of the asks per
+// bucket make add and remove O(1); most jobs have an ask or two, which a
+// walk of the list finds faster than a map of their own, and which
+// need no counts.
 type jobAsks struct {
 	first, last *jobAsk
-	byID        map[slotpool.AskID]*jobAsk
-	sizes       [maxBucket + 1]int
-	nonEmpty    [2]uint64 // bit b: sizes[b] > 0
+	byID        map[slotpool.AskID]*jobAsk // every ask, once n reached indexFrom
+	sizes       *[maxBucket + 1]int        // asks per bucket, once n reached indexFrom
+	nonEmpty    [2]uint64                  // bit b: some ask is of bucket b
 	n           int
 	free        *jobAsk // asks removed, kept for newAsk (linked by next)
 	head        *jobAsk
 }
+
+// indexFrom is the number of asks from which a job's asks are indexed
+// by id and counted per bucket; below it, get and count walk the list.
+const indexFrom = 8
 
 // len is the number of asks.
 func (l *jobAsks) len() int { return l.n }
 
 // get returns the ask of that id.
 func (l *jobAsks) get(id slotpool.AskID) (*jobAsk, bool) {
-	a, ok := l.byID[id]
-	return a, ok
+	if l.byID != nil {
+		a, ok := l.byID[id]
+		return a, ok
+	}
+	for a := l.first; a != nil; a = a.next {
+		if a.id == id {
+			return a, true
+		}
+	}
+	return nil, false
 }
 
 // newAsk returns an empty ask to fill and add, reusing one removed
@@ -46,10 +60,17 @@ func (l *jobAsks) newAsk() *jobAsk {
 
 // add appends an ask.
 func (l *jobAsks) add(a *jobAsk) {
-	if l.byID == nil {
-		l.byID = map[slotpool.AskID]*jobAsk{}
+	if l.byID == nil && l.n+1 >= indexFrom {
+		l.byID = make(map[slotpool.AskID]*jobAsk, l.n+1)
+		l.sizes = new([maxBucket + 1]int)
+		for x := l.first; x != nil; x = x.next {
+			l.byID[x.id] = x
+			l.sizes[x.bucket]++
+		}
 	}
-	l.byID[a.id] = a
+	if l.byID != nil {
+		l.byID[a.id] = a
+	}
 	a.prev, a.next = l.last, nil
 	if l.last != nil {
 		l.last.next = a
@@ -67,7 +88,9 @@ func (l *jobAsks) add(a *jobAsk) {
 
 // remove takes an ask out.
 func (l *jobAsks) remove(a *jobAsk) {
-	delete(l.byID, a.id)
+	if l.byID != nil {
+		delete(l.byID, a.id)
+	}
 	if a.prev != nil {
 		a.prev.next = a.next
 	} else {
@@ -112,15 +135,25 @@ func (l *jobAsks) inOrder(a *jobAsk) *jobAsk {
 // took records that n slots of a were granted (it stays outstanding).
 func (l *jobAsks) took(a *jobAsk, n int) {
 	a.n -= n
-	l.count(a.bucket, -1)
+	was := a.bucket
 	a.bucket = a.sizeBucket()
+	l.count(was, -1)
 	l.count(a.bucket, +1)
 }
 
-// count adds d to the asks of size bucket b and keeps its bit.
+// count records that d asks joined (1) or left (-1) size bucket b, whose
+// asks in the list are as they are now, and keeps its bit.
 func (l *jobAsks) count(b, d int) {
-	l.sizes[b] += d
-	if l.sizes[b] > 0 {
+	some := d > 0
+	if l.sizes != nil {
+		l.sizes[b] += d
+		some = l.sizes[b] > 0
+	} else if !some {
+		for a := l.first; a != nil && !some; a = a.next {
+			some = a.bucket == b
+		}
+	}
+	if some {
 		l.nonEmpty[b/64] |= 1 << (b % 64)
 	} else {
 		l.nonEmpty[b/64] &^= 1 << (b % 64)

@@ -269,7 +269,7 @@ func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 	ck := keyOf(c)
 	stream := enough > 0 && (c.queue.cfg.Policy == Priority || len(c.queue.prios) <= 1)
 	for _, qu := range q.qorder {
-		if qu.cfg.Name > c.queue.cfg.Name && !qu.holders.Empty() {
+		if qu.cfg.Name > c.queue.cfg.Name && qu.holders.Len() > 0 {
 			stream = false
 		}
 	}
@@ -279,10 +279,8 @@ func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 		case qu.cfg.Name < c.queue.cfg.Name:
 			continue
 		case qu == c.queue:
-			it := qu.holders.Iterator()
-			it.End()
-			for it.Prev() {
-				v := it.Value().(*job)
+			for h := qu.holders.Last(); h != nil; h = h.Prev() {
+				v := h.Item()
 				if v.hkey.compare(ck) <= 0 {
 					break
 				}
@@ -295,9 +293,8 @@ func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 				}
 			}
 		default:
-			it := qu.holders.Iterator()
-			for it.Next() {
-				out = append(out, it.Value().(*job))
+			for h := qu.holders.First(); h != nil; h = h.Next() {
+				out = append(out, h.Item())
 			}
 		}
 	}
@@ -340,7 +337,7 @@ func (q *Queues) overtaken(c *job) bool {
 	if qu.cfg.Policy != FairShare || c.granted < c.entitled {
 		return false
 	}
-	for j := q.nextStartable(qu, nil); j != nil && j.key.share < 1; j = q.nextStartable(qu, j.keyBox) {
+	for j := q.nextStartable(qu, cursor{}); j != nil && j.key.share < 1; j = q.nextStartable(qu, after(j)) {
 		if j != c && j.granted+q.yieldedTo(c, j) < j.entitled && q.blocked(j) == "" {
 			return true
 		}

@@ -128,13 +128,11 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 // it stops counting the jobs of qu once it has counted enough.
 func (q *Queues) heldBehind(qu *queue, k orderKey, enough int) int {
 	n := 0
-	it := qu.holders.Iterator()
-	it.End()
-	for it.Prev() && n < enough {
-		if it.Key().(orderKey).compare(k) <= 0 {
+	for h := qu.holders.Last(); h != nil && n < enough; h = h.Prev() {
+		if h.Item().hkey.compare(k) <= 0 {
 			break
 		}
-		n += len(it.Value().(*job).held)
+		n += len(h.Item().held)
 	}
 	for _, other := range q.qorder {
 		if other.cfg.Name > qu.cfg.Name {

@@ -60,13 +60,12 @@ func (q *Queues) updateHolder(j *job) {
 		if want && keyOf(j) == j.hkey {
 			return
 		}
-		j.queue.holders.Remove(j.hkeyBox)
+		j.queue.holders.Remove(&j.holderNode)
 		j.inHolders = false
 	}
 	if want {
 		j.hkey = keyOf(j)
-		j.hkeyBox = j.hkey
-		j.queue.holders.Put(j.hkeyBox, j)
+		j.queue.holders.Insert(&j.holderNode, j)
 		j.inHolders = true
 	}
 }

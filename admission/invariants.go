@@ -156,7 +156,14 @@ func (q *Queues) checkBookkeeping() error {
 			return fmt.Errorf("admission: job %s is counted %d slots but owns %d (granted %d, yielding %d, placeholders %d, driver %d)",
 				name, j.granted, owns, len(j.held), len(j.yielding), len(j.placeholders), driver)
 		}
-		for b, n := range j.asks.sizes {
+		var sizes [maxBucket + 1]int
+		for a := j.asks.first; a != nil; a = a.next {
+			sizes[a.bucket]++
+		}
+		if s := j.asks.sizes; s != nil && *s != sizes {
+			return fmt.Errorf("admission: job %s counts its asks per size bucket %v, they are %v", name, *s, sizes)
+		}
+		for b, n := range sizes {
 			if bit := j.asks.nonEmpty[b/64]&(1<<(b%64)) != 0; bit != (n > 0) {
 				return fmt.Errorf("admission: job %s has %d asks of size bucket %d, its bit says %v", name, n, b, bit)
 			}

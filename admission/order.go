@@ -2,19 +2,22 @@ package admission
 
 import (
 	"cmp"
+	"encoding/binary"
 	"slices"
 	"strings"
 
-	"github.com/emirpasic/gods/trees/redblacktree"
+	"github.com/regionsched/regionsched/internal/rbtree"
 )
 
-// The jobs of a queue that want a grant are kept in a red-black tree
-// (gods' redblacktree) by orderKey: the grant loop walks them in policy
-// order and stops as soon as the free slots run out, a job is removed by
-// its key in O(log n) when it needs nothing more, and a fair-share job is
-// re-keyed in O(log n) whenever its usage changes. A heap would give the
-// first job cheaply but not the walk in order, and gods' linkedhashmap
-// removes in O(n).
+// The jobs of a queue that want a grant are kept in a red-black tree by
+// orderKey: the grant loop walks them in policy order and stops as soon
+// as the free slots run out, a job is taken out in O(log n) when it needs
+// nothing more, and a fair-share job is re-keyed in O(log n) whenever its
+// usage changes. A heap would give the first job cheaply but not the walk
+// in order. The tree is intrusive (internal/rbtree): a job carries its
+// links, so putting it in allocates nothing and taking it out searches
+// nothing, which matters with thousands of jobs waiting, each put in and
+// taken out once per region it runs.
 
 // orderKey orders the waiting jobs of one queue: share first (fair share:
 // usage relative to the job's share, smallest first, see keyWith; 0
@@ -27,14 +30,25 @@ type orderKey struct {
 	share  float64
 	rank   int64
 	submit int64
-	name   string
+	// head is the name's first 8 bytes, zero-padded, as a big-endian
+	// number: it orders names as their bytes do, as far as it reaches, so
+	// most comparisons of names end without reading them.
+	head uint64
+	name string
 }
 
-// compareKeys is the trees' comparator. gods keys are interface{}: a job
-// boxes each key once (job.keyBox, job.hkeyBox) for the trees to keep,
-// and code that compares keys it has as values calls compare, so that no
-// comparison boxes a key.
-func compareKeys(a, b interface{}) int { return a.(orderKey).compare(b.(orderKey)) }
+// nameHead is the head of an orderKey of that name.
+func nameHead(name string) uint64 {
+	var b [8]byte
+	copy(b[:], name)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// byKey orders the jobs of the order and per-size trees by their keys.
+func byKey(a, b *job) int { return a.key.compare(b.key) }
+
+// byHolderKey orders the jobs of the holders tree by their holder keys.
+func byHolderKey(a, b *job) int { return a.hkey.compare(b.hkey) }
 
 // compare orders keys: negative if x comes first, 0 if equal, positive
 // if y comes first.
@@ -47,6 +61,9 @@ func (x orderKey) compare(y orderKey) int {
 	}
 	if c := cmp.Compare(x.submit, y.submit); c != 0 {
 		return c
+	}
+	if x.head != y.head {
+		return cmp.Compare(x.head, y.head)
 	}
 	return strings.Compare(x.name, y.name)
 }
@@ -65,7 +82,7 @@ func keyOf(j *job) orderKey { return keyWith(j, j.granted) }
 
 // keyWith is a job's key were it granted `granted` slots.
 func keyWith(j *job, granted int) orderKey {
-	k := orderKey{submit: j.submit.UnixNano(), name: j.spec.Name}
+	k := orderKey{submit: j.submit.UnixNano(), head: j.nameHead, name: j.spec.Name}
 	switch j.queue.cfg.Policy {
 	case Priority:
 		k.rank = -int64(j.spec.Priority)
@@ -93,18 +110,17 @@ func (q *Queues) updateOrder(j *job) {
 		if sameKey && j.bucket == j.sizeBucket() && j.bucketStarted == (j.state != JobAccepted) {
 			return
 		}
-		qu.fits[b2i(j.bucketStarted)][j.bucket].Remove(j.keyBox)
+		qu.fits[b2i(j.bucketStarted)][j.bucket].Remove(&j.fitsNode)
 		if sameKey { // only its size changed: it keeps its place in order
 			q.putFits(qu, j)
 			return
 		}
-		qu.order.Remove(j.keyBox)
+		qu.order.Remove(&j.orderNode)
 		j.inTree = false
 	}
 	if want {
 		j.key = keyOf(j)
-		j.keyBox = j.key
-		qu.order.Put(j.keyBox, j)
+		qu.order.Insert(&j.orderNode, j)
 		q.putFits(qu, j)
 		j.inTree = true
 	} else {
@@ -122,9 +138,9 @@ func (q *Queues) putFits(qu *queue, j *job) {
 	j.bucket, j.bucketStarted = j.sizeBucket(), j.state != JobAccepted
 	t := &qu.fits[b2i(j.bucketStarted)][j.bucket]
 	if *t == nil {
-		*t = redblacktree.NewWith(compareKeys)
+		*t = rbtree.New(byKey)
 	}
-	(*t).Put(j.keyBox, j)
+	(*t).Insert(&j.fitsNode, j)
 }
 
 // maxBucket is the largest size bucket: asks of maxBucket slots or more

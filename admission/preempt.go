@@ -48,13 +48,12 @@ import (
 // pass: jobs visited already may not use them).
 func (q *Queues) preemptAll() {
 	for _, qu := range q.qorder {
-		if !qu.cfg.Preempt || qu.order.Empty() {
+		if !qu.cfg.Preempt || qu.order.Len() == 0 {
 			continue
 		}
 		var waiting []*job
-		it := qu.order.Iterator()
-		for it.Next() {
-			waiting = append(waiting, it.Value().(*job))
+		for n := qu.order.First(); n != nil; n = n.Next() {
+			waiting = append(waiting, n.Item())
 		}
 		for _, c := range waiting {
 			if q.preemptFor(c) {
@@ -94,9 +93,8 @@ func flatten(demand [][]resource.Count, k int) []resource.Count {
 // among equals.
 func (q *Queues) victimsOf(c *job) []*job {
 	var out []*job
-	it := c.queue.holders.Iterator()
-	for it.Next() {
-		v := it.Value().(*job)
+	for h := c.queue.holders.First(); h != nil; h = h.Next() {
+		v := h.Item()
 		if v != c && v.spec.Priority < c.spec.Priority && len(v.held) > 0 {
 			out = append(out, v)
 		}

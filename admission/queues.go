@@ -6,10 +6,10 @@ import (
 	"sort"
 	"time"
 
-	"github.com/emirpasic/gods/trees/redblacktree"
 	"go.uber.org/zap"
 
 	"github.com/regionsched/regionsched/internal/plural"
+	"github.com/regionsched/regionsched/internal/rbtree"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
 )
@@ -211,20 +211,24 @@ type job struct {
 	out        []slotpool.FromAdmission
 	spare      []slotpool.FromAdmission // what Port.Ready returned last: out's next storage
 	listed     bool                     // in Queues.pending
-	key        orderKey                 // its key in the queue's tree, while waiting
-	keyBox     any                      // key boxed, as the trees hold it
-	inTree     bool
+	key        orderKey                 // its key in the queue's trees, while waiting
+	nameHead   uint64                   // the head of its keys (orderKey.head)
+	// inTree: in its queue's order tree (by orderNode) and in one of its
+	// per-size trees (by fitsNode).
+	inTree              bool
+	orderNode, fitsNode rbtree.Node[*job]
 	// bucket and bucketStarted: its per-size tree in its queue's fits
 	// while in the tree.
 	bucket        int
 	bucketStarted bool
 	// held lists its granted slots that may be reclaimed (not its
 	// driver's, not those being reclaimed already); hkey is its key in
-	// its queue's holders tree while held is not empty.
-	held      []int32
-	hkey      orderKey
-	hkeyBox   any // hkey boxed, as the holders tree holds it
-	inHolders bool
+	// its queue's holders tree (linked by holderNode) while held is not
+	// empty.
+	held       []int32
+	hkey       orderKey
+	holderNode rbtree.Node[*job]
+	inHolders  bool
 	// The gang: reserved (or given up) yet, its timer fired, its
 	// deadline, its unused placeholders; soft timeouts so far and the
 	// end of the requeue backoff.
@@ -263,14 +267,14 @@ func (j *job) active() bool {
 // queue is one queue and its waiting jobs in policy order.
 type queue struct {
 	cfg     QueueConfig
-	order   *redblacktree.Tree // orderKey -> *job: jobs that want a grant
-	holders *redblacktree.Tree // orderKey -> *job: jobs with slots that may be reclaimed
+	order   *rbtree.Tree[*job] // by key: jobs that want a grant
+	holders *rbtree.Tree[*job] // by hkey: jobs with slots that may be reclaimed
 	// fits holds the same jobs as order, by the same keys, split by the
 	// size of the smallest grant they could take (job.sizeBucket), [0]
 	// those not started yet (they may be blocked by StateAware or
 	// maxRunningJobs), [1] the others: the per-size trees of walkSparse
 	// and the counts of fitCount (created when first used).
-	fits [2][maxBucket + 1]*redblacktree.Tree
+	fits [2][maxBucket + 1]*rbtree.Tree[*job]
 	// reservers lists its jobs with reserved slots (claimants: few).
 	reservers []*job
 	// heldSlots counts the slots its jobs hold that a claim may take.
@@ -419,7 +423,7 @@ func (q *Queues) addQueue(qc QueueConfig) *queue {
 	if qc.StartingTimeout == 0 {
 		qc.StartingTimeout = DefaultStartingTimeout
 	}
-	qu := &queue{cfg: qc, order: redblacktree.NewWith(compareKeys), holders: redblacktree.NewWith(compareKeys)}
+	qu := &queue{cfg: qc, order: rbtree.New(byKey), holders: rbtree.New(byHolderKey)}
 	q.queues[qc.Name] = qu
 	q.qorder = append(q.qorder, qu)
 	sort.Slice(q.qorder, func(a, b int) bool { return q.qorder[a].cfg.Name < q.qorder[b].cfg.Name })
@@ -508,7 +512,7 @@ func (q *Queues) Submit(now time.Time, spec JobSpec) (*Port, error) {
 		}
 		spec.Gang = &gc
 	}
-	j := &job{id: JobID(len(q.jobs)), spec: spec, queue: qu, submit: now, driver: spec.Driver != nil, driverSlot: -1}
+	j := &job{id: JobID(len(q.jobs)), spec: spec, queue: qu, submit: now, driver: spec.Driver != nil, driverSlot: -1, nameHead: nameHead(spec.Name)}
 	if spec.Gang != nil {
 		j.gangDeadline = now.Add(max(spec.Gang.Timeout, 0)) // NoGangWait: at arrival
 		q.gangJobs = append(q.gangJobs, j)

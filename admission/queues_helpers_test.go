@@ -12,6 +12,7 @@ import (
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 )
 
 // The multi-job harness: a Queues admission, and per job a pool.Pool
@@ -103,6 +104,7 @@ type sim struct {
 	q       *Queues
 	now     time.Time
 	poolCfg pool.Config
+	nop     *zap.Logger // the pools' and links' logger, one for all
 	jobs    []*simJob
 	byName  map[string]*simJob
 	byID    []*simJob      // by JobID: in submission order
@@ -134,22 +136,45 @@ type sim struct {
 type simConfig struct {
 	checks, record bool
 	idle           time.Duration // the pools' IdleTimeout (default 1 ms)
+	// poolTimeout is the pools' fulfillability timeout (default 1000 h).
+	// slotpool.NoTimeout (none) is for runs without checks: a pool's
+	// CheckInvariants expects an unfulfillable bulk's timer armed.
+	poolTimeout time.Duration
 }
 
+// newSim returns a harness with a new admission of cfg.
 func newSim(tb testing.TB, cfg Config, sc simConfig) *sim {
 	tb.Helper()
-	q, err := New(cfg)
-	require.NoError(tb, err)
+	s := emptySim(tb, sc)
+	s.start(cfg)
+	return s
+}
+
+// emptySim returns a harness without jobs and without its admission: jobs
+// may be added, and start makes the admission before it runs.
+func emptySim(tb testing.TB, sc simConfig) *sim {
 	if sc.idle == 0 {
 		sc.idle = time.Millisecond
 	}
+	if sc.poolTimeout == 0 {
+		sc.poolTimeout = 1000 * time.Hour
+	}
+	nop := zap.NewNop()
 	return &sim{
-		tb: tb, q: q, now: t0,
-		poolCfg: pool.Config{Admission: true, IdleTimeout: sc.idle, Timeout: 1000 * time.Hour},
+		tb: tb, now: t0, nop: nop,
+		poolCfg: pool.Config{Admission: true, IdleTimeout: sc.idle, Timeout: sc.poolTimeout, Logger: nop},
 		byName:  map[string]*simJob{},
 		timers:  heap.New(timerBefore, nil),
 		checks:  sc.checks, record: sc.record,
 	}
+}
+
+// start makes the admission the jobs are submitted to.
+func (s *sim) start(cfg Config) {
+	s.tb.Helper()
+	q, err := New(cfg)
+	require.NoError(s.tb, err)
+	s.q = q
 }
 
 // clusterSlots returns n slots of profile small, ids 1..n (the jobs'
@@ -181,6 +206,11 @@ func (s *sim) add(spec JobSpec, at time.Duration, regions []int, durs []time.Dur
 		name: spec.Name, spec: spec, submitAt: t0.Add(at), regions: regions, durs: durs,
 		inflight: inflight, startup: startup,
 	}
+	// The job's pool and link are made now, with the job: a benchmark
+	// builds them with its inputs, before it starts its timer.
+	j.pool = pool.New(s.poolCfg)
+	j.link = pool.NewLink(j.pool, &simPort{s: s, j: j}, s.nop)
+	j.inUse = make([][]slotpool.SlotID, len(regions)+1) // by bulk id, 1 ... len(regions)
 	s.jobs = append(s.jobs, j)
 	s.byName[j.name] = j
 	s.push(simTimer{at: j.submitAt, kind: tSubmit, job: j})
@@ -399,8 +429,6 @@ func (s *sim) submitJob(j *simJob) {
 	}
 	j.port = port
 	s.byID = append(s.byID, j)
-	j.pool = pool.New(s.poolCfg)
-	j.link = pool.NewLink(j.pool, &simPort{s: s, j: j}, nil)
 	if port.State() == JobRejected {
 		if s.record {
 			s.logf("%s rejected: %v", j.name, port.Err())
@@ -589,7 +617,6 @@ func (s *sim) onPoolEvent(j *simJob, ev pool.Event) {
 }
 
 func (s *sim) onEvent(ev Event) {
-	j := s.byName[ev.Job]
 	switch ev.Kind {
 	case StateChanged:
 		s.progress++
@@ -605,7 +632,7 @@ func (s *sim) onEvent(ev Event) {
 		if s.record {
 			s.logf("%s driver on slot %d", ev.Job, ev.Slot)
 		}
-		if j != nil && !j.begun {
+		if j := s.byID[ev.ID]; !j.begun {
 			s.push(simTimer{at: s.now.Add(j.startup), kind: tBegin, job: j})
 		}
 	}

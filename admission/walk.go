@@ -1,6 +1,6 @@
 package admission
 
-import "github.com/emirpasic/gods/trees/redblacktree"
+import "github.com/regionsched/regionsched/internal/rbtree"
 
 // How decide walks a queue. The jobs that want a grant are in the queue's
 // tree in policy order; a pass serves them in that order, and the first
@@ -21,29 +21,42 @@ const sparseFree = 16
 // nothing more can happen in this pass.
 func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
 	if q.sparse() {
-		return q.walkSparse(qu, st, nil)
+		return q.walkSparse(qu, st, cursor{})
 	}
 	fit := q.newFitCount(qu)
-	it := qu.order.Iterator()
-	var last any // the key of the job visited last, boxed
-	for it.Next() {
+	var last cursor // after the job visited last
+	for n := qu.order.First(); n != nil; n = n.Next() {
 		if !st.claiming && q.nPlaceholders == 0 && fit.done(q.nFree) {
 			return false
 		}
-		if last != nil && !st.claiming && q.sparse() {
+		if last.set && !st.claiming && q.sparse() {
 			// The free slots ran low (and the claim is made): jump to the
 			// jobs that fit them rather than step past every larger one.
 			return q.walkSparse(qu, st, last)
 		}
-		j := it.Value().(*job)
+		j := n.Item()
 		fit.visit(j)
-		last = j.keyBox
+		last = after(j)
 		if q.visit(qu, j, st) {
 			return true
 		}
 	}
 	return false
 }
+
+// cursor is where a walk of a queue's jobs is: after the job with key
+// key if set, else at the start. It holds the key itself, not the job:
+// the key is the job's place when it was visited.
+type cursor struct {
+	key orderKey
+	set bool
+}
+
+// after is the cursor after job j as it is now.
+func after(j *job) cursor { return cursor{key: j.key, set: true} }
+
+// before reports whether a job of key k comes before (or at) the cursor.
+func (c cursor) before(k orderKey) bool { return c.set && k.compare(c.key) <= 0 }
 
 // sparse reports whether a walk jumps through the per-size trees:
 // with few free slots and no placeholders in play (they serve their job
@@ -55,12 +68,12 @@ func (q *Queues) sparse() bool {
 	return q.nFree < sparseFree && q.nPlaceholders == 0
 }
 
-// nextReserver returns the first job after cursor (from the start if
-// nil), in the queue's order, that has reserved slots, or nil.
-func (qu *queue) nextReserver(cursor any) *job {
+// nextReserver returns the first job after the cursor, in the queue's
+// order, that has reserved slots, or nil.
+func (qu *queue) nextReserver(c cursor) *job {
 	var best *job
 	for _, r := range qu.reservers {
-		if !r.inTree || (cursor != nil && compareKeys(r.keyBox, cursor) <= 0) {
+		if !r.inTree || c.before(r.key) {
 			continue
 		}
 		if best == nil || r.key.compare(best.key) < 0 {
@@ -70,20 +83,20 @@ func (qu *queue) nextReserver(cursor any) *job {
 	return best
 }
 
-// walkSparse visits, in policy order after cursor (the boxed key of the
-// job visited last; nil: from the start), the first job that may be
-// granted (while no job claimed yet) and then only the jobs whose
-// smallest grant fits the free slots by number and the jobs with
-// reserved slots (nextReserver), even with no slot free.
-func (q *Queues) walkSparse(qu *queue, st *passState, cursor any) (stop bool) {
+// walkSparse visits, in policy order after the cursor (after the job
+// visited last, or from the start), the first job that may be granted
+// (while no job claimed yet) and then only the jobs whose smallest grant
+// fits the free slots by number and the jobs with reserved slots
+// (nextReserver), even with no slot free.
+func (q *Queues) walkSparse(qu *queue, st *passState, c cursor) (stop bool) {
 	for {
 		var j *job
 		if st.claiming {
-			j = q.nextStartable(qu, cursor)
+			j = q.nextStartable(qu, c)
 		} else {
-			j = qu.nextReserver(cursor)
+			j = qu.nextReserver(c)
 			if q.nFree > 0 {
-				if f := q.nextFitting(qu, cursor, min(q.nFree, maxBucket)); f != nil && (j == nil || f.key.compare(j.key) < 0) {
+				if f := q.nextFitting(qu, c, min(q.nFree, maxBucket)); f != nil && (j == nil || f.key.compare(j.key) < 0) {
 					j = f
 				}
 			}
@@ -91,7 +104,7 @@ func (q *Queues) walkSparse(qu *queue, st *passState, cursor any) (stop bool) {
 		if j == nil {
 			return false
 		}
-		cursor = j.keyBox // (the visit may re-key j; the box keeps this key)
+		c = after(j)
 		if q.visit(qu, j, st) {
 			return true
 		}
@@ -107,58 +120,51 @@ func (qu *queue) starts() bool {
 	return qu.cfg.MaxRunningJobs == 0 || qu.running < qu.cfg.MaxRunningJobs
 }
 
-// ceilingAfter returns the node of t with the smallest key greater than
-// cursor (a boxed orderKey; nil: the first node), or nil.
-func ceilingAfter(t *redblacktree.Tree, cursor any) *redblacktree.Node {
-	if cursor == nil {
-		return t.Left()
+// firstAfter returns the first job of t after the cursor, or nil.
+func firstAfter(t *rbtree.Tree[*job], c cursor) *job {
+	var n *rbtree.Node[*job]
+	if c.set {
+		n = t.Search(func(j *job) bool { return !c.before(j.key) })
+	} else {
+		n = t.First()
 	}
-	n, _ := t.Ceiling(cursor)
-	if n == nil || compareKeys(n.Key, cursor) != 0 {
-		return n
-	}
-	// n holds cursor itself: its in-order successor.
-	it := t.IteratorAt(n)
-	if !it.Next() {
+	if n == nil {
 		return nil
 	}
-	return it.Node()
+	return n.Item()
 }
 
-// nextStartable returns the first job after cursor (from the start if
-// nil) that the queue may grant: any job if the queue may start one, else
-// the first started one.
-func (q *Queues) nextStartable(qu *queue, cursor any) *job {
+// nextStartable returns the first job after the cursor that the queue
+// may grant: any job if the queue may start one, else the first started
+// one.
+func (q *Queues) nextStartable(qu *queue, c cursor) *job {
 	if qu.starts() {
-		if n := ceilingAfter(qu.order, cursor); n != nil {
-			return n.Value.(*job)
-		}
-		return nil
+		return firstAfter(qu.order, c)
 	}
-	return q.firstOf(qu.fits[1][:], cursor)
+	return q.firstOf(qu.fits[1][:], c)
 }
 
-// nextFitting returns the first job after cursor whose smallest grant is
-// at most lim slots and that the queue may grant.
-func (q *Queues) nextFitting(qu *queue, cursor any, lim int) *job {
-	best := q.firstOf(qu.fits[1][:lim+1], cursor)
+// nextFitting returns the first job after the cursor whose smallest grant
+// is at most lim slots and that the queue may grant.
+func (q *Queues) nextFitting(qu *queue, c cursor, lim int) *job {
+	best := q.firstOf(qu.fits[1][:lim+1], c)
 	if qu.starts() {
-		if j := q.firstOf(qu.fits[0][:lim+1], cursor); j != nil && (best == nil || j.key.compare(best.key) < 0) {
+		if j := q.firstOf(qu.fits[0][:lim+1], c); j != nil && (best == nil || j.key.compare(best.key) < 0) {
 			best = j
 		}
 	}
 	return best
 }
 
-// firstOf returns the first job after cursor in any of the trees.
-func (q *Queues) firstOf(trees []*redblacktree.Tree, cursor any) *job {
+// firstOf returns the first job after the cursor in any of the trees.
+func (q *Queues) firstOf(trees []*rbtree.Tree[*job], c cursor) *job {
 	var best *job
 	for _, t := range trees {
-		if t == nil || t.Empty() {
+		if t == nil || t.Len() == 0 {
 			continue
 		}
-		if n := ceilingAfter(t, cursor); n != nil && (best == nil || n.Key.(orderKey).compare(best.key) < 0) {
-			best = n.Value.(*job)
+		if j := firstAfter(t, c); j != nil && (best == nil || j.key.compare(best.key) < 0) {
+			best = j
 		}
 	}
 	return best
@@ -227,9 +233,9 @@ func (f *fitCount) done(nFree int) bool {
 }
 
 // treeSize is the size of a per-size tree not created yet (0) or created.
-func treeSize(t *redblacktree.Tree) int {
+func treeSize(t *rbtree.Tree[*job]) int {
 	if t == nil {
 		return 0
 	}
-	return t.Size()
+	return t.Len()
 }
