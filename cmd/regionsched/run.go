@@ -147,6 +147,9 @@ and why) or the run was interrupted, 2 bad input or no Slurm reachable.
 		if err := slurmReachable(ctx, cfg.Client, cfg.Partition); err != nil {
 			return badInput(fmt.Errorf("no Slurm reachable: %w", err))
 		}
+		if _, err := slurmPartitions(ctx, cfg); err != nil { // a mapped queue's partition
+			return badInput(fmt.Errorf("--queue-partition: %w", err))
+		}
 		if auditFile != "" {
 			f, err := os.Create(auditFile)
 			if err != nil {

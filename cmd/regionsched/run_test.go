@@ -219,6 +219,25 @@ func TestRunMapsTheQueueToAPartition(t *testing.T) {
 	assert.GreaterOrEqual(t, outs[0].FirstDeploy, 5*time.Millisecond, "not before submitAtMs")
 }
 
+// A queue mapped to a partition Slurm does not have is bad input, before
+// anything is submitted.
+func TestRunUnknownQueuePartition(t *testing.T) {
+	mem := &memSlurm{cpus: 4, parts: nil}
+	_, err := slurmPartitions(context.Background(), slurmRunConfig{Client: unknownPartitions{mem}, Partitions: map[string]string{"root.etl": "nope"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `partition "nope"`)
+}
+
+// unknownPartitions is a memSlurm that knows only its default partition.
+type unknownPartitions struct{ *memSlurm }
+
+func (u unknownPartitions) Partition(ctx context.Context, name string) (slurm.Partition, error) {
+	if name != "" {
+		return slurm.Partition{}, &slurm.CommandError{Command: "scontrol", Stderr: "Partition " + name + " not found", Err: slurm.ErrRejected}
+	}
+	return u.memSlurm.Partition(ctx, name)
+}
+
 func TestRunJobSlurmCanNeverHold(t *testing.T) {
 	// Three subtasks of 2 CPUs in one region: 3 slots fit the pool's
 	// count of 4 one-CPU slots, but not Slurm's 4 CPUs.
