@@ -32,6 +32,11 @@ type Config struct {
 	// waiting regions can use before it gives it back to the admission;
 	// zero means at once (a nanosecond).
 	IdleTimeout time.Duration
+	// SelectiveShare is every job's scheduler.Config.SelectiveShare: the
+	// share of the producers of a selective hybrid input that must have
+	// finished before its consumer may start (0: the default). New
+	// refuses a value scheduler.CheckSelectiveShare refuses.
+	SelectiveShare float64
 	// Logger receives debug logs; each job's scheduler logs to
 	// Logger.Named(its name). nil means zap.NewNop().
 	Logger *zap.Logger

@@ -48,10 +48,16 @@ type job struct {
 
 // New returns a Scheduler with no jobs over cfg.Cluster, or else over
 // the in-process admission cfg.Admission configures. Bad admission
-// configuration returns the admission's typed error.
+// configuration returns the admission's typed error; a bad
+// SelectiveShare, CheckSelectiveShare's.
 func New(cfg Config) (*Scheduler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
+	}
+	if cfg.SelectiveShare != 0 {
+		if err := scheduler.CheckSelectiveShare(cfg.SelectiveShare); err != nil {
+			return nil, err
+		}
 	}
 	s := &Scheduler{cfg: cfg, log: cfg.Logger, c: cfg.Cluster, byName: map[string]*job{}, byID: map[admission.JobID]*job{}}
 	if s.c == nil {
@@ -142,9 +148,10 @@ func (s *Scheduler) Submit(now time.Time, spec JobSpec) error {
 		return nil
 	}
 	j.sched = scheduler.New(spec.Regions, scheduler.Config{
-		Pool:      s.cfg.poolConfig(),
-		Admission: port,
-		Logger:    s.log.Named(spec.Name),
+		Pool:           s.cfg.poolConfig(),
+		Admission:      port,
+		SelectiveShare: s.cfg.SelectiveShare,
+		Logger:         s.log.Named(spec.Name),
 	})
 	// The admission's first message is the cluster's capacity: a region
 	// that can never fit fails the job when it starts.

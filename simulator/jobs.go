@@ -31,6 +31,8 @@ type JobsConfig struct {
 	Jobs []Job
 	// Mode is the global data exchange mode of every job.
 	Mode exchange.Mode
+	// SelectiveShare is as in Config, for every job.
+	SelectiveShare float64
 	// Cluster lists the slots; they get ids 0, 1, ... in this order.
 	Cluster []resource.Count
 	// Queues configures queues; DefaultPolicy is the policy of a queue a

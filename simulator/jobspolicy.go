@@ -91,8 +91,9 @@ func newJobsPolicy(e *engine, cfg JobsConfig, set *jobSet) (*jobsPolicy, error) 
 		// The admission decides who waits; a wait nobody can end is
 		// reported as a deadlock, not as timeouts 5 minutes later (0:
 		// none).
-		Timeout: cfg.Timeout,
-		Logger:  e.log,
+		Timeout:        cfg.Timeout,
+		SelectiveShare: cfg.SelectiveShare,
+		Logger:         e.log,
 	})
 	if err != nil {
 		return nil, err

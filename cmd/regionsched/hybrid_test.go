@@ -41,19 +41,32 @@ func TestHybridModesOnTheTPCDSExample(t *testing.T) {
 }
 
 // TestSelectiveShareFlag: --selective-share takes a share in (0, 1]; any
-// other value, or the flag with several jobs, is bad input naming the
-// flag and the valid range.
+// other value is bad input naming the flag and the valid range.
 func TestSelectiveShareFlag(t *testing.T) {
 	for _, bad := range []string{"0", "-1", "1.5", "NaN"} {
 		requireBadInput(t, execCLI(t, "", "simulate", "--mode", "all-hybrid-selective", "--selective-share", bad, "--slots", "4", flip119Path),
 			"--selective-share", "more than 0 and at most 1")
 	}
 	requireBadInput(t, execCLI(t, "", "simulate", "--selective-share", "x", "--slots", "4", flip119Path), "selective-share")
-	requireBadInput(t, execCLI(t, "", "simulate", "--selective-share", "0.5", "--slots", "4", flip119Path, flip119Path),
-		"--selective-share", "several jobs")
 	ok := execCLI(t, "", "simulate", "--mode", "all-blocking", "--selective-share", "1", "--slots", "1", flip119Path)
 	assert.Equal(t, 0, ok.code, ok.stderr)
 	assert.NotContains(t, ok.stdout, "selective share", "no selective edge: the share is not shown")
+}
+
+// TestSelectiveShareWithSeveralJobs: the share holds for every job of a
+// multi-job run. On 3 slots the second job's producers run in two waves:
+// with a quarter of them finished its consumers start after the first
+// wave, with all of them only after the second.
+func TestSelectiveShareWithSeveralJobs(t *testing.T) {
+	job := `{"name": "NAME", "vertices": [{"id": "A", "parallelism": 4, "durationMs": 1000}, {"id": "B", "parallelism": 2, "durationMs": 1000}],
+ "edges": [{"source": "A", "target": "B", "shipStrategy": "hash"}]}`
+	s1 := writeTemp(t, "s1.json", strings.Replace(job, "NAME", "s1", 1))
+	s2 := writeTemp(t, "s2.json", strings.Replace(job, "NAME", "s2", 1))
+	for share, want := range map[string]string{"0.25": `job "s2": submitted 0 ms, first deploy 1000 ms, finished 4000 ms`, "1": `job "s2": submitted 0 ms, first deploy 1000 ms, finished 5000 ms`} {
+		res := execCLI(t, "", "simulate", "--mode", "all-hybrid-selective", "--selective-share", share, "--slots", "3", s1, s2)
+		require.Equal(t, 0, res.code, res.stderr)
+		assert.Contains(t, res.stdout, want, "share %s", share)
+	}
 }
 
 // TestRegionsShowsHybridAndBlockingInputs: a region that reads blocking

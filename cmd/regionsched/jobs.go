@@ -34,6 +34,7 @@ func parseQueuePolicy(s string) (admission.Policy, error) {
 // and the cluster file say.
 type jobsRun struct {
 	mode        exchange.Mode
+	share       float64 // the selective share of hybrid inputs
 	policy      simulator.Policy
 	queuePolicy admission.Policy
 	seed        uint64
@@ -139,7 +140,7 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	if err != nil {
 		return err
 	}
-	cfg := simulator.JobsConfig{Jobs: jobs, Mode: r.mode, Cluster: r.slots, Queues: queues, DefaultPolicy: r.queuePolicy,
+	cfg := simulator.JobsConfig{Jobs: jobs, Mode: r.mode, SelectiveShare: r.share, Cluster: r.slots, Queues: queues, DefaultPolicy: r.queuePolicy,
 		Policy: r.policy, Seed: r.seed, Ties: r.ties}
 	if cfg.Users, err = r.users(); err != nil {
 		return err

@@ -49,7 +49,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 	c.Flags().StringVar(&queuePol, "queue-policy", "fifo", "several jobs: the policy of every queue the cluster file does not configure: fifo, priority, fairshare (or fair) or stateaware; case-insensitive. With one job file it runs that job through the admission too")
 	c.Flags().StringVar(&eventsFile, "events", "", "several jobs: priority changes and kills applied at their times, JSON Lines (see docs/job-file.md)")
 	c.Flags().StringVar(&auditFile, "audit", "", "several jobs: write one JSON line per priority change or kill, accepted or refused, to FILE")
-	c.Flags().Float64Var(&share, "selective-share", scheduler.DefaultSelectiveShare, "selective hybrid exchanges (all-hybrid-selective, or edges pinned to hybrid-selective): the share of a consumer's producers that must have finished before it starts, more than 0 and at most 1 (one job only)")
+	c.Flags().Float64Var(&share, "selective-share", scheduler.DefaultSelectiveShare, "selective hybrid exchanges (all-hybrid-selective, or edges pinned to hybrid-selective): the share of a consumer's producers that must have finished before it starts, more than 0 and at most 1")
 	c.RunE = func(c *cobra.Command, args []string) error {
 		if err := scheduler.CheckSelectiveShare(share); err != nil {
 			return badInput(fmt.Errorf("--selective-share: %w", err))
@@ -80,13 +80,10 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			if len(fails) > 0 {
 				return badInput(fmt.Errorf("--fail: not supported with several jobs (or --queue-policy, or queues in the cluster file) yet; failures are injected into a run of one job"))
 			}
-			if c.Flags().Changed("selective-share") {
-				return badInput(fmt.Errorf("--selective-share: not supported with several jobs (or --queue-policy, or queues in the cluster file) yet; their selective hybrid exchanges use the default share %v", scheduler.DefaultSelectiveShare))
-			}
 			if name := spec.used(c); name != "" {
 				return badInput(fmt.Errorf("%s: not supported with several jobs (or --queue-policy, or queues in the cluster file); speculation runs in a run of one job", name))
 			}
-			return simulateJobs(c, &jobsRun{mode: mode.mode, policy: policy, queuePolicy: queuePolicy, seed: seed, ties: ties, traceFile: traceFile,
+			return simulateJobs(c, &jobsRun{mode: mode.mode, share: share, policy: policy, queuePolicy: queuePolicy, seed: seed, ties: ties, traceFile: traceFile,
 				svgFile: svgFile, slots: slots, cluster: cf, clusterPath: cluster.cluster, eventsFile: eventsFile, auditFile: auditFile}, args, stdin)
 		}
 		job, err := loadJob(args[0], stdin)
