@@ -955,33 +955,33 @@ func (r *mixRun) run() error {
 // runSeed runs a seed's mix, and again with the jobs of each instant
 // submitted in reverse order; it returns the first violation and what
 // to print with it.
-func runSeed(seed uint64) (err error, report string) {
+func runSeed(seed uint64) (report string, err error) {
 	m := genMix(seed)
 	r, err := newMixRun(m, false)
 	if err != nil {
-		return err, strings.Join(m.desc, "\n")
+		return strings.Join(m.desc, "\n"), err
 	}
 	defer func() {
 		report = "mix:\n  " + strings.Join(m.desc, "\n  ") + "\nwhat happened:\n  " + strings.Join(r.log, "\n  ")
 	}()
 	if err = r.run(); err != nil {
-		return err, ""
+		return "", err
 	}
 	// Decisions per instant: up to the first instant at which several
 	// jobs arrive, the same jobs get the same number of slots whatever
 	// the order they were submitted in.
 	k := slices.IndexFunc(r.instants, func(in instant) bool { return in.submit > 1 })
 	if k < 0 {
-		return nil, ""
+		return "", nil
 	}
 	rev, err := newMixRun(m, true)
 	if err != nil {
-		return err, ""
+		return "", err
 	}
 	err = rev.run()
 	if err != nil {
 		r = rev
-		return fmt.Errorf("with the jobs of each instant submitted in reverse order: %w", err), ""
+		return "", fmt.Errorf("with the jobs of each instant submitted in reverse order: %w", err)
 	}
 	for i := 0; i <= k && i < len(rev.instants); i++ {
 		a, b := r.instants[i], rev.instants[i]
@@ -990,10 +990,10 @@ func runSeed(seed uint64) (err error, report string) {
 				a.at.Sub(mixT0), a.got, b.at.Sub(mixT0), b.got)
 			r.log = append(r.log, "--- reversed order:")
 			r.log = append(r.log, rev.log...)
-			return err, ""
+			return "", err
 		}
 	}
-	return nil, ""
+	return "", nil
 }
 
 func mapsEqual(a, b map[string]int) bool {
@@ -1027,7 +1027,7 @@ func TestPropertyMixes(t *testing.T) {
 	}
 	failures := 0
 	for _, seed := range seeds {
-		err, report := runSeed(seed)
+		report, err := runSeed(seed)
 		if *mixSeed != 0 {
 			t.Logf("seed %d:\n%s", seed, report)
 		}

@@ -101,10 +101,9 @@ type Poller struct {
 	outages []Outage
 
 	// Owned by the loop goroutine.
-	outage     *Outage
-	partsAt    time.Time
-	waitSeen   map[string]string // allocation name -> reason reported
-	partsEvery time.Duration
+	outage   *Outage
+	partsAt  time.Time
+	waitSeen map[string]string // allocation name -> reason reported
 }
 
 // StartPoller starts the poller's goroutine; it runs until Stop or ctx is

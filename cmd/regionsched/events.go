@@ -97,12 +97,6 @@ type eventWire struct {
 // maxEventLine bounds the length of one line of an events file.
 const maxEventLine = 1 << 20
 
-// readEvents reads an events file without checking its jobs' names, its
-// priorities in 1 ... maxPriority (see readEventsFor).
-func readEvents(path string, maxPriority int64) ([]simulator.JobEvent, error) {
-	return readEventsFor(path, nil, maxPriority)
-}
-
 // readEventsFor reads an events file: JSON Lines of
 // {"t": ms, "event": "set-priority" | "kill", "job", "priority", "by"},
 // sorted by time (stably: lines of the same time keep their order). Each

@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/regionsched/regionsched/exchange"
-	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/internal/strategy"
+	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/topology"
 )
 

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/exchange"
-	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/internal/strategy"
+	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/topology"
 )
 
