@@ -21,6 +21,11 @@
 //     pool; Queues.Pending says which ports have messages. With
 //     Config.DecidePerInstant it decides once per instant, in Decide.
 //
+// Cluster is the seam many jobs share (package multijob runs its jobs
+// over one): Queues is one (Queues.Cluster), a Slurm cluster
+// (admission/slurm's Cluster) another, where Slurm decides; its JobPort
+// is each job's slotpool.Admission.
+//
 // # Use
 //
 // An admission is plugged into a job's scheduler (package scheduler) as its
