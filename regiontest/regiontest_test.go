@@ -110,8 +110,8 @@ func TestSeedsZeroIsStaticOnly(t *testing.T) {
 	rep = regiontest.Verify(job, exchange.AllPipelined, regiontest.Slots(3), regiontest.Seeds(0))
 	assert.False(t, rep.DeadlockFree())
 	assert.Contains(t, rep.Problem, "region 0")
-	// a failure spec is not even parsed without simulation? It is: a bad
-	// spec is reported whatever the seeds
+	// A bad failure injection is reported even when no random seed is
+	// simulated.
 	rep = regiontest.Verify(job, exchange.AllPipelined, regiontest.Slots(4), regiontest.Seeds(0), regiontest.Failures("Q#0@1"))
 	assert.False(t, rep.DeadlockFree())
 	assert.Contains(t, rep.Problem, "Q#0@1")

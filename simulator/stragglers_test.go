@@ -35,9 +35,9 @@ func stragglerRun(tb testing.TB, seed uint64) simulator.Config {
 // speculationSeeds are the benchmark's fixed seeds.
 const speculationSeeds = 20
 
-// speculationFigures runs the benchmark's seeds with and without
+// speculationFigures runs the benchmark's random seeds with and without
 // speculation: the makespan cut and the extra slot time, in percent of
-// the runs without, summed over the seeds.
+// the runs without, summed over all its runs.
 func speculationFigures(tb testing.TB) (cut, extra float64, won, started int) {
 	var with, without, slotWith, slotWithout time.Duration
 	for seed := range uint64(speculationSeeds) {
