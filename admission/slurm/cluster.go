@@ -102,7 +102,7 @@ type priorityChange struct {
 // or TimeLimit, or a partition the configuration names that is not in
 // parts.
 func NewCluster(cfg ClusterConfig, parts []Partition) (*Cluster, error) {
-	if cfg.Run == "" || unsafeRun(cfg.Run) {
+	if cfg.Run == "" || SafeName(cfg.Run) != cfg.Run {
 		return nil, &ConfigError{Field: "Run", Value: cfg.Run, Why: "must be non-empty: letters, digits, _ . - only"}
 	}
 	if cfg.TimeLimit < 0 {
@@ -128,12 +128,21 @@ func NewCluster(cfg ClusterConfig, parts []Partition) (*Cluster, error) {
 	return c, nil
 }
 
-// unsafeRun reports whether a run id has a character not allowed in a
-// Slurm job name of ours.
-func unsafeRun(run string) bool {
-	return strings.ContainsFunc(run, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-')
-	})
+// SafeName is s made of what a Slurm job name of ours may hold: letters,
+// digits, "_", "." and "-"; each run of other characters becomes one "-".
+func SafeName(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return b.String()
 }
 
 // partition returns the partition of that name ("" the default one).
@@ -159,15 +168,10 @@ func (c *Cluster) partitionNames() []string {
 func Tag(run string) string { return "regionsched-run=" + run }
 
 // JobBaseName is the base of the Slurm job names of the i-th job of a
-// run, named job: rs-JOB-RUN-jI, the job's name cut to 40 characters and
-// made of letters, digits, "_", "." and "-".
+// run, named job: rs-JOB-RUN-jI, the job's name made safe (SafeName) and
+// cut to 40 characters.
 func JobBaseName(job, run string, i int) string {
-	job = strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' {
-			return r
-		}
-		return '-'
-	}, job)
+	job = SafeName(job)
 	if len(job) > 40 {
 		job = job[:40]
 	}

@@ -127,7 +127,7 @@ func runnerAlive(run string) (alive bool, where string) {
 	}
 	me, _ := os.Hostname()
 	me, _, _ = strings.Cut(me, ".")
-	if unsafeName.ReplaceAllString(me, "-") != host {
+	if slurm.SafeName(me) != host {
 		return true, "on host " + host + " (not this one: treated as alive)"
 	}
 	if _, err := os.Stat("/proc/" + pidText); err == nil {

@@ -10,7 +10,6 @@ import (
 	"maps"
 	"os"
 	"os/signal"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -377,17 +376,12 @@ type slurmOutcome struct {
 func runID() string {
 	host, _ := os.Hostname()
 	host, _, _ = strings.Cut(host, ".")
-	host = unsafeName.ReplaceAllString(host, "-")
+	host = slurm.SafeName(host)
 	if host == "" {
 		host = "host"
 	}
 	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixMilli()%1e8, 36)
 }
-
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
-
-// slurmJobName is the base of a job's Slurm job names: rs-JOB-RUNID-jI.
-func slurmJobName(job, runID string, i int) string { return slurm.JobBaseName(job, runID, i) }
 
 // slurmRun is one run of jobs on Slurm: a multijob scheduler over the
 // Slurm cluster, its driver, the poller, and the tasks as steps.

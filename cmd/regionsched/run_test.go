@@ -200,8 +200,8 @@ func TestRunFlags(t *testing.T) {
 }
 
 func TestSlurmJobName(t *testing.T) {
-	assert.Equal(t, "rs-my-job-r1-j0", slurmJobName("my job", "r1", 0))
-	assert.Len(t, slurmJobName(strings.Repeat("x", 100), "r", 1), 3+40+1+1+3)
+	assert.Equal(t, "rs-my-job-r1-j0", slurm.JobBaseName("my job", "r1", 0))
+	assert.Len(t, slurm.JobBaseName(strings.Repeat("x", 100), "r", 1), 3+40+1+1+3)
 }
 
 func TestRunMapsTheQueueToAPartition(t *testing.T) {
