@@ -403,7 +403,6 @@ type slurmRun struct {
 
 // slurmJobRun is the runtime's view of one job.
 type slurmJobRun struct {
-	i int
 	// submitted is closed once the job was submitted (or the run ended):
 	// its events wait for it.
 	submitted chan struct{}
@@ -458,8 +457,8 @@ func runOnSlurm(ctx context.Context, cfg slurmRunConfig, jobs []slurmJob) []slur
 		defer traceMu.Unlock()
 		cfg.Trace(ev)
 	}
-	for i, j := range jobs {
-		jr := &slurmJobRun{i: i, submitted: make(chan struct{}), rs: region.FromJob(j.Job, cfg.Mode), running: map[scheduler.TaskID]*taskRun{},
+	for _, j := range jobs {
+		jr := &slurmJobRun{submitted: make(chan struct{}), rs: region.FromJob(j.Job, cfg.Mode), running: map[scheduler.TaskID]*taskRun{},
 			finished: map[scheduler.TaskID]bool{},
 			inSlot:   map[scheduler.SlotID]scheduler.TaskID{}, out: slurmOutcome{Name: j.Name, Allocations: map[slurm.JobID]bool{}}}
 		r.jobs[j.Name] = jr
