@@ -192,34 +192,28 @@ func (g *JobGraph) NumSubtasks() int {
 // BlockingEdges returns how many job edges are blocking under mode m.
 // Hybrid edges, which separate regions too, are counted by HybridEdges.
 func (g *JobGraph) BlockingEdges(m exchange.Mode) int {
-	n := 0
-	for _, e := range g.edges {
-		if e.PartitionType(m) == exchange.Blocking {
-			n++
-		}
-	}
-	return n
+	return g.countEdges(m, func(t exchange.ResultPartitionType) bool { return t == exchange.Blocking })
 }
 
 // HybridEdges returns how many job edges are hybrid (full or selective)
 // under mode m.
 func (g *JobGraph) HybridEdges(m exchange.Mode) int {
-	n := 0
-	for _, e := range g.edges {
-		if e.PartitionType(m).IsHybrid() {
-			n++
-		}
-	}
-	return n
+	return g.countEdges(m, exchange.ResultPartitionType.IsHybrid)
 }
 
 // PipelinedEdges returns how many job edges are pipelined under mode m:
 // the edges that glue subtasks into regions. The others (blocking and
 // hybrid) separate regions.
 func (g *JobGraph) PipelinedEdges(m exchange.Mode) int {
+	return g.countEdges(m, exchange.ResultPartitionType.IsPipelined)
+}
+
+// countEdges returns how many job edges have, under mode m, a result
+// partition type that is.
+func (g *JobGraph) countEdges(m exchange.Mode, is func(exchange.ResultPartitionType) bool) int {
 	n := 0
 	for _, e := range g.edges {
-		if e.PartitionType(m).IsPipelined() {
+		if is(e.PartitionType(m)) {
 			n++
 		}
 	}
