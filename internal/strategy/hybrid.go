@@ -305,13 +305,22 @@ func (s *Strategy) hybridPartitionReset(g topology.GroupID) {
 }
 
 // forConsumable calls f for every consumer region of hybrid group g whose
-// producers are deployed (hybridConsumable but for the threshold).
+// producers are deployed (hybridConsumable but for the threshold). A
+// group whose one producer region reads it too (a rescale inside a
+// region that also feeds another) is not an input of that region (its
+// ConsumedGroups leave it out), which is skipped.
 func (s *Strategy) forConsumable(g topology.GroupID, f func(region.ID)) {
 	hs := &s.hybrid[g]
 	switch hs.undeployed {
 	case 0:
+		own := region.ID(-1)
+		if producers := s.regions.GroupProducerRegions(g); len(producers) == 1 && !s.regions.IsCrossRegion(g) {
+			own = producers[0]
+		}
 		for _, c := range s.regions.GroupConsumerRegions(g) {
-			f(c)
+			if c != own {
+				f(c)
+			}
 		}
 	case 1:
 		if s.regions.IsCrossRegion(g) {

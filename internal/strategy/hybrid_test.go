@@ -320,3 +320,46 @@ func TestHybridCrossRegionGroup(t *testing.T) {
 		})
 	}
 }
+
+// TestHybridGroupReadByItsOnlyProducerRegion: X(3) -rescale-> T(4) is
+// hybrid, and the pipelined edges S -> X and S -> T glue X#0 with T#0 in
+// one region, which writes the group {T#0, T#1} alone and reads it too
+// (not as an input: only its own partition). That region's finish must
+// not count the group as an input of its own, so restarting it (and the
+// region of T#1) after everything finished leaves it ready at once.
+func TestHybridGroupReadByItsOnlyProducerRegion(t *testing.T) {
+	for _, pt := range []exchange.ResultPartitionType{exchange.HybridFull, exchange.HybridSelective} {
+		t.Run(pt.String(), func(t *testing.T) {
+			g, err := topology.NewBuilder("own-hybrid").
+				AddVertex(topology.JobVertex{ID: "S", Parallelism: 4}).
+				AddVertex(topology.JobVertex{ID: "X", Parallelism: 3}).
+				AddVertex(topology.JobVertex{ID: "T", Parallelism: 4}).
+				ConnectPinned("S", "X", exchange.Rescale, exchange.PipelinedBounded).
+				ConnectPinned("S", "T", exchange.Forward, exchange.PipelinedBounded).
+				ConnectPinned("X", "T", exchange.Rescale, pt).
+				Build()
+			require.NoError(t, err)
+			s := strategy.New(region.FromJob(g, exchange.AllBlocking), strategy.WithSelectiveShare(0.5))
+			rs := s.Regions()
+			own := regionByName(t, s, "X#0")
+			require.Equal(t, own, regionByName(t, s, "T#0"))
+			require.Empty(t, rs.ConsumedGroups(own), "its own partition is no input")
+
+			d, err := s.Start()
+			require.NoError(t, err)
+			assert.Len(t, finishAll(t, s, d), rs.NumRegions())
+			require.True(t, s.Finished())
+
+			all := make([]region.ID, rs.NumRegions())
+			for r := range all {
+				all[r] = region.ID(r)
+			}
+			d, err = s.Restart(all)
+			require.NoError(t, err)
+			assert.Contains(t, deployedStrings(s, d), regionString(s, own), "the region that writes and reads the group is ready again")
+			st, err := s.Region(own)
+			require.NoError(t, err)
+			assert.Zero(t, st.UnsatisfiedInputs)
+		})
+	}
+}
