@@ -37,6 +37,11 @@ type Config struct {
 	// finished before its consumer may start (0: the default). New
 	// refuses a value scheduler.CheckSelectiveShare refuses.
 	SelectiveShare float64
+	// DisableHybridSlotSharing is every job's
+	// scheduler.Config.DisableHybridSlotSharing: consumers of hybrid
+	// results ask for slots of their own instead of going into their
+	// producers'.
+	DisableHybridSlotSharing bool
 	// Logger receives debug logs; each job's scheduler logs to
 	// Logger.Named(its name). nil means zap.NewNop().
 	Logger *zap.Logger

@@ -148,10 +148,11 @@ func (s *Scheduler) Submit(now time.Time, spec JobSpec) error {
 		return nil
 	}
 	j.sched = scheduler.New(spec.Regions, scheduler.Config{
-		Pool:           s.cfg.poolConfig(),
-		Admission:      port,
-		SelectiveShare: s.cfg.SelectiveShare,
-		Logger:         s.log.Named(spec.Name),
+		Pool:                     s.cfg.poolConfig(),
+		Admission:                port,
+		SelectiveShare:           s.cfg.SelectiveShare,
+		DisableHybridSlotSharing: s.cfg.DisableHybridSlotSharing,
+		Logger:                   s.log.Named(spec.Name),
 	})
 	// The admission's first message is the cluster's capacity: a region
 	// that can never fit fails the job when it starts.

@@ -34,10 +34,12 @@ import (
 // The commands (t= is the virtual time in ms from epoch 0; without it the
 // time of the previous command is used):
 //
-//	job file=F | <JSON in the input>  [mode=M] [timeout=MS] [idle=MS] [matching=exact] [share=S]
+//	job file=F | <JSON in the input>  [mode=M] [timeout=MS] [idle=MS] [matching=exact] [share=S] [sharing=off]
 //	    decode the job (examples/jobs/F), print its regions and the slots
 //	    each needs; timeout is the pool's fulfillability timeout, share
-//	    the selective share of hybrid inputs (Config.SelectiveShare)
+//	    the selective share of hybrid inputs (Config.SelectiveShare),
+//	    sharing=off keeps hybrid consumers out of their producers' slots
+//	    (Config.DisableHybridSlotSharing)
 //	cluster slots=N | <lines "N [cpu=C mem=M ext=K ...]">  [node=NAME] [t=]
 //	    offer slots to the pool (ids 1, 2, ... in order of appearance),
 //	    all on node NAME if given
@@ -189,6 +191,14 @@ func (h *scenario) cmdJob(t *testing.T, td *datadriven.TestData) string {
 		}
 		h.cfg.SelectiveShare = f
 	}
+	if td.HasArg("sharing") {
+		var v string
+		td.ScanArgs(t, "sharing", &v)
+		if v != "off" {
+			td.Fatalf(t, "sharing=%s: only off", v)
+		}
+		h.cfg.DisableHybridSlotSharing = true
+	}
 	if td.HasArg("matching") {
 		var m string
 		td.ScanArgs(t, "matching", &m)
@@ -204,6 +214,14 @@ func (h *scenario) cmdJob(t *testing.T, td *datadriven.TestData) string {
 		fmt.Fprintf(&b, "region %d %s: %s\n", r, h.rs.MemberNames(r, 16), h.slotList(h.rs.Slots(r)))
 	}
 	return b.String()
+}
+
+// shared marks a deployment into a slot of the task's hybrid producers.
+func shared(yes bool) string {
+	if yes {
+		return " (shared)"
+	}
+	return ""
 }
 
 // cmdCluster offers slots to the pool.
@@ -397,7 +415,7 @@ func (h *scenario) cmdReady(t *testing.T, td *datadriven.TestData) string {
 		out = append(out, fmt.Sprintf("release slot %d (region %d attempt %d)", r.Slot, r.Region, r.Attempt))
 	}
 	for _, d := range rd.Deploy {
-		out = append(out, fmt.Sprintf("deploy %s attempt %d slot %d%s", h.name(d.Task), d.Attempt, d.Slot, speculative(d.Speculative)))
+		out = append(out, fmt.Sprintf("deploy %s attempt %d slot %d%s%s", h.name(d.Task), d.Attempt, d.Slot, speculative(d.Speculative), shared(d.Shared)))
 		if !d.Speculative {
 			h.deployed[d.Task] = d.Attempt
 		}
@@ -445,8 +463,11 @@ func (h *scenario) cmdStatus(t *testing.T, td *datadriven.TestData) string {
 	p := st.Pool
 	fmt.Fprintf(&b, "pool: %s (%d free, %d held, %d in use), %d releasing, %s\n",
 		plural(p.Slots, "slot"), p.Free, p.Held, p.InUse, p.Releasing, plural(p.Waiting, "waiting bulk"))
-	fmt.Fprintf(&b, "stats: %s, %s, %s\n", plural(st.Stats.RegionsDeployed, "region deployment"),
-		plural(st.Stats.Failovers, "failover"), plural(st.Stats.RegionRestarts, "region restart"))
+	fmt.Fprintf(&b, "stats: %s", plural(st.Stats.RegionsDeployed, "region deployment"))
+	if st.Stats.RegionsShared > 0 {
+		fmt.Fprintf(&b, " (%d into shared slots)", st.Stats.RegionsShared)
+	}
+	fmt.Fprintf(&b, ", %s, %s\n", plural(st.Stats.Failovers, "failover"), plural(st.Stats.RegionRestarts, "region restart"))
 	return b.String()
 }
 

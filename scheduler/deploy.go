@@ -15,15 +15,34 @@ import (
 // apply carries out the strategy's decisions: one bulk per region to
 // deploy (in the strategy's topological order, so FIFO serves producers
 // first), and partition releases for the runtime.
+//
+// A region that goes into its hybrid producers' slots (share) calls the
+// strategy, whose next call reuses the storage of d: with sharing on, the
+// regions to deploy go through a queue that the outermost apply drains,
+// so consumers that may start once a shared region is deployed come after
+// the regions already decided, in order.
 func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
-	if n := len(d.Deploy); n > 64 { // a burst (Start): the lists grow once, not by doubling
+	s.rd.PartitionsReleased = append(s.rd.PartitionsReleased, d.Release...) // valid until the strategy's next call
+	if n := len(d.Deploy); n > 64 {                                         // a burst (Start): the lists grow once, not by doubling
 		s.rd.Requests = slices.Grow(s.rd.Requests, n)
 		s.oneSlots = slices.Grow(s.oneSlots, n)
 	}
-	for _, dep := range d.Deploy {
+	if !s.sharing {
+		for _, dep := range d.Deploy {
+			s.request(now, dep.Region, dep.Attempt)
+		}
+		return
+	}
+	s.toDeploy = append(s.toDeploy, d.Deploy...)
+	if s.applying {
+		return // the outer apply deploys them
+	}
+	s.applying = true
+	for i := 0; i < len(s.toDeploy); i++ {
+		dep := s.toDeploy[i]
 		s.request(now, dep.Region, dep.Attempt)
 	}
-	s.rd.PartitionsReleased = append(s.rd.PartitionsReleased, d.Release...) // valid until the strategy's next call
+	s.toDeploy, s.applying = s.toDeploy[:0], false
 }
 
 // request submits region r's bulk: one request per slot it needs.
@@ -33,6 +52,9 @@ func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
 // deployed or stopped. In a long queue of waiting regions a cached list
 // would cost a cache miss per region when its turn comes.
 func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt) {
+	if s.sharing && s.share(now, r, attempt) {
+		return
+	}
 	run := &s.regions[r]
 	s.dropSlots(run)        // what an earlier attempt left
 	var slots []region.Slot // in the Ready: valid until the next call

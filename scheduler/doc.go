@@ -71,6 +71,29 @@
 //	d.Start(ctx)
 //	for rd := range d.Ready() { ... d.TaskFinished(ctx, v, attempt) ... }
 //
+// # Slot sharing across hybrid edges
+//
+// A hybrid result is read while it is written, so its consumers usually
+// start while their producers run. A region whose inputs become
+// consumable then goes into its producers' slots instead of asking the
+// pool, when every slot it needs finds one there: a slot of a running
+// producer it reads through a hybrid edge (first the one of its own
+// subtask index, as Flink prefers local inputs), of the same slot sharing
+// group, holding no subtask of the same job vertex, and large enough for
+// what every task in it needs together. All or nothing, like a bulk: a
+// region never holds a shared slot while it waits for others, so sharing
+// takes no slot from anyone and adds no wait. Its Deployments say Shared,
+// and no Request is handed out for it. The slot stays until the last task
+// in it ended (its producer's and its consumers'), and goes back as the
+// slot of the region whose bulk got it (Ready.Released).
+//
+// A consumer that shares reads its host's results, directly or through
+// another consumer in the slot, so a failover that restarts the host
+// restarts it too; a consumer that fails alone leaves the slot to the
+// others; a lost slot fails every task in it. Config.DisableHybridSlotSharing
+// turns sharing off: every region then asks the pool for all its slots.
+// Stats.RegionsShared counts the deployments that shared.
+//
 // # Admission
 //
 // The pool declares its demand to an admission exactly when the scheduler

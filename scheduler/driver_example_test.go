@@ -83,5 +83,5 @@ func ExampleDriver() {
 	// job running
 	// deploy sink#0 attempt 0 in slot 1
 	// job finished
-	// {RegionsDeployed:3 Failovers:0 RegionRestarts:0}, 2 free slots
+	// {RegionsDeployed:3 Failovers:0 RegionRestarts:0 RegionsShared:0}, 2 free slots
 }

@@ -92,5 +92,5 @@ func Example() {
 	// sink#0 finished
 	//   partitions [0 1] may be deleted
 	//   job finished
-	// finished, {RegionsDeployed:4 Failovers:1 RegionRestarts:1}, 2 free slots
+	// finished, {RegionsDeployed:4 Failovers:1 RegionRestarts:1 RegionsShared:0}, 2 free slots
 }

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -8,6 +9,7 @@ import (
 	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -39,7 +41,9 @@ func (s *Scheduler) SlotLost(now time.Time, slot SlotID) error {
 
 // slotLost handles the pool's Lost event (Pool.Lose, or an admission's
 // Revoke): the tasks of the region that had the slot fail over, with the
-// partitions written in it lost.
+// partitions written in it lost; so do those of every guest region that
+// ran in it (see share), each as a failure of its own unless a failover
+// before restarted it.
 func (s *Scheduler) slotLost(now time.Time, ev pool.Lost) {
 	use, ok := s.slots.get(ev.Slot)
 	if !ok {
@@ -49,43 +53,103 @@ func (s *Scheduler) slotLost(now time.Time, ev pool.Lost) {
 		return
 	}
 	s.slots.del(ev.Slot)
-	run := &s.regions[use.region]
-	if s.state != JobRunning || use.attempt != s.strategy.Attempt(use.region) {
+	guests := slices.Clone(s.guestsOf[ev.Slot])
+	delete(s.guestsOf, ev.Slot)
+	if s.state != JobRunning {
 		return
 	}
-	slots, placed := s.liveSlots(use.region, run)
-	s.slotGone(use.region) // the pool already took the slot away
 	var failed topology.ExecutionVertexID = -1
 	var lost []topology.ResultPartitionID
-	for i, sl := range slots {
-		if placed[i] != ev.Slot {
+	if !use.ownerOut && use.attempt == s.strategy.Attempt(use.region) {
+		slots, placed := s.liveSlots(use.region, &s.regions[use.region])
+		s.slotGone(use.region) // the pool already took the slot away
+		for i, sl := range slots {
+			if placed[i] == ev.Slot {
+				failed, lost = s.failInSlot(sl.Members, use.attempt, failed, lost)
+			}
+		}
+	}
+	// Every task in the slot is stopped before any failover: a failover
+	// that restarts a guest finds its tasks there gone already.
+	type guestFailure struct {
+		v       topology.ExecutionVertexID
+		attempt strategy.Attempt
+	}
+	var failures []guestFailure
+	for _, g := range guests {
+		run := &s.regions[g]
+		if !run.guest || !run.deployed {
 			continue
 		}
-		for _, v := range sl.Members {
-			st, err := s.strategy.Vertex(v)
-			if err != nil || st.Attempt != use.attempt {
-				continue
-			}
-			switch st.State {
-			case strategy.TaskDeploying, strategy.TaskRunning:
-				s.emitCancel(v, use.attempt)
-				to := strategy.TaskCanceled
-				if failed < 0 {
-					failed, to = v, strategy.TaskFailed
-				}
-				if _, err := s.strategy.UpdateState(v, use.attempt, to); err != nil {
-					s.log.Debug("state of a task in a lost slot refused", zap.Error(err))
-				}
-			case strategy.TaskFinished:
-				ps, _ := s.strategy.BlockingPartitionsOf(v)
-				lost = append(lost, ps...)
-			}
+		in, ok := s.binIn(g, ev.Slot)
+		if !ok {
+			continue
+		}
+		a := s.strategy.Attempt(g)
+		f, _ := s.failInSlot(in.Members, a, -1, nil)
+		s.guestSlotGone(g, ev.Slot)
+		if f >= 0 {
+			failures = append(failures, guestFailure{f, a})
 		}
 	}
-	if failed < 0 {
-		return // every task in the slot had ended; nothing runs there
+	if failed >= 0 {
+		s.failover(now, failed, lost)
+		lost = nil
 	}
-	s.failover(now, failed, lost)
+	for _, f := range failures {
+		if s.strategy.Attempt(s.rs.RegionOf(f.v)) != f.attempt || s.state != JobRunning {
+			continue // restarted by a failover above
+		}
+		s.failover(now, f.v, lost)
+		lost = nil
+	}
+}
+
+// failInSlot cancels the deploying and running members (of attempt) of a
+// lost slot, the first one found (if failed is still -1) as the failed
+// task, and adds the blocking partitions of those that had finished to
+// lost.
+func (s *Scheduler) failInSlot(members []topology.ExecutionVertexID, attempt strategy.Attempt,
+	failed topology.ExecutionVertexID, lost []topology.ResultPartitionID) (topology.ExecutionVertexID, []topology.ResultPartitionID) {
+	for _, v := range members {
+		st, err := s.strategy.Vertex(v)
+		if err != nil || st.Attempt != attempt {
+			continue
+		}
+		switch st.State {
+		case strategy.TaskDeploying, strategy.TaskRunning:
+			s.emitCancel(v, attempt)
+			to := strategy.TaskCanceled
+			if failed < 0 {
+				failed, to = v, strategy.TaskFailed
+			}
+			if _, err := s.strategy.UpdateState(v, attempt, to); err != nil {
+				s.log.Debug("state of a task in a lost slot refused", zap.Error(err))
+			}
+		case strategy.TaskFinished:
+			ps, _ := s.strategy.BlockingPartitionsOf(v)
+			lost = append(lost, ps...)
+		}
+	}
+	return failed, lost
+}
+
+// guestSlotGone counts guest region g out of a slot the pool took away.
+func (s *Scheduler) guestSlotGone(g region.ID, slot slotpool.SlotID) {
+	run := &s.regions[g]
+	if live := run.live; live != 0 {
+		lr := &s.lives[live-1]
+		if i := slices.Index(lr.placed, slot); i >= 0 && lr.left[i] > 0 {
+			lr.left[i] = 0
+			if lr.inUse--; lr.inUse > 0 {
+				return
+			}
+		} else {
+			return
+		}
+	}
+	run.deployed, run.guest = false, false
+	s.dropSlots(run)
 }
 
 // failover restarts the regions the strategy chooses for a failure of v.
@@ -144,19 +208,32 @@ func (s *Scheduler) withdraw(now time.Time, r region.ID) {
 }
 
 // stopRegion cancels region r's running tasks and returns its slots (its
-// waiting bulk was withdrawn by stopRegions). A region that waits for its inputs or finished
-// has nothing to stop.
+// waiting bulk was withdrawn by stopRegions). A region that waits for its
+// inputs or finished has nothing to stop. A slot that guests (see share)
+// still run in stays until they end; a guest leaves the slots it shares.
 func (s *Scheduler) stopRegion(now time.Time, r region.ID) {
 	run := &s.regions[r]
 	attempt := s.strategy.Attempt(r)
+	guest := run.guest && run.deployed
 	slots, placed := s.liveSlots(r, run) // kept while returnSlot drops them
+	var left []int32
+	if guest && run.live != 0 {
+		left = s.lives[run.live-1].left
+	}
 	for i, sl := range slots {
 		if i >= len(placed) {
 			break
 		}
 		slot := placed[i]
 		use, ok := s.slots.get(slot)
-		if !ok || use.region != r || use.attempt != attempt {
+		switch {
+		case !ok:
+			continue
+		case guest:
+			if left != nil && left[i] == 0 {
+				continue // its tasks there ended: it left the slot
+			}
+		case use.region != r || use.attempt != attempt || use.ownerOut:
 			continue
 		}
 		for _, v := range sl.Members {
@@ -169,8 +246,20 @@ func (s *Scheduler) stopRegion(now time.Time, r region.ID) {
 				_, _ = s.strategy.UpdateState(v, attempt, strategy.TaskCanceled)
 			}
 		}
-		s.slots.del(slot)
-		s.returnSlot(now, r, slot)
+		switch {
+		case guest:
+			s.leaveShared(now, r, slot)
+		case use.guests > 0: // guests run on in it: they return it
+			use.running, use.ownerOut = 0, true
+			s.slots.set(slot, use)
+			s.slotGone(r)
+		default:
+			s.slots.del(slot)
+			s.returnSlot(now, use, slot)
+		}
+	}
+	if guest {
+		run.deployed, run.guest = false, false
 	}
 	s.dropSlots(run)
 }

@@ -26,7 +26,8 @@ type deployCall struct {
 	V       topology.ExecutionVertexID
 	Attempt strategy.Attempt
 	Slot    slotpool.SlotID
-	Call    int // the harness call (1, 2, ...) whose Ready carried it
+	Call    int  // the harness call (1, 2, ...) whose Ready carried it
+	Shared  bool // Deployment.Shared
 }
 
 // cancelCall is one Ready.Cancel entry the runtime applied.
@@ -101,6 +102,8 @@ type fakeRuntime struct {
 	// known slots and their profiles; nil map means "do not check".
 	slotProfile map[slotpool.SlotID]resource.Profile
 	matching    resource.Matching
+	// slotOwner is, per slot in use, the region run whose bulk got it.
+	slotOwner map[slotpool.SlotID]regionAttempt
 
 	finished    map[topology.ExecutionVertexID]strategy.Attempt // reported finished, current attempt
 	lastAttempt map[topology.ExecutionVertexID]strategy.Attempt // last deployed attempt
@@ -120,6 +123,7 @@ func newFakeRuntime(t testing.TB, rs *region.Regions) *fakeRuntime {
 		running:     map[topology.ExecutionVertexID]deployCall{},
 		bySlot:      map[slotpool.SlotID][]topology.ExecutionVertexID{},
 		slotProfile: map[slotpool.SlotID]resource.Profile{},
+		slotOwner:   map[slotpool.SlotID]regionAttempt{},
 		finished:    map[topology.ExecutionVertexID]strategy.Attempt{},
 		lastAttempt: map[topology.ExecutionVertexID]strategy.Attempt{},
 	}
@@ -171,7 +175,7 @@ func (f *fakeRuntime) apply(rd Ready) {
 		if r := f.rs.RegionOf(d.Task); r != d.Region {
 			f.t.Errorf("deploy %s@%d says region %d, it is in region %d", f.name(d.Task), d.Attempt, d.Region, r)
 		}
-		f.deploy(d.Task, d.Attempt, d.Slot)
+		f.deploy(d.Task, d.Attempt, d.Slot, d.Shared)
 	}
 	f.freed = append(f.freed, rd.PartitionsReleased...)
 	if rd.Job != nil {
@@ -192,10 +196,10 @@ func (f *fakeRuntime) apply(rd Ready) {
 }
 
 // deploy applies one Ready.Deploy entry.
-func (f *fakeRuntime) deploy(v topology.ExecutionVertexID, attempt strategy.Attempt, slot slotpool.SlotID) {
+func (f *fakeRuntime) deploy(v topology.ExecutionVertexID, attempt strategy.Attempt, slot slotpool.SlotID, shared bool) {
 	t := f.t
 	t.Helper()
-	d := deployCall{V: v, Attempt: attempt, Slot: slot, Call: f.call}
+	d := deployCall{V: v, Attempt: attempt, Slot: slot, Call: f.call, Shared: shared}
 	f.deploys = append(f.deploys, d)
 	if old, ok := f.running[v]; ok {
 		t.Errorf("deploy %s@%d in slot %d: already running as attempt %d in slot %d", f.name(v), attempt, slot, old.Attempt, old.Slot)
@@ -212,9 +216,14 @@ func (f *fakeRuntime) deploy(v topology.ExecutionVertexID, attempt strategy.Atte
 	}
 	r := f.rs.RegionOf(v)
 	jv := f.rs.Topology().JobVertexOf(v)
+	if shared {
+		f.checkShared(v, attempt, slot)
+	} else if len(f.bySlot[slot]) == 0 {
+		f.slotOwner[slot] = regionAttempt{r, attempt}
+	}
 	for _, u := range f.bySlot[slot] {
 		o := f.running[u]
-		if f.rs.RegionOf(u) != r || o.Attempt != attempt || f.slotIndex[u] != f.slotIndex[v] {
+		if !shared && (f.rs.RegionOf(u) != r || o.Attempt != attempt || f.slotIndex[u] != f.slotIndex[v]) {
 			t.Errorf("deploy %s@%d into slot %d, which runs %s@%d of another region slot", f.name(v), attempt, slot, f.name(u), o.Attempt)
 		}
 		if f.rs.Topology().JobVertexOf(u) == jv {
@@ -234,6 +243,59 @@ func (f *fakeRuntime) deploy(v topology.ExecutionVertexID, attempt strategy.Atte
 	f.running[v] = d
 	f.bySlot[slot] = append(f.bySlot[slot], v)
 	f.maxUsed = max(f.maxUsed, len(f.bySlot))
+}
+
+// checkShared checks a deployment of v into a slot its region shares
+// with its hybrid producers: a task in the slot that belongs to another
+// region is of the same slot sharing group, the slot runs a hybrid
+// producer of v's region (or v's region's own tasks, placed there in the
+// same call), and it serves what every region slot in it needs together.
+func (f *fakeRuntime) checkShared(v topology.ExecutionVertexID, attempt strategy.Attempt, slot slotpool.SlotID) {
+	t := f.t
+	t.Helper()
+	topo := f.rs.Topology()
+	r := f.rs.RegionOf(v)
+	group := func(u topology.ExecutionVertexID) string {
+		return topo.Job().Vertex(topo.JobVertexOf(u)).SlotSharingGroup
+	}
+	producers := map[topology.ExecutionVertexID]bool{}
+	for _, w := range f.rs.Members(r) {
+		for _, p := range f.inputsOutside(w, true) {
+			producers[p] = true
+		}
+	}
+	bins := map[regionAttempt]map[int]bool{{r, attempt}: {f.slotIndex[v]: true}}
+	total := f.slotProfOfV[v]
+	host := false
+	for _, u := range f.bySlot[slot] {
+		ru, au := f.rs.RegionOf(u), f.running[u].Attempt
+		if ru == r && au == attempt && f.slotIndex[u] == f.slotIndex[v] {
+			continue
+		}
+		if ru == r {
+			t.Errorf("shared deploy %s@%d into slot %d, which runs %s@%d of its own region", f.name(v), attempt, slot, f.name(u), au)
+		}
+		if group(u) != group(v) {
+			t.Errorf("shared deploy %s@%d into slot %d of group %q, which runs %s of group %q", f.name(v), attempt, slot, group(v), f.name(u), group(u))
+		}
+		host = host || producers[u]
+		ra := regionAttempt{ru, au}
+		if bins[ra] == nil {
+			bins[ra] = map[int]bool{}
+		}
+		if !bins[ra][f.slotIndex[u]] {
+			bins[ra][f.slotIndex[u]] = true
+			total = total.Add(f.slotProfOfV[u])
+		}
+	}
+	if !host && len(f.bySlot[slot]) > 0 {
+		if u := f.bySlot[slot][0]; f.rs.RegionOf(u) != r {
+			t.Errorf("shared deploy %s@%d into slot %d, where no hybrid producer of its region runs", f.name(v), attempt, slot)
+		}
+	}
+	if prof, ok := f.slotProfile[slot]; ok && !total.FitsIn(prof) {
+		t.Errorf("shared deploy %s@%d into slot %d of %v: its region slots need %v together", f.name(v), attempt, slot, prof, total)
+	}
 }
 
 // cancel applies one Ready.Cancel entry: the task must run in that
@@ -256,6 +318,7 @@ func (f *fakeRuntime) ended(v topology.ExecutionVertexID) {
 	rest := slices.DeleteFunc(f.bySlot[d.Slot], func(u topology.ExecutionVertexID) bool { return u == v })
 	if len(rest) == 0 {
 		delete(f.bySlot, d.Slot)
+		delete(f.slotOwner, d.Slot)
 	} else {
 		f.bySlot[d.Slot] = rest
 	}
@@ -619,7 +682,8 @@ func (h *harness) check() {
 	for slot, vs := range f.bySlot {
 		d := f.running[vs[0]]
 		info, ok := s.pool.Slot(slot)
-		want := bulkID(h.rs.RegionOf(d.V), d.Attempt)
+		owner := f.slotOwner[slot]
+		want := bulkID(owner.R, owner.A)
 		if !ok || info.State != pool.SlotInUse || info.Bulk != want {
 			t.Errorf("slot %d runs %s@%d but the pool says %v %v bulk %d (want in-use by bulk %d)", slot, f.name(d.V), d.Attempt, ok, info.State, info.Bulk, want)
 		}

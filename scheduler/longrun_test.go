@@ -80,7 +80,7 @@ func TestRuntimeReadsDeployOnly(t *testing.T) {
 			f.cancel(c.Task, c.Attempt)
 		}
 		for _, d := range rd.Deploy {
-			f.deploy(d.Task, d.Attempt, d.Slot)
+			f.deploy(d.Task, d.Attempt, d.Slot, d.Shared)
 		}
 	}
 	slots := make([]slotpool.Slot, rs.MinimumSlots())

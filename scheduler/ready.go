@@ -102,6 +102,10 @@ type Deployment struct {
 	// attempt runs (see Speculation): it runs beside it, reading the same
 	// inputs.
 	Speculative bool
+	// Shared says the task went into a slot that its hybrid producers'
+	// regions hold (see Config.DisableHybridSlotSharing): the slot runs it
+	// beside them and is released once every task in it ended.
+	Shared bool
 }
 
 // Request says region Region (attempt Attempt) asked for these slots,

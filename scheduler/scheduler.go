@@ -55,6 +55,13 @@ type Config struct {
 	// value outside that range (CheckSelectiveShare tells), keeping the
 	// default.
 	SelectiveShare float64
+	// DisableHybridSlotSharing keeps the consumers of hybrid results out
+	// of their producers' slots: every region then asks the pool for all
+	// the slots it needs. By default a region whose inputs become
+	// consumable while hybrid producers of it run goes into their slots
+	// when every slot it needs finds one there (see "Slot sharing across
+	// hybrid edges" in the package documentation).
+	DisableHybridSlotSharing bool
 	// ExternalAdmission says an admission outside the scheduler answers
 	// the pool (package admission/slurm's adapter is one): the pool's
 	// messages come out in Ready.ToAdmission, and the admission's answers
@@ -80,6 +87,10 @@ type Stats struct {
 	Failovers int
 	// RegionRestarts counts regions restarted by failovers.
 	RegionRestarts int
+	// RegionsShared counts the region deployments (in RegionsDeployed)
+	// that went into slots their hybrid producers hold, asking the pool
+	// for none.
+	RegionsShared int
 }
 
 // regionRun is the scheduler's view of one region's current attempt. The
@@ -98,8 +109,12 @@ type regionRun struct {
 	// Scheduler.lives while scheduled or deployed, else 0.
 	live     int32
 	waiting  bool // its bulk, bulkID(region, attempt), waits in the pool
-	deployed bool // its bulk was fulfilled and holds slots (a region of one member: one slot)
+	deployed bool // its bulk was fulfilled and holds slots (a region of one member: one slot), or it is a guest
 	several  bool // it has several members (set by request)
+	// guest says its attempt runs in slots of its hybrid producers (see
+	// share): it holds none of them; its tasks are counted in their
+	// slotUse's guests.
+	guest bool
 }
 
 // liveRun is what a region of several members holds while its attempt is
@@ -108,15 +123,24 @@ type regionRun struct {
 type liveRun struct {
 	slots  []region.Slot
 	placed []slotpool.SlotID
-	inUse  int32 // placed slots not yet returned
+	inUse  int32 // placed slots not yet returned (a guest: slots it has tasks in)
+	// left is, for a guest, per slot its unfinished tasks there.
+	left []int32
 }
 
-// slotUse counts the unfinished tasks in a slot of a deployed region.
+// slotUse counts the unfinished tasks in a slot of a deployed region: the
+// owner's, whose bulk got the slot, and the guests' (regions reading the
+// owner's or another guest's hybrid results that went into the slot, see
+// share). The slot goes back when both counts are zero.
 type slotUse struct {
-	region  region.ID
-	attempt strategy.Attempt
-	running int32
-	live    bool // in the table
+	region  region.ID        // the owner
+	attempt strategy.Attempt // the owner's attempt
+	running int32            // unfinished tasks of the owner in the slot
+	guests  int32            // guest regions with unfinished tasks in the slot
+	live    bool             // in the table
+	// ownerOut says the owner's attempt was stopped while guests ran
+	// on in the slot: the owner no longer counts it as its own.
+	ownerOut bool
 }
 
 // denseSlotLimit bounds the slot ids kept in slotTable's dense slice.
@@ -199,6 +223,18 @@ type Scheduler struct {
 	// nil until such a region is deployed.
 	taskSlot []slotpool.SlotID
 	slots    slotTable
+	// sharing says consumers may go into their hybrid producers' slots
+	// (the job has hybrid edges and Config.DisableHybridSlotSharing is
+	// off); guestsOf lists, per slot with guests, the guest regions.
+	sharing  bool
+	guestsOf map[slotpool.SlotID][]region.ID
+	// toDeploy queues the regions apply deploys while sharing is on;
+	// applying says an apply drains it.
+	toDeploy []strategy.Deployment
+	applying bool
+	// shareBins and shareHosts are share's scratch.
+	shareBins  []region.Slot
+	shareHosts []slotpool.SlotID
 
 	state JobState
 	err   error
@@ -271,6 +307,7 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 		debug:   log.Core().Enabled(zap.DebugLevel),
 		regions: make([]regionRun, rs.NumRegions()),
 		cfgErr:  cfgErr,
+		sharing: !cfg.DisableHybridSlotSharing && rs.Topology().Job().HybridEdges(rs.Topology().Mode()) > 0,
 	}
 	if s.specErr = cfg.Speculation.CheckJob(rs); s.specErr == nil && cfg.Speculation.Enabled {
 		s.spec = newSpeculator(cfg.Speculation, rs)

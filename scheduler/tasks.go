@@ -140,24 +140,35 @@ func (s *Scheduler) ignoreStale(op string, v TaskID, err error) error {
 }
 
 // taskEnded counts a task out of its slot and returns the slot when it
-// was the last one.
+// was the last one there (of its region, and of the guests sharing it).
 func (s *Scheduler) taskEnded(now time.Time, v topology.ExecutionVertexID) {
 	r := s.rs.RegionOf(v)
 	slot := s.slotOf(v, r)
 	use, ok := s.slots.get(slot)
-	if !ok || use.region != r || use.attempt != s.strategy.Attempt(use.region) {
+	if !ok {
+		return
+	}
+	if run := &s.regions[r]; run.guest {
+		if run.deployed {
+			s.guestTaskEnded(now, r, slot)
+		}
+		return
+	}
+	if use.region != r || use.attempt != s.strategy.Attempt(use.region) || use.ownerOut || use.running == 0 {
 		return // not deployed by us in this attempt: never count out another region's slot
 	}
-	if use.running--; use.running > 0 {
+	if use.running--; use.running > 0 || use.guests > 0 {
 		s.slots.set(slot, use)
 		return
 	}
 	s.slots.del(slot)
-	s.returnSlot(now, use.region, slot)
+	s.returnSlot(now, use, slot)
 }
 
-// returnSlot gives a slot of region r's deployed attempt back to the pool.
-func (s *Scheduler) returnSlot(now time.Time, r region.ID, slot slotpool.SlotID) {
+// returnSlot gives a slot back to the pool: one its owner's attempt
+// placed (use, just taken out of the table), which counts it out unless
+// it stopped already (ownerOut).
+func (s *Scheduler) returnSlot(now time.Time, use slotUse, slot slotpool.SlotID) {
 	if err := s.pool.Release(now, slot); err != nil {
 		// The slot left the pool in this same call (a Lost event not
 		// handled yet): nothing to release or report.
@@ -165,9 +176,11 @@ func (s *Scheduler) returnSlot(now time.Time, r region.ID, slot slotpool.SlotID)
 			ce.Write(zap.Error(err))
 		}
 	} else {
-		s.rd.Released = append(s.rd.Released, Release{Slot: slot, Region: r, Attempt: s.ext(r, s.strategy.Attempt(r))})
+		s.rd.Released = append(s.rd.Released, Release{Slot: slot, Region: use.region, Attempt: s.ext(use.region, use.attempt)})
 	}
-	s.slotGone(r)
+	if !use.ownerOut {
+		s.slotGone(use.region)
+	}
 }
 
 // slotGone counts a placed slot of region r out; after the last one (a

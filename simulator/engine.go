@@ -91,6 +91,10 @@ type engine struct {
 	}
 	processed int
 	traced    int // trace events, recorded or not
+	// sharedDeploy says the deploy being applied goes into a slot of the
+	// task's hybrid producers (scheduler.Deployment.Shared): its trace
+	// event says so.
+	sharedDeploy bool
 	// atNow and atTime cache at: the events of a wave share their time.
 	atNow  time.Duration
 	atTime time.Time
@@ -318,6 +322,7 @@ func (e *engine) taskEvent(k Kind, v int32, slot int32) Event {
 	if e.spec != nil && e.spec.fromCopy[v] {
 		ev.Speculative = true
 	}
+	ev.Shared = k == Deploy && e.sharedDeploy
 	if e.set != nil {
 		i, local := e.set.of(v)
 		ev.Job, ev.Task, ev.Region = e.set.jobs[i].Name, e.set.regions[i].Topology().VertexName(local), int(e.set.regions[i].RegionOf(local))

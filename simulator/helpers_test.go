@@ -110,6 +110,51 @@ type traceStats struct {
 //   - every slot that becomes empty gets a release event at that moment,
 //     and releases only happen then;
 //   - the utilization recomputed from the trace matches the Result.
+//
+// checkSharedDeploy checks a deploy of v into a slot its hybrid producers
+// hold: the slot is in use, a hybrid producer of v's region runs in it,
+// and every occupant of another region is of v's slot sharing group and
+// of another job vertex.
+func checkSharedDeploy(rs *region.Regions, v topology.ExecutionVertexID, occupants map[string]bool, byName map[string]topology.ExecutionVertexID) error {
+	if len(occupants) == 0 {
+		return fmt.Errorf("shared deploy into an empty slot")
+	}
+	topo := rs.Topology()
+	job := topo.Job()
+	r := rs.RegionOf(v)
+	producers := map[topology.ExecutionVertexID]bool{}
+	for _, w := range rs.Members(r) {
+		for _, e := range job.InEdges(topo.JobVertexOf(w)) {
+			if !topo.PartitionType(e).IsHybrid() {
+				continue
+			}
+			g := topo.Group(topo.ConsumedGroup(e, topo.SubtaskIndex(w)))
+			for p := g.Producers.Start; p < g.Producers.End; p++ {
+				producers[topology.ExecutionVertexID(p)] = true
+			}
+		}
+	}
+	host := false
+	for name := range occupants {
+		u := byName[name]
+		if rs.RegionOf(u) == r {
+			host = true // a slot mate of its own region, placed in the same wave
+			continue
+		}
+		host = host || producers[u]
+		if topo.JobVertexOf(u) == topo.JobVertexOf(v) {
+			return fmt.Errorf("shared with %s of the same job vertex", name)
+		}
+		if a, b := job.Vertex(topo.JobVertexOf(u)).SlotSharingGroup, job.Vertex(topo.JobVertexOf(v)).SlotSharingGroup; a != b {
+			return fmt.Errorf("shared with %s of slot sharing group %q, not %q", name, a, b)
+		}
+	}
+	if !host {
+		return fmt.Errorf("shared into a slot where no hybrid producer of its region runs")
+	}
+	return nil
+}
+
 func checkTrace(rs *region.Regions, cluster []resource.Count, policy simulator.Policy, res *simulator.Result) (traceStats, error) {
 	var st traceStats
 	topo := rs.Topology()
@@ -177,7 +222,12 @@ func checkTrace(rs *region.Regions, cluster []resource.Count, policy simulator.P
 				return st, fmt.Errorf("%s: slot reused before its release event", where)
 			}
 			ra := regionAttempt{ev.Region, ev.Attempt}
-			if len(s.occupants) > 0 {
+			if ev.Shared {
+				if err := checkSharedDeploy(rs, v, s.occupants, byName); err != nil {
+					return st, fmt.Errorf("%s: %w", where, err)
+				}
+				st.shared = true
+			} else if len(s.occupants) > 0 {
 				if s.region != ra {
 					return st, fmt.Errorf("%s: slot held by region %d attempt %d too", where, s.region.region, s.region.attempt)
 				}

@@ -22,8 +22,9 @@ import (
 // TestHybridConsumerWorksBesideItsProducer: src (2 s) -hash-> sink (1 s).
 // A full hybrid sink deployed beside its src works at once and finishes
 // with it, as a pipelined one; a blocking one starts after it; with one
-// slot the hybrid sink waits for the slot, as a blocking one does; a
-// selective sink waits for its share of finished srcs.
+// slot the hybrid sink goes into its src's slot and still finishes with
+// it, while without slot sharing it waits for the slot, as a blocking one
+// does; a selective sink waits for its share of finished srcs.
 func TestHybridConsumerWorksBesideItsProducer(t *testing.T) {
 	job, err := topology.NewBuilder("two").
 		AddVertex(topology.JobVertex{ID: "src", Parallelism: 1, Duration: 2 * time.Second}).
@@ -32,24 +33,36 @@ func TestHybridConsumerWorksBesideItsProducer(t *testing.T) {
 		Build()
 	require.NoError(t, err)
 	tests := []struct {
-		mode     exchange.Mode
-		slots    int
-		makespan time.Duration
+		mode      exchange.Mode
+		slots     int
+		noSharing bool
+		makespan  time.Duration
 	}{
-		{exchange.AllBlocking, 2, 3 * time.Second},
-		{exchange.AllPipelined, 2, 2 * time.Second},
-		{exchange.AllHybridFull, 2, 2 * time.Second},
-		{exchange.AllHybridFull, 1, 3 * time.Second},
-		{exchange.AllHybridSelective, 2, 3 * time.Second}, // its one src must finish first
+		{exchange.AllBlocking, 2, false, 3 * time.Second},
+		{exchange.AllPipelined, 2, false, 2 * time.Second},
+		{exchange.AllHybridFull, 2, false, 2 * time.Second},
+		{exchange.AllHybridFull, 1, false, 2 * time.Second},
+		{exchange.AllHybridFull, 1, true, 3 * time.Second},
+		{exchange.AllHybridSelective, 2, false, 3 * time.Second}, // its one src must finish first
 	}
 	for _, tc := range tests {
-		t.Run(fmt.Sprintf("%v/%d", tc.mode, tc.slots), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%v/%d/sharing=%t", tc.mode, tc.slots, !tc.noSharing), func(t *testing.T) {
 			rs := region.FromJob(job, tc.mode)
 			cluster := []resource.Count{{Profile: resource.Unknown, N: tc.slots}}
-			res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: 1, Record: true})
+			res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: 1, Record: true, DisableHybridSlotSharing: tc.noSharing})
 			require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
 			assert.Equal(t, tc.makespan, res.Makespan)
 			requireTrace(t, rs, cluster, simulator.RegionPolicy, res)
+			if tc.mode == exchange.AllHybridFull && tc.slots == 1 {
+				slotOf := map[string]int{}
+				for _, ev := range res.Events {
+					if ev.Kind == simulator.Deploy {
+						slotOf[ev.Task] = ev.Slot
+						assert.Equal(t, ev.Task == "sink#0" && !tc.noSharing, ev.Shared, "%s deployed shared", ev.Task)
+					}
+				}
+				assert.Equal(t, slotOf["src#0"], slotOf["sink#0"], "one slot")
+			}
 			if tc.mode == exchange.AllHybridFull && tc.slots == 2 {
 				for _, ev := range res.Events {
 					if ev.Task == "sink#0" && ev.Kind == simulator.Deploy {
@@ -172,11 +185,13 @@ func TestSelectiveShareIsChecked(t *testing.T) {
 // tpcdsModes are the modes the TPC-DS-like benchmark compares.
 var tpcdsModes = []exchange.Mode{exchange.AllBlocking, exchange.AllPipelined, exchange.AllHybridFull, exchange.AllHybridSelective}
 
-// tpcdsRun simulates examples/jobs/tpcds-q3.json in mode on n slots, seed 1.
-func tpcdsRun(tb testing.TB, mode exchange.Mode, n int) *simulator.Result {
+// tpcdsRun simulates examples/jobs/tpcds-q3.json in mode on n slots, seed
+// 1 (separate: without hybrid slot sharing).
+func tpcdsRun(tb testing.TB, mode exchange.Mode, n int, separate ...bool) *simulator.Result {
 	tb.Helper()
 	rs := region.FromJob(testjobs.Load(tb, "tpcds-q3.json"), mode)
-	res, err := simulator.Run(simulator.Config{Regions: rs, Cluster: []resource.Count{{Profile: resource.Unknown, N: n}}, Seed: 1})
+	res, err := simulator.Run(simulator.Config{Regions: rs, Cluster: []resource.Count{{Profile: resource.Unknown, N: n}}, Seed: 1,
+		DisableHybridSlotSharing: len(separate) > 0 && separate[0]})
 	require.NoError(tb, err)
 	return res
 }
@@ -187,9 +202,11 @@ const tpcdsEnough, tpcdsTenth = 40, 4
 
 // TestHybridTPCDSTargets holds the figures of docs/performance.md: on the
 // TPC-DS-like job with enough slots, full hybrid's makespan is within 10%
-// of all-pipelined's and at least 30% below all-blocking's; on a tenth of
-// the slots hybrid finishes where all-pipelined cannot (its one region
-// never fits).
+// of all-pipelined's and at least 30% below all-blocking's, and with its
+// consumers in their producers' slots it holds them for at most 60% of
+// the slot time it needs without (within 10% of all-pipelined's); on a
+// tenth of the slots hybrid finishes where all-pipelined cannot (its one
+// region never fits).
 func TestHybridTPCDSTargets(t *testing.T) {
 	blocking := tpcdsRun(t, exchange.AllBlocking, tpcdsEnough)
 	pipelined := tpcdsRun(t, exchange.AllPipelined, tpcdsEnough)
@@ -199,6 +216,16 @@ func TestHybridTPCDSTargets(t *testing.T) {
 	}
 	assert.LessOrEqual(t, float64(hybrid.Makespan), 1.1*float64(pipelined.Makespan), "hybrid %v, pipelined %v", hybrid.Makespan, pipelined.Makespan)
 	assert.LessOrEqual(t, float64(hybrid.Makespan), 0.7*float64(blocking.Makespan), "hybrid %v, blocking %v", hybrid.Makespan, blocking.Makespan)
+
+	// Consumers in their producers' slots: the same makespan on about
+	// half the slot time, close to all-pipelined's.
+	separate := tpcdsRun(t, exchange.AllHybridFull, tpcdsEnough, true)
+	require.Equal(t, simulator.Finished, separate.Verdict, separate.Reason)
+	slotTime := func(r *simulator.Result) float64 { return r.Utilization * float64(r.Slots) * r.Makespan.Seconds() }
+	assert.Equal(t, separate.Makespan, hybrid.Makespan)
+	assert.Positive(t, hybrid.RegionsShared)
+	assert.Less(t, slotTime(hybrid), 0.6*slotTime(separate), "slot time shared %.1f s, separate %.1f s", slotTime(hybrid), slotTime(separate))
+	assert.LessOrEqual(t, slotTime(hybrid), 1.1*slotTime(pipelined))
 
 	few := tpcdsRun(t, exchange.AllPipelined, tpcdsTenth)
 	assert.Equal(t, simulator.Failed, few.Verdict, few.Reason)
@@ -213,22 +240,37 @@ func TestHybridTPCDSTargets(t *testing.T) {
 // (examples/jobs/tpcds-q3.json: three scans, two hash shuffles into a
 // join and an aggregate, a top-k) in the blocking, pipelined and hybrid
 // modes side by side, seed 1, on enough slots to run every subtask at
-// once (40) and on a tenth of them (4). Each line reports the makespan in
-// virtual ms (makespan-ms), or -1 when the job cannot run there.
+// once (40) and on a tenth of them (4); the hybrid modes also without
+// slot sharing ("-separate": consumers never go into their producers'
+// slots). Each line reports the makespan in virtual ms (makespan-ms), or
+// -1 when the job cannot run there, the slot time held in virtual
+// seconds (slot-s) and the region deployments that went into shared
+// slots (shared).
 func BenchmarkHybridTPCDS(b *testing.B) {
 	for _, n := range []int{tpcdsEnough, tpcdsTenth} {
 		for _, mode := range tpcdsModes {
-			b.Run(fmt.Sprintf("%v-slots%d", mode, n), func(b *testing.B) {
-				var res *simulator.Result
-				for b.Loop() {
-					res = tpcdsRun(b, mode, n)
+			for _, separate := range []bool{false, true} {
+				if separate && !mode.IsHybrid() {
+					continue
 				}
-				makespan := float64(res.Makespan.Milliseconds())
-				if res.Verdict != simulator.Finished {
-					makespan = -1
+				name := fmt.Sprintf("%v-slots%d", mode, n)
+				if separate {
+					name = fmt.Sprintf("%v-separate-slots%d", mode, n)
 				}
-				b.ReportMetric(makespan, "makespan-ms")
-			})
+				b.Run(name, func(b *testing.B) {
+					var res *simulator.Result
+					for b.Loop() {
+						res = tpcdsRun(b, mode, n, separate)
+					}
+					makespan := float64(res.Makespan.Milliseconds())
+					if res.Verdict != simulator.Finished {
+						makespan = -1
+					}
+					b.ReportMetric(makespan, "makespan-ms")
+					b.ReportMetric(res.Utilization*float64(res.Slots)*res.Makespan.Seconds(), "slot-s")
+					b.ReportMetric(float64(res.RegionsShared), "shared")
+				})
+			}
 		}
 	}
 }

@@ -33,6 +33,8 @@ type JobsConfig struct {
 	Mode exchange.Mode
 	// SelectiveShare is as in Config, for every job.
 	SelectiveShare float64
+	// DisableHybridSlotSharing is as in Config, for every job.
+	DisableHybridSlotSharing bool
 	// Cluster lists the slots; they get ids 0, 1, ... in this order.
 	Cluster []resource.Count
 	// Queues configures queues; DefaultPolicy is the policy of a queue a

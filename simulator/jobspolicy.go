@@ -91,9 +91,10 @@ func newJobsPolicy(e *engine, cfg JobsConfig, set *jobSet) (*jobsPolicy, error) 
 		// The admission decides who waits; a wait nobody can end is
 		// reported as a deadlock, not as timeouts 5 minutes later (0:
 		// none).
-		Timeout:        cfg.Timeout,
-		SelectiveShare: cfg.SelectiveShare,
-		Logger:         e.log,
+		Timeout:                  cfg.Timeout,
+		SelectiveShare:           cfg.SelectiveShare,
+		DisableHybridSlotSharing: cfg.DisableHybridSlotSharing,
+		Logger:                   e.log,
 	})
 	if err != nil {
 		return nil, err
@@ -352,6 +353,7 @@ func (p *jobsPolicy) stats(res *Result) {
 		st, _ := p.m.Status(p.cfg.Jobs[r.i].Name)
 		s := st.Scheduler.Stats
 		res.RegionsScheduled += s.RegionsDeployed
+		res.RegionsShared += s.RegionsShared
 		res.Failovers += s.Failovers
 		res.RegionRestarts += s.RegionRestarts
 		res.Restarts = append(res.Restarts, r.rp.restarts...)

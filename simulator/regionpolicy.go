@@ -45,10 +45,11 @@ type regionPolicy struct {
 
 func newRegionPolicy(e *engine) *regionPolicy {
 	return &regionPolicy{e: e, rs: e.rs, sched: scheduler.New(e.rs, scheduler.Config{
-		Pool:           slotpool.Config{Matching: e.cfg.Matching, Timeout: e.cfg.Timeout},
-		SelectiveShare: e.cfg.SelectiveShare,
-		Speculation:    e.cfg.Speculation,
-		Logger:         e.log,
+		Pool:                     slotpool.Config{Matching: e.cfg.Matching, Timeout: e.cfg.Timeout},
+		SelectiveShare:           e.cfg.SelectiveShare,
+		DisableHybridSlotSharing: e.cfg.DisableHybridSlotSharing,
+		Speculation:              e.cfg.Speculation,
+		Logger:                   e.log,
 	}), ownDeadlines: true}
 }
 
@@ -112,7 +113,12 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 			continue
 		}
 		p.e.model.runs[p.off+int32(d.Task)].attempt = int32(d.Attempt)
+		if d.Shared { // its region asked for no slot: the trace shows it asking, and served at once
+			p.e.record(Request, p.off+int32(d.Task), NoSlot)
+		}
+		p.e.sharedDeploy = d.Shared
 		p.e.deploy(p.off+int32(d.Task), int32(d.Slot))
+		p.e.sharedDeploy = false
 	}
 	for _, w := range rd.Won {
 		p.e.won(w, p.off)
@@ -171,6 +177,7 @@ func (p *regionPolicy) done() bool { return p.sched.State() == scheduler.JobFini
 func (p *regionPolicy) stats(r *Result) {
 	s := p.sched.Status().Stats
 	r.RegionsScheduled, r.Failovers, r.RegionRestarts = s.RegionsDeployed, s.Failovers, s.RegionRestarts
+	r.RegionsShared = s.RegionsShared
 	r.Restarts = p.restarts
 	if p.e.spec != nil || p.e.model.slow != nil {
 		r.Speculation = p.e.speculationSummary(p.sched.SpeculationStats())

@@ -72,6 +72,10 @@ type Config struct {
 	// policy; scheduler.Config.SelectiveShare): in (0, 1], 0 means
 	// scheduler.DefaultSelectiveShare. Run refuses other values.
 	SelectiveShare float64
+	// DisableHybridSlotSharing keeps consumers of hybrid results out of
+	// their producers' slots (region policy;
+	// scheduler.Config.DisableHybridSlotSharing).
+	DisableHybridSlotSharing bool
 	// Record keeps the trace in Result.Events.
 	Record bool
 	// OnEvent, if set, receives every trace event as it happens, in time
@@ -164,6 +168,9 @@ type Result struct {
 	// RegionsScheduled counts region deployments (restarts included);
 	// under the eager policy it counts task deployments.
 	RegionsScheduled int
+	// RegionsShared counts the region deployments (in RegionsScheduled)
+	// that went into slots their hybrid producers held (region policy).
+	RegionsShared int
 	// Failovers counts handled failures; RegionRestarts the regions they restarted.
 	Failovers, RegionRestarts int
 	// Reclaims counts, in a run of several jobs, the reclaims (slots of

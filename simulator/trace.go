@@ -79,6 +79,11 @@ type Event struct {
 	// Speculative marks the events of a speculative attempt (request,
 	// speculate, deploy, finish, cancel, release, win).
 	Speculative bool
+	// Shared marks a deploy into a slot that the task's hybrid producers
+	// hold (see scheduler.Config.DisableHybridSlotSharing): its region
+	// asked the pool for nothing; the trace shows its request and this
+	// deploy at the same time.
+	Shared bool
 	// Job names the task's job in a run of several jobs ("" otherwise).
 	Job string
 	// By and Reason (Refused only): who asked and why it was refused.
@@ -93,7 +98,8 @@ type Event struct {
 
 // AppendJSON appends the event as one JSON object (no newline):
 // {"t": 0, "event": "deploy", "task": "A#0", "region": 0, "slot": 1, "attempt": 0}
-// (with "speculative": true for a speculative attempt);
+// (with "speculative": true for a speculative attempt, "shared": true for
+// a deploy into a slot of the task's hybrid producers);
 // a refused change is {"t": 4000, "event": "refused", "job": "etl", "by": "bob", "reason": "..."};
 // a reclaim is {"t": 800, "event": "reclaim", "job": "high", "victim": "low", "slots": 1, "reason": "..."}.
 // Times are whole milliseconds.
@@ -135,6 +141,9 @@ func (e Event) AppendJSON(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(e.Attempt), 10)
 	if e.Speculative {
 		b = append(b, `, "speculative": true`...)
+	}
+	if e.Shared {
+		b = append(b, `, "shared": true`...)
 	}
 	return append(b, '}')
 }

@@ -54,19 +54,25 @@ func TestSelectiveShareFlag(t *testing.T) {
 }
 
 // TestSelectiveShareWithSeveralJobs: the share holds for every job of a
-// multi-job run. On 3 slots the second job's producers run in two waves:
-// with a quarter of them finished its consumers start after the first
-// wave, with all of them only after the second.
+// multi-job run. On 3 slots without slot sharing the second job's
+// producers run in two waves: with a quarter of them finished its
+// consumers start after the first wave, with all of them only after the
+// second. With sharing (the default) they go into their producers'
+// slots and both jobs finish at 3 s.
 func TestSelectiveShareWithSeveralJobs(t *testing.T) {
 	job := `{"name": "NAME", "vertices": [{"id": "A", "parallelism": 4, "durationMs": 1000}, {"id": "B", "parallelism": 2, "durationMs": 1000}],
  "edges": [{"source": "A", "target": "B", "shipStrategy": "hash"}]}`
 	s1 := writeTemp(t, "s1.json", strings.Replace(job, "NAME", "s1", 1))
 	s2 := writeTemp(t, "s2.json", strings.Replace(job, "NAME", "s2", 1))
 	for share, want := range map[string]string{"0.25": `job "s2": submitted 0 ms, first deploy 1000 ms, finished 4000 ms`, "1": `job "s2": submitted 0 ms, first deploy 1000 ms, finished 5000 ms`} {
-		res := execCLI(t, "", "simulate", "--mode", "all-hybrid-selective", "--selective-share", share, "--slots", "3", s1, s2)
+		res := execCLI(t, "", "simulate", "--mode", "all-hybrid-selective", "--selective-share", share, "--hybrid-slot-sharing=false", "--slots", "3", s1, s2)
 		require.Equal(t, 0, res.code, res.stderr)
 		assert.Contains(t, res.stdout, want, "share %s", share)
 	}
+	res := execCLI(t, "", "simulate", "--mode", "all-hybrid-selective", "--selective-share", "0.25", "--slots", "3", s1, s2)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, `job "s2": submitted 0 ms, first deploy 1000 ms, finished 3000 ms`)
+	assert.Contains(t, res.stdout, "finished: all 2 jobs finished at 3000 ms")
 }
 
 // TestRegionsShowsHybridAndBlockingInputs: a region that reads blocking

@@ -35,6 +35,7 @@ func parseQueuePolicy(s string) (admission.Policy, error) {
 type jobsRun struct {
 	mode        exchange.Mode
 	share       float64 // the selective share of hybrid inputs
+	noSharing   bool    // --hybrid-slot-sharing=false
 	policy      simulator.Policy
 	queuePolicy admission.Policy
 	seed        uint64
@@ -140,7 +141,7 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	if err != nil {
 		return err
 	}
-	cfg := simulator.JobsConfig{Jobs: jobs, Mode: r.mode, SelectiveShare: r.share, Cluster: r.slots, Queues: queues, DefaultPolicy: r.queuePolicy,
+	cfg := simulator.JobsConfig{Jobs: jobs, Mode: r.mode, SelectiveShare: r.share, DisableHybridSlotSharing: r.noSharing, Cluster: r.slots, Queues: queues, DefaultPolicy: r.queuePolicy,
 		Policy: r.policy, Seed: r.seed, Ties: r.ties}
 	if cfg.Users, err = r.users(); err != nil {
 		return err
@@ -206,7 +207,7 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	if hasDrivers(jobs) {
 		fmt.Fprintf(out, "drivers:           %.1f%% of slot time held by job drivers\n", 100*res.DriverHeld)
 	}
-	fmt.Fprintf(out, "%s %s\n", pad(deployedLabel(r.policy), 18), count(res.RegionsScheduled, "deployment"))
+	fmt.Fprintf(out, "%s %s%s\n", pad(deployedLabel(r.policy), 18), count(res.RegionsScheduled, "deployment"), sharedText(res))
 	fmt.Fprintf(out, "restarts:          %d (regions restarted: %d)\n", res.Failovers, res.RegionRestarts)
 	if res.Reclaims > 0 {
 		fmt.Fprintf(out, "reclaims:          %d (slots reclaimed: %d, withdrawn before the timeout: %d)\n", res.Reclaims, res.ReclaimedSlots, res.WithdrawnSlots)

@@ -735,7 +735,12 @@ func (r *slurmRun) deploy(ctx context.Context, job string, jr *slurmJobRun, dep 
 	jr.out.Steps++
 	jr.out.Allocations[p.Job] = true
 	r.mu.Unlock()
-	r.event(job, jr, simulator.Deploy, dep.Task, int(dep.Slot), dep.Attempt)
+	if dep.Shared { // its region asked the pool for nothing: traced as asking, served at once
+		r.event(job, jr, simulator.Request, dep.Task, simulator.NoSlot, dep.Attempt)
+	}
+	ev := r.taskEvent(job, jr, simulator.Deploy, dep.Task, int(dep.Slot), dep.Attempt)
+	ev.Shared = dep.Shared
+	r.trace(ev)
 	if r.cfg.OnDeploy != nil {
 		r.cfg.OnDeploy(job, name, p)
 	}
@@ -745,11 +750,16 @@ func (r *slurmRun) deploy(ctx context.Context, job string, jr *slurmJobRun, dep 
 
 // event traces one event of a task.
 func (r *slurmRun) event(job string, jr *slurmJobRun, k simulator.Kind, v scheduler.TaskID, slot int, attempt scheduler.Attempt) {
+	r.trace(r.taskEvent(job, jr, k, v, slot, attempt))
+}
+
+// taskEvent is a trace event of a task.
+func (r *slurmRun) taskEvent(job string, jr *slurmJobRun, k simulator.Kind, v scheduler.TaskID, slot int, attempt scheduler.Attempt) simulator.Event {
 	ev := simulator.Event{At: r.since(), Kind: k, Task: jr.rs.Topology().VertexName(v), Region: int(jr.rs.RegionOf(v)), Slot: slot, Attempt: int(attempt)}
 	if r.multi {
 		ev.Job = job
 	}
-	r.trace(ev)
+	return ev
 }
 
 // stepRefusedLimit is how long a task retries a step Slurm refuses to

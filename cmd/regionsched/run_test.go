@@ -141,11 +141,18 @@ func TestRunOnMemorySlurm(t *testing.T) {
 			assert.Equal(t, 12, mem.steps)
 			assert.Zero(t, mem.live(), "every allocation cancelled at the end")
 			kinds := map[simulator.Kind]int{}
+			shared := 0
 			for _, e := range events {
 				kinds[e.Kind]++
 				assert.Empty(t, e.Job, "one job: no job field")
+				if e.Shared {
+					shared++
+				}
 			}
-			assert.Equal(t, 12, kinds[simulator.Request])
+			if !m.IsHybrid() {
+				assert.Zero(t, shared, "only hybrid consumers share their producers' slots")
+			}
+			assert.Equal(t, 12, kinds[simulator.Request], "a task asks for a slot (or goes into its producers')")
 			assert.Equal(t, 12, kinds[simulator.Deploy])
 			assert.Equal(t, 12, kinds[simulator.Finish])
 		})

@@ -50,6 +50,8 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 	c.Flags().StringVar(&eventsFile, "events", "", "several jobs: priority changes and kills applied at their times, JSON Lines (see docs/job-file.md)")
 	c.Flags().StringVar(&auditFile, "audit", "", "several jobs: write one JSON line per priority change or kill, accepted or refused, to FILE")
 	c.Flags().Float64Var(&share, "selective-share", scheduler.DefaultSelectiveShare, "selective hybrid exchanges (all-hybrid-selective, or edges pinned to hybrid-selective): the share of a consumer's producers that must have finished before it starts, more than 0 and at most 1")
+	var sharing bool
+	c.Flags().BoolVar(&sharing, "hybrid-slot-sharing", true, "region policy: a consumer of hybrid results whose producers run goes into their slots when every slot it needs finds one there (--hybrid-slot-sharing=false: it asks for slots of its own)")
 	c.RunE = func(c *cobra.Command, args []string) error {
 		if err := scheduler.CheckSelectiveShare(share); err != nil {
 			return badInput(fmt.Errorf("--selective-share: %w", err))
@@ -83,7 +85,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			if name := spec.used(c); name != "" {
 				return badInput(fmt.Errorf("%s: not supported with several jobs (or --queue-policy, or queues in the cluster file); speculation runs in a run of one job", name))
 			}
-			return simulateJobs(c, &jobsRun{mode: mode.mode, share: share, policy: policy, queuePolicy: queuePolicy, seed: seed, ties: ties, traceFile: traceFile,
+			return simulateJobs(c, &jobsRun{mode: mode.mode, share: share, noSharing: !sharing, policy: policy, queuePolicy: queuePolicy, seed: seed, ties: ties, traceFile: traceFile,
 				svgFile: svgFile, slots: slots, cluster: cf, clusterPath: cluster.cluster, eventsFile: eventsFile, auditFile: auditFile}, args, stdin)
 		}
 		job, err := loadJob(args[0], stdin)
@@ -91,7 +93,8 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			return err
 		}
 		rs := region.FromJob(job, mode.mode)
-		cfg := simulator.Config{Regions: rs, Cluster: slots, Policy: policy, Seed: seed, Ties: ties, SelectiveShare: share, SlotNodes: slotNodes(cf)}
+		cfg := simulator.Config{Regions: rs, Cluster: slots, Policy: policy, Seed: seed, Ties: ties, SelectiveShare: share,
+			DisableHybridSlotSharing: !sharing, SlotNodes: slotNodes(cf)}
 		if err := spec.apply(c, &cfg); err != nil {
 			return err
 		}
@@ -146,7 +149,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		if policy == simulator.EagerPolicy {
 			fmt.Fprintf(out, "tasks deployed:    %s of %s\n", count(res.RegionsScheduled, "deployment"), count(rs.Topology().NumExecutionVertices(), "task"))
 		} else {
-			fmt.Fprintf(out, "regions scheduled: %s of %s\n", count(res.RegionsScheduled, "deployment"), count(rs.NumRegions(), "region"))
+			fmt.Fprintf(out, "regions scheduled: %s of %s%s\n", count(res.RegionsScheduled, "deployment"), count(rs.NumRegions(), "region"), sharedText(res))
 		}
 		fmt.Fprintf(out, "restarts:          %d (regions restarted: %d)\n", res.Failovers, res.RegionRestarts)
 		for _, r := range res.Restarts {
@@ -263,4 +266,13 @@ func writePicture(c *cobra.Command, svgFile string, pic *timeline.Recorder, tl t
 		return err
 	}
 	return pic.Close()
+}
+
+// sharedText says how many region deployments went into their hybrid
+// producers' slots ("" if none).
+func sharedText(res *simulator.Result) string {
+	if res.RegionsShared == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d into their hybrid producers' slots)", res.RegionsShared)
 }

@@ -375,8 +375,12 @@ func printTimeline(w io.Writer, cfg engine.Config, res *engine.Result) {
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%v\t%s\n", r.Region, r.Attempt, ms(r.Deployed), end, outcome, r.Slots, strings.Join(r.Tasks, " "))
 	}
 	tw.Flush()
+	deployed := plural.Count(res.Stats.RegionsDeployed, "region deployment")
+	if n := res.Stats.RegionsShared; n > 0 {
+		deployed += fmt.Sprintf(" (%d into their hybrid producers' slots)", n)
+	}
 	fmt.Fprintf(w, "%s, %s, %s, at most %s in use, %s released\n",
-		plural.Count(res.Stats.RegionsDeployed, "region deployment"), plural.Count(res.Stats.Failovers, "failover"),
+		deployed, plural.Count(res.Stats.Failovers, "failover"),
 		plural.Count(res.Stats.RegionRestarts, "region restart"), plural.Count(res.PeakSlots, "slot"),
 		plural.Count(res.PartitionsReleased, partitionNoun(cfg.Job, cfg.Mode)))
 }
