@@ -75,8 +75,9 @@ type JobSpec struct {
 	// the slot could serve. Submit refuses an invalid setting, or one
 	// for a job none of whose tasks may be speculated, with the
 	// scheduler's *SpeculationError; and speculation over a Cluster that
-	// is not the in-process admission (Config.Cluster: Slurm decides who
-	// gets which slot) with ErrSpeculationCluster.
+	// does not grant speculative asks (admission.GrantsSpeculative: a
+	// Slurm cluster decides who gets which slot by itself) with
+	// ErrSpeculationCluster.
 	Speculation scheduler.Speculation
 }
 

@@ -135,7 +135,7 @@ func (s *Scheduler) Submit(now time.Time, spec JobSpec) error {
 	if _, dup := s.byName[spec.Name]; dup {
 		return &JobError{Op: "submit", Job: spec.Name, Err: ErrDuplicateJob}
 	}
-	if spec.Speculation.Enabled && s.q == nil {
+	if spec.Speculation.Enabled && !admission.GrantsSpeculative(s.c) {
 		return &JobError{Op: "submit", Job: spec.Name, Err: ErrSpeculationCluster}
 	}
 	port, err := s.c.Submit(now, spec.admissionSpec())
