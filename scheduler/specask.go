@@ -56,7 +56,6 @@ func (s *Scheduler) specAsk(ref specRef, c *specCopy, req pool.Request) bool {
 	sp.bulks = bulk
 	c.asked = bulk
 	sp.asking = append(sp.asking, specAsking{bulk: bulk, ask: id, v: ref.v, id: ref.id})
-	sp.asks++
 	return true
 }
 

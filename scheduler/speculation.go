@@ -261,7 +261,6 @@ type speculator struct {
 	// (specask.go).
 	asking  []specAsking
 	placing bool
-	asks    int
 }
 
 // specVertex is what the detector knows of one job vertex.

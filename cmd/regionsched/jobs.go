@@ -172,7 +172,7 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	pic := newPicture(r.svgFile)
 	defer pic.Close()
 	var (
-		res, without *simulator.Result
+		res, without    *simulator.Result
 		per, perWithout []simulator.JobResult
 	)
 	err = streamRun(c, r.traceFile, pic, func(onEvent func(simulator.Event)) error {

@@ -44,16 +44,6 @@ func addSpeculationFlags(c *cobra.Command) *speculationFlags {
 	return f
 }
 
-// used names a flag of f that was given, "" if none.
-func (f *speculationFlags) used(c *cobra.Command) string {
-	for _, name := range append([]string{"speculation", "stragglers", "straggler-factor"}, speculationKnobFlags...) {
-		if c.Flags().Changed(name) {
-			return "--" + name
-		}
-	}
-	return ""
-}
-
 // apply checks the flags and sets them in cfg.
 func (f *speculationFlags) apply(c *cobra.Command, cfg *simulator.Config) error {
 	if !f.on {

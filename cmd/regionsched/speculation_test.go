@@ -94,7 +94,7 @@ func TestSimulateJobsSpeculation(t *testing.T) {
 	assert.Contains(t, res.stdout, "finished: all 4 jobs finished at 1434000 ms\n")
 
 	// The stragglers without speculation: no comparison.
-	res = execCLI(t, "", append(slicesWithout(args, "--speculation", "--speculation-baseline-lower-bound", "0"))...)
+	res = execCLI(t, "", slicesWithout(args, "--speculation", "--speculation-baseline-lower-bound", "0")...)
 	require.Equal(t, 0, res.code, res.stderr)
 	// (one speculative attempt was a straggler itself)
 	assert.Contains(t, res.stdout, "stragglers:        11 attempts ran 10x slower (--stragglers 0.05)\n")
