@@ -94,4 +94,24 @@ func QueuesOf(c Cluster) (*Queues, bool) {
 	return qc.Queues, ok
 }
 
+// SpeculativeGranter is implemented by a Cluster whose ports grant
+// speculative asks (slotpool.Ask.Speculative) only while no regular ask
+// that the slot could serve waits, of any job: Queues' (see
+// Queues.SpeculativeAsks). A Cluster that does not implement it, or
+// returns false, is sent no speculative ask (package multijob refuses
+// speculation over it).
+type SpeculativeGranter interface {
+	GrantsSpeculative() bool
+}
+
+// GrantsSpeculative reports that Queues grants speculative asks.
+func (c queuesCluster) GrantsSpeculative() bool { return true }
+
+// GrantsSpeculative reports whether c grants speculative asks (it is a
+// SpeculativeGranter that says so).
+func GrantsSpeculative(c Cluster) bool {
+	g, ok := c.(SpeculativeGranter)
+	return ok && g.GrantsSpeculative()
+}
+
 var _ JobPort = (*Port)(nil)

@@ -37,6 +37,7 @@ func (q *Queues) decideNow() {
 	for q.decidePass() {
 	}
 	q.preemptAll()
+	q.grantSpeculative()
 }
 
 // decidePass is one pass of decide over the waiting jobs, queue by queue
@@ -433,6 +434,7 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 	j.placeholders = nil
 	q.dropPreemptions(j)
 	q.dropClaim(j)
+	q.dropSpecAsks(j)
 	j.held, j.yielding = nil, nil
 	j.granted, j.out, j.spare = 0, nil, nil
 	j.asks.clear()

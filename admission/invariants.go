@@ -36,6 +36,8 @@ import (
 //     reserved or coming to it) while a job of its queue below its share
 //     waits and may be granted, but for the slots that job yields to the
 //     claim (see overtaken);
+//   - speculative asks: each is of a job that has not ended, and none
+//     waits beside a free slot it may take (see Queues.SpeculativeAsks);
 //   - a timed preemption still pending has its reason: its claimant has
 //     not ended, waits, has a higher priority than the victim, which is
 //     of its queue, and is not such a job at its fair share.
@@ -50,6 +52,9 @@ func (q *Queues) CheckInvariants() error {
 		return err
 	}
 	if err := q.checkClaims(); err != nil {
+		return err
+	}
+	if err := q.checkSpeculative(); err != nil {
 		return err
 	}
 	return q.checkPreemptions()

@@ -58,7 +58,14 @@ func (p *Port) Handle(now time.Time, msg slotpool.ToAdmission) error {
 	}
 	switch m := msg.(type) {
 	case slotpool.Ask:
-		if _, dup := j.asks.get(m.ID); dup {
+		if m.Speculative {
+			if err := q.addSpecAsk(j, m); err != nil {
+				return err
+			}
+			q.decide()
+			return nil
+		}
+		if _, dup := j.asks.get(m.ID); dup || q.specIndex(j, m.ID) >= 0 {
 			return fmt.Errorf("admission: job %q: ask %d asked twice", j.spec.Name, m.ID)
 		}
 		a := j.asks.newAsk()
@@ -76,6 +83,9 @@ func (p *Port) Handle(now time.Time, msg slotpool.ToAdmission) error {
 		if a, ok := j.asks.get(m.ID); ok {
 			q.markIdle(j, a, false)
 			j.asks.remove(a)
+		} else if i := q.specIndex(j, m.ID); i >= 0 {
+			q.specAsks = slices.Delete(q.specAsks, i, i+1)
+			return nil
 		}
 	case slotpool.SlotRelease:
 		idx, ok := q.index[m.Slot]

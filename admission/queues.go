@@ -113,6 +113,9 @@ const (
 	// with a timeout are left to Victim, before the timeout: the reason is
 	// gone (Reason says which); nothing of Victim is cancelled for them.
 	ReclaimWithdrawn
+	// SpeculativeGranted: job Job's speculative ask (slotpool.Ask.Speculative)
+	// was granted slot Slot, as no regular ask waited that it could serve.
+	SpeculativeGranted
 )
 
 // Event is something the admission tells the runtime about a job (its
@@ -346,6 +349,9 @@ type Queues struct {
 	availProf    []int32
 	asg          resource.Assignment // the storage of assign's results
 	claimScratch claimScratch
+	// specAsks are the speculative asks of every job, oldest first
+	// (speculative.go).
+	specAsks []*specAsk
 }
 
 // Decide grants, reserves and reclaims over everything waiting, by the

@@ -16,7 +16,9 @@ import (
 // the available slots it picks the smallest that serve the ask
 // (resource.Assign). Released slots become available again and are
 // confirmed. Revoke and Reclaim let a test (or an operator) take slots
-// back. On creation it declares its capacity: every slot it has.
+// back. On creation it declares its capacity: every slot it has. It
+// grants no speculative ask (slotpool.Ask.Speculative): Handle refuses
+// one with slotpool.ErrSpeculativeAsk.
 type StaticCluster struct {
 	matching resource.Matching
 	slots    []slotpool.Slot
@@ -67,6 +69,9 @@ func NewStaticCluster(m resource.Matching, slots ...slotpool.Slot) (*StaticClust
 func (c *StaticCluster) Handle(_ time.Time, msg slotpool.ToAdmission) error {
 	switch m := msg.(type) {
 	case slotpool.Ask:
+		if m.Speculative {
+			return fmt.Errorf("static cluster: ask %d: %w", m.ID, slotpool.ErrSpeculativeAsk)
+		}
 		if _, dup := c.askIdx[m.ID]; dup {
 			return fmt.Errorf("static cluster: ask %d asked twice", m.ID)
 		}

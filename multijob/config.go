@@ -9,6 +9,7 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/slotpool"
 )
 
@@ -71,6 +72,18 @@ type JobSpec struct {
 	// the largest region needs at once is what the admission checks the
 	// job against: one that can never fit its queue is rejected.
 	Regions *region.Regions
+	// Speculation configures speculative execution of the job's slow
+	// tasks (scheduler.Speculation; the zero value is off). As the job's
+	// pool gives every freed slot back to the admission, a speculative
+	// attempt asks the admission for its slot (slotpool.Ask.Speculative),
+	// which grants it only while no regular ask of any job waits that
+	// the slot could serve. Submit refuses an invalid setting, or one
+	// for a job none of whose tasks may be speculated, with the
+	// scheduler's *SpeculationError; and speculation over a Cluster that
+	// does not grant speculative asks (admission.GrantsSpeculative: a
+	// Slurm cluster decides who gets which slot by itself) with
+	// ErrSpeculationCluster.
+	Speculation scheduler.Speculation
 }
 
 // check refuses a spec that cannot be submitted.
@@ -85,6 +98,9 @@ func (spec *JobSpec) check() error {
 		return bad("no regions")
 	case spec.Regions.NumRegions() == 0:
 		return bad("no regions")
+	}
+	if err := spec.Speculation.CheckJob(spec.Regions); err != nil {
+		return &JobError{Op: "submit", Job: spec.Name, Err: err}
 	}
 	if g := spec.Gang; g != nil {
 		if g.MinSlots < 1 {

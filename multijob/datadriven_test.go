@@ -3,6 +3,7 @@ package multijob_test
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,6 +59,10 @@ import (
 //	set-priority job=J prio=P by=U [at=T]
 //	kill job=J by=U [at=T]
 //	    by a user of the cluster's user lines (anyone else has no role)
+//	    speculation[=B] turns speculative execution on for the job
+//	    (scheduler.DefaultSpeculation with a baseline lower bound of B,
+//	    0 by default); slow=TASK:D,... makes the first attempt of the
+//	    named tasks (ID#i) run D instead of their duration
 //	finish job=J region=R [at=T]
 //	    report every running task of region R of job J finished (for
 //	    jobs of dur=manual)
@@ -80,8 +85,11 @@ import (
 //
 // What a decision prints, under "@T" (T the instant), in this order: the
 // inputs applied at it (by advance), the admission's events (reclaims,
-// state changes but new -> accepted, drivers granted, placeholders), each
-// job's cancels, each job's deployments, the jobs that ended. A
+// state changes but new -> accepted, drivers granted, placeholders,
+// speculative slots granted), each job's cancels, each job's speculative
+// attempts asked for ("speculate rR/A") and races won ("rR won by
+// attempt A"), each job's deployments (speculative ones apart), the jobs
+// that ended. A
 // deployment or cancel reads rR@S: region R in slot S (rR@S,T: a region
 // of two slots); rR/A@S is attempt A of a region that was restarted.
 func TestScenarios(t *testing.T) {
@@ -117,6 +125,7 @@ type hjob struct {
 	dur     []time.Duration // per job vertex; negative: manual
 	startup time.Duration
 	driver  bool
+	slow    map[string]time.Duration // first attempts of these tasks run this long
 }
 
 // htask is a task the runtime runs.
@@ -422,6 +431,23 @@ func (h *harness) cmdSubmit(t *testing.T, td *datadriven.TestData) string {
 			spec.Gang.MinSlots = j.rs.GangMinSlots(j.driver, h.slots)
 		}
 	}
+	if a, ok := td.Arg("speculation"); ok {
+		spec.Speculation = scheduler.DefaultSpeculation()
+		spec.Speculation.BaselineLowerBound = 0
+		if len(a.Vals) > 0 {
+			spec.Speculation.BaselineLowerBound = parseDur(t, td, "speculation", a.Vals[0])
+		}
+	}
+	if a, ok := td.Arg("slow"); ok {
+		j.slow = map[string]time.Duration{}
+		for _, v := range a.Vals {
+			task, d, found := strings.Cut(v, ":")
+			if !found {
+				td.Fatalf(t, "slow=%s: TASK:DURATION", v)
+			}
+			j.slow[task] = parseDur(t, td, "slow", d)
+		}
+	}
 	if _, dup := h.jobs[name]; !dup {
 		h.jobs[name] = j
 	}
@@ -433,6 +459,12 @@ func (h *harness) cmdSubmit(t *testing.T, td *datadriven.TestData) string {
 	}
 	if j.driver {
 		fmt.Fprintf(&b, ", driver (up %s after its slot)", ms(j.startup))
+	}
+	if spec.Speculation.Enabled {
+		fmt.Fprintf(&b, ", speculation (baseline at least %s)", ms(spec.Speculation.BaselineLowerBound))
+	}
+	for _, task := range slices.Sorted(maps.Keys(j.slow)) {
+		fmt.Fprintf(&b, ", %s runs %s", task, ms(j.slow[task]))
 	}
 	if g := spec.Gang; g != nil {
 		style := "soft"
@@ -759,6 +791,8 @@ func (h *harness) decide(t *testing.T) string {
 			out = append(out, fmt.Sprintf("%s: placeholders released (%s)", ev.Job, ev.Reason))
 		case admission.PlaceholderMismatch:
 			out = append(out, fmt.Sprintf("%s: placeholder mismatch (%s)", ev.Job, ev.Reason))
+		case admission.SpeculativeGranted:
+			out = append(out, fmt.Sprintf("%s: speculative slot %d granted (%s)", ev.Job, ev.Slot, ev.Reason))
 		default:
 			out = append(out, fmt.Sprintf("%s: event %d (%s)", ev.Job, ev.Kind, ev.Reason))
 		}
@@ -782,19 +816,41 @@ func (h *harness) decide(t *testing.T) string {
 		}
 	}
 	for _, jr := range rd.Jobs {
+		for _, req := range jr.Requests {
+			if req.Speculative {
+				out = append(out, fmt.Sprintf("%s: speculate %s", jr.Job, regionAt(req.Region, req.Attempt)))
+			}
+		}
+		for _, w := range jr.Won {
+			j := h.jobs[jr.Job]
+			out = append(out, fmt.Sprintf("%s: r%d won by attempt %d", jr.Job, j.rs.RegionOf(w.Task), w.Attempt))
+		}
+	}
+	for _, jr := range rd.Jobs {
 		j := h.jobs[jr.Job]
-		var items []placement
+		var items, spec []placement
 		for _, d := range jr.Deploy {
-			items = append(items, placement{d.Region, d.Attempt, d.Slot})
 			end := time.Duration(-1)
 			if dur := j.dur[j.rs.Topology().JobVertexOf(d.Task)]; dur >= 0 {
 				end = h.now + dur
 			}
+			if slow, ok := j.slow[j.rs.Topology().VertexName(d.Task)]; ok && d.Attempt == 0 {
+				end = h.now + slow
+			}
 			h.running = append(h.running, &htask{job: jr.Job, task: d.Task, attempt: d.Attempt, slot: d.Slot, region: d.Region, end: end})
+			if d.Speculative {
+				spec = append(spec, placement{d.Region, d.Attempt, d.Slot})
+				continue
+			}
+			items = append(items, placement{d.Region, d.Attempt, d.Slot})
 		}
 		if len(items) > 0 {
 			s, n := placed(items)
 			out = append(out, fmt.Sprintf("%s: deploy %s (%s)", jr.Job, s, plural(n, "slot")))
+		}
+		if len(spec) > 0 {
+			s, _ := placed(spec)
+			out = append(out, fmt.Sprintf("%s: deploy speculative %s", jr.Job, s))
 		}
 	}
 	for _, end := range rd.Ended {

@@ -33,6 +33,14 @@ var (
 	ErrNoDriverSlot = errors.New("multijob: the job's driver has no slot yet")
 	// ErrStopped means the Driver was stopped (or its context canceled).
 	ErrStopped = errors.New("multijob: driver stopped")
+	// ErrSpeculationCluster means a JobSpec with speculation on, submitted
+	// to a Scheduler over a Cluster that does not grant speculative asks
+	// (admission.GrantsSpeculative; a Slurm cluster, Config.Cluster): such
+	// a cluster decides who gets a slot by itself and cannot tell whether
+	// a regular ask of another job waits for it, so no speculative
+	// attempt could be granted one without perhaps taking it from a
+	// waiting region.
+	ErrSpeculationCluster = errors.New("multijob: speculation needs a cluster that grants speculative asks, such as the in-process admission (Config.Admission): this one cannot tell whether a regular ask waits for a slot")
 )
 
 // JobError is an input about one job that was refused. Nothing changed.

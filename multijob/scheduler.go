@@ -121,7 +121,8 @@ func (s *Scheduler) advance(now time.Time) { s.now, s.timed = now, true }
 //
 // Errors (nothing changes): a *scheduler.TimeError if now is before an
 // earlier input's time; a *JobError wrapping ErrBadSpec (no name, no
-// regions, a bad gang), ErrDuplicateJob, or the admission's refusal
+// regions, a bad gang), a *scheduler.SpeculationError (JobSpec.Speculation),
+// ErrDuplicateJob, ErrSpeculationCluster, or the admission's refusal
 // (admission.ErrUnknownQueue without Config.Admission.CreateQueues,
 // admission.ErrBadPriority).
 func (s *Scheduler) Submit(now time.Time, spec JobSpec) error {
@@ -133,6 +134,9 @@ func (s *Scheduler) Submit(now time.Time, spec JobSpec) error {
 	}
 	if _, dup := s.byName[spec.Name]; dup {
 		return &JobError{Op: "submit", Job: spec.Name, Err: ErrDuplicateJob}
+	}
+	if spec.Speculation.Enabled && !admission.GrantsSpeculative(s.c) {
+		return &JobError{Op: "submit", Job: spec.Name, Err: ErrSpeculationCluster}
 	}
 	port, err := s.c.Submit(now, spec.admissionSpec())
 	if err != nil {
@@ -152,6 +156,7 @@ func (s *Scheduler) Submit(now time.Time, spec JobSpec) error {
 		Admission:                port,
 		SelectiveShare:           s.cfg.SelectiveShare,
 		DisableHybridSlotSharing: s.cfg.DisableHybridSlotSharing,
+		Speculation:              spec.Speculation,
 		Logger:                   s.log.Named(spec.Name),
 	})
 	// The admission's first message is the cluster's capacity: a region

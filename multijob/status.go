@@ -27,6 +27,9 @@ type JobStatus struct {
 	// Scheduler is its scheduler's status: job state, waiting and
 	// deployed regions, counts (zero for a job rejected at once).
 	Scheduler scheduler.Status
+	// Speculation counts its speculative attempts (JobSpec.Speculation):
+	// asked for, started, won.
+	Speculation scheduler.SpeculationStats
 }
 
 // Status returns a snapshot of a job. It costs O(the job's regions).
@@ -45,6 +48,7 @@ func (s *Scheduler) Status(name string) (JobStatus, error) {
 	}
 	if j.sched != nil {
 		st.Scheduler = j.sched.Status()
+		st.Speculation = j.sched.SpeculationStats()
 	}
 	return st, nil
 }

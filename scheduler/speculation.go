@@ -255,6 +255,12 @@ type speculator struct {
 	requested, started, won int
 	scratch                 []time.Duration
 	slotBuf                 []region.Slot
+
+	// asking lists the speculative attempts whose slots are asked of the
+	// admission, oldest first; placing is set while specPlace runs
+	// (specask.go).
+	asking  []specAsking
+	placing bool
 }
 
 // specVertex is what the detector knows of one job vertex.
@@ -281,6 +287,9 @@ type specCopy struct {
 	placed   bool
 	slot     SlotID
 	deployed time.Duration // since speculator.start
+	// asked: its slot is asked of the admission (specask.go), by the
+	// pool bulk asked.
+	asked slotpool.BulkID
 }
 
 // specRef names a speculative attempt waiting for a slot.
@@ -561,11 +570,34 @@ func (s *Scheduler) newCopy(v TaskID, t *specTask) *specTask {
 }
 
 // specPlace puts waiting speculative attempts into free slots off the
-// blocked nodes, oldest first, while no region waits for slots.
+// blocked nodes, oldest first, while no region waits for slots; with a
+// pool that returns freed slots it asks the admission for the slots
+// instead (specask.go).
 func (s *Scheduler) specPlace(now time.Time) {
 	sp := s.spec
+	if sp.placing {
+		return // a drain of specAsk's
+	}
+	sp.placing = true
+	defer func() { sp.placing = false }()
+	for {
+		asked := s.specGranted(now)
+		asked = s.specWithdraw(now) || asked
+		asked = s.specPlaceFree(now) || asked
+		if !asked || !s.pool.HasEvents() {
+			return
+		}
+		s.drain(now) // the asks go out, and what the admission answers comes in
+	}
+}
+
+// specPlaceFree is specPlace's pass over the waiting attempts: each goes
+// into a free slot, or asks the admission for one if the pool returns
+// freed slots. It reports whether it asked.
+func (s *Scheduler) specPlaceFree(now time.Time) (asked bool) {
+	sp := s.spec
 	if len(sp.pending) == 0 || s.state != JobRunning || s.pool.Stats().Waiting > 0 {
-		return
+		return false
 	}
 	for k, until := range sp.blocked {
 		if !until.After(now) {
@@ -583,9 +615,18 @@ func (s *Scheduler) specPlace(now time.Time) {
 		if c == nil || c.placed {
 			continue // canceled meanwhile
 		}
+		if c.asked != 0 {
+			kept = append(kept, ref) // its slot is asked for
+			continue
+		}
 		sp.slotBuf = s.rs.AppendSlots(sp.slotBuf[:0], t.r)
 		req := pool.Request{Profile: sp.slotBuf[0].Profile}
 		slot, ok := s.pool.FreeSlotFor(req, accept)
+		if !ok && s.pool.ReturnsFreed() {
+			asked = s.specAsk(ref, c, req) || asked
+			kept = append(kept, ref)
+			continue
+		}
 		if ok {
 			sp.bulks--
 			if err := s.pool.Take(now, pool.Bulk{ID: sp.bulks, Requests: []pool.Request{req}}, slot.ID); err != nil {
@@ -596,12 +637,19 @@ func (s *Scheduler) specPlace(now time.Time) {
 			kept = append(kept, ref)
 			continue
 		}
-		c.placed, c.slot, c.deployed = true, slot.ID, sp.since(now)
-		sp.started++
-		s.rd.Deploy = append(s.rd.Deploy, Deployment{Task: ref.v, Attempt: ref.id, Slot: slot.ID, Region: t.r, Speculative: true})
+		s.specDeploy(now, t, c, ref, slot.ID)
 	}
 	clear(sp.pending[len(kept):])
 	sp.pending = kept
+	return asked
+}
+
+// specDeploy deploys speculative attempt c (ref) of t into slot.
+func (s *Scheduler) specDeploy(now time.Time, t *specTask, c *specCopy, ref specRef, slot SlotID) {
+	sp := s.spec
+	c.placed, c.slot, c.deployed = true, slot, sp.since(now)
+	sp.started++
+	s.rd.Deploy = append(s.rd.Deploy, Deployment{Task: ref.v, Attempt: ref.id, Slot: slot, Region: t.r, Speculative: true})
 }
 
 // copy returns the speculative attempt id of t, or nil.

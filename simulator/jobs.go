@@ -12,6 +12,7 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -68,6 +69,21 @@ type JobsConfig struct {
 	Events []JobEvent
 	Users  map[string]admission.Role
 	Audit  admission.AuditSink
+	// Stragglers and StragglerFactor are the straggler model, as in
+	// Config, over every job's attempts.
+	Stragglers      float64
+	StragglerFactor float64
+	// SlotNodes names the node of each slot, as in Config (the blocklist
+	// of speculative execution blocks nodes).
+	SlotNodes []string
+	// Speculation turns speculative execution on for every job that has
+	// a task it may speculate (scheduler.Speculation.CheckJob; the
+	// others run without it), as multijob.JobSpec.Speculation: a
+	// speculative attempt asks the admission for its slot, granted only
+	// while no regular ask of any job waits that the slot could serve.
+	// An invalid setting is refused (a *scheduler.SpeculationError), and
+	// so is speculation under the eager policy (ErrSpeculationPolicy).
+	Speculation scheduler.Speculation
 }
 
 // JobEvent is a line of the events file: at At, By asks to set Job's
@@ -134,6 +150,10 @@ type JobResult struct {
 	// ignores submission times, Submitted is 0 and Finished is when its
 	// last task finished. They need no recorded trace.
 	Submitted, FirstDeploy, Finished time.Duration
+	// SpeculativeStarted and SpeculativeWon count the job's speculative
+	// attempts deployed and those that finished first
+	// (JobsConfig.Speculation).
+	SpeculativeStarted, SpeculativeWon int
 }
 
 // Wait is the time from submission to the first deploy of a task (-1 if
@@ -239,7 +259,17 @@ func RunJobs(cfg JobsConfig) (*Result, []JobResult, error) {
 		return nil, nil, err
 	}
 	single := Config{Regions: set.union, Cluster: cfg.Cluster, Policy: cfg.Policy, Seed: cfg.Seed, Ties: cfg.Ties, Matching: cfg.Matching,
-		Timeout: cfg.Timeout, Record: cfg.Record, OnEvent: cfg.OnEvent, Detail: cfg.Detail, MaxEvents: cfg.MaxEvents, Logger: cfg.Logger}
+		Timeout: cfg.Timeout, Record: cfg.Record, OnEvent: cfg.OnEvent, Detail: cfg.Detail, MaxEvents: cfg.MaxEvents, Logger: cfg.Logger,
+		Stragglers: cfg.Stragglers, StragglerFactor: cfg.StragglerFactor, Speculation: cfg.Speculation, SlotNodes: cfg.SlotNodes}
+	if err := checkStragglers(single); err != nil {
+		return nil, nil, err
+	}
+	if err := cfg.Speculation.Validate(); err != nil {
+		return nil, nil, err
+	}
+	if cfg.Speculation.Enabled && cfg.Policy == EagerPolicy {
+		return nil, nil, ErrSpeculationPolicy
+	}
 	if err := checkTies(cfg.Ties); err != nil {
 		return nil, nil, err
 	}

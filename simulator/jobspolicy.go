@@ -37,6 +37,7 @@ type jobRun struct {
 	ended       bool
 	verdict     Verdict
 	reason      string
+	speculation scheduler.SpeculationStats // as of the run's end
 }
 
 // jobPort reads a submitted job's state in the admission.
@@ -231,6 +232,9 @@ func (p *jobsPolicy) submit(r *jobRun) {
 	sub := job.Job.Submission()
 	rs := p.set.regions[r.i].ForCluster(p.e.cfg.Cluster, p.cfg.Matching)
 	spec := multijob.JobSpec{Name: job.Name, Queue: sub.Queue, User: sub.User, Priority: sub.Priority, Regions: rs}
+	if p.cfg.Speculation.CheckJob(rs) == nil {
+		spec.Speculation = p.cfg.Speculation // a job none of whose tasks may be speculated runs without it
+	}
 	if sub.Driver != nil {
 		d := sub.Driver.Resources
 		spec.Driver = &d
@@ -346,6 +350,7 @@ func (p *jobsPolicy) done() bool {
 func (p *jobsPolicy) stats(res *Result) {
 	res.Reclaims, res.ReclaimedSlots, res.WithdrawnSlots = p.reclaims, p.reclaimed, p.withdrawn
 	res.JobEvents = p.outcomes
+	var spec scheduler.SpeculationStats
 	for _, r := range p.runs {
 		if r.rp == nil {
 			continue
@@ -357,6 +362,13 @@ func (p *jobsPolicy) stats(res *Result) {
 		res.Failovers += s.Failovers
 		res.RegionRestarts += s.RegionRestarts
 		res.Restarts = append(res.Restarts, r.rp.restarts...)
+		spec.Requested += st.Speculation.Requested
+		spec.Started += st.Speculation.Started
+		spec.Won += st.Speculation.Won
+		r.speculation = st.Speculation
+	}
+	if p.e.spec != nil || p.e.model.slow != nil {
+		res.Speculation = p.e.speculationSummary(spec)
 	}
 }
 
@@ -497,6 +509,7 @@ func (e *engine) jobResults() []JobResult {
 		}
 		run := e.jobs.runs[i]
 		out[i].Verdict, out[i].Reason, out[i].FirstDeploy = run.verdict, run.reason, run.firstDeploy
+		out[i].SpeculativeStarted, out[i].SpeculativeWon = run.speculation.Started, run.speculation.Won
 		if run.ended {
 			out[i].Finished = run.finished
 		}

@@ -245,3 +245,21 @@ func CompareSpeculation(cfg Config) (with, without *Result, err error) {
 	}
 	return with, without, nil
 }
+
+// CompareJobsSpeculation runs a run of several jobs (with
+// JobsConfig.Speculation on) and the same run without speculation, its
+// trace, pictures and audit off (same seed, same stragglers among the
+// attempts both make): with and withJobs are the first, without and
+// withoutJobs the second.
+func CompareJobsSpeculation(cfg JobsConfig) (with *Result, withJobs []JobResult, without *Result, withoutJobs []JobResult, err error) {
+	if with, withJobs, err = RunJobs(cfg); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	base := cfg
+	base.Speculation = scheduler.Speculation{}
+	base.Record, base.OnEvent, base.Detail, base.Audit = false, nil, false, nil
+	if without, withoutJobs, err = RunJobs(base); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return with, withJobs, without, withoutJobs, nil
+}

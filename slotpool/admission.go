@@ -91,6 +91,23 @@ type Ask struct {
 	// admission that breaks cross-job deadlocks may reclaim these first:
 	// they come back at once, and nothing runs in them.
 	Holding []SlotID
+	// Speculative marks the ask of a speculative attempt of a task
+	// (scheduler.Speculation) whose pool has no free slot for it: one
+	// group of one slot, for Bulk, a bulk of its own that never waits in
+	// the pool's queue. An admission grants it only while no regular ask
+	// that the slot could serve waits, of any job it serves (so a
+	// speculative attempt never takes a slot a waiting region needs), and
+	// never on the nodes of Avoid nor one of the slots of AvoidSlots. The
+	// pool withdraws it (AskRelease) once the attempt is no longer wanted,
+	// and gives its slot back (SlotRelease) when the attempt ends. An
+	// admission that cannot tell whether a regular ask waits refuses it
+	// (Handle returns an error wrapping ErrSpeculativeAsk).
+	Speculative bool
+	// Avoid lists the nodes (Slot.Node) a speculative ask's slot must not
+	// be on: the nodes found slow. AvoidSlots lists, for slots without a
+	// node, the slots themselves.
+	Avoid      []string
+	AvoidSlots []SlotID
 }
 
 // AskRelease withdraws what is not granted yet of an ask.

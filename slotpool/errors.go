@@ -32,6 +32,9 @@ var (
 	// ErrUnknownMessage: a message of a type the pool or the admission
 	// does not know.
 	ErrUnknownMessage = errors.New("unknown admission message")
+	// ErrSpeculativeAsk: an admission that does not grant speculative
+	// asks (Ask.Speculative) was sent one.
+	ErrSpeculativeAsk = errors.New("speculative asks not supported by this admission")
 )
 
 // SlotError reports a rejected operation on one slot.

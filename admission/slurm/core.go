@@ -193,6 +193,11 @@ func (c *Core) Partition() Partition { return c.part }
 func (c *Core) Handle(_ time.Time, msg slotpool.ToAdmission) error {
 	switch m := msg.(type) {
 	case slotpool.Ask:
+		if m.Speculative {
+			// Slurm decides who gets what: nothing here can tell whether
+			// a regular ask of another job waits for the slot.
+			return fmt.Errorf("slurm: ask %d: %w", m.ID, slotpool.ErrSpeculativeAsk)
+		}
 		return c.ask(m)
 	case slotpool.AskRelease:
 		a, ok := c.byAsk[m.ID]

@@ -386,3 +386,13 @@ func TestFailedCancelOfADuplicate(t *testing.T) {
 		assert.Equal(t, []Command{own}, c.Commands())
 	})
 }
+
+// Slurm decides who gets a slot: the Core refuses a speculative ask, as
+// it cannot tell whether a regular ask of another job waits for it.
+func TestCoreRefusesSpeculativeAsk(t *testing.T) {
+	c, err := NewCore(Config{Name: "rs", Queue: "q", Partitions: map[string]string{"q": "cpus2"}}, recordedPartition(t, "cpus2"))
+	require.NoError(t, err)
+	err = c.Handle(t0, slotpool.Ask{ID: 1, Speculative: true,
+		Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: resource.Unknown, MinMembers: 1}}, AllOrNothing: true}})
+	require.ErrorIs(t, err, slotpool.ErrSpeculativeAsk)
+}

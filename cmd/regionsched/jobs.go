@@ -47,6 +47,7 @@ type jobsRun struct {
 	clusterPath string
 	eventsFile  string // --events
 	auditFile   string // --audit
+	spec        *speculationFlags
 }
 
 // queues maps the cluster file's queues to the admission's; a queue
@@ -142,7 +143,10 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 		return err
 	}
 	cfg := simulator.JobsConfig{Jobs: jobs, Mode: r.mode, SelectiveShare: r.share, DisableHybridSlotSharing: r.noSharing, Cluster: r.slots, Queues: queues, DefaultPolicy: r.queuePolicy,
-		Policy: r.policy, Seed: r.seed, Ties: r.ties}
+		Policy: r.policy, Seed: r.seed, Ties: r.ties, SlotNodes: slotNodes(r.cluster)}
+	if err := r.applySpeculation(c, &cfg); err != nil {
+		return err
+	}
 	if cfg.Users, err = r.users(); err != nil {
 		return err
 	}
@@ -169,13 +173,18 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	pic := newPicture(r.svgFile)
 	defer pic.Close()
 	var (
-		res *simulator.Result
-		per []simulator.JobResult
+		res, without    *simulator.Result
+		per, perWithout []simulator.JobResult
 	)
 	err = streamRun(c, r.traceFile, pic, func(onEvent func(simulator.Event)) error {
 		cfg.OnEvent, cfg.Detail = onEvent, pic != nil
 		var err error
-		if res, per, err = simulator.RunJobs(cfg); err != nil {
+		if cfg.Speculation.Enabled {
+			res, per, without, perWithout, err = simulator.CompareJobsSpeculation(cfg)
+		} else {
+			res, per, err = simulator.RunJobs(cfg)
+		}
+		if err != nil {
 			return badInput(err)
 		}
 		return nil
@@ -209,6 +218,10 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	}
 	fmt.Fprintf(out, "%s %s%s\n", pad(deployedLabel(r.policy), 18), count(res.RegionsScheduled, "deployment"), sharedText(res))
 	fmt.Fprintf(out, "restarts:          %d (regions restarted: %d)\n", res.Failovers, res.RegionRestarts)
+	if r.spec != nil {
+		printSpeculation(out, r.spec, res, without)
+		printJobsWithout(out, per, perWithout)
+	}
 	if res.Reclaims > 0 {
 		fmt.Fprintf(out, "reclaims:          %d (slots reclaimed: %d, withdrawn before the timeout: %d)\n", res.Reclaims, res.ReclaimedSlots, res.WithdrawnSlots)
 	}
@@ -335,4 +348,39 @@ func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult, que
 		Slots:    timelineRows(res, pic), Makespan: res.Makespan,
 		Verdict: res.Verdict, Reason: res.Reason, ColorBy: timeline.ColorByJob, Jobs: names, Progress: true,
 	}
+}
+
+// applySpeculation checks the flags of speculation and stragglers and
+// sets them in cfg, as for one job.
+func (r *jobsRun) applySpeculation(c *cobra.Command, cfg *simulator.JobsConfig) error {
+	if r.spec == nil {
+		return nil
+	}
+	one := simulator.Config{Policy: cfg.Policy}
+	if err := r.spec.apply(c, &one); err != nil {
+		return err
+	}
+	cfg.Stragglers, cfg.StragglerFactor, cfg.Speculation = one.Stragglers, one.StragglerFactor, one.Speculation
+	return nil
+}
+
+// printJobsWithout writes, per job, its speculative attempts and its
+// makespan with speculation and without it (nothing without the second
+// run).
+func printJobsWithout(out io.Writer, with, without []simulator.JobResult) {
+	if without == nil {
+		return
+	}
+	for i, j := range with {
+		fmt.Fprintf(out, "  job %q: %s, %d won; makespan %s with speculation, %s without\n", j.Name,
+			count(j.SpeculativeStarted, "speculative attempt"), j.SpeculativeWon, makespanText(j), makespanText(without[i]))
+	}
+}
+
+// makespanText renders a job's makespan, "-" if it did not finish.
+func makespanText(j simulator.JobResult) string {
+	if j.Verdict != simulator.Finished {
+		return "-"
+	}
+	return millis(j.Makespan())
 }

@@ -82,11 +82,8 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			if len(fails) > 0 {
 				return badInput(fmt.Errorf("--fail: not supported with several jobs (or --queue-policy, or queues in the cluster file) yet; failures are injected into a run of one job"))
 			}
-			if name := spec.used(c); name != "" {
-				return badInput(fmt.Errorf("%s: not supported with several jobs (or --queue-policy, or queues in the cluster file); speculation runs in a run of one job", name))
-			}
 			return simulateJobs(c, &jobsRun{mode: mode.mode, share: share, noSharing: !sharing, policy: policy, queuePolicy: queuePolicy, seed: seed, ties: ties, traceFile: traceFile,
-				svgFile: svgFile, slots: slots, cluster: cf, clusterPath: cluster.cluster, eventsFile: eventsFile, auditFile: auditFile}, args, stdin)
+				svgFile: svgFile, slots: slots, cluster: cf, clusterPath: cluster.cluster, eventsFile: eventsFile, auditFile: auditFile, spec: spec}, args, stdin)
 		}
 		job, err := loadJob(args[0], stdin)
 		if err != nil {

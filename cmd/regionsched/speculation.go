@@ -31,7 +31,7 @@ func addSpeculationFlags(c *cobra.Command) *speculationFlags {
 	f := &speculationFlags{knobs: scheduler.DefaultSpeculation()}
 	d := f.knobs
 	fs := c.Flags()
-	fs.BoolVar(&f.on, "speculation", false, "speculative execution of slow tasks, with Flink's defaults (the --speculation-* flags change them); the summary compares the run with the same run without it (one job, region policy)")
+	fs.BoolVar(&f.on, "speculation", false, "speculative execution of slow tasks, with Flink's defaults (the --speculation-* flags change them); the summary compares the run with the same run without it (region policy; with several jobs a speculative attempt gets a slot only while no regular request of any job waits for it)")
 	fs.Float64Var(&f.knobs.BaselineRatio, "speculation-baseline-ratio", d.BaselineRatio, "share of a vertex's subtasks that must have finished before the detector has a baseline, 0 ... 1")
 	fs.Float64Var(&f.knobs.BaselineMultiplier, "speculation-baseline-multiplier", d.BaselineMultiplier, "the baseline is this times the median execution time of the finished subtasks, at least 1")
 	fs.DurationVar(&f.knobs.BaselineLowerBound, "speculation-baseline-lower-bound", d.BaselineLowerBound, "the least baseline (a Go duration: 1m, 500ms, 0)")
@@ -42,16 +42,6 @@ func addSpeculationFlags(c *cobra.Command) *speculationFlags {
 	fs.Float64Var(&f.stragglers, "stragglers", 0, "share of attempts, 0 ... 1, that run --straggler-factor times slower, drawn from --seed")
 	fs.Float64Var(&f.factor, "straggler-factor", simulator.DefaultStragglerFactor, fmt.Sprintf("how many times slower a straggler runs, 1 ... %d", simulator.MaxStragglerFactor))
 	return f
-}
-
-// used names a flag of f that was given, "" if none.
-func (f *speculationFlags) used(c *cobra.Command) string {
-	for _, name := range append([]string{"speculation", "stragglers", "straggler-factor"}, speculationKnobFlags...) {
-		if c.Flags().Changed(name) {
-			return "--" + name
-		}
-	}
-	return ""
 }
 
 // apply checks the flags and sets them in cfg.

@@ -46,7 +46,10 @@ func TestSimulateSpeculationBadInput(t *testing.T) {
 		{[]string{"--stragglers", "1.5"}, "--stragglers 1.5: a share of attempts, 0 ... 1"},
 		{[]string{"--straggler-factor", "0.5"}, "--straggler-factor 0.5: 1 ... 1000"},
 		{[]string{"--speculation", "--policy", "eager"}, "--speculation: needs --policy region"},
-		{[]string{"--speculation", "--queue-policy", "fifo"}, "--speculation: not supported with several jobs"},
+		// Several jobs (or --queue-policy) take the same checks.
+		{[]string{"--speculation", "--queue-policy", "fifo", "--speculation-baseline-ratio", "2"}, "BaselineRatio 2 (valid: 0 ... 1)"},
+		{[]string{"--speculation", "--queue-policy", "fifo", "--policy", "eager"}, "--speculation: needs --policy region"},
+		{[]string{"--queue-policy", "fifo", "--stragglers", "1.5"}, "--stragglers 1.5: a share of attempts, 0 ... 1"},
 	} {
 		args := append(append([]string{"simulate", "--slots", "4"}, tc.args...), stragglersPath)
 		res := execCLI(t, "", args...)
@@ -72,4 +75,46 @@ func TestClusterFileNodes(t *testing.T) {
 func TestSpeculationWithoutASpeculableTask(t *testing.T) {
 	requireBadInput(t, execCLI(t, "", "simulate", "--speculation", "--mode", "all-pipelined", "--slots", "4", flip119Path),
 		"no task is alone in its region, reading blocking or full hybrid results and writing blocking ones")
+}
+
+// With several jobs, speculative attempts ask the admission for their
+// slots; the summary counts them for the run and per job, against the
+// same run without speculation.
+func TestSimulateJobsSpeculation(t *testing.T) {
+	args := []string{"simulate", "--mode", "all-blocking", "--slots", "16", "--queue-policy", "fairshare", "--speculation",
+		"--speculation-baseline-lower-bound", "0", "--stragglers", "0.05", "--seed", "7",
+		"../../examples/jobs/etl-join.json", "../../examples/jobs/tpcds-q3.json", "../../examples/jobs/ml-feature-pipeline.json", stragglersPath}
+	res := execCLI(t, "", args...)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "stragglers:        12 attempts ran 10x slower (--stragglers 0.05)\n")
+	assert.Contains(t, res.stdout, "speculation:       9 speculative attempts started (10 asked for), 8 won; 780 s of slot time in them\n")
+	assert.Contains(t, res.stdout, "without it:        makespan 2544000 ms: speculation saved 1110000 ms (43.6%); slot time 5.00 slot-hours against 5.55 slot-hours (-10.0%)\n")
+	assert.Contains(t, res.stdout, `  job "stragglers": 9 speculative attempts, 8 won; makespan 1434000 ms with speculation, 2544000 ms without`+"\n")
+	assert.Contains(t, res.stdout, `  job "tpcds-q3-like": 0 speculative attempts, 0 won; makespan 54900 ms with speculation, 54900 ms without`+"\n")
+	assert.Contains(t, res.stdout, "finished: all 4 jobs finished at 1434000 ms\n")
+
+	// The stragglers without speculation: no comparison.
+	res = execCLI(t, "", slicesWithout(args, "--speculation", "--speculation-baseline-lower-bound", "0")...)
+	require.Equal(t, 0, res.code, res.stderr)
+	// (one speculative attempt was a straggler itself)
+	assert.Contains(t, res.stdout, "stragglers:        11 attempts ran 10x slower (--stragglers 0.05)\n")
+	assert.Contains(t, res.stdout, "finished: all 4 jobs finished at 2544000 ms\n")
+	assert.NotContains(t, res.stdout, "speculation:")
+}
+
+// slicesWithout returns args without the arguments drop.
+func slicesWithout(args []string, drop ...string) []string {
+	var out []string
+	for _, a := range args {
+		keep := true
+		for _, d := range drop {
+			if a == d {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, a)
+		}
+	}
+	return out
 }

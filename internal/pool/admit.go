@@ -60,6 +60,9 @@ func (p *Pool) Admit(now time.Time, msg slotpool.FromAdmission) error {
 
 // grant offers granted slots and counts them against their ask.
 func (p *Pool) grant(now time.Time, m slotpool.Grant) {
+	if a, ok := p.specAsks[m.Ask]; ok && p.grantSpeculative(now, m.Ask, a, m.Slots) {
+		return
+	}
 	if a, ok := p.asks[m.Ask]; ok {
 		a.owed -= len(m.Slots)
 		if a.owed <= 0 {

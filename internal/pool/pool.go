@@ -66,6 +66,10 @@ type Pool struct {
 
 	asks    map[slotpool.AskID]*ask
 	nextAsk slotpool.AskID
+	// specAsks are the outstanding speculative asks (AskSpeculative),
+	// specGranted those granted since SpeculativeGrants.
+	specAsks    map[slotpool.AskID]specAsk
+	specGranted []SpeculativeGrant
 	// heldVersion changes whenever the head's held set does; syncHeadAsk
 	// recomputes the head's demand only when it or the head changed.
 	heldVersion   uint64
