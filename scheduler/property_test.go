@@ -130,18 +130,27 @@ func cmpProfile(a, b resource.Profile) int {
 // finishes; the harness checks on every call that no slot runs tasks of
 // two region slots, that regions deploy whole within one call after their
 // blocking inputs, that attempts only grow, and that the scheduler, the
-// pool and the runtime agree on the slots in use.
+// pool and the runtime agree on the slots in use. Every third seed runs
+// without hybrid slot sharing; the others check every shared deployment
+// (a slot of a running hybrid producer of the same slot sharing group, no
+// two subtasks of a job vertex in a slot, profiles that fit together).
 func TestRandomJobsFinish(t *testing.T) {
 	seeds := 300
 	if testing.Short() {
 		seeds = 60
 	}
+	shared := 0
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			h := runRandomJob(t, seed, Config{}, false)
+			h := runRandomJob(t, seed, Config{DisableHybridSlotSharing: seed%3 == 0}, false)
 			h.checkClean()
+			if seed%3 == 0 {
+				assert.Zero(t, h.stats().RegionsShared)
+			}
+			shared += h.stats().RegionsShared
 		})
 	}
+	assert.Positive(t, shared, "some random jobs share slots across hybrid edges")
 }
 
 // TestRandomJobsBehindAnAdmission runs the random jobs of
