@@ -80,7 +80,8 @@
 // producer it reads through a hybrid edge (first the one of its own
 // subtask index, as Flink prefers local inputs), of the same slot sharing
 // group, holding no subtask of the same job vertex, and large enough for
-// what every task in it needs together. All or nothing, like a bulk: a
+// what every task in it needs together; tasks that never finish keep
+// slots of their own, as region.Check counts them. All or nothing, like a bulk: a
 // region never holds a shared slot while it waits for others, so sharing
 // takes no slot from anyone and adds no wait. Its Deployments say Shared,
 // and no Request is handed out for it. The slot stays until the last task

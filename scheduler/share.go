@@ -20,7 +20,8 @@ const shareProbes = 4
 // share deploys region r's attempt into slots its running hybrid
 // producers hold, when each slot r needs finds one: a slot of the same
 // slot sharing group, holding no subtask of the same job vertex, whose
-// size fits what its tasks need together. It reports whether it did;
+// size fits what its tasks need together; a slot of tasks that never
+// finish (region.Slot.Unbounded) is never shared. It reports whether it did;
 // when it did not, nothing changed and r asks the pool as usual. All or
 // nothing, like a bulk: a region never holds a shared slot while it waits
 // for others, so sharing adds no wait to any region and no deadlock.
@@ -40,6 +41,12 @@ func (s *Scheduler) share(now time.Time, r region.ID, attempt strategy.Attempt) 
 	}
 	hosts := s.shareHosts[:0]
 	for i := range bins {
+		if bins[i].Unbounded {
+			// A task that never finishes keeps a slot of its own, as
+			// region.Check counts it: its slot is held for good either way.
+			s.shareHosts = hosts
+			return false
+		}
 		h, ok := s.hostFor(r, &bins[i], hosts)
 		if !ok {
 			s.shareHosts = hosts
