@@ -47,6 +47,9 @@ import (
 //	    knobs given); before anything that creates the scheduler
 //	speculation-stats
 //	    print SpeculationStats
+//	speculable
+//	    print the tasks Speculable names and the results
+//	    ReadsFinishedOnly names
 //	admission slots=N | <lines as cluster>
 //	    the slots belong to an admission.StaticCluster plugged in through
 //	    Config.Admission: the pool asks, the cluster grants
@@ -116,6 +119,8 @@ func (h *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		return h.cmdSpeculation(t, td)
 	case "speculation-stats":
 		return h.cmdSpeculationStats(t, td)
+	case "speculable":
+		return h.cmdSpeculable(t, td)
 	case "admit":
 		return h.cmdAdmit(t, td)
 	case "capacity":

@@ -102,6 +102,72 @@ func TestSpeculationRefusedWhereNoTaskIsSpeculable(t *testing.T) {
 	}
 }
 
+// TestSpeculableWithFullHybridOutputs: a task alone in its region that
+// writes a full hybrid result is speculable, and its consumers read that
+// result only once finished (ReadsFinishedOnly); a task that writes or
+// reads a selective hybrid result is not, and its results are read live.
+// Blocking results, and every result with speculation off, are never
+// named.
+func TestSpeculableWithFullHybridOutputs(t *testing.T) {
+	b := topology.NewBuilder("hybrid")
+	b.AddVertex(topology.JobVertex{ID: "src", Parallelism: 2})
+	b.AddVertex(topology.JobVertex{ID: "mid", Parallelism: 2})
+	b.AddVertex(topology.JobVertex{ID: "sel", Parallelism: 2})
+	b.AddVertex(topology.JobVertex{ID: "sink", Parallelism: 1})
+	b.AddVertex(topology.JobVertex{ID: "side", Parallelism: 1})
+	b.ConnectPinned("src", "mid", exchange.Hash, exchange.HybridFull)
+	b.ConnectPinned("mid", "sel", exchange.Hash, exchange.HybridSelective)
+	b.ConnectPinned("sel", "sink", exchange.Hash, exchange.Blocking)
+	b.ConnectPinned("src", "side", exchange.Hash, exchange.Blocking)
+	job, err := b.Build()
+	require.NoError(t, err)
+	rs := region.FromJob(job, exchange.AllBlocking)
+	topo := rs.Topology()
+
+	on := scheduler.New(rs, scheduler.Config{Speculation: scheduler.DefaultSpeculation()})
+	off := scheduler.New(rs, scheduler.Config{})
+	got := map[string]bool{}
+	for v := range scheduler.TaskID(topo.NumExecutionVertices()) {
+		got[on.TaskName(v)] = on.Speculable(v)
+		assert.Equal(t, on.Speculable(v), off.Speculable(v), "Speculable tells what the job allows")
+	}
+	assert.Equal(t, map[string]bool{"src#0": true, "src#1": true, "mid#0": false, "mid#1": false,
+		"sel#0": false, "sel#1": false, "sink#0": true, "side#0": true}, got)
+
+	finishedOnly := map[string]bool{}
+	for p := range scheduler.PartitionID(topo.NumPartitions()) {
+		_, dst := job.EdgeEnds(topo.EdgeOfPartition(p))
+		name := topo.VertexName(topo.PartitionProducer(p)) + "->" + job.Vertex(dst).ID
+		finishedOnly[name] = on.ReadsFinishedOnly(p)
+		assert.False(t, off.ReadsFinishedOnly(p), "speculation off: %s is read live", name)
+	}
+	assert.Equal(t, map[string]bool{"src#0->mid": true, "src#1->mid": true, "src#0->side": false,
+		"src#1->side": false, "mid#0->sel": false, "mid#1->sel": false, "sel#0->sink": false,
+		"sel#1->sink": false}, finishedOnly)
+	assert.False(t, on.ReadsFinishedOnly(-1))
+	assert.False(t, on.ReadsFinishedOnly(scheduler.PartitionID(topo.NumPartitions())))
+}
+
+// TestSpeculationRefusedWithOnlySelectiveHybridProducers: a job whose
+// every task writes or reads a selective hybrid result has nothing to
+// speculate; the error says why.
+func TestSpeculationRefusedWithOnlySelectiveHybridProducers(t *testing.T) {
+	rs := region.FromJob(specJob(t, 2), exchange.AllHybridSelective)
+	s := scheduler.New(rs, scheduler.Config{Speculation: scheduler.DefaultSpeculation()})
+	for v := range scheduler.TaskID(rs.Topology().NumExecutionVertices()) {
+		assert.False(t, s.Speculable(v), s.TaskName(v))
+	}
+	err := s.Start(time.Unix(0, 0))
+	var se *scheduler.SpeculationError
+	require.ErrorAs(t, err, &se)
+	require.ErrorIs(t, err, scheduler.ErrBadSpeculation)
+	assert.Equal(t, "scheduler: invalid speculation setting: Enabled true (valid: false for this job: "+
+		"no task is alone in its region, reading blocking or full hybrid results and writing blocking or "+
+		"full hybrid ones (every task shares a pipelined region, reads or writes a selective hybrid result, "+
+		"or runs unbounded))", err.Error())
+	assert.Equal(t, scheduler.JobCreated, s.State())
+}
+
 // TestSpeculationOffAddsNothing: the zero value asks for no deadline and
 // makes no attempt, however slow a task is.
 func TestSpeculationOffAddsNothing(t *testing.T) {
