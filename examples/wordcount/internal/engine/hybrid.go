@@ -109,8 +109,9 @@ func (t logTarget) close(context.Context) error { return nil }
 func (t logTarget) discard() {}
 
 // logInput is a consumer's hybrid input on one edge: the logs its
-// partition group's producers write for it, read side by side.
-type logInput struct{ logs []*hybridLog }
+// partition group's producers write for it, read side by side (live, or
+// the winners' once sealed).
+type logInput struct{ logs []logSource }
 
 func (in logInput) read(ctx context.Context, out chan<- Record) error {
 	errs := make(chan error, len(in.logs))
@@ -124,4 +125,91 @@ func (in logInput) read(ctx context.Context, out chan<- Record) error {
 		}
 	}
 	return first
+}
+
+// logSource is one producer's records for a consumer on a hybrid edge:
+// its log, read live, or the log of the attempt of it that won, read once
+// sealed (finishedRef).
+type logSource interface {
+	read(ctx context.Context, out chan<- Record) error
+}
+
+// published is one region attempt of a task whose hybrid results its
+// consumers read only once finished (scheduler.ReadsFinishedOnly: the
+// task may get speculative attempts). Each attempt of the task, its
+// speculative ones included, writes hybrid logs of its own; the consumers
+// read those of the attempt the scheduler made the winner, once that
+// attempt's finish was accepted and its logs sealed, and never those of
+// an attempt that lost. The Ready loop names the winner (Ready.Won, or
+// the region's attempt ending without a race); the attempts' goroutines
+// hand in their sealed logs. The Ready loop registers it when the task's
+// region attempt is deployed, and replaces it when the task runs again.
+type published struct {
+	attempt scheduler.Attempt // the region's attempt
+	ready   chan struct{}     // closed once won holds the winner's results
+
+	mu     sync.Mutex
+	winner scheduler.Attempt // -1 while not known
+	sure   bool              // winner was named by Ready.Won
+	sealed map[scheduler.Attempt]map[scheduler.PartitionID]*hybridResult
+	won    map[scheduler.PartitionID]*hybridResult // read only after ready is closed
+}
+
+func newPublished(attempt scheduler.Attempt) *published {
+	return &published{attempt: attempt, ready: make(chan struct{}), winner: -1,
+		sealed: map[scheduler.Attempt]map[scheduler.PartitionID]*hybridResult{}}
+}
+
+// finished hands in the sealed results of an attempt whose finish the
+// scheduler accepted.
+func (p *published) finished(attempt scheduler.Attempt, results map[scheduler.PartitionID]*hybridResult) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sealed[attempt] = results
+	p.try()
+}
+
+// name records the winner: for sure (Ready.Won), or, if none is known,
+// the region's attempt whose slot came back without a race (sure false;
+// a Ready.Won later overrides it: the region's attempt may have failed
+// while speculative attempts go on).
+func (p *published) name(attempt scheduler.Attempt, sure bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sure || (!sure && p.winner >= 0) {
+		return
+	}
+	p.winner, p.sure = attempt, sure
+	p.try()
+}
+
+// try publishes the winner's results once they are sealed (p.mu held).
+func (p *published) try() {
+	if p.won != nil || p.winner < 0 {
+		return
+	}
+	if r, ok := p.sealed[p.winner]; ok {
+		p.won = r
+		p.sealed = nil
+		close(p.ready)
+	}
+}
+
+// finishedRef is a consumer's read of one finished-only hybrid result:
+// partition p of the task whose region attempt pub is.
+type finishedRef struct {
+	pub      *published
+	p        scheduler.PartitionID
+	consumer scheduler.TaskID
+}
+
+// read waits for the winner's logs and sends the consumer's one, sealed,
+// from its start.
+func (f finishedRef) read(ctx context.Context, out chan<- Record) error {
+	select {
+	case <-f.pub.ready:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	return f.pub.won[f.p].logs[f.consumer].read(ctx, out)
 }

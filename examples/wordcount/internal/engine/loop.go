@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/scheduler"
@@ -60,6 +61,7 @@ func (e *engine) release(rd scheduler.Ready) error {
 	for _, w := range rd.Won {
 		e.won(w)
 	}
+	e.regionAttemptsEnded(rd)
 	e.h.mu.Lock()
 	for _, r := range rd.Released {
 		if err := e.h.slots.checkReleased(r.Slot); err != nil {
@@ -128,25 +130,44 @@ func (e *engine) deploy(deps []scheduler.Deployment) error {
 		if err != nil {
 			return e.fail(err)
 		}
-		if dep.Speculative {
-			e.spec.add(a)
-			started = append(started, a)
-			continue
-		}
 		for _, edge := range e.cfg.Job.OutEdges(a.vertex) {
 			pt := e.topo.PartitionType(edge)
 			p := e.topo.PartitionOf(edge, a.task)
 			switch {
 			case pt.IsHybrid():
+				// Every attempt writes logs of its own; the region's
+				// attempt's are the partition's (a speculative attempt
+				// writes only results read once finished).
 				hr := &hybridResult{attempt: a.attempt, logs: map[scheduler.TaskID]*hybridLog{}}
 				cs := e.topo.Group(e.topo.ProducedGroup(edge, a.io.subtask)).Consumers
 				for c := cs.Start; c < cs.End; c++ {
 					hr.logs[scheduler.TaskID(c)] = &hybridLog{}
 				}
-				e.hybrid[p] = hr
-			case !pt.IsPipelined():
+				if a.hybrid == nil {
+					a.hybrid = map[scheduler.PartitionID]*hybridResult{}
+				}
+				a.hybrid[p] = hr
+				if !dep.Speculative {
+					e.hybrid[p] = hr
+				}
+				if e.readsFinishedOnly(p) && a.pub == nil {
+					if !dep.Speculative {
+						e.pubs[a.task] = newPublished(a.attempt)
+					}
+					a.pub = e.pubs[a.task]
+				}
+			case !pt.IsPipelined() && !dep.Speculative:
 				e.partitions[p] = &blockingResult{attempt: a.attempt, done: make(chan struct{})}
 			}
+		}
+		if dep.Speculative {
+			if a.hybrid != nil && a.pub == nil {
+				return e.fail(fmt.Errorf("scheduler deployed a speculative attempt %d of %s, whose hybrid results are read live",
+					a.attempt, a.name))
+			}
+			e.spec.add(a)
+			started = append(started, a)
+			continue
 		}
 		e.runs[dep.Task] = a
 		started = append(started, a)
@@ -161,6 +182,40 @@ func (e *engine) deploy(deps []scheduler.Deployment) error {
 		go e.execute(a)
 	}
 	return nil
+}
+
+// regionAttemptsEnded names the winner of the tasks whose results are
+// read only once finished and whose region's attempt ended in rd without
+// a race: its slot came back, and it was neither canceled nor restarted
+// (a Ready.Won, handled before, names the winner of a race for sure).
+func (e *engine) regionAttemptsEnded(rd scheduler.Ready) {
+	if len(e.pubs) == 0 {
+		return
+	}
+	for _, r := range rd.Released {
+		v, one := e.rs.OnlyMember(r.Region)
+		pub := e.pubs[v]
+		if !one || pub == nil || pub.attempt != r.Attempt || ended(rd, v, r.Region, r.Attempt) {
+			continue
+		}
+		pub.name(r.Attempt, false)
+	}
+}
+
+// ended reports whether rd cancels attempt a of task v or restarts its
+// region r.
+func ended(rd scheduler.Ready, v scheduler.TaskID, r scheduler.RegionID, a scheduler.Attempt) bool {
+	for _, c := range rd.Cancel {
+		if c.Task == v && c.Attempt == a {
+			return true
+		}
+	}
+	for _, rs := range rd.Restarted {
+		if slices.Contains(rs.Regions, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // report handles the driver's answer to a task's report: the ones a
