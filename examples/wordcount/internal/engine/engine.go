@@ -166,11 +166,11 @@ type engine struct {
 	dir  string // the job's blocking results
 
 	// Owned by the Ready loop.
-	runs        map[scheduler.TaskID]*attempt
-	spec        *speculation // speculative attempts and stragglers (speculation.go)
-	pipes       map[pipeKey]*pipe
-	partitions  map[scheduler.PartitionID]*blockingResult
-	hybrid      map[scheduler.PartitionID]*hybridResult
+	runs       map[scheduler.TaskID]*attempt
+	spec       *speculation // speculative attempts and stragglers (speculation.go)
+	pipes      map[pipeKey]*pipe
+	partitions map[scheduler.PartitionID]*blockingResult
+	hybrid     map[scheduler.PartitionID]*hybridResult
 	// finishedOnly is, per partition, whether its consumers read it only
 	// once finished, from the winning attempt (scheduler.ReadsFinishedOnly;
 	// nil if none is); pubs holds, per task writing such results, its
@@ -178,7 +178,7 @@ type engine struct {
 	finishedOnly []bool
 	pubs         map[scheduler.TaskID]*published
 	failPending  map[scheduler.TaskID]failure
-	released    int // blocking partitions deleted
+	released     int // blocking partitions deleted
 
 	// Guarded by h.mu.
 	timeline *timeline
