@@ -708,6 +708,9 @@ func (s *Scheduler) specReport(now time.Time, op string, v TaskID, e Attempt, to
 		}
 		return 0, true, nil
 	case strategy.TaskFinished:
+		if err := s.strategy.CheckFinish(v); err != nil {
+			return 0, true, s.wrap(op, v, err) // refused before the race ends: nothing changes
+		}
 		s.win(now, t, c)
 		return cur, false, nil
 	case strategy.TaskFailed:

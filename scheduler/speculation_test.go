@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"container/heap"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/slotpool"
@@ -210,7 +212,10 @@ func specJob(t testing.TB, p int) *topology.JobGraph {
 //   - the job finishes.
 //
 // One end in eight is a failure instead: a failed attempt while another
-// runs is dropped, the last one fails its region over.
+// runs is dropped, the last one fails its region over. Every other job is
+// all-hybrid-full, where tasks with hybrid outputs are speculated too: a
+// consumer's finish before its hybrid producers' is refused
+// (strategy.ErrEarlyFinish), and the attempt reports it again later.
 func TestSpeculationProperty(t *testing.T) {
 	for seed := range uint64(200) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { runSpeculationProperty(t, seed) })
@@ -233,7 +238,11 @@ func runSpeculationProperty(t *testing.T, seed uint64) {
 	}
 	job, err := b.Build()
 	require.NoError(t, err)
-	rs := region.FromJob(job, exchange.AllBlocking)
+	mode := exchange.AllBlocking
+	if seed%2 == 1 {
+		mode = exchange.AllHybridFull
+	}
+	rs := region.FromJob(job, mode)
 	topo := rs.Topology()
 	c := scheduler.DefaultSpeculation()
 	c.BaselineRatio = []float64{0, 0.5, 0.75, 1}[rng.IntN(4)]
@@ -319,15 +328,24 @@ func runSpeculationProperty(t *testing.T, seed uint64) {
 			continue // canceled
 		}
 		now = e.at
-		delete(inSlot, running[k])
+		slot := running[k]
+		delete(inSlot, slot)
 		delete(running, k)
-		if rng.IntN(8) == 0 {
+		if rng.IntN(8) == 0 && !e.retry {
 			require.NoError(t, s.TaskFailed(now, k.v, k.a))
 			apply(s.Ready(), nil)
 			continue
 		}
+		err := s.TaskFinished(now, k.v, k.a)
+		if errors.Is(err, strategy.ErrEarlyFinish) {
+			// It holds its slot until its hybrid producers finished.
+			require.Equal(t, exchange.AllHybridFull, mode)
+			running[k], inSlot[slot] = slot, k
+			heap.Push(&cal, end{at: now.Add(100 * time.Millisecond), k: e.k, retry: true})
+			continue
+		}
+		require.NoError(t, err)
 		finishedFirst[k] = true
-		require.NoError(t, s.TaskFinished(now, k.v, k.a))
 		apply(s.Ready(), &k)
 	}
 	require.Equal(t, scheduler.JobFinished, s.State(), "%v", s.Err())
@@ -343,8 +361,9 @@ type endKey struct {
 }
 
 type end struct {
-	at time.Time
-	k  endKey
+	at    time.Time
+	k     endKey
+	retry bool // a finish refused before: the attempt's work is done
 }
 
 // endHeap orders the ends by time, then task and attempt.
@@ -367,4 +386,57 @@ func (h *endHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// TestSpeculativeEarlyFinishEndsNoRace: a speculative attempt of a
+// consumer of a full hybrid result that reports its finish before the
+// producer's is refused (strategy.ErrEarlyFinish) and changes nothing:
+// the race goes on, no attempt is canceled, nothing is won. Once the
+// producer finished, its report wins.
+func TestSpeculativeEarlyFinishEndsNoRace(t *testing.T) {
+	b := topology.NewBuilder("hybrid")
+	b.AddVertex(topology.JobVertex{ID: "A", Parallelism: 1})
+	b.AddVertex(topology.JobVertex{ID: "B", Parallelism: 1})
+	b.Connect("A", "B", exchange.Hash)
+	job, err := b.Build()
+	require.NoError(t, err)
+	rs := region.FromJob(job, exchange.AllHybridFull)
+	c := scheduler.DefaultSpeculation()
+	c.BaselineRatio, c.BaselineLowerBound = 0, time.Second // every attempt is slow after a second
+	s := scheduler.New(rs, scheduler.Config{Speculation: c})
+	t0 := time.Unix(0, 0)
+	require.NoError(t, s.Offer(t0, slotpool.Slots(4)...))
+	require.NoError(t, s.Start(t0))
+	assert.Len(t, s.Ready().Deploy, 2, "A, and B beside it")
+	const a, bv = scheduler.TaskID(0), scheduler.TaskID(1)
+	require.True(t, s.ReadsFinishedOnly(0), "A's result is read only once finished")
+
+	require.NoError(t, s.Tick(t0.Add(time.Second)))
+	copies := map[scheduler.TaskID]scheduler.Attempt{}
+	for _, d := range s.Ready().Deploy {
+		require.True(t, d.Speculative)
+		copies[d.Task] = d.Attempt
+	}
+	require.Len(t, copies, 2, "both got a speculative attempt")
+
+	err = s.TaskFinished(t0.Add(1500*time.Millisecond), bv, copies[bv])
+	require.ErrorIs(t, err, strategy.ErrEarlyFinish)
+	var ef *strategy.EarlyFinishError
+	require.ErrorAs(t, err, &ef)
+	assert.Equal(t, "A#0", ef.ProducerName)
+	rd := s.Ready()
+	assert.Empty(t, rd.Won)
+	assert.Empty(t, rd.Cancel)
+	assert.Equal(t, 0, s.SpeculationStats().Won)
+
+	// A's speculative attempt wins; then B's does.
+	require.NoError(t, s.TaskFinished(t0.Add(2*time.Second), a, copies[a]))
+	rd = s.Ready()
+	assert.Equal(t, []scheduler.Task{{Task: a, Attempt: copies[a]}}, rd.Won)
+	require.NoError(t, s.TaskFinished(t0.Add(2500*time.Millisecond), bv, copies[bv]))
+	rd = s.Ready()
+	assert.Equal(t, []scheduler.Task{{Task: bv, Attempt: copies[bv]}}, rd.Won)
+	assert.Equal(t, []scheduler.Task{{Task: bv, Attempt: 0}}, rd.Cancel)
+	assert.Equal(t, scheduler.JobFinished, s.State())
+	assert.Equal(t, 2, s.SpeculationStats().Won)
 }
