@@ -138,61 +138,47 @@ type logSource interface {
 // consumers read only once finished (scheduler.ReadsFinishedOnly: the
 // task may get speculative attempts). Each attempt of the task, its
 // speculative ones included, writes hybrid logs of its own; the consumers
-// read those of the attempt the scheduler made the winner, once that
-// attempt's finish was accepted and its logs sealed, and never those of
-// an attempt that lost. The Ready loop names the winner (Ready.Won, or
-// the region's attempt ending without a race); the attempts' goroutines
-// hand in their sealed logs. The Ready loop registers it when the task's
-// region attempt is deployed, and replaces it when the task runs again.
+// read those of the attempt that won, once the scheduler accepted its
+// finish and it sealed them, and never those of an attempt that lost.
+// The scheduler makes the first finish it accepts the winner (a loser's
+// late finish is accepted too, and dropped): an attempt holds reporting
+// from its finish report until it handed its results in, so the first
+// results handed in are the winner's. (Ready.Won, which names the winner
+// of a race, is checked against them.) The Ready loop registers it when
+// the task's region attempt is deployed, and replaces it when the task
+// runs again.
 type published struct {
-	attempt scheduler.Attempt // the region's attempt
-	ready   chan struct{}     // closed once won holds the winner's results
+	attempt   scheduler.Attempt // the region's attempt
+	ready     chan struct{}     // closed once won holds the winner's results
+	reporting sync.Mutex
 
 	mu     sync.Mutex
-	winner scheduler.Attempt // -1 while not known
-	sure   bool              // winner was named by Ready.Won
-	sealed map[scheduler.Attempt]map[scheduler.PartitionID]*hybridResult
+	winner scheduler.Attempt                       // -1 while not known
 	won    map[scheduler.PartitionID]*hybridResult // read only after ready is closed
 }
 
 func newPublished(attempt scheduler.Attempt) *published {
-	return &published{attempt: attempt, ready: make(chan struct{}), winner: -1,
-		sealed: map[scheduler.Attempt]map[scheduler.PartitionID]*hybridResult{}}
+	return &published{attempt: attempt, ready: make(chan struct{}), winner: -1}
 }
 
 // finished hands in the sealed results of an attempt whose finish the
-// scheduler accepted.
+// scheduler accepted (reporting held since before the report): the first
+// are the winner's, and are published; later ones are a loser's.
 func (p *published) finished(attempt scheduler.Attempt, results map[scheduler.PartitionID]*hybridResult) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.sealed[attempt] = results
-	p.try()
+	if p.winner >= 0 {
+		return
+	}
+	p.winner, p.won = attempt, results
+	close(p.ready)
 }
 
-// name records the winner: for sure (Ready.Won), or, if none is known,
-// the region's attempt whose slot came back without a race (sure false;
-// a Ready.Won later overrides it: the region's attempt may have failed
-// while speculative attempts go on).
-func (p *published) name(attempt scheduler.Attempt, sure bool) {
+// published returns the attempt whose results are published, if any.
+func (p *published) published() (scheduler.Attempt, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.sure || (!sure && p.winner >= 0) {
-		return
-	}
-	p.winner, p.sure = attempt, sure
-	p.try()
-}
-
-// try publishes the winner's results once they are sealed (p.mu held).
-func (p *published) try() {
-	if p.won != nil || p.winner < 0 {
-		return
-	}
-	if r, ok := p.sealed[p.winner]; ok {
-		p.won = r
-		p.sealed = nil
-		close(p.ready)
-	}
+	return p.winner, p.winner >= 0
 }
 
 // finishedRef is a consumer's read of one finished-only hybrid result:

@@ -7,7 +7,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/topology"
 )
 
 // sealedResult is an attempt's hybrid result of partition p for
@@ -33,56 +36,51 @@ func readAll(t *testing.T, ctx context.Context, src logSource) ([]Record, error)
 }
 
 // TestFinishedOnlyReadsTheWinnersLog: a consumer of a result read only
-// once finished gets nothing until the winner is known and sealed, and
-// then the winner's log, never that of an attempt that finished first
-// but lost (its late finish was accepted and dropped by the scheduler).
+// once finished gets nothing until an attempt whose finish the scheduler
+// accepted handed in its sealed logs, and then that attempt's log, the
+// winner's: a loser whose late finish is accepted (and dropped) after it
+// changes nothing.
 func TestFinishedOnlyReadsTheWinnersLog(t *testing.T) {
 	const p, c = scheduler.PartitionID(3), scheduler.TaskID(9)
 	pub := newPublished(0)
 	ref := finishedRef{pub: pub, p: p, consumer: c}
 
-	pub.finished(0, sealedResult(p, c, "loser")) // sealed, but not named
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := readAll(t, ctx, ref)
-	require.ErrorIs(t, err, context.Canceled, "nothing is read before the winner is named")
+	require.ErrorIs(t, err, context.Canceled, "nothing is read before the winner's logs are in")
+	_, ok := pub.published()
+	assert.False(t, ok)
 
-	pub.name(1, true) // Ready.Won: attempt 1 won
-	select {
-	case <-pub.ready:
-		t.Fatal("published before the winner's logs were sealed")
-	default:
-	}
-	pub.finished(1, sealedResult(p, c, "winner"))
+	pub.finished(1, sealedResult(p, c, "winner")) // the speculative attempt 1 won
+	pub.finished(0, sealedResult(p, c, "loser"))  // the straggler's late finish
 	recs, err := readAll(t, context.Background(), ref)
 	require.NoError(t, err)
 	assert.Equal(t, []Record{{Key: "winner", N: 1}}, recs)
-
-	pub.name(0, true) // nothing changes once published
-	recs, err = readAll(t, context.Background(), ref)
-	require.NoError(t, err)
-	assert.Equal(t, []Record{{Key: "winner", N: 1}}, recs)
+	got, ok := pub.published()
+	assert.True(t, ok)
+	assert.Equal(t, scheduler.Attempt(1), got)
 }
 
-// TestFinishedOnlyWithoutARace: the region's attempt whose slot came back
-// without a race is the winner; a Ready.Won before it is published
-// overrides that guess (the region's attempt failed while a speculative
-// one went on), and a guess never overrides a Ready.Won.
-func TestFinishedOnlyWithoutARace(t *testing.T) {
-	const p, c = scheduler.PartitionID(0), scheduler.TaskID(1)
-	pub := newPublished(2)
-	pub.name(2, false)
-	pub.finished(2, sealedResult(p, c, "only"))
-	recs, err := readAll(t, context.Background(), finishedRef{pub: pub, p: p, consumer: c})
+// TestWonIsCheckedAgainstThePublishedWinner: a Ready.Won naming another
+// attempt than the one whose results were published is a broken promise
+// of the scheduler, an error; naming it, or coming before any result was
+// handed in, is fine.
+func TestWonIsCheckedAgainstThePublishedWinner(t *testing.T) {
+	e := &engine{pubs: map[scheduler.TaskID]*published{}, spec: &speculation{copies: map[scheduler.Task]*attempt{},
+		partitions: map[scheduler.Task]map[scheduler.PartitionID]*blockingResult{}, results: map[scheduler.Task][]Record{}}}
+	job, err := topology.NewBuilder("two").
+		AddVertex(topology.JobVertex{ID: "A", Parallelism: 1}).
+		AddVertex(topology.JobVertex{ID: "B", Parallelism: 1}).
+		Connect("A", "B", exchange.Hash).Build()
 	require.NoError(t, err)
-	assert.Equal(t, []Record{{Key: "only", N: 1}}, recs)
-
-	pub = newPublished(2)
-	pub.name(2, false) // its slot came back: it failed, a speculative attempt runs on
-	pub.name(3, true)
-	pub.name(2, false)
-	pub.finished(3, sealedResult(p, c, "copy"))
-	recs, err = readAll(t, context.Background(), finishedRef{pub: pub, p: p, consumer: c})
-	require.NoError(t, err)
-	assert.Equal(t, []Record{{Key: "copy", N: 1}}, recs)
+	e.topo = region.FromJob(job, exchange.AllHybridFull).Topology()
+	pub := newPublished(0)
+	e.pubs[0] = pub
+	require.NoError(t, e.won(scheduler.Task{Task: 0, Attempt: 1}), "before any result was handed in")
+	pub.finished(1, sealedResult(0, 1, "winner"))
+	require.NoError(t, e.won(scheduler.Task{Task: 0, Attempt: 1}))
+	err = e.won(scheduler.Task{Task: 0, Attempt: 0})
+	require.Error(t, err)
+	assert.Equal(t, "scheduler named A#0 attempt 0 the winner, but attempt 1's finish was accepted first", err.Error())
 }

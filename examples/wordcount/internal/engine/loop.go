@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 
 	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/scheduler"
@@ -59,9 +58,10 @@ func (e *engine) release(rd scheduler.Ready) error {
 		e.cancel(c, cause)
 	}
 	for _, w := range rd.Won {
-		e.won(w)
+		if err := e.won(w); err != nil {
+			return e.fail(err)
+		}
 	}
-	e.regionAttemptsEnded(rd)
 	e.h.mu.Lock()
 	for _, r := range rd.Released {
 		if err := e.h.slots.checkReleased(r.Slot); err != nil {
@@ -182,40 +182,6 @@ func (e *engine) deploy(deps []scheduler.Deployment) error {
 		go e.execute(a)
 	}
 	return nil
-}
-
-// regionAttemptsEnded names the winner of the tasks whose results are
-// read only once finished and whose region's attempt ended in rd without
-// a race: its slot came back, and it was neither canceled nor restarted
-// (a Ready.Won, handled before, names the winner of a race for sure).
-func (e *engine) regionAttemptsEnded(rd scheduler.Ready) {
-	if len(e.pubs) == 0 {
-		return
-	}
-	for _, r := range rd.Released {
-		v, one := e.rs.OnlyMember(r.Region)
-		pub := e.pubs[v]
-		if !one || pub == nil || pub.attempt != r.Attempt || ended(rd, v, r.Region, r.Attempt) {
-			continue
-		}
-		pub.name(r.Attempt, false)
-	}
-}
-
-// ended reports whether rd cancels attempt a of task v or restarts its
-// region r.
-func ended(rd scheduler.Ready, v scheduler.TaskID, r scheduler.RegionID, a scheduler.Attempt) bool {
-	for _, c := range rd.Cancel {
-		if c.Task == v && c.Attempt == a {
-			return true
-		}
-	}
-	for _, rs := range rd.Restarted {
-		if slices.Contains(rs.Regions, r) {
-			return true
-		}
-	}
-	return false
 }
 
 // report handles the driver's answer to a task's report: the ones a

@@ -121,14 +121,20 @@ func (e *engine) execute(a *attempt) {
 	case a.ctx.Err() != nil:
 	case err == nil:
 		a.reported.Store(true)
+		if a.pub != nil {
+			a.pub.reporting.Lock() // until its results are handed in: the first accepted finish is the first handed in
+		}
 		err := e.rep.TaskFinished(a.ctx, a.task, a.attempt)
 		if err == nil {
 			for _, o := range a.io.outs {
 				o.seal() // the consumers reading its hybrid results may end now
 			}
 			if a.pub != nil {
-				a.pub.finished(a.attempt, a.hybrid) // read once it is named the winner
+				a.pub.finished(a.attempt, a.hybrid)
 			}
+		}
+		if a.pub != nil {
+			a.pub.reporting.Unlock()
 		}
 		e.report(a, "finished", err)
 	case errors.Is(err, ErrInjected):
