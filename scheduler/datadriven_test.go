@@ -49,6 +49,9 @@ import (
 //	    knobs given); before anything that creates the scheduler
 //	speculation-stats
 //	    print SpeculationStats
+//	speculable
+//	    print the tasks Speculable names and the results
+//	    ReadsFinishedOnly names
 //	admission slots=N | <lines as cluster>
 //	    the slots belong to an admission.StaticCluster plugged in through
 //	    Config.Admission: the pool asks, the cluster grants
@@ -118,6 +121,8 @@ func (h *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		return h.cmdSpeculation(t, td)
 	case "speculation-stats":
 		return h.cmdSpeculationStats(t, td)
+	case "speculable":
+		return h.cmdSpeculable(t, td)
 	case "admit":
 		return h.cmdAdmit(t, td)
 	case "capacity":

@@ -73,13 +73,24 @@ import (
 // A task is speculated only if it is a pipelined region of its own and
 // bounded, reads only blocking or full hybrid results (kept whole, so a
 // second attempt reads the same inputs again) and writes only blocking
-// ones (so its consumers read the winner's result). A task that shares a
-// pipelined region with other tasks, reads a selective hybrid result, or
-// writes a hybrid one is never speculated: a neighbour reads one attempt
-// of it, or its input, live. Speculable
-// tells which tasks are; a job without any is refused: Start returns a
-// *SpeculationError (as Flink speculates only with blocking or hybrid
-// exchanges).
+// or full hybrid ones. A task that shares a pipelined region with other
+// tasks, or reads or writes a selective hybrid result, is never
+// speculated: a neighbour reads one attempt of it live, or it reads its
+// input live, and a selective result cannot be read a second time.
+// Speculable tells which tasks are; a job without any is refused: Start
+// returns a *SpeculationError (as Flink speculates only with blocking or
+// hybrid exchanges).
+//
+// # Full hybrid results of speculable tasks
+//
+// As in Flink, the consumers of a full hybrid result whose producer may
+// be speculated read it only from the winning attempt once it finished,
+// never live from one attempt that may lose: ReadsFinishedOnly names
+// those results. Scheduling does not change: a consumer region still
+// asks for slots once its hybrid producers are deployed, and waits,
+// deployed, for the winner's finish before it reads the result. A
+// consumer still never finishes before its hybrid producers
+// (TaskFinished).
 type Speculation struct {
 	// Enabled turns speculative execution on.
 	Enabled bool
@@ -170,9 +181,31 @@ func (c Speculation) Validate() error {
 }
 
 // Speculable reports whether task v can get speculative attempts: it is
-// a pipelined region of its own and bounded (see Speculation). An id out
-// of range is not.
+// a pipelined region of its own and bounded, reads only blocking or full
+// hybrid results and writes only blocking or full hybrid ones (see
+// Speculation). It tells what the job allows, whether speculation is on
+// or not. An id out of range is not.
 func (s *Scheduler) Speculable(v TaskID) bool { return speculable(s.rs, v) }
+
+// ReadsFinishedOnly reports whether the consumers of result partition p
+// read it only once it is finished, from the attempt of its producer that
+// won: p is a full hybrid result, its producer is Speculable, and
+// speculation is on (Config.Speculation.Enabled with a valid setting).
+// A runtime then hands a consumer of p the winner's result once its
+// finish was reported, never the live output of an attempt that may
+// still lose; it reads every other hybrid result live. False if
+// speculation is off, for blocking, pipelined and selective hybrid
+// results, and for an id out of range.
+func (s *Scheduler) ReadsFinishedOnly(p PartitionID) bool {
+	if s.spec == nil {
+		return false
+	}
+	topo := s.rs.Topology()
+	if p < 0 || int(p) >= topo.NumPartitions() {
+		return false
+	}
+	return topo.PartitionType(topo.EdgeOfPartition(p)) == exchange.HybridFull && speculable(s.rs, topo.PartitionProducer(p))
+}
 
 // speculable is Speculable for the task v of rs.
 func speculable(rs *region.Regions, v TaskID) bool {
@@ -190,8 +223,8 @@ func speculable(rs *region.Regions, v TaskID) bool {
 		}
 	}
 	for _, e := range topo.Job().OutEdges(jv) {
-		if topo.PartitionType(e).IsHybrid() {
-			return false // its consumers read one attempt's result live
+		if topo.PartitionType(e) == exchange.HybridSelective {
+			return false // its consumers read one attempt's result live, and cannot read it again
 		}
 	}
 	return !topo.Job().Vertex(jv).Unbounded
@@ -200,8 +233,8 @@ func speculable(rs *region.Regions, v TaskID) bool {
 // CheckJob returns a *SpeculationError if c cannot run on the job of rs:
 // an invalid setting (Validate), or speculation on for a job none of
 // whose tasks may have a speculative attempt (see
-// Scheduler.Speculable): every task shares a pipelined region, reads a
-// selective hybrid result, writes a hybrid one, or runs unbounded. Flink likewise
+// Scheduler.Speculable): every task shares a pipelined region, reads or
+// writes a selective hybrid result, or runs unbounded. Flink likewise
 // speculates only in jobs whose exchanges are blocking or hybrid.
 func (c Speculation) CheckJob(rs *region.Regions) error {
 	if err := c.Validate(); err != nil || !c.Enabled {
@@ -213,7 +246,7 @@ func (c Speculation) CheckJob(rs *region.Regions) error {
 		}
 	}
 	return &SpeculationError{Field: "Enabled", Value: "true",
-		Valid: "false for this job: no task is alone in its region, reading blocking or full hybrid results and writing blocking ones (every task shares a pipelined region, reads a selective hybrid result, writes a hybrid one, or runs unbounded)"}
+		Valid: "false for this job: no task is alone in its region, reading blocking or full hybrid results and writing blocking or full hybrid ones (every task shares a pipelined region, reads or writes a selective hybrid result, or runs unbounded)"}
 }
 
 // speculator is the scheduler's speculative execution: the detector's
@@ -723,6 +756,9 @@ func (s *Scheduler) specReport(now time.Time, op string, v TaskID, e Attempt, to
 		}
 		return 0, true, nil
 	case strategy.TaskFinished:
+		if err := s.strategy.CheckFinish(v); err != nil {
+			return 0, true, s.wrap(op, v, err) // refused before the race ends: nothing changes
+		}
 		s.win(now, t, c)
 		return cur, false, nil
 	case strategy.TaskFailed:

@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,6 +51,25 @@ func (h *scenario) cmdSpeculation(t *testing.T, td *datadriven.TestData) string 
 func (h *scenario) cmdSpeculationStats(t *testing.T, td *datadriven.TestData) string {
 	st := h.sched(t, td).SpeculationStats()
 	return fmt.Sprintf("requested %d, started %d, won %d, %d blocked", st.Requested, st.Started, st.Won, st.Blocked)
+}
+
+// cmdSpeculable prints the speculable tasks and the results read only
+// once finished, in id order.
+func (h *scenario) cmdSpeculable(t *testing.T, td *datadriven.TestData) string {
+	s := h.sched(t, td)
+	topo := h.rs.Topology()
+	var tasks, parts []string
+	for v := range scheduler.TaskID(topo.NumExecutionVertices()) {
+		if s.Speculable(v) {
+			tasks = append(tasks, h.name(v))
+		}
+	}
+	for p := range scheduler.PartitionID(topo.NumPartitions()) {
+		if s.ReadsFinishedOnly(p) {
+			parts = append(parts, h.partitionName(p))
+		}
+	}
+	return fmt.Sprintf("speculable: [%s]\nread finished only: [%s]", strings.Join(tasks, " "), strings.Join(parts, " "))
 }
 
 // speculative is the mark of a speculative request or deployment.

@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"container/heap"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/slotpool"
@@ -102,6 +104,72 @@ func TestSpeculationRefusedWhereNoTaskIsSpeculable(t *testing.T) {
 	}
 }
 
+// TestSpeculableWithFullHybridOutputs: a task alone in its region that
+// writes a full hybrid result is speculable, and its consumers read that
+// result only once finished (ReadsFinishedOnly); a task that writes or
+// reads a selective hybrid result is not, and its results are read live.
+// Blocking results, and every result with speculation off, are never
+// named.
+func TestSpeculableWithFullHybridOutputs(t *testing.T) {
+	b := topology.NewBuilder("hybrid")
+	b.AddVertex(topology.JobVertex{ID: "src", Parallelism: 2})
+	b.AddVertex(topology.JobVertex{ID: "mid", Parallelism: 2})
+	b.AddVertex(topology.JobVertex{ID: "sel", Parallelism: 2})
+	b.AddVertex(topology.JobVertex{ID: "sink", Parallelism: 1})
+	b.AddVertex(topology.JobVertex{ID: "side", Parallelism: 1})
+	b.ConnectPinned("src", "mid", exchange.Hash, exchange.HybridFull)
+	b.ConnectPinned("mid", "sel", exchange.Hash, exchange.HybridSelective)
+	b.ConnectPinned("sel", "sink", exchange.Hash, exchange.Blocking)
+	b.ConnectPinned("src", "side", exchange.Hash, exchange.Blocking)
+	job, err := b.Build()
+	require.NoError(t, err)
+	rs := region.FromJob(job, exchange.AllBlocking)
+	topo := rs.Topology()
+
+	on := scheduler.New(rs, scheduler.Config{Speculation: scheduler.DefaultSpeculation()})
+	off := scheduler.New(rs, scheduler.Config{})
+	got := map[string]bool{}
+	for v := range scheduler.TaskID(topo.NumExecutionVertices()) {
+		got[on.TaskName(v)] = on.Speculable(v)
+		assert.Equal(t, on.Speculable(v), off.Speculable(v), "Speculable tells what the job allows")
+	}
+	assert.Equal(t, map[string]bool{"src#0": true, "src#1": true, "mid#0": false, "mid#1": false,
+		"sel#0": false, "sel#1": false, "sink#0": true, "side#0": true}, got)
+
+	finishedOnly := map[string]bool{}
+	for p := range scheduler.PartitionID(topo.NumPartitions()) {
+		_, dst := job.EdgeEnds(topo.EdgeOfPartition(p))
+		name := topo.VertexName(topo.PartitionProducer(p)) + "->" + job.Vertex(dst).ID
+		finishedOnly[name] = on.ReadsFinishedOnly(p)
+		assert.False(t, off.ReadsFinishedOnly(p), "speculation off: %s is read live", name)
+	}
+	assert.Equal(t, map[string]bool{"src#0->mid": true, "src#1->mid": true, "src#0->side": false,
+		"src#1->side": false, "mid#0->sel": false, "mid#1->sel": false, "sel#0->sink": false,
+		"sel#1->sink": false}, finishedOnly)
+	assert.False(t, on.ReadsFinishedOnly(-1))
+	assert.False(t, on.ReadsFinishedOnly(scheduler.PartitionID(topo.NumPartitions())))
+}
+
+// TestSpeculationRefusedWithOnlySelectiveHybridProducers: a job whose
+// every task writes or reads a selective hybrid result has nothing to
+// speculate; the error says why.
+func TestSpeculationRefusedWithOnlySelectiveHybridProducers(t *testing.T) {
+	rs := region.FromJob(specJob(t, 2), exchange.AllHybridSelective)
+	s := scheduler.New(rs, scheduler.Config{Speculation: scheduler.DefaultSpeculation()})
+	for v := range scheduler.TaskID(rs.Topology().NumExecutionVertices()) {
+		assert.False(t, s.Speculable(v), s.TaskName(v))
+	}
+	err := s.Start(time.Unix(0, 0))
+	var se *scheduler.SpeculationError
+	require.ErrorAs(t, err, &se)
+	require.ErrorIs(t, err, scheduler.ErrBadSpeculation)
+	assert.Equal(t, "scheduler: invalid speculation setting: Enabled true (valid: false for this job: "+
+		"no task is alone in its region, reading blocking or full hybrid results and writing blocking or "+
+		"full hybrid ones (every task shares a pipelined region, reads or writes a selective hybrid result, "+
+		"or runs unbounded))", err.Error())
+	assert.Equal(t, scheduler.JobCreated, s.State())
+}
+
 // TestSpeculationOffAddsNothing: the zero value asks for no deadline and
 // makes no attempt, however slow a task is.
 func TestSpeculationOffAddsNothing(t *testing.T) {
@@ -144,7 +212,10 @@ func specJob(t testing.TB, p int) *topology.JobGraph {
 //   - the job finishes.
 //
 // One end in eight is a failure instead: a failed attempt while another
-// runs is dropped, the last one fails its region over.
+// runs is dropped, the last one fails its region over. Every other job is
+// all-hybrid-full, where tasks with hybrid outputs are speculated too: a
+// consumer's finish before its hybrid producers' is refused
+// (strategy.ErrEarlyFinish), and the attempt reports it again later.
 func TestSpeculationProperty(t *testing.T) {
 	for seed := range uint64(200) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { runSpeculationProperty(t, seed) })
@@ -167,7 +238,11 @@ func runSpeculationProperty(t *testing.T, seed uint64) {
 	}
 	job, err := b.Build()
 	require.NoError(t, err)
-	rs := region.FromJob(job, exchange.AllBlocking)
+	mode := exchange.AllBlocking
+	if seed%2 == 1 {
+		mode = exchange.AllHybridFull
+	}
+	rs := region.FromJob(job, mode)
 	topo := rs.Topology()
 	c := scheduler.DefaultSpeculation()
 	c.BaselineRatio = []float64{0, 0.5, 0.75, 1}[rng.IntN(4)]
@@ -253,15 +328,24 @@ func runSpeculationProperty(t *testing.T, seed uint64) {
 			continue // canceled
 		}
 		now = e.at
-		delete(inSlot, running[k])
+		slot := running[k]
+		delete(inSlot, slot)
 		delete(running, k)
-		if rng.IntN(8) == 0 {
+		if rng.IntN(8) == 0 && !e.retry {
 			require.NoError(t, s.TaskFailed(now, k.v, k.a))
 			apply(s.Ready(), nil)
 			continue
 		}
+		err := s.TaskFinished(now, k.v, k.a)
+		if errors.Is(err, strategy.ErrEarlyFinish) {
+			// It holds its slot until its hybrid producers finished.
+			require.Equal(t, exchange.AllHybridFull, mode)
+			running[k], inSlot[slot] = slot, k
+			heap.Push(&cal, end{at: now.Add(100 * time.Millisecond), k: e.k, retry: true})
+			continue
+		}
+		require.NoError(t, err)
 		finishedFirst[k] = true
-		require.NoError(t, s.TaskFinished(now, k.v, k.a))
 		apply(s.Ready(), &k)
 	}
 	require.Equal(t, scheduler.JobFinished, s.State(), "%v", s.Err())
@@ -277,8 +361,9 @@ type endKey struct {
 }
 
 type end struct {
-	at time.Time
-	k  endKey
+	at    time.Time
+	k     endKey
+	retry bool // a finish refused before: the attempt's work is done
 }
 
 // endHeap orders the ends by time, then task and attempt.
@@ -301,4 +386,57 @@ func (h *endHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// TestSpeculativeEarlyFinishEndsNoRace: a speculative attempt of a
+// consumer of a full hybrid result that reports its finish before the
+// producer's is refused (strategy.ErrEarlyFinish) and changes nothing:
+// the race goes on, no attempt is canceled, nothing is won. Once the
+// producer finished, its report wins.
+func TestSpeculativeEarlyFinishEndsNoRace(t *testing.T) {
+	b := topology.NewBuilder("hybrid")
+	b.AddVertex(topology.JobVertex{ID: "A", Parallelism: 1})
+	b.AddVertex(topology.JobVertex{ID: "B", Parallelism: 1})
+	b.Connect("A", "B", exchange.Hash)
+	job, err := b.Build()
+	require.NoError(t, err)
+	rs := region.FromJob(job, exchange.AllHybridFull)
+	c := scheduler.DefaultSpeculation()
+	c.BaselineRatio, c.BaselineLowerBound = 0, time.Second // every attempt is slow after a second
+	s := scheduler.New(rs, scheduler.Config{Speculation: c})
+	t0 := time.Unix(0, 0)
+	require.NoError(t, s.Offer(t0, slotpool.Slots(4)...))
+	require.NoError(t, s.Start(t0))
+	assert.Len(t, s.Ready().Deploy, 2, "A, and B beside it")
+	const a, bv = scheduler.TaskID(0), scheduler.TaskID(1)
+	require.True(t, s.ReadsFinishedOnly(0), "A's result is read only once finished")
+
+	require.NoError(t, s.Tick(t0.Add(time.Second)))
+	copies := map[scheduler.TaskID]scheduler.Attempt{}
+	for _, d := range s.Ready().Deploy {
+		require.True(t, d.Speculative)
+		copies[d.Task] = d.Attempt
+	}
+	require.Len(t, copies, 2, "both got a speculative attempt")
+
+	err = s.TaskFinished(t0.Add(1500*time.Millisecond), bv, copies[bv])
+	require.ErrorIs(t, err, strategy.ErrEarlyFinish)
+	var ef *strategy.EarlyFinishError
+	require.ErrorAs(t, err, &ef)
+	assert.Equal(t, "A#0", ef.ProducerName)
+	rd := s.Ready()
+	assert.Empty(t, rd.Won)
+	assert.Empty(t, rd.Cancel)
+	assert.Equal(t, 0, s.SpeculationStats().Won)
+
+	// A's speculative attempt wins; then B's does.
+	require.NoError(t, s.TaskFinished(t0.Add(2*time.Second), a, copies[a]))
+	rd = s.Ready()
+	assert.Equal(t, []scheduler.Task{{Task: a, Attempt: copies[a]}}, rd.Won)
+	require.NoError(t, s.TaskFinished(t0.Add(2500*time.Millisecond), bv, copies[bv]))
+	rd = s.Ready()
+	assert.Equal(t, []scheduler.Task{{Task: bv, Attempt: copies[bv]}}, rd.Won)
+	assert.Equal(t, []scheduler.Task{{Task: bv, Attempt: 0}}, rd.Cancel)
+	assert.Equal(t, scheduler.JobFinished, s.State())
+	assert.Equal(t, 2, s.SpeculationStats().Won)
 }

@@ -23,7 +23,13 @@
 // than the producer, and the producer never waits for its consumers. An
 // unbounded task never finishes; a bounded task reading it through a
 // pipelined or full hybrid exchange does its work and keeps running with
-// it. A run whose
+// it. With speculative execution (Config.Speculation), a consumer of a
+// full hybrid result whose producer may be speculated (the scheduler's
+// ReadsFinishedOnly) is deployed as before but reads that input only
+// once every producer of its partition group finished, from the winning
+// attempts: it makes no progress until then. That is conservative:
+// Flink's reading of the finished partitions of a partially finished
+// input is not modelled. A run whose
 // only unfinished tasks are these (and tasks that can never start behind
 // them) ends Steady. Deadlock is a state with no pending event and an
 // unfinished job otherwise; it is detected and reported with the tasks

@@ -126,7 +126,11 @@ func newEngine(cfg Config) *engine {
 	if cfg.Policy == EagerPolicy {
 		e.policy = newEagerPolicy(e)
 	} else {
-		e.policy = newRegionPolicy(e)
+		p := newRegionPolicy(e)
+		e.policy = p
+		if e.spec != nil {
+			e.readFinishedOnly(p.sched.ReadsFinishedOnly)
+		}
 	}
 	return e
 }

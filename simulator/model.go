@@ -56,7 +56,11 @@ type taskRun struct {
 // pipelined and hybrid producers finish. A hybrid exchange is a pipelined
 // one without back pressure: the consumer reads what the producer wrote
 // so far (live, or persisted), so its work overlaps the producer's, and
-// the producer never waits for its consumers. Group counters keep every
+// the producer never waits for its consumers. A hybrid input group
+// read only once finished (readFinishedOnly, under speculation) stops
+// its consumer's progress, like a blocking one, until every producer of
+// it finished; it does not delay the consumer's deployment. Group
+// counters keep every
 // transition O(1) per task plus O(group) when a group counter crosses
 // zero, so all-to-all exchanges are never expanded.
 type model struct {
@@ -88,6 +92,14 @@ type model struct {
 	undeployedConsumers []int32
 	unfinishedProducers []int32
 
+	// Hybrid results read only once finished (readFinishedOnly; nil
+	// without any): finishedOnly is, per partition group, whether its
+	// consumers read it only once every producer of it finished, and
+	// finishedOpen, per task, how many such input groups of it have an
+	// unfinished producer. A task with one makes no progress.
+	finishedOnly []bool
+	finishedOpen []int32
+
 	// slow is, per task, whether its current attempt is a straggler,
 	// which takes factor times its duration (nil without stragglers; see
 	// stragglers.go).
@@ -104,6 +116,14 @@ type model struct {
 	onFailed      func(v int32)
 	onRequestable func(v int32)          // an idle task whose blocking inputs are finished and pipelined producers deployed
 	onProgress    func(v int32, on bool) // a deployed task starts or stops making progress (its slot is still set)
+	// With results read only once finished (speculation): onReadable
+	// tells that the finished-only inputs of a deployed task are all
+	// finished; onInputsClosed that the hybrid and pipelined producers
+	// of a deployed task whose own attempt is not done all finished, and
+	// asks whether another attempt of it that is done takes its place
+	// (then it finishes). Neither may finish a task itself.
+	onReadable     func(v int32)
+	onInputsClosed func(v int32) bool
 }
 
 func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, seededTies *rand.PCG) *model {
@@ -194,6 +214,52 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, s
 	}
 	return m
 }
+
+// readFinishedOnly marks the hybrid input groups whose consumers read
+// them only once finished: those with a partition finishedOnly names (the
+// scheduler's ReadsFinishedOnly, under speculation). A consumer of such a
+// group is deployed as before (once its producers are), but makes
+// progress only once every producer of every such group of it finished:
+// it reads nothing of a partially finished group (Flink may read the
+// finished partitions of one; that is not modelled, so the model is
+// conservative). Called before the run starts; it walks each hybrid
+// group's partitions and consumers once, and the runs keep O(1) counters
+// per group as for blocking inputs.
+func (m *model) readFinishedOnly(finishedOnly func(p topology.ResultPartitionID) bool) {
+	job := m.topo.Job()
+	for e := range topology.JobEdgeID(job.NumEdges()) {
+		if !m.hybrid[e] {
+			continue
+		}
+		gs := m.topo.GroupsOf(e)
+		for g := gs.Start; g < gs.End; g++ {
+			first, n := m.topo.GroupPartitions(topology.GroupID(g))
+			marked := false
+			for p := first; p < first+topology.ResultPartitionID(n) && !marked; p++ {
+				marked = finishedOnly(p)
+			}
+			if !marked {
+				continue
+			}
+			if m.finishedOnly == nil {
+				m.finishedOnly = make([]bool, m.topo.NumGroups())
+				m.finishedOpen = make([]int32, len(m.tasks))
+			}
+			m.finishedOnly[g] = true
+			if m.unfinishedProducers[g] == 0 {
+				continue
+			}
+			pg := m.topo.GroupOnEdge(e, topology.GroupID(g))
+			for c := pg.Consumers.Start; c < pg.Consumers.End; c++ {
+				m.finishedOpen[c]++
+			}
+		}
+	}
+}
+
+// readable reports whether every finished-only input group of task v is
+// finished (always without such groups).
+func (m *model) readable(v int32) bool { return m.finishedOpen == nil || m.finishedOpen[v] == 0 }
 
 // requestable reports whether an idle task may ask for a slot under the
 // eager policy: its blocking inputs are finished and its pipelined and
@@ -308,6 +374,9 @@ func (m *model) reset(v int32) {
 				m.forConsumers(e, g, func(c int32) {
 					if live {
 						m.tasks[c].inPipelinedOpen++
+						if m.finishedOnly != nil && m.finishedOnly[g] {
+							m.finishedOpen[c]++
+						}
 					} else {
 						m.tasks[c].inBlockingOpen++
 					}
@@ -335,7 +404,8 @@ func (m *model) reset(v int32) {
 // reevaluate starts or stops a task's progress after a change.
 func (m *model) reevaluate(v int32) {
 	t := &m.tasks[v]
-	want := t.phase == deployed && !t.workDone && t.inUndeployed == 0 && t.outUndeployed == 0 && t.inBlockingOpen == 0
+	want := t.phase == deployed && !t.workDone && t.inUndeployed == 0 && t.outUndeployed == 0 && t.inBlockingOpen == 0 &&
+		m.readable(v)
 	switch {
 	case want && !t.progressing:
 		r := &m.runs[v]
@@ -426,12 +496,18 @@ func (m *model) finish(first int32) {
 				continue
 			}
 			live := m.live[e]
+			finishedOnly := m.finishedOnly != nil && m.finishedOnly[g]
 			cs := m.topo.GroupOnEdge(e, g).Consumers
 			for c := cs.Start; c < cs.End; c++ {
 				ct := &m.tasks[c]
 				if live {
-					if ct.inPipelinedOpen--; ct.inPipelinedOpen == 0 && ct.phase == deployed && ct.workDone {
-						work = append(work, c)
+					if finishedOnly {
+						m.inputFinished(c)
+					}
+					if ct.inPipelinedOpen--; ct.inPipelinedOpen == 0 && ct.phase == deployed {
+						if ct.workDone || (m.onInputsClosed != nil && m.onInputsClosed(c)) {
+							work = append(work, c)
+						}
 					}
 					continue
 				}
@@ -442,6 +518,19 @@ func (m *model) finish(first int32) {
 		m.onFinished(v)
 	}
 	m.finishBuf = work[:0]
+}
+
+// inputFinished counts a finished-only input group of task c off that
+// just finished: with its last, c may make progress (reevaluate), and
+// onReadable is told.
+func (m *model) inputFinished(c int32) {
+	if m.finishedOpen[c]--; m.finishedOpen[c] != 0 {
+		return
+	}
+	m.reevaluate(c)
+	if m.onReadable != nil && m.tasks[c].phase == deployed {
+		m.onReadable(c)
+	}
 }
 
 // producerFinished counts a finished producer off group g (not of a

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/topology"
 )
 
 // Speculative execution in the simulator (Config.Speculation): the
@@ -13,11 +14,17 @@ import (
 // task's duration (times the straggler factor if it is a straggler
 // itself) beside the task's attempt in the model. Only tasks alone in
 // their region are speculated, so an attempt reads finished blocking
-// inputs and makes progress from its deployment on. When one finishes,
-// it is reported; the scheduler names the winner (a Win event) and
-// cancels the others. A speculative attempt that wins takes the place of
-// the task's attempt in the model, whose consumers then start as after
-// any finish; the attempt it replaced holds its slot until its Cancel.
+// inputs, or full hybrid ones, and makes progress from its deployment
+// on; an attempt of a task that reads a hybrid result the scheduler says
+// is read only once finished (ReadsFinishedOnly: its producer is
+// speculable) waits, holding its slot, until every producer of that
+// input finished, as the task's attempt does. An attempt whose work is
+// done finishes only once its hybrid producers finished, and waits in
+// its slot until then. When one finishes, it is reported; the scheduler
+// names the winner (a Win event) and cancels the others. A speculative
+// attempt that wins takes the place of the task's attempt in the model,
+// whose consumers then start as after any finish; the attempt it
+// replaced holds its slot until its Cancel.
 
 // SpeculationSummary is what speculative execution did in a run.
 type SpeculationSummary struct {
@@ -38,10 +45,16 @@ var ErrSpeculationPolicy = errors.New("simulator: speculation needs the region p
 // copyKey names an attempt of a task.
 type copyKey struct{ v, attempt int32 }
 
-// copyRun is a speculative attempt that runs.
+// copyRun is a speculative attempt deployed.
 type copyRun struct {
 	slot  int32
-	since time.Duration
+	since time.Duration // deployed
+	// d is how long its work takes; progressing whether it works now (it
+	// waits for finished-only inputs before, and for its hybrid
+	// producers' finish once done).
+	d           time.Duration
+	progressing bool
+	done        bool
 }
 
 // specSim is the engine's state of speculative execution.
@@ -56,6 +69,10 @@ type specSim struct {
 	copiesMade []uint32
 	fromCopy   []bool
 	slotTime   time.Duration
+	// waiting holds, per task, the attempts of copies that wait for
+	// finished-only inputs, and done those whose work is done and that
+	// wait for their hybrid producers to finish.
+	waiting, done map[int32][]int32
 }
 
 // initSpeculation sets up speculative execution of a run, if any.
@@ -65,7 +82,17 @@ func (e *engine) initSpeculation() {
 	}
 	n := e.topo.NumExecutionVertices()
 	e.spec = &specSim{copies: map[copyKey]copyRun{}, ghosts: map[copyKey]int32{},
-		copiesMade: make([]uint32, n), fromCopy: make([]bool, n)}
+		copiesMade: make([]uint32, n), fromCopy: make([]bool, n),
+		waiting: map[int32][]int32{}, done: map[int32][]int32{}}
+	e.model.onReadable = e.copiesReadable
+	e.model.onInputsClosed = e.copyTakesOver
+}
+
+// readFinishedOnly has the model read the hybrid results the scheduler
+// names (scheduler.Scheduler.ReadsFinishedOnly) only once finished;
+// speculative attempts wait for them too (copiesReadable).
+func (e *engine) readFinishedOnly(finishedOnly func(p topology.ResultPartitionID) bool) {
+	e.model.readFinishedOnly(finishedOnly)
 }
 
 // speculationRequested records a speculative request (Speculate).
@@ -85,12 +112,7 @@ func (e *engine) deployCopy(v, attempt, slot int32) {
 		s.since = e.now()
 	}
 	s.occupants++
-	if s.progressing == 0 {
-		s.workSince = e.now()
-	}
-	s.progressing++
 	e.copyEvent(Deploy, v, attempt, slot)
-	e.copyDetail(Progress, v, attempt, slot)
 	d := e.model.duration[e.model.tasks[v].jobVertex]
 	if e.model.slow != nil {
 		n := e.spec.copiesMade[v]
@@ -100,8 +122,76 @@ func (e *engine) deployCopy(v, attempt, slot int32) {
 		}
 	}
 	e.spec.copiesMade[v]++
-	e.spec.copies[copyKey{v, attempt}] = copyRun{slot: slot, since: e.now()}
-	e.model.cal.add(timed{at: e.now() + d, order: e.model.cal.nextOrder(), kind: speculativeEnd, task: v, version: uint32(attempt)})
+	k := copyKey{v, attempt}
+	c := copyRun{slot: slot, since: e.now(), d: d}
+	if !e.model.readable(v) {
+		e.spec.copies[k] = c
+		e.spec.waiting[v] = append(e.spec.waiting[v], attempt)
+		return
+	}
+	e.startCopy(k, c)
+}
+
+// startCopy lets speculative attempt k work: it ends its work after its
+// duration.
+func (e *engine) startCopy(k copyKey, c copyRun) {
+	s := &e.slots[c.slot]
+	if s.progressing == 0 {
+		s.workSince = e.now()
+	}
+	s.progressing++
+	c.progressing = true
+	e.spec.copies[k] = c
+	e.copyDetail(Progress, k.v, k.attempt, c.slot)
+	e.model.cal.add(timed{at: e.now() + c.d, order: e.model.cal.nextOrder(), kind: speculativeEnd, task: k.v, version: uint32(k.attempt)})
+}
+
+// pauseCopy ends the work of speculative attempt k; it stays in its slot.
+func (e *engine) pauseCopy(k copyKey, c copyRun) copyRun {
+	if !c.progressing {
+		return c
+	}
+	c.progressing = false
+	e.spec.copies[k] = c
+	s := &e.slots[c.slot]
+	e.copyDetail(Stall, k.v, k.attempt, c.slot)
+	if s.progressing--; s.progressing == 0 {
+		e.worked += e.now() - s.workSince
+	}
+	return c
+}
+
+// copiesReadable starts the speculative attempts of task v that waited
+// for its finished-only inputs (model.onReadable).
+func (e *engine) copiesReadable(v int32) {
+	attempts := e.spec.waiting[v]
+	if len(attempts) == 0 {
+		return
+	}
+	delete(e.spec.waiting, v)
+	for _, a := range attempts {
+		k := copyKey{v, a}
+		if c, ok := e.spec.copies[k]; ok && !c.progressing && !c.done {
+			e.startCopy(k, c)
+		}
+	}
+}
+
+// copyTakesOver puts a speculative attempt of task v that is done in the
+// place of the task's attempt once v's hybrid producers all finished
+// (model.onInputsClosed): it reports whether there was one, and v then
+// finishes.
+func (e *engine) copyTakesOver(v int32) bool {
+	for _, a := range e.spec.done[v] {
+		k := copyKey{v, a}
+		if c, ok := e.spec.copies[k]; ok && c.done {
+			delete(e.spec.done, v)
+			e.takeOver(k, c)
+			return true
+		}
+	}
+	delete(e.spec.done, v)
+	return false
 }
 
 // copyEvent records an event of speculative attempt attempt of task v.
@@ -126,12 +216,8 @@ func (e *engine) copyDetail(k Kind, v, attempt, slot int32) {
 // stopCopy takes a speculative attempt out of its slot (it finished or
 // was canceled): its progress and its hold end.
 func (e *engine) stopCopy(k copyKey, c copyRun) {
+	e.pauseCopy(k, c)
 	delete(e.spec.copies, k)
-	s := &e.slots[c.slot]
-	e.copyDetail(Stall, k.v, k.attempt, c.slot)
-	if s.progressing--; s.progressing == 0 {
-		e.worked += e.now() - s.workSince
-	}
 	e.spec.slotTime += e.now() - c.since
 }
 
@@ -150,35 +236,54 @@ func (e *engine) leaveCopySlot(v, attempt, slot int32, speculative bool) {
 	}
 }
 
-// copyEnded handles a speculativeEnd event: the attempt finished. It
-// takes the place of the task's attempt in the model, which finishes the
-// task (and reports it); the attempt it replaced waits for its Cancel.
-// A stale event (the attempt was canceled) is dropped.
+// copyEnded handles a speculativeEnd event: the attempt's work is done.
+// Once the task's hybrid and pipelined producers have finished, it takes
+// the place of the task's attempt in the model, which finishes the task
+// (and reports it); the attempt it replaced waits for its Cancel. Before,
+// it waits in its slot (copyTakesOver). A stale event (the attempt was
+// canceled) is dropped.
 func (e *engine) copyEnded(v, attempt int32) {
 	k := copyKey{v, attempt}
 	c, ok := e.spec.copies[k]
 	if !ok {
 		return
 	}
-	e.stopCopy(k, c)
 	m := e.model
-	t, r := &m.tasks[v], &m.runs[v]
+	t := &m.tasks[v]
+	if t.phase == deployed && t.inPipelinedOpen > 0 {
+		c = e.pauseCopy(k, c)
+		c.done = true
+		e.spec.copies[k] = c
+		e.spec.done[v] = append(e.spec.done[v], attempt)
+		return
+	}
 	if t.phase != deployed {
 		// Only a canceled task has no attempt in the model, and its
 		// speculative attempts are canceled with it.
+		e.stopCopy(k, c)
 		e.leaveCopySlot(v, attempt, c.slot, true)
 		return
 	}
+	e.takeOver(k, c)
+	m.finish(v)
+}
+
+// takeOver puts speculative attempt k, done, in the place of its task's
+// attempt in the model, which the caller then finishes.
+func (e *engine) takeOver(k copyKey, c copyRun) {
+	e.stopCopy(k, c)
+	m := e.model
+	v := k.v
+	t, r := &m.tasks[v], &m.runs[v]
 	if t.progressing {
 		m.progressChanged(v, false) // while the model still has its slot
 		t.progressing = false
 	}
 	e.spec.ghosts[copyKey{v, r.attempt}] = m.slot(v)
-	r.slot1, r.attempt = c.slot+1, attempt
+	r.slot1, r.attempt = c.slot+1, k.attempt
 	r.version++
 	t.workDone = true
 	e.spec.fromCopy[v] = true
-	m.finish(v)
 }
 
 // cancelSpeculative carries out a Cancel of an attempt that is not the

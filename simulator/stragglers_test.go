@@ -35,13 +35,18 @@ func stragglerRun(tb testing.TB, seed uint64) simulator.Config {
 // speculationSeeds are the benchmark's fixed seeds.
 const speculationSeeds = 20
 
-// speculationFigures runs the benchmark's random seeds with and without
-// speculation: the makespan cut and the extra slot time, in percent of
-// the runs without, summed over all its runs.
+// speculationFigures runs the straggler benchmark's random seeds with
+// and without speculation: the makespan cut and the extra slot time, in
+// percent of the runs without, summed over all its runs.
 func speculationFigures(tb testing.TB) (cut, extra float64, won, started int) {
+	return compareFigures(tb, stragglerRun)
+}
+
+// compareFigures is speculationFigures of the runs config makes.
+func compareFigures(tb testing.TB, config func(testing.TB, uint64) simulator.Config) (cut, extra float64, won, started int) {
 	var with, without, slotWith, slotWithout time.Duration
 	for seed := range uint64(speculationSeeds) {
-		w, wo, err := simulator.CompareSpeculation(stragglerRun(tb, seed+1))
+		w, wo, err := simulator.CompareSpeculation(config(tb, seed+1))
 		require.NoError(tb, err)
 		require.Equal(tb, simulator.Finished, w.Verdict, w.Reason)
 		require.Equal(tb, simulator.Finished, wo.Verdict, wo.Reason)
@@ -69,17 +74,28 @@ func TestSpeculationCutsStragglersMakespan(t *testing.T) {
 }
 
 // BenchmarkSpeculation reports the figures of docs/performance.md: the
-// makespan cut and the extra slot time of speculation on the straggler
-// benchmark (20 fixed seeds), and the time to simulate both runs of all.
+// makespan cut and the extra slot time of speculation against none, and
+// the time to simulate both runs of all, side by side on 20 fixed seeds:
+// the straggler benchmark (all-blocking), and the TPC-DS-like job in
+// all-hybrid-full (tpcdsSpeculationRun), whose consumers of speculable
+// producers read their results only once finished.
 func BenchmarkSpeculation(b *testing.B) {
-	b.Run("stragglers-5pct-x10", func(b *testing.B) {
-		var cut, extra float64
-		for b.Loop() {
-			cut, extra, _, _ = speculationFigures(b)
-		}
-		b.ReportMetric(cut, "%makespan-cut")
-		b.ReportMetric(extra, "%extra-slot-time")
-	})
+	for _, bc := range []struct {
+		name   string
+		config func(testing.TB, uint64) simulator.Config
+	}{
+		{"stragglers-5pct-x10", stragglerRun},
+		{"tpcds-q3-all-hybrid-full-5pct-x10", tpcdsSpeculationRun},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var cut, extra float64
+			for b.Loop() {
+				cut, extra, _, _ = compareFigures(b, bc.config)
+			}
+			b.ReportMetric(cut, "%makespan-cut")
+			b.ReportMetric(extra, "%extra-slot-time")
+		})
+	}
 }
 
 func TestStragglersAreSeededAndSharedWithTheRunWithout(t *testing.T) {

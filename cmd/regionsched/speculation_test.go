@@ -74,7 +74,33 @@ func TestClusterFileNodes(t *testing.T) {
 // input naming why.
 func TestSpeculationWithoutASpeculableTask(t *testing.T) {
 	requireBadInput(t, execCLI(t, "", "simulate", "--speculation", "--mode", "all-pipelined", "--slots", "4", flip119Path),
-		"no task is alone in its region, reading blocking or full hybrid results and writing blocking ones")
+		"no task is alone in its region, reading blocking or full hybrid results and writing blocking or full hybrid ones")
+	// In all-hybrid-selective mode every task reads or writes a
+	// selective hybrid result.
+	requireBadInput(t, execCLI(t, "", "simulate", "--speculation", "--mode", "all-hybrid-selective", "--slots", "4", tpcdsPath),
+		"reads or writes a selective hybrid result")
+}
+
+// In all-hybrid-full mode every task of the TPC-DS-like job is
+// speculable, and its consumers read its results only once finished.
+// Under Flink's defaults (a baseline of at least a minute) no task of
+// seconds is ever slow, and reading only finished results costs the
+// overlap of hybrid exchanges; with the lower bound and check interval
+// scaled to tasks of seconds, the stragglers are beaten.
+func TestSimulateSpeculationHybridFull(t *testing.T) {
+	base := []string{"simulate", "--mode", "all-hybrid-full", "--speculation", "--stragglers", "0.05", tpcdsPath, "--slots", "40"}
+	res := execCLI(t, "", base...)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "stragglers:        2 attempts ran 10x slower (--stragglers 0.05)\n")
+	assert.Contains(t, res.stdout, "speculation:       0 speculative attempts started (0 asked for), 0 won; 0 s of slot time in them\n")
+	assert.Contains(t, res.stdout, "without it:        makespan 60000 ms: speculation saved -6800 ms (-11.3%); slot time 0.35 slot-hours against 0.33 slot-hours (+6.8%)\n")
+	assert.Contains(t, res.stdout, "finished: all 40 tasks finished at 66800 ms")
+
+	res = execCLI(t, "", append(base, "--speculation-baseline-lower-bound", "1s", "--speculation-check-interval", "100ms")...)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "speculation:       2 speculative attempts started (2 asked for), 1 won; 13 s of slot time in them\n")
+	assert.Contains(t, res.stdout, "without it:        makespan 60000 ms: speculation saved 38200 ms (63.7%); slot time 0.13 slot-hours against 0.33 slot-hours (-60.4%)\n")
+	assert.Contains(t, res.stdout, "finished: all 40 tasks finished at 21800 ms")
 }
 
 // With several jobs, speculative attempts ask the admission for their

@@ -32,6 +32,13 @@
 //
 //	go run ./examples/wordcount --slots 4 --speculation --speculation-baseline-lower-bound 100ms --speculation-check-interval 10ms --slow counter#1@1m
 //
+// In all-hybrid-full mode every task is a region of its own and may be
+// speculated, those with hybrid outputs too: each attempt writes its own
+// hybrid logs, and the consumers read the slow task's results from the
+// winning attempt once it finished:
+//
+//	go run ./examples/wordcount --slots 40 --mode all-hybrid-full --speculation --speculation-baseline-lower-bound 100ms --speculation-check-interval 10ms --slow counter#1@1m
+//
 // Standard output: the result, one "count word" line per word, by count
 // (largest first) then word. Standard error: one line per region attempt
 // (region, attempt, deploy and end time, outcome, slots, tasks), then a

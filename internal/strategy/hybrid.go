@@ -331,6 +331,22 @@ func (s *Strategy) forConsumable(g topology.GroupID, f func(region.ID)) {
 	}
 }
 
+// CheckFinish returns the *EarlyFinishError a finish of vertex v would
+// get now: it reads a hybrid result with a producer that has not
+// finished. Nil otherwise, and for an id out of range. It changes
+// nothing (a caller that acts on a finish before the strategy sees it,
+// as speculative execution does, asks first).
+func (s *Strategy) CheckFinish(v topology.ExecutionVertexID) error {
+	if s.hybridIn == nil || !s.validVertex(v) {
+		return nil
+	}
+	jv := s.topo.JobVertexOf(v)
+	if len(s.hybridIn[jv]) == 0 {
+		return nil
+	}
+	return s.checkHybridInputs(v, jv, int(int32(v)-s.topo.VerticesOf(jv).Start))
+}
+
 // checkHybridInputs returns an *EarlyFinishError if vertex v (subtask sub
 // of job vertex jv) reads a hybrid group with an unfinished partition.
 func (s *Strategy) checkHybridInputs(v topology.ExecutionVertexID, jv topology.JobVertexID, sub int) error {

@@ -47,6 +47,9 @@
 // producer's finish, so no consumer reports its finish before its
 // producers'. A consumer that runs again reads the log again; a producer
 // that runs again writes new logs, and its consumers run again with it.
+// With speculation on, a producer that may be speculated has each of its
+// attempts write logs of its own, and its consumers read only the logs of
+// the attempt that won, once sealed (scheduler.ReadsFinishedOnly).
 // Records are routed by hash of the word (hash), round-robin
 // (rebalance, and rescale within a pointwise range), to every consumer
 // (broadcast) or to the one consumer (forward).

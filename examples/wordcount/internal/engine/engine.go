@@ -105,7 +105,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(h.dir)
-	d := scheduler.StartDriver(ctx, scheduler.New(e.rs, scheduler.Config{Speculation: cfg.Speculation}), scheduler.DriverConfig{Clock: h.clk})
+	s := scheduler.New(e.rs, scheduler.Config{Speculation: cfg.Speculation})
+	e.readFinishedOnly(s) // before the driver owns s
+	d := scheduler.StartDriver(ctx, s, scheduler.DriverConfig{Clock: h.clk})
 	e.attach(h, h.dir, d)
 	defer func() {
 		cancel() // every attempt's context is a child
@@ -164,13 +166,19 @@ type engine struct {
 	dir  string // the job's blocking results
 
 	// Owned by the Ready loop.
-	runs        map[scheduler.TaskID]*attempt
-	spec        *speculation // speculative attempts and stragglers (speculation.go)
-	pipes       map[pipeKey]*pipe
-	partitions  map[scheduler.PartitionID]*blockingResult
-	hybrid      map[scheduler.PartitionID]*hybridResult
-	failPending map[scheduler.TaskID]failure
-	released    int // blocking partitions deleted
+	runs       map[scheduler.TaskID]*attempt
+	spec       *speculation // speculative attempts and stragglers (speculation.go)
+	pipes      map[pipeKey]*pipe
+	partitions map[scheduler.PartitionID]*blockingResult
+	hybrid     map[scheduler.PartitionID]*hybridResult
+	// finishedOnly is, per partition, whether its consumers read it only
+	// once finished, from the winning attempt (scheduler.ReadsFinishedOnly;
+	// nil if none is); pubs holds, per task writing such results, its
+	// region attempt's published (hybrid.go).
+	finishedOnly []bool
+	pubs         map[scheduler.TaskID]*published
+	failPending  map[scheduler.TaskID]failure
+	released     int // blocking partitions deleted
 
 	// Guarded by h.mu.
 	timeline *timeline
@@ -208,6 +216,7 @@ func newEngine(cfg Config, job string) (*engine, error) {
 		pipes:       map[pipeKey]*pipe{},
 		partitions:  map[scheduler.PartitionID]*blockingResult{},
 		hybrid:      map[scheduler.PartitionID]*hybridResult{},
+		pubs:        map[scheduler.TaskID]*published{},
 		failPending: map[scheduler.TaskID]failure{},
 		timeline:    newTimeline(),
 		outputs:     map[scheduler.TaskID]taskOutput{},
@@ -240,6 +249,25 @@ func newEngine(cfg Config, job string) (*engine, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// readFinishedOnly notes the hybrid results s says are read only once
+// finished (s must not run under a driver yet).
+func (e *engine) readFinishedOnly(s *scheduler.Scheduler) {
+	for p := range scheduler.PartitionID(e.topo.NumPartitions()) {
+		if s.ReadsFinishedOnly(p) {
+			if e.finishedOnly == nil {
+				e.finishedOnly = make([]bool, e.topo.NumPartitions())
+			}
+			e.finishedOnly[p] = true
+		}
+	}
+}
+
+// readsFinishedOnly reports whether partition p is read only once
+// finished.
+func (e *engine) readsFinishedOnly(p scheduler.PartitionID) bool {
+	return e.finishedOnly != nil && e.finishedOnly[p]
 }
 
 // attach puts the engine on its host, with the directory of its blocking

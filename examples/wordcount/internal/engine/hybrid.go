@@ -109,8 +109,9 @@ func (t logTarget) close(context.Context) error { return nil }
 func (t logTarget) discard() {}
 
 // logInput is a consumer's hybrid input on one edge: the logs its
-// partition group's producers write for it, read side by side.
-type logInput struct{ logs []*hybridLog }
+// partition group's producers write for it, read side by side (live, or
+// the winners' once sealed).
+type logInput struct{ logs []logSource }
 
 func (in logInput) read(ctx context.Context, out chan<- Record) error {
 	errs := make(chan error, len(in.logs))
@@ -124,4 +125,77 @@ func (in logInput) read(ctx context.Context, out chan<- Record) error {
 		}
 	}
 	return first
+}
+
+// logSource is one producer's records for a consumer on a hybrid edge:
+// its log, read live, or the log of the attempt of it that won, read once
+// sealed (finishedRef).
+type logSource interface {
+	read(ctx context.Context, out chan<- Record) error
+}
+
+// published is one region attempt of a task whose hybrid results its
+// consumers read only once finished (scheduler.ReadsFinishedOnly: the
+// task may get speculative attempts). Each attempt of the task, its
+// speculative ones included, writes hybrid logs of its own; the consumers
+// read those of the attempt that won, once the scheduler accepted its
+// finish and it sealed them, and never those of an attempt that lost.
+// The scheduler makes the first finish it accepts the winner (a loser's
+// late finish is accepted too, and dropped): an attempt holds reporting
+// from its finish report until it handed its results in, so the first
+// results handed in are the winner's. (Ready.Won, which names the winner
+// of a race, is checked against them.) The Ready loop registers it when
+// the task's region attempt is deployed, and replaces it when the task
+// runs again.
+type published struct {
+	attempt   scheduler.Attempt // the region's attempt
+	ready     chan struct{}     // closed once won holds the winner's results
+	reporting sync.Mutex
+
+	mu     sync.Mutex
+	winner scheduler.Attempt                       // -1 while not known
+	won    map[scheduler.PartitionID]*hybridResult // read only after ready is closed
+}
+
+func newPublished(attempt scheduler.Attempt) *published {
+	return &published{attempt: attempt, ready: make(chan struct{}), winner: -1}
+}
+
+// finished hands in the sealed results of an attempt whose finish the
+// scheduler accepted (reporting held since before the report): the first
+// are the winner's, and are published; later ones are a loser's.
+func (p *published) finished(attempt scheduler.Attempt, results map[scheduler.PartitionID]*hybridResult) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.winner >= 0 {
+		return
+	}
+	p.winner, p.won = attempt, results
+	close(p.ready)
+}
+
+// published returns the attempt whose results are published, if any.
+func (p *published) published() (scheduler.Attempt, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.winner, p.winner >= 0
+}
+
+// finishedRef is a consumer's read of one finished-only hybrid result:
+// partition p of the task whose region attempt pub is.
+type finishedRef struct {
+	pub      *published
+	p        scheduler.PartitionID
+	consumer scheduler.TaskID
+}
+
+// read waits for the winner's logs and sends the consumer's one, sealed,
+// from its start.
+func (f finishedRef) read(ctx context.Context, out chan<- Record) error {
+	select {
+	case <-f.pub.ready:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	return f.pub.won[f.p].logs[f.consumer].read(ctx, out)
 }

@@ -58,7 +58,9 @@ func (e *engine) release(rd scheduler.Ready) error {
 		e.cancel(c, cause)
 	}
 	for _, w := range rd.Won {
-		e.won(w)
+		if err := e.won(w); err != nil {
+			return e.fail(err)
+		}
 	}
 	e.h.mu.Lock()
 	for _, r := range rd.Released {
@@ -128,25 +130,44 @@ func (e *engine) deploy(deps []scheduler.Deployment) error {
 		if err != nil {
 			return e.fail(err)
 		}
-		if dep.Speculative {
-			e.spec.add(a)
-			started = append(started, a)
-			continue
-		}
 		for _, edge := range e.cfg.Job.OutEdges(a.vertex) {
 			pt := e.topo.PartitionType(edge)
 			p := e.topo.PartitionOf(edge, a.task)
 			switch {
 			case pt.IsHybrid():
+				// Every attempt writes logs of its own; the region's
+				// attempt's are the partition's (a speculative attempt
+				// writes only results read once finished).
 				hr := &hybridResult{attempt: a.attempt, logs: map[scheduler.TaskID]*hybridLog{}}
 				cs := e.topo.Group(e.topo.ProducedGroup(edge, a.io.subtask)).Consumers
 				for c := cs.Start; c < cs.End; c++ {
 					hr.logs[scheduler.TaskID(c)] = &hybridLog{}
 				}
-				e.hybrid[p] = hr
-			case !pt.IsPipelined():
+				if a.hybrid == nil {
+					a.hybrid = map[scheduler.PartitionID]*hybridResult{}
+				}
+				a.hybrid[p] = hr
+				if !dep.Speculative {
+					e.hybrid[p] = hr
+				}
+				if e.readsFinishedOnly(p) && a.pub == nil {
+					if !dep.Speculative {
+						e.pubs[a.task] = newPublished(a.attempt)
+					}
+					a.pub = e.pubs[a.task]
+				}
+			case !pt.IsPipelined() && !dep.Speculative:
 				e.partitions[p] = &blockingResult{attempt: a.attempt, done: make(chan struct{})}
 			}
+		}
+		if dep.Speculative {
+			if a.hybrid != nil && a.pub == nil {
+				return e.fail(fmt.Errorf("scheduler deployed a speculative attempt %d of %s, whose hybrid results are read live",
+					a.attempt, a.name))
+			}
+			e.spec.add(a)
+			started = append(started, a)
+			continue
 		}
 		e.runs[dep.Task] = a
 		started = append(started, a)

@@ -13,15 +13,22 @@ import (
 // Speculative execution (Config.Speculation). The scheduler deploys a
 // speculative attempt of a slow task beside the task's attempt
 // (Deployment.Speculative): it reads the same finished blocking inputs
-// and writes its blocking results under file names of its own attempt,
-// with a partition record of its own, so nothing reads them yet. The
-// first attempt to finish wins (Ready.Won): if it is the speculative one,
-// its partition records take the place of the task's attempt's, so the
-// consumers the scheduler deploys next read its files, and its records
-// are the task's result; the other attempts come in Ready.Cancel and are
-// stopped like any. Both attempts compute the same records from the same
-// inputs, so a loser that finished first renames the same bytes into
-// place.
+// (or full hybrid ones, kept whole) and writes its blocking results under
+// file names of its own attempt, with a partition record of its own, so
+// nothing reads them yet. The first attempt to finish wins (Ready.Won):
+// if it is the speculative one, its partition records take the place of
+// the task's attempt's, so the consumers the scheduler deploys next read
+// its files, and its records are the task's result; the other attempts
+// come in Ready.Cancel and are stopped like any. Both attempts compute
+// the same records from the same inputs, so a loser that finished first
+// renames the same bytes into place.
+//
+// A task that may be speculated and writes full hybrid results has its
+// consumers read them only once finished (scheduler.ReadsFinishedOnly):
+// each of its attempts writes hybrid logs of its own, and its consumers,
+// deployed as soon as its region's attempt is, wait for the logs of the
+// attempt whose finish the scheduler accepted first, the winner, to be
+// sealed and read only those (published in hybrid.go), never a loser's.
 
 // speculation is an engine's speculative attempts and stragglers.
 type speculation struct {
@@ -103,9 +110,16 @@ func (s *speculation) finished(a *attempt, records []Record) {
 
 // won makes the winner of a race the task's attempt: its partition
 // records, and its records if it is a sink. The Ready's Cancel, applied
-// before, stopped the others.
-func (e *engine) won(w scheduler.Task) {
+// before, stopped the others. An error if the results of a task read only
+// once finished were published from another attempt.
+func (e *engine) won(w scheduler.Task) error {
 	s := e.spec
+	if pub := e.pubs[w.Task]; pub != nil {
+		if got, ok := pub.published(); ok && got != w.Attempt {
+			return fmt.Errorf("scheduler named %s attempt %d the winner, but attempt %d's finish was accepted first",
+				e.topo.VertexName(w.Task), w.Attempt, got)
+		}
+	}
 	for p, r := range s.partitions[w] {
 		e.partitions[p] = r
 	}
@@ -127,4 +141,5 @@ func (e *engine) won(w scheduler.Task) {
 		e.outputs[w.Task] = taskOutput{attempt: w.Attempt, records: records}
 		e.h.mu.Unlock()
 	}
+	return nil
 }

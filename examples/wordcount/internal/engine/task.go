@@ -38,6 +38,12 @@ type attempt struct {
 	// slowFor holds a straggler back once its work is done (Config.Slow).
 	speculative bool
 	slowFor     time.Duration
+	// hybrid holds the hybrid result partitions it writes, its own logs
+	// (Ready loop, before it starts); pub, if its results are read only
+	// once finished, is where it hands them in once its finish was
+	// accepted.
+	hybrid map[scheduler.PartitionID]*hybridResult
+	pub    *published
 }
 
 // input is one source of a task's records: a pipelined channel or the
@@ -115,11 +121,20 @@ func (e *engine) execute(a *attempt) {
 	case a.ctx.Err() != nil:
 	case err == nil:
 		a.reported.Store(true)
+		if a.pub != nil {
+			a.pub.reporting.Lock() // until its results are handed in: the first accepted finish is the first handed in
+		}
 		err := e.rep.TaskFinished(a.ctx, a.task, a.attempt)
 		if err == nil {
 			for _, o := range a.io.outs {
 				o.seal() // the consumers reading its hybrid results may end now
 			}
+			if a.pub != nil {
+				a.pub.finished(a.attempt, a.hybrid)
+			}
+		}
+		if a.pub != nil {
+			a.pub.reporting.Unlock()
 		}
 		e.report(a, "finished", err)
 	case errors.Is(err, ErrInjected):

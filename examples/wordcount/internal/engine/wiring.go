@@ -26,7 +26,7 @@ func (e *engine) wire(a *attempt) error {
 		o := &output{ship: job.Edge(edge).ShipStrategy, next: sub, attempt: a.attempt}
 		pipelined := e.topo.PartitionType(edge).IsPipelined()
 		p := e.topo.PartitionOf(edge, a.task)
-		if hr := e.hybrid[p]; hr != nil {
+		if hr := a.hybrid[p]; hr != nil {
 			for c := g.Consumers.Start; c < g.Consumers.End; c++ {
 				l := hr.logs[scheduler.TaskID(c)]
 				o.logs = append(o.logs, l)
@@ -74,6 +74,10 @@ func (e *engine) wire(a *attempt) error {
 				if hr == nil {
 					return fmt.Errorf("scheduler deployed %s before its hybrid producer %s (partition %d), or after that was released",
 						a.name, e.topo.VertexName(scheduler.TaskID(v)), p)
+				}
+				if e.readsFinishedOnly(p) { // the winner's log, once sealed
+					in.logs = append(in.logs, finishedRef{pub: e.pubs[scheduler.TaskID(v)], p: p, consumer: a.task})
+					continue
 				}
 				in.logs = append(in.logs, hr.logs[a.task])
 			}
