@@ -263,7 +263,19 @@ func runSpeculationProperty(t *testing.T, seed uint64) {
 		a scheduler.Attempt
 	}
 	running := map[key]scheduler.SlotID{}
-	inSlot := map[scheduler.SlotID]key{}
+	inSlot := map[scheduler.SlotID]map[key]bool{} // the attempts running in each slot
+	leave := func(slot scheduler.SlotID, k key) {
+		delete(inSlot[slot], k)
+		if len(inSlot[slot]) == 0 {
+			delete(inSlot, slot)
+		}
+	}
+	enter := func(slot scheduler.SlotID, k key) {
+		if inSlot[slot] == nil {
+			inSlot[slot] = map[key]bool{}
+		}
+		inSlot[slot][k] = true
+	}
 	lastAttempt := map[scheduler.TaskID]scheduler.Attempt{}
 	var cal endHeap
 	now := time.Unix(0, 0)
@@ -277,7 +289,7 @@ func runSpeculationProperty(t *testing.T, seed uint64) {
 			require.True(t, ok || finishedFirst[k], "cancel of %s attempt %d, which does not run", topo.VertexName(c.Task), c.Attempt)
 			delete(running, k)
 			if ok {
-				delete(inSlot, slot)
+				leave(slot, k)
 			}
 		}
 		for _, r := range rd.Released {
@@ -297,11 +309,16 @@ func runSpeculationProperty(t *testing.T, seed uint64) {
 			require.True(t, !seen || d.Attempt > prev, "%s attempt %d after attempt %d", topo.VertexName(d.Task), d.Attempt, prev)
 			lastAttempt[d.Task] = d.Attempt
 			_, busy := inSlot[d.Slot]
-			require.False(t, busy, "slot %d deployed twice", d.Slot)
+			if d.Shared { // into a slot its hybrid producers run in
+				require.True(t, busy, "shared deploy of %s into idle slot %d", topo.VertexName(d.Task), d.Slot)
+			} else {
+				require.False(t, busy, "slot %d deployed twice", d.Slot)
+			}
 			if d.Speculative {
 				require.Zero(t, s.Status().Pool.Waiting, "a speculative attempt deployed while a region waits")
 			}
-			running[k], inSlot[d.Slot] = d.Slot, k
+			running[k] = d.Slot
+			enter(d.Slot, k)
 			dur := time.Duration(500+rng.IntN(1500)) * time.Millisecond
 			if rng.IntN(10) == 0 {
 				dur *= 10
@@ -329,7 +346,7 @@ func runSpeculationProperty(t *testing.T, seed uint64) {
 		}
 		now = e.at
 		slot := running[k]
-		delete(inSlot, slot)
+		leave(slot, k)
 		delete(running, k)
 		if rng.IntN(8) == 0 && !e.retry {
 			require.NoError(t, s.TaskFailed(now, k.v, k.a))
@@ -340,7 +357,8 @@ func runSpeculationProperty(t *testing.T, seed uint64) {
 		if errors.Is(err, strategy.ErrEarlyFinish) {
 			// It holds its slot until its hybrid producers finished.
 			require.Equal(t, exchange.AllHybridFull, mode)
-			running[k], inSlot[slot] = slot, k
+			running[k] = slot
+			enter(slot, k)
 			heap.Push(&cal, end{at: now.Add(100 * time.Millisecond), k: e.k, retry: true})
 			continue
 		}

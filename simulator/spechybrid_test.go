@@ -42,8 +42,9 @@ func firstEvent(events []simulator.Event, k simulator.Kind, task string, attempt
 // TestSpeculationOfFullHybridProducer: src (8 x 10 s) -hash-> sink (2 x
 // 10 s), all-hybrid-full, seed 5: src#0's first attempt is a straggler
 // (100 s). It gets a speculative attempt at 15 s (A's baseline 1.5 x
-// 10 s), which wins at 25 s: the first attempt is canceled and its slot
-// returned. The sinks, deployed at 0 beside their producers, read the
+// 10 s), which wins at 25 s: the first attempt is canceled (its slot,
+// which sink#0 shares, goes back with the sink). The sinks, deployed at 0
+// in their producers' slots, read the
 // srcs' results only once finished (the scheduler's ReadsFinishedOnly):
 // they work from the winner's finish on and finish 10 s later. Without
 // speculation they read live and finish with the straggler, at 100 s.
@@ -72,10 +73,15 @@ func TestSpeculationOfFullHybridProducer(t *testing.T) {
 	cancel, ok := firstEvent(*events, simulator.Cancel, "src#0", 0)
 	require.True(t, ok, "the first attempt was canceled")
 	assert.Equal(t, 25*time.Second, cancel.At)
-	release, ok := firstEvent(*events, simulator.Release, "src#0", 0)
-	require.True(t, ok, "its slot was returned")
+	// sink#0 went into src#0's slot (it reads src#0's result): the slot
+	// stays until the sink finished, and goes back with it.
+	sinkDeploy, _ := firstEvent(*events, simulator.Deploy, "sink#0", 0)
+	assert.True(t, sinkDeploy.Shared)
+	assert.Equal(t, cancel.Slot, sinkDeploy.Slot)
+	release, ok := firstEvent(*events, simulator.Release, "sink#0", 0)
+	require.True(t, ok, "the shared slot was returned")
 	assert.Equal(t, cancel.Slot, release.Slot)
-	assert.Equal(t, 25*time.Second, release.At)
+	assert.Equal(t, 35*time.Second, release.At)
 
 	for _, sink := range []string{"sink#0", "sink#1"} {
 		d, _ := firstEvent(*events, simulator.Deploy, sink, 0)
