@@ -119,8 +119,8 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		if pic != nil {
 			tl := timeline.Timeline{
 				Title: fmt.Sprintf("%s — %s, %s policy, %s", job.Name(), mode.mode, policy, count(res.Slots, "slot")),
-				Subtitle: fmt.Sprintf("makespan %d ms; slot time: %.0f%% with work progressing, %.0f%% held while waiting; %s, %s", res.Makespan.Milliseconds(),
-					100*res.WorkUtilization, 100*res.HeldWaiting, count(res.RegionsScheduled, deployUnit(policy)), count(res.Failovers, "restart")),
+				Subtitle: fmt.Sprintf("makespan %d ms; slot time: %.0f%% with work progressing, %.0f%% held while waiting; %s%s, %s", res.Makespan.Milliseconds(),
+					100*res.WorkUtilization, 100*res.HeldWaiting, count(res.RegionsScheduled, deployUnit(policy)), sharedText(res), count(res.Failovers, "restart")),
 				Slots: timelineRows(res, pic), Regions: rs.NumRegions(), Makespan: res.Makespan,
 				Verdict: res.Verdict, Reason: res.Reason, Progress: true,
 			}
