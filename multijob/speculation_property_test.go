@@ -1,6 +1,7 @@
 package multijob_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
@@ -32,7 +34,7 @@ func TestPropertySpeculation(t *testing.T) {
 	const mixes = 1000
 	totals := struct{ started, won, granted int }{}
 	for seed := uint64(1); seed <= mixes; seed++ {
-		st, won, granted := runSpecMix(t, seed)
+		st, won, granted := runSpecMix(t, seed, false)
 		totals.started += st
 		totals.won += won
 		totals.granted += granted
@@ -44,6 +46,29 @@ func TestPropertySpeculation(t *testing.T) {
 	t.Logf("%d mixes: %d speculative slots granted, %d attempts started, %d won", mixes, totals.granted, totals.started, totals.won)
 }
 
+// TestPropertySpeculationHybrid runs the mixes of TestPropertySpeculation
+// with half the jobs in all-hybrid-full mode: their consumers go into
+// their running producers' slots, their tasks with full hybrid outputs
+// are speculated, and a consumer's finish before its hybrid producers'
+// is refused and reported again later. The same checks hold.
+func TestPropertySpeculationHybrid(t *testing.T) {
+	const mixes = 1000
+	var granted, won int
+	sharedDeploys = 0
+	for seed := uint64(1); seed <= mixes; seed++ {
+		_, w, g := runSpecMix(t, seed, true)
+		granted += g
+		won += w
+	}
+	require.Positive(t, sharedDeploys, "no consumer ever went into its producers' slots")
+	require.Positive(t, granted, "no speculative ask was ever granted")
+	require.Positive(t, won, "no speculative attempt ever won")
+}
+
+// sharedDeploys counts the deployments into slots of hybrid producers
+// (Deployment.Shared) of the mixes run.
+var sharedDeploys int
+
 // specRunning is a task attempt the runtime runs.
 type specRunning struct {
 	job     string
@@ -54,7 +79,7 @@ type specRunning struct {
 
 // runSpecMix runs one mix and returns the speculative attempts started
 // and won, and the speculative slots granted.
-func runSpecMix(t *testing.T, seed uint64) (started, won, granted int) {
+func runSpecMix(t *testing.T, seed uint64, hybrid bool) (started, won, granted int) {
 	rng := rand.New(rand.NewPCG(seed, 0x5bec))
 	profiles := []resource.Profile{smallP}
 	if rng.IntN(2) == 0 {
@@ -89,6 +114,10 @@ func runSpecMix(t *testing.T, seed uint64) (started, won, granted int) {
 	for j := range nJobs {
 		name := fmt.Sprintf("j%d", j)
 		b := topology.NewBuilder(name)
+		mode := exchange.AllBlocking
+		if hybrid && rng.IntN(2) == 0 {
+			mode = exchange.AllHybridFull
+		}
 		nv := 1 + rng.IntN(3)
 		info := &jobInfo{slow: map[scheduler.TaskID]time.Duration{}}
 		for v := range nv {
@@ -104,12 +133,16 @@ func runSpecMix(t *testing.T, seed uint64) (started, won, granted int) {
 				if rng.IntN(2) == 0 {
 					pt = exchange.PipelinedBounded
 				}
-				b.ConnectPinned(fmt.Sprintf("v%d", v-1), fmt.Sprintf("v%d", v), exchange.Hash, pt)
+				if mode == exchange.AllHybridFull && pt == exchange.Blocking {
+					b.Connect(fmt.Sprintf("v%d", v-1), fmt.Sprintf("v%d", v), exchange.Hash) // hybrid
+				} else {
+					b.ConnectPinned(fmt.Sprintf("v%d", v-1), fmt.Sprintf("v%d", v), exchange.Hash, pt)
+				}
 			}
 		}
 		g, err := b.Build()
 		require.NoError(t, err)
-		info.rs = region.FromJob(g, exchange.AllBlocking)
+		info.rs = region.FromJob(g, mode)
 		for v := range scheduler.TaskID(info.rs.Topology().NumExecutionVertices()) {
 			if rng.IntN(5) == 0 { // a straggler: 5 to 10 times its duration
 				info.slow[v] = info.durs[info.rs.Topology().JobVertexOf(v)] * time.Duration(5+rng.IntN(6))
@@ -159,7 +192,12 @@ func runSpecMix(t *testing.T, seed uint64) (started, won, granted int) {
 		})
 		for _, r := range ends {
 			if !ended[r.job] {
-				_ = s.TaskFinished(at(), r.job, r.task, r.attempt) // a loser's late finish may be refused
+				err := s.TaskFinished(at(), r.job, r.task, r.attempt) // a loser's late finish may be refused
+				if errors.Is(err, strategy.ErrEarlyFinish) {
+					// Its hybrid producers have not finished: it reports again.
+					r.end = now + 50*time.Millisecond
+					running = append(running, r)
+				}
 			}
 		}
 		if !deadline.IsZero() && !deadline.After(at()) {
@@ -190,6 +228,9 @@ func runSpecMix(t *testing.T, seed uint64) (started, won, granted int) {
 				}
 				if d.Speculative {
 					started++
+				}
+				if d.Shared {
+					sharedDeploys++
 				}
 				if !ended[jr.Job] {
 					running = append(running, specRunning{job: jr.Job, task: d.Task, attempt: d.Attempt, end: now + dur})

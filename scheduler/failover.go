@@ -113,7 +113,7 @@ func (s *Scheduler) failInSlot(members []topology.ExecutionVertexID, attempt str
 	failed topology.ExecutionVertexID, lost []topology.ResultPartitionID) (topology.ExecutionVertexID, []topology.ResultPartitionID) {
 	for _, v := range members {
 		st, err := s.strategy.Vertex(v)
-		if err != nil || st.Attempt != attempt {
+		if err != nil || st.Attempt != attempt || s.leftSlot(v, attempt) {
 			continue
 		}
 		switch st.State {
@@ -132,6 +132,14 @@ func (s *Scheduler) failInSlot(members []topology.ExecutionVertexID, attempt str
 		}
 	}
 	return failed, lost
+}
+
+// leftSlot reports whether task v's run in region attempt attempt ended
+// while speculative attempts of it ran on (it failed and was dropped, or
+// a speculative attempt won): its slot, kept by guests, no longer holds
+// it, and its results, if any, are the winner's, elsewhere.
+func (s *Scheduler) leftSlot(v topology.ExecutionVertexID, attempt strategy.Attempt) bool {
+	return s.spec != nil && s.spec.firstLost[v] == attempt+1
 }
 
 // guestSlotGone counts guest region g out of a slot the pool took away.
@@ -238,7 +246,7 @@ func (s *Scheduler) stopRegion(now time.Time, r region.ID) {
 		}
 		for _, v := range sl.Members {
 			st, err := s.strategy.Vertex(v)
-			if err != nil || st.Attempt != attempt {
+			if err != nil || st.Attempt != attempt || s.leftSlot(v, attempt) {
 				continue
 			}
 			if st.State == strategy.TaskDeploying || st.State == strategy.TaskRunning {
