@@ -97,8 +97,9 @@ func (s *Scheduler) specWithdraw(now time.Time) bool {
 }
 
 // specGranted deploys the attempts whose asks the admission granted. A
-// slot no attempt wants any more, or on a node blocked since the ask,
-// goes back at once; it reports whether one did.
+// slot no attempt wants any more, on a node blocked since the ask, or
+// granted while a region of the job waits, goes back at once; it reports
+// whether one did.
 func (s *Scheduler) specGranted(now time.Time) (released bool) {
 	sp := s.spec
 	for _, g := range s.pool.SpeculativeGrants() {
@@ -116,7 +117,10 @@ func (s *Scheduler) specGranted(now time.Time) (released bool) {
 			continue // revoked or lost before it was deployed: the attempt asks again
 		}
 		until, blocked := sp.blocked[keyOf(g.Slot)]
-		if c == nil || s.state != JobRunning || (blocked && until.After(now)) {
+		// A region of the job that began to wait after the admission
+		// decided comes first: the slot goes back, the attempt asks again
+		// once no region waits.
+		if c == nil || s.state != JobRunning || (blocked && until.After(now)) || s.pool.Stats().Waiting > 0 {
 			if err := s.pool.Release(now, g.Slot.ID); err == nil {
 				released = true
 			}
