@@ -31,7 +31,11 @@ type Ready struct {
 	// the runtime has applied this Ready.
 	Cancel []Task
 	// Released lists the slots the scheduler gave back to the pool: every
-	// task in them finished or is in Cancel.
+	// task in them finished or is in Cancel. A slot may be listed twice:
+	// given back, handed to another region and given back again within
+	// one input (that region's tasks deployed and canceled between two
+	// Ready calls, which appear in neither list); a runtime marks a
+	// released slot free, which it may do twice.
 	Released []Release
 	// PartitionsReleased lists blocking result partitions no consumer
 	// needs any more: the runtime may delete their data — before it
