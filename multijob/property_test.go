@@ -624,6 +624,13 @@ func (r *mixRun) apply(rd multijob.Ready, pre snapshot) (map[string]int, error) 
 	}
 	for _, jr := range rd.Jobs {
 		slots := map[scheduler.SlotID]bool{}
+		// A slot the job gave back within this Ready and got again (its
+		// region cancelled by a reclaim, its slots regranted in the same
+		// decision) counts as taken anew: the admission saw it free.
+		gaveBack := map[scheduler.SlotID]bool{}
+		for _, rl := range jr.Released {
+			gaveBack[rl.Slot] = true
+		}
 		for _, d := range jr.Deploy {
 			for other := range r.slotJob[d.Slot] {
 				if other != jr.Job {
@@ -643,7 +650,7 @@ func (r *mixRun) apply(rd multijob.Ready, pre snapshot) (map[string]int, error) 
 				r.slotJob[d.Slot] = map[string]int{}
 			}
 			r.slotJob[d.Slot][jr.Job]++
-			if !pre.held[jr.Job][d.Slot] {
+			if !pre.held[jr.Job][d.Slot] || gaveBack[d.Slot] {
 				slots[d.Slot] = true
 			}
 		}
