@@ -79,15 +79,7 @@ func StartAdapter(ctx context.Context, cfg AdapterConfig) (*Adapter, error) {
 	if err := cfg.Core.validate(); err != nil {
 		return nil, err
 	}
-	if cfg.PollMin <= 0 {
-		cfg.PollMin = 100 * time.Millisecond
-	}
-	if cfg.PollMax < cfg.PollMin {
-		cfg.PollMax = max(cfg.PollMin, 2*time.Second)
-	}
-	if cfg.RetryMax < cfg.PollMin {
-		cfg.RetryMax = max(cfg.PollMin, 5*time.Second)
-	}
+	cfg.PollMin, cfg.PollMax, cfg.RetryMax = pollDefaults(cfg.PollMin, cfg.PollMax, cfg.RetryMax)
 	a := &Adapter{pacer: newPacer(cfg.Clock, cfg.PollMin, cfg.PollMax, cfg.RetryMax), cfg: cfg, log: cfg.Logger}
 	var part Partition
 	for {

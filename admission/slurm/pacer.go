@@ -26,6 +26,22 @@ type pacer struct {
 	failures int           // commands failed in a row (an outage)
 }
 
+// pollDefaults fills in the defaults of the polling intervals of an
+// Adapter or a Poller (PollMin, PollMax, RetryMax): 100 ms, 2 s and 5 s,
+// neither maximum below the minimum.
+func pollDefaults(pollMin, pollMax, retryMax time.Duration) (time.Duration, time.Duration, time.Duration) {
+	if pollMin <= 0 {
+		pollMin = 100 * time.Millisecond
+	}
+	if pollMax < pollMin {
+		pollMax = max(pollMin, 2*time.Second)
+	}
+	if retryMax < pollMin {
+		retryMax = max(pollMin, 5*time.Second)
+	}
+	return pollMin, pollMax, retryMax
+}
+
 // newPacer returns a pacer polling every min to max, backing off up to
 // retryMax.
 func newPacer(clk clock.Clock, min, max, retryMax time.Duration) pacer {

@@ -119,15 +119,7 @@ func StartPoller(ctx context.Context, cfg PollerConfig) (*Poller, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	if cfg.PollMin <= 0 {
-		cfg.PollMin = 100 * time.Millisecond
-	}
-	if cfg.PollMax < cfg.PollMin {
-		cfg.PollMax = max(cfg.PollMin, 2*time.Second)
-	}
-	if cfg.RetryMax < cfg.PollMin {
-		cfg.RetryMax = max(cfg.PollMin, 5*time.Second)
-	}
+	cfg.PollMin, cfg.PollMax, cfg.RetryMax = pollDefaults(cfg.PollMin, cfg.PollMax, cfg.RetryMax)
 	if cfg.PartitionEvery <= 0 {
 		cfg.PartitionEvery = 10 * time.Second
 	}
