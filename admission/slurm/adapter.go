@@ -82,19 +82,15 @@ func StartAdapter(ctx context.Context, cfg AdapterConfig) (*Adapter, error) {
 	cfg.PollMin, cfg.PollMax, cfg.RetryMax = pollDefaults(cfg.PollMin, cfg.PollMax, cfg.RetryMax)
 	a := &Adapter{pacer: newPacer(cfg.Clock, cfg.PollMin, cfg.PollMax, cfg.RetryMax), cfg: cfg, log: cfg.Logger}
 	var part Partition
-	for {
-		p, err := cfg.Client.Partition(ctx, cfg.Core.PartitionName())
-		if err == nil {
-			part = p
-			break
-		}
-		if !errors.Is(err, ErrUnreachable) {
-			return nil, err
-		}
-		a.outage("partition", err)
-		if !a.sleep(ctx, a.backoff()) {
-			return nil, ctx.Err()
-		}
+	done, err := a.retry(ctx, "partition", func() (err error) {
+		part, err = cfg.Client.Partition(ctx, cfg.Core.PartitionName())
+		return err
+	}, a.outage)
+	switch {
+	case !done:
+		return nil, ctx.Err()
+	case err != nil:
+		return nil, err
 	}
 	a.recovered()
 	core, err := NewCore(cfg.Core, part)
@@ -221,17 +217,11 @@ func (a *Adapter) Stop(ctx context.Context) error {
 	a.mu.Unlock()
 	var last error
 	for _, c := range cmds {
-		for {
-			err := a.cfg.Client.Cancel(ctx, c.Name, c.Job)
-			if err == nil || !errors.Is(err, ErrUnreachable) {
-				last = err
-				break
-			}
-			a.outage("cancel", err)
-			if !a.sleep(ctx, a.backoff()) {
-				return err
-			}
+		done, err := a.retry(ctx, "cancel", func() error { return a.cfg.Client.Cancel(ctx, c.Name, c.Job) }, a.outage)
+		if !done {
+			return err
 		}
+		last = err
 	}
 	return last
 }

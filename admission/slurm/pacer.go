@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -114,6 +115,23 @@ func (p *pacer) backoff() time.Duration {
 		d *= 2
 	}
 	return min(d, p.retryMax)
+}
+
+// retry runs op until it succeeds or fails otherwise than with
+// ErrUnreachable: each unreachable attempt is told to failed (with what)
+// and followed by the backoff. It returns op's last error, and done
+// false if ctx ended during a backoff.
+func (p *pacer) retry(ctx context.Context, what string, op func() error, failed func(what string, err error)) (done bool, err error) {
+	for {
+		err = op()
+		if err == nil || !errors.Is(err, ErrUnreachable) {
+			return true, err
+		}
+		failed(what, err)
+		if !p.sleep(ctx, p.backoff()) {
+			return false, err
+		}
+	}
 }
 
 // sleep waits d on the clock; false if ctx ended first.

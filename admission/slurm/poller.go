@@ -188,18 +188,12 @@ func (r *Poller) Stop(ctx context.Context) error {
 		if c.Kind != Cancel {
 			continue
 		}
-		for attempt := 1; ; attempt++ {
-			err := r.cfg.Client.Cancel(ctx, c.Name, c.Job)
-			if err == nil || !errors.Is(err, ErrUnreachable) {
-				if err != nil {
-					last = err
-				}
-				break
-			}
-			r.failed("cancel", err)
-			if !r.sleep(ctx, r.backoff()) {
-				return err
-			}
+		done, err := r.retry(ctx, "cancel", func() error { return r.cfg.Client.Cancel(ctx, c.Name, c.Job) }, r.failed)
+		if !done {
+			return err
+		}
+		if err != nil {
+			last = err
 		}
 	}
 	r.recovered()
