@@ -195,15 +195,12 @@ func (c *Cluster) Submit(now time.Time, spec admission.JobSpec) (admission.JobPo
 	if _, dup := c.byName[spec.Name]; dup {
 		return nil, &ConfigError{Field: "JobSpec.Name", Value: spec.Name, Why: "a job of that name was submitted already"}
 	}
-	pname := c.cfg.Partition
-	if p, ok := c.cfg.Partitions[spec.Queue]; ok {
-		pname = p
-	}
-	part, _ := c.partition(pname) // checked by NewCluster
-	j := &clusterJob{c: c, id: admission.JobID(len(c.jobs)), name: spec.Name, spec: spec, state: admission.JobAccepted}
-	core, err := NewCore(Config{Name: JobBaseName(spec.Name, c.cfg.Run, len(c.jobs)), Queue: spec.Queue, Partitions: c.cfg.Partitions,
+	cfg := Config{Name: JobBaseName(spec.Name, c.cfg.Run, len(c.jobs)), Queue: spec.Queue, Partitions: c.cfg.Partitions,
 		Partition: c.cfg.Partition, DefaultCPUs: c.cfg.DefaultCPUs, ExtraArgs: c.cfg.ExtraArgs, TimeLimit: c.cfg.TimeLimit,
-		Comment: Tag(c.cfg.Run)}, part)
+		Comment: Tag(c.cfg.Run)}
+	part, _ := c.partition(cfg.PartitionName()) // checked by NewCluster
+	j := &clusterJob{c: c, id: admission.JobID(len(c.jobs)), name: spec.Name, spec: spec, state: admission.JobAccepted}
+	core, err := NewCore(cfg, part)
 	if err != nil {
 		return nil, err
 	}
