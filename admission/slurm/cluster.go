@@ -188,9 +188,8 @@ func (c *Cluster) Submit(now time.Time, spec admission.JobSpec) (admission.JobPo
 		return nil, &ConfigError{Field: "JobSpec.Driver", Value: spec.Name, Why: "a Slurm cluster runs no job driver in a slot (run the driver beside the runtime)"}
 	case spec.Gang != nil:
 		return nil, &ConfigError{Field: "JobSpec.Gang", Value: spec.Name, Why: "a Slurm cluster grants each region's slots all or nothing; a gang across regions is not supported"}
-	case spec.Priority != 0 && (spec.Priority < 1 || int64(spec.Priority) > MaxPriority):
-		return nil, &admission.RefusedError{Action: admission.ActionSetPriority, Job: spec.Name, Priority: spec.Priority,
-			Reason: fmt.Sprintf("a Slurm priority is 1 ... %d", MaxPriority), Err: admission.ErrBadPriority}
+	case spec.Priority != 0 && !slurmPriority(spec.Priority):
+		return nil, badPriority(admission.Principal{}, spec.Name, spec.Priority)
 	}
 	if _, dup := c.byName[spec.Name]; dup {
 		return nil, &ConfigError{Field: "JobSpec.Name", Value: spec.Name, Why: "a job of that name was submitted already"}
@@ -313,11 +312,20 @@ func (c *Cluster) Authorize(by admission.Principal, action admission.Action, job
 		return &admission.RefusedError{By: by, Action: action, Job: job, Priority: priority, Reason: "no such job", Err: admission.ErrUnknownJob}
 	case j.state.Terminal():
 		return &admission.RefusedError{By: by, Action: action, Job: job, Priority: priority, Reason: "the job is " + j.state.String(), Err: admission.ErrInvalidTransition}
-	case action == admission.ActionSetPriority && (priority < 1 || int64(priority) > MaxPriority):
-		return &admission.RefusedError{By: by, Action: action, Job: job, Priority: priority,
-			Reason: fmt.Sprintf("a Slurm priority is 1 ... %d", MaxPriority), Err: admission.ErrBadPriority}
+	case action == admission.ActionSetPriority && !slurmPriority(priority):
+		return badPriority(by, job, priority)
 	}
 	return nil
+}
+
+// slurmPriority reports whether scontrol can set priority: 1 ...
+// MaxPriority.
+func slurmPriority(priority int) bool { return priority >= 1 && int64(priority) <= MaxPriority }
+
+// badPriority refuses to set a priority scontrol cannot set.
+func badPriority(by admission.Principal, job string, priority int) error {
+	return &admission.RefusedError{By: by, Action: admission.ActionSetPriority, Job: job, Priority: priority,
+		Reason: fmt.Sprintf("a Slurm priority is 1 ... %d", MaxPriority), Err: admission.ErrBadPriority}
 }
 
 // SetPriority asks Slurm to set the priority of every Slurm job of the
