@@ -142,30 +142,43 @@ func (q *Queues) grantSpecAsk(a *specAsk, wanted []bool) bool {
 		}
 		return false
 	}
+	p, i, ok := q.specSlot(a, wanted)
+	if !ok {
+		return false
+	}
+	idx := q.free[p][i]
+	sl := q.slots[idx].slot
+	q.free[p] = slices.Delete(q.free[p], i, i+1)
+	q.nFree--
+	q.hold(j, idx)
+	q.updateHolder(j)
+	q.send(j, slotpool.Grant{Ask: a.id, Slots: []slotpool.Slot{sl}})
+	q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: SpeculativeGranted, Slot: sl.ID,
+		Reason: "no regular ask waits for a slot it could serve"})
+	if q.debug {
+		q.log.Debug("speculative ask granted", zap.String("job", j.spec.Name), zap.Int64("ask", int64(a.id)), zap.Int64("slot", int64(sl.ID)))
+	}
+	return true
+}
+
+// specSlot finds a free slot that ask a may take while no regular demand
+// wants its profile (wanted): among the free slots of the first profile
+// that serves the ask and has one it does not avoid, the one nearest the
+// top of the free stack. It returns the profile and the slot's place in
+// q.free[p]; ok false if there is none.
+func (q *Queues) specSlot(a *specAsk, wanted []bool) (p, i int, ok bool) {
 	for p, free := range q.free {
 		if len(free) == 0 || wanted[p] || !q.cfg.Matching.Serves(q.profiles[p], a.profile) {
 			continue
 		}
 		for i := len(free) - 1; i >= 0; i-- {
-			idx := free[i]
-			sl := q.slots[idx].slot
-			if (sl.Node != "" && slices.Contains(a.avoid, sl.Node)) || slices.Contains(a.avoidSlots, sl.ID) {
-				continue
+			sl := q.slots[free[i]].slot
+			if (sl.Node == "" || !slices.Contains(a.avoid, sl.Node)) && !slices.Contains(a.avoidSlots, sl.ID) {
+				return p, i, true
 			}
-			q.free[p] = slices.Delete(free, i, i+1)
-			q.nFree--
-			q.hold(j, idx)
-			q.updateHolder(j)
-			q.send(j, slotpool.Grant{Ask: a.id, Slots: []slotpool.Slot{sl}})
-			q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: SpeculativeGranted, Slot: sl.ID,
-				Reason: "no regular ask waits for a slot it could serve"})
-			if q.debug {
-				q.log.Debug("speculative ask granted", zap.String("job", j.spec.Name), zap.Int64("ask", int64(a.id)), zap.Int64("slot", int64(sl.ID)))
-			}
-			return true
 		}
 	}
-	return false
+	return 0, 0, false
 }
 
 // checkSpeculative checks the speculative asks: each is of a job that may
@@ -184,16 +197,8 @@ func (q *Queues) checkSpeculative() error {
 		if q.specMayHave(j) != "" {
 			continue
 		}
-		for p, free := range q.free {
-			if len(free) == 0 || wanted[p] || !q.cfg.Matching.Serves(q.profiles[p], a.profile) {
-				continue
-			}
-			for _, idx := range free {
-				sl := q.slots[idx].slot
-				if (sl.Node == "" || !slices.Contains(a.avoid, sl.Node)) && !slices.Contains(a.avoidSlots, sl.ID) {
-					return fmt.Errorf("admission: speculative ask %d of job %s waits beside %s, which no regular ask waits for", a.id, j.spec.Name, q.slotName(idx))
-				}
-			}
+		if p, i, ok := q.specSlot(a, wanted); ok {
+			return fmt.Errorf("admission: speculative ask %d of job %s waits beside %s, which no regular ask waits for", a.id, j.spec.Name, q.slotName(q.free[p][i]))
 		}
 	}
 	return nil
