@@ -87,20 +87,31 @@ func (q *Queues) grantSpeculative() {
 	q.specAsks = kept
 }
 
-// regularWants returns, per profile of the cluster, whether a slot of it
-// could serve regular demand that waits: an ask of a pool, a driver or a
-// gang of a job in any queue's order (the jobs that want a grant).
+// regularWants returns, per profile of the cluster, whether no
+// speculative ask may take a free slot of it: it has none, or a slot of
+// it could serve regular demand that waits (an ask of a pool, a driver or
+// a gang of a job in any queue's order: the jobs that want a grant). The
+// walk of the waiting jobs ends once every profile is wanted.
 func (q *Queues) regularWants() []bool {
 	wanted := make([]bool, len(q.profiles))
+	left := 0 // profiles not wanted (yet)
+	for p, free := range q.free {
+		if len(free) == 0 {
+			wanted[p] = true
+		} else {
+			left++
+		}
+	}
 	mark := func(pr resource.Profile) {
 		for p, sp := range q.profiles {
 			if !wanted[p] && q.cfg.Matching.Serves(sp, pr) {
 				wanted[p] = true
+				left--
 			}
 		}
 	}
 	for _, qu := range q.qorder {
-		for n := qu.order.First(); n != nil; n = n.Next() {
+		for n := qu.order.First(); n != nil && left > 0; n = n.Next() {
 			j := n.Item()
 			if j.gangWaits() {
 				mark(j.spec.Gang.Profile)
