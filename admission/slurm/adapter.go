@@ -221,7 +221,9 @@ func (a *Adapter) Stop(ctx context.Context) error {
 		if !done {
 			return err
 		}
-		last = err
+		if err != nil {
+			last = err
+		}
 	}
 	return last
 }

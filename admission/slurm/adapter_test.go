@@ -307,3 +307,32 @@ func TestAdapterBacksOffOnUnreadableAnswers(t *testing.T) {
 	}
 	assert.Equal(t, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}, waits)
 }
+
+// refusingCancel is a fakeSlurm that refuses to cancel one job.
+type refusingCancel struct {
+	*fakeSlurm
+	refuse JobID
+}
+
+func (f refusingCancel) Cancel(ctx context.Context, name string, job JobID) error {
+	if job == f.refuse {
+		return &CommandError{Command: "scancel", Stderr: "Invalid job id specified", Err: errors.New("exit status 1")}
+	}
+	return f.fakeSlurm.Cancel(ctx, name, job)
+}
+
+// A cancel Slurm refuses is returned by Stop even when a later cancel
+// succeeds.
+func TestAdapterStopReturnsARefusedCancel(t *testing.T) {
+	ctx := context.Background()
+	f := &fakeSlurm{part: recordedPartition(t, "low")}
+	a, _ := newAdapter(t, f, nil, nil)
+	a.cfg.Client = refusingCancel{fakeSlurm: f, refuse: 1}
+	require.NoError(t, a.Handle(ctx, unknownAsk(1, 1), unknownAsk(2, 1)))
+	a.step(ctx)
+	err := a.Stop(ctx)
+	var ce *CommandError
+	require.ErrorAs(t, err, &ce, "job 1's cancel was refused")
+	assert.Equal(t, "scancel", ce.Command)
+	assert.Equal(t, []JobID{2}, f.cancels, "job 2 was cancelled after it")
+}

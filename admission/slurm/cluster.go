@@ -3,6 +3,7 @@ package slurm
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,11 +117,8 @@ func NewCluster(cfg ClusterConfig, parts []Partition) (*Cluster, error) {
 			c.defaultP = p.Name
 		}
 	}
-	names := []string{cfg.Partition}
-	for _, p := range cfg.Partitions {
-		names = append(names, p)
-	}
-	for _, n := range names {
+	queued := slices.Sorted(maps.Values(cfg.Partitions)) // the first missing one named, every run the same
+	for _, n := range append([]string{cfg.Partition}, queued...) {
 		if _, ok := c.partition(n); !ok {
 			return nil, &ConfigError{Field: "Partitions", Value: n, Why: "no such partition was found (known: " + strings.Join(c.partitionNames(), ", ") + ")"}
 		}

@@ -633,3 +633,16 @@ func TestClusterJobRunsToItsEnd(t *testing.T) {
 	assert.Empty(t, r.cl.Watched())
 	assert.False(t, r.cl.Busy())
 }
+
+// Of several missing partitions, NewCluster names the same one every
+// time: the first in name order.
+func TestNewClusterNamesTheFirstMissingPartition(t *testing.T) {
+	cfg := ClusterConfig{Run: "r1", Partitions: map[string]string{"q1": "zeta", "q2": "alpha", "q3": "mid", "q4": "low"}}
+	for range 20 {
+		_, err := NewCluster(cfg, []Partition{recordedPartition(t, "low")})
+		var ce *ConfigError
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, "Partitions", ce.Field)
+		assert.Equal(t, "alpha", ce.Value)
+	}
+}
