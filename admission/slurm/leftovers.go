@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -53,11 +54,12 @@ func parseLeftovers(out, run string) ([]Leftover, error) {
 		if !tagged || (run != "" && r != run) {
 			continue
 		}
-		id, err := strconv.ParseInt(strings.TrimSpace(f[0]), 10, 64)
+		field := strings.TrimSpace(f[0])
+		id, err := strconv.ParseInt(field, 10, 64)
 		if err != nil {
 			// A component of a heterogeneous job ("12+1"): its leader
 			// stands for it.
-			lead, _, _ := strings.Cut(f[0], "+")
+			lead, _, _ := strings.Cut(field, "+")
 			if id, err = strconv.ParseInt(lead, 10, 64); err != nil {
 				return nil, fmt.Errorf("slurm: squeue: job id %q: %w", f[0], ErrBadOutput)
 			}
@@ -68,7 +70,7 @@ func parseLeftovers(out, run string) ([]Leftover, error) {
 		if c := strings.Compare(a.Run, b.Run); c != 0 {
 			return c
 		}
-		return int(a.Job - b.Job)
+		return cmp.Compare(a.Job, b.Job)
 	})
 	return slices.CompactFunc(left, func(a, b Leftover) bool { return a.Job == b.Job }), nil
 }
