@@ -3,11 +3,12 @@ package scheduler
 import (
 	"errors"
 	"fmt"
-	"github.com/regionsched/regionsched/exchange"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/region"
@@ -868,7 +869,7 @@ func (s *Scheduler) specStop(now time.Time, regions []region.ID) {
 	for _, r := range regions {
 		stopping[r] = true
 	}
-	for _, v := range sortedTasks(sp.tasks) {
+	for _, v := range slices.Sorted(maps.Keys(sp.tasks)) {
 		if t := sp.tasks[v]; stopping[t.r] {
 			s.stopCopies(now, t, -1)
 			delete(sp.tasks, v)
@@ -881,7 +882,7 @@ func (s *Scheduler) specStop(now time.Time, regions []region.ID) {
 // fails over.
 func (s *Scheduler) specSlotLost(now time.Time, ev pool.Lost) {
 	sp := s.spec
-	for _, v := range sortedTasks(sp.tasks) {
+	for _, v := range slices.Sorted(maps.Keys(sp.tasks)) {
 		t := sp.tasks[v]
 		for i := range t.copies {
 			c := &t.copies[i]
@@ -900,16 +901,6 @@ func (s *Scheduler) specSlotLost(now time.Time, ev pool.Lost) {
 			return
 		}
 	}
-}
-
-// sortedTasks returns the keys of tasks in ascending order.
-func sortedTasks(tasks map[TaskID]*specTask) []TaskID {
-	out := make([]TaskID, 0, len(tasks))
-	for v := range tasks {
-		out = append(out, v)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // SpeculationStats counts what speculative execution did.
