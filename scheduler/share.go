@@ -232,10 +232,6 @@ func (s *Scheduler) leaveShared(now time.Time, r region.ID, slot slotpool.SlotID
 	if !ok {
 		return // lost
 	}
-	if use.guests--; use.guests > 0 || use.running > 0 {
-		s.slots.set(slot, use)
-		return
-	}
-	s.slots.del(slot)
-	s.returnSlot(now, use, slot)
+	use.guests--
+	s.putSlot(now, slot, use)
 }

@@ -3,11 +3,12 @@ package scheduler
 import (
 	"errors"
 	"fmt"
-	"github.com/regionsched/regionsched/exchange"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/internal/pool"
 	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/region"
@@ -287,7 +288,6 @@ type speculator struct {
 
 	requested, started, won int
 	scratch                 []time.Duration
-	slotBuf                 []region.Slot
 
 	// asking lists the speculative attempts whose slots are asked of the
 	// admission, oldest first; placing is set while specPlace runs
@@ -309,6 +309,9 @@ type specTask struct {
 	v       TaskID
 	r       region.ID
 	attempt strategy.Attempt // the region attempt they speculate in
+	// req is what each of its attempts asks of the pool: one slot of the
+	// task's profile.
+	req pool.Request
 	// firstGone: the region's attempt of the task failed while others ran.
 	firstGone bool
 	copies    []specCopy
@@ -597,6 +600,7 @@ func (s *Scheduler) newCopy(v TaskID, t *specTask) *specTask {
 	sp.requested++
 	i := len(s.oneSlots)
 	s.oneSlots = s.rs.AppendSlots(s.oneSlots, r)
+	t.req = pool.Request{Profile: s.oneSlots[i].Profile}
 	s.rd.Requests = append(s.rd.Requests, Request{Region: r, Attempt: Attempt(id),
 		Slots: s.oneSlots[i:len(s.oneSlots):len(s.oneSlots)], Speculative: true})
 	return t
@@ -652,17 +656,15 @@ func (s *Scheduler) specPlaceFree(now time.Time) (asked bool) {
 			kept = append(kept, ref) // its slot is asked for
 			continue
 		}
-		sp.slotBuf = s.rs.AppendSlots(sp.slotBuf[:0], t.r)
-		req := pool.Request{Profile: sp.slotBuf[0].Profile}
-		slot, ok := s.pool.FreeSlotFor(req, accept)
+		slot, ok := s.pool.FreeSlotFor(t.req, accept)
 		if !ok && s.pool.ReturnsFreed() {
-			asked = s.specAsk(ref, c, req) || asked
+			asked = s.specAsk(ref, c, t.req) || asked
 			kept = append(kept, ref)
 			continue
 		}
 		if ok {
 			sp.bulks--
-			if err := s.pool.Take(now, pool.Bulk{ID: sp.bulks, Requests: []pool.Request{req}}, slot.ID); err != nil {
+			if err := s.pool.Take(now, pool.Bulk{ID: sp.bulks, Requests: []pool.Request{t.req}}, slot.ID); err != nil {
 				ok = false // only a programming error can get here: the slot is free and serves the request
 			}
 		}
@@ -868,7 +870,7 @@ func (s *Scheduler) specStop(now time.Time, regions []region.ID) {
 	for _, r := range regions {
 		stopping[r] = true
 	}
-	for _, v := range sortedTasks(sp.tasks) {
+	for _, v := range slices.Sorted(maps.Keys(sp.tasks)) {
 		if t := sp.tasks[v]; stopping[t.r] {
 			s.stopCopies(now, t, -1)
 			delete(sp.tasks, v)
@@ -881,7 +883,7 @@ func (s *Scheduler) specStop(now time.Time, regions []region.ID) {
 // fails over.
 func (s *Scheduler) specSlotLost(now time.Time, ev pool.Lost) {
 	sp := s.spec
-	for _, v := range sortedTasks(sp.tasks) {
+	for _, v := range slices.Sorted(maps.Keys(sp.tasks)) {
 		t := sp.tasks[v]
 		for i := range t.copies {
 			c := &t.copies[i]
@@ -900,16 +902,6 @@ func (s *Scheduler) specSlotLost(now time.Time, ev pool.Lost) {
 			return
 		}
 	}
-}
-
-// sortedTasks returns the keys of tasks in ascending order.
-func sortedTasks(tasks map[TaskID]*specTask) []TaskID {
-	out := make([]TaskID, 0, len(tasks))
-	for v := range tasks {
-		out = append(out, v)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // SpeculationStats counts what speculative execution did.

@@ -157,7 +157,14 @@ func (s *Scheduler) taskEnded(now time.Time, v topology.ExecutionVertexID) {
 	if use.region != r || use.attempt != s.strategy.Attempt(use.region) || use.ownerOut || use.running == 0 {
 		return // not deployed by us in this attempt: never count out another region's slot
 	}
-	if use.running--; use.running > 0 || use.guests > 0 {
+	use.running--
+	s.putSlot(now, slot, use)
+}
+
+// putSlot stores the counts of slot, or, once neither its owner nor a
+// guest has a task left in it, gives it back to the pool.
+func (s *Scheduler) putSlot(now time.Time, slot slotpool.SlotID, use slotUse) {
+	if use.running > 0 || use.guests > 0 {
 		s.slots.set(slot, use)
 		return
 	}

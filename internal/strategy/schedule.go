@@ -74,11 +74,8 @@ func (s *Strategy) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to
 		return Decisions{}, &TransitionError{Vertex: v, Name: s.topo.VertexName(v), From: from, To: to}
 	}
 	if to == TaskFinished && s.hybridIn != nil {
-		jv := s.topo.JobVertexOf(v)
-		if len(s.hybridIn[jv]) > 0 {
-			if err := s.checkHybridInputs(v, jv, int(int32(v)-s.topo.VerticesOf(jv).Start)); err != nil {
-				return Decisions{}, err
-			}
+		if err := s.CheckFinish(v); err != nil {
+			return Decisions{}, err
 		}
 	}
 	*st = to
