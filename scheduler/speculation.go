@@ -438,11 +438,7 @@ func (s *Scheduler) specDeadline() (time.Time, bool) {
 	var at time.Time
 	ok := false
 	if s.watching() {
-		if sp.next.Before(s.last) { // the grid point at or after the latest input
-			k := (s.last.Sub(sp.start) + sp.cfg.CheckInterval - 1) / sp.cfg.CheckInterval
-			sp.next = sp.start.Add(k * sp.cfg.CheckInterval)
-		}
-		at, ok = sp.next, true
+		at, ok = s.specNext(), true
 	}
 	if len(sp.pending) > 0 {
 		for _, until := range sp.blocked {
@@ -467,10 +463,23 @@ func (s *Scheduler) watching() bool {
 	return false
 }
 
+// specNext returns when the detector looks next: the grid point after
+// its last look, or if the latest input came later, the grid point at or
+// after that input. A query: what NextDeadline says and what Tick does
+// do not depend on whether NextDeadline was asked in between.
+func (s *Scheduler) specNext() time.Time {
+	sp := s.spec
+	if !sp.next.Before(s.last) {
+		return sp.next
+	}
+	k := (s.last.Sub(sp.start) + sp.cfg.CheckInterval - 1) / sp.cfg.CheckInterval
+	return sp.start.Add(k * sp.cfg.CheckInterval)
+}
+
 // specTick runs the detector if a check is due.
 func (s *Scheduler) specTick(now time.Time) {
 	sp := s.spec
-	if s.state != JobRunning || now.Before(sp.next) {
+	if s.state != JobRunning || now.Before(s.specNext()) {
 		return
 	}
 	k := now.Sub(sp.start)/sp.cfg.CheckInterval + 1

@@ -189,6 +189,41 @@ func TestSpeculationOffAddsNothing(t *testing.T) {
 	assert.Equal(t, scheduler.SpeculationStats{}, s.SpeculationStats())
 }
 
+// TestSpeculationChecksDoNotDependOnQueries: two schedulers get the same
+// inputs; one is asked for its Ready (and so its NextDeadline) after each,
+// the other only at the end. The detector looks at the same times in
+// both: after an input at 5.5 s its next look is at 6 s, so a Tick at
+// 5.7 s finds nothing due, whether or not anyone asked in between.
+func TestSpeculationChecksDoNotDependOnQueries(t *testing.T) {
+	rs := region.FromJob(specJob(t, 4), exchange.AllBlocking)
+	spec := scheduler.DefaultSpeculation()
+	spec.BaselineRatio, spec.BaselineLowerBound = 0.5, 0
+	t0 := time.Unix(0, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	var stats [2][]scheduler.SpeculationStats
+	for i, asking := range []bool{true, false} {
+		s := scheduler.New(rs, scheduler.Config{Speculation: spec})
+		step := func(err error) {
+			require.NoError(t, err)
+			if asking {
+				s.Ready()
+			}
+			stats[i] = append(stats[i], s.SpeculationStats())
+		}
+		step(s.Offer(t0, slotpool.Slots(8)...))
+		step(s.Start(t0))
+		step(s.TaskFinished(at(1000), 0, 0))
+		step(s.TaskFinished(at(1200), 1, 0))
+		step(s.TaskRunning(at(5500), 2, 0))
+		step(s.Tick(at(5700)))
+		step(s.Tick(at(6000)))
+	}
+	assert.Equal(t, stats[0], stats[1])
+	last := len(stats[0]) - 1
+	assert.Zero(t, stats[0][last-1].Requested, "nothing due at 5.7 s")
+	assert.Equal(t, 2, stats[0][last].Requested, "A#2 and A#3 found slow at 6 s (baseline 1.5 x 1.1 s)")
+}
+
 // specJob is A (parallelism p) -> B (1), hash, blocking.
 func specJob(t testing.TB, p int) *topology.JobGraph {
 	b := topology.NewBuilder("spec")
