@@ -116,9 +116,7 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 		if d.Shared { // its region asked for no slot: the trace shows it asking, and served at once
 			p.e.record(Request, p.off+int32(d.Task), NoSlot)
 		}
-		p.e.sharedDeploy = d.Shared
-		p.e.deploy(p.off+int32(d.Task), int32(d.Slot))
-		p.e.sharedDeploy = false
+		p.e.deploy(p.off+int32(d.Task), int32(d.Slot), d.Shared)
 	}
 	for _, w := range rd.Won {
 		p.e.won(w, p.off)
