@@ -125,7 +125,7 @@ func newEngine(cfg Config) *engine {
 		p := newRegionPolicy(e)
 		e.policy = p
 		if e.spec != nil {
-			e.readFinishedOnly(p.sched.ReadsFinishedOnly)
+			e.model.readFinishedOnly(p.sched.ReadsFinishedOnly)
 		}
 	}
 	return e

@@ -93,7 +93,7 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 	tracing := p.e.tracing()
 	for _, req := range rd.Requests {
 		if req.Speculative {
-			p.e.speculationRequested(p.off+int32(req.Slots[0].Members[0]), int32(req.Attempt))
+			p.e.attemptEvent(Speculate, p.off+int32(req.Slots[0].Members[0]), int32(req.Attempt), NoSlot, true)
 			continue
 		}
 		for _, s := range req.Slots {

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/scheduler"
-	"github.com/regionsched/regionsched/topology"
 )
 
 // Speculative execution in the simulator (Config.Speculation): the
@@ -86,23 +85,6 @@ func (e *engine) initSpeculation() {
 		waiting: map[int32][]int32{}, done: map[int32][]int32{}}
 	e.model.onReadable = e.copiesReadable
 	e.model.onInputsClosed = e.copyTakesOver
-}
-
-// readFinishedOnly has the model read the hybrid results the scheduler
-// names (scheduler.Scheduler.ReadsFinishedOnly) only once finished;
-// speculative attempts wait for them too (copiesReadable).
-func (e *engine) readFinishedOnly(finishedOnly func(p topology.ResultPartitionID) bool) {
-	e.model.readFinishedOnly(finishedOnly)
-}
-
-// speculationRequested records a speculative request (Speculate).
-func (e *engine) speculationRequested(v, attempt int32) {
-	e.traced++
-	if e.tracing() {
-		ev := e.taskEvent(Speculate, v, NoSlot)
-		ev.Attempt, ev.Speculative = int(attempt), true
-		e.emit(ev)
-	}
 }
 
 // deployCopy starts speculative attempt attempt of task v in slot.
@@ -195,11 +177,15 @@ func (e *engine) copyTakesOver(v int32) bool {
 }
 
 // copyEvent records an event of speculative attempt attempt of task v.
-func (e *engine) copyEvent(k Kind, v, attempt, slot int32) {
+func (e *engine) copyEvent(k Kind, v, attempt, slot int32) { e.attemptEvent(k, v, attempt, slot, true) }
+
+// attemptEvent records an event of attempt attempt of task v, which need
+// not be the task's attempt in the model; speculative marks it.
+func (e *engine) attemptEvent(k Kind, v, attempt, slot int32, speculative bool) {
 	e.traced++
 	if e.tracing() {
 		ev := e.taskEvent(k, v, slot)
-		ev.Attempt, ev.Speculative = int(attempt), true
+		ev.Attempt, ev.Speculative = int(attempt), speculative
 		e.emit(ev)
 	}
 }
@@ -227,12 +213,7 @@ func (e *engine) leaveCopySlot(v, attempt, slot int32, speculative bool) {
 	s := &e.slots[slot]
 	if s.occupants--; s.occupants == 0 {
 		e.busy += e.now() - s.since
-		e.traced++
-		if e.tracing() {
-			ev := e.taskEvent(Release, v, slot)
-			ev.Attempt, ev.Speculative = int(attempt), speculative
-			e.emit(ev)
-		}
+		e.attemptEvent(Release, v, attempt, slot, speculative)
 	}
 }
 
@@ -299,12 +280,7 @@ func (e *engine) cancelSpeculative(v, attempt int32) bool {
 	}
 	if slot, ok := e.spec.ghosts[k]; ok {
 		delete(e.spec.ghosts, k)
-		e.traced++
-		if e.tracing() {
-			ev := e.taskEvent(Cancel, v, slot)
-			ev.Attempt, ev.Speculative = int(attempt), false
-			e.emit(ev)
-		}
+		e.attemptEvent(Cancel, v, attempt, slot, false)
 		e.leaveCopySlot(v, attempt, slot, false)
 		return true
 	}
@@ -314,12 +290,7 @@ func (e *engine) cancelSpeculative(v, attempt int32) bool {
 // won records the Win of a race.
 func (e *engine) won(w scheduler.Task, off int32) {
 	v := off + int32(w.Task)
-	e.traced++
-	if e.tracing() {
-		ev := e.taskEvent(Win, v, e.model.slot(v))
-		ev.Attempt, ev.Speculative = int(w.Attempt), e.spec.fromCopy[v]
-		e.emit(ev)
-	}
+	e.attemptEvent(Win, v, int32(w.Attempt), e.model.slot(v), e.spec.fromCopy[v])
 }
 
 // speculationSummary fills in the run's speculation counts.
