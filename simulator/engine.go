@@ -532,7 +532,6 @@ func (e *engine) result() (*Result, error) {
 	now := e.now()
 	r := &Result{Makespan: now, Slots: e.clusterSize, Events: e.events, Processed: e.processed, TraceEvents: e.traced}
 	busy, worked, drivers := e.busy, e.worked, e.drivers
-	defer func() { r.SlotTime = busy }()
 	for _, since := range e.driverSince {
 		drivers += now - since
 	}
@@ -545,6 +544,7 @@ func (e *engine) result() (*Result, error) {
 			worked += now - s.workSince
 		}
 	}
+	r.SlotTime = busy
 	if now > 0 && e.clusterSize > 0 {
 		total := float64(now) * float64(e.clusterSize)
 		r.Utilization = float64(busy) / total
