@@ -41,6 +41,23 @@ type SpeculationSummary struct {
 // policy, which has no scheduler to speculate.
 var ErrSpeculationPolicy = errors.New("simulator: speculation needs the region policy")
 
+// checkSpeculation refuses, in this order, a straggler model out of
+// range, a speculation setting check refuses (CheckJob for one job,
+// Validate for several: a job with nothing to speculate runs without
+// it), and speculation under the eager policy.
+func checkSpeculation(cfg Config, check func() error) error {
+	if err := checkStragglers(cfg); err != nil {
+		return err
+	}
+	if err := check(); err != nil {
+		return err
+	}
+	if cfg.Speculation.Enabled && cfg.Policy == EagerPolicy {
+		return ErrSpeculationPolicy
+	}
+	return nil
+}
+
 // copyKey names an attempt of a task.
 type copyKey struct{ v, attempt int32 }
 
