@@ -365,13 +365,19 @@ type slurmOutcome struct {
 // runID names a run: host, process id and start time, so that a run's
 // leftovers can be told from a live run's (leftovers).
 func runID() string {
-	host, _ := os.Hostname()
-	host, _, _ = strings.Cut(host, ".")
-	host = slurm.SafeName(host)
+	host := thisHost()
 	if host == "" {
 		host = "host"
 	}
 	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixMilli()%1e8, 36)
+}
+
+// thisHost is this machine's short host name as a run id holds it ("" if
+// it has none).
+func thisHost() string {
+	host, _ := os.Hostname()
+	host, _, _ = strings.Cut(host, ".")
+	return slurm.SafeName(host)
 }
 
 // slurmRun is one run of jobs on Slurm: a multijob scheduler over the
