@@ -479,11 +479,13 @@ func (e *engine) run() (*Result, error) {
 			e.advance(ev.at)
 			e.jobs.fire(ev.task, ev.version)
 		case speculativeEnd:
-			if _, live := e.spec.copies[copyKey{ev.task, int32(ev.version)}]; !live {
+			k := copyKey{ev.task, int32(ev.version)}
+			c, live := e.spec.copies[k]
+			if !live {
 				continue
 			}
 			e.advance(ev.at)
-			e.copyEnded(ev.task, int32(ev.version))
+			e.copyEnded(k, c)
 		case poolDeadline:
 			if !e.deadline.armed || ev.version != e.deadline.version {
 				continue

@@ -238,14 +238,10 @@ func (e *engine) leaveCopySlot(v, attempt, slot int32, speculative bool) {
 // Once the task's hybrid and pipelined producers have finished, it takes
 // the place of the task's attempt in the model, which finishes the task
 // (and reports it); the attempt it replaced waits for its Cancel. Before,
-// it waits in its slot (copyTakesOver). A stale event (the attempt was
-// canceled) is dropped.
-func (e *engine) copyEnded(v, attempt int32) {
-	k := copyKey{v, attempt}
-	c, ok := e.spec.copies[k]
-	if !ok {
-		return
-	}
+// it waits in its slot (copyTakesOver). The run loop drops a stale event
+// (the attempt was canceled) and hands the live attempt's state in c.
+func (e *engine) copyEnded(k copyKey, c copyRun) {
+	v, attempt := k.v, k.attempt
 	m := e.model
 	t := &m.tasks[v]
 	if t.phase == deployed && t.inPipelinedOpen > 0 {
