@@ -177,7 +177,5 @@ func (p *regionPolicy) stats(r *Result) {
 	r.RegionsScheduled, r.Failovers, r.RegionRestarts = s.RegionsDeployed, s.Failovers, s.RegionRestarts
 	r.RegionsShared = s.RegionsShared
 	r.Restarts = p.restarts
-	if p.e.spec != nil || p.e.model.slow != nil {
-		r.Speculation = p.e.speculationSummary(p.sched.SpeculationStats())
-	}
+	r.Speculation = p.e.speculationSummary(p.sched.SpeculationStats())
 }

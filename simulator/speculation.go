@@ -306,8 +306,12 @@ func (e *engine) won(w scheduler.Task, off int32) {
 	e.attemptEvent(Win, v, int32(w.Attempt), e.model.slot(v), e.spec.fromCopy[v])
 }
 
-// speculationSummary fills in the run's speculation counts.
+// speculationSummary is the run's speculation counts, zero without
+// speculation and stragglers.
 func (e *engine) speculationSummary(st scheduler.SpeculationStats) SpeculationSummary {
+	if e.spec == nil && e.model.slow == nil {
+		return SpeculationSummary{}
+	}
 	out := SpeculationSummary{Requested: st.Requested, Started: st.Started, Won: st.Won, Stragglers: e.stragglers}
 	if e.spec != nil {
 		out.SlotTime = e.spec.slotTime
