@@ -68,7 +68,7 @@ func (p *eagerPolicy) afterEvent() {
 			p.pending[i] = p.pending[len(p.pending)-1]
 			p.pending = p.pending[:len(p.pending)-1]
 			p.deploys++
-			p.e.deploy(v, slot)
+			p.e.deploy(v, slot, false)
 			progress = true
 		}
 		if !progress {

@@ -91,10 +91,6 @@ type engine struct {
 	}
 	processed int
 	traced    int // trace events, recorded or not
-	// sharedDeploy says the deploy being applied goes into a slot of the
-	// task's hybrid producers (scheduler.Deployment.Shared): its trace
-	// event says so.
-	sharedDeploy bool
 	// atNow and atTime cache at: the events of a wave share their time.
 	atNow  time.Duration
 	atTime time.Time
@@ -129,7 +125,7 @@ func newEngine(cfg Config) *engine {
 		p := newRegionPolicy(e)
 		e.policy = p
 		if e.spec != nil {
-			e.readFinishedOnly(p.sched.ReadsFinishedOnly)
+			e.model.readFinishedOnly(p.sched.ReadsFinishedOnly)
 		}
 	}
 	return e
@@ -326,7 +322,6 @@ func (e *engine) taskEvent(k Kind, v int32, slot int32) Event {
 	if e.spec != nil && e.spec.fromCopy[v] {
 		ev.Speculative = true
 	}
-	ev.Shared = k == Deploy && e.sharedDeploy
 	if e.set != nil {
 		i, local := e.set.of(v)
 		ev.Job, ev.Task, ev.Region = e.set.jobs[i].Name, e.set.regions[i].Topology().VertexName(local), int(e.set.regions[i].RegionOf(local))
@@ -383,12 +378,14 @@ func (e *engine) recordDriver(i int, k Kind, slot int32) {
 	}
 }
 
-// deploy puts task v into a slot (called by the policies). A task that
-// finished in an earlier attempt (its region was restarted) starts over:
-// its earlier results count no more. Until it is deployed again nobody
+// deploy puts task v into a slot (called by the policies); shared says
+// the slot is one its hybrid producers hold (scheduler.Deployment.Shared),
+// and so does its trace event. A task that finished in an earlier attempt
+// (its region was restarted) starts over: its earlier results count no
+// more. Until it is deployed again nobody
 // reads them, since every consumer region of a restarted region restarts
 // too and waits for the new attempt.
-func (e *engine) deploy(v int32, slot int32) {
+func (e *engine) deploy(v int32, slot int32, shared bool) {
 	if e.model.tasks[v].phase == finished {
 		e.model.reset(v)
 	}
@@ -408,7 +405,12 @@ func (e *engine) deploy(v int32, slot int32) {
 			e.eagerJobs[i].firstDeploy = e.now()
 		}
 	}
-	e.record(Deploy, v, slot)
+	e.traced++
+	if e.tracing() {
+		ev := e.taskEvent(Deploy, v, slot)
+		ev.Shared = shared
+		e.emit(ev)
+	}
 	e.model.deploy(v, slot)
 }
 
@@ -477,11 +479,13 @@ func (e *engine) run() (*Result, error) {
 			e.advance(ev.at)
 			e.jobs.fire(ev.task, ev.version)
 		case speculativeEnd:
-			if _, live := e.spec.copies[copyKey{ev.task, int32(ev.version)}]; !live {
+			k := copyKey{ev.task, int32(ev.version)}
+			c, live := e.spec.copies[k]
+			if !live {
 				continue
 			}
 			e.advance(ev.at)
-			e.copyEnded(ev.task, int32(ev.version))
+			e.copyEnded(k, c)
 		case poolDeadline:
 			if !e.deadline.armed || ev.version != e.deadline.version {
 				continue
@@ -530,7 +534,6 @@ func (e *engine) result() (*Result, error) {
 	now := e.now()
 	r := &Result{Makespan: now, Slots: e.clusterSize, Events: e.events, Processed: e.processed, TraceEvents: e.traced}
 	busy, worked, drivers := e.busy, e.worked, e.drivers
-	defer func() { r.SlotTime = busy }()
 	for _, since := range e.driverSince {
 		drivers += now - since
 	}
@@ -543,6 +546,7 @@ func (e *engine) result() (*Result, error) {
 			worked += now - s.workSince
 		}
 	}
+	r.SlotTime = busy
 	if now > 0 && e.clusterSize > 0 {
 		total := float64(now) * float64(e.clusterSize)
 		r.Utilization = float64(busy) / total

@@ -261,14 +261,8 @@ func RunJobs(cfg JobsConfig) (*Result, []JobResult, error) {
 	single := Config{Regions: set.union, Cluster: cfg.Cluster, Policy: cfg.Policy, Seed: cfg.Seed, Ties: cfg.Ties, Matching: cfg.Matching,
 		Timeout: cfg.Timeout, Record: cfg.Record, OnEvent: cfg.OnEvent, Detail: cfg.Detail, MaxEvents: cfg.MaxEvents, Logger: cfg.Logger,
 		Stragglers: cfg.Stragglers, StragglerFactor: cfg.StragglerFactor, Speculation: cfg.Speculation, SlotNodes: cfg.SlotNodes}
-	if err := checkStragglers(single); err != nil {
+	if err := checkSpeculation(single, cfg.Speculation.Validate); err != nil {
 		return nil, nil, err
-	}
-	if err := cfg.Speculation.Validate(); err != nil {
-		return nil, nil, err
-	}
-	if cfg.Speculation.Enabled && cfg.Policy == EagerPolicy {
-		return nil, nil, ErrSpeculationPolicy
 	}
 	if err := checkTies(cfg.Ties); err != nil {
 		return nil, nil, err

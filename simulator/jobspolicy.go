@@ -367,9 +367,7 @@ func (p *jobsPolicy) stats(res *Result) {
 		spec.Won += st.Speculation.Won
 		r.speculation = st.Speculation
 	}
-	if p.e.spec != nil || p.e.model.slow != nil {
-		res.Speculation = p.e.speculationSummary(spec)
-	}
+	res.Speculation = p.e.speculationSummary(spec)
 }
 
 // result sets the verdict of a multi-job run: finished if every job

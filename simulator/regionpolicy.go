@@ -93,7 +93,7 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 	tracing := p.e.tracing()
 	for _, req := range rd.Requests {
 		if req.Speculative {
-			p.e.speculationRequested(p.off+int32(req.Slots[0].Members[0]), int32(req.Attempt))
+			p.e.attemptEvent(Speculate, p.off+int32(req.Slots[0].Members[0]), int32(req.Attempt), NoSlot, true)
 			continue
 		}
 		for _, s := range req.Slots {
@@ -116,9 +116,7 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 		if d.Shared { // its region asked for no slot: the trace shows it asking, and served at once
 			p.e.record(Request, p.off+int32(d.Task), NoSlot)
 		}
-		p.e.sharedDeploy = d.Shared
-		p.e.deploy(p.off+int32(d.Task), int32(d.Slot))
-		p.e.sharedDeploy = false
+		p.e.deploy(p.off+int32(d.Task), int32(d.Slot), d.Shared)
 	}
 	for _, w := range rd.Won {
 		p.e.won(w, p.off)
@@ -179,7 +177,5 @@ func (p *regionPolicy) stats(r *Result) {
 	r.RegionsScheduled, r.Failovers, r.RegionRestarts = s.RegionsDeployed, s.Failovers, s.RegionRestarts
 	r.RegionsShared = s.RegionsShared
 	r.Restarts = p.restarts
-	if p.e.spec != nil || p.e.model.slow != nil {
-		r.Speculation = p.e.speculationSummary(p.sched.SpeculationStats())
-	}
+	r.Speculation = p.e.speculationSummary(p.sched.SpeculationStats())
 }

@@ -256,14 +256,8 @@ func Run(cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("simulator: %w", err)
 		}
 	}
-	if err := checkStragglers(cfg); err != nil {
+	if err := checkSpeculation(cfg, func() error { return cfg.Speculation.CheckJob(cfg.Regions) }); err != nil {
 		return nil, err
-	}
-	if err := cfg.Speculation.CheckJob(cfg.Regions); err != nil {
-		return nil, err
-	}
-	if cfg.Speculation.Enabled && cfg.Policy == EagerPolicy {
-		return nil, ErrSpeculationPolicy
 	}
 	return newEngine(cfg).run()
 }

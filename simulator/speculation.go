@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/scheduler"
-	"github.com/regionsched/regionsched/topology"
 )
 
 // Speculative execution in the simulator (Config.Speculation): the
@@ -41,6 +40,23 @@ type SpeculationSummary struct {
 // ErrSpeculationPolicy means Config.Speculation was set with the eager
 // policy, which has no scheduler to speculate.
 var ErrSpeculationPolicy = errors.New("simulator: speculation needs the region policy")
+
+// checkSpeculation refuses, in this order, a straggler model out of
+// range, a speculation setting check refuses (CheckJob for one job,
+// Validate for several: a job with nothing to speculate runs without
+// it), and speculation under the eager policy.
+func checkSpeculation(cfg Config, check func() error) error {
+	if err := checkStragglers(cfg); err != nil {
+		return err
+	}
+	if err := check(); err != nil {
+		return err
+	}
+	if cfg.Speculation.Enabled && cfg.Policy == EagerPolicy {
+		return ErrSpeculationPolicy
+	}
+	return nil
+}
 
 // copyKey names an attempt of a task.
 type copyKey struct{ v, attempt int32 }
@@ -86,23 +102,6 @@ func (e *engine) initSpeculation() {
 		waiting: map[int32][]int32{}, done: map[int32][]int32{}}
 	e.model.onReadable = e.copiesReadable
 	e.model.onInputsClosed = e.copyTakesOver
-}
-
-// readFinishedOnly has the model read the hybrid results the scheduler
-// names (scheduler.Scheduler.ReadsFinishedOnly) only once finished;
-// speculative attempts wait for them too (copiesReadable).
-func (e *engine) readFinishedOnly(finishedOnly func(p topology.ResultPartitionID) bool) {
-	e.model.readFinishedOnly(finishedOnly)
-}
-
-// speculationRequested records a speculative request (Speculate).
-func (e *engine) speculationRequested(v, attempt int32) {
-	e.traced++
-	if e.tracing() {
-		ev := e.taskEvent(Speculate, v, NoSlot)
-		ev.Attempt, ev.Speculative = int(attempt), true
-		e.emit(ev)
-	}
 }
 
 // deployCopy starts speculative attempt attempt of task v in slot.
@@ -195,11 +194,15 @@ func (e *engine) copyTakesOver(v int32) bool {
 }
 
 // copyEvent records an event of speculative attempt attempt of task v.
-func (e *engine) copyEvent(k Kind, v, attempt, slot int32) {
+func (e *engine) copyEvent(k Kind, v, attempt, slot int32) { e.attemptEvent(k, v, attempt, slot, true) }
+
+// attemptEvent records an event of attempt attempt of task v, which need
+// not be the task's attempt in the model; speculative marks it.
+func (e *engine) attemptEvent(k Kind, v, attempt, slot int32, speculative bool) {
 	e.traced++
 	if e.tracing() {
 		ev := e.taskEvent(k, v, slot)
-		ev.Attempt, ev.Speculative = int(attempt), true
+		ev.Attempt, ev.Speculative = int(attempt), speculative
 		e.emit(ev)
 	}
 }
@@ -227,12 +230,7 @@ func (e *engine) leaveCopySlot(v, attempt, slot int32, speculative bool) {
 	s := &e.slots[slot]
 	if s.occupants--; s.occupants == 0 {
 		e.busy += e.now() - s.since
-		e.traced++
-		if e.tracing() {
-			ev := e.taskEvent(Release, v, slot)
-			ev.Attempt, ev.Speculative = int(attempt), speculative
-			e.emit(ev)
-		}
+		e.attemptEvent(Release, v, attempt, slot, speculative)
 	}
 }
 
@@ -240,14 +238,10 @@ func (e *engine) leaveCopySlot(v, attempt, slot int32, speculative bool) {
 // Once the task's hybrid and pipelined producers have finished, it takes
 // the place of the task's attempt in the model, which finishes the task
 // (and reports it); the attempt it replaced waits for its Cancel. Before,
-// it waits in its slot (copyTakesOver). A stale event (the attempt was
-// canceled) is dropped.
-func (e *engine) copyEnded(v, attempt int32) {
-	k := copyKey{v, attempt}
-	c, ok := e.spec.copies[k]
-	if !ok {
-		return
-	}
+// it waits in its slot (copyTakesOver). The run loop drops a stale event
+// (the attempt was canceled) and hands the live attempt's state in c.
+func (e *engine) copyEnded(k copyKey, c copyRun) {
+	v, attempt := k.v, k.attempt
 	m := e.model
 	t := &m.tasks[v]
 	if t.phase == deployed && t.inPipelinedOpen > 0 {
@@ -299,12 +293,7 @@ func (e *engine) cancelSpeculative(v, attempt int32) bool {
 	}
 	if slot, ok := e.spec.ghosts[k]; ok {
 		delete(e.spec.ghosts, k)
-		e.traced++
-		if e.tracing() {
-			ev := e.taskEvent(Cancel, v, slot)
-			ev.Attempt, ev.Speculative = int(attempt), false
-			e.emit(ev)
-		}
+		e.attemptEvent(Cancel, v, attempt, slot, false)
 		e.leaveCopySlot(v, attempt, slot, false)
 		return true
 	}
@@ -314,16 +303,15 @@ func (e *engine) cancelSpeculative(v, attempt int32) bool {
 // won records the Win of a race.
 func (e *engine) won(w scheduler.Task, off int32) {
 	v := off + int32(w.Task)
-	e.traced++
-	if e.tracing() {
-		ev := e.taskEvent(Win, v, e.model.slot(v))
-		ev.Attempt, ev.Speculative = int(w.Attempt), e.spec.fromCopy[v]
-		e.emit(ev)
-	}
+	e.attemptEvent(Win, v, int32(w.Attempt), e.model.slot(v), e.spec.fromCopy[v])
 }
 
-// speculationSummary fills in the run's speculation counts.
+// speculationSummary is the run's speculation counts, zero without
+// speculation and stragglers.
 func (e *engine) speculationSummary(st scheduler.SpeculationStats) SpeculationSummary {
+	if e.spec == nil && e.model.slow == nil {
+		return SpeculationSummary{}
+	}
 	out := SpeculationSummary{Requested: st.Requested, Started: st.Started, Won: st.Won, Stragglers: e.stragglers}
 	if e.spec != nil {
 		out.SlotTime = e.spec.slotTime

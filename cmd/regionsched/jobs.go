@@ -122,6 +122,15 @@ func (r *jobsRun) loadJobs(paths []string, stdin io.Reader) ([]simulator.Job, er
 	return jobs, nil
 }
 
+// jobNames lists the jobs' names, in order.
+func jobNames(jobs []simulator.Job) []string {
+	names := make([]string, len(jobs))
+	for i, j := range jobs {
+		names[i] = j.Name
+	}
+	return names
+}
+
 // jobNameOf names a job without a name after its file: "etl.json" is
 // "etl", standard input "stdin".
 func jobNameOf(path string) string {
@@ -151,11 +160,7 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 		return err
 	}
 	if r.eventsFile != "" {
-		names := make([]string, len(jobs))
-		for i, j := range jobs {
-			names[i] = j.Name
-		}
-		if cfg.Events, err = readEventsFor(r.eventsFile, names, topology.MaxPriority); err != nil {
+		if cfg.Events, err = readEventsFor(r.eventsFile, jobNames(jobs), topology.MaxPriority); err != nil {
 			return badInput(err)
 		}
 	}

@@ -125,9 +125,7 @@ func runnerAlive(run string) (alive bool, where string) {
 	if err != nil || pid <= 0 {
 		return false, "unknown (not a run id of HOST-PID-TIME)"
 	}
-	me, _ := os.Hostname()
-	me, _, _ = strings.Cut(me, ".")
-	if slurm.SafeName(me) != host {
+	if thisHost() != host {
 		return true, "on host " + host + " (not this one: treated as alive)"
 	}
 	if _, err := os.Stat("/proc/" + pidText); err == nil {

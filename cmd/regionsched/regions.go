@@ -123,13 +123,13 @@ func writeRegionsText(w io.Writer, rs *region.Regions) {
 	blocking := job.BlockingEdges(t.Mode())
 	fmt.Fprintf(w, "job %q, mode %s\n", job.Name(), t.Mode())
 	edges := count(blocking, "blocking logical edge")
-	if hybrid := job.HybridEdges(t.Mode()); hybrid > 0 {
+	hybrid := job.HybridEdges(t.Mode())
+	if hybrid > 0 {
 		edges += ", " + count(hybrid, "hybrid logical edge")
 	}
 	fmt.Fprintf(w, "%s, %s, %s, minimum slots %d\n\n", countOf(t.NumExecutionVertices(), "execution vertex", "execution vertices"),
 		count(rs.NumRegions(), "region"), edges, rs.MinimumSlots())
 	fmt.Fprintf(w, "%-7s %-6s %-40s %s\n", "REGION", "SLOTS", "VERTICES", "CONSUMES")
-	hybridJob := job.HybridEdges(t.Mode()) > 0
 	cache := map[topology.GroupID]string{}
 	for r := range region.ID(rs.NumRegions()) {
 		members := rs.MemberNames(r, 8)
@@ -145,7 +145,7 @@ func writeRegionsText(w io.Writer, rs *region.Regions) {
 				}
 				cache[groups[0]] = consumes
 			}
-		case hybridJob:
+		case hybrid > 0:
 			consumes = consumesByKind(rs, r, groups)
 		default:
 			consumes = idRanges(rs.ProducerRegions(r))

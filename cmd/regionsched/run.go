@@ -110,15 +110,9 @@ and why) or the run was interrupted, 2 bad input or no Slurm reachable.
 		if cfg.TimeLimit == 0 {
 			cfg.TimeLimit = timeout + time.Minute
 		}
-		loaded, err := (&jobsRun{}).loadJobs(args, stdin)
+		jobs, err := (&jobsRun{}).loadJobs(args, stdin)
 		if err != nil {
 			return err
-		}
-		var jobs []slurmJob
-		var names []string
-		for _, j := range loaded {
-			jobs = append(jobs, slurmJob{Name: j.Name, Job: j.Job})
-			names = append(names, j.Name)
 		}
 		if conf != "" {
 			if _, err := os.Stat(conf); err != nil {
@@ -126,7 +120,7 @@ and why) or the run was interrupted, 2 bad input or no Slurm reachable.
 			}
 		}
 		if eventsFile != "" {
-			evs, err := readSlurmEvents(eventsFile, names)
+			evs, err := readSlurmEvents(eventsFile, jobNames(jobs))
 			if err != nil {
 				return badInput(err)
 			}
@@ -347,11 +341,8 @@ type slurmRunConfig struct {
 	Logger *zap.Logger
 }
 
-// slurmJob is one job of a run.
-type slurmJob struct {
-	Name string
-	Job  *topology.JobGraph
-}
+// slurmJob is one job of a run, named as in simulate.
+type slurmJob = simulator.Job
 
 // slurmOutcome is how one job's run ended.
 type slurmOutcome struct {
@@ -374,13 +365,19 @@ type slurmOutcome struct {
 // runID names a run: host, process id and start time, so that a run's
 // leftovers can be told from a live run's (leftovers).
 func runID() string {
-	host, _ := os.Hostname()
-	host, _, _ = strings.Cut(host, ".")
-	host = slurm.SafeName(host)
+	host := thisHost()
 	if host == "" {
 		host = "host"
 	}
 	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixMilli()%1e8, 36)
+}
+
+// thisHost is this machine's short host name as a run id holds it ("" if
+// it has none).
+func thisHost() string {
+	host, _ := os.Hostname()
+	host, _, _ = strings.Cut(host, ".")
+	return slurm.SafeName(host)
 }
 
 // slurmRun is one run of jobs on Slurm: a multijob scheduler over the
