@@ -198,14 +198,19 @@ func (s *Scheduler) Speculable(v TaskID) bool { return speculable(s.rs, v) }
 // speculation is off, for blocking, pipelined and selective hybrid
 // results, and for an id out of range.
 func (s *Scheduler) ReadsFinishedOnly(p PartitionID) bool {
-	if s.spec == nil {
+	return s.spec != nil && s.spec.cfg.ReadsFinishedOnly(s.rs, p)
+}
+
+// ReadsFinishedOnly is Scheduler.ReadsFinishedOnly for a scheduler of
+// the job of rs whose Config.Speculation is c (one CheckJob accepts for
+// rs): a runtime that knows the setting, not the scheduler (the simulator
+// of many jobs), asks here.
+func (c Speculation) ReadsFinishedOnly(rs *region.Regions, p PartitionID) bool {
+	topo := rs.Topology()
+	if !c.Enabled || p < 0 || int(p) >= topo.NumPartitions() {
 		return false
 	}
-	topo := s.rs.Topology()
-	if p < 0 || int(p) >= topo.NumPartitions() {
-		return false
-	}
-	return topo.PartitionType(topo.EdgeOfPartition(p)) == exchange.HybridFull && speculable(s.rs, topo.PartitionProducer(p))
+	return topo.PartitionType(topo.EdgeOfPartition(p)) == exchange.HybridFull && speculable(rs, topo.PartitionProducer(p))
 }
 
 // speculable is Speculable for the task v of rs.

@@ -150,6 +150,19 @@ func newJobsEngine(cfg Config, jc JobsConfig, set *jobSet) (*engine, error) {
 		return nil, err
 	}
 	e.jobs, e.policy, e.instant = jp, jp, jp
+	if jc.Speculation.Enabled {
+		// As each job's scheduler: a job runs with speculation when it
+		// has a task it may speculate (jobsPolicy.submit).
+		speculates := make([]bool, len(jc.Jobs))
+		for i := range jc.Jobs {
+			speculates[i] = jc.Speculation.CheckJob(set.regions[i]) == nil
+		}
+		topo := set.union.Topology()
+		e.model.readFinishedOnly(func(p topology.ResultPartitionID) bool {
+			i, _ := set.of(int32(topo.PartitionProducer(p)))
+			return speculates[i] && jc.Speculation.ReadsFinishedOnly(set.union, p)
+		})
+	}
 	return e, nil
 }
 

@@ -223,3 +223,25 @@ func tpcdsSpeculationRun(tb testing.TB, seed uint64) simulator.Config {
 		Speculation: spec,
 	}
 }
+
+// TestJobsReadFinishedOnlyAsOneJob: a job in a run of several jobs reads
+// the full hybrid results of tasks that may be speculated only once
+// finished, as in a run of its own: the TPC-DS-like job in all-hybrid-full
+// mode, 30% stragglers, through the admission alone, ends when it ends
+// alone, with the same speculative attempts.
+func TestJobsReadFinishedOnlyAsOneJob(t *testing.T) {
+	job := testjobs.Load(t, "tpcds-q3.json")
+	cluster := []resource.Count{{Profile: resource.Unknown, N: 8}}
+	spec := scheduler.DefaultSpeculation()
+	one, err := simulator.Run(simulator.Config{Regions: region.FromJob(job, exchange.AllHybridFull), Cluster: cluster, Seed: 1,
+		Stragglers: 0.3, Speculation: spec})
+	require.NoError(t, err)
+	require.Equal(t, simulator.Finished, one.Verdict, one.Reason)
+	jobs, per, err := simulator.RunJobs(simulator.JobsConfig{Jobs: []simulator.Job{{Name: "q3", Job: job}}, Mode: exchange.AllHybridFull,
+		Cluster: cluster, Seed: 1, Stragglers: 0.3, Speculation: spec})
+	require.NoError(t, err)
+	require.Equal(t, simulator.Finished, jobs.Verdict, jobs.Reason)
+	require.Len(t, per, 1)
+	assert.Equal(t, one.Makespan, jobs.Makespan)
+	assert.Equal(t, one.Speculation.Started, jobs.Speculation.Started)
+}
