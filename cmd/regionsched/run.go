@@ -365,19 +365,18 @@ type slurmOutcome struct {
 // runID names a run: host, process id and start time, so that a run's
 // leftovers can be told from a live run's (leftovers).
 func runID() string {
-	host := thisHost()
-	if host == "" {
-		host = "host"
-	}
-	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixMilli()%1e8, 36)
+	return thisHost() + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixMilli()%1e8, 36)
 }
 
-// thisHost is this machine's short host name as a run id holds it ("" if
-// it has none).
+// thisHost is this machine's short host name as a run id holds it
+// ("host" if it has none), for runID and leftovers alike.
 func thisHost() string {
 	host, _ := os.Hostname()
 	host, _, _ = strings.Cut(host, ".")
-	return slurm.SafeName(host)
+	if host = slurm.SafeName(host); host == "" {
+		return "host"
+	}
+	return host
 }
 
 // slurmRun is one run of jobs on Slurm: a multijob scheduler over the
