@@ -14,7 +14,7 @@ import (
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/internal/jsontext"
-	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -105,13 +105,13 @@ const maxEventLine = 1 << 20
 // the admission's range, or Slurm's for run --slurm); an event naming none
 // of jobs (if jobs is not nil) is refused. The error of a bad line is an
 // *eventError naming the file, the line and the field.
-func readEventsFor(path string, jobs []string, maxPriority int64) ([]simulator.JobEvent, error) {
+func readEventsFor(path string, jobs []string, maxPriority int64) ([]runfile.JobEvent, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--events: %w", err)
 	}
 	defer f.Close()
-	var evs []simulator.JobEvent
+	var evs []runfile.JobEvent
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), maxEventLine)
 	n := 1
@@ -134,24 +134,24 @@ func readEventsFor(path string, jobs []string, maxPriority int64) ([]simulator.J
 		}
 		return nil, fmt.Errorf("--events %s: %w", path, err)
 	}
-	slices.SortStableFunc(evs, func(a, b simulator.JobEvent) int { return cmp.Compare(a.At, b.At) })
+	slices.SortStableFunc(evs, func(a, b runfile.JobEvent) int { return cmp.Compare(a.At, b.At) })
 	return evs, nil
 }
 
 // decodeEvent decodes and checks one line; the error's path and line are
 // left to the caller.
-func decodeEvent(line []byte, jobs []string, maxPriority int64) (simulator.JobEvent, *eventError) {
+func decodeEvent(line []byte, jobs []string, maxPriority int64) (runfile.JobEvent, *eventError) {
 	var w eventWire
 	if err := jsontext.Decode(line, &w, "", eventFields); err != nil {
-		return simulator.JobEvent{}, decodeEventError(line, err)
+		return runfile.JobEvent{}, decodeEventError(line, err)
 	}
-	bad := func(field string, kind error, format string, a ...any) (simulator.JobEvent, *eventError) {
-		return simulator.JobEvent{}, &eventError{field: field, kind: kind, detail: fmt.Sprintf(format, a...)}
+	bad := func(field string, kind error, format string, a ...any) (runfile.JobEvent, *eventError) {
+		return runfile.JobEvent{}, &eventError{field: field, kind: kind, detail: fmt.Sprintf(format, a...)}
 	}
-	missing := func(field, why string) (simulator.JobEvent, *eventError) {
+	missing := func(field, why string) (runfile.JobEvent, *eventError) {
 		return bad(field, errEventMissing, "missing%s (valid: %s)", why, eventValid[field]) // why: "" or ": ..."
 	}
-	var out simulator.JobEvent
+	var out runfile.JobEvent
 	switch {
 	case w.Event == nil:
 		return missing("event", "")

@@ -15,6 +15,7 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/timeline"
 	"github.com/regionsched/regionsched/topology"
@@ -92,8 +93,8 @@ func (r *jobsRun) queues() ([]admission.QueueConfig, error) {
 
 // loadJobs reads the job files of a run of several jobs. A job without a
 // name is named after its file; every error names the file.
-func (r *jobsRun) loadJobs(paths []string, stdin io.Reader) ([]simulator.Job, error) {
-	jobs := make([]simulator.Job, 0, len(paths))
+func (r *jobsRun) loadJobs(paths []string, stdin io.Reader) ([]runfile.Job, error) {
+	jobs := make([]runfile.Job, 0, len(paths))
 	fileOf := map[string]string{}
 	stdinUsed := false
 	for _, path := range paths {
@@ -117,13 +118,13 @@ func (r *jobsRun) loadJobs(paths []string, stdin io.Reader) ([]simulator.Job, er
 		fileOf[name] = path
 		// Its submission fields (queue, user, priority, times) were
 		// checked when the file was read.
-		jobs = append(jobs, simulator.Job{Name: name, Job: g})
+		jobs = append(jobs, runfile.Job{Name: name, Job: g})
 	}
 	return jobs, nil
 }
 
 // jobNames lists the jobs' names, in order.
-func jobNames(jobs []simulator.Job) []string {
+func jobNames(jobs []runfile.Job) []string {
 	names := make([]string, len(jobs))
 	for i, j := range jobs {
 		names[i] = j.Name
@@ -181,7 +182,7 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 		res, without    *simulator.Result
 		per, perWithout []simulator.JobResult
 	)
-	err = streamRun(c, r.traceFile, pic, func(onEvent func(simulator.Event)) error {
+	err = streamRun(c, r.traceFile, pic, func(onEvent func(runfile.Event)) error {
 		cfg.OnEvent, cfg.Detail = onEvent, pic != nil
 		var err error
 		if cfg.Speculation.Enabled {
@@ -238,7 +239,7 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 }
 
 // hasDrivers reports whether a job of the run has a driver.
-func hasDrivers(jobs []simulator.Job) bool {
+func hasDrivers(jobs []runfile.Job) bool {
 	for _, j := range jobs {
 		if j.Job.Submission().Driver != nil {
 			return true
@@ -289,7 +290,7 @@ func millis(t time.Duration) string {
 // makespan are "-", and the outcome says when it ended.
 func jobLine(j simulator.JobResult) string {
 	finished, makespan := millis(j.Finished), millis(j.Makespan())
-	if j.Verdict != simulator.Finished {
+	if j.Verdict != runfile.Finished {
 		finished, makespan = "-", "-"
 	}
 	return fmt.Sprintf("job %q: submitted %s, first deploy %s, finished %s, wait %s, makespan %s; %s",
@@ -301,9 +302,9 @@ func jobLine(j simulator.JobResult) string {
 // runs on, or "never finished" and the admission state it was stuck in.
 func jobOutcome(j simulator.JobResult) string {
 	switch j.Verdict {
-	case simulator.Finished:
+	case runfile.Finished:
 		return "finished"
-	case simulator.Deadlock:
+	case runfile.Deadlock:
 		if j.State != admission.JobNew { // eager runs have no admission state
 			return fmt.Sprintf("never finished (deadlock; stuck %s)", j.State)
 		}
@@ -328,7 +329,7 @@ func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult, que
 		switch {
 		case j.FirstDeploy < 0:
 			waits = append(waits, j.Name+" never ran a task")
-		case j.Verdict == simulator.Steady: // a stream
+		case j.Verdict == runfile.Steady: // a stream
 			waits = append(waits, fmt.Sprintf("%s waited %s, still running", j.Name, millis(j.Wait())))
 		case j.Finished < 0:
 			waits = append(waits, fmt.Sprintf("%s waited %s, never finished", j.Name, millis(j.Wait())))
@@ -341,7 +342,7 @@ func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult, que
 	if drivers {
 		subtitle += fmt.Sprintf(", %.0f%% held by drivers", 100*res.DriverHeld)
 	}
-	if res.Verdict == simulator.Steady {
+	if res.Verdict == runfile.Steady {
 		subtitle = streamSubtitle(res)
 	}
 	if len(per) <= 12 {
@@ -384,7 +385,7 @@ func printJobsWithout(out io.Writer, with, without []simulator.JobResult) {
 
 // makespanText renders a job's makespan, "-" if it did not finish.
 func makespanText(j simulator.JobResult) string {
-	if j.Verdict != simulator.Finished {
+	if j.Verdict != runfile.Finished {
 		return "-"
 	}
 	return millis(j.Makespan())
