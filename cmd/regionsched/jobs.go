@@ -26,7 +26,7 @@ import (
 func parseQueuePolicy(s string) (admission.Policy, error) {
 	p, err := admission.ParsePolicy(s)
 	if err != nil {
-		return 0, badInput(&flagValueError{flag: "queue-policy", what: "queue policy", value: s, valid: queuePolicies, err: err})
+		return 0, badInput(&flagValueError{flag: "queue-policy", what: "queue policy", value: s, valid: runfile.QueuePolicies(), err: err})
 	}
 	return p, nil
 }
@@ -44,7 +44,7 @@ type jobsRun struct {
 	traceFile   string
 	svgFile     string
 	slots       []resource.Count
-	cluster     *clusterFile // nil for --slots
+	cluster     *runfile.Cluster // nil for --slots
 	clusterPath string
 	eventsFile  string // --events
 	auditFile   string // --audit
@@ -57,38 +57,24 @@ func (r *jobsRun) queues() ([]admission.QueueConfig, error) {
 	if r.cluster == nil {
 		return nil, nil
 	}
-	var out []admission.QueueConfig
-	for i, q := range r.cluster.Queues {
-		if !topology.ValidQueueName(q.Name) {
-			return nil, badInput(fmt.Errorf("cluster file %s: %w", r.clusterPath, clusterErrorf(fmt.Sprintf("queues[%d].name", i),
-				"%s is not a full queue name: %s", quoteJSON(q.Name), topology.QueueNameRule)))
-		}
-		qc := admission.QueueConfig{Name: q.Name, Policy: r.queuePolicy, MaxRunningJobs: q.MaxRunningJobs}
-		if q.Policy != "" {
-			p, err := admission.ParsePolicy(q.Policy)
-			if err != nil { // decodeCluster admits only valid names
-				return nil, badInput(fmt.Errorf("cluster file %s: %w", r.clusterPath, clusterErrorf(fmt.Sprintf("queues[%d].policy", i),
-					"%s is not a queue policy: valid values are %s", quoteJSON(q.Policy), strings.Join(queuePolicies, ", "))))
-			}
-			qc.Policy = p
-		}
-		if q.StartingTimeoutMs != nil {
-			qc.StartingTimeout = time.Duration(*q.StartingTimeoutMs) * time.Millisecond
-			if qc.StartingTimeout == 0 {
-				// 0 means "leave starting at once"; the admission reads a
-				// zero StartingTimeout as its default of 5 minutes.
-				qc.StartingTimeout = admission.NoStartingWait
-			}
-		}
-		if q.ReclaimTimeoutMs != nil {
-			// Present: a higher-priority job preempts this queue's
-			// lower-priority jobs after that long (0: at once); absent:
-			// never (docs/job-file.md).
-			qc.Preempt, qc.ReclaimTimeout = true, time.Duration(*q.ReclaimTimeoutMs)*time.Millisecond
-		}
-		out = append(out, qc)
+	qs, err := r.cluster.QueueConfigs(r.queuePolicy)
+	if err != nil {
+		return nil, badInput(fmt.Errorf("cluster file %s: %w", r.clusterPath, err))
 	}
-	return out, nil
+	return qs, nil
+}
+
+// users maps the cluster file's users to their roles (none without a
+// cluster file: every change is refused).
+func (r *jobsRun) users() (map[string]admission.Role, error) {
+	if r.cluster == nil {
+		return map[string]admission.Role{}, nil
+	}
+	roles, err := r.cluster.Roles()
+	if err != nil {
+		return nil, badInput(fmt.Errorf("cluster file %s: %w", r.clusterPath, err))
+	}
+	return roles, nil
 }
 
 // loadJobs reads the job files of a run of several jobs. A job without a
