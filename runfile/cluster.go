@@ -285,9 +285,6 @@ func decodeObject(raw json.RawMessage, v any, path string, fields []string) erro
 	return strictDecode(raw, v, path, fields)
 }
 
-// quoteJSON quotes a value from the file as JSON would write it.
-func quoteJSON(s string) string { return string(jsontext.AppendString(nil, s)) }
-
 // strictDecode decodes the JSON value data into v with jsontext.Decode:
 // the member names of an object must be exactly (case-sensitively) among
 // fields and not repeated (nil fields: v checks its own, as

@@ -1,10 +1,7 @@
 package runfile
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -102,9 +99,6 @@ type eventWire struct {
 	By       *string `json:"by"`
 }
 
-// maxEventLine bounds the length of one line of an events file.
-const maxEventLine = 1 << 20
-
 // ReadEvents reads an events file (docs/job-file.md) from r: JSON Lines
 // of {"t": ms, "event": "set-priority" | "kill", "job", "priority", "by"},
 // returned sorted by time (stably: lines of the same time keep their
@@ -117,13 +111,11 @@ const maxEventLine = 1 << 20
 // the field; an error reading r is returned as it is.
 func ReadEvents(r io.Reader, path string, jobs []string, maxPriority int64) ([]JobEvent, error) {
 	var evs []JobEvent
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxEventLine)
-	n := 1
-	for ; sc.Scan(); n++ {
-		line := sc.Bytes()
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
+	lines := newLineScanner(r)
+	for {
+		line, n, ok := lines.next()
+		if !ok {
+			break
 		}
 		ev, err := decodeEvent(line, jobs, maxPriority)
 		if err != nil {
@@ -132,11 +124,9 @@ func ReadEvents(r io.Reader, path string, jobs []string, maxPriority int64) ([]J
 		}
 		evs = append(evs, ev)
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, &EventError{Path: path, Line: n, Kind: ErrEventJSON, Err: err,
-				Detail: fmt.Sprintf("longer than %d bytes: one event per line", maxEventLine)}
-		}
+	if n, tooLong, err := lines.err(); tooLong != "" {
+		return nil, &EventError{Path: path, Line: n, Kind: ErrEventJSON, Err: err, Detail: tooLong}
+	} else if err != nil {
 		return nil, err
 	}
 	slices.SortStableFunc(evs, func(a, b JobEvent) int { return cmp.Compare(a.At, b.At) })
@@ -207,49 +197,12 @@ func decodeEvent(line []byte, jobs []string, maxPriority int64) (JobEvent, *Even
 // decodeEventError turns jsontext.Decode's error for line into an
 // *EventError with the column of a syntax error or of trailing data.
 func decodeEventError(line []byte, err error) *EventError {
-	e := &EventError{Kind: ErrEventJSON, Err: err, Detail: err.Error()}
-	var de *jsontext.DecodeError
-	if !errors.As(err, &de) {
-		return e
-	}
-	e.Field, e.Detail = de.Path, de.Detail
-	var syntaxErr *json.SyntaxError
-	switch {
-	case de.Kind == jsontext.ErrUnknownKey || de.Kind == jsontext.ErrDuplicateKey:
-		e.Detail = fmt.Sprintf("%v: %s", de.Kind, de.Detail)
-	case de.Kind == jsontext.ErrType:
-		if valid, ok := eventValid[de.Path]; ok {
-			e.Detail += " (valid: " + valid + ")"
-		}
-	case de.Kind == jsontext.ErrRange:
+	p := describeLine(line, err, eventValid)
+	e := &EventError{Kind: ErrEventJSON, Err: err, Column: p.column, Field: p.field, Detail: p.detail}
+	if p.outOfRange {
 		e.Kind = ErrEventRange
-		if valid, ok := eventValid[de.Path]; ok {
-			e.Detail = fmt.Sprintf("%s is out of range (valid: %s)", de.Number, valid)
-		}
-	case errors.As(de.Err, &syntaxErr):
-		// Offset counts the bytes read up to and including the bad one.
-		e.Column, e.Detail = int(syntaxErr.Offset), "malformed JSON: "+syntaxErr.Error()
-	case de.Kind == jsontext.ErrMalformed: // the line ends inside the object
-		e.Column, e.Detail = len(bytes.TrimRight(line, " \t\r"))+1, "malformed JSON: the line ends before the object does"
-	case de.Kind == jsontext.ErrTrailing:
-		e.Column, e.Detail = trailingColumn(line), "unexpected data after the JSON object (one event per line)"
 	}
 	return e
-}
-
-// trailingColumn is the 1-based column of the first byte after the JSON
-// value line starts with (and the blanks after it).
-func trailingColumn(line []byte) int {
-	dec := json.NewDecoder(bytes.NewReader(line))
-	var raw json.RawMessage
-	if dec.Decode(&raw) != nil {
-		return 0
-	}
-	off := int(dec.InputOffset())
-	for off < len(line) && strings.IndexByte(" \t\r\n", line[off]) >= 0 {
-		off++
-	}
-	return off + 1
 }
 
 // listJobs lists at most limit job names.

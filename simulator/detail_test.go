@@ -136,4 +136,7 @@ func TestDetailChanges(t *testing.T) {
 	assert.Equal(t, runfile.Event{At: time.Second, Kind: runfile.Change, Job: "b", By: "alice", Reason: "kill", Slot: runfile.NoSlot, Region: runfile.NoRegion}, changes[1])
 	assert.Equal(t, runfile.Refused, changes[2].Kind)
 	assert.Len(t, only(res.Events, runfile.Change), 0, "not recorded")
+	var trace bytes.Buffer
+	require.NoError(t, runfile.WriteTrace(&trace, res.Events))
+	requireReadBack(t, trace.Bytes(), res.Events)
 }

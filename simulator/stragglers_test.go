@@ -198,6 +198,7 @@ func TestSpeculationTrace(t *testing.T) {
 	assert.Contains(t, buf.String(), `"event": "win"`)
 	assert.Contains(t, buf.String(), `"speculative": true`)
 	assert.Equal(t, len(res.Events), strings.Count(buf.String(), "\n"), "every event of the trace is Traced")
+	requireReadBack(t, buf.Bytes(), res.Events)
 }
 
 func countKinds(events []runfile.Event, k runfile.Kind) int {

@@ -38,6 +38,23 @@ func TestStreamedTraceIsTheRecordedOne(t *testing.T) {
 	assert.Empty(t, streamed.Events)
 	assert.Equal(t, recorded.TraceEvents, streamed.TraceEvents)
 	assert.Equal(t, want.String(), got.String())
+	requireReadBack(t, got.Bytes(), recorded.Events)
+}
+
+// requireReadBack: a trace read back (runfile.ReadTrace) is the run's
+// trace events, field for field.
+func requireReadBack(t *testing.T, trace []byte, events []runfile.Event) {
+	t.Helper()
+	got, err := runfile.ReadTrace(bytes.NewReader(trace), "trace.jsonl")
+	require.NoError(t, err)
+	var want []runfile.Event
+	for _, e := range events {
+		if e.Kind.Traced() {
+			want = append(want, e)
+		}
+	}
+	require.NotEmpty(t, want)
+	require.Equal(t, want, got)
 }
 
 type fullDisk struct{}
@@ -77,6 +94,7 @@ func TestStreamedJobsTraceIsTheRecordedOne(t *testing.T) {
 		assert.Empty(t, streamed.Events)
 		assert.Equal(t, recorded.TraceEvents, streamed.TraceEvents)
 		assert.Equal(t, want.String(), got.String(), "%v", policy)
+		requireReadBack(t, got.Bytes(), recorded.Events)
 		assert.Equal(t, recordedPer, per, "%v", policy)
 
 		first, last := map[string]time.Duration{}, map[string]time.Duration{}
