@@ -81,7 +81,7 @@ type Config struct {
 	Record bool
 	// OnEvent, if set, receives every trace event as it happens, in time
 	// order (with or without Record): a trace streamed this way costs no
-	// memory per event (see TraceWriter).
+	// memory per event (see runfile.TraceWriter).
 	OnEvent func(runfile.Event)
 	// Detail also hands OnEvent, among the trace events, the events of
 	// the kinds only a picture uses (Progress, Stall; in a run of several
