@@ -17,9 +17,9 @@
 // names where the problem is (the JSON path of a field of a cluster file;
 // the file, line, column and field of a line of an events file or a
 // trace) and what the valid values are, in the words of the file, never
-// of Go. The errors are a *ClusterError, an *EventError (its kind
-// matched with errors.Is: ErrEventJSON, ErrEventMissing, ...) and a
-// *TraceError (ErrTrace).
+// of Go. The errors are a *ClusterError for a cluster file and an
+// *EventError for a line of an events file or a trace (its kind matched
+// with errors.Is: ErrEventJSON, ErrEventMissing, ErrEventRange, ...).
 //
 // Package simulator runs the jobs and hands the trace events over as
 // they happen; package timeline draws them. Reading or writing the files

@@ -2,7 +2,6 @@ package runfile
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -12,24 +11,6 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/internal/jsontext"
 	"github.com/regionsched/regionsched/topology"
-)
-
-// What is wrong with a line of an events file, matched with errors.Is
-// through an *EventError.
-var (
-	// ErrEventJSON: the line is not one strict JSON object (a syntax
-	// error, a value of the wrong type, an unknown or repeated field,
-	// anything after the object).
-	ErrEventJSON = errors.New("malformed event")
-	// ErrEventMissing: a field the event needs is absent (or null).
-	ErrEventMissing = errors.New("missing field")
-	// ErrEventRange: a number is outside its range.
-	ErrEventRange = errors.New("out of range")
-	// ErrEventValue: a field has a value it may not have (an empty name,
-	// an unknown event kind, a priority on a kill).
-	ErrEventValue = errors.New("invalid value")
-	// ErrEventJob: the event names no job of the run.
-	ErrEventJob = errors.New("no such job")
 )
 
 // eventValid says what each field of an event takes, for messages.
@@ -46,49 +27,6 @@ var eventKinds = []string{"set-priority", "kill"}
 
 // eventFields are the fields of an event, in documentation order.
 var eventFields = []string{"t", "event", "job", "priority", "by"}
-
-// EventError is a bad line of an events file: it names the file, the
-// line, the column where the decoder can tell it, and the field at fault.
-type EventError struct {
-	// Path names the file, as given to ReadEvents.
-	Path string
-	// Line is the 1-based line number.
-	Line int
-	// Column is the 1-based byte column in the line; 0 when no one place
-	// is at fault.
-	Column int
-	// Field is the field at fault; "" when the line as a whole is.
-	Field string
-	// Kind is one of the ErrEvent sentinels.
-	Kind error
-	// Detail says what is wrong and what would be valid.
-	Detail string
-	// Err is the decoder's error, if any.
-	Err error
-}
-
-// Error names the file, line, column and field, then what is wrong:
-// `events file PATH line N, column C: field "F": DETAIL`.
-func (e *EventError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "events file %s line %d", e.Path, e.Line)
-	if e.Column > 0 {
-		fmt.Fprintf(&b, ", column %d", e.Column)
-	}
-	if e.Field != "" {
-		fmt.Fprintf(&b, ": field %q", e.Field)
-	}
-	b.WriteString(": " + e.Detail)
-	return b.String()
-}
-
-// Unwrap returns the kind of problem and, if any, the decoder's error.
-func (e *EventError) Unwrap() []error {
-	if e.Err == nil {
-		return []error{e.Kind}
-	}
-	return []error{e.Kind, e.Err}
-}
 
 // eventWire is an event line as written; pointers tell absent from zero.
 type eventWire struct {
@@ -111,22 +49,19 @@ type eventWire struct {
 // the field; an error reading r is returned as it is.
 func ReadEvents(r io.Reader, path string, jobs []string, maxPriority int64) ([]JobEvent, error) {
 	var evs []JobEvent
-	lines := newLineScanner(r)
+	lines := newLineScanner(r, "events file", path)
 	for {
-		line, n, ok := lines.next()
+		line, ok := lines.next()
 		if !ok {
 			break
 		}
 		ev, err := decodeEvent(line, jobs, maxPriority)
 		if err != nil {
-			err.Path, err.Line = path, n
-			return nil, err
+			return nil, lines.at(err)
 		}
 		evs = append(evs, ev)
 	}
-	if n, tooLong, err := lines.err(); tooLong != "" {
-		return nil, &EventError{Path: path, Line: n, Kind: ErrEventJSON, Err: err, Detail: tooLong}
-	} else if err != nil {
+	if err := lines.err(); err != nil {
 		return nil, err
 	}
 	slices.SortStableFunc(evs, func(a, b JobEvent) int { return cmp.Compare(a.At, b.At) })
@@ -138,7 +73,7 @@ func ReadEvents(r io.Reader, path string, jobs []string, maxPriority int64) ([]J
 func decodeEvent(line []byte, jobs []string, maxPriority int64) (JobEvent, *EventError) {
 	var w eventWire
 	if err := jsontext.Decode(line, &w, "", eventFields); err != nil {
-		return JobEvent{}, decodeEventError(line, err)
+		return JobEvent{}, lineError(line, err, eventValid)
 	}
 	bad := func(field string, kind error, format string, a ...any) (JobEvent, *EventError) {
 		return JobEvent{}, &EventError{Field: field, Kind: kind, Detail: fmt.Sprintf(format, a...)}
@@ -192,17 +127,6 @@ func decodeEvent(line []byte, jobs []string, maxPriority int64) (JobEvent, *Even
 		out.Priority = int(*w.Priority)
 	}
 	return out, nil
-}
-
-// decodeEventError turns jsontext.Decode's error for line into an
-// *EventError with the column of a syntax error or of trailing data.
-func decodeEventError(line []byte, err error) *EventError {
-	p := describeLine(line, err, eventValid)
-	e := &EventError{Kind: ErrEventJSON, Err: err, Column: p.column, Field: p.field, Detail: p.detail}
-	if p.outOfRange {
-		e.Kind = ErrEventRange
-	}
-	return e
 }
 
 // listJobs lists at most limit job names.

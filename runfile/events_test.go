@@ -70,6 +70,7 @@ func TestReadEventsErrors(t *testing.T) {
 			var ee *runfile.EventError
 			require.True(t, errors.As(err, &ee), "%T %v", err, err)
 			assert.ErrorIs(t, err, tc.kind)
+			assert.Equal(t, "events file", ee.File)
 			assert.Equal(t, "ev.jsonl", ee.Path)
 			assert.Equal(t, 2, ee.Line)
 			assert.Equal(t, tc.column, ee.Column)

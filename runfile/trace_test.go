@@ -59,37 +59,39 @@ func TestTraceRoundTrip(t *testing.T) {
 	assert.Empty(t, got)
 }
 
-// TestTraceReaderErrors: a bad line is a *TraceError naming the file, the
-// line, the column where one place is at fault and the field.
+// TestTraceReaderErrors: a bad line is an *EventError naming the file,
+// the line, the column where one place is at fault and the field, of a
+// kind matched with errors.Is.
 func TestTraceReaderErrors(t *testing.T) {
 	ok := `{"t": 0, "event": "request", "task": "A#0", "region": 0, "attempt": 0}` + "\n"
 	tests := []struct {
 		name, line string
+		kind       error
 		column     int
 		field      string
 		want       string
 	}{
-		{"syntax error", `{"t": 0, "event": deploy}`, 19, "", "trace t.jsonl line 2, column 19: malformed JSON: invalid character 'd'"},
-		{"trailing data", `{"t": 0, "event": "request", "task": "A#0", "region": 0, "attempt": 0} 1`, 72, "",
+		{"syntax error", `{"t": 0, "event": deploy}`, runfile.ErrEventJSON, 19, "", "trace t.jsonl line 2, column 19: malformed JSON: invalid character 'd'"},
+		{"trailing data", `{"t": 0, "event": "request", "task": "A#0", "region": 0, "attempt": 0} 1`, runfile.ErrEventJSON, 72, "",
 			"trace t.jsonl line 2, column 72: unexpected data after the JSON object (one event per line)"},
-		{"unknown field", `{"t": 0, "event": "request", "task": "A#0", "region": 0, "attempt": 0, "node": "n"}`, 0, "node", `trace t.jsonl line 2: field "node": unknown field`},
-		{"upper-case field", `{"T": 0, "event": "request", "task": "A#0", "region": 0, "attempt": 0}`, 0, "T", `did you mean "t"`},
-		{"repeated field", `{"t": 0, "t": 1, "event": "request", "task": "A#0", "region": 0, "attempt": 0}`, 0, "t", `trace t.jsonl line 2: field "t": duplicate field`},
-		{"string time", `{"t": "0", "event": "request", "task": "A#0", "region": 0, "attempt": 0}`, 0, "t", "expected an integer, got JSON string (valid: an integer number of ms in"},
-		{"negative time", `{"t": -1, "event": "request", "task": "A#0", "region": 0, "attempt": 0}`, 0, "t", `trace t.jsonl line 2: field "t": -1 is not in 0 ... 9223372036854`},
-		{"missing event", `{"t": 0, "task": "A#0", "region": 0, "attempt": 0}`, 0, "event", `trace t.jsonl line 2: field "event": missing (valid: request, deploy, finish, fail, cancel, release, refused, reclaim, speculate, win)`},
-		{"kind only for pictures", `{"t": 0, "event": "progress", "task": "A#0", "region": 0, "attempt": 0}`, 0, "event", `"progress" is not an event of a trace`},
-		{"missing task", `{"t": 0, "event": "deploy", "region": 0, "slot": 0, "attempt": 0}`, 0, "task", `trace t.jsonl line 2: field "task": missing`},
-		{"negative slot", `{"t": 0, "event": "deploy", "task": "A#0", "region": 0, "slot": -1, "attempt": 0}`, 0, "slot", `-1 is not a non-negative integer slot id`},
-		{"region below -1", `{"t": 0, "event": "deploy", "task": "A#0", "region": -2, "slot": 0, "attempt": 0}`, 0, "region", `-2 is not an integer region id, or -1 for a driver`},
-		{"negative attempt", `{"t": 0, "event": "deploy", "task": "A#0", "region": 0, "slot": 0, "attempt": -1}`, 0, "attempt", `-1 is not a non-negative integer`},
-		{"victim on a deploy", `{"t": 0, "event": "deploy", "task": "A#0", "region": 0, "slot": 0, "attempt": 0, "victim": "x"}`, 0, "victim", `a deploy event has none`},
-		{"task on a reclaim", `{"t": 0, "event": "reclaim", "job": "a", "victim": "b", "slots": 1, "reason": "r", "task": "A#0"}`, 0, "task", `a reclaim event has none`},
-		{"reclaim without victim", `{"t": 0, "event": "reclaim", "job": "a", "slots": 1, "reason": "r"}`, 0, "victim", `missing`},
-		{"negative slots", `{"t": 0, "event": "reclaim", "job": "a", "victim": "b", "slots": -1, "reason": "r"}`, 0, "slots", `-1 is not a non-negative integer`},
-		{"refused without by", `{"t": 0, "event": "refused", "job": "a", "reason": "r"}`, 0, "by", `missing`},
-		{"slot on a refusal", `{"t": 0, "event": "refused", "job": "a", "by": "b", "reason": "r", "slot": 1}`, 0, "slot", `a refused event has none`},
-		{"region out of range", `{"t": 0, "event": "deploy", "task": "A#0", "region": 99999999999999999999, "slot": 0, "attempt": 0}`, 0, "region",
+		{"unknown field", `{"t": 0, "event": "request", "task": "A#0", "region": 0, "attempt": 0, "node": "n"}`, runfile.ErrEventJSON, 0, "node", `trace t.jsonl line 2: field "node": unknown field`},
+		{"upper-case field", `{"T": 0, "event": "request", "task": "A#0", "region": 0, "attempt": 0}`, runfile.ErrEventJSON, 0, "T", `did you mean "t"`},
+		{"repeated field", `{"t": 0, "t": 1, "event": "request", "task": "A#0", "region": 0, "attempt": 0}`, runfile.ErrEventJSON, 0, "t", `trace t.jsonl line 2: field "t": duplicate field`},
+		{"string time", `{"t": "0", "event": "request", "task": "A#0", "region": 0, "attempt": 0}`, runfile.ErrEventJSON, 0, "t", "expected an integer, got JSON string (valid: an integer number of ms in"},
+		{"negative time", `{"t": -1, "event": "request", "task": "A#0", "region": 0, "attempt": 0}`, runfile.ErrEventRange, 0, "t", `trace t.jsonl line 2: field "t": -1 is not in 0 ... 9223372036854`},
+		{"missing event", `{"t": 0, "task": "A#0", "region": 0, "attempt": 0}`, runfile.ErrEventMissing, 0, "event", `trace t.jsonl line 2: field "event": missing (valid: request, deploy, finish, fail, cancel, release, refused, reclaim, speculate, win)`},
+		{"kind only for pictures", `{"t": 0, "event": "progress", "task": "A#0", "region": 0, "attempt": 0}`, runfile.ErrEventValue, 0, "event", `"progress" is not an event of a trace`},
+		{"missing task", `{"t": 0, "event": "deploy", "region": 0, "slot": 0, "attempt": 0}`, runfile.ErrEventMissing, 0, "task", `trace t.jsonl line 2: field "task": missing`},
+		{"negative slot", `{"t": 0, "event": "deploy", "task": "A#0", "region": 0, "slot": -1, "attempt": 0}`, runfile.ErrEventRange, 0, "slot", `-1 is not a non-negative integer slot id`},
+		{"region below -1", `{"t": 0, "event": "deploy", "task": "A#0", "region": -2, "slot": 0, "attempt": 0}`, runfile.ErrEventRange, 0, "region", `-2 is not an integer region id, or -1 for a driver`},
+		{"negative attempt", `{"t": 0, "event": "deploy", "task": "A#0", "region": 0, "slot": 0, "attempt": -1}`, runfile.ErrEventRange, 0, "attempt", `-1 is not a non-negative integer`},
+		{"victim on a deploy", `{"t": 0, "event": "deploy", "task": "A#0", "region": 0, "slot": 0, "attempt": 0, "victim": "x"}`, runfile.ErrEventValue, 0, "victim", `a deploy event has none`},
+		{"task on a reclaim", `{"t": 0, "event": "reclaim", "job": "a", "victim": "b", "slots": 1, "reason": "r", "task": "A#0"}`, runfile.ErrEventValue, 0, "task", `a reclaim event has none`},
+		{"reclaim without victim", `{"t": 0, "event": "reclaim", "job": "a", "slots": 1, "reason": "r"}`, runfile.ErrEventMissing, 0, "victim", `missing`},
+		{"negative slots", `{"t": 0, "event": "reclaim", "job": "a", "victim": "b", "slots": -1, "reason": "r"}`, runfile.ErrEventRange, 0, "slots", `-1 is not a non-negative integer`},
+		{"refused without by", `{"t": 0, "event": "refused", "job": "a", "reason": "r"}`, runfile.ErrEventMissing, 0, "by", `missing`},
+		{"slot on a refusal", `{"t": 0, "event": "refused", "job": "a", "by": "b", "reason": "r", "slot": 1}`, runfile.ErrEventValue, 0, "slot", `a refused event has none`},
+		{"region out of range", `{"t": 0, "event": "deploy", "task": "A#0", "region": 99999999999999999999, "slot": 0, "attempt": 0}`, runfile.ErrEventRange, 0, "region",
 			"99999999999999999999 is out of range (valid: an integer region id, or -1 for a driver)"},
 	}
 	for _, tc := range tests {
@@ -98,9 +100,10 @@ func TestTraceReaderErrors(t *testing.T) {
 			_, err := tr.Next()
 			require.NoError(t, err)
 			_, err = tr.Next()
-			var te *runfile.TraceError
+			var te *runfile.EventError
 			require.True(t, errors.As(err, &te), "%T %v", err, err)
-			assert.ErrorIs(t, err, runfile.ErrTrace)
+			assert.ErrorIs(t, err, tc.kind)
+			assert.Equal(t, "trace", te.File)
 			assert.Equal(t, "t.jsonl", te.Path)
 			assert.Equal(t, 2, te.Line)
 			assert.Equal(t, tc.column, te.Column)
@@ -110,12 +113,13 @@ func TestTraceReaderErrors(t *testing.T) {
 	}
 }
 
-// TestTraceReaderLimits: a line too long is a *TraceError; an error of
+// TestTraceReaderLimits: a line too long is an *EventError; an error of
 // the reader is returned as it is; after the last event, io.EOF.
 func TestTraceReaderLimits(t *testing.T) {
 	_, err := runfile.ReadTrace(strings.NewReader(strings.Repeat(" ", 2<<20)), "t.jsonl")
-	var te *runfile.TraceError
+	var te *runfile.EventError
 	require.True(t, errors.As(err, &te), "%T %v", err, err)
+	assert.ErrorIs(t, err, runfile.ErrEventJSON)
 	assert.Equal(t, "trace t.jsonl line 1: longer than 1048576 bytes: one event per line", err.Error())
 
 	broken := errors.New("disk gone")

@@ -1,7 +1,6 @@
 package runfile
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -9,50 +8,6 @@ import (
 
 	"github.com/regionsched/regionsched/internal/jsontext"
 )
-
-// ErrTrace is the kind of every *TraceError, matched with errors.Is.
-var ErrTrace = errors.New("bad trace line")
-
-// TraceError is a bad line of a trace: it names the file, the line, the
-// column where the decoder can tell it, and the field at fault.
-type TraceError struct {
-	// Path names the file, as given to NewTraceReader or ReadTrace.
-	Path string
-	// Line is the 1-based line number.
-	Line int
-	// Column is the 1-based byte column in the line; 0 when no one place
-	// is at fault.
-	Column int
-	// Field is the field at fault; "" when the line as a whole is.
-	Field string
-	// Detail says what is wrong and what would be valid.
-	Detail string
-	// Err is the decoder's error, if any.
-	Err error
-}
-
-// Error names the file, line, column and field, then what is wrong:
-// `trace PATH line N, column C: field "F": DETAIL`.
-func (e *TraceError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "trace %s line %d", e.Path, e.Line)
-	if e.Column > 0 {
-		fmt.Fprintf(&b, ", column %d", e.Column)
-	}
-	if e.Field != "" {
-		fmt.Fprintf(&b, ": field %q", e.Field)
-	}
-	b.WriteString(": " + e.Detail)
-	return b.String()
-}
-
-// Unwrap returns ErrTrace and, if any, the decoder's error.
-func (e *TraceError) Unwrap() []error {
-	if e.Err == nil {
-		return []error{ErrTrace}
-	}
-	return []error{ErrTrace, e.Err}
-}
 
 // traceWire is a trace line as written; pointers tell absent from zero.
 type traceWire struct {
@@ -100,14 +55,13 @@ var traceValid = map[string]string{
 // TraceWriter and WriteTrace write, one event at a time: memory does
 // not grow with the trace.
 type TraceReader struct {
-	path  string
 	lines *lineScanner
 }
 
 // NewTraceReader returns a TraceReader reading from r; path names the
 // file in errors only.
 func NewTraceReader(r io.Reader, path string) *TraceReader {
-	return &TraceReader{path: path, lines: newLineScanner(r)}
+	return &TraceReader{lines: newLineScanner(r, "trace", path)}
 }
 
 // Next returns the next event of the trace, and io.EOF after the last
@@ -118,21 +72,19 @@ func NewTraceReader(r io.Reader, path string) *TraceReader {
 // job; a task's event task, region, attempt and maybe job, slot,
 // speculative and shared), with Slot NoSlot (and Region NoRegion for a
 // reclaim or refusal) where the line has none. The error of a bad line
-// is a *TraceError; an error reading is returned as it is.
+// is an *EventError (its File "trace"); an error reading is returned as
+// it is.
 func (t *TraceReader) Next() (Event, error) {
-	line, n, ok := t.lines.next()
+	line, ok := t.lines.next()
 	if !ok {
-		if n, tooLong, err := t.lines.err(); tooLong != "" {
-			return Event{}, &TraceError{Path: t.path, Line: n, Err: err, Detail: tooLong}
-		} else if err != nil {
+		if err := t.lines.err(); err != nil {
 			return Event{}, err
 		}
 		return Event{}, io.EOF
 	}
 	e, err := decodeTraceLine(line)
 	if err != nil {
-		err.Path, err.Line = t.path, n
-		return Event{}, err
+		return Event{}, t.lines.at(err)
 	}
 	return e, nil
 }
@@ -155,11 +107,10 @@ func ReadTrace(r io.Reader, path string) ([]Event, error) {
 
 // decodeTraceLine decodes and checks one line; the error's path and line
 // are left to the caller.
-func decodeTraceLine(line []byte) (Event, *TraceError) {
+func decodeTraceLine(line []byte) (Event, *EventError) {
 	var w traceWire
 	if err := jsontext.Decode(line, &w, "", traceFields); err != nil {
-		p := describeLine(line, err, traceValid)
-		return Event{}, &TraceError{Err: err, Column: p.column, Field: p.field, Detail: p.detail}
+		return Event{}, lineError(line, err, traceValid)
 	}
 	e := Event{Slot: NoSlot, Region: NoRegion}
 	switch {
@@ -168,18 +119,18 @@ func decodeTraceLine(line []byte) (Event, *TraceError) {
 	case w.T == nil:
 		return traceMissing("t")
 	case *w.T < 0 || *w.T > jsontext.MaxMillis:
-		return traceBad("t", "%d is not in %s (the time of the event, in ms)", *w.T, jsontext.MillisRange)
+		return traceBad("t", ErrEventRange, "%d is not in %s (the time of the event, in ms)", *w.T, jsontext.MillisRange)
 	}
 	e.At = time.Duration(*w.T) * time.Millisecond
 	k, ok := parseTracedKind(*w.Event)
 	if !ok {
-		return traceBad("event", "%s is not an event of a trace (valid: %s)", quoteJSON(*w.Event), traceValid["event"])
+		return traceBad("event", ErrEventValue, "%s is not an event of a trace (valid: %s)", quoteJSON(*w.Event), traceValid["event"])
 	}
 	e.Kind = k
 	if w.Job != nil {
 		e.Job = *w.Job
 	}
-	var err *TraceError
+	var err *EventError
 	switch k {
 	case Reclaim:
 		err = decodeReclaim(&w, &e)
@@ -212,7 +163,7 @@ type field struct {
 
 // checkFields refuses a field of others present (a field the kind's
 // lines never have) and a field of needs absent.
-func checkFields(k Kind, needs, others []field) *TraceError {
+func checkFields(k Kind, needs, others []field) *EventError {
 	for _, f := range needs {
 		if !f.present {
 			_, err := traceMissing(f.name)
@@ -221,28 +172,28 @@ func checkFields(k Kind, needs, others []field) *TraceError {
 	}
 	for _, f := range others {
 		if f.present {
-			_, err := traceBad(f.name, "a %s event has none", k)
+			_, err := traceBad(f.name, ErrEventValue, "a %s event has none", k)
 			return err
 		}
 	}
 	return nil
 }
 
-func decodeReclaim(w *traceWire, e *Event) *TraceError {
+func decodeReclaim(w *traceWire, e *Event) *EventError {
 	if err := checkFields(Reclaim, []field{{"job", w.Job != nil}, {"victim", w.Victim != nil}, {"slots", w.Slots != nil}, {"reason", w.Reason != nil}},
 		[]field{{"by", w.By != nil}, {"task", w.Task != nil}, {"region", w.Region != nil}, {"slot", w.Slot != nil}, {"attempt", w.Attempt != nil},
 			{"speculative", w.Speculative != nil}, {"shared", w.Shared != nil}}); err != nil {
 		return err
 	}
 	if *w.Slots < 0 {
-		_, err := traceBad("slots", "%d is not %s", *w.Slots, traceValid["slots"])
+		_, err := traceBad("slots", ErrEventRange, "%d is not %s", *w.Slots, traceValid["slots"])
 		return err
 	}
 	e.Victim, e.Slots, e.Reason = *w.Victim, *w.Slots, *w.Reason
 	return nil
 }
 
-func decodeRefused(w *traceWire, e *Event) *TraceError {
+func decodeRefused(w *traceWire, e *Event) *EventError {
 	if err := checkFields(Refused, []field{{"by", w.By != nil}, {"reason", w.Reason != nil}},
 		[]field{{"victim", w.Victim != nil}, {"slots", w.Slots != nil}, {"task", w.Task != nil}, {"region", w.Region != nil}, {"slot", w.Slot != nil},
 			{"attempt", w.Attempt != nil}, {"speculative", w.Speculative != nil}, {"shared", w.Shared != nil}}); err != nil {
@@ -252,19 +203,19 @@ func decodeRefused(w *traceWire, e *Event) *TraceError {
 	return nil
 }
 
-func decodeTaskEvent(w *traceWire, e *Event) *TraceError {
+func decodeTaskEvent(w *traceWire, e *Event) *EventError {
 	if err := checkFields(e.Kind, []field{{"task", w.Task != nil}, {"region", w.Region != nil}, {"attempt", w.Attempt != nil}},
 		[]field{{"victim", w.Victim != nil}, {"slots", w.Slots != nil}, {"by", w.By != nil}, {"reason", w.Reason != nil}}); err != nil {
 		return err
 	}
-	var err *TraceError
+	var err *EventError
 	switch {
 	case *w.Region < NoRegion:
-		_, err = traceBad("region", "%d is not %s", *w.Region, traceValid["region"])
+		_, err = traceBad("region", ErrEventRange, "%d is not %s", *w.Region, traceValid["region"])
 	case *w.Attempt < 0:
-		_, err = traceBad("attempt", "%d is not %s", *w.Attempt, traceValid["attempt"])
+		_, err = traceBad("attempt", ErrEventRange, "%d is not %s", *w.Attempt, traceValid["attempt"])
 	case w.Slot != nil && *w.Slot < 0:
-		_, err = traceBad("slot", "%d is not %s", *w.Slot, traceValid["slot"])
+		_, err = traceBad("slot", ErrEventRange, "%d is not %s", *w.Slot, traceValid["slot"])
 	}
 	if err != nil {
 		return err
@@ -278,14 +229,14 @@ func decodeTaskEvent(w *traceWire, e *Event) *TraceError {
 	return nil
 }
 
-func traceMissing(name string) (Event, *TraceError) {
+func traceMissing(name string) (Event, *EventError) {
 	detail := "missing"
 	if v, ok := traceValid[name]; ok {
 		detail += " (valid: " + v + ")"
 	}
-	return Event{}, &TraceError{Field: name, Detail: detail}
+	return Event{}, &EventError{Field: name, Kind: ErrEventMissing, Detail: detail}
 }
 
-func traceBad(name, format string, a ...any) (Event, *TraceError) {
-	return Event{}, &TraceError{Field: name, Detail: fmt.Sprintf(format, a...)}
+func traceBad(name string, kind error, format string, a ...any) (Event, *EventError) {
+	return Event{}, &EventError{Field: name, Kind: kind, Detail: fmt.Sprintf(format, a...)}
 }
