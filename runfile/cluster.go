@@ -39,21 +39,29 @@ type SlotGroup struct {
 	Node string
 }
 
-// Queue is an entry of a cluster file's "queues". The zero value of a
-// field is its default: Policy "" takes the run's default policy,
-// MaxRunningJobs 0 is unlimited, a nil timeout is absent.
+// Queue is an entry of a cluster file's "queues" (QueueConfigs maps it
+// to the admission's).
 type Queue struct {
-	Name              string
-	Policy            string
-	MaxRunningJobs    int
+	// Name is the queue's name as written (not empty, each once).
+	Name string
+	// Policy is one of QueuePolicies, or "" for the run's default.
+	Policy string
+	// MaxRunningJobs bounds the jobs running at once; 0 is unlimited.
+	MaxRunningJobs int
+	// StartingTimeoutMs is how long a job of a stateaware queue may stay
+	// starting (nil: the admission's default).
 	StartingTimeoutMs *int64
-	ReclaimTimeoutMs  *int64
+	// ReclaimTimeoutMs, if set, lets a waiting job of the queue reclaim
+	// the slots of lower-priority jobs of the queue after that long (nil:
+	// never).
+	ReclaimTimeoutMs *int64
 }
 
-// User is an entry of a cluster file's "users": Role is "admin" or
-// "user".
+// User is an entry of a cluster file's "users".
 type User struct {
+	// Name matches a job's user (not empty, each once).
 	Name string
+	// Role is "admin" or "user".
 	Role string
 }
 
