@@ -117,7 +117,7 @@ func (p *picture) aggregate(src aggSource) error {
 	if waitRow {
 		p.aggWaitRow(v, y)
 	}
-	p.failMarks(v)
+	p.failMarks(v) // failures: marks above the rows
 	p.drawMarks(bottom)
 	y = p.axis(bottom)
 

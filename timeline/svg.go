@@ -553,15 +553,18 @@ func (p *picture) detail() {
 	d := p.collectSpans()
 	rows := p.layoutRows(d)
 
+	// rows, labels, grid
 	p.drawRows(rows)
 	p.gridLines(rows.bottom)
 	p.deadlockMarks(rows.bottom)
 	p.streamMarks(rows.bottom)
 	p.drawBars(rows, d)
 	p.winMarks(rows.rowTop)
+	// the slots at the deadlock
 	if p.deadlock {
 		p.deadlockColumn(rows, d)
 	}
+	// requests still waiting for a slot at the end
 	p.waitingRequests(rows, d.waiting)
 	p.drawMarks(rows.bottom)
 
