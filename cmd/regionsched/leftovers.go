@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/regionsched/regionsched/admission/slurm"
+	"github.com/regionsched/regionsched/slurm"
 )
 
 // The leftovers command finds the Slurm jobs a run of "run --slurm" left

@@ -23,7 +23,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/regionsched/regionsched/admission"
-	"github.com/regionsched/regionsched/admission/slurm"
+	"github.com/regionsched/regionsched/slurm"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/region"

@@ -25,8 +25,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
-	"github.com/regionsched/regionsched/admission/slurm"
-	"github.com/regionsched/regionsched/admission/slurm/slurmtest"
+	"github.com/regionsched/regionsched/slurm"
+	"github.com/regionsched/regionsched/internal/slurmtest"
 	"github.com/regionsched/regionsched/exchange"
 )
 

@@ -26,8 +26,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/regionsched/regionsched/admission/slurm"
-	"github.com/regionsched/regionsched/admission/slurm/slurmtest"
+	"github.com/regionsched/regionsched/slurm"
+	"github.com/regionsched/regionsched/internal/slurmtest"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/simulator"

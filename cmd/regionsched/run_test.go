@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/regionsched/regionsched/admission/slurm"
+	"github.com/regionsched/regionsched/slurm"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"

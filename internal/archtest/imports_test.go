@@ -22,26 +22,27 @@ const module = "github.com/regionsched/regionsched/"
 // the core knows nothing of its drivers, the simulator knows nothing of
 // the timeline picture, and nothing imports examples or cmd.
 var mustNotImport = map[string][]string{
-	"exchange":          {"resource", "topology", "region", "internal/strategy", "slotpool", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline"},
-	"resource":          {"exchange", "topology", "region", "internal/strategy", "slotpool", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline"},
-	"topology":          {"region", "internal/strategy", "slotpool", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline"},
-	"region":            {"internal/strategy", "slotpool", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline"},
-	"internal/strategy": {"slotpool", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline"},
+	"exchange":          {"resource", "topology", "region", "internal/strategy", "slotpool", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline", "slurm"},
+	"resource":          {"exchange", "topology", "region", "internal/strategy", "slotpool", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline", "slurm"},
+	"topology":          {"region", "internal/strategy", "slotpool", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline", "slurm"},
+	"region":            {"internal/strategy", "slotpool", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline", "slurm"},
+	"internal/strategy": {"slotpool", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline", "slurm"},
 	// The seam knows nothing of the pool behind it.
-	"slotpool":      {"topology", "region", "internal/strategy", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline"},
-	"internal/pool": {"topology", "region", "internal/strategy", "admission", "scheduler", "multijob", "simulator", "timeline"},
-	"admission":     {"topology", "region", "internal/strategy", "internal/pool", "scheduler", "multijob", "simulator", "timeline"},
-	// The Slurm admission sits behind the same seam.
-	"admission/slurm": {"topology", "region", "internal/strategy", "internal/pool", "scheduler", "multijob", "simulator", "timeline"},
-	"scheduler":       {"admission", "multijob", "simulator", "timeline", "regiontest"},
+	"slotpool":      {"topology", "region", "internal/strategy", "internal/pool", "admission", "scheduler", "multijob", "simulator", "timeline", "slurm"},
+	"internal/pool": {"topology", "region", "internal/strategy", "admission", "scheduler", "multijob", "simulator", "timeline", "slurm"},
+	"admission":     {"topology", "region", "internal/strategy", "internal/pool", "scheduler", "multijob", "simulator", "timeline", "slurm"},
+	"scheduler":     {"admission", "multijob", "simulator", "timeline", "regiontest", "slurm"},
 	// The multi-job scheduler sits on the scheduler and the admission.
-	"multijob": {"internal/strategy", "internal/pool", "simulator", "timeline", "regiontest"},
+	"multijob": {"internal/strategy", "internal/pool", "simulator", "timeline", "regiontest", "slurm"},
 	// The simulator knows nothing of the picture drawn from its events,
 	// and regiontest, which runs it in users' tests, draws none.
-	"simulator":  {"internal/strategy", "internal/pool", "regiontest", "timeline"},
-	"regiontest": {"internal/strategy", "internal/pool", "timeline"},
+	"simulator":  {"internal/strategy", "internal/pool", "regiontest", "timeline", "slurm"},
+	"regiontest": {"internal/strategy", "internal/pool", "timeline", "slurm"},
 	// The picture is drawn from the simulator's events alone.
-	"timeline": {"region", "internal/strategy", "slotpool", "internal/pool", "admission", "admission/slurm", "scheduler", "multijob", "regiontest"},
+	"timeline": {"region", "internal/strategy", "slotpool", "internal/pool", "admission", "slurm", "scheduler", "multijob", "regiontest"},
+	// A backend sits on the multi-job scheduler and the admission seam,
+	// never the reverse: nothing of the engine imports a backend.
+	"slurm": {"internal/strategy", "internal/pool", "simulator", "timeline", "regiontest"},
 	// The command drives the engine through the library's API, as users do.
 	"cmd/regionsched": {"internal/strategy", "internal/pool"},
 }

@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/regionsched/regionsched/admission/slurm"
-	"github.com/regionsched/regionsched/admission/slurm/slurmtest"
+	"github.com/regionsched/regionsched/slurm"
+	"github.com/regionsched/regionsched/internal/slurmtest"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
 )

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/regionsched/regionsched/admission/slurm"
+	"github.com/regionsched/regionsched/slurm"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
 )
