@@ -9,22 +9,22 @@ import (
 // *CommandError on failure, wrapping ErrUnreachable when slurmctld did not
 // answer (or the call timed out), ErrPermissionDenied or ErrRejected when
 // Slurm refused.
-type Client interface {
-	// Submit submits req as a job named name and returns its id (of a
+type slurmClient interface {
+	// cmdSubmit submits req as a job named name and returns its id (of a
 	// heterogeneous job: the leader's).
-	Submit(ctx context.Context, name string, req JobRequest) (JobID, error)
-	// Cancel cancels job (with job 0: every job named name).
+	submit(ctx context.Context, name string, req jobRequest) (JobID, error)
+	// cmdCancel cancels job (with job 0: every job named name).
 	Cancel(ctx context.Context, name string, job JobID) error
-	// Query returns the states of the jobs with these names, finished
+	// query returns the states of the jobs with these names, finished
 	// ones included (while Slurm remembers them).
-	Query(ctx context.Context, names []string) ([]JobStatus, error)
-	// Partition describes the partition name ("" for the default one).
-	Partition(ctx context.Context, name string) (Partition, error)
-	// SetPriority sets a job's priority, running the command as the user
+	query(ctx context.Context, names []string) ([]jobStatus, error)
+	// partition describes the partition name ("" for the default one).
+	partition(ctx context.Context, name string) (Partition, error)
+	// cmdSetPriority sets a job's priority, running the command as the user
 	// principal ("" for the client's own identity).
-	SetPriority(ctx context.Context, principal string, job JobID, priority int64) error
-	// RunStep runs argv as a job step of one task in a granted slot and
+	setPriority(ctx context.Context, principal string, job JobID, priority int64) error
+	// runStep runs argv as a job step of one task in a granted slot and
 	// waits until it ends or ctx is done (which stops it). A step that did
 	// not start fails with ErrUnreachable or ErrStepRefused.
-	RunStep(ctx context.Context, p Placement, argv []string, stdout, stderr io.Writer) error
+	runStep(ctx context.Context, p Placement, argv []string, stdout, stderr io.Writer) error
 }

@@ -73,9 +73,9 @@ func (p Partition) CPUs() int {
 	return total
 }
 
-// ParsePartitions reads the output of scontrol show partition -o (one
+// parsePartitions reads the output of scontrol show partition -o (one
 // partition a line, KEY=VALUE fields) into partitions without nodes.
-func ParsePartitions(out string) ([]Partition, error) {
+func parsePartitions(out string) ([]Partition, error) {
 	var parts []Partition
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		if strings.TrimSpace(line) == "" {
@@ -109,14 +109,14 @@ func fields(line string) map[string]string {
 	return m
 }
 
-// SinfoFormat is the sinfo output format ParseNodes reads:
-// sinfo -h -N -p PARTITION -o SinfoFormat.
-const SinfoFormat = "%N|%c|%m|%G|%T"
+// sinfoFormat is the sinfo output format parseNodes reads:
+// sinfo -h -N -p PARTITION -o sinfoFormat.
+const sinfoFormat = "%N|%c|%m|%G|%T"
 
-// ParseNodes reads the output of sinfo -h -N -o SinfoFormat: name, CPUs,
+// parseNodes reads the output of sinfo -h -N -o SinfoFormat: name, CPUs,
 // memory (MB), gres ("(null)" or "gpu:2,nic:1(S:0)") and state, one node
 // a line.
-func ParseNodes(out string) ([]Node, error) {
+func parseNodes(out string) ([]Node, error) {
 	var nodes []Node
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		if strings.TrimSpace(line) == "" {
