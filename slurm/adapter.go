@@ -28,8 +28,8 @@ type AdapterConfig struct {
 	// or commas.
 	Name string
 	// Queue is the job's queue; Partitions maps queues to Slurm
-	// partitions. A queue not in the map uses Partition; an empty
-	// Partition is the cluster's default partition.
+	// partitions. A queue not in the map uses partition; an empty
+	// partition is the cluster's default partition.
 	Queue      string
 	Partitions map[string]string
 	Partition  string
@@ -119,7 +119,7 @@ func StartAdapter(ctx context.Context, cfg AdapterConfig) (*Adapter, error) {
 	}
 	cfg.PollMin, cfg.PollMax, cfg.RetryMax = pollDefaults(cfg.PollMin, cfg.PollMax, cfg.RetryMax)
 	a := &Adapter{pacer: newPacer(cfg.Clock, cfg.PollMin, cfg.PollMax, cfg.RetryMax), cfg: cfg, log: cfg.Logger}
-	var part Partition
+	var part partition
 	done, err := a.retry(ctx, "partition", func() (err error) {
 		part, err = cfg.client.partition(ctx, cfg.job().PartitionName())
 		return err
@@ -168,21 +168,21 @@ func (a *Adapter) Placement(slot slotpool.SlotID) (Placement, bool) {
 	return a.core.Placement(slot)
 }
 
-// Partition returns the partition the adapter allocates in.
-func (a *Adapter) Partition() Partition {
+// partition returns the partition the adapter allocates in.
+func (a *Adapter) partition() partition {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.core.Partition()
 }
 
 // Jobs returns the Slurm jobs of the allocations not over.
-func (a *Adapter) Jobs() []jobPriority {
+func (a *Adapter) jobs() []jobPriority {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.core.Jobs()
 }
 
-// cmdSetPriority sets the priority of every Slurm job of the adapter (its
+// SetPriority sets the priority of every Slurm job of the adapter (its
 // pending and running allocations) to priority, running scontrol as
 // principal, so that Slurm decides whether principal may. Every attempt
 // goes to the Auditor; the refusals come back joined, each a
@@ -190,7 +190,7 @@ func (a *Adapter) Jobs() []jobPriority {
 // it to principal).
 func (a *Adapter) SetPriority(ctx context.Context, principal string, priority int64) error {
 	var errs []error
-	for _, j := range a.Jobs() {
+	for _, j := range a.jobs() {
 		err := a.cfg.client.setPriority(ctx, principal, j.Job, priority)
 		rec := AuditRecord{At: a.clk.Now(), Principal: principal, Job: j.Job, Old: j.Priority, New: priority, Accepted: err == nil}
 		// What Slurm applied decides, not scontrol's exit status: a job's

@@ -20,7 +20,7 @@ import (
 // are PENDING until the test starts them; down makes every call fail as
 // with slurmctld stopped.
 type fakeSlurm struct {
-	part       Partition
+	part       partition
 	jobs       []jobStatus
 	next       JobID
 	down       bool
@@ -67,9 +67,9 @@ func (f *fakeSlurm) query(_ context.Context, names []string) ([]jobStatus, error
 	return append([]jobStatus(nil), f.jobs...), nil
 }
 
-func (f *fakeSlurm) partition(context.Context, string) (Partition, error) {
+func (f *fakeSlurm) partition(context.Context, string) (partition, error) {
 	if f.down {
-		return Partition{}, errDown
+		return partition{}, errDown
 	}
 	return f.part, nil
 }
@@ -162,7 +162,7 @@ func TestAdapterGrantsAndBacksOff(t *testing.T) {
 	p, ok := a.Placement(1)
 	require.True(t, ok)
 	assert.Equal(t, "n1", p.Node)
-	assert.Equal(t, "low", a.Partition().Name)
+	assert.Equal(t, "low", a.partition().Name)
 }
 
 func TestAdapterOutage(t *testing.T) {

@@ -23,7 +23,7 @@ type clusterConfig struct {
 	// digits, "_", "." and "-" only.
 	Run string
 	// Partitions maps a job's queue to a Slurm partition; a queue not in
-	// it uses Partition ("" is the cluster's default partition).
+	// it uses partition ("" is the cluster's default partition).
 	Partitions map[string]string
 	Partition  string
 	// DefaultCPUs is the CPUs of a slot whose profile is Unknown (default
@@ -55,7 +55,7 @@ type clusterConfig struct {
 // submitted with either is refused with a *ConfigError.
 type slurmCluster struct {
 	cfg        clusterConfig
-	parts      map[string]Partition // by name
+	parts      map[string]partition // by name
 	defaultP   string               // the default partition's name
 	jobs       []*clusterJob        // in submission order
 	byName     map[string]*clusterJob
@@ -102,14 +102,14 @@ type priorityChange struct {
 // default one, marked Default). It returns a *ConfigError for a bad Run
 // or TimeLimit, or a partition the configuration names that is not in
 // parts.
-func newCluster(cfg clusterConfig, parts []Partition) (*slurmCluster, error) {
+func newCluster(cfg clusterConfig, parts []partition) (*slurmCluster, error) {
 	if cfg.Run == "" || safeName(cfg.Run) != cfg.Run {
 		return nil, &ConfigError{Field: "Run", Value: cfg.Run, Why: "must be non-empty: letters, digits, _ . - only"}
 	}
 	if cfg.TimeLimit < 0 {
 		return nil, &ConfigError{Field: "TimeLimit", Value: cfg.TimeLimit.String(), Why: "must be at least 0"}
 	}
-	c := &slurmCluster{cfg: cfg, parts: map[string]Partition{}, byName: map[string]*clusterJob{},
+	c := &slurmCluster{cfg: cfg, parts: map[string]partition{}, byName: map[string]*clusterJob{},
 		byBase: map[string]*clusterJob{}}
 	for _, p := range parts {
 		c.parts[p.Name] = p
@@ -144,7 +144,7 @@ func safeName(s string) string {
 }
 
 // partition returns the partition of that name ("" the default one).
-func (c *slurmCluster) partition(name string) (Partition, bool) {
+func (c *slurmCluster) partition(name string) (partition, bool) {
 	if name == "" {
 		name = c.defaultP
 	}
@@ -176,7 +176,7 @@ func jobBaseName(job, run string, i int) string {
 	return "rs-" + job + "-" + run + "-j" + strconv.Itoa(i)
 }
 
-// cmdSubmit admits a job: a jobCore of its own in its queue's partition. A job
+// Submit admits a job: a jobCore of its own in its queue's partition. A job
 // whose largest region can never fit the partition is returned rejected
 // (a *TooLargeError); one with a driver or a gang is refused with a
 // *ConfigError, and nothing changes.
@@ -326,7 +326,7 @@ func badPriority(by admission.Principal, job string, priority int) error {
 		Reason: fmt.Sprintf("a Slurm priority is 1 ... %d", MaxPriority), Err: admission.ErrBadPriority}
 }
 
-// cmdSetPriority asks Slurm to set the priority of every Slurm job of the
+// SetPriority asks Slurm to set the priority of every Slurm job of the
 // job, now and later (the allocations of regions not submitted yet too),
 // running scontrol as by: Slurm decides. Each answer reaches the Auditor
 // once Observe saw the priority Slurm applied; a change of a Slurm job
@@ -561,7 +561,7 @@ func commandMessage(err error) string {
 // SetPartition takes a new description of a partition (its nodes' states
 // changed): the asks of its jobs that can no longer fit fail their jobs
 // with a *TooLargeError naming the nodes out of service.
-func (c *slurmCluster) SetPartition(now time.Time, p Partition) {
+func (c *slurmCluster) SetPartition(now time.Time, p partition) {
 	if p.Default {
 		c.defaultP = p.Name
 	}

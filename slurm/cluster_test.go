@@ -37,7 +37,7 @@ var (
 // newClusterRig returns a rig over a slurmCluster of run "r1" (unless cfg
 // names one) on parts (default: the recorded partition "low", four nodes
 // of 4 CPUs), its audit recorded.
-func newClusterRig(t *testing.T, cfg clusterConfig, parts ...Partition) *clusterRig {
+func newClusterRig(t *testing.T, cfg clusterConfig, parts ...partition) *clusterRig {
 	t.Helper()
 	r := &clusterRig{t: t, now: t0}
 	if cfg.Run == "" {
@@ -45,7 +45,7 @@ func newClusterRig(t *testing.T, cfg clusterConfig, parts ...Partition) *cluster
 	}
 	cfg.Auditor = func(rec AuditRecord) { r.audit = append(r.audit, rec) }
 	if len(parts) == 0 {
-		parts = []Partition{recordedPartition(t, "low")}
+		parts = []partition{recordedPartition(t, "low")}
 	}
 	cl, err := newCluster(cfg, parts)
 	require.NoError(t, err)
@@ -410,10 +410,10 @@ func TestClusterTwoPriorityChangesAtOneInstant(t *testing.T) {
 }
 
 // drained is the recorded partition "low" with node n4 drained.
-func drained(t *testing.T) Partition {
+func drained(t *testing.T) partition {
 	t.Helper()
 	p := recordedPartition(t, "low")
-	p.Nodes = append([]Node(nil), p.Nodes...)
+	p.Nodes = append([]node(nil), p.Nodes...)
 	p.Nodes[3].State = "drained"
 	return p
 }
@@ -455,7 +455,7 @@ func TestClusterSetPartitionFailsWhatNoLongerFits(t *testing.T) {
 func TestClusterRejectsAtSubmit(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
-		part        Partition
+		part        partition
 		slots       int
 		have        string
 		unavailable []string
@@ -639,7 +639,7 @@ func TestClusterJobRunsToItsEnd(t *testing.T) {
 func TestNewClusterNamesTheFirstMissingPartition(t *testing.T) {
 	cfg := clusterConfig{Run: "r1", Partitions: map[string]string{"q1": "zeta", "q2": "alpha", "q3": "mid", "q4": "low"}}
 	for range 20 {
-		_, err := newCluster(cfg, []Partition{recordedPartition(t, "low")})
+		_, err := newCluster(cfg, []partition{recordedPartition(t, "low")})
 		var ce *ConfigError
 		require.ErrorAs(t, err, &ce)
 		assert.Equal(t, "Partitions", ce.Field)

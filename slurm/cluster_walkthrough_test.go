@@ -26,8 +26,8 @@ func TestClusterWalkthrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs := region.FromJob(job, exchange.AllPipelined)
-	part := Partition{Name: "batch", Default: true, Nodes: []Node{{Name: "n1", CPUs: 4}}}
-	cl, err := newCluster(clusterConfig{Run: "r7", TimeLimit: 30 * time.Minute}, []Partition{part})
+	part := partition{Name: "batch", Default: true, Nodes: []node{{Name: "n1", CPUs: 4}}}
+	cl, err := newCluster(clusterConfig{Run: "r7", TimeLimit: 30 * time.Minute}, []partition{part})
 	if err != nil {
 		t.Fatal(err)
 	}

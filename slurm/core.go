@@ -20,8 +20,8 @@ type jobConfig struct {
 	// or commas.
 	Name string
 	// Queue is the job's queue; Partitions maps queues to Slurm
-	// partitions. A queue not in the map uses Partition; an empty
-	// Partition is the cluster's default partition.
+	// partitions. A queue not in the map uses partition; an empty
+	// partition is the cluster's default partition.
 	Queue      string
 	Partitions map[string]string
 	Partition  string
@@ -149,7 +149,7 @@ type slotState struct {
 // happened.
 type jobCore struct {
 	cfg      jobConfig
-	part     Partition
+	part     partition
 	allocs   []*allocation // in ask order; done ones are dropped
 	byAsk    map[slotpool.AskID]*allocation
 	byName   map[string]*allocation
@@ -169,7 +169,7 @@ type jobCore struct {
 // partition's usable CPUs hold, of the Unknown profile (a count, not a
 // shape: Slurm decides the shape of each allocation, and asks that can
 // never fit are refused with a *TooLargeError).
-func newJobCore(cfg jobConfig, part Partition) (*jobCore, error) {
+func newJobCore(cfg jobConfig, part partition) (*jobCore, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -182,8 +182,8 @@ func newJobCore(cfg jobConfig, part Partition) (*jobCore, error) {
 	return c, nil
 }
 
-// Partition returns the partition the jobCore allocates in.
-func (c *jobCore) Partition() Partition { return c.part }
+// partition returns the partition the jobCore allocates in.
+func (c *jobCore) Partition() partition { return c.part }
 
 // Handle takes a message from the pool: an Ask is checked against the
 // partition (a *TooLargeError if it can never fit) and submitted; an
@@ -294,7 +294,7 @@ func (c *jobCore) fits(ask slotpool.AskID, req jobRequest) error {
 
 // hasGres reports whether node n has the generic resources a slot of comp
 // needs.
-func hasGres(n Node, comp component) bool {
+func hasGres(n node, comp component) bool {
 	if comp.GPUsPerTask > 0 && n.Gres["gpu"] < comp.GPUsPerTask {
 		return false
 	}
@@ -694,7 +694,7 @@ func (c *jobCore) shutdown(again bool) {
 // yet that can no longer fit is refused (Refused: a *TooLargeError that
 // names the nodes out of service) and its job cancelled; granted slots
 // are Slurm's to keep or revoke.
-func (c *jobCore) SetPartition(p Partition) {
+func (c *jobCore) SetPartition(p partition) {
 	c.part = p
 	for _, a := range slices.Clone(c.allocs) {
 		if a.withdrawn || a.state == allocGranted || a.state >= allocEnding {

@@ -330,7 +330,7 @@ func TestShutdownCancelsEverything(t *testing.T) {
 }
 
 func TestCoreRejectsBadInput(t *testing.T) {
-	_, err := newJobCore(jobConfig{Name: "a b"}, Partition{})
+	_, err := newJobCore(jobConfig{Name: "a b"}, partition{})
 	var ce *ConfigError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "Name", ce.Field)

@@ -18,7 +18,7 @@ import (
 // chose. (An Adapter does the running and the polling.)
 func TestJobCoreWalkthrough(t *testing.T) {
 	var out strings.Builder
-	part := Partition{Name: "batch", Nodes: []Node{{Name: "n1", CPUs: 4}, {Name: "n2", CPUs: 4}}}
+	part := partition{Name: "batch", Nodes: []node{{Name: "n1", CPUs: 4}, {Name: "n2", CPUs: 4}}}
 	core, err := newJobCore(jobConfig{Name: "etl-run7"}, part)
 	if err != nil {
 		t.Fatal(err)

@@ -111,7 +111,7 @@ func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
 	cmd.WaitDelay = 2 * time.Second
 }
 
-// cmdSubmit runs sbatch (jobRequest.SbatchArgs) and reads the job id it
+// submit runs sbatch (jobRequest.SbatchArgs) and reads the job id it
 // prints ("12" or, with a cluster name, "12;cluster").
 func (c *ExecClient) submit(ctx context.Context, name string, req jobRequest) (JobID, error) {
 	args := req.SbatchArgs(name)
@@ -132,7 +132,7 @@ func parseJobID(out string, args []string) (JobID, error) {
 	return JobID(id), nil
 }
 
-// cmdCancel runs scancel on the job, or on every job named name.
+// Cancel runs scancel on the job, or on every job named name.
 func (c *ExecClient) Cancel(ctx context.Context, name string, job JobID) error {
 	arg := strconv.FormatInt(int64(job), 10)
 	if job == 0 {
@@ -142,7 +142,7 @@ func (c *ExecClient) Cancel(ctx context.Context, name string, job JobID) error {
 	return err
 }
 
-// Query runs squeue --json --states=all --name=... (parseSqueue) and
+// query runs squeue --json --states=all --name=... (parseSqueue) and
 // keeps the jobs of those names.
 func (c *ExecClient) query(ctx context.Context, names []string) ([]jobStatus, error) {
 	if len(names) == 0 {
@@ -171,22 +171,22 @@ func (c *ExecClient) query(ctx context.Context, names []string) ([]jobStatus, er
 	return jobs, nil
 }
 
-// Partition runs scontrol show partition -o (the named partition, or all
+// partition runs scontrol show partition -o (the named partition, or all
 // to find the default one) and sinfo for its nodes.
-func (c *ExecClient) partition(ctx context.Context, name string) (Partition, error) {
+func (c *ExecClient) partition(ctx context.Context, name string) (partition, error) {
 	args := []string{"show", "partition", "-o"}
 	if name != "" {
 		args = append(args, name)
 	}
 	out, err := c.run(ctx, "", "scontrol", args...)
 	if err != nil {
-		return Partition{}, err
+		return partition{}, err
 	}
 	parts, err := parsePartitions(string(out))
 	if err != nil {
-		return Partition{}, err
+		return partition{}, err
 	}
-	var p Partition
+	var p partition
 	found := false
 	for _, q := range parts {
 		if (name != "" && q.Name == name) || (name == "" && q.Default) {
@@ -195,19 +195,19 @@ func (c *ExecClient) partition(ctx context.Context, name string) (Partition, err
 		}
 	}
 	if !found {
-		return Partition{}, &CommandError{Command: "scontrol", Args: args, Stderr: string(out), Err: fmt.Errorf("%w: no partition %q", ErrRejected, name)}
+		return partition{}, &CommandError{Command: "scontrol", Args: args, Stderr: string(out), Err: fmt.Errorf("%w: no partition %q", ErrRejected, name)}
 	}
 	out, err = c.run(ctx, "", "sinfo", "-h", "-N", "-p", p.Name, "-o", sinfoFormat)
 	if err != nil {
-		return Partition{}, err
+		return partition{}, err
 	}
 	if p.Nodes, err = parseNodes(string(out)); err != nil {
-		return Partition{}, err
+		return partition{}, err
 	}
 	return p, nil
 }
 
-// cmdSetPriority runs scontrol update jobid=J priority=N as principal.
+// setPriority runs scontrol update jobid=J priority=N as principal.
 func (c *ExecClient) setPriority(ctx context.Context, principal string, job JobID, priority int64) error {
 	_, err := c.run(ctx, principal, "scontrol", "update", "jobid="+strconv.FormatInt(int64(job), 10), "priority="+strconv.FormatInt(priority, 10))
 	return err
@@ -250,7 +250,7 @@ func stepCause(stderr string, err error) error {
 	return cause
 }
 
-// RunStep runs argv with srun (stepArgs) and waits. When ctx is done the
+// runStep runs argv with srun (stepArgs) and waits. When ctx is done the
 // step is stopped: srun (and runuser with --user) gets SIGTERM (srun
 // signals the step's tasks) and, if it has not ended 5 s later, SIGKILL. The error wraps ErrUnreachable
 // or ErrStepRefused when the step did not start, the task's exit error

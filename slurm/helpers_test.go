@@ -25,7 +25,7 @@ func testdata(t *testing.T, name string) []byte {
 
 // recordedPartition is partition name as scontrol and sinfo described it
 // on the test cluster of scripts/slurm-up.sh.
-func recordedPartition(t *testing.T, name string) Partition {
+func recordedPartition(t *testing.T, name string) partition {
 	t.Helper()
 	parts, err := parsePartitions(string(testdata(t, "partition-"+name+".txt")))
 	require.NoError(t, err)

@@ -220,8 +220,8 @@ func TestSlurmPriorityRaiseIsSlurmsDecision(t *testing.T) {
 	ad, _ := start(t, conf, "cpus1", &ExecClient{User: "nobody"}, func(r AuditRecord) { audit = append(audit, r) })
 	ctx := context.Background()
 	require.NoError(t, ad.Handle(ctx, ask(1, 1, resource.Unknown)))
-	waitFor(t, "the pending job", func() bool { return len(ad.Jobs()) == 1 })
-	job := ad.Jobs()[0].Job
+	waitFor(t, "the pending job", func() bool { return len(ad.jobs()) == 1 })
+	job := ad.jobs()[0].Job
 
 	// A job starts near 4.29e9: nobody, its owner, may not raise it, but
 	// may lower it (Slurm applies it, though scontrol exits 1: "not

@@ -67,7 +67,7 @@ func TestParsePartition(t *testing.T) {
 	assert.True(t, low.Default)
 	assert.Equal(t, 0, low.MaxCPUsPerNode)
 	require.Len(t, low.Nodes, 4)
-	assert.Equal(t, Node{Name: "n1", CPUs: 4, MemoryMB: 4096, State: "idle"}, low.Nodes[0])
+	assert.Equal(t, node{Name: "n1", CPUs: 4, MemoryMB: 4096, State: "idle"}, low.Nodes[0])
 	assert.Equal(t, 16, low.CPUs())
 
 	tight := recordedPartition(t, "cpus2")
@@ -115,9 +115,9 @@ func TestNodeInService(t *testing.T) {
 		"drained": false, "draining": false, "drain": false, "down": false, "down*": false, "drained*": false, "DOWN+DRAIN": false,
 		"fail": false, "failing": false, "inval": false, "maint": false, "reserved": false, "unknown": false, "powered_down": false,
 	} {
-		assert.Equal(t, in, Node{State: state}.InService(), "%q", state)
+		assert.Equal(t, in, node{State: state}.InService(), "%q", state)
 	}
-	p := Partition{Name: "p", MaxCPUsPerNode: 3, Nodes: []Node{{Name: "n1", CPUs: 4, State: "idle"}, {Name: "n2", CPUs: 4, State: "drained"},
+	p := partition{Name: "p", MaxCPUsPerNode: 3, Nodes: []node{{Name: "n1", CPUs: 4, State: "idle"}, {Name: "n2", CPUs: 4, State: "drained"},
 		{Name: "n3", CPUs: 2, State: "down*"}, {Name: "n4", CPUs: 2, State: "mixed"}}}
 	assert.Equal(t, []string{"n2 (drained)", "n3 (down*)"}, p.OutOfService())
 	assert.Equal(t, 0, p.UsableCPUs(p.Nodes[1]))

@@ -22,7 +22,7 @@ type clusterInputs interface {
 // pollerConfig configures a poller.
 type pollerConfig struct {
 	// slurmCluster is the Slurm cluster the jobs run on; clusterInputs owns it (a
-	// multijob.Driver over a multijob.Scheduler whose jobConfig.Cluster it
+	// multijob.Driver over a multijob.Scheduler whose Config.Cluster it
 	// is).
 	Cluster *slurmCluster
 	Inputs  clusterInputs

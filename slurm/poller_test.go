@@ -82,7 +82,7 @@ type queryCall struct {
 type pollSlurm struct {
 	mu      sync.Mutex
 	clk     clock.Clock
-	part    Partition
+	part    partition
 	jobs    []jobStatus
 	next    JobID
 	down    bool
@@ -96,7 +96,7 @@ type pollSlurm struct {
 	cancelErrs map[JobID][]error
 }
 
-func newPollSlurm(clk clock.Clock, part Partition) *pollSlurm {
+func newPollSlurm(clk clock.Clock, part partition) *pollSlurm {
 	return &pollSlurm{clk: clk, part: part, tries: map[JobID]int{}, cancelErrs: map[JobID][]error{}}
 }
 
@@ -148,11 +148,11 @@ func (f *pollSlurm) query(_ context.Context, names []string) ([]jobStatus, error
 	return out, nil
 }
 
-func (f *pollSlurm) partition(context.Context, string) (Partition, error) {
+func (f *pollSlurm) partition(context.Context, string) (partition, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.down {
-		return Partition{}, errDown
+		return partition{}, errDown
 	}
 	f.reads = append(f.reads, f.clk.Now())
 	return f.part, nil
@@ -220,7 +220,7 @@ func newPollerRig(t *testing.T, cfg pollerConfig, jobs ...pollJob) *pollerRig {
 	clk := newStepClock()
 	r := &pollerRig{t: t, clk: clk, in: &lockedInputs{clk: clk}, f: newPollSlurm(clk, recordedPartition(t, "low")),
 		ports: map[string]admission.JobPort{}}
-	cl, err := newCluster(clusterConfig{Run: "r1"}, []Partition{r.f.part})
+	cl, err := newCluster(clusterConfig{Run: "r1"}, []partition{r.f.part})
 	require.NoError(t, err)
 	r.cl = cl
 	r.in.do(func(now time.Time) {
@@ -468,7 +468,7 @@ func TestPollerFeedsAMultijobDriver(t *testing.T) {
 	defer cancel()
 	clk := newStepClock()
 	f := newPollSlurm(clk, recordedPartition(t, "low"))
-	cl, err := newCluster(clusterConfig{Run: "r1"}, []Partition{f.part})
+	cl, err := newCluster(clusterConfig{Run: "r1"}, []partition{f.part})
 	require.NoError(t, err)
 	s, err := multijob.New(multijob.Config{Cluster: cl})
 	require.NoError(t, err)

@@ -143,7 +143,7 @@ func TestCoreRequestCarriesTheConfig(t *testing.T) {
 		TimeLimit: 90 * time.Second, Comment: "regionsched-run=r1", Extra: []string{"--account=x"}}, cmds[0].Request)
 
 	for _, cfg := range []jobConfig{{Name: "rs", Comment: "two\nlines"}, {Name: "rs", TimeLimit: -time.Second}, {Name: "rs", DefaultCPUs: -1}} {
-		_, err := newJobCore(cfg, Partition{})
+		_, err := newJobCore(cfg, partition{})
 		assert.ErrorIs(t, err, ErrBadConfig, "%+v", cfg)
 	}
 }

@@ -25,7 +25,7 @@ type RunConfig struct {
 	Client *ExecClient
 	// Mode is the exchange mode of the jobs' edges that pin none.
 	Mode exchange.Mode
-	// Partition is the Slurm partition of a job whose queue (its job
+	// partition is the Slurm partition of a job whose queue (its job
 	// file's "queue") is not in Partitions; "" is the cluster's default
 	// partition.
 	Partition  string
@@ -125,7 +125,7 @@ type JobResult struct {
 // nothing was submitted: a *ConfigError (jobs without distinct names, a
 // negative Scale or TimeLimit), Slurm unreachable (errors.Is
 // ErrUnreachable, or the CommandError of a cluster that cannot be
-// described), or a partition of Partition or Partitions that does not
+// described), or a partition of partition or Partitions that does not
 // exist.
 func Run(ctx context.Context, cfg RunConfig, jobs ...simulator.Job) (Result, error) {
 	cfg, err := cfg.withDefaults(jobs)
@@ -187,14 +187,14 @@ func (cfg RunConfig) withDefaults(jobs []simulator.Job) (RunConfig, error) {
 }
 
 // runPartitions describes the partitions the run may allocate in: the
-// default one, Partition and every mapped queue's.
-func runPartitions(ctx context.Context, cfg RunConfig) ([]Partition, error) {
+// default one, partition and every mapped queue's.
+func runPartitions(ctx context.Context, cfg RunConfig) ([]partition, error) {
 	names := []string{"", cfg.Partition}
 	for _, p := range cfg.Partitions {
 		names = append(names, p)
 	}
 	slices.Sort(names)
-	var out []Partition
+	var out []partition
 	seen := map[string]bool{}
 	for _, n := range slices.Compact(names) {
 		p, err := cfg.client.partition(ctx, n)
@@ -309,7 +309,7 @@ func (r *runner) since() time.Duration { return r.clk.Since(r.start) }
 
 // run runs the jobs; it returns why it stopped before every job ended
 // (nil if they all did).
-func (r *runner) run(ctx context.Context, jobs []simulator.Job, parts []Partition) error {
+func (r *runner) run(ctx context.Context, jobs []simulator.Job, parts []partition) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var auditMu sync.Mutex

@@ -90,11 +90,11 @@ func (m *memSlurm) query(context.Context, []string) ([]jobStatus, error) {
 	return append([]jobStatus(nil), m.jobs...), nil
 }
 
-func (m *memSlurm) partition(_ context.Context, name string) (Partition, error) {
+func (m *memSlurm) partition(_ context.Context, name string) (partition, error) {
 	if name == "" {
 		name = "mem"
 	}
-	return Partition{Name: name, Nodes: []Node{{Name: "n1", CPUs: m.cpus}}}, nil
+	return partition{Name: name, Nodes: []node{{Name: "n1", CPUs: m.cpus}}}, nil
 }
 
 func (m *memSlurm) setPriority(_ context.Context, principal string, job JobID, priority int64) error {
@@ -230,9 +230,9 @@ func TestRunUnknownQueuePartition(t *testing.T) {
 // unknownPartitions is a memSlurm that knows only its default partition.
 type unknownPartitions struct{ *memSlurm }
 
-func (u unknownPartitions) partition(ctx context.Context, name string) (Partition, error) {
+func (u unknownPartitions) partition(ctx context.Context, name string) (partition, error) {
 	if name != "" {
-		return Partition{}, &CommandError{Command: "scontrol", Stderr: "Partition " + name + " not found", Err: ErrRejected}
+		return partition{}, &CommandError{Command: "scontrol", Stderr: "partition " + name + " not found", Err: ErrRejected}
 	}
 	return u.memSlurm.partition(ctx, name)
 }
