@@ -18,27 +18,18 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/slurm"
 )
 
-// The run command runs job files for real on a Slurm cluster: the
-// scheduler of each job runs on a driver, its pool's demand goes to a
-// Slurm admission (package admission/slurm: every region's bulk an
-// allocation), and every task is a job step in its slot's allocation, on
-// its slot's node, that sleeps for the vertex's durationMs.
+// The run command runs job files for real on a Slurm cluster with
+// slurm.Run (every region's bulk an allocation, every task a job step in
+// its slot's allocation, on its slot's node, that sleeps for the vertex's
+// durationMs): it parses the flags, reads the files and prints.
 
 func newRunCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
-	var (
-		useSlurm    bool
-		cfg         slurm.RunConfig
-		conf, user  string
-		traceFile   string
-		timeout     time.Duration
-		logRequests bool
-		eventsFile  string
-		auditFile   string
-	)
+	o := &runOptions{}
 	c := &cobra.Command{
 		Use:   "run --slurm [--mode M] [--partition P] [--queue-partition Q=P ...] [--trace FILE] JOB [JOB ...]",
 		Short: "Run jobs for real on a Slurm cluster: every region's bulk an allocation, every task a job step",
@@ -74,102 +65,117 @@ and why) or the run was interrupted, 2 bad input or no Slurm reachable.
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&useSlurm, "slurm", false, "run on Slurm (the only backend so far; required)")
-	c.Flags().StringVar(&cfg.Partition, "partition", "", "Slurm partition to allocate in when the job's queue is not mapped (default: the cluster's default partition)")
-	c.Flags().StringToStringVar(&cfg.Partitions, "queue-partition", nil, "map a job file's queue to a Slurm partition: QUEUE=PARTITION (repeatable, or comma-separated)")
-	c.Flags().StringVar(&conf, "slurm-conf", "", "slurm.conf of the cluster (default: $SLURM_CONF, or Slurm's own default)")
-	c.Flags().StringVar(&user, "user", "", "submit the allocations and steps as this user (runuser; needs root)")
-	c.Flags().StringVar(&traceFile, "trace", "", "write the trace as JSON Lines to FILE (- for standard output; the summary then goes to standard error)")
-	c.Flags().Float64Var(&cfg.Scale, "duration-scale", 1, "multiply every task's durationMs by this factor (0 < f)")
-	c.Flags().DurationVar(&cfg.IdleTimeout, "idle-timeout", 500*time.Millisecond, "give a slot nobody needs back to Slurm after this long (its allocation ends with its last slot)")
-	c.Flags().DurationVar(&timeout, "timeout", 30*time.Minute, "give up (and cancel everything) after this long")
-	c.Flags().BoolVar(&logRequests, "verbose", false, "log the admission's outages and refusals on standard error")
-	c.Flags().StringVar(&eventsFile, "events", "", "priority changes and kills, JSON Lines (the events file of simulate; t in real ms): a set-priority runs scontrol as its \"by\" user on the job's Slurm jobs, so Slurm decides; a kill cancels the job")
-	c.Flags().StringVar(&auditFile, "audit", "", "write one JSON line per priority change, applied or refused by Slurm (judged by the priority Slurm reports afterwards)")
-	c.Flags().DurationVar(&cfg.TimeLimit, "time-limit", 0, "Slurm time limit of every allocation, so that Slurm ends what a runner killed with SIGKILL leaves (default: --timeout plus a minute)")
-	c.RunE = func(c *cobra.Command, args []string) error {
-		if !useSlurm {
-			return badInput(errors.New("run needs a backend: --slurm (simulate runs in virtual time)"))
-		}
-		if !(cfg.Scale > 0) { // 0 is 1 to Run: not a value to accept here
-			return badInput(fmt.Errorf("--duration-scale must be positive, not %v", cfg.Scale))
-		}
-		if cfg.TimeLimit < 0 {
-			return badInput(fmt.Errorf("--time-limit must be at least 0, not %v", cfg.TimeLimit))
-		}
-		if cfg.TimeLimit == 0 {
-			cfg.TimeLimit = timeout + time.Minute
-		}
-		jobs, err := (&jobsRun{}).loadJobs(args, stdin)
-		if err != nil {
-			return err
-		}
-		if conf != "" {
-			if _, err := os.Stat(conf); err != nil {
-				return badInput(fmt.Errorf("--slurm-conf: %w", err))
-			}
-		}
-		if eventsFile != "" {
-			evs, err := readSlurmEvents(eventsFile, jobNames(jobs))
-			if err != nil {
-				return badInput(err)
-			}
-			cfg.Events = evs
-		}
-		cfg.Mode = mode.mode
-		cfg.Client = &slurm.ExecClient{Conf: conf, User: user}
-		if logRequests {
-			cfg.Logger = stderrLogger(c.ErrOrStderr())
-		}
-		cfg.RunID = slurm.NewRunID()
-		// SIGINT and SIGTERM end the run: every allocation is cancelled
-		// before the command exits.
-		sigCtx, stopSignals := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
-		defer stopSignals()
-		ctx, cancel := context.WithTimeout(sigCtx, timeout)
-		defer cancel()
-		if auditFile != "" {
-			f, err := os.Create(auditFile)
-			if err != nil {
-				return badInput(fmt.Errorf("cannot write %s: %w", auditFile, err))
-			}
-			defer f.Close()
-			enc := json.NewEncoder(f)
-			cfg.Audit = func(job string, at time.Duration, rec slurm.AuditRecord) {
-				_ = enc.Encode(auditLine{T: at.Milliseconds(), By: rec.Principal, Job: job, SlurmJob: int64(rec.Job),
-					Old: rec.Old, New: rec.New, Accepted: rec.Accepted, Reason: strings.TrimSpace(rec.Reason)})
-			}
-		}
-		sum := summaryWriter(c, traceFile)
-		notes := &noticePrinter{w: sum}
-		cfg.Notify = notes.print
-		fmt.Fprintf(sum, "run %s: allocations tagged %s, time limit %s (regionsched leftovers --slurm finds them)\n",
-			cfg.RunID, slurm.Tag(cfg.RunID), cfg.TimeLimit)
-		var res slurm.Result
-		write := func(w io.Writer) error {
-			tw := simulator.NewTraceWriter(w)
-			cfg.Trace = tw.Event
-			var err error
-			if res, err = slurm.Run(ctx, cfg, jobs...); err != nil {
-				return badInput(err) // nothing ran: bad input, or no Slurm reachable
-			}
-			return tw.Flush()
-		}
-		if traceFile != "" {
-			err = writeOutput(c, traceFile, write)
-		} else {
-			err = write(io.Discard)
-		}
-		if err != nil {
-			return err
-		}
-		notes.summary()
-		if sigCtx.Err() != nil {
-			fmt.Fprintln(sum, "interrupted: every allocation of the run was cancelled")
-		}
-		return printOutcomes(sum, res.Jobs)
-	}
+	c.Flags().BoolVar(&o.useSlurm, "slurm", false, "run on Slurm (the only backend so far; required)")
+	c.Flags().StringVar(&o.cfg.Partition, "partition", "", "Slurm partition to allocate in when the job's queue is not mapped (default: the cluster's default partition)")
+	c.Flags().StringToStringVar(&o.cfg.Partitions, "queue-partition", nil, "map a job file's queue to a Slurm partition: QUEUE=PARTITION (repeatable, or comma-separated)")
+	c.Flags().StringVar(&o.conf, "slurm-conf", "", "slurm.conf of the cluster (default: $SLURM_CONF, or Slurm's own default)")
+	c.Flags().StringVar(&o.user, "user", "", "submit the allocations and steps as this user (runuser; needs root)")
+	c.Flags().StringVar(&o.traceFile, "trace", "", "write the trace as JSON Lines to FILE (- for standard output; the summary then goes to standard error)")
+	c.Flags().Float64Var(&o.cfg.Scale, "duration-scale", 1, "multiply every task's durationMs by this factor (0 < f)")
+	c.Flags().DurationVar(&o.cfg.IdleTimeout, "idle-timeout", 500*time.Millisecond, "give a slot nobody needs back to Slurm after this long (its allocation ends with its last slot)")
+	c.Flags().DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up (and cancel everything) after this long")
+	c.Flags().BoolVar(&o.logRequests, "verbose", false, "log the admission's outages and refusals on standard error")
+	c.Flags().StringVar(&o.eventsFile, "events", "", "priority changes and kills, JSON Lines (the events file of simulate; t in real ms): a set-priority runs scontrol as its \"by\" user on the job's Slurm jobs, so Slurm decides; a kill cancels the job")
+	c.Flags().StringVar(&o.auditFile, "audit", "", "write one JSON line per priority change, applied or refused by Slurm (judged by the priority Slurm reports afterwards)")
+	c.Flags().DurationVar(&o.cfg.TimeLimit, "time-limit", 0, "Slurm time limit of every allocation, so that Slurm ends what a runner killed with SIGKILL leaves (default: --timeout plus a minute)")
+	c.RunE = func(c *cobra.Command, args []string) error { return o.run(c, args, stdin, mode.mode) }
 	return c
+}
+
+// runOptions are the flags of the run command.
+type runOptions struct {
+	useSlurm    bool
+	cfg         slurm.RunConfig
+	conf, user  string
+	traceFile   string
+	timeout     time.Duration
+	logRequests bool
+	eventsFile  string
+	auditFile   string
+}
+
+// run runs the job files of args on Slurm and prints how each job ended.
+func (o *runOptions) run(c *cobra.Command, args []string, stdin io.Reader, mode exchange.Mode) error {
+	if !o.useSlurm {
+		return badInput(errors.New("run needs a backend: --slurm (simulate runs in virtual time)"))
+	}
+	if !(o.cfg.Scale > 0) { // 0 is 1 to Run: not a value to accept here
+		return badInput(fmt.Errorf("--duration-scale must be positive, not %v", o.cfg.Scale))
+	}
+	if o.cfg.TimeLimit < 0 {
+		return badInput(fmt.Errorf("--time-limit must be at least 0, not %v", o.cfg.TimeLimit))
+	}
+	if o.cfg.TimeLimit == 0 {
+		o.cfg.TimeLimit = o.timeout + time.Minute
+	}
+	jobs, err := (&jobsRun{}).loadJobs(args, stdin)
+	if err != nil {
+		return err
+	}
+	if o.conf != "" {
+		if _, err := os.Stat(o.conf); err != nil {
+			return badInput(fmt.Errorf("--slurm-conf: %w", err))
+		}
+	}
+	if o.eventsFile != "" {
+		evs, err := readSlurmEvents(o.eventsFile, jobNames(jobs))
+		if err != nil {
+			return badInput(err)
+		}
+		o.cfg.Events = evs
+	}
+	o.cfg.Mode = mode
+	o.cfg.Client = &slurm.ExecClient{Conf: o.conf, User: o.user}
+	if o.logRequests {
+		o.cfg.Logger = stderrLogger(c.ErrOrStderr())
+	}
+	o.cfg.RunID = slurm.NewRunID()
+	// SIGINT and SIGTERM end the run: every allocation is cancelled
+	// before the command exits.
+	sigCtx, stopSignals := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	ctx, cancel := context.WithTimeout(sigCtx, o.timeout)
+	defer cancel()
+	if o.auditFile != "" {
+		f, err := os.Create(o.auditFile)
+		if err != nil {
+			return badInput(fmt.Errorf("cannot write %s: %w", o.auditFile, err))
+		}
+		defer f.Close()
+		enc := json.NewEncoder(f)
+		o.cfg.Audit = func(job string, at time.Duration, rec slurm.AuditRecord) {
+			_ = enc.Encode(auditLine{T: at.Milliseconds(), By: rec.Principal, Job: job, SlurmJob: int64(rec.Job),
+				Old: rec.Old, New: rec.New, Accepted: rec.Accepted, Reason: strings.TrimSpace(rec.Reason)})
+		}
+	}
+	sum := summaryWriter(c, o.traceFile)
+	notes := &noticePrinter{w: sum}
+	o.cfg.Notify = notes.print
+	fmt.Fprintf(sum, "run %s: allocations tagged %s, time limit %s (regionsched leftovers --slurm finds them)\n",
+		o.cfg.RunID, slurm.Tag(o.cfg.RunID), o.cfg.TimeLimit)
+	var res slurm.Result
+	write := func(w io.Writer) error {
+		tw := simulator.NewTraceWriter(w)
+		o.cfg.Trace = tw.Event
+		var err error
+		if res, err = slurm.Run(ctx, o.cfg, jobs...); err != nil {
+			return badInput(err) // nothing ran: bad input, or no Slurm reachable
+		}
+		return tw.Flush()
+	}
+	if o.traceFile != "" {
+		err = writeOutput(c, o.traceFile, write)
+	} else {
+		err = write(io.Discard)
+	}
+	if err != nil {
+		return err
+	}
+	notes.summary()
+	if sigCtx.Err() != nil {
+		fmt.Fprintln(sum, "interrupted: every allocation of the run was cancelled")
+	}
+	return printOutcomes(sum, res.Jobs)
 }
 
 // stderrLogger logs warnings and above on w, one line each, without

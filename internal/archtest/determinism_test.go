@@ -27,11 +27,15 @@ var (
 		"multijob/driver.go":  true,
 		// The Slurm backend's adapter and poller own the polling
 		// goroutine, the lock and the clock (its I/O layer; exec.go runs
-		// the commands without any of them), and its runtime runs the
-		// tasks. Its Cluster is checked like any state machine.
-		"slurm/adapter.go": true,
-		"slurm/poller.go":  true,
-		"slurm/pacer.go":   true,
+		// the commands without any of them); its runtime (Run) runs the
+		// tasks on goroutines of their own and names runs by the wall
+		// clock. Its cluster state machine is checked like any other.
+		"slurm/adapter.go":   true,
+		"slurm/poller.go":    true,
+		"slurm/pacer.go":     true,
+		"slurm/run.go":       true,
+		"slurm/run_tasks.go": true,
+		"slurm/runid.go":     true,
 	}
 )
 

@@ -42,7 +42,7 @@ var mustNotImport = map[string][]string{
 	"timeline": {"region", "internal/strategy", "slotpool", "internal/pool", "admission", "slurm", "scheduler", "multijob", "regiontest"},
 	// A backend sits on the multi-job scheduler and the admission seam,
 	// never the reverse: nothing of the engine imports a backend.
-	"slurm": {"internal/strategy", "internal/pool", "simulator", "timeline", "regiontest"},
+	"slurm": {"internal/strategy", "internal/pool", "timeline", "regiontest"},
 	// The command drives the engine through the library's API, as users do.
 	"cmd/regionsched": {"internal/strategy", "internal/pool"},
 }
