@@ -151,7 +151,7 @@ func (a *Adapter) Handle(_ context.Context, msgs ...slotpool.ToAdmission) error 
 	a.mu.Lock()
 	now := a.clk.Now()
 	for _, m := range msgs {
-		if err := a.core.Handle(now, m); err != nil {
+		if err := a.core.handle(now, m); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -165,21 +165,21 @@ func (a *Adapter) Handle(_ context.Context, msgs ...slotpool.ToAdmission) error 
 func (a *Adapter) Placement(slot slotpool.SlotID) (Placement, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.core.Placement(slot)
+	return a.core.placement(slot)
 }
 
 // partition returns the partition the adapter allocates in.
 func (a *Adapter) partition() partition {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.core.Partition()
+	return a.core.part
 }
 
 // Jobs returns the Slurm jobs of the allocations not over.
 func (a *Adapter) jobs() []jobPriority {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.core.Jobs()
+	return a.core.slurmJobs()
 }
 
 // SetPriority sets the priority of every Slurm job of the adapter (its
@@ -250,8 +250,8 @@ func (a *Adapter) Done() <-chan struct{} { return a.done }
 func (a *Adapter) Stop(ctx context.Context) error {
 	a.halt()
 	a.mu.Lock()
-	a.core.Shutdown()
-	cmds := a.core.Commands()
+	a.core.shutdown(false)
+	cmds := a.core.commands()
 	a.mu.Unlock()
 	var last error
 	for _, c := range cmds {
@@ -272,7 +272,7 @@ func (a *Adapter) Stop(ctx context.Context) error {
 func (a *Adapter) step(ctx context.Context) time.Duration {
 	changed := a.runCommands(ctx)
 	a.mu.Lock()
-	names := a.core.Watched()
+	names := a.core.watched()
 	a.mu.Unlock()
 	failed := false
 	if len(names) > 0 {
@@ -281,7 +281,7 @@ func (a *Adapter) step(ctx context.Context) time.Duration {
 		case err == nil:
 			a.recovered()
 			a.mu.Lock()
-			a.core.Observe(a.clk.Now(), names, statuses)
+			a.core.observe(a.clk.Now(), names, statuses)
 			a.mu.Unlock()
 		case errors.Is(err, ErrUnreachable):
 			a.outage("query", err)
@@ -296,7 +296,7 @@ func (a *Adapter) step(ctx context.Context) time.Duration {
 		changed = true
 	}
 	a.mu.Lock()
-	more := a.core.HasCommands()
+	more := a.core.hasCommands()
 	a.mu.Unlock()
 	return a.next(failed, more, changed)
 }
@@ -305,7 +305,7 @@ func (a *Adapter) step(ctx context.Context) time.Duration {
 // returns whether there were any.
 func (a *Adapter) runCommands(ctx context.Context) bool {
 	a.mu.Lock()
-	cmds := a.core.Commands()
+	cmds := a.core.commands()
 	a.mu.Unlock()
 	for _, c := range cmds {
 		switch c.Kind {
@@ -313,7 +313,7 @@ func (a *Adapter) runCommands(ctx context.Context) bool {
 			job, err := a.cfg.client.submit(ctx, c.Name, c.Request)
 			a.note("submit", err)
 			a.mu.Lock()
-			a.core.Submitted(a.clk.Now(), c.Name, job, err)
+			a.core.submitted(a.clk.Now(), c.Name, job, err)
 			a.mu.Unlock()
 			if err == nil {
 				a.log.Debug("slurm job submitted", zap.String("name", c.Name), zap.Int64("job", int64(job)))
@@ -322,7 +322,7 @@ func (a *Adapter) runCommands(ctx context.Context) bool {
 			err := a.cfg.client.Cancel(ctx, c.Name, c.Job)
 			a.note("cancel", err)
 			a.mu.Lock()
-			a.core.Cancelled(a.clk.Now(), c.Name, c.Job, err)
+			a.core.cancelled(a.clk.Now(), c.Name, c.Job, err)
 			a.mu.Unlock()
 		}
 	}
@@ -345,8 +345,8 @@ func (a *Adapter) note(op string, err error) {
 // returns whether there were any.
 func (a *Adapter) deliver(ctx context.Context) bool {
 	a.mu.Lock()
-	out := a.core.Ready()
-	refused := a.core.Refused()
+	out := a.core.ready()
+	refused := a.core.takeRefused()
 	a.mu.Unlock()
 	for _, err := range refused {
 		a.log.Warn("slurm refused an ask", zap.Error(err))

@@ -250,7 +250,7 @@ func (c *slurmCluster) end(now time.Time, j *clusterJob, to admission.JobState, 
 	from := j.state
 	j.state, j.err = to, err
 	j.wants = nil
-	j.core.Shutdown()
+	j.core.shutdown(false)
 	reason := "ended"
 	if err != nil {
 		reason = err.Error()
@@ -261,7 +261,7 @@ func (c *slurmCluster) end(now time.Time, j *clusterJob, to admission.JobState, 
 // refused fails the jobs whose Cores refused an ask (it can never fit,
 // or Slurm rejected its sbatch).
 func (c *slurmCluster) refused(now time.Time, j *clusterJob) {
-	if errs := j.core.Refused(); len(errs) > 0 {
+	if errs := j.core.takeRefused(); len(errs) > 0 {
 		c.end(now, j, admission.JobFailed, errs[0])
 	}
 }
@@ -281,7 +281,7 @@ func (c *slurmCluster) Events() []admission.Event {
 func (c *slurmCluster) Pending() []admission.JobID {
 	var out []admission.JobID
 	for _, j := range c.jobs {
-		if j.core.HasReady() {
+		if j.core.hasReady() {
 			out = append(out, j.id)
 		}
 	}
@@ -359,7 +359,7 @@ func (c *slurmCluster) applyWanted(now time.Time, j *clusterJob) {
 // yet waits for that audit: the priority Slurm reports next must tell
 // the outcome of one change only.
 func (c *slurmCluster) applyOne(now time.Time, j *clusterJob, w *wantedPriority) {
-	for _, sj := range j.core.Jobs() {
+	for _, sj := range j.core.slurmJobs() {
 		if w.done[sj.Job] || c.changing(sj.Job) {
 			continue
 		}
@@ -405,7 +405,7 @@ func (c *slurmCluster) Kill(now time.Time, by admission.Principal, job string) e
 func (c *slurmCluster) Commands() []slurmCommand {
 	var out []slurmCommand
 	for _, j := range c.jobs {
-		out = append(out, j.core.Commands()...)
+		out = append(out, j.core.commands()...)
 	}
 	out = append(out, c.cmds...)
 	c.cmds = nil
@@ -418,7 +418,7 @@ func (c *slurmCluster) HasCommands() bool {
 		return true
 	}
 	for _, j := range c.jobs {
-		if j.core.HasCommands() {
+		if j.core.hasCommands() {
 			return true
 		}
 	}
@@ -430,20 +430,20 @@ func (c *slurmCluster) HasCommands() bool {
 func (c *slurmCluster) Watched() []string {
 	var names []string
 	for _, j := range c.jobs {
-		names = append(names, j.core.Watched()...)
+		names = append(names, j.core.watched()...)
 	}
 	slices.Sort(names)
 	return names
 }
 
-// Busy reports whether the slurmCluster waits for Slurm (jobCore.Busy of any job)
+// Busy reports whether the slurmCluster waits for Slurm (jobCore.busy of any job)
 // or for the priority of a change.
 func (c *slurmCluster) Busy() bool {
 	if len(c.priorities) > 0 {
 		return true
 	}
 	for _, j := range c.jobs {
-		if j.core.Busy() {
+		if j.core.busy() {
 			return true
 		}
 	}
@@ -460,23 +460,23 @@ func (c *slurmCluster) jobOf(name string) (*clusterJob, bool) {
 	return j, ok
 }
 
-// Submitted reports the outcome of a cmdSubmit command (jobCore.Submitted).
+// Submitted reports the outcome of a cmdSubmit command (jobCore.submitted).
 func (c *slurmCluster) Submitted(now time.Time, name string, job JobID, err error) {
 	if j, ok := c.jobOf(name); ok {
-		j.core.Submitted(now, name, job, err)
+		j.core.submitted(now, name, job, err)
 		c.refused(now, j)
 	}
 }
 
-// Cancelled reports the outcome of a cmdCancel command (jobCore.Cancelled).
+// Cancelled reports the outcome of a cmdCancel command (jobCore.cancelled).
 func (c *slurmCluster) Cancelled(now time.Time, name string, job JobID, err error) {
 	if j, ok := c.jobOf(name); ok {
-		j.core.Cancelled(now, name, job, err)
+		j.core.cancelled(now, name, job, err)
 	}
 }
 
 // Observe takes what one query said of the names Watched returned: each
-// job's jobCore gets its own (jobCore.Observe), the wanted priorities go to the
+// job's jobCore gets its own (jobCore.observe), the wanted priorities go to the
 // Slurm jobs that appeared, and the priority changes whose job reported
 // its priority are audited.
 func (c *slurmCluster) Observe(now time.Time, names []string, statuses []jobStatus) {
@@ -498,7 +498,7 @@ func (c *slurmCluster) Observe(now time.Time, names []string, statuses []jobStat
 	}
 	for _, j := range c.jobs {
 		if ns := namesOf[j]; len(ns) > 0 {
-			j.core.Observe(now, ns, statusesOf[j])
+			j.core.observe(now, ns, statusesOf[j])
 			c.refused(now, j)
 		}
 	}
@@ -568,7 +568,7 @@ func (c *slurmCluster) SetPartition(now time.Time, p partition) {
 	c.parts[p.Name] = p
 	for _, j := range c.jobs {
 		if j.core.part.Name == p.Name && !j.state.Terminal() {
-			j.core.SetPartition(p)
+			j.core.setPartition(p)
 			c.refused(now, j)
 		}
 	}
@@ -600,7 +600,7 @@ func (c *slurmCluster) Placement(job string, slot slotpool.SlotID) (Placement, b
 	if !ok {
 		return Placement{}, false
 	}
-	return j.core.Placement(slot)
+	return j.core.placement(slot)
 }
 
 // jobWait is a job's ask that Slurm holds pending.
@@ -614,7 +614,7 @@ type jobWait struct {
 func (c *slurmCluster) Waiting() []jobWait {
 	var out []jobWait
 	for _, j := range c.jobs {
-		for _, w := range j.core.Waiting() {
+		for _, w := range j.core.waiting() {
 			out = append(out, jobWait{Job: j.name, Wait: w})
 		}
 	}
@@ -624,7 +624,7 @@ func (c *slurmCluster) Waiting() []jobWait {
 // SlurmJobs returns the Slurm jobs of a job's allocations not over.
 func (c *slurmCluster) SlurmJobs(job string) []jobPriority {
 	if j, ok := c.byName[job]; ok {
-		return j.core.Jobs()
+		return j.core.slurmJobs()
 	}
 	return nil
 }
@@ -651,10 +651,10 @@ func (j *clusterJob) State() admission.JobState { return j.state }
 func (j *clusterJob) Err() error { return j.err }
 
 // Pending reports whether the job's jobCore has messages for its pool.
-func (j *clusterJob) Pending() bool { return j.core.HasReady() }
+func (j *clusterJob) Pending() bool { return j.core.hasReady() }
 
 // Granted counts the job's slots granted and not released.
-func (j *clusterJob) Granted() int { return j.core.Granted() }
+func (j *clusterJob) Granted() int { return j.core.granted() }
 
 // DriverSlot reports none: a Slurm cluster runs no driver.
 func (j *clusterJob) DriverSlot() (slotpool.SlotID, bool) { return 0, false }
@@ -694,13 +694,13 @@ func (j *clusterJob) Handle(now time.Time, msg slotpool.ToAdmission) error {
 	if _, ask := msg.(slotpool.Ask); ask && j.state.Terminal() {
 		return &admission.TransitionError{Job: j.name, From: j.state, To: j.state}
 	}
-	err := j.core.Handle(now, msg)
+	err := j.core.handle(now, msg)
 	j.c.refused(now, j)
 	return err
 }
 
 // Ready returns the jobCore's messages for the pool.
-func (j *clusterJob) Ready() []slotpool.FromAdmission { return j.core.Ready() }
+func (j *clusterJob) Ready() []slotpool.FromAdmission { return j.core.ready() }
 
 // Tick does nothing (no timers).
 func (j *clusterJob) Tick(time.Time) {}

@@ -71,10 +71,10 @@ type commandKind uint8
 // The commands a jobCore asks its I/O layer to run.
 const (
 	// cmdSubmit: sbatch Request under the job name Name; report with
-	// jobCore.Submitted.
+	// jobCore.submitted.
 	cmdSubmit commandKind = iota + 1
 	// cmdCancel: scancel Job (or, with Job 0, every job named Name); report
-	// with jobCore.Cancelled.
+	// with jobCore.cancelled.
 	cmdCancel
 	// cmdSetPriority: scontrol update of Job's priority to Priority, run as
 	// Principal ("" the client's own identity); report with
@@ -94,7 +94,7 @@ type slurmCommand struct {
 	change *priorityChange
 }
 
-// Placement is where a granted slot lives: its allocation's job (the
+// placement is where a granted slot lives: its allocation's job (the
 // leader of a heterogeneous job), the component (HetGroup, -1 for a job
 // that is not heterogeneous), the node, and the slot's CPUs.
 type Placement struct {
@@ -140,13 +140,13 @@ type slotState struct {
 	revoked bool // revoked, waiting for the pool's SlotRelease echo
 }
 
-// jobCore is the deterministic Slurm admission: a slotpool.Admission that
-// turns each all-or-nothing ask into one Slurm job, hands out the
-// commands to run (Commands), and turns their results (Submitted,
-// Cancelled) and the observed job states (Observe) into grants, revokes
-// and release confirmations (Ready). It has no goroutine, clock or
-// process: the Adapter (or a test) runs the commands and feeds back what
-// happened.
+// jobCore is one job's allocations in Slurm, the per-job part of the
+// cluster state machine (slurmCluster, whose ports hand it their pools'
+// messages; an Adapter drives the one of its job directly). It turns
+// each all-or-nothing ask into one Slurm job, hands out the commands to
+// run (commands), and turns their results (submitted, cancelled) and the
+// observed job states (observe) into grants, revokes and release
+// confirmations (ready). It has no goroutine, clock or process.
 type jobCore struct {
 	cfg      jobConfig
 	part     partition
@@ -182,15 +182,12 @@ func newJobCore(cfg jobConfig, part partition) (*jobCore, error) {
 	return c, nil
 }
 
-// partition returns the partition the jobCore allocates in.
-func (c *jobCore) Partition() partition { return c.part }
-
-// Handle takes a message from the pool: an Ask is checked against the
+// handle takes a message from the pool: an Ask is checked against the
 // partition (a *TooLargeError if it can never fit) and submitted; an
 // AskRelease cancels the ask's job if it has not been granted; a
 // SlotRelease is confirmed (unless it echoes a Revoke) and the last slot
 // released of an allocation cancels its job.
-func (c *jobCore) Handle(_ time.Time, msg slotpool.ToAdmission) error {
+func (c *jobCore) handle(_ time.Time, msg slotpool.ToAdmission) error {
 	switch m := msg.(type) {
 	case slotpool.Ask:
 		if m.Speculative {
@@ -336,12 +333,12 @@ func (c *jobCore) forget(a *allocation) {
 	c.allocs = slices.DeleteFunc(c.allocs, func(x *allocation) bool { return x == a })
 }
 
-// Submitted reports the outcome of a cmdSubmit: the job id, or the error.
+// submitted reports the outcome of a cmdSubmit: the job id, or the error.
 // An unreachable controller (or a timeout) leaves the outcome unknown:
 // the job is looked for by name at the next observation, and submitted
 // again only if it is not there. Any other error refuses the ask
 // (Refused).
-func (c *jobCore) Submitted(now time.Time, name string, job JobID, err error) {
+func (c *jobCore) submitted(now time.Time, name string, job JobID, err error) {
 	a, ok := c.byName[name]
 	if !ok || a.state != allocSubmitting {
 		return
@@ -361,9 +358,9 @@ func (c *jobCore) Submitted(now time.Time, name string, job JobID, err error) {
 	}
 }
 
-// Cancelled reports the outcome of a cmdCancel. After an error the cancel is
+// cancelled reports the outcome of a cmdCancel. After an error the cancel is
 // issued again at the next observation that finds the job alive.
-func (c *jobCore) Cancelled(_ time.Time, name string, job JobID, err error) {
+func (c *jobCore) cancelled(_ time.Time, name string, job JobID, err error) {
 	if c.dups[job] {
 		// Done, or to be issued again by the next observation that finds
 		// the duplicate alive (or by Shutdown).
@@ -378,10 +375,10 @@ func (c *jobCore) Cancelled(_ time.Time, name string, job JobID, err error) {
 	}
 }
 
-// Watched returns the job names whose state the jobCore needs (every
+// watched returns the job names whose state the jobCore needs (every
 // allocation not over), sorted: the I/O layer queries them and passes
 // the answer to Observe.
-func (c *jobCore) Watched() []string {
+func (c *jobCore) watched() []string {
 	var names []string
 	for _, a := range c.allocs {
 		if a.state != allocDone {
@@ -392,9 +389,9 @@ func (c *jobCore) Watched() []string {
 	return names
 }
 
-// Busy reports whether the jobCore waits for Slurm: a job submitted and not
+// busy reports whether the jobCore waits for Slurm: a job submitted and not
 // granted, or cancelled and not confirmed.
-func (c *jobCore) Busy() bool {
+func (c *jobCore) busy() bool {
 	for _, a := range c.allocs {
 		if a.state != allocGranted && a.state != allocDone {
 			return true
@@ -403,11 +400,11 @@ func (c *jobCore) Busy() bool {
 	return false
 }
 
-// Observe takes what squeue said about the job names in names (every
+// observe takes what squeue said about the job names in names (every
 // status of those names, heterogeneous components included): running
 // jobs are granted, preempted or vanished ones revoked, and jobs that
 // ended without an allocation submitted again.
-func (c *jobCore) Observe(now time.Time, names []string, statuses []jobStatus) {
+func (c *jobCore) observe(now time.Time, names []string, statuses []jobStatus) {
 	byName := map[string][]jobStatus{}
 	for _, s := range statuses {
 		byName[s.Name] = append(byName[s.Name], s)
@@ -417,12 +414,12 @@ func (c *jobCore) Observe(now time.Time, names []string, statuses []jobStatus) {
 		if !ok || a.state == allocSubmitting {
 			continue // the sbatch answer is what counts
 		}
-		c.observe(now, a, byName[name])
+		c.observeAlloc(now, a, byName[name])
 	}
 }
 
 // observe applies the statuses of one allocation's name.
-func (c *jobCore) observe(now time.Time, a *allocation, all []jobStatus) {
+func (c *jobCore) observeAlloc(now time.Time, a *allocation, all []jobStatus) {
 	if a.state == allocUnsure {
 		var found JobID
 		for _, s := range all {
@@ -579,41 +576,41 @@ func (c *jobCore) revoke(a *allocation) {
 	}
 }
 
-// Ready returns the messages for the pool since the last call.
-func (c *jobCore) Ready() []slotpool.FromAdmission {
+// ready returns the messages for the pool since the last call.
+func (c *jobCore) ready() []slotpool.FromAdmission {
 	out := c.out
 	c.out = nil
 	return out
 }
 
-// Commands returns the commands to run since the last call, in order.
-func (c *jobCore) Commands() []slurmCommand {
+// commands returns the commands to run since the last call, in order.
+func (c *jobCore) commands() []slurmCommand {
 	cmds := c.cmds
 	c.cmds = nil
 	return cmds
 }
 
-// HasReady reports whether Ready has messages for the pool.
-func (c *jobCore) HasReady() bool { return len(c.out) > 0 }
+// hasReady reports whether Ready has messages for the pool.
+func (c *jobCore) hasReady() bool { return len(c.out) > 0 }
 
-// Granted counts the slots granted and not released yet.
-func (c *jobCore) Granted() int { return len(c.slots) }
+// granted counts the slots granted and not released yet.
+func (c *jobCore) granted() int { return len(c.slots) }
 
-// HasCommands reports whether Commands has something to hand out.
-func (c *jobCore) HasCommands() bool { return len(c.cmds) > 0 }
+// hasCommands reports whether Commands has something to hand out.
+func (c *jobCore) hasCommands() bool { return len(c.cmds) > 0 }
 
-// Refused returns the errors of asks refused since the last call
+// takeRefused returns the errors of asks refused since the last call
 // (*TooLargeError, or Slurm's rejection of the sbatch): the pool is not
 // told (the seam has no refusal message), so the runtime should fail the
 // job.
-func (c *jobCore) Refused() []error {
+func (c *jobCore) takeRefused() []error {
 	r := c.refused
 	c.refused = nil
 	return r
 }
 
-// Placement returns where a granted slot lives.
-func (c *jobCore) Placement(slot slotpool.SlotID) (Placement, bool) {
+// placement returns where a granted slot lives.
+func (c *jobCore) placement(slot slotpool.SlotID) (Placement, bool) {
 	s, ok := c.slots[slot]
 	if !ok {
 		return Placement{}, false
@@ -621,9 +618,9 @@ func (c *jobCore) Placement(slot slotpool.SlotID) (Placement, bool) {
 	return s.place, true
 }
 
-// Jobs returns the Slurm jobs of the allocations not over, in ask order,
+// slurmJobs returns the Slurm jobs of the allocations not over, in ask order,
 // with the priority last observed.
-func (c *jobCore) Jobs() []jobPriority {
+func (c *jobCore) slurmJobs() []jobPriority {
 	var out []jobPriority
 	for _, a := range c.allocs {
 		if a.job != 0 && (a.state == allocPending || a.state == allocGranted) {
@@ -644,8 +641,8 @@ type Wait struct {
 	Reason string
 }
 
-// Waiting returns the asks whose jobs Slurm holds pending, in ask order.
-func (c *jobCore) Waiting() []Wait {
+// waiting returns the asks whose jobs Slurm holds pending, in ask order.
+func (c *jobCore) waiting() []Wait {
 	var out []Wait
 	for _, a := range c.allocs {
 		if a.state == allocPending && !a.withdrawn {
@@ -663,14 +660,10 @@ type jobPriority struct {
 	Priority int64
 }
 
-// Shutdown cancels every allocation not over (the runtime is done): the
-// commands come out of Commands. Cancels of jobs with unknown ids go by
-// name.
-func (c *jobCore) Shutdown() { c.shutdown(false) }
-
-// shutdown is Shutdown; with again, the cancels already issued are
-// issued again too (their outcome may never have been reported: the
-// runtime is stopping).
+// shutdown cancels every allocation not over (the runtime is done): the
+// commands come out of commands. Cancels of jobs with unknown ids go by
+// name. With again, the cancels already issued are issued again too
+// (their outcome may never have been reported: the runtime is stopping).
 func (c *jobCore) shutdown(again bool) {
 	for _, cmd := range c.failedDups {
 		if !c.dups[cmd.Job] {
@@ -689,12 +682,12 @@ func (c *jobCore) shutdown(again bool) {
 	}
 }
 
-// SetPartition takes a new description of the partition (its nodes'
+// setPartition takes a new description of the partition (its nodes'
 // states changed: drained, down, back in service). Every ask not granted
 // yet that can no longer fit is refused (Refused: a *TooLargeError that
 // names the nodes out of service) and its job cancelled; granted slots
 // are Slurm's to keep or revoke.
-func (c *jobCore) SetPartition(p partition) {
+func (c *jobCore) setPartition(p partition) {
 	c.part = p
 	for _, a := range slices.Clone(c.allocs) {
 		if a.withdrawn || a.state == allocGranted || a.state >= allocEnding {
@@ -711,12 +704,6 @@ func (c *jobCore) SetPartition(p partition) {
 		}
 	}
 }
-
-// Tick does nothing: the jobCore has no timers (the Adapter polls).
-func (c *jobCore) Tick(time.Time) {}
-
-// NextDeadline reports no deadline.
-func (c *jobCore) NextDeadline() (time.Time, bool) { return time.Time{}, false }
 
 // isUnreachable reports whether err leaves a command's outcome unknown.
 func isUnreachable(err error) bool { return errors.Is(err, ErrUnreachable) }

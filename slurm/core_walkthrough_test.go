@@ -24,25 +24,25 @@ func TestJobCoreWalkthrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Unix(0, 0)
-	fmt.Fprintln(&out, core.Ready()) // the capacity
+	fmt.Fprintln(&out, core.ready()) // the capacity
 
-	err = core.Handle(now, slotpool.Ask{ID: 1, Gang: slotpool.Gang{AllOrNothing: true,
+	err = core.handle(now, slotpool.Ask{ID: 1, Gang: slotpool.Gang{AllOrNothing: true,
 		Groups: []slotpool.TaskGroup{{Profile: resource.New(2000, 0), MinMembers: 3}}}})
 	fmt.Fprintln(&out, err)
-	cmd := core.Commands()[0]
+	cmd := core.commands()[0]
 	fmt.Fprintln(&out, cmd.Name, cmd.Request.SbatchArgs(cmd.Name)[6:9])
 
-	core.Submitted(now, cmd.Name, 42, nil) // sbatch --parsable printed 42
-	core.Observe(now, core.Watched(), []jobStatus{{ID: 42, Name: cmd.Name, State: "RUNNING",
+	core.submitted(now, cmd.Name, 42, nil) // sbatch --parsable printed 42
+	core.observe(now, core.watched(), []jobStatus{{ID: 42, Name: cmd.Name, State: "RUNNING",
 		Nodes: []nodeCPUs{{Node: "n1", CPUs: 4}, {Node: "n2", CPUs: 2}}}})
-	for _, m := range core.Ready() {
+	for _, m := range core.ready() {
 		for _, s := range m.(slotpool.Grant).Slots {
-			p, _ := core.Placement(s.ID)
+			p, _ := core.placement(s.ID)
 			fmt.Fprintf(&out, "slot %d: job %d on %s, %d CPUs\n", s.ID, p.Job, p.Node, p.CPUs)
 		}
 	}
 
-	err = core.Handle(now, slotpool.Ask{ID: 2, Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: resource.New(1000, 0), MinMembers: 9}}}})
+	err = core.handle(now, slotpool.Ask{ID: 2, Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: resource.New(1000, 0), MinMembers: 9}}}})
 	fmt.Fprintln(&out, err)
 	assert.Equal(t, `[{[8 x unknown]}]
 <nil>

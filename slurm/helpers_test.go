@@ -62,7 +62,7 @@ func newCore(t *testing.T) *jobCore {
 	t.Helper()
 	c, err := newJobCore(jobConfig{Name: "rs"}, recordedPartition(t, "low"))
 	require.NoError(t, err)
-	require.Equal(t, []slotpool.FromAdmission{slotpool.Capacity{Slots: []resource.Count{{Profile: resource.Unknown, N: 16}}}}, c.Ready())
+	require.Equal(t, []slotpool.FromAdmission{slotpool.Capacity{Slots: []resource.Count{{Profile: resource.Unknown, N: 16}}}}, c.ready())
 	return c
 }
 

@@ -136,8 +136,8 @@ func TestCoreRequestCarriesTheConfig(t *testing.T) {
 	c, err := newJobCore(jobConfig{Name: "rs", TimeLimit: 90 * time.Second, Comment: "regionsched-run=r1", ExtraArgs: []string{"--account=x"}},
 		recordedPartition(t, "low"))
 	require.NoError(t, err)
-	require.NoError(t, c.Handle(t0, unknownAsk(1, 2)))
-	cmds := c.Commands()
+	require.NoError(t, c.handle(t0, unknownAsk(1, 2)))
+	cmds := c.commands()
 	require.Len(t, cmds, 1)
 	assert.Equal(t, jobRequest{Partition: "low", Components: []component{{Profile: resource.Unknown, Tasks: 2, CPUsPerTask: 1}},
 		TimeLimit: 90 * time.Second, Comment: "regionsched-run=r1", Extra: []string{"--account=x"}}, cmds[0].Request)
