@@ -28,8 +28,8 @@ type AdapterConfig struct {
 	// or commas.
 	Name string
 	// Queue is the job's queue; Partitions maps queues to Slurm
-	// partitions. A queue not in the map uses partition; an empty
-	// partition is the cluster's default partition.
+	// partitions. A queue not in the map uses Partition; an empty
+	// Partition is the cluster's default partition.
 	Queue      string
 	Partitions map[string]string
 	Partition  string
@@ -77,11 +77,14 @@ func (cfg AdapterConfig) job() jobConfig {
 		DefaultCPUs: cfg.DefaultCPUs, ExtraArgs: cfg.ExtraArgs, TimeLimit: cfg.TimeLimit, Comment: cfg.Comment}
 }
 
-// Adapter runs a jobCore against a Client on one goroutine: it runs the
-// commands the jobCore asks for, polls the jobs' states with exponential
+// Adapter is the admission of one job's pool on Slurm, for a runtime that
+// holds the job's scheduler.Driver itself (its scheduler made with
+// Config.ExternalAdmission): every all-or-nothing ask becomes one Slurm
+// job holding an allocation. On one goroutine it runs the Slurm commands
+// the job's allocations need, polls the jobs' states with exponential
 // backoff while any is pending (and at PollMax while allocations run, to
-// notice preemption), and hands the jobCore's messages to the Sink. While
-// slurmctld is unreachable it reports an *OutageError, keeps its state
+// notice preemption), and hands the grants, revokes and confirmations to
+// the Sink. While slurmctld is unreachable it reports an *OutageError, keeps its state
 // and retries with backoff; a submit whose answer was lost is found
 // again by its job name, so a slot is never granted twice nor lost.
 // Its methods may be called from any goroutine.
@@ -97,7 +100,7 @@ type Adapter struct {
 // StartAdapter looks up the partition (retrying with backoff while
 // slurmctld is unreachable, until ctx is done), declares its capacity to
 // the Sink and starts polling. It returns a *ConfigError for a bad
-// configuration and the Client's error if the partition does not exist.
+// configuration and the ExecClient's error if the partition does not exist.
 func StartAdapter(ctx context.Context, cfg AdapterConfig) (*Adapter, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.New()
@@ -143,8 +146,8 @@ func StartAdapter(ctx context.Context, cfg AdapterConfig) (*Adapter, error) {
 	return a, nil
 }
 
-// Handle passes the pool's messages to the jobCore (Ready.ToAdmission of a
-// scheduler). It returns the jobCore's errors, joined: an ask that can never
+// Handle takes the pool's messages (Ready.ToAdmission of a scheduler).
+// It returns their errors, joined: an ask that can never
 // fit is a *TooLargeError (also given to OnError).
 func (a *Adapter) Handle(_ context.Context, msgs ...slotpool.ToAdmission) error {
 	var errs []error
@@ -161,7 +164,8 @@ func (a *Adapter) Handle(_ context.Context, msgs ...slotpool.ToAdmission) error 
 }
 
 // Placement returns where a granted slot lives (its job, component and
-// node), for running a task in it (Client.RunStep).
+// node), for running a task in it (a job step: srun --jobid=JOB --overlap -w NODE, with --het-group for a
+// heterogeneous job's component).
 func (a *Adapter) Placement(slot slotpool.SlotID) (Placement, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

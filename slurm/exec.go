@@ -16,7 +16,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// DefaultTimeout bounds every command of an ExecClient but RunStep.
+// DefaultTimeout bounds every command of an ExecClient but a job step.
 const DefaultTimeout = 10 * time.Second
 
 // execFunc runs one command and returns its standard output and error; a
@@ -24,7 +24,7 @@ const DefaultTimeout = 10 * time.Second
 // give recorded outputs.
 type execFunc func(ctx context.Context, env []string, name string, args ...string) (stdout, stderr []byte, err error)
 
-// ExecClient is the Client that runs Slurm's commands (sbatch, scancel,
+// ExecClient runs Slurm's commands (sbatch, scancel,
 // squeue, scontrol, sinfo, srun) as processes. The zero value uses the
 // environment's SLURM_CONF and DefaultTimeout.
 type ExecClient struct {
@@ -34,7 +34,7 @@ type ExecClient struct {
 	// User, if set, runs sbatch, scancel and srun as that user (runuser
 	// -u USER --, which needs root), so that the jobs are theirs.
 	User string
-	// Timeout bounds each command but RunStep (default DefaultTimeout).
+	// Timeout bounds each command but a job step (srun) (default DefaultTimeout).
 	Timeout time.Duration
 	// Logger logs each command at debug level; nil means zap.NewNop().
 	Logger *zap.Logger

@@ -52,7 +52,7 @@ type pollerConfig struct {
 // NoticeKind says what a Notice reports.
 type NoticeKind uint8
 
-// The notices of a poller.
+// The notices of a run.
 const (
 	// OutageBegan: slurmctld stopped answering (Op failed with Err).
 	OutageBegan NoticeKind = iota + 1
@@ -65,7 +65,7 @@ const (
 	Waiting
 )
 
-// Notice is something a poller reports to a user.
+// Notice is something the poller of a run reports (RunConfig.Notify).
 type Notice struct {
 	Kind     NoticeKind
 	At       time.Time
