@@ -32,6 +32,12 @@ type RunConfig struct {
 	Partitions map[string]string
 	// Scale multiplies every task's duration (0 means 1).
 	Scale float64
+	// Command, if set, is the command line a task runs in its step, given
+	// its job, its name (VERTEX#INDEX) and its duration (times Scale);
+	// nil sleeps for the duration. It runs on the slot's node with the
+	// slot's CPUs; a non-zero exit fails the task (and its region fails
+	// over). Its output is not kept.
+	Command func(job, task string, d time.Duration) []string
 	// IdleTimeout is how long a job's pool keeps a slot none of its
 	// regions can use before it goes back to Slurm.
 	IdleTimeout time.Duration

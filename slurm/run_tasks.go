@@ -142,7 +142,7 @@ func (r *runner) execute(ctx context.Context, job string, jr *jobRun, dep schedu
 		return
 	}
 	dur := time.Duration(float64(topo.Job().Vertex(topo.JobVertexOf(dep.Task)).Duration) * r.cfg.Scale)
-	argv := []string{"/bin/sh", "-c", `echo "$SLURMD_NODENAME"; exec sleep "$1"`, "step", strconv.FormatFloat(dur.Seconds(), 'f', 3, 64)}
+	argv := stepArgv(r.cfg.Command, job, name, dur)
 	backoff := 100 * time.Millisecond
 	var refusedSince time.Time
 	for {
@@ -152,7 +152,7 @@ func (r *runner) execute(ctx context.Context, job string, jr *jobRun, dep schedu
 			return // canceled: the scheduler knows
 		}
 		if err == nil {
-			if node := strings.TrimSpace(out.String()); p.Node != "" && node != p.Node {
+			if node, _, _ := strings.Cut(strings.TrimSpace(out.String()), "\n"); p.Node != "" && node != p.Node {
 				r.abort(fmt.Errorf("job %s: task %s ran on node %q, its slot %d is on %q", job, name, node, dep.Slot, p.Node))
 				return
 			}
@@ -241,4 +241,15 @@ func (r *runner) report(job, task, what string, err error) {
 		return
 	}
 	r.abort(fmt.Errorf("job %s: %s %s: %w", job, what, task, err))
+}
+
+// stepArgv is the command line of a task's step: it prints the node it
+// runs on (checked against the slot's), then runs the task's command,
+// by default a sleep for the task's duration.
+func stepArgv(command func(job, task string, d time.Duration) []string, job, task string, d time.Duration) []string {
+	argv := []string{"/bin/sh", "-c", `echo "$SLURMD_NODENAME"; exec "$@"`, "step"}
+	if command != nil {
+		return append(argv, command(job, task, d)...)
+	}
+	return append(argv, "sleep", strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
 }

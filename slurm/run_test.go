@@ -57,7 +57,8 @@ type memSlurm struct {
 	// hold, if set, keeps every step running until it is closed.
 	hold   chan struct{}
 	steps  int
-	stepOn string // the node steps claim to run on ("" = theirs)
+	stepOn string     // the node steps claim to run on ("" = theirs)
+	argvs  [][]string // every step's command line
 }
 
 func (m *memSlurm) submit(_ context.Context, name string, req jobRequest) (JobID, error) {
@@ -111,7 +112,10 @@ func (m *memSlurm) setPriority(_ context.Context, principal string, job JobID, p
 	return nil
 }
 
-func (m *memSlurm) runStep(ctx context.Context, p Placement, _ []string, stdout, _ io.Writer) error {
+func (m *memSlurm) runStep(ctx context.Context, p Placement, argv []string, stdout, _ io.Writer) error {
+	m.mu.Lock()
+	m.argvs = append(m.argvs, argv)
+	m.mu.Unlock()
 	if m.hold != nil {
 		select {
 		case <-m.hold:
@@ -127,6 +131,9 @@ func (m *memSlurm) runStep(ctx context.Context, p Placement, _ []string, stdout,
 	}
 	m.mu.Unlock()
 	_, err := fmt.Fprintln(stdout, node)
+	if err == nil && len(argv) > 0 && argv[len(argv)-1] == "--talk" {
+		_, err = fmt.Fprintln(stdout, "what the task printed")
+	}
 	return err
 }
 
@@ -291,4 +298,40 @@ func TestRunAppliesPriorityEvents(t *testing.T) {
 func TestJobBaseName(t *testing.T) {
 	assert.Equal(t, "rs-my-job-r1-j0", jobBaseName("my job", "r1", 0))
 	assert.Len(t, jobBaseName(strings.Repeat("x", 100), "r", 1), 3+40+1+1+3)
+}
+
+// A task's step prints its node, then runs the task's command: a sleep
+// for the task's duration (times Scale), or RunConfig.Command's, whose
+// output does not confuse the check of the node.
+func TestRunStepCommand(t *testing.T) {
+	mem := &memSlurm{cpus: 4}
+	outs := runJobs(t, context.Background(), RunConfig{Mode: exchange.AllBlocking, client: mem, RunID: "u", Scale: 0.5},
+		[]simulator.Job{{Name: "flip119-example", Job: flip119(t)}})
+	require.NoError(t, outs[0].Err)
+	require.NotEmpty(t, mem.argvs)
+	assert.Equal(t, []string{"/bin/sh", "-c", `echo "$SLURMD_NODENAME"; exec "$@"`, "step", "sleep"}, mem.argvs[0][:5])
+
+	mem = &memSlurm{cpus: 4}
+	var mu sync.Mutex
+	tasks := map[string]time.Duration{}
+	outs = runJobs(t, context.Background(), RunConfig{Mode: exchange.AllBlocking, client: mem, RunID: "u", Scale: 2,
+		Command: func(job, task string, d time.Duration) []string {
+			mu.Lock()
+			defer mu.Unlock()
+			tasks[job+"/"+task] = d
+			return []string{"/opt/etl/run", task, "--talk"}
+		}}, []simulator.Job{{Name: "flip119-example", Job: flip119(t)}})
+	require.NoError(t, outs[0].Err, "the task's own output after the node's line is fine")
+	assert.Len(t, tasks, 12, "every task's command asked for")
+	for _, argv := range mem.argvs {
+		assert.Equal(t, []string{"/bin/sh", "-c", `echo "$SLURMD_NODENAME"; exec "$@"`, "step", "/opt/etl/run"}, argv[:5])
+		assert.Equal(t, "--talk", argv[len(argv)-1])
+	}
+	job := flip119(t)
+	for name, d := range tasks {
+		vertex, _, _ := strings.Cut(strings.TrimPrefix(name, "flip119-example/"), "#")
+		i, ok := job.VertexIndex(vertex)
+		require.True(t, ok, name)
+		assert.Equal(t, 2*job.Vertex(i).Duration, d, "%s: its duration times Scale", name)
+	}
 }
