@@ -14,8 +14,8 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
-	"github.com/regionsched/regionsched/simulator"
 )
 
 // RunConfig configures Run.
@@ -53,7 +53,7 @@ type RunConfig struct {
 	PartitionEvery, WaitNotice time.Duration
 	// Trace, if set, receives the trace events, At since the start of
 	// the run (called under a lock, one at a time).
-	Trace func(simulator.Event)
+	Trace func(runfile.Event)
 	// Notify, if set, receives the notices: outages when they begin and
 	// end, allocations that wait (called from the poller's goroutine).
 	Notify func(Notice)
@@ -61,7 +61,7 @@ type RunConfig struct {
 	// since its start: a priority change runs scontrol as its By user on
 	// the job's Slurm jobs, so that Slurm decides; a kill cancels the
 	// job.
-	Events []simulator.JobEvent
+	Events []runfile.JobEvent
 	// Audit, if set, receives every priority change once Slurm's answer
 	// is known, with its time since the start (called one at a time).
 	Audit func(job string, at time.Duration, rec AuditRecord)
@@ -133,7 +133,7 @@ type JobResult struct {
 // ErrUnreachable, or the CommandError of a cluster that cannot be
 // described), or a partition of partition or Partitions that does not
 // exist.
-func Run(ctx context.Context, cfg RunConfig, jobs ...simulator.Job) (Result, error) {
+func Run(ctx context.Context, cfg RunConfig, jobs ...runfile.Job) (Result, error) {
 	cfg, err := cfg.withDefaults(jobs)
 	if err != nil {
 		return Result{}, err
@@ -154,7 +154,7 @@ func Run(ctx context.Context, cfg RunConfig, jobs ...simulator.Job) (Result, err
 }
 
 // withDefaults checks cfg and the jobs' names and fills in the defaults.
-func (cfg RunConfig) withDefaults(jobs []simulator.Job) (RunConfig, error) {
+func (cfg RunConfig) withDefaults(jobs []runfile.Job) (RunConfig, error) {
 	seen := map[string]bool{}
 	for _, j := range jobs {
 		if j.Name == "" || seen[j.Name] || j.Job == nil {
@@ -228,7 +228,7 @@ type runner struct {
 	clk   clock.Clock
 	start time.Time
 	multi bool
-	trace func(simulator.Event)
+	trace func(runfile.Event)
 	d     *multijob.Driver
 	pl    *poller
 
@@ -266,11 +266,11 @@ type taskRun struct {
 }
 
 // newRun prepares the run of jobs.
-func newRun(cfg RunConfig, jobs []simulator.Job) *runner {
+func newRun(cfg RunConfig, jobs []runfile.Job) *runner {
 	r := &runner{cfg: cfg, clk: clock.New(), multi: len(jobs) > 1, fatal: make(chan error, 1), jobs: map[string]*jobRun{}}
 	r.start = r.clk.Now()
 	var traceMu sync.Mutex
-	r.trace = func(ev simulator.Event) {
+	r.trace = func(ev runfile.Event) {
 		if cfg.Trace == nil {
 			return
 		}
@@ -315,7 +315,7 @@ func (r *runner) since() time.Duration { return r.clk.Since(r.start) }
 
 // run runs the jobs; it returns why it stopped before every job ended
 // (nil if they all did).
-func (r *runner) run(ctx context.Context, jobs []simulator.Job, parts []partition) error {
+func (r *runner) run(ctx context.Context, jobs []runfile.Job, parts []partition) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var auditMu sync.Mutex
@@ -373,7 +373,7 @@ func (r *runner) run(ctx context.Context, jobs []simulator.Job, parts []partitio
 }
 
 // submit submits a job at its submitAtMs.
-func (r *runner) submit(ctx context.Context, j simulator.Job) {
+func (r *runner) submit(ctx context.Context, j runfile.Job) {
 	defer r.wg.Done()
 	jr := r.jobs[j.Name]
 	defer close(jr.submitted)

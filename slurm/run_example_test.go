@@ -11,7 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/regionsched/regionsched/exchange"
-	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/slurm"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -39,13 +39,13 @@ func ExampleRun() {
 		Partition: "batch",
 		TimeLimit: time.Hour, // Slurm ends what a runner killed outright leaves
 		Logger:    log,
-		Trace:     func(ev simulator.Event) { fmt.Println(ev.At, ev.Kind, ev.Task) },
+		Trace:     func(ev runfile.Event) { fmt.Println(ev.At, ev.Kind, ev.Task) },
 		Notify: func(n slurm.Notice) {
 			if n.Kind == slurm.OutageBegan {
 				fmt.Println("slurmctld unreachable:", n.Err)
 			}
 		},
-	}, simulator.Job{Name: "etl", Job: job})
+	}, runfile.Job{Name: "etl", Job: job})
 	if err != nil {
 		fmt.Println("not started:", err) // no Slurm reachable, no such partition, ...
 		return

@@ -29,7 +29,7 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/internal/slurmtest"
 	"github.com/regionsched/regionsched/region"
-	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -42,14 +42,14 @@ var runSeq atomic.Int64
 // job named like an earlier one gets its index after its name), checks
 // that every allocation is gone afterwards, and returns the outcomes and
 // the trace.
-func runSlurmJobs(t *testing.T, conf string, cfg RunConfig, graphs ...*topology.JobGraph) ([]JobResult, []simulator.Event) {
+func runSlurmJobs(t *testing.T, conf string, cfg RunConfig, graphs ...*topology.JobGraph) ([]JobResult, []runfile.Event) {
 	t.Helper()
 	res, events := runSlurm(t, conf, cfg, graphs...)
 	return res.Jobs, events
 }
 
 // runSlurm is runSlurmJobs returning the whole Result.
-func runSlurm(t *testing.T, conf string, cfg RunConfig, graphs ...*topology.JobGraph) (Result, []simulator.Event) {
+func runSlurm(t *testing.T, conf string, cfg RunConfig, graphs ...*topology.JobGraph) (Result, []runfile.Event) {
 	t.Helper()
 	cfg.Client = &ExecClient{Conf: conf}
 	cfg.RunID = fmt.Sprintf("t%dx%d", os.Getpid(), runSeq.Add(1))
@@ -59,15 +59,15 @@ func runSlurm(t *testing.T, conf string, cfg RunConfig, graphs ...*topology.JobG
 	cfg.IdleTimeout = 200 * time.Millisecond
 	cfg.Logger = zaptest.NewLogger(t, zaptest.Level(zap.DebugLevel))
 	var mu sync.Mutex
-	var events []simulator.Event
-	cfg.Trace = func(e simulator.Event) {
+	var events []runfile.Event
+	cfg.Trace = func(e runfile.Event) {
 		mu.Lock()
 		events = append(events, e)
 		mu.Unlock()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	var jobs []simulator.Job
+	var jobs []runfile.Job
 	seen := map[string]bool{}
 	for i, g := range graphs {
 		name := g.Name()
@@ -75,7 +75,7 @@ func runSlurm(t *testing.T, conf string, cfg RunConfig, graphs ...*topology.JobG
 			name += "-" + strconv.Itoa(i)
 		}
 		seen[name] = true
-		jobs = append(jobs, simulator.Job{Name: name, Job: g})
+		jobs = append(jobs, runfile.Job{Name: name, Job: g})
 	}
 	res, err := Run(ctx, cfg, jobs...)
 	require.NoError(t, err)
@@ -86,11 +86,11 @@ func runSlurm(t *testing.T, conf string, cfg RunConfig, graphs ...*topology.JobG
 
 // finishedEvery checks that every task of the job finished (its last
 // attempt) and that no slot held two tasks of different regions at once.
-func finishedEvery(t *testing.T, job *topology.JobGraph, events []simulator.Event) {
+func finishedEvery(t *testing.T, job *topology.JobGraph, events []runfile.Event) {
 	t.Helper()
 	finished := map[string]bool{}
 	for _, e := range events {
-		if e.Kind == simulator.Finish {
+		if e.Kind == runfile.Finish {
 			finished[e.Job+"/"+e.Task] = true
 		}
 	}
@@ -98,7 +98,7 @@ func finishedEvery(t *testing.T, job *topology.JobGraph, events []simulator.Even
 }
 
 // jobsIn returns the job names of a trace.
-func jobsIn(events []simulator.Event) map[string]bool {
+func jobsIn(events []runfile.Event) map[string]bool {
 	jobs := map[string]bool{}
 	for _, e := range events {
 		jobs[e.Job] = true
@@ -152,7 +152,7 @@ func TestSlurmTwoJobsCompeteWithoutDeadlock(t *testing.T) {
 			}
 			finished := 0
 			for _, e := range events {
-				if e.Kind == simulator.Finish {
+				if e.Kind == runfile.Finish {
 					finished++
 				}
 			}
@@ -172,7 +172,7 @@ func TestSlurmJobLargerThanThePartitionFailsAtOnce(t *testing.T) {
 	assert.Equal(t, "cpus2", tl.Partition)
 	assert.Less(t, outs[0].End, 2*time.Second, "at once")
 	for _, e := range events {
-		assert.NotEqual(t, simulator.Deploy, e.Kind)
+		assert.NotEqual(t, runfile.Deploy, e.Kind)
 	}
 }
 
@@ -294,10 +294,10 @@ func TestSlurmSurvivesAControllerRestart(t *testing.T) {
 	busy := map[int]string{}
 	for _, e := range events {
 		switch e.Kind {
-		case simulator.Deploy:
+		case runfile.Deploy:
 			assert.Empty(t, busy[e.Slot], "slot %d given to %s while %s runs in it", e.Slot, e.Task, busy[e.Slot])
 			busy[e.Slot] = e.Task
-		case simulator.Finish, simulator.Fail, simulator.Cancel:
+		case runfile.Finish, runfile.Fail, runfile.Cancel:
 			delete(busy, e.Slot)
 		}
 	}
@@ -381,9 +381,9 @@ func TestSlurmOneQueryPerPollForEveryJob(t *testing.T) {
 	cfg := RunConfig{Mode: exchange.AllBlocking, Partition: "low", Client: &ExecClient{Conf: conf, exec: counter.run},
 		Scale: 0.1, IdleTimeout: 200 * time.Millisecond, RunID: fmt.Sprintf("q%dx%d", os.Getpid(), runSeq.Add(1)),
 		onStart: func(p *poller) { pl = p }}
-	var jobs []simulator.Job
+	var jobs []runfile.Job
 	for i := range 4 {
-		jobs = append(jobs, simulator.Job{Name: fmt.Sprintf("j%d", i), Job: flip119(t)})
+		jobs = append(jobs, runfile.Job{Name: fmt.Sprintf("j%d", i), Job: flip119(t)})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()

@@ -12,8 +12,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/regionsched/regionsched/multijob"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
-	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -25,7 +25,7 @@ func (r *runner) apply(ctx context.Context, rd multijob.Ready) int {
 		for _, req := range jrd.Requests {
 			for _, s := range req.Slots {
 				for _, v := range s.Members {
-					r.event(jrd.Job, jr, simulator.Request, v, simulator.NoSlot, req.Attempt)
+					r.event(jrd.Job, jr, runfile.Request, v, runfile.NoSlot, req.Attempt)
 				}
 			}
 		}
@@ -34,12 +34,12 @@ func (r *runner) apply(ctx context.Context, rd multijob.Ready) int {
 				t.cancel()
 				<-t.done
 				delete(jr.running, c.Task)
-				r.event(jrd.Job, jr, simulator.Cancel, c.Task, int(t.slot), c.Attempt)
+				r.event(jrd.Job, jr, runfile.Cancel, c.Task, int(t.slot), c.Attempt)
 			}
 		}
 		for _, rel := range jrd.Released {
 			if v, ok := jr.inSlot[rel.Slot]; ok {
-				r.event(jrd.Job, jr, simulator.Release, v, int(rel.Slot), rel.Attempt)
+				r.event(jrd.Job, jr, runfile.Release, v, int(rel.Slot), rel.Attempt)
 				delete(jr.inSlot, rel.Slot)
 			}
 		}
@@ -99,9 +99,9 @@ func (r *runner) deploy(ctx context.Context, job string, jr *jobRun, dep schedul
 	jr.allocs[p.Job] = true
 	r.mu.Unlock()
 	if dep.Shared { // its region asked the pool for nothing: traced as asking, served at once
-		r.event(job, jr, simulator.Request, dep.Task, simulator.NoSlot, dep.Attempt)
+		r.event(job, jr, runfile.Request, dep.Task, runfile.NoSlot, dep.Attempt)
 	}
-	ev := r.taskEvent(job, jr, simulator.Deploy, dep.Task, int(dep.Slot), dep.Attempt)
+	ev := r.taskEvent(job, jr, runfile.Deploy, dep.Task, int(dep.Slot), dep.Attempt)
 	ev.Shared = dep.Shared
 	r.trace(ev)
 	if r.cfg.onDeploy != nil {
@@ -112,13 +112,13 @@ func (r *runner) deploy(ctx context.Context, job string, jr *jobRun, dep schedul
 }
 
 // event traces one event of a task.
-func (r *runner) event(job string, jr *jobRun, k simulator.Kind, v scheduler.TaskID, slot int, attempt scheduler.Attempt) {
+func (r *runner) event(job string, jr *jobRun, k runfile.Kind, v scheduler.TaskID, slot int, attempt scheduler.Attempt) {
 	r.trace(r.taskEvent(job, jr, k, v, slot, attempt))
 }
 
 // taskEvent is a trace event of a task.
-func (r *runner) taskEvent(job string, jr *jobRun, k simulator.Kind, v scheduler.TaskID, slot int, attempt scheduler.Attempt) simulator.Event {
-	ev := simulator.Event{At: r.since(), Kind: k, Task: jr.rs.Topology().VertexName(v), Region: int(jr.rs.RegionOf(v)), Slot: slot, Attempt: int(attempt)}
+func (r *runner) taskEvent(job string, jr *jobRun, k runfile.Kind, v scheduler.TaskID, slot int, attempt scheduler.Attempt) runfile.Event {
+	ev := runfile.Event{At: r.since(), Kind: k, Task: jr.rs.Topology().VertexName(v), Region: int(jr.rs.RegionOf(v)), Slot: slot, Attempt: int(attempt)}
 	if r.multi {
 		ev.Job = job
 	}
@@ -159,7 +159,7 @@ func (r *runner) execute(ctx context.Context, job string, jr *jobRun, dep schedu
 			if !r.waitHybridProducers(ctx, jr, dep.Task) {
 				return // canceled while it waited
 			}
-			r.event(job, jr, simulator.Finish, dep.Task, int(dep.Slot), dep.Attempt)
+			r.event(job, jr, runfile.Finish, dep.Task, int(dep.Slot), dep.Attempt)
 			err := r.d.TaskFinished(ctx, job, dep.Task, dep.Attempt)
 			if err == nil {
 				r.mu.Lock()
@@ -189,7 +189,7 @@ func (r *runner) execute(ctx context.Context, job string, jr *jobRun, dep schedu
 			continue
 		}
 		r.cfg.Logger.Info("step failed", zap.String("job", job), zap.String("task", name), zap.String("error", err.Error()))
-		r.event(job, jr, simulator.Fail, dep.Task, int(dep.Slot), dep.Attempt)
+		r.event(job, jr, runfile.Fail, dep.Task, int(dep.Slot), dep.Attempt)
 		r.report(job, name, "failed", r.d.TaskFailed(ctx, job, dep.Task, dep.Attempt))
 		r.pl.Poke()
 		return

@@ -18,7 +18,7 @@ import (
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
-	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -37,7 +37,7 @@ func flip119(t *testing.T) *topology.JobGraph {
 
 // runJobs runs jobs with Run, which must start, and returns the jobs'
 // outcomes.
-func runJobs(t *testing.T, ctx context.Context, cfg RunConfig, jobs []simulator.Job) []JobResult {
+func runJobs(t *testing.T, ctx context.Context, cfg RunConfig, jobs []runfile.Job) []JobResult {
 	t.Helper()
 	res, err := Run(ctx, cfg, jobs...)
 	require.NoError(t, err)
@@ -154,15 +154,15 @@ func TestRunOnMemorySlurm(t *testing.T) {
 	for _, m := range exchange.Modes() {
 		t.Run(m.String(), func(t *testing.T) {
 			mem := &memSlurm{cpus: 4}
-			var events []simulator.Event
+			var events []runfile.Event
 			outs := runJobs(t, context.Background(), RunConfig{Mode: m, client: mem, Scale: 0, RunID: "u",
-				Trace: func(e simulator.Event) { events = append(events, e) }}, []simulator.Job{{Name: "flip119-example", Job: flip119(t)}})
+				Trace: func(e runfile.Event) { events = append(events, e) }}, []runfile.Job{{Name: "flip119-example", Job: flip119(t)}})
 			require.Len(t, outs, 1)
 			require.NoError(t, outs[0].Err)
 			assert.Equal(t, 12, outs[0].Steps)
 			assert.Equal(t, 12, mem.steps)
 			assert.Zero(t, mem.live(), "every allocation cancelled at the end")
-			kinds := map[simulator.Kind]int{}
+			kinds := map[runfile.Kind]int{}
 			shared := 0
 			for _, e := range events {
 				kinds[e.Kind]++
@@ -174,9 +174,9 @@ func TestRunOnMemorySlurm(t *testing.T) {
 			if !m.IsHybrid() {
 				assert.Zero(t, shared, "only hybrid consumers share their producers' slots")
 			}
-			assert.Equal(t, 12, kinds[simulator.Request], "a task asks for a slot (or goes into its producers')")
-			assert.Equal(t, 12, kinds[simulator.Deploy])
-			assert.Equal(t, 12, kinds[simulator.Finish])
+			assert.Equal(t, 12, kinds[runfile.Request], "a task asks for a slot (or goes into its producers')")
+			assert.Equal(t, 12, kinds[runfile.Deploy])
+			assert.Equal(t, 12, kinds[runfile.Finish])
 		})
 	}
 }
@@ -186,7 +186,7 @@ func TestRunTwoJobsOnMemorySlurm(t *testing.T) {
 	var mu sync.Mutex
 	jobs := map[string]int{}
 	outs := runJobs(t, context.Background(), RunConfig{Mode: exchange.AllPipelined, client: mem, RunID: "u",
-		Trace: func(e simulator.Event) { mu.Lock(); jobs[e.Job]++; mu.Unlock() }}, []simulator.Job{{Name: "a", Job: flip119(t)}, {Name: "b", Job: flip119(t)}})
+		Trace: func(e runfile.Event) { mu.Lock(); jobs[e.Job]++; mu.Unlock() }}, []runfile.Job{{Name: "a", Job: flip119(t)}, {Name: "b", Job: flip119(t)}})
 	require.Len(t, outs, 2)
 	for _, o := range outs {
 		assert.NoError(t, o.Err)
@@ -197,14 +197,14 @@ func TestRunTwoJobsOnMemorySlurm(t *testing.T) {
 
 func TestRunCatchesAStepOnTheWrongNode(t *testing.T) {
 	mem := &memSlurm{cpus: 4, stepOn: "n9"}
-	outs := runJobs(t, context.Background(), RunConfig{Mode: exchange.AllBlocking, client: mem, RunID: "u"}, []simulator.Job{{Name: "flip119-example", Job: flip119(t)}})
+	outs := runJobs(t, context.Background(), RunConfig{Mode: exchange.AllBlocking, client: mem, RunID: "u"}, []runfile.Job{{Name: "flip119-example", Job: flip119(t)}})
 	require.Error(t, outs[0].Err)
 	assert.Contains(t, outs[0].Err.Error(), `ran on node "n9"`)
 }
 
 func TestRunTooLargeForMemorySlurm(t *testing.T) {
 	mem := &memSlurm{cpus: 2}
-	outs := runJobs(t, context.Background(), RunConfig{Mode: exchange.AllPipelined, client: mem, RunID: "u"}, []simulator.Job{{Name: "flip119-example", Job: flip119(t)}})
+	outs := runJobs(t, context.Background(), RunConfig{Mode: exchange.AllPipelined, client: mem, RunID: "u"}, []runfile.Job{{Name: "flip119-example", Job: flip119(t)}})
 	require.Error(t, outs[0].Err)
 	assert.Contains(t, outs[0].Err.Error(), "region 0")
 	assert.Zero(t, mem.steps)
@@ -216,7 +216,7 @@ func TestRunMapsTheQueueToAPartition(t *testing.T) {
 	require.NoError(t, err)
 	mem := &memSlurm{cpus: 4}
 	outs := runJobs(t, context.Background(), RunConfig{Mode: exchange.AllBlocking, client: mem, RunID: "u", Partition: "low",
-		Partitions: map[string]string{"root.etl": "batch"}}, []simulator.Job{{Name: "q", Job: job}, {Name: "flip119-example", Job: flip119(t)}})
+		Partitions: map[string]string{"root.etl": "batch"}}, []runfile.Job{{Name: "q", Job: job}, {Name: "flip119-example", Job: flip119(t)}})
 	for _, o := range outs {
 		require.NoError(t, o.Err)
 	}
@@ -252,7 +252,7 @@ func TestRunJobSlurmCanNeverHold(t *testing.T) {
 		"edges": [{"source": "A", "target": "B", "shipStrategy": "rebalance"}]}`))
 	require.NoError(t, err)
 	mem := &memSlurm{cpus: 4}
-	outs := runJobs(t, context.Background(), RunConfig{Mode: exchange.AllPipelined, client: mem, RunID: "u"}, []simulator.Job{{Name: "wide", Job: job}})
+	outs := runJobs(t, context.Background(), RunConfig{Mode: exchange.AllPipelined, client: mem, RunID: "u"}, []runfile.Job{{Name: "wide", Job: job}})
 	var tl *TooLargeError
 	require.ErrorAs(t, outs[0].Err, &tl)
 	assert.Contains(t, tl.Need, "3 slots")
@@ -261,7 +261,7 @@ func TestRunJobSlurmCanNeverHold(t *testing.T) {
 }
 
 func TestRunAppliesPriorityEvents(t *testing.T) {
-	evs := []simulator.JobEvent{
+	evs := []runfile.JobEvent{
 		{At: 0, Action: admission.ActionSetPriority, Job: "flip119-example", Priority: 9000, By: "alice"},
 		{At: 0, Action: admission.ActionSetPriority, Job: "flip119-example", Priority: 7000, By: "root"},
 	}
@@ -276,7 +276,7 @@ func TestRunAppliesPriorityEvents(t *testing.T) {
 			if rec.Principal == "root" && len(audit) > 1 && audit[len(audit)-2].Principal != "root" {
 				close(mem.hold) // root's first record: alice's came before
 			}
-		}}, []simulator.Job{{Name: "flip119-example", Job: flip119(t)}})
+		}}, []runfile.Job{{Name: "flip119-example", Job: flip119(t)}})
 	require.NoError(t, outs[0].Err)
 	require.NotEmpty(t, audit)
 	byWhom := map[string]int{}
@@ -306,7 +306,7 @@ func TestJobBaseName(t *testing.T) {
 func TestRunStepCommand(t *testing.T) {
 	mem := &memSlurm{cpus: 4}
 	outs := runJobs(t, context.Background(), RunConfig{Mode: exchange.AllBlocking, client: mem, RunID: "u", Scale: 0.5},
-		[]simulator.Job{{Name: "flip119-example", Job: flip119(t)}})
+		[]runfile.Job{{Name: "flip119-example", Job: flip119(t)}})
 	require.NoError(t, outs[0].Err)
 	require.NotEmpty(t, mem.argvs)
 	assert.Equal(t, []string{"/bin/sh", "-c", `echo "$SLURMD_NODENAME"; exec "$@"`, "step", "sleep"}, mem.argvs[0][:5])
@@ -320,7 +320,7 @@ func TestRunStepCommand(t *testing.T) {
 			defer mu.Unlock()
 			tasks[job+"/"+task] = d
 			return []string{"/opt/etl/run", task, "--talk"}
-		}}, []simulator.Job{{Name: "flip119-example", Job: flip119(t)}})
+		}}, []runfile.Job{{Name: "flip119-example", Job: flip119(t)}})
 	require.NoError(t, outs[0].Err, "the task's own output after the node's line is fine")
 	assert.Len(t, tasks, 12, "every task's command asked for")
 	for _, argv := range mem.argvs {

@@ -19,7 +19,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/regionsched/regionsched/exchange"
-	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/slurm"
 )
 
@@ -155,7 +155,7 @@ func (o *runOptions) run(c *cobra.Command, args []string, stdin io.Reader, mode 
 		o.cfg.RunID, slurm.Tag(o.cfg.RunID), o.cfg.TimeLimit)
 	var res slurm.Result
 	write := func(w io.Writer) error {
-		tw := simulator.NewTraceWriter(w)
+		tw := runfile.NewTraceWriter(w)
 		o.cfg.Trace = tw.Event
 		var err error
 		if res, err = slurm.Run(ctx, o.cfg, jobs...); err != nil {
@@ -298,6 +298,6 @@ type auditLine struct {
 // readSlurmEvents reads the events file of a run on Slurm: the events
 // file of simulate, with Slurm's priority range (1 ... 4294967293) and
 // the run's job names.
-func readSlurmEvents(path string, jobs []string) ([]simulator.JobEvent, error) {
+func readSlurmEvents(path string, jobs []string) ([]runfile.JobEvent, error) {
 	return readEventsFor(path, jobs, slurm.MaxPriority)
 }
