@@ -142,7 +142,7 @@ func Run(ctx context.Context, cfg RunConfig, jobs ...runfile.Job) (Result, error
 	_, err = cfg.client.partition(reach, cfg.Partition)
 	cancel()
 	if err != nil {
-		return Result{}, fmt.Errorf("slurm: no Slurm reachable: %w", err)
+		return Result{}, fmt.Errorf("no Slurm reachable: %w", err)
 	}
 	parts, err := runPartitions(ctx, cfg)
 	if err != nil {
@@ -208,7 +208,7 @@ func runPartitions(ctx context.Context, cfg RunConfig) ([]partition, error) {
 			if n == "" {
 				continue // no default partition: every job names its own
 			}
-			return nil, fmt.Errorf("slurm: partition %q: %w", n, err)
+			return nil, fmt.Errorf("partition %q: %w", n, err)
 		}
 		if n == "" {
 			p.Default = true
