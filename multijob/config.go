@@ -22,7 +22,7 @@ type Config struct {
 	Admission admission.Config
 	// Cluster, if set, is the admission the jobs share instead of the
 	// in-process one Admission configures (which is then ignored): a
-	// Slurm cluster (package admission/slurm), say. The Scheduler calls
+	// Slurm cluster (package slurm), say. The Scheduler calls
 	// its Decide once per Ready.
 	Cluster admission.Cluster
 	// Timeout is how long a region of a job may wait for its slots before

@@ -102,7 +102,7 @@
 // (package admission) grants the pool its slots inside the scheduler's
 // calls. With Config.ExternalAdmission, the pool's asks and releases come
 // out in Ready.ToAdmission for an admission elsewhere (package
-// admission/slurm's adapter), whose answers go in through Admit. Without
+// package slurm's Adapter), whose answers go in through Admit. Without
 // either, the pool has the slots the runtime offers. A Config with both
 // is refused: the scheduler New makes of it returns the *ConfigError from
 // Start and every input.
