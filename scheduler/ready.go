@@ -166,7 +166,7 @@ func (c *JobChange) Ended() (ended bool, err error) {
 // HasReady reports whether Ready has something to hand out (the deadline
 // alone does not count).
 func (s *Scheduler) HasReady() bool {
-	rd := &s.rd
+	rd := s.rd
 	return len(rd.Requests) > 0 || len(rd.Cancel) > 0 || len(rd.Released) > 0 || len(rd.Deploy) > 0 ||
 		len(rd.Restarted) > 0 || len(rd.PartitionsReleased) > 0 || rd.Job != nil || len(rd.ToAdmission) > 0 || len(rd.Won) > 0
 }
@@ -187,26 +187,7 @@ func (s *Scheduler) Ready() Ready {
 		}
 		rd.Deploy = kept
 	}
-	if t, ok := s.NextDeadline(); ok {
-		rd.Deadline = t
-	}
-	// The storage handed out by the previous call is no longer read: it
-	// collects the next Ready, and this one's stays with the caller until
-	// then.
-	sp := &s.spare
-	s.rd = Ready{
-		Requests:           recycle(sp.Requests),
-		Cancel:             recycle(sp.Cancel),
-		Released:           recycle(sp.Released),
-		PartitionsReleased: recycle(sp.PartitionsReleased),
-		Deploy:             recycle(sp.Deploy),
-		Restarted:          recycle(sp.Restarted),
-		ToAdmission:        recycle(sp.ToAdmission),
-		Won:                recycle(sp.Won),
-	}
-	s.spare = rd
-	s.oneSlots, s.spareSlots = recycle(s.spareSlots), s.oneSlots
-	return Ready{
+	out := Ready{
 		Requests:           nilIfEmpty(rd.Requests),
 		Cancel:             nilIfEmpty(rd.Cancel),
 		Released:           nilIfEmpty(rd.Released),
@@ -215,9 +196,23 @@ func (s *Scheduler) Ready() Ready {
 		Restarted:          nilIfEmpty(rd.Restarted),
 		Job:                rd.Job,
 		ToAdmission:        nilIfEmpty(rd.ToAdmission),
-		Deadline:           rd.Deadline,
 		Won:                nilIfEmpty(rd.Won),
 	}
+	if t, ok := s.NextDeadline(); ok {
+		out.Deadline = t
+	}
+	// The storage handed out by the previous call is no longer read: it
+	// collects the next Ready, and this one's stays with the caller until
+	// then.
+	s.cur ^= 1
+	nx := &s.bufs[s.cur]
+	nx.Requests, nx.Cancel, nx.Released = recycle(nx.Requests), recycle(nx.Cancel), recycle(nx.Released)
+	nx.PartitionsReleased, nx.Deploy = recycle(nx.PartitionsReleased), recycle(nx.Deploy)
+	nx.Restarted, nx.ToAdmission, nx.Won = recycle(nx.Restarted), recycle(nx.ToAdmission), recycle(nx.Won)
+	nx.Job = nil
+	s.rd = nx
+	s.oneSlots, s.spareSlots = recycle(s.spareSlots), s.oneSlots
+	return out
 }
 
 // recycle returns l emptied for the next Ready, its entries zeroed (it

@@ -243,11 +243,14 @@ type Scheduler struct {
 	last    time.Time // the time of the latest input that changed something
 	started bool      // last is set
 
-	// rd is what the next Ready call hands out; spare is the storage of
-	// the one handed out last, valid until the next call, which empties it
-	// to collect the Ready after. oneSlots and spareSlots hold the slot
-	// lists of the one-member regions' requests in rd and spare.
-	rd, spare            Ready
+	// rd is what the next Ready call hands out, one of bufs (bufs[cur]);
+	// the other is the storage of the one handed out last, valid until
+	// the next call, which empties it to collect the Ready after.
+	// oneSlots and spareSlots hold the slot lists of the one-member
+	// regions' requests in the two.
+	rd                   *Ready
+	bufs                 [2]Ready
+	cur                  int
 	oneSlots, spareSlots []region.Slot
 	// deployAt is, per execution vertex, 1 + its index in rd.Deploy, or 0;
 	// nil until the first cancel (see emitCancel).
@@ -309,6 +312,7 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 		cfgErr:  cfgErr,
 		sharing: !cfg.DisableHybridSlotSharing && rs.Topology().Job().HybridEdges(rs.Topology().Mode()) > 0,
 	}
+	s.rd = &s.bufs[0]
 	if s.specErr = cfg.Speculation.CheckJob(rs); s.specErr == nil && cfg.Speculation.Enabled {
 		s.spec = newSpeculator(cfg.Speculation, rs)
 	}
