@@ -120,8 +120,8 @@ func (s *Scheduler) drain(now time.Time) {
 			break
 		}
 	}
-	if s.spec != nil {
-		s.specPlace(now)
+	if sp := s.spec; sp != nil {
+		sp.place(now)
 	}
 }
 

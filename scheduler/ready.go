@@ -238,8 +238,8 @@ func nilIfEmpty[T any](l []T) []T {
 
 // emitDeploy adds a task to the next Ready's Deploy list.
 func (s *Scheduler) emitDeploy(v TaskID, attempt strategy.Attempt, slot SlotID, r region.ID) {
-	if s.spec != nil {
-		s.specDeployed(v)
+	if sp := s.spec; sp != nil {
+		sp.deployed(v)
 		attempt = s.ext(r, attempt)
 	}
 	s.rd.Deploy = append(s.rd.Deploy, Deployment{Task: v, Attempt: attempt, Slot: slot, Region: r})

@@ -314,7 +314,7 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 	}
 	s.rd = &s.bufs[0]
 	if s.specErr = cfg.Speculation.CheckJob(rs); s.specErr == nil && cfg.Speculation.Enabled {
-		s.spec = newSpeculator(cfg.Speculation, rs)
+		s.spec = newSpeculator(s, cfg.Speculation)
 	}
 	return s
 }
@@ -412,8 +412,8 @@ func (s *Scheduler) slotOf(v TaskID, r region.ID) slotpool.SlotID {
 // checks).
 func (s *Scheduler) NextDeadline() (time.Time, bool) {
 	t, ok := s.link.NextDeadline()
-	if s.spec != nil {
-		if st, sok := s.specDeadline(); sok && (!ok || st.Before(t)) {
+	if sp := s.spec; sp != nil {
+		if st, sok := sp.deadline(); sok && (!ok || st.Before(t)) {
 			t, ok = st, true
 		}
 	}
@@ -482,8 +482,8 @@ func (s *Scheduler) Start(now time.Time) error {
 	if s.specErr != nil {
 		return s.specErr
 	}
-	if s.spec != nil {
-		s.specStarted(now)
+	if sp := s.spec; sp != nil {
+		sp.begin(now)
 	}
 	d, err := s.strategy.Start()
 	if err != nil {
@@ -509,8 +509,8 @@ func (s *Scheduler) Tick(now time.Time) error {
 		return err
 	}
 	s.link.Tick(now)
-	if s.spec != nil {
-		s.specTick(now)
+	if sp := s.spec; sp != nil {
+		sp.tick(now)
 	}
 	s.drain(now)
 	return nil

@@ -48,10 +48,10 @@ func (s *Scheduler) TaskFinished(now time.Time, v TaskID, attempt Attempt) error
 // *UnknownPartitionError in an *OpError. Nothing changes then.
 func (s *Scheduler) TaskFailed(now time.Time, v TaskID, attempt Attempt, lost ...PartitionID) error {
 	const op = "task-failed"
-	if s.spec != nil && s.state == JobRunning && s.checkTime(now) == nil {
+	if sp := s.spec; sp != nil && s.state == JobRunning && s.checkTime(now) == nil {
 		var handled bool
 		var err error
-		if attempt, handled, err = s.specReport(now, op, v, attempt, strategy.TaskFailed, lost); handled {
+		if attempt, handled, err = sp.report(now, op, v, attempt, strategy.TaskFailed, lost); handled {
 			return err
 		}
 	}
@@ -77,27 +77,39 @@ func (s *Scheduler) TaskFailed(now time.Time, v TaskID, attempt Attempt, lost ..
 // refuses that one itself (strategy.WithDeployedReports), with the same
 // error and before it changes anything, so a report costs one look at the
 // task's state, not two.
-func (s *Scheduler) report(now time.Time, op string, v TaskID, attempt Attempt, to strategy.ExecutionState) (err error) {
+func (s *Scheduler) report(now time.Time, op string, v TaskID, attempt Attempt, to strategy.ExecutionState) error {
 	if s.state != JobRunning {
 		return ErrNotRunning
 	}
 	if err := s.checkTime(now); err != nil {
 		return err
 	}
-	if s.spec != nil {
-		var handled bool
-		if attempt, handled, err = s.specReport(now, op, v, attempt, to, nil); handled {
-			return err
-		}
+	if sp := s.spec; sp != nil {
+		return sp.reportTask(now, op, v, attempt, to)
 	}
-	d, err := s.strategy.UpdateState(v, attempt, to)
+	d, ok, err := s.accept(op, v, attempt, to)
+	if ok {
+		s.settle(now, v, to, d)
+	}
+	return err
+}
+
+// accept hands a running or finished report that report let through to
+// the strategy. ok says the strategy took it; a report of a replaced
+// attempt is ignored (not ok, no error).
+func (s *Scheduler) accept(op string, v TaskID, attempt Attempt, to strategy.ExecutionState) (d strategy.Decisions, ok bool, err error) {
+	d, err = s.strategy.UpdateState(v, attempt, to)
 	if err != nil {
-		return s.ignoreStale(op, v, err)
+		return d, false, s.ignoreStale(op, v, err)
 	}
+	return d, true, nil
+}
+
+// settle carries out what a report the strategy took causes: a finished
+// task leaves its slot, the strategy's decisions are applied, and the
+// job finishes with its last task.
+func (s *Scheduler) settle(now time.Time, v TaskID, to strategy.ExecutionState, d strategy.Decisions) {
 	if to == strategy.TaskFinished {
-		if s.spec != nil {
-			s.specFinished(now, v)
-		}
 		s.taskEnded(now, v)
 	}
 	s.apply(now, d)
@@ -105,7 +117,6 @@ func (s *Scheduler) report(now time.Time, op string, v TaskID, attempt Attempt, 
 	if to == strategy.TaskFinished && s.state == JobRunning && s.strategy.Finished() {
 		s.setState(JobFinished, nil)
 	}
-	return nil
 }
 
 // checkReport refuses what the strategy alone would accept but the
