@@ -35,7 +35,8 @@ var (
 	ErrInvalidConfig = errors.New("scheduler: invalid config")
 )
 
-// ConfigError is a Config that contradicts itself (Config.Check).
+// ConfigError is a Config that Config.Validate refuses: a setting that
+// contradicts the others or is out of range.
 type ConfigError struct {
 	// Field names the setting that contradicts the others, e.g.
 	// "ExternalAdmission".

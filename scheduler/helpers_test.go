@@ -450,7 +450,7 @@ type harness struct {
 	checked    int // last call whose deploys were checked
 }
 
-// newHarness returns a harness around New(rs, cfg), whose random choices
+// newHarness returns a harness around mustNew(t, rs, cfg), whose random choices
 // follow seed.
 func newHarness(t testing.TB, rs *region.Regions, cfg Config, seed uint64) *harness {
 	f := newFakeRuntime(t, rs)
@@ -465,7 +465,7 @@ func newHarness(t testing.TB, rs *region.Regions, cfg Config, seed uint64) *harn
 		inPool:     map[slotpool.SlotID]bool{},
 		deployedIn: map[regionAttempt]int{},
 	}
-	h.s = New(rs, cfg)
+	h.s = mustNew(t, rs, cfg)
 	f.s = h.s
 	return h
 }
@@ -763,3 +763,11 @@ func sourceRegions(rs *region.Regions) []region.ID {
 
 // modes is exchange.Modes with names, for subtests.
 func modes() []exchange.Mode { return exchange.Modes() }
+
+// mustNew is New for a Config the test knows is valid.
+func mustNew(tb testing.TB, rs *region.Regions, cfg Config) *Scheduler {
+	tb.Helper()
+	s, err := New(rs, cfg)
+	require.NoError(tb, err)
+	return s
+}

@@ -374,7 +374,7 @@ func TestReadyValidUntilNextCall(t *testing.T) {
 		"one region":       region.FromJob(flip119(t), exchange.AllPipelined),
 	} {
 		t.Run(name, func(t *testing.T) {
-			s := New(rs, Config{})
+			s := mustNew(t, rs, Config{})
 			now := t0
 			require.NoError(t, s.Offer(now, slotpool.Slots(4)...))
 			require.NoError(t, s.Start(now))
@@ -418,7 +418,7 @@ func TestReadyValidUntilNextCall(t *testing.T) {
 // is not "backwards".
 func TestRefusedInputDoesNotMoveTheClock(t *testing.T) {
 	rs := wideJob(t)
-	s := New(rs, Config{})
+	s := mustNew(t, rs, Config{})
 	require.NoError(t, s.Offer(t0, slotpool.Slot{ID: 1}))
 	err := s.Offer(t0.Add(10*time.Second), slotpool.Slot{ID: 1})
 	require.ErrorIs(t, err, slotpool.ErrDuplicateSlot)

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"time"
 
 	"go.uber.org/zap"
@@ -38,8 +39,7 @@ type (
 // one outside the scheduler (ExternalAdmission). Without either, the slots
 // are those the runtime offers (Scheduler.Offer). A Config that sets both,
 // or asks the pool to return freed slots to an admission it does not have,
-// is refused: Check returns a *ConfigError, and the scheduler New makes of
-// it refuses every input with it.
+// is refused: Validate returns a *ConfigError, and New returns it.
 type Config struct {
 	// Pool configures the slot pool (matching, fulfillability timeout,
 	// idle timeout, freed slots returned to the admission).
@@ -51,9 +51,8 @@ type Config struct {
 	Admission slotpool.Admission
 	// SelectiveShare is the share of the producers of a selective hybrid
 	// input that must have finished before its consumer may start: more
-	// than 0 and at most 1; 0 means DefaultSelectiveShare. New ignores a
-	// value outside that range (CheckSelectiveShare tells), keeping the
-	// default.
+	// than 0 and at most 1; 0 means DefaultSelectiveShare. Validate
+	// refuses a value outside that range.
 	SelectiveShare float64
 	// DisableHybridSlotSharing keeps the consumers of hybrid results out
 	// of their producers' slots: every region then asks the pool for all
@@ -68,8 +67,8 @@ type Config struct {
 	// go in through Admit. It excludes Admission.
 	ExternalAdmission bool
 	// Speculation configures speculative execution of slow tasks (see
-	// Speculation); the zero value is off. An invalid one makes Start
-	// return its *SpeculationError.
+	// Speculation); the zero value is off. New refuses an invalid one
+	// with its *SpeculationError.
 	Speculation Speculation
 	// Logger receives debug logs; nil means zap.NewNop(). Whether it
 	// takes debug entries is read once, by New, for the entries that come
@@ -257,38 +256,41 @@ type Scheduler struct {
 	deployAt []int32
 
 	requestBuf []pool.Request // scratch for request
-	// cfgErr is why the Config was refused (Config.Check): every input
-	// returns it.
-	cfgErr error
 
-	// spec is speculative execution, nil if off; specErr an invalid
-	// Config.Speculation, which Start returns.
-	spec    *speculator
-	specErr error
+	// spec is speculative execution, nil if off: the one hook of it the
+	// scheduler's paths look at.
+	spec *speculator
 }
 
-// Check returns a *ConfigError if the Config contradicts itself: an
-// in-process and an external admission at once, or Pool.ReturnFreed
-// without an admission. The scheduler New makes of such a Config refuses
-// every input with it.
-func (cfg *Config) Check() error {
-	hasAdmission := cfg.Admission != nil || cfg.ExternalAdmission
+// Validate returns the first error of the Config: a *ConfigError if it
+// contradicts itself (an in-process and an external admission at once,
+// Pool.ReturnFreed without an admission) or sets a SelectiveShare out of
+// range, the *SpeculationError of an invalid Speculation
+// (Speculation.Validate). Both match ErrInvalidConfig. New returns it.
+func (c Config) Validate() error {
+	hasAdmission := c.Admission != nil || c.ExternalAdmission
 	switch {
-	case cfg.Admission != nil && cfg.ExternalAdmission:
+	case c.Admission != nil && c.ExternalAdmission:
 		return &ConfigError{Field: "ExternalAdmission", Reason: "an in-process Admission is set too"}
-	case cfg.Pool.ReturnFreed && !hasAdmission:
+	case c.Pool.ReturnFreed && !hasAdmission:
 		return &ConfigError{Field: "Pool.ReturnFreed", Reason: "freed slots go back to an admission, and there is none"}
+	case c.SelectiveShare != 0 && ValidateSelectiveShare(c.SelectiveShare) != nil:
+		return &ConfigError{Field: "SelectiveShare",
+			Reason: fmt.Sprintf("%v is not a share of the producers: more than 0 and at most 1 (0: the default, %v)", c.SelectiveShare, DefaultSelectiveShare)}
 	}
-	return nil
+	return c.Speculation.Validate()
 }
 
-// New creates a scheduler for the regions of one job. A cfg that
-// contradicts itself (see Config.Check) makes a scheduler that refuses
-// every input with the *ConfigError: Start returns it, and nothing runs.
-func New(rs *region.Regions, cfg Config) *Scheduler {
-	cfgErr := cfg.Check()
-	if cfgErr != nil {
-		cfg.ExternalAdmission, cfg.Pool.ReturnFreed = false, false // a pool that holds together
+// New creates a scheduler for the regions of one job. It returns the
+// error of a cfg that Config.Validate refuses, and the *SpeculationError
+// of a Speculation turned on for a job with no task to speculate
+// (Speculation.ValidateJob); no scheduler then.
+func New(rs *region.Regions, cfg Config) (*Scheduler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Speculation.ValidateJob(rs); err != nil {
+		return nil, err
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -309,14 +311,13 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 		log:     log,
 		debug:   log.Core().Enabled(zap.DebugLevel),
 		regions: make([]regionRun, rs.NumRegions()),
-		cfgErr:  cfgErr,
 		sharing: !cfg.DisableHybridSlotSharing && rs.Topology().Job().HybridEdges(rs.Topology().Mode()) > 0,
 	}
 	s.rd = &s.bufs[0]
-	if s.specErr = cfg.Speculation.CheckJob(rs); s.specErr == nil && cfg.Speculation.Enabled {
+	if cfg.Speculation.Enabled {
 		s.spec = newSpeculator(s, cfg.Speculation)
 	}
-	return s
+	return s, nil
 }
 
 // Regions returns the job's regions (immutable).
@@ -336,9 +337,10 @@ func (s *Scheduler) Err() error { return s.err }
 // DefaultSelectiveShare is Config.SelectiveShare's default.
 const DefaultSelectiveShare = strategy.DefaultSelectiveShare
 
-// CheckSelectiveShare returns an error naming share and the valid range
-// if share cannot be a Config.SelectiveShare (0 means the default).
-func CheckSelectiveShare(share float64) error { return strategy.CheckSelectiveShare(share) }
+// ValidateSelectiveShare returns an error naming share and the valid
+// range unless 0 < share <= 1: what a caller that reads a share from its
+// input checks (Config.SelectiveShare also takes 0, the default).
+func ValidateSelectiveShare(share float64) error { return strategy.ValidateSelectiveShare(share) }
 
 // Status is a read-only snapshot of a Scheduler.
 type Status struct {
@@ -424,9 +426,6 @@ func (s *Scheduler) NextDeadline() (time.Time, bool) {
 // changed something (drain records it), so a refused input moves nothing,
 // not even the clock.
 func (s *Scheduler) checkTime(now time.Time) error {
-	if s.cfgErr != nil {
-		return s.cfgErr
-	}
 	if s.started && now.Before(s.last) {
 		return &TimeError{Now: now, Last: s.last}
 	}
@@ -468,8 +467,7 @@ func (s *Scheduler) SetCapacity(now time.Time, capacity []resource.Count) error 
 // deployed at once if the pool has them.
 //
 // Errors: ErrAlreadyStarted on a second call; a *TimeError if now is
-// before an earlier call's time; the *SpeculationError of an invalid
-// Config.Speculation (nothing changes); and the job's *RegionError
+// before an earlier call's time; and the job's *RegionError
 // (errors.Is ErrJobFailed) if the job failed at once because a region can
 // never fit the declared capacity. The Ready then says so as well.
 func (s *Scheduler) Start(now time.Time) error {
@@ -478,9 +476,6 @@ func (s *Scheduler) Start(now time.Time) error {
 	}
 	if err := s.checkTime(now); err != nil {
 		return err
-	}
-	if s.specErr != nil {
-		return s.specErr
 	}
 	if sp := s.spec; sp != nil {
 		sp.begin(now)

@@ -78,7 +78,7 @@ import (
 // tasks, or reads or writes a selective hybrid result, is never
 // speculated: a neighbour reads one attempt of it live, or it reads its
 // input live, and a selective result cannot be read a second time.
-// Speculable tells which tasks are; a job without any is refused: Start
+// Speculable tells which tasks are; a job without any is refused: New
 // returns a *SpeculationError (as Flink speculates only with blocking or
 // hybrid exchanges).
 //
@@ -153,8 +153,9 @@ func (e *SpeculationError) Error() string {
 	return fmt.Sprintf("%v: %s %s (valid: %s)", ErrBadSpeculation, e.Field, e.Value, e.Valid)
 }
 
-// Unwrap returns ErrBadSpeculation.
-func (e *SpeculationError) Unwrap() error { return ErrBadSpeculation }
+// Unwrap returns ErrBadSpeculation and ErrInvalidConfig: a Config with
+// such a Speculation is invalid.
+func (e *SpeculationError) Unwrap() []error { return []error{ErrBadSpeculation, ErrInvalidConfig} }
 
 // Validate returns a *SpeculationError for the first field of an enabled
 // configuration that is out of range; nil if it is valid or off.
@@ -202,7 +203,7 @@ func (s *Scheduler) ReadsFinishedOnly(p PartitionID) bool {
 }
 
 // ReadsFinishedOnly is Scheduler.ReadsFinishedOnly for a scheduler of
-// the job of rs whose Config.Speculation is c (one CheckJob accepts for
+// the job of rs whose Config.Speculation is c (one ValidateJob accepts for
 // rs): a runtime that knows the setting, not the scheduler (the simulator
 // of many jobs), asks here.
 func (c Speculation) ReadsFinishedOnly(rs *region.Regions, p PartitionID) bool {
@@ -236,13 +237,13 @@ func speculable(rs *region.Regions, v TaskID) bool {
 	return !topo.Job().Vertex(jv).Unbounded
 }
 
-// CheckJob returns a *SpeculationError if c cannot run on the job of rs:
+// ValidateJob returns a *SpeculationError if c cannot run on the job of rs:
 // an invalid setting (Validate), or speculation on for a job none of
 // whose tasks may have a speculative attempt (see
 // Scheduler.Speculable): every task shares a pipelined region, reads or
 // writes a selective hybrid result, or runs unbounded. Flink likewise
 // speculates only in jobs whose exchanges are blocking or hybrid.
-func (c Speculation) CheckJob(rs *region.Regions) error {
+func (c Speculation) ValidateJob(rs *region.Regions) error {
 	if err := c.Validate(); err != nil || !c.Enabled {
 		return err
 	}

@@ -252,14 +252,18 @@ func Run(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	if cfg.SelectiveShare != 0 {
-		if err := scheduler.CheckSelectiveShare(cfg.SelectiveShare); err != nil {
+		if err := scheduler.ValidateSelectiveShare(cfg.SelectiveShare); err != nil {
 			return nil, fmt.Errorf("simulator: %w", err)
 		}
 	}
-	if err := checkSpeculation(cfg, func() error { return cfg.Speculation.CheckJob(cfg.Regions) }); err != nil {
+	if err := checkSpeculation(cfg, func() error { return cfg.Speculation.ValidateJob(cfg.Regions) }); err != nil {
 		return nil, err
 	}
-	return newEngine(cfg).run()
+	e, err := newEngine(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return e.run()
 }
 
 // checkFailures rejects injections that name no subtask, name one twice,

@@ -53,7 +53,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 	var sharing bool
 	c.Flags().BoolVar(&sharing, "hybrid-slot-sharing", true, "region policy: a consumer of hybrid results whose producers run goes into their slots when every slot it needs finds one there (--hybrid-slot-sharing=false: it asks for slots of its own)")
 	c.RunE = func(c *cobra.Command, args []string) error {
-		if err := scheduler.CheckSelectiveShare(share); err != nil {
+		if err := scheduler.ValidateSelectiveShare(share); err != nil {
 			return badInput(fmt.Errorf("--selective-share: %w", err))
 		}
 		policy, err := parsePolicy(policyName)
