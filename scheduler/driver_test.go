@@ -15,7 +15,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/regionsched/regionsched/exchange"
-	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
@@ -427,7 +426,7 @@ func TestDriverInputContextDone(t *testing.T) {
 	requireStopped(t, d)
 	vs, err := s.Task(a0)
 	require.NoError(t, err)
-	assert.Equal(t, strategy.TaskDeploying, vs.State)
+	assert.Equal(t, TaskDeploying, vs.State)
 }
 
 // TestDriverCapacityAndErrors: the driver hands back the scheduler's

@@ -130,7 +130,7 @@ func (s *Scheduler) wrap(op string, v TaskID, err error) error {
 	if err == nil {
 		return nil
 	}
-	oe := &OpError{Op: op, Err: err}
+	oe := &OpError{Op: op, Err: ownError(err)}
 	if v >= 0 && int(v) < s.rs.Topology().NumExecutionVertices() {
 		oe.Task = s.rs.Topology().VertexName(v)
 	}

@@ -238,11 +238,12 @@ func nilIfEmpty[T any](l []T) []T {
 
 // emitDeploy adds a task to the next Ready's Deploy list.
 func (s *Scheduler) emitDeploy(v TaskID, attempt strategy.Attempt, slot SlotID, r region.ID) {
+	a := Attempt(attempt)
 	if sp := s.spec; sp != nil {
 		sp.deployed(v)
-		attempt = s.ext(r, attempt)
+		a = s.ext(r, attempt)
 	}
-	s.rd.Deploy = append(s.rd.Deploy, Deployment{Task: v, Attempt: attempt, Slot: slot, Region: r})
+	s.rd.Deploy = append(s.rd.Deploy, Deployment{Task: v, Attempt: a, Slot: slot, Region: r})
 	if s.deployAt != nil {
 		s.deployAt[v] = int32(len(s.rd.Deploy))
 	}
@@ -253,7 +254,7 @@ func (s *Scheduler) emitDeploy(v TaskID, attempt strategy.Attempt, slot SlotID, 
 // (deployAt) is made by the first cancel: a job that cancels nothing
 // pays nothing for it.
 func (s *Scheduler) emitCancel(v TaskID, attempt strategy.Attempt) {
-	attempt = s.ext(s.rs.RegionOf(v), attempt)
+	a := s.ext(s.rs.RegionOf(v), attempt)
 	if s.deployAt == nil {
 		s.deployAt = make([]int32, s.rs.Topology().NumExecutionVertices())
 		for i, d := range s.rd.Deploy {
@@ -262,12 +263,12 @@ func (s *Scheduler) emitCancel(v TaskID, attempt strategy.Attempt) {
 			}
 		}
 	}
-	if i := s.deployAt[v]; i > 0 && s.rd.Deploy[i-1].Attempt == attempt {
+	if i := s.deployAt[v]; i > 0 && s.rd.Deploy[i-1].Attempt == a {
 		s.rd.Deploy[i-1].Task = -1 // dropped by Ready
 		s.deployAt[v] = 0
 		return
 	}
-	s.rd.Cancel = append(s.rd.Cancel, Task{Task: v, Attempt: attempt})
+	s.rd.Cancel = append(s.rd.Cancel, Task{Task: v, Attempt: a})
 }
 
 // setState records a job state change for the next Ready.

@@ -19,10 +19,6 @@ import (
 type (
 	// TaskID names one subtask (an execution vertex, written "ID#i").
 	TaskID = topology.ExecutionVertexID
-	// Attempt numbers the runs of a region: 0 for the first, one more at
-	// every restart of the region. Every report about a task carries the
-	// attempt it was deployed with.
-	Attempt = strategy.Attempt
 	// RegionID names a pipelined region.
 	RegionID = region.ID
 	// SlotID names a slot of the pool.
@@ -32,6 +28,12 @@ type (
 	// PartitionID names a result partition.
 	PartitionID = topology.ResultPartitionID
 )
+
+// Attempt numbers the runs of a task: 0 for the first, one more at every
+// restart of its region, and with Config.Speculation one more for each
+// speculative attempt. Every report about a task carries the attempt it
+// was deployed with.
+type Attempt int32
 
 // Config configures a Scheduler. Its pool declares its demand (an Ask for
 // every region that has to wait for slots, an AskRelease when it no longer
@@ -335,7 +337,7 @@ func (s *Scheduler) State() JobState { return s.state }
 func (s *Scheduler) Err() error { return s.err }
 
 // DefaultSelectiveShare is Config.SelectiveShare's default.
-const DefaultSelectiveShare = strategy.DefaultSelectiveShare
+const DefaultSelectiveShare = 0.5
 
 // ValidateSelectiveShare returns an error naming share and the valid
 // range unless 0 < share <= 1: what a caller that reads a share from its
@@ -383,10 +385,9 @@ func (s *Scheduler) Stats() Stats { return s.stats }
 func (s *Scheduler) Task(v TaskID) (TaskStatus, error) {
 	st, err := s.strategy.Vertex(v)
 	if err != nil {
-		return st, s.wrap("task", -1, err)
+		return TaskStatus{}, s.wrap("task", -1, err)
 	}
-	st.Attempt = s.ext(s.rs.RegionOf(v), st.Attempt)
-	return st, nil
+	return TaskStatus{State: taskState(st.State), Attempt: s.ext(s.rs.RegionOf(v), st.Attempt)}, nil
 }
 
 // SlotOf returns the slot task v is deployed in, if it is.

@@ -380,9 +380,9 @@ func newSpeculator(s *Scheduler, cfg Speculation) *speculator {
 // ext is the attempt number outside of region r's strategy attempt a.
 func (s *Scheduler) ext(r region.ID, a strategy.Attempt) Attempt {
 	if s.spec == nil || s.spec.shift == nil {
-		return a
+		return Attempt(a)
 	}
-	return a + Attempt(s.spec.shift[r])
+	return Attempt(a) + Attempt(s.spec.shift[r])
 }
 
 // since is now on the speculator's clock.
@@ -735,11 +735,11 @@ func (t *specTask) placedCopies(skip Attempt) int {
 // a speculative attempt, or of a task racing one, is dealt with here;
 // the others go on to the strategy, a finish recorded for the detector.
 func (sp *speculator) reportTask(now time.Time, op string, v TaskID, attempt Attempt, to strategy.ExecutionState) error {
-	attempt, handled, err := sp.report(now, op, v, attempt, to, nil)
+	a, handled, err := sp.report(now, op, v, attempt, to, nil)
 	if handled {
 		return err
 	}
-	d, ok, err := sp.s.accept(op, v, attempt, to)
+	d, ok, err := sp.s.accept(op, v, a, to)
 	if !ok {
 		return err
 	}
@@ -758,12 +758,12 @@ func (sp *speculator) report(now time.Time, op string, v TaskID, e Attempt, to s
 	lost []PartitionID) (a strategy.Attempt, handled bool, err error) {
 	s := sp.s
 	if v < 0 || int(v) >= len(sp.deployedAt) {
-		return e, false, nil // the strategy names the error
+		return strategy.Attempt(e), false, nil // the strategy names the error
 	}
 	r := s.rs.RegionOf(v)
 	t := sp.tasks[v]
 	if sp.shift == nil || (t == nil && sp.top[r] == 0) {
-		return e, false, nil
+		return strategy.Attempt(e), false, nil
 	}
 	cur := s.strategy.Attempt(r)
 	first := s.ext(r, cur)
@@ -784,7 +784,7 @@ func (sp *speculator) report(now time.Time, op string, v TaskID, e Attempt, to s
 	case t != nil && t.attempt == cur && t.copy(e) != nil && t.copy(e).placed:
 		c = t.copy(e)
 	case e > max(first, Attempt(sp.top[r])):
-		return e - Attempt(sp.shift[r]), false, nil // not begun: the strategy says so
+		return strategy.Attempt(e - Attempt(sp.shift[r])), false, nil // not begun: the strategy says so
 	case e != first || sp.firstLost[v] == cur+1:
 		return 0, true, nil // an attempt replaced, dropped, canceled, or that lost
 	default:

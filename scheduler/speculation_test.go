@@ -474,7 +474,7 @@ func TestSpeculativeEarlyFinishEndsNoRace(t *testing.T) {
 
 	err = s.TaskFinished(t0.Add(1500*time.Millisecond), bv, copies[bv])
 	require.ErrorIs(t, err, strategy.ErrEarlyFinish)
-	var ef *strategy.EarlyFinishError
+	var ef *scheduler.EarlyFinishError
 	require.ErrorAs(t, err, &ef)
 	assert.Equal(t, "A#0", ef.ProducerName)
 	rd := s.Ready()

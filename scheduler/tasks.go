@@ -48,14 +48,15 @@ func (s *Scheduler) TaskFinished(now time.Time, v TaskID, attempt Attempt) error
 // *UnknownPartitionError in an *OpError. Nothing changes then.
 func (s *Scheduler) TaskFailed(now time.Time, v TaskID, attempt Attempt, lost ...PartitionID) error {
 	const op = "task-failed"
+	a := strategy.Attempt(attempt) // the strategy's: the same number without speculation
 	if sp := s.spec; sp != nil && s.state == JobRunning && s.checkTime(now) == nil {
 		var handled bool
 		var err error
-		if attempt, handled, err = sp.report(now, op, v, attempt, strategy.TaskFailed, lost); handled {
+		if a, handled, err = sp.report(now, op, v, attempt, strategy.TaskFailed, lost); handled {
 			return err
 		}
 	}
-	if err := s.checkReport(now, op, v, attempt, strategy.TaskFailed); err != nil {
+	if err := s.checkReport(now, op, v, a, strategy.TaskFailed); err != nil {
 		return err
 	}
 	n := PartitionID(s.rs.Topology().NumPartitions())
@@ -64,7 +65,7 @@ func (s *Scheduler) TaskFailed(now time.Time, v TaskID, attempt Attempt, lost ..
 			return s.wrap(op, v, &strategy.UnknownPartitionError{Partition: p})
 		}
 	}
-	if _, err := s.strategy.UpdateState(v, attempt, strategy.TaskFailed); err != nil {
+	if _, err := s.strategy.UpdateState(v, a, strategy.TaskFailed); err != nil {
 		return s.ignoreStale(op, v, err)
 	}
 	s.failover(now, v, lost)
@@ -87,7 +88,7 @@ func (s *Scheduler) report(now time.Time, op string, v TaskID, attempt Attempt, 
 	if sp := s.spec; sp != nil {
 		return sp.reportTask(now, op, v, attempt, to)
 	}
-	d, ok, err := s.accept(op, v, attempt, to)
+	d, ok, err := s.accept(op, v, strategy.Attempt(attempt), to)
 	if ok {
 		s.settle(now, v, to, d)
 	}
@@ -97,7 +98,7 @@ func (s *Scheduler) report(now time.Time, op string, v TaskID, attempt Attempt, 
 // accept hands a running or finished report that report let through to
 // the strategy. ok says the strategy took it; a report of a replaced
 // attempt is ignored (not ok, no error).
-func (s *Scheduler) accept(op string, v TaskID, attempt Attempt, to strategy.ExecutionState) (d strategy.Decisions, ok bool, err error) {
+func (s *Scheduler) accept(op string, v TaskID, attempt strategy.Attempt, to strategy.ExecutionState) (d strategy.Decisions, ok bool, err error) {
 	d, err = s.strategy.UpdateState(v, attempt, to)
 	if err != nil {
 		return d, false, s.ignoreStale(op, v, err)
@@ -124,7 +125,7 @@ func (s *Scheduler) settle(now time.Time, v TaskID, to strategy.ExecutionState, 
 // going back, and a report of a task of the current attempt that was
 // never deployed (Scheduled: its region still waits for slots, so no slot
 // of it may be counted out, and no partition of it can exist).
-func (s *Scheduler) checkReport(now time.Time, op string, v TaskID, attempt Attempt, to strategy.ExecutionState) error {
+func (s *Scheduler) checkReport(now time.Time, op string, v TaskID, attempt strategy.Attempt, to strategy.ExecutionState) error {
 	if s.state != JobRunning {
 		return ErrNotRunning
 	}
