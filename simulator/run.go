@@ -263,7 +263,9 @@ func Run(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.run()
+	res, err := e.run()
+	e.model.release() // the result holds nothing of it
+	return res, err
 }
 
 // checkFailures rejects injections that name no subtask, name one twice,
