@@ -127,9 +127,9 @@ func TestHybridSelectiveShare(t *testing.T) {
 	}
 }
 
-// TestCheckSelectiveShare: the valid shares are (0, 1]; anything else is a
+// TestValidateSelectiveShare: the valid shares are (0, 1]; anything else is a
 // *ShareError naming the share and the range.
-func TestCheckSelectiveShare(t *testing.T) {
+func TestValidateSelectiveShare(t *testing.T) {
 	for _, ok := range []float64{1e-9, 0.5, 1} {
 		assert.NoError(t, strategy.ValidateSelectiveShare(ok), "%v", ok)
 	}
