@@ -176,28 +176,20 @@ func (s *Scheduler) HasReady() bool {
 // nothing in it is valid. Its slices are valid until the next call of
 // Ready and read-only: copy what you keep (see Ready).
 func (s *Scheduler) Ready() Ready {
-	rd := s.rd
-	if s.deployAt != nil && len(rd.Deploy) > 0 { // withdrawn deployments, see emitCancel
-		kept := rd.Deploy[:0]
-		for _, d := range rd.Deploy {
+	out := *s.rd // the one copy of the struct
+	if s.deployAt != nil && len(out.Deploy) > 0 { // withdrawn deployments, see emitCancel
+		kept := out.Deploy[:0]
+		for _, d := range out.Deploy {
 			if d.Task >= 0 {
 				s.deployAt[d.Task] = 0
 				kept = append(kept, d)
 			}
 		}
-		rd.Deploy = kept
+		out.Deploy = kept
 	}
-	out := Ready{
-		Requests:           nilIfEmpty(rd.Requests),
-		Cancel:             nilIfEmpty(rd.Cancel),
-		Released:           nilIfEmpty(rd.Released),
-		PartitionsReleased: nilIfEmpty(rd.PartitionsReleased),
-		Deploy:             nilIfEmpty(rd.Deploy),
-		Restarted:          nilIfEmpty(rd.Restarted),
-		Job:                rd.Job,
-		ToAdmission:        nilIfEmpty(rd.ToAdmission),
-		Won:                nilIfEmpty(rd.Won),
-	}
+	out.Requests, out.Cancel, out.Released = nilIfEmpty(out.Requests), nilIfEmpty(out.Cancel), nilIfEmpty(out.Released)
+	out.PartitionsReleased, out.Deploy = nilIfEmpty(out.PartitionsReleased), nilIfEmpty(out.Deploy)
+	out.Restarted, out.ToAdmission, out.Won = nilIfEmpty(out.Restarted), nilIfEmpty(out.ToAdmission), nilIfEmpty(out.Won)
 	if t, ok := s.NextDeadline(); ok {
 		out.Deadline = t
 	}

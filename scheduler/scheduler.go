@@ -152,7 +152,7 @@ const denseSlotLimit = 1 << 20
 // map.
 type slotTable struct {
 	dense  []slotUse
-	sparse map[slotpool.SlotID]slotUse
+	sparse map[slotpool.SlotID]*slotUse
 	n      int // slots in the table
 }
 
@@ -160,15 +160,26 @@ type slotTable struct {
 func (t *slotTable) len() int { return t.n }
 
 func (t *slotTable) get(id slotpool.SlotID) (slotUse, bool) {
+	if u := t.ref(id); u != nil {
+		return *u, true
+	}
+	return slotUse{}, false
+}
+
+// ref returns the entry of slot id, nil if the table has none: the hot
+// path changes it in place, without copying it out and back. It is
+// valid until the next set or del.
+func (t *slotTable) ref(id slotpool.SlotID) *slotUse {
 	if id >= 0 && id < slotpool.SlotID(len(t.dense)) {
-		u := t.dense[id]
-		return u, u.live
+		if u := &t.dense[id]; u.live {
+			return u
+		}
+		return nil
 	}
 	if id >= 0 && id < denseSlotLimit {
-		return slotUse{}, false
+		return nil
 	}
-	u, ok := t.sparse[id]
-	return u, ok
+	return t.sparse[id]
 }
 
 func (t *slotTable) set(id slotpool.SlotID, u slotUse) {
@@ -185,9 +196,11 @@ func (t *slotTable) set(id slotpool.SlotID, u slotUse) {
 		return
 	}
 	if t.sparse == nil {
-		t.sparse = map[slotpool.SlotID]slotUse{}
+		t.sparse = map[slotpool.SlotID]*slotUse{}
 	}
-	t.sparse[id] = u
+	p := new(slotUse) // only here: taking u's address would move every u to the heap
+	*p = u
+	t.sparse[id] = p
 }
 
 func (t *slotTable) del(id slotpool.SlotID) {

@@ -156,8 +156,8 @@ func (s *Scheduler) ignoreStale(op string, v TaskID, err error) error {
 func (s *Scheduler) taskEnded(now time.Time, v topology.ExecutionVertexID) {
 	r := s.rs.RegionOf(v)
 	slot := s.slotOf(v, r)
-	use, ok := s.slots.get(slot)
-	if !ok {
+	use := s.slots.ref(slot) // changed in place: the slot's counts are not copied out and back
+	if use == nil {
 		return
 	}
 	if run := &s.regions[r]; run.guest {
@@ -173,15 +173,16 @@ func (s *Scheduler) taskEnded(now time.Time, v topology.ExecutionVertexID) {
 	s.putSlot(now, slot, use)
 }
 
-// putSlot stores the counts of slot, or, once neither its owner nor a
-// guest has a task left in it, gives it back to the pool.
-func (s *Scheduler) putSlot(now time.Time, slot slotpool.SlotID, use slotUse) {
+// putSlot keeps slot, whose counts use (its entry in the table) were just
+// changed, or, once neither its owner nor a guest has a task left in it,
+// gives it back to the pool.
+func (s *Scheduler) putSlot(now time.Time, slot slotpool.SlotID, use *slotUse) {
 	if use.running > 0 || use.guests > 0 {
-		s.slots.set(slot, use)
 		return
 	}
+	gone := *use
 	s.slots.del(slot)
-	s.returnSlot(now, use, slot)
+	s.returnSlot(now, gone, slot)
 }
 
 // returnSlot gives a slot back to the pool: one its owner's attempt
