@@ -176,7 +176,8 @@ func (s *Scheduler) HasReady() bool {
 // nothing in it is valid. Its slices are valid until the next call of
 // Ready and read-only: copy what you keep (see Ready).
 func (s *Scheduler) Ready() Ready {
-	out := *s.rd                                  // the one copy of the struct
+	out := *s.rd // the one copy of the struct
+
 	if s.deployAt != nil && len(out.Deploy) > 0 { // withdrawn deployments, see emitCancel
 		kept := out.Deploy[:0]
 		for _, d := range out.Deploy {
