@@ -33,7 +33,7 @@
 // and the admission inside its own calls, until both are quiet (Example):
 //
 //	cluster, err := admission.NewStaticCluster(resource.FitsEveryDimension, slots...)
-//	s := scheduler.New(regions, scheduler.Config{Admission: cluster})
+//	s, err := scheduler.New(regions, scheduler.Config{Admission: cluster})
 //	err = s.Start(now) // the source regions ask the cluster; its grants deploy them
 //	rd := s.Ready()
 //

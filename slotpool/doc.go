@@ -131,7 +131,7 @@
 // inside the scheduler's calls (the Example grants every ask from a list
 // of slots):
 //
-//	s := scheduler.New(regions, scheduler.Config{Admission: myAdmission})
+//	s, err := scheduler.New(regions, scheduler.Config{Admission: myAdmission}) // err: a contradicting Config
 //	s.Start(now) // the source regions' asks reach myAdmission.Handle; its grants deploy them
 //	rd := s.Ready()
 package slotpool
