@@ -144,7 +144,7 @@ func TestSubmitPriorityRange(t *testing.T) {
 	q, err := New(Config{Slots: clusterSlots(1)})
 	require.NoError(t, err)
 	for _, p := range []int{-1, 10001} {
-		_, err := q.Submit(t0, JobSpec{Name: fmt.Sprint("p", p), Priority: p})
+		_, err := q.submit(t0, JobSpec{Name: fmt.Sprint("p", p), Priority: p})
 		assert.ErrorIs(t, err, ErrBadPriority, "priority %d", p)
 	}
 }

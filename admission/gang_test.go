@@ -62,7 +62,7 @@ func TestGangTimeoutHardAndSoft(t *testing.T) {
 func TestGangRejectedAndPlaceholdersReleased(t *testing.T) {
 	q, err := New(Config{Slots: clusterSlots(2)})
 	require.NoError(t, err)
-	p, err := q.Submit(t0, JobSpec{Name: "big", Gang: &Gang{MinSlots: 3}})
+	p, err := q.submit(t0, JobSpec{Name: "big", Gang: &Gang{MinSlots: 3}})
 	require.NoError(t, err)
 	assert.Equal(t, JobRejected, p.State())
 	assert.Contains(t, p.Err().Error(), "gang of 3 slots can never be reserved")
@@ -106,11 +106,12 @@ func TestPlaceholderReleaseReasonsAndMismatch(t *testing.T) {
 	small, big := resource.New(500, 512), resource.New(2000, 2048)
 	q, err := New(Config{Slots: []slotpool.Slot{{ID: 1, Profile: big}, {ID: 2, Profile: big}, {ID: 3, Profile: big}}})
 	require.NoError(t, err)
-	p, err := q.Submit(t0, JobSpec{Name: "g", Gang: &Gang{MinSlots: 2, Profile: small}})
+	p, err := q.submit(t0, JobSpec{Name: "g", Gang: &Gang{MinSlots: 2, Profile: small}})
 	require.NoError(t, err)
 	q.Events()
 	require.NoError(t, p.Handle(t0, slotpool.Ask{ID: 1, Bulk: 1, Head: true,
 		Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: resource.New(3000, 1024), MinMembers: 1}}, AllOrNothing: true}}))
+	q.Decide(t0)
 	var kinds []EventKind
 	var reasons []string
 	for _, ev := range q.Events() {
@@ -209,7 +210,7 @@ func TestGangNoWaitSoft(t *testing.T) {
 func TestGangBadTimeout(t *testing.T) {
 	q, err := New(Config{Slots: clusterSlots(2)})
 	require.NoError(t, err)
-	_, err = q.Submit(t0, JobSpec{Name: "g", Gang: &Gang{MinSlots: 1, Timeout: -2}})
+	_, err = q.submit(t0, JobSpec{Name: "g", Gang: &Gang{MinSlots: 1, Timeout: -2}})
 	require.ErrorIs(t, err, ErrBadLimit)
 	assert.Contains(t, err.Error(), `job "g"`)
 	assert.Contains(t, err.Error(), "NoGangWait")
@@ -222,12 +223,12 @@ func TestGangBadTimeout(t *testing.T) {
 func TestGangJudgedAgainstTheConfiguredCluster(t *testing.T) {
 	q, err := New(Config{Slots: clusterSlots(4), Cluster: []resource.Count{{Profile: small, N: 6}, {Profile: small, N: 4}}})
 	require.NoError(t, err)
-	p, err := q.Submit(t0, JobSpec{Name: "six", Gang: &Gang{MinSlots: 6}})
+	p, err := q.submit(t0, JobSpec{Name: "six", Gang: &Gang{MinSlots: 6}})
 	require.NoError(t, err)
 	assert.Equal(t, JobAccepted, p.State(), "%v", p.Err())
 	assert.Equal(t, []resource.Count{{Profile: small, N: 4}}, q.Capacity(), "it hands out the listed slots only")
 
-	p, err = q.Submit(t0, JobSpec{Name: "eleven", Gang: &Gang{MinSlots: 11}})
+	p, err = q.submit(t0, JobSpec{Name: "eleven", Gang: &Gang{MinSlots: 11}})
 	require.NoError(t, err)
 	assert.Equal(t, JobRejected, p.State())
 	var re *RejectedError
@@ -235,7 +236,7 @@ func TestGangJudgedAgainstTheConfiguredCluster(t *testing.T) {
 	assert.Equal(t, "eleven", re.Job)
 	assert.Equal(t, "its gang of 11 slots can never be reserved: the queue's cluster has 10 slots; missing 1 slot", re.Reason)
 
-	p, err = q.Submit(t0, JobSpec{Name: "wide", Largest: []resource.Count{{Profile: resource.Unknown, N: 11}}, LargestName: "region 0"})
+	p, err = q.submit(t0, JobSpec{Name: "wide", Largest: []resource.Count{{Profile: resource.Unknown, N: 11}}, LargestName: "region 0"})
 	require.NoError(t, err)
 	assert.Equal(t, JobRejected, p.State())
 	assert.Contains(t, p.Err().Error(), "region 0 needs 11 slots at once; the queue's cluster can never give them: missing 1 slot")
@@ -243,7 +244,7 @@ func TestGangJudgedAgainstTheConfiguredCluster(t *testing.T) {
 	// Without Cluster the listed slots are the cluster.
 	q, err = New(Config{Slots: clusterSlots(1)})
 	require.NoError(t, err)
-	p, err = q.Submit(t0, JobSpec{Name: "two", Gang: &Gang{MinSlots: 2}})
+	p, err = q.submit(t0, JobSpec{Name: "two", Gang: &Gang{MinSlots: 2}})
 	require.NoError(t, err)
 	assert.Contains(t, p.Err().Error(), "its gang of 2 slots can never be reserved: the queue's cluster has 1 slot; missing 1 slot")
 }

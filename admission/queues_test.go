@@ -53,9 +53,9 @@ func TestCanMoveTable(t *testing.T) {
 func TestPortRefusesIllegalMoves(t *testing.T) {
 	q, err := New(Config{Slots: clusterSlots(2), Queues: defaultQueue})
 	require.NoError(t, err)
-	a, err := q.Submit(t0, JobSpec{Name: "a"})
+	a, err := q.submit(t0, JobSpec{Name: "a"})
 	require.NoError(t, err)
-	b, err := q.Submit(t0, JobSpec{Name: "b"})
+	b, err := q.submit(t0, JobSpec{Name: "b"})
 	require.NoError(t, err)
 	ask(t, a, t0, 1, 1)
 	require.Equal(t, JobStarting, a.State())
@@ -81,7 +81,7 @@ func TestPortRefusesIllegalMoves(t *testing.T) {
 	assert.Error(t, b.Handle(t0.Add(4*ms), slotpool.AskRelease{ID: 1}), "a failed job takes no message")
 
 	// Deployed on a job that is not starting changes nothing.
-	c, err := q.Submit(t0.Add(5*ms), JobSpec{Name: "c"})
+	c, err := q.submit(t0.Add(5*ms), JobSpec{Name: "c"})
 	require.NoError(t, err)
 	c.Deployed(t0.Add(5 * ms))
 	assert.Equal(t, JobAccepted, c.State())
@@ -135,7 +135,7 @@ func TestConfigErrors(t *testing.T) {
 			q, err := New(tc.cfg)
 			if tc.field == "" { // the default policy is checked when a queue is created
 				require.NoError(t, err)
-				_, err = q.Submit(t0, JobSpec{Name: "j", Queue: "root.new"})
+				_, err = q.submit(t0, JobSpec{Name: "j", Queue: "root.new"})
 				tc.queue, tc.field = "root.new", "policy"
 			}
 			var ce *ConfigError
@@ -154,25 +154,25 @@ func TestConfigErrors(t *testing.T) {
 func TestSubmitQueuesAndDuplicates(t *testing.T) {
 	q, err := New(Config{Slots: clusterSlots(2), Queues: []QueueConfig{{Name: "root.default"}}})
 	require.NoError(t, err)
-	_, err = q.Submit(t0, JobSpec{Name: "x", Queue: "root.etl"})
+	_, err = q.submit(t0, JobSpec{Name: "x", Queue: "root.etl"})
 	require.ErrorIs(t, err, ErrUnknownQueue)
 	assert.ErrorContains(t, err, "root.etl")
-	_, ok := q.Job("x")
+	_, ok := q.portOf("x")
 	assert.False(t, ok, "a refused job is not submitted")
 
-	p, err := q.Submit(t0, JobSpec{Name: "x"})
+	p, err := q.submit(t0, JobSpec{Name: "x"})
 	require.NoError(t, err)
 	assert.Equal(t, JobAccepted, p.State())
 	assert.Equal(t, JobID(0), p.ID())
-	_, err = q.Submit(t0, JobSpec{Name: "x"})
+	_, err = q.submit(t0, JobSpec{Name: "x"})
 	require.ErrorIs(t, err, ErrDuplicateJob)
-	got, ok := q.Job("x")
+	got, ok := q.portOf("x")
 	require.True(t, ok)
 	assert.Equal(t, p.ID(), got.ID())
 
 	q, err = New(Config{Slots: clusterSlots(2), CreateQueues: true, DefaultPolicy: StateAware})
 	require.NoError(t, err)
-	p, err = q.Submit(t0, JobSpec{Name: "y", Queue: "root.etl"})
+	p, err = q.submit(t0, JobSpec{Name: "y", Queue: "root.etl"})
 	require.NoError(t, err)
 	assert.Equal(t, JobAccepted, p.State())
 	require.Contains(t, q.queues, "root.etl")
@@ -211,10 +211,10 @@ func TestRejectedJobDoesNotHoldBack(t *testing.T) {
 	// Without a driver the same region fits.
 	q, err := New(Config{Slots: clusterSlots(4), Queues: defaultQueue})
 	require.NoError(t, err)
-	p, err := q.Submit(t0, JobSpec{Name: "fits", Largest: []resource.Count{{Profile: resource.Unknown, N: 4}}})
+	p, err := q.submit(t0, JobSpec{Name: "fits", Largest: []resource.Count{{Profile: resource.Unknown, N: 4}}})
 	require.NoError(t, err)
 	assert.Equal(t, JobAccepted, p.State())
-	p, err = q.Submit(t0, JobSpec{Name: "gpu", Largest: []resource.Count{{Profile: gpu, N: 1}}})
+	p, err = q.submit(t0, JobSpec{Name: "gpu", Largest: []resource.Count{{Profile: gpu, N: 1}}})
 	require.NoError(t, err)
 	assert.Equal(t, JobRejected, p.State())
 	assert.ErrorContains(t, p.Err(), "the largest region needs 1 slot at once; the queue's cluster can never give it: missing 1 x")
@@ -359,10 +359,11 @@ func TestStateAware(t *testing.T) {
 	t.Run("tick before the deadline does nothing", func(t *testing.T) {
 		q, err := New(Config{Slots: clusterSlots(4), Queues: []QueueConfig{{Name: "root.default", Policy: StateAware, StartingTimeout: time.Second}}})
 		require.NoError(t, err)
-		a, err := q.Submit(t0, JobSpec{Name: "a", Driver: &drv})
+		a, err := q.submit(t0, JobSpec{Name: "a", Driver: &drv})
 		require.NoError(t, err)
-		b, err := q.Submit(t0, JobSpec{Name: "b", Driver: &drv})
+		b, err := q.submit(t0, JobSpec{Name: "b", Driver: &drv})
 		require.NoError(t, err)
+		q.Decide(t0)
 		require.Equal(t, JobStarting, a.State())
 		id, ok := a.DriverSlot()
 		require.True(t, ok)
@@ -372,9 +373,11 @@ func TestStateAware(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, t0.Add(time.Second), at)
 		a.Tick(t0.Add(time.Second - 1))
+		q.Decide(t0.Add(time.Second - 1))
 		assert.Equal(t, JobStarting, a.State())
 		assert.Equal(t, JobAccepted, b.State())
 		a.Tick(t0.Add(time.Second))
+		q.Decide(t0.Add(time.Second))
 		assert.Equal(t, JobRunning, a.State())
 		assert.Equal(t, JobStarting, b.State())
 		var drivers []string
@@ -517,16 +520,16 @@ func TestHeadsServedFirstHoldNothingPriority(t *testing.T) {
 func TestReclaimTakesFromLowestPriorityFirst(t *testing.T) {
 	q, err := New(Config{Slots: clusterSlots(2), Queues: []QueueConfig{{Name: "root.default", Policy: Priority}}})
 	require.NoError(t, err)
-	low, err := q.Submit(t0, JobSpec{Name: "old-low", Priority: 1})
+	low, err := q.submit(t0, JobSpec{Name: "old-low", Priority: 1})
 	require.NoError(t, err)
 	ask(t, low, t0, 1, 1)
-	mid, err := q.Submit(t0.Add(ms), JobSpec{Name: "new-mid", Priority: 5000})
+	mid, err := q.submit(t0.Add(ms), JobSpec{Name: "new-mid", Priority: 5000})
 	require.NoError(t, err)
 	ask(t, mid, t0.Add(ms), 1, 1)
 	require.Equal(t, []slotpool.SlotID{1}, grantedSlots(low.Ready()))
 	require.Equal(t, []slotpool.SlotID{2}, grantedSlots(mid.Ready()))
 
-	top, err := q.Submit(t0.Add(2*ms), JobSpec{Name: "top", Priority: 9000})
+	top, err := q.submit(t0.Add(2*ms), JobSpec{Name: "top", Priority: 9000})
 	require.NoError(t, err)
 	ask(t, top, t0.Add(2*ms), 1, 1)
 	assert.Equal(t, []slotpool.FromAdmission{slotpool.Reclaim{Slot: 1}}, low.Ready(), "the lowest-priority job's slot is reclaimed")
@@ -551,7 +554,7 @@ func TestQueueNamesDefaultQueueAndNoStartingWait(t *testing.T) {
 
 	q, err := New(Config{Slots: clusterSlots(2), DefaultPolicy: StateAware})
 	require.NoError(t, err)
-	p, err := q.Submit(t0, JobSpec{Name: "a", Largest: []resource.Count{{Profile: resource.Unknown, N: 1}}})
+	p, err := q.submit(t0, JobSpec{Name: "a", Largest: []resource.Count{{Profile: resource.Unknown, N: 1}}})
 	require.NoError(t, err, "root.default exists without configuration")
 	assert.Equal(t, JobAccepted, p.State())
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/inspect"
 	"github.com/regionsched/regionsched/internal/testjobs"
 	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/region"
@@ -81,7 +82,7 @@ import (
 //	    each job's admission state, slots held, regions running and
 //	    waiting; then each slot asked back from the job that holds it, and
 //	    for whom: by a claim (it comes back when its task ends) or a
-//	    preemption (admission.Queues.AskedBack)
+//	    preemption (internal/inspect.AskedBackSlots)
 //
 // What a decision prints, under "@T" (T the instant), in this order: the
 // inputs applied at it (by advance), the admission's events (reclaims,
@@ -383,7 +384,7 @@ func (h *harness) cmdSubmit(t *testing.T, td *datadriven.TestData) string {
 		}
 		j.dur = append(j.dur, d)
 	}
-	spec := multijob.JobSpec{Name: name, Queue: sub.Queue, User: sub.User, Priority: sub.Priority, Regions: j.rs}
+	spec := multijob.JobSpec{JobSpec: admission.JobSpec{Name: name, Queue: sub.Queue, User: sub.User, Priority: sub.Priority}, Regions: j.rs}
 	at := sub.SubmitAt
 	if a := strArg(td, "at", ""); a != "" {
 		at = parseDur(t, td, "at", a)
@@ -902,7 +903,7 @@ func (h *harness) cmdStatus(t *testing.T) string {
 		}
 		b.WriteString("\n")
 	}
-	for _, ab := range h.s.Admission().AskedBack(nil) {
+	for _, ab := range inspect.AskedBackSlots(h.s.Admission(), nil) {
 		how := "a claim"
 		if ab.Preempted {
 			how = "a preemption"

@@ -10,6 +10,7 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // TestDriverThenStartJob: a job with a driver asks for nothing before
@@ -18,7 +19,7 @@ import (
 func TestDriverThenStartJob(t *testing.T) {
 	s := fairShare(t, 3)
 	driver := resource.Unknown
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "spark", Driver: &driver, Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "spark", Driver: &driver}, Regions: pipelinedJob(t, 2)}))
 	assert.ErrorIs(t, s.StartJob(t0, "spark"), ErrNoDriverSlot, "not granted before the decision")
 	rd := s.Ready()
 	assert.Empty(t, rd.Jobs)
@@ -51,8 +52,8 @@ func TestDriverThenStartJob(t *testing.T) {
 func TestRejected(t *testing.T) {
 	s := fairShare(t, 2)
 	driver := resource.Unknown
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "wide", Driver: &driver, Regions: pipelinedJob(t, 2)}))
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "small", Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "wide", Driver: &driver}, Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "small"}, Regions: pipelinedJob(t, 2)}))
 	rd := s.Ready()
 	require.Len(t, rd.Ended, 1)
 	end := rd.Ended[0]
@@ -74,8 +75,8 @@ func TestRejected(t *testing.T) {
 // its job when the admission's timer fires (Tick at NextDeadline).
 func TestHardGangTimeout(t *testing.T) {
 	s := fairShare(t, 2)
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "first", Regions: pipelinedJob(t, 2)}))
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "gang", Gang: &admission.Gang{MinSlots: 2, Hard: true, Timeout: time.Second}, Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "first"}, Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "gang", Gang: &admission.Gang{MinSlots: 2, Hard: true, Timeout: time.Second}}, Regions: pipelinedJob(t, 2)}))
 	rd := s.Ready()
 	require.Equal(t, map[string]int{"first": 4}, deploys(rd))
 	assert.Equal(t, ms(1000), rd.Deadline)
@@ -95,7 +96,7 @@ func TestHardGangTimeout(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	s, err := New(Config{Admission: admission.Config{Slots: cluster(2)}})
 	require.NoError(t, err)
-	require.NoError(t, s.Submit(ms(5), JobSpec{Name: "a", Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(ms(5), JobSpec{JobSpec: admission.JobSpec{Name: "a"}, Regions: pipelinedJob(t, 2)}))
 	rd := s.Ready()
 	require.Equal(t, map[string]int{"a": 4}, deploys(rd))
 	dep := jobReady(rd, "a").Deploy[0]
@@ -105,11 +106,11 @@ func TestBadInput(t *testing.T) {
 		err  error
 	}{
 		"no name":       {JobSpec{Regions: pipelinedJob(t, 1)}, ErrBadSpec},
-		"no regions":    {JobSpec{Name: "b"}, ErrBadSpec},
-		"gang of 0":     {JobSpec{Name: "b", Regions: pipelinedJob(t, 1), Gang: &admission.Gang{}}, ErrBadSpec},
-		"duplicate":     {JobSpec{Name: "a", Regions: pipelinedJob(t, 1)}, ErrDuplicateJob},
-		"unknown queue": {JobSpec{Name: "b", Queue: "root.etl", Regions: pipelinedJob(t, 1)}, admission.ErrUnknownQueue},
-		"bad priority":  {JobSpec{Name: "b", Priority: 20000, Regions: pipelinedJob(t, 1)}, admission.ErrBadPriority},
+		"no regions":    {JobSpec{JobSpec: admission.JobSpec{Name: "b"}}, ErrBadSpec},
+		"gang of 0":     {JobSpec{JobSpec: admission.JobSpec{Name: "b", Gang: &admission.Gang{}}, Regions: pipelinedJob(t, 1)}, ErrBadSpec},
+		"duplicate":     {JobSpec{JobSpec: admission.JobSpec{Name: "a"}, Regions: pipelinedJob(t, 1)}, ErrDuplicateJob},
+		"unknown queue": {JobSpec{JobSpec: admission.JobSpec{Name: "b", Queue: "root.etl"}, Regions: pipelinedJob(t, 1)}, admission.ErrUnknownQueue},
+		"bad priority":  {JobSpec{JobSpec: admission.JobSpec{Name: "b", Priority: 20000}, Regions: pipelinedJob(t, 1)}, admission.ErrBadPriority},
 	}
 	for name, c := range submits {
 		err := s.Submit(ms(6), c.spec)
@@ -121,7 +122,7 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 	var te *scheduler.TimeError
-	assert.ErrorAs(t, s.Submit(ms(4), JobSpec{Name: "b", Regions: pipelinedJob(t, 1)}), &te)
+	assert.ErrorAs(t, s.Submit(ms(4), JobSpec{JobSpec: admission.JobSpec{Name: "b"}, Regions: pipelinedJob(t, 1)}), &te)
 	assert.ErrorAs(t, s.TaskFinished(ms(4), "a", dep.Task, dep.Attempt), &te)
 	assert.ErrorAs(t, s.Tick(ms(4)), &te)
 
@@ -159,10 +160,10 @@ func TestBadInput(t *testing.T) {
 // longer fails its job in its scheduler: the job is reported failed with
 // the scheduler's *RegionError, and the admission is told.
 func TestFailedInItsScheduler(t *testing.T) {
-	s, err := New(Config{Admission: admission.Config{Slots: cluster(2)}, Timeout: time.Second})
+	s, err := New(Config{Admission: admission.Config{Slots: cluster(2)}, Jobs: scheduler.Config{Pool: slotpool.Config{Timeout: time.Second}}})
 	require.NoError(t, err)
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "a", Regions: pipelinedJob(t, 2)}))
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "b", Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "a"}, Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "b"}, Regions: pipelinedJob(t, 2)}))
 	rd := s.Ready()
 	require.Equal(t, map[string]int{"a": 4}, deploys(rd))
 	assert.Equal(t, ms(1000), rd.Deadline, "b's region waits for a second at most")

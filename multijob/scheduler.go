@@ -15,7 +15,7 @@ type Scheduler struct {
 	cfg    Config
 	log    *zap.Logger
 	c      admission.Cluster
-	q      *admission.Queues // c's Queues, if c is in process; else nil
+	q      *admission.Queues // c, if it is the in-process admission; else nil
 	jobs   []*job            // in submission order
 	byName map[string]*job
 	byID   map[admission.JobID]*job
@@ -47,22 +47,20 @@ type job struct {
 }
 
 // New returns a Scheduler with no jobs over cfg.Cluster, or else over
-// the in-process admission cfg.Admission configures. Bad admission
-// configuration returns the admission's typed error; a bad
-// SelectiveShare, CheckSelectiveShare's.
+// the in-process admission cfg.Admission configures (admission.New).
+// Bad admission configuration returns the admission's typed error; a
+// Jobs configuration that sets what the Scheduler sets, a *ConfigError;
+// a bad Jobs.SelectiveShare, CheckSelectiveShare's.
 func New(cfg Config) (*Scheduler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	if cfg.SelectiveShare != 0 {
-		if err := scheduler.CheckSelectiveShare(cfg.SelectiveShare); err != nil {
-			return nil, err
-		}
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	s := &Scheduler{cfg: cfg, log: cfg.Logger, c: cfg.Cluster, byName: map[string]*job{}, byID: map[admission.JobID]*job{}}
 	if s.c == nil {
 		ac := cfg.Admission
-		ac.DecidePerInstant = true
 		if ac.Logger == nil {
 			ac.Logger = cfg.Logger.Named("admission")
 		}
@@ -70,17 +68,11 @@ func New(cfg Config) (*Scheduler, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.c = q.Cluster()
+		s.c = q
 	}
-	s.q, _ = admission.QueuesOf(s.c)
+	s.q, _ = s.c.(*admission.Queues)
 	return s, nil
 }
-
-// Admission returns the in-process admission the jobs share, for tests
-// and inspection, or nil if the Scheduler runs over another Cluster
-// (Config.Cluster): read it (CheckInvariants, Capacity, Job) between
-// calls of the Scheduler; every input goes through the Scheduler.
-func (s *Scheduler) Admission() *admission.Queues { return s.q }
 
 // Cluster returns the cluster the jobs share: its own input methods (a
 // Slurm cluster's observations) go through ClusterInput.
@@ -151,14 +143,7 @@ func (s *Scheduler) Submit(now time.Time, spec JobSpec) error {
 		s.end(now, j, Rejected, port.Err())
 		return nil
 	}
-	j.sched = scheduler.New(spec.Regions, scheduler.Config{
-		Pool:                     s.cfg.poolConfig(),
-		Admission:                port,
-		SelectiveShare:           s.cfg.SelectiveShare,
-		DisableHybridSlotSharing: s.cfg.DisableHybridSlotSharing,
-		Speculation:              spec.Speculation,
-		Logger:                   s.log.Named(spec.Name),
-	})
+	j.sched = scheduler.New(spec.Regions, s.cfg.jobConfig(port, &spec, s.log.Named(spec.Name)))
 	// The admission's first message is the cluster's capacity: a region
 	// that can never fit fails the job when it starts.
 	if err := j.sched.Admit(now); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/admission/slurm"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/multijob"
@@ -36,7 +37,7 @@ func ExampleCluster() {
 	}
 	now := time.Unix(0, 0)
 	for _, name := range []string{"etl", "report"} {
-		if err := s.Submit(now, multijob.JobSpec{Name: name, Regions: rs}); err != nil {
+		if err := s.Submit(now, multijob.JobSpec{JobSpec: admission.JobSpec{Name: name}, Regions: rs}); err != nil {
 			fmt.Println(err)
 			return
 		}

@@ -29,6 +29,7 @@ import (
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -506,7 +507,7 @@ func (r *slurmRun) run(ctx context.Context, jobs []slurmJob) error {
 	if err != nil {
 		return err
 	}
-	ms, err := multijob.New(multijob.Config{Cluster: cl, IdleTimeout: r.cfg.IdleTimeout, Logger: r.cfg.Logger})
+	ms, err := multijob.New(multijob.Config{Cluster: cl, Jobs: scheduler.Config{Pool: slotpool.Config{IdleTimeout: r.cfg.IdleTimeout}}, Logger: r.cfg.Logger})
 	if err != nil {
 		return err
 	}
@@ -588,7 +589,7 @@ func (r *slurmRun) submit(ctx context.Context, j slurmJob) {
 			return
 		}
 	}
-	err := r.d.Submit(ctx, multijob.JobSpec{Name: j.Name, Queue: sub.Queue, User: sub.User, Priority: sub.Priority, Regions: jr.rs})
+	err := r.d.Submit(ctx, multijob.JobSpec{JobSpec: admission.JobSpec{Name: j.Name, Queue: sub.Queue, User: sub.User, Priority: sub.Priority}, Regions: jr.rs})
 	if err != nil && ctx.Err() == nil {
 		r.abort(fmt.Errorf("submitting %s: %w", j.Name, err))
 	}
