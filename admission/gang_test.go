@@ -14,49 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A gang is reserved whole before anything of the job runs: with 3 of 4
-// slots busy until 100 ms, a job with a gang of 4 gets nothing before
-// then, and its regions run in its placeholders.
-func TestGangReservedWholeBeforeAnythingRuns(t *testing.T) {
-	s := newSim(t, Config{Slots: clusterSlots(4)}, simConfig{checks: true, record: true})
-	s.add(JobSpec{Name: "busy"}, 0, []int{3}, []time.Duration{100 * ms}, 1, 0)
-	g := s.add(JobSpec{Name: "gang", Gang: &Gang{MinSlots: 4}}, 1*ms, []int{2, 4}, uniform(2, 10*ms), 2, 0)
-	require.True(t, s.run(0), s.tail(30))
-	assert.Equal(t, 100*ms, g.firstDeploy.Sub(t0))
-	for _, l := range s.log {
-		if l < "  100ms" {
-			assert.NotContains(t, l, "gang grant", "nothing granted before the gang is reserved")
-		}
-	}
-}
-
-// On timeout a hard gang fails its job (the error names the job and says
-// it timed out) while the other jobs finish; the same job with a soft
-// gang falls back to normal admission after the requeue backoff and
-// finishes.
-func TestGangTimeoutHardAndSoft(t *testing.T) {
-	for _, hard := range []bool{true, false} {
-		t.Run(map[bool]string{true: "hard", false: "soft"}[hard], func(t *testing.T) {
-			s := newSim(t, Config{Slots: clusterSlots(4), Backoff: Backoff{Base: 20 * ms, Cap: time.Second}}, simConfig{checks: true, record: true})
-			busy := s.add(JobSpec{Name: "busy"}, 0, []int{3}, []time.Duration{200 * ms}, 1, 0)
-			g := s.add(JobSpec{Name: "gang", Gang: &Gang{MinSlots: 4, Hard: hard, Timeout: 50 * ms}}, 1*ms, []int{1}, uniform(1, 10*ms), 1, 0)
-			if hard {
-				s.run(0)
-				assert.Equal(t, JobFailed, g.port.State())
-				var ge *GangTimeoutError
-				require.ErrorAs(t, g.port.Err(), &ge)
-				assert.Contains(t, ge.Error(), `job "gang"`)
-				assert.Contains(t, ge.Error(), "timed out")
-				assert.Equal(t, JobCompleted, busy.port.State())
-				return
-			}
-			require.True(t, s.run(0), s.tail(30))
-			assert.Equal(t, JobCompleted, g.port.State())
-			assert.Equal(t, 71*ms, g.firstDeploy.Sub(t0), "after the 50 ms timeout (from its arrival at 1 ms) and 20 ms of backoff, on the free slot")
-		})
-	}
-}
-
 // A gang larger than the cluster is rejected at once; placeholders the
 // job does not use go back once nothing of it waits.
 func TestGangRejectedAndPlaceholdersReleased(t *testing.T) {

@@ -220,37 +220,6 @@ func TestRejectedJobDoesNotHoldBack(t *testing.T) {
 	assert.ErrorContains(t, p.Err(), "the largest region needs 1 slot at once; the queue's cluster can never give it: missing 1 x")
 }
 
-func TestFIFOServesInSubmissionOrder(t *testing.T) {
-	s := newSim(t, Config{Slots: clusterSlots(2), Queues: defaultQueue}, simConfig{checks: true, record: true})
-	for i, name := range []string{"a", "b", "c", "d"} {
-		s.add(JobSpec{Name: name, Priority: 10000 - i}, time.Duration(i)*ms, []int{2, 1}, uniform(2, 10*ms), 1, 0)
-	}
-	require.True(t, s.run(0), s.tail(30))
-	var prev time.Time
-	for _, name := range []string{"a", "b", "c", "d"} {
-		j := s.byName[name]
-		assert.Equal(t, JobCompleted, j.port.State(), name)
-		assert.False(t, j.firstDeploy.Before(prev), "%s deployed before the job submitted ahead of it", name)
-		prev = j.finished
-	}
-}
-
-// With one slot, a higher-priority job waiting at the same time as a
-// lower-priority one gets it first, whatever the submission order.
-func TestPriorityServesHigherPriorityFirst(t *testing.T) {
-	s := newSim(t, Config{Slots: clusterSlots(1), Queues: []QueueConfig{{Name: "root.default", Policy: Priority}}},
-		simConfig{checks: true, record: true})
-	s.add(JobSpec{Name: "running", Priority: 5000}, 0, []int{1}, []time.Duration{10 * ms}, 1, 0)
-	s.add(JobSpec{Name: "low", Priority: 1}, 1*ms, []int{1}, []time.Duration{10 * ms}, 1, 0)
-	s.add(JobSpec{Name: "mid", Priority: 4000}, 2*ms, []int{1}, []time.Duration{10 * ms}, 1, 0)
-	s.add(JobSpec{Name: "high", Priority: 9000}, 3*ms, []int{1}, []time.Duration{10 * ms}, 1, 0)
-	require.True(t, s.run(0), s.tail(30))
-	deploy := func(n string) time.Duration { return s.byName[n].firstDeploy.Sub(t0) }
-	assert.Equal(t, time.Duration(0), deploy("running"))
-	assert.Less(t, deploy("high"), deploy("mid"))
-	assert.Less(t, deploy("mid"), deploy("low"))
-}
-
 // Fair share: two long jobs of priorities 1:3 on one queue, both always
 // wanting more, get slot-time close to 1:3. Each starts with what it gets
 // first (the first job takes the whole cluster) and the admission moves
@@ -388,74 +357,6 @@ func TestStateAware(t *testing.T) {
 		}
 		assert.Equal(t, []string{"a@0s slot 1", "b@1s slot 2"}, drivers)
 	})
-}
-
-func TestMaxRunningJobsOne(t *testing.T) {
-	s := newSim(t, Config{Slots: clusterSlots(10), Queues: []QueueConfig{{Name: "root.default", MaxRunningJobs: 1}}},
-		simConfig{checks: true, record: true})
-	for i, n := range []string{"a", "b", "c", "d"} {
-		s.add(JobSpec{Name: n}, time.Duration(i)*ms, []int{2, 3, 1}, uniform(3, 10*ms), 1, 0)
-	}
-	maxRunning := 0
-	s.onStep = func() {
-		n := 0
-		for _, st := range s.states() {
-			if st == JobStarting || st == JobRunning {
-				n++
-			}
-		}
-		maxRunning = max(maxRunning, n)
-	}
-	require.True(t, s.run(0), s.tail(30))
-	assert.Equal(t, 1, maxRunning)
-	prev := t0
-	for _, n := range []string{"a", "b", "c", "d"} {
-		j := s.byName[n]
-		assert.Equal(t, JobCompleted, j.port.State())
-		assert.False(t, j.firstDeploy.Before(prev), "%s started before the previous job finished", n)
-		prev = j.finished
-	}
-}
-
-// The driver flood: four jobs with drivers
-// and regions of 3 slots on 4 slots. Under fifo all four drivers are
-// granted and no region can ever run (drivers are never reclaimed); under
-// stateaware and maxRunningJobs 1 all four finish.
-func TestDriverFlood(t *testing.T) {
-	drv := small
-	flood := func(qc QueueConfig) *sim {
-		s := newSim(t, Config{Slots: clusterSlots(4), Queues: []QueueConfig{qc}}, simConfig{checks: true, record: true})
-		for _, n := range []string{"a", "b", "c", "d"} {
-			s.add(JobSpec{Name: n, Driver: &drv}, 0, []int{3, 3}, uniform(2, 100*ms), 1, time.Second)
-		}
-		return s
-	}
-	t.Run("fifo deadlocks", func(t *testing.T) {
-		s := flood(QueueConfig{Name: "root.default", Policy: FIFO})
-		require.False(t, s.run(0), "expected a deadlock")
-		for _, j := range s.jobs {
-			_, has := j.port.DriverSlot()
-			assert.True(t, has, "%s has its driver", j.name)
-			assert.Equal(t, 1, j.port.Granted(), j.name)
-			assert.Equal(t, JobStarting, j.port.State(), j.name)
-			assert.False(t, j.deployed, j.name)
-			assert.Equal(t, []slotpool.BulkID{1}, j.pool.Waiting(), j.name)
-		}
-		assert.Zero(t, s.reclaims, "drivers are never reclaimed")
-	})
-	for _, qc := range []QueueConfig{
-		{Name: "root.default", Policy: StateAware},
-		{Name: "root.default", Policy: FIFO, MaxRunningJobs: 1},
-		{Name: "root.default", Policy: Priority, MaxRunningJobs: 1},
-	} {
-		t.Run(fmt.Sprintf("%v-max%d", qc.Policy, qc.MaxRunningJobs), func(t *testing.T) {
-			s := flood(qc)
-			require.True(t, s.run(0), s.tail(30))
-			for _, j := range s.jobs {
-				assert.Equal(t, JobCompleted, j.port.State(), j.name)
-			}
-		})
-	}
 }
 
 // Two multi-region jobs whose heads need more than is free, each with a
