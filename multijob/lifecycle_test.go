@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/resource"
@@ -111,6 +112,7 @@ func TestBadInput(t *testing.T) {
 		"duplicate":     {JobSpec{JobSpec: admission.JobSpec{Name: "a"}, Regions: pipelinedJob(t, 1)}, ErrDuplicateJob},
 		"unknown queue": {JobSpec{JobSpec: admission.JobSpec{Name: "b", Queue: "root.etl"}, Regions: pipelinedJob(t, 1)}, admission.ErrUnknownQueue},
 		"bad priority":  {JobSpec{JobSpec: admission.JobSpec{Name: "b", Priority: 20000}, Regions: pipelinedJob(t, 1)}, admission.ErrBadPriority},
+		"largest set":   {JobSpec{JobSpec: admission.JobSpec{Name: "b", LargestName: "r0"}, Regions: pipelinedJob(t, 1)}, ErrBadSpec},
 	}
 	for name, c := range submits {
 		err := s.Submit(ms(6), c.spec)
@@ -177,4 +179,28 @@ func TestFailedInItsScheduler(t *testing.T) {
 	st, err := s.Status("b")
 	require.NoError(t, err)
 	assert.Equal(t, admission.JobFailed, st.Admission)
+}
+
+// New refuses a Config.Jobs that sets what the Scheduler sets for each
+// job, naming the field.
+func TestNewRefusesJobsFieldsItSets(t *testing.T) {
+	slots := admission.Config{Slots: cluster(1)}
+	for field, jobs := range map[string]scheduler.Config{
+		"Jobs.Admission":         {Admission: &admission.StaticCluster{}},
+		"Jobs.ExternalAdmission": {ExternalAdmission: true},
+		"Jobs.Speculation":       {Speculation: scheduler.DefaultSpeculation()},
+		"Jobs.Logger":            {Logger: zap.NewNop()},
+	} {
+		_, err := New(Config{Admission: slots, Jobs: jobs})
+		assert.ErrorIs(t, err, ErrBadConfig, field)
+		var ce *ConfigError
+		if assert.ErrorAs(t, err, &ce, field) {
+			assert.Equal(t, field, ce.Field)
+		}
+	}
+	_, err := New(Config{Admission: slots, Jobs: scheduler.Config{SelectiveShare: 2}})
+	assert.Error(t, err, "a selective share out of range")
+	_, err = New(Config{Admission: slots, Jobs: scheduler.Config{SelectiveShare: 0.5, DisableHybridSlotSharing: true,
+		Pool: slotpool.Config{Timeout: time.Second, IdleTimeout: time.Second}}})
+	assert.NoError(t, err)
 }
