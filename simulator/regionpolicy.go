@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/topology"
@@ -93,7 +94,7 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 	tracing := p.e.tracing()
 	for _, req := range rd.Requests {
 		if req.Speculative {
-			p.e.attemptEvent(Speculate, p.off+int32(req.Slots[0].Members[0]), int32(req.Attempt), NoSlot, true)
+			p.e.attemptEvent(runfile.Speculate, p.off+int32(req.Slots[0].Members[0]), int32(req.Attempt), runfile.NoSlot, true)
 			continue
 		}
 		for _, s := range req.Slots {
@@ -103,7 +104,7 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 			}
 			for _, v := range s.Members {
 				p.e.model.runs[p.off+int32(v)].attempt = int32(req.Attempt)
-				p.e.record(Request, p.off+int32(v), NoSlot)
+				p.e.record(runfile.Request, p.off+int32(v), runfile.NoSlot)
 			}
 		}
 	}
@@ -114,7 +115,7 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 		}
 		p.e.model.runs[p.off+int32(d.Task)].attempt = int32(d.Attempt)
 		if d.Shared { // its region asked for no slot: the trace shows it asking, and served at once
-			p.e.record(Request, p.off+int32(d.Task), NoSlot)
+			p.e.record(runfile.Request, p.off+int32(d.Task), runfile.NoSlot)
 		}
 		p.e.deploy(p.off+int32(d.Task), int32(d.Slot), d.Shared)
 	}

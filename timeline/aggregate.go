@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/runfile"
 )
 
 // Layout of the aggregated view.
@@ -73,7 +73,7 @@ type aggSource struct {
 }
 
 // eventSource aggregates recorded events as they are replayed.
-func eventSource(events []simulator.Event, stats *colorStats) aggSource {
+func eventSource(events []runfile.Event, stats *colorStats) aggSource {
 	agg := newAggregator(stats, nil)
 	return aggSource{agg: agg, replay: func(apply func(aggOp)) error {
 		agg.emit = apply

@@ -18,6 +18,7 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/internal/testjobs"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/timeline"
 )
@@ -89,7 +90,7 @@ func deadlockLineX(t *testing.T, svg string) float64 {
 func TestWriteSVGDeadlockExplains(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.AllPipelined)
 	_, res, svg := picture(t, rs, simulator.Config{Cluster: slots(4), Policy: simulator.EagerPolicy, Seed: 1, Ties: simulator.TiesSeeded}, "eager")
-	require.Equal(t, simulator.Deadlock, res.Verdict)
+	require.Equal(t, runfile.Deadlock, res.Verdict)
 	require.Equal(t, 2*time.Second, res.Makespan)
 	st := parseSVG(t, strings.NewReader(svg))
 	assertTextsInside(t, st)
@@ -99,7 +100,7 @@ func TestWriteSVGDeadlockExplains(t *testing.T) {
 	// every bar ends at the deadlock, the open ones exactly there
 	xd := deadlockLineX(t, svg)
 	bars := barRects(t, svg, "")
-	require.Len(t, bars, countKind(res.Events, simulator.Deploy))
+	require.Len(t, bars, countKind(res.Events, runfile.Deploy))
 	for _, b := range bars {
 		assert.LessOrEqual(t, b[0]+b[2], xd+1.6, "a bar runs past the deadlock: %v", b) // 1.5 px: the least width of a bar
 	}
@@ -128,7 +129,7 @@ func TestWriteSVGDeadlockExplains(t *testing.T) {
 func TestWriteSVGDeadlockAtZero(t *testing.T) {
 	rs := region.FromJob(testjobs.Load(t, "cycle-side-input.json"), exchange.AllPipelined)
 	_, res, svg := picture(t, rs, simulator.Config{Cluster: slots(8), Policy: simulator.EagerPolicy, Seed: 1}, "side input")
-	require.Equal(t, simulator.Deadlock, res.Verdict)
+	require.Equal(t, runfile.Deadlock, res.Verdict)
 	require.Zero(t, res.Makespan)
 	st := parseSVG(t, strings.NewReader(svg))
 	assertTextsInside(t, st)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/runfile"
 )
 
 // Timeline is what WriteSVG draws: one row per slot, one bar per task
@@ -33,22 +33,22 @@ type Timeline struct {
 	// Events are the run's events in time order (simulator.Result.Events
 	// of a run with Config.Record). Recorder.WriteSVG ignores them and
 	// draws the events it was handed instead.
-	Events []simulator.Event
-	// Verdict is how the run ended. For a simulator.Deadlock the bars
+	Events []runfile.Event
+	// Verdict is how the run ended. For a runfile.Deadlock the bars
 	// stop at Makespan, the time of the deadlock, the requests still
 	// waiting for a slot are drawn, and a column shows what every slot
-	// holds then. For simulator.Steady (a stream deployed in full, which
+	// holds then. For runfile.Steady (a stream deployed in full, which
 	// runs on) the time axis goes on for StreamWindow after Makespan, the
 	// last event, and what still holds its slot is drawn running on to
 	// the end of the axis.
-	Verdict simulator.Verdict
+	Verdict runfile.Verdict
 	// Reason is the verdict line (simulator.Result.Reason), written into
 	// the picture under the title.
 	Reason string
 	// ColorBy says what a bar's colour stands for.
 	ColorBy ColorBy
 	// Progress says the events include when tasks make progress (kinds
-	// simulator.Progress and Stall: simulator.Config.Detail): the time a
+	// runfile.Progress and Stall: simulator.Config.Detail): the time a
 	// task holds its slot without making progress, what the summary
 	// counts as held while waiting, is drawn hatched. Without it, bars
 	// are plain.
@@ -73,15 +73,15 @@ const (
 	// ColorByVertex colours by job vertex (the eager policy has no
 	// regions); the most frequent vertices get colours, the rest grey.
 	ColorByVertex
-	// ColorByJob colours by job (simulator.Event.Job), for runs of
+	// ColorByJob colours by job (runfile.Event.Job), for runs of
 	// several jobs: one colour per job with the job names in the legend
 	// (the most frequent jobs get colours, the rest grey), and drivers
-	// (task simulator.DriverTask) drawn hatched in their job's colour and
+	// (task runfile.DriverTask) drawn hatched in their job's colour and
 	// labelled.
 	ColorByJob
 )
 
-// StreamWindow is how far the picture of a stream (simulator.Steady) draws
+// StreamWindow is how far the picture of a stream (runfile.Steady) draws
 // past the run's last event: the stream runs on beyond it.
 const StreamWindow = time.Second
 
@@ -126,7 +126,7 @@ func WriteSVG(w io.Writer, tl Timeline) error {
 		if e.Slot >= tl.Slots {
 			tl.Slots = e.Slot + 1
 		}
-		if e.Kind == simulator.Deploy {
+		if e.Kind == runfile.Deploy {
 			deploys++
 		}
 		stats.observe(e)
@@ -179,8 +179,8 @@ type line struct {
 }
 
 func newPicture(tl Timeline, stats *colorStats) *picture {
-	p := &picture{tl: tl, deadlock: tl.Verdict == simulator.Deadlock, span: tl.Makespan, end: tl.Makespan}
-	if tl.Verdict == simulator.Steady {
+	p := &picture{tl: tl, deadlock: tl.Verdict == runfile.Deadlock, span: tl.Makespan, end: tl.Makespan}
+	if tl.Verdict == runfile.Steady {
 		p.stream, p.span = true, tl.Makespan+StreamWindow
 		p.end = p.span
 	}
@@ -370,8 +370,8 @@ type span struct {
 	key                   int // colour key
 	region, slot, attempt int
 	start, end            time.Duration
-	outcome               simulator.Kind // Finish, Fail, Cancel, or Deploy if still holding its slot at the end
-	seq                   int            // order of the deploy in the trace
+	outcome               runfile.Kind // Finish, Fail, Cancel, or Deploy if still holding its slot at the end
+	seq                   int          // order of the deploy in the trace
 	lane                  int
 	// stalls are the times it held its slot without progress
 	// (Timeline.Progress), in order; stallFrom is when the current one
@@ -442,42 +442,42 @@ func (p *picture) scan(onBar func(span), onRequest func(request), onKept func(ke
 	for i, e := range p.tl.Events {
 		k := taskKey{e.Job, e.Task, e.Attempt}
 		switch e.Kind {
-		case simulator.Request:
+		case runfile.Request:
 			asked[k] = request{job: e.Job, task: e.Task, key: p.colors.of(e), from: e.At, seq: i, attemptKey: k}
-		case simulator.Deploy:
+		case runfile.Deploy:
 			if r, ok := asked[k]; ok {
 				delete(asked, k)
 				r.to = e.At
 				onRequest(r)
 			}
 			s := &span{job: e.Job, task: e.Task, key: p.colors.of(e), region: e.Region, slot: e.Slot, attempt: e.Attempt, start: e.At, end: end,
-				outcome: simulator.Deploy, seq: i, stallFrom: -1, speculative: e.Speculative}
+				outcome: runfile.Deploy, seq: i, stallFrom: -1, speculative: e.Speculative}
 			if p.tl.Progress && !p.isDriver(*s) {
 				s.stallFrom = e.At // held without progress until it progresses
 			}
 			open[k] = s
-		case simulator.Progress:
+		case runfile.Progress:
 			if s, ok := open[k]; ok {
 				s.stall(e.At)
 			}
-		case simulator.Stall:
+		case runfile.Stall:
 			if s, ok := open[k]; ok && s.stallFrom < 0 && p.tl.Progress {
 				s.stallFrom = e.At
 			}
-		case simulator.Finish, simulator.Fail, simulator.Cancel:
+		case runfile.Finish, runfile.Fail, runfile.Cancel:
 			if s, ok := open[k]; ok {
 				delete(open, k)
 				s.end, s.outcome = e.At, e.Kind
 				s.stall(e.At)
 				onBar(*s)
 			}
-		case simulator.Reserve:
+		case runfile.Reserve:
 			if _, ok := kept[e.Slot]; !ok {
 				ks := &keptSpan{job: e.Job, slot: e.Slot, from: e.At, gang: e.Reason == "gang"}
 				kept[e.Slot] = ks
 				keptOrder = append(keptOrder, ks)
 			}
-		case simulator.Unreserve:
+		case runfile.Unreserve:
 			if ks, ok := kept[e.Slot]; ok {
 				delete(kept, e.Slot)
 				ks.to = e.At
@@ -588,7 +588,7 @@ func (p *picture) detail() {
 		pw := p.panelW() - 8
 		held := make([]bool, p.tl.Slots)
 		for _, b := range bars {
-			if b.outcome != simulator.Deploy || b.slot < 0 || b.slot >= p.tl.Slots {
+			if b.outcome != runfile.Deploy || b.slot < 0 || b.slot >= p.tl.Slots {
 				continue
 			}
 			held[b.slot] = true
@@ -645,7 +645,7 @@ func (p *picture) detail() {
 
 	y = p.axis(bottom)
 	entries := p.colors.legend()
-	var outcomes [simulator.Release + 1]int
+	var outcomes [runfile.Release + 1]int
 	drivers, stalled, tails := 0, 0, 0
 	for _, b := range bars {
 		outcomes[b.outcome]++
@@ -655,7 +655,7 @@ func (p *picture) detail() {
 		if len(b.stalls) > 0 {
 			stalled++
 		}
-		if b.outcome == simulator.Deploy && !b.stalled() {
+		if b.outcome == runfile.Deploy && !b.stalled() {
 			tails++
 		}
 	}
@@ -665,10 +665,10 @@ func (p *picture) detail() {
 	if stalled > 0 && p.timeW > 0 {
 		entries = append(entries, legendEntry{fill: "#e4e4e4", pattern: "url(#held)", label: "holds its slot without progress (held while waiting)"})
 	}
-	if outcomes[simulator.Fail] > 0 {
+	if outcomes[runfile.Fail] > 0 {
 		entries = append(entries, legendEntry{fill: "#ffffff", stroke: "#d62728", label: "failed ✗"})
 	}
-	if outcomes[simulator.Cancel] > 0 {
+	if outcomes[runfile.Cancel] > 0 {
 		entries = append(entries, legendEntry{fill: "#dddddd", stroke: "#888", label: "canceled (faded)"})
 	}
 	if tails > 0 && p.timeW > 0 {
@@ -711,7 +711,7 @@ func (p *picture) keptBar(k keptSpan, y0 float64) {
 	wd := math.Max(x1-x0, 1.5)
 	color := "#555"
 	if p.colors.byJob {
-		color = p.colors.color(p.colors.keyOf(simulator.NoRegion, k.job))
+		color = p.colors.color(p.colors.keyOf(runfile.NoRegion, k.job))
 	}
 	title := fmt.Sprintf("slot %d %s: %s - %s", k.slot, keptText(k), formatMillis(k.from), formatMillis(k.to))
 	if k.open {
@@ -770,7 +770,7 @@ func (p *picture) holdsText(b span) string {
 // isDriver reports whether a bar is a job's driver (drawn apart under
 // ColorByJob).
 func (p *picture) isDriver(b span) bool {
-	return p.colors.byJob && b.task == simulator.DriverTask && b.region == simulator.NoRegion
+	return p.colors.byJob && b.task == runfile.DriverTask && b.region == runfile.NoRegion
 }
 
 // bar draws one task attempt. A driver is hatched in its job's colour,
@@ -785,9 +785,9 @@ func (p *picture) bar(b span, y0 float64) {
 	sw := strokeWidth(b.outcome)
 	driver := p.isDriver(b)
 	switch {
-	case b.outcome == simulator.Fail:
+	case b.outcome == runfile.Fail:
 		stroke = "#d62728"
-	case b.outcome == simulator.Cancel:
+	case b.outcome == runfile.Cancel:
 		dash, opacity, fg = ` stroke-dasharray="3,2"`, 0.3, "#222"
 	case driver:
 		stroke, opacity, fg, sw = p.colors.color(b.key), 0.35, "#111", "2"
@@ -827,7 +827,7 @@ func (p *picture) bar(b span, y0 float64) {
 	if len(b.stalls) > 0 && b.stalls[0].from == b.start && fg == "#fff" {
 		fg = "#111" // the label sits on the faded part
 	}
-	if b.outcome == simulator.Deploy && !b.stalled() { // still holding its slot at the end, and progressing (or not known)
+	if b.outcome == runfile.Deploy && !b.stalled() { // still holding its slot at the end, and progressing (or not known)
 		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#hatch)"/>`, math.Max(x0, x1-24), y0, math.Min(24, wd), laneH-4)
 	}
 	// the longest label that fits: job:task, task, then the subtask index
@@ -839,7 +839,7 @@ func (p *picture) bar(b span, y0 float64) {
 		labels = append(labels, b.task[i:])
 	}
 	for _, label := range labels {
-		if b.outcome == simulator.Fail {
+		if b.outcome == runfile.Fail {
 			label += " ✗"
 		}
 		if textWidth(label, 11, false)+8 <= wd {
@@ -882,20 +882,20 @@ func assignLanes(bars []span, slots int) []int {
 	return out
 }
 
-func strokeWidth(k simulator.Kind) string {
-	if k == simulator.Fail {
+func strokeWidth(k runfile.Kind) string {
+	if k == runfile.Fail {
 		return "2.5"
 	}
 	return "0.8"
 }
 
-func (p *picture) outcomeName(k simulator.Kind) string {
+func (p *picture) outcomeName(k runfile.Kind) string {
 	switch k {
-	case simulator.Finish:
+	case runfile.Finish:
 		return "finished"
-	case simulator.Fail:
+	case runfile.Fail:
 		return "failed"
-	case simulator.Cancel:
+	case runfile.Cancel:
 		return "canceled"
 	}
 	if p.stream {

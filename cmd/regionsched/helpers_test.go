@@ -13,7 +13,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/regionsched/regionsched/internal/jsontext"
 )
+
+// quoteJSON quotes a value as JSON writes it, as error messages quote
+// the values of a file.
+func quoteJSON(s string) string { return string(jsontext.AppendString(nil, s)) }
 
 // flip119Path is the FLIP-119 example job, relative to this package.
 const flip119Path = "../../examples/jobs/flip119.json"

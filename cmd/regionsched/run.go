@@ -27,8 +27,8 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
-	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -164,7 +164,7 @@ and why) or the run was interrupted, 2 bad input or no Slurm reachable.
 			cfg.RunID, slurm.Tag(cfg.RunID), cfg.TimeLimit)
 		var outcomes []slurmOutcome
 		write := func(w io.Writer) error {
-			tw := simulator.NewTraceWriter(w)
+			tw := runfile.NewTraceWriter(w)
 			cfg.Trace = tw.Event
 			outcomes = runOnSlurm(ctx, cfg, jobs)
 			return tw.Flush()
@@ -322,12 +322,12 @@ type slurmRunConfig struct {
 	// pends before its reason is told.
 	PartitionEvery, WaitNotice time.Duration
 	// Trace receives the trace events (called under a lock).
-	Trace func(simulator.Event)
+	Trace func(runfile.Event)
 	// Notify receives the poller's notices: outages, recoveries, long
 	// waits (called from its goroutine).
 	Notify func(slurm.Notice)
 	// Events are priority changes and kills to apply during the run.
-	Events []simulator.JobEvent
+	Events []runfile.JobEvent
 	// Audit receives every priority change, applied or refused (called
 	// under a lock), with its time since the start.
 	Audit func(job string, at time.Duration, rec slurm.AuditRecord)
@@ -343,7 +343,7 @@ type slurmRunConfig struct {
 }
 
 // slurmJob is one job of a run, named as in simulate.
-type slurmJob = simulator.Job
+type slurmJob = runfile.Job
 
 // slurmOutcome is how one job's run ended.
 type slurmOutcome struct {
@@ -387,7 +387,7 @@ type slurmRun struct {
 	clk   clock.Clock
 	start time.Time
 	multi bool
-	trace func(simulator.Event)
+	trace func(runfile.Event)
 	d     *multijob.Driver
 	pl    *slurm.Poller
 
@@ -446,7 +446,7 @@ func runOnSlurm(ctx context.Context, cfg slurmRunConfig, jobs []slurmJob) []slur
 	r := &slurmRun{cfg: cfg, clk: clock.New(), multi: len(jobs) > 1, fatal: make(chan error, 1), jobs: map[string]*slurmJobRun{}}
 	r.start = r.clk.Now()
 	var traceMu sync.Mutex
-	r.trace = func(ev simulator.Event) {
+	r.trace = func(ev runfile.Event) {
 		if cfg.Trace == nil {
 			return
 		}
@@ -659,7 +659,7 @@ func (r *slurmRun) apply(ctx context.Context, rd multijob.Ready) int {
 		for _, req := range jrd.Requests {
 			for _, s := range req.Slots {
 				for _, v := range s.Members {
-					r.event(jrd.Job, jr, simulator.Request, v, simulator.NoSlot, req.Attempt)
+					r.event(jrd.Job, jr, runfile.Request, v, runfile.NoSlot, req.Attempt)
 				}
 			}
 		}
@@ -668,12 +668,12 @@ func (r *slurmRun) apply(ctx context.Context, rd multijob.Ready) int {
 				t.cancel()
 				<-t.done
 				delete(jr.running, c.Task)
-				r.event(jrd.Job, jr, simulator.Cancel, c.Task, int(t.slot), c.Attempt)
+				r.event(jrd.Job, jr, runfile.Cancel, c.Task, int(t.slot), c.Attempt)
 			}
 		}
 		for _, rel := range jrd.Released {
 			if v, ok := jr.inSlot[rel.Slot]; ok {
-				r.event(jrd.Job, jr, simulator.Release, v, int(rel.Slot), rel.Attempt)
+				r.event(jrd.Job, jr, runfile.Release, v, int(rel.Slot), rel.Attempt)
 				delete(jr.inSlot, rel.Slot)
 			}
 		}
@@ -733,9 +733,9 @@ func (r *slurmRun) deploy(ctx context.Context, job string, jr *slurmJobRun, dep 
 	jr.out.Allocations[p.Job] = true
 	r.mu.Unlock()
 	if dep.Shared { // its region asked the pool for nothing: traced as asking, served at once
-		r.event(job, jr, simulator.Request, dep.Task, simulator.NoSlot, dep.Attempt)
+		r.event(job, jr, runfile.Request, dep.Task, runfile.NoSlot, dep.Attempt)
 	}
-	ev := r.taskEvent(job, jr, simulator.Deploy, dep.Task, int(dep.Slot), dep.Attempt)
+	ev := r.taskEvent(job, jr, runfile.Deploy, dep.Task, int(dep.Slot), dep.Attempt)
 	ev.Shared = dep.Shared
 	r.trace(ev)
 	if r.cfg.OnDeploy != nil {
@@ -746,13 +746,13 @@ func (r *slurmRun) deploy(ctx context.Context, job string, jr *slurmJobRun, dep 
 }
 
 // event traces one event of a task.
-func (r *slurmRun) event(job string, jr *slurmJobRun, k simulator.Kind, v scheduler.TaskID, slot int, attempt scheduler.Attempt) {
+func (r *slurmRun) event(job string, jr *slurmJobRun, k runfile.Kind, v scheduler.TaskID, slot int, attempt scheduler.Attempt) {
 	r.trace(r.taskEvent(job, jr, k, v, slot, attempt))
 }
 
 // taskEvent is a trace event of a task.
-func (r *slurmRun) taskEvent(job string, jr *slurmJobRun, k simulator.Kind, v scheduler.TaskID, slot int, attempt scheduler.Attempt) simulator.Event {
-	ev := simulator.Event{At: r.since(), Kind: k, Task: jr.rs.Topology().VertexName(v), Region: int(jr.rs.RegionOf(v)), Slot: slot, Attempt: int(attempt)}
+func (r *slurmRun) taskEvent(job string, jr *slurmJobRun, k runfile.Kind, v scheduler.TaskID, slot int, attempt scheduler.Attempt) runfile.Event {
+	ev := runfile.Event{At: r.since(), Kind: k, Task: jr.rs.Topology().VertexName(v), Region: int(jr.rs.RegionOf(v)), Slot: slot, Attempt: int(attempt)}
 	if r.multi {
 		ev.Job = job
 	}
@@ -793,7 +793,7 @@ func (r *slurmRun) execute(ctx context.Context, job string, jr *slurmJobRun, dep
 			if !r.waitHybridProducers(ctx, jr, dep.Task) {
 				return // canceled while it waited
 			}
-			r.event(job, jr, simulator.Finish, dep.Task, int(dep.Slot), dep.Attempt)
+			r.event(job, jr, runfile.Finish, dep.Task, int(dep.Slot), dep.Attempt)
 			err := r.d.TaskFinished(ctx, job, dep.Task, dep.Attempt)
 			if err == nil {
 				r.mu.Lock()
@@ -823,7 +823,7 @@ func (r *slurmRun) execute(ctx context.Context, job string, jr *slurmJobRun, dep
 			continue
 		}
 		r.cfg.Logger.Info("step failed", zap.String("job", job), zap.String("task", name), zap.String("error", err.Error()))
-		r.event(job, jr, simulator.Fail, dep.Task, int(dep.Slot), dep.Attempt)
+		r.event(job, jr, runfile.Fail, dep.Task, int(dep.Slot), dep.Attempt)
 		r.report(job, name, "failed", r.d.TaskFailed(ctx, job, dep.Task, dep.Attempt))
 		r.pl.Poke()
 		return
@@ -892,6 +892,6 @@ type auditLine struct {
 // readSlurmEvents reads the events file of a run on Slurm: the events
 // file of simulate, with Slurm's priority range (1 ... 4294967293) and
 // the run's job names.
-func readSlurmEvents(path string, jobs []string) ([]simulator.JobEvent, error) {
+func readSlurmEvents(path string, jobs []string) ([]runfile.JobEvent, error) {
 	return readEventsFor(path, jobs, slurm.MaxPriority)
 }

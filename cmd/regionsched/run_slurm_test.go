@@ -30,7 +30,7 @@ import (
 	"github.com/regionsched/regionsched/admission/slurm/slurmtest"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
-	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -40,7 +40,7 @@ var runSeq atomic.Int64
 // job named like an earlier one gets its index after its name), checks
 // that every allocation is gone afterwards, and returns the outcomes and
 // the trace.
-func runSlurmJobs(t *testing.T, conf string, cfg slurmRunConfig, graphs ...*topology.JobGraph) ([]slurmOutcome, []simulator.Event) {
+func runSlurmJobs(t *testing.T, conf string, cfg slurmRunConfig, graphs ...*topology.JobGraph) ([]slurmOutcome, []runfile.Event) {
 	t.Helper()
 	cfg.Client = &slurm.ExecClient{Conf: conf}
 	cfg.RunID = fmt.Sprintf("t%dx%d", os.Getpid(), runSeq.Add(1))
@@ -50,8 +50,8 @@ func runSlurmJobs(t *testing.T, conf string, cfg slurmRunConfig, graphs ...*topo
 	cfg.IdleTimeout = 200 * time.Millisecond
 	cfg.Logger = zaptest.NewLogger(t, zaptest.Level(zap.DebugLevel))
 	var mu sync.Mutex
-	var events []simulator.Event
-	cfg.Trace = func(e simulator.Event) {
+	var events []runfile.Event
+	cfg.Trace = func(e runfile.Event) {
 		mu.Lock()
 		events = append(events, e)
 		mu.Unlock()
@@ -75,11 +75,11 @@ func runSlurmJobs(t *testing.T, conf string, cfg slurmRunConfig, graphs ...*topo
 
 // finishedEvery checks that every task of the job finished (its last
 // attempt) and that no slot held two tasks of different regions at once.
-func finishedEvery(t *testing.T, job *topology.JobGraph, events []simulator.Event) {
+func finishedEvery(t *testing.T, job *topology.JobGraph, events []runfile.Event) {
 	t.Helper()
 	finished := map[string]bool{}
 	for _, e := range events {
-		if e.Kind == simulator.Finish {
+		if e.Kind == runfile.Finish {
 			finished[e.Job+"/"+e.Task] = true
 		}
 	}
@@ -87,7 +87,7 @@ func finishedEvery(t *testing.T, job *topology.JobGraph, events []simulator.Even
 }
 
 // jobsIn returns the job names of a trace.
-func jobsIn(events []simulator.Event) map[string]bool {
+func jobsIn(events []runfile.Event) map[string]bool {
 	jobs := map[string]bool{}
 	for _, e := range events {
 		jobs[e.Job] = true
@@ -142,7 +142,7 @@ func TestSlurmTwoJobsCompeteWithoutDeadlock(t *testing.T) {
 			}
 			finished := 0
 			for _, e := range events {
-				if e.Kind == simulator.Finish {
+				if e.Kind == runfile.Finish {
 					finished++
 				}
 			}
@@ -162,7 +162,7 @@ func TestSlurmJobLargerThanThePartitionFailsAtOnce(t *testing.T) {
 	assert.Equal(t, "cpus2", tl.Partition)
 	assert.Less(t, outs[0].End, 2*time.Second, "at once")
 	for _, e := range events {
-		assert.NotEqual(t, simulator.Deploy, e.Kind)
+		assert.NotEqual(t, runfile.Deploy, e.Kind)
 	}
 }
 
@@ -285,10 +285,10 @@ func TestSlurmSurvivesAControllerRestart(t *testing.T) {
 	busy := map[int]string{}
 	for _, e := range events {
 		switch e.Kind {
-		case simulator.Deploy:
+		case runfile.Deploy:
 			assert.Empty(t, busy[e.Slot], "slot %d given to %s while %s runs in it", e.Slot, e.Task, busy[e.Slot])
 			busy[e.Slot] = e.Task
-		case simulator.Finish, simulator.Fail, simulator.Cancel:
+		case runfile.Finish, runfile.Fail, runfile.Cancel:
 			delete(busy, e.Slot)
 		}
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/regionsched/regionsched/admission/slurm"
 	"github.com/regionsched/regionsched/exchange"
-	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -132,15 +132,15 @@ func TestRunOnMemorySlurm(t *testing.T) {
 			m, err := exchange.ParseMode(mode)
 			require.NoError(t, err)
 			mem := &memSlurm{cpus: 4}
-			var events []simulator.Event
+			var events []runfile.Event
 			outs := runOnSlurm(context.Background(), slurmRunConfig{Mode: m, Client: mem, Scale: 0, RunID: "u",
-				Trace: func(e simulator.Event) { events = append(events, e) }}, []slurmJob{{Name: "flip119-example", Job: flip119(t)}})
+				Trace: func(e runfile.Event) { events = append(events, e) }}, []slurmJob{{Name: "flip119-example", Job: flip119(t)}})
 			require.Len(t, outs, 1)
 			require.NoError(t, outs[0].Err)
 			assert.Equal(t, 12, outs[0].Steps)
 			assert.Equal(t, 12, mem.steps)
 			assert.Zero(t, mem.live(), "every allocation cancelled at the end")
-			kinds := map[simulator.Kind]int{}
+			kinds := map[runfile.Kind]int{}
 			shared := 0
 			for _, e := range events {
 				kinds[e.Kind]++
@@ -152,9 +152,9 @@ func TestRunOnMemorySlurm(t *testing.T) {
 			if !m.IsHybrid() {
 				assert.Zero(t, shared, "only hybrid consumers share their producers' slots")
 			}
-			assert.Equal(t, 12, kinds[simulator.Request], "a task asks for a slot (or goes into its producers')")
-			assert.Equal(t, 12, kinds[simulator.Deploy])
-			assert.Equal(t, 12, kinds[simulator.Finish])
+			assert.Equal(t, 12, kinds[runfile.Request], "a task asks for a slot (or goes into its producers')")
+			assert.Equal(t, 12, kinds[runfile.Deploy])
+			assert.Equal(t, 12, kinds[runfile.Finish])
 		})
 	}
 }
@@ -164,7 +164,7 @@ func TestRunTwoJobsOnMemorySlurm(t *testing.T) {
 	var mu sync.Mutex
 	jobs := map[string]int{}
 	outs := runOnSlurm(context.Background(), slurmRunConfig{Mode: exchange.AllPipelined, Client: mem, RunID: "u",
-		Trace: func(e simulator.Event) { mu.Lock(); jobs[e.Job]++; mu.Unlock() }}, []slurmJob{{Name: "a", Job: flip119(t)}, {Name: "b", Job: flip119(t)}})
+		Trace: func(e runfile.Event) { mu.Lock(); jobs[e.Job]++; mu.Unlock() }}, []slurmJob{{Name: "a", Job: flip119(t)}, {Name: "b", Job: flip119(t)}})
 	require.Len(t, outs, 2)
 	for _, o := range outs {
 		assert.NoError(t, o.Err)

@@ -9,6 +9,7 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/internal/plural"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/timeline"
@@ -105,7 +106,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		pic := newPicture(svgFile)
 		defer pic.Close()
 		var res, without *simulator.Result
-		err = streamRun(c, traceFile, pic, func(onEvent func(simulator.Event)) error {
+		err = streamRun(c, traceFile, pic, func(onEvent func(runfile.Event)) error {
 			cfg.OnEvent, cfg.Detail = onEvent, pic != nil
 			var err error
 			if res, without, err = spec.run(cfg); err != nil {
@@ -124,7 +125,7 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 				Slots: timelineRows(res, pic), Regions: rs.NumRegions(), Makespan: res.Makespan,
 				Verdict: res.Verdict, Reason: res.Reason, Progress: true,
 			}
-			if res.Verdict == simulator.Steady {
+			if res.Verdict == runfile.Steady {
 				tl.Subtitle = streamSubtitle(res) + fmt.Sprintf("; %s, %s", count(res.RegionsScheduled, deployUnit(policy)), count(res.Failovers, "restart"))
 			}
 			if policy == simulator.EagerPolicy { // no regions: colour by job vertex
@@ -232,8 +233,8 @@ func newPicture(svgFile string) *timeline.Recorder {
 // is to set Config.Detail when pic is not nil). Nothing keeps the trace,
 // so memory does not grow with it. run does the simulation with the
 // OnEvent given (nil when nobody listens).
-func streamRun(c *cobra.Command, traceFile string, pic *timeline.Recorder, run func(onEvent func(simulator.Event)) error) error {
-	var onEvent func(simulator.Event)
+func streamRun(c *cobra.Command, traceFile string, pic *timeline.Recorder, run func(onEvent func(runfile.Event)) error) error {
+	var onEvent func(runfile.Event)
 	if pic != nil {
 		onEvent = pic.Event
 	}
@@ -241,10 +242,10 @@ func streamRun(c *cobra.Command, traceFile string, pic *timeline.Recorder, run f
 		return run(onEvent)
 	}
 	return writeOutput(c, traceFile, func(w io.Writer) error {
-		tw := simulator.NewTraceWriter(w)
+		tw := runfile.NewTraceWriter(w)
 		onEvent := tw.Event
 		if pic != nil {
-			onEvent = func(e simulator.Event) {
+			onEvent = func(e runfile.Event) {
 				tw.Event(e) // trace events only: it leaves out those only pictures use
 				pic.Event(e)
 			}

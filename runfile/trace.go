@@ -1,4 +1,4 @@
-package simulator
+package runfile
 
 import (
 	"bufio"
@@ -23,9 +23,10 @@ const (
 	Refused             // a priority change or kill of the events file was refused (no task)
 	Reclaim             // slots of a job (Victim) were reclaimed for another (Job), before the cancels it causes (no task)
 
-	// The kinds below are never in a trace: a run hands them to OnEvent
-	// only with Config.Detail (JobsConfig.Detail), for a picture (package
-	// timeline); TraceWriter and WriteTrace leave them out.
+	// The kinds below are never in a trace: a simulator run hands them to
+	// its OnEvent only with simulator.Config.Detail (JobsConfig.Detail),
+	// for a picture (package timeline); TraceWriter and WriteTrace leave
+	// them out.
 
 	Progress  // a deployed task starts making progress (its slot is Slot)
 	Stall     // a deployed task stops making progress: it ends, or it holds its slot and waits
@@ -34,7 +35,7 @@ const (
 	Change    // an event of the events file was applied: By changed job Job (Reason: "priority N" or "kill")
 
 	// The kinds below are trace events again (Traced), of speculative
-	// execution (Config.Speculation).
+	// execution (simulator.Config.Speculation).
 
 	Speculate // the slow-task detector found the task slow and asked for speculative attempt Attempt (no slot yet)
 	Win       // attempt Attempt of the task finished first among its attempts (in Slot); the others are canceled
@@ -61,6 +62,10 @@ const NoSlot = -1
 
 // NoRegion is the region of a driver's events (a driver is in no region).
 const NoRegion = -1
+
+// DriverTask is the task name of a driver in traces: the events of a
+// job's driver (docs/job-file.md) name it as their Task, with NoRegion.
+const DriverTask = "driver"
 
 // Event is one line of a trace, in virtual time.
 type Event struct {
@@ -149,8 +154,8 @@ func (e Event) AppendJSON(b []byte) []byte {
 }
 
 // TraceWriter streams a trace as JSON Lines, the lines WriteTrace writes,
-// one event at a time: give its Event method as Config.OnEvent, and call
-// Flush after the run. Memory does not grow with the trace.
+// one event at a time: give its Event method as the OnEvent of a
+// simulator.Config, and call Flush after the run. Memory does not grow with the trace.
 type TraceWriter struct {
 	bw   *bufio.Writer
 	line []byte
@@ -182,7 +187,7 @@ func (t *TraceWriter) Flush() error {
 }
 
 // WriteTrace writes events as JSON Lines, one event per line, in the
-// order given (a Result's trace is in time order), leaving out those of
+// order given (a simulator.Result's trace is in time order), leaving out those of
 // kinds that are not Traced.
 func WriteTrace(w io.Writer, events []Event) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
