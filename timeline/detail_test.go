@@ -94,14 +94,23 @@ func TestWriteSVGHeldWithoutProgress(t *testing.T) {
 	require.Equal(t, runfile.Deadlock, res.Verdict)
 	require.InDelta(t, 0.5, res.HeldWaiting, 1e-9)
 	stalled := classRects(t, svg, "stalled")
-	require.Len(t, stalled, 2, "B#0 and B#1; C#0 and C#3 deployed at the deadlock, with no time to draw")
+	require.Len(t, stalled, 2, "B#0 and B#1")
 	xd := deadlockLineX(t, svg)
 	for _, s := range stalled {
-		assert.Regexp(t, `^B#[01] .*held without progress for 1000 ms$`, s.title)
+		assert.Regexp(t, `^B#[01] .*held without progress for 1000 ms$`, s.title, "the time held is counted to the deadlock")
 		bar := barRects(t, svg, strings.Fields(s.title)[0]+" ")
 		require.Len(t, bar, 1)
 		assert.InDelta(t, bar[0][0], s.x, 0.1, "hatched from its deploy")
-		assert.InDelta(t, xd, s.x+s.w, 0.1, "to the deadlock")
+		assert.InDelta(t, bar[0][0]+bar[0][2], s.x+s.w, 0.1, "to the end of its bar")
+		assert.Greater(t, s.x+s.w, xd+20, "drawn on past the deadlock")
+	}
+	// C#0 and C#3 were deployed at the deadlock: the axis goes on past it
+	// so that their bars show, as the header and the column name them
+	for _, c := range []string{"C#0 ", "C#3 "} {
+		bar := barRects(t, svg, c)
+		require.Len(t, bar, 1, c)
+		assert.InDelta(t, xd, bar[0][0], 0.1, "%s starts at the deadlock", c)
+		assert.Greater(t, bar[0][2], 20.0, "%s is drawn on past it", c)
 	}
 	assert.Contains(t, st.texts, "holds its slot without progress (held while waiting)")
 	assert.NotContains(t, st.texts, "holds its slot when the run ends", "what holds its slot at the deadlock is hatched already")

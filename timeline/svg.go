@@ -37,7 +37,9 @@ type Timeline struct {
 	// Verdict is how the run ended. For a runfile.Deadlock the bars
 	// stop at Makespan, the time of the deadlock, the requests still
 	// waiting for a slot are drawn, and a column shows what every slot
-	// holds then. For runfile.Steady (a stream deployed in full, which
+	// holds then; when a task was deployed at that very instant, the
+	// axis goes on for a tenth of Makespan past it, what holds a slot
+	// drawn on to its end, so that every bar the column names shows. For runfile.Steady (a stream deployed in full, which
 	// runs on) the time axis goes on for StreamWindow after Makespan, the
 	// last event, and what still holds its slot is drawn running on to
 	// the end of the axis.
@@ -207,6 +209,25 @@ func newPicture(tl Timeline, stats *colorStats) *picture {
 	return p
 }
 
+// deadlockTail is the fraction of the run (one over it) a deadlock's
+// picture draws past the deadlock when a task deployed at that instant
+// holds a slot.
+const deadlockTail = 10
+
+// deployedAtTheEnd reports whether a task was deployed at the last
+// instant of a run that took some time.
+func deployedAtTheEnd(tl Timeline) bool {
+	if tl.Makespan <= 0 {
+		return false
+	}
+	for i := len(tl.Events) - 1; i >= 0 && tl.Events[i].At == tl.Makespan; i-- {
+		if tl.Events[i].Kind == runfile.Deploy {
+			return true
+		}
+	}
+	return false
+}
+
 // layoutX places the time axis and the deadlock column right of the row
 // labels.
 func (p *picture) layoutX(labels []string) {
@@ -233,6 +254,16 @@ func (p *picture) layoutX(labels []string) {
 
 func (p *picture) x(t time.Duration) float64 {
 	return p.left + p.timeW*float64(min(t, p.span))/float64(p.span)
+}
+
+// endX is x for the end t of what is drawn: what is still open at a
+// deadlock is drawn on to the end of the axis, which goes past the
+// deadlock when a task was deployed at that instant.
+func (p *picture) endX(t time.Duration, open bool) float64 {
+	if open && p.deadlock && t >= p.end {
+		return p.x(p.span)
+	}
+	return p.x(t)
 }
 
 func (p *picture) printf(format string, a ...any) { fmt.Fprintf(&p.body, format, a...) }
@@ -514,6 +545,11 @@ func (p *picture) scan(onBar func(span), onRequest func(request), onKept func(ke
 
 // detail draws one bar per task attempt.
 func (p *picture) detail() {
+	if p.deadlock && deployedAtTheEnd(p.tl) {
+		// A bar that starts at the deadlock would have no width: what
+		// every slot holds is drawn on past the deadlock's line (endX).
+		p.span = p.tl.Makespan + p.tl.Makespan/deadlockTail
+	}
 	var bars []span
 	var waiting []request
 	var kept []keptSpan
@@ -626,7 +662,7 @@ func (p *picture) detail() {
 			label = fmt.Sprintf("%s and %d more %s for a slot", name, len(waiting)-i-1, verb(len(waiting)-i-1, "request wait", "requests wait"))
 		}
 		if p.timeW > 0 {
-			x0, x1 := p.x(r.from), p.x(r.to)
+			x0, x1 := p.x(r.from), p.endX(r.to, r.open)
 			wd := math.Max(x1-x0, 1.5)
 			p.printf(`<rect class="waiting" x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="#f7c6c7" stroke="#d62728" stroke-width="1" stroke-dasharray="4,2"><title>%s</title></rect>`+"\n",
 				x0, y0, wd, laneH-4, xmlText(label))
@@ -779,7 +815,7 @@ func (p *picture) bar(b span, y0 float64) {
 	if p.timeW <= 0 {
 		return
 	}
-	x0, x1 := p.x(b.start), p.x(b.end)
+	x0, x1 := p.x(b.start), p.endX(b.end, b.outcome == runfile.Deploy)
 	wd := math.Max(x1-x0, 1.5)
 	stroke, dash, opacity, fg := "#333", "", 0.9, p.colors.textColor(b.key)
 	sw := strokeWidth(b.outcome)
@@ -817,7 +853,7 @@ func (p *picture) bar(b span, y0 float64) {
 	}
 	// the times it held its slot without progress: faded and hatched
 	for _, w := range b.stalls {
-		sx0, sx1 := p.x(w.from), p.x(w.to)
+		sx0, sx1 := p.x(w.from), p.endX(w.to, b.outcome == runfile.Deploy)
 		if sx1-sx0 < 0.5 {
 			continue
 		}
