@@ -550,112 +550,176 @@ func (p *picture) detail() {
 		// every slot holds is drawn on past the deadlock's line (endX).
 		p.span = p.tl.Makespan + p.tl.Makespan/deadlockTail
 	}
-	var bars []span
-	var waiting []request
-	var kept []keptSpan
-	p.scan(func(s span) { bars = append(bars, s) }, func(r request) {
-		if r.open {
-			waiting = append(waiting, r)
-		}
-	}, func(k keptSpan) { kept = append(kept, k) })
-	sort.SliceStable(bars, func(a, b int) bool { return bars[a].seq < bars[b].seq })
-	lanes := assignLanes(bars, p.tl.Slots)
-	labels := make([]string, 0, p.tl.Slots+2)
-	for s := range p.tl.Slots {
-		labels = append(labels, fmt.Sprintf("slot %d", s))
-	}
-	if len(waiting) > 0 {
-		labels = append(labels, "waiting")
-	}
-	if p.marks.any() {
-		labels = append(labels, marksLabel)
-	}
-	p.layoutX(labels)
-	p.layoutMarks()
-
-	rowTop := make([]float64, p.tl.Slots+1)
-	y := p.top
-	for s := range p.tl.Slots {
-		rowTop[s] = y
-		y += float64(max(1, lanes[s]))*laneH + rowGap
-	}
-	rowTop[p.tl.Slots] = y
-	waitLanes := min(len(waiting), maxWaitLanes)
-	waitTop := y + 4
-	if waitLanes > 0 {
-		y = waitTop + float64(waitLanes)*laneH + rowGap
-	}
-	bottom := y
+	d := p.collectSpans()
+	rows := p.layoutRows(d)
 
 	// rows, labels, grid
+	p.drawRows(rows)
+	p.gridLines(rows.bottom)
+	p.deadlockMarks(rows.bottom)
+	p.streamMarks(rows.bottom)
+	p.drawBars(rows, d)
+	p.winMarks(rows.rowTop)
+	// the slots at the deadlock
+	if p.deadlock {
+		p.deadlockColumn(rows, d)
+	}
+	// requests still waiting for a slot at the end
+	p.waitingRequests(rows, d.waiting)
+	p.drawMarks(rows.bottom)
+
+	y := p.axis(rows.bottom)
+	counts := p.countBars(d.bars)
+	entries := p.detailLegend(rows, d, counts)
+	p.detailNotes(rows, counts)
+	p.height = p.legend(y, entries)
+}
+
+// detailSpans is what the detailed view draws.
+type detailSpans struct {
+	bars    []span     // every task attempt, in deploy order
+	waiting []request  // the requests still waiting for a slot at the end
+	kept    []keptSpan // the slots kept for jobs
+}
+
+// collectSpans collects the bars, the open requests and the slots kept of
+// the run (scan), the bars in deploy order.
+func (p *picture) collectSpans() detailSpans {
+	var d detailSpans
+	p.scan(func(s span) { d.bars = append(d.bars, s) }, func(r request) {
+		if r.open {
+			d.waiting = append(d.waiting, r)
+		}
+	}, func(k keptSpan) { d.kept = append(d.kept, k) })
+	sort.SliceStable(d.bars, func(a, b int) bool { return d.bars[a].seq < d.bars[b].seq })
+	return d
+}
+
+// detailRows is the vertical layout of the detailed view.
+type detailRows struct {
+	lanes     []int     // lanes per slot: bars sharing a slot are stacked
+	labels    []string  // the row labels: every slot's, then "waiting" and the admission's lane when drawn
+	rowTop    []float64 // the top of each slot's row; rowTop[Slots] is below the last
+	waitTop   float64   // the top of the row of waiting requests
+	waitLanes int       // the lanes of that row (0: no such row)
+	bottom    float64   // the y below the rows
+}
+
+// layoutRows stacks the bars sharing a slot in lanes (setting each bar's
+// lane), places the time axis right of the row labels and lays out the
+// rows top to bottom: a row per slot, then the waiting requests.
+func (p *picture) layoutRows(d detailSpans) detailRows {
+	var rows detailRows
+	rows.lanes = assignLanes(d.bars, p.tl.Slots)
+	rows.labels = make([]string, 0, p.tl.Slots+2)
+	for s := range p.tl.Slots {
+		rows.labels = append(rows.labels, fmt.Sprintf("slot %d", s))
+	}
+	if len(d.waiting) > 0 {
+		rows.labels = append(rows.labels, "waiting")
+	}
+	if p.marks.any() {
+		rows.labels = append(rows.labels, marksLabel)
+	}
+	p.layoutX(rows.labels)
+	p.layoutMarks()
+
+	rows.rowTop = make([]float64, p.tl.Slots+1)
+	y := p.top
+	for s := range p.tl.Slots {
+		rows.rowTop[s] = y
+		y += float64(max(1, rows.lanes[s]))*laneH + rowGap
+	}
+	rows.rowTop[p.tl.Slots] = y
+	rows.waitLanes = min(len(d.waiting), maxWaitLanes)
+	rows.waitTop = y + 4
+	if rows.waitLanes > 0 {
+		y = rows.waitTop + float64(rows.waitLanes)*laneH + rowGap
+	}
+	rows.bottom = y
+	return rows
+}
+
+// drawRows draws the background and label of every slot's row and of
+// the row of waiting requests.
+func (p *picture) drawRows(rows detailRows) {
+	rowTop := rows.rowTop
 	for s := range p.tl.Slots {
 		fill := "#f4f4f6"
 		if s%2 == 1 {
 			fill = "#eaeaef"
 		}
 		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n", p.left, rowTop[s], max(p.timeW, 1), rowTop[s+1]-rowTop[s]-rowGap, fill)
-		p.text(p.left-8, (rowTop[s]+rowTop[s+1]-rowGap)/2, 12, "end", "#111", labels[s])
+		p.text(p.left-8, (rowTop[s]+rowTop[s+1]-rowGap)/2, 12, "end", "#111", rows.labels[s])
 	}
-	if waitLanes > 0 {
-		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#fdf3f3"/>`+"\n", p.left, waitTop, max(p.timeW, 1), float64(waitLanes)*laneH)
-		p.text(p.left-8, waitTop+laneH/2, 12, "end", "#b3181b", "waiting")
+	if rows.waitLanes > 0 {
+		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#fdf3f3"/>`+"\n", p.left, rows.waitTop, max(p.timeW, 1), float64(rows.waitLanes)*laneH)
+		p.text(p.left-8, rows.waitTop+laneH/2, 12, "end", "#b3181b", "waiting")
 	}
-	p.gridLines(bottom)
-	p.deadlockMarks(bottom)
-	p.streamMarks(bottom)
+}
 
+// drawBars draws the slots kept for jobs, then a bar per task attempt in
+// its slot's row and lane.
+func (p *picture) drawBars(rows detailRows, d detailSpans) {
 	// the slots kept for jobs, behind the bars
-	for _, k := range kept {
+	for _, k := range d.kept {
 		if k.slot >= 0 && k.slot < p.tl.Slots {
-			p.keptBar(k, rowTop[k.slot]+2)
+			p.keptBar(k, rows.rowTop[k.slot]+2)
 		}
 	}
 	// bars
-	for _, b := range bars {
+	for _, b := range d.bars {
 		if b.slot < 0 || b.slot >= p.tl.Slots {
 			continue
 		}
-		y0 := rowTop[b.slot] + float64(b.lane)*laneH + 2
+		y0 := rows.rowTop[b.slot] + float64(b.lane)*laneH + 2
 		p.bar(b, y0)
 	}
-	p.winMarks(rowTop)
-	// the slots at the deadlock
-	if p.deadlock {
-		pw := p.panelW() - 8
-		held := make([]bool, p.tl.Slots)
-		for _, b := range bars {
-			if b.outcome != runfile.Deploy || b.slot < 0 || b.slot >= p.tl.Slots {
-				continue
-			}
-			held[b.slot] = true
-			y0 := rowTop[b.slot] + float64(b.lane)*laneH + 2
-			p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="%s" fill-opacity="0.35" stroke="#333" stroke-width="0.8"/>`,
-				p.panelX+4, y0, pw, laneH-4, p.colors.color(b.key))
-			p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#held)"/>`, p.panelX+4, y0, pw, laneH-4)
-			p.text(p.panelX+8, y0+(laneH-4)/2, 11, "start", "#111", fitText(p.holdsText(b), 11, false, pw-8))
-			p.printf("\n")
+}
+
+// deadlockColumn fills the column showing the slots at the deadlock: what
+// holds each slot then, or that it is kept for a job, or free.
+func (p *picture) deadlockColumn(rows detailRows, d detailSpans) {
+	rowTop := rows.rowTop
+	pw := p.panelW() - 8
+	held := make([]bool, p.tl.Slots)
+	for _, b := range d.bars {
+		if b.outcome != runfile.Deploy || b.slot < 0 || b.slot >= p.tl.Slots {
+			continue
 		}
-		keptAt := map[int]keptSpan{}
-		for _, k := range kept {
-			if k.open {
-				keptAt[k.slot] = k
-			}
-		}
-		for s := range p.tl.Slots {
-			if held[s] {
-				continue
-			}
-			msg, fill := "free", "#777"
-			if k, ok := keptAt[s]; ok {
-				msg, fill = keptText(k)+", idle", "#333"
-			}
-			p.text(p.panelX+8, (rowTop[s]+rowTop[s+1]-rowGap)/2, 11, "start", fill, fitText(msg, 11, false, pw-8))
+		held[b.slot] = true
+		y0 := rowTop[b.slot] + float64(b.lane)*laneH + 2
+		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="%s" fill-opacity="0.35" stroke="#333" stroke-width="0.8"/>`,
+			p.panelX+4, y0, pw, laneH-4, p.colors.color(b.key))
+		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#held)"/>`, p.panelX+4, y0, pw, laneH-4)
+		p.text(p.panelX+8, y0+(laneH-4)/2, 11, "start", "#111", fitText(p.holdsText(b), 11, false, pw-8))
+		p.printf("\n")
+	}
+	keptAt := map[int]keptSpan{}
+	for _, k := range d.kept {
+		if k.open {
+			keptAt[k.slot] = k
 		}
 	}
-	// requests still waiting for a slot at the end
-	for i := range waitLanes {
+	for s := range p.tl.Slots {
+		if held[s] {
+			continue
+		}
+		msg, fill := "free", "#777"
+		if k, ok := keptAt[s]; ok {
+			msg, fill = keptText(k)+", idle", "#333"
+		}
+		p.text(p.panelX+8, (rowTop[s]+rowTop[s+1]-rowGap)/2, 11, "start", fill, fitText(msg, 11, false, pw-8))
+	}
+}
+
+// waitingRequests draws the requests still waiting for a slot at the end,
+// one per lane of the waiting row (the last lane sums up the rest), and
+// at a deadlock lists them in the deadlock's column too.
+func (p *picture) waitingRequests(rows detailRows, waiting []request) {
+	for i := range rows.waitLanes {
 		r := waiting[i]
-		y0 := waitTop + float64(i)*laneH + 2
+		y0 := rows.waitTop + float64(i)*laneH + 2
 		name := qualified(r.job, r.task)
 		label := name + " waits for a slot since " + formatMillis(r.from)
 		if i == maxWaitLanes-1 && len(waiting) > maxWaitLanes {
@@ -677,64 +741,84 @@ func (p *picture) detail() {
 			p.text(p.panelX+8, y0+(laneH-4)/2, 11, "start", "#b3181b", fitText(label, 11, false, p.panelW()-12))
 		}
 	}
-	p.drawMarks(bottom)
+}
 
-	y = p.axis(bottom)
-	entries := p.colors.legend()
-	var outcomes [runfile.Release + 1]int
-	drivers, stalled, tails := 0, 0, 0
+// barCounts counts the bars of the detailed view the legend and the
+// notes explain.
+type barCounts struct {
+	outcomes [runfile.Release + 1]int // bars per outcome
+	drivers  int                      // drivers of jobs (isDriver)
+	stalled  int                      // bars that held their slot without progress for a while
+	tails    int                      // bars still holding their slot at the end, progressing (or not known)
+}
+
+// countBars counts the bars by outcome and by what the legend explains.
+func (p *picture) countBars(bars []span) barCounts {
+	var c barCounts
 	for _, b := range bars {
-		outcomes[b.outcome]++
+		c.outcomes[b.outcome]++
 		if p.isDriver(b) {
-			drivers++
+			c.drivers++
 		}
 		if len(b.stalls) > 0 {
-			stalled++
+			c.stalled++
 		}
 		if b.outcome == runfile.Deploy && !b.stalled() {
-			tails++
+			c.tails++
 		}
 	}
-	if drivers > 0 && p.timeW > 0 {
+	return c
+}
+
+// detailLegend lists the legend entries of the detailed view: the
+// colours, then a swatch for every kind of mark the picture has.
+func (p *picture) detailLegend(rows detailRows, d detailSpans, c barCounts) []legendEntry {
+	entries := p.colors.legend()
+	if c.drivers > 0 && p.timeW > 0 {
 		entries = append(entries, legendEntry{fill: "#bbbbbb", stroke: "#777", pattern: "url(#driver)", label: "driver (job master) in its job's colour"})
 	}
-	if stalled > 0 && p.timeW > 0 {
+	if c.stalled > 0 && p.timeW > 0 {
 		entries = append(entries, legendEntry{fill: "#e4e4e4", pattern: "url(#held)", label: "holds its slot without progress (held while waiting)"})
 	}
-	if outcomes[runfile.Fail] > 0 {
+	if c.outcomes[runfile.Fail] > 0 {
 		entries = append(entries, legendEntry{fill: "#ffffff", stroke: "#d62728", label: "failed ✗"})
 	}
-	if outcomes[runfile.Cancel] > 0 {
+	if c.outcomes[runfile.Cancel] > 0 {
 		entries = append(entries, legendEntry{fill: "#dddddd", stroke: "#888", label: "canceled (faded)"})
 	}
-	if tails > 0 && p.timeW > 0 {
+	if c.tails > 0 && p.timeW > 0 {
 		label := "holds its slot when the run ends"
 		if p.stream {
 			label = "runs on beyond this window"
 		}
 		entries = append(entries, legendEntry{fill: "#ffffff", pattern: "url(#hatch)", label: label})
 	}
-	if len(kept) > 0 && p.timeW > 0 {
+	if len(d.kept) > 0 && p.timeW > 0 {
 		entries = append(entries, legendEntry{fill: "#ffffff", stroke: "#555", pattern: "url(#kept)", label: "slot kept for a job, idle (gang placeholder or claim)"})
 	}
-	if waitLanes > 0 && p.timeW > 0 {
+	if rows.waitLanes > 0 && p.timeW > 0 {
 		entries = append(entries, legendEntry{fill: "#f7c6c7", stroke: "#d62728", label: "request waiting for a slot"})
 	}
 	entries = append(entries, p.marks.legend()...)
-	entries = append(entries, p.speculationLegend(bars)...)
+	entries = append(entries, p.speculationLegend(d.bars)...)
+	return entries
+}
+
+// detailNotes adds the notes under the legend of the detailed view: the
+// colours', slot sharing, and the time of drivers.
+func (p *picture) detailNotes(rows detailRows, c barCounts) {
 	if p.colors.note != "" {
 		p.notes = append(p.notes, p.colors.note)
 	}
-	for _, n := range lanes {
+	for _, n := range rows.lanes {
 		if n > 1 {
 			p.notes = append(p.notes, "Bars stacked in one row share the slot (slot sharing).")
 			break
 		}
 	}
-	if drivers > 0 && p.tl.Progress {
+	if c.drivers > 0 && p.tl.Progress {
 		p.notes = append(p.notes, "A driver runs no task: its slot time is counted apart, as held by drivers.")
 	}
-	p.height = p.legend(y, entries)
 }
 
 // keptBar draws a slot kept for a job: hatched, outlined in the job's
