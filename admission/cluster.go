@@ -9,8 +9,8 @@ import (
 // Cluster is the cluster-level seam: the admission many jobs share,
 // which decides which job gets which slots and when it must give them
 // back. Package multijob runs its jobs against one. Queues (in process)
-// and package admission/slurm's Cluster (a Slurm cluster, which decides
-// by itself) implement it.
+// and package slurm's cluster (a Slurm cluster, which decides by itself)
+// implement it.
 //
 // A Cluster is a deterministic state machine like the pools it serves:
 // no goroutine and no clock; time comes in with each input. One whose

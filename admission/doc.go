@@ -7,7 +7,7 @@
 // end, with no goroutines and no clock, so that a simulator can run both
 // in virtual time.
 //
-// Two admissions live here (and a Slurm one in admission/slurm):
+// Two admissions live here (and a Slurm one in package slurm):
 //
 //   - StaticCluster: a fixed list of slots for one pool, granted to asks in
 //     the order they arrive: a single job's scheduler takes it as its
@@ -23,8 +23,8 @@
 //     never decides who gets a slot.
 //
 // Cluster is the seam many jobs share: Queues is one, a Slurm cluster
-// (admission/slurm's Cluster) another, where Slurm decides. Its Submit
-// returns each job's JobPort, the slotpool.Admission of the job's pool.
+// (package slurm's) another, where Slurm decides. Its Submit returns
+// each job's JobPort, the slotpool.Admission of the job's pool.
 //
 // # Use
 //
@@ -34,7 +34,7 @@
 // (Example):
 //
 //	cluster, err := admission.NewStaticCluster(resource.FitsEveryDimension, slots...)
-//	s := scheduler.New(regions, scheduler.Config{Admission: cluster})
+//	s, err := scheduler.New(regions, scheduler.Config{Admission: cluster})
 //	err = s.Start(now) // the source regions ask the cluster; its grants deploy them
 //	rd := s.Ready()
 //

@@ -22,7 +22,7 @@ type Config struct {
 	Admission admission.Config
 	// Cluster, if set, is the admission the jobs share instead of the
 	// in-process one Admission configures (which is then ignored): a
-	// Slurm cluster (package admission/slurm), say. The Scheduler calls
+	// Slurm cluster (package slurm), say. The Scheduler calls
 	// its Decide once per Ready.
 	Cluster admission.Cluster
 	// Jobs configures every job's scheduler (scheduler.New), but for what
@@ -33,7 +33,7 @@ type Config struct {
 	// cluster, which decides who gets it) and Pool.Matching (the
 	// cluster's, Admission.Matching). New refuses a Jobs that sets
 	// Admission, ExternalAdmission, Speculation or Logger with a
-	// *ConfigError, and a SelectiveShare scheduler.CheckSelectiveShare
+	// *ConfigError, and a SelectiveShare scheduler.ValidateSelectiveShare
 	// refuses.
 	//
 	// Pool.Timeout is how long a region of a job may wait for its slots
@@ -65,7 +65,7 @@ func (c *Config) check() error {
 		return bad("Logger", "each job logs to Config.Logger.Named(its name)")
 	}
 	if jc.SelectiveShare != 0 {
-		if err := scheduler.CheckSelectiveShare(jc.SelectiveShare); err != nil {
+		if err := scheduler.ValidateSelectiveShare(jc.SelectiveShare); err != nil {
 			return err
 		}
 	}
@@ -108,8 +108,8 @@ type JobSpec struct {
 	Speculation scheduler.Speculation
 }
 
-// check refuses a spec that cannot be submitted.
-func (spec *JobSpec) check() error {
+// validate refuses a spec that cannot be submitted.
+func (spec *JobSpec) validate() error {
 	bad := func(format string, args ...any) error {
 		return &JobError{Op: "submit", Job: spec.Name, Err: fmt.Errorf("%w: "+format, append([]any{ErrBadSpec}, args...)...)}
 	}
@@ -123,7 +123,7 @@ func (spec *JobSpec) check() error {
 	case spec.Largest != nil || spec.LargestName != "":
 		return bad("Largest and LargestName are set from the job's regions")
 	}
-	if err := spec.Speculation.CheckJob(spec.Regions); err != nil {
+	if err := spec.Speculation.ValidateJob(spec.Regions); err != nil {
 		return &JobError{Op: "submit", Job: spec.Name, Err: err}
 	}
 	if g := spec.Gang; g != nil {
@@ -164,7 +164,9 @@ func (spec *JobSpec) admissionSpec() admission.JobSpec {
 func (c *Config) jobConfig(port admission.JobPort, spec *JobSpec, log *zap.Logger) scheduler.Config {
 	jc := c.Jobs
 	jc.Pool = c.poolConfig()
-	jc.Admission = port
+	if port != nil {
+		jc.Admission = port
+	}
 	jc.Speculation = spec.Speculation
 	jc.Logger = log
 	return jc

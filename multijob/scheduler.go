@@ -50,7 +50,7 @@ type job struct {
 // the in-process admission cfg.Admission configures (admission.New).
 // Bad admission configuration returns the admission's typed error; a
 // Jobs configuration that sets what the Scheduler sets, a *ConfigError;
-// a bad Jobs.SelectiveShare, CheckSelectiveShare's.
+// a bad Jobs.SelectiveShare, ValidateSelectiveShare's.
 func New(cfg Config) (*Scheduler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
@@ -121,7 +121,7 @@ func (s *Scheduler) Submit(now time.Time, spec JobSpec) error {
 	if err := s.checkTime(now); err != nil {
 		return err
 	}
-	if err := spec.check(); err != nil {
+	if err := spec.validate(); err != nil {
 		return err
 	}
 	if _, dup := s.byName[spec.Name]; dup {
@@ -130,8 +130,20 @@ func (s *Scheduler) Submit(now time.Time, spec JobSpec) error {
 	if spec.Speculation.Enabled && !admission.GrantsSpeculative(s.c) {
 		return &JobError{Op: "submit", Job: spec.Name, Err: ErrSpeculationCluster}
 	}
+	// The job's scheduler is made once the admission took the job: its
+	// configuration is validated first, an admission standing in for the
+	// job's port.
+	probe := s.schedulerConfig(spec, nil)
+	probe.ExternalAdmission = true
+	if err := probe.Validate(); err != nil {
+		return &JobError{Op: "submit", Job: spec.Name, Err: err}
+	}
 	port, err := s.c.Submit(now, spec.admissionSpec())
 	if err != nil {
+		return &JobError{Op: "submit", Job: spec.Name, Err: err}
+	}
+	sched, err := scheduler.New(spec.Regions, s.schedulerConfig(spec, port))
+	if err != nil { // what probe and spec.validate accepted: cannot happen
 		return &JobError{Op: "submit", Job: spec.Name, Err: err}
 	}
 	s.advance(now)
@@ -143,7 +155,7 @@ func (s *Scheduler) Submit(now time.Time, spec JobSpec) error {
 		s.end(now, j, Rejected, port.Err())
 		return nil
 	}
-	j.sched = scheduler.New(spec.Regions, s.cfg.jobConfig(port, &spec, s.log.Named(spec.Name)))
+	j.sched = sched
 	// The admission's first message is the cluster's capacity: a region
 	// that can never fit fails the job when it starts.
 	if err := j.sched.Admit(now); err != nil {
@@ -154,6 +166,12 @@ func (s *Scheduler) Submit(now time.Time, spec JobSpec) error {
 	}
 	s.after(now, j)
 	return nil
+}
+
+// schedulerConfig is the configuration of the scheduler of the job of
+// spec, whose admission is port.
+func (s *Scheduler) schedulerConfig(spec JobSpec, port admission.JobPort) scheduler.Config {
+	return s.cfg.jobConfig(port, &spec, s.log.Named(spec.Name))
 }
 
 // start starts a job's scheduler. A job that fails at once (a region that

@@ -118,18 +118,21 @@ type eagerJob struct {
 	firstDeploy, lastFinish time.Duration
 }
 
-func newEngine(cfg Config) *engine {
+func newEngine(cfg Config) (*engine, error) {
 	e := newBaseEngine(cfg, 0)
 	if cfg.Policy == EagerPolicy {
 		e.policy = newEagerPolicy(e)
 	} else {
-		p := newRegionPolicy(e)
+		p, err := newRegionPolicy(e)
+		if err != nil {
+			return nil, fmt.Errorf("simulator: %w", err)
+		}
 		e.policy = p
 		if e.spec != nil {
 			e.model.readFinishedOnly(p.sched.ReadsFinishedOnly)
 		}
 	}
-	return e
+	return e, nil
 }
 
 // newJobsEngine is the engine of a multi-job run: the jobs side by side in
@@ -156,7 +159,7 @@ func newJobsEngine(cfg Config, jc JobsConfig, set *jobSet) (*engine, error) {
 		// has a task it may speculate (jobsPolicy.submit).
 		speculates := make([]bool, len(jc.Jobs))
 		for i := range jc.Jobs {
-			speculates[i] = jc.Speculation.CheckJob(set.regions[i]) == nil
+			speculates[i] = jc.Speculation.ValidateJob(set.regions[i]) == nil
 		}
 		topo := set.union.Topology()
 		e.model.readFinishedOnly(func(p topology.ResultPartitionID) bool {

@@ -69,7 +69,7 @@ type JobsConfig struct {
 	// of speculative execution blocks nodes).
 	SlotNodes []string
 	// Speculation turns speculative execution on for every job that has
-	// a task it may speculate (scheduler.Speculation.CheckJob; the
+	// a task it may speculate (scheduler.Speculation.ValidateJob; the
 	// others run without it), as multijob.JobSpec.Speculation: a
 	// speculative attempt asks the admission for its slot, granted only
 	// while no regular ask of any job waits that the slot could serve.

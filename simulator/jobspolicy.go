@@ -232,7 +232,7 @@ func (p *jobsPolicy) submit(r *jobRun) {
 	sub := job.Job.Submission()
 	rs := p.set.regions[r.i].ForCluster(p.e.cfg.Cluster, p.cfg.Matching)
 	spec := multijob.JobSpec{JobSpec: admission.JobSpec{Name: job.Name, Queue: sub.Queue, User: sub.User, Priority: sub.Priority}, Regions: rs}
-	if p.cfg.Speculation.CheckJob(rs) == nil {
+	if p.cfg.Speculation.ValidateJob(rs) == nil {
 		spec.Speculation = p.cfg.Speculation // a job none of whose tasks may be speculated runs without it
 	}
 	if sub.Driver != nil {

@@ -44,14 +44,20 @@ type regionPolicy struct {
 	deadline     time.Time
 }
 
-func newRegionPolicy(e *engine) *regionPolicy {
-	return &regionPolicy{e: e, rs: e.rs, sched: scheduler.New(e.rs, scheduler.Config{
+// newRegionPolicy makes the scheduler of a run of one job; its error is
+// the scheduler's configuration error.
+func newRegionPolicy(e *engine) (*regionPolicy, error) {
+	sched, err := scheduler.New(e.rs, scheduler.Config{
 		Pool:                     slotpool.Config{Matching: e.cfg.Matching, Timeout: e.cfg.Timeout},
 		SelectiveShare:           e.cfg.SelectiveShare,
 		DisableHybridSlotSharing: e.cfg.DisableHybridSlotSharing,
 		Speculation:              e.cfg.Speculation,
 		Logger:                   e.log,
-	}), ownDeadlines: true}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &regionPolicy{e: e, rs: e.rs, sched: sched, ownDeadlines: true}, nil
 }
 
 func (p *regionPolicy) at() time.Time { return p.e.at() }

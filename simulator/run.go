@@ -223,14 +223,20 @@ func Run(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	if cfg.SelectiveShare != 0 {
-		if err := scheduler.CheckSelectiveShare(cfg.SelectiveShare); err != nil {
+		if err := scheduler.ValidateSelectiveShare(cfg.SelectiveShare); err != nil {
 			return nil, fmt.Errorf("simulator: %w", err)
 		}
 	}
-	if err := checkSpeculation(cfg, func() error { return cfg.Speculation.CheckJob(cfg.Regions) }); err != nil {
+	if err := checkSpeculation(cfg, func() error { return cfg.Speculation.ValidateJob(cfg.Regions) }); err != nil {
 		return nil, err
 	}
-	return newEngine(cfg).run()
+	e, err := newEngine(cfg)
+	if err != nil {
+		return nil, err
+	}
+	res, err := e.run()
+	e.model.release() // the result holds nothing of it
+	return res, err
 }
 
 // checkFailures rejects injections that name no subtask, name one twice,

@@ -43,7 +43,7 @@ type SpeculationSummary struct {
 var ErrSpeculationPolicy = errors.New("simulator: speculation needs the region policy")
 
 // checkSpeculation refuses, in this order, a straggler model out of
-// range, a speculation setting check refuses (CheckJob for one job,
+// range, a speculation setting check refuses (ValidateJob for one job,
 // Validate for several: a job with nothing to speculate runs without
 // it), and speculation under the eager policy.
 func checkSpeculation(cfg Config, check func() error) error {

@@ -85,7 +85,7 @@ type simulateSetup struct {
 // parse parses and checks the flags, and loads the cluster file.
 func (f *simulateFlags) parse(c *cobra.Command) (simulateSetup, error) {
 	var s simulateSetup
-	if err := scheduler.CheckSelectiveShare(f.share); err != nil {
+	if err := scheduler.ValidateSelectiveShare(f.share); err != nil {
 		return s, badInput(fmt.Errorf("--selective-share: %w", err))
 	}
 	var err error

@@ -24,30 +24,32 @@ const module = "github.com/regionsched/regionsched/"
 // the timeline picture, the files of a run know nothing of what runs or
 // draws it, and nothing imports examples or cmd.
 var mustNotImport = map[string][]string{
-	"exchange":          {"resource", "topology", "region", "internal/strategy", "slotpool", "internal/pool", "admission", "scheduler", "multijob", "runfile", "simulator", "timeline"},
-	"resource":          {"exchange", "topology", "region", "internal/strategy", "slotpool", "internal/pool", "admission", "scheduler", "multijob", "runfile", "simulator", "timeline"},
-	"topology":          {"region", "internal/strategy", "slotpool", "internal/pool", "admission", "scheduler", "multijob", "runfile", "simulator", "timeline"},
-	"region":            {"internal/strategy", "slotpool", "internal/pool", "admission", "scheduler", "multijob", "runfile", "simulator", "timeline"},
-	"internal/strategy": {"slotpool", "internal/pool", "admission", "scheduler", "multijob", "runfile", "simulator", "timeline"},
+	"exchange":          {"resource", "topology", "region", "internal/strategy", "slotpool", "internal/pool", "admission", "scheduler", "multijob", "runfile", "simulator", "timeline", "slurm"},
+	"resource":          {"exchange", "topology", "region", "internal/strategy", "slotpool", "internal/pool", "admission", "scheduler", "multijob", "runfile", "simulator", "timeline", "slurm"},
+	"topology":          {"region", "internal/strategy", "slotpool", "internal/pool", "admission", "scheduler", "multijob", "runfile", "simulator", "timeline", "slurm"},
+	"region":            {"internal/strategy", "slotpool", "internal/pool", "admission", "scheduler", "multijob", "runfile", "simulator", "timeline", "slurm"},
+	"internal/strategy": {"slotpool", "internal/pool", "admission", "scheduler", "multijob", "runfile", "simulator", "timeline", "slurm"},
 	// The seam knows nothing of the pool behind it.
-	"slotpool":      {"topology", "region", "internal/strategy", "internal/pool", "admission", "scheduler", "multijob", "runfile", "simulator", "timeline"},
-	"internal/pool": {"topology", "region", "internal/strategy", "admission", "scheduler", "multijob", "runfile", "simulator", "timeline"},
-	"admission":     {"topology", "region", "internal/strategy", "internal/pool", "scheduler", "multijob", "runfile", "simulator", "timeline"},
-	// The Slurm admission sits behind the same seam.
-	"admission/slurm": {"topology", "region", "internal/strategy", "internal/pool", "scheduler", "multijob", "runfile", "simulator", "timeline"},
-	"scheduler":       {"admission", "multijob", "runfile", "simulator", "timeline", "regiontest"},
+	"slotpool":      {"topology", "region", "internal/strategy", "internal/pool", "admission", "scheduler", "multijob", "runfile", "simulator", "timeline", "slurm"},
+	"internal/pool": {"topology", "region", "internal/strategy", "admission", "scheduler", "multijob", "runfile", "simulator", "timeline", "slurm"},
+	"admission":     {"topology", "region", "internal/strategy", "internal/pool", "scheduler", "multijob", "runfile", "simulator", "timeline", "slurm"},
+	"scheduler":     {"admission", "multijob", "runfile", "simulator", "timeline", "regiontest", "slurm"},
 	// The multi-job scheduler sits on the scheduler and the admission.
-	"multijob": {"internal/strategy", "internal/pool", "runfile", "simulator", "timeline", "regiontest"},
+	"multijob": {"internal/strategy", "internal/pool", "runfile", "simulator", "timeline", "regiontest", "slurm"},
 	// The files of a run (inputs, trace) are read and written without
 	// running anything: no engine, no simulator, no picture.
-	"runfile": {"internal/strategy", "internal/pool", "scheduler", "multijob", "simulator", "timeline", "regiontest"},
+	"runfile": {"internal/strategy", "internal/pool", "scheduler", "multijob", "simulator", "timeline", "regiontest", "slurm"},
 	// The simulator knows nothing of the picture drawn from its events,
 	// and regiontest, which runs it in users' tests, draws none.
-	"simulator":  {"internal/strategy", "internal/pool", "regiontest", "timeline"},
-	"regiontest": {"internal/strategy", "internal/pool", "timeline"},
+	"simulator":  {"internal/strategy", "internal/pool", "regiontest", "timeline", "slurm"},
+	"regiontest": {"internal/strategy", "internal/pool", "timeline", "slurm"},
 	// The picture is drawn from the trace events (runfile) alone: it
 	// needs no simulator.
-	"timeline": {"region", "internal/strategy", "slotpool", "internal/pool", "admission", "admission/slurm", "scheduler", "multijob", "simulator", "regiontest"},
+	"timeline": {"region", "internal/strategy", "slotpool", "internal/pool", "admission", "slurm", "scheduler", "multijob", "simulator", "regiontest"},
+	// A backend sits on the multi-job scheduler, the admission seam and
+	// the files of a run, never the reverse: nothing of the engine
+	// imports a backend, and a backend runs nothing of the simulator.
+	"slurm": {"internal/strategy", "internal/pool", "simulator", "timeline", "regiontest"},
 	// The command drives the engine through the library's API, as users do.
 	"cmd/regionsched": {"internal/strategy", "internal/pool"},
 }

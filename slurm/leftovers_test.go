@@ -68,7 +68,7 @@ func TestParseLeftovers(t *testing.T) {
 // on.
 func TestExecClientLeftovers(t *testing.T) {
 	var calls []call
-	c := &ExecClient{User: "alice", Run: recorder(&calls, func(string, []string) (string, string, error) {
+	c := &ExecClient{User: "alice", exec: recorder(&calls, func(string, []string) (string, string, error) {
 		return squeueLeftovers, "", nil
 	})}
 	left, err := c.Leftovers(context.Background(), "r2")
@@ -78,7 +78,7 @@ func TestExecClientLeftovers(t *testing.T) {
 	assert.Equal(t, "squeue", calls[0].name)
 	assert.Equal(t, []string{"-h", "--states=PENDING,CONFIGURING,RUNNING,SUSPENDED,REQUEUED,RESIZING,COMPLETING", "-o", "%i|%j|%T|%u|%k"}, calls[0].args)
 
-	c.Run = recorder(&calls, func(string, []string) (string, string, error) {
+	c.exec = recorder(&calls, func(string, []string) (string, string, error) {
 		return "", "squeue: error: Unable to contact slurm controller (connect failure)", errors.New("exit status 1")
 	})
 	_, err = c.Leftovers(context.Background(), "")

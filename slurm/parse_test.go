@@ -18,7 +18,7 @@ func TestParseSqueueMixed(t *testing.T) {
 	assert.Equal(t, "PREEMPTED", pre.State)
 	assert.True(t, pre.Preempted)
 	assert.True(t, pre.Terminal())
-	assert.Equal(t, []NodeCPUs{{"n1", 4}, {"n2", 2}}, pre.Nodes, "3 tasks of 2 CPUs")
+	assert.Equal(t, []nodeCPUs{{"n1", 4}, {"n2", 2}}, pre.Nodes, "3 tasks of 2 CPUs")
 
 	het0, het1 := jobByID(t, jobs, 6, "x"), jobByID(t, jobs, 7, "x")
 	assert.Equal(t, JobID(6), het0.Leader())
@@ -26,7 +26,7 @@ func TestParseSqueueMixed(t *testing.T) {
 	assert.Equal(t, 1, het1.HetOffset)
 	assert.Equal(t, "RUNNING", het1.State)
 	assert.False(t, het1.Terminal())
-	assert.Equal(t, []NodeCPUs{{"n2", 2}}, het1.Nodes)
+	assert.Equal(t, []nodeCPUs{{"n2", 2}}, het1.Nodes)
 	assert.Equal(t, "root", het1.User)
 
 	assert.Equal(t, "CANCELLED", jobByID(t, jobs, 3, "x").State)
@@ -48,7 +48,7 @@ func TestParseSqueuePending(t *testing.T) {
 }
 
 func TestParseSqueueControllerDown(t *testing.T) {
-	_, err := ParseSqueue(testdata(t, "squeue-controller-down.json"))
+	_, err := parseSqueue(testdata(t, "squeue-controller-down.json"))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrUnreachable, "squeue exits 0 and reports it in errors")
 	var ce *CommandError
@@ -57,7 +57,7 @@ func TestParseSqueueControllerDown(t *testing.T) {
 }
 
 func TestParseSqueueGarbage(t *testing.T) {
-	_, err := ParseSqueue([]byte("squeue: error: no"))
+	_, err := parseSqueue([]byte("squeue: error: no"))
 	assert.ErrorIs(t, err, ErrBadOutput)
 }
 
@@ -67,7 +67,7 @@ func TestParsePartition(t *testing.T) {
 	assert.True(t, low.Default)
 	assert.Equal(t, 0, low.MaxCPUsPerNode)
 	require.Len(t, low.Nodes, 4)
-	assert.Equal(t, Node{Name: "n1", CPUs: 4, MemoryMB: 4096, State: "idle"}, low.Nodes[0])
+	assert.Equal(t, node{Name: "n1", CPUs: 4, MemoryMB: 4096, State: "idle"}, low.Nodes[0])
 	assert.Equal(t, 16, low.CPUs())
 
 	tight := recordedPartition(t, "cpus2")
@@ -77,12 +77,12 @@ func TestParsePartition(t *testing.T) {
 }
 
 func TestParseNodesGres(t *testing.T) {
-	nodes, err := ParseNodes("g1|8|64000|gpu:tesla:2(S:0),nic:1|mixed\n")
+	nodes, err := parseNodes("g1|8|64000|gpu:tesla:2(S:0),nic:1|mixed\n")
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int64{"gpu": 2, "nic": 1}, nodes[0].Gres)
-	_, err = ParseNodes("g1|eight|1|(null)|idle")
+	_, err = parseNodes("g1|eight|1|(null)|idle")
 	assert.True(t, errors.Is(err, ErrBadOutput))
-	_, err = ParsePartitions("Default=YES")
+	_, err = parsePartitions("Default=YES")
 	assert.ErrorIs(t, err, ErrBadOutput)
 }
 
@@ -115,9 +115,9 @@ func TestNodeInService(t *testing.T) {
 		"drained": false, "draining": false, "drain": false, "down": false, "down*": false, "drained*": false, "DOWN+DRAIN": false,
 		"fail": false, "failing": false, "inval": false, "maint": false, "reserved": false, "unknown": false, "powered_down": false,
 	} {
-		assert.Equal(t, in, Node{State: state}.InService(), "%q", state)
+		assert.Equal(t, in, node{State: state}.InService(), "%q", state)
 	}
-	p := Partition{Name: "p", MaxCPUsPerNode: 3, Nodes: []Node{{Name: "n1", CPUs: 4, State: "idle"}, {Name: "n2", CPUs: 4, State: "drained"},
+	p := partition{Name: "p", MaxCPUsPerNode: 3, Nodes: []node{{Name: "n1", CPUs: 4, State: "idle"}, {Name: "n2", CPUs: 4, State: "drained"},
 		{Name: "n3", CPUs: 2, State: "down*"}, {Name: "n4", CPUs: 2, State: "mixed"}}}
 	assert.Equal(t, []string{"n2 (drained)", "n3 (down*)"}, p.OutOfService())
 	assert.Equal(t, 0, p.UsableCPUs(p.Nodes[1]))

@@ -7,7 +7,7 @@ type AuditRecord struct {
 	At time.Time
 	// Principal is the user the change ran as.
 	Principal string
-	// Job is the Slurm job; RuntimeJob the Cluster's job it allocates for
+	// Job is the Slurm job; RuntimeJob the job it allocates for
 	// ("" from an Adapter).
 	Job        JobID
 	RuntimeJob string
@@ -20,10 +20,9 @@ type AuditRecord struct {
 	Reason string
 }
 
-// Auditor receives every priority change of an Adapter or a Cluster,
-// accepted or refused, after Slurm answered. It is called from the
-// caller's goroutine of Adapter.SetPriority, or from the goroutine that
-// owns the Cluster (at the observation that shows the priority Slurm
-// applied), and must not block for long. The in-process
-// admission's audit sink can be wrapped into one.
+// Auditor receives every priority change of an Adapter, accepted or
+// refused, after Slurm answered (a run's go to RunConfig.Audit). It is
+// called from the caller's goroutine of Adapter.SetPriority and must not
+// block for long. The in-process admission's audit sink can be wrapped
+// into one.
 type Auditor func(AuditRecord)

@@ -21,10 +21,33 @@ type Sink interface {
 
 // AdapterConfig configures an Adapter.
 type AdapterConfig struct {
-	// Core configures the admission (job names, queue and partitions).
-	Core Config
-	// Client runs Slurm's commands (an *ExecClient).
-	Client Client
+	// Name is the base of the Slurm job names: the allocation of ask N is
+	// the job "Name-aN". It must be unique among the users of the cluster
+	// for as long as Slurm remembers finished jobs (MinJobAge), since jobs
+	// are found again by name after an outage: add a run id. No spaces
+	// or commas.
+	Name string
+	// Queue is the job's queue; Partitions maps queues to Slurm
+	// partitions. A queue not in the map uses Partition; an empty
+	// Partition is the cluster's default partition.
+	Queue      string
+	Partitions map[string]string
+	Partition  string
+	// DefaultCPUs is the CPUs of a slot whose profile is Unknown (default
+	// 1).
+	DefaultCPUs int
+	// ExtraArgs go to every sbatch (--account, --qos, ...).
+	ExtraArgs []string
+	// TimeLimit is every allocation's time limit (sbatch --time, rounded
+	// up to whole minutes): Slurm ends an allocation by then even if its
+	// runtime died without cancelling it. Zero means the partition's.
+	TimeLimit time.Duration
+	// Comment tags every allocation (sbatch --comment): ExecClient.Leftovers
+	// finds allocations by it (see Tag). No newline.
+	Comment string
+	// Client runs Slurm's commands; nil means an ExecClient of the
+	// cluster SLURM_CONF names.
+	Client *ExecClient
 	// Sink receives the grants, revokes and confirmations.
 	Sink Sink
 	// Clock paces the polling and the retries; nil means the wall clock.
@@ -43,13 +66,25 @@ type AdapterConfig struct {
 	OnError func(error)
 	// Auditor, if set, gets every priority change (SetPriority).
 	Auditor Auditor
+
+	// client, if set, replaces Client (a test's fake Slurm).
+	client slurmClient
 }
 
-// Adapter runs a Core against a Client on one goroutine: it runs the
-// commands the Core asks for, polls the jobs' states with exponential
+// job is the configuration of the adapter's allocations.
+func (cfg AdapterConfig) job() jobConfig {
+	return jobConfig{Name: cfg.Name, Queue: cfg.Queue, Partitions: cfg.Partitions, Partition: cfg.Partition,
+		DefaultCPUs: cfg.DefaultCPUs, ExtraArgs: cfg.ExtraArgs, TimeLimit: cfg.TimeLimit, Comment: cfg.Comment}
+}
+
+// Adapter is the admission of one job's pool on Slurm, for a runtime that
+// holds the job's scheduler.Driver itself (its scheduler made with
+// Config.ExternalAdmission): every all-or-nothing ask becomes one Slurm
+// job holding an allocation. On one goroutine it runs the Slurm commands
+// the job's allocations need, polls the jobs' states with exponential
 // backoff while any is pending (and at PollMax while allocations run, to
-// notice preemption), and hands the Core's messages to the Sink. While
-// slurmctld is unreachable it reports an *OutageError, keeps its state
+// notice preemption), and hands the grants, revokes and confirmations to
+// the Sink. While slurmctld is unreachable it reports an *OutageError, keeps its state
 // and retries with backoff; a submit whose answer was lost is found
 // again by its job name, so a slot is never granted twice nor lost.
 // Its methods may be called from any goroutine.
@@ -59,13 +94,13 @@ type Adapter struct {
 	log *zap.Logger
 
 	mu   sync.Mutex
-	core *Core
+	core *jobCore
 }
 
 // StartAdapter looks up the partition (retrying with backoff while
 // slurmctld is unreachable, until ctx is done), declares its capacity to
 // the Sink and starts polling. It returns a *ConfigError for a bad
-// configuration and the Client's error if the partition does not exist.
+// configuration and the ExecClient's error if the partition does not exist.
 func StartAdapter(ctx context.Context, cfg AdapterConfig) (*Adapter, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.New()
@@ -73,17 +108,23 @@ func StartAdapter(ctx context.Context, cfg AdapterConfig) (*Adapter, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	if cfg.Client == nil || cfg.Sink == nil {
-		return nil, &ConfigError{Field: "AdapterConfig", Value: "", Why: "Client and Sink are required"}
+	if cfg.Sink == nil {
+		return nil, &ConfigError{Field: "AdapterConfig.Sink", Value: "", Why: "is required"}
 	}
-	if err := cfg.Core.validate(); err != nil {
+	if cfg.client == nil {
+		if cfg.Client == nil {
+			cfg.Client = &ExecClient{}
+		}
+		cfg.client = cfg.Client
+	}
+	if err := cfg.job().validate(); err != nil {
 		return nil, err
 	}
 	cfg.PollMin, cfg.PollMax, cfg.RetryMax = pollDefaults(cfg.PollMin, cfg.PollMax, cfg.RetryMax)
 	a := &Adapter{pacer: newPacer(cfg.Clock, cfg.PollMin, cfg.PollMax, cfg.RetryMax), cfg: cfg, log: cfg.Logger}
-	var part Partition
+	var part partition
 	done, err := a.retry(ctx, "partition", func() (err error) {
-		part, err = cfg.Client.Partition(ctx, cfg.Core.PartitionName())
+		part, err = cfg.client.partition(ctx, cfg.job().PartitionName())
 		return err
 	}, a.outage)
 	switch {
@@ -93,27 +134,27 @@ func StartAdapter(ctx context.Context, cfg AdapterConfig) (*Adapter, error) {
 		return nil, err
 	}
 	a.recovered()
-	core, err := NewCore(cfg.Core, part)
+	core, err := newJobCore(cfg.job(), part)
 	if err != nil {
 		return nil, err
 	}
 	a.core = core
-	a.log.Info("slurm admission started", zap.String("name", cfg.Core.Name), zap.String("partition", part.Name),
+	a.log.Info("slurm admission started", zap.String("name", cfg.Name), zap.String("partition", part.Name),
 		zap.Int("nodes", len(part.Nodes)), zap.Int("cpus", part.CPUs()))
 	a.deliver(ctx)
 	go a.loop(ctx, a.step)
 	return a, nil
 }
 
-// Handle passes the pool's messages to the Core (Ready.ToAdmission of a
-// scheduler). It returns the Core's errors, joined: an ask that can never
+// Handle takes the pool's messages (Ready.ToAdmission of a scheduler).
+// It returns their errors, joined: an ask that can never
 // fit is a *TooLargeError (also given to OnError).
 func (a *Adapter) Handle(_ context.Context, msgs ...slotpool.ToAdmission) error {
 	var errs []error
 	a.mu.Lock()
 	now := a.clk.Now()
 	for _, m := range msgs {
-		if err := a.core.Handle(now, m); err != nil {
+		if err := a.core.handle(now, m); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -123,25 +164,26 @@ func (a *Adapter) Handle(_ context.Context, msgs ...slotpool.ToAdmission) error 
 }
 
 // Placement returns where a granted slot lives (its job, component and
-// node), for running a task in it (Client.RunStep).
+// node), for running a task in it (a job step: srun --jobid=JOB --overlap -w NODE, with --het-group for a
+// heterogeneous job's component).
 func (a *Adapter) Placement(slot slotpool.SlotID) (Placement, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.core.Placement(slot)
+	return a.core.placement(slot)
 }
 
-// Partition returns the partition the adapter allocates in.
-func (a *Adapter) Partition() Partition {
+// partition returns the partition the adapter allocates in.
+func (a *Adapter) partition() partition {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.core.Partition()
+	return a.core.part
 }
 
 // Jobs returns the Slurm jobs of the allocations not over.
-func (a *Adapter) Jobs() []JobPriority {
+func (a *Adapter) jobs() []jobPriority {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.core.Jobs()
+	return a.core.slurmJobs()
 }
 
 // SetPriority sets the priority of every Slurm job of the adapter (its
@@ -152,8 +194,8 @@ func (a *Adapter) Jobs() []JobPriority {
 // it to principal).
 func (a *Adapter) SetPriority(ctx context.Context, principal string, priority int64) error {
 	var errs []error
-	for _, j := range a.Jobs() {
-		err := a.cfg.Client.SetPriority(ctx, principal, j.Job, priority)
+	for _, j := range a.jobs() {
+		err := a.cfg.client.setPriority(ctx, principal, j.Job, priority)
 		rec := AuditRecord{At: a.clk.Now(), Principal: principal, Job: j.Job, Old: j.Priority, New: priority, Accepted: err == nil}
 		// What Slurm applied decides, not scontrol's exit status: a job's
 		// owner lowering its priority gets it applied with exit status 1
@@ -189,8 +231,8 @@ func (a *Adapter) SetPriority(ctx context.Context, principal string, priority in
 
 // priorityOf asks Slurm for the priority of one of the adapter's jobs;
 // false if it could not tell.
-func (a *Adapter) priorityOf(ctx context.Context, j JobPriority) (int64, bool) {
-	statuses, err := a.cfg.Client.Query(ctx, []string{j.Name})
+func (a *Adapter) priorityOf(ctx context.Context, j jobPriority) (int64, bool) {
+	statuses, err := a.cfg.client.query(ctx, []string{j.Name})
 	if err != nil {
 		return 0, false
 	}
@@ -212,12 +254,12 @@ func (a *Adapter) Done() <-chan struct{} { return a.done }
 func (a *Adapter) Stop(ctx context.Context) error {
 	a.halt()
 	a.mu.Lock()
-	a.core.Shutdown()
-	cmds := a.core.Commands()
+	a.core.shutdown(false)
+	cmds := a.core.commands()
 	a.mu.Unlock()
 	var last error
 	for _, c := range cmds {
-		done, err := a.retry(ctx, "cancel", func() error { return a.cfg.Client.Cancel(ctx, c.Name, c.Job) }, a.outage)
+		done, err := a.retry(ctx, "cancel", func() error { return a.cfg.client.Cancel(ctx, c.Name, c.Job) }, a.outage)
 		if !done {
 			return err
 		}
@@ -228,22 +270,22 @@ func (a *Adapter) Stop(ctx context.Context) error {
 	return last
 }
 
-// step runs the Core's commands, queries the watched jobs, hands the
+// step runs the jobCore's commands, queries the watched jobs, hands the
 // messages to the Sink, and returns how long to wait before the next step
 // (0 or less: at once; the time is the backoff).
 func (a *Adapter) step(ctx context.Context) time.Duration {
 	changed := a.runCommands(ctx)
 	a.mu.Lock()
-	names := a.core.Watched()
+	names := a.core.watched()
 	a.mu.Unlock()
 	failed := false
 	if len(names) > 0 {
-		statuses, err := a.cfg.Client.Query(ctx, names)
+		statuses, err := a.cfg.client.query(ctx, names)
 		switch {
 		case err == nil:
 			a.recovered()
 			a.mu.Lock()
-			a.core.Observe(a.clk.Now(), names, statuses)
+			a.core.observe(a.clk.Now(), names, statuses)
 			a.mu.Unlock()
 		case errors.Is(err, ErrUnreachable):
 			a.outage("query", err)
@@ -258,33 +300,33 @@ func (a *Adapter) step(ctx context.Context) time.Duration {
 		changed = true
 	}
 	a.mu.Lock()
-	more := a.core.HasCommands()
+	more := a.core.hasCommands()
 	a.mu.Unlock()
 	return a.next(failed, more, changed)
 }
 
-// runCommands runs what the Core asked for and reports the outcomes; it
+// runCommands runs what the jobCore asked for and reports the outcomes; it
 // returns whether there were any.
 func (a *Adapter) runCommands(ctx context.Context) bool {
 	a.mu.Lock()
-	cmds := a.core.Commands()
+	cmds := a.core.commands()
 	a.mu.Unlock()
 	for _, c := range cmds {
 		switch c.Kind {
-		case Submit:
-			job, err := a.cfg.Client.Submit(ctx, c.Name, c.Request)
+		case cmdSubmit:
+			job, err := a.cfg.client.submit(ctx, c.Name, c.Request)
 			a.note("submit", err)
 			a.mu.Lock()
-			a.core.Submitted(a.clk.Now(), c.Name, job, err)
+			a.core.submitted(a.clk.Now(), c.Name, job, err)
 			a.mu.Unlock()
 			if err == nil {
 				a.log.Debug("slurm job submitted", zap.String("name", c.Name), zap.Int64("job", int64(job)))
 			}
-		case Cancel:
-			err := a.cfg.Client.Cancel(ctx, c.Name, c.Job)
+		case cmdCancel:
+			err := a.cfg.client.Cancel(ctx, c.Name, c.Job)
 			a.note("cancel", err)
 			a.mu.Lock()
-			a.core.Cancelled(a.clk.Now(), c.Name, c.Job, err)
+			a.core.cancelled(a.clk.Now(), c.Name, c.Job, err)
 			a.mu.Unlock()
 		}
 	}
@@ -303,12 +345,12 @@ func (a *Adapter) note(op string, err error) {
 	}
 }
 
-// deliver reports refusals and hands the Core's messages to the Sink; it
+// deliver reports refusals and hands the jobCore's messages to the Sink; it
 // returns whether there were any.
 func (a *Adapter) deliver(ctx context.Context) bool {
 	a.mu.Lock()
-	out := a.core.Ready()
-	refused := a.core.Refused()
+	out := a.core.ready()
+	refused := a.core.takeRefused()
 	a.mu.Unlock()
 	for _, err := range refused {
 		a.log.Warn("slurm refused an ask", zap.Error(err))

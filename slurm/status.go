@@ -11,9 +11,9 @@ import (
 // JobID is a Slurm job id (of a heterogeneous job: its leader's id).
 type JobID int64
 
-// JobStatus is what squeue says of one Slurm job, or of one component of
+// jobStatus is what squeue says of one Slurm job, or of one component of
 // a heterogeneous job.
-type JobStatus struct {
+type jobStatus struct {
 	ID   JobID
 	Name string
 	// State is Slurm's job state: PENDING, RUNNING, PREEMPTED, CANCELLED,
@@ -31,19 +31,19 @@ type JobStatus struct {
 	Priority  int64
 	User      string
 	// Nodes lists the allocated nodes in order with their CPU counts.
-	Nodes []NodeCPUs
+	Nodes []nodeCPUs
 }
 
-// NodeCPUs is a node of an allocation and how many of its CPUs the job
+// nodeCPUs is a node of an allocation and how many of its CPUs the job
 // holds.
-type NodeCPUs struct {
+type nodeCPUs struct {
 	Node string
 	CPUs int
 }
 
 // Leader returns the id the job is known by: the heterogeneous job's
 // leader, or its own id.
-func (s JobStatus) Leader() JobID {
+func (s jobStatus) Leader() JobID {
 	if s.HetJob != 0 {
 		return s.HetJob
 	}
@@ -53,7 +53,7 @@ func (s JobStatus) Leader() JobID {
 // Terminal reports whether the job has ended (any state other than
 // pending, running, configuring, completing, suspended, requeued or
 // resizing).
-func (s JobStatus) Terminal() bool {
+func (s jobStatus) Terminal() bool {
 	switch s.State {
 	case "PENDING", "RUNNING", "CONFIGURING", "SUSPENDED", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SIGNALING", "STAGE_OUT":
 		return false
@@ -92,12 +92,12 @@ type squeueJSON struct {
 	} `json:"jobs"`
 }
 
-// ParseSqueue reads the output of squeue --json. squeue exits 0 even when
+// parseSqueue reads the output of squeue --json. squeue exits 0 even when
 // it could not reach slurmctld and reports it in "errors": that is a
 // *CommandError wrapping ErrUnreachable. The CPUs of a node are its
 // allocated cores (with SelectTypeParameters=CR_CPU and one thread per
 // core, a core is a CPU).
-func ParseSqueue(data []byte) ([]JobStatus, error) {
+func parseSqueue(data []byte) ([]jobStatus, error) {
 	var out squeueJSON
 	if err := json.Unmarshal(data, &out); err != nil {
 		return nil, &CommandError{Command: "squeue", Args: []string{"--json"}, Err: fmt.Errorf("%w: %v", ErrBadOutput, err)}
@@ -114,9 +114,9 @@ func ParseSqueue(data []byte) ([]JobStatus, error) {
 		}
 		return nil, &CommandError{Command: "squeue", Args: []string{"--json"}, Stderr: msg, Err: cause}
 	}
-	jobs := make([]JobStatus, 0, len(out.Jobs))
+	jobs := make([]jobStatus, 0, len(out.Jobs))
 	for _, j := range out.Jobs {
-		s := JobStatus{ID: JobID(j.JobID), Name: j.Name, State: j.JobState, Reason: j.StateReason,
+		s := jobStatus{ID: JobID(j.JobID), Name: j.Name, State: j.JobState, Reason: j.StateReason,
 			Preempted: j.PreemptTime != 0 || j.JobState == "PREEMPTED", HetJob: JobID(j.HetJobID), HetOffset: j.HetJobOffset,
 			Priority: j.Priority, User: j.UserName}
 		if j.JobResources != nil {
@@ -125,11 +125,11 @@ func ParseSqueue(data []byte) ([]JobStatus, error) {
 				for _, sock := range n.Sockets {
 					cpus += len(sock.Cores)
 				}
-				s.Nodes = append(s.Nodes, NodeCPUs{Node: n.NodeName, CPUs: cpus})
+				s.Nodes = append(s.Nodes, nodeCPUs{Node: n.NodeName, CPUs: cpus})
 			}
 		}
 		jobs = append(jobs, s)
 	}
-	slices.SortFunc(jobs, func(a, b JobStatus) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(jobs, func(a, b jobStatus) int { return cmp.Compare(a.ID, b.ID) })
 	return jobs, nil
 }

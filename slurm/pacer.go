@@ -28,7 +28,7 @@ type pacer struct {
 }
 
 // pollDefaults fills in the defaults of the polling intervals of an
-// Adapter or a Poller (PollMin, PollMax, RetryMax): 100 ms, 2 s and 5 s,
+// Adapter or a poller (PollMin, PollMax, RetryMax): 100 ms, 2 s and 5 s,
 // neither maximum below the minimum.
 func pollDefaults(pollMin, pollMax, retryMax time.Duration) (time.Duration, time.Duration, time.Duration) {
 	if pollMin <= 0 {

@@ -1,4 +1,4 @@
-package slurm_test
+package slurm
 
 // Integration tests against a running slurmctld (scripts/slurm-up.sh):
 // skipped when there is none, failed when REGIONSCHED_SLURM=require.
@@ -18,19 +18,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/regionsched/regionsched/admission/slurm"
-	"github.com/regionsched/regionsched/admission/slurm/slurmtest"
+	"github.com/regionsched/regionsched/internal/slurmtest"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
 )
 
-// recorder is a Sink that keeps what it got.
-type recorder struct {
+// sinkRecorder is a Sink that keeps what it got.
+type sinkRecorder struct {
 	mu  sync.Mutex
 	got []slotpool.FromAdmission
 }
 
-func (r *recorder) Admit(_ context.Context, msgs ...slotpool.FromAdmission) error {
+func (r *sinkRecorder) Admit(_ context.Context, msgs ...slotpool.FromAdmission) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.got = append(r.got, msgs...)
@@ -38,7 +37,7 @@ func (r *recorder) Admit(_ context.Context, msgs ...slotpool.FromAdmission) erro
 }
 
 // wait polls until some message satisfies ok, or fails after 20 s.
-func (r *recorder) wait(t *testing.T, what string, ok func(slotpool.FromAdmission) bool) slotpool.FromAdmission {
+func (r *sinkRecorder) wait(t *testing.T, what string, ok func(slotpool.FromAdmission) bool) slotpool.FromAdmission {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
@@ -62,15 +61,15 @@ func prefix(t *testing.T) string {
 }
 
 // start starts an adapter of the test on the cluster.
-func start(t *testing.T, conf, partition string, client *slurm.ExecClient, audit slurm.Auditor) (*slurm.Adapter, *recorder) {
+func start(t *testing.T, conf, partition string, client *ExecClient, audit Auditor) (*Adapter, *sinkRecorder) {
 	t.Helper()
 	if client == nil {
-		client = &slurm.ExecClient{Conf: conf}
+		client = &ExecClient{Conf: conf}
 	}
 	client.Conf = conf
-	rec := &recorder{}
+	rec := &sinkRecorder{}
 	ctx, cancel := context.WithCancel(context.Background())
-	ad, err := slurm.StartAdapter(ctx, slurm.AdapterConfig{Core: slurm.Config{Name: prefix(t), Partition: partition}, Client: client, Sink: rec,
+	ad, err := StartAdapter(ctx, AdapterConfig{Name: prefix(t), Partition: partition, client: client, Sink: rec,
 		PollMin: 50 * time.Millisecond, PollMax: 300 * time.Millisecond, Auditor: audit})
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -100,10 +99,10 @@ func submitOther(t *testing.T, conf string, args ...string) string {
 
 // stepOutput runs script as a step on p's node (/bin/sh -c) and returns
 // what it printed, trimmed.
-func stepOutput(ctx context.Context, t *testing.T, client *slurm.ExecClient, p slurm.Placement, script string) string {
+func stepOutput(ctx context.Context, t *testing.T, client *ExecClient, p Placement, script string) string {
 	t.Helper()
 	var out bytes.Buffer
-	require.NoError(t, client.RunStep(ctx, p, []string{"/bin/sh", "-c", script}, &out, nil))
+	require.NoError(t, client.runStep(ctx, p, []string{"/bin/sh", "-c", script}, &out, nil))
 	return strings.TrimSpace(out.String())
 }
 
@@ -116,7 +115,7 @@ func TestSlurmGrantsSlotsOnTheirNodes(t *testing.T) {
 	g := rec.wait(t, "the grant", isGrant).(slotpool.Grant)
 	require.Len(t, g.Slots, 6)
 	nodes := map[string]int{}
-	client := &slurm.ExecClient{Conf: conf}
+	client := &ExecClient{Conf: conf}
 	for _, s := range g.Slots {
 		p, ok := ad.Placement(s.ID)
 		require.True(t, ok)
@@ -143,7 +142,7 @@ func TestSlurmHeterogeneousGang(t *testing.T) {
 		Groups: []slotpool.TaskGroup{{Profile: small, MinMembers: 3}, {Profile: big, MinMembers: 2}}}}))
 	g := rec.wait(t, "the grant", isGrant).(slotpool.Grant)
 	require.Len(t, g.Slots, 5)
-	client := &slurm.ExecClient{Conf: conf}
+	client := &ExecClient{Conf: conf}
 	groups := map[int]int{}
 	for _, s := range g.Slots {
 		p, ok := ad.Placement(s.ID)
@@ -158,15 +157,15 @@ func TestSlurmRefusesAnAskLargerThanThePartition(t *testing.T) {
 	conf := slurmtest.Require(t)
 	var refused []error
 	var mu sync.Mutex
-	client := &slurm.ExecClient{Conf: conf}
-	rec := &recorder{}
-	ad, err := slurm.StartAdapter(context.Background(), slurm.AdapterConfig{Core: slurm.Config{Name: prefix(t), Partition: "cpus2"}, Client: client, Sink: rec,
+	client := &ExecClient{Conf: conf}
+	rec := &sinkRecorder{}
+	ad, err := StartAdapter(context.Background(), AdapterConfig{Name: prefix(t), Partition: "cpus2", client: client, Sink: rec,
 		OnError: func(err error) { mu.Lock(); refused = append(refused, err); mu.Unlock() }})
 	require.NoError(t, err)
 	defer ad.Stop(context.Background())
 	began := time.Now()
 	err = ad.Handle(context.Background(), ask(1, 3, resource.Unknown))
-	var tl *slurm.TooLargeError
+	var tl *TooLargeError
 	require.ErrorAs(t, err, &tl)
 	assert.Equal(t, "cpus2", tl.Partition)
 	assert.Less(t, time.Since(began), time.Second, "at once")
@@ -217,20 +216,20 @@ func TestSlurmPriorityRaiseIsSlurmsDecision(t *testing.T) {
 	}
 	// The cluster is full, so the ask stays pending; its job is nobody's.
 	submitOther(t, conf, "--partition=cpus1", "--ntasks=1", "--wrap=exec sleep 30")
-	var audit []slurm.AuditRecord
-	ad, _ := start(t, conf, "cpus1", &slurm.ExecClient{User: "nobody"}, func(r slurm.AuditRecord) { audit = append(audit, r) })
+	var audit []AuditRecord
+	ad, _ := start(t, conf, "cpus1", &ExecClient{User: "nobody"}, func(r AuditRecord) { audit = append(audit, r) })
 	ctx := context.Background()
 	require.NoError(t, ad.Handle(ctx, ask(1, 1, resource.Unknown)))
-	waitFor(t, "the pending job", func() bool { return len(ad.Jobs()) == 1 })
-	job := ad.Jobs()[0].Job
+	waitFor(t, "the pending job", func() bool { return len(ad.jobs()) == 1 })
+	job := ad.jobs()[0].Job
 
 	// A job starts near 4.29e9: nobody, its owner, may not raise it, but
 	// may lower it (Slurm applies it, though scontrol exits 1: "not
 	// persistent"); root may do both. The audit follows what Slurm applied.
-	err := ad.SetPriority(ctx, "nobody", slurm.MaxPriority)
-	var pe *slurm.PriorityError
+	err := ad.SetPriority(ctx, "nobody", MaxPriority)
+	var pe *PriorityError
 	require.ErrorAs(t, err, &pe, "an ordinary user may not raise")
-	assert.ErrorIs(t, err, slurm.ErrPermissionDenied)
+	assert.ErrorIs(t, err, ErrPermissionDenied)
 	assert.Equal(t, "nobody", pe.Principal)
 	assert.Equal(t, job, pe.Job)
 
@@ -248,7 +247,7 @@ func TestSlurmPriorityRaiseIsSlurmsDecision(t *testing.T) {
 	assert.Equal(t, "nobody", audit[0].Principal)
 	assert.False(t, audit[0].Accepted)
 	assert.Contains(t, audit[0].Reason, "permission denied")
-	assert.Equal(t, int64(slurm.MaxPriority), audit[0].New)
+	assert.Equal(t, int64(MaxPriority), audit[0].New)
 	assert.True(t, audit[1].Accepted, "%+v", audit[1])
 	assert.Equal(t, int64(100000), audit[1].New)
 	assert.True(t, audit[2].Accepted)

@@ -13,9 +13,9 @@ import (
 	"github.com/regionsched/regionsched/slotpool"
 )
 
-// ClusterConfig configures a Cluster.
-type ClusterConfig struct {
-	// Run names the run: every Slurm job of the Cluster is named
+// clusterConfig configures a slurmCluster.
+type clusterConfig struct {
+	// Run names the run: every Slurm job of the slurmCluster is named
 	// rs-JOB-RUN-jI (JOB the job's name made safe, I its index) and
 	// tagged with Tag(Run) in its comment, so a run's allocations can be
 	// found again (Leftovers). It must be unique among the cluster's
@@ -23,7 +23,7 @@ type ClusterConfig struct {
 	// digits, "_", "." and "-" only.
 	Run string
 	// Partitions maps a job's queue to a Slurm partition; a queue not in
-	// it uses Partition ("" is the cluster's default partition).
+	// it uses partition ("" is the cluster's default partition).
 	Partitions map[string]string
 	Partition  string
 	// DefaultCPUs is the CPUs of a slot whose profile is Unknown (default
@@ -41,37 +41,37 @@ type ClusterConfig struct {
 	Auditor Auditor
 }
 
-// Cluster is a Slurm cluster as an admission.Cluster: many jobs share it,
-// and Slurm decides who gets what. Each job's pool talks to a Core of its
-// own (every all-or-nothing ask one Slurm job); the Cluster gathers the
+// slurmCluster is a Slurm cluster as an admission.Cluster: many jobs share it,
+// and Slurm decides who gets what. Each job's pool talks to a jobCore of its
+// own (every all-or-nothing ask one Slurm job); the slurmCluster gathers the
 // Cores' commands (Commands) and the job names to watch (Watched) so that
 // one query serves every job of the run, and dispatches the results
 // (Submitted, Cancelled, PriorityDone, Observe, SetPartition).
 //
 // It is a deterministic state machine like Core: the I/O (running the
-// commands, polling) is a Poller's, which calls the input methods through
+// commands, polling) is a poller's, which calls the input methods through
 // multijob.Driver.ClusterInput. Drivers and gangs are not supported:
 // Slurm grants each region's slots all or nothing by itself, and a job
 // submitted with either is refused with a *ConfigError.
-type Cluster struct {
-	cfg        ClusterConfig
-	parts      map[string]Partition // by name
+type slurmCluster struct {
+	cfg        clusterConfig
+	parts      map[string]partition // by name
 	defaultP   string               // the default partition's name
 	jobs       []*clusterJob        // in submission order
 	byName     map[string]*clusterJob
 	byBase     map[string]*clusterJob // by the base of its Slurm job names
 	events     []admission.Event
-	cmds       []Command
+	cmds       []slurmCommand
 	priorities []*priorityChange // scontrol run or to run, not audited yet, in order
 }
 
-// clusterJob is one job of a Cluster, and its admission.JobPort.
+// clusterJob is one job of a slurmCluster, and its admission.JobPort.
 type clusterJob struct {
-	c     *Cluster
+	c     *slurmCluster
 	id    admission.JobID
 	name  string
 	spec  admission.JobSpec
-	core  *Core
+	core  *jobCore
 	state admission.JobState
 	err   error
 	// wants are the priorities asked for the job, in order, each applied
@@ -97,19 +97,19 @@ type priorityChange struct {
 	cmdErr error // its error
 }
 
-// NewCluster returns a Cluster over the partitions parts, as the I/O
+// newCluster returns a slurmCluster over the partitions parts, as the I/O
 // layer found them (every partition the jobs' queues map to, and the
 // default one, marked Default). It returns a *ConfigError for a bad Run
 // or TimeLimit, or a partition the configuration names that is not in
 // parts.
-func NewCluster(cfg ClusterConfig, parts []Partition) (*Cluster, error) {
-	if cfg.Run == "" || SafeName(cfg.Run) != cfg.Run {
+func newCluster(cfg clusterConfig, parts []partition) (*slurmCluster, error) {
+	if cfg.Run == "" || safeName(cfg.Run) != cfg.Run {
 		return nil, &ConfigError{Field: "Run", Value: cfg.Run, Why: "must be non-empty: letters, digits, _ . - only"}
 	}
 	if cfg.TimeLimit < 0 {
 		return nil, &ConfigError{Field: "TimeLimit", Value: cfg.TimeLimit.String(), Why: "must be at least 0"}
 	}
-	c := &Cluster{cfg: cfg, parts: map[string]Partition{}, byName: map[string]*clusterJob{},
+	c := &slurmCluster{cfg: cfg, parts: map[string]partition{}, byName: map[string]*clusterJob{},
 		byBase: map[string]*clusterJob{}}
 	for _, p := range parts {
 		c.parts[p.Name] = p
@@ -126,9 +126,9 @@ func NewCluster(cfg ClusterConfig, parts []Partition) (*Cluster, error) {
 	return c, nil
 }
 
-// SafeName is s made of what a Slurm job name of ours may hold: letters,
+// safeName is s made of what a Slurm job name of ours may hold: letters,
 // digits, "_", "." and "-"; each run of other characters becomes one "-".
-func SafeName(s string) string {
+func safeName(s string) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range s {
@@ -144,7 +144,7 @@ func SafeName(s string) string {
 }
 
 // partition returns the partition of that name ("" the default one).
-func (c *Cluster) partition(name string) (Partition, bool) {
+func (c *slurmCluster) partition(name string) (partition, bool) {
 	if name == "" {
 		name = c.defaultP
 	}
@@ -153,7 +153,7 @@ func (c *Cluster) partition(name string) (Partition, bool) {
 }
 
 // partitionNames lists the partitions known, sorted.
-func (c *Cluster) partitionNames() []string {
+func (c *slurmCluster) partitionNames() []string {
 	var out []string
 	for n := range c.parts {
 		out = append(out, n)
@@ -165,22 +165,22 @@ func (c *Cluster) partitionNames() []string {
 // Tag is the comment every allocation of run carries (sbatch --comment).
 func Tag(run string) string { return "regionsched-run=" + run }
 
-// JobBaseName is the base of the Slurm job names of the i-th job of a
-// run, named job: rs-JOB-RUN-jI, the job's name made safe (SafeName) and
+// jobBaseName is the base of the Slurm job names of the i-th job of a
+// run, named job: rs-JOB-RUN-jI, the job's name made safe (safeName) and
 // cut to 40 characters.
-func JobBaseName(job, run string, i int) string {
-	job = SafeName(job)
+func jobBaseName(job, run string, i int) string {
+	job = safeName(job)
 	if len(job) > 40 {
 		job = job[:40]
 	}
 	return "rs-" + job + "-" + run + "-j" + strconv.Itoa(i)
 }
 
-// Submit admits a job: a Core of its own in its queue's partition. A job
+// Submit admits a job: a jobCore of its own in its queue's partition. A job
 // whose largest region can never fit the partition is returned rejected
 // (a *TooLargeError); one with a driver or a gang is refused with a
 // *ConfigError, and nothing changes.
-func (c *Cluster) Submit(now time.Time, spec admission.JobSpec) (admission.JobPort, error) {
+func (c *slurmCluster) Submit(now time.Time, spec admission.JobSpec) (admission.JobPort, error) {
 	switch {
 	case spec.Driver != nil:
 		return nil, &ConfigError{Field: "JobSpec.Driver", Value: spec.Name, Why: "a Slurm cluster runs no job driver in a slot (run the driver beside the runtime)"}
@@ -192,12 +192,12 @@ func (c *Cluster) Submit(now time.Time, spec admission.JobSpec) (admission.JobPo
 	if _, dup := c.byName[spec.Name]; dup {
 		return nil, &ConfigError{Field: "JobSpec.Name", Value: spec.Name, Why: "a job of that name was submitted already"}
 	}
-	cfg := Config{Name: JobBaseName(spec.Name, c.cfg.Run, len(c.jobs)), Queue: spec.Queue, Partitions: c.cfg.Partitions,
+	cfg := jobConfig{Name: jobBaseName(spec.Name, c.cfg.Run, len(c.jobs)), Queue: spec.Queue, Partitions: c.cfg.Partitions,
 		Partition: c.cfg.Partition, DefaultCPUs: c.cfg.DefaultCPUs, ExtraArgs: c.cfg.ExtraArgs, TimeLimit: c.cfg.TimeLimit,
 		Comment: Tag(c.cfg.Run)}
-	part, _ := c.partition(cfg.PartitionName()) // checked by NewCluster
+	part, _ := c.partition(cfg.PartitionName()) // checked by newCluster
 	j := &clusterJob{c: c, id: admission.JobID(len(c.jobs)), name: spec.Name, spec: spec, state: admission.JobAccepted}
-	core, err := NewCore(cfg, part)
+	core, err := newJobCore(cfg, part)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +223,7 @@ func (j *clusterJob) largestFits() error {
 	if len(groups) == 0 {
 		return nil
 	}
-	req, err := Map(slotpool.Gang{Groups: groups}, j.core.part.Name, j.core.cfg.DefaultCPUs)
+	req, err := mapGang(slotpool.Gang{Groups: groups}, j.core.part.Name, j.core.cfg.DefaultCPUs)
 	if err != nil {
 		return err
 	}
@@ -237,20 +237,20 @@ func (j *clusterJob) largestFits() error {
 
 // event records a state change of a job (from the state given to its
 // current one).
-func (c *Cluster) event(now time.Time, j *clusterJob, from admission.JobState, reason string) {
+func (c *slurmCluster) event(now time.Time, j *clusterJob, from admission.JobState, reason string) {
 	c.events = append(c.events, admission.Event{At: now, Job: j.name, ID: j.id, Kind: admission.StateChanged, From: from, To: j.state, Reason: reason})
 }
 
 // end moves a job to a terminal state and cancels whatever it still has
 // in Slurm.
-func (c *Cluster) end(now time.Time, j *clusterJob, to admission.JobState, err error) {
+func (c *slurmCluster) end(now time.Time, j *clusterJob, to admission.JobState, err error) {
 	if j.state.Terminal() {
 		return
 	}
 	from := j.state
 	j.state, j.err = to, err
 	j.wants = nil
-	j.core.Shutdown()
+	j.core.shutdown(false)
 	reason := "ended"
 	if err != nil {
 		reason = err.Error()
@@ -260,39 +260,39 @@ func (c *Cluster) end(now time.Time, j *clusterJob, to admission.JobState, err e
 
 // refused fails the jobs whose Cores refused an ask (it can never fit,
 // or Slurm rejected its sbatch).
-func (c *Cluster) refused(now time.Time, j *clusterJob) {
-	if errs := j.core.Refused(); len(errs) > 0 {
+func (c *slurmCluster) refused(now time.Time, j *clusterJob) {
+	if errs := j.core.takeRefused(); len(errs) > 0 {
 		c.end(now, j, admission.JobFailed, errs[0])
 	}
 }
 
 // Decide does nothing: Slurm decides, and its decisions come in through
 // Observe.
-func (c *Cluster) Decide(time.Time) {}
+func (c *slurmCluster) Decide(time.Time) {}
 
 // Events returns the jobs' state changes since the last call.
-func (c *Cluster) Events() []admission.Event {
+func (c *slurmCluster) Events() []admission.Event {
 	ev := c.events
 	c.events = nil
 	return ev
 }
 
 // Pending returns the jobs whose Cores have messages for their pools.
-func (c *Cluster) Pending() []admission.JobID {
+func (c *slurmCluster) Pending() []admission.JobID {
 	var out []admission.JobID
 	for _, j := range c.jobs {
-		if j.core.HasReady() {
+		if j.core.hasReady() {
 			out = append(out, j.id)
 		}
 	}
 	return out
 }
 
-// Tick does nothing: the Cluster has no timers (its Poller polls).
-func (c *Cluster) Tick(time.Time) {}
+// Tick does nothing: the slurmCluster has no timers (its poller polls).
+func (c *slurmCluster) Tick(time.Time) {}
 
 // NextDeadline reports no deadline.
-func (c *Cluster) NextDeadline() (time.Time, bool) { return time.Time{}, false }
+func (c *slurmCluster) NextDeadline() (time.Time, bool) { return time.Time{}, false }
 
 // MaxPriority is the largest priority scontrol sets (0xFFFFFFFD: the two
 // values above it mean "not set" and "infinite" in Slurm's 32-bit
@@ -303,7 +303,7 @@ const MaxPriority = 1<<32 - 3
 // job, a priority outside 1 ... MaxPriority. Slurm itself decides whether
 // by may change a priority (scontrol runs as by); a kill is the runtime's
 // own decision, made with its own identity.
-func (c *Cluster) Authorize(by admission.Principal, action admission.Action, job string, priority int) error {
+func (c *slurmCluster) Authorize(by admission.Principal, action admission.Action, job string, priority int) error {
 	j, ok := c.byName[job]
 	switch {
 	case !ok:
@@ -333,7 +333,7 @@ func badPriority(by admission.Principal, job string, priority int) error {
 // whose previous change is not audited yet is run after that audit.
 // Errors: the
 // *admission.RefusedError of Authorize.
-func (c *Cluster) SetPriority(now time.Time, by admission.Principal, job string, priority int) error {
+func (c *slurmCluster) SetPriority(now time.Time, by admission.Principal, job string, priority int) error {
 	if err := c.Authorize(by, admission.ActionSetPriority, job, priority); err != nil {
 		return err
 	}
@@ -348,7 +348,7 @@ func (c *Cluster) SetPriority(now time.Time, by admission.Principal, job string,
 
 // applyWanted issues the scontrol of a job's wanted priorities, in order,
 // for each of its Slurm jobs not asked yet.
-func (c *Cluster) applyWanted(now time.Time, j *clusterJob) {
+func (c *slurmCluster) applyWanted(now time.Time, j *clusterJob) {
 	for _, w := range j.wants {
 		c.applyOne(now, j, w)
 	}
@@ -358,21 +358,21 @@ func (c *Cluster) applyWanted(now time.Time, j *clusterJob) {
 // job's Slurm jobs not asked yet. A Slurm job with a change not audited
 // yet waits for that audit: the priority Slurm reports next must tell
 // the outcome of one change only.
-func (c *Cluster) applyOne(now time.Time, j *clusterJob, w *wantedPriority) {
-	for _, sj := range j.core.Jobs() {
+func (c *slurmCluster) applyOne(now time.Time, j *clusterJob, w *wantedPriority) {
+	for _, sj := range j.core.slurmJobs() {
 		if w.done[sj.Job] || c.changing(sj.Job) {
 			continue
 		}
 		w.done[sj.Job] = true
 		pc := &priorityChange{job: j, want: w, rec: AuditRecord{At: now, Principal: w.by, Job: sj.Job, RuntimeJob: j.name, Old: sj.Priority, New: w.priority}}
 		c.priorities = append(c.priorities, pc)
-		c.cmds = append(c.cmds, Command{Kind: SetPriority, Name: sj.Name, Job: sj.Job, Priority: w.priority, Principal: w.by, change: pc})
+		c.cmds = append(c.cmds, slurmCommand{Kind: cmdSetPriority, Name: sj.Name, Job: sj.Job, Priority: w.priority, Principal: w.by, change: pc})
 	}
 }
 
 // changing reports whether a priority change of Slurm job sj awaits its
 // audit.
-func (c *Cluster) changing(sj JobID) bool {
+func (c *slurmCluster) changing(sj JobID) bool {
 	for _, pc := range c.priorities {
 		if pc.rec.Job == sj {
 			return true
@@ -381,9 +381,9 @@ func (c *Cluster) changing(sj JobID) bool {
 	return false
 }
 
-// PriorityDone reports the outcome of a SetPriority command. The audit
+// PriorityDone reports the outcome of a cmdSetPriority command. The audit
 // waits for the priority Slurm reports at the next observation.
-func (c *Cluster) PriorityDone(_ time.Time, cmd Command, err error) {
+func (c *slurmCluster) PriorityDone(_ time.Time, cmd slurmCommand, err error) {
 	if pc := cmd.change; pc != nil {
 		pc.ran, pc.cmdErr = true, err
 	}
@@ -392,7 +392,7 @@ func (c *Cluster) PriorityDone(_ time.Time, cmd Command, err error) {
 // Kill ends a job at once: its Slurm jobs are cancelled, its port ends
 // with an *admission.KilledError. Errors: the *admission.RefusedError of
 // Authorize.
-func (c *Cluster) Kill(now time.Time, by admission.Principal, job string) error {
+func (c *slurmCluster) Kill(now time.Time, by admission.Principal, job string) error {
 	if err := c.Authorize(by, admission.ActionKill, job, 0); err != nil {
 		return err
 	}
@@ -402,10 +402,10 @@ func (c *Cluster) Kill(now time.Time, by admission.Principal, job string) error 
 
 // Commands returns the commands to run since the last call, in order:
 // the Cores' (submits and cancels) and the priority changes.
-func (c *Cluster) Commands() []Command {
-	var out []Command
+func (c *slurmCluster) Commands() []slurmCommand {
+	var out []slurmCommand
 	for _, j := range c.jobs {
-		out = append(out, j.core.Commands()...)
+		out = append(out, j.core.commands()...)
 	}
 	out = append(out, c.cmds...)
 	c.cmds = nil
@@ -413,37 +413,37 @@ func (c *Cluster) Commands() []Command {
 }
 
 // HasCommands reports whether Commands has something to hand out.
-func (c *Cluster) HasCommands() bool {
+func (c *slurmCluster) HasCommands() bool {
 	if len(c.cmds) > 0 {
 		return true
 	}
 	for _, j := range c.jobs {
-		if j.core.HasCommands() {
+		if j.core.hasCommands() {
 			return true
 		}
 	}
 	return false
 }
 
-// Watched returns the Slurm job names whose states the Cluster needs,
+// Watched returns the Slurm job names whose states the slurmCluster needs,
 // sorted: one query of them serves every job.
-func (c *Cluster) Watched() []string {
+func (c *slurmCluster) Watched() []string {
 	var names []string
 	for _, j := range c.jobs {
-		names = append(names, j.core.Watched()...)
+		names = append(names, j.core.watched()...)
 	}
 	slices.Sort(names)
 	return names
 }
 
-// Busy reports whether the Cluster waits for Slurm (Core.Busy of any job)
+// Busy reports whether the slurmCluster waits for Slurm (jobCore.busy of any job)
 // or for the priority of a change.
-func (c *Cluster) Busy() bool {
+func (c *slurmCluster) Busy() bool {
 	if len(c.priorities) > 0 {
 		return true
 	}
 	for _, j := range c.jobs {
-		if j.core.Busy() {
+		if j.core.busy() {
 			return true
 		}
 	}
@@ -451,7 +451,7 @@ func (c *Cluster) Busy() bool {
 }
 
 // jobOf returns the job a Slurm job name belongs to (BASE-aN).
-func (c *Cluster) jobOf(name string) (*clusterJob, bool) {
+func (c *slurmCluster) jobOf(name string) (*clusterJob, bool) {
 	i := strings.LastIndex(name, "-a")
 	if i < 0 {
 		return nil, false
@@ -460,34 +460,34 @@ func (c *Cluster) jobOf(name string) (*clusterJob, bool) {
 	return j, ok
 }
 
-// Submitted reports the outcome of a Submit command (Core.Submitted).
-func (c *Cluster) Submitted(now time.Time, name string, job JobID, err error) {
+// Submitted reports the outcome of a cmdSubmit command (jobCore.submitted).
+func (c *slurmCluster) Submitted(now time.Time, name string, job JobID, err error) {
 	if j, ok := c.jobOf(name); ok {
-		j.core.Submitted(now, name, job, err)
+		j.core.submitted(now, name, job, err)
 		c.refused(now, j)
 	}
 }
 
-// Cancelled reports the outcome of a Cancel command (Core.Cancelled).
-func (c *Cluster) Cancelled(now time.Time, name string, job JobID, err error) {
+// Cancelled reports the outcome of a cmdCancel command (jobCore.cancelled).
+func (c *slurmCluster) Cancelled(now time.Time, name string, job JobID, err error) {
 	if j, ok := c.jobOf(name); ok {
-		j.core.Cancelled(now, name, job, err)
+		j.core.cancelled(now, name, job, err)
 	}
 }
 
 // Observe takes what one query said of the names Watched returned: each
-// job's Core gets its own (Core.Observe), the wanted priorities go to the
+// job's jobCore gets its own (jobCore.observe), the wanted priorities go to the
 // Slurm jobs that appeared, and the priority changes whose job reported
 // its priority are audited.
-func (c *Cluster) Observe(now time.Time, names []string, statuses []JobStatus) {
+func (c *slurmCluster) Observe(now time.Time, names []string, statuses []jobStatus) {
 	namesOf := map[*clusterJob][]string{}
 	for _, n := range names {
 		if j, ok := c.jobOf(n); ok {
 			namesOf[j] = append(namesOf[j], n)
 		}
 	}
-	statusesOf := map[*clusterJob][]JobStatus{}
-	seen := map[JobID]JobStatus{}
+	statusesOf := map[*clusterJob][]jobStatus{}
+	seen := map[JobID]jobStatus{}
 	for _, s := range statuses {
 		if j, ok := c.jobOf(s.Name); ok {
 			statusesOf[j] = append(statusesOf[j], s)
@@ -498,7 +498,7 @@ func (c *Cluster) Observe(now time.Time, names []string, statuses []JobStatus) {
 	}
 	for _, j := range c.jobs {
 		if ns := namesOf[j]; len(ns) > 0 {
-			j.core.Observe(now, ns, statusesOf[j])
+			j.core.observe(now, ns, statusesOf[j])
 			c.refused(now, j)
 		}
 	}
@@ -512,7 +512,7 @@ func (c *Cluster) Observe(now time.Time, names []string, statuses []JobStatus) {
 // Slurm now reports the priority asked for, refused otherwise (with
 // scontrol's message). A change whose job is no longer reported is
 // judged by scontrol's exit status.
-func (c *Cluster) audit(now time.Time, seen map[JobID]JobStatus) {
+func (c *slurmCluster) audit(now time.Time, seen map[JobID]jobStatus) {
 	waiting := c.priorities[:0]
 	for _, pc := range c.priorities {
 		if !pc.ran {
@@ -561,22 +561,22 @@ func commandMessage(err error) string {
 // SetPartition takes a new description of a partition (its nodes' states
 // changed): the asks of its jobs that can no longer fit fail their jobs
 // with a *TooLargeError naming the nodes out of service.
-func (c *Cluster) SetPartition(now time.Time, p Partition) {
+func (c *slurmCluster) SetPartition(now time.Time, p partition) {
 	if p.Default {
 		c.defaultP = p.Name
 	}
 	c.parts[p.Name] = p
 	for _, j := range c.jobs {
 		if j.core.part.Name == p.Name && !j.state.Terminal() {
-			j.core.SetPartition(p)
+			j.core.setPartition(p)
 			c.refused(now, j)
 		}
 	}
 }
 
-// Partitions returns the partitions the Cluster allocates in, by name,
-// sorted: those the Poller follows.
-func (c *Cluster) Partitions() []string {
+// Partitions returns the partitions the slurmCluster allocates in, by name,
+// sorted: those the poller follows.
+func (c *slurmCluster) Partitions() []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(n string) {
@@ -595,36 +595,36 @@ func (c *Cluster) Partitions() []string {
 }
 
 // Placement returns where a granted slot of a job lives.
-func (c *Cluster) Placement(job string, slot slotpool.SlotID) (Placement, bool) {
+func (c *slurmCluster) Placement(job string, slot slotpool.SlotID) (Placement, bool) {
 	j, ok := c.byName[job]
 	if !ok {
 		return Placement{}, false
 	}
-	return j.core.Placement(slot)
+	return j.core.placement(slot)
 }
 
-// JobWait is a job's ask that Slurm holds pending.
-type JobWait struct {
+// jobWait is a job's ask that Slurm holds pending.
+type jobWait struct {
 	Job string
 	Wait
 }
 
 // Waiting returns the asks Slurm holds pending, job by job in submission
 // order.
-func (c *Cluster) Waiting() []JobWait {
-	var out []JobWait
+func (c *slurmCluster) Waiting() []jobWait {
+	var out []jobWait
 	for _, j := range c.jobs {
-		for _, w := range j.core.Waiting() {
-			out = append(out, JobWait{Job: j.name, Wait: w})
+		for _, w := range j.core.waiting() {
+			out = append(out, jobWait{Job: j.name, Wait: w})
 		}
 	}
 	return out
 }
 
 // SlurmJobs returns the Slurm jobs of a job's allocations not over.
-func (c *Cluster) SlurmJobs(job string) []JobPriority {
+func (c *slurmCluster) SlurmJobs(job string) []jobPriority {
 	if j, ok := c.byName[job]; ok {
-		return j.core.Jobs()
+		return j.core.slurmJobs()
 	}
 	return nil
 }
@@ -632,7 +632,7 @@ func (c *Cluster) SlurmJobs(job string) []JobPriority {
 // Shutdown cancels every allocation of every job (the runtime is done),
 // those whose cancel was issued already too (its outcome may be lost): the
 // commands come out of Commands.
-func (c *Cluster) Shutdown() {
+func (c *slurmCluster) Shutdown() {
 	for _, j := range c.jobs {
 		j.core.shutdown(true)
 	}
@@ -650,11 +650,11 @@ func (j *clusterJob) State() admission.JobState { return j.state }
 // Err says why the job failed or was rejected.
 func (j *clusterJob) Err() error { return j.err }
 
-// Pending reports whether the job's Core has messages for its pool.
-func (j *clusterJob) Pending() bool { return j.core.HasReady() }
+// Pending reports whether the job's jobCore has messages for its pool.
+func (j *clusterJob) Pending() bool { return j.core.hasReady() }
 
 // Granted counts the job's slots granted and not released.
-func (j *clusterJob) Granted() int { return j.core.Granted() }
+func (j *clusterJob) Granted() int { return j.core.granted() }
 
 // DriverSlot reports none: a Slurm cluster runs no driver.
 func (j *clusterJob) DriverSlot() (slotpool.SlotID, bool) { return 0, false }
@@ -687,20 +687,20 @@ func (j *clusterJob) Failed(now time.Time, err error) error {
 	return nil
 }
 
-// Handle passes a message of the job's pool to its Core. An ask of a job
+// Handle passes a message of the job's pool to its jobCore. An ask of a job
 // that ended is refused; its releases still go through (its slots go
 // back to Slurm). An ask that can never fit fails the job.
 func (j *clusterJob) Handle(now time.Time, msg slotpool.ToAdmission) error {
 	if _, ask := msg.(slotpool.Ask); ask && j.state.Terminal() {
 		return &admission.TransitionError{Job: j.name, From: j.state, To: j.state}
 	}
-	err := j.core.Handle(now, msg)
+	err := j.core.handle(now, msg)
 	j.c.refused(now, j)
 	return err
 }
 
-// Ready returns the Core's messages for the pool.
-func (j *clusterJob) Ready() []slotpool.FromAdmission { return j.core.Ready() }
+// Ready returns the jobCore's messages for the pool.
+func (j *clusterJob) Ready() []slotpool.FromAdmission { return j.core.ready() }
 
 // Tick does nothing (no timers).
 func (j *clusterJob) Tick(time.Time) {}
@@ -708,4 +708,4 @@ func (j *clusterJob) Tick(time.Time) {}
 // NextDeadline reports none.
 func (j *clusterJob) NextDeadline() (time.Time, bool) { return time.Time{}, false }
 
-var _ admission.Cluster = (*Cluster)(nil)
+var _ admission.Cluster = (*slurmCluster)(nil)

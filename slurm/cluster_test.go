@@ -16,12 +16,12 @@ import (
 	"github.com/regionsched/regionsched/topology"
 )
 
-// clusterRig is a Cluster under a multijob.Scheduler, and the test plays
+// clusterRig is a slurmCluster under a multijob.Scheduler, and the test plays
 // its Poller: it takes the commands, answers them and passes on what
 // Slurm reports, at the instants it picks.
 type clusterRig struct {
 	t     *testing.T
-	cl    *Cluster
+	cl    *slurmCluster
 	s     *multijob.Scheduler
 	now   time.Time
 	audit []AuditRecord
@@ -34,10 +34,10 @@ var (
 	alice = admission.Principal{Name: "alice"}
 )
 
-// newClusterRig returns a rig over a Cluster of run "r1" (unless cfg
+// newClusterRig returns a rig over a slurmCluster of run "r1" (unless cfg
 // names one) on parts (default: the recorded partition "low", four nodes
 // of 4 CPUs), its audit recorded.
-func newClusterRig(t *testing.T, cfg ClusterConfig, parts ...Partition) *clusterRig {
+func newClusterRig(t *testing.T, cfg clusterConfig, parts ...partition) *clusterRig {
 	t.Helper()
 	r := &clusterRig{t: t, now: t0}
 	if cfg.Run == "" {
@@ -45,9 +45,9 @@ func newClusterRig(t *testing.T, cfg ClusterConfig, parts ...Partition) *cluster
 	}
 	cfg.Auditor = func(rec AuditRecord) { r.audit = append(r.audit, rec) }
 	if len(parts) == 0 {
-		parts = []Partition{recordedPartition(t, "low")}
+		parts = []partition{recordedPartition(t, "low")}
 	}
-	cl, err := NewCluster(cfg, parts)
+	cl, err := newCluster(cfg, parts)
 	require.NoError(t, err)
 	s, err := multijob.New(multijob.Config{Cluster: cl})
 	require.NoError(t, err)
@@ -94,32 +94,32 @@ func (r *clusterRig) ready() multijob.Ready { return r.s.Ready().Clone() }
 // at moves the rig's time to t0+d.
 func (r *clusterRig) at(d time.Duration) { r.now = t0.Add(d) }
 
-// input gives the Cluster an input of its own at the rig's time.
+// input gives the slurmCluster an input of its own at the rig's time.
 func (r *clusterRig) input(fn func(now time.Time)) {
 	r.t.Helper()
 	require.NoError(r.t, r.s.ClusterInput(r.now, func(now time.Time) error { fn(now); return nil }))
 }
 
-// commands are the Cluster's commands, plain.
-func (r *clusterRig) commands() []Command { return plain(r.cl.Commands()) }
+// commands are the slurmCluster's commands, plain.
+func (r *clusterRig) commands() []slurmCommand { return plain(r.cl.Commands()) }
 
-// plain returns a copy of cmds without the Cluster's record of a
+// plain returns a copy of cmds without the slurmCluster's record of a
 // priority change, to compare with Commands written out.
-func plain(cmds []Command) []Command {
-	out := append([]Command(nil), cmds...)
+func plain(cmds []slurmCommand) []slurmCommand {
+	out := append([]slurmCommand(nil), cmds...)
 	for i := range out {
 		out[i].change = nil
 	}
 	return out
 }
 
-// sbatch answers the Submit commands of cmds with the job ids ids, in
-// order (one per Submit), and returns the other commands.
-func (r *clusterRig) sbatch(cmds []Command, ids ...JobID) []Command {
+// sbatch answers the cmdSubmit commands of cmds with the job ids ids, in
+// order (one per cmdSubmit), and returns the other commands.
+func (r *clusterRig) sbatch(cmds []slurmCommand, ids ...JobID) []slurmCommand {
 	r.t.Helper()
-	var rest []Command
+	var rest []slurmCommand
 	for _, c := range cmds {
-		if c.Kind != Submit {
+		if c.Kind != cmdSubmit {
 			rest = append(rest, c)
 			continue
 		}
@@ -134,23 +134,23 @@ func (r *clusterRig) sbatch(cmds []Command, ids ...JobID) []Command {
 
 // observe passes statuses as the answer to a query of every watched
 // name.
-func (r *clusterRig) observe(statuses ...JobStatus) {
+func (r *clusterRig) observe(statuses ...jobStatus) {
 	r.t.Helper()
 	r.input(func(now time.Time) { r.cl.Observe(now, r.cl.Watched(), statuses) })
 }
 
 // priorityDone answers the scontrol commands cmds with cmdErr.
-func (r *clusterRig) priorityDone(cmds []Command, cmdErr error) {
+func (r *clusterRig) priorityDone(cmds []slurmCommand, cmdErr error) {
 	r.t.Helper()
 	for _, c := range cmds {
-		require.Equal(r.t, SetPriority, c.Kind)
+		require.Equal(r.t, cmdSetPriority, c.Kind)
 		r.input(func(now time.Time) { r.cl.PriorityDone(now, c, cmdErr) })
 	}
 }
 
 // pendingJob is a status of a pending job of one component.
-func pendingJob(id JobID, name string, priority int64) JobStatus {
-	return JobStatus{ID: id, Name: name, State: "PENDING", Reason: "Resources", Priority: priority}
+func pendingJob(id JobID, name string, priority int64) jobStatus {
+	return jobStatus{ID: id, Name: name, State: "PENDING", Reason: "Resources", Priority: priority}
 }
 
 // ended returns the ends of rd by job name.
@@ -184,23 +184,23 @@ func deployedSlots(rd multijob.Ready, job string) []slotpool.SlotID {
 // run, in its queue's partition, with the time limit, the run's tag and
 // the extra options; Watched is every job's names, sorted.
 func TestClusterSubmitsOneSbatchPerAsk(t *testing.T) {
-	r := newClusterRig(t, ClusterConfig{Partitions: map[string]string{"tight": "cpus2"}, ExtraArgs: []string{"--account=x"},
+	r := newClusterRig(t, clusterConfig{Partitions: map[string]string{"tight": "cpus2"}, ExtraArgs: []string{"--account=x"},
 		TimeLimit: 90 * time.Second}, recordedPartition(t, "low"), recordedPartition(t, "cpus2"))
 	r.submit("etl", "", pipelinedJob(t, 3))
 	r.submit("b", "", blockingJob(t, 2))
 	r.submit("c", "tight", pipelinedJob(t, 2))
 
 	tag := "regionsched-run=r1"
-	req := func(partition string, tasks int) JobRequest {
-		return JobRequest{Partition: partition, Components: []Component{{Profile: resource.Unknown, Tasks: tasks, CPUsPerTask: 1}},
+	req := func(partition string, tasks int) jobRequest {
+		return jobRequest{Partition: partition, Components: []component{{Profile: resource.Unknown, Tasks: tasks, CPUsPerTask: 1}},
 			TimeLimit: 90 * time.Second, Comment: tag, Extra: []string{"--account=x"}}
 	}
 	cmds := r.commands()
-	assert.Equal(t, []Command{
-		{Kind: Submit, Name: "rs-etl-r1-j0-a1", Request: req("low", 3)},
-		{Kind: Submit, Name: "rs-b-r1-j1-a1", Request: req("low", 1)},
-		{Kind: Submit, Name: "rs-b-r1-j1-a2", Request: req("low", 1)},
-		{Kind: Submit, Name: "rs-c-r1-j2-a1", Request: req("cpus2", 2)},
+	assert.Equal(t, []slurmCommand{
+		{Kind: cmdSubmit, Name: "rs-etl-r1-j0-a1", Request: req("low", 3)},
+		{Kind: cmdSubmit, Name: "rs-b-r1-j1-a1", Request: req("low", 1)},
+		{Kind: cmdSubmit, Name: "rs-b-r1-j1-a2", Request: req("low", 1)},
+		{Kind: cmdSubmit, Name: "rs-c-r1-j2-a1", Request: req("cpus2", 2)},
 	}, cmds, "one sbatch per ask, in the queue's partition, tagged with the run")
 	args := cmds[0].Request.SbatchArgs(cmds[0].Name)
 	assert.Subset(t, args, []string{"--job-name=rs-etl-r1-j0-a1", "--time=2", "--comment=" + tag, "--account=x", "--partition=low", "--ntasks=3"})
@@ -210,15 +210,15 @@ func TestClusterSubmitsOneSbatchPerAsk(t *testing.T) {
 	assert.Equal(t, []string{"rs-b-r1-j1-a1", "rs-b-r1-j1-a2", "rs-c-r1-j2-a1", "rs-etl-r1-j0-a1"}, r.cl.Watched(), "every job's names, sorted")
 	assert.Equal(t, []string{"cpus2", "low"}, r.cl.Partitions())
 	assert.True(t, r.cl.Busy(), "waiting for the sbatch answers")
-	assert.Equal(t, "rs-etl-r1-j0", JobBaseName("etl", "r1", 0))
-	assert.Equal(t, "rs-a-b.c-r1-j3", JobBaseName("a b.c", "r1", 3), "made safe")
+	assert.Equal(t, "rs-etl-r1-j0", jobBaseName("etl", "r1", 0))
+	assert.Equal(t, "rs-a-b.c-r1-j3", jobBaseName("a b.c", "r1", 3), "made safe")
 }
 
 // An observation grants the job whose allocation is running, by the
 // whole name, on the nodes Slurm chose; the other job, pending, gets
 // nothing and waits with Slurm's reason.
 func TestClusterObserveGrantsTheJobItNames(t *testing.T) {
-	r := newClusterRig(t, ClusterConfig{})
+	r := newClusterRig(t, clusterConfig{})
 	// The second job's allocation name starts with the first one's:
 	// statuses still go by the whole name.
 	r.submit("x", "", pipelinedJob(t, 2))
@@ -228,7 +228,7 @@ func TestClusterObserveGrantsTheJobItNames(t *testing.T) {
 	assert.Equal(t, []string{xName, yName}, r.cl.Watched())
 
 	r.at(time.Second)
-	r.observe(running(11, xName, NodeCPUs{"n1", 2}), pendingJob(12, yName, 1))
+	r.observe(running(11, xName, nodeCPUs{"n1", 2}), pendingJob(12, yName, 1))
 	rd := r.ready()
 	slots := deployedSlots(rd, "x")
 	require.Len(t, slots, 2, "x runs in its two slots")
@@ -242,10 +242,10 @@ func TestClusterObserveGrantsTheJobItNames(t *testing.T) {
 	assert.Zero(t, r.cl.byName["x-r1-j0-a1"].Granted())
 	waits := r.cl.Waiting()
 	require.Len(t, waits, 1)
-	assert.Equal(t, JobWait{Job: "x-r1-j0-a1", Wait: Wait{Ask: 1, Name: yName, Job: 12, Since: t0, Reason: "Resources"}}, waits[0])
+	assert.Equal(t, jobWait{Job: "x-r1-j0-a1", Wait: Wait{Ask: 1, Name: yName, Job: 12, Since: t0, Reason: "Resources"}}, waits[0])
 
 	r.at(2 * time.Second)
-	r.observe(running(11, xName, NodeCPUs{"n1", 2}), running(12, yName, NodeCPUs{"n2", 1}))
+	r.observe(running(11, xName, nodeCPUs{"n1", 2}), running(12, yName, nodeCPUs{"n2", 1}))
 	rd = r.ready()
 	assert.Empty(t, deployedSlots(rd, "x"), "granted once")
 	slots = deployedSlots(rd, "x-r1-j0-a1")
@@ -257,14 +257,14 @@ func TestClusterObserveGrantsTheJobItNames(t *testing.T) {
 	_, ok = r.cl.Placement("x", slots[0]+100)
 	assert.False(t, ok)
 	assert.Empty(t, r.commands(), "nothing resubmitted, nothing cancelled")
-	assert.Equal(t, []JobPriority{{Job: 11, Name: xName}}, r.cl.SlurmJobs("x"))
+	assert.Equal(t, []jobPriority{{Job: 11, Name: xName}}, r.cl.SlurmJobs("x"))
 }
 
 // priorityRig is a rig with the job "etl" whose one allocation is the
 // pending Slurm job 11 of priority 100.
 func priorityRig(t *testing.T) *clusterRig {
 	t.Helper()
-	r := newClusterRig(t, ClusterConfig{})
+	r := newClusterRig(t, clusterConfig{})
 	r.submit("etl", "", pipelinedJob(t, 2))
 	r.sbatch(r.commands(), 11)
 	r.observe(pendingJob(11, "rs-etl-r1-j0-a1", 100))
@@ -295,7 +295,7 @@ func TestClusterPriorityAuditedByWhatSlurmReports(t *testing.T) {
 			r.at(time.Second)
 			require.NoError(t, r.s.SetPriority(r.now, alice, "etl", 500))
 			cmds := r.cl.Commands()
-			require.Equal(t, []Command{{Kind: SetPriority, Name: "rs-etl-r1-j0-a1", Job: 11, Priority: 500, Principal: "alice"}}, plain(cmds),
+			require.Equal(t, []slurmCommand{{Kind: cmdSetPriority, Name: "rs-etl-r1-j0-a1", Job: 11, Priority: 500, Principal: "alice"}}, plain(cmds),
 				"scontrol run as the principal")
 			r.at(2 * time.Second)
 			r.priorityDone(cmds, tc.cmdErr)
@@ -316,21 +316,21 @@ func TestClusterPriorityAuditedByWhatSlurmReports(t *testing.T) {
 // A priority change asked before the job has a Slurm job is run once
 // Slurm reports one.
 func TestClusterPriorityBeforeTheFirstAllocation(t *testing.T) {
-	r := newClusterRig(t, ClusterConfig{})
+	r := newClusterRig(t, clusterConfig{})
 	r.submit("etl", "", pipelinedJob(t, 2))
 	cmds := r.commands()
 	require.NoError(t, r.s.SetPriority(r.now, root, "etl", 500))
 	assert.Empty(t, r.commands(), "no Slurm job yet")
 	r.sbatch(cmds, 11)
 	r.observe(pendingJob(11, "rs-etl-r1-j0-a1", 100))
-	assert.Equal(t, []Command{{Kind: SetPriority, Name: "rs-etl-r1-j0-a1", Job: 11, Priority: 500, Principal: "root"}}, r.commands(),
+	assert.Equal(t, []slurmCommand{{Kind: cmdSetPriority, Name: "rs-etl-r1-j0-a1", Job: 11, Priority: 500, Principal: "root"}}, r.commands(),
 		"asked once Slurm reported the job")
 }
 
 // An accepted priority change is asked again of the job's later Slurm
 // jobs; a refused one is not.
 func TestClusterPriorityFollowsLaterAllocationsOnlyIfAccepted(t *testing.T) {
-	r := newClusterRig(t, ClusterConfig{})
+	r := newClusterRig(t, clusterConfig{})
 	r.submit("acc", "", pipelinedJob(t, 1))
 	r.submit("ref", "", pipelinedJob(t, 1))
 	acc, ref := "rs-acc-r1-j0-a1", "rs-ref-r1-j1-a1"
@@ -354,11 +354,11 @@ func TestClusterPriorityFollowsLaterAllocationsOnlyIfAccepted(t *testing.T) {
 	// An operator cancels both pending jobs: each ask is submitted again,
 	// a new Slurm job.
 	r.at(2 * time.Second)
-	r.observe(JobStatus{ID: 11, Name: acc, State: "CANCELLED"}, JobStatus{ID: 12, Name: ref, State: "CANCELLED"})
+	r.observe(jobStatus{ID: 11, Name: acc, State: "CANCELLED"}, jobStatus{ID: 12, Name: ref, State: "CANCELLED"})
 	assert.Empty(t, r.sbatch(r.commands(), 21, 22))
-	r.observe(JobStatus{ID: 11, Name: acc, State: "CANCELLED"}, pendingJob(21, acc, 100),
-		JobStatus{ID: 12, Name: ref, State: "CANCELLED"}, pendingJob(22, ref, 100))
-	assert.Equal(t, []Command{{Kind: SetPriority, Name: acc, Job: 21, Priority: 500, Principal: "root"}}, r.commands(),
+	r.observe(jobStatus{ID: 11, Name: acc, State: "CANCELLED"}, pendingJob(21, acc, 100),
+		jobStatus{ID: 12, Name: ref, State: "CANCELLED"}, pendingJob(22, ref, 100))
+	assert.Equal(t, []slurmCommand{{Kind: cmdSetPriority, Name: acc, Job: 21, Priority: 500, Principal: "root"}}, r.commands(),
 		"the accepted change follows the job's new allocation; the refused one is not asked again")
 }
 
@@ -367,7 +367,7 @@ func TestClusterPriorityFollowsLaterAllocationsOnlyIfAccepted(t *testing.T) {
 // by the priority Slurm reports after it.
 func TestClusterTwoPriorityChangesAtOneInstant(t *testing.T) {
 	t.Run("of two jobs: both run, audited in order", func(t *testing.T) {
-		r := newClusterRig(t, ClusterConfig{})
+		r := newClusterRig(t, clusterConfig{})
 		r.submit("a", "", pipelinedJob(t, 1))
 		r.submit("b", "", pipelinedJob(t, 1))
 		r.sbatch(r.commands(), 11, 12)
@@ -410,10 +410,10 @@ func TestClusterTwoPriorityChangesAtOneInstant(t *testing.T) {
 }
 
 // drained is the recorded partition "low" with node n4 drained.
-func drained(t *testing.T) Partition {
+func drained(t *testing.T) partition {
 	t.Helper()
 	p := recordedPartition(t, "low")
-	p.Nodes = append([]Node(nil), p.Nodes...)
+	p.Nodes = append([]node(nil), p.Nodes...)
 	p.Nodes[3].State = "drained"
 	return p
 }
@@ -422,12 +422,12 @@ func drained(t *testing.T) Partition {
 // *TooLargeError naming the node, and cancels its Slurm job; a job that
 // still fits waits on, a granted one keeps its slots.
 func TestClusterSetPartitionFailsWhatNoLongerFits(t *testing.T) {
-	r := newClusterRig(t, ClusterConfig{})
+	r := newClusterRig(t, clusterConfig{})
 	r.submit("big", "", pipelinedJob(t, 16)) // the whole partition
 	r.submit("small", "", pipelinedJob(t, 2))
 	r.submit("held", "", pipelinedJob(t, 4))
 	r.sbatch(r.commands(), 11, 12, 13)
-	r.observe(pendingJob(11, "rs-big-r1-j0-a1", 1), pendingJob(12, "rs-small-r1-j1-a1", 1), running(13, "rs-held-r1-j2-a1", NodeCPUs{"n4", 4}))
+	r.observe(pendingJob(11, "rs-big-r1-j0-a1", 1), pendingJob(12, "rs-small-r1-j1-a1", 1), running(13, "rs-held-r1-j2-a1", nodeCPUs{"n4", 4}))
 	require.Len(t, deployedSlots(r.ready(), "held"), 4)
 
 	r.at(time.Second)
@@ -444,7 +444,7 @@ func TestClusterSetPartitionFailsWhatNoLongerFits(t *testing.T) {
 	assert.Contains(t, tl.Error(), "n4 (drained)")
 	assert.Equal(t, admission.JobFailed, r.cl.byName["big"].State())
 	assert.Equal(t, admission.JobAccepted, r.cl.byName["small"].State())
-	assert.Equal(t, []Command{{Kind: Cancel, Name: "rs-big-r1-j0-a1", Job: 11}}, r.commands())
+	assert.Equal(t, []slurmCommand{{Kind: cmdCancel, Name: "rs-big-r1-j0-a1", Job: 11}}, r.commands())
 	assert.Equal(t, 4, r.cl.byName["held"].Granted(), "granted slots are Slurm's to keep")
 	assert.Equal(t, "n4", r.cl.byName["held"].core.part.Nodes[3].Name)
 	assert.False(t, r.cl.byName["held"].core.part.Nodes[3].InService(), "every job of the partition sees the new state")
@@ -455,7 +455,7 @@ func TestClusterSetPartitionFailsWhatNoLongerFits(t *testing.T) {
 func TestClusterRejectsAtSubmit(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
-		part        Partition
+		part        partition
 		slots       int
 		have        string
 		unavailable []string
@@ -464,7 +464,7 @@ func TestClusterRejectsAtSubmit(t *testing.T) {
 		{"more than the nodes in service", drained(t), 13, "room for 12", []string{"n4 (drained)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newClusterRig(t, ClusterConfig{}, tc.part)
+			r := newClusterRig(t, clusterConfig{}, tc.part)
 			rd := r.submit("huge", "", pipelinedJob(t, tc.slots))
 			end, ok := ended(rd)["huge"]
 			require.True(t, ok)
@@ -487,7 +487,7 @@ func TestClusterRejectsAtSubmit(t *testing.T) {
 // A job with a driver or a gang, or a priority out of range, is refused
 // and changes nothing.
 func TestClusterRefusesDriversAndGangs(t *testing.T) {
-	r := newClusterRig(t, ClusterConfig{})
+	r := newClusterRig(t, clusterConfig{})
 	driver := resource.New(1000, 0)
 	for _, tc := range []struct {
 		field string
@@ -517,15 +517,15 @@ func TestClusterRefusesDriversAndGangs(t *testing.T) {
 // ends its port with an *admission.KilledError, and leaves the other jobs
 // alone.
 func TestClusterKillCancelsEveryAllocation(t *testing.T) {
-	r := newClusterRig(t, ClusterConfig{})
+	r := newClusterRig(t, clusterConfig{})
 	r.submit("etl", "", blockingJob(t, 3)) // three sources: three Slurm jobs
 	r.submit("other", "", pipelinedJob(t, 1))
 	cmds := r.commands()
 	require.Len(t, cmds, 4)
 	a1, a2, a3 := "rs-etl-r1-j0-a1", "rs-etl-r1-j0-a2", "rs-etl-r1-j0-a3"
 	// a3's sbatch is still running when the job is killed.
-	r.sbatch([]Command{cmds[0], cmds[1], cmds[3]}, 11, 12, 14)
-	r.observe(running(11, a1, NodeCPUs{"n1", 1}), pendingJob(12, a2, 1), pendingJob(14, "rs-other-r1-j1-a1", 1))
+	r.sbatch([]slurmCommand{cmds[0], cmds[1], cmds[3]}, 11, 12, 14)
+	r.observe(running(11, a1, nodeCPUs{"n1", 1}), pendingJob(12, a2, 1), pendingJob(14, "rs-other-r1-j1-a1", 1))
 	require.Len(t, deployedSlots(r.ready(), "etl"), 1)
 
 	r.at(time.Second)
@@ -540,15 +540,15 @@ func TestClusterKillCancelsEveryAllocation(t *testing.T) {
 	assert.Equal(t, admission.JobFailed, port.State())
 	require.ErrorAs(t, port.Err(), &ke)
 	killCancels := r.commands()
-	assert.ElementsMatch(t, []Command{{Kind: Cancel, Name: a1, Job: 11}, {Kind: Cancel, Name: a2, Job: 12}, {Kind: Cancel, Name: a3}}, killCancels,
+	assert.ElementsMatch(t, []slurmCommand{{Kind: cmdCancel, Name: a1, Job: 11}, {Kind: cmdCancel, Name: a2, Job: 12}, {Kind: cmdCancel, Name: a3}}, killCancels,
 		"each allocation once; the one without a job id by name")
 
 	// The late sbatch answer is not adopted: whatever it started is
 	// cancelled when it shows up.
 	r.input(func(now time.Time) { r.cl.Submitted(now, a3, 13, nil) })
-	r.observe(JobStatus{ID: 11, Name: a1, State: "CANCELLED"}, JobStatus{ID: 12, Name: a2, State: "CANCELLED"},
+	r.observe(jobStatus{ID: 11, Name: a1, State: "CANCELLED"}, jobStatus{ID: 12, Name: a2, State: "CANCELLED"},
 		pendingJob(13, a3, 1), pendingJob(14, "rs-other-r1-j1-a1", 1))
-	assert.Equal(t, []Command{{Kind: Cancel, Name: a3, Job: 13}}, r.commands())
+	assert.Equal(t, []slurmCommand{{Kind: cmdCancel, Name: a3, Job: 13}}, r.commands())
 	assert.Equal(t, admission.JobAccepted, r.cl.byName["other"].State(), "the other job goes on")
 
 	err := r.s.SetPriority(r.now, root, "etl", 9)
@@ -560,16 +560,16 @@ func TestClusterKillCancelsEveryAllocation(t *testing.T) {
 // Shutdown cancels every job's allocations, those whose cancel is in
 // flight too.
 func TestClusterShutdownCancelsAgain(t *testing.T) {
-	r := newClusterRig(t, ClusterConfig{})
+	r := newClusterRig(t, clusterConfig{})
 	r.submit("etl", "", pipelinedJob(t, 1))
 	r.submit("other", "", pipelinedJob(t, 1))
 	r.sbatch(r.commands(), 11, 12)
 	r.observe(pendingJob(11, "rs-etl-r1-j0-a1", 1), pendingJob(12, "rs-other-r1-j1-a1", 1))
 	require.NoError(t, r.s.Kill(r.now, root, "etl"))
-	assert.Equal(t, []Command{{Kind: Cancel, Name: "rs-etl-r1-j0-a1", Job: 11}}, r.commands())
+	assert.Equal(t, []slurmCommand{{Kind: cmdCancel, Name: "rs-etl-r1-j0-a1", Job: 11}}, r.commands())
 	// That cancel's outcome never came back: Shutdown issues it again.
 	r.input(func(time.Time) { r.cl.Shutdown() })
-	assert.Equal(t, []Command{{Kind: Cancel, Name: "rs-etl-r1-j0-a1", Job: 11}, {Kind: Cancel, Name: "rs-other-r1-j1-a1", Job: 12}}, r.commands())
+	assert.Equal(t, []slurmCommand{{Kind: cmdCancel, Name: "rs-etl-r1-j0-a1", Job: 11}, {Kind: cmdCancel, Name: "rs-other-r1-j1-a1", Job: 12}}, r.commands())
 }
 
 // runAll reports every deployment of rd running and finished, at the
@@ -588,12 +588,12 @@ func (r *clusterRig) runAll(rd multijob.Ready) {
 // allocation cancelled once), a later region gets a new allocation which
 // the job's accepted priority follows, and the job finishes.
 func TestClusterJobRunsToItsEnd(t *testing.T) {
-	r := newClusterRig(t, ClusterConfig{})
+	r := newClusterRig(t, clusterConfig{})
 	r.submit("etl", "", blockingJob(t, 2))
 	a1, a2, a3 := "rs-etl-r1-j0-a1", "rs-etl-r1-j0-a2", "rs-etl-r1-j0-a3"
 	r.sbatch(r.commands(), 11, 12)
-	run := func(id JobID, name string, prio int64) JobStatus {
-		s := running(id, name, NodeCPUs{"n1", 1})
+	run := func(id JobID, name string, prio int64) jobStatus {
+		s := running(id, name, nodeCPUs{"n1", 1})
 		s.Priority = prio
 		return s
 	}
@@ -610,10 +610,10 @@ func TestClusterJobRunsToItsEnd(t *testing.T) {
 	require.NoError(t, r.s.Tick(r.now))
 	r.ready()
 	rest := r.sbatch(r.commands(), 13)
-	assert.Equal(t, []Command{{Kind: Cancel, Name: a1, Job: 11}, {Kind: Cancel, Name: a2, Job: 12}}, rest, "each source's allocation once")
-	r.observe(JobStatus{ID: 11, Name: a1, State: "CANCELLED"}, JobStatus{ID: 12, Name: a2, State: "CANCELLED"}, pendingJob(13, a3, 100))
+	assert.Equal(t, []slurmCommand{{Kind: cmdCancel, Name: a1, Job: 11}, {Kind: cmdCancel, Name: a2, Job: 12}}, rest, "each source's allocation once")
+	r.observe(jobStatus{ID: 11, Name: a1, State: "CANCELLED"}, jobStatus{ID: 12, Name: a2, State: "CANCELLED"}, pendingJob(13, a3, 100))
 	cmds := r.cl.Commands()
-	assert.Equal(t, []Command{{Kind: SetPriority, Name: a3, Job: 13, Priority: 500, Principal: "root"}}, plain(cmds),
+	assert.Equal(t, []slurmCommand{{Kind: cmdSetPriority, Name: a3, Job: 13, Priority: 500, Principal: "root"}}, plain(cmds),
 		"the sink's allocation gets the accepted priority")
 	r.priorityDone(cmds, nil)
 	r.observe(run(13, a3, 500))
@@ -628,18 +628,18 @@ func TestClusterJobRunsToItsEnd(t *testing.T) {
 	require.Len(t, rd.Ended, 1)
 	assert.Equal(t, multijob.Finished, rd.Ended[0].Outcome)
 	assert.Equal(t, admission.JobCompleted, r.cl.byName["etl"].State())
-	assert.Equal(t, []Command{{Kind: Cancel, Name: a3, Job: 13}}, r.commands(), "once")
-	r.observe(JobStatus{ID: 13, Name: a3, State: "CANCELLED"})
+	assert.Equal(t, []slurmCommand{{Kind: cmdCancel, Name: a3, Job: 13}}, r.commands(), "once")
+	r.observe(jobStatus{ID: 13, Name: a3, State: "CANCELLED"})
 	assert.Empty(t, r.cl.Watched())
 	assert.False(t, r.cl.Busy())
 }
 
-// Of several missing partitions, NewCluster names the same one every
+// Of several missing partitions, newCluster names the same one every
 // time: the first in name order.
 func TestNewClusterNamesTheFirstMissingPartition(t *testing.T) {
-	cfg := ClusterConfig{Run: "r1", Partitions: map[string]string{"q1": "zeta", "q2": "alpha", "q3": "mid", "q4": "low"}}
+	cfg := clusterConfig{Run: "r1", Partitions: map[string]string{"q1": "zeta", "q2": "alpha", "q3": "mid", "q4": "low"}}
 	for range 20 {
-		_, err := NewCluster(cfg, []Partition{recordedPartition(t, "low")})
+		_, err := newCluster(cfg, []partition{recordedPartition(t, "low")})
 		var ce *ConfigError
 		require.ErrorAs(t, err, &ce)
 		assert.Equal(t, "Partitions", ce.Field)

@@ -12,22 +12,22 @@ import (
 	"github.com/regionsched/regionsched/slotpool"
 )
 
-// Inputs runs a Cluster's input methods on the goroutine that owns the
-// Cluster, with the current time: a multijob.Driver (its ClusterInput
-// method) whose Scheduler runs over the Cluster.
-type Inputs interface {
+// clusterInputs runs a slurmCluster's input methods on the goroutine that owns the
+// slurmCluster, with the current time: a multijob.Driver (its ClusterInput
+// method) whose Scheduler runs over the slurmCluster.
+type clusterInputs interface {
 	ClusterInput(ctx context.Context, fn func(now time.Time) error) error
 }
 
-// PollerConfig configures a Poller.
-type PollerConfig struct {
-	// Cluster is the Slurm cluster the jobs run on; Inputs owns it (a
+// pollerConfig configures a poller.
+type pollerConfig struct {
+	// slurmCluster is the Slurm cluster the jobs run on; clusterInputs owns it (a
 	// multijob.Driver over a multijob.Scheduler whose Config.Cluster it
 	// is).
-	Cluster *Cluster
-	Inputs  Inputs
+	Cluster *slurmCluster
+	Inputs  clusterInputs
 	// Client runs Slurm's commands (an *ExecClient).
-	Client Client
+	Client slurmClient
 	// Clock paces the polling; nil means the wall clock.
 	Clock clock.Clock
 	// Logger; nil means zap.NewNop().
@@ -52,7 +52,7 @@ type PollerConfig struct {
 // NoticeKind says what a Notice reports.
 type NoticeKind uint8
 
-// The notices of a Poller.
+// The notices of a run.
 const (
 	// OutageBegan: slurmctld stopped answering (Op failed with Err).
 	OutageBegan NoticeKind = iota + 1
@@ -65,7 +65,7 @@ const (
 	Waiting
 )
 
-// Notice is something a Poller reports to a user.
+// Notice is something the poller of a run reports (RunConfig.Notify).
 type Notice struct {
 	Kind     NoticeKind
 	At       time.Time
@@ -77,41 +77,41 @@ type Notice struct {
 	Wait     Wait
 }
 
-// Outage is one period during which slurmctld did not answer.
-type Outage struct {
+// outageSpan is one period during which slurmctld did not answer.
+type outageSpan struct {
 	Start, End time.Time
 	// Failures counts the commands that failed meanwhile.
 	Failures int
 }
 
-// Poller is the I/O layer of a Cluster: on one goroutine it runs the
-// commands the Cluster asks for, queries every job of the run with one
+// poller is the I/O layer of a Cluster: on one goroutine it runs the
+// commands the slurmCluster asks for, queries every job of the run with one
 // squeue per poll, reads the partitions again now and then, and feeds the
-// results back through Inputs. While slurmctld is unreachable it keeps
+// results back through clusterInputs. While slurmctld is unreachable it keeps
 // the state, retries with backoff, and reports the outage once when it
 // begins and once when it ends. Its methods may be called from any
 // goroutine.
-type Poller struct {
+type poller struct {
 	pacer
-	cfg PollerConfig
+	cfg pollerConfig
 	log *zap.Logger
 
 	mu      sync.Mutex
 	queries int
-	outages []Outage
+	outages []outageSpan
 
 	// Owned by the loop goroutine.
-	outage   *Outage
+	outage   *outageSpan
 	partsAt  time.Time
 	waitSeen map[string]string // allocation name -> reason reported
 }
 
-// StartPoller starts the poller's goroutine; it runs until Stop or ctx is
-// done. It returns a *ConfigError if Cluster, Inputs or Client is
+// startPoller starts the poller's goroutine; it runs until Stop or ctx is
+// done. It returns a *ConfigError if slurmCluster, clusterInputs or Client is
 // missing.
-func StartPoller(ctx context.Context, cfg PollerConfig) (*Poller, error) {
+func startPoller(ctx context.Context, cfg pollerConfig) (*poller, error) {
 	if cfg.Cluster == nil || cfg.Inputs == nil || cfg.Client == nil {
-		return nil, &ConfigError{Field: "PollerConfig", Why: "Cluster, Inputs and Client are required"}
+		return nil, &ConfigError{Field: "pollerConfig", Why: "slurmCluster, clusterInputs and Client are required"}
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.New()
@@ -126,33 +126,33 @@ func StartPoller(ctx context.Context, cfg PollerConfig) (*Poller, error) {
 	if cfg.WaitNotice <= 0 {
 		cfg.WaitNotice = 5 * time.Second
 	}
-	r := &Poller{pacer: newPacer(cfg.Clock, cfg.PollMin, cfg.PollMax, cfg.RetryMax), cfg: cfg, log: cfg.Logger, waitSeen: map[string]string{}}
+	r := &poller{pacer: newPacer(cfg.Clock, cfg.PollMin, cfg.PollMax, cfg.RetryMax), cfg: cfg, log: cfg.Logger, waitSeen: map[string]string{}}
 	r.partsAt = r.clk.Now()
 	go r.loop(ctx, r.step)
 	return r, nil
 }
 
-// Poke wakes the poller up: the Cluster may have commands (call it after
+// Poke wakes the poller up: the slurmCluster may have commands (call it after
 // an input that makes some: a submit, a release, a priority change).
-func (r *Poller) Poke() { r.poke() }
+func (r *poller) Poke() { r.poke() }
 
 // Queries counts the squeue queries run so far.
-func (r *Poller) Queries() int {
+func (r *poller) Queries() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.queries
 }
 
 // Outages returns the outages so far; one still going has a zero End.
-func (r *Poller) Outages() []Outage {
+func (r *poller) Outages() []outageSpan {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Outage(nil), r.outages...)
+	return append([]outageSpan(nil), r.outages...)
 }
 
 // Placement returns where a granted slot of a job lives, read on the
-// Cluster's goroutine.
-func (r *Poller) Placement(ctx context.Context, job string, slot slotpool.SlotID) (Placement, bool) {
+// slurmCluster's goroutine.
+func (r *poller) Placement(ctx context.Context, job string, slot slotpool.SlotID) (Placement, bool) {
 	var p Placement
 	var ok bool
 	err := r.cfg.Inputs.ClusterInput(ctx, func(time.Time) error {
@@ -163,16 +163,16 @@ func (r *Poller) Placement(ctx context.Context, job string, slot slotpool.SlotID
 }
 
 // Done is closed when the loop has ended.
-func (r *Poller) Done() <-chan struct{} { return r.done }
+func (r *poller) Done() <-chan struct{} { return r.done }
 
 // Stop ends the loop and cancels every allocation of the run still held
 // or pending, retrying each cancel while slurmctld is unreachable, until
-// ctx is done. Call it while Inputs still runs, or after it stopped (the
-// Cluster is then read directly). It returns the last cancel error, if
+// ctx is done. Call it while clusterInputs still runs, or after it stopped (the
+// slurmCluster is then read directly). It returns the last cancel error, if
 // any. Safe to call more than once.
-func (r *Poller) Stop(ctx context.Context) error {
+func (r *poller) Stop(ctx context.Context) error {
 	r.halt()
-	var cmds []Command
+	var cmds []slurmCommand
 	shutdown := func(time.Time) error {
 		r.cfg.Cluster.Shutdown()
 		cmds = r.cfg.Cluster.Commands()
@@ -185,7 +185,7 @@ func (r *Poller) Stop(ctx context.Context) error {
 	}
 	var last error
 	for _, c := range cmds {
-		if c.Kind != Cancel {
+		if c.Kind != cmdCancel {
 			continue
 		}
 		done, err := r.retry(ctx, "cancel", func() error { return r.cfg.Client.Cancel(ctx, c.Name, c.Job) }, r.failed)
@@ -200,17 +200,17 @@ func (r *Poller) Stop(ctx context.Context) error {
 	return last
 }
 
-// input runs fn on the Cluster's goroutine; false if that ended.
-func (r *Poller) input(ctx context.Context, fn func(now time.Time)) bool {
+// input runs fn on the slurmCluster's goroutine; false if that ended.
+func (r *poller) input(ctx context.Context, fn func(now time.Time)) bool {
 	return r.cfg.Inputs.ClusterInput(ctx, func(now time.Time) error { fn(now); return nil }) == nil
 }
 
-// step runs the Cluster's commands, queries its jobs once, reads the
+// step runs the slurmCluster's commands, queries its jobs once, reads the
 // partitions when due, and returns how long to wait before the next step
 // (less than 0: at once).
-func (r *Poller) step(ctx context.Context) time.Duration {
+func (r *poller) step(ctx context.Context) time.Duration {
 	cl := r.cfg.Cluster
-	var cmds []Command
+	var cmds []slurmCommand
 	var names []string
 	if !r.input(ctx, func(time.Time) { cmds, names = cl.Commands(), cl.Watched() }) {
 		return r.cfg.PollMax
@@ -222,14 +222,14 @@ func (r *Poller) step(ctx context.Context) time.Duration {
 		failed = !r.run(ctx, c) || failed
 	}
 	if len(names) > 0 {
-		statuses, err := r.cfg.Client.Query(ctx, names)
+		statuses, err := r.cfg.Client.query(ctx, names)
 		r.mu.Lock()
 		r.queries++
 		r.mu.Unlock()
 		switch {
 		case err == nil:
 			r.recovered()
-			var waits []JobWait
+			var waits []jobWait
 			r.input(ctx, func(now time.Time) {
 				cl.Observe(now, names, statuses)
 				waits = cl.Waiting()
@@ -258,19 +258,19 @@ func (r *Poller) step(ctx context.Context) time.Duration {
 
 // run runs one command and reports its outcome; false if slurmctld was
 // unreachable.
-func (r *Poller) run(ctx context.Context, c Command) bool {
+func (r *poller) run(ctx context.Context, c slurmCommand) bool {
 	cl := r.cfg.Cluster
 	var err error
 	switch c.Kind {
-	case Submit:
+	case cmdSubmit:
 		var job JobID
-		job, err = r.cfg.Client.Submit(ctx, c.Name, c.Request)
+		job, err = r.cfg.Client.submit(ctx, c.Name, c.Request)
 		r.input(ctx, func(now time.Time) { cl.Submitted(now, c.Name, job, err) })
-	case Cancel:
+	case cmdCancel:
 		err = r.cfg.Client.Cancel(ctx, c.Name, c.Job)
 		r.input(ctx, func(now time.Time) { cl.Cancelled(now, c.Name, c.Job, err) })
-	case SetPriority:
-		err = r.cfg.Client.SetPriority(ctx, c.Principal, c.Job, c.Priority)
+	case cmdSetPriority:
+		err = r.cfg.Client.setPriority(ctx, c.Principal, c.Job, c.Priority)
 		r.input(ctx, func(now time.Time) { cl.PriorityDone(now, c, err) })
 	}
 	switch {
@@ -285,15 +285,15 @@ func (r *Poller) run(ctx context.Context, c Command) bool {
 	return true
 }
 
-// readPartitions reads the Cluster's partitions again and hands them over
+// readPartitions reads the slurmCluster's partitions again and hands them over
 // (their nodes' states decide what can still fit).
-func (r *Poller) readPartitions(ctx context.Context) {
+func (r *poller) readPartitions(ctx context.Context) {
 	var names []string
 	if !r.input(ctx, func(time.Time) { names = r.cfg.Cluster.Partitions() }) {
 		return
 	}
 	for _, n := range names {
-		p, err := r.cfg.Client.Partition(ctx, n)
+		p, err := r.cfg.Client.partition(ctx, n)
 		if err != nil {
 			if errors.Is(err, ErrUnreachable) {
 				r.failed("partition", err)
@@ -306,7 +306,7 @@ func (r *Poller) readPartitions(ctx context.Context) {
 
 // noticeWaits reports the allocations pending longer than WaitNotice,
 // once, and again when Slurm's reason changes.
-func (r *Poller) noticeWaits(waits []JobWait) {
+func (r *poller) noticeWaits(waits []jobWait) {
 	now := r.clk.Now()
 	live := map[string]bool{}
 	for _, w := range waits {
@@ -329,12 +329,12 @@ func (r *Poller) noticeWaits(waits []JobWait) {
 
 // failed records one failed attempt while slurmctld is unreachable: the
 // first one of an outage is reported.
-func (r *Poller) failed(op string, err error) {
+func (r *poller) failed(op string, err error) {
 	r.failures++
 	if r.outage == nil {
 		now := r.clk.Now()
 		r.mu.Lock()
-		r.outages = append(r.outages, Outage{Start: now})
+		r.outages = append(r.outages, outageSpan{Start: now})
 		r.outage = &r.outages[len(r.outages)-1]
 		r.mu.Unlock()
 		r.log.Warn("slurm controller unreachable", zap.String("op", op), zap.String("error", err.Error()))
@@ -346,7 +346,7 @@ func (r *Poller) failed(op string, err error) {
 }
 
 // recovered ends an outage, reporting its length.
-func (r *Poller) recovered() {
+func (r *poller) recovered() {
 	if r.outage == nil {
 		r.failures = 0
 		return
@@ -365,7 +365,7 @@ func (r *Poller) recovered() {
 }
 
 // notify hands a notice to Notify.
-func (r *Poller) notify(n Notice) {
+func (r *poller) notify(n Notice) {
 	if r.cfg.Notify != nil {
 		r.cfg.Notify(n)
 	}

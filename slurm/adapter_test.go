@@ -20,8 +20,8 @@ import (
 // are PENDING until the test starts them; down makes every call fail as
 // with slurmctld stopped.
 type fakeSlurm struct {
-	part       Partition
-	jobs       []JobStatus
+	part       partition
+	jobs       []jobStatus
 	next       JobID
 	down       bool
 	lostAnswer bool // the next submit reaches Slurm but its answer is lost
@@ -33,13 +33,13 @@ type fakeSlurm struct {
 
 var errDown = &CommandError{Command: "fake", Stderr: "Unable to contact slurm controller (connect failure)", Err: ErrUnreachable}
 
-func (f *fakeSlurm) Submit(_ context.Context, name string, req JobRequest) (JobID, error) {
+func (f *fakeSlurm) submit(_ context.Context, name string, req jobRequest) (JobID, error) {
 	if f.down {
 		return 0, errDown
 	}
 	f.submits++
 	f.next++
-	f.jobs = append(f.jobs, JobStatus{ID: f.next, Name: name, State: "PENDING", Reason: "Resources"})
+	f.jobs = append(f.jobs, jobStatus{ID: f.next, Name: name, State: "PENDING", Reason: "Resources"})
 	if f.lostAnswer {
 		f.lostAnswer = false
 		return 0, errDown
@@ -60,24 +60,24 @@ func (f *fakeSlurm) Cancel(_ context.Context, name string, job JobID) error {
 	return nil
 }
 
-func (f *fakeSlurm) Query(_ context.Context, names []string) ([]JobStatus, error) {
+func (f *fakeSlurm) query(_ context.Context, names []string) ([]jobStatus, error) {
 	if f.down {
 		return nil, errDown
 	}
-	return append([]JobStatus(nil), f.jobs...), nil
+	return append([]jobStatus(nil), f.jobs...), nil
 }
 
-func (f *fakeSlurm) Partition(context.Context, string) (Partition, error) {
+func (f *fakeSlurm) partition(context.Context, string) (partition, error) {
 	if f.down {
-		return Partition{}, errDown
+		return partition{}, errDown
 	}
 	return f.part, nil
 }
 
-// SetPriority applies what Slurm would: the operator's change, and an
+// cmdSetPriority applies what Slurm would: the operator's change, and an
 // owner's decrease (which scontrol reports as an error); it refuses an
 // owner's raise and anybody else's change.
-func (f *fakeSlurm) SetPriority(_ context.Context, principal string, job JobID, p int64) error {
+func (f *fakeSlurm) setPriority(_ context.Context, principal string, job JobID, p int64) error {
 	for i := range f.jobs {
 		if f.jobs[i].ID != job {
 			continue
@@ -94,7 +94,7 @@ func (f *fakeSlurm) SetPriority(_ context.Context, principal string, job JobID, 
 	return &CommandError{Command: "scontrol", Stderr: "Access/permission denied", Err: ErrPermissionDenied}
 }
 
-func (f *fakeSlurm) RunStep(context.Context, Placement, []string, io.Writer, io.Writer) error {
+func (f *fakeSlurm) runStep(context.Context, Placement, []string, io.Writer, io.Writer) error {
 	return nil
 }
 
@@ -102,7 +102,7 @@ func (f *fakeSlurm) RunStep(context.Context, Placement, []string, io.Writer, io.
 func (f *fakeSlurm) start(job JobID, cpus int) {
 	for i := range f.jobs {
 		if f.jobs[i].ID == job {
-			f.jobs[i].State, f.jobs[i].Nodes = "RUNNING", []NodeCPUs{{"n1", cpus}}
+			f.jobs[i].State, f.jobs[i].Nodes = "RUNNING", []nodeCPUs{{"n1", cpus}}
 		}
 	}
 }
@@ -125,13 +125,13 @@ func (s *sink) take() []slotpool.FromAdmission {
 // step itself.
 func newAdapter(t *testing.T, f *fakeSlurm, onError func(error), log *zap.Logger) (*Adapter, *sink) {
 	t.Helper()
-	core, err := NewCore(Config{Name: "rs"}, f.part)
+	core, err := newJobCore(jobConfig{Name: "rs"}, f.part)
 	require.NoError(t, err)
 	s := &sink{}
 	if log == nil {
 		log = zap.NewNop()
 	}
-	a := &Adapter{cfg: AdapterConfig{Client: f, Sink: s, OnError: onError, PollMin: 100 * time.Millisecond, PollMax: 800 * time.Millisecond,
+	a := &Adapter{cfg: AdapterConfig{client: f, Sink: s, OnError: onError, PollMin: 100 * time.Millisecond, PollMax: 800 * time.Millisecond,
 		RetryMax: time.Second, Auditor: nil}, pacer: newPacer(clock.NewMock(), 100*time.Millisecond, 800*time.Millisecond, time.Second),
 		log: log, core: core}
 	close(a.done) // no loop
@@ -162,7 +162,7 @@ func TestAdapterGrantsAndBacksOff(t *testing.T) {
 	p, ok := a.Placement(1)
 	require.True(t, ok)
 	assert.Equal(t, "n1", p.Node)
-	assert.Equal(t, "low", a.Partition().Name)
+	assert.Equal(t, "low", a.partition().Name)
 }
 
 func TestAdapterOutage(t *testing.T) {
@@ -267,20 +267,20 @@ func TestStartAdapterWaitsForTheController(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f := &fakeSlurm{part: recordedPartition(t, "low"), down: true}
-	_, err := StartAdapter(ctx, AdapterConfig{Core: Config{Name: "rs"}, Client: f})
+	_, err := StartAdapter(ctx, AdapterConfig{Name: "rs", client: f})
 	assert.ErrorIs(t, err, ErrBadConfig, "no sink")
-	_, err = StartAdapter(ctx, AdapterConfig{Core: Config{Name: ""}, Client: f, Sink: &sink{}})
+	_, err = StartAdapter(ctx, AdapterConfig{Name: "", client: f, Sink: &sink{}})
 	assert.ErrorIs(t, err, ErrBadConfig)
 
 	mock := clock.NewMock()
 	cancelled, stop := context.WithCancel(ctx)
 	stop()
-	_, err = StartAdapter(cancelled, AdapterConfig{Core: Config{Name: "rs"}, Client: f, Sink: &sink{}, Clock: mock})
+	_, err = StartAdapter(cancelled, AdapterConfig{Name: "rs", client: f, Sink: &sink{}, Clock: mock})
 	assert.ErrorIs(t, err, context.Canceled, "down, and the caller gave up")
 
 	f.down = false
 	s := &sink{}
-	a, err := StartAdapter(ctx, AdapterConfig{Core: Config{Name: "rs"}, Client: f, Sink: s, Clock: mock})
+	a, err := StartAdapter(ctx, AdapterConfig{Name: "rs", client: f, Sink: s, Clock: mock})
 	require.NoError(t, err)
 	require.NoError(t, a.Stop(ctx))
 	<-a.Done()
@@ -291,7 +291,7 @@ func TestStartAdapterWaitsForTheController(t *testing.T) {
 // badOutput is a fakeSlurm whose squeue answers garbage.
 type badOutput struct{ *fakeSlurm }
 
-func (badOutput) Query(context.Context, []string) ([]JobStatus, error) {
+func (badOutput) query(context.Context, []string) ([]jobStatus, error) {
 	return nil, &CommandError{Command: "squeue", Err: ErrBadOutput}
 }
 
@@ -299,7 +299,7 @@ func TestAdapterBacksOffOnUnreadableAnswers(t *testing.T) {
 	ctx := context.Background()
 	f := &fakeSlurm{part: recordedPartition(t, "low")}
 	a, _ := newAdapter(t, f, nil, nil)
-	a.cfg.Client = badOutput{f}
+	a.cfg.client = badOutput{f}
 	require.NoError(t, a.Handle(ctx, unknownAsk(1, 1)))
 	var waits []time.Duration
 	for range 3 {
@@ -327,7 +327,7 @@ func TestAdapterStopReturnsARefusedCancel(t *testing.T) {
 	ctx := context.Background()
 	f := &fakeSlurm{part: recordedPartition(t, "low")}
 	a, _ := newAdapter(t, f, nil, nil)
-	a.cfg.Client = refusingCancel{fakeSlurm: f, refuse: 1}
+	a.cfg.client = refusingCancel{fakeSlurm: f, refuse: 1}
 	require.NoError(t, a.Handle(ctx, unknownAsk(1, 1), unknownAsk(2, 1)))
 	a.step(ctx)
 	err := a.Stop(ctx)

@@ -50,7 +50,7 @@ func (c *stepClock) next(t *testing.T) time.Duration {
 	}
 }
 
-// lockedInputs runs a Cluster's inputs at once, under a lock, at the
+// lockedInputs runs a slurmCluster's inputs at once, under a lock, at the
 // clock's time: what a multijob.Driver does on its goroutine.
 type lockedInputs struct {
 	mu  sync.Mutex
@@ -82,8 +82,8 @@ type queryCall struct {
 type pollSlurm struct {
 	mu      sync.Mutex
 	clk     clock.Clock
-	part    Partition
-	jobs    []JobStatus
+	part    partition
+	jobs    []jobStatus
 	next    JobID
 	down    bool
 	submits int
@@ -96,11 +96,11 @@ type pollSlurm struct {
 	cancelErrs map[JobID][]error
 }
 
-func newPollSlurm(clk clock.Clock, part Partition) *pollSlurm {
+func newPollSlurm(clk clock.Clock, part partition) *pollSlurm {
 	return &pollSlurm{clk: clk, part: part, tries: map[JobID]int{}, cancelErrs: map[JobID][]error{}}
 }
 
-func (f *pollSlurm) Submit(_ context.Context, name string, _ JobRequest) (JobID, error) {
+func (f *pollSlurm) submit(_ context.Context, name string, _ jobRequest) (JobID, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.down {
@@ -108,7 +108,7 @@ func (f *pollSlurm) Submit(_ context.Context, name string, _ JobRequest) (JobID,
 	}
 	f.submits++
 	f.next++
-	f.jobs = append(f.jobs, JobStatus{ID: f.next, Name: name, State: "PENDING", Reason: "Resources", Priority: 1})
+	f.jobs = append(f.jobs, jobStatus{ID: f.next, Name: name, State: "PENDING", Reason: "Resources", Priority: 1})
 	return f.next, nil
 }
 
@@ -132,14 +132,14 @@ func (f *pollSlurm) Cancel(_ context.Context, _ string, job JobID) error {
 	return nil
 }
 
-func (f *pollSlurm) Query(_ context.Context, names []string) ([]JobStatus, error) {
+func (f *pollSlurm) query(_ context.Context, names []string) ([]jobStatus, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.queries = append(f.queries, queryCall{at: f.clk.Now(), names: slices.Clone(names), failed: f.down})
 	if f.down {
 		return nil, errDown
 	}
-	var out []JobStatus
+	var out []jobStatus
 	for _, j := range f.jobs {
 		if slices.Contains(names, j.Name) {
 			out = append(out, j)
@@ -148,19 +148,19 @@ func (f *pollSlurm) Query(_ context.Context, names []string) ([]JobStatus, error
 	return out, nil
 }
 
-func (f *pollSlurm) Partition(context.Context, string) (Partition, error) {
+func (f *pollSlurm) partition(context.Context, string) (partition, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.down {
-		return Partition{}, errDown
+		return partition{}, errDown
 	}
 	f.reads = append(f.reads, f.clk.Now())
 	return f.part, nil
 }
 
-func (f *pollSlurm) SetPriority(context.Context, string, JobID, int64) error { return nil }
+func (f *pollSlurm) setPriority(context.Context, string, JobID, int64) error { return nil }
 
-func (f *pollSlurm) RunStep(context.Context, Placement, []string, io.Writer, io.Writer) error {
+func (f *pollSlurm) runStep(context.Context, Placement, []string, io.Writer, io.Writer) error {
 	return nil
 }
 
@@ -183,21 +183,21 @@ func (f *pollSlurm) start(job JobID, cpus int) {
 	f.set(func(f *pollSlurm) {
 		for i := range f.jobs {
 			if f.jobs[i].ID == job {
-				f.jobs[i].State, f.jobs[i].Nodes = "RUNNING", []NodeCPUs{{"n1", cpus}}
+				f.jobs[i].State, f.jobs[i].Nodes = "RUNNING", []nodeCPUs{{"n1", cpus}}
 			}
 		}
 	})
 }
 
-// pollerRig is a Poller over a Cluster whose jobs each asked for one
+// pollerRig is a poller over a slurmCluster whose jobs each asked for one
 // allocation, on a pollSlurm, its loop in lockstep with the test.
 type pollerRig struct {
 	t     *testing.T
 	clk   *stepClock
 	in    *lockedInputs
 	f     *pollSlurm
-	cl    *Cluster
-	pl    *Poller
+	cl    *slurmCluster
+	pl    *poller
 	ports map[string]admission.JobPort
 	// pending is the timer the loop waits for.
 	pending time.Duration
@@ -213,14 +213,14 @@ type pollJob struct {
 }
 
 // newPollerRig submits the jobs on the recorded partition "low", each
-// asking for its slots, starts the Poller with cfg and waits for its
+// asking for its slots, starts the poller with cfg and waits for its
 // first poll: the sbatches, then one query.
-func newPollerRig(t *testing.T, cfg PollerConfig, jobs ...pollJob) *pollerRig {
+func newPollerRig(t *testing.T, cfg pollerConfig, jobs ...pollJob) *pollerRig {
 	t.Helper()
 	clk := newStepClock()
 	r := &pollerRig{t: t, clk: clk, in: &lockedInputs{clk: clk}, f: newPollSlurm(clk, recordedPartition(t, "low")),
 		ports: map[string]admission.JobPort{}}
-	cl, err := NewCluster(ClusterConfig{Run: "r1"}, []Partition{r.f.part})
+	cl, err := newCluster(clusterConfig{Run: "r1"}, []partition{r.f.part})
 	require.NoError(t, err)
 	r.cl = cl
 	r.in.do(func(now time.Time) {
@@ -239,7 +239,7 @@ func newPollerRig(t *testing.T, cfg PollerConfig, jobs ...pollJob) *pollerRig {
 		r.notices = append(r.notices, n)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r.pl, err = StartPoller(ctx, cfg)
+	r.pl, err = startPoller(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		cancel()
@@ -285,7 +285,7 @@ func (r *pollerRig) state(job string) (st admission.JobState, err error) {
 var epoch = time.Unix(0, 0)
 
 // Every poll queries all the jobs' allocations at once: one Query, of
-// the names Cluster.Watched returns, however many jobs wait.
+// the names slurmCluster.Watched returns, however many jobs wait.
 func TestPollerOneQueryPerPoll(t *testing.T) {
 	for _, n := range []int{1, 8} {
 		t.Run(fmt.Sprintf("%d jobs", n), func(t *testing.T) {
@@ -293,7 +293,7 @@ func TestPollerOneQueryPerPoll(t *testing.T) {
 			for i := range n {
 				jobs = append(jobs, pollJob{name: fmt.Sprintf("job%d", i), slots: 1})
 			}
-			r := newPollerRig(t, PollerConfig{}, jobs...)
+			r := newPollerRig(t, pollerConfig{}, jobs...)
 			var watched []string
 			r.in.do(func(time.Time) { watched = r.cl.Watched() })
 			require.Len(t, watched, n)
@@ -306,7 +306,7 @@ func TestPollerOneQueryPerPoll(t *testing.T) {
 				require.Len(t, queries, i, "poll %d", i)
 				assert.Equal(t, watched, queries[i-1].names, "every job's names in one query")
 			}
-			var waits []JobWait
+			var waits []jobWait
 			r.in.do(func(time.Time) { waits = r.cl.Waiting() })
 			assert.Len(t, waits, n, "every job waits")
 		})
@@ -317,7 +317,7 @@ func TestPollerOneQueryPerPoll(t *testing.T) {
 // when it ends with its length and the attempts that failed meanwhile;
 // the attempts back off from PollMin to RetryMax.
 func TestPollerOutageNoticedOnce(t *testing.T) {
-	r := newPollerRig(t, PollerConfig{PollMin: 100 * time.Millisecond, RetryMax: time.Second, PartitionEvery: time.Hour, WaitNotice: time.Hour},
+	r := newPollerRig(t, pollerConfig{PollMin: 100 * time.Millisecond, RetryMax: time.Second, PartitionEvery: time.Hour, WaitNotice: time.Hour},
 		pollJob{"a", 1}, pollJob{"b", 2})
 	r.poll()
 	r.poll()
@@ -346,14 +346,14 @@ func TestPollerOutageNoticedOnce(t *testing.T) {
 	assert.Equal(t, "query", notices[0].Op)
 	assert.ErrorIs(t, notices[0].Err, ErrUnreachable)
 	assert.Equal(t, Notice{Kind: OutageEnded, At: ended, Duration: ended.Sub(began), Failures: failedQueries}, notices[1])
-	assert.Equal(t, []Outage{{Start: began, End: ended, Failures: failedQueries}}, r.pl.Outages())
+	assert.Equal(t, []outageSpan{{Start: began, End: ended, Failures: failedQueries}}, r.pl.Outages())
 	assert.Equal(t, 100*time.Millisecond, r.pending, "polling at PollMin again")
 }
 
 // An allocation pending for WaitNotice is noticed once with Slurm's
 // reason, and again only when the reason changes.
 func TestPollerWaitingNotice(t *testing.T) {
-	r := newPollerRig(t, PollerConfig{PollMax: time.Second, WaitNotice: 5 * time.Second, PartitionEvery: time.Hour},
+	r := newPollerRig(t, pollerConfig{PollMax: time.Second, WaitNotice: 5 * time.Second, PartitionEvery: time.Hour},
 		pollJob{"etl", 2}, pollJob{"quick", 1})
 	// etl's job is 1, quick's 2; quick runs before it waited long.
 	var firstLate time.Time
@@ -386,7 +386,7 @@ func TestPollerWaitingNotice(t *testing.T) {
 // cancel Slurm refused.
 func TestPollerStopCancelsEverything(t *testing.T) {
 	t.Run("retried while unreachable", func(t *testing.T) {
-		r := newPollerRig(t, PollerConfig{PollMin: 100 * time.Millisecond, RetryMax: time.Second, PartitionEvery: time.Hour},
+		r := newPollerRig(t, pollerConfig{PollMin: 100 * time.Millisecond, RetryMax: time.Second, PartitionEvery: time.Hour},
 			pollJob{"run", 2}, pollJob{"wait", 1}, pollJob{"third", 1})
 		r.f.start(1, 2)
 		r.poll()
@@ -416,7 +416,7 @@ func TestPollerStopCancelsEverything(t *testing.T) {
 	})
 
 	t.Run("a refused cancel is reported", func(t *testing.T) {
-		r := newPollerRig(t, PollerConfig{PartitionEvery: time.Hour}, pollJob{"a", 1}, pollJob{"b", 1}, pollJob{"c", 1})
+		r := newPollerRig(t, pollerConfig{PartitionEvery: time.Hour}, pollJob{"a", 1}, pollJob{"b", 1}, pollJob{"c", 1})
 		refused := &CommandError{Command: "scancel", Stderr: "scancel: error: Kill job error on job id 2: Access/permission denied", Err: ErrPermissionDenied}
 		r.f.set(func(f *pollSlurm) { f.cancelErrs[2] = []error{refused} })
 		err := r.pl.Stop(context.Background())
@@ -430,7 +430,7 @@ func TestPollerStopCancelsEverything(t *testing.T) {
 // reaches the Cluster: a job that no longer fits fails, and its
 // allocation is cancelled.
 func TestPollerRereadsPartitions(t *testing.T) {
-	r := newPollerRig(t, PollerConfig{PollMax: 2 * time.Second, PartitionEvery: 10 * time.Second, WaitNotice: time.Hour},
+	r := newPollerRig(t, pollerConfig{PollMax: 2 * time.Second, PartitionEvery: 10 * time.Second, WaitNotice: time.Hour},
 		pollJob{"big", 16}, pollJob{"small", 2})
 	for r.clk.Now().Before(epoch.Add(35 * time.Second)) {
 		r.poll()
@@ -460,15 +460,15 @@ func TestPollerRereadsPartitions(t *testing.T) {
 	assert.Equal(t, []JobID{1}, get(r.f, func(f *pollSlurm) []JobID { return f.cancels }), "big's allocation cancelled")
 }
 
-// A Poller whose Inputs is a multijob.Driver: the Driver applies the
-// Cluster's inputs on its loop, and what Slurm granted reaches the
+// A poller whose clusterInputs is a multijob.Driver: the Driver applies the
+// slurmCluster's inputs on its loop, and what Slurm granted reaches the
 // runtime in the Driver's Ready.
 func TestPollerFeedsAMultijobDriver(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	clk := newStepClock()
 	f := newPollSlurm(clk, recordedPartition(t, "low"))
-	cl, err := NewCluster(ClusterConfig{Run: "r1"}, []Partition{f.part})
+	cl, err := newCluster(clusterConfig{Run: "r1"}, []partition{f.part})
 	require.NoError(t, err)
 	s, err := multijob.New(multijob.Config{Cluster: cl})
 	require.NoError(t, err)
@@ -482,7 +482,7 @@ func TestPollerFeedsAMultijobDriver(t *testing.T) {
 	}()
 	require.NoError(t, d.Submit(ctx, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "etl"}, Regions: pipelinedJob(t, 2)}))
 
-	pl, err := StartPoller(ctx, PollerConfig{Cluster: cl, Inputs: d, Client: f, Clock: clk, PartitionEvery: time.Hour})
+	pl, err := startPoller(ctx, pollerConfig{Cluster: cl, Inputs: d, Client: f, Clock: clk, PartitionEvery: time.Hour})
 	require.NoError(t, err)
 	pending := clk.next(t)
 	assert.Equal(t, []string{"rs-etl-r1-j0-a1"}, get(f, func(f *pollSlurm) []string { return f.queries[0].names }))

@@ -16,15 +16,15 @@ import (
 	"go.uber.org/zap"
 )
 
-// DefaultTimeout bounds every command of an ExecClient but RunStep.
+// DefaultTimeout bounds every command of an ExecClient but a job step.
 const DefaultTimeout = 10 * time.Second
 
-// Runner runs one command and returns its standard output and error; a
+// execFunc runs one command and returns its standard output and error; a
 // non-zero exit is an error. ExecClient's default runs the process; tests
 // give recorded outputs.
-type Runner func(ctx context.Context, env []string, name string, args ...string) (stdout, stderr []byte, err error)
+type execFunc func(ctx context.Context, env []string, name string, args ...string) (stdout, stderr []byte, err error)
 
-// ExecClient is the Client that runs Slurm's commands (sbatch, scancel,
+// ExecClient runs Slurm's commands (sbatch, scancel,
 // squeue, scontrol, sinfo, srun) as processes. The zero value uses the
 // environment's SLURM_CONF and DefaultTimeout.
 type ExecClient struct {
@@ -34,12 +34,13 @@ type ExecClient struct {
 	// User, if set, runs sbatch, scancel and srun as that user (runuser
 	// -u USER --, which needs root), so that the jobs are theirs.
 	User string
-	// Timeout bounds each command but RunStep (default DefaultTimeout).
+	// Timeout bounds each command but a job step (srun) (default DefaultTimeout).
 	Timeout time.Duration
-	// Run runs a command (default: a process).
-	Run Runner
 	// Logger logs each command at debug level; nil means zap.NewNop().
 	Logger *zap.Logger
+
+	// exec runs a command (default: a process; a test's recorder).
+	exec execFunc
 }
 
 // env returns the environment of the commands.
@@ -68,7 +69,7 @@ func (c *ExecClient) run(ctx context.Context, user, name string, args ...string)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	run := c.Run
+	run := c.exec
 	if run == nil {
 		run = runProcess
 	}
@@ -89,7 +90,7 @@ func (c *ExecClient) run(ctx context.Context, user, name string, args ...string)
 	return stdout, nil
 }
 
-// runProcess is the default Runner. The command runs in its own process
+// runProcess is the default execFunc. The command runs in its own process
 // group, all of which is killed when ctx is done (runuser's child too),
 // and Wait gives up on output pipes a straggler still holds 2 s later.
 func runProcess(ctx context.Context, env []string, name string, args ...string) ([]byte, []byte, error) {
@@ -110,9 +111,9 @@ func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
 	cmd.WaitDelay = 2 * time.Second
 }
 
-// Submit runs sbatch (JobRequest.SbatchArgs) and reads the job id it
+// submit runs sbatch (jobRequest.SbatchArgs) and reads the job id it
 // prints ("12" or, with a cluster name, "12;cluster").
-func (c *ExecClient) Submit(ctx context.Context, name string, req JobRequest) (JobID, error) {
+func (c *ExecClient) submit(ctx context.Context, name string, req jobRequest) (JobID, error) {
 	args := req.SbatchArgs(name)
 	out, err := c.run(ctx, c.User, "sbatch", args...)
 	if err != nil {
@@ -141,9 +142,9 @@ func (c *ExecClient) Cancel(ctx context.Context, name string, job JobID) error {
 	return err
 }
 
-// Query runs squeue --json --states=all --name=... (ParseSqueue) and
+// query runs squeue --json --states=all --name=... (parseSqueue) and
 // keeps the jobs of those names.
-func (c *ExecClient) Query(ctx context.Context, names []string) ([]JobStatus, error) {
+func (c *ExecClient) query(ctx context.Context, names []string) ([]jobStatus, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -151,7 +152,7 @@ func (c *ExecClient) Query(ctx context.Context, names []string) ([]JobStatus, er
 	if err != nil {
 		return nil, err
 	}
-	all, err := ParseSqueue(out)
+	all, err := parseSqueue(out)
 	if err != nil {
 		return nil, err
 	}
@@ -170,22 +171,22 @@ func (c *ExecClient) Query(ctx context.Context, names []string) ([]JobStatus, er
 	return jobs, nil
 }
 
-// Partition runs scontrol show partition -o (the named partition, or all
+// partition runs scontrol show partition -o (the named partition, or all
 // to find the default one) and sinfo for its nodes.
-func (c *ExecClient) Partition(ctx context.Context, name string) (Partition, error) {
+func (c *ExecClient) partition(ctx context.Context, name string) (partition, error) {
 	args := []string{"show", "partition", "-o"}
 	if name != "" {
 		args = append(args, name)
 	}
 	out, err := c.run(ctx, "", "scontrol", args...)
 	if err != nil {
-		return Partition{}, err
+		return partition{}, err
 	}
-	parts, err := ParsePartitions(string(out))
+	parts, err := parsePartitions(string(out))
 	if err != nil {
-		return Partition{}, err
+		return partition{}, err
 	}
-	var p Partition
+	var p partition
 	found := false
 	for _, q := range parts {
 		if (name != "" && q.Name == name) || (name == "" && q.Default) {
@@ -194,28 +195,28 @@ func (c *ExecClient) Partition(ctx context.Context, name string) (Partition, err
 		}
 	}
 	if !found {
-		return Partition{}, &CommandError{Command: "scontrol", Args: args, Stderr: string(out), Err: fmt.Errorf("%w: no partition %q", ErrRejected, name)}
+		return partition{}, &CommandError{Command: "scontrol", Args: args, Stderr: string(out), Err: fmt.Errorf("%w: no partition %q", ErrRejected, name)}
 	}
-	out, err = c.run(ctx, "", "sinfo", "-h", "-N", "-p", p.Name, "-o", SinfoFormat)
+	out, err = c.run(ctx, "", "sinfo", "-h", "-N", "-p", p.Name, "-o", sinfoFormat)
 	if err != nil {
-		return Partition{}, err
+		return partition{}, err
 	}
-	if p.Nodes, err = ParseNodes(string(out)); err != nil {
-		return Partition{}, err
+	if p.Nodes, err = parseNodes(string(out)); err != nil {
+		return partition{}, err
 	}
 	return p, nil
 }
 
-// SetPriority runs scontrol update jobid=J priority=N as principal.
-func (c *ExecClient) SetPriority(ctx context.Context, principal string, job JobID, priority int64) error {
+// setPriority runs scontrol update jobid=J priority=N as principal.
+func (c *ExecClient) setPriority(ctx context.Context, principal string, job JobID, priority int64) error {
 	_, err := c.run(ctx, principal, "scontrol", "update", "jobid="+strconv.FormatInt(int64(job), 10), "priority="+strconv.FormatInt(priority, 10))
 	return err
 }
 
-// StepArgs returns the srun arguments that run argv as one task in the
+// stepArgs returns the srun arguments that run argv as one task in the
 // slot at p: srun --jobid=J [--het-group=K] --overlap --ntasks=1
 // --nodes=1 --nodelist=NODE --cpus-per-task=C --quiet -- argv.
-func StepArgs(p Placement, argv []string) []string {
+func stepArgs(p Placement, argv []string) []string {
 	args := []string{"--jobid=" + strconv.FormatInt(int64(p.Job), 10)}
 	if p.HetGroup >= 0 {
 		args = append(args, "--het-group="+strconv.Itoa(p.HetGroup))
@@ -249,16 +250,16 @@ func stepCause(stderr string, err error) error {
 	return cause
 }
 
-// RunStep runs argv with srun (StepArgs) and waits. When ctx is done the
+// runStep runs argv with srun (stepArgs) and waits. When ctx is done the
 // step is stopped: srun (and runuser with --user) gets SIGTERM (srun
 // signals the step's tasks) and, if it has not ended 5 s later, SIGKILL. The error wraps ErrUnreachable
 // or ErrStepRefused when the step did not start, the task's exit error
 // when it failed.
-func (c *ExecClient) RunStep(ctx context.Context, p Placement, argv []string, stdout, stderr io.Writer) error {
+func (c *ExecClient) runStep(ctx context.Context, p Placement, argv []string, stdout, stderr io.Writer) error {
 	if len(argv) == 0 {
 		return &CommandError{Command: "srun", Err: fmt.Errorf("%w: no command", ErrRejected)}
 	}
-	args := StepArgs(p, argv)
+	args := stepArgs(p, argv)
 	bin, full := command(c.User, "srun", args)
 	cmd := exec.CommandContext(ctx, bin, full...)
 	cmd.Env = c.env()

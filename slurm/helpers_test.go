@@ -25,27 +25,27 @@ func testdata(t *testing.T, name string) []byte {
 
 // recordedPartition is partition name as scontrol and sinfo described it
 // on the test cluster of scripts/slurm-up.sh.
-func recordedPartition(t *testing.T, name string) Partition {
+func recordedPartition(t *testing.T, name string) partition {
 	t.Helper()
-	parts, err := ParsePartitions(string(testdata(t, "partition-"+name+".txt")))
+	parts, err := parsePartitions(string(testdata(t, "partition-"+name+".txt")))
 	require.NoError(t, err)
 	require.Len(t, parts, 1)
 	p := parts[0]
-	p.Nodes, err = ParseNodes(string(testdata(t, "sinfo-"+name+".txt")))
+	p.Nodes, err = parseNodes(string(testdata(t, "sinfo-"+name+".txt")))
 	require.NoError(t, err)
 	return p
 }
 
 // recordedJobs returns the recorded squeue statuses of a file.
-func recordedJobs(t *testing.T, name string) []JobStatus {
+func recordedJobs(t *testing.T, name string) []jobStatus {
 	t.Helper()
-	jobs, err := ParseSqueue(testdata(t, name))
+	jobs, err := parseSqueue(testdata(t, name))
 	require.NoError(t, err)
 	return jobs
 }
 
 // jobByID picks a recorded status and renames it as an allocation's job.
-func jobByID(t *testing.T, jobs []JobStatus, id JobID, name string) JobStatus {
+func jobByID(t *testing.T, jobs []jobStatus, id JobID, name string) jobStatus {
 	t.Helper()
 	for _, j := range jobs {
 		if j.ID == id {
@@ -54,15 +54,15 @@ func jobByID(t *testing.T, jobs []JobStatus, id JobID, name string) JobStatus {
 		}
 	}
 	require.FailNow(t, "no recorded job", "%d", id)
-	return JobStatus{}
+	return jobStatus{}
 }
 
-// newCore returns a Core named "rs" on the recorded partition "low".
-func newCore(t *testing.T) *Core {
+// newCore returns a jobCore named "rs" on the recorded partition "low".
+func newCore(t *testing.T) *jobCore {
 	t.Helper()
-	c, err := NewCore(Config{Name: "rs"}, recordedPartition(t, "low"))
+	c, err := newJobCore(jobConfig{Name: "rs"}, recordedPartition(t, "low"))
 	require.NoError(t, err)
-	require.Equal(t, []slotpool.FromAdmission{slotpool.Capacity{Slots: []resource.Count{{Profile: resource.Unknown, N: 16}}}}, c.Ready())
+	require.Equal(t, []slotpool.FromAdmission{slotpool.Capacity{Slots: []resource.Count{{Profile: resource.Unknown, N: 16}}}}, c.ready())
 	return c
 }
 
@@ -73,6 +73,6 @@ func unknownAsk(id slotpool.AskID, n int) slotpool.Ask {
 }
 
 // running is a status of a running job of one component.
-func running(id JobID, name string, nodes ...NodeCPUs) JobStatus {
-	return JobStatus{ID: id, Name: name, State: "RUNNING", Reason: "None", Nodes: nodes}
+func running(id JobID, name string, nodes ...nodeCPUs) jobStatus {
+	return jobStatus{ID: id, Name: name, State: "RUNNING", Reason: "None", Nodes: nodes}
 }

@@ -11,11 +11,11 @@ import (
 	"github.com/regionsched/regionsched/slotpool"
 )
 
-// JobRequest is the Slurm job an ask becomes: one component per task
+// jobRequest is the Slurm job an ask becomes: one component per task
 // group (several make a heterogeneous job), in the ask's group order.
-type JobRequest struct {
+type jobRequest struct {
 	Partition  string
-	Components []Component
+	Components []component
 	// TimeLimit is the job's time limit (--time, whole minutes rounded
 	// up); zero leaves the partition's default.
 	TimeLimit time.Duration
@@ -25,10 +25,10 @@ type JobRequest struct {
 	Extra []string
 }
 
-// Component is one part of a (heterogeneous) Slurm job: Tasks slots, each
+// component is one part of a (heterogeneous) Slurm job: Tasks slots, each
 // with CPUsPerTask CPUs, MemPerCPU MB of memory per CPU (0: the
 // partition's default) and the generic resources Gres.
-type Component struct {
+type component struct {
 	// Profile is the slot profile the pool asked for; granted slots carry
 	// it.
 	Profile     resource.Profile
@@ -44,25 +44,25 @@ type Component struct {
 }
 
 // CPUs returns the CPUs the component needs in all.
-func (c Component) CPUs() int { return c.Tasks * c.CPUsPerTask }
+func (c component) CPUs() int { return c.Tasks * c.CPUsPerTask }
 
-// Map turns an ask's gang into the Slurm job that allocates it:
+// mapGang turns an ask's gang into the Slurm job that allocates it:
 // a slot of profile p gets ceil(p.CPUMillis()/1000) CPUs (at least 1;
 // defaultCPUs for an Unknown profile), memory per CPU ceil(p.MemoryMB() /
 // CPUs), the extended resource "gpu" as GPUs per task and any other as a
 // per-node gres with one slot per node. A gang with no group or a group
 // of no member is refused with ErrRejected; so is an invalid extended
 // resource name.
-func Map(g slotpool.Gang, partition string, defaultCPUs int) (JobRequest, error) {
+func mapGang(g slotpool.Gang, partition string, defaultCPUs int) (jobRequest, error) {
 	if defaultCPUs < 1 {
 		defaultCPUs = 1
 	}
-	req := JobRequest{Partition: partition}
+	req := jobRequest{Partition: partition}
 	for i, tg := range g.Groups {
 		if tg.MinMembers < 1 {
-			return JobRequest{}, fmt.Errorf("slurm: task group %d asks for %d slots: %w", i, tg.MinMembers, ErrRejected)
+			return jobRequest{}, fmt.Errorf("slurm: task group %d asks for %d slots: %w", i, tg.MinMembers, ErrRejected)
 		}
-		c := Component{Profile: tg.Profile, Tasks: tg.MinMembers, CPUsPerTask: defaultCPUs}
+		c := component{Profile: tg.Profile, Tasks: tg.MinMembers, CPUsPerTask: defaultCPUs}
 		if !tg.Profile.IsUnknown() {
 			c.CPUsPerTask = int(max(1, (tg.Profile.CPUMillis()+999)/1000))
 			if m := tg.Profile.MemoryMB(); m > 0 {
@@ -80,7 +80,7 @@ func Map(g slotpool.Gang, partition string, defaultCPUs int) (JobRequest, error)
 					continue
 				}
 				if name == "" || strings.ContainsAny(name, ":,= \t\n") {
-					return JobRequest{}, fmt.Errorf("slurm: task group %d: extended resource %q cannot be a gres name: %w", i, name, ErrRejected)
+					return jobRequest{}, fmt.Errorf("slurm: task group %d: extended resource %q cannot be a gres name: %w", i, name, ErrRejected)
 				}
 				if name == "gpu" {
 					c.GPUsPerTask = n
@@ -92,7 +92,7 @@ func Map(g slotpool.Gang, partition string, defaultCPUs int) (JobRequest, error)
 		req.Components = append(req.Components, c)
 	}
 	if len(req.Components) == 0 {
-		return JobRequest{}, fmt.Errorf("slurm: an ask with no task group: %w", ErrRejected)
+		return jobRequest{}, fmt.Errorf("slurm: an ask with no task group: %w", ErrRejected)
 	}
 	return req, nil
 }
@@ -110,7 +110,7 @@ const holdScript = "exec sleep infinity"
 // first component. (sbatch rather
 // than salloc --no-shell, which also leaves the allocation to its job but
 // waits until it is granted: an ask that must wait would hold a process.)
-func (r JobRequest) SbatchArgs(name string, extra ...string) []string {
+func (r jobRequest) SbatchArgs(name string, extra ...string) []string {
 	args := []string{"--parsable", "--no-requeue", "--job-name=" + name, "--output=/dev/null", "--error=/dev/null", "--chdir=/"}
 	if r.TimeLimit > 0 {
 		args = append(args, "--time="+strconv.FormatInt(int64((r.TimeLimit+time.Minute-1)/time.Minute), 10))

@@ -6,19 +6,19 @@ import (
 	"strings"
 )
 
-// Partition is what the admission knows of its Slurm partition: the nodes
+// partition is what the admission knows of its Slurm partition: the nodes
 // and how many CPUs of each a job of the partition may use.
-type Partition struct {
+type partition struct {
 	Name    string
 	Default bool
 	State   string
 	// MaxCPUsPerNode is the partition's limit (0: none).
 	MaxCPUsPerNode int
-	Nodes          []Node
+	Nodes          []node
 }
 
-// Node is one node of a partition.
-type Node struct {
+// node is one node of a partition.
+type node struct {
 	Name     string
 	CPUs     int
 	MemoryMB int64
@@ -31,7 +31,7 @@ type Node struct {
 // draining), down, failed, or otherwise out of service, by the state sinfo
 // reports (its long form, flags such as "*" or "+" aside). A node whose
 // state is unknown to the admission ("") counts as in service.
-func (n Node) InService() bool {
+func (n node) InService() bool {
 	st := strings.ToLower(strings.TrimRight(n.State, "*~#!%$@^-+"))
 	switch {
 	case strings.HasPrefix(st, "drain"), strings.HasPrefix(st, "down"), strings.HasPrefix(st, "fail"),
@@ -42,7 +42,7 @@ func (n Node) InService() bool {
 }
 
 // OutOfService lists the nodes not in service, as NAME (STATE).
-func (p Partition) OutOfService() []string {
+func (p partition) OutOfService() []string {
 	var out []string
 	for _, n := range p.Nodes {
 		if !n.InService() {
@@ -54,7 +54,7 @@ func (p Partition) OutOfService() []string {
 
 // UsableCPUs returns the CPUs of node n a job of the partition may use:
 // none if the node is out of service.
-func (p Partition) UsableCPUs(n Node) int {
+func (p partition) UsableCPUs(n node) int {
 	if !n.InService() {
 		return 0
 	}
@@ -65,7 +65,7 @@ func (p Partition) UsableCPUs(n Node) int {
 }
 
 // CPUs returns the CPUs the partition's jobs may use in all.
-func (p Partition) CPUs() int {
+func (p partition) CPUs() int {
 	total := 0
 	for _, n := range p.Nodes {
 		total += p.UsableCPUs(n)
@@ -73,16 +73,16 @@ func (p Partition) CPUs() int {
 	return total
 }
 
-// ParsePartitions reads the output of scontrol show partition -o (one
+// parsePartitions reads the output of scontrol show partition -o (one
 // partition a line, KEY=VALUE fields) into partitions without nodes.
-func ParsePartitions(out string) ([]Partition, error) {
-	var parts []Partition
+func parsePartitions(out string) ([]partition, error) {
+	var parts []partition
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
 		f := fields(line)
-		p := Partition{Name: f["PartitionName"], Default: f["Default"] == "YES", State: f["State"]}
+		p := partition{Name: f["PartitionName"], Default: f["Default"] == "YES", State: f["State"]}
 		if p.Name == "" {
 			return nil, fmt.Errorf("slurm: scontrol show partition: a line without PartitionName: %q: %w", line, ErrBadOutput)
 		}
@@ -109,15 +109,15 @@ func fields(line string) map[string]string {
 	return m
 }
 
-// SinfoFormat is the sinfo output format ParseNodes reads:
-// sinfo -h -N -p PARTITION -o SinfoFormat.
-const SinfoFormat = "%N|%c|%m|%G|%T"
+// sinfoFormat is the sinfo output format parseNodes reads:
+// sinfo -h -N -p PARTITION -o sinfoFormat.
+const sinfoFormat = "%N|%c|%m|%G|%T"
 
-// ParseNodes reads the output of sinfo -h -N -o SinfoFormat: name, CPUs,
+// parseNodes reads the output of sinfo -h -N -o SinfoFormat: name, CPUs,
 // memory (MB), gres ("(null)" or "gpu:2,nic:1(S:0)") and state, one node
 // a line.
-func ParseNodes(out string) ([]Node, error) {
-	var nodes []Node
+func parseNodes(out string) ([]node, error) {
+	var nodes []node
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		if strings.TrimSpace(line) == "" {
 			continue
@@ -134,7 +134,7 @@ func ParseNodes(out string) ([]Node, error) {
 		if err != nil {
 			return nil, fmt.Errorf("slurm: sinfo: node %s: memory %q: %w", parts[0], parts[2], ErrBadOutput)
 		}
-		nodes = append(nodes, Node{Name: parts[0], CPUs: cpus, MemoryMB: mem, Gres: parseGres(parts[3]), State: parts[4]})
+		nodes = append(nodes, node{Name: parts[0], CPUs: cpus, MemoryMB: mem, Gres: parseGres(parts[3]), State: parts[4]})
 	}
 	return nodes, nil
 }

@@ -10,13 +10,13 @@ import (
 )
 
 // Leftover is a live Slurm job (pending or holding an allocation) tagged
-// by a run of a Cluster (Tag): what a runner that died may have left.
+// by a run (Tag): what a runner that died may have left.
 type Leftover struct {
 	Job   JobID
 	Name  string
 	State string
 	User  string
-	// Run is the run's id (ClusterConfig.Run).
+	// Run is the run's id (RunConfig.RunID).
 	Run string
 }
 

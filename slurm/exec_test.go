@@ -18,9 +18,9 @@ type call struct {
 	args []string
 }
 
-// recorder returns a Runner that records the calls and answers with
+// recorder returns a execFunc that records the calls and answers with
 // answer.
-func recorder(calls *[]call, answer func(name string, args []string) (string, string, error)) Runner {
+func recorder(calls *[]call, answer func(name string, args []string) (string, string, error)) execFunc {
 	return func(ctx context.Context, env []string, name string, args ...string) ([]byte, []byte, error) {
 		*calls = append(*calls, call{env: env, name: name, args: args})
 		out, errOut, err := answer(name, args)
@@ -30,10 +30,10 @@ func recorder(calls *[]call, answer func(name string, args []string) (string, st
 
 func TestExecClientSubmit(t *testing.T) {
 	var calls []call
-	c := &ExecClient{Conf: "/x/slurm.conf", User: "alice", Run: recorder(&calls, func(string, []string) (string, string, error) {
+	c := &ExecClient{Conf: "/x/slurm.conf", User: "alice", exec: recorder(&calls, func(string, []string) (string, string, error) {
 		return "42;regionsched\n", "", nil
 	})}
-	job, err := c.Submit(context.Background(), "rs-a1", JobRequest{Components: []Component{{Tasks: 1, CPUsPerTask: 1}}})
+	job, err := c.submit(context.Background(), "rs-a1", jobRequest{Components: []component{{Tasks: 1, CPUsPerTask: 1}}})
 	require.NoError(t, err)
 	assert.Equal(t, JobID(42), job)
 	require.Len(t, calls, 1)
@@ -44,7 +44,7 @@ func TestExecClientSubmit(t *testing.T) {
 
 func TestExecClientErrors(t *testing.T) {
 	fail := errors.New("exit status 1")
-	c := &ExecClient{Run: recorder(new([]call), func(name string, args []string) (string, string, error) {
+	c := &ExecClient{exec: recorder(new([]call), func(name string, args []string) (string, string, error) {
 		if name == "runuser" {
 			name = args[3] // runuser -u USER -- NAME ...
 		}
@@ -56,21 +56,21 @@ func TestExecClientErrors(t *testing.T) {
 		}
 		return "garbage", "", nil
 	})}
-	_, err := c.Submit(context.Background(), "rs-a1", JobRequest{})
+	_, err := c.submit(context.Background(), "rs-a1", jobRequest{})
 	var ce *CommandError
 	require.ErrorAs(t, err, &ce)
 	assert.ErrorIs(t, err, ErrUnreachable)
 	assert.Equal(t, "sbatch", ce.Command)
-	assert.ErrorIs(t, c.SetPriority(context.Background(), "nobody", 4, 10), ErrPermissionDenied)
-	_, err = c.Query(context.Background(), []string{"a"})
+	assert.ErrorIs(t, c.setPriority(context.Background(), "nobody", 4, 10), ErrPermissionDenied)
+	_, err = c.query(context.Background(), []string{"a"})
 	assert.ErrorIs(t, err, ErrBadOutput)
-	jobs, err := c.Query(context.Background(), nil)
+	jobs, err := c.query(context.Background(), nil)
 	assert.NoError(t, err)
 	assert.Empty(t, jobs, "no names, no call")
 }
 
 func TestExecClientTimeoutIsAnOutage(t *testing.T) {
-	c := &ExecClient{Run: func(ctx context.Context, _ []string, _ string, _ ...string) ([]byte, []byte, error) {
+	c := &ExecClient{exec: func(ctx context.Context, _ []string, _ string, _ ...string) ([]byte, []byte, error) {
 		<-ctx.Done() // a controller that never answers
 		return nil, nil, ctx.Err()
 	}, Timeout: 1}
@@ -81,8 +81,8 @@ func TestExecClientTimeoutIsAnOutage(t *testing.T) {
 func TestExecClientQueryFiltersNames(t *testing.T) {
 	var calls []call
 	data := string(testdata(t, "squeue-mixed.json"))
-	c := &ExecClient{Run: recorder(&calls, func(string, []string) (string, string, error) { return data, "", nil })}
-	jobs, err := c.Query(context.Background(), []string{"rs-het", "nothing"})
+	c := &ExecClient{exec: recorder(&calls, func(string, []string) (string, string, error) { return data, "", nil })}
+	jobs, err := c.query(context.Background(), []string{"rs-het", "nothing"})
 	require.NoError(t, err)
 	require.Len(t, jobs, 2, "both components of the heterogeneous job, nothing else")
 	assert.Equal(t, []string{"--json", "--states=all", "--name=rs-het,nothing"}, calls[0].args)
@@ -90,18 +90,18 @@ func TestExecClientQueryFiltersNames(t *testing.T) {
 
 func TestExecClientPartition(t *testing.T) {
 	var calls []call
-	c := &ExecClient{Run: recorder(&calls, func(name string, args []string) (string, string, error) {
+	c := &ExecClient{exec: recorder(&calls, func(name string, args []string) (string, string, error) {
 		if name == "scontrol" {
 			return string(testdata(t, "partition-cpus2.txt")) + string(testdata(t, "partition-low.txt")), "", nil
 		}
 		return string(testdata(t, "sinfo-low.txt")), "", nil
 	})}
-	p, err := c.Partition(context.Background(), "")
+	p, err := c.partition(context.Background(), "")
 	require.NoError(t, err)
 	assert.Equal(t, "low", p.Name, "the default partition")
 	assert.Len(t, p.Nodes, 4)
 	assert.True(t, slices.Contains(calls[1].args, "low"))
-	_, err = c.Partition(context.Background(), "gpu")
+	_, err = c.partition(context.Background(), "gpu")
 	assert.ErrorIs(t, err, ErrRejected)
 }
 

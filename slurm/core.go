@@ -11,8 +11,8 @@ import (
 	"github.com/regionsched/regionsched/slotpool"
 )
 
-// Config configures a Core.
-type Config struct {
+// jobConfig configures a jobCore.
+type jobConfig struct {
 	// Name is the base of the Slurm job names: the allocation of ask N is
 	// the job "Name-aN". It must be unique among the users of the cluster
 	// for as long as Slurm remembers finished jobs (MinJobAge), since jobs
@@ -20,8 +20,8 @@ type Config struct {
 	// or commas.
 	Name string
 	// Queue is the job's queue; Partitions maps queues to Slurm
-	// partitions. A queue not in the map uses Partition; an empty
-	// Partition is the cluster's default partition.
+	// partitions. A queue not in the map uses partition; an empty
+	// partition is the cluster's default partition.
 	Queue      string
 	Partitions map[string]string
 	Partition  string
@@ -41,15 +41,15 @@ type Config struct {
 
 // PartitionName returns the partition of the configured queue ("" for
 // the cluster's default).
-func (c Config) PartitionName() string {
+func (c jobConfig) PartitionName() string {
 	if p, ok := c.Partitions[c.Queue]; ok {
 		return p
 	}
 	return c.Partition
 }
 
-// validate checks the fields a Core relies on.
-func (c Config) validate() error {
+// validate checks the fields a jobCore relies on.
+func (c jobConfig) validate() error {
 	if c.Name == "" || strings.ContainsAny(c.Name, ", \t\n") {
 		return &ConfigError{Field: "Name", Value: c.Name, Why: "must be non-empty, without spaces or commas"}
 	}
@@ -65,36 +65,36 @@ func (c Config) validate() error {
 	return nil
 }
 
-// CommandKind says what a Command does.
-type CommandKind uint8
+// commandKind says what a slurmCommand does.
+type commandKind uint8
 
-// The commands a Core asks its I/O layer to run.
+// The commands a jobCore asks its I/O layer to run.
 const (
-	// Submit: sbatch Request under the job name Name; report with
-	// Core.Submitted.
-	Submit CommandKind = iota + 1
-	// Cancel: scancel Job (or, with Job 0, every job named Name); report
-	// with Core.Cancelled.
-	Cancel
-	// SetPriority: scontrol update of Job's priority to Priority, run as
+	// cmdSubmit: sbatch Request under the job name Name; report with
+	// jobCore.submitted.
+	cmdSubmit commandKind = iota + 1
+	// cmdCancel: scancel Job (or, with Job 0, every job named Name); report
+	// with jobCore.cancelled.
+	cmdCancel
+	// cmdSetPriority: scontrol update of Job's priority to Priority, run as
 	// Principal ("" the client's own identity); report with
-	// Cluster.PriorityDone.
-	SetPriority
+	// slurmCluster.PriorityDone.
+	cmdSetPriority
 )
 
-// Command is one Slurm command to run for the Core (or the Cluster).
-type Command struct {
-	Kind      CommandKind
+// slurmCommand is one Slurm command to run for the jobCore (or the slurmCluster).
+type slurmCommand struct {
+	Kind      commandKind
 	Name      string
 	Job       JobID
-	Request   JobRequest
+	Request   jobRequest
 	Priority  int64
 	Principal string
-	// change is the Cluster's record of a SetPriority.
+	// change is the slurmCluster's record of a cmdSetPriority.
 	change *priorityChange
 }
 
-// Placement is where a granted slot lives: its allocation's job (the
+// placement is where a granted slot lives: its allocation's job (the
 // leader of a heterogeneous job), the component (HetGroup, -1 for a job
 // that is not heterogeneous), the node, and the slot's CPUs.
 type Placement struct {
@@ -120,7 +120,7 @@ const (
 type allocation struct {
 	ask       slotpool.AskID
 	name      string
-	req       JobRequest
+	req       jobRequest
 	job       JobID
 	state     allocState
 	withdrawn bool // the ask was released before its grant
@@ -140,57 +140,54 @@ type slotState struct {
 	revoked bool // revoked, waiting for the pool's SlotRelease echo
 }
 
-// Core is the deterministic Slurm admission: a slotpool.Admission that
-// turns each all-or-nothing ask into one Slurm job, hands out the
-// commands to run (Commands), and turns their results (Submitted,
-// Cancelled) and the observed job states (Observe) into grants, revokes
-// and release confirmations (Ready). It has no goroutine, clock or
-// process: the Adapter (or a test) runs the commands and feeds back what
-// happened.
-type Core struct {
-	cfg      Config
-	part     Partition
+// jobCore is one job's allocations in Slurm, the per-job part of the
+// cluster state machine (slurmCluster, whose ports hand it their pools'
+// messages; an Adapter drives the one of its job directly). It turns
+// each all-or-nothing ask into one Slurm job, hands out the commands to
+// run (commands), and turns their results (submitted, cancelled) and the
+// observed job states (observe) into grants, revokes and release
+// confirmations (ready). It has no goroutine, clock or process.
+type jobCore struct {
+	cfg      jobConfig
+	part     partition
 	allocs   []*allocation // in ask order; done ones are dropped
 	byAsk    map[slotpool.AskID]*allocation
 	byName   map[string]*allocation
 	slots    map[slotpool.SlotID]*slotState
 	nextSlot slotpool.SlotID
 	out      []slotpool.FromAdmission
-	cmds     []Command
+	cmds     []slurmCommand
 	refused  []error
 	dups     map[JobID]bool // duplicate jobs of a name being cancelled
 	// failedDups are cancels of duplicates that failed: Shutdown issues
 	// them again unless an observation did, or found the duplicate ended.
-	failedDups []Command
+	failedDups []slurmCommand
 }
 
-// NewCore returns a Core for the partition part (as the I/O layer found
+// newJobCore returns a jobCore for the partition part (as the I/O layer found
 // it) and declares the capacity: as many slots of DefaultCPUs as the
 // partition's usable CPUs hold, of the Unknown profile (a count, not a
 // shape: Slurm decides the shape of each allocation, and asks that can
 // never fit are refused with a *TooLargeError).
-func NewCore(cfg Config, part Partition) (*Core, error) {
+func newJobCore(cfg jobConfig, part partition) (*jobCore, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	if cfg.DefaultCPUs == 0 {
 		cfg.DefaultCPUs = 1
 	}
-	c := &Core{cfg: cfg, part: part, byAsk: map[slotpool.AskID]*allocation{}, byName: map[string]*allocation{},
+	c := &jobCore{cfg: cfg, part: part, byAsk: map[slotpool.AskID]*allocation{}, byName: map[string]*allocation{},
 		slots: map[slotpool.SlotID]*slotState{}, nextSlot: 1, dups: map[JobID]bool{}}
 	c.out = append(c.out, slotpool.Capacity{Slots: []resource.Count{{Profile: resource.Unknown, N: part.CPUs() / cfg.DefaultCPUs}}})
 	return c, nil
 }
 
-// Partition returns the partition the Core allocates in.
-func (c *Core) Partition() Partition { return c.part }
-
-// Handle takes a message from the pool: an Ask is checked against the
+// handle takes a message from the pool: an Ask is checked against the
 // partition (a *TooLargeError if it can never fit) and submitted; an
 // AskRelease cancels the ask's job if it has not been granted; a
 // SlotRelease is confirmed (unless it echoes a Revoke) and the last slot
 // released of an allocation cancels its job.
-func (c *Core) Handle(_ time.Time, msg slotpool.ToAdmission) error {
+func (c *jobCore) handle(_ time.Time, msg slotpool.ToAdmission) error {
 	switch m := msg.(type) {
 	case slotpool.Ask:
 		if m.Speculative {
@@ -231,7 +228,7 @@ func (c *Core) Handle(_ time.Time, msg slotpool.ToAdmission) error {
 }
 
 // ask maps and checks a new ask and submits its job.
-func (c *Core) ask(m slotpool.Ask) error {
+func (c *jobCore) ask(m slotpool.Ask) error {
 	if _, dup := c.byAsk[m.ID]; dup {
 		return fmt.Errorf("slurm: ask %d asked twice: %w", m.ID, ErrRejected)
 	}
@@ -239,7 +236,7 @@ func (c *Core) ask(m slotpool.Ask) error {
 	if part == "" {
 		part = c.part.Name // the default partition, as found: the capacity is its
 	}
-	req, err := Map(m.Gang, part, c.cfg.DefaultCPUs)
+	req, err := mapGang(m.Gang, part, c.cfg.DefaultCPUs)
 	if err != nil {
 		return err
 	}
@@ -258,7 +255,7 @@ func (c *Core) ask(m slotpool.Ask) error {
 
 // fits refuses a job the partition can never hold: a slot larger than
 // every node, or more slots than the nodes hold.
-func (c *Core) fits(ask slotpool.AskID, req JobRequest) error {
+func (c *jobCore) fits(ask slotpool.AskID, req jobRequest) error {
 	p := c.part
 	total := 0
 	for _, comp := range req.Components {
@@ -294,7 +291,7 @@ func (c *Core) fits(ask slotpool.AskID, req JobRequest) error {
 
 // hasGres reports whether node n has the generic resources a slot of comp
 // needs.
-func hasGres(n Node, comp Component) bool {
+func hasGres(n node, comp component) bool {
 	if comp.GPUsPerTask > 0 && n.Gres["gpu"] < comp.GPUsPerTask {
 		return false
 	}
@@ -310,24 +307,24 @@ func hasGres(n Node, comp Component) bool {
 }
 
 // submit issues the sbatch of an allocation.
-func (c *Core) submit(a *allocation) {
+func (c *jobCore) submit(a *allocation) {
 	a.state = allocSubmitting
-	c.cmds = append(c.cmds, Command{Kind: Submit, Name: a.name, Request: a.req})
+	c.cmds = append(c.cmds, slurmCommand{Kind: cmdSubmit, Name: a.name, Request: a.req})
 }
 
 // end cancels an allocation's job (its slots are all back, or it was
 // withdrawn) and waits for Slurm to confirm.
-func (c *Core) end(a *allocation) {
+func (c *jobCore) end(a *allocation) {
 	a.state = allocEnding
 	if !a.cancel {
 		a.cancel = true
-		c.cmds = append(c.cmds, Command{Kind: Cancel, Name: a.name, Job: a.job})
+		c.cmds = append(c.cmds, slurmCommand{Kind: cmdCancel, Name: a.name, Job: a.job})
 	}
 }
 
 // forget drops an allocation that is over: ended in Slurm (or never
 // started) and with every slot back.
-func (c *Core) forget(a *allocation) {
+func (c *jobCore) forget(a *allocation) {
 	if a.state != allocDone || a.live > 0 {
 		return
 	}
@@ -336,12 +333,12 @@ func (c *Core) forget(a *allocation) {
 	c.allocs = slices.DeleteFunc(c.allocs, func(x *allocation) bool { return x == a })
 }
 
-// Submitted reports the outcome of a Submit: the job id, or the error.
+// submitted reports the outcome of a cmdSubmit: the job id, or the error.
 // An unreachable controller (or a timeout) leaves the outcome unknown:
 // the job is looked for by name at the next observation, and submitted
 // again only if it is not there. Any other error refuses the ask
 // (Refused).
-func (c *Core) Submitted(now time.Time, name string, job JobID, err error) {
+func (c *jobCore) submitted(now time.Time, name string, job JobID, err error) {
 	a, ok := c.byName[name]
 	if !ok || a.state != allocSubmitting {
 		return
@@ -361,15 +358,15 @@ func (c *Core) Submitted(now time.Time, name string, job JobID, err error) {
 	}
 }
 
-// Cancelled reports the outcome of a Cancel. After an error the cancel is
+// cancelled reports the outcome of a cmdCancel. After an error the cancel is
 // issued again at the next observation that finds the job alive.
-func (c *Core) Cancelled(_ time.Time, name string, job JobID, err error) {
+func (c *jobCore) cancelled(_ time.Time, name string, job JobID, err error) {
 	if c.dups[job] {
 		// Done, or to be issued again by the next observation that finds
 		// the duplicate alive (or by Shutdown).
 		delete(c.dups, job)
 		if err != nil {
-			c.failedDups = append(c.failedDups, Command{Kind: Cancel, Name: name, Job: job})
+			c.failedDups = append(c.failedDups, slurmCommand{Kind: cmdCancel, Name: name, Job: job})
 		}
 		return
 	}
@@ -378,10 +375,10 @@ func (c *Core) Cancelled(_ time.Time, name string, job JobID, err error) {
 	}
 }
 
-// Watched returns the job names whose state the Core needs (every
+// watched returns the job names whose state the jobCore needs (every
 // allocation not over), sorted: the I/O layer queries them and passes
 // the answer to Observe.
-func (c *Core) Watched() []string {
+func (c *jobCore) watched() []string {
 	var names []string
 	for _, a := range c.allocs {
 		if a.state != allocDone {
@@ -392,9 +389,9 @@ func (c *Core) Watched() []string {
 	return names
 }
 
-// Busy reports whether the Core waits for Slurm: a job submitted and not
+// busy reports whether the jobCore waits for Slurm: a job submitted and not
 // granted, or cancelled and not confirmed.
-func (c *Core) Busy() bool {
+func (c *jobCore) busy() bool {
 	for _, a := range c.allocs {
 		if a.state != allocGranted && a.state != allocDone {
 			return true
@@ -403,12 +400,12 @@ func (c *Core) Busy() bool {
 	return false
 }
 
-// Observe takes what squeue said about the job names in names (every
+// observe takes what squeue said about the job names in names (every
 // status of those names, heterogeneous components included): running
 // jobs are granted, preempted or vanished ones revoked, and jobs that
 // ended without an allocation submitted again.
-func (c *Core) Observe(now time.Time, names []string, statuses []JobStatus) {
-	byName := map[string][]JobStatus{}
+func (c *jobCore) observe(now time.Time, names []string, statuses []jobStatus) {
+	byName := map[string][]jobStatus{}
 	for _, s := range statuses {
 		byName[s.Name] = append(byName[s.Name], s)
 	}
@@ -417,12 +414,12 @@ func (c *Core) Observe(now time.Time, names []string, statuses []JobStatus) {
 		if !ok || a.state == allocSubmitting {
 			continue // the sbatch answer is what counts
 		}
-		c.observe(now, a, byName[name])
+		c.observeAlloc(now, a, byName[name])
 	}
 }
 
 // observe applies the statuses of one allocation's name.
-func (c *Core) observe(now time.Time, a *allocation, all []JobStatus) {
+func (c *jobCore) observeAlloc(now time.Time, a *allocation, all []jobStatus) {
 	if a.state == allocUnsure {
 		var found JobID
 		for _, s := range all {
@@ -444,7 +441,7 @@ func (c *Core) observe(now time.Time, a *allocation, all []JobStatus) {
 			c.end(a)
 		}
 	}
-	var mine []JobStatus
+	var mine []jobStatus
 	for _, s := range all {
 		switch {
 		case s.Leader() == a.job:
@@ -453,14 +450,14 @@ func (c *Core) observe(now time.Time, a *allocation, all []JobStatus) {
 			// Another job of our name: a submit retried after an outage
 			// that had reached Slurm. Only one is ours; a live duplicate is
 			// cancelled (again, if its cancel failed), an ended one is done.
-			c.failedDups = slices.DeleteFunc(c.failedDups, func(cmd Command) bool { return cmd.Job == s.Leader() })
+			c.failedDups = slices.DeleteFunc(c.failedDups, func(cmd slurmCommand) bool { return cmd.Job == s.Leader() })
 			if !s.Terminal() && !c.dups[s.Leader()] {
 				c.dups[s.Leader()] = true
-				c.cmds = append(c.cmds, Command{Kind: Cancel, Name: a.name, Job: s.Leader()})
+				c.cmds = append(c.cmds, slurmCommand{Kind: cmdCancel, Name: a.name, Job: s.Leader()})
 			}
 		}
 	}
-	slices.SortFunc(mine, func(x, y JobStatus) int { return x.HetOffset - y.HetOffset })
+	slices.SortFunc(mine, func(x, y jobStatus) int { return x.HetOffset - y.HetOffset })
 	ended, running, preempted, requeued := len(mine) == 0, len(mine) > 0, false, false
 	for _, s := range mine {
 		if s.Terminal() {
@@ -523,11 +520,11 @@ func (c *Core) observe(now time.Time, a *allocation, all []JobStatus) {
 
 // grant turns a running allocation into slots: on each node of each
 // component, as many slots as its CPUs hold.
-func (c *Core) grant(a *allocation, comps []JobStatus) {
+func (c *jobCore) grant(a *allocation, comps []jobStatus) {
 	a.state = allocGranted
 	var slots []slotpool.Slot
 	for k, comp := range a.req.Components {
-		var st JobStatus
+		var st jobStatus
 		if k < len(comps) {
 			st = comps[k]
 		}
@@ -552,7 +549,7 @@ func (c *Core) grant(a *allocation, comps []JobStatus) {
 // node order, each node as many as its CPUs hold; if Slurm reported fewer
 // CPUs than the slots need, the rest go round the nodes (the allocation
 // holds them all: the job runs).
-func spread(nodes []NodeCPUs, comp Component) []string {
+func spread(nodes []nodeCPUs, comp component) []string {
 	places := make([]string, 0, comp.Tasks)
 	for _, n := range nodes {
 		for k := 0; k < n.CPUs/comp.CPUsPerTask && len(places) < comp.Tasks; k++ {
@@ -570,7 +567,7 @@ func spread(nodes []NodeCPUs, comp Component) []string {
 
 // revoke takes an allocation's live slots back (ReasonPreempted); the
 // pool echoes each with a SlotRelease.
-func (c *Core) revoke(a *allocation) {
+func (c *jobCore) revoke(a *allocation) {
 	for _, id := range a.slots {
 		if s, ok := c.slots[id]; ok && !s.revoked {
 			s.revoked = true
@@ -579,41 +576,41 @@ func (c *Core) revoke(a *allocation) {
 	}
 }
 
-// Ready returns the messages for the pool since the last call.
-func (c *Core) Ready() []slotpool.FromAdmission {
+// ready returns the messages for the pool since the last call.
+func (c *jobCore) ready() []slotpool.FromAdmission {
 	out := c.out
 	c.out = nil
 	return out
 }
 
-// Commands returns the commands to run since the last call, in order.
-func (c *Core) Commands() []Command {
+// commands returns the commands to run since the last call, in order.
+func (c *jobCore) commands() []slurmCommand {
 	cmds := c.cmds
 	c.cmds = nil
 	return cmds
 }
 
-// HasReady reports whether Ready has messages for the pool.
-func (c *Core) HasReady() bool { return len(c.out) > 0 }
+// hasReady reports whether Ready has messages for the pool.
+func (c *jobCore) hasReady() bool { return len(c.out) > 0 }
 
-// Granted counts the slots granted and not released yet.
-func (c *Core) Granted() int { return len(c.slots) }
+// granted counts the slots granted and not released yet.
+func (c *jobCore) granted() int { return len(c.slots) }
 
-// HasCommands reports whether Commands has something to hand out.
-func (c *Core) HasCommands() bool { return len(c.cmds) > 0 }
+// hasCommands reports whether Commands has something to hand out.
+func (c *jobCore) hasCommands() bool { return len(c.cmds) > 0 }
 
-// Refused returns the errors of asks refused since the last call
+// takeRefused returns the errors of asks refused since the last call
 // (*TooLargeError, or Slurm's rejection of the sbatch): the pool is not
 // told (the seam has no refusal message), so the runtime should fail the
 // job.
-func (c *Core) Refused() []error {
+func (c *jobCore) takeRefused() []error {
 	r := c.refused
 	c.refused = nil
 	return r
 }
 
-// Placement returns where a granted slot lives.
-func (c *Core) Placement(slot slotpool.SlotID) (Placement, bool) {
+// placement returns where a granted slot lives.
+func (c *jobCore) placement(slot slotpool.SlotID) (Placement, bool) {
 	s, ok := c.slots[slot]
 	if !ok {
 		return Placement{}, false
@@ -621,13 +618,13 @@ func (c *Core) Placement(slot slotpool.SlotID) (Placement, bool) {
 	return s.place, true
 }
 
-// Jobs returns the Slurm jobs of the allocations not over, in ask order,
+// slurmJobs returns the Slurm jobs of the allocations not over, in ask order,
 // with the priority last observed.
-func (c *Core) Jobs() []JobPriority {
-	var out []JobPriority
+func (c *jobCore) slurmJobs() []jobPriority {
+	var out []jobPriority
 	for _, a := range c.allocs {
 		if a.job != 0 && (a.state == allocPending || a.state == allocGranted) {
-			out = append(out, JobPriority{Job: a.job, Name: a.name, Priority: a.priority})
+			out = append(out, jobPriority{Job: a.job, Name: a.name, Priority: a.priority})
 		}
 	}
 	return out
@@ -644,8 +641,8 @@ type Wait struct {
 	Reason string
 }
 
-// Waiting returns the asks whose jobs Slurm holds pending, in ask order.
-func (c *Core) Waiting() []Wait {
+// waiting returns the asks whose jobs Slurm holds pending, in ask order.
+func (c *jobCore) waiting() []Wait {
 	var out []Wait
 	for _, a := range c.allocs {
 		if a.state == allocPending && !a.withdrawn {
@@ -655,23 +652,19 @@ func (c *Core) Waiting() []Wait {
 	return out
 }
 
-// JobPriority is a Slurm job of the admission and its last observed
+// jobPriority is a Slurm job of the admission and its last observed
 // priority.
-type JobPriority struct {
+type jobPriority struct {
 	Job      JobID
 	Name     string
 	Priority int64
 }
 
-// Shutdown cancels every allocation not over (the runtime is done): the
-// commands come out of Commands. Cancels of jobs with unknown ids go by
-// name.
-func (c *Core) Shutdown() { c.shutdown(false) }
-
-// shutdown is Shutdown; with again, the cancels already issued are
-// issued again too (their outcome may never have been reported: the
-// runtime is stopping).
-func (c *Core) shutdown(again bool) {
+// shutdown cancels every allocation not over (the runtime is done): the
+// commands come out of commands. Cancels of jobs with unknown ids go by
+// name. With again, the cancels already issued are issued again too
+// (their outcome may never have been reported: the runtime is stopping).
+func (c *jobCore) shutdown(again bool) {
 	for _, cmd := range c.failedDups {
 		if !c.dups[cmd.Job] {
 			c.dups[cmd.Job] = true
@@ -684,17 +677,17 @@ func (c *Core) shutdown(again bool) {
 			a.withdrawn = true
 			a.cancel = true
 			a.state = allocEnding
-			c.cmds = append(c.cmds, Command{Kind: Cancel, Name: a.name, Job: a.job})
+			c.cmds = append(c.cmds, slurmCommand{Kind: cmdCancel, Name: a.name, Job: a.job})
 		}
 	}
 }
 
-// SetPartition takes a new description of the partition (its nodes'
+// setPartition takes a new description of the partition (its nodes'
 // states changed: drained, down, back in service). Every ask not granted
 // yet that can no longer fit is refused (Refused: a *TooLargeError that
 // names the nodes out of service) and its job cancelled; granted slots
 // are Slurm's to keep or revoke.
-func (c *Core) SetPartition(p Partition) {
+func (c *jobCore) setPartition(p partition) {
 	c.part = p
 	for _, a := range slices.Clone(c.allocs) {
 		if a.withdrawn || a.state == allocGranted || a.state >= allocEnding {
@@ -712,21 +705,15 @@ func (c *Core) SetPartition(p Partition) {
 	}
 }
 
-// Tick does nothing: the Core has no timers (the Adapter polls).
-func (c *Core) Tick(time.Time) {}
-
-// NextDeadline reports no deadline.
-func (c *Core) NextDeadline() (time.Time, bool) { return time.Time{}, false }
-
 // isUnreachable reports whether err leaves a command's outcome unknown.
 func isUnreachable(err error) bool { return errors.Is(err, ErrUnreachable) }
 
 var commandNames = [...]string{"", "submit", "cancel", "set-priority"}
 
 // String returns "submit", "cancel" or "set-priority".
-func (k CommandKind) String() string {
+func (k commandKind) String() string {
 	if int(k) < len(commandNames) && k > 0 {
 		return commandNames[k]
 	}
-	return fmt.Sprintf("CommandKind(%d)", uint8(k))
+	return fmt.Sprintf("commandKind(%d)", uint8(k))
 }
