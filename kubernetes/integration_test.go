@@ -7,8 +7,11 @@ package kubernetes_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
+
+	"github.com/benbjohnson/clock"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,11 +20,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/regionsched/regionsched/exchange"
 	rsk8s "github.com/regionsched/regionsched/kubernetes"
 	"github.com/regionsched/regionsched/kubernetes/k8stest"
+	"github.com/regionsched/regionsched/multijob"
+	"github.com/regionsched/regionsched/region"
 	rsresource "github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/slotpool"
+	"github.com/regionsched/regionsched/topology"
 )
 
 // observe lists the test's nodes and every pod, and feeds their
@@ -200,4 +207,45 @@ func TestIntegrationBulkAllOrNothing(t *testing.T) {
 	left, err = rsk8s.Leftovers(ctx, c, "default", run)
 	require.NoError(t, err)
 	assert.Empty(t, left)
+}
+
+// TestIntegrationRunFLIP119 runs FLIP-119's job (examples/jobs/flip119.json,
+// every task 1s under KWOK) on 4 fake nodes of one slot each: every region's
+// pods are bound together, KWOK runs them, and the job finishes; the run's
+// pods are deleted at the end.
+func TestIntegrationRunFLIP119(t *testing.T) {
+	c := k8stest.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run := k8stest.Prefix() + "-flip119"
+	var nodes []k8stest.Node
+	for i := 1; i <= 4; i++ {
+		nodes = append(nodes, k8stest.Node{Name: nodeName(t, i), CPU: "1", Memory: "1Gi", Pods: "110"})
+	}
+	k8stest.FakeNodes(t, c, nodes...)
+	start := time.Now()
+	ends, err := rsk8s.Run(ctx, rsk8s.RunnerConfig{
+		Client: c, Run: run, Shape: rsresource.New(1000, 1024),
+		NodeSelector: "regionsched.io/test=" + k8stest.Prefix(),
+	}, clock.New(), 100*time.Millisecond, multijob.JobSpec{Name: "flip119", Regions: flip119Regions(t)})
+	require.NoError(t, err)
+	require.Len(t, ends, 1)
+	assert.Equal(t, multijob.Finished, ends[0].Outcome, "%v", ends[0].Err)
+	t.Logf("FLIP-119 finished on 4 KWOK nodes in %v", time.Since(start))
+	left, err := rsk8s.Leftovers(context.Background(), c, "default", run)
+	require.NoError(t, err)
+	assert.Empty(t, left)
+}
+
+// flip119Regions returns the regions of FLIP-119's example job in
+// pointwise-pipelined-only mode.
+func flip119Regions(t testing.TB) *region.Regions {
+	t.Helper()
+	data, err := os.ReadFile("../examples/jobs/flip119.json")
+	require.NoError(t, err)
+	g, err := topology.DecodeBytes(data)
+	require.NoError(t, err)
+	m, err := exchange.ParseMode("pointwise-pipelined-only")
+	require.NoError(t, err)
+	return region.Build(topology.NewExecutionTopology(g, m))
 }

@@ -44,6 +44,13 @@ func (r *Runner) observePods(ctx context.Context, now time.Time) error {
 	}
 	for name, p := range r.pods {
 		pod, ok := seen[name]
+		if p.ours {
+			// Deleted by the Runner: nothing more to hear of it.
+			if !ok {
+				delete(r.pods, name)
+			}
+			continue
+		}
 		var ev TaskEvent
 		switch {
 		case ok && Rejected(pod) && p.reported < TaskRunning:
@@ -53,18 +60,15 @@ func (r *Runner) observePods(ctx context.Context, now time.Time) error {
 		case ok:
 			p.last = pod
 			ev = EventOf(pod)
-		case p.ours:
-			delete(r.pods, name)
-			continue
-		case p.last != nil:
-			ev = EventOfDeleted(p.last)
 		default:
-			ev = TaskFailed
+			ev = EventOfDeleted(p.last)
 		}
 		if ev > p.reported {
 			r.report(now, p, ev)
 		}
-		if p.reported >= TaskFinished && !ok {
+		if p.reported >= TaskFinished {
+			// Ended: the pod stays (the record of what the task did)
+			// until the run ends, but there is nothing more to hear.
 			delete(r.pods, name)
 		}
 	}
@@ -112,7 +116,6 @@ func (r *Runner) failBulk(now time.Time, bulk [3]int64) {
 
 // apply applies a Ready: cancels first, then ends, then deployments.
 func (r *Runner) apply(ctx context.Context, now time.Time, rd multijob.Ready) error {
-	ns := r.cfg.Template.namespace()
 	for _, jr := range rd.Jobs {
 		for _, c := range jr.Cancel {
 			name := PodName(TaskRef{Run: r.cfg.Run, Job: jr.Job, Task: c.Task, Attempt: c.Attempt})
@@ -151,14 +154,14 @@ func (r *Runner) apply(ctx context.Context, now time.Time, rd multijob.Ready) er
 			continue
 		}
 		for _, b := range bulks {
-			r.bind(ctx, now, ns, b)
+			r.bind(ctx, now, b)
 		}
 	}
 	return ctx.Err()
 }
 
 // bind binds one bulk; one that cannot be bound loses its slots.
-func (r *Runner) bind(ctx context.Context, now time.Time, ns string, b Bulk) {
+func (r *Runner) bind(ctx context.Context, now time.Time, b Bulk) {
 	key := [3]int64{int64(r.jobIndex(b.Job)), int64(b.Region), int64(b.Attempt)}
 	for _, s := range b.Slots() {
 		r.owner[s] = b.Job
@@ -175,7 +178,6 @@ func (r *Runner) bind(ctx context.Context, now time.Time, ns string, b Bulk) {
 		}
 		return
 	}
-	_ = ns
 	for i, pod := range pods {
 		r.pods[pod.Name] = &trackedPod{ref: b.Places[i].Ref, slot: b.Places[i].Slot, bulk: key, last: pod}
 	}
