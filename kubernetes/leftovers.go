@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/regionsched/regionsched/scheduler"
 )
 
 // Leftover is a pod of a run: what a runner that died may have left.
@@ -70,4 +72,27 @@ func DeleteRun(ctx context.Context, c kubernetes.Interface, ns, run string) (int
 		n++
 	}
 	return n, errors.Join(errs...)
+}
+
+// Finished reads, from the pods of a run, which task attempts finished:
+// for each job, its tasks whose pod Succeeded, each with the latest
+// attempt that did. It is the record a runner that starts again after
+// the death of an earlier one reads to know what not to redo. Pods not of
+// run, or whose labels make no sense, are skipped.
+func Finished(pods []corev1.Pod, run string) map[string]map[scheduler.TaskID]scheduler.Attempt {
+	out := map[string]map[scheduler.TaskID]scheduler.Attempt{}
+	for i := range pods {
+		p := &pods[i]
+		ref, err := RefOf(p)
+		if err != nil || ref.Run != run || p.Status.Phase != corev1.PodSucceeded {
+			continue
+		}
+		if out[ref.Job] == nil {
+			out[ref.Job] = map[scheduler.TaskID]scheduler.Attempt{}
+		}
+		if a, ok := out[ref.Job][ref.Task]; !ok || ref.Attempt > a {
+			out[ref.Job][ref.Task] = ref.Attempt
+		}
+	}
+	return out
 }

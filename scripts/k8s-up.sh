@@ -67,9 +67,9 @@ need_tools() {
 }
 
 # ports: reuse those of a control plane started before in this directory
-# (its processes may still run), else pick free ones.
+# while one of its processes still runs, else pick free ones.
 ports() {
-	if [ -s "$dir/ports" ]; then
+	if [ -s "$dir/ports" ] && { alive "$dir/run/etcd.pid" etcd || alive "$dir/run/kube-apiserver.pid" kube-apiserver || alive "$dir/run/kwok.pid" kwok; }; then
 		# shellcheck source=/dev/null
 		. "$dir/ports"
 		return 0
@@ -133,7 +133,7 @@ EOF
 
 start_etcd() {
 	alive "$dir/run/etcd.pid" etcd && return 0
-	port_free "$etcd_port" || die "port $etcd_port (etcd) is taken by another program; remove $dir/ports to pick new ports"
+	port_free "$etcd_port" || die "port $etcd_port (etcd) is taken by another program; stop the control plane (scripts/k8s-down.sh) and start it again to pick new ports"
 	setsid "$bin/etcd" --name default --data-dir "$dir/etcd" \
 		--listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
 		--listen-peer-urls "http://127.0.0.1:$etcd_peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer_port" \
@@ -145,7 +145,7 @@ start_etcd() {
 
 start_apiserver() {
 	alive "$dir/run/kube-apiserver.pid" kube-apiserver && return 0
-	port_free "$api_port" || die "port $api_port (kube-apiserver) is taken by another program; remove $dir/ports to pick new ports"
+	port_free "$api_port" || die "port $api_port (kube-apiserver) is taken by another program; stop the control plane (scripts/k8s-down.sh) and start it again to pick new ports"
 	local p=$dir/pki
 	setsid "$bin/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
 		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" \
