@@ -51,7 +51,7 @@ type Placement struct {
 	CompleteAfter time.Duration
 }
 
-// Namespace returns the template's namespace ("default" if unset).
+// namespace returns the template's namespace ("default" if unset).
 func (t *PodTemplate) namespace() string {
 	if t.Namespace == "" {
 		return "default"
