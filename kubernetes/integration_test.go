@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,7 +50,7 @@ func observe(t *testing.T, c kubernetes.Interface, inv *rsk8s.Inventory, run str
 
 // nodeName is the name of the test's node i.
 func nodeName(t *testing.T, i int) string {
-	return fmt.Sprintf("%s-%s-n%d", k8stest.Prefix(), t.Name()[len("TestIntegration"):], i)
+	return strings.ToLower(fmt.Sprintf("%s-%s-n%d", k8stest.Prefix(), t.Name()[len("TestIntegration"):], i))
 }
 
 func TestIntegrationNodesToSlots(t *testing.T) {

@@ -4,7 +4,10 @@
 # nodes and the lives of their pods, so no kubelet and no container runs),
 # all on 127.0.0.1 on free ports, everything (certificates, data, logs,
 # pid files, kubeconfig) under one directory. No scheduler and no
-# controller manager run: regionsched binds its pods itself.
+# controller manager run: regionsched binds its pods itself. (Without a
+# node lifecycle controller to lift it, the not-ready taint the API server
+# puts on new nodes would stay: its admission plugin TaintNodesByCondition
+# is off.)
 #
 #   scripts/k8s-up.sh              # builds the programs the first time (minutes)
 #   . /tmp/regionsched-k8s/env     # exports KUBECONFIG for kubectl and the tests
@@ -153,7 +156,7 @@ start_apiserver() {
 		--service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
 		--service-account-issuer https://kubernetes.default.svc --service-cluster-ip-range 10.96.0.0/24 \
 		--token-auth-file "$p/tokens.csv" --authorization-mode RBAC \
-		--endpoint-reconciler-type none --disable-admission-plugins ServiceAccount \
+		--endpoint-reconciler-type none --disable-admission-plugins ServiceAccount,TaintNodesByCondition \
 		</dev/null >"$dir/log/kube-apiserver.log" 2>&1 &
 	echo $! >"$dir/run/kube-apiserver.pid"
 	wait_for "kube-apiserver" "$dir/log/kube-apiserver.log" "$dir/run/kube-apiserver.pid" kube-apiserver \
