@@ -9,7 +9,7 @@ FUZZTIME ?= 15s
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build test bench fuzz pgo lint check-words demo pictures clean slurm-up slurm-down k8s-up k8s-down
+.PHONY: all build test test-kubernetes bench fuzz pgo lint check-words demo pictures clean slurm-up slurm-down k8s-up k8s-down
 
 all: build test
 
@@ -18,10 +18,13 @@ build:
 	$(GO) build $(PKGS)
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/regionsched
 
-## test: vet, then every test with the race detector, of the root module and of the kubernetes module (what CI runs)
+## test: vet, then every test with the race detector (what CI runs, with test-kubernetes)
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 $(PKGS)
+
+## test-kubernetes: vet and test the Kubernetes backend, a module of its own that builds client-go (its integration tests run against make k8s-up's control plane, and skip without one)
+test-kubernetes:
 	cd kubernetes && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 ## bench: the benchmarks of docs/performance.md, with allocations
