@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
 	rsk8s "github.com/regionsched/regionsched/kubernetes"
 	"github.com/regionsched/regionsched/kubernetes/k8stest"
@@ -228,7 +229,7 @@ func TestIntegrationRunFLIP119(t *testing.T) {
 	ends, err := rsk8s.Run(ctx, rsk8s.RunnerConfig{
 		Client: c, Run: run, Shape: rsresource.New(1000, 1024),
 		NodeSelector: "regionsched.io/test=" + k8stest.Prefix(),
-	}, clock.New(), 100*time.Millisecond, multijob.JobSpec{Name: "flip119", Regions: flip119Regions(t)})
+	}, clock.New(), 100*time.Millisecond, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "flip119"}, Regions: flip119Regions(t)})
 	require.NoError(t, err)
 	require.Len(t, ends, 1)
 	assert.Equal(t, multijob.Finished, ends[0].Outcome, "%v", ends[0].Err)

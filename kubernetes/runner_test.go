@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/region"
@@ -91,7 +92,7 @@ func TestRunnerFLIP119(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, r.Slots(), 4)
 	now := time.Unix(0, 0)
-	require.NoError(t, r.Submit(now, multijob.JobSpec{Name: "flip119", Regions: flip119(t)}))
+	require.NoError(t, r.Submit(now, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "flip119"}, Regions: flip119(t)}))
 	fail := map[string]bool{"rs-r1-flip119-t4-a0": true} // C#0's first attempt fails
 	for i := 0; i < 200 && !r.Done(); i++ {
 		now = now.Add(100 * time.Millisecond)
@@ -130,7 +131,7 @@ func TestRunnerNodeLost(t *testing.T) {
 	r, err := NewRunner(ctx, RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(1000, 1024)})
 	require.NoError(t, err)
 	now := time.Unix(0, 0)
-	require.NoError(t, r.Submit(now, multijob.JobSpec{Name: "flip119", Regions: flip119(t)}))
+	require.NoError(t, r.Submit(now, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "flip119"}, Regions: flip119(t)}))
 	// The first region deploys and runs; then its node k1 goes, pods and all.
 	require.NoError(t, r.Step(ctx, now))
 	kwok(t, c, nil)
