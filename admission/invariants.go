@@ -7,11 +7,11 @@ import (
 	"github.com/regionsched/regionsched/resource"
 )
 
-// CheckInvariants checks the admission's state, for tests and debugging;
-// it costs O(slots + jobs) (and a matching per waiting job). Call it when
-// the admission is quiet: after Decide with Config.DecidePerInstant (its
-// inputs only record what happened), after any input otherwise. It
-// returns the first violation found, naming the slot or job:
+// checkInvariants checks the admission's state, for tests (through
+// package internal/inspect for other packages' tests); it costs
+// O(slots + jobs) (and a matching per waiting job). Call it when the
+// admission is quiet: after Decide (its inputs only record what
+// happened). It returns the first violation found, naming the slot or job:
 //
 //   - bookkeeping: every slot is in exactly one place (a free stack, a
 //     job's granted, yielding, driver, reserved or placeholder slots), and
@@ -37,11 +37,11 @@ import (
 //     waits and may be granted, but for the slots that job yields to the
 //     claim (see overtaken);
 //   - speculative asks: each is of a job that has not ended, and none
-//     waits beside a free slot it may take (see Queues.SpeculativeAsks);
+//     waits beside a free slot it may take (see speculative.go);
 //   - a timed preemption still pending has its reason: its claimant has
 //     not ended, waits, has a higher priority than the victim, which is
 //     of its queue, and is not such a job at its fair share.
-func (q *Queues) CheckInvariants() error {
+func (q *Queues) checkInvariants() error {
 	if err := q.checkBookkeeping(); err != nil {
 		return err
 	}

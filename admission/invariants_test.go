@@ -10,16 +10,16 @@ import (
 // TestCheckInvariantsFindsViolations: CheckInvariants passes on a
 // consistent admission and names what is wrong in a broken one.
 func TestCheckInvariantsFindsViolations(t *testing.T) {
-	setup := func(t *testing.T) (*Queues, *Port, *Port) {
+	setup := func(t *testing.T) (*Queues, *port, *port) {
 		q, err := New(Config{Slots: clusterSlots(4), Queues: defaultQueue})
 		require.NoError(t, err)
-		a, err := q.Submit(t0, JobSpec{Name: "a"})
+		a, err := q.submit(t0, JobSpec{Name: "a"})
 		require.NoError(t, err)
 		ask(t, a, t0, 1, 3)
-		b, err := q.Submit(t0, JobSpec{Name: "b"})
+		b, err := q.submit(t0, JobSpec{Name: "b"})
 		require.NoError(t, err)
 		ask(t, b, t0, 1, 2)
-		require.NoError(t, q.CheckInvariants(), "a holds 3 of 4 slots, b waits for 2")
+		require.NoError(t, q.checkInvariants(), "a holds 3 of 4 slots, b waits for 2")
 		return q, a, b
 	}
 	for name, c := range map[string]struct {
@@ -47,7 +47,7 @@ func TestCheckInvariantsFindsViolations(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			q, _, _ := setup(t)
 			c.breakIt(q)
-			err := q.CheckInvariants()
+			err := q.checkInvariants()
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.want)
 		})
