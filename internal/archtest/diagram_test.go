@@ -26,7 +26,7 @@ var updateDiagram = flag.Bool("update", false, "write docs/packages.svg from the
 // one); of the internal ones only the engine's insides are drawn.
 var diagramOrder = [][]string{
 	{"cmd/regionsched", "examples/wordcount"},
-	{"regiontest", "simulator", "slurm"},
+	{"regiontest", "simulator", "slurm", "kubernetes"},
 	{"timeline", "multijob"},
 	{"runfile", "scheduler", "admission"},
 	{"region", "internal/strategy", "internal/pool", "slotpool"},
