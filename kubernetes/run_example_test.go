@@ -44,7 +44,7 @@ func ExampleRun() {
 	}
 	ends, err := kubernetes.Run(ctx, kubernetes.RunnerConfig{
 		Client: client, Run: "etl-20260101", Shape: resource.New(1000, 1024),
-		Jobs: multijob.Config{Admission: admission.Config{Queues: queues}},
+		Jobs:     multijob.Config{Admission: admission.Config{Queues: queues}},
 		Template: kubernetes.PodTemplate{Namespace: "batch", Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "task", Image: "example.com/task:1"}}}},
 	}, clock.New(), 200*time.Millisecond, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "etl"}, Regions: regions})
 	if err != nil {
