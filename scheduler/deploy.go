@@ -149,7 +149,7 @@ func (s *Scheduler) deploy(now time.Time, ev pool.Fulfilled) bool {
 	if err != nil || n != members {
 		s.log.Debug("deploying state refused", zap.Int32("region", int32(r)), zap.Int("deploying", n), zap.Error(err))
 	}
-	if live := run.live; live != 0 {
+	if live := run.live(); live != 0 {
 		lr := &s.lives[live-1]
 		lr.placed, lr.inUse = ev.Slots, int32(len(ev.Slots))
 		if s.taskSlot == nil {
@@ -166,7 +166,7 @@ func (s *Scheduler) deploy(now time.Time, ev pool.Fulfilled) bool {
 	} else { // one member in one slot: no slot list to build
 		v, _ := s.rs.OnlyMember(r)
 		slot := ev.Slots[0]
-		run.slot = slot
+		s.setSlotOfOne(r, run, slot)
 		s.slots.set(slot, slotUse{region: r, attempt: attempt, running: 1})
 		s.emitDeploy(v, attempt, slot, r)
 	}

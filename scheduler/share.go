@@ -68,7 +68,7 @@ func (s *Scheduler) share(now time.Time, r region.ID, attempt strategy.Attempt) 
 			s.taskSlot = make([]slotpool.SlotID, s.rs.Topology().NumExecutionVertices())
 		}
 	} else {
-		run.slot = hosts[0]
+		s.setSlotOfOne(r, run, hosts[0])
 	}
 	s.stats.RegionsDeployed++
 	s.stats.RegionsShared++
@@ -84,7 +84,7 @@ func (s *Scheduler) share(now time.Time, r region.ID, attempt strategy.Attempt) 
 		for _, v := range bins[i].Members {
 			if !one {
 				s.taskSlot[v] = h
-				s.lives[run.live-1].left[i]++
+				s.lives[run.live()-1].left[i]++
 			}
 			s.emitDeploy(v, attempt, h, r)
 			s.rd.Deploy[len(s.rd.Deploy)-1].Shared = true
@@ -179,14 +179,14 @@ func (s *Scheduler) binIn(r region.ID, slot slotpool.SlotID) (region.Slot, bool)
 	if !run.deployed {
 		return region.Slot{}, false
 	}
-	if live := run.live; live != 0 {
+	if live := run.live(); live != 0 {
 		lr := &s.lives[live-1]
 		if i := slices.Index(lr.placed, slot); i >= 0 {
 			return lr.slots[i], true
 		}
 		return region.Slot{}, false
 	}
-	if run.slot != slot {
+	if s.slotOfOne(r, run) != slot {
 		return region.Slot{}, false
 	}
 	var one [1]region.Slot
@@ -196,7 +196,7 @@ func (s *Scheduler) binIn(r region.ID, slot slotpool.SlotID) (region.Slot, bool)
 // guestTaskEnded counts task v of guest region r out of its slot.
 func (s *Scheduler) guestTaskEnded(now time.Time, r region.ID, slot slotpool.SlotID) {
 	run := &s.regions[r]
-	if live := run.live; live != 0 {
+	if live := run.live(); live != 0 {
 		lr := &s.lives[live-1]
 		i := slices.Index(lr.placed, slot)
 		if i < 0 || lr.left[i] == 0 {

@@ -563,7 +563,7 @@ func (sp *speculator) checkSlow(now time.Time, v TaskID, at, baseline time.Durat
 		live++
 		if at-sp.deployedAt[v] >= baseline {
 			slow = true
-			sp.block(now, s.regions[s.rs.RegionOf(v)].slot)
+			sp.block(now, s.slotOf(v, s.rs.RegionOf(v)))
 		}
 	}
 	if t != nil {
