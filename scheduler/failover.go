@@ -179,7 +179,7 @@ func (s *Scheduler) failover(now time.Time, v topology.ExecutionVertexID, lost [
 		s.log.Debug("restart refused", zap.Error(err))
 		return
 	}
-	s.apply(now, d)
+	s.apply(now, &d)
 }
 
 // stopRegions stops the given regions: first every waiting bulk among

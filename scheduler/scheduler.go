@@ -540,7 +540,7 @@ func (s *Scheduler) Start(now time.Time) error {
 		return s.wrap("start", -1, err)
 	}
 	s.setState(JobRunning, nil)
-	s.apply(now, d)
+	s.apply(now, &d)
 	s.drain(now)
 	if s.state == JobFailed {
 		return s.err

@@ -72,7 +72,8 @@ func (s *Scheduler) share(now time.Time, r region.ID, attempt strategy.Attempt) 
 	}
 	s.stats.RegionsDeployed++
 	s.stats.RegionsShared++
-	_, d, _ := s.strategy.MarkDeploying(r) // r is scheduled in this attempt: it cannot refuse
+	var d strategy.Decisions
+	_, _ = s.strategy.MarkDeployingInto(&d, r) // r is scheduled in this attempt: it cannot refuse
 	if s.guestsOf == nil {
 		s.guestsOf = map[slotpool.SlotID][]region.ID{}
 	}
@@ -91,7 +92,7 @@ func (s *Scheduler) share(now time.Time, r region.ID, attempt strategy.Attempt) 
 		}
 	}
 	if len(d.Deploy) > 0 { // consumers of r's hybrid results may start too
-		s.apply(now, d)
+		s.apply(now, &d)
 	}
 	return true
 }

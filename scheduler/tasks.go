@@ -88,28 +88,28 @@ func (s *Scheduler) report(now time.Time, op string, v TaskID, attempt Attempt, 
 	if sp := s.spec; sp != nil {
 		return sp.reportTask(now, op, v, attempt, to)
 	}
-	d, ok, err := s.accept(op, v, strategy.Attempt(attempt), to)
+	var d strategy.Decisions
+	ok, err := s.accept(op, v, strategy.Attempt(attempt), to, &d)
 	if ok {
-		s.settle(now, v, to, d)
+		s.settle(now, v, to, &d)
 	}
 	return err
 }
 
 // accept hands a running or finished report that report let through to
-// the strategy. ok says the strategy took it; a report of a replaced
-// attempt is ignored (not ok, no error).
-func (s *Scheduler) accept(op string, v TaskID, attempt strategy.Attempt, to strategy.ExecutionState) (d strategy.Decisions, ok bool, err error) {
-	d, err = s.strategy.UpdateState(v, attempt, to)
-	if err != nil {
-		return d, false, s.ignoreStale(op, v, err)
+// the strategy, which puts its decisions in d. ok says the strategy took
+// it; a report of a replaced attempt is ignored (not ok, no error).
+func (s *Scheduler) accept(op string, v TaskID, attempt strategy.Attempt, to strategy.ExecutionState, d *strategy.Decisions) (ok bool, err error) {
+	if err := s.strategy.UpdateStateInto(d, v, attempt, to); err != nil {
+		return false, s.ignoreStale(op, v, err)
 	}
-	return d, true, nil
+	return true, nil
 }
 
 // settle carries out what a report the strategy took causes: a finished
 // task leaves its slot, the strategy's decisions are applied, and the
 // job finishes with its last task.
-func (s *Scheduler) settle(now time.Time, v TaskID, to strategy.ExecutionState, d strategy.Decisions) {
+func (s *Scheduler) settle(now time.Time, v TaskID, to strategy.ExecutionState, d *strategy.Decisions) {
 	if to == strategy.TaskFinished {
 		s.taskEnded(now, v)
 	}
