@@ -199,8 +199,10 @@ func (s *Scheduler) Ready() Ready {
 	// then.
 	s.cur ^= 1
 	nx := &s.bufs[s.cur]
-	// Lists with pointers are zeroed; the others are only cut.
-	nx.Requests, nx.Cancel, nx.Released = recycle(nx.Requests), reuse(nx.Cancel), reuse(nx.Released)
+	// Lists with pointers are zeroed, but for Requests, whose slot lists
+	// are the Regions' or those of the regions' attempts, at most one
+	// Ready's worth; the others are only cut.
+	nx.Requests, nx.Cancel, nx.Released = reuse(nx.Requests), reuse(nx.Cancel), reuse(nx.Released)
 	nx.PartitionsReleased, nx.Deploy = reuse(nx.PartitionsReleased), reuse(nx.Deploy)
 	nx.Restarted, nx.ToAdmission, nx.Won = recycle(nx.Restarted), recycle(nx.ToAdmission), reuse(nx.Won)
 	nx.Job = nil
