@@ -175,8 +175,8 @@ func (s *Scheduler) HasReady() bool {
 // afresh. It never fails and may be called at any time; a Ready with
 // nothing in it is valid. Its slices are valid until the next call of
 // Ready and read-only: copy what you keep (see Ready).
-func (s *Scheduler) Ready() Ready {
-	out := *s.rd // the one copy of the struct
+func (s *Scheduler) Ready() (out Ready) {
+	out = *s.rd // into the result: the one copy of the struct
 
 	if s.deployAt != nil && len(out.Deploy) > 0 { // withdrawn deployments, see emitCancel
 		kept := out.Deploy[:0]

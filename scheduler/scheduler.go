@@ -199,7 +199,7 @@ func (t *slotTable) ref(id slotpool.SlotID) *slotUse {
 
 func (t *slotTable) set(id slotpool.SlotID, u slotUse) {
 	u.live = true
-	if _, ok := t.get(id); !ok {
+	if t.ref(id) == nil {
 		t.n++
 	}
 	if id >= 0 && id < denseSlotLimit {
@@ -219,7 +219,7 @@ func (t *slotTable) set(id slotpool.SlotID, u slotUse) {
 }
 
 func (t *slotTable) del(id slotpool.SlotID) {
-	if _, ok := t.get(id); ok {
+	if t.ref(id) != nil {
 		t.n--
 	}
 	if id >= 0 && id < denseSlotLimit {
