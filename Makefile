@@ -113,7 +113,9 @@ pictures: build
 	./$(BIN) simulate --slots 6 --stragglers 0.15 --speculation --speculation-baseline-lower-bound 0 --seed 5 --svg docs/speculation.svg examples/jobs/wordcount.json
 	@# hybrid exchanges: the joins go into the slots of the scans they read live
 	./$(BIN) simulate --mode all-hybrid-full --slots 8 --svg docs/hybrid-sharing.svg examples/jobs/tpcds-q3.json
-	@for p in $(PICS); do rsvg-convert -o docs/$$p.png docs/$$p.svg && echo "docs/$$p.png"; done
+	@# the package map, drawn from the imports
+	$(GO) test ./internal/archtest -run TestPackageDiagram -update
+	@for p in $(PICS) packages; do rsvg-convert -o docs/$$p.png docs/$$p.svg && echo "docs/$$p.png"; done
 
 ## slurm-up: a private Slurm test cluster (5 virtual nodes) under /tmp/regionsched-slurm; installs the Debian packages when missing
 slurm-up:

@@ -24,7 +24,7 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
 	rsk8s "github.com/regionsched/regionsched/kubernetes"
-	"github.com/regionsched/regionsched/kubernetes/k8stest"
+	"github.com/regionsched/regionsched/kubernetes/internal/k8stest"
 	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/region"
 	rsresource "github.com/regionsched/regionsched/resource"
