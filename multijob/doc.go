@@ -21,7 +21,9 @@
 // happens at one instant is applied before the admission decides, and
 // the order in which simultaneous inputs arrive never decides who gets a
 // slot. A slot whose tasks ended goes back to the admission (not to its
-// job's next region), which grants it by the policy like any other.
+// job's next region), which grants it by the policy like any other. A
+// job's priority counts within its queue only: the in-process admission
+// serves the queues in the order of their names (package admission).
 //
 // # The Ready loop
 //
