@@ -83,6 +83,11 @@
 //
 //	d := multijob.StartDriver(ctx, s, multijob.DriverConfig{Clock: clock.New()})
 //	defer d.Stop()
-//	d.Submit(ctx, spec)
+//	d.Submit(ctx, etl, adhoc) // one input: the two jobs arrive at one instant
 //	for rd := range d.Ready() { ... d.TaskFinished(ctx, job, v, attempt) ... }
+//
+// Jobs that must start together go in one Submit: two calls are two
+// inputs, which a loop that is idle takes in two turns, so the first job
+// may get the slots before the second arrives. Jobs given to the
+// Scheduler before StartDriver are decided together in the first turn.
 package multijob
