@@ -109,4 +109,3 @@ func printLeftovers(ctx context.Context, w io.Writer, c kubernetes.Interface, ns
 	}
 	return nil
 }
-
