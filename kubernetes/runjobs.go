@@ -87,38 +87,85 @@ var ErrDriver = errors.New("kubernetes: drivers do not run on Kubernetes yet")
 // (ErrDriver), jobs without distinct names, a bad run id, no node
 // offering a slot, or the API server not answering.
 func RunJobs(ctx context.Context, cfg JobsConfig, clk clock.Clock, jobs ...runfile.Job) (JobsResult, error) {
-	specs, err := jobSpecs(cfg.Mode, jobs)
+	j, err := startJobs(ctx, cfg, clk, jobs)
 	if err != nil {
 		return JobsResult{}, err
+	}
+	poll := cfg.Poll
+	if poll <= 0 {
+		poll = 200 * time.Millisecond
+	}
+	t := clk.Ticker(poll)
+	defer t.Stop()
+	var stopped error
+	for {
+		done, err := j.step(ctx, clk.Now())
+		if err != nil || done {
+			stopped = err
+			break
+		}
+		select {
+		case <-ctx.Done():
+			stopped = ctx.Err()
+		case <-t.C:
+			continue
+		}
+		break
+	}
+	return j.finish(ctx, stopped), nil
+}
+
+// startJobs starts a run of RunJobs: the Runner, and nothing submitted
+// yet.
+func startJobs(ctx context.Context, cfg JobsConfig, clk clock.Clock, jobs []runfile.Job) (*jobsRun, error) {
+	specs, err := jobSpecs(cfg.Mode, jobs)
+	if err != nil {
+		return nil, err
 	}
 	rc := cfg.Runner
 	if rc.Run == "" {
 		rc.Run = NewRunID()
 	}
 	rc.Start, rc.TraceJobs = clk.Now(), len(jobs) > 1
-	out := &jobsRun{cfg: cfg, clk: clk, start: rc.Start, specs: specs, at: map[string]int{}}
-	out.res = JobsResult{Run: rc.Run, Jobs: make([]JobResult, len(jobs))}
-	for i, j := range jobs {
-		out.res.Jobs[i] = JobResult{Name: j.Name, FirstDeploy: -1}
-		out.at[j.Name] = i
+	j := &jobsRun{cfg: cfg, clk: clk, start: rc.Start, specs: specs, at: map[string]int{}}
+	j.res = JobsResult{Run: rc.Run, Jobs: make([]JobResult, len(jobs))}
+	for i, job := range jobs {
+		j.res.Jobs[i] = JobResult{Name: job.Name, FirstDeploy: -1}
+		j.at[job.Name] = i
 	}
-	rc.Trace = out.trace
+	rc.Trace = j.trace
 	if cfg.Audit != nil {
-		rc.Jobs.Admission.Audit = auditFunc(func(rec admission.AuditRecord) { cfg.Audit(rec.At.Sub(out.start), rec) })
+		rc.Jobs.Admission.Audit = auditFunc(func(rec admission.AuditRecord) { cfg.Audit(rec.At.Sub(j.start), rec) })
 	}
-	r, err := NewRunner(ctx, rc)
-	if err != nil {
-		return JobsResult{}, err
+	if j.r, err = NewRunner(ctx, rc); err != nil {
+		return nil, err
 	}
-	out.r = r
-	out.res.Slots = len(r.Slots())
-	stopped := out.loop(ctx)
+	j.res.Slots = len(j.r.Slots())
+	return j, nil
+}
+
+// step does one turn at now: it submits the jobs and applies the events
+// due, then steps the Runner. It reports whether every job ended.
+func (j *jobsRun) step(ctx context.Context, now time.Time) (bool, error) {
+	if err := j.due(now); err != nil {
+		return false, err
+	}
+	if err := j.r.Step(ctx, now); err != nil {
+		return false, err
+	}
+	return j.submitted == len(j.specs) && j.r.Done(), nil
+}
+
+// finish deletes every pod of the run (on a context of its own: ctx may
+// be done) and returns how the jobs ended; stopped is why the run
+// stopped before every job ended (nil if they all did).
+func (j *jobsRun) finish(ctx context.Context, stopped error) JobsResult {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if cerr := r.Close(cctx); cerr != nil {
-		stopped = errors.Join(stopped, fmt.Errorf("deleting the run's pods: %w", cerr))
+	if err := j.r.Close(cctx); err != nil {
+		stopped = errors.Join(stopped, fmt.Errorf("deleting the run's pods: %w", err))
 	}
-	return out.result(stopped), nil
+	return j.result(stopped)
 }
 
 // jobSpecs makes the jobs' specs: their regions under mode, their
@@ -185,35 +232,6 @@ func (j *jobsRun) trace(ev runfile.Event) {
 	}
 	if j.cfg.Trace != nil {
 		j.cfg.Trace(ev)
-	}
-}
-
-// loop steps the Runner every poll, submitting the jobs and applying the
-// events when they are due, until every job ended or ctx is done; it
-// returns why it stopped before every job ended.
-func (j *jobsRun) loop(ctx context.Context) error {
-	poll := j.cfg.Poll
-	if poll <= 0 {
-		poll = 200 * time.Millisecond
-	}
-	t := j.clk.Ticker(poll)
-	defer t.Stop()
-	for {
-		now := j.clk.Now()
-		if err := j.due(now); err != nil {
-			return err
-		}
-		if err := j.r.Step(ctx, now); err != nil {
-			return err
-		}
-		if j.submitted == len(j.specs) && j.r.Done() {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
 	}
 }
 
