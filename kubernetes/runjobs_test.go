@@ -12,6 +12,8 @@ import (
 	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/regionsched/regionsched/admission"
@@ -167,4 +169,43 @@ func TestRunJobsCanceled(t *testing.T) {
 	left, err := Leftovers(context.Background(), c, "default", "r1")
 	require.NoError(t, err)
 	assert.Empty(t, left)
+}
+
+// A task reading a hybrid result whose pod Succeeds before its
+// producer's finishes after it: the scheduler refuses the early finish,
+// and the Runner tells it again once the producer finished.
+func TestRunJobsHybridFinishOrder(t *testing.T) {
+	c := fake.NewClientset()
+	kwokNodes(t, c, "k1", "k2")
+	c.PrependReactor("create", "pods", bindReactor(c))
+	ctx := context.Background()
+	h := jobOf(t, "h", `{"vertices": [{"id": "A", "parallelism": 1, "durationMs": 100}, {"id": "B", "parallelism": 1, "durationMs": 100}],
+		"edges": [{"source": "A", "target": "B", "shipStrategy": "forward"}]}`)
+	clk := clock.NewMock()
+	j, err := startJobs(ctx, JobsConfig{Runner: RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(1000, 1024)}, Mode: exchange.AllHybridFull}, clk, []runfile.Job{h})
+	require.NoError(t, err)
+	consumer := PodName(TaskRef{Run: "r1", Job: "h", Task: 1})
+	producer := PodName(TaskRef{Run: "r1", Job: "h", Task: 0})
+	setPhase := func(name string, phase corev1.PodPhase) {
+		p, err := c.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		require.NoError(t, err)
+		p.Status.Phase = phase
+		_, err = c.CoreV1().Pods("default").UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+	step := func() bool {
+		clk.Add(100 * time.Millisecond)
+		done, err := j.step(ctx, clk.Now())
+		require.NoError(t, err)
+		return done
+	}
+	require.False(t, step()) // both deployed: a hybrid exchange runs its ends together
+	setPhase(producer, corev1.PodRunning)
+	setPhase(consumer, corev1.PodSucceeded) // Pending to Succeeded between two looks
+	require.False(t, step(), "the consumer's finish comes before its producer's")
+	require.False(t, step())
+	setPhase(producer, corev1.PodSucceeded)
+	require.True(t, step(), "once the producer finished, so does the consumer")
+	res := j.finish(ctx, nil)
+	assert.NoError(t, res.Jobs[0].Err)
 }

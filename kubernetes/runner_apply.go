@@ -82,19 +82,29 @@ func (r *Runner) observePods(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// report tells the job's scheduler a task event of a pod.
+// report tells the job's scheduler a task event of a pod. A finish the
+// scheduler refuses because the task reads a hybrid result whose
+// producers have not finished yet (scheduler.ErrEarlyFinish: a consumer
+// reads until its producers wrote their last record) is told again at
+// the next look.
 func (r *Runner) report(now time.Time, p *trackedPod, ev TaskEvent) {
-	p.reported = ev
-	r.traceTask(now, p, ev)
 	var err error
 	switch ev {
 	case TaskRunning:
 		err = r.s.TaskRunning(now, p.ref.Job, p.ref.Task, p.ref.Attempt)
 	case TaskFinished:
 		err = r.s.TaskFinished(now, p.ref.Job, p.ref.Task, p.ref.Attempt)
+		if errors.Is(err, scheduler.ErrEarlyFinish) {
+			if p.reported < TaskRunning {
+				r.report(now, p, TaskRunning)
+			}
+			return
+		}
 	case TaskFailed:
 		err = r.s.TaskFailed(now, p.ref.Job, p.ref.Task, p.ref.Attempt)
 	}
+	p.reported = ev
+	r.traceTask(now, p, ev)
 	if err != nil {
 		r.log.Debug("task event refused", zap.Stringer("task", p.ref), zap.Stringer("event", ev), zap.Error(err))
 	}
