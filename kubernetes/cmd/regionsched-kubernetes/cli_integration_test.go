@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/regionsched/regionsched/internal/plural"
 	rsk8s "github.com/regionsched/regionsched/kubernetes"
 	"github.com/regionsched/regionsched/kubernetes/internal/k8stest"
 )
@@ -142,12 +143,12 @@ func TestIntegrationCLIRun(t *testing.T) {
 // startRun starts the command as a child process, running FLIP-119 with
 // tasks of 20 s, and returns it and its run id once its first pods are
 // bound.
-func startRun(t *testing.T, c kubernetes.Interface, flags []string) (*exec.Cmd, string, *bytes.Buffer) {
+func startRun(t *testing.T, c kubernetes.Interface, flags []string) (*exec.Cmd, string, *lockedBuffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append(append([]string{"run", "--duration-scale", "20", "--poll", "50ms"}, flags...), flip119)...)
 	cmd.Env = append(os.Environ(), asCommand+"=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -160,7 +161,7 @@ func startRun(t *testing.T, c kubernetes.Interface, flags []string) (*exec.Cmd, 
 		left, err := rsk8s.Leftovers(context.Background(), c, "default", run)
 		return err == nil && len(left) > 0
 	})
-	return cmd, run, &stderr
+	return cmd, run, stderr
 }
 
 // TestIntegrationCLISIGTERM: a run told to stop in the middle deletes its
@@ -194,14 +195,14 @@ func TestIntegrationCLISIGKILL(t *testing.T) {
 
 	res := execCLI(t, "leftovers", "--kubernetes", "--kubeconfig", k8stest.Kubeconfig(), "--run", run)
 	require.Equal(t, 0, res.code, res.stderr)
-	assert.Contains(t, res.stdout, fmt.Sprintf("run %s: %d pods, runner gone (no process %d on this host)", run, len(left), cmd.Process.Pid))
+	assert.Contains(t, res.stdout, fmt.Sprintf("run %s: %s, runner gone (no process %d on this host)", run, plural.Count(len(left), "pod"), cmd.Process.Pid))
 	noPodsLeft, err := rsk8s.Leftovers(context.Background(), c, "default", run)
 	require.NoError(t, err)
 	assert.Len(t, noPodsLeft, len(left), "listing deletes nothing")
 
 	res = execCLI(t, "leftovers", "--kubeconfig", k8stest.Kubeconfig(), "--run", run, "--delete")
 	require.Equal(t, 0, res.code, res.stderr)
-	assert.Contains(t, res.stdout, fmt.Sprintf("deleted %d pods", len(left)))
+	assert.Contains(t, res.stdout, "deleted "+plural.Count(len(left), "pod"))
 	noPodsOf(t, c, run)
 	res = execCLI(t, "leftovers", "--kubeconfig", k8stest.Kubeconfig(), "--run", run)
 	require.Equal(t, 0, res.code, res.stderr)
