@@ -107,7 +107,8 @@ demo: build
 	fi
 
 ## pictures: the timelines of the demo's cases as SVG and PNG in docs/ (installs rsvg-convert when missing)
-PICS := flip119-pointwise flip119-eager-deadlock flip119-failover wordcount-large cycle-side-input-deadlock flood-fifo flood-stateaware gang preempt stream speculation hybrid-sharing
+PICS := flip119-pointwise flip119-eager-deadlock flip119-failover wordcount-large cycle-side-input-deadlock flood-fifo flood-stateaware gang preempt stream speculation hybrid-sharing \
+	gangs-none gangs-hard gangs-soft driver-queue-unchanged driver-queue-raised notebooks-unchanged notebooks-raised
 pictures: build
 	@command -v rsvg-convert >/dev/null || { \
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq librsvg2-bin; \
@@ -138,6 +139,17 @@ pictures: build
 	./$(BIN) simulate --slots 6 --stragglers 0.15 --speculation --speculation-baseline-lower-bound 0 --seed 5 --svg docs/speculation.svg examples/jobs/wordcount.json
 	@# hybrid exchanges: the joins go into the slots of the scans they read live
 	./$(BIN) simulate --mode all-hybrid-full --slots 8 --svg docs/hybrid-sharing.svg examples/jobs/tpcds-q3.json
+	@# the founding cases of examples/scenarios, with and without the feature that solves each
+	-./$(BIN) simulate --slots 6 --svg docs/gangs-none.svg examples/scenarios/gangs/none/spark-*.json
+	./$(BIN) simulate --slots 6 --svg docs/gangs-hard.svg examples/scenarios/gangs/hard/spark-*.json
+	./$(BIN) simulate --slots 6 --svg docs/gangs-soft.svg examples/scenarios/gangs/soft/spark-*.json
+	./$(BIN) simulate --cluster examples/scenarios/driver-queue/cluster.json --svg docs/driver-queue-unchanged.svg \
+		examples/scenarios/driver-queue/nightly.json examples/scenarios/driver-queue/spark-*.json
+	./$(BIN) simulate --cluster examples/scenarios/driver-queue/cluster.json --events examples/scenarios/driver-queue/events.jsonl \
+		--svg docs/driver-queue-raised.svg examples/scenarios/driver-queue/nightly.json examples/scenarios/driver-queue/spark-*.json
+	./$(BIN) simulate --cluster examples/scenarios/notebooks/cluster.json --svg docs/notebooks-unchanged.svg examples/scenarios/notebooks/notebook-*.json
+	./$(BIN) simulate --cluster examples/scenarios/notebooks/cluster.json --events examples/scenarios/notebooks/events.jsonl \
+		--svg docs/notebooks-raised.svg examples/scenarios/notebooks/notebook-*.json
 	@# the package map, drawn from the imports
 	$(GO) test ./internal/archtest -run TestPackageDiagram -update
 	@for p in $(PICS) packages; do rsvg-convert -o docs/$$p.png docs/$$p.svg && echo "docs/$$p.png"; done
