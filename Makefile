@@ -79,7 +79,7 @@ demo: build
 	@v=$$(./$(BIN) simulate --slots 6 --svg out/gangs-hard.svg examples/scenarios/gangs/hard/spark-*.json | tail -n 1); \
 		echo "hard gangs of 5 slots reserve each job's driver and executors at once, one job after another: $$v (out/gangs-hard.svg)"
 	@v=$$(./$(BIN) simulate --slots 6 --svg out/gangs-soft.svg examples/scenarios/gangs/soft/spark-*.json | tail -n 1); \
-		echo "soft gangs that wait 3 s: spark-2 and spark-3 fall back to normal admission after a 10 s backoff: $$v (out/gangs-soft.svg)"
+		echo "soft gangs that wait 3 s: spark-2's and spark-3's time out, and the jobs compete without them after a 10 s backoff: $$v (out/gangs-soft.svg)"
 	@echo
 	@echo "== the driver queue: one slot fits a driver, three drivers wait for it (examples/scenarios/driver-queue)"
 	@v=$$(./$(BIN) simulate --cluster examples/scenarios/driver-queue/cluster.json --svg out/driver-queue-unchanged.svg \
@@ -139,7 +139,7 @@ pictures: build
 	./$(BIN) simulate --slots 6 --stragglers 0.15 --speculation --speculation-baseline-lower-bound 0 --seed 5 --svg docs/speculation.svg examples/jobs/wordcount.json
 	@# hybrid exchanges: the joins go into the slots of the scans they read live
 	./$(BIN) simulate --mode all-hybrid-full --slots 8 --svg docs/hybrid-sharing.svg examples/jobs/tpcds-q3.json
-	@# the founding cases of examples/scenarios, with and without the feature that solves each
+	@# the cases of examples/scenarios, each with and without the feature that solves it
 	-./$(BIN) simulate --slots 6 --svg docs/gangs-none.svg examples/scenarios/gangs/none/spark-*.json
 	./$(BIN) simulate --slots 6 --svg docs/gangs-hard.svg examples/scenarios/gangs/hard/spark-*.json
 	./$(BIN) simulate --slots 6 --svg docs/gangs-soft.svg examples/scenarios/gangs/soft/spark-*.json
