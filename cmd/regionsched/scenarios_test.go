@@ -305,3 +305,43 @@ func TestScenarioNotebooks(t *testing.T) {
 		`{"t":4500,"by":"bob","role":"user","action":"set-priority","job":"notebook-bob","old":2500,"new":5000,"accepted":true}`,
 	}, raised.audit)
 }
+
+// make demo runs every command of the scenario READMEs, as they are
+// written there (the tests above run the READMEs' commands).
+func TestScenarioCommandsInMakeDemo(t *testing.T) {
+	makefile, err := os.ReadFile("../../Makefile")
+	require.NoError(t, err)
+	joined := strings.ReplaceAll(string(makefile), "\\\n", " ")
+	start := strings.Index(joined, "\ndemo:")
+	require.Positive(t, start, "the Makefile has a demo target")
+	end := strings.Index(joined[start+1:], "\n\n")
+	require.Positive(t, end)
+	demo := map[string]bool{}
+	for _, line := range strings.Split(joined[start:start+1+end], "\n") {
+		_, cmd, ok := strings.Cut(line, "./$(BIN) simulate ")
+		if !ok {
+			continue
+		}
+		cmd, _, _ = strings.Cut(cmd, "|")
+		cmd, _, _ = strings.Cut(cmd, " 2>")
+		cmd, _, _ = strings.Cut(cmd, ">")
+		cmd, _, _ = strings.Cut(cmd, ")")
+		demo[strings.Join(strings.Fields(cmd), " ")] = true
+	}
+	names, err := filepath.Glob("../../examples/scenarios/*/README.md")
+	require.NoError(t, err)
+	require.Len(t, names, 3)
+	for _, name := range names {
+		readme, err := os.ReadFile(name)
+		require.NoError(t, err)
+		n := 0
+		for _, line := range strings.Split(string(readme), "\n") {
+			if m := scenarioCommandRE.FindStringSubmatch(line); m != nil {
+				n++
+				cmd := strings.Join(strings.Fields(strings.TrimPrefix(m[1], "simulate ")), " ")
+				assert.True(t, demo[cmd], "make demo does not run %s's command %q", name, cmd)
+			}
+		}
+		assert.Positive(t, n, "%s shows its commands", name)
+	}
+}
