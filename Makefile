@@ -51,7 +51,7 @@ lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
 	cd kubernetes && $(GO) vet ./... && $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
-## demo: the FLIP-119 example scheduled region by region, with its timeline picture; the driver flood of several jobs; the pictures as SVG in out/, and PNG when rsvg-convert is installed
+## demo: the FLIP-119 example scheduled region by region, with its timeline picture; the driver flood of several jobs; the cases of examples/scenarios (gangs, a driver queue, notebooks), each without and with the feature that solves it; the pictures as SVG in out/, and PNG when rsvg-convert is installed
 DEMO_PICS := flip119-pointwise flip119-eager-deadlock flood-fifo flood-stateaware gangs-none gangs-hard gangs-soft \
 	driver-queue-unchanged driver-queue-raised notebooks-unchanged notebooks-raised
 demo: build
