@@ -15,8 +15,11 @@ const (
 
 // ExitError carries the exit code a command ends with.
 type ExitError struct {
+	// Code is the exit code: ExitNegative or ExitBadInput.
 	Code int
-	Err  error
+	// Err is the cause, printed (but for a negative verdict) after the
+	// command's path.
+	Err error
 }
 
 // Error returns the message of the cause.

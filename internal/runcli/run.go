@@ -23,12 +23,17 @@ import (
 
 // Flags are the flags every run on a cluster takes.
 type Flags struct {
-	TraceFile  string
-	Scale      float64
-	Timeout    time.Duration
-	Verbose    bool
-	EventsFile string
-	AuditFile  string
+	// TraceFile is --trace ("": none, StdoutPath: standard output).
+	TraceFile string
+	// Scale is --duration-scale, the factor of every task's duration.
+	Scale float64
+	// Timeout is --timeout: the run is given up (and everything of it
+	// deleted) after this long.
+	Timeout time.Duration
+	// Verbose is --verbose: warnings logged on standard error.
+	Verbose bool
+	// EventsFile and AuditFile are --events and --audit ("": none).
+	EventsFile, AuditFile string
 }
 
 // Add adds the flags to c: eventsHelp and auditHelp say what the events
@@ -86,11 +91,15 @@ type Input struct {
 // AuditLine is one line of --audit: a priority change asked, and whether
 // the cluster (or the admission) applied it.
 type AuditLine struct {
+	// T is when the change was asked or judged, in ms since the start;
+	// By who asked it, for job Job.
 	T   int64  `json:"t"`
 	By  string `json:"by"`
 	Job string `json:"job"`
 	// SlurmJob is the Slurm job changed (Slurm only).
-	SlurmJob int64  `json:"slurmJob,omitempty"`
+	SlurmJob int64 `json:"slurmJob,omitempty"`
+	// Old and New are the priorities before and as asked; Accepted
+	// whether it was applied, and Reason why not.
 	Old      int64  `json:"old"`
 	New      int64  `json:"new"`
 	Accepted bool   `json:"accepted"`
