@@ -2,6 +2,9 @@
 GO      ?= go
 PKGS    := ./...
 BIN     := bin/regionsched
+# KBIN is the program of the Kubernetes backend (a module of its own, with client-go), which
+# regionsched run --kubernetes and leftovers --kubernetes run from beside bin/regionsched.
+KBIN    := bin/regionsched-kubernetes
 FUZZTIME ?= 15s
 # VERSION is stamped into the command (regionsched --version): what git describe says of the
 # checkout, or nothing without git or a repository (the command then reports the module
@@ -9,12 +12,16 @@ FUZZTIME ?= 15s
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build test test-kubernetes bench fuzz pgo lint check-words demo pictures clean slurm-up slurm-down k8s-up k8s-down
+.PHONY: all build build-regionsched test test-kubernetes bench fuzz pgo lint check-words demo pictures clean slurm-up slurm-down k8s-up k8s-down
 
 all: build test
 
-## build: compile every package and the regionsched command into bin/, its version stamped
-build:
+## build: compile every package, the regionsched command (its version stamped) and regionsched-kubernetes (run --kubernetes) into bin/
+build: build-regionsched
+	cd kubernetes && $(GO) build ./... && $(GO) build -o ../$(KBIN) ./cmd/regionsched-kubernetes
+
+## build-regionsched: compile every package of the root module and the regionsched command into bin/ (what demo needs: nothing of client-go)
+build-regionsched:
 	$(GO) build $(PKGS)
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/regionsched
 
@@ -23,7 +30,7 @@ test:
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 $(PKGS)
 
-## test-kubernetes: vet and test the Kubernetes backend, a module of its own that builds client-go (its integration tests run against make k8s-up's control plane, and skip without one)
+## test-kubernetes: vet and test the Kubernetes backend and regionsched-kubernetes, a module of its own that builds client-go (their integration tests run against make k8s-up's control plane, and skip without one)
 test-kubernetes:
 	cd kubernetes && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
@@ -54,7 +61,7 @@ lint:
 ## demo: the FLIP-119 example scheduled region by region, with its timeline picture; the driver flood of several jobs; the cases of examples/scenarios (gangs, a driver queue, notebooks), each without and with the feature that solves it; the pictures as SVG in out/, and PNG when rsvg-convert is installed
 DEMO_PICS := flip119-pointwise flip119-eager-deadlock flood-fifo flood-stateaware gangs-none gangs-hard gangs-soft \
 	driver-queue-unchanged driver-queue-raised notebooks-unchanged notebooks-raised
-demo: build
+demo: build-regionsched
 	@mkdir -p out
 	@echo "== the regions of FLIP-119's example in pointwise-pipelined-only mode"
 	./$(BIN) regions --mode pointwise-pipelined-only examples/jobs/flip119.json
@@ -109,7 +116,7 @@ demo: build
 ## pictures: the timelines of the demo's cases as SVG and PNG in docs/ (installs rsvg-convert when missing)
 PICS := flip119-pointwise flip119-eager-deadlock flip119-failover wordcount-large cycle-side-input-deadlock flood-fifo flood-stateaware gang preempt stream speculation hybrid-sharing \
 	gangs-none gangs-hard gangs-soft driver-queue-unchanged driver-queue-raised notebooks-unchanged notebooks-raised
-pictures: build
+pictures: build-regionsched
 	@command -v rsvg-convert >/dev/null || { \
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq librsvg2-bin; \
 		else sudo apt-get update -qq && sudo apt-get install -y -qq librsvg2-bin; fi; }

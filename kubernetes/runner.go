@@ -13,6 +13,7 @@ import (
 
 	"github.com/regionsched/regionsched/multijob"
 	rsresource "github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/slotpool"
 )
 
@@ -37,6 +38,18 @@ type RunnerConfig struct {
 	Binder *Binder
 	// Logger receives what the runner does; nil means none.
 	Logger *zap.Logger
+	// Scale multiplies every task's duration (RegionTasks; 0 means 1).
+	Scale float64
+	// Trace, if set, receives what happens to the tasks as trace events
+	// (runfile.Event), At since Start: slots asked for (request), bulks
+	// bound (deploy), pods Succeeded or Failed (finish, fail), pods
+	// deleted by a cancel (cancel), slots given back (release).
+	Trace func(runfile.Event)
+	// Start is time 0 of the trace.
+	Start time.Time
+	// TraceJobs names the job in every trace event (a run of several
+	// jobs).
+	TraceJobs bool
 }
 
 // Runner runs jobs' tasks as pods: the in-process admission (package
@@ -58,6 +71,7 @@ type Runner struct {
 	ends   []multijob.JobEnd
 	pods   map[string]*trackedPod
 	owner  map[slotpool.SlotID]string // the job a deployed slot is for
+	tr     tracer
 }
 
 // runJob is what the Runner knows of a job.
@@ -90,7 +104,7 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{cfg: cfg, log: cfg.Logger, inv: inv, binder: cfg.Binder, jobs: map[string]*runJob{},
-		pods: map[string]*trackedPod{}, owner: map[slotpool.SlotID]string{}}
+		pods: map[string]*trackedPod{}, owner: map[slotpool.SlotID]string{}, tr: newTracer()}
 	if r.log == nil {
 		r.log = zap.NewNop()
 	}
@@ -128,7 +142,7 @@ func (r *Runner) Submit(now time.Time, spec multijob.JobSpec) error {
 	if err := r.s.Submit(now, spec); err != nil {
 		return err
 	}
-	r.jobs[spec.Name] = &runJob{tasks: RegionTasks{spec.Regions}}
+	r.jobs[spec.Name] = &runJob{tasks: RegionTasks{Regions: spec.Regions, Scale: r.cfg.Scale}}
 	r.order = append(r.order, spec.Name)
 	return nil
 }

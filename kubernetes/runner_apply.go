@@ -17,8 +17,11 @@ import (
 
 // RegionTasks is the JobTasks of a job's regions: its tasks' names
 // ("vertex#subtask") and their vertices' durations (a vertex's
-// durationMs in its job file).
-type RegionTasks struct{ Regions *region.Regions }
+// durationMs in its job file), times Scale (0 means 1).
+type RegionTasks struct {
+	Regions *region.Regions
+	Scale   float64
+}
 
 // TaskName returns the task's "vertex#subtask".
 func (t RegionTasks) TaskName(v scheduler.TaskID) string { return t.Regions.Topology().VertexName(v) }
@@ -26,7 +29,11 @@ func (t RegionTasks) TaskName(v scheduler.TaskID) string { return t.Regions.Topo
 // Duration returns the duration of the task's vertex.
 func (t RegionTasks) Duration(v scheduler.TaskID) time.Duration {
 	topo := t.Regions.Topology()
-	return topo.Job().Vertex(topo.JobVertexOf(v)).Duration
+	d := topo.Job().Vertex(topo.JobVertexOf(v)).Duration
+	if t.Scale > 0 {
+		d = time.Duration(float64(d) * t.Scale)
+	}
+	return d
 }
 
 var _ JobTasks = RegionTasks{}
@@ -75,18 +82,29 @@ func (r *Runner) observePods(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// report tells the job's scheduler a task event of a pod.
+// report tells the job's scheduler a task event of a pod. A finish the
+// scheduler refuses because the task reads a hybrid result whose
+// producers have not finished yet (scheduler.ErrEarlyFinish: a consumer
+// reads until its producers wrote their last record) is told again at
+// the next look.
 func (r *Runner) report(now time.Time, p *trackedPod, ev TaskEvent) {
-	p.reported = ev
 	var err error
 	switch ev {
 	case TaskRunning:
 		err = r.s.TaskRunning(now, p.ref.Job, p.ref.Task, p.ref.Attempt)
 	case TaskFinished:
 		err = r.s.TaskFinished(now, p.ref.Job, p.ref.Task, p.ref.Attempt)
+		if errors.Is(err, scheduler.ErrEarlyFinish) {
+			if p.reported < TaskRunning {
+				r.report(now, p, TaskRunning)
+			}
+			return
+		}
 	case TaskFailed:
 		err = r.s.TaskFailed(now, p.ref.Job, p.ref.Task, p.ref.Attempt)
 	}
+	p.reported = ev
+	r.traceTask(now, p, ev)
 	if err != nil {
 		r.log.Debug("task event refused", zap.Stringer("task", p.ref), zap.Stringer("event", ev), zap.Error(err))
 	}
@@ -116,15 +134,18 @@ func (r *Runner) failBulk(now time.Time, bulk [3]int64) {
 
 // apply applies a Ready: cancels first, then ends, then deployments.
 func (r *Runner) apply(ctx context.Context, now time.Time, rd multijob.Ready) error {
+	r.traceReady(now, rd)
 	for _, jr := range rd.Jobs {
 		for _, c := range jr.Cancel {
 			name := PodName(TaskRef{Run: r.cfg.Run, Job: jr.Job, Task: c.Task, Attempt: c.Attempt})
 			if p, ok := r.pods[name]; ok && !p.ours {
+				r.traceCancel(now, jr.Job, p)
 				p.ours = true
 				r.deletePod(name)
 			}
 		}
 		for _, rel := range jr.Released {
+			r.traceRelease(now, jr.Job, rel)
 			delete(r.owner, rel.Slot)
 		}
 	}
@@ -181,6 +202,7 @@ func (r *Runner) bind(ctx context.Context, now time.Time, b Bulk) {
 	for i, pod := range pods {
 		r.pods[pod.Name] = &trackedPod{ref: b.Places[i].Ref, slot: b.Places[i].Slot, bulk: key, last: pod}
 	}
+	r.traceBound(now, b)
 }
 
 // jobIndex is the job's place in submission order.
