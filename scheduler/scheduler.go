@@ -65,7 +65,7 @@ type Config struct {
 	// hybrid edges" in the package documentation).
 	DisableHybridSlotSharing bool
 	// ExternalAdmission says an admission outside the scheduler answers
-	// the pool (package slurm's Adapter is one): the pool's
+	// the pool (one the runtime runs itself): the pool's
 	// messages come out in Ready.ToAdmission, and the admission's answers
 	// go in through Admit. It excludes Admission.
 	ExternalAdmission bool
