@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/regionsched/regionsched/internal/schedreuse"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
@@ -49,10 +50,13 @@ type regionPolicy struct {
 	asked map[int32]int32
 }
 
-// newRegionPolicy makes the scheduler of a run of one job; its error is
-// the scheduler's configuration error.
+// newRegionPolicy makes the scheduler of a run of one job, over the
+// tables of the scheduler of an ended run if one was left (see
+// spareSchedulers); its error is the scheduler's configuration error.
 func newRegionPolicy(e *engine) (*regionPolicy, error) {
-	sched, err := scheduler.New(e.rs, scheduler.Config{
+	old := e.model.spareSched
+	e.model.spareSched = nil
+	sched, err := newReusing(old, e.rs, scheduler.Config{
 		Pool:                     slotpool.Config{Matching: e.cfg.Matching, Timeout: e.cfg.Timeout},
 		SelectiveShare:           e.cfg.SelectiveShare,
 		DisableHybridSlotSharing: e.cfg.DisableHybridSlotSharing,
@@ -64,6 +68,10 @@ func newRegionPolicy(e *engine) (*regionPolicy, error) {
 	}
 	return &regionPolicy{e: e, rs: e.rs, sched: sched, ownDeadlines: true}, nil
 }
+
+// newReusing is scheduler.New over the tables of old, the scheduler of
+// an ended run (nil: none; see modelTables).
+var newReusing = schedreuse.New.(func(*scheduler.Scheduler, *region.Regions, scheduler.Config) (*scheduler.Scheduler, error))
 
 func (p *regionPolicy) at() time.Time { return p.e.at() }
 
