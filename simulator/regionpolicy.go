@@ -52,7 +52,7 @@ type regionPolicy struct {
 
 // newRegionPolicy makes the scheduler of a run of one job, over the
 // tables of the scheduler of an ended run if one was left (see
-// spareSchedulers); its error is the scheduler's configuration error.
+// modelTables); its error is the scheduler's configuration error.
 func newRegionPolicy(e *engine) (*regionPolicy, error) {
 	old := e.model.spareSched
 	e.model.spareSched = nil
