@@ -39,10 +39,17 @@ const (
 
 	Speculate // the slow-task detector found the task slow and asked for speculative attempt Attempt (no slot yet)
 	Win       // attempt Attempt of the task finished first among its attempts (in Slot); the others are canceled
+
+	// Withdraw is a trace event too: the task's open request (attempt
+	// Attempt, no slot) ended without a slot because its job ended (was
+	// killed, failed or rejected) in a run of several jobs. Every request
+	// of a trace ends in a deploy or a withdraw, or is still waiting when
+	// the run ends.
+	Withdraw
 )
 
 var kindNames = [...]string{"request", "deploy", "finish", "fail", "cancel", "release", "refused", "reclaim",
-	"progress", "stall", "reserve", "unreserve", "change", "speculate", "win"}
+	"progress", "stall", "reserve", "unreserve", "change", "speculate", "win", "withdraw"}
 
 // String returns the name used in traces: "request", "deploy", ...
 func (k Kind) String() string {
@@ -53,11 +60,11 @@ func (k Kind) String() string {
 }
 
 // Traced reports whether events of kind k are trace events (every kind
-// before Progress, and Speculate and Win): the others are only for
-// pictures.
-func (k Kind) Traced() bool { return k < Progress || k == Speculate || k == Win }
+// before Progress, and Speculate, Win and Withdraw): the others are only
+// for pictures.
+func (k Kind) Traced() bool { return k < Progress || (k >= Speculate && int(k) < len(kindNames)) }
 
-// NoSlot marks an event that is not about a slot (a request).
+// NoSlot marks an event that is not about a slot (a request, a withdraw).
 const NoSlot = -1
 
 // NoRegion is the region of a driver's events (a driver is in no region).

@@ -29,6 +29,7 @@ var traceOfEveryKind = []runfile.Event{
 	{At: 4 * time.Second, Kind: runfile.Reclaim, Job: "high", Victim: "low", Slots: 2, Reason: "priority 9000 over 1000", Slot: runfile.NoSlot, Region: runfile.NoRegion},
 	{At: 5 * time.Second, Kind: runfile.Speculate, Task: "X#5", Region: 5, Slot: runfile.NoSlot, Attempt: 1, Speculative: true},
 	{At: 6 * time.Second, Kind: runfile.Win, Task: "X#5", Region: 5, Slot: 42, Attempt: 1, Speculative: true},
+	{At: 7 * time.Second, Kind: runfile.Withdraw, Job: "adhoc", Task: "Y#1", Region: 1, Slot: runfile.NoSlot, Attempt: 2},
 }
 
 // TestTraceRoundTrip: what TraceWriter and WriteTrace write, ReadTrace
@@ -79,7 +80,7 @@ func TestTraceReaderErrors(t *testing.T) {
 		{"repeated field", `{"t": 0, "t": 1, "event": "request", "task": "A#0", "region": 0, "attempt": 0}`, runfile.ErrEventJSON, 0, "t", `trace t.jsonl line 2: field "t": duplicate field`},
 		{"string time", `{"t": "0", "event": "request", "task": "A#0", "region": 0, "attempt": 0}`, runfile.ErrEventJSON, 0, "t", "expected an integer, got JSON string (valid: an integer number of ms in"},
 		{"negative time", `{"t": -1, "event": "request", "task": "A#0", "region": 0, "attempt": 0}`, runfile.ErrEventRange, 0, "t", `trace t.jsonl line 2: field "t": -1 is not in 0 ... 9223372036854`},
-		{"missing event", `{"t": 0, "task": "A#0", "region": 0, "attempt": 0}`, runfile.ErrEventMissing, 0, "event", `trace t.jsonl line 2: field "event": missing (valid: request, deploy, finish, fail, cancel, release, refused, reclaim, speculate, win)`},
+		{"missing event", `{"t": 0, "task": "A#0", "region": 0, "attempt": 0}`, runfile.ErrEventMissing, 0, "event", `trace t.jsonl line 2: field "event": missing (valid: request, deploy, finish, fail, cancel, release, refused, reclaim, speculate, win, withdraw)`},
 		{"kind only for pictures", `{"t": 0, "event": "progress", "task": "A#0", "region": 0, "attempt": 0}`, runfile.ErrEventValue, 0, "event", `"progress" is not an event of a trace`},
 		{"missing task", `{"t": 0, "event": "deploy", "region": 0, "slot": 0, "attempt": 0}`, runfile.ErrEventMissing, 0, "task", `trace t.jsonl line 2: field "task": missing`},
 		{"negative slot", `{"t": 0, "event": "deploy", "task": "A#0", "region": 0, "slot": -1, "attempt": 0}`, runfile.ErrEventRange, 0, "slot", `-1 is not a non-negative integer slot id`},

@@ -101,8 +101,8 @@
 // has one. With Config.Admission, an in-process queue-level admission
 // (package admission) grants the pool its slots inside the scheduler's
 // calls. With Config.ExternalAdmission, the pool's asks and releases come
-// out in Ready.ToAdmission for an admission elsewhere (package
-// package slurm's Adapter), whose answers go in through Admit. Without
+// out in Ready.ToAdmission for an admission elsewhere (one the runtime
+// runs itself), whose answers go in through Admit. Without
 // either, the pool has the slots the runtime offers. A Config with both
 // is refused: New returns its *ConfigError (Config.Validate) and no
 // scheduler.

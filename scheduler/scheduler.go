@@ -65,7 +65,7 @@ type Config struct {
 	// hybrid edges" in the package documentation).
 	DisableHybridSlotSharing bool
 	// ExternalAdmission says an admission outside the scheduler answers
-	// the pool (package slurm's Adapter is one): the pool's
+	// the pool (one the runtime runs itself): the pool's
 	// messages come out in Ready.ToAdmission, and the admission's answers
 	// go in through Admit. It excludes Admission.
 	ExternalAdmission bool
@@ -319,6 +319,13 @@ func (c Config) Validate() error {
 // of a Speculation turned on for a job with no task to speculate
 // (Speculation.ValidateJob); no scheduler then.
 func New(rs *region.Regions, cfg Config) (*Scheduler, error) {
+	return newScheduler(nil, rs, cfg)
+}
+
+// newScheduler is New, taking the storage of its tables from old, a
+// scheduler no longer used, where it has room (old nil: none): see
+// package internal/schedreuse.
+func newScheduler(old *Scheduler, rs *region.Regions, cfg Config) (*Scheduler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -335,16 +342,21 @@ func New(rs *region.Regions, cfg Config) (*Scheduler, error) {
 		Admission: cfg.Admission != nil || cfg.ExternalAdmission,
 		Logger:    log.Named("slotpool"),
 	})
+	opts := []strategy.Option{strategy.WithLogger(log.Named("strategy")), strategy.WithDeployedReports(), strategy.WithSelectiveShare(cfg.SelectiveShare)}
+	var regions []regionRun
+	if old != nil {
+		opts = append(opts, strategy.WithSpare(old.strategy))
+		regions = old.regions
+	}
 	s := &Scheduler{
-		rs: rs,
-		strategy: strategy.New(rs, strategy.WithLogger(log.Named("strategy")), strategy.WithDeployedReports(),
-			strategy.WithSelectiveShare(cfg.SelectiveShare)),
-		pool:    p,
-		link:    pool.NewLink(p, cfg.Admission, log.Named("link")),
-		log:     log,
-		debug:   log.Core().Enabled(zap.DebugLevel),
-		regions: make([]regionRun, rs.NumRegions()),
-		sharing: !cfg.DisableHybridSlotSharing && rs.Topology().Job().HybridEdges(rs.Topology().Mode()) > 0,
+		rs:       rs,
+		strategy: strategy.New(rs, opts...),
+		pool:     p,
+		link:     pool.NewLink(p, cfg.Admission, log.Named("link")),
+		log:      log,
+		debug:    log.Core().Enabled(zap.DebugLevel),
+		regions:  zeroed(regions, rs.NumRegions()),
+		sharing:  !cfg.DisableHybridSlotSharing && rs.Topology().Job().HybridEdges(rs.Topology().Mode()) > 0,
 	}
 	s.rd = &s.bufs[0]
 	if cfg.Speculation.Enabled {

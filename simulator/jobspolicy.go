@@ -260,7 +260,7 @@ func (p *jobsPolicy) submit(r *jobRun) {
 		return
 	}
 	r.port = &jobPort{m: p.m, name: job.Name}
-	r.rp = &regionPolicy{e: p.e, rs: rs, off: p.set.offsets[r.i]}
+	r.rp = &regionPolicy{e: p.e, rs: rs, off: p.set.offsets[r.i], asked: map[int32]int32{}}
 }
 
 // end records a job's end and frees its driver's slot.
@@ -269,6 +269,9 @@ func (p *jobsPolicy) end(r *jobRun, v runfile.Verdict, reason string) {
 		return
 	}
 	r.ended, r.verdict, r.reason, r.finished = true, v, reason, p.e.now()
+	if r.rp != nil {
+		r.rp.withdrawAsks()
+	}
 	if r.driverSlot >= 0 {
 		p.e.vacateDriver(r.i, r.driverSlot)
 		r.driverSlot = -1

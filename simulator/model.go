@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -125,6 +126,10 @@ type model struct {
 	// (then it finishes). Neither may finish a task itself.
 	onReadable     func(v int32)
 	onInputsClosed func(v int32) bool
+
+	// spareSched is the scheduler an ended run left with the tables (see
+	// modelTables), until a run of one job takes it.
+	spareSched *scheduler.Scheduler
 }
 
 func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, seededTies *rand.PCG) *model {
@@ -134,6 +139,7 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, s
 		topo:                t,
 		tasks:               spare.tasks,
 		runs:                spare.runs,
+		spareSched:          spare.sched,
 		duration:            make([]time.Duration, job.NumVertices()),
 		pipelined:           make([]bool, job.NumEdges()),
 		hybrid:              make([]bool, job.NumEdges()),
@@ -633,10 +639,17 @@ func (m *model) waiting() []int32 {
 // the process: a run of millions of tasks then writes memory that is
 // mapped already, where fresh tables would fault in their pages one by
 // one, in the order the run's tasks deploy, on every run.
+//
+// The scheduler of a run of one job goes with them (sched, nil for
+// other runs): the next run's takes the storage of its per-region,
+// per-group and per-task tables (package internal/schedreuse). They go
+// to the next run together, in one entry of spareTables, so that what
+// ends a spare entry (a garbage collection) ends both.
 type modelTables struct {
 	tasks               []task
 	runs                []taskRun
 	unfinishedProducers []int32
+	sched               *scheduler.Scheduler
 }
 
 // spareTables holds the tables of ended runs (*modelTables).
@@ -650,7 +663,7 @@ func takeTables(tasks, groups int) modelTables {
 		mt = &modelTables{}
 	}
 	return modelTables{tasks: zeroed(mt.tasks, tasks), runs: zeroed(mt.runs, tasks),
-		unfinishedProducers: zeroed(mt.unfinishedProducers, groups)}
+		unfinishedProducers: zeroed(mt.unfinishedProducers, groups), sched: mt.sched}
 }
 
 // zeroed returns n zero values in old's storage if it holds them, else in
@@ -664,9 +677,10 @@ func zeroed[T any](old []T, n int) []T {
 	return old
 }
 
-// release hands the model's tables over to the next run: the model is
-// not used after.
-func (m *model) release() {
-	spareTables.Put(&modelTables{tasks: m.tasks, runs: m.runs, unfinishedProducers: m.unfinishedProducers})
-	m.tasks, m.runs, m.unfinishedProducers = nil, nil, nil
+// release hands the model's tables over to the next run, with the
+// scheduler of the run (nil: none): neither is used after, and nothing of
+// a Result refers to them.
+func (m *model) release(sched *scheduler.Scheduler) {
+	spareTables.Put(&modelTables{tasks: m.tasks, runs: m.runs, unfinishedProducers: m.unfinishedProducers, sched: sched})
+	m.tasks, m.runs, m.unfinishedProducers, m.spareSched = nil, nil, nil, nil
 }

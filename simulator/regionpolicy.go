@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/regionsched/regionsched/internal/schedreuse"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
@@ -42,12 +43,20 @@ type regionPolicy struct {
 	// every event. deadline is that Ready's (the zero time: none).
 	ownDeadlines bool
 	deadline     time.Time
+	// asked holds, in a run of several jobs, the job's open requests: the
+	// attempt each task asked for a slot with and has not been deployed
+	// in (nil in a run of one job, whose end ends the run). A job that
+	// ends withdraws them (withdrawAsks).
+	asked map[int32]int32
 }
 
-// newRegionPolicy makes the scheduler of a run of one job; its error is
-// the scheduler's configuration error.
+// newRegionPolicy makes the scheduler of a run of one job, over the
+// tables of the scheduler of an ended run if one was left (see
+// modelTables); its error is the scheduler's configuration error.
 func newRegionPolicy(e *engine) (*regionPolicy, error) {
-	sched, err := scheduler.New(e.rs, scheduler.Config{
+	old := e.model.spareSched
+	e.model.spareSched = nil
+	sched, err := newReusing(old, e.rs, scheduler.Config{
 		Pool:                     slotpool.Config{Matching: e.cfg.Matching, Timeout: e.cfg.Timeout},
 		SelectiveShare:           e.cfg.SelectiveShare,
 		DisableHybridSlotSharing: e.cfg.DisableHybridSlotSharing,
@@ -59,6 +68,10 @@ func newRegionPolicy(e *engine) (*regionPolicy, error) {
 	}
 	return &regionPolicy{e: e, rs: e.rs, sched: sched, ownDeadlines: true}, nil
 }
+
+// newReusing is scheduler.New over the tables of old, the scheduler of
+// an ended run (nil: none; see modelTables).
+var newReusing = schedreuse.New.(func(*scheduler.Scheduler, *region.Regions, scheduler.Config) (*scheduler.Scheduler, error))
 
 func (p *regionPolicy) at() time.Time { return p.e.at() }
 
@@ -104,6 +117,11 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 			continue
 		}
 		for _, s := range req.Slots {
+			if p.asked != nil {
+				for _, v := range s.Members {
+					p.asked[p.off+int32(v)] = int32(req.Attempt)
+				}
+			}
 			if !tracing {
 				p.e.traced += len(s.Members)
 				continue
@@ -120,6 +138,9 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 			continue
 		}
 		p.e.model.runs[p.off+int32(d.Task)].attempt = int32(d.Attempt)
+		if p.asked != nil {
+			delete(p.asked, p.off+int32(d.Task))
+		}
 		if d.Shared { // its region asked for no slot: the trace shows it asking, and served at once
 			p.e.record(runfile.Request, p.off+int32(d.Task), runfile.NoSlot)
 		}
@@ -128,6 +149,23 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 	for _, w := range rd.Won {
 		p.e.won(w, p.off)
 	}
+}
+
+// withdrawAsks ends the open requests of a job that ended (Withdraw
+// events, in task order), and forgets them.
+func (p *regionPolicy) withdrawAsks() {
+	if len(p.asked) == 0 {
+		return
+	}
+	tasks := make([]int32, 0, len(p.asked))
+	for v := range p.asked {
+		tasks = append(tasks, v)
+	}
+	slices.Sort(tasks)
+	for _, v := range tasks {
+		p.e.attemptEvent(runfile.Withdraw, v, p.asked[v], runfile.NoSlot, false)
+	}
+	clear(p.asked)
 }
 
 func (p *regionPolicy) start() {

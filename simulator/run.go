@@ -235,7 +235,11 @@ func Run(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res, err := e.run()
-	e.model.release() // the result holds nothing of it
+	var sched *scheduler.Scheduler
+	if rp, ok := e.policy.(*regionPolicy); ok {
+		sched = rp.sched
+	}
+	e.model.release(sched) // the result holds nothing of either
 	return res, err
 }
 

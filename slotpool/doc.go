@@ -14,7 +14,7 @@
 // an admission, in process (scheduler.Config.Admission; package admission
 // has StaticCluster and the multi-job Queues) or outside the scheduler (its
 // messages come out in the scheduler's Ready and the answers go in through
-// Scheduler.Admit; package slurm's Adapter is one).
+// Scheduler.Admit).
 //
 // Slots are offered by id and profile: slotpool.Slot{ID: 10, Profile: prof},
 // or slotpool.Slots(n) for n slots of unknown size (ids 1 ... n) that

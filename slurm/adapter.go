@@ -13,43 +13,21 @@ import (
 	"github.com/regionsched/regionsched/slotpool"
 )
 
-// Sink takes the admission's messages for the pool: a scheduler.Driver
-// (its Admit method), or a test's recorder.
-type Sink interface {
+// grantSink takes the admission's messages for the pool: a
+// scheduler.Driver (its Admit method), or a test's recorder.
+type grantSink interface {
 	Admit(ctx context.Context, msgs ...slotpool.FromAdmission) error
 }
 
-// AdapterConfig configures an Adapter.
-type AdapterConfig struct {
-	// Name is the base of the Slurm job names: the allocation of ask N is
-	// the job "Name-aN". It must be unique among the users of the cluster
-	// for as long as Slurm remembers finished jobs (MinJobAge), since jobs
-	// are found again by name after an outage: add a run id. No spaces
-	// or commas.
-	Name string
-	// Queue is the job's queue; Partitions maps queues to Slurm
-	// partitions. A queue not in the map uses Partition; an empty
-	// Partition is the cluster's default partition.
-	Queue      string
-	Partitions map[string]string
-	Partition  string
-	// DefaultCPUs is the CPUs of a slot whose profile is Unknown (default
-	// 1).
-	DefaultCPUs int
-	// ExtraArgs go to every sbatch (--account, --qos, ...).
-	ExtraArgs []string
-	// TimeLimit is every allocation's time limit (sbatch --time, rounded
-	// up to whole minutes): Slurm ends an allocation by then even if its
-	// runtime died without cancelling it. Zero means the partition's.
-	TimeLimit time.Duration
-	// Comment tags every allocation (sbatch --comment): ExecClient.Leftovers
-	// finds allocations by it (see Tag). No newline.
-	Comment string
+// adapterConfig configures an adapter: its allocations as a jobCore's
+// (jobConfig), and how it reaches Slurm and the pool.
+type adapterConfig struct {
+	jobConfig
 	// Client runs Slurm's commands; nil means an ExecClient of the
 	// cluster SLURM_CONF names.
 	Client *ExecClient
 	// Sink receives the grants, revokes and confirmations.
-	Sink Sink
+	Sink grantSink
 	// Clock paces the polling and the retries; nil means the wall clock.
 	Clock clock.Clock
 	// Logger; nil means zap.NewNop().
@@ -60,48 +38,43 @@ type AdapterConfig struct {
 	// caps the backoff while slurmctld is unreachable (default 5 s).
 	PollMin, PollMax, RetryMax time.Duration
 	// OnError, if set, is told of refused asks (*TooLargeError, Slurm's
-	// rejection of an sbatch) and of outages (*OutageError, once per
+	// rejection of an sbatch) and of outages (*outageError, once per
 	// failed attempt). It is called from the adapter's goroutine and must
 	// not block for long.
 	OnError func(error)
 	// Auditor, if set, gets every priority change (SetPriority).
-	Auditor Auditor
+	Auditor auditor
 
 	// client, if set, replaces Client (a test's fake Slurm).
 	client slurmClient
 }
 
-// job is the configuration of the adapter's allocations.
-func (cfg AdapterConfig) job() jobConfig {
-	return jobConfig{Name: cfg.Name, Queue: cfg.Queue, Partitions: cfg.Partitions, Partition: cfg.Partition,
-		DefaultCPUs: cfg.DefaultCPUs, ExtraArgs: cfg.ExtraArgs, TimeLimit: cfg.TimeLimit, Comment: cfg.Comment}
-}
-
-// Adapter is the admission of one job's pool on Slurm, for a runtime that
-// holds the job's scheduler.Driver itself (its scheduler made with
+// adapter is the admission of one job's pool on Slurm, driving that job's
+// jobCore directly, without a cluster of jobs, for a runtime that holds
+// the job's scheduler.Driver itself (its scheduler made with
 // Config.ExternalAdmission): every all-or-nothing ask becomes one Slurm
 // job holding an allocation. On one goroutine it runs the Slurm commands
 // the job's allocations need, polls the jobs' states with exponential
 // backoff while any is pending (and at PollMax while allocations run, to
 // notice preemption), and hands the grants, revokes and confirmations to
-// the Sink. While slurmctld is unreachable it reports an *OutageError, keeps its state
+// the Sink. While slurmctld is unreachable it reports an *outageError, keeps its state
 // and retries with backoff; a submit whose answer was lost is found
 // again by its job name, so a slot is never granted twice nor lost.
 // Its methods may be called from any goroutine.
-type Adapter struct {
+type adapter struct {
 	pacer
-	cfg AdapterConfig
+	cfg adapterConfig
 	log *zap.Logger
 
 	mu   sync.Mutex
 	core *jobCore
 }
 
-// StartAdapter looks up the partition (retrying with backoff while
+// startAdapter looks up the partition (retrying with backoff while
 // slurmctld is unreachable, until ctx is done), declares its capacity to
 // the Sink and starts polling. It returns a *ConfigError for a bad
 // configuration and the ExecClient's error if the partition does not exist.
-func StartAdapter(ctx context.Context, cfg AdapterConfig) (*Adapter, error) {
+func startAdapter(ctx context.Context, cfg adapterConfig) (*adapter, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.New()
 	}
@@ -117,14 +90,14 @@ func StartAdapter(ctx context.Context, cfg AdapterConfig) (*Adapter, error) {
 		}
 		cfg.client = cfg.Client
 	}
-	if err := cfg.job().validate(); err != nil {
+	if err := cfg.jobConfig.validate(); err != nil {
 		return nil, err
 	}
 	cfg.PollMin, cfg.PollMax, cfg.RetryMax = pollDefaults(cfg.PollMin, cfg.PollMax, cfg.RetryMax)
-	a := &Adapter{pacer: newPacer(cfg.Clock, cfg.PollMin, cfg.PollMax, cfg.RetryMax), cfg: cfg, log: cfg.Logger}
+	a := &adapter{pacer: newPacer(cfg.Clock, cfg.PollMin, cfg.PollMax, cfg.RetryMax), cfg: cfg, log: cfg.Logger}
 	var part partition
 	done, err := a.retry(ctx, "partition", func() (err error) {
-		part, err = cfg.client.partition(ctx, cfg.job().PartitionName())
+		part, err = cfg.client.partition(ctx, cfg.jobConfig.PartitionName())
 		return err
 	}, a.outage)
 	switch {
@@ -134,7 +107,7 @@ func StartAdapter(ctx context.Context, cfg AdapterConfig) (*Adapter, error) {
 		return nil, err
 	}
 	a.recovered()
-	core, err := newJobCore(cfg.job(), part)
+	core, err := newJobCore(cfg.jobConfig, part)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +122,7 @@ func StartAdapter(ctx context.Context, cfg AdapterConfig) (*Adapter, error) {
 // Handle takes the pool's messages (Ready.ToAdmission of a scheduler).
 // It returns their errors, joined: an ask that can never
 // fit is a *TooLargeError (also given to OnError).
-func (a *Adapter) Handle(_ context.Context, msgs ...slotpool.ToAdmission) error {
+func (a *adapter) Handle(_ context.Context, msgs ...slotpool.ToAdmission) error {
 	var errs []error
 	a.mu.Lock()
 	now := a.clk.Now()
@@ -163,24 +136,24 @@ func (a *Adapter) Handle(_ context.Context, msgs ...slotpool.ToAdmission) error 
 	return errors.Join(errs...)
 }
 
-// Placement returns where a granted slot lives (its job, component and
+// placement returns where a granted slot lives (its job, component and
 // node), for running a task in it (a job step: srun --jobid=JOB --overlap -w NODE, with --het-group for a
 // heterogeneous job's component).
-func (a *Adapter) Placement(slot slotpool.SlotID) (Placement, bool) {
+func (a *adapter) placement(slot slotpool.SlotID) (slotPlacement, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.core.placement(slot)
 }
 
 // partition returns the partition the adapter allocates in.
-func (a *Adapter) partition() partition {
+func (a *adapter) partition() partition {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.core.part
 }
 
 // Jobs returns the Slurm jobs of the allocations not over.
-func (a *Adapter) jobs() []jobPriority {
+func (a *adapter) jobs() []jobPriority {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.core.slurmJobs()
@@ -190,9 +163,9 @@ func (a *Adapter) jobs() []jobPriority {
 // pending and running allocations) to priority, running scontrol as
 // principal, so that Slurm decides whether principal may. Every attempt
 // goes to the Auditor; the refusals come back joined, each a
-// *PriorityError (errors.Is(err, ErrPermissionDenied) when Slurm denied
+// *priorityError (errors.Is(err, ErrPermissionDenied) when Slurm denied
 // it to principal).
-func (a *Adapter) SetPriority(ctx context.Context, principal string, priority int64) error {
+func (a *adapter) SetPriority(ctx context.Context, principal string, priority int64) error {
 	var errs []error
 	for _, j := range a.jobs() {
 		err := a.cfg.client.setPriority(ctx, principal, j.Job, priority)
@@ -217,7 +190,7 @@ func (a *Adapter) SetPriority(ctx context.Context, principal string, priority in
 			} else {
 				rec.Reason = err.Error()
 			}
-			errs = append(errs, &PriorityError{Principal: principal, Job: j.Job, Priority: priority, Err: errors.Join(cause, err)})
+			errs = append(errs, &priorityError{Principal: principal, Job: j.Job, Priority: priority, Err: errors.Join(cause, err)})
 		}
 		if a.cfg.Auditor != nil {
 			a.cfg.Auditor(rec)
@@ -231,7 +204,7 @@ func (a *Adapter) SetPriority(ctx context.Context, principal string, priority in
 
 // priorityOf asks Slurm for the priority of one of the adapter's jobs;
 // false if it could not tell.
-func (a *Adapter) priorityOf(ctx context.Context, j jobPriority) (int64, bool) {
+func (a *adapter) priorityOf(ctx context.Context, j jobPriority) (int64, bool) {
 	statuses, err := a.cfg.client.query(ctx, []string{j.Name})
 	if err != nil {
 		return 0, false
@@ -245,13 +218,13 @@ func (a *Adapter) priorityOf(ctx context.Context, j jobPriority) (int64, bool) {
 }
 
 // Done is closed when the polling loop has ended (Stop, or ctx done).
-func (a *Adapter) Done() <-chan struct{} { return a.done }
+func (a *adapter) Done() <-chan struct{} { return a.done }
 
 // Stop ends the polling loop and cancels every allocation still held or
 // pending in Slurm (retrying while slurmctld is unreachable, until ctx is
 // done). It returns the last cancel error, if any. Safe to call more
 // than once.
-func (a *Adapter) Stop(ctx context.Context) error {
+func (a *adapter) Stop(ctx context.Context) error {
 	a.halt()
 	a.mu.Lock()
 	a.core.shutdown(false)
@@ -273,7 +246,7 @@ func (a *Adapter) Stop(ctx context.Context) error {
 // step runs the jobCore's commands, queries the watched jobs, hands the
 // messages to the Sink, and returns how long to wait before the next step
 // (0 or less: at once; the time is the backoff).
-func (a *Adapter) step(ctx context.Context) time.Duration {
+func (a *adapter) step(ctx context.Context) time.Duration {
 	changed := a.runCommands(ctx)
 	a.mu.Lock()
 	names := a.core.watched()
@@ -307,7 +280,7 @@ func (a *Adapter) step(ctx context.Context) time.Duration {
 
 // runCommands runs what the jobCore asked for and reports the outcomes; it
 // returns whether there were any.
-func (a *Adapter) runCommands(ctx context.Context) bool {
+func (a *adapter) runCommands(ctx context.Context) bool {
 	a.mu.Lock()
 	cmds := a.core.commands()
 	a.mu.Unlock()
@@ -334,7 +307,7 @@ func (a *Adapter) runCommands(ctx context.Context) bool {
 }
 
 // note logs a command's error (an outage, or another failure).
-func (a *Adapter) note(op string, err error) {
+func (a *adapter) note(op string, err error) {
 	switch {
 	case err == nil:
 		a.recovered()
@@ -347,7 +320,7 @@ func (a *Adapter) note(op string, err error) {
 
 // deliver reports refusals and hands the jobCore's messages to the Sink; it
 // returns whether there were any.
-func (a *Adapter) deliver(ctx context.Context) bool {
+func (a *adapter) deliver(ctx context.Context) bool {
 	a.mu.Lock()
 	out := a.core.ready()
 	refused := a.core.takeRefused()
@@ -368,9 +341,9 @@ func (a *Adapter) deliver(ctx context.Context) bool {
 }
 
 // outage records one failed attempt while slurmctld is unreachable.
-func (a *Adapter) outage(op string, err error) {
+func (a *adapter) outage(op string, err error) {
 	a.failures++
-	oe := &OutageError{Op: op, Attempts: a.failures, Err: err}
+	oe := &outageError{Op: op, Attempts: a.failures, Err: err}
 	a.log.Warn("slurm controller unreachable", zap.Error(oe))
 	if a.cfg.OnError != nil {
 		a.cfg.OnError(oe)
@@ -378,7 +351,7 @@ func (a *Adapter) outage(op string, err error) {
 }
 
 // recovered ends an outage.
-func (a *Adapter) recovered() {
+func (a *adapter) recovered() {
 	if a.failures > 0 {
 		a.log.Info("slurm answering again", zap.Int("failedAttempts", a.failures))
 		a.failures = 0

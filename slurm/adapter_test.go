@@ -94,7 +94,7 @@ func (f *fakeSlurm) setPriority(_ context.Context, principal string, job JobID, 
 	return &CommandError{Command: "scontrol", Stderr: "Access/permission denied", Err: ErrPermissionDenied}
 }
 
-func (f *fakeSlurm) runStep(context.Context, Placement, []string, io.Writer, io.Writer) error {
+func (f *fakeSlurm) runStep(context.Context, slotPlacement, []string, io.Writer, io.Writer) error {
 	return nil
 }
 
@@ -107,15 +107,15 @@ func (f *fakeSlurm) start(job JobID, cpus int) {
 	}
 }
 
-// sink records what the adapter admits.
-type sink struct{ got []slotpool.FromAdmission }
+// recSink records what the adapter admits.
+type recSink struct{ got []slotpool.FromAdmission }
 
-func (s *sink) Admit(_ context.Context, msgs ...slotpool.FromAdmission) error {
+func (s *recSink) Admit(_ context.Context, msgs ...slotpool.FromAdmission) error {
 	s.got = append(s.got, msgs...)
 	return nil
 }
 
-func (s *sink) take() []slotpool.FromAdmission {
+func (s *recSink) take() []slotpool.FromAdmission {
 	g := s.got
 	s.got = nil
 	return g
@@ -123,15 +123,15 @@ func (s *sink) take() []slotpool.FromAdmission {
 
 // newAdapter returns an adapter whose loop is not started: the test calls
 // step itself.
-func newAdapter(t *testing.T, f *fakeSlurm, onError func(error), log *zap.Logger) (*Adapter, *sink) {
+func newAdapter(t *testing.T, f *fakeSlurm, onError func(error), log *zap.Logger) (*adapter, *recSink) {
 	t.Helper()
 	core, err := newJobCore(jobConfig{Name: "rs"}, f.part)
 	require.NoError(t, err)
-	s := &sink{}
+	s := &recSink{}
 	if log == nil {
 		log = zap.NewNop()
 	}
-	a := &Adapter{cfg: AdapterConfig{client: f, Sink: s, OnError: onError, PollMin: 100 * time.Millisecond, PollMax: 800 * time.Millisecond,
+	a := &adapter{cfg: adapterConfig{client: f, Sink: s, OnError: onError, PollMin: 100 * time.Millisecond, PollMax: 800 * time.Millisecond,
 		RetryMax: time.Second, Auditor: nil}, pacer: newPacer(clock.NewMock(), 100*time.Millisecond, 800*time.Millisecond, time.Second),
 		log: log, core: core}
 	close(a.done) // no loop
@@ -159,7 +159,7 @@ func TestAdapterGrantsAndBacksOff(t *testing.T) {
 	got := s.take()
 	require.Len(t, got, 1)
 	assert.Len(t, got[0].(slotpool.Grant).Slots, 2)
-	p, ok := a.Placement(1)
+	p, ok := a.placement(1)
 	require.True(t, ok)
 	assert.Equal(t, "n1", p.Node)
 	assert.Equal(t, "low", a.partition().Name)
@@ -168,10 +168,10 @@ func TestAdapterGrantsAndBacksOff(t *testing.T) {
 func TestAdapterOutage(t *testing.T) {
 	ctx := context.Background()
 	f := &fakeSlurm{part: recordedPartition(t, "low")}
-	var outages []*OutageError
+	var outages []*outageError
 	core, logs := observer.New(zap.WarnLevel)
 	a, s := newAdapter(t, f, func(err error) {
-		var oe *OutageError
+		var oe *outageError
 		if errors.As(err, &oe) {
 			outages = append(outages, oe)
 		}
@@ -216,7 +216,7 @@ func TestAdapterSetPriorityAudits(t *testing.T) {
 	a.step(ctx)
 
 	err := a.SetPriority(ctx, "alice", 9000)
-	var pe *PriorityError
+	var pe *priorityError
 	require.ErrorAs(t, err, &pe)
 	assert.ErrorIs(t, err, ErrPermissionDenied)
 	assert.Equal(t, "alice", pe.Principal)
@@ -267,20 +267,20 @@ func TestStartAdapterWaitsForTheController(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f := &fakeSlurm{part: recordedPartition(t, "low"), down: true}
-	_, err := StartAdapter(ctx, AdapterConfig{Name: "rs", client: f})
+	_, err := startAdapter(ctx, adapterConfig{jobConfig: jobConfig{Name: "rs"}, client: f})
 	assert.ErrorIs(t, err, ErrBadConfig, "no sink")
-	_, err = StartAdapter(ctx, AdapterConfig{Name: "", client: f, Sink: &sink{}})
+	_, err = startAdapter(ctx, adapterConfig{jobConfig: jobConfig{Name: ""}, client: f, Sink: &recSink{}})
 	assert.ErrorIs(t, err, ErrBadConfig)
 
 	mock := clock.NewMock()
 	cancelled, stop := context.WithCancel(ctx)
 	stop()
-	_, err = StartAdapter(cancelled, AdapterConfig{Name: "rs", client: f, Sink: &sink{}, Clock: mock})
+	_, err = startAdapter(cancelled, adapterConfig{jobConfig: jobConfig{Name: "rs"}, client: f, Sink: &recSink{}, Clock: mock})
 	assert.ErrorIs(t, err, context.Canceled, "down, and the caller gave up")
 
 	f.down = false
-	s := &sink{}
-	a, err := StartAdapter(ctx, AdapterConfig{Name: "rs", client: f, Sink: s, Clock: mock})
+	s := &recSink{}
+	a, err := startAdapter(ctx, adapterConfig{jobConfig: jobConfig{Name: "rs"}, client: f, Sink: s, Clock: mock})
 	require.NoError(t, err)
 	require.NoError(t, a.Stop(ctx))
 	<-a.Done()

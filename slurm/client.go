@@ -5,7 +5,7 @@ import (
 	"io"
 )
 
-// slurmClient runs Slurm's commands for the Adapter. Every method returns a
+// slurmClient runs Slurm's commands for an adapter or a poller. Every method returns a
 // *CommandError on failure, wrapping ErrUnreachable when slurmctld did not
 // answer (or the call timed out), ErrPermissionDenied or ErrRejected when
 // Slurm refused.
@@ -26,5 +26,5 @@ type slurmClient interface {
 	// runStep runs argv as a job step of one task in a granted slot and
 	// waits until it ends or ctx is done (which stops it). A step that did
 	// not start fails with ErrUnreachable or ErrStepRefused.
-	runStep(ctx context.Context, p Placement, argv []string, stdout, stderr io.Writer) error
+	runStep(ctx context.Context, p slotPlacement, argv []string, stdout, stderr io.Writer) error
 }

@@ -38,7 +38,7 @@ type clusterConfig struct {
 	// Auditor, if set, gets every priority change once Slurm's answer is
 	// known: applied or refused by what Slurm reports the job's priority
 	// to be afterwards, whatever scontrol's exit status said.
-	Auditor Auditor
+	Auditor auditor
 }
 
 // slurmCluster is a Slurm cluster as an admission.Cluster: many jobs share it,
@@ -594,11 +594,11 @@ func (c *slurmCluster) Partitions() []string {
 	return out
 }
 
-// Placement returns where a granted slot of a job lives.
-func (c *slurmCluster) Placement(job string, slot slotpool.SlotID) (Placement, bool) {
+// placement returns where a granted slot of a job lives.
+func (c *slurmCluster) placement(job string, slot slotpool.SlotID) (slotPlacement, bool) {
 	j, ok := c.byName[job]
 	if !ok {
-		return Placement{}, false
+		return slotPlacement{}, false
 	}
 	return j.core.placement(slot)
 }

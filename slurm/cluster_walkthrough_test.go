@@ -64,7 +64,7 @@ func TestClusterWalkthrough(t *testing.T) {
 	}
 	for _, jr := range s.Ready().Jobs {
 		for _, d := range jr.Deploy {
-			p, _ := cl.Placement(jr.Job, d.Slot)
+			p, _ := cl.placement(jr.Job, d.Slot)
 			fmt.Fprintf(&out, "%s: %s in slot %d, Slurm job %d on %s\n", jr.Job, rs.Topology().VertexName(d.Task), d.Slot, p.Job, p.Node)
 		}
 	}

@@ -94,10 +94,10 @@ type slurmCommand struct {
 	change *priorityChange
 }
 
-// placement is where a granted slot lives: its allocation's job (the
+// slotPlacement is where a granted slot lives: its allocation's job (the
 // leader of a heterogeneous job), the component (HetGroup, -1 for a job
 // that is not heterogeneous), the node, and the slot's CPUs.
-type Placement struct {
+type slotPlacement struct {
 	Job      JobID
 	HetGroup int
 	Node     string
@@ -136,13 +136,13 @@ type allocation struct {
 // slotState is the admission's view of a granted slot.
 type slotState struct {
 	alloc   *allocation
-	place   Placement
+	place   slotPlacement
 	revoked bool // revoked, waiting for the pool's SlotRelease echo
 }
 
 // jobCore is one job's allocations in Slurm, the per-job part of the
 // cluster state machine (slurmCluster, whose ports hand it their pools'
-// messages; an Adapter drives the one of its job directly). It turns
+// messages; an adapter drives the one of its job directly). It turns
 // each all-or-nothing ask into one Slurm job, hands out the commands to
 // run (commands), and turns their results (submitted, cancelled) and the
 // observed job states (observe) into grants, revokes and release
@@ -536,7 +536,7 @@ func (c *jobCore) grant(a *allocation, comps []jobStatus) {
 		for _, node := range places {
 			id := c.nextSlot
 			c.nextSlot++
-			c.slots[id] = &slotState{alloc: a, place: Placement{Job: a.job, HetGroup: group, Node: node, CPUs: comp.CPUsPerTask}}
+			c.slots[id] = &slotState{alloc: a, place: slotPlacement{Job: a.job, HetGroup: group, Node: node, CPUs: comp.CPUsPerTask}}
 			a.slots = append(a.slots, id)
 			slots = append(slots, slotpool.Slot{ID: id, Profile: comp.Profile})
 		}
@@ -610,10 +610,10 @@ func (c *jobCore) takeRefused() []error {
 }
 
 // placement returns where a granted slot lives.
-func (c *jobCore) placement(slot slotpool.SlotID) (Placement, bool) {
+func (c *jobCore) placement(slot slotpool.SlotID) (slotPlacement, bool) {
 	s, ok := c.slots[slot]
 	if !ok {
-		return Placement{}, false
+		return slotPlacement{}, false
 	}
 	return s.place, true
 }

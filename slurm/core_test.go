@@ -212,7 +212,7 @@ func TestHeterogeneousGang(t *testing.T) {
 	c.observe(t0, c.watched(), []jobStatus{jobByID(t, recorded, 7, "rs-a1"), jobByID(t, recorded, 6, "rs-a1")})
 	g := c.ready()[0].(slotpool.Grant)
 	require.Len(t, g.Slots, 3)
-	want := []Placement{{Job: 6, HetGroup: 0, Node: "n1", CPUs: 1}, {Job: 6, HetGroup: 0, Node: "n1", CPUs: 1}, {Job: 6, HetGroup: 1, Node: "n2", CPUs: 2}}
+	want := []slotPlacement{{Job: 6, HetGroup: 0, Node: "n1", CPUs: 1}, {Job: 6, HetGroup: 0, Node: "n1", CPUs: 1}, {Job: 6, HetGroup: 1, Node: "n2", CPUs: 2}}
 	for i, s := range g.Slots {
 		p, _ := c.placement(s.ID)
 		assert.Equal(t, want[i], p)

@@ -15,7 +15,7 @@ import (
 // A jobCore on a partition of two 4-CPU nodes: the pool asks for a gang of
 // 3 slots of 2 CPUs, the jobCore asks for an sbatch, Slurm's answer and the
 // job's state come back, and the slots are granted on the nodes Slurm
-// chose. (An Adapter does the running and the polling.)
+// chose. (An adapter does the running and the polling.)
 func TestJobCoreWalkthrough(t *testing.T) {
 	var out strings.Builder
 	part := partition{Name: "batch", Nodes: []node{{Name: "n1", CPUs: 4}, {Name: "n2", CPUs: 4}}}

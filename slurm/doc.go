@@ -35,20 +35,9 @@
 // priority; each answer goes to the audit, judged by the priority Slurm
 // reports afterwards.
 //
-// A runtime that holds one job's scheduler.Driver itself (its scheduler
-// made with Config.ExternalAdmission) uses an Adapter instead: the
-// slotpool.Admission of that job's pool, with its own polling goroutine:
-//
-//	ad, err := slurm.StartAdapter(ctx, slurm.AdapterConfig{Name: "etl-" + slurm.NewRunID(), Sink: driver})
-//	...
-//	for rd := range driver.Ready() {
-//		ad.Handle(ctx, rd.ToAdmission...)
-//		for _, d := range rd.Deploy {
-//			p, _ := ad.Placement(d.Slot) // job, het group and node of the slot
-//			// run the task as a step: srun --jobid=p.Job --overlap -w p.Node ...
-//		}
-//	}
-//	ad.Stop(ctx) // cancels what is still allocated
+// Run is the package's one entry point, for one job as for several: a
+// program that runs its own tasks gives RunConfig.Command, the command
+// line each task runs as a step in its slot's allocation.
 //
 // cmd/regionsched's "run --slurm" is Run with flags; scripts/slurm-up.sh
 // starts a private test cluster (docs/slurm.md).

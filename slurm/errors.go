@@ -87,27 +87,27 @@ func (e *CommandError) Error() string {
 // Unwrap returns the cause.
 func (e *CommandError) Unwrap() error { return e.Err }
 
-// OutageError is what the Adapter reports while slurmctld is unreachable:
+// outageError is what an adapter reports while slurmctld is unreachable:
 // what it was doing, since when, how many attempts failed, and the last
 // error (which wraps ErrUnreachable).
-type OutageError struct {
+type outageError struct {
 	Op       string
 	Attempts int
 	Err      error
 }
 
 // Error names the operation and how many attempts failed.
-func (e *OutageError) Error() string {
+func (e *outageError) Error() string {
 	return fmt.Sprintf("slurm: %s failed %d times, retrying with backoff: %v", e.Op, e.Attempts, e.Err)
 }
 
 // Unwrap returns the last error.
-func (e *OutageError) Unwrap() error { return e.Err }
+func (e *outageError) Unwrap() error { return e.Err }
 
-// PriorityError is a priority change Slurm refused: who asked, for which
+// priorityError is a priority change Slurm refused: who asked, for which
 // job, and Slurm's answer (wrapping ErrPermissionDenied when it is a
 // matter of rights).
-type PriorityError struct {
+type priorityError struct {
 	Principal string
 	Job       JobID
 	Priority  int64
@@ -115,12 +115,12 @@ type PriorityError struct {
 }
 
 // Error names who asked, the job and the priority.
-func (e *PriorityError) Error() string {
+func (e *priorityError) Error() string {
 	return fmt.Sprintf("slurm: %s may not set the priority of job %d to %d: %v", e.Principal, e.Job, e.Priority, e.Err)
 }
 
 // Unwrap returns the cause.
-func (e *PriorityError) Unwrap() error { return e.Err }
+func (e *priorityError) Unwrap() error { return e.Err }
 
 // ConfigError names an invalid configuration field.
 type ConfigError struct {

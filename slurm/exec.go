@@ -216,7 +216,7 @@ func (c *ExecClient) setPriority(ctx context.Context, principal string, job JobI
 // stepArgs returns the srun arguments that run argv as one task in the
 // slot at p: srun --jobid=J [--het-group=K] --overlap --ntasks=1
 // --nodes=1 --nodelist=NODE --cpus-per-task=C --quiet -- argv.
-func stepArgs(p Placement, argv []string) []string {
+func stepArgs(p slotPlacement, argv []string) []string {
 	args := []string{"--jobid=" + strconv.FormatInt(int64(p.Job), 10)}
 	if p.HetGroup >= 0 {
 		args = append(args, "--het-group="+strconv.Itoa(p.HetGroup))
@@ -255,7 +255,7 @@ func stepCause(stderr string, err error) error {
 // signals the step's tasks) and, if it has not ended 5 s later, SIGKILL. The error wraps ErrUnreachable
 // or ErrStepRefused when the step did not start, the task's exit error
 // when it failed.
-func (c *ExecClient) runStep(ctx context.Context, p Placement, argv []string, stdout, stderr io.Writer) error {
+func (c *ExecClient) runStep(ctx context.Context, p slotPlacement, argv []string, stdout, stderr io.Writer) error {
 	if len(argv) == 0 {
 		return &CommandError{Command: "srun", Err: fmt.Errorf("%w: no command", ErrRejected)}
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/regionsched/regionsched/slotpool"
 )
 
-// sinkRecorder is a Sink that keeps what it got.
+// sinkRecorder is a grantSink that keeps what it got.
 type sinkRecorder struct {
 	mu  sync.Mutex
 	got []slotpool.FromAdmission
@@ -61,7 +61,7 @@ func prefix(t *testing.T) string {
 }
 
 // start starts an adapter of the test on the cluster.
-func start(t *testing.T, conf, partition string, client *ExecClient, audit Auditor) (*Adapter, *sinkRecorder) {
+func start(t *testing.T, conf, partition string, client *ExecClient, audit auditor) (*adapter, *sinkRecorder) {
 	t.Helper()
 	if client == nil {
 		client = &ExecClient{Conf: conf}
@@ -69,7 +69,7 @@ func start(t *testing.T, conf, partition string, client *ExecClient, audit Audit
 	client.Conf = conf
 	rec := &sinkRecorder{}
 	ctx, cancel := context.WithCancel(context.Background())
-	ad, err := StartAdapter(ctx, AdapterConfig{Name: prefix(t), Partition: partition, client: client, Sink: rec,
+	ad, err := startAdapter(ctx, adapterConfig{jobConfig: jobConfig{Name: prefix(t), Partition: partition}, client: client, Sink: rec,
 		PollMin: 50 * time.Millisecond, PollMax: 300 * time.Millisecond, Auditor: audit})
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -99,7 +99,7 @@ func submitOther(t *testing.T, conf string, args ...string) string {
 
 // stepOutput runs script as a step on p's node (/bin/sh -c) and returns
 // what it printed, trimmed.
-func stepOutput(ctx context.Context, t *testing.T, client *ExecClient, p Placement, script string) string {
+func stepOutput(ctx context.Context, t *testing.T, client *ExecClient, p slotPlacement, script string) string {
 	t.Helper()
 	var out bytes.Buffer
 	require.NoError(t, client.runStep(ctx, p, []string{"/bin/sh", "-c", script}, &out, nil))
@@ -117,7 +117,7 @@ func TestSlurmGrantsSlotsOnTheirNodes(t *testing.T) {
 	nodes := map[string]int{}
 	client := &ExecClient{Conf: conf}
 	for _, s := range g.Slots {
-		p, ok := ad.Placement(s.ID)
+		p, ok := ad.placement(s.ID)
 		require.True(t, ok)
 		nodes[p.Node]++
 		assert.Equal(t, p.Node, stepOutput(ctx, t, client, p, `echo "$SLURMD_NODENAME"`), "the step runs on its slot's node")
@@ -145,7 +145,7 @@ func TestSlurmHeterogeneousGang(t *testing.T) {
 	client := &ExecClient{Conf: conf}
 	groups := map[int]int{}
 	for _, s := range g.Slots {
-		p, ok := ad.Placement(s.ID)
+		p, ok := ad.placement(s.ID)
 		require.True(t, ok)
 		groups[p.HetGroup]++
 		assert.Equal(t, fmt.Sprintf("%s %d", p.Node, p.CPUs), stepOutput(ctx, t, client, p, `echo "$SLURMD_NODENAME $SLURM_CPUS_PER_TASK"`), "slot %d of group %d", s.ID, p.HetGroup)
@@ -159,7 +159,7 @@ func TestSlurmRefusesAnAskLargerThanThePartition(t *testing.T) {
 	var mu sync.Mutex
 	client := &ExecClient{Conf: conf}
 	rec := &sinkRecorder{}
-	ad, err := StartAdapter(context.Background(), AdapterConfig{Name: prefix(t), Partition: "cpus2", client: client, Sink: rec,
+	ad, err := startAdapter(context.Background(), adapterConfig{jobConfig: jobConfig{Name: prefix(t), Partition: "cpus2"}, client: client, Sink: rec,
 		OnError: func(err error) { mu.Lock(); refused = append(refused, err); mu.Unlock() }})
 	require.NoError(t, err)
 	defer ad.Stop(context.Background())
@@ -227,7 +227,7 @@ func TestSlurmPriorityRaiseIsSlurmsDecision(t *testing.T) {
 	// may lower it (Slurm applies it, though scontrol exits 1: "not
 	// persistent"); root may do both. The audit follows what Slurm applied.
 	err := ad.SetPriority(ctx, "nobody", MaxPriority)
-	var pe *PriorityError
+	var pe *priorityError
 	require.ErrorAs(t, err, &pe, "an ordinary user may not raise")
 	assert.ErrorIs(t, err, ErrPermissionDenied)
 	assert.Equal(t, "nobody", pe.Principal)

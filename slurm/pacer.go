@@ -9,7 +9,7 @@ import (
 	"github.com/benbjohnson/clock"
 )
 
-// pacer is the polling goroutine of an Adapter or a Poller: it runs a
+// pacer is the polling goroutine of an adapter or a poller: it runs a
 // step, waits as long as the step says (polling faster after a change,
 // backing off while slurmctld does not answer), is woken early by poke,
 // and ends on halt or when its context is done.
@@ -28,7 +28,7 @@ type pacer struct {
 }
 
 // pollDefaults fills in the defaults of the polling intervals of an
-// Adapter or a poller (PollMin, PollMax, RetryMax): 100 ms, 2 s and 5 s,
+// adapter or a poller (PollMin, PollMax, RetryMax): 100 ms, 2 s and 5 s,
 // neither maximum below the minimum.
 func pollDefaults(pollMin, pollMax, retryMax time.Duration) (time.Duration, time.Duration, time.Duration) {
 	if pollMin <= 0 {

@@ -150,13 +150,13 @@ func (r *poller) Outages() []outageSpan {
 	return append([]outageSpan(nil), r.outages...)
 }
 
-// Placement returns where a granted slot of a job lives, read on the
+// placement returns where a granted slot of a job lives, read on the
 // slurmCluster's goroutine.
-func (r *poller) Placement(ctx context.Context, job string, slot slotpool.SlotID) (Placement, bool) {
-	var p Placement
+func (r *poller) placement(ctx context.Context, job string, slot slotpool.SlotID) (slotPlacement, bool) {
+	var p slotPlacement
 	var ok bool
 	err := r.cfg.Inputs.ClusterInput(ctx, func(time.Time) error {
-		p, ok = r.cfg.Cluster.Placement(job, slot)
+		p, ok = r.cfg.Cluster.placement(job, slot)
 		return nil
 	})
 	return p, ok && err == nil

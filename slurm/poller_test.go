@@ -160,7 +160,7 @@ func (f *pollSlurm) partition(context.Context, string) (partition, error) {
 
 func (f *pollSlurm) setPriority(context.Context, string, JobID, int64) error { return nil }
 
-func (f *pollSlurm) runStep(context.Context, Placement, []string, io.Writer, io.Writer) error {
+func (f *pollSlurm) runStep(context.Context, slotPlacement, []string, io.Writer, io.Writer) error {
 	return nil
 }
 
@@ -392,7 +392,7 @@ func TestPollerStopCancelsEverything(t *testing.T) {
 		r.poll()
 		var g slotpool.Grant
 		r.in.do(func(time.Time) { g = r.ports["run"].Ready()[0].(slotpool.Grant) })
-		p, ok := r.pl.Placement(context.Background(), "run", g.Slots[0].ID)
+		p, ok := r.pl.placement(context.Background(), "run", g.Slots[0].ID)
 		require.True(t, ok)
 		assert.Equal(t, JobID(1), p.Job)
 		r.f.set(func(f *pollSlurm) { f.cancelErrs[2] = []error{errDown, errDown} })
@@ -504,9 +504,9 @@ func TestPollerFeedsAMultijobDriver(t *testing.T) {
 			require.FailNow(t, "nothing deployed")
 		}
 	}
-	p, ok := pl.Placement(ctx, "etl", deployed[0])
+	p, ok := pl.placement(ctx, "etl", deployed[0])
 	require.True(t, ok)
-	assert.Equal(t, Placement{Job: 1, HetGroup: -1, Node: "n1", CPUs: 1}, p)
+	assert.Equal(t, slotPlacement{Job: 1, HetGroup: -1, Node: "n1", CPUs: 1}, p)
 
 	require.NoError(t, pl.Stop(ctx))
 	assert.Equal(t, []JobID{1}, get(f, func(f *pollSlurm) []JobID { return f.cancels }))

@@ -8,7 +8,7 @@ type AuditRecord struct {
 	// Principal is the user the change ran as.
 	Principal string
 	// Job is the Slurm job; RuntimeJob the job it allocates for
-	// ("" from an Adapter).
+	// ("" if none).
 	Job        JobID
 	RuntimeJob string
 	// Old is the priority last observed (0 if none yet), New the one
@@ -20,9 +20,8 @@ type AuditRecord struct {
 	Reason string
 }
 
-// Auditor receives every priority change of an Adapter, accepted or
-// refused, after Slurm answered (a run's go to RunConfig.Audit). It is
-// called from the caller's goroutine of Adapter.SetPriority and must not
-// block for long. The in-process admission's audit sink can be wrapped
-// into one.
-type Auditor func(AuditRecord)
+// auditor receives every priority change of an adapter or a
+// slurmCluster, accepted or refused, after Slurm answered (a run's go to
+// RunConfig.Audit). It is called from the goroutine that asked for the
+// change and must not block for long.
+type auditor func(AuditRecord)

@@ -63,9 +63,9 @@ func TestSbatchArgs(t *testing.T) {
 
 func TestStepArgs(t *testing.T) {
 	assert.Equal(t, []string{"--jobid=6", "--het-group=1", "--overlap", "--ntasks=1", "--nodes=1", "--nodelist=n2", "--cpus-per-task=2", "--quiet", "--", "sleep", "1"},
-		stepArgs(Placement{Job: 6, HetGroup: 1, Node: "n2", CPUs: 2}, []string{"sleep", "1"}))
+		stepArgs(slotPlacement{Job: 6, HetGroup: 1, Node: "n2", CPUs: 2}, []string{"sleep", "1"}))
 	assert.Equal(t, []string{"--jobid=6", "--overlap", "--ntasks=1", "--nodes=1", "--quiet", "--", "true"},
-		stepArgs(Placement{Job: 6, HetGroup: -1}, []string{"true"}))
+		stepArgs(slotPlacement{Job: 6, HetGroup: -1}, []string{"true"}))
 }
 
 // mapGang turns a gang of two profiles into a heterogeneous Slurm job.

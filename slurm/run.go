@@ -75,7 +75,7 @@ type RunConfig struct {
 	// client, if set, replaces Client (a test's fake Slurm).
 	client slurmClient
 	// onDeploy is called for every task started (a test's hook).
-	onDeploy func(job, task string, p Placement)
+	onDeploy func(job, task string, p slotPlacement)
 	// onStart is called once the jobs are being submitted, with the
 	// poller (a test's hook).
 	onStart func(*poller)

@@ -116,7 +116,7 @@ func TestSlurmRunsFLIP119InEveryMode(t *testing.T) {
 			t.Run(name+"/"+part, func(t *testing.T) {
 				var nodes sync.Map
 				outs, events := runSlurmJobs(t, conf, RunConfig{Mode: mode, Partition: part,
-					onDeploy: func(_, task string, p Placement) { nodes.Store(task, p.Node) }}, job)
+					onDeploy: func(_, task string, p slotPlacement) { nodes.Store(task, p.Node) }}, job)
 				require.Len(t, outs, 1)
 				require.NoError(t, outs[0].Err, "%s on partition %s", name, part)
 				finishedEvery(t, job, events)
@@ -181,7 +181,7 @@ func TestSlurmPreemptedRegionsRestart(t *testing.T) {
 	var once sync.Once
 	var high string
 	outs, _ := runSlurmJobs(t, conf, RunConfig{Mode: exchange.AllPipelined, Partition: "low", Scale: 1,
-		onDeploy: func(string, string, Placement) {
+		onDeploy: func(string, string, slotPlacement) {
 			once.Do(func() {
 				// A job of the high tier that needs the whole cluster.
 				out, err := slurmtest.Command(conf, "sbatch", "--parsable", "--partition=high", "--ntasks=16", "--job-name=rso-high",
@@ -247,7 +247,7 @@ func TestSlurmSurvivesAControllerRestart(t *testing.T) {
 				mu.Unlock()
 			}
 		},
-		onDeploy: func(string, string, Placement) {
+		onDeploy: func(string, string, slotPlacement) {
 			if deploys.Add(1) != 3 {
 				return
 			}
@@ -317,7 +317,7 @@ func TestSlurmDrainedNodeFailsTheRegion(t *testing.T) {
 	conf := slurmtest.Require(t)
 	var once sync.Once
 	outs, _ := runSlurmJobs(t, conf, RunConfig{Mode: exchange.AllBlocking, Partition: "cpus4", Scale: 1, PartitionEvery: 300 * time.Millisecond,
-		onDeploy: func(string, string, Placement) { once.Do(func() { drainN4(t, conf) }) }}, flip119(t))
+		onDeploy: func(string, string, slotPlacement) { once.Do(func() { drainN4(t, conf) }) }}, flip119(t))
 	require.Len(t, outs, 1)
 	var tl *TooLargeError
 	require.ErrorAs(t, outs[0].Err, &tl, "a region that can no longer fit fails the job")

@@ -76,7 +76,7 @@ func (r *runner) apply(ctx context.Context, rd multijob.Ready) int {
 // deploy starts one task as a step in its slot's allocation.
 func (r *runner) deploy(ctx context.Context, job string, jr *jobRun, dep scheduler.Deployment) {
 	name := jr.rs.Topology().VertexName(dep.Task)
-	p, ok := r.pl.Placement(ctx, job, dep.Slot)
+	p, ok := r.pl.placement(ctx, job, dep.Slot)
 	if !ok {
 		if ctx.Err() == nil {
 			r.abort(fmt.Errorf("job %s: slot %d of %s has no Slurm allocation", job, dep.Slot, name))
@@ -132,7 +132,7 @@ const stepRefusedLimit = 30 * time.Second
 // execute runs one task attempt as a Slurm step on its slot's node and
 // reports it. A step refused because slurmctld is unreachable is retried
 // with backoff (it did not run); any other failure fails the task.
-func (r *runner) execute(ctx context.Context, job string, jr *jobRun, dep scheduler.Deployment, p Placement, t *taskRun) {
+func (r *runner) execute(ctx context.Context, job string, jr *jobRun, dep scheduler.Deployment, p slotPlacement, t *taskRun) {
 	defer r.wg.Done()
 	defer close(t.done)
 	topo := jr.rs.Topology()

@@ -112,7 +112,7 @@ func (m *memSlurm) setPriority(_ context.Context, principal string, job JobID, p
 	return nil
 }
 
-func (m *memSlurm) runStep(ctx context.Context, p Placement, argv []string, stdout, _ io.Writer) error {
+func (m *memSlurm) runStep(ctx context.Context, p slotPlacement, argv []string, stdout, _ io.Writer) error {
 	m.mu.Lock()
 	m.argvs = append(m.argvs, argv)
 	m.mu.Unlock()

@@ -432,14 +432,15 @@ func (s *span) stall(t time.Duration) {
 }
 
 // request is a slot request that waited: from its request to its deploy,
-// or to the end of the run if it never got a slot (open).
+// to its withdrawal when its job ended without it (withdrawn), or to the
+// end of the run if it never got a slot and is still asked for (open).
 type request struct {
-	job, task  string
-	key        int
-	from, to   time.Duration
-	open       bool
-	seq        int
-	attemptKey taskKey
+	job, task       string
+	key             int
+	from, to        time.Duration
+	open, withdrawn bool
+	seq             int
+	attemptKey      taskKey
 }
 
 // keptSpan is a slot the admission kept for a job with nothing of the
@@ -460,7 +461,7 @@ type taskKey struct {
 }
 
 // scan pairs deploys with the events ending them, requests with their
-// deploys and reserves with their unreserves, in one pass over the
+// deploys or withdrawals and reserves with their unreserves, in one pass over the
 // events. onBar gets every attempt (open ones last, in deploy order);
 // onRequest every request, open ones last; onKept every slot kept, open
 // ones last.
@@ -487,6 +488,12 @@ func (p *picture) scan(onBar func(span), onRequest func(request), onKept func(ke
 				s.stallFrom = e.At // held without progress until it progresses
 			}
 			open[k] = s
+		case runfile.Withdraw:
+			if r, ok := asked[k]; ok {
+				delete(asked, k)
+				r.to, r.withdrawn = e.At, true
+				onRequest(r)
+			}
 		case runfile.Progress:
 			if s, ok := open[k]; ok {
 				s.stall(e.At)
@@ -577,21 +584,26 @@ func (p *picture) detail() {
 
 // detailSpans is what the detailed view draws.
 type detailSpans struct {
-	bars    []span     // every task attempt, in deploy order
-	waiting []request  // the requests still waiting for a slot at the end
+	bars []span // every task attempt, in deploy order
+	// waiting is the requests drawn in the waiting row, in request
+	// order: those still waiting for a slot at the end, and those
+	// withdrawn when their job ended
+	waiting []request
 	kept    []keptSpan // the slots kept for jobs
 }
 
-// collectSpans collects the bars, the open requests and the slots kept of
-// the run (scan), the bars in deploy order.
+// collectSpans collects the bars, the open and withdrawn requests and
+// the slots kept of the run (scan), the bars in deploy order and the
+// requests in request order.
 func (p *picture) collectSpans() detailSpans {
 	var d detailSpans
 	p.scan(func(s span) { d.bars = append(d.bars, s) }, func(r request) {
-		if r.open {
+		if r.open || r.withdrawn {
 			d.waiting = append(d.waiting, r)
 		}
 	}, func(k keptSpan) { d.kept = append(d.kept, k) })
 	sort.SliceStable(d.bars, func(a, b int) bool { return d.bars[a].seq < d.bars[b].seq })
+	sort.SliceStable(d.waiting, func(a, b int) bool { return d.waiting[a].seq < d.waiting[b].seq })
 	return d
 }
 
@@ -713,23 +725,31 @@ func (p *picture) deadlockColumn(rows detailRows, d detailSpans) {
 	}
 }
 
-// waitingRequests draws the requests still waiting for a slot at the end,
-// one per lane of the waiting row (the last lane sums up the rest), and
-// at a deadlock lists them in the deadlock's column too.
+// waitingRequests draws the requests still waiting for a slot at the end
+// and those withdrawn when their job ended (up to the withdrawal), one per
+// lane of the waiting row (the last lane sums up the rest), and at a
+// deadlock lists them in the deadlock's column too.
 func (p *picture) waitingRequests(rows detailRows, waiting []request) {
 	for i := range rows.waitLanes {
 		r := waiting[i]
 		y0 := rows.waitTop + float64(i)*laneH + 2
 		name := qualified(r.job, r.task)
 		label := name + " waits for a slot since " + formatMillis(r.from)
+		if r.withdrawn {
+			label = name + " withdrawn at " + formatMillis(r.to) + " as its job ended, after waiting since " + formatMillis(r.from)
+		}
 		if i == maxWaitLanes-1 && len(waiting) > maxWaitLanes {
-			label = fmt.Sprintf("%s and %d more %s for a slot", name, len(waiting)-i-1, verb(len(waiting)-i-1, "request wait", "requests wait"))
+			label = moreRequests(name, waiting[i+1:])
 		}
 		if p.timeW > 0 {
 			x0, x1 := p.x(r.from), p.endX(r.to, r.open)
 			wd := math.Max(x1-x0, 1.5)
-			p.printf(`<rect class="waiting" x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="#f7c6c7" stroke="#d62728" stroke-width="1" stroke-dasharray="4,2"><title>%s</title></rect>`+"\n",
-				x0, y0, wd, laneH-4, xmlText(label))
+			class, fill, stroke := "waiting", "#f7c6c7", "#d62728"
+			if r.withdrawn {
+				class, fill, stroke = "withdrawn", "#f4e9e9", "#9a6b6c"
+			}
+			p.printf(`<rect class="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="%s" stroke="%s" stroke-width="1" stroke-dasharray="4,2"><title>%s</title></rect>`+"\n",
+				class, x0, y0, wd, laneH-4, fill, stroke, xmlText(label))
 			if textWidth(name, 11, false)+8 < wd {
 				p.text(x0+4, y0+(laneH-4)/2, 11, "start", "#7a1012", fitText(label, 11, false, wd-8))
 			}
@@ -741,6 +761,22 @@ func (p *picture) waitingRequests(rows detailRows, waiting []request) {
 			p.text(p.panelX+8, y0+(laneH-4)/2, 11, "start", "#b3181b", fitText(label, 11, false, p.panelW()-12))
 		}
 	}
+}
+
+// moreRequests is the label of the last lane of the waiting row when
+// more requests than lanes are drawn: the lane's own (name) and how many
+// more wait, or were withdrawn.
+func moreRequests(name string, rest []request) string {
+	withdrawn := 0
+	for _, r := range rest {
+		if r.withdrawn {
+			withdrawn++
+		}
+	}
+	if withdrawn == 0 {
+		return fmt.Sprintf("%s and %d more %s for a slot", name, len(rest), verb(len(rest), "request wait", "requests wait"))
+	}
+	return fmt.Sprintf("%s and %d more %s for a slot, %d withdrawn", name, len(rest), verb(len(rest), "request", "requests"), withdrawn)
 }
 
 // barCounts counts the bars of the detailed view the legend and the
@@ -797,7 +833,20 @@ func (p *picture) detailLegend(rows detailRows, d detailSpans, c barCounts) []le
 		entries = append(entries, legendEntry{fill: "#ffffff", stroke: "#555", pattern: "url(#kept)", label: "slot kept for a job, idle (gang placeholder or claim)"})
 	}
 	if rows.waitLanes > 0 && p.timeW > 0 {
-		entries = append(entries, legendEntry{fill: "#f7c6c7", stroke: "#d62728", label: "request waiting for a slot"})
+		open, withdrawn := 0, 0
+		for _, r := range d.waiting {
+			if r.withdrawn {
+				withdrawn++
+			} else {
+				open++
+			}
+		}
+		if open > 0 {
+			entries = append(entries, legendEntry{fill: "#f7c6c7", stroke: "#d62728", label: "request waiting for a slot"})
+		}
+		if withdrawn > 0 {
+			entries = append(entries, legendEntry{fill: "#f4e9e9", stroke: "#9a6b6c", label: "request withdrawn when its job ended"})
+		}
 	}
 	entries = append(entries, p.marks.legend()...)
 	entries = append(entries, p.speculationLegend(d.bars)...)

@@ -111,7 +111,7 @@ func (s *Strategy) threshold(g topology.GroupID) bool {
 func (s *Strategy) initHybrid(e topology.JobEdgeID, selective bool) {
 	rs, t := s.regions, s.topo
 	if s.hybrid == nil {
-		s.hybrid = make([]hybridState, t.NumGroups())
+		s.hybrid = zeroed(s.spare.hybrid, t.NumGroups())
 	}
 	job := t.Job()
 	src, dst := job.EdgeEnds(e)
@@ -128,7 +128,7 @@ func (s *Strategy) initHybrid(e topology.JobEdgeID, selective bool) {
 			s.group[g] = groupState{count: 1, pendingXor: onePartition, unfinishedConsumers: consumers}
 		} else {
 			if s.partitionState == nil {
-				s.partitionState = make([]partitionState, s.partitions)
+				s.partitionState = zeroed(s.spare.partitionState, s.partitions)
 			}
 			s.group[g] = groupState{count: n, pendingXor: -1, unfinishedConsumers: consumers}
 		}

@@ -102,6 +102,10 @@ type Strategy struct {
 	deployedReports bool
 
 	walk failoverScratch // allocated by the first RegionsToRestart
+
+	// spare is, while New runs, the strategy whose tables it takes
+	// (WithSpare); never kept.
+	spare *Strategy
 }
 
 // regionState is the scheduling state of one region.
@@ -234,6 +238,27 @@ func WithDeployedReports() Option {
 	return func(s *Strategy) { s.deployedReports = true }
 }
 
+// WithSpare makes New take its per-vertex, per-group, per-partition and
+// per-region tables from old, a strategy no longer used, where they have
+// room, zeroed and then filled as new ones are: a caller that runs one
+// job after another (the simulator, run after run) allocates them once.
+// old must not be used after, nor be the strategy of anything still
+// running.
+func WithSpare(old *Strategy) Option {
+	return func(s *Strategy) { s.spare = old }
+}
+
+// zeroed returns n zero values in old's storage if it has room for them,
+// else in new storage.
+func zeroed[T any](old []T, n int) []T {
+	if cap(old) < n {
+		return make([]T, n)
+	}
+	old = old[:n]
+	clear(old)
+	return old
+}
+
 // New returns the strategy for the regions rs (not nil), every region
 // waiting and every vertex TaskCreated. Nothing is scheduled before Start.
 // Cost O(subtasks + partitions + regions + the groups' region lists).
@@ -243,9 +268,13 @@ func New(rs *region.Regions, opts ...Option) *Strategy {
 		o(s)
 	}
 	s.debug = s.log.Core().Enabled(zap.DebugLevel)
+	if s.spare == nil {
+		s.spare = &Strategy{}
+	}
 	s.initVertices()
 	s.initGroups()
 	s.initRegions()
+	s.spare = nil
 	return s
 }
 
@@ -266,7 +295,7 @@ func (s *Strategy) initVertices() {
 	}
 	s.vertices = s.topo.NumExecutionVertices()
 	if s.regions.NumRegions() < s.vertices { // a region of several members
-		s.vertexState = make([]ExecutionState, s.vertices)
+		s.vertexState = zeroed(s.spare.vertexState, s.vertices)
 	}
 }
 
@@ -276,7 +305,7 @@ func (s *Strategy) initVertices() {
 func (s *Strategy) initGroups() {
 	rs, t := s.regions, s.topo
 	groups := t.NumGroups()
-	s.group = make([]groupState, groups)
+	s.group = zeroed(s.spare.group, groups)
 	s.partitions = t.NumPartitions()
 
 	job := t.Job()
@@ -306,7 +335,7 @@ func (s *Strategy) initGroups() {
 				continue
 			}
 			if s.partitionState == nil {
-				s.partitionState = make([]partitionState, s.partitions)
+				s.partitionState = zeroed(s.spare.partitionState, s.partitions)
 			}
 			if k == 1 {
 				count := int32(t.GroupOnEdge(e, g).Producers.Len())
@@ -317,8 +346,8 @@ func (s *Strategy) initGroups() {
 			s.group[g] = groupState{count: k, pendingXor: xorUpTo(k - 1), unfinishedConsumers: consumers}
 			base := rs.GroupProducerBase(g)
 			if s.partitionPos == nil {
-				s.partitionPos = make([]int32, t.NumPartitions())
-				s.shareUnfinished = make([]int32, rs.GroupProducerBase(topology.GroupID(groups)))
+				s.partitionPos = zeroed(s.spare.partitionPos, t.NumPartitions())
+				s.shareUnfinished = zeroed(s.spare.shareUnfinished, int(rs.GroupProducerBase(topology.GroupID(groups))))
 			}
 			// The position of each producer's region in the sorted list:
 			// producers in id order usually meet their regions in order,
@@ -347,7 +376,7 @@ func (s *Strategy) initGroups() {
 func (s *Strategy) initRegions() {
 	rs := s.regions
 	n := rs.NumRegions()
-	s.region = make([]regionState, n)
+	s.region = zeroed(s.spare.region, n)
 	for r := range n {
 		size := rs.Size(region.ID(r))
 		s.region[r] = regionState{

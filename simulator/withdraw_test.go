@@ -1,0 +1,106 @@
+package simulator_test
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/runfile"
+	"github.com/regionsched/regionsched/simulator"
+)
+
+// openRequests pairs the requests of a trace with the deploys and
+// withdrawals ending them and returns those still open at the end, by
+// job and task.
+func openRequests(events []runfile.Event) map[[2]string]runfile.Event {
+	open := map[[2]string]runfile.Event{}
+	for _, e := range events {
+		k := [2]string{e.Job, e.Task}
+		switch e.Kind {
+		case runfile.Request:
+			open[k] = e
+		case runfile.Deploy, runfile.Withdraw:
+			delete(open, k)
+		}
+	}
+	return open
+}
+
+// A job that ends while its tasks wait for slots (killed, or failed on a
+// slot request that timed out) withdraws its open requests when it ends:
+// one Withdraw per task, at the end, with the attempt of its request and
+// no slot. The other job's requests are untouched, the trace reads back,
+// and a run without a trace counts the same trace events.
+func TestEndedJobWithdrawsItsRequests(t *testing.T) {
+	jobs := func() []runfile.Job {
+		return []runfile.Job{
+			decodeJob(t, `{"name":"a","priority":5000,"vertices":[{"id":"x","parallelism":1,"durationMs":3000}]}`),
+			decodeJob(t, `{"name":"b","priority":1000,"submitAtMs":500,"vertices":[{"id":"y","parallelism":2,"durationMs":1000}]}`),
+		}
+	}
+	queues := []admission.QueueConfig{{Name: "root.default", Policy: admission.Priority}}
+	for name, tc := range map[string]struct {
+		cfg     simulator.JobsConfig
+		at      time.Duration
+		verdict runfile.Verdict
+	}{
+		"killed": {cfg: simulator.JobsConfig{Queues: queues, Users: map[string]admission.Role{"alice": admission.RoleAdmin},
+			Events: []runfile.JobEvent{{At: 1500 * time.Millisecond, Action: admission.ActionKill, Job: "b", By: "alice"}}},
+			at: 1500 * time.Millisecond, verdict: runfile.Killed},
+		"failed on a timeout": {cfg: simulator.JobsConfig{Queues: queues, Timeout: time.Second},
+			at: 1500 * time.Millisecond, verdict: runfile.Failed},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Jobs, cfg.Cluster, cfg.Record = jobs(), slots(1), true
+			res, jr, err := simulator.RunJobs(cfg)
+			require.NoError(t, err)
+			require.Len(t, jr, 2)
+			assert.Equal(t, runfile.Finished, jr[0].Verdict)
+			require.Equal(t, tc.verdict, jr[1].Verdict, jr[1].Reason)
+
+			withdrawn := only(res.Events, runfile.Withdraw)
+			assert.Equal(t, []runfile.Event{
+				{At: tc.at, Kind: runfile.Withdraw, Job: "b", Task: "y#0", Region: 0, Slot: runfile.NoSlot},
+				{At: tc.at, Kind: runfile.Withdraw, Job: "b", Task: "y#1", Region: 1, Slot: runfile.NoSlot},
+			}, withdrawn)
+			assert.Empty(t, openRequests(res.Events), "every request ends in a deploy or a withdrawal")
+			for _, e := range only(res.Events, runfile.Request) {
+				if e.Job == "b" {
+					assert.Equal(t, 500*time.Millisecond, e.At)
+				}
+			}
+
+			var trace bytes.Buffer
+			require.NoError(t, runfile.WriteTrace(&trace, res.Events))
+			assert.Contains(t, trace.String(), `{"t": 1500, "event": "withdraw", "job": "b", "task": "y#0", "region": 0, "attempt": 0}`+"\n")
+			requireReadBack(t, trace.Bytes(), res.Events)
+
+			cfg.Jobs, cfg.Record = jobs(), false
+			quiet, _, err := simulator.RunJobs(cfg)
+			require.NoError(t, err)
+			assert.Equal(t, res.TraceEvents, quiet.TraceEvents, "the withdrawals count without a trace too")
+			assert.Equal(t, len(res.Events), res.TraceEvents)
+		})
+	}
+}
+
+// Jobs that wait for slots and finish withdraw nothing: every request
+// ends in a deploy.
+func TestFinishedJobsWithdrawNothing(t *testing.T) {
+	jobs := []runfile.Job{
+		decodeJob(t, `{"name":"a","vertices":[{"id":"x","parallelism":2,"durationMs":1000}]}`),
+		decodeJob(t, `{"name":"b","submitAtMs":200,"vertices":[{"id":"y","parallelism":3,"durationMs":1000}]}`),
+	}
+	res, jr, err := simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Cluster: slots(1), Record: true})
+	require.NoError(t, err)
+	for _, j := range jr {
+		require.Equal(t, runfile.Finished, j.Verdict, j.Reason)
+	}
+	assert.Empty(t, only(res.Events, runfile.Withdraw))
+	assert.Empty(t, openRequests(res.Events))
+}
