@@ -34,9 +34,18 @@ func (q *Queues) decideNow() {
 		}
 	}
 	q.withdrawStale()
-	for q.decidePass() {
+	for {
+		for q.decidePass() {
+		}
+		// A preemption that takes a slot a claim asks back for another
+		// job gives that claim up (preempt.go): its reserved slots are
+		// free again, for a pass to grant.
+		q.tookClaimed = false
+		q.preemptAll()
+		if !q.tookClaimed {
+			break
+		}
 	}
-	q.preemptAll()
 	q.grantSpeculative()
 }
 
@@ -45,7 +54,7 @@ func (q *Queues) decideNow() {
 // reserved slots: they are free again, and jobs it passed already may use
 // them.
 func (q *Queues) decidePass() (again bool) {
-	q.unreserved, q.regrant = false, false
+	q.unreserved, q.regrant, q.driverYielded, q.yielder = false, false, false, nil
 	st := &passState{claiming: true, touched: q.touched[:0]}
 	for _, qu := range q.qorder {
 		if q.walk(qu, st) || q.regrant {
@@ -56,7 +65,9 @@ func (q *Queues) decidePass() (again bool) {
 		q.updateOrder(j)
 	}
 	q.touched = st.touched[:0]
-	return q.unreserved || q.regrant
+	// A driver that left its slot to a job served after it in the pass
+	// may fit what is left.
+	return q.unreserved || q.regrant || (q.driverYielded && len(st.touched) > 0)
 }
 
 // passState is what one pass carries from job to job.
@@ -70,6 +81,7 @@ type passState struct {
 // can happen in this pass.
 func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	if why := q.blocked(j); why != "" {
+		q.markHeldBack(j)
 		if q.debug {
 			q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", why))
 		}
@@ -92,6 +104,10 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	lack := j.headNeed()
 	if lack == nil {
 		return false
+	}
+	if q.yielder == j {
+		q.yielder = nil
+		return false // its driver left the free slots to a request: it claims none
 	}
 	if q.debug {
 		q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", "its ask does not fit the free slots"))
@@ -258,16 +274,21 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		return false // nothing of it runs before its gang is reserved
 	}
 	if j.driver && !j.hasSlot {
-		need := []resource.Count{{Profile: *j.spec.Driver, N: 1}}
-		avail, prof := q.availableTo(j)
-		a := q.assign(need, avail)
-		if !a.Complete() {
+		p, ok := q.driverProfile(j)
+		if !ok {
 			return false
 		}
-		idx := q.takeFor(j, prof[a.Pairs[0].Slot], 1)[0]
+		yields, follows := q.driverYields(j, p)
+		if yields {
+			q.driverYielded, q.yielder = true, j // the pass that follows may serve it
+			return false
+		}
+		j.startFollowed = follows
+		idx := q.takeFor(j, p, 1)[0]
 		s := &q.slots[idx]
 		s.state, s.owner, s.claimant = slotDriver, j.id, noJob
-		j.driverSlot, j.hasSlot = idx, true
+		q.stamp++
+		j.driverSlot, j.hasSlot, j.driverAt, j.driverStamp = idx, true, q.now, q.stamp
 		j.granted++
 		q.firstGrant(j)
 		q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: DriverGranted, Slot: s.slot.ID})

@@ -40,7 +40,17 @@ import (
 //     waits beside a free slot it may take (see Queues.SpeculativeAsks);
 //   - a timed preemption still pending has its reason: its claimant has
 //     not ended, waits, has a higher priority than the victim, which is
-//     of its queue, and is not such a job at its fair share.
+//     of its queue, and is not such a job at its fair share;
+//   - a reclaim never serves what the queue's policy holds back, and
+//     never leaves its claimant unable to progress: no job reclaims in an
+//     instant in which its queue held it back (StateAware,
+//     maxRunningJobs) before, and a job that reclaimed for its driver at
+//     this instant could hold its driver with its first regions in the
+//     cluster without the other jobs' drivers and placeholders;
+//   - slots that come back at one instant, a job's end included, are
+//     decided together: no driver granted at this instant, whose first
+//     regions could not follow, holds a slot that would serve, with the
+//     free ones, the request of a job that may be granted and waits.
 func (q *Queues) CheckInvariants() error {
 	if err := q.checkBookkeeping(); err != nil {
 		return err
@@ -55,6 +65,12 @@ func (q *Queues) CheckInvariants() error {
 		return err
 	}
 	if err := q.checkSpeculative(); err != nil {
+		return err
+	}
+	if err := q.checkReclaimRules(); err != nil {
+		return err
+	}
+	if err := q.checkDriversDecided(); err != nil {
 		return err
 	}
 	return q.checkPreemptions()
@@ -280,6 +296,11 @@ func (q *Queues) checkNoIdleSlot() error {
 		if need == nil {
 			continue
 		}
+		if j.driver && !j.hasSlot && !j.gangWaits() {
+			if p, ok := q.driverProfile(j); ok && yields(q.driverYields(j, p)) {
+				continue // it leaves the slot to a request (drivers.go)
+			}
+		}
 		avail, _ := q.availableTo(j)
 		a := resource.Assign(need, avail, q.cfg.Matching)
 		if a.Complete() || (!whole && a.Matched > 0) {
@@ -364,3 +385,62 @@ func (q *Queues) checkPreemptions() error {
 	}
 	return nil
 }
+
+// checkReclaimRules checks the preemptions made at this instant: none for
+// a job its queue held back before in the instant, and none for a driver
+// that could never be followed by its first regions beside the other
+// jobs' drivers and placeholders (which no preemption takes).
+func (q *Queues) checkReclaimRules() error {
+	for _, c := range q.jobs {
+		if !c.reclaimed || !c.reclaimAt.Equal(q.now) || !c.active() {
+			continue
+		}
+		if c.heldBack && c.heldBackAt.Equal(q.now) && c.heldBackStamp < c.reclaimStamp {
+			return fmt.Errorf("admission: job %s reclaimed slots at %v although its queue %s held it back earlier in that instant",
+				c.spec.Name, q.now, c.queue.cfg.Name)
+		}
+		if !c.driverReclaim {
+			continue
+		}
+		have := make([]int, len(q.profiles))
+		for idx := range q.slots {
+			s := &q.slots[idx]
+			if (s.state == slotDriver || s.state == slotPlaceholder) && s.owner != c.id {
+				continue
+			}
+			have[s.profile]++
+		}
+		if !q.startFollows(c, have) {
+			need, n := q.startNeed(c)
+			return fmt.Errorf("admission: job %s reclaimed slots for its driver at %v, but its driver and first regions %v (%d of them at once) never fit beside the other jobs' drivers and placeholders",
+				c.spec.Name, q.now, need, n)
+		}
+	}
+	return nil
+}
+
+// checkDriversDecided checks that no driver granted at this instant,
+// whose first regions could not follow, took a slot that a waiting
+// request needed (see driverYields).
+func (q *Queues) checkDriversDecided() error {
+	for _, j := range q.jobs {
+		if !j.hasSlot || !j.driverAt.Equal(q.now) || !j.active() || j.startFollowed {
+			continue
+		}
+		p := q.slots[j.driverSlot].profile
+		for _, x := range q.jobs {
+			// (a request that came after the driver's grant, as its
+			// job's pool took what the instant's decision granted, was
+			// not there to be decided with it)
+			if a := x.asks.inOrder(nil); x != j && a != nil && a.stamp < j.driverStamp && q.requestServed(x, p) {
+				need, _, what := x.firstNeed()
+				return fmt.Errorf("admission: the driver of job %s took %s at %v while its first regions could not follow, and job %s waits for %s %v, which that slot serves with the free ones",
+					j.spec.Name, q.slotName(j.driverSlot), q.now, x.spec.Name, what, need)
+			}
+		}
+	}
+	return nil
+}
+
+// yields is the first result of driverYields.
+func yields(y, _ bool) bool { return y }

@@ -134,7 +134,23 @@ func (spec *JobSpec) admissionSpec() admission.JobSpec {
 		Driver: spec.Driver, Gang: spec.Gang,
 		Largest:     resource.Tally(profiles),
 		LargestName: fmt.Sprintf("region %d %s", largest, rs.MemberNames(largest, 4)),
+		Start:       startSlots(rs),
 	}
+}
+
+// startSlots is what a job asks for when it starts: the slots of its
+// regions scheduled at the start (those that consume no other region's
+// results), together, as region.Regions.GangMinSlots counts them.
+func startSlots(rs *region.Regions) []resource.Count {
+	var profiles []resource.Profile
+	for r := range region.ID(rs.NumRegions()) {
+		if len(rs.ConsumedGroups(r)) == 0 {
+			for _, s := range rs.Slots(r) {
+				profiles = append(profiles, s.Profile)
+			}
+		}
+	}
+	return resource.Tally(profiles)
 }
 
 // poolConfig is the configuration of every job's pool: freed slots go

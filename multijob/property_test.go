@@ -36,7 +36,8 @@ import (
 //   - a preemption takes from a job of the claimant's queue of strictly
 //     lower priority, the lowest priority (then the most recently
 //     submitted) first, and never a driver (a slot a claim asks back for
-//     another job leaves its job already: it is not the job's to give);
+//     another job is still its job's to give; one another preemption
+//     takes leaves its job already);
 //   - a task is cancelled by a preemption only while the preemption's
 //     reason holds (its claimant runs, waits, and outranks the victim);
 //   - on a fair-share queue a job at or above its share takes no slot
@@ -735,7 +736,7 @@ func (r *mixRun) checkPreemption(ev admission.Event, rd multijob.Ready, pre snap
 			continue
 		}
 		// Its slots that leave it already are not to give: those a
-		// preemption takes, and those a claim asks back for another job.
+		// preemption takes (a claim's are: their tasks run on).
 		var kept []scheduler.SlotID
 		taken := 0
 		for slot := range pre.held[name] {
@@ -757,12 +758,12 @@ func (r *mixRun) checkPreemption(ev admission.Event, rd multijob.Ready, pre snap
 }
 
 // leaves reports whether a slot asked back from its job (ab) leaves the
-// job already, whatever a preemption for c takes: a preemption takes it,
-// or a claim asks it back for another job than c. (A slot a claim asks
-// back for c itself is the job's to give: c's preemption takes it before
-// any slot of a job after that one in victim order.)
-func leaves(c string, ab admission.AskedBack) bool {
-	return ab.Preempted || ab.For != c
+// job already, whatever a preemption for c takes: a preemption takes it.
+// A slot a claim asks back, for c or another job, is the job's to give:
+// its task runs on, and c's preemption takes it before any slot of a job
+// after that one in victim order.
+func leaves(_ string, ab admission.AskedBack) bool {
+	return ab.Preempted
 }
 
 // checkCancel checks that a job's tasks were cancelled for a reason: it
