@@ -47,8 +47,8 @@ import (
 //     maxRunningJobs) before, and a job that reclaimed for its driver at
 //     this instant could hold its driver with its first regions in the
 //     cluster without the other jobs' drivers and placeholders;
-//   - slots that come back at one instant, a job's end included, are
-//     decided together: no driver granted at this instant, whose first
+//   - with Config.DecidePerInstant, slots that come back at one instant,
+//     a job's end included, are decided together: no driver granted at this instant, whose first
 //     regions could not follow, holds a slot that would serve, with the
 //     free ones, the request of a job that may be granted and waits.
 func (q *Queues) CheckInvariants() error {
@@ -423,6 +423,9 @@ func (q *Queues) checkReclaimRules() error {
 // whose first regions could not follow, took a slot that a waiting
 // request needed (see driverYields).
 func (q *Queues) checkDriversDecided() error {
+	if !q.cfg.DecidePerInstant {
+		return nil // every input decides alone: an instant's inputs are not decided together
+	}
 	for _, j := range q.jobs {
 		if !j.hasSlot || !j.driverAt.Equal(q.now) || !j.active() || j.startFollowed {
 			continue

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -85,8 +86,12 @@ func TestPropertyQueuesEveryJobFinishes(t *testing.T) {
 	checkMixes(t, FIFO, Priority, StateAware)
 }
 
+// mixes is how many random mixes each property test of the queues runs
+// (seeds 1 ... N).
+var mixes = flag.Int("mixes", 200, "how many random mixes each TestPropertyQueues*/TestPropertyFairShare* runs")
+
 func checkMixes(t *testing.T, policies ...Policy) {
-	for seed := uint64(1); seed <= 200; seed++ {
+	for seed := uint64(1); seed <= uint64(*mixes); seed++ {
 		s := randomMix(t, seed, policies...)
 		finished := s.run(0)
 		if !assert.True(t, finished, "seed %d: jobs did not finish: %v\n%s\n%s", seed, s.states(), s.tail(20), s.dump()) {
