@@ -70,7 +70,12 @@ func (q *Queues) driverYields(j *job, p int32) (yields, follows bool) {
 	}
 	for _, qu := range q.qorder {
 		for n := qu.order.First(); n != nil; n = n.Next() {
-			if x := n.Item(); x != j && q.requestServed(x, -1) {
+			x := n.Item()
+			if x.active() && q.blocked(x) != "" {
+				q.markHeldBack(x) // (what it waits for is not this instant's to serve)
+				continue
+			}
+			if x != j && q.requestServed(x, -1) {
 				return true, false
 			}
 		}

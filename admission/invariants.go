@@ -435,6 +435,12 @@ func (q *Queues) checkDriversDecided() error {
 			// (a request that came after the driver's grant, as its
 			// job's pool took what the instant's decision granted, was
 			// not there to be decided with it)
+			// Nor one of a job held back then, let go later in the
+			// instant, or waiting for its gang then, given up since
+			// (its timer fires after the instant's decision).
+			if (x.heldBack && x.heldBackAt.Equal(q.now) && x.heldBackStamp < j.driverStamp) || x.gangStamp > j.driverStamp {
+				continue
+			}
 			if a := x.asks.inOrder(nil); x != j && a != nil && a.stamp < j.driverStamp && q.requestServed(x, p) {
 				need, _, what := x.firstNeed()
 				return fmt.Errorf("admission: the driver of job %s took %s at %v while its first regions could not follow, and job %s waits for %s %v, which that slot serves with the free ones",

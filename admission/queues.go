@@ -277,6 +277,8 @@ type job struct {
 	// driverAt and driverStamp: when its driver got its slot.
 	driverAt    time.Time
 	driverStamp uint64
+	// gangStamp: when its gang's timer fired (Queues.stamp).
+	gangStamp uint64
 	// startFollowed: when its driver got its slot, its first regions
 	// could follow (see driverYields).
 	startFollowed bool

@@ -14,7 +14,9 @@ import (
 // randomMix builds a random job mix (a quarter of the jobs with a soft
 // gang of 1 to the fitting slots, timing out after 20 to 220 ms) on a
 // fresh harness: 4 to 12 slots; 1
-// to 3 queues with random policies and maxRunningJobs; 2 to 7 jobs with 1
+// to 3 queues with random policies (StateAware among them) and
+// maxRunningJobs, one in three preempting with a reclaim timeout of 0, 10
+// or 20 ms; 2 to 7 jobs with 1
 // to 4 regions that each fit the cluster alone, arriving within 50 ms.
 // Drivers only where admission keeps them from flooding the cluster: in a
 // queue with maxRunningJobs 1 (at most one driver of the queue at a time),
