@@ -60,7 +60,7 @@ func TestNoReclaimInTheInstantAJobIsLetGo(t *testing.T) {
 	assert.Equal(t, 2000*ms, j1.firstDeploy.Sub(t0), s.tail(30))
 }
 
-// A slot a claim asks back for another job still runs its job's task: a
+// A slot a claim of another queue asks back still runs its job's task: a
 // preemption counts it as that job's, lowest priority first. root.a
 // (priority, reclaim timeout 0) runs v (2000) and w (3000) for 5 s each
 // on 2 of 3 slots; x of root.0 (served first, by name) runs a short

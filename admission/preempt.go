@@ -25,14 +25,14 @@ import (
 //     priority than the claimant: the lowest priority first, the most
 //     recently submitted first among equals, whatever the queue's policy.
 //     Drivers are never taken, nor slots that would break a gang below its
-//     minimum, nor slots another preemption takes already. A slot a claim
-//     asks back for another job still runs its job's task: it is that
-//     job's to give (last of its slots), and the claim loses it. Under
-//     fair share
-//     a job preempts only while it holds less than its share, and a
-//     victim yields only as many slots as leave it behind the claimant in
-//     the queue's order (yieldable): a slot taken is never the next one
-//     the policy would hand back.
+//     minimum, nor slots another preemption takes already, nor slots a
+//     claim of its queue asks back for another job (they leave their job
+//     already). A slot a claim of another queue asks back still runs its
+//     job's task: it is that job's to give (last of its slots), and the
+//     claim loses it. Under fair share a job preempts only while it holds
+//     less than its share, and a victim yields only as many slots as leave
+//     it behind the claimant in the queue's order (yieldable): a slot
+//     taken is never the next one the policy would hand back.
 //   - It is made only for a job its queue does not hold back, nor held
 //     back earlier in the same instant (StateAware, maxRunningJobs: a job
 //     of the queue leaving starting as the instant's grants deploy its
@@ -234,13 +234,16 @@ func (q *Queues) upgradeable(c *job, idx int32) bool {
 	return v.queue == c.queue && v.spec.Priority < c.spec.Priority
 }
 
-// claimedAway reports whether slot idx is asked back by a claim for
-// another job than c (it comes back when its task ends) from a job c may
-// preempt: the slot still runs its job's task, which c may cancel like
-// any other of that job's, taking the slot from the claim.
+// claimedAway reports whether slot idx is asked back by a claim for a
+// job of another queue than c's (it comes back when its task ends) from
+// a job c may preempt: the slot still runs its job's task, which c may
+// cancel like any other of that job's, taking the slot from the claim.
+// (A slot a claim of c's own queue asks back leaves its job already: the
+// queue's order handed it on, and taking it would only make that claim
+// ask again.)
 func (q *Queues) claimedAway(c *job, idx int32) bool {
 	s := &q.slots[idx]
-	return s.claimant != c.id && s.claimant != noJob && q.upgradeable(c, idx)
+	return s.claimant != c.id && s.claimant != noJob && q.jobs[s.claimant].queue != c.queue && q.upgradeable(c, idx)
 }
 
 // pickVictims adds to have (counts per profile) the victims' slots that
