@@ -34,18 +34,9 @@ func (q *Queues) decideNow() {
 		}
 	}
 	q.withdrawStale()
-	for {
-		for q.decidePass() {
-		}
-		// A preemption that takes a slot a claim asks back for another
-		// job gives that claim up (preempt.go): its reserved slots are
-		// free again, for a pass to grant.
-		q.tookClaimed = false
-		q.preemptAll()
-		if !q.tookClaimed {
-			break
-		}
+	for q.decidePass() {
 	}
+	q.preemptAll()
 	q.grantSpeculative()
 }
 

@@ -216,8 +216,12 @@ func (q *Queues) preemptFor(c *job) bool {
 }
 
 // markHeldBack records that a decision found c held back by its queue
-// now: it does not reclaim in this instant.
+// now: it does not reclaim in this instant. The first mark of an instant
+// stays.
 func (q *Queues) markHeldBack(c *job) {
+	if c.heldBack && c.heldBackAt.Equal(q.now) {
+		return
+	}
 	q.stamp++
 	c.heldBackAt, c.heldBack, c.heldBackStamp = q.now, true, q.stamp
 }
@@ -237,13 +241,19 @@ func (q *Queues) upgradeable(c *job, idx int32) bool {
 // claimedAway reports whether slot idx is asked back by a claim for a
 // job of another queue than c's (it comes back when its task ends) from
 // a job c may preempt: the slot still runs its job's task, which c may
-// cancel like any other of that job's, taking the slot from the claim.
-// (A slot a claim of c's own queue asks back leaves its job already: the
-// queue's order handed it on, and taking it would only make that claim
-// ask again.)
+// cancel like any other of that job's, taking the slot from the claim,
+// which is given up (the claimant asks again in the next decision). Only
+// from a claim that keeps no free slot reserved: giving it up frees
+// nothing a decision would have to hand out again. (A slot a claim of
+// c's own queue asks back leaves its job already: the queue's order
+// handed it on.)
 func (q *Queues) claimedAway(c *job, idx int32) bool {
 	s := &q.slots[idx]
-	return s.claimant != c.id && s.claimant != noJob && q.jobs[s.claimant].queue != c.queue && q.upgradeable(c, idx)
+	if s.claimant == c.id || s.claimant == noJob {
+		return false
+	}
+	x := q.jobs[s.claimant]
+	return x.queue != c.queue && len(x.reserved) == 0 && q.upgradeable(c, idx)
 }
 
 // pickVictims adds to have (counts per profile) the victims' slots that
@@ -379,9 +389,8 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 	var broken []*job
 	defer func() {
 		for _, other := range broken {
-			q.dropClaim(other)
+			q.dropClaim(other) // (it keeps no reserved slot: nothing is freed)
 			q.updateOrder(other)
-			q.tookClaimed = true
 		}
 	}()
 	for _, vid := range order {

@@ -368,9 +368,6 @@ type Queues struct {
 	// request during a decide pass (drivers.go).
 	driverYielded bool
 	yielder       *job // the job whose driver yielded last (visit reads it)
-	// tookClaimed: a preemption took a slot a claim asked back for
-	// another job, and gave that claim up (preempt.go).
-	tookClaimed bool
 	// stamp counts asks, grants of drivers, marks of held-back jobs and
 	// preemptions, to order them within an instant (for CheckInvariants).
 	stamp uint64

@@ -35,10 +35,9 @@ import (
 //   - no slot runs tasks of two jobs, or a task beside another job's driver;
 //   - a preemption takes from a job of the claimant's queue of strictly
 //     lower priority, the lowest priority (then the most recently
-//     submitted) first, and never a driver (a slot another preemption
-//     takes, or a claim of the same queue asks back for another job,
-//     leaves its job already; one a claim of another queue asks back is
-//     still its job's to give);
+//     submitted) first, and never a driver (a slot a claim asks back for
+//     another job leaves its job already: it need not be the job's to
+//     give, though a preemption may take it from another queue's claim);
 //   - a task is cancelled by a preemption only while the preemption's
 //     reason holds (its claimant runs, waits, and outranks the victim);
 //   - on a fair-share queue a job at or above its share takes no slot
@@ -754,8 +753,7 @@ func (r *mixRun) checkPreemption(ev admission.Event, rd multijob.Ready, pre snap
 			continue
 		}
 		// Its slots that leave it already are not to give: those a
-		// preemption takes, and those a claim of the queue asks back for
-		// another job.
+		// preemption takes, and those a claim asks back for another job.
 		var kept []scheduler.SlotID
 		taken := 0
 		for slot := range pre.held[name] {
@@ -763,7 +761,7 @@ func (r *mixRun) checkPreemption(ev admission.Event, rd multijob.Ready, pre snap
 				continue
 			}
 			kept = append(kept, slot)
-			if ab, ok := back[slot]; ok && r.leaves(c, ab) {
+			if ab, ok := back[slot]; ok && leaves(c, ab) {
 				taken++
 			}
 		}
@@ -778,12 +776,11 @@ func (r *mixRun) checkPreemption(ev admission.Event, rd multijob.Ready, pre snap
 
 // leaves reports whether a slot asked back from its job (ab) leaves the
 // job already, whatever a preemption for c takes: a preemption takes it,
-// or a claim of c's queue asks it back for another job than c. (A slot a
-// claim asks back for c itself, or for a job of another queue, is the
-// job's to give: c's preemption takes it before any slot of a job after
-// that one in victim order.)
-func (r *mixRun) leaves(c string, ab admission.AskedBack) bool {
-	return ab.Preempted || (ab.For != c && r.job[ab.For] != nil && r.job[ab.For].spec.Queue == r.job[c].spec.Queue)
+// or a claim asks it back for another job than c. (A slot a claim asks
+// back for c itself is the job's to give: c's preemption takes it before
+// any slot of a job after that one in victim order.)
+func leaves(c string, ab admission.AskedBack) bool {
+	return ab.Preempted || ab.For != c
 }
 
 // checkEndsDecided checks that the end of a job belongs to its instant:
