@@ -9,7 +9,7 @@ import (
 // Cluster is the cluster-level seam: the admission many jobs share,
 // which decides which job gets which slots and when it must give them
 // back. Package multijob runs its jobs against one. Queues (in process,
-// through Queues.Cluster) and package admission/slurm's Cluster (a Slurm
+// through Queues.Cluster) and package slurm's cluster (a Slurm
 // cluster, which decides by itself) implement it.
 //
 // A Cluster is a deterministic state machine like the pools it serves:

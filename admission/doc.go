@@ -7,7 +7,7 @@
 // end, with no goroutines and no clock, so that a simulator can run both
 // in virtual time.
 //
-// Two admissions live here (and a Slurm one in admission/slurm):
+// Two admissions live here (and a Slurm one in package slurm):
 //
 //   - StaticCluster: a fixed list of slots for one pool, granted to asks in
 //     the order they arrive.
@@ -23,7 +23,7 @@
 //
 // Cluster is the seam many jobs share (package multijob runs its jobs
 // over one): Queues is one (Queues.Cluster), a Slurm cluster
-// (admission/slurm's Cluster) another, where Slurm decides; its JobPort
+// (package slurm's) another, where Slurm decides; its JobPort
 // is each job's slotpool.Admission.
 //
 // # Use
@@ -33,7 +33,7 @@
 // and the admission inside its own calls, until both are quiet (Example):
 //
 //	cluster, err := admission.NewStaticCluster(resource.FitsEveryDimension, slots...)
-//	s := scheduler.New(regions, scheduler.Config{Admission: cluster})
+//	s, err := scheduler.New(regions, scheduler.Config{Admission: cluster})
 //	err = s.Start(now) // the source regions ask the cluster; its grants deploy them
 //	rd := s.Ready()
 //

@@ -42,7 +42,10 @@ func Example() {
 	}
 	rs := region.FromJob(job, exchange.AllBlocking)
 	cluster := newCluster()
-	s := scheduler.New(rs, scheduler.Config{Admission: cluster, Pool: slotpool.Config{IdleTimeout: time.Second}})
+	s, err := scheduler.New(rs, scheduler.Config{Admission: cluster, Pool: slotpool.Config{IdleTimeout: time.Second}})
+	if err != nil {
+		panic(err)
+	}
 	deployed := func() {
 		for _, d := range s.Ready().Deploy {
 			fmt.Printf("%s in slot %d\n", s.TaskName(d.Task), d.Slot)
@@ -65,7 +68,9 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	s = scheduler.New(region.FromJob(huge, exchange.AllBlocking), scheduler.Config{Admission: newCluster()})
+	if s, err = scheduler.New(region.FromJob(huge, exchange.AllBlocking), scheduler.Config{Admission: newCluster()}); err != nil {
+		panic(err)
+	}
 	fmt.Println(s.Start(now))
 	// Output:
 	// src#0 in slot 1

@@ -46,7 +46,10 @@ func ExampleQueues() {
 		if err != nil {
 			panic(err)
 		}
-		s := scheduler.New(region.FromJob(job, exchange.AllPipelined), scheduler.Config{Admission: port})
+		s, err := scheduler.New(region.FromJob(job, exchange.AllPipelined), scheduler.Config{Admission: port})
+		if err != nil {
+			panic(err)
+		}
 		_ = s.Start(now)
 		return s
 	}

@@ -22,7 +22,7 @@ type Config struct {
 	Admission admission.Config
 	// Cluster, if set, is the admission the jobs share instead of the
 	// in-process one Admission configures (which is then ignored): a
-	// Slurm cluster (package admission/slurm), say. The Scheduler calls
+	// Slurm cluster (package slurm), say. The Scheduler calls
 	// its Decide once per Ready.
 	Cluster admission.Cluster
 	// Timeout is how long a region of a job may wait for its slots before
@@ -36,7 +36,7 @@ type Config struct {
 	// SelectiveShare is every job's scheduler.Config.SelectiveShare: the
 	// share of the producers of a selective hybrid input that must have
 	// finished before its consumer may start (0: the default). New
-	// refuses a value scheduler.CheckSelectiveShare refuses.
+	// refuses a value scheduler.ValidateSelectiveShare refuses.
 	SelectiveShare float64
 	// DisableHybridSlotSharing is every job's
 	// scheduler.Config.DisableHybridSlotSharing: consumers of hybrid
@@ -86,8 +86,8 @@ type JobSpec struct {
 	Speculation scheduler.Speculation
 }
 
-// check refuses a spec that cannot be submitted.
-func (spec *JobSpec) check() error {
+// validate refuses a spec that cannot be submitted.
+func (spec *JobSpec) validate() error {
 	bad := func(format string, args ...any) error {
 		return &JobError{Op: "submit", Job: spec.Name, Err: fmt.Errorf("%w: "+format, append([]any{ErrBadSpec}, args...)...)}
 	}
@@ -99,7 +99,7 @@ func (spec *JobSpec) check() error {
 	case spec.Regions.NumRegions() == 0:
 		return bad("no regions")
 	}
-	if err := spec.Speculation.CheckJob(spec.Regions); err != nil {
+	if err := spec.Speculation.ValidateJob(spec.Regions); err != nil {
 		return &JobError{Op: "submit", Job: spec.Name, Err: err}
 	}
 	if g := spec.Gang; g != nil {

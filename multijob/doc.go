@@ -58,7 +58,7 @@
 // The admission the jobs share is a seam, admission.Cluster: by default
 // the in-process queues Config.Admission configures (admission.Queues);
 // with Config.Cluster, any other, such as a Slurm cluster (package
-// admission/slurm), which decides outside the process. Such a cluster
+// package slurm), which decides outside the process. Such a cluster
 // takes what it observes through input methods of its own, which the
 // runtime calls through ClusterInput (Driver.ClusterInput with a
 // driver), so that the Scheduler stays deterministic: slurm.Poller runs

@@ -49,13 +49,13 @@ type job struct {
 // New returns a Scheduler with no jobs over cfg.Cluster, or else over
 // the in-process admission cfg.Admission configures. Bad admission
 // configuration returns the admission's typed error; a bad
-// SelectiveShare, CheckSelectiveShare's.
+// SelectiveShare, ValidateSelectiveShare's.
 func New(cfg Config) (*Scheduler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
 	if cfg.SelectiveShare != 0 {
-		if err := scheduler.CheckSelectiveShare(cfg.SelectiveShare); err != nil {
+		if err := scheduler.ValidateSelectiveShare(cfg.SelectiveShare); err != nil {
 			return nil, err
 		}
 	}
@@ -129,7 +129,7 @@ func (s *Scheduler) Submit(now time.Time, spec JobSpec) error {
 	if err := s.checkTime(now); err != nil {
 		return err
 	}
-	if err := spec.check(); err != nil {
+	if err := spec.validate(); err != nil {
 		return err
 	}
 	if _, dup := s.byName[spec.Name]; dup {
@@ -138,8 +138,20 @@ func (s *Scheduler) Submit(now time.Time, spec JobSpec) error {
 	if spec.Speculation.Enabled && !admission.GrantsSpeculative(s.c) {
 		return &JobError{Op: "submit", Job: spec.Name, Err: ErrSpeculationCluster}
 	}
+	// The job's scheduler is made once the admission took the job: its
+	// configuration is validated first, an admission standing in for the
+	// job's port.
+	probe := s.schedulerConfig(spec, nil)
+	probe.ExternalAdmission = true
+	if err := probe.Validate(); err != nil {
+		return &JobError{Op: "submit", Job: spec.Name, Err: err}
+	}
 	port, err := s.c.Submit(now, spec.admissionSpec())
 	if err != nil {
+		return &JobError{Op: "submit", Job: spec.Name, Err: err}
+	}
+	sched, err := scheduler.New(spec.Regions, s.schedulerConfig(spec, port))
+	if err != nil { // what probe and spec.validate accepted: cannot happen
 		return &JobError{Op: "submit", Job: spec.Name, Err: err}
 	}
 	s.advance(now)
@@ -151,14 +163,7 @@ func (s *Scheduler) Submit(now time.Time, spec JobSpec) error {
 		s.end(now, j, Rejected, port.Err())
 		return nil
 	}
-	j.sched = scheduler.New(spec.Regions, scheduler.Config{
-		Pool:                     s.cfg.poolConfig(),
-		Admission:                port,
-		SelectiveShare:           s.cfg.SelectiveShare,
-		DisableHybridSlotSharing: s.cfg.DisableHybridSlotSharing,
-		Speculation:              spec.Speculation,
-		Logger:                   s.log.Named(spec.Name),
-	})
+	j.sched = sched
 	// The admission's first message is the cluster's capacity: a region
 	// that can never fit fails the job when it starts.
 	if err := j.sched.Admit(now); err != nil {
@@ -169,6 +174,22 @@ func (s *Scheduler) Submit(now time.Time, spec JobSpec) error {
 	}
 	s.after(now, j)
 	return nil
+}
+
+// schedulerConfig is the configuration of the scheduler of the job of
+// spec, whose admission is port.
+func (s *Scheduler) schedulerConfig(spec JobSpec, port admission.JobPort) scheduler.Config {
+	cfg := scheduler.Config{
+		Pool:                     s.cfg.poolConfig(),
+		SelectiveShare:           s.cfg.SelectiveShare,
+		DisableHybridSlotSharing: s.cfg.DisableHybridSlotSharing,
+		Speculation:              spec.Speculation,
+		Logger:                   s.log.Named(spec.Name),
+	}
+	if port != nil {
+		cfg.Admission = port
+	}
+	return cfg
 }
 
 // start starts a job's scheduler. A job that fails at once (a region that

@@ -154,7 +154,7 @@ func runSpecMix(t *testing.T, seed uint64, hybrid bool) (started, won, granted i
 		sp.CheckInterval = 100 * time.Millisecond
 		sp.MaxConcurrentExecutions = 2 + rng.IntN(2)
 		sp.BlockSlowNodeDuration = time.Duration(rng.IntN(2)) * time.Second
-		if sp.CheckJob(info.rs) != nil {
+		if sp.ValidateJob(info.rs) != nil {
 			sp = scheduler.Speculation{} // no task of it may be speculated
 		}
 		arrivals = append(arrivals, struct {

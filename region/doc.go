@@ -39,5 +39,5 @@
 // judges those slots, and a runtime hands the same Regions to its
 // scheduler so that it asks for them:
 //
-//	sched := scheduler.New(rs.ForCluster(cluster, m), scheduler.Config{})
+//	sched, err := scheduler.New(rs.ForCluster(cluster, m), scheduler.Config{})
 package region

@@ -153,6 +153,26 @@ type neverRegion struct {
 	heldTally []resource.Count
 }
 
+// feasibilityCheck is what check computes once about a job and a cluster
+// before it judges the regions one by one.
+type feasibilityCheck struct {
+	rs        *Regions
+	cluster   []resource.Count
+	m         resource.Matching
+	capacity  int
+	counts    bool // only counts matter: any slot serves any request
+	kinds     []resource.Count
+	universal bool // every slot serves every request
+	strict    bool // bulks are served in strict FIFO order
+	nevers    []neverRegion
+	index     map[ID]int // region -> its index in nevers
+	allHeld   []resource.Profile
+	allTally  []resource.Count
+	desc      []uint64
+	// later[k] sums the held slots of the source regions among nevers[k:].
+	later []int
+}
+
 func (rs *Regions) check(cluster []resource.Count, m resource.Matching) Verdict {
 	v := Verdict{Runnable: true, MinimumSlots: rs.minimumSlots, Region: -1, Repacked: rs.Repacked()}
 	capacity := 0
@@ -160,30 +180,61 @@ func (rs *Regions) check(cluster []resource.Count, m resource.Matching) Verdict 
 		capacity = satAdd(capacity, max(c.N, 0))
 	}
 	if e, ok := rs.blockedForever(); ok {
-		// No cluster helps: a blocking result that is never complete.
-		job := rs.topo.Job()
-		edge := job.Edge(e)
-		_, target := job.EdgeEnds(e)
-		r := rs.regionOf[rs.topo.VerticesOf(target).Start]
-		v.Runnable, v.Definite, v.Region = false, true, r
+		return rs.blockedVerdict(v, e)
+	}
+	c := rs.newFeasibilityCheck(cluster, m, capacity)
+	v.Indefinite = len(c.allHeld)
+	if len(c.nevers) > 0 {
 		v.NeverFinish = rs.neverFinishing()
-		v.Reason = fmt.Sprintf("region %d %s can never run: it reads the %s result of edge %s -> %s, and %s never finishes "+
-			"(it is unbounded or reads an unbounded vertex through pipelined or hybrid edges)",
-			r, rs.MemberNames(r, 8), rs.topo.PartitionType(e), edge.Source, edge.Target, edge.Source)
+		// In the end every such slot is held at once.
+		fit, missing := rs.fits(nil, c.allHeld, cluster, capacity, c.counts, m)
+		if !fit {
+			v.Runnable, v.Definite, v.Region = false, true, c.nevers[0].id
+			v.Needed, v.Missing = tallyOrCount(c.allHeld, c.counts), missing
+			v.Reason = rs.heldReason(v, capacity, !c.universal)
+			return v
+		}
+	}
+	c.desc = rs.descendantMasks(c.nevers, c.index)
+	best, bestNeed, failed := c.judgeRegions(&v)
+	if failed {
 		return v
 	}
-	counts := !rs.anyKnownResources() // only counts matter: any slot serves any request
-	kinds := slotKinds(cluster)
-	universal := counts || len(kinds) == 0 || kinds[0].Profile.IsUnknown() // every slot serves every request
+	if best >= 0 {
+		return c.largestVerdict(v, best, bestNeed)
+	}
+	v.Reason = rs.reason(v, capacity, 0, !c.universal)
+	return v
+}
 
-	// Regions with subtasks that never finish: the slots of those subtasks
-	// are held forever; their other slots come back.
-	nevers := rs.neverRegions()
-	index := map[ID]int{}
-	var allHeld []resource.Profile
-	for k := range nevers {
-		n := &nevers[k]
-		index[n.id] = k
+// blockedVerdict is the verdict of a job with a blocking result that is
+// never complete (edge e's): no cluster helps.
+func (rs *Regions) blockedVerdict(v Verdict, e topology.JobEdgeID) Verdict {
+	job := rs.topo.Job()
+	edge := job.Edge(e)
+	_, target := job.EdgeEnds(e)
+	r := rs.regionOf[rs.topo.VerticesOf(target).Start]
+	v.Runnable, v.Definite, v.Region = false, true, r
+	v.NeverFinish = rs.neverFinishing()
+	v.Reason = fmt.Sprintf("region %d %s can never run: it reads the %s result of edge %s -> %s, and %s never finishes "+
+		"(it is unbounded or reads an unbounded vertex through pipelined or hybrid edges)",
+		r, rs.MemberNames(r, 8), rs.topo.PartitionType(e), edge.Source, edge.Target, edge.Source)
+	return v
+}
+
+// newFeasibilityCheck collects the regions with subtasks that never
+// finish (the slots of those subtasks are held forever; their other
+// slots come back) and how the cluster serves requests.
+func (rs *Regions) newFeasibilityCheck(cluster []resource.Count, m resource.Matching, capacity int) *feasibilityCheck {
+	c := &feasibilityCheck{rs: rs, cluster: cluster, m: m, capacity: capacity}
+	c.counts = !rs.anyKnownResources()
+	c.kinds = slotKinds(cluster)
+	c.universal = c.counts || len(c.kinds) == 0 || c.kinds[0].Profile.IsUnknown()
+	c.nevers = rs.neverRegions()
+	c.index = map[ID]int{}
+	for k := range c.nevers {
+		n := &c.nevers[k]
+		c.index[n.id] = k
 		for _, s := range rs.Slots(n.id) {
 			n.all = append(n.all, s.Profile)
 			if s.Unbounded {
@@ -191,102 +242,99 @@ func (rs *Regions) check(cluster []resource.Count, m resource.Matching) Verdict 
 			}
 		}
 		n.heldTally = resource.Tally(n.held)
-		allHeld = append(allHeld, n.held...)
+		c.allHeld = append(c.allHeld, n.held...)
 	}
-	v.Indefinite = len(allHeld)
-	if len(nevers) > 0 {
-		v.NeverFinish = rs.neverFinishing()
-		// In the end every such slot is held at once.
-		fit, missing := rs.fits(nil, allHeld, cluster, capacity, counts, m)
-		if !fit {
-			v.Runnable, v.Definite, v.Region = false, true, nevers[0].id
-			v.Needed, v.Missing = tallyOrCount(allHeld, counts), missing
-			v.Reason = rs.heldReason(v, capacity, !universal)
-			return v
-		}
-	}
-	desc := rs.descendantMasks(nevers, index)
-	allTally := resource.Tally(allHeld)
+	c.allTally = resource.Tally(c.allHeld)
 	// With strict FIFO (every slot serves every request, so the oldest
 	// waiting bulk takes any free slot and no younger one overtakes it),
 	// a source region asks at start before every source region of a larger
-	// id: those cannot hold slots before it is served. later[k] sums the
-	// held slots of the source regions among nevers[k:].
-	strict := len(nevers) > 0 && (universal || rs.servesAll(kinds, m))
-	later := make([]int, len(nevers)+1)
-	for k := len(nevers) - 1; k >= 0; k-- {
-		later[k] = later[k+1]
-		if rs.isSource(nevers[k].id) {
-			later[k] += len(nevers[k].held)
+	// id: those cannot hold slots before it is served.
+	c.strict = len(c.nevers) > 0 && (c.universal || rs.servesAll(c.kinds, m))
+	c.later = make([]int, len(c.nevers)+1)
+	for k := len(c.nevers) - 1; k >= 0; k-- {
+		c.later[k] = c.later[k+1]
+		if rs.isSource(c.nevers[k].id) {
+			c.later[k] += len(c.nevers[k].held)
 		}
 	}
-	heldOf := func(r ID) (n int, tally []resource.Count) {
-		// The slots held forever that r may have to wait beside: those
-		// of every never-finishing region but r's descendants and r (and,
-		// with strict FIFO, the later sources when r is a source).
-		n, tally = len(allHeld), allTally
-		excluded := rs.excluded(r, desc, index)
-		after := len(nevers) // nevers[after:] are the later sources to drop
-		if strict && rs.isSource(r) {
-			after, _ = slices.BinarySearchFunc(nevers, r+1, func(n neverRegion, id ID) int { return int(n.id) - int(id) })
-			if !counts && len(nevers)-after > maxLaterSources {
-				after = len(nevers) // too many to subtract one by one: stay conservative
-			}
+	return c
+}
+
+// heldOf returns the slots held forever that r may have to wait beside:
+// those of every never-finishing region but r's descendants and r (and,
+// with strict FIFO, the later sources when r is a source).
+func (c *feasibilityCheck) heldOf(r ID) (n int, tally []resource.Count) {
+	rs, nevers := c.rs, c.nevers
+	n, tally = len(c.allHeld), c.allTally
+	excluded := rs.excluded(r, c.desc, c.index)
+	after := len(nevers) // nevers[after:] are the later sources to drop
+	if c.strict && rs.isSource(r) {
+		after, _ = slices.BinarySearchFunc(nevers, r+1, func(n neverRegion, id ID) int { return int(n.id) - int(id) })
+		if !c.counts && len(nevers)-after > maxLaterSources {
+			after = len(nevers) // too many to subtract one by one: stay conservative
 		}
-		if len(excluded) == 0 && after == len(nevers) {
-			return n, tally
+	}
+	if len(excluded) == 0 && after == len(nevers) {
+		return n, tally
+	}
+	if !c.counts {
+		tally = slices.Clone(c.allTally)
+	}
+	for _, k := range excluded {
+		n -= len(nevers[k].held)
+		if !c.counts {
+			tally = subtractCounts(tally, nevers[k].heldTally)
 		}
-		if !counts {
-			tally = slices.Clone(allTally)
-		}
-		for _, k := range excluded {
-			n -= len(nevers[k].held)
-			if !counts {
+	}
+	n -= c.later[after]
+	if !c.counts {
+		for k := after; k < len(nevers); k++ {
+			if rs.isSource(nevers[k].id) {
 				tally = subtractCounts(tally, nevers[k].heldTally)
 			}
 		}
-		n -= later[after]
-		if !counts {
-			for k := after; k < len(nevers); k++ {
-				if rs.isSource(nevers[k].id) {
-					tally = subtractCounts(tally, nevers[k].heldTally)
-				}
-			}
-		}
-		return n, tally
 	}
+	return n, tally
+}
 
+// ownSlots returns region r's slots: their profiles (nil when only
+// counts matter) and their number.
+func (c *feasibilityCheck) ownSlots(r ID) ([]resource.Profile, int) {
+	if k, isNever := c.index[r]; isNever {
+		return c.nevers[k].all, len(c.nevers[k].all)
+	}
+	if c.counts {
+		return nil, c.rs.SlotCount(r)
+	}
+	own := slotProfiles(c.rs.Slots(r))
+	return own, len(own)
+}
+
+// judgeRegions judges every region beside the slots held forever that
+// it may wait for. The first region that does not fit fills v and ends
+// the walk (failed); otherwise it returns the region that needs the most
+// slots with what it needs.
+func (c *feasibilityCheck) judgeRegions(v *Verdict) (best ID, bestNeed int, failed bool) {
+	rs := c.rs
 	checked := map[string]bool{}
 	remaining := map[string][]resource.Count{}
-	best, bestNeed := ID(-1), -1
+	best, bestNeed = -1, -1
 	for r := range ID(rs.NumRegions()) {
-		var own []resource.Profile
-		ownN := 0
-		k, isNever := index[r]
-		switch {
-		case isNever:
-			own = nevers[k].all
-			ownN = len(own)
-		case counts:
-			ownN = rs.SlotCount(r)
-		default:
-			own = slotProfiles(rs.Slots(r))
-			ownN = len(own)
-		}
-		heldN, heldTally := heldOf(r)
+		own, ownN := c.ownSlots(r)
+		heldN, heldTally := c.heldOf(r)
 		if ownN+heldN > bestNeed {
 			best, bestNeed = r, ownN+heldN
 		}
-		if counts {
-			if ownN+heldN <= capacity {
+		if c.counts {
+			if ownN+heldN <= c.capacity {
 				continue
 			}
 			v.Runnable, v.Region = false, r
 			v.Needed = []resource.Count{{Profile: resource.Unknown, N: ownN + heldN}}
-			v.Missing = []resource.Count{{Profile: resource.Unknown, N: ownN + heldN - capacity}}
-			v.Definite = rs.definitelyStuck(r, ownN, nil, nevers, index, capacity, true, true, cluster, m)
-			v.Reason = rs.reason(v, capacity, heldN+len(neverHeld(nevers, index, r)), !universal)
-			return v
+			v.Missing = []resource.Count{{Profile: resource.Unknown, N: ownN + heldN - c.capacity}}
+			v.Definite = rs.definitelyStuck(r, ownN, nil, c.nevers, c.index, c.capacity, true, true, c.cluster, c.m)
+			v.Reason = rs.reason(*v, c.capacity, heldN+len(neverHeld(c.nevers, c.index, r)), !c.universal)
+			return best, bestNeed, true
 		}
 		if ownN == 0 {
 			continue
@@ -300,33 +348,38 @@ func (rs *Regions) check(cluster []resource.Count, m resource.Matching) Verdict 
 		checked[key] = true
 		rest, ok := remaining[heldKey]
 		if !ok {
-			rest = cluster
+			rest = c.cluster
 			if len(heldTally) > 0 {
-				rest = withoutIndefinite(cluster, heldTally, m)
+				rest = withoutIndefinite(c.cluster, heldTally, c.m)
 			}
 			remaining[heldKey] = rest
 		}
-		if a := resource.Assign(need, rest, m); !a.Complete() {
+		if a := resource.Assign(need, rest, c.m); !a.Complete() {
 			v.Runnable, v.Region, v.Missing = false, r, a.Missing
 			v.Needed = addCounts(need, heldTally)
-			v.Definite = rs.definitelyStuck(r, ownN, own, nevers, index, capacity, false, strict || universal || rs.servesAll(kinds, m), cluster, m)
-			v.Reason = rs.reason(v, capacity, heldN+len(neverHeld(nevers, index, r)), !universal)
-			return v
+			v.Definite = rs.definitelyStuck(r, ownN, own, c.nevers, c.index, c.capacity, false,
+				c.strict || c.universal || rs.servesAll(c.kinds, c.m), c.cluster, c.m)
+			v.Reason = rs.reason(*v, c.capacity, heldN+len(neverHeld(c.nevers, c.index, r)), !c.universal)
+			return best, bestNeed, true
 		}
 	}
-	if best >= 0 {
-		v.Region = best
-		heldN, heldTally := heldOf(best)
-		if counts {
-			v.Needed = []resource.Count{{Profile: resource.Unknown, N: bestNeed}}
-		} else {
-			own := slotProfiles(rs.Slots(best))
-			v.Needed = addCounts(resource.Tally(own), heldTally)
-		}
-		v.Reason = rs.reason(v, capacity, heldN+len(neverHeld(nevers, index, best)), !universal)
-		return v
+	return best, bestNeed, false
+}
+
+// largestVerdict is the verdict of a runnable job: it names the region
+// that needs the most slots (best, needing bestNeed with the slots held
+// forever beside it).
+func (c *feasibilityCheck) largestVerdict(v Verdict, best ID, bestNeed int) Verdict {
+	rs := c.rs
+	v.Region = best
+	heldN, heldTally := c.heldOf(best)
+	if c.counts {
+		v.Needed = []resource.Count{{Profile: resource.Unknown, N: bestNeed}}
+	} else {
+		own := slotProfiles(rs.Slots(best))
+		v.Needed = addCounts(resource.Tally(own), heldTally)
 	}
-	v.Reason = rs.reason(v, capacity, 0, !universal)
+	v.Reason = rs.reason(v, c.capacity, heldN+len(neverHeld(c.nevers, c.index, best)), !c.universal)
 	return v
 }
 

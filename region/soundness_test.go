@@ -16,6 +16,7 @@ import (
 	"github.com/regionsched/regionsched/internal/jobgen"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -188,7 +189,7 @@ func TestForClusterPacksBySize(t *testing.T) {
 
 	res, err := simulator.Run(simulator.Config{Regions: rs, Cluster: cluster, Seed: 1})
 	require.NoError(t, err)
-	assert.Equal(t, simulator.Finished, res.Verdict, res.Reason)
+	assert.Equal(t, runfile.Finished, res.Verdict, res.Reason)
 
 	// Packing again for a cluster the locality packing fits undoes it.
 	big := []resource.Count{{Profile: cpu(2000), N: 2}}

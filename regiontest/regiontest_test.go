@@ -14,6 +14,7 @@ import (
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/regiontest"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -87,7 +88,7 @@ func TestVerifyReport(t *testing.T) {
 	assert.Equal(t, 4, rep.Static.MinimumSlots)
 	require.Len(t, rep.Runs, 7)
 	for _, r := range rep.Runs {
-		assert.Equal(t, simulator.Finished, r.Verdict)
+		assert.Equal(t, runfile.Finished, r.Verdict)
 		assert.Equal(t, time.Second, r.Makespan)
 		assert.Nil(t, r.Events, "Verify does not record traces")
 	}

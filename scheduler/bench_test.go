@@ -72,7 +72,7 @@ func BenchmarkSchedulerJob(b *testing.B) {
 			b.ResetTimer()
 			events := 0
 			for i := 0; i < b.N; i++ {
-				s := scheduler.New(rs, scheduler.Config{})
+				s := newScheduler(b, rs, scheduler.Config{})
 				if bc.anyOrder {
 					queue.rng = rand.NewPCG(uint64(i+1), 0) // the same orders in every benchmark run
 				}

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -14,14 +15,16 @@ import (
 	"github.com/regionsched/regionsched/slotpool"
 )
 
-// TestConfigCheck: a Config that contradicts itself is refused, by Check
-// and by the scheduler New makes of it (every input returns the same
-// *ConfigError, nothing panics); every other
-// combination of the admission settings is accepted.
-func TestConfigCheck(t *testing.T) {
+// TestConfigValidate: a Config that contradicts itself or sets a value
+// out of range is refused, by Validate and by New (the same error, no
+// scheduler, nothing panics); every other combination of the admission
+// settings is accepted.
+func TestConfigValidate(t *testing.T) {
 	cluster, err := admission.NewStaticCluster(resource.FitsEveryDimension, slotpool.Slots(1)...)
 	require.NoError(t, err)
 	rs := region.FromJob(flip119(t), exchange.AllBlocking)
+	badSpec := DefaultSpeculation()
+	badSpec.BaselineRatio = 2
 	for _, c := range []struct {
 		name  string
 		cfg   Config
@@ -32,25 +35,38 @@ func TestConfigCheck(t *testing.T) {
 		{"external", Config{ExternalAdmission: true}, ""},
 		{"in process, freed slots returned", Config{Admission: cluster, Pool: slotpool.Config{ReturnFreed: true}}, ""},
 		{"external, freed slots returned", Config{ExternalAdmission: true, Pool: slotpool.Config{ReturnFreed: true}}, ""},
+		{"selective share 1", Config{SelectiveShare: 1}, ""},
 		{"in process and external", Config{Admission: cluster, ExternalAdmission: true}, "ExternalAdmission"},
 		{"freed slots returned to no admission", Config{Pool: slotpool.Config{ReturnFreed: true}}, "Pool.ReturnFreed"},
+		{"selective share above 1", Config{SelectiveShare: 1.5}, "SelectiveShare"},
+		{"negative selective share", Config{SelectiveShare: -0.5}, "SelectiveShare"},
+		{"speculation out of range", Config{Speculation: badSpec}, "BaselineRatio"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := c.cfg.Check()
+			err := c.cfg.Validate()
 			if c.field == "" {
 				assert.NoError(t, err)
-				assert.NoError(t, New(rs, c.cfg).Start(t0))
+				s, err := New(rs, c.cfg)
+				require.NoError(t, err)
+				assert.NoError(t, s.Start(t0))
 				return
 			}
-			var ce *ConfigError
-			require.ErrorAs(t, err, &ce)
-			assert.Equal(t, c.field, ce.Field)
 			assert.ErrorIs(t, err, ErrInvalidConfig)
+			var ce *ConfigError
+			var se *SpeculationError
+			switch {
+			case errors.As(err, &ce):
+				assert.Equal(t, c.field, ce.Field)
+			case errors.As(err, &se):
+				assert.Equal(t, c.field, se.Field)
+			default:
+				t.Fatalf("%T %v", err, err)
+			}
 			var s *Scheduler
-			require.NotPanics(t, func() { s = New(rs, c.cfg) })
-			assert.Equal(t, err, s.Start(t0), "Start refuses it")
-			assert.Equal(t, err, s.Tick(t0), "and every input")
-			assert.False(t, s.HasReady())
+			var nerr error
+			require.NotPanics(t, func() { s, nerr = New(rs, c.cfg) })
+			assert.Equal(t, err, nerr, "New returns it")
+			assert.Nil(t, s)
 		})
 	}
 }
@@ -62,7 +78,7 @@ func TestPoolAsksOnlyWithAnAdmission(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.AllBlocking)
 	now := time.Unix(0, 0)
 	for _, external := range []bool{false, true} {
-		s := New(rs, Config{ExternalAdmission: external})
+		s := mustNew(t, rs, Config{ExternalAdmission: external})
 		require.NoError(t, s.Start(now))
 		rd := s.Ready()
 		asks := 0

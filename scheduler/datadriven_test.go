@@ -191,7 +191,7 @@ func (h *scenario) cmdJob(t *testing.T, td *datadriven.TestData) string {
 		var share string
 		td.ScanArgs(t, "share", &share)
 		f, err := strconv.ParseFloat(share, 64)
-		if err != nil || strategy.CheckSelectiveShare(f) != nil {
+		if err != nil || strategy.ValidateSelectiveShare(f) != nil {
 			td.Fatalf(t, "share=%s: a number in (0, 1]", share)
 		}
 		h.cfg.SelectiveShare = f
@@ -308,7 +308,7 @@ func (h *scenario) cmdCapacity(t *testing.T, td *datadriven.TestData) string {
 // sched returns the scheduler, creating it on first use.
 func (h *scenario) sched(t *testing.T, td *datadriven.TestData) *scheduler.Scheduler {
 	if h.s == nil {
-		h.s = scheduler.New(h.rs, h.cfg)
+		h.s = newScheduler(t, h.rs, h.cfg)
 	}
 	return h.s
 }

@@ -91,19 +91,21 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 func (s *Scheduler) drain(now time.Time) {
 	s.last, s.started = now, true
 	for {
-		events := s.link.Ready(now)
-		if len(events) == 0 {
+		notes := s.link.Notes(now)
+		if len(notes) == 0 {
 			break
 		}
 		// quiet: nothing below called the pool, so it has no new event
 		// and the link (which returns only once the pool and an in-process
 		// admission are quiet) would return none: the usual case, a
-		// region deployed, costs one call of Ready, not two.
+		// region deployed, costs one call of Notes, not two.
 		quiet := true
-		for _, ev := range events {
-			switch ev := ev.(type) {
-			case pool.Fulfilled:
-				quiet = s.deploy(now, ev) && quiet
+		for _, n := range notes {
+			if n.Other == nil { // a Fulfilled, stored inline
+				quiet = s.deploy(now, n.Fulfilled) && quiet
+				continue
+			}
+			switch ev := n.Other.(type) {
 			case pool.Failed:
 				s.bulkFailed(now, ev)
 				quiet = false
@@ -118,8 +120,8 @@ func (s *Scheduler) drain(now time.Time) {
 			break
 		}
 	}
-	if s.spec != nil {
-		s.specPlace(now)
+	if sp := s.spec; sp != nil {
+		sp.place(now)
 	}
 }
 

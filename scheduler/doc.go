@@ -26,7 +26,7 @@
 // included: the input that ends the job also releases its last slots, and
 // its Ready says the job ended (the Example runs this loop as written):
 //
-//	s := scheduler.New(region.FromJob(job, mode), scheduler.Config{})
+//	s, err := scheduler.New(region.FromJob(job, mode), scheduler.Config{}) // err: an invalid Config (Config.Validate)
 //	s.SetCapacity(now, cluster)        // optional: regions that can never fit fail at once
 //	s.Offer(now, slotpool.Slots(4)...) // 4 slots of any size; or plug an admission in Config.Admission
 //	s.Start(now)                       // source regions ask for slots
@@ -102,8 +102,8 @@
 // (package admission) grants the pool its slots inside the scheduler's
 // calls. With Config.ExternalAdmission, the pool's asks and releases come
 // out in Ready.ToAdmission for an admission elsewhere (package
-// admission/slurm's adapter), whose answers go in through Admit. Without
+// package slurm's Adapter), whose answers go in through Admit. Without
 // either, the pool has the slots the runtime offers. A Config with both
-// is refused: the scheduler New makes of it returns the *ConfigError from
-// Start and every input.
+// is refused: New returns its *ConfigError (Config.Validate) and no
+// scheduler.
 package scheduler

@@ -30,7 +30,11 @@ func ExampleDriver() {
 	rs := region.FromJob(job, exchange.AllBlocking)
 	topo := rs.Topology()
 	ctx := context.Background()
-	d := scheduler.StartDriver(ctx, scheduler.New(rs, scheduler.Config{}), scheduler.DriverConfig{Clock: clock.NewMock()})
+	s, err := scheduler.New(rs, scheduler.Config{})
+	if err != nil {
+		panic(err) // a Config{} is valid
+	}
+	d := scheduler.StartDriver(ctx, s, scheduler.DriverConfig{Clock: clock.NewMock()})
 	defer d.Stop()
 
 	// The worker: runs every deployed task to its end, in the order given.

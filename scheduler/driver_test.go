@@ -15,7 +15,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/regionsched/regionsched/exchange"
-	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
@@ -134,7 +133,7 @@ func TestDriverConcurrentInputs(t *testing.T) {
 	rs := fanJob(t, n)
 	topo := rs.Topology()
 	mock := clock.NewMock()
-	s := New(rs, Config{})
+	s := mustNew(t, rs, Config{})
 	ctx := context.Background()
 	d := StartDriver(ctx, s, DriverConfig{Clock: mock})
 	defer d.Stop()
@@ -219,7 +218,7 @@ func TestDriverReadyIntactAfterLaterTurns(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	rs := fanJob(t, 6)
 	ctx := context.Background()
-	d := StartDriver(ctx, New(rs, Config{}), DriverConfig{Clock: clock.NewMock()})
+	d := StartDriver(ctx, mustNew(t, rs, Config{}), DriverConfig{Clock: clock.NewMock()})
 	defer d.Stop()
 	require.NoError(t, d.Offer(ctx, slotpool.Slots(2)...))
 	require.NoError(t, d.Start(ctx))
@@ -256,7 +255,7 @@ func TestDriverFulfillabilityTimeout(t *testing.T) {
 	mock := clock.NewMock()
 	start := mock.Now()
 	ctx := context.Background()
-	d := StartDriver(ctx, New(rs, Config{Pool: slotpool.Config{Timeout: time.Minute}}), DriverConfig{Clock: mock})
+	d := StartDriver(ctx, mustNew(t, rs, Config{Pool: slotpool.Config{Timeout: time.Minute}}), DriverConfig{Clock: mock})
 	defer d.Stop()
 	topo := rs.Topology()
 	name := func(n string) TaskID {
@@ -316,7 +315,7 @@ func TestDriverStop(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.AllBlocking)
 	mock := clock.NewMock()
 	ctx := context.Background()
-	d := StartDriver(ctx, New(rs, Config{Pool: slotpool.Config{Timeout: time.Minute}}), DriverConfig{Clock: mock})
+	d := StartDriver(ctx, mustNew(t, rs, Config{Pool: slotpool.Config{Timeout: time.Minute}}), DriverConfig{Clock: mock})
 	defer d.Stop()
 	require.NoError(t, d.Start(ctx)) // no slots: the source regions wait, a timeout runs
 	rd := nextReady(t, d)
@@ -352,7 +351,7 @@ func TestDriverContextCanceled(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.AllBlocking)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	d := StartDriver(ctx, New(rs, Config{}), DriverConfig{Clock: clock.NewMock()})
+	d := StartDriver(ctx, mustNew(t, rs, Config{}), DriverConfig{Clock: clock.NewMock()})
 	defer d.Stop()
 	require.NoError(t, d.Offer(context.Background(), Slot{ID: 1}, Slot{ID: 2}))
 	require.NoError(t, d.Start(context.Background()))
@@ -390,7 +389,7 @@ func TestDriverInputContextDone(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.AllBlocking)
 	clk := &gateClock{Mock: clock.NewMock(), entered: make(chan struct{}), gate: make(chan struct{})}
 	ctx := context.Background()
-	s := New(rs, Config{})
+	s := mustNew(t, rs, Config{})
 	d := StartDriver(ctx, s, DriverConfig{Clock: clk})
 	defer d.Stop()
 	require.NoError(t, d.Offer(ctx, Slot{ID: 1}, Slot{ID: 2}))
@@ -427,7 +426,7 @@ func TestDriverInputContextDone(t *testing.T) {
 	requireStopped(t, d)
 	vs, err := s.Task(a0)
 	require.NoError(t, err)
-	assert.Equal(t, strategy.TaskDeploying, vs.State)
+	assert.Equal(t, TaskDeploying, vs.State)
 }
 
 // TestDriverCapacityAndErrors: the driver hands back the scheduler's
@@ -438,7 +437,7 @@ func TestDriverCapacityAndErrors(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	rs := region.FromJob(flip119(t), exchange.AllPipelined)
 	ctx := context.Background()
-	d := StartDriver(ctx, New(rs, Config{}), DriverConfig{Clock: clock.NewMock()})
+	d := StartDriver(ctx, mustNew(t, rs, Config{}), DriverConfig{Clock: clock.NewMock()})
 	defer d.Stop()
 	require.NoError(t, d.SetCapacity(ctx, []resource.Count{{Profile: resource.Unknown, N: 3}}))
 	err := d.Offer(ctx, Slot{ID: 1}, Slot{ID: 1})

@@ -35,7 +35,8 @@ var (
 	ErrInvalidConfig = errors.New("scheduler: invalid config")
 )
 
-// ConfigError is a Config that contradicts itself (Config.Check).
+// ConfigError is a Config that Config.Validate refuses: a setting that
+// contradicts the others or is out of range.
 type ConfigError struct {
 	// Field names the setting that contradicts the others, e.g.
 	// "ExternalAdmission".
@@ -129,7 +130,7 @@ func (s *Scheduler) wrap(op string, v TaskID, err error) error {
 	if err == nil {
 		return nil
 	}
-	oe := &OpError{Op: op, Err: err}
+	oe := &OpError{Op: op, Err: ownError(err)}
 	if v >= 0 && int(v) < s.rs.Topology().NumExecutionVertices() {
 		oe.Task = s.rs.Topology().VertexName(v)
 	}

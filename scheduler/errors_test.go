@@ -106,11 +106,11 @@ func TestBadReports(t *testing.T) {
 		h.check()
 		assert.Equal(t, before, h.snapshot(), "%s changed something", c.name)
 	}
-	var uv *strategy.UnknownVertexError
+	var uv *UnknownVertexError
 	assert.True(t, errors.As(h.s.TaskFinished(h.now, n, 0), &uv))
-	var up *strategy.UnknownPartitionError
+	var up *UnknownPartitionError
 	assert.True(t, errors.As(h.s.TaskFailed(h.now, a0, 0, np), &up))
-	var te *strategy.TransitionError
+	var te *TransitionError
 	require.True(t, errors.As(h.s.TaskFinished(h.now, a1, 0), &te))
 	assert.Equal(t, "A#1", te.Name)
 	_, ok := h.s.SlotOf(n)
@@ -138,4 +138,22 @@ func TestOfferDuplicate(t *testing.T) {
 	assert.ErrorIs(t, err, slotpool.ErrDuplicateSlot)
 	var se *slotpool.SlotError
 	assert.True(t, errors.As(err, &se))
+}
+
+// TestTaskStatesMatchTheStrategys: the scheduler's task states are the
+// strategy's, in the same order, under the same names (taskState converts
+// by number).
+func TestTaskStatesMatchTheStrategys(t *testing.T) {
+	for st := strategy.TaskCreated; st <= strategy.TaskCanceled; st++ {
+		assert.Equal(t, st.String(), taskState(st).String())
+	}
+	assert.Equal(t, []TaskState{TaskCreated, TaskScheduled, TaskDeploying, TaskRunning, TaskFinished, TaskFailed, TaskCanceled},
+		[]TaskState{taskState(strategy.TaskCreated), taskState(strategy.TaskScheduled), taskState(strategy.TaskDeploying),
+			taskState(strategy.TaskRunning), taskState(strategy.TaskFinished), taskState(strategy.TaskFailed), taskState(strategy.TaskCanceled)})
+}
+
+// TestDefaultSelectiveShareIsTheStrategys: the default the scheduler
+// documents is the one its strategy applies.
+func TestDefaultSelectiveShareIsTheStrategys(t *testing.T) {
+	assert.Equal(t, strategy.DefaultSelectiveShare, DefaultSelectiveShare)
 }

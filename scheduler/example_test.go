@@ -26,7 +26,10 @@ func Example() {
 	}
 	rs := region.FromJob(job, exchange.AllBlocking)
 	topo := rs.Topology()
-	s := scheduler.New(rs, scheduler.Config{})
+	s, err := scheduler.New(rs, scheduler.Config{})
+	if err != nil {
+		panic(err) // a Config{} is valid
+	}
 	now := time.Unix(0, 0)
 	attempt := map[scheduler.TaskID]scheduler.Attempt{} // what the runtime runs
 

@@ -47,8 +47,8 @@ func (s *Scheduler) SlotLost(now time.Time, slot SlotID) error {
 func (s *Scheduler) slotLost(now time.Time, ev pool.Lost) {
 	use, ok := s.slots.get(ev.Slot)
 	if !ok {
-		if s.spec != nil {
-			s.specSlotLost(now, ev)
+		if sp := s.spec; sp != nil {
+			sp.slotLost(now, ev)
 		}
 		return
 	}
@@ -171,8 +171,8 @@ func (s *Scheduler) failover(now time.Time, v topology.ExecutionVertexID, lost [
 	s.stats.RegionRestarts += len(regions)
 	s.rd.Restarted = append(s.rd.Restarted, Restart{Failed: v, Regions: regions})
 	s.stopRegions(now, regions)
-	if s.spec != nil {
-		s.specRestarting(regions)
+	if sp := s.spec; sp != nil {
+		sp.restarting(regions)
 	}
 	d, err := s.strategy.Restart(regions)
 	if err != nil {
@@ -189,8 +189,8 @@ func (s *Scheduler) failover(now time.Time, v topology.ExecutionVertexID, lost [
 // fulfilled and withdrawn again within the same call, churning slots
 // through the pool; see dropStale).
 func (s *Scheduler) stopRegions(now time.Time, regions []region.ID) {
-	if s.spec != nil {
-		s.specStop(now, regions)
+	if sp := s.spec; sp != nil {
+		sp.stop(now, regions)
 	}
 	for _, r := range regions {
 		s.withdraw(now, r)

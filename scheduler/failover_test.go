@@ -115,7 +115,7 @@ func TestFailoverRestartsStrategyRegions(t *testing.T) {
 				h.drive()
 				require.Equal(t, JobFinished, h.s.State())
 				for _, r := range want {
-					_, ok := h.deployedIn[regionAttempt{r, attemptBefore[r] + 1}]
+					_, ok := h.deployedIn[regionAttempt{r, Attempt(attemptBefore[r] + 1)}]
 					assert.True(t, ok, "region %d redeployed with attempt %d", r, attemptBefore[r]+1)
 				}
 				assert.Equal(t, rs.NumRegions()+len(want)-h.finishedUndeployed(want, attemptBefore), h.stats().RegionsDeployed)
@@ -131,7 +131,7 @@ func TestFailoverRestartsStrategyRegions(t *testing.T) {
 func (h *harness) finishedUndeployed(want []region.ID, before map[region.ID]strategy.Attempt) int {
 	n := 0
 	for _, r := range want {
-		if _, ok := h.deployedIn[regionAttempt{r, before[r]}]; !ok {
+		if _, ok := h.deployedIn[regionAttempt{r, Attempt(before[r])}]; !ok {
 			n++
 		}
 	}
@@ -151,13 +151,13 @@ type snap struct {
 	Restarts int
 	Requests int
 	Jobs     int
-	Vertices []strategy.VertexStatus
+	Vertices []TaskStatus
 	State    JobState
 }
 
 // snapshot takes a snap of the harness's scheduler and runtime.
 func (h *harness) snapshot() snap {
-	var vs []strategy.VertexStatus
+	var vs []TaskStatus
 	for v := range h.rs.Topology().NumExecutionVertices() {
 		st, err := h.s.Task(topology.ExecutionVertexID(v))
 		require.NoError(h.t, err)
@@ -192,7 +192,7 @@ func TestLateFinishOfCanceledTaskIgnored(t *testing.T) {
 	// Redeployed at once with attempt 1 (no blocking inputs).
 	d, ok := h.f.running[d3]
 	require.True(t, ok)
-	assert.Equal(t, strategy.Attempt(1), d.Attempt)
+	assert.Equal(t, Attempt(1), d.Attempt)
 	h.drive()
 	assert.Equal(t, JobFinished, h.s.State())
 	h.checkClean()

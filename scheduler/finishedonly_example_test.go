@@ -28,7 +28,10 @@ func ExampleScheduler_ReadsFinishedOnly() {
 	rs := region.FromJob(job, exchange.AllHybridFull)
 	topo := rs.Topology()
 	for _, spec := range []scheduler.Speculation{{}, scheduler.DefaultSpeculation()} {
-		s := scheduler.New(rs, scheduler.Config{Speculation: spec})
+		s, err := scheduler.New(rs, scheduler.Config{Speculation: spec})
+		if err != nil {
+			panic(err)
+		}
 		now := time.Unix(0, 0)
 		_ = s.Offer(now, slotpool.Slots(3)...)
 		_ = s.Start(now)

@@ -24,7 +24,7 @@ var t0 = time.Unix(0, 0).UTC()
 // deployCall is one Ready.Deploy entry the runtime applied.
 type deployCall struct {
 	V       topology.ExecutionVertexID
-	Attempt strategy.Attempt
+	Attempt Attempt
 	Slot    slotpool.SlotID
 	Call    int  // the harness call (1, 2, ...) whose Ready carried it
 	Shared  bool // Deployment.Shared
@@ -33,7 +33,7 @@ type deployCall struct {
 // cancelCall is one Ready.Cancel entry the runtime applied.
 type cancelCall struct {
 	V       topology.ExecutionVertexID
-	Attempt strategy.Attempt
+	Attempt Attempt
 	Call    int
 }
 
@@ -41,7 +41,7 @@ type cancelCall struct {
 type releaseCall struct {
 	Slot    slotpool.SlotID
 	Region  region.ID
-	Attempt strategy.Attempt
+	Attempt Attempt
 }
 
 // restartCall is one Ready.Restarted entry.
@@ -53,7 +53,7 @@ type restartCall struct {
 // regionAttempt names one run of a region.
 type regionAttempt struct {
 	R region.ID
-	A strategy.Attempt
+	A Attempt
 }
 
 // fakeRuntime is the recording fake runtime: a loop that applies each
@@ -105,8 +105,8 @@ type fakeRuntime struct {
 	// slotOwner is, per slot in use, the region run whose bulk got it.
 	slotOwner map[slotpool.SlotID]regionAttempt
 
-	finished    map[topology.ExecutionVertexID]strategy.Attempt // reported finished, current attempt
-	lastAttempt map[topology.ExecutionVertexID]strategy.Attempt // last deployed attempt
+	finished    map[topology.ExecutionVertexID]Attempt // reported finished, current attempt
+	lastAttempt map[topology.ExecutionVertexID]Attempt // last deployed attempt
 
 	// per vertex, its region slot: index into rs.Slots(region) and profile.
 	slotIndex   []int
@@ -124,8 +124,8 @@ func newFakeRuntime(t testing.TB, rs *region.Regions) *fakeRuntime {
 		bySlot:      map[slotpool.SlotID][]topology.ExecutionVertexID{},
 		slotProfile: map[slotpool.SlotID]resource.Profile{},
 		slotOwner:   map[slotpool.SlotID]regionAttempt{},
-		finished:    map[topology.ExecutionVertexID]strategy.Attempt{},
-		lastAttempt: map[topology.ExecutionVertexID]strategy.Attempt{},
+		finished:    map[topology.ExecutionVertexID]Attempt{},
+		lastAttempt: map[topology.ExecutionVertexID]Attempt{},
 	}
 	n := rs.Topology().NumExecutionVertices()
 	f.slotIndex = make([]int, n)
@@ -196,7 +196,7 @@ func (f *fakeRuntime) apply(rd Ready) {
 }
 
 // deploy applies one Ready.Deploy entry.
-func (f *fakeRuntime) deploy(v topology.ExecutionVertexID, attempt strategy.Attempt, slot slotpool.SlotID, shared bool) {
+func (f *fakeRuntime) deploy(v topology.ExecutionVertexID, attempt Attempt, slot slotpool.SlotID, shared bool) {
 	t := f.t
 	t.Helper()
 	d := deployCall{V: v, Attempt: attempt, Slot: slot, Call: f.call, Shared: shared}
@@ -250,7 +250,7 @@ func (f *fakeRuntime) deploy(v topology.ExecutionVertexID, attempt strategy.Atte
 // region is of the same slot sharing group, the slot runs a hybrid
 // producer of v's region (or v's region's own tasks, placed there in the
 // same call), and it serves what every region slot in it needs together.
-func (f *fakeRuntime) checkShared(v topology.ExecutionVertexID, attempt strategy.Attempt, slot slotpool.SlotID) {
+func (f *fakeRuntime) checkShared(v topology.ExecutionVertexID, attempt Attempt, slot slotpool.SlotID) {
 	t := f.t
 	t.Helper()
 	topo := f.rs.Topology()
@@ -300,7 +300,7 @@ func (f *fakeRuntime) checkShared(v topology.ExecutionVertexID, attempt strategy
 
 // cancel applies one Ready.Cancel entry: the task must run in that
 // attempt.
-func (f *fakeRuntime) cancel(v topology.ExecutionVertexID, attempt strategy.Attempt) {
+func (f *fakeRuntime) cancel(v topology.ExecutionVertexID, attempt Attempt) {
 	f.t.Helper()
 	f.cancels = append(f.cancels, cancelCall{V: v, Attempt: attempt, Call: f.call})
 	d, ok := f.running[v]
@@ -356,7 +356,7 @@ func (f *fakeRuntime) restarting(rs Restart) {
 }
 
 // currentAttempt is the attempt of v's region now.
-func (f *fakeRuntime) currentAttempt(v topology.ExecutionVertexID) strategy.Attempt {
+func (f *fakeRuntime) currentAttempt(v topology.ExecutionVertexID) Attempt {
 	st, err := f.s.Task(v)
 	require.NoError(f.t, err)
 	return st.Attempt
@@ -450,7 +450,7 @@ type harness struct {
 	checked    int // last call whose deploys were checked
 }
 
-// newHarness returns a harness around New(rs, cfg), whose random choices
+// newHarness returns a harness around mustNew(t, rs, cfg), whose random choices
 // follow seed.
 func newHarness(t testing.TB, rs *region.Regions, cfg Config, seed uint64) *harness {
 	f := newFakeRuntime(t, rs)
@@ -465,7 +465,7 @@ func newHarness(t testing.TB, rs *region.Regions, cfg Config, seed uint64) *harn
 		inPool:     map[slotpool.SlotID]bool{},
 		deployedIn: map[regionAttempt]int{},
 	}
-	h.s = New(rs, cfg)
+	h.s = mustNew(t, rs, cfg)
 	f.s = h.s
 	return h
 }
@@ -610,7 +610,7 @@ func (h *harness) step() bool {
 	require.NotEmpty(h.t, ids, "every running task waits for a hybrid producer")
 	v := ids[h.rng.IntN(len(ids))]
 	if h.rng.IntN(3) == 0 {
-		if st, err := h.s.Task(v); err == nil && st.State == strategy.TaskDeploying {
+		if st, err := h.s.Task(v); err == nil && st.State == TaskDeploying {
 			h.running(v)
 		}
 	}
@@ -683,7 +683,7 @@ func (h *harness) check() {
 		d := f.running[vs[0]]
 		info, ok := s.pool.Slot(slot)
 		owner := f.slotOwner[slot]
-		want := bulkID(owner.R, owner.A)
+		want := bulkID(owner.R, strategy.Attempt(owner.A))
 		if !ok || info.State != pool.SlotInUse || info.Bulk != want {
 			t.Errorf("slot %d runs %s@%d but the pool says %v %v bulk %d (want in-use by bulk %d)", slot, f.name(d.V), d.Attempt, ok, info.State, info.Bulk, want)
 		}
@@ -763,3 +763,11 @@ func sourceRegions(rs *region.Regions) []region.ID {
 
 // modes is exchange.Modes with names, for subtests.
 func modes() []exchange.Mode { return exchange.Modes() }
+
+// mustNew is New for a Config the test knows is valid.
+func mustNew(tb testing.TB, rs *region.Regions, cfg Config) *Scheduler {
+	tb.Helper()
+	s, err := New(rs, cfg)
+	require.NoError(tb, err)
+	return s
+}

@@ -72,7 +72,7 @@ func TestLongRunForgetsBulks(t *testing.T) {
 func TestRuntimeReadsDeployOnly(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.PointwisePipelinedOnly)
 	f := newFakeRuntime(t, rs)
-	s := New(rs, Config{})
+	s := mustNew(t, rs, Config{})
 	f.s = s
 	apply := func() {
 		rd := s.Ready()

@@ -28,7 +28,10 @@ func Example_readyLoop() {
 	var running []scheduler.Deployment // the runtime: tasks started and not yet reported
 
 	run := func() error {
-		s := scheduler.New(region.FromJob(job, exchange.AllBlocking), scheduler.Config{})
+		s, err := scheduler.New(region.FromJob(job, exchange.AllBlocking), scheduler.Config{})
+		if err != nil {
+			return err
+		}
 		if err := s.Offer(now, slotpool.Slots(2)...); err != nil {
 			return err
 		}

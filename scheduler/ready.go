@@ -166,7 +166,7 @@ func (c *JobChange) Ended() (ended bool, err error) {
 // HasReady reports whether Ready has something to hand out (the deadline
 // alone does not count).
 func (s *Scheduler) HasReady() bool {
-	rd := &s.rd
+	rd := s.rd
 	return len(rd.Requests) > 0 || len(rd.Cancel) > 0 || len(rd.Released) > 0 || len(rd.Deploy) > 0 ||
 		len(rd.Restarted) > 0 || len(rd.PartitionsReleased) > 0 || rd.Job != nil || len(rd.ToAdmission) > 0 || len(rd.Won) > 0
 }
@@ -176,48 +176,36 @@ func (s *Scheduler) HasReady() bool {
 // nothing in it is valid. Its slices are valid until the next call of
 // Ready and read-only: copy what you keep (see Ready).
 func (s *Scheduler) Ready() Ready {
-	rd := s.rd
-	if s.deployAt != nil && len(rd.Deploy) > 0 { // withdrawn deployments, see emitCancel
-		kept := rd.Deploy[:0]
-		for _, d := range rd.Deploy {
+	out := *s.rd // the one copy of the struct
+
+	if s.deployAt != nil && len(out.Deploy) > 0 { // withdrawn deployments, see emitCancel
+		kept := out.Deploy[:0]
+		for _, d := range out.Deploy {
 			if d.Task >= 0 {
 				s.deployAt[d.Task] = 0
 				kept = append(kept, d)
 			}
 		}
-		rd.Deploy = kept
+		out.Deploy = kept
 	}
+	out.Requests, out.Cancel, out.Released = nilIfEmpty(out.Requests), nilIfEmpty(out.Cancel), nilIfEmpty(out.Released)
+	out.PartitionsReleased, out.Deploy = nilIfEmpty(out.PartitionsReleased), nilIfEmpty(out.Deploy)
+	out.Restarted, out.ToAdmission, out.Won = nilIfEmpty(out.Restarted), nilIfEmpty(out.ToAdmission), nilIfEmpty(out.Won)
 	if t, ok := s.NextDeadline(); ok {
-		rd.Deadline = t
+		out.Deadline = t
 	}
 	// The storage handed out by the previous call is no longer read: it
 	// collects the next Ready, and this one's stays with the caller until
 	// then.
-	sp := &s.spare
-	s.rd = Ready{
-		Requests:           recycle(sp.Requests),
-		Cancel:             recycle(sp.Cancel),
-		Released:           recycle(sp.Released),
-		PartitionsReleased: recycle(sp.PartitionsReleased),
-		Deploy:             recycle(sp.Deploy),
-		Restarted:          recycle(sp.Restarted),
-		ToAdmission:        recycle(sp.ToAdmission),
-		Won:                recycle(sp.Won),
-	}
-	s.spare = rd
+	s.cur ^= 1
+	nx := &s.bufs[s.cur]
+	nx.Requests, nx.Cancel, nx.Released = recycle(nx.Requests), recycle(nx.Cancel), recycle(nx.Released)
+	nx.PartitionsReleased, nx.Deploy = recycle(nx.PartitionsReleased), recycle(nx.Deploy)
+	nx.Restarted, nx.ToAdmission, nx.Won = recycle(nx.Restarted), recycle(nx.ToAdmission), recycle(nx.Won)
+	nx.Job = nil
+	s.rd = nx
 	s.oneSlots, s.spareSlots = recycle(s.spareSlots), s.oneSlots
-	return Ready{
-		Requests:           nilIfEmpty(rd.Requests),
-		Cancel:             nilIfEmpty(rd.Cancel),
-		Released:           nilIfEmpty(rd.Released),
-		PartitionsReleased: nilIfEmpty(rd.PartitionsReleased),
-		Deploy:             nilIfEmpty(rd.Deploy),
-		Restarted:          nilIfEmpty(rd.Restarted),
-		Job:                rd.Job,
-		ToAdmission:        nilIfEmpty(rd.ToAdmission),
-		Deadline:           rd.Deadline,
-		Won:                nilIfEmpty(rd.Won),
-	}
+	return out
 }
 
 // recycle returns l emptied for the next Ready, its entries zeroed (it
@@ -243,11 +231,12 @@ func nilIfEmpty[T any](l []T) []T {
 
 // emitDeploy adds a task to the next Ready's Deploy list.
 func (s *Scheduler) emitDeploy(v TaskID, attempt strategy.Attempt, slot SlotID, r region.ID) {
-	if s.spec != nil {
-		s.specDeployed(v)
-		attempt = s.ext(r, attempt)
+	a := Attempt(attempt)
+	if sp := s.spec; sp != nil {
+		sp.deployed(v)
+		a = s.ext(r, attempt)
 	}
-	s.rd.Deploy = append(s.rd.Deploy, Deployment{Task: v, Attempt: attempt, Slot: slot, Region: r})
+	s.rd.Deploy = append(s.rd.Deploy, Deployment{Task: v, Attempt: a, Slot: slot, Region: r})
 	if s.deployAt != nil {
 		s.deployAt[v] = int32(len(s.rd.Deploy))
 	}
@@ -258,7 +247,7 @@ func (s *Scheduler) emitDeploy(v TaskID, attempt strategy.Attempt, slot SlotID, 
 // (deployAt) is made by the first cancel: a job that cancels nothing
 // pays nothing for it.
 func (s *Scheduler) emitCancel(v TaskID, attempt strategy.Attempt) {
-	attempt = s.ext(s.rs.RegionOf(v), attempt)
+	a := s.ext(s.rs.RegionOf(v), attempt)
 	if s.deployAt == nil {
 		s.deployAt = make([]int32, s.rs.Topology().NumExecutionVertices())
 		for i, d := range s.rd.Deploy {
@@ -267,12 +256,12 @@ func (s *Scheduler) emitCancel(v TaskID, attempt strategy.Attempt) {
 			}
 		}
 	}
-	if i := s.deployAt[v]; i > 0 && s.rd.Deploy[i-1].Attempt == attempt {
+	if i := s.deployAt[v]; i > 0 && s.rd.Deploy[i-1].Attempt == a {
 		s.rd.Deploy[i-1].Task = -1 // dropped by Ready
 		s.deployAt[v] = 0
 		return
 	}
-	s.rd.Cancel = append(s.rd.Cancel, Task{Task: v, Attempt: attempt})
+	s.rd.Cancel = append(s.rd.Cancel, Task{Task: v, Attempt: a})
 }
 
 // setState records a job state change for the next Ready.

@@ -131,7 +131,7 @@ func TestDeployCanceledBeforeReadySlotLost(t *testing.T) {
 	assert.Empty(t, rd.Cancel, "no task of attempt 0 was handed out")
 	require.Len(t, rd.Deploy, 12)
 	for _, d := range rd.Deploy {
-		assert.Equal(t, strategy.Attempt(1), d.Attempt, "%s", h.f.name(d.Task))
+		assert.Equal(t, Attempt(1), d.Attempt, "%s", h.f.name(d.Task))
 		assert.NotEqual(t, lost, d.Slot)
 	}
 	require.Len(t, rd.Restarted, 1)
@@ -189,7 +189,7 @@ func TestDeployCanceledBeforeReadyRevoke(t *testing.T) {
 	h.tick(h.now)
 	require.Len(t, h.f.deploys, 12)
 	for _, d := range h.f.deploys {
-		assert.Equal(t, strategy.Attempt(1), d.Attempt)
+		assert.Equal(t, Attempt(1), d.Attempt)
 		assert.NotEqual(t, slots[0].ID, d.Slot)
 	}
 	h.drive()
@@ -281,28 +281,28 @@ func TestOpErrors(t *testing.T) {
 	for _, c := range []struct {
 		op   string
 		call func() error
-		to   strategy.ExecutionState
+		to   TaskState
 	}{
-		{"task-running", func() error { return h.s.TaskRunning(h.now, a1, 0) }, strategy.TaskRunning},
-		{"task-finished", func() error { return h.s.TaskFinished(h.now, a1, 0) }, strategy.TaskFinished},
-		{"task-failed", func() error { return h.s.TaskFailed(h.now, a1, 0) }, strategy.TaskFailed},
+		{"task-running", func() error { return h.s.TaskRunning(h.now, a1, 0) }, TaskRunning},
+		{"task-finished", func() error { return h.s.TaskFinished(h.now, a1, 0) }, TaskFinished},
+		{"task-failed", func() error { return h.s.TaskFailed(h.now, a1, 0) }, TaskFailed},
 	} {
 		err := c.call()
 		requireOp(err, c.op, "A#1")
-		var te *strategy.TransitionError
+		var te *TransitionError
 		require.ErrorAs(t, err, &te, c.op)
-		assert.Equal(t, strategy.TransitionError{Vertex: a1, Name: "A#1", From: strategy.TaskScheduled, To: c.to}, *te)
+		assert.Equal(t, TransitionError{Vertex: a1, Name: "A#1", From: TaskScheduled, To: c.to}, *te)
 		assert.ErrorIs(t, err, strategy.ErrInvalidTransition)
 	}
 
 	err := h.s.TaskFinished(h.now, n, 0)
 	requireOp(err, "task-finished", "")
-	var uv *strategy.UnknownVertexError
+	var uv *UnknownVertexError
 	assert.ErrorAs(t, err, &uv)
 
 	err = h.s.TaskFailed(h.now, a0, 0, np)
 	requireOp(err, "task-failed", "A#0")
-	var up *strategy.UnknownPartitionError
+	var up *UnknownPartitionError
 	require.ErrorAs(t, err, &up)
 	assert.Equal(t, np, up.Partition)
 
@@ -374,7 +374,7 @@ func TestReadyValidUntilNextCall(t *testing.T) {
 		"one region":       region.FromJob(flip119(t), exchange.AllPipelined),
 	} {
 		t.Run(name, func(t *testing.T) {
-			s := New(rs, Config{})
+			s := mustNew(t, rs, Config{})
 			now := t0
 			require.NoError(t, s.Offer(now, slotpool.Slots(4)...))
 			require.NoError(t, s.Start(now))
@@ -418,7 +418,7 @@ func TestReadyValidUntilNextCall(t *testing.T) {
 // is not "backwards".
 func TestRefusedInputDoesNotMoveTheClock(t *testing.T) {
 	rs := wideJob(t)
-	s := New(rs, Config{})
+	s := mustNew(t, rs, Config{})
 	require.NoError(t, s.Offer(t0, slotpool.Slot{ID: 1}))
 	err := s.Offer(t0.Add(10*time.Second), slotpool.Slot{ID: 1})
 	require.ErrorIs(t, err, slotpool.ErrDuplicateSlot)

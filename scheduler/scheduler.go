@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"time"
 
 	"go.uber.org/zap"
@@ -18,10 +19,6 @@ import (
 type (
 	// TaskID names one subtask (an execution vertex, written "ID#i").
 	TaskID = topology.ExecutionVertexID
-	// Attempt numbers the runs of a region: 0 for the first, one more at
-	// every restart of the region. Every report about a task carries the
-	// attempt it was deployed with.
-	Attempt = strategy.Attempt
 	// RegionID names a pipelined region.
 	RegionID = region.ID
 	// SlotID names a slot of the pool.
@@ -32,14 +29,19 @@ type (
 	PartitionID = topology.ResultPartitionID
 )
 
+// Attempt numbers the runs of a task: 0 for the first, one more at every
+// restart of its region, and with Config.Speculation one more for each
+// speculative attempt. Every report about a task carries the attempt it
+// was deployed with.
+type Attempt int32
+
 // Config configures a Scheduler. Its pool declares its demand (an Ask for
 // every region that has to wait for slots, an AskRelease when it no longer
 // needs them) exactly when it has an admission: Admission in process, or
 // one outside the scheduler (ExternalAdmission). Without either, the slots
 // are those the runtime offers (Scheduler.Offer). A Config that sets both,
 // or asks the pool to return freed slots to an admission it does not have,
-// is refused: Check returns a *ConfigError, and the scheduler New makes of
-// it refuses every input with it.
+// is refused: Validate returns a *ConfigError, and New returns it.
 type Config struct {
 	// Pool configures the slot pool (matching, fulfillability timeout,
 	// idle timeout, freed slots returned to the admission).
@@ -51,9 +53,8 @@ type Config struct {
 	Admission slotpool.Admission
 	// SelectiveShare is the share of the producers of a selective hybrid
 	// input that must have finished before its consumer may start: more
-	// than 0 and at most 1; 0 means DefaultSelectiveShare. New ignores a
-	// value outside that range (CheckSelectiveShare tells), keeping the
-	// default.
+	// than 0 and at most 1; 0 means DefaultSelectiveShare. Validate
+	// refuses a value outside that range.
 	SelectiveShare float64
 	// DisableHybridSlotSharing keeps the consumers of hybrid results out
 	// of their producers' slots: every region then asks the pool for all
@@ -63,13 +64,13 @@ type Config struct {
 	// hybrid edges" in the package documentation).
 	DisableHybridSlotSharing bool
 	// ExternalAdmission says an admission outside the scheduler answers
-	// the pool (package admission/slurm's adapter is one): the pool's
+	// the pool (package slurm's Adapter is one): the pool's
 	// messages come out in Ready.ToAdmission, and the admission's answers
 	// go in through Admit. It excludes Admission.
 	ExternalAdmission bool
 	// Speculation configures speculative execution of slow tasks (see
-	// Speculation); the zero value is off. An invalid one makes Start
-	// return its *SpeculationError.
+	// Speculation); the zero value is off. New refuses an invalid one
+	// with its *SpeculationError.
 	Speculation Speculation
 	// Logger receives debug logs; nil means zap.NewNop(). Whether it
 	// takes debug entries is read once, by New, for the entries that come
@@ -151,7 +152,7 @@ const denseSlotLimit = 1 << 20
 // map.
 type slotTable struct {
 	dense  []slotUse
-	sparse map[slotpool.SlotID]slotUse
+	sparse map[slotpool.SlotID]*slotUse
 	n      int // slots in the table
 }
 
@@ -159,15 +160,26 @@ type slotTable struct {
 func (t *slotTable) len() int { return t.n }
 
 func (t *slotTable) get(id slotpool.SlotID) (slotUse, bool) {
+	if u := t.ref(id); u != nil {
+		return *u, true
+	}
+	return slotUse{}, false
+}
+
+// ref returns the entry of slot id, nil if the table has none: the hot
+// path changes it in place, without copying it out and back. It is
+// valid until the next set or del.
+func (t *slotTable) ref(id slotpool.SlotID) *slotUse {
 	if id >= 0 && id < slotpool.SlotID(len(t.dense)) {
-		u := t.dense[id]
-		return u, u.live
+		if u := &t.dense[id]; u.live {
+			return u
+		}
+		return nil
 	}
 	if id >= 0 && id < denseSlotLimit {
-		return slotUse{}, false
+		return nil
 	}
-	u, ok := t.sparse[id]
-	return u, ok
+	return t.sparse[id]
 }
 
 func (t *slotTable) set(id slotpool.SlotID, u slotUse) {
@@ -184,9 +196,11 @@ func (t *slotTable) set(id slotpool.SlotID, u slotUse) {
 		return
 	}
 	if t.sparse == nil {
-		t.sparse = map[slotpool.SlotID]slotUse{}
+		t.sparse = map[slotpool.SlotID]*slotUse{}
 	}
-	t.sparse[id] = u
+	p := new(slotUse) // only here: taking u's address would move every u to the heap
+	*p = u
+	t.sparse[id] = p
 }
 
 func (t *slotTable) del(id slotpool.SlotID) {
@@ -243,49 +257,55 @@ type Scheduler struct {
 	last    time.Time // the time of the latest input that changed something
 	started bool      // last is set
 
-	// rd is what the next Ready call hands out; spare is the storage of
-	// the one handed out last, valid until the next call, which empties it
-	// to collect the Ready after. oneSlots and spareSlots hold the slot
-	// lists of the one-member regions' requests in rd and spare.
-	rd, spare            Ready
+	// rd is what the next Ready call hands out, one of bufs (bufs[cur]);
+	// the other is the storage of the one handed out last, valid until
+	// the next call, which empties it to collect the Ready after.
+	// oneSlots and spareSlots hold the slot lists of the one-member
+	// regions' requests in the two.
+	rd                   *Ready
+	bufs                 [2]Ready
+	cur                  int
 	oneSlots, spareSlots []region.Slot
 	// deployAt is, per execution vertex, 1 + its index in rd.Deploy, or 0;
 	// nil until the first cancel (see emitCancel).
 	deployAt []int32
 
 	requestBuf []pool.Request // scratch for request
-	// cfgErr is why the Config was refused (Config.Check): every input
-	// returns it.
-	cfgErr error
 
-	// spec is speculative execution, nil if off; specErr an invalid
-	// Config.Speculation, which Start returns.
-	spec    *speculator
-	specErr error
+	// spec is speculative execution, nil if off: the one hook of it the
+	// scheduler's paths look at.
+	spec *speculator
 }
 
-// Check returns a *ConfigError if the Config contradicts itself: an
-// in-process and an external admission at once, or Pool.ReturnFreed
-// without an admission. The scheduler New makes of such a Config refuses
-// every input with it.
-func (cfg *Config) Check() error {
-	hasAdmission := cfg.Admission != nil || cfg.ExternalAdmission
+// Validate returns the first error of the Config: a *ConfigError if it
+// contradicts itself (an in-process and an external admission at once,
+// Pool.ReturnFreed without an admission) or sets a SelectiveShare out of
+// range, the *SpeculationError of an invalid Speculation
+// (Speculation.Validate). Both match ErrInvalidConfig. New returns it.
+func (c Config) Validate() error {
+	hasAdmission := c.Admission != nil || c.ExternalAdmission
 	switch {
-	case cfg.Admission != nil && cfg.ExternalAdmission:
+	case c.Admission != nil && c.ExternalAdmission:
 		return &ConfigError{Field: "ExternalAdmission", Reason: "an in-process Admission is set too"}
-	case cfg.Pool.ReturnFreed && !hasAdmission:
+	case c.Pool.ReturnFreed && !hasAdmission:
 		return &ConfigError{Field: "Pool.ReturnFreed", Reason: "freed slots go back to an admission, and there is none"}
+	case c.SelectiveShare != 0 && ValidateSelectiveShare(c.SelectiveShare) != nil:
+		return &ConfigError{Field: "SelectiveShare",
+			Reason: fmt.Sprintf("%v is not a share of the producers: more than 0 and at most 1 (0: the default, %v)", c.SelectiveShare, DefaultSelectiveShare)}
 	}
-	return nil
+	return c.Speculation.Validate()
 }
 
-// New creates a scheduler for the regions of one job. A cfg that
-// contradicts itself (see Config.Check) makes a scheduler that refuses
-// every input with the *ConfigError: Start returns it, and nothing runs.
-func New(rs *region.Regions, cfg Config) *Scheduler {
-	cfgErr := cfg.Check()
-	if cfgErr != nil {
-		cfg.ExternalAdmission, cfg.Pool.ReturnFreed = false, false // a pool that holds together
+// New creates a scheduler for the regions of one job. It returns the
+// error of a cfg that Config.Validate refuses, and the *SpeculationError
+// of a Speculation turned on for a job with no task to speculate
+// (Speculation.ValidateJob); no scheduler then.
+func New(rs *region.Regions, cfg Config) (*Scheduler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Speculation.ValidateJob(rs); err != nil {
+		return nil, err
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -306,13 +326,13 @@ func New(rs *region.Regions, cfg Config) *Scheduler {
 		log:     log,
 		debug:   log.Core().Enabled(zap.DebugLevel),
 		regions: make([]regionRun, rs.NumRegions()),
-		cfgErr:  cfgErr,
 		sharing: !cfg.DisableHybridSlotSharing && rs.Topology().Job().HybridEdges(rs.Topology().Mode()) > 0,
 	}
-	if s.specErr = cfg.Speculation.CheckJob(rs); s.specErr == nil && cfg.Speculation.Enabled {
-		s.spec = newSpeculator(cfg.Speculation, rs)
+	s.rd = &s.bufs[0]
+	if cfg.Speculation.Enabled {
+		s.spec = newSpeculator(s, cfg.Speculation)
 	}
-	return s
+	return s, nil
 }
 
 // Regions returns the job's regions (immutable).
@@ -330,11 +350,12 @@ func (s *Scheduler) State() JobState { return s.state }
 func (s *Scheduler) Err() error { return s.err }
 
 // DefaultSelectiveShare is Config.SelectiveShare's default.
-const DefaultSelectiveShare = strategy.DefaultSelectiveShare
+const DefaultSelectiveShare = 0.5
 
-// CheckSelectiveShare returns an error naming share and the valid range
-// if share cannot be a Config.SelectiveShare (0 means the default).
-func CheckSelectiveShare(share float64) error { return strategy.CheckSelectiveShare(share) }
+// ValidateSelectiveShare returns an error naming share and the valid
+// range unless 0 < share <= 1: what a caller that reads a share from its
+// input checks (Config.SelectiveShare also takes 0, the default).
+func ValidateSelectiveShare(share float64) error { return strategy.ValidateSelectiveShare(share) }
 
 // Status is a read-only snapshot of a Scheduler.
 type Status struct {
@@ -377,10 +398,9 @@ func (s *Scheduler) Stats() Stats { return s.stats }
 func (s *Scheduler) Task(v TaskID) (TaskStatus, error) {
 	st, err := s.strategy.Vertex(v)
 	if err != nil {
-		return st, s.wrap("task", -1, err)
+		return TaskStatus{}, s.wrap("task", -1, err)
 	}
-	st.Attempt = s.ext(s.rs.RegionOf(v), st.Attempt)
-	return st, nil
+	return TaskStatus{State: taskState(st.State), Attempt: s.ext(s.rs.RegionOf(v), st.Attempt)}, nil
 }
 
 // SlotOf returns the slot task v is deployed in, if it is.
@@ -408,8 +428,8 @@ func (s *Scheduler) slotOf(v TaskID, r region.ID) slotpool.SlotID {
 // checks).
 func (s *Scheduler) NextDeadline() (time.Time, bool) {
 	t, ok := s.link.NextDeadline()
-	if s.spec != nil {
-		if st, sok := s.specDeadline(); sok && (!ok || st.Before(t)) {
+	if sp := s.spec; sp != nil {
+		if st, sok := sp.deadline(); sok && (!ok || st.Before(t)) {
 			t, ok = st, true
 		}
 	}
@@ -420,9 +440,6 @@ func (s *Scheduler) NextDeadline() (time.Time, bool) {
 // changed something (drain records it), so a refused input moves nothing,
 // not even the clock.
 func (s *Scheduler) checkTime(now time.Time) error {
-	if s.cfgErr != nil {
-		return s.cfgErr
-	}
 	if s.started && now.Before(s.last) {
 		return &TimeError{Now: now, Last: s.last}
 	}
@@ -464,8 +481,7 @@ func (s *Scheduler) SetCapacity(now time.Time, capacity []resource.Count) error 
 // deployed at once if the pool has them.
 //
 // Errors: ErrAlreadyStarted on a second call; a *TimeError if now is
-// before an earlier call's time; the *SpeculationError of an invalid
-// Config.Speculation (nothing changes); and the job's *RegionError
+// before an earlier call's time; and the job's *RegionError
 // (errors.Is ErrJobFailed) if the job failed at once because a region can
 // never fit the declared capacity. The Ready then says so as well.
 func (s *Scheduler) Start(now time.Time) error {
@@ -475,11 +491,8 @@ func (s *Scheduler) Start(now time.Time) error {
 	if err := s.checkTime(now); err != nil {
 		return err
 	}
-	if s.specErr != nil {
-		return s.specErr
-	}
-	if s.spec != nil {
-		s.specStarted(now)
+	if sp := s.spec; sp != nil {
+		sp.begin(now)
 	}
 	d, err := s.strategy.Start()
 	if err != nil {
@@ -505,8 +518,8 @@ func (s *Scheduler) Tick(now time.Time) error {
 		return err
 	}
 	s.link.Tick(now)
-	if s.spec != nil {
-		s.specTick(now)
+	if sp := s.spec; sp != nil {
+		sp.tick(now)
 	}
 	s.drain(now)
 	return nil

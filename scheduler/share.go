@@ -228,8 +228,8 @@ func (s *Scheduler) leaveShared(now time.Time, r region.ID, slot slotpool.SlotID
 	} else {
 		s.guestsOf[slot] = gs
 	}
-	use, ok := s.slots.get(slot)
-	if !ok {
+	use := s.slots.ref(slot)
+	if use == nil {
 		return // lost
 	}
 	use.guests--

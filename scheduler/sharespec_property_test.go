@@ -117,7 +117,7 @@ func runSharingSpeculationProperty(t *testing.T, seed uint64, n *ssCounts) {
 	c.CheckInterval = time.Duration(100+rng.IntN(900)) * time.Millisecond
 	c.MaxConcurrentExecutions = 2 + rng.IntN(2)
 	c.BlockSlowNodeDuration = time.Duration(rng.IntN(3)) * time.Second
-	if c.CheckJob(rs) != nil || rng.IntN(5) == 0 {
+	if c.ValidateJob(rs) != nil || rng.IntN(5) == 0 {
 		c = Speculation{}
 	}
 	cfg := Config{Speculation: c}
@@ -148,7 +148,7 @@ func runSharingSpeculationProperty(t *testing.T, seed uint64, n *ssCounts) {
 			cfg.Pool.IdleTimeout = time.Duration(100+rng.IntN(900)) * time.Millisecond
 		}
 	}
-	s := New(rs, cfg)
+	s := mustNew(t, rs, cfg)
 
 	running := map[ssKey]SlotID{}
 	inSlot := map[SlotID]map[ssKey]bool{}

@@ -27,7 +27,7 @@ func TestSlotIDsOfAnySize(t *testing.T) {
 		offered[id] = true
 	}
 	now := time.Unix(0, 0)
-	s := scheduler.New(rs, scheduler.Config{})
+	s := newScheduler(t, rs, scheduler.Config{})
 	require.NoError(t, s.Offer(now, slots...))
 	require.NoError(t, s.Start(now))
 	var queue running // bench_test.go's: oldest first

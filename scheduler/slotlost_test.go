@@ -50,7 +50,7 @@ func TestSlotLostInUse(t *testing.T) {
 		// Redeployed at once in the four slots left.
 		require.Len(t, h.f.running, 12)
 		for _, d := range h.f.running {
-			assert.Equal(t, strategy.Attempt(1), d.Attempt)
+			assert.Equal(t, Attempt(1), d.Attempt)
 			assert.NotEqual(t, victim, d.Slot)
 		}
 		assert.Equal(t, Stats{RegionsDeployed: 2, Failovers: 1, RegionRestarts: 1}, h.stats())

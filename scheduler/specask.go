@@ -33,13 +33,13 @@ type specAsking struct {
 	id   Attempt
 }
 
-// specAsk asks the admission for a slot serving req for attempt c (ref)
+// ask asks the admission for a slot serving req for attempt c (ref)
 // and reports whether it did.
-func (s *Scheduler) specAsk(ref specRef, c *specCopy, req pool.Request) bool {
-	sp := s.spec
+func (sp *speculator) ask(ref specRef, c *specCopy, req pool.Request) bool {
+	s := sp.s
 	var nodes []string
 	var slots []slotpool.SlotID
-	for k := range sp.blocked { // the expired ones are gone (specPlaceFree)
+	for k := range sp.blocked { // the expired ones are gone (placeFree)
 		if k.node != "" {
 			nodes = append(nodes, k.node)
 		} else {
@@ -69,11 +69,11 @@ func (sp *speculator) asker(a specAsking) (*specTask, *specCopy) {
 	return t, c
 }
 
-// specWithdraw withdraws the asks of attempts no longer wanted, and all
+// withdraw withdraws the asks of attempts no longer wanted, and all
 // of them while the job does not run or a region of it waits. It reports
 // whether it withdrew any.
-func (s *Scheduler) specWithdraw(now time.Time) bool {
-	sp := s.spec
+func (sp *speculator) withdraw(now time.Time) bool {
+	s := sp.s
 	if len(sp.asking) == 0 {
 		return false
 	}
@@ -96,12 +96,12 @@ func (s *Scheduler) specWithdraw(now time.Time) bool {
 	return did
 }
 
-// specGranted deploys the attempts whose asks the admission granted. A
+// granted deploys the attempts whose asks the admission granted. A
 // slot no attempt wants any more, on a node blocked since the ask, or
 // granted while a region of the job waits, goes back at once; it reports
 // whether one did.
-func (s *Scheduler) specGranted(now time.Time) (released bool) {
-	sp := s.spec
+func (sp *speculator) granted(now time.Time) (released bool) {
+	s := sp.s
 	for _, g := range s.pool.SpeculativeGrants() {
 		i := slices.IndexFunc(sp.asking, func(a specAsking) bool { return a.bulk == g.Bulk })
 		if i < 0 {
@@ -129,7 +129,7 @@ func (s *Scheduler) specGranted(now time.Time) (released bool) {
 		if j := slices.Index(sp.pending, specRef{v: a.v, id: a.id}); j >= 0 {
 			sp.pending = slices.Delete(sp.pending, j, j+1)
 		}
-		s.specDeploy(now, t, c, specRef{v: a.v, id: a.id}, g.Slot.ID)
+		sp.deploy(now, t, c, specRef{v: a.v, id: a.id}, g.Slot.ID)
 	}
 	return released
 }

@@ -78,7 +78,7 @@ import (
 // tasks, or reads or writes a selective hybrid result, is never
 // speculated: a neighbour reads one attempt of it live, or it reads its
 // input live, and a selective result cannot be read a second time.
-// Speculable tells which tasks are; a job without any is refused: Start
+// Speculable tells which tasks are; a job without any is refused: New
 // returns a *SpeculationError (as Flink speculates only with blocking or
 // hybrid exchanges).
 //
@@ -153,8 +153,9 @@ func (e *SpeculationError) Error() string {
 	return fmt.Sprintf("%v: %s %s (valid: %s)", ErrBadSpeculation, e.Field, e.Value, e.Valid)
 }
 
-// Unwrap returns ErrBadSpeculation.
-func (e *SpeculationError) Unwrap() error { return ErrBadSpeculation }
+// Unwrap returns ErrBadSpeculation and ErrInvalidConfig: a Config with
+// such a Speculation is invalid.
+func (e *SpeculationError) Unwrap() []error { return []error{ErrBadSpeculation, ErrInvalidConfig} }
 
 // Validate returns a *SpeculationError for the first field of an enabled
 // configuration that is out of range; nil if it is valid or off.
@@ -202,7 +203,7 @@ func (s *Scheduler) ReadsFinishedOnly(p PartitionID) bool {
 }
 
 // ReadsFinishedOnly is Scheduler.ReadsFinishedOnly for a scheduler of
-// the job of rs whose Config.Speculation is c (one CheckJob accepts for
+// the job of rs whose Config.Speculation is c (one ValidateJob accepts for
 // rs): a runtime that knows the setting, not the scheduler (the simulator
 // of many jobs), asks here.
 func (c Speculation) ReadsFinishedOnly(rs *region.Regions, p PartitionID) bool {
@@ -236,13 +237,13 @@ func speculable(rs *region.Regions, v TaskID) bool {
 	return !topo.Job().Vertex(jv).Unbounded
 }
 
-// CheckJob returns a *SpeculationError if c cannot run on the job of rs:
+// ValidateJob returns a *SpeculationError if c cannot run on the job of rs:
 // an invalid setting (Validate), or speculation on for a job none of
 // whose tasks may have a speculative attempt (see
 // Scheduler.Speculable): every task shares a pipelined region, reads or
 // writes a selective hybrid result, or runs unbounded. Flink likewise
 // speculates only in jobs whose exchanges are blocking or hybrid.
-func (c Speculation) CheckJob(rs *region.Regions) error {
+func (c Speculation) ValidateJob(rs *region.Regions) error {
 	if err := c.Validate(); err != nil || !c.Enabled {
 		return err
 	}
@@ -258,6 +259,7 @@ func (c Speculation) CheckJob(rs *region.Regions) error {
 // speculator is the scheduler's speculative execution: the detector's
 // statistics, the tasks with speculative attempts, the blocklist.
 type speculator struct {
+	s     *Scheduler // the scheduler it works for
 	cfg   Speculation
 	start time.Time // Start's time: the detector's grid and the times below count from it
 	// next is the detector's next check, on the grid.
@@ -295,7 +297,7 @@ type speculator struct {
 	scratch                 []time.Duration
 
 	// asking lists the speculative attempts whose slots are asked of the
-	// admission, oldest first; placing is set while specPlace runs
+	// admission, oldest first; placing is set while place runs
 	// (specask.go).
 	asking  []specAsking
 	placing bool
@@ -352,10 +354,11 @@ func keyOf(sl slotpool.Slot) nodeKey {
 	return nodeKey{slot: sl.ID}
 }
 
-func newSpeculator(cfg Speculation, rs *region.Regions) *speculator {
-	topo := rs.Topology()
+func newSpeculator(s *Scheduler, cfg Speculation) *speculator {
+	topo := s.rs.Topology()
 	job := topo.Job()
 	sp := &speculator{
+		s:          s,
 		cfg:        cfg,
 		deployedAt: make([]time.Duration, topo.NumExecutionVertices()),
 		ranFor:     make([]time.Duration, topo.NumExecutionVertices()),
@@ -377,29 +380,30 @@ func newSpeculator(cfg Speculation, rs *region.Regions) *speculator {
 // ext is the attempt number outside of region r's strategy attempt a.
 func (s *Scheduler) ext(r region.ID, a strategy.Attempt) Attempt {
 	if s.spec == nil || s.spec.shift == nil {
-		return a
+		return Attempt(a)
 	}
-	return a + Attempt(s.spec.shift[r])
+	return Attempt(a) + Attempt(s.spec.shift[r])
 }
 
 // since is now on the speculator's clock.
 func (sp *speculator) since(now time.Time) time.Duration { return now.Sub(sp.start) }
 
-// specStarted starts the detector's clock (Start).
-func (s *Scheduler) specStarted(now time.Time) {
-	s.spec.start = now
-	s.spec.next = now.Add(s.spec.cfg.CheckInterval)
+// begin starts the detector's clock (Start).
+func (sp *speculator) begin(now time.Time) {
+	sp.start = now
+	sp.next = now.Add(sp.cfg.CheckInterval)
 }
 
-// specDeployed records the deployment of a region's attempt of task v.
-func (s *Scheduler) specDeployed(v TaskID) {
-	s.spec.deployedAt[v] = s.spec.since(s.last)
+// deployed records the deployment of a region's attempt of task v.
+func (sp *speculator) deployed(v TaskID) {
+	s := sp.s
+	sp.deployedAt[v] = sp.since(s.last)
 }
 
-// specFinished records a task's finish (of the winner, whose deployment
+// finished records a task's finish (of the winner, whose deployment
 // deployedAt holds).
-func (s *Scheduler) specFinished(now time.Time, v TaskID) {
-	sp := s.spec
+func (sp *speculator) finished(now time.Time, v TaskID) {
+	s := sp.s
 	if sp.ranFor[v] >= 0 {
 		return
 	}
@@ -409,11 +413,11 @@ func (s *Scheduler) specFinished(now time.Time, v TaskID) {
 	vx.fresh = false
 }
 
-// specRestarting forgets the finishes of the members of restarted
+// restarting forgets the finishes of the members of restarted
 // regions, cancels their speculative attempts' bookkeeping, and numbers
 // each region's next attempt after every attempt number it gave out.
-func (s *Scheduler) specRestarting(regions []region.ID) {
-	sp := s.spec
+func (sp *speculator) restarting(regions []region.ID) {
+	s := sp.s
 	topo := s.rs.Topology()
 	for _, r := range regions {
 		for _, v := range s.rs.Members(r) {
@@ -432,18 +436,18 @@ func (s *Scheduler) specRestarting(regions []region.ID) {
 	}
 }
 
-// specDeadline is when Tick next has speculation work: the detector's
+// deadline is when Tick next has speculation work: the detector's
 // next check while some vertex has a baseline and unfinished subtasks,
 // or a block's end while a speculative attempt waits for a slot.
-func (s *Scheduler) specDeadline() (time.Time, bool) {
-	sp := s.spec
+func (sp *speculator) deadline() (time.Time, bool) {
+	s := sp.s
 	if s.state != JobRunning {
 		return time.Time{}, false
 	}
 	var at time.Time
 	ok := false
-	if s.watching() {
-		at, ok = s.specNext(), true
+	if sp.watching() {
+		at, ok = sp.nextCheck(), true
 	}
 	if len(sp.pending) > 0 {
 		for _, until := range sp.blocked {
@@ -457,10 +461,11 @@ func (s *Scheduler) specDeadline() (time.Time, bool) {
 
 // watching reports whether a vertex has a baseline and unfinished
 // subtasks: only then can the detector find a slow task.
-func (s *Scheduler) watching() bool {
+func (sp *speculator) watching() bool {
+	s := sp.s
 	topo := s.rs.Topology()
-	for jv := range s.spec.vertices {
-		vx := &s.spec.vertices[jv]
+	for jv := range sp.vertices {
+		vx := &sp.vertices[jv]
 		if vx.finished >= vx.need && vx.finished < topo.VerticesOf(topology.JobVertexID(jv)).Len() {
 			return true
 		}
@@ -468,12 +473,12 @@ func (s *Scheduler) watching() bool {
 	return false
 }
 
-// specNext returns when the detector looks next: the grid point after
+// nextCheck returns when the detector looks next: the grid point after
 // its last look, or if the latest input came later, the grid point at or
 // after that input. A query: what NextDeadline says and what Tick does
 // do not depend on whether NextDeadline was asked in between.
-func (s *Scheduler) specNext() time.Time {
-	sp := s.spec
+func (sp *speculator) nextCheck() time.Time {
+	s := sp.s
 	if !sp.next.Before(s.last) {
 		return sp.next
 	}
@@ -481,15 +486,15 @@ func (s *Scheduler) specNext() time.Time {
 	return sp.start.Add(k * sp.cfg.CheckInterval)
 }
 
-// specTick runs the detector if a check is due.
-func (s *Scheduler) specTick(now time.Time) {
-	sp := s.spec
-	if s.state != JobRunning || now.Before(s.specNext()) {
+// tick runs the detector if a check is due.
+func (sp *speculator) tick(now time.Time) {
+	s := sp.s
+	if s.state != JobRunning || now.Before(sp.nextCheck()) {
 		return
 	}
 	k := now.Sub(sp.start)/sp.cfg.CheckInterval + 1
 	sp.next = sp.start.Add(k * sp.cfg.CheckInterval)
-	s.detect(now)
+	sp.detect(now)
 }
 
 // baseline returns the baseline of job vertex jv (it has one).
@@ -521,8 +526,8 @@ func (sp *speculator) baseline(topo *topology.ExecutionTopology, jv topology.Job
 
 // detect is one check of the detector: it finds the slow attempts, blocks
 // their nodes and asks for speculative attempts.
-func (s *Scheduler) detect(now time.Time) {
-	sp := s.spec
+func (sp *speculator) detect(now time.Time) {
+	s := sp.s
 	topo := s.rs.Topology()
 	at := sp.since(now)
 	for jv := range topology.JobVertexID(len(sp.vertices)) {
@@ -541,7 +546,7 @@ func (s *Scheduler) detect(now time.Time) {
 			if err != nil || (st.State != strategy.TaskDeploying && st.State != strategy.TaskRunning) {
 				continue
 			}
-			s.checkSlow(now, v, at, baseline)
+			sp.checkSlow(now, v, at, baseline)
 		}
 	}
 }
@@ -549,8 +554,8 @@ func (s *Scheduler) detect(now time.Time) {
 // checkSlow looks at the running attempts of task v: if one is slow, the
 // nodes of the slow ones are blocked and the task gets attempts up to
 // the limit.
-func (s *Scheduler) checkSlow(now time.Time, v TaskID, at, baseline time.Duration) {
-	sp := s.spec
+func (sp *speculator) checkSlow(now time.Time, v TaskID, at, baseline time.Duration) {
+	s := sp.s
 	t := sp.tasks[v]
 	slow := false
 	live := 0
@@ -558,7 +563,7 @@ func (s *Scheduler) checkSlow(now time.Time, v TaskID, at, baseline time.Duratio
 		live++
 		if at-sp.deployedAt[v] >= baseline {
 			slow = true
-			s.block(now, s.regions[s.rs.RegionOf(v)].slot)
+			sp.block(now, s.regions[s.rs.RegionOf(v)].slot)
 		}
 	}
 	if t != nil {
@@ -566,7 +571,7 @@ func (s *Scheduler) checkSlow(now time.Time, v TaskID, at, baseline time.Duratio
 		for _, c := range t.copies {
 			if c.placed && at-c.deployed >= baseline {
 				slow = true
-				s.block(now, c.slot)
+				sp.block(now, c.slot)
 			}
 		}
 	}
@@ -574,13 +579,14 @@ func (s *Scheduler) checkSlow(now time.Time, v TaskID, at, baseline time.Duratio
 		return
 	}
 	for ; live < sp.cfg.MaxConcurrentExecutions; live++ {
-		t = s.newCopy(v, t)
+		t = sp.newCopy(v, t)
 	}
 }
 
 // block blocks the node of slot until now + BlockSlowNodeDuration.
-func (s *Scheduler) block(now time.Time, slot SlotID) {
-	d := s.spec.cfg.BlockSlowNodeDuration
+func (sp *speculator) block(now time.Time, slot SlotID) {
+	s := sp.s
+	d := sp.cfg.BlockSlowNodeDuration
 	if d <= 0 {
 		return
 	}
@@ -589,15 +595,15 @@ func (s *Scheduler) block(now time.Time, slot SlotID) {
 		return
 	}
 	k := keyOf(info.Slot)
-	if until := now.Add(d); until.After(s.spec.blocked[k]) {
-		s.spec.blocked[k] = until
+	if until := now.Add(d); until.After(sp.blocked[k]) {
+		sp.blocked[k] = until
 	}
 }
 
 // newCopy asks for one more speculative attempt of task v (t its record,
 // nil if it has none yet) and returns the record.
-func (s *Scheduler) newCopy(v TaskID, t *specTask) *specTask {
-	sp := s.spec
+func (sp *speculator) newCopy(v TaskID, t *specTask) *specTask {
+	s := sp.s
 	r := s.rs.RegionOf(v)
 	if t == nil {
 		t = &specTask{v: v, r: r, attempt: s.strategy.Attempt(r)}
@@ -620,21 +626,21 @@ func (s *Scheduler) newCopy(v TaskID, t *specTask) *specTask {
 	return t
 }
 
-// specPlace puts waiting speculative attempts into free slots off the
+// place puts waiting speculative attempts into free slots off the
 // blocked nodes, oldest first, while no region waits for slots; with a
 // pool that returns freed slots it asks the admission for the slots
 // instead (specask.go).
-func (s *Scheduler) specPlace(now time.Time) {
-	sp := s.spec
+func (sp *speculator) place(now time.Time) {
+	s := sp.s
 	if sp.placing {
-		return // a drain of specAsk's
+		return // a drain of ask's
 	}
 	sp.placing = true
 	defer func() { sp.placing = false }()
 	for {
-		asked := s.specGranted(now)
-		asked = s.specWithdraw(now) || asked
-		asked = s.specPlaceFree(now) || asked
+		asked := sp.granted(now)
+		asked = sp.withdraw(now) || asked
+		asked = sp.placeFree(now) || asked
 		if !asked || !s.pool.HasEvents() {
 			return
 		}
@@ -642,11 +648,11 @@ func (s *Scheduler) specPlace(now time.Time) {
 	}
 }
 
-// specPlaceFree is specPlace's pass over the waiting attempts: each goes
+// placeFree is place's pass over the waiting attempts: each goes
 // into a free slot, or asks the admission for one if the pool returns
 // freed slots. It reports whether it asked.
-func (s *Scheduler) specPlaceFree(now time.Time) (asked bool) {
-	sp := s.spec
+func (sp *speculator) placeFree(now time.Time) (asked bool) {
+	s := sp.s
 	if len(sp.pending) == 0 || s.state != JobRunning || s.pool.Stats().Waiting > 0 {
 		return false
 	}
@@ -672,7 +678,7 @@ func (s *Scheduler) specPlaceFree(now time.Time) (asked bool) {
 		}
 		slot, ok := s.pool.FreeSlotFor(t.req, accept)
 		if !ok && s.pool.ReturnsFreed() {
-			asked = s.specAsk(ref, c, t.req) || asked
+			asked = sp.ask(ref, c, t.req) || asked
 			kept = append(kept, ref)
 			continue
 		}
@@ -686,16 +692,16 @@ func (s *Scheduler) specPlaceFree(now time.Time) (asked bool) {
 			kept = append(kept, ref)
 			continue
 		}
-		s.specDeploy(now, t, c, ref, slot.ID)
+		sp.deploy(now, t, c, ref, slot.ID)
 	}
 	clear(sp.pending[len(kept):])
 	sp.pending = kept
 	return asked
 }
 
-// specDeploy deploys speculative attempt c (ref) of t into slot.
-func (s *Scheduler) specDeploy(now time.Time, t *specTask, c *specCopy, ref specRef, slot SlotID) {
-	sp := s.spec
+// deploy deploys speculative attempt c (ref) of t into slot.
+func (sp *speculator) deploy(now time.Time, t *specTask, c *specCopy, ref specRef, slot SlotID) {
+	s := sp.s
 	c.placed, c.slot, c.deployed = true, slot, sp.since(now)
 	sp.started++
 	s.rd.Deploy = append(s.rd.Deploy, Deployment{Task: ref.v, Attempt: ref.id, Slot: slot, Region: t.r, Speculative: true})
@@ -725,20 +731,39 @@ func (t *specTask) placedCopies(skip Attempt) int {
 	return n
 }
 
-// specReport handles a report of attempt e of task v (op names it, to is
+// reportTask is Scheduler.report's way with speculation on: a report of
+// a speculative attempt, or of a task racing one, is dealt with here;
+// the others go on to the strategy, a finish recorded for the detector.
+func (sp *speculator) reportTask(now time.Time, op string, v TaskID, attempt Attempt, to strategy.ExecutionState) error {
+	a, handled, err := sp.report(now, op, v, attempt, to, nil)
+	if handled {
+		return err
+	}
+	d, ok, err := sp.s.accept(op, v, a, to)
+	if !ok {
+		return err
+	}
+	if to == strategy.TaskFinished {
+		sp.finished(now, v)
+	}
+	sp.s.settle(now, v, to, d)
+	return nil
+}
+
+// report handles a report of attempt e of task v (op names it, to is
 // the state reported, lost the partitions a failure reports lost) when
 // speculation is on. handled: the report was dealt with here (err is the
 // answer); otherwise the caller goes on with the strategy's attempt a.
-func (s *Scheduler) specReport(now time.Time, op string, v TaskID, e Attempt, to strategy.ExecutionState,
+func (sp *speculator) report(now time.Time, op string, v TaskID, e Attempt, to strategy.ExecutionState,
 	lost []PartitionID) (a strategy.Attempt, handled bool, err error) {
-	sp := s.spec
+	s := sp.s
 	if v < 0 || int(v) >= len(sp.deployedAt) {
-		return e, false, nil // the strategy names the error
+		return strategy.Attempt(e), false, nil // the strategy names the error
 	}
 	r := s.rs.RegionOf(v)
 	t := sp.tasks[v]
 	if sp.shift == nil || (t == nil && sp.top[r] == 0) {
-		return e, false, nil
+		return strategy.Attempt(e), false, nil
 	}
 	cur := s.strategy.Attempt(r)
 	first := s.ext(r, cur)
@@ -759,7 +784,7 @@ func (s *Scheduler) specReport(now time.Time, op string, v TaskID, e Attempt, to
 	case t != nil && t.attempt == cur && t.copy(e) != nil && t.copy(e).placed:
 		c = t.copy(e)
 	case e > max(first, Attempt(sp.top[r])):
-		return e - Attempt(sp.shift[r]), false, nil // not begun: the strategy says so
+		return strategy.Attempt(e - Attempt(sp.shift[r])), false, nil // not begun: the strategy says so
 	case e != first || sp.firstLost[v] == cur+1:
 		return 0, true, nil // an attempt replaced, dropped, canceled, or that lost
 	default:
@@ -775,7 +800,7 @@ func (s *Scheduler) specReport(now time.Time, op string, v TaskID, e Attempt, to
 		if err := s.strategy.CheckFinish(v); err != nil {
 			return 0, true, s.wrap(op, v, err) // refused before the race ends: nothing changes
 		}
-		s.win(now, t, c)
+		sp.win(now, t, c)
 		return cur, false, nil
 	case strategy.TaskFailed:
 		others := t.placedCopies(e)
@@ -783,15 +808,15 @@ func (s *Scheduler) specReport(now time.Time, op string, v TaskID, e Attempt, to
 			others++
 		}
 		if others > 0 && len(lost) == 0 {
-			s.dropAttempt(now, t, c)
+			sp.dropAttempt(now, t, c)
 			s.drain(now)
 			return 0, true, nil
 		}
 		// The task fails over: the others go with it.
 		if c != nil {
-			s.releaseCopy(now, t, c)
+			sp.releaseCopy(now, t, c)
 		}
-		s.stopCopies(now, t, e)
+		sp.stopCopies(now, t, e)
 		if c != nil && !t.firstGone {
 			s.emitCancel(v, cur)
 		}
@@ -805,8 +830,8 @@ func (s *Scheduler) specReport(now time.Time, op string, v TaskID, e Attempt, to
 // The others are canceled and their slots returned; the region's attempt's
 // slot is returned by the caller (taskEnded), and its finish recorded
 // with the winner's deployment.
-func (s *Scheduler) win(now time.Time, t *specTask, c *specCopy) {
-	sp := s.spec
+func (sp *speculator) win(now time.Time, t *specTask, c *specCopy) {
+	s := sp.s
 	winner := s.ext(t.r, t.attempt)
 	if c != nil {
 		winner = c.id
@@ -816,43 +841,45 @@ func (s *Scheduler) win(now time.Time, t *specTask, c *specCopy) {
 		if !t.firstGone {
 			s.emitCancel(t.v, t.attempt)
 		}
-		s.releaseCopy(now, t, c)
+		sp.releaseCopy(now, t, c)
 	}
-	s.stopCopies(now, t, winner)
+	sp.stopCopies(now, t, winner)
 	s.rd.Won = append(s.rd.Won, Task{Task: t.v, Attempt: winner})
 	delete(sp.tasks, t.v)
 }
 
 // dropAttempt drops one failed attempt of t while others run: c, or the
 // region's attempt if nil.
-func (s *Scheduler) dropAttempt(now time.Time, t *specTask, c *specCopy) {
+func (sp *speculator) dropAttempt(now time.Time, t *specTask, c *specCopy) {
+	s := sp.s
 	if c == nil {
 		t.firstGone = true
-		s.spec.firstLost[t.v] = t.attempt + 1
+		sp.firstLost[t.v] = t.attempt + 1
 		s.taskEnded(now, t.v)
 		return
 	}
-	s.releaseCopy(now, t, c)
+	sp.releaseCopy(now, t, c)
 	t.copies = slices.DeleteFunc(t.copies, func(x specCopy) bool { return x.id == c.id })
 }
 
 // stopCopies cancels t's speculative attempts other than keep and returns
 // their slots (those waiting for one are forgotten).
-func (s *Scheduler) stopCopies(now time.Time, t *specTask, keep Attempt) {
+func (sp *speculator) stopCopies(now time.Time, t *specTask, keep Attempt) {
 	for i := range t.copies {
 		c := &t.copies[i]
 		if c.id == keep || !c.placed {
 			continue
 		}
-		s.cancelCopy(c.id, t.v)
-		s.releaseCopy(now, t, c)
+		sp.cancelCopy(c.id, t.v)
+		sp.releaseCopy(now, t, c)
 	}
 	t.copies = t.copies[:0]
 }
 
 // cancelCopy asks the runtime to stop a speculative attempt; a deployment
 // of it not handed out yet is withdrawn instead.
-func (s *Scheduler) cancelCopy(id Attempt, v TaskID) {
+func (sp *speculator) cancelCopy(id Attempt, v TaskID) {
+	s := sp.s
 	for i := range s.rd.Deploy {
 		if d := &s.rd.Deploy[i]; d.Task == v && d.Attempt == id && d.Speculative {
 			d.Task = -1 // dropped by Ready
@@ -863,7 +890,8 @@ func (s *Scheduler) cancelCopy(id Attempt, v TaskID) {
 }
 
 // releaseCopy returns the slot of a speculative attempt of t.
-func (s *Scheduler) releaseCopy(now time.Time, t *specTask, c *specCopy) {
+func (sp *speculator) releaseCopy(now time.Time, t *specTask, c *specCopy) {
+	s := sp.s
 	if !c.placed {
 		return
 	}
@@ -873,10 +901,9 @@ func (s *Scheduler) releaseCopy(now time.Time, t *specTask, c *specCopy) {
 	}
 }
 
-// specStop cancels the speculative attempts of the tasks of the regions
+// stop cancels the speculative attempts of the tasks of the regions
 // being stopped (a failover, or the job failing).
-func (s *Scheduler) specStop(now time.Time, regions []region.ID) {
-	sp := s.spec
+func (sp *speculator) stop(now time.Time, regions []region.ID) {
 	if len(sp.tasks) == 0 {
 		return
 	}
@@ -886,17 +913,17 @@ func (s *Scheduler) specStop(now time.Time, regions []region.ID) {
 	}
 	for _, v := range slices.Sorted(maps.Keys(sp.tasks)) {
 		if t := sp.tasks[v]; stopping[t.r] {
-			s.stopCopies(now, t, -1)
+			sp.stopCopies(now, t, -1)
 			delete(sp.tasks, v)
 		}
 	}
 }
 
-// specSlotLost handles a lost slot the regions do not hold: a speculative
+// slotLost handles a lost slot the regions do not hold: a speculative
 // attempt's. It is dropped; if it was the task's last attempt, the task
 // fails over.
-func (s *Scheduler) specSlotLost(now time.Time, ev pool.Lost) {
-	sp := s.spec
+func (sp *speculator) slotLost(now time.Time, ev pool.Lost) {
+	s := sp.s
 	for _, v := range slices.Sorted(maps.Keys(sp.tasks)) {
 		t := sp.tasks[v]
 		for i := range t.copies {
@@ -905,7 +932,7 @@ func (s *Scheduler) specSlotLost(now time.Time, ev pool.Lost) {
 				continue
 			}
 			c.placed = false // the pool took it away
-			s.cancelCopy(c.id, v)
+			sp.cancelCopy(c.id, v)
 			t.copies = slices.Delete(t.copies, i, i+1)
 			if t.firstGone && t.placedCopies(-1) == 0 && s.state == JobRunning {
 				delete(sp.tasks, v)

@@ -51,11 +51,11 @@ func TestSpeculationValidateNamesTheFieldAndTheValidValues(t *testing.T) {
 		assert.ErrorIs(t, err, scheduler.ErrBadSpeculation)
 		assert.Equal(t, "scheduler: invalid speculation setting: "+tc.text, err.Error())
 
-		// Start refuses the job, and nothing changes.
-		s := scheduler.New(region.FromJob(specJob(t, 2), exchange.AllBlocking), scheduler.Config{Speculation: c})
-		require.NoError(t, s.Offer(time.Unix(0, 0), slotpool.Slots(2)...))
-		require.ErrorIs(t, s.Start(time.Unix(0, 0)), scheduler.ErrBadSpeculation)
-		assert.Equal(t, scheduler.JobCreated, s.State())
+		// New refuses it with the same error, and makes no scheduler.
+		s, err := scheduler.New(region.FromJob(specJob(t, 2), exchange.AllBlocking), scheduler.Config{Speculation: c})
+		assert.Nil(t, s)
+		require.Equal(t, c.Validate(), err)
+		require.ErrorIs(t, err, scheduler.ErrInvalidConfig)
 	}
 }
 
@@ -73,7 +73,7 @@ func TestSpeculableOnlyWhereNoPipelinedNeighbour(t *testing.T) {
 	job, err := b.Build()
 	require.NoError(t, err)
 	rs := region.FromJob(job, exchange.AllBlocking)
-	s := scheduler.New(rs, scheduler.Config{Speculation: scheduler.DefaultSpeculation()})
+	s := newScheduler(t, rs, scheduler.Config{Speculation: scheduler.DefaultSpeculation()})
 	got := map[string]bool{}
 	for v := range scheduler.TaskID(rs.Topology().NumExecutionVertices()) {
 		got[s.TaskName(v)] = s.Speculable(v)
@@ -86,20 +86,20 @@ func TestSpeculableOnlyWhereNoPipelinedNeighbour(t *testing.T) {
 
 // TestSpeculationRefusedWhereNoTaskIsSpeculable: speculation on a job
 // whose every task shares a pipelined region, or reads a selective
-// hybrid exchange live, is a configuration error Start names (as Flink
+// hybrid exchange live, is a configuration error New names (as Flink
 // refuses it without blocking or hybrid exchanges); the same job
 // all-blocking or full hybrid is speculable.
 func TestSpeculationRefusedWhereNoTaskIsSpeculable(t *testing.T) {
 	for _, mode := range []exchange.Mode{exchange.AllPipelined, exchange.AllHybridSelective} {
-		s := scheduler.New(region.FromJob(specJob(t, 4), mode), scheduler.Config{Speculation: scheduler.DefaultSpeculation()})
-		err := s.Start(time.Unix(0, 0))
+		s, err := scheduler.New(region.FromJob(specJob(t, 4), mode), scheduler.Config{Speculation: scheduler.DefaultSpeculation()})
+		assert.Nil(t, s)
 		var se *scheduler.SpeculationError
 		require.ErrorAs(t, err, &se, mode.String())
 		assert.Equal(t, "Enabled", se.Field)
 		assert.Contains(t, err.Error(), "no task is alone in its region")
 	}
 	for _, mode := range []exchange.Mode{exchange.AllBlocking, exchange.AllHybridFull} {
-		s := scheduler.New(region.FromJob(specJob(t, 4), mode), scheduler.Config{Speculation: scheduler.DefaultSpeculation()})
+		s := newScheduler(t, region.FromJob(specJob(t, 4), mode), scheduler.Config{Speculation: scheduler.DefaultSpeculation()})
 		assert.NoError(t, s.Start(time.Unix(0, 0)), mode.String())
 	}
 }
@@ -126,8 +126,8 @@ func TestSpeculableWithFullHybridOutputs(t *testing.T) {
 	rs := region.FromJob(job, exchange.AllBlocking)
 	topo := rs.Topology()
 
-	on := scheduler.New(rs, scheduler.Config{Speculation: scheduler.DefaultSpeculation()})
-	off := scheduler.New(rs, scheduler.Config{})
+	on := newScheduler(t, rs, scheduler.Config{Speculation: scheduler.DefaultSpeculation()})
+	off := newScheduler(t, rs, scheduler.Config{})
 	got := map[string]bool{}
 	for v := range scheduler.TaskID(topo.NumExecutionVertices()) {
 		got[on.TaskName(v)] = on.Speculable(v)
@@ -155,11 +155,12 @@ func TestSpeculableWithFullHybridOutputs(t *testing.T) {
 // speculate; the error says why.
 func TestSpeculationRefusedWithOnlySelectiveHybridProducers(t *testing.T) {
 	rs := region.FromJob(specJob(t, 2), exchange.AllHybridSelective)
-	s := scheduler.New(rs, scheduler.Config{Speculation: scheduler.DefaultSpeculation()})
+	s := newScheduler(t, rs, scheduler.Config{}) // Speculable tells what the job allows, speculation on or off
 	for v := range scheduler.TaskID(rs.Topology().NumExecutionVertices()) {
 		assert.False(t, s.Speculable(v), s.TaskName(v))
 	}
-	err := s.Start(time.Unix(0, 0))
+	on, err := scheduler.New(rs, scheduler.Config{Speculation: scheduler.DefaultSpeculation()})
+	assert.Nil(t, on)
 	var se *scheduler.SpeculationError
 	require.ErrorAs(t, err, &se)
 	require.ErrorIs(t, err, scheduler.ErrBadSpeculation)
@@ -167,14 +168,13 @@ func TestSpeculationRefusedWithOnlySelectiveHybridProducers(t *testing.T) {
 		"no task is alone in its region, reading blocking or full hybrid results and writing blocking or "+
 		"full hybrid ones (every task shares a pipelined region, reads or writes a selective hybrid result, "+
 		"or runs unbounded))", err.Error())
-	assert.Equal(t, scheduler.JobCreated, s.State())
 }
 
 // TestSpeculationOffAddsNothing: the zero value asks for no deadline and
 // makes no attempt, however slow a task is.
 func TestSpeculationOffAddsNothing(t *testing.T) {
 	rs := region.FromJob(specJob(t, 4), exchange.AllBlocking)
-	s := scheduler.New(rs, scheduler.Config{})
+	s := newScheduler(t, rs, scheduler.Config{})
 	t0 := time.Unix(0, 0)
 	require.NoError(t, s.Offer(t0, slotpool.Slots(8)...))
 	require.NoError(t, s.Start(t0))
@@ -202,7 +202,7 @@ func TestSpeculationChecksDoNotDependOnQueries(t *testing.T) {
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	var stats [2][]scheduler.SpeculationStats
 	for i, asking := range []bool{true, false} {
-		s := scheduler.New(rs, scheduler.Config{Speculation: spec})
+		s := newScheduler(t, rs, scheduler.Config{Speculation: spec})
 		step := func(err error) {
 			require.NoError(t, err)
 			if asking {
@@ -285,7 +285,7 @@ func runSpeculationProperty(t *testing.T, seed uint64) {
 	c.CheckInterval = time.Duration(100+rng.IntN(900)) * time.Millisecond
 	c.MaxConcurrentExecutions = 2 + rng.IntN(2)
 	c.BlockSlowNodeDuration = time.Duration(rng.IntN(3)) * time.Second
-	s := scheduler.New(rs, scheduler.Config{Speculation: c})
+	s := newScheduler(t, rs, scheduler.Config{Speculation: c})
 	slots := 1 + rng.IntN(12)
 	nodes := 1 + rng.IntN(4)
 	offered := make([]slotpool.Slot, slots)
@@ -456,7 +456,7 @@ func TestSpeculativeEarlyFinishEndsNoRace(t *testing.T) {
 	rs := region.FromJob(job, exchange.AllHybridFull)
 	c := scheduler.DefaultSpeculation()
 	c.BaselineRatio, c.BaselineLowerBound = 0, time.Second // every attempt is slow after a second
-	s := scheduler.New(rs, scheduler.Config{Speculation: c})
+	s := newScheduler(t, rs, scheduler.Config{Speculation: c})
 	t0 := time.Unix(0, 0)
 	require.NoError(t, s.Offer(t0, slotpool.Slots(4)...))
 	require.NoError(t, s.Start(t0))
@@ -474,7 +474,7 @@ func TestSpeculativeEarlyFinishEndsNoRace(t *testing.T) {
 
 	err = s.TaskFinished(t0.Add(1500*time.Millisecond), bv, copies[bv])
 	require.ErrorIs(t, err, strategy.ErrEarlyFinish)
-	var ef *strategy.EarlyFinishError
+	var ef *scheduler.EarlyFinishError
 	require.ErrorAs(t, err, &ef)
 	assert.Equal(t, "A#0", ef.ProducerName)
 	rd := s.Ready()
@@ -492,4 +492,12 @@ func TestSpeculativeEarlyFinishEndsNoRace(t *testing.T) {
 	assert.Equal(t, []scheduler.Task{{Task: bv, Attempt: 0}}, rd.Cancel)
 	assert.Equal(t, scheduler.JobFinished, s.State())
 	assert.Equal(t, 2, s.SpeculationStats().Won)
+}
+
+// newScheduler is scheduler.New for a Config the test knows is valid.
+func newScheduler(tb testing.TB, rs *region.Regions, cfg scheduler.Config) *scheduler.Scheduler {
+	tb.Helper()
+	s, err := scheduler.New(rs, cfg)
+	require.NoError(tb, err)
+	return s
 }

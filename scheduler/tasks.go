@@ -48,14 +48,15 @@ func (s *Scheduler) TaskFinished(now time.Time, v TaskID, attempt Attempt) error
 // *UnknownPartitionError in an *OpError. Nothing changes then.
 func (s *Scheduler) TaskFailed(now time.Time, v TaskID, attempt Attempt, lost ...PartitionID) error {
 	const op = "task-failed"
-	if s.spec != nil && s.state == JobRunning && s.checkTime(now) == nil {
+	a := strategy.Attempt(attempt) // the strategy's: the same number without speculation
+	if sp := s.spec; sp != nil && s.state == JobRunning && s.checkTime(now) == nil {
 		var handled bool
 		var err error
-		if attempt, handled, err = s.specReport(now, op, v, attempt, strategy.TaskFailed, lost); handled {
+		if a, handled, err = sp.report(now, op, v, attempt, strategy.TaskFailed, lost); handled {
 			return err
 		}
 	}
-	if err := s.checkReport(now, op, v, attempt, strategy.TaskFailed); err != nil {
+	if err := s.checkReport(now, op, v, a, strategy.TaskFailed); err != nil {
 		return err
 	}
 	n := PartitionID(s.rs.Topology().NumPartitions())
@@ -64,7 +65,7 @@ func (s *Scheduler) TaskFailed(now time.Time, v TaskID, attempt Attempt, lost ..
 			return s.wrap(op, v, &strategy.UnknownPartitionError{Partition: p})
 		}
 	}
-	if _, err := s.strategy.UpdateState(v, attempt, strategy.TaskFailed); err != nil {
+	if _, err := s.strategy.UpdateState(v, a, strategy.TaskFailed); err != nil {
 		return s.ignoreStale(op, v, err)
 	}
 	s.failover(now, v, lost)
@@ -77,27 +78,39 @@ func (s *Scheduler) TaskFailed(now time.Time, v TaskID, attempt Attempt, lost ..
 // refuses that one itself (strategy.WithDeployedReports), with the same
 // error and before it changes anything, so a report costs one look at the
 // task's state, not two.
-func (s *Scheduler) report(now time.Time, op string, v TaskID, attempt Attempt, to strategy.ExecutionState) (err error) {
+func (s *Scheduler) report(now time.Time, op string, v TaskID, attempt Attempt, to strategy.ExecutionState) error {
 	if s.state != JobRunning {
 		return ErrNotRunning
 	}
 	if err := s.checkTime(now); err != nil {
 		return err
 	}
-	if s.spec != nil {
-		var handled bool
-		if attempt, handled, err = s.specReport(now, op, v, attempt, to, nil); handled {
-			return err
-		}
+	if sp := s.spec; sp != nil {
+		return sp.reportTask(now, op, v, attempt, to)
 	}
-	d, err := s.strategy.UpdateState(v, attempt, to)
+	d, ok, err := s.accept(op, v, strategy.Attempt(attempt), to)
+	if ok {
+		s.settle(now, v, to, d)
+	}
+	return err
+}
+
+// accept hands a running or finished report that report let through to
+// the strategy. ok says the strategy took it; a report of a replaced
+// attempt is ignored (not ok, no error).
+func (s *Scheduler) accept(op string, v TaskID, attempt strategy.Attempt, to strategy.ExecutionState) (d strategy.Decisions, ok bool, err error) {
+	d, err = s.strategy.UpdateState(v, attempt, to)
 	if err != nil {
-		return s.ignoreStale(op, v, err)
+		return d, false, s.ignoreStale(op, v, err)
 	}
+	return d, true, nil
+}
+
+// settle carries out what a report the strategy took causes: a finished
+// task leaves its slot, the strategy's decisions are applied, and the
+// job finishes with its last task.
+func (s *Scheduler) settle(now time.Time, v TaskID, to strategy.ExecutionState, d strategy.Decisions) {
 	if to == strategy.TaskFinished {
-		if s.spec != nil {
-			s.specFinished(now, v)
-		}
 		s.taskEnded(now, v)
 	}
 	s.apply(now, d)
@@ -105,7 +118,6 @@ func (s *Scheduler) report(now time.Time, op string, v TaskID, attempt Attempt, 
 	if to == strategy.TaskFinished && s.state == JobRunning && s.strategy.Finished() {
 		s.setState(JobFinished, nil)
 	}
-	return nil
 }
 
 // checkReport refuses what the strategy alone would accept but the
@@ -113,7 +125,7 @@ func (s *Scheduler) report(now time.Time, op string, v TaskID, attempt Attempt, 
 // going back, and a report of a task of the current attempt that was
 // never deployed (Scheduled: its region still waits for slots, so no slot
 // of it may be counted out, and no partition of it can exist).
-func (s *Scheduler) checkReport(now time.Time, op string, v TaskID, attempt Attempt, to strategy.ExecutionState) error {
+func (s *Scheduler) checkReport(now time.Time, op string, v TaskID, attempt strategy.Attempt, to strategy.ExecutionState) error {
 	if s.state != JobRunning {
 		return ErrNotRunning
 	}
@@ -144,8 +156,8 @@ func (s *Scheduler) ignoreStale(op string, v TaskID, err error) error {
 func (s *Scheduler) taskEnded(now time.Time, v topology.ExecutionVertexID) {
 	r := s.rs.RegionOf(v)
 	slot := s.slotOf(v, r)
-	use, ok := s.slots.get(slot)
-	if !ok {
+	use := s.slots.ref(slot) // changed in place: the slot's counts are not copied out and back
+	if use == nil {
 		return
 	}
 	if run := &s.regions[r]; run.guest {
@@ -161,15 +173,16 @@ func (s *Scheduler) taskEnded(now time.Time, v topology.ExecutionVertexID) {
 	s.putSlot(now, slot, use)
 }
 
-// putSlot stores the counts of slot, or, once neither its owner nor a
-// guest has a task left in it, gives it back to the pool.
-func (s *Scheduler) putSlot(now time.Time, slot slotpool.SlotID, use slotUse) {
+// putSlot keeps slot, whose counts use (its entry in the table) were just
+// changed, or, once neither its owner nor a guest has a task left in it,
+// gives it back to the pool.
+func (s *Scheduler) putSlot(now time.Time, slot slotpool.SlotID, use *slotUse) {
 	if use.running > 0 || use.guests > 0 {
-		s.slots.set(slot, use)
 		return
 	}
+	gone := *use
 	s.slots.del(slot)
-	s.returnSlot(now, use, slot)
+	s.returnSlot(now, gone, slot)
 }
 
 // returnSlot gives a slot back to the pool: one its owner's attempt

@@ -1,11 +1,17 @@
 package scheduler
 
-import "github.com/regionsched/regionsched/internal/strategy"
+import (
+	"fmt"
+
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/strategy"
+)
 
 // What the scheduler's API shows of the region scheduling strategy inside
 // it: the state of a task, and the errors of a report the strategy
-// refuses. They are the strategy's own types and values under the
-// scheduler's names, so errors.Is and errors.As match them.
+// refuses. They are the scheduler's own types; the sentinels are the
+// strategy's values, so errors.Is matches them, and errors.As finds the
+// struct errors below in what the scheduler returns.
 
 // TaskState is the state of a task in the current attempt of its region.
 // The scheduler sets TaskCreated, TaskScheduled (its region asked for
@@ -19,25 +25,33 @@ import "github.com/regionsched/regionsched/internal/strategy"
 //	TaskFailed     from TaskDeploying, TaskRunning
 //
 // TaskFinished, TaskFailed and TaskCanceled end the attempt: only a restart
-// of the region brings the task back to TaskCreated. Its String method
-// returns the lower-case name, e.g. "running".
-type TaskState = strategy.ExecutionState
+// of the region brings the task back to TaskCreated.
+type TaskState uint8
 
 // The states of a task.
 const (
-	TaskCreated   = strategy.TaskCreated   // not scheduled yet, or its region restarted
-	TaskScheduled = strategy.TaskScheduled // its region waits for slots
-	TaskDeploying = strategy.TaskDeploying // deployed in its slot (Ready.Deploy)
-	TaskRunning   = strategy.TaskRunning   // reported running
-	TaskFinished  = strategy.TaskFinished  // reported finished; its blocking partitions are complete
-	TaskFailed    = strategy.TaskFailed    // reported failed, or its slot was lost
-	TaskCanceled  = strategy.TaskCanceled  // canceled (Ready.Cancel)
+	TaskCreated   TaskState = iota // not scheduled yet, or its region restarted
+	TaskScheduled                  // its region waits for slots
+	TaskDeploying                  // deployed in its slot (Ready.Deploy)
+	TaskRunning                    // reported running
+	TaskFinished                   // reported finished; its blocking partitions are complete
+	TaskFailed                     // reported failed, or its slot was lost
+	TaskCanceled                   // canceled (Ready.Cancel)
 )
 
-// TaskStatus is what the scheduler knows of one task (Scheduler.Task): a
-// struct of two fields, State (a TaskState) and Attempt (the attempt of the
-// task's region).
-type TaskStatus = strategy.VertexStatus
+// String returns the lower-case name of the state, e.g. "running".
+func (s TaskState) String() string { return strategy.ExecutionState(s).String() }
+
+// taskState is the strategy's state st under the scheduler's name (the
+// constants are in the same order, see TestTaskStatesMatchTheStrategys).
+func taskState(st strategy.ExecutionState) TaskState { return TaskState(st) }
+
+// TaskStatus is what the scheduler knows of one task (Scheduler.Task).
+type TaskStatus struct {
+	State TaskState
+	// Attempt is the attempt of the task's region.
+	Attempt Attempt
+}
 
 // The errors of a report about a task that the scheduler refuses, which
 // arrive wrapped in an *OpError, each in a struct error that names the
@@ -56,24 +70,119 @@ var (
 	// ErrUnknownAttempt means a report of an attempt that has not begun
 	// (an *AttemptError).
 	ErrUnknownAttempt = strategy.ErrUnknownAttempt
+	// ErrEarlyFinish means a finish reported for a task that reads a
+	// hybrid result whose producer has not finished (an
+	// *EarlyFinishError).
+	ErrEarlyFinish = strategy.ErrEarlyFinish
 )
 
-type (
-	// UnknownVertexError names, in its field Vertex (a TaskID), a task id
-	// that is not a task of the job. It unwraps to ErrUnknownVertex.
-	UnknownVertexError = strategy.UnknownVertexError
-	// UnknownPartitionError names, in its field Partition (a PartitionID),
-	// a result partition id that is not one of the job. It unwraps to
-	// ErrUnknownPartition.
-	UnknownPartitionError = strategy.UnknownPartitionError
-	// TransitionError is a report the task's state does not allow. Its
-	// fields: Vertex (the TaskID), Name ("A#0"), From (the task's state)
-	// and To (the state reported), both TaskStates. It unwraps to
-	// ErrInvalidTransition.
-	TransitionError = strategy.TransitionError
-	// AttemptError is a report of an attempt that has not begun. Its
-	// fields: Vertex (the TaskID), Name ("A#0"), State (the TaskState
-	// reported), Attempt (the attempt reported) and Current (the region's
-	// current attempt). It unwraps to ErrUnknownAttempt.
-	AttemptError = strategy.AttemptError
-)
+// UnknownVertexError names a task id that is not a task of the job.
+type UnknownVertexError struct {
+	Vertex TaskID
+}
+
+// Error names the id.
+func (e *UnknownVertexError) Error() string {
+	return fmt.Sprintf("%v: id %d", ErrUnknownVertex, e.Vertex)
+}
+
+// Unwrap returns ErrUnknownVertex.
+func (e *UnknownVertexError) Unwrap() error { return ErrUnknownVertex }
+
+// UnknownPartitionError names a result partition id that is not one of
+// the job.
+type UnknownPartitionError struct {
+	Partition PartitionID
+}
+
+// Error names the id.
+func (e *UnknownPartitionError) Error() string {
+	return fmt.Sprintf("%v: id %d", ErrUnknownPartition, e.Partition)
+}
+
+// Unwrap returns ErrUnknownPartition.
+func (e *UnknownPartitionError) Unwrap() error { return ErrUnknownPartition }
+
+// TransitionError is a report the task's state does not allow (see
+// TaskState).
+type TransitionError struct {
+	Vertex   TaskID
+	Name     string    // "A#0"
+	From, To TaskState // the task's state, the state reported
+}
+
+// Error names the task and both states.
+func (e *TransitionError) Error() string {
+	return fmt.Sprintf("%v: %s (id %d) from %v to %v", ErrInvalidTransition, e.Name, e.Vertex, e.From, e.To)
+}
+
+// Unwrap returns ErrInvalidTransition.
+func (e *TransitionError) Unwrap() error { return ErrInvalidTransition }
+
+// AttemptError is a report of an attempt that has not begun.
+type AttemptError struct {
+	Vertex  TaskID
+	Name    string    // "A#0"
+	State   TaskState // the state reported
+	Attempt Attempt   // the attempt reported
+	Current Attempt   // the region's current attempt
+}
+
+// Error names the task, the state reported and both attempts.
+func (e *AttemptError) Error() string {
+	return fmt.Sprintf("%v: %s (id %d) %v in attempt %d, current attempt %d",
+		e.Unwrap(), e.Name, e.Vertex, e.State, e.Attempt, e.Current)
+}
+
+// Unwrap returns ErrUnknownAttempt (an attempt before the current one is
+// no error: its report is ignored).
+func (e *AttemptError) Unwrap() error {
+	if e.Attempt >= 0 && e.Attempt < e.Current {
+		return strategy.ErrStaleAttempt
+	}
+	return ErrUnknownAttempt
+}
+
+// EarlyFinishError refuses the finish of a task that reads a hybrid
+// result whose producer has not finished: the task cannot have read all
+// of its input. Nothing changed; the runtime reports the producer's
+// finish first, then this one again.
+type EarlyFinishError struct {
+	// Vertex is the task whose finish was refused, Name its name ("B#0").
+	Vertex TaskID
+	Name   string
+	// Producer is a producer of a hybrid result Vertex reads that has
+	// not finished, ProducerName its name ("A#1").
+	Producer     TaskID
+	ProducerName string
+	// Exchange is the partition type of the edge between them
+	// (exchange.HybridFull or exchange.HybridSelective).
+	Exchange exchange.ResultPartitionType
+}
+
+// Error names the task, the producer and the exchange.
+func (e *EarlyFinishError) Error() string {
+	return fmt.Sprintf("%v: %s (id %d) reads %s (id %d) through a %s exchange, and %s has not finished; report its finish first",
+		ErrEarlyFinish, e.Name, e.Vertex, e.ProducerName, e.Producer, e.Exchange, e.ProducerName)
+}
+
+// Unwrap returns ErrEarlyFinish.
+func (e *EarlyFinishError) Unwrap() error { return ErrEarlyFinish }
+
+// ownError returns a strategy error as the scheduler's type of it (the
+// others as they are).
+func ownError(err error) error {
+	switch e := err.(type) {
+	case *strategy.UnknownVertexError:
+		return &UnknownVertexError{Vertex: e.Vertex}
+	case *strategy.UnknownPartitionError:
+		return &UnknownPartitionError{Partition: e.Partition}
+	case *strategy.TransitionError:
+		return &TransitionError{Vertex: e.Vertex, Name: e.Name, From: taskState(e.From), To: taskState(e.To)}
+	case *strategy.AttemptError:
+		return &AttemptError{Vertex: e.Vertex, Name: e.Name, State: taskState(e.State), Attempt: Attempt(e.Attempt), Current: Attempt(e.Current)}
+	case *strategy.EarlyFinishError:
+		return &EarlyFinishError{Vertex: e.Vertex, Name: e.Name, Producer: e.Producer, ProducerName: e.ProducerName, Exchange: e.Exchange}
+	}
+	return err
+}

@@ -27,7 +27,10 @@ func ExampleScheduler_Task() {
 	rs := region.FromJob(job, exchange.AllBlocking)
 	src, _ := rs.Topology().ParseVertexName("src#0")
 	sink, _ := rs.Topology().ParseVertexName("sink#0")
-	s := scheduler.New(rs, scheduler.Config{})
+	s, err := scheduler.New(rs, scheduler.Config{})
+	if err != nil {
+		panic(err)
+	}
 	now := time.Unix(0, 0)
 	_ = s.Offer(now, slotpool.Slots(1)...)
 	_ = s.Start(now)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -81,7 +82,7 @@ func BenchmarkSimulate(b *testing.B) {
 				processed := 0
 				for i := 0; i < b.N; i++ {
 					res, err := simulator.Run(simulator.Config{Regions: rs, Cluster: slots(bc.slots), Seed: uint64(i + 1), Ties: bc.ties})
-					if err != nil || res.Verdict != simulator.Finished {
+					if err != nil || res.Verdict != runfile.Finished {
 						b.Fatalf("%v %v", err, res)
 					}
 					if bc.makespan > 0 && res.Makespan != bc.makespan {

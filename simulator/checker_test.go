@@ -10,83 +10,84 @@ import (
 
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 )
 
 // The trace checker rejects corrupted traces: the invariants the other
 // tests rely on are not vacuous.
 func TestCheckTraceCatchesCorruption(t *testing.T) {
-	index := func(evs []simulator.Event, f func(simulator.Event) bool) int {
+	index := func(evs []runfile.Event, f func(runfile.Event) bool) int {
 		i := slices.IndexFunc(evs, f)
 		require.GreaterOrEqual(t, i, 0)
 		return i
 	}
-	is := func(k simulator.Kind, task string) func(simulator.Event) bool {
-		return func(ev simulator.Event) bool { return ev.Kind == k && ev.Task == task }
+	is := func(k runfile.Kind, task string) func(runfile.Event) bool {
+		return func(ev runfile.Event) bool { return ev.Kind == k && ev.Task == task }
 	}
 	for _, tc := range []struct {
 		name    string
 		mode    exchange.Mode
 		slots   int
-		corrupt func([]simulator.Event) []simulator.Event
+		corrupt func([]runfile.Event) []runfile.Event
 		want    string
 	}{
-		{"time order", exchange.AllBlocking, 1, func(evs []simulator.Event) []simulator.Event {
-			i := index(evs, is(simulator.Release, "A#0"))
+		{"time order", exchange.AllBlocking, 1, func(evs []runfile.Event) []runfile.Event {
+			i := index(evs, is(runfile.Release, "A#0"))
 			evs[i].At = 0
 			return evs
 		}, "time order"},
-		{"deploy without request", exchange.AllBlocking, 1, func(evs []simulator.Event) []simulator.Event {
-			i := index(evs, is(simulator.Request, "B#1"))
+		{"deploy without request", exchange.AllBlocking, 1, func(evs []runfile.Event) []runfile.Event {
+			i := index(evs, is(runfile.Request, "B#1"))
 			return slices.Delete(evs, i, i+1)
 		}, "without a request"},
-		{"missing release", exchange.AllBlocking, 2, func(evs []simulator.Event) []simulator.Event {
-			i := index(evs, is(simulator.Release, "D#2"))
+		{"missing release", exchange.AllBlocking, 2, func(evs []runfile.Event) []runfile.Event {
+			i := index(evs, is(runfile.Release, "D#2"))
 			return slices.Delete(evs, i, i+1)
 		}, "without a release"},
-		{"release of a busy slot", exchange.AllPipelined, 4, func(evs []simulator.Event) []simulator.Event {
-			i := index(evs, is(simulator.Deploy, "D#0"))
+		{"release of a busy slot", exchange.AllPipelined, 4, func(evs []runfile.Event) []runfile.Event {
+			i := index(evs, is(runfile.Deploy, "D#0"))
 			rel := evs[i]
-			rel.Kind = simulator.Release
+			rel.Kind = runfile.Release
 			return slices.Insert(evs, i+1, rel)
 		}, "did not become empty"},
-		{"region split in time", exchange.PointwisePipelinedOnly, 2, func(evs []simulator.Event) []simulator.Event {
+		{"region split in time", exchange.PointwisePipelinedOnly, 2, func(evs []runfile.Event) []runfile.Event {
 			for i := range evs {
-				if evs[i].Task == "C#1" && evs[i].Kind == simulator.Deploy {
+				if evs[i].Task == "C#1" && evs[i].Kind == runfile.Deploy {
 					evs[i].At += time.Millisecond
 				}
 			}
 			return evs
 		}, "deployed at"},
-		{"blocking input not finished", exchange.AllBlocking, 1, func(evs []simulator.Event) []simulator.Event {
-			i := index(evs, is(simulator.Finish, "C#3"))
-			evs[i].Kind = simulator.Cancel
+		{"blocking input not finished", exchange.AllBlocking, 1, func(evs []runfile.Event) []runfile.Event {
+			i := index(evs, is(runfile.Finish, "C#3"))
+			evs[i].Kind = runfile.Cancel
 			return evs
 		}, "finished its blocking partition"},
-		{"two regions in a slot", exchange.AllBlocking, 2, func(evs []simulator.Event) []simulator.Event {
-			a := index(evs, is(simulator.Deploy, "A#0"))
-			b := index(evs, is(simulator.Deploy, "A#1"))
+		{"two regions in a slot", exchange.AllBlocking, 2, func(evs []runfile.Event) []runfile.Event {
+			a := index(evs, is(runfile.Deploy, "A#0"))
+			b := index(evs, is(runfile.Deploy, "A#1"))
 			evs[b].Slot = evs[a].Slot
 			return evs
 		}, "held by region"},
-		{"close of another attempt", exchange.AllBlocking, 1, func(evs []simulator.Event) []simulator.Event {
-			i := index(evs, is(simulator.Finish, "A#0"))
+		{"close of another attempt", exchange.AllBlocking, 1, func(evs []runfile.Event) []runfile.Event {
+			i := index(evs, is(runfile.Finish, "A#0"))
 			evs[i].Attempt = 3
 			return evs
 		}, "open deploy is attempt"},
-		{"close without deploy", exchange.AllBlocking, 1, func(evs []simulator.Event) []simulator.Event {
-			i := index(evs, is(simulator.Finish, "B#0"))
+		{"close without deploy", exchange.AllBlocking, 1, func(evs []runfile.Event) []runfile.Event {
+			i := index(evs, is(runfile.Finish, "B#0"))
 			ev := evs[i]
 			ev.Task, ev.Region = "D#0", int(region.FromJob(flip119(t), exchange.AllBlocking).RegionOf(8))
 			return slices.Insert(evs, i, ev)
 		}, "closes no open deploy"},
-		{"finish too early", exchange.AllBlocking, 1, func(evs []simulator.Event) []simulator.Event {
-			i := index(evs, is(simulator.Deploy, "A#1"))
+		{"finish too early", exchange.AllBlocking, 1, func(evs []runfile.Event) []runfile.Event {
+			i := index(evs, is(runfile.Deploy, "A#1"))
 			evs[i].At += 10 * time.Millisecond
 			return evs
 		}, "its duration is"},
-		{"slot out of range", exchange.AllBlocking, 1, func(evs []simulator.Event) []simulator.Event {
-			i := index(evs, is(simulator.Deploy, "A#0"))
+		{"slot out of range", exchange.AllBlocking, 1, func(evs []runfile.Event) []runfile.Event {
+			i := index(evs, is(runfile.Deploy, "A#0"))
 			evs[i].Slot = 1
 			return evs
 		}, "out of range"},
@@ -94,7 +95,7 @@ func TestCheckTraceCatchesCorruption(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rs := region.FromJob(flip119(t), tc.mode)
 			res := run(t, simulator.Config{Regions: rs, Cluster: slots(tc.slots), Seed: 1, Record: true})
-			require.Equal(t, simulator.Finished, res.Verdict)
+			require.Equal(t, runfile.Finished, res.Verdict)
 			_, err := checkTrace(rs, slots(tc.slots), simulator.RegionPolicy, res)
 			require.NoError(t, err)
 			res.Events = tc.corrupt(slices.Clone(res.Events))

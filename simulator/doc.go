@@ -31,7 +31,7 @@
 // Flink's reading of the finished partitions of a partially finished
 // input is not modelled. A run whose
 // only unfinished tasks are these (and tasks that can never start behind
-// them) ends Steady. Deadlock is a state with no pending event and an
+// them) ends runfile.Steady. Deadlock is a state with no pending event and an
 // unfinished job otherwise; it is detected and reported with the tasks
 // that hold slots while waiting, never waited on. Stale calendar events
 // (of a task that paused, was canceled or failed since; of a withdrawn
@@ -48,13 +48,13 @@
 //		Regions: region.FromJob(job, exchange.AllPipelined),
 //		Cluster: []resource.Count{{Profile: resource.Unknown, N: 4}},
 //		Seed:    1,
-//		Record:  true, // keep the trace for WriteTrace (or a timeline picture)
+//		Record:  true, // keep the trace for runfile.WriteTrace (or a timeline picture)
 //	})
 //	fmt.Println(res.Verdict, res.Makespan, res.Reason)
 //
 // A long run's trace need not be kept: Config.OnEvent (JobsConfig.OnEvent
 // for several jobs) hands every event over as it happens, to a
-// TraceWriter for the JSON Lines trace and to the Recorder of package
+// runfile.TraceWriter for the JSON Lines trace and to the Recorder of package
 // timeline (github.com/regionsched/regionsched/timeline), which draws the
 // run's picture; memory then does not grow with the trace.
 package simulator

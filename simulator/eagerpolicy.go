@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -41,7 +42,7 @@ func (p *eagerPolicy) request(v int32) {
 		return
 	}
 	p.requested[v] = true
-	p.e.record(Request, v, NoSlot)
+	p.e.record(runfile.Request, v, runfile.NoSlot)
 	p.pending = append(p.pending, v)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/regionsched/regionsched/internal/plural"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/topology"
@@ -82,7 +83,7 @@ type engine struct {
 	driverSince           map[int32]time.Duration
 	// clusterSize is the number of slots of the cluster.
 	clusterSize int
-	events      []Event
+	events      []runfile.Event
 	log         *zap.Logger
 	deadline    struct {
 		at      time.Duration
@@ -117,18 +118,21 @@ type eagerJob struct {
 	firstDeploy, lastFinish time.Duration
 }
 
-func newEngine(cfg Config) *engine {
+func newEngine(cfg Config) (*engine, error) {
 	e := newBaseEngine(cfg, 0)
 	if cfg.Policy == EagerPolicy {
 		e.policy = newEagerPolicy(e)
 	} else {
-		p := newRegionPolicy(e)
+		p, err := newRegionPolicy(e)
+		if err != nil {
+			return nil, fmt.Errorf("simulator: %w", err)
+		}
 		e.policy = p
 		if e.spec != nil {
 			e.model.readFinishedOnly(p.sched.ReadsFinishedOnly)
 		}
 	}
-	return e
+	return e, nil
 }
 
 // newJobsEngine is the engine of a multi-job run: the jobs side by side in
@@ -155,7 +159,7 @@ func newJobsEngine(cfg Config, jc JobsConfig, set *jobSet) (*engine, error) {
 		// has a task it may speculate (jobsPolicy.submit).
 		speculates := make([]bool, len(jc.Jobs))
 		for i := range jc.Jobs {
-			speculates[i] = jc.Speculation.CheckJob(set.regions[i]) == nil
+			speculates[i] = jc.Speculation.ValidateJob(set.regions[i]) == nil
 		}
 		topo := set.union.Topology()
 		e.model.readFinishedOnly(func(p topology.ResultPartitionID) bool {
@@ -248,16 +252,16 @@ func newBaseEngine(cfg Config, extra int) *engine {
 			i, _ := e.set.of(v)
 			e.eagerJobs[i].lastFinish = max(e.eagerJobs[i].lastFinish, e.now())
 		}
-		e.record(Finish, v, e.model.slot(v))
+		e.record(runfile.Finish, v, e.model.slot(v))
 		e.leaveSlot(v)
 		e.policy.finished(v)
 	}
 	e.model.onProgress = func(v int32, on bool) {
 		slot := e.model.slot(v)
 		if e.detailed() {
-			k := Stall
+			k := runfile.Stall
 			if on {
-				k = Progress
+				k = runfile.Progress
 			}
 			e.emitDetail(e.taskEvent(k, v, slot))
 		}
@@ -273,7 +277,7 @@ func newBaseEngine(cfg Config, extra int) *engine {
 	}
 	e.model.onFailed = func(v int32) {
 		slot := e.model.slot(v)
-		e.record(Fail, v, slot)
+		e.record(runfile.Fail, v, slot)
 		e.leaveSlot(v)
 		e.model.reset(v)
 		e.policy.failed(v, slot)
@@ -306,7 +310,7 @@ func (e *engine) poolSlots() []slotpool.Slot {
 
 // record counts a trace event and keeps or hands it out if tracing. It
 // is small enough to inline: without a trace, an event costs a count.
-func (e *engine) record(k Kind, v int32, slot int32) {
+func (e *engine) record(k runfile.Kind, v int32, slot int32) {
 	e.traced++
 	if e.tracing() {
 		e.recordEvent(k, v, slot)
@@ -314,7 +318,7 @@ func (e *engine) record(k Kind, v int32, slot int32) {
 }
 
 // recordEvent builds a trace event of task v and emits it.
-func (e *engine) recordEvent(k Kind, v int32, slot int32) {
+func (e *engine) recordEvent(k runfile.Kind, v int32, slot int32) {
 	e.emit(e.taskEvent(k, v, slot))
 }
 
@@ -323,15 +327,15 @@ func (e *engine) detailed() bool { return e.cfg.Detail && e.cfg.OnEvent != nil }
 
 // emitDetail hands out an event only pictures use (Config.Detail): it is
 // neither recorded nor counted.
-func (e *engine) emitDetail(ev Event) {
+func (e *engine) emitDetail(ev runfile.Event) {
 	if e.detailed() {
 		e.cfg.OnEvent(ev)
 	}
 }
 
 // taskEvent is an event of task v in a slot.
-func (e *engine) taskEvent(k Kind, v int32, slot int32) Event {
-	ev := Event{At: e.now(), Kind: k, Slot: int(slot), Attempt: int(e.model.runs[v].attempt)}
+func (e *engine) taskEvent(k runfile.Kind, v int32, slot int32) runfile.Event {
+	ev := runfile.Event{At: e.now(), Kind: k, Slot: int(slot), Attempt: int(e.model.runs[v].attempt)}
 	if e.spec != nil && e.spec.fromCopy[v] {
 		ev.Speculative = true
 	}
@@ -348,7 +352,7 @@ func (e *engine) taskEvent(k Kind, v int32, slot int32) Event {
 func (e *engine) tracing() bool { return e.cfg.Record || e.cfg.OnEvent != nil }
 
 // emit keeps a trace event (Config.Record) and hands it to Config.OnEvent.
-func (e *engine) emit(ev Event) {
+func (e *engine) emit(ev runfile.Event) {
 	if e.cfg.Record {
 		e.events = append(e.events, ev)
 	}
@@ -368,7 +372,7 @@ func (e *engine) occupyDriver(i int, slot int32) {
 		e.driverSince = map[int32]time.Duration{}
 	}
 	e.driverSince[slot] = e.now()
-	e.recordDriver(i, Deploy, slot)
+	e.recordDriver(i, runfile.Deploy, slot)
 }
 
 // vacateDriver takes job i's driver out of its slot at the job's end.
@@ -376,18 +380,18 @@ func (e *engine) vacateDriver(i int, slot int32) {
 	s := &e.slots[slot]
 	e.drivers += e.now() - e.driverSince[slot]
 	delete(e.driverSince, slot)
-	e.recordDriver(i, Finish, slot)
+	e.recordDriver(i, runfile.Finish, slot)
 	if s.occupants--; s.occupants == 0 {
 		e.busy += e.now() - s.since
-		e.recordDriver(i, Release, slot)
+		e.recordDriver(i, runfile.Release, slot)
 	}
 }
 
 // recordDriver appends a trace event of job i's driver.
-func (e *engine) recordDriver(i int, k Kind, slot int32) {
+func (e *engine) recordDriver(i int, k runfile.Kind, slot int32) {
 	e.traced++
 	if e.cfg.Record || e.cfg.OnEvent != nil {
-		e.emit(Event{At: e.now(), Kind: k, Job: e.set.jobs[i].Name, Task: DriverTask, Region: NoRegion, Slot: int(slot)})
+		e.emit(runfile.Event{At: e.now(), Kind: k, Job: e.set.jobs[i].Name, Task: runfile.DriverTask, Region: runfile.NoRegion, Slot: int(slot)})
 	}
 }
 
@@ -420,7 +424,7 @@ func (e *engine) deploy(v int32, slot int32, shared bool) {
 	}
 	e.traced++
 	if e.tracing() {
-		ev := e.taskEvent(Deploy, v, slot)
+		ev := e.taskEvent(runfile.Deploy, v, slot)
 		ev.Shared = shared
 		e.emit(ev)
 	}
@@ -432,7 +436,7 @@ func (e *engine) cancel(v int32) {
 	if e.model.tasks[v].phase != deployed {
 		return
 	}
-	e.record(Cancel, v, e.model.slot(v))
+	e.record(runfile.Cancel, v, e.model.slot(v))
 	e.leaveSlot(v)
 	e.model.reset(v)
 }
@@ -447,7 +451,7 @@ func (e *engine) leaveSlot(v int32) {
 	s := &e.slots[slot]
 	if s.occupants--; s.occupants == 0 {
 		e.busy += e.now() - s.since
-		e.record(Release, v, slot)
+		e.record(runfile.Release, v, slot)
 	}
 }
 
@@ -575,7 +579,7 @@ func (e *engine) result() (*Result, error) {
 		return r, nil
 	}
 	if err, failed := e.policy.stopped(); failed {
-		r.Verdict, r.Err = Failed, err
+		r.Verdict, r.Err = runfile.Failed, err
 		r.Reason = failedReason(err)
 		return r, nil
 	}
@@ -584,7 +588,7 @@ func (e *engine) result() (*Result, error) {
 			// The model and the scheduler disagree: a bug, not a verdict.
 			return nil, errors.New("simulator: every task finished but the scheduler's job did not")
 		}
-		r.Verdict = Finished
+		r.Verdict = runfile.Finished
 		r.Reason = fmt.Sprintf("finished: %s finished at %d ms", allOf(len(e.model.tasks), "task"), now.Milliseconds())
 		return r, nil
 	}
@@ -599,11 +603,11 @@ func (e *engine) result() (*Result, error) {
 	}
 	if len(holding) == 0 && len(waiting) == 0 && len(blocked) == 0 {
 		unbounded, consumers, _ := e.runningTasks(0, int32(len(e.model.tasks)))
-		r.Verdict = Steady
+		r.Verdict = runfile.Steady
 		r.Reason = steadyReason(unbounded, consumers)
 		return r, nil
 	}
-	r.Verdict = Deadlock
+	r.Verdict = runfile.Deadlock
 	r.Holding, r.Waiting, r.Blocked = e.names(holding), e.names(waiting), e.names(blocked)
 	var parts []string
 	if len(holding) > 0 {

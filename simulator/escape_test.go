@@ -12,6 +12,7 @@ import (
 
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -41,9 +42,9 @@ func oddJob(t *testing.T) *topology.JobGraph {
 func TestTraceEscapesControlCharacters(t *testing.T) {
 	rs := region.FromJob(oddJob(t), exchange.AllBlocking)
 	res := run(t, simulator.Config{Regions: rs, Cluster: slots(2), Seed: 1, Record: true})
-	require.Equal(t, simulator.Finished, res.Verdict)
+	require.Equal(t, runfile.Finished, res.Verdict)
 	var buf bytes.Buffer
-	require.NoError(t, simulator.WriteTrace(&buf, res.Events))
+	require.NoError(t, runfile.WriteTrace(&buf, res.Events))
 	tasks := map[string]bool{}
 	sc := bufio.NewScanner(&buf)
 	n := 0
@@ -64,7 +65,7 @@ func TestTraceEscapesControlCharacters(t *testing.T) {
 	}
 
 	// invalid UTF-8 (not possible from a job file, but from the library)
-	line := simulator.Event{Kind: simulator.Deploy, Task: "bad\xff#0", Slot: 3}.AppendJSON(nil)
+	line := runfile.Event{Kind: runfile.Deploy, Task: "bad\xff#0", Slot: 3}.AppendJSON(nil)
 	require.True(t, json.Valid(line), "%q", line)
 	var l traceLine
 	require.NoError(t, json.Unmarshal(line, &l))

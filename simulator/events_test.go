@@ -9,6 +9,7 @@ import (
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -16,9 +17,9 @@ import (
 // An event naming no job of the run, or before time 0, is a bad
 // configuration (ErrBadEvent), never a panic nor a run.
 func TestRunJobsRefusesBadEvents(t *testing.T) {
-	jobs := []simulator.Job{bigRegionJob(t, "a", 1, topology.DefaultSubmission()), bigRegionJob(t, "b", 1, topology.DefaultSubmission())}
+	jobs := []runfile.Job{bigRegionJob(t, "a", 1, topology.DefaultSubmission()), bigRegionJob(t, "b", 1, topology.DefaultSubmission())}
 	admin := map[string]admission.Role{"root": admission.RoleAdmin}
-	for name, ev := range map[string]simulator.JobEvent{
+	for name, ev := range map[string]runfile.JobEvent{
 		"kill of no job":         {At: time.Second, Action: admission.ActionKill, Job: "c", By: "root"},
 		"set-priority of no job": {At: time.Second, Action: admission.ActionSetPriority, Job: "", Priority: 10, By: "root"},
 		"negative time":          {At: -time.Millisecond, Action: admission.ActionKill, Job: "a", By: "root"},
@@ -30,7 +31,7 @@ func TestRunJobsRefusesBadEvents(t *testing.T) {
 			)
 			require.NotPanics(t, func() {
 				res, _, err = simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Cluster: []resource.Count{{N: 2}},
-					Events: []simulator.JobEvent{ev}, Users: admin})
+					Events: []runfile.JobEvent{ev}, Users: admin})
 			})
 			require.ErrorIs(t, err, simulator.ErrBadEvent)
 			assert.Nil(t, res)

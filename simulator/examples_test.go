@@ -10,6 +10,7 @@ import (
 
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -28,11 +29,11 @@ func exampleCluster(t testing.TB, rs *region.Regions) []resource.Count {
 }
 
 // wantVerdict is Finished, or Steady for a streaming job.
-func wantVerdict(job *topology.JobGraph) simulator.Verdict {
+func wantVerdict(job *topology.JobGraph) runfile.Verdict {
 	if hasUnbounded(job) {
-		return simulator.Steady
+		return runfile.Steady
 	}
-	return simulator.Finished
+	return runfile.Finished
 }
 
 // Every example job in every mode finishes under the region policy at
@@ -54,7 +55,7 @@ func TestExamplesAtMinimumSlots(t *testing.T) {
 					st := requireTrace(t, rs, cluster, simulator.RegionPolicy, res, "seed %d", seed)
 					assert.LessOrEqual(t, st.maxInUse, cluster[0].N)
 					makespans[res.Makespan.Milliseconds()]++
-					if res.Verdict == simulator.Finished {
+					if res.Verdict == runfile.Finished {
 						assert.Equal(t, rs.NumRegions(), res.RegionsScheduled, "seed %d", seed)
 						assert.Equal(t, 1, finishesPerTask(res)[""], "seed %d: every task finishes exactly once", seed)
 					}
@@ -70,7 +71,7 @@ func TestExamplesAtMinimumSlots(t *testing.T) {
 func finishesPerTask(res *simulator.Result) map[string]int {
 	count := map[string]int{}
 	for _, ev := range res.Events {
-		if ev.Kind == simulator.Finish {
+		if ev.Kind == runfile.Finish {
 			count[ev.Task]++
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -77,10 +78,10 @@ func checkFailover(t *testing.T, rs *region.Regions, x topology.ExecutionVertexI
 	var failAt time.Duration = -1
 	var deployAt time.Duration
 	for _, ev := range res.Events {
-		if ev.Task == name && ev.Kind == simulator.Deploy && ev.Attempt == 0 {
+		if ev.Task == name && ev.Kind == runfile.Deploy && ev.Attempt == 0 {
 			deployAt = ev.At
 		}
-		if ev.Kind == simulator.Fail {
+		if ev.Kind == runfile.Fail {
 			require.Equal(t, name, ev.Task, "only the injected failure happens")
 			require.Equal(t, 0, ev.Attempt, "only the first attempt fails")
 			require.Equal(t, time.Duration(-1), failAt, "the failure happens once")
@@ -105,15 +106,15 @@ func checkFailover(t *testing.T, rs *region.Regions, x topology.ExecutionVertexI
 	canceled := map[string]bool{}
 	for _, ev := range res.Events {
 		switch {
-		case ev.Kind == simulator.Request && ev.Attempt >= 1:
+		case ev.Kind == runfile.Request && ev.Attempt >= 1:
 			restarted[ev.Region] = true
 			assert.GreaterOrEqual(t, ev.At, failAt)
 			assert.Equal(t, 1, ev.Attempt, "one failover: attempt 1")
-		case ev.Kind == simulator.Deploy && ev.Attempt >= 1:
+		case ev.Kind == runfile.Deploy && ev.Attempt >= 1:
 			redeployed[ev.Region] = true
-		case ev.Kind == simulator.Deploy && ev.At <= failAt:
+		case ev.Kind == runfile.Deploy && ev.At <= failAt:
 			deployedBefore[ev.Region] = true
-		case ev.Kind == simulator.Cancel:
+		case ev.Kind == runfile.Cancel:
 			canceled[ev.Task] = true
 			assert.Equal(t, failAt, ev.At, "cancellations happen at the failover")
 			assert.Equal(t, 0, ev.Attempt)
@@ -182,7 +183,7 @@ func TestFailureInjectionRegionPolicy(t *testing.T) {
 						res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: uint64(seed), Ties: tiesFor(uint64(seed)), Record: true,
 							Failures: []simulator.Failure{{Task: x, After: after}}})
 						msg := fmt.Sprintf("fail %s seed %d", rs.Topology().VertexName(x), seed)
-						require.Equal(t, simulator.Finished, res.Verdict, "%s: %s", msg, res.Reason)
+						require.Equal(t, runfile.Finished, res.Verdict, "%s: %s", msg, res.Reason)
 						requireTrace(t, rs, cluster, simulator.RegionPolicy, res, msg)
 						checkFailover(t, rs, x, after, res)
 						if t.Failed() {
@@ -217,12 +218,12 @@ func TestFailureRestartsFinishedMembersAndConsumers(t *testing.T) {
 	for seed := uint64(1); seed <= 5; seed++ {
 		res := run(t, simulator.Config{Regions: rs, Cluster: slots(3), Seed: seed, Ties: tiesFor(seed), Record: true,
 			Failures: []simulator.Failure{{Task: work, After: 3 * time.Second}}})
-		require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
+		require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
 		requireTrace(t, rs, slots(3), simulator.RegionPolicy, res)
 		checkFailover(t, rs, work, 3*time.Second, res)
 		count := map[string]int{}
 		for _, ev := range res.Events {
-			if ev.Kind == simulator.Finish {
+			if ev.Kind == runfile.Finish {
 				count[ev.Task]++
 			}
 		}
@@ -253,15 +254,15 @@ func TestFailureInjectionEager(t *testing.T) {
 		for seed := uint64(1); seed <= uint64(seeds(20)); seed++ {
 			res := run(t, simulator.Config{Regions: rs, Cluster: slots(tc.slots), Policy: simulator.EagerPolicy, Seed: seed, Ties: tiesFor(seed), Record: true,
 				Failures: []simulator.Failure{{Task: x, After: 500 * time.Millisecond}}})
-			require.Equal(t, simulator.Finished, res.Verdict, "%v %s seed %d: %s", tc.mode, tc.task, seed, res.Reason)
+			require.Equal(t, runfile.Finished, res.Verdict, "%v %s seed %d: %s", tc.mode, tc.task, seed, res.Reason)
 			requireTrace(t, rs, slots(tc.slots), simulator.EagerPolicy, res)
 			fails, redeploys := 0, 0
 			for _, ev := range res.Events {
-				if ev.Kind == simulator.Fail {
+				if ev.Kind == runfile.Fail {
 					fails++
 					assert.Equal(t, tc.task, ev.Task)
 				}
-				if ev.Kind == simulator.Deploy && ev.Attempt == 1 {
+				if ev.Kind == runfile.Deploy && ev.Attempt == 1 {
 					redeploys++
 					assert.Equal(t, tc.task, ev.Task)
 				}
@@ -301,11 +302,11 @@ func TestFailureFiresOnTheFirstAttemptThatRuns(t *testing.T) {
 	require.NoError(t, err)
 	res := run(t, simulator.Config{Regions: rs, Cluster: slots(2), Seed: 1, Record: true,
 		Failures: []simulator.Failure{{Task: b1, After: 500 * time.Millisecond}, {Task: d0, After: 500 * time.Millisecond}}})
-	require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
+	require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
 	assert.Equal(t, 2, res.Failovers, "B#1 fails, restarting D#0's region before it ran; D#0 still fails once")
 	var failed []string
 	for _, ev := range res.Events {
-		if ev.Kind == simulator.Fail {
+		if ev.Kind == runfile.Fail {
 			failed = append(failed, ev.Task)
 		}
 	}
@@ -320,7 +321,7 @@ func TestFailureAtZero(t *testing.T) {
 	require.NoError(t, err)
 	res := run(t, simulator.Config{Regions: rs, Cluster: slots(2), Seed: 3, Record: true,
 		Failures: []simulator.Failure{{Task: x, After: 0}}})
-	require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
+	require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
 	requireTrace(t, rs, slots(2), simulator.RegionPolicy, res)
 	checkFailover(t, rs, x, 0, res)
 }
@@ -366,7 +367,7 @@ func TestFailoverRestartsProducersOfReleasedPartitions(t *testing.T) {
 	for seed := uint64(1); seed <= 10; seed++ {
 		res := run(t, simulator.Config{Regions: rs, Cluster: slots(4), Seed: seed, Ties: tiesFor(seed), Record: true,
 			Failures: []simulator.Failure{{Task: work1, After: 900 * time.Millisecond}}})
-		require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
+		require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
 		requireTrace(t, rs, slots(4), simulator.RegionPolicy, res)
 		assert.True(t, checkFailover(t, rs, work1, 900*time.Millisecond, res), "a region upstream of the failure restarted")
 		require.Len(t, res.Restarts, 1)
@@ -374,7 +375,7 @@ func TestFailoverRestartsProducersOfReleasedPartitions(t *testing.T) {
 		assert.Equal(t, rs.RegionOf(src0), region.ID(0))
 		canceled := map[string]bool{}
 		for _, ev := range res.Events {
-			if ev.Kind == simulator.Cancel {
+			if ev.Kind == runfile.Cancel {
 				canceled[ev.Task] = true
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 )
 
@@ -29,7 +30,7 @@ func TestFLIP119AllPipelinedFourSlotsFinishes(t *testing.T) {
 	require.Equal(t, 4, rs.MinimumSlots())
 	for seed := uint64(1); seed <= 100; seed++ {
 		res := run(t, simulator.Config{Regions: rs, Cluster: slots(4), Seed: seed, Ties: tiesFor(seed), Record: true})
-		require.Equal(t, simulator.Finished, res.Verdict, "seed %d: %s", seed, res.Reason)
+		require.Equal(t, runfile.Finished, res.Verdict, "seed %d: %s", seed, res.Reason)
 		assert.Equal(t, 1000*time.Millisecond, res.Makespan, "seed %d", seed)
 		assert.InDelta(t, 1.0, res.Utilization, 1e-9, "seed %d", seed)
 		assert.Equal(t, 1, res.RegionsScheduled)
@@ -49,14 +50,14 @@ func TestFLIP119AllPipelinedThreeSlotsFails(t *testing.T) {
 
 	for seed := uint64(1); seed <= 5; seed++ {
 		res := run(t, simulator.Config{Regions: rs, Cluster: slots(3), Seed: seed, Ties: tiesFor(seed), Record: true})
-		require.Equal(t, simulator.Failed, res.Verdict, res.Reason)
+		require.Equal(t, runfile.Failed, res.Verdict, res.Reason)
 		assert.True(t, strings.HasPrefix(res.Reason, "failed: "), res.Reason)
 		assert.Contains(t, res.Reason, "region 0")
 		require.Error(t, res.Err)
 		assert.Zero(t, res.Makespan, "the region can never fit: the job fails at once")
 		requireTrace(t, rs, slots(3), simulator.RegionPolicy, res)
 		for _, ev := range res.Events {
-			assert.NotEqual(t, simulator.Deploy, ev.Kind, "nothing deploys: %+v", ev)
+			assert.NotEqual(t, runfile.Deploy, ev.Kind, "nothing deploys: %+v", ev)
 		}
 	}
 }
@@ -70,7 +71,7 @@ func TestFLIP119AllPipelinedEagerDeadlocks(t *testing.T) {
 		res := run(t, simulator.Config{Regions: rs, Cluster: slots(4), Policy: simulator.EagerPolicy, Seed: seed, Ties: tiesFor(seed), Record: true})
 		requireTrace(t, rs, slots(4), simulator.EagerPolicy, res, "seed %d", seed)
 		switch res.Verdict {
-		case simulator.Deadlock:
+		case runfile.Deadlock:
 			deadlocks++
 			assert.True(t, strings.HasPrefix(res.Reason, "deadlock: "), res.Reason)
 			require.NotEmpty(t, res.Holding, "seed %d: %s", seed, res.Reason)
@@ -83,9 +84,9 @@ func TestFLIP119AllPipelinedEagerDeadlocks(t *testing.T) {
 			open := map[string]bool{}
 			for _, ev := range res.Events {
 				switch ev.Kind {
-				case simulator.Deploy:
+				case runfile.Deploy:
 					open[ev.Task] = true
-				case simulator.Finish, simulator.Fail, simulator.Cancel:
+				case runfile.Finish, runfile.Fail, runfile.Cancel:
 					delete(open, ev.Task)
 				}
 			}
@@ -93,7 +94,7 @@ func TestFLIP119AllPipelinedEagerDeadlocks(t *testing.T) {
 				assert.True(t, open[name], "seed %d: %s holds no slot in the trace", seed, name)
 			}
 			assert.Nil(t, res.Err)
-		case simulator.Finished:
+		case runfile.Finished:
 			finished++
 		default:
 			t.Fatalf("seed %d: unexpected verdict %v: %s", seed, res.Verdict, res.Reason)
@@ -108,7 +109,7 @@ func TestFLIP119PointwiseTwoSlots(t *testing.T) {
 	require.Equal(t, 2, rs.MinimumSlots())
 	for seed := uint64(1); seed <= uint64(seeds(50)); seed++ {
 		res := run(t, simulator.Config{Regions: rs, Cluster: slots(2), Seed: seed, Ties: tiesFor(seed), Record: true})
-		require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
+		require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
 		assert.Equal(t, 4000*time.Millisecond, res.Makespan, "seed %d", seed)
 		assert.InDelta(t, 1.0, res.Utilization, 1e-9, "seed %d", seed)
 		requireTrace(t, rs, slots(2), simulator.RegionPolicy, res, "seed %d", seed)
@@ -120,7 +121,7 @@ func TestFLIP119AllBlockingOneSlot(t *testing.T) {
 	require.Equal(t, 12, rs.NumRegions())
 	for seed := uint64(1); seed <= uint64(seeds(50)); seed++ {
 		res := run(t, simulator.Config{Regions: rs, Cluster: slots(1), Seed: seed, Ties: tiesFor(seed), Record: true})
-		require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
+		require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
 		assert.Equal(t, 12000*time.Millisecond, res.Makespan)
 		assert.Equal(t, 12, res.RegionsScheduled)
 		assert.InDelta(t, 1.0, res.Utilization, 1e-9)

@@ -11,6 +11,7 @@ import (
 	"github.com/regionsched/regionsched/internal/jobgen"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -61,12 +62,12 @@ func FuzzSimulate(f *testing.F) {
 			cfg.Failures = []simulator.Failure{{Task: victim, After: after}}
 		}
 		res := run(t, cfg)
-		require.Equal(t, simulator.Finished, res.Verdict, "%s\n%s", res.Reason, describeJob(job))
+		require.Equal(t, runfile.Finished, res.Verdict, "%s\n%s", res.Reason, describeJob(job))
 		_, err = checkTrace(rs, cluster, simulator.RegionPolicy, res)
 		require.NoError(t, err, describeJob(job))
 
 		cfg.Policy = simulator.EagerPolicy
 		res = run(t, cfg)
-		require.Contains(t, []simulator.Verdict{simulator.Finished, simulator.Deadlock}, res.Verdict, res.Reason)
+		require.Contains(t, []runfile.Verdict{runfile.Finished, runfile.Deadlock}, res.Verdict, res.Reason)
 	})
 }

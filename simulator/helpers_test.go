@@ -13,6 +13,7 @@ import (
 	"github.com/regionsched/regionsched/internal/testjobs"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -197,8 +198,8 @@ func checkTrace(rs *region.Regions, cluster []resource.Count, policy simulator.P
 		if want := int(rs.RegionOf(v)); ev.Region != want {
 			return st, fmt.Errorf("%s: region %d, want %d", where, ev.Region, want)
 		}
-		if ev.Kind == simulator.Request {
-			if ev.Slot != simulator.NoSlot {
+		if ev.Kind == runfile.Request {
+			if ev.Slot != runfile.NoSlot {
 				return st, fmt.Errorf("%s: a request carries a slot", where)
 			}
 			requested[taskAttempt{ev.Task, ev.Attempt}] = true
@@ -210,7 +211,7 @@ func checkTrace(rs *region.Regions, cluster []resource.Count, policy simulator.P
 		}
 		s := &slotsState[ev.Slot]
 		switch ev.Kind {
-		case simulator.Deploy:
+		case runfile.Deploy:
 			if !requested[taskAttempt{ev.Task, ev.Attempt}] {
 				return st, fmt.Errorf("%s: deploy without a request of that attempt", where)
 			}
@@ -291,7 +292,7 @@ func checkTrace(rs *region.Regions, cluster []resource.Count, policy simulator.P
 					}
 				}
 			}
-		case simulator.Finish, simulator.Fail, simulator.Cancel:
+		case runfile.Finish, runfile.Fail, runfile.Cancel:
 			o, ok := deployed[ev.Task]
 			if !ok {
 				return st, fmt.Errorf("%s: closes no open deploy", where)
@@ -299,7 +300,7 @@ func checkTrace(rs *region.Regions, cluster []resource.Count, policy simulator.P
 			if o.attempt != ev.Attempt || o.slot != ev.Slot {
 				return st, fmt.Errorf("%s: open deploy is attempt %d in slot %d", where, o.attempt, o.slot)
 			}
-			if ev.Kind == simulator.Finish {
+			if ev.Kind == runfile.Finish {
 				d := job.Vertex(topo.JobVertexOf(v)).Duration
 				if ev.At-o.at < d {
 					return st, fmt.Errorf("%s: finished %v after its deploy, its duration is %v", where, ev.At-o.at, d)
@@ -323,7 +324,7 @@ func checkTrace(rs *region.Regions, cluster []resource.Count, policy simulator.P
 			if len(s.occupants) == 0 {
 				s.pendingRelease = true
 			}
-		case simulator.Release:
+		case runfile.Release:
 			if !s.pendingRelease {
 				return st, fmt.Errorf("%s: release of a slot that did not become empty", where)
 			}
@@ -334,7 +335,7 @@ func checkTrace(rs *region.Regions, cluster []resource.Count, policy simulator.P
 			return st, fmt.Errorf("%s: unknown kind", where)
 		}
 		// a release follows the event that emptied the slot at once
-		if ev.Kind != simulator.Release && ev.Kind != simulator.Request {
+		if ev.Kind != runfile.Release && ev.Kind != runfile.Request {
 			for j := range slotsState {
 				if slotsState[j].pendingRelease && j != ev.Slot {
 					return st, fmt.Errorf("%s: slot %d became empty without a release event", where, j)
@@ -349,7 +350,7 @@ func checkTrace(rs *region.Regions, cluster []resource.Count, policy simulator.P
 	}
 	// a finished job ends with its last finish; otherwise the last
 	// calendar event may be a task pausing, which the trace does not show
-	if len(res.Events) > 0 && (last > res.Makespan || res.Verdict == simulator.Finished && last != res.Makespan) {
+	if len(res.Events) > 0 && (last > res.Makespan || res.Verdict == runfile.Finished && last != res.Makespan) {
 		return st, fmt.Errorf("last event at %v, makespan %v", last, res.Makespan)
 	}
 	if policy == simulator.RegionPolicy {

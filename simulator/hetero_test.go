@@ -14,6 +14,7 @@ import (
 	"github.com/regionsched/regionsched/internal/jobgen"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -110,10 +111,10 @@ func TestHeterogeneousClustersCheckAgreesWithSimulation(t *testing.T) {
 			res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: uint64(seed), Ties: tiesFor(uint64(seed)), Record: true})
 			requireTrace(t, rs, cluster, simulator.RegionPolicy, res, "%s seed %d", desc, seed)
 			if v.Runnable {
-				require.Equal(t, simulator.Finished, res.Verdict, "%s seed %d: %s", desc, seed, res.Reason)
+				require.Equal(t, runfile.Finished, res.Verdict, "%s seed %d: %s", desc, seed, res.Reason)
 				require.Equal(t, rs.NumRegions(), res.RegionsScheduled)
 			} else {
-				require.Equal(t, simulator.Failed, res.Verdict, "%s seed %d: %s", desc, seed, res.Reason)
+				require.Equal(t, runfile.Failed, res.Verdict, "%s seed %d: %s", desc, seed, res.Reason)
 				assert.Contains(t, res.Reason, "region", desc)
 			}
 		}
@@ -153,7 +154,7 @@ func TestHeterogeneousFailover(t *testing.T) {
 		desc := fmt.Sprintf("case %d: %s, mode %s, cluster %v, fail %s@%v, seed %d", c, describeJob(job), mode, cluster, topo.VertexName(x), after, seed)
 		res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: seed, Ties: tiesFor(seed), Record: true,
 			Failures: []simulator.Failure{{Task: x, After: after}}})
-		require.Equal(t, simulator.Finished, res.Verdict, "%s: %s", desc, res.Reason)
+		require.Equal(t, runfile.Finished, res.Verdict, "%s: %s", desc, res.Reason)
 		requireTrace(t, rs, cluster, simulator.RegionPolicy, res, desc)
 		if checkFailover(t, rs, x, after, res) {
 			upstream++
@@ -208,17 +209,17 @@ func TestRandomMultipleFailures(t *testing.T) {
 		res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Policy: policy, Seed: seed, Ties: tiesFor(seed), Record: true, Failures: failures})
 		requireTrace(t, rs, cluster, policy, res, desc)
 		if policy == simulator.RegionPolicy {
-			require.Equal(t, simulator.Finished, res.Verdict, "%s: %s", desc, res.Reason)
-		} else if res.Verdict != simulator.Finished {
-			require.Equal(t, simulator.Deadlock, res.Verdict, "%s: %s", desc, res.Reason)
+			require.Equal(t, runfile.Finished, res.Verdict, "%s: %s", desc, res.Reason)
+		} else if res.Verdict != runfile.Finished {
+			require.Equal(t, runfile.Deadlock, res.Verdict, "%s: %s", desc, res.Reason)
 		}
 		failedTasks := map[string]bool{}
 		firstRun := map[string]int{} // attempt of each task's first deploy
 		for _, ev := range res.Events {
-			if _, ok := firstRun[ev.Task]; !ok && ev.Kind == simulator.Deploy {
+			if _, ok := firstRun[ev.Task]; !ok && ev.Kind == runfile.Deploy {
 				firstRun[ev.Task] = ev.Attempt
 			}
-			if ev.Kind == simulator.Fail {
+			if ev.Kind == runfile.Fail {
 				require.Equal(t, firstRun[ev.Task], ev.Attempt, "%s: only the first attempt that runs fails", desc)
 				require.False(t, failedTasks[ev.Task], "%s: %s failed twice", desc, ev.Task)
 				failedTasks[ev.Task] = true
@@ -240,7 +241,7 @@ func TestHeterogeneousEagerNeverHangs(t *testing.T) {
 		cases = 60
 	}
 	rng := rand.New(rand.NewPCG(7, 7))
-	verdicts := map[simulator.Verdict]int{}
+	verdicts := map[runfile.Verdict]int{}
 	for c := range cases {
 		job, err := randomJob(rng, fmt.Sprintf("job%d", c))
 		require.NoError(t, err)
@@ -251,8 +252,8 @@ func TestHeterogeneousEagerNeverHangs(t *testing.T) {
 		requireTrace(t, rs, cluster, simulator.EagerPolicy, res, "case %d", c)
 		verdicts[res.Verdict]++
 		switch res.Verdict {
-		case simulator.Finished:
-		case simulator.Deadlock:
+		case runfile.Finished:
+		case runfile.Deadlock:
 			assert.True(t, strings.HasPrefix(res.Reason, "deadlock: "), res.Reason)
 			assert.NotEmpty(t, append(res.Holding, res.Waiting...))
 		default:
@@ -260,8 +261,8 @@ func TestHeterogeneousEagerNeverHangs(t *testing.T) {
 		}
 	}
 	t.Logf("eager on %d random cases: %v", cases, verdicts)
-	assert.Positive(t, verdicts[simulator.Finished])
-	assert.Positive(t, verdicts[simulator.Deadlock])
+	assert.Positive(t, verdicts[runfile.Finished])
+	assert.Positive(t, verdicts[runfile.Deadlock])
 }
 
 // describeJob renders a generated job compactly for failure messages.

@@ -15,6 +15,7 @@ import (
 	"github.com/regionsched/regionsched/internal/testjobs"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -50,13 +51,13 @@ func TestHybridConsumerWorksBesideItsProducer(t *testing.T) {
 			rs := region.FromJob(job, tc.mode)
 			cluster := []resource.Count{{Profile: resource.Unknown, N: tc.slots}}
 			res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: 1, Record: true, DisableHybridSlotSharing: tc.noSharing})
-			require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
+			require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
 			assert.Equal(t, tc.makespan, res.Makespan)
 			requireTrace(t, rs, cluster, simulator.RegionPolicy, res)
 			if tc.mode == exchange.AllHybridFull && tc.slots == 1 {
 				slotOf := map[string]int{}
 				for _, ev := range res.Events {
-					if ev.Kind == simulator.Deploy {
+					if ev.Kind == runfile.Deploy {
 						slotOf[ev.Task] = ev.Slot
 						assert.Equal(t, ev.Task == "sink#0" && !tc.noSharing, ev.Shared, "%s deployed shared", ev.Task)
 					}
@@ -65,10 +66,10 @@ func TestHybridConsumerWorksBesideItsProducer(t *testing.T) {
 			}
 			if tc.mode == exchange.AllHybridFull && tc.slots == 2 {
 				for _, ev := range res.Events {
-					if ev.Task == "sink#0" && ev.Kind == simulator.Deploy {
+					if ev.Task == "sink#0" && ev.Kind == runfile.Deploy {
 						assert.Zero(t, ev.At, "the sink is deployed with its src")
 					}
-					if ev.Task == "sink#0" && ev.Kind == simulator.Finish {
+					if ev.Task == "sink#0" && ev.Kind == runfile.Finish {
 						assert.Equal(t, 2*time.Second, ev.At, "its work is done at 1 s; it finishes with its src")
 					}
 				}
@@ -93,13 +94,13 @@ func TestHybridFailoverInSimulation(t *testing.T) {
 	require.NoError(t, err)
 	res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: 1, Record: true,
 		Failures: []simulator.Failure{{Task: src0, After: time.Second}}})
-	require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
+	require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
 	requireTrace(t, rs, cluster, simulator.RegionPolicy, res)
 	require.Len(t, res.Restarts, 1)
 	assert.Equal(t, []region.ID{0, 2, 3}, res.Restarts[0].Regions, "src#0 and both sinks, which read it live")
 	canceled := map[string]bool{}
 	for _, ev := range res.Events {
-		if ev.Kind == simulator.Cancel {
+		if ev.Kind == runfile.Cancel {
 			canceled[ev.Task] = true
 		}
 	}
@@ -165,7 +166,7 @@ func TestRegionPolicyFinishesHybridJobsAtMinimumSlots(t *testing.T) {
 				cfg.Failures = []simulator.Failure{{Task: x, After: time.Duration(rng.Int64N(int64(d)))}}
 			}
 			res := run(t, cfg)
-			require.Equal(t, simulator.Finished, res.Verdict, "%s, seed %d: %s", desc, seed, res.Reason)
+			require.Equal(t, runfile.Finished, res.Verdict, "%s, seed %d: %s", desc, seed, res.Reason)
 			requireTrace(t, rs, cluster, simulator.RegionPolicy, res, "%s, seed %d", desc, seed)
 		}
 	}
@@ -212,7 +213,7 @@ func TestHybridTPCDSTargets(t *testing.T) {
 	pipelined := tpcdsRun(t, exchange.AllPipelined, tpcdsEnough)
 	hybrid := tpcdsRun(t, exchange.AllHybridFull, tpcdsEnough)
 	for _, r := range []*simulator.Result{blocking, pipelined, hybrid} {
-		require.Equal(t, simulator.Finished, r.Verdict, r.Reason)
+		require.Equal(t, runfile.Finished, r.Verdict, r.Reason)
 	}
 	assert.LessOrEqual(t, float64(hybrid.Makespan), 1.1*float64(pipelined.Makespan), "hybrid %v, pipelined %v", hybrid.Makespan, pipelined.Makespan)
 	assert.LessOrEqual(t, float64(hybrid.Makespan), 0.7*float64(blocking.Makespan), "hybrid %v, blocking %v", hybrid.Makespan, blocking.Makespan)
@@ -220,7 +221,7 @@ func TestHybridTPCDSTargets(t *testing.T) {
 	// Consumers in their producers' slots: the same makespan on about
 	// half the slot time, close to all-pipelined's.
 	separate := tpcdsRun(t, exchange.AllHybridFull, tpcdsEnough, true)
-	require.Equal(t, simulator.Finished, separate.Verdict, separate.Reason)
+	require.Equal(t, runfile.Finished, separate.Verdict, separate.Reason)
 	slotTime := func(r *simulator.Result) float64 { return r.Utilization * float64(r.Slots) * r.Makespan.Seconds() }
 	assert.Equal(t, separate.Makespan, hybrid.Makespan)
 	assert.Positive(t, hybrid.RegionsShared)
@@ -228,11 +229,11 @@ func TestHybridTPCDSTargets(t *testing.T) {
 	assert.LessOrEqual(t, slotTime(hybrid), 1.1*slotTime(pipelined))
 
 	few := tpcdsRun(t, exchange.AllPipelined, tpcdsTenth)
-	assert.Equal(t, simulator.Failed, few.Verdict, few.Reason)
+	assert.Equal(t, runfile.Failed, few.Verdict, few.Reason)
 	assert.Contains(t, few.Reason, "needs 16 slots at once")
 	for _, mode := range []exchange.Mode{exchange.AllHybridFull, exchange.AllHybridSelective} {
 		r := tpcdsRun(t, mode, tpcdsTenth)
-		assert.Equal(t, simulator.Finished, r.Verdict, "%v: %s", mode, r.Reason)
+		assert.Equal(t, runfile.Finished, r.Verdict, "%v: %s", mode, r.Reason)
 	}
 }
 
@@ -263,7 +264,7 @@ func BenchmarkHybridTPCDS(b *testing.B) {
 						res = tpcdsRun(b, mode, n, separate)
 					}
 					makespan := float64(res.Makespan.Milliseconds())
-					if res.Verdict != simulator.Finished {
+					if res.Verdict != runfile.Finished {
 						makespan = -1
 					}
 					b.ReportMetric(makespan, "makespan-ms")

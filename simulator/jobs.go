@@ -12,24 +12,16 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/topology"
 )
-
-// Job is one job of a run of several jobs on one cluster.
-type Job struct {
-	// Name is unique among the run's jobs; traces and results use it.
-	Name string
-	// Job is the job graph; its Submission gives its arrival, queue,
-	// user, priority and driver.
-	Job *topology.JobGraph
-}
 
 // JobsConfig describes a run of several jobs sharing one cluster through
 // the queue-level admission (package admission) — docs/job-file.md.
 type JobsConfig struct {
 	// Jobs are the jobs, each run under Mode.
-	Jobs []Job
+	Jobs []runfile.Job
 	// Mode is the global data exchange mode of every job.
 	Mode exchange.Mode
 	// SelectiveShare is as in Config, for every job.
@@ -58,7 +50,7 @@ type JobsConfig struct {
 	Matching  resource.Matching
 	Timeout   time.Duration
 	Record    bool
-	OnEvent   func(Event)
+	OnEvent   func(runfile.Event)
 	Detail    bool
 	MaxEvents int
 	Logger    *zap.Logger
@@ -66,7 +58,7 @@ type JobsConfig struct {
 	// (docs/job-file.md), authorized by the role Users gives their By
 	// (no role: refused); a refusal is a Refused trace event and the run
 	// goes on. Audit, if set, gets every change and refusal.
-	Events []JobEvent
+	Events []runfile.JobEvent
 	Users  map[string]admission.Role
 	Audit  admission.AuditSink
 	// Stragglers and StragglerFactor are the straggler model, as in
@@ -77,7 +69,7 @@ type JobsConfig struct {
 	// of speculative execution blocks nodes).
 	SlotNodes []string
 	// Speculation turns speculative execution on for every job that has
-	// a task it may speculate (scheduler.Speculation.CheckJob; the
+	// a task it may speculate (scheduler.Speculation.ValidateJob; the
 	// others run without it), as multijob.JobSpec.Speculation: a
 	// speculative attempt asks the admission for its slot, granted only
 	// while no regular ask of any job waits that the slot could serve.
@@ -86,20 +78,10 @@ type JobsConfig struct {
 	Speculation scheduler.Speculation
 }
 
-// JobEvent is a line of the events file: at At, By asks to set Job's
-// priority (ActionSetPriority) or to kill it (ActionKill).
-type JobEvent struct {
-	At       time.Duration
-	Action   admission.Action
-	Job      string
-	Priority int
-	By       string
-}
-
 // EventOutcome is what became of an event of JobsConfig.Events: applied,
 // or refused and why.
 type EventOutcome struct {
-	JobEvent
+	runfile.JobEvent
 	// Old is the job's priority before an applied set-priority (0 for a
 	// kill or a refused event).
 	Old int
@@ -139,7 +121,7 @@ type JobResult struct {
 	// Verdict is Finished, Failed (failed or rejected), Killed, Steady (a
 	// stream fully deployed: it runs on and never finishes, rightly) or
 	// Deadlock (never finished otherwise).
-	Verdict Verdict
+	Verdict runfile.Verdict
 	// Reason says why it failed, what it was stuck on or, for a stream,
 	// what keeps running ("" if finished).
 	Reason string
@@ -182,7 +164,7 @@ var ErrBadEvent = errors.New("simulator: bad event")
 
 // checkEvents refuses events that name no job of the run or come before
 // time 0.
-func checkEvents(jobs []Job, events []JobEvent) error {
+func checkEvents(jobs []runfile.Job, events []runfile.JobEvent) error {
 	names := make(map[string]bool, len(jobs))
 	for _, j := range jobs {
 		names[j.Name] = true
@@ -201,7 +183,7 @@ func checkEvents(jobs []Job, events []JobEvent) error {
 // jobSet is the jobs of a multi-job run laid side by side in one union
 // topology: job i's execution vertices are offsets[i] ... offsets[i+1]-1.
 type jobSet struct {
-	jobs    []Job
+	jobs    []runfile.Job
 	regions []*region.Regions // each job's own regions (its scheduler's)
 	offsets []int32
 	union   *region.Regions
@@ -214,7 +196,7 @@ func (s *jobSet) of(v int32) (int, topology.ExecutionVertexID) {
 }
 
 // newJobSet builds the union topology of the jobs under mode.
-func newJobSet(jobs []Job, mode exchange.Mode) (*jobSet, error) {
+func newJobSet(jobs []runfile.Job, mode exchange.Mode) (*jobSet, error) {
 	s := &jobSet{jobs: jobs, offsets: make([]int32, len(jobs)+1)}
 	seen := map[string]bool{}
 	b := topology.NewBuilder("jobs")

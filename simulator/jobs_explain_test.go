@@ -10,6 +10,7 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -27,9 +28,9 @@ func TestRunJobsReportsEventOutcomes(t *testing.T) {
 	adhoc := bigRegionJob(t, "adhoc", 1, sub("bob", 5000, time.Second))
 	var audit []admission.AuditRecord
 	res, _, err := simulator.RunJobs(simulator.JobsConfig{
-		Jobs: []simulator.Job{etl, adhoc}, Mode: exchange.AllBlocking, Cluster: []resource.Count{{Profile: resource.Unknown, N: 2}},
+		Jobs: []runfile.Job{etl, adhoc}, Mode: exchange.AllBlocking, Cluster: []resource.Count{{Profile: resource.Unknown, N: 2}},
 		Users: map[string]admission.Role{"alice": admission.RoleAdmin, "bob": admission.RoleUser},
-		Events: []simulator.JobEvent{
+		Events: []runfile.JobEvent{
 			{At: 100 * time.Millisecond, Action: admission.ActionSetPriority, Job: "etl", Priority: 6000, By: "bob"},
 			{At: 500 * time.Millisecond, Action: admission.ActionKill, Job: "adhoc", By: "bob"},
 			{At: 700 * time.Millisecond, Action: admission.ActionSetPriority, Job: "etl", Priority: 9000, By: "alice"},
@@ -37,7 +38,7 @@ func TestRunJobsReportsEventOutcomes(t *testing.T) {
 		Audit: auditFunc(func(r admission.AuditRecord) { audit = append(audit, r) }),
 	})
 	require.NoError(t, err)
-	require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
+	require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
 	var lines []string
 	for _, o := range res.JobEvents {
 		lines = append(lines, o.String())
@@ -58,10 +59,10 @@ func TestRunJobsReportsEventOutcomes(t *testing.T) {
 func TestEagerRunJobsRefusesEvents(t *testing.T) {
 	job := bigRegionJob(t, "j", 1, topology.DefaultSubmission())
 	var audit []admission.AuditRecord
-	res, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: []simulator.Job{job}, Mode: exchange.AllBlocking, Policy: simulator.EagerPolicy,
+	res, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: []runfile.Job{job}, Mode: exchange.AllBlocking, Policy: simulator.EagerPolicy,
 		Cluster: []resource.Count{{Profile: resource.Unknown, N: 1}},
 		Users:   map[string]admission.Role{"alice": admission.RoleAdmin},
-		Events:  []simulator.JobEvent{{At: time.Second, Action: admission.ActionSetPriority, Job: "j", Priority: 9000, By: "alice"}},
+		Events:  []runfile.JobEvent{{At: time.Second, Action: admission.ActionSetPriority, Job: "j", Priority: 9000, By: "alice"}},
 		Audit:   auditFunc(func(r admission.AuditRecord) { audit = append(audit, r) })})
 	require.NoError(t, err)
 	require.Len(t, res.JobEvents, 1)
@@ -84,7 +85,7 @@ func TestRunJobsDriverTimeIsItsOwn(t *testing.T) {
 	res, per, err := simulator.RunJobs(simulator.JobsConfig{Jobs: floodJobs(t), Mode: exchange.AllBlocking,
 		Cluster: []resource.Count{{Profile: resource.Unknown, N: 4}}, Queues: []admission.QueueConfig{{Name: "root.default", Policy: admission.StateAware}}})
 	require.NoError(t, err)
-	require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
+	require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
 	// four drivers, each held 4000 ms of 16000 ms on 4 slots
 	assert.InDelta(t, 0.25, res.DriverHeld, 1e-9)
 	assert.InDelta(t, 0.0, res.HeldWaiting, 1e-9)
@@ -96,9 +97,9 @@ func TestRunJobsDriverTimeIsItsOwn(t *testing.T) {
 // The verdict's time is when the last job ended, not the last event.
 func TestRunJobsFinishedAtTheLastJobsEnd(t *testing.T) {
 	job := bigRegionJob(t, "j", 1, topology.DefaultSubmission()) // ends at 2000 ms
-	res, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: []simulator.Job{job}, Mode: exchange.AllBlocking,
+	res, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: []runfile.Job{job}, Mode: exchange.AllBlocking,
 		Cluster: []resource.Count{{Profile: resource.Unknown, N: 1}},
-		Events:  []simulator.JobEvent{{At: time.Minute, Action: admission.ActionKill, Job: "j", By: "nobody"}}})
+		Events:  []runfile.JobEvent{{At: time.Minute, Action: admission.ActionKill, Job: "j", By: "nobody"}}})
 	require.NoError(t, err)
 	assert.Equal(t, time.Minute, res.Makespan)
 	assert.Equal(t, "finished: the only job finished at 2000 ms", res.Reason)

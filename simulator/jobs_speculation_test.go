@@ -11,6 +11,7 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/internal/testjobs"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
 )
 
@@ -24,10 +25,10 @@ import (
 //	  examples/jobs/etl-join.json examples/jobs/tpcds-q3.json \
 //	  examples/jobs/ml-feature-pipeline.json examples/jobs/stragglers.json
 func TestJobsSpeculationFigures(t *testing.T) {
-	var jobs []Job
+	var jobs []runfile.Job
 	for _, f := range []string{"etl-join.json", "tpcds-q3.json", "ml-feature-pipeline.json", "stragglers.json"} {
 		g := testjobs.Load(t, f)
-		jobs = append(jobs, Job{Name: g.Name(), Job: g})
+		jobs = append(jobs, runfile.Job{Name: g.Name(), Job: g})
 	}
 	sp := scheduler.DefaultSpeculation()
 	sp.BaselineLowerBound = 0
@@ -35,8 +36,8 @@ func TestJobsSpeculationFigures(t *testing.T) {
 		DefaultPolicy: admission.FairShare, Seed: 7, Stragglers: 0.05, Speculation: sp}
 	with, withJobs, without, withoutJobs, err := CompareJobsSpeculation(cfg)
 	require.NoError(t, err)
-	require.Equal(t, Finished, with.Verdict, with.Reason)
-	require.Equal(t, Finished, without.Verdict, without.Reason)
+	require.Equal(t, runfile.Finished, with.Verdict, with.Reason)
+	require.Equal(t, runfile.Finished, without.Verdict, without.Reason)
 
 	ms := func(rs []JobResult) []time.Duration {
 		out := make([]time.Duration, len(rs))

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -21,17 +22,17 @@ func TestRunJobsStreamIsSteady(t *testing.T) {
 	require.NoError(t, err)
 	for _, policy := range []simulator.Policy{simulator.RegionPolicy, simulator.EagerPolicy} {
 		t.Run(policy.String(), func(t *testing.T) {
-			res, per, err := simulator.RunJobs(simulator.JobsConfig{Jobs: []simulator.Job{{Name: "st", Job: st}, {Name: "y", Job: y}},
+			res, per, err := simulator.RunJobs(simulator.JobsConfig{Jobs: []runfile.Job{{Name: "st", Job: st}, {Name: "y", Job: y}},
 				Cluster: []resource.Count{{N: 2}}, Policy: policy})
 			require.NoError(t, err)
-			assert.Equal(t, simulator.Steady, res.Verdict, res.Reason)
+			assert.Equal(t, runfile.Steady, res.Verdict, res.Reason)
 			assert.True(t, res.Verdict.OK())
 			assert.Contains(t, res.Reason, "running: ")
 			require.Len(t, per, 2)
-			assert.Equal(t, simulator.Steady, per[0].Verdict, per[0].Reason)
+			assert.Equal(t, runfile.Steady, per[0].Verdict, per[0].Reason)
 			assert.Contains(t, per[0].Reason, "1 unbounded task keeps running")
 			assert.Negative(t, per[0].Finished)
-			assert.Equal(t, simulator.Finished, per[1].Verdict)
+			assert.Equal(t, runfile.Finished, per[1].Verdict)
 		})
 	}
 }

@@ -12,24 +12,25 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
 
 // floodJobs loads the four jobs with drivers of examples/jobs/flood.
-func floodJobs(t *testing.T) []simulator.Job {
+func floodJobs(t *testing.T) []runfile.Job {
 	t.Helper()
 	paths, err := filepath.Glob("../examples/jobs/flood/spark-*.json")
 	require.NoError(t, err)
 	require.Len(t, paths, 4)
-	var jobs []simulator.Job
+	var jobs []runfile.Job
 	for _, p := range paths {
 		f, err := os.Open(p)
 		require.NoError(t, err)
 		g, err := topology.Decode(f)
 		require.NoError(t, f.Close())
 		require.NoError(t, err)
-		jobs = append(jobs, simulator.Job{Name: g.Name(), Job: g})
+		jobs = append(jobs, runfile.Job{Name: g.Name(), Job: g})
 	}
 	return jobs
 }
@@ -45,11 +46,11 @@ func TestDriverFlood(t *testing.T) {
 		return res, jobs
 	}
 	res, jobs := run(admission.QueueConfig{Name: "root.default", Policy: admission.FIFO})
-	assert.Equal(t, simulator.Deadlock, res.Verdict, res.Reason)
+	assert.Equal(t, runfile.Deadlock, res.Verdict, res.Reason)
 	assert.Contains(t, res.Reason, "deadlock: ")
 	assert.Contains(t, res.Reason, "spark-1:driver, spark-2:driver, spark-3:driver, spark-4:driver hold slots while waiting")
 	for _, j := range jobs {
-		assert.Equal(t, simulator.Deadlock, j.Verdict, j.Name)
+		assert.Equal(t, runfile.Deadlock, j.Verdict, j.Name)
 	}
 
 	for _, q := range []admission.QueueConfig{
@@ -57,9 +58,9 @@ func TestDriverFlood(t *testing.T) {
 		{Name: "root.default", Policy: admission.FIFO, MaxRunningJobs: 1},
 	} {
 		res, jobs := run(q)
-		require.Equal(t, simulator.Finished, res.Verdict, "%+v: %s", q, res.Reason)
+		require.Equal(t, runfile.Finished, res.Verdict, "%+v: %s", q, res.Reason)
 		for _, j := range jobs {
-			assert.Equal(t, simulator.Finished, j.Verdict, j.Name)
+			assert.Equal(t, runfile.Finished, j.Verdict, j.Name)
 			assert.Equal(t, admission.JobCompleted, j.State, j.Name)
 		}
 		// Never two jobs starting at once: a driver is deployed only once
@@ -67,7 +68,7 @@ func TestDriverFlood(t *testing.T) {
 		var driverAt, firstRegionAt []int64
 		seen := map[string]bool{}
 		for _, ev := range res.Events {
-			if ev.Kind != simulator.Deploy {
+			if ev.Kind != runfile.Deploy {
 				continue
 			}
 			if ev.Task == "driver" {
@@ -87,7 +88,7 @@ func TestDriverFlood(t *testing.T) {
 
 // bigRegionJob is A(p) -hash, pipelined-> B(p) -forward, blocking-> C(p):
 // its first region needs p slots at once.
-func bigRegionJob(t *testing.T, name string, p int, sub topology.Submission) simulator.Job {
+func bigRegionJob(t *testing.T, name string, p int, sub topology.Submission) runfile.Job {
 	t.Helper()
 	g, err := topology.NewBuilder(name).
 		AddVertex(topology.JobVertex{ID: "A", Parallelism: p}).
@@ -98,7 +99,7 @@ func bigRegionJob(t *testing.T, name string, p int, sub topology.Submission) sim
 		SetSubmission(sub).
 		Build()
 	require.NoError(t, err)
-	return simulator.Job{Name: name, Job: g}
+	return runfile.Job{Name: name, Job: g}
 }
 
 // TestRegionsNeedingMostOfTheCluster: three jobs whose first regions need
@@ -106,7 +107,7 @@ func bigRegionJob(t *testing.T, name string, p int, sub topology.Submission) sim
 // the eager baseline, every task of every job asking for its own slot,
 // deadlocks for some seeds.
 func TestRegionsNeedingMostOfTheCluster(t *testing.T) {
-	var jobs []simulator.Job
+	var jobs []runfile.Job
 	for _, n := range []string{"x", "y", "z"} {
 		jobs = append(jobs, bigRegionJob(t, n, 7, topology.DefaultSubmission()))
 	}
@@ -115,16 +116,16 @@ func TestRegionsNeedingMostOfTheCluster(t *testing.T) {
 	for seed := uint64(1); seed <= 30; seed++ {
 		res, per, err := simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Mode: exchange.AllBlocking, Cluster: cluster, Seed: seed, Ties: tiesFor(seed)})
 		require.NoError(t, err)
-		require.Equal(t, simulator.Finished, res.Verdict, "seed %d: %s", seed, res.Reason)
+		require.Equal(t, runfile.Finished, res.Verdict, "seed %d: %s", seed, res.Reason)
 		for _, j := range per {
-			assert.Equal(t, simulator.Finished, j.Verdict, "seed %d job %s", seed, j.Name)
+			assert.Equal(t, runfile.Finished, j.Verdict, "seed %d job %s", seed, j.Name)
 			assert.GreaterOrEqual(t, j.FirstDeploy, j.Submitted)
 			assert.Greater(t, j.Finished, j.FirstDeploy)
 		}
 		eager, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Mode: exchange.AllBlocking, Cluster: cluster, Seed: seed, Ties: tiesFor(seed),
 			Policy: simulator.EagerPolicy})
 		require.NoError(t, err)
-		if eager.Verdict == simulator.Deadlock {
+		if eager.Verdict == runfile.Deadlock {
 			eagerDeadlocks++
 			assert.Contains(t, eager.Reason, "deadlock: ", "seed %d", seed)
 		}
@@ -141,7 +142,7 @@ func TestRegionsNeedingMostOfTheCluster(t *testing.T) {
 func TestPriorityGoesFirst(t *testing.T) {
 	low, high := topology.DefaultSubmission(), topology.DefaultSubmission()
 	low.Priority, high.Priority = 100, 9000
-	jobs := []simulator.Job{bigRegionJob(t, "low", 1, low), bigRegionJob(t, "high", 1, high)}
+	jobs := []runfile.Job{bigRegionJob(t, "low", 1, low), bigRegionJob(t, "high", 1, high)}
 	for _, tc := range []struct {
 		policy admission.Policy
 		first  string
@@ -149,7 +150,7 @@ func TestPriorityGoesFirst(t *testing.T) {
 		res, per, err := simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Mode: exchange.AllBlocking,
 			Cluster: []resource.Count{{Profile: resource.Unknown, N: 1}}, DefaultPolicy: tc.policy})
 		require.NoError(t, err)
-		require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
+		require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
 		byName := map[string]simulator.JobResult{}
 		for _, j := range per {
 			byName[j.Name] = j
@@ -169,7 +170,7 @@ func TestPriorityGoesFirst(t *testing.T) {
 // which gives them to the job below its share, not to the first job's
 // own next tasks; from then on the shares are 1 + 3.
 func TestFreedSlotsGoBackToTheAdmission(t *testing.T) {
-	job := func(name string, prio int, at time.Duration) simulator.Job {
+	job := func(name string, prio int, at time.Duration) runfile.Job {
 		sub := topology.DefaultSubmission()
 		sub.Priority, sub.SubmitAt = prio, at
 		g, err := topology.NewBuilder(name).
@@ -177,15 +178,15 @@ func TestFreedSlotsGoBackToTheAdmission(t *testing.T) {
 			SetSubmission(sub).
 			Build()
 		require.NoError(t, err)
-		return simulator.Job{Name: name, Job: g}
+		return runfile.Job{Name: name, Job: g}
 	}
-	res, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: []simulator.Job{job("p1", 1000, 0), job("p3", 3000, 100*time.Millisecond)},
+	res, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: []runfile.Job{job("p1", 1000, 0), job("p3", 3000, 100*time.Millisecond)},
 		Mode: exchange.AllBlocking, Cluster: slots(4), DefaultPolicy: admission.FairShare, Record: true})
 	require.NoError(t, err)
-	require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
+	require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
 	deploys := map[time.Duration]map[string]int{}
 	for _, ev := range res.Events {
-		if ev.Kind == simulator.Deploy {
+		if ev.Kind == runfile.Deploy {
 			if deploys[ev.At] == nil {
 				deploys[ev.At] = map[string]int{}
 			}

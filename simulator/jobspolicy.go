@@ -10,6 +10,7 @@ import (
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/multijob"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -21,10 +22,6 @@ const (
 	jobEvent                // an event of the events file (task: its index)
 )
 
-// DriverTask is the task name of a driver in traces: the events of a
-// job's driver (docs/job-file.md) name it as their Task, with NoRegion.
-const DriverTask = "driver"
-
 // jobRun is one job of a multi-job run.
 type jobRun struct {
 	i           int
@@ -35,7 +32,7 @@ type jobRun struct {
 	finished    time.Duration
 	driverSlot  int32 // -1: none
 	ended       bool
-	verdict     Verdict
+	verdict     runfile.Verdict
 	reason      string
 	speculation scheduler.SpeculationStats // as of the run's end
 }
@@ -130,7 +127,7 @@ func (p *jobsPolicy) start() {
 // event for a job that has not arrived yet, or that never reached the
 // admission, is refused here, with the same trace event and audit record.
 // Either way the outcome is recorded for the Result.
-func (p *jobsPolicy) apply(ev JobEvent) {
+func (p *jobsPolicy) apply(ev runfile.JobEvent) {
 	by := admission.Principal{Name: ev.By, Role: p.cfg.Users[ev.By]}
 	out := EventOutcome{JobEvent: ev}
 	if r := p.byName[ev.Job]; r.port == nil {
@@ -166,7 +163,7 @@ func (p *jobsPolicy) apply(ev JobEvent) {
 		if ev.Action == admission.ActionSetPriority {
 			what = fmt.Sprintf("priority %d", ev.Priority)
 		}
-		p.e.emitDetail(Event{At: p.e.now(), Kind: Change, Job: ev.Job, By: ev.By, Reason: what, Slot: NoSlot, Region: NoRegion})
+		p.e.emitDetail(runfile.Event{At: p.e.now(), Kind: runfile.Change, Job: ev.Job, By: ev.By, Reason: what, Slot: runfile.NoSlot, Region: runfile.NoRegion})
 		return
 	}
 	var re *admission.RefusedError
@@ -180,7 +177,7 @@ func (p *jobsPolicy) apply(ev JobEvent) {
 // refuse records a refused event and traces it.
 func (p *jobsPolicy) refuse(out EventOutcome) {
 	p.outcomes = append(p.outcomes, out)
-	p.e.emit(Event{At: p.e.now(), Kind: Refused, Job: out.Job, By: out.By, Reason: fmt.Sprintf("%s: %s", out.Action, out.Reason), Slot: NoSlot, Region: NoRegion})
+	p.e.emit(runfile.Event{At: p.e.now(), Kind: runfile.Refused, Job: out.Job, By: out.By, Reason: fmt.Sprintf("%s: %s", out.Action, out.Reason), Slot: runfile.NoSlot, Region: runfile.NoRegion})
 }
 
 // Audit receives the admission's audit records: it keeps those of the
@@ -232,7 +229,7 @@ func (p *jobsPolicy) submit(r *jobRun) {
 	sub := job.Job.Submission()
 	rs := p.set.regions[r.i].ForCluster(p.e.cfg.Cluster, p.cfg.Matching)
 	spec := multijob.JobSpec{Name: job.Name, Queue: sub.Queue, User: sub.User, Priority: sub.Priority, Regions: rs}
-	if p.cfg.Speculation.CheckJob(rs) == nil {
+	if p.cfg.Speculation.ValidateJob(rs) == nil {
 		spec.Speculation = p.cfg.Speculation // a job none of whose tasks may be speculated runs without it
 	}
 	if sub.Driver != nil {
@@ -256,7 +253,7 @@ func (p *jobsPolicy) submit(r *jobRun) {
 		if errors.As(err, &je) {
 			err = je.Err
 		}
-		p.end(r, Failed, fmt.Sprintf("failed: %v", err))
+		p.end(r, runfile.Failed, fmt.Sprintf("failed: %v", err))
 		return
 	}
 	r.port = &jobPort{m: p.m, name: job.Name}
@@ -264,7 +261,7 @@ func (p *jobsPolicy) submit(r *jobRun) {
 }
 
 // end records a job's end and frees its driver's slot.
-func (p *jobsPolicy) end(r *jobRun, v Verdict, reason string) {
+func (p *jobsPolicy) end(r *jobRun, v runfile.Verdict, reason string) {
 	if r.ended {
 		return
 	}
@@ -388,7 +385,7 @@ func (p *jobsPolicy) result(r *Result) {
 		if !run.ended {
 			if u, c, ok := e.streaming(run.i, waitingTasks); ok && run.rp != nil {
 				// A stream never finishes: it runs on, it is not stuck.
-				run.verdict, run.reason = Steady, steadyReason(u, c)
+				run.verdict, run.reason = runfile.Steady, steadyReason(u, c)
 				streams, unbounded, consumers = append(streams, name), unbounded+u, consumers+c
 				continue
 			}
@@ -396,7 +393,7 @@ func (p *jobsPolicy) result(r *Result) {
 		switch {
 		case !run.ended:
 			stuck = append(stuck, name)
-		case run.verdict != Finished && run.verdict != Killed:
+		case run.verdict != runfile.Finished && run.verdict != runfile.Killed:
 			failed = append(failed, fmt.Sprintf("%s %s", name, run.reason))
 		}
 	}
@@ -404,8 +401,8 @@ func (p *jobsPolicy) result(r *Result) {
 	case len(stuck) > 0:
 		var holding []string
 		for _, run := range p.runs {
-			if !run.ended && run.verdict != Steady && run.driverSlot >= 0 {
-				holding = append(holding, p.cfg.Jobs[run.i].Name+":"+DriverTask)
+			if !run.ended && run.verdict != runfile.Steady && run.driverSlot >= 0 {
+				holding = append(holding, p.cfg.Jobs[run.i].Name+":"+runfile.DriverTask)
 			}
 		}
 		holding = append(holding, e.names(waitingTasks)...)
@@ -432,17 +429,17 @@ func (p *jobsPolicy) result(r *Result) {
 					listNames(r.Blocked, 12), verb(len(r.Blocked), "it", "they"), verb(len(r.Blocked), "reads", "read")))
 			}
 		}
-		r.Verdict = Deadlock
+		r.Verdict = runfile.Deadlock
 		r.Holding, r.Waiting = holding, waiting
 		r.Reason = fmt.Sprintf("deadlock: at %d ms %s %s %s: %s", now.Milliseconds(), verb(len(stuck), "job", "jobs"), listNames(stuck, 12),
 			verb(len(stuck), "never finishes", "never finish"), strings.Join(parts, "; "))
 		for _, run := range p.runs {
-			if !run.ended && run.verdict != Steady {
-				run.verdict, run.reason = Deadlock, "never finished"
+			if !run.ended && run.verdict != runfile.Steady {
+				run.verdict, run.reason = runfile.Deadlock, "never finished"
 			}
 		}
 	case len(failed) > 0:
-		r.Verdict = Failed
+		r.Verdict = runfile.Failed
 		r.Reason = fmt.Sprintf("failed: %d of %s: %s", len(failed), count(len(p.runs), "job"), strings.Join(failed, "; "))
 	default:
 		var killed []string
@@ -451,9 +448,9 @@ func (p *jobsPolicy) result(r *Result) {
 		finished, last := 0, time.Duration(-1)
 		for _, run := range p.runs {
 			switch {
-			case run.verdict == Killed:
+			case run.verdict == runfile.Killed:
 				killed = append(killed, fmt.Sprintf("%s killed at %d ms", p.cfg.Jobs[run.i].Name, run.finished.Milliseconds()))
-			case run.ended && run.verdict == Finished:
+			case run.ended && run.verdict == runfile.Finished:
 				finished, last = finished+1, max(last, run.finished)
 			}
 		}
@@ -461,10 +458,10 @@ func (p *jobsPolicy) result(r *Result) {
 		if last >= 0 {
 			at = fmt.Sprintf(" at %d ms", last.Milliseconds())
 		}
-		r.Verdict = Finished
+		r.Verdict = runfile.Finished
 		r.Reason = fmt.Sprintf("finished: %s finished%s", allOf(len(p.runs), "job"), at)
 		if len(streams) > 0 {
-			r.Verdict = Steady
+			r.Verdict = runfile.Steady
 			r.Reason = fmt.Sprintf("%s (%s %s); %d of %s finished%s", steadyReason(unbounded, consumers),
 				verb(len(streams), "stream", "streams"), listNames(streams, 12), finished, count(len(p.runs), "job"), at)
 		} else if len(killed) > 0 {
@@ -487,20 +484,20 @@ func (e *engine) jobResults() []JobResult {
 			// there at 0 ms; it finished with its last task, or runs on
 			// if it is a stream fully deployed.
 			ej := e.eagerJobs[i]
-			out[i].Submitted, out[i].FirstDeploy, out[i].Verdict = 0, ej.firstDeploy, Finished
+			out[i].Submitted, out[i].FirstDeploy, out[i].Verdict = 0, ej.firstDeploy, runfile.Finished
 			for v := e.set.offsets[i]; v < e.set.offsets[i+1]; v++ {
 				if e.model.tasks[v].phase != finished {
-					out[i].Verdict, out[i].Reason = Deadlock, "never finished"
+					out[i].Verdict, out[i].Reason = runfile.Deadlock, "never finished"
 					if waitingTasks == nil {
 						waitingTasks = e.model.waiting()
 					}
 					if u, c, ok := e.streaming(i, waitingTasks); ok {
-						out[i].Verdict, out[i].Reason = Steady, steadyReason(u, c)
+						out[i].Verdict, out[i].Reason = runfile.Steady, steadyReason(u, c)
 					}
 					break
 				}
 			}
-			if out[i].Verdict == Finished {
+			if out[i].Verdict == runfile.Finished {
 				out[i].Finished = ej.lastFinish
 			}
 			continue

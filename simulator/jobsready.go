@@ -6,6 +6,7 @@ import (
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/multijob"
+	"github.com/regionsched/regionsched/runfile"
 )
 
 // How a multi-job run applies the multi-job scheduler's decisions: once
@@ -27,7 +28,7 @@ func (p *jobsPolicy) endInstant() bool {
 		case admission.Reclaimed:
 			p.reclaims++
 			p.reclaimed += ev.Count
-			p.e.emit(Event{At: p.e.now(), Kind: Reclaim, Job: ev.Job, Victim: ev.Victim, Slots: ev.Count, Reason: ev.Reason, Slot: NoSlot, Region: NoRegion})
+			p.e.emit(runfile.Event{At: p.e.now(), Kind: runfile.Reclaim, Job: ev.Job, Victim: ev.Victim, Slots: ev.Count, Reason: ev.Reason, Slot: runfile.NoSlot, Region: runfile.NoRegion})
 		case admission.ReclaimWithdrawn:
 			p.withdrawn += ev.Count
 		}
@@ -79,13 +80,13 @@ func (p *jobsPolicy) keptChanged() {
 	}
 	for _, k := range p.keptOrder {
 		if n, ok := now[int32(k.Slot)]; !ok || n != k {
-			p.e.emitDetail(Event{At: p.e.now(), Kind: Unreserve, Job: k.Job, Slot: int(k.Slot), Region: NoRegion, Reason: keptReason(k)})
+			p.e.emitDetail(runfile.Event{At: p.e.now(), Kind: runfile.Unreserve, Job: k.Job, Slot: int(k.Slot), Region: runfile.NoRegion, Reason: keptReason(k)})
 		}
 	}
 	p.keptOrder = p.keptOrder[:0]
 	for _, k := range p.keptNow {
 		if old, ok := p.kept[int32(k.Slot)]; !ok || old != k {
-			p.e.emitDetail(Event{At: p.e.now(), Kind: Reserve, Job: k.Job, Slot: int(k.Slot), Region: NoRegion, Reason: keptReason(k)})
+			p.e.emitDetail(runfile.Event{At: p.e.now(), Kind: runfile.Reserve, Job: k.Job, Slot: int(k.Slot), Region: runfile.NoRegion, Reason: keptReason(k)})
 		}
 		p.keptOrder = append(p.keptOrder, k)
 	}
@@ -105,16 +106,16 @@ func (p *jobsPolicy) ended(end multijob.JobEnd) {
 	r := p.byName[end.Job]
 	switch end.Outcome {
 	case multijob.Finished:
-		p.end(r, Finished, "")
+		p.end(r, runfile.Finished, "")
 	case multijob.Killed:
 		by := ""
 		if ke := (*admission.KilledError)(nil); errors.As(end.Err, &ke) {
 			by = ke.By.Name
 		}
-		p.end(r, Killed, fmt.Sprintf("killed: by %s", by))
+		p.end(r, runfile.Killed, fmt.Sprintf("killed: by %s", by))
 	case multijob.Rejected:
-		p.end(r, Failed, fmt.Sprintf("rejected: %v", end.Err))
+		p.end(r, runfile.Failed, fmt.Sprintf("rejected: %v", end.Err))
 	default:
-		p.end(r, Failed, failedReason(end.Err))
+		p.end(r, runfile.Failed, failedReason(end.Err))
 	}
 }

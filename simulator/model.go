@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/regionsched/regionsched/topology"
@@ -128,10 +129,11 @@ type model struct {
 
 func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, seededTies *rand.PCG) *model {
 	job := t.Job()
+	spare := takeTables(t.NumExecutionVertices(), t.NumGroups())
 	m := &model{
 		topo:                t,
-		tasks:               make([]task, t.NumExecutionVertices()),
-		runs:                make([]taskRun, t.NumExecutionVertices()),
+		tasks:               spare.tasks,
+		runs:                spare.runs,
 		duration:            make([]time.Duration, job.NumVertices()),
 		pipelined:           make([]bool, job.NumEdges()),
 		hybrid:              make([]bool, job.NumEdges()),
@@ -140,7 +142,7 @@ func newModel(t *topology.ExecutionTopology, failures map[int32]time.Duration, s
 		pipelinedIn:         make([]bool, job.NumVertices()),
 		pipelinedOut:        make([]bool, job.NumVertices()),
 		hybridOut:           make([]bool, job.NumVertices()),
-		unfinishedProducers: make([]int32, t.NumGroups()),
+		unfinishedProducers: spare.unfinishedProducers,
 		unfinished:          t.NumExecutionVertices(),
 	}
 	m.cal.seeded = seededTies
@@ -624,4 +626,47 @@ func (m *model) waiting() []int32 {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// modelTables are a model's per-task and per-group tables. A run of one
+// job hands them back when it ends (model.release) for the next run in
+// the process: a run of millions of tasks then writes memory that is
+// mapped already, where fresh tables would fault in their pages one by
+// one, in the order the run's tasks deploy, on every run.
+type modelTables struct {
+	tasks               []task
+	runs                []taskRun
+	unfinishedProducers []int32
+}
+
+// spareTables holds the tables of ended runs (*modelTables).
+var spareTables sync.Pool
+
+// takeTables returns zeroed tables for tasks tasks and groups groups:
+// those of an ended run if it left some, else new ones.
+func takeTables(tasks, groups int) modelTables {
+	mt, _ := spareTables.Get().(*modelTables)
+	if mt == nil {
+		mt = &modelTables{}
+	}
+	return modelTables{tasks: zeroed(mt.tasks, tasks), runs: zeroed(mt.runs, tasks),
+		unfinishedProducers: zeroed(mt.unfinishedProducers, groups)}
+}
+
+// zeroed returns n zero values in old's storage if it holds them, else in
+// new storage.
+func zeroed[T any](old []T, n int) []T {
+	if cap(old) < n {
+		return make([]T, n)
+	}
+	old = old[:n]
+	clear(old)
+	return old
+}
+
+// release hands the model's tables over to the next run: the model is
+// not used after.
+func (m *model) release() {
+	spareTables.Put(&modelTables{tasks: m.tasks, runs: m.runs, unfinishedProducers: m.unfinishedProducers})
+	m.tasks, m.runs, m.unfinishedProducers = nil, nil, nil
 }

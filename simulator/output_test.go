@@ -14,6 +14,7 @@ import (
 
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 )
 
@@ -29,8 +30,8 @@ func TestDeterministicForASeed(t *testing.T) {
 				a, b := run(t, cfg), run(t, cfg)
 				require.Equal(t, a, b, "%v %v seed %d", mode, policy, seed)
 				var ta, tb bytes.Buffer
-				require.NoError(t, simulator.WriteTrace(&ta, a.Events))
-				require.NoError(t, simulator.WriteTrace(&tb, b.Events))
+				require.NoError(t, runfile.WriteTrace(&ta, a.Events))
+				require.NoError(t, runfile.WriteTrace(&tb, b.Events))
 				require.Equal(t, ta.String(), tb.String())
 			}
 		}
@@ -44,10 +45,10 @@ func TestSeedsReorderSimultaneousEvents(t *testing.T) {
 	traces := map[string]bool{}
 	for seed := uint64(1); seed <= 20; seed++ {
 		res := run(t, simulator.Config{Regions: rs, Cluster: slots(3), Seed: seed, Ties: tiesFor(seed), Record: true})
-		require.Equal(t, simulator.Finished, res.Verdict)
+		require.Equal(t, runfile.Finished, res.Verdict)
 		assert.Equal(t, 6*time.Second, res.Makespan, "A 0-1 s, B 1-2 s, C 2-4 s, D 4-6 s")
 		var b bytes.Buffer
-		require.NoError(t, simulator.WriteTrace(&b, res.Events))
+		require.NoError(t, runfile.WriteTrace(&b, res.Events))
 		traces[b.String()] = true
 	}
 	assert.Greater(t, len(traces), 1, "seeds change the order of simultaneous events or the slots chosen")
@@ -93,21 +94,21 @@ func TestParsePolicy(t *testing.T) {
 }
 
 func TestVerdictAndKindNames(t *testing.T) {
-	assert.Equal(t, "finished", simulator.Finished.String())
-	assert.Equal(t, "running", simulator.Steady.String())
-	assert.Equal(t, "deadlock", simulator.Deadlock.String())
-	assert.Equal(t, "failed", simulator.Failed.String())
-	assert.Equal(t, "invalid", simulator.Verdict(9).String())
-	assert.True(t, simulator.Finished.OK())
-	assert.True(t, simulator.Steady.OK())
-	assert.False(t, simulator.Deadlock.OK())
-	assert.False(t, simulator.Failed.OK())
+	assert.Equal(t, "finished", runfile.Finished.String())
+	assert.Equal(t, "running", runfile.Steady.String())
+	assert.Equal(t, "deadlock", runfile.Deadlock.String())
+	assert.Equal(t, "failed", runfile.Failed.String())
+	assert.Equal(t, "invalid", runfile.Verdict(9).String())
+	assert.True(t, runfile.Finished.OK())
+	assert.True(t, runfile.Steady.OK())
+	assert.False(t, runfile.Deadlock.OK())
+	assert.False(t, runfile.Failed.OK())
 	var names []string
-	for k := simulator.Request; k <= simulator.Release; k++ {
+	for k := runfile.Request; k <= runfile.Release; k++ {
 		names = append(names, k.String())
 	}
 	assert.Equal(t, []string{"request", "deploy", "finish", "fail", "cancel", "release"}, names)
-	assert.Equal(t, "unknown", simulator.Kind(42).String())
+	assert.Equal(t, "unknown", runfile.Kind(42).String())
 }
 
 func TestRunRejectsBadConfig(t *testing.T) {
@@ -126,11 +127,11 @@ func TestRunRejectsBadConfig(t *testing.T) {
 func TestEmptyCluster(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.AllBlocking)
 	res := run(t, simulator.Config{Regions: rs, Seed: 1})
-	require.Equal(t, simulator.Failed, res.Verdict, res.Reason)
+	require.Equal(t, runfile.Failed, res.Verdict, res.Reason)
 	assert.Zero(t, res.Slots)
 	assert.Zero(t, res.Utilization)
 	res = run(t, simulator.Config{Regions: rs, Seed: 1, Policy: simulator.EagerPolicy})
-	require.Equal(t, simulator.Deadlock, res.Verdict, res.Reason)
+	require.Equal(t, runfile.Deadlock, res.Verdict, res.Reason)
 	assert.Len(t, res.Waiting, 2, "A#0 and A#1 wait for a slot")
 }
 
@@ -149,9 +150,9 @@ func TestWriteTraceJSONLines(t *testing.T) {
 	require.NoError(t, err)
 	res := run(t, simulator.Config{Regions: rs, Cluster: slots(2), Seed: 5, Record: true,
 		Failures: []simulator.Failure{{Task: x, After: 250 * time.Millisecond}}})
-	require.Equal(t, simulator.Finished, res.Verdict)
+	require.Equal(t, runfile.Finished, res.Verdict)
 	var buf bytes.Buffer
-	require.NoError(t, simulator.WriteTrace(&buf, res.Events))
+	require.NoError(t, runfile.WriteTrace(&buf, res.Events))
 
 	kinds := map[string]int{}
 	sc := bufio.NewScanner(&buf)
@@ -192,10 +193,10 @@ func TestWriteTraceJSONLines(t *testing.T) {
 		assert.Positive(t, kinds[k], "the trace shows %s events", k)
 	}
 	// exactly the example line of docs/cli.md, plus the attempt
-	line := simulator.Event{At: time.Second, Kind: simulator.Finish, Task: "A#0", Region: 0, Slot: 1}.AppendJSON(nil)
+	line := runfile.Event{At: time.Second, Kind: runfile.Finish, Task: "A#0", Region: 0, Slot: 1}.AppendJSON(nil)
 	assert.Equal(t, `{"t": 1000, "event": "finish", "task": "A#0", "region": 0, "slot": 1, "attempt": 0}`, string(line))
 	// names are quoted
-	line = simulator.Event{Kind: simulator.Request, Task: `we"ird#0`, Slot: simulator.NoSlot}.AppendJSON(nil)
+	line = runfile.Event{Kind: runfile.Request, Task: `we"ird#0`, Slot: runfile.NoSlot}.AppendJSON(nil)
 	var l traceLine
 	require.NoError(t, json.Unmarshal(line, &l), string(line))
 	assert.Equal(t, `we"ird#0`, *l.Task)
@@ -208,7 +209,7 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk ful
 func TestWritersReportErrors(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.AllBlocking)
 	res := run(t, simulator.Config{Regions: rs, Cluster: slots(2), Seed: 1, Record: true})
-	assert.Error(t, simulator.WriteTrace(failingWriter{}, res.Events))
+	assert.Error(t, runfile.WriteTrace(failingWriter{}, res.Events))
 }
 
 // Utilization splits into time in which work progressed and time slots
@@ -226,7 +227,7 @@ func TestUtilizationSplitsWorkAndWaiting(t *testing.T) {
 				assert.InDelta(t, res.Utilization, res.WorkUtilization+res.HeldWaiting, 1e-9, "%v %v seed %d", mode, policy, seed)
 				assert.GreaterOrEqual(t, res.HeldWaiting, 0.0)
 				assert.Equal(t, len(res.Events), res.TraceEvents, "every trace event is counted")
-				if res.Verdict == simulator.Deadlock && res.Makespan > 0 {
+				if res.Verdict == runfile.Deadlock && res.Makespan > 0 {
 					assert.Less(t, res.WorkUtilization, res.Utilization, "%v %v seed %d: waiting in a deadlock is not work", mode, policy, seed)
 				}
 			}
@@ -234,7 +235,7 @@ func TestUtilizationSplitsWorkAndWaiting(t *testing.T) {
 	}
 	res := run(t, simulator.Config{Regions: region.FromJob(flip119(t), exchange.AllPipelined), Cluster: slots(4), Policy: simulator.EagerPolicy,
 		Seed: 1, Ties: simulator.TiesSeeded})
-	require.Equal(t, simulator.Deadlock, res.Verdict)
+	require.Equal(t, runfile.Deadlock, res.Verdict)
 	assert.InDelta(t, 3.0/8, res.WorkUtilization, 1e-9, "B#1 works 0-2 s, A#0 and A#1 0-1 s, of 4 slots for 2 s")
 	assert.InDelta(t, 5.0/8, res.HeldWaiting, 1e-9)
 	assert.Equal(t, 21, res.TraceEvents, "counted even when not recorded")

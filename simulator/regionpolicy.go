@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/topology"
@@ -43,14 +44,20 @@ type regionPolicy struct {
 	deadline     time.Time
 }
 
-func newRegionPolicy(e *engine) *regionPolicy {
-	return &regionPolicy{e: e, rs: e.rs, sched: scheduler.New(e.rs, scheduler.Config{
+// newRegionPolicy makes the scheduler of a run of one job; its error is
+// the scheduler's configuration error.
+func newRegionPolicy(e *engine) (*regionPolicy, error) {
+	sched, err := scheduler.New(e.rs, scheduler.Config{
 		Pool:                     slotpool.Config{Matching: e.cfg.Matching, Timeout: e.cfg.Timeout},
 		SelectiveShare:           e.cfg.SelectiveShare,
 		DisableHybridSlotSharing: e.cfg.DisableHybridSlotSharing,
 		Speculation:              e.cfg.Speculation,
 		Logger:                   e.log,
-	}), ownDeadlines: true}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &regionPolicy{e: e, rs: e.rs, sched: sched, ownDeadlines: true}, nil
 }
 
 func (p *regionPolicy) at() time.Time { return p.e.at() }
@@ -93,7 +100,7 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 	tracing := p.e.tracing()
 	for _, req := range rd.Requests {
 		if req.Speculative {
-			p.e.attemptEvent(Speculate, p.off+int32(req.Slots[0].Members[0]), int32(req.Attempt), NoSlot, true)
+			p.e.attemptEvent(runfile.Speculate, p.off+int32(req.Slots[0].Members[0]), int32(req.Attempt), runfile.NoSlot, true)
 			continue
 		}
 		for _, s := range req.Slots {
@@ -103,7 +110,7 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 			}
 			for _, v := range s.Members {
 				p.e.model.runs[p.off+int32(v)].attempt = int32(req.Attempt)
-				p.e.record(Request, p.off+int32(v), NoSlot)
+				p.e.record(runfile.Request, p.off+int32(v), runfile.NoSlot)
 			}
 		}
 	}
@@ -114,7 +121,7 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 		}
 		p.e.model.runs[p.off+int32(d.Task)].attempt = int32(d.Attempt)
 		if d.Shared { // its region asked for no slot: the trace shows it asking, and served at once
-			p.e.record(Request, p.off+int32(d.Task), NoSlot)
+			p.e.record(runfile.Request, p.off+int32(d.Task), runfile.NoSlot)
 		}
 		p.e.deploy(p.off+int32(d.Task), int32(d.Slot), d.Shared)
 	}

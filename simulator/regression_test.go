@@ -11,6 +11,7 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -40,16 +41,16 @@ func TestFinishCascadeStopsAtTasksCanceledByTheJobFailing(t *testing.T) {
 	}
 	require.False(t, rs.Check(cluster, resource.FitsEveryDimension).Runnable, "v3 needs a gpu no slot has")
 	res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: 1, Record: true})
-	assert.Equal(t, simulator.Failed, res.Verdict, res.Reason)
+	assert.Equal(t, runfile.Failed, res.Verdict, res.Reason)
 	canceled := map[string]bool{}
 	for _, e := range res.Events {
 		key := fmt.Sprintf("%s@%d", e.Task, e.Attempt)
 		switch e.Kind {
-		case simulator.Cancel:
+		case runfile.Cancel:
 			canceled[key] = true
-		case simulator.Finish:
+		case runfile.Finish:
 			assert.False(t, canceled[key], "%s finished after it was canceled", e.Task)
-			assert.NotEqual(t, simulator.NoSlot, e.Slot, "%s finished without a slot", e.Task)
+			assert.NotEqual(t, runfile.NoSlot, e.Slot, "%s finished without a slot", e.Task)
 		}
 	}
 	_, err = checkTrace(rs, cluster, simulator.RegionPolicy, res)

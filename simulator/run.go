@@ -10,6 +10,7 @@ import (
 
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -80,8 +81,8 @@ type Config struct {
 	Record bool
 	// OnEvent, if set, receives every trace event as it happens, in time
 	// order (with or without Record): a trace streamed this way costs no
-	// memory per event (see TraceWriter).
-	OnEvent func(Event)
+	// memory per event (see runfile.TraceWriter).
+	OnEvent func(runfile.Event)
 	// Detail also hands OnEvent, among the trace events, the events of
 	// the kinds only a picture uses (Progress, Stall; in a run of several
 	// jobs Reserve, Unreserve and Change too): never recorded, never
@@ -108,39 +109,9 @@ type Config struct {
 	Logger *zap.Logger
 }
 
-// Verdict is how a run ended.
-type Verdict uint8
-
-const (
-	// Finished: every task finished.
-	Finished Verdict = iota
-	// Steady: every bounded task finished and every unbounded task runs.
-	Steady
-	// Deadlock: nothing can make progress and the job has not finished.
-	Deadlock
-	// Failed: the scheduler failed the job (a region could not be served).
-	Failed
-	// Killed: a job of a multi-job run was killed (an event of the events
-	// file); the run is still fine if every other job finished.
-	Killed
-)
-
-var verdictNames = [...]string{"finished", "running", "deadlock", "failed", "killed"}
-
-// String returns "finished", "running", "deadlock", "failed" or "killed".
-func (v Verdict) String() string {
-	if int(v) < len(verdictNames) {
-		return verdictNames[v]
-	}
-	return "invalid"
-}
-
-// OK reports whether the verdict is a success (Finished or Steady).
-func (v Verdict) OK() bool { return v == Finished || v == Steady }
-
 // Result is the outcome of a run.
 type Result struct {
-	Verdict Verdict
+	Verdict runfile.Verdict
 	// Reason is one line starting with the verdict, e.g. "deadlock: ...".
 	Reason string
 	// Makespan is the virtual time of the last event.
@@ -196,7 +167,7 @@ type Result struct {
 	// Err is why the job failed.
 	Err error
 	// Events is the trace, in time order, if Config.Record.
-	Events []Event
+	Events []runfile.Event
 	// Processed counts the calendar events the run handled: task progress
 	// ends and slot-request timeouts (not trace events).
 	Processed int
@@ -252,14 +223,20 @@ func Run(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	if cfg.SelectiveShare != 0 {
-		if err := scheduler.CheckSelectiveShare(cfg.SelectiveShare); err != nil {
+		if err := scheduler.ValidateSelectiveShare(cfg.SelectiveShare); err != nil {
 			return nil, fmt.Errorf("simulator: %w", err)
 		}
 	}
-	if err := checkSpeculation(cfg, func() error { return cfg.Speculation.CheckJob(cfg.Regions) }); err != nil {
+	if err := checkSpeculation(cfg, func() error { return cfg.Speculation.ValidateJob(cfg.Regions) }); err != nil {
 		return nil, err
 	}
-	return newEngine(cfg).run()
+	e, err := newEngine(cfg)
+	if err != nil {
+		return nil, err
+	}
+	res, err := e.run()
+	e.model.release() // the result holds nothing of it
+	return res, err
 }
 
 // checkFailures rejects injections that name no subtask, name one twice,

@@ -11,6 +11,7 @@ import (
 	"github.com/regionsched/regionsched/internal/testjobs"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
@@ -19,24 +20,24 @@ import (
 // hybridSpecRun runs job in all-hybrid-full on n slots with seed, 10% of
 // attempts 10x slow, under Flink's speculation defaults without the lower
 // bound, every event (the picture-only ones too) kept in events.
-func hybridSpecRun(t *testing.T, job *topology.JobGraph, n int, seed uint64) (cfg simulator.Config, events *[]simulator.Event) {
+func hybridSpecRun(t *testing.T, job *topology.JobGraph, n int, seed uint64) (cfg simulator.Config, events *[]runfile.Event) {
 	spec := scheduler.DefaultSpeculation()
 	spec.BaselineLowerBound = 0
-	events = new([]simulator.Event)
+	events = new([]runfile.Event)
 	return simulator.Config{Regions: region.FromJob(job, exchange.AllHybridFull),
 		Cluster: []resource.Count{{Profile: resource.Unknown, N: n}}, Seed: seed, Stragglers: 0.1,
-		Speculation: spec, Detail: true, OnEvent: func(ev simulator.Event) { *events = append(*events, ev) }}, events
+		Speculation: spec, Detail: true, OnEvent: func(ev runfile.Event) { *events = append(*events, ev) }}, events
 }
 
 // firstEvent returns the first event of kind k of task's attempt (any
 // attempt if attempt < 0); ok false if there is none.
-func firstEvent(events []simulator.Event, k simulator.Kind, task string, attempt int) (simulator.Event, bool) {
+func firstEvent(events []runfile.Event, k runfile.Kind, task string, attempt int) (runfile.Event, bool) {
 	for _, ev := range events {
 		if ev.Kind == k && ev.Task == task && (attempt < 0 || ev.Attempt == attempt) {
 			return ev, true
 		}
 	}
-	return simulator.Event{}, false
+	return runfile.Event{}, false
 }
 
 // TestSpeculationOfFullHybridProducer: src (8 x 10 s) -hash-> sink (2 x
@@ -58,35 +59,35 @@ func TestSpeculationOfFullHybridProducer(t *testing.T) {
 	cfg, events := hybridSpecRun(t, job, 12, 5)
 	with, without, err := simulator.CompareSpeculation(cfg)
 	require.NoError(t, err)
-	require.Equal(t, simulator.Finished, with.Verdict, with.Reason)
+	require.Equal(t, runfile.Finished, with.Verdict, with.Reason)
 	assert.Equal(t, simulator.SpeculationSummary{Requested: 1, Started: 1, Won: 1, SlotTime: 10 * time.Second, Stragglers: 1},
 		with.Speculation)
 
-	deploy, ok := firstEvent(*events, simulator.Deploy, "src#0", 1)
+	deploy, ok := firstEvent(*events, runfile.Deploy, "src#0", 1)
 	require.True(t, ok, "a speculative attempt of src#0 was deployed")
 	assert.True(t, deploy.Speculative)
 	assert.Equal(t, 15*time.Second, deploy.At)
-	win, ok := firstEvent(*events, simulator.Win, "src#0", -1)
+	win, ok := firstEvent(*events, runfile.Win, "src#0", -1)
 	require.True(t, ok)
-	assert.Equal(t, simulator.Event{At: 25 * time.Second, Kind: simulator.Win, Task: "src#0", Region: win.Region,
+	assert.Equal(t, runfile.Event{At: 25 * time.Second, Kind: runfile.Win, Task: "src#0", Region: win.Region,
 		Slot: deploy.Slot, Attempt: 1, Speculative: true}, win, "the speculative attempt won")
-	cancel, ok := firstEvent(*events, simulator.Cancel, "src#0", 0)
+	cancel, ok := firstEvent(*events, runfile.Cancel, "src#0", 0)
 	require.True(t, ok, "the first attempt was canceled")
 	assert.Equal(t, 25*time.Second, cancel.At)
 	// sink#0 went into src#0's slot (it reads src#0's result): the slot
 	// stays until the sink finished, and goes back with it.
-	sinkDeploy, _ := firstEvent(*events, simulator.Deploy, "sink#0", 0)
+	sinkDeploy, _ := firstEvent(*events, runfile.Deploy, "sink#0", 0)
 	assert.True(t, sinkDeploy.Shared)
 	assert.Equal(t, cancel.Slot, sinkDeploy.Slot)
-	release, ok := firstEvent(*events, simulator.Release, "sink#0", 0)
+	release, ok := firstEvent(*events, runfile.Release, "sink#0", 0)
 	require.True(t, ok, "the shared slot was returned")
 	assert.Equal(t, cancel.Slot, release.Slot)
 	assert.Equal(t, 35*time.Second, release.At)
 
 	for _, sink := range []string{"sink#0", "sink#1"} {
-		d, _ := firstEvent(*events, simulator.Deploy, sink, 0)
-		p, _ := firstEvent(*events, simulator.Progress, sink, 0)
-		f, _ := firstEvent(*events, simulator.Finish, sink, 0)
+		d, _ := firstEvent(*events, runfile.Deploy, sink, 0)
+		p, _ := firstEvent(*events, runfile.Progress, sink, 0)
+		f, _ := firstEvent(*events, runfile.Finish, sink, 0)
 		assert.Zero(t, d.At, "%s is deployed with its producers", sink)
 		assert.Equal(t, 25*time.Second, p.At, "%s works from the winner's finish on", sink)
 		assert.Equal(t, 35*time.Second, f.At, sink)
@@ -127,25 +128,25 @@ func TestSpeculativeAttemptWaitsForFinishedOnlyInputs(t *testing.T) {
 	cfg, events := hybridSpecRun(t, job, 17, 21)
 	res, err := simulator.Run(cfg)
 	require.NoError(t, err)
-	require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
+	require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
 
-	srcWin, ok := firstEvent(*events, simulator.Win, "src#3", -1)
+	srcWin, ok := firstEvent(*events, runfile.Win, "src#3", -1)
 	require.True(t, ok)
 	assert.True(t, srcWin.Speculative)
 	assert.Equal(t, 25*time.Second, srcWin.At)
-	copyDeploy, ok := firstEvent(*events, simulator.Deploy, "mid#3", 1)
+	copyDeploy, ok := firstEvent(*events, runfile.Deploy, "mid#3", 1)
 	require.True(t, ok, "mid#3 got a speculative attempt")
 	assert.True(t, copyDeploy.Speculative)
 	assert.Equal(t, 17*time.Second, copyDeploy.At, "deployed before src#3 finished")
-	copyWork, ok := firstEvent(*events, simulator.Progress, "mid#3", 1)
+	copyWork, ok := firstEvent(*events, runfile.Progress, "mid#3", 1)
 	require.True(t, ok)
 	assert.Equal(t, srcWin.At, copyWork.At, "it works only once src#3 finished")
-	firstWork, _ := firstEvent(*events, simulator.Progress, "mid#3", 0)
+	firstWork, _ := firstEvent(*events, runfile.Progress, "mid#3", 0)
 	assert.Equal(t, srcWin.At, firstWork.At)
-	midWin, ok := firstEvent(*events, simulator.Win, "mid#3", -1)
+	midWin, ok := firstEvent(*events, runfile.Win, "mid#3", -1)
 	require.True(t, ok)
 	assert.Equal(t, 26*time.Second, midWin.At)
-	sinkWork, _ := firstEvent(*events, simulator.Progress, "sink#0", 0)
+	sinkWork, _ := firstEvent(*events, runfile.Progress, "sink#0", 0)
 	assert.Equal(t, 26*time.Second, sinkWork.At)
 	assert.Equal(t, 27*time.Second, res.Makespan)
 }
@@ -165,28 +166,28 @@ func TestHybridSpeculationTPCDSReadsFinishedResults(t *testing.T) {
 		cfg.Record = true
 		res, err := simulator.Run(cfg)
 		require.NoError(t, err)
-		require.Equal(t, simulator.Finished, res.Verdict, "seed %d: %s", seed+1, res.Reason)
+		require.Equal(t, runfile.Finished, res.Verdict, "seed %d: %s", seed+1, res.Reason)
 		won += res.Speculation.Won
 		lastFinish := map[string]time.Duration{} // per job vertex
 		finish := map[string]time.Duration{}     // per task
 		running := map[string]map[int]bool{}
 		for _, ev := range res.Events {
 			switch ev.Kind {
-			case simulator.Deploy:
+			case runfile.Deploy:
 				if running[ev.Task] == nil {
 					running[ev.Task] = map[int]bool{}
 				}
 				running[ev.Task][ev.Attempt] = true
-			case simulator.Finish, simulator.Cancel:
+			case runfile.Finish, runfile.Cancel:
 				delete(running[ev.Task], ev.Attempt)
-				if ev.Kind == simulator.Finish {
+				if ev.Kind == runfile.Finish {
 					finish[ev.Task] = ev.At
 					v, err := topo.ParseVertexName(ev.Task)
 					require.NoError(t, err)
 					id := job.Vertex(topo.JobVertexOf(v)).ID
 					lastFinish[id] = max(lastFinish[id], ev.At)
 				}
-			case simulator.Win:
+			case runfile.Win:
 				assert.Empty(t, running[ev.Task], "seed %d: attempts of %s run after its win", seed+1, ev.Task)
 			}
 		}
@@ -236,11 +237,11 @@ func TestJobsReadFinishedOnlyAsOneJob(t *testing.T) {
 	one, err := simulator.Run(simulator.Config{Regions: region.FromJob(job, exchange.AllHybridFull), Cluster: cluster, Seed: 1,
 		Stragglers: 0.3, Speculation: spec})
 	require.NoError(t, err)
-	require.Equal(t, simulator.Finished, one.Verdict, one.Reason)
-	jobs, per, err := simulator.RunJobs(simulator.JobsConfig{Jobs: []simulator.Job{{Name: "q3", Job: job}}, Mode: exchange.AllHybridFull,
+	require.Equal(t, runfile.Finished, one.Verdict, one.Reason)
+	jobs, per, err := simulator.RunJobs(simulator.JobsConfig{Jobs: []runfile.Job{{Name: "q3", Job: job}}, Mode: exchange.AllHybridFull,
 		Cluster: cluster, Seed: 1, Stragglers: 0.3, Speculation: spec})
 	require.NoError(t, err)
-	require.Equal(t, simulator.Finished, jobs.Verdict, jobs.Reason)
+	require.Equal(t, runfile.Finished, jobs.Verdict, jobs.Reason)
 	require.Len(t, per, 1)
 	assert.Equal(t, one.Makespan, jobs.Makespan)
 	assert.Equal(t, one.Speculation.Started, jobs.Speculation.Started)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
 )
 
@@ -42,7 +43,7 @@ type SpeculationSummary struct {
 var ErrSpeculationPolicy = errors.New("simulator: speculation needs the region policy")
 
 // checkSpeculation refuses, in this order, a straggler model out of
-// range, a speculation setting check refuses (CheckJob for one job,
+// range, a speculation setting check refuses (ValidateJob for one job,
 // Validate for several: a job with nothing to speculate runs without
 // it), and speculation under the eager policy.
 func checkSpeculation(cfg Config, check func() error) error {
@@ -111,7 +112,7 @@ func (e *engine) deployCopy(v, attempt, slot int32) {
 		s.since = e.now()
 	}
 	s.occupants++
-	e.copyEvent(Deploy, v, attempt, slot)
+	e.copyEvent(runfile.Deploy, v, attempt, slot)
 	d := e.model.duration[e.model.tasks[v].jobVertex]
 	if e.model.slow != nil {
 		n := e.spec.copiesMade[v]
@@ -141,7 +142,7 @@ func (e *engine) startCopy(k copyKey, c copyRun) {
 	s.progressing++
 	c.progressing = true
 	e.spec.copies[k] = c
-	e.copyDetail(Progress, k.v, k.attempt, c.slot)
+	e.copyDetail(runfile.Progress, k.v, k.attempt, c.slot)
 	e.model.cal.add(timed{at: e.now() + c.d, order: e.model.cal.nextOrder(), kind: speculativeEnd, task: k.v, version: uint32(k.attempt)})
 }
 
@@ -153,7 +154,7 @@ func (e *engine) pauseCopy(k copyKey, c copyRun) copyRun {
 	c.progressing = false
 	e.spec.copies[k] = c
 	s := &e.slots[c.slot]
-	e.copyDetail(Stall, k.v, k.attempt, c.slot)
+	e.copyDetail(runfile.Stall, k.v, k.attempt, c.slot)
 	if s.progressing--; s.progressing == 0 {
 		e.worked += e.now() - s.workSince
 	}
@@ -194,11 +195,13 @@ func (e *engine) copyTakesOver(v int32) bool {
 }
 
 // copyEvent records an event of speculative attempt attempt of task v.
-func (e *engine) copyEvent(k Kind, v, attempt, slot int32) { e.attemptEvent(k, v, attempt, slot, true) }
+func (e *engine) copyEvent(k runfile.Kind, v, attempt, slot int32) {
+	e.attemptEvent(k, v, attempt, slot, true)
+}
 
 // attemptEvent records an event of attempt attempt of task v, which need
 // not be the task's attempt in the model; speculative marks it.
-func (e *engine) attemptEvent(k Kind, v, attempt, slot int32, speculative bool) {
+func (e *engine) attemptEvent(k runfile.Kind, v, attempt, slot int32, speculative bool) {
 	e.traced++
 	if e.tracing() {
 		ev := e.taskEvent(k, v, slot)
@@ -208,7 +211,7 @@ func (e *engine) attemptEvent(k Kind, v, attempt, slot int32, speculative bool) 
 }
 
 // copyDetail hands out a picture-only event of a speculative attempt.
-func (e *engine) copyDetail(k Kind, v, attempt, slot int32) {
+func (e *engine) copyDetail(k runfile.Kind, v, attempt, slot int32) {
 	if e.detailed() {
 		ev := e.taskEvent(k, v, slot)
 		ev.Attempt, ev.Speculative = int(attempt), true
@@ -230,7 +233,7 @@ func (e *engine) leaveCopySlot(v, attempt, slot int32, speculative bool) {
 	s := &e.slots[slot]
 	if s.occupants--; s.occupants == 0 {
 		e.busy += e.now() - s.since
-		e.attemptEvent(Release, v, attempt, slot, speculative)
+		e.attemptEvent(runfile.Release, v, attempt, slot, speculative)
 	}
 }
 
@@ -287,13 +290,13 @@ func (e *engine) cancelSpeculative(v, attempt int32) bool {
 	k := copyKey{v, attempt}
 	if c, ok := e.spec.copies[k]; ok {
 		e.stopCopy(k, c)
-		e.copyEvent(Cancel, v, attempt, c.slot)
+		e.copyEvent(runfile.Cancel, v, attempt, c.slot)
 		e.leaveCopySlot(v, attempt, c.slot, true)
 		return true
 	}
 	if slot, ok := e.spec.ghosts[k]; ok {
 		delete(e.spec.ghosts, k)
-		e.attemptEvent(Cancel, v, attempt, slot, false)
+		e.attemptEvent(runfile.Cancel, v, attempt, slot, false)
 		e.leaveCopySlot(v, attempt, slot, false)
 		return true
 	}
@@ -303,7 +306,7 @@ func (e *engine) cancelSpeculative(v, attempt int32) bool {
 // won records the Win of a race.
 func (e *engine) won(w scheduler.Task, off int32) {
 	v := off + int32(w.Task)
-	e.attemptEvent(Win, v, int32(w.Attempt), e.model.slot(v), e.spec.fromCopy[v])
+	e.attemptEvent(runfile.Win, v, int32(w.Attempt), e.model.slot(v), e.spec.fromCopy[v])
 }
 
 // speculationSummary is the run's speculation counts, zero without

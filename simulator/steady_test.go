@@ -11,6 +11,7 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -45,7 +46,7 @@ func TestSteadyState(t *testing.T) {
 		require.True(t, rs.Check(cluster, resource.FitsEveryDimension).Runnable)
 		for seed := uint64(1); seed <= 10; seed++ {
 			res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Policy: policy, Seed: seed, Ties: tiesFor(seed), Record: true})
-			require.Equal(t, simulator.Steady, res.Verdict, "%v seed %d: %s", policy, seed, res.Reason)
+			require.Equal(t, runfile.Steady, res.Verdict, "%v seed %d: %s", policy, seed, res.Reason)
 			assert.True(t, res.Verdict.OK())
 			assert.True(t, strings.HasPrefix(res.Reason, "running: "), res.Reason)
 			assert.Contains(t, res.Reason, "2 unbounded tasks keep running")
@@ -71,7 +72,7 @@ func TestBlockingResultOfAStreamNeverCompletes(t *testing.T) {
 		require.False(t, v.Runnable)
 		assert.Contains(t, v.Reason, "edge map -> sink")
 		res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Policy: policy, Seed: 1, Record: true})
-		require.Equal(t, simulator.Deadlock, res.Verdict, "%v: %s", policy, res.Reason)
+		require.Equal(t, runfile.Deadlock, res.Verdict, "%v: %s", policy, res.Reason)
 		assert.Equal(t, []string{"sink#0"}, res.Blocked)
 		assert.True(t, strings.HasPrefix(res.Reason, "deadlock: "), res.Reason)
 		assert.Contains(t, res.Reason, "sink#0 can never start")
@@ -92,7 +93,7 @@ func TestSteadyStateOneRegion(t *testing.T) {
 	require.NoError(t, err)
 	rs := region.FromJob(job, exchange.AllPipelined)
 	res := run(t, simulator.Config{Regions: rs, Cluster: slots(3), Seed: 1, Record: true})
-	require.Equal(t, simulator.Steady, res.Verdict, res.Reason)
+	require.Equal(t, runfile.Steady, res.Verdict, res.Reason)
 	assert.Equal(t, time.Second, res.Makespan, "agg's work is done at 1 s; it keeps reading the stream")
 	requireTrace(t, rs, slots(3), simulator.RegionPolicy, res)
 }
@@ -122,7 +123,7 @@ func TestStaleDeadlineDoesNotStretchMakespan(t *testing.T) {
 	require.True(t, res.Verdict.OK(), res.Reason)
 	requireTrace(t, rs, slots(2), simulator.RegionPolicy, res)
 	assert.Equal(t, 1500*time.Millisecond, res.Makespan, "%s", res.Reason)
-	assert.Equal(t, simulator.Steady, res.Verdict)
+	assert.Equal(t, runfile.Steady, res.Verdict)
 	assert.Equal(t, 1, res.Failovers)
 }
 
@@ -136,13 +137,13 @@ func TestEagerTaskFitsNoSlot(t *testing.T) {
 	rs := region.FromJob(job, exchange.AllBlocking)
 	cluster := []resource.Count{{Profile: resource.New(1000, 1024), N: 2}}
 	res := run(t, simulator.Config{Regions: rs, Cluster: cluster, Policy: simulator.EagerPolicy, Seed: 1})
-	require.Equal(t, simulator.Deadlock, res.Verdict)
+	require.Equal(t, runfile.Deadlock, res.Verdict)
 	assert.Empty(t, res.Holding)
 	assert.Equal(t, []string{"big#0"}, res.Waiting)
 	assert.Equal(t, "deadlock: at 0 ms big#0 waits for a slot that never comes", res.Reason)
 
 	// the region policy fails the job at once, naming the region
 	res = run(t, simulator.Config{Regions: rs, Cluster: cluster, Seed: 1})
-	require.Equal(t, simulator.Failed, res.Verdict)
+	require.Equal(t, runfile.Failed, res.Verdict)
 	assert.Contains(t, res.Reason, "region 0")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/regionsched/regionsched/internal/testjobs"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/simulator"
 )
@@ -48,8 +49,8 @@ func compareFigures(tb testing.TB, config func(testing.TB, uint64) simulator.Con
 	for seed := range uint64(speculationSeeds) {
 		w, wo, err := simulator.CompareSpeculation(config(tb, seed+1))
 		require.NoError(tb, err)
-		require.Equal(tb, simulator.Finished, w.Verdict, w.Reason)
-		require.Equal(tb, simulator.Finished, wo.Verdict, wo.Reason)
+		require.Equal(tb, runfile.Finished, w.Verdict, w.Reason)
+		require.Equal(tb, runfile.Finished, wo.Verdict, wo.Reason)
 		with += w.Makespan
 		without += wo.Makespan
 		slotWith += w.SlotTime
@@ -153,7 +154,7 @@ func TestSpeculationTrace(t *testing.T) {
 	cfg.Record = true
 	res, err := simulator.Run(cfg)
 	require.NoError(t, err)
-	require.Equal(t, simulator.Finished, res.Verdict)
+	require.Equal(t, runfile.Finished, res.Verdict)
 	type attempt struct {
 		task string
 		a    int
@@ -164,42 +165,43 @@ func TestSpeculationTrace(t *testing.T) {
 	for _, e := range res.Events {
 		k := attempt{e.Task, e.Attempt}
 		switch e.Kind {
-		case simulator.Deploy:
+		case runfile.Deploy:
 			running[k] = e.Slot
 			held[e.Slot]++
-		case simulator.Finish:
+		case runfile.Finish:
 			delete(running, k)
-		case simulator.Cancel:
+		case runfile.Cancel:
 			_, ok := running[k]
 			require.True(t, ok, "cancel of %v, which does not run", k)
 			delete(running, k)
-		case simulator.Release:
+		case runfile.Release:
 			held[e.Slot]--
 			require.Zero(t, held[e.Slot], "slot %d released while held", e.Slot)
-		case simulator.Win:
+		case runfile.Win:
 			wins++
 			for o := range running {
 				require.NotEqual(t, e.Task, o.task, "%v runs after %s won", o, e.Task)
 			}
-		case simulator.Speculate:
+		case runfile.Speculate:
 			assert.True(t, e.Speculative)
-			assert.Equal(t, simulator.NoSlot, e.Slot)
+			assert.Equal(t, runfile.NoSlot, e.Slot)
 		}
 	}
 	assert.Empty(t, running)
-	assert.Equal(t, res.Speculation.Requested, countKinds(res.Events, simulator.Speculate))
-	assert.Equal(t, wins, countKinds(res.Events, simulator.Win))
+	assert.Equal(t, res.Speculation.Requested, countKinds(res.Events, runfile.Speculate))
+	assert.Equal(t, wins, countKinds(res.Events, runfile.Win))
 	assert.Positive(t, res.Speculation.Won)
 
 	var buf bytes.Buffer
-	require.NoError(t, simulator.WriteTrace(&buf, res.Events))
+	require.NoError(t, runfile.WriteTrace(&buf, res.Events))
 	assert.Contains(t, buf.String(), `"event": "speculate"`)
 	assert.Contains(t, buf.String(), `"event": "win"`)
 	assert.Contains(t, buf.String(), `"speculative": true`)
 	assert.Equal(t, len(res.Events), strings.Count(buf.String(), "\n"), "every event of the trace is Traced")
+	requireReadBack(t, buf.Bytes(), res.Events)
 }
 
-func countKinds(events []simulator.Event, k simulator.Kind) int {
+func countKinds(events []runfile.Event, k runfile.Kind) int {
 	n := 0
 	for _, e := range events {
 		if e.Kind == k {
@@ -222,14 +224,14 @@ func TestSpeculationOffNodesBlocked(t *testing.T) {
 	}
 	res, err := simulator.Run(cfg)
 	require.NoError(t, err)
-	require.Equal(t, simulator.Finished, res.Verdict)
+	require.Equal(t, runfile.Finished, res.Verdict)
 	slotOf := map[string]int{}
 	checked := 0
 	for _, e := range res.Events {
-		if e.Kind == simulator.Deploy && !e.Speculative {
+		if e.Kind == runfile.Deploy && !e.Speculative {
 			slotOf[e.Task] = e.Slot
 		}
-		if e.Kind == simulator.Deploy && e.Speculative {
+		if e.Kind == runfile.Deploy && e.Speculative {
 			assert.NotEqual(t, cfg.SlotNodes[slotOf[e.Task]], cfg.SlotNodes[e.Slot], "%s's speculative attempt on the slow node", e.Task)
 			checked++
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 )
 
@@ -24,12 +25,12 @@ func TestStreamedTraceIsTheRecordedOne(t *testing.T) {
 	cfg := simulator.Config{Regions: rs, Cluster: slots(4), Seed: 7, Record: true, Failures: []simulator.Failure{fail}}
 	recorded, err := simulator.Run(cfg)
 	require.NoError(t, err)
-	require.Equal(t, simulator.Finished, recorded.Verdict)
+	require.Equal(t, runfile.Finished, recorded.Verdict)
 	var want bytes.Buffer
-	require.NoError(t, simulator.WriteTrace(&want, recorded.Events))
+	require.NoError(t, runfile.WriteTrace(&want, recorded.Events))
 
 	var got bytes.Buffer
-	tw := simulator.NewTraceWriter(&got)
+	tw := runfile.NewTraceWriter(&got)
 	cfg.Record, cfg.OnEvent = false, tw.Event
 	streamed, err := simulator.Run(cfg)
 	require.NoError(t, err)
@@ -37,6 +38,23 @@ func TestStreamedTraceIsTheRecordedOne(t *testing.T) {
 	assert.Empty(t, streamed.Events)
 	assert.Equal(t, recorded.TraceEvents, streamed.TraceEvents)
 	assert.Equal(t, want.String(), got.String())
+	requireReadBack(t, got.Bytes(), recorded.Events)
+}
+
+// requireReadBack: a trace read back (runfile.ReadTrace) is the run's
+// trace events, field for field.
+func requireReadBack(t *testing.T, trace []byte, events []runfile.Event) {
+	t.Helper()
+	got, err := runfile.ReadTrace(bytes.NewReader(trace), "trace.jsonl")
+	require.NoError(t, err)
+	var want []runfile.Event
+	for _, e := range events {
+		if e.Kind.Traced() {
+			want = append(want, e)
+		}
+	}
+	require.NotEmpty(t, want)
+	require.Equal(t, want, got)
 }
 
 type fullDisk struct{}
@@ -45,9 +63,9 @@ func (fullDisk) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 // A write error stops the stream and comes out of Flush.
 func TestTraceWriterError(t *testing.T) {
-	tw := simulator.NewTraceWriter(fullDisk{})
+	tw := runfile.NewTraceWriter(fullDisk{})
 	for range 10_000 { // more than the buffer holds
-		tw.Event(simulator.Event{Task: "A#0"})
+		tw.Event(runfile.Event{Task: "A#0"})
 	}
 	require.EqualError(t, tw.Flush(), "disk full")
 }
@@ -65,10 +83,10 @@ func TestStreamedJobsTraceIsTheRecordedOne(t *testing.T) {
 		recorded, recordedPer, err := simulator.RunJobs(cfg)
 		require.NoError(t, err)
 		var want bytes.Buffer
-		require.NoError(t, simulator.WriteTrace(&want, recorded.Events))
+		require.NoError(t, runfile.WriteTrace(&want, recorded.Events))
 
 		var got bytes.Buffer
-		tw := simulator.NewTraceWriter(&got)
+		tw := runfile.NewTraceWriter(&got)
 		cfg.Record, cfg.OnEvent = false, tw.Event
 		streamed, per, err := simulator.RunJobs(cfg)
 		require.NoError(t, err)
@@ -76,14 +94,15 @@ func TestStreamedJobsTraceIsTheRecordedOne(t *testing.T) {
 		assert.Empty(t, streamed.Events)
 		assert.Equal(t, recorded.TraceEvents, streamed.TraceEvents)
 		assert.Equal(t, want.String(), got.String(), "%v", policy)
+		requireReadBack(t, got.Bytes(), recorded.Events)
 		assert.Equal(t, recordedPer, per, "%v", policy)
 
 		first, last := map[string]time.Duration{}, map[string]time.Duration{}
 		for _, e := range recorded.Events {
-			if _, ok := first[e.Job]; !ok && e.Kind == simulator.Deploy && e.Task != "driver" { // a task's, not the driver's
+			if _, ok := first[e.Job]; !ok && e.Kind == runfile.Deploy && e.Task != "driver" { // a task's, not the driver's
 				first[e.Job] = e.At
 			}
-			if e.Kind == simulator.Finish {
+			if e.Kind == runfile.Finish {
 				last[e.Job] = max(last[e.Job], e.At)
 			}
 		}
@@ -93,7 +112,7 @@ func TestStreamedJobsTraceIsTheRecordedOne(t *testing.T) {
 			} else {
 				assert.Equal(t, time.Duration(-1), j.FirstDeploy, "%v %s", policy, j.Name)
 			}
-			if j.Verdict == simulator.Finished {
+			if j.Verdict == runfile.Finished {
 				assert.Equal(t, last[j.Name], j.Finished, "%v %s", policy, j.Name)
 			}
 			if policy == simulator.EagerPolicy {

@@ -3,6 +3,8 @@ package simulator
 import (
 	"fmt"
 	"slices"
+
+	"github.com/regionsched/regionsched/runfile"
 )
 
 // runningTasks counts the tasks of the union range [from, to) that are
@@ -64,7 +66,7 @@ func (p *jobsPolicy) blocked() []string {
 	slices.Sort(asked)
 	var out []string
 	for _, v := range p.e.neverStarted(asked) {
-		if run, _, _, _ := p.task(v); !run.ended && run.verdict != Steady {
+		if run, _, _, _ := p.task(v); !run.ended && run.verdict != runfile.Steady {
 			out = append(out, p.e.name(v))
 		}
 	}

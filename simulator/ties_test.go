@@ -8,20 +8,21 @@ import (
 
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 )
 
 // endsOutOfDeployOrder counts the pairs of tasks that finish at the same
 // time in the other order than they were deployed.
-func endsOutOfDeployOrder(t *testing.T, events []simulator.Event) int {
+func endsOutOfDeployOrder(t *testing.T, events []runfile.Event) int {
 	t.Helper()
 	deployed := map[string]int{} // task -> position among the deploys of its attempt
-	var finished []simulator.Event
+	var finished []runfile.Event
 	for _, ev := range events {
 		switch ev.Kind {
-		case simulator.Deploy:
+		case runfile.Deploy:
 			deployed[ev.Task] = len(deployed)
-		case simulator.Finish:
+		case runfile.Finish:
 			finished = append(finished, ev)
 		}
 	}
@@ -44,11 +45,11 @@ func TestTiesInOrderEndAWaveAsDeployed(t *testing.T) {
 	seededOutOfOrder := 0
 	for seed := uint64(1); seed <= 5; seed++ {
 		inOrder := run(t, simulator.Config{Regions: rs, Cluster: slots(10), Seed: seed, Record: true})
-		require.Equal(t, simulator.Finished, inOrder.Verdict)
+		require.Equal(t, runfile.Finished, inOrder.Verdict)
 		assert.Zero(t, endsOutOfDeployOrder(t, inOrder.Events), "seed %d", seed)
 
 		seeded := run(t, simulator.Config{Regions: rs, Cluster: slots(10), Seed: seed, Ties: simulator.TiesSeeded, Record: true})
-		require.Equal(t, simulator.Finished, seeded.Verdict)
+		require.Equal(t, runfile.Finished, seeded.Verdict)
 		assert.Equal(t, inOrder.Makespan, seeded.Makespan, "seed %d", seed)
 		seededOutOfOrder += endsOutOfDeployOrder(t, seeded.Events)
 	}
@@ -63,7 +64,7 @@ func TestTiesRefusesAnUnknownValue(t *testing.T) {
 	_, err := simulator.Run(simulator.Config{Regions: rs, Cluster: slots(2), Ties: 7})
 	require.ErrorIs(t, err, simulator.ErrUnknownTieOrder)
 	assert.Contains(t, err.Error(), "valid: TiesInOrder, TiesSeeded")
-	_, _, err = simulator.RunJobs(simulator.JobsConfig{Jobs: []simulator.Job{{Name: "flip", Job: flip119(t)}}, Cluster: slots(2), Ties: 9})
+	_, _, err = simulator.RunJobs(simulator.JobsConfig{Jobs: []runfile.Job{{Name: "flip", Job: flip119(t)}}, Cluster: slots(2), Ties: 9})
 	require.ErrorIs(t, err, simulator.ErrUnknownTieOrder)
 
 	for _, tie := range []simulator.TieOrder{simulator.TiesInOrder, simulator.TiesSeeded} {

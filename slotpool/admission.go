@@ -169,7 +169,7 @@ func (Capacity) isFromAdmission()         {}
 // Admission is the pool-facing side of a queue-level admission: a
 // deterministic state machine like the pool. Package admission holds
 // StaticCluster and the ports of the multi-job Queues, package
-// admission/slurm a Slurm cluster's. A scheduler carries the messages
+// slurm a Slurm cluster's. A scheduler carries the messages
 // between its pool and the admission of scheduler.Config.Admission.
 type Admission interface {
 	// Handle takes one message from the pool. An error means the message

@@ -14,7 +14,7 @@
 // an admission, in process (scheduler.Config.Admission; package admission
 // has StaticCluster and the multi-job Queues) or outside the scheduler (its
 // messages come out in the scheduler's Ready and the answers go in through
-// Scheduler.Admit; package admission/slurm's adapter is one).
+// Scheduler.Admit; package slurm's Adapter is one).
 //
 // Slots are offered by id and profile: slotpool.Slot{ID: 10, Profile: prof},
 // or slotpool.Slots(n) for n slots of unknown size (ids 1 ... n) that
@@ -131,7 +131,7 @@
 // inside the scheduler's calls (the Example grants every ask from a list
 // of slots):
 //
-//	s := scheduler.New(regions, scheduler.Config{Admission: myAdmission})
+//	s, err := scheduler.New(regions, scheduler.Config{Admission: myAdmission}) // err: a contradicting Config
 //	s.Start(now) // the source regions' asks reach myAdmission.Handle; its grants deploy them
 //	rd := s.Ready()
 package slotpool

@@ -68,10 +68,13 @@ func Example() {
 		panic(err)
 	}
 	rs := region.FromJob(job, exchange.AllBlocking)
-	s := scheduler.New(rs, scheduler.Config{
+	s, err := scheduler.New(rs, scheduler.Config{
 		Pool:      slotpool.Config{IdleTimeout: time.Second},
 		Admission: &fixedSlots{free: slotpool.Slots(2)},
 	})
+	if err != nil {
+		panic(err)
+	}
 	now := time.Unix(0, 0)
 	deploy := func() {
 		for _, d := range s.Ready().Deploy {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/runfile"
 )
 
 // Layout of the aggregated view.
@@ -73,7 +73,7 @@ type aggSource struct {
 }
 
 // eventSource aggregates recorded events as they are replayed.
-func eventSource(events []simulator.Event, stats *colorStats) aggSource {
+func eventSource(events []runfile.Event, stats *colorStats) aggSource {
 	agg := newAggregator(stats, nil)
 	return aggSource{agg: agg, replay: func(apply func(aggOp)) error {
 		agg.emit = apply
@@ -88,78 +88,18 @@ func eventSource(events []simulator.Event, stats *colorStats) aggSource {
 // group, its height the group's slots, filled by the colour of what holds
 // them; a row below shows the requests waiting for a slot.
 func (p *picture) aggregate(src aggSource) error {
-	slots := max(p.tl.Slots, 1)
-	size := niceCount((slots + maxSlotGroups - 1) / maxSlotGroups)
-	groups := (slots + size - 1) / size
-	groupSlots := func(g int) int { return min(size, slots-g*size) }
-	labels := make([]string, groups)
-	for g := range groups {
-		if size == 1 {
-			labels[g] = fmt.Sprintf("slot %d", g)
-		} else {
-			labels[g] = fmt.Sprintf("slots %d-%d", g*size, g*size+groupSlots(g)-1)
-		}
-	}
-	labels = append(labels, "waiting")
-	if p.marks.any() {
-		labels = append(labels, marksLabel)
-	}
-	p.layoutX(labels)
-	p.layoutMarks()
-	buckets := max(1, int(p.timeW/bucketPx))
-	keys := p.colors.numKeys()
-	use := newOccupancy(groups, keys, buckets, p.span)
-	wait := newOccupancy(1, 1, buckets, p.span)
-	fails := make([]int, buckets+1)
-	stats := src.agg.stats
-	keyOf := func(region, vertex, job int32) int {
-		name := stats.vertices.names[vertex]
-		if p.colors.byJob {
-			name = stats.jobs.names[job]
-		}
-		return p.colors.slot(p.colors.keyOf(int(region), name)) % keys
-	}
-	err := src.replay(func(op aggOp) {
-		switch op.kind {
-		case opHold:
-			use.add(int(op.slot)/size, keyOf(op.region, op.vertex, op.job), op.t0, op.t1)
-		case opWait:
-			wait.add(0, 0, op.t0, op.t1)
-		case opFail:
-			fails[min(int(float64(op.t0)/use.width), buckets)]++
-		}
-	})
-	if err != nil {
+	v := p.layoutGroups(src.agg.stats)
+	if err := p.replayOccupancy(v, src.agg, src.replay); err != nil {
 		return err
-	}
-	agg := src.agg
-	attempts, failed, canceled := agg.attempts, agg.failed, agg.canceled
-	end := p.end
-	heldAtEnd := make([]int, groups)
-	heldBy := make([]int, groups*keys) // slots held at the end per group and key
-	for s := range agg.holders {
-		if h := &agg.holders[s]; h.held {
-			key := keyOf(h.region, h.vertex, h.job)
-			use.add(s/size, key, h.since, end)
-			heldAtEnd[s/size]++
-			heldBy[s/size*keys+key]++
-		}
-	}
-	oldest := end
-	waitingSince := agg.waitingSince()
-	for _, at := range waitingSince {
-		wait.add(0, 0, at, end)
-		oldest = min(oldest, at)
 	}
 
 	// waiting requests over time
-	waitVals := wait.values(0, 0, nil)
-	peak := 0.0
-	for _, v := range waitVals {
-		peak = max(peak, v)
+	v.waitVals = v.wait.values(0, 0, nil)
+	for _, w := range v.waitVals {
+		v.peak = max(v.peak, w)
 	}
-	waitRow := peak > 0 || len(waitingSince) > 0
-	bottom := p.top + float64(groups)*(groupRowH+groupGap)
+	waitRow := v.peak > 0 || len(v.waitingSince) > 0
+	bottom := p.top + float64(v.groups)*(groupRowH+groupGap)
 	if waitRow {
 		bottom += groupRowH + groupGap
 	}
@@ -169,94 +109,242 @@ func (p *picture) aggregate(src aggSource) error {
 
 	// rows
 	y := p.top
-	var vals []float64
-	cum := make([]float64, buckets)
-	var d strings.Builder
-	for g := range groups {
-		n := float64(groupSlots(g))
-		total := 0.0
-		clear(cum)
-		for k := range keys {
-			vals = use.values(g, k, vals)
-			for _, v := range vals {
-				total += v
-			}
-		}
-		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#f1f1f4"><title>%s: %.0f%% of the slot time held</title></rect>`+"\n",
-			p.left, y, max(p.timeW, 1), groupRowH, labels[g], 100*total/(n*float64(buckets)))
-		p.text(p.left-8, y+groupRowH/2, 12, "end", "#111", labels[g])
-		if p.timeW > 0 {
-			for k := range keys {
-				vals = use.values(g, k, vals)
-				d.Reset()
-				bandPath(&d, p.left, p.timeW/float64(buckets), y+groupRowH, groupRowH, vals, cum, n)
-				if d.Len() > 0 {
-					p.printf(`<path d="%s" fill="%s"/>`+"\n", d.String(), p.colors.color(k))
-				}
-			}
-		}
-		if p.deadlock {
-			msg := allOf(groupSlots(g), "slot") + " free"
-			if heldAtEnd[g] > 0 {
-				top := 0
-				for k := range keys {
-					if heldBy[g*keys+k] > heldBy[g*keys+top] {
-						top = k
-					}
-				}
-				by := p.colors.legendName(top)
-				if heldBy[g*keys+top] < heldAtEnd[g] {
-					by += " and others"
-				}
-				msg = fmt.Sprintf("%d of %d held by %s, cannot progress", heldAtEnd[g], groupSlots(g), by)
-				wd := (p.panelW() - 8) * float64(heldAtEnd[g]) / n
-				p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="0.35" stroke="#333" stroke-width="0.6"/>`,
-					p.panelX+4, y+2, wd, groupRowH-4, p.colors.color(top))
-				p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#held)"/>`+"\n", p.panelX+4, y+2, wd, groupRowH-4)
-			}
-			p.text(p.panelX+8, y+groupRowH/2, 11, "start", "#111", fitText(msg, 11, false, p.panelW()-12))
-		}
+	v.cum = make([]float64, v.buckets)
+	for g := range v.groups {
+		p.groupRow(v, g, y)
 		y += groupRowH + groupGap
 	}
 	if waitRow {
-		vals = waitVals
-		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#fdf3f3"/>`+"\n", p.left, y, max(p.timeW, 1), groupRowH)
-		p.text(p.left-8, y+groupRowH/2, 12, "end", "#b3181b", "waiting")
-		if p.timeW > 0 && peak > 0 {
-			clear(cum)
-			d.Reset()
-			bandPath(&d, p.left, p.timeW/float64(buckets), y+groupRowH, groupRowH, vals, cum, peak)
-			p.printf(`<path d="%s" fill="#e8a3a4"/>`+"\n", d.String())
-		}
-		if p.deadlock && len(waitingSince) > 0 {
-			p.text(p.panelX+8, y+groupRowH/2, 11, "start", "#b3181b",
-				fitText(fmt.Sprintf("%s %s, since %s", count(len(waitingSince), "request"), verb(len(waitingSince), "waits", "wait"), formatMillis(oldest)), 11, false, p.panelW()-12))
-		}
+		p.aggWaitRow(v, y)
 	}
-	if p.timeW > 0 { // failures: marks above the rows
-		var f strings.Builder
-		for b, n := range fails {
-			if n > 0 {
-				xb := p.left + p.timeW*(float64(b)+0.5)/float64(buckets)
-				fmt.Fprintf(&f, "M%.1f,%.1fh%.0fl%.0f,%.0fz", xb-failMarkPx/2, p.top-failMarkPx-1, failMarkPx, -failMarkPx/2, failMarkPx)
-			}
-		}
-		if f.Len() > 0 {
-			p.printf(`<path d="%s" fill="#d62728"/>`+"\n", f.String())
-		}
-	}
+	p.failMarks(v) // failures: marks above the rows
 	p.drawMarks(bottom)
 	y = p.axis(bottom)
 
-	entries := p.colors.legend()
-	if p.timeW > 0 && peak > 0 {
-		entries = append(entries, legendEntry{fill: "#e8a3a4", stroke: "#e8a3a4",
-			label: fmt.Sprintf("requests waiting for a slot (full row: %.0f)", math.Ceil(peak-1e-9))})
+	entries := p.aggLegend(v, src.agg)
+	p.aggNotes(v, src.agg)
+	p.height = p.legend(y, entries)
+	return nil
+}
+
+// aggView is the aggregated view being drawn: how the slots are grouped
+// into rows, and what held them and waited for them per time bucket.
+type aggView struct {
+	slots   int         // the slots grouped (at least one)
+	size    int         // slots per group
+	groups  int         // groups: one row each
+	labels  []string    // the row labels: every group's, "waiting", then the admission's lane when drawn
+	buckets int         // time buckets across the time axis
+	keys    int         // colour keys
+	stats   *colorStats // names the colours of holds
+	use     *occupancy  // slots held per group and colour key
+	wait    *occupancy  // requests waiting (one row, one key)
+	fails   []int       // failures per time bucket
+
+	heldAtEnd    []int           // slots held at the end per group
+	heldBy       []int           // slots held at the end per group and key
+	waitingSince []time.Duration // when the requests still waiting at the end were made, in order
+	oldest       time.Duration   // the oldest of them (the end of the run if none)
+	waitVals     []float64       // requests waiting per time bucket
+	peak         float64         // the most requests waiting in a bucket
+
+	vals, cum []float64       // buffers of the bands of a row
+	band      strings.Builder // the path of a band
+}
+
+// groupSlots is the number of slots of group g (the last may have fewer).
+func (v *aggView) groupSlots(g int) int { return min(v.size, v.slots-g*v.size) }
+
+// layoutGroups groups the slots into rows, places the time axis right of
+// the row labels and makes the empty buckets of slot use, waiting
+// requests and failures.
+func (p *picture) layoutGroups(stats *colorStats) *aggView {
+	v := &aggView{slots: max(p.tl.Slots, 1), stats: stats}
+	v.size = niceCount((v.slots + maxSlotGroups - 1) / maxSlotGroups)
+	v.groups = (v.slots + v.size - 1) / v.size
+	v.labels = make([]string, v.groups)
+	for g := range v.groups {
+		if v.size == 1 {
+			v.labels[g] = fmt.Sprintf("slot %d", g)
+		} else {
+			v.labels[g] = fmt.Sprintf("slots %d-%d", g*v.size, g*v.size+v.groupSlots(g)-1)
+		}
 	}
-	if failed > 0 && p.timeW > 0 {
+	v.labels = append(v.labels, "waiting")
+	if p.marks.any() {
+		v.labels = append(v.labels, marksLabel)
+	}
+	p.layoutX(v.labels)
+	p.layoutMarks()
+	v.buckets = max(1, int(p.timeW/bucketPx))
+	v.keys = p.colors.numKeys()
+	v.use = newOccupancy(v.groups, v.keys, v.buckets, p.span)
+	v.wait = newOccupancy(1, 1, v.buckets, p.span)
+	v.fails = make([]int, v.buckets+1)
+	return v
+}
+
+// holdKey is the colour key of a hold by a task of this region, job
+// vertex and job (numbers in the colorStats).
+func (p *picture) holdKey(v *aggView, region, vertex, job int32) int {
+	name := v.stats.vertices.names[vertex]
+	if p.colors.byJob {
+		name = v.stats.jobs.names[job]
+	}
+	return p.colors.slot(p.colors.keyOf(int(region), name)) % v.keys
+}
+
+// replayOccupancy replays the run's steps into slot use, waiting requests
+// and failures per bucket, then adds what agg holds at the end: the slots
+// still held and the requests still waiting, up to the end of the run.
+func (p *picture) replayOccupancy(v *aggView, agg *aggregator, replay func(apply func(aggOp)) error) error {
+	err := replay(func(op aggOp) {
+		switch op.kind {
+		case opHold:
+			v.use.add(int(op.slot)/v.size, p.holdKey(v, op.region, op.vertex, op.job), op.t0, op.t1)
+		case opWait:
+			v.wait.add(0, 0, op.t0, op.t1)
+		case opFail:
+			v.fails[min(int(float64(op.t0)/v.use.width), v.buckets)]++
+		}
+	})
+	if err != nil {
+		return err
+	}
+	end := p.end
+	v.heldAtEnd = make([]int, v.groups)
+	v.heldBy = make([]int, v.groups*v.keys)
+	for s := range agg.holders {
+		if h := &agg.holders[s]; h.held {
+			key := p.holdKey(v, h.region, h.vertex, h.job)
+			v.use.add(s/v.size, key, h.since, end)
+			v.heldAtEnd[s/v.size]++
+			v.heldBy[s/v.size*v.keys+key]++
+		}
+	}
+	v.oldest = end
+	v.waitingSince = agg.waitingSince()
+	for _, at := range v.waitingSince {
+		v.wait.add(0, 0, at, end)
+		v.oldest = min(v.oldest, at)
+	}
+	return nil
+}
+
+// groupRow draws the row of group g with its top at y: its background
+// (titled with the share of the slot time held), its label, a band per
+// colour stacked to the slots held over time, and at a deadlock what the
+// group holds then.
+func (p *picture) groupRow(v *aggView, g int, y float64) {
+	n := float64(v.groupSlots(g))
+	total := 0.0
+	clear(v.cum)
+	for k := range v.keys {
+		v.vals = v.use.values(g, k, v.vals)
+		for _, u := range v.vals {
+			total += u
+		}
+	}
+	p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#f1f1f4"><title>%s: %.0f%% of the slot time held</title></rect>`+"\n",
+		p.left, y, max(p.timeW, 1), groupRowH, v.labels[g], 100*total/(n*float64(v.buckets)))
+	p.text(p.left-8, y+groupRowH/2, 12, "end", "#111", v.labels[g])
+	if p.timeW > 0 {
+		for k := range v.keys {
+			v.vals = v.use.values(g, k, v.vals)
+			v.band.Reset()
+			bandPath(&v.band, p.left, p.timeW/float64(v.buckets), y+groupRowH, groupRowH, v.vals, v.cum, n)
+			if v.band.Len() > 0 {
+				p.printf(`<path d="%s" fill="%s"/>`+"\n", v.band.String(), p.colors.color(k))
+			}
+		}
+	}
+	if p.deadlock {
+		p.groupAtDeadlock(v, g, y)
+	}
+}
+
+// groupAtDeadlock writes in the deadlock's column what group g (its row's
+// top at y) holds at the deadlock: the share of its slots held, in the
+// colour holding most of them, or that all are free.
+func (p *picture) groupAtDeadlock(v *aggView, g int, y float64) {
+	n := float64(v.groupSlots(g))
+	keys := v.keys
+	msg := allOf(v.groupSlots(g), "slot") + " free"
+	if v.heldAtEnd[g] > 0 {
+		top := 0
+		for k := range keys {
+			if v.heldBy[g*keys+k] > v.heldBy[g*keys+top] {
+				top = k
+			}
+		}
+		by := p.colors.legendName(top)
+		if v.heldBy[g*keys+top] < v.heldAtEnd[g] {
+			by += " and others"
+		}
+		msg = fmt.Sprintf("%d of %d held by %s, cannot progress", v.heldAtEnd[g], v.groupSlots(g), by)
+		wd := (p.panelW() - 8) * float64(v.heldAtEnd[g]) / n
+		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="0.35" stroke="#333" stroke-width="0.6"/>`,
+			p.panelX+4, y+2, wd, groupRowH-4, p.colors.color(top))
+		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#held)"/>`+"\n", p.panelX+4, y+2, wd, groupRowH-4)
+	}
+	p.text(p.panelX+8, y+groupRowH/2, 11, "start", "#111", fitText(msg, 11, false, p.panelW()-12))
+}
+
+// aggWaitRow draws the row of waiting requests with its top at y: filled
+// to the requests waiting over time (a full row is the peak), and at a
+// deadlock how many still wait then, since when.
+func (p *picture) aggWaitRow(v *aggView, y float64) {
+	p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#fdf3f3"/>`+"\n", p.left, y, max(p.timeW, 1), groupRowH)
+	p.text(p.left-8, y+groupRowH/2, 12, "end", "#b3181b", "waiting")
+	if p.timeW > 0 && v.peak > 0 {
+		clear(v.cum)
+		v.band.Reset()
+		bandPath(&v.band, p.left, p.timeW/float64(v.buckets), y+groupRowH, groupRowH, v.waitVals, v.cum, v.peak)
+		p.printf(`<path d="%s" fill="#e8a3a4"/>`+"\n", v.band.String())
+	}
+	if p.deadlock && len(v.waitingSince) > 0 {
+		waiting := len(v.waitingSince)
+		p.text(p.panelX+8, y+groupRowH/2, 11, "start", "#b3181b",
+			fitText(fmt.Sprintf("%s %s, since %s", count(waiting, "request"), verb(waiting, "waits", "wait"), formatMillis(v.oldest)), 11, false, p.panelW()-12))
+	}
+}
+
+// failMarks draws a mark above the rows at every time bucket with a
+// failure.
+func (p *picture) failMarks(v *aggView) {
+	if p.timeW <= 0 {
+		return
+	}
+	var f strings.Builder
+	for b, n := range v.fails {
+		if n > 0 {
+			xb := p.left + p.timeW*(float64(b)+0.5)/float64(v.buckets)
+			fmt.Fprintf(&f, "M%.1f,%.1fh%.0fl%.0f,%.0fz", xb-failMarkPx/2, p.top-failMarkPx-1, failMarkPx, -failMarkPx/2, failMarkPx)
+		}
+	}
+	if f.Len() > 0 {
+		p.printf(`<path d="%s" fill="#d62728"/>`+"\n", f.String())
+	}
+}
+
+// aggLegend lists the legend entries of the aggregated view: the colours,
+// the waiting requests, the failures and the admission's marks.
+func (p *picture) aggLegend(v *aggView, agg *aggregator) []legendEntry {
+	entries := p.colors.legend()
+	if p.timeW > 0 && v.peak > 0 {
+		entries = append(entries, legendEntry{fill: "#e8a3a4", stroke: "#e8a3a4",
+			label: fmt.Sprintf("requests waiting for a slot (full row: %.0f)", math.Ceil(v.peak-1e-9))})
+	}
+	if agg.failed > 0 && p.timeW > 0 {
 		entries = append(entries, legendEntry{fill: "#d62728", stroke: "#d62728", label: "failures (marks above the rows)"})
 	}
-	entries = append(entries, p.marks.legend()...)
+	return append(entries, p.marks.legend()...)
+}
+
+// aggNotes adds the notes under the legend of the aggregated view: what
+// the rows show, the counts of failed and canceled attempts, and the
+// colours' note.
+func (p *picture) aggNotes(v *aggView, agg *aggregator) {
 	what := "region"
 	switch {
 	case p.colors.byJob:
@@ -265,16 +353,14 @@ func (p *picture) aggregate(src aggSource) error {
 		what = "job vertex"
 	}
 	note := fmt.Sprintf("%d task attempts on %d slots are too many for one bar each: each row is a group of %d slots, "+
-		"filled to the share of them held over time, in the colour of the %s of the task that took the slot.", attempts, p.tl.Slots, size, what)
-	if failed+canceled > 0 {
-		note += fmt.Sprintf(" Failed attempts: %d; canceled: %d.", failed, canceled)
+		"filled to the share of them held over time, in the colour of the %s of the task that took the slot.", agg.attempts, p.tl.Slots, v.size, what)
+	if agg.failed+agg.canceled > 0 {
+		note += fmt.Sprintf(" Failed attempts: %d; canceled: %d.", agg.failed, agg.canceled)
 	}
 	p.notes = append(p.notes, note)
 	if p.colors.note != "" {
 		p.notes = append(p.notes, p.colors.note)
 	}
-	p.height = p.legend(y, entries)
-	return nil
 }
 
 // bandPath appends to d the rectangles of one colour band of a stacked

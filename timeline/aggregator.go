@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/runfile"
 )
 
 // aggOp is one step of the aggregated view, in the order the events make
@@ -64,11 +64,11 @@ func (a *aggregator) holder(s int) *heldSlot {
 }
 
 // observe takes the next event.
-func (a *aggregator) observe(e simulator.Event) {
+func (a *aggregator) observe(e runfile.Event) {
 	switch e.Kind {
-	case simulator.Request:
+	case runfile.Request:
 		a.asked[taskKey{e.Job, e.Task, e.Attempt}] = e.At
-	case simulator.Deploy:
+	case runfile.Deploy:
 		a.attempts++
 		k := taskKey{e.Job, e.Task, e.Attempt}
 		if at, ok := a.asked[k]; ok {
@@ -79,15 +79,15 @@ func (a *aggregator) observe(e simulator.Event) {
 			*h = heldSlot{since: e.At, region: int32(e.Region), vertex: int32(a.stats.vertices.id(vertexOf(e.Task))),
 				job: int32(a.stats.jobs.id(e.Job)), held: true}
 		}
-	case simulator.Release:
+	case runfile.Release:
 		if h := a.holder(e.Slot); h.held {
 			a.emit(aggOp{kind: opHold, slot: int32(e.Slot), region: h.region, vertex: h.vertex, job: h.job, t0: h.since, t1: e.At})
 			h.held = false
 		}
-	case simulator.Fail:
+	case runfile.Fail:
 		a.failed++
 		a.emit(aggOp{kind: opFail, t0: e.At})
-	case simulator.Cancel:
+	case runfile.Cancel:
 		a.canceled++
 	}
 }

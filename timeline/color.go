@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/runfile"
 )
 
 // palette is a qualitative colour set (Tableau 10 plus two).
@@ -39,7 +39,7 @@ func vertexOf(task string) string {
 }
 
 // nameOf is what an event's colour stands for in vertex or job mode.
-func (c *colorKeys) nameOf(e simulator.Event) string {
+func (c *colorKeys) nameOf(e runfile.Event) string {
 	if c.byJob {
 		return e.Job
 	}
@@ -119,7 +119,7 @@ func newColorKeys(tl Timeline, st *colorStats) colorKeys {
 }
 
 // of returns the colour key of an event's task.
-func (c *colorKeys) of(e simulator.Event) int { return c.keyOf(e.Region, c.nameOf(e)) }
+func (c *colorKeys) of(e runfile.Event) int { return c.keyOf(e.Region, c.nameOf(e)) }
 
 // keyOf returns the colour key of a task of the region and the name (job
 // vertex or job) given.

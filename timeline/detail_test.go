@@ -14,6 +14,7 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/timeline"
 )
@@ -21,7 +22,7 @@ import (
 // recorded draws a run through a Recorder fed with Detail, as
 // simulate --svg does; run runs the simulation with the OnEvent given
 // and returns the Timeline to draw.
-func recorded(t *testing.T, run func(onEvent func(simulator.Event)) timeline.Timeline) (string, svgStats) {
+func recorded(t *testing.T, run func(onEvent func(runfile.Event)) timeline.Timeline) (string, svgStats) {
 	t.Helper()
 	rec := timeline.NewRecorder()
 	defer rec.Close()
@@ -86,21 +87,30 @@ func classRects(t *testing.T, svg, class string) []classRect {
 func TestWriteSVGHeldWithoutProgress(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.AllPipelined)
 	var res *simulator.Result
-	svg, st := recorded(t, func(onEvent func(simulator.Event)) timeline.Timeline {
+	svg, st := recorded(t, func(onEvent func(runfile.Event)) timeline.Timeline {
 		res = run(t, simulator.Config{Regions: rs, Cluster: slots(4), Policy: simulator.EagerPolicy, Seed: 1, OnEvent: onEvent, Detail: true})
 		return timeline.Timeline{Title: "eager", Slots: res.Slots, Makespan: res.Makespan, Verdict: res.Verdict, Reason: res.Reason, ColorBy: timeline.ColorByVertex}
 	})
-	require.Equal(t, simulator.Deadlock, res.Verdict)
+	require.Equal(t, runfile.Deadlock, res.Verdict)
 	require.InDelta(t, 0.5, res.HeldWaiting, 1e-9)
 	stalled := classRects(t, svg, "stalled")
-	require.Len(t, stalled, 2, "B#0 and B#1; C#0 and C#3 deployed at the deadlock, with no time to draw")
+	require.Len(t, stalled, 2, "B#0 and B#1")
 	xd := deadlockLineX(t, svg)
 	for _, s := range stalled {
-		assert.Regexp(t, `^B#[01] .*held without progress for 1000 ms$`, s.title)
+		assert.Regexp(t, `^B#[01] .*held without progress for 1000 ms$`, s.title, "the time held is counted to the deadlock")
 		bar := barRects(t, svg, strings.Fields(s.title)[0]+" ")
 		require.Len(t, bar, 1)
 		assert.InDelta(t, bar[0][0], s.x, 0.1, "hatched from its deploy")
-		assert.InDelta(t, xd, s.x+s.w, 0.1, "to the deadlock")
+		assert.InDelta(t, bar[0][0]+bar[0][2], s.x+s.w, 0.1, "to the end of its bar")
+		assert.Greater(t, s.x+s.w, xd+20, "drawn on past the deadlock")
+	}
+	// C#0 and C#3 were deployed at the deadlock: the axis goes on past it
+	// so that their bars show, as the header and the column name them
+	for _, c := range []string{"C#0 ", "C#3 "} {
+		bar := barRects(t, svg, c)
+		require.Len(t, bar, 1, c)
+		assert.InDelta(t, xd, bar[0][0], 0.1, "%s starts at the deadlock", c)
+		assert.Greater(t, bar[0][2], 20.0, "%s is drawn on past it", c)
 	}
 	assert.Contains(t, st.texts, "holds its slot without progress (held while waiting)")
 	assert.NotContains(t, st.texts, "holds its slot when the run ends", "what holds its slot at the deadlock is hatched already")
@@ -109,11 +119,11 @@ func TestWriteSVGHeldWithoutProgress(t *testing.T) {
 // A gang's placeholders are drawn on their slots, labelled, while the
 // other job waits: the slots sit idle because they are kept for the gang.
 func TestWriteSVGKeptForGang(t *testing.T) {
-	jobs := []simulator.Job{
+	jobs := []runfile.Job{
 		decodeJob(t, `{"name":"g","driver":{"startupMs":1000},"gang":{"minSlots":8,"style":"hard","timeoutMs":5000},"vertices":[{"id":"x","parallelism":1,"durationMs":1000}]}`),
 		decodeJob(t, `{"name":"wide","submitAtMs":100,"vertices":[{"id":"x","parallelism":5,"durationMs":1000}]}`),
 	}
-	svg, st := recorded(t, func(onEvent func(simulator.Event)) timeline.Timeline {
+	svg, st := recorded(t, func(onEvent func(runfile.Event)) timeline.Timeline {
 		res, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Cluster: slots(10), OnEvent: onEvent, Detail: true})
 		require.NoError(t, err)
 		return timeline.Timeline{Title: "gang", Slots: res.Slots, Makespan: res.Makespan, Verdict: res.Verdict, Reason: res.Reason,
@@ -132,15 +142,15 @@ func TestWriteSVGKeptForGang(t *testing.T) {
 // Reclaims, priority changes, kills and refusals are marked on the
 // admission's lane at their times, with who did what to whom.
 func TestWriteSVGAdmissionLane(t *testing.T) {
-	jobs := []simulator.Job{
+	jobs := []runfile.Job{
 		decodeJob(t, `{"name":"low","priority":1000,"vertices":[{"id":"a","parallelism":2,"durationMs":5000}]}`),
 		decodeJob(t, `{"name":"high","priority":9000,"submitAtMs":100,"vertices":[{"id":"a","parallelism":1,"durationMs":1000}]}`),
 	}
-	svg, st := recorded(t, func(onEvent func(simulator.Event)) timeline.Timeline {
+	svg, st := recorded(t, func(onEvent func(runfile.Event)) timeline.Timeline {
 		res, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Cluster: slots(2), OnEvent: onEvent, Detail: true,
 			Queues: []admission.QueueConfig{{Name: "root.default", Policy: admission.Priority, Preempt: true, ReclaimTimeout: 300 * time.Millisecond}},
 			Users:  map[string]admission.Role{"alice": admission.RoleAdmin},
-			Events: []simulator.JobEvent{
+			Events: []runfile.JobEvent{
 				{At: 2 * time.Second, Action: admission.ActionSetPriority, Job: "low", Priority: 5000, By: "alice"},
 				{At: 3 * time.Second, Action: admission.ActionKill, Job: "low", By: "mallory"},
 			}})
@@ -160,11 +170,11 @@ func TestWriteSVGAdmissionLane(t *testing.T) {
 // past the last event, the stream's task runs to its end, and the picture
 // says the stream runs on.
 func TestWriteSVGStreamWindow(t *testing.T) {
-	jobs := []simulator.Job{decodeJob(t, `{"name":"st","vertices":[{"id":"a","parallelism":1,"bounded":false}]}`)}
-	svg, st := recorded(t, func(onEvent func(simulator.Event)) timeline.Timeline {
+	jobs := []runfile.Job{decodeJob(t, `{"name":"st","vertices":[{"id":"a","parallelism":1,"bounded":false}]}`)}
+	svg, st := recorded(t, func(onEvent func(runfile.Event)) timeline.Timeline {
 		res, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Cluster: slots(2), OnEvent: onEvent, Detail: true})
 		require.NoError(t, err)
-		require.Equal(t, simulator.Steady, res.Verdict)
+		require.Equal(t, runfile.Steady, res.Verdict)
 		require.Zero(t, res.Makespan)
 		return timeline.Timeline{Title: "stream", Slots: res.Slots, Makespan: res.Makespan, Verdict: res.Verdict, Reason: res.Reason,
 			ColorBy: timeline.ColorByJob, Jobs: []string{"st"}}

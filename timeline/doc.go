@@ -1,5 +1,5 @@
 // Package timeline draws the run of a simulator (package simulator) as an
-// SVG picture: slots on the vertical axis, virtual time on the horizontal
+// SVG picture from its trace events (package runfile): slots on the vertical axis, virtual time on the horizontal
 // one, one bar per task attempt from its deploy to its finish, failure or
 // cancellation, coloured by pipelined region, job vertex or job, with the
 // requests that wait for a slot, the admission's marks and, for a

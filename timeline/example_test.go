@@ -8,6 +8,7 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/timeline"
 	"github.com/regionsched/regionsched/topology"
@@ -69,13 +70,13 @@ func ExampleRecorder() {
 	rs := region.FromJob(job, exchange.PointwisePipelinedOnly)
 
 	var trace, svg bytes.Buffer
-	tw := simulator.NewTraceWriter(&trace)
+	tw := runfile.NewTraceWriter(&trace)
 	pic := timeline.NewRecorder()
 	defer pic.Close()
 	res, err := simulator.Run(simulator.Config{
 		Regions: rs,
 		Cluster: []resource.Count{{Profile: resource.Unknown, N: 2}},
-		OnEvent: func(e simulator.Event) {
+		OnEvent: func(e runfile.Event) {
 			tw.Event(e)
 			pic.Event(e)
 		},

@@ -17,6 +17,7 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/internal/testjobs"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 	"github.com/stretchr/testify/assert"
@@ -48,27 +49,27 @@ func tiesFor(seed uint64) simulator.TieOrder {
 }
 
 // decodeJob decodes a job file's text into a job of a multi-job run.
-func decodeJob(t *testing.T, text string) simulator.Job {
+func decodeJob(t *testing.T, text string) runfile.Job {
 	t.Helper()
 	g, err := topology.Decode(strings.NewReader(text))
 	require.NoError(t, err)
-	return simulator.Job{Name: g.Name(), Job: g}
+	return runfile.Job{Name: g.Name(), Job: g}
 }
 
 // floodJobs loads the four jobs with drivers of examples/jobs/flood.
-func floodJobs(t *testing.T) []simulator.Job {
+func floodJobs(t *testing.T) []runfile.Job {
 	t.Helper()
 	paths, err := filepath.Glob("../examples/jobs/flood/spark-*.json")
 	require.NoError(t, err)
 	require.Len(t, paths, 4)
-	var jobs []simulator.Job
+	var jobs []runfile.Job
 	for _, p := range paths {
 		f, err := os.Open(p)
 		require.NoError(t, err)
 		g, err := topology.Decode(f)
 		require.NoError(t, f.Close())
 		require.NoError(t, err)
-		jobs = append(jobs, simulator.Job{Name: g.Name(), Job: g})
+		jobs = append(jobs, runfile.Job{Name: g.Name(), Job: g})
 	}
 	return jobs
 }
@@ -205,7 +206,7 @@ func parseSVG(t *testing.T, r io.Reader) svgStats {
 	return st
 }
 
-func countKind(events []simulator.Event, k simulator.Kind) int {
+func countKind(events []runfile.Event, k runfile.Kind) int {
 	n := 0
 	for _, ev := range events {
 		if ev.Kind == k {

@@ -13,6 +13,7 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/timeline"
 )
@@ -43,8 +44,8 @@ func jobsPicture(t *testing.T, policy admission.Policy, extraJobs ...string) (*s
 // (even one that never ran), drivers are marked and labelled.
 func TestWriteSVGColorByJob(t *testing.T) {
 	res, st, svg := jobsPicture(t, admission.StateAware, "never-ran")
-	require.Equal(t, simulator.Finished, res.Verdict, res.Reason)
-	assert.Equal(t, countKind(res.Events, simulator.Deploy), st.bars, "one bar per deploy, though every job has a scan#0")
+	require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
+	assert.Equal(t, countKind(res.Events, runfile.Deploy), st.bars, "one bar per deploy, though every job has a scan#0")
 	assert.Equal(t, 4, strings.Count(svg, `<g class="driver">`))
 	for _, want := range []string{"colour = job:", "spark-1", "spark-2", "spark-3", "spark-4", "never-ran",
 		"driver (job master) in its job's colour", "spark-1 driver"} {
@@ -69,7 +70,7 @@ func TestWriteSVGColorByJob(t *testing.T) {
 // in the column of the deadlock; the waiting requests name their jobs.
 func TestWriteSVGColorByJobDeadlock(t *testing.T) {
 	res, st, _ := jobsPicture(t, admission.FIFO)
-	require.Equal(t, simulator.Deadlock, res.Verdict)
+	require.Equal(t, runfile.Deadlock, res.Verdict)
 	for _, j := range []string{"spark-1", "spark-2", "spark-3", "spark-4"} {
 		assert.Contains(t, st.texts, j+" driver holds the slot, job waits")
 	}
@@ -80,17 +81,17 @@ func TestWriteSVGColorByJobDeadlock(t *testing.T) {
 // TestWriteSVGColorByJobManyJobs: beyond the palette the most frequent
 // jobs keep colours and the rest are grey, named in the legend.
 func TestWriteSVGColorByJobManyJobs(t *testing.T) {
-	var events []simulator.Event
+	var events []runfile.Event
 	for j := range 20 {
 		job := fmt.Sprintf("job-%02d", j)
 		at := time.Duration(j) * time.Second
 		events = append(events,
-			simulator.Event{At: at, Kind: simulator.Deploy, Job: job, Task: "a#0", Region: 0, Slot: j % 3},
-			simulator.Event{At: at + time.Second, Kind: simulator.Finish, Job: job, Task: "a#0", Region: 0, Slot: j % 3})
+			runfile.Event{At: at, Kind: runfile.Deploy, Job: job, Task: "a#0", Region: 0, Slot: j % 3},
+			runfile.Event{At: at + time.Second, Kind: runfile.Finish, Job: job, Task: "a#0", Region: 0, Slot: j % 3})
 	}
 	var buf bytes.Buffer
 	require.NoError(t, timeline.WriteSVG(&buf, timeline.Timeline{Title: "many", Slots: 3, Makespan: 21 * time.Second,
-		Events: events, Verdict: simulator.Finished, Reason: "finished", ColorBy: timeline.ColorByJob}))
+		Events: events, Verdict: runfile.Finished, Reason: "finished", ColorBy: timeline.ColorByJob}))
 	st := parseSVG(t, &buf)
 	assert.Equal(t, 20, st.bars)
 	assert.Contains(t, st.texts, "job-00")

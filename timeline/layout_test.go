@@ -18,6 +18,7 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/internal/testjobs"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/timeline"
 )
@@ -89,22 +90,30 @@ func deadlockLineX(t *testing.T, svg string) float64 {
 func TestWriteSVGDeadlockExplains(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.AllPipelined)
 	_, res, svg := picture(t, rs, simulator.Config{Cluster: slots(4), Policy: simulator.EagerPolicy, Seed: 1, Ties: simulator.TiesSeeded}, "eager")
-	require.Equal(t, simulator.Deadlock, res.Verdict)
+	require.Equal(t, runfile.Deadlock, res.Verdict)
 	require.Equal(t, 2*time.Second, res.Makespan)
 	st := parseSVG(t, strings.NewReader(svg))
 	assertTextsInside(t, st)
 
 	// the verdict, whole, in the picture
 	assert.Contains(t, strings.Join(st.texts, " "), res.Reason)
-	// every bar ends at the deadlock, the open ones exactly there
+	// a task was deployed at the deadlock, so the axis goes on past it
+	// for a tenth of the run: what still holds a slot is drawn on to the
+	// end of the axis, everything else ends before the deadlock
 	xd := deadlockLineX(t, svg)
 	bars := barRects(t, svg, "")
-	require.Len(t, bars, countKind(res.Events, simulator.Deploy))
-	for _, b := range bars {
-		assert.LessOrEqual(t, b[0]+b[2], xd+1.6, "a bar runs past the deadlock: %v", b) // 1.5 px: the least width of a bar
+	require.Len(t, bars, countKind(res.Events, runfile.Deploy))
+	holding := barRects(t, svg, "still holding")
+	require.NotEmpty(t, holding)
+	xEnd := holding[0][0] + holding[0][2]
+	assert.InDelta(t, xd+(xd-xLeft(t, svg))/10, xEnd, 1, "the axis goes on for a tenth of the run")
+	for _, b := range holding {
+		assert.InDelta(t, xEnd, b[0]+b[2], 0.1, "a task holding its slot is drawn to the end of the axis")
+		assert.LessOrEqual(t, b[0], xd+0.1, "and starts by the deadlock")
 	}
-	for _, b := range barRects(t, svg, "still holding") {
-		assert.InDelta(t, xd, b[0]+b[2], 1.6, "a task holding its slot is drawn up to the deadlock")
+	assert.Equal(t, len(bars)-len(holding), len(barRects(t, svg, "finished")))
+	for _, b := range barRects(t, svg, "finished") {
+		assert.LessOrEqual(t, b[0]+b[2], xd+1.6, "a finished bar runs past the deadlock: %v", b) // 1.5 px: the least width of a bar
 	}
 	assert.Len(t, barRects(t, svg, "still holding"), len(res.Holding))
 	assert.Equal(t, len(res.Holding), st.hatched)
@@ -116,7 +125,7 @@ func TestWriteSVGDeadlockExplains(t *testing.T) {
 	for _, h := range res.Holding {
 		assert.Contains(t, st.texts, h+" holds the slot, cannot progress")
 	}
-	// the axis ends at the deadlock, not later
+	// the axis ends a tenth past the deadlock
 	assert.Contains(t, st.texts, "2.0s")
 	assert.NotContains(t, st.texts, "2.5s")
 	assert.Contains(t, st.texts, "colour = job vertex:", "the eager policy has no regions")
@@ -128,7 +137,7 @@ func TestWriteSVGDeadlockExplains(t *testing.T) {
 func TestWriteSVGDeadlockAtZero(t *testing.T) {
 	rs := region.FromJob(testjobs.Load(t, "cycle-side-input.json"), exchange.AllPipelined)
 	_, res, svg := picture(t, rs, simulator.Config{Cluster: slots(8), Policy: simulator.EagerPolicy, Seed: 1}, "side input")
-	require.Equal(t, simulator.Deadlock, res.Verdict)
+	require.Equal(t, runfile.Deadlock, res.Verdict)
 	require.Zero(t, res.Makespan)
 	st := parseSVG(t, strings.NewReader(svg))
 	assertTextsInside(t, st)
@@ -222,4 +231,17 @@ func TestWriteSVGRendersToPNG(t *testing.T) {
 		assert.True(t, bytes.HasPrefix(png, []byte("\x89PNG")), name)
 		assert.Greater(t, len(png), 5000, "%s: a picture, not an empty canvas", name)
 	}
+}
+
+// xLeft returns the x of the time axis' origin: where its first label,
+// 0 of some unit, is centred.
+func xLeft(t *testing.T, svg string) float64 {
+	t.Helper()
+	for _, b := range parseSVG(t, strings.NewReader(svg)).boxes {
+		if b.text == "0.0s" || b.text == "0ms" || b.text == "0s" {
+			return b.x
+		}
+	}
+	require.Fail(t, "no 0 label on the time axis")
+	return 0
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/runfile"
 )
 
 // Layout of the admission's lane: what the admission did to jobs at a
@@ -24,7 +24,7 @@ const (
 // mark is one thing the admission did at a time.
 type mark struct {
 	at           time.Duration
-	kind         simulator.Kind // Reclaim, Change or Refused
+	kind         runfile.Kind // Reclaim, Change or Refused
 	label, title string
 	row          int // its row in the lane, -1 if its label fits none
 }
@@ -34,27 +34,27 @@ type mark struct {
 type markSet struct {
 	list  []mark
 	more  int
-	kinds [simulator.Change + 1]int
+	kinds [runfile.Change + 1]int
 	rows  int     // rows of the lane, once laid out
 	top   float64 // y of the lane's first row
 }
 
 // observe takes one event into account.
-func (m *markSet) observe(e simulator.Event) {
+func (m *markSet) observe(e runfile.Event) {
 	var mk mark
 	at := formatMillis(e.At)
 	switch e.Kind {
-	case simulator.Reclaim:
+	case runfile.Reclaim:
 		mk.label = fmt.Sprintf("reclaim %s → %s", e.Job, e.Victim)
 		mk.title = fmt.Sprintf("at %s %s of job %s reclaimed for job %s: %s", at, count(e.Slots, "slot"), e.Victim, e.Job, e.Reason)
-	case simulator.Change:
+	case runfile.Change:
 		mk.label = fmt.Sprintf("%s: %s %s", e.By, e.Job, e.Reason)
 		mk.title = fmt.Sprintf("at %s %s changed job %s: %s", at, e.By, e.Job, e.Reason)
 		if e.Reason == "kill" {
 			mk.label = fmt.Sprintf("%s kills %s", e.By, e.Job)
 			mk.title = fmt.Sprintf("at %s %s killed job %s", at, e.By, e.Job)
 		}
-	case simulator.Refused:
+	case runfile.Refused:
 		action, _, _ := strings.Cut(e.Reason, ":")
 		mk.label = fmt.Sprintf("refused: %s %s %s", e.By, action, e.Job)
 		mk.title = fmt.Sprintf("at %s refused for %s on job %s: %s", at, e.By, e.Job, e.Reason)
@@ -74,11 +74,11 @@ func (m *markSet) observe(e simulator.Event) {
 func (m *markSet) any() bool { return len(m.list) > 0 }
 
 // markColor is the colour of a mark's kind.
-func markColor(k simulator.Kind) string {
+func markColor(k runfile.Kind) string {
 	switch k {
-	case simulator.Reclaim:
+	case runfile.Reclaim:
 		return markColorRec
-	case simulator.Change:
+	case runfile.Change:
 		return markColorChg
 	}
 	return markColorRef
@@ -159,13 +159,13 @@ func (p *picture) drawMarks(bottom float64) {
 // legend returns the legend entries of the kinds of marks drawn.
 func (m *markSet) legend() []legendEntry {
 	var out []legendEntry
-	if m.kinds[simulator.Reclaim] > 0 {
+	if m.kinds[runfile.Reclaim] > 0 {
 		out = append(out, legendEntry{fill: markColorRec, stroke: markColorRec, label: "reclaim: claimant → victim"})
 	}
-	if m.kinds[simulator.Change] > 0 {
+	if m.kinds[runfile.Change] > 0 {
 		out = append(out, legendEntry{fill: markColorChg, stroke: markColorChg, label: "priority change or kill"})
 	}
-	if m.kinds[simulator.Refused] > 0 {
+	if m.kinds[runfile.Refused] > 0 {
 		out = append(out, legendEntry{fill: markColorRef, stroke: markColorRef, label: "refused change"})
 	}
 	return out

@@ -3,7 +3,7 @@ package timeline
 import (
 	"io"
 
-	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/runfile"
 )
 
 // Recorder draws the picture of a run from its events streamed
@@ -21,7 +21,7 @@ import (
 // bytes per slot holding and per request that waited). Memory then stays
 // flat however long the run.
 type Recorder struct {
-	events  []simulator.Event // while the detailed view is possible
+	events  []runfile.Event // while the detailed view is possible
 	deploys int
 	slots   int // the largest slot id named, plus 1
 	stats   colorStats
@@ -36,12 +36,12 @@ func NewRecorder() *Recorder { return &Recorder{} }
 
 // Event takes the next event of the run (in time order). After an error
 // (the temporary file) it takes nothing more; WriteSVG returns the error.
-func (r *Recorder) Event(e simulator.Event) {
+func (r *Recorder) Event(e runfile.Event) {
 	if r.err != nil {
 		return
 	}
 	r.slots = max(r.slots, e.Slot+1)
-	if e.Kind == simulator.Deploy {
+	if e.Kind == runfile.Deploy {
 		r.deploys++
 	}
 	r.stats.observe(e)

@@ -11,6 +11,7 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/timeline"
 )
@@ -22,7 +23,7 @@ func timelineOf(res *simulator.Result, rows, regions int, colorBy timeline.Color
 }
 
 // slotsNamed is the largest slot id of the events, plus 1.
-func slotsNamed(events []simulator.Event) int {
+func slotsNamed(events []runfile.Event) int {
 	n := 0
 	for _, e := range events {
 		n = max(n, e.Slot+1)
@@ -33,7 +34,7 @@ func slotsNamed(events []simulator.Event) int {
 // streamedPicture draws a run twice: from its recorded events with
 // WriteSVG, and from its events streamed into a Recorder; the
 // two must be the same bytes.
-func streamedPicture(t *testing.T, run func(record bool, onEvent func(simulator.Event)) *simulator.Result, tl func(*simulator.Result) timeline.Timeline) string {
+func streamedPicture(t *testing.T, run func(record bool, onEvent func(runfile.Event)) *simulator.Result, tl func(*simulator.Result) timeline.Timeline) string {
 	t.Helper()
 	recorded := run(true, nil)
 	want := tl(recorded)
@@ -90,7 +91,7 @@ func TestRecorderDrawsTheRecordedPicture(t *testing.T) {
 			if tc.fail != "" {
 				cfg.Failures = fail(tc.rs, tc.fail)
 			}
-			svg := streamedPicture(t, func(record bool, onEvent func(simulator.Event)) *simulator.Result {
+			svg := streamedPicture(t, func(record bool, onEvent func(runfile.Event)) *simulator.Result {
 				cfg.Record, cfg.OnEvent = record, onEvent
 				res, err := simulator.Run(cfg)
 				require.NoError(t, err)
@@ -108,10 +109,10 @@ func TestRecorderDrawsTheRecordedPicture(t *testing.T) {
 // of the recorded events.
 func TestRecorderSeveralJobs(t *testing.T) {
 	flood := floodJobs(t)
-	large := []simulator.Job{{Name: "a", Job: chains(t, 3, 800)}, {Name: "b", Job: chains(t, 2, 1500)}}
+	large := []runfile.Job{{Name: "a", Job: chains(t, 3, 800)}, {Name: "b", Job: chains(t, 2, 1500)}}
 	for _, tc := range []struct {
 		name   string
-		jobs   []simulator.Job
+		jobs   []runfile.Job
 		slots  int
 		policy simulator.Policy
 		queues admission.Policy
@@ -121,7 +122,7 @@ func TestRecorderSeveralJobs(t *testing.T) {
 		{name: "flood-eager", jobs: flood, slots: 4, policy: simulator.EagerPolicy},
 		{name: "large-fairshare", jobs: large, slots: 130, queues: admission.FairShare},
 		{name: "large-eager", jobs: large, slots: 50, policy: simulator.EagerPolicy},
-		{name: "drivers-aggregated", jobs: append(append([]simulator.Job{}, flood...), large...), slots: 130, queues: admission.FIFO},
+		{name: "drivers-aggregated", jobs: append(append([]runfile.Job{}, flood...), large...), slots: 130, queues: admission.FIFO},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var names []string
@@ -130,7 +131,7 @@ func TestRecorderSeveralJobs(t *testing.T) {
 			}
 			cfg := simulator.JobsConfig{Jobs: tc.jobs, Mode: exchange.AllBlocking, Cluster: slots(tc.slots), Policy: tc.policy,
 				DefaultPolicy: tc.queues, Seed: 5}
-			streamedPicture(t, func(record bool, onEvent func(simulator.Event)) *simulator.Result {
+			streamedPicture(t, func(record bool, onEvent func(runfile.Event)) *simulator.Result {
 				cfg.Record, cfg.OnEvent = record, onEvent
 				res, _, err := simulator.RunJobs(cfg)
 				require.NoError(t, err)

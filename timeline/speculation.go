@@ -1,6 +1,6 @@
 package timeline
 
-import "github.com/regionsched/regionsched/simulator"
+import "github.com/regionsched/regionsched/runfile"
 
 // Speculative execution in a picture: a speculative attempt's bar is
 // outlined in purple, dashed; the attempt that won its task's race gets a
@@ -25,7 +25,7 @@ func (p *picture) winMarks(rowTop []float64) {
 		return
 	}
 	for _, e := range p.tl.Events {
-		if e.Kind != simulator.Win || e.Slot < 0 || e.Slot >= p.tl.Slots || e.Slot >= len(rowTop) {
+		if e.Kind != runfile.Win || e.Slot < 0 || e.Slot >= p.tl.Slots || e.Slot >= len(rowTop) {
 			continue
 		}
 		x, y := p.x(e.At), rowTop[e.Slot]+2
@@ -46,7 +46,7 @@ func (p *picture) speculationLegend(bars []span) []legendEntry {
 		}
 	}
 	for _, e := range p.tl.Events {
-		if e.Kind == simulator.Win {
+		if e.Kind == runfile.Win {
 			out = append(out, legendEntry{fill: "#d4a017", stroke: "#5c4400", label: "★ the attempt that finished first among its task's attempts"})
 			break
 		}

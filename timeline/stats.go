@@ -1,6 +1,6 @@
 package timeline
 
-import "github.com/regionsched/regionsched/simulator"
+import "github.com/regionsched/regionsched/runfile"
 
 // colorStats is what the colours of a timeline depend on, gathered from
 // its events one at a time: the regions deployed, and the job vertices
@@ -35,13 +35,13 @@ func (t *nameTable) id(name string) int {
 
 // observe takes one event into account, as newColorKeys reads them: a
 // deploy counts its region, job vertex and job; a request names its job.
-func (s *colorStats) observe(e simulator.Event) {
+func (s *colorStats) observe(e runfile.Event) {
 	switch e.Kind {
-	case simulator.Deploy:
+	case runfile.Deploy:
 		s.regions = max(s.regions, e.Region+1)
 		s.vertices.counts[s.vertices.id(vertexOf(e.Task))]++
 		s.jobs.counts[s.jobs.id(e.Job)]++
-	case simulator.Request:
+	case runfile.Request:
 		s.jobs.id(e.Job)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/runfile"
 )
 
 // Timeline is what WriteSVG draws: one row per slot, one bar per task
@@ -33,22 +33,24 @@ type Timeline struct {
 	// Events are the run's events in time order (simulator.Result.Events
 	// of a run with Config.Record). Recorder.WriteSVG ignores them and
 	// draws the events it was handed instead.
-	Events []simulator.Event
-	// Verdict is how the run ended. For a simulator.Deadlock the bars
+	Events []runfile.Event
+	// Verdict is how the run ended. For a runfile.Deadlock the bars
 	// stop at Makespan, the time of the deadlock, the requests still
 	// waiting for a slot are drawn, and a column shows what every slot
-	// holds then. For simulator.Steady (a stream deployed in full, which
+	// holds then; when a task was deployed at that very instant, the
+	// axis goes on for a tenth of Makespan past it, what holds a slot
+	// drawn on to its end, so that every bar the column names shows. For runfile.Steady (a stream deployed in full, which
 	// runs on) the time axis goes on for StreamWindow after Makespan, the
 	// last event, and what still holds its slot is drawn running on to
 	// the end of the axis.
-	Verdict simulator.Verdict
+	Verdict runfile.Verdict
 	// Reason is the verdict line (simulator.Result.Reason), written into
 	// the picture under the title.
 	Reason string
 	// ColorBy says what a bar's colour stands for.
 	ColorBy ColorBy
 	// Progress says the events include when tasks make progress (kinds
-	// simulator.Progress and Stall: simulator.Config.Detail): the time a
+	// runfile.Progress and Stall: simulator.Config.Detail): the time a
 	// task holds its slot without making progress, what the summary
 	// counts as held while waiting, is drawn hatched. Without it, bars
 	// are plain.
@@ -73,15 +75,15 @@ const (
 	// ColorByVertex colours by job vertex (the eager policy has no
 	// regions); the most frequent vertices get colours, the rest grey.
 	ColorByVertex
-	// ColorByJob colours by job (simulator.Event.Job), for runs of
+	// ColorByJob colours by job (runfile.Event.Job), for runs of
 	// several jobs: one colour per job with the job names in the legend
 	// (the most frequent jobs get colours, the rest grey), and drivers
-	// (task simulator.DriverTask) drawn hatched in their job's colour and
+	// (task runfile.DriverTask) drawn hatched in their job's colour and
 	// labelled.
 	ColorByJob
 )
 
-// StreamWindow is how far the picture of a stream (simulator.Steady) draws
+// StreamWindow is how far the picture of a stream (runfile.Steady) draws
 // past the run's last event: the stream runs on beyond it.
 const StreamWindow = time.Second
 
@@ -126,7 +128,7 @@ func WriteSVG(w io.Writer, tl Timeline) error {
 		if e.Slot >= tl.Slots {
 			tl.Slots = e.Slot + 1
 		}
-		if e.Kind == simulator.Deploy {
+		if e.Kind == runfile.Deploy {
 			deploys++
 		}
 		stats.observe(e)
@@ -179,8 +181,8 @@ type line struct {
 }
 
 func newPicture(tl Timeline, stats *colorStats) *picture {
-	p := &picture{tl: tl, deadlock: tl.Verdict == simulator.Deadlock, span: tl.Makespan, end: tl.Makespan}
-	if tl.Verdict == simulator.Steady {
+	p := &picture{tl: tl, deadlock: tl.Verdict == runfile.Deadlock, span: tl.Makespan, end: tl.Makespan}
+	if tl.Verdict == runfile.Steady {
 		p.stream, p.span = true, tl.Makespan+StreamWindow
 		p.end = p.span
 	}
@@ -205,6 +207,25 @@ func newPicture(tl Timeline, stats *colorStats) *picture {
 	}
 	p.top = y + 34 // room for the marker of the deadlock and the column title
 	return p
+}
+
+// deadlockTail is the fraction of the run (one over it) a deadlock's
+// picture draws past the deadlock when a task deployed at that instant
+// holds a slot.
+const deadlockTail = 10
+
+// deployedAtTheEnd reports whether a task was deployed at the last
+// instant of a run that took some time.
+func deployedAtTheEnd(tl Timeline) bool {
+	if tl.Makespan <= 0 {
+		return false
+	}
+	for i := len(tl.Events) - 1; i >= 0 && tl.Events[i].At == tl.Makespan; i-- {
+		if tl.Events[i].Kind == runfile.Deploy {
+			return true
+		}
+	}
+	return false
 }
 
 // layoutX places the time axis and the deadlock column right of the row
@@ -233,6 +254,16 @@ func (p *picture) layoutX(labels []string) {
 
 func (p *picture) x(t time.Duration) float64 {
 	return p.left + p.timeW*float64(min(t, p.span))/float64(p.span)
+}
+
+// endX is x for the end t of what is drawn: what is still open at a
+// deadlock is drawn on to the end of the axis, which goes past the
+// deadlock when a task was deployed at that instant.
+func (p *picture) endX(t time.Duration, open bool) float64 {
+	if open && p.deadlock && t >= p.end {
+		return p.x(p.span)
+	}
+	return p.x(t)
 }
 
 func (p *picture) printf(format string, a ...any) { fmt.Fprintf(&p.body, format, a...) }
@@ -370,8 +401,8 @@ type span struct {
 	key                   int // colour key
 	region, slot, attempt int
 	start, end            time.Duration
-	outcome               simulator.Kind // Finish, Fail, Cancel, or Deploy if still holding its slot at the end
-	seq                   int            // order of the deploy in the trace
+	outcome               runfile.Kind // Finish, Fail, Cancel, or Deploy if still holding its slot at the end
+	seq                   int          // order of the deploy in the trace
 	lane                  int
 	// stalls are the times it held its slot without progress
 	// (Timeline.Progress), in order; stallFrom is when the current one
@@ -442,42 +473,42 @@ func (p *picture) scan(onBar func(span), onRequest func(request), onKept func(ke
 	for i, e := range p.tl.Events {
 		k := taskKey{e.Job, e.Task, e.Attempt}
 		switch e.Kind {
-		case simulator.Request:
+		case runfile.Request:
 			asked[k] = request{job: e.Job, task: e.Task, key: p.colors.of(e), from: e.At, seq: i, attemptKey: k}
-		case simulator.Deploy:
+		case runfile.Deploy:
 			if r, ok := asked[k]; ok {
 				delete(asked, k)
 				r.to = e.At
 				onRequest(r)
 			}
 			s := &span{job: e.Job, task: e.Task, key: p.colors.of(e), region: e.Region, slot: e.Slot, attempt: e.Attempt, start: e.At, end: end,
-				outcome: simulator.Deploy, seq: i, stallFrom: -1, speculative: e.Speculative}
+				outcome: runfile.Deploy, seq: i, stallFrom: -1, speculative: e.Speculative}
 			if p.tl.Progress && !p.isDriver(*s) {
 				s.stallFrom = e.At // held without progress until it progresses
 			}
 			open[k] = s
-		case simulator.Progress:
+		case runfile.Progress:
 			if s, ok := open[k]; ok {
 				s.stall(e.At)
 			}
-		case simulator.Stall:
+		case runfile.Stall:
 			if s, ok := open[k]; ok && s.stallFrom < 0 && p.tl.Progress {
 				s.stallFrom = e.At
 			}
-		case simulator.Finish, simulator.Fail, simulator.Cancel:
+		case runfile.Finish, runfile.Fail, runfile.Cancel:
 			if s, ok := open[k]; ok {
 				delete(open, k)
 				s.end, s.outcome = e.At, e.Kind
 				s.stall(e.At)
 				onBar(*s)
 			}
-		case simulator.Reserve:
+		case runfile.Reserve:
 			if _, ok := kept[e.Slot]; !ok {
 				ks := &keptSpan{job: e.Job, slot: e.Slot, from: e.At, gang: e.Reason == "gang"}
 				kept[e.Slot] = ks
 				keptOrder = append(keptOrder, ks)
 			}
-		case simulator.Unreserve:
+		case runfile.Unreserve:
 			if ks, ok := kept[e.Slot]; ok {
 				delete(kept, e.Slot)
 				ks.to = e.At
@@ -514,119 +545,188 @@ func (p *picture) scan(onBar func(span), onRequest func(request), onKept func(ke
 
 // detail draws one bar per task attempt.
 func (p *picture) detail() {
-	var bars []span
-	var waiting []request
-	var kept []keptSpan
-	p.scan(func(s span) { bars = append(bars, s) }, func(r request) {
-		if r.open {
-			waiting = append(waiting, r)
-		}
-	}, func(k keptSpan) { kept = append(kept, k) })
-	sort.SliceStable(bars, func(a, b int) bool { return bars[a].seq < bars[b].seq })
-	lanes := assignLanes(bars, p.tl.Slots)
-	labels := make([]string, 0, p.tl.Slots+2)
-	for s := range p.tl.Slots {
-		labels = append(labels, fmt.Sprintf("slot %d", s))
+	if p.deadlock && deployedAtTheEnd(p.tl) {
+		// A bar that starts at the deadlock would have no width: what
+		// every slot holds is drawn on past the deadlock's line (endX).
+		p.span = p.tl.Makespan + p.tl.Makespan/deadlockTail
 	}
-	if len(waiting) > 0 {
-		labels = append(labels, "waiting")
-	}
-	if p.marks.any() {
-		labels = append(labels, marksLabel)
-	}
-	p.layoutX(labels)
-	p.layoutMarks()
-
-	rowTop := make([]float64, p.tl.Slots+1)
-	y := p.top
-	for s := range p.tl.Slots {
-		rowTop[s] = y
-		y += float64(max(1, lanes[s]))*laneH + rowGap
-	}
-	rowTop[p.tl.Slots] = y
-	waitLanes := min(len(waiting), maxWaitLanes)
-	waitTop := y + 4
-	if waitLanes > 0 {
-		y = waitTop + float64(waitLanes)*laneH + rowGap
-	}
-	bottom := y
+	d := p.collectSpans()
+	rows := p.layoutRows(d)
 
 	// rows, labels, grid
+	p.drawRows(rows)
+	p.gridLines(rows.bottom)
+	p.deadlockMarks(rows.bottom)
+	p.streamMarks(rows.bottom)
+	p.drawBars(rows, d)
+	p.winMarks(rows.rowTop)
+	// the slots at the deadlock
+	if p.deadlock {
+		p.deadlockColumn(rows, d)
+	}
+	// requests still waiting for a slot at the end
+	p.waitingRequests(rows, d.waiting)
+	p.drawMarks(rows.bottom)
+
+	y := p.axis(rows.bottom)
+	counts := p.countBars(d.bars)
+	entries := p.detailLegend(rows, d, counts)
+	p.detailNotes(rows, counts)
+	p.height = p.legend(y, entries)
+}
+
+// detailSpans is what the detailed view draws.
+type detailSpans struct {
+	bars    []span     // every task attempt, in deploy order
+	waiting []request  // the requests still waiting for a slot at the end
+	kept    []keptSpan // the slots kept for jobs
+}
+
+// collectSpans collects the bars, the open requests and the slots kept of
+// the run (scan), the bars in deploy order.
+func (p *picture) collectSpans() detailSpans {
+	var d detailSpans
+	p.scan(func(s span) { d.bars = append(d.bars, s) }, func(r request) {
+		if r.open {
+			d.waiting = append(d.waiting, r)
+		}
+	}, func(k keptSpan) { d.kept = append(d.kept, k) })
+	sort.SliceStable(d.bars, func(a, b int) bool { return d.bars[a].seq < d.bars[b].seq })
+	return d
+}
+
+// detailRows is the vertical layout of the detailed view.
+type detailRows struct {
+	lanes     []int     // lanes per slot: bars sharing a slot are stacked
+	labels    []string  // the row labels: every slot's, then "waiting" and the admission's lane when drawn
+	rowTop    []float64 // the top of each slot's row; rowTop[Slots] is below the last
+	waitTop   float64   // the top of the row of waiting requests
+	waitLanes int       // the lanes of that row (0: no such row)
+	bottom    float64   // the y below the rows
+}
+
+// layoutRows stacks the bars sharing a slot in lanes (setting each bar's
+// lane), places the time axis right of the row labels and lays out the
+// rows top to bottom: a row per slot, then the waiting requests.
+func (p *picture) layoutRows(d detailSpans) detailRows {
+	var rows detailRows
+	rows.lanes = assignLanes(d.bars, p.tl.Slots)
+	rows.labels = make([]string, 0, p.tl.Slots+2)
+	for s := range p.tl.Slots {
+		rows.labels = append(rows.labels, fmt.Sprintf("slot %d", s))
+	}
+	if len(d.waiting) > 0 {
+		rows.labels = append(rows.labels, "waiting")
+	}
+	if p.marks.any() {
+		rows.labels = append(rows.labels, marksLabel)
+	}
+	p.layoutX(rows.labels)
+	p.layoutMarks()
+
+	rows.rowTop = make([]float64, p.tl.Slots+1)
+	y := p.top
+	for s := range p.tl.Slots {
+		rows.rowTop[s] = y
+		y += float64(max(1, rows.lanes[s]))*laneH + rowGap
+	}
+	rows.rowTop[p.tl.Slots] = y
+	rows.waitLanes = min(len(d.waiting), maxWaitLanes)
+	rows.waitTop = y + 4
+	if rows.waitLanes > 0 {
+		y = rows.waitTop + float64(rows.waitLanes)*laneH + rowGap
+	}
+	rows.bottom = y
+	return rows
+}
+
+// drawRows draws the background and label of every slot's row and of
+// the row of waiting requests.
+func (p *picture) drawRows(rows detailRows) {
+	rowTop := rows.rowTop
 	for s := range p.tl.Slots {
 		fill := "#f4f4f6"
 		if s%2 == 1 {
 			fill = "#eaeaef"
 		}
 		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n", p.left, rowTop[s], max(p.timeW, 1), rowTop[s+1]-rowTop[s]-rowGap, fill)
-		p.text(p.left-8, (rowTop[s]+rowTop[s+1]-rowGap)/2, 12, "end", "#111", labels[s])
+		p.text(p.left-8, (rowTop[s]+rowTop[s+1]-rowGap)/2, 12, "end", "#111", rows.labels[s])
 	}
-	if waitLanes > 0 {
-		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#fdf3f3"/>`+"\n", p.left, waitTop, max(p.timeW, 1), float64(waitLanes)*laneH)
-		p.text(p.left-8, waitTop+laneH/2, 12, "end", "#b3181b", "waiting")
+	if rows.waitLanes > 0 {
+		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#fdf3f3"/>`+"\n", p.left, rows.waitTop, max(p.timeW, 1), float64(rows.waitLanes)*laneH)
+		p.text(p.left-8, rows.waitTop+laneH/2, 12, "end", "#b3181b", "waiting")
 	}
-	p.gridLines(bottom)
-	p.deadlockMarks(bottom)
-	p.streamMarks(bottom)
+}
 
+// drawBars draws the slots kept for jobs, then a bar per task attempt in
+// its slot's row and lane.
+func (p *picture) drawBars(rows detailRows, d detailSpans) {
 	// the slots kept for jobs, behind the bars
-	for _, k := range kept {
+	for _, k := range d.kept {
 		if k.slot >= 0 && k.slot < p.tl.Slots {
-			p.keptBar(k, rowTop[k.slot]+2)
+			p.keptBar(k, rows.rowTop[k.slot]+2)
 		}
 	}
 	// bars
-	for _, b := range bars {
+	for _, b := range d.bars {
 		if b.slot < 0 || b.slot >= p.tl.Slots {
 			continue
 		}
-		y0 := rowTop[b.slot] + float64(b.lane)*laneH + 2
+		y0 := rows.rowTop[b.slot] + float64(b.lane)*laneH + 2
 		p.bar(b, y0)
 	}
-	p.winMarks(rowTop)
-	// the slots at the deadlock
-	if p.deadlock {
-		pw := p.panelW() - 8
-		held := make([]bool, p.tl.Slots)
-		for _, b := range bars {
-			if b.outcome != simulator.Deploy || b.slot < 0 || b.slot >= p.tl.Slots {
-				continue
-			}
-			held[b.slot] = true
-			y0 := rowTop[b.slot] + float64(b.lane)*laneH + 2
-			p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="%s" fill-opacity="0.35" stroke="#333" stroke-width="0.8"/>`,
-				p.panelX+4, y0, pw, laneH-4, p.colors.color(b.key))
-			p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#held)"/>`, p.panelX+4, y0, pw, laneH-4)
-			p.text(p.panelX+8, y0+(laneH-4)/2, 11, "start", "#111", fitText(p.holdsText(b), 11, false, pw-8))
-			p.printf("\n")
+}
+
+// deadlockColumn fills the column showing the slots at the deadlock: what
+// holds each slot then, or that it is kept for a job, or free.
+func (p *picture) deadlockColumn(rows detailRows, d detailSpans) {
+	rowTop := rows.rowTop
+	pw := p.panelW() - 8
+	held := make([]bool, p.tl.Slots)
+	for _, b := range d.bars {
+		if b.outcome != runfile.Deploy || b.slot < 0 || b.slot >= p.tl.Slots {
+			continue
 		}
-		keptAt := map[int]keptSpan{}
-		for _, k := range kept {
-			if k.open {
-				keptAt[k.slot] = k
-			}
-		}
-		for s := range p.tl.Slots {
-			if held[s] {
-				continue
-			}
-			msg, fill := "free", "#777"
-			if k, ok := keptAt[s]; ok {
-				msg, fill = keptText(k)+", idle", "#333"
-			}
-			p.text(p.panelX+8, (rowTop[s]+rowTop[s+1]-rowGap)/2, 11, "start", fill, fitText(msg, 11, false, pw-8))
+		held[b.slot] = true
+		y0 := rowTop[b.slot] + float64(b.lane)*laneH + 2
+		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="%s" fill-opacity="0.35" stroke="#333" stroke-width="0.8"/>`,
+			p.panelX+4, y0, pw, laneH-4, p.colors.color(b.key))
+		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#held)"/>`, p.panelX+4, y0, pw, laneH-4)
+		p.text(p.panelX+8, y0+(laneH-4)/2, 11, "start", "#111", fitText(p.holdsText(b), 11, false, pw-8))
+		p.printf("\n")
+	}
+	keptAt := map[int]keptSpan{}
+	for _, k := range d.kept {
+		if k.open {
+			keptAt[k.slot] = k
 		}
 	}
-	// requests still waiting for a slot at the end
-	for i := range waitLanes {
+	for s := range p.tl.Slots {
+		if held[s] {
+			continue
+		}
+		msg, fill := "free", "#777"
+		if k, ok := keptAt[s]; ok {
+			msg, fill = keptText(k)+", idle", "#333"
+		}
+		p.text(p.panelX+8, (rowTop[s]+rowTop[s+1]-rowGap)/2, 11, "start", fill, fitText(msg, 11, false, pw-8))
+	}
+}
+
+// waitingRequests draws the requests still waiting for a slot at the end,
+// one per lane of the waiting row (the last lane sums up the rest), and
+// at a deadlock lists them in the deadlock's column too.
+func (p *picture) waitingRequests(rows detailRows, waiting []request) {
+	for i := range rows.waitLanes {
 		r := waiting[i]
-		y0 := waitTop + float64(i)*laneH + 2
+		y0 := rows.waitTop + float64(i)*laneH + 2
 		name := qualified(r.job, r.task)
 		label := name + " waits for a slot since " + formatMillis(r.from)
 		if i == maxWaitLanes-1 && len(waiting) > maxWaitLanes {
 			label = fmt.Sprintf("%s and %d more %s for a slot", name, len(waiting)-i-1, verb(len(waiting)-i-1, "request wait", "requests wait"))
 		}
 		if p.timeW > 0 {
-			x0, x1 := p.x(r.from), p.x(r.to)
+			x0, x1 := p.x(r.from), p.endX(r.to, r.open)
 			wd := math.Max(x1-x0, 1.5)
 			p.printf(`<rect class="waiting" x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="#f7c6c7" stroke="#d62728" stroke-width="1" stroke-dasharray="4,2"><title>%s</title></rect>`+"\n",
 				x0, y0, wd, laneH-4, xmlText(label))
@@ -641,64 +741,84 @@ func (p *picture) detail() {
 			p.text(p.panelX+8, y0+(laneH-4)/2, 11, "start", "#b3181b", fitText(label, 11, false, p.panelW()-12))
 		}
 	}
-	p.drawMarks(bottom)
+}
 
-	y = p.axis(bottom)
-	entries := p.colors.legend()
-	var outcomes [simulator.Release + 1]int
-	drivers, stalled, tails := 0, 0, 0
+// barCounts counts the bars of the detailed view the legend and the
+// notes explain.
+type barCounts struct {
+	outcomes [runfile.Release + 1]int // bars per outcome
+	drivers  int                      // drivers of jobs (isDriver)
+	stalled  int                      // bars that held their slot without progress for a while
+	tails    int                      // bars still holding their slot at the end, progressing (or not known)
+}
+
+// countBars counts the bars by outcome and by what the legend explains.
+func (p *picture) countBars(bars []span) barCounts {
+	var c barCounts
 	for _, b := range bars {
-		outcomes[b.outcome]++
+		c.outcomes[b.outcome]++
 		if p.isDriver(b) {
-			drivers++
+			c.drivers++
 		}
 		if len(b.stalls) > 0 {
-			stalled++
+			c.stalled++
 		}
-		if b.outcome == simulator.Deploy && !b.stalled() {
-			tails++
+		if b.outcome == runfile.Deploy && !b.stalled() {
+			c.tails++
 		}
 	}
-	if drivers > 0 && p.timeW > 0 {
+	return c
+}
+
+// detailLegend lists the legend entries of the detailed view: the
+// colours, then a swatch for every kind of mark the picture has.
+func (p *picture) detailLegend(rows detailRows, d detailSpans, c barCounts) []legendEntry {
+	entries := p.colors.legend()
+	if c.drivers > 0 && p.timeW > 0 {
 		entries = append(entries, legendEntry{fill: "#bbbbbb", stroke: "#777", pattern: "url(#driver)", label: "driver (job master) in its job's colour"})
 	}
-	if stalled > 0 && p.timeW > 0 {
+	if c.stalled > 0 && p.timeW > 0 {
 		entries = append(entries, legendEntry{fill: "#e4e4e4", pattern: "url(#held)", label: "holds its slot without progress (held while waiting)"})
 	}
-	if outcomes[simulator.Fail] > 0 {
+	if c.outcomes[runfile.Fail] > 0 {
 		entries = append(entries, legendEntry{fill: "#ffffff", stroke: "#d62728", label: "failed ✗"})
 	}
-	if outcomes[simulator.Cancel] > 0 {
+	if c.outcomes[runfile.Cancel] > 0 {
 		entries = append(entries, legendEntry{fill: "#dddddd", stroke: "#888", label: "canceled (faded)"})
 	}
-	if tails > 0 && p.timeW > 0 {
+	if c.tails > 0 && p.timeW > 0 {
 		label := "holds its slot when the run ends"
 		if p.stream {
 			label = "runs on beyond this window"
 		}
 		entries = append(entries, legendEntry{fill: "#ffffff", pattern: "url(#hatch)", label: label})
 	}
-	if len(kept) > 0 && p.timeW > 0 {
+	if len(d.kept) > 0 && p.timeW > 0 {
 		entries = append(entries, legendEntry{fill: "#ffffff", stroke: "#555", pattern: "url(#kept)", label: "slot kept for a job, idle (gang placeholder or claim)"})
 	}
-	if waitLanes > 0 && p.timeW > 0 {
+	if rows.waitLanes > 0 && p.timeW > 0 {
 		entries = append(entries, legendEntry{fill: "#f7c6c7", stroke: "#d62728", label: "request waiting for a slot"})
 	}
 	entries = append(entries, p.marks.legend()...)
-	entries = append(entries, p.speculationLegend(bars)...)
+	entries = append(entries, p.speculationLegend(d.bars)...)
+	return entries
+}
+
+// detailNotes adds the notes under the legend of the detailed view: the
+// colours', slot sharing, and the time of drivers.
+func (p *picture) detailNotes(rows detailRows, c barCounts) {
 	if p.colors.note != "" {
 		p.notes = append(p.notes, p.colors.note)
 	}
-	for _, n := range lanes {
+	for _, n := range rows.lanes {
 		if n > 1 {
 			p.notes = append(p.notes, "Bars stacked in one row share the slot (slot sharing).")
 			break
 		}
 	}
-	if drivers > 0 && p.tl.Progress {
+	if c.drivers > 0 && p.tl.Progress {
 		p.notes = append(p.notes, "A driver runs no task: its slot time is counted apart, as held by drivers.")
 	}
-	p.height = p.legend(y, entries)
 }
 
 // keptBar draws a slot kept for a job: hatched, outlined in the job's
@@ -711,7 +831,7 @@ func (p *picture) keptBar(k keptSpan, y0 float64) {
 	wd := math.Max(x1-x0, 1.5)
 	color := "#555"
 	if p.colors.byJob {
-		color = p.colors.color(p.colors.keyOf(simulator.NoRegion, k.job))
+		color = p.colors.color(p.colors.keyOf(runfile.NoRegion, k.job))
 	}
 	title := fmt.Sprintf("slot %d %s: %s - %s", k.slot, keptText(k), formatMillis(k.from), formatMillis(k.to))
 	if k.open {
@@ -770,7 +890,7 @@ func (p *picture) holdsText(b span) string {
 // isDriver reports whether a bar is a job's driver (drawn apart under
 // ColorByJob).
 func (p *picture) isDriver(b span) bool {
-	return p.colors.byJob && b.task == simulator.DriverTask && b.region == simulator.NoRegion
+	return p.colors.byJob && b.task == runfile.DriverTask && b.region == runfile.NoRegion
 }
 
 // bar draws one task attempt. A driver is hatched in its job's colour,
@@ -779,15 +899,15 @@ func (p *picture) bar(b span, y0 float64) {
 	if p.timeW <= 0 {
 		return
 	}
-	x0, x1 := p.x(b.start), p.x(b.end)
+	x0, x1 := p.x(b.start), p.endX(b.end, b.outcome == runfile.Deploy)
 	wd := math.Max(x1-x0, 1.5)
 	stroke, dash, opacity, fg := "#333", "", 0.9, p.colors.textColor(b.key)
 	sw := strokeWidth(b.outcome)
 	driver := p.isDriver(b)
 	switch {
-	case b.outcome == simulator.Fail:
+	case b.outcome == runfile.Fail:
 		stroke = "#d62728"
-	case b.outcome == simulator.Cancel:
+	case b.outcome == runfile.Cancel:
 		dash, opacity, fg = ` stroke-dasharray="3,2"`, 0.3, "#222"
 	case driver:
 		stroke, opacity, fg, sw = p.colors.color(b.key), 0.35, "#111", "2"
@@ -817,7 +937,7 @@ func (p *picture) bar(b span, y0 float64) {
 	}
 	// the times it held its slot without progress: faded and hatched
 	for _, w := range b.stalls {
-		sx0, sx1 := p.x(w.from), p.x(w.to)
+		sx0, sx1 := p.x(w.from), p.endX(w.to, b.outcome == runfile.Deploy)
 		if sx1-sx0 < 0.5 {
 			continue
 		}
@@ -827,7 +947,7 @@ func (p *picture) bar(b span, y0 float64) {
 	if len(b.stalls) > 0 && b.stalls[0].from == b.start && fg == "#fff" {
 		fg = "#111" // the label sits on the faded part
 	}
-	if b.outcome == simulator.Deploy && !b.stalled() { // still holding its slot at the end, and progressing (or not known)
+	if b.outcome == runfile.Deploy && !b.stalled() { // still holding its slot at the end, and progressing (or not known)
 		p.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#hatch)"/>`, math.Max(x0, x1-24), y0, math.Min(24, wd), laneH-4)
 	}
 	// the longest label that fits: job:task, task, then the subtask index
@@ -839,7 +959,7 @@ func (p *picture) bar(b span, y0 float64) {
 		labels = append(labels, b.task[i:])
 	}
 	for _, label := range labels {
-		if b.outcome == simulator.Fail {
+		if b.outcome == runfile.Fail {
 			label += " ✗"
 		}
 		if textWidth(label, 11, false)+8 <= wd {
@@ -882,20 +1002,20 @@ func assignLanes(bars []span, slots int) []int {
 	return out
 }
 
-func strokeWidth(k simulator.Kind) string {
-	if k == simulator.Fail {
+func strokeWidth(k runfile.Kind) string {
+	if k == runfile.Fail {
 		return "2.5"
 	}
 	return "0.8"
 }
 
-func (p *picture) outcomeName(k simulator.Kind) string {
+func (p *picture) outcomeName(k runfile.Kind) string {
 	switch k {
-	case simulator.Finish:
+	case runfile.Finish:
 		return "finished"
-	case simulator.Fail:
+	case runfile.Fail:
 		return "failed"
-	case simulator.Cancel:
+	case runfile.Cancel:
 		return "canceled"
 	}
 	if p.stream {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/timeline"
 	"github.com/regionsched/regionsched/topology"
@@ -29,7 +30,7 @@ func TestWriteSVGFinished(t *testing.T) {
 	require.NoError(t, err)
 	res := run(t, simulator.Config{Regions: rs, Cluster: slots(3), Seed: 2, Record: true,
 		Failures: []simulator.Failure{{Task: x, After: 400 * time.Millisecond}}})
-	require.Equal(t, simulator.Finished, res.Verdict)
+	require.Equal(t, runfile.Finished, res.Verdict)
 	var buf bytes.Buffer
 	require.NoError(t, timeline.WriteSVG(&buf, timeline.Timeline{
 		Title: `FLIP-119 <pointwise> & "friends"`, Subtitle: "3 slots, seed 2",
@@ -37,7 +38,7 @@ func TestWriteSVGFinished(t *testing.T) {
 	}))
 	st := parseSVG(t, bytes.NewReader(buf.Bytes()))
 	assert.Equal(t, []string{"slot 0", "slot 1", "slot 2"}, st.slotLabels, "one row label per slot")
-	assert.Equal(t, countKind(res.Events, simulator.Deploy), st.bars, "one bar per deploy")
+	assert.Equal(t, countKind(res.Events, runfile.Deploy), st.bars, "one bar per deploy")
 	assert.Len(t, st.regionLabels, rs.NumRegions(), "a legend entry per region")
 	assert.Zero(t, st.hatched, "nothing holds a slot at the end")
 	failed, canceled := 0, 0
@@ -50,7 +51,7 @@ func TestWriteSVGFinished(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, failed)
-	assert.Equal(t, countKind(res.Events, simulator.Cancel), canceled)
+	assert.Equal(t, countKind(res.Events, runfile.Cancel), canceled)
 	assert.Contains(t, buf.String(), "&lt;pointwise&gt; &amp; &#34;friends&#34;")
 }
 
@@ -59,16 +60,16 @@ func TestWriteSVGDeadlockHatched(t *testing.T) {
 	var res *simulator.Result
 	for seed := uint64(1); seed <= 50; seed++ {
 		res = run(t, simulator.Config{Regions: rs, Cluster: slots(4), Policy: simulator.EagerPolicy, Seed: seed, Ties: tiesFor(seed), Record: true})
-		if res.Verdict == simulator.Deadlock {
+		if res.Verdict == runfile.Deadlock {
 			break
 		}
 	}
-	require.Equal(t, simulator.Deadlock, res.Verdict)
+	require.Equal(t, runfile.Deadlock, res.Verdict)
 	var buf bytes.Buffer
 	require.NoError(t, timeline.WriteSVG(&buf, timeline.Timeline{Title: "eager", Slots: res.Slots, Regions: rs.NumRegions(), Makespan: res.Makespan, Events: res.Events}))
 	st := parseSVG(t, bytes.NewReader(buf.Bytes()))
 	assert.Len(t, st.slotLabels, 4)
-	assert.Equal(t, countKind(res.Events, simulator.Deploy), st.bars)
+	assert.Equal(t, countKind(res.Events, runfile.Deploy), st.bars)
 	assert.Equal(t, len(res.Holding), st.hatched, "each task holding a slot at the end has a hatched end")
 	assert.Positive(t, st.hatched)
 }
@@ -79,7 +80,7 @@ func TestWriteSVGLargeRunAggregated(t *testing.T) {
 	rs := region.FromJob(flip119(t), exchange.AllBlocking)
 	res := run(t, simulator.Config{Regions: rs, Cluster: slots(5), Seed: 1, Record: true})
 	replicate := func(n int) (timeline.Timeline, int) {
-		var events []simulator.Event
+		var events []runfile.Event
 		for i := range n {
 			for _, ev := range res.Events {
 				ev.At += time.Duration(i) * res.Makespan
@@ -88,7 +89,7 @@ func TestWriteSVGLargeRunAggregated(t *testing.T) {
 			}
 		}
 		return timeline.Timeline{Title: "large", Slots: 5, Regions: 12 * n, Makespan: time.Duration(n) * res.Makespan, Events: events,
-			Verdict: simulator.Finished, Reason: "finished: all tasks finished"}, countKind(events, simulator.Deploy)
+			Verdict: runfile.Finished, Reason: "finished: all tasks finished"}, countKind(events, runfile.Deploy)
 	}
 	sizes := map[int]int{}
 	for _, n := range []int{500, 5000} {
@@ -113,18 +114,18 @@ func TestWriteSVGLargeRunAggregated(t *testing.T) {
 	assert.Less(t, sizes[5000], 2*sizes[500], "10 times the events, about the same picture")
 
 	// many slots: rows are groups of slots
-	var events []simulator.Event
+	var events []runfile.Event
 	for round := range 5 {
 		at := time.Duration(round) * time.Second
 		for s := range 1000 {
 			task := fmt.Sprintf("map#%d", round*1000+s)
-			events = append(events, simulator.Event{At: at, Kind: simulator.Request, Task: task, Slot: simulator.NoSlot},
-				simulator.Event{At: at, Kind: simulator.Deploy, Task: task, Slot: s})
+			events = append(events, runfile.Event{At: at, Kind: runfile.Request, Task: task, Slot: runfile.NoSlot},
+				runfile.Event{At: at, Kind: runfile.Deploy, Task: task, Slot: s})
 		}
 		for s := range 1000 {
 			task := fmt.Sprintf("map#%d", round*1000+s)
-			events = append(events, simulator.Event{At: at + time.Second, Kind: simulator.Finish, Task: task, Slot: s},
-				simulator.Event{At: at + time.Second, Kind: simulator.Release, Task: task, Slot: s})
+			events = append(events, runfile.Event{At: at + time.Second, Kind: runfile.Finish, Task: task, Slot: s},
+				runfile.Event{At: at + time.Second, Kind: runfile.Release, Task: task, Slot: s})
 		}
 	}
 	var buf bytes.Buffer
@@ -198,7 +199,7 @@ func TestWriteSVGSanitizesText(t *testing.T) {
 		assert.NotContains(t, svg, ref, "control characters are not allowed even as references")
 	}
 	st := parseSVG(t, strings.NewReader(svg))
-	assert.Equal(t, countKind(res.Events, simulator.Deploy), st.bars)
+	assert.Equal(t, countKind(res.Events, runfile.Deploy), st.bars)
 	assert.Contains(t, svg, "job \ufffd &lt;odd&gt; \ufffd &amp; \ufffd")
 	assert.Contains(t, svg, "tab\tand\ufffdbackspace")
 	joined := strings.Join(st.titles, "\n")

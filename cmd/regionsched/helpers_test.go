@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,7 +14,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/regionsched/regionsched/internal/jsontext"
 )
+
+// quoteJSON quotes a value as JSON writes it, as error messages quote
+// the values of a file.
+func quoteJSON(s string) string { return string(jsontext.AppendString(nil, s)) }
 
 // flip119Path is the FLIP-119 example job, relative to this package.
 const flip119Path = "../../examples/jobs/flip119.json"
@@ -74,11 +81,46 @@ type regionsOutput struct {
 	Regions              []regionOutput `json:"regions"`
 }
 
+// regionOutput is one region of `regions --format json`, its consumes
+// expanded from the ranges the command prints into the ids they hold.
 type regionOutput struct {
-	ID       int      `json:"id"`
-	Vertices []string `json:"vertices"`
-	Slots    int      `json:"slots"`
-	Consumes []int    `json:"consumes"`
+	ID       int
+	Vertices []string
+	Slots    int
+	Consumes []int
+}
+
+// UnmarshalJSON decodes a region strictly and expands its consumes, which
+// must be [first, last] ranges, ascending, disjoint and not adjacent (two
+// adjacent ranges would be one).
+func (r *regionOutput) UnmarshalJSON(data []byte) error {
+	var raw struct {
+		ID       int      `json:"id"`
+		Vertices []string `json:"vertices"`
+		Slots    int      `json:"slots"`
+		Consumes [][]int  `json:"consumes"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return err
+	}
+	if raw.Consumes == nil {
+		return fmt.Errorf("region %d: consumes is null or missing, want []", raw.ID)
+	}
+	*r = regionOutput{ID: raw.ID, Vertices: raw.Vertices, Slots: raw.Slots, Consumes: []int{}}
+	for i, x := range raw.Consumes {
+		if len(x) != 2 || x[0] > x[1] {
+			return fmt.Errorf("region %d: consumes[%d] = %v, want [first, last] with first <= last", raw.ID, i, x)
+		}
+		if i > 0 && x[0] <= raw.Consumes[i-1][1]+1 {
+			return fmt.Errorf("region %d: consumes[%d] = %v overlaps or touches %v", raw.ID, i, x, raw.Consumes[i-1])
+		}
+		for id := x[0]; id <= x[1]; id++ {
+			r.Consumes = append(r.Consumes, id)
+		}
+	}
+	return nil
 }
 
 // checkOutput is the object `check --format json` prints.

@@ -15,6 +15,7 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/timeline"
 	"github.com/regionsched/regionsched/topology"
@@ -25,7 +26,7 @@ import (
 func parseQueuePolicy(s string) (admission.Policy, error) {
 	p, err := admission.ParsePolicy(s)
 	if err != nil {
-		return 0, badInput(&flagValueError{flag: "queue-policy", what: "queue policy", value: s, valid: queuePolicies, err: err})
+		return 0, badInput(&flagValueError{flag: "queue-policy", what: "queue policy", value: s, valid: runfile.QueuePolicies(), err: err})
 	}
 	return p, nil
 }
@@ -43,7 +44,7 @@ type jobsRun struct {
 	traceFile   string
 	svgFile     string
 	slots       []resource.Count
-	cluster     *clusterFile // nil for --slots
+	cluster     *runfile.Cluster // nil for --slots
 	clusterPath string
 	eventsFile  string // --events
 	auditFile   string // --audit
@@ -56,44 +57,30 @@ func (r *jobsRun) queues() ([]admission.QueueConfig, error) {
 	if r.cluster == nil {
 		return nil, nil
 	}
-	var out []admission.QueueConfig
-	for i, q := range r.cluster.Queues {
-		if !topology.ValidQueueName(q.Name) {
-			return nil, badInput(fmt.Errorf("cluster file %s: %w", r.clusterPath, clusterErrorf(fmt.Sprintf("queues[%d].name", i),
-				"%s is not a full queue name: %s", quoteJSON(q.Name), topology.QueueNameRule)))
-		}
-		qc := admission.QueueConfig{Name: q.Name, Policy: r.queuePolicy, MaxRunningJobs: q.MaxRunningJobs}
-		if q.Policy != "" {
-			p, err := admission.ParsePolicy(q.Policy)
-			if err != nil { // decodeCluster admits only valid names
-				return nil, badInput(fmt.Errorf("cluster file %s: %w", r.clusterPath, clusterErrorf(fmt.Sprintf("queues[%d].policy", i),
-					"%s is not a queue policy: valid values are %s", quoteJSON(q.Policy), strings.Join(queuePolicies, ", "))))
-			}
-			qc.Policy = p
-		}
-		if q.StartingTimeoutMs != nil {
-			qc.StartingTimeout = time.Duration(*q.StartingTimeoutMs) * time.Millisecond
-			if qc.StartingTimeout == 0 {
-				// 0 means "leave starting at once"; the admission reads a
-				// zero StartingTimeout as its default of 5 minutes.
-				qc.StartingTimeout = admission.NoStartingWait
-			}
-		}
-		if q.ReclaimTimeoutMs != nil {
-			// Present: a higher-priority job preempts this queue's
-			// lower-priority jobs after that long (0: at once); absent:
-			// never (docs/job-file.md).
-			qc.Preempt, qc.ReclaimTimeout = true, time.Duration(*q.ReclaimTimeoutMs)*time.Millisecond
-		}
-		out = append(out, qc)
+	qs, err := r.cluster.QueueConfigs(r.queuePolicy)
+	if err != nil {
+		return nil, badInput(fmt.Errorf("cluster file %s: %w", r.clusterPath, err))
 	}
-	return out, nil
+	return qs, nil
+}
+
+// users maps the cluster file's users to their roles (none without a
+// cluster file: every change is refused).
+func (r *jobsRun) users() (map[string]admission.Role, error) {
+	if r.cluster == nil {
+		return map[string]admission.Role{}, nil
+	}
+	roles, err := r.cluster.Roles()
+	if err != nil {
+		return nil, badInput(fmt.Errorf("cluster file %s: %w", r.clusterPath, err))
+	}
+	return roles, nil
 }
 
 // loadJobs reads the job files of a run of several jobs. A job without a
 // name is named after its file; every error names the file.
-func (r *jobsRun) loadJobs(paths []string, stdin io.Reader) ([]simulator.Job, error) {
-	jobs := make([]simulator.Job, 0, len(paths))
+func (r *jobsRun) loadJobs(paths []string, stdin io.Reader) ([]runfile.Job, error) {
+	jobs := make([]runfile.Job, 0, len(paths))
 	fileOf := map[string]string{}
 	stdinUsed := false
 	for _, path := range paths {
@@ -117,13 +104,13 @@ func (r *jobsRun) loadJobs(paths []string, stdin io.Reader) ([]simulator.Job, er
 		fileOf[name] = path
 		// Its submission fields (queue, user, priority, times) were
 		// checked when the file was read.
-		jobs = append(jobs, simulator.Job{Name: name, Job: g})
+		jobs = append(jobs, runfile.Job{Name: name, Job: g})
 	}
 	return jobs, nil
 }
 
 // jobNames lists the jobs' names, in order.
-func jobNames(jobs []simulator.Job) []string {
+func jobNames(jobs []runfile.Job) []string {
 	names := make([]string, len(jobs))
 	for i, j := range jobs {
 		names[i] = j.Name
@@ -181,7 +168,7 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 		res, without    *simulator.Result
 		per, perWithout []simulator.JobResult
 	)
-	err = streamRun(c, r.traceFile, pic, func(onEvent func(simulator.Event)) error {
+	err = streamRun(c, r.traceFile, pic, func(onEvent func(runfile.Event)) error {
 		cfg.OnEvent, cfg.Detail = onEvent, pic != nil
 		var err error
 		if cfg.Speculation.Enabled {
@@ -238,7 +225,7 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 }
 
 // hasDrivers reports whether a job of the run has a driver.
-func hasDrivers(jobs []simulator.Job) bool {
+func hasDrivers(jobs []runfile.Job) bool {
 	for _, j := range jobs {
 		if j.Job.Submission().Driver != nil {
 			return true
@@ -289,7 +276,7 @@ func millis(t time.Duration) string {
 // makespan are "-", and the outcome says when it ended.
 func jobLine(j simulator.JobResult) string {
 	finished, makespan := millis(j.Finished), millis(j.Makespan())
-	if j.Verdict != simulator.Finished {
+	if j.Verdict != runfile.Finished {
 		finished, makespan = "-", "-"
 	}
 	return fmt.Sprintf("job %q: submitted %s, first deploy %s, finished %s, wait %s, makespan %s; %s",
@@ -301,9 +288,9 @@ func jobLine(j simulator.JobResult) string {
 // runs on, or "never finished" and the admission state it was stuck in.
 func jobOutcome(j simulator.JobResult) string {
 	switch j.Verdict {
-	case simulator.Finished:
+	case runfile.Finished:
 		return "finished"
-	case simulator.Deadlock:
+	case runfile.Deadlock:
 		if j.State != admission.JobNew { // eager runs have no admission state
 			return fmt.Sprintf("never finished (deadlock; stuck %s)", j.State)
 		}
@@ -328,7 +315,7 @@ func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult, que
 		switch {
 		case j.FirstDeploy < 0:
 			waits = append(waits, j.Name+" never ran a task")
-		case j.Verdict == simulator.Steady: // a stream
+		case j.Verdict == runfile.Steady: // a stream
 			waits = append(waits, fmt.Sprintf("%s waited %s, still running", j.Name, millis(j.Wait())))
 		case j.Finished < 0:
 			waits = append(waits, fmt.Sprintf("%s waited %s, never finished", j.Name, millis(j.Wait())))
@@ -341,7 +328,7 @@ func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult, que
 	if drivers {
 		subtitle += fmt.Sprintf(", %.0f%% held by drivers", 100*res.DriverHeld)
 	}
-	if res.Verdict == simulator.Steady {
+	if res.Verdict == runfile.Steady {
 		subtitle = streamSubtitle(res)
 	}
 	if len(per) <= 12 {
@@ -384,7 +371,7 @@ func printJobsWithout(out io.Writer, with, without []simulator.JobResult) {
 
 // makespanText renders a job's makespan, "-" if it did not finish.
 func makespanText(j simulator.JobResult) string {
-	if j.Verdict != simulator.Finished {
+	if j.Verdict != runfile.Finished {
 		return "-"
 	}
 	return millis(j.Makespan())

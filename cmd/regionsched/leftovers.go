@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/regionsched/regionsched/admission/slurm"
+	"github.com/regionsched/regionsched/slurm"
 )
 
 // The leftovers command finds the Slurm jobs a run of "run --slurm" left
@@ -68,7 +68,7 @@ cancelled, 2 bad input or no Slurm reachable.`,
 
 // printLeftovers prints the leftovers run by run and cancels those asked
 // for; it returns a negative verdict if a cancel failed.
-func printLeftovers(ctx context.Context, w io.Writer, cl slurm.Client, left []slurm.Leftover, cancelThem, force bool) error {
+func printLeftovers(ctx context.Context, w io.Writer, cl *slurm.ExecClient, left []slurm.Leftover, cancelThem, force bool) error {
 	if len(left) == 0 {
 		fmt.Fprintln(w, "no Slurm job of a regionsched run is left")
 		return nil
@@ -81,7 +81,7 @@ func printLeftovers(ctx context.Context, w io.Writer, cl slurm.Client, left []sl
 			j++
 		}
 		jobs := left[i:j]
-		alive, where := runnerAlive(run)
+		alive, where := slurm.RunnerAlive(run)
 		fmt.Fprintf(w, "run %s: %s, runner %s\n", run, count(len(jobs), "Slurm job"), where)
 		for _, l := range jobs {
 			fmt.Fprintf(w, "  %d %s %s (user %s)\n", l.Job, l.Name, l.State, l.User)
@@ -106,30 +106,4 @@ func printLeftovers(ctx context.Context, w io.Writer, cl slurm.Client, left []sl
 		return negative(verdict)
 	}
 	return nil
-}
-
-// runnerAlive says whether the runner of a run id (HOST-PID-TIME) is
-// alive: known only on its host, where its process is looked for.
-func runnerAlive(run string) (alive bool, where string) {
-	k := strings.LastIndex(run, "-")
-	if k < 0 {
-		return false, "unknown (not a run id of HOST-PID-TIME)"
-	}
-	rest := run[:k]
-	k = strings.LastIndex(rest, "-")
-	if k < 0 {
-		return false, "unknown (not a run id of HOST-PID-TIME)"
-	}
-	host, pidText := rest[:k], rest[k+1:]
-	pid, err := strconv.Atoi(pidText)
-	if err != nil || pid <= 0 {
-		return false, "unknown (not a run id of HOST-PID-TIME)"
-	}
-	if thisHost() != host {
-		return true, "on host " + host + " (not this one: treated as alive)"
-	}
-	if _, err := os.Stat("/proc/" + pidText); err == nil {
-		return true, "alive (process " + pidText + " on this host)"
-	}
-	return false, "gone (no process " + pidText + " on this host)"
 }

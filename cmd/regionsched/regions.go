@@ -52,16 +52,16 @@ func newRegionsCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 	return c
 }
 
-// writeRegionsJSON writes the object of docs/cli.md by hand: an
-// all-to-all blocking edge between 10,000 and 10,000 subtasks gives 10,000
-// regions that each consume the same 10,000 regions, so the encoded
-// "consumes" list of a partition group is built once and reused.
+// writeRegionsJSON writes the object of docs/cli.md by hand, each
+// region's "consumes" as ranges of ids: an all-to-all blocking edge between
+// 10,000 and 10,000 subtasks gives 10,000 regions that each consume the
+// same 10,000 regions, one range.
 func writeRegionsJSON(w *bufio.Writer, rs *region.Regions) {
 	t := rs.Topology()
 	job := t.Job()
 	fmt.Fprintf(w, "{\n  \"job\": %s,\n  \"mode\": %q,\n  \"executionVertices\": %d,\n  \"blockingLogicalEdges\": %d,\n  \"hybridLogicalEdges\": %d,\n  \"minimumSlots\": %d,\n  \"regions\": [",
 		jsontext.AppendString(nil, job.Name()), t.Mode().String(), t.NumExecutionVertices(), job.BlockingEdges(t.Mode()), job.HybridEdges(t.Mode()), rs.MinimumSlots())
-	cache := map[topology.GroupID][]byte{}
+	producers := newProducerRanges(rs)
 	var buf []byte
 	for r := range region.ID(rs.NumRegions()) {
 		if r > 0 {
@@ -80,38 +80,100 @@ func writeRegionsJSON(w *bufio.Writer, rs *region.Regions) {
 		buf = append(buf, "], \"slots\": "...)
 		buf = strconv.AppendInt(buf, int64(rs.SlotCount(r)), 10)
 		buf = append(buf, ", \"consumes\": "...)
+		buf = appendRangesJSON(buf, producers.of(r, rs.ConsumedGroups(r)))
+		buf = append(buf, '}')
 		w.Write(buf)
-		w.Write(consumesJSON(rs, r, cache))
-		w.WriteByte('}')
 	}
 	w.WriteString("\n  ]\n}\n")
 }
 
-// consumesJSON encodes the producer regions of r as a JSON array; when r
-// reads a single group that it does not also produce into, the array is the
-// group's producer list and is cached.
-func consumesJSON(rs *region.Regions, r region.ID, cache map[topology.GroupID][]byte) []byte {
-	groups := rs.ConsumedGroups(r)
-	if len(groups) == 1 && !rs.IsCrossRegion(groups[0]) {
-		if b, ok := cache[groups[0]]; ok {
-			return b
-		}
-		b := appendIDs(nil, rs.GroupProducerRegions(groups[0]))
-		cache[groups[0]] = b
-		return b
-	}
-	return appendIDs(nil, rs.ProducerRegions(r))
-}
-
-func appendIDs(buf []byte, ids []region.ID) []byte {
+// appendRangesJSON appends ranges as a JSON array of [first, last] pairs.
+func appendRangesJSON(buf []byte, ranges []idRange) []byte {
 	buf = append(buf, '[')
-	for i, id := range ids {
+	for i, x := range ranges {
 		if i > 0 {
 			buf = append(buf, ", "...)
 		}
-		buf = strconv.AppendInt(buf, int64(id), 10)
+		buf = append(buf, '[')
+		buf = strconv.AppendInt(buf, int64(x.first), 10)
+		buf = append(buf, ", "...)
+		buf = strconv.AppendInt(buf, int64(x.last), 10)
+		buf = append(buf, ']')
 	}
 	return append(buf, ']')
+}
+
+// idRange is an inclusive range of region ids.
+type idRange struct{ first, last region.ID }
+
+// producerRanges gives the producer regions of regions as ranges of ids.
+// Each partition group's producers are turned into ranges once; a
+// region's are the union of its groups' ranges without itself, so the
+// work grows with the regions and the ranges of the groups they read,
+// not with the producers of every region's groups.
+type producerRanges struct {
+	rs     *region.Regions
+	groups map[topology.GroupID][]idRange
+	merged []idRange // scratch of of
+}
+
+func newProducerRanges(rs *region.Regions) *producerRanges {
+	return &producerRanges{rs: rs, groups: map[topology.GroupID][]idRange{}}
+}
+
+// group returns the producer regions of g as ascending ranges.
+func (p *producerRanges) group(g topology.GroupID) []idRange {
+	if x, ok := p.groups[g]; ok {
+		return x
+	}
+	out := appendRanges(nil, p.rs.GroupProducerRegions(g))
+	p.groups[g] = out
+	return out
+}
+
+// appendRanges appends ascending ids to ranges as ranges.
+func appendRanges(ranges []idRange, ids []region.ID) []idRange {
+	for _, id := range ids {
+		if n := len(ranges); n > 0 && ranges[n-1].last+1 == id {
+			ranges[n-1].last = id
+			continue
+		}
+		ranges = append(ranges, idRange{id, id})
+	}
+	return ranges
+}
+
+// of returns the regions other than r that produce into groups, as
+// ascending, disjoint, non-adjacent ranges (valid until the next call).
+func (p *producerRanges) of(r region.ID, groups []topology.GroupID) []idRange {
+	p.merged = p.merged[:0]
+	for _, g := range groups {
+		for _, x := range p.group(g) {
+			if x.first <= r && r <= x.last { // r reads its own results too: leave it out
+				if x.first < r {
+					p.merged = append(p.merged, idRange{x.first, r - 1})
+				}
+				if r < x.last {
+					p.merged = append(p.merged, idRange{r + 1, x.last})
+				}
+				continue
+			}
+			p.merged = append(p.merged, x)
+		}
+	}
+	if len(groups) > 1 {
+		slices.SortFunc(p.merged, func(a, b idRange) int { return int(a.first) - int(b.first) })
+	}
+	out := p.merged[:0]
+	for _, x := range p.merged {
+		if n := len(out); n > 0 && x.first <= out[n-1].last+1 {
+			out[n-1].last = max(out[n-1].last, x.last)
+			continue
+		}
+		out = append(out, x)
+	}
+	p.merged = out
+	return out
 }
 
 // writeRegionsText writes a summary line and a table with one row per
@@ -130,77 +192,47 @@ func writeRegionsText(w io.Writer, rs *region.Regions) {
 	fmt.Fprintf(w, "%s, %s, %s, minimum slots %d\n\n", countOf(t.NumExecutionVertices(), "execution vertex", "execution vertices"),
 		count(rs.NumRegions(), "region"), edges, rs.MinimumSlots())
 	fmt.Fprintf(w, "%-7s %-6s %-40s %s\n", "REGION", "SLOTS", "VERTICES", "CONSUMES")
-	cache := map[topology.GroupID]string{}
+	producers := newProducerRanges(rs)
+	var blockingGroups, hybridGroups []topology.GroupID
 	for r := range region.ID(rs.NumRegions()) {
 		members := rs.MemberNames(r, 8)
-		var consumes string
-		groups := rs.ConsumedGroups(r)
-		switch {
-		case len(groups) == 1 && !rs.IsCrossRegion(groups[0]):
-			var ok bool
-			if consumes, ok = cache[groups[0]]; !ok {
-				consumes = idRanges(rs.GroupProducerRegions(groups[0]))
-				if t.PartitionType(t.EdgeOfGroup(groups[0])).IsHybrid() {
-					consumes = "hybrid " + consumes
-				}
-				cache[groups[0]] = consumes
+		blockingGroups, hybridGroups = blockingGroups[:0], hybridGroups[:0]
+		for _, g := range rs.ConsumedGroups(r) {
+			if t.PartitionType(t.EdgeOfGroup(g)).IsHybrid() {
+				hybridGroups = append(hybridGroups, g)
+			} else {
+				blockingGroups = append(blockingGroups, g)
 			}
-		case hybrid > 0:
-			consumes = consumesByKind(rs, r, groups)
-		default:
-			consumes = idRanges(rs.ProducerRegions(r))
 		}
-		fmt.Fprintf(w, "%-7d %-6d %-40s %s\n", r, rs.SlotCount(r), strings.Trim(members, "{}"), consumes)
+		var parts []string
+		if len(blockingGroups) > 0 || len(hybridGroups) == 0 {
+			parts = append(parts, rangesText(producers.of(r, blockingGroups)))
+		}
+		if len(hybridGroups) > 0 {
+			parts = append(parts, "hybrid "+rangesText(producers.of(r, hybridGroups)))
+		}
+		fmt.Fprintf(w, "%-7d %-6d %-40s %s\n", r, rs.SlotCount(r), strings.Trim(members, "{}"), strings.Join(parts, "; "))
 	}
 }
 
-// consumesByKind renders the producer regions of region r's consumed
-// groups, those of blocking groups first, then "hybrid" and those of
-// hybrid groups: "0-3; hybrid 4, 6".
-func consumesByKind(rs *region.Regions, r region.ID, groups []topology.GroupID) string {
-	t := rs.Topology()
-	var blocking, hybrid []region.ID
-	for _, g := range groups {
-		for _, p := range rs.GroupProducerRegions(g) {
-			if p == r {
-				continue
-			}
-			if t.PartitionType(t.EdgeOfGroup(g)).IsHybrid() {
-				hybrid = append(hybrid, p)
-			} else {
-				blocking = append(blocking, p)
-			}
+// rangesText renders ranges compactly: "0-3, 7, 9-12", or "-" if none.
+func rangesText(ranges []idRange) string {
+	if len(ranges) == 0 {
+		return "-"
+	}
+	var b strings.Builder
+	for i, x := range ranges {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(int(x.first)))
+		if x.last > x.first {
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(int(x.last)))
 		}
 	}
-	var parts []string
-	if len(blocking) > 0 || len(hybrid) == 0 {
-		slices.Sort(blocking)
-		parts = append(parts, idRanges(slices.Compact(blocking)))
-	}
-	if len(hybrid) > 0 {
-		slices.Sort(hybrid)
-		parts = append(parts, "hybrid "+idRanges(slices.Compact(hybrid)))
-	}
-	return strings.Join(parts, "; ")
+	return b.String()
 }
 
 // idRanges renders sorted ids compactly: "0-3, 7, 9-12", or "-" if none.
-func idRanges(ids []region.ID) string {
-	if len(ids) == 0 {
-		return "-"
-	}
-	var parts []string
-	for i := 0; i < len(ids); {
-		j := i
-		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", ids[i], ids[j]))
-		} else {
-			parts = append(parts, strconv.Itoa(int(ids[i])))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ", ")
-}
+func idRanges(ids []region.ID) string { return rangesText(appendRanges(nil, ids)) }

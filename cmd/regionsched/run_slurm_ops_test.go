@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -25,9 +24,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
-	"github.com/regionsched/regionsched/admission/slurm"
-	"github.com/regionsched/regionsched/admission/slurm/slurmtest"
-	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/slurmtest"
+	"github.com/regionsched/regionsched/slurm"
 )
 
 var (
@@ -193,91 +191,6 @@ func TestSlurmSIGKILLLeavesWhatTheTimeLimitAndLeftoversEnd(t *testing.T) {
 }
 
 // drainN4 drains node n4 for the test and resumes it afterwards.
-func drainN4(t *testing.T, conf string) {
-	t.Helper()
-	out, err := slurmtest.Command(conf, "scontrol", "update", "NodeName=n4", "State=DRAIN", "Reason=regionsched-test")
-	assert.NoError(t, err, out)
-	t.Cleanup(func() {
-		out, err := slurmtest.Command(conf, "scontrol", "update", "NodeName=n4", "State=RESUME")
-		assert.NoError(t, err, out)
-	})
-}
-
-func TestSlurmDrainedNodeFailsTheRegion(t *testing.T) {
-	conf := slurmtest.Require(t)
-	var once sync.Once
-	outs, _ := runSlurmJobs(t, conf, slurmRunConfig{Mode: exchange.AllBlocking, Partition: "cpus4", Scale: 1, PartitionEvery: 300 * time.Millisecond,
-		OnDeploy: func(string, string, slurm.Placement) { once.Do(func() { drainN4(t, conf) }) }}, flip119(t))
-	require.Len(t, outs, 1)
-	var tl *slurm.TooLargeError
-	require.ErrorAs(t, outs[0].Err, &tl, "a region that can no longer fit fails the job")
-	require.NotEmpty(t, tl.Unavailable)
-	assert.Contains(t, tl.Unavailable[0], "n4", "names the node")
-	assert.Contains(t, tl.Error(), "(out of service: n4 (drain")
-	t.Logf("failed after %s: %v", runMillis(outs[0].End), tl)
-}
-
-func TestSlurmWaitShowsThePendingReason(t *testing.T) {
-	conf := slurmtest.Require(t)
-	// A job of another user holds the one CPU of partition cpus1 for 4 s.
-	out, err := slurmtest.Command(conf, "sbatch", "--parsable", "--partition=cpus1", "--ntasks=1", "--job-name=rso-blocker",
-		"--output=/dev/null", "--chdir=/", "--wrap=exec sleep 4")
-	require.NoError(t, err, out)
-	var printed bytes.Buffer
-	notes := &noticePrinter{w: &printed}
-	outs, _ := runSlurmJobs(t, conf, slurmRunConfig{Mode: exchange.AllBlocking, Partition: "cpus1", WaitNotice: time.Second, Notify: notes.print}, flip119(t))
-	require.NoError(t, outs[0].Err)
-	assert.Regexp(t, `slurm: job flip119-example: allocation rs-flip119-example-\S+ \(Slurm job \d+\) pending for \d+(\.\d+)?m?s: (Resources|Priority)`, printed.String())
-	t.Log(printed.String())
-}
-
-// countingRunner counts the squeue runs of an ExecClient.
-type countingRunner struct{ squeues atomic.Int64 }
-
-func (c *countingRunner) run(ctx context.Context, env []string, name string, args ...string) ([]byte, []byte, error) {
-	if name == "squeue" {
-		c.squeues.Add(1)
-	}
-	return runCommand(ctx, env, name, args...)
-}
-
-// runCommand runs a process and returns its standard output and error.
-func runCommand(ctx context.Context, env []string, name string, args ...string) ([]byte, []byte, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	return stdout.Bytes(), stderr.Bytes(), err
-}
-
-func TestSlurmOneQueryPerPollForEveryJob(t *testing.T) {
-	conf := slurmtest.Require(t)
-	counter := &countingRunner{}
-	var pl *slurm.Poller
-	cfg := slurmRunConfig{Mode: exchange.AllBlocking, Partition: "low", Client: &slurm.ExecClient{Conf: conf, Run: counter.run},
-		Scale: 0.1, IdleTimeout: 200 * time.Millisecond, RunID: fmt.Sprintf("q%dx%d", os.Getpid(), runSeq.Add(1)),
-		OnStart: func(p *slurm.Poller) { pl = p }}
-	var jobs []slurmJob
-	for i := range 4 {
-		jobs = append(jobs, slurmJob{Name: fmt.Sprintf("j%d", i), Job: flip119(t)})
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	start := time.Now()
-	outs := runOnSlurm(ctx, cfg, jobs)
-	took := time.Since(start)
-	for _, o := range outs {
-		require.NoError(t, o.Err)
-	}
-	require.NotNil(t, pl)
-	queries := int64(pl.Queries())
-	assert.Equal(t, queries, counter.squeues.Load(), "every squeue is one poll of the whole run")
-	assert.LessOrEqual(t, queries, int64(took/(50*time.Millisecond))+2, "at most one poll per PollMin (50 ms) in %s", took)
-	t.Logf("4 jobs: %d squeue calls in %s", queries, took)
-	slurmtest.NoLiveJobs(t, conf, "rs-")
-}
-
 // The noticePrinter prints an outage as two lines and a summary, and
 // the command's logger writes no stack trace.
 func TestNoticesAndWarningsArePlainLines(t *testing.T) {

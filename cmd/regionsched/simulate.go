@@ -6,28 +6,22 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/internal/plural"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/timeline"
 	"github.com/regionsched/regionsched/topology"
 )
 
+// newSimulateCommand is the simulate command: it runs one job, or several
+// jobs through the admission, in virtual time (the flags in simulateFlags).
 func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
-	var (
-		policyName string
-		seed       uint64
-		tiesName   string
-		traceFile  string
-		svgFile    string
-		fails      []string
-		queuePol   string
-		eventsFile string
-		auditFile  string
-		share      float64
-	)
+	f := &simulateFlags{mode: mode}
 	c := &cobra.Command{
 		Use:   "simulate [--mode M] (--slots N | --cluster CLUSTER) [--policy region|eager] [--queue-policy P] [--seed S] [--ties order|seeded] [--trace FILE] [--svg FILE] [--fail ID#i@MS ...] [--stragglers P] [--speculation ...] JOB [JOB ...]",
 		Short: "Run one job, or several jobs on one cluster, in virtual time on the example executor",
@@ -38,130 +32,199 @@ func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 			return nil
 		},
 	}
-	cluster := addClusterFlags(c)
-	spec := addSpeculationFlags(c)
-	c.Flags().StringVar(&policyName, "policy", "region", "scheduling policy: region (the library) or eager (the baseline without regions and bulks); case-insensitive")
-	c.Flags().Uint64Var(&seed, "seed", 1, "seed for the offer of slots, the eager policy's grants and, with --ties seeded, the order of simultaneous events (sweep seeds with --ties seeded to try different interleavings)")
-	c.Flags().StringVar(&tiesName, "ties", "order", "order of simultaneous events (the tasks of a wave ending together): order (as scheduled: of the tasks ending together, the one whose end was scheduled first, usually the one deployed first) or seeded (an order the seed draws: each seed tries another interleaving); case-insensitive")
-	c.Flags().StringVar(&traceFile, "trace", "", "write the trace as JSON Lines to FILE (- for standard output; the summary then goes to standard error)")
-	c.Flags().StringVar(&svgFile, "svg", "", "draw the timeline as SVG to FILE (- for standard output; the summary then goes to standard error)")
-	c.Flags().StringArrayVar(&fails, "fail", nil, "make the first attempt of subtask ID#i fail after MS ms of progress (ID#i@MS, repeatable; one job only)")
-	c.Flags().StringVar(&queuePol, "queue-policy", "fifo", "several jobs: the policy of every queue the cluster file does not configure: fifo, priority, fairshare (or fair) or stateaware; case-insensitive. With one job file it runs that job through the admission too")
-	c.Flags().StringVar(&eventsFile, "events", "", "several jobs: priority changes and kills applied at their times, JSON Lines (see docs/job-file.md)")
-	c.Flags().StringVar(&auditFile, "audit", "", "several jobs: write one JSON line per priority change or kill, accepted or refused, to FILE")
-	c.Flags().Float64Var(&share, "selective-share", scheduler.DefaultSelectiveShare, "selective hybrid exchanges (all-hybrid-selective, or edges pinned to hybrid-selective): the share of a consumer's producers that must have finished before it starts, more than 0 and at most 1")
-	var sharing bool
-	c.Flags().BoolVar(&sharing, "hybrid-slot-sharing", true, "region policy: a consumer of hybrid results whose producers run goes into their slots when every slot it needs finds one there (--hybrid-slot-sharing=false: it asks for slots of its own)")
-	c.RunE = func(c *cobra.Command, args []string) error {
-		if err := scheduler.CheckSelectiveShare(share); err != nil {
-			return badInput(fmt.Errorf("--selective-share: %w", err))
+	f.register(c)
+	c.RunE = func(c *cobra.Command, args []string) error { return f.run(c, args, stdin) }
+	return c
+}
+
+// simulateFlags are the flags of the simulate command.
+type simulateFlags struct {
+	mode       *modeFlag // --mode, a flag of the root command
+	cluster    *clusterFlags
+	spec       *speculationFlags
+	policyName string
+	seed       uint64
+	tiesName   string
+	traceFile  string
+	svgFile    string
+	fails      []string
+	queuePol   string
+	eventsFile string
+	auditFile  string
+	share      float64
+	sharing    bool
+}
+
+// register adds the flags of the simulate command to c.
+func (f *simulateFlags) register(c *cobra.Command) {
+	f.cluster = addClusterFlags(c)
+	f.spec = addSpeculationFlags(c)
+	c.Flags().StringVar(&f.policyName, "policy", "region", "scheduling policy: region (the library) or eager (the baseline without regions and bulks); case-insensitive")
+	c.Flags().Uint64Var(&f.seed, "seed", 1, "seed for the offer of slots, the eager policy's grants and, with --ties seeded, the order of simultaneous events (sweep seeds with --ties seeded to try different interleavings)")
+	c.Flags().StringVar(&f.tiesName, "ties", "order", "order of simultaneous events (the tasks of a wave ending together): order (as scheduled: of the tasks ending together, the one whose end was scheduled first, usually the one deployed first) or seeded (an order the seed draws: each seed tries another interleaving); case-insensitive")
+	c.Flags().StringVar(&f.traceFile, "trace", "", "write the trace as JSON Lines to FILE (- for standard output; the summary then goes to standard error)")
+	c.Flags().StringVar(&f.svgFile, "svg", "", "draw the timeline as SVG to FILE (- for standard output; the summary then goes to standard error)")
+	c.Flags().StringArrayVar(&f.fails, "fail", nil, "make the first attempt of subtask ID#i fail after MS ms of progress (ID#i@MS, repeatable; one job only)")
+	c.Flags().StringVar(&f.queuePol, "queue-policy", "fifo", "several jobs: the policy of every queue the cluster file does not configure: fifo, priority, fairshare (or fair) or stateaware; case-insensitive. With one job file it runs that job through the admission too")
+	c.Flags().StringVar(&f.eventsFile, "events", "", "several jobs: priority changes and kills applied at their times, JSON Lines (see docs/job-file.md)")
+	c.Flags().StringVar(&f.auditFile, "audit", "", "several jobs: write one JSON line per priority change or kill, accepted or refused, to FILE")
+	c.Flags().Float64Var(&f.share, "selective-share", scheduler.DefaultSelectiveShare, "selective hybrid exchanges (all-hybrid-selective, or edges pinned to hybrid-selective): the share of a consumer's producers that must have finished before it starts, more than 0 and at most 1")
+	c.Flags().BoolVar(&f.sharing, "hybrid-slot-sharing", true, "region policy: a consumer of hybrid results whose producers run goes into their slots when every slot it needs finds one there (--hybrid-slot-sharing=false: it asks for slots of its own)")
+}
+
+// simulateSetup is what the flags of the simulate command say, parsed
+// and checked.
+type simulateSetup struct {
+	policy      simulator.Policy
+	queuePolicy admission.Policy
+	ties        simulator.TieOrder
+	slots       []resource.Count
+	cluster     *runfile.Cluster // nil for --slots
+}
+
+// parse parses and checks the flags, and loads the cluster file.
+func (f *simulateFlags) parse(c *cobra.Command) (simulateSetup, error) {
+	var s simulateSetup
+	if err := scheduler.ValidateSelectiveShare(f.share); err != nil {
+		return s, badInput(fmt.Errorf("--selective-share: %w", err))
+	}
+	var err error
+	if s.policy, err = parsePolicy(f.policyName); err != nil {
+		return s, err
+	}
+	if s.queuePolicy, err = parseQueuePolicy(f.queuePol); err != nil {
+		return s, err
+	}
+	if s.ties, err = parseTies(f.tiesName); err != nil {
+		return s, err
+	}
+	if err := checkOutputs(f.traceFile, f.svgFile); err != nil {
+		return s, err
+	}
+	s.slots, s.cluster, err = f.cluster.loadFile(c)
+	return s, err
+}
+
+// run is the simulate command: the jobs of the job files args run through
+// the admission, or one job alone.
+func (f *simulateFlags) run(c *cobra.Command, args []string, stdin io.Reader) error {
+	s, err := f.parse(c)
+	if err != nil {
+		return err
+	}
+	cf := s.cluster
+	// Several job files, --queue-policy or queues in the cluster file:
+	// the jobs go through the queue-level admission (docs/job-file.md;
+	// 5). One job file alone runs as in section 4.
+	if len(args) > 1 || c.Flags().Changed("queue-policy") || (cf != nil && len(cf.Queues) > 0) || f.eventsFile != "" || f.auditFile != "" {
+		if len(f.fails) > 0 {
+			return badInput(fmt.Errorf("--fail: not supported with several jobs (or --queue-policy, or queues in the cluster file) yet; failures are injected into a run of one job"))
 		}
-		policy, err := parsePolicy(policyName)
+		return simulateJobs(c, &jobsRun{mode: f.mode.mode, share: f.share, noSharing: !f.sharing, policy: s.policy, queuePolicy: s.queuePolicy, seed: f.seed, ties: s.ties, traceFile: f.traceFile,
+			svgFile: f.svgFile, slots: s.slots, cluster: cf, clusterPath: f.cluster.cluster, eventsFile: f.eventsFile, auditFile: f.auditFile, spec: f.spec}, args, stdin)
+	}
+	return f.runJob(c, s, args[0], stdin)
+}
+
+// config is the simulator's configuration of a run of one job's regions
+// rs: the flags' knobs, speculation and the failures to inject.
+func (f *simulateFlags) config(c *cobra.Command, s simulateSetup, rs *region.Regions) (simulator.Config, error) {
+	cfg := simulator.Config{Regions: rs, Cluster: s.slots, Policy: s.policy, Seed: f.seed, Ties: s.ties, SelectiveShare: f.share,
+		DisableHybridSlotSharing: !f.sharing, SlotNodes: slotNodes(s.cluster)}
+	if err := f.spec.apply(c, &cfg); err != nil {
+		return cfg, err
+	}
+	for _, fl := range f.fails {
+		failure, err := simulator.ParseFailure(rs.Topology(), fl)
 		if err != nil {
-			return err
+			return cfg, badInput(fmt.Errorf("--fail: %w", err))
 		}
-		queuePolicy, err := parseQueuePolicy(queuePol)
-		if err != nil {
-			return err
-		}
-		ties, err := parseTies(tiesName)
-		if err != nil {
-			return err
-		}
-		if err := checkOutputs(traceFile, svgFile); err != nil {
-			return err
-		}
-		slots, cf, err := cluster.loadFile(c)
-		if err != nil {
-			return err
-		}
-		// Several job files, --queue-policy or queues in the cluster file:
-		// the jobs go through the queue-level admission (docs/job-file.md;
-		// 5). One job file alone runs as in section 4.
-		if len(args) > 1 || c.Flags().Changed("queue-policy") || (cf != nil && len(cf.Queues) > 0) || eventsFile != "" || auditFile != "" {
-			if len(fails) > 0 {
-				return badInput(fmt.Errorf("--fail: not supported with several jobs (or --queue-policy, or queues in the cluster file) yet; failures are injected into a run of one job"))
-			}
-			return simulateJobs(c, &jobsRun{mode: mode.mode, share: share, noSharing: !sharing, policy: policy, queuePolicy: queuePolicy, seed: seed, ties: ties, traceFile: traceFile,
-				svgFile: svgFile, slots: slots, cluster: cf, clusterPath: cluster.cluster, eventsFile: eventsFile, auditFile: auditFile, spec: spec}, args, stdin)
-		}
-		job, err := loadJob(args[0], stdin)
-		if err != nil {
-			return err
-		}
-		rs := region.FromJob(job, mode.mode)
-		cfg := simulator.Config{Regions: rs, Cluster: slots, Policy: policy, Seed: seed, Ties: ties, SelectiveShare: share,
-			DisableHybridSlotSharing: !sharing, SlotNodes: slotNodes(cf)}
-		if err := spec.apply(c, &cfg); err != nil {
-			return err
-		}
-		for _, f := range fails {
-			failure, err := simulator.ParseFailure(rs.Topology(), f)
-			if err != nil {
-				return badInput(fmt.Errorf("--fail: %w", err))
-			}
-			cfg.Failures = append(cfg.Failures, failure)
-		}
-		pic := newPicture(svgFile)
-		defer pic.Close()
-		var res, without *simulator.Result
-		err = streamRun(c, traceFile, pic, func(onEvent func(simulator.Event)) error {
-			cfg.OnEvent, cfg.Detail = onEvent, pic != nil
-			var err error
-			if res, without, err = spec.run(cfg); err != nil {
-				return badInput(err)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if pic != nil {
-			tl := timeline.Timeline{
-				Title: fmt.Sprintf("%s — %s, %s policy, %s", job.Name(), mode.mode, policy, count(res.Slots, "slot")),
-				Subtitle: fmt.Sprintf("makespan %d ms; slot time: %.0f%% with work progressing, %.0f%% held while waiting; %s%s, %s", res.Makespan.Milliseconds(),
-					100*res.WorkUtilization, 100*res.HeldWaiting, count(res.RegionsScheduled, deployUnit(policy)), sharedText(res), count(res.Failovers, "restart")),
-				Slots: timelineRows(res, pic), Regions: rs.NumRegions(), Makespan: res.Makespan,
-				Verdict: res.Verdict, Reason: res.Reason, Progress: true,
-			}
-			if res.Verdict == simulator.Steady {
-				tl.Subtitle = streamSubtitle(res) + fmt.Sprintf("; %s, %s", count(res.RegionsScheduled, deployUnit(policy)), count(res.Failovers, "restart"))
-			}
-			if policy == simulator.EagerPolicy { // no regions: colour by job vertex
-				tl.ColorBy = timeline.ColorByVertex
-			}
-			if err := writePicture(c, svgFile, pic, tl); err != nil {
-				return err
-			}
-		}
-		out := summaryWriter(c, traceFile, svgFile)
-		modeText := mode.mode.String()
-		if hasSelective(rs) {
-			modeText += fmt.Sprintf(" (selective share %v)", share)
-		}
-		fmt.Fprintf(out, "job %q: mode %s, policy %s, %s, %s\n", job.Name(), modeText, policy, count(res.Slots, "slot"), seedText(seed, ties))
-		fmt.Fprintf(out, "makespan:          %d ms of virtual time, until the last event\n", res.Makespan.Milliseconds())
-		fmt.Fprintf(out, "slot utilization:  %.1f%% of slot time with work progressing\n", 100*res.WorkUtilization)
-		fmt.Fprintf(out, "held waiting:      %.1f%% of slot time held by tasks that could not progress\n", 100*res.HeldWaiting)
-		if policy == simulator.EagerPolicy {
-			fmt.Fprintf(out, "tasks deployed:    %s of %s\n", count(res.RegionsScheduled, "deployment"), count(rs.Topology().NumExecutionVertices(), "task"))
-		} else {
-			fmt.Fprintf(out, "regions scheduled: %s of %s%s\n", count(res.RegionsScheduled, "deployment"), count(rs.NumRegions(), "region"), sharedText(res))
-		}
-		fmt.Fprintf(out, "restarts:          %d (regions restarted: %d)\n", res.Failovers, res.RegionRestarts)
-		for _, r := range res.Restarts {
-			fmt.Fprintf(out, "  at %d ms %s failed: restarted %s %s\n", r.At.Milliseconds(), r.Task, noun(len(r.Regions), "region", "regions"), idRanges(r.Regions))
-		}
-		printSpeculation(out, spec, res, without)
-		fmt.Fprintf(out, "simulation steps:  %d (task progress ends and slot-request timeouts handled); %s\n",
-			res.Processed, count(res.TraceEvents, "trace event"))
-		fmt.Fprintln(out, res.Reason)
-		if !res.Verdict.OK() {
-			return negative(res.Reason)
+		cfg.Failures = append(cfg.Failures, failure)
+	}
+	return cfg, nil
+}
+
+// runJob runs the job of the job file path alone, streams its trace and
+// picture to the --trace and --svg files, and prints its summary.
+func (f *simulateFlags) runJob(c *cobra.Command, s simulateSetup, path string, stdin io.Reader) error {
+	job, err := loadJob(path, stdin)
+	if err != nil {
+		return err
+	}
+	rs := region.FromJob(job, f.mode.mode)
+	cfg, err := f.config(c, s, rs)
+	if err != nil {
+		return err
+	}
+	pic := newPicture(f.svgFile)
+	defer pic.Close()
+	var res, without *simulator.Result
+	err = streamRun(c, f.traceFile, pic, func(onEvent func(runfile.Event)) error {
+		cfg.OnEvent, cfg.Detail = onEvent, pic != nil
+		var err error
+		if res, without, err = f.spec.run(cfg); err != nil {
+			return badInput(err)
 		}
 		return nil
+	})
+	if err != nil {
+		return err
 	}
-	return c
+	if pic != nil {
+		if err := writePicture(c, f.svgFile, pic, f.jobTimeline(job, rs, s.policy, res, pic)); err != nil {
+			return err
+		}
+	}
+	f.printJobSummary(summaryWriter(c, f.traceFile, f.svgFile), job, rs, s, res, without)
+	if !res.Verdict.OK() {
+		return negative(res.Reason)
+	}
+	return nil
+}
+
+// jobTimeline is the picture of a run of one job.
+func (f *simulateFlags) jobTimeline(job *topology.JobGraph, rs *region.Regions, policy simulator.Policy, res *simulator.Result, pic *timeline.Recorder) timeline.Timeline {
+	tl := timeline.Timeline{
+		Title: fmt.Sprintf("%s — %s, %s policy, %s", job.Name(), f.mode.mode, policy, count(res.Slots, "slot")),
+		Subtitle: fmt.Sprintf("makespan %d ms; slot time: %.0f%% with work progressing, %.0f%% held while waiting; %s%s, %s", res.Makespan.Milliseconds(),
+			100*res.WorkUtilization, 100*res.HeldWaiting, count(res.RegionsScheduled, deployUnit(policy)), sharedText(res), count(res.Failovers, "restart")),
+		Slots: timelineRows(res, pic), Regions: rs.NumRegions(), Makespan: res.Makespan,
+		Verdict: res.Verdict, Reason: res.Reason, Progress: true,
+	}
+	if res.Verdict == runfile.Steady {
+		tl.Subtitle = streamSubtitle(res) + fmt.Sprintf("; %s, %s", count(res.RegionsScheduled, deployUnit(policy)), count(res.Failovers, "restart"))
+	}
+	if policy == simulator.EagerPolicy { // no regions: colour by job vertex
+		tl.ColorBy = timeline.ColorByVertex
+	}
+	return tl
+}
+
+// printJobSummary prints the summary of a run of one job to out, its
+// verdict last.
+func (f *simulateFlags) printJobSummary(out io.Writer, job *topology.JobGraph, rs *region.Regions, s simulateSetup, res, without *simulator.Result) {
+	policy := s.policy
+	modeText := f.mode.mode.String()
+	if hasSelective(rs) {
+		modeText += fmt.Sprintf(" (selective share %v)", f.share)
+	}
+	fmt.Fprintf(out, "job %q: mode %s, policy %s, %s, %s\n", job.Name(), modeText, policy, count(res.Slots, "slot"), seedText(f.seed, s.ties))
+	fmt.Fprintf(out, "makespan:          %d ms of virtual time, until the last event\n", res.Makespan.Milliseconds())
+	fmt.Fprintf(out, "slot utilization:  %.1f%% of slot time with work progressing\n", 100*res.WorkUtilization)
+	fmt.Fprintf(out, "held waiting:      %.1f%% of slot time held by tasks that could not progress\n", 100*res.HeldWaiting)
+	if policy == simulator.EagerPolicy {
+		fmt.Fprintf(out, "tasks deployed:    %s of %s\n", count(res.RegionsScheduled, "deployment"), count(rs.Topology().NumExecutionVertices(), "task"))
+	} else {
+		fmt.Fprintf(out, "regions scheduled: %s of %s%s\n", count(res.RegionsScheduled, "deployment"), count(rs.NumRegions(), "region"), sharedText(res))
+	}
+	fmt.Fprintf(out, "restarts:          %d (regions restarted: %d)\n", res.Failovers, res.RegionRestarts)
+	for _, r := range res.Restarts {
+		fmt.Fprintf(out, "  at %d ms %s failed: restarted %s %s\n", r.At.Milliseconds(), r.Task, noun(len(r.Regions), "region", "regions"), idRanges(r.Regions))
+	}
+	printSpeculation(out, f.spec, res, without)
+	fmt.Fprintf(out, "simulation steps:  %d (task progress ends and slot-request timeouts handled); %s\n",
+		res.Processed, count(res.TraceEvents, "trace event"))
+	fmt.Fprintln(out, res.Reason)
 }
 
 // hasSelective reports whether the job has a selective hybrid edge.
@@ -232,8 +295,8 @@ func newPicture(svgFile string) *timeline.Recorder {
 // is to set Config.Detail when pic is not nil). Nothing keeps the trace,
 // so memory does not grow with it. run does the simulation with the
 // OnEvent given (nil when nobody listens).
-func streamRun(c *cobra.Command, traceFile string, pic *timeline.Recorder, run func(onEvent func(simulator.Event)) error) error {
-	var onEvent func(simulator.Event)
+func streamRun(c *cobra.Command, traceFile string, pic *timeline.Recorder, run func(onEvent func(runfile.Event)) error) error {
+	var onEvent func(runfile.Event)
 	if pic != nil {
 		onEvent = pic.Event
 	}
@@ -241,10 +304,10 @@ func streamRun(c *cobra.Command, traceFile string, pic *timeline.Recorder, run f
 		return run(onEvent)
 	}
 	return writeOutput(c, traceFile, func(w io.Writer) error {
-		tw := simulator.NewTraceWriter(w)
+		tw := runfile.NewTraceWriter(w)
 		onEvent := tw.Event
 		if pic != nil {
-			onEvent = func(e simulator.Event) {
+			onEvent = func(e runfile.Event) {
 				tw.Event(e) // trace events only: it leaves out those only pictures use
 				pic.Event(e)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/simulator"
 )
@@ -113,20 +114,9 @@ func hours(d time.Duration) string { return fmt.Sprintf("%.2f slot-hours", d.Hou
 
 // slotNodes lists the node of each slot of a cluster file, in the order
 // the simulator numbers the slots (nil without a file or nodes).
-func slotNodes(cf *clusterFile) []string {
+func slotNodes(cf *runfile.Cluster) []string {
 	if cf == nil {
 		return nil
 	}
-	var out []string
-	named := false
-	for _, g := range cf.Slots {
-		for range *g.Count {
-			out = append(out, g.Node)
-		}
-		named = named || g.Node != ""
-	}
-	if !named {
-		return nil
-	}
-	return out
+	return cf.SlotNodes()
 }

@@ -325,18 +325,7 @@ func Generate(r *rand.Rand, o Options) (*topology.JobGraph, error) {
 	if planted {
 		n = max(n, motifSize)
 	}
-	pool := make([]int, o.ParallelismPool)
-	for i := range pool {
-		pool[i] = o.Parallelism.draw(r)
-	}
-	par := make([]int, n)
-	for i := range par {
-		if len(pool) > 0 && chance(r, o.PoolRate) {
-			par[i] = pick(r, pool)
-		} else {
-			par[i] = o.Parallelism.draw(r)
-		}
-	}
+	par := o.drawParallelism(r, n)
 	order := make([]int, n) // edges go from earlier to later positions
 	for i := range order {
 		order[i] = i
@@ -368,56 +357,26 @@ func Generate(r *rand.Rand, o Options) (*topology.JobGraph, error) {
 
 	b := topology.NewBuilder(o.Name)
 	for i := range n {
-		v := topology.JobVertex{ID: id(i), Parallelism: par[i]}
-		if len(groups) > 0 {
-			v.SlotSharingGroup = pick(r, groups)
-		}
-		if withResources && chance(r, o.ResourceRate) {
-			v.Resources = pick(r, o.Profiles)
-			if !v.Resources.IsUnknown() && chance(r, o.GPURate) {
-				v.Resources = v.Resources.WithExtended("gpu", pick(r, o.GPUs))
-			}
-		}
-		v.Unbounded = chance(r, o.UnboundedRate)
-		v.Duration = o.Duration.draw(r)
-		b.AddVertex(v)
+		b.AddVertex(o.drawVertex(r, id(i), par[i], groups, withResources))
 	}
-
-	join := func(a, c int) { // positions a < c
-		src, dst := order[a], order[c]
-		copies := 1
-		if chance(r, o.ParallelEdgeRate) {
-			copies = 2
-		}
-		for range copies {
-			e := topology.JobEdge{Source: id(src), Target: id(dst)}
-			if par[src] == par[dst] && chance(r, o.ForwardRate) {
-				e.ShipStrategy = exchange.Forward
-			} else {
-				e.ShipStrategy = pick(r, ships)
-			}
-			if chance(r, pinRate) {
-				e.Pinned, e.Exchange = true, pick(r, pinTypes)
-			}
-			edges = append(edges, e)
-		}
-	}
+	j := joiner{r: r, o: &o, order: order, par: par, id: id, ships: ships, pinTypes: pinTypes, pinRate: pinRate, edges: edges}
 	for c := 1; c < n; c++ {
 		if c < sealed {
 			continue
 		}
 		if o.Inputs > 0 {
 			for _, a := range r.Perm(c)[:1+r.IntN(min(c, o.Inputs))] {
-				join(a, c)
+				j.join(a, c)
 			}
 			continue
 		}
 		for a := range c {
 			if chance(r, density) || (a == c-1 && chance(r, o.ChainRate)) {
-				join(a, c)
+				j.join(a, c)
 			}
 		}
 	}
+	edges = j.edges
 	if o.ShuffleEdges {
 		r.Shuffle(len(edges), func(i, j int) { edges[i], edges[j] = edges[j], edges[i] })
 	}
@@ -425,4 +384,75 @@ func Generate(r *rand.Rand, o Options) (*topology.JobGraph, error) {
 		b.AddEdge(e)
 	}
 	return b.Build()
+}
+
+// drawParallelism draws the parallelism of n vertices: from a pool of
+// ParallelismPool values drawn first (at PoolRate), or afresh.
+func (o *Options) drawParallelism(r *rand.Rand, n int) []int {
+	pool := make([]int, o.ParallelismPool)
+	for i := range pool {
+		pool[i] = o.Parallelism.draw(r)
+	}
+	par := make([]int, n)
+	for i := range par {
+		if len(pool) > 0 && chance(r, o.PoolRate) {
+			par[i] = pick(r, pool)
+		} else {
+			par[i] = o.Parallelism.draw(r)
+		}
+	}
+	return par
+}
+
+// drawVertex draws a vertex's slot sharing group, resources, boundedness
+// and duration.
+func (o *Options) drawVertex(r *rand.Rand, id string, par int, groups []string, withResources bool) topology.JobVertex {
+	v := topology.JobVertex{ID: id, Parallelism: par}
+	if len(groups) > 0 {
+		v.SlotSharingGroup = pick(r, groups)
+	}
+	if withResources && chance(r, o.ResourceRate) {
+		v.Resources = pick(r, o.Profiles)
+		if !v.Resources.IsUnknown() && chance(r, o.GPURate) {
+			v.Resources = v.Resources.WithExtended("gpu", pick(r, o.GPUs))
+		}
+	}
+	v.Unbounded = chance(r, o.UnboundedRate)
+	v.Duration = o.Duration.draw(r)
+	return v
+}
+
+// joiner draws the edges of a job between positions of its edge order.
+type joiner struct {
+	r        *rand.Rand
+	o        *Options
+	order    []int // edges go from earlier to later positions
+	par      []int
+	id       func(int) string
+	ships    []exchange.ShipStrategy
+	pinTypes []exchange.ResultPartitionType
+	pinRate  float64
+	edges    []topology.JobEdge
+}
+
+// join draws one edge (two at ParallelEdgeRate) from position a to c > a.
+func (j *joiner) join(a, c int) {
+	r, o := j.r, j.o
+	src, dst := j.order[a], j.order[c]
+	copies := 1
+	if chance(r, o.ParallelEdgeRate) {
+		copies = 2
+	}
+	for range copies {
+		e := topology.JobEdge{Source: j.id(src), Target: j.id(dst)}
+		if j.par[src] == j.par[dst] && chance(r, o.ForwardRate) {
+			e.ShipStrategy = exchange.Forward
+		} else {
+			e.ShipStrategy = pick(r, j.ships)
+		}
+		if chance(r, j.pinRate) {
+			e.Pinned, e.Exchange = true, pick(r, j.pinTypes)
+		}
+		j.edges = append(j.edges, e)
+	}
 }

@@ -405,7 +405,7 @@ func (p *Pool) fulfillOne(b *bulk, idx int32, s *slotRec) {
 // fulfilled ends the wait of a bulk whose requests all have slots (ids):
 // the Fulfilled event, and out of the queue.
 func (p *Pool) fulfilled(b *bulk, ids []slotpool.SlotID) {
-	p.emit(Fulfilled{Bulk: b.id, Slots: ids})
+	p.emitFulfilled(Fulfilled{Bulk: b.id, Slots: ids})
 	p.leaveWaiting(b, slotpool.ReasonStopped)
 	b.state = BulkFulfilled
 	b.inUse = int32(len(ids))

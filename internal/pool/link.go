@@ -18,9 +18,9 @@ type Link struct {
 	pool *Pool
 	adm  slotpool.Admission
 	log  *zap.Logger
-	// out is what Ready returned last; spare the storage of the events
+	// out is what Notes returned last; spare the storage of the events
 	// it took from the pool last, which the pool fills next.
-	out, spare []Event
+	out, spare []Note
 }
 
 // NewLink couples p with a (nil: no in-process admission). A nil logger
@@ -44,8 +44,14 @@ func (l *Link) Admission() slotpool.Admission { return l.adm }
 // returned. A message one side rejects is logged and dropped: it is a
 // protocol error of the other side, and neither state changed.
 //
-// The returned slice is valid until the next call.
-func (l *Link) Ready(now time.Time) []Event {
+// The caller owns the returned slice. Notes returns the same events
+// without boxing them.
+func (l *Link) Ready(now time.Time) []Event { return events(l.Notes(now)) }
+
+// Notes is Ready with the events as Notes: a Fulfilled, the usual event,
+// costs no allocation. The returned slice is valid until the next call of
+// Notes or Ready.
+func (l *Link) Notes(now time.Time) []Note {
 	if l.adm == nil {
 		// The pool's events as they are; the pool fills the slice returned
 		// last time next.
@@ -58,7 +64,7 @@ func (l *Link) Ready(now time.Time) []Event {
 		events := l.pool.swapEvents(l.spare)
 		l.spare = events
 		for _, ev := range events {
-			if m, ok := ev.(slotpool.ToAdmission); ok {
+			if m, ok := ev.Other.(slotpool.ToAdmission); ok {
 				if err := l.adm.Handle(now, m); err != nil {
 					l.log.Warn("admission rejected a message of the pool", zap.Error(err))
 				}

@@ -86,7 +86,7 @@ type Pool struct {
 	idSlabSize       int
 
 	dirtyFree []int32
-	events    []Event
+	events    []Note
 
 	// scratch buffers
 	wantBuf   []int
@@ -119,12 +119,24 @@ func New(cfg Config) *Pool {
 
 // Ready returns the events since the last call, oldest first, and forgets
 // them. The caller owns the slice.
-func (p *Pool) Ready() []Event { return p.swapEvents(nil) }
+func (p *Pool) Ready() []Event { return events(p.swapEvents(nil)) }
+
+// events returns notes as events (each Fulfilled boxed).
+func events(notes []Note) []Event {
+	if len(notes) == 0 {
+		return nil
+	}
+	evs := make([]Event, len(notes))
+	for i, n := range notes {
+		evs[i] = n.Event()
+	}
+	return evs
+}
 
 // swapEvents returns the events since the last call and collects the
 // next ones in spare's storage, emptied (Link's buffer that no caller
 // reads any more).
-func (p *Pool) swapEvents(spare []Event) []Event {
+func (p *Pool) swapEvents(spare []Note) []Note {
 	ev := p.events
 	clear(spare)
 	p.events = spare[:0]
@@ -542,7 +554,10 @@ func (p *Pool) settleAfterEnqueue(now time.Time, b *bulk) {
 	p.settle(now)
 }
 
-func (p *Pool) emit(e Event) { p.events = append(p.events, e) }
+func (p *Pool) emit(e Event) { p.events = append(p.events, Note{Other: e}) }
+
+// emitFulfilled records a Fulfilled inline, without boxing it (see Note).
+func (p *Pool) emitFulfilled(f Fulfilled) { p.events = append(p.events, Note{Fulfilled: f}) }
 
 // logDebug writes a debug entry about bulk b. Whether the logger takes
 // debug entries is read once (New): a check per bulk costs more than the

@@ -33,10 +33,10 @@ func (e *ShareError) Error() string {
 // Unwrap returns ErrInvalidShare.
 func (e *ShareError) Unwrap() error { return ErrInvalidShare }
 
-// CheckSelectiveShare returns a *ShareError unless 0 < share <= 1: what a
+// ValidateSelectiveShare returns a *ShareError unless 0 < share <= 1: what a
 // caller that reads the share from its input checks before handing it to
 // WithSelectiveShare.
-func CheckSelectiveShare(share float64) error {
+func ValidateSelectiveShare(share float64) error {
 	if !(share > 0 && share <= 1) { // NaN fails both
 		return &ShareError{Share: share}
 	}
@@ -48,7 +48,7 @@ func CheckSelectiveShare(share float64) error {
 // consumer may start: with n producer partitions in the partition group a
 // consumer reads, ceil(share*n) of them (at least one), and every other
 // producer deployed. The default is DefaultSelectiveShare. A share outside
-// (0, 1] (see CheckSelectiveShare) leaves the default.
+// (0, 1] (see ValidateSelectiveShare) leaves the default.
 //
 // What it models: Flink starts a selective hybrid consumer once some of
 // its producers have finished (its PartialFinishedInputConsumableDecider
@@ -60,7 +60,7 @@ func CheckSelectiveShare(share float64) error {
 // its restart never restarts its producers (see RegionsToRestart).
 func WithSelectiveShare(share float64) Option {
 	return func(s *Strategy) {
-		if CheckSelectiveShare(share) == nil {
+		if ValidateSelectiveShare(share) == nil {
 			s.selectiveShare = share
 		}
 	}

@@ -127,14 +127,14 @@ func TestHybridSelectiveShare(t *testing.T) {
 	}
 }
 
-// TestCheckSelectiveShare: the valid shares are (0, 1]; anything else is a
+// TestValidateSelectiveShare: the valid shares are (0, 1]; anything else is a
 // *ShareError naming the share and the range.
-func TestCheckSelectiveShare(t *testing.T) {
+func TestValidateSelectiveShare(t *testing.T) {
 	for _, ok := range []float64{1e-9, 0.5, 1} {
-		assert.NoError(t, strategy.CheckSelectiveShare(ok), "%v", ok)
+		assert.NoError(t, strategy.ValidateSelectiveShare(ok), "%v", ok)
 	}
 	for _, bad := range []float64{0, -0.5, 1.0000001, 2, math.NaN(), math.Inf(1)} {
-		err := strategy.CheckSelectiveShare(bad)
+		err := strategy.ValidateSelectiveShare(bad)
 		require.ErrorIs(t, err, strategy.ErrInvalidShare, "%v", bad)
 		var se *strategy.ShareError
 		require.ErrorAs(t, err, &se)

@@ -105,7 +105,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(h.dir)
-	s := scheduler.New(e.rs, scheduler.Config{Speculation: cfg.Speculation})
+	s, err := scheduler.New(e.rs, scheduler.Config{Speculation: cfg.Speculation})
+	if err != nil {
+		return nil, err
+	}
 	e.readFinishedOnly(s) // before the driver owns s
 	d := scheduler.StartDriver(ctx, s, scheduler.DriverConfig{Clock: h.clk})
 	e.attach(h, h.dir, d)

@@ -1,0 +1,330 @@
+package runfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/regionsched/regionsched/internal/jsontext"
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/resource"
+)
+
+// Cluster is a cluster file (docs/job-file.md), as DecodeCluster read
+// and checked it: its slot groups, queues and users in file order.
+type Cluster struct {
+	// Slots are the slot groups; the slots get ids 0, 1, ... in this
+	// order (Counts).
+	Slots []SlotGroup
+	// Queues configure queues of the admission (QueueConfigs).
+	Queues []Queue
+	// Users give who may change priorities and kill jobs (Roles).
+	Users []User
+}
+
+// SlotGroup is an entry of a cluster file's "slots": Count slots alike.
+type SlotGroup struct {
+	// Count is the number of slots of the group.
+	Count int
+	// Resources is what one slot holds; nil: unknown-sized (it fits any
+	// request).
+	Resources *resource.Profile
+	// Node names the machine of the group's slots ("": each slot is a
+	// machine of its own); speculative execution blocks slow nodes.
+	Node string
+}
+
+// Queue is an entry of a cluster file's "queues" (QueueConfigs maps it
+// to the admission's).
+type Queue struct {
+	// Name is the queue's name as written (not empty, each once).
+	Name string
+	// Policy is one of QueuePolicies, or "" for the run's default.
+	Policy string
+	// MaxRunningJobs bounds the jobs running at once; 0 is unlimited.
+	MaxRunningJobs int
+	// StartingTimeoutMs is how long a job of a stateaware queue may stay
+	// starting (nil: the admission's default).
+	StartingTimeoutMs *int64
+	// ReclaimTimeoutMs, if set, lets a waiting job of the queue reclaim
+	// the slots of lower-priority jobs of the queue after that long (nil:
+	// never).
+	ReclaimTimeoutMs *int64
+}
+
+// User is an entry of a cluster file's "users".
+type User struct {
+	// Name matches a job's user (not empty, each once).
+	Name string
+	// Role is "admin" or "user".
+	Role string
+}
+
+// The wire form of a cluster file: every object is decoded on its own so
+// that errors carry its JSON path; pointers tell absent from zero.
+type (
+	clusterWire struct {
+		Slots  []json.RawMessage `json:"slots"`
+		Queues []json.RawMessage `json:"queues"`
+		Users  []json.RawMessage `json:"users"`
+	}
+	slotGroupWire struct {
+		Count     *int            `json:"count"`
+		Resources json.RawMessage `json:"resources"`
+		Node      *string         `json:"node"`
+	}
+	queueWire struct {
+		Name              *string `json:"name"`
+		Policy            *string `json:"policy"`
+		MaxRunningJobs    *int    `json:"maxRunningJobs"`
+		StartingTimeoutMs *int64  `json:"startingTimeoutMs"`
+		ReclaimTimeoutMs  *int64  `json:"reclaimTimeoutMs"`
+	}
+	userWire struct {
+		Name *string `json:"name"`
+		Role *string `json:"role"`
+	}
+)
+
+// The exact field names of each object of a cluster file (a resource
+// profile checks its own).
+var (
+	clusterFields   = []string{"slots", "queues", "users"}
+	slotGroupFields = []string{"count", "resources", "node"}
+	queueFields     = []string{"name", "policy", "maxRunningJobs", "startingTimeoutMs", "reclaimTimeoutMs"}
+	userFields      = []string{"name", "role"}
+	queuePolicies   = []string{"fifo", "priority", "fairshare", "stateaware"}
+	userRoles       = []string{"admin", "user"}
+)
+
+// clusterValid says what the integer fields of a cluster file take, by the
+// last part of their JSON path, for a number out of range.
+var clusterValid = map[string]string{
+	"count":             fmt.Sprintf("an integer in 0 ... %d", region.MaxClusterSlots),
+	"maxRunningJobs":    "a non-negative integer (0 = unlimited)",
+	"startingTimeoutMs": "an integer number of ms in " + jsontext.MillisRange,
+	"reclaimTimeoutMs":  "an integer number of ms in " + jsontext.MillisRange,
+	"cpuMillis":         fmt.Sprintf("an integer in 0 ... %d", int64(math.MaxInt64)),
+	"memoryMB":          fmt.Sprintf("an integer in 0 ... %d", int64(math.MaxInt64)),
+}
+
+// ClusterError is a problem in a cluster file: the JSON path of the
+// field and what is wrong with it, in words (the value, the valid
+// values), never in Go terms.
+type ClusterError struct {
+	// Field is the JSON path of the field at fault, e.g.
+	// "slots[1].resources.gpu"; "" when the whole file is.
+	Field string
+	// Problem says what is wrong and what would be valid.
+	Problem string
+}
+
+// Error returns `field "PATH": PROBLEM` (just the problem for the whole
+// file).
+func (e *ClusterError) Error() string {
+	if e.Field == "" {
+		return e.Problem
+	}
+	return fmt.Sprintf("field %q: %s", e.Field, e.Problem)
+}
+
+func clusterErrorf(field, format string, a ...any) error {
+	return &ClusterError{Field: field, Problem: fmt.Sprintf(format, a...)}
+}
+
+// DecodeCluster parses and checks a cluster file (docs/job-file.md).
+// Field names must match exactly and only once; the slot counts add up
+// to at most region.MaxClusterSlots; a queue or a user is configured
+// once. The error is a *ClusterError naming the field by its JSON path.
+// Whether a queue name is a full one is checked by QueueConfigs, for the
+// runs that use the queues.
+func DecodeCluster(data []byte) (*Cluster, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &ClusterError{Problem: "malformed JSON: the file is empty"}
+	}
+	var w clusterWire
+	if err := strictDecode(data, &w, "", clusterFields); err != nil {
+		return nil, err
+	}
+	if w.Slots == nil {
+		return nil, clusterErrorf("slots", `missing: a cluster file lists its slot groups, e.g. {"slots": [{"count": 4}]}`)
+	}
+	cf := &Cluster{Slots: make([]SlotGroup, len(w.Slots))}
+	counts := make([]resource.Count, 0, len(w.Slots)) // for the total
+	for i, raw := range w.Slots {
+		s, err := decodeSlotGroup(raw, fmt.Sprintf("slots[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		cf.Slots[i] = s
+		counts = append(counts, resource.Count{N: s.Count})
+	}
+	if _, err := region.ClusterSize(counts); err != nil {
+		var se *region.ClusterSizeError
+		if errors.As(err, &se) {
+			return nil, clusterErrorf(fmt.Sprintf("slots[%d].count", se.Entry),
+				"the slot counts add up to more than %d slots with this one (%d): a cluster this large is surely a mistake", region.MaxClusterSlots, se.N)
+		}
+		return nil, &ClusterError{Problem: err.Error()}
+	}
+	queueAt := map[string]int{}
+	for i, raw := range w.Queues {
+		q, err := decodeQueue(raw, fmt.Sprintf("queues[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		if j, ok := queueAt[q.Name]; ok {
+			return nil, clusterErrorf(fmt.Sprintf("queues[%d].name", i), "queue %q is already configured by queues[%d]", q.Name, j)
+		}
+		queueAt[q.Name] = i
+		cf.Queues = append(cf.Queues, q)
+	}
+	userAt := map[string]int{}
+	for i, raw := range w.Users {
+		u, err := decodeUser(raw, fmt.Sprintf("users[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		if j, ok := userAt[u.Name]; ok {
+			return nil, clusterErrorf(fmt.Sprintf("users[%d].name", i), "user %q is already configured by users[%d]", u.Name, j)
+		}
+		userAt[u.Name] = i
+		cf.Users = append(cf.Users, u)
+	}
+	return cf, nil
+}
+
+func decodeSlotGroup(raw json.RawMessage, path string) (SlotGroup, error) {
+	var w slotGroupWire
+	if err := decodeObject(raw, &w, path, slotGroupFields); err != nil {
+		return SlotGroup{}, err
+	}
+	if w.Count == nil {
+		return SlotGroup{}, clusterErrorf(path+".count", "missing: the number of slots of this group is required")
+	}
+	if *w.Count < 0 {
+		return SlotGroup{}, clusterErrorf(path+".count", "invalid value %d: must be a non-negative integer", *w.Count)
+	}
+	s := SlotGroup{Count: *w.Count}
+	if w.Node != nil {
+		if *w.Node == "" || strings.ContainsFunc(*w.Node, unicode.IsSpace) {
+			return SlotGroup{}, clusterErrorf(path+".node", "%s is not a node name: non-empty, without whitespace", quoteJSON(*w.Node))
+		}
+		s.Node = *w.Node
+	}
+	if !jsontext.IsNull(w.Resources) {
+		var p resource.Profile
+		if err := strictDecode(w.Resources, &p, path+".resources", nil); err != nil {
+			return SlotGroup{}, err
+		}
+		s.Resources = &p
+	}
+	return s, nil
+}
+
+func decodeQueue(raw json.RawMessage, path string) (Queue, error) {
+	var w queueWire
+	if err := decodeObject(raw, &w, path, queueFields); err != nil {
+		return Queue{}, err
+	}
+	var q Queue
+	switch {
+	case w.Name == nil:
+		return q, clusterErrorf(path+".name", "missing: a queue needs a name, e.g. \"root.default\"")
+	case *w.Name == "":
+		return q, clusterErrorf(path+".name", "must not be empty")
+	}
+	q.Name = *w.Name
+	if w.Policy != nil {
+		if !slices.Contains(queuePolicies, *w.Policy) {
+			return q, clusterErrorf(path+".policy", "%s is not a queue policy: valid values are %s (leave the field out for the --queue-policy default)",
+				quoteJSON(*w.Policy), strings.Join(queuePolicies, ", "))
+		}
+		q.Policy = *w.Policy
+	}
+	if w.MaxRunningJobs != nil {
+		if *w.MaxRunningJobs < 0 {
+			return q, clusterErrorf(path+".maxRunningJobs", "invalid value %d: must be a non-negative integer (0 = unlimited)", *w.MaxRunningJobs)
+		}
+		q.MaxRunningJobs = *w.MaxRunningJobs
+	}
+	for _, ms := range []struct {
+		name string
+		v    *int64
+	}{{"startingTimeoutMs", w.StartingTimeoutMs}, {"reclaimTimeoutMs", w.ReclaimTimeoutMs}} {
+		if ms.v != nil && (*ms.v < 0 || *ms.v > jsontext.MaxMillis) {
+			return q, clusterErrorf(path+"."+ms.name, "invalid value %d: must be a number of milliseconds in %s", *ms.v, jsontext.MillisRange)
+		}
+	}
+	q.StartingTimeoutMs, q.ReclaimTimeoutMs = w.StartingTimeoutMs, w.ReclaimTimeoutMs
+	return q, nil
+}
+
+func decodeUser(raw json.RawMessage, path string) (User, error) {
+	var w userWire
+	if err := decodeObject(raw, &w, path, userFields); err != nil {
+		return User{}, err
+	}
+	valid := "valid values are " + strings.Join(userRoles, ", ")
+	switch {
+	case w.Name == nil:
+		return User{}, clusterErrorf(path+".name", "missing: a user needs a name")
+	case *w.Name == "":
+		return User{}, clusterErrorf(path+".name", "must not be empty")
+	case w.Role == nil:
+		return User{}, clusterErrorf(path+".role", "missing: %s", valid)
+	case !slices.Contains(userRoles, *w.Role):
+		return User{}, clusterErrorf(path+".role", "%s is not a role: %s", quoteJSON(*w.Role), valid)
+	}
+	return User{Name: *w.Name, Role: *w.Role}, nil
+}
+
+// decodeObject is strictDecode for an element of a list, which must be an
+// object (null is not a slot group, queue or user).
+func decodeObject(raw json.RawMessage, v any, path string, fields []string) error {
+	if jsontext.IsNull(raw) {
+		return clusterErrorf(path, "expected an object, got JSON null")
+	}
+	return strictDecode(raw, v, path, fields)
+}
+
+// strictDecode decodes the JSON value data into v with jsontext.Decode:
+// the member names of an object must be exactly (case-sensitively) among
+// fields and not repeated (nil fields: v checks its own, as
+// resource.Profile does). Errors are *ClusterErrors whose field is
+// prefixed with path.
+func strictDecode(data []byte, v any, path string, fields []string) error {
+	var de *jsontext.DecodeError
+	if err := jsontext.Decode(data, v, path, fields); !errors.As(err, &de) {
+		return err
+	}
+	var amountErr *resource.AmountError
+	switch {
+	case de.Kind == jsontext.ErrUnknownKey || de.Kind == jsontext.ErrDuplicateKey:
+		return clusterErrorf(de.Path, "%v: %s", de.Kind, de.Detail)
+	case de.Kind == jsontext.ErrType:
+		return &ClusterError{Field: de.Path, Problem: de.Detail}
+	case de.Kind == jsontext.ErrRange:
+		problem := de.Detail
+		if valid, ok := clusterValid[de.Path[strings.LastIndexByte(de.Path, '.')+1:]]; ok {
+			problem = fmt.Sprintf("%s is out of range (valid: %s)", de.Number, valid)
+		}
+		return &ClusterError{Field: de.Path, Problem: problem}
+	case errors.As(de.Err, &amountErr) && amountErr.InvalidName:
+		name := strings.TrimPrefix(amountErr.Field, "extended.")
+		why := "it contains '=' or ';'"
+		if name == "" {
+			why = "it is empty"
+		}
+		return clusterErrorf(strings.TrimSuffix(jsontext.JoinPath(de.Path, amountErr.Field), "."),
+			"invalid extended resource name %s: %s; a name must be non-empty and must not contain '=' or ';'", quoteJSON(name), why)
+	case errors.As(de.Err, &amountErr):
+		return clusterErrorf(jsontext.JoinPath(de.Path, amountErr.Field), "invalid value %d: must be a non-negative integer", amountErr.Value)
+	}
+	return clusterErrorf(de.Path, "malformed JSON: %s", strings.TrimPrefix(de.Detail, "json: "))
+}

@@ -1,0 +1,120 @@
+package runfile_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
+)
+
+// fullCluster is the cluster file of docs/job-file.md using every field.
+const fullCluster = `{"slots": [{"count": 2, "resources": {"cpuMillis": 1000, "memoryMB": 2048, "extended": {"gpu": 1, "GPU": 2}}},
+	                        {"count": 3}, {"count": 1, "resources": null}, {"count": 0}],
+	 "queues": [{"name": "root.default", "policy": "fifo", "maxRunningJobs": 0, "startingTimeoutMs": 300000, "reclaimTimeoutMs": 0},
+	            {"name": "root.batch", "policy": "fairshare"}, {"name": "root.x", "policy": "stateaware", "maxRunningJobs": 2},
+	            {"name": "root.y", "policy": "priority", "reclaimTimeoutMs": 1000}],
+	 "users": [{"name": "alice", "role": "admin"}, {"name": "bob", "role": "user"}]}`
+
+// TestDecodeClusterAcceptsEveryField: the cluster file of
+// docs/job-file.md, as documented, is accepted and read as written.
+func TestDecodeClusterAcceptsEveryField(t *testing.T) {
+	cf, err := runfile.DecodeCluster([]byte(fullCluster))
+	require.NoError(t, err)
+	require.Len(t, cf.Slots, 4)
+	assert.Equal(t, 2, cf.Slots[0].Count)
+	require.NotNil(t, cf.Slots[0].Resources)
+	assert.Equal(t, resource.New(1000, 2048).WithExtended("gpu", 1).WithExtended("GPU", 2), *cf.Slots[0].Resources)
+	assert.Nil(t, cf.Slots[1].Resources, "absent resources: unknown-sized")
+	assert.Nil(t, cf.Slots[2].Resources, "null resources: unknown-sized")
+	require.Len(t, cf.Queues, 4)
+	assert.Equal(t, runfile.Queue{Name: "root.default", Policy: "fifo", StartingTimeoutMs: ptr(int64(300000)), ReclaimTimeoutMs: ptr(int64(0))}, cf.Queues[0])
+	assert.Equal(t, runfile.Queue{Name: "root.batch", Policy: "fairshare"}, cf.Queues[1])
+	assert.Equal(t, 2, cf.Queues[2].MaxRunningJobs)
+	assert.Equal(t, ptr(int64(1000)), cf.Queues[3].ReclaimTimeoutMs)
+	assert.Nil(t, cf.Queues[3].StartingTimeoutMs)
+	assert.Equal(t, []runfile.User{{Name: "alice", Role: "admin"}, {Name: "bob", Role: "user"}}, cf.Users)
+
+	// escapes in names are resolved as encoding/json does
+	cf, err = runfile.DecodeCluster([]byte(`{"sl\u006fts": [{"c\u006funt": 1}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, 1, cf.Slots[0].Count)
+}
+
+// TestDecodeClusterErrors: a bad cluster file is a *ClusterError naming
+// the field by its JSON path (none for the file as a whole).
+func TestDecodeClusterErrors(t *testing.T) {
+	tests := []struct {
+		name, file, field, problem string
+	}{
+		{"empty", ``, "", "malformed JSON: the file is empty"},
+		{"missing slots", `{"queues": []}`, "slots", `missing: a cluster file lists its slot groups, e.g. {"slots": [{"count": 4}]}`},
+		{"negative count", `{"slots": [{"count": 1}, {"count": -2}]}`, "slots[1].count", "invalid value -2: must be a non-negative integer"},
+		{"too many slots", `{"slots": [{"count": 1099511627776}, {"count": 1}]}`, "slots[1].count",
+			"the slot counts add up to more than 1099511627776 slots with this one (1): a cluster this large is surely a mistake"},
+		{"node with a blank", `{"slots": [{"count": 1, "node": "a b"}]}`, "slots[0].node", `"a b" is not a node name: non-empty, without whitespace`},
+		{"bad policy", `{"slots": [], "queues": [{"name": "root.a", "policy": "lifo"}]}`, "queues[0].policy",
+			`"lifo" is not a queue policy: valid values are fifo, priority, fairshare, stateaware (leave the field out for the --queue-policy default)`},
+		{"queue twice", `{"slots": [], "queues": [{"name": "q"}, {"name": "q"}]}`, "queues[1].name", `queue "q" is already configured by queues[0]`},
+		{"bad role", `{"slots": [], "users": [{"name": "bob", "role": "root"}]}`, "users[0].role", `"root" is not a role: valid values are admin, user`},
+		{"null user", `{"slots": [], "users": [null]}`, "users[0]", "expected an object, got JSON null"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cf, err := runfile.DecodeCluster([]byte(tc.file))
+			assert.Nil(t, cf)
+			var ce *runfile.ClusterError
+			require.True(t, errors.As(err, &ce), "%T %v", err, err)
+			assert.Equal(t, tc.field, ce.Field)
+			assert.Equal(t, tc.problem, ce.Problem)
+		})
+	}
+}
+
+// TestClusterConfig: the slots, nodes, queues and roles a run takes from
+// a cluster file.
+func TestClusterConfig(t *testing.T) {
+	cf, err := runfile.DecodeCluster([]byte(fullCluster))
+	require.NoError(t, err)
+	assert.Equal(t, []resource.Count{{Profile: resource.New(1000, 2048).WithExtended("gpu", 1).WithExtended("GPU", 2), N: 2},
+		{Profile: resource.Unknown, N: 3}, {Profile: resource.Unknown, N: 1}, {Profile: resource.Unknown, N: 0}}, cf.Counts())
+	assert.Nil(t, cf.SlotNodes(), "no group names a node")
+
+	qs, err := cf.QueueConfigs(admission.Priority)
+	require.NoError(t, err)
+	assert.Equal(t, []admission.QueueConfig{
+		{Name: "root.default", Policy: admission.FIFO, StartingTimeout: 5 * time.Minute, Preempt: true},
+		{Name: "root.batch", Policy: admission.FairShare},
+		{Name: "root.x", Policy: admission.StateAware, MaxRunningJobs: 2},
+		{Name: "root.y", Policy: admission.Priority, Preempt: true, ReclaimTimeout: time.Second},
+	}, qs)
+
+	roles, err := cf.Roles()
+	require.NoError(t, err)
+	assert.Equal(t, map[string]admission.Role{"alice": admission.RoleAdmin, "bob": admission.RoleUser}, roles)
+
+	cf, err = runfile.DecodeCluster([]byte(`{"slots": [], "queues": [{"name": "root.now", "startingTimeoutMs": 0}]}`))
+	require.NoError(t, err)
+	qs, err = cf.QueueConfigs(admission.FIFO)
+	require.NoError(t, err)
+	assert.Equal(t, []admission.QueueConfig{{Name: "root.now", StartingTimeout: admission.NoStartingWait}}, qs, "0: leave starting at once")
+
+	cf, err = runfile.DecodeCluster([]byte(`{"slots": [{"count": 2, "node": "n1"}, {"count": 1}], "queues": [{"name": "batch"}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"n1", "n1", ""}, cf.SlotNodes())
+	qs, err = cf.QueueConfigs(admission.FIFO)
+	assert.Nil(t, qs)
+	var ce *runfile.ClusterError
+	require.True(t, errors.As(err, &ce), "%T %v", err, err)
+	assert.Equal(t, "queues[0].name", ce.Field)
+	assert.Contains(t, ce.Problem, `"batch" is not a full queue name`)
+
+	assert.Equal(t, []string{"fifo", "priority", "fairshare", "stateaware"}, runfile.QueuePolicies())
+}
+
+func ptr[T any](v T) *T { return &v }

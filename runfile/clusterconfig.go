@@ -1,0 +1,98 @@
+package runfile
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// QueuePolicies returns the values of a queue's "policy" in a cluster
+// file: "fifo", "priority", "fairshare", "stateaware".
+func QueuePolicies() []string { return slices.Clone(queuePolicies) }
+
+// Counts returns the cluster's slots as profile counts, in file order
+// (an unknown-sized group is of resource.Unknown).
+func (c *Cluster) Counts() []resource.Count {
+	var out []resource.Count
+	for _, s := range c.Slots {
+		p := resource.Unknown
+		if s.Resources != nil {
+			p = *s.Resources
+		}
+		out = append(out, resource.Count{Profile: p, N: s.Count})
+	}
+	return out
+}
+
+// SlotNodes lists the node of each slot, in the order of Counts' slots
+// ("" for a slot without a node), or nil if no group names a node.
+func (c *Cluster) SlotNodes() []string {
+	var out []string
+	named := false
+	for _, g := range c.Slots {
+		for range g.Count {
+			out = append(out, g.Node)
+		}
+		named = named || g.Node != ""
+	}
+	if !named {
+		return nil
+	}
+	return out
+}
+
+// QueueConfigs maps the cluster's queues to the admission's; a queue
+// without a policy takes defaultPolicy. A queue name that is not a full
+// one (topology.ValidQueueName) is a *ClusterError.
+func (c *Cluster) QueueConfigs(defaultPolicy admission.Policy) ([]admission.QueueConfig, error) {
+	var out []admission.QueueConfig
+	for i, q := range c.Queues {
+		if !topology.ValidQueueName(q.Name) {
+			return nil, clusterErrorf(fmt.Sprintf("queues[%d].name", i), "%s is not a full queue name: %s", quoteJSON(q.Name), topology.QueueNameRule)
+		}
+		qc := admission.QueueConfig{Name: q.Name, Policy: defaultPolicy, MaxRunningJobs: q.MaxRunningJobs}
+		if q.Policy != "" {
+			p, err := admission.ParsePolicy(q.Policy)
+			if err != nil { // DecodeCluster admits only valid names
+				return nil, clusterErrorf(fmt.Sprintf("queues[%d].policy", i),
+					"%s is not a queue policy: valid values are %s", quoteJSON(q.Policy), strings.Join(queuePolicies, ", "))
+			}
+			qc.Policy = p
+		}
+		if q.StartingTimeoutMs != nil {
+			qc.StartingTimeout = time.Duration(*q.StartingTimeoutMs) * time.Millisecond
+			if qc.StartingTimeout == 0 {
+				// 0 means "leave starting at once"; the admission reads a
+				// zero StartingTimeout as its default of 5 minutes.
+				qc.StartingTimeout = admission.NoStartingWait
+			}
+		}
+		if q.ReclaimTimeoutMs != nil {
+			// Present: a higher-priority job preempts this queue's
+			// lower-priority jobs after that long (0: at once); absent:
+			// never (docs/job-file.md).
+			qc.Preempt, qc.ReclaimTimeout = true, time.Duration(*q.ReclaimTimeoutMs)*time.Millisecond
+		}
+		out = append(out, qc)
+	}
+	return out, nil
+}
+
+// Roles maps the cluster's users to their roles (an empty map for a
+// cluster without users: every change is refused).
+func (c *Cluster) Roles() (map[string]admission.Role, error) {
+	out := map[string]admission.Role{}
+	for i, u := range c.Users {
+		role, err := admission.ParseRole(u.Role)
+		if err != nil { // DecodeCluster admits only valid roles
+			return nil, fmt.Errorf("users[%d].role: %w", i, err)
+		}
+		out[u.Name] = role
+	}
+	return out, nil
+}

@@ -1,0 +1,255 @@
+package slurm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/regionsched/regionsched/multijob"
+	"github.com/regionsched/regionsched/runfile"
+	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// apply carries out one Ready (every job's cancels, then the ends, then
+// the deploys) and returns how many jobs ended.
+func (r *runner) apply(ctx context.Context, rd multijob.Ready) int {
+	for _, jrd := range rd.Jobs {
+		jr := r.jobs[jrd.Job]
+		for _, req := range jrd.Requests {
+			for _, s := range req.Slots {
+				for _, v := range s.Members {
+					r.event(jrd.Job, jr, runfile.Request, v, runfile.NoSlot, req.Attempt)
+				}
+			}
+		}
+		for _, c := range jrd.Cancel {
+			if t := jr.running[c.Task]; t != nil && t.attempt == c.Attempt {
+				t.cancel()
+				<-t.done
+				delete(jr.running, c.Task)
+				r.event(jrd.Job, jr, runfile.Cancel, c.Task, int(t.slot), c.Attempt)
+			}
+		}
+		for _, rel := range jrd.Released {
+			if v, ok := jr.inSlot[rel.Slot]; ok {
+				r.event(jrd.Job, jr, runfile.Release, v, int(rel.Slot), rel.Attempt)
+				delete(jr.inSlot, rel.Slot)
+			}
+		}
+	}
+	ended := 0
+	for _, end := range rd.Ended {
+		jr := r.jobs[end.Job]
+		if jr == nil || jr.ended {
+			continue
+		}
+		ended++
+		jr.ended = true
+		for v, t := range jr.running {
+			t.cancel()
+			<-t.done
+			delete(jr.running, v)
+		}
+		if st, err := r.d.Status(ctx, end.Job); err == nil {
+			jr.out.Stats = st.Scheduler.Stats
+		}
+		r.mu.Lock()
+		jr.out.Err, jr.out.End = end.Err, r.since()
+		r.mu.Unlock()
+	}
+	for _, jrd := range rd.Jobs {
+		jr := r.jobs[jrd.Job]
+		for _, dep := range jrd.Deploy {
+			r.deploy(ctx, jrd.Job, jr, dep)
+		}
+	}
+	return ended
+}
+
+// deploy starts one task as a step in its slot's allocation.
+func (r *runner) deploy(ctx context.Context, job string, jr *jobRun, dep scheduler.Deployment) {
+	name := jr.rs.Topology().VertexName(dep.Task)
+	p, ok := r.pl.Placement(ctx, job, dep.Slot)
+	if !ok {
+		if ctx.Err() == nil {
+			r.abort(fmt.Errorf("job %s: slot %d of %s has no Slurm allocation", job, dep.Slot, name))
+		}
+		return
+	}
+	if old := jr.running[dep.Task]; old != nil {
+		<-old.done // it finished or failed and is reporting it
+	}
+	tctx, cancel := context.WithCancel(ctx)
+	t := &taskRun{attempt: dep.Attempt, slot: dep.Slot, cancel: cancel, done: make(chan struct{})}
+	jr.running[dep.Task] = t
+	jr.inSlot[dep.Slot] = dep.Task
+	r.mu.Lock()
+	delete(jr.finished, dep.Task)
+	if jr.out.Steps == 0 {
+		jr.out.FirstDeploy = r.since()
+	}
+	jr.out.Steps++
+	jr.allocs[p.Job] = true
+	r.mu.Unlock()
+	if dep.Shared { // its region asked the pool for nothing: traced as asking, served at once
+		r.event(job, jr, runfile.Request, dep.Task, runfile.NoSlot, dep.Attempt)
+	}
+	ev := r.taskEvent(job, jr, runfile.Deploy, dep.Task, int(dep.Slot), dep.Attempt)
+	ev.Shared = dep.Shared
+	r.trace(ev)
+	if r.cfg.onDeploy != nil {
+		r.cfg.onDeploy(job, name, p)
+	}
+	r.wg.Add(1)
+	go r.execute(tctx, job, jr, dep, p, t)
+}
+
+// event traces one event of a task.
+func (r *runner) event(job string, jr *jobRun, k runfile.Kind, v scheduler.TaskID, slot int, attempt scheduler.Attempt) {
+	r.trace(r.taskEvent(job, jr, k, v, slot, attempt))
+}
+
+// taskEvent is a trace event of a task.
+func (r *runner) taskEvent(job string, jr *jobRun, k runfile.Kind, v scheduler.TaskID, slot int, attempt scheduler.Attempt) runfile.Event {
+	ev := runfile.Event{At: r.since(), Kind: k, Task: jr.rs.Topology().VertexName(v), Region: int(jr.rs.RegionOf(v)), Slot: slot, Attempt: int(attempt)}
+	if r.multi {
+		ev.Job = job
+	}
+	return ev
+}
+
+// stepRefusedLimit is how long a task retries a step Slurm refuses to
+// start before the task fails.
+const stepRefusedLimit = 30 * time.Second
+
+// execute runs one task attempt as a Slurm step on its slot's node and
+// reports it. A step refused because slurmctld is unreachable is retried
+// with backoff (it did not run); any other failure fails the task.
+func (r *runner) execute(ctx context.Context, job string, jr *jobRun, dep scheduler.Deployment, p Placement, t *taskRun) {
+	defer r.wg.Done()
+	defer close(t.done)
+	topo := jr.rs.Topology()
+	name := topo.VertexName(dep.Task)
+	if err := r.d.TaskRunning(ctx, job, dep.Task, dep.Attempt); err != nil {
+		r.report(job, name, "running", err)
+		return
+	}
+	dur := time.Duration(float64(topo.Job().Vertex(topo.JobVertexOf(dep.Task)).Duration) * r.cfg.Scale)
+	argv := stepArgv(r.cfg.Command, job, name, dur)
+	backoff := 100 * time.Millisecond
+	var refusedSince time.Time
+	for {
+		var out bytes.Buffer
+		err := r.cfg.client.runStep(ctx, p, argv, &out, nil)
+		if ctx.Err() != nil {
+			return // canceled: the scheduler knows
+		}
+		if err == nil {
+			if node, _, _ := strings.Cut(strings.TrimSpace(out.String()), "\n"); p.Node != "" && node != p.Node {
+				r.abort(fmt.Errorf("job %s: task %s ran on node %q, its slot %d is on %q", job, name, node, dep.Slot, p.Node))
+				return
+			}
+			if !r.waitHybridProducers(ctx, jr, dep.Task) {
+				return // canceled while it waited
+			}
+			r.event(job, jr, runfile.Finish, dep.Task, int(dep.Slot), dep.Attempt)
+			err := r.d.TaskFinished(ctx, job, dep.Task, dep.Attempt)
+			if err == nil {
+				r.mu.Lock()
+				jr.finished[dep.Task] = true
+				r.mu.Unlock()
+			}
+			r.report(job, name, "finished", err)
+			r.pl.Poke()
+			return
+		}
+		// A step that did not start is tried again: while slurmctld is
+		// unreachable, and for a while when Slurm refuses it (right after
+		// a controller restart it does for seconds; if the allocation is
+		// gone, the admission revokes the slot and the task is canceled).
+		refused := errors.Is(err, ErrStepRefused)
+		if refused && refusedSince.IsZero() {
+			refusedSince = r.clk.Now()
+		}
+		if errors.Is(err, ErrUnreachable) || (refused && r.clk.Since(refusedSince) < stepRefusedLimit) {
+			r.cfg.Logger.Info("step not started, retrying", zap.String("job", job), zap.String("task", name), zap.String("error", err.Error()))
+			select {
+			case <-r.clk.After(backoff):
+			case <-ctx.Done():
+				return
+			}
+			backoff = min(2*backoff, 2*time.Second)
+			continue
+		}
+		r.cfg.Logger.Info("step failed", zap.String("job", job), zap.String("task", name), zap.String("error", err.Error()))
+		r.event(job, jr, runfile.Fail, dep.Task, int(dep.Slot), dep.Attempt)
+		r.report(job, name, "failed", r.d.TaskFailed(ctx, job, dep.Task, dep.Attempt))
+		r.pl.Poke()
+		return
+	}
+}
+
+// waitHybridProducers waits, holding the task's slot, until the scheduler
+// accepted the finish of every producer of a hybrid result task v reads: a
+// consumer reads until its producers wrote their last record, and the
+// scheduler refuses a finish before theirs (strategy.ErrEarlyFinish). It
+// returns false if ctx ended first (the task was canceled).
+func (r *runner) waitHybridProducers(ctx context.Context, jr *jobRun, v scheduler.TaskID) bool {
+	topo := jr.rs.Topology()
+	jv := topo.JobVertexOf(v)
+	var producers []topology.Range
+	for _, e := range topo.Job().InEdges(jv) {
+		if topo.PartitionType(e).IsHybrid() {
+			producers = append(producers, topo.GroupOnEdge(e, topo.ConsumedGroup(e, topo.SubtaskIndex(v))).Producers)
+		}
+	}
+	wait := 5 * time.Millisecond
+	for {
+		done := true
+		r.mu.Lock()
+		for _, ps := range producers {
+			for p := ps.Start; p < ps.End && done; p++ {
+				done = jr.finished[scheduler.TaskID(p)]
+			}
+		}
+		r.mu.Unlock()
+		if done {
+			return true
+		}
+		select {
+		case <-r.clk.After(wait):
+		case <-ctx.Done():
+			return false
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
+}
+
+// report handles the driver's answer to a task's report: the ones seen
+// when an attempt was canceled, its job ended or the run ended are fine,
+// anything else ends the run.
+func (r *runner) report(job, task, what string, err error) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, multijob.ErrStopped) ||
+		errors.Is(err, scheduler.ErrNotRunning) || errors.Is(err, multijob.ErrJobEnded) {
+		return
+	}
+	r.abort(fmt.Errorf("job %s: %s %s: %w", job, what, task, err))
+}
+
+// stepArgv is the command line of a task's step: it prints the node it
+// runs on (checked against the slot's), then runs the task's command,
+// by default a sleep for the task's duration.
+func stepArgv(command func(job, task string, d time.Duration) []string, job, task string, d time.Duration) []string {
+	argv := []string{"/bin/sh", "-c", `echo "$SLURMD_NODENAME"; exec "$@"`, "step"}
+	if command != nil {
+		return append(argv, command(job, task, d)...)
+	}
+	return append(argv, "sleep", strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
+}
