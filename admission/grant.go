@@ -34,6 +34,7 @@ func (q *Queues) decideNow() {
 		}
 	}
 	q.withdrawStale()
+	q.yieldRepassed = false
 	for q.decidePass() {
 	}
 	q.preemptAll()
@@ -57,8 +58,10 @@ func (q *Queues) decidePass() (again bool) {
 	}
 	q.touched = st.touched[:0]
 	// A driver that left its slot to a job served after it in the pass
-	// may fit what is left.
-	return q.unreserved || q.regrant || (q.driverYielded && len(st.touched) > 0)
+	// may fit what is left: one more pass per decision for that.
+	yieldAgain := q.driverYielded && len(st.touched) > 0 && !q.yieldRepassed
+	q.yieldRepassed = q.yieldRepassed || yieldAgain
+	return q.unreserved || q.regrant || yieldAgain
 }
 
 // passState is what one pass carries from job to job.

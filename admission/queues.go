@@ -368,6 +368,7 @@ type Queues struct {
 	// request during a decide pass (drivers.go).
 	driverYielded bool
 	yielder       *job // the job whose driver yielded last (visit reads it)
+	yieldRepassed bool // decideNow ran a pass again for a yielded driver
 	// stamp counts asks, grants of drivers, marks of held-back jobs and
 	// preemptions, to order them within an instant (for CheckInvariants).
 	stamp uint64
