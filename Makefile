@@ -9,7 +9,7 @@ FUZZTIME ?= 15s
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build test bench fuzz pgo lint check-words demo pictures clean slurm-up slurm-down
+.PHONY: all build test test-kubernetes bench fuzz pgo lint check-words demo pictures clean slurm-up slurm-down k8s-up k8s-down
 
 all: build test
 
@@ -18,10 +18,14 @@ build:
 	$(GO) build $(PKGS)
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/regionsched
 
-## test: vet, then every test with the race detector (what CI runs)
+## test: vet, then every test with the race detector (what CI runs, with test-kubernetes)
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 $(PKGS)
+
+## test-kubernetes: vet and test the Kubernetes backend, a module of its own that builds client-go (its integration tests run against make k8s-up's control plane, and skip without one)
+test-kubernetes:
+	cd kubernetes && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 ## bench: the benchmarks of docs/performance.md, with allocations
 bench:
@@ -45,6 +49,7 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
+	cd kubernetes && $(GO) vet ./... && $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 ## demo: the FLIP-119 example scheduled region by region, with its timeline picture; the driver flood of several jobs; the pictures as SVG in out/, and PNG when rsvg-convert is installed
 DEMO_PICS := flip119-pointwise flip119-eager-deadlock flood-fifo flood-stateaware
@@ -108,7 +113,9 @@ pictures: build
 	./$(BIN) simulate --slots 6 --stragglers 0.15 --speculation --speculation-baseline-lower-bound 0 --seed 5 --svg docs/speculation.svg examples/jobs/wordcount.json
 	@# hybrid exchanges: the joins go into the slots of the scans they read live
 	./$(BIN) simulate --mode all-hybrid-full --slots 8 --svg docs/hybrid-sharing.svg examples/jobs/tpcds-q3.json
-	@for p in $(PICS); do rsvg-convert -o docs/$$p.png docs/$$p.svg && echo "docs/$$p.png"; done
+	@# the package map, drawn from the imports
+	$(GO) test ./internal/archtest -run TestPackageDiagram -update
+	@for p in $(PICS) packages; do rsvg-convert -o docs/$$p.png docs/$$p.svg && echo "docs/$$p.png"; done
 
 ## slurm-up: a private Slurm test cluster (5 virtual nodes) under /tmp/regionsched-slurm; installs the Debian packages when missing
 slurm-up:
@@ -117,6 +124,14 @@ slurm-up:
 ## slurm-down: stop the processes slurm-up started
 slurm-down:
 	scripts/slurm-down.sh
+
+## k8s-up: a private Kubernetes control plane (etcd, kube-apiserver, KWOK) under /tmp/regionsched-k8s; builds the programs the first time (minutes), then starts in seconds
+k8s-up:
+	scripts/k8s-up.sh
+
+## k8s-down: stop the processes k8s-up started
+k8s-down:
+	scripts/k8s-down.sh
 
 clean:
 	rm -rf bin out

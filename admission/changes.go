@@ -52,13 +52,12 @@ func (q *Queues) SetPriority(now time.Time, by Principal, job string, priority i
 	j.spec.Priority = priority
 	q.updateOrder(j)
 	q.updateHolder(j)
-	q.decide()
 	return nil
 }
 
 // Kill ends a job at time now, if by may (as SetPriority): its slots go
 // back at once and it is failed with a *KilledError; the runtime cancels
-// its tasks (Port.Err says why). A refusal returns a *RefusedError, is
+// its tasks (its port's Err says why). A refusal returns a *RefusedError, is
 // audited like a priority change, and changes nothing.
 func (q *Queues) Kill(now time.Time, by Principal, job string) error {
 	q.now = now

@@ -8,9 +8,9 @@ import (
 
 // Cluster is the cluster-level seam: the admission many jobs share,
 // which decides which job gets which slots and when it must give them
-// back. Package multijob runs its jobs against one. Queues (in process,
-// through Queues.Cluster) and package slurm's cluster (a Slurm
-// cluster, which decides by itself) implement it.
+// back. Package multijob runs its jobs against one. Queues (in process)
+// and package slurm's cluster (a Slurm cluster, which decides by itself)
+// implement it.
 //
 // A Cluster is a deterministic state machine like the pools it serves:
 // no goroutine and no clock; time comes in with each input. One whose
@@ -47,8 +47,8 @@ type Cluster interface {
 }
 
 // JobPort is one job's side of a Cluster: the slotpool.Admission of its
-// pool, and what the runtime tells the cluster of the job. *Port
-// implements it.
+// pool, and what the runtime tells the cluster of the job. Each Cluster
+// returns its own from Submit.
 type JobPort interface {
 	slotpool.Admission
 	// ID is the job's id in the cluster (the JobID of its Events).
@@ -72,32 +72,11 @@ type JobPort interface {
 	Failed(now time.Time, err error) error
 }
 
-// Cluster returns q as a Cluster: the same Queues, whose Submit returns
-// the *Port as a JobPort.
-func (q *Queues) Cluster() Cluster { return queuesCluster{q} }
-
-// queuesCluster is a Queues seen as a Cluster.
-type queuesCluster struct{ *Queues }
-
-// Submit is Queues.Submit.
-func (c queuesCluster) Submit(now time.Time, spec JobSpec) (JobPort, error) {
-	p, err := c.Queues.Submit(now, spec)
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-// QueuesOf returns the Queues behind c, if c is one (Queues.Cluster).
-func QueuesOf(c Cluster) (*Queues, bool) {
-	qc, ok := c.(queuesCluster)
-	return qc.Queues, ok
-}
+var _ Cluster = (*Queues)(nil)
 
 // SpeculativeGranter is implemented by a Cluster whose ports grant
 // speculative asks (slotpool.Ask.Speculative) only while no regular ask
-// that the slot could serve waits, of any job: Queues' (see
-// Queues.SpeculativeAsks). A Cluster that does not implement it, or
+// that the slot could serve waits, of any job: Queues is one. A Cluster that does not implement it, or
 // returns false, is sent no speculative ask (package multijob refuses
 // speculation over it).
 type SpeculativeGranter interface {
@@ -105,7 +84,7 @@ type SpeculativeGranter interface {
 }
 
 // GrantsSpeculative reports that Queues grants speculative asks.
-func (c queuesCluster) GrantsSpeculative() bool { return true }
+func (q *Queues) GrantsSpeculative() bool { return true }
 
 // GrantsSpeculative reports whether c grants speculative asks (it is a
 // SpeculativeGranter that says so).
@@ -114,4 +93,4 @@ func GrantsSpeculative(c Cluster) bool {
 	return ok && g.GrantsSpeculative()
 }
 
-var _ JobPort = (*Port)(nil)
+var _ JobPort = (*port)(nil)

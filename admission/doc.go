@@ -10,39 +10,40 @@
 // Two admissions live here (and a Slurm one in package slurm):
 //
 //   - StaticCluster: a fixed list of slots for one pool, granted to asks in
-//     the order they arrive.
+//     the order they arrive: a single job's scheduler takes it as its
+//     Config.Admission.
 //   - Queues: one cluster shared by many jobs in hierarchical queues
 //     (root.default, root.etl) with four policies (fifo, priority,
 //     fairshare, stateaware) and maxRunningJobs, drivers, gangs with
 //     placeholders, claims that keep jobs from deadlocking each other
 //     (claim.go), dynamic priorities and kills authorized by role with an
 //     audit sink (changes.go), and opt-in preemption with reclaim timeouts
-//     (preempt.go). Each job gets a Port, the slotpool.Admission of its
-//     pool; Queues.Pending says which ports have messages. With
-//     Config.DecidePerInstant it decides once per instant, in Decide.
+//     (preempt.go). Its inputs only record what happened; it decides
+//     once per instant, in Decide, so the order of simultaneous inputs
+//     never decides who gets a slot.
 //
-// Cluster is the seam many jobs share (package multijob runs its jobs
-// over one): Queues is one (Queues.Cluster), a Slurm cluster
-// (package slurm's) another, where Slurm decides; its JobPort
-// is each job's slotpool.Admission.
+// Cluster is the seam many jobs share: Queues is one, a Slurm cluster
+// (package slurm's) another, where Slurm decides. Its Submit returns
+// each job's JobPort, the slotpool.Admission of the job's pool.
 //
 // # Use
 //
-// An admission is plugged into a job's scheduler (package scheduler) as its
-// Config.Admission: the scheduler carries the messages between its pool
-// and the admission inside its own calls, until both are quiet (Example):
+// A single job's scheduler (package scheduler) takes a StaticCluster as
+// its Config.Admission: the scheduler carries the messages between its
+// pool and the admission inside its own calls, until both are quiet
+// (Example):
 //
 //	cluster, err := admission.NewStaticCluster(resource.FitsEveryDimension, slots...)
 //	s, err := scheduler.New(regions, scheduler.Config{Admission: cluster})
 //	err = s.Start(now) // the source regions ask the cluster; its grants deploy them
 //	rd := s.Ready()
 //
-// With Queues, each job's Port is its scheduler's Config.Admission
-// (ExampleQueues). A runtime with many jobs on one Queues uses package
-// multijob, which owns the Queues and every job's scheduler and decides
-// once per instant:
+// Many jobs run on a Cluster through package multijob, which owns every
+// job's scheduler, wires each to its JobPort, and calls Decide once per
+// instant; Config configures the in-process Queues it makes (or it takes
+// any Cluster, such as a Slurm one):
 //
 //	m, err := multijob.New(multijob.Config{Admission: admission.Config{Slots: slots, Queues: queues}})
-//	err = m.Submit(now, multijob.JobSpec{Name: "etl", Queue: "root.etl", Regions: regions})
+//	err = m.Submit(now, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "etl", Queue: "root.etl"}, Regions: regions})
 //	rd := m.Ready() // every job's deployments and cancels, the admission's events
 package admission

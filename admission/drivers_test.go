@@ -90,21 +90,21 @@ func TestPreemptionTakesASlotClaimedForAnotherJob(t *testing.T) {
 // gets a slot (nothing else waits).
 func TestDriverYieldsToAWaitingRequest(t *testing.T) {
 	drv := small
-	q, err := New(Config{Slots: clusterSlots(2), Queues: defaultQueue, DecidePerInstant: true})
+	q, err := New(Config{Slots: clusterSlots(2), Queues: defaultQueue})
 	require.NoError(t, err)
-	a, err := q.Submit(t0, JobSpec{Name: "a"})
+	a, err := q.submit(t0, JobSpec{Name: "a"})
 	require.NoError(t, err)
-	d, err := q.Submit(t0, JobSpec{Name: "d", Driver: &drv, Start: []resource.Count{{Profile: resource.Unknown, N: 2}}})
+	d, err := q.submit(t0, JobSpec{Name: "d", Driver: &drv, Start: []resource.Count{{Profile: resource.Unknown, N: 2}}})
 	require.NoError(t, err)
 	ask(t, a, t0, 1, 2)
 	q.Decide(t0)
-	require.NoError(t, q.CheckInvariants())
+	require.NoError(t, q.checkInvariants())
 	assert.Len(t, grantedSlots(a.Ready()), 2, "a's request gets both slots")
 	_, has := d.DriverSlot()
 	assert.False(t, has, "d's driver waits")
 	require.NoError(t, a.Finished(t0.Add(time.Second)))
 	q.Decide(t0.Add(time.Second))
-	require.NoError(t, q.CheckInvariants())
+	require.NoError(t, q.checkInvariants())
 	_, has = d.DriverSlot()
 	assert.True(t, has, "nothing waits: d's driver takes a slot")
 }

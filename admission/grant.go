@@ -10,20 +10,15 @@ import (
 	"github.com/regionsched/regionsched/slotpool"
 )
 
-// decide grants what it can, queue by queue (in name order), to the jobs
-// of each queue in policy order, and makes at most one claim (see claim):
-// for the first job it could not serve whose lack the free slots and the
-// slots of the jobs behind it can complete. Claims for the jobs behind are
-// tried only while that one cannot be helped, and stop at the first job
-// with nothing reclaimable behind it (the jobs after it have less).
-func (q *Queues) decide() {
-	if q.cfg.DecidePerInstant {
-		return // Decide decides
-	}
-	q.decideNow()
-}
-
-// decideNow withdraws stale preemptions, grants and claims in passes
+// decideNow grants what it can, queue by queue (in name order), to the
+// jobs of each queue in policy order, and makes at most one claim (see
+// claim): for the first job it could not serve whose lack the free slots
+// and the slots of the jobs behind it can complete. Claims for the jobs
+// behind are tried only while that one cannot be helped, and stop at the
+// first job with nothing reclaimable behind it (the jobs after it have
+// less).
+//
+// It withdraws stale preemptions, grants and claims in passes
 // until a pass changes nothing the next could use, then lets waiting
 // jobs of preempting queues take from lower-priority ones (preempt.go).
 func (q *Queues) decideNow() {
@@ -465,5 +460,4 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 		q.move(j, JobCompleted, "its slots are back")
 	}
 	q.updateOrder(j)
-	q.decide()
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/regionsched/regionsched/internal/inspect"
 	"github.com/regionsched/regionsched/slotpool"
 )
 
@@ -243,31 +244,15 @@ func (q *Queues) Kept(dst []KeptSlot) []KeptSlot {
 	return dst
 }
 
-// AskedBack is a slot the admission asked back from the job it is granted
-// to, which that job still holds: a task of the job may still run in it.
-type AskedBack struct {
-	// Slot is the slot asked back.
-	Slot slotpool.SlotID
-	// From names the job that holds it.
-	From string
-	// For names the job it goes to when it comes back: the claimant of a
-	// claim or a preemption ("" if none: it is free when it comes back).
-	For string
-	// Preempted: asked back by a preemption, whose Revoke cancels the
-	// job's tasks in it (at once or after its queue's reclaim timeout);
-	// otherwise by a claim, and it comes back when its task ends.
-	Preempted bool
-}
-
-// AskedBack appends to dst the slots asked back from the jobs that hold
-// them (see AskedBack), in slot order. It costs O(slots).
-func (q *Queues) AskedBack(dst []AskedBack) []AskedBack {
+// askedBack appends to dst the slots asked back from the jobs that hold
+// them (see inspect.AskedBack), in slot order. It costs O(slots).
+func (q *Queues) askedBack(dst []inspect.AskedBack) []inspect.AskedBack {
 	for i := range q.slots {
 		s := &q.slots[i]
 		if s.state != slotReclaiming || s.revoked || s.owner == noJob {
 			continue
 		}
-		ab := AskedBack{Slot: s.slot.ID, From: q.jobs[s.owner].spec.Name, Preempted: s.preempt}
+		ab := inspect.AskedBack{Slot: s.slot.ID, From: q.jobs[s.owner].spec.Name, Preempted: s.preempt}
 		if s.claimant != noJob {
 			ab.For = q.jobs[s.claimant].spec.Name
 		}

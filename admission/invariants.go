@@ -7,11 +7,11 @@ import (
 	"github.com/regionsched/regionsched/resource"
 )
 
-// CheckInvariants checks the admission's state, for tests and debugging;
-// it costs O(slots + jobs) (and a matching per waiting job). Call it when
-// the admission is quiet: after Decide with Config.DecidePerInstant (its
-// inputs only record what happened), after any input otherwise. It
-// returns the first violation found, naming the slot or job:
+// checkInvariants checks the admission's state, for tests (through
+// package internal/inspect for other packages' tests); it costs
+// O(slots + jobs) (and a matching per waiting job). Call it when the
+// admission is quiet: after Decide (its inputs only record what
+// happened). It returns the first violation found, naming the slot or job:
 //
 //   - bookkeeping: every slot is in exactly one place (a free stack, a
 //     job's granted, yielding, driver, reserved or placeholder slots), and
@@ -37,7 +37,7 @@ import (
 //     waits and may be granted, but for the slots that job yields to the
 //     claim (see overtaken);
 //   - speculative asks: each is of a job that has not ended, and none
-//     waits beside a free slot it may take (see Queues.SpeculativeAsks);
+//     waits beside a free slot it may take (see speculative.go);
 //   - a timed preemption still pending has its reason: its claimant has
 //     not ended, waits, has a higher priority than the victim, which is
 //     of its queue, and is not such a job at its fair share;
@@ -46,12 +46,8 @@ import (
 //     instant in which its queue held it back (StateAware,
 //     maxRunningJobs) before, and a job that reclaimed for its driver at
 //     this instant could hold its driver with its first regions in the
-//     cluster without the other jobs' drivers and placeholders;
-//   - with Config.DecidePerInstant, slots that come back at one instant,
-//     a job's end included, are decided together: no driver granted at this instant, whose first
-//     regions could not follow, holds a slot that would serve, with the
-//     free ones, the request of a job that may be granted and waits.
-func (q *Queues) CheckInvariants() error {
+//     cluster without the other jobs' drivers and placeholders.
+func (q *Queues) checkInvariants() error {
 	if err := q.checkBookkeeping(); err != nil {
 		return err
 	}
@@ -68,9 +64,6 @@ func (q *Queues) CheckInvariants() error {
 		return err
 	}
 	if err := q.checkReclaimRules(); err != nil {
-		return err
-	}
-	if err := q.checkDriversDecided(); err != nil {
 		return err
 	}
 	return q.checkPreemptions()
@@ -414,38 +407,6 @@ func (q *Queues) checkReclaimRules() error {
 			need, n := q.startNeed(c)
 			return fmt.Errorf("admission: job %s reclaimed slots for its driver at %v, but its driver and first regions %v (%d of them at once) never fit beside the other jobs' drivers and placeholders",
 				c.spec.Name, q.now, need, n)
-		}
-	}
-	return nil
-}
-
-// checkDriversDecided checks that no driver granted at this instant,
-// whose first regions could not follow, took a slot that a waiting
-// request needed (see driverYields).
-func (q *Queues) checkDriversDecided() error {
-	if !q.cfg.DecidePerInstant {
-		return nil // every input decides alone: an instant's inputs are not decided together
-	}
-	for _, j := range q.jobs {
-		if !j.hasSlot || !j.driverAt.Equal(q.now) || !j.active() || j.startFollowed {
-			continue
-		}
-		p := q.slots[j.driverSlot].profile
-		for _, x := range q.jobs {
-			// (a request that came after the driver's grant, as its
-			// job's pool took what the instant's decision granted, was
-			// not there to be decided with it)
-			// Nor one of a job held back then, let go later in the
-			// instant, or waiting for its gang then, given up since
-			// (its timer fires after the instant's decision).
-			if (x.heldBack && x.heldBackAt.Equal(q.now) && x.heldBackStamp < j.driverStamp) || x.gangStamp > j.driverStamp {
-				continue
-			}
-			if a := x.asks.inOrder(nil); x != j && a != nil && a.stamp < j.driverStamp && q.requestServed(x, p) {
-				need, _, what := x.firstNeed()
-				return fmt.Errorf("admission: the driver of job %s took %s at %v while its first regions could not follow, and job %s waits for %s %v, which that slot serves with the free ones",
-					j.spec.Name, q.slotName(j.driverSlot), q.now, x.spec.Name, what, need)
-			}
 		}
 	}
 	return nil

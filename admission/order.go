@@ -25,7 +25,7 @@ import (
 // rank (minus the priority under Priority and FairShare; 0 otherwise),
 // then submission time, then name: jobs submitted at the same instant are
 // ordered by name, never by the order their submissions came in (the
-// admission decides once per instant, see Config.DecidePerInstant).
+// admission decides once per instant, in Decide).
 type orderKey struct {
 	share  float64
 	rank   int64

@@ -8,31 +8,32 @@ import (
 	"github.com/regionsched/regionsched/slotpool"
 )
 
-// Port is one job's side of a Queues admission: the slotpool.Admission
-// its scheduler's pool talks to (Config.Admission), plus the calls through
-// which the runtime tells the admission how the job is doing.
-type Port struct {
+// port is one job's side of a Queues admission (its JobPort): the
+// slotpool.Admission its scheduler's pool talks to, plus the calls through
+// which the runtime tells the admission how the job is doing. Its inputs
+// only record what happened: the admission decides in Decide.
+type port struct {
 	q *Queues
 	j *job
 }
 
-var _ slotpool.Admission = (*Port)(nil)
+var _ slotpool.Admission = (*port)(nil)
 
 // Job returns the job's name.
-func (p *Port) Job() string { return p.j.spec.Name }
+func (p *port) Job() string { return p.j.spec.Name }
 
 // ID returns the job's id.
-func (p *Port) ID() JobID { return p.j.id }
+func (p *port) ID() JobID { return p.j.id }
 
 // State returns the job's state.
-func (p *Port) State() JobState { return p.j.state }
+func (p *port) State() JobState { return p.j.state }
 
 // Err returns why the job was rejected or failed (a *RejectedError, or
 // the error given to Failed), or nil.
-func (p *Port) Err() error { return p.j.err }
+func (p *port) Err() error { return p.j.err }
 
 // DriverSlot returns the slot of the job's driver, once granted.
-func (p *Port) DriverSlot() (slotpool.SlotID, bool) {
+func (p *port) DriverSlot() (slotpool.SlotID, bool) {
 	if !p.j.hasSlot || p.j.state.Terminal() {
 		return 0, false
 	}
@@ -40,17 +41,17 @@ func (p *Port) DriverSlot() (slotpool.SlotID, bool) {
 }
 
 // Granted returns how many slots the job holds (its driver included).
-func (p *Port) Granted() int { return p.j.granted }
+func (p *port) Granted() int { return p.j.granted }
 
 // Pending reports whether Ready has messages for the job's pool (the
 // admission granted or reclaimed something in another job's call).
-func (p *Port) Pending() bool { return len(p.j.out) > 0 }
+func (p *port) Pending() bool { return len(p.j.out) > 0 }
 
 // Handle takes a message from the job's pool: an Ask (granted in policy
 // order, whole if all-or-nothing), an AskRelease, or a SlotRelease (the
 // slot goes back to the cluster and is confirmed). An ask id used twice or
 // a slot the job does not hold returns an error and changes nothing.
-func (p *Port) Handle(now time.Time, msg slotpool.ToAdmission) error {
+func (p *port) Handle(now time.Time, msg slotpool.ToAdmission) error {
 	q, j := p.q, p.j
 	q.now = now
 	if j.state.Terminal() {
@@ -59,11 +60,7 @@ func (p *Port) Handle(now time.Time, msg slotpool.ToAdmission) error {
 	switch m := msg.(type) {
 	case slotpool.Ask:
 		if m.Speculative {
-			if err := q.addSpecAsk(j, m); err != nil {
-				return err
-			}
-			q.decide()
-			return nil
+			return q.addSpecAsk(j, m)
 		}
 		if _, dup := j.asks.get(m.ID); dup || q.specIndex(j, m.ID) >= 0 {
 			return fmt.Errorf("admission: job %q: ask %d asked twice", j.spec.Name, m.ID)
@@ -103,7 +100,6 @@ func (p *Port) Handle(now time.Time, msg slotpool.ToAdmission) error {
 		return fmt.Errorf("admission: %T: %w", msg, slotpool.ErrUnknownMessage)
 	}
 	q.updateOrder(j)
-	q.decide()
 	return nil
 }
 
@@ -111,7 +107,7 @@ func (p *Port) Handle(now time.Time, msg slotpool.ToAdmission) error {
 // returned slice is valid until the next call of Ready: its storage then
 // takes the messages that follow (a scheduler reads every message of one call
 // before the next, and a job should not cost an allocation per grant).
-func (p *Port) Ready() []slotpool.FromAdmission {
+func (p *port) Ready() []slotpool.FromAdmission {
 	j := p.j
 	out := j.out
 	clear(j.spare)
@@ -119,16 +115,16 @@ func (p *Port) Ready() []slotpool.FromAdmission {
 	return out
 }
 
-// Tick fires the admission's timers due at now (starting timeouts).
-func (p *Port) Tick(now time.Time) { p.q.Tick(now) }
+// Tick is Queues.Tick.
+func (p *port) Tick(now time.Time) { p.q.Tick(now) }
 
 // NextDeadline returns the admission's next deadline.
-func (p *Port) NextDeadline() (time.Time, bool) { return p.q.NextDeadline() }
+func (p *port) NextDeadline() (time.Time, bool) { return p.q.NextDeadline() }
 
 // Deployed tells the admission that the job's first region is fully
 // deployed: a starting job is running from now on (under StateAware the
 // next job of its queue may start).
-func (p *Port) Deployed(now time.Time) {
+func (p *port) Deployed(now time.Time) {
 	q, j := p.q, p.j
 	if j.state != JobStarting {
 		return
@@ -138,13 +134,12 @@ func (p *Port) Deployed(now time.Time) {
 	if !j.waiting() {
 		q.releasePlaceholders(j, "placeholder replaced: no request of the job waits")
 	}
-	q.decide()
 }
 
 // Finished tells the admission that the job finished: every slot it held
 // (its driver's included) goes back to the cluster, and it is completed.
 // The job's pool must not be used afterwards.
-func (p *Port) Finished(now time.Time) error {
+func (p *port) Finished(now time.Time) error {
 	if p.j.state.Terminal() {
 		return &TransitionError{Job: p.j.spec.Name, From: p.j.state, To: JobCompleting}
 	}
@@ -154,7 +149,7 @@ func (p *Port) Finished(now time.Time) error {
 
 // Failed tells the admission that the job failed (err says why): its
 // slots go back and it is failed.
-func (p *Port) Failed(now time.Time, err error) error {
+func (p *port) Failed(now time.Time, err error) error {
 	if p.j.state.Terminal() {
 		return &TransitionError{Job: p.j.spec.Name, From: p.j.state, To: JobFailing}
 	}
@@ -171,23 +166,14 @@ func (q *Queues) leaveStarting(j *job, why string) {
 	q.move(j, JobRunning, why)
 }
 
-// Tick fires the timers due at now: reclaim timeouts (a slot asked back
-// from a lower-priority job and not back yet is revoked), and starting
-// timeouts (under StateAware a job starting for longer than its queue's
-// StartingTimeout counts as running, and the next job may start).
-//
-// With Config.DecidePerInstant the timers fire in Decide, after the
-// instant's decision: a gang reservable with the slots freed at that very
-// instant is reserved, not timed out.
-func (q *Queues) Tick(now time.Time) {
-	q.now = now
-	if q.cfg.DecidePerInstant {
-		return
-	}
-	if q.fireTimers(now) {
-		q.decide()
-	}
-}
+// Tick takes the time now. The timers due by then fire in the next
+// Decide, after that instant's decision, so that a gang reservable with
+// the slots freed at that very instant is reserved, not timed out: reclaim
+// timeouts (a slot asked back from a lower-priority job and not back yet
+// is revoked), gang timeouts, and starting timeouts (under StateAware a
+// job starting for longer than its queue's StartingTimeout counts as
+// running, and the next job may start).
+func (q *Queues) Tick(now time.Time) { q.now = now }
 
 // fireTimers fires the timers due at now (see Tick) and reports whether
 // one changed what a decision may do.
@@ -221,11 +207,11 @@ func (q *Queues) NextDeadline() (time.Time, bool) {
 	return at, ok
 }
 
-// Job returns the port of a submitted job by name.
-func (q *Queues) Job(name string) (*Port, bool) {
+// portOf returns the port of a submitted job by name.
+func (q *Queues) portOf(name string) (*port, bool) {
 	j, ok := q.byName[name]
 	if !ok {
 		return nil, false
 	}
-	return &Port{q: q, j: j}, true
+	return &port{q: q, j: j}, true
 }

@@ -39,13 +39,6 @@ type Config struct {
 	// Logger receives debug logs of every decision: who was granted what,
 	// and why a job waits. nil means zap.NewNop().
 	Logger *zap.Logger
-	// DecidePerInstant makes every input (Submit, a Port's messages and
-	// reports, SetPriority, Kill, Tick) only record what happened: the
-	// admission grants, reserves and reclaims in Decide, once the caller
-	// has applied everything of one instant. The order of simultaneous
-	// inputs then never decides who gets a slot. Without it, every input
-	// decides at once (as a single job's admission does).
-	DecidePerInstant bool
 	// Cluster, if set, is the cluster as configured (slot counts by
 	// profile; a profile may repeat)
 	// when Slots lists only the part of it a run can use (a simulator
@@ -126,7 +119,7 @@ const (
 )
 
 // Event is something the admission tells the runtime about a job (its
-// pools get their own messages through their Port).
+// pools get their own messages through their JobPort).
 type Event struct {
 	// At is when it happened.
 	At time.Time
@@ -220,7 +213,7 @@ type job struct {
 	granted    int // slots held: driver + granted to the pool (reclaiming ones too)
 	started    time.Time
 	out        []slotpool.FromAdmission
-	spare      []slotpool.FromAdmission // what Port.Ready returned last: out's next storage
+	spare      []slotpool.FromAdmission // what port.Ready returned last: out's next storage
 	listed     bool                     // in Queues.pending
 	key        orderKey                 // its key in the queue's trees, while waiting
 	nameHead   uint64                   // the head of its keys (orderKey.head)
@@ -329,8 +322,9 @@ type queue struct {
 
 // Queues is the queue-level admission for many jobs on one cluster: a
 // deterministic state machine like the pool (no goroutines, time as an
-// argument). Each job's slot pool talks to it through the job's Port, a
-// slotpool.Admission. Grants are whole asks (the pool asks for whole
+// argument). Each job's slot pool talks to it through the job's JobPort,
+// a slotpool.Admission. It is a Cluster: package multijob runs jobs over
+// one. Grants are whole asks (the pool asks for whole
 // bulks, all-or-nothing), given to the jobs of each queue in the queue's
 // policy order; a job that cannot be served does not hold back the jobs
 // behind it, and when the first waiting job cannot be served from the free
@@ -391,14 +385,16 @@ type Queues struct {
 }
 
 // Decide grants, reserves and reclaims over everything waiting, by the
-// queue policies, as of now: with Config.DecidePerInstant, the caller
-// calls it once it has applied every input of an instant (and again after
-// the pools took what it granted, until Pending is empty). Without it,
-// inputs decide at once and Decide has nothing left to do.
+// queue policies, as of now, then fires the timers due (see Tick) and
+// decides again if one fired. Inputs (Submit, a port's messages and
+// reports, SetPriority, Kill, Tick) only record what happened: the
+// caller calls Decide once it has applied every input of an instant (and
+// again after the pools took what it granted, until Pending is empty), so
+// the order of simultaneous inputs never decides who gets a slot.
 func (q *Queues) Decide(now time.Time) {
 	q.now = now
 	q.decideNow()
-	if q.cfg.DecidePerInstant && q.fireTimers(now) {
+	if q.fireTimers(now) {
 		q.decideNow()
 	}
 }
@@ -478,7 +474,7 @@ func (q *Queues) Capacity() []resource.Count { return slices.Clone(q.capacity) }
 // Pending returns the jobs whose ports were given messages for their
 // pools since the last call, each once, in the order of their first
 // message, and forgets them: a runtime with many jobs pumps those ports
-// (Port.Ready) instead of asking every port. A job listed may have
+// (JobPort.Ready) instead of asking every port. A job listed may have
 // nothing left if its port's Ready was called meanwhile.
 func (q *Queues) Pending() []JobID {
 	ids := q.pending
@@ -505,15 +501,25 @@ func (q *Queues) Events() []Event {
 	return ev
 }
 
-// Submit adds a job at time now and returns its Port, through which its
-// slot pool talks to the admission (Config.Admission of the job's
-// scheduler). A job whose driver plus largest region can never fit the
-// cluster is rejected at once: its Port reports JobRejected and Err, and
-// a StateChanged event says why; it holds nothing back.
+// Submit adds a job at time now and returns its JobPort, through which
+// its slot pool talks to the admission. A job whose driver plus largest
+// region can never fit the cluster is rejected at once: its port reports
+// JobRejected and Err, and a StateChanged event says why; it holds
+// nothing back. An accepted job is granted in the next Decide.
 //
 // Errors (nothing changes): ErrDuplicateJob for a name already
-// submitted, ErrUnknownQueue for an unknown queue without CreateQueues.
-func (q *Queues) Submit(now time.Time, spec JobSpec) (*Port, error) {
+// submitted, ErrUnknownQueue for an unknown queue without CreateQueues,
+// ErrBadPriority, ErrBadLimit for a bad gang.
+func (q *Queues) Submit(now time.Time, spec JobSpec) (JobPort, error) {
+	p, err := q.submit(now, spec)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// submit is Submit, returning the port itself.
+func (q *Queues) submit(now time.Time, spec JobSpec) (*port, error) {
 	if spec.Queue == "" {
 		spec.Queue = "root.default"
 	}
@@ -568,12 +574,11 @@ func (q *Queues) Submit(now time.Time, spec JobSpec) (*Port, error) {
 	if reason, fits := q.fits(j); !fits {
 		j.err = &RejectedError{Job: spec.Name, Queue: spec.Queue, Reason: reason}
 		q.move(j, JobRejected, reason)
-		return &Port{q: q, j: j}, nil
+		return &port{q: q, j: j}, nil
 	}
 	q.move(j, JobAccepted, "submitted to "+spec.Queue)
 	q.updateOrder(j)
-	q.decide()
-	return &Port{q: q, j: j}, nil
+	return &port{q: q, j: j}, nil
 }
 
 // fits checks that the job's gang, and its driver plus largest region,

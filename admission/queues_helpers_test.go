@@ -34,7 +34,7 @@ type simJob struct {
 	inflight int             // regions submitted at once (>= 1)
 	startup  time.Duration   // after the driver's grant, before the first region
 
-	port   *Port
+	port   *port
 	pool   *pool.Pool
 	link   *pool.Link
 	next   int                 // next region to submit
@@ -431,7 +431,7 @@ func (s *sim) step() {
 
 func (s *sim) submitJob(j *simJob) {
 	s.progress++
-	port, err := s.q.Submit(s.now, j.spec)
+	port, err := s.q.submit(s.now, j.spec)
 	if err != nil {
 		s.fail("submit %s: %v", j.name, err)
 		j.done = true
@@ -499,14 +499,16 @@ func (s *sim) maybeFinish(j *simJob) {
 	j.finished = s.now
 }
 
-// pump carries messages until every port and pool is quiet: it pumps the
-// jobs acted on, then those the admission gave messages (Queues.Pending),
-// until there are none.
+// pump carries messages until every port and pool is quiet: the
+// admission decides over the instant's inputs, then it pumps the jobs
+// acted on and those the admission gave messages (Queues.Pending), until
+// there are none.
 func (s *sim) pump() {
 	for round := 0; ; round++ {
 		if round > 10000 {
 			s.tb.Fatalf("pump does not settle at %v", s.now)
 		}
+		s.q.Decide(s.now)
 		for _, ev := range s.q.Events() {
 			s.onEvent(ev)
 		}
@@ -630,6 +632,9 @@ func (s *sim) onEvent(ev Event) {
 	switch ev.Kind {
 	case StateChanged:
 		s.progress++
+		if ev.To == JobFailed { // the admission failed it: the runtime stops its pool
+			s.byID[ev.ID].done = true
+		}
 		if s.record {
 			s.logf("%s %v -> %v (%s)", ev.Job, ev.From, ev.To, ev.Reason)
 		}
@@ -699,7 +704,7 @@ func (s *sim) tail(n int) string {
 //   - every live pool's own invariants hold.
 func (s *sim) invariants() error {
 	q := s.q
-	if err := q.CheckInvariants(); err != nil {
+	if err := q.checkInvariants(); err != nil {
 		return err
 	}
 	inPools := make([]int, len(q.jobs))
@@ -777,12 +782,14 @@ func (s *sim) states() map[string]JobState {
 	return out
 }
 
-// ask sends an all-or-nothing ask of n unknown-profile slots to a port.
-func ask(t *testing.T, p *Port, now time.Time, id slotpool.AskID, n int) {
+// ask sends an all-or-nothing ask of n unknown-profile slots to a port,
+// and the admission decides.
+func ask(t *testing.T, p *port, now time.Time, id slotpool.AskID, n int) {
 	t.Helper()
 	require.NoError(t, p.Handle(now, slotpool.Ask{ID: id, Bulk: slotpool.BulkID(id), Gang: slotpool.Gang{
 		Groups: []slotpool.TaskGroup{{Profile: resource.Unknown, MinMembers: n}}, AllOrNothing: true,
 	}}))
+	p.q.Decide(now)
 }
 
 // grantedSlots returns the slots of the Grants among msgs.

@@ -53,9 +53,9 @@ func TestCanMoveTable(t *testing.T) {
 func TestPortRefusesIllegalMoves(t *testing.T) {
 	q, err := New(Config{Slots: clusterSlots(2), Queues: defaultQueue})
 	require.NoError(t, err)
-	a, err := q.Submit(t0, JobSpec{Name: "a"})
+	a, err := q.submit(t0, JobSpec{Name: "a"})
 	require.NoError(t, err)
-	b, err := q.Submit(t0, JobSpec{Name: "b"})
+	b, err := q.submit(t0, JobSpec{Name: "b"})
 	require.NoError(t, err)
 	ask(t, a, t0, 1, 1)
 	require.Equal(t, JobStarting, a.State())
@@ -81,7 +81,7 @@ func TestPortRefusesIllegalMoves(t *testing.T) {
 	assert.Error(t, b.Handle(t0.Add(4*ms), slotpool.AskRelease{ID: 1}), "a failed job takes no message")
 
 	// Deployed on a job that is not starting changes nothing.
-	c, err := q.Submit(t0.Add(5*ms), JobSpec{Name: "c"})
+	c, err := q.submit(t0.Add(5*ms), JobSpec{Name: "c"})
 	require.NoError(t, err)
 	c.Deployed(t0.Add(5 * ms))
 	assert.Equal(t, JobAccepted, c.State())
@@ -135,7 +135,7 @@ func TestConfigErrors(t *testing.T) {
 			q, err := New(tc.cfg)
 			if tc.field == "" { // the default policy is checked when a queue is created
 				require.NoError(t, err)
-				_, err = q.Submit(t0, JobSpec{Name: "j", Queue: "root.new"})
+				_, err = q.submit(t0, JobSpec{Name: "j", Queue: "root.new"})
 				tc.queue, tc.field = "root.new", "policy"
 			}
 			var ce *ConfigError
@@ -154,25 +154,25 @@ func TestConfigErrors(t *testing.T) {
 func TestSubmitQueuesAndDuplicates(t *testing.T) {
 	q, err := New(Config{Slots: clusterSlots(2), Queues: []QueueConfig{{Name: "root.default"}}})
 	require.NoError(t, err)
-	_, err = q.Submit(t0, JobSpec{Name: "x", Queue: "root.etl"})
+	_, err = q.submit(t0, JobSpec{Name: "x", Queue: "root.etl"})
 	require.ErrorIs(t, err, ErrUnknownQueue)
 	assert.ErrorContains(t, err, "root.etl")
-	_, ok := q.Job("x")
+	_, ok := q.portOf("x")
 	assert.False(t, ok, "a refused job is not submitted")
 
-	p, err := q.Submit(t0, JobSpec{Name: "x"})
+	p, err := q.submit(t0, JobSpec{Name: "x"})
 	require.NoError(t, err)
 	assert.Equal(t, JobAccepted, p.State())
 	assert.Equal(t, JobID(0), p.ID())
-	_, err = q.Submit(t0, JobSpec{Name: "x"})
+	_, err = q.submit(t0, JobSpec{Name: "x"})
 	require.ErrorIs(t, err, ErrDuplicateJob)
-	got, ok := q.Job("x")
+	got, ok := q.portOf("x")
 	require.True(t, ok)
 	assert.Equal(t, p.ID(), got.ID())
 
 	q, err = New(Config{Slots: clusterSlots(2), CreateQueues: true, DefaultPolicy: StateAware})
 	require.NoError(t, err)
-	p, err = q.Submit(t0, JobSpec{Name: "y", Queue: "root.etl"})
+	p, err = q.submit(t0, JobSpec{Name: "y", Queue: "root.etl"})
 	require.NoError(t, err)
 	assert.Equal(t, JobAccepted, p.State())
 	require.Contains(t, q.queues, "root.etl")
@@ -211,44 +211,13 @@ func TestRejectedJobDoesNotHoldBack(t *testing.T) {
 	// Without a driver the same region fits.
 	q, err := New(Config{Slots: clusterSlots(4), Queues: defaultQueue})
 	require.NoError(t, err)
-	p, err := q.Submit(t0, JobSpec{Name: "fits", Largest: []resource.Count{{Profile: resource.Unknown, N: 4}}})
+	p, err := q.submit(t0, JobSpec{Name: "fits", Largest: []resource.Count{{Profile: resource.Unknown, N: 4}}})
 	require.NoError(t, err)
 	assert.Equal(t, JobAccepted, p.State())
-	p, err = q.Submit(t0, JobSpec{Name: "gpu", Largest: []resource.Count{{Profile: gpu, N: 1}}})
+	p, err = q.submit(t0, JobSpec{Name: "gpu", Largest: []resource.Count{{Profile: gpu, N: 1}}})
 	require.NoError(t, err)
 	assert.Equal(t, JobRejected, p.State())
 	assert.ErrorContains(t, p.Err(), "the largest region needs 1 slot at once; the queue's cluster can never give it: missing 1 x")
-}
-
-func TestFIFOServesInSubmissionOrder(t *testing.T) {
-	s := newSim(t, Config{Slots: clusterSlots(2), Queues: defaultQueue}, simConfig{checks: true, record: true})
-	for i, name := range []string{"a", "b", "c", "d"} {
-		s.add(JobSpec{Name: name, Priority: 10000 - i}, time.Duration(i)*ms, []int{2, 1}, uniform(2, 10*ms), 1, 0)
-	}
-	require.True(t, s.run(0), s.tail(30))
-	var prev time.Time
-	for _, name := range []string{"a", "b", "c", "d"} {
-		j := s.byName[name]
-		assert.Equal(t, JobCompleted, j.port.State(), name)
-		assert.False(t, j.firstDeploy.Before(prev), "%s deployed before the job submitted ahead of it", name)
-		prev = j.finished
-	}
-}
-
-// With one slot, a higher-priority job waiting at the same time as a
-// lower-priority one gets it first, whatever the submission order.
-func TestPriorityServesHigherPriorityFirst(t *testing.T) {
-	s := newSim(t, Config{Slots: clusterSlots(1), Queues: []QueueConfig{{Name: "root.default", Policy: Priority}}},
-		simConfig{checks: true, record: true})
-	s.add(JobSpec{Name: "running", Priority: 5000}, 0, []int{1}, []time.Duration{10 * ms}, 1, 0)
-	s.add(JobSpec{Name: "low", Priority: 1}, 1*ms, []int{1}, []time.Duration{10 * ms}, 1, 0)
-	s.add(JobSpec{Name: "mid", Priority: 4000}, 2*ms, []int{1}, []time.Duration{10 * ms}, 1, 0)
-	s.add(JobSpec{Name: "high", Priority: 9000}, 3*ms, []int{1}, []time.Duration{10 * ms}, 1, 0)
-	require.True(t, s.run(0), s.tail(30))
-	deploy := func(n string) time.Duration { return s.byName[n].firstDeploy.Sub(t0) }
-	assert.Equal(t, time.Duration(0), deploy("running"))
-	assert.Less(t, deploy("high"), deploy("mid"))
-	assert.Less(t, deploy("mid"), deploy("low"))
 }
 
 // Fair share: two long jobs of priorities 1:3 on one queue, both always
@@ -359,10 +328,11 @@ func TestStateAware(t *testing.T) {
 	t.Run("tick before the deadline does nothing", func(t *testing.T) {
 		q, err := New(Config{Slots: clusterSlots(4), Queues: []QueueConfig{{Name: "root.default", Policy: StateAware, StartingTimeout: time.Second}}})
 		require.NoError(t, err)
-		a, err := q.Submit(t0, JobSpec{Name: "a", Driver: &drv})
+		a, err := q.submit(t0, JobSpec{Name: "a", Driver: &drv})
 		require.NoError(t, err)
-		b, err := q.Submit(t0, JobSpec{Name: "b", Driver: &drv})
+		b, err := q.submit(t0, JobSpec{Name: "b", Driver: &drv})
 		require.NoError(t, err)
+		q.Decide(t0)
 		require.Equal(t, JobStarting, a.State())
 		id, ok := a.DriverSlot()
 		require.True(t, ok)
@@ -372,9 +342,11 @@ func TestStateAware(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, t0.Add(time.Second), at)
 		a.Tick(t0.Add(time.Second - 1))
+		q.Decide(t0.Add(time.Second - 1))
 		assert.Equal(t, JobStarting, a.State())
 		assert.Equal(t, JobAccepted, b.State())
 		a.Tick(t0.Add(time.Second))
+		q.Decide(t0.Add(time.Second))
 		assert.Equal(t, JobRunning, a.State())
 		assert.Equal(t, JobStarting, b.State())
 		var drivers []string
@@ -385,74 +357,6 @@ func TestStateAware(t *testing.T) {
 		}
 		assert.Equal(t, []string{"a@0s slot 1", "b@1s slot 2"}, drivers)
 	})
-}
-
-func TestMaxRunningJobsOne(t *testing.T) {
-	s := newSim(t, Config{Slots: clusterSlots(10), Queues: []QueueConfig{{Name: "root.default", MaxRunningJobs: 1}}},
-		simConfig{checks: true, record: true})
-	for i, n := range []string{"a", "b", "c", "d"} {
-		s.add(JobSpec{Name: n}, time.Duration(i)*ms, []int{2, 3, 1}, uniform(3, 10*ms), 1, 0)
-	}
-	maxRunning := 0
-	s.onStep = func() {
-		n := 0
-		for _, st := range s.states() {
-			if st == JobStarting || st == JobRunning {
-				n++
-			}
-		}
-		maxRunning = max(maxRunning, n)
-	}
-	require.True(t, s.run(0), s.tail(30))
-	assert.Equal(t, 1, maxRunning)
-	prev := t0
-	for _, n := range []string{"a", "b", "c", "d"} {
-		j := s.byName[n]
-		assert.Equal(t, JobCompleted, j.port.State())
-		assert.False(t, j.firstDeploy.Before(prev), "%s started before the previous job finished", n)
-		prev = j.finished
-	}
-}
-
-// The driver flood: four jobs with drivers
-// and regions of 3 slots on 4 slots. Under fifo all four drivers are
-// granted and no region can ever run (drivers are never reclaimed); under
-// stateaware and maxRunningJobs 1 all four finish.
-func TestDriverFlood(t *testing.T) {
-	drv := small
-	flood := func(qc QueueConfig) *sim {
-		s := newSim(t, Config{Slots: clusterSlots(4), Queues: []QueueConfig{qc}}, simConfig{checks: true, record: true})
-		for _, n := range []string{"a", "b", "c", "d"} {
-			s.add(JobSpec{Name: n, Driver: &drv}, 0, []int{3, 3}, uniform(2, 100*ms), 1, time.Second)
-		}
-		return s
-	}
-	t.Run("fifo deadlocks", func(t *testing.T) {
-		s := flood(QueueConfig{Name: "root.default", Policy: FIFO})
-		require.False(t, s.run(0), "expected a deadlock")
-		for _, j := range s.jobs {
-			_, has := j.port.DriverSlot()
-			assert.True(t, has, "%s has its driver", j.name)
-			assert.Equal(t, 1, j.port.Granted(), j.name)
-			assert.Equal(t, JobStarting, j.port.State(), j.name)
-			assert.False(t, j.deployed, j.name)
-			assert.Equal(t, []slotpool.BulkID{1}, j.pool.Waiting(), j.name)
-		}
-		assert.Zero(t, s.reclaims, "drivers are never reclaimed")
-	})
-	for _, qc := range []QueueConfig{
-		{Name: "root.default", Policy: StateAware},
-		{Name: "root.default", Policy: FIFO, MaxRunningJobs: 1},
-		{Name: "root.default", Policy: Priority, MaxRunningJobs: 1},
-	} {
-		t.Run(fmt.Sprintf("%v-max%d", qc.Policy, qc.MaxRunningJobs), func(t *testing.T) {
-			s := flood(qc)
-			require.True(t, s.run(0), s.tail(30))
-			for _, j := range s.jobs {
-				assert.Equal(t, JobCompleted, j.port.State(), j.name)
-			}
-		})
-	}
 }
 
 // Two multi-region jobs whose heads need more than is free, each with a
@@ -517,16 +421,16 @@ func TestHeadsServedFirstHoldNothingPriority(t *testing.T) {
 func TestReclaimTakesFromLowestPriorityFirst(t *testing.T) {
 	q, err := New(Config{Slots: clusterSlots(2), Queues: []QueueConfig{{Name: "root.default", Policy: Priority}}})
 	require.NoError(t, err)
-	low, err := q.Submit(t0, JobSpec{Name: "old-low", Priority: 1})
+	low, err := q.submit(t0, JobSpec{Name: "old-low", Priority: 1})
 	require.NoError(t, err)
 	ask(t, low, t0, 1, 1)
-	mid, err := q.Submit(t0.Add(ms), JobSpec{Name: "new-mid", Priority: 5000})
+	mid, err := q.submit(t0.Add(ms), JobSpec{Name: "new-mid", Priority: 5000})
 	require.NoError(t, err)
 	ask(t, mid, t0.Add(ms), 1, 1)
 	require.Equal(t, []slotpool.SlotID{1}, grantedSlots(low.Ready()))
 	require.Equal(t, []slotpool.SlotID{2}, grantedSlots(mid.Ready()))
 
-	top, err := q.Submit(t0.Add(2*ms), JobSpec{Name: "top", Priority: 9000})
+	top, err := q.submit(t0.Add(2*ms), JobSpec{Name: "top", Priority: 9000})
 	require.NoError(t, err)
 	ask(t, top, t0.Add(2*ms), 1, 1)
 	assert.Equal(t, []slotpool.FromAdmission{slotpool.Reclaim{Slot: 1}}, low.Ready(), "the lowest-priority job's slot is reclaimed")
@@ -551,7 +455,7 @@ func TestQueueNamesDefaultQueueAndNoStartingWait(t *testing.T) {
 
 	q, err := New(Config{Slots: clusterSlots(2), DefaultPolicy: StateAware})
 	require.NoError(t, err)
-	p, err := q.Submit(t0, JobSpec{Name: "a", Largest: []resource.Count{{Profile: resource.Unknown, N: 1}}})
+	p, err := q.submit(t0, JobSpec{Name: "a", Largest: []resource.Count{{Profile: resource.Unknown, N: 1}}})
 	require.NoError(t, err, "root.default exists without configuration")
 	assert.Equal(t, JobAccepted, p.State())
 

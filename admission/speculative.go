@@ -67,8 +67,8 @@ func (q *Queues) dropSpecAsks(j *job) {
 	q.specAsks = slices.DeleteFunc(q.specAsks, func(a *specAsk) bool { return a.job == j })
 }
 
-// SpeculativeAsks returns how many speculative asks wait for a slot.
-func (q *Queues) SpeculativeAsks() int { return len(q.specAsks) }
+// speculativeAsks returns how many speculative asks wait for a slot.
+func (q *Queues) speculativeAsks() int { return len(q.specAsks) }
 
 // grantSpeculative grants the speculative asks what it may (see above),
 // oldest first.

@@ -11,11 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// specAsk sends a speculative ask for one slot of any size.
-func sendSpecAsk(t *testing.T, p *Port, now time.Time, id slotpool.AskID, avoid ...string) {
+// sendSpecAsk sends a speculative ask for one slot of any size, and the
+// admission decides.
+func sendSpecAsk(t *testing.T, p *port, now time.Time, id slotpool.AskID, avoid ...string) {
 	t.Helper()
 	require.NoError(t, p.Handle(now, slotpool.Ask{ID: id, Bulk: -slotpool.BulkID(id), Speculative: true, Avoid: avoid,
 		Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: resource.Unknown, MinMembers: 1}}, AllOrNothing: true}}))
+	p.q.Decide(now)
 }
 
 // A speculative ask is granted only once no regular ask of any job that
@@ -25,9 +27,9 @@ func TestSpeculativeAskWaitsForRegularAsks(t *testing.T) {
 	q, err := New(Config{Slots: slots, Queues: defaultQueue})
 	require.NoError(t, err)
 	t0 := time.Unix(0, 0)
-	a, err := q.Submit(t0, JobSpec{Name: "a"})
+	a, err := q.submit(t0, JobSpec{Name: "a"})
 	require.NoError(t, err)
-	b, err := q.Submit(t0, JobSpec{Name: "b"})
+	b, err := q.submit(t0, JobSpec{Name: "b"})
 	require.NoError(t, err)
 	ask(t, a, t0, 1, 2) // a runs on two slots
 	require.Len(t, grantedSlots(a.Ready()), 2)
@@ -37,18 +39,20 @@ func TestSpeculativeAskWaitsForRegularAsks(t *testing.T) {
 
 	sendSpecAsk(t, a, t0, 2, "n2")
 	assert.Empty(t, a.Ready(), "b's region waits for the free slot (with others): no speculative grant")
-	assert.Equal(t, 1, q.SpeculativeAsks())
-	require.NoError(t, q.CheckInvariants())
+	assert.Equal(t, 1, q.speculativeAsks())
+	require.NoError(t, q.checkInvariants())
 
 	// b gives up its waiting region: the free slot 4 is on n2, which a
 	// avoids. When a gives slot 1 (on n1) back, that one is granted.
 	require.NoError(t, b.Handle(t0, slotpool.AskRelease{ID: 2, Reason: slotpool.ReasonStopped}))
+	q.Decide(t0)
 	assert.Empty(t, a.Ready(), "the slot free is on n2, which a avoids")
-	require.NoError(t, q.CheckInvariants())
+	require.NoError(t, q.checkInvariants())
 	require.NoError(t, a.Handle(t0, slotpool.SlotRelease{Slot: 1, Reason: slotpool.ReasonStopped}))
+	q.Decide(t0)
 	assert.Equal(t, []slotpool.SlotID{1}, grantedSlots(a.Ready()))
-	assert.Zero(t, q.SpeculativeAsks())
-	require.NoError(t, q.CheckInvariants())
+	assert.Zero(t, q.speculativeAsks())
+	require.NoError(t, q.checkInvariants())
 }
 
 // The slot granted to a speculative ask is the job's like any other: it
@@ -58,7 +62,7 @@ func TestSpeculativeGrantAndRelease(t *testing.T) {
 	q, err := New(Config{Slots: slots, Queues: defaultQueue})
 	require.NoError(t, err)
 	t0 := time.Unix(0, 0)
-	a, err := q.Submit(t0, JobSpec{Name: "a"})
+	a, err := q.submit(t0, JobSpec{Name: "a"})
 	require.NoError(t, err)
 	ask(t, a, t0, 1, 1)
 	require.Equal(t, []slotpool.SlotID{1}, grantedSlots(a.Ready()))
@@ -69,18 +73,18 @@ func TestSpeculativeGrantAndRelease(t *testing.T) {
 	require.Equal(t, []slotpool.SlotID{3}, grantedSlots(msgs), "n2 avoided; slot 3 is free and nobody waits")
 	assert.Equal(t, slotpool.AskID(2), msgs[0].(slotpool.Grant).Ask)
 	assert.Equal(t, 2, a.Granted())
-	assert.Zero(t, q.SpeculativeAsks())
+	assert.Zero(t, q.speculativeAsks())
 	var kinds []EventKind
 	for _, ev := range q.Events() {
 		kinds = append(kinds, ev.Kind)
 	}
 	assert.Equal(t, []EventKind{SpeculativeGranted}, kinds)
-	require.NoError(t, q.CheckInvariants())
+	require.NoError(t, q.checkInvariants())
 
 	require.NoError(t, a.Handle(t0, slotpool.SlotRelease{Slot: 3, Reason: slotpool.ReasonStopped}))
 	assert.Equal(t, []slotpool.FromAdmission{slotpool.ReleaseConfirmed{Slot: 3, Reason: slotpool.ReasonStopped}}, a.Ready())
 	assert.Equal(t, 1, a.Granted())
-	require.NoError(t, q.CheckInvariants())
+	require.NoError(t, q.checkInvariants())
 }
 
 // A speculative ask withdrawn, or of a job that ended, is forgotten; a
@@ -89,9 +93,9 @@ func TestSpeculativeAskForgottenAndRefused(t *testing.T) {
 	q, err := New(Config{Slots: clusterSlots(2), Queues: defaultQueue})
 	require.NoError(t, err)
 	t0 := time.Unix(0, 0)
-	a, err := q.Submit(t0, JobSpec{Name: "a"})
+	a, err := q.submit(t0, JobSpec{Name: "a"})
 	require.NoError(t, err)
-	b, err := q.Submit(t0, JobSpec{Name: "b"})
+	b, err := q.submit(t0, JobSpec{Name: "b"})
 	require.NoError(t, err)
 	ask(t, a, t0, 1, 1)
 	ask(t, b, t0, 1, 1)
@@ -99,19 +103,20 @@ func TestSpeculativeAskForgottenAndRefused(t *testing.T) {
 	b.Ready()
 	sendSpecAsk(t, a, t0, 2)
 	sendSpecAsk(t, b, t0, 2)
-	assert.Equal(t, 2, q.SpeculativeAsks(), "no slot free")
+	assert.Equal(t, 2, q.speculativeAsks(), "no slot free")
 
 	require.NoError(t, a.Handle(t0, slotpool.AskRelease{ID: 2, Reason: slotpool.ReasonStopped}))
-	assert.Equal(t, 1, q.SpeculativeAsks())
+	assert.Equal(t, 1, q.speculativeAsks())
 	require.NoError(t, b.Failed(t0, errors.New("boom")))
-	assert.Zero(t, q.SpeculativeAsks(), "b's ask went with b")
+	q.Decide(t0)
+	assert.Zero(t, q.speculativeAsks(), "b's ask went with b")
 	assert.Empty(t, grantedSlots(a.Ready()), "a withdrew its ask before b's slot came back")
-	require.NoError(t, q.CheckInvariants())
+	require.NoError(t, q.checkInvariants())
 
 	err = a.Handle(t0, slotpool.Ask{ID: 3, Speculative: true,
 		Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: resource.Unknown, MinMembers: 2}}, AllOrNothing: true}})
 	require.ErrorIs(t, err, slotpool.ErrSpeculativeAsk)
-	assert.Zero(t, q.SpeculativeAsks())
+	assert.Zero(t, q.speculativeAsks())
 }
 
 // StaticCluster grants no speculative ask: it refuses one with
@@ -122,7 +127,7 @@ func TestStaticClusterRefusesSpeculativeAsks(t *testing.T) {
 	err = c.Handle(time.Unix(0, 0), slotpool.Ask{ID: 1, Speculative: true,
 		Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: resource.Unknown, MinMembers: 1}}}})
 	require.ErrorIs(t, err, slotpool.ErrSpeculativeAsk)
-	assert.True(t, GrantsSpeculative(mustQueues(t).Cluster()))
+	assert.True(t, GrantsSpeculative(mustQueues(t)))
 }
 
 func mustQueues(t *testing.T) *Queues {

@@ -40,9 +40,9 @@ func fifo(t *testing.T, n int) (*Scheduler, *audit) {
 // Ready. A killed job takes no more reports and cannot be killed again.
 func TestKill(t *testing.T) {
 	s, a := fifo(t, 4)
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "etl", User: "alice", Regions: blockingJob(t, 4)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "etl", User: "alice"}, Regions: blockingJob(t, 4)}))
 	// (Later: jobs submitted at the same instant would go by name.)
-	require.NoError(t, s.Submit(ms(1), JobSpec{Name: "adhoc", User: "bob", Regions: blockingJob(t, 4)}))
+	require.NoError(t, s.Submit(ms(1), JobSpec{JobSpec: admission.JobSpec{Name: "adhoc", User: "bob"}, Regions: blockingJob(t, 4)}))
 	rd := s.Ready()
 	require.Equal(t, map[string]int{"etl": 4}, deploys(rd))
 	etl := jobReady(rd, "etl").Deploy
@@ -91,8 +91,8 @@ func TestKill(t *testing.T) {
 func TestKillBeforeStart(t *testing.T) {
 	s, _ := fifo(t, 2)
 	driver := scheduler.Slot{}.Profile
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "first", Regions: pipelinedJob(t, 2)}))
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "second", User: "alice", Driver: &driver, Regions: blockingJob(t, 1)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "first"}, Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "second", User: "alice", Driver: &driver}, Regions: blockingJob(t, 1)}))
 	rd := s.Ready()
 	require.Equal(t, map[string]int{"first": 4}, deploys(rd))
 	require.NoError(t, s.Kill(ms(1), alice, "second"))
@@ -109,12 +109,12 @@ func TestSetPriority(t *testing.T) {
 	a := &audit{}
 	s, err := New(Config{Admission: admission.Config{Slots: cluster(2), DefaultPolicy: admission.Priority, Audit: a}})
 	require.NoError(t, err)
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "first", Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "first"}, Regions: pipelinedJob(t, 2)}))
 	rd := s.Ready()
 	require.Equal(t, map[string]int{"first": 4}, deploys(rd))
 	first := jobReady(rd, "first").Deploy
-	require.NoError(t, s.Submit(ms(1), JobSpec{Name: "etl", User: "alice", Priority: 1000, Regions: pipelinedJob(t, 2)}))
-	require.NoError(t, s.Submit(ms(1), JobSpec{Name: "adhoc", User: "bob", Priority: 2000, Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(ms(1), JobSpec{JobSpec: admission.JobSpec{Name: "etl", User: "alice", Priority: 1000}, Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(ms(1), JobSpec{JobSpec: admission.JobSpec{Name: "adhoc", User: "bob", Priority: 2000}, Regions: pipelinedJob(t, 2)}))
 
 	assert.ErrorIs(t, s.SetPriority(ms(2), bob, "etl", 3000), admission.ErrNotAuthorized)
 	assert.ErrorIs(t, s.SetPriority(ms(2), alice, "etl", 6000), admission.ErrNotAuthorized)

@@ -15,58 +15,80 @@ import (
 
 // Config configures a Scheduler.
 type Config struct {
-	// Admission configures the admission the jobs share: the cluster's
-	// slots, the queues and their policies, the audit sink. Its
-	// DecidePerInstant is set whatever it says (the Scheduler decides in
-	// Ready), and a nil Logger becomes Logger.Named("admission").
+	// Admission configures the in-process admission the jobs share
+	// (admission.New): the cluster's slots, the queues and their
+	// policies, the audit sink. A nil Logger becomes
+	// Logger.Named("admission").
 	Admission admission.Config
 	// Cluster, if set, is the admission the jobs share instead of the
 	// in-process one Admission configures (which is then ignored): a
 	// Slurm cluster (package slurm), say. The Scheduler calls
 	// its Decide once per Ready.
 	Cluster admission.Cluster
-	// Timeout is how long a region of a job may wait for its slots before
-	// the job fails (each job's slotpool.Config.Timeout); zero or
-	// negative means never: the admission decides who waits.
-	Timeout time.Duration
-	// IdleTimeout is how long a job's pool keeps a free slot none of its
-	// waiting regions can use before it gives it back to the admission;
-	// zero means at once (a nanosecond).
-	IdleTimeout time.Duration
-	// SelectiveShare is every job's scheduler.Config.SelectiveShare: the
-	// share of the producers of a selective hybrid input that must have
-	// finished before its consumer may start (0: the default). New
-	// refuses a value scheduler.ValidateSelectiveShare refuses.
-	SelectiveShare float64
-	// DisableHybridSlotSharing is every job's
-	// scheduler.Config.DisableHybridSlotSharing: consumers of hybrid
-	// results ask for slots of their own instead of going into their
-	// producers'.
-	DisableHybridSlotSharing bool
+	// Jobs configures every job's scheduler (scheduler.New), but for what
+	// the job's place in the cluster decides, which the Scheduler sets:
+	// Admission (the job's port of the cluster), Speculation (the
+	// JobSpec's), Logger (Logger.Named(job)), and, whatever Jobs says,
+	// Pool.ReturnFreed (on: a slot whose tasks ended goes back to the
+	// cluster, which decides who gets it) and Pool.Matching (the
+	// cluster's, Admission.Matching). New refuses a Jobs that sets
+	// Admission, ExternalAdmission, Speculation or Logger with a
+	// *ConfigError, and a SelectiveShare scheduler.ValidateSelectiveShare
+	// refuses.
+	//
+	// Pool.Timeout is how long a region of a job may wait for its slots
+	// before the job fails; unlike a single scheduler's, zero or negative
+	// means never: the admission decides who waits. Pool.IdleTimeout is
+	// how long a job's pool keeps a free slot none of its waiting regions
+	// can use before it gives it back; zero means at once (a
+	// nanosecond).
+	Jobs scheduler.Config
 	// Logger receives debug logs; each job's scheduler logs to
 	// Logger.Named(its name). nil means zap.NewNop().
 	Logger *zap.Logger
 }
 
+// check refuses a Jobs configuration that sets what the Scheduler sets.
+func (c *Config) check() error {
+	jc := &c.Jobs
+	bad := func(field, why string) error {
+		return &ConfigError{Field: "Jobs." + field, Err: fmt.Errorf("%w: %s", ErrBadConfig, why)}
+	}
+	switch {
+	case jc.Admission != nil:
+		return bad("Admission", "every job's admission is its port of the cluster")
+	case jc.ExternalAdmission:
+		return bad("ExternalAdmission", "every job's admission is its port of the cluster (Config.Cluster for one outside the process)")
+	case jc.Speculation != (scheduler.Speculation{}):
+		return bad("Speculation", "speculation is set per job, in JobSpec.Speculation")
+	case jc.Logger != nil:
+		return bad("Logger", "each job logs to Config.Logger.Named(its name)")
+	}
+	if jc.SelectiveShare != 0 {
+		if err := scheduler.ValidateSelectiveShare(jc.SelectiveShare); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // JobSpec is a job submitted to a Scheduler.
 type JobSpec struct {
-	// Name is unique among the jobs submitted; every input and output
-	// names the job by it.
-	Name string
-	// Queue, User and Priority are as in admission.JobSpec ("" and 0 mean
-	// root.default, anonymous and admission.DefaultPriority).
-	Queue    string
-	User     string
-	Priority int
-	// Driver, if set, is the profile of the job's driver (job master): the
-	// admission grants it a slot first (an admission.DriverGranted event),
-	// the runtime deploys it there, and once it is up calls StartJob.
-	// Without a driver the job starts when it is submitted.
-	Driver *resource.Profile
-	// Gang, if set, reserves Gang.MinSlots slots (the driver's included)
-	// before anything of the job runs (see admission.Gang). MinSlots must
-	// be at least 1; region.Regions.GangMinSlots gives the usual value.
-	Gang *admission.Gang
+	// JobSpec is what the admission is told of the job (see
+	// admission.JobSpec): its Name, unique among the jobs submitted (every
+	// input and output names the job by it); Queue, User and Priority
+	// ("" and 0 mean root.default, anonymous and
+	// admission.DefaultPriority); Driver and Gang. Largest and
+	// LargestName are the Scheduler's, which tells the admission the
+	// job's largest region: Submit refuses a spec that sets them.
+	//
+	// With a Driver, the admission grants the driver a slot first (an
+	// admission.DriverGranted event), the runtime deploys it there, and
+	// once it is up calls StartJob; without one the job starts when it is
+	// submitted. A Gang reserves Gang.MinSlots slots (the driver's
+	// included) before anything of the job runs; MinSlots must be at
+	// least 1, and region.Regions.GangMinSlots gives the usual value.
+	admission.JobSpec
 	// Regions are the job's pipelined regions as they will ask for slots
 	// (region.Regions.ForCluster for a cluster of several profiles). What
 	// the largest region needs at once is what the admission checks the
@@ -98,6 +120,8 @@ func (spec *JobSpec) validate() error {
 		return bad("no regions")
 	case spec.Regions.NumRegions() == 0:
 		return bad("no regions")
+	case spec.Largest != nil || spec.LargestName != "":
+		return bad("Largest and LargestName are set from the job's regions")
 	}
 	if err := spec.Speculation.ValidateJob(spec.Regions); err != nil {
 		return &JobError{Op: "submit", Job: spec.Name, Err: err}
@@ -129,13 +153,13 @@ func (spec *JobSpec) admissionSpec() admission.JobSpec {
 	for i, s := range slots {
 		profiles[i] = s.Profile
 	}
-	return admission.JobSpec{
-		Name: spec.Name, Queue: spec.Queue, User: spec.User, Priority: spec.Priority,
-		Driver: spec.Driver, Gang: spec.Gang,
-		Largest:     resource.Tally(profiles),
-		LargestName: fmt.Sprintf("region %d %s", largest, rs.MemberNames(largest, 4)),
-		Start:       startSlots(rs),
+	as := spec.JobSpec
+	as.Largest = resource.Tally(profiles)
+	as.LargestName = fmt.Sprintf("region %d %s", largest, rs.MemberNames(largest, 4))
+	if as.Start == nil {
+		as.Start = startSlots(rs)
 	}
+	return as
 }
 
 // startSlots is what a job asks for when it starts: the slots of its
@@ -153,10 +177,23 @@ func startSlots(rs *region.Regions) []resource.Count {
 	return resource.Tally(profiles)
 }
 
-// poolConfig is the configuration of every job's pool: freed slots go
-// back to the admission, which decides who gets them.
+// jobConfig is the configuration of a job's scheduler (see Config.Jobs):
+// freed slots go back to the admission, which decides who gets them.
+func (c *Config) jobConfig(port admission.JobPort, spec *JobSpec, log *zap.Logger) scheduler.Config {
+	jc := c.Jobs
+	jc.Pool = c.poolConfig()
+	if port != nil {
+		jc.Admission = port
+	}
+	jc.Speculation = spec.Speculation
+	jc.Logger = log
+	return jc
+}
+
+// poolConfig is the configuration of every job's pool.
 func (c *Config) poolConfig() slotpool.Config {
-	pc := slotpool.Config{Matching: c.Admission.Matching, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout, ReturnFreed: true}
+	pc := c.Jobs.Pool
+	pc.Matching, pc.ReturnFreed = c.Admission.Matching, true
 	if pc.Timeout <= 0 {
 		pc.Timeout = slotpool.NoTimeout
 	}

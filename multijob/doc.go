@@ -1,11 +1,17 @@
 // Package multijob runs many jobs on one cluster: one scheduler per job
-// (package scheduler) behind one queue-level admission (package
-// admission) that they share. It is the multi-job counterpart of
-// scheduler.Scheduler and scheduler.Driver, with the same shape: a
-// deterministic Scheduler with no goroutines and no clock (inputs are
-// methods that take the current time; outputs come out of Ready as one
-// value), and a thin Driver that runs one on its own goroutine with a
-// clock.
+// (package scheduler) behind one cluster-level admission
+// (admission.Cluster) that they share; it is the way to run several
+// jobs. It is the multi-job counterpart of scheduler.Scheduler and
+// scheduler.Driver, with the same shape: a deterministic Scheduler with
+// no goroutines and no clock (inputs are methods that take the current
+// time; outputs come out of Ready as one value), and a thin Driver that
+// runs one on its own goroutine with a clock.
+//
+// What it is told reuses the lower layers' types: a JobSpec holds the
+// admission.JobSpec (name, queue, user, priority, driver, gang) beside
+// the job's regions; Config.Admission configures the in-process
+// admission (admission.Config), and Config.Jobs is the scheduler.Config
+// of every job's scheduler.
 //
 // # Decisions per instant
 //
@@ -20,7 +26,7 @@
 // # The Ready loop
 //
 //	s, err := multijob.New(multijob.Config{Admission: admission.Config{Slots: slots, Queues: queues}})
-//	s.Submit(now, multijob.JobSpec{Name: "etl", Queue: "root.etl", Regions: rs})
+//	s.Submit(now, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "etl", Queue: "root.etl"}, Regions: rs})
 //	for {
 //		rd := s.Ready() // the admission decides, the jobs take their grants
 //		for _, jr := range rd.Jobs {

@@ -58,7 +58,7 @@ func ExampleDriver() {
 	}()
 
 	for _, name := range []string{"first", "second"} {
-		if err := d.Submit(ctx, multijob.JobSpec{Name: name, Regions: rs}); err != nil {
+		if err := d.Submit(ctx, multijob.JobSpec{JobSpec: admission.JobSpec{Name: name}, Regions: rs}); err != nil {
 			panic(err)
 		}
 	}

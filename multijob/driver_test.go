@@ -16,6 +16,7 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // guard bounds how long a driver test waits for the loop before it fails
@@ -48,7 +49,7 @@ func requireStopped(t *testing.T, d *Driver) {
 	}
 	ctx := context.Background()
 	inputs := map[string]func() error{
-		"Submit":       func() error { return d.Submit(ctx, JobSpec{Name: "x"}) },
+		"Submit":       func() error { return d.Submit(ctx, JobSpec{JobSpec: admission.JobSpec{Name: "x"}}) },
 		"StartJob":     func() error { return d.StartJob(ctx, "x") },
 		"TaskRunning":  func() error { return d.TaskRunning(ctx, "x", 0, 0) },
 		"TaskFinished": func() error { return d.TaskFinished(ctx, "x", 0, 0) },
@@ -107,14 +108,14 @@ func TestDriverTurn(t *testing.T) {
 
 	clk.armed.Store(true)
 	held := make(chan error, 1)
-	first := JobSpec{Name: "first", Priority: 1, Regions: blockingJob(t, 1)}
+	first := JobSpec{JobSpec: admission.JobSpec{Name: "first", Priority: 1}, Regions: blockingJob(t, 1)}
 	go func() { held <- d.Submit(ctx, first) }()
 	<-queued
 	<-clk.entered // the loop is inside the first Submit
 	var wg sync.WaitGroup
 	for _, spec := range []JobSpec{
-		{Name: "low", Priority: 1000, Regions: pipelinedJob(t, 4)},
-		{Name: "high", Priority: 9000, Regions: pipelinedJob(t, 4)},
+		{JobSpec: admission.JobSpec{Name: "low", Priority: 1000}, Regions: pipelinedJob(t, 4)},
+		{JobSpec: admission.JobSpec{Name: "high", Priority: 9000}, Regions: pipelinedJob(t, 4)},
 	} {
 		wg.Add(1)
 		go func() {
@@ -149,7 +150,7 @@ func TestDriverStartJob(t *testing.T) {
 	d := StartDriver(ctx, s, DriverConfig{Clock: mock})
 	defer d.Stop()
 	driver := resource.Unknown
-	require.NoError(t, d.Submit(ctx, JobSpec{Name: "spark", Driver: &driver, Regions: blockingJob(t, 2)}))
+	require.NoError(t, d.Submit(ctx, JobSpec{JobSpec: admission.JobSpec{Name: "spark", Driver: &driver}, Regions: blockingJob(t, 2)}))
 	rd := nextReady(t, d)
 	require.Contains(t, events(rd), "spark: driver in slot 0")
 	assert.Empty(t, rd.Jobs)
@@ -204,8 +205,8 @@ func TestDriverTimer(t *testing.T) {
 	ctx := context.Background()
 	d := StartDriver(ctx, s, DriverConfig{Clock: mock})
 	defer d.Stop()
-	require.NoError(t, d.Submit(ctx, JobSpec{Name: "first", Regions: pipelinedJob(t, 2)}))
-	require.NoError(t, d.Submit(ctx, JobSpec{Name: "gang", Gang: &admission.Gang{MinSlots: 2, Hard: true, Timeout: time.Minute}, Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, d.Submit(ctx, JobSpec{JobSpec: admission.JobSpec{Name: "first"}, Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, d.Submit(ctx, JobSpec{JobSpec: admission.JobSpec{Name: "gang", Gang: &admission.Gang{MinSlots: 2, Hard: true, Timeout: time.Minute}}, Regions: pipelinedJob(t, 2)}))
 	// The two submissions may be one turn or two.
 	var rd Ready
 	got := map[string]int{}
@@ -253,7 +254,7 @@ func TestDriverConcurrentJobs(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			assert.NoError(t, d.Submit(ctx, JobSpec{Name: name, Regions: rs}))
+			assert.NoError(t, d.Submit(ctx, JobSpec{JobSpec: admission.JobSpec{Name: name}, Regions: rs}))
 			for dep := range c {
 				assert.NoError(t, d.TaskFinished(ctx, name, dep.Task, dep.Attempt))
 			}
@@ -320,7 +321,7 @@ func TestDriverReadyIntactAfterLaterTurns(t *testing.T) {
 	defer d.Stop()
 	rs := blockingJob(t, 3)
 	for i := range jobs {
-		require.NoError(t, d.Submit(ctx, JobSpec{Name: fmt.Sprintf("job%d", i), Regions: rs}))
+		require.NoError(t, d.Submit(ctx, JobSpec{JobSpec: admission.JobSpec{Name: fmt.Sprintf("job%d", i)}, Regions: rs}))
 	}
 	var got []Ready
 	var want []string
@@ -349,14 +350,14 @@ func TestDriverReadyIntactAfterLaterTurns(t *testing.T) {
 // ErrStopped, the Ready channel is closed, and no goroutine is left.
 func TestDriverStop(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	s, err := New(Config{Admission: admission.Config{Slots: cluster(1)}, Timeout: time.Minute})
+	s, err := New(Config{Admission: admission.Config{Slots: cluster(1)}, Jobs: scheduler.Config{Pool: slotpool.Config{Timeout: time.Minute}}})
 	require.NoError(t, err)
 	mock := clock.NewMock()
 	ctx := context.Background()
 	d := StartDriver(ctx, s, DriverConfig{Clock: mock})
 	defer d.Stop()
-	require.NoError(t, d.Submit(ctx, JobSpec{Name: "a", Regions: pipelinedJob(t, 1)}))
-	require.NoError(t, d.Submit(ctx, JobSpec{Name: "b", Regions: pipelinedJob(t, 1)}))
+	require.NoError(t, d.Submit(ctx, JobSpec{JobSpec: admission.JobSpec{Name: "a"}, Regions: pipelinedJob(t, 1)}))
+	require.NoError(t, d.Submit(ctx, JobSpec{JobSpec: admission.JobSpec{Name: "b"}, Regions: pipelinedJob(t, 1)}))
 	var rd Ready
 	for rd.Deadline.IsZero() {
 		rd = nextReady(t, d)
@@ -396,17 +397,17 @@ func TestDriverContextDone(t *testing.T) {
 
 	clk.armed.Store(true)
 	held := make(chan error, 1)
-	a := JobSpec{Name: "a", Regions: pipelinedJob(t, 2)}
+	a := JobSpec{JobSpec: admission.JobSpec{Name: "a"}, Regions: pipelinedJob(t, 2)}
 	go func() { held <- d.Submit(ctx, a) }()
 	<-queued
 	<-clk.entered // the loop is inside the Submit
 
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	assert.ErrorIs(t, d.Submit(canceled, JobSpec{Name: "b", Regions: pipelinedJob(t, 1)}), context.Canceled)
+	assert.ErrorIs(t, d.Submit(canceled, JobSpec{JobSpec: admission.JobSpec{Name: "b"}, Regions: pipelinedJob(t, 1)}), context.Canceled)
 	late, cancelLate := context.WithCancel(ctx)
 	lateErr := make(chan error, 1)
-	c := JobSpec{Name: "c", Regions: pipelinedJob(t, 1)}
+	c := JobSpec{JobSpec: admission.JobSpec{Name: "c"}, Regions: pipelinedJob(t, 1)}
 	go func() { lateErr <- d.Submit(late, c) }()
 	<-queued // c waits in the queue
 	cancelLate()
@@ -433,8 +434,8 @@ func TestDriverFirstTurn(t *testing.T) {
 	s, err := New(Config{Admission: admission.Config{Slots: cluster(4), DefaultPolicy: admission.Priority}})
 	require.NoError(t, err)
 	mock := clock.NewMock()
-	require.NoError(t, s.Submit(mock.Now(), JobSpec{Name: "low", Priority: 1000, Regions: pipelinedJob(t, 4)}))
-	require.NoError(t, s.Submit(mock.Now(), JobSpec{Name: "high", Priority: 9000, Regions: pipelinedJob(t, 4)}))
+	require.NoError(t, s.Submit(mock.Now(), JobSpec{JobSpec: admission.JobSpec{Name: "low", Priority: 1000}, Regions: pipelinedJob(t, 4)}))
+	require.NoError(t, s.Submit(mock.Now(), JobSpec{JobSpec: admission.JobSpec{Name: "high", Priority: 9000}, Regions: pipelinedJob(t, 4)}))
 	ctx := context.Background()
 	d := StartDriver(ctx, s, DriverConfig{Clock: mock})
 	defer d.Stop()

@@ -21,6 +21,9 @@ var (
 	// ErrBadSpec means a JobSpec that cannot be submitted (no name, no
 	// regions, a bad gang).
 	ErrBadSpec = errors.New("multijob: bad job spec")
+	// ErrBadConfig means a Config that New refuses (a *ConfigError names
+	// the field).
+	ErrBadConfig = errors.New("multijob: bad config")
 	// ErrJobEnded means the job finished, failed, was killed or rejected:
 	// it takes no more reports.
 	ErrJobEnded = errors.New("multijob: job ended")
@@ -61,3 +64,20 @@ func (e *JobError) Error() string {
 
 // Unwrap returns the cause.
 func (e *JobError) Unwrap() error { return e.Err }
+
+// ConfigError is a Config that New refuses: Field names the culprit
+// ("Jobs.Admission"), Err says why (wrapping ErrBadConfig). Nothing was
+// created.
+type ConfigError struct {
+	Field string
+	Err   error
+}
+
+// Error renders e.g. `multijob: config Jobs.Logger: multijob: bad config:
+// each job logs to Config.Logger.Named(its name)`.
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("multijob: config %s: %v", e.Field, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *ConfigError) Unwrap() error { return e.Err }

@@ -37,8 +37,8 @@ func Example() {
 	epoch := time.Unix(0, 0)
 	at := func(ms int) time.Time { return epoch.Add(time.Duration(ms) * time.Millisecond) }
 	for _, spec := range []multijob.JobSpec{
-		{Name: "adhoc", Priority: 1000},
-		{Name: "etl", Priority: 9000},
+		{JobSpec: admission.JobSpec{Name: "adhoc", Priority: 1000}},
+		{JobSpec: admission.JobSpec{Name: "etl", Priority: 9000}},
 	} {
 		spec.Regions = region.FromJob(job, exchange.AllPipelined) // one region of 4 slots
 		if err := s.Submit(at(0), spec); err != nil {

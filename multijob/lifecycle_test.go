@@ -6,10 +6,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // TestDriverThenStartJob: a job with a driver asks for nothing before
@@ -18,7 +20,7 @@ import (
 func TestDriverThenStartJob(t *testing.T) {
 	s := fairShare(t, 3)
 	driver := resource.Unknown
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "spark", Driver: &driver, Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "spark", Driver: &driver}, Regions: pipelinedJob(t, 2)}))
 	assert.ErrorIs(t, s.StartJob(t0, "spark"), ErrNoDriverSlot, "not granted before the decision")
 	rd := s.Ready()
 	assert.Empty(t, rd.Jobs)
@@ -51,8 +53,8 @@ func TestDriverThenStartJob(t *testing.T) {
 func TestRejected(t *testing.T) {
 	s := fairShare(t, 2)
 	driver := resource.Unknown
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "wide", Driver: &driver, Regions: pipelinedJob(t, 2)}))
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "small", Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "wide", Driver: &driver}, Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "small"}, Regions: pipelinedJob(t, 2)}))
 	rd := s.Ready()
 	require.Len(t, rd.Ended, 1)
 	end := rd.Ended[0]
@@ -74,8 +76,8 @@ func TestRejected(t *testing.T) {
 // its job when the admission's timer fires (Tick at NextDeadline).
 func TestHardGangTimeout(t *testing.T) {
 	s := fairShare(t, 2)
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "first", Regions: pipelinedJob(t, 2)}))
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "gang", Gang: &admission.Gang{MinSlots: 2, Hard: true, Timeout: time.Second}, Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "first"}, Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "gang", Gang: &admission.Gang{MinSlots: 2, Hard: true, Timeout: time.Second}}, Regions: pipelinedJob(t, 2)}))
 	rd := s.Ready()
 	require.Equal(t, map[string]int{"first": 4}, deploys(rd))
 	assert.Equal(t, ms(1000), rd.Deadline)
@@ -95,7 +97,7 @@ func TestHardGangTimeout(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	s, err := New(Config{Admission: admission.Config{Slots: cluster(2)}})
 	require.NoError(t, err)
-	require.NoError(t, s.Submit(ms(5), JobSpec{Name: "a", Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(ms(5), JobSpec{JobSpec: admission.JobSpec{Name: "a"}, Regions: pipelinedJob(t, 2)}))
 	rd := s.Ready()
 	require.Equal(t, map[string]int{"a": 4}, deploys(rd))
 	dep := jobReady(rd, "a").Deploy[0]
@@ -105,11 +107,12 @@ func TestBadInput(t *testing.T) {
 		err  error
 	}{
 		"no name":       {JobSpec{Regions: pipelinedJob(t, 1)}, ErrBadSpec},
-		"no regions":    {JobSpec{Name: "b"}, ErrBadSpec},
-		"gang of 0":     {JobSpec{Name: "b", Regions: pipelinedJob(t, 1), Gang: &admission.Gang{}}, ErrBadSpec},
-		"duplicate":     {JobSpec{Name: "a", Regions: pipelinedJob(t, 1)}, ErrDuplicateJob},
-		"unknown queue": {JobSpec{Name: "b", Queue: "root.etl", Regions: pipelinedJob(t, 1)}, admission.ErrUnknownQueue},
-		"bad priority":  {JobSpec{Name: "b", Priority: 20000, Regions: pipelinedJob(t, 1)}, admission.ErrBadPriority},
+		"no regions":    {JobSpec{JobSpec: admission.JobSpec{Name: "b"}}, ErrBadSpec},
+		"gang of 0":     {JobSpec{JobSpec: admission.JobSpec{Name: "b", Gang: &admission.Gang{}}, Regions: pipelinedJob(t, 1)}, ErrBadSpec},
+		"duplicate":     {JobSpec{JobSpec: admission.JobSpec{Name: "a"}, Regions: pipelinedJob(t, 1)}, ErrDuplicateJob},
+		"unknown queue": {JobSpec{JobSpec: admission.JobSpec{Name: "b", Queue: "root.etl"}, Regions: pipelinedJob(t, 1)}, admission.ErrUnknownQueue},
+		"bad priority":  {JobSpec{JobSpec: admission.JobSpec{Name: "b", Priority: 20000}, Regions: pipelinedJob(t, 1)}, admission.ErrBadPriority},
+		"largest set":   {JobSpec{JobSpec: admission.JobSpec{Name: "b", LargestName: "r0"}, Regions: pipelinedJob(t, 1)}, ErrBadSpec},
 	}
 	for name, c := range submits {
 		err := s.Submit(ms(6), c.spec)
@@ -121,7 +124,7 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 	var te *scheduler.TimeError
-	assert.ErrorAs(t, s.Submit(ms(4), JobSpec{Name: "b", Regions: pipelinedJob(t, 1)}), &te)
+	assert.ErrorAs(t, s.Submit(ms(4), JobSpec{JobSpec: admission.JobSpec{Name: "b"}, Regions: pipelinedJob(t, 1)}), &te)
 	assert.ErrorAs(t, s.TaskFinished(ms(4), "a", dep.Task, dep.Attempt), &te)
 	assert.ErrorAs(t, s.Tick(ms(4)), &te)
 
@@ -159,10 +162,10 @@ func TestBadInput(t *testing.T) {
 // longer fails its job in its scheduler: the job is reported failed with
 // the scheduler's *RegionError, and the admission is told.
 func TestFailedInItsScheduler(t *testing.T) {
-	s, err := New(Config{Admission: admission.Config{Slots: cluster(2)}, Timeout: time.Second})
+	s, err := New(Config{Admission: admission.Config{Slots: cluster(2)}, Jobs: scheduler.Config{Pool: slotpool.Config{Timeout: time.Second}}})
 	require.NoError(t, err)
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "a", Regions: pipelinedJob(t, 2)}))
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "b", Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "a"}, Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "b"}, Regions: pipelinedJob(t, 2)}))
 	rd := s.Ready()
 	require.Equal(t, map[string]int{"a": 4}, deploys(rd))
 	assert.Equal(t, ms(1000), rd.Deadline, "b's region waits for a second at most")
@@ -176,4 +179,28 @@ func TestFailedInItsScheduler(t *testing.T) {
 	st, err := s.Status("b")
 	require.NoError(t, err)
 	assert.Equal(t, admission.JobFailed, st.Admission)
+}
+
+// New refuses a Config.Jobs that sets what the Scheduler sets for each
+// job, naming the field.
+func TestNewRefusesJobsFieldsItSets(t *testing.T) {
+	slots := admission.Config{Slots: cluster(1)}
+	for field, jobs := range map[string]scheduler.Config{
+		"Jobs.Admission":         {Admission: &admission.StaticCluster{}},
+		"Jobs.ExternalAdmission": {ExternalAdmission: true},
+		"Jobs.Speculation":       {Speculation: scheduler.DefaultSpeculation()},
+		"Jobs.Logger":            {Logger: zap.NewNop()},
+	} {
+		_, err := New(Config{Admission: slots, Jobs: jobs})
+		assert.ErrorIs(t, err, ErrBadConfig, field)
+		var ce *ConfigError
+		if assert.ErrorAs(t, err, &ce, field) {
+			assert.Equal(t, field, ce.Field)
+		}
+	}
+	_, err := New(Config{Admission: slots, Jobs: scheduler.Config{SelectiveShare: 2}})
+	assert.Error(t, err, "a selective share out of range")
+	_, err = New(Config{Admission: slots, Jobs: scheduler.Config{SelectiveShare: 0.5, DisableHybridSlotSharing: true,
+		Pool: slotpool.Config{Timeout: time.Second, IdleTimeout: time.Second}}})
+	assert.NoError(t, err)
 }

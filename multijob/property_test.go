@@ -15,6 +15,7 @@ import (
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/inspect"
 	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
@@ -28,7 +29,7 @@ import (
 // preempting queues, priority changes and kills, slots and tasks of
 // several sizes), driven in virtual time by a small runtime that applies
 // every Ready. After every Ready the admission's invariants hold
-// (admission.Queues.CheckInvariants: bookkeeping, no idle slot beside a
+// (internal/inspect.CheckInvariants: bookkeeping, no idle slot beside a
 // waiting job, reservations only for claims that complete) and so do the
 // rules of the multi-job admission, as seen from outside:
 //
@@ -188,8 +189,7 @@ func genMix(seed uint64) *mix {
 		qc := m.queues[qi]
 		mj := mixJob{at: times[rng.IntN(len(times))] * time.Millisecond}
 		spec := multijob.JobSpec{
-			Name: fmt.Sprintf("j%d", i), Queue: qc.Name, User: users[rng.IntN(len(users))],
-			Priority: 1 + rng.IntN(admission.MaxPriority),
+			JobSpec: admission.JobSpec{Name: fmt.Sprintf("j%d", i), Queue: qc.Name, User: users[rng.IntN(len(users))], Priority: 1 + rng.IntN(admission.MaxPriority)},
 		}
 		if driversIn(qc) > 0 && len(fit) > 1 && rng.IntN(2) == 0 {
 			d := []resource.Profile{resource.Unknown, smallP}[rng.IntN(2)]
@@ -575,7 +575,7 @@ func (r *mixRun) step() error {
 		return err
 	}
 	r.instants = append(r.instants, instant{at: r.now, got: got, submit: subs})
-	if err := r.s.Admission().CheckInvariants(); err != nil {
+	if err := inspect.CheckInvariants(r.s.Admission()); err != nil {
 		return err
 	}
 	if err := r.checkEndsDecided(); err != nil {
@@ -737,8 +737,8 @@ func (r *mixRun) checkPreemption(ev admission.Event, rd multijob.Ready, pre snap
 	// held before this decision and still holds after it had slots to
 	// give (drivers are not among them; a job with a gang may protect its
 	// minimum, so it is left out).
-	back := map[scheduler.SlotID]admission.AskedBack{}
-	for _, ab := range r.s.Admission().AskedBack(nil) {
+	back := map[scheduler.SlotID]inspect.AskedBack{}
+	for _, ab := range inspect.AskedBackSlots(r.s.Admission(), nil) {
 		back[ab.Slot] = ab
 	}
 	for name, j := range r.job {
@@ -779,7 +779,7 @@ func (r *mixRun) checkPreemption(ev admission.Event, rd multijob.Ready, pre snap
 // or a claim asks it back for another job than c. (A slot a claim asks
 // back for c itself is the job's to give: c's preemption takes it before
 // any slot of a job after that one in victim order.)
-func leaves(c string, ab admission.AskedBack) bool {
+func leaves(c string, ab inspect.AskedBack) bool {
 	return ab.Preempted || ab.For != c
 }
 

@@ -15,7 +15,7 @@ type Scheduler struct {
 	cfg    Config
 	log    *zap.Logger
 	c      admission.Cluster
-	q      *admission.Queues // c's Queues, if c is in process; else nil
+	q      *admission.Queues // c, if it is the in-process admission; else nil
 	jobs   []*job            // in submission order
 	byName map[string]*job
 	byID   map[admission.JobID]*job
@@ -47,22 +47,20 @@ type job struct {
 }
 
 // New returns a Scheduler with no jobs over cfg.Cluster, or else over
-// the in-process admission cfg.Admission configures. Bad admission
-// configuration returns the admission's typed error; a bad
-// SelectiveShare, ValidateSelectiveShare's.
+// the in-process admission cfg.Admission configures (admission.New).
+// Bad admission configuration returns the admission's typed error; a
+// Jobs configuration that sets what the Scheduler sets, a *ConfigError;
+// a bad Jobs.SelectiveShare, ValidateSelectiveShare's.
 func New(cfg Config) (*Scheduler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	if cfg.SelectiveShare != 0 {
-		if err := scheduler.ValidateSelectiveShare(cfg.SelectiveShare); err != nil {
-			return nil, err
-		}
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	s := &Scheduler{cfg: cfg, log: cfg.Logger, c: cfg.Cluster, byName: map[string]*job{}, byID: map[admission.JobID]*job{}}
 	if s.c == nil {
 		ac := cfg.Admission
-		ac.DecidePerInstant = true
 		if ac.Logger == nil {
 			ac.Logger = cfg.Logger.Named("admission")
 		}
@@ -70,17 +68,11 @@ func New(cfg Config) (*Scheduler, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.c = q.Cluster()
+		s.c = q
 	}
-	s.q, _ = admission.QueuesOf(s.c)
+	s.q, _ = s.c.(*admission.Queues)
 	return s, nil
 }
-
-// Admission returns the in-process admission the jobs share, for tests
-// and inspection, or nil if the Scheduler runs over another Cluster
-// (Config.Cluster): read it (CheckInvariants, Capacity, Job) between
-// calls of the Scheduler; every input goes through the Scheduler.
-func (s *Scheduler) Admission() *admission.Queues { return s.q }
 
 // Cluster returns the cluster the jobs share: its own input methods (a
 // Slurm cluster's observations) go through ClusterInput.
@@ -179,17 +171,7 @@ func (s *Scheduler) Submit(now time.Time, spec JobSpec) error {
 // schedulerConfig is the configuration of the scheduler of the job of
 // spec, whose admission is port.
 func (s *Scheduler) schedulerConfig(spec JobSpec, port admission.JobPort) scheduler.Config {
-	cfg := scheduler.Config{
-		Pool:                     s.cfg.poolConfig(),
-		SelectiveShare:           s.cfg.SelectiveShare,
-		DisableHybridSlotSharing: s.cfg.DisableHybridSlotSharing,
-		Speculation:              spec.Speculation,
-		Logger:                   s.log.Named(spec.Name),
-	}
-	if port != nil {
-		cfg.Admission = port
-	}
-	return cfg
+	return s.cfg.jobConfig(port, &spec, s.log.Named(spec.Name))
 }
 
 // start starts a job's scheduler. A job that fails at once (a region that

@@ -22,7 +22,7 @@ func TestSameInstantByPolicy(t *testing.T) {
 			require.NoError(t, err)
 			prio := map[string]int{"low": 1000, "high": 9000}
 			for _, name := range order {
-				require.NoError(t, s.Submit(t0, JobSpec{Name: name, Priority: prio[name], Regions: pipelinedJob(t, 4)}))
+				require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: name, Priority: prio[name]}, Regions: pipelinedJob(t, 4)}))
 			}
 			rd := s.Ready()
 			assert.Equal(t, map[string]int{"high": 8}, deploys(rd))
@@ -43,7 +43,7 @@ func TestSameInstantFairShare(t *testing.T) {
 		t.Run(order[0]+" first", func(t *testing.T) {
 			s := fairShare(t, 4)
 			for _, name := range order {
-				require.NoError(t, s.Submit(t0, JobSpec{Name: name, Regions: blockingJob(t, 4)}))
+				require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: name}, Regions: blockingJob(t, 4)}))
 			}
 			rd := s.Ready()
 			if got := deploys(rd); len(got) == 1 && got[order[0]] == 4 {
@@ -70,12 +70,12 @@ func TestSameInstantFairShare(t *testing.T) {
 // first job's own waiting regions, until the shares are 1 + 3.
 func TestFreedSlotGoesBackToTheAdmission(t *testing.T) {
 	s := fairShare(t, 4)
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "low", Priority: 1000, Regions: blockingJob(t, 8)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "low", Priority: 1000}, Regions: blockingJob(t, 8)}))
 	rd := s.Ready()
 	require.Equal(t, map[string]int{"low": 4}, deploys(rd))
 	low := slices.Clone(jobReady(rd, "low").Deploy) // kept past the next Ready
 
-	require.NoError(t, s.Submit(ms(1), JobSpec{Name: "high", Priority: 3000, Regions: blockingJob(t, 8)}))
+	require.NoError(t, s.Submit(ms(1), JobSpec{JobSpec: admission.JobSpec{Name: "high", Priority: 3000}, Regions: blockingJob(t, 8)}))
 	rd = s.Ready()
 	assert.Empty(t, deploys(rd), "nothing is free, nothing is reclaimed")
 
@@ -98,8 +98,8 @@ func TestFreedSlotGoesBackToTheAdmission(t *testing.T) {
 // told to the admission, and the slots of the first go to the second.
 func TestJobsRunToTheirEnd(t *testing.T) {
 	s := fairShare(t, 2)
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "a", Regions: pipelinedJob(t, 2)}))
-	require.NoError(t, s.Submit(t0, JobSpec{Name: "b", Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "a"}, Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, s.Submit(t0, JobSpec{JobSpec: admission.JobSpec{Name: "b"}, Regions: pipelinedJob(t, 2)}))
 	rd := s.Ready()
 	require.Equal(t, map[string]int{"a": 4}, deploys(rd), "a region of 2 slots at once: the first job's")
 	finishAll(t, s, ms(5), rd, "a")

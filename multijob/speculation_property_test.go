@@ -12,6 +12,7 @@ import (
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/inspect"
 	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/region"
@@ -93,10 +94,10 @@ func runSpecMix(t *testing.T, seed uint64, hybrid bool) (started, won, granted i
 	}
 	slots[0].Profile = profiles[len(profiles)-1]
 	policy := admission.Policy(rng.IntN(4))
-	q, err := admission.New(admission.Config{Slots: slots, DecidePerInstant: true, DefaultPolicy: policy,
+	q, err := admission.New(admission.Config{Slots: slots, DefaultPolicy: policy,
 		Queues: []admission.QueueConfig{{Name: "root.default", Policy: policy}}})
 	require.NoError(t, err)
-	spy := &specSpy{Cluster: q.Cluster(), ports: map[admission.JobID]*spyPort{}}
+	spy := &specSpy{Cluster: q, ports: map[admission.JobID]*spyPort{}}
 	s, err := multijob.New(multijob.Config{Cluster: spy})
 	require.NoError(t, err)
 
@@ -161,7 +162,7 @@ func runSpecMix(t *testing.T, seed uint64, hybrid bool) (started, won, granted i
 			at   time.Duration
 			spec multijob.JobSpec
 		}{time.Duration(rng.IntN(3)) * 500 * time.Millisecond,
-			multijob.JobSpec{Name: name, Regions: info.rs, Priority: 1000 * (1 + rng.IntN(9)), Speculation: sp}})
+			multijob.JobSpec{JobSpec: admission.JobSpec{Name: name, Priority: 1000 * (1 + rng.IntN(9))}, Regions: info.rs, Speculation: sp}})
 	}
 	slices.SortStableFunc(arrivals, func(a, b struct {
 		at   time.Duration
@@ -205,7 +206,7 @@ func runSpecMix(t *testing.T, seed uint64, hybrid bool) (started, won, granted i
 		}
 		rd := s.Ready()
 		require.Empty(t, spy.violations, "seed %d", seed)
-		require.NoError(t, q.CheckInvariants(), "seed %d at %v", seed, now)
+		require.NoError(t, inspect.CheckInvariants(q), "seed %d at %v", seed, now)
 		for _, jr := range rd.Jobs {
 			for _, c := range jr.Cancel {
 				running = slices.DeleteFunc(running, func(r specRunning) bool {
@@ -262,7 +263,7 @@ func runSpecMix(t *testing.T, seed uint64, hybrid bool) (started, won, granted i
 	for _, id := range spy.order {
 		require.Zero(t, spy.ports[id].Granted(), "seed %d: a job that ended holds slots", seed)
 	}
-	require.Zero(t, q.SpeculativeAsks(), "seed %d: a speculative ask outlived its job", seed)
+	require.Equal(t, 0, speculativeAsks(t, q), "seed %d: a speculative ask outlived its job", seed)
 	return started, won, spy.specGrants
 }
 
@@ -419,4 +420,12 @@ func (p *spyPort) Ready() []slotpool.FromAdmission {
 	out := p.buf
 	p.buf = nil
 	return out
+}
+
+// speculativeAsks returns how many speculative asks wait in q.
+func speculativeAsks(t *testing.T, q *admission.Queues) int {
+	t.Helper()
+	n, ok := inspect.SpeculativeAsks(q)
+	require.True(t, ok, "an in-process admission")
+	return n
 }

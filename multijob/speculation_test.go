@@ -35,7 +35,7 @@ func TestSubmitSpeculationRefused(t *testing.T) {
 	blocking := region.FromJob(g, exchange.AllBlocking)
 	now := time.Unix(0, 0)
 
-	q, err := admission.New(admission.Config{Slots: slotpool.Slots(4), DecidePerInstant: true})
+	q, err := admission.New(admission.Config{Slots: slotpool.Slots(4)})
 	require.NoError(t, err)
 	s, err := multijob.New(multijob.Config{Admission: admission.Config{Slots: slotpool.Slots(4)}})
 	require.NoError(t, err)
@@ -43,24 +43,24 @@ func TestSubmitSpeculationRefused(t *testing.T) {
 	bad := scheduler.DefaultSpeculation()
 	bad.BaselineRatio = 2
 	var se *scheduler.SpeculationError
-	err = s.Submit(now, multijob.JobSpec{Name: "bad", Regions: blocking, Speculation: bad})
+	err = s.Submit(now, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "bad"}, Regions: blocking, Speculation: bad})
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "BaselineRatio", se.Field)
 	var je *multijob.JobError
 	require.ErrorAs(t, err, &je)
 	assert.Equal(t, "bad", je.Job)
 
-	err = s.Submit(now, multijob.JobSpec{Name: "none", Regions: pipelined, Speculation: scheduler.DefaultSpeculation()})
+	err = s.Submit(now, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "none"}, Regions: pipelined, Speculation: scheduler.DefaultSpeculation()})
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "Enabled", se.Field)
 	assert.Empty(t, s.Jobs())
 
-	require.NoError(t, s.Submit(now, multijob.JobSpec{Name: "ok", Regions: blocking, Speculation: scheduler.DefaultSpeculation()}))
+	require.NoError(t, s.Submit(now, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "ok"}, Regions: blocking, Speculation: scheduler.DefaultSpeculation()}))
 
-	other, err := multijob.New(multijob.Config{Cluster: onlyCluster{q.Cluster()}})
+	other, err := multijob.New(multijob.Config{Cluster: onlyCluster{q}})
 	require.NoError(t, err)
-	err = other.Submit(now, multijob.JobSpec{Name: "x", Regions: blocking, Speculation: scheduler.DefaultSpeculation()})
+	err = other.Submit(now, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "x"}, Regions: blocking, Speculation: scheduler.DefaultSpeculation()})
 	require.ErrorIs(t, err, multijob.ErrSpeculationCluster)
 	assert.Empty(t, other.Jobs())
-	require.NoError(t, other.Submit(now, multijob.JobSpec{Name: "x", Regions: blocking}), "without speculation it runs there")
+	require.NoError(t, other.Submit(now, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "x"}, Regions: blocking}), "without speculation it runs there")
 }

@@ -2,8 +2,6 @@ package scheduler_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,8 +12,8 @@ import (
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/scenario"
 	"github.com/regionsched/regionsched/internal/strategy"
-	"github.com/regionsched/regionsched/internal/testjobs"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/scheduler"
@@ -78,14 +76,14 @@ import (
 //	tasks     print every task's state and attempt
 func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
-		h := &scenario{t: t}
+		h := &harness{t: t}
 		datadriven.RunTest(t, path, h.run)
 	})
 }
 
-// scenario is the interpreter's state: one job, one scheduler, and the
+// harness is the interpreter's state: one job, one scheduler, and the
 // runtime's view of what runs.
-type scenario struct {
+type harness struct {
 	t testing.TB
 
 	job  *topology.JobGraph
@@ -105,7 +103,7 @@ type scenario struct {
 	deployed map[scheduler.TaskID]scheduler.Attempt
 }
 
-func (h *scenario) run(t *testing.T, td *datadriven.TestData) string {
+func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 	h.t = t
 	if td.Cmd != "job" && h.rs == nil {
 		td.Fatalf(t, "%s before job", td.Cmd)
@@ -128,7 +126,7 @@ func (h *scenario) run(t *testing.T, td *datadriven.TestData) string {
 	case "capacity":
 		return h.cmdCapacity(t, td)
 	case "start":
-		return h.result(h.sched(t, td).Start(h.at(t, td)))
+		return scenario.Result(h.sched(t, td).Start(h.at(t, td)))
 	case "running", "finish":
 		return h.cmdReport(t, td)
 	case "fail":
@@ -137,11 +135,11 @@ func (h *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		return h.cmdFinishDeployed(t, td)
 	case "lose-slot":
 		s := h.sched(t, td)
-		return h.result(s.SlotLost(h.at(t, td), h.slotArg(t, td)))
+		return scenario.Result(s.SlotLost(h.at(t, td), h.slotArg(t, td)))
 	case "revoke", "reclaim":
 		return h.cmdClusterTakes(t, td)
 	case "tick":
-		return h.result(h.sched(t, td).Tick(h.at(t, td)))
+		return scenario.Result(h.sched(t, td).Tick(h.at(t, td)))
 	case "ready":
 		return h.cmdReady(t, td)
 	case "status":
@@ -155,19 +153,8 @@ func (h *scenario) run(t *testing.T, td *datadriven.TestData) string {
 
 // ---- setup ----
 
-func (h *scenario) cmdJob(t *testing.T, td *datadriven.TestData) string {
-	var data []byte
-	if td.HasArg("file") {
-		var name string
-		td.ScanArgs(t, "file", &name)
-		var err error
-		if data, err = os.ReadFile(filepath.Join(testjobs.Dir(), name)); err != nil {
-			td.Fatalf(t, "%v", err)
-		}
-	} else {
-		data = []byte(td.Input)
-	}
-	job, err := topology.DecodeBytes(data)
+func (h *harness) cmdJob(t *testing.T, td *datadriven.TestData) string {
+	job, err := topology.DecodeBytes(scenario.JobData(t, td))
 	if err != nil {
 		return "error: " + err.Error()
 	}
@@ -179,13 +166,13 @@ func (h *scenario) cmdJob(t *testing.T, td *datadriven.TestData) string {
 			td.Fatalf(t, "%v", err)
 		}
 	}
-	*h = scenario{t: t, job: job, rs: region.FromJob(job, mode), nextSlot: 1,
+	*h = harness{t: t, job: job, rs: region.FromJob(job, mode), nextSlot: 1,
 		deployed: map[scheduler.TaskID]scheduler.Attempt{}}
 	if td.HasArg("timeout") {
-		h.cfg.Pool.Timeout = time.Duration(h.intArg(t, td, "timeout")) * time.Millisecond
+		h.cfg.Pool.Timeout = time.Duration(scenario.Int(t, td, "timeout")) * time.Millisecond
 	}
 	if td.HasArg("idle") {
-		h.cfg.Pool.IdleTimeout = time.Duration(h.intArg(t, td, "idle")) * time.Millisecond
+		h.cfg.Pool.IdleTimeout = time.Duration(scenario.Int(t, td, "idle")) * time.Millisecond
 	}
 	if td.HasArg("share") {
 		var share string
@@ -214,7 +201,7 @@ func (h *scenario) cmdJob(t *testing.T, td *datadriven.TestData) string {
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%s): %s, minimum slots %d\n", job.Name(), mode, plural(h.rs.NumRegions(), "region"), h.rs.MinimumSlots())
+	fmt.Fprintf(&b, "%s (%s): %s, minimum slots %d\n", job.Name(), mode, scenario.Plural(h.rs.NumRegions(), "region"), h.rs.MinimumSlots())
 	for r := range region.ID(h.rs.NumRegions()) {
 		fmt.Fprintf(&b, "region %d %s: %s\n", r, h.rs.MemberNames(r, 16), h.slotList(h.rs.Slots(r)))
 	}
@@ -230,7 +217,7 @@ func shared(yes bool) string {
 }
 
 // cmdCluster offers slots to the pool.
-func (h *scenario) cmdCluster(t *testing.T, td *datadriven.TestData) string {
+func (h *harness) cmdCluster(t *testing.T, td *datadriven.TestData) string {
 	s := h.sched(t, td)
 	if h.cluster != nil || h.external {
 		td.Fatalf(t, "cluster: the slots come from the admission")
@@ -239,12 +226,12 @@ func (h *scenario) cmdCluster(t *testing.T, td *datadriven.TestData) string {
 	if err := s.Offer(h.at(t, td), slots...); err != nil {
 		return "error: " + err.Error()
 	}
-	return "offered " + describeSlots(slots)
+	return "offered " + scenario.DescribeSlots(slots)
 }
 
 // cmdAdmission plugs an admission in; it must come before anything that
 // creates the scheduler.
-func (h *scenario) cmdAdmission(t *testing.T, td *datadriven.TestData) string {
+func (h *harness) cmdAdmission(t *testing.T, td *datadriven.TestData) string {
 	if h.s != nil {
 		td.Fatalf(t, "admission after the scheduler was created")
 	}
@@ -262,11 +249,11 @@ func (h *scenario) cmdAdmission(t *testing.T, td *datadriven.TestData) string {
 	h.cluster = c
 	h.cfg.Admission = c
 	h.sched(t, td)
-	return "static cluster of " + describeSlots(slots)
+	return "static cluster of " + scenario.DescribeSlots(slots)
 }
 
 // cmdAdmit carries an answer of an external admission.
-func (h *scenario) cmdAdmit(t *testing.T, td *datadriven.TestData) string {
+func (h *harness) cmdAdmit(t *testing.T, td *datadriven.TestData) string {
 	s := h.sched(t, td)
 	if !h.external {
 		td.Fatalf(t, "admit needs admission external")
@@ -277,36 +264,36 @@ func (h *scenario) cmdAdmit(t *testing.T, td *datadriven.TestData) string {
 	var msg slotpool.FromAdmission
 	switch kind := td.CmdArgs[0].Key; kind {
 	case "grant":
-		msg = slotpool.Grant{Ask: slotpool.AskID(h.intArg(t, td, "ask")), Slots: h.newSlots(t, td)}
+		msg = slotpool.Grant{Ask: slotpool.AskID(scenario.Int(t, td, "ask")), Slots: h.newSlots(t, td)}
 	case "revoke":
-		msg = slotpool.Revoke{Slot: slotpool.SlotID(h.intArg(t, td, "slot")), Reason: h.reasonArg(t, td)}
+		msg = slotpool.Revoke{Slot: slotpool.SlotID(scenario.Int(t, td, "slot")), Reason: h.reasonArg(t, td)}
 	case "reclaim":
-		msg = slotpool.Reclaim{Slot: slotpool.SlotID(h.intArg(t, td, "slot"))}
+		msg = slotpool.Reclaim{Slot: slotpool.SlotID(scenario.Int(t, td, "slot"))}
 	case "confirm":
-		msg = slotpool.ReleaseConfirmed{Slot: slotpool.SlotID(h.intArg(t, td, "slot")), Reason: h.reasonArg(t, td)}
+		msg = slotpool.ReleaseConfirmed{Slot: slotpool.SlotID(scenario.Int(t, td, "slot")), Reason: h.reasonArg(t, td)}
 	case "capacity":
-		msg = slotpool.Capacity{Slots: tally(h.slotsSpec(t, td))}
+		msg = slotpool.Capacity{Slots: tally(scenario.Profiles(t, td))}
 	default:
 		td.Fatalf(t, "admit %s: unknown message", kind)
 	}
-	return h.result(s.Admit(h.at(t, td), msg))
+	return scenario.Result(s.Admit(h.at(t, td), msg))
 }
 
-func (h *scenario) cmdCapacity(t *testing.T, td *datadriven.TestData) string {
+func (h *harness) cmdCapacity(t *testing.T, td *datadriven.TestData) string {
 	s := h.sched(t, td)
 	var profiles []resource.Profile
 	if td.HasArg("slots") || td.Input != "" {
-		profiles = h.slotsSpec(t, td)
+		profiles = scenario.Profiles(t, td)
 	} else {
 		for _, sl := range h.slots {
 			profiles = append(profiles, sl.Profile)
 		}
 	}
-	return h.result(s.SetCapacity(h.at(t, td), tally(profiles)))
+	return scenario.Result(s.SetCapacity(h.at(t, td), tally(profiles)))
 }
 
 // sched returns the scheduler, creating it on first use.
-func (h *scenario) sched(t *testing.T, td *datadriven.TestData) *scheduler.Scheduler {
+func (h *harness) sched(t *testing.T, td *datadriven.TestData) *scheduler.Scheduler {
 	if h.s == nil {
 		h.s = newScheduler(t, h.rs, h.cfg)
 	}
@@ -315,7 +302,7 @@ func (h *scenario) sched(t *testing.T, td *datadriven.TestData) *scheduler.Sched
 
 // ---- task reports ----
 
-func (h *scenario) cmdReport(t *testing.T, td *datadriven.TestData) string {
+func (h *harness) cmdReport(t *testing.T, td *datadriven.TestData) string {
 	s := h.sched(t, td)
 	now := h.at(t, td)
 	var out []string
@@ -334,10 +321,10 @@ func (h *scenario) cmdReport(t *testing.T, td *datadriven.TestData) string {
 			out = append(out, "error: "+err.Error())
 		}
 	}
-	return h.lines(out)
+	return scenario.Lines(out)
 }
 
-func (h *scenario) cmdFail(t *testing.T, td *datadriven.TestData) string {
+func (h *harness) cmdFail(t *testing.T, td *datadriven.TestData) string {
 	s := h.sched(t, td)
 	vs := h.tasksArg(t, td)
 	if len(vs) != 1 {
@@ -355,10 +342,10 @@ func (h *scenario) cmdFail(t *testing.T, td *datadriven.TestData) string {
 	if err == nil && h.deployed[v] == a {
 		delete(h.deployed, v)
 	}
-	return h.result(err)
+	return scenario.Result(err)
 }
 
-func (h *scenario) cmdFinishDeployed(t *testing.T, td *datadriven.TestData) string {
+func (h *harness) cmdFinishDeployed(t *testing.T, td *datadriven.TestData) string {
 	s := h.sched(t, td)
 	now := h.at(t, td)
 	vs := make([]scheduler.TaskID, 0, len(h.deployed))
@@ -379,12 +366,12 @@ func (h *scenario) cmdFinishDeployed(t *testing.T, td *datadriven.TestData) stri
 		}
 		delete(h.deployed, v)
 	}
-	return h.lines(append([]string{"finished " + strings.Join(names, ", ")}, out...))
+	return scenario.Lines(append([]string{"finished " + strings.Join(names, ", ")}, out...))
 }
 
 // ---- slots ----
 
-func (h *scenario) cmdClusterTakes(t *testing.T, td *datadriven.TestData) string {
+func (h *harness) cmdClusterTakes(t *testing.T, td *datadriven.TestData) string {
 	s := h.sched(t, td)
 	if h.cluster == nil {
 		td.Fatalf(t, "%s needs a static cluster (admission slots=...)", td.Cmd)
@@ -399,12 +386,12 @@ func (h *scenario) cmdClusterTakes(t *testing.T, td *datadriven.TestData) string
 	if err != nil {
 		return "error: " + err.Error()
 	}
-	return h.result(s.Tick(h.at(t, td))) // the loop carries the cluster's message
+	return scenario.Result(s.Tick(h.at(t, td))) // the loop carries the cluster's message
 }
 
 // ---- outputs ----
 
-func (h *scenario) cmdReady(t *testing.T, td *datadriven.TestData) string {
+func (h *harness) cmdReady(t *testing.T, td *datadriven.TestData) string {
 	rd := h.sched(t, td).Ready()
 	var out []string
 	for _, r := range rd.Requests {
@@ -454,10 +441,10 @@ func (h *scenario) cmdReady(t *testing.T, td *datadriven.TestData) string {
 	if len(out) == 0 {
 		return "(nothing)"
 	}
-	return h.lines(out)
+	return scenario.Lines(out)
 }
 
-func (h *scenario) cmdStatus(t *testing.T, td *datadriven.TestData) string {
+func (h *harness) cmdStatus(t *testing.T, td *datadriven.TestData) string {
 	st := h.sched(t, td).Status()
 	var b strings.Builder
 	fmt.Fprintf(&b, "job %s", st.State)
@@ -467,18 +454,18 @@ func (h *scenario) cmdStatus(t *testing.T, td *datadriven.TestData) string {
 	fmt.Fprintf(&b, "\nwaiting regions %v\ndeployed regions %v\n", st.Waiting, st.Deployed)
 	p := st.Pool
 	fmt.Fprintf(&b, "pool: %s (%d free, %d held, %d in use), %d releasing, %s\n",
-		plural(p.Slots, "slot"), p.Free, p.Held, p.InUse, p.Releasing, plural(p.Waiting, "waiting bulk"))
-	fmt.Fprintf(&b, "stats: %s", plural(st.Stats.RegionsDeployed, "region deployment"))
+		scenario.Plural(p.Slots, "slot"), p.Free, p.Held, p.InUse, p.Releasing, scenario.Plural(p.Waiting, "waiting bulk"))
+	fmt.Fprintf(&b, "stats: %s", scenario.Plural(st.Stats.RegionsDeployed, "region deployment"))
 	if st.Stats.RegionsShared > 0 {
 		fmt.Fprintf(&b, " (%d into shared slots)", st.Stats.RegionsShared)
 	}
-	fmt.Fprintf(&b, ", %s, %s\n", plural(st.Stats.Failovers, "failover"), plural(st.Stats.RegionRestarts, "region restart"))
+	fmt.Fprintf(&b, ", %s, %s\n", scenario.Plural(st.Stats.Failovers, "failover"), scenario.Plural(st.Stats.RegionRestarts, "region restart"))
 	return b.String()
 }
 
 // cmdTasks prints the state of every task that left TaskCreated (or of
 // the named ones), with its slot while deployed.
-func (h *scenario) cmdTasks(t *testing.T, td *datadriven.TestData) string {
+func (h *harness) cmdTasks(t *testing.T, td *datadriven.TestData) string {
 	s := h.sched(t, td)
 	topo := h.rs.Topology()
 	var out []string
@@ -493,15 +480,15 @@ func (h *scenario) cmdTasks(t *testing.T, td *datadriven.TestData) string {
 		}
 		out = append(out, line)
 	}
-	return h.lines(out)
+	return scenario.Lines(out)
 }
 
 // ---- argument helpers ----
 
 // at returns the time of the command (t=MS, else the previous time).
-func (h *scenario) at(t *testing.T, td *datadriven.TestData) time.Time {
+func (h *harness) at(t *testing.T, td *datadriven.TestData) time.Time {
 	if td.HasArg("t") {
-		h.now = time.UnixMilli(int64(h.intArg(t, td, "t"))).UTC()
+		h.now = time.UnixMilli(int64(scenario.Int(t, td, "t"))).UTC()
 	} else if !h.used {
 		h.now = time.UnixMilli(0).UTC()
 	}
@@ -509,14 +496,8 @@ func (h *scenario) at(t *testing.T, td *datadriven.TestData) time.Time {
 	return h.now
 }
 
-func (h *scenario) intArg(t *testing.T, td *datadriven.TestData, key string) int {
-	var n int
-	td.ScanArgs(t, key, &n)
-	return n
-}
-
 // slotArg is the first bare argument, a slot id.
-func (h *scenario) slotArg(t *testing.T, td *datadriven.TestData) slotpool.SlotID {
+func (h *harness) slotArg(t *testing.T, td *datadriven.TestData) slotpool.SlotID {
 	for _, a := range td.CmdArgs {
 		if len(a.Vals) == 0 {
 			n, err := strconv.ParseInt(a.Key, 10, 64)
@@ -530,7 +511,7 @@ func (h *scenario) slotArg(t *testing.T, td *datadriven.TestData) slotpool.SlotI
 	return 0
 }
 
-func (h *scenario) reasonArg(t *testing.T, td *datadriven.TestData) slotpool.Reason {
+func (h *harness) reasonArg(t *testing.T, td *datadriven.TestData) slotpool.Reason {
 	if !td.HasArg("reason") {
 		return slotpool.ReasonPreempted
 	}
@@ -546,7 +527,7 @@ func (h *scenario) reasonArg(t *testing.T, td *datadriven.TestData) slotpool.Rea
 }
 
 // tasksArg returns the bare arguments as task names ("A#0").
-func (h *scenario) tasksArg(t *testing.T, td *datadriven.TestData) []scheduler.TaskID {
+func (h *harness) tasksArg(t *testing.T, td *datadriven.TestData) []scheduler.TaskID {
 	var vs []scheduler.TaskID
 	for _, a := range td.CmdArgs {
 		if len(a.Vals) == 0 {
@@ -559,7 +540,7 @@ func (h *scenario) tasksArg(t *testing.T, td *datadriven.TestData) []scheduler.T
 	return vs
 }
 
-func (h *scenario) vertex(t *testing.T, td *datadriven.TestData, name string) scheduler.TaskID {
+func (h *harness) vertex(t *testing.T, td *datadriven.TestData, name string) scheduler.TaskID {
 	v, err := h.rs.Topology().ParseVertexName(name)
 	if err != nil {
 		td.Fatalf(t, "%v", err)
@@ -568,9 +549,9 @@ func (h *scenario) vertex(t *testing.T, td *datadriven.TestData, name string) sc
 }
 
 // attempt is attempt=N, else the task's current attempt.
-func (h *scenario) attempt(t *testing.T, td *datadriven.TestData, v scheduler.TaskID) scheduler.Attempt {
+func (h *harness) attempt(t *testing.T, td *datadriven.TestData, v scheduler.TaskID) scheduler.Attempt {
 	if td.HasArg("attempt") {
-		return scheduler.Attempt(h.intArg(t, td, "attempt"))
+		return scheduler.Attempt(scenario.Int(t, td, "attempt"))
 	}
 	st, err := h.s.Task(v)
 	if err != nil {
@@ -581,7 +562,7 @@ func (h *scenario) attempt(t *testing.T, td *datadriven.TestData, v scheduler.Ta
 
 // partitions resolves "A#0" (every blocking partition A#0 writes) or
 // "A#0->B" (the one it writes for B).
-func (h *scenario) partitions(t *testing.T, td *datadriven.TestData, name string) []scheduler.PartitionID {
+func (h *harness) partitions(t *testing.T, td *datadriven.TestData, name string) []scheduler.PartitionID {
 	topo := h.rs.Topology()
 	job := topo.Job()
 	producer, target, _ := strings.Cut(name, "->")
@@ -600,59 +581,9 @@ func (h *scenario) partitions(t *testing.T, td *datadriven.TestData, name string
 	return out
 }
 
-// slotsSpec reads slots=N (unknown profiles) or input lines
-// "N [cpu=C mem=M name=K ...]" (cpu in millicores, mem in MB).
-func (h *scenario) slotsSpec(t *testing.T, td *datadriven.TestData) []resource.Profile {
-	if td.HasArg("slots") {
-		return make([]resource.Profile, h.intArg(t, td, "slots"))
-	}
-	var out []resource.Profile
-	for _, line := range strings.Split(td.Input, "\n") {
-		fields := strings.Fields(line)
-		if len(fields) == 0 {
-			continue
-		}
-		n, err := strconv.Atoi(fields[0])
-		if err != nil {
-			td.Fatalf(t, "slot line %q: %v", line, err)
-		}
-		p := resource.Unknown
-		if len(fields) > 1 {
-			var cpu, mem int64
-			ext := map[string]int64{}
-			for _, f := range fields[1:] {
-				k, val, ok := strings.Cut(f, "=")
-				x, err := strconv.ParseInt(val, 10, 64)
-				if !ok || err != nil {
-					td.Fatalf(t, "slot line %q: bad %q", line, f)
-				}
-				switch k {
-				case "cpu":
-					cpu = x
-				case "mem":
-					mem = x
-				default:
-					ext[k] = x
-				}
-			}
-			p = resource.New(cpu, mem)
-			for k, x := range ext {
-				p = p.WithExtended(k, x)
-			}
-		}
-		for range n {
-			out = append(out, p)
-		}
-	}
-	if len(out) == 0 {
-		td.Fatalf(t, "%s: no slots given", td.Cmd)
-	}
-	return out
-}
-
 // newSlots gives the profiles of slotsSpec fresh ids.
-func (h *scenario) newSlots(t *testing.T, td *datadriven.TestData) []slotpool.Slot {
-	profiles := h.slotsSpec(t, td)
+func (h *harness) newSlots(t *testing.T, td *datadriven.TestData) []slotpool.Slot {
+	profiles := scenario.Profiles(t, td)
 	slots := make([]slotpool.Slot, len(profiles))
 	for i, p := range profiles {
 		slots[i] = slotpool.Slot{ID: h.nextSlot, Profile: p}
@@ -667,11 +598,11 @@ func (h *scenario) newSlots(t *testing.T, td *datadriven.TestData) []slotpool.Sl
 
 // ---- rendering ----
 
-func (h *scenario) name(v scheduler.TaskID) string { return h.rs.Topology().VertexName(v) }
+func (h *harness) name(v scheduler.TaskID) string { return h.rs.Topology().VertexName(v) }
 
 // slotList renders slots as "{A#0, B#0} {A#1}", a known profile after a
 // colon, ":unbounded" for a slot held indefinitely.
-func (h *scenario) slotList(slots []region.Slot) string {
+func (h *harness) slotList(slots []region.Slot) string {
 	parts := make([]string, len(slots))
 	for i, sl := range slots {
 		names := make([]string, len(sl.Members))
@@ -690,46 +621,10 @@ func (h *scenario) slotList(slots []region.Slot) string {
 }
 
 // partitionName renders a partition as "A#0->B" (producer, consumer vertex).
-func (h *scenario) partitionName(p scheduler.PartitionID) string {
+func (h *harness) partitionName(p scheduler.PartitionID) string {
 	topo := h.rs.Topology()
 	_, tgt := topo.Job().EdgeEnds(topo.EdgeOfPartition(p))
 	return h.name(topo.PartitionProducer(p)) + "->" + topo.Job().Vertex(tgt).ID
-}
-
-func (h *scenario) result(err error) string {
-	if err != nil {
-		return "error: " + err.Error()
-	}
-	return "ok"
-}
-
-func (h *scenario) lines(out []string) string {
-	if len(out) == 0 {
-		return "ok"
-	}
-	return strings.Join(out, "\n")
-}
-
-// describeSlots renders "slots 1-4 (unknown)", one run per profile.
-func describeSlots(slots []slotpool.Slot) string {
-	var parts []string
-	for i := 0; i < len(slots); {
-		j := i
-		for j+1 < len(slots) && slots[j+1].Profile == slots[i].Profile && slots[j+1].Node == slots[i].Node && slots[j+1].ID == slots[j].ID+1 {
-			j++
-		}
-		on := ""
-		if slots[i].Node != "" {
-			on = " on " + slots[i].Node
-		}
-		if i == j {
-			parts = append(parts, fmt.Sprintf("slot %d %v%s", slots[i].ID, slots[i].Profile, on))
-		} else {
-			parts = append(parts, fmt.Sprintf("slots %d-%d %v%s", slots[i].ID, slots[j].ID, slots[i].Profile, on))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ", ")
 }
 
 func describeToAdmission(m slotpool.ToAdmission) string {
@@ -753,10 +648,3 @@ func describeToAdmission(m slotpool.ToAdmission) string {
 }
 
 func tally(profiles []resource.Profile) []resource.Count { return resource.Tally(profiles) }
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}

@@ -21,7 +21,7 @@ import (
 // regions to deploy go through a queue that the outermost apply drains,
 // so consumers that may start once a shared region is deployed come after
 // the regions already decided, in order.
-func (s *Scheduler) apply(now time.Time, d strategy.Decisions) {
+func (s *Scheduler) apply(now time.Time, d *strategy.Decisions) {
 	s.rd.PartitionsReleased = append(s.rd.PartitionsReleased, d.Release...) // valid until the strategy's next call
 	if n := len(d.Deploy); n > 64 {                                         // a burst (Start): the lists grow once, not by doubling
 		s.rd.Requests = slices.Grow(s.rd.Requests, n)
@@ -145,11 +145,12 @@ func (s *Scheduler) deploy(now time.Time, ev pool.Fulfilled) bool {
 	if run.several {
 		members = s.rs.Size(r)
 	}
-	n, d, err := s.strategy.MarkDeploying(r)
+	var d strategy.Decisions
+	n, err := s.strategy.MarkDeployingInto(&d, r)
 	if err != nil || n != members {
 		s.log.Debug("deploying state refused", zap.Int32("region", int32(r)), zap.Int("deploying", n), zap.Error(err))
 	}
-	if live := run.live; live != 0 {
+	if live := run.live(); live != 0 {
 		lr := &s.lives[live-1]
 		lr.placed, lr.inUse = ev.Slots, int32(len(ev.Slots))
 		if s.taskSlot == nil {
@@ -166,13 +167,13 @@ func (s *Scheduler) deploy(now time.Time, ev pool.Fulfilled) bool {
 	} else { // one member in one slot: no slot list to build
 		v, _ := s.rs.OnlyMember(r)
 		slot := ev.Slots[0]
-		run.slot = slot
+		s.setSlotOfOne(r, run, slot)
 		s.slots.set(slot, slotUse{region: r, attempt: attempt, running: 1})
 		s.emitDeploy(v, attempt, slot, r)
 	}
 	quiet := true
 	if len(d.Deploy) > 0 { // consumers of r's hybrid results may start: they ask the pool
-		s.apply(now, d)
+		s.apply(now, &d)
 		quiet = false
 	}
 	if !s.debug {

@@ -145,7 +145,7 @@ func (s *Scheduler) leftSlot(v topology.ExecutionVertexID, attempt strategy.Atte
 // guestSlotGone counts guest region g out of a slot the pool took away.
 func (s *Scheduler) guestSlotGone(g region.ID, slot slotpool.SlotID) {
 	run := &s.regions[g]
-	if live := run.live; live != 0 {
+	if live := run.live(); live != 0 {
 		lr := &s.lives[live-1]
 		if i := slices.Index(lr.placed, slot); i >= 0 && lr.left[i] > 0 {
 			lr.left[i] = 0
@@ -179,7 +179,7 @@ func (s *Scheduler) failover(now time.Time, v topology.ExecutionVertexID, lost [
 		s.log.Debug("restart refused", zap.Error(err))
 		return
 	}
-	s.apply(now, d)
+	s.apply(now, &d)
 }
 
 // stopRegions stops the given regions: first every waiting bulk among
@@ -225,8 +225,8 @@ func (s *Scheduler) stopRegion(now time.Time, r region.ID) {
 	guest := run.guest && run.deployed
 	slots, placed := s.liveSlots(r, run) // kept while returnSlot drops them
 	var left []int32
-	if guest && run.live != 0 {
-		left = s.lives[run.live-1].left
+	if live := run.live(); guest && live != 0 {
+		left = s.lives[live-1].left
 	}
 	for i, sl := range slots {
 		if i >= len(placed) {

@@ -731,7 +731,7 @@ func (h *harness) checkClean() {
 		run := h.s.regions[r]
 		require.False(h.t, run.waiting, "region %d bulk", r)
 		require.False(h.t, run.deployed, "region %d deployed bulk", r)
-		require.Zero(h.t, run.live, "region %d slots", r)
+		require.Zero(h.t, run.live(), "region %d slots", r)
 	}
 	require.Len(h.t, h.s.freeLives, len(h.s.lives), "every live entry is free")
 }

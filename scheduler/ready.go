@@ -175,8 +175,8 @@ func (s *Scheduler) HasReady() bool {
 // afresh. It never fails and may be called at any time; a Ready with
 // nothing in it is valid. Its slices are valid until the next call of
 // Ready and read-only: copy what you keep (see Ready).
-func (s *Scheduler) Ready() Ready {
-	out := *s.rd // the one copy of the struct
+func (s *Scheduler) Ready() (out Ready) {
+	out = *s.rd // into the result: the one copy of the struct
 
 	if s.deployAt != nil && len(out.Deploy) > 0 { // withdrawn deployments, see emitCancel
 		kept := out.Deploy[:0]
@@ -199,24 +199,36 @@ func (s *Scheduler) Ready() Ready {
 	// then.
 	s.cur ^= 1
 	nx := &s.bufs[s.cur]
-	nx.Requests, nx.Cancel, nx.Released = recycle(nx.Requests), recycle(nx.Cancel), recycle(nx.Released)
-	nx.PartitionsReleased, nx.Deploy = recycle(nx.PartitionsReleased), recycle(nx.Deploy)
-	nx.Restarted, nx.ToAdmission, nx.Won = recycle(nx.Restarted), recycle(nx.ToAdmission), recycle(nx.Won)
+	// Lists with pointers are zeroed, but for Requests, whose slot lists
+	// are the Regions' or those of the regions' attempts, at most one
+	// Ready's worth; the others are only cut.
+	nx.Requests, nx.Cancel, nx.Released = reuse(nx.Requests), reuse(nx.Cancel), reuse(nx.Released)
+	nx.PartitionsReleased, nx.Deploy = reuse(nx.PartitionsReleased), reuse(nx.Deploy)
+	nx.Restarted, nx.ToAdmission, nx.Won = recycle(nx.Restarted), recycle(nx.ToAdmission), reuse(nx.Won)
 	nx.Job = nil
 	s.rd = nx
-	s.oneSlots, s.spareSlots = recycle(s.spareSlots), s.oneSlots
+	// The one-member regions' slots point only into the Regions, which
+	// outlive the scheduler: they keep nothing alive.
+	s.oneSlots, s.spareSlots = reuse(s.spareSlots), s.oneSlots
 	return out
 }
 
 // recycle returns l emptied for the next Ready, its entries zeroed (it
-// keeps nothing alive); nil if it is far larger than it had to be (the
-// Ready of Start, say, which asks for every source region's slots), so
-// that a burst is not held for the rest of the run.
+// keeps nothing alive), as reuse does.
 func recycle[T any](l []T) []T {
+	clear(l)
+	return reuse(l)
+}
+
+// reuse returns l emptied for the next Ready, its entries left as they
+// are (for lists without pointers, or whose pointers keep nothing alive
+// that would not be anyway); nil if it is far larger than it had to be
+// (the Ready of Start, say, which asks for every source region's slots),
+// so that a burst is not held for the rest of the run.
+func reuse[T any](l []T) []T {
 	if cap(l) > 1024 && cap(l) > 8*len(l) {
 		return nil
 	}
-	clear(l)
 	return l[:0]
 }
 

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"go.uber.org/zap"
@@ -101,14 +102,16 @@ type Stats struct {
 // members that asked for slots or holds them needs lives in
 // Scheduler.lives. A region of one member (every region of an
 // all-blocking job) keeps its task's slot here, where a task event reads
-// its region anyway, instead of in a table per task.
+// its region anyway, instead of in a table per task. It is kept at 8
+// bytes, one per region of the job: a task event's first touch of it is
+// most of the cost of a large job's hot path.
 type regionRun struct {
-	// slot is, for a region of one member, the slot its task was deployed
-	// in last.
-	slot slotpool.SlotID
-	// live is, for a region of several members, 1 + its index in
-	// Scheduler.lives while scheduled or deployed, else 0.
-	live     int32
+	// ref is, for a region of several members, 1 + its index in
+	// Scheduler.lives while scheduled or deployed, else 0 (see live); for
+	// a region of one member, the slot its task was deployed in last, or
+	// bigSlot if that slot's id is not in [0, math.MaxInt32] (see
+	// Scheduler.slotOfOne).
+	ref      int32
 	waiting  bool // its bulk, bulkID(region, attempt), waits in the pool
 	deployed bool // its bulk was fulfilled and holds slots (a region of one member: one slot), or it is a guest
 	several  bool // it has several members (set by request)
@@ -116,6 +119,18 @@ type regionRun struct {
 	// share): it holds none of them; its tasks are counted in their
 	// slotUse's guests.
 	guest bool
+}
+
+// bigSlot in regionRun.ref says the slot of a region of one member is in
+// Scheduler.bigSlots.
+const bigSlot = -1
+
+// live returns 1 + the index of run's entry in Scheduler.lives, or 0.
+func (run *regionRun) live() int32 {
+	if run.several {
+		return run.ref
+	}
+	return 0
 }
 
 // liveRun is what a region of several members holds while its attempt is
@@ -184,7 +199,7 @@ func (t *slotTable) ref(id slotpool.SlotID) *slotUse {
 
 func (t *slotTable) set(id slotpool.SlotID, u slotUse) {
 	u.live = true
-	if _, ok := t.get(id); !ok {
+	if t.ref(id) == nil {
 		t.n++
 	}
 	if id >= 0 && id < denseSlotLimit {
@@ -204,7 +219,7 @@ func (t *slotTable) set(id slotpool.SlotID, u slotUse) {
 }
 
 func (t *slotTable) del(id slotpool.SlotID) {
-	if _, ok := t.get(id); ok {
+	if t.ref(id) != nil {
 		t.n--
 	}
 	if id >= 0 && id < denseSlotLimit {
@@ -226,14 +241,17 @@ type Scheduler struct {
 	log      *zap.Logger
 	debug    bool // log takes debug entries (read once, in New)
 
-	regions   []regionRun
-	lives     []liveRun // see regionRun.live
-	freeLives []int32   // indexes of lives not in use
+	regions []regionRun
+	lives   []liveRun // see regionRun.live
+	// bigSlots holds the slot of a region of one member whose id does
+	// not fit regionRun.ref; nil until there is one.
+	bigSlots  map[region.ID]slotpool.SlotID
+	freeLives []int32 // indexes of lives not in use
 	// oneSlot and onePlaced are liveSlots' scratch.
 	oneSlot   [1]region.Slot
 	onePlaced [1]slotpool.SlotID
 	// taskSlot is, per execution vertex of a region of several members,
-	// its slot, valid while deployed (see regionRun.slot for the others);
+	// its slot, valid while deployed (see regionRun.ref for the others);
 	// nil until such a region is deployed.
 	taskSlot []slotpool.SlotID
 	slots    slotTable
@@ -412,10 +430,33 @@ func (s *Scheduler) SlotOf(v TaskID) (SlotID, bool) {
 	return s.slotOf(v, s.rs.RegionOf(v)), true
 }
 
+// slotOfOne returns the slot the task of region r, of one member, was
+// deployed in last.
+func (s *Scheduler) slotOfOne(r region.ID, run *regionRun) slotpool.SlotID {
+	if run.ref == bigSlot {
+		return s.bigSlots[r]
+	}
+	return slotpool.SlotID(run.ref)
+}
+
+// setSlotOfOne records slot as the one the task of region r, of one
+// member, is deployed in.
+func (s *Scheduler) setSlotOfOne(r region.ID, run *regionRun, slot slotpool.SlotID) {
+	if slot >= 0 && slot <= math.MaxInt32 {
+		run.ref = int32(slot)
+		return
+	}
+	if s.bigSlots == nil {
+		s.bigSlots = map[region.ID]slotpool.SlotID{}
+	}
+	run.ref = bigSlot
+	s.bigSlots[r] = slot
+}
+
 // slotOf returns the slot task v, of region r, was deployed in last.
 func (s *Scheduler) slotOf(v TaskID, r region.ID) slotpool.SlotID {
 	if run := &s.regions[r]; !run.several {
-		return run.slot
+		return s.slotOfOne(r, run)
 	}
 	if s.taskSlot == nil {
 		return 0
@@ -499,7 +540,7 @@ func (s *Scheduler) Start(now time.Time) error {
 		return s.wrap("start", -1, err)
 	}
 	s.setState(JobRunning, nil)
-	s.apply(now, d)
+	s.apply(now, &d)
 	s.drain(now)
 	if s.state == JobFailed {
 		return s.err

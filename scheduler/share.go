@@ -68,11 +68,12 @@ func (s *Scheduler) share(now time.Time, r region.ID, attempt strategy.Attempt) 
 			s.taskSlot = make([]slotpool.SlotID, s.rs.Topology().NumExecutionVertices())
 		}
 	} else {
-		run.slot = hosts[0]
+		s.setSlotOfOne(r, run, hosts[0])
 	}
 	s.stats.RegionsDeployed++
 	s.stats.RegionsShared++
-	_, d, _ := s.strategy.MarkDeploying(r) // r is scheduled in this attempt: it cannot refuse
+	var d strategy.Decisions
+	_, _ = s.strategy.MarkDeployingInto(&d, r) // r is scheduled in this attempt: it cannot refuse
 	if s.guestsOf == nil {
 		s.guestsOf = map[slotpool.SlotID][]region.ID{}
 	}
@@ -84,14 +85,14 @@ func (s *Scheduler) share(now time.Time, r region.ID, attempt strategy.Attempt) 
 		for _, v := range bins[i].Members {
 			if !one {
 				s.taskSlot[v] = h
-				s.lives[run.live-1].left[i]++
+				s.lives[run.live()-1].left[i]++
 			}
 			s.emitDeploy(v, attempt, h, r)
 			s.rd.Deploy[len(s.rd.Deploy)-1].Shared = true
 		}
 	}
 	if len(d.Deploy) > 0 { // consumers of r's hybrid results may start too
-		s.apply(now, d)
+		s.apply(now, &d)
 	}
 	return true
 }
@@ -179,14 +180,14 @@ func (s *Scheduler) binIn(r region.ID, slot slotpool.SlotID) (region.Slot, bool)
 	if !run.deployed {
 		return region.Slot{}, false
 	}
-	if live := run.live; live != 0 {
+	if live := run.live(); live != 0 {
 		lr := &s.lives[live-1]
 		if i := slices.Index(lr.placed, slot); i >= 0 {
 			return lr.slots[i], true
 		}
 		return region.Slot{}, false
 	}
-	if run.slot != slot {
+	if s.slotOfOne(r, run) != slot {
 		return region.Slot{}, false
 	}
 	var one [1]region.Slot
@@ -196,7 +197,7 @@ func (s *Scheduler) binIn(r region.ID, slot slotpool.SlotID) (region.Slot, bool)
 // guestTaskEnded counts task v of guest region r out of its slot.
 func (s *Scheduler) guestTaskEnded(now time.Time, r region.ID, slot slotpool.SlotID) {
 	run := &s.regions[r]
-	if live := run.live; live != 0 {
+	if live := run.live(); live != 0 {
 		lr := &s.lives[live-1]
 		i := slices.Index(lr.placed, slot)
 		if i < 0 || lr.left[i] == 0 {

@@ -563,7 +563,7 @@ func (sp *speculator) checkSlow(now time.Time, v TaskID, at, baseline time.Durat
 		live++
 		if at-sp.deployedAt[v] >= baseline {
 			slow = true
-			sp.block(now, s.regions[s.rs.RegionOf(v)].slot)
+			sp.block(now, s.slotOf(v, s.rs.RegionOf(v)))
 		}
 	}
 	if t != nil {
@@ -739,14 +739,15 @@ func (sp *speculator) reportTask(now time.Time, op string, v TaskID, attempt Att
 	if handled {
 		return err
 	}
-	d, ok, err := sp.s.accept(op, v, a, to)
+	var d strategy.Decisions
+	ok, err := sp.s.accept(op, v, a, to, &d)
 	if !ok {
 		return err
 	}
 	if to == strategy.TaskFinished {
 		sp.finished(now, v)
 	}
-	sp.s.settle(now, v, to, d)
+	sp.s.settle(now, v, to, &d)
 	return nil
 }
 

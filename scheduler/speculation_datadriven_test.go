@@ -9,19 +9,20 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
+	"github.com/regionsched/regionsched/internal/scenario"
 	"github.com/regionsched/regionsched/scheduler"
 )
 
 // cmdSpeculation turns speculative execution on: Flink's defaults, with
 // the knobs the command gives.
-func (h *scenario) cmdSpeculation(t *testing.T, td *datadriven.TestData) string {
+func (h *harness) cmdSpeculation(t *testing.T, td *datadriven.TestData) string {
 	if h.s != nil {
 		td.Fatalf(t, "speculation after the scheduler was created")
 	}
 	c := scheduler.DefaultSpeculation()
 	ms := func(key string, d *time.Duration) {
 		if td.HasArg(key) {
-			*d = time.Duration(h.intArg(t, td, key)) * time.Millisecond
+			*d = time.Duration(scenario.Int(t, td, key)) * time.Millisecond
 		}
 	}
 	float := func(key string, f *float64) {
@@ -41,21 +42,21 @@ func (h *scenario) cmdSpeculation(t *testing.T, td *datadriven.TestData) string 
 	ms("interval", &c.CheckInterval)
 	ms("block", &c.BlockSlowNodeDuration)
 	if td.HasArg("max") {
-		c.MaxConcurrentExecutions = h.intArg(t, td, "max")
+		c.MaxConcurrentExecutions = scenario.Int(t, td, "max")
 	}
 	h.cfg.Speculation = c
 	return fmt.Sprintf("speculation: ratio %g, multiplier %g, lower bound %v, every %v, at most %d attempts, slow nodes blocked for %v",
 		c.BaselineRatio, c.BaselineMultiplier, c.BaselineLowerBound, c.CheckInterval, c.MaxConcurrentExecutions, c.BlockSlowNodeDuration)
 }
 
-func (h *scenario) cmdSpeculationStats(t *testing.T, td *datadriven.TestData) string {
+func (h *harness) cmdSpeculationStats(t *testing.T, td *datadriven.TestData) string {
 	st := h.sched(t, td).SpeculationStats()
 	return fmt.Sprintf("requested %d, started %d, won %d, %d blocked", st.Requested, st.Started, st.Won, st.Blocked)
 }
 
 // cmdSpeculable prints the speculable tasks and the results read only
 // once finished, in id order.
-func (h *scenario) cmdSpeculable(t *testing.T, td *datadriven.TestData) string {
+func (h *harness) cmdSpeculable(t *testing.T, td *datadriven.TestData) string {
 	s := h.sched(t, td)
 	topo := h.rs.Topology()
 	var tasks, parts []string

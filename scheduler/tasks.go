@@ -88,28 +88,28 @@ func (s *Scheduler) report(now time.Time, op string, v TaskID, attempt Attempt, 
 	if sp := s.spec; sp != nil {
 		return sp.reportTask(now, op, v, attempt, to)
 	}
-	d, ok, err := s.accept(op, v, strategy.Attempt(attempt), to)
+	var d strategy.Decisions
+	ok, err := s.accept(op, v, strategy.Attempt(attempt), to, &d)
 	if ok {
-		s.settle(now, v, to, d)
+		s.settle(now, v, to, &d)
 	}
 	return err
 }
 
 // accept hands a running or finished report that report let through to
-// the strategy. ok says the strategy took it; a report of a replaced
-// attempt is ignored (not ok, no error).
-func (s *Scheduler) accept(op string, v TaskID, attempt strategy.Attempt, to strategy.ExecutionState) (d strategy.Decisions, ok bool, err error) {
-	d, err = s.strategy.UpdateState(v, attempt, to)
-	if err != nil {
-		return d, false, s.ignoreStale(op, v, err)
+// the strategy, which puts its decisions in d. ok says the strategy took
+// it; a report of a replaced attempt is ignored (not ok, no error).
+func (s *Scheduler) accept(op string, v TaskID, attempt strategy.Attempt, to strategy.ExecutionState, d *strategy.Decisions) (ok bool, err error) {
+	if err := s.strategy.UpdateStateInto(d, v, attempt, to); err != nil {
+		return false, s.ignoreStale(op, v, err)
 	}
-	return d, true, nil
+	return true, nil
 }
 
 // settle carries out what a report the strategy took causes: a finished
 // task leaves its slot, the strategy's decisions are applied, and the
 // job finishes with its last task.
-func (s *Scheduler) settle(now time.Time, v TaskID, to strategy.ExecutionState, d strategy.Decisions) {
+func (s *Scheduler) settle(now time.Time, v TaskID, to strategy.ExecutionState, d *strategy.Decisions) {
 	if to == strategy.TaskFinished {
 		s.taskEnded(now, v)
 	}
@@ -208,7 +208,7 @@ func (s *Scheduler) returnSlot(now time.Time, use slotUse, slot slotpool.SlotID)
 // retired its bulk).
 func (s *Scheduler) slotGone(r region.ID) {
 	run := &s.regions[r]
-	if live := run.live; live != 0 {
+	if live := run.live(); live != 0 {
 		if lr := &s.lives[live-1]; lr.inUse > 0 {
 			if lr.inUse--; lr.inUse > 0 {
 				return
@@ -224,13 +224,13 @@ func (s *Scheduler) slotGone(r region.ID) {
 // newLive gives run an entry in s.lives for a new attempt and returns it.
 func (s *Scheduler) newLive(run *regionRun) *liveRun {
 	if n := len(s.freeLives); n > 0 {
-		run.live = s.freeLives[n-1] + 1
+		run.ref = s.freeLives[n-1] + 1
 		s.freeLives = s.freeLives[:n-1]
 	} else {
 		s.lives = append(s.lives, liveRun{})
-		run.live = int32(len(s.lives))
+		run.ref = int32(len(s.lives))
 	}
-	return &s.lives[run.live-1]
+	return &s.lives[run.ref-1]
 }
 
 // liveSlots returns the slots of region r's attempt while it is
@@ -239,7 +239,7 @@ func (s *Scheduler) newLive(run *regionRun) *liveRun {
 // request), they are built in scratch storage of the scheduler (the slot
 // with its Members only): valid until the next call.
 func (s *Scheduler) liveSlots(r region.ID, run *regionRun) ([]region.Slot, []slotpool.SlotID) {
-	if live := run.live; live != 0 {
+	if live := run.live(); live != 0 {
 		lr := &s.lives[live-1]
 		return lr.slots, lr.placed
 	}
@@ -250,17 +250,17 @@ func (s *Scheduler) liveSlots(r region.ID, run *regionRun) ([]region.Slot, []slo
 	if !run.deployed {
 		return s.oneSlot[:], nil
 	}
-	s.onePlaced[0] = run.slot
+	s.onePlaced[0] = s.slotOfOne(r, run)
 	return s.oneSlot[:], s.onePlaced[:]
 }
 
 // dropSlots forgets the slots of a region's attempt.
 func (s *Scheduler) dropSlots(run *regionRun) {
-	live := run.live
+	live := run.live()
 	if live == 0 {
 		return
 	}
 	s.lives[live-1] = liveRun{}
 	s.freeLives = append(s.freeLives, live-1)
-	run.live = 0
+	run.ref = 0
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/slotpool"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -86,13 +87,15 @@ func newJobsPolicy(e *engine, cfg JobsConfig, set *jobSet) (*jobsPolicy, error) 
 		// against the cluster as configured (see jobsExtraSlots).
 		Admission: admission.Config{Slots: e.poolSlots(), Cluster: e.cfg.Cluster, Matching: cfg.Matching, Queues: cfg.Queues,
 			DefaultPolicy: cfg.DefaultPolicy, CreateQueues: true, Logger: e.log.Named("admission"), Audit: p},
-		// The admission decides who waits; a wait nobody can end is
-		// reported as a deadlock, not as timeouts 5 minutes later (0:
-		// none).
-		Timeout:                  cfg.Timeout,
-		SelectiveShare:           cfg.SelectiveShare,
-		DisableHybridSlotSharing: cfg.DisableHybridSlotSharing,
-		Logger:                   e.log,
+		Jobs: scheduler.Config{
+			// The admission decides who waits; a wait nobody can end is
+			// reported as a deadlock, not as timeouts 5 minutes later
+			// (0: none).
+			Pool:                     slotpool.Config{Timeout: cfg.Timeout},
+			SelectiveShare:           cfg.SelectiveShare,
+			DisableHybridSlotSharing: cfg.DisableHybridSlotSharing,
+		},
+		Logger: e.log,
 	})
 	if err != nil {
 		return nil, err
@@ -228,7 +231,7 @@ func (p *jobsPolicy) submit(r *jobRun) {
 	job := p.cfg.Jobs[r.i]
 	sub := job.Job.Submission()
 	rs := p.set.regions[r.i].ForCluster(p.e.cfg.Cluster, p.cfg.Matching)
-	spec := multijob.JobSpec{Name: job.Name, Queue: sub.Queue, User: sub.User, Priority: sub.Priority, Regions: rs}
+	spec := multijob.JobSpec{JobSpec: admission.JobSpec{Name: job.Name, Queue: sub.Queue, User: sub.User, Priority: sub.Priority}, Regions: rs}
 	if p.cfg.Speculation.ValidateJob(rs) == nil {
 		spec.Speculation = p.cfg.Speculation // a job none of whose tasks may be speculated runs without it
 	}

@@ -84,7 +84,7 @@ func blockingJob(t *testing.T, n int) *region.Regions {
 // submit submits a job at the rig's time and hands out the Ready.
 func (r *clusterRig) submit(name, queue string, rs *region.Regions) multijob.Ready {
 	r.t.Helper()
-	require.NoError(r.t, r.s.Submit(r.now, multijob.JobSpec{Name: name, Queue: queue, Regions: rs}))
+	require.NoError(r.t, r.s.Submit(r.now, multijob.JobSpec{JobSpec: admission.JobSpec{Name: name, Queue: queue}, Regions: rs}))
 	return r.ready()
 }
 
@@ -493,8 +493,8 @@ func TestClusterRefusesDriversAndGangs(t *testing.T) {
 		field string
 		spec  multijob.JobSpec
 	}{
-		{"JobSpec.Driver", multijob.JobSpec{Name: "d", Driver: &driver, Regions: pipelinedJob(t, 1)}},
-		{"JobSpec.Gang", multijob.JobSpec{Name: "g", Gang: &admission.Gang{MinSlots: 2}, Regions: pipelinedJob(t, 1)}},
+		{"JobSpec.Driver", multijob.JobSpec{JobSpec: admission.JobSpec{Name: "d", Driver: &driver}, Regions: pipelinedJob(t, 1)}},
+		{"JobSpec.Gang", multijob.JobSpec{JobSpec: admission.JobSpec{Name: "g", Gang: &admission.Gang{MinSlots: 2}}, Regions: pipelinedJob(t, 1)}},
 	} {
 		err := r.s.Submit(r.now, tc.spec)
 		var ce *ConfigError

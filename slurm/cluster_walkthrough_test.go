@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/region"
@@ -37,7 +38,7 @@ func TestClusterWalkthrough(t *testing.T) {
 	}
 	now := time.Unix(0, 0)
 	for _, name := range []string{"etl", "report"} {
-		if err := s.Submit(now, multijob.JobSpec{Name: name, Regions: rs}); err != nil {
+		if err := s.Submit(now, multijob.JobSpec{JobSpec: admission.JobSpec{Name: name}, Regions: rs}); err != nil {
 			fmt.Fprintln(&out, err)
 			return
 		}

@@ -480,7 +480,7 @@ func TestPollerFeedsAMultijobDriver(t *testing.T) {
 			readys <- rd
 		}
 	}()
-	require.NoError(t, d.Submit(ctx, multijob.JobSpec{Name: "etl", Regions: pipelinedJob(t, 2)}))
+	require.NoError(t, d.Submit(ctx, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "etl"}, Regions: pipelinedJob(t, 2)}))
 
 	pl, err := startPoller(ctx, pollerConfig{Cluster: cl, Inputs: d, Client: f, Clock: clk, PartitionEvery: time.Hour})
 	require.NoError(t, err)

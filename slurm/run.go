@@ -16,6 +16,7 @@ import (
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/slotpool"
 )
 
 // RunConfig configures Run.
@@ -332,7 +333,7 @@ func (r *runner) run(ctx context.Context, jobs []runfile.Job, parts []partition)
 	if err != nil {
 		return err
 	}
-	ms, err := multijob.New(multijob.Config{Cluster: cl, IdleTimeout: r.cfg.IdleTimeout, Logger: r.cfg.Logger})
+	ms, err := multijob.New(multijob.Config{Cluster: cl, Jobs: scheduler.Config{Pool: slotpool.Config{IdleTimeout: r.cfg.IdleTimeout}}, Logger: r.cfg.Logger})
 	if err != nil {
 		return err
 	}
@@ -385,7 +386,7 @@ func (r *runner) submit(ctx context.Context, j runfile.Job) {
 			return
 		}
 	}
-	err := r.d.Submit(ctx, multijob.JobSpec{Name: j.Name, Queue: sub.Queue, User: sub.User, Priority: sub.Priority, Regions: jr.rs})
+	err := r.d.Submit(ctx, multijob.JobSpec{JobSpec: admission.JobSpec{Name: j.Name, Queue: sub.Queue, User: sub.User, Priority: sub.Priority}, Regions: jr.rs})
 	if err != nil && ctx.Err() == nil {
 		r.abort(fmt.Errorf("submitting %s: %w", j.Name, err))
 	}

@@ -54,11 +54,19 @@ func (s *Strategy) Start() (Decisions, error) {
 // finish before its consumers' (one that learns of both through different
 // channels orders them, or reports the consumer's again after).
 func (s *Strategy) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to ExecutionState) (d Decisions, err error) {
+	err = s.UpdateStateInto(&d, v, attempt, to)
+	return d, err
+}
+
+// UpdateStateInto is UpdateState filling in d (empty on entry), which it
+// leaves empty on an error: the form for a caller that hands the
+// decisions on by reference, without copying them out of the result.
+func (s *Strategy) UpdateStateInto(d *Decisions, v topology.ExecutionVertexID, attempt Attempt, to ExecutionState) error {
 	if !s.started {
-		return Decisions{}, ErrNotStarted
+		return ErrNotStarted
 	}
 	if !s.validVertex(v) {
-		return Decisions{}, &UnknownVertexError{Vertex: v}
+		return &UnknownVertexError{Vertex: v}
 	}
 	r := s.regions.RegionOf(v)
 	if current := s.region[r].attempt; attempt != current {
@@ -66,21 +74,21 @@ func (s *Strategy) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to
 		if ce := s.log.Check(zap.DebugLevel, "ignoring state report"); ce != nil {
 			ce.Write(zap.Error(err))
 		}
-		return Decisions{}, err
+		return err
 	}
 	st := s.taskState(v, r)
 	from := *st
 	if !s.canReport(from, to) {
-		return Decisions{}, &TransitionError{Vertex: v, Name: s.topo.VertexName(v), From: from, To: to}
+		return &TransitionError{Vertex: v, Name: s.topo.VertexName(v), From: from, To: to}
 	}
 	if to == TaskFinished && s.hybridIn != nil {
 		if err := s.CheckFinish(v); err != nil {
-			return Decisions{}, err
+			return err
 		}
 	}
 	*st = to
 	if to == TaskFailed || to == TaskCanceled {
-		return Decisions{}, nil
+		return nil
 	}
 	if s.hybrid != nil && s.region[r].flags&regionDeployed == 0 {
 		s.regionDeployed(r) // only hybrid results care whether a region is deployed
@@ -88,8 +96,8 @@ func (s *Strategy) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to
 	if to == TaskFinished {
 		s.vertexFinished(v, r)
 	}
-	s.takeDecisions(&d)
-	return d, nil
+	s.takeDecisions(d)
+	return nil
 }
 
 // MarkDeploying reports that the runtime deploys region r's current
@@ -104,11 +112,18 @@ func (s *Strategy) UpdateState(v topology.ExecutionVertexID, attempt Attempt, to
 // Errors: ErrNotStarted before Start; *UnknownRegionError for r out of
 // range. Nothing changes then.
 func (s *Strategy) MarkDeploying(r region.ID) (changed int, d Decisions, err error) {
+	changed, err = s.MarkDeployingInto(&d, r)
+	return changed, d, err
+}
+
+// MarkDeployingInto is MarkDeploying filling in d (empty on entry), which
+// it leaves empty on an error.
+func (s *Strategy) MarkDeployingInto(d *Decisions, r region.ID) (changed int, err error) {
 	if !s.started {
-		return 0, Decisions{}, ErrNotStarted
+		return 0, ErrNotStarted
 	}
 	if !s.validRegion(r) {
-		return 0, Decisions{}, &UnknownRegionError{Region: r}
+		return 0, &UnknownRegionError{Region: r}
 	}
 	rg := &s.region[r]
 	if rg.single { // most regions of a blocking job
@@ -126,9 +141,9 @@ func (s *Strategy) MarkDeploying(r region.ID) (changed int, d Decisions, err err
 	}
 	if changed > 0 && s.hybrid != nil && rg.flags&regionDeployed == 0 {
 		s.regionDeployed(r)
-		s.takeDecisions(&d)
+		s.takeDecisions(d)
 	}
-	return changed, d, nil
+	return changed, nil
 }
 
 // vertexFinished completes v's blocking and hybrid partitions, then v's

@@ -97,7 +97,7 @@ func RunJobs(ctx context.Context, cfg JobsConfig) (*JobsResult, error) {
 	run := &jobsRun{h: h, engines: engines, res: &JobsResult{Jobs: make([]JobResult, len(engines))}, index: map[string]int{}}
 	for i, e := range engines {
 		spec := cfg.Jobs[i]
-		if err := s.Submit(h.clk.Now(), multijob.JobSpec{Name: spec.Name, Priority: spec.Priority, Regions: e.rs}); err != nil {
+		if err := s.Submit(h.clk.Now(), multijob.JobSpec{JobSpec: admission.JobSpec{Name: spec.Name, Priority: spec.Priority}, Regions: e.rs}); err != nil {
 			return nil, err
 		}
 		prio := spec.Priority

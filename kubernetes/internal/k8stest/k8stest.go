@@ -1,0 +1,144 @@
+// Package k8stest connects tests to the control plane of
+// scripts/k8s-up.sh and makes KWOK nodes on it.
+//
+// Client skips the test when no control plane answers, and fails it
+// instead when REGIONSCHED_K8S=require (what CI sets). The kubeconfig is
+// $REGIONSCHED_K8S_KUBECONFIG, else $REGIONSCHED_K8S_DIR/kubeconfig
+// (default /tmp/regionsched-k8s/kubeconfig), the one k8s-up.sh writes.
+package k8stest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	rsk8s "github.com/regionsched/regionsched/kubernetes"
+)
+
+// Kubeconfig returns the path of the kubeconfig the tests use.
+func Kubeconfig() string {
+	if p := os.Getenv("REGIONSCHED_K8S_KUBECONFIG"); p != "" {
+		return p
+	}
+	dir := os.Getenv("REGIONSCHED_K8S_DIR")
+	if dir == "" {
+		dir = "/tmp/regionsched-k8s"
+	}
+	return filepath.Join(dir, "kubeconfig")
+}
+
+// Client returns a client of the test control plane, or skips the test
+// (fails it under REGIONSCHED_K8S=require) if none answers in 5 s.
+func Client(t testing.TB) kubernetes.Interface {
+	t.Helper()
+	skip := t.Skipf
+	if os.Getenv("REGIONSCHED_K8S") == "require" {
+		skip = t.Fatalf
+	}
+	path := Kubeconfig()
+	if _, err := os.Stat(path); err != nil {
+		skip("no Kubernetes control plane (%v): start one with make k8s-up", err)
+		return nil
+	}
+	c, err := rsk8s.NewClient(path, 500)
+	if err != nil {
+		skip("kubeconfig %s: %v", path, err)
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err != nil {
+		skip("the control plane of %s does not answer: %v (make k8s-up starts it)", path, err)
+		return nil
+	}
+	return c
+}
+
+// Prefix returns a name prefix unique to this test process, for nodes and
+// runs: "it<pid>".
+func Prefix() string { return fmt.Sprintf("it%d", os.Getpid()) }
+
+// Node is what a fake node offers.
+type Node struct {
+	Name   string
+	CPU    string // e.g. "4"
+	Memory string // e.g. "8Gi"
+	Pods   string // e.g. "110"
+}
+
+// FakeNodes creates KWOK nodes (annotated kwok.x-k8s.io/node=fake, which
+// the KWOK of k8s-up.sh manages), waits until KWOK made them all Ready,
+// and deletes them (with their pods) when the test ends.
+func FakeNodes(t testing.TB, c kubernetes.Interface, nodes ...Node) {
+	t.Helper()
+	ctx := context.Background()
+	for _, n := range nodes {
+		alloc := corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse(n.CPU), corev1.ResourceMemory: resource.MustParse(n.Memory),
+			corev1.ResourcePods: resource.MustParse(n.Pods),
+		}
+		node := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: n.Name, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
+				Labels: map[string]string{"type": "kwok", "regionsched.io/test": Prefix()}},
+			Status: corev1.NodeStatus{Allocatable: alloc, Capacity: alloc},
+		}
+		if _, err := c.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating node %s: %v", n.Name, err)
+		}
+		t.Cleanup(func() { DeleteNode(t, c, n.Name) })
+	}
+	for _, n := range nodes {
+		WaitFor(t, 30*time.Second, "node "+n.Name+" Ready", func() bool {
+			node, err := c.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+			if err != nil {
+				return false
+			}
+			for _, cond := range node.Status.Conditions {
+				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+					return true
+				}
+			}
+			return false
+		})
+	}
+}
+
+// DeleteNode deletes a node and the pods bound to it (no controller does
+// that on this control plane); a node already gone is fine.
+func DeleteNode(t testing.TB, c kubernetes.Interface, name string) {
+	t.Helper()
+	ctx := context.Background()
+	pods, err := c.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + name})
+	if err == nil {
+		for _, p := range pods.Items {
+			_ = rsk8s.DeletePod(ctx, c, p.Namespace, p.Name)
+		}
+	}
+	if err := c.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !isNotFound(err) {
+		t.Errorf("deleting node %s: %v", name, err)
+	}
+}
+
+// WaitFor polls ok every 50 ms until it holds, or fails the test after
+// timeout.
+func WaitFor(t testing.TB, timeout time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func isNotFound(err error) bool { return apierrors.IsNotFound(err) }

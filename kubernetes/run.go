@@ -1,0 +1,52 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/regionsched/regionsched/multijob"
+)
+
+// Run is the driver of a Runner: it starts one (NewRunner), submits the
+// jobs, and steps it every poll (default 200ms) on clk until every job
+// ended or ctx ends. Whatever happens, it then deletes every pod of the
+// run (Close, on a context of its own) and returns how the jobs ended.
+func Run(ctx context.Context, cfg RunnerConfig, clk clock.Clock, poll time.Duration, specs ...multijob.JobSpec) (ends []multijob.JobEnd, err error) {
+	if poll <= 0 {
+		poll = 200 * time.Millisecond
+	}
+	r, err := NewRunner(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if cerr := r.Close(cctx); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
+	for _, spec := range specs {
+		if err := r.Submit(clk.Now(), spec); err != nil {
+			return nil, err
+		}
+	}
+	t := clk.Ticker(poll)
+	defer t.Stop()
+	for {
+		if err = r.Step(ctx, clk.Now()); err != nil {
+			return r.Ends(), err
+		}
+		if r.Done() {
+			return r.Ends(), nil
+		}
+		select {
+		case <-ctx.Done():
+			return r.Ends(), ctx.Err()
+		case <-t.C:
+		}
+	}
+}

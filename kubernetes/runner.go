@@ -1,0 +1,235 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/regionsched/regionsched/multijob"
+	rsresource "github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
+)
+
+// RunnerConfig configures a Runner.
+type RunnerConfig struct {
+	Client kubernetes.Interface
+	// Run is the run's id (CheckRun): every pod carries it.
+	Run      string
+	Template PodTemplate
+	// Shape is the profile of a slot (NewInventory); resource.Unknown
+	// makes each node one slot.
+	Shape rsresource.Profile
+	// NodeSelector is a label selector of the nodes to use ("": all).
+	NodeSelector string
+	// Jobs configures the jobs' scheduler (multijob.Config): the queues
+	// and their policies in Jobs.Admission. Its Admission.Slots are the
+	// slots of the nodes when the Runner starts; Jobs.Cluster must be nil
+	// (the in-process queues decide).
+	Jobs multijob.Config
+	// Binder is how bulks are bound; nil means a Binder of Client and
+	// Template.
+	Binder *Binder
+	// Logger receives what the runner does; nil means none.
+	Logger *zap.Logger
+}
+
+// Runner runs jobs' tasks as pods: the in-process admission (package
+// admission's queues, through package multijob) decides which region
+// gets which slots; the Runner makes the slots of the nodes, binds the
+// pods of every granted region all together (Binder), and turns what the
+// API server says of pods and nodes into the scheduler's inputs (a pod
+// Running, Succeeded, Failed or deleted; a node lost). It has no
+// goroutine and no clock: Step does one turn at the time it is given, and
+// Run calls it on a clock.
+type Runner struct {
+	cfg    RunnerConfig
+	log    *zap.Logger
+	s      *multijob.Scheduler
+	inv    *Inventory
+	binder *Binder
+	jobs   map[string]*runJob
+	order  []string
+	ends   []multijob.JobEnd
+	pods   map[string]*trackedPod
+	owner  map[slotpool.SlotID]string // the job a deployed slot is for
+}
+
+// runJob is what the Runner knows of a job.
+type runJob struct {
+	tasks JobTasks
+	ended bool
+}
+
+// trackedPod is a pod of the run the Runner waits to hear from.
+type trackedPod struct {
+	ref      TaskRef
+	slot     slotpool.SlotID
+	bulk     [3]int64 // job index, region, attempt
+	reported TaskEvent
+	last     *corev1.Pod
+	ours     bool // deleted by the Runner: its end is not the task's
+}
+
+// NewRunner lists the nodes and pods, makes the slots, and returns a
+// Runner with no job yet.
+func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
+	if err := CheckRun(cfg.Run); err != nil {
+		return nil, err
+	}
+	if cfg.Jobs.Cluster != nil {
+		return nil, errors.New("kubernetes: RunnerConfig.Jobs.Cluster must be nil: the in-process queues decide")
+	}
+	inv, err := NewInventory(cfg.Shape)
+	if err != nil {
+		return nil, err
+	}
+	r := &Runner{cfg: cfg, log: cfg.Logger, inv: inv, binder: cfg.Binder, jobs: map[string]*runJob{},
+		pods: map[string]*trackedPod{}, owner: map[slotpool.SlotID]string{}}
+	if r.log == nil {
+		r.log = zap.NewNop()
+	}
+	if r.binder == nil {
+		r.binder = &Binder{Client: cfg.Client, Template: cfg.Template}
+	}
+	caps, err := r.capacities(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ch := inv.Observe(caps)
+	if len(ch.Added) == 0 {
+		return nil, fmt.Errorf("kubernetes: no node offers a slot of %v (selector %q)", cfg.Shape, cfg.NodeSelector)
+	}
+	mc := cfg.Jobs
+	mc.Admission.Slots = ch.Added
+	if mc.Logger == nil {
+		mc.Logger = r.log
+	}
+	if r.s, err = multijob.New(mc); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Slots returns the slots the jobs share.
+func (r *Runner) Slots() []slotpool.Slot { return r.inv.Slots() }
+
+// Submit submits a job (multijob.Scheduler.Submit); a job with a driver is
+// refused (drivers are not run as pods yet).
+func (r *Runner) Submit(now time.Time, spec multijob.JobSpec) error {
+	if spec.Driver != nil {
+		return fmt.Errorf("kubernetes: job %q has a driver: drivers do not run on Kubernetes yet", spec.Name)
+	}
+	if err := r.s.Submit(now, spec); err != nil {
+		return err
+	}
+	r.jobs[spec.Name] = &runJob{tasks: RegionTasks{spec.Regions}}
+	r.order = append(r.order, spec.Name)
+	return nil
+}
+
+// Done reports whether every job submitted has ended.
+func (r *Runner) Done() bool {
+	for _, j := range r.jobs {
+		if !j.ended {
+			return false
+		}
+	}
+	return true
+}
+
+// Ends returns how the jobs ended, in the order they ended.
+func (r *Runner) Ends() []multijob.JobEnd { return r.ends }
+
+// Step does one turn at time now: it reads the pods and nodes (a pod's
+// phase becomes a task event, a lost node lost slots), fires the
+// timeouts due, and applies the scheduler's Ready: cancels (pods
+// deleted), ends, and deployments (bulks bound all together, a bulk that
+// cannot be bound deleted whole and its slots lost).
+func (r *Runner) Step(ctx context.Context, now time.Time) error {
+	if err := r.observePods(ctx, now); err != nil {
+		return err
+	}
+	if err := r.observeNodes(ctx, now); err != nil {
+		return err
+	}
+	if t, ok := r.s.NextDeadline(); ok && !t.After(now) {
+		if err := r.s.Tick(now); err != nil {
+			return err
+		}
+	}
+	return r.apply(ctx, now, r.s.Ready())
+}
+
+// Close deletes every pod of the run: the end of a run, a kill, or the
+// runner told to stop.
+func (r *Runner) Close(ctx context.Context) error {
+	_, err := DeleteRun(ctx, r.cfg.Client, r.cfg.Template.namespace(), r.cfg.Run)
+	return err
+}
+
+// capacities lists the nodes and every pod and returns the nodes'
+// capacities for the run.
+func (r *Runner) capacities(ctx context.Context) ([]NodeCapacity, error) {
+	nodes, err := r.cfg.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: r.cfg.NodeSelector})
+	if err != nil {
+		return nil, err
+	}
+	pods, err := r.cfg.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	caps := make([]NodeCapacity, 0, len(nodes.Items))
+	for i := range nodes.Items {
+		caps = append(caps, CapacityOf(&nodes.Items[i], pods.Items, r.cfg.Run, r.cfg.Template.Spec.Tolerations))
+	}
+	return caps, nil
+}
+
+// observeNodes tells the jobs of the slots lost since the last look. The
+// slots nodes add are only logged: the queues' slots are fixed when the
+// Runner starts.
+func (r *Runner) observeNodes(ctx context.Context, now time.Time) error {
+	caps, err := r.capacities(ctx)
+	if err != nil {
+		return err
+	}
+	ch := r.inv.Observe(caps)
+	for _, l := range ch.Lost {
+		r.log.Info("slot lost", zap.Int64("slot", int64(l.Slot.ID)), zap.String("node", l.Slot.Node), zap.String("why", l.Why))
+		if job, ok := r.owner[l.Slot.ID]; ok {
+			r.slotLost(now, job, l.Slot.ID)
+		}
+	}
+	if len(ch.Added) > 0 {
+		r.log.Info("slots added, not used by this run", zap.Int("slots", len(ch.Added)))
+	}
+	return nil
+}
+
+// slotLost tells a job one of its slots is gone and deletes its pods in it.
+func (r *Runner) slotLost(now time.Time, job string, slot slotpool.SlotID) {
+	delete(r.owner, slot)
+	for name, p := range r.pods {
+		if p.ref.Job == job && p.slot == slot && !p.ours {
+			p.ours = true
+			r.deletePod(name)
+		}
+	}
+	if err := r.s.SlotLost(now, job, slot); err != nil {
+		r.log.Debug("slot lost refused", zap.String("job", job), zap.Error(err))
+	}
+}
+
+// deletePod deletes one pod of the run, logging a failure (the pod is
+// then a leftover of the run, deleted by Close).
+func (r *Runner) deletePod(name string) {
+	if err := DeletePod(context.Background(), r.cfg.Client, r.cfg.Template.namespace(), name); err != nil {
+		r.log.Warn("deleting pod failed", zap.String("pod", name), zap.Error(err))
+	}
+}
