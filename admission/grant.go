@@ -30,7 +30,11 @@ func (q *Queues) decideNow() {
 	}
 	q.withdrawStale()
 	q.yieldRepassed = false
-	for q.decidePass() {
+	// A pass that gives up a claim passes again, as jobs it passed may use
+	// the slots; every pass gives up a claim, so the passes end, but claims
+	// made again in a later pass could make them go round: at most one
+	// pass per job and a few more, and the next decision goes on.
+	for passes := len(q.jobs) + 4; q.decidePass() && passes > 0; passes-- {
 	}
 	q.preemptAll()
 	q.grantSpeculative()
