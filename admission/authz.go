@@ -110,7 +110,7 @@ func (e *RefusedError) Error() string {
 	if e.Action == ActionSetPriority {
 		what = fmt.Sprintf("set-priority %d", e.Priority)
 	}
-	by := e.By.Name
+	by := principalName(e.By)
 	if e.By.Role != 0 {
 		by += " (" + e.By.Role.String() + ")"
 	}
@@ -141,5 +141,8 @@ func authorize(by Principal, action Action, job, owner string, prio int) error {
 		}
 		return nil
 	}
-	return refuse(ErrNotAuthorized, "%q has no role", by.Name)
+	if by.Name == "" {
+		return refuse(ErrNotAuthorized, "an anonymous principal has no role: only users given role user or admin may change jobs")
+	}
+	return refuse(ErrNotAuthorized, "%q has no role: only users given role user or admin may change jobs, and %q is not among the configured users", by.Name, by.Name)
 }

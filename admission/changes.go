@@ -49,10 +49,21 @@ func (q *Queues) SetPriority(now time.Time, by Principal, job string, priority i
 		j.queue.countPrio(j.spec.Priority, -1)
 		j.queue.countPrio(priority, +1)
 	}
+	q.events = append(q.events, Event{At: now, Job: job, ID: j.id, Kind: PriorityChanged,
+		OldPriority: j.spec.Priority, NewPriority: priority, Reason: "set by " + principalName(by)})
 	j.spec.Priority = priority
 	q.updateOrder(j)
 	q.updateHolder(j)
 	return nil
+}
+
+// principalName names a principal in a reason: its name, or "an anonymous
+// principal".
+func principalName(by Principal) string {
+	if by.Name == "" {
+		return "an anonymous principal"
+	}
+	return by.Name
 }
 
 // Kill ends a job at time now, if by may (as SetPriority): its slots go

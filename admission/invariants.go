@@ -86,21 +86,60 @@ func (q *Queues) jobAt(idx int32, what string, id JobID) (*job, error) {
 // checkBookkeeping checks that every slot is in exactly one place and
 // that its state says the same.
 func (q *Queues) checkBookkeeping() error {
-	places := make([]string, len(q.slots))
-	put := func(idx int32, place string) error {
-		if idx < 0 || int(idx) >= len(q.slots) {
-			return fmt.Errorf("admission: %s lists slot index %d, no such slot", place, idx)
-		}
-		if places[idx] != "" {
-			return fmt.Errorf("admission: %s is in two places: %s and %s", q.slotName(idx), places[idx], place)
-		}
-		places[idx] = place
-		return nil
+	places := slotPlaces{q: q, of: make([]string, len(q.slots))}
+	if err := q.checkFreeStacks(&places); err != nil {
+		return err
 	}
+	nReserved, nPlaceholders := 0, 0
+	for _, j := range q.jobs {
+		if j.state.Terminal() || j.state == JobNew {
+			if len(j.held)+len(j.yielding)+len(j.reserved)+len(j.incoming)+len(j.placeholders) > 0 || j.granted != 0 {
+				return fmt.Errorf("admission: job %s is %v but holds slots: held %d, yielding %d, reserved %d, incoming %d, placeholders %d, granted %d",
+					j.spec.Name, j.state, len(j.held), len(j.yielding), len(j.reserved), len(j.incoming), len(j.placeholders), j.granted)
+			}
+			continue // (its driver's slot, if it had one, is on a free stack: hasSlot is not cleared)
+		}
+		if err := q.checkJobSlots(j, &places); err != nil {
+			return err
+		}
+		nReserved += len(j.reserved)
+		nPlaceholders += len(j.placeholders)
+		if err := q.checkJobAsks(j); err != nil {
+			return err
+		}
+	}
+	if nReserved != q.nReserved || nPlaceholders != q.nPlaceholders {
+		return fmt.Errorf("admission: %d slots reserved and %d placeholders, counted %d and %d", nReserved, nPlaceholders, q.nReserved, q.nPlaceholders)
+	}
+	return q.checkEverySlotPlaced(&places)
+}
+
+// slotPlaces records where checkBookkeeping found each slot: a slot must
+// be in exactly one place.
+type slotPlaces struct {
+	q  *Queues
+	of []string // by slot index: the place, or ""
+}
+
+// put records slot idx in place, or says why it cannot be there.
+func (p *slotPlaces) put(idx int32, place string) error {
+	if idx < 0 || int(idx) >= len(p.of) {
+		return fmt.Errorf("admission: %s lists slot index %d, no such slot", place, idx)
+	}
+	if p.of[idx] != "" {
+		return fmt.Errorf("admission: %s is in two places: %s and %s", p.q.slotName(idx), p.of[idx], place)
+	}
+	p.of[idx] = place
+	return nil
+}
+
+// checkFreeStacks checks that the free stacks hold free slots of their
+// profile, as many as nFree says.
+func (q *Queues) checkFreeStacks(places *slotPlaces) error {
 	nFree := 0
 	for p, f := range q.free {
 		for _, idx := range f {
-			if err := put(idx, fmt.Sprintf("the free stack of %v", q.profiles[p])); err != nil {
+			if err := places.put(idx, fmt.Sprintf("the free stack of %v", q.profiles[p])); err != nil {
 				return err
 			}
 			if s := &q.slots[idx]; s.state != slotFree || s.profile != int32(p) || s.owner != noJob || s.claimant != noJob {
@@ -112,97 +151,101 @@ func (q *Queues) checkBookkeeping() error {
 	if nFree != q.nFree {
 		return fmt.Errorf("admission: the free stacks hold %d slots, nFree says %d", nFree, q.nFree)
 	}
-	nReserved, nPlaceholders := 0, 0
-	for _, j := range q.jobs {
-		name := j.spec.Name
-		if j.state.Terminal() || j.state == JobNew {
-			if len(j.held)+len(j.yielding)+len(j.reserved)+len(j.incoming)+len(j.placeholders) > 0 || j.granted != 0 {
-				return fmt.Errorf("admission: job %s is %v but holds slots: held %d, yielding %d, reserved %d, incoming %d, placeholders %d, granted %d",
-					name, j.state, len(j.held), len(j.yielding), len(j.reserved), len(j.incoming), len(j.placeholders), j.granted)
-			}
-			continue // (its driver's slot, if it had one, is on a free stack: hasSlot is not cleared)
+	return nil
+}
+
+// checkJobSlots checks that the slots a live job lists (held, yielded,
+// reserved, placeholders, its driver's, incoming) are in the state that
+// says so, and that its count of granted slots is what it owns.
+func (q *Queues) checkJobSlots(j *job, places *slotPlaces) error {
+	name := j.spec.Name
+	for pos, idx := range j.held {
+		if err := places.put(idx, "the granted slots of job "+name); err != nil {
+			return err
 		}
-		for pos, idx := range j.held {
-			if err := put(idx, "the granted slots of job "+name); err != nil {
-				return err
-			}
-			if s := &q.slots[idx]; s.state != slotGranted || s.owner != j.id || int(s.pos) != pos {
-				return fmt.Errorf("admission: %s is granted to job %s (position %d) but its state is %d, owner %d, position %d", q.slotName(idx), name, pos, s.state, s.owner, s.pos)
-			}
-		}
-		for _, idx := range j.yielding {
-			if err := put(idx, "the slots job "+name+" yields"); err != nil {
-				return err
-			}
-			if s := &q.slots[idx]; s.state != slotReclaiming || s.owner != j.id {
-				return fmt.Errorf("admission: %s is yielded by job %s but its state is %d, owner %d", q.slotName(idx), name, s.state, s.owner)
-			}
-		}
-		for _, idx := range j.reserved {
-			if err := put(idx, "the slots reserved for job "+name); err != nil {
-				return err
-			}
-			if s := &q.slots[idx]; s.state != slotReserved || s.claimant != j.id {
-				return fmt.Errorf("admission: %s is reserved for job %s but its state is %d, claimant %d", q.slotName(idx), name, s.state, s.claimant)
-			}
-			nReserved++
-		}
-		for _, idx := range j.placeholders {
-			if err := put(idx, "the placeholders of job "+name); err != nil {
-				return err
-			}
-			if s := &q.slots[idx]; s.state != slotPlaceholder || s.owner != j.id {
-				return fmt.Errorf("admission: %s is a placeholder of job %s but its state is %d, owner %d", q.slotName(idx), name, s.state, s.owner)
-			}
-			nPlaceholders++
-		}
-		driver := 0
-		if j.hasSlot {
-			driver = 1
-			if err := put(j.driverSlot, "the driver of job "+name); err != nil {
-				return err
-			}
-			if s := &q.slots[j.driverSlot]; s.state != slotDriver || s.owner != j.id {
-				return fmt.Errorf("admission: %s runs the driver of job %s but its state is %d, owner %d", q.slotName(j.driverSlot), name, s.state, s.owner)
-			}
-		}
-		if owns := len(j.held) + len(j.yielding) + len(j.placeholders) + driver; owns != j.granted {
-			return fmt.Errorf("admission: job %s is counted %d slots but owns %d (granted %d, yielding %d, placeholders %d, driver %d)",
-				name, j.granted, owns, len(j.held), len(j.yielding), len(j.placeholders), driver)
-		}
-		var sizes [maxBucket + 1]int
-		for a := j.asks.first; a != nil; a = a.next {
-			sizes[a.bucket]++
-		}
-		if s := j.asks.sizes; s != nil && *s != sizes {
-			return fmt.Errorf("admission: job %s counts its asks per size bucket %v, they are %v", name, *s, sizes)
-		}
-		for b, n := range sizes {
-			if bit := j.asks.nonEmpty[b/64]&(1<<(b%64)) != 0; bit != (n > 0) {
-				return fmt.Errorf("admission: job %s has %d asks of size bucket %d, its bit says %v", name, n, b, bit)
-			}
-		}
-		if (len(j.held) > 0) != j.inHolders {
-			return fmt.Errorf("admission: job %s holds %d reclaimable slots but is in its queue's holders: %v", name, len(j.held), j.inHolders)
-		}
-		for _, idx := range j.incoming {
-			if idx < 0 || int(idx) >= len(q.slots) {
-				return fmt.Errorf("admission: job %s has incoming slot index %d, no such slot", name, idx)
-			}
-			if s := &q.slots[idx]; s.state != slotReclaiming || s.claimant != j.id {
-				return fmt.Errorf("admission: %s is coming to job %s but its state is %d, claimant %d", q.slotName(idx), name, s.state, s.claimant)
-			}
-		}
-		if i := slices.IndexFunc(j.queue.reservers, func(x *job) bool { return x == j }); (i >= 0) != (len(j.reserved) > 0) || (i >= 0 && i != j.reserverPos) {
-			return fmt.Errorf("admission: job %s has %d reserved slots; its place among its queue's reservers is %d (recorded %d)", name, len(j.reserved), i, j.reserverPos)
+		if s := &q.slots[idx]; s.state != slotGranted || s.owner != j.id || int(s.pos) != pos {
+			return fmt.Errorf("admission: %s is granted to job %s (position %d) but its state is %d, owner %d, position %d", q.slotName(idx), name, pos, s.state, s.owner, s.pos)
 		}
 	}
-	if nReserved != q.nReserved || nPlaceholders != q.nPlaceholders {
-		return fmt.Errorf("admission: %d slots reserved and %d placeholders, counted %d and %d", nReserved, nPlaceholders, q.nReserved, q.nPlaceholders)
+	for _, idx := range j.yielding {
+		if err := places.put(idx, "the slots job "+name+" yields"); err != nil {
+			return err
+		}
+		if s := &q.slots[idx]; s.state != slotReclaiming || s.owner != j.id {
+			return fmt.Errorf("admission: %s is yielded by job %s but its state is %d, owner %d", q.slotName(idx), name, s.state, s.owner)
+		}
 	}
+	for _, idx := range j.reserved {
+		if err := places.put(idx, "the slots reserved for job "+name); err != nil {
+			return err
+		}
+		if s := &q.slots[idx]; s.state != slotReserved || s.claimant != j.id {
+			return fmt.Errorf("admission: %s is reserved for job %s but its state is %d, claimant %d", q.slotName(idx), name, s.state, s.claimant)
+		}
+	}
+	for _, idx := range j.placeholders {
+		if err := places.put(idx, "the placeholders of job "+name); err != nil {
+			return err
+		}
+		if s := &q.slots[idx]; s.state != slotPlaceholder || s.owner != j.id {
+			return fmt.Errorf("admission: %s is a placeholder of job %s but its state is %d, owner %d", q.slotName(idx), name, s.state, s.owner)
+		}
+	}
+	driver := 0
+	if j.hasSlot {
+		driver = 1
+		if err := places.put(j.driverSlot, "the driver of job "+name); err != nil {
+			return err
+		}
+		if s := &q.slots[j.driverSlot]; s.state != slotDriver || s.owner != j.id {
+			return fmt.Errorf("admission: %s runs the driver of job %s but its state is %d, owner %d", q.slotName(j.driverSlot), name, s.state, s.owner)
+		}
+	}
+	if owns := len(j.held) + len(j.yielding) + len(j.placeholders) + driver; owns != j.granted {
+		return fmt.Errorf("admission: job %s is counted %d slots but owns %d (granted %d, yielding %d, placeholders %d, driver %d)",
+			name, j.granted, owns, len(j.held), len(j.yielding), len(j.placeholders), driver)
+	}
+	if (len(j.held) > 0) != j.inHolders {
+		return fmt.Errorf("admission: job %s holds %d reclaimable slots but is in its queue's holders: %v", name, len(j.held), j.inHolders)
+	}
+	for _, idx := range j.incoming {
+		if idx < 0 || int(idx) >= len(q.slots) {
+			return fmt.Errorf("admission: job %s has incoming slot index %d, no such slot", name, idx)
+		}
+		if s := &q.slots[idx]; s.state != slotReclaiming || s.claimant != j.id {
+			return fmt.Errorf("admission: %s is coming to job %s but its state is %d, claimant %d", q.slotName(idx), name, s.state, s.claimant)
+		}
+	}
+	if i := slices.IndexFunc(j.queue.reservers, func(x *job) bool { return x == j }); (i >= 0) != (len(j.reserved) > 0) || (i >= 0 && i != j.reserverPos) {
+		return fmt.Errorf("admission: job %s has %d reserved slots; its place among its queue's reservers is %d (recorded %d)", name, len(j.reserved), i, j.reserverPos)
+	}
+	return nil
+}
+
+// checkJobAsks checks a job's count of asks per size bucket and the bits
+// that say which buckets have asks.
+func (q *Queues) checkJobAsks(j *job) error {
+	var sizes [maxBucket + 1]int
+	for a := j.asks.first; a != nil; a = a.next {
+		sizes[a.bucket]++
+	}
+	if s := j.asks.sizes; s != nil && *s != sizes {
+		return fmt.Errorf("admission: job %s counts its asks per size bucket %v, they are %v", j.spec.Name, *s, sizes)
+	}
+	for b, n := range sizes {
+		if bit := j.asks.nonEmpty[b/64]&(1<<(b%64)) != 0; bit != (n > 0) {
+			return fmt.Errorf("admission: job %s has %d asks of size bucket %d, its bit says %v", j.spec.Name, n, b, bit)
+		}
+	}
+	return nil
+}
+
+// checkEverySlotPlaced checks that every slot was found in a place, and
+// that a slot reclaimed for a job is among that job's incoming slots.
+func (q *Queues) checkEverySlotPlaced(places *slotPlaces) error {
 	for idx := range q.slots {
 		s := &q.slots[idx]
-		if places[idx] == "" {
+		if places.of[idx] == "" {
 			return fmt.Errorf("admission: %s (state %d, owner %d) is nowhere", q.slotName(int32(idx)), s.state, s.owner)
 		}
 		if s.state == slotReclaiming && s.claimant != noJob {

@@ -75,6 +75,9 @@ var (
 	ErrUnknownPolicy = errors.New("admission: unknown queue policy")
 	// ErrBadLimit: a negative limit or timeout in a queue's configuration.
 	ErrBadLimit = errors.New("admission: bad queue limit")
+	// ErrBadQueueName: a queue name that is not "root" or "root." followed
+	// by dot-separated non-empty parts, or one configured twice.
+	ErrBadQueueName = errors.New("admission: bad queue name")
 	// ErrRejected is wrapped by the reason of a job that can never run.
 	ErrRejected = errors.New("admission: job rejected")
 )

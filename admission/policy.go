@@ -89,7 +89,7 @@ const NoStartingWait time.Duration = -1
 // validate checks the limits.
 func (q QueueConfig) validate() error {
 	if !validQueueName(q.Name) {
-		return &ConfigError{Queue: q.Name, Field: "name", Value: q.Name, Err: fmt.Errorf("%w: a queue name is \"root\" or \"root.\" followed by dot-separated non-empty parts", ErrBadLimit)}
+		return &ConfigError{Queue: q.Name, Field: "name", Value: q.Name, Err: fmt.Errorf("%w: a queue name is \"root\" or \"root.\" followed by dot-separated non-empty parts", ErrBadQueueName)}
 	}
 	if q.MaxRunningJobs < 0 {
 		return &ConfigError{Queue: q.Name, Field: "maxRunningJobs", Value: fmt.Sprint(q.MaxRunningJobs), Err: fmt.Errorf("%w: must be >= 0", ErrBadLimit)}

@@ -116,6 +116,9 @@ const (
 	// SpeculativeGranted: job Job's speculative ask (slotpool.Ask.Speculative)
 	// was granted slot Slot, as no regular ask waited that it could serve.
 	SpeculativeGranted
+	// PriorityChanged: job Job's priority went from OldPriority to
+	// NewPriority (Reason names who set it); the change is audited too.
+	PriorityChanged
 )
 
 // Event is something the admission tells the runtime about a job (its
@@ -136,6 +139,8 @@ type Event struct {
 	// Victim and Count: a Reclaimed takes Count slots from job Victim.
 	Victim string
 	Count  int
+	// OldPriority and NewPriority: the priorities of a PriorityChanged.
+	OldPriority, NewPriority int
 	// Reason says why.
 	Reason string
 }
@@ -447,7 +452,7 @@ func New(cfg Config) (*Queues, error) {
 			return nil, err
 		}
 		if _, dup := q.queues[qc.Name]; dup {
-			return nil, &ConfigError{Queue: qc.Name, Field: "name", Value: qc.Name, Err: fmt.Errorf("%w: configured twice", ErrBadLimit)}
+			return nil, &ConfigError{Queue: qc.Name, Field: "name", Value: qc.Name, Err: fmt.Errorf("%w: configured twice", ErrBadQueueName)}
 		}
 		q.addQueue(qc)
 	}
@@ -538,7 +543,7 @@ func (q *Queues) submit(now time.Time, spec JobSpec) (*port, error) {
 	qu, ok := q.queues[spec.Queue]
 	if !ok {
 		if !q.cfg.CreateQueues {
-			return nil, fmt.Errorf("%w %q for job %q", ErrUnknownQueue, spec.Queue, spec.Name)
+			return nil, fmt.Errorf("%w %q for job %q: configure it in Config.Queues, or set Config.CreateQueues to create queues for the jobs that name them", ErrUnknownQueue, spec.Queue, spec.Name)
 		}
 		qc := QueueConfig{Name: spec.Queue, Policy: q.cfg.DefaultPolicy}
 		if err := qc.validate(); err != nil {

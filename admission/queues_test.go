@@ -127,8 +127,8 @@ func TestConfigErrors(t *testing.T) {
 		{"negative maxRunningJobs", Config{Queues: []QueueConfig{{Name: "root.etl", MaxRunningJobs: -1}}}, "root.etl", "maxRunningJobs", ErrBadLimit},
 		{"negative starting timeout", Config{Queues: []QueueConfig{{Name: "root.etl", StartingTimeout: -time.Second}}}, "root.etl", "startingTimeoutMs", ErrBadLimit},
 		{"unknown policy", Config{Queues: []QueueConfig{{Name: "root.x", Policy: Policy(7)}}}, "root.x", "policy", ErrUnknownPolicy},
-		{"name not under root", Config{Queues: []QueueConfig{{Name: "etl"}}}, "etl", "name", ErrBadLimit},
-		{"queue twice", Config{Queues: []QueueConfig{{Name: "root.a"}, {Name: "root.a"}}}, "root.a", "name", ErrBadLimit},
+		{"name not under root", Config{Queues: []QueueConfig{{Name: "etl"}}}, "etl", "name", ErrBadQueueName},
+		{"queue twice", Config{Queues: []QueueConfig{{Name: "root.a"}, {Name: "root.a"}}}, "root.a", "name", ErrBadQueueName},
 		{"bad default policy", Config{DefaultPolicy: Policy(7), CreateQueues: true}, "", "", ErrUnknownPolicy},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -446,7 +446,9 @@ func TestQueueNamesDefaultQueueAndNoStartingWait(t *testing.T) {
 		var ce *ConfigError
 		require.ErrorAs(t, err, &ce, "name %q", name)
 		assert.Equal(t, "name", ce.Field)
-		assert.ErrorIs(t, err, ErrBadLimit)
+		assert.ErrorIs(t, err, ErrBadQueueName)
+		assert.Contains(t, err.Error(), "bad queue name", "the message says what is wrong: the name")
+		assert.NotContains(t, err.Error(), "limit")
 	}
 	for _, name := range []string{"root", "root.etl", "root.a.b"} {
 		_, err := New(Config{Slots: clusterSlots(1), Queues: []QueueConfig{{Name: name}}})
@@ -466,4 +468,38 @@ func TestQueueNamesDefaultQueueAndNoStartingWait(t *testing.T) {
 	require.True(t, s.run(0), s.tail(20))
 	assert.Equal(t, time.Duration(0), s.byName["two"].firstDeploy.Sub(t0), "the second job starts at once")
 	assert.Contains(t, s.log, "    0ms one starting -> running (starting timeout of 0)")
+}
+
+// A refusal says who was refused in words, and a principal without a role
+// hears why it has none: it is not among the configured users.
+func TestRefusalWording(t *testing.T) {
+	err := authorize(Principal{}, ActionKill, "etl", "alice", 0)
+	require.ErrorIs(t, err, ErrNotAuthorized)
+	assert.Equal(t, `admission: kill on job "etl" by an anonymous principal refused: an anonymous principal has no role: only users given role user or admin may change jobs`, err.Error())
+	assert.NotContains(t, err.Error(), "  ")
+	err = authorize(Principal{Name: "mallory"}, ActionKill, "etl", "alice", 0)
+	require.ErrorIs(t, err, ErrNotAuthorized)
+	assert.Contains(t, err.Error(), `"mallory" has no role: only users given role user or admin may change jobs, and "mallory" is not among the configured users`)
+}
+
+// A job naming a queue the configuration lacks is refused with a message
+// that names the two ways to fix it.
+func TestUnknownQueueSaysHowToFixIt(t *testing.T) {
+	q, err := New(Config{Slots: clusterSlots(1)})
+	require.NoError(t, err)
+	_, err = q.Submit(time.Unix(0, 0), JobSpec{Name: "etl", Queue: "root.etl", Largest: []resource.Count{{Profile: resource.Unknown, N: 1}}})
+	require.ErrorIs(t, err, ErrUnknownQueue)
+	assert.Contains(t, err.Error(), "Config.Queues")
+	assert.Contains(t, err.Error(), "Config.CreateQueues")
+}
+
+// Every event kind has a name, and an unknown one says its number.
+func TestEventKindString(t *testing.T) {
+	for k := StateChanged; k <= PriorityChanged; k++ {
+		assert.NotContains(t, k.String(), "EventKind", "kind %d has no name", k)
+	}
+	assert.Equal(t, "reclaimed", Reclaimed.String())
+	assert.Equal(t, "EventKind(0)", EventKind(0).String())
+	assert.Equal(t, "EventKind(200)", EventKind(200).String())
+	assert.Equal(t, "{Kind:priority-changed}", fmt.Sprintf("%+v", struct{ Kind EventKind }{PriorityChanged}))
 }

@@ -42,6 +42,10 @@ func (b *Binder) Bind(ctx context.Context, bulk Bulk) ([]*corev1.Pod, error) {
 		pods[i] = b.Template.Pod(p)
 	}
 	created := make([]*corev1.Pod, len(pods))
+	// unsure marks the pods whose create ended without a definite answer
+	// (ctx ended in flight, a timeout, a broken connection): the API
+	// server may have created them, so a failed bulk deletes them by name.
+	unsure := make([]bool, len(pods))
 	fail := func(i int, op string, err error) *BulkError {
 		return &BulkError{Job: bulk.Job, Region: bulk.Region, Attempt: bulk.Attempt,
 			Pod: pods[i].Name, Node: bulk.Places[i].Node, Op: op, Err: err}
@@ -53,16 +57,17 @@ func (b *Binder) Bind(ctx context.Context, bulk Bulk) ([]*corev1.Pod, error) {
 			return nil, err
 		}
 	}
-	err := b.each(ctx, len(pods), func(ctx context.Context, i int) *BulkError {
+	err := b.each(ctx, len(pods), func(i int) *BulkError {
 		c, err := api.Create(ctx, pods[i], metav1.CreateOptions{})
 		if err != nil {
+			unsure[i] = outcomeUnknown(err)
 			return fail(i, "create", err)
 		}
 		created[i] = c
 		return nil
 	})
 	if err == nil {
-		err = b.each(ctx, len(pods), func(ctx context.Context, i int) *BulkError {
+		err = b.each(ctx, len(pods), func(i int) *BulkError {
 			binding := &corev1.Binding{
 				ObjectMeta: metav1.ObjectMeta{Name: created[i].Name, Namespace: ns, UID: created[i].UID},
 				Target:     corev1.ObjectReference{Kind: "Node", Name: bulk.Places[i].Node},
@@ -74,10 +79,30 @@ func (b *Binder) Bind(ctx context.Context, bulk Bulk) ([]*corev1.Pod, error) {
 		})
 	}
 	if err != nil {
-		err.Cleanup = b.deleteAll(ctx, ns, created)
+		var names []string
+		for i, p := range created {
+			if p != nil {
+				names = append(names, p.Name)
+			} else if unsure[i] {
+				names = append(names, pods[i].Name)
+			}
+		}
+		err.Cleanup = b.deleteAll(ctx, ns, names)
 		return nil, err
 	}
 	return created, nil
+}
+
+// outcomeUnknown reports whether a failed create may still have created
+// its pod: the call ended without the API server's answer (ctx ended, the
+// connection broke) or with a timeout. A definite refusal (the name is
+// taken, the pod is invalid or forbidden) created nothing.
+func outcomeUnknown(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return true
+	}
+	return apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err)
 }
 
 // checkNodes fails the bulk (op "check") on the first of its nodes that
@@ -105,11 +130,10 @@ func (b *Binder) checkNodes(ctx context.Context, bulk Bulk) *BulkError {
 }
 
 // each runs fn(i) for i in [0, n) with at most Parallel at once and
-// returns the first failure (ctx's end is one: "canceled"); after one
-// fails no new call starts.
-func (b *Binder) each(ctx context.Context, n int, fn func(context.Context, int) *BulkError) *BulkError {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+// returns the first failure (ctx's end is one: "canceled"). After a
+// failure, or once ctx ends, no new call starts; calls in flight run to
+// their end, so that every call's outcome is known before a cleanup.
+func (b *Binder) each(ctx context.Context, n int, fn func(int) *BulkError) *BulkError {
 	par := b.Parallel
 	if par <= 0 {
 		par = 8
@@ -133,13 +157,12 @@ func (b *Binder) each(ctx context.Context, n int, fn func(context.Context, int) 
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if e := fn(ctx, i); e != nil {
+			if e := fn(i); e != nil {
 				mu.Lock()
 				if first == nil {
 					first = e
 				}
 				mu.Unlock()
-				cancel()
 			}
 		})
 	}
@@ -153,7 +176,7 @@ func (b *Binder) each(ctx context.Context, n int, fn func(context.Context, int) 
 // deleteAll deletes the pods (grace period 0; a pod already gone is
 // fine), with a context of its own so that a canceled bulk is still
 // cleaned up.
-func (b *Binder) deleteAll(ctx context.Context, ns string, pods []*corev1.Pod) error {
+func (b *Binder) deleteAll(ctx context.Context, ns string, names []string) error {
 	timeout := b.CleanupTimeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
@@ -161,11 +184,8 @@ func (b *Binder) deleteAll(ctx context.Context, ns string, pods []*corev1.Pod) e
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	var errs []error
-	for _, p := range pods {
-		if p == nil {
-			continue
-		}
-		if err := DeletePod(ctx, b.Client, ns, p.Name); err != nil {
+	for _, name := range names {
+		if err := DeletePod(ctx, b.Client, ns, name); err != nil {
 			errs = append(errs, err)
 		}
 	}

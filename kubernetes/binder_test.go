@@ -176,3 +176,38 @@ func TestBinderChecksNodes(t *testing.T) {
 		assert.Empty(t, left)
 	}
 }
+
+// TestBinderDeletesPodsOfUnknownOutcome: the API server stores the
+// second pod but its answer is lost (a broken connection), while the
+// third pod's name is taken. The bulk fails and the second pod, which
+// the binder never saw created, is deleted by name; the pod that was
+// there stays.
+func TestBinderDeletesPodsOfUnknownOutcome(t *testing.T) {
+	c := fakeCluster()
+	bulk := bulkOn("n1", "n2", "n3")
+	tmpl := PodTemplate{}
+	taken := tmpl.Pod(bulk.Places[2])
+	_, err := c.CoreV1().Pods("default").Create(context.Background(), taken, metav1.CreateOptions{})
+	require.NoError(t, err)
+	c.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		ca := a.(k8stesting.CreateAction)
+		pod, ok := ca.GetObject().(*corev1.Pod)
+		if !ok || ca.GetSubresource() != "" || pod.Name != "rs-r1-etl-t1-a0" {
+			return false, nil, nil
+		}
+		if err := c.Tracker().Create(corev1.SchemeGroupVersion.WithResource("pods"), pod, a.GetNamespace()); err != nil {
+			return true, nil, err
+		}
+		return true, nil, errors.New("read tcp: connection reset by peer")
+	})
+	_, err = (&Binder{Client: c, Parallel: 1}).Bind(context.Background(), bulk)
+	var be *BulkError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, "create", be.Op)
+	assert.Equal(t, "rs-r1-etl-t1-a0", be.Pod)
+	assert.NoError(t, be.Cleanup)
+	left, err := Leftovers(context.Background(), c, "default", "r1")
+	require.NoError(t, err)
+	require.Len(t, left, 1)
+	assert.Equal(t, taken.Name, left[0].Pod)
+}

@@ -36,9 +36,15 @@ func ExampleScheduler_SetPriority() {
 	fmt.Println(err)
 	err = s.SetPriority(now.Add(2*time.Second), admission.Principal{Name: "alice", Role: admission.RoleAdmin}, "etl", 9000)
 	fmt.Println(err)
+	for _, ev := range s.Ready().Events { // the accepted change comes out of Ready too
+		if ev.Kind == admission.PriorityChanged {
+			fmt.Printf("%s: %s %d -> %d (%s)\n", ev.Kind, ev.Job, ev.OldPriority, ev.NewPriority, ev.Reason)
+		}
+	}
 	// Output:
 	// {"t":1000,"by":"bob","role":"user","action":"set-priority","job":"etl","old":5000,"new":9000,"accepted":false,"reason":"role user may set priorities 1 ... 5000"}
 	// admission: set-priority 9000 on job "etl" by bob (user) refused: role user may set priorities 1 ... 5000
 	// {"t":2000,"by":"alice","role":"admin","action":"set-priority","job":"etl","old":5000,"new":9000,"accepted":true}
 	// <nil>
+	// priority-changed: etl 5000 -> 9000 (set by alice)
 }

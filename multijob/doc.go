@@ -21,7 +21,9 @@
 // happens at one instant is applied before the admission decides, and
 // the order in which simultaneous inputs arrive never decides who gets a
 // slot. A slot whose tasks ended goes back to the admission (not to its
-// job's next region), which grants it by the policy like any other.
+// job's next region), which grants it by the policy like any other. A
+// job's priority counts within its queue only: the in-process admission
+// serves the queues in the order of their names (package admission).
 //
 // # The Ready loop
 //
@@ -81,6 +83,11 @@
 //
 //	d := multijob.StartDriver(ctx, s, multijob.DriverConfig{Clock: clock.New()})
 //	defer d.Stop()
-//	d.Submit(ctx, spec)
+//	d.Submit(ctx, etl, adhoc) // one input: the two jobs arrive at one instant
 //	for rd := range d.Ready() { ... d.TaskFinished(ctx, job, v, attempt) ... }
+//
+// Jobs that must start together go in one Submit: two calls are two
+// inputs, which a loop that is idle takes in two turns, so the first job
+// may get the slots before the second arrives. Jobs given to the
+// Scheduler before StartDriver are decided together in the first turn.
 package multijob

@@ -99,9 +99,22 @@ func (d *Driver) Done() <-chan struct{} { return d.loop.Done() }
 // from any goroutine.
 func (d *Driver) Stop() { d.loop.Stop() }
 
-// Submit adds a job (Scheduler.Submit).
-func (d *Driver) Submit(ctx context.Context, spec JobSpec) error {
-	return d.do(ctx, func(now time.Time) error { return d.s.Submit(now, spec) })
+// Submit adds jobs (Scheduler.Submit) as one input: the jobs of one call
+// arrive at the same instant, and the admission decides over all of them
+// together, as it does over what is given to the Scheduler before
+// StartDriver. Two calls in a row are two inputs, which a busy loop may
+// or may not take in one turn: submit jobs that must start together in
+// one call. The specs are submitted in order; the first one refused
+// stops the call, its error returned, the ones before it submitted.
+func (d *Driver) Submit(ctx context.Context, specs ...JobSpec) error {
+	return d.do(ctx, func(now time.Time) error {
+		for _, spec := range specs {
+			if err := d.s.Submit(now, spec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // StartJob starts a job whose driver is up (Scheduler.StartJob).

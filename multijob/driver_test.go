@@ -445,3 +445,29 @@ func TestDriverFirstTurn(t *testing.T) {
 	d.Stop()
 	requireStopped(t, d)
 }
+
+// TestDriverSubmitsABatchAsOneInstant: two equal jobs submitted in one
+// call to a started driver are decided together, so a fair-share queue
+// splits the 4 slots 2 + 2, whatever their order; the refused spec of a
+// batch stops it with its error.
+func TestDriverSubmitsABatchAsOneInstant(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	s, err := New(Config{Admission: admission.Config{Slots: cluster(4), DefaultPolicy: admission.FairShare}})
+	require.NoError(t, err)
+	ctx := context.Background()
+	d := StartDriver(ctx, s, DriverConfig{Clock: clock.NewMock()})
+	defer d.Stop()
+	require.NoError(t, d.Submit(ctx,
+		JobSpec{JobSpec: admission.JobSpec{Name: "a"}, Regions: blockingJob(t, 4)},
+		JobSpec{JobSpec: admission.JobSpec{Name: "b"}, Regions: blockingJob(t, 4)}))
+	rd := nextReady(t, d)
+	assert.Equal(t, map[string]int{"a": 2, "b": 2}, deploys(rd), "one instant: the fair share of each")
+
+	err = d.Submit(ctx, JobSpec{JobSpec: admission.JobSpec{Name: "c"}, Regions: blockingJob(t, 1)},
+		JobSpec{JobSpec: admission.JobSpec{Name: "a"}, Regions: blockingJob(t, 1)})
+	require.Error(t, err, "a is a duplicate name")
+	_, err = d.Status(ctx, "c")
+	assert.NoError(t, err, "c, before the refused spec, is submitted")
+	d.Stop()
+	requireStopped(t, d)
+}

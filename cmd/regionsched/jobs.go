@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -196,6 +197,9 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	}
 	out := summaryWriter(c, r.traceFile, r.svgFile)
 	fmt.Fprintf(out, "%s: mode %s, policy %s, %s, %s, %s\n", count(len(jobs), "job"), r.mode, r.policy, r.admissionText(queues), count(res.Slots, "slot"), seedText(r.seed, r.ties))
+	if implicit := implicitQueues(jobs, queues); len(implicit) > 0 && r.policy != simulator.EagerPolicy {
+		fmt.Fprintf(out, "not in the cluster file's queues, so created with --queue-policy %s: %s\n", r.queuePolicy, strings.Join(implicit, ", "))
+	}
 	for _, j := range per {
 		fmt.Fprintln(out, jobLine(j))
 	}
@@ -232,6 +236,26 @@ func hasDrivers(jobs []runfile.Job) bool {
 		}
 	}
 	return false
+}
+
+// implicitQueues lists, in order of first use, the queues jobs name that
+// the cluster file's queues do not configure, when it configures some:
+// the admission creates them with the default policy.
+func implicitQueues(jobs []runfile.Job, queues []admission.QueueConfig) []string {
+	if len(queues) == 0 {
+		return nil
+	}
+	var out []string
+	for _, j := range jobs {
+		q := j.Job.Submission().Queue
+		if q == "" {
+			q = "root.default" // where a job that names no queue goes
+		}
+		if !slices.ContainsFunc(queues, func(c admission.QueueConfig) bool { return c.Name == q }) && !slices.Contains(out, q) {
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // admissionText says how the jobs were admitted, for the summary.

@@ -85,3 +85,22 @@ func TestPictureGangPlaceholders(t *testing.T) {
 	texts, _ := svgTexts(t, svg)
 	assert.Contains(t, texts, "reserved for gang of gang")
 }
+
+// A job in a queue the cluster file does not configure runs in a queue
+// the admission creates with --queue-policy: the summary says so in one
+// line naming the queues, in the order the jobs name them.
+func TestSimulateNamesTheQueuesTheClusterFileLacks(t *testing.T) {
+	cluster := writeTemp(t, "cluster.json", `{"slots": [{"count": 2}], "queues": [{"name": "root.etl", "policy": "priority"}]}`)
+	job := func(name, queue string) string {
+		return writeTemp(t, name+".json", `{"name": "`+name+`", "queue": "`+queue+`", "vertices": [{"id": "a", "parallelism": 1}], "edges": []}`)
+	}
+	res := execCLI(t, "", "simulate", "--cluster", cluster, "--queue-policy", "fairshare",
+		job("a", "root.etl"), job("b", "root.urgent"), job("c", "root.adhoc"), job("d", "root.urgent"))
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "\nnot in the cluster file's queues, so created with --queue-policy fairshare: root.urgent, root.adhoc\n")
+
+	// every queue configured: no such line
+	res = execCLI(t, "", "simulate", "--cluster", cluster, job("a", "root.etl"), job("e", "root.etl"))
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.NotContains(t, res.stdout, "not in the cluster file's queues")
+}

@@ -95,8 +95,10 @@ func (h *Multi) decide(t *testing.T) string {
 			out = append(out, fmt.Sprintf("%s: placeholder mismatch (%s)", ev.Job, ev.Reason))
 		case admission.SpeculativeGranted:
 			out = append(out, fmt.Sprintf("%s: speculative slot %d granted (%s)", ev.Job, ev.Slot, ev.Reason))
+		case admission.PriorityChanged:
+			out = append(out, fmt.Sprintf("%s: priority %d -> %d (%s)", ev.Job, ev.OldPriority, ev.NewPriority, ev.Reason))
 		default:
-			out = append(out, fmt.Sprintf("%s: event %d (%s)", ev.Job, ev.Kind, ev.Reason))
+			out = append(out, fmt.Sprintf("%s: %s (%s)", ev.Job, ev.Kind, ev.Reason))
 		}
 	}
 	for _, jr := range rd.Jobs {
