@@ -106,7 +106,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 		// (behind); all of them if those were not enough.
 		victims, all := q.behind(c, limit)
 		if len(victims) == 0 {
-			q.dropClaim(c)
+			q.giveUpClaim(c)
 			return claimNoneBehind
 		}
 		for _, v := range victims {
@@ -153,7 +153,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 			if q.debug {
 				q.log.Debug("job waits for slots no claim can free (drivers, jobs ahead)", zap.String("job", c.spec.Name))
 			}
-			q.dropClaim(c)
+			q.giveUpClaim(c)
 			return claimImpossible
 		}
 	}
