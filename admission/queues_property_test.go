@@ -89,11 +89,14 @@ func TestPropertyQueuesEveryJobFinishes(t *testing.T) {
 }
 
 // mixes is how many random mixes each property test of the queues runs
-// (seeds 1 ... N).
-var mixes = flag.Int("mixes", 200, "how many random mixes each TestPropertyQueues*/TestPropertyFairShare* runs")
+// (seeds mixFrom ... mixFrom+N-1).
+var (
+	mixes   = flag.Int("mixes", 200, "how many random mixes each TestPropertyQueues*/TestPropertyFairShare* runs")
+	mixFrom = flag.Uint64("mixfrom", 1, "the first seed of the random mixes of TestPropertyQueues*/TestPropertyFairShare*")
+)
 
 func checkMixes(t *testing.T, policies ...Policy) {
-	for seed := uint64(1); seed <= uint64(*mixes); seed++ {
+	for seed := *mixFrom; seed < *mixFrom+uint64(*mixes); seed++ {
 		s := randomMix(t, seed, policies...)
 		finished := s.run(0)
 		if !assert.True(t, finished, "seed %d: jobs did not finish: %v\n%s\n%s", seed, s.states(), s.tail(20), s.dump()) {
