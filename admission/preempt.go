@@ -146,6 +146,12 @@ func (q *Queues) preemptFor(c *job) bool {
 		q.markHeldBack(c)
 		return false
 	}
+	if q.startsAfterAnother(c) {
+		return false
+	}
+	if q.startsAfterAnother(c) {
+		return false
+	}
 	if c.heldBack && c.heldBackAt.Equal(q.now) {
 		// Held back earlier in this instant: what released it (a job of
 		// its queue leaving starting as its first region deploys) is the
@@ -213,6 +219,26 @@ func (q *Queues) preemptFor(c *job) bool {
 	q.stamp++
 	c.reclaimAt, c.reclaimed, c.reclaimStamp, c.driverReclaim = q.now, true, q.stamp, c.driver && !c.hasSlot
 	return true
+}
+
+// startsAfterAnother reports whether c, not started, may start only
+// after another job of its queue that is on its way to start: StateAware
+// starts one job at a time, and another job of the queue not started
+// either has a claim under way (its gang's, its driver's or its first
+// region's slots reserved or coming back). A preemption for c would take
+// slots for a start the queue holds back as soon as that job's start
+// comes through (its claim completes with the slots the preemption frees
+// among others), and cancel tasks for nothing.
+func (q *Queues) startsAfterAnother(c *job) bool {
+	if c.state != JobAccepted || c.queue.cfg.Policy != StateAware {
+		return false
+	}
+	for _, x := range c.queue.claims() {
+		if x != c && x.state == JobAccepted {
+			return true
+		}
+	}
+	return false
 }
 
 // markHeldBack records that a decision found c held back by its queue

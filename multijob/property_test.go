@@ -1109,6 +1109,8 @@ var regressionSeeds = []struct {
 }{
 	{17498, "a fair-share job at its share, first to wait after two drivers that leave the free slots to another queue's request, " +
 		"claims nothing: its claim would be given up at the next decision and made again, asking the same slot back without end"},
+	{11811, "on a preempting stateaware queue a job not started preempts nothing while another job of the queue not started has a claim " +
+		"under way: the slots freed would complete that job's gang, start it, and hold back the claimant, leaving a lower-priority job its slot"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
