@@ -36,9 +36,11 @@ import (
 //   - It is made only for a job its queue does not hold back, nor held
 //     back earlier in the same instant (StateAware, maxRunningJobs: a job
 //     of the queue leaving starting as the instant's grants deploy its
-//     first region is no reason to cancel those at once), and only if the
-//     claimant can then progress: for a driver, only if its first regions
-//     can follow (drivers.go).
+//     first region is no reason to cancel those at once), nor, on a
+//     StateAware queue, for a job not started while another job of the
+//     queue not started has a claim under way (that one starts first:
+//     startsAfterAnother), and only if the claimant can then progress:
+//     for a driver, only if its first regions can follow (drivers.go).
 //   - A timed preemption is withdrawn when its reason is gone: the
 //     claimant ended, stopped waiting, got what it waits for otherwise,
 //     may not be granted anything for now (another job of its queue
