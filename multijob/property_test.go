@@ -1059,8 +1059,14 @@ func mapsEqual(a, b map[string]int) bool {
 // knownViolations lists the random seeds whose mixes the admission still
 // breaks a rule in, with what the check reports. They are run like the
 // others, and must still fail that way: a fix of the admission shows here
-// (remove the seed then). It is empty: every mix keeps every rule.
-var knownViolations = map[uint64]string{}
+// (remove the seed then).
+var knownViolations = map[uint64]string{
+	// On a preempting fair-share queue, in one decision, j0 preempts j6's
+	// region and j6, below its share then, preempts j7's one slot for its
+	// region of 3 (a reclaim serves a waiting bulk whole): j6 ends above
+	// its share of 1 while j7, below it, waits.
+	23079: "fair share of root.q0: j6 (share 1) held 2 and took 1 more slots while j7 (share 1, holds 0) waits for 1",
+}
 
 // TestPropertyMixes runs propMixes random mixes (see the top of the
 // file) and checks the rules after every Ready.
