@@ -123,7 +123,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 				for i := len(v.held) - 1; i >= 0 && m < need && gangRoom > 0; i-- {
 					idx := v.held[i]
 					s := &q.slots[idx]
-					if s.idle != (pass == 0) || cs.unhelpful[s.profile] || (!s.idle && limit <= 0) {
+					if s.idle != (pass == 0) || cs.unhelpful[s.profile] || (!s.idle && limit <= 0) || (s.idle && c.lostNowTo(v, q.now)) {
 						continue
 					}
 					have[s.profile]++
@@ -312,6 +312,16 @@ func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 	}
 	q.claimScratch.victims = out
 	return out, true
+}
+
+// lostNowTo reports whether a preemption for v took slots of c at now.
+// A claim of c's takes no idle slot of v's then (an idle slot comes back
+// at once): v would preempt it again in the same instant, and c claim it
+// back, without end. A slot that runs a task comes back when the task
+// ends, as any claim's; the idle ones c may claim from the next instant
+// on.
+func (c *job) lostNowTo(v *job, now time.Time) bool {
+	return c.lostAt.Equal(now) && slices.Contains(c.lostTo, v.id)
 }
 
 // overtaken reports whether c's claim goes against its fair-share

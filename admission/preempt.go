@@ -423,6 +423,10 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 	}()
 	for _, vid := range order {
 		v := q.jobs[vid]
+		if !v.lostAt.Equal(q.now) {
+			v.lostAt, v.lostTo = q.now, v.lostTo[:0]
+		}
+		v.lostTo = append(v.lostTo, c.id)
 		var reason string
 		if timeout > 0 {
 			reason = fmt.Sprintf("priority %d over %d: tasks cancelled after %d ms unless they end", c.spec.Priority, v.spec.Priority, timeout.Milliseconds())

@@ -119,3 +119,24 @@ func checkMixes(t *testing.T, policies ...Policy) {
 func TestPropertyFairShareEveryJobFinishes(t *testing.T) {
 	checkMixes(t, FIFO, Priority, FairShare, StateAware)
 }
+
+// TestPropertyQueuesRegressions runs seeds of the random mixes beyond
+// the default count whose mixes hold a case the admission must get
+// right, with what it is: every job finishes, the invariants holding
+// after every step.
+func TestPropertyQueuesRegressions(t *testing.T) {
+	for _, r := range []struct {
+		seed     uint64
+		policies []Policy
+		what     string
+	}{
+		{8330, []Policy{FIFO, Priority, FairShare, StateAware}, "on a preempting fair-share queue with a reclaim timeout of 0, a job " +
+			"does not claim the idle slots of a job whose preemption took its own at that instant: it would preempt them again, " +
+			"and the instant would never end"},
+	} {
+		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
+			s := randomMix(t, r.seed, r.policies...)
+			require.True(t, s.run(0), "%s\njobs did not finish: %v\n%s", r.what, s.states(), s.tail(20))
+		})
+	}
+}
