@@ -314,14 +314,17 @@ func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 	return out, true
 }
 
-// lostNowTo reports whether a preemption for v took slots of c at now.
-// A claim of c's takes no idle slot of v's then (an idle slot comes back
-// at once): v would preempt it again in the same instant, and c claim it
-// back, without end. A slot that runs a task comes back when the task
-// ends, as any claim's; the idle ones c may claim from the next instant
-// on.
+// lostNowTo reports whether v preempted at now slots of c, or, in c's
+// queue with a higher priority than c, slots of any job. A claim of c's
+// takes no idle slot of v's then (an idle slot comes back at once): v
+// would preempt again in the same instant, and c claim back, without
+// end. A slot that runs a task comes back when the task ends, as any
+// claim's; the idle ones c may claim from the next instant on.
 func (c *job) lostNowTo(v *job, now time.Time) bool {
-	return c.lostAt.Equal(now) && slices.Contains(c.lostTo, v.id)
+	if c.lostAt.Equal(now) && slices.Contains(c.lostTo, v.id) {
+		return true
+	}
+	return v.reclaimed && v.reclaimAt.Equal(now) && v.queue == c.queue && v.spec.Priority > c.spec.Priority
 }
 
 // overtaken reports whether c's claim goes against its fair-share

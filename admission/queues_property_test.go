@@ -133,6 +133,9 @@ func TestPropertyQueuesRegressions(t *testing.T) {
 		{8330, []Policy{FIFO, Priority, FairShare, StateAware}, "on a preempting fair-share queue with a reclaim timeout of 0, a job " +
 			"does not claim the idle slots of a job whose preemption took its own at that instant: it would preempt them again, " +
 			"and the instant would never end"},
+		{491, []Policy{FIFO, Priority, StateAware}, "on a preempting fifo queue with a reclaim timeout of 0, the first job in fifo " +
+			"order does not claim the idle slot of a higher-priority job that preempted at that instant: it would preempt again"},
+		{5114, []Policy{FIFO, Priority, StateAware}, "the same with two preempting fifo queues"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomMix(t, r.seed, r.policies...)
