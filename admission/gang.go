@@ -160,6 +160,8 @@ func (q *Queues) gangTimers(now time.Time) bool {
 			continue
 		}
 		j.gangExpired = true
+		q.stamp++
+		j.gangStamp = q.stamp
 		changed = true
 		switch {
 		case j.gangDone:

@@ -29,6 +29,20 @@ func (q *Queues) decideNow() {
 		}
 	}
 	q.withdrawStale()
+	q.yieldRepassed = false
+	q.decision++
+	// A pass passes again only if it granted under fair share, gave up a
+	// claim that kept slots reserved or released placeholders (jobs it
+	// passed may use the slots), or, once per decision, a driver left its
+	// slot to a request. The passes end: no pass adds to the slots that
+	// are free, reserved or placeholders (G; they go back to free only
+	// from one another, a slot comes back from a job only by an input),
+	// and a grant takes at least one of them; a claim given up without a
+	// grant of its job's is given up for the rest of the decision (its
+	// job claims nothing more in it: giveUpClaim), so there are at most as
+	// many such passes as jobs; placeholders are made once per job (its
+	// gang) and released once. So at most G + 3 × jobs + 1 passes (a
+	// grant of placeholders gives up its job's claim too).
 	for q.decidePass() {
 	}
 	q.preemptAll()
@@ -40,7 +54,7 @@ func (q *Queues) decideNow() {
 // reserved slots: they are free again, and jobs it passed already may use
 // them.
 func (q *Queues) decidePass() (again bool) {
-	q.unreserved, q.regrant = false, false
+	q.unreserved, q.regrant, q.driverYielded, q.yielder = false, false, false, nil
 	st := &passState{claiming: true, touched: q.touched[:0]}
 	for _, qu := range q.qorder {
 		if q.walk(qu, st) || q.regrant {
@@ -51,7 +65,11 @@ func (q *Queues) decidePass() (again bool) {
 		q.updateOrder(j)
 	}
 	q.touched = st.touched[:0]
-	return q.unreserved || q.regrant
+	// A driver that left its slot to a job served after it in the pass
+	// may fit what is left: one more pass per decision for that.
+	yieldAgain := q.driverYielded && len(st.touched) > 0 && !q.yieldRepassed
+	q.yieldRepassed = q.yieldRepassed || yieldAgain
+	return q.unreserved || q.regrant || yieldAgain
 }
 
 // passState is what one pass carries from job to job.
@@ -65,10 +83,11 @@ type passState struct {
 // can happen in this pass.
 func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	if why := q.blocked(j); why != "" {
+		q.markHeldBack(j)
 		if q.debug {
 			q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", why))
 		}
-		q.dropClaim(j) // it may not be granted anything yet
+		q.giveUpClaim(j) // it may not be granted anything yet
 		return false
 	}
 	if q.nFree == 0 && q.nReserved == 0 && q.nPlaceholders == 0 && !st.claiming {
@@ -88,13 +107,31 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	if lack == nil {
 		return false
 	}
+	if q.yielder == j {
+		q.yielder = nil
+		return false // its driver left the free slots to a request: it claims none
+	}
 	if q.debug {
 		q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", "its ask does not fit the free slots"))
 	}
 	if !st.claiming {
 		if len(j.reserved)+len(j.incoming) > 0 && !q.claimComplete(j, lack) {
-			q.dropClaim(j) // stale: what it lacks changed; its reserved slots serve others
+			q.giveUpClaim(j) // stale: what it lacks changed; its reserved slots serve others
 		}
+		return false
+	}
+	if j.noClaimIn == q.decision {
+		// Its claim was given up in this decision without a grant: it
+		// claims again in the next one (see decideNow).
+		st.claiming = false
+		return false
+	}
+	if q.overtaken(j) {
+		// It holds its fair share while a job below its share waits (one
+		// whose driver left the free slots to a request): the next
+		// decision would give its claim up at once (dropOvertaken), and
+		// make it again, asking the same slots back without end. It
+		// claims nothing; the job after it may.
 		return false
 	}
 	// Only the first job that waits claims: every job ahead of it is
@@ -109,13 +146,24 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	short := sumCounts(lack) - len(j.reserved) - len(j.incoming) - q.nFree
 	held := q.heldBehind(qu, j.key, max(short, 1))
 	if held == 0 || held < short {
-		q.dropClaim(j)
+		q.giveUpClaim(j)
 		return false
 	}
 	if q.claim(j, lack) == claimMade && len(j.incoming) == 0 && q.serve(j) { // it took free or reserved slots only
 		st.touched = append(st.touched, j)
 	}
 	return false
+}
+
+// giveUpClaim gives up j's claim for a reason other than a grant (see
+// dropClaim); if it kept slots reserved, j claims nothing more in this
+// decision: the free slots go to the jobs a pass visits after it, and
+// the passes end (see decideNow).
+func (q *Queues) giveUpClaim(j *job) {
+	if len(j.reserved) > 0 {
+		j.noClaimIn = q.decision
+	}
+	q.dropClaim(j)
 }
 
 // heldBehind counts the slots that a claim may take (held, not drivers,
@@ -253,16 +301,21 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		return false // nothing of it runs before its gang is reserved
 	}
 	if j.driver && !j.hasSlot {
-		need := []resource.Count{{Profile: *j.spec.Driver, N: 1}}
-		avail, prof := q.availableTo(j)
-		a := q.assign(need, avail)
-		if !a.Complete() {
+		p, ok := q.driverProfile(j)
+		if !ok {
 			return false
 		}
-		idx := q.takeFor(j, prof[a.Pairs[0].Slot], 1)[0]
+		yields, follows := q.driverYields(j, p)
+		if yields {
+			q.driverYielded, q.yielder = true, j // the pass that follows may serve it
+			return false
+		}
+		j.startFollowed = follows
+		idx := q.takeFor(j, p, 1)[0]
 		s := &q.slots[idx]
-		s.state, s.owner, s.claimant = slotDriver, j.id, noJob
-		j.driverSlot, j.hasSlot = idx, true
+		s.state, s.owner, s.claimant, s.heldSince = slotDriver, j.id, noJob, q.now
+		q.stamp++
+		j.driverSlot, j.hasSlot, j.driverAt, j.driverStamp = idx, true, q.now, q.stamp
 		j.granted++
 		q.firstGrant(j)
 		q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: DriverGranted, Slot: s.slot.ID})
@@ -379,6 +432,7 @@ func (q *Queues) release(j *job, idx int32) {
 		return
 	}
 	q.put(idx)
+	q.freed(idx, true) // its job gave it back of its own accord
 }
 
 // handOver frees a slot that was being reclaimed: reserved for its
@@ -401,6 +455,7 @@ func (q *Queues) handOver(idx int32) {
 		return
 	}
 	q.reserveFor(c, idx)
+	q.freed(idx, false)
 	if q.overtaken(c) {
 		// It holds its fair share while a job below its share waits:
 		// its claim goes, the policy grants the slot.
@@ -413,6 +468,7 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 	q.now = now
 	for _, idx := range j.held {
 		q.put(idx)
+		q.freed(idx, true)
 	}
 	j.queue.heldSlots -= len(j.held)
 	for _, idx := range j.yielding {
@@ -421,6 +477,7 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 	}
 	if j.hasSlot {
 		q.put(j.driverSlot)
+		q.freed(j.driverSlot, true)
 	}
 	for _, idx := range j.placeholders {
 		q.put(idx)

@@ -25,12 +25,22 @@ import (
 //     priority than the claimant: the lowest priority first, the most
 //     recently submitted first among equals, whatever the queue's policy.
 //     Drivers are never taken, nor slots that would break a gang below its
-//     minimum, nor slots a claim asks back for another job: those leave
-//     their job already (a victim gives what it holds). Under fair share
-//     a job preempts only while it holds less than its share, and a
-//     victim yields only as many slots as leave it behind the claimant in
-//     the queue's order (yieldable): a slot taken is never the next one
-//     the policy would hand back.
+//     minimum, nor slots another preemption takes already, nor slots a
+//     claim of its queue asks back for another job (they leave their job
+//     already). A slot a claim of another queue asks back still runs its
+//     job's task: it is that job's to give (last of its slots), and the
+//     claim loses it. Under fair share a job preempts only while it holds
+//     less than its share, and a victim yields only as many slots as leave
+//     it behind the claimant in the queue's order (yieldable): a slot
+//     taken is never the next one the policy would hand back.
+//   - It is made only for a job its queue does not hold back, nor held
+//     back earlier in the same instant (StateAware, maxRunningJobs: a job
+//     of the queue leaving starting as the instant's grants deploy its
+//     first region is no reason to cancel those at once), nor, on a
+//     StateAware queue, for a job not started while another job of the
+//     queue not started has a claim under way (that one starts first:
+//     startsAfterAnother), and only if the claimant can then progress:
+//     for a driver, only if its first regions can follow (drivers.go).
 //   - A timed preemption is withdrawn when its reason is gone: the
 //     claimant ended, stopped waiting, got what it waits for otherwise,
 //     may not be granted anything for now (another job of its queue
@@ -106,6 +116,17 @@ func (q *Queues) victimsOf(c *job) []*job {
 			}
 		}
 	}
+	for _, qu := range q.qorder {
+		for _, x := range qu.claims() {
+			for _, idx := range x.incoming {
+				if q.claimedAway(c, idx) {
+					if v := q.jobs[q.slots[idx].owner]; !slices.Contains(out, v) {
+						out = append(out, v)
+					}
+				}
+			}
+		}
+	}
 	slices.SortFunc(out, func(a, b *job) int {
 		if x := cmp.Compare(a.spec.Priority, b.spec.Priority); x != 0 {
 			return x
@@ -120,7 +141,23 @@ func (q *Queues) victimsOf(c *job) []*job {
 // already coming to it (see the rules above). It reports whether it did
 // anything.
 func (q *Queues) preemptFor(c *job) bool {
-	if c.state.Terminal() || c.gangWaits() || q.blocked(c) != "" {
+	if c.state.Terminal() || c.gangWaits() {
+		return false
+	}
+	if q.blocked(c) != "" {
+		q.markHeldBack(c)
+		return false
+	}
+	if q.startsAfterAnother(c) {
+		return false
+	}
+	if q.startsAfterAnother(c) {
+		return false
+	}
+	if c.heldBack && c.heldBackAt.Equal(q.now) {
+		// Held back earlier in this instant: what released it (a job of
+		// its queue leaving starting as its first region deploys) is the
+		// instant's decision, not a reason to cancel anything now.
 		return false
 	}
 	if c.queue.cfg.Policy == FairShare && c.granted >= c.entitled {
@@ -139,6 +176,15 @@ func (q *Queues) preemptFor(c *job) bool {
 	all := flatten(demand, len(demand))
 	if q.matched(all, base) >= sumCounts(all) {
 		return false // it has what it waits for, or it is on its way
+	}
+	if c.driver && !c.hasSlot {
+		// For a driver, only if its first regions can follow (drivers.go).
+		start, _ := q.startNeed(c)
+		have := slices.Clone(base)
+		q.pickVictims(c, victims, start, have)
+		if !q.startFollows(c, have) {
+			return false
+		}
 	}
 	// The most the victims could give, then the longest run of whole
 	// asks that completes, then only the slots that run needs.
@@ -172,7 +218,40 @@ func (q *Queues) preemptFor(c *job) bool {
 	}
 	q.reserveFree(c, want, freeUse)
 	q.takeFrom(c, picks)
+	q.stamp++
+	c.reclaimAt, c.reclaimed, c.reclaimStamp, c.driverReclaim = q.now, true, q.stamp, c.driver && !c.hasSlot
 	return true
+}
+
+// startsAfterAnother reports whether c, not started, may start only
+// after another job of its queue that is on its way to start: StateAware
+// starts one job at a time, and another job of the queue not started
+// either has a claim under way (its gang's, its driver's or its first
+// region's slots reserved or coming back). A preemption for c would take
+// slots for a start the queue holds back as soon as that job's start
+// comes through (its claim completes with the slots the preemption frees
+// among others), and cancel tasks for nothing.
+func (q *Queues) startsAfterAnother(c *job) bool {
+	if c.state != JobAccepted || c.queue.cfg.Policy != StateAware {
+		return false
+	}
+	for _, x := range c.queue.claims() {
+		if x != c && x.state == JobAccepted {
+			return true
+		}
+	}
+	return false
+}
+
+// markHeldBack records that a decision found c held back by its queue
+// now: it does not reclaim in this instant. The first mark of an instant
+// stays.
+func (q *Queues) markHeldBack(c *job) {
+	if c.heldBack && c.heldBackAt.Equal(q.now) {
+		return
+	}
+	q.stamp++
+	c.heldBackAt, c.heldBack, c.heldBackStamp = q.now, true, q.stamp
 }
 
 // upgradeable reports whether slot idx, coming to c by a claim (asked
@@ -185,6 +264,24 @@ func (q *Queues) upgradeable(c *job, idx int32) bool {
 	}
 	v := q.jobs[s.owner]
 	return v.queue == c.queue && v.spec.Priority < c.spec.Priority
+}
+
+// claimedAway reports whether slot idx is asked back by a claim for a
+// job of another queue than c's (it comes back when its task ends) from
+// a job c may preempt: the slot still runs its job's task, which c may
+// cancel like any other of that job's, taking the slot from the claim,
+// which is given up (the claimant asks again in the next decision). Only
+// from a claim that keeps no free slot reserved: giving it up frees
+// nothing a decision would have to hand out again. (A slot a claim of
+// c's own queue asks back leaves its job already: the queue's order
+// handed it on.)
+func (q *Queues) claimedAway(c *job, idx int32) bool {
+	s := &q.slots[idx]
+	if s.claimant == c.id || s.claimant == noJob {
+		return false
+	}
+	x := q.jobs[s.claimant]
+	return x.queue != c.queue && len(x.reserved) == 0 && q.upgradeable(c, idx)
 }
 
 // pickVictims adds to have (counts per profile) the victims' slots that
@@ -233,6 +330,23 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 				}
 				have[s.profile]--
 			}
+		}
+		// Last, the slots a claim asks back from it for another job: they
+		// leave it anyway, but that claim loses them.
+		for _, idx := range v.yielding {
+			if m >= need {
+				break
+			}
+			if !q.claimedAway(c, idx) {
+				continue
+			}
+			have[q.slots[idx].profile]++
+			if m2 := q.matched(want, have); m2 > m {
+				m = m2
+				picks = append(picks, idx)
+				continue
+			}
+			have[q.slots[idx].profile]--
 		}
 		if m >= need {
 			break
@@ -300,8 +414,19 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 		byVictim[v] = append(byVictim[v], idx)
 	}
 	timeout := c.queue.cfg.ReclaimTimeout
+	var broken []*job
+	defer func() {
+		for _, other := range broken {
+			q.dropClaim(other) // (it keeps no reserved slot: nothing is freed)
+			q.updateOrder(other)
+		}
+	}()
 	for _, vid := range order {
 		v := q.jobs[vid]
+		if !v.lostAt.Equal(q.now) {
+			v.lostAt, v.lostTo = q.now, v.lostTo[:0]
+		}
+		v.lostTo = append(v.lostTo, c.id)
 		var reason string
 		if timeout > 0 {
 			reason = fmt.Sprintf("priority %d over %d: tasks cancelled after %d ms unless they end", c.spec.Priority, v.spec.Priority, timeout.Milliseconds())
@@ -311,10 +436,18 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 		q.events = append(q.events, Event{At: q.now, Job: c.spec.Name, ID: c.id, Kind: Reclaimed, Victim: v.spec.Name, Count: len(byVictim[vid]), Reason: reason})
 		for _, idx := range byVictim[vid] {
 			s := &q.slots[idx]
-			if s.state == slotGranted {
+			switch {
+			case s.state == slotGranted:
 				q.unhold(v, idx)
 				v.yielding = append(v.yielding, idx)
 				q.addIncoming(c, idx)
+			case s.claimant != c.id:
+				// Asked back for another job's claim, which loses it: that
+				// claim no longer completes and is given up.
+				other := q.jobs[s.claimant]
+				other.incoming = removeIdx(other.incoming, idx)
+				q.addIncoming(c, idx)
+				broken = append(broken, other)
 			} // else: coming to c by its claim already, now by force
 			s.state, s.claimant, s.preempt, s.atShare = slotReclaiming, c.id, true, c.granted >= c.entitled
 			if timeout == 0 || s.idle {

@@ -72,6 +72,13 @@ type JobSpec struct {
 	Largest []resource.Count
 	// LargestName names that region in a rejection ("region 3 {A#0, ...}").
 	LargestName string
+	// Start is what the job asks for first once its driver is up: the
+	// slots of its regions scheduled at the start, together (as a gang
+	// counts them, region.Regions.GangMinSlots). A reclaim for the driver
+	// counts them with it, and a driver is not granted a slot that a
+	// waiting job's request needs while they could not follow (see
+	// startNeed). nil: the driver alone.
+	Start []resource.Count
 	// Gang, if set, reserves slots for the job at once before anything of
 	// it runs (see Gang).
 	Gang *Gang
@@ -178,6 +185,17 @@ type cslot struct {
 	// removes the slot on it and needs no ReleaseConfirmed for its
 	// SlotRelease (the echo, or its own release that crossed the Revoke).
 	revoked bool
+	// For CheckInvariants (checkDriversDecided): heldSince, when it was
+	// last granted (a driver's slot too); freedAt and freedStamp, when it
+	// last became free or came back for a claim (Queues.stamp orders
+	// them within an instant); freedInput: it became free by an input of
+	// that instant (its job released it, or ended, holding it since an
+	// earlier instant), not as an answer to the admission's own messages
+	// or decisions.
+	heldSince  time.Time
+	freedAt    time.Time
+	freedStamp uint64
+	freedInput bool
 }
 
 // jobAsk is an outstanding ask of a job's pool.
@@ -188,6 +206,7 @@ type jobAsk struct {
 	holding          []int32 // the slots its bulk held unused when it asked
 	n                int     // slots it still lacks: the sum of left
 	mismatchReported bool    // a PlaceholderMismatch was reported for it
+	stamp            uint64  // when it came (Queues.stamp)
 	// its place in the job's jobAsks
 	prev, next   *jobAsk
 	bucket       int
@@ -252,6 +271,33 @@ type job struct {
 	// entitled is its share of its fair-share queue's slots, in whole
 	// slots (see entitle); entitledNext is entitle's scratch.
 	entitled, entitledNext int
+	// heldBackAt: when a decision last found it held back by its queue
+	// (StateAware, maxRunningJobs), if heldBack; it does not reclaim in
+	// that instant (see preemptFor).
+	heldBackAt time.Time
+	heldBack   bool
+	// reclaimAt: when a preemption was last made for it, if reclaimed;
+	// driverReclaim: that one was for its driver. heldBackStamp and
+	// reclaimStamp order both within an instant (Queues.stamp). For
+	// CheckInvariants.
+	reclaimAt                   time.Time
+	reclaimed, driverReclaim    bool
+	heldBackStamp, reclaimStamp uint64
+	// driverAt and driverStamp: when its driver got its slot.
+	driverAt    time.Time
+	driverStamp uint64
+	// gangStamp: when its gang's timer fired (Queues.stamp).
+	gangStamp uint64
+	// startFollowed: when its driver got its slot, its first regions
+	// could follow (see driverYields).
+	startFollowed bool
+	// noClaimIn: the decision (Queues.decision) in which its claim was
+	// given up without a grant; it claims nothing more in that one.
+	noClaimIn uint64
+	// lostAt and lostTo: when preemptions last took slots of it, and for
+	// which jobs (see lostNowTo).
+	lostAt time.Time
+	lostTo []JobID
 }
 
 // waiting reports whether the job wants a grant.
@@ -335,6 +381,16 @@ type Queues struct {
 	// regrant: a fair-share job was granted during a decide pass; the
 	// pass ends, and the next one sorts the jobs by their new shares.
 	regrant bool
+	// driverYielded: a driver left a free slot to a waiting job's
+	// request during a decide pass (drivers.go).
+	driverYielded bool
+	yielder       *job // the job whose driver yielded last (visit reads it)
+	yieldRepassed bool // decideNow ran a pass again for a yielded driver
+	// decision counts the decisions (decideNow), from 1.
+	decision uint64
+	// stamp counts asks, grants of drivers, marks of held-back jobs and
+	// preemptions, to order them within an instant (for CheckInvariants).
+	stamp uint64
 	// backoff is Config.Backoff or its default.
 	backoff Backoff
 	// gangJobs lists the jobs with a gang timer or a backoff running.
