@@ -13,6 +13,8 @@ import (
 // admission is quiet: after Decide (its inputs only record what
 // happened). It returns the first violation found, naming the slot or job:
 //
+//   - capacity: Capacity counts every slot, those AddSlots added
+//     included, and every slot is indexed by its id;
 //   - bookkeeping: every slot is in exactly one place (a free stack, a
 //     job's granted, yielding, driver, reserved or placeholder slots), and
 //     the slot's own state agrees; a slot being reclaimed for a claimant
@@ -42,6 +44,9 @@ import (
 //     not ended, waits, has a higher priority than the victim, which is
 //     of its queue, and is not such a job at its fair share.
 func (q *Queues) checkInvariants() error {
+	if err := q.checkCapacity(); err != nil {
+		return err
+	}
 	if err := q.checkBookkeeping(); err != nil {
 		return err
 	}
