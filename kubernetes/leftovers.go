@@ -22,8 +22,9 @@ type Leftover struct {
 }
 
 // Leftovers lists the pods of a run in namespace ns (of every run if run
-// is ""), sorted by run, job, task and attempt. A pod whose labels make
-// no sense is listed with the run its label names and a zero task.
+// is ""), sorted by run, job, task and attempt. A driver's pod is listed
+// with its run and job and a zero task, as is, with the run its label
+// names, a pod whose labels make no sense.
 func Leftovers(ctx context.Context, c kubernetes.Interface, ns, run string) ([]Leftover, error) {
 	list, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: RunSelector(run)})
 	if err != nil {
@@ -38,7 +39,10 @@ func leftoversOf(pods []corev1.Pod) []Leftover {
 	for i := range pods {
 		p := &pods[i]
 		ref, err := RefOf(p)
-		if err != nil {
+		switch {
+		case err != nil && IsDriver(p):
+			ref = TaskRef{Run: p.Labels[LabelRun], Job: p.Annotations[AnnotationJob]}
+		case err != nil:
 			ref = TaskRef{Run: p.Labels[LabelRun]}
 		}
 		out = append(out, Leftover{Ref: ref, Pod: p.Name, Node: p.Spec.NodeName, Phase: p.Status.Phase})

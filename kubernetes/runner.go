@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/multijob"
 	rsresource "github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
@@ -28,15 +29,21 @@ type RunnerConfig struct {
 	// NodeSelector is a label selector of the nodes to use ("": all).
 	NodeSelector string
 	// Jobs configures the jobs' scheduler (multijob.Config): the queues
-	// and their policies in Jobs.Admission. Its Admission.Slots are the
-	// slots of the nodes when the Runner starts; Jobs.Cluster must be nil
-	// (the in-process queues decide).
+	// and their policies in Jobs.Admission. Its Admission.Slots are set to the
+	// slots of the nodes when the Runner starts (those nodes add later
+	// join them); Jobs.Cluster must be nil (the in-process queues decide).
 	Jobs multijob.Config
 	// Binder is how bulks are bound; nil means a Binder of Client and
 	// Template.
 	Binder *Binder
 	// Logger receives what the runner does; nil means none.
 	Logger *zap.Logger
+	// Scale multiplies every task's duration under KWOK (0 means 1).
+	Scale float64
+	// DriverStartup is how long the driver of a job (JobSpec.Driver)
+	// takes to come up once its pod runs, before the job's regions ask
+	// for slots; nil means topology's default of 1s for every job.
+	DriverStartup func(job string) time.Duration
 }
 
 // Runner runs jobs' tasks as pods: the in-process admission (package
@@ -58,12 +65,19 @@ type Runner struct {
 	ends   []multijob.JobEnd
 	pods   map[string]*trackedPod
 	owner  map[slotpool.SlotID]string // the job a deployed slot is for
+	// start is the time of the first Submit (a deadlock's time counts
+	// from it); started says it is set.
+	start   time.Time
+	started bool
 }
 
 // runJob is what the Runner knows of a job.
 type runJob struct {
+	spec  multijob.JobSpec
 	tasks JobTasks
 	ended bool
+	// driver is its driver's pod, once the admission granted it a slot.
+	driver *driverPod
 }
 
 // trackedPod is a pod of the run the Runner waits to hear from.
@@ -119,16 +133,19 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 // Slots returns the slots the jobs share.
 func (r *Runner) Slots() []slotpool.Slot { return r.inv.Slots() }
 
-// Submit submits a job (multijob.Scheduler.Submit); a job with a driver is
-// refused (drivers are not run as pods yet).
+// Submit submits a job (multijob.Scheduler.Submit). A job with a driver
+// (JobSpec.Driver) gets a pod for it in the slot the admission grants it
+// (DriverPod), which runs until the job ends; the job starts
+// (multijob.Scheduler.StartJob) RunnerConfig.DriverStartup after that pod
+// runs.
 func (r *Runner) Submit(now time.Time, spec multijob.JobSpec) error {
-	if spec.Driver != nil {
-		return fmt.Errorf("kubernetes: job %q has a driver: drivers do not run on Kubernetes yet", spec.Name)
-	}
 	if err := r.s.Submit(now, spec); err != nil {
 		return err
 	}
-	r.jobs[spec.Name] = &runJob{tasks: RegionTasks{spec.Regions}}
+	if !r.started {
+		r.start, r.started = now, true
+	}
+	r.jobs[spec.Name] = &runJob{spec: spec, tasks: scaledTasks{RegionTasks{spec.Regions}, r.cfg.Scale}}
 	r.order = append(r.order, spec.Name)
 	return nil
 }
@@ -147,14 +164,26 @@ func (r *Runner) Done() bool {
 func (r *Runner) Ends() []multijob.JobEnd { return r.ends }
 
 // Step does one turn at time now: it reads the pods and nodes (a pod's
-// phase becomes a task event, a lost node lost slots), fires the
-// timeouts due, and applies the scheduler's Ready: cancels (pods
-// deleted), ends, and deployments (bulks bound all together, a bulk that
-// cannot be bound deleted whole and its slots lost).
+// phase becomes a task event, a driver's pod running starts its job once
+// the driver's startup passed, a lost node lost slots, a node added new
+// slots), fires the timeouts due, and applies the scheduler's Ready:
+// cancels (pods deleted), ends (drivers' pods deleted), deployments
+// (bulks bound all together, a bulk that cannot be bound deleted whole
+// and its slots lost), and drivers granted (their pods bound). What the
+// Ready's application itself reports (a bulk that could not be bound) is
+// decided again in the same turn.
+//
+// When nothing can happen any more while some job has not ended (no pod
+// of the run pending or running but drivers, no driver starting, no
+// timeout of the scheduler due later), Step returns a *DeadlockError: the
+// jobs wait for slots that nothing will free, as a simulation of them
+// would report.
 func (r *Runner) Step(ctx context.Context, now time.Time) error {
-	if err := r.observePods(ctx, now); err != nil {
+	seen, err := r.observePods(ctx, now)
+	if err != nil {
 		return err
 	}
+	r.observeDrivers(now, seen)
 	if err := r.observeNodes(ctx, now); err != nil {
 		return err
 	}
@@ -163,7 +192,20 @@ func (r *Runner) Step(ctx context.Context, now time.Time) error {
 			return err
 		}
 	}
-	return r.apply(ctx, now, r.s.Ready())
+	const maxRounds = 64
+	for range maxRounds {
+		rd := r.s.Ready()
+		if rd.Empty() {
+			if d := r.deadlock(now); d != nil {
+				return d
+			}
+			return nil
+		}
+		if err := r.apply(ctx, now, rd); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close deletes every pod of the run: the end of a run, a kill, or the
@@ -191,9 +233,9 @@ func (r *Runner) capacities(ctx context.Context) ([]NodeCapacity, error) {
 	return caps, nil
 }
 
-// observeNodes tells the jobs of the slots lost since the last look. The
-// slots nodes add are only logged: the queues' slots are fixed when the
-// Runner starts.
+// observeNodes tells the jobs of the slots lost since the last look, and
+// the admission of the slots added (admission.Queues.AddSlots): a node
+// that joined, or room a pod not of the run left.
 func (r *Runner) observeNodes(ctx context.Context, now time.Time) error {
 	caps, err := r.capacities(ctx)
 	if err != nil {
@@ -207,7 +249,14 @@ func (r *Runner) observeNodes(ctx context.Context, now time.Time) error {
 		}
 	}
 	if len(ch.Added) > 0 {
-		r.log.Info("slots added, not used by this run", zap.Int("slots", len(ch.Added)))
+		r.log.Info("slots added", zap.Int("slots", len(ch.Added)))
+		q, ok := r.s.Cluster().(*admission.Queues)
+		if !ok {
+			return errors.New("kubernetes: the jobs' cluster is not the in-process admission")
+		}
+		if err := r.s.ClusterInput(now, func(now time.Time) error { return q.AddSlots(now, ch.Added...) }); err != nil {
+			return err
+		}
 	}
 	return nil
 }

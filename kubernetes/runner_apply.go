@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/scheduler"
@@ -31,12 +32,29 @@ func (t RegionTasks) Duration(v scheduler.TaskID) time.Duration {
 
 var _ JobTasks = RegionTasks{}
 
+// scaledTasks is a JobTasks whose durations are scale times those of
+// tasks (a scale of 0 is 1).
+type scaledTasks struct {
+	tasks JobTasks
+	scale float64
+}
+
+func (t scaledTasks) TaskName(v scheduler.TaskID) string { return t.tasks.TaskName(v) }
+
+func (t scaledTasks) Duration(v scheduler.TaskID) time.Duration {
+	d := t.tasks.Duration(v)
+	if t.scale > 0 && t.scale != 1 {
+		d = time.Duration(float64(d) * t.scale)
+	}
+	return d
+}
+
 // observePods reads the pods of the run and reports what changed of each
-// task attempt the Runner waits on.
-func (r *Runner) observePods(ctx context.Context, now time.Time) error {
+// task attempt the Runner waits on; it returns the pods by name.
+func (r *Runner) observePods(ctx context.Context, now time.Time) (map[string]*corev1.Pod, error) {
 	list, err := r.cfg.Client.CoreV1().Pods(r.cfg.Template.namespace()).List(ctx, metav1.ListOptions{LabelSelector: RunSelector(r.cfg.Run)})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	seen := make(map[string]*corev1.Pod, len(list.Items))
 	for i := range list.Items {
@@ -72,7 +90,7 @@ func (r *Runner) observePods(ctx context.Context, now time.Time) error {
 			delete(r.pods, name)
 		}
 	}
-	return nil
+	return seen, nil
 }
 
 // report tells the job's scheduler a task event of a pod.
@@ -131,6 +149,7 @@ func (r *Runner) apply(ctx context.Context, now time.Time, rd multijob.Ready) er
 	for _, end := range rd.Ended {
 		if j, ok := r.jobs[end.Job]; ok {
 			j.ended = true
+			r.stopDriver(j)
 		}
 		r.ends = append(r.ends, end)
 		r.log.Info("job ended", zap.String("job", end.Job), zap.Stringer("outcome", end.Outcome), zap.Error(end.Err))
@@ -155,6 +174,11 @@ func (r *Runner) apply(ctx context.Context, now time.Time, rd multijob.Ready) er
 		}
 		for _, b := range bulks {
 			r.bind(ctx, now, b)
+		}
+	}
+	for _, ev := range rd.Events {
+		if ev.Kind == admission.DriverGranted {
+			r.startDriver(ctx, now, ev.Job, ev.Slot)
 		}
 	}
 	return ctx.Err()
