@@ -73,7 +73,16 @@ type Node struct {
 	CPU    string // e.g. "4"
 	Memory string // e.g. "8Gi"
 	Pods   string // e.g. "110"
+	// Group, if set, is the value of the node's label GroupLabel: a
+	// test's runs select their own nodes by it (Selector).
+	Group string
 }
+
+// GroupLabel is the label of a fake node naming its Group.
+const GroupLabel = "regionsched.io/test-group"
+
+// Selector returns the node selector of a group of fake nodes (Node.Group).
+func Selector(group string) string { return GroupLabel + "=" + group }
 
 // FakeNodes creates KWOK nodes (annotated kwok.x-k8s.io/node=fake, which
 // the KWOK of k8s-up.sh manages), waits until KWOK made them all Ready,
@@ -90,6 +99,9 @@ func FakeNodes(t testing.TB, c kubernetes.Interface, nodes ...Node) {
 			ObjectMeta: metav1.ObjectMeta{Name: n.Name, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
 				Labels: map[string]string{"type": "kwok", "regionsched.io/test": Prefix()}},
 			Status: corev1.NodeStatus{Allocatable: alloc, Capacity: alloc},
+		}
+		if n.Group != "" {
+			node.Labels[GroupLabel] = n.Group
 		}
 		if _, err := c.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("creating node %s: %v", n.Name, err)
@@ -125,6 +137,19 @@ func DeleteNode(t testing.TB, c kubernetes.Interface, name string) {
 	}
 	if err := c.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !isNotFound(err) {
 		t.Errorf("deleting node %s: %v", name, err)
+	}
+}
+
+// NoPodsLeft fails the test unless no pod of run is left in namespace ns.
+func NoPodsLeft(t testing.TB, c kubernetes.Interface, ns, run string) {
+	t.Helper()
+	left, err := rsk8s.Leftovers(context.Background(), c, ns, run)
+	if err != nil {
+		t.Errorf("listing the pods of run %s: %v", run, err)
+		return
+	}
+	if len(left) > 0 {
+		t.Errorf("run %s left %d pods: %v", run, len(left), left)
 	}
 }
 
