@@ -85,7 +85,9 @@ type attempt struct {
 	region, attempt int
 }
 
-func (a attempt) String() string { return fmt.Sprintf("%s region %d attempt %d", a.job, a.region, a.attempt) }
+func (a attempt) String() string {
+	return fmt.Sprintf("%s region %d attempt %d", a.job, a.region, a.attempt)
+}
 
 // gangRecord is, per region attempt, its pods bound (spec.nodeName set,
 // not deleted) after every change of one of its pods.
