@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,17 +67,28 @@ func DeleteRun(ctx context.Context, c kubernetes.Interface, ns, run string) (int
 	if err != nil {
 		return 0, err
 	}
-	var errs []error
+	errs := make([]error, len(left))
+	sem := make(chan struct{}, deleteParallel)
+	var wg sync.WaitGroup
+	for i, l := range left {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = DeletePod(ctx, c, ns, l.Pod)
+		})
+	}
+	wg.Wait()
 	n := 0
-	for _, l := range left {
-		if err := DeletePod(ctx, c, ns, l.Pod); err != nil {
-			errs = append(errs, err)
-			continue
+	for _, err := range errs {
+		if err == nil {
+			n++
 		}
-		n++
 	}
 	return n, errors.Join(errs...)
 }
+
+// deleteParallel is how many pods DeleteRun deletes at once.
+const deleteParallel = 16
 
 // Finished reads, from the pods of a run, which task attempts finished:
 // for each job, its tasks whose pod Succeeded, each with the latest

@@ -44,7 +44,14 @@ type RunnerConfig struct {
 	// takes to come up once its pod runs, before the job's regions ask
 	// for slots; nil means topology's default of 1s for every job.
 	DriverStartup func(job string) time.Duration
+	// BindParallel is how many bulks of one turn are bound at once (each
+	// all-or-nothing on its own); 0 means DefaultBindParallel.
+	BindParallel int
 }
+
+// DefaultBindParallel is how many bulks a Runner binds at once unless
+// RunnerConfig.BindParallel says otherwise.
+const DefaultBindParallel = 8
 
 // Runner runs jobs' tasks as pods: the in-process admission (package
 // admission's queues, through package multijob) decides which region
@@ -215,6 +222,10 @@ func (r *Runner) Close(ctx context.Context) error {
 	return err
 }
 
+// livePods is the field selector of the pods that may request something
+// of their nodes.
+const livePods = "status.phase!=" + string(corev1.PodSucceeded) + ",status.phase!=" + string(corev1.PodFailed)
+
 // capacities lists the nodes and every pod and returns the nodes'
 // capacities for the run.
 func (r *Runner) capacities(ctx context.Context) ([]NodeCapacity, error) {
@@ -222,7 +233,9 @@ func (r *Runner) capacities(ctx context.Context) ([]NodeCapacity, error) {
 	if err != nil {
 		return nil, err
 	}
-	pods, err := r.cfg.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	// Pods Succeeded or Failed request nothing (CapacityOf): the API
+	// server leaves them out.
+	pods, err := r.cfg.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: livePods})
 	if err != nil {
 		return nil, err
 	}
