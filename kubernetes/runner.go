@@ -58,9 +58,10 @@ const DefaultBindParallel = 8
 // gets which slots; the Runner makes the slots of the nodes, binds the
 // pods of every granted region all together (Binder), and turns what the
 // API server says of pods and nodes into the scheduler's inputs (a pod
-// Running, Succeeded, Failed or deleted; a node lost). It has no
-// goroutine and no clock: Step does one turn at the time it is given, and
-// Run calls it on a clock.
+// Running, Succeeded, Failed or deleted; a node lost or added). It has
+// no clock and nothing runs between turns: Step does one turn at the time
+// it is given (making its API calls a few at once, and waiting for them
+// all), and Run calls it on a clock.
 type Runner struct {
 	cfg    RunnerConfig
 	log    *zap.Logger
