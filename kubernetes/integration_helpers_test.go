@@ -31,17 +31,17 @@ const poll = 50 * time.Millisecond
 
 var nonDNS = regexp.MustCompile(`[^a-z0-9-]+`)
 
-// group returns a name unique to the test in this process, usable as a
-// node group, a run id and a node name prefix (lower case, at most 30
-// characters).
+// group returns a name unique to the test in this process (and to this
+// run of it, k8stest.Seq), usable as a node group, a run id and a node
+// name prefix (lower case, at most 30 characters or so).
 func group(t *testing.T) string {
 	name := strings.TrimPrefix(t.Name(), "TestIntegration")
 	name = strings.Trim(nonDNS.ReplaceAllString(strings.ToLower(name), "-"), "-")
-	g := fmt.Sprintf("%s-%s", k8stest.Prefix(), name)
-	if len(g) > 30 {
-		g = fmt.Sprintf("%s-%08x", g[:21], fnv32(t.Name()))
+	base := fmt.Sprintf("%s-%d-", k8stest.Prefix(), k8stest.Seq(t))
+	if len(base)+len(name) > 30 {
+		name = fmt.Sprintf("%s-%08x", strings.Trim(name[:max(0, 21-len(base))], "-"), fnv32(t.Name()))
 	}
-	return strings.Trim(g, "-")
+	return strings.Trim(base+name, "-")
 }
 
 // fnv32 is FNV-1a of s.

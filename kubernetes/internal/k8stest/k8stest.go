@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,3 +169,17 @@ func WaitFor(t testing.TB, timeout time.Duration, what string, ok func() bool) {
 }
 
 func isNotFound(err error) bool { return apierrors.IsNotFound(err) }
+
+var (
+	seqs    sync.Map // testing.TB -> int64
+	nextSeq atomic.Int64
+)
+
+// Seq returns a number unique to the test in this process, the same at
+// every call of one test: names made of it (runs, pods, nodes) differ
+// from one run of a test to the next under go test -count, so that no
+// pod or node is made again under the name of one just deleted.
+func Seq(t testing.TB) int64 {
+	v, _ := seqs.LoadOrStore(t, nextSeq.Add(1))
+	return v.(int64)
+}
