@@ -12,8 +12,8 @@ import (
 // ErrDeadlock: the jobs left wait for slots nothing will free.
 var ErrDeadlock = errors.New("kubernetes: deadlock")
 
-// DeadlockError is what Step returns when the jobs not ended can never
-// progress: no pod of the run is pending or running but drivers', no
+// DeadlockError is what Deadlock (and Run) return when the jobs not
+// ended can never progress: no pod of the run is pending or running but drivers', no
 // driver is starting, and the scheduler has no timeout to come. It names
 // what a simulation of the same jobs names: the stuck jobs, what holds
 // slots while waiting (drivers), the tasks waiting for a slot, and the
@@ -68,10 +68,16 @@ func pick(n int, one, many string) string {
 	return many
 }
 
-// deadlock returns a *DeadlockError if no job can progress any more,
-// else nil (see Step).
-func (r *Runner) deadlock(now time.Time) *DeadlockError {
-	if len(r.jobs) == 0 || r.Done() || len(r.pods) > 0 || r.driverStarting() {
+// Deadlock returns, after a Step at time now, a *DeadlockError if jobs
+// have not ended and nothing can happen any more: the last Step's Ready
+// had nothing left to apply, no pod of the run is pending or running but
+// drivers', no driver is starting, and the scheduler has no timeout to
+// come. The jobs then wait for slots that nothing the Runner knows of
+// will free, as a simulation of them would report (Run stops there). A
+// caller with inputs still to give (jobs to submit later, kills,
+// priority changes) asks only once it gave them all. Otherwise nil.
+func (r *Runner) Deadlock(now time.Time) *DeadlockError {
+	if !r.quiet || len(r.jobs) == 0 || r.Done() || len(r.pods) > 0 || r.driverStarting() {
 		return nil
 	}
 	if _, ok := r.s.NextDeadline(); ok {

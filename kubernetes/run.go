@@ -16,7 +16,8 @@ const closeTimeout = 2 * time.Minute
 
 // Run is the driver of a Runner: it starts one (NewRunner), submits the
 // jobs, and steps it every poll (default 200ms) on clk until every job
-// ended or ctx ends. Whatever happens, it then deletes every pod of the
+// ended, ctx ends, or nothing can happen any more (a *DeadlockError,
+// Runner.Deadlock). Whatever happens, it then deletes every pod of the
 // run (Close, on a context of its own, for at most 2 minutes) and returns
 // how the jobs ended.
 func Run(ctx context.Context, cfg RunnerConfig, clk clock.Clock, poll time.Duration, specs ...multijob.JobSpec) (ends []multijob.JobEnd, err error) {
@@ -42,11 +43,15 @@ func Run(ctx context.Context, cfg RunnerConfig, clk clock.Clock, poll time.Durat
 	t := clk.Ticker(poll)
 	defer t.Stop()
 	for {
-		if err = r.Step(ctx, clk.Now()); err != nil {
+		now := clk.Now()
+		if err = r.Step(ctx, now); err != nil {
 			return r.Ends(), err
 		}
 		if r.Done() {
 			return r.Ends(), nil
+		}
+		if d := r.Deadlock(now); d != nil {
+			return r.Ends(), d
 		}
 		select {
 		case <-ctx.Done():

@@ -77,6 +77,8 @@ type Runner struct {
 	// from it); started says it is set.
 	start   time.Time
 	started bool
+	// quiet: the last Step ended on a Ready with nothing in it.
+	quiet bool
 }
 
 // runJob is what the Runner knows of a job.
@@ -179,13 +181,8 @@ func (r *Runner) Ends() []multijob.JobEnd { return r.ends }
 // (bulks bound all together, a bulk that cannot be bound deleted whole
 // and its slots lost), and drivers granted (their pods bound). What the
 // Ready's application itself reports (a bulk that could not be bound) is
-// decided again in the same turn.
-//
-// When nothing can happen any more while some job has not ended (no pod
-// of the run pending or running but drivers, no driver starting, no
-// timeout of the scheduler due later), Step returns a *DeadlockError: the
-// jobs wait for slots that nothing will free, as a simulation of them
-// would report.
+// decided again in the same turn. After a Step, Deadlock says whether
+// the jobs left can still progress.
 func (r *Runner) Step(ctx context.Context, now time.Time) error {
 	seen, err := r.observePods(ctx, now)
 	if err != nil {
@@ -201,12 +198,11 @@ func (r *Runner) Step(ctx context.Context, now time.Time) error {
 		}
 	}
 	const maxRounds = 64
+	r.quiet = false
 	for range maxRounds {
 		rd := r.s.Ready()
 		if rd.Empty() {
-			if d := r.deadlock(now); d != nil {
-				return d
-			}
+			r.quiet = true
 			return nil
 		}
 		if err := r.apply(ctx, now, rd); err != nil {

@@ -58,14 +58,15 @@ func TestRunnerDriverFloodFIFODeadlocks(t *testing.T) {
 	c, r := floodRunner(t, admission.FIFO)
 	ctx := context.Background()
 	now := time.Unix(0, 0)
-	var err error
-	for i := 0; i < 100 && err == nil; i++ {
+	var de *DeadlockError
+	for i := 0; i < 100 && de == nil; i++ {
 		now = now.Add(100 * time.Millisecond)
-		err = r.Step(ctx, now)
+		require.NoError(t, r.Step(ctx, now))
+		de = r.Deadlock(now)
 		kwok(t, c, nil)
 	}
-	var de *DeadlockError
-	require.ErrorAs(t, err, &de)
+	require.NotNil(t, de)
+	var err error = de
 	assert.ErrorIs(t, err, ErrDeadlock)
 	assert.Equal(t, []string{"spark-1", "spark-2", "spark-3", "spark-4"}, de.Jobs)
 	assert.Equal(t, []string{"spark-1:driver", "spark-2:driver", "spark-3:driver", "spark-4:driver"}, de.Holding)
@@ -100,6 +101,7 @@ func TestRunnerDriverFloodStateAwareFinishes(t *testing.T) {
 	for i := 0; i < 400 && !r.Done(); i++ {
 		now = now.Add(100 * time.Millisecond)
 		require.NoError(t, r.Step(ctx, now))
+		require.Nil(t, r.Deadlock(now))
 		kwok(t, c, nil)
 		list, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: LabelDriver})
 		require.NoError(t, err)
