@@ -2,6 +2,9 @@
 GO      ?= go
 PKGS    := ./...
 BIN     := bin/regionsched
+# KBIN is the program of the Kubernetes backend (a module of its own, with client-go), which
+# regionsched run --kubernetes and leftovers --kubernetes run from beside bin/regionsched.
+KBIN    := bin/regionsched-kubernetes
 FUZZTIME ?= 15s
 # VERSION is stamped into the command (regionsched --version): what git describe says of the
 # checkout, or nothing without git or a repository (the command then reports the module
@@ -9,12 +12,16 @@ FUZZTIME ?= 15s
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build test test-kubernetes bench fuzz pgo lint check-words demo pictures clean slurm-up slurm-down k8s-up k8s-down
+.PHONY: all build build-regionsched test test-kubernetes bench fuzz pgo lint check-words demo pictures clean slurm-up slurm-down k8s-up k8s-down
 
 all: build test
 
-## build: compile every package and the regionsched command into bin/, its version stamped
-build:
+## build: compile every package, the regionsched command (its version stamped) and regionsched-kubernetes (run --kubernetes) into bin/
+build: build-regionsched
+	cd kubernetes && $(GO) build ./... && $(GO) build -o ../$(KBIN) ./cmd/regionsched-kubernetes
+
+## build-regionsched: compile every package of the root module and the regionsched command into bin/ (what demo needs: nothing of client-go)
+build-regionsched:
 	$(GO) build $(PKGS)
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/regionsched
 
@@ -23,7 +30,7 @@ test:
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 $(PKGS)
 
-## test-kubernetes: vet and test the Kubernetes backend, a module of its own that builds client-go (its integration tests run against make k8s-up's control plane, and skip without one)
+## test-kubernetes: vet and test the Kubernetes backend and regionsched-kubernetes, a module of its own that builds client-go (their integration tests run against make k8s-up's control plane, and skip without one)
 test-kubernetes:
 	cd kubernetes && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
@@ -51,9 +58,10 @@ lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
 	cd kubernetes && $(GO) vet ./... && $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
-## demo: the FLIP-119 example scheduled region by region, with its timeline picture; the driver flood of several jobs; the pictures as SVG in out/, and PNG when rsvg-convert is installed
-DEMO_PICS := flip119-pointwise flip119-eager-deadlock flood-fifo flood-stateaware
-demo: build
+## demo: the FLIP-119 example scheduled region by region, with its timeline picture; the driver flood of several jobs; the cases of examples/scenarios (gangs, a driver queue, notebooks), each without and with the feature that solves it; the pictures as SVG in out/, and PNG when rsvg-convert is installed
+DEMO_PICS := flip119-pointwise flip119-eager-deadlock flood-fifo flood-stateaware gangs-none gangs-hard gangs-soft \
+	driver-queue-unchanged driver-queue-raised notebooks-unchanged notebooks-raised
+demo: build-regionsched
 	@mkdir -p out
 	@echo "== the regions of FLIP-119's example in pointwise-pipelined-only mode"
 	./$(BIN) regions --mode pointwise-pipelined-only examples/jobs/flip119.json
@@ -72,6 +80,30 @@ demo: build
 		echo "(exit code $$? under fifo: the drivers hold every slot and no job gets its first region; timeline: out/flood-fifo.svg)"
 	./$(BIN) simulate --slots 4 --queue-policy stateaware --svg out/flood-stateaware.svg examples/jobs/flood/spark-*.json
 	@echo
+	@echo "== gangs: three Spark-like jobs on 6 slots, each a driver and 4 executors that must run together (examples/scenarios/gangs)"
+	@v=$$(./$(BIN) simulate --slots 6 --svg out/gangs-none.svg examples/scenarios/gangs/none/spark-*.json 2>&1 | tail -n 1 | sed 's/ never finish:.*/ never finish/'); \
+		echo "without gangs the drivers take 3 slots and no job gets its 4 executors from the 3 left: $$v (out/gangs-none.svg)"
+	@v=$$(./$(BIN) simulate --slots 6 --svg out/gangs-hard.svg examples/scenarios/gangs/hard/spark-*.json | tail -n 1); \
+		echo "hard gangs of 5 slots reserve each job's driver and executors at once, one job after another: $$v (out/gangs-hard.svg)"
+	@v=$$(./$(BIN) simulate --slots 6 --svg out/gangs-soft.svg examples/scenarios/gangs/soft/spark-*.json | tail -n 1); \
+		echo "soft gangs that wait 3 s: spark-2's and spark-3's time out, and the jobs compete without them after a 10 s backoff: $$v (out/gangs-soft.svg)"
+	@echo
+	@echo "== the driver queue: one slot fits a driver, three drivers wait for it (examples/scenarios/driver-queue)"
+	@v=$$(./$(BIN) simulate --cluster examples/scenarios/driver-queue/cluster.json --svg out/driver-queue-unchanged.svg \
+		examples/scenarios/driver-queue/nightly.json examples/scenarios/driver-queue/spark-*.json | grep '^job "spark' | sed 's/^job "\([^"]*\)": .*first deploy \([0-9]* ms\).*/\1 at \2/' | sort -n -k3 | paste -sd, | sed 's/,/, /g'); \
+		echo "unchanged, the jobs' first tasks start in the order the jobs came: $$v (out/driver-queue-unchanged.svg)"
+	@v=$$(./$(BIN) simulate --cluster examples/scenarios/driver-queue/cluster.json --events examples/scenarios/driver-queue/events.jsonl \
+		--audit out/driver-queue-audit.jsonl --svg out/driver-queue-raised.svg \
+		examples/scenarios/driver-queue/nightly.json examples/scenarios/driver-queue/spark-*.json | grep '^job "spark' | sed 's/^job "\([^"]*\)": .*first deploy \([0-9]* ms\).*/\1 at \2/' | sort -n -k3 | paste -sd, | sed 's/,/, /g'); \
+		echo "carol's raise of dave's spark-3 is refused, alice's (an admin) applied, and spark-3's driver jumps the queue: $$v (out/driver-queue-raised.svg, audit: out/driver-queue-audit.jsonl)"
+	@echo
+	@echo "== notebooks: two interactive jobs share 6 slots in a fairshare queue that preempts at once (examples/scenarios/notebooks)"
+	@v=$$(./$(BIN) simulate --cluster examples/scenarios/notebooks/cluster.json --svg out/notebooks-unchanged.svg examples/scenarios/notebooks/notebook-*.json | tail -n 1); \
+		echo "equal priorities, 3 slots each: $$v (out/notebooks-unchanged.svg)"
+	@v=$$(./$(BIN) simulate --cluster examples/scenarios/notebooks/cluster.json --events examples/scenarios/notebooks/events.jsonl \
+		--audit out/notebooks-audit.jsonl --svg out/notebooks-raised.svg examples/scenarios/notebooks/notebook-*.json | tail -n 1); \
+		echo "bob doubles his notebook's priority at 4.5 s: the shares go from 3 + 3 to 2 + 4 at once, alice's cancelled tasks run again later: $$v (out/notebooks-raised.svg, audit: out/notebooks-audit.jsonl)"
+	@echo
 	@echo "== the timeline pictures"
 	@if command -v rsvg-convert >/dev/null; then \
 		for p in $(DEMO_PICS); do rsvg-convert -o out/$$p.png out/$$p.svg && echo "out/$$p.svg and out/$$p.png"; done; \
@@ -82,8 +114,9 @@ demo: build
 	fi
 
 ## pictures: the timelines of the demo's cases as SVG and PNG in docs/ (installs rsvg-convert when missing)
-PICS := flip119-pointwise flip119-eager-deadlock flip119-failover wordcount-large cycle-side-input-deadlock flood-fifo flood-stateaware gang preempt stream speculation hybrid-sharing
-pictures: build
+PICS := flip119-pointwise flip119-eager-deadlock flip119-failover wordcount-large cycle-side-input-deadlock flood-fifo flood-stateaware gang preempt stream speculation hybrid-sharing \
+	gangs-none gangs-hard gangs-soft driver-queue-unchanged driver-queue-raised notebooks-unchanged notebooks-raised
+pictures: build-regionsched
 	@command -v rsvg-convert >/dev/null || { \
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq librsvg2-bin; \
 		else sudo apt-get update -qq && sudo apt-get install -y -qq librsvg2-bin; fi; }
@@ -113,6 +146,17 @@ pictures: build
 	./$(BIN) simulate --slots 6 --stragglers 0.15 --speculation --speculation-baseline-lower-bound 0 --seed 5 --svg docs/speculation.svg examples/jobs/wordcount.json
 	@# hybrid exchanges: the joins go into the slots of the scans they read live
 	./$(BIN) simulate --mode all-hybrid-full --slots 8 --svg docs/hybrid-sharing.svg examples/jobs/tpcds-q3.json
+	@# the cases of examples/scenarios, each with and without the feature that solves it
+	-./$(BIN) simulate --slots 6 --svg docs/gangs-none.svg examples/scenarios/gangs/none/spark-*.json
+	./$(BIN) simulate --slots 6 --svg docs/gangs-hard.svg examples/scenarios/gangs/hard/spark-*.json
+	./$(BIN) simulate --slots 6 --svg docs/gangs-soft.svg examples/scenarios/gangs/soft/spark-*.json
+	./$(BIN) simulate --cluster examples/scenarios/driver-queue/cluster.json --svg docs/driver-queue-unchanged.svg \
+		examples/scenarios/driver-queue/nightly.json examples/scenarios/driver-queue/spark-*.json
+	./$(BIN) simulate --cluster examples/scenarios/driver-queue/cluster.json --events examples/scenarios/driver-queue/events.jsonl \
+		--svg docs/driver-queue-raised.svg examples/scenarios/driver-queue/nightly.json examples/scenarios/driver-queue/spark-*.json
+	./$(BIN) simulate --cluster examples/scenarios/notebooks/cluster.json --svg docs/notebooks-unchanged.svg examples/scenarios/notebooks/notebook-*.json
+	./$(BIN) simulate --cluster examples/scenarios/notebooks/cluster.json --events examples/scenarios/notebooks/events.jsonl \
+		--svg docs/notebooks-raised.svg examples/scenarios/notebooks/notebook-*.json
 	@# the package map, drawn from the imports
 	$(GO) test ./internal/archtest -run TestPackageDiagram -update
 	@for p in $(PICS) packages; do rsvg-convert -o docs/$$p.png docs/$$p.svg && echo "docs/$$p.png"; done

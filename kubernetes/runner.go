@@ -14,6 +14,7 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/multijob"
 	rsresource "github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/slotpool"
 )
 
@@ -38,11 +39,21 @@ type RunnerConfig struct {
 	Binder *Binder
 	// Logger receives what the runner does; nil means none.
 	Logger *zap.Logger
-	// Scale multiplies every task's duration under KWOK (0 means 1).
+	// Scale multiplies every task's duration (RegionTasks; 0 means 1).
 	Scale float64
+	// Trace, if set, receives what happens to the tasks as trace events
+	// (runfile.Event), At since Start: slots asked for (request), bulks
+	// bound (deploy), pods Succeeded or Failed (finish, fail), pods
+	// deleted by a cancel (cancel), slots given back (release).
+	Trace func(runfile.Event)
+	// Start is time 0 of the trace.
+	Start time.Time
+	// TraceJobs names the job in every trace event (a run of several
+	// jobs).
+	TraceJobs bool
 	// DriverStartup is how long the driver of a job (JobSpec.Driver)
 	// takes to come up once its pod runs, before the job's regions ask
-	// for slots; nil means topology's default of 1s for every job.
+	// for slots; nil means DefaultDriverStartup for every job.
 	DriverStartup func(job string) time.Duration
 	// BindParallel is how many bulks of one turn are bound at once (each
 	// all-or-nothing on its own); 0 means DefaultBindParallel.
@@ -73,6 +84,7 @@ type Runner struct {
 	ends   []multijob.JobEnd
 	pods   map[string]*trackedPod
 	owner  map[slotpool.SlotID]string // the job a deployed slot is for
+	tr     tracer
 	// start is the time of the first Submit (a deadlock's time counts
 	// from it); started says it is set.
 	start   time.Time
@@ -114,7 +126,7 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{cfg: cfg, log: cfg.Logger, inv: inv, binder: cfg.Binder, jobs: map[string]*runJob{},
-		pods: map[string]*trackedPod{}, owner: map[slotpool.SlotID]string{}}
+		pods: map[string]*trackedPod{}, owner: map[slotpool.SlotID]string{}, tr: newTracer()}
 	if r.log == nil {
 		r.log = zap.NewNop()
 	}
@@ -155,7 +167,7 @@ func (r *Runner) Submit(now time.Time, spec multijob.JobSpec) error {
 	if !r.started {
 		r.start, r.started = now, true
 	}
-	r.jobs[spec.Name] = &runJob{spec: spec, tasks: scaledTasks{RegionTasks{spec.Regions}, r.cfg.Scale}}
+	r.jobs[spec.Name] = &runJob{spec: spec, tasks: RegionTasks{Regions: spec.Regions, Scale: r.cfg.Scale}}
 	r.order = append(r.order, spec.Name)
 	return nil
 }

@@ -20,8 +20,11 @@ import (
 
 // RegionTasks is the JobTasks of a job's regions: its tasks' names
 // ("vertex#subtask") and their vertices' durations (a vertex's
-// durationMs in its job file).
-type RegionTasks struct{ Regions *region.Regions }
+// durationMs in its job file), times Scale (0 means 1).
+type RegionTasks struct {
+	Regions *region.Regions
+	Scale   float64
+}
 
 // TaskName returns the task's "vertex#subtask".
 func (t RegionTasks) TaskName(v scheduler.TaskID) string { return t.Regions.Topology().VertexName(v) }
@@ -29,27 +32,14 @@ func (t RegionTasks) TaskName(v scheduler.TaskID) string { return t.Regions.Topo
 // Duration returns the duration of the task's vertex.
 func (t RegionTasks) Duration(v scheduler.TaskID) time.Duration {
 	topo := t.Regions.Topology()
-	return topo.Job().Vertex(topo.JobVertexOf(v)).Duration
-}
-
-var _ JobTasks = RegionTasks{}
-
-// scaledTasks is a JobTasks whose durations are scale times those of
-// tasks (a scale of 0 is 1).
-type scaledTasks struct {
-	tasks JobTasks
-	scale float64
-}
-
-func (t scaledTasks) TaskName(v scheduler.TaskID) string { return t.tasks.TaskName(v) }
-
-func (t scaledTasks) Duration(v scheduler.TaskID) time.Duration {
-	d := t.tasks.Duration(v)
-	if t.scale > 0 && t.scale != 1 {
-		d = time.Duration(float64(d) * t.scale)
+	d := topo.Job().Vertex(topo.JobVertexOf(v)).Duration
+	if t.Scale > 0 {
+		d = time.Duration(float64(d) * t.Scale)
 	}
 	return d
 }
+
+var _ JobTasks = RegionTasks{}
 
 // observePods reads the pods of the run and reports what changed of each
 // task attempt the Runner waits on; it returns the pods by name. It lists
@@ -76,6 +66,7 @@ func (r *Runner) observePods(ctx context.Context, now time.Time) (map[string]*co
 	if err := r.lookUp(ctx, missing, seen); err != nil {
 		return nil, err
 	}
+	var early []string // finishes refused as early
 	for name, p := range r.pods {
 		pod, ok := seen[name]
 		if p.ours {
@@ -104,9 +95,33 @@ func (r *Runner) observePods(ctx context.Context, now time.Time) (map[string]*co
 			// Ended: the pod stays (the record of what the task did)
 			// until the run ends, but there is nothing more to hear.
 			delete(r.pods, name)
+		} else if ev == TaskFinished {
+			early = append(early, name)
 		}
 	}
+	r.retryEarly(now, early)
 	return seen, nil
+}
+
+// retryEarly tells again the finishes the scheduler refused as early in
+// this look (a consumer of a hybrid result whose producer's finish came
+// later in the same look), for as long as one of them is taken: the
+// order of one look's pods does not decide.
+func (r *Runner) retryEarly(now time.Time, early []string) {
+	for progress := true; progress; {
+		progress = false
+		for _, name := range early {
+			p, ok := r.pods[name]
+			if !ok {
+				continue
+			}
+			r.report(now, p, TaskFinished)
+			if p.reported >= TaskFinished {
+				delete(r.pods, name)
+				progress = true
+			}
+		}
+	}
 }
 
 // notSucceeded is the field selector of the pods that have not Succeeded.
@@ -142,18 +157,29 @@ func (r *Runner) lookUp(ctx context.Context, names []string, seen map[string]*co
 	return errors.Join(errs...)
 }
 
-// report tells the job's scheduler a task event of a pod.
+// report tells the job's scheduler a task event of a pod. A finish the
+// scheduler refuses because the task reads a hybrid result whose
+// producers have not finished yet (scheduler.ErrEarlyFinish: a consumer
+// reads until its producers wrote their last record) is told again at
+// the next look.
 func (r *Runner) report(now time.Time, p *trackedPod, ev TaskEvent) {
-	p.reported = ev
 	var err error
 	switch ev {
 	case TaskRunning:
 		err = r.s.TaskRunning(now, p.ref.Job, p.ref.Task, p.ref.Attempt)
 	case TaskFinished:
 		err = r.s.TaskFinished(now, p.ref.Job, p.ref.Task, p.ref.Attempt)
+		if errors.Is(err, scheduler.ErrEarlyFinish) {
+			if p.reported < TaskRunning {
+				r.report(now, p, TaskRunning)
+			}
+			return
+		}
 	case TaskFailed:
 		err = r.s.TaskFailed(now, p.ref.Job, p.ref.Task, p.ref.Attempt)
 	}
+	p.reported = ev
+	r.traceTask(now, p, ev)
 	if err != nil {
 		r.log.Debug("task event refused", zap.Stringer("task", p.ref), zap.Stringer("event", ev), zap.Error(err))
 	}
@@ -183,15 +209,18 @@ func (r *Runner) failBulk(now time.Time, bulk [3]int64) {
 
 // apply applies a Ready: cancels first, then ends, then deployments.
 func (r *Runner) apply(ctx context.Context, now time.Time, rd multijob.Ready) error {
+	r.traceReady(now, rd)
 	for _, jr := range rd.Jobs {
 		for _, c := range jr.Cancel {
 			name := PodName(TaskRef{Run: r.cfg.Run, Job: jr.Job, Task: c.Task, Attempt: c.Attempt})
 			if p, ok := r.pods[name]; ok && !p.ours {
+				r.traceCancel(now, jr.Job, p)
 				p.ours = true
 				r.deletePod(name)
 			}
 		}
 		for _, rel := range jr.Released {
+			r.traceRelease(now, jr.Job, rel)
 			delete(r.owner, rel.Slot)
 		}
 	}
@@ -307,6 +336,7 @@ func (r *Runner) bound(now time.Time, b Bulk, pods []*corev1.Pod, err error) {
 	for i, pod := range pods {
 		r.pods[pod.Name] = &trackedPod{ref: b.Places[i].Ref, slot: b.Places[i].Slot, bulk: key, last: pod}
 	}
+	r.traceBound(now, b)
 }
 
 // jobIndex is the job's place in submission order.

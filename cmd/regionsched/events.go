@@ -1,10 +1,7 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"os"
-
+	"github.com/regionsched/regionsched/internal/runcli"
 	"github.com/regionsched/regionsched/runfile"
 )
 
@@ -12,15 +9,5 @@ import (
 // error of a bad line is a *runfile.EventError naming the file, the line
 // and the field.
 func readEventsFor(path string, jobs []string, maxPriority int64) ([]runfile.JobEvent, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("--events: %w", err)
-	}
-	defer f.Close()
-	evs, err := runfile.ReadEvents(f, path, jobs, maxPriority)
-	var bad *runfile.EventError
-	if err != nil && !errors.As(err, &bad) {
-		return nil, fmt.Errorf("--events %s: %w", path, err)
-	}
-	return evs, err
+	return runcli.ReadEvents(path, jobs, maxPriority)
 }

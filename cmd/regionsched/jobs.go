@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/runcli"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
@@ -81,52 +81,11 @@ func (r *jobsRun) users() (map[string]admission.Role, error) {
 // loadJobs reads the job files of a run of several jobs. A job without a
 // name is named after its file; every error names the file.
 func (r *jobsRun) loadJobs(paths []string, stdin io.Reader) ([]runfile.Job, error) {
-	jobs := make([]runfile.Job, 0, len(paths))
-	fileOf := map[string]string{}
-	stdinUsed := false
-	for _, path := range paths {
-		if path == "-" && stdinUsed {
-			return nil, badInput(fmt.Errorf("- (standard input) is given twice as a job file: it can be read once"))
-		}
-		stdinUsed = stdinUsed || path == "-"
-	}
-	for _, path := range paths {
-		g, err := loadJob(path, stdin)
-		if err != nil {
-			return nil, err
-		}
-		name := g.Name()
-		if name == "" {
-			name = jobNameOf(path)
-		}
-		if other, dup := fileOf[name]; dup {
-			return nil, badInput(fmt.Errorf("job files %s and %s: both name the job %q; the jobs of a run need distinct names (field \"name\")", other, path, name))
-		}
-		fileOf[name] = path
-		// Its submission fields (queue, user, priority, times) were
-		// checked when the file was read.
-		jobs = append(jobs, runfile.Job{Name: name, Job: g})
-	}
-	return jobs, nil
+	return runcli.LoadJobs(paths, stdin)
 }
 
 // jobNames lists the jobs' names, in order.
-func jobNames(jobs []runfile.Job) []string {
-	names := make([]string, len(jobs))
-	for i, j := range jobs {
-		names[i] = j.Name
-	}
-	return names
-}
-
-// jobNameOf names a job without a name after its file: "etl.json" is
-// "etl", standard input "stdin".
-func jobNameOf(path string) string {
-	if path == "-" {
-		return "stdin"
-	}
-	return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-}
+func jobNames(jobs []runfile.Job) []string { return runcli.JobNames(jobs) }
 
 // simulateJobs runs several job files on one cluster behind the
 // queue-level admission and prints one line per job and the verdict.

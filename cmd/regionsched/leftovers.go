@@ -27,7 +27,7 @@ func newLeftoversCommand() *cobra.Command {
 		cancelAlive bool
 	)
 	c := &cobra.Command{
-		Use:   "leftovers --slurm [--run ID] [--cancel]",
+		Use:   "leftovers (--slurm | --kubernetes) [--run ID] [--cancel]",
 		Short: "List (and cancel) the Slurm allocations runs of run --slurm left behind",
 		Long: `leftovers lists the live Slurm jobs tagged by runs of "regionsched run --slurm" (sbatch
 --comment=regionsched-run=ID), run by run, and whether each run's runner is still alive (a
@@ -40,14 +40,15 @@ Exit codes: 0 done (nothing left, or everything asked cancelled), 1 some job cou
 cancelled, 2 bad input or no Slurm reachable.`,
 		Args: cobra.NoArgs,
 	}
-	c.Flags().BoolVar(&useSlurm, "slurm", false, "look in Slurm (the only backend so far; required)")
+	c.Flags().BoolVar(&useSlurm, "slurm", false, "look in Slurm (this or --kubernetes is required)")
+	c.Flags().Bool("kubernetes", false, "look in Kubernetes: runs "+kubernetesProgram+" (beside this program, or on PATH) with the same arguments; see its leftovers --help")
 	c.Flags().StringVar(&conf, "slurm-conf", "", "slurm.conf of the cluster (default: $SLURM_CONF, or Slurm's own default)")
 	c.Flags().StringVar(&run, "run", "", "only the run of this id (as run --slurm printed it)")
 	c.Flags().BoolVar(&cancelThem, "cancel", false, "cancel the jobs of the runs whose runner is gone")
 	c.Flags().BoolVar(&cancelAlive, "force", false, "with --cancel: cancel the jobs of live runners too")
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		if !useSlurm {
-			return badInput(errors.New("leftovers needs a backend: --slurm"))
+			return badInput(errors.New("leftovers needs a backend: --slurm or --kubernetes"))
 		}
 		if conf != "" {
 			if _, err := os.Stat(conf); err != nil {

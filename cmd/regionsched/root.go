@@ -4,42 +4,33 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/runcli"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
 
 // Exit codes of docs/cli.md.
 const (
-	exitOK       = 0
-	exitNegative = 1
-	exitBadInput = 2
+	exitOK       = runcli.ExitOK
+	exitNegative = runcli.ExitNegative
+	exitBadInput = runcli.ExitBadInput
 )
 
 // formatsDoc is where the job file, cluster file and events file are
 // described; every command's help points there.
 const formatsDoc = "docs/job-file.md"
 
-// exitError carries the exit code a command ends with.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func badInput(err error) error { return &exitError{code: exitBadInput, err: err} }
+func badInput(err error) error { return runcli.BadInput(err) }
 
 // negative reports a negative verdict. The command has already printed it
 // (on standard output, or in JSON), so run prints nothing more.
-func negative(verdict string) error { return &exitError{code: exitNegative, err: errors.New(verdict)} }
+func negative(verdict string) error { return runcli.Negative(verdict) }
 
 // errUnknownCommand is the error of a first argument that names no command.
 var errUnknownCommand = errors.New("unknown command")
@@ -123,33 +114,15 @@ func seedText(seed uint64, ties simulator.TieOrder) string {
 // path of the command that failed.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCommand(stdin)
+	if name, ok := kubernetesCommand(root, args); ok {
+		return runKubernetes(name, args, stdin, stdout, stderr)
+	}
 	if err := unknownCommand(root, args); err != nil {
 		fmt.Fprintln(stderr, "regionsched:", err)
 		fmt.Fprintln(stderr, "run 'regionsched --help' for usage")
 		return exitBadInput
 	}
-	root.SetArgs(args)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	c, err := root.ExecuteC()
-	if err == nil {
-		return exitOK
-	}
-	path := "regionsched"
-	if c != nil {
-		path = c.CommandPath()
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.code != exitNegative { // a verdict is printed once, by its command
-			fmt.Fprintf(stderr, "%s: %v\n", path, ee.err)
-		}
-		return ee.code
-	}
-	// cobra's own errors: unknown flag, wrong argument count.
-	fmt.Fprintf(stderr, "%s: %v\n", path, err)
-	fmt.Fprintf(stderr, "run '%s --help' for usage\n", path)
-	return exitBadInput
+	return runcli.Main(root, args, stdout, stderr)
 }
 
 // unknownCommand reports a first positional argument that is not a
@@ -324,25 +297,12 @@ func exactArgs(n int) cobra.PositionalArgs {
 
 // loadJob reads and validates a job file; "-" is standard input.
 func loadJob(path string, stdin io.Reader) (*topology.JobGraph, error) {
-	var r io.Reader = stdin
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, badInput(fmt.Errorf("job file: %w", err))
-		}
-		defer f.Close()
-		r = f
-	}
-	g, err := topology.Decode(r)
-	if err != nil {
-		return nil, badInput(fmt.Errorf("%s: %w", path, err))
-	}
-	return g, nil
+	return runcli.LoadJob(path, stdin)
 }
 
 // stdoutPath is the file name that means standard output for --trace and
 // --svg.
-const stdoutPath = "-"
+const stdoutPath = runcli.StdoutPath
 
 // checkOutputs refuses to write two outputs to standard output at once.
 func checkOutputs(traceFile, svgFile string) error {
@@ -357,28 +317,12 @@ func checkOutputs(traceFile, svgFile string) error {
 // is standard error, so that standard output holds only the trace or the
 // picture.
 func summaryWriter(c *cobra.Command, outputs ...string) io.Writer {
-	for _, o := range outputs {
-		if o == stdoutPath {
-			return c.ErrOrStderr()
-		}
-	}
-	return c.OutOrStdout()
+	return runcli.SummaryWriter(c, outputs...)
 }
 
 // writeOutput writes an output file with write; "-" is standard output.
 func writeOutput(c *cobra.Command, path string, write func(io.Writer) error) error {
-	if path == stdoutPath {
-		return write(c.OutOrStdout())
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return badInput(fmt.Errorf("cannot write %s: %w", path, err))
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return runcli.WriteOutput(c, path, write)
 }
 
 // modeFlag is the --mode flag shared by every command.

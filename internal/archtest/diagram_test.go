@@ -25,7 +25,7 @@ var updateDiagram = flag.Bool("update", false, "write docs/packages.svg from the
 // repository must be listed (TestPackageDiagram fails naming a missing
 // one); of the internal ones only the engine's insides are drawn.
 var diagramOrder = [][]string{
-	{"cmd/regionsched", "examples/wordcount"},
+	{"cmd/regionsched", "kubernetes/cmd/regionsched-kubernetes", "examples/wordcount"},
 	{"regiontest", "simulator", "slurm", "kubernetes"},
 	{"timeline", "multijob"},
 	{"runfile", "scheduler", "admission"},
@@ -36,24 +36,25 @@ var diagramOrder = [][]string{
 
 // diagramNotes says what a box is for, under its name.
 var diagramNotes = map[string]string{
-	"cmd/regionsched":    "the CLI: flags and printing",
-	"examples/wordcount": "a real runtime",
-	"regiontest":         "deadlock checks in go test",
-	"simulator":          "virtual time",
-	"slurm":              "backend: Slurm",
-	"kubernetes":         "backend: Kubernetes (own module)",
-	"timeline":           "pictures of traces",
-	"multijob":           "many jobs: state machine + driver",
-	"runfile":            "inputs, cluster, events, trace",
-	"scheduler":          "one job: state machine + driver",
-	"admission":          "queues, policies, the Cluster seam",
-	"region":             "pipelined regions, feasibility",
-	"internal/strategy":  "region strategy, failover",
-	"internal/pool":      "the slot pool",
-	"slotpool":           "the seam: slots and messages",
-	"topology":           "job graph, execution topology",
-	"exchange":           "exchange modes",
-	"resource":           "resource profiles",
+	"cmd/regionsched":                       "the CLI: flags and printing",
+	"kubernetes/cmd/regionsched-kubernetes": "kubernetes/cmd: run --kubernetes",
+	"examples/wordcount":                    "a real runtime",
+	"regiontest":                            "deadlock checks in go test",
+	"simulator":                             "virtual time",
+	"slurm":                                 "backend: Slurm",
+	"kubernetes":                            "backend: Kubernetes (own module)",
+	"timeline":                              "pictures of traces",
+	"multijob":                              "many jobs: state machine + driver",
+	"runfile":                               "inputs, cluster, events, trace",
+	"scheduler":                             "one job: state machine + driver",
+	"admission":                             "queues, policies, the Cluster seam",
+	"region":                                "pipelined regions, feasibility",
+	"internal/strategy":                     "region strategy, failover",
+	"internal/pool":                         "the slot pool",
+	"slotpool":                              "the seam: slots and messages",
+	"topology":                              "job graph, execution topology",
+	"exchange":                              "exchange modes",
+	"resource":                              "resource profiles",
 }
 
 // TestPackageDiagram checks that docs/packages.svg is drawn from the
@@ -271,11 +272,17 @@ func drawDiagram(layers [][]string, edges map[string][]string) string {
 				fill, stroke, dash = "#f2f2f2", "#888", ` stroke-dasharray="4 3"`
 			case p == "slurm" || p == "kubernetes":
 				fill, stroke = "#fdf0e0", "#f28e2b"
-			case p == "cmd/regionsched" || strings.HasPrefix(p, "examples/"):
+			case strings.Contains(p, "cmd/") || strings.HasPrefix(p, "examples/"):
 				fill, stroke = "#eaf5ea", "#59a14f"
 			}
+			// A command of a module of its own is named by its
+			// directory; its note says where it is.
+			label, size := p, 13.0
+			if i := strings.Index(p, "/cmd/"); i >= 0 {
+				label, size = p[i+len("/cmd/"):], 12
+			}
 			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.0f" height="%.0f" rx="6" fill="%s" stroke="%s" stroke-width="1.5"%s/>`+"\n", x, y, boxW, boxH, fill, stroke, dash)
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="13" font-weight="bold" text-anchor="middle">%s</text>`+"\n", x+boxW/2, y+18, p)
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="%g" font-weight="bold" text-anchor="middle">%s</text>`+"\n", x+boxW/2, y+18, size, label)
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="10.5" fill="#444" text-anchor="middle">%s</text>`+"\n", x+boxW/2, y+34, diagramNotes[p])
 		}
 	}

@@ -1,0 +1,347 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The cases of examples/scenarios, run with the commands their READMEs
+// show (the ones make demo runs), and checked against what the READMEs
+// say of them.
+
+// scenarioRun is one command of a scenario's README, run: its result,
+// its trace and its audit lines (none without --audit).
+type scenarioRun struct {
+	res   cliResult
+	trace []admissionEvent
+	audit []string
+}
+
+// scenarioCommandRE is a command line of a scenario README's sh block,
+// its comment left out.
+var scenarioCommandRE = regexp.MustCompile(`^bin/regionsched (simulate [^#]*?)\s*(#.*)?$`)
+
+// runScenario runs every command of examples/scenarios/NAME/README.md,
+// by the name of the picture it draws (out/gangs-none.svg: "gangs-none"):
+// out/ becomes a temporary directory, the job globs are expanded and a
+// --trace is added.
+func runScenario(t *testing.T, name string) map[string]scenarioRun {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join("../../examples/scenarios", name, "README.md"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	runs := map[string]scenarioRun{}
+	for _, line := range strings.Split(string(readme), "\n") {
+		m := scenarioCommandRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		var args []string
+		var picture, audit string
+		for _, f := range strings.Fields(m[1]) {
+			switch {
+			case strings.HasPrefix(f, "out/"):
+				f = filepath.Join(dir, strings.TrimPrefix(f, "out/"))
+				if strings.HasSuffix(f, ".svg") {
+					picture = strings.TrimSuffix(filepath.Base(f), ".svg")
+				}
+				if strings.HasSuffix(f, ".jsonl") {
+					audit = f
+				}
+			case strings.HasPrefix(f, "examples/"):
+				files, err := filepath.Glob(filepath.Join("../..", f))
+				require.NoError(t, err)
+				require.NotEmpty(t, files, "%s names no file", f)
+				args = append(args, files...)
+				continue
+			}
+			args = append(args, f)
+		}
+		require.NotEmpty(t, picture, "the command draws a picture into out/: %s", line)
+		trace := filepath.Join(dir, picture+".trace.jsonl")
+		res := execCLI(t, "", append([]string{"simulate", "--trace", trace}, args[1:]...)...)
+		run := scenarioRun{res: res, trace: readAdmissionTrace(t, trace)}
+		if audit != "" {
+			run.audit = readLines(t, audit)
+		}
+		runs[picture] = run
+	}
+	require.NotEmpty(t, runs, "the README of %s shows its commands", name)
+	return runs
+}
+
+// readLines returns the lines of a file.
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	require.NoError(t, sc.Err())
+	return out
+}
+
+// ms is the time of a trace event in milliseconds.
+func ms(e admissionEvent) int64 { return *e.T }
+
+// firstDeploy is when job's task (its driver: "driver") is first
+// deployed, -1 if never.
+func firstDeploy(tr []admissionEvent, job, task string) int64 {
+	for _, e := range tr {
+		if e.Event == "deploy" && e.Job == job && (e.Task == task || task == "" && e.Task != "driver") {
+			return ms(e)
+		}
+	}
+	return -1
+}
+
+// lastFinish is when the last task of job finishes, -1 if none does.
+func lastFinish(tr []admissionEvent, job string) int64 {
+	last := int64(-1)
+	for _, e := range tr {
+		if e.Event == "finish" && e.Job == job {
+			last = ms(e)
+		}
+	}
+	return last
+}
+
+// holdingAt counts the slots each job's tasks hold just after the
+// instant at (every event at or before it applied), drivers included;
+// tasks sharing a slot count once.
+func holdingAt(tr []admissionEvent, at int64) map[string]int {
+	bySlot := map[int]string{}
+	for _, e := range tr {
+		if ms(e) > at {
+			break
+		}
+		switch e.Event {
+		case "deploy":
+			bySlot[*e.Slot] = e.Job
+		case "release":
+			delete(bySlot, *e.Slot)
+		}
+	}
+	held := map[string]int{}
+	for _, job := range bySlot {
+		held[job]++
+	}
+	return held
+}
+
+// Gangs: without gangs the three jobs deadlock with their drivers
+// holding slots; with hard gangs they finish one after another; with
+// soft gangs spark-2 and spark-3 fall back to normal admission after
+// their timeout and the backoff, and finish.
+func TestScenarioGangs(t *testing.T) {
+	runs := runScenario(t, "gangs")
+	require.Len(t, runs, 3)
+
+	none := runs["gangs-none"]
+	assert.Equal(t, 1, none.res.code, "without gangs the jobs deadlock:\n%s", none.res.stdout)
+	assert.Contains(t, lastLine(none.res.stdout), "deadlock: at 1200 ms jobs spark-1, spark-2, spark-3 never finish")
+	drivers, _ := ofKind(none.trace, "deploy")
+	for _, e := range drivers {
+		assert.Equal(t, "driver", e.Task, "without gangs only the drivers run: %+v", e)
+	}
+	assert.Len(t, drivers, 3)
+
+	hard := runs["gangs-hard"]
+	require.Equal(t, 0, hard.res.code, hard.res.stdout)
+	assert.Equal(t, "finished: all 3 jobs finished at 12000 ms", lastLine(hard.res.stdout))
+	// one after another: a job's driver starts when the one before has finished
+	for i, job := range []string{"spark-1", "spark-2", "spark-3"} {
+		assert.Equal(t, int64(4000*(i+1)), lastFinish(hard.trace, job), job)
+		if i > 0 {
+			prev := []string{"spark-1", "spark-2"}[i-1]
+			assert.GreaterOrEqual(t, firstDeploy(hard.trace, job, "driver"), lastFinish(hard.trace, prev), "%s starts after %s", job, prev)
+		}
+	}
+	// the claim of the demo: the run without gangs stalls (or, had it
+	// finished, it would have had to be 1.5 times slower)
+	if none.res.code == 0 {
+		assert.GreaterOrEqual(t, lastFinish(none.trace, "spark-3")*2, lastFinish(hard.trace, "spark-3")*3)
+	}
+
+	soft := runs["gangs-soft"]
+	require.Equal(t, 0, soft.res.code, soft.res.stdout)
+	assert.Equal(t, "finished: all 3 jobs finished at 20100 ms", lastLine(soft.res.stdout))
+	assert.Equal(t, int64(0), firstDeploy(soft.trace, "spark-1", "driver"), "spark-1's gang is reserved at once")
+	for _, c := range []struct {
+		job      string
+		submitMs int64
+	}{{"spark-2", 100}, {"spark-3", 200}} {
+		// timeout 3 s, then the 10 s backoff; both drivers at once, as without gangs
+		assert.Equal(t, c.submitMs+3000+10000, firstDeploy(soft.trace, c.job, "driver"), c.job)
+		assert.Positive(t, lastFinish(soft.trace, c.job), c.job)
+	}
+	// spark-3's driver holds its slot while spark-2's executors run
+	assert.Equal(t, map[string]int{"spark-2": 5, "spark-3": 1}, holdingAt(soft.trace, 14100))
+	assert.Equal(t, int64(17100), firstDeploy(soft.trace, "spark-3", ""))
+}
+
+// The driver queue: unchanged, the drivers take the driver slot in the
+// order the jobs came; with the events, carol's raise of dave's job is
+// refused and audited, alice's applied, and spark-3's driver deploys
+// before the two earlier ones.
+func TestScenarioDriverQueue(t *testing.T) {
+	runs := runScenario(t, "driver-queue")
+	require.Len(t, runs, 2)
+
+	order := func(tr []admissionEvent) []string {
+		jobs := []string{"spark-1", "spark-2", "spark-3"}
+		sort.SliceStable(jobs, func(i, j int) bool {
+			return firstDeploy(tr, jobs[i], "driver") < firstDeploy(tr, jobs[j], "driver")
+		})
+		return jobs
+	}
+	unchanged := runs["driver-queue-unchanged"]
+	require.Equal(t, 0, unchanged.res.code, unchanged.res.stdout)
+	assert.Equal(t, []string{"spark-1", "spark-2", "spark-3"}, order(unchanged.trace))
+	for i, job := range []string{"spark-1", "spark-2", "spark-3"} {
+		assert.Equal(t, int64(2000*(i+1)), firstDeploy(unchanged.trace, job, "driver"), job)
+	}
+
+	raised := runs["driver-queue-raised"]
+	require.Equal(t, 0, raised.res.code, raised.res.stdout)
+	assert.Equal(t, []string{"spark-3", "spark-1", "spark-2"}, order(raised.trace), "the raised driver deploys before the two earlier ones")
+	assert.Equal(t, int64(2000), firstDeploy(raised.trace, "spark-3", "driver"))
+	assert.Equal(t, int64(4000), firstDeploy(raised.trace, "spark-1", "driver"))
+	assert.Equal(t, int64(6000), firstDeploy(raised.trace, "spark-2", "driver"))
+	// every driver in the one slot that fits one
+	slots := map[int]bool{}
+	for _, e := range raised.trace {
+		if e.Event == "deploy" && e.Task == "driver" {
+			slots[*e.Slot] = true
+		}
+	}
+	assert.Len(t, slots, 1, "the drivers share one slot")
+
+	refused, _ := ofKind(raised.trace, "refused")
+	require.Len(t, refused, 1)
+	assert.Equal(t, int64(800), ms(refused[0]))
+	assert.Equal(t, "carol", refused[0].By)
+	assert.Equal(t, "spark-3", refused[0].Job)
+	assert.Contains(t, refused[0].Reason, "dave's")
+	assert.Equal(t, []string{
+		`{"t":800,"by":"carol","role":"user","action":"set-priority","job":"spark-3","old":3000,"new":5000,"accepted":false,"reason":"role user may change only their own jobs; the job is dave's"}`,
+		`{"t":1200,"by":"alice","role":"admin","action":"set-priority","job":"spark-3","old":3000,"new":9000,"accepted":true}`,
+	}, raised.audit)
+}
+
+// Notebooks: at equal priorities the two share 3 + 3; bob's raise at
+// 4.5 s makes it 2 + 4 within one second (at once: the queue preempts
+// at once), alice's cancelled cells run again, and the audit says who
+// changed what.
+func TestScenarioNotebooks(t *testing.T) {
+	runs := runScenario(t, "notebooks")
+	require.Len(t, runs, 2)
+	const alice, bob = "notebook-alice", "notebook-bob"
+
+	unchanged := runs["notebooks-unchanged"]
+	require.Equal(t, 0, unchanged.res.code, unchanged.res.stdout)
+	assert.Equal(t, "finished: all 2 jobs finished at 12000 ms", lastLine(unchanged.res.stdout))
+	for at := int64(0); at < 12000; at += 500 {
+		assert.Equal(t, map[string]int{alice: 3, bob: 3}, holdingAt(unchanged.trace, at), "at %d ms", at)
+	}
+	cancels, _ := ofKind(unchanged.trace, "cancel")
+	assert.Empty(t, cancels)
+
+	raised := runs["notebooks-raised"]
+	require.Equal(t, 0, raised.res.code, raised.res.stdout)
+	const update = 4500
+	assert.Equal(t, map[string]int{alice: 3, bob: 3}, holdingAt(raised.trace, update-1), "1:1 before the update")
+	// the shares flip within one second of the update, and stay 1:2
+	// while bob's notebook has cells to run
+	flipped := int64(-1)
+	for at := int64(update); at <= update+1000; at++ {
+		if h := holdingAt(raised.trace, at); h[alice] == 2 && h[bob] == 4 {
+			flipped = at
+			break
+		}
+	}
+	require.NotEqual(t, int64(-1), flipped, "2 + 4 within one second of the update")
+	assert.Equal(t, int64(update), flipped, "the queue preempts at once")
+	for at := flipped; at < 9000; at += 100 {
+		assert.Equal(t, map[string]int{alice: 2, bob: 4}, holdingAt(raised.trace, at), "at %d ms", at)
+	}
+
+	reclaims, _ := ofKind(raised.trace, "reclaim")
+	require.Len(t, reclaims, 1)
+	assert.Equal(t, int64(update), ms(reclaims[0]))
+	assert.Equal(t, bob, reclaims[0].Job)
+	assert.Equal(t, alice, reclaims[0].Victim)
+	// alice's cancelled cells run again, as new attempts, and finish
+	cancels, _ = ofKind(raised.trace, "cancel")
+	require.NotEmpty(t, cancels)
+	for _, c := range cancels {
+		assert.Equal(t, alice, c.Job)
+		assert.Equal(t, int64(update), ms(c))
+		rerun := false
+		for _, e := range raised.trace {
+			if e.Event == "finish" && e.Job == alice && e.Task == c.Task && e.Attempt == c.Attempt+1 {
+				rerun = true
+			}
+		}
+		assert.True(t, rerun, "%s runs again and finishes", c.Task)
+	}
+	// as the README says: two of alice's cells are cancelled where bob
+	// needs one slot more, and one of the two slots goes back to her
+	assert.Len(t, cancels, 2)
+	assert.Equal(t, map[string]int{alice: 1, bob: 1}, deploysAt(raised.trace, update))
+	assert.Equal(t, []string{
+		`{"t":4500,"by":"bob","role":"user","action":"set-priority","job":"notebook-bob","old":2500,"new":5000,"accepted":true}`,
+	}, raised.audit)
+}
+
+// make demo runs every command of the scenario READMEs, as they are
+// written there (the tests above run the READMEs' commands).
+func TestScenarioCommandsInMakeDemo(t *testing.T) {
+	makefile, err := os.ReadFile("../../Makefile")
+	require.NoError(t, err)
+	joined := strings.ReplaceAll(string(makefile), "\\\n", " ")
+	start := strings.Index(joined, "\ndemo:")
+	require.Positive(t, start, "the Makefile has a demo target")
+	end := strings.Index(joined[start+1:], "\n\n")
+	require.Positive(t, end)
+	demo := map[string]bool{}
+	for _, line := range strings.Split(joined[start:start+1+end], "\n") {
+		_, cmd, ok := strings.Cut(line, "./$(BIN) simulate ")
+		if !ok {
+			continue
+		}
+		cmd, _, _ = strings.Cut(cmd, "|")
+		cmd, _, _ = strings.Cut(cmd, " 2>")
+		cmd, _, _ = strings.Cut(cmd, ">")
+		cmd, _, _ = strings.Cut(cmd, ")")
+		demo[strings.Join(strings.Fields(cmd), " ")] = true
+	}
+	names, err := filepath.Glob("../../examples/scenarios/*/README.md")
+	require.NoError(t, err)
+	require.Len(t, names, 3)
+	for _, name := range names {
+		readme, err := os.ReadFile(name)
+		require.NoError(t, err)
+		n := 0
+		for _, line := range strings.Split(string(readme), "\n") {
+			if m := scenarioCommandRE.FindStringSubmatch(line); m != nil {
+				n++
+				cmd := strings.Join(strings.Fields(strings.TrimPrefix(m[1], "simulate ")), " ")
+				assert.True(t, demo[cmd], "make demo does not run %s's command %q", name, cmd)
+			}
+		}
+		assert.Positive(t, n, "%s shows its commands", name)
+	}
+}

@@ -1,0 +1,145 @@
+package runcli_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/internal/runcli"
+	"github.com/regionsched/regionsched/runfile"
+)
+
+const jobText = `{"name": "etl", "vertices": [{"id": "A", "parallelism": 1}]}`
+
+// fakeBackend runs nothing: it records its input, traces one deploy,
+// audits one change and says how the jobs ended.
+type fakeBackend struct {
+	in       runcli.Input
+	deadline bool
+	err      error // Run's
+	fail     bool  // a job fails
+}
+
+func (f *fakeBackend) backend() runcli.Backend {
+	return runcli.Backend{
+		MaxPriority: 7,
+		Run: func(ctx context.Context, in runcli.Input) ([]runcli.Outcome, error) {
+			f.in = in
+			_, f.deadline = ctx.Deadline()
+			if f.err != nil {
+				return nil, f.err
+			}
+			in.Trace(runfile.Event{At: 5 * time.Millisecond, Kind: runfile.Deploy, Task: "A#0", Slot: 1})
+			if in.Audit != nil {
+				in.Audit(runcli.AuditLine{T: 3, By: "alice", Job: "etl", Old: 1, New: 7, Accepted: true})
+			}
+			o := runcli.Outcome{Name: "etl", FirstDeploy: 5 * time.Millisecond, End: 1500 * time.Millisecond, Work: "1 task run"}
+			if f.fail {
+				o.Err = errors.New("region 0 failed")
+			}
+			return []runcli.Outcome{o}, nil
+		},
+		Interrupted: "interrupted",
+	}
+}
+
+// execute runs "x run ARGS" over the fake backend.
+func execute(t *testing.T, f *fakeBackend, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var flags runcli.Flags
+	root := &cobra.Command{Use: "x", SilenceUsage: true, SilenceErrors: true}
+	c := &cobra.Command{Use: "run", RunE: func(c *cobra.Command, args []string) error {
+		return flags.Execute(c, args, strings.NewReader(jobText), f.backend())
+	}}
+	flags.Add(c, "events", "audit")
+	root.AddCommand(c)
+	var out, errOut bytes.Buffer
+	code = runcli.Main(root, append([]string{"run"}, args...), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestExecute(t *testing.T) {
+	dir := t.TempDir()
+	trace, audit, events := filepath.Join(dir, "trace.jsonl"), filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "events.jsonl")
+	require.NoError(t, os.WriteFile(events, []byte(`{"t": 10, "event": "set-priority", "job": "etl", "priority": 7, "by": "alice"}`+"\n"), 0o644))
+	f := &fakeBackend{}
+	code, stdout, stderr := execute(t, f, "--trace", trace, "--audit", audit, "--events", events, "--duration-scale", "0.5", "--verbose", "-")
+	require.Equal(t, runcli.ExitOK, code, stderr)
+	assert.Equal(t, "job etl: finished at 1500ms (first deploy 5ms): 1 task run\nfinished: every job\n", stdout)
+	assert.Equal(t, 0.5, f.in.Scale)
+	assert.NotNil(t, f.in.Logger)
+	assert.True(t, f.deadline, "--timeout bounds the run")
+	require.Len(t, f.in.Jobs, 1)
+	assert.Equal(t, "etl", f.in.Jobs[0].Name)
+	require.Len(t, f.in.Events, 1)
+	assert.Equal(t, admission.ActionSetPriority, f.in.Events[0].Action)
+	data, err := os.ReadFile(trace)
+	require.NoError(t, err)
+	assert.Equal(t, `{"t": 5, "event": "deploy", "task": "A#0", "region": 0, "slot": 1, "attempt": 0}`+"\n", string(data))
+	data, err = os.ReadFile(audit)
+	require.NoError(t, err)
+	assert.Equal(t, `{"t":3,"by":"alice","job":"etl","old":1,"new":7,"accepted":true}`+"\n", string(data))
+
+	// The trace on standard output: the summary goes to standard error.
+	code, stdout, stderr = execute(t, &fakeBackend{}, "--trace", "-", "-")
+	require.Equal(t, runcli.ExitOK, code, stderr)
+	assert.Contains(t, stdout, `"event": "deploy"`)
+	assert.Equal(t, "job etl: finished at 1500ms (first deploy 5ms): 1 task run\nfinished: every job\n", stderr)
+}
+
+func TestExecuteVerdicts(t *testing.T) {
+	code, stdout, stderr := execute(t, &fakeBackend{fail: true}, "-")
+	assert.Equal(t, runcli.ExitNegative, code)
+	assert.Equal(t, "job etl: failed after 1500ms: region 0 failed\nfailed: etl\n", stdout)
+	assert.Empty(t, stderr, "a verdict is printed once")
+
+	code, _, stderr = execute(t, &fakeBackend{err: errors.New("no cluster reachable")}, "-")
+	assert.Equal(t, runcli.ExitBadInput, code)
+	assert.Equal(t, "x run: no cluster reachable\n", stderr)
+
+	for args, want := range map[string]string{
+		"--duration-scale 0 -":          "--duration-scale must be positive",
+		"/nonexistent.json":             "job file: open /nonexistent.json",
+		"- -":                           "given twice",
+		"--events /nonexistent.jsonl -": "--events",
+		"--nonsense -":                  "unknown flag: --nonsense",
+	} {
+		code, _, stderr := execute(t, &fakeBackend{}, strings.Fields(args)...)
+		assert.Equal(t, runcli.ExitBadInput, code, args)
+		assert.Contains(t, stderr, want, args)
+	}
+	// An events file's priority above the backend's range.
+	events := filepath.Join(t.TempDir(), "e.jsonl")
+	require.NoError(t, os.WriteFile(events, []byte(`{"t": 1, "event": "set-priority", "job": "etl", "priority": 8, "by": "a"}`+"\n"), 0o644))
+	code, _, stderr = execute(t, &fakeBackend{}, "--events", events, "-")
+	assert.Equal(t, runcli.ExitBadInput, code)
+	assert.Contains(t, stderr, "line 1")
+}
+
+func TestLoadJobs(t *testing.T) {
+	dir := t.TempDir()
+	unnamed := filepath.Join(dir, "wordcount.json")
+	require.NoError(t, os.WriteFile(unnamed, []byte(`{"vertices": [{"id": "A", "parallelism": 1}]}`), 0o644))
+	jobs, err := runcli.LoadJobs([]string{unnamed, "-"}, strings.NewReader(jobText))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"wordcount", "etl"}, runcli.JobNames(jobs))
+	_, err = runcli.LoadJobs([]string{"-", "-"}, strings.NewReader(jobText))
+	var ee *runcli.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, runcli.ExitBadInput, ee.Code)
+	same := filepath.Join(dir, "etl.json")
+	require.NoError(t, os.WriteFile(same, []byte(jobText), 0o644))
+	_, err = runcli.LoadJobs([]string{same, "-"}, strings.NewReader(jobText))
+	assert.ErrorContains(t, err, `both name the job "etl"`)
+	assert.Equal(t, "stdin", runcli.JobNameOf("-"))
+}

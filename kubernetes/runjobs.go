@@ -1,0 +1,311 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"go.uber.org/zap"
+
+	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/multijob"
+	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/runfile"
+	"github.com/regionsched/regionsched/scheduler"
+)
+
+// JobsConfig configures RunJobs: a run of job files (package runfile) on
+// a cluster, as "regionsched run --kubernetes" does it.
+type JobsConfig struct {
+	// Runner configures the Runner (its Client, Run, Template, Shape,
+	// NodeSelector, the queues in Jobs.Admission, Logger, Scale). Its
+	// Trace, Start and TraceJobs are set by RunJobs; an empty Run is
+	// NewRunID().
+	Runner RunnerConfig
+	// Mode is the exchange mode of the jobs' edges that pin none.
+	Mode exchange.Mode
+	// Events are priority changes and kills to apply, At since the start
+	// of the run: the in-process admission decides (its roles, Users).
+	Events []runfile.JobEvent
+	// Users are the roles of the principals the events name (none: every
+	// change is refused).
+	Users map[string]admission.Role
+	// Trace, if set, receives the trace events, At since the start of the
+	// run; with several jobs each names its job.
+	Trace func(runfile.Event)
+	// Audit, if set, receives every change an event asked of the
+	// admission, applied or refused, with its time since the start.
+	Audit func(at time.Duration, rec admission.AuditRecord)
+	// Poll is how often the Runner looks at the cluster (default 200ms).
+	Poll time.Duration
+}
+
+// JobsResult is how a run of RunJobs ended.
+type JobsResult struct {
+	// Run is the run's id: every pod of it carries it (LabelRun).
+	Run string
+	// Slots counts the slots the nodes offered when the run started.
+	Slots int
+	// Jobs are the jobs' outcomes, in the order of the jobs given.
+	Jobs []JobResult
+	// Stopped says why the run stopped before every job ended (ctx's
+	// error on SIGINT, SIGTERM or a timeout, a *DeadlockError when the
+	// jobs left could no longer progress, or what went wrong); nil when
+	// every job ended.
+	Stopped error
+}
+
+// JobResult is how one job of a run ended.
+type JobResult struct {
+	Name string
+	// Err is nil when the job finished; else why not (multijob.JobEnd's
+	// Err), or JobsResult.Stopped when the run stopped before it ended.
+	Err error
+	// FirstDeploy is when its first pod was bound and End when it ended,
+	// since the start of the run.
+	FirstDeploy, End time.Duration
+	// Pods counts the task attempts run as pods; Bulks the bulks bound
+	// (a region attempt's pods, bound all together).
+	Pods, Bulks int
+	// Stats are its scheduler's counts (failovers, restarts, ...).
+	Stats scheduler.Stats
+}
+
+// ErrDriver is the error of a job with a driver: drivers are not run as
+// pods yet.
+var ErrDriver = errors.New("kubernetes: drivers do not run on Kubernetes yet")
+
+// RunJobs runs job files on the cluster until every job ended or ctx is
+// done: each job is submitted at its submitAtMs (its queue, user,
+// priority and gang from its file), the events are applied at their
+// times, and a Runner binds the regions' pods on the nodes. Whatever
+// ends it, every pod of the run is deleted before it returns (Run).
+//
+// The error is non-nil only when nothing ran: a job with a driver
+// (ErrDriver), jobs without distinct names, a bad run id, no node
+// offering a slot, or the API server not answering.
+func RunJobs(ctx context.Context, cfg JobsConfig, clk clock.Clock, jobs ...runfile.Job) (JobsResult, error) {
+	j, err := startJobs(ctx, cfg, clk, jobs)
+	if err != nil {
+		return JobsResult{}, err
+	}
+	poll := cfg.Poll
+	if poll <= 0 {
+		poll = 200 * time.Millisecond
+	}
+	t := clk.Ticker(poll)
+	defer t.Stop()
+	var stopped error
+	for {
+		done, err := j.step(ctx, clk.Now())
+		if err != nil || done {
+			stopped = err
+			break
+		}
+		select {
+		case <-ctx.Done():
+			stopped = ctx.Err()
+		case <-t.C:
+			continue
+		}
+		break
+	}
+	return j.finish(ctx, stopped), nil
+}
+
+// startJobs starts a run of RunJobs: the Runner, and nothing submitted
+// yet.
+func startJobs(ctx context.Context, cfg JobsConfig, clk clock.Clock, jobs []runfile.Job) (*jobsRun, error) {
+	specs, err := jobSpecs(cfg.Mode, jobs)
+	if err != nil {
+		return nil, err
+	}
+	rc := cfg.Runner
+	if rc.Run == "" {
+		rc.Run = NewRunID()
+	}
+	rc.Start, rc.TraceJobs = clk.Now(), len(jobs) > 1
+	j := &jobsRun{cfg: cfg, clk: clk, start: rc.Start, specs: specs, at: map[string]int{}}
+	j.res = JobsResult{Run: rc.Run, Jobs: make([]JobResult, len(jobs))}
+	for i, job := range jobs {
+		j.res.Jobs[i] = JobResult{Name: job.Name, FirstDeploy: -1}
+		j.at[job.Name] = i
+	}
+	rc.Trace = j.trace
+	if cfg.Audit != nil {
+		rc.Jobs.Admission.Audit = auditFunc(func(rec admission.AuditRecord) { cfg.Audit(rec.At.Sub(j.start), rec) })
+	}
+	if j.r, err = NewRunner(ctx, rc); err != nil {
+		return nil, err
+	}
+	j.res.Slots = len(j.r.Slots())
+	return j, nil
+}
+
+// step does one turn at now: it submits the jobs and applies the events
+// due, then steps the Runner. It reports whether every job ended; once
+// every job was submitted and every event applied, a *DeadlockError if
+// the jobs left can no longer progress (Runner.Deadlock), which stops the
+// run.
+func (j *jobsRun) step(ctx context.Context, now time.Time) (bool, error) {
+	if err := j.due(now); err != nil {
+		return false, err
+	}
+	if err := j.r.Step(ctx, now); err != nil {
+		return false, err
+	}
+	if j.submitted < len(j.specs) || j.events < len(j.cfg.Events) {
+		return false, nil // inputs to come may still move the jobs
+	}
+	if j.r.Done() {
+		return true, nil
+	}
+	if d := j.r.Deadlock(now); d != nil {
+		return false, d
+	}
+	return false, nil
+}
+
+// finish deletes every pod of the run (on a context of its own: ctx may
+// be done) and returns how the jobs ended; stopped is why the run
+// stopped before every job ended (nil if they all did).
+func (j *jobsRun) finish(ctx context.Context, stopped error) JobsResult {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := j.r.Close(cctx); err != nil {
+		stopped = errors.Join(stopped, fmt.Errorf("deleting the run's pods: %w", err))
+	}
+	return j.result(stopped)
+}
+
+// jobSpecs makes the jobs' specs: their regions under mode, their
+// submission fields.
+func jobSpecs(mode exchange.Mode, jobs []runfile.Job) ([]multijob.JobSpec, error) {
+	seen := map[string]bool{}
+	specs := make([]multijob.JobSpec, len(jobs))
+	for i, j := range jobs {
+		if j.Name == "" || seen[j.Name] || j.Job == nil {
+			return nil, fmt.Errorf("kubernetes: job %q: every job needs a graph and a name of its own", j.Name)
+		}
+		seen[j.Name] = true
+		sub := j.Job.Submission()
+		if sub.Driver != nil {
+			return nil, fmt.Errorf("job %q: %w", j.Name, ErrDriver)
+		}
+		rs := region.FromJob(j.Job, mode)
+		specs[i] = multijob.JobSpec{JobSpec: admission.JobSpec{Name: j.Name, Queue: sub.Queue, User: sub.User, Priority: sub.Priority}, Regions: rs}
+		if g := sub.Gang; g != nil {
+			specs[i].Gang = &admission.Gang{MinSlots: g.MinSlots, Hard: g.Hard, Timeout: g.Timeout}
+			if g.Timeout == 0 {
+				specs[i].Gang.Timeout = admission.NoGangWait // timeoutMs: 0, not the default
+			}
+		}
+	}
+	return specs, nil
+}
+
+// auditFunc is an admission.AuditSink of a function.
+type auditFunc func(admission.AuditRecord)
+
+// Audit passes the record on.
+func (f auditFunc) Audit(rec admission.AuditRecord) error {
+	f(rec)
+	return nil
+}
+
+// jobsRun is one run of RunJobs.
+type jobsRun struct {
+	cfg       JobsConfig
+	clk       clock.Clock
+	start     time.Time
+	r         *Runner
+	specs     []multijob.JobSpec
+	submitted int // specs[:submitted] were submitted
+	events    int // cfg.Events[:events] were applied
+	at        map[string]int
+	res       JobsResult
+}
+
+// trace counts the pods of each job, and passes the event on (naming
+// its job only in a run of several).
+func (j *jobsRun) trace(ev runfile.Event) {
+	if ev.Kind == runfile.Deploy {
+		i := 0 // a run of one job does not name it
+		if len(j.res.Jobs) > 1 {
+			i = j.at[ev.Job]
+		}
+		jr := &j.res.Jobs[i]
+		if jr.FirstDeploy < 0 {
+			jr.FirstDeploy = ev.At
+		}
+		jr.Pods++
+	}
+	if j.cfg.Trace != nil {
+		j.cfg.Trace(ev)
+	}
+}
+
+// due submits the jobs and applies the events due at now.
+func (j *jobsRun) due(now time.Time) error {
+	since := now.Sub(j.start)
+	for j.submitted < len(j.specs) {
+		spec := j.specs[j.submitted]
+		if sub := spec.Regions.Topology().Job().Submission(); sub.SubmitAt > since {
+			break
+		}
+		if spec.Gang != nil && spec.Gang.MinSlots == 0 {
+			spec.Gang.MinSlots = spec.Regions.GangMinSlots(false, j.res.Slots)
+		}
+		if err := j.r.Submit(now, spec); err != nil {
+			return fmt.Errorf("submitting %s: %w", spec.Name, err)
+		}
+		j.submitted++
+	}
+	for j.events < len(j.cfg.Events) {
+		ev := j.cfg.Events[j.events]
+		if ev.At > since || j.at[ev.Job] >= j.submitted {
+			break // an event at a job's submission comes after it
+		}
+		j.events++
+		by := admission.Principal{Name: ev.By, Role: j.cfg.Users[ev.By]}
+		var err error
+		switch ev.Action {
+		case admission.ActionSetPriority:
+			err = j.r.SetPriority(now, by, ev.Job, ev.Priority)
+		case admission.ActionKill:
+			err = j.r.Kill(now, by, ev.Job)
+		}
+		j.r.log.Info("event", zap.Stringer("action", ev.Action), zap.String("job", ev.Job), zap.String("by", ev.By), zap.Error(err))
+	}
+	return nil
+}
+
+// result gathers the jobs' outcomes once the run stopped (why, if
+// before every job ended).
+func (j *jobsRun) result(stopped error) JobsResult {
+	ended := map[string]multijob.JobEnd{}
+	for _, e := range j.r.Ends() {
+		ended[e.Job] = e
+	}
+	end := j.clk.Now().Sub(j.start)
+	for i := range j.res.Jobs {
+		jr := &j.res.Jobs[i]
+		jr.Bulks = j.r.Bulks(jr.Name)
+		if st, err := j.r.Status(jr.Name); err == nil {
+			jr.Stats = st.Scheduler.Stats
+		}
+		if e, ok := ended[jr.Name]; ok {
+			jr.Err, jr.End = e.Err, e.At.Sub(j.start)
+			continue
+		}
+		jr.Err, jr.End = stopped, end
+		if jr.Err == nil {
+			jr.Err = errors.New("kubernetes: the run stopped before the job ended")
+		}
+	}
+	j.res.Stopped = stopped
+	return j.res
+}

@@ -1,0 +1,131 @@
+package kubernetes
+
+import (
+	"time"
+
+	"github.com/regionsched/regionsched/multijob"
+	"github.com/regionsched/regionsched/runfile"
+	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/slotpool"
+)
+
+// tracer turns what a Runner does into trace events (RunnerConfig.Trace),
+// the events of a run on Slurm or in the simulator: a slot asked for a
+// task (request), a bulk bound (one deploy per pod), a pod Succeeded or
+// Failed (finish, fail), a pod deleted by a cancel (cancel), a slot given
+// back (release). It also counts the bulks bound by job.
+type tracer struct {
+	inSlot map[string]map[slotpool.SlotID]scheduler.TaskID // per job, the last task deployed in each slot
+	shared map[string]map[scheduler.Task]bool              // per job, the deployments into a slot of hybrid producers
+	bulks  map[string]int
+}
+
+// newTracer returns a tracer of nothing yet.
+func newTracer() tracer {
+	return tracer{inSlot: map[string]map[slotpool.SlotID]scheduler.TaskID{}, shared: map[string]map[scheduler.Task]bool{}, bulks: map[string]int{}}
+}
+
+// tracing reports whether the Runner traces.
+func (r *Runner) tracing() bool { return r.cfg.Trace != nil }
+
+// traceEvent emits one event of a task of job at now.
+func (r *Runner) traceEvent(now time.Time, job string, k runfile.Kind, v scheduler.TaskID, slot int, attempt scheduler.Attempt) runfile.Event {
+	ev := runfile.Event{At: now.Sub(r.cfg.Start), Kind: k, Slot: slot, Attempt: int(attempt)}
+	if j, ok := r.jobs[job]; ok {
+		ev.Task = j.tasks.TaskName(v)
+		if rt, ok := j.tasks.(RegionTasks); ok {
+			ev.Region = int(rt.Regions.RegionOf(v))
+		}
+	}
+	if r.cfg.TraceJobs {
+		ev.Job = job
+	}
+	return ev
+}
+
+// traceReady traces the requests of a Ready and notes its deployments
+// into shared slots; its cancels and releases are traced as they are
+// applied (traceCancel, traceRelease).
+func (r *Runner) traceReady(now time.Time, rd multijob.Ready) {
+	if !r.tracing() {
+		return
+	}
+	for _, jr := range rd.Jobs {
+		for _, req := range jr.Requests {
+			for _, s := range req.Slots {
+				for _, v := range s.Members {
+					r.cfg.Trace(r.traceEvent(now, jr.Job, runfile.Request, v, runfile.NoSlot, req.Attempt))
+				}
+			}
+		}
+		for _, d := range jr.Deploy {
+			if d.Shared {
+				if r.tr.shared[jr.Job] == nil {
+					r.tr.shared[jr.Job] = map[scheduler.Task]bool{}
+				}
+				r.tr.shared[jr.Job][scheduler.Task{Task: d.Task, Attempt: d.Attempt}] = true
+			}
+		}
+	}
+}
+
+// traceCancel traces the cancel of a task attempt whose pod the Runner
+// deletes.
+func (r *Runner) traceCancel(now time.Time, job string, p *trackedPod) {
+	if r.tracing() {
+		r.cfg.Trace(r.traceEvent(now, job, runfile.Cancel, p.ref.Task, int(p.slot), p.ref.Attempt))
+	}
+}
+
+// traceRelease traces a slot a job gave back, named by the last task
+// deployed in it.
+func (r *Runner) traceRelease(now time.Time, job string, rel scheduler.Release) {
+	v, ok := r.tr.inSlot[job][rel.Slot]
+	if !ok {
+		return
+	}
+	delete(r.tr.inSlot[job], rel.Slot)
+	if r.tracing() {
+		r.cfg.Trace(r.traceEvent(now, job, runfile.Release, v, int(rel.Slot), rel.Attempt))
+	}
+}
+
+// traceBound traces the deploys of a bulk bound and counts it.
+func (r *Runner) traceBound(now time.Time, b Bulk) {
+	r.tr.bulks[b.Job]++
+	if r.tr.inSlot[b.Job] == nil {
+		r.tr.inSlot[b.Job] = map[slotpool.SlotID]scheduler.TaskID{}
+	}
+	for _, p := range b.Places {
+		r.tr.inSlot[b.Job][p.Slot] = p.Ref.Task
+		if !r.tracing() {
+			continue
+		}
+		key := scheduler.Task{Task: p.Ref.Task, Attempt: p.Ref.Attempt}
+		shared := r.tr.shared[b.Job][key]
+		if shared { // its region asked the pool for nothing: traced as asking, served at once
+			delete(r.tr.shared[b.Job], key)
+			r.cfg.Trace(r.traceEvent(now, b.Job, runfile.Request, p.Ref.Task, runfile.NoSlot, p.Ref.Attempt))
+		}
+		ev := r.traceEvent(now, b.Job, runfile.Deploy, p.Ref.Task, int(p.Slot), p.Ref.Attempt)
+		ev.Shared = shared
+		r.cfg.Trace(ev)
+	}
+}
+
+// traceTask traces a task's pod that Succeeded or Failed.
+func (r *Runner) traceTask(now time.Time, p *trackedPod, ev TaskEvent) {
+	if !r.tracing() {
+		return
+	}
+	switch ev {
+	case TaskFinished:
+		r.cfg.Trace(r.traceEvent(now, p.ref.Job, runfile.Finish, p.ref.Task, int(p.slot), p.ref.Attempt))
+	case TaskFailed:
+		r.cfg.Trace(r.traceEvent(now, p.ref.Job, runfile.Fail, p.ref.Task, int(p.slot), p.ref.Attempt))
+	}
+}
+
+// Bulks returns how many bulks of job were bound (each a region attempt's
+// pods, bound all together).
+func (r *Runner) Bulks(job string) int { return r.tr.bulks[job] }
