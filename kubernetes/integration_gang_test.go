@@ -23,9 +23,9 @@ import (
 // compete for 5 one-slot nodes, one all-pipelined (a region of 12 pods in
 // 4 slots), one pointwise-pipelined-only (regions of 4 pods in 2 slots),
 // under a fair-share queue. A watch of the run's pods, over the whole
-// run, shows every region attempt's pods bound all together before any
-// of them finished, never part of a region left bound, and never two
-// pods requesting a slot running at once on a node of one slot.
+// run, shows every region attempt's pods bound whole (checkGangs), never
+// part of a region left bound, and never two pods requesting a slot
+// running at once on a node of one slot.
 func TestIntegrationTwoJobsNoPartialRegion(t *testing.T) {
 	c := k8stest.Client(t)
 	t.Parallel()

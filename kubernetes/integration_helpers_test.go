@@ -9,7 +9,6 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
@@ -95,9 +94,12 @@ type gangRecord map[attempt][]int
 
 // checkGangs replays a watch of a run's pods and checks that no region
 // was ever left partly bound: per region attempt, the pods bound rise to
-// the region's size (regions gives each job's) before any of them
-// succeeds, never exceed it, and once they start going (cancels, the end
-// of the run) never rise again. It returns the record.
+// the region's size (regions gives each job's), never exceed it, and once
+// they start going (cancels, the end of the run) never rise again, so
+// that a count short of the size is only ever a bulk on its way up or
+// down. (Binding a bulk is one pods/binding per pod: its first pods may
+// run, even finish, before its last are bound on a busy API server.) It
+// returns the record.
 func checkGangs(t *testing.T, events []k8stest.PodEvent, regions map[string]*region.Regions) gangRecord {
 	t.Helper()
 	rec := gangRecord{}
@@ -127,9 +129,6 @@ func checkGangs(t *testing.T, events []k8stest.PodEvent, regions map[string]*reg
 		bound[pod.Name] = isBound
 		n := count[key]
 		if n == before && len(rec[key]) > 0 {
-			if pod.Status.Phase == corev1.PodSucceeded && !full[key] {
-				t.Errorf("%s: pod %s Succeeded while %d of the %d pods of its region were bound", key, pod.Name, n, size)
-			}
 			continue
 		}
 		rec[key] = append(rec[key], n)
@@ -142,9 +141,6 @@ func checkGangs(t *testing.T, events []k8stest.PodEvent, regions map[string]*reg
 			falling[key] = true
 		case n == size:
 			full[key] = true
-		}
-		if pod.Status.Phase == corev1.PodSucceeded && !full[key] {
-			t.Errorf("%s: pod %s Succeeded while %d of the %d pods of its region were bound", key, pod.Name, n, size)
 		}
 	}
 	for key, series := range rec {
