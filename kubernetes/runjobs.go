@@ -74,9 +74,9 @@ type JobResult struct {
 	Stats scheduler.Stats
 }
 
-// ErrDriver is the error of a job with a driver: drivers are not run as
-// pods yet.
-var ErrDriver = errors.New("kubernetes: drivers do not run on Kubernetes yet")
+// ErrDriver is the error of a job with a driver: RunJobs does not run
+// drivers yet (Run and Runner do).
+var ErrDriver = errors.New("kubernetes: RunJobs does not run drivers yet")
 
 // RunJobs runs job files on the cluster until every job ended or ctx is
 // done: each job is submitted at its submitAtMs (its queue, user,
