@@ -13,6 +13,8 @@ import (
 // admission is quiet: after Decide (its inputs only record what
 // happened). It returns the first violation found, naming the slot or job:
 //
+//   - capacity: Capacity counts every slot, those AddSlots added
+//     included, and every slot is indexed by its id;
 //   - bookkeeping: every slot is in exactly one place (a free stack, a
 //     job's granted, yielding, driver, reserved or placeholder slots), and
 //     the slot's own state agrees; a slot being reclaimed for a claimant
@@ -54,6 +56,9 @@ import (
 //     would serve the request of a job that may be granted and waited
 //     then (see driverYields).
 func (q *Queues) checkInvariants() error {
+	if err := q.checkCapacity(); err != nil {
+		return err
+	}
 	if err := q.checkBookkeeping(); err != nil {
 		return err
 	}

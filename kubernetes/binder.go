@@ -41,6 +41,12 @@ func (b *Binder) Bind(ctx context.Context, bulk Bulk) ([]*corev1.Pod, error) {
 	for i, p := range bulk.Places {
 		pods[i] = b.Template.Pod(p)
 	}
+	return b.bindPods(ctx, bulk, pods)
+}
+
+// bindPods is Bind of the pods made of bulk's placements (pods[i] of
+// bulk.Places[i]).
+func (b *Binder) bindPods(ctx context.Context, bulk Bulk, pods []*corev1.Pod) ([]*corev1.Pod, error) {
 	created := make([]*corev1.Pod, len(pods))
 	// unsure marks the pods whose create ended without a definite answer
 	// (ctx ended in flight, a timeout, a broken connection): the API
@@ -53,7 +59,7 @@ func (b *Binder) Bind(ctx context.Context, bulk Bulk) ([]*corev1.Pod, error) {
 	ns := b.Template.namespace()
 	api := b.Client.CoreV1().Pods(ns)
 	if !b.SkipNodeCheck {
-		if err := b.checkNodes(ctx, bulk); err != nil {
+		if err := b.checkNodes(ctx, bulk, pods); err != nil {
 			return nil, err
 		}
 	}
@@ -107,7 +113,7 @@ func outcomeUnknown(err error) bool {
 
 // checkNodes fails the bulk (op "check") on the first of its nodes that
 // is gone or not usable.
-func (b *Binder) checkNodes(ctx context.Context, bulk Bulk) *BulkError {
+func (b *Binder) checkNodes(ctx context.Context, bulk Bulk, pods []*corev1.Pod) *BulkError {
 	seen := map[string]bool{}
 	for i, p := range bulk.Places {
 		if seen[p.Node] {
@@ -123,7 +129,7 @@ func (b *Binder) checkNodes(ctx context.Context, bulk Bulk) *BulkError {
 		}
 		if err != nil {
 			return &BulkError{Job: bulk.Job, Region: bulk.Region, Attempt: bulk.Attempt,
-				Pod: PodName(bulk.Places[i].Ref), Node: p.Node, Op: "check", Err: err}
+				Pod: pods[i].Name, Node: p.Node, Op: "check", Err: err}
 		}
 	}
 	return nil

@@ -51,20 +51,20 @@ func observe(t *testing.T, c kubernetes.Interface, inv *rsk8s.Inventory, run str
 
 // nodeName is the name of the test's node i.
 func nodeName(t *testing.T, i int) string {
-	return strings.ToLower(fmt.Sprintf("%s-%s-n%d", k8stest.Prefix(), t.Name()[len("TestIntegration"):], i))
+	return strings.ToLower(fmt.Sprintf("%s-%d-%s-n%d", k8stest.Prefix(), k8stest.Seq(t), t.Name()[len("TestIntegration"):], i))
 }
 
 func TestIntegrationNodesToSlots(t *testing.T) {
 	c := k8stest.Client(t)
 	ctx := context.Background()
-	run := k8stest.Prefix() + "-slots"
+	run := fmt.Sprintf("%s-%d-slots", k8stest.Prefix(), k8stest.Seq(t))
 	n1, n2, n3 := nodeName(t, 1), nodeName(t, 2), nodeName(t, 3)
 	k8stest.FakeNodes(t, c, k8stest.Node{Name: n1, CPU: "4", Memory: "8Gi", Pods: "110"},
 		k8stest.Node{Name: n2, CPU: "2", Memory: "4Gi", Pods: "110"}, k8stest.Node{Name: n3, CPU: "4", Memory: "2Gi", Pods: "110"})
 
 	// A pod not of the run takes 1.5 cpus of n1.
 	foreign := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: k8stest.Prefix() + "-foreign", Namespace: "default"},
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d-foreign", k8stest.Prefix(), k8stest.Seq(t)), Namespace: "default"},
 		Spec: corev1.PodSpec{NodeName: n1, Containers: []corev1.Container{{Name: "web", Image: rsk8s.DefaultImage,
 			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")}}}}},
 	}
@@ -110,7 +110,7 @@ func (d durations) Duration(scheduler.TaskID) time.Duration { return time.Durati
 func TestIntegrationBulkAllOrNothing(t *testing.T) {
 	c := k8stest.Client(t)
 	ctx := context.Background()
-	run := k8stest.Prefix() + "-bulk"
+	run := fmt.Sprintf("%s-%d-bulk", k8stest.Prefix(), k8stest.Seq(t))
 	t.Cleanup(func() {
 		_, err := rsk8s.DeleteRun(ctx, c, "default", run)
 		assert.NoError(t, err)
@@ -219,7 +219,7 @@ func TestIntegrationRunFLIP119(t *testing.T) {
 	c := k8stest.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	run := k8stest.Prefix() + "-flip119"
+	run := fmt.Sprintf("%s-%d-flip119", k8stest.Prefix(), k8stest.Seq(t))
 	var nodes []k8stest.Node
 	for i := 1; i <= 4; i++ {
 		nodes = append(nodes, k8stest.Node{Name: nodeName(t, i), CPU: "1", Memory: "1Gi", Pods: "110"})

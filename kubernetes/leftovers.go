@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,8 +23,9 @@ type Leftover struct {
 }
 
 // Leftovers lists the pods of a run in namespace ns (of every run if run
-// is ""), sorted by run, job, task and attempt. A pod whose labels make
-// no sense is listed with the run its label names and a zero task.
+// is ""), sorted by run, job, task and attempt. A driver's pod is listed
+// with its run and job and a zero task, as is, with the run its label
+// names, a pod whose labels make no sense.
 func Leftovers(ctx context.Context, c kubernetes.Interface, ns, run string) ([]Leftover, error) {
 	list, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: RunSelector(run)})
 	if err != nil {
@@ -38,7 +40,10 @@ func leftoversOf(pods []corev1.Pod) []Leftover {
 	for i := range pods {
 		p := &pods[i]
 		ref, err := RefOf(p)
-		if err != nil {
+		switch {
+		case err != nil && IsDriver(p):
+			ref = TaskRef{Run: p.Labels[LabelRun], Job: p.Annotations[AnnotationJob]}
+		case err != nil:
 			ref = TaskRef{Run: p.Labels[LabelRun]}
 		}
 		out = append(out, Leftover{Ref: ref, Pod: p.Name, Node: p.Spec.NodeName, Phase: p.Status.Phase})
@@ -62,17 +67,28 @@ func DeleteRun(ctx context.Context, c kubernetes.Interface, ns, run string) (int
 	if err != nil {
 		return 0, err
 	}
-	var errs []error
+	errs := make([]error, len(left))
+	sem := make(chan struct{}, deleteParallel)
+	var wg sync.WaitGroup
+	for i, l := range left {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = DeletePod(ctx, c, ns, l.Pod)
+		})
+	}
+	wg.Wait()
 	n := 0
-	for _, l := range left {
-		if err := DeletePod(ctx, c, ns, l.Pod); err != nil {
-			errs = append(errs, err)
-			continue
+	for _, err := range errs {
+		if err == nil {
+			n++
 		}
-		n++
 	}
 	return n, errors.Join(errs...)
 }
+
+// deleteParallel is how many pods DeleteRun deletes at once.
+const deleteParallel = 16
 
 // Finished reads, from the pods of a run, which task attempts finished:
 // for each job, its tasks whose pod Succeeded, each with the latest

@@ -10,10 +10,16 @@ import (
 	"github.com/regionsched/regionsched/multijob"
 )
 
+// closeTimeout bounds the deletion of a run's pods at the end of Run: a
+// run of thousands of pods on a busy API server takes tens of seconds.
+const closeTimeout = 2 * time.Minute
+
 // Run is the driver of a Runner: it starts one (NewRunner), submits the
 // jobs, and steps it every poll (default 200ms) on clk until every job
-// ended or ctx ends. Whatever happens, it then deletes every pod of the
-// run (Close, on a context of its own) and returns how the jobs ended.
+// ended, ctx ends, or nothing can happen any more (a *DeadlockError,
+// Runner.Deadlock). Whatever happens, it then deletes every pod of the
+// run (Close, on a context of its own, for at most 2 minutes) and returns
+// how the jobs ended.
 func Run(ctx context.Context, cfg RunnerConfig, clk clock.Clock, poll time.Duration, specs ...multijob.JobSpec) (ends []multijob.JobEnd, err error) {
 	if poll <= 0 {
 		poll = 200 * time.Millisecond
@@ -23,7 +29,7 @@ func Run(ctx context.Context, cfg RunnerConfig, clk clock.Clock, poll time.Durat
 		return nil, err
 	}
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
 		defer cancel()
 		if cerr := r.Close(cctx); cerr != nil {
 			err = errors.Join(err, cerr)
@@ -37,11 +43,15 @@ func Run(ctx context.Context, cfg RunnerConfig, clk clock.Clock, poll time.Durat
 	t := clk.Ticker(poll)
 	defer t.Stop()
 	for {
-		if err = r.Step(ctx, clk.Now()); err != nil {
+		now := clk.Now()
+		if err = r.Step(ctx, now); err != nil {
 			return r.Ends(), err
 		}
 		if r.Done() {
 			return r.Ends(), nil
+		}
+		if d := r.Deadlock(now); d != nil {
+			return r.Ends(), d
 		}
 		select {
 		case <-ctx.Done():

@@ -52,8 +52,9 @@ type JobsResult struct {
 	// Jobs are the jobs' outcomes, in the order of the jobs given.
 	Jobs []JobResult
 	// Stopped says why the run stopped before every job ended (ctx's
-	// error on SIGINT, SIGTERM or a timeout, or what went wrong); nil
-	// when every job ended.
+	// error on SIGINT, SIGTERM or a timeout, a *DeadlockError when the
+	// jobs left could no longer progress, or what went wrong); nil when
+	// every job ended.
 	Stopped error
 }
 
@@ -73,9 +74,9 @@ type JobResult struct {
 	Stats scheduler.Stats
 }
 
-// ErrDriver is the error of a job with a driver: drivers are not run as
-// pods yet.
-var ErrDriver = errors.New("kubernetes: drivers do not run on Kubernetes yet")
+// ErrDriver is the error of a job with a driver: RunJobs does not run
+// drivers yet (Run and Runner do).
+var ErrDriver = errors.New("kubernetes: RunJobs does not run drivers yet")
 
 // RunJobs runs job files on the cluster until every job ended or ctx is
 // done: each job is submitted at its submitAtMs (its queue, user,
@@ -145,7 +146,10 @@ func startJobs(ctx context.Context, cfg JobsConfig, clk clock.Clock, jobs []runf
 }
 
 // step does one turn at now: it submits the jobs and applies the events
-// due, then steps the Runner. It reports whether every job ended.
+// due, then steps the Runner. It reports whether every job ended; once
+// every job was submitted and every event applied, a *DeadlockError if
+// the jobs left can no longer progress (Runner.Deadlock), which stops the
+// run.
 func (j *jobsRun) step(ctx context.Context, now time.Time) (bool, error) {
 	if err := j.due(now); err != nil {
 		return false, err
@@ -153,7 +157,16 @@ func (j *jobsRun) step(ctx context.Context, now time.Time) (bool, error) {
 	if err := j.r.Step(ctx, now); err != nil {
 		return false, err
 	}
-	return j.submitted == len(j.specs) && j.r.Done(), nil
+	if j.submitted < len(j.specs) || j.events < len(j.cfg.Events) {
+		return false, nil // inputs to come may still move the jobs
+	}
+	if j.r.Done() {
+		return true, nil
+	}
+	if d := j.r.Deadlock(now); d != nil {
+		return false, d
+	}
+	return false, nil
 }
 
 // finish deletes every pod of the run (on a context of its own: ctx may

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/multijob"
 	rsresource "github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/runfile"
@@ -29,9 +30,9 @@ type RunnerConfig struct {
 	// NodeSelector is a label selector of the nodes to use ("": all).
 	NodeSelector string
 	// Jobs configures the jobs' scheduler (multijob.Config): the queues
-	// and their policies in Jobs.Admission. Its Admission.Slots are the
-	// slots of the nodes when the Runner starts; Jobs.Cluster must be nil
-	// (the in-process queues decide).
+	// and their policies in Jobs.Admission. Its Admission.Slots are set to the
+	// slots of the nodes when the Runner starts (those nodes add later
+	// join them); Jobs.Cluster must be nil (the in-process queues decide).
 	Jobs multijob.Config
 	// Binder is how bulks are bound; nil means a Binder of Client and
 	// Template.
@@ -50,16 +51,28 @@ type RunnerConfig struct {
 	// TraceJobs names the job in every trace event (a run of several
 	// jobs).
 	TraceJobs bool
+	// DriverStartup is how long the driver of a job (JobSpec.Driver)
+	// takes to come up once its pod runs, before the job's regions ask
+	// for slots; nil means DefaultDriverStartup for every job.
+	DriverStartup func(job string) time.Duration
+	// BindParallel is how many bulks of one turn are bound at once (each
+	// all-or-nothing on its own); 0 means DefaultBindParallel.
+	BindParallel int
 }
+
+// DefaultBindParallel is how many bulks a Runner binds at once unless
+// RunnerConfig.BindParallel says otherwise.
+const DefaultBindParallel = 8
 
 // Runner runs jobs' tasks as pods: the in-process admission (package
 // admission's queues, through package multijob) decides which region
 // gets which slots; the Runner makes the slots of the nodes, binds the
 // pods of every granted region all together (Binder), and turns what the
 // API server says of pods and nodes into the scheduler's inputs (a pod
-// Running, Succeeded, Failed or deleted; a node lost). It has no
-// goroutine and no clock: Step does one turn at the time it is given, and
-// Run calls it on a clock.
+// Running, Succeeded, Failed or deleted; a node lost or added). It has
+// no clock and nothing runs between turns: Step does one turn at the time
+// it is given (making its API calls a few at once, and waiting for them
+// all), and Run calls it on a clock.
 type Runner struct {
 	cfg    RunnerConfig
 	log    *zap.Logger
@@ -72,12 +85,21 @@ type Runner struct {
 	pods   map[string]*trackedPod
 	owner  map[slotpool.SlotID]string // the job a deployed slot is for
 	tr     tracer
+	// start is the time of the first Submit (a deadlock's time counts
+	// from it); started says it is set.
+	start   time.Time
+	started bool
+	// quiet: the last Step ended on a Ready with nothing in it.
+	quiet bool
 }
 
 // runJob is what the Runner knows of a job.
 type runJob struct {
+	spec  multijob.JobSpec
 	tasks JobTasks
 	ended bool
+	// driver is its driver's pod, once the admission granted it a slot.
+	driver *driverPod
 }
 
 // trackedPod is a pod of the run the Runner waits to hear from.
@@ -133,16 +155,19 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 // Slots returns the slots the jobs share.
 func (r *Runner) Slots() []slotpool.Slot { return r.inv.Slots() }
 
-// Submit submits a job (multijob.Scheduler.Submit); a job with a driver is
-// refused (drivers are not run as pods yet).
+// Submit submits a job (multijob.Scheduler.Submit). A job with a driver
+// (JobSpec.Driver) gets a pod for it in the slot the admission grants it
+// (DriverPod), which runs until the job ends; the job starts
+// (multijob.Scheduler.StartJob) RunnerConfig.DriverStartup after that pod
+// runs.
 func (r *Runner) Submit(now time.Time, spec multijob.JobSpec) error {
-	if spec.Driver != nil {
-		return fmt.Errorf("kubernetes: job %q has a driver: drivers do not run on Kubernetes yet", spec.Name)
-	}
 	if err := r.s.Submit(now, spec); err != nil {
 		return err
 	}
-	r.jobs[spec.Name] = &runJob{tasks: RegionTasks{Regions: spec.Regions, Scale: r.cfg.Scale}}
+	if !r.started {
+		r.start, r.started = now, true
+	}
+	r.jobs[spec.Name] = &runJob{spec: spec, tasks: RegionTasks{Regions: spec.Regions, Scale: r.cfg.Scale}}
 	r.order = append(r.order, spec.Name)
 	return nil
 }
@@ -161,14 +186,21 @@ func (r *Runner) Done() bool {
 func (r *Runner) Ends() []multijob.JobEnd { return r.ends }
 
 // Step does one turn at time now: it reads the pods and nodes (a pod's
-// phase becomes a task event, a lost node lost slots), fires the
-// timeouts due, and applies the scheduler's Ready: cancels (pods
-// deleted), ends, and deployments (bulks bound all together, a bulk that
-// cannot be bound deleted whole and its slots lost).
+// phase becomes a task event, a driver's pod running starts its job once
+// the driver's startup passed, a lost node lost slots, a node added new
+// slots), fires the timeouts due, and applies the scheduler's Ready:
+// cancels (pods deleted), ends (drivers' pods deleted), deployments
+// (bulks bound all together, a bulk that cannot be bound deleted whole
+// and its slots lost), and drivers granted (their pods bound). What the
+// Ready's application itself reports (a bulk that could not be bound) is
+// decided again in the same turn. After a Step, Deadlock says whether
+// the jobs left can still progress.
 func (r *Runner) Step(ctx context.Context, now time.Time) error {
-	if err := r.observePods(ctx, now); err != nil {
+	seen, err := r.observePods(ctx, now)
+	if err != nil {
 		return err
 	}
+	r.observeDrivers(now, seen)
 	if err := r.observeNodes(ctx, now); err != nil {
 		return err
 	}
@@ -177,7 +209,19 @@ func (r *Runner) Step(ctx context.Context, now time.Time) error {
 			return err
 		}
 	}
-	return r.apply(ctx, now, r.s.Ready())
+	const maxRounds = 64
+	r.quiet = false
+	for range maxRounds {
+		rd := r.s.Ready()
+		if rd.Empty() {
+			r.quiet = true
+			return nil
+		}
+		if err := r.apply(ctx, now, rd); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close deletes every pod of the run: the end of a run, a kill, or the
@@ -187,6 +231,10 @@ func (r *Runner) Close(ctx context.Context) error {
 	return err
 }
 
+// livePods is the field selector of the pods that may request something
+// of their nodes.
+const livePods = "status.phase!=" + string(corev1.PodSucceeded) + ",status.phase!=" + string(corev1.PodFailed)
+
 // capacities lists the nodes and every pod and returns the nodes'
 // capacities for the run.
 func (r *Runner) capacities(ctx context.Context) ([]NodeCapacity, error) {
@@ -194,7 +242,9 @@ func (r *Runner) capacities(ctx context.Context) ([]NodeCapacity, error) {
 	if err != nil {
 		return nil, err
 	}
-	pods, err := r.cfg.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	// Pods Succeeded or Failed request nothing (CapacityOf): the API
+	// server leaves them out.
+	pods, err := r.cfg.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: livePods})
 	if err != nil {
 		return nil, err
 	}
@@ -205,9 +255,9 @@ func (r *Runner) capacities(ctx context.Context) ([]NodeCapacity, error) {
 	return caps, nil
 }
 
-// observeNodes tells the jobs of the slots lost since the last look. The
-// slots nodes add are only logged: the queues' slots are fixed when the
-// Runner starts.
+// observeNodes tells the jobs of the slots lost since the last look, and
+// the admission of the slots added (admission.Queues.AddSlots): a node
+// that joined, or room a pod not of the run left.
 func (r *Runner) observeNodes(ctx context.Context, now time.Time) error {
 	caps, err := r.capacities(ctx)
 	if err != nil {
@@ -221,7 +271,14 @@ func (r *Runner) observeNodes(ctx context.Context, now time.Time) error {
 		}
 	}
 	if len(ch.Added) > 0 {
-		r.log.Info("slots added, not used by this run", zap.Int("slots", len(ch.Added)))
+		r.log.Info("slots added", zap.Int("slots", len(ch.Added)))
+		q, ok := r.s.Cluster().(*admission.Queues)
+		if !ok {
+			return errors.New("kubernetes: the jobs' cluster is not the in-process admission")
+		}
+		if err := r.s.ClusterInput(now, func(now time.Time) error { return q.AddSlots(now, ch.Added...) }); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -3,12 +3,15 @@ package kubernetes
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/scheduler"
@@ -39,16 +42,31 @@ func (t RegionTasks) Duration(v scheduler.TaskID) time.Duration {
 var _ JobTasks = RegionTasks{}
 
 // observePods reads the pods of the run and reports what changed of each
-// task attempt the Runner waits on.
-func (r *Runner) observePods(ctx context.Context, now time.Time) error {
-	list, err := r.cfg.Client.CoreV1().Pods(r.cfg.Template.namespace()).List(ctx, metav1.ListOptions{LabelSelector: RunSelector(r.cfg.Run)})
+// task attempt the Runner waits on; it returns the pods by name. It lists
+// the pods of the run that have not Succeeded (those kept as the record
+// of what finished are not listed again and again), then looks up each
+// pod it waits on that the list left out: Succeeded since the last turn,
+// or deleted.
+func (r *Runner) observePods(ctx context.Context, now time.Time) (map[string]*corev1.Pod, error) {
+	api := r.cfg.Client.CoreV1().Pods(r.cfg.Template.namespace())
+	list, err := api.List(ctx, metav1.ListOptions{LabelSelector: RunSelector(r.cfg.Run), FieldSelector: notSucceeded})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	seen := make(map[string]*corev1.Pod, len(list.Items))
 	for i := range list.Items {
 		seen[list.Items[i].Name] = &list.Items[i]
 	}
+	var missing []string
+	for name, p := range r.pods {
+		if _, ok := seen[name]; !ok && !p.ours {
+			missing = append(missing, name)
+		}
+	}
+	if err := r.lookUp(ctx, missing, seen); err != nil {
+		return nil, err
+	}
+	var early []string // finishes refused as early
 	for name, p := range r.pods {
 		pod, ok := seen[name]
 		if p.ours {
@@ -77,9 +95,66 @@ func (r *Runner) observePods(ctx context.Context, now time.Time) error {
 			// Ended: the pod stays (the record of what the task did)
 			// until the run ends, but there is nothing more to hear.
 			delete(r.pods, name)
+		} else if ev == TaskFinished {
+			early = append(early, name)
 		}
 	}
-	return nil
+	r.retryEarly(now, early)
+	return seen, nil
+}
+
+// retryEarly tells again the finishes the scheduler refused as early in
+// this look (a consumer of a hybrid result whose producer's finish came
+// later in the same look), for as long as one of them is taken: the
+// order of one look's pods does not decide.
+func (r *Runner) retryEarly(now time.Time, early []string) {
+	for progress := true; progress; {
+		progress = false
+		for _, name := range early {
+			p, ok := r.pods[name]
+			if !ok {
+				continue
+			}
+			r.report(now, p, TaskFinished)
+			if p.reported >= TaskFinished {
+				delete(r.pods, name)
+				progress = true
+			}
+		}
+	}
+}
+
+// notSucceeded is the field selector of the pods that have not Succeeded.
+const notSucceeded = "status.phase!=" + string(corev1.PodSucceeded)
+
+// lookUp gets the pods named, a few at once, and adds those that exist to
+// seen (a pod not found was deleted).
+func (r *Runner) lookUp(ctx context.Context, names []string, seen map[string]*corev1.Pod) error {
+	api := r.cfg.Client.CoreV1().Pods(r.cfg.Template.namespace())
+	got := make([]*corev1.Pod, len(names))
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, DefaultBindParallel)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			pod, err := api.Get(ctx, name, metav1.GetOptions{})
+			switch {
+			case err == nil:
+				got[i] = pod
+			case !apierrors.IsNotFound(err):
+				errs[i] = err
+			}
+		})
+	}
+	wg.Wait()
+	for i, pod := range got {
+		if pod != nil {
+			seen[names[i]] = pod
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // report tells the job's scheduler a task event of a pod. A finish the
@@ -152,42 +227,101 @@ func (r *Runner) apply(ctx context.Context, now time.Time, rd multijob.Ready) er
 	for _, end := range rd.Ended {
 		if j, ok := r.jobs[end.Job]; ok {
 			j.ended = true
+			r.stopDriver(j)
 		}
 		r.ends = append(r.ends, end)
 		r.log.Info("job ended", zap.String("job", end.Job), zap.Stringer("outcome", end.Outcome), zap.Error(end.Err))
 	}
+	var bulks []Bulk
 	for _, jr := range rd.Jobs {
 		if len(jr.Deploy) == 0 {
 			continue
 		}
 		j := r.jobs[jr.Job]
-		bulks, err := PlanBulks(r.cfg.Run, jr.Job, jr.Deploy, r.inv.Slot, j.tasks)
-		if err != nil {
-			// A slot the inventory lost since the grant: the job hears
-			// of it as lost.
-			r.log.Info("deployment on a lost slot", zap.String("job", jr.Job), zap.Error(err))
-			for _, d := range jr.Deploy {
-				if _, ok := r.inv.Slot(d.Slot); !ok {
-					r.owner[d.Slot] = jr.Job
-					r.slotLost(now, jr.Job, d.Slot)
-				}
-			}
+		deploys := r.onKnownSlots(now, jr.Job, jr.Deploy)
+		jb, err := PlanBulks(r.cfg.Run, jr.Job, deploys, r.inv.Slot, j.tasks)
+		if err != nil { // cannot happen: every slot of deploys is known
+			r.log.Warn("deployments not placed", zap.String("job", jr.Job), zap.Error(err))
 			continue
 		}
-		for _, b := range bulks {
-			r.bind(ctx, now, b)
+		bulks = append(bulks, jb...)
+	}
+	r.bindAll(ctx, now, bulks)
+	for _, ev := range rd.Events {
+		if ev.Kind == admission.DriverGranted {
+			r.startDriver(ctx, now, ev.Job, ev.Slot)
 		}
 	}
 	return ctx.Err()
 }
 
-// bind binds one bulk; one that cannot be bound loses its slots.
-func (r *Runner) bind(ctx context.Context, now time.Time, b Bulk) {
-	key := [3]int64{int64(r.jobIndex(b.Job)), int64(b.Region), int64(b.Attempt)}
-	for _, s := range b.Slots() {
-		r.owner[s] = b.Job
+// onKnownSlots returns the deployments of a job whose region attempts
+// have every slot in the inventory. A region attempt placed in a slot
+// the inventory lost since the grant is not bound at all: the job hears
+// of the slot as lost (its region fails over), and the region's other
+// tasks are canceled by its restart.
+func (r *Runner) onKnownSlots(now time.Time, job string, deploys []scheduler.Deployment) []scheduler.Deployment {
+	bad := map[[2]int64]bool{}
+	for _, d := range deploys {
+		if _, ok := r.inv.Slot(d.Slot); !ok {
+			bad[[2]int64{int64(d.Region), int64(d.Attempt)}] = true
+		}
 	}
-	pods, err := r.binder.Bind(ctx, b)
+	if len(bad) == 0 {
+		return deploys
+	}
+	out := make([]scheduler.Deployment, 0, len(deploys))
+	for _, d := range deploys {
+		if !bad[[2]int64{int64(d.Region), int64(d.Attempt)}] {
+			out = append(out, d)
+			continue
+		}
+		if _, ok := r.inv.Slot(d.Slot); !ok {
+			r.log.Info("deployment on a lost slot", zap.String("job", job), zap.Int64("slot", int64(d.Slot)), zap.Int64("region", int64(d.Region)))
+			r.owner[d.Slot] = job
+			r.slotLost(now, job, d.Slot)
+		}
+	}
+	return out
+}
+
+// bindAll binds the bulks of one Ready, up to RunnerConfig.BindParallel
+// at once (each bulk all-or-nothing, independently of the others), then
+// records each outcome in order: the pods of a bulk bound are tracked, the
+// slots of one that could not be bound are lost.
+func (r *Runner) bindAll(ctx context.Context, now time.Time, bulks []Bulk) {
+	type outcome struct {
+		pods []*corev1.Pod
+		err  error
+	}
+	out := make([]outcome, len(bulks))
+	par := r.cfg.BindParallel
+	if par <= 0 {
+		par = DefaultBindParallel
+	}
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for i := range bulks {
+		for _, s := range bulks[i].Slots() {
+			r.owner[s] = bulks[i].Job
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			pods, err := r.binder.Bind(ctx, bulks[i])
+			out[i] = outcome{pods, err}
+		})
+	}
+	wg.Wait()
+	for i, b := range bulks {
+		r.bound(now, b, out[i].pods, out[i].err)
+	}
+}
+
+// bound records how binding a bulk ended: its pods tracked, or its slots
+// lost.
+func (r *Runner) bound(now time.Time, b Bulk, pods []*corev1.Pod, err error) {
+	key := [3]int64{int64(r.jobIndex(b.Job)), int64(b.Region), int64(b.Attempt)}
 	if err != nil {
 		var be *BulkError
 		if errors.As(err, &be) && be.Cleanup != nil {

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,7 +75,16 @@ type Node struct {
 	CPU    string // e.g. "4"
 	Memory string // e.g. "8Gi"
 	Pods   string // e.g. "110"
+	// Group, if set, is the value of the node's label GroupLabel: a
+	// test's runs select their own nodes by it (Selector).
+	Group string
 }
+
+// GroupLabel is the label of a fake node naming its Group.
+const GroupLabel = "regionsched.io/test-group"
+
+// Selector returns the node selector of a group of fake nodes (Node.Group).
+func Selector(group string) string { return GroupLabel + "=" + group }
 
 // FakeNodes creates KWOK nodes (annotated kwok.x-k8s.io/node=fake, which
 // the KWOK of k8s-up.sh manages), waits until KWOK made them all Ready,
@@ -90,6 +101,9 @@ func FakeNodes(t testing.TB, c kubernetes.Interface, nodes ...Node) {
 			ObjectMeta: metav1.ObjectMeta{Name: n.Name, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
 				Labels: map[string]string{"type": "kwok", "regionsched.io/test": Prefix()}},
 			Status: corev1.NodeStatus{Allocatable: alloc, Capacity: alloc},
+		}
+		if n.Group != "" {
+			node.Labels[GroupLabel] = n.Group
 		}
 		if _, err := c.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("creating node %s: %v", n.Name, err)
@@ -128,6 +142,19 @@ func DeleteNode(t testing.TB, c kubernetes.Interface, name string) {
 	}
 }
 
+// NoPodsLeft fails the test unless no pod of run is left in namespace ns.
+func NoPodsLeft(t testing.TB, c kubernetes.Interface, ns, run string) {
+	t.Helper()
+	left, err := rsk8s.Leftovers(context.Background(), c, ns, run)
+	if err != nil {
+		t.Errorf("listing the pods of run %s: %v", run, err)
+		return
+	}
+	if len(left) > 0 {
+		t.Errorf("run %s left %d pods: %v", run, len(left), left)
+	}
+}
+
 // WaitFor polls ok every 50 ms until it holds, or fails the test after
 // timeout.
 func WaitFor(t testing.TB, timeout time.Duration, what string, ok func() bool) {
@@ -142,3 +169,17 @@ func WaitFor(t testing.TB, timeout time.Duration, what string, ok func() bool) {
 }
 
 func isNotFound(err error) bool { return apierrors.IsNotFound(err) }
+
+var (
+	seqs    sync.Map // testing.TB -> int64
+	nextSeq atomic.Int64
+)
+
+// Seq returns a number unique to the test in this process, the same at
+// every call of one test: names made of it (runs, pods, nodes) differ
+// from one run of a test to the next under go test -count, so that no
+// pod or node is made again under the name of one just deleted.
+func Seq(t testing.TB) int64 {
+	v, _ := seqs.LoadOrStore(t, nextSeq.Add(1))
+	return v.(int64)
+}
