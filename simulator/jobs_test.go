@@ -199,3 +199,40 @@ func TestFreedSlotsGoBackToTheAdmission(t *testing.T) {
 	assert.Equal(t, map[string]int{"p1": 1, "p3": 3}, deploys[time.Second], "p1 is above its share: its freed slots go to p3 first")
 	assert.Equal(t, map[string]int{"p1": 1, "p3": 3}, deploys[2*time.Second])
 }
+
+// TestQueuesAreServedByName: a job's priority counts only within its
+// queue. On 2 slots a fair-share queue keeps two 1000-priority jobs
+// busy with tasks of 100 ms; a 9000-priority job of one slot arrives at
+// 50 ms alone in a queue of its own. Named root.urgent (after
+// root.shared) it waits until root.shared has nothing left to run; named
+// root.aaa (before root.shared) it gets the first freed slot, at 100 ms.
+func TestQueuesAreServedByName(t *testing.T) {
+	job := func(name, queue string, prio, tasks int, at time.Duration) runfile.Job {
+		sub := topology.DefaultSubmission()
+		sub.Queue, sub.Priority, sub.SubmitAt = queue, prio, at
+		g, err := topology.NewBuilder(name).
+			AddVertex(topology.JobVertex{ID: "A", Parallelism: tasks, Duration: 100 * time.Millisecond}).
+			SetSubmission(sub).
+			Build()
+		require.NoError(t, err)
+		return runfile.Job{Name: name, Job: g}
+	}
+	firstDeploy := func(urgentQueue string) time.Duration {
+		jobs := []runfile.Job{job("busy-1", "root.shared", 1000, 10, 0), job("busy-2", "root.shared", 1000, 10, 0),
+			job("urgent", urgentQueue, 9000, 1, 50*time.Millisecond)}
+		queues := []admission.QueueConfig{{Name: "root.shared", Policy: admission.FairShare}, {Name: urgentQueue, Policy: admission.Priority}}
+		res, per, err := simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Mode: exchange.AllBlocking,
+			Cluster: slots(2), Queues: queues, DefaultPolicy: admission.FIFO})
+		require.NoError(t, err)
+		require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
+		for _, j := range per {
+			if j.Name == "urgent" {
+				return j.FirstDeploy
+			}
+		}
+		t.Fatal("no result for the urgent job")
+		return 0
+	}
+	assert.Equal(t, 100*time.Millisecond, firstDeploy("root.aaa"), "a queue first by name takes the first freed slot")
+	assert.Greater(t, firstDeploy("root.urgent"), 100*time.Millisecond, "a queue last by name waits while root.shared has work, whatever the priority")
+}
