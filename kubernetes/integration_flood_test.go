@@ -39,7 +39,7 @@ func floodFiles() []string {
 
 // runFlood runs the driver flood on 4 one-slot KWOK nodes under a queue
 // policy, recording its pods.
-func runFlood(t *testing.T, policy admission.Policy) ([]multijob.JobEnd, error, []k8stest.PodEvent, map[string]*region.Regions) {
+func runFlood(t *testing.T, policy admission.Policy) ([]multijob.JobEnd, []k8stest.PodEvent, map[string]*region.Regions, error) {
 	c := k8stest.Client(t)
 	g := group(t)
 	oneSlotNodes(t, c, g, 1, 4)
@@ -59,7 +59,7 @@ func runFlood(t *testing.T, policy admission.Policy) ([]multijob.JobEnd, error, 
 	ends, err := rsk8s.Run(ctx, cfg, realClock(), poll, specs...)
 	t.Logf("the flood under %s: %v after %v", policy, err, time.Since(start))
 	k8stest.NoPodsLeft(t, c, "default", g)
-	return ends, err, rec.Stop(t), regions
+	return ends, rec.Stop(t), regions, err
 }
 
 // simulateFlood runs the driver flood in the simulator on 4 slots.
@@ -85,7 +85,7 @@ func simulateFlood(t *testing.T, policy admission.Policy) (*simulator.Result, []
 // the four drivers' pods, one per node, and not one task's.
 func TestIntegrationFloodFIFODeadlocks(t *testing.T) {
 	t.Parallel()
-	ends, err, events, _ := runFlood(t, admission.FIFO)
+	ends, events, _, err := runFlood(t, admission.FIFO)
 	var de *rsk8s.DeadlockError
 	require.ErrorAs(t, err, &de)
 	assert.Empty(t, ends, "no job ended")
@@ -119,7 +119,7 @@ func TestIntegrationFloodFIFODeadlocks(t *testing.T) {
 // running job's and the next one's).
 func TestIntegrationFloodStateAwareFinishes(t *testing.T) {
 	t.Parallel()
-	ends, err, events, regions := runFlood(t, admission.StateAware)
+	ends, events, regions, err := runFlood(t, admission.StateAware)
 	require.NoError(t, err)
 	require.Len(t, ends, 4)
 	for _, end := range ends {
