@@ -323,6 +323,11 @@ type queue struct {
 	// prios counts its accepted jobs that have not ended, by priority
 	// (claims walk faster when there is one priority).
 	prios map[int]int
+	// node is its place in the hierarchy (queuetree.go); submitted counts
+	// the jobs submitted to it, firstJob names the first.
+	node      *qnode
+	submitted int
+	firstJob  string
 }
 
 // Queues is the queue-level admission for many jobs on one cluster: a
@@ -349,6 +354,7 @@ type Queues struct {
 	capacity      []resource.Count
 	queues        map[string]*queue
 	qorder        []*queue // by name
+	nodes         map[string]*qnode
 	jobs          []*job
 	byName        map[string]*job
 	events        []Event
@@ -418,6 +424,7 @@ func New(cfg Config) (*Queues, error) {
 		profIdx: map[resource.Profile]int32{},
 		queues:  map[string]*queue{},
 		byName:  map[string]*job{},
+		nodes:   map[string]*qnode{},
 		debug:   cfg.Logger.Core().Enabled(zap.DebugLevel),
 		backoff: cfg.Backoff,
 	}
@@ -459,6 +466,9 @@ func New(cfg Config) (*Queues, error) {
 	if _, ok := q.queues["root.default"]; !ok {
 		q.addQueue(QueueConfig{Name: "root.default", Policy: cfg.DefaultPolicy}) // where jobs that name no queue go
 	}
+	if err := q.checkCapacities(); err != nil {
+		return nil, err
+	}
 	return q, nil
 }
 
@@ -467,6 +477,8 @@ func (q *Queues) addQueue(qc QueueConfig) *queue {
 		qc.StartingTimeout = DefaultStartingTimeout
 	}
 	qu := &queue{cfg: qc, order: rbtree.New(byKey), holders: rbtree.New(byHolderKey)}
+	qu.node = q.node(qc.Name)
+	qu.node.qu, qu.node.guaranteed, qu.node.max = qu, qc.GuaranteedSlots, qc.MaxSlots
 	q.queues[qc.Name] = qu
 	q.qorder = append(q.qorder, qu)
 	sort.Slice(q.qorder, func(a, b int) bool { return q.qorder[a].cfg.Name < q.qorder[b].cfg.Name })
@@ -549,7 +561,13 @@ func (q *Queues) submit(now time.Time, spec JobSpec) (*port, error) {
 		if err := qc.validate(); err != nil {
 			return nil, err
 		}
+		if err := q.checkNewLeaf(spec.Queue, spec.Name); err != nil {
+			return nil, err
+		}
 		qu = q.addQueue(qc)
+	}
+	if err := q.checkLeaf(qu, spec.Name); err != nil {
+		return nil, err
 	}
 	q.now = now
 	if g := spec.Gang; g != nil {
@@ -571,6 +589,9 @@ func (q *Queues) submit(now time.Time, spec JobSpec) (*port, error) {
 		q.gangJobs = append(q.gangJobs, j)
 	}
 	q.jobs = append(q.jobs, j)
+	if qu.submitted++; qu.submitted == 1 {
+		qu.firstJob = spec.Name
+	}
 	if qu.cfg.Policy == FairShare {
 		qu.jobs = append(qu.jobs, j)
 	}
