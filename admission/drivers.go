@@ -1,8 +1,6 @@
 package admission
 
 import (
-	"slices"
-
 	"github.com/regionsched/regionsched/resource"
 )
 
@@ -29,7 +27,7 @@ func (q *Queues) startNeed(j *job) (need []resource.Count, n int) {
 		need = append(need, resource.Count{Profile: *j.spec.Driver, N: 1})
 	}
 	need = append(need, j.spec.Start...)
-	return need, resource.Matched(need, q.capacity, q.cfg.Matching)
+	return need, min(resource.Matched(need, q.capacity, q.cfg.Matching), j.queue.capOf())
 }
 
 // startFollows reports whether the slots counted in have (per profile)
@@ -61,9 +59,10 @@ func (q *Queues) driverYields(j *job, p int32) (yields, follows bool) {
 	if own[p] > 0 {
 		return false, true // it takes a slot kept for it, no free one
 	}
-	have := slices.Clone(own)
-	for f, list := range q.free {
-		have[f] += len(list)
+	have := make([]int, len(q.profiles))
+	q.freeTo(j.queue, have)
+	for p, n := range own {
+		have[p] += n
 	}
 	if q.startFollows(j, have) {
 		return false, true
@@ -96,9 +95,7 @@ func (q *Queues) requestServed(x *job, extra int32) bool {
 		return false
 	}
 	have := make([]int, len(q.profiles))
-	for f, list := range q.free {
-		have[f] = len(list)
-	}
+	q.freeTo(x.queue, have)
 	if extra >= 0 {
 		have[extra]++
 	}

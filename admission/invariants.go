@@ -21,7 +21,9 @@ import (
 //     of each queue's held slots, starting and running jobs add up (and
 //     those of each job's asks by size); no
 //     queue runs more jobs than its maxRunningJobs, nor more than one
-//     starting under StateAware; a job that ended holds nothing;
+//     starting under StateAware; a job that ended holds nothing; each
+//     queue counts what its subtree holds, and none holds more than its
+//     maxSlots (queuetree_check.go);
 //   - no idle slot beside a waiting job: no job that may be granted now
 //     (not held back by StateAware, maxRunningJobs or a gang's requeue
 //     backoff) waits for its gang, its driver or the first of its asks in
@@ -52,6 +54,9 @@ func (q *Queues) checkInvariants() error {
 		return err
 	}
 	if err := q.checkCounters(); err != nil {
+		return err
+	}
+	if err := q.checkTenants(); err != nil {
 		return err
 	}
 	if err := q.checkNoIdleSlot(); err != nil {
@@ -335,6 +340,9 @@ func (q *Queues) checkNoIdleSlot() error {
 		if j.driver && !j.hasSlot && !j.gangWaits() {
 			if p, ok := q.driverProfile(j); ok && yields(q.driverYields(j, p)) {
 				continue // it leaves the slot to a request (drivers.go)
+			}
+			if !q.startFitsRoom(j) {
+				continue // its first regions could not follow within its queues' maxima
 			}
 		}
 		avail, _ := q.availableTo(j)

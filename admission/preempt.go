@@ -55,7 +55,7 @@ import (
 // order. It reports whether it reserved free slots (decide runs another
 // pass: jobs visited already may not use them).
 func (q *Queues) preemptAll() {
-	for _, qu := range q.qorder {
+	for _, qu := range q.fairQueues() {
 		if !qu.cfg.Preempt || qu.order.Len() == 0 {
 			continue
 		}
@@ -183,10 +183,11 @@ func (q *Queues) preemptFor(c *job) bool {
 	have := slices.Clone(base)
 	q.pickVictims(c, victims, all, have)
 	k := len(demand)
+	room := q.room(c.queue) + len(c.reserved) + len(c.placeholders)
 	for k > 0 {
 		want := flatten(demand, k)
-		if q.matched(want, have) >= sumCounts(want) {
-			break
+		if sumCounts(want) <= room && q.matched(want, have) >= sumCounts(want) {
+			break // (within what its queues' maxima leave room for)
 		}
 		k--
 	}
@@ -205,9 +206,7 @@ func (q *Queues) preemptFor(c *job) bool {
 	// Free slots toward it are kept for it: the preempted ones complete
 	// them.
 	freeUse := make([]int, np)
-	for p, f := range q.free {
-		freeUse[p] = len(f)
-	}
+	q.freeTo(c.queue, freeUse)
 	q.reserveFree(c, want, freeUse)
 	q.takeFrom(c, picks)
 	q.stamp++
@@ -335,9 +334,7 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 func (q *Queues) coming(c *job, free bool, skip []int32) []int {
 	have := make([]int, len(q.profiles))
 	if free {
-		for p, f := range q.free {
-			have[p] += len(f)
-		}
+		q.freeTo(c.queue, have)
 	}
 	for _, list := range [][]int32{c.reserved, c.incoming, c.placeholders} {
 		for _, idx := range list {

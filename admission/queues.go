@@ -328,6 +328,8 @@ type queue struct {
 	node      *qnode
 	submitted int
 	firstJob  string
+	// rank is its place in the fair order of queues (rankQueues).
+	rank int32
 }
 
 // Queues is the queue-level admission for many jobs on one cluster: a
@@ -355,6 +357,12 @@ type Queues struct {
 	queues        map[string]*queue
 	qorder        []*queue // by name
 	nodes         map[string]*qnode
+	// turn is the queue a decide pass serves, while it comes first in
+	// the fair order of turnQueues queues (queuesort.go); turnEnded: it
+	// stopped coming first.
+	turn       *queue
+	turnQueues int
+	turnEnded  bool
 	jobs          []*job
 	byName        map[string]*job
 	events        []Event
@@ -608,8 +616,12 @@ func (q *Queues) submit(now time.Time, spec JobSpec) (*port, error) {
 }
 
 // fits checks that the job's gang, and its driver plus largest region,
-// fit the cluster as configured (Config.Cluster, else the slots).
+// fit the cluster as configured (Config.Cluster, else the slots) and its
+// queue's maxSlots (and its parents').
 func (q *Queues) fits(j *job) (string, bool) {
+	if reason, ok := q.fitsQueue(j); !ok {
+		return reason, false
+	}
 	capacity := q.capacity
 	if q.cfg.Cluster != nil {
 		capacity = q.cfg.Cluster

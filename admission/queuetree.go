@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/regionsched/regionsched/internal/plural"
 )
 
 // Queues are tenants: each has a guaranteed and a maximum number of slots
@@ -274,4 +276,116 @@ func CheckCapacities(queues []QueueConfig) error {
 		n.guaranteed, n.max = qc.GuaranteedSlots, qc.MaxSlots
 	}
 	return q.checkCapacities()
+}
+
+// addGranted counts d more slots granted to j (its driver, its pool's,
+// its placeholders), in j and its queues.
+func (q *Queues) addGranted(j *job, d int) {
+	j.granted += d
+	q.addUse(j.queue, d)
+}
+
+// freeTo sets n[p] to the free slots of each profile p that a job of qu
+// may take: all of them, or, when its queues' maxima leave room for
+// fewer, that many, the profiles in order.
+func (q *Queues) freeTo(qu *queue, n []int) {
+	r := q.room(qu)
+	for p, f := range q.free {
+		n[p] = min(len(f), r)
+		r -= n[p]
+	}
+}
+
+// freeCounts is freeTo into a new slice.
+func (q *Queues) freeCounts(qu *queue) []int {
+	n := make([]int, len(q.profiles))
+	q.freeTo(qu, n)
+	return n
+}
+
+// capNode returns the node whose maxSlots caps qu the most (nil: none).
+func (qu *queue) capNode() *qnode {
+	var c *qnode
+	for n := qu.node; n != nil; n = n.parent {
+		if n.max > 0 && (c == nil || n.max < c.max) {
+			c = n
+		}
+	}
+	return c
+}
+
+// fitsQueue checks that the job's gang, and its driver plus largest
+// region, fit its queue's maxSlots and its parents'.
+func (q *Queues) fitsQueue(j *job) (string, bool) {
+	c := j.queue.capNode()
+	if c == nil {
+		return "", true
+	}
+	capText := fmt.Sprintf("queue %s holds at most %s (maxSlots)", c.name, plural.Count(c.max, "slot"))
+	if g := j.spec.Gang; g != nil && g.MinSlots > c.max {
+		return fmt.Sprintf("its gang of %s can never be reserved: %s", plural.Count(g.MinSlots, "slot"), capText), false
+	}
+	n := sumCounts(j.spec.Largest)
+	what, with := j.spec.LargestName, ""
+	if what == "" {
+		what = "the largest region"
+	}
+	if j.spec.Driver != nil {
+		n++
+		with = " with the driver"
+	}
+	if n > c.max {
+		return fmt.Sprintf("%s needs %s at once%s; %s", what, plural.Count(n, "slot"), with, capText), false
+	}
+	return "", true
+}
+
+// MaxSlotsOf returns the most slots a job of the named queue may ever
+// hold with the queues configured: the least maxSlots of the queue and
+// its parents, 0 if none has one. A runtime caps a gang's derived
+// minimum with it, as with the cluster's size.
+func MaxSlotsOf(queues []QueueConfig, queue string) int {
+	if queue == "" {
+		queue = "root.default"
+	}
+	least := 0
+	for _, qc := range queues {
+		if qc.MaxSlots > 0 && (qc.Name == queue || strings.HasPrefix(queue, qc.Name+".")) && (least == 0 || qc.MaxSlots < least) {
+			least = qc.MaxSlots
+		}
+	}
+	return least
+}
+
+// QueueUsage is one queue of the hierarchy as it stands (Queues.Usage).
+type QueueUsage struct {
+	// Name is the queue's full name; a parent only implied by its
+	// children is listed too.
+	Name string
+	// Guaranteed and Max are its configured slots (Max 0: unlimited).
+	Guaranteed, Max int
+	// Used counts the slots its subtree holds: drivers, slots granted
+	// (those being reclaimed too), gang placeholders, free slots reserved
+	// for claims.
+	Used int
+}
+
+// Usage returns every queue of the hierarchy, root included, by name.
+func (q *Queues) Usage() []QueueUsage {
+	out := make([]QueueUsage, 0, len(q.nodes))
+	for _, n := range q.nodes {
+		out = append(out, QueueUsage{Name: n.name, Guaranteed: n.guaranteed, Max: n.max, Used: n.used})
+	}
+	slices.SortFunc(out, func(a, b QueueUsage) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// startFitsRoom reports whether j's driver with its first regions (as
+// startNeed counts them) fits the room its queues' maxima leave, with the
+// slots kept for it: a driver granted beyond that would hold a slot its
+// own regions, or another job's of the queue, need, and is never taken
+// back.
+func (q *Queues) startFitsRoom(j *job) bool {
+	_, n := q.startNeed(j)
+	return n <= q.room(j.queue)+len(j.reserved)+len(j.placeholders)
 }
