@@ -363,10 +363,10 @@ type Queues struct {
 	turn       *queue
 	turnQueues int
 	turnEnded  bool
-	jobs          []*job
-	byName        map[string]*job
-	events        []Event
-	pending       []JobID // jobs given messages since the last Pending call
+	jobs       []*job
+	byName     map[string]*job
+	events     []Event
+	pending    []JobID // jobs given messages since the last Pending call
 	// revokes lists the slots with a revokeAt (some stale).
 	revokes []int32
 	now     time.Time
