@@ -27,7 +27,10 @@
 //     sibling queues below their guarantee first, the lowest held /
 //     guaranteed first, then the fewest held above their guarantee, ties
 //     by name. No queue, with its children, holds more than its
-//     maximum. A job's priority counts within its queue only.
+//     maximum. A job's priority counts within its queue, and in
+//     preemptions: a preempting queue below its guarantee takes slots of
+//     lower-priority jobs of queues above theirs, up to its guarantee
+//     (preempt_tenants.go).
 //
 // Cluster is the seam many jobs share: Queues is one, a Slurm cluster
 // (package slurm's) another, where Slurm decides. Its Submit returns

@@ -421,8 +421,8 @@ func (q *Queues) checkPreemptions() error {
 			return fmt.Errorf("admission: %s of job %s is still to be preempted for job %s, which may not be granted anything (%s)", q.slotName(int32(idx)), v.spec.Name, c.spec.Name, q.blocked(c))
 		case c.spec.Priority <= v.spec.Priority:
 			return fmt.Errorf("admission: %s of job %s (priority %d) is still to be preempted for job %s of priority %d", q.slotName(int32(idx)), v.spec.Name, v.spec.Priority, c.spec.Name, c.spec.Priority)
-		case c.queue != v.queue:
-			return fmt.Errorf("admission: %s of job %s (queue %s) is to be preempted for job %s of queue %s", q.slotName(int32(idx)), v.spec.Name, v.queue.cfg.Name, c.spec.Name, c.queue.cfg.Name)
+		case c.queue != v.queue && c.queue.node.used >= c.queue.node.guaranteed:
+			return fmt.Errorf("admission: %s of job %s (queue %s) is to be preempted for job %s of queue %s, which holds its guarantee", q.slotName(int32(idx)), v.spec.Name, v.queue.cfg.Name, c.spec.Name, c.queue.cfg.Name)
 		case q.overtaken(c):
 			return fmt.Errorf("admission: %s of job %s is still to be preempted for job %s, which holds its fair share while a job below its share waits", q.slotName(int32(idx)), v.spec.Name, c.spec.Name)
 		}

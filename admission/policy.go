@@ -82,8 +82,9 @@ type QueueConfig struct {
 	ReclaimTimeout time.Duration
 	// GuaranteedSlots is the queue's guaranteed share of the cluster, in
 	// slots (its subtree included): across sibling queues, those below
-	// their guarantee are served first, and a preempting queue below it
-	// takes slots back from queues above theirs. 0: none.
+	// their guarantee are served first, and a queue below it that
+	// preempts (Preempt) takes slots of lower-priority jobs back from
+	// queues above theirs, never taking one below its guarantee. 0: none.
 	GuaranteedSlots int
 	// MaxSlots caps the slots the queue and its subtree hold at once
 	// (drivers, placeholders and reserved slots count); 0: unlimited.
