@@ -320,10 +320,10 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 				have[s.profile]--
 			}
 		}
-if v.queue != c.queue {
+		if v.queue != c.queue {
 			cb.take(v.queue, c.queue, len(picks)-before)
 		}
-				// Last, the slots a claim asks back from it for another job: they
+		// Last, the slots a claim asks back from it for another job: they
 		// leave it anyway, but that claim loses them.
 		for _, idx := range v.yielding {
 			if m >= need {
