@@ -55,6 +55,9 @@ import (
 // order. It reports whether it reserved free slots (decide runs another
 // pass: jobs visited already may not use them).
 func (q *Queues) preemptAll() {
+	if !q.anyPreempt {
+		return
+	}
 	for _, qu := range q.fairQueues() {
 		if !qu.cfg.Preempt || qu.order.Len() == 0 {
 			continue

@@ -365,11 +365,19 @@ type Queues struct {
 	turnEnded  bool
 	// broken is the first reclaim across queues found breaking the
 	// guarantees (checkReclaimGuarantee), for CheckInvariants.
-	broken  error
-	jobs    []*job
-	byName  map[string]*job
-	events  []Event
-	pending []JobID // jobs given messages since the last Pending call
+	broken error
+	// anyPreempt: a queue preempts (preemptAll has work).
+	anyPreempt bool
+	// uses counts the changes of what queues hold; ranked is its value
+	// when rankQueues last ran over rankedQueues queues (it runs again
+	// only after a change).
+	uses, ranked uint64
+	rankedOnce   bool
+	rankedQueues int
+	jobs         []*job
+	byName       map[string]*job
+	events       []Event
+	pending      []JobID // jobs given messages since the last Pending call
 	// revokes lists the slots with a revokeAt (some stale).
 	revokes []int32
 	now     time.Time
@@ -488,6 +496,7 @@ func (q *Queues) addQueue(qc QueueConfig) *queue {
 		qc.StartingTimeout = DefaultStartingTimeout
 	}
 	qu := &queue{cfg: qc, order: rbtree.New(byKey), holders: rbtree.New(byHolderKey)}
+	q.anyPreempt = q.anyPreempt || qc.Preempt
 	qu.node = q.node(qc.Name)
 	qu.node.qu, qu.node.guaranteed, qu.node.max = qu, qc.GuaranteedSlots, qc.MaxSlots
 	q.queues[qc.Name] = qu

@@ -139,6 +139,10 @@ func (q *Queues) turnOver(qu *queue) bool {
 // 0 first), recursively from root: claims take slots only from jobs
 // behind their claimant, its queue's later jobs and the queues after it.
 func (q *Queues) rankQueues() {
+	if q.rankedOnce && q.ranked == q.uses && len(q.qorder) == q.rankedQueues {
+		return // nothing changed since
+	}
+	q.rankedOnce, q.ranked, q.rankedQueues = true, q.uses, len(q.qorder)
 	rank := int32(0)
 	var visit func(n *qnode)
 	visit = func(n *qnode) {

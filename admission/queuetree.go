@@ -221,6 +221,7 @@ func CheckJobQueues(queues []QueueConfig, jobs []string, jobQueues []string) err
 
 // addUse counts d more slots held by qu's jobs, in qu and its parents.
 func (q *Queues) addUse(qu *queue, d int) {
+	q.uses++
 	for n := qu.node; n != nil; n = n.parent {
 		n.used += d
 	}

@@ -78,6 +78,8 @@ type jobsPolicy struct {
 	// (Config.Detail only); keptNow is keptChanged's scratch.
 	kept               map[int32]admission.KeptSlot
 	keptOrder, keptNow []admission.KeptSlot
+	// queues tracks what each queue holds over time (queuestats.go).
+	queues queueTrack
 }
 
 func newJobsPolicy(e *engine, cfg JobsConfig, set *jobSet) (*jobsPolicy, error) {
@@ -354,6 +356,7 @@ func (p *jobsPolicy) done() bool {
 
 func (p *jobsPolicy) stats(res *Result) {
 	res.Reclaims, res.ReclaimedSlots, res.WithdrawnSlots = p.reclaims, p.reclaimed, p.withdrawn
+	res.Queues = p.queueStats(res.Makespan, res.Slots)
 	res.JobEvents = p.outcomes
 	var spec scheduler.SpeculationStats
 	for _, r := range p.runs {
