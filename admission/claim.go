@@ -295,6 +295,13 @@ func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 			stream = false
 		}
 	}
+	if !stream && enough > 0 {
+		if out, ok := q.mergeBehind(c, ck, enough, out); ok {
+			q.claimScratch.victims = out
+			return out, false
+		}
+		out = out[:0]
+	}
 	held := 0
 	for _, qu := range q.qorder {
 		switch {
