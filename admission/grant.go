@@ -109,7 +109,10 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 		}
 	}
 	if len(st.touched) > 0 && st.touched[len(st.touched)-1] == j && q.turnOver(qu) {
-		return true // its queue no longer comes first: the pass sorts again
+		// Its queue no longer comes first: the pass sorts again, and its
+		// next turn starts at j (it may have more to be served).
+		qu.resume = cursor{key: j.key, set: true, incl: true}
+		return true
 	}
 	lack := j.headNeed()
 	if lack == nil {

@@ -328,8 +328,11 @@ type queue struct {
 	node      *qnode
 	submitted int
 	firstJob  string
-	// rank is its place in the fair order of queues (rankQueues).
-	rank int32
+	// rank is its place in the fair order of queues (rankQueues);
+	// resume, in a decide pass, where its last turn stopped (at the job
+	// being served when it stopped coming first).
+	rank   int32
+	resume cursor
 }
 
 // Queues is the queue-level admission for many jobs on one cluster: a

@@ -90,10 +90,14 @@ func (qu *queue) doneWaiting() {
 	}
 }
 
-// clearWaiting resets the counts of markWaiting.
+// clearWaiting resets the counts of markWaiting, and where the queues'
+// turns stopped.
 func (q *Queues) clearWaiting() {
 	for _, n := range q.nodes {
 		n.waiting = 0
+		if n.qu != nil {
+			n.qu.resume = cursor{}
+		}
 	}
 }
 

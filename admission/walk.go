@@ -20,12 +20,17 @@ const sparseFree = 16
 // walk visits the jobs of qu that may be served or claim; true when
 // nothing more can happen in this pass.
 func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
+	from := qu.resume // where its last turn in this pass stopped (queuesort.go)
 	if q.sparse() {
-		return q.walkSparse(qu, st, cursor{})
+		return q.walkSparse(qu, st, from)
 	}
 	fit := q.newFitCount(qu)
-	var last cursor // after the job visited last
-	for n := qu.order.First(); n != nil; n = n.Next() {
+	last := from // after the job visited last
+	start := qu.order.First()
+	if from.set {
+		start = qu.order.Search(func(j *job) bool { return !from.before(j.key) })
+	}
+	for n := start; n != nil; n = n.Next() {
 		if !st.claiming && q.nPlaceholders == 0 && fit.done(q.nFree) {
 			return false
 		}
@@ -45,18 +50,27 @@ func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
 }
 
 // cursor is where a walk of a queue's jobs is: after the job with key
-// key if set, else at the start. It holds the key itself, not the job:
-// the key is the job's place when it was visited.
+// key if set (at it, if incl), else at the start. It holds the key
+// itself, not the job: the key is the job's place when it was visited.
 type cursor struct {
-	key orderKey
-	set bool
+	key  orderKey
+	set  bool
+	incl bool
 }
 
 // after is the cursor after job j as it is now.
 func after(j *job) cursor { return cursor{key: j.key, set: true} }
 
 // before reports whether a job of key k comes before (or at) the cursor.
-func (c cursor) before(k orderKey) bool { return c.set && k.compare(c.key) <= 0 }
+func (c cursor) before(k orderKey) bool {
+	if !c.set {
+		return false
+	}
+	if x := k.compare(c.key); x != 0 || !c.incl {
+		return x <= 0
+	}
+	return false
+}
 
 // sparse reports whether a walk jumps through the per-size trees:
 // with few free slots and no placeholders in play (they serve their job
