@@ -333,6 +333,8 @@ type queue struct {
 	// being served when it stopped coming first).
 	rank   int32
 	resume cursor
+	// fit is the count of its walks (a turn resumed goes on with it).
+	fit fitCount
 }
 
 // Queues is the queue-level admission for many jobs on one cluster: a
@@ -403,8 +405,6 @@ type Queues struct {
 	backoff Backoff
 	// gangJobs lists the jobs with a gang timer or a backoff running.
 	gangJobs []*job
-	// fit bounds the walks of decidePass.
-	fit fitCount
 	// debug: the logger logs debug entries (per-job waits are costly).
 	debug        bool
 	counts       []int

@@ -24,7 +24,10 @@ func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
 	if q.sparse() {
 		return q.walkSparse(qu, st, from)
 	}
-	fit := q.newFitCount(qu)
+	fit := &qu.fit
+	if !from.set {
+		q.newFitCount(qu, fit)
+	} // else: the count of its last turn in this pass goes on
 	last := from // after the job visited last
 	start := qu.order.First()
 	if from.set {
@@ -43,6 +46,9 @@ func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
 		fit.visit(j)
 		last = after(j)
 		if q.visit(qu, j, st) {
+			if q.turnEnded {
+				fit.unvisit(j) // its queue's next turn starts at it
+			}
 			return true
 		}
 	}
@@ -199,9 +205,8 @@ type fitCount struct {
 	starts    bool // the queue may start a job: unstarted jobs count
 }
 
-// newFitCount starts the count for a walk of qu.
-func (q *Queues) newFitCount(qu *queue) *fitCount {
-	f := &q.fit
+// newFitCount starts in f the count for a walk of qu.
+func (q *Queues) newFitCount(qu *queue, f *fitCount) {
 	*f = fitCount{}
 	starts := !(qu.cfg.Policy == StateAware && qu.starting > 0) && !(qu.cfg.MaxRunningJobs > 0 && qu.running >= qu.cfg.MaxRunningJobs)
 	for b := range f.cnt {
@@ -213,7 +218,6 @@ func (q *Queues) newFitCount(qu *queue) *fitCount {
 	f.lim, f.starts = -1, starts
 	f.remaining = len(qu.reservers)
 	f.relimit(q.nFree)
-	return f
 }
 
 // relimit moves the bucket limit to what nFree slots can fit.
@@ -236,6 +240,19 @@ func (f *fitCount) visit(j *job) {
 		f.visited[j.bucket]++
 		if j.bucket <= f.lim {
 			f.remaining--
+		}
+	}
+}
+
+// unvisit takes back the count of visit(j).
+func (f *fitCount) unvisit(j *job) {
+	if len(j.reserved) > 0 {
+		f.remaining++
+	}
+	if j.bucketStarted || f.starts {
+		f.visited[j.bucket]--
+		if j.bucket <= f.lim {
+			f.remaining++
 		}
 	}
 }
