@@ -474,3 +474,9 @@ func sumInts(xs []int) int {
 	}
 	return n
 }
+
+// freeFor is how many free slots the jobs of qu may take: the free
+// slots, within the room its queues' maxima leave.
+func (q *Queues) freeFor(qu *queue) int {
+	return min(q.nFree, q.room(qu))
+}

@@ -34,7 +34,7 @@ func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
 		start = qu.order.Search(func(j *job) bool { return !from.before(j.key) })
 	}
 	for n := start; n != nil; n = n.Next() {
-		if !st.claiming && q.nPlaceholders == 0 && fit.done(q.nFree) {
+		if !st.claiming && q.nPlaceholders == 0 && fit.done(q.freeFor(qu)) {
 			return false
 		}
 		if last.set && !st.claiming && q.sparse() {
@@ -115,8 +115,8 @@ func (q *Queues) walkSparse(qu *queue, st *passState, c cursor) (stop bool) {
 			j = q.nextStartable(qu, c)
 		} else {
 			j = qu.nextReserver(c)
-			if q.nFree > 0 {
-				if f := q.nextFitting(qu, c, min(q.nFree, maxBucket)); f != nil && (j == nil || f.key.compare(j.key) < 0) {
+			if free := q.freeFor(qu); free > 0 {
+				if f := q.nextFitting(qu, c, min(free, maxBucket)); f != nil && (j == nil || f.key.compare(j.key) < 0) {
 					j = f
 				}
 			}
@@ -217,7 +217,7 @@ func (q *Queues) newFitCount(qu *queue, f *fitCount) {
 	}
 	f.lim, f.starts = -1, starts
 	f.remaining = len(qu.reservers)
-	f.relimit(q.nFree)
+	f.relimit(q.freeFor(qu))
 }
 
 // relimit moves the bucket limit to what nFree slots can fit.
