@@ -295,10 +295,10 @@ func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 			stream = false
 		}
 	}
-	if !stream && enough > 0 {
+	if !stream {
 		if out, ok := q.mergeBehind(c, ck, enough, out); ok {
 			q.claimScratch.victims = out
-			return out, false
+			return out, enough == 0
 		}
 		out = out[:0]
 	}

@@ -35,9 +35,9 @@ type holderCursor struct {
 }
 
 // mergeBehind appends to out the jobs behind c (as behind) in victim
-// order until they hold enough slots; ok is false, and out is to be
-// discarded, when a queue's holders cannot be walked so or the jobs
-// behind hold fewer slots.
+// order until they hold enough slots (all of them if enough is 0); ok is
+// false, and out is to be discarded, when a queue's holders cannot be
+// walked so or the jobs behind hold fewer slots than enough.
 func (q *Queues) mergeBehind(c *job, ck orderKey, enough int, out []*job) ([]*job, bool) {
 	h := heap.New(func(a, b holderCursor) bool { return victimOrder(a.n.Item(), b.n.Item()) < 0 }, nil)
 	own := c.queue
@@ -53,7 +53,7 @@ func (q *Queues) mergeBehind(c *job, ck orderKey, enough int, out []*job) ([]*jo
 		}
 	}
 	held := 0
-	for h.Len() > 0 && held < enough {
+	for h.Len() > 0 && (enough == 0 || held < enough) {
 		cur := h.Pop()
 		v := cur.n.Item()
 		if v != c {
