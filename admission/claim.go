@@ -111,7 +111,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 		// (behind); all of them if those were not enough.
 		victims, all := q.behind(c, limit)
 		if len(victims) == 0 {
-			q.dropClaim(c)
+			q.giveUpClaim(c)
 			return claimNoneBehind
 		}
 		clear(cs.crossTaken)
@@ -140,7 +140,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 				for i := len(v.held) - 1; i >= 0 && m < need && gangRoom > 0 && capB.allows(v); i-- {
 					idx := v.held[i]
 					s := &q.slots[idx]
-					if s.idle != (pass == 0) || cs.unhelpful[s.profile] || (!s.idle && limit <= 0) {
+					if s.idle != (pass == 0) || cs.unhelpful[s.profile] || (!s.idle && limit <= 0) || (s.idle && c.lostNowTo(v, q.now)) {
 						continue
 					}
 					have[s.profile]++
@@ -174,7 +174,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 			if q.debug {
 				q.log.Debug("job waits for slots no claim can free (drivers, jobs ahead)", zap.String("job", c.spec.Name))
 			}
-			q.dropClaim(c)
+			q.giveUpClaim(c)
 			return claimImpossible
 		}
 	}
@@ -341,6 +341,19 @@ func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 	}
 	q.claimScratch.victims = out
 	return out, true
+}
+
+// lostNowTo reports whether v preempted at now slots of c, or, in c's
+// queue with a higher priority than c, slots of any job. A claim of c's
+// takes no idle slot of v's then (an idle slot comes back at once): v
+// would preempt again in the same instant, and c claim back, without
+// end. A slot that runs a task comes back when the task ends, as any
+// claim's; the idle ones c may claim from the next instant on.
+func (c *job) lostNowTo(v *job, now time.Time) bool {
+	if c.lostAt.Equal(now) && slices.Contains(c.lostTo, v.id) {
+		return true
+	}
+	return v.reclaimed && v.reclaimAt.Equal(now) && v.queue == c.queue && v.spec.Priority > c.spec.Priority
 }
 
 // overtaken reports whether c's claim goes against its fair-share

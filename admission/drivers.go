@@ -74,7 +74,7 @@ func (q *Queues) driverYields(j *job, p int32) (yields, follows bool) {
 				q.markHeldBack(x) // (what it waits for is not this instant's to serve)
 				continue
 			}
-			if x != j && q.requestServed(x, -1) {
+			if x != j && q.requestServed(x, -1, nil) {
 				return true, false
 			}
 		}
@@ -85,8 +85,9 @@ func (q *Queues) driverYields(j *job, p int32) (yields, follows bool) {
 // requestServed reports whether x may be granted now and waits for a
 // request (not its driver) that the free slots, with those kept for it
 // and one more slot of profile extra (none if negative), serve: whole, or
-// in part for an ask that may be granted in part.
-func (q *Queues) requestServed(x *job, extra int32) bool {
+// in part for an ask that may be granted in part. With counted set, only
+// the free and kept slots it accepts count.
+func (q *Queues) requestServed(x *job, extra int32, counted func(idx int32) bool) bool {
 	if !x.active() || q.blocked(x) != "" {
 		return false
 	}
@@ -95,12 +96,27 @@ func (q *Queues) requestServed(x *job, extra int32) bool {
 		return false
 	}
 	have := make([]int, len(q.profiles))
-	q.freeTo(x.queue, have)
-	if extra >= 0 {
+	r := q.room(x.queue) // (within its queues' maxima)
+	for f, list := range q.free {
+		n := len(list)
+		if counted != nil {
+			n = 0
+			for _, idx := range list {
+				if counted(idx) {
+					n++
+				}
+			}
+		}
+		have[f] = min(n, r)
+		r -= have[f]
+	}
+	if extra >= 0 && r > 0 { // (only within its queues' maxima too)
 		have[extra]++
 	}
 	for _, idx := range x.reserved {
-		have[q.slots[idx].profile]++
+		if counted == nil || counted(idx) {
+			have[q.slots[idx].profile]++
+		}
 	}
 	for _, idx := range x.placeholders {
 		have[q.slots[idx].profile]++

@@ -30,11 +30,20 @@ func (q *Queues) decideNow() {
 	}
 	q.withdrawStale()
 	q.yieldRepassed = false
-	// A pass that gives up a claim passes again, as jobs it passed may use
-	// the slots; every pass gives up a claim, so the passes end, but claims
-	// made again in a later pass could make them go round: at most one
-	// pass per job and a few more, and the next decision goes on.
-	for passes := len(q.jobs) + 4; q.decidePass() && passes > 0; passes-- {
+	q.decision++
+	// A pass passes again only if it granted under fair share, gave up a
+	// claim that kept slots reserved or released placeholders (jobs it
+	// passed may use the slots), or, once per decision, a driver left its
+	// slot to a request. The passes end: no pass adds to the slots that
+	// are free, reserved or placeholders (G; they go back to free only
+	// from one another, a slot comes back from a job only by an input),
+	// and a grant takes at least one of them; a claim given up without a
+	// grant of its job's is given up for the rest of the decision (its
+	// job claims nothing more in it: giveUpClaim), so there are at most as
+	// many such passes as jobs; placeholders are made once per job (its
+	// gang) and released once. So at most G + 3 × jobs + 1 passes (a
+	// grant of placeholders gives up its job's claim too).
+	for q.decidePass() {
 	}
 	q.preemptAll()
 	q.grantSpeculative()
@@ -92,7 +101,7 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 		if q.debug {
 			q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", why))
 		}
-		q.dropClaim(j) // it may not be granted anything yet
+		q.giveUpClaim(j) // it may not be granted anything yet
 		return false
 	}
 	if q.nFree == 0 && q.nReserved == 0 && q.nPlaceholders == 0 && !st.claiming {
@@ -136,8 +145,22 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	}
 	if !st.claiming {
 		if len(j.reserved)+len(j.incoming) > 0 && !q.claimComplete(j, lack) {
-			q.dropClaim(j) // stale: what it lacks changed; its reserved slots serve others
+			q.giveUpClaim(j) // stale: what it lacks changed; its reserved slots serve others
 		}
+		return false
+	}
+	if j.noClaimIn == q.decision {
+		// Its claim was given up in this decision without a grant: it
+		// claims again in the next one (see decideNow).
+		st.claiming = false
+		return false
+	}
+	if q.overtaken(j) {
+		// It holds its fair share while a job below its share waits (one
+		// whose driver left the free slots to a request): the next
+		// decision would give its claim up at once (dropOvertaken), and
+		// make it again, asking the same slots back without end. It
+		// claims nothing; the job after it may.
 		return false
 	}
 	// Only the first job that waits claims: every job ahead of it is
@@ -153,13 +176,24 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	q.rankQueues() // the queues behind its own, as they stand
 	held := q.heldBehind(qu, j.key, max(short, 1))
 	if held == 0 || held < short {
-		q.dropClaim(j)
+		q.giveUpClaim(j)
 		return false
 	}
 	if q.claim(j, lack) == claimMade && len(j.incoming) == 0 && q.serve(j) { // it took free or reserved slots only
 		st.touched = append(st.touched, j)
 	}
 	return false
+}
+
+// giveUpClaim gives up j's claim for a reason other than a grant (see
+// dropClaim); if it kept slots reserved, j claims nothing more in this
+// decision: the free slots go to the jobs a pass visits after it, and
+// the passes end (see decideNow).
+func (q *Queues) giveUpClaim(j *job) {
+	if len(j.reserved) > 0 {
+		j.noClaimIn = q.decision
+	}
+	q.dropClaim(j)
 }
 
 // heldBehind counts the slots that a claim may take (held, not drivers,
@@ -309,7 +343,7 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		j.startFollowed = follows
 		idx := q.takeFor(j, p, 1)[0]
 		s := &q.slots[idx]
-		s.state, s.owner, s.claimant = slotDriver, j.id, noJob
+		s.state, s.owner, s.claimant, s.heldSince = slotDriver, j.id, noJob, q.now
 		q.stamp++
 		j.driverSlot, j.hasSlot, j.driverAt, j.driverStamp = idx, true, q.now, q.stamp
 		q.addGranted(j, 1)
@@ -434,6 +468,7 @@ func (q *Queues) release(j *job, idx int32) {
 		return
 	}
 	q.put(idx)
+	q.freed(idx, true) // its job gave it back of its own accord
 }
 
 // handOver frees a slot that was being reclaimed: reserved for its
@@ -456,6 +491,7 @@ func (q *Queues) handOver(idx int32) {
 		return
 	}
 	q.reserveFor(c, idx)
+	q.freed(idx, false)
 	if q.overtaken(c) {
 		// It holds its fair share while a job below its share waits:
 		// its claim goes, the policy grants the slot.
@@ -468,6 +504,7 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 	q.now = now
 	for _, idx := range j.held {
 		q.put(idx)
+		q.freed(idx, true)
 	}
 	j.queue.heldSlots -= len(j.held)
 	for _, idx := range j.yielding {
@@ -476,6 +513,7 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 	}
 	if j.hasSlot {
 		q.put(j.driverSlot)
+		q.freed(j.driverSlot, true)
 	}
 	for _, idx := range j.placeholders {
 		q.put(idx)

@@ -29,14 +29,25 @@ func (q *Queues) take(p int32, n int) []int32 {
 func (q *Queues) put(idx int32) {
 	s := &q.slots[idx]
 	s.state, s.owner, s.claimant, s.idle, s.from, s.atShare = slotFree, noJob, noJob, false, noJob, false
+	q.freed(idx, false)
 	q.free[s.profile] = append(q.free[s.profile], idx)
 	q.nFree++
+}
+
+// freed records that slot idx became free, or came back for a claim,
+// now: by an input of the instant (its job released it or ended) if
+// input and the job held it since an earlier instant.
+func (q *Queues) freed(idx int32, input bool) {
+	s := &q.slots[idx]
+	q.stamp++
+	s.freedAt, s.freedStamp, s.freedInput = q.now, q.stamp, input && s.heldSince.Before(q.now)
 }
 
 // hold records a slot as granted to j's pool.
 func (q *Queues) hold(j *job, idx int32) {
 	s := &q.slots[idx]
 	s.state, s.owner, s.claimant, s.idle, s.from, s.atShare = slotGranted, j.id, noJob, false, noJob, false
+	s.heldSince = q.now
 	s.pos = int32(len(j.held))
 	j.held = append(j.held, idx)
 	j.queue.heldSlots++

@@ -51,7 +51,13 @@ import (
 //     instant in which its queue held it back (StateAware,
 //     maxRunningJobs) before, and a job that reclaimed for its driver at
 //     this instant could hold its driver with its first regions in the
-//     cluster without the other jobs' drivers and placeholders.
+//     cluster without the other jobs' drivers and placeholders;
+//   - slots that come back at one instant, a job's end included, are
+//     decided together: no driver granted at this instant, whose first
+//     regions could not follow, holds a slot that, with the free slots
+//     that were free then or that the instant's inputs freed since,
+//     would serve the request of a job that may be granted and waited
+//     then (see driverYields).
 func (q *Queues) checkInvariants() error {
 	if q.broken != nil {
 		return q.broken
@@ -75,6 +81,9 @@ func (q *Queues) checkInvariants() error {
 		return err
 	}
 	if err := q.checkReclaimRules(); err != nil {
+		return err
+	}
+	if err := q.checkDriversDecided(); err != nil {
 		return err
 	}
 	return q.checkPreemptions()
@@ -464,6 +473,43 @@ func (q *Queues) checkReclaimRules() error {
 			need, n := q.startNeed(c)
 			return fmt.Errorf("admission: job %s reclaimed slots for its driver at %v, but its driver and first regions %v (%d of them at once) never fit beside the other jobs' drivers and placeholders",
 				c.spec.Name, q.now, need, n)
+		}
+	}
+	return nil
+}
+
+// checkDriversDecided checks that no driver granted at this instant,
+// whose first regions could not follow, took a slot that a waiting
+// request needed: that slot, with the free slots that were free when it
+// was granted or that an input of the instant freed since (a release, a
+// job's end: an input that came after the decision, which should have
+// been decided with it), would serve the request of a job that waited
+// then and may be granted. Slots that came back since as answers to the
+// admission's own messages (a reclaim, a claim given up) were not there
+// to be decided with it.
+func (q *Queues) checkDriversDecided() error {
+	for _, j := range q.jobs {
+		if !j.active() || !j.hasSlot || !j.driverAt.Equal(q.now) || j.startFollowed {
+			continue
+		}
+		counted := func(idx int32) bool {
+			s := &q.slots[idx]
+			return !s.freedAt.Equal(q.now) || s.freedStamp < j.driverStamp || s.freedInput
+		}
+		p := q.slots[j.driverSlot].profile
+		for _, x := range q.jobs {
+			// Not a job held back then, let go later in the instant, nor
+			// one that waited for its gang then, given up since (its timer
+			// fires after the instant's decision), nor a request that came
+			// after the driver's grant.
+			if x == j || (x.heldBack && x.heldBackAt.Equal(q.now) && x.heldBackStamp < j.driverStamp) || x.gangStamp > j.driverStamp {
+				continue
+			}
+			if a := x.asks.inOrder(nil); a != nil && a.stamp < j.driverStamp && q.requestServed(x, p, counted) {
+				need, _, what := x.firstNeed()
+				return fmt.Errorf("admission: the driver of job %s took %s at %v while its first regions could not follow, and job %s waits for %s %v, which that slot serves with the free ones",
+					j.spec.Name, q.slotName(j.driverSlot), q.now, x.spec.Name, what, need)
+			}
 		}
 	}
 	return nil

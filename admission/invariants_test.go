@@ -96,3 +96,52 @@ func TestCheckInvariantsFindsBrokenReclaimAndDriverRules(t *testing.T) {
 		assert.Contains(t, err.Error(), "never fit beside the other jobs' drivers")
 	})
 }
+
+// TestCheckInvariantsFindsADriverThatTookAnInstantsSlot: CheckInvariants
+// names a driver granted, while its first regions could not follow, a
+// slot that a request waiting then would have been served with, the
+// other slot being freed by the same instant's input; not one whose
+// other slot came back later as the answer to a reclaim.
+func TestCheckInvariantsFindsADriverThatTookAnInstantsSlot(t *testing.T) {
+	drv := small
+	for _, tc := range []struct {
+		name  string
+		input bool // the other slot comes free by an input of the instant
+	}{{"the other slot freed by an input of the instant", true}, {"the other slot back as a reclaim's answer", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, err := New(Config{Slots: clusterSlots(2), Queues: defaultQueue})
+			require.NoError(t, err)
+			a, err := q.submit(t0, JobSpec{Name: "a"})
+			require.NoError(t, err)
+			ask(t, a, t0, 1, 2)
+			q.Decide(t0)
+			now := t0.Add(ms)
+			_, err = q.submit(now, JobSpec{Name: "d", Driver: &drv, Start: []resource.Count{{Profile: resource.Unknown, N: 2}}})
+			require.NoError(t, err)
+			b, err := q.submit(now, JobSpec{Name: "b"})
+			require.NoError(t, err)
+			ask(t, b, now, 1, 2)
+			// One slot of a's comes back, the driver takes it (the other
+			// is still a's), then a's other slot comes back.
+			held := q.jobs[0].held
+			first, second := held[0], held[1]
+			q.now = now
+			q.release(q.jobs[0], first)
+			d := q.jobs[1]
+			require.True(t, q.serve(d), "the driver takes the one free slot (nothing it could yield to)")
+			require.True(t, d.hasSlot)
+			q.release(q.jobs[0], second)
+			if !tc.input {
+				q.slots[second].freedInput = false
+			}
+			err = q.checkDriversDecided()
+			if !tc.input {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "the driver of job d took slot")
+			assert.Contains(t, err.Error(), "job b waits for ask 1")
+		})
+	}
+}

@@ -36,9 +36,11 @@ import (
 //   - It is made only for a job its queue does not hold back, nor held
 //     back earlier in the same instant (StateAware, maxRunningJobs: a job
 //     of the queue leaving starting as the instant's grants deploy its
-//     first region is no reason to cancel those at once), and only if the
-//     claimant can then progress: for a driver, only if its first regions
-//     can follow (drivers.go).
+//     first region is no reason to cancel those at once), nor, on a
+//     StateAware queue, for a job not started while another job of the
+//     queue not started has a claim under way (that one starts first:
+//     startsAfterAnother), and only if the claimant can then progress:
+//     for a driver, only if its first regions can follow (drivers.go).
 //   - A timed preemption is withdrawn when its reason is gone: the
 //     claimant ended, stopped waiting, got what it waits for otherwise,
 //     may not be granted anything for now (another job of its queue
@@ -151,6 +153,12 @@ func (q *Queues) preemptFor(c *job) bool {
 		q.markHeldBack(c)
 		return false
 	}
+	if q.startsAfterAnother(c) {
+		return false
+	}
+	if q.startsAfterAnother(c) {
+		return false
+	}
 	if c.heldBack && c.heldBackAt.Equal(q.now) {
 		// Held back earlier in this instant: what released it (a job of
 		// its queue leaving starting as its first region deploys) is the
@@ -217,6 +225,26 @@ func (q *Queues) preemptFor(c *job) bool {
 	q.stamp++
 	c.reclaimAt, c.reclaimed, c.reclaimStamp, c.driverReclaim = q.now, true, q.stamp, c.driver && !c.hasSlot
 	return true
+}
+
+// startsAfterAnother reports whether c, not started, may start only
+// after another job of its queue that is on its way to start: StateAware
+// starts one job at a time, and another job of the queue not started
+// either has a claim under way (its gang's, its driver's or its first
+// region's slots reserved or coming back). A preemption for c would take
+// slots for a start the queue holds back as soon as that job's start
+// comes through (its claim completes with the slots the preemption frees
+// among others), and cancel tasks for nothing.
+func (q *Queues) startsAfterAnother(c *job) bool {
+	if c.state != JobAccepted || c.queue.cfg.Policy != StateAware {
+		return false
+	}
+	for _, x := range c.queue.claims() {
+		if x != c && x.state == JobAccepted {
+			return true
+		}
+	}
+	return false
 }
 
 // markHeldBack records that a decision found c held back by its queue
@@ -429,6 +457,10 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 	}()
 	for _, vid := range order {
 		v := q.jobs[vid]
+		if !v.lostAt.Equal(q.now) {
+			v.lostAt, v.lostTo = q.now, v.lostTo[:0]
+		}
+		v.lostTo = append(v.lostTo, c.id)
 		reason := reclaimReason(c, v, timeout.Milliseconds())
 		q.events = append(q.events, Event{At: q.now, Job: c.spec.Name, ID: c.id, Kind: Reclaimed, Victim: v.spec.Name, Count: len(byVictim[vid]), Reason: reason})
 		for _, idx := range byVictim[vid] {

@@ -185,6 +185,17 @@ type cslot struct {
 	// removes the slot on it and needs no ReleaseConfirmed for its
 	// SlotRelease (the echo, or its own release that crossed the Revoke).
 	revoked bool
+	// For CheckInvariants (checkDriversDecided): heldSince, when it was
+	// last granted (a driver's slot too); freedAt and freedStamp, when it
+	// last became free or came back for a claim (Queues.stamp orders
+	// them within an instant); freedInput: it became free by an input of
+	// that instant (its job released it, or ended, holding it since an
+	// earlier instant), not as an answer to the admission's own messages
+	// or decisions.
+	heldSince  time.Time
+	freedAt    time.Time
+	freedStamp uint64
+	freedInput bool
 }
 
 // jobAsk is an outstanding ask of a job's pool.
@@ -280,6 +291,13 @@ type job struct {
 	// startFollowed: when its driver got its slot, its first regions
 	// could follow (see driverYields).
 	startFollowed bool
+	// noClaimIn: the decision (Queues.decision) in which its claim was
+	// given up without a grant; it claims nothing more in that one.
+	noClaimIn uint64
+	// lostAt and lostTo: when preemptions last took slots of it, and for
+	// which jobs (see lostNowTo).
+	lostAt time.Time
+	lostTo []JobID
 }
 
 // waiting reports whether the job wants a grant.
@@ -398,6 +416,8 @@ type Queues struct {
 	driverYielded bool
 	yielder       *job // the job whose driver yielded last (visit reads it)
 	yieldRepassed bool // decideNow ran a pass again for a yielded driver
+	// decision counts the decisions (decideNow), from 1.
+	decision uint64
 	// stamp counts asks, grants of drivers, marks of held-back jobs and
 	// preemptions, to order them within an instant (for CheckInvariants).
 	stamp uint64

@@ -276,7 +276,7 @@ func (p *simPort) Handle(now time.Time, msg slotpool.ToAdmission) error {
 	// A pool and the admission that exchange messages without end at one
 	// instant (a livelock) would hang Link.Ready: fail instead.
 	if p.s.msgs++; p.s.msgs > 100000 {
-		p.s.tb.Fatalf("livelock at %v: job %s keeps sending, last %#v\n%s\n%s", p.s.now.Sub(t0), p.j.name, msg, p.s.tail(30), p.s.dump())
+		p.s.tb.Fatalf("%slivelock at %v: job %s keeps sending, last %#v\n%s\n%s", p.s.title(), p.s.now.Sub(t0), p.j.name, msg, p.s.tail(30), p.s.dump())
 	}
 	err := p.j.port.Handle(now, msg)
 	if err != nil {
@@ -499,15 +499,17 @@ func (s *sim) maybeFinish(j *simJob) {
 	j.finished = s.now
 }
 
-// pump carries messages until every port and pool is quiet: the
-// admission decides over the instant's inputs, then it pumps the jobs
-// acted on and those the admission gave messages (Queues.Pending), until
-// there are none.
+// pump carries messages until every port and pool is quiet: the jobs
+// acted on at this instant pass their pools' messages to the admission
+// (every input of the instant is applied first), the admission decides
+// over them, then it pumps the jobs it gave messages (Queues.Pending),
+// and decides again, until there are none.
 func (s *sim) pump() {
 	for round := 0; ; round++ {
 		if round > 10000 {
-			s.tb.Fatalf("pump does not settle at %v", s.now)
+			s.tb.Fatalf("%spump does not settle at %v\n%s\n%s", s.title(), s.now.Sub(t0), s.tail(30), s.dump())
 		}
+		s.deliver()
 		s.q.Decide(s.now)
 		for _, ev := range s.q.Events() {
 			s.onEvent(ev)
@@ -518,25 +520,39 @@ func (s *sim) pump() {
 		if len(s.dirty) == 0 {
 			return
 		}
-		batch := s.dirty
-		s.dirty, s.pumped = s.pumped[:0], batch
-		for _, j := range batch {
-			j.dirty = false
-			if j.port == nil || j.done {
+	}
+}
+
+// deliver pumps the jobs marked dirty: their pools and the admission
+// exchange what they have for each other.
+func (s *sim) deliver() {
+	batch := s.dirty
+	s.dirty, s.pumped = s.pumped[:0], batch
+	for _, j := range batch {
+		j.dirty = false
+		if j.port == nil || j.done {
+			continue
+		}
+		for _, ev := range j.link.Ready(s.now) {
+			if f, ok := ev.(pool.Fulfilled); ok {
+				s.onFulfilled(j, f)
 				continue
 			}
-			for _, ev := range j.link.Ready(s.now) {
-				if f, ok := ev.(pool.Fulfilled); ok {
-					s.onFulfilled(j, f)
-					continue
-				}
-				s.onPoolEvent(j, ev)
-			}
-			if !j.done {
-				s.wakePool(j)
-			}
+			s.onPoolEvent(j, ev)
+		}
+		if !j.done {
+			s.wakePool(j)
 		}
 	}
+}
+
+// title is the first line of the log (a random mix names its seed
+// there) and a line break, or "" without a log.
+func (s *sim) title() string {
+	if len(s.log) == 0 {
+		return ""
+	}
+	return s.log[0] + "\n"
 }
 
 // markDirty adds a job to those to pump.
@@ -659,7 +675,7 @@ func (s *sim) afterStep() {
 	require.Empty(s.tb, s.errs, "protocol errors")
 	if s.checks {
 		if err := s.invariants(); err != nil {
-			s.tb.Fatalf("at %v: %v\n%s", s.now.Sub(t0), err, s.tail(30))
+			s.tb.Fatalf("%sat %v: %v\n%s", s.title(), s.now.Sub(t0), err, s.tail(30))
 		}
 	}
 	if s.onStep != nil {

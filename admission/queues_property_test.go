@@ -89,11 +89,14 @@ func TestPropertyQueuesEveryJobFinishes(t *testing.T) {
 }
 
 // mixes is how many random mixes each property test of the queues runs
-// (seeds 1 ... N).
-var mixes = flag.Int("mixes", 200, "how many random mixes each TestPropertyQueues*/TestPropertyFairShare* runs")
+// (seeds mixFrom ... mixFrom+N-1).
+var (
+	mixes   = flag.Int("mixes", 200, "how many random mixes each TestPropertyQueues*/TestPropertyFairShare* runs")
+	mixFrom = flag.Uint64("mixfrom", 1, "the first seed of the random mixes of TestPropertyQueues*/TestPropertyFairShare*")
+)
 
 func checkMixes(t *testing.T, policies ...Policy) {
-	for seed := uint64(1); seed <= uint64(*mixes); seed++ {
+	for seed := *mixFrom; seed < *mixFrom+uint64(*mixes); seed++ {
 		s := randomMix(t, seed, policies...)
 		finished := s.run(0)
 		if !assert.True(t, finished, "seed %d: jobs did not finish: %v\n%s\n%s", seed, s.states(), s.tail(20), s.dump()) {
@@ -115,4 +118,28 @@ func checkMixes(t *testing.T, policies ...Policy) {
 
 func TestPropertyFairShareEveryJobFinishes(t *testing.T) {
 	checkMixes(t, FIFO, Priority, FairShare, StateAware)
+}
+
+// TestPropertyQueuesRegressions runs seeds of the random mixes beyond
+// the default count whose mixes hold a case the admission must get
+// right, with what it is: every job finishes, the invariants holding
+// after every step.
+func TestPropertyQueuesRegressions(t *testing.T) {
+	for _, r := range []struct {
+		seed     uint64
+		policies []Policy
+		what     string
+	}{
+		{8330, []Policy{FIFO, Priority, FairShare, StateAware}, "on a preempting fair-share queue with a reclaim timeout of 0, a job " +
+			"does not claim the idle slots of a job whose preemption took its own at that instant: it would preempt them again, " +
+			"and the instant would never end"},
+		{491, []Policy{FIFO, Priority, StateAware}, "on a preempting fifo queue with a reclaim timeout of 0, the first job in fifo " +
+			"order does not claim the idle slot of a higher-priority job that preempted at that instant: it would preempt again"},
+		{5114, []Policy{FIFO, Priority, StateAware}, "the same with two preempting fifo queues"},
+	} {
+		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
+			s := randomMix(t, r.seed, r.policies...)
+			require.True(t, s.run(0), "%s\njobs did not finish: %v\n%s", r.what, s.states(), s.tail(20))
+		})
+	}
 }

@@ -54,7 +54,9 @@ import (
 
 var (
 	mixSeed = flag.Uint64("mixseed", 0, "run only this seed of TestPropertyMixes, with its whole log")
-	mixes   = flag.Int("mixes", propMixes, "how many random mixes TestPropertyMixes runs (seeds 1 ... N)")
+	mixes   = flag.Int("mixes", propMixes, "how many random mixes TestPropertyMixes runs (seeds from ... from+N-1)")
+	mixFrom = flag.Uint64("mixfrom", 1, "the first seed TestPropertyMixes runs")
+	mixFail = flag.Int("mixfail", 3, "how many failing seeds TestPropertyMixes reports before it stops")
 )
 
 const (
@@ -1005,6 +1007,9 @@ func runSeed(seed uint64) (report string, err error) {
 		return strings.Join(m.desc, "\n"), err
 	}
 	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p) // the seed fails, the others run
+		}
 		report = "mix:\n  " + strings.Join(m.desc, "\n  ") + "\nwhat happened:\n  " + strings.Join(r.log, "\n  ")
 	}()
 	if err = r.run(); err != nil {
@@ -1054,8 +1059,14 @@ func mapsEqual(a, b map[string]int) bool {
 // knownViolations lists the random seeds whose mixes the admission still
 // breaks a rule in, with what the check reports. They are run like the
 // others, and must still fail that way: a fix of the admission shows here
-// (remove the seed then). It is empty: every mix keeps every rule.
-var knownViolations = map[uint64]string{}
+// (remove the seed then).
+var knownViolations = map[uint64]string{
+	// On a preempting fair-share queue, in one decision, j0 preempts j6's
+	// region and j6, below its share then, preempts j7's one slot for its
+	// region of 3 (a reclaim serves a waiting bulk whole): j6 ends above
+	// its share of 1 while j7, below it, waits.
+	23079: "fair share of root.q0: j6 (share 1) held 2 and took 1 more slots while j7 (share 1, holds 0) waits for 1",
+}
 
 // TestPropertyMixes runs propMixes random mixes (see the top of the
 // file) and checks the rules after every Ready.
@@ -1064,7 +1075,7 @@ func TestPropertyMixes(t *testing.T) {
 	if *mixSeed != 0 {
 		seeds = append(seeds, *mixSeed)
 	} else {
-		for s := uint64(1); s <= uint64(*mixes); s++ {
+		for s := *mixFrom; s < *mixFrom+uint64(*mixes); s++ {
 			seeds = append(seeds, s)
 		}
 	}
@@ -1089,8 +1100,31 @@ func TestPropertyMixes(t *testing.T) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			require.NoError(t, err, "seed %d (replay: go test ./multijob -run TestPropertyMixes -mixseed %d -v)\n%s", seed, seed, report)
 		})
-		if failures >= 3 {
+		if failures >= *mixFail {
 			t.Fatalf("stopping after %d failing seeds", failures)
 		}
+	}
+}
+
+// regressionSeeds are seeds of TestPropertyMixes beyond propMixes whose
+// mixes hold a case the admission must get right, with what it is; they
+// run with every test run.
+var regressionSeeds = []struct {
+	seed uint64
+	what string
+}{
+	{17498, "a fair-share job at its share, first to wait after two drivers that leave the free slots to another queue's request, " +
+		"claims nothing: its claim would be given up at the next decision and made again, asking the same slot back without end"},
+	{11811, "on a preempting stateaware queue a job not started preempts nothing while another job of the queue not started has a claim " +
+		"under way: the slots freed would complete that job's gang, start it, and hold back the claimant, leaving a lower-priority job its slot"},
+}
+
+// TestPropertyMixesRegressions runs the regression seeds.
+func TestPropertyMixesRegressions(t *testing.T) {
+	for _, r := range regressionSeeds {
+		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
+			report, err := runSeed(r.seed)
+			require.NoError(t, err, "%s\n%s", r.what, report)
+		})
 	}
 }
