@@ -68,6 +68,9 @@ type claimScratch struct {
 	picks     []int32
 	victims   []*job
 	supply    []resource.Count
+	// crossTaken counts the slots a claim picked per victim queue other
+	// than its claimant's.
+	crossTaken map[*queue]int
 }
 
 // claim tries to make c's lack come to it (see the comment above).
@@ -86,8 +89,10 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 	// Free slots first: they cost nobody anything. The rank of a set of
 	// slots (the requests it can serve) is submodular, so a profile that
 	// adds nothing now never will: stop at the first that does not help.
+	// Only as many as c's queues' maxima leave room for.
+	freeN := q.freeCounts(c.queue)
 	for p := range q.free {
-		for k := 0; k < len(q.free[p]) && m < need; k++ {
+		for k := 0; k < freeN[p] && m < need; k++ {
 			have[p]++
 			if m2 := q.matched(lack, have); m2 > m {
 				m = m2
@@ -109,10 +114,20 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 			q.dropClaim(c)
 			return claimNoneBehind
 		}
+		clear(cs.crossTaken)
 		for _, v := range victims {
 			// Idle slots first (they come back at once), then the others
 			// within what v may yield.
 			limit := q.yieldable(v, c)
+			if v.queue != c.queue {
+				// Across queues only what leaves v's queue behind c's
+				// (crossYield): the slot would come straight back.
+				if cs.crossTaken == nil {
+					cs.crossTaken = map[*queue]int{}
+				}
+				limit = min(limit, q.crossYield(v.queue, c)-cs.crossTaken[v.queue])
+			}
+			before := len(picks)
 			// Never below its gang minimum (Volcano's rule): that would
 			// break the gang it was granted whole.
 			gangRoom := len(v.held)
@@ -137,6 +152,9 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 					have[s.profile]--
 					cs.unhelpful[s.profile] = true
 				}
+			}
+			if v.queue != c.queue && cs.crossTaken != nil {
+				cs.crossTaken[v.queue] += len(picks) - before
 			}
 			if m >= need {
 				break
@@ -257,8 +275,9 @@ func (q *Queues) matched(lack []resource.Count, have []int) int {
 	return resource.Matched(lack, supply, q.cfg.Matching)
 }
 
-// behind returns the jobs behind c in grant order that hold slots a claim
-// may take, in victim order: lowest priority first, then the most
+// behind returns the jobs behind c in grant order (its queue's jobs after
+// it, the queues after its own by rank, see rankQueues) that hold slots a
+// claim may take, in victim order: lowest priority first, then the most
 // recently submitted (as preemption's victims). With enough > 0, when the
 // walk from the back of c's queue meets them in victim order anyway (c's
 // queue orders by priority, or all its jobs have one priority, and no
@@ -269,14 +288,14 @@ func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 	ck := keyOf(c)
 	stream := enough > 0 && (c.queue.cfg.Policy == Priority || len(c.queue.prios) <= 1)
 	for _, qu := range q.qorder {
-		if qu.cfg.Name > c.queue.cfg.Name && qu.holders.Len() > 0 {
+		if qu.rank > c.queue.rank && qu.holders.Len() > 0 {
 			stream = false
 		}
 	}
 	held := 0
 	for _, qu := range q.qorder {
 		switch {
-		case qu.cfg.Name < c.queue.cfg.Name:
+		case qu.rank < c.queue.rank:
 			continue
 		case qu == c.queue:
 			for h := qu.holders.Last(); h != nil; h = h.Prev() {

@@ -29,7 +29,12 @@ func (q *Queues) decideNow() {
 		}
 	}
 	q.withdrawStale()
-	for q.decidePass() {
+	q.yieldRepassed = false
+	// A pass that gives up a claim passes again, as jobs it passed may use
+	// the slots; every pass gives up a claim, so the passes end, but claims
+	// made again in a later pass could make them go round: at most one
+	// pass per job and a few more, and the next decision goes on.
+	for passes := len(q.jobs) + 4; q.decidePass() && passes > 0; passes-- {
 	}
 	q.preemptAll()
 	q.grantSpeculative()
@@ -40,18 +45,36 @@ func (q *Queues) decideNow() {
 // reserved slots: they are free again, and jobs it passed already may use
 // them.
 func (q *Queues) decidePass() (again bool) {
-	q.unreserved, q.regrant = false, false
+	q.unreserved, q.regrant, q.driverYielded, q.yielder = false, false, false, nil
 	st := &passState{claiming: true, touched: q.touched[:0]}
-	for _, qu := range q.qorder {
-		if q.walk(qu, st) || q.regrant {
-			break
+	q.turnQueues = q.markWaiting()
+	touched := 0
+	for qu := q.firstWaiting(); qu != nil; qu = q.firstWaiting() {
+		q.turn, q.turnEnded = qu, false
+		stop := q.walk(qu, st)
+		touched += len(st.touched)
+		for _, j := range st.touched {
+			q.updateOrder(j)
 		}
+		st.touched = st.touched[:0]
+		switch {
+		case q.regrant:
+		case q.turnEnded:
+			continue // served while it came first: sort again
+		case !stop:
+			qu.doneWaiting() // nothing more of it can be served in this pass
+			continue
+		}
+		break
 	}
-	for _, j := range st.touched {
-		q.updateOrder(j)
-	}
+	q.clearWaiting()
+	q.turn, q.turnEnded = nil, false
 	q.touched = st.touched[:0]
-	return q.unreserved || q.regrant
+	// A driver that left its slot to a job served after it in the pass
+	// may fit what is left: one more pass per decision for that.
+	yieldAgain := q.driverYielded && touched > 0 && !q.yieldRepassed
+	q.yieldRepassed = q.yieldRepassed || yieldAgain
+	return q.unreserved || q.regrant || yieldAgain
 }
 
 // passState is what one pass carries from job to job.
@@ -65,6 +88,7 @@ type passState struct {
 // can happen in this pass.
 func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	if why := q.blocked(j); why != "" {
+		q.markHeldBack(j)
 		if q.debug {
 			q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", why))
 		}
@@ -84,9 +108,22 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 			return true // fair share: the next pass sorts by the new shares
 		}
 	}
+	if len(st.touched) > 0 && st.touched[len(st.touched)-1] == j && q.turnOver(qu) {
+		return true // its queue no longer comes first: the pass sorts again
+	}
 	lack := j.headNeed()
 	if lack == nil {
 		return false
+	}
+	if sumCounts(lack)-len(j.reserved)-len(j.placeholders) > q.room(qu) {
+		// Its queue, or a parent, is at its maxSlots: it waits for its
+		// queue's slots to come back, and claims nothing.
+		q.dropClaim(j)
+		return false
+	}
+	if q.yielder == j {
+		q.yielder = nil
+		return false // its driver left the free slots to a request: it claims none
 	}
 	if q.debug {
 		q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", "its ask does not fit the free slots"))
@@ -107,6 +144,7 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	// A cheap bound first: the slots it has coming, the free ones and
 	// all those held behind it, by number.
 	short := sumCounts(lack) - len(j.reserved) - len(j.incoming) - q.nFree
+	q.rankQueues() // the queues behind its own, as they stand
 	held := q.heldBehind(qu, j.key, max(short, 1))
 	if held == 0 || held < short {
 		q.dropClaim(j)
@@ -120,8 +158,9 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 
 // heldBehind counts the slots that a claim may take (held, not drivers,
 // not being reclaimed) of the jobs behind key k in grant order: those of
-// qu after k, walked from the back, and all those of the queues after qu;
-// it stops counting the jobs of qu once it has counted enough.
+// qu after k, walked from the back, and all those of the queues after qu
+// (by rank, see rankQueues); it stops counting the jobs of qu once it has
+// counted enough.
 func (q *Queues) heldBehind(qu *queue, k orderKey, enough int) int {
 	n := 0
 	for h := qu.holders.Last(); h != nil && n < enough; h = h.Prev() {
@@ -131,7 +170,7 @@ func (q *Queues) heldBehind(qu *queue, k orderKey, enough int) int {
 		n += len(h.Item().held)
 	}
 	for _, other := range q.qorder {
-		if other.cfg.Name > qu.cfg.Name {
+		if other.rank > qu.rank {
 			n += other.heldSlots
 		}
 	}
@@ -186,13 +225,12 @@ func (j *job) headNeed() []resource.Count {
 }
 
 // availableTo tallies the slots j may be granted now, per profile: the
-// free ones and those reserved for it; prof[i] is the profile index of
+// free ones (as many as its queues' maxima leave room for, see
+// freeTo) and those reserved for it; prof[i] is the profile index of
 // entry i.
 func (q *Queues) availableTo(j *job) (counts []resource.Count, prof []int32) {
 	n := q.countScratch()
-	for p, f := range q.free {
-		n[p] = len(f)
-	}
+	q.freeTo(j.queue, n)
 	for _, idx := range j.reserved {
 		n[q.slots[idx].profile]++
 	}
@@ -226,7 +264,7 @@ func (q *Queues) takeFor(j *job, p int32, n int) []int32 {
 		if idx := j.placeholders[i]; q.slots[idx].profile == p {
 			// a real request swaps into the placeholder
 			j.placeholders = slices.Delete(j.placeholders, i, i+1)
-			j.granted--
+			q.addGranted(j, -1)
 			q.nPlaceholders--
 			out = append(out, idx)
 		}
@@ -253,17 +291,22 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		return false // nothing of it runs before its gang is reserved
 	}
 	if j.driver && !j.hasSlot {
-		need := []resource.Count{{Profile: *j.spec.Driver, N: 1}}
-		avail, prof := q.availableTo(j)
-		a := q.assign(need, avail)
-		if !a.Complete() {
+		p, ok := q.driverProfile(j)
+		if !ok || !q.startFitsRoom(j) {
 			return false
 		}
-		idx := q.takeFor(j, prof[a.Pairs[0].Slot], 1)[0]
+		yields, follows := q.driverYields(j, p)
+		if yields {
+			q.driverYielded, q.yielder = true, j // the pass that follows may serve it
+			return false
+		}
+		j.startFollowed = follows
+		idx := q.takeFor(j, p, 1)[0]
 		s := &q.slots[idx]
 		s.state, s.owner, s.claimant = slotDriver, j.id, noJob
-		j.driverSlot, j.hasSlot = idx, true
-		j.granted++
+		q.stamp++
+		j.driverSlot, j.hasSlot, j.driverAt, j.driverStamp = idx, true, q.now, q.stamp
+		q.addGranted(j, 1)
 		q.firstGrant(j)
 		q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: DriverGranted, Slot: s.slot.ID})
 		if q.debug {
@@ -273,13 +316,16 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 	}
 	fair := j.queue.cfg.Policy == FairShare
 	mayHave := q.nFree + len(j.reserved) + len(j.placeholders)
+	if grantedSome && q.turnOver(j.queue) {
+		mayHave = 0 // its queue no longer comes first
+	}
 	// The asks in the job's order, its head's first: its pool assigns
 	// FIFO, so an ask granted past one that waits would only feed the
 	// waiting head (which takes every slot it can use) and sit there
 	// unused. Under fair share one grant at a time: the job's key changes
 	// with it, and the next grant goes to whoever is then furthest below
 	// its share.
-	for a, next := j.asks.inOrder(nil), (*jobAsk)(nil); a != nil && (!fair || !grantedSome); a = next {
+	for a, next := j.asks.inOrder(nil), (*jobAsk)(nil); a != nil && (!fair || !grantedSome) && mayHave > 0; a = next {
 		next = j.asks.inOrder(a)
 		q.checkPlaceholders(j, a)
 		if a.allOrNothing && a.size() > mayHave {
@@ -314,6 +360,9 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		}
 		q.markIdle(j, a, false) // its bulk runs in them now
 		j.asks.remove(a)
+		if q.turnOver(j.queue) {
+			break // its queue no longer comes first: the pass sorts again
+		}
 	}
 	if grantedSome {
 		q.dropClaim(j)
@@ -368,7 +417,7 @@ func (q *Queues) dropBlockedClaims(qu *queue) {
 func (q *Queues) release(j *job, idx int32) {
 	s := &q.slots[idx]
 	s.revokeAt, s.revoked = time.Time{}, false
-	j.granted--
+	q.addGranted(j, -1)
 	switch s.state {
 	case slotGranted:
 		q.unhold(j, idx)
@@ -393,7 +442,7 @@ func (q *Queues) handOver(idx int32) {
 	c := q.jobs[s.claimant]
 	c.incoming = removeIdx(c.incoming, idx)
 	s.from, s.owner, s.preempt = s.owner, noJob, false
-	if !c.active() || !c.waiting() || q.blocked(c) != "" {
+	if !c.active() || !c.waiting() || q.blocked(c) != "" || q.room(c.queue) == 0 {
 		// It got what it waited for otherwise, or may not be granted
 		// anything now (a slot revoked for it comes back after its claim
 		// was given up): nobody keeps the slot.
@@ -431,7 +480,8 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 	q.dropClaim(j)
 	q.dropSpecAsks(j)
 	j.held, j.yielding = nil, nil
-	j.granted, j.out, j.spare = 0, nil, nil
+	q.addGranted(j, -j.granted)
+	j.out, j.spare = nil, nil
 	j.asks.clear()
 	j.driver = false
 	q.updateHolder(j)

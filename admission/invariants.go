@@ -21,7 +21,9 @@ import (
 //     of each queue's held slots, starting and running jobs add up (and
 //     those of each job's asks by size); no
 //     queue runs more jobs than its maxRunningJobs, nor more than one
-//     starting under StateAware; a job that ended holds nothing;
+//     starting under StateAware; a job that ended holds nothing; each
+//     queue counts what its subtree holds, and none holds more than its
+//     maxSlots (queuetree_check.go);
 //   - no idle slot beside a waiting job: no job that may be granted now
 //     (not held back by StateAware, maxRunningJobs or a gang's requeue
 //     backoff) waits for its gang, its driver or the first of its asks in
@@ -40,12 +42,21 @@ import (
 //     waits beside a free slot it may take (see speculative.go);
 //   - a timed preemption still pending has its reason: its claimant has
 //     not ended, waits, has a higher priority than the victim, which is
-//     of its queue, and is not such a job at its fair share.
+//     of its queue, and is not such a job at its fair share;
+//   - a reclaim never serves what the queue's policy holds back, and
+//     never leaves its claimant unable to progress: no job reclaims in an
+//     instant in which its queue held it back (StateAware,
+//     maxRunningJobs) before, and a job that reclaimed for its driver at
+//     this instant could hold its driver with its first regions in the
+//     cluster without the other jobs' drivers and placeholders.
 func (q *Queues) checkInvariants() error {
 	if err := q.checkBookkeeping(); err != nil {
 		return err
 	}
 	if err := q.checkCounters(); err != nil {
+		return err
+	}
+	if err := q.checkTenants(); err != nil {
 		return err
 	}
 	if err := q.checkNoIdleSlot(); err != nil {
@@ -55,6 +66,9 @@ func (q *Queues) checkInvariants() error {
 		return err
 	}
 	if err := q.checkSpeculative(); err != nil {
+		return err
+	}
+	if err := q.checkReclaimRules(); err != nil {
 		return err
 	}
 	return q.checkPreemptions()
@@ -323,6 +337,14 @@ func (q *Queues) checkNoIdleSlot() error {
 		if need == nil {
 			continue
 		}
+		if j.driver && !j.hasSlot && !j.gangWaits() {
+			if p, ok := q.driverProfile(j); ok && yields(q.driverYields(j, p)) {
+				continue // it leaves the slot to a request (drivers.go)
+			}
+			if !q.startFitsRoom(j) {
+				continue // its first regions could not follow within its queues' maxima
+			}
+		}
 		avail, _ := q.availableTo(j)
 		a := resource.Assign(need, avail, q.cfg.Matching)
 		if a.Complete() || (!whole && a.Matched > 0) {
@@ -399,11 +421,47 @@ func (q *Queues) checkPreemptions() error {
 			return fmt.Errorf("admission: %s of job %s is still to be preempted for job %s, which may not be granted anything (%s)", q.slotName(int32(idx)), v.spec.Name, c.spec.Name, q.blocked(c))
 		case c.spec.Priority <= v.spec.Priority:
 			return fmt.Errorf("admission: %s of job %s (priority %d) is still to be preempted for job %s of priority %d", q.slotName(int32(idx)), v.spec.Name, v.spec.Priority, c.spec.Name, c.spec.Priority)
-		case c.queue != v.queue:
-			return fmt.Errorf("admission: %s of job %s (queue %s) is to be preempted for job %s of queue %s", q.slotName(int32(idx)), v.spec.Name, v.queue.cfg.Name, c.spec.Name, c.queue.cfg.Name)
+		case c.queue != v.queue && c.queue.node.used >= c.queue.node.guaranteed:
+			return fmt.Errorf("admission: %s of job %s (queue %s) is to be preempted for job %s of queue %s, which holds its guarantee", q.slotName(int32(idx)), v.spec.Name, v.queue.cfg.Name, c.spec.Name, c.queue.cfg.Name)
 		case q.overtaken(c):
 			return fmt.Errorf("admission: %s of job %s is still to be preempted for job %s, which holds its fair share while a job below its share waits", q.slotName(int32(idx)), v.spec.Name, c.spec.Name)
 		}
 	}
 	return nil
 }
+
+// checkReclaimRules checks the preemptions made at this instant: none for
+// a job its queue held back before in the instant, and none for a driver
+// that could never be followed by its first regions beside the other
+// jobs' drivers and placeholders (which no preemption takes).
+func (q *Queues) checkReclaimRules() error {
+	for _, c := range q.jobs {
+		if !c.reclaimed || !c.reclaimAt.Equal(q.now) || !c.active() {
+			continue
+		}
+		if c.heldBack && c.heldBackAt.Equal(q.now) && c.heldBackStamp < c.reclaimStamp {
+			return fmt.Errorf("admission: job %s reclaimed slots at %v although its queue %s held it back earlier in that instant",
+				c.spec.Name, q.now, c.queue.cfg.Name)
+		}
+		if !c.driverReclaim {
+			continue
+		}
+		have := make([]int, len(q.profiles))
+		for idx := range q.slots {
+			s := &q.slots[idx]
+			if (s.state == slotDriver || s.state == slotPlaceholder) && s.owner != c.id {
+				continue
+			}
+			have[s.profile]++
+		}
+		if !q.startFollows(c, have) {
+			need, n := q.startNeed(c)
+			return fmt.Errorf("admission: job %s reclaimed slots for its driver at %v, but its driver and first regions %v (%d of them at once) never fit beside the other jobs' drivers and placeholders",
+				c.spec.Name, q.now, need, n)
+		}
+	}
+	return nil
+}
+
+// yields is the first result of driverYields.
+func yields(y, _ bool) bool { return y }

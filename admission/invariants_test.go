@@ -3,6 +3,8 @@ package admission
 import (
 	"testing"
 
+	"github.com/regionsched/regionsched/resource"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -35,7 +37,7 @@ func TestCheckInvariantsFindsViolations(t *testing.T) {
 		"idle slot beside a waiting job": {func(q *Queues) {
 			idx := q.jobs[0].held[0]
 			q.unhold(q.jobs[0], idx)
-			q.jobs[0].granted--
+			q.addGranted(q.jobs[0], -1)
 			q.updateHolder(q.jobs[0])
 			q.put(idx) // b's ask of 2 now fits the free slots, undecided
 		}, "while job b"},
@@ -52,4 +54,45 @@ func TestCheckInvariantsFindsViolations(t *testing.T) {
 			assert.Contains(t, err.Error(), c.want)
 		})
 	}
+}
+
+// TestCheckInvariantsFindsBrokenReclaimAndDriverRules: CheckInvariants
+// names a reclaim made for a job its queue held back earlier in the
+// instant, a reclaim for a driver whose first regions never fit beside
+// the other drivers.
+func TestCheckInvariantsFindsBrokenReclaimAndDriverRules(t *testing.T) {
+	drv := small
+	t.Run("reclaim after being held back in the instant", func(t *testing.T) {
+		q, err := New(Config{Slots: clusterSlots(2), Queues: defaultQueue})
+		require.NoError(t, err)
+		a, err := q.submit(t0, JobSpec{Name: "a"})
+		require.NoError(t, err)
+		ask(t, a, t0, 1, 1)
+		require.NoError(t, q.checkInvariants())
+		j := q.jobs[0]
+		q.markHeldBack(j)
+		q.stamp++
+		j.reclaimAt, j.reclaimed, j.reclaimStamp = t0, true, q.stamp
+		err = q.checkInvariants()
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "job a reclaimed slots")
+		assert.Contains(t, err.Error(), "held it back earlier in that instant")
+	})
+	t.Run("reclaim for a driver that cannot progress", func(t *testing.T) {
+		q, err := New(Config{Slots: clusterSlots(2), Queues: defaultQueue})
+		require.NoError(t, err)
+		_, err = q.submit(t0, JobSpec{Name: "low", Driver: &drv, Start: []resource.Count{{Profile: resource.Unknown, N: 1}}})
+		require.NoError(t, err)
+		_, err = q.submit(t0, JobSpec{Name: "high", Driver: &drv, Start: []resource.Count{{Profile: resource.Unknown, N: 1}}})
+		require.NoError(t, err)
+		q.Decide(t0)
+		require.NoError(t, q.checkInvariants(), "two drivers on two slots: nobody reclaimed")
+		high := q.jobs[1]
+		q.stamp++
+		high.reclaimAt, high.reclaimed, high.driverReclaim, high.reclaimStamp = t0, true, true, q.stamp
+		err = q.checkInvariants()
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "job high reclaimed slots for its driver")
+		assert.Contains(t, err.Error(), "never fit beside the other jobs' drivers")
+	})
 }

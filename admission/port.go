@@ -67,6 +67,8 @@ func (p *port) Handle(now time.Time, msg slotpool.ToAdmission) error {
 		}
 		a := j.asks.newAsk()
 		a.id, a.bulk, a.head, a.allOrNothing = m.ID, m.Bulk, m.Head, m.Gang.AllOrNothing
+		q.stamp++
+		a.stamp = q.stamp
 		a.left = m.Gang.AppendCounts(a.left)
 		a.n = sumCounts(a.left)
 		for _, id := range m.Holding {

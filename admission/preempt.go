@@ -25,12 +25,20 @@ import (
 //     priority than the claimant: the lowest priority first, the most
 //     recently submitted first among equals, whatever the queue's policy.
 //     Drivers are never taken, nor slots that would break a gang below its
-//     minimum, nor slots a claim asks back for another job: those leave
-//     their job already (a victim gives what it holds). Under fair share
-//     a job preempts only while it holds less than its share, and a
-//     victim yields only as many slots as leave it behind the claimant in
-//     the queue's order (yieldable): a slot taken is never the next one
-//     the policy would hand back.
+//     minimum, nor slots another preemption takes already, nor slots a
+//     claim of its queue asks back for another job (they leave their job
+//     already). A slot a claim of another queue asks back still runs its
+//     job's task: it is that job's to give (last of its slots), and the
+//     claim loses it. Under fair share a job preempts only while it holds
+//     less than its share, and a victim yields only as many slots as leave
+//     it behind the claimant in the queue's order (yieldable): a slot
+//     taken is never the next one the policy would hand back.
+//   - It is made only for a job its queue does not hold back, nor held
+//     back earlier in the same instant (StateAware, maxRunningJobs: a job
+//     of the queue leaving starting as the instant's grants deploy its
+//     first region is no reason to cancel those at once), and only if the
+//     claimant can then progress: for a driver, only if its first regions
+//     can follow (drivers.go).
 //   - A timed preemption is withdrawn when its reason is gone: the
 //     claimant ended, stopped waiting, got what it waits for otherwise,
 //     may not be granted anything for now (another job of its queue
@@ -47,7 +55,7 @@ import (
 // order. It reports whether it reserved free slots (decide runs another
 // pass: jobs visited already may not use them).
 func (q *Queues) preemptAll() {
-	for _, qu := range q.qorder {
+	for _, qu := range q.fairQueues() {
 		if !qu.cfg.Preempt || qu.order.Len() == 0 {
 			continue
 		}
@@ -87,10 +95,11 @@ func flatten(demand [][]resource.Count, k int) []resource.Count {
 	return out
 }
 
-// victimsOf returns the jobs of c's queue that c may preempt, in victim
-// order: lower priority than c, holding slots (or giving c some by a
-// claim); the lowest priority first, the most recently submitted first
-// among equals.
+// victimsOf returns the jobs that c may preempt, in victim order: of
+// c's queue, and of other queues by its queue's guarantee
+// (preempt_tenants.go); lower priority than c, holding slots (or giving
+// c some by a claim); the lowest priority first, the most recently
+// submitted first among equals.
 func (q *Queues) victimsOf(c *job) []*job {
 	var out []*job
 	for h := c.queue.holders.First(); h != nil; h = h.Next() {
@@ -106,6 +115,18 @@ func (q *Queues) victimsOf(c *job) []*job {
 			}
 		}
 	}
+	for _, qu := range q.qorder {
+		for _, x := range qu.claims() {
+			for _, idx := range x.incoming {
+				if q.claimedAway(c, idx) {
+					if v := q.jobs[q.slots[idx].owner]; !slices.Contains(out, v) {
+						out = append(out, v)
+					}
+				}
+			}
+		}
+	}
+	out = q.crossVictims(c, out)
 	slices.SortFunc(out, func(a, b *job) int {
 		if x := cmp.Compare(a.spec.Priority, b.spec.Priority); x != 0 {
 			return x
@@ -120,7 +141,17 @@ func (q *Queues) victimsOf(c *job) []*job {
 // already coming to it (see the rules above). It reports whether it did
 // anything.
 func (q *Queues) preemptFor(c *job) bool {
-	if c.state.Terminal() || c.gangWaits() || q.blocked(c) != "" {
+	if c.state.Terminal() || c.gangWaits() {
+		return false
+	}
+	if q.blocked(c) != "" {
+		q.markHeldBack(c)
+		return false
+	}
+	if c.heldBack && c.heldBackAt.Equal(q.now) {
+		// Held back earlier in this instant: what released it (a job of
+		// its queue leaving starting as its first region deploys) is the
+		// instant's decision, not a reason to cancel anything now.
 		return false
 	}
 	if c.queue.cfg.Policy == FairShare && c.granted >= c.entitled {
@@ -140,15 +171,25 @@ func (q *Queues) preemptFor(c *job) bool {
 	if q.matched(all, base) >= sumCounts(all) {
 		return false // it has what it waits for, or it is on its way
 	}
+	if c.driver && !c.hasSlot {
+		// For a driver, only if its first regions can follow (drivers.go).
+		start, _ := q.startNeed(c)
+		have := slices.Clone(base)
+		q.pickVictims(c, victims, start, have)
+		if !q.startFollows(c, have) {
+			return false
+		}
+	}
 	// The most the victims could give, then the longest run of whole
 	// asks that completes, then only the slots that run needs.
 	have := slices.Clone(base)
 	q.pickVictims(c, victims, all, have)
 	k := len(demand)
+	room := q.room(c.queue) + len(c.reserved) + len(c.placeholders)
 	for k > 0 {
 		want := flatten(demand, k)
-		if q.matched(want, have) >= sumCounts(want) {
-			break
+		if sumCounts(want) <= room && q.matched(want, have) >= sumCounts(want) {
+			break // (within what its queues' maxima leave room for)
 		}
 		k--
 	}
@@ -167,24 +208,55 @@ func (q *Queues) preemptFor(c *job) bool {
 	// Free slots toward it are kept for it: the preempted ones complete
 	// them.
 	freeUse := make([]int, np)
-	for p, f := range q.free {
-		freeUse[p] = len(f)
-	}
+	q.freeTo(c.queue, freeUse)
 	q.reserveFree(c, want, freeUse)
 	q.takeFrom(c, picks)
+	q.stamp++
+	c.reclaimAt, c.reclaimed, c.reclaimStamp, c.driverReclaim = q.now, true, q.stamp, c.driver && !c.hasSlot
 	return true
+}
+
+// markHeldBack records that a decision found c held back by its queue
+// now: it does not reclaim in this instant. The first mark of an instant
+// stays.
+func (q *Queues) markHeldBack(c *job) {
+	if c.heldBack && c.heldBackAt.Equal(q.now) {
+		return
+	}
+	q.stamp++
+	c.heldBackAt, c.heldBack, c.heldBackStamp = q.now, true, q.stamp
 }
 
 // upgradeable reports whether slot idx, coming to c by a claim (asked
 // back from its job, to come when its task ends), may be preempted for c
-// instead: its job is a victim of c's (same queue, lower priority).
+// instead: its job is a victim of c's (lower priority, of c's queue or,
+// while c's queue is below its guarantee, of another; pickVictims checks
+// the other queue's room).
 func (q *Queues) upgradeable(c *job, idx int32) bool {
 	s := &q.slots[idx]
 	if s.state != slotReclaiming || s.preempt || s.revoked || s.owner == noJob {
 		return false
 	}
 	v := q.jobs[s.owner]
-	return v.queue == c.queue && v.spec.Priority < c.spec.Priority
+	return (v.queue == c.queue || q.guaranteeGap(c) > 0) && v.spec.Priority < c.spec.Priority
+}
+
+// claimedAway reports whether slot idx is asked back by a claim for a
+// job of another queue than c's (it comes back when its task ends) from
+// a job c may preempt: the slot still runs its job's task, which c may
+// cancel like any other of that job's, taking the slot from the claim,
+// which is given up (the claimant asks again in the next decision). Only
+// from a claim that keeps no free slot reserved: giving it up frees
+// nothing a decision would have to hand out again. (A slot a claim of
+// c's own queue asks back leaves its job already: the queue's order
+// handed it on.)
+func (q *Queues) claimedAway(c *job, idx int32) bool {
+	s := &q.slots[idx]
+	if s.claimant == c.id || s.claimant == noJob {
+		return false
+	}
+	x := q.jobs[s.claimant]
+	return x.queue != c.queue && len(x.reserved) == 0 && q.upgradeable(c, idx)
 }
 
 // pickVictims adds to have (counts per profile) the victims' slots that
@@ -195,6 +267,7 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 	need := sumCounts(want)
 	m := q.matched(want, have)
 	var picks []int32
+	cb := q.newCrossBudget(c)
 	for _, v := range victims {
 		for _, idx := range c.incoming {
 			if m >= need {
@@ -203,15 +276,28 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 			if s := &q.slots[idx]; s.owner != v.id || !q.upgradeable(c, idx) {
 				continue
 			}
+			if v.queue != c.queue && (cb == nil || cb.room(v.queue, c.queue) == 0) {
+				continue
+			}
 			have[q.slots[idx].profile]++
 			if m2 := q.matched(want, have); m2 > m {
 				m = m2
 				picks = append(picks, idx)
+				if v.queue != c.queue {
+					cb.take(v.queue, c.queue, 1)
+				}
 				continue
 			}
 			have[q.slots[idx].profile]--
 		}
 		limit := q.yieldable(v, c)
+		if v.queue != c.queue {
+			if cb == nil {
+				continue
+			}
+			limit = min(limit, cb.room(v.queue, c.queue))
+		}
+		before := len(picks)
 		gangRoom := len(v.held)
 		if g := v.spec.Gang; g != nil && v.gangDone && !v.gangExpired {
 			gangRoom = v.granted - g.MinSlots
@@ -234,6 +320,29 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 				have[s.profile]--
 			}
 		}
+		if v.queue != c.queue {
+			cb.take(v.queue, c.queue, len(picks)-before)
+		}
+		// Last, the slots a claim asks back from it for another job: they
+		// leave it anyway, but that claim loses them.
+		for _, idx := range v.yielding {
+			if m >= need {
+				break
+			}
+			if !q.claimedAway(c, idx) || (v.queue != c.queue && (cb == nil || cb.gap == 0)) {
+				continue
+			}
+			have[q.slots[idx].profile]++
+			if m2 := q.matched(want, have); m2 > m {
+				m = m2
+				picks = append(picks, idx)
+				if v.queue != c.queue {
+					cb.gap-- // (given up by its queue already)
+				}
+				continue
+			}
+			have[q.slots[idx].profile]--
+		}
 		if m >= need {
 			break
 		}
@@ -249,9 +358,7 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 func (q *Queues) coming(c *job, free bool, skip []int32) []int {
 	have := make([]int, len(q.profiles))
 	if free {
-		for p, f := range q.free {
-			have[p] += len(f)
-		}
+		q.freeTo(c.queue, have)
 	}
 	for _, list := range [][]int32{c.reserved, c.incoming, c.placeholders} {
 		for _, idx := range list {
@@ -300,21 +407,31 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 		byVictim[v] = append(byVictim[v], idx)
 	}
 	timeout := c.queue.cfg.ReclaimTimeout
+	var broken []*job
+	defer func() {
+		for _, other := range broken {
+			q.dropClaim(other) // (it keeps no reserved slot: nothing is freed)
+			q.updateOrder(other)
+		}
+	}()
 	for _, vid := range order {
 		v := q.jobs[vid]
-		var reason string
-		if timeout > 0 {
-			reason = fmt.Sprintf("priority %d over %d: tasks cancelled after %d ms unless they end", c.spec.Priority, v.spec.Priority, timeout.Milliseconds())
-		} else {
-			reason = fmt.Sprintf("priority %d over %d: tasks cancelled at once", c.spec.Priority, v.spec.Priority)
-		}
+		reason := reclaimReason(c, v, timeout.Milliseconds())
 		q.events = append(q.events, Event{At: q.now, Job: c.spec.Name, ID: c.id, Kind: Reclaimed, Victim: v.spec.Name, Count: len(byVictim[vid]), Reason: reason})
 		for _, idx := range byVictim[vid] {
 			s := &q.slots[idx]
-			if s.state == slotGranted {
+			switch {
+			case s.state == slotGranted:
 				q.unhold(v, idx)
 				v.yielding = append(v.yielding, idx)
 				q.addIncoming(c, idx)
+			case s.claimant != c.id:
+				// Asked back for another job's claim, which loses it: that
+				// claim no longer completes and is given up.
+				other := q.jobs[s.claimant]
+				other.incoming = removeIdx(other.incoming, idx)
+				q.addIncoming(c, idx)
+				broken = append(broken, other)
 			} // else: coming to c by its claim already, now by force
 			s.state, s.claimant, s.preempt, s.atShare = slotReclaiming, c.id, true, c.granted >= c.entitled
 			if timeout == 0 || s.idle {
@@ -360,6 +477,9 @@ func (q *Queues) withdrawStale() {
 			continue
 		case q.overtaken(c):
 			q.withdraw(idx, "the claimant holds its fair share and a job below its share waits")
+			continue
+		case v.queue != c.queue && c.queue.node.used >= c.queue.node.guaranteed:
+			q.withdraw(idx, "the claimant's queue holds its guarantee")
 			continue
 		}
 		if _, ok := byClaimant[c.id]; !ok {

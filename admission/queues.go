@@ -72,6 +72,13 @@ type JobSpec struct {
 	Largest []resource.Count
 	// LargestName names that region in a rejection ("region 3 {A#0, ...}").
 	LargestName string
+	// Start is what the job asks for first once its driver is up: the
+	// slots of its regions scheduled at the start, together (as a gang
+	// counts them, region.Regions.GangMinSlots). A reclaim for the driver
+	// counts them with it, and a driver is not granted a slot that a
+	// waiting job's request needs while they could not follow (see
+	// startNeed). nil: the driver alone.
+	Start []resource.Count
 	// Gang, if set, reserves slots for the job at once before anything of
 	// it runs (see Gang).
 	Gang *Gang
@@ -188,6 +195,7 @@ type jobAsk struct {
 	holding          []int32 // the slots its bulk held unused when it asked
 	n                int     // slots it still lacks: the sum of left
 	mismatchReported bool    // a PlaceholderMismatch was reported for it
+	stamp            uint64  // when it came (Queues.stamp)
 	// its place in the job's jobAsks
 	prev, next   *jobAsk
 	bucket       int
@@ -252,6 +260,26 @@ type job struct {
 	// entitled is its share of its fair-share queue's slots, in whole
 	// slots (see entitle); entitledNext is entitle's scratch.
 	entitled, entitledNext int
+	// heldBackAt: when a decision last found it held back by its queue
+	// (StateAware, maxRunningJobs), if heldBack; it does not reclaim in
+	// that instant (see preemptFor).
+	heldBackAt time.Time
+	heldBack   bool
+	// reclaimAt: when a preemption was last made for it, if reclaimed;
+	// driverReclaim: that one was for its driver. heldBackStamp and
+	// reclaimStamp order both within an instant (Queues.stamp). For
+	// CheckInvariants.
+	reclaimAt                   time.Time
+	reclaimed, driverReclaim    bool
+	heldBackStamp, reclaimStamp uint64
+	// driverAt and driverStamp: when its driver got its slot.
+	driverAt    time.Time
+	driverStamp uint64
+	// gangStamp: when its gang's timer fired (Queues.stamp).
+	gangStamp uint64
+	// startFollowed: when its driver got its slot, its first regions
+	// could follow (see driverYields).
+	startFollowed bool
 }
 
 // waiting reports whether the job wants a grant.
@@ -295,6 +323,13 @@ type queue struct {
 	// prios counts its accepted jobs that have not ended, by priority
 	// (claims walk faster when there is one priority).
 	prios map[int]int
+	// node is its place in the hierarchy (queuetree.go); submitted counts
+	// the jobs submitted to it, firstJob names the first.
+	node      *qnode
+	submitted int
+	firstJob  string
+	// rank is its place in the fair order of queues (rankQueues).
+	rank int32
 }
 
 // Queues is the queue-level admission for many jobs on one cluster: a
@@ -321,10 +356,17 @@ type Queues struct {
 	capacity      []resource.Count
 	queues        map[string]*queue
 	qorder        []*queue // by name
-	jobs          []*job
-	byName        map[string]*job
-	events        []Event
-	pending       []JobID // jobs given messages since the last Pending call
+	nodes         map[string]*qnode
+	// turn is the queue a decide pass serves, while it comes first in
+	// the fair order of turnQueues queues (queuesort.go); turnEnded: it
+	// stopped coming first.
+	turn       *queue
+	turnQueues int
+	turnEnded  bool
+	jobs       []*job
+	byName     map[string]*job
+	events     []Event
+	pending    []JobID // jobs given messages since the last Pending call
 	// revokes lists the slots with a revokeAt (some stale).
 	revokes []int32
 	now     time.Time
@@ -335,6 +377,14 @@ type Queues struct {
 	// regrant: a fair-share job was granted during a decide pass; the
 	// pass ends, and the next one sorts the jobs by their new shares.
 	regrant bool
+	// driverYielded: a driver left a free slot to a waiting job's
+	// request during a decide pass (drivers.go).
+	driverYielded bool
+	yielder       *job // the job whose driver yielded last (visit reads it)
+	yieldRepassed bool // decideNow ran a pass again for a yielded driver
+	// stamp counts asks, grants of drivers, marks of held-back jobs and
+	// preemptions, to order them within an instant (for CheckInvariants).
+	stamp uint64
 	// backoff is Config.Backoff or its default.
 	backoff Backoff
 	// gangJobs lists the jobs with a gang timer or a backoff running.
@@ -382,6 +432,7 @@ func New(cfg Config) (*Queues, error) {
 		profIdx: map[resource.Profile]int32{},
 		queues:  map[string]*queue{},
 		byName:  map[string]*job{},
+		nodes:   map[string]*qnode{},
 		debug:   cfg.Logger.Core().Enabled(zap.DebugLevel),
 		backoff: cfg.Backoff,
 	}
@@ -423,6 +474,9 @@ func New(cfg Config) (*Queues, error) {
 	if _, ok := q.queues["root.default"]; !ok {
 		q.addQueue(QueueConfig{Name: "root.default", Policy: cfg.DefaultPolicy}) // where jobs that name no queue go
 	}
+	if err := q.checkCapacities(); err != nil {
+		return nil, err
+	}
 	return q, nil
 }
 
@@ -431,6 +485,8 @@ func (q *Queues) addQueue(qc QueueConfig) *queue {
 		qc.StartingTimeout = DefaultStartingTimeout
 	}
 	qu := &queue{cfg: qc, order: rbtree.New(byKey), holders: rbtree.New(byHolderKey)}
+	qu.node = q.node(qc.Name)
+	qu.node.qu, qu.node.guaranteed, qu.node.max = qu, qc.GuaranteedSlots, qc.MaxSlots
 	q.queues[qc.Name] = qu
 	q.qorder = append(q.qorder, qu)
 	sort.Slice(q.qorder, func(a, b int) bool { return q.qorder[a].cfg.Name < q.qorder[b].cfg.Name })
@@ -513,7 +569,13 @@ func (q *Queues) submit(now time.Time, spec JobSpec) (*port, error) {
 		if err := qc.validate(); err != nil {
 			return nil, err
 		}
+		if err := q.checkNewLeaf(spec.Queue, spec.Name); err != nil {
+			return nil, err
+		}
 		qu = q.addQueue(qc)
+	}
+	if err := q.checkLeaf(qu, spec.Name); err != nil {
+		return nil, err
 	}
 	q.now = now
 	if g := spec.Gang; g != nil {
@@ -535,6 +597,9 @@ func (q *Queues) submit(now time.Time, spec JobSpec) (*port, error) {
 		q.gangJobs = append(q.gangJobs, j)
 	}
 	q.jobs = append(q.jobs, j)
+	if qu.submitted++; qu.submitted == 1 {
+		qu.firstJob = spec.Name
+	}
 	if qu.cfg.Policy == FairShare {
 		qu.jobs = append(qu.jobs, j)
 	}
@@ -551,8 +616,12 @@ func (q *Queues) submit(now time.Time, spec JobSpec) (*port, error) {
 }
 
 // fits checks that the job's gang, and its driver plus largest region,
-// fit the cluster as configured (Config.Cluster, else the slots).
+// fit the cluster as configured (Config.Cluster, else the slots) and its
+// queue's maxSlots (and its parents').
 func (q *Queues) fits(j *job) (string, bool) {
+	if reason, ok := q.fitsQueue(j); !ok {
+		return reason, false
+	}
 	capacity := q.capacity
 	if q.cfg.Cluster != nil {
 		capacity = q.cfg.Cluster

@@ -202,6 +202,16 @@ func (s *sim) add(spec JobSpec, at time.Duration, regions []int, durs []time.Dur
 	if spec.Largest == nil && largest > 0 {
 		spec.Largest = []resource.Count{{Profile: resource.Unknown, N: largest}}
 	}
+	if spec.Driver != nil && spec.Start == nil {
+		// what the job asks for once its driver is up: its first regions
+		n := 0
+		for _, k := range regions[:min(max(inflight, 1), len(regions))] {
+			n += k
+		}
+		if n > 0 {
+			spec.Start = []resource.Count{{Profile: resource.Unknown, N: n}}
+		}
+	}
 	j := &simJob{
 		name: spec.Name, spec: spec, submitAt: t0.Add(at), regions: regions, durs: durs,
 		inflight: inflight, startup: startup,

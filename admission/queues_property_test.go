@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -13,7 +14,9 @@ import (
 // randomMix builds a random job mix (a quarter of the jobs with a soft
 // gang of 1 to the fitting slots, timing out after 20 to 220 ms) on a
 // fresh harness: 4 to 12 slots; 1
-// to 3 queues with random policies and maxRunningJobs; 2 to 7 jobs with 1
+// to 3 queues with random policies (StateAware among them) and
+// maxRunningJobs, one in three preempting with a reclaim timeout of 0, 10
+// or 20 ms; 2 to 7 jobs with 1
 // to 4 regions that each fit the cluster alone, arriving within 50 ms.
 // Drivers only where admission keeps them from flooding the cluster: in a
 // queue with maxRunningJobs 1 (at most one driver of the queue at a time),
@@ -85,8 +88,12 @@ func TestPropertyQueuesEveryJobFinishes(t *testing.T) {
 	checkMixes(t, FIFO, Priority, StateAware)
 }
 
+// mixes is how many random mixes each property test of the queues runs
+// (seeds 1 ... N).
+var mixes = flag.Int("mixes", 200, "how many random mixes each TestPropertyQueues*/TestPropertyFairShare* runs")
+
 func checkMixes(t *testing.T, policies ...Policy) {
-	for seed := uint64(1); seed <= 200; seed++ {
+	for seed := uint64(1); seed <= uint64(*mixes); seed++ {
 		s := randomMix(t, seed, policies...)
 		finished := s.run(0)
 		if !assert.True(t, finished, "seed %d: jobs did not finish: %v\n%s\n%s", seed, s.states(), s.tail(20), s.dump()) {

@@ -156,7 +156,25 @@ func (spec *JobSpec) admissionSpec() admission.JobSpec {
 	as := spec.JobSpec
 	as.Largest = resource.Tally(profiles)
 	as.LargestName = fmt.Sprintf("region %d %s", largest, rs.MemberNames(largest, 4))
+	if as.Start == nil {
+		as.Start = startSlots(rs)
+	}
 	return as
+}
+
+// startSlots is what a job asks for when it starts: the slots of its
+// regions scheduled at the start (those that consume no other region's
+// results), together, as region.Regions.GangMinSlots counts them.
+func startSlots(rs *region.Regions) []resource.Count {
+	var profiles []resource.Profile
+	for r := range region.ID(rs.NumRegions()) {
+		if len(rs.ConsumedGroups(r)) == 0 {
+			for _, s := range rs.Slots(r) {
+				profiles = append(profiles, s.Profile)
+			}
+		}
+	}
+	return resource.Tally(profiles)
 }
 
 // jobConfig is the configuration of a job's scheduler (see Config.Jobs):

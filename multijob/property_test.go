@@ -37,7 +37,8 @@ import (
 //   - a preemption takes from a job of the claimant's queue of strictly
 //     lower priority, the lowest priority (then the most recently
 //     submitted) first, and never a driver (a slot a claim asks back for
-//     another job leaves its job already: it is not the job's to give);
+//     another job leaves its job already: it need not be the job's to
+//     give, though a preemption may take it from another queue's claim);
 //   - a task is cancelled by a preemption only while the preemption's
 //     reason holds (its claimant runs, waits, and outranks the victim);
 //   - on a fair-share queue a job at or above its share takes no slot
@@ -51,10 +52,14 @@ import (
 // `go test ./multijob -run TestPropertyMixes -mixseed N -v` to replay one
 // seed alone with its whole log.
 
-var mixSeed = flag.Uint64("mixseed", 0, "run only this seed of TestPropertyMixes, with its whole log")
+var (
+	mixSeed = flag.Uint64("mixseed", 0, "run only this seed of TestPropertyMixes, with its whole log")
+	mixes   = flag.Int("mixes", propMixes, "how many random mixes TestPropertyMixes runs (seeds 1 ... N)")
+)
 
 const (
-	// propMixes is how many mixes TestPropertyMixes runs.
+	// propMixes is how many mixes TestPropertyMixes runs by default
+	// (-mixes runs more).
 	propMixes = 2000
 	// propHorizon is the virtual time within which every job must end.
 	propHorizon = time.Hour
@@ -167,9 +172,7 @@ func genMix(seed uint64) *mix {
 		if rng.IntN(2) == 0 {
 			qc.Preempt, qc.ReclaimTimeout = true, []time.Duration{0, 10 * time.Millisecond, 25 * time.Millisecond}[rng.IntN(3)]
 		}
-		if qc.MaxRunningJobs == 1 {
-			reserve++
-		}
+		reserve += driversIn(qc)
 		m.queues = append(m.queues, qc)
 		m.describe("queue %s: %v maxRunningJobs %d startingTimeout %v preempt %v reclaimTimeout %v",
 			qc.Name, qc.Policy, qc.MaxRunningJobs, qc.StartingTimeout, qc.Preempt, qc.ReclaimTimeout)
@@ -188,7 +191,7 @@ func genMix(seed uint64) *mix {
 		spec := multijob.JobSpec{
 			JobSpec: admission.JobSpec{Name: fmt.Sprintf("j%d", i), Queue: qc.Name, User: users[rng.IntN(len(users))], Priority: 1 + rng.IntN(admission.MaxPriority)},
 		}
-		if qc.MaxRunningJobs == 1 && len(fit) > 1 && rng.IntN(2) == 0 {
+		if driversIn(qc) > 0 && len(fit) > 1 && rng.IntN(2) == 0 {
 			d := []resource.Profile{resource.Unknown, smallP}[rng.IntN(2)]
 			spec.Driver = &d
 			mj.startup = time.Duration(1+rng.IntN(30)) * time.Millisecond
@@ -249,6 +252,18 @@ func genMix(seed uint64) *mix {
 	}
 	sort.SliceStable(m.events, func(a, b int) bool { return m.events[a].at < m.events[b].at })
 	return m
+}
+
+// driversIn is how many drivers the jobs of a queue may hold at once in
+// a mix: its maxRunningJobs, on a queue with maxRunningJobs 1, or 2 under
+// StateAware (its one starting job and one running), as those count the
+// jobs from their first grant (a driver's) until they end; 0 elsewhere
+// (no drivers: they could fill the cluster).
+func driversIn(qc admission.QueueConfig) int {
+	if qc.MaxRunningJobs == 1 || (qc.MaxRunningJobs == 2 && qc.Policy == admission.StateAware) {
+		return qc.MaxRunningJobs
+	}
+	return 0
 }
 
 // genGraph makes a chain of 1 to 3 vertices of parallelism 1 ... maxPar,
@@ -563,6 +578,9 @@ func (r *mixRun) step() error {
 	if err := inspect.CheckInvariants(r.s.Admission()); err != nil {
 		return err
 	}
+	if err := r.checkEndsDecided(); err != nil {
+		return err
+	}
 	r.deadline = rd.Deadline
 	if !r.deadline.IsZero() && !r.deadline.After(r.now) {
 		return fmt.Errorf("the next deadline %v is not after the instant", r.deadline.Sub(mixT0))
@@ -763,6 +781,24 @@ func (r *mixRun) checkPreemption(ev admission.Event, rd multijob.Ready, pre snap
 // any slot of a job after that one in victim order.)
 func leaves(c string, ab inspect.AskedBack) bool {
 	return ab.Preempted || ab.For != c
+}
+
+// checkEndsDecided checks that the end of a job belongs to its instant:
+// after the Ready, no job whose scheduler finished or failed is still
+// holding slots in the admission (its slots were decided with the rest).
+func (r *mixRun) checkEndsDecided() error {
+	for _, name := range r.s.Jobs() {
+		st, err := r.s.Status(name)
+		if err != nil {
+			return err
+		}
+		done := st.Scheduler.State == scheduler.JobFinished || st.Scheduler.State == scheduler.JobFailed
+		if done && (!st.Admission.Terminal() || st.Granted > 0) {
+			return fmt.Errorf("job %s ended (%v) but the admission has it %v with %d slots after the instant's decision",
+				name, st.Scheduler.State, st.Admission, st.Granted)
+		}
+	}
+	return nil
 }
 
 // checkCancel checks that a job's tasks were cancelled for a reason: it
@@ -1024,11 +1060,11 @@ var knownViolations = map[uint64]string{}
 // TestPropertyMixes runs propMixes random mixes (see the top of the
 // file) and checks the rules after every Ready.
 func TestPropertyMixes(t *testing.T) {
-	seeds := make([]uint64, 0, propMixes)
+	seeds := make([]uint64, 0, *mixes)
 	if *mixSeed != 0 {
 		seeds = append(seeds, *mixSeed)
 	} else {
-		for s := uint64(1); s <= propMixes; s++ {
+		for s := uint64(1); s <= uint64(*mixes); s++ {
 			seeds = append(seeds, s)
 		}
 	}

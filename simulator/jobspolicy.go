@@ -245,9 +245,14 @@ func (p *jobsPolicy) submit(r *jobRun) {
 			spec.Gang.Timeout = admission.NoGangWait // timeoutMs: 0, not the default
 		}
 		if g.MinSlots == 0 {
-			// Capped at the cluster as configured: a default never
-			// rejects a job that runs region by region.
-			spec.Gang.MinSlots = rs.GangMinSlots(sub.Driver != nil, p.e.clusterSize)
+			// Capped at the cluster as configured and at the queue's
+			// maxSlots: a default never rejects a job that runs region
+			// by region.
+			limit := p.e.clusterSize
+			if m := admission.MaxSlotsOf(p.cfg.Queues, sub.Queue); m > 0 {
+				limit = min(limit, m)
+			}
+			spec.Gang.MinSlots = rs.GangMinSlots(sub.Driver != nil, limit)
 		}
 	}
 	r.submitted = p.e.now()

@@ -139,6 +139,9 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	if err != nil {
 		return err
 	}
+	if err := checkJobQueues(jobs, queues); err != nil {
+		return err
+	}
 	cfg := simulator.JobsConfig{Jobs: jobs, Mode: r.mode, SelectiveShare: r.share, DisableHybridSlotSharing: r.noSharing, Cluster: r.slots, Queues: queues, DefaultPolicy: r.queuePolicy,
 		Policy: r.policy, Seed: r.seed, Ties: r.ties, SlotNodes: slotNodes(r.cluster)}
 	if err := r.applySpeculation(c, &cfg); err != nil {
@@ -224,6 +227,20 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	fmt.Fprintln(out, res.Reason)
 	if !res.Verdict.OK() {
 		return negative(res.Reason)
+	}
+	return nil
+}
+
+// checkJobQueues refuses a run in which a job names a queue that has
+// child queues (configured, or named by other jobs): jobs run in queues
+// without children.
+func checkJobQueues(jobs []runfile.Job, queues []admission.QueueConfig) error {
+	names, jqs := make([]string, len(jobs)), make([]string, len(jobs))
+	for i, j := range jobs {
+		names[i], jqs[i] = j.Name, j.Job.Submission().Queue
+	}
+	if err := admission.CheckJobQueues(queues, names, jqs); err != nil {
+		return badInput(err)
 	}
 	return nil
 }

@@ -351,3 +351,82 @@ func TestSimulateReclaimVictimOrderFairShare(t *testing.T) {
 		})
 	}
 }
+
+// priority-inversion-at-job-end: on a priority queue of 3 slots, j1 ends
+// at 3000 ms (its last task and its driver: 2 slots back) while j7
+// (7000, its driver up) waits for a region of exactly 2 slots; j6
+// arrives then in root.adhoc, whose driver's region could not follow it.
+// The job's end belongs to the instant: both slots go to j7's region,
+// j6's driver waits for j7 to end, and every job finishes.
+func TestSimulateJobEndSlotsDecidedTogether(t *testing.T) {
+	const dir = "priority-inversion-at-job-end"
+	res, tr := simulateTraced(t, "--mode", "all-pipelined", "--queue-policy", "priority", "--slots", "3",
+		repro(dir, "j1.json"), repro(dir, "j3.json"), repro(dir, "j5.json"), repro(dir, "j6.json"), repro(dir, "j7.json"))
+	require.Equal(t, 0, res.code, res.stdout)
+	assert.Equal(t, "finished: all 5 jobs finished at 8000 ms", lastLine(res.stdout))
+	assert.Equal(t, map[string]int{"j7": 2}, deploysAt(tr, 3000), "j7 gets both slots of j1's end; j6's driver waits")
+	lines := jobLines(t, res.stdout)
+	assert.Equal(t, []string{"0 ms", "3000 ms", "6000 ms", "3000 ms", "6000 ms", "finished"}, lines["j7"])
+	assert.Equal(t, []string{"3000 ms", "7000 ms", "8000 ms", "4000 ms", "5000 ms", "finished"}, lines["j6"])
+	reclaims, _ := ofKind(tr, "reclaim")
+	assert.Empty(t, reclaims)
+}
+
+// stateaware-reclaim-driver-deadlock: a stateaware queue of 2 slots with
+// a reclaim timeout of 0. low (100) is starting (its driver up at
+// 1000 ms) when high (5000, with a driver) waits: high reclaims nothing,
+// neither while low starts (StateAware holds it back) nor in the instant
+// low's first region deploys, nor after (its driver and its first region
+// would never fit beside low's driver). It runs once low ends.
+func TestSimulateStateAwareReclaimWaitsForStartingJob(t *testing.T) {
+	const dir = "stateaware-reclaim-driver-deadlock"
+	res, tr := simulateTraced(t, "--cluster", repro(dir, "cluster.json"), repro(dir, "low.json"), repro(dir, "high.json"))
+	require.Equal(t, 0, res.code, res.stdout)
+	assert.Equal(t, "finished: all 2 jobs finished at 4000 ms", lastLine(res.stdout))
+	for _, kind := range []string{"reclaim", "cancel"} {
+		events, _ := ofKind(tr, kind)
+		assert.Empty(t, events, kind)
+	}
+	deploys, _ := ofKind(tr, "deploy")
+	assert.Equal(t, []string{"0 low driver attempt 0", "1000 low work#0 attempt 0", "2000 high driver attempt 0", "3000 high work#0 attempt 0"},
+		describe(deploys))
+}
+
+// stateaware-reclaim-two-starting: the same without high's driver. j4
+// (100, with a driver) is starting on a stateaware queue of 2 slots with
+// a reclaim timeout of 0; j1 (5000) arrives at 496 ms. At 1000 ms j4's
+// first region is granted and deploys: j1, held back until then, takes
+// nothing from it in that instant and runs when j4's task ends.
+func TestSimulateStateAwareNoReclaimInTheInstantTheStartingJobDeploys(t *testing.T) {
+	const dir = "stateaware-reclaim-two-starting"
+	res, tr := simulateTraced(t, "--mode", "pointwise-pipelined-only", "--queue-policy", "fairshare", "--cluster", repro(dir, "cluster.json"),
+		repro(dir, "j1.json"), repro(dir, "j4.json"))
+	require.Equal(t, 0, res.code, res.stdout)
+	for _, kind := range []string{"reclaim", "cancel"} {
+		events, _ := ofKind(tr, kind)
+		assert.Empty(t, events, kind)
+	}
+	lines := jobLines(t, res.stdout)
+	assert.Equal(t, []string{"0 ms", "1000 ms", "2000 ms", "1000 ms", "2000 ms", "finished"}, lines["j4"])
+	assert.Equal(t, []string{"496 ms", "2000 ms", "3000 ms", "1504 ms", "2504 ms", "finished"}, lines["j1"])
+}
+
+// victim-order-cross-queue: j1 (9000) and j2 (5000) of root.default hold
+// a slot each, j3's driver (10000) the third; j4 of root.b waits and
+// asks j2's slot back (a claim: it comes when j2's task ends). At
+// 3000 ms j3's region reclaims with a timeout of 0: the victim is j2, the
+// lowest priority (the slot still runs j2's task), not j1.
+func TestSimulateReclaimVictimOrderBesideAnotherQueuesClaim(t *testing.T) {
+	const dir = "victim-order-cross-queue"
+	res, tr := simulateTraced(t, "--mode", "all-pipelined", "--queue-policy", "priority", "--cluster", repro(dir, "cluster.json"),
+		repro(dir, "j1.json"), repro(dir, "j2.json"), repro(dir, "j3.json"), repro(dir, "j4.json"))
+	require.Equal(t, 0, res.code, res.stdout)
+	assert.Equal(t, "finished: all 4 jobs finished at 9500 ms", lastLine(res.stdout))
+	cancels, at := ofKind(tr, "cancel")
+	require.Equal(t, []string{"3000 j2 agg0#0 attempt 0"}, describe(cancels))
+	requireReclaimBefore(t, tr, 0, at[0], "j3", "j2", 1, 3000)
+	reclaims, _ := ofKind(tr, "reclaim")
+	require.Len(t, reclaims, 1)
+	lines := jobLines(t, res.stdout)
+	assert.Equal(t, []string{"500 ms", "500 ms", "3500 ms", "0 ms", "3000 ms", "finished"}, lines["j1"], "j1 runs once, undisturbed")
+}

@@ -1,0 +1,122 @@
+package admission
+
+import (
+	"github.com/regionsched/regionsched/resource"
+)
+
+// A driver is useful only once its job's first regions can follow it: a
+// driver granted while they cannot sits in its slot (drivers are never
+// preempted) and may keep them from ever fitting. So, as a gang would,
+// the admission counts a driver together with what its job asks for first
+// (JobSpec.Start), capped at what the cluster can hold:
+//
+//   - a reclaim for a driver is made only if the free slots and those it
+//     may take complete the driver with its first regions (preemptFor):
+//     nothing is cancelled for a driver that would then wait;
+//   - a driver whose first regions could not follow takes a free slot
+//     only after every waiting request the free slots serve
+//     (driverYields): the slots that come back at an instant, a job's end
+//     included, go to the requests they complete, not to a driver that
+//     would hold one of them unused.
+
+// startNeed is what j needs to progress once its driver is up: its driver
+// and its first regions (JobSpec.Start), and how many of them the cluster
+// can ever serve at once (the cap, as a derived gang's).
+func (q *Queues) startNeed(j *job) (need []resource.Count, n int) {
+	if j.spec.Driver != nil {
+		need = append(need, resource.Count{Profile: *j.spec.Driver, N: 1})
+	}
+	need = append(need, j.spec.Start...)
+	return need, min(resource.Matched(need, q.capacity, q.cfg.Matching), j.queue.capOf())
+}
+
+// startFollows reports whether the slots counted in have (per profile)
+// complete j's driver with its first regions, as far as the cluster can
+// hold them.
+func (q *Queues) startFollows(j *job, have []int) bool {
+	need, n := q.startNeed(j)
+	return q.matched(need, have) >= n
+}
+
+// driverYields reports whether j's driver, about to take a free slot of
+// profile p, leaves the free slots to waiting requests instead (see
+// above): j's first regions could not follow it with the slots it may
+// have, and another job that may be granted waits for a request (not a
+// driver's) that the free slots serve. Such a driver comes after every
+// request the free slots serve. follows says whether its first regions
+// could follow.
+func (q *Queues) driverYields(j *job, p int32) (yields, follows bool) {
+	if len(j.spec.Start) == 0 {
+		return false, true // the driver alone is what it needs
+	}
+	own := make([]int, len(q.profiles))
+	for _, idx := range j.reserved {
+		own[q.slots[idx].profile]++
+	}
+	for _, idx := range j.placeholders {
+		own[q.slots[idx].profile]++
+	}
+	if own[p] > 0 {
+		return false, true // it takes a slot kept for it, no free one
+	}
+	have := make([]int, len(q.profiles))
+	q.freeTo(j.queue, have)
+	for p, n := range own {
+		have[p] += n
+	}
+	if q.startFollows(j, have) {
+		return false, true
+	}
+	for _, qu := range q.qorder {
+		for n := qu.order.First(); n != nil; n = n.Next() {
+			x := n.Item()
+			if x.active() && q.blocked(x) != "" {
+				q.markHeldBack(x) // (what it waits for is not this instant's to serve)
+				continue
+			}
+			if x != j && q.requestServed(x, -1) {
+				return true, false
+			}
+		}
+	}
+	return false, false
+}
+
+// requestServed reports whether x may be granted now and waits for a
+// request (not its driver) that the free slots, with those kept for it
+// and one more slot of profile extra (none if negative), serve: whole, or
+// in part for an ask that may be granted in part.
+func (q *Queues) requestServed(x *job, extra int32) bool {
+	if !x.active() || q.blocked(x) != "" {
+		return false
+	}
+	need, whole, _ := x.firstNeed()
+	if need == nil || (x.driver && !x.hasSlot && !x.gangWaits()) {
+		return false
+	}
+	have := make([]int, len(q.profiles))
+	q.freeTo(x.queue, have)
+	if extra >= 0 {
+		have[extra]++
+	}
+	for _, idx := range x.reserved {
+		have[q.slots[idx].profile]++
+	}
+	for _, idx := range x.placeholders {
+		have[q.slots[idx].profile]++
+	}
+	m := q.matched(need, have)
+	return m >= sumCounts(need) || (!whole && m > 0)
+}
+
+// driverProfile returns the profile of the slot j's driver would take
+// now (its placeholders and reserved slots first, as takeFor), if one
+// serves it.
+func (q *Queues) driverProfile(j *job) (int32, bool) {
+	avail, prof := q.availableTo(j)
+	a := q.assign([]resource.Count{{Profile: *j.spec.Driver, N: 1}}, avail)
+	if !a.Complete() {
+		return 0, false
+	}
+	return prof[a.Pairs[0].Slot], true
+}
