@@ -439,6 +439,7 @@ func TestScenarioTenants(t *testing.T) {
 	// each queue then holds its guarantee while the big team's jobs run
 	end := lastFinish(with.trace, "big-report")
 	require.Equal(t, end, lastFinish(with.trace, "big-etl"))
+	assert.Equal(t, int64(7000), end, "the big team's jobs finish at 7 s, as the README says")
 	for at := back; at < end; at += 100 {
 		assert.Equal(t, map[string]int{small: 2, big: 6}, queueHoldingAt(with.trace, at, jobs), "at %d ms", at)
 	}
