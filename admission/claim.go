@@ -115,6 +115,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 			return claimNoneBehind
 		}
 		clear(cs.crossTaken)
+		capB := q.newCapBudget(c, sumInts(cs.freeTake))
 		for _, v := range victims {
 			// Idle slots first (they come back at once), then the others
 			// within what v may yield.
@@ -125,7 +126,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 				if cs.crossTaken == nil {
 					cs.crossTaken = map[*queue]int{}
 				}
-				limit = min(limit, q.crossYield(v.queue, c)-cs.crossTaken[v.queue])
+				limit = min(limit, q.crossYield(v.queue, c, max(need-len(c.reserved)-len(c.incoming), 0))-cs.crossTaken[v.queue])
 			}
 			before := len(picks)
 			// Never below its gang minimum (Volcano's rule): that would
@@ -134,8 +135,9 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 			if g := v.spec.Gang; g != nil && v.gangDone && !v.gangExpired {
 				gangRoom = v.granted - g.MinSlots
 			}
-			for pass := 0; pass < 2 && m < need && gangRoom > 0; pass++ {
-				for i := len(v.held) - 1; i >= 0 && m < need && gangRoom > 0; i-- {
+			// Within what c's queues' maxima leave room for (capB).
+			for pass := 0; pass < 2 && m < need && gangRoom > 0 && capB.allows(v); pass++ {
+				for i := len(v.held) - 1; i >= 0 && m < need && gangRoom > 0 && capB.allows(v); i-- {
 					idx := v.held[i]
 					s := &q.slots[idx]
 					if s.idle != (pass == 0) || cs.unhelpful[s.profile] || (!s.idle && limit <= 0) {
@@ -147,6 +149,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 						picks = append(picks, idx)
 						limit--
 						gangRoom--
+						capB.take(v)
 						continue
 					}
 					have[s.profile]--

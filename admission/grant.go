@@ -115,9 +115,12 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	if lack == nil {
 		return false
 	}
-	if sumCounts(lack)-len(j.reserved)-len(j.placeholders) > q.room(qu) {
-		// Its queue, or a parent, is at its maxSlots: it waits for its
-		// queue's slots to come back, and claims nothing.
+	if n := sumCounts(lack) - len(j.reserved) - len(j.placeholders); (n > q.room(qu) && n > q.room(qu)+q.heldUnderCap(j)) ||
+		(j.driver && !j.hasSlot && !j.gangWaits() && !q.startFitsRoom(j)) {
+		// Its queue, or a parent, is at its maxSlots, and the other jobs
+		// under it hold too little for a claim (or its driver could not
+		// be followed by its first regions within the room left): it
+		// waits for its queue's slots to come back, and claims nothing.
 		q.dropClaim(j)
 		return false
 	}

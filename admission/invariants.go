@@ -43,6 +43,9 @@ import (
 //   - a timed preemption still pending has its reason: its claimant has
 //     not ended, waits, has a higher priority than the victim, which is
 //     of its queue, and is not such a job at its fair share;
+//   - no reclaim across queues took a queue at or below its guarantee,
+//     nor was made for a queue that held its guarantee
+//     (checkReclaimGuarantee);
 //   - a reclaim never serves what the queue's policy holds back, and
 //     never leaves its claimant unable to progress: no job reclaims in an
 //     instant in which its queue held it back (StateAware,
@@ -50,6 +53,9 @@ import (
 //     this instant could hold its driver with its first regions in the
 //     cluster without the other jobs' drivers and placeholders.
 func (q *Queues) checkInvariants() error {
+	if q.broken != nil {
+		return q.broken
+	}
 	if err := q.checkBookkeeping(); err != nil {
 		return err
 	}

@@ -268,6 +268,16 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 	m := q.matched(want, have)
 	var picks []int32
 	cb := q.newCrossBudget(c)
+	if cb != nil {
+		// The free slots it takes count toward its guarantee first.
+		free := 0
+		for _, n := range q.freeCounts(c.queue) {
+			free += n
+		}
+		if cb.gap -= min(free, need); cb.gap <= 0 {
+			cb = nil
+		}
+	}
 	for _, v := range victims {
 		for _, idx := range c.incoming {
 			if m >= need {
@@ -276,7 +286,7 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 			if s := &q.slots[idx]; s.owner != v.id || !q.upgradeable(c, idx) {
 				continue
 			}
-			if v.queue != c.queue && (cb == nil || cb.room(v.queue, c.queue) == 0) {
+			if v.queue != c.queue && (cb == nil || !cb.upgradeOK(v.queue, c.queue)) {
 				continue
 			}
 			have[q.slots[idx].profile]++
@@ -284,7 +294,7 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 				m = m2
 				picks = append(picks, idx)
 				if v.queue != c.queue {
-					cb.take(v.queue, c.queue, 1)
+					cb.gap-- // (given up by its queue already)
 				}
 				continue
 			}
@@ -444,6 +454,9 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 			}
 		}
 		q.updateHolder(v)
+		if err := q.checkReclaimGuarantee(c, v, len(byVictim[vid])); err != nil && q.broken == nil {
+			q.broken = err // (a bug of this package: CheckInvariants reports it)
+		}
 		if q.debug {
 			q.log.Debug("slots preempted", zap.String("for", c.spec.Name), zap.String("from", v.spec.Name), zap.Int("slots", len(byVictim[vid])), zap.String("why", reason))
 		}

@@ -20,8 +20,9 @@ import "fmt"
 //
 // What a victim's queue holds above its guarantee is counted without
 // the slots it is giving up already (being reclaimed, by a claim or a
-// preemption), but for those a claim asks back for the claimant itself:
-// the preemption may take them by force instead.
+// preemption). A slot a claim asks back for the claimant itself may be
+// taken by force instead only while its queue holds at least its
+// guarantee without it (upgradeOK).
 
 // crossBudget bounds the slots one preemption takes from other queues
 // than its claimant's.
@@ -63,16 +64,8 @@ func (q *Queues) newCrossBudget(c *job) *crossBudget {
 	}
 	cb := &crossBudget{gap: gap, rem: map[*qnode]int{}, yielding: map[*qnode]int{}}
 	for _, j := range q.jobs {
-		k := 0
-		for _, idx := range j.yielding {
-			// (a slot a claim asks back for c may be taken by force
-			// instead: it counts as its queue's until then)
-			if s := &q.slots[idx]; s.claimant != c.id || s.preempt {
-				k++
-			}
-		}
-		for n := j.queue.node; k > 0 && n != nil; n = n.parent {
-			cb.yielding[n] += k
+		for n := j.queue.node; len(j.yielding) > 0 && n != nil; n = n.parent {
+			cb.yielding[n] += len(j.yielding)
 		}
 	}
 	return cb
@@ -102,6 +95,25 @@ func (cb *crossBudget) room(vq, cq *queue) int {
 		r = min(r, cb.rem[n])
 	}
 	return max(r, 0)
+}
+
+// upgradeOK reports whether a slot of vq that a claim asks back for a
+// job of cq may be preempted instead: cq's queue lacks slots to its
+// guarantee, and vq's queues (below the one they share) hold at least
+// their guarantees without the slots they are giving up.
+func (cb *crossBudget) upgradeOK(vq, cq *queue) bool {
+	if cb.gap <= 0 {
+		return false
+	}
+	for _, n := range below(vq, cq) {
+		if _, ok := cb.rem[n]; !ok {
+			cb.rem[n] = n.used - cb.yielding[n] - n.guaranteed
+		}
+		if cb.rem[n] < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // take counts k slots taken from vq for a job of cq.

@@ -363,10 +363,13 @@ type Queues struct {
 	turn       *queue
 	turnQueues int
 	turnEnded  bool
-	jobs       []*job
-	byName     map[string]*job
-	events     []Event
-	pending    []JobID // jobs given messages since the last Pending call
+	// broken is the first reclaim across queues found breaking the
+	// guarantees (checkReclaimGuarantee), for CheckInvariants.
+	broken  error
+	jobs    []*job
+	byName  map[string]*job
+	events  []Event
+	pending []JobID // jobs given messages since the last Pending call
 	// revokes lists the slots with a revokeAt (some stale).
 	revokes []int32
 	now     time.Time

@@ -167,10 +167,10 @@ func (q *Queues) fairQueues() []*queue {
 
 // crossYield is how many of its slots queue vq may give up to claimant
 // c of another queue and still come after c's queue in the fair order
-// (compared where their branches meet, below their common parent): a
-// slot beyond that would put vq first, to be granted straight back.
-// Counted with the slots coming to c already.
-func (q *Queues) crossYield(vq *queue, c *job) int {
+// (compared where their branches meet, below their common parent), once
+// c holds what it lacks (gain more slots than it holds and has coming):
+// a slot beyond that would put vq first, to claim it straight back.
+func (q *Queues) crossYield(vq *queue, c *job, gain int) int {
 	av, ac := vq.node, c.queue.node
 	for depth(av) > depth(ac) {
 		av = av.parent
@@ -185,10 +185,10 @@ func (q *Queues) crossYield(vq *queue, c *job) int {
 		return vq.heldSlots // (one queue: its own rules)
 	}
 	x, y := *av, *ac
-	y.used += len(c.incoming)
+	y.used += len(c.incoming) + gain
 	k := 0
 	for k < vq.heldSlots {
-		x.used, y.used = x.used-1, y.used+1
+		x.used--
 		if compareNodes(&x, &y) <= 0 {
 			break
 		}

@@ -389,3 +389,87 @@ func (q *Queues) startFitsRoom(j *job) bool {
 	_, n := q.startNeed(j)
 	return n <= q.room(j.queue)+len(j.reserved)+len(j.placeholders)
 }
+
+// capBudget bounds the slots a claim for c takes from jobs outside each
+// queue of c's with a maximum (a slot moving between two jobs under one
+// queue does not change what it holds).
+type capBudget []capRoom
+
+type capRoom struct {
+	n   *qnode
+	rem int
+}
+
+// newCapBudget returns the budget of a claim for c that takes free free
+// slots: each of c's queues with a maximum may take its room, less the
+// free slots and the slots coming to c from jobs outside it.
+func (q *Queues) newCapBudget(c *job, free int) capBudget {
+	var b capBudget
+	for n := c.queue.node; n != nil; n = n.parent {
+		if n.max == 0 {
+			continue
+		}
+		rem := n.max - n.used - free
+		for _, idx := range c.incoming {
+			if s := &q.slots[idx]; s.owner != noJob && !n.contains(q.jobs[s.owner].queue.node) {
+				rem--
+			}
+		}
+		b = append(b, capRoom{n: n, rem: rem})
+	}
+	return b
+}
+
+// allows reports whether a slot of v fits the budget.
+func (b capBudget) allows(v *job) bool {
+	for _, r := range b {
+		if r.rem <= 0 && !r.n.contains(v.queue.node) {
+			return false
+		}
+	}
+	return true
+}
+
+// take counts a slot of v taken.
+func (b capBudget) take(v *job) {
+	for i := range b {
+		if !b[i].n.contains(v.queue.node) {
+			b[i].rem--
+		}
+	}
+}
+
+// contains reports whether x is n or in n's subtree.
+func (n *qnode) contains(x *qnode) bool {
+	for ; x != nil; x = x.parent {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
+
+// heldUnderCap counts the slots held under the queue of j's that leaves
+// j the least room (its maxSlots), but for j's own: what a claim for j
+// could take without changing what that queue holds.
+func (q *Queues) heldUnderCap(j *job) int {
+	var bind *qnode
+	for n := j.queue.node; n != nil; n = n.parent {
+		if n.max > 0 && (bind == nil || n.max-n.used < bind.max-bind.used) {
+			bind = n
+		}
+	}
+	if bind == nil {
+		return 0
+	}
+	return bind.used - j.granted - len(j.reserved)
+}
+
+// sumInts adds up the numbers.
+func sumInts(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
