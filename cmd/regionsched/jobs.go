@@ -271,11 +271,18 @@ func (r *jobsRun) admissionText(queues []admission.QueueConfig) string {
 	if len(queues) == 0 {
 		return "queue policy " + r.queuePolicy.String()
 	}
-	// The queues of the cluster file with their own policies; the others
-	// (created for jobs naming them) take --queue-policy.
+	// The queues of the cluster file with their own policies and
+	// capacities; the others (created for jobs naming them) take
+	// --queue-policy.
 	parts := make([]string, len(queues))
 	for i, q := range queues {
 		parts[i] = q.Name + " " + q.Policy.String()
+		if q.GuaranteedSlots > 0 {
+			parts[i] += fmt.Sprintf(" guaranteed %d", q.GuaranteedSlots)
+		}
+		if q.MaxSlots > 0 {
+			parts[i] += fmt.Sprintf(" max %d", q.MaxSlots)
+		}
 	}
 	return fmt.Sprintf("queues %s, any other queue %s", strings.Join(parts, ", "), r.queuePolicy)
 }
