@@ -188,6 +188,9 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 	for _, idx := range picks {
 		s := &q.slots[idx]
 		v := q.jobs[s.owner]
+		if s.idle && v.queue != c.queue {
+			v.loseTo(c, q.now) // it claims none of c's idle slots back now
+		}
 		q.unhold(v, idx)
 		s.state, s.claimant, s.atShare = slotReclaiming, c.id, c.granted >= c.entitled
 		v.yielding = append(v.yielding, idx)
@@ -343,17 +346,31 @@ func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 	return out, true
 }
 
-// lostNowTo reports whether v preempted at now slots of c, or, in c's
-// queue with a higher priority than c, slots of any job. A claim of c's
-// takes no idle slot of v's then (an idle slot comes back at once): v
-// would preempt again in the same instant, and c claim back, without
-// end. A slot that runs a task comes back when the task ends, as any
-// claim's; the idle ones c may claim from the next instant on.
+// lostNowTo reports whether v took at now slots of c (by preemption, or
+// idle ones by a claim across queues), or, in c's queue with a higher
+// priority than c, preempted slots of any job. A claim of c's takes no
+// idle slot of v's then (an idle slot comes back at once): v would take
+// them again in the same instant, and c claim back, without end. Across
+// queues that is the fair order of sibling queues: it flips with the
+// slots each grant moves, so the queue that lost idle slots comes first
+// again and its job would claim them straight back. A slot that runs a
+// task comes back when the task ends, as any claim's; the idle ones c
+// may claim from the next instant on.
 func (c *job) lostNowTo(v *job, now time.Time) bool {
 	if c.lostAt.Equal(now) && slices.Contains(c.lostTo, v.id) {
 		return true
 	}
 	return v.reclaimed && v.reclaimAt.Equal(now) && v.queue == c.queue && v.spec.Priority > c.spec.Priority
+}
+
+// loseTo records that c took slots of v at now (see lostNowTo).
+func (v *job) loseTo(c *job, now time.Time) {
+	if !v.lostAt.Equal(now) {
+		v.lostAt, v.lostTo = now, v.lostTo[:0]
+	}
+	if !slices.Contains(v.lostTo, c.id) {
+		v.lostTo = append(v.lostTo, c.id)
+	}
 }
 
 // overtaken reports whether c's claim goes against its fair-share

@@ -457,10 +457,7 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 	}()
 	for _, vid := range order {
 		v := q.jobs[vid]
-		if !v.lostAt.Equal(q.now) {
-			v.lostAt, v.lostTo = q.now, v.lostTo[:0]
-		}
-		v.lostTo = append(v.lostTo, c.id)
+		v.loseTo(c, q.now)
 		reason := reclaimReason(c, v, timeout.Milliseconds())
 		q.events = append(q.events, Event{At: q.now, Job: c.spec.Name, ID: c.id, Kind: Reclaimed, Victim: v.spec.Name, Count: len(byVictim[vid]), Reason: reason})
 		for _, idx := range byVictim[vid] {

@@ -294,8 +294,8 @@ type job struct {
 	// noClaimIn: the decision (Queues.decision) in which its claim was
 	// given up without a grant; it claims nothing more in that one.
 	noClaimIn uint64
-	// lostAt and lostTo: when preemptions last took slots of it, and for
-	// which jobs (see lostNowTo).
+	// lostAt and lostTo: when preemptions, or claims of jobs of other
+	// queues, last took slots of it, and for which jobs (see lostNowTo).
 	lostAt time.Time
 	lostTo []JobID
 }
