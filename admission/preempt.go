@@ -264,12 +264,18 @@ func (q *Queues) markHeldBack(c *job) {
 // while c's queue is below its guarantee, of another; pickVictims checks
 // the other queue's room).
 func (q *Queues) upgradeable(c *job, idx int32) bool {
+	return q.upgradeableBelow(c, idx, q.guaranteeGap(c))
+}
+
+// upgradeableBelow is upgradeable with gap as the slots c's queue lacks
+// to hold its guarantee.
+func (q *Queues) upgradeableBelow(c *job, idx int32, gap int) bool {
 	s := &q.slots[idx]
 	if s.state != slotReclaiming || s.preempt || s.revoked || s.owner == noJob {
 		return false
 	}
 	v := q.jobs[s.owner]
-	return (v.queue == c.queue || q.guaranteeGap(c) > 0) && v.spec.Priority < c.spec.Priority
+	return (v.queue == c.queue || gap > 0) && v.spec.Priority < c.spec.Priority
 }
 
 // claimedAway reports whether slot idx is asked back by a claim for a
@@ -395,15 +401,20 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 // preempting: its reserved slots, its placeholders and the slots coming
 // to it (not those a claim asks back from a job it may preempt, which come
 // only when their tasks end, nor those in skip), and the free slots if
-// free is set.
+// free is set. Whether c may preempt a job of another queue is judged
+// without the preemptions in skip: judged with them, the slots they take
+// could close the gap to its queue's guarantee, count the claim's slots
+// as coming, find them not needed (withdrawStale), withdraw them, and
+// the next decision preempt them again, without end.
 func (q *Queues) coming(c *job, free bool, skip []int32) []int {
 	have := make([]int, len(q.profiles))
 	if free {
 		q.freeTo(c.queue, have)
 	}
+	gap := q.guaranteeGapWithout(c, skip)
 	for _, list := range [][]int32{c.reserved, c.incoming, c.placeholders} {
 		for _, idx := range list {
-			if !slices.Contains(skip, idx) && !q.upgradeable(c, idx) {
+			if !slices.Contains(skip, idx) && !q.upgradeableBelow(c, idx, gap) {
 				have[q.slots[idx].profile]++
 			}
 		}
@@ -573,7 +584,7 @@ func (q *Queues) withdraw(idx int32, why string) {
 	c.incoming = removeIdx(c.incoming, idx)
 	q.unyield(idx)
 	if q.debug {
-		q.log.Debug("preemption withdrawn", zap.String("for", c.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
+		q.log.Debug("preemption withdrawn", zap.String("for", c.spec.Name), zap.Int64("slot", int64(s.slot.ID)), zap.String("why", why))
 	}
 }
 

@@ -1,6 +1,9 @@
 package admission
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Reclaim across queues, by guarantees (YuniKorn's inter-queue
 // preemption, in slots): a waiting job of a preempting queue (a reclaim
@@ -42,13 +45,19 @@ type crossBudget struct {
 // counting those a preemption takes for c already (0 if it holds it, or
 // has none, or does not preempt).
 func (q *Queues) guaranteeGap(c *job) int {
+	return q.guaranteeGapWithout(c, nil)
+}
+
+// guaranteeGapWithout is guaranteeGap not counting the preemptions of
+// the slots in skip.
+func (q *Queues) guaranteeGapWithout(c *job, skip []int32) int {
 	n := c.queue.node
 	if !c.queue.cfg.Preempt || n.guaranteed <= n.used {
 		return 0
 	}
 	pre := 0
 	for _, idx := range c.incoming {
-		if q.slots[idx].preempt {
+		if q.slots[idx].preempt && !slices.Contains(skip, idx) {
 			pre++
 		}
 	}
