@@ -371,12 +371,16 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 			cb.take(v.queue, c.queue, len(picks)-before)
 		}
 		// Last, the slots a claim asks back from it for another job: they
-		// leave it anyway, but that claim loses them.
+		// leave it anyway, but that claim loses them. Across queues only
+		// while v's queues (below the one they share with c's) hold their
+		// guarantees without every slot they are giving up: a claim of a
+		// job of their own subtree keeps its slots in them, and taking
+		// them from it would take the subtree below its guarantee.
 		for _, idx := range v.yielding {
 			if m >= need {
 				break
 			}
-			if !q.claimedAway(c, idx) || (v.queue != c.queue && (cb == nil || cb.gap == 0)) {
+			if !q.claimedAway(c, idx) || (v.queue != c.queue && (cb == nil || cb.gap == 0 || !cb.upgradeOK(v.queue, c.queue))) {
 				continue
 			}
 			have[q.slots[idx].profile]++

@@ -190,6 +190,9 @@ func TestPropertyQueueTreesRegressions(t *testing.T) {
 			"back by a claim, preempts a third job's slots: the preemption is not withdrawn as unneeded by counting the " +
 			"claim's slots as coming because the preemption itself closed the gap to the guarantee (it would be made again " +
 			"in the next decision, without end)"},
+		{4180, "a job of a preempting queue below its guarantee takes, from a claim of a job of another subtree, slots " +
+			"that claim asks back inside that subtree only while the subtree holds its guarantee without every slot it " +
+			"is giving up"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomTreeMix(t, r.seed, FIFO, Priority, FairShare, StateAware)
