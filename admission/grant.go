@@ -43,6 +43,14 @@ func (q *Queues) decideNow() {
 	// many such passes as jobs; placeholders are made once per job (its
 	// gang) and released once. So at most G + 3 × jobs + 1 passes (a
 	// grant of placeholders gives up its job's claim too).
+	//
+	// The decisions of one instant end as well: a slot moves between
+	// two jobs within an instant only if it is idle (one that runs a
+	// task comes back when the task ends), and an idle slot that a
+	// preemption, or a claim across queues, took from a job is not
+	// claimed back by that job in the same instant (lostNowTo). Across
+	// queues this matters because the fair order of sibling queues flips
+	// with each grant: the queue that lost the slots comes first again.
 	for q.decidePass() {
 	}
 	q.preemptAll()
