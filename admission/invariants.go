@@ -506,8 +506,12 @@ func (q *Queues) checkDriversDecided() error {
 			// Not a job held back then, let go later in the instant, nor
 			// one that waited for its gang then, given up since (its timer
 			// fires after the instant's decision), nor a request that came
-			// after the driver's grant.
-			if x == j || (x.heldBack && x.heldBackAt.Equal(q.now) && x.heldBackStamp < j.driverStamp) || x.gangStamp > j.driverStamp {
+			// after the driver's grant, nor a job that preempted since: the
+			// slots its preemption freed (the admission's own message)
+			// served the requests it waited for first then, and the one it
+			// waits for now came first only with them.
+			if x == j || (x.heldBack && x.heldBackAt.Equal(q.now) && x.heldBackStamp < j.driverStamp) || x.gangStamp > j.driverStamp ||
+				(x.reclaimed && x.reclaimAt.Equal(q.now) && x.reclaimStamp > j.driverStamp) {
 				continue
 			}
 			if a := x.asks.inOrder(nil); a != nil && a.stamp < j.driverStamp && q.requestServed(x, p, counted) {

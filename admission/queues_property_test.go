@@ -140,6 +140,11 @@ func TestPropertyQueuesRegressions(t *testing.T) {
 			"lacks: a claim across queues takes the other's idle slots, the fair order of the queues flips with the grant, and the " +
 			"other job does not claim them straight back in the same instant (it would, without end)"},
 		{971, []Policy{FIFO, Priority, FairShare, StateAware}, "the same under the fair-share mix"},
+		{10612, []Policy{FIFO, Priority, StateAware}, "a driver whose first regions cannot follow takes a free slot while " +
+			"a higher-priority job of a preempting queue waits for more than the free slots; that job's preemption then serves " +
+			"its first ask, and the ask after it, which the driver's slot would serve, came first only with the slots the " +
+			"preemption freed (the instant's inputs decided together still hold)"},
+		{10612, []Policy{FIFO, Priority, FairShare, StateAware}, "the same under the fair-share mix"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomMix(t, r.seed, r.policies...)
