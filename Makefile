@@ -58,9 +58,9 @@ lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
 	cd kubernetes && $(GO) vet ./... && $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
-## demo: the FLIP-119 example scheduled region by region, with its timeline picture; the driver flood of several jobs; the cases of examples/scenarios (gangs, a driver queue, notebooks), each without and with the feature that solves it; the pictures as SVG in out/, and PNG when rsvg-convert is installed
+## demo: the FLIP-119 example scheduled region by region, with its timeline picture; the driver flood of several jobs; the cases of examples/scenarios (gangs, a driver queue, notebooks, tenants), each without and with the feature that solves it; the pictures as SVG in out/, and PNG when rsvg-convert is installed
 DEMO_PICS := flip119-pointwise flip119-eager-deadlock flood-fifo flood-stateaware gangs-none gangs-hard gangs-soft \
-	driver-queue-unchanged driver-queue-raised notebooks-unchanged notebooks-raised
+	driver-queue-unchanged driver-queue-raised notebooks-unchanged notebooks-raised tenants-no-guarantees tenants-guaranteed
 demo: build-regionsched
 	@mkdir -p out
 	@echo "== the regions of FLIP-119's example in pointwise-pipelined-only mode"
@@ -104,6 +104,14 @@ demo: build-regionsched
 		--audit out/notebooks-audit.jsonl --svg out/notebooks-raised.svg examples/scenarios/notebooks/notebook-*.json | tail -n 1); \
 		echo "bob doubles his notebook's priority at 4.5 s: the shares go from 3 + 3 to 2 + 4 at once, alice's cancelled tasks run again later: $$v (out/notebooks-raised.svg, audit: out/notebooks-audit.jsonl)"
 	@echo
+	@echo "== tenants: a small team's burst borrows 8 idle slots, the big team's two jobs come at 2 s (examples/scenarios/tenants)"
+	@v=$$(./$(BIN) simulate --cluster examples/scenarios/tenants/cluster-no-guarantees.json --svg out/tenants-no-guarantees.svg \
+		examples/scenarios/tenants/small-burst.json examples/scenarios/tenants/big-*.json | grep '^job "big' | sed 's/^job "\([^"]*\)": .*first deploy \([0-9]*\) ms, finished \([0-9]* ms\).*/\1 from \2 to \3/' | paste -sd, | sed 's/,/, /g'); \
+		echo "without guarantees the burst keeps every slot until its tasks end, then the big team gets half: $$v (out/tenants-no-guarantees.svg)"
+	@v=$$(./$(BIN) simulate --cluster examples/scenarios/tenants/cluster.json --svg out/tenants-guaranteed.svg \
+		examples/scenarios/tenants/small-burst.json examples/scenarios/tenants/big-*.json | grep '^job "big' | sed 's/^job "\([^"]*\)": .*first deploy \([0-9]*\) ms, finished \([0-9]* ms\).*/\1 from \2 to \3/' | paste -sd, | sed 's/,/, /g'); \
+		echo "guaranteed 2 and 6: the big queue reclaims 6 borrowed slots 1 s after its jobs come, then the teams hold 2 + 6: $$v (out/tenants-guaranteed.svg)"
+	@echo
 	@echo "== the timeline pictures"
 	@if command -v rsvg-convert >/dev/null; then \
 		for p in $(DEMO_PICS); do rsvg-convert -o out/$$p.png out/$$p.svg && echo "out/$$p.svg and out/$$p.png"; done; \
@@ -115,7 +123,8 @@ demo: build-regionsched
 
 ## pictures: the timelines of the demo's cases as SVG and PNG in docs/ (installs rsvg-convert when missing)
 PICS := flip119-pointwise flip119-eager-deadlock flip119-failover wordcount-large cycle-side-input-deadlock flood-fifo flood-stateaware gang preempt stream speculation hybrid-sharing \
-	gangs-none gangs-hard gangs-soft driver-queue-unchanged driver-queue-raised notebooks-unchanged notebooks-raised
+	gangs-none gangs-hard gangs-soft driver-queue-unchanged driver-queue-raised notebooks-unchanged notebooks-raised \
+	tenants-no-guarantees tenants-guaranteed
 pictures: build-regionsched
 	@command -v rsvg-convert >/dev/null || { \
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq librsvg2-bin; \
@@ -157,6 +166,10 @@ pictures: build-regionsched
 	./$(BIN) simulate --cluster examples/scenarios/notebooks/cluster.json --svg docs/notebooks-unchanged.svg examples/scenarios/notebooks/notebook-*.json
 	./$(BIN) simulate --cluster examples/scenarios/notebooks/cluster.json --events examples/scenarios/notebooks/events.jsonl \
 		--svg docs/notebooks-raised.svg examples/scenarios/notebooks/notebook-*.json
+	./$(BIN) simulate --cluster examples/scenarios/tenants/cluster-no-guarantees.json --svg docs/tenants-no-guarantees.svg \
+		examples/scenarios/tenants/small-burst.json examples/scenarios/tenants/big-*.json
+	./$(BIN) simulate --cluster examples/scenarios/tenants/cluster.json --svg docs/tenants-guaranteed.svg \
+		examples/scenarios/tenants/small-burst.json examples/scenarios/tenants/big-*.json
 	@# the package map, drawn from the imports
 	$(GO) test ./internal/archtest -run TestPackageDiagram -update
 	@for p in $(PICS) packages; do rsvg-convert -o docs/$$p.png docs/$$p.svg && echo "docs/$$p.png"; done

@@ -68,6 +68,9 @@ type claimScratch struct {
 	picks     []int32
 	victims   []*job
 	supply    []resource.Count
+	// crossTaken counts the slots a claim picked per victim queue other
+	// than its claimant's.
+	crossTaken map[*queue]int
 }
 
 // claim tries to make c's lack come to it (see the comment above).
@@ -86,8 +89,10 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 	// Free slots first: they cost nobody anything. The rank of a set of
 	// slots (the requests it can serve) is submodular, so a profile that
 	// adds nothing now never will: stop at the first that does not help.
+	// Only as many as c's queues' maxima leave room for.
+	freeN := q.freeCounts(c.queue)
 	for p := range q.free {
-		for k := 0; k < len(q.free[p]) && m < need; k++ {
+		for k := 0; k < freeN[p] && m < need; k++ {
 			have[p]++
 			if m2 := q.matched(lack, have); m2 > m {
 				m = m2
@@ -109,18 +114,30 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 			q.giveUpClaim(c)
 			return claimNoneBehind
 		}
+		clear(cs.crossTaken)
+		capB := q.newCapBudget(c, sumInts(cs.freeTake))
 		for _, v := range victims {
 			// Idle slots first (they come back at once), then the others
 			// within what v may yield.
 			limit := q.yieldable(v, c)
+			if v.queue != c.queue {
+				// Across queues only what leaves v's queue behind c's
+				// (crossYield): the slot would come straight back.
+				if cs.crossTaken == nil {
+					cs.crossTaken = map[*queue]int{}
+				}
+				limit = min(limit, q.crossYield(v.queue, c, max(need-len(c.reserved)-len(c.incoming), 0))-cs.crossTaken[v.queue])
+			}
+			before := len(picks)
 			// Never below its gang minimum (Volcano's rule): that would
 			// break the gang it was granted whole.
 			gangRoom := len(v.held)
 			if g := v.spec.Gang; g != nil && v.gangDone && !v.gangExpired {
 				gangRoom = v.granted - g.MinSlots
 			}
-			for pass := 0; pass < 2 && m < need && gangRoom > 0; pass++ {
-				for i := len(v.held) - 1; i >= 0 && m < need && gangRoom > 0; i-- {
+			// Within what c's queues' maxima leave room for (capB).
+			for pass := 0; pass < 2 && m < need && gangRoom > 0 && capB.allows(v); pass++ {
+				for i := len(v.held) - 1; i >= 0 && m < need && gangRoom > 0 && capB.allows(v); i-- {
 					idx := v.held[i]
 					s := &q.slots[idx]
 					if s.idle != (pass == 0) || cs.unhelpful[s.profile] || (!s.idle && limit <= 0) || (s.idle && c.lostNowTo(v, q.now)) {
@@ -132,11 +149,15 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 						picks = append(picks, idx)
 						limit--
 						gangRoom--
+						capB.take(v)
 						continue
 					}
 					have[s.profile]--
 					cs.unhelpful[s.profile] = true
 				}
+			}
+			if v.queue != c.queue && cs.crossTaken != nil {
+				cs.crossTaken[v.queue] += len(picks) - before
 			}
 			if m >= need {
 				break
@@ -167,6 +188,9 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 	for _, idx := range picks {
 		s := &q.slots[idx]
 		v := q.jobs[s.owner]
+		if s.idle && v.queue != c.queue {
+			v.loseTo(c, q.now) // it claims none of c's idle slots back now
+		}
 		q.unhold(v, idx)
 		s.state, s.claimant, s.atShare = slotReclaiming, c.id, c.granted >= c.entitled
 		v.yielding = append(v.yielding, idx)
@@ -257,8 +281,9 @@ func (q *Queues) matched(lack []resource.Count, have []int) int {
 	return resource.Matched(lack, supply, q.cfg.Matching)
 }
 
-// behind returns the jobs behind c in grant order that hold slots a claim
-// may take, in victim order: lowest priority first, then the most
+// behind returns the jobs behind c in grant order (its queue's jobs after
+// it, the queues after its own by rank, see rankQueues) that hold slots a
+// claim may take, in victim order: lowest priority first, then the most
 // recently submitted (as preemption's victims). With enough > 0, when the
 // walk from the back of c's queue meets them in victim order anyway (c's
 // queue orders by priority, or all its jobs have one priority, and no
@@ -269,14 +294,21 @@ func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 	ck := keyOf(c)
 	stream := enough > 0 && (c.queue.cfg.Policy == Priority || len(c.queue.prios) <= 1)
 	for _, qu := range q.qorder {
-		if qu.cfg.Name > c.queue.cfg.Name && qu.holders.Len() > 0 {
+		if qu.rank > c.queue.rank && qu.holders.Len() > 0 {
 			stream = false
 		}
+	}
+	if !stream {
+		if out, ok := q.mergeBehind(c, ck, enough, out); ok {
+			q.claimScratch.victims = out
+			return out, enough == 0
+		}
+		out = out[:0]
 	}
 	held := 0
 	for _, qu := range q.qorder {
 		switch {
-		case qu.cfg.Name < c.queue.cfg.Name:
+		case qu.rank < c.queue.rank:
 			continue
 		case qu == c.queue:
 			for h := qu.holders.Last(); h != nil; h = h.Prev() {
@@ -314,17 +346,31 @@ func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 	return out, true
 }
 
-// lostNowTo reports whether v preempted at now slots of c, or, in c's
-// queue with a higher priority than c, slots of any job. A claim of c's
-// takes no idle slot of v's then (an idle slot comes back at once): v
-// would preempt again in the same instant, and c claim back, without
-// end. A slot that runs a task comes back when the task ends, as any
-// claim's; the idle ones c may claim from the next instant on.
+// lostNowTo reports whether v took at now slots of c (by preemption, or
+// idle ones by a claim across queues), or, in c's queue with a higher
+// priority than c, preempted slots of any job. A claim of c's takes no
+// idle slot of v's then (an idle slot comes back at once): v would take
+// them again in the same instant, and c claim back, without end. Across
+// queues that is the fair order of sibling queues: it flips with the
+// slots each grant moves, so the queue that lost idle slots comes first
+// again and its job would claim them straight back. A slot that runs a
+// task comes back when the task ends, as any claim's; the idle ones c
+// may claim from the next instant on.
 func (c *job) lostNowTo(v *job, now time.Time) bool {
 	if c.lostAt.Equal(now) && slices.Contains(c.lostTo, v.id) {
 		return true
 	}
 	return v.reclaimed && v.reclaimAt.Equal(now) && v.queue == c.queue && v.spec.Priority > c.spec.Priority
+}
+
+// loseTo records that c took slots of v at now (see lostNowTo).
+func (v *job) loseTo(c *job, now time.Time) {
+	if !v.lostAt.Equal(now) {
+		v.lostAt, v.lostTo = now, v.lostTo[:0]
+	}
+	if !slices.Contains(v.lostTo, c.id) {
+		v.lostTo = append(v.lostTo, c.id)
+	}
 }
 
 // overtaken reports whether c's claim goes against its fair-share

@@ -20,11 +20,17 @@
 //     audit sink (changes.go), and opt-in preemption with reclaim timeouts
 //     (preempt.go). Its inputs only record what happened; it decides
 //     once per instant, in Decide, so the order of simultaneous inputs
-//     never decides who gets a slot. A job's priority counts within its
-//     queue only: Decide serves the queues one after the other in the
-//     order of their names, each over all it waits for, so a queue that
-//     sorts first takes freed slots first whatever the priorities in the
-//     others; queues have no guaranteed or maximum shares.
+//     never decides who gets a slot. Queues are tenants (queuetree.go,
+//     queuesort.go): each may have guaranteed and maximum slots, names
+//     make a hierarchy (root.prod.etl in root.prod), and every grant goes
+//     to the first queue in YuniKorn's fair order, recursively from root:
+//     sibling queues below their guarantee first, the lowest held /
+//     guaranteed first, then the fewest held above their guarantee, ties
+//     by name. No queue, with its children, holds more than its
+//     maximum. A job's priority counts within its queue, and in
+//     preemptions: a preempting queue below its guarantee takes slots of
+//     lower-priority jobs of queues above theirs, up to its guarantee
+//     (preempt_tenants.go).
 //
 // Cluster is the seam many jobs share: Queues is one, a Slurm cluster
 // (package slurm's) another, where Slurm decides. Its Submit returns

@@ -1,8 +1,6 @@
 package admission
 
 import (
-	"slices"
-
 	"github.com/regionsched/regionsched/resource"
 )
 
@@ -29,7 +27,7 @@ func (q *Queues) startNeed(j *job) (need []resource.Count, n int) {
 		need = append(need, resource.Count{Profile: *j.spec.Driver, N: 1})
 	}
 	need = append(need, j.spec.Start...)
-	return need, resource.Matched(need, q.capacity, q.cfg.Matching)
+	return need, min(resource.Matched(need, q.capacity, q.cfg.Matching), j.queue.capOf())
 }
 
 // startFollows reports whether the slots counted in have (per profile)
@@ -61,9 +59,10 @@ func (q *Queues) driverYields(j *job, p int32) (yields, follows bool) {
 	if own[p] > 0 {
 		return false, true // it takes a slot kept for it, no free one
 	}
-	have := slices.Clone(own)
-	for f, list := range q.free {
-		have[f] += len(list)
+	have := make([]int, len(q.profiles))
+	q.freeTo(j.queue, have)
+	for p, n := range own {
+		have[p] += n
 	}
 	if q.startFollows(j, have) {
 		return false, true
@@ -97,18 +96,21 @@ func (q *Queues) requestServed(x *job, extra int32, counted func(idx int32) bool
 		return false
 	}
 	have := make([]int, len(q.profiles))
+	r := q.room(x.queue) // (within its queues' maxima)
 	for f, list := range q.free {
-		if counted == nil {
-			have[f] = len(list)
-			continue
-		}
-		for _, idx := range list {
-			if counted(idx) {
-				have[f]++
+		n := len(list)
+		if counted != nil {
+			n = 0
+			for _, idx := range list {
+				if counted(idx) {
+					n++
+				}
 			}
 		}
+		have[f] = min(n, r)
+		r -= have[f]
 	}
-	if extra >= 0 {
+	if extra >= 0 && r > 0 { // (only within its queues' maxima too)
 		have[extra]++
 	}
 	for _, idx := range x.reserved {

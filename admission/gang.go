@@ -110,7 +110,7 @@ func (q *Queues) reserveGang(j *job) bool {
 			s := &q.slots[idx]
 			s.state, s.owner, s.claimant = slotPlaceholder, j.id, noJob
 			j.placeholders = append(j.placeholders, idx)
-			j.granted++
+			q.addGranted(j, 1)
 			q.nPlaceholders++
 		}
 	}
@@ -135,7 +135,7 @@ func (q *Queues) releasePlaceholders(j *job, why string) {
 		Reason: fmt.Sprintf("%s: %s", plural.Count(len(j.placeholders), "placeholder"), why)})
 	for _, idx := range j.placeholders {
 		q.put(idx)
-		j.granted--
+		q.addGranted(j, -1)
 	}
 	q.nPlaceholders -= len(j.placeholders)
 	j.placeholders = j.placeholders[:0]

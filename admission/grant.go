@@ -43,6 +43,14 @@ func (q *Queues) decideNow() {
 	// many such passes as jobs; placeholders are made once per job (its
 	// gang) and released once. So at most G + 3 × jobs + 1 passes (a
 	// grant of placeholders gives up its job's claim too).
+	//
+	// The decisions of one instant end as well: a slot moves between
+	// two jobs within an instant only if it is idle (one that runs a
+	// task comes back when the task ends), and an idle slot that a
+	// preemption, or a claim across queues, took from a job is not
+	// claimed back by that job in the same instant (lostNowTo). Across
+	// queues this matters because the fair order of sibling queues flips
+	// with each grant: the queue that lost the slots comes first again.
 	for q.decidePass() {
 	}
 	q.preemptAll()
@@ -56,18 +64,32 @@ func (q *Queues) decideNow() {
 func (q *Queues) decidePass() (again bool) {
 	q.unreserved, q.regrant, q.driverYielded, q.yielder = false, false, false, nil
 	st := &passState{claiming: true, touched: q.touched[:0]}
-	for _, qu := range q.qorder {
-		if q.walk(qu, st) || q.regrant {
-			break
+	q.turnQueues = q.markWaiting()
+	touched := 0
+	for qu := q.firstWaiting(); qu != nil; qu = q.firstWaiting() {
+		q.turn, q.turnEnded = qu, false
+		stop := q.walk(qu, st)
+		touched += len(st.touched)
+		for _, j := range st.touched {
+			q.updateOrder(j)
 		}
+		st.touched = st.touched[:0]
+		switch {
+		case q.regrant:
+		case q.turnEnded:
+			continue // served while it came first: sort again
+		case !stop:
+			qu.doneWaiting() // nothing more of it can be served in this pass
+			continue
+		}
+		break
 	}
-	for _, j := range st.touched {
-		q.updateOrder(j)
-	}
+	q.clearWaiting()
+	q.turn, q.turnEnded = nil, false
 	q.touched = st.touched[:0]
 	// A driver that left its slot to a job served after it in the pass
 	// may fit what is left: one more pass per decision for that.
-	yieldAgain := q.driverYielded && len(st.touched) > 0 && !q.yieldRepassed
+	yieldAgain := q.driverYielded && touched > 0 && !q.yieldRepassed
 	q.yieldRepassed = q.yieldRepassed || yieldAgain
 	return q.unreserved || q.regrant || yieldAgain
 }
@@ -103,8 +125,23 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 			return true // fair share: the next pass sorts by the new shares
 		}
 	}
+	if len(st.touched) > 0 && st.touched[len(st.touched)-1] == j && q.turnOver(qu) {
+		// Its queue no longer comes first: the pass sorts again, and its
+		// next turn starts at j (it may have more to be served).
+		qu.resume = cursor{key: j.key, set: true, incl: true}
+		return true
+	}
 	lack := j.headNeed()
 	if lack == nil {
+		return false
+	}
+	if n := sumCounts(lack) - len(j.reserved) - len(j.placeholders); (n > q.room(qu) && n > q.room(qu)+q.heldUnderCap(j)) ||
+		(j.driver && !j.hasSlot && !j.gangWaits() && !q.startFitsRoom(j)) {
+		// Its queue, or a parent, is at its maxSlots, and the other jobs
+		// under it hold too little for a claim (or its driver could not
+		// be followed by its first regions within the room left): it
+		// waits for its queue's slots to come back, and claims nothing.
+		q.dropClaim(j)
 		return false
 	}
 	if q.yielder == j {
@@ -144,6 +181,7 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	// A cheap bound first: the slots it has coming, the free ones and
 	// all those held behind it, by number.
 	short := sumCounts(lack) - len(j.reserved) - len(j.incoming) - q.nFree
+	q.rankQueues() // the queues behind its own, as they stand
 	held := q.heldBehind(qu, j.key, max(short, 1))
 	if held == 0 || held < short {
 		q.giveUpClaim(j)
@@ -168,8 +206,9 @@ func (q *Queues) giveUpClaim(j *job) {
 
 // heldBehind counts the slots that a claim may take (held, not drivers,
 // not being reclaimed) of the jobs behind key k in grant order: those of
-// qu after k, walked from the back, and all those of the queues after qu;
-// it stops counting the jobs of qu once it has counted enough.
+// qu after k, walked from the back, and all those of the queues after qu
+// (by rank, see rankQueues); it stops counting the jobs of qu once it has
+// counted enough.
 func (q *Queues) heldBehind(qu *queue, k orderKey, enough int) int {
 	n := 0
 	for h := qu.holders.Last(); h != nil && n < enough; h = h.Prev() {
@@ -179,7 +218,7 @@ func (q *Queues) heldBehind(qu *queue, k orderKey, enough int) int {
 		n += len(h.Item().held)
 	}
 	for _, other := range q.qorder {
-		if other.cfg.Name > qu.cfg.Name {
+		if other.rank > qu.rank {
 			n += other.heldSlots
 		}
 	}
@@ -234,13 +273,12 @@ func (j *job) headNeed() []resource.Count {
 }
 
 // availableTo tallies the slots j may be granted now, per profile: the
-// free ones and those reserved for it; prof[i] is the profile index of
+// free ones (as many as its queues' maxima leave room for, see
+// freeTo) and those reserved for it; prof[i] is the profile index of
 // entry i.
 func (q *Queues) availableTo(j *job) (counts []resource.Count, prof []int32) {
 	n := q.countScratch()
-	for p, f := range q.free {
-		n[p] = len(f)
-	}
+	q.freeTo(j.queue, n)
 	for _, idx := range j.reserved {
 		n[q.slots[idx].profile]++
 	}
@@ -274,7 +312,7 @@ func (q *Queues) takeFor(j *job, p int32, n int) []int32 {
 		if idx := j.placeholders[i]; q.slots[idx].profile == p {
 			// a real request swaps into the placeholder
 			j.placeholders = slices.Delete(j.placeholders, i, i+1)
-			j.granted--
+			q.addGranted(j, -1)
 			q.nPlaceholders--
 			out = append(out, idx)
 		}
@@ -302,7 +340,7 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 	}
 	if j.driver && !j.hasSlot {
 		p, ok := q.driverProfile(j)
-		if !ok {
+		if !ok || !q.startFitsRoom(j) {
 			return false
 		}
 		yields, follows := q.driverYields(j, p)
@@ -316,7 +354,7 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		s.state, s.owner, s.claimant, s.heldSince = slotDriver, j.id, noJob, q.now
 		q.stamp++
 		j.driverSlot, j.hasSlot, j.driverAt, j.driverStamp = idx, true, q.now, q.stamp
-		j.granted++
+		q.addGranted(j, 1)
 		q.firstGrant(j)
 		q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: DriverGranted, Slot: s.slot.ID})
 		if q.debug {
@@ -326,13 +364,16 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 	}
 	fair := j.queue.cfg.Policy == FairShare
 	mayHave := q.nFree + len(j.reserved) + len(j.placeholders)
+	if grantedSome && q.turnOver(j.queue) {
+		mayHave = 0 // its queue no longer comes first
+	}
 	// The asks in the job's order, its head's first: its pool assigns
 	// FIFO, so an ask granted past one that waits would only feed the
 	// waiting head (which takes every slot it can use) and sit there
 	// unused. Under fair share one grant at a time: the job's key changes
 	// with it, and the next grant goes to whoever is then furthest below
 	// its share.
-	for a, next := j.asks.inOrder(nil), (*jobAsk)(nil); a != nil && (!fair || !grantedSome); a = next {
+	for a, next := j.asks.inOrder(nil), (*jobAsk)(nil); a != nil && (!fair || !grantedSome) && mayHave > 0; a = next {
 		next = j.asks.inOrder(a)
 		q.checkPlaceholders(j, a)
 		if a.allOrNothing && a.size() > mayHave {
@@ -367,6 +408,9 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		}
 		q.markIdle(j, a, false) // its bulk runs in them now
 		j.asks.remove(a)
+		if q.turnOver(j.queue) {
+			break // its queue no longer comes first: the pass sorts again
+		}
 	}
 	if grantedSome {
 		q.dropClaim(j)
@@ -421,7 +465,7 @@ func (q *Queues) dropBlockedClaims(qu *queue) {
 func (q *Queues) release(j *job, idx int32) {
 	s := &q.slots[idx]
 	s.revokeAt, s.revoked = time.Time{}, false
-	j.granted--
+	q.addGranted(j, -1)
 	switch s.state {
 	case slotGranted:
 		q.unhold(j, idx)
@@ -447,7 +491,7 @@ func (q *Queues) handOver(idx int32) {
 	c := q.jobs[s.claimant]
 	c.incoming = removeIdx(c.incoming, idx)
 	s.from, s.owner, s.preempt = s.owner, noJob, false
-	if !c.active() || !c.waiting() || q.blocked(c) != "" {
+	if !c.active() || !c.waiting() || q.blocked(c) != "" || q.room(c.queue) == 0 {
 		// It got what it waited for otherwise, or may not be granted
 		// anything now (a slot revoked for it comes back after its claim
 		// was given up): nobody keeps the slot.
@@ -488,7 +532,8 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 	q.dropClaim(j)
 	q.dropSpecAsks(j)
 	j.held, j.yielding = nil, nil
-	j.granted, j.out, j.spare = 0, nil, nil
+	q.addGranted(j, -j.granted)
+	j.out, j.spare = nil, nil
 	j.asks.clear()
 	j.driver = false
 	q.updateHolder(j)

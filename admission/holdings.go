@@ -51,7 +51,7 @@ func (q *Queues) hold(j *job, idx int32) {
 	s.pos = int32(len(j.held))
 	j.held = append(j.held, idx)
 	j.queue.heldSlots++
-	j.granted++
+	q.addGranted(j, 1)
 }
 
 // unhold removes a granted slot from its owner's held list.
@@ -92,6 +92,7 @@ func (q *Queues) reserveFor(c *job, idx int32) {
 	c.queue.listClaimant(c)
 	c.reserved = append(c.reserved, idx)
 	q.nReserved++
+	q.addUse(c.queue, 1)
 }
 
 // addReserver lists a job that now has reserved slots.
@@ -147,6 +148,7 @@ func (q *Queues) takeReserved(c *job, p int32) (int32, bool) {
 		if idx := c.reserved[i]; q.slots[idx].profile == p {
 			c.reserved = slices.Delete(c.reserved, i, i+1)
 			q.nReserved--
+			q.addUse(c.queue, -1)
 			if len(c.reserved) == 0 {
 				c.queue.removeReserver(c)
 			}
@@ -164,6 +166,7 @@ func (q *Queues) dropClaim(c *job) {
 		q.unreserved = true
 	}
 	q.nReserved -= len(c.reserved)
+	q.addUse(c.queue, -len(c.reserved))
 	if len(c.reserved) > 0 {
 		c.queue.removeReserver(c)
 	}

@@ -23,7 +23,9 @@ import (
 //     of each queue's held slots, starting and running jobs add up (and
 //     those of each job's asks by size); no
 //     queue runs more jobs than its maxRunningJobs, nor more than one
-//     starting under StateAware; a job that ended holds nothing;
+//     starting under StateAware; a job that ended holds nothing; each
+//     queue counts what its subtree holds, and none holds more than its
+//     maxSlots (queuetree_check.go);
 //   - no idle slot beside a waiting job: no job that may be granted now
 //     (not held back by StateAware, maxRunningJobs or a gang's requeue
 //     backoff) waits for its gang, its driver or the first of its asks in
@@ -43,6 +45,9 @@ import (
 //   - a timed preemption still pending has its reason: its claimant has
 //     not ended, waits, has a higher priority than the victim, which is
 //     of its queue, and is not such a job at its fair share;
+//   - no reclaim across queues took a queue at or below its guarantee,
+//     nor was made for a queue that held its guarantee
+//     (checkReclaimGuarantee);
 //   - a reclaim never serves what the queue's policy holds back, and
 //     never leaves its claimant unable to progress: no job reclaims in an
 //     instant in which its queue held it back (StateAware,
@@ -56,6 +61,9 @@ import (
 //     would serve the request of a job that may be granted and waited
 //     then (see driverYields).
 func (q *Queues) checkInvariants() error {
+	if q.broken != nil {
+		return q.broken
+	}
 	if err := q.checkCapacity(); err != nil {
 		return err
 	}
@@ -63,6 +71,9 @@ func (q *Queues) checkInvariants() error {
 		return err
 	}
 	if err := q.checkCounters(); err != nil {
+		return err
+	}
+	if err := q.checkTenants(); err != nil {
 		return err
 	}
 	if err := q.checkNoIdleSlot(); err != nil {
@@ -350,6 +361,9 @@ func (q *Queues) checkNoIdleSlot() error {
 			if p, ok := q.driverProfile(j); ok && yields(q.driverYields(j, p)) {
 				continue // it leaves the slot to a request (drivers.go)
 			}
+			if !q.startFitsRoom(j) {
+				continue // its first regions could not follow within its queues' maxima
+			}
 		}
 		avail, _ := q.availableTo(j)
 		a := resource.Assign(need, avail, q.cfg.Matching)
@@ -427,8 +441,8 @@ func (q *Queues) checkPreemptions() error {
 			return fmt.Errorf("admission: %s of job %s is still to be preempted for job %s, which may not be granted anything (%s)", q.slotName(int32(idx)), v.spec.Name, c.spec.Name, q.blocked(c))
 		case c.spec.Priority <= v.spec.Priority:
 			return fmt.Errorf("admission: %s of job %s (priority %d) is still to be preempted for job %s of priority %d", q.slotName(int32(idx)), v.spec.Name, v.spec.Priority, c.spec.Name, c.spec.Priority)
-		case c.queue != v.queue:
-			return fmt.Errorf("admission: %s of job %s (queue %s) is to be preempted for job %s of queue %s", q.slotName(int32(idx)), v.spec.Name, v.queue.cfg.Name, c.spec.Name, c.queue.cfg.Name)
+		case c.queue != v.queue && c.queue.node.used >= c.queue.node.guaranteed:
+			return fmt.Errorf("admission: %s of job %s (queue %s) is to be preempted for job %s of queue %s, which holds its guarantee", q.slotName(int32(idx)), v.spec.Name, v.queue.cfg.Name, c.spec.Name, c.queue.cfg.Name)
 		case q.overtaken(c):
 			return fmt.Errorf("admission: %s of job %s is still to be preempted for job %s, which holds its fair share while a job below its share waits", q.slotName(int32(idx)), v.spec.Name, c.spec.Name)
 		}
@@ -492,8 +506,12 @@ func (q *Queues) checkDriversDecided() error {
 			// Not a job held back then, let go later in the instant, nor
 			// one that waited for its gang then, given up since (its timer
 			// fires after the instant's decision), nor a request that came
-			// after the driver's grant.
-			if x == j || (x.heldBack && x.heldBackAt.Equal(q.now) && x.heldBackStamp < j.driverStamp) || x.gangStamp > j.driverStamp {
+			// after the driver's grant, nor a job that preempted since: the
+			// slots its preemption freed (the admission's own message)
+			// served the requests it waited for first then, and the one it
+			// waits for now came first only with them.
+			if x == j || (x.heldBack && x.heldBackAt.Equal(q.now) && x.heldBackStamp < j.driverStamp) || x.gangStamp > j.driverStamp ||
+				(x.reclaimed && x.reclaimAt.Equal(q.now) && x.reclaimStamp > j.driverStamp) {
 				continue
 			}
 			if a := x.asks.inOrder(nil); a != nil && a.stamp < j.driverStamp && q.requestServed(x, p, counted) {

@@ -37,7 +37,7 @@ func TestCheckInvariantsFindsViolations(t *testing.T) {
 		"idle slot beside a waiting job": {func(q *Queues) {
 			idx := q.jobs[0].held[0]
 			q.unhold(q.jobs[0], idx)
-			q.jobs[0].granted--
+			q.addGranted(q.jobs[0], -1)
 			q.updateHolder(q.jobs[0])
 			q.put(idx) // b's ask of 2 now fits the free slots, undecided
 		}, "while job b"},

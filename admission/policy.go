@@ -80,6 +80,15 @@ type QueueConfig struct {
 	Preempt bool
 	// ReclaimTimeout is how long a preempted slot's task may still run.
 	ReclaimTimeout time.Duration
+	// GuaranteedSlots is the queue's guaranteed share of the cluster, in
+	// slots (its subtree included): across sibling queues, those below
+	// their guarantee are served first, and a queue below it that
+	// preempts (Preempt) takes slots of lower-priority jobs back from
+	// queues above theirs, never taking one below its guarantee. 0: none.
+	GuaranteedSlots int
+	// MaxSlots caps the slots the queue and its subtree hold at once
+	// (drivers, placeholders and reserved slots count); 0: unlimited.
+	MaxSlots int
 }
 
 // NoStartingWait is the StartingTimeout of a queue whose jobs leave
@@ -99,6 +108,12 @@ func (q QueueConfig) validate() error {
 	}
 	if q.ReclaimTimeout < 0 {
 		return &ConfigError{Queue: q.Name, Field: "reclaimTimeoutMs", Value: fmt.Sprint(q.ReclaimTimeout.Milliseconds()), Err: fmt.Errorf("%w: must be >= 0", ErrBadLimit)}
+	}
+	if q.GuaranteedSlots < 0 {
+		return &ConfigError{Queue: q.Name, Field: "guaranteedSlots", Value: fmt.Sprint(q.GuaranteedSlots), Err: fmt.Errorf("%w: must be >= 0", ErrBadLimit)}
+	}
+	if q.MaxSlots < 0 {
+		return &ConfigError{Queue: q.Name, Field: "maxSlots", Value: fmt.Sprint(q.MaxSlots), Err: fmt.Errorf("%w: must be >= 0 (0: unlimited)", ErrBadLimit)}
 	}
 	if int(q.Policy) >= len(policyNames) {
 		return &ConfigError{Queue: q.Name, Field: "policy", Value: q.Policy.String(), Err: ErrUnknownPolicy}

@@ -57,7 +57,10 @@ import (
 // order. It reports whether it reserved free slots (decide runs another
 // pass: jobs visited already may not use them).
 func (q *Queues) preemptAll() {
-	for _, qu := range q.qorder {
+	if !q.anyPreempt {
+		return
+	}
+	for _, qu := range q.fairQueues() {
 		if !qu.cfg.Preempt || qu.order.Len() == 0 {
 			continue
 		}
@@ -97,10 +100,11 @@ func flatten(demand [][]resource.Count, k int) []resource.Count {
 	return out
 }
 
-// victimsOf returns the jobs of c's queue that c may preempt, in victim
-// order: lower priority than c, holding slots (or giving c some by a
-// claim); the lowest priority first, the most recently submitted first
-// among equals.
+// victimsOf returns the jobs that c may preempt, in victim order: of
+// c's queue, and of other queues by its queue's guarantee
+// (preempt_tenants.go); lower priority than c, holding slots (or giving
+// c some by a claim); the lowest priority first, the most recently
+// submitted first among equals.
 func (q *Queues) victimsOf(c *job) []*job {
 	var out []*job
 	for h := c.queue.holders.First(); h != nil; h = h.Next() {
@@ -127,6 +131,7 @@ func (q *Queues) victimsOf(c *job) []*job {
 			}
 		}
 	}
+	out = q.crossVictims(c, out)
 	slices.SortFunc(out, func(a, b *job) int {
 		if x := cmp.Compare(a.spec.Priority, b.spec.Priority); x != 0 {
 			return x
@@ -191,10 +196,11 @@ func (q *Queues) preemptFor(c *job) bool {
 	have := slices.Clone(base)
 	q.pickVictims(c, victims, all, have)
 	k := len(demand)
+	room := q.room(c.queue) + len(c.reserved) + len(c.placeholders)
 	for k > 0 {
 		want := flatten(demand, k)
-		if q.matched(want, have) >= sumCounts(want) {
-			break
+		if sumCounts(want) <= room && q.matched(want, have) >= sumCounts(want) {
+			break // (within what its queues' maxima leave room for)
 		}
 		k--
 	}
@@ -213,9 +219,7 @@ func (q *Queues) preemptFor(c *job) bool {
 	// Free slots toward it are kept for it: the preempted ones complete
 	// them.
 	freeUse := make([]int, np)
-	for p, f := range q.free {
-		freeUse[p] = len(f)
-	}
+	q.freeTo(c.queue, freeUse)
 	q.reserveFree(c, want, freeUse)
 	q.takeFrom(c, picks)
 	q.stamp++
@@ -256,14 +260,22 @@ func (q *Queues) markHeldBack(c *job) {
 
 // upgradeable reports whether slot idx, coming to c by a claim (asked
 // back from its job, to come when its task ends), may be preempted for c
-// instead: its job is a victim of c's (same queue, lower priority).
+// instead: its job is a victim of c's (lower priority, of c's queue or,
+// while c's queue is below its guarantee, of another; pickVictims checks
+// the other queue's room).
 func (q *Queues) upgradeable(c *job, idx int32) bool {
+	return q.upgradeableBelow(c, idx, q.guaranteeGap(c))
+}
+
+// upgradeableBelow is upgradeable with gap as the slots c's queue lacks
+// to hold its guarantee.
+func (q *Queues) upgradeableBelow(c *job, idx int32, gap int) bool {
 	s := &q.slots[idx]
 	if s.state != slotReclaiming || s.preempt || s.revoked || s.owner == noJob {
 		return false
 	}
 	v := q.jobs[s.owner]
-	return v.queue == c.queue && v.spec.Priority < c.spec.Priority
+	return (v.queue == c.queue || gap > 0) && v.spec.Priority < c.spec.Priority
 }
 
 // claimedAway reports whether slot idx is asked back by a claim for a
@@ -292,6 +304,17 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 	need := sumCounts(want)
 	m := q.matched(want, have)
 	var picks []int32
+	cb := q.newCrossBudget(c)
+	if cb != nil {
+		// The free slots it takes count toward its guarantee first.
+		free := 0
+		for _, n := range q.freeCounts(c.queue) {
+			free += n
+		}
+		if cb.gap -= min(free, need); cb.gap <= 0 {
+			cb = nil
+		}
+	}
 	for _, v := range victims {
 		for _, idx := range c.incoming {
 			if m >= need {
@@ -300,15 +323,28 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 			if s := &q.slots[idx]; s.owner != v.id || !q.upgradeable(c, idx) {
 				continue
 			}
+			if v.queue != c.queue && (cb == nil || !cb.upgradeOK(v.queue, c.queue)) {
+				continue
+			}
 			have[q.slots[idx].profile]++
 			if m2 := q.matched(want, have); m2 > m {
 				m = m2
 				picks = append(picks, idx)
+				if v.queue != c.queue {
+					cb.gap-- // (given up by its queue already)
+				}
 				continue
 			}
 			have[q.slots[idx].profile]--
 		}
 		limit := q.yieldable(v, c)
+		if v.queue != c.queue {
+			if cb == nil {
+				continue
+			}
+			limit = min(limit, cb.room(v.queue, c.queue))
+		}
+		before := len(picks)
 		gangRoom := len(v.held)
 		if g := v.spec.Gang; g != nil && v.gangDone && !v.gangExpired {
 			gangRoom = v.granted - g.MinSlots
@@ -331,19 +367,29 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 				have[s.profile]--
 			}
 		}
+		if v.queue != c.queue {
+			cb.take(v.queue, c.queue, len(picks)-before)
+		}
 		// Last, the slots a claim asks back from it for another job: they
-		// leave it anyway, but that claim loses them.
+		// leave it anyway, but that claim loses them. Across queues only
+		// while v's queues (below the one they share with c's) hold their
+		// guarantees without every slot they are giving up: a claim of a
+		// job of their own subtree keeps its slots in them, and taking
+		// them from it would take the subtree below its guarantee.
 		for _, idx := range v.yielding {
 			if m >= need {
 				break
 			}
-			if !q.claimedAway(c, idx) {
+			if !q.claimedAway(c, idx) || (v.queue != c.queue && (cb == nil || cb.gap == 0 || !cb.upgradeOK(v.queue, c.queue))) {
 				continue
 			}
 			have[q.slots[idx].profile]++
 			if m2 := q.matched(want, have); m2 > m {
 				m = m2
 				picks = append(picks, idx)
+				if v.queue != c.queue {
+					cb.gap-- // (given up by its queue already)
+				}
 				continue
 			}
 			have[q.slots[idx].profile]--
@@ -359,17 +405,20 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 // preempting: its reserved slots, its placeholders and the slots coming
 // to it (not those a claim asks back from a job it may preempt, which come
 // only when their tasks end, nor those in skip), and the free slots if
-// free is set.
+// free is set. Whether c may preempt a job of another queue is judged
+// without the preemptions in skip: judged with them, the slots they take
+// could close the gap to its queue's guarantee, count the claim's slots
+// as coming, find them not needed (withdrawStale), withdraw them, and
+// the next decision preempt them again, without end.
 func (q *Queues) coming(c *job, free bool, skip []int32) []int {
 	have := make([]int, len(q.profiles))
 	if free {
-		for p, f := range q.free {
-			have[p] += len(f)
-		}
+		q.freeTo(c.queue, have)
 	}
+	gap := q.guaranteeGapWithout(c, skip)
 	for _, list := range [][]int32{c.reserved, c.incoming, c.placeholders} {
 		for _, idx := range list {
-			if !slices.Contains(skip, idx) && !q.upgradeable(c, idx) {
+			if !slices.Contains(skip, idx) && !q.upgradeableBelow(c, idx, gap) {
 				have[q.slots[idx].profile]++
 			}
 		}
@@ -423,16 +472,8 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 	}()
 	for _, vid := range order {
 		v := q.jobs[vid]
-		if !v.lostAt.Equal(q.now) {
-			v.lostAt, v.lostTo = q.now, v.lostTo[:0]
-		}
-		v.lostTo = append(v.lostTo, c.id)
-		var reason string
-		if timeout > 0 {
-			reason = fmt.Sprintf("priority %d over %d: tasks cancelled after %d ms unless they end", c.spec.Priority, v.spec.Priority, timeout.Milliseconds())
-		} else {
-			reason = fmt.Sprintf("priority %d over %d: tasks cancelled at once", c.spec.Priority, v.spec.Priority)
-		}
+		v.loseTo(c, q.now)
+		reason := reclaimReason(c, v, timeout.Milliseconds())
 		q.events = append(q.events, Event{At: q.now, Job: c.spec.Name, ID: c.id, Kind: Reclaimed, Victim: v.spec.Name, Count: len(byVictim[vid]), Reason: reason})
 		for _, idx := range byVictim[vid] {
 			s := &q.slots[idx]
@@ -460,6 +501,9 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 			}
 		}
 		q.updateHolder(v)
+		if err := q.checkReclaimGuarantee(c, v, len(byVictim[vid])); err != nil && q.broken == nil {
+			q.broken = err // (a bug of this package: CheckInvariants reports it)
+		}
 		if q.debug {
 			q.log.Debug("slots preempted", zap.String("for", c.spec.Name), zap.String("from", v.spec.Name), zap.Int("slots", len(byVictim[vid])), zap.String("why", reason))
 		}
@@ -493,6 +537,9 @@ func (q *Queues) withdrawStale() {
 			continue
 		case q.overtaken(c):
 			q.withdraw(idx, "the claimant holds its fair share and a job below its share waits")
+			continue
+		case v.queue != c.queue && c.queue.node.used >= c.queue.node.guaranteed:
+			q.withdraw(idx, "the claimant's queue holds its guarantee")
 			continue
 		}
 		if _, ok := byClaimant[c.id]; !ok {
@@ -541,7 +588,7 @@ func (q *Queues) withdraw(idx int32, why string) {
 	c.incoming = removeIdx(c.incoming, idx)
 	q.unyield(idx)
 	if q.debug {
-		q.log.Debug("preemption withdrawn", zap.String("for", c.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
+		q.log.Debug("preemption withdrawn", zap.String("for", c.spec.Name), zap.Int64("slot", int64(s.slot.ID)), zap.String("why", why))
 	}
 }
 

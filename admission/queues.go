@@ -294,8 +294,8 @@ type job struct {
 	// noClaimIn: the decision (Queues.decision) in which its claim was
 	// given up without a grant; it claims nothing more in that one.
 	noClaimIn uint64
-	// lostAt and lostTo: when preemptions last took slots of it, and for
-	// which jobs (see lostNowTo).
+	// lostAt and lostTo: when preemptions, or claims of jobs of other
+	// queues, last took slots of it, and for which jobs (see lostNowTo).
 	lostAt time.Time
 	lostTo []JobID
 }
@@ -341,6 +341,18 @@ type queue struct {
 	// prios counts its accepted jobs that have not ended, by priority
 	// (claims walk faster when there is one priority).
 	prios map[int]int
+	// node is its place in the hierarchy (queuetree.go); submitted counts
+	// the jobs submitted to it, firstJob names the first.
+	node      *qnode
+	submitted int
+	firstJob  string
+	// rank is its place in the fair order of queues (rankQueues);
+	// resume, in a decide pass, where its last turn stopped (at the job
+	// being served when it stopped coming first).
+	rank   int32
+	resume cursor
+	// fit is the count of its walks (a turn resumed goes on with it).
+	fit fitCount
 }
 
 // Queues is the queue-level admission for many jobs on one cluster: a
@@ -367,10 +379,28 @@ type Queues struct {
 	capacity      []resource.Count
 	queues        map[string]*queue
 	qorder        []*queue // by name
-	jobs          []*job
-	byName        map[string]*job
-	events        []Event
-	pending       []JobID // jobs given messages since the last Pending call
+	nodes         map[string]*qnode
+	// turn is the queue a decide pass serves, while it comes first in
+	// the fair order of turnQueues queues (queuesort.go); turnEnded: it
+	// stopped coming first.
+	turn       *queue
+	turnQueues int
+	turnEnded  bool
+	// broken is the first reclaim across queues found breaking the
+	// guarantees (checkReclaimGuarantee), for CheckInvariants.
+	broken error
+	// anyPreempt: a queue preempts (preemptAll has work).
+	anyPreempt bool
+	// uses counts the changes of what queues hold; ranked is its value
+	// when rankQueues last ran over rankedQueues queues (it runs again
+	// only after a change).
+	uses, ranked uint64
+	rankedOnce   bool
+	rankedQueues int
+	jobs         []*job
+	byName       map[string]*job
+	events       []Event
+	pending      []JobID // jobs given messages since the last Pending call
 	// revokes lists the slots with a revokeAt (some stale).
 	revokes []int32
 	now     time.Time
@@ -395,8 +425,6 @@ type Queues struct {
 	backoff Backoff
 	// gangJobs lists the jobs with a gang timer or a backoff running.
 	gangJobs []*job
-	// fit bounds the walks of decidePass.
-	fit fitCount
 	// debug: the logger logs debug entries (per-job waits are costly).
 	debug        bool
 	counts       []int
@@ -438,6 +466,7 @@ func New(cfg Config) (*Queues, error) {
 		profIdx: map[resource.Profile]int32{},
 		queues:  map[string]*queue{},
 		byName:  map[string]*job{},
+		nodes:   map[string]*qnode{},
 		debug:   cfg.Logger.Core().Enabled(zap.DebugLevel),
 		backoff: cfg.Backoff,
 	}
@@ -479,6 +508,9 @@ func New(cfg Config) (*Queues, error) {
 	if _, ok := q.queues["root.default"]; !ok {
 		q.addQueue(QueueConfig{Name: "root.default", Policy: cfg.DefaultPolicy}) // where jobs that name no queue go
 	}
+	if err := q.checkCapacities(); err != nil {
+		return nil, err
+	}
 	return q, nil
 }
 
@@ -487,6 +519,9 @@ func (q *Queues) addQueue(qc QueueConfig) *queue {
 		qc.StartingTimeout = DefaultStartingTimeout
 	}
 	qu := &queue{cfg: qc, order: rbtree.New(byKey), holders: rbtree.New(byHolderKey)}
+	q.anyPreempt = q.anyPreempt || qc.Preempt
+	qu.node = q.node(qc.Name)
+	qu.node.qu, qu.node.guaranteed, qu.node.max = qu, qc.GuaranteedSlots, qc.MaxSlots
 	q.queues[qc.Name] = qu
 	q.qorder = append(q.qorder, qu)
 	sort.Slice(q.qorder, func(a, b int) bool { return q.qorder[a].cfg.Name < q.qorder[b].cfg.Name })
@@ -569,7 +604,13 @@ func (q *Queues) submit(now time.Time, spec JobSpec) (*port, error) {
 		if err := qc.validate(); err != nil {
 			return nil, err
 		}
+		if err := q.checkNewLeaf(spec.Queue, spec.Name); err != nil {
+			return nil, err
+		}
 		qu = q.addQueue(qc)
+	}
+	if err := q.checkLeaf(qu, spec.Name); err != nil {
+		return nil, err
 	}
 	q.now = now
 	if g := spec.Gang; g != nil {
@@ -591,6 +632,9 @@ func (q *Queues) submit(now time.Time, spec JobSpec) (*port, error) {
 		q.gangJobs = append(q.gangJobs, j)
 	}
 	q.jobs = append(q.jobs, j)
+	if qu.submitted++; qu.submitted == 1 {
+		qu.firstJob = spec.Name
+	}
 	if qu.cfg.Policy == FairShare {
 		qu.jobs = append(qu.jobs, j)
 	}
@@ -607,8 +651,12 @@ func (q *Queues) submit(now time.Time, spec JobSpec) (*port, error) {
 }
 
 // fits checks that the job's gang, and its driver plus largest region,
-// fit the cluster as configured (Config.Cluster, else the slots).
+// fit the cluster as configured (Config.Cluster, else the slots) and its
+// queue's maxSlots (and its parents').
 func (q *Queues) fits(j *job) (string, bool) {
+	if reason, ok := q.fitsQueue(j); !ok {
+		return reason, false
+	}
 	capacity := q.capacity
 	if q.cfg.Cluster != nil {
 		capacity = q.cfg.Cluster

@@ -61,3 +61,62 @@ func benchSim(b testing.TB, jobs, regions, slots int) (*sim, Config) {
 	}
 	return s, Config{Slots: clusterSlots(slots), Queues: defaultQueue}
 }
+
+// BenchmarkAdmissionQueueTree is BenchmarkAdmission with the jobs spread
+// over 100 queues in a 3-level tree (root.tA.tB.tC: 4 x 5 x 5 leaves),
+// with guarantees (every leaf 2 slots, every middle queue 10, every top
+// queue 50, of 1,000) and maxima (every leaf 40, every top queue 300):
+// each decision sorts the queues and checks their maxima.
+func BenchmarkAdmissionQueueTree(b *testing.B) {
+	var perRun [2]time.Duration
+	for k, c := range []struct{ jobs, regions, slots int }{{1000, 10, 1000}, {10000, 10, 1000}} {
+		b.Run(fmt.Sprintf("queues100-jobs%d-regions%d-slots%d", c.jobs, c.regions, c.slots), func(b *testing.B) {
+			b.ReportAllocs()
+			grants := 0
+			for b.Loop() {
+				b.StopTimer()
+				s, cfg := benchTreeSim(b, c.jobs, c.regions, c.slots)
+				b.StartTimer()
+				s.start(cfg)
+				require.True(b, s.run(0), "all jobs finish")
+				grants += s.grants
+			}
+			b.ReportMetric(float64(grants)/b.Elapsed().Seconds(), "decisions/s")
+			b.ReportMetric(float64(grants)/float64(b.N), "decisions/op")
+			perRun[k] = b.Elapsed() / time.Duration(b.N)
+			if k == 1 && perRun[0] > 0 {
+				b.ReportMetric(float64(perRun[1])/float64(perRun[0]), "growth-10x")
+			}
+		})
+	}
+}
+
+// benchTreeSim is benchSim's jobs, job i in leaf i mod 100 of the tree of
+// BenchmarkAdmissionQueueTree.
+func benchTreeSim(b testing.TB, jobs, regions, slots int) (*sim, Config) {
+	var queues, leaves []QueueConfig
+	for a := range 4 {
+		top := fmt.Sprintf("root.t%d", a)
+		queues = append(queues, QueueConfig{Name: top, GuaranteedSlots: 50, MaxSlots: 300})
+		for m := range 5 {
+			mid := fmt.Sprintf("%s.m%d", top, m)
+			queues = append(queues, QueueConfig{Name: mid, GuaranteedSlots: 10})
+			for l := range 5 {
+				leaves = append(leaves, QueueConfig{Name: fmt.Sprintf("%s.l%d", mid, l), GuaranteedSlots: 2, MaxSlots: 40})
+			}
+		}
+	}
+	queues = append(queues, leaves...)
+	rng := rand.New(rand.NewPCG(1, 2))
+	s := emptySim(b, simConfig{poolTimeout: slotpool.NoTimeout})
+	for i := range jobs {
+		sizes := make([]int, regions)
+		durs := make([]time.Duration, regions)
+		for r := range sizes {
+			sizes[r] = 1 + rng.IntN(4)
+			durs[r] = time.Duration(1+rng.IntN(10)) * 10 * ms
+		}
+		s.add(JobSpec{Name: fmt.Sprintf("job%d", i), Queue: leaves[i%len(leaves)].Name}, 0, sizes, durs, 1, 0)
+	}
+	return s, Config{Slots: clusterSlots(slots), Queues: queues}
+}

@@ -136,6 +136,15 @@ func TestPropertyQueuesRegressions(t *testing.T) {
 		{491, []Policy{FIFO, Priority, StateAware}, "on a preempting fifo queue with a reclaim timeout of 0, the first job in fifo " +
 			"order does not claim the idle slot of a higher-priority job that preempted at that instant: it would preempt again"},
 		{5114, []Policy{FIFO, Priority, StateAware}, "the same with two preempting fifo queues"},
+		{971, []Policy{FIFO, Priority, StateAware}, "two jobs of two sibling queues, each holding idle slots the other's head " +
+			"lacks: a claim across queues takes the other's idle slots, the fair order of the queues flips with the grant, and the " +
+			"other job does not claim them straight back in the same instant (it would, without end)"},
+		{971, []Policy{FIFO, Priority, FairShare, StateAware}, "the same under the fair-share mix"},
+		{10612, []Policy{FIFO, Priority, StateAware}, "a driver whose first regions cannot follow takes a free slot while " +
+			"a higher-priority job of a preempting queue waits for more than the free slots; that job's preemption then serves " +
+			"its first ask, and the ask after it, which the driver's slot would serve, came first only with the slots the " +
+			"preemption freed (the instant's inputs decided together still hold)"},
+		{10612, []Policy{FIFO, Priority, FairShare, StateAware}, "the same under the fair-share mix"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomMix(t, r.seed, r.policies...)

@@ -20,13 +20,21 @@ const sparseFree = 16
 // walk visits the jobs of qu that may be served or claim; true when
 // nothing more can happen in this pass.
 func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
+	from := qu.resume // where its last turn in this pass stopped (queuesort.go)
 	if q.sparse() {
-		return q.walkSparse(qu, st, cursor{})
+		return q.walkSparse(qu, st, from)
 	}
-	fit := q.newFitCount(qu)
-	var last cursor // after the job visited last
-	for n := qu.order.First(); n != nil; n = n.Next() {
-		if !st.claiming && q.nPlaceholders == 0 && fit.done(q.nFree) {
+	fit := &qu.fit
+	if !from.set {
+		q.newFitCount(qu, fit)
+	} // else: the count of its last turn in this pass goes on
+	last := from // after the job visited last
+	start := qu.order.First()
+	if from.set {
+		start = qu.order.Search(func(j *job) bool { return !from.before(j.key) })
+	}
+	for n := start; n != nil; n = n.Next() {
+		if !st.claiming && q.nPlaceholders == 0 && fit.done(q.freeFor(qu)) {
 			return false
 		}
 		if last.set && !st.claiming && q.sparse() {
@@ -38,6 +46,9 @@ func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
 		fit.visit(j)
 		last = after(j)
 		if q.visit(qu, j, st) {
+			if q.turnEnded {
+				fit.unvisit(j) // its queue's next turn starts at it
+			}
 			return true
 		}
 	}
@@ -45,18 +56,27 @@ func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
 }
 
 // cursor is where a walk of a queue's jobs is: after the job with key
-// key if set, else at the start. It holds the key itself, not the job:
-// the key is the job's place when it was visited.
+// key if set (at it, if incl), else at the start. It holds the key
+// itself, not the job: the key is the job's place when it was visited.
 type cursor struct {
-	key orderKey
-	set bool
+	key  orderKey
+	set  bool
+	incl bool
 }
 
 // after is the cursor after job j as it is now.
 func after(j *job) cursor { return cursor{key: j.key, set: true} }
 
 // before reports whether a job of key k comes before (or at) the cursor.
-func (c cursor) before(k orderKey) bool { return c.set && k.compare(c.key) <= 0 }
+func (c cursor) before(k orderKey) bool {
+	if !c.set {
+		return false
+	}
+	if x := k.compare(c.key); x != 0 || !c.incl {
+		return x <= 0
+	}
+	return false
+}
 
 // sparse reports whether a walk jumps through the per-size trees:
 // with few free slots and no placeholders in play (they serve their job
@@ -95,8 +115,8 @@ func (q *Queues) walkSparse(qu *queue, st *passState, c cursor) (stop bool) {
 			j = q.nextStartable(qu, c)
 		} else {
 			j = qu.nextReserver(c)
-			if q.nFree > 0 {
-				if f := q.nextFitting(qu, c, min(q.nFree, maxBucket)); f != nil && (j == nil || f.key.compare(j.key) < 0) {
+			if free := q.freeFor(qu); free > 0 {
+				if f := q.nextFitting(qu, c, min(free, maxBucket)); f != nil && (j == nil || f.key.compare(j.key) < 0) {
 					j = f
 				}
 			}
@@ -185,9 +205,8 @@ type fitCount struct {
 	starts    bool // the queue may start a job: unstarted jobs count
 }
 
-// newFitCount starts the count for a walk of qu.
-func (q *Queues) newFitCount(qu *queue) *fitCount {
-	f := &q.fit
+// newFitCount starts in f the count for a walk of qu.
+func (q *Queues) newFitCount(qu *queue, f *fitCount) {
 	*f = fitCount{}
 	starts := !(qu.cfg.Policy == StateAware && qu.starting > 0) && !(qu.cfg.MaxRunningJobs > 0 && qu.running >= qu.cfg.MaxRunningJobs)
 	for b := range f.cnt {
@@ -198,8 +217,7 @@ func (q *Queues) newFitCount(qu *queue) *fitCount {
 	}
 	f.lim, f.starts = -1, starts
 	f.remaining = len(qu.reservers)
-	f.relimit(q.nFree)
-	return f
+	f.relimit(q.freeFor(qu))
 }
 
 // relimit moves the bucket limit to what nFree slots can fit.
@@ -222,6 +240,19 @@ func (f *fitCount) visit(j *job) {
 		f.visited[j.bucket]++
 		if j.bucket <= f.lim {
 			f.remaining--
+		}
+	}
+}
+
+// unvisit takes back the count of visit(j).
+func (f *fitCount) unvisit(j *job) {
+	if len(j.reserved) > 0 {
+		f.remaining++
+	}
+	if j.bucketStarted || f.starts {
+		f.visited[j.bucket]--
+		if j.bucket <= f.lim {
+			f.remaining++
 		}
 	}
 }

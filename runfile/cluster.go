@@ -55,6 +55,11 @@ type Queue struct {
 	// the slots of lower-priority jobs of the queue after that long (nil:
 	// never).
 	ReclaimTimeoutMs *int64
+	// GuaranteedSlots is the queue's guaranteed slots (0: none).
+	GuaranteedSlots int
+	// MaxSlots caps the slots the queue and its children hold (0:
+	// unlimited, the field left out).
+	MaxSlots int
 }
 
 // User is an entry of a cluster file's "users".
@@ -84,6 +89,8 @@ type (
 		MaxRunningJobs    *int    `json:"maxRunningJobs"`
 		StartingTimeoutMs *int64  `json:"startingTimeoutMs"`
 		ReclaimTimeoutMs  *int64  `json:"reclaimTimeoutMs"`
+		GuaranteedSlots   *int    `json:"guaranteedSlots"`
+		MaxSlots          *int    `json:"maxSlots"`
 	}
 	userWire struct {
 		Name *string `json:"name"`
@@ -96,7 +103,7 @@ type (
 var (
 	clusterFields   = []string{"slots", "queues", "users"}
 	slotGroupFields = []string{"count", "resources", "node"}
-	queueFields     = []string{"name", "policy", "maxRunningJobs", "startingTimeoutMs", "reclaimTimeoutMs"}
+	queueFields     = []string{"name", "policy", "maxRunningJobs", "startingTimeoutMs", "reclaimTimeoutMs", "guaranteedSlots", "maxSlots"}
 	userFields      = []string{"name", "role"}
 	queuePolicies   = []string{"fifo", "priority", "fairshare", "stateaware"}
 	userRoles       = []string{"admin", "user"}
@@ -109,6 +116,8 @@ var clusterValid = map[string]string{
 	"maxRunningJobs":    "a non-negative integer (0 = unlimited)",
 	"startingTimeoutMs": "an integer number of ms in " + jsontext.MillisRange,
 	"reclaimTimeoutMs":  "an integer number of ms in " + jsontext.MillisRange,
+	"guaranteedSlots":   fmt.Sprintf("an integer in 0 ... %d", region.MaxClusterSlots),
+	"maxSlots":          fmt.Sprintf("an integer in 1 ... %d (leave it out for unlimited)", region.MaxClusterSlots),
 	"cpuMillis":         fmt.Sprintf("an integer in 0 ... %d", int64(math.MaxInt64)),
 	"memoryMB":          fmt.Sprintf("an integer in 0 ... %d", int64(math.MaxInt64)),
 }
@@ -183,6 +192,9 @@ func DecodeCluster(data []byte) (*Cluster, error) {
 		}
 		queueAt[q.Name] = i
 		cf.Queues = append(cf.Queues, q)
+	}
+	if err := checkCapacities(cf.Queues, queueAt); err != nil {
+		return nil, err
 	}
 	userAt := map[string]int{}
 	for i, raw := range w.Users {
@@ -262,6 +274,18 @@ func decodeQueue(raw json.RawMessage, path string) (Queue, error) {
 		}
 	}
 	q.StartingTimeoutMs, q.ReclaimTimeoutMs = w.StartingTimeoutMs, w.ReclaimTimeoutMs
+	if w.GuaranteedSlots != nil {
+		if *w.GuaranteedSlots < 0 || *w.GuaranteedSlots > region.MaxClusterSlots {
+			return q, clusterErrorf(path+".guaranteedSlots", "invalid value %d: must be an integer in 0 ... %d", *w.GuaranteedSlots, region.MaxClusterSlots)
+		}
+		q.GuaranteedSlots = *w.GuaranteedSlots
+	}
+	if w.MaxSlots != nil {
+		if *w.MaxSlots < 1 || *w.MaxSlots > region.MaxClusterSlots {
+			return q, clusterErrorf(path+".maxSlots", "invalid value %d: must be an integer in 1 ... %d (leave the field out for unlimited)", *w.MaxSlots, region.MaxClusterSlots)
+		}
+		q.MaxSlots = *w.MaxSlots
+	}
 	return q, nil
 }
 

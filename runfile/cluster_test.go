@@ -63,6 +63,17 @@ func TestDecodeClusterErrors(t *testing.T) {
 		{"queue twice", `{"slots": [], "queues": [{"name": "q"}, {"name": "q"}]}`, "queues[1].name", `queue "q" is already configured by queues[0]`},
 		{"bad role", `{"slots": [], "users": [{"name": "bob", "role": "root"}]}`, "users[0].role", `"root" is not a role: valid values are admin, user`},
 		{"null user", `{"slots": [], "users": [null]}`, "users[0]", "expected an object, got JSON null"},
+		{"negative guarantee", `{"slots": [], "queues": [{"name": "root.a", "guaranteedSlots": -1}]}`, "queues[0].guaranteedSlots",
+			"invalid value -1: must be an integer in 0 ... 1099511627776"},
+		{"max of 0", `{"slots": [], "queues": [{"name": "root.a", "maxSlots": 0}]}`, "queues[0].maxSlots",
+			"invalid value 0: must be an integer in 1 ... 1099511627776 (leave the field out for unlimited)"},
+		{"guarantee over max", `{"slots": [], "queues": [{"name": "root.b"}, {"name": "root.a", "guaranteedSlots": 5, "maxSlots": 4}]}`, "queues[1].guaranteedSlots",
+			"queue root.a: guaranteedSlots 5 is over its maxSlots 4 (valid: 0 ... 4)"},
+		{"children over the parent's guarantee", `{"slots": [], "queues": [{"name": "root.prod", "guaranteedSlots": 6},
+			{"name": "root.prod.a", "guaranteedSlots": 4}, {"name": "root.prod.b", "guaranteedSlots": 3}, {"name": "root.prod.c"}]}`, "queues[0].guaranteedSlots",
+			"queue root.prod: the guaranteedSlots of its children root.prod.a (4), root.prod.b (3) add up to 7, over its guaranteedSlots 6"},
+		{"children over the parent's max", `{"slots": [], "queues": [{"name": "root.prod.a", "guaranteedSlots": 3}, {"name": "root.prod", "maxSlots": 2}]}`, "queues[1].maxSlots",
+			"queue root.prod: the guaranteedSlots of its children root.prod.a (3) add up to 3, over its maxSlots 2"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,6 +124,14 @@ func TestClusterConfig(t *testing.T) {
 	require.True(t, errors.As(err, &ce), "%T %v", err, err)
 	assert.Equal(t, "queues[0].name", ce.Field)
 	assert.Contains(t, ce.Problem, `"batch" is not a full queue name`)
+
+	cf, err = runfile.DecodeCluster([]byte(`{"slots": [], "queues": [{"name": "root.prod", "maxSlots": 4, "guaranteedSlots": 4},
+		{"name": "root.prod.etl", "guaranteedSlots": 2}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, runfile.Queue{Name: "root.prod", GuaranteedSlots: 4, MaxSlots: 4}, cf.Queues[0])
+	qs, err = cf.QueueConfigs(admission.FIFO)
+	require.NoError(t, err)
+	assert.Equal(t, []admission.QueueConfig{{Name: "root.prod", GuaranteedSlots: 4, MaxSlots: 4}, {Name: "root.prod.etl", GuaranteedSlots: 2}}, qs)
 
 	assert.Equal(t, []string{"fifo", "priority", "fairshare", "stateaware"}, runfile.QueuePolicies())
 }

@@ -1,6 +1,7 @@
 package runfile
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -55,7 +56,8 @@ func (c *Cluster) QueueConfigs(defaultPolicy admission.Policy) ([]admission.Queu
 		if !topology.ValidQueueName(q.Name) {
 			return nil, clusterErrorf(fmt.Sprintf("queues[%d].name", i), "%s is not a full queue name: %s", quoteJSON(q.Name), topology.QueueNameRule)
 		}
-		qc := admission.QueueConfig{Name: q.Name, Policy: defaultPolicy, MaxRunningJobs: q.MaxRunningJobs}
+		qc := admission.QueueConfig{Name: q.Name, Policy: defaultPolicy, MaxRunningJobs: q.MaxRunningJobs,
+			GuaranteedSlots: q.GuaranteedSlots, MaxSlots: q.MaxSlots}
 		if q.Policy != "" {
 			p, err := admission.ParsePolicy(q.Policy)
 			if err != nil { // DecodeCluster admits only valid names
@@ -81,6 +83,33 @@ func (c *Cluster) QueueConfigs(defaultPolicy admission.Policy) ([]admission.Queu
 		out = append(out, qc)
 	}
 	return out, nil
+}
+
+// checkCapacities checks the queues' guaranteed and maximum slots as a
+// hierarchy (admission.CheckCapacities); the error names the field of the
+// queue at fault (queueAt: the index of each queue by name), or the
+// queues when the parent is only implied by its children.
+func checkCapacities(queues []Queue, queueAt map[string]int) error {
+	qcs := make([]admission.QueueConfig, len(queues))
+	for i, q := range queues {
+		qcs[i] = admission.QueueConfig{Name: q.Name, GuaranteedSlots: q.GuaranteedSlots, MaxSlots: q.MaxSlots}
+	}
+	var ce *admission.CapacityError
+	if err := admission.CheckCapacities(qcs); errors.As(err, &ce) {
+		field := "queues"
+		if i, ok := queueAt[ce.Queue]; ok {
+			field = fmt.Sprintf("queues[%d].%s", i, ce.Field)
+			if len(ce.Children) == 0 {
+				field = fmt.Sprintf("queues[%d].guaranteedSlots", i)
+			}
+		}
+		if len(ce.Children) == 0 {
+			return clusterErrorf(field, "queue %s: guaranteedSlots %d is over its maxSlots %d (valid: 0 ... %d)", ce.Queue, ce.Guaranteed, ce.Limit, ce.Limit)
+		}
+		return clusterErrorf(field, "queue %s: the guaranteedSlots of its children %s add up to %d, over its %s %d",
+			ce.Queue, strings.Join(ce.Children, ", "), ce.Guaranteed, ce.Field, ce.Limit)
+	}
+	return nil
 }
 
 // Roles maps the cluster's users to their roles (an empty map for a

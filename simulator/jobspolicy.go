@@ -78,6 +78,8 @@ type jobsPolicy struct {
 	// (Config.Detail only); keptNow is keptChanged's scratch.
 	kept               map[int32]admission.KeptSlot
 	keptOrder, keptNow []admission.KeptSlot
+	// queues tracks what each queue holds over time (queuestats.go).
+	queues queueTrack
 }
 
 func newJobsPolicy(e *engine, cfg JobsConfig, set *jobSet) (*jobsPolicy, error) {
@@ -245,9 +247,14 @@ func (p *jobsPolicy) submit(r *jobRun) {
 			spec.Gang.Timeout = admission.NoGangWait // timeoutMs: 0, not the default
 		}
 		if g.MinSlots == 0 {
-			// Capped at the cluster as configured: a default never
-			// rejects a job that runs region by region.
-			spec.Gang.MinSlots = rs.GangMinSlots(sub.Driver != nil, p.e.clusterSize)
+			// Capped at the cluster as configured and at the queue's
+			// maxSlots: a default never rejects a job that runs region
+			// by region.
+			limit := p.e.clusterSize
+			if m := admission.MaxSlotsOf(p.cfg.Queues, sub.Queue); m > 0 {
+				limit = min(limit, m)
+			}
+			spec.Gang.MinSlots = rs.GangMinSlots(sub.Driver != nil, limit)
 		}
 	}
 	r.submitted = p.e.now()
@@ -352,6 +359,7 @@ func (p *jobsPolicy) done() bool {
 
 func (p *jobsPolicy) stats(res *Result) {
 	res.Reclaims, res.ReclaimedSlots, res.WithdrawnSlots = p.reclaims, p.reclaimed, p.withdrawn
+	res.Queues = p.queueStats(res.Makespan, res.Slots)
 	res.JobEvents = p.outcomes
 	var spec scheduler.SpeculationStats
 	for _, r := range p.runs {

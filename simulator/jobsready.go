@@ -22,6 +22,7 @@ func (p *jobsPolicy) endInstant() bool {
 	}
 	p.busy = false
 	rd := p.m.Ready()
+	p.sampleQueues()
 	// Reclaims first: the cancels they cause follow.
 	for _, ev := range rd.Events {
 		switch ev.Kind {

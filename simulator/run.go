@@ -149,6 +149,10 @@ type Result struct {
 	// at a time); ReclaimedSlots the slots they took; WithdrawnSlots those
 	// of them left to their jobs before the timeout, the reason gone.
 	Reclaims, ReclaimedSlots, WithdrawnSlots int
+	// Queues lists, in a run of several jobs through the in-process
+	// admission, every queue of the hierarchy by name (root left out):
+	// its capacities, the most slots it held at once and its slot time.
+	Queues []QueueStat
 	// JobEvents lists, in a run of several jobs, what became of each
 	// event of JobsConfig.Events (applied or refused, and why), in the
 	// order they were applied.

@@ -114,6 +114,9 @@ var figuresOfDocs = []docFigure{
 		"finished: all 2 jobs finished at 7000 ms",
 	}},
 
+	{doc: "docs/job-file.md", cmd: "simulate --cluster examples/scenarios/tenants/cluster.json examples/scenarios/tenants/small-burst.json examples/scenarios/tenants/big-*.json", shown: true, lines: []string{
+		"queue root.small: guaranteed 2, max unlimited, peak 8 slots, 75.0% of slot time",
+	}},
 	{doc: "docs/job-file.md", cmd: "simulate --slots 4 --queue-policy stateaware examples/jobs/flood/spark-*.json", lines: []string{
 		"4 jobs: mode all-blocking, policy region, queue policy stateaware, 4 slots, seed 1",
 		`job "spark-1": submitted 0 ms, first deploy 1000 ms, finished 4000 ms, wait 1000 ms, makespan 4000 ms; finished`,

@@ -98,6 +98,9 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	if err != nil {
 		return err
 	}
+	if err := checkJobQueues(jobs, queues); err != nil {
+		return err
+	}
 	cfg := simulator.JobsConfig{Jobs: jobs, Mode: r.mode, SelectiveShare: r.share, DisableHybridSlotSharing: r.noSharing, Cluster: r.slots, Queues: queues, DefaultPolicy: r.queuePolicy,
 		Policy: r.policy, Seed: r.seed, Ties: r.ties, SlotNodes: slotNodes(r.cluster)}
 	if err := r.applySpeculation(c, &cfg); err != nil {
@@ -180,9 +183,52 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	if res.Reclaims > 0 {
 		fmt.Fprintf(out, "reclaims:          %d (slots reclaimed: %d, withdrawn before the timeout: %d)\n", res.Reclaims, res.ReclaimedSlots, res.WithdrawnSlots)
 	}
+	printQueues(out, res.Queues)
 	fmt.Fprintln(out, res.Reason)
 	if !res.Verdict.OK() {
 		return negative(res.Reason)
+	}
+	return nil
+}
+
+// printQueues prints, when queues are tenants (one has a guarantee or a
+// maximum, or several held slots), one line per queue that has capacities
+// or held slots: its guarantee, its maximum, the most slots it held at
+// once and its share of the cluster's slot time.
+func printQueues(out io.Writer, queues []simulator.QueueStat) {
+	tenants, used := false, 0
+	for i, q := range queues {
+		tenants = tenants || q.Guaranteed > 0 || q.Max > 0
+		parent := i+1 < len(queues) && strings.HasPrefix(queues[i+1].Name, q.Name+".") // (by name: its children follow it)
+		if q.Peak > 0 && !parent {
+			used++
+		}
+	}
+	if !tenants && used < 2 {
+		return
+	}
+	for _, q := range queues {
+		if q.Peak == 0 && q.Guaranteed == 0 && q.Max == 0 {
+			continue
+		}
+		maxText := "unlimited"
+		if q.Max > 0 {
+			maxText = fmt.Sprint(q.Max)
+		}
+		fmt.Fprintf(out, "queue %s: guaranteed %d, max %s, peak %s, %.1f%% of slot time\n", q.Name, q.Guaranteed, maxText, count(q.Peak, "slot"), 100*q.Share)
+	}
+}
+
+// checkJobQueues refuses a run in which a job names a queue that has
+// child queues (configured, or named by other jobs): jobs run in queues
+// without children.
+func checkJobQueues(jobs []runfile.Job, queues []admission.QueueConfig) error {
+	names, jqs := make([]string, len(jobs)), make([]string, len(jobs))
+	for i, j := range jobs {
+		names[i], jqs[i] = j.Name, j.Job.Submission().Queue
+	}
+	if err := admission.CheckJobQueues(queues, names, jqs); err != nil {
+		return badInput(err)
 	}
 	return nil
 }
@@ -225,11 +271,18 @@ func (r *jobsRun) admissionText(queues []admission.QueueConfig) string {
 	if len(queues) == 0 {
 		return "queue policy " + r.queuePolicy.String()
 	}
-	// The queues of the cluster file with their own policies; the others
-	// (created for jobs naming them) take --queue-policy.
+	// The queues of the cluster file with their own policies and
+	// capacities; the others (created for jobs naming them) take
+	// --queue-policy.
 	parts := make([]string, len(queues))
 	for i, q := range queues {
 		parts[i] = q.Name + " " + q.Policy.String()
+		if q.GuaranteedSlots > 0 {
+			parts[i] += fmt.Sprintf(" guaranteed %d", q.GuaranteedSlots)
+		}
+		if q.MaxSlots > 0 {
+			parts[i] += fmt.Sprintf(" max %d", q.MaxSlots)
+		}
 	}
 	return fmt.Sprintf("queues %s, any other queue %s", strings.Join(parts, ", "), r.queuePolicy)
 }

@@ -85,6 +85,13 @@ func TestSimulateJobsDriverFlood(t *testing.T) {
 		assert.Contains(t, res.stdout, "queues root.default fifo, any other queue fifo")
 		assert.Len(t, jobLines(t, res.stdout), 4)
 	})
+	t.Run("the summary names the queues' guarantees and maxima", func(t *testing.T) {
+		cluster := writeTemp(t, "cluster.json", `{"slots": [{"count": 4}], "queues": [{"name": "root.default", "policy": "stateaware", "guaranteedSlots": 2, "maxSlots": 4},
+			{"name": "root.other", "maxSlots": 3}]}`)
+		res := execCLI(t, "", append([]string{"simulate", "--cluster", cluster}, jobs...)...)
+		require.Equal(t, 0, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		assert.Contains(t, res.stdout, "4 jobs: mode all-blocking, policy region, queues root.default stateaware guaranteed 2 max 4, root.other fifo max 3, any other queue fifo, 4 slots")
+	})
 	t.Run("the example cluster file's fifo queue deadlocks, --queue-policy does not override it", func(t *testing.T) {
 		res := execCLI(t, "", append([]string{"simulate", "--cluster", "../../examples/jobs/flood/cluster-4.json", "--queue-policy", "stateaware"}, jobs...)...)
 		require.Equal(t, 1, res.code, res.stdout)

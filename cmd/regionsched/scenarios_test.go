@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -306,6 +307,160 @@ func TestScenarioNotebooks(t *testing.T) {
 	}, raised.audit)
 }
 
+// tenantsJob is what a job file of the tenants case says of the job's
+// queue and arrival; tenantsQueue what its cluster.json says of a queue.
+type tenantsJob struct {
+	Name       string `json:"name"`
+	Queue      string `json:"queue"`
+	SubmitAtMs int64  `json:"submitAtMs"`
+}
+
+type tenantsQueue struct {
+	Name             string `json:"name"`
+	GuaranteedSlots  int    `json:"guaranteedSlots"`
+	ReclaimTimeoutMs *int64 `json:"reclaimTimeoutMs"`
+}
+
+// readTenantsCase reads the jobs of examples/scenarios/tenants by name,
+// and the queues of its cluster.json by name.
+func readTenantsCase(t *testing.T) (map[string]tenantsJob, map[string]tenantsQueue) {
+	t.Helper()
+	dir := "../../examples/scenarios/tenants"
+	files, err := filepath.Glob(filepath.Join(dir, "*-*.json"))
+	require.NoError(t, err)
+	jobs := map[string]tenantsJob{}
+	for _, f := range files {
+		if strings.HasPrefix(filepath.Base(f), "cluster") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		var j tenantsJob
+		require.NoError(t, json.Unmarshal(data, &j), f)
+		jobs[j.Name] = j
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "cluster.json"))
+	require.NoError(t, err)
+	var cluster struct {
+		Queues []tenantsQueue `json:"queues"`
+	}
+	require.NoError(t, json.Unmarshal(data, &cluster))
+	queues := map[string]tenantsQueue{}
+	for _, q := range cluster.Queues {
+		queues[q.Name] = q
+	}
+	return jobs, queues
+}
+
+// queueHoldingAt counts the slots each queue's jobs hold just after the
+// instant at (holdingAt, summed by the jobs' queues).
+func queueHoldingAt(tr []admissionEvent, at int64, jobs map[string]tenantsJob) map[string]int {
+	held := map[string]int{}
+	for job, n := range holdingAt(tr, at) {
+		held[jobs[job].Queue] += n
+	}
+	return held
+}
+
+// Tenants: without guarantees the small team's burst keeps every slot
+// until its tasks end, and the big team then gets half of them; with
+// guarantees 2 and 6 the burst borrows the idle cluster, gives the
+// borrowed slots back within the big queue's reclaim timeout of the
+// big team's jobs coming, and each queue then holds its guarantee.
+func TestScenarioTenants(t *testing.T) {
+	runs := runScenario(t, "tenants")
+	require.Len(t, runs, 2)
+	jobs, queues := readTenantsCase(t)
+	const small, big, burst = "root.small", "root.big", "small-burst"
+	bigJobs := []string{"big-etl", "big-report"}
+	require.Equal(t, small, jobs[burst].Queue)
+	require.Equal(t, 2, queues[small].GuaranteedSlots)
+	require.Equal(t, 6, queues[big].GuaranteedSlots)
+	require.NotNil(t, queues[big].ReclaimTimeoutMs, "the big queue reclaims")
+	timeout := *queues[big].ReclaimTimeoutMs
+	arrival := jobs[bigJobs[0]].SubmitAtMs
+	require.Positive(t, arrival)
+	for _, j := range bigJobs {
+		require.Equal(t, big, jobs[j].Queue, j)
+		require.Equal(t, arrival, jobs[j].SubmitAtMs, "the big team's jobs come together")
+	}
+	firstFinish := func(tr []admissionEvent, job string) int64 {
+		for _, e := range tr {
+			if e.Event == "finish" && e.Job == job {
+				return ms(e)
+			}
+		}
+		return -1
+	}
+
+	none := runs["tenants-no-guarantees"]
+	require.Equal(t, 0, none.res.code, none.res.stdout)
+	reclaims, _ := ofKind(none.trace, "reclaim")
+	assert.Empty(t, reclaims, "without guarantees nothing is reclaimed across queues")
+	cancels, _ := ofKind(none.trace, "cancel")
+	assert.Empty(t, cancels)
+	freed := firstFinish(none.trace, burst)
+	require.Greater(t, freed, arrival+timeout, "the burst's first tasks run past the reclaim timeout")
+	for at := int64(0); at < freed; at += 100 {
+		assert.Equal(t, map[string]int{small: 8}, queueHoldingAt(none.trace, at, jobs), "the burst keeps every slot at %d ms", at)
+	}
+	for _, j := range bigJobs {
+		assert.Equal(t, freed, firstDeploy(none.trace, j, ""), "%s waits for the burst's tasks to end", j)
+	}
+	assert.Equal(t, map[string]int{small: 4, big: 4}, queueHoldingAt(none.trace, freed, jobs), "then the big team gets half")
+	assert.Equal(t, int64(14000), lastFinish(none.trace, "big-report"))
+
+	with := runs["tenants-guaranteed"]
+	require.Equal(t, 0, with.res.code, with.res.stdout)
+	assert.Contains(t, with.res.stdout, "queues root.small fifo guaranteed 2, root.big fifo guaranteed 6, any other queue fifo")
+	for at := int64(0); at < arrival; at += 100 {
+		assert.Equal(t, map[string]int{small: 8}, queueHoldingAt(with.trace, at, jobs), "the burst borrows the idle cluster at %d ms", at)
+	}
+	reclaims, _ = ofKind(with.trace, "reclaim")
+	require.Len(t, reclaims, 2)
+	taken := 0
+	for i, r := range reclaims {
+		assert.Equal(t, arrival, ms(r), "reclaimed as the big team's jobs come")
+		assert.Equal(t, bigJobs[i], r.Job)
+		assert.Equal(t, burst, r.Victim)
+		taken += r.Slots
+	}
+	assert.Equal(t, 6, taken, "the big queue takes back up to its guarantee, leaving the small one its 2")
+	// the borrowed slots go back within the big queue's reclaim timeout
+	back := int64(-1)
+	for at := arrival; at <= arrival+timeout; at++ {
+		if queueHoldingAt(with.trace, at, jobs)[big] == queues[big].GuaranteedSlots {
+			back = at
+			break
+		}
+	}
+	require.NotEqual(t, int64(-1), back, "the big queue holds its guarantee within %d ms of its jobs coming", timeout)
+	assert.Equal(t, arrival+timeout, back, "the burst's tasks had not ended: cancelled at the timeout")
+	// each queue then holds its guarantee while the big team's jobs run
+	end := lastFinish(with.trace, "big-report")
+	require.Equal(t, end, lastFinish(with.trace, "big-etl"))
+	assert.Equal(t, int64(7000), end, "the big team's jobs finish at 7 s, as the README says")
+	for at := back; at < end; at += 100 {
+		assert.Equal(t, map[string]int{small: 2, big: 6}, queueHoldingAt(with.trace, at, jobs), "at %d ms", at)
+	}
+	assert.Equal(t, map[string]int{small: 8}, queueHoldingAt(with.trace, end, jobs), "then the burst borrows the idle slots again")
+	assert.Less(t, end, lastFinish(none.trace, "big-report"), "the big team finishes earlier with its guarantee")
+	// the burst's cancelled tasks run again, as new attempts, and finish
+	cancels, _ = ofKind(with.trace, "cancel")
+	require.Len(t, cancels, 6)
+	for _, c := range cancels {
+		assert.Equal(t, burst, c.Job)
+		assert.Equal(t, back, ms(c))
+		rerun := false
+		for _, e := range with.trace {
+			if e.Event == "finish" && e.Job == burst && e.Task == c.Task && e.Attempt == c.Attempt+1 {
+				rerun = true
+			}
+		}
+		assert.True(t, rerun, "%s runs again and finishes", c.Task)
+	}
+}
+
 // make demo runs every command of the scenario READMEs, as they are
 // written there (the tests above run the READMEs' commands).
 func TestScenarioCommandsInMakeDemo(t *testing.T) {
@@ -330,7 +485,7 @@ func TestScenarioCommandsInMakeDemo(t *testing.T) {
 	}
 	names, err := filepath.Glob("../../examples/scenarios/*/README.md")
 	require.NoError(t, err)
-	require.Len(t, names, 3)
+	require.Len(t, names, 4)
 	for _, name := range names {
 		readme, err := os.ReadFile(name)
 		require.NoError(t, err)

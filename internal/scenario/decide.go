@@ -221,6 +221,22 @@ func (h *Multi) cmdStatus(t *testing.T) string {
 	return b.String()
 }
 
+// cmdQueues prints every queue's slots held, guarantee and maximum.
+func (h *Multi) cmdQueues() string {
+	var b strings.Builder
+	for _, u := range h.q.Usage() {
+		fmt.Fprintf(&b, "%s: holds %s", u.Name, Plural(u.Used, "slot"))
+		if u.Guaranteed > 0 {
+			fmt.Fprintf(&b, ", guaranteed %d", u.Guaranteed)
+		}
+		if u.Max > 0 {
+			fmt.Fprintf(&b, ", at most %d", u.Max)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
 // cmdKept prints the slots the admission keeps for jobs with nothing of
 // theirs in them: gang placeholders, and free slots reserved for a claim.
 func (h *Multi) cmdKept() string {

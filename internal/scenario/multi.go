@@ -29,11 +29,12 @@ var epoch = time.Unix(0, 0)
 // Times are virtual: "500ms", "1s", or a bare number of milliseconds.
 // The commands:
 //
-//	cluster slots=N [policy=P] [reclaim=D] [starting=D] [max-running=N]
+//	cluster slots=N [policy=P] [reclaim=D] [starting=D] [max-running=N] [guaranteed=N] [max=N]
 //	    a new Scheduler over an admission.Queues of N slots (ids 0 ... N-1); the options configure
 //	    root.default (policy fifo unless given; reclaim absent: never
-//	    preempt). Input lines configure more:
-//	      queue NAME [policy=P] [reclaim=D] [starting=D] [max-running=N]
+//	    preempt; guaranteed and max: its guaranteed and maximum
+//	    slots). Input lines configure more:
+//	      queue NAME [policy=P] [reclaim=D] [starting=D] [max-running=N] [guaranteed=N] [max=N]
 //	      user NAME ROLE
 //	submit name=J [at=T] [prio=P] [queue=Q] [user=U] [regions=N,N,...]
 //	       [chain] [dur=D|manual] [driver[=STARTUP]] [gang[=N]]
@@ -73,6 +74,9 @@ var epoch = time.Unix(0, 0)
 //	    waiting; then each slot asked back from the job that holds it, and
 //	    for whom: by a claim (it comes back when its task ends) or a
 //	    preemption
+//	queues
+//	    every queue of the hierarchy, by name: the slots it (with its
+//	    children) holds, its guaranteed and maximum slots
 //	kept
 //	    the slots the admission keeps for jobs with nothing of theirs in
 //	    them: gang placeholders, free slots reserved for a claim
@@ -152,6 +156,8 @@ func (h *Multi) Run(t *testing.T, td *datadriven.TestData) string {
 		return h.cmdStatus(t)
 	case "kept":
 		return h.cmdKept()
+	case "queues":
+		return h.cmdQueues()
 	case "audit":
 		return h.cmdAudit()
 	}
@@ -179,6 +185,10 @@ func queueConfig(t *testing.T, td *datadriven.TestData, name string, kv map[stri
 			}
 		case "max-running":
 			qc.MaxRunningJobs = ParseInt(t, td, k, v)
+		case "guaranteed":
+			qc.GuaranteedSlots = ParseInt(t, td, k, v)
+		case "max":
+			qc.MaxSlots = ParseInt(t, td, k, v)
 		case "slots":
 		default:
 			td.Fatalf(t, "unknown queue option %s", k)
@@ -203,6 +213,12 @@ func describeQueue(qc admission.QueueConfig) string {
 	}
 	if qc.MaxRunningJobs > 0 {
 		s += fmt.Sprintf(", at most %d running", qc.MaxRunningJobs)
+	}
+	if qc.GuaranteedSlots > 0 {
+		s += fmt.Sprintf(", guaranteed %s", Plural(qc.GuaranteedSlots, "slot"))
+	}
+	if qc.MaxSlots > 0 {
+		s += fmt.Sprintf(", at most %s", Plural(qc.MaxSlots, "slot"))
 	}
 	return s
 }

@@ -1,0 +1,169 @@
+package admission
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Reclaim across queues, by guarantees (YuniKorn's inter-queue
+// preemption, in slots): a waiting job of a preempting queue (a reclaim
+// timeout) whose queue holds less than its guaranteedSlots also takes
+// slots from jobs of other queues, as preemptFor takes them within its
+// queue, and under the same rules (lower priority only, the lowest first,
+// never a driver, never below a gang, whole waiting asks, withdrawn when
+// the reason is gone), with two more:
+//
+//   - it takes at most what brings its queue up to its guarantee
+//     (counting the slots coming to it already);
+//   - a victim's queue gives up only slots it holds above its guarantee,
+//     and so does each parent of it below the parent the two queues
+//     share (in the hierarchy, slots moving between two children of one
+//     parent do not change what the parent holds): a queue at or below
+//     its guarantee is never reclaimed from, whatever the priorities.
+//
+// What a victim's queue holds above its guarantee is counted without
+// the slots it is giving up already (being reclaimed, by a claim or a
+// preemption). A slot a claim asks back for the claimant itself may be
+// taken by force instead only while its queue holds at least its
+// guarantee without it (upgradeOK).
+
+// crossBudget bounds the slots one preemption takes from other queues
+// than its claimant's.
+type crossBudget struct {
+	// gap is how many more slots the claimant's queue may take: up to its
+	// guarantee.
+	gap int
+	// rem is, per queue of the hierarchy, how many slots it may still
+	// give up (above its guarantee); filled on first use.
+	rem map[*qnode]int
+	// yielding counts per queue the slots of its subtree being given up
+	// already.
+	yielding map[*qnode]int
+}
+
+// guaranteeGap is how many slots c's queue lacks to hold its guarantee,
+// counting those a preemption takes for c already (0 if it holds it, or
+// has none, or does not preempt).
+func (q *Queues) guaranteeGap(c *job) int {
+	return q.guaranteeGapWithout(c, nil)
+}
+
+// guaranteeGapWithout is guaranteeGap not counting the preemptions of
+// the slots in skip.
+func (q *Queues) guaranteeGapWithout(c *job, skip []int32) int {
+	n := c.queue.node
+	if !c.queue.cfg.Preempt || n.guaranteed <= n.used {
+		return 0
+	}
+	pre := 0
+	for _, idx := range c.incoming {
+		if q.slots[idx].preempt && !slices.Contains(skip, idx) {
+			pre++
+		}
+	}
+	return max(n.guaranteed-n.used-pre, 0)
+}
+
+// newCrossBudget returns the budget of a preemption for c, or nil if c's
+// queue holds its guarantee.
+func (q *Queues) newCrossBudget(c *job) *crossBudget {
+	gap := q.guaranteeGap(c)
+	if gap == 0 {
+		return nil
+	}
+	cb := &crossBudget{gap: gap, rem: map[*qnode]int{}, yielding: map[*qnode]int{}}
+	for _, j := range q.jobs {
+		for n := j.queue.node; len(j.yielding) > 0 && n != nil; n = n.parent {
+			cb.yielding[n] += len(j.yielding)
+		}
+	}
+	return cb
+}
+
+// below returns the queues from vq up to, not including, the queue vq
+// and cq share.
+func below(vq, cq *queue) []*qnode {
+	shared := map[*qnode]bool{}
+	for n := cq.node; n != nil; n = n.parent {
+		shared[n] = true
+	}
+	var out []*qnode
+	for n := vq.node; n != nil && !shared[n]; n = n.parent {
+		out = append(out, n)
+	}
+	return out
+}
+
+// room is how many slots vq may still give up to a job of cq.
+func (cb *crossBudget) room(vq, cq *queue) int {
+	r := cb.gap
+	for _, n := range below(vq, cq) {
+		if _, ok := cb.rem[n]; !ok {
+			cb.rem[n] = n.used - cb.yielding[n] - n.guaranteed
+		}
+		r = min(r, cb.rem[n])
+	}
+	return max(r, 0)
+}
+
+// upgradeOK reports whether a slot of vq that a claim asks back for a
+// job of cq may be preempted instead: cq's queue lacks slots to its
+// guarantee, and vq's queues (below the one they share) hold at least
+// their guarantees without the slots they are giving up.
+func (cb *crossBudget) upgradeOK(vq, cq *queue) bool {
+	if cb.gap <= 0 {
+		return false
+	}
+	for _, n := range below(vq, cq) {
+		if _, ok := cb.rem[n]; !ok {
+			cb.rem[n] = n.used - cb.yielding[n] - n.guaranteed
+		}
+		if cb.rem[n] < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// take counts k slots taken from vq for a job of cq.
+func (cb *crossBudget) take(vq, cq *queue, k int) {
+	cb.gap -= k
+	for _, n := range below(vq, cq) {
+		cb.rem[n] -= k
+	}
+}
+
+// crossVictims appends to out the jobs of other queues than c's that c
+// may preempt by its queue's guarantee: lower priority than c, holding
+// slots, in a queue that holds more than its guarantee (as room counts).
+func (q *Queues) crossVictims(c *job, out []*job) []*job {
+	cb := q.newCrossBudget(c)
+	if cb == nil {
+		return out
+	}
+	for _, qu := range q.qorder {
+		if qu == c.queue || qu.holders.Len() == 0 || cb.room(qu, c.queue) == 0 {
+			continue
+		}
+		for h := qu.holders.First(); h != nil; h = h.Next() {
+			if v := h.Item(); v.spec.Priority < c.spec.Priority && len(v.held) > 0 {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// reclaimReason says why c takes v's slots, and when they are cancelled.
+func reclaimReason(c, v *job, timeout int64) string {
+	when := "tasks cancelled at once"
+	if timeout > 0 {
+		when = fmt.Sprintf("tasks cancelled after %d ms unless they end", timeout)
+	}
+	if v.queue != c.queue {
+		n := c.queue.node
+		return fmt.Sprintf("queue %s holds %d of its %d guaranteed slots, priority %d over %d: %s",
+			n.name, n.used, n.guaranteed, c.spec.Priority, v.spec.Priority, when)
+	}
+	return fmt.Sprintf("priority %d over %d: %s", c.spec.Priority, v.spec.Priority, when)
+}

@@ -1,0 +1,215 @@
+package admission
+
+import (
+	"math/bits"
+	"slices"
+	"strings"
+)
+
+// Across queues, each decision serves the queues in YuniKorn's fair
+// order, in slots, recursively from root: among sibling queues, first
+// those below their guarantee, the lowest used / guaranteed first; then
+// the others, the fewest slots used above their guarantee first (so
+// siblings without guarantees split evenly); ties by name. A queue's
+// policy orders its own jobs. The order changes with every grant, so a
+// pass serves the first queue in that order only while it stays first
+// (serve checks after each grant, see turnOver), then sorts again; a
+// queue none of whose waiting jobs can be served now is done for the
+// pass. A queue's name never decides beyond a tie.
+
+// compareNodes orders two sibling queues (see above).
+func compareNodes(a, b *qnode) int {
+	aBelow, bBelow := a.used < a.guaranteed, b.used < b.guaranteed
+	switch {
+	case aBelow && !bBelow:
+		return -1
+	case bBelow && !aBelow:
+		return 1
+	case aBelow:
+		if c := compareRatios(a.used, a.guaranteed, b.used, b.guaranteed); c != 0 {
+			return c
+		}
+	default:
+		if c := compareInts(a.used-a.guaranteed, b.used-b.guaranteed); c != 0 {
+			return c
+		}
+	}
+	return strings.Compare(a.name, b.name)
+}
+
+// compareRatios compares x1/y1 with x2/y2 exactly (all non-negative, y
+// positive).
+func compareRatios(x1, y1, x2, y2 int) int {
+	h1, l1 := bits.Mul64(uint64(x1), uint64(y2))
+	h2, l2 := bits.Mul64(uint64(x2), uint64(y1))
+	if c := compareUints(h1, h2); c != 0 {
+		return c
+	}
+	return compareUints(l1, l2)
+}
+
+func compareUints(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func compareInts(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// markWaiting counts, up the tree, the queues with jobs to visit in the
+// pass that starts; it returns how many there are.
+func (q *Queues) markWaiting() int {
+	n := 0
+	for _, qu := range q.qorder {
+		if qu.order.Len() > 0 {
+			n++
+			for x := qu.node; x != nil; x = x.parent {
+				x.waiting++
+			}
+		}
+	}
+	return n
+}
+
+// doneWaiting takes qu out of the pass's queues to visit.
+func (qu *queue) doneWaiting() {
+	for x := qu.node; x != nil; x = x.parent {
+		x.waiting--
+	}
+}
+
+// clearWaiting resets the counts of markWaiting, and where the queues'
+// turns stopped.
+func (q *Queues) clearWaiting() {
+	for _, n := range q.nodes {
+		n.waiting = 0
+		if n.qu != nil {
+			n.qu.resume = cursor{}
+		}
+	}
+}
+
+// firstWaiting returns the queue to serve next: the first in the fair
+// order, recursively from root, among those with jobs to visit; nil if
+// none is left.
+func (q *Queues) firstWaiting() *queue {
+	n := q.nodes["root"]
+	if n == nil || n.waiting == 0 {
+		return nil
+	}
+	for len(n.children) > 0 {
+		var best *qnode
+		for _, c := range n.children {
+			if c.waiting > 0 && (best == nil || compareNodes(c, best) < 0) {
+				best = c
+			}
+		}
+		if best == nil {
+			break
+		}
+		n = best
+	}
+	return n.qu
+}
+
+// turnOver reports, during a pass's turn of qu, whether qu no longer
+// comes first among the queues left to visit: it stops being served in
+// this turn (the pass sorts again). Nothing to check with one queue to
+// visit.
+func (q *Queues) turnOver(qu *queue) bool {
+	if q.turn != qu || q.turnQueues < 2 {
+		return false
+	}
+	if q.firstWaiting() != qu {
+		q.turnEnded = true
+		return true
+	}
+	return false
+}
+
+// rankQueues numbers the queues in the fair order as it stands (rank
+// 0 first), recursively from root: claims take slots only from jobs
+// behind their claimant, its queue's later jobs and the queues after it.
+func (q *Queues) rankQueues() {
+	if q.rankedOnce && q.ranked == q.uses && len(q.qorder) == q.rankedQueues {
+		return // nothing changed since
+	}
+	q.rankedOnce, q.ranked, q.rankedQueues = true, q.uses, len(q.qorder)
+	rank := int32(0)
+	var visit func(n *qnode)
+	visit = func(n *qnode) {
+		if n.qu != nil {
+			n.qu.rank = rank
+			rank++
+		}
+		kids := slices.Clone(n.children)
+		slices.SortFunc(kids, compareNodes)
+		for _, c := range kids {
+			visit(c)
+		}
+	}
+	if root := q.nodes["root"]; root != nil {
+		visit(root)
+	}
+}
+
+// fairQueues returns the queues in the fair order as it stands.
+func (q *Queues) fairQueues() []*queue {
+	q.rankQueues()
+	out := slices.Clone(q.qorder)
+	slices.SortFunc(out, func(a, b *queue) int { return compareInts(int(a.rank), int(b.rank)) })
+	return out
+}
+
+// crossYield is how many of its slots queue vq may give up to claimant
+// c of another queue and still come after c's queue in the fair order
+// (compared where their branches meet, below their common parent), once
+// c holds what it lacks (gain more slots than it holds and has coming):
+// a slot beyond that would put vq first, to claim it straight back.
+func (q *Queues) crossYield(vq *queue, c *job, gain int) int {
+	av, ac := vq.node, c.queue.node
+	for depth(av) > depth(ac) {
+		av = av.parent
+	}
+	for depth(ac) > depth(av) {
+		ac = ac.parent
+	}
+	for av.parent != ac.parent {
+		av, ac = av.parent, ac.parent
+	}
+	if av == ac {
+		return vq.heldSlots // (one queue: its own rules)
+	}
+	x, y := *av, *ac
+	y.used += len(c.incoming) + gain
+	k := 0
+	for k < vq.heldSlots {
+		x.used--
+		if compareNodes(&x, &y) <= 0 {
+			break
+		}
+		k++
+	}
+	return k
+}
+
+// depth counts a node's parents.
+func depth(n *qnode) int {
+	d := 0
+	for ; n.parent != nil; n = n.parent {
+		d++
+	}
+	return d
+}

@@ -1,0 +1,65 @@
+package admission
+
+import (
+	"fmt"
+	"slices"
+)
+
+// checkTenants checks the queue hierarchy's counts, for checkInvariants:
+// each queue's used slots are what its subtree's jobs hold (granted,
+// their drivers and placeholders included, and reserved for their
+// claims), and no queue holds more than its maximum.
+func (q *Queues) checkTenants() error {
+	want := make(map[*qnode]int, len(q.nodes))
+	for _, j := range q.jobs {
+		for n := j.queue.node; n != nil; n = n.parent {
+			want[n] += j.granted + len(j.reserved)
+		}
+	}
+	names := make([]string, 0, len(q.nodes))
+	for name := range q.nodes {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		n := q.nodes[name]
+		if n.used != want[n] {
+			return fmt.Errorf("admission: queue %s counts %d slots used, its jobs hold %d", name, n.used, want[n])
+		}
+		if n.max > 0 && n.used > n.max {
+			return fmt.Errorf("admission: queue %s holds %d slots, over its maxSlots %d", name, n.used, n.max)
+		}
+	}
+	return nil
+}
+
+// checkReclaimGuarantee checks a reclaim of count slots of v for c as
+// takeFrom makes it (CheckInvariants reports the first violation found,
+// see Queues.broken): from a job of another queue than c's, it is made
+// for a queue below its guarantee, and leaves the victim's queue, and
+// each parent of it below the parent both queues share, holding at least
+// its guarantee beside every slot it is giving up (a queue at or below
+// its guarantee is never reclaimed from). It costs O(jobs), for reclaims
+// across queues only.
+func (q *Queues) checkReclaimGuarantee(c, v *job, count int) error {
+	if c.queue == v.queue {
+		return nil
+	}
+	if n := c.queue.node; n.used >= n.guaranteed {
+		return fmt.Errorf("admission: job %s of queue %s (holding %d, guaranteed %d) reclaimed from job %s of queue %s",
+			c.spec.Name, n.name, n.used, n.guaranteed, v.spec.Name, v.queue.cfg.Name)
+	}
+	yielding := map[*qnode]int{}
+	for _, j := range q.jobs {
+		for n := j.queue.node; len(j.yielding) > 0 && n != nil; n = n.parent {
+			yielding[n] += len(j.yielding)
+		}
+	}
+	for _, n := range below(v.queue, c.queue) {
+		if n.used-yielding[n] < n.guaranteed {
+			return fmt.Errorf("admission: job %s of queue %s reclaimed %d slots of job %s, taking queue %s below its guarantee: it holds %d, gives up %d, guaranteed %d",
+				c.spec.Name, c.queue.cfg.Name, count, v.spec.Name, n.name, n.used, yielding[n], n.guaranteed)
+		}
+	}
+	return nil
+}
