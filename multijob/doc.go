@@ -22,8 +22,9 @@
 // the order in which simultaneous inputs arrive never decides who gets a
 // slot. A slot whose tasks ended goes back to the admission (not to its
 // job's next region), which grants it by the policy like any other. A
-// job's priority counts within its queue only: the in-process admission
-// serves the queues in the order of their names (package admission).
+// job's priority counts within its queue only: across queues the
+// in-process admission serves sibling queues in their fair order (those
+// below their guarantee first), not by name (package admission).
 //
 // # The Ready loop
 //
