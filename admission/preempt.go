@@ -316,6 +316,7 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 		}
 	}
 	for _, v := range victims {
+		asked := 0 // v's slots already coming to c, picked from c.incoming
 		for _, idx := range c.incoming {
 			if m >= need {
 				break
@@ -330,6 +331,7 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 			if m2 := q.matched(want, have); m2 > m {
 				m = m2
 				picks = append(picks, idx)
+				asked++
 				if v.queue != c.queue {
 					cb.gap-- // (given up by its queue already)
 				}
@@ -338,6 +340,12 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 			have[q.slots[idx].profile]--
 		}
 		limit := q.yieldable(v, c)
+		if v.queue == c.queue && v.queue.cfg.Policy == FairShare {
+			// Under fair share what v may give counts from its granted
+			// slots, the ones coming to c included: those picked above
+			// are part of it.
+			limit -= asked
+		}
 		if v.queue != c.queue {
 			if cb == nil {
 				continue
@@ -387,6 +395,7 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 			if m2 := q.matched(want, have); m2 > m {
 				m = m2
 				picks = append(picks, idx)
+				asked++
 				if v.queue != c.queue {
 					cb.gap-- // (given up by its queue already)
 				}

@@ -1060,13 +1060,7 @@ func mapsEqual(a, b map[string]int) bool {
 // breaks a rule in, with what the check reports. They are run like the
 // others, and must still fail that way: a fix of the admission shows here
 // (remove the seed then).
-var knownViolations = map[uint64]string{
-	// On a preempting fair-share queue, in one decision, j0 preempts j6's
-	// region and j6, below its share then, preempts j7's one slot for its
-	// region of 3 (a reclaim serves a waiting bulk whole): j6 ends above
-	// its share of 1 while j7, below it, waits.
-	23079: "fair share of root.q0: j6 (share 1) held 2 and took 1 more slots while j7 (share 1, holds 0) waits for 1",
-}
+var knownViolations = map[uint64]string{}
 
 // TestPropertyMixes runs propMixes random mixes (see the top of the
 // file) and checks the rules after every Ready.
@@ -1117,6 +1111,8 @@ var regressionSeeds = []struct {
 		"claims nothing: its claim would be given up at the next decision and made again, asking the same slot back without end"},
 	{11811, "on a preempting stateaware queue a job not started preempts nothing while another job of the queue not started has a claim " +
 		"under way: the slots freed would complete that job's gang, start it, and hold back the claimant, leaving a lower-priority job its slot"},
+	{23079, "on a preempting fair-share queue a reclaim counts the victim's slots already coming to the claimant in what the victim may give: " +
+		"j6, preempted by j0, no longer takes j7's one slot and ends above its share while j7 waits below it"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
