@@ -136,7 +136,10 @@ func TestIntegrationCLIRun(t *testing.T) {
 	assert.Equal(t, 12, kinds["finish"])
 	assert.Positive(t, kinds["release"])
 	assert.Zero(t, kinds["fail"]+kinds["cancel"])
-	assert.GreaterOrEqual(t, last, int64(1500), "three regions one after another, of 500 ms tasks")
+	// At least a region of A, B and C, then the D task that reads it
+	// through the blocking edge, each of 500 ms; how many regions run
+	// side by side depends on the nodes and on when KWOK moves each pod.
+	assert.GreaterOrEqual(t, last, int64(1000), "a region, then a task reading it, of 500 ms each")
 	noPodsOf(t, c, run)
 }
 
