@@ -178,7 +178,15 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 			return claimImpossible
 		}
 	}
-	for p, n := range cs.freeTake {
+	q.commitClaim(c, cs.freeTake, picks)
+	return claimMade
+}
+
+// commitClaim makes a claim of c: the free slots counted in freeTake (per
+// profile) are reserved for it, and the slots picked are asked back from
+// their holders.
+func (q *Queues) commitClaim(c *job, freeTake []int, picks []int32) {
+	for p, n := range freeTake {
 		if n > 0 {
 			for _, idx := range q.take(int32(p), n) {
 				q.reserveFor(c, idx)
@@ -198,7 +206,6 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 		q.takeBack(c, v, idx)
 		q.updateHolder(v)
 	}
-	return claimMade
 }
 
 // takeBack asks v for slot idx for claimant c with a Reclaim: it comes
