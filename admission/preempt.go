@@ -315,6 +315,21 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 			cb = nil
 		}
 	}
+	// pickGivenUp picks slot idx of v, one v gives up already, if it
+	// serves more of what c waits for.
+	pickGivenUp := func(v *job, idx int32) bool {
+		have[q.slots[idx].profile]++
+		if m2 := q.matched(want, have); m2 > m {
+			m = m2
+			picks = append(picks, idx)
+			if v.queue != c.queue {
+				cb.gap-- // (given up by its queue already)
+			}
+			return true
+		}
+		have[q.slots[idx].profile]--
+		return false
+	}
 	for _, v := range victims {
 		asked := 0 // v's slots already coming to c, picked from c.incoming
 		for _, idx := range c.incoming {
@@ -327,17 +342,9 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 			if v.queue != c.queue && (cb == nil || !cb.upgradeOK(v.queue, c.queue)) {
 				continue
 			}
-			have[q.slots[idx].profile]++
-			if m2 := q.matched(want, have); m2 > m {
-				m = m2
-				picks = append(picks, idx)
+			if pickGivenUp(v, idx) {
 				asked++
-				if v.queue != c.queue {
-					cb.gap-- // (given up by its queue already)
-				}
-				continue
 			}
-			have[q.slots[idx].profile]--
 		}
 		limit := q.yieldable(v, c)
 		if v.queue == c.queue && v.queue.cfg.Policy == FairShare {
@@ -391,17 +398,7 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 			if !q.claimedAway(c, idx) || (v.queue != c.queue && (cb == nil || cb.gap == 0 || !cb.upgradeOK(v.queue, c.queue))) {
 				continue
 			}
-			have[q.slots[idx].profile]++
-			if m2 := q.matched(want, have); m2 > m {
-				m = m2
-				picks = append(picks, idx)
-				asked++
-				if v.queue != c.queue {
-					cb.gap-- // (given up by its queue already)
-				}
-				continue
-			}
-			have[q.slots[idx].profile]--
+			pickGivenUp(v, idx)
 		}
 		if m >= need {
 			break
