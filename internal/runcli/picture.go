@@ -21,7 +21,7 @@ var colorByModes = map[string]timeline.ColorBy{"region": timeline.ColorByRegion,
 	"job": timeline.ColorByJob, "queue": timeline.ColorByQueue}
 
 // ColorByHelp is the help of --color-by.
-const ColorByHelp = "what the colours of the --svg picture stand for: auto (region for one job, or job vertex when the regions outnumber the colours; job for several jobs), " +
+const ColorByHelp = "what the colours of the --svg picture stand for: auto (one job: region, or job vertex when regions do not tell its tasks apart; several jobs: job), " +
 	"region, vertex (job vertex), job, or queue (the queue each job was submitted to: one colour per queue); case-insensitive"
 
 // ColorByError is the error of a --color-by value that names no
