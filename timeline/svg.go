@@ -107,6 +107,7 @@ type JobQueueError struct {
 	Jobs []string
 }
 
+// Error names the job without a queue and the jobs JobQueues maps.
 func (e *JobQueueError) Error() string {
 	const shown = 10 // the jobs mapped the message names
 	names := strings.Join(e.Jobs[:min(len(e.Jobs), shown)], ", ")

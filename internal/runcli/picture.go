@@ -32,6 +32,7 @@ type ColorByError struct {
 	Valid []string
 }
 
+// Error names the flag, the value given and the valid ones.
 func (e *ColorByError) Error() string {
 	return fmt.Sprintf("--color-by: unknown colouring %q (valid: %s)", e.Value, strings.Join(e.Valid, ", "))
 }
