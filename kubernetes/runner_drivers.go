@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/slotpool"
 )
 
@@ -56,6 +57,20 @@ func (r *Runner) startDriver(ctx context.Context, now time.Time, job string, slo
 		return
 	}
 	r.log.Info("driver bound", zap.String("job", job), zap.String("node", s.Node), zap.Time("at", now))
+	r.traceDriver(now, job, runfile.Deploy, slot)
+}
+
+// traceDriver traces an event of a job's driver, as the simulator does:
+// the task runfile.DriverTask of no region, in its slot.
+func (r *Runner) traceDriver(now time.Time, job string, k runfile.Kind, slot slotpool.SlotID) {
+	if !r.tracing() {
+		return
+	}
+	ev := runfile.Event{At: now.Sub(r.cfg.Start), Kind: k, Task: runfile.DriverTask, Region: runfile.NoRegion, Slot: int(slot)}
+	if r.cfg.TraceJobs {
+		ev.Job = job
+	}
+	r.cfg.Trace(ev)
 }
 
 // observeDrivers follows the drivers' pods: a driver whose pod has run
@@ -89,11 +104,14 @@ func (r *Runner) observeDrivers(now time.Time, seen map[string]*corev1.Pod) {
 	}
 }
 
-// stopDriver deletes the pod of an ended job's driver.
-func (r *Runner) stopDriver(j *runJob) {
+// stopDriver deletes the pod of an ended job's driver, traced as the
+// driver's finish and its slot's release.
+func (r *Runner) stopDriver(now time.Time, j *runJob) {
 	if d := j.driver; d != nil && !d.gone {
 		d.gone = true
 		r.deletePod(d.name)
+		r.traceDriver(now, j.spec.Name, runfile.Finish, d.slot)
+		r.traceDriver(now, j.spec.Name, runfile.Release, d.slot)
 	}
 }
 
