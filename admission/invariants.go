@@ -270,6 +270,12 @@ func (q *Queues) checkJobAsks(j *job) error {
 func (q *Queues) checkEverySlotPlaced(places *slotPlaces) error {
 	for idx := range q.slots {
 		s := &q.slots[idx]
+		if s.state == slotGone {
+			if places.of[idx] != "" {
+				return fmt.Errorf("admission: %s was removed but is in %s", q.slotName(int32(idx)), places.of[idx])
+			}
+			continue
+		}
 		if places.of[idx] == "" {
 			return fmt.Errorf("admission: %s (state %d, owner %d) is nowhere", q.slotName(int32(idx)), s.state, s.owner)
 		}
@@ -469,7 +475,7 @@ func (q *Queues) checkReclaimRules() error {
 		have := make([]int, len(q.profiles))
 		for idx := range q.slots {
 			s := &q.slots[idx]
-			if (s.state == slotDriver || s.state == slotPlaceholder) && s.owner != c.id {
+			if s.state == slotGone || ((s.state == slotDriver || s.state == slotPlaceholder) && s.owner != c.id) {
 				continue
 			}
 			have[s.profile]++
