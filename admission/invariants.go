@@ -14,8 +14,9 @@ import (
 // happened). It returns the first violation found, naming the slot or job:
 //
 //   - capacity: Capacity counts every slot, those AddSlots added
-//     included, and every slot is indexed by its id;
-//   - bookkeeping: every slot is in exactly one place (a free stack, a
+//     included and those RemoveSlots removed not, and every slot is
+//     indexed by its id (a removed one by none);
+//   - bookkeeping: every slot not removed is in exactly one place (a free stack, a
 //     job's granted, yielding, driver, reserved or placeholder slots), and
 //     the slot's own state agrees; a slot being reclaimed for a claimant
 //     is among the claimant's incoming slots; a job's granted count is
