@@ -37,13 +37,13 @@ func ExampleScheduler_RemoveSlots() {
 		}
 	}
 	show(s.Ready())
-	if err := s.RemoveSlots(now.Add(time.Second), 0); err != nil {
+	if err := s.RemoveSlots(now.Add(time.Second), 1); err != nil {
 		panic(err)
 	}
 	show(s.Ready())
 	fmt.Println("capacity:", s.Cluster().(*admission.Queues).Capacity())
 	// Output:
-	// etl: task 0 attempt 0 in slot 0
-	// etl: task 0 attempt 1 in slot 1
+	// etl: task 0 attempt 0 in slot 1
+	// etl: task 0 attempt 1 in slot 2
 	// capacity: [1 x unknown]
 }
