@@ -203,3 +203,37 @@ func TestDriverLost(t *testing.T) {
 	assert.Equal(t, JobAccepted, plain.State())
 	require.NoError(t, q.checkInvariants())
 }
+
+// A slot being preempted, its Revoke sent and not answered yet, removed:
+// no second Revoke is sent, and the pool's answer to the first is taken
+// without a confirmation.
+func TestRemoveSlotsRevokedAlready(t *testing.T) {
+	q, err := New(Config{Slots: clusterSlots(2), Queues: []QueueConfig{{Name: "root.default", Policy: Priority, Preempt: true}}})
+	require.NoError(t, err)
+	low, err := q.submit(t0, JobSpec{Name: "low", Priority: 1})
+	require.NoError(t, err)
+	ask(t, low, t0, 1, 2)
+	require.Len(t, grantedSlots(low.Ready()), 2)
+	high, err := q.submit(t0.Add(ms), JobSpec{Name: "high", Priority: 9000})
+	require.NoError(t, err)
+	high.Ready()
+	ask(t, high, t0.Add(ms), 1, 1)
+	preempted := revoked(low.Ready())
+	require.Len(t, preempted, 1, "one of low's slots is preempted at once")
+	var slot slotpool.SlotID
+	for s, why := range preempted {
+		slot = s
+		require.Equal(t, slotpool.ReasonPreempted, why)
+	}
+	require.NoError(t, q.RemoveSlots(t0.Add(2*ms), slot))
+	assert.Empty(t, revoked(low.Ready()), "no second Revoke")
+	require.NoError(t, low.Handle(t0.Add(2*ms), slotpool.SlotRelease{Slot: slot, Reason: slotpool.ReasonPreempted}))
+	q.Decide(t0.Add(2 * ms))
+	for _, m := range low.Ready() {
+		_, confirm := m.(slotpool.ReleaseConfirmed)
+		assert.False(t, confirm, "no confirmation of the answer to a Revoke")
+	}
+	assert.Equal(t, []resource.Count{{Profile: small, N: 1}}, q.Capacity())
+	assert.Equal(t, 1, low.Granted()+high.Granted(), "one slot left between them")
+	require.NoError(t, q.checkInvariants())
+}
