@@ -32,9 +32,13 @@ func (t RegionTasks) TaskName(v scheduler.TaskID) string { return t.Regions.Topo
 // Duration returns the duration of the task's vertex.
 func (t RegionTasks) Duration(v scheduler.TaskID) time.Duration {
 	topo := t.Regions.Topology()
-	d := topo.Job().Vertex(topo.JobVertexOf(v)).Duration
-	if t.Scale > 0 {
-		d = time.Duration(float64(d) * t.Scale)
+	return scaled(topo.Job().Vertex(topo.JobVertexOf(v)).Duration, t.Scale)
+}
+
+// scaled returns d times scale (0 means 1).
+func scaled(d time.Duration, scale float64) time.Duration {
+	if scale > 0 {
+		d = time.Duration(float64(d) * scale)
 	}
 	return d
 }
@@ -227,7 +231,7 @@ func (r *Runner) apply(ctx context.Context, now time.Time, rd multijob.Ready) er
 	for _, end := range rd.Ended {
 		if j, ok := r.jobs[end.Job]; ok {
 			j.ended = true
-			r.stopDriver(j)
+			r.stopDriver(now, j)
 		}
 		r.ends = append(r.ends, end)
 		r.log.Info("job ended", zap.String("job", end.Job), zap.Stringer("outcome", end.Outcome), zap.Error(end.Err))
