@@ -179,11 +179,19 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 		return false // what it lacks is on its way
 	}
 	// A cheap bound first: the slots it has coming, the free ones and
-	// all those held behind it, by number.
+	// all those held behind it, by number. Nothing held behind it is no
+	// reason to give the claim up when what it has coming and the free
+	// slots are enough (short <= 0; a slot preempted for it comes only
+	// when its task ends or is cancelled, so serve could not grant the
+	// ask yet): the free slots that complete it are kept for it (claim
+	// reserves them first). Given up, they would go to another job (the
+	// preempted one, ahead of it in fifo order, restarting its region),
+	// the preempted slots, once back, would no longer complete it, and it
+	// would preempt again after every reclaim timeout, without end.
 	short := sumCounts(lack) - len(j.reserved) - len(j.incoming) - q.nFree
 	q.rankQueues() // the queues behind its own, as they stand
 	held := q.heldBehind(qu, j.key, max(short, 1))
-	if held == 0 || held < short {
+	if held < short {
 		q.giveUpClaim(j)
 		return false
 	}

@@ -1180,15 +1180,7 @@ func mapsEqual(a, b map[string]int) bool {
 // breaks a rule in, with what the check reports. They are run like the
 // others, and must still fail that way: a fix of the admission shows here
 // (remove the seed then).
-var knownViolations = map[uint64]string{
-	// j1 (priority 106) and j5 (1644) on a fifo queue that preempts after
-	// 25 ms, with a slot removed and back before: fifo grants j1's
-	// restarted region the free slots first, j5 preempts them, its claim
-	// is given up when j1's tasks end before the timeout, and fifo grants
-	// the slots to j1 again, for ever. The slot removal only leads the mix
-	// there (the run without it takes another path).
-	8158: "still running at",
-}
+var knownViolations = map[uint64]string{}
 
 // TestPropertyMixes runs propMixes random mixes (see the top of the
 // file) and checks the rules after every Ready.
@@ -1233,21 +1225,27 @@ func TestPropertyMixes(t *testing.T) {
 // run with every test run.
 var regressionSeeds = []struct {
 	seed uint64
-	what string
+	// removals: the case needs the mix's slot removals (genRemovals) to
+	// come about; the others were found without them.
+	removals bool
+	what     string
 }{
-	{17498, "a fair-share job at its share, first to wait after two drivers that leave the free slots to another queue's request, " +
+	{17498, false, "a fair-share job at its share, first to wait after two drivers that leave the free slots to another queue's request, " +
 		"claims nothing: its claim would be given up at the next decision and made again, asking the same slot back without end"},
-	{11811, "on a preempting stateaware queue a job not started preempts nothing while another job of the queue not started has a claim " +
+	{11811, false, "on a preempting stateaware queue a job not started preempts nothing while another job of the queue not started has a claim " +
 		"under way: the slots freed would complete that job's gang, start it, and hold back the claimant, leaving a lower-priority job its slot"},
-	{23079, "on a preempting fair-share queue a reclaim counts the victim's slots already coming to the claimant in what the victim may give: " +
+	{23079, false, "on a preempting fair-share queue a reclaim counts the victim's slots already coming to the claimant in what the victim may give: " +
 		"j6, preempted by j0, no longer takes j7's one slot and ends above its share while j7 waits below it"},
+	{8158, true, "on a preempting fifo queue a claimant whose preempted slots and the free ones complete what it waits for keeps " +
+		"the free ones reserved, nothing held behind it: given up, they went to the preempted job's restarted region, ahead of it, " +
+		"and it preempted that job again after every reclaim timeout"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
 func TestPropertyMixesRegressions(t *testing.T) {
 	for _, r := range regressionSeeds {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
-			report, err := runSeed(r.seed, false) // the case as it was found, without slots removed
+			report, err := runSeed(r.seed, r.removals) // the case as it was found
 			require.NoError(t, err, "%s\n%s", r.what, report)
 		})
 	}
