@@ -249,6 +249,8 @@ type job struct {
 	hkey       orderKey
 	holderNode rbtree.Node[*job]
 	inHolders  bool
+	// victim is its place in Queues.victims (claim_merge.go).
+	victim victimLink
 	// The gang: reserved (or given up) yet, its timer fired, its
 	// deadline, its unused placeholders; soft timeouts so far and the
 	// end of the requeue backoff.
@@ -380,6 +382,9 @@ type Queues struct {
 	queues        map[string]*queue
 	qorder        []*queue // by name
 	nodes         map[string]*qnode
+	// victims holds every job with slots a claim may take, in victim
+	// order (claim_merge.go); nil until one holds any.
+	victims *rbtree.Tree[*job]
 	// turn is the queue a decide pass serves, while it comes first in
 	// the fair order of turnQueues queues (queuesort.go); turnEnded: it
 	// stopped coming first.
