@@ -382,6 +382,7 @@ type Queues struct {
 	queues        map[string]*queue
 	qorder        []*queue // by name
 	nodes         map[string]*qnode
+	nodeList      []*qnode // the nodes of nodes, as created
 	// victims holds every job with slots a claim may take, in victim
 	// order (claim_merge.go); nil until one holds any.
 	victims *rbtree.Tree[*job]
