@@ -383,6 +383,7 @@ type Queues struct {
 	qorder        []*queue // by name
 	nodes         map[string]*qnode
 	nodeList      []*qnode // the nodes of nodes, as created
+	root          *qnode   // nodes["root"]
 	// victims holds every job with slots a claim may take, in victim
 	// order (claim_merge.go); nil until one holds any.
 	victims *rbtree.Tree[*job]

@@ -127,7 +127,7 @@ func (q *Queues) clearWaiting() {
 // none is left. Each node keeps its waiting children in that order
 // (waitingKids), so this costs O(depth).
 func (q *Queues) firstWaiting() *queue {
-	n := q.nodes["root"]
+	n := q.root
 	if n == nil || n.waiting == 0 {
 		return nil
 	}
@@ -167,14 +167,14 @@ func (q *Queues) rankQueues() {
 			n.qu.rank = rank
 			rank++
 		}
-		kids := slices.Clone(n.children)
-		slices.SortFunc(kids, compareNodes)
-		for _, c := range kids {
+		n.sorted = append(n.sorted[:0], n.children...)
+		slices.SortFunc(n.sorted, compareNodes)
+		for _, c := range n.sorted {
 			visit(c)
 		}
 	}
-	if root := q.nodes["root"]; root != nil {
-		visit(root)
+	if q.root != nil {
+		visit(q.root)
 	}
 }
 

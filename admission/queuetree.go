@@ -48,6 +48,8 @@ type qnode struct {
 	waitIdx     int
 	// depth counts its parents.
 	depth int
+	// sorted is rankQueues' scratch: the children in the fair order.
+	sorted []*qnode
 }
 
 // unlimited is the room of a queue without a maximum.
@@ -142,6 +144,9 @@ func (q *Queues) node(name string) *qnode {
 	}
 	q.nodes[name] = n
 	q.nodeList = append(q.nodeList, n)
+	if n.parent == nil && name == "root" {
+		q.root = n
+	}
 	return n
 }
 
