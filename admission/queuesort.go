@@ -207,13 +207,23 @@ func (q *Queues) crossYield(vq *queue, c *job, gain int) int {
 	}
 	x, y := *av, *ac
 	y.used += len(c.incoming) + gain
-	k := 0
-	for k < vq.heldSlots {
-		x.used--
-		if compareNodes(&x, &y) <= 0 {
-			break
-		}
-		k++
+	// The most slots k (up to what vq holds) such that av, holding k
+	// fewer, still comes after: av comes no earlier the more it holds
+	// (compareNodes), so by bisection. av holds at least vq's slots, so
+	// its count stays non-negative.
+	used := x.used
+	after := func(k int) bool {
+		x.used = used - k
+		return compareNodes(&x, &y) > 0
 	}
-	return k
+	lo, hi := 0, vq.heldSlots // after(lo), or lo is 0
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if after(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
 }

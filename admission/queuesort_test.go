@@ -109,3 +109,60 @@ func randomQueueTree(rng *rand.Rand) []QueueConfig {
 	grow("root", 60, 1)
 	return out
 }
+
+// crossYieldByStep is crossYield giving up one slot at a time.
+func crossYieldByStep(vq *queue, c *job, gain int) int {
+	av, ac := vq.node, c.queue.node
+	for av.depth > ac.depth {
+		av = av.parent
+	}
+	for ac.depth > av.depth {
+		ac = ac.parent
+	}
+	for av.parent != ac.parent {
+		av, ac = av.parent, ac.parent
+	}
+	if av == ac {
+		return vq.heldSlots
+	}
+	x, y := *av, *ac
+	y.used += len(c.incoming) + gain
+	k := 0
+	for k < vq.heldSlots {
+		x.used--
+		if compareNodes(&x, &y) <= 0 {
+			break
+		}
+		k++
+	}
+	return k
+}
+
+// TestCrossYieldMatchesSteps: on random queue trees with random slots
+// held, crossYield (by bisection) is what giving up one slot at a time
+// until the victim's queue would come first gives.
+func TestCrossYieldMatchesSteps(t *testing.T) {
+	checked := 0
+	for seed := uint64(1); seed <= 300; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 13))
+		q, err := New(Config{Slots: clusterSlots(4), Queues: randomQueueTree(rng)})
+		require.NoError(t, err)
+		var leaves []*queue
+		for _, qu := range q.qorder {
+			if len(qu.node.children) == 0 {
+				leaves = append(leaves, qu)
+				q.addUse(qu, rng.IntN(40))
+			}
+		}
+		for range 50 {
+			vq, cq := leaves[rng.IntN(len(leaves))], leaves[rng.IntN(len(leaves))]
+			vq.heldSlots = rng.IntN(vq.node.used + 1)
+			c := &job{queue: cq, incoming: make([]int32, rng.IntN(3))}
+			gain := rng.IntN(5)
+			require.Equal(t, crossYieldByStep(vq, c, gain), q.crossYield(vq, c, gain),
+				"seed %d: %s (used %d, held %d) for %s (used %d)", seed, vq.cfg.Name, vq.node.used, vq.heldSlots, cq.cfg.Name, cq.node.used)
+			checked++
+		}
+	}
+	require.Greater(t, checked, 10000)
+}
