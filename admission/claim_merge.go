@@ -11,9 +11,9 @@ import (
 // for every claim costs O(holders log holders), and merging each queue's
 // holders walked from its back still costs O(log queues) per job. So the
 // admission keeps every job that holds slots a claim may take in one tree
-// in victim order (Queues.victims, kept by updateHolder), and a claim
-// walks it from the front, passing over the jobs not behind its claimant,
-// and stops once the victims hold enough slots.
+// in victim order (Queues.victims, kept by updateHolder from the second
+// queue on), and a claim walks it from the front, passing over the jobs
+// not behind its claimant, and stops once the victims hold enough slots.
 
 // victimOrder orders victims: the lowest priority first, the most
 // recently submitted first among equals.
@@ -42,15 +42,17 @@ func byVictimKey(a, b *job) int {
 }
 
 // updateVictim puts j where it belongs in Queues.victims: in it, at its
-// priority, while it holds slots a claim may take.
+// priority, while it holds slots a claim may take. With one queue there
+// is no tree (a claim walks its queue's holders): it is made with the
+// second queue (startVictims).
 func (q *Queues) updateVictim(j *job) {
+	if q.victims == nil {
+		return
+	}
 	want := len(j.held) > 0
 	l := &j.victim
 	if l.in == want && (!want || l.prio == j.spec.Priority) {
 		return
-	}
-	if q.victims == nil {
-		q.victims = rbtree.New(byVictimKey)
 	}
 	if l.in {
 		q.victims.Remove(&l.node)
@@ -60,6 +62,20 @@ func (q *Queues) updateVictim(j *job) {
 		l.prio = j.spec.Priority
 		q.victims.Insert(&l.node, j)
 		l.in = true
+	}
+}
+
+// startVictims makes Queues.victims once there are two queues, with the
+// jobs that hold slots a claim may take.
+func (q *Queues) startVictims() {
+	if q.victims != nil || len(q.qorder) < 2 {
+		return
+	}
+	q.victims = rbtree.New(byVictimKey)
+	for _, qu := range q.qorder {
+		for h := qu.holders.First(); h != nil; h = h.Next() {
+			q.updateVictim(h.Item())
+		}
 	}
 }
 

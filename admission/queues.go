@@ -385,7 +385,7 @@ type Queues struct {
 	nodeList      []*qnode // the nodes of nodes, as created
 	root          *qnode   // nodes["root"]
 	// victims holds every job with slots a claim may take, in victim
-	// order (claim_merge.go); nil until one holds any.
+	// order (claim_merge.go); nil while there is one queue.
 	victims *rbtree.Tree[*job]
 	// turn is the queue a decide pass serves, while it comes first in
 	// the fair order of turnQueues queues (queuesort.go); turnEnded: it
@@ -532,6 +532,7 @@ func (q *Queues) addQueue(qc QueueConfig) *queue {
 	q.queues[qc.Name] = qu
 	q.qorder = append(q.qorder, qu)
 	sort.Slice(q.qorder, func(a, b int) bool { return q.qorder[a].cfg.Name < q.qorder[b].cfg.Name })
+	q.startVictims()
 	return qu
 }
 
