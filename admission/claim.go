@@ -306,11 +306,10 @@ func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 		}
 	}
 	if !stream {
-		if out, ok := q.mergeBehind(c, ck, enough, out); ok {
+		if out, all, ok := q.mergeBehind(c, ck, enough, out); ok {
 			q.claimScratch.victims = out
-			return out, enough == 0
+			return out, all
 		}
-		out = out[:0]
 	}
 	held := 0
 	for _, qu := range q.qorder {

@@ -67,6 +67,18 @@ func (q *Queues) decidePass() (again bool) {
 	q.turnQueues = q.markWaiting()
 	touched := 0
 	for qu := q.firstWaiting(); qu != nil; qu = q.firstWaiting() {
+		if !st.claiming && q.sparse() && q.freeFor(qu) == 0 {
+			// No claim to make, no free slot it may take: only its jobs
+			// with reserved slots may be served (walkSparse), and the
+			// walks would visit no other job.
+			if q.nFree == 0 && q.nReserved == 0 {
+				break // nothing left to grant in any queue (as visit stops)
+			}
+			if len(qu.reservers) == 0 {
+				qu.doneWaiting()
+				continue
+			}
+		}
 		q.turn, q.turnEnded = qu, false
 		stop := q.walk(qu, st)
 		touched += len(st.touched)
