@@ -1,0 +1,190 @@
+package admission
+
+import "slices"
+
+// Claims across queues obey guarantees as reclaims by preemption do
+// (preempt_tenants.go): a claim takes from a job of another queue only
+// slots that the victim's queue, and each parent of it below the parent
+// the two queues share, holds above its guarantee, not counting the
+// slots it is giving up already (giveBudget). A queue at or below its
+// guarantee is never claimed from, whatever the priorities or the fair
+// order — with one exception, the deadlock claims exist for.
+//
+// A job that waits for its head ask holds idle slots for it. Two such
+// jobs of two queues, each at its guarantee and each waiting for slots
+// the other holds idle, would wait for each other forever. A guarantee
+// protects the slots a queue can use within the guarantees: a job
+// whose head ask, with what it holds idle for it and its driver, is more
+// than its queue can ever hold while every other queue holds its
+// guarantee (assuredSlots) borrows other queues' guarantees to run it,
+// and holds its idle slots on that loan. Those idle slots (never a slot
+// that runs a task) a claim may take even from a queue at or below its
+// guarantee; the queue, below its guarantee then, comes first in the
+// fair order and is served the next slots that come back. Whether a
+// claim stops at a guarantee or not, the next waiting job may claim
+// when guarantees kept the first from completing (claimGuarded), so no
+// job waits beside slots that a claim within these rules could move.
+
+// borrows reports whether v waits for a head ask that, with the slots it
+// holds idle for it and its driver, is more than its queue can ever hold
+// while every other queue holds its guarantee: its idle slots are not
+// protected by its queue's guarantee (see above).
+func (q *Queues) borrows(v *job) bool {
+	idle := 0
+	for _, idx := range v.held {
+		if q.slots[idx].idle {
+			idle++
+		}
+	}
+	if idle == 0 {
+		return false
+	}
+	need := sumCounts(v.headNeed())
+	if need == 0 {
+		return false
+	}
+	if v.hasSlot {
+		need++
+	}
+	return idle+need > q.assuredSlots(v.queue)
+}
+
+// assuredSlots is how many slots qu can hold while every other queue
+// holds its guarantee: from root down to qu, what the parent can hold
+// less the guarantees of the queue's siblings, within the queue's
+// maximum (the cluster's slots at root).
+func (q *Queues) assuredSlots(qu *queue) int {
+	var path []*qnode
+	for x := qu.node; x.parent != nil; x = x.parent {
+		path = append(path, x)
+	}
+	n := len(q.slots)
+	for i := len(path) - 1; i >= 0; i-- {
+		x := path[i]
+		for _, s := range x.parent.children {
+			if s != x {
+				n -= effectiveGuarantee(s)
+			}
+		}
+		if x.max > 0 {
+			n = min(n, x.max)
+		}
+	}
+	return n
+}
+
+// effectiveGuarantee is what a queue's subtree is guaranteed: its own
+// guarantee, or its children's together if more (a parent without a
+// guarantee of its own may have children with guarantees).
+func effectiveGuarantee(n *qnode) int {
+	sum := 0
+	for _, c := range n.children {
+		sum += effectiveGuarantee(c)
+	}
+	return max(n.guaranteed, sum)
+}
+
+// borrowedPicks returns, of the slots a claim of c picked, the idle
+// slots of jobs of other queues that borrow (see borrows): those it may
+// take across guarantees. Called before the claim asks them back; nil
+// if there are none.
+func (q *Queues) borrowedPicks(c *job, picks []int32) map[int32]bool {
+	var out map[int32]bool
+	seen := map[JobID]bool{}
+	for _, idx := range picks {
+		s := &q.slots[idx]
+		v := q.jobs[s.owner]
+		if v.queue == c.queue || !s.idle {
+			continue
+		}
+		b, ok := seen[v.id]
+		if !ok {
+			b = q.borrows(v)
+			seen[v.id] = b
+		}
+		if b {
+			if out == nil {
+				out = map[int32]bool{}
+			}
+			out[idx] = true
+		}
+	}
+	return out
+}
+
+// checkClaimGuarantees checks, once a claim of c asked picks back, that
+// no victim of another queue was taken below its guarantee (see
+// checkGiveGuarantee), but by the idle slots of jobs that borrow
+// (exempt, see borrowedPicks): those are not counted, and the other
+// picks are checked without them. A violation is kept for
+// CheckInvariants (a bug of this package). It costs O(jobs), for claims
+// across queues only.
+func (q *Queues) checkClaimGuarantees(c *job, picks []int32, exempt map[int32]bool) {
+	var yielding map[*qnode]int
+	for i, idx := range picks {
+		v := q.jobs[q.slots[idx].owner]
+		if v.queue == c.queue || q.broken != nil || slices.ContainsFunc(picks[:i], func(p int32) bool { return q.slots[p].owner == v.id }) {
+			continue
+		}
+		n, checked := 0, false
+		for _, p := range picks {
+			if q.slots[p].owner == v.id {
+				n++
+				checked = checked || !exempt[p]
+			}
+		}
+		if !checked {
+			continue
+		}
+		if yielding == nil {
+			yielding = q.yieldingByNode()
+			for p := range exempt {
+				for x := q.jobs[q.slots[p].owner].queue.node; x != nil; x = x.parent {
+					yielding[x]--
+				}
+			}
+		}
+		q.broken = q.checkGiveGuarantee("claimed", c, v, n, yielding)
+	}
+}
+
+// aheadBorrowed collects, once per claim, the jobs of queues ahead of
+// the claimant's in the fair order that borrow (see borrows), in victim
+// order, and reports whether there are any. Their idle slots a claim
+// may take although they come before its claimant: they are held on a
+// loan of other queues' guarantees, for an ask that waits, and a job
+// behind them, within its queue's guarantee, may need them to progress
+// at all — the job ahead, its queue at or below its guarantee then, is
+// served first the slots that come back.
+func (pk *picker) aheadBorrowed() bool {
+	if pk.aheadDone {
+		return len(pk.ahead) > 0
+	}
+	pk.aheadDone = true
+	q, c := pk.q, pk.c
+	q.rankQueues()
+	for _, qu := range q.qorder {
+		if qu.rank >= c.queue.rank || qu.holders.Len() == 0 {
+			continue
+		}
+		for h := qu.holders.First(); h != nil; h = h.Next() {
+			if v := h.Item(); q.borrows(v) {
+				pk.ahead = append(pk.ahead, v)
+			}
+		}
+	}
+	slices.SortFunc(pk.ahead, victimOrder)
+	return len(pk.ahead) > 0
+}
+
+// pickAheadBorrowed picks idle slots of the jobs aheadBorrowed found.
+func (pk *picker) pickAheadBorrowed() {
+	if !pk.aheadBorrowed() {
+		return
+	}
+	for _, v := range pk.ahead {
+		if pk.pickFrom(v, true); pk.m >= pk.need {
+			return
+		}
+	}
+}
