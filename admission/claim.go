@@ -42,6 +42,13 @@ import (
 // still coming will be. So does, under fair share, a job that holds its
 // share once a job below its share waits (see overtaken).
 //
+// Across queues a claim obeys guarantees as preemption does: it takes
+// from a job of another queue only what that queue, and each parent of
+// it below the parent the two queues share, holds above its guarantee
+// (counting what it gives up already), but the idle slots of a job that
+// borrows other queues' guarantees for its ask; a claim the guarantees
+// stop lets the next waiting job claim (claim_guarantees.go).
+//
 // Preemption (a Revoke that cancels running tasks, the cluster file's reclaim
 // timeouts) is a different thing and is decided elsewhere.
 
@@ -74,6 +81,9 @@ type claimScratch struct {
 	// crossTaken counts the slots a claim picked per victim queue other
 	// than its claimant's.
 	crossTaken map[*queue]int
+	// passGuarded: a claim of the decision's pass was kept from
+	// completing by guarantees (see aheadIdle).
+	passGuarded bool
 }
 
 // claim tries to make c's lack come to it (see the comment above).
@@ -113,7 +123,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 		// they hold what it lacks when they come in that order anyway
 		// (behind); all of them if those were not enough.
 		victims, all := q.behind(c, limit)
-		if len(victims) == 0 && !pk.aheadBorrowed() {
+		if len(victims) == 0 && !pk.aheadIdle() {
 			q.giveUpClaim(c)
 			return claimNoneBehind
 		}
@@ -134,7 +144,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 			continue
 		}
 		if pk.m < need {
-			pk.pickAheadBorrowed()
+			pk.pickAheadIdle()
 		}
 		cs.picks = pk.picks
 		if pk.m < need {
@@ -167,7 +177,7 @@ type picker struct {
 	give giveBudget
 	// guarded: a guarantee kept a victim's slots.
 	guarded bool
-	// ahead: the jobs ahead whose idle slots it may take (aheadBorrowed).
+	// ahead: the jobs ahead whose idle slots it may take (aheadIdle).
 	ahead     []*job
 	aheadDone bool
 }

@@ -20,50 +20,65 @@ import "slices"
 // and holds its idle slots on that loan. Those idle slots (never a slot
 // that runs a task) a claim may take even from a queue at or below its
 // guarantee; the queue, below its guarantee then, comes first in the
-// fair order and is served the next slots that come back. Whether a
-// claim stops at a guarantee or not, the next waiting job may claim
-// when guarantees kept the first from completing (claimGuarded), so no
-// job waits beside slots that a claim within these rules could move.
+// fair order and is served the next slots that come back.
+//
+// When guarantees keep a claim from completing (claimGuarded), its job
+// waits for slots to come back, and the next waiting job of the pass may
+// claim: from the jobs behind it, and also the idle slots of jobs of
+// other queues ahead of it, within the same limits (aheadIdle). A job
+// ahead whose claim stops at a guarantee would otherwise keep idle, for
+// an ask that cannot complete, slots a job behind it needs to progress
+// at all. No job waits so beside slots a claim within these rules could
+// move.
 
-// borrows reports whether v waits for a head ask that, with the slots it
-// holds idle for it and its driver, is more than its queue can ever hold
+// borrows reports whether v waits for its pool's head ask and that ask,
+// with the slots v holds idle for it (what its pool said it holds for
+// it, Ask.Holding) and its driver, is more than v's queue can ever hold
 // while every other queue holds its guarantee: its idle slots are not
 // protected by its queue's guarantee (see above).
 func (q *Queues) borrows(v *job) bool {
+	a := v.asks.head
+	if a == nil || v.gangWaits() || (v.driver && !v.hasSlot) {
+		return false
+	}
 	idle := 0
-	for _, idx := range v.held {
-		if q.slots[idx].idle {
+	for _, idx := range a.holding {
+		if s := &q.slots[idx]; s.state == slotGranted && s.owner == v.id && s.idle {
 			idle++
 		}
 	}
 	if idle == 0 {
 		return false
 	}
-	need := sumCounts(v.headNeed())
-	if need == 0 {
-		return false
-	}
+	n := sumCounts(a.left) + idle
 	if v.hasSlot {
-		need++
+		n++
 	}
-	return idle+need > q.assuredSlots(v.queue)
+	return n > q.assuredSlots(v.queue)
 }
 
 // assuredSlots is how many slots qu can hold while every other queue
-// holds its guarantee: from root down to qu, what the parent can hold
-// less the guarantees of the queue's siblings, within the queue's
-// maximum (the cluster's slots at root).
+// holds its guarantee and the drivers it runs (a driver is never asked
+// back): from root down to qu, what the parent can hold less what its
+// siblings keep so (keptSlots), within the queue's maximum (the
+// cluster's slots at root).
 func (q *Queues) assuredSlots(qu *queue) int {
 	var path []*qnode
 	for x := qu.node; x.parent != nil; x = x.parent {
 		path = append(path, x)
+	}
+	drivers := map[*qnode]int{}
+	for _, j := range q.jobs {
+		if j.hasSlot {
+			drivers[j.queue.node]++
+		}
 	}
 	n := len(q.slots)
 	for i := len(path) - 1; i >= 0; i-- {
 		x := path[i]
 		for _, s := range x.parent.children {
 			if s != x {
-				n -= effectiveGuarantee(s)
+				n -= keptSlots(s, drivers)
 			}
 		}
 		if x.max > 0 {
@@ -73,13 +88,14 @@ func (q *Queues) assuredSlots(qu *queue) int {
 	return n
 }
 
-// effectiveGuarantee is what a queue's subtree is guaranteed: its own
-// guarantee, or its children's together if more (a parent without a
-// guarantee of its own may have children with guarantees).
-func effectiveGuarantee(n *qnode) int {
-	sum := 0
+// keptSlots is what a queue's subtree keeps while every queue holds its
+// guarantee: its own guarantee, or what its children keep together if
+// more (a parent without a guarantee of its own may have children with
+// guarantees), or, for a queue with jobs, the drivers they run if more.
+func keptSlots(n *qnode, drivers map[*qnode]int) int {
+	sum := drivers[n]
 	for _, c := range n.children {
-		sum += effectiveGuarantee(c)
+		sum += keptSlots(c, drivers)
 	}
 	return max(n.guaranteed, sum)
 }
@@ -148,27 +164,33 @@ func (q *Queues) checkClaimGuarantees(c *job, picks []int32, exempt map[int32]bo
 	}
 }
 
-// aheadBorrowed collects, once per claim, the jobs of queues ahead of
-// the claimant's in the fair order that borrow (see borrows), in victim
-// order, and reports whether there are any. Their idle slots a claim
-// may take although they come before its claimant: they are held on a
-// loan of other queues' guarantees, for an ask that waits, and a job
-// behind them, within its queue's guarantee, may need them to progress
-// at all — the job ahead, its queue at or below its guarantee then, is
-// served first the slots that come back.
-func (pk *picker) aheadBorrowed() bool {
+// aheadIdle collects, once per claim, the jobs of queues ahead of the
+// claimant's in the fair order that hold idle slots, in victim order, and
+// reports whether there are any; only after a claim of the pass that
+// guarantees kept from completing (passGuarded), else there are none.
+// Their idle slots a claim may take although they come before its
+// claimant, within their queues' guarantees or from a job that borrows
+// (pickFrom): a job ahead that waits, whose claim the guarantees stop,
+// holds them for an ask that cannot complete, and the jobs behind it
+// would wait for it forever. A slot taken so runs a task of its
+// claimant when granted: it comes back to the job ahead only when the
+// task ends.
+func (pk *picker) aheadIdle() bool {
 	if pk.aheadDone {
 		return len(pk.ahead) > 0
 	}
 	pk.aheadDone = true
 	q, c := pk.q, pk.c
+	if !q.claimScratch.passGuarded {
+		return false
+	}
 	q.rankQueues()
 	for _, qu := range q.qorder {
 		if qu.rank >= c.queue.rank || qu.holders.Len() == 0 {
 			continue
 		}
 		for h := qu.holders.First(); h != nil; h = h.Next() {
-			if v := h.Item(); q.borrows(v) {
+			if v := h.Item(); slices.ContainsFunc(v.held, func(idx int32) bool { return q.slots[idx].idle }) {
 				pk.ahead = append(pk.ahead, v)
 			}
 		}
@@ -177,9 +199,9 @@ func (pk *picker) aheadBorrowed() bool {
 	return len(pk.ahead) > 0
 }
 
-// pickAheadBorrowed picks idle slots of the jobs aheadBorrowed found.
-func (pk *picker) pickAheadBorrowed() {
-	if !pk.aheadBorrowed() {
+// pickAheadIdle picks idle slots of the jobs aheadIdle found.
+func (pk *picker) pickAheadIdle() {
+	if !pk.aheadIdle() {
 		return
 	}
 	for _, v := range pk.ahead {

@@ -193,6 +193,7 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 		q.giveUpClaim(j)
 		return false
 	}
+	q.claimScratch.passGuarded = st.guarded
 	switch q.claim(j, lack) {
 	case claimMade:
 		if len(j.incoming) == 0 && q.serve(j) { // it took free or reserved slots only

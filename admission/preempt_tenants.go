@@ -23,7 +23,8 @@ import (
 //
 // What a victim's queue holds above its guarantee is counted without
 // the slots it is giving up already (being reclaimed, by a claim or a
-// preemption). A slot a claim asks back for the claimant itself may be
+// preemption): giveBudget, which claims across queues count with too
+// (claim_guarantees.go). A slot a claim asks back for the claimant itself may be
 // taken by force instead only while its queue holds at least its
 // guarantee without it (upgradeOK).
 
