@@ -84,6 +84,7 @@ type claimScratch struct {
 	// passGuarded: a claim of the decision's pass was kept from
 	// completing by guarantees (see aheadIdle).
 	passGuarded bool
+	picker      picker
 }
 
 // claim tries to make c's lack come to it (see the comment above).
@@ -116,7 +117,8 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 			break
 		}
 	}
-	pk := &picker{q: q, c: c, lack: lack, need: need, m: m, have: have, picks: cs.picks[:0]}
+	pk := &cs.picker // (reused: claims are frequent)
+	*pk = picker{q: q, c: c, lack: lack, need: need, m: m, have: have, picks: cs.picks[:0], ahead: pk.ahead[:0]}
 	haveBase, mBase := slices.Clone(have), m
 	for limit := need - m; pk.m < need; limit = 0 {
 		// The victims behind it, in victim order: at first only until
@@ -180,6 +182,8 @@ type picker struct {
 	// ahead: the jobs ahead whose idle slots it may take (aheadIdle).
 	ahead     []*job
 	aheadDone bool
+	// drivers: per queue, the drivers its jobs run (for borrows).
+	drivers map[*qnode]int
 }
 
 // pickFrom picks slots of victim v for the claim: idle ones first (they
@@ -202,7 +206,7 @@ func (pk *picker) pickFrom(v *job, idleOnly bool) {
 		}
 		// A job that borrows yields its idle slots beside that, without
 		// counting them (claim_guarantees.go).
-		guard, borrows = pk.give.above(v.queue, c.queue), q.borrows(v)
+		guard, borrows = pk.give.above(v.queue, c.queue), q.borrows(v, &pk.drivers)
 		pk.guarded = pk.guarded || guard < len(v.held)
 	}
 	if idleOnly {

@@ -35,8 +35,9 @@ import "slices"
 // with the slots v holds idle for it (what its pool said it holds for
 // it, Ask.Holding) and its driver, is more than v's queue can ever hold
 // while every other queue holds its guarantee: its idle slots are not
-// protected by its queue's guarantee (see above).
-func (q *Queues) borrows(v *job) bool {
+// protected by its queue's guarantee (see above). drivers counts the
+// drivers per queue (driversByNode), filled on first use.
+func (q *Queues) borrows(v *job, drivers *map[*qnode]int) bool {
 	a := v.asks.head
 	if a == nil || v.gangWaits() || (v.driver && !v.hasSlot) {
 		return false
@@ -54,7 +55,21 @@ func (q *Queues) borrows(v *job) bool {
 	if v.hasSlot {
 		n++
 	}
-	return n > q.assuredSlots(v.queue)
+	if *drivers == nil {
+		*drivers = q.driversByNode()
+	}
+	return n > q.assuredSlots(v.queue, *drivers)
+}
+
+// driversByNode counts the drivers the jobs of each queue run: O(jobs).
+func (q *Queues) driversByNode() map[*qnode]int {
+	drivers := map[*qnode]int{}
+	for _, j := range q.jobs {
+		if j.hasSlot {
+			drivers[j.queue.node]++
+		}
+	}
+	return drivers
 }
 
 // assuredSlots is how many slots qu can hold while every other queue
@@ -62,16 +77,10 @@ func (q *Queues) borrows(v *job) bool {
 // back): from root down to qu, what the parent can hold less what its
 // siblings keep so (keptSlots), within the queue's maximum (the
 // cluster's slots at root).
-func (q *Queues) assuredSlots(qu *queue) int {
+func (q *Queues) assuredSlots(qu *queue, drivers map[*qnode]int) int {
 	var path []*qnode
 	for x := qu.node; x.parent != nil; x = x.parent {
 		path = append(path, x)
-	}
-	drivers := map[*qnode]int{}
-	for _, j := range q.jobs {
-		if j.hasSlot {
-			drivers[j.queue.node]++
-		}
 	}
 	n := len(q.slots)
 	for i := len(path) - 1; i >= 0; i-- {
@@ -106,7 +115,8 @@ func keptSlots(n *qnode, drivers map[*qnode]int) int {
 // if there are none.
 func (q *Queues) borrowedPicks(c *job, picks []int32) map[int32]bool {
 	var out map[int32]bool
-	seen := map[JobID]bool{}
+	var seen map[JobID]bool
+	var drivers map[*qnode]int
 	for _, idx := range picks {
 		s := &q.slots[idx]
 		v := q.jobs[s.owner]
@@ -115,7 +125,10 @@ func (q *Queues) borrowedPicks(c *job, picks []int32) map[int32]bool {
 		}
 		b, ok := seen[v.id]
 		if !ok {
-			b = q.borrows(v)
+			if seen == nil {
+				seen = map[JobID]bool{}
+			}
+			b = q.borrows(v, &drivers)
 			seen[v.id] = b
 		}
 		if b {
