@@ -16,7 +16,8 @@ import "slices"
 // protects the slots a queue can use within the guarantees: a job
 // whose head ask, with what it holds idle for it and its driver, is more
 // than its queue can ever hold while every other queue holds its
-// guarantee (assuredSlots) borrows other queues' guarantees to run it,
+// guarantee and the drivers it runs (assuredSlots) borrows other queues'
+// guarantees to run it,
 // and holds its idle slots on that loan. Those idle slots (never a slot
 // that runs a task) a claim may take even from a queue at or below its
 // guarantee; the queue, below its guarantee then, comes first in the
@@ -28,8 +29,7 @@ import "slices"
 // other queues ahead of it, within the same limits (aheadIdle). A job
 // ahead whose claim stops at a guarantee would otherwise keep idle, for
 // an ask that cannot complete, slots a job behind it needs to progress
-// at all. No job waits so beside slots a claim within these rules could
-// move.
+// at all.
 
 // borrows reports whether v waits for its pool's head ask and that ask,
 // with the slots v holds idle for it (what its pool said it holds for
