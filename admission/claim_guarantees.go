@@ -17,11 +17,11 @@ import "slices"
 // whose head ask, with what it holds idle for it and its driver, is more
 // than its queue can ever hold while every other queue holds its
 // guarantee and the drivers it runs (assuredSlots) borrows other queues'
-// guarantees to run it,
-// and holds its idle slots on that loan. Those idle slots (never a slot
-// that runs a task) a claim may take even from a queue at or below its
-// guarantee; the queue, below its guarantee then, comes first in the
-// fair order and is served the next slots that come back.
+// guarantees to run it, and holds its idle slots on that loan. Those idle
+// slots (never a slot that runs a task) a claim may take even from a
+// queue at or below its guarantee; the queue, below its guarantee then,
+// comes first in the fair order and is served the next slots that come
+// back.
 //
 // When guarantees keep a claim from completing (claimGuarded), its job
 // waits for slots to come back, and the next waiting job of the pass may
