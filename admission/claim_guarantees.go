@@ -82,7 +82,7 @@ func (q *Queues) assuredSlots(qu *queue, drivers map[*qnode]int) int {
 	for x := qu.node; x.parent != nil; x = x.parent {
 		path = append(path, x)
 	}
-	n := len(q.slots)
+	n := sumCounts(q.capacity) // (the cluster's slots, those added included)
 	for i := len(path) - 1; i >= 0; i-- {
 		x := path[i]
 		for _, s := range x.parent.children {
