@@ -68,6 +68,7 @@ func TestRunJobs(t *testing.T) {
 	require.NoError(t, err)
 	done := false
 	for i := 0; i < 200 && !done; i++ {
+		synced(t, j.r, c)
 		done, err = j.step(ctx, clk.Now())
 		require.NoError(t, err)
 		kwok(t, c, nil)
@@ -195,6 +196,7 @@ func TestRunJobsHybridFinishOrder(t *testing.T) {
 	}
 	step := func() bool {
 		clk.Add(100 * time.Millisecond)
+		synced(t, j.r, c)
 		done, err := j.step(ctx, clk.Now())
 		require.NoError(t, err)
 		return done

@@ -61,7 +61,7 @@ func TestRunnerDriverFloodFIFODeadlocks(t *testing.T) {
 	var de *DeadlockError
 	for i := 0; i < 100 && de == nil; i++ {
 		now = now.Add(100 * time.Millisecond)
-		require.NoError(t, r.Step(ctx, now))
+		stepSynced(t, r, c, now)
 		de = r.Deadlock(now)
 		kwok(t, c, nil)
 	}
@@ -100,7 +100,7 @@ func TestRunnerDriverFloodStateAwareFinishes(t *testing.T) {
 	drivers := map[string]bool{}
 	for i := 0; i < 400 && !r.Done(); i++ {
 		now = now.Add(100 * time.Millisecond)
-		require.NoError(t, r.Step(ctx, now))
+		stepSynced(t, r, c, now)
 		require.Nil(t, r.Deadlock(now))
 		kwok(t, c, nil)
 		list, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: LabelDriver})
@@ -136,7 +136,7 @@ func TestRunnerNodeAdded(t *testing.T) {
 	require.Len(t, r.Slots(), 2)
 	now := time.Unix(0, 0)
 	require.NoError(t, r.Submit(now, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "a"}, Regions: flip119(t)}))
-	require.NoError(t, r.Step(ctx, now))
+	stepSynced(t, r, c, now)
 	kwok(t, c, nil) // a's first region runs on k1 and k2
 	onNodes := func(job string) map[string]bool {
 		list, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: LabelJob + "=" + job})
@@ -151,14 +151,14 @@ func TestRunnerNodeAdded(t *testing.T) {
 
 	kwokNodes(t, c, "k3", "k4")
 	now = now.Add(100 * time.Millisecond)
-	require.NoError(t, r.Step(ctx, now))
+	stepSynced(t, r, c, now)
 	assert.Len(t, r.Slots(), 4)
 	assert.Equal(t, map[string]bool{"k1": true, "k2": true, "k3": true, "k4": true}, onNodes("a"),
 		"a's waiting regions run in the slots the new nodes brought")
 	for i := 0; i < 200 && !r.Done(); i++ {
 		now = now.Add(100 * time.Millisecond)
 		kwok(t, c, nil)
-		require.NoError(t, r.Step(ctx, now))
+		stepSynced(t, r, c, now)
 	}
 	require.True(t, r.Done())
 	for _, end := range r.Ends() {
