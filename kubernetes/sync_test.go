@@ -7,60 +7,80 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 )
 
-// cacheWatches are the test's handlers on the informers of each Runner
-// (watchCaches): each receives a value on any change of a cache.
-var cacheWatches sync.Map // *Runner -> chan struct{}
+// handledByView is, for each Runner's view, what its handlers have seen
+// (handledHook): every object of each informer by key, as of its last
+// event, and a channel that receives a value after each event.
+var handledByView sync.Map // *view -> *handledObjs
 
-// watchCaches returns a channel that receives a value whenever one of
-// the Runner's caches changes (registered once per Runner).
-func watchCaches(t testing.TB, r *Runner) chan struct{} {
-	t.Helper()
-	if ch, ok := cacheWatches.Load(r); ok {
-		return ch.(chan struct{})
-	}
-	ch := make(chan struct{}, 1)
-	sig := func() {
+type handledObjs struct {
+	mu   sync.Mutex
+	objs map[cache.SharedIndexInformer]map[string]any
+	ch   chan struct{}
+}
+
+func handledOf(v *view) *handledObjs {
+	h, _ := handledByView.LoadOrStore(v, &handledObjs{objs: map[cache.SharedIndexInformer]map[string]any{}, ch: make(chan struct{}, 1)})
+	return h.(*handledObjs)
+}
+
+func init() {
+	handledHook = func(v *view, inf cache.SharedIndexInformer, obj any, deleted bool) {
+		h := handledOf(v)
+		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+		if err != nil {
+			panic(err)
+		}
+		h.mu.Lock()
+		m := h.objs[inf]
+		if m == nil {
+			m = map[string]any{}
+			h.objs[inf] = m
+		}
+		if deleted {
+			delete(m, key)
+		} else {
+			m[key] = obj
+		}
+		h.mu.Unlock()
 		select {
-		case ch <- struct{}{}:
+		case h.ch <- struct{}{}:
 		default:
 		}
 	}
-	h := cache.ResourceEventHandlerFuncs{AddFunc: func(any) { sig() }, UpdateFunc: func(any, any) { sig() }, DeleteFunc: func(any) { sig() }}
-	for _, inf := range []cache.SharedIndexInformer{r.view.nodes, r.view.runPods, r.view.livePods} {
-		_, err := inf.AddEventHandler(h)
-		require.NoError(t, err)
-	}
-	cacheWatches.Store(r, ch)
-	t.Cleanup(func() { cacheWatches.Delete(r) })
-	return ch
 }
 
-// synced waits until the Runner's caches hold exactly the nodes and pods
-// of the fake clientset (the fake ignores selectors: every cache holds
-// all of them), blocking on the caches' changes, not sleeping; it fails
-// the test after 10 s.
+// synced waits until the Runner's handlers have seen what the fake
+// clientset has (caught), so that the caches hold it too and every wake
+// and note of the changes is done; it blocks on the handlers' events,
+// never sleeping, and fails the test after 10 s.
 func synced(t testing.TB, r *Runner, c *fake.Clientset) {
 	t.Helper()
-	ch := watchCaches(t, r)
+	h := handledOf(r.view)
 	timeout := time.NewTimer(10 * time.Second)
 	defer timeout.Stop()
 	for !caught(t, r, c) {
 		select {
-		case <-ch:
+		case <-h.ch:
 		case <-timeout.C:
 			t.Fatal("the Runner's caches did not catch up with the clientset")
 		}
 	}
 }
 
-// caught reports whether the Runner's caches hold what the clientset has.
+// caught reports whether the Runner's handlers have seen, for each of
+// its informers, what the clientset has: every object the informer's
+// selection takes, as the clientset has it, and nothing the clientset
+// does not have. (A fake clientset's watches ignore selectors: an
+// informer may see more than its selection, as long as it is current.)
 func caught(t testing.TB, r *Runner, c *fake.Clientset) bool {
 	t.Helper()
 	ctx := context.Background()
@@ -68,30 +88,43 @@ func caught(t testing.TB, r *Runner, c *fake.Clientset) bool {
 	require.NoError(t, err)
 	pods, err := c.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
-	same := func(store cache.Store, objs []runtime.Object) bool {
-		if len(store.List()) != len(objs) {
-			return false
+	h := handledOf(r.view)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	current := func(inf cache.SharedIndexInformer, objs map[string]runtime.Object, wanted func(runtime.Object) bool) bool {
+		seen := h.objs[inf]
+		for key, o := range objs {
+			got, ok := seen[key]
+			if (ok && !equality.Semantic.DeepEqual(got, o)) || (!ok && wanted(o)) {
+				return false
+			}
 		}
-		for _, o := range objs {
-			got, ok, err := store.Get(o)
-			if err != nil || !ok || !equality.Semantic.DeepEqual(got, o) {
+		for key := range seen {
+			if _, ok := objs[key]; !ok {
 				return false
 			}
 		}
 		return true
 	}
-	var ns, ps, run []runtime.Object
+	ns, ps := map[string]runtime.Object{}, map[string]runtime.Object{}
 	for i := range nodes.Items {
-		ns = append(ns, &nodes.Items[i])
+		ns[nodes.Items[i].Name] = &nodes.Items[i]
 	}
+	runPods := map[string]runtime.Object{}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		ps = append(ps, p)
+		ps[p.Namespace+"/"+p.Name] = p
 		if p.Namespace == r.view.ns {
-			run = append(run, p)
+			runPods[p.Namespace+"/"+p.Name] = p
 		}
 	}
-	return same(r.view.nodes.GetStore(), ns) && same(r.view.livePods.GetStore(), ps) && same(r.view.runPods.GetStore(), run)
+	return current(r.view.nodes, ns, func(o runtime.Object) bool {
+		return r.view.nodeSel.Matches(labels.Set(o.(*corev1.Node).Labels))
+	}) && current(r.view.livePods, ps, func(o runtime.Object) bool {
+		return !Ended(o.(*corev1.Pod))
+	}) && current(r.view.runPods, runPods, func(o runtime.Object) bool {
+		return o.(*corev1.Pod).Labels[LabelRun] == r.cfg.Run
+	})
 }
 
 // stepSynced steps the Runner once its caches caught up with the

@@ -76,23 +76,23 @@ func newView(client kubernetes.Interface, run, ns, nodeSelector string) (*view, 
 		func(o *metav1.ListOptions) { o.FieldSelector = livePods })
 	handlers := []struct {
 		inf cache.SharedIndexInformer
-		h   cache.ResourceEventHandlerFuncs
+		h   cache.ResourceEventHandler
 	}{
-		{v.nodes, cache.ResourceEventHandlerFuncs{
+		{v.nodes, v.handled(v.nodes, cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(any) { v.room() },
 			UpdateFunc: func(old, cur any) { v.nodeUpdated(old, cur) },
 			DeleteFunc: func(any) { v.room() },
-		}},
-		{v.runPods, cache.ResourceEventHandlerFuncs{
+		})},
+		{v.runPods, v.handled(v.runPods, cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { v.runPodAdded(obj) },
 			UpdateFunc: func(old, cur any) { v.runPodUpdated(old, cur) },
 			DeleteFunc: func(obj any) { v.runPodDeleted(obj) },
-		}},
-		{v.livePods, cache.ResourceEventHandlerFuncs{
+		})},
+		{v.livePods, v.handled(v.livePods, cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { v.foreignPod(obj, nil) },
 			UpdateFunc: func(old, cur any) { v.foreignPod(cur, old) },
 			DeleteFunc: func(obj any) { v.foreignPod(obj, nil) },
-		}},
+		})},
 	}
 	for _, h := range handlers {
 		if _, err := h.inf.AddEventHandler(h.h); err != nil {
@@ -103,6 +103,25 @@ func newView(client kubernetes.Interface, run, ns, nodeSelector string) (*view, 
 		}
 	}
 	return v, nil
+}
+
+// handledHook, when set (by tests, before any Runner starts), is called
+// after each of a view's handlers with the informer, the object and
+// whether it was deleted: the tests know what the Runner's handlers have
+// seen.
+var handledHook func(v *view, inf cache.SharedIndexInformer, obj any, deleted bool)
+
+// handled returns h, calling handledHook after each of its calls.
+func (v *view) handled(inf cache.SharedIndexInformer, h cache.ResourceEventHandlerFuncs) cache.ResourceEventHandler {
+	hook := handledHook
+	if hook == nil {
+		return h
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { h.OnAdd(obj, false); hook(v, inf, obj, false) },
+		UpdateFunc: func(old, cur any) { h.OnUpdate(old, cur); hook(v, inf, cur, false) },
+		DeleteFunc: func(obj any) { h.OnDelete(obj); hook(v, inf, obj, true) },
+	}
 }
 
 // start runs the informers and waits until their caches hold what the
@@ -244,11 +263,29 @@ func (v *view) foreignPod(obj, old any) {
 	if p.Labels[LabelRun] == v.run {
 		return // the run's own pods take the room of their slots
 	}
-	if o, ok := old.(*corev1.Pod); ok && o.Spec.NodeName == p.Spec.NodeName && Ended(o) == Ended(p) &&
+	o, updated := old.(*corev1.Pod)
+	if !v.ourNode(p.Spec.NodeName) && (!updated || !v.ourNode(o.Spec.NodeName)) {
+		return // not bound, or bound to a node the run does not use
+	}
+	if updated && o.Spec.NodeName == p.Spec.NodeName && Ended(o) == Ended(p) &&
 		equality.Semantic.DeepEqual(PodRequests(o), PodRequests(p)) {
 		return
 	}
 	v.room()
+}
+
+// ourNode reports whether a node is in the cache of the nodes and the
+// node selector takes it.
+func (v *view) ourNode(name string) bool {
+	if name == "" {
+		return false
+	}
+	obj, ok, err := v.nodes.GetStore().GetByKey(name)
+	if err != nil || !ok {
+		return false
+	}
+	n, ok := obj.(*corev1.Node)
+	return ok && v.nodeSel.Matches(labels.Set(n.Labels))
 }
 
 // nodeList returns the nodes of the selector, as the cache has them.

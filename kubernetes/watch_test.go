@@ -197,3 +197,32 @@ func drain(r *Runner) bool {
 		return false
 	}
 }
+
+// TestViewForeignPodsElsewhere: a pod not of the run that is not bound,
+// or is bound to a node the node selector leaves out, neither wakes the
+// loop nor makes the room be computed again.
+func TestViewForeignPodsElsewhere(t *testing.T) {
+	c := fake.NewClientset()
+	kwokNodes(t, c, "k1", "other")
+	ctx := context.Background()
+	k1, err := c.CoreV1().Nodes().Get(ctx, "k1", metav1.GetOptions{})
+	require.NoError(t, err)
+	k1.Labels = map[string]string{"pool": "batch"}
+	_, err = c.CoreV1().Nodes().Update(ctx, k1, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	r, err := NewRunner(ctx, RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(500, 256), NodeSelector: "pool=batch"})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r.Close(ctx)) }()
+	require.Len(t, r.Slots(), 2, "k1 only")
+	synced(t, r, c)
+	drain(r)
+	r.view.takeRoomChanged()
+	for i, node := range []string{"", "other"} {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-" + string(rune('a'+i)), Namespace: "default"}, Spec: corev1.PodSpec{NodeName: node}}
+		_, err := c.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	synced(t, r, c)
+	assert.False(t, drain(r), "woken by pods elsewhere")
+	assert.False(t, r.view.takeRoomChanged())
+}
