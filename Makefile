@@ -108,7 +108,7 @@ demo: build-regionsched
 	@v=$$(./$(BIN) simulate --cluster examples/scenarios/tenants/cluster-no-guarantees.json --svg out/tenants-no-guarantees.svg \
 		examples/scenarios/tenants/small-burst.json examples/scenarios/tenants/big-*.json | grep '^job "big' | sed 's/^job "\([^"]*\)": .*first deploy \([0-9]*\) ms, finished \([0-9]* ms\).*/\1 from \2 to \3/' | paste -sd, | sed 's/,/, /g'); \
 		echo "without guarantees the burst keeps every slot until its tasks end, then the big team gets half: $$v (out/tenants-no-guarantees.svg)"
-	@v=$$(./$(BIN) simulate --cluster examples/scenarios/tenants/cluster.json --svg out/tenants-guaranteed.svg \
+	@v=$$(./$(BIN) simulate --cluster examples/scenarios/tenants/cluster.json --color-by queue --svg out/tenants-guaranteed.svg \
 		examples/scenarios/tenants/small-burst.json examples/scenarios/tenants/big-*.json | grep '^job "big' | sed 's/^job "\([^"]*\)": .*first deploy \([0-9]*\) ms, finished \([0-9]* ms\).*/\1 from \2 to \3/' | paste -sd, | sed 's/,/, /g'); \
 		echo "guaranteed 2 and 6: the big queue reclaims 6 borrowed slots 1 s after its jobs come, then the teams hold 2 + 6: $$v (out/tenants-guaranteed.svg)"
 	@echo
@@ -168,7 +168,7 @@ pictures: build-regionsched
 		--svg docs/notebooks-raised.svg examples/scenarios/notebooks/notebook-*.json
 	./$(BIN) simulate --cluster examples/scenarios/tenants/cluster-no-guarantees.json --svg docs/tenants-no-guarantees.svg \
 		examples/scenarios/tenants/small-burst.json examples/scenarios/tenants/big-*.json
-	./$(BIN) simulate --cluster examples/scenarios/tenants/cluster.json --svg docs/tenants-guaranteed.svg \
+	./$(BIN) simulate --cluster examples/scenarios/tenants/cluster.json --color-by queue --svg docs/tenants-guaranteed.svg \
 		examples/scenarios/tenants/small-burst.json examples/scenarios/tenants/big-*.json
 	@# the package map, drawn from the imports
 	$(GO) test ./internal/archtest -run TestPackageDiagram -update

@@ -50,31 +50,41 @@ func (q *Queues) AddSlots(now time.Time, slots ...slotpool.Slot) error {
 	if q.cfg.Cluster != nil {
 		q.cfg.Cluster = append(slices.Clone(q.cfg.Cluster), resource.Tally(added)...)
 	}
-	for _, j := range q.jobs {
-		if j.active() {
-			q.send(j, slotpool.Capacity{Slots: q.Capacity()})
-		}
-	}
+	q.capacityChanged()
 	return nil
 }
 
-// slotProfiles returns the profile of every slot of the cluster, in slot
-// order.
+// slotProfiles returns the profile of every slot of the cluster (not
+// those removed), in slot order.
 func (q *Queues) slotProfiles() []resource.Profile {
-	out := make([]resource.Profile, len(q.slots))
+	out := make([]resource.Profile, 0, len(q.slots)-q.nGone)
 	for i := range q.slots {
-		out[i] = q.slots[i].slot.Profile
+		if q.slots[i].state != slotGone {
+			out = append(out, q.slots[i].slot.Profile)
+		}
 	}
 	return out
 }
 
 // checkCapacity checks that Capacity counts every slot of the cluster,
-// those AddSlots added included, and that every slot is indexed by its id.
+// those AddSlots added included and those RemoveSlots removed not, and
+// that every slot is indexed by its id (a removed one by none).
 func (q *Queues) checkCapacity() error {
+	gone := 0
 	for i := range q.slots {
+		if q.slots[i].state == slotGone {
+			gone++
+			if idx, ok := q.index[q.slots[i].slot.ID]; ok && idx == int32(i) {
+				return fmt.Errorf("admission: slot %d (index %d) was removed but is still indexed", q.slots[i].slot.ID, i)
+			}
+			continue
+		}
 		if idx, ok := q.index[q.slots[i].slot.ID]; !ok || idx != int32(i) {
 			return fmt.Errorf("admission: slot %d (index %d) is indexed at %d", q.slots[i].slot.ID, i, idx)
 		}
+	}
+	if gone != q.nGone || len(q.index) != len(q.slots)-gone {
+		return fmt.Errorf("admission: %d slots removed (counted %d), %d indexed of %d", gone, q.nGone, len(q.index), len(q.slots))
 	}
 	want := resource.Tally(q.slotProfiles())
 	if !slices.Equal(want, q.capacity) {

@@ -11,7 +11,8 @@ import (
 // The bookkeeping of who holds which slot. A slot is in exactly one place:
 // a free stack (per profile), a job's held list (granted to its pool), a
 // job's yielding list (granted, being reclaimed), a job's driver slot, or
-// a job's reserved list (free, kept for the job's claim). Every move goes
+// a job's reserved list (free, kept for the job's claim); a slot removed
+// (RemoveSlots) is in none. Every move goes
 // through the functions below, so the places stay consistent (the tests'
 // invariants check it after every step).
 

@@ -14,8 +14,9 @@ import (
 // happened). It returns the first violation found, naming the slot or job:
 //
 //   - capacity: Capacity counts every slot, those AddSlots added
-//     included, and every slot is indexed by its id;
-//   - bookkeeping: every slot is in exactly one place (a free stack, a
+//     included and those RemoveSlots removed not, and every slot is
+//     indexed by its id (a removed one by none);
+//   - bookkeeping: every slot not removed is in exactly one place (a free stack, a
 //     job's granted, yielding, driver, reserved or placeholder slots), and
 //     the slot's own state agrees; a slot being reclaimed for a claimant
 //     is among the claimant's incoming slots; a job's granted count is
@@ -270,6 +271,12 @@ func (q *Queues) checkJobAsks(j *job) error {
 func (q *Queues) checkEverySlotPlaced(places *slotPlaces) error {
 	for idx := range q.slots {
 		s := &q.slots[idx]
+		if s.state == slotGone {
+			if places.of[idx] != "" {
+				return fmt.Errorf("admission: %s was removed but is in %s", q.slotName(int32(idx)), places.of[idx])
+			}
+			continue
+		}
 		if places.of[idx] == "" {
 			return fmt.Errorf("admission: %s (state %d, owner %d) is nowhere", q.slotName(int32(idx)), s.state, s.owner)
 		}
@@ -469,7 +476,7 @@ func (q *Queues) checkReclaimRules() error {
 		have := make([]int, len(q.profiles))
 		for idx := range q.slots {
 			s := &q.slots[idx]
-			if (s.state == slotDriver || s.state == slotPlaceholder) && s.owner != c.id {
+			if s.state == slotGone || ((s.state == slotDriver || s.state == slotPlaceholder) && s.owner != c.id) {
 				continue
 			}
 			have[s.profile]++

@@ -189,7 +189,7 @@ func (q *Queues) entitle(qu *queue) {
 	if weight == 0 {
 		return
 	}
-	total := len(q.slots)
+	total := len(q.slots) - q.nGone
 	type rem struct {
 		j *job
 		r int

@@ -87,6 +87,9 @@ func (p *port) Handle(now time.Time, msg slotpool.ToAdmission) error {
 			return nil
 		}
 	case slotpool.SlotRelease:
+		if q.lostEcho(j, m.Slot) {
+			return nil // the answer to the Revoke of a slot removed
+		}
 		idx, ok := q.index[m.Slot]
 		if !ok || q.slots[idx].owner != j.id || (q.slots[idx].state != slotGranted && q.slots[idx].state != slotReclaiming) {
 			return &slotpool.SlotError{Op: "release", Slot: m.Slot, Err: slotpool.ErrUnknownSlot}

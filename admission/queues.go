@@ -155,6 +155,7 @@ const (
 	slotReclaiming            // granted, asked back with Reclaim
 	slotReserved              // free, but kept for the job that claimed it
 	slotPlaceholder           // a gang placeholder of its owner, not in its pool
+	slotGone                  // removed from the cluster (RemoveSlots): in no place
 )
 
 // noJob is the claimant of a slot nobody claimed.
@@ -377,9 +378,14 @@ type Queues struct {
 	nReserved     int       // slots reserved for claims
 	nPlaceholders int       // gang placeholders of all jobs
 	capacity      []resource.Count
-	queues        map[string]*queue
-	qorder        []*queue // by name
-	nodes         map[string]*qnode
+	// nGone counts the slots removed (RemoveSlots); lostSlots are those
+	// revoked from a job's pool as they were removed, by id: the pool's
+	// answer (a SlotRelease) is still to come.
+	nGone     int
+	lostSlots map[slotpool.SlotID]JobID
+	queues    map[string]*queue
+	qorder    []*queue // by name
+	nodes     map[string]*qnode
 	// turn is the queue a decide pass serves, while it comes first in
 	// the fair order of turnQueues queues (queuesort.go); turnEnded: it
 	// stopped coming first.
@@ -460,15 +466,16 @@ func New(cfg Config) (*Queues, error) {
 		cfg.Logger = zap.NewNop()
 	}
 	q := &Queues{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		index:   make(map[slotpool.SlotID]int32, len(cfg.Slots)),
-		profIdx: map[resource.Profile]int32{},
-		queues:  map[string]*queue{},
-		byName:  map[string]*job{},
-		nodes:   map[string]*qnode{},
-		debug:   cfg.Logger.Core().Enabled(zap.DebugLevel),
-		backoff: cfg.Backoff,
+		cfg:       cfg,
+		log:       cfg.Logger,
+		index:     make(map[slotpool.SlotID]int32, len(cfg.Slots)),
+		lostSlots: map[slotpool.SlotID]JobID{},
+		profIdx:   map[resource.Profile]int32{},
+		queues:    map[string]*queue{},
+		byName:    map[string]*job{},
+		nodes:     map[string]*qnode{},
+		debug:     cfg.Logger.Core().Enabled(zap.DebugLevel),
+		backoff:   cfg.Backoff,
 	}
 	if q.backoff == (Backoff{}) {
 		q.backoff = DefaultBackoff
@@ -653,7 +660,10 @@ func (q *Queues) submit(now time.Time, spec JobSpec) (*port, error) {
 // fits checks that the job's gang, and its driver plus largest region,
 // fit the cluster as configured (Config.Cluster, else the slots) and its
 // queue's maxSlots (and its parents').
-func (q *Queues) fits(j *job) (string, bool) {
+func (q *Queues) fits(j *job) (string, bool) { return q.fitsNeed(j, true) }
+
+// fitsNeed is fits, checking the job's gang only if gang says so.
+func (q *Queues) fitsNeed(j *job, gang bool) (string, bool) {
 	if reason, ok := q.fitsQueue(j); !ok {
 		return reason, false
 	}
@@ -665,7 +675,7 @@ func (q *Queues) fits(j *job) (string, bool) {
 	if j.spec.Driver != nil {
 		need = append(need, resource.Count{Profile: *j.spec.Driver, N: 1})
 	}
-	if g := j.spec.Gang; g != nil {
+	if g := j.spec.Gang; g != nil && gang {
 		if ga := resource.Assign(j.gangNeed(), capacity, q.cfg.Matching); !ga.Complete() {
 			total := 0
 			for _, c := range capacity {

@@ -142,11 +142,11 @@ func CapacityOf(node *corev1.Node, pods []corev1.Pod, run string, tolerations []
 	for i := range pods {
 		ptrs[i] = &pods[i]
 	}
-	return capacityOf(node, ptrs, run, tolerations)
+	return capacityOfPods(node, ptrs, run, tolerations)
 }
 
-// capacityOf is CapacityOf of pointers to the pods (those of a cache).
-func capacityOf(node *corev1.Node, pods []*corev1.Pod, run string, tolerations []corev1.Toleration) NodeCapacity {
+// capacityOfPods is CapacityOf of pointers to the pods (those of a cache).
+func capacityOfPods(node *corev1.Node, pods []*corev1.Pod, run string, tolerations []corev1.Toleration) NodeCapacity {
 	c := NodeCapacity{Node: node.Name, PodsFree: -1}
 	c.Usable, c.Why = usable(node, tolerations)
 	c.Allocatable = ProfileOf(node.Status.Allocatable)

@@ -68,26 +68,26 @@ type JobResult struct {
 	// FirstDeploy is when its first pod was bound and End when it ended,
 	// since the start of the run.
 	FirstDeploy, End time.Duration
-	// Pods counts the task attempts run as pods; Bulks the bulks bound
+	// Pods counts the task attempts run as pods (not its driver's); Bulks the bulks bound
 	// (a region attempt's pods, bound all together).
 	Pods, Bulks int
 	// Stats are its scheduler's counts (failovers, restarts, ...).
 	Stats scheduler.Stats
 }
 
-// ErrDriver is the error of a job with a driver: RunJobs does not run
-// drivers yet (Run and Runner do).
-var ErrDriver = errors.New("kubernetes: RunJobs does not run drivers yet")
-
 // RunJobs runs job files on the cluster until every job ended or ctx is
 // done: each job is submitted at its submitAtMs (its queue, user,
 // priority and gang from its file), the events are applied at their
-// times, and a Runner binds the regions' pods on the nodes. Whatever
-// ends it, every pod of the run is deleted before it returns (Run).
+// times, and a Runner binds the regions' pods on the nodes. A job with a
+// driver (its file's driver) gets a pod for it in the slot the admission
+// grants it, and its regions ask for slots once that pod has run for the
+// driver's startupMs (times RunnerConfig.Scale, as task durations are).
+// Whatever ends it, every pod of the run is deleted before it returns
+// (Run).
 //
-// The error is non-nil only when nothing ran: a job with a driver
-// (ErrDriver), jobs without distinct names, a bad run id, no node
-// offering a slot, or the API server not answering.
+// The error is non-nil only when nothing ran: jobs without distinct
+// names, a bad run id, no node offering a slot, or the API server not
+// answering.
 func RunJobs(ctx context.Context, cfg JobsConfig, clk clock.Clock, jobs ...runfile.Job) (JobsResult, error) {
 	j, err := startJobs(ctx, cfg, clk, jobs)
 	if err != nil {
@@ -109,6 +109,9 @@ func startJobs(ctx context.Context, cfg JobsConfig, clk clock.Clock, jobs []runf
 		rc.Run = NewRunID()
 	}
 	rc.Start, rc.TraceJobs = clk.Now(), len(jobs) > 1
+	if rc.DriverStartup == nil {
+		rc.DriverStartup = driverStartups(jobs, rc.Scale)
+	}
 	j := &jobsRun{cfg: cfg, clk: clk, at: map[string]int{}}
 	j.res = JobsResult{Run: rc.Run, Jobs: make([]JobResult, len(jobs))}
 	for i, job := range jobs {
@@ -126,7 +129,7 @@ func startJobs(ctx context.Context, cfg JobsConfig, clk clock.Clock, jobs []runf
 	j.res.Slots = len(r.Slots())
 	for _, spec := range specs {
 		if spec.Gang != nil && spec.Gang.MinSlots == 0 {
-			spec.Gang.MinSlots = spec.Regions.GangMinSlots(false, j.res.Slots)
+			spec.Gang.MinSlots = spec.Regions.GangMinSlots(spec.Driver != nil, j.res.Slots)
 		}
 	}
 	j.loop = newLoop(r, rc.Start, specs, cfg.Events, cfg.Users)
@@ -156,11 +159,12 @@ func jobSpecs(mode exchange.Mode, jobs []runfile.Job) ([]multijob.JobSpec, error
 		}
 		seen[j.Name] = true
 		sub := j.Job.Submission()
-		if sub.Driver != nil {
-			return nil, fmt.Errorf("job %q: %w", j.Name, ErrDriver)
-		}
 		rs := region.FromJob(j.Job, mode)
 		specs[i] = multijob.JobSpec{JobSpec: admission.JobSpec{Name: j.Name, Queue: sub.Queue, User: sub.User, Priority: sub.Priority}, Regions: rs}
+		if sub.Driver != nil {
+			d := sub.Driver.Resources
+			specs[i].Driver = &d
+		}
 		if g := sub.Gang; g != nil {
 			specs[i].Gang = &admission.Gang{MinSlots: g.MinSlots, Hard: g.Hard, Timeout: g.Timeout}
 			if g.Timeout == 0 {
@@ -169,6 +173,24 @@ func jobSpecs(mode exchange.Mode, jobs []runfile.Job) ([]multijob.JobSpec, error
 		}
 	}
 	return specs, nil
+}
+
+// driverStartups returns the startup of each job's driver: its file's
+// startupMs times scale (0 means 1); DefaultDriverStartup for a job
+// without a driver.
+func driverStartups(jobs []runfile.Job, scale float64) func(job string) time.Duration {
+	startup := make(map[string]time.Duration, len(jobs))
+	for _, j := range jobs {
+		if d := j.Job.Submission().Driver; d != nil {
+			startup[j.Name] = scaled(d.Startup, scale)
+		}
+	}
+	return func(job string) time.Duration {
+		if d, ok := startup[job]; ok {
+			return d
+		}
+		return DefaultDriverStartup
+	}
 }
 
 // auditFunc is an admission.AuditSink of a function.
@@ -193,7 +215,7 @@ type jobsRun struct {
 // trace counts the pods of each job, and passes the event on (naming
 // its job only in a run of several).
 func (j *jobsRun) trace(ev runfile.Event) {
-	if ev.Kind == runfile.Deploy {
+	if ev.Kind == runfile.Deploy && !(ev.Task == runfile.DriverTask && ev.Region == runfile.NoRegion) {
 		i := 0 // a run of one job does not name it
 		if len(j.res.Jobs) > 1 {
 			i = j.at[ev.Job]

@@ -18,6 +18,7 @@ import (
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/multijob"
 	rsresource "github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/topology"
@@ -118,20 +119,122 @@ func TestRunJobs(t *testing.T) {
 	assert.Empty(t, left)
 }
 
-// A job with a driver, or two jobs of one name: nothing runs.
+// Two jobs of one name: nothing runs.
 func TestRunJobsRefused(t *testing.T) {
 	c := fake.NewClientset()
 	kwokNodes(t, c, "k1")
 	cfg := JobsConfig{Runner: RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(1000, 1024)}}
-	driver := jobOf(t, "spark", `{"name": "spark", "driver": {"resources": {"cpuMillis": 1000}}, "vertices": [{"id": "a", "parallelism": 1}]}`)
-	_, err := RunJobs(context.Background(), cfg, clock.NewMock(), driver)
-	assert.ErrorIs(t, err, ErrDriver)
 	a := jobOf(t, "a", `{"vertices": [{"id": "a", "parallelism": 1}]}`)
-	_, err = RunJobs(context.Background(), cfg, clock.NewMock(), a, a)
+	_, err := RunJobs(context.Background(), cfg, clock.NewMock(), a, a)
 	assert.ErrorContains(t, err, "a name of its own")
 	left, err := Leftovers(context.Background(), c, "default", "")
 	require.NoError(t, err)
 	assert.Empty(t, left)
+}
+
+// floodJobs reads the four job files of the driver flood.
+func floodJobs(t *testing.T) []runfile.Job {
+	t.Helper()
+	var jobs []runfile.Job
+	for i := 1; i <= 4; i++ {
+		data, err := os.ReadFile("../examples/jobs/flood/spark-" + strconv.Itoa(i) + ".json")
+		require.NoError(t, err)
+		jobs = append(jobs, jobOf(t, "spark-"+strconv.Itoa(i), string(data)))
+	}
+	return jobs
+}
+
+// runFloodJobs runs the driver flood through RunJobs's turns on 4 fake
+// one-slot nodes under policy, the test playing KWOK on the mock clock,
+// until every job ended or a turn stops the run; it returns the trace
+// and why the run stopped.
+func runFloodJobs(t *testing.T, policy admission.Policy, scale float64) (JobsResult, []runfile.Event, error) {
+	t.Helper()
+	c := fake.NewClientset()
+	kwokNodes(t, c, "k1", "k2", "k3", "k4")
+	c.PrependReactor("create", "pods", bindReactor(c))
+	var trace []runfile.Event
+	cfg := JobsConfig{
+		Runner: RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(1000, 1024), Scale: scale,
+			Jobs: multijob.Config{Admission: admission.Config{DefaultPolicy: policy}}},
+		Mode:  exchange.AllBlocking,
+		Trace: func(ev runfile.Event) { trace = append(trace, ev) },
+	}
+	clk := clock.NewMock()
+	ctx := context.Background()
+	j, err := startJobs(ctx, cfg, clk, floodJobs(t))
+	require.NoError(t, err)
+	done := false
+	var stopped error
+	for i := 0; i < 2000 && !done && stopped == nil; i++ {
+		synced(t, j.r, c)
+		done, stopped = j.step(ctx, clk.Now())
+		kwok(t, c, nil)
+		clk.Add(50 * time.Millisecond)
+	}
+	require.True(t, done || stopped != nil, "the run did not end")
+	res := j.finish(ctx, stopped)
+	left, err := Leftovers(ctx, c, "default", "r1")
+	require.NoError(t, err)
+	assert.Empty(t, left, "no pod of the run is left")
+	return res, trace, stopped
+}
+
+// TestRunJobsDriversStateAware: RunJobs runs the flood's drivers as pods:
+// each job's first request comes its driver's startupMs (1000 ms, times
+// the scale of 0.5) after its driver's pod was bound, the trace has each
+// driver's deploy, finish and release (task "driver", no region), and
+// under stateaware all four jobs finish.
+func TestRunJobsDriversStateAware(t *testing.T) {
+	res, trace, stopped := runFloodJobs(t, admission.StateAware, 0.5)
+	require.NoError(t, stopped)
+	require.Len(t, res.Jobs, 4)
+	deployed := map[string]time.Duration{}
+	firstRequest := map[string]time.Duration{}
+	kinds := map[string]map[runfile.Kind]int{}
+	for _, ev := range trace {
+		if ev.Task == runfile.DriverTask && ev.Region == runfile.NoRegion {
+			if kinds[ev.Job] == nil {
+				kinds[ev.Job] = map[runfile.Kind]int{}
+			}
+			kinds[ev.Job][ev.Kind]++
+			if ev.Kind == runfile.Deploy {
+				deployed[ev.Job] = ev.At
+			}
+			continue
+		}
+		if _, ok := firstRequest[ev.Job]; !ok && ev.Kind == runfile.Request {
+			firstRequest[ev.Job] = ev.At
+		}
+	}
+	for _, jr := range res.Jobs {
+		assert.NoError(t, jr.Err, jr.Name)
+		assert.Equal(t, map[runfile.Kind]int{runfile.Deploy: 1, runfile.Finish: 1, runfile.Release: 1}, kinds[jr.Name], jr.Name)
+		assert.GreaterOrEqual(t, firstRequest[jr.Name]-deployed[jr.Name], 500*time.Millisecond, "%s: the driver's startup, scaled", jr.Name)
+		assert.Less(t, firstRequest[jr.Name]-deployed[jr.Name], 700*time.Millisecond, "%s: the driver's startup, scaled", jr.Name)
+		assert.Equal(t, 9, jr.Pods, "%s: the driver's pod is not a task's", jr.Name)
+		assert.Greater(t, jr.FirstDeploy, deployed[jr.Name], "%s: its first task's pod comes after its driver", jr.Name)
+	}
+}
+
+// TestRunJobsDriversFIFODeadlocks: under fifo the four drivers take the
+// four nodes and the run stops on a *DeadlockError naming them, as the
+// simulator does; every job is reported with that error.
+func TestRunJobsDriversFIFODeadlocks(t *testing.T) {
+	res, trace, stopped := runFloodJobs(t, admission.FIFO, 0.5)
+	var de *DeadlockError
+	require.ErrorAs(t, stopped, &de)
+	assert.Equal(t, []string{"spark-1:driver", "spark-2:driver", "spark-3:driver", "spark-4:driver"}, de.Holding)
+	assert.Len(t, de.Waiting, 24)
+	for _, jr := range res.Jobs {
+		assert.ErrorIs(t, jr.Err, ErrDeadlock, jr.Name)
+		assert.Zero(t, jr.Pods, jr.Name)
+	}
+	for _, ev := range trace {
+		if ev.Kind == runfile.Deploy {
+			assert.Equal(t, runfile.DriverTask, ev.Task, "only drivers are deployed")
+		}
+	}
 }
 
 func TestNewRunID(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/multijob"
 	rsresource "github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/runfile"
@@ -256,48 +255,26 @@ func (r *Runner) capacities() []NodeCapacity {
 	nodes := r.view.nodeList()
 	caps := make([]NodeCapacity, 0, len(nodes))
 	for _, n := range nodes {
-		caps = append(caps, capacityOf(n, r.view.podsOn(n.Name), r.cfg.Run, r.cfg.Template.Spec.Tolerations))
+		caps = append(caps, capacityOfPods(n, r.view.podsOn(n.Name), r.cfg.Run, r.cfg.Template.Spec.Tolerations))
 	}
 	return caps
 }
 
-// observeNodes tells the jobs of the slots lost since the last look, and
-// the admission of the slots added (admission.Queues.AddSlots): a node
-// that joined, or room a pod not of the run left. It does nothing when
-// no node and no pod not of the run changed since the last look.
+// observeNodes applies what changed of the nodes' slots since the last
+// look (nodeChange), from the informers' caches. It does nothing when no
+// node and no pod not of the run changed since the last look.
 func (r *Runner) observeNodes(now time.Time) error {
 	if !r.view.takeRoomChanged() {
 		return nil
 	}
-	ch := r.inv.Observe(r.capacities())
-	for _, l := range ch.Lost {
-		r.log.Info("slot lost", zap.Int64("slot", int64(l.Slot.ID)), zap.String("node", l.Slot.Node), zap.String("why", l.Why))
-		if job, ok := r.owner[l.Slot.ID]; ok {
-			r.slotLost(now, job, l.Slot.ID)
-		}
-	}
-	if len(ch.Added) > 0 {
-		r.log.Info("slots added", zap.Int("slots", len(ch.Added)))
-		q, ok := r.s.Cluster().(*admission.Queues)
-		if !ok {
-			return errors.New("kubernetes: the jobs' cluster is not the in-process admission")
-		}
-		if err := r.s.ClusterInput(now, func(now time.Time) error { return q.AddSlots(now, ch.Added...) }); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.nodeChange(now, r.inv.Observe(r.capacities()))
 }
 
-// slotLost tells a job one of its slots is gone and deletes its pods in it.
+// slotLost tells a job one of its slots is gone (its pool loses it; the
+// admission still counts it) and deletes its pods in it: a bulk that
+// could not be bound.
 func (r *Runner) slotLost(now time.Time, job string, slot slotpool.SlotID) {
-	delete(r.owner, slot)
-	for name, p := range r.pods {
-		if p.ref.Job == job && p.slot == slot && !p.ours {
-			p.ours = true
-			r.deletePod(name)
-		}
-	}
+	r.deletePodsIn(job, slot)
 	if err := r.s.SlotLost(now, job, slot); err != nil {
 		r.log.Debug("slot lost refused", zap.String("job", job), zap.Error(err))
 	}

@@ -32,9 +32,13 @@ func (t RegionTasks) TaskName(v scheduler.TaskID) string { return t.Regions.Topo
 // Duration returns the duration of the task's vertex.
 func (t RegionTasks) Duration(v scheduler.TaskID) time.Duration {
 	topo := t.Regions.Topology()
-	d := topo.Job().Vertex(topo.JobVertexOf(v)).Duration
-	if t.Scale > 0 {
-		d = time.Duration(float64(d) * t.Scale)
+	return scaled(topo.Job().Vertex(topo.JobVertexOf(v)).Duration, t.Scale)
+}
+
+// scaled returns d times scale (0 means 1).
+func scaled(d time.Duration, scale float64) time.Duration {
+	if scale > 0 {
+		d = time.Duration(float64(d) * scale)
 	}
 	return d
 }
@@ -43,7 +47,7 @@ var _ JobTasks = RegionTasks{}
 
 // observePods reads the pods of the run and reports what changed of each
 // task attempt the Runner waits on; it returns the pods it waits on
-// (tasks' and starting drivers') by name. It reads them from the cache
+// (tasks' and drivers') by name. It reads them from the cache
 // of the run's pods; a pod the cache does not have is looked up on the
 // API server (lookUp): bound since the cache last heard (a pod just
 // bound is not lost), or deleted. A pod the Runner deleted is forgotten
@@ -66,7 +70,7 @@ func (r *Runner) observePods(ctx context.Context, now time.Time) (map[string]*co
 		}
 	}
 	for _, j := range r.jobs {
-		if d := j.driver; !j.ended && d != nil && !d.up && !d.gone {
+		if d := j.driver; !j.ended && d != nil && !d.gone {
 			look(d.name)
 		}
 	}
@@ -231,7 +235,7 @@ func (r *Runner) apply(ctx context.Context, now time.Time, rd multijob.Ready) er
 	for _, end := range rd.Ended {
 		if j, ok := r.jobs[end.Job]; ok {
 			j.ended = true
-			r.stopDriver(j)
+			r.stopDriver(now, j)
 		}
 		r.ends = append(r.ends, end)
 		r.log.Info("job ended", zap.String("job", end.Job), zap.Stringer("outcome", end.Outcome), zap.Error(end.Err))

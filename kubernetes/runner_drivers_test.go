@@ -191,3 +191,113 @@ func TestDriverPod(t *testing.T) {
 	assert.Equal(t, TaskRef{Run: "r1", Job: "Spark Job"}, left[0].Ref)
 	assert.Empty(t, Finished([]corev1.Pod{*pod}, "r1"))
 }
+
+// driverLostRun runs spark-1 of the flood (a job with a driver) on 4
+// fake nodes until its first region's pods run, then loses its driver's
+// pod by lose, and steps on until the job ends; it returns how it ended.
+func driverLostRun(t *testing.T, lose func(c *fake.Clientset, pod string)) multijob.JobEnd {
+	t.Helper()
+	c := fake.NewClientset()
+	kwokNodes(t, c, "k1", "k2", "k3", "k4")
+	c.PrependReactor("create", "pods", bindReactor(c))
+	ctx := context.Background()
+	r, err := NewRunner(ctx, RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(1000, 1024)})
+	require.NoError(t, err)
+	now := time.Unix(0, 0)
+	require.NoError(t, r.Submit(now, floodJob(t, 1)))
+	tasks := func() int {
+		list, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: LabelTask})
+		require.NoError(t, err)
+		return len(list.Items)
+	}
+	for i := 0; i < 50 && tasks() == 0; i++ {
+		stepSynced(t, r, c, now)
+		now = now.Add(100 * time.Millisecond)
+		// Pods run, but none finishes: the job runs when its driver goes.
+		list, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		for _, p := range list.Items {
+			if p.Spec.NodeName != "" && p.Status.Phase == "" {
+				p.Status.Phase = corev1.PodRunning
+				_, err := c.CoreV1().Pods("default").UpdateStatus(ctx, &p, metav1.UpdateOptions{})
+				require.NoError(t, err)
+			}
+		}
+	}
+	require.Positive(t, tasks(), "the job started: its first region's pods are there")
+	st, err := r.Status("spark-1")
+	require.NoError(t, err)
+	require.True(t, st.Started)
+	lose(c, DriverPodName("r1", "spark-1"))
+	stepSynced(t, r, c, now)
+	require.True(t, r.Done(), "the job ends at the next step")
+	left, err := Leftovers(ctx, c, "default", "r1")
+	require.NoError(t, err)
+	assert.Empty(t, left, "every pod of the job is deleted, its driver's too")
+	require.Len(t, r.Ends(), 1)
+	return r.Ends()[0]
+}
+
+// TestRunnerDriverPodDeleted: the driver's pod deleted by someone else
+// after its job started fails the job with an *admission.DriverLostError
+// naming the driver's pod; its task pods are deleted.
+func TestRunnerDriverPodDeleted(t *testing.T) {
+	end := driverLostRun(t, func(c *fake.Clientset, pod string) {
+		require.NoError(t, c.CoreV1().Pods("default").Delete(context.Background(), pod, metav1.DeleteOptions{}))
+	})
+	assert.Equal(t, multijob.Failed, end.Outcome)
+	var dl *admission.DriverLostError
+	require.ErrorAs(t, end.Err, &dl)
+	assert.Equal(t, "spark-1", dl.Job)
+	assert.Equal(t, "its pod rs-r1-spark-1-driver was deleted", dl.Why)
+	assert.Contains(t, end.Err.Error(), `the driver of job "spark-1"`)
+}
+
+// TestRunnerDriverPodFailed: the same for a driver's pod that Failed.
+func TestRunnerDriverPodFailed(t *testing.T) {
+	end := driverLostRun(t, func(c *fake.Clientset, pod string) {
+		ctx := context.Background()
+		p, err := c.CoreV1().Pods("default").Get(ctx, pod, metav1.GetOptions{})
+		require.NoError(t, err)
+		p.Status.Phase, p.Status.Reason = corev1.PodFailed, "Evicted"
+		_, err = c.CoreV1().Pods("default").UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	})
+	var dl *admission.DriverLostError
+	require.ErrorAs(t, end.Err, &dl)
+	assert.Equal(t, "its pod rs-r1-spark-1-driver Failed: Evicted", dl.Why)
+}
+
+// TestRunnerDriverNodeDeleted: the node of a driver's pod deleted: the
+// driver's slot leaves the admission and the job fails, its driver lost
+// with its slot.
+func TestRunnerDriverNodeDeleted(t *testing.T) {
+	end := driverLostRun(t, func(c *fake.Clientset, pod string) {
+		ctx := context.Background()
+		p, err := c.CoreV1().Pods("default").Get(ctx, pod, metav1.GetOptions{})
+		require.NoError(t, err)
+		require.NoError(t, c.CoreV1().Nodes().Delete(ctx, p.Spec.NodeName, metav1.DeleteOptions{}))
+	})
+	var dl *admission.DriverLostError
+	require.ErrorAs(t, end.Err, &dl)
+	assert.Equal(t, "its slot was removed", dl.Why)
+}
+
+// TestRunnerDriverNotBound: a driver whose pod cannot be bound is lost:
+// its job fails at once instead of waiting for ever.
+func TestRunnerDriverNotBound(t *testing.T) {
+	c := fake.NewClientset()
+	kwokNodes(t, c, "k1", "k2", "k3", "k4")
+	c.PrependReactor("create", "pods", bindReactor(c, "k1", "k2", "k3", "k4"))
+	ctx := context.Background()
+	r, err := NewRunner(ctx, RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(1000, 1024)})
+	require.NoError(t, err)
+	now := time.Unix(0, 0)
+	require.NoError(t, r.Submit(now, floodJob(t, 1)))
+	stepSynced(t, r, c, now)
+	stepSynced(t, r, c, now.Add(100*time.Millisecond))
+	require.True(t, r.Done())
+	var dl *admission.DriverLostError
+	require.ErrorAs(t, r.Ends()[0].Err, &dl)
+	assert.Contains(t, dl.Why, "its pod could not be bound")
+}

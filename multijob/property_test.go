@@ -46,7 +46,13 @@ import (
 //   - who gets slots at an instant does not depend on the order of the
 //     jobs submitted at that instant;
 //   - every job ends: finished, killed, rejected (only the jobs made too
-//     large), or failed by its hard gang's timeout.
+//     large), or failed by its hard gang's timeout, or, once slots were
+//     removed, by the loss of its driver's slot or of the room it needs.
+//
+// A few slots of each mix are removed (a node lost: the tasks in them
+// fail over) and added again later (the node back); the invariants hold
+// across both, a removed slot is granted to no one until it is back, and
+// tasks are cancelled for a removal only in the jobs that ran in it.
 //
 // A failure names the seed and prints the mix and what happened; run
 // `go test ./multijob -run TestPropertyMixes -mixseed N -v` to replay one
@@ -101,7 +107,16 @@ type mix struct {
 	queues  []admission.QueueConfig
 	jobs    []mixJob
 	events  []mixEvent
-	desc    []string
+	// removals are slots taken out and added again (mixRemoval).
+	removals []mixRemoval
+	desc     []string
+}
+
+// mixRemoval takes slot id out of the cluster at at and adds it again at
+// back (if it is out then).
+type mixRemoval struct {
+	at, back time.Duration
+	id       slotpool.SlotID
 }
 
 func (m *mix) describe(format string, args ...any) {
@@ -256,6 +271,19 @@ func genMix(seed uint64) *mix {
 	return m
 }
 
+// genRemovals adds 0 to 3 slot removals to a mix, each followed by the
+// slot's return, from a random stream of their own (the rest of the mix
+// is what genMix makes of the seed).
+func (m *mix) genRemovals() {
+	rng := rand.New(rand.NewPCG(m.seed, 0x10575))
+	for range rng.IntN(4) {
+		rm := mixRemoval{at: time.Duration(rng.IntN(150)) * time.Millisecond, id: m.slots[rng.IntN(len(m.slots))].ID}
+		rm.back = rm.at + time.Duration(5+rng.IntN(60))*time.Millisecond
+		m.removals = append(m.removals, rm)
+		m.describe("slot %d removed at %v, back at %v", rm.id, rm.at, rm.back)
+	}
+}
+
 // driversIn is how many drivers the jobs of a queue may hold at once in
 // a mix: its maxRunningJobs, on a queue with maxRunningJobs 1, or 2 under
 // StateAware (its one starting job and one running), as those count the
@@ -365,6 +393,16 @@ type mixRun struct {
 	starts   map[string]time.Time // StartJob due
 	pending  []timedPreemption
 	deadline time.Time
+	// out are the slots removed and not back; lostIn, the jobs that ran
+	// tasks or a driver in a slot removed at this instant; removedAny:
+	// a slot was removed (jobs may fail for it from then on).
+	out        map[slotpool.SlotID]bool
+	lostIn     map[string]bool
+	changedNow bool
+	removedAny bool
+	// short: the jobs submitted while a slot was out (they may be
+	// rejected for it).
+	short map[string]bool
 	// instants records, per instant, each job's deployments and drivers.
 	instants []instant
 }
@@ -382,6 +420,7 @@ func newMixRun(m *mix, reverse bool) (*mixRun, error) {
 		job: map[string]*mixJob{}, prio: map[string]int{}, ended: map[string]multijob.JobEnd{}, killed: map[string]bool{},
 		running: map[taskKey]runningTask{}, slotJob: map[scheduler.SlotID]map[string]int{},
 		drivers: map[string]scheduler.SlotID{}, starts: map[string]time.Time{},
+		out: map[slotpool.SlotID]bool{}, lostIn: map[string]bool{}, short: map[string]bool{},
 	}
 	s, err := multijob.New(multijob.Config{Admission: admission.Config{Slots: m.slots, Queues: m.queues}})
 	if err != nil {
@@ -429,6 +468,15 @@ func (r *mixRun) next() (time.Time, bool) {
 			consider(t)
 		}
 	}
+	if len(r.ended) < len(r.m.jobs) {
+		for _, rm := range r.m.removals {
+			for _, d := range []time.Duration{rm.at, rm.back} {
+				if t := mixT0.Add(d); t.After(r.now) {
+					consider(t)
+				}
+			}
+		}
+	}
 	for _, t := range r.starts {
 		consider(t)
 	}
@@ -456,6 +504,7 @@ func (r *mixRun) inputs() (int, error) {
 	}
 	for _, j := range subs {
 		r.logf("submit %s", j.spec.Name)
+		r.short[j.spec.Name] = len(r.out) > 0
 		if err := r.s.Submit(r.now, j.spec); err != nil {
 			return 0, fmt.Errorf("submit %s: %w", j.spec.Name, err)
 		}
@@ -483,11 +532,14 @@ func (r *mixRun) inputs() (int, error) {
 			return 0, fmt.Errorf("event %+v: not a refusal: %w", ev, err)
 		}
 	}
+	if err := r.slotChanges(due); err != nil {
+		return 0, err
+	}
 	for _, name := range sortedKeys(r.starts) {
 		if r.starts[name].Equal(r.now) {
 			delete(r.starts, name)
 			r.logf("start %s", name)
-			if err := r.s.StartJob(r.now, name); err != nil && !(r.killed[name] && errors.Is(err, multijob.ErrJobEnded)) {
+			if err := r.s.StartJob(r.now, name); err != nil && !(r.killed[name] && errors.Is(err, multijob.ErrJobEnded)) && !r.endedByLoss(name, err) {
 				return 0, fmt.Errorf("start %s: %w", name, err)
 			}
 		}
@@ -501,7 +553,7 @@ func (r *mixRun) inputs() (int, error) {
 	sort.Slice(done, func(a, b int) bool { return r.running[done[a]].seq < r.running[done[b]].seq })
 	for _, k := range done {
 		r.stop(k)
-		if err := r.s.TaskFinished(r.now, k.job, k.task, k.attempt); err != nil && !(r.killed[k.job] && errors.Is(err, multijob.ErrJobEnded)) {
+		if err := r.s.TaskFinished(r.now, k.job, k.task, k.attempt); err != nil && !(r.killed[k.job] && errors.Is(err, multijob.ErrJobEnded)) && !r.endedByLoss(k.job, err) {
 			return 0, fmt.Errorf("task %d of %s finished: %w", k.task, k.job, err)
 		}
 	}
@@ -514,6 +566,61 @@ func (r *mixRun) inputs() (int, error) {
 		}
 	}
 	return len(subs), nil
+}
+
+// slotChanges removes and adds back the slots due at r.now: a removed
+// slot's tasks are gone (they never finish; their jobs hear of them as
+// failed over), and the jobs that ran in it are noted.
+func (r *mixRun) slotChanges(due func(time.Duration) bool) error {
+	clear(r.lostIn)
+	r.changedNow = false
+	for _, rm := range r.m.removals {
+		switch {
+		case due(rm.at) && !r.out[rm.id]:
+			for k, rt := range r.running {
+				if rt.slot == rm.id {
+					r.lostIn[k.job] = true
+					r.stop(k)
+				}
+			}
+			for job, slot := range r.drivers {
+				if slot == rm.id {
+					r.lostIn[job] = true
+					delete(r.starts, job) // its driver is gone: it never starts
+				}
+			}
+			r.logf("remove slot %d (tasks of %v in it)", rm.id, sortedKeys(r.lostIn))
+			if err := r.s.RemoveSlots(r.now, rm.id); err != nil {
+				return fmt.Errorf("remove slot %d: %w", rm.id, err)
+			}
+			r.out[rm.id], r.changedNow, r.removedAny = true, true, true
+		case due(rm.back) && r.out[rm.id]:
+			r.logf("add slot %d back", rm.id)
+			for _, sl := range r.m.slots {
+				if sl.ID == rm.id {
+					if err := r.s.AddSlots(r.now, sl); err != nil {
+						return fmt.Errorf("add slot %d: %w", rm.id, err)
+					}
+				}
+			}
+			delete(r.out, rm.id)
+			r.changedNow = true
+		}
+	}
+	return nil
+}
+
+// endedByLoss reports whether err refuses an input about a job that
+// ended within this instant, before the Ready that reports it, for slots
+// removed: the admission failed it (its driver's slot went, or it no
+// longer fits) or its pool did (a region no longer fits the cluster it
+// was told).
+func (r *mixRun) endedByLoss(job string, err error) bool {
+	if !r.removedAny || !(errors.Is(err, multijob.ErrJobEnded) || errors.Is(err, multijob.ErrNoDriverSlot)) {
+		return false
+	}
+	st, serr := r.s.Status(job)
+	return serr == nil && (st.Admission.Terminal() || st.End != nil)
 }
 
 // stop forgets a running task.
@@ -652,6 +759,9 @@ func (r *mixRun) apply(rd multijob.Ready, pre snapshot) (map[string]int, error) 
 			gaveBack[rl.Slot] = true
 		}
 		for _, d := range jr.Deploy {
+			if r.out[d.Slot] {
+				return nil, fmt.Errorf("slot %d: task %d of %s deployed in a slot removed", d.Slot, d.Task, jr.Job)
+			}
 			for other := range r.slotJob[d.Slot] {
 				if other != jr.Job {
 					return nil, fmt.Errorf("slot %d: task %d of %s deployed beside running tasks of %s", d.Slot, d.Task, jr.Job, other)
@@ -683,6 +793,9 @@ func (r *mixRun) apply(rd multijob.Ready, pre snapshot) (map[string]int, error) 
 		switch ev.Kind {
 		case admission.DriverGranted:
 			r.logf("driver of %s in slot %d", ev.Job, ev.Slot)
+			if r.out[ev.Slot] {
+				return nil, fmt.Errorf("slot %d: driver of %s granted a slot removed", ev.Slot, ev.Job)
+			}
 			if len(r.slotJob[ev.Slot]) > 0 {
 				return nil, fmt.Errorf("slot %d: driver of %s granted beside running tasks of %v", ev.Slot, ev.Job, r.slotJob[ev.Slot])
 			}
@@ -807,7 +920,7 @@ func (r *mixRun) checkEndsDecided() error {
 // ended, or a preemption took its slots at once, or a timed preemption
 // fell due whose reason still held.
 func (r *mixRun) checkCancel(job string, rd multijob.Ready, pre snapshot, endedNow map[string]bool) error {
-	if endedNow[job] || r.killed[job] {
+	if endedNow[job] || r.killed[job] || r.lostIn[job] {
 		return nil
 	}
 	for _, ev := range rd.Events {
@@ -852,7 +965,7 @@ func (r *mixRun) shares(queue string) map[string]int {
 			active = append(active, name)
 		}
 	}
-	total, weight := len(r.m.slots), 0
+	total, weight := len(r.m.slots)-len(r.out), 0
 	for _, n := range active {
 		weight += r.prio[n]
 	}
@@ -888,7 +1001,7 @@ func (r *mixRun) shares(queue string) map[string]int {
 // its share took slots while a job below its share waits for a region
 // those slots complete.
 func (r *mixRun) checkFairShare(rd multijob.Ready, pre snapshot, got map[string]int) error {
-	if !r.m.uniform {
+	if !r.m.uniform || r.changedNow {
 		return nil
 	}
 	for _, qc := range r.m.queues {
@@ -985,12 +1098,16 @@ func (r *mixRun) run() error {
 				name, st.Admission, st.Granted, st.Scheduler.Waiting, st.Scheduler.Deployed, r.held(), r.drivers)
 		}
 		var gt *admission.GangTimeoutError
+		var dl *admission.DriverLostError
+		var cl *admission.CapacityLostError
+		var nr *slotpool.NoResourceAvailableError // a region its pool, told the smaller cluster, found too large
+		lost := r.removedAny && (errors.As(end.Err, &dl) || errors.As(end.Err, &cl) || errors.As(end.Err, &nr))
 		switch {
-		case j.oversized != (end.Outcome == multijob.Rejected):
+		case j.oversized != (end.Outcome == multijob.Rejected) && !(r.short[name] && end.Outcome == multijob.Rejected):
 			return fmt.Errorf("job %s (oversized %v) ended %v: %v", name, j.oversized, end.Outcome, end.Err)
 		case end.Outcome == multijob.Killed && !r.killed[name]:
 			return fmt.Errorf("job %s killed by no kill: %v", name, end.Err)
-		case end.Outcome == multijob.Failed && !(errors.As(end.Err, &gt) && j.spec.Gang != nil && j.spec.Gang.Hard):
+		case end.Outcome == multijob.Failed && !lost && !(errors.As(end.Err, &gt) && j.spec.Gang != nil && j.spec.Gang.Hard):
 			return fmt.Errorf("job %s failed: %v", name, end.Err)
 		}
 	}
@@ -1000,8 +1117,11 @@ func (r *mixRun) run() error {
 // runSeed runs a seed's mix, and again with the jobs of each instant
 // submitted in reverse order; it returns the first violation and what
 // to print with it.
-func runSeed(seed uint64) (report string, err error) {
+func runSeed(seed uint64, removals bool) (report string, err error) {
 	m := genMix(seed)
+	if removals {
+		m.genRemovals()
+	}
 	r, err := newMixRun(m, false)
 	if err != nil {
 		return strings.Join(m.desc, "\n"), err
@@ -1060,7 +1180,15 @@ func mapsEqual(a, b map[string]int) bool {
 // breaks a rule in, with what the check reports. They are run like the
 // others, and must still fail that way: a fix of the admission shows here
 // (remove the seed then).
-var knownViolations = map[uint64]string{}
+var knownViolations = map[uint64]string{
+	// j1 (priority 106) and j5 (1644) on a fifo queue that preempts after
+	// 25 ms, with a slot removed and back before: fifo grants j1's
+	// restarted region the free slots first, j5 preempts them, its claim
+	// is given up when j1's tasks end before the timeout, and fifo grants
+	// the slots to j1 again, for ever. The slot removal only leads the mix
+	// there (the run without it takes another path).
+	8158: "still running at",
+}
 
 // TestPropertyMixes runs propMixes random mixes (see the top of the
 // file) and checks the rules after every Ready.
@@ -1075,7 +1203,7 @@ func TestPropertyMixes(t *testing.T) {
 	}
 	failures := 0
 	for _, seed := range seeds {
-		report, err := runSeed(seed)
+		report, err := runSeed(seed, true)
 		if *mixSeed != 0 {
 			t.Logf("seed %d:\n%s", seed, report)
 		}
@@ -1119,7 +1247,7 @@ var regressionSeeds = []struct {
 func TestPropertyMixesRegressions(t *testing.T) {
 	for _, r := range regressionSeeds {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
-			report, err := runSeed(r.seed)
+			report, err := runSeed(r.seed, false) // the case as it was found, without slots removed
 			require.NoError(t, err, "%s\n%s", r.what, report)
 		})
 	}

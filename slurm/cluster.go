@@ -249,6 +249,7 @@ func (c *slurmCluster) end(now time.Time, j *clusterJob, to admission.JobState, 
 	}
 	from := j.state
 	j.state, j.err = to, err
+	c.auditUnasked(now, j)
 	j.wants = nil
 	j.core.shutdown(false)
 	reason := "ended"
@@ -256,6 +257,26 @@ func (c *slurmCluster) end(now time.Time, j *clusterJob, to admission.JobState, 
 		reason = err.Error()
 	}
 	c.event(now, j, from, reason)
+}
+
+// auditUnasked audits, as refused, the priority changes of a job that
+// ends before any of them was asked of one of its Slurm jobs (each
+// Slurm job still had a change of its own awaiting its audit, or there
+// was none yet): every change asked for is audited once, asked or not.
+func (c *slurmCluster) auditUnasked(now time.Time, j *clusterJob) {
+	if c.cfg.Auditor == nil {
+		return
+	}
+	ended := j.state.String()
+	if j.state == admission.JobCompleted {
+		ended = "finished"
+	}
+	for _, w := range j.wants {
+		if len(w.done) == 0 {
+			c.cfg.Auditor(AuditRecord{At: now, Principal: w.by, RuntimeJob: j.name, New: w.priority,
+				Reason: fmt.Sprintf("not asked of Slurm: job %s %s first", j.name, ended)})
+		}
+	}
 }
 
 // refused fails the jobs whose Cores refused an ask (it can never fit,

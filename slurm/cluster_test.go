@@ -409,6 +409,26 @@ func TestClusterTwoPriorityChangesAtOneInstant(t *testing.T) {
 	})
 }
 
+// A change still waiting for the audit of the one before when its job
+// ends is audited as refused, never dropped: every change asked for is
+// audited once.
+func TestClusterPriorityNotAskedBeforeTheEndIsAudited(t *testing.T) {
+	r := priorityRig(t)
+	r.at(time.Second)
+	require.NoError(t, r.s.SetPriority(r.now, root, "etl", 500))
+	require.NoError(t, r.s.SetPriority(r.now, alice, "etl", 700))
+	cmds := r.cl.Commands()
+	require.Len(t, cmds, 1, "the second waits for the first's audit")
+	r.at(2 * time.Second)
+	require.NoError(t, r.s.Kill(r.now, root, "etl"))
+	assert.Equal(t, []AuditRecord{{At: t0.Add(2 * time.Second), Principal: "alice", RuntimeJob: "etl", New: 700,
+		Reason: "not asked of Slurm: job etl failed first"}}, r.audit)
+	r.priorityDone(cmds, nil)
+	r.observe()
+	require.Len(t, r.audit, 2, "the change asked is audited as before")
+	assert.Equal(t, int64(500), r.audit[1].New)
+}
+
 // drained is the recorded partition "low" with node n4 drained.
 func drained(t *testing.T) partition {
 	t.Helper()

@@ -7,8 +7,8 @@ type AuditRecord struct {
 	At time.Time
 	// Principal is the user the change ran as.
 	Principal string
-	// Job is the Slurm job; RuntimeJob the job it allocates for
-	// ("" if none).
+	// Job is the Slurm job (0 for a change never asked of Slurm: the job
+	// ended first); RuntimeJob the job it allocates for ("" if none).
 	Job        JobID
 	RuntimeJob string
 	// Old is the priority last observed (0 if none yet), New the one

@@ -189,7 +189,7 @@ func (p *picture) layoutGroups(stats *colorStats) *aggView {
 func (p *picture) holdKey(v *aggView, region, vertex, job int32) int {
 	name := v.stats.vertices.names[vertex]
 	if p.colors.byJob {
-		name = v.stats.jobs.names[job]
+		name = p.colors.ofJob(v.stats.jobs.names[job])
 	}
 	return p.colors.slot(p.colors.keyOf(int(region), name)) % v.keys
 }
@@ -346,11 +346,8 @@ func (p *picture) aggLegend(v *aggView, agg *aggregator) []legendEntry {
 // colours' note.
 func (p *picture) aggNotes(v *aggView, agg *aggregator) {
 	what := "region"
-	switch {
-	case p.colors.byJob:
-		what = "job"
-	case !p.colors.byRegion:
-		what = "job vertex"
+	if !p.colors.byRegion {
+		what, _ = p.colors.what()
 	}
 	note := fmt.Sprintf("%d task attempts on %d slots are too many for one bar each: each row is a group of %d slots, "+
 		"filled to the share of them held over time, in the colour of the %s of the task that took the slot.", agg.attempts, p.tl.Slots, v.size, what)

@@ -3,6 +3,7 @@ package timeline
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -17,16 +18,17 @@ var palette = []string{"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#
 const otherColor = "#c9c9c9"
 
 // colorKeys maps events to colours: by region, or by a name — the job
-// vertex (vertex mode) or the job (job mode) — with the most frequent
-// names coloured and the rest grey.
+// vertex (vertex mode), the job (job mode) or the job's queue (queue
+// mode) — with the most frequent names coloured and the rest grey.
 type colorKeys struct {
 	byRegion bool
-	byJob    bool           // names are jobs; drivers are drawn apart
-	regions  int            // regions in the legend (region mode)
-	vertex   map[string]int // name -> key (vertex and job modes)
-	names    []string       // legend label per key (vertex and job modes)
-	other    int            // key of the names without a colour of their own, or -1
-	title    string         // what the colours stand for
+	byJob    bool              // names are jobs, or their queues; drivers are drawn apart
+	queues   map[string]string // job -> queue: the names are queues (queue mode), nil otherwise
+	regions  int               // regions in the legend (region mode)
+	vertex   map[string]int    // name -> key (vertex, job and queue modes)
+	names    []string          // legend label per key (vertex, job and queue modes)
+	other    int               // key of the names without a colour of their own, or -1
+	title    string            // what the colours stand for
 	note     string
 }
 
@@ -38,18 +40,51 @@ func vertexOf(task string) string {
 	return task
 }
 
-// nameOf is what an event's colour stands for in vertex or job mode.
+// nameOf is what an event's colour stands for in vertex, job or queue
+// mode.
 func (c *colorKeys) nameOf(e runfile.Event) string {
 	if c.byJob {
-		return e.Job
+		return c.ofJob(e.Job)
 	}
 	return vertexOf(e.Task)
 }
 
+// ofJob is the name a job's colour stands for in job or queue mode: the
+// job, or its queue.
+func (c *colorKeys) ofJob(job string) string {
+	if c.queues != nil {
+		return c.queues[job]
+	}
+	return job
+}
+
+// checkQueues checks that every job of the timeline (its Jobs, and the
+// jobs of its events in st) has a queue in tl.JobQueues.
+func checkQueues(tl Timeline, st *colorStats) error {
+	for _, jobs := range [][]string{tl.Jobs, st.jobs.names} {
+		for _, j := range jobs {
+			if _, ok := tl.JobQueues[j]; !ok {
+				return &JobQueueError{Job: j, Jobs: slices.Sorted(maps.Keys(tl.JobQueues))}
+			}
+		}
+	}
+	return nil
+}
+
 // newColorKeys decides the colours of a timeline from what its events
-// name (st, gathered from them in order).
-func newColorKeys(tl Timeline, st *colorStats) colorKeys {
-	c := colorKeys{other: -1, byJob: tl.ColorBy == ColorByJob}
+// name (st, gathered from them in order). Coloured by queue, a job
+// without a queue is an error.
+func newColorKeys(tl Timeline, st *colorStats) (colorKeys, error) {
+	c := colorKeys{other: -1, byJob: tl.ColorBy == ColorByJob || tl.ColorBy == ColorByQueue}
+	if tl.ColorBy == ColorByQueue {
+		if err := checkQueues(tl, st); err != nil {
+			return c, err
+		}
+		c.queues = tl.JobQueues
+		if c.queues == nil { // a run without jobs
+			c.queues = map[string]string{}
+		}
+	}
 	regions := max(tl.Regions, st.regions)
 	type named struct {
 		name         string
@@ -70,10 +105,13 @@ func newColorKeys(tl Timeline, st *colorStats) colorKeys {
 	if c.byJob {
 		from = &st.jobs
 		for _, j := range tl.Jobs { // the jobs given first, in their order
-			add(j)
+			add(c.ofJob(j))
 		}
 	}
 	for i, name := range from.names { // then in order of appearance
+		if c.byJob {
+			name = c.ofJob(name)
+		}
 		add(name).count += from.counts[i]
 	}
 	switch tl.ColorBy {
@@ -88,12 +126,9 @@ func newColorKeys(tl Timeline, st *colorStats) colorKeys {
 		if regions > len(palette) {
 			c.note = fmt.Sprintf("Colours repeat every %d regions; %d regions in all.", len(palette), regions)
 		}
-		return c
+		return c, nil
 	}
-	what, others := "job vertex", "vertices"
-	if c.byJob {
-		what, others = "job", "jobs"
-	}
+	what, others := c.what()
 	c.title = "colour = " + what + ":"
 	keep := names
 	if len(names) > len(palette) {
@@ -115,7 +150,19 @@ func newColorKeys(tl Timeline, st *colorStats) colorKeys {
 	if regions > 1 && !c.byJob {
 		c.note = fmt.Sprintf("%d regions in all.", regions)
 	}
-	return c
+	return c, nil
+}
+
+// what says what the colours of vertex, job or queue mode stand for, one
+// and several.
+func (c *colorKeys) what() (one, several string) {
+	switch {
+	case c.queues != nil:
+		return "queue", "queues"
+	case c.byJob:
+		return "job", "jobs"
+	}
+	return "job vertex", "vertices"
 }
 
 // of returns the colour key of an event's task.
@@ -188,8 +235,6 @@ func (c *colorKeys) legendName(k int) string {
 	if k < len(c.names) {
 		return c.names[k]
 	}
-	if c.byJob {
-		return "other jobs"
-	}
-	return "other vertices"
+	_, several := c.what()
+	return "other " + several
 }

@@ -1,8 +1,9 @@
 // Package timeline draws the run of a simulator (package simulator) as an
-// SVG picture from its trace events (package runfile): slots on the vertical axis, virtual time on the horizontal
-// one, one bar per task attempt from its deploy to its finish, failure or
-// cancellation, coloured by pipelined region, job vertex or job, with the
-// requests that wait for a slot, the admission's marks and, for a
+// SVG picture from its trace events (package runfile): slots on the
+// vertical axis, virtual time on the horizontal one, one bar per task
+// attempt from its deploy to its finish, failure or cancellation,
+// coloured by pipelined region, job vertex, job or the job's queue, with
+// the requests that wait for a slot, the admission's marks and, for a
 // deadlock, what every slot holds when nothing can move any more. Runs of
 // more than a few thousand task attempts are drawn as slot use over time
 // per group of slots, at a size that does not grow with the run.

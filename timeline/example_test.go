@@ -2,8 +2,12 @@ package timeline_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/region"
@@ -95,4 +99,31 @@ func ExampleRecorder() {
 	fmt.Println(len(res.Events), bytes.Count(trace.Bytes(), []byte("\n")) == res.TraceEvents, bytes.HasPrefix(svg.Bytes(), []byte("<svg ")))
 	// Output:
 	// 0 true true
+}
+
+// Two teams' jobs drawn coloured by queue: one colour per queue, the
+// queue names in the legend. A job the map lacks is an error naming it.
+func Example_colorByQueue() {
+	var events []runfile.Event
+	for slot, job := range []string{"etl", "report", "adhoc"} {
+		events = append(events,
+			runfile.Event{At: 0, Kind: runfile.Deploy, Job: job, Task: "A#0", Region: 0, Slot: slot},
+			runfile.Event{At: time.Second, Kind: runfile.Finish, Job: job, Task: "A#0", Region: 0, Slot: slot})
+	}
+	tl := timeline.Timeline{Title: "two teams", Slots: 3, Makespan: time.Second, Events: events,
+		Verdict: runfile.Finished, Reason: "finished", ColorBy: timeline.ColorByQueue,
+		JobQueues: map[string]string{"etl": "root.prod.etl", "report": "root.prod.etl", "adhoc": "root.adhoc"}}
+	var svg bytes.Buffer
+	if err := timeline.WriteSVG(&svg, tl); err != nil {
+		panic(err)
+	}
+	fmt.Println(strings.Count(svg.String(), ">root.prod.etl</text>"), strings.Count(svg.String(), ">root.adhoc</text>"))
+
+	delete(tl.JobQueues, "adhoc")
+	err := timeline.WriteSVG(io.Discard, tl)
+	var missing *timeline.JobQueueError
+	fmt.Println(errors.As(err, &missing), missing.Job)
+	// Output:
+	// 1 1
+	// true adhoc
 }

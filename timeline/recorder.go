@@ -87,7 +87,10 @@ func (r *Recorder) WriteSVG(w io.Writer, tl Timeline) error {
 	}
 	tl.Events = nil
 	tl.Slots = max(tl.Slots, r.slots)
-	pic := newPicture(tl, &r.stats)
+	pic, err := newPicture(tl, &r.stats)
+	if err != nil {
+		return err
+	}
 	pic.marks = r.marks
 	if err := pic.aggregate(aggSource{agg: r.agg, replay: r.spool.replay}); err != nil {
 		return err

@@ -58,8 +58,15 @@ type Timeline struct {
 	// Jobs lists the job names of a run of several jobs in the order
 	// their colours and legend entries take under ColorByJob (every job
 	// gets a legend entry, even one that never got a slot); jobs of the
-	// events not listed follow in order of appearance.
+	// events not listed follow in order of appearance. Under ColorByQueue
+	// their queues come first, in the order of their first job.
 	Jobs []string
+	// JobQueues maps every job to the queue it was submitted to (the
+	// leaf queue, its hierarchical name as given: "root.prod.etl") for
+	// ColorByQueue; the key is runfile.Event.Job, "" for the one job of
+	// a run of one job. Under ColorByQueue a job of the events or of Jobs
+	// missing from it is an error (*JobQueueError); other modes ignore it.
+	JobQueues map[string]string
 }
 
 // ColorBy says what the colours of a timeline stand for.
@@ -81,7 +88,37 @@ const (
 	// (task runfile.DriverTask) drawn hatched in their job's colour and
 	// labelled.
 	ColorByJob
+	// ColorByQueue colours by the queue of each job (Timeline.JobQueues),
+	// for the tenants of a shared cluster: one colour per queue with the
+	// queue names in the legend (the most frequent queues get colours,
+	// the rest grey), and drivers drawn hatched in their queue's colour
+	// as under ColorByJob.
+	ColorByQueue
 )
+
+// JobQueueError is the error of a picture coloured by queue
+// (ColorByQueue) when Timeline.JobQueues lacks a job the events or
+// Timeline.Jobs name.
+type JobQueueError struct {
+	// Job is the job without a queue ("" for the one job of a run of
+	// one job).
+	Job string
+	// Jobs are the jobs JobQueues maps, sorted.
+	Jobs []string
+}
+
+// Error names the job without a queue and the jobs JobQueues maps.
+func (e *JobQueueError) Error() string {
+	const shown = 10 // the jobs mapped the message names
+	names := strings.Join(e.Jobs[:min(len(e.Jobs), shown)], ", ")
+	if len(e.Jobs) > shown {
+		names += fmt.Sprintf(" and %d more", len(e.Jobs)-shown)
+	}
+	if len(e.Jobs) == 0 {
+		names = "none"
+	}
+	return fmt.Sprintf("timeline: job %q has no queue in Timeline.JobQueues (ColorByQueue); the jobs it maps: %s", e.Job, names)
+}
 
 // StreamWindow is how far the picture of a stream (runfile.Steady) draws
 // past the run's last event: the stream runs on beyond it.
@@ -133,7 +170,10 @@ func WriteSVG(w io.Writer, tl Timeline) error {
 		}
 		stats.observe(e)
 	}
-	pic := newPicture(tl, &stats)
+	pic, err := newPicture(tl, &stats)
+	if err != nil {
+		return err
+	}
 	for _, e := range tl.Events {
 		pic.marks.observe(e)
 	}
@@ -180,13 +220,19 @@ type line struct {
 	bold       bool
 }
 
-func newPicture(tl Timeline, stats *colorStats) *picture {
+// newPicture starts the picture of tl, whose events (so far) stats
+// gathered: its colours and its header. A job without a queue under
+// ColorByQueue is an error (*JobQueueError).
+func newPicture(tl Timeline, stats *colorStats) (*picture, error) {
 	p := &picture{tl: tl, deadlock: tl.Verdict == runfile.Deadlock, span: tl.Makespan, end: tl.Makespan}
 	if tl.Verdict == runfile.Steady {
 		p.stream, p.span = true, tl.Makespan+StreamWindow
 		p.end = p.span
 	}
-	p.colors = newColorKeys(tl, stats)
+	var err error
+	if p.colors, err = newColorKeys(tl, stats); err != nil {
+		return nil, err
+	}
 	textW := canvasW - 2*margin
 	for _, l := range wrapText(tl.Title, 18, true, textW) {
 		p.header = append(p.header, line{l, "#111", 18, true})
@@ -206,7 +252,7 @@ func newPicture(tl Timeline, stats *colorStats) *picture {
 		y += l.size * 1.4
 	}
 	p.top = y + 34 // room for the marker of the deadlock and the column title
-	return p
+	return p, nil
 }
 
 // deadlockTail is the fraction of the run (one over it) a deadlock's
@@ -811,7 +857,8 @@ func (p *picture) countBars(bars []span) barCounts {
 func (p *picture) detailLegend(rows detailRows, d detailSpans, c barCounts) []legendEntry {
 	entries := p.colors.legend()
 	if c.drivers > 0 && p.timeW > 0 {
-		entries = append(entries, legendEntry{fill: "#bbbbbb", stroke: "#777", pattern: "url(#driver)", label: "driver (job master) in its job's colour"})
+		what, _ := p.colors.what()
+		entries = append(entries, legendEntry{fill: "#bbbbbb", stroke: "#777", pattern: "url(#driver)", label: "driver (job master) in its " + what + "'s colour"})
 	}
 	if c.stalled > 0 && p.timeW > 0 {
 		entries = append(entries, legendEntry{fill: "#e4e4e4", pattern: "url(#held)", label: "holds its slot without progress (held while waiting)"})
@@ -880,7 +927,7 @@ func (p *picture) keptBar(k keptSpan, y0 float64) {
 	wd := math.Max(x1-x0, 1.5)
 	color := "#555"
 	if p.colors.byJob {
-		color = p.colors.color(p.colors.keyOf(runfile.NoRegion, k.job))
+		color = p.colors.color(p.colors.keyOf(runfile.NoRegion, p.colors.ofJob(k.job)))
 	}
 	title := fmt.Sprintf("slot %d %s: %s - %s", k.slot, keptText(k), formatMillis(k.from), formatMillis(k.to))
 	if k.open {
@@ -937,7 +984,7 @@ func (p *picture) holdsText(b span) string {
 }
 
 // isDriver reports whether a bar is a job's driver (drawn apart under
-// ColorByJob).
+// ColorByJob and ColorByQueue).
 func (p *picture) isDriver(b span) bool {
 	return p.colors.byJob && b.task == runfile.DriverTask && b.region == runfile.NoRegion
 }

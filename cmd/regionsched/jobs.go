@@ -44,6 +44,7 @@ type jobsRun struct {
 	ties        simulator.TieOrder
 	traceFile   string
 	svgFile     string
+	color       runcli.ColorBy // --color-by
 	slots       []resource.Count
 	cluster     *runfile.Cluster // nil for --slots
 	clusterPath string
@@ -131,7 +132,7 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 		res, without    *simulator.Result
 		per, perWithout []simulator.JobResult
 	)
-	err = streamRun(c, r.traceFile, pic, func(onEvent func(runfile.Event)) error {
+	err = streamRun(c, r.traceFile, recorderEvent(pic), func(onEvent func(runfile.Event)) error {
 		cfg.OnEvent, cfg.Detail = onEvent, pic != nil
 		var err error
 		if cfg.Speculation.Enabled {
@@ -148,7 +149,7 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 		return err
 	}
 	if pic != nil {
-		if err := writePicture(c, r.svgFile, pic, r.timeline(res, per, queues, pic, hasDrivers(jobs))); err != nil {
+		if err := writePicture(c, r.svgFile, pic, r.timeline(res, jobs, per, queues, pic, hasDrivers(jobs))); err != nil {
 			return err
 		}
 	}
@@ -340,10 +341,10 @@ func jobOutcome(j simulator.JobResult) string {
 }
 
 // timeline is the picture of a run of several jobs (drawn from pic): one
-// row per slot, one colour per job, drivers hatched (drivers: some job has
-// one); its title says how the jobs were admitted as the summary does
-// (admissionText).
-func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult, queues []admission.QueueConfig, pic *timeline.Recorder, drivers bool) timeline.Timeline {
+// row per slot, one colour per job unless --color-by says otherwise,
+// drivers hatched (drivers: some job has one); its title says how the
+// jobs were admitted as the summary does (admissionText).
+func (r *jobsRun) timeline(res *simulator.Result, jobs []runfile.Job, per []simulator.JobResult, queues []admission.QueueConfig, pic *timeline.Recorder, drivers bool) timeline.Timeline {
 	names := make([]string, len(per))
 	var waits []string
 	for i, j := range per {
@@ -370,12 +371,14 @@ func (r *jobsRun) timeline(res *simulator.Result, per []simulator.JobResult, que
 	if len(per) <= 12 {
 		subtitle += "; " + strings.Join(waits, "; ")
 	}
-	return timeline.Timeline{
+	tl := timeline.Timeline{
 		Title:    fmt.Sprintf("%s — %s, %s policy, %s, %s", count(len(per), "job"), r.mode, r.policy, r.admissionText(queues), count(res.Slots, "slot")),
 		Subtitle: subtitle,
 		Slots:    timelineRows(res, pic), Makespan: res.Makespan,
 		Verdict: res.Verdict, Reason: res.Reason, ColorBy: timeline.ColorByJob, Jobs: names, Progress: true,
 	}
+	r.color.Apply(&tl, jobs)
+	return tl
 }
 
 // applySpeculation checks the flags of speculation and stragglers and

@@ -27,7 +27,7 @@ import (
 func newRunCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 	o := &runOptions{}
 	c := &cobra.Command{
-		Use:   "run (--slurm | --kubernetes) [--mode M] [--partition P] [--queue-partition Q=P ...] [--trace FILE] JOB [JOB ...]",
+		Use:   "run (--slurm | --kubernetes) [--mode M] [--partition P] [--queue-partition Q=P ...] [--trace FILE] [--svg FILE] [--color-by C] JOB [JOB ...]",
 		Short: "Run jobs for real on a Slurm cluster: every region's bulk an allocation, every task a job step",
 		Long: `run executes job files on a Slurm cluster (the one SLURM_CONF names, or --slurm-conf).
 The jobs share the cluster through the multi-job scheduler with Slurm as its admission:
@@ -48,7 +48,8 @@ one when it is back (with the outage's length), an allocation pending for more t
 with Slurm's reason, and a summary of the outages at the end. A region that can no
 longer fit (its partition's nodes drained or down) fails its job at once, naming the
 nodes. The trace (--trace) has the format of simulate --trace, in real milliseconds since
-the start.
+the start; --svg draws it as simulate --svg does, coloured by job (by region for one
+job) or as --color-by says: region, vertex, job or queue.
 
 With --kubernetes, the jobs run as pods on a Kubernetes cluster instead: regionsched runs
 the program regionsched-kubernetes (beside it, or on PATH) with the same arguments, and
@@ -93,6 +94,7 @@ func (o *runOptions) run(c *cobra.Command, args []string, stdin io.Reader, mode 
 		return badInput(errors.New("run needs a backend: --slurm or --kubernetes (simulate runs in virtual time)"))
 	}
 	return o.flags.Execute(c, args, stdin, runcli.Backend{
+		Name:        "Slurm",
 		MaxPriority: slurm.MaxPriority,
 		Check: func() error {
 			if o.cfg.TimeLimit < 0 {

@@ -21,6 +21,7 @@ func TestSlurmRunCommand(t *testing.T) {
 	conf := slurmtest.Require(t)
 	trace := filepath.Join(t.TempDir(), "trace.jsonl")
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	svg := filepath.Join(t.TempDir(), "run.svg")
 	if os.Geteuid() != 0 {
 		slurmtest.Missing(t, "needs root to submit as nobody (runuser)")
 	}
@@ -35,7 +36,7 @@ func TestSlurmRunCommand(t *testing.T) {
 {"t": 600, "event": "set-priority", "job": "flip119-example", "priority": 12345, "by": "root"}
 `)
 	res := execCLI(t, "", "run", "--slurm", "--slurm-conf", conf, "--user", "nobody", "--mode", "pointwise-pipelined-only", "--duration-scale", "0.5",
-		"--trace", trace, "--events", events, "--audit", audit, flip119Path)
+		"--trace", trace, "--events", events, "--audit", audit, "--svg", svg, "--color-by", "queue", flip119Path)
 	require.Equal(t, exitOK, res.code, res.stderr)
 	assert.Contains(t, res.stdout, "job flip119-example: finished at")
 	assert.Contains(t, res.stdout, "finished: every job")
@@ -56,6 +57,14 @@ func TestSlurmRunCommand(t *testing.T) {
 	assert.Equal(t, 12, kinds["deploy"])
 	assert.Equal(t, 12, kinds["finish"])
 	assert.Positive(t, kinds["release"])
+	// the picture of the run, coloured by the job's queue: root.default
+	data, err = os.ReadFile(svg)
+	require.NoError(t, err)
+	texts, _ := svgTexts(t, string(data))
+	assert.Equal(t, "colour = queue:", colourTitle(t, texts))
+	assert.Contains(t, texts, "root.default")
+	assert.Contains(t, texts, "1 job on Slurm")
+	assert.Equal(t, 12, strings.Count(string(data), "<title>flip119-example:"), "a bar per task, named with its job")
 
 	data, err = os.ReadFile(audit)
 	require.NoError(t, err)

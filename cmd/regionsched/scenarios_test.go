@@ -19,11 +19,12 @@ import (
 // say of them.
 
 // scenarioRun is one command of a scenario's README, run: its result,
-// its trace and its audit lines (none without --audit).
+// its trace, its audit lines (none without --audit) and its picture.
 type scenarioRun struct {
 	res   cliResult
 	trace []admissionEvent
 	audit []string
+	svg   string
 }
 
 // scenarioCommandRE is a command line of a scenario README's sh block,
@@ -46,13 +47,13 @@ func runScenario(t *testing.T, name string) map[string]scenarioRun {
 			continue
 		}
 		var args []string
-		var picture, audit string
+		var picture, svg, audit string
 		for _, f := range strings.Fields(m[1]) {
 			switch {
 			case strings.HasPrefix(f, "out/"):
 				f = filepath.Join(dir, strings.TrimPrefix(f, "out/"))
 				if strings.HasSuffix(f, ".svg") {
-					picture = strings.TrimSuffix(filepath.Base(f), ".svg")
+					picture, svg = strings.TrimSuffix(filepath.Base(f), ".svg"), f
 				}
 				if strings.HasSuffix(f, ".jsonl") {
 					audit = f
@@ -72,6 +73,9 @@ func runScenario(t *testing.T, name string) map[string]scenarioRun {
 		run := scenarioRun{res: res, trace: readAdmissionTrace(t, trace)}
 		if audit != "" {
 			run.audit = readLines(t, audit)
+		}
+		if data, err := os.ReadFile(svg); err == nil { // none when the run failed before drawing
+			run.svg = string(data)
 		}
 		runs[picture] = run
 	}
@@ -413,6 +417,13 @@ func TestScenarioTenants(t *testing.T) {
 	with := runs["tenants-guaranteed"]
 	require.Equal(t, 0, with.res.code, with.res.stdout)
 	assert.Contains(t, with.res.stdout, "queues root.small fifo guaranteed 2, root.big fifo guaranteed 6, any other queue fifo")
+	// its picture is coloured by queue: the teams, not their jobs
+	texts, _ := svgTexts(t, with.svg)
+	assert.Equal(t, "colour = queue:", colourTitle(t, texts))
+	assert.Subset(t, texts, []string{small, big})
+	assert.NotContains(t, texts, "big-etl")
+	texts, _ = svgTexts(t, none.svg)
+	assert.Equal(t, "colour = job:", colourTitle(t, texts), "without guarantees the picture is by job")
 	for at := int64(0); at < arrival; at += 100 {
 		assert.Equal(t, map[string]int{small: 8}, queueHoldingAt(with.trace, at, jobs), "the burst borrows the idle cluster at %d ms", at)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/internal/plural"
+	"github.com/regionsched/regionsched/internal/runcli"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/runfile"
@@ -23,7 +24,7 @@ import (
 func newSimulateCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 	f := &simulateFlags{mode: mode}
 	c := &cobra.Command{
-		Use:   "simulate [--mode M] (--slots N | --cluster CLUSTER) [--policy region|eager] [--queue-policy P] [--seed S] [--ties order|seeded] [--trace FILE] [--svg FILE] [--fail ID#i@MS ...] [--stragglers P] [--speculation ...] JOB [JOB ...]",
+		Use:   "simulate [--mode M] (--slots N | --cluster CLUSTER) [--policy region|eager] [--queue-policy P] [--seed S] [--ties order|seeded] [--trace FILE] [--svg FILE] [--color-by C] [--fail ID#i@MS ...] [--stragglers P] [--speculation ...] JOB [JOB ...]",
 		Short: "Run one job, or several jobs on one cluster, in virtual time on the example executor",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -53,6 +54,7 @@ type simulateFlags struct {
 	auditFile  string
 	share      float64
 	sharing    bool
+	colorBy    string
 }
 
 // register adds the flags of the simulate command to c.
@@ -64,6 +66,7 @@ func (f *simulateFlags) register(c *cobra.Command) {
 	c.Flags().StringVar(&f.tiesName, "ties", "order", "order of simultaneous events (the tasks of a wave ending together): order (as scheduled: of the tasks ending together, the one whose end was scheduled first, usually the one deployed first) or seeded (an order the seed draws: each seed tries another interleaving); case-insensitive")
 	c.Flags().StringVar(&f.traceFile, "trace", "", "write the trace as JSON Lines to FILE (- for standard output; the summary then goes to standard error)")
 	c.Flags().StringVar(&f.svgFile, "svg", "", "draw the timeline as SVG to FILE (- for standard output; the summary then goes to standard error)")
+	c.Flags().StringVar(&f.colorBy, "color-by", "auto", runcli.ColorByHelp)
 	c.Flags().StringArrayVar(&f.fails, "fail", nil, "make the first attempt of subtask ID#i fail after MS ms of progress (ID#i@MS, repeatable; one job only)")
 	c.Flags().StringVar(&f.queuePol, "queue-policy", "fifo", "several jobs: the policy of every queue the cluster file does not configure: fifo, priority, fairshare (or fair) or stateaware; case-insensitive. With one job file it runs that job through the admission too")
 	c.Flags().StringVar(&f.eventsFile, "events", "", "several jobs: priority changes and kills applied at their times, JSON Lines (see docs/job-file.md)")
@@ -80,6 +83,7 @@ type simulateSetup struct {
 	ties        simulator.TieOrder
 	slots       []resource.Count
 	cluster     *runfile.Cluster // nil for --slots
+	color       runcli.ColorBy   // --color-by
 }
 
 // parse parses and checks the flags, and loads the cluster file.
@@ -96,6 +100,9 @@ func (f *simulateFlags) parse(c *cobra.Command) (simulateSetup, error) {
 		return s, err
 	}
 	if s.ties, err = parseTies(f.tiesName); err != nil {
+		return s, err
+	}
+	if s.color, err = runcli.ParseColorBy(f.colorBy); err != nil {
 		return s, err
 	}
 	if err := checkOutputs(f.traceFile, f.svgFile); err != nil {
@@ -121,7 +128,7 @@ func (f *simulateFlags) run(c *cobra.Command, args []string, stdin io.Reader) er
 			return badInput(fmt.Errorf("--fail: not supported with several jobs (or --queue-policy, or queues in the cluster file) yet; failures are injected into a run of one job"))
 		}
 		return simulateJobs(c, &jobsRun{mode: f.mode.mode, share: f.share, noSharing: !f.sharing, policy: s.policy, queuePolicy: s.queuePolicy, seed: f.seed, ties: s.ties, traceFile: f.traceFile,
-			svgFile: f.svgFile, slots: s.slots, cluster: cf, clusterPath: f.cluster.cluster, eventsFile: f.eventsFile, auditFile: f.auditFile, spec: f.spec}, args, stdin)
+			svgFile: f.svgFile, color: s.color, slots: s.slots, cluster: cf, clusterPath: f.cluster.cluster, eventsFile: f.eventsFile, auditFile: f.auditFile, spec: f.spec}, args, stdin)
 	}
 	return f.runJob(c, s, args[0], stdin)
 }
@@ -158,8 +165,16 @@ func (f *simulateFlags) runJob(c *cobra.Command, s simulateSetup, path string, s
 	}
 	pic := newPicture(f.svgFile)
 	defer pic.Close()
+	name := job.Name()
+	if name == "" {
+		name = runcli.JobNameOf(path)
+	}
+	picEvent := recorderEvent(pic)
+	if picEvent != nil && s.color.ByJob() { // the picture names the job, as for several
+		picEvent = runcli.NameJob(name, picEvent)
+	}
 	var res, without *simulator.Result
-	err = streamRun(c, f.traceFile, pic, func(onEvent func(runfile.Event)) error {
+	err = streamRun(c, f.traceFile, picEvent, func(onEvent func(runfile.Event)) error {
 		cfg.OnEvent, cfg.Detail = onEvent, pic != nil
 		var err error
 		if res, without, err = f.spec.run(cfg); err != nil {
@@ -171,7 +186,12 @@ func (f *simulateFlags) runJob(c *cobra.Command, s simulateSetup, path string, s
 		return err
 	}
 	if pic != nil {
-		if err := writePicture(c, f.svgFile, pic, f.jobTimeline(job, rs, s.policy, res, pic)); err != nil {
+		tl := f.jobTimeline(job, rs, s.policy, res, pic)
+		if s.color.ByJob() {
+			tl.Jobs = []string{name}
+		}
+		s.color.Apply(&tl, []runfile.Job{{Name: name, Job: job}})
+		if err := writePicture(c, f.svgFile, pic, tl); err != nil {
 			return err
 		}
 	}
@@ -289,19 +309,25 @@ func newPicture(svgFile string) *timeline.Recorder {
 	return timeline.NewRecorder()
 }
 
-// streamRun runs a simulation with its events streamed as they happen: to
-// the --trace file as JSON Lines and to the picture's recorder (pic, nil
-// without --svg), which also gets the events only pictures use (the run
-// is to set Config.Detail when pic is not nil). Nothing keeps the trace,
-// so memory does not grow with it. run does the simulation with the
-// OnEvent given (nil when nobody listens).
-func streamRun(c *cobra.Command, traceFile string, pic *timeline.Recorder, run func(onEvent func(runfile.Event)) error) error {
-	var onEvent func(runfile.Event)
-	if pic != nil {
-		onEvent = pic.Event
+// recorderEvent is the function handing events to the picture's
+// recorder, nil without one.
+func recorderEvent(pic *timeline.Recorder) func(runfile.Event) {
+	if pic == nil {
+		return nil
 	}
+	return pic.Event
+}
+
+// streamRun runs a simulation with its events streamed as they happen: to
+// the --trace file as JSON Lines and to the picture (pic, the recorder's
+// Event or a function handing it events; nil without --svg), which also
+// gets the events only pictures use (the run is to set Config.Detail when
+// pic is not nil). Nothing keeps the trace, so memory does not grow with
+// it. run does the simulation with the OnEvent given (nil when nobody
+// listens).
+func streamRun(c *cobra.Command, traceFile string, pic func(runfile.Event), run func(onEvent func(runfile.Event)) error) error {
 	if traceFile == "" {
-		return run(onEvent)
+		return run(pic)
 	}
 	return writeOutput(c, traceFile, func(w io.Writer) error {
 		tw := runfile.NewTraceWriter(w)
@@ -309,7 +335,7 @@ func streamRun(c *cobra.Command, traceFile string, pic *timeline.Recorder, run f
 		if pic != nil {
 			onEvent = func(e runfile.Event) {
 				tw.Event(e) // trace events only: it leaves out those only pictures use
-				pic.Event(e)
+				pic(e)
 			}
 		}
 		if err := run(onEvent); err != nil {

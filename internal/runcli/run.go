@@ -3,6 +3,7 @@ package runcli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -34,6 +35,12 @@ type Flags struct {
 	Verbose bool
 	// EventsFile and AuditFile are --events and --audit ("": none).
 	EventsFile, AuditFile string
+	// SVGFile is --svg ("": none, StdoutPath: standard output): the
+	// timeline picture of the run, drawn from its trace.
+	SVGFile string
+	// ColorBy is --color-by: what the picture's colours stand for
+	// (ParseColorBy).
+	ColorBy string
 }
 
 // Add adds the flags to c: eventsHelp and auditHelp say what the events
@@ -45,10 +52,15 @@ func (f *Flags) Add(c *cobra.Command, eventsHelp, auditHelp string) {
 	c.Flags().BoolVar(&f.Verbose, "verbose", false, "log the admission's outages and refusals on standard error")
 	c.Flags().StringVar(&f.EventsFile, "events", "", eventsHelp)
 	c.Flags().StringVar(&f.AuditFile, "audit", "", auditHelp)
+	c.Flags().StringVar(&f.SVGFile, "svg", "", "draw the timeline of the run, in real time, as SVG to FILE (- for standard output; the summary then goes to standard error)")
+	c.Flags().StringVar(&f.ColorBy, "color-by", "auto", ColorByHelp)
 }
 
 // Backend is what runs the jobs on one kind of cluster.
 type Backend struct {
+	// Name names the cluster in the picture's title ("Slurm"); "" names
+	// none.
+	Name string
 	// MaxPriority is the highest priority of the events file.
 	MaxPriority int64
 	// Check, if set, checks the backend's own flags before any file is
@@ -114,6 +126,13 @@ func (f *Flags) Execute(c *cobra.Command, args []string, stdin io.Reader, b Back
 	if !(f.Scale > 0) { // 0 is 1 to the backends: not a value to accept here
 		return BadInput(fmt.Errorf("--duration-scale must be positive, not %v", f.Scale))
 	}
+	color, err := ParseColorBy(f.ColorBy)
+	if err != nil {
+		return err
+	}
+	if f.TraceFile == StdoutPath && f.SVGFile == StdoutPath {
+		return BadInput(errors.New("--trace - and --svg -: only one output can go to standard output"))
+	}
 	if b.Check != nil {
 		if err := b.Check(); err != nil {
 			return BadInput(err)
@@ -157,11 +176,22 @@ func (f *Flags) Execute(c *cobra.Command, args []string, stdin io.Reader, b Back
 			_ = enc.Encode(l)
 		}
 	}
-	in.Summary = SummaryWriter(c, f.TraceFile)
+	in.Summary = SummaryWriter(c, f.TraceFile, f.SVGFile)
+	var pic *runPicture
+	if f.SVGFile != "" {
+		pic = newRunPicture(color, jobs)
+		defer pic.rec.Close()
+	}
 	var outcomes []Outcome
 	write := func(w io.Writer) error {
 		tw := runfile.NewTraceWriter(w)
 		in.Trace = tw.Event
+		if pic != nil {
+			in.Trace = func(e runfile.Event) {
+				tw.Event(e)
+				pic.event(e)
+			}
+		}
 		var err error
 		if outcomes, err = b.Run(ctx, in); err != nil {
 			return BadInput(err) // nothing ran: bad input, or no cluster reachable
@@ -175,6 +205,11 @@ func (f *Flags) Execute(c *cobra.Command, args []string, stdin io.Reader, b Back
 	}
 	if err != nil {
 		return err
+	}
+	if pic != nil {
+		if err := pic.write(c, f.SVGFile, b.Name, jobs, outcomes); err != nil {
+			return err
+		}
 	}
 	if sigCtx.Err() != nil {
 		fmt.Fprintln(in.Summary, b.Interrupted)
@@ -198,22 +233,36 @@ type Outcome struct {
 // PrintOutcomes writes one line per job and the verdict; a failed job is
 // a negative verdict.
 func PrintOutcomes(w io.Writer, outcomes []Outcome) error {
-	var failed []string
+	failed := false
 	for _, o := range outcomes {
 		if o.Err != nil {
 			fmt.Fprintf(w, "job %s: failed after %s: %v\n", o.Name, Millis(o.End), o.Err)
-			failed = append(failed, o.Name)
+			failed = true
 			continue
 		}
 		fmt.Fprintf(w, "job %s: finished at %s (first deploy %s): %s\n", o.Name, Millis(o.End), Millis(o.FirstDeploy), o.Work)
 	}
-	if len(failed) > 0 {
-		verdict := fmt.Sprintf("failed: %s", strings.Join(failed, ", "))
-		fmt.Fprintln(w, verdict)
+	verdict := verdictLine(outcomes)
+	fmt.Fprintln(w, verdict)
+	if failed {
 		return Negative(verdict)
 	}
-	fmt.Fprintln(w, "finished: every job")
 	return nil
+}
+
+// verdictLine is the verdict of a run: "finished: every job", or
+// "failed: " and the jobs that failed.
+func verdictLine(outcomes []Outcome) string {
+	var failed []string
+	for _, o := range outcomes {
+		if o.Err != nil {
+			failed = append(failed, o.Name)
+		}
+	}
+	if len(failed) > 0 {
+		return "failed: " + strings.Join(failed, ", ")
+	}
+	return "finished: every job"
 }
 
 // Millis formats a duration as whole milliseconds: "1500ms".

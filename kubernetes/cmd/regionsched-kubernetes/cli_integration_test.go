@@ -143,6 +143,65 @@ func TestIntegrationCLIRun(t *testing.T) {
 	noPodsOf(t, c, run)
 }
 
+// TestIntegrationCLIRunDrivers: the driver flood's four job files (each
+// job with a driver) on 4 nodes of one slot under stateaware: every job
+// finishes, and the trace has each job's driver (task "driver"), deployed
+// before its job's tasks and finished and released after them.
+func TestIntegrationCLIRunDrivers(t *testing.T) {
+	c := k8stest.Client(t)
+	flags := fakeNodes(t, c, 4)
+	trace := t.TempDir() + "/trace.jsonl"
+	args := append([]string{"run", "--kubernetes", "--mode", "all-blocking", "--queue-policy", "stateaware", "--duration-scale", "0.2", "--poll", "50ms",
+		"--trace", trace}, flags...)
+	for i := 1; i <= 4; i++ {
+		args = append(args, fmt.Sprintf("../../../examples/jobs/flood/spark-%d.json", i))
+	}
+	res := execCLI(t, args...)
+	require.Equal(t, 0, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	t.Logf("summary:\n%s", res.stdout)
+	assert.Contains(t, res.stdout, "finished: every job\n")
+	data, err := os.ReadFile(trace)
+	require.NoError(t, err)
+	type span struct{ driverDeploy, firstTask, lastTask, driverFinish, driverRelease int64 }
+	spans := map[string]*span{}
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var ev struct {
+			T     int64  `json:"t"`
+			Event string `json:"event"`
+			Job   string `json:"job"`
+			Task  string `json:"task"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(l), &ev), l)
+		sp := spans[ev.Job]
+		if sp == nil {
+			sp = &span{driverDeploy: -1, firstTask: -1, driverFinish: -1, driverRelease: -1}
+			spans[ev.Job] = sp
+		}
+		switch {
+		case ev.Task == "driver" && ev.Event == "deploy":
+			sp.driverDeploy = ev.T
+		case ev.Task == "driver" && ev.Event == "finish":
+			sp.driverFinish = ev.T
+		case ev.Task == "driver" && ev.Event == "release":
+			sp.driverRelease = ev.T
+		case ev.Task == "driver":
+			t.Errorf("a driver's %s: %s", ev.Event, l)
+		case ev.Event == "deploy" && sp.firstTask < 0:
+			sp.firstTask = ev.T
+		case ev.Event == "finish":
+			sp.lastTask = ev.T
+		}
+	}
+	require.Len(t, spans, 4)
+	for job, sp := range spans {
+		assert.GreaterOrEqual(t, sp.driverDeploy, int64(0), "%s: its driver is deployed", job)
+		assert.GreaterOrEqual(t, sp.firstTask, sp.driverDeploy+200, "%s: its tasks come its driver's startup (1000 ms, scaled) after it", job)
+		assert.GreaterOrEqual(t, sp.driverFinish, sp.lastTask, "%s: its driver finishes with the job", job)
+		assert.Equal(t, sp.driverFinish, sp.driverRelease, "%s: its driver's slot is released", job)
+	}
+	noPodsOf(t, c, runIDOf(t, res.stdout))
+}
+
 // startRun starts the command as a child process, running FLIP-119 with
 // tasks of 20 s, and returns it and its run id once its first pods are
 // bound.

@@ -45,7 +45,7 @@ type runOptions struct {
 func newRunCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 	o := &runOptions{}
 	c := &cobra.Command{
-		Use:   "run [--kubeconfig F] [--namespace N] [--mode M] [--trace FILE] JOB [JOB ...]",
+		Use:   "run [--kubeconfig F] [--namespace N] [--mode M] [--trace FILE] [--svg FILE] [--color-by C] JOB [JOB ...]",
 		Short: "Run jobs on a Kubernetes cluster: every region's bulk a gang of pods bound all together",
 		Long: `run executes job files on a Kubernetes cluster (the one of --kubeconfig, else $KUBECONFIG,
 else ~/.kube/config), regionsched being the scheduler of the pods it creates
@@ -63,7 +63,8 @@ Nothing is left behind: the end of the run, SIGINT and SIGTERM delete every pod 
 run before run exits; every pod is labelled with the run, job, task and attempt, so
 that "regionsched leftovers --kubernetes" finds and deletes what a runner killed with
 SIGKILL left. The trace (--trace) has the format of simulate --trace, in real
-milliseconds since the start.
+milliseconds since the start; --svg draws it as simulate --svg does, coloured by job
+(by region for one job) or as --color-by says: region, vertex, job or queue.
 
 Exit codes: 0 every job finished, 1 a job failed or was killed (the message says which
 and why) or the run was interrupted, 2 bad input or no API server reachable.`,
@@ -89,6 +90,7 @@ and why) or the run was interrupted, 2 bad input or no API server reachable.`,
 		"write one JSON line per priority change, applied or refused by the admission")
 	c.RunE = func(c *cobra.Command, args []string) error {
 		return o.flags.Execute(c, args, stdin, runcli.Backend{
+			Name:        "Kubernetes",
 			MaxPriority: topology.MaxPriority,
 			Check:       o.check,
 			Run: func(ctx context.Context, in runcli.Input) ([]runcli.Outcome, error) {
