@@ -41,7 +41,7 @@ func floodJob(t *testing.T, i int) multijob.JobSpec {
 // fake one-slot nodes under a queue policy.
 func floodRunner(t *testing.T, policy admission.Policy) (*fake.Clientset, *Runner) {
 	t.Helper()
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1", "k2", "k3", "k4")
 	c.PrependReactor("create", "pods", bindReactor(c))
 	r, err := NewRunner(context.Background(), RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(1000, 1024),
@@ -127,7 +127,7 @@ func TestRunnerDriverFloodStateAwareFinishes(t *testing.T) {
 // other regions waiting, when two more nodes join: its waiting regions
 // run at once in the new slots.
 func TestRunnerNodeAdded(t *testing.T) {
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1", "k2")
 	c.PrependReactor("create", "pods", bindReactor(c))
 	ctx := context.Background()
@@ -197,7 +197,7 @@ func TestDriverPod(t *testing.T) {
 // pod by lose, and steps on until the job ends; it returns how it ended.
 func driverLostRun(t *testing.T, lose func(c *fake.Clientset, pod string)) multijob.JobEnd {
 	t.Helper()
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1", "k2", "k3", "k4")
 	c.PrependReactor("create", "pods", bindReactor(c))
 	ctx := context.Background()
@@ -286,7 +286,7 @@ func TestRunnerDriverNodeDeleted(t *testing.T) {
 // TestRunnerDriverNotBound: a driver whose pod cannot be bound is lost:
 // its job fails at once instead of waiting for ever.
 func TestRunnerDriverNotBound(t *testing.T) {
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1", "k2", "k3", "k4")
 	c.PrependReactor("create", "pods", bindReactor(c, "k1", "k2", "k3", "k4"))
 	ctx := context.Background()

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/multijob"
@@ -30,7 +29,7 @@ func capacityOf(t *testing.T, r *Runner) int {
 // smaller from the next step on), the pods of the run on it are deleted,
 // its region runs again on the nodes left, and the job finishes.
 func TestRunnerNodeLostLeavesTheAdmission(t *testing.T) {
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1", "k2", "k3", "k4", "k5")
 	c.PrependReactor("create", "pods", bindReactor(c))
 	ctx := context.Background()
@@ -74,7 +73,7 @@ func TestRunnerNodeLostLeavesTheAdmission(t *testing.T) {
 // TestRunnerNodeCordonedAndBack: a node cordoned leaves the admission; the
 // same node uncordoned comes back as a new slot.
 func TestRunnerNodeCordonedAndBack(t *testing.T) {
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1", "k2")
 	ctx := context.Background()
 	r, err := NewRunner(ctx, RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(1000, 1024)})

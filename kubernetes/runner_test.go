@@ -124,7 +124,7 @@ func TestRunnerFLIP119(t *testing.T) {
 // tasks over; the region runs again on the nodes left and the job
 // finishes.
 func TestRunnerNodeLost(t *testing.T) {
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1", "k2", "k3", "k4", "k5")
 	c.PrependReactor("create", "pods", bindReactor(c))
 	ctx := context.Background()

@@ -12,7 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -58,6 +60,68 @@ func init() {
 	}
 }
 
+// watches counts, for each fake clientset of watchedClientset, the
+// watches it established, with a channel that receives a value on each.
+var watches sync.Map // *fake.Clientset -> *watchCount
+
+type watchCount struct {
+	mu sync.Mutex
+	n  int
+	ch chan struct{}
+}
+
+// watchedClientset returns a fake clientset that counts the watches it
+// established. (A fake clientset's watch does not start from a resource
+// version: a change made between an informer's list and its watch is
+// never seen. synced waits for the watches first.)
+func watchedClientset() *fake.Clientset {
+	c := fake.NewClientset()
+	wc := &watchCount{ch: make(chan struct{}, 1)}
+	watches.Store(c, wc)
+	c.PrependWatchReactor("*", func(a k8stesting.Action) (bool, watch.Interface, error) {
+		var opts metav1.ListOptions
+		if wa, ok := a.(k8stesting.WatchActionImpl); ok {
+			opts = wa.ListOptions
+		}
+		w, err := c.Tracker().Watch(a.GetResource(), a.GetNamespace(), opts)
+		if err == nil {
+			wc.mu.Lock()
+			wc.n++
+			wc.mu.Unlock()
+			select {
+			case wc.ch <- struct{}{}:
+			default:
+			}
+		}
+		return true, w, err
+	})
+	return c
+}
+
+// watched waits until a clientset of watchedClientset established the
+// three watches of a Runner's informers.
+func watched(t testing.TB, c *fake.Clientset, timeout <-chan time.Time) {
+	t.Helper()
+	v, ok := watches.Load(c)
+	if !ok {
+		return
+	}
+	wc := v.(*watchCount)
+	for {
+		wc.mu.Lock()
+		n := wc.n
+		wc.mu.Unlock()
+		if n >= 3 {
+			return
+		}
+		select {
+		case <-wc.ch:
+		case <-timeout:
+			t.Fatal("the Runner's informers did not watch")
+		}
+	}
+}
+
 // synced waits until the Runner's handlers have seen what the fake
 // clientset has (caught), so that the caches hold it too and every wake
 // and note of the changes is done; it blocks on the handlers' events,
@@ -67,6 +131,7 @@ func synced(t testing.TB, r *Runner, c *fake.Clientset) {
 	h := handledOf(r.view)
 	timeout := time.NewTimer(10 * time.Second)
 	defer timeout.Stop()
+	watched(t, c, timeout.C)
 	for !caught(t, r, c) {
 		select {
 		case <-h.ch:

@@ -21,7 +21,7 @@ import (
 // binds.
 func fourNodes(t *testing.T) *fake.Clientset {
 	t.Helper()
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1", "k2", "k3", "k4")
 	c.PrependReactor("create", "pods", bindReactor(c))
 	return c
@@ -126,7 +126,7 @@ func running(t *testing.T, c *fake.Clientset) []string {
 // created, a foreign pod's status) do not; the room is recomputed only
 // after a change of a node or of a foreign pod.
 func TestViewWakes(t *testing.T) {
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1")
 	ctx := context.Background()
 	r, err := NewRunner(ctx, RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(500, 256)})
@@ -202,7 +202,7 @@ func drain(r *Runner) bool {
 // or is bound to a node the node selector leaves out, neither wakes the
 // loop nor makes the room be computed again.
 func TestViewForeignPodsElsewhere(t *testing.T) {
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1", "other")
 	ctx := context.Background()
 	k1, err := c.CoreV1().Nodes().Get(ctx, "k1", metav1.GetOptions{})
