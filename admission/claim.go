@@ -42,6 +42,13 @@ import (
 // still coming will be. So does, under fair share, a job that holds its
 // share once a job below its share waits (see overtaken).
 //
+// Across queues a claim obeys guarantees as preemption does: it takes
+// from a job of another queue only what that queue, and each parent of
+// it below the parent the two queues share, holds above its guarantee
+// (counting what it gives up already), but the idle slots of a job that
+// borrows other queues' guarantees for its ask; a claim the guarantees
+// stop lets the next waiting job claim (claim_guarantees.go).
+//
 // Preemption (a Revoke that cancels running tasks, the cluster file's reclaim
 // timeouts) is a different thing and is decided elsewhere.
 
@@ -58,6 +65,9 @@ const (
 	// claimNoneBehind: no job behind it holds a slot it may take; nothing
 	// changed, and no job further behind can be helped either.
 	claimNoneBehind
+	// claimGuarded: as claimImpossible, and the guarantees of queues
+	// behind kept slots from it: a job behind it may be helped still.
+	claimGuarded
 )
 
 // claimScratch holds claim's reusable buffers.
@@ -71,6 +81,10 @@ type claimScratch struct {
 	// crossTaken counts the slots a claim picked per victim queue other
 	// than its claimant's.
 	crossTaken map[*queue]int
+	// passGuarded: a claim of the decision's pass was kept from
+	// completing by guarantees (see aheadIdle).
+	passGuarded bool
+	picker      picker
 }
 
 // claim tries to make c's lack come to it (see the comment above).
@@ -103,89 +117,146 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 			break
 		}
 	}
-	picks := cs.picks[:0]
+	pk := &cs.picker // (reused: claims are frequent)
+	*pk = picker{q: q, c: c, lack: lack, need: need, m: m, have: have, picks: cs.picks[:0], ahead: pk.ahead[:0]}
 	haveBase, mBase := slices.Clone(have), m
-	for limit := need - m; m < need; limit = 0 {
+	for limit := need - m; pk.m < need; limit = 0 {
 		// The victims behind it, in victim order: at first only until
 		// they hold what it lacks when they come in that order anyway
 		// (behind); all of them if those were not enough.
 		victims, all := q.behind(c, limit)
-		if len(victims) == 0 {
+		if len(victims) == 0 && !pk.aheadIdle() {
 			q.giveUpClaim(c)
 			return claimNoneBehind
 		}
 		clear(cs.crossTaken)
-		capB := q.newCapBudget(c, sumInts(cs.freeTake))
+		pk.capB = q.newCapBudget(c, sumInts(cs.freeTake))
+		if pk.give.rem != nil {
+			clear(pk.give.rem)
+		}
 		for _, v := range victims {
-			// Idle slots first (they come back at once), then the others
-			// within what v may yield.
-			limit := q.yieldable(v, c)
-			if v.queue != c.queue {
-				// Across queues only what leaves v's queue behind c's
-				// (crossYield): the slot would come straight back.
-				if cs.crossTaken == nil {
-					cs.crossTaken = map[*queue]int{}
-				}
-				limit = min(limit, q.crossYield(v.queue, c, max(need-len(c.reserved)-len(c.incoming), 0))-cs.crossTaken[v.queue])
-			}
-			before := len(picks)
-			// Never below its gang minimum (Volcano's rule): that would
-			// break the gang it was granted whole.
-			gangRoom := len(v.held)
-			if g := v.spec.Gang; g != nil && v.gangDone && !v.gangExpired {
-				gangRoom = v.granted - g.MinSlots
-			}
-			// Within what c's queues' maxima leave room for (capB).
-			for pass := 0; pass < 2 && m < need && gangRoom > 0 && capB.allows(v); pass++ {
-				for i := len(v.held) - 1; i >= 0 && m < need && gangRoom > 0 && capB.allows(v); i-- {
-					idx := v.held[i]
-					s := &q.slots[idx]
-					if s.idle != (pass == 0) || cs.unhelpful[s.profile] || (!s.idle && limit <= 0) || (s.idle && c.lostNowTo(v, q.now)) {
-						continue
-					}
-					have[s.profile]++
-					if m2 := q.matched(lack, have); m2 > m {
-						m = m2
-						picks = append(picks, idx)
-						limit--
-						gangRoom--
-						capB.take(v)
-						continue
-					}
-					have[s.profile]--
-					cs.unhelpful[s.profile] = true
-				}
-			}
-			if v.queue != c.queue && cs.crossTaken != nil {
-				cs.crossTaken[v.queue] += len(picks) - before
-			}
-			if m >= need {
+			if pk.pickFrom(v, false); pk.m >= need {
 				break
 			}
 		}
-		if m < need && !all {
-			picks, m = picks[:0], mBase // not enough among the first: try them all
+		if pk.m < need && !all {
+			pk.picks, pk.m = pk.picks[:0], mBase // not enough among the first: try them all
 			copy(have, haveBase)
 			clear(cs.unhelpful)
 			continue
 		}
-		cs.picks = picks
-		if m < need {
+		if pk.m < need {
+			pk.pickAheadIdle()
+		}
+		cs.picks = pk.picks
+		if pk.m < need {
 			if q.debug {
 				q.log.Debug("job waits for slots no claim can free (drivers, jobs ahead)", zap.String("job", c.spec.Name))
 			}
 			q.giveUpClaim(c)
+			if pk.guarded {
+				return claimGuarded
+			}
 			return claimImpossible
 		}
 	}
-	q.commitClaim(c, cs.freeTake, picks)
+	q.commitClaim(c, cs.freeTake, pk.picks)
 	return claimMade
+}
+
+// picker is a claim's choice of slots to ask back (see claim): m of the
+// need requests of lack are served by the slots counted in have (per
+// profile), picks among them.
+type picker struct {
+	q       *Queues
+	c       *job
+	lack    []resource.Count
+	need, m int
+	have    []int
+	picks   []int32
+	capB    capBudget
+	// give is filled at the first victim of another queue.
+	give giveBudget
+	// guarded: a guarantee kept a victim's slots.
+	guarded bool
+	// ahead: the jobs ahead whose idle slots it may take (aheadIdle).
+	ahead     []*job
+	aheadDone bool
+	// drivers: per queue, the drivers its jobs run (for borrows).
+	drivers map[*qnode]int
+}
+
+// pickFrom picks slots of victim v for the claim: idle ones first (they
+// come back at once), then the others within what v may yield; only
+// idle ones if idleOnly.
+func (pk *picker) pickFrom(v *job, idleOnly bool) {
+	q, c, cs := pk.q, pk.c, &pk.q.claimScratch
+	limit, guard, borrows := q.yieldable(v, c), len(v.held), false
+	if v.queue != c.queue {
+		// Across queues only what leaves v's queue behind c's
+		// (crossYield): the slot would come straight back.
+		if cs.crossTaken == nil {
+			cs.crossTaken = map[*queue]int{}
+		}
+		limit = min(limit, q.crossYield(v.queue, c, max(pk.need-len(c.reserved)-len(c.incoming), 0))-cs.crossTaken[v.queue])
+		// And, idle slots too, only what v's queues hold above their
+		// guarantees (giveBudget, claim_guarantees.go).
+		if pk.give.yielding == nil {
+			pk.give = q.newGiveBudget()
+		}
+		// A job that borrows yields its idle slots beside that, without
+		// counting them (claim_guarantees.go).
+		guard, borrows = pk.give.above(v.queue, c.queue), q.borrows(v, &pk.drivers)
+		pk.guarded = pk.guarded || guard < len(v.held)
+	}
+	if idleOnly {
+		limit = 0
+	}
+	before, exempt := len(pk.picks), 0
+	// Never below its gang minimum (Volcano's rule): that would break the
+	// gang it was granted whole.
+	gangRoom := len(v.held)
+	if g := v.spec.Gang; g != nil && v.gangDone && !v.gangExpired {
+		gangRoom = v.granted - g.MinSlots
+	}
+	// Within what c's queues' maxima leave room for (capB).
+	for pass := 0; pass < 2 && pk.m < pk.need && gangRoom > 0 && pk.capB.allows(v); pass++ {
+		for i := len(v.held) - 1; i >= 0 && pk.m < pk.need && gangRoom > 0 && pk.capB.allows(v); i-- {
+			idx := v.held[i]
+			s := &q.slots[idx]
+			if s.idle != (pass == 0) || cs.unhelpful[s.profile] || (!s.idle && limit <= 0) || (s.idle && c.lostNowTo(v, q.now)) ||
+				(guard <= 0 && (!s.idle || !borrows)) {
+				continue
+			}
+			pk.have[s.profile]++
+			if m2 := q.matched(pk.lack, pk.have); m2 > pk.m {
+				pk.m = m2
+				pk.picks = append(pk.picks, idx)
+				limit--
+				gangRoom--
+				if s.idle && borrows {
+					exempt++
+				} else {
+					guard--
+				}
+				pk.capB.take(v)
+				continue
+			}
+			pk.have[s.profile]--
+			cs.unhelpful[s.profile] = true
+		}
+	}
+	if v.queue != c.queue {
+		cs.crossTaken[v.queue] += len(pk.picks) - before
+		pk.give.give(v.queue, c.queue, len(pk.picks)-before-exempt)
+	}
 }
 
 // commitClaim makes a claim of c: the free slots counted in freeTake (per
 // profile) are reserved for it, and the slots picked are asked back from
 // their holders.
 func (q *Queues) commitClaim(c *job, freeTake []int, picks []int32) {
+	exempt := q.borrowedPicks(c, picks)
 	for p, n := range freeTake {
 		if n > 0 {
 			for _, idx := range q.take(int32(p), n) {
@@ -206,6 +277,7 @@ func (q *Queues) commitClaim(c *job, freeTake []int, picks []int32) {
 		q.takeBack(c, v, idx)
 		q.updateHolder(v)
 	}
+	q.checkClaimGuarantees(c, picks, exempt)
 }
 
 // takeBack asks v for slot idx for claimant c with a Reclaim: it comes
@@ -306,11 +378,10 @@ func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 		}
 	}
 	if !stream {
-		if out, ok := q.mergeBehind(c, ck, enough, out); ok {
+		if out, all, ok := q.mergeBehind(c, ck, enough, out); ok {
 			q.claimScratch.victims = out
-			return out, enough == 0
+			return out, all
 		}
-		out = out[:0]
 	}
 	held := 0
 	for _, qu := range q.qorder {

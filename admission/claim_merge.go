@@ -3,16 +3,17 @@ package admission
 import (
 	"cmp"
 
-	"github.com/regionsched/regionsched/internal/heap"
 	"github.com/regionsched/regionsched/internal/rbtree"
 )
 
 // With many queues, the jobs behind a claimant are spread over the
-// holders trees of every queue after its own: collecting and sorting them
-// all for every claim costs O(holders log holders). When each of those
-// trees, walked from its back, meets its jobs in victim order anyway
-// (streamable), mergeBehind merges the walks instead, and stops once the
-// victims hold enough slots: O(victims taken x log queues).
+// holders of every queue after its own: collecting and sorting them all
+// for every claim costs O(holders log holders), and merging each queue's
+// holders walked from its back still costs O(log queues) per job. So the
+// admission keeps every job that holds slots a claim may take in one tree
+// in victim order (Queues.victims, kept by updateHolder from the second
+// queue on), and a claim walks it from the front, passing over the jobs
+// not behind its claimant, and stops once the victims hold enough slots.
 
 // victimOrder orders victims: the lowest priority first, the most
 // recently submitted first among equals.
@@ -23,46 +24,89 @@ func victimOrder(a, b *job) int {
 	return compareArrival(b, a)
 }
 
-// streamable reports whether qu's holders, walked from the back, come in
-// victim order.
-func (qu *queue) streamable() bool {
-	return qu.cfg.Policy == Priority || (len(qu.prios) <= 1 && qu.cfg.Policy != FairShare)
+// victimLink is a job's place in Queues.victims: in it (by node, at
+// priority prio) while it holds slots a claim may take.
+type victimLink struct {
+	node rbtree.Node[*job]
+	prio int
+	in   bool
 }
 
-// holderCursor walks one queue's holders from the back.
-type holderCursor struct {
-	n *rbtree.Node[*job]
+// byVictimKey is victimOrder by the priority a job was put in the tree
+// with (a changed priority moves it: updateVictim).
+func byVictimKey(a, b *job) int {
+	if c := cmp.Compare(a.victim.prio, b.victim.prio); c != 0 {
+		return c
+	}
+	return compareArrival(b, a)
 }
 
-// mergeBehind appends to out the jobs behind c (as behind) in victim
-// order until they hold enough slots (all of them if enough is 0); ok is
-// false, and out is to be discarded, when a queue's holders cannot be
-// walked so or the jobs behind hold fewer slots than enough.
-func (q *Queues) mergeBehind(c *job, ck orderKey, enough int, out []*job) ([]*job, bool) {
-	h := heap.New(func(a, b holderCursor) bool { return victimOrder(a.n.Item(), b.n.Item()) < 0 }, nil)
-	own := c.queue
+// updateVictim puts j where it belongs in Queues.victims: in it, at its
+// priority, while it holds slots a claim may take. With one queue there
+// is no tree (a claim walks its queue's holders): it is made with the
+// second queue (startVictims).
+func (q *Queues) updateVictim(j *job) {
+	if q.victims == nil {
+		return
+	}
+	want := len(j.held) > 0
+	l := &j.victim
+	if l.in == want && (!want || l.prio == j.spec.Priority) {
+		return
+	}
+	if l.in {
+		q.victims.Remove(&l.node)
+		l.in = false
+	}
+	if want {
+		l.prio = j.spec.Priority
+		q.victims.Insert(&l.node, j)
+		l.in = true
+	}
+}
+
+// startVictims makes Queues.victims once there are two queues, with the
+// jobs that hold slots a claim may take.
+func (q *Queues) startVictims() {
+	if q.victims != nil || len(q.qorder) < 2 {
+		return
+	}
+	q.victims = rbtree.New(byVictimKey)
 	for _, qu := range q.qorder {
-		if qu.rank < own.rank || qu.holders.Len() == 0 {
-			continue
+		for h := qu.holders.First(); h != nil; h = h.Next() {
+			q.updateVictim(h.Item())
 		}
-		if !qu.streamable() {
-			return out, false
+	}
+}
+
+// mergeBehind appends to out the jobs behind c (as behind: c's queue's
+// holders with keys after ck, every holder of the queues after it by
+// rank) in victim order, until they hold enough slots (all of them if
+// enough is 0, or if they hold fewer); all says they are all of them. ok
+// is false, and nothing is appended, when no queue after c's holds slots:
+// the walk from the back of c's queue alone is the cheaper one then.
+func (q *Queues) mergeBehind(c *job, ck orderKey, enough int, out []*job) (_ []*job, all, ok bool) {
+	own := c.queue
+	others := false
+	for _, qu := range q.qorder {
+		if qu.rank > own.rank && qu.holders.Len() > 0 {
+			others = true
+			break
 		}
-		if n := qu.holders.Last(); n != nil && (qu != own || n.Item().hkey.compare(ck) > 0) {
-			h.Push(holderCursor{n: n})
-		}
+	}
+	if !others || q.victims == nil {
+		return out, false, false
 	}
 	held := 0
-	for h.Len() > 0 && (enough == 0 || held < enough) {
-		cur := h.Pop()
-		v := cur.n.Item()
-		if v != c {
-			out = append(out, v)
-			held += len(v.held)
+	for n := q.victims.First(); n != nil; n = n.Next() {
+		v := n.Item()
+		if v == c || v.queue.rank < own.rank || (v.queue == own && v.hkey.compare(ck) <= 0) {
+			continue
 		}
-		if p := cur.n.Prev(); p != nil && (v.queue != own || p.Item().hkey.compare(ck) > 0) {
-			h.Push(holderCursor{n: p})
+		out = append(out, v)
+		if held += len(v.held); enough > 0 && held >= enough {
+			return out, false, true
 		}
 	}
-	return out, held >= enough
+	return out, true, true
 }

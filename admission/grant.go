@@ -67,6 +67,18 @@ func (q *Queues) decidePass() (again bool) {
 	q.turnQueues = q.markWaiting()
 	touched := 0
 	for qu := q.firstWaiting(); qu != nil; qu = q.firstWaiting() {
+		if !st.claiming && q.sparse() && q.freeFor(qu) == 0 {
+			// No claim to make, no free slot it may take: only its jobs
+			// with reserved slots may be served (walkSparse), and the
+			// walks would visit no other job.
+			if q.nFree == 0 && q.nReserved == 0 {
+				break // nothing left to grant in any queue (as visit stops)
+			}
+			if len(qu.reservers) == 0 {
+				qu.doneWaiting()
+				continue
+			}
+		}
 		q.turn, q.turnEnded = qu, false
 		stop := q.walk(qu, st)
 		touched += len(st.touched)
@@ -98,6 +110,9 @@ func (q *Queues) decidePass() (again bool) {
 type passState struct {
 	claiming bool // no job has claimed yet in this pass
 	touched  []*job
+	// guarded: the guarantees of other queues kept a claim of the pass
+	// from completing (claimGuarded).
+	guarded bool
 }
 
 // visit serves one waiting job what fits and, if it is the first that
@@ -191,12 +206,23 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	short := sumCounts(lack) - len(j.reserved) - len(j.incoming) - q.nFree
 	q.rankQueues() // the queues behind its own, as they stand
 	held := q.heldBehind(qu, j.key, max(short, 1))
-	if held < short {
+	if held < short && !st.guarded {
+		// (After a claim that guarantees kept from completing, the jobs
+		// that wait may claim idle slots of jobs ahead that borrow: see
+		// claim_guarantees.go.)
 		q.giveUpClaim(j)
 		return false
 	}
-	if q.claim(j, lack) == claimMade && len(j.incoming) == 0 && q.serve(j) { // it took free or reserved slots only
-		st.touched = append(st.touched, j)
+	q.claimScratch.passGuarded = st.guarded
+	switch q.claim(j, lack) {
+	case claimMade:
+		if len(j.incoming) == 0 && q.serve(j) { // it took free or reserved slots only
+			st.touched = append(st.touched, j)
+		}
+	case claimGuarded:
+		// Guarantees keep what it lacks from it (claim.go): it waits for
+		// slots to come back, and the next job that waits may claim.
+		st.claiming, st.guarded = true, true
 	}
 	return false
 }

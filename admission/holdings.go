@@ -65,9 +65,11 @@ func (q *Queues) unhold(j *job, idx int32) {
 	j.queue.heldSlots--
 }
 
-// updateHolder puts a job where it belongs in its queue's holders tree:
-// in it, at its current key, while it holds slots that may be reclaimed.
+// updateHolder puts a job where it belongs in its queue's holders tree
+// (and in the victims tree of all queues, updateVictim): in it, at its
+// current key, while it holds slots that may be reclaimed.
 func (q *Queues) updateHolder(j *job) {
+	q.updateVictim(j)
 	want := len(j.held) > 0
 	if j.inHolders {
 		if want && keyOf(j) == j.hkey {

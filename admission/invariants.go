@@ -48,7 +48,10 @@ import (
 //     of its queue, and is not such a job at its fair share;
 //   - no reclaim across queues took a queue at or below its guarantee,
 //     nor was made for a queue that held its guarantee
-//     (checkReclaimGuarantee);
+//     (checkReclaimGuarantee); no claim across queues took a queue, or a
+//     parent of it below the parent it shares with the claimant's, below
+//     its guarantee, but by the idle slots of a job that borrows
+//     (checkClaimGuarantees, claim_guarantees.go);
 //   - a reclaim never serves what the queue's policy holds back, and
 //     never leaves its claimant unable to progress: no job reclaims in an
 //     instant in which its queue held it back (StateAware,

@@ -23,7 +23,8 @@ import (
 //
 // What a victim's queue holds above its guarantee is counted without
 // the slots it is giving up already (being reclaimed, by a claim or a
-// preemption). A slot a claim asks back for the claimant itself may be
+// preemption): giveBudget, which claims across queues count with too
+// (claim_guarantees.go). A slot a claim asks back for the claimant itself may be
 // taken by force instead only while its queue holds at least its
 // guarantee without it (upgradeOK).
 
@@ -33,6 +34,14 @@ type crossBudget struct {
 	// gap is how many more slots the claimant's queue may take: up to its
 	// guarantee.
 	gap int
+	giveBudget
+}
+
+// giveBudget bounds the slots queues may give up to jobs of other queues,
+// by a claim or a preemption: a queue, and each parent of it below the
+// parent it shares with the claimant's queue, gives up only slots it holds
+// above its guarantee, not counting those it is giving up already.
+type giveBudget struct {
 	// rem is, per queue of the hierarchy, how many slots it may still
 	// give up (above its guarantee); filled on first use.
 	rem map[*qnode]int
@@ -71,13 +80,25 @@ func (q *Queues) newCrossBudget(c *job) *crossBudget {
 	if gap == 0 {
 		return nil
 	}
-	cb := &crossBudget{gap: gap, rem: map[*qnode]int{}, yielding: map[*qnode]int{}}
+	return &crossBudget{gap: gap, giveBudget: q.newGiveBudget()}
+}
+
+// newGiveBudget returns a giveBudget as the queues stand: O(jobs).
+func (q *Queues) newGiveBudget() giveBudget {
+	return giveBudget{rem: map[*qnode]int{}, yielding: q.yieldingByNode()}
+}
+
+// yieldingByNode counts, per queue of the hierarchy, the slots the jobs
+// of its subtree are giving up (being reclaimed, by a claim or a
+// preemption): O(jobs).
+func (q *Queues) yieldingByNode() map[*qnode]int {
+	yielding := map[*qnode]int{}
 	for _, j := range q.jobs {
 		for n := j.queue.node; len(j.yielding) > 0 && n != nil; n = n.parent {
-			cb.yielding[n] += len(j.yielding)
+			yielding[n] += len(j.yielding)
 		}
 	}
-	return cb
+	return yielding
 }
 
 // below returns the queues from vq up to, not including, the queue vq
@@ -94,16 +115,48 @@ func below(vq, cq *queue) []*qnode {
 	return out
 }
 
-// room is how many slots vq may still give up to a job of cq.
-func (cb *crossBudget) room(vq, cq *queue) int {
-	r := cb.gap
+// remOf is how many slots n may still give up.
+func (gb *giveBudget) remOf(n *qnode) int {
+	r, ok := gb.rem[n]
+	if !ok {
+		r = n.used - gb.yielding[n] - n.guaranteed
+		gb.rem[n] = r
+	}
+	return r
+}
+
+// above is how many slots vq may still give up to a job of cq: the
+// fewest that vq, or a parent of it below the one they share, holds above
+// its guarantee.
+func (gb *giveBudget) above(vq, cq *queue) int {
+	r := unlimited
 	for _, n := range below(vq, cq) {
-		if _, ok := cb.rem[n]; !ok {
-			cb.rem[n] = n.used - cb.yielding[n] - n.guaranteed
-		}
-		r = min(r, cb.rem[n])
+		r = min(r, gb.remOf(n))
 	}
 	return max(r, 0)
+}
+
+// holds reports whether vq, and each parent of it below the one it shares
+// with cq, holds at least its guarantee without the slots it gives up.
+func (gb *giveBudget) holds(vq, cq *queue) bool {
+	for _, n := range below(vq, cq) {
+		if gb.remOf(n) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// give counts k slots given up by vq to a job of cq.
+func (gb *giveBudget) give(vq, cq *queue, k int) {
+	for _, n := range below(vq, cq) {
+		gb.rem[n] = gb.remOf(n) - k
+	}
+}
+
+// room is how many slots vq may still give up to a job of cq.
+func (cb *crossBudget) room(vq, cq *queue) int {
+	return min(cb.gap, cb.above(vq, cq))
 }
 
 // upgradeOK reports whether a slot of vq that a claim asks back for a
@@ -111,26 +164,13 @@ func (cb *crossBudget) room(vq, cq *queue) int {
 // guarantee, and vq's queues (below the one they share) hold at least
 // their guarantees without the slots they are giving up.
 func (cb *crossBudget) upgradeOK(vq, cq *queue) bool {
-	if cb.gap <= 0 {
-		return false
-	}
-	for _, n := range below(vq, cq) {
-		if _, ok := cb.rem[n]; !ok {
-			cb.rem[n] = n.used - cb.yielding[n] - n.guaranteed
-		}
-		if cb.rem[n] < 0 {
-			return false
-		}
-	}
-	return true
+	return cb.gap > 0 && cb.holds(vq, cq)
 }
 
 // take counts k slots taken from vq for a job of cq.
 func (cb *crossBudget) take(vq, cq *queue, k int) {
 	cb.gap -= k
-	for _, n := range below(vq, cq) {
-		cb.rem[n] -= k
-	}
+	cb.give(vq, cq, k)
 }
 
 // crossVictims appends to out the jobs of other queues than c's that c

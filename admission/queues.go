@@ -250,6 +250,8 @@ type job struct {
 	hkey       orderKey
 	holderNode rbtree.Node[*job]
 	inHolders  bool
+	// victim is its place in Queues.victims (claim_merge.go).
+	victim victimLink
 	// The gang: reserved (or given up) yet, its timer fired, its
 	// deadline, its unused placeholders; soft timeouts so far and the
 	// end of the requeue backoff.
@@ -386,6 +388,11 @@ type Queues struct {
 	queues    map[string]*queue
 	qorder    []*queue // by name
 	nodes     map[string]*qnode
+	nodeList  []*qnode // the nodes of nodes, as created
+	root      *qnode   // nodes["root"]
+	// victims holds every job with slots a claim may take, in victim
+	// order (claim_merge.go); nil while there is one queue.
+	victims *rbtree.Tree[*job]
 	// turn is the queue a decide pass serves, while it comes first in
 	// the fair order of turnQueues queues (queuesort.go); turnEnded: it
 	// stopped coming first.
@@ -532,6 +539,7 @@ func (q *Queues) addQueue(qc QueueConfig) *queue {
 	q.queues[qc.Name] = qu
 	q.qorder = append(q.qorder, qu)
 	sort.Slice(q.qorder, func(a, b int) bool { return q.qorder[a].cfg.Name < q.qorder[b].cfg.Name })
+	q.startVictims()
 	return qu
 }
 

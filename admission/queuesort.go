@@ -2,6 +2,8 @@ package admission
 
 import (
 	"math/bits"
+
+	"github.com/regionsched/regionsched/internal/heap"
 	"slices"
 	"strings"
 )
@@ -69,7 +71,8 @@ func compareInts(a, b int) int {
 }
 
 // markWaiting counts, up the tree, the queues with jobs to visit in the
-// pass that starts; it returns how many there are.
+// pass that starts, and puts each node that has some in its parent's
+// waiting children; it returns how many there are.
 func (q *Queues) markWaiting() int {
 	n := 0
 	for _, qu := range q.qorder {
@@ -77,24 +80,42 @@ func (q *Queues) markWaiting() int {
 			n++
 			for x := qu.node; x != nil; x = x.parent {
 				x.waiting++
+				if x.waiting == 1 && x.parent != nil {
+					x.parent.pushWaiting(x)
+				}
 			}
 		}
 	}
 	return n
 }
 
+// pushWaiting adds child c to n's waiting children.
+func (n *qnode) pushWaiting(c *qnode) {
+	if n.waitingKids == nil {
+		n.waitingKids = heap.New(func(a, b *qnode) bool { return compareNodes(a, b) < 0 },
+			func(x *qnode, i int) { x.waitIdx = i })
+	}
+	n.waitingKids.Push(c)
+}
+
 // doneWaiting takes qu out of the pass's queues to visit.
 func (qu *queue) doneWaiting() {
 	for x := qu.node; x != nil; x = x.parent {
 		x.waiting--
+		if x.waiting == 0 && x.waitIdx >= 0 {
+			x.parent.waitingKids.Remove(x.waitIdx)
+		}
 	}
 }
 
 // clearWaiting resets the counts of markWaiting, and where the queues'
 // turns stopped.
 func (q *Queues) clearWaiting() {
-	for _, n := range q.nodes {
+	for _, n := range q.nodeList {
 		n.waiting = 0
+		if n.waitIdx >= 0 {
+			n.parent.waitingKids.Remove(n.waitIdx)
+		}
 		if n.qu != nil {
 			n.qu.resume = cursor{}
 		}
@@ -103,23 +124,15 @@ func (q *Queues) clearWaiting() {
 
 // firstWaiting returns the queue to serve next: the first in the fair
 // order, recursively from root, among those with jobs to visit; nil if
-// none is left.
+// none is left. Each node keeps its waiting children in that order
+// (waitingKids), so this costs O(depth).
 func (q *Queues) firstWaiting() *queue {
-	n := q.nodes["root"]
+	n := q.root
 	if n == nil || n.waiting == 0 {
 		return nil
 	}
-	for len(n.children) > 0 {
-		var best *qnode
-		for _, c := range n.children {
-			if c.waiting > 0 && (best == nil || compareNodes(c, best) < 0) {
-				best = c
-			}
-		}
-		if best == nil {
-			break
-		}
-		n = best
+	for n.waitingKids != nil && n.waitingKids.Len() > 0 {
+		n = n.waitingKids.Min()
 	}
 	return n.qu
 }
@@ -154,14 +167,14 @@ func (q *Queues) rankQueues() {
 			n.qu.rank = rank
 			rank++
 		}
-		kids := slices.Clone(n.children)
-		slices.SortFunc(kids, compareNodes)
-		for _, c := range kids {
+		n.sorted = append(n.sorted[:0], n.children...)
+		slices.SortFunc(n.sorted, compareNodes)
+		for _, c := range n.sorted {
 			visit(c)
 		}
 	}
-	if root := q.nodes["root"]; root != nil {
-		visit(root)
+	if q.root != nil {
+		visit(q.root)
 	}
 }
 
@@ -180,10 +193,10 @@ func (q *Queues) fairQueues() []*queue {
 // a slot beyond that would put vq first, to claim it straight back.
 func (q *Queues) crossYield(vq *queue, c *job, gain int) int {
 	av, ac := vq.node, c.queue.node
-	for depth(av) > depth(ac) {
+	for av.depth > ac.depth {
 		av = av.parent
 	}
-	for depth(ac) > depth(av) {
+	for ac.depth > av.depth {
 		ac = ac.parent
 	}
 	for av.parent != ac.parent {
@@ -194,22 +207,23 @@ func (q *Queues) crossYield(vq *queue, c *job, gain int) int {
 	}
 	x, y := *av, *ac
 	y.used += len(c.incoming) + gain
-	k := 0
-	for k < vq.heldSlots {
-		x.used--
-		if compareNodes(&x, &y) <= 0 {
-			break
+	// The most slots k (up to what vq holds) such that av, holding k
+	// fewer, still comes after: av comes no earlier the more it holds
+	// (compareNodes), so by bisection. av holds at least vq's slots, so
+	// its count stays non-negative.
+	used := x.used
+	after := func(k int) bool {
+		x.used = used - k
+		return compareNodes(&x, &y) > 0
+	}
+	lo, hi := 0, vq.heldSlots // after(lo), or lo is 0
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if after(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
 		}
-		k++
 	}
-	return k
-}
-
-// depth counts a node's parents.
-func depth(n *qnode) int {
-	d := 0
-	for ; n.parent != nil; n = n.parent {
-		d++
-	}
-	return d
+	return lo
 }

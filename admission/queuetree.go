@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/regionsched/regionsched/internal/heap"
 	"github.com/regionsched/regionsched/internal/plural"
 )
 
@@ -39,6 +40,16 @@ type qnode struct {
 	// waiting counts the queues of the subtree with jobs to visit in the
 	// running decide pass (sorting skips subtrees without any).
 	waiting int
+	// waitingKids holds, during a decide pass, the children with waiting
+	// > 0 in the fair order (compareNodes), kept in order as slots change
+	// hands (addUse); waitIdx is the node's place in its parent's
+	// (-1: not in it). See firstWaiting.
+	waitingKids *heap.Heap[*qnode]
+	waitIdx     int
+	// depth counts its parents.
+	depth int
+	// sorted is rankQueues' scratch: the children in the fair order.
+	sorted []*qnode
 }
 
 // unlimited is the room of a queue without a maximum.
@@ -123,14 +134,19 @@ func (q *Queues) node(name string) *qnode {
 	if n, ok := q.nodes[name]; ok {
 		return n
 	}
-	n := &qnode{name: name}
+	n := &qnode{name: name, waitIdx: -1}
 	if pn := parentName(name); pn != "" {
 		n.parent = q.node(pn)
+		n.depth = n.parent.depth + 1
 		p := n.parent
 		i, _ := slices.BinarySearchFunc(p.children, name, func(c *qnode, s string) int { return strings.Compare(c.name, s) })
 		p.children = slices.Insert(p.children, i, n)
 	}
 	q.nodes[name] = n
+	q.nodeList = append(q.nodeList, n)
+	if n.parent == nil && name == "root" {
+		q.root = n
+	}
 	return n
 }
 
@@ -224,6 +240,9 @@ func (q *Queues) addUse(qu *queue, d int) {
 	q.uses++
 	for n := qu.node; n != nil; n = n.parent {
 		n.used += d
+		if n.waitIdx >= 0 {
+			n.parent.waitingKids.Fix(n.waitIdx) // its place among its siblings in the pass
+		}
 	}
 }
 

@@ -36,10 +36,8 @@ func (q *Queues) checkTenants() error {
 // checkReclaimGuarantee checks a reclaim of count slots of v for c as
 // takeFrom makes it (CheckInvariants reports the first violation found,
 // see Queues.broken): from a job of another queue than c's, it is made
-// for a queue below its guarantee, and leaves the victim's queue, and
-// each parent of it below the parent both queues share, holding at least
-// its guarantee beside every slot it is giving up (a queue at or below
-// its guarantee is never reclaimed from). It costs O(jobs), for reclaims
+// for a queue below its guarantee, and leaves the victim's queue holding
+// its guarantee (checkGiveGuarantee). It costs O(jobs), for reclaims
 // across queues only.
 func (q *Queues) checkReclaimGuarantee(c, v *job, count int) error {
 	if c.queue == v.queue {
@@ -49,16 +47,24 @@ func (q *Queues) checkReclaimGuarantee(c, v *job, count int) error {
 		return fmt.Errorf("admission: job %s of queue %s (holding %d, guaranteed %d) reclaimed from job %s of queue %s",
 			c.spec.Name, n.name, n.used, n.guaranteed, v.spec.Name, v.queue.cfg.Name)
 	}
-	yielding := map[*qnode]int{}
-	for _, j := range q.jobs {
-		for n := j.queue.node; len(j.yielding) > 0 && n != nil; n = n.parent {
-			yielding[n] += len(j.yielding)
-		}
+	return q.checkGiveGuarantee("reclaimed", c, v, count, q.yieldingByNode())
+}
+
+// checkGiveGuarantee checks a move of count slots of v to c, by a claim
+// (how is "claimed") or a preemption ("reclaimed"), once v gives them up:
+// from a job of another queue than c's, it leaves the victim's queue,
+// and each parent of it below the parent both queues share, holding at
+// least its guarantee beside every slot it is giving up (no slot moves
+// across queues from a queue at or below its guarantee); yielding counts
+// per queue the slots its subtree gives up (yieldingByNode).
+func (q *Queues) checkGiveGuarantee(how string, c, v *job, count int, yielding map[*qnode]int) error {
+	if c.queue == v.queue {
+		return nil
 	}
 	for _, n := range below(v.queue, c.queue) {
 		if n.used-yielding[n] < n.guaranteed {
-			return fmt.Errorf("admission: job %s of queue %s reclaimed %d slots of job %s, taking queue %s below its guarantee: it holds %d, gives up %d, guaranteed %d",
-				c.spec.Name, c.queue.cfg.Name, count, v.spec.Name, n.name, n.used, yielding[n], n.guaranteed)
+			return fmt.Errorf("admission: job %s of queue %s %s %d slots of job %s, taking queue %s below its guarantee: it holds %d, gives up %d, guaranteed %d",
+				c.spec.Name, c.queue.cfg.Name, how, count, v.spec.Name, n.name, n.used, yielding[n], n.guaranteed)
 		}
 	}
 	return nil

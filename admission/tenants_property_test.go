@@ -154,9 +154,10 @@ func randomTreeMix(t *testing.T, seed uint64, policies ...Policy) *sim {
 // maxima, and random job mixes in them, the invariants hold after every
 // step (the harness checks them: among them, no queue holds more than its
 // maxSlots, its children's included, no StateAware queue has two jobs
-// starting), no reclaim takes a queue at or below its guarantee (checked
-// at every Reclaimed event), every job finishes, and a seed replays the
-// same events. -tree-mixes runs more (tens of thousands outside CI),
+// starting, and no slot moves across queues, by a claim or a reclaim,
+// from a queue at or below its guarantee but the idle slots of a job that
+// borrows: checked at every claim and every Reclaimed event), every job
+// finishes, and a seed replays the same events. -tree-mixes runs more (tens of thousands outside CI),
 // from seed -tree-first.
 func TestPropertyQueueTrees(t *testing.T) {
 	for seed := *treeFirst; seed < *treeFirst+uint64(*treeMixes); seed++ {
@@ -193,6 +194,23 @@ func TestPropertyQueueTreesRegressions(t *testing.T) {
 		{4180, "a job of a preempting queue below its guarantee takes, from a claim of a job of another subtree, slots " +
 			"that claim asks back inside that subtree only while the subtree holds its guarantee without every slot it " +
 			"is giving up"},
+		{7, "a claim across queues takes no slot that would bring the victim's parent queue (below the parent the " +
+			"two queues share) under its guarantee"},
+		{17, "a claim across queues takes no slot of a queue holding exactly its guarantee, whose parent comes " +
+			"after the claimant's queue in the fair order"},
+		{101, "a claim across queues takes from a subtree no more than it holds above its guarantee, counting the " +
+			"slots it gives up already"},
+		{27, "two jobs of two queues each hold an idle slot at or under their queues' guarantees and wait for each " +
+			"other's: the one whose ask its queue is not assured yields its idle slot to a claim"},
+		{1112, "the first job in the fair order borrows (its ask is more than its queue is assured) and its claim " +
+			"stops at a guarantee: the job behind it, within its guarantee, claims its idle slots although it comes first"},
+		{1533, "the idle slots of a job that borrows do not count against its queue's guarantee: a claim takes them " +
+			"beside the slots the queue holds above its guarantee"},
+		{2119, "a queue's assured slots are within its parent's maxSlots, less its siblings' guarantees"},
+		{4950, "after a claim stopped at a guarantee, a job behind claims idle slots of a job ahead whose queue " +
+			"holds them above its guarantee"},
+		{25248, "the slots a queue is assured leave out the drivers of other queues (never asked back), beyond " +
+			"their guarantees"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomTreeMix(t, r.seed, FIFO, Priority, FairShare, StateAware)

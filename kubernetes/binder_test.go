@@ -21,7 +21,7 @@ import (
 // and a cordoned one, whose pods/binding sets the pod's node, refusing
 // nodes named in refuse.
 func fakeCluster(refuse ...string) *fake.Clientset {
-	c := fake.NewClientset()
+	c := watchedClientset()
 	for _, n := range []string{"n1", "n2", "n3", "gone", "cordoned"} {
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}, Spec: corev1.NodeSpec{Unschedulable: n == "cordoned"},
 			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}

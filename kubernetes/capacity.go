@@ -138,6 +138,15 @@ func Ended(pod *corev1.Pod) bool {
 // skipped, so the whole list of the cluster may be given), tolerations
 // are those of the pods regionsched makes (PodTemplate's).
 func CapacityOf(node *corev1.Node, pods []corev1.Pod, run string, tolerations []corev1.Toleration) NodeCapacity {
+	ptrs := make([]*corev1.Pod, len(pods))
+	for i := range pods {
+		ptrs[i] = &pods[i]
+	}
+	return capacityOfPods(node, ptrs, run, tolerations)
+}
+
+// capacityOfPods is CapacityOf of pointers to the pods (those of a cache).
+func capacityOfPods(node *corev1.Node, pods []*corev1.Pod, run string, tolerations []corev1.Toleration) NodeCapacity {
 	c := NodeCapacity{Node: node.Name, PodsFree: -1}
 	c.Usable, c.Why = usable(node, tolerations)
 	c.Allocatable = ProfileOf(node.Status.Allocatable)
@@ -145,8 +154,7 @@ func CapacityOf(node *corev1.Node, pods []corev1.Pod, run string, tolerations []
 		c.PodsFree = q.Value()
 	}
 	foreign := corev1.ResourceList{}
-	for i := range pods {
-		p := &pods[i]
+	for _, p := range pods {
 		if p.Spec.NodeName != node.Name || Ended(p) || (run != "" && p.Labels[LabelRun] == run) {
 			continue
 		}

@@ -21,6 +21,8 @@
 //     attempts that succeeded.
 //
 // Run is the runtime (Runner is its deterministic core, one turn per
-// Step). It is a Go module of its own, so that a program that does not
+// Step): the Runner reads the nodes and pods from informers' caches
+// (watches of the API server), and Run steps it when they change or a
+// timer is due. It is a Go module of its own, so that a program that does not
 // use it compiles nothing of client-go.
 package kubernetes

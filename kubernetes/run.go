@@ -14,16 +14,17 @@ import (
 // run of thousands of pods on a busy API server takes tens of seconds.
 const closeTimeout = 2 * time.Minute
 
-// Run is the driver of a Runner: it starts one (NewRunner), submits the
-// jobs, and steps it every poll (default 200ms) on clk until every job
-// ended, ctx ends, or nothing can happen any more (a *DeadlockError,
+// Run is the driver of a Runner: it starts one (NewRunner), submits each
+// job at its submission time (its topology's Submission().SubmitAt,
+// since Run started), and steps the Runner on clk whenever the
+// informers' caches change (changes within Coalesce make one Step), a
+// submission or a timer of the Runner is due (NextWake), or poll passed
+// since the last Step (0 means DefaultPoll), until every job ended, ctx
+// ends, or nothing can happen any more (a *DeadlockError,
 // Runner.Deadlock). Whatever happens, it then deletes every pod of the
 // run (Close, on a context of its own, for at most 2 minutes) and returns
 // how the jobs ended.
 func Run(ctx context.Context, cfg RunnerConfig, clk clock.Clock, poll time.Duration, specs ...multijob.JobSpec) (ends []multijob.JobEnd, err error) {
-	if poll <= 0 {
-		poll = 200 * time.Millisecond
-	}
 	r, err := NewRunner(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -35,28 +36,6 @@ func Run(ctx context.Context, cfg RunnerConfig, clk clock.Clock, poll time.Durat
 			err = errors.Join(err, cerr)
 		}
 	}()
-	for _, spec := range specs {
-		if err := r.Submit(clk.Now(), spec); err != nil {
-			return nil, err
-		}
-	}
-	t := clk.Ticker(poll)
-	defer t.Stop()
-	for {
-		now := clk.Now()
-		if err = r.Step(ctx, now); err != nil {
-			return r.Ends(), err
-		}
-		if r.Done() {
-			return r.Ends(), nil
-		}
-		if d := r.Deadlock(now); d != nil {
-			return r.Ends(), d
-		}
-		select {
-		case <-ctx.Done():
-			return r.Ends(), ctx.Err()
-		case <-t.C:
-		}
-	}
+	err = newLoop(r, clk.Now(), specs, nil, nil).run(ctx, clk, poll)
+	return r.Ends(), err
 }

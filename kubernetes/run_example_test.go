@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/benbjohnson/clock"
 	corev1 "k8s.io/api/core/v1"
@@ -46,7 +45,7 @@ func ExampleRun() {
 		Client: client, Run: "etl-20260101", Shape: resource.New(1000, 1024),
 		Jobs:     multijob.Config{Admission: admission.Config{Queues: queues}},
 		Template: kubernetes.PodTemplate{Namespace: "batch", Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "task", Image: "example.com/task:1"}}}},
-	}, clock.New(), 200*time.Millisecond, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "etl"}, Regions: regions})
+	}, clock.New(), kubernetes.DefaultPoll, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "etl"}, Regions: regions})
 	if err != nil {
 		panic(err)
 	}

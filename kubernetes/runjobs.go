@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
-	"go.uber.org/zap"
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
@@ -39,7 +38,9 @@ type JobsConfig struct {
 	// Audit, if set, receives every change an event asked of the
 	// admission, applied or refused, with its time since the start.
 	Audit func(at time.Duration, rec admission.AuditRecord)
-	// Poll is how often the Runner looks at the cluster (default 200ms).
+	// Poll is the longest time between two Steps of the Runner (0 means
+	// DefaultPoll): it steps as soon as the pods or nodes change, or a
+	// submission, an event or a timer is due.
 	Poll time.Duration
 }
 
@@ -92,27 +93,7 @@ func RunJobs(ctx context.Context, cfg JobsConfig, clk clock.Clock, jobs ...runfi
 	if err != nil {
 		return JobsResult{}, err
 	}
-	poll := cfg.Poll
-	if poll <= 0 {
-		poll = 200 * time.Millisecond
-	}
-	t := clk.Ticker(poll)
-	defer t.Stop()
-	var stopped error
-	for {
-		done, err := j.step(ctx, clk.Now())
-		if err != nil || done {
-			stopped = err
-			break
-		}
-		select {
-		case <-ctx.Done():
-			stopped = ctx.Err()
-		case <-t.C:
-			continue
-		}
-		break
-	}
+	stopped := j.run(ctx, clk, cfg.Poll)
 	return j.finish(ctx, stopped), nil
 }
 
@@ -131,7 +112,7 @@ func startJobs(ctx context.Context, cfg JobsConfig, clk clock.Clock, jobs []runf
 	if rc.DriverStartup == nil {
 		rc.DriverStartup = driverStartups(jobs, rc.Scale)
 	}
-	j := &jobsRun{cfg: cfg, clk: clk, start: rc.Start, specs: specs, at: map[string]int{}}
+	j := &jobsRun{cfg: cfg, clk: clk, at: map[string]int{}}
 	j.res = JobsResult{Run: rc.Run, Jobs: make([]JobResult, len(jobs))}
 	for i, job := range jobs {
 		j.res.Jobs[i] = JobResult{Name: job.Name, FirstDeploy: -1}
@@ -139,37 +120,20 @@ func startJobs(ctx context.Context, cfg JobsConfig, clk clock.Clock, jobs []runf
 	}
 	rc.Trace = j.trace
 	if cfg.Audit != nil {
-		rc.Jobs.Admission.Audit = auditFunc(func(rec admission.AuditRecord) { cfg.Audit(rec.At.Sub(j.start), rec) })
+		rc.Jobs.Admission.Audit = auditFunc(func(rec admission.AuditRecord) { cfg.Audit(rec.At.Sub(rc.Start), rec) })
 	}
-	if j.r, err = NewRunner(ctx, rc); err != nil {
+	r, err := NewRunner(ctx, rc)
+	if err != nil {
 		return nil, err
 	}
-	j.res.Slots = len(j.r.Slots())
+	j.res.Slots = len(r.Slots())
+	for _, spec := range specs {
+		if spec.Gang != nil && spec.Gang.MinSlots == 0 {
+			spec.Gang.MinSlots = spec.Regions.GangMinSlots(spec.Driver != nil, j.res.Slots)
+		}
+	}
+	j.loop = newLoop(r, rc.Start, specs, cfg.Events, cfg.Users)
 	return j, nil
-}
-
-// step does one turn at now: it submits the jobs and applies the events
-// due, then steps the Runner. It reports whether every job ended; once
-// every job was submitted and every event applied, a *DeadlockError if
-// the jobs left can no longer progress (Runner.Deadlock), which stops the
-// run.
-func (j *jobsRun) step(ctx context.Context, now time.Time) (bool, error) {
-	if err := j.due(now); err != nil {
-		return false, err
-	}
-	if err := j.r.Step(ctx, now); err != nil {
-		return false, err
-	}
-	if j.submitted < len(j.specs) || j.events < len(j.cfg.Events) {
-		return false, nil // inputs to come may still move the jobs
-	}
-	if j.r.Done() {
-		return true, nil
-	}
-	if d := j.r.Deadlock(now); d != nil {
-		return false, d
-	}
-	return false, nil
 }
 
 // finish deletes every pod of the run (on a context of its own: ctx may
@@ -238,17 +202,14 @@ func (f auditFunc) Audit(rec admission.AuditRecord) error {
 	return nil
 }
 
-// jobsRun is one run of RunJobs.
+// jobsRun is one run of RunJobs: its loop, and what it gathers of the
+// jobs.
 type jobsRun struct {
-	cfg       JobsConfig
-	clk       clock.Clock
-	start     time.Time
-	r         *Runner
-	specs     []multijob.JobSpec
-	submitted int // specs[:submitted] were submitted
-	events    int // cfg.Events[:events] were applied
-	at        map[string]int
-	res       JobsResult
+	*loop
+	cfg JobsConfig
+	clk clock.Clock
+	at  map[string]int // a job's place in the jobs given
+	res JobsResult
 }
 
 // trace counts the pods of each job, and passes the event on (naming
@@ -268,41 +229,6 @@ func (j *jobsRun) trace(ev runfile.Event) {
 	if j.cfg.Trace != nil {
 		j.cfg.Trace(ev)
 	}
-}
-
-// due submits the jobs and applies the events due at now.
-func (j *jobsRun) due(now time.Time) error {
-	since := now.Sub(j.start)
-	for j.submitted < len(j.specs) {
-		spec := j.specs[j.submitted]
-		if sub := spec.Regions.Topology().Job().Submission(); sub.SubmitAt > since {
-			break
-		}
-		if spec.Gang != nil && spec.Gang.MinSlots == 0 {
-			spec.Gang.MinSlots = spec.Regions.GangMinSlots(spec.Driver != nil, j.res.Slots)
-		}
-		if err := j.r.Submit(now, spec); err != nil {
-			return fmt.Errorf("submitting %s: %w", spec.Name, err)
-		}
-		j.submitted++
-	}
-	for j.events < len(j.cfg.Events) {
-		ev := j.cfg.Events[j.events]
-		if ev.At > since || j.at[ev.Job] >= j.submitted {
-			break // an event at a job's submission comes after it
-		}
-		j.events++
-		by := admission.Principal{Name: ev.By, Role: j.cfg.Users[ev.By]}
-		var err error
-		switch ev.Action {
-		case admission.ActionSetPriority:
-			err = j.r.SetPriority(now, by, ev.Job, ev.Priority)
-		case admission.ActionKill:
-			err = j.r.Kill(now, by, ev.Job)
-		}
-		j.r.log.Info("event", zap.Stringer("action", ev.Action), zap.String("job", ev.Job), zap.String("by", ev.By), zap.Error(err))
-	}
-	return nil
 }
 
 // result gathers the jobs' outcomes once the run stopped (why, if

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
@@ -38,7 +37,7 @@ func jobOf(t *testing.T, name, text string) runfile.Job {
 // admission refuses (its asker has no role); the trace names each job,
 // the audit has the change, and no pod is left.
 func TestRunJobs(t *testing.T) {
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1", "k2", "k3", "k4")
 	c.PrependReactor("create", "pods", bindReactor(c))
 	data, err := os.ReadFile("../examples/jobs/flip119.json")
@@ -69,6 +68,7 @@ func TestRunJobs(t *testing.T) {
 	require.NoError(t, err)
 	done := false
 	for i := 0; i < 200 && !done; i++ {
+		synced(t, j.r, c)
 		done, err = j.step(ctx, clk.Now())
 		require.NoError(t, err)
 		kwok(t, c, nil)
@@ -120,7 +120,7 @@ func TestRunJobs(t *testing.T) {
 
 // Two jobs of one name: nothing runs.
 func TestRunJobsRefused(t *testing.T) {
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1")
 	cfg := JobsConfig{Runner: RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(1000, 1024)}}
 	a := jobOf(t, "a", `{"vertices": [{"id": "a", "parallelism": 1}]}`)
@@ -149,7 +149,7 @@ func floodJobs(t *testing.T) []runfile.Job {
 // and why the run stopped.
 func runFloodJobs(t *testing.T, policy admission.Policy, scale float64) (JobsResult, []runfile.Event, error) {
 	t.Helper()
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1", "k2", "k3", "k4")
 	c.PrependReactor("create", "pods", bindReactor(c))
 	var trace []runfile.Event
@@ -166,6 +166,7 @@ func runFloodJobs(t *testing.T, policy admission.Policy, scale float64) (JobsRes
 	done := false
 	var stopped error
 	for i := 0; i < 2000 && !done && stopped == nil; i++ {
+		synced(t, j.r, c)
 		done, stopped = j.step(ctx, clk.Now())
 		kwok(t, c, nil)
 		clk.Add(50 * time.Millisecond)
@@ -257,7 +258,7 @@ func TestNewRunID(t *testing.T) {
 // A run whose context ends (SIGTERM) stops at once: the jobs not ended
 // say why, and any pod bound in the one turn it took is deleted.
 func TestRunJobsCanceled(t *testing.T) {
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1", "k2")
 	c.PrependReactor("create", "pods", bindReactor(c))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -277,7 +278,7 @@ func TestRunJobsCanceled(t *testing.T) {
 // producer's finishes after it: the scheduler refuses the early finish,
 // and the Runner tells it again once the producer finished.
 func TestRunJobsHybridFinishOrder(t *testing.T) {
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1", "k2")
 	c.PrependReactor("create", "pods", bindReactor(c))
 	ctx := context.Background()
@@ -297,6 +298,7 @@ func TestRunJobsHybridFinishOrder(t *testing.T) {
 	}
 	step := func() bool {
 		clk.Add(100 * time.Millisecond)
+		synced(t, j.r, c)
 		done, err := j.step(ctx, clk.Now())
 		require.NoError(t, err)
 		return done

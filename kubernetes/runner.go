@@ -8,7 +8,6 @@ import (
 
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/regionsched/regionsched/multijob"
@@ -68,10 +67,13 @@ const DefaultBindParallel = 8
 // gets which slots; the Runner makes the slots of the nodes, binds the
 // pods of every granted region all together (Binder), and turns what the
 // API server says of pods and nodes into the scheduler's inputs (a pod
-// Running, Succeeded, Failed or deleted; a node lost or added). It has
-// no clock and nothing runs between turns: Step does one turn at the time
-// it is given (making its API calls a few at once, and waiting for them
-// all), and Run calls it on a clock.
+// Running, Succeeded, Failed or deleted; a node lost or added). It reads
+// the nodes and pods from the caches of informers it starts (watches of
+// the API server, kept up to date between turns) and stops in Close;
+// its writes (creates, binds, deletes) are API calls. It has no clock:
+// Step does one turn at the time it is given (making its API calls a few
+// at once, and waiting for them all), and Run calls it when the caches
+// change or a timer of the Runner is due (NextWake).
 type Runner struct {
 	cfg    RunnerConfig
 	log    *zap.Logger
@@ -90,6 +92,8 @@ type Runner struct {
 	started bool
 	// quiet: the last Step ended on a Ready with nothing in it.
 	quiet bool
+	// view holds the informers' caches of the nodes and pods.
+	view *view
 }
 
 // runJob is what the Runner knows of a job.
@@ -111,8 +115,9 @@ type trackedPod struct {
 	ours     bool // deleted by the Runner: its end is not the task's
 }
 
-// NewRunner lists the nodes and pods, makes the slots, and returns a
-// Runner with no job yet.
+// NewRunner starts the informers of the nodes and pods (a watch of each;
+// ctx bounds the wait for their first lists, Close stops them), makes
+// the slots, and returns a Runner with no job yet.
 func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	if err := CheckRun(cfg.Run); err != nil {
 		return nil, err
@@ -132,12 +137,17 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	if r.binder == nil {
 		r.binder = &Binder{Client: cfg.Client, Template: cfg.Template}
 	}
-	caps, err := r.capacities(ctx)
-	if err != nil {
+	if r.view, err = newView(cfg.Client, cfg.Run, cfg.Template.namespace(), cfg.NodeSelector); err != nil {
 		return nil, err
 	}
-	ch := inv.Observe(caps)
+	if err := r.view.start(ctx); err != nil {
+		r.view.close()
+		return nil, err
+	}
+	r.view.takeRoomChanged()
+	ch := inv.Observe(r.capacities())
 	if len(ch.Added) == 0 {
+		r.view.close()
 		return nil, fmt.Errorf("kubernetes: no node offers a slot of %v (selector %q)", cfg.Shape, cfg.NodeSelector)
 	}
 	mc := cfg.Jobs
@@ -146,6 +156,7 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 		mc.Logger = r.log
 	}
 	if r.s, err = multijob.New(mc); err != nil {
+		r.view.close()
 		return nil, err
 	}
 	return r, nil
@@ -184,10 +195,13 @@ func (r *Runner) Done() bool {
 // Ends returns how the jobs ended, in the order they ended.
 func (r *Runner) Ends() []multijob.JobEnd { return r.ends }
 
-// Step does one turn at time now: it reads the pods and nodes (a pod's
-// phase becomes a task event, a driver's pod running starts its job once
-// the driver's startup passed, a lost node lost slots, a node added new
-// slots), fires the timeouts due, and applies the scheduler's Ready:
+// Step does one turn at time now: it reads the pods and nodes from the
+// informers' caches (a pod's phase becomes a task event, a driver's pod
+// running starts its job once the driver's startup passed, a lost node
+// lost slots, a node added new slots), getting from the API server only
+// the pods it waits on that the cache does not have (bound since the
+// cache last heard, or deleted), fires the timeouts due, and applies the
+// scheduler's Ready:
 // cancels (pods deleted), ends (drivers' pods deleted), deployments
 // (bulks bound all together, a bulk that cannot be bound deleted whole
 // and its slots lost), and drivers granted (their pods bound). What the
@@ -200,7 +214,7 @@ func (r *Runner) Step(ctx context.Context, now time.Time) error {
 		return err
 	}
 	r.observeDrivers(now, seen)
-	if err := r.observeNodes(ctx, now); err != nil {
+	if err := r.observeNodes(now); err != nil {
 		return err
 	}
 	if t, ok := r.s.NextDeadline(); ok && !t.After(now) {
@@ -223,10 +237,11 @@ func (r *Runner) Step(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// Close deletes every pod of the run: the end of a run, a kill, or the
-// runner told to stop.
+// Close deletes every pod of the run (the end of a run, a kill, or the
+// runner told to stop) and stops the informers: the Runner is done.
 func (r *Runner) Close(ctx context.Context) error {
 	_, err := DeleteRun(ctx, r.cfg.Client, r.cfg.Template.namespace(), r.cfg.Run)
+	r.view.close()
 	return err
 }
 
@@ -234,34 +249,25 @@ func (r *Runner) Close(ctx context.Context) error {
 // of their nodes.
 const livePods = "status.phase!=" + string(corev1.PodSucceeded) + ",status.phase!=" + string(corev1.PodFailed)
 
-// capacities lists the nodes and every pod and returns the nodes'
-// capacities for the run.
-func (r *Runner) capacities(ctx context.Context) ([]NodeCapacity, error) {
-	nodes, err := r.cfg.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: r.cfg.NodeSelector})
-	if err != nil {
-		return nil, err
+// capacities returns the capacities of the nodes for the run, from the
+// informers' caches.
+func (r *Runner) capacities() []NodeCapacity {
+	nodes := r.view.nodeList()
+	caps := make([]NodeCapacity, 0, len(nodes))
+	for _, n := range nodes {
+		caps = append(caps, capacityOfPods(n, r.view.podsOn(n.Name), r.cfg.Run, r.cfg.Template.Spec.Tolerations))
 	}
-	// Pods Succeeded or Failed request nothing (CapacityOf): the API
-	// server leaves them out.
-	pods, err := r.cfg.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: livePods})
-	if err != nil {
-		return nil, err
-	}
-	caps := make([]NodeCapacity, 0, len(nodes.Items))
-	for i := range nodes.Items {
-		caps = append(caps, CapacityOf(&nodes.Items[i], pods.Items, r.cfg.Run, r.cfg.Template.Spec.Tolerations))
-	}
-	return caps, nil
+	return caps
 }
 
-// observeNodes reads the nodes and applies what changed of their slots
-// since the last look (nodeChange).
-func (r *Runner) observeNodes(ctx context.Context, now time.Time) error {
-	caps, err := r.capacities(ctx)
-	if err != nil {
-		return err
+// observeNodes applies what changed of the nodes' slots since the last
+// look (nodeChange), from the informers' caches. It does nothing when no
+// node and no pod not of the run changed since the last look.
+func (r *Runner) observeNodes(now time.Time) error {
+	if !r.view.takeRoomChanged() {
+		return nil
 	}
-	return r.nodeChange(now, r.inv.Observe(caps))
+	return r.nodeChange(now, r.inv.Observe(r.capacities()))
 }
 
 // slotLost tells a job one of its slots is gone (its pool loses it; the

@@ -46,25 +46,32 @@ func scaled(d time.Duration, scale float64) time.Duration {
 var _ JobTasks = RegionTasks{}
 
 // observePods reads the pods of the run and reports what changed of each
-// task attempt the Runner waits on; it returns the pods by name. It lists
-// the pods of the run that have not Succeeded (those kept as the record
-// of what finished are not listed again and again), then looks up each
-// pod it waits on that the list left out: Succeeded since the last turn,
-// or deleted.
+// task attempt the Runner waits on; it returns the pods it waits on
+// (tasks' and drivers') by name. It reads them from the cache
+// of the run's pods; a pod the cache does not have is looked up on the
+// API server (lookUp): bound since the cache last heard (a pod just
+// bound is not lost), or deleted. A pod the Runner deleted is forgotten
+// once the cache has it no more.
 func (r *Runner) observePods(ctx context.Context, now time.Time) (map[string]*corev1.Pod, error) {
-	api := r.cfg.Client.CoreV1().Pods(r.cfg.Template.namespace())
-	list, err := api.List(ctx, metav1.ListOptions{LabelSelector: RunSelector(r.cfg.Run), FieldSelector: notSucceeded})
-	if err != nil {
-		return nil, err
-	}
-	seen := make(map[string]*corev1.Pod, len(list.Items))
-	for i := range list.Items {
-		seen[list.Items[i].Name] = &list.Items[i]
-	}
+	seen := make(map[string]*corev1.Pod, len(r.pods))
 	var missing []string
-	for name, p := range r.pods {
-		if _, ok := seen[name]; !ok && !p.ours {
+	look := func(name string) {
+		if pod, ok := r.view.runPod(name); ok {
+			seen[name] = pod
+		} else {
 			missing = append(missing, name)
+		}
+	}
+	for name, p := range r.pods {
+		if !p.ours {
+			look(name)
+		} else if pod, ok := r.view.runPod(name); ok {
+			seen[name] = pod
+		}
+	}
+	for _, j := range r.jobs {
+		if d := j.driver; !j.ended && d != nil && !d.gone {
+			look(d.name)
 		}
 	}
 	if err := r.lookUp(ctx, missing, seen); err != nil {
@@ -127,9 +134,6 @@ func (r *Runner) retryEarly(now time.Time, early []string) {
 		}
 	}
 }
-
-// notSucceeded is the field selector of the pods that have not Succeeded.
-const notSucceeded = "status.phase!=" + string(corev1.PodSucceeded)
 
 // lookUp gets the pods named, a few at once, and adds those that exist to
 // seen (a pod not found was deleted).

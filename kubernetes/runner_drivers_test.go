@@ -41,7 +41,7 @@ func floodJob(t *testing.T, i int) multijob.JobSpec {
 // fake one-slot nodes under a queue policy.
 func floodRunner(t *testing.T, policy admission.Policy) (*fake.Clientset, *Runner) {
 	t.Helper()
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1", "k2", "k3", "k4")
 	c.PrependReactor("create", "pods", bindReactor(c))
 	r, err := NewRunner(context.Background(), RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(1000, 1024),
@@ -61,7 +61,7 @@ func TestRunnerDriverFloodFIFODeadlocks(t *testing.T) {
 	var de *DeadlockError
 	for i := 0; i < 100 && de == nil; i++ {
 		now = now.Add(100 * time.Millisecond)
-		require.NoError(t, r.Step(ctx, now))
+		stepSynced(t, r, c, now)
 		de = r.Deadlock(now)
 		kwok(t, c, nil)
 	}
@@ -100,7 +100,7 @@ func TestRunnerDriverFloodStateAwareFinishes(t *testing.T) {
 	drivers := map[string]bool{}
 	for i := 0; i < 400 && !r.Done(); i++ {
 		now = now.Add(100 * time.Millisecond)
-		require.NoError(t, r.Step(ctx, now))
+		stepSynced(t, r, c, now)
 		require.Nil(t, r.Deadlock(now))
 		kwok(t, c, nil)
 		list, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: LabelDriver})
@@ -127,7 +127,7 @@ func TestRunnerDriverFloodStateAwareFinishes(t *testing.T) {
 // other regions waiting, when two more nodes join: its waiting regions
 // run at once in the new slots.
 func TestRunnerNodeAdded(t *testing.T) {
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1", "k2")
 	c.PrependReactor("create", "pods", bindReactor(c))
 	ctx := context.Background()
@@ -136,7 +136,7 @@ func TestRunnerNodeAdded(t *testing.T) {
 	require.Len(t, r.Slots(), 2)
 	now := time.Unix(0, 0)
 	require.NoError(t, r.Submit(now, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "a"}, Regions: flip119(t)}))
-	require.NoError(t, r.Step(ctx, now))
+	stepSynced(t, r, c, now)
 	kwok(t, c, nil) // a's first region runs on k1 and k2
 	onNodes := func(job string) map[string]bool {
 		list, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: LabelJob + "=" + job})
@@ -151,14 +151,14 @@ func TestRunnerNodeAdded(t *testing.T) {
 
 	kwokNodes(t, c, "k3", "k4")
 	now = now.Add(100 * time.Millisecond)
-	require.NoError(t, r.Step(ctx, now))
+	stepSynced(t, r, c, now)
 	assert.Len(t, r.Slots(), 4)
 	assert.Equal(t, map[string]bool{"k1": true, "k2": true, "k3": true, "k4": true}, onNodes("a"),
 		"a's waiting regions run in the slots the new nodes brought")
 	for i := 0; i < 200 && !r.Done(); i++ {
 		now = now.Add(100 * time.Millisecond)
 		kwok(t, c, nil)
-		require.NoError(t, r.Step(ctx, now))
+		stepSynced(t, r, c, now)
 	}
 	require.True(t, r.Done())
 	for _, end := range r.Ends() {
@@ -197,7 +197,7 @@ func TestDriverPod(t *testing.T) {
 // pod by lose, and steps on until the job ends; it returns how it ended.
 func driverLostRun(t *testing.T, lose func(c *fake.Clientset, pod string)) multijob.JobEnd {
 	t.Helper()
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1", "k2", "k3", "k4")
 	c.PrependReactor("create", "pods", bindReactor(c))
 	ctx := context.Background()
@@ -211,7 +211,7 @@ func driverLostRun(t *testing.T, lose func(c *fake.Clientset, pod string)) multi
 		return len(list.Items)
 	}
 	for i := 0; i < 50 && tasks() == 0; i++ {
-		require.NoError(t, r.Step(ctx, now))
+		stepSynced(t, r, c, now)
 		now = now.Add(100 * time.Millisecond)
 		// Pods run, but none finishes: the job runs when its driver goes.
 		list, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
@@ -229,7 +229,7 @@ func driverLostRun(t *testing.T, lose func(c *fake.Clientset, pod string)) multi
 	require.NoError(t, err)
 	require.True(t, st.Started)
 	lose(c, DriverPodName("r1", "spark-1"))
-	require.NoError(t, r.Step(ctx, now))
+	stepSynced(t, r, c, now)
 	require.True(t, r.Done(), "the job ends at the next step")
 	left, err := Leftovers(ctx, c, "default", "r1")
 	require.NoError(t, err)
@@ -286,7 +286,7 @@ func TestRunnerDriverNodeDeleted(t *testing.T) {
 // TestRunnerDriverNotBound: a driver whose pod cannot be bound is lost:
 // its job fails at once instead of waiting for ever.
 func TestRunnerDriverNotBound(t *testing.T) {
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1", "k2", "k3", "k4")
 	c.PrependReactor("create", "pods", bindReactor(c, "k1", "k2", "k3", "k4"))
 	ctx := context.Background()
@@ -294,8 +294,8 @@ func TestRunnerDriverNotBound(t *testing.T) {
 	require.NoError(t, err)
 	now := time.Unix(0, 0)
 	require.NoError(t, r.Submit(now, floodJob(t, 1)))
-	require.NoError(t, r.Step(ctx, now))
-	require.NoError(t, r.Step(ctx, now.Add(100*time.Millisecond)))
+	stepSynced(t, r, c, now)
+	stepSynced(t, r, c, now.Add(100*time.Millisecond))
 	require.True(t, r.Done())
 	var dl *admission.DriverLostError
 	require.ErrorAs(t, r.Ends()[0].Err, &dl)

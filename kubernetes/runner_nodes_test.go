@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/multijob"
@@ -30,7 +29,7 @@ func capacityOf(t *testing.T, r *Runner) int {
 // smaller from the next step on), the pods of the run on it are deleted,
 // its region runs again on the nodes left, and the job finishes.
 func TestRunnerNodeLostLeavesTheAdmission(t *testing.T) {
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1", "k2", "k3", "k4", "k5")
 	c.PrependReactor("create", "pods", bindReactor(c))
 	ctx := context.Background()
@@ -39,7 +38,7 @@ func TestRunnerNodeLostLeavesTheAdmission(t *testing.T) {
 	require.Equal(t, 5, capacityOf(t, r))
 	now := time.Unix(0, 0)
 	require.NoError(t, r.Submit(now, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "flip119"}, Regions: flip119(t)}))
-	require.NoError(t, r.Step(ctx, now))
+	stepSynced(t, r, c, now)
 	kwok(t, c, nil)
 	left, err := Leftovers(ctx, c, "default", "r1")
 	require.NoError(t, err)
@@ -47,7 +46,7 @@ func TestRunnerNodeLostLeavesTheAdmission(t *testing.T) {
 	lostNode := left[0].Node
 	require.NoError(t, c.CoreV1().Nodes().Delete(ctx, lostNode, metav1.DeleteOptions{}))
 	now = now.Add(100 * time.Millisecond)
-	require.NoError(t, r.Step(ctx, now))
+	stepSynced(t, r, c, now)
 	assert.Equal(t, 4, capacityOf(t, r), "the lost node's slot counts no more")
 	left, err = Leftovers(ctx, c, "default", "r1")
 	require.NoError(t, err)
@@ -57,7 +56,7 @@ func TestRunnerNodeLostLeavesTheAdmission(t *testing.T) {
 	for i := 0; i < 200 && !r.Done(); i++ {
 		now = now.Add(100 * time.Millisecond)
 		kwok(t, c, nil)
-		require.NoError(t, r.Step(ctx, now))
+		stepSynced(t, r, c, now)
 		left, err := Leftovers(ctx, c, "default", "r1")
 		require.NoError(t, err)
 		for _, l := range left {
@@ -74,7 +73,7 @@ func TestRunnerNodeLostLeavesTheAdmission(t *testing.T) {
 // TestRunnerNodeCordonedAndBack: a node cordoned leaves the admission; the
 // same node uncordoned comes back as a new slot.
 func TestRunnerNodeCordonedAndBack(t *testing.T) {
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1", "k2")
 	ctx := context.Background()
 	r, err := NewRunner(ctx, RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(1000, 1024)})
@@ -88,10 +87,10 @@ func TestRunnerNodeCordonedAndBack(t *testing.T) {
 	}
 	now := time.Unix(0, 0)
 	setUnschedulable(true)
-	require.NoError(t, r.Step(ctx, now))
+	stepSynced(t, r, c, now)
 	assert.Equal(t, 1, capacityOf(t, r))
 	setUnschedulable(false)
-	require.NoError(t, r.Step(ctx, now.Add(time.Second)))
+	stepSynced(t, r, c, now.Add(time.Second))
 	assert.Equal(t, 2, capacityOf(t, r))
 	assert.Len(t, r.Slots(), 2)
 }

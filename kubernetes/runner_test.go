@@ -96,7 +96,7 @@ func TestRunnerFLIP119(t *testing.T) {
 	fail := map[string]bool{"rs-r1-flip119-t4-a0": true} // C#0's first attempt fails
 	for i := 0; i < 200 && !r.Done(); i++ {
 		now = now.Add(100 * time.Millisecond)
-		require.NoError(t, r.Step(ctx, now))
+		stepSynced(t, r, c, now)
 		kwok(t, c, fail)
 	}
 	require.True(t, r.Done(), "the job did not end")
@@ -124,7 +124,7 @@ func TestRunnerFLIP119(t *testing.T) {
 // tasks over; the region runs again on the nodes left and the job
 // finishes.
 func TestRunnerNodeLost(t *testing.T) {
-	c := fake.NewClientset()
+	c := watchedClientset()
 	kwokNodes(t, c, "k1", "k2", "k3", "k4", "k5")
 	c.PrependReactor("create", "pods", bindReactor(c))
 	ctx := context.Background()
@@ -133,7 +133,7 @@ func TestRunnerNodeLost(t *testing.T) {
 	now := time.Unix(0, 0)
 	require.NoError(t, r.Submit(now, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "flip119"}, Regions: flip119(t)}))
 	// The first region deploys and runs; then its node k1 goes, pods and all.
-	require.NoError(t, r.Step(ctx, now))
+	stepSynced(t, r, c, now)
 	kwok(t, c, nil)
 	lostNode := ""
 	left, err := Leftovers(ctx, c, "default", "r1")
@@ -148,7 +148,7 @@ func TestRunnerNodeLost(t *testing.T) {
 	}
 	for i := 0; i < 200 && !r.Done(); i++ {
 		now = now.Add(100 * time.Millisecond)
-		require.NoError(t, r.Step(ctx, now))
+		stepSynced(t, r, c, now)
 		kwok(t, c, nil)
 	}
 	require.True(t, r.Done())

@@ -68,6 +68,17 @@ func (h *Heap[T]) Remove(i int) T {
 	return x
 }
 
+// Fix restores the order after the value at position i (as last reported
+// to moved) changed how it compares. Cost O(log n).
+func (h *Heap[T]) Fix(i int) {
+	x := h.items[i]
+	if i > 0 && h.less(x, h.items[(i-1)/2]) {
+		h.up(i, 0, x)
+	} else {
+		h.down(i, x)
+	}
+}
+
 // up moves the hole at position i towards position top (an ancestor of
 // i, 0 for the root) until x may be placed in it, and places x.
 func (h *Heap[T]) up(i, top int, x T) {

@@ -87,6 +87,44 @@ func TestMovedTracksPositionsForRemoval(t *testing.T) {
 	}
 }
 
+func TestFixRestoresOrderAfterAKeyChanged(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	less := func(a, b *item) bool {
+		if a.key != b.key {
+			return a.key < b.key
+		}
+		return a.seq < b.seq
+	}
+	h := heap.New(less, func(x *item, i int) { x.index = i })
+	var live []*item
+	for seq := range 300 {
+		it := &item{key: r.IntN(50), seq: seq}
+		h.Push(it)
+		live = append(live, it)
+	}
+	for range 2000 {
+		it := live[r.IntN(len(live))]
+		it.key = r.IntN(50) // up, down or the same
+		h.Fix(it.index)
+		min := slices.MinFunc(live, func(a, b *item) int {
+			if less(a, b) {
+				return -1
+			}
+			return 1
+		})
+		require.Same(t, min, h.Min())
+	}
+	slices.SortFunc(live, func(a, b *item) int {
+		if less(a, b) {
+			return -1
+		}
+		return 1
+	})
+	for _, want := range live {
+		require.Same(t, want, h.Pop())
+	}
+}
+
 // event is a value the size of the simulator's calendar events.
 type event struct {
 	at, order, task, version int64

@@ -84,7 +84,7 @@ and why) or the run was interrupted, 2 bad input or no API server reachable.`,
 	f.Int64Var(&o.slotMemMB, "slot-memory", 1024, "memory of a slot, in MB")
 	f.StringVar(&o.queuePolicy, "queue-policy", "fifo", "the policy of every queue --cluster does not configure: fifo, priority, fairshare (or fair) or stateaware; case-insensitive")
 	f.StringVar(&o.clusterFile, "cluster", "", "cluster file whose queues and users the run uses (docs/job-file.md); its slots are not used: the nodes' are")
-	f.DurationVar(&o.poll, "poll", 200*time.Millisecond, "how often to look at the pods and nodes")
+	f.DurationVar(&o.poll, "poll", rsk8s.DefaultPoll, "the longest time between two looks at the pods and nodes (it looks as soon as they change)")
 	f.Float32Var(&o.qps, "qps", 200, "requests a second to the API server at most (bursts of twice that)")
 	o.flags.Add(c, "priority changes and kills, JSON Lines (the events file of simulate; t in real ms): regionsched's admission applies or refuses them by the roles of --cluster's users; a kill deletes the job's pods",
 		"write one JSON line per priority change, applied or refused by the admission")

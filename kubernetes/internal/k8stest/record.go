@@ -32,11 +32,16 @@ type Recorder struct {
 }
 
 // Record starts watching the pods of run in namespace ns. The watch
-// starts before Record returns: every change after that is recorded.
+// starts before Record returns: every change after that is recorded. A
+// watch the API server ends (its timeout, or a watcher too slow for it
+// on a loaded machine) is started again from the last change recorded;
+// only one that cannot be (the change is no longer in the server's
+// history) leaves a hole, which Stop reports.
 func Record(t testing.TB, c kubernetes.Interface, ns, run string) *Recorder {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := c.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: rsk8s.RunSelector(run)})
+	opts := metav1.ListOptions{LabelSelector: rsk8s.RunSelector(run)}
+	w, err := c.CoreV1().Pods(ns).Watch(ctx, opts)
 	if err != nil {
 		cancel()
 		t.Fatalf("watching the pods of run %s: %v", run, err)
@@ -44,28 +49,51 @@ func Record(t testing.TB, c kubernetes.Interface, ns, run string) *Recorder {
 	r := &Recorder{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
-		defer w.Stop()
 		for {
-			select {
-			case <-ctx.Done():
+			last, ok := r.follow(ctx, w)
+			w.Stop()
+			if ctx.Err() != nil {
 				return
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					r.mu.Lock()
-					r.closed = ctx.Err() == nil
-					r.mu.Unlock()
-					return
-				}
-				if pod, isPod := ev.Object.(*corev1.Pod); isPod {
-					r.mu.Lock()
-					r.events = append(r.events, PodEvent{Type: ev.Type, Pod: pod, At: time.Now()})
-					r.mu.Unlock()
+			}
+			if ok && last != "" {
+				opts.ResourceVersion = last
+				if w, err = c.CoreV1().Pods(ns).Watch(ctx, opts); err == nil {
+					continue
 				}
 			}
+			r.mu.Lock()
+			r.closed = ctx.Err() == nil
+			r.mu.Unlock()
+			return
 		}
 	}()
 	t.Cleanup(func() { r.Stop(t) })
 	return r
+}
+
+// follow records the changes of one watch until it ends or ctx does, and
+// returns the resource version of the last change recorded; ok is false
+// if the watch ended on an error (the history it started from is gone).
+func (r *Recorder) follow(ctx context.Context, w watch.Interface) (last string, ok bool) {
+	for {
+		select {
+		case <-ctx.Done():
+			return last, true
+		case ev, open := <-w.ResultChan():
+			if !open {
+				return last, true
+			}
+			if ev.Type == watch.Error {
+				return last, false
+			}
+			if pod, isPod := ev.Object.(*corev1.Pod); isPod {
+				r.mu.Lock()
+				r.events = append(r.events, PodEvent{Type: ev.Type, Pod: pod, At: time.Now()})
+				r.mu.Unlock()
+				last = pod.ResourceVersion
+			}
+		}
+	}
 }
 
 // Events returns the changes recorded so far.

@@ -1,0 +1,225 @@
+package admission
+
+import "slices"
+
+// Claims across queues obey guarantees as reclaims by preemption do
+// (preempt_tenants.go): a claim takes from a job of another queue only
+// slots that the victim's queue, and each parent of it below the parent
+// the two queues share, holds above its guarantee, not counting the
+// slots it is giving up already (giveBudget). A queue at or below its
+// guarantee is never claimed from, whatever the priorities or the fair
+// order — with one exception, the deadlock claims exist for.
+//
+// A job that waits for its head ask holds idle slots for it. Two such
+// jobs of two queues, each at its guarantee and each waiting for slots
+// the other holds idle, would wait for each other forever. A guarantee
+// protects the slots a queue can use within the guarantees: a job
+// whose head ask, with what it holds idle for it and its driver, is more
+// than its queue can ever hold while every other queue holds its
+// guarantee and the drivers it runs (assuredSlots) borrows other queues'
+// guarantees to run it, and holds its idle slots on that loan. Those idle
+// slots (never a slot that runs a task) a claim may take even from a
+// queue at or below its guarantee; the queue, below its guarantee then,
+// comes first in the fair order and is served the next slots that come
+// back.
+//
+// When guarantees keep a claim from completing (claimGuarded), its job
+// waits for slots to come back, and the next waiting job of the pass may
+// claim: from the jobs behind it, and also the idle slots of jobs of
+// other queues ahead of it, within the same limits (aheadIdle). A job
+// ahead whose claim stops at a guarantee would otherwise keep idle, for
+// an ask that cannot complete, slots a job behind it needs to progress
+// at all.
+
+// borrows reports whether v waits for its pool's head ask and that ask,
+// with the slots v holds idle for it (what its pool said it holds for
+// it, Ask.Holding) and its driver, is more than v's queue can ever hold
+// while every other queue holds its guarantee: its idle slots are not
+// protected by its queue's guarantee (see above). drivers counts the
+// drivers per queue (driversByNode), filled on first use.
+func (q *Queues) borrows(v *job, drivers *map[*qnode]int) bool {
+	a := v.asks.head
+	if a == nil || v.gangWaits() || (v.driver && !v.hasSlot) {
+		return false
+	}
+	idle := 0
+	for _, idx := range a.holding {
+		if s := &q.slots[idx]; s.state == slotGranted && s.owner == v.id && s.idle {
+			idle++
+		}
+	}
+	if idle == 0 {
+		return false
+	}
+	n := sumCounts(a.left) + idle
+	if v.hasSlot {
+		n++
+	}
+	if *drivers == nil {
+		*drivers = q.driversByNode()
+	}
+	return n > q.assuredSlots(v.queue, *drivers)
+}
+
+// driversByNode counts the drivers the jobs of each queue run: O(jobs).
+func (q *Queues) driversByNode() map[*qnode]int {
+	drivers := map[*qnode]int{}
+	for _, j := range q.jobs {
+		if j.hasSlot {
+			drivers[j.queue.node]++
+		}
+	}
+	return drivers
+}
+
+// assuredSlots is how many slots qu can hold while every other queue
+// holds its guarantee and the drivers it runs (a driver is never asked
+// back): from root down to qu, what the parent can hold less what its
+// siblings keep so (keptSlots), within the queue's maximum (the
+// cluster's slots at root).
+func (q *Queues) assuredSlots(qu *queue, drivers map[*qnode]int) int {
+	var path []*qnode
+	for x := qu.node; x.parent != nil; x = x.parent {
+		path = append(path, x)
+	}
+	n := sumCounts(q.capacity) // (the cluster's slots, those added included)
+	for i := len(path) - 1; i >= 0; i-- {
+		x := path[i]
+		for _, s := range x.parent.children {
+			if s != x {
+				n -= keptSlots(s, drivers)
+			}
+		}
+		if x.max > 0 {
+			n = min(n, x.max)
+		}
+	}
+	return n
+}
+
+// keptSlots is what a queue's subtree keeps while every queue holds its
+// guarantee: its own guarantee, or what its children keep together if
+// more (a parent without a guarantee of its own may have children with
+// guarantees), or, for a queue with jobs, the drivers they run if more.
+func keptSlots(n *qnode, drivers map[*qnode]int) int {
+	sum := drivers[n]
+	for _, c := range n.children {
+		sum += keptSlots(c, drivers)
+	}
+	return max(n.guaranteed, sum)
+}
+
+// borrowedPicks returns, of the slots a claim of c picked, the idle
+// slots of jobs of other queues that borrow (see borrows): those it may
+// take across guarantees. Called before the claim asks them back; nil
+// if there are none.
+func (q *Queues) borrowedPicks(c *job, picks []int32) map[int32]bool {
+	var out map[int32]bool
+	var seen map[JobID]bool
+	var drivers map[*qnode]int
+	for _, idx := range picks {
+		s := &q.slots[idx]
+		v := q.jobs[s.owner]
+		if v.queue == c.queue || !s.idle {
+			continue
+		}
+		b, ok := seen[v.id]
+		if !ok {
+			if seen == nil {
+				seen = map[JobID]bool{}
+			}
+			b = q.borrows(v, &drivers)
+			seen[v.id] = b
+		}
+		if b {
+			if out == nil {
+				out = map[int32]bool{}
+			}
+			out[idx] = true
+		}
+	}
+	return out
+}
+
+// checkClaimGuarantees checks, once a claim of c asked picks back, that
+// no victim of another queue was taken below its guarantee (see
+// checkGiveGuarantee), but by the idle slots of jobs that borrow
+// (exempt, see borrowedPicks): those are not counted, and the other
+// picks are checked without them. A violation is kept for
+// CheckInvariants (a bug of this package). It costs O(jobs), for claims
+// across queues only.
+func (q *Queues) checkClaimGuarantees(c *job, picks []int32, exempt map[int32]bool) {
+	var yielding map[*qnode]int
+	for i, idx := range picks {
+		v := q.jobs[q.slots[idx].owner]
+		if v.queue == c.queue || q.broken != nil || slices.ContainsFunc(picks[:i], func(p int32) bool { return q.slots[p].owner == v.id }) {
+			continue
+		}
+		n, checked := 0, false
+		for _, p := range picks {
+			if q.slots[p].owner == v.id {
+				n++
+				checked = checked || !exempt[p]
+			}
+		}
+		if !checked {
+			continue
+		}
+		if yielding == nil {
+			yielding = q.yieldingByNode()
+			for p := range exempt {
+				for x := q.jobs[q.slots[p].owner].queue.node; x != nil; x = x.parent {
+					yielding[x]--
+				}
+			}
+		}
+		q.broken = q.checkGiveGuarantee("claimed", c, v, n, yielding)
+	}
+}
+
+// aheadIdle collects, once per claim, the jobs of queues ahead of the
+// claimant's in the fair order that hold idle slots, in victim order, and
+// reports whether there are any; only after a claim of the pass that
+// guarantees kept from completing (passGuarded), else there are none.
+// Their idle slots a claim may take although they come before its
+// claimant, within their queues' guarantees or from a job that borrows
+// (pickFrom): a job ahead that waits, whose claim the guarantees stop,
+// holds them for an ask that cannot complete, and the jobs behind it
+// would wait for it forever. A slot taken so runs a task of its
+// claimant when granted: it comes back to the job ahead only when the
+// task ends.
+func (pk *picker) aheadIdle() bool {
+	if pk.aheadDone {
+		return len(pk.ahead) > 0
+	}
+	pk.aheadDone = true
+	q, c := pk.q, pk.c
+	if !q.claimScratch.passGuarded {
+		return false
+	}
+	q.rankQueues()
+	for _, qu := range q.qorder {
+		if qu.rank >= c.queue.rank || qu.holders.Len() == 0 {
+			continue
+		}
+		for h := qu.holders.First(); h != nil; h = h.Next() {
+			if v := h.Item(); slices.ContainsFunc(v.held, func(idx int32) bool { return q.slots[idx].idle }) {
+				pk.ahead = append(pk.ahead, v)
+			}
+		}
+	}
+	slices.SortFunc(pk.ahead, victimOrder)
+	return len(pk.ahead) > 0
+}
+
+// pickAheadIdle picks idle slots of the jobs aheadIdle found.
+func (pk *picker) pickAheadIdle() {
+	if !pk.aheadIdle() {
+		return
+	}
+	for _, v := range pk.ahead {
+		if pk.pickFrom(v, true); pk.m >= pk.need {
+			return
+		}
+	}
+}

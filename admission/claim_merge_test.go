@@ -1,0 +1,108 @@
+package admission
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// behindBySort is what the victims tree walk must yield: the jobs behind c
+// collected from every queue's holders (c's queue's with holder keys after
+// c's key, all of those of the queues after it by rank) and sorted in
+// victim order.
+func behindBySort(q *Queues, c *job) []*job {
+	var out []*job
+	ck := keyOf(c)
+	for _, qu := range q.qorder {
+		for h := qu.holders.First(); h != nil; h = h.Next() {
+			v := h.Item()
+			if v != c && (qu.rank > c.queue.rank || (qu == c.queue && v.hkey.compare(ck) > 0)) {
+				out = append(out, v)
+			}
+		}
+	}
+	slices.SortFunc(out, victimOrder)
+	return out
+}
+
+// TestVictimsTreeMatchesSort: after every step of random queue-tree mixes,
+// with priorities changed at random between steps, the victims tree holds
+// exactly the jobs of the queues' holders trees, and mergeBehind yields,
+// for every job that waits, the jobs behind it as collecting and sorting
+// them does: all of them, or, with a number of slots enough, the shortest
+// prefix that holds that many.
+func TestVictimsTreeMatchesSort(t *testing.T) {
+	checked := 0
+	for seed := uint64(1); seed <= 150; seed++ {
+		s := randomTreeMix(t, seed, FIFO, Priority, FairShare, StateAware)
+		rng := rand.New(rand.NewPCG(seed, 7))
+		s.onStep = func() {
+			q := s.q
+			var inTree []*job
+			if q.victims != nil {
+				for n := q.victims.First(); n != nil; n = n.Next() {
+					inTree = append(inTree, n.Item())
+				}
+			}
+			var holders []*job
+			for _, qu := range q.qorder {
+				for h := qu.holders.First(); h != nil; h = h.Next() {
+					holders = append(holders, h.Item())
+				}
+			}
+			slices.SortFunc(holders, victimOrder)
+			require.Equal(t, names(holders), names(inTree), "seed %d: the victims tree", seed)
+			q.rankQueues()
+			for _, c := range q.jobs {
+				if !c.inTree {
+					continue
+				}
+				want := behindBySort(q, c)
+				got, all, ok := q.mergeBehind(c, keyOf(c), 0, nil)
+				if !ok {
+					continue // no queue after c's holds slots: behind walks c's queue
+				}
+				require.True(t, all)
+				require.Equal(t, names(want), names(got), "seed %d: the jobs behind %s", seed, c.spec.Name)
+				enough := 1 + rng.IntN(6)
+				got, all, _ = q.mergeBehind(c, keyOf(c), enough, nil)
+				held, k := 0, 0
+				for k < len(want) && held < enough {
+					held += len(want[k].held)
+					k++
+				}
+				require.Equal(t, names(want[:k]), names(got), "seed %d: the jobs behind %s holding %d slots", seed, c.spec.Name, enough)
+				require.Equal(t, held < enough, all, "seed %d: all of the jobs behind %s", seed, c.spec.Name)
+				checked++
+			}
+			if active := activeJobs(q); len(active) > 0 && rng.IntN(4) == 0 {
+				j := active[rng.IntN(len(active))]
+				require.NoError(t, q.SetPriority(s.now, Principal{"root", RoleAdmin}, j.spec.Name, 1+rng.IntN(MaxPriority)))
+			}
+		}
+		s.run(0)
+	}
+	require.Greater(t, checked, 1000, "walks compared")
+}
+
+// names lists the jobs' names.
+func names(js []*job) []string {
+	out := make([]string, len(js))
+	for i, j := range js {
+		out[i] = j.spec.Name
+	}
+	return out
+}
+
+// activeJobs lists the jobs that may hold and ask for slots.
+func activeJobs(q *Queues) []*job {
+	var out []*job
+	for _, j := range q.jobs {
+		if j.active() {
+			out = append(out, j)
+		}
+	}
+	return out
+}
