@@ -468,36 +468,62 @@ func (v *job) loseTo(c *job, now time.Time) {
 // Counted without them, the job would come before c, be given them back,
 // stand behind c again and yield them again, without end. Slots c
 // claimed below its share are not counted so: c reached its share since,
-// and the job they come from is owed them.
+// and the job they come from is owed them. Nor are the slots that ran a
+// task when c claimed them once they no longer leave the job behind c:
+// they did when c claimed them (yieldable), but the job has given up
+// others since (its tasks ended, its pool released their slots), and
+// given them back it would keep them; counting them would let c take,
+// at its share, slots of a job now below its share.
 func (q *Queues) overtaken(c *job) bool {
 	qu := c.queue
 	if qu.cfg.Policy != FairShare || c.granted < c.entitled {
 		return false
 	}
 	for j := q.nextStartable(qu, cursor{}); j != nil && j.key.share < 1; j = q.nextStartable(qu, after(j)) {
-		if j != c && j.granted+q.yieldedTo(c, j) < j.entitled && q.blocked(j) == "" {
+		if j != c && j.granted < j.entitled && q.owedBack(c, j) && q.blocked(j) == "" {
 			return true
 		}
 	}
 	return false
 }
 
+// owedBack reports whether v, below its share, is owed slots c's claim
+// takes from it (see overtaken): counting as v's the slots of the claim
+// from v that c claimed at its share and that were idle (v would yield
+// them again whatever its share), v stands ahead of c, so at least one of
+// the slots c claimed at its share while they ran v's tasks would no
+// longer be yielded (yieldable), nor any slot c claimed below its share.
+func (q *Queues) owedBack(c, v *job) bool {
+	idle, busy := q.yieldedTo(c, v)
+	if busy == 0 {
+		return v.granted+idle < v.entitled
+	}
+	return keyWith(v, v.granted+idle).compare(keyOf(c)) < 0
+}
+
 // yieldedTo counts the slots of c's claim that come from v and that c
-// claimed while it held its share: being reclaimed from v, or reserved
-// for c when they came back from v.
-func (q *Queues) yieldedTo(c, v *job) int {
-	n := 0
+// claimed while it held its share (being reclaimed from v, or reserved
+// for c when they came back from v): those that were idle in v's pool
+// when c claimed them, and the others.
+func (q *Queues) yieldedTo(c, v *job) (idle, busy int) {
+	count := func(s *cslot) {
+		if s.idle {
+			idle++
+		} else {
+			busy++
+		}
+	}
 	for _, idx := range c.incoming {
 		if s := &q.slots[idx]; s.owner == v.id && s.atShare {
-			n++
+			count(s)
 		}
 	}
 	for _, idx := range c.reserved {
 		if s := &q.slots[idx]; s.from == v.id && s.atShare {
-			n++
+			count(s)
 		}
 	}
-	return n
+	return idle, busy
 }
 
 // dropOvertaken gives up the claims of the jobs of a fair-share queue

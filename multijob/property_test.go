@@ -1239,6 +1239,9 @@ var regressionSeeds = []struct {
 	{8158, true, "on a preempting fifo queue a claimant whose preempted slots and the free ones complete what it waits for keeps " +
 		"the free ones reserved, nothing held behind it: given up, they went to the preempted job's restarted region, ahead of it, " +
 		"and it preempted that job again after every reclaim timeout"},
+	{39569, false, "a fair-share job that claimed, at its share, a slot running a task of a job above its share gives up its claim once that job, " +
+		"its other task ended and its slot gone to another queue, is below its share and waits: j5 no longer takes j2's slot while j2 holds none"},
+	{38064, true, "as 39569, the job below its share having lost its other slot to a slot removal: j2 no longer takes j3's slot while j3 holds none"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
