@@ -1239,6 +1239,9 @@ var regressionSeeds = []struct {
 	{8158, true, "on a preempting fifo queue a claimant whose preempted slots and the free ones complete what it waits for keeps " +
 		"the free ones reserved, nothing held behind it: given up, they went to the preempted job's restarted region, ahead of it, " +
 		"and it preempted that job again after every reclaim timeout"},
+	{31281, false, "on a preempting priority queue a slot a preemption passed over, asked back for a higher-priority gang's claim, " +
+		"stays asked back when that claim is given up in the same instant (the gang took a slot the preempted job's restarted region " +
+		"gave back): back with its lower-priority job, that job kept running tasks while the preemption took a higher-priority one's slot"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
