@@ -189,10 +189,17 @@ func (q *Queues) dropClaim(c *job) {
 // be reclaimed again, by the next claim or preemption that needs it. (Its
 // owner's pool, asked for it with a Reclaim, gives it back when its task
 // ends, as it does every freed slot in a multi-job run.)
+//
+// A slot a preemption of this instant passed over as leaving its job
+// (passedAt: it took a slot of a job later in victim order in its place)
+// stays asked back, for nobody: it comes back free when its task ends.
+// Back among its job's held slots, it would leave that job running tasks
+// in a slot the preemption did not take while a job before it in victim
+// order lost one: victims are the lowest priority first.
 func (q *Queues) unyield(idx int32) {
 	s := &q.slots[idx]
 	s.claimant, s.revokeAt, s.preempt, s.atShare = noJob, time.Time{}, false, false
-	if s.state != slotReclaiming || s.revoked || s.owner == noJob {
+	if s.state != slotReclaiming || s.revoked || s.owner == noJob || s.passedAt.Equal(q.now) {
 		return
 	}
 	v := q.jobs[s.owner]

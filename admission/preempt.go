@@ -27,12 +27,14 @@ import (
 //     Drivers are never taken, nor slots that would break a gang below its
 //     minimum, nor slots another preemption takes already, nor slots a
 //     claim of its queue asks back for another job (they leave their job
-//     already). A slot a claim of another queue asks back still runs its
-//     job's task: it is that job's to give (last of its slots), and the
-//     claim loses it. Under fair share a job preempts only while it holds
-//     less than its share, and a victim yields only as many slots as leave
-//     it behind the claimant in the queue's order (yieldable): a slot
-//     taken is never the next one the policy would hand back.
+//     already, and keep leaving it if that claim is given up in the same
+//     instant: markPassed, unyield). A slot a claim of another queue asks
+//     back still runs its job's task: it is that job's to give (last of
+//     its slots), and the claim loses it. Under fair share a job preempts
+//     only while it holds less than its share, and a victim yields only as
+//     many slots as leave it behind the claimant in the queue's order
+//     (yieldable): a slot taken is never the next one the policy would
+//     hand back.
 //   - It is made only for a job its queue does not hold back, nor held
 //     back earlier in the same instant (StateAware, maxRunningJobs: a job
 //     of the queue leaving starting as the instant's grants deploy its
@@ -221,10 +223,32 @@ func (q *Queues) preemptFor(c *job) bool {
 	freeUse := make([]int, np)
 	q.freeTo(c.queue, freeUse)
 	q.reserveFree(c, want, freeUse)
+	q.markPassed(c, victims, picks)
 	q.takeFrom(c, picks)
 	q.stamp++
 	c.reclaimAt, c.reclaimed, c.reclaimStamp, c.driverReclaim = q.now, true, q.stamp, c.driver && !c.hasSlot
 	return true
+}
+
+// markPassed marks the slots that the victims before the last one the
+// picks take from yield to a claim for another job than c: the
+// preemption passed them over as leaving their jobs (see unyield).
+func (q *Queues) markPassed(c *job, victims []*job, picks []int32) {
+	last := -1
+	for i, v := range victims {
+		for _, idx := range picks {
+			if q.slots[idx].owner == v.id {
+				last = i
+			}
+		}
+	}
+	for _, v := range victims[:max(last, 0)] {
+		for _, idx := range v.yielding {
+			if s := &q.slots[idx]; !s.preempt && !s.revoked && s.claimant != c.id && s.claimant != noJob {
+				s.passedAt = q.now
+			}
+		}
+	}
 }
 
 // startsAfterAnother reports whether c, not started, may start only

@@ -182,6 +182,10 @@ type cslot struct {
 	// queue that held its share or more when it claimed the slot (see
 	// Queues.overtaken).
 	atShare bool
+	// passedAt: reclaiming for a claim, a preemption at that instant
+	// passed it over as leaving its job and took a slot of a job later in
+	// victim order in its place (see unyield).
+	passedAt time.Time
 	// revoked: a Revoke was sent and the slot is not back; the pool
 	// removes the slot on it and needs no ReleaseConfirmed for its
 	// SlotRelease (the echo, or its own release that crossed the Revoke).

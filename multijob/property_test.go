@@ -1242,6 +1242,9 @@ var regressionSeeds = []struct {
 	{39569, false, "a fair-share job that claimed, at its share, a slot running a task of a job above its share gives up its claim once that job, " +
 		"its other task ended and its slot gone to another queue, is below its share and waits: j5 no longer takes j2's slot while j2 holds none"},
 	{38064, true, "as 39569, the job below its share having lost its other slot to a slot removal: j2 no longer takes j3's slot while j3 holds none"},
+	{31281, false, "on a preempting priority queue a slot a preemption passed over, asked back for a higher-priority gang's claim, " +
+		"stays asked back when that claim is given up in the same instant (the gang took a slot the preempted job's restarted region " +
+		"gave back): back with its lower-priority job, that job kept running tasks while the preemption took a higher-priority one's slot"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
