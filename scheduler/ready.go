@@ -202,15 +202,35 @@ func (s *Scheduler) Ready() (out Ready) {
 	// Lists with pointers are zeroed, but for Requests, whose slot lists
 	// are the Regions' or those of the regions' attempts, at most one
 	// Ready's worth; the others are only cut.
-	nx.Requests, nx.Cancel, nx.Released = reuse(nx.Requests), reuse(nx.Cancel), reuse(nx.Released)
+	nx.Requests, nx.Cancel, nx.Released = keepBurst(nx.Requests, &s.burstRequests), reuse(nx.Cancel), reuse(nx.Released)
 	nx.PartitionsReleased, nx.Deploy = reuse(nx.PartitionsReleased), reuse(nx.Deploy)
 	nx.Restarted, nx.ToAdmission, nx.Won = recycle(nx.Restarted), recycle(nx.ToAdmission), reuse(nx.Won)
 	nx.Job = nil
 	s.rd = nx
 	// The one-member regions' slots point only into the Regions, which
 	// outlive the scheduler: they keep nothing alive.
-	s.oneSlots, s.spareSlots = reuse(s.spareSlots), s.oneSlots
+	s.oneSlots, s.spareSlots = keepBurst(s.spareSlots, &s.burstSlots), s.oneSlots
 	return out
+}
+
+// keepBurst is reuse, but a list reuse drops is kept in *burst, cleared,
+// if it is larger than the one there.
+func keepBurst[T any](l []T, burst *[]T) []T {
+	r := reuse(l)
+	if r == nil && cap(l) > cap(*burst) {
+		clear(l[:cap(l)])
+		*burst = l[:0]
+	}
+	return r
+}
+
+// growBurst returns l with room for n more elements, in the storage of
+// *burst (then taken: nil) if l has not and *burst has.
+func growBurst[T any](l []T, burst *[]T, n int) []T {
+	if cap(l)-len(l) < n && cap(*burst) >= len(l)+n {
+		l, *burst = append((*burst)[:0], l...), nil
+	}
+	return slices.Grow(l, n)
 }
 
 // recycle returns l emptied for the next Ready, its entries zeroed (it
