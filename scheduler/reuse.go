@@ -2,7 +2,10 @@ package scheduler
 
 import "github.com/regionsched/regionsched/internal/schedreuse"
 
-func init() { schedreuse.New = newScheduler }
+func init() {
+	schedreuse.New = newScheduler
+	schedreuse.Ready = (*Scheduler).takeReady
+}
 
 // zeroed returns n zero values in old's storage if it has room for them,
 // else in new storage.
