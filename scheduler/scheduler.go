@@ -284,12 +284,6 @@ type Scheduler struct {
 	bufs                 [2]Ready
 	cur                  int
 	oneSlots, spareSlots []region.Slot
-	// burstRequests and burstSlots keep the storage of the largest
-	// Requests and one-member slot lists that Ready dropped (see reuse),
-	// emptied and cleared, for the next burst (apply) and the next job
-	// (internal/schedreuse).
-	burstRequests []Request
-	burstSlots    []region.Slot
 	// deployAt is, per execution vertex, 1 + its index in rd.Deploy, or 0;
 	// nil until the first cancel (see emitCancel).
 	deployAt []int32
@@ -299,6 +293,13 @@ type Scheduler struct {
 	// spec is speculative execution, nil if off: the one hook of it the
 	// scheduler's paths look at.
 	spec *speculator
+
+	// burstRequests and burstSlots keep the storage of the largest
+	// Requests and one-member slot lists that Ready dropped (see reuse),
+	// emptied and cleared, for the next burst (apply) and the next job
+	// (internal/schedreuse).
+	burstRequests []Request
+	burstSlots    []region.Slot
 }
 
 // Validate returns the first error of the Config: a *ConfigError if it
