@@ -24,8 +24,8 @@ import (
 func (s *Scheduler) apply(now time.Time, d *strategy.Decisions) {
 	s.rd.PartitionsReleased = append(s.rd.PartitionsReleased, d.Release...) // valid until the strategy's next call
 	if n := len(d.Deploy); n > 64 {                                         // a burst (Start): the lists grow once, not by doubling
-		s.rd.Requests = slices.Grow(s.rd.Requests, n)
-		s.oneSlots = slices.Grow(s.oneSlots, n)
+		s.rd.Requests = growBurst(s.rd.Requests, &s.burstRequests, n)
+		s.oneSlots = growBurst(s.oneSlots, &s.burstSlots, n)
 	}
 	if !s.sharing {
 		for _, dep := range d.Deploy {

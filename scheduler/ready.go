@@ -176,8 +176,20 @@ func (s *Scheduler) HasReady() bool {
 // nothing in it is valid. Its slices are valid until the next call of
 // Ready and read-only: copy what you keep (see Ready).
 func (s *Scheduler) Ready() (out Ready) {
-	out = *s.rd // into the result: the one copy of the struct
+	out = *s.takeReady() // into the result: the one copy of the struct
+	out.Requests, out.Cancel, out.Released = nilIfEmpty(out.Requests), nilIfEmpty(out.Cancel), nilIfEmpty(out.Released)
+	out.PartitionsReleased, out.Deploy = nilIfEmpty(out.PartitionsReleased), nilIfEmpty(out.Deploy)
+	out.Restarted, out.ToAdmission, out.Won = nilIfEmpty(out.Restarted), nilIfEmpty(out.ToAdmission), nilIfEmpty(out.Won)
+	return out
+}
 
+// takeReady is Ready without the copy (package internal/schedreuse hands
+// it to the simulator, which applies a Ready on every event): it returns
+// the storage of the Ready it hands out, valid and read-only until the
+// next call of Ready or takeReady. Its empty lists may be empty but not
+// nil.
+func (s *Scheduler) takeReady() *Ready {
+	out := s.rd
 	if s.deployAt != nil && len(out.Deploy) > 0 { // withdrawn deployments, see emitCancel
 		kept := out.Deploy[:0]
 		for _, d := range out.Deploy {
@@ -188,9 +200,6 @@ func (s *Scheduler) Ready() (out Ready) {
 		}
 		out.Deploy = kept
 	}
-	out.Requests, out.Cancel, out.Released = nilIfEmpty(out.Requests), nilIfEmpty(out.Cancel), nilIfEmpty(out.Released)
-	out.PartitionsReleased, out.Deploy = nilIfEmpty(out.PartitionsReleased), nilIfEmpty(out.Deploy)
-	out.Restarted, out.ToAdmission, out.Won = nilIfEmpty(out.Restarted), nilIfEmpty(out.ToAdmission), nilIfEmpty(out.Won)
 	if t, ok := s.NextDeadline(); ok {
 		out.Deadline = t
 	}
@@ -202,15 +211,35 @@ func (s *Scheduler) Ready() (out Ready) {
 	// Lists with pointers are zeroed, but for Requests, whose slot lists
 	// are the Regions' or those of the regions' attempts, at most one
 	// Ready's worth; the others are only cut.
-	nx.Requests, nx.Cancel, nx.Released = reuse(nx.Requests), reuse(nx.Cancel), reuse(nx.Released)
+	nx.Requests, nx.Cancel, nx.Released = keepBurst(nx.Requests, &s.burstRequests), reuse(nx.Cancel), reuse(nx.Released)
 	nx.PartitionsReleased, nx.Deploy = reuse(nx.PartitionsReleased), reuse(nx.Deploy)
 	nx.Restarted, nx.ToAdmission, nx.Won = recycle(nx.Restarted), recycle(nx.ToAdmission), reuse(nx.Won)
-	nx.Job = nil
+	nx.Job, nx.Deadline = nil, time.Time{}
 	s.rd = nx
 	// The one-member regions' slots point only into the Regions, which
 	// outlive the scheduler: they keep nothing alive.
-	s.oneSlots, s.spareSlots = reuse(s.spareSlots), s.oneSlots
+	s.oneSlots, s.spareSlots = keepBurst(s.spareSlots, &s.burstSlots), s.oneSlots
 	return out
+}
+
+// keepBurst is reuse, but a list reuse drops is kept in *burst, cleared,
+// if it is larger than the one there.
+func keepBurst[T any](l []T, burst *[]T) []T {
+	r := reuse(l)
+	if r == nil && cap(l) > cap(*burst) {
+		clear(l[:cap(l)])
+		*burst = l[:0]
+	}
+	return r
+}
+
+// growBurst returns l with room for n more elements, in the storage of
+// *burst (then taken: nil) if l has not and *burst has.
+func growBurst[T any](l []T, burst *[]T, n int) []T {
+	if cap(l)-len(l) < n && cap(*burst) >= len(l)+n {
+		l, *burst = append((*burst)[:0], l...), nil
+	}
+	return slices.Grow(l, n)
 }
 
 // recycle returns l emptied for the next Ready, its entries zeroed (it

@@ -293,6 +293,13 @@ type Scheduler struct {
 	// spec is speculative execution, nil if off: the one hook of it the
 	// scheduler's paths look at.
 	spec *speculator
+
+	// burstRequests and burstSlots keep the storage of the largest
+	// Requests and one-member slot lists that Ready dropped (see reuse),
+	// emptied and cleared, for the next burst (apply) and the next job
+	// (internal/schedreuse).
+	burstRequests []Request
+	burstSlots    []region.Slot
 }
 
 // Validate returns the first error of the Config: a *ConfigError if it
@@ -337,7 +344,11 @@ func newScheduler(old *Scheduler, rs *region.Regions, cfg Config) (*Scheduler, e
 		log = zap.NewNop()
 	}
 	pc := cfg.Pool
-	p := pool.New(pool.Config{
+	var oldPool *pool.Pool
+	if old != nil {
+		oldPool = old.pool
+	}
+	p := pool.Renew(oldPool, pool.Config{
 		Matching: pc.Matching, Timeout: pc.Timeout, IdleTimeout: pc.IdleTimeout, ReturnFreed: pc.ReturnFreed,
 		Admission: cfg.Admission != nil || cfg.ExternalAdmission,
 		Logger:    log.Named("slotpool"),
@@ -357,6 +368,9 @@ func newScheduler(old *Scheduler, rs *region.Regions, cfg Config) (*Scheduler, e
 		debug:    log.Core().Enabled(zap.DebugLevel),
 		regions:  zeroed(regions, rs.NumRegions()),
 		sharing:  !cfg.DisableHybridSlotSharing && rs.Topology().Job().HybridEdges(rs.Topology().Mode()) > 0,
+	}
+	if old != nil {
+		s.keepStorage(old)
 	}
 	s.rd = &s.bufs[0]
 	if cfg.Speculation.Enabled {

@@ -80,10 +80,13 @@ func (p *regionPolicy) input(what string, err error) {
 	if err != nil {
 		p.e.log.Debug(what+" refused", zap.Error(err))
 	}
-	rd := p.sched.Ready()
+	rd := readyOf(p.sched) // the scheduler's own: a Ready is some 250 bytes, not copied on every event
 	p.deadline = rd.Deadline
-	p.apply(&rd) // by pointer: a Ready is some 250 bytes, copied on every event otherwise
+	p.apply(rd)
 }
+
+// readyOf is sched.Ready() without the copy (see internal/schedreuse).
+var readyOf = schedreuse.Ready.(func(*scheduler.Scheduler) *scheduler.Ready)
 
 // apply carries out one Ready in its field order.
 func (p *regionPolicy) apply(rd *scheduler.Ready) {

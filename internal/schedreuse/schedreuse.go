@@ -14,3 +14,15 @@ package schedreuse
 // read after. It is an any so that this package, which package scheduler
 // imports, need not import it.
 var New any
+
+// Ready is set by package scheduler when it is initialized, to a
+//
+//	func(s *scheduler.Scheduler) *scheduler.Ready
+//
+// that hands out what s.Ready() returns without copying it: the
+// scheduler's storage of that Ready, valid and read-only until the next
+// call of Ready (or of this function) on s; its empty lists may be empty
+// but not nil. For a caller that applies a Ready after every input (the
+// simulator), which then does not copy the struct of some 250 bytes every
+// time.
+var Ready any

@@ -240,7 +240,8 @@ func WithDeployedReports() Option {
 
 // WithSpare makes New take its per-vertex, per-group, per-partition and
 // per-region tables from old, a strategy no longer used, where they have
-// room, zeroed and then filled as new ones are: a caller that runs one
+// room, zeroed and then filled as new ones are, and the storage of its
+// output lists, emptied: a caller that runs one
 // job after another (the simulator, run after run) allocates them once.
 // old must not be used after, nor be the strategy of anything still
 // running.
@@ -274,6 +275,8 @@ func New(rs *region.Regions, opts ...Option) *Strategy {
 	s.initVertices()
 	s.initGroups()
 	s.initRegions()
+	// The output lists hold ids only: emptied, they keep nothing alive.
+	s.ready, s.release, s.deploy = s.spare.ready[:0], s.spare.release[:0], s.spare.deploy[:0]
 	s.spare = nil
 	return s
 }
