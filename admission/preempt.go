@@ -521,7 +521,6 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 				broken = append(broken, other)
 			} // else: coming to c by its claim already, now by force
 			s.state, s.claimant, s.preempt, s.atShare = slotReclaiming, c.id, true, c.granted >= c.entitled
-			s.preemptedAt = q.now
 			if timeout == 0 || s.idle {
 				s.revoked = true
 				q.send(v, slotpool.Revoke{Slot: s.slot.ID, Reason: slotpool.ReasonPreempted})
@@ -581,13 +580,7 @@ func (q *Queues) withdrawStale() {
 		}
 	}
 	// A claimant keeps only the pending preemptions that what it waits for
-	// still needs beyond everything else coming to it, and those made in
-	// this instant: what came to it since (slots its victims gave back,
-	// free slots, which this instant's grants may hand to the victim
-	// itself) is this instant's decision too. Withdrawn, a preemption of
-	// its lowest-priority victim would leave that victim running the task
-	// while a victim after it in victim order lost a slot to the same
-	// claimant: victims are the lowest priority first.
+	// still needs beyond everything else coming to it.
 	for _, cid := range order {
 		c, pending := q.jobs[cid], byClaimant[cid]
 		demand := c.demandOf()
@@ -596,16 +589,8 @@ func (q *Queues) withdrawStale() {
 		// c's comes only when its task ends, whenever that is, so it does
 		// not make a preemption unneeded (preemptFor would make it again).
 		have := q.coming(c, true, pending)
-		var older []int32
-		for _, idx := range pending {
-			if q.slots[idx].preemptedAt.Equal(q.now) {
-				have[q.slots[idx].profile]++
-			} else {
-				older = append(older, idx)
-			}
-		}
 		m, need := q.matched(all, have), sumCounts(all)
-		for _, idx := range older {
+		for _, idx := range pending {
 			p := q.slots[idx].profile
 			have[p]++
 			if m2 := q.matched(all, have); m < need && m2 > m {

@@ -186,9 +186,6 @@ type cslot struct {
 	// passed it over as leaving its job and took a slot of a job later in
 	// victim order in its place (see unyield).
 	passedAt time.Time
-	// preemptedAt: reclaiming by preemption, the instant it was taken
-	// (see withdrawStale).
-	preemptedAt time.Time
 	// revoked: a Revoke was sent and the slot is not back; the pool
 	// removes the slot on it and needs no ReleaseConfirmed for its
 	// SlotRelease (the echo, or its own release that crossed the Revoke).

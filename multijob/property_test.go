@@ -1245,9 +1245,6 @@ var regressionSeeds = []struct {
 	{31281, false, "on a preempting priority queue a slot a preemption passed over, asked back for a higher-priority gang's claim, " +
 		"stays asked back when that claim is given up in the same instant (the gang took a slot the preempted job's restarted region " +
 		"gave back): back with its lower-priority job, that job kept running tasks while the preemption took a higher-priority one's slot"},
-	{55154, true, "on a preempting stateaware queue a preemption made in an instant is not withdrawn in the same instant as no longer needed: " +
-		"j6 took slots of j5 and j3, j3's came back as its region restarted after a slot removal, and withdrawn, j5's left j5 running " +
-		"its task while j3 lost a slot to j6 (the free slots counted for j6 then went to j5, and j6 preempted one of them)"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
