@@ -1180,7 +1180,16 @@ func mapsEqual(a, b map[string]int) bool {
 // breaks a rule in, with what the check reports. They are run like the
 // others, and must still fail that way: a fix of the admission shows here
 // (remove the seed then).
-var knownViolations = map[uint64]string{}
+var knownViolations = map[uint64]string{
+	// At 56 ms a slot removal restarts j3's region; j6's preemption of
+	// j5's slot 1 is withdrawn in the same instant as no longer needed
+	// (j3's freed slots complete j6's ask), the free slots go to j5, and
+	// j6 preempts j3's slot: j5 (priority 11) keeps running while j3
+	// (8192) is preempted. Keeping an instant's preemptions until the
+	// next instant fixes it but livelocks fair-share mix 5436 of the
+	// admission's harness.
+	55154: "preempted j3 (priority 8192) while j5 (priority 11)",
+}
 
 // TestPropertyMixes runs propMixes random mixes (see the top of the
 // file) and checks the rules after every Ready.
