@@ -85,6 +85,8 @@ type claimScratch struct {
 	// completing by guarantees (see aheadIdle).
 	passGuarded bool
 	picker      picker
+	// given is the picker's giveBudget's.
+	given []int
 }
 
 // claim tries to make c's lack come to it (see the comment above).
@@ -118,7 +120,8 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 		}
 	}
 	pk := &cs.picker // (reused: claims are frequent)
-	*pk = picker{q: q, c: c, lack: lack, need: need, m: m, have: have, picks: cs.picks[:0], ahead: pk.ahead[:0]}
+	cs.given = resize(cs.given, len(q.nodeList))
+	*pk = picker{q: q, c: c, lack: lack, need: need, m: m, have: have, picks: cs.picks[:0], ahead: pk.ahead[:0], give: giveBudget{given: cs.given}}
 	haveBase, mBase := slices.Clone(have), m
 	for limit := need - m; pk.m < need; limit = 0 {
 		// The victims behind it, in victim order: at first only until
@@ -131,9 +134,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 		}
 		clear(cs.crossTaken)
 		pk.capB = q.newCapBudget(c, sumInts(cs.freeTake))
-		if pk.give.rem != nil {
-			clear(pk.give.rem)
-		}
+		pk.give.reset()
 		for _, v := range victims {
 			if pk.pickFrom(v, false); pk.m >= need {
 				break
@@ -175,15 +176,13 @@ type picker struct {
 	have    []int
 	picks   []int32
 	capB    capBudget
-	// give is filled at the first victim of another queue.
+	// give bounds the slots taken from victims of other queues.
 	give giveBudget
 	// guarded: a guarantee kept a victim's slots.
 	guarded bool
 	// ahead: the jobs ahead whose idle slots it may take (aheadIdle).
 	ahead     []*job
 	aheadDone bool
-	// drivers: per queue, the drivers its jobs run (for borrows).
-	drivers map[*qnode]int
 }
 
 // pickFrom picks slots of victim v for the claim: idle ones first (they
@@ -201,12 +200,9 @@ func (pk *picker) pickFrom(v *job, idleOnly bool) {
 		limit = min(limit, q.crossYield(v.queue, c, max(pk.need-len(c.reserved)-len(c.incoming), 0))-cs.crossTaken[v.queue])
 		// And, idle slots too, only what v's queues hold above their
 		// guarantees (giveBudget, claim_guarantees.go).
-		if pk.give.yielding == nil {
-			pk.give = q.newGiveBudget()
-		}
 		// A job that borrows yields its idle slots beside that, without
 		// counting them (claim_guarantees.go).
-		guard, borrows = pk.give.above(v.queue, c.queue), q.borrows(v, &pk.drivers)
+		guard, borrows = pk.give.above(v.queue, c.queue), q.borrows(v)
 		pk.guarded = pk.guarded || guard < len(v.held)
 	}
 	if idleOnly {
@@ -272,7 +268,7 @@ func (q *Queues) commitClaim(c *job, freeTake []int, picks []int32) {
 		}
 		q.unhold(v, idx)
 		s.state, s.claimant, s.atShare = slotReclaiming, c.id, c.granted >= c.entitled
-		v.yielding = append(v.yielding, idx)
+		v.addYielding(idx)
 		q.addIncoming(c, idx)
 		q.takeBack(c, v, idx)
 		q.updateHolder(v)

@@ -388,6 +388,7 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		s.state, s.owner, s.claimant, s.heldSince = slotDriver, j.id, noJob, q.now
 		q.stamp++
 		j.driverSlot, j.hasSlot, j.driverAt, j.driverStamp = idx, true, q.now, q.stamp
+		addDriver(j, 1)
 		q.addGranted(j, 1)
 		q.firstGrant(j)
 		q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: DriverGranted, Slot: s.slot.ID})
@@ -505,7 +506,7 @@ func (q *Queues) release(j *job, idx int32) {
 		q.unhold(j, idx)
 		q.updateHolder(j)
 	case slotReclaiming:
-		j.yielding = removeIdx(j.yielding, idx)
+		j.dropYielding(idx)
 		q.handOver(idx)
 		return
 	}
@@ -565,7 +566,8 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 	q.dropPreemptions(j)
 	q.dropClaim(j)
 	q.dropSpecAsks(j)
-	j.held, j.yielding = nil, nil
+	j.held = nil
+	j.clearYielding()
 	q.addGranted(j, -j.granted)
 	j.out, j.spare = nil, nil
 	j.asks.clear()

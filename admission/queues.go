@@ -540,6 +540,7 @@ func (q *Queues) addQueue(qc QueueConfig) *queue {
 	q.anyPreempt = q.anyPreempt || qc.Preempt
 	qu.node = q.node(qc.Name)
 	qu.node.qu, qu.node.guaranteed, qu.node.max = qu, qc.GuaranteedSlots, qc.MaxSlots
+	qu.node.updateKept()
 	q.queues[qc.Name] = qu
 	q.qorder = append(q.qorder, qu)
 	sort.Slice(q.qorder, func(a, b int) bool { return q.qorder[a].cfg.Name < q.qorder[b].cfg.Name })

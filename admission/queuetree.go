@@ -50,6 +50,11 @@ type qnode struct {
 	depth int
 	// sorted is rankQueues' scratch: the children in the fair order.
 	sorted []*qnode
+	// idx is the node's place in Queues.nodeList.
+	idx int
+	// yielding, drivers, kept and keptKids are what the guarantees read
+	// (tenantcounts.go).
+	yielding, drivers, kept, keptKids int
 }
 
 // unlimited is the room of a queue without a maximum.
@@ -134,7 +139,7 @@ func (q *Queues) node(name string) *qnode {
 	if n, ok := q.nodes[name]; ok {
 		return n
 	}
-	n := &qnode{name: name, waitIdx: -1}
+	n := &qnode{name: name, waitIdx: -1, idx: len(q.nodeList)}
 	if pn := parentName(name); pn != "" {
 		n.parent = q.node(pn)
 		n.depth = n.parent.depth + 1
