@@ -79,8 +79,8 @@ type claimScratch struct {
 	victims   []*job
 	supply    []resource.Count
 	// crossTaken counts the slots a claim picked per victim queue other
-	// than its claimant's.
-	crossTaken map[*queue]int
+	// than its claimant's (by qnode.idx).
+	crossTaken []int
 	// passGuarded: a claim of the decision's pass was kept from
 	// completing by guarantees (see aheadIdle).
 	passGuarded bool
@@ -121,6 +121,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 	}
 	pk := &cs.picker // (reused: claims are frequent)
 	cs.given = resize(cs.given, len(q.nodeList))
+	cs.crossTaken = resize(cs.crossTaken, len(q.nodeList))
 	*pk = picker{q: q, c: c, lack: lack, need: need, m: m, have: have, picks: cs.picks[:0], ahead: pk.ahead[:0], give: giveBudget{given: cs.given}}
 	haveBase, mBase := slices.Clone(have), m
 	for limit := need - m; pk.m < need; limit = 0 {
@@ -190,24 +191,23 @@ type picker struct {
 // idle ones if idleOnly.
 func (pk *picker) pickFrom(v *job, idleOnly bool) {
 	q, c, cs := pk.q, pk.c, &pk.q.claimScratch
-	limit, guard, borrows := q.yieldable(v, c), len(v.held), false
-	if v.queue != c.queue {
-		// Across queues only what leaves v's queue behind c's
-		// (crossYield): the slot would come straight back.
-		if cs.crossTaken == nil {
-			cs.crossTaken = map[*queue]int{}
-		}
-		limit = min(limit, q.crossYield(v.queue, c, max(pk.need-len(c.reserved)-len(c.incoming), 0))-cs.crossTaken[v.queue])
-		// And, idle slots too, only what v's queues hold above their
-		// guarantees (giveBudget, claim_guarantees.go).
-		// A job that borrows yields its idle slots beside that, without
-		// counting them (claim_guarantees.go).
-		guard, borrows = pk.give.above(v.queue, c.queue), q.borrows(v)
+	cross := v.queue != c.queue
+	guard, vb := len(v.held), victimBorrows{v: v, known: !cross} // (within its queue it never borrows)
+	if cross {
+		// Across queues, idle slots too, only what v's queues hold above
+		// their guarantees (giveBudget, claim_guarantees.go). A job that
+		// borrows yields its idle slots beside that, without counting
+		// them (claim_guarantees.go).
+		guard = pk.give.above(v.queue, c.queue)
 		pk.guarded = pk.guarded || guard < len(v.held)
+		if guard <= 0 && !vb.borrows(q) {
+			return // nothing it may give
+		}
 	}
-	if idleOnly {
-		limit = 0
-	}
+	// limit is what v may yield of its slots that run tasks (idle ones
+	// count toward it, and are yielded beyond it), counted at the first
+	// such slot: limit0, less the slots picked.
+	limit0, limitSet, picked := 0, idleOnly, 0
 	before, exempt := len(pk.picks), 0
 	// Never below its gang minimum (Volcano's rule): that would break the
 	// gang it was granted whole.
@@ -220,17 +220,23 @@ func (pk *picker) pickFrom(v *job, idleOnly bool) {
 		for i := len(v.held) - 1; i >= 0 && pk.m < pk.need && gangRoom > 0 && pk.capB.allows(v); i-- {
 			idx := v.held[i]
 			s := &q.slots[idx]
-			if s.idle != (pass == 0) || cs.unhelpful[s.profile] || (!s.idle && limit <= 0) || (s.idle && c.lostNowTo(v, q.now)) ||
-				(guard <= 0 && (!s.idle || !borrows)) {
+			if s.idle != (pass == 0) || cs.unhelpful[s.profile] {
+				continue
+			}
+			if !s.idle && !limitSet {
+				limit0, limitSet = pk.yieldLimit(v), true
+			}
+			if (!s.idle && limit0-picked <= 0) || (s.idle && c.lostNowTo(v, q.now)) ||
+				(guard <= 0 && (!s.idle || !vb.borrows(q))) {
 				continue
 			}
 			pk.have[s.profile]++
 			if m2 := q.matched(pk.lack, pk.have); m2 > pk.m {
 				pk.m = m2
 				pk.picks = append(pk.picks, idx)
-				limit--
+				picked++
 				gangRoom--
-				if s.idle && borrows {
+				if s.idle && vb.borrows(q) {
 					exempt++
 				} else {
 					guard--
@@ -242,10 +248,39 @@ func (pk *picker) pickFrom(v *job, idleOnly bool) {
 			cs.unhelpful[s.profile] = true
 		}
 	}
-	if v.queue != c.queue {
-		cs.crossTaken[v.queue] += len(pk.picks) - before
+	if cross {
+		cs.crossTaken[v.queue.node.idx] += len(pk.picks) - before
 		pk.give.give(v.queue, c.queue, len(pk.picks)-before-exempt)
 	}
+}
+
+// yieldLimit is how many of its slots victim v may yield to the claim
+// (yieldable); across queues only what leaves v's queue behind c's
+// (crossYield), less what the claim took from that queue already: the
+// slot would come straight back.
+func (pk *picker) yieldLimit(v *job) int {
+	q, c := pk.q, pk.c
+	limit := q.yieldable(v, c)
+	if v.queue != c.queue {
+		limit = min(limit, q.crossYield(v.queue, c, max(pk.need-len(c.reserved)-len(c.incoming), 0))-q.claimScratch.crossTaken[v.queue.node.idx])
+	}
+	return limit
+}
+
+// victimBorrows is whether a victim borrows (Queues.borrows), found
+// once, when first asked.
+type victimBorrows struct {
+	v     *job
+	known bool
+	b     bool
+}
+
+// borrows reports whether the victim borrows.
+func (vb *victimBorrows) borrows(q *Queues) bool {
+	if !vb.known {
+		vb.known, vb.b = true, q.borrows(vb.v)
+	}
+	return vb.b
 }
 
 // commitClaim makes a claim of c: the free slots counted in freeTake (per
