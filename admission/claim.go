@@ -127,15 +127,29 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 	for limit := need - m; pk.m < need; limit = 0 {
 		// The victims behind it, in victim order: at first only until
 		// they hold what it lacks when they come in that order anyway
-		// (behind); all of them if those were not enough.
-		victims, all := q.behind(c, limit)
-		if len(victims) == 0 && !pk.aheadIdle() {
-			q.giveUpClaim(c)
-			return claimNoneBehind
+		// (behind); all of them if those were not enough, only those
+		// under a queue of c's at its maximum if there is one
+		// (victimsWithin).
+		capB := q.newCapBudget(c, sumInts(cs.freeTake))
+		var closed *qnode
+		if limit == 0 {
+			closed = capB.closed()
+		}
+		var victims []*job
+		all := true
+		if closed == nil {
+			victims, all = q.behind(c, limit)
+			if len(victims) == 0 && !pk.aheadIdle() {
+				q.giveUpClaim(c)
+				return claimNoneBehind
+			}
 		}
 		clear(cs.crossTaken)
-		pk.capB = q.newCapBudget(c, sumInts(cs.freeTake))
+		pk.capB = capB
 		pk.give.reset()
+		if closed != nil {
+			victims = pk.victimsWithin(closed)
+		}
 		for _, v := range victims {
 			if pk.pickFrom(v, false); pk.m >= need {
 				break
@@ -192,6 +206,12 @@ type picker struct {
 func (pk *picker) pickFrom(v *job, idleOnly bool) {
 	q, c, cs := pk.q, pk.c, &pk.q.claimScratch
 	cross := v.queue != c.queue
+	if !pk.capB.allows(v) {
+		// None of its slots fits what c's queues' maxima leave room for
+		// (capB, below); a guarantee would have kept them still.
+		pk.guarded = pk.guarded || (cross && pk.give.above(v.queue, c.queue) < len(v.held))
+		return
+	}
 	guard, vb := len(v.held), victimBorrows{v: v, known: !cross} // (within its queue it never borrows)
 	if cross {
 		// Across queues, idle slots too, only what v's queues hold above
