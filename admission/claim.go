@@ -127,13 +127,13 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 	for limit := need - m; pk.m < need; limit = 0 {
 		// The victims behind it, in victim order: at first only until
 		// they hold what it lacks when they come in that order anyway
-		// (behind); all of them if those were not enough, only those
+		// (behind); all of them if those were not enough; only those
 		// under a queue of c's at its maximum if there is one
-		// (victimsWithin).
+		// (victimsWithin, claim_capped.go).
 		capB := q.newCapBudget(c, sumInts(cs.freeTake))
-		var closed *qnode
-		if limit == 0 {
-			closed = capB.closed()
+		closed := capB.closed()
+		if closed != nil && limit > 0 && !q.mergesBehind(c) {
+			closed = nil
 		}
 		var victims []*job
 		all := true

@@ -8,12 +8,31 @@ import "slices"
 // from outside it would have it hold more. Of the jobs behind it, those
 // outside the queue only tell whether a guarantee would have kept their
 // slots as well (claimGuarded: the next waiting job of the pass may
-// claim then). When the claim walks every job behind it
-// (behind with nothing enough), it therefore collects only the jobs
-// under that queue, from their queues' holders, and asks each queue
-// outside it once whether a job of it holds more than the queue may
-// give up: the same picks and result as walking them all, in O(jobs
-// under the queue + queues) rather than O(jobs that hold slots).
+// claim then). Such a claim therefore collects only the jobs under that
+// queue, from their queues' holders, and asks each queue outside it once
+// whether a job of it holds more than the queue may give up: the same
+// picks and result as walking every job behind it, in O(jobs under the
+// queue + queues) rather than O(jobs that hold slots).
+//
+// It does so when the claim walks every job behind it, and at first
+// (behind with enough slots) when behind walks them in victim order
+// across queues (mergeBehind): the picks from a first part of the jobs
+// in victim order are the first picks from all of them, and a claim that
+// fails on the first part walks them all.
+
+// mergesBehind reports whether behind walks the jobs behind c in victim
+// order across queues (mergeBehind): a queue after c's holds slots.
+func (q *Queues) mergesBehind(c *job) bool {
+	if q.victims == nil {
+		return false
+	}
+	for _, qu := range q.qorder {
+		if qu.rank > c.queue.rank && qu.holders.Len() > 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // closed returns the deepest queue of the budget with no room left
 // (nil: none). Rooms only shrink while a claim picks, so no slot of a
