@@ -109,10 +109,10 @@ func (q *Queues) borrowedPicks(c *job, picks []int32) map[int32]bool {
 // checkGiveGuarantee), but by the idle slots of jobs that borrow
 // (exempt, see borrowedPicks): those are not counted, and the other
 // picks are checked without them. A violation is kept for
-// CheckInvariants (a bug of this package). It costs O(jobs), for claims
-// across queues only.
+// CheckInvariants (a bug of this package). It costs O(picks^2 + depth),
+// for claims across queues only.
 func (q *Queues) checkClaimGuarantees(c *job, picks []int32, exempt map[int32]bool) {
-	var yielding map[*qnode]int
+	var yielding func(*qnode) int
 	for i, idx := range picks {
 		v := q.jobs[q.slots[idx].owner]
 		if v.queue == c.queue || q.broken != nil || slices.ContainsFunc(picks[:i], func(p int32) bool { return q.slots[p].owner == v.id }) {
@@ -129,12 +129,16 @@ func (q *Queues) checkClaimGuarantees(c *job, picks []int32, exempt map[int32]bo
 			continue
 		}
 		if yielding == nil {
-			yielding = q.yieldingByNode()
+			var less map[*qnode]int // the exempt slots, per queue
 			for p := range exempt {
+				if less == nil {
+					less = map[*qnode]int{}
+				}
 				for x := q.jobs[q.slots[p].owner].queue.node; x != nil; x = x.parent {
-					yielding[x]--
+					less[x]++
 				}
 			}
+			yielding = func(n *qnode) int { return n.yielding - less[n] }
 		}
 		q.broken = q.checkGiveGuarantee("claimed", c, v, n, yielding)
 	}

@@ -91,19 +91,6 @@ func (q *Queues) newGiveBudget() giveBudget {
 // reset forgets what the queues gave up under the budget.
 func (gb *giveBudget) reset() { clear(gb.given) }
 
-// yieldingByNode returns, per queue of the hierarchy, the slots the jobs
-// of its subtree are giving up (being reclaimed, by a claim or a
-// preemption), those of none left out: O(queues).
-func (q *Queues) yieldingByNode() map[*qnode]int {
-	yielding := map[*qnode]int{}
-	for _, n := range q.nodeList {
-		if n.yielding != 0 {
-			yielding[n] = n.yielding
-		}
-	}
-	return yielding
-}
-
 // sharedParent returns the queue that a and b, or their parents, both
 // are: the closest (nil if none).
 func sharedParent(a, b *qnode) *qnode {

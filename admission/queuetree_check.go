@@ -51,7 +51,7 @@ func (q *Queues) checkReclaimGuarantee(c, v *job, count int) error {
 		return fmt.Errorf("admission: job %s of queue %s (holding %d, guaranteed %d) reclaimed from job %s of queue %s",
 			c.spec.Name, n.name, n.used, n.guaranteed, v.spec.Name, v.queue.cfg.Name)
 	}
-	return q.checkGiveGuarantee("reclaimed", c, v, count, q.yieldingByNode())
+	return q.checkGiveGuarantee("reclaimed", c, v, count, func(n *qnode) int { return n.yielding })
 }
 
 // checkGiveGuarantee checks a move of count slots of v to c, by a claim
@@ -60,15 +60,15 @@ func (q *Queues) checkReclaimGuarantee(c, v *job, count int) error {
 // and each parent of it below the parent both queues share, holding at
 // least its guarantee beside every slot it is giving up (no slot moves
 // across queues from a queue at or below its guarantee); yielding counts
-// per queue the slots its subtree gives up (yieldingByNode).
-func (q *Queues) checkGiveGuarantee(how string, c, v *job, count int, yielding map[*qnode]int) error {
+// the slots a queue's subtree gives up (qnode.yielding, or fewer).
+func (q *Queues) checkGiveGuarantee(how string, c, v *job, count int, yielding func(*qnode) int) error {
 	if c.queue == v.queue {
 		return nil
 	}
 	for _, n := range below(v.queue, c.queue) {
-		if n.used-yielding[n] < n.guaranteed {
+		if y := yielding(n); n.used-y < n.guaranteed {
 			return fmt.Errorf("admission: job %s of queue %s %s %d slots of job %s, taking queue %s below its guarantee: it holds %d, gives up %d, guaranteed %d",
-				c.spec.Name, c.queue.cfg.Name, how, count, v.spec.Name, n.name, n.used, yielding[n], n.guaranteed)
+				c.spec.Name, c.queue.cfg.Name, how, count, v.spec.Name, n.name, n.used, y, n.guaranteed)
 		}
 	}
 	return nil
