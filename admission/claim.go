@@ -124,20 +124,23 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 	cs.crossTaken = resize(cs.crossTaken, len(q.nodeList))
 	*pk = picker{q: q, c: c, lack: lack, need: need, m: m, have: have, picks: cs.picks[:0], ahead: pk.ahead[:0], give: giveBudget{given: cs.given}}
 	haveBase, mBase := slices.Clone(have), m
+	merged := q.mergesBehind(c)
 	for limit := need - m; pk.m < need; limit = 0 {
 		// The victims behind it, in victim order: at first only until
 		// they hold what it lacks when they come in that order anyway
-		// (behind); all of them if those were not enough; only those
-		// under a queue of c's at its maximum if there is one
-		// (victimsWithin, claim_capped.go).
+		// (behind); all of them if those were not enough. Across queues
+		// (merged) it walks them all as it picks, and stops where the
+		// claim completes (pickBehind); only those under a queue of c's
+		// at its maximum if there is one (victimsWithin,
+		// claim_capped.go).
 		capB := q.newCapBudget(c, sumInts(cs.freeTake))
 		closed := capB.closed()
-		if closed != nil && limit > 0 && !q.mergesBehind(c) {
+		if closed != nil && limit > 0 && !merged {
 			closed = nil
 		}
 		var victims []*job
 		all := true
-		if closed == nil {
+		if closed == nil && !merged {
 			victims, all = q.behind(c, limit)
 			if len(victims) == 0 && !pk.aheadIdle() {
 				q.giveUpClaim(c)
@@ -147,13 +150,13 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 		clear(cs.crossTaken)
 		pk.capB = capB
 		pk.give.reset()
-		if closed != nil {
-			victims = pk.victimsWithin(closed)
-		}
-		for _, v := range victims {
-			if pk.pickFrom(v, false); pk.m >= need {
-				break
-			}
+		switch {
+		case closed != nil:
+			pk.pickAll(pk.victimsWithin(closed))
+		case merged:
+			pk.pickBehind()
+		default:
+			pk.pickAll(victims)
 		}
 		if pk.m < need && !all {
 			pk.picks, pk.m = pk.picks[:0], mBase // not enough among the first: try them all
@@ -198,6 +201,15 @@ type picker struct {
 	// ahead: the jobs ahead whose idle slots it may take (aheadIdle).
 	ahead     []*job
 	aheadDone bool
+}
+
+// pickAll picks from the victims in turn until the claim completes.
+func (pk *picker) pickAll(victims []*job) {
+	for _, v := range victims {
+		if pk.pickFrom(v, false); pk.m >= pk.need {
+			return
+		}
+	}
 }
 
 // pickFrom picks slots of victim v for the claim: idle ones first (they
@@ -418,7 +430,9 @@ func (q *Queues) matched(lack []resource.Count, have []int) int {
 // walk from the back of c's queue meets them in victim order anyway (c's
 // queue orders by priority, or all its jobs have one priority, and no
 // queue after it holds slots), it stops once they hold enough slots, and
-// all is false; otherwise it returns every such job and all is true.
+// all is false; otherwise it returns every such job and all is true. A
+// claim walks the victims tree instead when a queue after c's holds
+// slots (pickBehind).
 func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 	out := q.claimScratch.victims[:0]
 	ck := keyOf(c)
@@ -426,12 +440,6 @@ func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 	for _, qu := range q.qorder {
 		if qu.rank > c.queue.rank && qu.holders.Len() > 0 {
 			stream = false
-		}
-	}
-	if !stream {
-		if out, all, ok := q.mergeBehind(c, ck, enough, out); ok {
-			q.claimScratch.victims = out
-			return out, all
 		}
 	}
 	held := 0

@@ -14,14 +14,15 @@ import "slices"
 // picks and result as walking every job behind it, in O(jobs under the
 // queue + queues) rather than O(jobs that hold slots).
 //
-// It does so when the claim walks every job behind it, and at first
-// (behind with enough slots) when behind walks them in victim order
-// across queues (mergeBehind): the picks from a first part of the jobs
-// in victim order are the first picks from all of them, and a claim that
-// fails on the first part walks them all.
+// It does so when the claim walks every job behind it, and from the
+// start when it walks them in victim order across queues (pickBehind):
+// the picks from a first part of the jobs in victim order are the first
+// picks from all of them, and a claim that fails on the first part walks
+// them all.
 
-// mergesBehind reports whether behind walks the jobs behind c in victim
-// order across queues (mergeBehind): a queue after c's holds slots.
+// mergesBehind reports whether a claim of c walks the jobs behind it in
+// victim order across queues, through the victims tree (pickBehind): a
+// queue after c's holds slots.
 func (q *Queues) mergesBehind(c *job) bool {
 	if q.victims == nil {
 		return false
