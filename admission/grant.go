@@ -66,6 +66,7 @@ func (q *Queues) decidePass() (again bool) {
 	st := &passState{claiming: true, touched: q.touched[:0]}
 	q.turnQueues = q.markWaiting()
 	touched := 0
+	reserverWaits := false // a queue left to visit has reserved slots (known since the last walk)
 	for qu := q.firstWaiting(); qu != nil; qu = q.firstWaiting() {
 		if !st.claiming && q.sparse() && q.freeFor(qu) == 0 {
 			// No claim to make, no free slot it may take: only its jobs
@@ -74,11 +75,20 @@ func (q *Queues) decidePass() (again bool) {
 			if q.nFree == 0 && q.nReserved == 0 {
 				break // nothing left to grant in any queue (as visit stops)
 			}
+			if q.nFree == 0 && !reserverWaits {
+				// Nor to any queue: nothing changes until a walk, and
+				// none is left to walk unless a queue left has
+				// reserved slots.
+				if reserverWaits = q.reserverWaits(); !reserverWaits {
+					break
+				}
+			}
 			if len(qu.reservers) == 0 {
 				qu.doneWaiting()
 				continue
 			}
 		}
+		reserverWaits = false
 		q.turn, q.turnEnded = qu, false
 		stop := q.walk(qu, st)
 		touched += len(st.touched)
@@ -104,6 +114,17 @@ func (q *Queues) decidePass() (again bool) {
 	yieldAgain := q.driverYielded && touched > 0 && !q.yieldRepassed
 	q.yieldRepassed = q.yieldRepassed || yieldAgain
 	return q.unreserved || q.regrant || yieldAgain
+}
+
+// reserverWaits reports whether a queue left to visit in the pass has
+// jobs with reserved slots: O(queues).
+func (q *Queues) reserverWaits() bool {
+	for _, qu := range q.qorder {
+		if len(qu.reservers) > 0 && qu.node.waiting > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // passState is what one pass carries from job to job.
