@@ -57,29 +57,45 @@ func (b capBudget) closed() *qnode {
 // the claimant's).
 func (pk *picker) victimsWithin(n *qnode) []*job {
 	q, c := pk.q, pk.c
-	out := q.claimScratch.victims[:0]
-	ck := keyOf(c)
+	out := pk.appendWithin(q.claimScratch.victims[:0], n, keyOf(c))
 	for _, qu := range q.qorder {
-		switch {
-		case qu.rank < c.queue.rank || qu.holders.Len() == 0:
-		case qu == c.queue:
-			for h := qu.holders.Last(); h != nil && h.Item().hkey.compare(ck) > 0; h = h.Prev() {
-				if v := h.Item(); v != c {
-					out = append(out, v)
-				}
-			}
-		case n.contains(qu.node):
-			for h := qu.holders.First(); h != nil; h = h.Next() {
-				out = append(out, h.Item())
-			}
-		case !pk.guarded:
-			give := pk.give.above(qu, c.queue)
-			for h := qu.holders.First(); h != nil && !pk.guarded; h = h.Next() {
-				pk.guarded = len(h.Item().held) > give
-			}
+		if pk.guarded {
+			break
+		}
+		if qu.rank < c.queue.rank || qu.holders.Len() == 0 || n.contains(qu.node) {
+			continue
+		}
+		give := pk.give.above(qu, c.queue)
+		for h := qu.holders.First(); h != nil && !pk.guarded; h = h.Next() {
+			pk.guarded = len(h.Item().held) > give
 		}
 	}
-	slices.SortFunc(out, victimOrder)
+	if !slices.IsSortedFunc(out, victimOrder) {
+		slices.SortFunc(out, victimOrder)
+	}
 	q.claimScratch.victims = out
+	return out
+}
+
+// appendWithin appends to out the jobs behind the claimant (of key ck)
+// in the queues of n's subtree.
+func (pk *picker) appendWithin(out []*job, n *qnode, ck orderKey) []*job {
+	c := pk.c
+	switch qu := n.qu; {
+	case qu == nil || qu.rank < c.queue.rank || qu.holders.Len() == 0:
+	case qu == c.queue:
+		for h := qu.holders.Last(); h != nil && h.Item().hkey.compare(ck) > 0; h = h.Prev() {
+			if v := h.Item(); v != c {
+				out = append(out, v)
+			}
+		}
+	default:
+		for h := qu.holders.First(); h != nil; h = h.Next() {
+			out = append(out, h.Item())
+		}
+	}
+	for _, ch := range n.children {
+		out = pk.appendWithin(out, ch, ck)
+	}
 	return out
 }
