@@ -79,11 +79,18 @@ func (q *Queues) decidePass() (again bool) {
 				// Nor to any queue: nothing changes until a walk, and
 				// none is left to walk unless a queue left has
 				// reserved slots.
-				if reserverWaits = q.reserverWaits(); !reserverWaits {
+				if reserverWaits = q.markReservers(); !reserverWaits {
 					break
 				}
 			}
-			if len(qu.reservers) == 0 {
+			switch {
+			case len(qu.reservers) > 0:
+			case q.nFree == 0:
+				// So are all the queues of its branch without reserved
+				// slots: they come first, one after the other.
+				q.leaveBranch(qu)
+				continue
+			default:
 				qu.doneWaiting()
 				continue
 			}
@@ -114,17 +121,6 @@ func (q *Queues) decidePass() (again bool) {
 	yieldAgain := q.driverYielded && touched > 0 && !q.yieldRepassed
 	q.yieldRepassed = q.yieldRepassed || yieldAgain
 	return q.unreserved || q.regrant || yieldAgain
-}
-
-// reserverWaits reports whether a queue left to visit in the pass has
-// jobs with reserved slots: O(queues).
-func (q *Queues) reserverWaits() bool {
-	for _, qu := range q.qorder {
-		if len(qu.reservers) > 0 && qu.node.waiting > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // passState is what one pass carries from job to job.

@@ -393,6 +393,7 @@ type Queues struct {
 	qorder    []*queue // by name
 	nodes     map[string]*qnode
 	nodeList  []*qnode // the nodes of nodes, as created
+	resvStamp uint64   // markReservers' current mark
 	root      *qnode   // nodes["root"]
 	// victims holds every job with slots a claim may take, in victim
 	// order (claim_merge.go); nil while there is one queue.

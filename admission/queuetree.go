@@ -52,6 +52,8 @@ type qnode struct {
 	sorted []*qnode
 	// idx is the node's place in Queues.nodeList.
 	idx int
+	// resvMark is markReservers' mark: Queues.resvStamp when set.
+	resvMark uint64
 	// yielding, drivers, kept and keptKids are what the guarantees read
 	// (tenantcounts.go).
 	yielding, drivers, kept, keptKids int
