@@ -220,7 +220,8 @@ func (pk *picker) pickFrom(v *job, idleOnly bool) {
 	cross := v.queue != c.queue
 	if !pk.capB.allows(v) {
 		// None of its slots fits what c's queues' maxima leave room for
-		// (capB, below); a guarantee would have kept them still.
+		// (capB, below): it gives nothing, but whether its queues'
+		// guarantees would have kept its slots counts still (guarded).
 		pk.guarded = pk.guarded || (cross && pk.give.above(v.queue, c.queue) < len(v.held))
 		return
 	}
