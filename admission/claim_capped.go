@@ -58,6 +58,9 @@ func (b capBudget) closed() *qnode {
 func (pk *picker) victimsWithin(n *qnode) []*job {
 	q, c := pk.q, pk.c
 	out := pk.appendWithin(q.claimScratch.victims[:0], n, keyOf(c))
+	if !slices.IsSortedFunc(out, victimOrder) {
+		slices.SortFunc(out, victimOrder)
+	}
 	for _, qu := range q.qorder {
 		if pk.guarded {
 			break
@@ -66,12 +69,12 @@ func (pk *picker) victimsWithin(n *qnode) []*job {
 			continue
 		}
 		give := pk.give.above(qu, c.queue)
+		if give >= qu.heldSlots {
+			continue // (no job of it holds more than all of them)
+		}
 		for h := qu.holders.First(); h != nil && !pk.guarded; h = h.Next() {
 			pk.guarded = len(h.Item().held) > give
 		}
-	}
-	if !slices.IsSortedFunc(out, victimOrder) {
-		slices.SortFunc(out, victimOrder)
 	}
 	q.claimScratch.victims = out
 	return out

@@ -66,7 +66,7 @@ func (q *Queues) decidePass() (again bool) {
 	st := &passState{claiming: true, touched: q.touched[:0]}
 	q.turnQueues = q.markWaiting()
 	touched := 0
-	reserverWaits := false // a queue left to visit has reserved slots (known since the last walk)
+	reserverWaits := false // a queue left to visit has reserved slots, marked (markReservers)
 	for qu := q.firstWaiting(); qu != nil; qu = q.firstWaiting() {
 		if !st.claiming && q.sparse() && q.freeFor(qu) == 0 {
 			// No claim to make, no free slot it may take: only its jobs
@@ -95,9 +95,15 @@ func (q *Queues) decidePass() (again bool) {
 				continue
 			}
 		}
-		reserverWaits = false
+		// Marks once made hold for the rest of the pass, if more than
+		// needed: no claim, which reserves slots, is made once the pass
+		// claims no more, and a walk changes the reserved slots of its
+		// own queue's jobs only. A walk that leaves its queue without
+		// any has them made again when next needed (the pass may end).
+		marked := reserverWaits
 		q.turn, q.turnEnded = qu, false
 		stop := q.walk(qu, st)
+		reserverWaits = marked && !st.claiming && len(qu.reservers) > 0
 		touched += len(st.touched)
 		for _, j := range st.touched {
 			q.updateOrder(j)

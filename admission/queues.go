@@ -542,6 +542,9 @@ func (q *Queues) addQueue(qc QueueConfig) *queue {
 	qu.node = q.node(qc.Name)
 	qu.node.qu, qu.node.guaranteed, qu.node.max = qu, qc.GuaranteedSlots, qc.MaxSlots
 	qu.node.updateKept()
+	if p := qu.node.parent; p != nil {
+		p.unsorted = true // (its guarantee orders it among its siblings)
+	}
 	q.queues[qc.Name] = qu
 	q.qorder = append(q.qorder, qu)
 	sort.Slice(q.qorder, func(a, b int) bool { return q.qorder[a].cfg.Name < q.qorder[b].cfg.Name })

@@ -204,8 +204,11 @@ func (q *Queues) rankQueues() {
 			n.qu.rank = rank
 			rank++
 		}
-		n.sorted = append(n.sorted[:0], n.children...)
-		slices.SortFunc(n.sorted, compareNodes)
+		if n.unsorted || len(n.sorted) != len(n.children) {
+			n.sorted = append(n.sorted[:0], n.children...)
+			slices.SortFunc(n.sorted, compareNodes)
+			n.unsorted = false
+		}
 		for _, c := range n.sorted {
 			visit(c)
 		}
