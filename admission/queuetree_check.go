@@ -41,7 +41,7 @@ func (q *Queues) checkTenants() error {
 // takeFrom makes it (CheckInvariants reports the first violation found,
 // see Queues.broken): from a job of another queue than c's, it is made
 // for a queue below its guarantee, and leaves the victim's queue holding
-// its guarantee (checkGiveGuarantee). It costs O(jobs), for reclaims
+// its guarantee (checkGiveGuarantee). It costs O(depth), for reclaims
 // across queues only.
 func (q *Queues) checkReclaimGuarantee(c, v *job, count int) error {
 	if c.queue == v.queue {
