@@ -358,7 +358,7 @@ func (q *Queues) takeBack(c, v *job, idx int32) {
 // fireRevokes revokes the reclaimed slots whose reclaim timeout passed
 // and that are not back yet; it reports whether it sent any.
 func (q *Queues) fireRevokes(now time.Time) bool {
-	q.withdrawStale() // nothing is cancelled for a reason that is gone
+	q.withdrawStale(true) // nothing is cancelled for a reason that is gone
 	fired := false
 	keep := q.revokes[:0]
 	for _, idx := range q.revokes {

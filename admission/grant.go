@@ -19,7 +19,8 @@ import (
 // less).
 //
 // It withdraws stale preemptions, grants and claims in passes
-// until a pass changes nothing the next could use, then lets waiting
+// until a pass changes nothing the next could use, withdraws the
+// preemptions that the free slots left make unneeded, then lets waiting
 // jobs of preempting queues take from lower-priority ones (preempt.go).
 func (q *Queues) decideNow() {
 	for _, qu := range q.qorder {
@@ -28,7 +29,7 @@ func (q *Queues) decideNow() {
 			q.dropOvertaken(qu)
 		}
 	}
-	q.withdrawStale()
+	q.withdrawStale(false)
 	q.yieldRepassed = false
 	q.decision++
 	// A pass passes again only if it granted under fair share, gave up a
@@ -53,6 +54,7 @@ func (q *Queues) decideNow() {
 	// with each grant: the queue that lost the slots comes first again.
 	for q.decidePass() {
 	}
+	q.withdrawStale(true)
 	q.preemptAll()
 	q.grantSpeculative()
 }

@@ -1,7 +1,6 @@
 package admission
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 
@@ -50,7 +49,11 @@ import (
 //     the victim (a priority change), or, under fair share, holds its
 //     share while a job below its share waits (overtaken). Nothing is
 //     then cancelled; the slot comes back when its task ends, as any
-//     other.
+//     other. Free slots make a preemption unneeded only once the
+//     instant's grants left them free (the jobs ahead of the claimant
+//     take them first), and are then kept for the claimant; a claimant
+//     with more preemptions than it needs gives back those of its
+//     higher-priority victims first.
 //   - Each victim's share of a preemption is reported as a Reclaimed
 //     event before the Revoke that cancels its tasks.
 
@@ -134,12 +137,7 @@ func (q *Queues) victimsOf(c *job) []*job {
 		}
 	}
 	out = q.crossVictims(c, out)
-	slices.SortFunc(out, func(a, b *job) int {
-		if x := cmp.Compare(a.spec.Priority, b.spec.Priority); x != 0 {
-			return x
-		}
-		return compareArrival(b, a)
-	})
+	slices.SortFunc(out, victimOrder)
 	return out
 }
 
@@ -543,7 +541,17 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 // withdrawStale withdraws the timed preemptions whose reason is gone (see
 // the rules above): their slots stay with their jobs until their tasks
 // end, and nothing is cancelled for them.
-func (q *Queues) withdrawStale() {
+//
+// Whether a claimant got what it waits for otherwise counts the free
+// slots only once the instant's grants are made (free set: after the
+// passes of a decision, and as the reclaim timeouts fire): before them,
+// the free slots go by the queue's order, to the jobs ahead of the
+// claimant first, and a preemption withdrawn for them would leave its
+// claimant short once they took them (it would preempt again, from a
+// job later in victim order, or without end). The free slots that make
+// a preemption unneeded are then kept for the claimant, as preemptFor
+// keeps them.
+func (q *Queues) withdrawStale(free bool) {
 	byClaimant := map[JobID][]int32{}
 	var order []JobID
 	for _, idx := range q.revokes {
@@ -580,16 +588,22 @@ func (q *Queues) withdrawStale() {
 		}
 	}
 	// A claimant keeps only the pending preemptions that what it waits for
-	// still needs beyond everything else coming to it.
+	// still needs beyond everything else coming to it, those of its
+	// victims in victim order: it gives back the slots of the
+	// higher-priority victims first.
 	for _, cid := range order {
 		c, pending := q.jobs[cid], byClaimant[cid]
+		slices.SortStableFunc(pending, func(a, b int32) int {
+			return victimOrder(q.jobs[q.slots[a].owner], q.jobs[q.slots[b].owner])
+		})
 		demand := c.demandOf()
 		all := flatten(demand, len(demand))
 		// As preemptFor counts: a slot a claim asks back from a victim of
 		// c's comes only when its task ends, whenever that is, so it does
 		// not make a preemption unneeded (preemptFor would make it again).
-		have := q.coming(c, true, pending)
+		have := q.coming(c, free, pending)
 		m, need := q.matched(all, have), sumCounts(all)
+		withdrawn := false
 		for _, idx := range pending {
 			p := q.slots[idx].profile
 			have[p]++
@@ -599,6 +613,10 @@ func (q *Queues) withdrawStale() {
 			}
 			have[p]--
 			q.withdraw(idx, "the claimant has what it waits for")
+			withdrawn = true
+		}
+		if free && withdrawn {
+			q.reserveFree(c, all, q.freeCounts(c.queue))
 		}
 	}
 }

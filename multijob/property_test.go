@@ -1180,16 +1180,7 @@ func mapsEqual(a, b map[string]int) bool {
 // breaks a rule in, with what the check reports. They are run like the
 // others, and must still fail that way: a fix of the admission shows here
 // (remove the seed then).
-var knownViolations = map[uint64]string{
-	// At 56 ms a slot removal restarts j3's region; j6's preemption of
-	// j5's slot 1 is withdrawn in the same instant as no longer needed
-	// (j3's freed slots complete j6's ask), the free slots go to j5, and
-	// j6 preempts j3's slot: j5 (priority 11) keeps running while j3
-	// (8192) is preempted. Keeping an instant's preemptions until the
-	// next instant fixes it but livelocks fair-share mix 5436 of the
-	// admission's harness.
-	55154: "preempted j3 (priority 8192) while j5 (priority 11)",
-}
+var knownViolations = map[uint64]string{}
 
 // TestPropertyMixes runs propMixes random mixes (see the top of the
 // file) and checks the rules after every Ready.
@@ -1254,6 +1245,9 @@ var regressionSeeds = []struct {
 	{31281, false, "on a preempting priority queue a slot a preemption passed over, asked back for a higher-priority gang's claim, " +
 		"stays asked back when that claim is given up in the same instant (the gang took a slot the preempted job's restarted region " +
 		"gave back): back with its lower-priority job, that job kept running tasks while the preemption took a higher-priority one's slot"},
+	{55154, true, "on a preempting stateaware queue, j6 preempts j5's slot and j3's; a slot removal restarts j3's region, whose slots come back " +
+		"free in the same instant: the free slots go to j5, ahead of j6 in fifo order, so they do not make j6's preemption of j5's slot " +
+		"unneeded, and j5 (priority 11) no longer keeps running while j3 (8192) lost a slot to j6"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
