@@ -79,12 +79,14 @@ type claimScratch struct {
 	victims   []*job
 	supply    []resource.Count
 	// crossTaken counts the slots a claim picked per victim queue other
-	// than its claimant's.
-	crossTaken map[*queue]int
+	// than its claimant's (by qnode.idx).
+	crossTaken []int
 	// passGuarded: a claim of the decision's pass was kept from
 	// completing by guarantees (see aheadIdle).
 	passGuarded bool
 	picker      picker
+	// given is the picker's giveBudget's.
+	given []int
 }
 
 // claim tries to make c's lack come to it (see the comment above).
@@ -118,26 +120,43 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 		}
 	}
 	pk := &cs.picker // (reused: claims are frequent)
-	*pk = picker{q: q, c: c, lack: lack, need: need, m: m, have: have, picks: cs.picks[:0], ahead: pk.ahead[:0]}
+	cs.given = resize(cs.given, len(q.nodeList))
+	cs.crossTaken = resize(cs.crossTaken, len(q.nodeList))
+	*pk = picker{q: q, c: c, lack: lack, need: need, m: m, have: have, picks: cs.picks[:0], ahead: pk.ahead[:0], give: giveBudget{given: cs.given}}
 	haveBase, mBase := slices.Clone(have), m
+	merged := q.mergesBehind(c)
 	for limit := need - m; pk.m < need; limit = 0 {
 		// The victims behind it, in victim order: at first only until
 		// they hold what it lacks when they come in that order anyway
-		// (behind); all of them if those were not enough.
-		victims, all := q.behind(c, limit)
-		if len(victims) == 0 && !pk.aheadIdle() {
-			q.giveUpClaim(c)
-			return claimNoneBehind
+		// (behind); all of them if those were not enough. Across queues
+		// (merged) it walks them all as it picks, and stops where the
+		// claim completes (pickBehind); only those under a queue of c's
+		// at its maximum if there is one (victimsWithin,
+		// claim_capped.go).
+		capB := q.newCapBudget(c, sumInts(cs.freeTake))
+		closed := capB.closed()
+		if closed != nil && limit > 0 && !merged {
+			closed = nil
+		}
+		var victims []*job
+		all := true
+		if closed == nil && !merged {
+			victims, all = q.behind(c, limit)
+			if len(victims) == 0 && !pk.aheadIdle() {
+				q.giveUpClaim(c)
+				return claimNoneBehind
+			}
 		}
 		clear(cs.crossTaken)
-		pk.capB = q.newCapBudget(c, sumInts(cs.freeTake))
-		if pk.give.rem != nil {
-			clear(pk.give.rem)
-		}
-		for _, v := range victims {
-			if pk.pickFrom(v, false); pk.m >= need {
-				break
-			}
+		pk.capB = capB
+		pk.give.reset()
+		switch {
+		case closed != nil:
+			pk.pickAll(pk.victimsWithin(closed))
+		case merged:
+			pk.pickBehind()
+		default:
+			pk.pickAll(victims)
 		}
 		if pk.m < need && !all {
 			pk.picks, pk.m = pk.picks[:0], mBase // not enough among the first: try them all
@@ -175,15 +194,22 @@ type picker struct {
 	have    []int
 	picks   []int32
 	capB    capBudget
-	// give is filled at the first victim of another queue.
+	// give bounds the slots taken from victims of other queues.
 	give giveBudget
 	// guarded: a guarantee kept a victim's slots.
 	guarded bool
 	// ahead: the jobs ahead whose idle slots it may take (aheadIdle).
 	ahead     []*job
 	aheadDone bool
-	// drivers: per queue, the drivers its jobs run (for borrows).
-	drivers map[*qnode]int
+}
+
+// pickAll picks from the victims in turn until the claim completes.
+func (pk *picker) pickAll(victims []*job) {
+	for _, v := range victims {
+		if pk.pickFrom(v, false); pk.m >= pk.need {
+			return
+		}
+	}
 }
 
 // pickFrom picks slots of victim v for the claim: idle ones first (they
@@ -191,27 +217,30 @@ type picker struct {
 // idle ones if idleOnly.
 func (pk *picker) pickFrom(v *job, idleOnly bool) {
 	q, c, cs := pk.q, pk.c, &pk.q.claimScratch
-	limit, guard, borrows := q.yieldable(v, c), len(v.held), false
-	if v.queue != c.queue {
-		// Across queues only what leaves v's queue behind c's
-		// (crossYield): the slot would come straight back.
-		if cs.crossTaken == nil {
-			cs.crossTaken = map[*queue]int{}
-		}
-		limit = min(limit, q.crossYield(v.queue, c, max(pk.need-len(c.reserved)-len(c.incoming), 0))-cs.crossTaken[v.queue])
-		// And, idle slots too, only what v's queues hold above their
-		// guarantees (giveBudget, claim_guarantees.go).
-		if pk.give.yielding == nil {
-			pk.give = q.newGiveBudget()
-		}
-		// A job that borrows yields its idle slots beside that, without
-		// counting them (claim_guarantees.go).
-		guard, borrows = pk.give.above(v.queue, c.queue), q.borrows(v, &pk.drivers)
+	cross := v.queue != c.queue
+	if !pk.capB.allows(v) {
+		// None of its slots fits what c's queues' maxima leave room for
+		// (capB, below): it gives nothing, but whether its queues'
+		// guarantees would have kept its slots counts still (guarded).
+		pk.guarded = pk.guarded || (cross && pk.give.above(v.queue, c.queue) < len(v.held))
+		return
+	}
+	guard, vb := len(v.held), victimBorrows{v: v, known: !cross} // (within its queue it never borrows)
+	if cross {
+		// Across queues, idle slots too, only what v's queues hold above
+		// their guarantees (giveBudget, claim_guarantees.go). A job that
+		// borrows yields its idle slots beside that, without counting
+		// them (claim_guarantees.go).
+		guard = pk.give.above(v.queue, c.queue)
 		pk.guarded = pk.guarded || guard < len(v.held)
+		if guard <= 0 && !vb.borrows(q) {
+			return // nothing it may give
+		}
 	}
-	if idleOnly {
-		limit = 0
-	}
+	// limit is what v may yield of its slots that run tasks (idle ones
+	// count toward it, and are yielded beyond it), counted at the first
+	// such slot: limit0, less the slots picked.
+	limit0, limitSet, picked := 0, idleOnly, 0
 	before, exempt := len(pk.picks), 0
 	// Never below its gang minimum (Volcano's rule): that would break the
 	// gang it was granted whole.
@@ -224,17 +253,23 @@ func (pk *picker) pickFrom(v *job, idleOnly bool) {
 		for i := len(v.held) - 1; i >= 0 && pk.m < pk.need && gangRoom > 0 && pk.capB.allows(v); i-- {
 			idx := v.held[i]
 			s := &q.slots[idx]
-			if s.idle != (pass == 0) || cs.unhelpful[s.profile] || (!s.idle && limit <= 0) || (s.idle && c.lostNowTo(v, q.now)) ||
-				(guard <= 0 && (!s.idle || !borrows)) {
+			if s.idle != (pass == 0) || cs.unhelpful[s.profile] {
+				continue
+			}
+			if !s.idle && !limitSet {
+				limit0, limitSet = pk.yieldLimit(v), true
+			}
+			if (!s.idle && limit0-picked <= 0) || (s.idle && c.lostNowTo(v, q.now)) ||
+				(guard <= 0 && (!s.idle || !vb.borrows(q))) {
 				continue
 			}
 			pk.have[s.profile]++
 			if m2 := q.matched(pk.lack, pk.have); m2 > pk.m {
 				pk.m = m2
 				pk.picks = append(pk.picks, idx)
-				limit--
+				picked++
 				gangRoom--
-				if s.idle && borrows {
+				if s.idle && vb.borrows(q) {
 					exempt++
 				} else {
 					guard--
@@ -246,10 +281,39 @@ func (pk *picker) pickFrom(v *job, idleOnly bool) {
 			cs.unhelpful[s.profile] = true
 		}
 	}
-	if v.queue != c.queue {
-		cs.crossTaken[v.queue] += len(pk.picks) - before
+	if cross {
+		cs.crossTaken[v.queue.node.idx] += len(pk.picks) - before
 		pk.give.give(v.queue, c.queue, len(pk.picks)-before-exempt)
 	}
+}
+
+// yieldLimit is how many of its slots victim v may yield to the claim
+// (yieldable); across queues only what leaves v's queue behind c's
+// (crossYield), less what the claim took from that queue already: the
+// slot would come straight back.
+func (pk *picker) yieldLimit(v *job) int {
+	q, c := pk.q, pk.c
+	limit := q.yieldable(v, c)
+	if v.queue != c.queue {
+		limit = min(limit, q.crossYield(v.queue, c, max(pk.need-len(c.reserved)-len(c.incoming), 0))-q.claimScratch.crossTaken[v.queue.node.idx])
+	}
+	return limit
+}
+
+// victimBorrows is whether a victim borrows (Queues.borrows), found
+// once, when first asked.
+type victimBorrows struct {
+	v     *job
+	known bool
+	b     bool
+}
+
+// borrows reports whether the victim borrows.
+func (vb *victimBorrows) borrows(q *Queues) bool {
+	if !vb.known {
+		vb.known, vb.b = true, q.borrows(vb.v)
+	}
+	return vb.b
 }
 
 // commitClaim makes a claim of c: the free slots counted in freeTake (per
@@ -272,7 +336,7 @@ func (q *Queues) commitClaim(c *job, freeTake []int, picks []int32) {
 		}
 		q.unhold(v, idx)
 		s.state, s.claimant, s.atShare = slotReclaiming, c.id, c.granted >= c.entitled
-		v.yielding = append(v.yielding, idx)
+		v.addYielding(idx)
 		q.addIncoming(c, idx)
 		q.takeBack(c, v, idx)
 		q.updateHolder(v)
@@ -367,7 +431,9 @@ func (q *Queues) matched(lack []resource.Count, have []int) int {
 // walk from the back of c's queue meets them in victim order anyway (c's
 // queue orders by priority, or all its jobs have one priority, and no
 // queue after it holds slots), it stops once they hold enough slots, and
-// all is false; otherwise it returns every such job and all is true.
+// all is false; otherwise it returns every such job and all is true. A
+// claim walks the victims tree instead when a queue after c's holds
+// slots (pickBehind).
 func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 	out := q.claimScratch.victims[:0]
 	ck := keyOf(c)
@@ -375,12 +441,6 @@ func (q *Queues) behind(c *job, enough int) (victims []*job, all bool) {
 	for _, qu := range q.qorder {
 		if qu.rank > c.queue.rank && qu.holders.Len() > 0 {
 			stream = false
-		}
-	}
-	if !stream {
-		if out, all, ok := q.mergeBehind(c, ck, enough, out); ok {
-			q.claimScratch.victims = out
-			return out, all
 		}
 	}
 	held := 0

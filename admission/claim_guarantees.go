@@ -35,9 +35,8 @@ import "slices"
 // with the slots v holds idle for it (what its pool said it holds for
 // it, Ask.Holding) and its driver, is more than v's queue can ever hold
 // while every other queue holds its guarantee: its idle slots are not
-// protected by its queue's guarantee (see above). drivers counts the
-// drivers per queue (driversByNode), filled on first use.
-func (q *Queues) borrows(v *job, drivers *map[*qnode]int) bool {
+// protected by its queue's guarantee (see above).
+func (q *Queues) borrows(v *job) bool {
 	a := v.asks.head
 	if a == nil || v.gangWaits() || (v.driver && !v.hasSlot) {
 		return false
@@ -55,58 +54,23 @@ func (q *Queues) borrows(v *job, drivers *map[*qnode]int) bool {
 	if v.hasSlot {
 		n++
 	}
-	if *drivers == nil {
-		*drivers = q.driversByNode()
-	}
-	return n > q.assuredSlots(v.queue, *drivers)
+	return n > q.assuredSlots(v.queue.node)
 }
 
-// driversByNode counts the drivers the jobs of each queue run: O(jobs).
-func (q *Queues) driversByNode() map[*qnode]int {
-	drivers := map[*qnode]int{}
-	for _, j := range q.jobs {
-		if j.hasSlot {
-			drivers[j.queue.node]++
-		}
+// assuredSlots is how many slots the queue of node x can hold while
+// every other queue holds its guarantee and the drivers it runs (a
+// driver is never asked back): from root down to x, what the parent can
+// hold less what its siblings keep so (their kept, tenantcounts.go),
+// within the queue's maximum (the cluster's slots at root). O(depth).
+func (q *Queues) assuredSlots(x *qnode) int {
+	if x.parent == nil {
+		return sumCounts(q.capacity) // (the cluster's slots, those added included)
 	}
-	return drivers
-}
-
-// assuredSlots is how many slots qu can hold while every other queue
-// holds its guarantee and the drivers it runs (a driver is never asked
-// back): from root down to qu, what the parent can hold less what its
-// siblings keep so (keptSlots), within the queue's maximum (the
-// cluster's slots at root).
-func (q *Queues) assuredSlots(qu *queue, drivers map[*qnode]int) int {
-	var path []*qnode
-	for x := qu.node; x.parent != nil; x = x.parent {
-		path = append(path, x)
-	}
-	n := sumCounts(q.capacity) // (the cluster's slots, those added included)
-	for i := len(path) - 1; i >= 0; i-- {
-		x := path[i]
-		for _, s := range x.parent.children {
-			if s != x {
-				n -= keptSlots(s, drivers)
-			}
-		}
-		if x.max > 0 {
-			n = min(n, x.max)
-		}
+	n := q.assuredSlots(x.parent) - (x.parent.keptKids - x.kept)
+	if x.max > 0 {
+		n = min(n, x.max)
 	}
 	return n
-}
-
-// keptSlots is what a queue's subtree keeps while every queue holds its
-// guarantee: its own guarantee, or what its children keep together if
-// more (a parent without a guarantee of its own may have children with
-// guarantees), or, for a queue with jobs, the drivers they run if more.
-func keptSlots(n *qnode, drivers map[*qnode]int) int {
-	sum := drivers[n]
-	for _, c := range n.children {
-		sum += keptSlots(c, drivers)
-	}
-	return max(n.guaranteed, sum)
 }
 
 // borrowedPicks returns, of the slots a claim of c picked, the idle
@@ -116,7 +80,6 @@ func keptSlots(n *qnode, drivers map[*qnode]int) int {
 func (q *Queues) borrowedPicks(c *job, picks []int32) map[int32]bool {
 	var out map[int32]bool
 	var seen map[JobID]bool
-	var drivers map[*qnode]int
 	for _, idx := range picks {
 		s := &q.slots[idx]
 		v := q.jobs[s.owner]
@@ -128,7 +91,7 @@ func (q *Queues) borrowedPicks(c *job, picks []int32) map[int32]bool {
 			if seen == nil {
 				seen = map[JobID]bool{}
 			}
-			b = q.borrows(v, &drivers)
+			b = q.borrows(v)
 			seen[v.id] = b
 		}
 		if b {
@@ -146,10 +109,10 @@ func (q *Queues) borrowedPicks(c *job, picks []int32) map[int32]bool {
 // checkGiveGuarantee), but by the idle slots of jobs that borrow
 // (exempt, see borrowedPicks): those are not counted, and the other
 // picks are checked without them. A violation is kept for
-// CheckInvariants (a bug of this package). It costs O(jobs), for claims
-// across queues only.
+// CheckInvariants (a bug of this package). It costs O(picks^2 + depth),
+// for claims across queues only.
 func (q *Queues) checkClaimGuarantees(c *job, picks []int32, exempt map[int32]bool) {
-	var yielding map[*qnode]int
+	var yielding func(*qnode) int
 	for i, idx := range picks {
 		v := q.jobs[q.slots[idx].owner]
 		if v.queue == c.queue || q.broken != nil || slices.ContainsFunc(picks[:i], func(p int32) bool { return q.slots[p].owner == v.id }) {
@@ -166,12 +129,16 @@ func (q *Queues) checkClaimGuarantees(c *job, picks []int32, exempt map[int32]bo
 			continue
 		}
 		if yielding == nil {
-			yielding = q.yieldingByNode()
+			var less map[*qnode]int // the exempt slots, per queue
 			for p := range exempt {
+				if less == nil {
+					less = map[*qnode]int{}
+				}
 				for x := q.jobs[q.slots[p].owner].queue.node; x != nil; x = x.parent {
-					yielding[x]--
+					less[x]++
 				}
 			}
+			yielding = func(n *qnode) int { return n.yielding - less[n] }
 		}
 		q.broken = q.checkGiveGuarantee("claimed", c, v, n, yielding)
 	}

@@ -13,7 +13,8 @@ import (
 // admission keeps every job that holds slots a claim may take in one tree
 // in victim order (Queues.victims, kept by updateHolder from the second
 // queue on), and a claim walks it from the front, passing over the jobs
-// not behind its claimant, and stops once the victims hold enough slots.
+// not behind its claimant, and stops once the claim completes
+// (pickBehind).
 
 // victimOrder orders victims: the lowest priority first, the most
 // recently submitted first among equals.
@@ -79,34 +80,25 @@ func (q *Queues) startVictims() {
 	}
 }
 
-// mergeBehind appends to out the jobs behind c (as behind: c's queue's
-// holders with keys after ck, every holder of the queues after it by
-// rank) in victim order, until they hold enough slots (all of them if
-// enough is 0, or if they hold fewer); all says they are all of them. ok
-// is false, and nothing is appended, when no queue after c's holds slots:
-// the walk from the back of c's queue alone is the cheaper one then.
-func (q *Queues) mergeBehind(c *job, ck orderKey, enough int, out []*job) (_ []*job, all, ok bool) {
-	own := c.queue
-	others := false
-	for _, qu := range q.qorder {
-		if qu.rank > own.rank && qu.holders.Len() > 0 {
-			others = true
-			break
+// isBehind reports whether v is behind c (of key ck) in grant order: a
+// job of c's queue after it, or of a queue after c's by rank.
+func isBehind(c *job, ck orderKey, v *job) bool {
+	return v != c && v.queue.rank >= c.queue.rank && (v.queue != c.queue || v.hkey.compare(ck) > 0)
+}
+
+// pickBehind picks for a claim from the jobs behind its claimant in
+// victim order, across queues (those isBehind finds), until the
+// claim completes: walking the victims tree as it picks, it visits the
+// jobs up to the one that completes the claim, not every job behind. The
+// picks from the first of them are those a claim would make from the
+// first part of the jobs (behind with enough slots), and a claim that
+// fails on that part picks from them all, from the start.
+func (pk *picker) pickBehind() {
+	c := pk.c
+	ck := keyOf(c)
+	for n := pk.q.victims.First(); n != nil && pk.m < pk.need; n = n.Next() {
+		if v := n.Item(); isBehind(c, ck, v) {
+			pk.pickFrom(v, false)
 		}
 	}
-	if !others || q.victims == nil {
-		return out, false, false
-	}
-	held := 0
-	for n := q.victims.First(); n != nil; n = n.Next() {
-		v := n.Item()
-		if v == c || v.queue.rank < own.rank || (v.queue == own && v.hkey.compare(ck) <= 0) {
-			continue
-		}
-		out = append(out, v)
-		if held += len(v.held); enough > 0 && held >= enough {
-			return out, false, true
-		}
-	}
-	return out, true, true
 }

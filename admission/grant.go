@@ -68,6 +68,7 @@ func (q *Queues) decidePass() (again bool) {
 	st := &passState{claiming: true, touched: q.touched[:0]}
 	q.turnQueues = q.markWaiting()
 	touched := 0
+	reserverWaits := false // a queue left to visit has reserved slots, marked (markReservers)
 	for qu := q.firstWaiting(); qu != nil; qu = q.firstWaiting() {
 		if !st.claiming && q.sparse() && q.freeFor(qu) == 0 {
 			// No claim to make, no free slot it may take: only its jobs
@@ -76,13 +77,35 @@ func (q *Queues) decidePass() (again bool) {
 			if q.nFree == 0 && q.nReserved == 0 {
 				break // nothing left to grant in any queue (as visit stops)
 			}
-			if len(qu.reservers) == 0 {
+			if q.nFree == 0 && !reserverWaits {
+				// Nor to any queue: nothing changes until a walk, and
+				// none is left to walk unless a queue left has
+				// reserved slots.
+				if reserverWaits = q.markReservers(); !reserverWaits {
+					break
+				}
+			}
+			switch {
+			case len(qu.reservers) > 0:
+			case q.nFree == 0:
+				// So are all the queues of its branch without reserved
+				// slots: they come first, one after the other.
+				q.leaveBranch(qu)
+				continue
+			default:
 				qu.doneWaiting()
 				continue
 			}
 		}
+		// Marks once made hold for the rest of the pass, if more than
+		// needed: no claim, which reserves slots, is made once the pass
+		// claims no more, and a walk changes the reserved slots of its
+		// own queue's jobs only. A walk that leaves its queue without
+		// any has them made again when next needed (the pass may end).
+		marked := reserverWaits
 		q.turn, q.turnEnded = qu, false
 		stop := q.walk(qu, st)
+		reserverWaits = marked && !st.claiming && len(qu.reservers) > 0
 		touched += len(st.touched)
 		for _, j := range st.touched {
 			q.updateOrder(j)
@@ -390,6 +413,7 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		s.state, s.owner, s.claimant, s.heldSince = slotDriver, j.id, noJob, q.now
 		q.stamp++
 		j.driverSlot, j.hasSlot, j.driverAt, j.driverStamp = idx, true, q.now, q.stamp
+		addDriver(j, 1)
 		q.addGranted(j, 1)
 		q.firstGrant(j)
 		q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: DriverGranted, Slot: s.slot.ID})
@@ -507,7 +531,7 @@ func (q *Queues) release(j *job, idx int32) {
 		q.unhold(j, idx)
 		q.updateHolder(j)
 	case slotReclaiming:
-		j.yielding = removeIdx(j.yielding, idx)
+		j.dropYielding(idx)
 		q.handOver(idx)
 		return
 	}
@@ -567,7 +591,8 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 	q.dropPreemptions(j)
 	q.dropClaim(j)
 	q.dropSpecAsks(j)
-	j.held, j.yielding = nil, nil
+	j.held = nil
+	j.clearYielding()
 	q.addGranted(j, -j.granted)
 	j.out, j.spare = nil, nil
 	j.asks.clear()

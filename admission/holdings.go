@@ -203,7 +203,7 @@ func (q *Queues) unyield(idx int32) {
 		return
 	}
 	v := q.jobs[s.owner]
-	v.yielding = removeIdx(v.yielding, idx)
+	v.dropYielding(idx)
 	s.state = slotGranted
 	s.pos = int32(len(v.held))
 	v.held = append(v.held, idx)

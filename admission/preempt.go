@@ -508,7 +508,7 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 			switch {
 			case s.state == slotGranted:
 				q.unhold(v, idx)
-				v.yielding = append(v.yielding, idx)
+				v.addYielding(idx)
 				q.addIncoming(c, idx)
 			case s.claimant != c.id:
 				// Asked back for another job's claim, which loses it: that

@@ -41,13 +41,13 @@ type crossBudget struct {
 // by a claim or a preemption: a queue, and each parent of it below the
 // parent it shares with the claimant's queue, gives up only slots it holds
 // above its guarantee, not counting those it is giving up already.
+// A queue may give up what it holds above its guarantee less what its
+// subtree gives up already (qnode.yielding) and what it gave up under the
+// budget (given); the state does not change while a budget is in use.
 type giveBudget struct {
-	// rem is, per queue of the hierarchy, how many slots it may still
-	// give up (above its guarantee); filled on first use.
-	rem map[*qnode]int
-	// yielding counts per queue the slots of its subtree being given up
-	// already.
-	yielding map[*qnode]int
+	// given counts per queue of the hierarchy (by qnode.idx) the slots
+	// it gave up under the budget.
+	given []int
 }
 
 // guaranteeGap is how many slots c's queue lacks to hold its guarantee,
@@ -83,33 +83,37 @@ func (q *Queues) newCrossBudget(c *job) *crossBudget {
 	return &crossBudget{gap: gap, giveBudget: q.newGiveBudget()}
 }
 
-// newGiveBudget returns a giveBudget as the queues stand: O(jobs).
+// newGiveBudget returns a giveBudget as the queues stand: O(queues).
 func (q *Queues) newGiveBudget() giveBudget {
-	return giveBudget{rem: map[*qnode]int{}, yielding: q.yieldingByNode()}
+	return giveBudget{given: make([]int, len(q.nodeList))}
 }
 
-// yieldingByNode counts, per queue of the hierarchy, the slots the jobs
-// of its subtree are giving up (being reclaimed, by a claim or a
-// preemption): O(jobs).
-func (q *Queues) yieldingByNode() map[*qnode]int {
-	yielding := map[*qnode]int{}
-	for _, j := range q.jobs {
-		for n := j.queue.node; len(j.yielding) > 0 && n != nil; n = n.parent {
-			yielding[n] += len(j.yielding)
-		}
+// reset forgets what the queues gave up under the budget.
+func (gb *giveBudget) reset() { clear(gb.given) }
+
+// sharedParent returns the queue that a and b, or their parents, both
+// are: the closest (nil if none).
+func sharedParent(a, b *qnode) *qnode {
+	for a != nil && b != nil && a.depth > b.depth {
+		a = a.parent
 	}
-	return yielding
+	for a != nil && b != nil && b.depth > a.depth {
+		b = b.parent
+	}
+	for a != b && a != nil && b != nil {
+		a, b = a.parent, b.parent
+	}
+	if a != b {
+		return nil
+	}
+	return a
 }
 
 // below returns the queues from vq up to, not including, the queue vq
 // and cq share.
 func below(vq, cq *queue) []*qnode {
-	shared := map[*qnode]bool{}
-	for n := cq.node; n != nil; n = n.parent {
-		shared[n] = true
-	}
 	var out []*qnode
-	for n := vq.node; n != nil && !shared[n]; n = n.parent {
+	for n, top := vq.node, sharedParent(vq.node, cq.node); n != top; n = n.parent {
 		out = append(out, n)
 	}
 	return out
@@ -117,12 +121,7 @@ func below(vq, cq *queue) []*qnode {
 
 // remOf is how many slots n may still give up.
 func (gb *giveBudget) remOf(n *qnode) int {
-	r, ok := gb.rem[n]
-	if !ok {
-		r = n.used - gb.yielding[n] - n.guaranteed
-		gb.rem[n] = r
-	}
-	return r
+	return n.used - n.yielding - n.guaranteed - gb.given[n.idx]
 }
 
 // above is how many slots vq may still give up to a job of cq: the
@@ -130,7 +129,7 @@ func (gb *giveBudget) remOf(n *qnode) int {
 // its guarantee.
 func (gb *giveBudget) above(vq, cq *queue) int {
 	r := unlimited
-	for _, n := range below(vq, cq) {
+	for n, top := vq.node, sharedParent(vq.node, cq.node); n != top; n = n.parent {
 		r = min(r, gb.remOf(n))
 	}
 	return max(r, 0)
@@ -139,7 +138,7 @@ func (gb *giveBudget) above(vq, cq *queue) int {
 // holds reports whether vq, and each parent of it below the one it shares
 // with cq, holds at least its guarantee without the slots it gives up.
 func (gb *giveBudget) holds(vq, cq *queue) bool {
-	for _, n := range below(vq, cq) {
+	for n, top := vq.node, sharedParent(vq.node, cq.node); n != top; n = n.parent {
 		if gb.remOf(n) < 0 {
 			return false
 		}
@@ -149,8 +148,8 @@ func (gb *giveBudget) holds(vq, cq *queue) bool {
 
 // give counts k slots given up by vq to a job of cq.
 func (gb *giveBudget) give(vq, cq *queue, k int) {
-	for _, n := range below(vq, cq) {
-		gb.rem[n] = gb.remOf(n) - k
+	for n, top := vq.node, sharedParent(vq.node, cq.node); n != top; n = n.parent {
+		gb.given[n.idx] += k
 	}
 }
 

@@ -393,6 +393,7 @@ type Queues struct {
 	qorder    []*queue // by name
 	nodes     map[string]*qnode
 	nodeList  []*qnode // the nodes of nodes, as created
+	resvStamp uint64   // markReservers' current mark
 	root      *qnode   // nodes["root"]
 	// victims holds every job with slots a claim may take, in victim
 	// order (claim_merge.go); nil while there is one queue.
@@ -540,6 +541,10 @@ func (q *Queues) addQueue(qc QueueConfig) *queue {
 	q.anyPreempt = q.anyPreempt || qc.Preempt
 	qu.node = q.node(qc.Name)
 	qu.node.qu, qu.node.guaranteed, qu.node.max = qu, qc.GuaranteedSlots, qc.MaxSlots
+	qu.node.updateKept()
+	if p := qu.node.parent; p != nil {
+		p.unsorted = true // (its guarantee orders it among its siblings)
+	}
 	q.queues[qc.Name] = qu
 	q.qorder = append(q.qorder, qu)
 	sort.Slice(q.qorder, func(a, b int) bool { return q.qorder[a].cfg.Name < q.qorder[b].cfg.Name })

@@ -108,6 +108,43 @@ func (qu *queue) doneWaiting() {
 	}
 }
 
+// markReservers marks the queues left to visit in the pass that have
+// jobs with reserved slots, and their parents (see leaveBranch), and
+// reports whether there are any: O(queues).
+func (q *Queues) markReservers() bool {
+	q.resvStamp++
+	found := false
+	for _, qu := range q.qorder {
+		if len(qu.reservers) > 0 && qu.node.waiting > 0 {
+			found = true
+			for x := qu.node; x != nil && x.resvMark != q.resvStamp; x = x.parent {
+				x.resvMark = q.resvStamp
+			}
+		}
+	}
+	return found
+}
+
+// leaveBranch takes qu, and the queues of the largest branch it is in
+// with no queue marked by markReservers, out of the pass's queues to
+// visit, as doneWaiting each of them would: in O(depth), not O(queues
+// of the branch). The counts of the queues inside the branch are left as
+// they are, out of reach (firstWaiting descends from root), until
+// clearWaiting.
+func (q *Queues) leaveBranch(qu *queue) {
+	x := qu.node
+	for x.parent != nil && x.parent.resvMark != q.resvStamp {
+		x = x.parent
+	}
+	w := x.waiting
+	for p := x; p != nil; p = p.parent {
+		p.waiting -= w
+		if p.waiting == 0 && p.waitIdx >= 0 {
+			p.parent.waitingKids.Remove(p.waitIdx)
+		}
+	}
+}
+
 // clearWaiting resets the counts of markWaiting, and where the queues'
 // turns stopped.
 func (q *Queues) clearWaiting() {
@@ -167,8 +204,11 @@ func (q *Queues) rankQueues() {
 			n.qu.rank = rank
 			rank++
 		}
-		n.sorted = append(n.sorted[:0], n.children...)
-		slices.SortFunc(n.sorted, compareNodes)
+		if n.unsorted || len(n.sorted) != len(n.children) {
+			n.sorted = append(n.sorted[:0], n.children...)
+			slices.SortFunc(n.sorted, compareNodes)
+			n.unsorted = false
+		}
 		for _, c := range n.sorted {
 			visit(c)
 		}

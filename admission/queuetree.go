@@ -48,8 +48,18 @@ type qnode struct {
 	waitIdx     int
 	// depth counts its parents.
 	depth int
-	// sorted is rankQueues' scratch: the children in the fair order.
-	sorted []*qnode
+	// sorted is rankQueues' scratch: the children in the fair order,
+	// sorted again only when unsorted is set (a child's slots or
+	// guarantee changed since) or a child was added.
+	sorted   []*qnode
+	unsorted bool
+	// idx is the node's place in Queues.nodeList.
+	idx int
+	// resvMark is markReservers' mark: Queues.resvStamp when set.
+	resvMark uint64
+	// yielding, drivers, kept and keptKids are what the guarantees read
+	// (tenantcounts.go).
+	yielding, drivers, kept, keptKids int
 }
 
 // unlimited is the room of a queue without a maximum.
@@ -134,7 +144,7 @@ func (q *Queues) node(name string) *qnode {
 	if n, ok := q.nodes[name]; ok {
 		return n
 	}
-	n := &qnode{name: name, waitIdx: -1}
+	n := &qnode{name: name, waitIdx: -1, idx: len(q.nodeList)}
 	if pn := parentName(name); pn != "" {
 		n.parent = q.node(pn)
 		n.depth = n.parent.depth + 1
@@ -240,6 +250,9 @@ func (q *Queues) addUse(qu *queue, d int) {
 	q.uses++
 	for n := qu.node; n != nil; n = n.parent {
 		n.used += d
+		if n.parent != nil {
+			n.parent.unsorted = true
+		}
 		if n.waitIdx >= 0 {
 			n.parent.waitingKids.Fix(n.waitIdx) // its place among its siblings in the pass
 		}

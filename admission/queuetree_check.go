@@ -8,8 +8,12 @@ import (
 // checkTenants checks the queue hierarchy's counts, for checkInvariants:
 // each queue's used slots are what its subtree's jobs hold (granted,
 // their drivers and placeholders included, and reserved for their
-// claims), and no queue holds more than its maximum.
+// claims), and no queue holds more than its maximum; what the guarantees
+// read agrees with the jobs (checkGuaranteeCounts).
 func (q *Queues) checkTenants() error {
+	if err := q.checkGuaranteeCounts(); err != nil {
+		return err
+	}
 	want := make(map[*qnode]int, len(q.nodes))
 	for _, j := range q.jobs {
 		for n := j.queue.node; n != nil; n = n.parent {
@@ -37,7 +41,7 @@ func (q *Queues) checkTenants() error {
 // takeFrom makes it (CheckInvariants reports the first violation found,
 // see Queues.broken): from a job of another queue than c's, it is made
 // for a queue below its guarantee, and leaves the victim's queue holding
-// its guarantee (checkGiveGuarantee). It costs O(jobs), for reclaims
+// its guarantee (checkGiveGuarantee). It costs O(depth), for reclaims
 // across queues only.
 func (q *Queues) checkReclaimGuarantee(c, v *job, count int) error {
 	if c.queue == v.queue {
@@ -47,7 +51,7 @@ func (q *Queues) checkReclaimGuarantee(c, v *job, count int) error {
 		return fmt.Errorf("admission: job %s of queue %s (holding %d, guaranteed %d) reclaimed from job %s of queue %s",
 			c.spec.Name, n.name, n.used, n.guaranteed, v.spec.Name, v.queue.cfg.Name)
 	}
-	return q.checkGiveGuarantee("reclaimed", c, v, count, q.yieldingByNode())
+	return q.checkGiveGuarantee("reclaimed", c, v, count, func(n *qnode) int { return n.yielding })
 }
 
 // checkGiveGuarantee checks a move of count slots of v to c, by a claim
@@ -56,15 +60,50 @@ func (q *Queues) checkReclaimGuarantee(c, v *job, count int) error {
 // and each parent of it below the parent both queues share, holding at
 // least its guarantee beside every slot it is giving up (no slot moves
 // across queues from a queue at or below its guarantee); yielding counts
-// per queue the slots its subtree gives up (yieldingByNode).
-func (q *Queues) checkGiveGuarantee(how string, c, v *job, count int, yielding map[*qnode]int) error {
+// the slots a queue's subtree gives up (qnode.yielding, or fewer).
+func (q *Queues) checkGiveGuarantee(how string, c, v *job, count int, yielding func(*qnode) int) error {
 	if c.queue == v.queue {
 		return nil
 	}
 	for _, n := range below(v.queue, c.queue) {
-		if n.used-yielding[n] < n.guaranteed {
+		if y := yielding(n); n.used-y < n.guaranteed {
 			return fmt.Errorf("admission: job %s of queue %s %s %d slots of job %s, taking queue %s below its guarantee: it holds %d, gives up %d, guaranteed %d",
-				c.spec.Name, c.queue.cfg.Name, how, count, v.spec.Name, n.name, n.used, yielding[n], n.guaranteed)
+				c.spec.Name, c.queue.cfg.Name, how, count, v.spec.Name, n.name, n.used, y, n.guaranteed)
+		}
+	}
+	return nil
+}
+
+// checkGuaranteeCounts checks the counts of tenantcounts.go against the
+// jobs: each queue's yielding slots are those its subtree's jobs give
+// up, its drivers those of its jobs, and what it keeps (and its children
+// keep) is keptSlots counted down the tree.
+func (q *Queues) checkGuaranteeCounts() error {
+	yielding, drivers := map[*qnode]int{}, map[*qnode]int{}
+	for _, j := range q.jobs {
+		for n := j.queue.node; n != nil; n = n.parent {
+			yielding[n] += len(j.yielding)
+		}
+		if j.hasSlot {
+			drivers[j.queue.node]++
+		}
+	}
+	var kept func(n *qnode) int
+	kept = func(n *qnode) int {
+		sum := drivers[n]
+		for _, c := range n.children {
+			sum += kept(c)
+		}
+		return max(n.guaranteed, sum)
+	}
+	for _, n := range q.nodeList {
+		kids := 0
+		for _, c := range n.children {
+			kids += kept(c)
+		}
+		if n.yielding != yielding[n] || n.drivers != drivers[n] || n.kept != kept(n) || n.keptKids != kids {
+			return fmt.Errorf("admission: queue %s counts %d slots given up, %d drivers, %d slots kept (%d by its children); its jobs: %d, %d, %d (%d)",
+				n.name, n.yielding, n.drivers, n.kept, n.keptKids, yielding[n], drivers[n], kept(n), kids)
 		}
 	}
 	return nil

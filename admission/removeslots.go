@@ -151,7 +151,7 @@ func (q *Queues) detach(idx int32) *job {
 		} else {
 			q.lostSlots[s.slot.ID] = j.id // its pool's echo of the Revoke comes
 		}
-		j.yielding = removeIdx(j.yielding, idx)
+		j.dropYielding(idx)
 		q.addGranted(j, -1)
 		if s.claimant != noJob {
 			c := q.jobs[s.claimant]
@@ -161,6 +161,7 @@ func (q *Queues) detach(idx int32) *job {
 	case slotDriver:
 		j := q.jobs[s.owner]
 		j.hasSlot = false
+		addDriver(j, -1)
 		q.addGranted(j, -1)
 		return j
 	case slotPlaceholder:
