@@ -31,9 +31,11 @@ import (
 //     back still runs its job's task: it is that job's to give (last of
 //     its slots), and the claim loses it. Under fair share a job preempts
 //     only while it holds less than its share, and a victim yields only as
-//     many slots as leave it behind the claimant in the queue's order
-//     (yieldable): a slot taken is never the next one the policy would
-//     hand back.
+//     many slots as leave it level with or behind the claimant in the
+//     queue's order, the claimant counted with what the preemption serves
+//     (yieldableTo): a slot taken is never the next one the policy would
+//     hand back, nor one that leaves its job below its share while the
+//     claimant ends at or above its own.
 //   - It is made only for a job its queue does not hold back, nor held
 //     back earlier in the same instant (StateAware, maxRunningJobs: a job
 //     of the queue leaving starting as the instant's grants deploy its
@@ -368,7 +370,7 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 				asked++
 			}
 		}
-		limit := q.yieldable(v, c)
+		limit := q.yieldableTo(v, c, c.granted+need)
 		if v.queue == c.queue && v.queue.cfg.Policy == FairShare {
 			// Under fair share what v may give counts from its granted
 			// slots, the ones coming to c included: those picked above
