@@ -49,7 +49,12 @@ import (
 //     may not be granted anything for now (another job of its queue
 //     started under StateAware or maxRunningJobs), no longer outranks
 //     the victim (a priority change), or, under fair share, holds its
-//     share while a job below its share waits (overtaken). Nothing is
+//     share while a job below its share waits (overtaken); once the
+//     instant's grants are made, a claimant keeps its preemptions only
+//     for the run of its waiting asks, whole and in order, that they
+//     complete with everything else coming to it (completable), as they
+//     were made: none when what it waits for changed and they complete
+//     none of it. Nothing is
 //     then cancelled; the slot comes back when its task ends, as any
 //     other. Free slots make a preemption unneeded only once the
 //     instant's grants left them free (the jobs ahead of the claimant
@@ -599,7 +604,17 @@ func (q *Queues) withdrawStale(free bool) {
 			return victimOrder(q.jobs[q.slots[a].owner], q.jobs[q.slots[b].owner])
 		})
 		demand := c.demandOf()
-		all := flatten(demand, len(demand))
+		all, why := flatten(demand, len(demand)), "the claimant has what it waits for"
+		if free {
+			// Only for whole asks, as preemptFor makes them: once what c
+			// waits for changed (an ask served otherwise, the next one
+			// larger), a preemption that completes none of it would
+			// cancel a task for a slot that comes back to nobody.
+			all = q.completable(c, demand)
+			if len(all) == 0 {
+				why = "what the claimant waits for now, its reclaims complete none of"
+			}
+		}
 		// As preemptFor counts: a slot a claim asks back from a victim of
 		// c's comes only when its task ends, whenever that is, so it does
 		// not make a preemption unneeded (preemptFor would make it again).
@@ -614,13 +629,33 @@ func (q *Queues) withdrawStale(free bool) {
 				continue
 			}
 			have[p]--
-			q.withdraw(idx, "the claimant has what it waits for")
+			q.withdraw(idx, why)
 			withdrawn = true
 		}
 		if free && withdrawn {
 			q.reserveFree(c, all, q.freeCounts(c.queue))
 		}
 	}
+}
+
+// completable is the longest run of c's demand, whole asks in order,
+// that the free slots it may take and everything coming to it complete:
+// its reserved slots, its placeholders and the slots asked back for it,
+// preempted or not (those come when their tasks end). Nil if they
+// complete not even the first.
+func (q *Queues) completable(c *job, demand [][]resource.Count) []resource.Count {
+	have := q.freeCounts(c.queue)
+	for _, list := range [][]int32{c.reserved, c.incoming, c.placeholders} {
+		for _, idx := range list {
+			have[q.slots[idx].profile]++
+		}
+	}
+	for k := len(demand); k > 0; k-- {
+		if want := flatten(demand, k); q.matched(want, have) >= sumCounts(want) {
+			return want
+		}
+	}
+	return nil
 }
 
 // withdraw takes back a timed preemption of slot idx: no Revoke will
