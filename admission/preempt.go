@@ -612,7 +612,7 @@ func (q *Queues) withdrawStale(free bool) {
 			// cancel a task for a slot that comes back to nobody.
 			all = q.completable(c, demand)
 			if len(all) == 0 {
-				why = "what the claimant waits for now, its reclaims complete none of"
+				why = "its reclaims complete none of what the claimant waits for now"
 			}
 		}
 		// As preemptFor counts: a slot a claim asks back from a victim of
