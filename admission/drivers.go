@@ -1,6 +1,8 @@
 package admission
 
 import (
+	"slices"
+
 	"github.com/regionsched/regionsched/resource"
 )
 
@@ -68,6 +70,7 @@ func (q *Queues) driverYields(j *job, p int32) (yields, follows bool) {
 	if q.startFollows(j, have) {
 		return false, true
 	}
+	idlers := q.idleHolders() // (the common case: none)
 	for _, qu := range q.qorder {
 		for n := qu.order.First(); n != nil; n = n.Next() {
 			x := n.Item()
@@ -75,7 +78,13 @@ func (q *Queues) driverYields(j *job, p int32) (yields, follows bool) {
 				q.markHeldBack(x) // (what it waits for is not this instant's to serve)
 				continue
 			}
-			if x != j && q.requestServedIdle(x) {
+			if x == j {
+				continue
+			}
+			if q.requestServed(x, -1, nil) {
+				return true, false
+			}
+			if len(idlers) > 0 && q.servedWithIdle(x, idlers) {
 				return true, false
 			}
 		}
@@ -142,24 +151,34 @@ func (q *Queues) requestServedBy(x *job, extra int32, counted func(idx int32) bo
 	return m >= sumCounts(need) || (!whole && m > 0)
 }
 
-// requestServedIdle is requestServed without counted, the idle slots
-// of the jobs behind x in its queue counted too: a claim of x's takes
-// them, and they come back at once (claim.go), so they are there to be
-// decided with the free slots. Only those a claim may take: not below a
-// gang's minimum, nor those of a job that took x's at this instant
-// (lostNowTo).
-func (q *Queues) requestServedIdle(x *job) bool {
-	if q.requestServed(x, -1, nil) {
-		return true
+// idleHolders lists the jobs that hold idle slots (held unused for
+// their head bulk, slotpool.Ask.Holding).
+func (q *Queues) idleHolders() []*job {
+	var out []*job
+	for idx := range q.slots {
+		if s := &q.slots[idx]; s.idle && s.state == slotGranted && s.owner != noJob {
+			if v := q.jobs[s.owner]; !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
 	}
+	return out
+}
+
+// servedWithIdle reports whether x's request (see requestServed) is
+// served by the free slots, those kept for it and the idle slots of the
+// jobs of idlers behind it in its queue: a claim of x's takes them, and
+// they come back at once (claim.go), so they are there to be decided
+// with the free slots. Only those a claim may take: not below a gang's
+// minimum, nor those of a job that took x's at this instant (lostNowTo).
+func (q *Queues) servedWithIdle(x *job, idlers []*job) bool {
 	if !x.active() || q.blocked(x) != "" || (x.driver && !x.hasSlot && !x.gangWaits()) {
 		return false
 	}
 	extra := make([]int, len(q.profiles))
 	n, xk := 0, keyOf(x)
-	for h := x.queue.holders.Last(); h != nil && h.Item().hkey.compare(xk) > 0; h = h.Prev() {
-		v := h.Item()
-		if v == x || x.lostNowTo(v, q.now) {
+	for _, v := range idlers {
+		if v == x || v.queue != x.queue || v.hkey.compare(xk) <= 0 || x.lostNowTo(v, q.now) {
 			continue
 		}
 		room := len(v.held)
