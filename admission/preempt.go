@@ -237,7 +237,10 @@ func (q *Queues) preemptFor(c *job) bool {
 
 // markPassed marks the slots that the victims before the last one the
 // picks take from yield to a claim for another job than c: the
-// preemption passed them over as leaving their jobs (see unyield).
+// preemption passed them over as leaving their jobs (see unyield). So
+// are those of the jobs of c's queue before that victim in victim order
+// that hold no other slot (no victims then): their every slot leaves
+// them already.
 func (q *Queues) markPassed(c *job, victims []*job, picks []int32) {
 	last := -1
 	for i, v := range victims {
@@ -247,10 +250,31 @@ func (q *Queues) markPassed(c *job, victims []*job, picks []int32) {
 			}
 		}
 	}
+	passed := func(idx int32) {
+		if s := &q.slots[idx]; !s.preempt && !s.revoked && s.claimant != c.id && s.claimant != noJob {
+			s.passedAt = q.now
+		}
+	}
 	for _, v := range victims[:max(last, 0)] {
 		for _, idx := range v.yielding {
-			if s := &q.slots[idx]; !s.preempt && !s.revoked && s.claimant != c.id && s.claimant != noJob {
-				s.passedAt = q.now
+			passed(idx)
+		}
+	}
+	if last < 0 {
+		return
+	}
+	lastV := victims[last]
+	for _, qu := range q.qorder {
+		for _, x := range qu.claims() {
+			for _, idx := range x.incoming {
+				s := &q.slots[idx]
+				if s.state != slotReclaiming || s.owner == noJob {
+					continue
+				}
+				if v := q.jobs[s.owner]; v != c && v.queue == c.queue && len(v.held) == 0 &&
+					v.spec.Priority < c.spec.Priority && victimOrder(v, lastV) < 0 {
+					passed(idx)
+				}
 			}
 		}
 	}

@@ -1255,6 +1255,10 @@ var regressionSeeds = []struct {
 	{139514, false, "as 82992: j2 (share 1), holding 1, no longer takes 2 slots more for its region of 3 while j3 (share 1) holds none and waits"},
 	{189281, false, "as 82992 with a reclaim timeout: j3 (share 1), holding 2, no longer takes a slot more for its region of 3 while j2 " +
 		"(share 2) holds 1 and waits"},
+	{71306, false, "on a preempting stateaware queue a preemption passes over a job whose only slot a claim of its queue asks back for " +
+		"another job: that slot keeps leaving it when the claim is given up in the same instant (its claimant granted otherwise), " +
+		"and j4 (1404) no longer runs on in it while j0 (5323) preempts j1 (2423)"},
+	{115011, true, "as 71306 with a slot removal: j3 (6858) no longer runs on in its only slot while j5 (8389) preempts j2 (7306)"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
