@@ -32,8 +32,10 @@ import (
 // slots, idle ones first (those its pool said it holds unused for its
 // head bulk, slotpool.Ask.Holding: they come back at once). Under fair
 // share a job yields, beyond its idle slots, only as many as leave it
-// behind the claimant (see yieldable), so slots in use never go back and
-// forth between two jobs at their fair split; its idle slots it always
+// level with or behind the claimant once the claim is served (see
+// yieldable), so slots in use never go back and forth between two jobs
+// at their fair split, nor go to a job that would then hold its share
+// while their job falls below it; its idle slots it always
 // yields, because a job holding idle slots it cannot complete is
 // exactly the deadlock. The lack claimed is the job's head ask (see
 // headNeed), so a claim that completes deploys a region: every move of a
@@ -602,16 +604,31 @@ func (q *Queues) dropOvertaken(qu *queue) {
 	}
 }
 
-// yieldable is how many slots victim v may give up for claimant c. Under
-// fair share only as many as leave v behind c as c stands: a slot taken
-// beyond that would make v the one to serve first, and it would claim the
-// slot back. Otherwise every slot it holds.
+// yieldable is how many slots victim v may give up for claimant c's
+// claim, which serves c's head need (headNeed): yieldableTo, c counted
+// with that need granted.
 func (q *Queues) yieldable(v, c *job) int {
+	return q.yieldableTo(v, c, c.granted+sumCounts(c.headNeed()))
+}
+
+// yieldableTo is how many slots victim v may give up for claimant c,
+// which will hold after slots once what it takes them for is served.
+// Under fair share only as many as leave v no further ahead in the
+// queue's order (its usage relative to its share, orderKey.share) than
+// c will then stand: a slot taken beyond that would make v the one to
+// serve first, and it would claim the slot back; and c, served, would
+// hold its share or more while v, below its share, waits for the slot it
+// gave. Counted with c as it stands before its ask is served, a job
+// below its share would take the only slot of a job at its share and end
+// above it. Two jobs that stand level once the slots moved split them
+// fairly whichever the queue's order puts first: neither could then take
+// a slot of the other. Otherwise every slot it holds.
+func (q *Queues) yieldableTo(v, c *job, after int) int {
 	if v.queue != c.queue || v.queue.cfg.Policy != FairShare {
 		return len(v.held)
 	}
-	k, ck := 0, keyOf(c)
-	for k < len(v.held) && keyWith(v, v.granted-k-1).compare(ck) >= 0 {
+	k, cs := 0, keyWith(c, after).share
+	for k < len(v.held) && keyWith(v, v.granted-k-1).share >= cs {
 		k++
 	}
 	return k

@@ -1,6 +1,8 @@
 package admission
 
 import (
+	"slices"
+
 	"github.com/regionsched/regionsched/resource"
 )
 
@@ -14,7 +16,8 @@ import (
 //     may take complete the driver with its first regions (preemptFor):
 //     nothing is cancelled for a driver that would then wait;
 //   - a driver whose first regions could not follow takes a free slot
-//     only after every waiting request the free slots serve
+//     only after every waiting request the free slots serve, with the
+//     idle slots a claim of that request's job takes back at once
 //     (driverYields): the slots that come back at an instant, a job's end
 //     included, go to the requests they complete, not to a driver that
 //     would hold one of them unused.
@@ -67,6 +70,7 @@ func (q *Queues) driverYields(j *job, p int32) (yields, follows bool) {
 	if q.startFollows(j, have) {
 		return false, true
 	}
+	idlers := q.idleHolders() // (the common case: none)
 	for _, qu := range q.qorder {
 		for n := qu.order.First(); n != nil; n = n.Next() {
 			x := n.Item()
@@ -74,7 +78,13 @@ func (q *Queues) driverYields(j *job, p int32) (yields, follows bool) {
 				q.markHeldBack(x) // (what it waits for is not this instant's to serve)
 				continue
 			}
-			if x != j && q.requestServed(x, -1, nil) {
+			if x == j {
+				continue
+			}
+			if q.requestServed(x, -1, nil) {
+				return true, false
+			}
+			if len(idlers) > 0 && q.servedWithIdle(x, idlers) {
 				return true, false
 			}
 		}
@@ -88,6 +98,19 @@ func (q *Queues) driverYields(j *job, p int32) (yields, follows bool) {
 // in part for an ask that may be granted in part. With counted set, only
 // the free and kept slots it accepts count.
 func (q *Queues) requestServed(x *job, extra int32, counted func(idx int32) bool) bool {
+	return q.requestServedBy(x, extra, counted, nil)
+}
+
+// requestServedWith is requestServed with the slots counted in more (per
+// profile) too: slots x's queue holds already, which its queues' maxima
+// do not bound.
+func (q *Queues) requestServedWith(x *job, more []int) bool {
+	return q.requestServedBy(x, -1, nil, more)
+}
+
+// requestServedBy is requestServed, the slots counted in more (per
+// profile, may be nil) added.
+func (q *Queues) requestServedBy(x *job, extra int32, counted func(idx int32) bool, more []int) bool {
 	if !x.active() || q.blocked(x) != "" {
 		return false
 	}
@@ -121,8 +144,56 @@ func (q *Queues) requestServed(x *job, extra int32, counted func(idx int32) bool
 	for _, idx := range x.placeholders {
 		have[q.slots[idx].profile]++
 	}
+	for p, n := range more {
+		have[p] += n
+	}
 	m := q.matched(need, have)
 	return m >= sumCounts(need) || (!whole && m > 0)
+}
+
+// idleHolders lists the jobs that hold idle slots (held unused for
+// their head bulk, slotpool.Ask.Holding).
+func (q *Queues) idleHolders() []*job {
+	var out []*job
+	for idx := range q.slots {
+		if s := &q.slots[idx]; s.idle && s.state == slotGranted && s.owner != noJob {
+			if v := q.jobs[s.owner]; !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// servedWithIdle reports whether x's request (see requestServed) is
+// served by the free slots, those kept for it and the idle slots of the
+// jobs of idlers behind it in its queue: a claim of x's takes them, and
+// they come back at once (claim.go), so they are there to be decided
+// with the free slots. Only those a claim may take: not below a gang's
+// minimum, nor those of a job that took x's at this instant (lostNowTo).
+func (q *Queues) servedWithIdle(x *job, idlers []*job) bool {
+	if !x.active() || q.blocked(x) != "" || (x.driver && !x.hasSlot && !x.gangWaits()) {
+		return false
+	}
+	extra := make([]int, len(q.profiles))
+	n, xk := 0, keyOf(x)
+	for _, v := range idlers {
+		if v == x || v.queue != x.queue || v.hkey.compare(xk) <= 0 || x.lostNowTo(v, q.now) {
+			continue
+		}
+		room := len(v.held)
+		if g := v.spec.Gang; g != nil && v.gangDone && !v.gangExpired {
+			room = v.granted - g.MinSlots
+		}
+		for _, idx := range v.held {
+			if s := &q.slots[idx]; s.idle && room > 0 {
+				extra[s.profile]++
+				room--
+				n++
+			}
+		}
+	}
+	return n > 0 && q.requestServedWith(x, extra)
 }
 
 // driverProfile returns the profile of the slot j's driver would take

@@ -31,9 +31,11 @@ import (
 //     back still runs its job's task: it is that job's to give (last of
 //     its slots), and the claim loses it. Under fair share a job preempts
 //     only while it holds less than its share, and a victim yields only as
-//     many slots as leave it behind the claimant in the queue's order
-//     (yieldable): a slot taken is never the next one the policy would
-//     hand back.
+//     many slots as leave it level with or behind the claimant in the
+//     queue's order, the claimant counted with what the preemption serves
+//     (yieldableTo): a slot taken is never the next one the policy would
+//     hand back, nor one that leaves its job below its share while the
+//     claimant ends at or above its own.
 //   - It is made only for a job its queue does not hold back, nor held
 //     back earlier in the same instant (StateAware, maxRunningJobs: a job
 //     of the queue leaving starting as the instant's grants deploy its
@@ -47,7 +49,12 @@ import (
 //     may not be granted anything for now (another job of its queue
 //     started under StateAware or maxRunningJobs), no longer outranks
 //     the victim (a priority change), or, under fair share, holds its
-//     share while a job below its share waits (overtaken). Nothing is
+//     share while a job below its share waits (overtaken); once the
+//     instant's grants are made, a claimant keeps its preemptions only
+//     for the run of its waiting asks, whole and in order, that they
+//     complete with everything else coming to it (completable), as they
+//     were made: none when what it waits for changed and they complete
+//     none of it. Nothing is
 //     then cancelled; the slot comes back when its task ends, as any
 //     other. Free slots make a preemption unneeded only once the
 //     instant's grants left them free (the jobs ahead of the claimant
@@ -230,7 +237,10 @@ func (q *Queues) preemptFor(c *job) bool {
 
 // markPassed marks the slots that the victims before the last one the
 // picks take from yield to a claim for another job than c: the
-// preemption passed them over as leaving their jobs (see unyield).
+// preemption passed them over as leaving their jobs (see unyield). So
+// are those of the jobs of c's queue before that victim in victim order
+// that hold no other slot (no victims then): their every slot leaves
+// them already.
 func (q *Queues) markPassed(c *job, victims []*job, picks []int32) {
 	last := -1
 	for i, v := range victims {
@@ -240,10 +250,31 @@ func (q *Queues) markPassed(c *job, victims []*job, picks []int32) {
 			}
 		}
 	}
+	passed := func(idx int32) {
+		if s := &q.slots[idx]; !s.preempt && !s.revoked && s.claimant != c.id && s.claimant != noJob {
+			s.passedAt = q.now
+		}
+	}
 	for _, v := range victims[:max(last, 0)] {
 		for _, idx := range v.yielding {
-			if s := &q.slots[idx]; !s.preempt && !s.revoked && s.claimant != c.id && s.claimant != noJob {
-				s.passedAt = q.now
+			passed(idx)
+		}
+	}
+	if last < 0 {
+		return
+	}
+	lastV := victims[last]
+	for _, qu := range q.qorder {
+		for _, x := range qu.claims() {
+			for _, idx := range x.incoming {
+				s := &q.slots[idx]
+				if s.state != slotReclaiming || s.owner == noJob {
+					continue
+				}
+				if v := q.jobs[s.owner]; v != c && v.queue == c.queue && len(v.held) == 0 &&
+					v.spec.Priority < c.spec.Priority && victimOrder(v, lastV) < 0 {
+					passed(idx)
+				}
 			}
 		}
 	}
@@ -368,7 +399,7 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 				asked++
 			}
 		}
-		limit := q.yieldable(v, c)
+		limit := q.yieldableTo(v, c, c.granted+need)
 		if v.queue == c.queue && v.queue.cfg.Policy == FairShare {
 			// Under fair share what v may give counts from its granted
 			// slots, the ones coming to c included: those picked above
@@ -597,7 +628,17 @@ func (q *Queues) withdrawStale(free bool) {
 			return victimOrder(q.jobs[q.slots[a].owner], q.jobs[q.slots[b].owner])
 		})
 		demand := c.demandOf()
-		all := flatten(demand, len(demand))
+		all, why := flatten(demand, len(demand)), "the claimant has what it waits for"
+		if free {
+			// Only for whole asks, as preemptFor makes them: once what c
+			// waits for changed (an ask served otherwise, the next one
+			// larger), a preemption that completes none of it would
+			// cancel a task for a slot that comes back to nobody.
+			all = q.completable(c, demand)
+			if len(all) == 0 {
+				why = "its reclaims complete none of what the claimant waits for now"
+			}
+		}
 		// As preemptFor counts: a slot a claim asks back from a victim of
 		// c's comes only when its task ends, whenever that is, so it does
 		// not make a preemption unneeded (preemptFor would make it again).
@@ -612,13 +653,33 @@ func (q *Queues) withdrawStale(free bool) {
 				continue
 			}
 			have[p]--
-			q.withdraw(idx, "the claimant has what it waits for")
+			q.withdraw(idx, why)
 			withdrawn = true
 		}
 		if free && withdrawn {
 			q.reserveFree(c, all, q.freeCounts(c.queue))
 		}
 	}
+}
+
+// completable is the longest run of c's demand, whole asks in order,
+// that the free slots it may take and everything coming to it complete:
+// its reserved slots, its placeholders and the slots asked back for it,
+// preempted or not (those come when their tasks end). Nil if they
+// complete not even the first.
+func (q *Queues) completable(c *job, demand [][]resource.Count) []resource.Count {
+	have := q.freeCounts(c.queue)
+	for _, list := range [][]int32{c.reserved, c.incoming, c.placeholders} {
+		for _, idx := range list {
+			have[q.slots[idx].profile]++
+		}
+	}
+	for k := len(demand); k > 0; k-- {
+		if want := flatten(demand, k); q.matched(want, have) >= sumCounts(want) {
+			return want
+		}
+	}
+	return nil
 }
 
 // withdraw takes back a timed preemption of slot idx: no Revoke will

@@ -145,6 +145,13 @@ func TestPropertyQueuesRegressions(t *testing.T) {
 			"its first ask, and the ask after it, which the driver's slot would serve, came first only with the slots the " +
 			"preemption freed (the instant's inputs decided together still hold)"},
 		{10612, []Policy{FIFO, Priority, FairShare, StateAware}, "the same under the fair-share mix"},
+		{14166, []Policy{FIFO, Priority, FairShare, StateAware}, "a timed preemption whose claimant's asks changed since (its region " +
+			"served by its own slots, the next one larger) and that completes none of them whole is withdrawn, not fired: fired, its slot " +
+			"came back to nobody, a driver whose first regions could not follow took it, and the victim's lost region then released the " +
+			"slots that, with it, completed another job's waiting ask"},
+		{34783, []Policy{FIFO, Priority, FairShare, StateAware}, "a driver whose first regions could not follow leaves the free slots " +
+			"to a job of another queue whose gang they complete with the idle slots of a job behind it in its queue, which its claim " +
+			"takes back at once: it no longer takes a slot that job's first ask, beside its gang, needed"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomMix(t, r.seed, r.policies...)

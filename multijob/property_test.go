@@ -1248,6 +1248,17 @@ var regressionSeeds = []struct {
 	{55154, true, "on a preempting stateaware queue, j6 preempts j5's slot and j3's; a slot removal restarts j3's region, whose slots come back " +
 		"free in the same instant: the free slots go to j5, ahead of j6 in fifo order, so they do not make j6's preemption of j5's slot " +
 		"unneeded, and j5 (priority 11) no longer keeps running while j3 (8192) lost a slot to j6"},
+	{82992, true, "on a preempting fair-share queue a victim yields only the slots that leave it level with or behind its claimant as the claimant " +
+		"stands once its region is served: j1 (share 1), its region of 3 slots preempted, no longer takes the only slot of j5 (share 1) and ends " +
+		"above its share while j5 waits below it"},
+	{84071, false, "as 82992 with one-slot regions: j3 (share 1), holding 1, no longer takes a slot more while j2 (share 1) holds none and waits"},
+	{139514, false, "as 82992: j2 (share 1), holding 1, no longer takes 2 slots more for its region of 3 while j3 (share 1) holds none and waits"},
+	{189281, false, "as 82992 with a reclaim timeout: j3 (share 1), holding 2, no longer takes a slot more for its region of 3 while j2 " +
+		"(share 2) holds 1 and waits"},
+	{71306, false, "on a preempting stateaware queue a preemption passes over a job whose only slot a claim of its queue asks back for " +
+		"another job: that slot keeps leaving it when the claim is given up in the same instant (its claimant granted otherwise), " +
+		"and j4 (1404) no longer runs on in it while j0 (5323) preempts j1 (2423)"},
+	{115011, true, "as 71306 with a slot removal: j3 (6858) no longer runs on in its only slot while j5 (8389) preempts j2 (7306)"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
