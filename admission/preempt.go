@@ -583,6 +583,9 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 // a preemption unneeded are then kept for the claimant, as preemptFor
 // keeps them.
 func (q *Queues) withdrawStale(free bool) {
+	if len(q.revokes) == 0 {
+		return // no timed preemption pending (decideNow calls it twice)
+	}
 	byClaimant := map[JobID][]int32{}
 	var order []JobID
 	for _, idx := range q.revokes {
