@@ -1259,6 +1259,9 @@ var regressionSeeds = []struct {
 		"another job: that slot keeps leaving it when the claim is given up in the same instant (its claimant granted otherwise), " +
 		"and j4 (1404) no longer runs on in it while j0 (5323) preempts j1 (2423)"},
 	{115011, true, "as 71306 with a slot removal: j3 (6858) no longer runs on in its only slot while j5 (8389) preempts j2 (7306)"},
+	{195840, true, "as 71306 across queues: j0 preempts j4 while j3's slots are asked back for a claim of another queue that keeps free " +
+		"slots reserved (so j3 is no victim); that claim is given up in the same instant as its job's soft gang times out, and j3's " +
+		"slots, passed over as leaving it, stay asked back: j3 (priority 1648) no longer keeps running while j4 (5484) lost a slot to j0"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
