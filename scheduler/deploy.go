@@ -10,6 +10,7 @@ import (
 	"github.com/regionsched/regionsched/internal/strategy"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/slotpool"
+	"github.com/regionsched/regionsched/topology"
 )
 
 // apply carries out the strategy's decisions: one bulk per region to
@@ -58,7 +59,8 @@ func (s *Scheduler) request(now time.Time, r region.ID, attempt strategy.Attempt
 	run := &s.regions[r]
 	s.dropSlots(run)        // what an earlier attempt left
 	var slots []region.Slot // in the Ready: valid until the next call
-	if _, one := s.rs.OnlyMember(r); one {
+	if v, one := s.rs.OnlyMember(r); one {
+		run.ref = int32(v) // for deploy (see regionRun.ref)
 		// Its member list is the Regions': read-only, like the Ready.
 		i := len(s.oneSlots)
 		s.oneSlots = s.rs.AppendSlots(s.oneSlots, r)
@@ -165,7 +167,7 @@ func (s *Scheduler) deploy(now time.Time, ev pool.Fulfilled) bool {
 			}
 		}
 	} else { // one member in one slot: no slot list to build
-		v, _ := s.rs.OnlyMember(r)
+		v := topology.ExecutionVertexID(run.ref) // set by request
 		slot := ev.Slots[0]
 		s.setSlotOfOne(r, run, slot)
 		s.slots.set(slot, slotUse{region: r, attempt: attempt, running: 1})

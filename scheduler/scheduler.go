@@ -108,8 +108,11 @@ type Stats struct {
 type regionRun struct {
 	// ref is, for a region of several members, 1 + its index in
 	// Scheduler.lives while scheduled or deployed, else 0 (see live); for
-	// a region of one member, the slot its task was deployed in last, or
-	// bigSlot if that slot's id is not in [0, math.MaxInt32] (see
+	// a region of one member, its member while its bulk waits (request
+	// sets it, deploy reads it: the Regions' record of the member, far
+	// from this one in a long queue, is not read again when its turn
+	// comes), then the slot its task was deployed in last, or bigSlot if
+	// that slot's id is not in [0, math.MaxInt32] (see
 	// Scheduler.slotOfOne).
 	ref      int32
 	waiting  bool // its bulk, bulkID(region, attempt), waits in the pool
