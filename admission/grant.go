@@ -583,8 +583,12 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 		q.handOver(idx)
 	}
 	if j.hasSlot {
+		// Its driver is gone: it no longer counts toward what its queue
+		// keeps under the guarantees (tenantcounts.go).
 		q.put(j.driverSlot)
 		q.freed(j.driverSlot, true)
+		j.hasSlot = false
+		addDriver(j, -1)
 	}
 	for _, idx := range j.placeholders {
 		q.put(idx)
