@@ -12,9 +12,9 @@ package admission
 // the idle slots of a job of a third queue whose claim is complete in
 // turn, and so on around a cycle of queues (the direct way back,
 // claiming from the job that took them, lostNowTo forbids). With this
-// rule every claim of idle slots is followed by the deploy of its
-// claimant's ask, which turns those slots busy: an instant can make only
-// as many as there are slots.
+// rule no claim undoes another that is complete: the idle slots a
+// complete claim comes with stay with its job until its ask deploys and
+// they run its tasks.
 
 // claimSettled reports whether v's claim completes its head ask: the
 // slots reserved for it and those being reclaimed for it serve all its

@@ -51,10 +51,10 @@ func (q *Queues) decideNow() {
 	// preemption, or a claim across queues, took from a job is not
 	// claimed back by that job in the same instant (lostNowTo), nor are
 	// the idle slots of a job whose own claim is complete taken by any
-	// (claim_settled.go): every claim of idle slots is followed by its
-	// claimant's deploy, which makes them busy. Across queues this
-	// matters because the fair order of sibling queues flips with each
-	// grant: the queue that lost the slots comes first again.
+	// (claim_settled.go): they stay with it until its ask deploys and
+	// they run its tasks. Across queues this matters because the fair
+	// order of sibling queues flips with each grant: the queue that lost
+	// the slots comes first again.
 	for q.decidePass() {
 	}
 	q.withdrawStale(true)
