@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -58,4 +59,48 @@ func TestQueueTreeSizesSettle(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestClaimCycleSettles is the cycle of TestQueueTreeClaimCycleSettles
+// minimized: nine jobs in eight leaf queues of three parents guaranteed 6
+// each, on 19 slots, every job's regions one after the other (its pool
+// keeps the slots of a region that ended, idle, for the next one). At
+// 30 ms j4, j5 and j6, one in each leaf of root.t1, each hold 2 idle
+// slots for a region of 3 and wait for one more. Each claimed an idle
+// slot of the next while that one's own claim was complete: the next was
+// granted its claim's slot for an ask that could no longer complete, and
+// claimed in turn, around the three leaves, one slot going round without
+// end.
+func TestClaimCycleSettles(t *testing.T) {
+	var queues []QueueConfig
+	for _, q := range []struct {
+		name string
+		g    int
+	}{
+		{"root.t0", 6}, {"root.t1", 6}, {"root.t2", 6},
+		{"root.t0.l0", 0}, {"root.t0.l1", 0}, {"root.t0.l2", 0},
+		{"root.t1.l0", 2}, {"root.t1.l1", 2}, {"root.t1.l2", 2},
+		{"root.t2.l0", 0}, {"root.t2.l1", 1},
+	} {
+		queues = append(queues, QueueConfig{Name: q.name, GuaranteedSlots: q.g})
+	}
+	s := newSim(t, Config{Slots: clusterSlots(19), Queues: queues}, simConfig{checks: true, record: true})
+	for i, j := range []struct {
+		queue string
+		sizes []int
+		durs  []time.Duration
+	}{
+		{"root.t0.l1", []int{1}, []time.Duration{10 * ms}},
+		{"root.t0.l2", []int{2, 1}, []time.Duration{10 * ms, 10 * ms}},
+		{"root.t0.l0", []int{2, 4}, []time.Duration{10 * ms, 20 * ms}},
+		{"root.t0.l2", []int{2, 1}, []time.Duration{10 * ms, 10 * ms}},
+		{"root.t1.l0", []int{2, 3}, []time.Duration{10 * ms, 10 * ms}},
+		{"root.t1.l1", []int{2, 3}, []time.Duration{10 * ms, 10 * ms}},
+		{"root.t1.l2", []int{4, 3}, []time.Duration{30 * ms, 10 * ms}},
+		{"root.t2.l0", []int{4, 4}, []time.Duration{20 * ms, 20 * ms}},
+		{"root.t2.l1", []int{1, 3}, []time.Duration{10 * ms, 10 * ms}},
+	} {
+		s.add(JobSpec{Name: fmt.Sprintf("j%d", i), Queue: j.queue}, 0, j.sizes, j.durs, 1, 0)
+	}
+	require.True(t, s.run(0), "every job finishes\n%s", s.tail(30))
 }
