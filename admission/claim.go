@@ -89,6 +89,9 @@ type claimScratch struct {
 	picker      picker
 	// given is the picker's giveBudget's.
 	given []int
+	// settled: per profile, the slots a victim's own claim has coming
+	// (claimSettled).
+	settled []int
 }
 
 // claim tries to make c's lack come to it (see the comment above).
@@ -243,6 +246,7 @@ func (pk *picker) pickFrom(v *job, idleOnly bool) {
 	// count toward it, and are yielded beyond it), counted at the first
 	// such slot: limit0, less the slots picked.
 	limit0, limitSet, picked := 0, idleOnly, 0
+	settled := q.claimSettled(v) // its idle slots stay (claim_settled.go)
 	before, exempt := len(pk.picks), 0
 	// Never below its gang minimum (Volcano's rule): that would break the
 	// gang it was granted whole.
@@ -261,7 +265,7 @@ func (pk *picker) pickFrom(v *job, idleOnly bool) {
 			if !s.idle && !limitSet {
 				limit0, limitSet = pk.yieldLimit(v), true
 			}
-			if (!s.idle && limit0-picked <= 0) || (s.idle && c.lostNowTo(v, q.now)) ||
+			if (!s.idle && limit0-picked <= 0) || (s.idle && (settled || c.lostNowTo(v, q.now))) ||
 				(guard <= 0 && (!s.idle || !vb.borrows(q))) {
 				continue
 			}

@@ -49,9 +49,12 @@ func (q *Queues) decideNow() {
 	// two jobs within an instant only if it is idle (one that runs a
 	// task comes back when the task ends), and an idle slot that a
 	// preemption, or a claim across queues, took from a job is not
-	// claimed back by that job in the same instant (lostNowTo). Across
-	// queues this matters because the fair order of sibling queues flips
-	// with each grant: the queue that lost the slots comes first again.
+	// claimed back by that job in the same instant (lostNowTo), nor are
+	// the idle slots of a job whose own claim is complete taken by any
+	// (claim_settled.go): they stay with it until its ask deploys and
+	// they run its tasks. Across queues this matters because the fair
+	// order of sibling queues flips with each grant: the queue that lost
+	// the slots comes first again.
 	for q.decidePass() {
 	}
 	q.withdrawStale(true)
@@ -580,8 +583,12 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 		q.handOver(idx)
 	}
 	if j.hasSlot {
+		// Its driver is gone: it no longer counts toward what its queue
+		// keeps under the guarantees (tenantcounts.go).
 		q.put(j.driverSlot)
 		q.freed(j.driverSlot, true)
+		j.hasSlot = false
+		addDriver(j, -1)
 	}
 	for _, idx := range j.placeholders {
 		q.put(idx)

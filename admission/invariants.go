@@ -126,7 +126,7 @@ func (q *Queues) checkBookkeeping() error {
 				return fmt.Errorf("admission: job %s is %v but holds slots: held %d, yielding %d, reserved %d, incoming %d, placeholders %d, granted %d",
 					j.spec.Name, j.state, len(j.held), len(j.yielding), len(j.reserved), len(j.incoming), len(j.placeholders), j.granted)
 			}
-			continue // (its driver's slot, if it had one, is on a free stack: hasSlot is not cleared)
+			continue // (its driver's slot, if it had one, is on a free stack)
 		}
 		if err := q.checkJobSlots(j, &places); err != nil {
 			return err

@@ -8,8 +8,8 @@ package admission
 //
 //   - yielding: the slots its subtree's jobs are giving up (being
 //     reclaimed, by a claim or a preemption);
-//   - drivers: the jobs of the queue whose driver got its slot (a job
-//     keeps counting once it ended, as its flag stays set);
+//   - drivers: the jobs of the queue whose driver holds its slot (until
+//     the job ends or the slot is removed from the cluster);
 //   - kept: what its subtree keeps while every queue holds its guarantee
 //     (keptSlots: its guarantee, or its drivers with what its children
 //     keep if more), and keptKids, what its children keep together.

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -112,4 +113,30 @@ func TestGuaranteeCountsAgreeWithJobs(t *testing.T) {
 	require.Greater(t, sawYielding, 100, "steps with slots given up")
 	require.Greater(t, sawDrivers, 100, "steps with drivers")
 	require.Greater(t, treeYielding, 10, "steps of the benchmark's tree with slots given up")
+}
+
+// TestEndedDriverNoLongerKept: a job's driver counts toward what its
+// queue keeps under the guarantees while it holds its slot, and no
+// longer once the job ended: the other queue is assured the whole
+// cluster again.
+func TestEndedDriverNoLongerKept(t *testing.T) {
+	drv := small
+	s := newSim(t, Config{Slots: clusterSlots(4), Queues: []QueueConfig{{Name: "root.a"}, {Name: "root.b", GuaranteedSlots: 1}}},
+		simConfig{checks: true, record: true})
+	d := s.add(JobSpec{Name: "d", Queue: "root.a", Driver: &drv}, 0, []int{1}, []time.Duration{100 * ms}, 1, 10*ms)
+	s.add(JobSpec{Name: "w", Queue: "root.b"}, 0, []int{1, 1}, []time.Duration{1000 * ms, 1000 * ms}, 1, 0)
+	a, b := s.q.queues["root.a"].node, s.q.queues["root.b"].node
+	kept := 0
+	s.onStep = func() {
+		checkAgainstPlain(t, s.q, "step")
+		if a.drivers > 0 {
+			kept++
+			require.Equal(t, 3, s.q.assuredSlots(b), "root.a keeps its running driver's slot")
+		}
+	}
+	require.False(t, s.run(500*ms), "w still runs")
+	require.True(t, d.done, s.tail(30))
+	require.Positive(t, kept, "steps with d's driver up")
+	require.Zero(t, a.drivers, "d ended: its driver is gone")
+	require.Equal(t, 4, s.q.assuredSlots(b), "root.b is assured every slot again")
 }
