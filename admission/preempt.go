@@ -43,7 +43,8 @@ import (
 //     StateAware queue, for a job not started while another job of the
 //     queue not started has a claim under way (that one starts first:
 //     startsAfterAnother), and only if the claimant can then progress:
-//     for a driver, only if its first regions can follow (drivers.go).
+//     for a driver, only if its first regions can follow (drivers.go),
+//     within the room its queues' maxima leave (startFitsRoom).
 //   - A timed preemption is withdrawn when its reason is gone: the
 //     claimant ended, stopped waiting, got what it waits for otherwise,
 //     may not be granted anything for now (another job of its queue
@@ -194,7 +195,10 @@ func (q *Queues) preemptFor(c *job) bool {
 		start, _ := q.startNeed(c)
 		have := slices.Clone(base)
 		q.pickVictims(c, victims, start, have)
-		if !q.startFollows(c, have) {
+		if !q.startFollows(c, have) || !q.startFitsRoom(c) {
+			// (Nor beyond the room its queues' maxima leave: its claim,
+			// given up for that in the next pass, would leave the slot to
+			// its victim, preempted again for it without end.)
 			return false
 		}
 	}

@@ -211,6 +211,9 @@ func TestPropertyQueueTreesRegressions(t *testing.T) {
 			"holds them above its guarantee"},
 		{25248, "the slots a queue is assured leave out the drivers of other queues (never asked back), beyond " +
 			"their guarantees"},
+		{54611, "a driver of a preempting queue whose first regions do not fit the room its parent's maxSlots " +
+			"leaves preempts nothing: its claim would be given up for that at once, the slot going back to its " +
+			"victim and preempted again, without end within the instant"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomTreeMix(t, r.seed, FIFO, Priority, FairShare, StateAware)
