@@ -246,7 +246,7 @@ func (pk *picker) pickFrom(v *job, idleOnly bool) {
 	// count toward it, and are yielded beyond it), counted at the first
 	// such slot: limit0, less the slots picked.
 	limit0, limitSet, picked := 0, idleOnly, 0
-	settled := q.claimSettled(v) // its idle slots stay (claim_settled.go)
+	settled := q.claimSettled(v) || q.keptForStart(c, v) // its idle slots stay (claim_settled.go, drivers.go)
 	before, exempt := len(pk.picks), 0
 	// Never below its gang minimum (Volcano's rule): that would break the
 	// gang it was granted whole.

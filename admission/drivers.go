@@ -20,7 +20,11 @@ import (
 //     idle slots a claim of that request's job takes back at once
 //     (driverYields): the slots that come back at an instant, a job's end
 //     included, go to the requests they complete, not to a driver that
-//     would hold one of them unused.
+//     would hold one of them unused;
+//   - a claim of another job takes no idle slot of a job that a driver's
+//     reclaim took slots from at this instant (keptForStart): that reclaim
+//     counted on them for the driver's first regions, and a claim for a
+//     gang would make them placeholders, which no preemption takes.
 
 // startNeed is what j needs to progress once its driver is up: its driver
 // and its first regions (JobSpec.Start), and how many of them the cluster
@@ -206,4 +210,19 @@ func (q *Queues) driverProfile(j *job) (int32, bool) {
 		return 0, false
 	}
 	return prof[a.Pairs[0].Slot], true
+}
+
+// keptForStart reports whether v's idle slots stay out of c's claim: a
+// job other than c reclaimed slots of v for its driver at this instant,
+// counting on v's other slots for its first regions (preemptFor).
+func (q *Queues) keptForStart(c, v *job) bool {
+	if !v.lostAt.Equal(q.now) {
+		return false
+	}
+	for _, id := range v.lostTo {
+		if d := q.jobs[id]; d != c && d.driverReclaim && d.reclaimAt.Equal(q.now) {
+			return true
+		}
+	}
+	return false
 }

@@ -152,6 +152,10 @@ func TestPropertyQueuesRegressions(t *testing.T) {
 		{34783, []Policy{FIFO, Priority, FairShare, StateAware}, "a driver whose first regions could not follow leaves the free slots " +
 			"to a job of another queue whose gang they complete with the idle slots of a job behind it in its queue, which its claim " +
 			"takes back at once: it no longer takes a slot that job's first ask, beside its gang, needed"},
+		{45794, []Policy{FIFO, Priority, FairShare, StateAware}, "j1 preempts a slot of j4, ahead of it in its queue, for its " +
+			"driver, counting on j4's idle slots for its first regions; a claim of j2, of another queue, then takes no idle slot of " +
+			"j4 at that instant: it would make them placeholders of j2's gang, which no preemption takes, and j1's driver would " +
+			"wait beside them with its first regions never fitting"},
 		{5436, []Policy{FIFO, Priority, FairShare, StateAware}, "on a preempting stateaware queue with a reclaim timeout of 20 ms, " +
 			"j2 preempts j4, ahead of it in fifo order, whose regions restart as the preemptions fall due: free slots do not make " +
 			"j2's preemptions unneeded before the instant's grants (j4 takes them first; j2's claim would no longer complete, be " +
