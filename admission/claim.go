@@ -246,7 +246,9 @@ func (pk *picker) pickFrom(v *job, idleOnly bool) {
 	// count toward it, and are yielded beyond it), counted at the first
 	// such slot: limit0, less the slots picked.
 	limit0, limitSet, picked := 0, idleOnly, 0
-	settled := q.claimSettled(v) || q.keptForStart(c, v) // its idle slots stay (claim_settled.go, drivers.go)
+	// Whether its idle slots stay (claim_settled.go, drivers.go): asked
+	// at its first idle slot, as most victims hold none.
+	settled, settledSet := false, false
 	before, exempt := len(pk.picks), 0
 	// Never below its gang minimum (Volcano's rule): that would break the
 	// gang it was granted whole.
@@ -264,6 +266,9 @@ func (pk *picker) pickFrom(v *job, idleOnly bool) {
 			}
 			if !s.idle && !limitSet {
 				limit0, limitSet = pk.yieldLimit(v), true
+			}
+			if s.idle && !settledSet {
+				settled, settledSet = q.claimSettled(v) || q.keptForStart(c, v), true
 			}
 			if (!s.idle && limit0-picked <= 0) || (s.idle && (settled || c.lostNowTo(v, q.now))) ||
 				(guard <= 0 && (!s.idle || !vb.borrows(q))) {
@@ -407,14 +412,21 @@ func (q *Queues) claimComplete(c *job, lack []resource.Count) bool {
 // for it or being reclaimed for it (in the claim scratch).
 func (q *Queues) countClaim(c *job) []int {
 	cs := &q.claimScratch
-	cs.have = resize(cs.have, len(q.profiles))
+	cs.have = q.countComing(c, cs.have)
+	return cs.have
+}
+
+// countComing counts into buf (resized and cleared), per profile, the
+// slots c's claim has coming: reserved for it or being reclaimed for it.
+func (q *Queues) countComing(c *job, buf []int) []int {
+	buf = resize(buf, len(q.profiles))
 	for _, idx := range c.reserved {
-		cs.have[q.slots[idx].profile]++
+		buf[q.slots[idx].profile]++
 	}
 	for _, idx := range c.incoming {
-		cs.have[q.slots[idx].profile]++
+		buf[q.slots[idx].profile]++
 	}
-	return cs.have
+	return buf
 }
 
 // matched is how many of lack's requests the slots counted in have (per

@@ -29,12 +29,6 @@ func (q *Queues) claimSettled(v *job) bool {
 		return false
 	}
 	cs := &q.claimScratch
-	cs.settled = resize(cs.settled, len(q.profiles))
-	for _, idx := range v.reserved {
-		cs.settled[q.slots[idx].profile]++
-	}
-	for _, idx := range v.incoming {
-		cs.settled[q.slots[idx].profile]++
-	}
+	cs.settled = q.countComing(v, cs.settled)
 	return q.matched(lack, cs.settled) >= sumCounts(lack)
 }
