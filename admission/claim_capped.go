@@ -68,13 +68,7 @@ func (pk *picker) victimsWithin(n *qnode) []*job {
 		if qu.rank < c.queue.rank || qu.holders.Len() == 0 || n.contains(qu.node) {
 			continue
 		}
-		give := pk.give.above(qu, c.queue)
-		if give >= qu.heldSlots {
-			continue // (no job of it holds more than all of them)
-		}
-		for h := qu.holders.First(); h != nil && !pk.guarded; h = h.Next() {
-			pk.guarded = len(h.Item().held) > give
-		}
+		pk.guarded = qu.maxHeld > pk.give.above(qu, c.queue)
 	}
 	q.claimScratch.victims = out
 	return out
@@ -101,4 +95,24 @@ func (pk *picker) appendWithin(out []*job, n *qnode, ck orderKey) []*job {
 		out = pk.appendWithin(out, ch, ck)
 	}
 	return out
+}
+
+// heldResized records that a job of qu went from holding from slots a
+// claim may take to holding to: it keeps heldBy and maxHeld, so whether
+// a job of qu holds more than a number of them (victimsWithin) costs
+// O(1), not a walk over its holders. O(1) amortized.
+func (qu *queue) heldResized(from, to int) {
+	if from > 0 {
+		qu.heldBy[from]--
+	}
+	if to > 0 {
+		if to >= len(qu.heldBy) {
+			qu.heldBy = append(qu.heldBy, make([]int, to+1-len(qu.heldBy))...)
+		}
+		qu.heldBy[to]++
+		qu.maxHeld = max(qu.maxHeld, to)
+	}
+	for qu.maxHeld > 0 && qu.heldBy[qu.maxHeld] == 0 {
+		qu.maxHeld--
+	}
 }

@@ -578,6 +578,7 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 		q.freed(idx, true)
 	}
 	j.queue.heldSlots -= len(j.held)
+	j.queue.heldResized(len(j.held), 0)
 	for _, idx := range j.yielding {
 		q.slots[idx].revokeAt, q.slots[idx].revoked = time.Time{}, false
 		q.handOver(idx)

@@ -52,6 +52,7 @@ func (q *Queues) hold(j *job, idx int32) {
 	s.pos = int32(len(j.held))
 	j.held = append(j.held, idx)
 	j.queue.heldSlots++
+	j.queue.heldResized(len(j.held)-1, len(j.held))
 	q.addGranted(j, 1)
 }
 
@@ -63,6 +64,7 @@ func (q *Queues) unhold(j *job, idx int32) {
 	q.slots[last].pos = pos
 	j.held = j.held[:len(j.held)-1]
 	j.queue.heldSlots--
+	j.queue.heldResized(len(j.held)+1, len(j.held))
 }
 
 // updateHolder puts a job where it belongs in its queue's holders tree
@@ -208,6 +210,7 @@ func (q *Queues) unyield(idx int32) {
 	s.pos = int32(len(v.held))
 	v.held = append(v.held, idx)
 	v.queue.heldSlots++
+	v.queue.heldResized(len(v.held)-1, len(v.held))
 	q.updateHolder(v)
 }
 

@@ -331,8 +331,12 @@ type queue struct {
 	fits [2][maxBucket + 1]*rbtree.Tree[*job]
 	// reservers lists its jobs with reserved slots (claimants: few).
 	reservers []*job
-	// heldSlots counts the slots its jobs hold that a claim may take.
+	// heldSlots counts the slots its jobs hold that a claim may take;
+	// heldBy counts its jobs by how many such slots each holds (heldBy[0]
+	// unused), maxHeld is the most any of them holds (heldResized).
 	heldSlots int
+	heldBy    []int
+	maxHeld   int
 	starting  int // jobs in JobStarting
 	running   int // jobs counted running (first grant until end)
 	weight    int // sum of priorities of active jobs (fair share)
