@@ -73,7 +73,11 @@ func (q *Queues) decidePass() (again bool) {
 	touched := 0
 	reserverWaits := false // a queue left to visit has reserved slots, marked (markReservers)
 	for qu := q.firstWaiting(); qu != nil; qu = q.firstWaiting() {
-		if !st.claiming && q.sparse() && q.freeFor(qu) == 0 {
+		free := -1 // (counted when no claim is to be made)
+		if !st.claiming && q.nPlaceholders == 0 {
+			free = q.freeFor(qu)
+		}
+		if free == 0 && q.sparse() {
 			// No claim to make, no free slot it may take: only its jobs
 			// with reserved slots may be served (walkSparse), and the
 			// walks would visit no other job.
@@ -99,6 +103,15 @@ func (q *Queues) decidePass() (again bool) {
 				qu.doneWaiting()
 				continue
 			}
+		}
+		if free >= 0 && len(qu.reservers) == 0 && (q.sparse() || !qu.resume.set) && !qu.fitsSome(min(free, maxBucket)) {
+			// Its walk would visit no job: none has reserved slots, and
+			// none's smallest grant fits the free slots it may take
+			// (walkSparse finds none; a walk's fresh count, fitCount, is
+			// done at once).
+			reserverWaits = false // (as after a walk of a queue without any)
+			qu.doneWaiting()
+			continue
 		}
 		// Marks once made hold for the rest of the pass, if more than
 		// needed: no claim, which reserves slots, is made once the pass

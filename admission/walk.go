@@ -140,6 +140,18 @@ func (qu *queue) starts() bool {
 	return qu.cfg.MaxRunningJobs == 0 || qu.running < qu.cfg.MaxRunningJobs
 }
 
+// fitsSome reports whether a job of qu whose smallest grant is at most
+// lim slots may be granted (as nextFitting from the start finds one).
+func (qu *queue) fitsSome(lim int) bool {
+	starts := qu.starts()
+	for b := 0; b <= lim; b++ {
+		if treeSize(qu.fits[1][b]) > 0 || (starts && treeSize(qu.fits[0][b]) > 0) {
+			return true
+		}
+	}
+	return false
+}
+
 // firstAfter returns the first job of t after the cursor, or nil.
 func firstAfter(t *rbtree.Tree[*job], c cursor) *job {
 	var n *rbtree.Node[*job]
