@@ -169,7 +169,10 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 			clear(cs.unhelpful)
 			continue
 		}
-		if pk.m < need {
+		if pk.m < need && !(closed != nil && pk.guarded && len(closed.children) == 0) {
+			// (At its own queue's maxSlots, guarded already, it could
+			// take no slot of a job of a queue ahead, all outside it:
+			// pickFrom would only find it guarded.)
 			pk.pickAheadIdle()
 		}
 		cs.picks = pk.picks
