@@ -92,6 +92,10 @@ type claimScratch struct {
 	// settled: per profile, the slots a victim's own claim has coming
 	// (claimSettled).
 	settled []int
+	// freeN, haveBase and capB are claim's storage of the free slots it
+	// may take, what it has before it picks, and its capBudget.
+	freeN, haveBase []int
+	capB            capBudget
 }
 
 // claim tries to make c's lack come to it (see the comment above).
@@ -111,7 +115,9 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 	// slots (the requests it can serve) is submodular, so a profile that
 	// adds nothing now never will: stop at the first that does not help.
 	// Only as many as c's queues' maxima leave room for.
-	freeN := q.freeCounts(c.queue)
+	cs.freeN = resize(cs.freeN, np)
+	freeN := cs.freeN
+	q.freeTo(c.queue, freeN)
 	for p := range q.free {
 		for k := 0; k < freeN[p] && m < need; k++ {
 			have[p]++
@@ -128,7 +134,8 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 	cs.given = resize(cs.given, len(q.nodeList))
 	cs.crossTaken = resize(cs.crossTaken, len(q.nodeList))
 	*pk = picker{q: q, c: c, lack: lack, need: need, m: m, have: have, picks: cs.picks[:0], ahead: pk.ahead[:0], give: giveBudget{given: cs.given}}
-	haveBase, mBase := slices.Clone(have), m
+	cs.haveBase = append(cs.haveBase[:0], have...)
+	haveBase, mBase := cs.haveBase, m
 	merged := q.mergesBehind(c)
 	for limit := need - m; pk.m < need; limit = 0 {
 		// The victims behind it, in victim order: at first only until
@@ -138,7 +145,8 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 		// claim completes (pickBehind); only those under a queue of c's
 		// at its maximum if there is one (victimsWithin,
 		// claim_capped.go).
-		capB := q.newCapBudget(c, sumInts(cs.freeTake))
+		capB := q.newCapBudget(cs.capB[:0], c, sumInts(cs.freeTake))
+		cs.capB = capB
 		closed := capB.closed()
 		if closed != nil && limit > 0 && !merged {
 			closed = nil

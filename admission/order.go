@@ -74,6 +74,9 @@ func compareArrival(a, b *job) int {
 	if c := a.submit.Compare(b.submit); c != 0 {
 		return c
 	}
+	if a.nameHead != b.nameHead {
+		return cmp.Compare(a.nameHead, b.nameHead) // (as orderKey.compare)
+	}
 	return strings.Compare(a.spec.Name, b.spec.Name)
 }
 

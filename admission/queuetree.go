@@ -434,10 +434,10 @@ type capRoom struct {
 }
 
 // newCapBudget returns the budget of a claim for c that takes free free
-// slots: each of c's queues with a maximum may take its room, less the
-// free slots and the slots coming to c from jobs outside it.
-func (q *Queues) newCapBudget(c *job, free int) capBudget {
-	var b capBudget
+// slots, in b's storage: each of c's queues with a maximum may take its
+// room, less the free slots and the slots coming to c from jobs outside
+// it.
+func (q *Queues) newCapBudget(b capBudget, c *job, free int) capBudget {
 	for n := c.queue.node; n != nil; n = n.parent {
 		if n.max == 0 {
 			continue
