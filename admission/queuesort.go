@@ -146,12 +146,15 @@ func (q *Queues) leaveBranch(qu *queue) {
 }
 
 // clearWaiting resets the counts of markWaiting, and where the queues'
-// turns stopped.
+// turns stopped. Each node's waiting children are removed from the last
+// one on, which moves no other.
 func (q *Queues) clearWaiting() {
 	for _, n := range q.nodeList {
 		n.waiting = 0
-		if n.waitIdx >= 0 {
-			n.parent.waitingKids.Remove(n.waitIdx)
+		if h := n.waitingKids; h != nil {
+			for h.Len() > 0 {
+				h.Remove(h.Len() - 1)
+			}
 		}
 		if n.qu != nil {
 			n.qu.resume = cursor{}
