@@ -5,7 +5,6 @@ import (
 
 	"github.com/regionsched/regionsched/internal/heap"
 	"slices"
-	"strings"
 )
 
 // Across queues, each decision serves the queues in YuniKorn's fair
@@ -36,7 +35,7 @@ func compareNodes(a, b *qnode) int {
 			return c
 		}
 	}
-	return strings.Compare(a.name, b.name)
+	return compareInts(a.nameRank, b.nameRank) // (siblings: by name)
 }
 
 // compareRatios compares x1/y1 with x2/y2 exactly (all non-negative, y

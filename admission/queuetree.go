@@ -30,6 +30,8 @@ type qnode struct {
 	name     string
 	parent   *qnode
 	children []*qnode // by name
+	// nameRank is its place among its parent's children, by name.
+	nameRank int
 	// qu is the queue of that name, nil for a parent only implied by a
 	// child.
 	qu *queue
@@ -151,6 +153,9 @@ func (q *Queues) node(name string) *qnode {
 		p := n.parent
 		i, _ := slices.BinarySearchFunc(p.children, name, func(c *qnode, s string) int { return strings.Compare(c.name, s) })
 		p.children = slices.Insert(p.children, i, n)
+		for k, c := range p.children[i:] {
+			c.nameRank = i + k
+		}
 	}
 	q.nodes[name] = n
 	q.nodeList = append(q.nodeList, n)
