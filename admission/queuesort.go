@@ -198,26 +198,38 @@ func (q *Queues) rankQueues() {
 	if q.rankedOnce && q.ranked == q.uses && len(q.qorder) == q.rankedQueues {
 		return // nothing changed since
 	}
+	all := !q.rankedOnce || len(q.qorder) != q.rankedQueues // (a queue was added)
 	q.rankedOnce, q.ranked, q.rankedQueues = true, q.uses, len(q.qorder)
-	rank := int32(0)
-	var visit func(n *qnode)
-	visit = func(n *qnode) {
-		if n.qu != nil {
-			n.qu.rank = rank
-			rank++
-		}
-		if n.unsorted || len(n.sorted) != len(n.children) {
-			n.sorted = append(n.sorted[:0], n.children...)
-			slices.SortFunc(n.sorted, compareNodes)
-			n.unsorted = false
-		}
-		for _, c := range n.sorted {
-			visit(c)
-		}
-	}
 	if q.root != nil {
-		visit(q.root)
+		rankFrom(q.root, 0, all)
 	}
+}
+
+// rankFrom numbers the queues of n's subtree in the fair order from rank
+// on, and returns the rank after them. A subtree in which no queue's
+// slots changed since it was numbered (a change marks every parent of
+// the queue unsorted) keeps its order; numbered from the same rank, it
+// keeps its numbers, and is passed over (unless all).
+func rankFrom(n *qnode, rank int32, all bool) int32 {
+	if !all && !n.unsorted && n.rankBase == rank && len(n.sorted) == len(n.children) {
+		return rank + n.ranked
+	}
+	n.rankBase = rank
+	first := rank
+	if n.qu != nil {
+		n.qu.rank = rank
+		rank++
+	}
+	if n.unsorted || len(n.sorted) != len(n.children) {
+		n.sorted = append(n.sorted[:0], n.children...)
+		slices.SortFunc(n.sorted, compareNodes)
+		n.unsorted = false
+	}
+	for _, c := range n.sorted {
+		rank = rankFrom(c, rank, all)
+	}
+	n.ranked = rank - first
+	return rank
 }
 
 // fairQueues returns the queues in the fair order as it stands.

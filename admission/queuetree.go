@@ -55,6 +55,9 @@ type qnode struct {
 	// guarantee changed since) or a child was added.
 	sorted   []*qnode
 	unsorted bool
+	// rankBase is the rank rankQueues gave its subtree's first queue,
+	// ranked how many queues its subtree has (rankFrom).
+	rankBase, ranked int32
 	// idx is the node's place in Queues.nodeList.
 	idx int
 	// resvMark is markReservers' mark: Queues.resvStamp when set.
