@@ -41,8 +41,10 @@ import (
 // headNeed), so a claim that completes deploys a region: every move of a
 // slot is followed by progress. A job granted something, or that stops
 // waiting, gives up its claim: reserved slots are free again and slots
-// still coming will be. So does, under fair share, a job that holds its
-// share once a job below its share waits (see overtaken).
+// still coming will be (but, under fair share, the slots preempted for
+// a job that still waits for them: keepPreempted). So does, under fair
+// share, a job that holds its share once a job below its share waits
+// (see overtaken).
 //
 // Across queues a claim obeys guarantees as preemption does: it takes
 // from a job of another queue only what that queue, and each parent of

@@ -489,7 +489,11 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		}
 	}
 	if grantedSome {
-		q.dropClaim(j)
+		if fair {
+			q.keepPreempted(j)
+		} else {
+			q.dropClaim(j)
+		}
 		q.updateHolder(j)
 		if fair {
 			q.regrant = true
@@ -566,7 +570,7 @@ func (q *Queues) handOver(idx int32) {
 	}
 	c := q.jobs[s.claimant]
 	c.incoming = removeIdx(c.incoming, idx)
-	s.from, s.owner, s.preempt = s.owner, noJob, false
+	s.from, s.owner, s.fromPreempt, s.preempt = s.owner, noJob, s.preempt, false
 	if !c.active() || !c.waiting() || q.blocked(c) != "" || q.room(c.queue) == 0 {
 		// It got what it waited for otherwise, or may not be granted
 		// anything now (a slot revoked for it comes back after its claim

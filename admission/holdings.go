@@ -30,6 +30,7 @@ func (q *Queues) take(p int32, n int) []int32 {
 func (q *Queues) put(idx int32) {
 	s := &q.slots[idx]
 	s.state, s.owner, s.claimant, s.idle, s.from, s.atShare = slotFree, noJob, noJob, false, noJob, false
+	s.fromPreempt = false
 	q.freed(idx, false)
 	q.free[s.profile] = append(q.free[s.profile], idx)
 	q.nFree++
@@ -48,6 +49,7 @@ func (q *Queues) freed(idx int32, input bool) {
 func (q *Queues) hold(j *job, idx int32) {
 	s := &q.slots[idx]
 	s.state, s.owner, s.claimant, s.idle, s.from, s.atShare = slotGranted, j.id, noJob, false, noJob, false
+	s.fromPreempt = false
 	s.heldSince = q.now
 	s.pos = int32(len(j.held))
 	j.held = append(j.held, idx)
@@ -165,25 +167,34 @@ func (q *Queues) takeReserved(c *job, p int32) (int32, bool) {
 
 // dropClaim gives up c's claim: its reserved slots are free again, and
 // the slots being reclaimed for it will be free when they come back.
-func (q *Queues) dropClaim(c *job) {
+func (q *Queues) dropClaim(c *job) { q.dropClaimKeeping(c, nil) }
+
+// dropClaimKeeping is dropClaim, but the reserved slots keep says to
+// keep stay reserved for c.
+func (q *Queues) dropClaimKeeping(c *job, keep func(idx int32) bool) {
+	had, kept := len(c.reserved), c.reserved[:0]
 	for _, idx := range c.reserved {
+		if keep != nil && keep(idx) {
+			kept = append(kept, idx)
+			continue
+		}
 		q.put(idx)
 		q.unreserved = true
 	}
-	q.nReserved -= len(c.reserved)
-	q.addUse(c.queue, -len(c.reserved))
-	if len(c.reserved) > 0 {
+	q.nReserved -= had - len(kept)
+	q.addUse(c.queue, len(kept)-had)
+	if had > 0 && len(kept) == 0 {
 		c.queue.removeReserver(c)
 	}
-	keep := c.incoming[:0]
+	coming := c.incoming[:0]
 	for _, idx := range c.incoming {
 		if q.slots[idx].preempt {
-			keep = append(keep, idx) // preempted for it: withdrawn only when stale (preempt.go)
+			coming = append(coming, idx) // preempted for it: withdrawn only when stale (preempt.go)
 			continue
 		}
 		q.unyield(idx) // nobody needs it any more: its job keeps it
 	}
-	c.reserved, c.incoming = c.reserved[:0], keep
+	c.reserved, c.incoming = kept, coming
 }
 
 // unyield gives a slot being reclaimed (and not revoked) back to its

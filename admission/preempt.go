@@ -61,7 +61,10 @@ import (
 //     instant's grants left them free (the jobs ahead of the claimant
 //     take them first), and are then kept for the claimant; a claimant
 //     with more preemptions than it needs gives back those of its
-//     higher-priority victims first.
+//     higher-priority victims first. Preempted slots that came back
+//     stay reserved for the claimant for what it waits for, under fair
+//     share across the grants of its asks one at a time too
+//     (keepPreempted), until a reason above is gone.
 //   - Each victim's share of a preemption is reported as a Reclaimed
 //     event before the Revoke that cancels its tasks.
 
@@ -571,6 +574,40 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 			q.log.Debug("slots preempted", zap.String("for", c.spec.Name), zap.String("from", v.spec.Name), zap.Int("slots", len(byVictim[vid])), zap.String("why", reason))
 		}
 	}
+}
+
+// keepPreempted gives up the claim of j, a job of a fair-share queue
+// that serve granted one ask, but for the slots that came back from its
+// preemptions and serve what it still waits for: they stay reserved for
+// it, as they would have kept coming to it had their tasks not ended
+// yet, while it does not hold its share with a job below its share
+// waiting (overtaken). Under fair share serve grants one ask at a time
+// and the next pass sorts the jobs again: given up, the slots would go
+// to the first job in the new order, which may be a victim of the
+// preemption, its region restarted, ending above its share with slots
+// taken from it for a job that stays below its own, and preempted again
+// for it.
+func (q *Queues) keepPreempted(j *job) {
+	if !slices.ContainsFunc(j.reserved, func(idx int32) bool { return q.slots[idx].fromPreempt }) || !j.waiting() || q.overtaken(j) {
+		q.dropClaim(j)
+		return
+	}
+	demand := j.demandOf()
+	all := flatten(demand, len(demand))
+	have, m := q.countScratch(), 0
+	q.dropClaimKeeping(j, func(idx int32) bool {
+		s := &q.slots[idx]
+		if !s.fromPreempt {
+			return false
+		}
+		have[s.profile]++
+		if m2 := q.matched(all, have); m2 > m {
+			m = m2
+			return true
+		}
+		have[s.profile]--
+		return false
+	})
 }
 
 // withdrawStale withdraws the timed preemptions whose reason is gone (see

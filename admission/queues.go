@@ -178,6 +178,9 @@ type cslot struct {
 	// from: reserved for a claim, the job it came back from (noJob: it
 	// was free when the claim was made).
 	from JobID
+	// fromPreempt: reserved, it came back from a preemption for its
+	// claimant (see keepPreempted).
+	fromPreempt bool
 	// atShare: reclaiming or reserved for a claimant of a fair-share
 	// queue that held its share or more when it claimed the slot (see
 	// Queues.overtaken).

@@ -194,7 +194,7 @@ func (q *Queues) unfree(idx int32) {
 func (q *Queues) takeOut(idx int32) {
 	s := &q.slots[idx]
 	delete(q.index, s.slot.ID)
-	s.state, s.owner, s.claimant, s.from = slotGone, noJob, noJob, noJob
+	s.state, s.owner, s.claimant, s.from, s.fromPreempt = slotGone, noJob, noJob, noJob, false
 	s.idle, s.preempt, s.revoked, s.atShare, s.revokeAt = false, false, false, false, time.Time{}
 	q.nGone++
 }

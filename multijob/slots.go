@@ -4,6 +4,8 @@ import (
 	"errors"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/regionsched/regionsched/slotpool"
 )
 
@@ -26,8 +28,11 @@ func (s *Scheduler) AddSlots(now time.Time, slots ...slotpool.Slot) error {
 }
 
 // RemoveSlots takes slots out of the cluster at time now
-// (admission.Queues.RemoveSlots): a node lost. The next Ready carries
-// what follows: the tasks in them fail over (their regions restart), a
+// (admission.Queues.RemoveSlots): a node lost. The jobs whose tasks ran
+// in them learn it at once, so the slots their restarted regions give
+// back are decided in the next Ready together with the removal and the
+// other inputs of the instant. That Ready carries what follows: the
+// tasks in them fail over (their regions restart), a
 // job whose driver ran in one fails with an *admission.DriverLostError,
 // and one that no longer fits the cluster with an
 // *admission.CapacityLostError.
@@ -38,7 +43,21 @@ func (s *Scheduler) RemoveSlots(now time.Time, ids ...slotpool.SlotID) error {
 	if err := s.queuesInput(now); err != nil {
 		return err
 	}
-	return s.q.RemoveSlots(now, ids...)
+	if err := s.q.RemoveSlots(now, ids...); err != nil {
+		return err
+	}
+	// The pools whose tasks ran in them learn it now: their regions
+	// restart and give back the slots they held with them, inputs of this
+	// instant like the removal, decided together with it (Ready).
+	for _, j := range s.jobs {
+		if j.end == nil && j.sched != nil && !j.port.State().Terminal() && j.port.Pending() {
+			if err := j.sched.Admit(now); err != nil {
+				s.log.Warn("a job's scheduler refused the admission's messages", zap.String("job", j.spec.Name), zap.Error(err))
+			}
+			s.after(now, j)
+		}
+	}
+	return nil
 }
 
 // DriverLost says at time now that the driver of a job is gone while its
