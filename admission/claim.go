@@ -15,8 +15,9 @@ import (
 // each holding part of what they need. A pool holds granted
 // slots it cannot use yet (a region whose bulk is not complete), so when
 // every slot is held and every holder waits for more, nobody progresses.
-// decide therefore claims, for the first waiting job it can help, exactly
-// what that job lacks:
+// decide therefore claims, for the first waiting job it can help (and,
+// within its own queue, for the first waiting job of every other queue:
+// claim_within.go), exactly what that job lacks:
 //
 //   - free slots that serve the lack are reserved for it (no job behind it
 //     can take them);
@@ -88,7 +89,10 @@ type claimScratch struct {
 	// passGuarded: a claim of the decision's pass was kept from
 	// completing by guarantees (see aheadIdle).
 	passGuarded bool
-	picker      picker
+	// within: the claim takes only from the jobs of this queue's subtree
+	// behind its claimant (claim_within.go); nil: from all behind it.
+	within *qnode
+	picker picker
 	// given is the picker's giveBudget's.
 	given []int
 	// settled: per profile, the slots a victim's own claim has coming
@@ -153,6 +157,9 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 		if closed != nil && limit > 0 && !merged {
 			closed = nil
 		}
+		if cs.within != nil {
+			closed = cs.within
+		}
 		var victims []*job
 		all := true
 		if closed == nil && !merged {
@@ -179,7 +186,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 			clear(cs.unhelpful)
 			continue
 		}
-		if pk.m < need && !(closed != nil && pk.guarded && len(closed.children) == 0) {
+		if pk.m < need && cs.within == nil && !(closed != nil && pk.guarded && len(closed.children) == 0) {
 			// (At its own queue's maxSlots, guarded already, it could
 			// take no slot of a job of a queue ahead, all outside it:
 			// pickFrom would only find it guarded.)

@@ -11,12 +11,14 @@ import (
 )
 
 // decideNow grants what it can, queue by queue (in name order), to the
-// jobs of each queue in policy order, and makes at most one claim (see
-// claim): for the first job it could not serve whose lack the free slots
-// and the slots of the jobs behind it can complete. Claims for the jobs
-// behind are tried only while that one cannot be helped, and stop at the
-// first job with nothing reclaimable behind it (the jobs after it have
-// less).
+// jobs of each queue in policy order, and makes at most one claim across
+// queues (see claim): for the first job it could not serve whose lack
+// the free slots and the slots of the jobs behind it can complete.
+// Claims for the jobs behind are tried only while that one cannot be
+// helped, and stop at the first job with nothing reclaimable behind it
+// (the jobs after it have less). Then the first waiting job of every
+// queue that may take no free slot claims within its own queue
+// (claim_within.go).
 //
 // It withdraws stale preemptions, grants and claims in passes
 // until a pass changes nothing the next could use, withdraws the
@@ -57,6 +59,7 @@ func (q *Queues) decideNow() {
 	// the slots comes first again.
 	for q.decidePass() {
 	}
+	q.claimWithinQueues()
 	q.withdrawStale(true)
 	q.preemptAll()
 	q.grantSpeculative()

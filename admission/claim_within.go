@@ -1,0 +1,85 @@
+package admission
+
+// Only the first job that waits in a pass claims (see visit): the jobs
+// ahead of it in grant order are served, and their slots come back as
+// their tasks end. With several queues that is not enough. The first
+// waiting job is in the queue that comes first, and while that queue,
+// or its siblings, always has a job waiting, the jobs of a queue that
+// comes later never claim: if they hold part of what they need, idle,
+// and every other slot is taken, none of them progresses, and the
+// queue keeps its slots idle for as long as the others have work (the
+// fair order hands it no freed slot: it holds its share already). That
+// is the deadlock a claim exists to break, within one queue.
+//
+// So once the passes end, the first waiting job of every queue that may
+// take no free slot claims what it lacks as it would if its queue were
+// alone: from the jobs of its own queue behind it only, with the same
+// rules (victims in victim order, drivers never, idle slots first, only
+// if it completes the lack). Slots taken within a queue change no
+// queue's holdings, so no guarantee, maximum or fair share across
+// queues is touched. With one queue this is the pass's own claim, and
+// nothing changes.
+
+// claimWithinQueues lets the first waiting job of each queue that may
+// take no free slot, and has jobs holding slots, claim within its queue
+// (see above).
+func (q *Queues) claimWithinQueues() {
+	if len(q.qorder) < 2 {
+		return
+	}
+	for _, qu := range q.qorder {
+		if qu.order.Len() == 0 || qu.holders.Len() == 0 || q.freeFor(qu) > 0 {
+			continue
+		}
+		if j := q.firstUnblocked(qu); j != nil {
+			q.claimWithin(qu, j)
+		}
+	}
+}
+
+// firstUnblocked returns the first job of qu's order that its queue's
+// policy does not hold back (StateAware, maxRunningJobs), nil if none.
+func (q *Queues) firstUnblocked(qu *queue) *job {
+	for n := qu.order.First(); n != nil; n = n.Next() {
+		if j := n.Item(); q.blocked(j) == "" {
+			return j
+		}
+	}
+	return nil
+}
+
+// claimWithin makes j's claim within its queue qu, under the same
+// conditions as the first waiting job of a pass (visit).
+func (q *Queues) claimWithin(qu *queue, j *job) {
+	lack := j.headNeed()
+	if lack == nil || j.noClaimIn == q.decision || q.yielder == j || q.overtaken(j) {
+		return
+	}
+	if n := sumCounts(lack) - len(j.reserved) - len(j.placeholders); (n > q.room(qu) && n > q.room(qu)+q.heldUnderCap(j)) ||
+		(j.driver && !j.hasSlot && !j.gangWaits() && !q.startFitsRoom(j)) {
+		return // it waits for its queue's slots to come back (see visit)
+	}
+	if len(j.reserved)+len(j.incoming) > 0 && q.claimComplete(j, lack) {
+		return // what it lacks is on its way
+	}
+	short := sumCounts(lack) - len(j.reserved) - len(j.incoming)
+	if q.heldBehindIn(qu, j.key, max(short, 1)) < short {
+		return // its queue's jobs behind it hold too little (its claim, if any, stays)
+	}
+	q.claimScratch.within = qu.node
+	q.claim(j, lack)
+	q.claimScratch.within = nil
+}
+
+// heldBehindIn counts, up to enough, the slots a claim may take of the
+// jobs of qu behind key k (heldBehind within one queue).
+func (q *Queues) heldBehindIn(qu *queue, k orderKey, enough int) int {
+	n := 0
+	for h := qu.holders.Last(); h != nil && n < enough; h = h.Prev() {
+		if h.Item().hkey.compare(k) <= 0 {
+			break
+		}
+		n += len(h.Item().held)
+	}
+	return n
+}
