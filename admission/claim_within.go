@@ -21,14 +21,14 @@ package admission
 // nothing changes.
 
 // claimWithinQueues lets the first waiting job of each queue that may
-// take no free slot, and has jobs holding slots, claim within its queue
-// (see above).
+// take no free slot, and whose jobs hold slots unused, claim within its
+// queue (see above): a queue whose slots all run tasks progresses.
 func (q *Queues) claimWithinQueues() {
 	if len(q.qorder) < 2 {
 		return
 	}
 	for _, qu := range q.qorder {
-		if qu.order.Len() == 0 || qu.holders.Len() == 0 || q.freeFor(qu) > 0 {
+		if qu.order.Len() == 0 || qu.idleHeld == 0 || q.freeFor(qu) > 0 {
 			continue
 		}
 		if j := q.firstUnblocked(qu); j != nil {
@@ -49,22 +49,25 @@ func (q *Queues) firstUnblocked(qu *queue) *job {
 }
 
 // claimWithin makes j's claim within its queue qu, under the same
-// conditions as the first waiting job of a pass (visit).
+// conditions as the first waiting job of a pass (visit). A job that
+// claimed already is left alone: what it lacks is on its way, or a pass
+// that serves it its reserved slots finds the claim stale and gives it
+// up, and it claims again in the next decision.
 func (q *Queues) claimWithin(qu *queue, j *job) {
-	lack := j.headNeed()
-	if lack == nil || j.noClaimIn == q.decision || q.yielder == j || q.overtaken(j) {
+	if len(j.reserved)+len(j.incoming) > 0 || j.noClaimIn == q.decision || q.yielder == j {
 		return
 	}
-	if n := sumCounts(lack) - len(j.reserved) - len(j.placeholders); (n > q.room(qu) && n > q.room(qu)+q.heldUnderCap(j)) ||
+	lack := j.headNeed()
+	if lack == nil || q.overtaken(j) {
+		return
+	}
+	n := sumCounts(lack)
+	if (n-len(j.placeholders) > q.room(qu) && n-len(j.placeholders) > q.room(qu)+q.heldUnderCap(j)) ||
 		(j.driver && !j.hasSlot && !j.gangWaits() && !q.startFitsRoom(j)) {
 		return // it waits for its queue's slots to come back (see visit)
 	}
-	if len(j.reserved)+len(j.incoming) > 0 && q.claimComplete(j, lack) {
-		return // what it lacks is on its way
-	}
-	short := sumCounts(lack) - len(j.reserved) - len(j.incoming)
-	if q.heldBehindIn(qu, j.key, max(short, 1)) < short {
-		return // its queue's jobs behind it hold too little (its claim, if any, stays)
+	if q.heldBehindIn(qu, j.key, n) < n {
+		return // its queue's jobs behind it hold too little
 	}
 	q.claimScratch.within = qu.node
 	q.claim(j, lack)

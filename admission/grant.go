@@ -594,6 +594,9 @@ func (q *Queues) handOver(idx int32) {
 func (q *Queues) end(now time.Time, j *job, failed error) {
 	q.now = now
 	for _, idx := range j.held {
+		if q.slots[idx].idle {
+			j.queue.idleHeld--
+		}
 		q.put(idx)
 		q.freed(idx, true)
 	}

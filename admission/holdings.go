@@ -66,6 +66,9 @@ func (q *Queues) unhold(j *job, idx int32) {
 	q.slots[last].pos = pos
 	j.held = j.held[:len(j.held)-1]
 	j.queue.heldSlots--
+	if q.slots[idx].idle {
+		j.queue.idleHeld--
+	}
 	j.queue.heldResized(len(j.held)+1, len(j.held))
 }
 
@@ -221,6 +224,9 @@ func (q *Queues) unyield(idx int32) {
 	s.pos = int32(len(v.held))
 	v.held = append(v.held, idx)
 	v.queue.heldSlots++
+	if s.idle {
+		v.queue.idleHeld++
+	}
 	v.queue.heldResized(len(v.held)-1, len(v.held))
 	q.updateHolder(v)
 }
@@ -237,8 +243,13 @@ func removeIdx(list []int32, idx int32) []int32 {
 // unused are idle; slots no longer granted to j are skipped.
 func (q *Queues) markIdle(j *job, a *jobAsk, idle bool) {
 	for _, idx := range a.holding {
-		if s := &q.slots[idx]; s.state == slotGranted && s.owner == j.id {
+		if s := &q.slots[idx]; s.state == slotGranted && s.owner == j.id && s.idle != idle {
 			s.idle = idle
+			if idle {
+				j.queue.idleHeld++
+			} else {
+				j.queue.idleHeld--
+			}
 		}
 	}
 }

@@ -298,7 +298,7 @@ func (q *Queues) checkEverySlotPlaced(places *slotPlaces) error {
 
 // checkCounters checks the queues' counters and limits.
 func (q *Queues) checkCounters() error {
-	type count struct{ held, maxHeld, starting, running, weight int }
+	type count struct{ held, idle, maxHeld, starting, running, weight int }
 	counts := map[*queue]*count{}
 	for _, qu := range q.qorder {
 		counts[qu] = &count{}
@@ -309,6 +309,11 @@ func (q *Queues) checkCounters() error {
 			return fmt.Errorf("admission: job %s is in queue %s, which is not listed", j.spec.Name, j.queue.cfg.Name)
 		}
 		c.held += len(j.held)
+		for _, idx := range j.held {
+			if q.slots[idx].idle {
+				c.idle++
+			}
+		}
 		c.maxHeld = max(c.maxHeld, len(j.held))
 		switch j.state {
 		case JobStarting:
@@ -325,6 +330,8 @@ func (q *Queues) checkCounters() error {
 		switch {
 		case c.held != qu.heldSlots:
 			return fmt.Errorf("admission: queue %s: its jobs hold %d reclaimable slots, counted %d", qu.cfg.Name, c.held, qu.heldSlots)
+		case c.idle != qu.idleHeld:
+			return fmt.Errorf("admission: queue %s: its jobs hold %d reclaimable slots unused, counted %d", qu.cfg.Name, c.idle, qu.idleHeld)
 		case c.maxHeld != qu.maxHeld:
 			return fmt.Errorf("admission: queue %s: a job of it holds at most %d reclaimable slots, counted %d", qu.cfg.Name, c.maxHeld, qu.maxHeld)
 		case c.starting != qu.starting || c.running != qu.running:

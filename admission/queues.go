@@ -343,6 +343,10 @@ type queue struct {
 	starting  int // jobs in JobStarting
 	running   int // jobs counted running (first grant until end)
 	weight    int // sum of priorities of active jobs (fair share)
+	// idleHeld counts the slots of heldSlots that their jobs' pools hold
+	// unused (cslot.idle): a queue without any progresses, and claims
+	// nothing within itself (claim_within.go).
+	idleHeld int
 	// startingJobs lists the jobs starting under StateAware (their timeouts).
 	startingJobs []*job
 	// jobs lists, in a fair-share queue, its jobs not known to have ended;
