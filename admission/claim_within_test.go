@@ -28,3 +28,23 @@ func TestClaimWithinQueueBreaksItsStall(t *testing.T) {
 	assert.True(t, b1.done && b2.done, "within a second: b1 done %v, b2 done %v", b1.done, b2.done)
 	require.True(t, s.run(0), "every job finishes: %v", s.errs)
 }
+
+// TestQueueTreeKeepsTheClusterBusy: the jobs of BenchmarkAdmissionQueueTree's
+// tree (3,000 of them on 1,000 slots) keep the cluster busy to the end but
+// for the tail: no queue sits on idle slots while others are served
+// (without the claims within queues, a top queue held a quarter of the
+// cluster idle for a long part of the run, and its slots ran tasks 56% of
+// the time).
+func TestQueueTreeKeepsTheClusterBusy(t *testing.T) {
+	s, cfg := benchTreeSim(t, 3000, 10, 1000)
+	var work time.Duration // slot time of all tasks
+	for _, j := range s.jobs {
+		for r, k := range j.regions {
+			work += time.Duration(k) * j.durs[r]
+		}
+	}
+	s.start(cfg)
+	require.True(t, s.run(0), "every job finishes")
+	busy := float64(work/1000) / float64(s.now.Sub(t0))
+	assert.GreaterOrEqual(t, busy, 0.8, "the cluster's slots ran tasks %.0f%% of the run", 100*busy)
+}
