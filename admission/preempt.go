@@ -629,6 +629,7 @@ func (q *Queues) withdrawStale(free bool) {
 	}
 	byClaimant := map[JobID][]int32{}
 	var order []JobID
+	var bereft []*job // claimants that lost a preemption in the loop
 	for _, idx := range q.revokes {
 		s := &q.slots[idx]
 		if s.state != slotReclaiming || s.revokeAt.IsZero() || !s.preempt || s.claimant == noJob {
@@ -637,21 +638,27 @@ func (q *Queues) withdrawStale(free bool) {
 		c, v := q.jobs[s.claimant], q.jobs[s.owner]
 		switch {
 		case c.state.Terminal():
+			bereft = append(bereft, c)
 			q.withdraw(idx, "the claimant ended")
 			continue
 		case !c.waiting():
+			bereft = append(bereft, c)
 			q.withdraw(idx, "the claimant waits for nothing")
 			continue
 		case c.spec.Priority <= v.spec.Priority:
+			bereft = append(bereft, c)
 			q.withdraw(idx, fmt.Sprintf("the claimant's priority %d is no longer above %d", c.spec.Priority, v.spec.Priority))
 			continue
 		case q.blocked(c) != "":
+			bereft = append(bereft, c)
 			q.withdraw(idx, "the claimant is held back: "+q.blocked(c))
 			continue
 		case q.overtaken(c):
+			bereft = append(bereft, c)
 			q.withdraw(idx, "the claimant holds its fair share and a job below its share waits")
 			continue
 		case v.queue != c.queue && c.queue.node.used >= c.queue.node.guaranteed:
+			bereft = append(bereft, c)
 			q.withdraw(idx, "the claimant's queue holds its guarantee")
 			continue
 		}
@@ -662,6 +669,7 @@ func (q *Queues) withdrawStale(free bool) {
 			byClaimant[c.id] = append(byClaimant[c.id], idx)
 		}
 	}
+	q.dropBereftClaims(bereft, byClaimant)
 	// A claimant keeps only the pending preemptions that what it waits for
 	// still needs beyond everything else coming to it, those of its
 	// victims in victim order: it gives back the slots of the
@@ -702,6 +710,24 @@ func (q *Queues) withdrawStale(free bool) {
 		}
 		if free && withdrawn {
 			q.reserveFree(c, all, q.freeCounts(c.queue))
+		}
+	}
+}
+
+// dropBereftClaims gives up the claims of the claimants that lost
+// preemptions for a reason whatever else comes to them does not change
+// (withdrawStale) and have none pending any more, when what they keep
+// reserved and still have coming no longer completes what they lack: a
+// reservation that nothing completes would keep its slots idle. The
+// claimants with preemptions pending keep theirs (withdrawStale
+// reserves for them what the free slots complete).
+func (q *Queues) dropBereftClaims(bereft []*job, pending map[JobID][]int32) {
+	for _, c := range bereft {
+		if _, kept := pending[c.id]; kept || len(c.reserved) == 0 {
+			continue
+		}
+		if lack := c.headNeed(); lack == nil || !q.claimComplete(c, lack) {
+			q.giveUpClaim(c)
 		}
 	}
 }

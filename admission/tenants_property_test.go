@@ -214,6 +214,9 @@ func TestPropertyQueueTreesRegressions(t *testing.T) {
 		{54611, "a driver of a preempting queue whose first regions do not fit the room its parent's maxSlots " +
 			"leaves preempts nothing: its claim would be given up for that at once, the slot going back to its " +
 			"victim and preempted again, without end within the instant"},
+		{165259, "a preemption across queues withdrawn because its claimant's queue came to hold its guarantee (a grant of " +
+			"the claimant's first ask, then a claim for its second that kept the preempted slot coming) gives up the " +
+			"claim's reservation that nothing completes any more, instead of keeping the free slot reserved idle"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomTreeMix(t, r.seed, FIFO, Priority, FairShare, StateAware)
