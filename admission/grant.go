@@ -60,7 +60,14 @@ func (q *Queues) decideNow() {
 	for q.decidePass() {
 	}
 	q.claimWithinQueues()
+	q.unreserved = false
 	q.withdrawStale(true)
+	if q.unreserved {
+		// A claim given up with the preemptions it counted on: the slots
+		// it kept reserved are the passes' to grant.
+		for q.decidePass() {
+		}
+	}
 	q.preemptAll()
 	q.grantSpeculative()
 }

@@ -712,6 +712,33 @@ func (q *Queues) withdrawStale(free bool) {
 			q.reserveFree(c, all, q.freeCounts(c.queue))
 		}
 	}
+	if free {
+		q.withdrawBeyondGuarantee(order)
+	}
+}
+
+// withdrawBeyondGuarantee withdraws, for the claimants of order, the
+// timed preemptions across queues that their queue no longer needs once
+// the free slots withdrawStale kept for them count toward it: it holds
+// its guarantee with them (the rule withdrawStale applies first). A
+// claim those slots and what still comes no longer complete is given up
+// (dropBereftClaims).
+func (q *Queues) withdrawBeyondGuarantee(order []JobID) {
+	var bereft []*job
+	for _, cid := range order {
+		c := q.jobs[cid]
+		if c.queue.node.used < c.queue.node.guaranteed {
+			continue
+		}
+		for _, idx := range slices.Clone(c.incoming) {
+			s := &q.slots[idx]
+			if s.state == slotReclaiming && s.preempt && !s.revokeAt.IsZero() && s.owner != noJob && q.jobs[s.owner].queue != c.queue {
+				q.withdraw(idx, "the claimant's queue holds its guarantee")
+				bereft = append(bereft, c)
+			}
+		}
+	}
+	q.dropBereftClaims(bereft, nil)
 }
 
 // dropBereftClaims gives up the claims of the claimants that lost

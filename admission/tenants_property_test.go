@@ -217,6 +217,9 @@ func TestPropertyQueueTreesRegressions(t *testing.T) {
 		{165259, "a preemption across queues withdrawn because its claimant's queue came to hold its guarantee (a grant of " +
 			"the claimant's first ask, then a claim for its second that kept the preempted slot coming) gives up the " +
 			"claim's reservation that nothing completes any more, instead of keeping the free slot reserved idle"},
+		{188833, "a free slot (a gang's placeholder released at its timeout) kept for a claimant whose preemption it made " +
+			"unneeded brings the claimant's queue to its guarantee: its other preemption across queues is withdrawn, " +
+			"its claim given up, and the slots it kept go to the job they complete in the same decision"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomTreeMix(t, r.seed, FIFO, Priority, FairShare, StateAware)
