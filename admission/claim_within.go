@@ -1,5 +1,7 @@
 package admission
 
+import "github.com/regionsched/regionsched/resource"
+
 // Only the first job that waits in a pass claims (see visit): the jobs
 // ahead of it in grant order are served, and their slots come back as
 // their tasks end. With several queues that is not enough. The first
@@ -61,17 +63,26 @@ func (q *Queues) claimWithin(qu *queue, j *job) {
 	if lack == nil || q.overtaken(j) {
 		return
 	}
-	n := sumCounts(lack)
-	if (n-len(j.placeholders) > q.room(qu) && n-len(j.placeholders) > q.room(qu)+q.heldUnderCap(j)) ||
-		(j.driver && !j.hasSlot && !j.gangWaits() && !q.startFitsRoom(j)) {
+	if q.waitsForRoom(qu, j, lack) {
 		return // it waits for its queue's slots to come back (see visit)
 	}
-	if q.heldBehindIn(qu, j.key, n) < n {
+	if n := sumCounts(lack); q.heldBehindIn(qu, j.key, n) < n {
 		return // its queue's jobs behind it hold too little
 	}
 	q.claimScratch.within = qu.node
 	q.claim(j, lack)
 	q.claimScratch.within = nil
+}
+
+// waitsForRoom reports whether j, of queue qu, lacking lack, claims
+// nothing because of its queues' maxSlots: they leave too little room
+// for what it lacks beyond its reserved slots and placeholders, and the
+// other jobs under them hold too little for a claim; or its driver's
+// first regions could not follow it within the room left.
+func (q *Queues) waitsForRoom(qu *queue, j *job, lack []resource.Count) bool {
+	n, room := sumCounts(lack)-len(j.reserved)-len(j.placeholders), q.room(qu)
+	return (n > room && n > room+q.heldUnderCap(j)) ||
+		(j.driver && !j.hasSlot && !j.gangWaits() && !q.startFitsRoom(j))
 }
 
 // heldBehindIn counts, up to enough, the slots a claim may take of the

@@ -201,8 +201,7 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	if lack == nil {
 		return false
 	}
-	if n := sumCounts(lack) - len(j.reserved) - len(j.placeholders); (n > q.room(qu) && n > q.room(qu)+q.heldUnderCap(j)) ||
-		(j.driver && !j.hasSlot && !j.gangWaits() && !q.startFitsRoom(j)) {
+	if q.waitsForRoom(qu, j, lack) {
 		// Its queue, or a parent, is at its maxSlots, and the other jobs
 		// under it hold too little for a claim (or its driver could not
 		// be followed by its first regions within the room left): it
@@ -295,13 +294,7 @@ func (q *Queues) giveUpClaim(j *job) {
 // (by rank, see rankQueues); it stops counting the jobs of qu once it has
 // counted enough.
 func (q *Queues) heldBehind(qu *queue, k orderKey, enough int) int {
-	n := 0
-	for h := qu.holders.Last(); h != nil && n < enough; h = h.Prev() {
-		if h.Item().hkey.compare(k) <= 0 {
-			break
-		}
-		n += len(h.Item().held)
-	}
+	n := q.heldBehindIn(qu, k, enough)
 	for _, other := range q.qorder {
 		if other.rank > qu.rank {
 			n += other.heldSlots

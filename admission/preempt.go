@@ -636,30 +636,9 @@ func (q *Queues) withdrawStale(free bool) {
 			continue
 		}
 		c, v := q.jobs[s.claimant], q.jobs[s.owner]
-		switch {
-		case c.state.Terminal():
+		if why := q.staleReason(c, v); why != "" {
+			q.withdraw(idx, why)
 			bereft = append(bereft, c)
-			q.withdraw(idx, "the claimant ended")
-			continue
-		case !c.waiting():
-			bereft = append(bereft, c)
-			q.withdraw(idx, "the claimant waits for nothing")
-			continue
-		case c.spec.Priority <= v.spec.Priority:
-			bereft = append(bereft, c)
-			q.withdraw(idx, fmt.Sprintf("the claimant's priority %d is no longer above %d", c.spec.Priority, v.spec.Priority))
-			continue
-		case q.blocked(c) != "":
-			bereft = append(bereft, c)
-			q.withdraw(idx, "the claimant is held back: "+q.blocked(c))
-			continue
-		case q.overtaken(c):
-			bereft = append(bereft, c)
-			q.withdraw(idx, "the claimant holds its fair share and a job below its share waits")
-			continue
-		case v.queue != c.queue && c.queue.node.used >= c.queue.node.guaranteed:
-			bereft = append(bereft, c)
-			q.withdraw(idx, "the claimant's queue holds its guarantee")
 			continue
 		}
 		if _, ok := byClaimant[c.id]; !ok {
@@ -733,13 +712,41 @@ func (q *Queues) withdrawBeyondGuarantee(order []JobID) {
 		for _, idx := range slices.Clone(c.incoming) {
 			s := &q.slots[idx]
 			if s.state == slotReclaiming && s.preempt && !s.revokeAt.IsZero() && s.owner != noJob && q.jobs[s.owner].queue != c.queue {
-				q.withdraw(idx, "the claimant's queue holds its guarantee")
+				q.withdraw(idx, whyAtGuarantee)
 				bereft = append(bereft, c)
 			}
 		}
 	}
 	q.dropBereftClaims(bereft, nil)
 }
+
+// staleReason says why a timed preemption for claimant c of a slot of
+// victim v has lost its reason whatever else comes to c ("": it has
+// not; see withdrawStale).
+func (q *Queues) staleReason(c, v *job) string {
+	switch {
+	case c.state.Terminal():
+		return "the claimant ended"
+	case !c.waiting():
+		return "the claimant waits for nothing"
+	case c.spec.Priority <= v.spec.Priority:
+		return fmt.Sprintf("the claimant's priority %d is no longer above %d", c.spec.Priority, v.spec.Priority)
+	}
+	if why := q.blocked(c); why != "" {
+		return "the claimant is held back: " + why
+	}
+	switch {
+	case q.overtaken(c):
+		return "the claimant holds its fair share and a job below its share waits"
+	case v.queue != c.queue && c.queue.node.used >= c.queue.node.guaranteed:
+		return whyAtGuarantee
+	}
+	return ""
+}
+
+// whyAtGuarantee is why a preemption across queues for a queue that
+// holds its guarantee is withdrawn.
+const whyAtGuarantee = "the claimant's queue holds its guarantee"
 
 // dropBereftClaims gives up the claims of the claimants that lost
 // preemptions for a reason whatever else comes to them does not change
