@@ -53,8 +53,7 @@ func (q *Queues) hold(j *job, idx int32) {
 	s.heldSince = q.now
 	s.pos = int32(len(j.held))
 	j.held = append(j.held, idx)
-	j.queue.heldSlots++
-	j.queue.heldResized(len(j.held)-1, len(j.held))
+	q.heldChanged(j, idx, 1)
 	q.addGranted(j, 1)
 }
 
@@ -65,11 +64,18 @@ func (q *Queues) unhold(j *job, idx int32) {
 	j.held[pos] = last
 	q.slots[last].pos = pos
 	j.held = j.held[:len(j.held)-1]
-	j.queue.heldSlots--
+	q.heldChanged(j, idx, -1)
+}
+
+// heldChanged counts slot idx in (d = 1) or out of (d = -1) j's held
+// list, just changed: its queue's reclaimable slots, those of them idle,
+// and its jobs by how many each holds.
+func (q *Queues) heldChanged(j *job, idx int32, d int) {
+	j.queue.heldSlots += d
 	if q.slots[idx].idle {
-		j.queue.idleHeld--
+		j.queue.idleHeld += d
 	}
-	j.queue.heldResized(len(j.held)+1, len(j.held))
+	j.queue.heldResized(len(j.held)-d, len(j.held))
 }
 
 // updateHolder puts a job where it belongs in its queue's holders tree
@@ -223,11 +229,7 @@ func (q *Queues) unyield(idx int32) {
 	s.state = slotGranted
 	s.pos = int32(len(v.held))
 	v.held = append(v.held, idx)
-	v.queue.heldSlots++
-	if s.idle {
-		v.queue.idleHeld++
-	}
-	v.queue.heldResized(len(v.held)-1, len(v.held))
+	q.heldChanged(v, idx, 1)
 	q.updateHolder(v)
 }
 
