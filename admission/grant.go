@@ -487,6 +487,8 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		}
 		q.markIdle(j, a, false) // its bulk runs in them now
 		j.asks.remove(a)
+		q.stamp++
+		j.askDoneAt, j.askDoneStamp = q.now, q.stamp
 		if q.turnOver(j.queue) {
 			break // its queue no longer comes first: the pass sorts again
 		}

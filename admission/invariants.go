@@ -504,8 +504,8 @@ func (q *Queues) checkReclaimRules() error {
 }
 
 // checkDriversDecided checks that no driver granted at this instant,
-// whose first regions could not follow, took a slot that a waiting
-// request needed: that slot, with the free slots that were free when it
+// whose first regions could not follow (then, nor by the end of the
+// instant), took a slot that a waiting request needed: that slot, with the free slots that were free when it
 // was granted or that an input of the instant freed since (a release, a
 // job's end: an input that came after the decision, which should have
 // been decided with it), would serve the request of a job that waited
@@ -514,7 +514,7 @@ func (q *Queues) checkReclaimRules() error {
 // to be decided with it.
 func (q *Queues) checkDriversDecided() error {
 	for _, j := range q.jobs {
-		if !j.active() || !j.hasSlot || !j.driverAt.Equal(q.now) || j.startFollowed {
+		if !j.active() || !j.hasSlot || !j.driverAt.Equal(q.now) || j.startFollowed || q.startHeld(j) {
 			continue
 		}
 		counted := func(idx int32) bool {
@@ -529,9 +529,12 @@ func (q *Queues) checkDriversDecided() error {
 			// after the driver's grant, nor a job that preempted since: the
 			// slots its preemption freed (the admission's own message)
 			// served the requests it waited for first then, and the one it
-			// waits for now came first only with them.
+			// waits for now came first only with them. Nor one granted a
+			// whole ask since: the ask it waits for now was not its first
+			// then.
 			if x == j || (x.heldBack && x.heldBackAt.Equal(q.now) && x.heldBackStamp < j.driverStamp) || x.gangStamp > j.driverStamp ||
-				(x.reclaimed && x.reclaimAt.Equal(q.now) && x.reclaimStamp > j.driverStamp) {
+				(x.reclaimed && x.reclaimAt.Equal(q.now) && x.reclaimStamp > j.driverStamp) ||
+				(x.askDoneAt.Equal(q.now) && x.askDoneStamp > j.driverStamp) {
 				continue
 			}
 			if a := x.asks.inOrder(nil); a != nil && a.stamp < j.driverStamp && q.requestServed(x, p, counted) {
@@ -542,6 +545,20 @@ func (q *Queues) checkDriversDecided() error {
 		}
 	}
 	return nil
+}
+
+// startHeld reports whether j holds (or has kept for it) its driver and
+// first regions: they followed its driver later in the instant.
+func (q *Queues) startHeld(j *job) bool {
+	have := make([]int, len(q.profiles))
+	have[q.slots[j.driverSlot].profile]++
+	for _, idx := range j.held {
+		have[q.slots[idx].profile]++
+	}
+	for _, idx := range j.reserved {
+		have[q.slots[idx].profile]++
+	}
+	return q.startFollows(j, have)
 }
 
 // yields is the first result of driverYields.

@@ -298,6 +298,11 @@ type job struct {
 	driverStamp uint64
 	// gangStamp: when its gang's timer fired (Queues.stamp).
 	gangStamp uint64
+	// askDoneAt and askDoneStamp: when an ask of it was last granted
+	// whole (for CheckInvariants: the ask it waits for first now was not
+	// first before).
+	askDoneAt    time.Time
+	askDoneStamp uint64
 	// startFollowed: when its driver got its slot, its first regions
 	// could follow (see driverYields).
 	startFollowed bool

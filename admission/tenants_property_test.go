@@ -220,6 +220,11 @@ func TestPropertyQueueTreesRegressions(t *testing.T) {
 		{188833, "a free slot (a gang's placeholder released at its timeout) kept for a claimant whose preemption it made " +
 			"unneeded brings the claimant's queue to its guarantee: its other preemption across queues is withdrawn, " +
 			"its claim given up, and the slots it kept go to the job they complete in the same decision"},
+		{204361, "a driver whose first regions did not fit the free slots, and then came to it by a claim of an idle " +
+			"slot in the same instant, is no driver that keeps a slot it cannot use (the claim also made room " +
+			"under another queue's maxSlots; that room was not there when the driver was granted)"},
+		{245417, "a job whose first ask, served by a claim after a driver's grant in the same instant, needed " +
+			"slots the driver's did not give, did not wait for its next ask then: the driver took nothing it needed"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomTreeMix(t, r.seed, FIFO, Priority, FairShare, StateAware)
