@@ -20,21 +20,31 @@ import (
 // before it starts. A decision is one grant. The larger run reports its
 // growth-10x: its time per run over the smaller one's (when both ran).
 func BenchmarkAdmission(b *testing.B) {
+	benchAdmission(b, "", benchSim)
+}
+
+// benchAdmission runs BenchmarkAdmission's two sizes on the harness build
+// makes (sub-benchmarks named prefix + sizes). Besides the decisions it
+// reports the slots asked back per run (Reclaim messages: a claim's work,
+// as a grant is a decision's).
+func benchAdmission(b *testing.B, prefix string, build func(testing.TB, int, int, int) (*sim, Config)) {
 	var perRun [2]time.Duration
 	for k, c := range []struct{ jobs, regions, slots int }{{1000, 10, 1000}, {10000, 10, 1000}} {
-		b.Run(fmt.Sprintf("jobs%d-regions%d-slots%d", c.jobs, c.regions, c.slots), func(b *testing.B) {
+		b.Run(fmt.Sprintf("%sjobs%d-regions%d-slots%d", prefix, c.jobs, c.regions, c.slots), func(b *testing.B) {
 			b.ReportAllocs()
-			grants := 0
+			grants, back := 0, 0
 			for b.Loop() {
 				b.StopTimer() // the inputs: the jobs, their pools and links
-				s, cfg := benchSim(b, c.jobs, c.regions, c.slots)
+				s, cfg := build(b, c.jobs, c.regions, c.slots)
 				b.StartTimer()
 				s.start(cfg)
 				require.True(b, s.run(0), "all jobs finish")
 				grants += s.grants
+				back += s.reclaims
 			}
 			b.ReportMetric(float64(grants)/b.Elapsed().Seconds(), "decisions/s")
 			b.ReportMetric(float64(grants)/float64(b.N), "decisions/op")
+			b.ReportMetric(float64(back)/float64(b.N), "asked-back/op")
 			perRun[k] = b.Elapsed() / time.Duration(b.N)
 			if k == 1 && perRun[0] > 0 {
 				b.ReportMetric(float64(perRun[1])/float64(perRun[0]), "growth-10x")
@@ -68,27 +78,7 @@ func benchSim(b testing.TB, jobs, regions, slots int) (*sim, Config) {
 // queue 50, of 1,000) and maxima (every leaf 40, every top queue 300):
 // each decision sorts the queues and checks their maxima.
 func BenchmarkAdmissionQueueTree(b *testing.B) {
-	var perRun [2]time.Duration
-	for k, c := range []struct{ jobs, regions, slots int }{{1000, 10, 1000}, {10000, 10, 1000}} {
-		b.Run(fmt.Sprintf("queues100-jobs%d-regions%d-slots%d", c.jobs, c.regions, c.slots), func(b *testing.B) {
-			b.ReportAllocs()
-			grants := 0
-			for b.Loop() {
-				b.StopTimer()
-				s, cfg := benchTreeSim(b, c.jobs, c.regions, c.slots)
-				b.StartTimer()
-				s.start(cfg)
-				require.True(b, s.run(0), "all jobs finish")
-				grants += s.grants
-			}
-			b.ReportMetric(float64(grants)/b.Elapsed().Seconds(), "decisions/s")
-			b.ReportMetric(float64(grants)/float64(b.N), "decisions/op")
-			perRun[k] = b.Elapsed() / time.Duration(b.N)
-			if k == 1 && perRun[0] > 0 {
-				b.ReportMetric(float64(perRun[1])/float64(perRun[0]), "growth-10x")
-			}
-		})
-	}
+	benchAdmission(b, "queues100-", benchTreeSim)
 }
 
 // benchTreeSim is benchSim's jobs, job i in leaf i mod 100 of the tree of
