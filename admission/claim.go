@@ -429,7 +429,8 @@ func (q *Queues) claimComplete(c *job, lack []resource.Count) bool {
 }
 
 // countClaim counts, per profile, the slots c's claim has coming: reserved
-// for it or being reclaimed for it (in the claim scratch).
+// for it or being reclaimed for it, and its gang's placeholders, which
+// serve its asks too (in the claim scratch).
 func (q *Queues) countClaim(c *job) []int {
 	cs := &q.claimScratch
 	cs.have = q.countComing(c, cs.have)
@@ -437,14 +438,16 @@ func (q *Queues) countClaim(c *job) []int {
 }
 
 // countComing counts into buf (resized and cleared), per profile, the
-// slots c's claim has coming: reserved for it or being reclaimed for it.
+// slots c's claim has coming: reserved for it or being reclaimed for it,
+// and its gang's placeholders. Counted as completable counts them: a
+// claim that left the placeholders out would ask back one slot more than
+// withdrawStale leaves it, and ask it again in the next decision.
 func (q *Queues) countComing(c *job, buf []int) []int {
 	buf = resize(buf, len(q.profiles))
-	for _, idx := range c.reserved {
-		buf[q.slots[idx].profile]++
-	}
-	for _, idx := range c.incoming {
-		buf[q.slots[idx].profile]++
+	for _, list := range [][]int32{c.reserved, c.incoming, c.placeholders} {
+		for _, idx := range list {
+			buf[q.slots[idx].profile]++
+		}
 	}
 	return buf
 }

@@ -253,7 +253,7 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	// preempted one, ahead of it in fifo order, restarting its region),
 	// the preempted slots, once back, would no longer complete it, and it
 	// would preempt again after every reclaim timeout, without end.
-	short := sumCounts(lack) - len(j.reserved) - len(j.incoming) - q.nFree
+	short := sumCounts(lack) - len(j.reserved) - len(j.incoming) - len(j.placeholders) - q.nFree
 	q.rankQueues() // the queues behind its own, as they stand
 	held := q.heldBehind(qu, j.key, max(short, 1))
 	if held < short && !st.guarded {

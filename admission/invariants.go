@@ -431,11 +431,7 @@ func (q *Queues) checkClaims() error {
 		if need == nil {
 			return fmt.Errorf("admission: job %s waits for nothing and has %d slots reserved", name, len(j.reserved))
 		}
-		have := slices.Clone(q.countClaim(j))
-		for _, idx := range j.placeholders {
-			have[q.slots[idx].profile]++
-		}
-		if m := q.matched(need, have); m < sumCounts(need) {
+		if m := q.matched(need, q.countClaim(j)); m < sumCounts(need) {
 			return fmt.Errorf("admission: job %s keeps %d slots reserved (%d more coming) for %s %v, which they cannot complete (%d of %d)",
 				name, len(j.reserved), len(j.incoming), what, need, m, sumCounts(need))
 		}

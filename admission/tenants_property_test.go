@@ -225,6 +225,9 @@ func TestPropertyQueueTreesRegressions(t *testing.T) {
 			"under another queue's maxSlots; that room was not there when the driver was granted)"},
 		{245417, "a job whose first ask, served by a claim after a driver's grant in the same instant, needed " +
 			"slots the driver's did not give, did not wait for its next ask then: the driver took nothing it needed"},
+		{430373, "a claimant with a gang placeholder counts it toward what its claim completes, as the withdrawal of " +
+			"unneeded preemptions does: counted there and not in the claim, the claim asked back a slot, the " +
+			"withdrawal left it short of it, the claim was given up and made again, without end within the instant"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomTreeMix(t, r.seed, FIFO, Priority, FairShare, StateAware)
