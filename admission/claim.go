@@ -402,6 +402,7 @@ func (q *Queues) fireRevokes(now time.Time) bool {
 		default:
 			s.revokeAt, s.revoked = time.Time{}, true
 			v := q.jobs[s.owner]
+			v.revokedAt = now
 			q.send(v, slotpool.Revoke{Slot: s.slot.ID, Reason: slotpool.ReasonPreempted})
 			if q.debug {
 				q.log.Debug("slot preempted after the reclaim timeout", zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))

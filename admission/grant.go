@@ -561,7 +561,10 @@ func (q *Queues) release(j *job, idx int32) {
 		return
 	}
 	q.put(idx)
-	q.freed(idx, true) // its job gave it back of its own accord
+	// Its job gave it back of its own accord, unless the admission revoked
+	// a slot of it at this instant: its pool gives back the slots of the
+	// bulk that lost its task, an answer to that Revoke.
+	q.freed(idx, !j.revokedAt.Equal(q.now))
 }
 
 // handOver frees a slot that was being reclaimed: reserved for its

@@ -558,7 +558,7 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 			} // else: coming to c by its claim already, now by force
 			s.state, s.claimant, s.preempt, s.atShare = slotReclaiming, c.id, true, c.granted >= c.entitled
 			if timeout == 0 || s.idle {
-				s.revoked = true
+				s.revoked, v.revokedAt = true, q.now
 				q.send(v, slotpool.Revoke{Slot: s.slot.ID, Reason: slotpool.ReasonPreempted})
 			} else {
 				s.revokeAt = q.now.Add(timeout)

@@ -228,6 +228,9 @@ func TestPropertyQueueTreesRegressions(t *testing.T) {
 		{430373, "a claimant with a gang placeholder counts it toward what its claim completes, as the withdrawal of " +
 			"unneeded preemptions does: counted there and not in the claim, the claim asked back a slot, the " +
 			"withdrawal left it short of it, the claim was given up and made again, without end within the instant"},
+		{576687, "the slots a job's pool gives back after the admission revoked one of them at the same instant (the " +
+			"bulk that lost its task stops) answer that Revoke: a driver granted before they came back took none of " +
+			"them from a waiting request"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomTreeMix(t, r.seed, FIFO, Priority, FairShare, StateAware)
