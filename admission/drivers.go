@@ -146,7 +146,9 @@ func (q *Queues) requestServedBy(x *job, extra int32, counted func(idx int32) bo
 		}
 	}
 	for _, idx := range x.placeholders {
-		have[q.slots[idx].profile]++
+		if counted == nil || counted(idx) {
+			have[q.slots[idx].profile]++
+		}
 	}
 	for p, n := range more {
 		have[p] += n

@@ -231,6 +231,9 @@ func TestPropertyQueueTreesRegressions(t *testing.T) {
 		{576687, "the slots a job's pool gives back after the admission revoked one of them at the same instant (the " +
 			"bulk that lost its task stops) answer that Revoke: a driver granted before they came back took none of " +
 			"them from a waiting request"},
+		{821686, "a gang's placeholders reserved from slots that came back after a driver's grant, as answers to the " +
+			"admission's own claim, were not there when the driver took its slot: the driver took nothing the " +
+			"gang's first ask needed then"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomTreeMix(t, r.seed, FIFO, Priority, FairShare, StateAware)
