@@ -561,10 +561,11 @@ func (q *Queues) release(j *job, idx int32) {
 		return
 	}
 	q.put(idx)
-	// Its job gave it back of its own accord, unless the admission revoked
-	// a slot of it at this instant: its pool gives back the slots of the
-	// bulk that lost its task, an answer to that Revoke.
-	q.freed(idx, !j.revokedAt.Equal(q.now))
+	// Its job gave it back of its own accord, unless the admission asked
+	// a slot of it back at this instant: its pool answers a Reclaim of a
+	// slot whose claim was given up since, or gives back the slots of a
+	// bulk that lost its task to a Revoke.
+	q.freed(idx, !j.askedBackAt.Equal(q.now))
 }
 
 // handOver frees a slot that was being reclaimed: reserved for its

@@ -298,10 +298,10 @@ type job struct {
 	driverStamp uint64
 	// gangStamp: when its gang's timer fired (Queues.stamp).
 	gangStamp uint64
-	// revokedAt: when the admission last revoked a slot of it (for
-	// CheckInvariants: what its pool gives back later in that instant
-	// answers the Revoke).
-	revokedAt time.Time
+	// askedBackAt: when the admission last asked a slot of it back
+	// (Reclaim or Revoke; for CheckInvariants: what its pool gives back
+	// later in that instant answers it).
+	askedBackAt time.Time
 	// askDoneAt and askDoneStamp: when an ask of it was last granted
 	// whole (for CheckInvariants: the ask it waits for first now was not
 	// first before).

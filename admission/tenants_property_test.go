@@ -234,6 +234,8 @@ func TestPropertyQueueTreesRegressions(t *testing.T) {
 		{821686, "a gang's placeholders reserved from slots that came back after a driver's grant, as answers to the " +
 			"admission's own claim, were not there when the driver took its slot: the driver took nothing the " +
 			"gang's first ask needed then"},
+		{1137088, "a slot asked back with a Reclaim whose claim was given up, and which its job's pool then gave " +
+			"back in the same instant, answers that Reclaim: it was not there when a driver took its slot before"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomTreeMix(t, r.seed, FIFO, Priority, FairShare, StateAware)
