@@ -177,9 +177,14 @@ func (s *Scheduler) HasReady() bool {
 // Ready and read-only: copy what you keep (see Ready).
 func (s *Scheduler) Ready() (out Ready) {
 	out = *s.takeReady() // into the result: the one copy of the struct
-	out.Requests, out.Cancel, out.Released = nilIfEmpty(out.Requests), nilIfEmpty(out.Cancel), nilIfEmpty(out.Released)
-	out.PartitionsReleased, out.Deploy = nilIfEmpty(out.PartitionsReleased), nilIfEmpty(out.Deploy)
-	out.Restarted, out.ToAdmission, out.Won = nilIfEmpty(out.Restarted), nilIfEmpty(out.ToAdmission), nilIfEmpty(out.Won)
+	nilIfEmpty(&out.Requests)
+	nilIfEmpty(&out.Cancel)
+	nilIfEmpty(&out.Released)
+	nilIfEmpty(&out.PartitionsReleased)
+	nilIfEmpty(&out.Deploy)
+	nilIfEmpty(&out.Restarted)
+	nilIfEmpty(&out.ToAdmission)
+	nilIfEmpty(&out.Won)
 	return out
 }
 
@@ -211,14 +216,38 @@ func (s *Scheduler) takeReady() *Ready {
 	// Lists with pointers are zeroed, but for Requests, whose slot lists
 	// are the Regions' or those of the regions' attempts, at most one
 	// Ready's worth; the others are only cut.
-	nx.Requests, nx.Cancel, nx.Released = keepBurst(nx.Requests, &s.burstRequests), reuse(nx.Cancel), reuse(nx.Released)
-	nx.PartitionsReleased, nx.Deploy = reuse(nx.PartitionsReleased), reuse(nx.Deploy)
-	nx.Restarted, nx.ToAdmission, nx.Won = recycle(nx.Restarted), recycle(nx.ToAdmission), reuse(nx.Won)
+	if cap(nx.Requests)|cap(nx.Cancel)|cap(nx.Released)|cap(nx.PartitionsReleased)|cap(nx.Deploy)|
+		cap(nx.Restarted)|cap(nx.ToAdmission)|cap(nx.Won) <= reuseMax {
+		// None is large enough for reuse to drop (the usual case): each
+		// is cut in place, which writes its length only.
+		nx.Requests = nx.Requests[:0]
+		nx.Cancel = nx.Cancel[:0]
+		nx.Released = nx.Released[:0]
+		nx.PartitionsReleased = nx.PartitionsReleased[:0]
+		nx.Deploy = nx.Deploy[:0]
+		nx.Won = nx.Won[:0]
+		if len(nx.Restarted) > 0 {
+			clear(nx.Restarted)
+			nx.Restarted = nx.Restarted[:0]
+		}
+		if len(nx.ToAdmission) > 0 {
+			clear(nx.ToAdmission)
+			nx.ToAdmission = nx.ToAdmission[:0]
+		}
+	} else {
+		nx.Requests, nx.Cancel, nx.Released = keepBurst(nx.Requests, &s.burstRequests), reuse(nx.Cancel), reuse(nx.Released)
+		nx.PartitionsReleased, nx.Deploy = reuse(nx.PartitionsReleased), reuse(nx.Deploy)
+		nx.Restarted, nx.ToAdmission, nx.Won = recycle(nx.Restarted), recycle(nx.ToAdmission), reuse(nx.Won)
+	}
 	nx.Job, nx.Deadline = nil, time.Time{}
 	s.rd = nx
 	// The one-member regions' slots point only into the Regions, which
 	// outlive the scheduler: they keep nothing alive.
-	s.oneSlots, s.spareSlots = keepBurst(s.spareSlots, &s.burstSlots), s.oneSlots
+	spare := s.spareSlots[:0]
+	if cap(spare) > reuseMax {
+		spare = keepBurst(s.spareSlots, &s.burstSlots)
+	}
+	s.oneSlots, s.spareSlots = spare, s.oneSlots
 	return out
 }
 
@@ -249,25 +278,28 @@ func recycle[T any](l []T) []T {
 	return reuse(l)
 }
 
+// reuseMax is the capacity up to which reuse keeps a list whatever its
+// length.
+const reuseMax = 1024
+
 // reuse returns l emptied for the next Ready, its entries left as they
 // are (for lists without pointers, or whose pointers keep nothing alive
 // that would not be anyway); nil if it is far larger than it had to be
 // (the Ready of Start, say, which asks for every source region's slots),
 // so that a burst is not held for the rest of the run.
 func reuse[T any](l []T) []T {
-	if cap(l) > 1024 && cap(l) > 8*len(l) {
+	if cap(l) > reuseMax && cap(l) > 8*len(l) {
 		return nil
 	}
 	return l[:0]
 }
 
-// nilIfEmpty returns l, or nil if it is empty: an empty list of a Ready
-// is nil, as in a Ready built by hand.
-func nilIfEmpty[T any](l []T) []T {
-	if len(l) == 0 {
-		return nil
+// nilIfEmpty sets *l to nil if it is empty: an empty list of a Ready is
+// nil, as in a Ready built by hand. A nil list is not written.
+func nilIfEmpty[T any](l *[]T) {
+	if len(*l) == 0 && *l != nil {
+		*l = nil
 	}
-	return l
 }
 
 // emitDeploy adds a task to the next Ready's Deploy list.

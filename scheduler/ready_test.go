@@ -3,6 +3,7 @@ package scheduler
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -445,4 +446,47 @@ func TestJobChangeEnded(t *testing.T) {
 	ended, err = (&JobChange{State: JobFailed, Err: boom}).Ended()
 	assert.True(t, ended)
 	assert.ErrorIs(t, err, boom)
+}
+
+// TestReadyAfterBurst: the Ready of Start asks for the slots of 2,000
+// source regions at once; once it is recycled, its list of requests,
+// far larger than the Readies after it need, is dropped from the
+// buffer and kept aside for the next burst (the sinks', once every
+// source finished), and every later Ready hands out its lists as usual
+// (each request, deployment and release once; an empty list nil) until
+// the job finishes.
+func TestReadyAfterBurst(t *testing.T) {
+	const n = 2000
+	s := mustNew(t, fanJob(t, n), Config{})
+	now := t0
+	require.NoError(t, s.Offer(now, slotpool.Slots(4)...))
+	require.NoError(t, s.Start(now))
+	first := s.Ready()
+	require.Len(t, first.Requests, n)
+	requests, deploys, releases := len(first.Requests), len(first.Deploy), len(first.Released)
+	running := slices.Clone(first.Deploy)
+	for turn := 0; len(running) > 0; turn++ {
+		require.Less(t, turn, 10*n, "no end in sight")
+		d := running[0]
+		running = running[1:]
+		now = now.Add(time.Second)
+		require.NoError(t, s.TaskFinished(now, d.Task, d.Attempt))
+		rd := s.Ready()
+		// The storage of the Ready of Start collected the Ready of turn 1,
+		// which it holds at most a few of: this call recycles it.
+		if turn == 2 {
+			assert.GreaterOrEqual(t, cap(s.burstRequests), n, "the burst's storage is kept aside")
+			assert.Nil(t, s.rd.Requests, "and dropped from the buffer")
+		}
+		assert.True(t, rd.Requests == nil || len(rd.Requests) > 0, "an empty list is nil")
+		assert.True(t, rd.Deploy == nil || len(rd.Deploy) > 0, "an empty list is nil")
+		assert.Nil(t, rd.Cancel)
+		assert.Nil(t, rd.Restarted)
+		requests, deploys, releases = requests+len(rd.Requests), deploys+len(rd.Deploy), releases+len(rd.Released)
+		running = append(running, rd.Deploy...)
+	}
+	assert.Equal(t, JobFinished, s.State())
+	assert.Equal(t, 2*n, requests, "every region asked once")
+	assert.Equal(t, 2*n, deploys, "every task deployed once")
+	assert.Equal(t, 2*n, releases, "every slot released once per task")
 }
