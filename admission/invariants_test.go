@@ -101,13 +101,22 @@ func TestCheckInvariantsFindsBrokenReclaimAndDriverRules(t *testing.T) {
 // names a driver granted, while its first regions could not follow, a
 // slot that a request waiting then would have been served with, the
 // other slot being freed by the same instant's input; not one whose
-// other slot came back later as the answer to a reclaim.
+// other slot came back later as the answer to a reclaim, nor one given
+// back by a job the admission asked a slot of at that instant.
 func TestCheckInvariantsFindsADriverThatTookAnInstantsSlot(t *testing.T) {
 	drv := small
 	for _, tc := range []struct {
 		name  string
 		input bool // the other slot comes free by an input of the instant
-	}{{"the other slot freed by an input of the instant", true}, {"the other slot back as a reclaim's answer", false}} {
+		// askedBack: the admission asked a slot of its job back at this
+		// instant: the release answers that (a Reclaim, a bulk stopped by
+		// a Revoke), whatever it looks like.
+		askedBack bool
+	}{
+		{"the other slot freed by an input of the instant", true, false},
+		{"the other slot back as a reclaim's answer", false, false},
+		{"the other slot given back by a job asked for a slot at this instant", true, true},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q, err := New(Config{Slots: clusterSlots(2), Queues: defaultQueue})
 			require.NoError(t, err)
@@ -130,12 +139,15 @@ func TestCheckInvariantsFindsADriverThatTookAnInstantsSlot(t *testing.T) {
 			d := q.jobs[1]
 			require.True(t, q.serve(d), "the driver takes the one free slot (nothing it could yield to)")
 			require.True(t, d.hasSlot)
+			if tc.askedBack {
+				q.jobs[0].askedBackAt = now
+			}
 			q.release(q.jobs[0], second)
 			if !tc.input {
 				q.slots[second].freedInput = false
 			}
 			err = q.checkDriversDecided()
-			if !tc.input {
+			if !tc.input || tc.askedBack {
 				require.NoError(t, err)
 				return
 			}
