@@ -88,12 +88,14 @@ func (s *Scheduler) report(now time.Time, op string, v TaskID, attempt Attempt, 
 	if sp := s.spec; sp != nil {
 		return sp.reportTask(now, op, v, attempt, to)
 	}
+	// accept's check, written out: the path of every report of a job
+	// without speculation makes one call to the strategy, not two.
 	var d strategy.Decisions
-	ok, err := s.accept(op, v, strategy.Attempt(attempt), to, &d)
-	if ok {
-		s.settle(now, v, to, &d)
+	if err := s.strategy.UpdateStateInto(&d, v, strategy.Attempt(attempt), to); err != nil {
+		return s.ignoreStale(op, v, err)
 	}
-	return err
+	s.settle(now, v, to, &d)
+	return nil
 }
 
 // accept hands a running or finished report that report let through to
