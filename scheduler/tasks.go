@@ -77,7 +77,12 @@ func (s *Scheduler) TaskFailed(now time.Time, v TaskID, attempt Attempt, lost ..
 // checkReport does, the never-deployed task included: the strategy
 // refuses that one itself (strategy.WithDeployedReports), with the same
 // error and before it changes anything, so a report costs one look at the
-// task's state, not two.
+// task's state, not two. With speculation, a report of a speculative
+// attempt, or of a task racing one, is dealt with by the speculator; the
+// others go on to the strategy, a finish recorded for the detector. A
+// report the strategy took is carried out: a finished task leaves its
+// slot, the strategy's decisions are applied, and the job finishes with
+// its last task.
 func (s *Scheduler) report(now time.Time, op string, v TaskID, attempt Attempt, to strategy.ExecutionState) error {
 	if s.state != JobRunning {
 		return ErrNotRunning
@@ -85,41 +90,30 @@ func (s *Scheduler) report(now time.Time, op string, v TaskID, attempt Attempt, 
 	if err := s.checkTime(now); err != nil {
 		return err
 	}
+	a := strategy.Attempt(attempt)
 	if sp := s.spec; sp != nil {
-		return sp.reportTask(now, op, v, attempt, to)
+		var handled bool
+		var err error
+		if a, handled, err = sp.report(now, op, v, attempt, to, nil); handled {
+			return err
+		}
 	}
-	// accept's check, written out: the path of every report of a job
-	// without speculation makes one call to the strategy, not two.
 	var d strategy.Decisions
-	if err := s.strategy.UpdateStateInto(&d, v, strategy.Attempt(attempt), to); err != nil {
-		return s.ignoreStale(op, v, err)
+	if err := s.strategy.UpdateStateInto(&d, v, a, to); err != nil {
+		return s.ignoreStale(op, v, err) // a report of a replaced attempt is ignored
 	}
-	s.settle(now, v, to, &d)
-	return nil
-}
-
-// accept hands a running or finished report that report let through to
-// the strategy, which puts its decisions in d. ok says the strategy took
-// it; a report of a replaced attempt is ignored (not ok, no error).
-func (s *Scheduler) accept(op string, v TaskID, attempt strategy.Attempt, to strategy.ExecutionState, d *strategy.Decisions) (ok bool, err error) {
-	if err := s.strategy.UpdateStateInto(d, v, attempt, to); err != nil {
-		return false, s.ignoreStale(op, v, err)
-	}
-	return true, nil
-}
-
-// settle carries out what a report the strategy took causes: a finished
-// task leaves its slot, the strategy's decisions are applied, and the
-// job finishes with its last task.
-func (s *Scheduler) settle(now time.Time, v TaskID, to strategy.ExecutionState, d *strategy.Decisions) {
 	if to == strategy.TaskFinished {
+		if sp := s.spec; sp != nil {
+			sp.finished(now, v)
+		}
 		s.taskEnded(now, v)
 	}
-	s.apply(now, d)
+	s.apply(now, &d)
 	s.drain(now)
 	if to == strategy.TaskFinished && s.state == JobRunning && s.strategy.Finished() {
 		s.setState(JobFinished, nil)
 	}
+	return nil
 }
 
 // checkReport refuses what the strategy alone would accept but the
