@@ -171,20 +171,18 @@ func (s *Scheduler) taskEnded(now time.Time, v topology.ExecutionVertexID) {
 
 // putSlot keeps slot, whose counts use (its entry in the table) were just
 // changed, or, once neither its owner nor a guest has a task left in it,
-// gives it back to the pool.
+// gives it back to the pool. It is small enough to be inlined.
 func (s *Scheduler) putSlot(now time.Time, slot slotpool.SlotID, use *slotUse) {
-	if use.running > 0 || use.guests > 0 {
-		return
+	if use.running == 0 && use.guests == 0 {
+		s.returnSlot(now, *use, slot)
 	}
-	gone := *use
-	s.slots.del(slot)
-	s.returnSlot(now, gone, slot)
 }
 
-// returnSlot gives a slot back to the pool: one its owner's attempt
-// placed (use, just taken out of the table), which counts it out unless
-// it stopped already (ownerOut).
+// returnSlot takes a slot out of the table and gives it back to the pool:
+// one its owner's attempt placed (use, its entry, copied), which counts
+// it out unless it stopped already (ownerOut).
 func (s *Scheduler) returnSlot(now time.Time, use slotUse, slot slotpool.SlotID) {
+	s.slots.del(slot)
 	if err := s.pool.Release(now, slot); err != nil {
 		// The slot left the pool in this same call (a Lost event not
 		// handled yet): nothing to release or report.
