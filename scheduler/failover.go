@@ -262,7 +262,6 @@ func (s *Scheduler) stopRegion(now time.Time, r region.ID) {
 			s.slots.set(slot, use)
 			s.slotGone(r)
 		default:
-			s.slots.del(slot)
 			s.returnSlot(now, use, slot)
 		}
 	}

@@ -731,26 +731,6 @@ func (t *specTask) placedCopies(skip Attempt) int {
 	return n
 }
 
-// reportTask is Scheduler.report's way with speculation on: a report of
-// a speculative attempt, or of a task racing one, is dealt with here;
-// the others go on to the strategy, a finish recorded for the detector.
-func (sp *speculator) reportTask(now time.Time, op string, v TaskID, attempt Attempt, to strategy.ExecutionState) error {
-	a, handled, err := sp.report(now, op, v, attempt, to, nil)
-	if handled {
-		return err
-	}
-	var d strategy.Decisions
-	ok, err := sp.s.accept(op, v, a, to, &d)
-	if !ok {
-		return err
-	}
-	if to == strategy.TaskFinished {
-		sp.finished(now, v)
-	}
-	sp.s.settle(now, v, to, &d)
-	return nil
-}
-
 // report handles a report of attempt e of task v (op names it, to is
 // the state reported, lost the partitions a failure reports lost) when
 // speculation is on. handled: the report was dealt with here (err is the

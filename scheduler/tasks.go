@@ -77,7 +77,12 @@ func (s *Scheduler) TaskFailed(now time.Time, v TaskID, attempt Attempt, lost ..
 // checkReport does, the never-deployed task included: the strategy
 // refuses that one itself (strategy.WithDeployedReports), with the same
 // error and before it changes anything, so a report costs one look at the
-// task's state, not two.
+// task's state, not two. With speculation, a report of a speculative
+// attempt, or of a task racing one, is dealt with by the speculator; the
+// others go on to the strategy, a finish recorded for the detector. A
+// report the strategy took is carried out: a finished task leaves its
+// slot, the strategy's decisions are applied, and the job finishes with
+// its last task.
 func (s *Scheduler) report(now time.Time, op string, v TaskID, attempt Attempt, to strategy.ExecutionState) error {
 	if s.state != JobRunning {
 		return ErrNotRunning
@@ -85,39 +90,30 @@ func (s *Scheduler) report(now time.Time, op string, v TaskID, attempt Attempt, 
 	if err := s.checkTime(now); err != nil {
 		return err
 	}
+	a := strategy.Attempt(attempt)
 	if sp := s.spec; sp != nil {
-		return sp.reportTask(now, op, v, attempt, to)
+		var handled bool
+		var err error
+		if a, handled, err = sp.report(now, op, v, attempt, to, nil); handled {
+			return err
+		}
 	}
 	var d strategy.Decisions
-	ok, err := s.accept(op, v, strategy.Attempt(attempt), to, &d)
-	if ok {
-		s.settle(now, v, to, &d)
+	if err := s.strategy.UpdateStateInto(&d, v, a, to); err != nil {
+		return s.ignoreStale(op, v, err) // a report of a replaced attempt is ignored
 	}
-	return err
-}
-
-// accept hands a running or finished report that report let through to
-// the strategy, which puts its decisions in d. ok says the strategy took
-// it; a report of a replaced attempt is ignored (not ok, no error).
-func (s *Scheduler) accept(op string, v TaskID, attempt strategy.Attempt, to strategy.ExecutionState, d *strategy.Decisions) (ok bool, err error) {
-	if err := s.strategy.UpdateStateInto(d, v, attempt, to); err != nil {
-		return false, s.ignoreStale(op, v, err)
-	}
-	return true, nil
-}
-
-// settle carries out what a report the strategy took causes: a finished
-// task leaves its slot, the strategy's decisions are applied, and the
-// job finishes with its last task.
-func (s *Scheduler) settle(now time.Time, v TaskID, to strategy.ExecutionState, d *strategy.Decisions) {
 	if to == strategy.TaskFinished {
+		if sp := s.spec; sp != nil {
+			sp.finished(now, v)
+		}
 		s.taskEnded(now, v)
 	}
-	s.apply(now, d)
+	s.apply(now, &d)
 	s.drain(now)
 	if to == strategy.TaskFinished && s.state == JobRunning && s.strategy.Finished() {
 		s.setState(JobFinished, nil)
 	}
+	return nil
 }
 
 // checkReport refuses what the strategy alone would accept but the
@@ -175,20 +171,18 @@ func (s *Scheduler) taskEnded(now time.Time, v topology.ExecutionVertexID) {
 
 // putSlot keeps slot, whose counts use (its entry in the table) were just
 // changed, or, once neither its owner nor a guest has a task left in it,
-// gives it back to the pool.
+// gives it back to the pool. It is small enough to be inlined.
 func (s *Scheduler) putSlot(now time.Time, slot slotpool.SlotID, use *slotUse) {
-	if use.running > 0 || use.guests > 0 {
-		return
+	if use.running == 0 && use.guests == 0 {
+		s.returnSlot(now, *use, slot)
 	}
-	gone := *use
-	s.slots.del(slot)
-	s.returnSlot(now, gone, slot)
 }
 
-// returnSlot gives a slot back to the pool: one its owner's attempt
-// placed (use, just taken out of the table), which counts it out unless
-// it stopped already (ownerOut).
+// returnSlot takes a slot out of the table and gives it back to the pool:
+// one its owner's attempt placed (use, its entry, copied), which counts
+// it out unless it stopped already (ownerOut).
 func (s *Scheduler) returnSlot(now time.Time, use slotUse, slot slotpool.SlotID) {
+	s.slots.del(slot)
 	if err := s.pool.Release(now, slot); err != nil {
 		// The slot left the pool in this same call (a Lost event not
 		// handled yet): nothing to release or report.

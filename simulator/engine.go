@@ -462,7 +462,8 @@ func (e *engine) run() (*Result, error) {
 		limit = 1 << 31
 	}
 	e.policy.start()
-	e.afterEvent()
+	e.policy.afterEvent()
+	e.rearm()
 	for {
 		if e.instant != nil {
 			if at, ok := e.model.cal.nextAt(); !ok || at > e.now() {
@@ -511,7 +512,9 @@ func (e *engine) run() (*Result, error) {
 			e.deadline.armed = false
 			e.policy.tick()
 		}
-		e.afterEvent()
+		// The policy acts after every event; one pool deadline stays armed.
+		e.policy.afterEvent()
+		e.rearm()
 		if e.processed++; e.processed > limit {
 			return nil, fmt.Errorf("simulator: more than %d events; the run was stopped", limit)
 		}
@@ -524,12 +527,6 @@ func (e *engine) advance(at time.Duration) {
 	if at > e.model.now {
 		e.model.now = at
 	}
-}
-
-// afterEvent lets the policy act and keeps one pool deadline armed.
-func (e *engine) afterEvent() {
-	e.policy.afterEvent()
-	e.rearm()
 }
 
 // rearm keeps one pool deadline armed for the policy's next deadline.

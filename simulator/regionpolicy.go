@@ -82,17 +82,13 @@ func (p *regionPolicy) input(what string, err error) {
 	}
 	rd := readyOf(p.sched) // the scheduler's own: a Ready is some 250 bytes, not copied on every event
 	p.deadline = rd.Deadline
-	p.apply(rd)
+	// The Ready in its field order.
+	p.applyCancels(rd)
+	p.applyDeploys(rd)
 }
 
 // readyOf is sched.Ready() without the copy (see internal/schedreuse).
 var readyOf = schedreuse.Ready.(func(*scheduler.Scheduler) *scheduler.Ready)
-
-// apply carries out one Ready in its field order.
-func (p *regionPolicy) apply(rd *scheduler.Ready) {
-	p.applyCancels(rd)
-	p.applyDeploys(rd)
-}
 
 // applyCancels records a Ready's restarts and stops its canceled tasks.
 func (p *regionPolicy) applyCancels(rd *scheduler.Ready) {

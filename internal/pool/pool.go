@@ -252,7 +252,7 @@ func (p *Pool) Submit(now time.Time, b Bulk) error {
 		// One request, like the last bulk's (the usual case at scale: a
 		// region of one slot): its live shape, without building its key
 		// (reset left its class at 0, the shape's only one).
-		s = p.shapes.single(b.Requests[0].Profile)
+		s = p.shapes.single(&b.Requests[0].Profile)
 	}
 	if s == nil {
 		p.shapes.classify(bk.classes(), b.Requests)

@@ -100,10 +100,16 @@ func newShapeCache(t *profileTable) shapeCache {
 }
 
 // single returns the live shape lookup returned last if it is the shape
-// of one request of profile pr (the usual case at scale: a region of one
-// slot, like the bulk before), without building its key; else nil.
-func (c *shapeCache) single(pr resource.Profile) *shape {
-	if ls := c.last; ls != nil && ls.pos >= 0 && ls.size == 1 && ls.classProf[0] == c.profiles.intern(pr) {
+// of one request of profile *pr and that profile is the one interned last
+// (the usual case at scale: a region of one slot, like the bulk before),
+// without building its key; else nil, and classify and lookup find the
+// shape. It is small enough to be inlined in Submit.
+func (c *shapeCache) single(pr *resource.Profile) *shape {
+	ls, t := c.last, c.profiles
+	if ls == nil || ls.pos < 0 || ls.size != 1 {
+		return nil
+	}
+	if i := ls.classProf[0]; i == t.last && t.recs[i].profile == *pr {
 		return ls
 	}
 	return nil

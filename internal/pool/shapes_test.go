@@ -93,20 +93,27 @@ func TestShapeCacheClassifiesMultisets(t *testing.T) {
 }
 
 // TestShapeCacheSingle: the shape of one request is found again without a
-// key while it is the last one looked up and live.
+// key while it is the last one looked up and live and its profile the one
+// interned last; otherwise classify and lookup find it.
 func TestShapeCacheSingle(t *testing.T) {
 	c := newTestCache(resource.FitsEveryDimension)
-	assert.Nil(t, c.single(small), "nothing looked up yet")
+	assert.Nil(t, c.single(&small), "nothing looked up yet")
 	s, _, _ := shapeOf(c, small)
-	assert.Same(t, s, c.single(small))
-	assert.Nil(t, c.single(big))
-	two, _, _ := shapeOf(c, small, small)
-	assert.Nil(t, c.single(small), "the last shape has two requests")
+	assert.Same(t, s, c.single(&small))
+	assert.Nil(t, c.single(&big))
+	c.profiles.intern(big)
+	assert.Nil(t, c.single(&small), "another profile interned since")
 	again, isNew, _ := shapeOf(c, small)
+	assert.Same(t, s, again, "found by its key")
+	assert.False(t, isNew)
+	assert.Same(t, s, c.single(&small))
+	two, _, _ := shapeOf(c, small, small)
+	assert.Nil(t, c.single(&small), "the last shape has two requests")
+	again, isNew, _ = shapeOf(c, small)
 	assert.Same(t, s, again)
 	assert.False(t, isNew)
 	c.kill(s)
-	assert.Nil(t, c.single(small), "dead")
+	assert.Nil(t, c.single(&small), "dead")
 	assert.Equal(t, []*shape{two}, c.live)
 }
 
