@@ -128,19 +128,17 @@ func (q *running) push(ds []scheduler.Deployment) {
 	q.buf = append(q.buf, ds...)
 }
 
-// pop removes the oldest deployment, or a random one with rng: a
-// pointer into the queue, valid until the next push (a Deployment
-// returned by value is copied through memory, twice).
-func (q *running) pop() (*scheduler.Deployment, bool) {
+// pop removes the oldest deployment, or a random one with rng.
+func (q *running) pop() (scheduler.Deployment, bool) {
 	if q.head == len(q.buf) {
 		q.buf, q.head = q.buf[:0], 0
-		return nil, false
+		return scheduler.Deployment{}, false
 	}
 	if q.rng != nil {
 		j := q.head + int(q.rng.Uint64()%uint64(len(q.buf)-q.head))
 		q.buf[q.head], q.buf[j] = q.buf[j], q.buf[q.head]
 	}
-	d := &q.buf[q.head]
+	d := q.buf[q.head]
 	q.head++
 	return d, true
 }
