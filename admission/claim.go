@@ -17,7 +17,8 @@ import (
 // every slot is held and every holder waits for more, nobody progresses.
 // decide therefore claims, for the first waiting job it can help (and,
 // within its own queue, for the first waiting job of every other queue:
-// claim_within.go), exactly what that job lacks:
+// claim_within.go; a job wedged beside the drivers passes its turn on:
+// wedged.go), exactly what that job lacks:
 //
 //   - free slots that serve the lack are reserved for it (no job behind it
 //     can take them);
@@ -87,8 +88,10 @@ type claimScratch struct {
 	// than its claimant's (by qnode.idx).
 	crossTaken []int
 	// passGuarded: a claim of the decision's pass was kept from
-	// completing by guarantees (see aheadIdle).
+	// completing by guarantees; passWedged: the wedged jobs of the pass
+	// that hold idle slots (see aheadIdle).
 	passGuarded bool
+	passWedged  []*job
 	// within: the claim takes only from the jobs of this queue's subtree
 	// behind its claimant (claim_within.go); nil: from all behind it.
 	within *qnode

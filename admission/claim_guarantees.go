@@ -144,35 +144,41 @@ func (q *Queues) checkClaimGuarantees(c *job, picks []int32, exempt map[int32]bo
 	}
 }
 
-// aheadIdle collects, once per claim, the jobs of queues ahead of the
-// claimant's in the fair order that hold idle slots, in victim order, and
-// reports whether there are any; only after a claim of the pass that
-// guarantees kept from completing (passGuarded), else there are none.
-// Their idle slots a claim may take although they come before its
-// claimant, within their queues' guarantees or from a job that borrows
-// (pickFrom): a job ahead that waits, whose claim the guarantees stop,
-// holds them for an ask that cannot complete, and the jobs behind it
-// would wait for it forever. A slot taken so runs a task of its
-// claimant when granted: it comes back to the job ahead only when the
-// task ends.
+// aheadIdle collects, once per claim, the jobs ahead of the claimant
+// whose idle slots it may take, in victim order, and reports whether
+// there are any: after a claim of the pass that guarantees kept from
+// completing (passGuarded), the jobs of queues ahead of the claimant's in
+// the fair order that hold idle slots; and the wedged jobs of the pass
+// that hold idle slots (passWedged, wedged.go). Their idle slots a claim
+// may take although they come before its claimant, within their queues'
+// guarantees or from a job that borrows (pickFrom): a job ahead that
+// waits, whose claim the guarantees or the drivers stop, holds them for
+// an ask that cannot complete, and the jobs behind it would wait for it
+// forever. A slot taken so runs a task of its claimant when granted: it
+// comes back to the job ahead only when the task ends.
 func (pk *picker) aheadIdle() bool {
 	if pk.aheadDone {
 		return len(pk.ahead) > 0
 	}
 	pk.aheadDone = true
 	q, c := pk.q, pk.c
-	if !q.claimScratch.passGuarded {
-		return false
-	}
-	q.rankQueues()
-	for _, qu := range q.qorder {
-		if qu.rank >= c.queue.rank || qu.holders.Len() == 0 {
-			continue
-		}
-		for h := qu.holders.First(); h != nil; h = h.Next() {
-			if v := h.Item(); slices.ContainsFunc(v.held, func(idx int32) bool { return q.slots[idx].idle }) {
-				pk.ahead = append(pk.ahead, v)
+	if q.claimScratch.passGuarded {
+		q.rankQueues()
+		for _, qu := range q.qorder {
+			if qu.rank >= c.queue.rank || qu.holders.Len() == 0 {
+				continue
 			}
+			for h := qu.holders.First(); h != nil; h = h.Next() {
+				if v := h.Item(); q.holdsIdle(v) {
+					pk.ahead = append(pk.ahead, v)
+				}
+			}
+		}
+	}
+	ck := keyOf(c)
+	for _, v := range q.claimScratch.passWedged {
+		if v != c && !isBehind(c, ck, v) && q.holdsIdle(v) && !slices.Contains(pk.ahead, v) {
+			pk.ahead = append(pk.ahead, v)
 		}
 	}
 	slices.SortFunc(pk.ahead, victimOrder)

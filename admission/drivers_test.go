@@ -108,3 +108,23 @@ func TestDriverYieldsToAWaitingRequest(t *testing.T) {
 	_, has = d.DriverSlot()
 	assert.True(t, has, "nothing waits: d's driver takes a slot")
 }
+
+// A job wedged beside drivers leaves its idle slots to the jobs behind
+// it (wedged.go): on 5 fifo slots w (a driver, regions of 2 and 4 asked
+// together) runs its region of 2; x's driver takes a slot at 150 ms.
+// When w's region ends, its pool holds its 2 slots idle for the region of
+// 4, which can never fit beside two drivers (5 - 2 < 4). x, behind w,
+// needs 2 for its region: the claim passes to it, and takes the free
+// slot and one of w's idle ones at 250 ms. x ends at 550 ms, its driver
+// with it, and w's region fits.
+func TestWedgedJobLeavesItsIdleSlots(t *testing.T) {
+	drv := small
+	s := newSim(t, Config{Slots: clusterSlots(5), Queues: []QueueConfig{{Name: "root.default", Policy: FIFO}}},
+		simConfig{checks: true, record: true})
+	w := s.add(JobSpec{Name: "w", Driver: &drv}, 0, []int{2, 4}, []time.Duration{100 * ms, 100 * ms}, 2, 100*ms)
+	x := s.add(JobSpec{Name: "x", Driver: &drv}, 150*ms, []int{2}, []time.Duration{300 * ms}, 1, 100*ms)
+	require.True(t, s.run(0), s.tail(30))
+	assert.Equal(t, 250*ms, x.firstDeploy.Sub(t0), s.tail(30))
+	assert.Contains(t, s.tail(len(s.log)), "250ms w reclaim 3", s.tail(30))
+	assert.Equal(t, 650*ms, w.finished.Sub(t0), s.tail(30)) // its region of 4 from 550 ms
+}

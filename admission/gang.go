@@ -112,6 +112,7 @@ func (q *Queues) reserveGang(j *job) bool {
 			j.placeholders = append(j.placeholders, idx)
 			q.addGranted(j, 1)
 			q.nPlaceholders++
+			q.pin(idx, 1)
 		}
 	}
 	q.dropClaim(j)
@@ -134,6 +135,7 @@ func (q *Queues) releasePlaceholders(j *job, why string) {
 	q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: PlaceholdersReleased,
 		Reason: fmt.Sprintf("%s: %s", plural.Count(len(j.placeholders), "placeholder"), why)})
 	for _, idx := range j.placeholders {
+		q.pin(idx, -1)
 		q.put(idx)
 		q.addGranted(j, -1)
 	}

@@ -164,6 +164,9 @@ type passState struct {
 	// guarded: the guarantees of other queues kept a claim of the pass
 	// from completing (claimGuarded).
 	guarded bool
+	// wedged lists the jobs of the pass found wedged that hold idle
+	// slots (wedged.go).
+	wedged []*job
 }
 
 // visit serves one waiting job what fits and, if it is the first that
@@ -256,14 +259,15 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	short := sumCounts(lack) - len(j.reserved) - len(j.incoming) - len(j.placeholders) - q.nFree
 	q.rankQueues() // the queues behind its own, as they stand
 	held := q.heldBehind(qu, j.key, max(short, 1))
-	if held < short && !st.guarded {
-		// (After a claim that guarantees kept from completing, the jobs
-		// that wait may claim idle slots of jobs ahead that borrow: see
-		// claim_guarantees.go.)
+	if held < short && !st.guarded && len(st.wedged) == 0 {
+		// (After a claim that guarantees kept from completing, or after
+		// a wedged job, the jobs that wait may claim idle slots of jobs
+		// ahead: see claim_guarantees.go and wedged.go.)
 		q.giveUpClaim(j)
+		q.passOnWedged(j, lack, st)
 		return false
 	}
-	q.claimScratch.passGuarded = st.guarded
+	q.claimScratch.passGuarded, q.claimScratch.passWedged = st.guarded, st.wedged
 	switch q.claim(j, lack) {
 	case claimMade:
 		if len(j.incoming) == 0 && q.serve(j) { // it took free or reserved slots only
@@ -273,6 +277,8 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 		// Guarantees keep what it lacks from it (claim.go): it waits for
 		// slots to come back, and the next job that waits may claim.
 		st.claiming, st.guarded = true, true
+	default:
+		q.passOnWedged(j, lack, st)
 	}
 	return false
 }
@@ -392,6 +398,7 @@ func (q *Queues) takeFor(j *job, p int32, n int) []int32 {
 			j.placeholders = slices.Delete(j.placeholders, i, i+1)
 			q.addGranted(j, -1)
 			q.nPlaceholders--
+			q.pin(idx, -1)
 			out = append(out, idx)
 		}
 	}
@@ -433,6 +440,7 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		q.stamp++
 		j.driverSlot, j.hasSlot, j.driverAt, j.driverStamp = idx, true, q.now, q.stamp
 		addDriver(j, 1)
+		q.pin(idx, 1)
 		q.addGranted(j, 1)
 		q.firstGrant(j)
 		q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: DriverGranted, Slot: s.slot.ID})
@@ -615,12 +623,14 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 	if j.hasSlot {
 		// Its driver is gone: it no longer counts toward what its queue
 		// keeps under the guarantees (tenantcounts.go).
+		q.pin(j.driverSlot, -1)
 		q.put(j.driverSlot)
 		q.freed(j.driverSlot, true)
 		j.hasSlot = false
 		addDriver(j, -1)
 	}
 	for _, idx := range j.placeholders {
+		q.pin(idx, -1)
 		q.put(idx)
 	}
 	q.nPlaceholders -= len(j.placeholders)

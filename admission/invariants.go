@@ -20,7 +20,8 @@ import (
 //     job's granted, yielding, driver, reserved or placeholder slots), and
 //     the slot's own state agrees; a slot being reclaimed for a claimant
 //     is among the claimant's incoming slots; a job's granted count is
-//     what it owns; the counters of free, reserved and placeholder slots,
+//     what it owns; the counters of free, reserved, placeholder and
+//     pinned slots (per profile: drivers' and placeholders, wedged.go),
 //     of each queue's held slots, starting and running jobs add up (and
 //     those of each job's asks by size); no
 //     queue runs more jobs than its maxRunningJobs, nor more than one
@@ -139,6 +140,9 @@ func (q *Queues) checkBookkeeping() error {
 	}
 	if nReserved != q.nReserved || nPlaceholders != q.nPlaceholders {
 		return fmt.Errorf("admission: %d slots reserved and %d placeholders, counted %d and %d", nReserved, nPlaceholders, q.nReserved, q.nPlaceholders)
+	}
+	if err := q.checkPinned(); err != nil {
+		return err
 	}
 	return q.checkEverySlotPlaced(&places)
 }
@@ -559,3 +563,24 @@ func (q *Queues) startHeld(j *job) bool {
 
 // yields is the first result of driverYields.
 func yields(y, _ bool) bool { return y }
+
+// checkPinned checks the count of pinned slots per profile (wedged.go):
+// the slots of drivers and placeholders.
+func (q *Queues) checkPinned() error {
+	want := make([]int, len(q.profiles))
+	for idx := range q.slots {
+		if s := &q.slots[idx]; s.state == slotDriver || s.state == slotPlaceholder {
+			want[s.profile]++
+		}
+	}
+	for p := range want {
+		got := 0
+		if p < len(q.pinned) {
+			got = q.pinned[p]
+		}
+		if got != want[p] {
+			return fmt.Errorf("admission: %d slots of profile %v are drivers' or placeholders, counted %d", want[p], q.profiles[p], got)
+		}
+	}
+	return nil
+}

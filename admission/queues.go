@@ -403,7 +403,10 @@ type Queues struct {
 	nFree         int       // free slots in all stacks
 	nReserved     int       // slots reserved for claims
 	nPlaceholders int       // gang placeholders of all jobs
-	capacity      []resource.Count
+	// pinned counts per profile the slots of drivers and placeholders
+	// (wedged.go).
+	pinned   []int
+	capacity []resource.Count
 	// nGone counts the slots removed (RemoveSlots); lostSlots are those
 	// revoked from a job's pool as they were removed, by id: the pool's
 	// answer (a SlotRelease) is still to come.

@@ -160,6 +160,10 @@ func TestPropertyQueuesRegressions(t *testing.T) {
 			"j2 preempts j4, ahead of it in fifo order, whose regions restart as the preemptions fall due: free slots do not make " +
 			"j2's preemptions unneeded before the instant's grants (j4 takes them first; j2's claim would no longer complete, be " +
 			"given up, its reserved slots go to j4, and j2 would preempt them all again after every reclaim timeout, without end)"},
+		{113843, []Policy{FIFO, Priority, StateAware}, "four drivers up on 12 slots; j3, first in grant order, holds 8 idle slots " +
+			"for a region of 9 that can never fit beside the other three drivers, and the jobs behind it (needing 9, 9 and 4) " +
+			"held none: j3 is wedged, the claim passes to the next waiting job, and j4's claim takes 4 of j3's idle slots, so its " +
+			"job ends, its driver with it, and j3's region fits"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomMix(t, r.seed, r.policies...)

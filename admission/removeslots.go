@@ -162,12 +162,14 @@ func (q *Queues) detach(idx int32) *job {
 		j := q.jobs[s.owner]
 		j.hasSlot = false
 		addDriver(j, -1)
+		q.pin(idx, -1)
 		q.addGranted(j, -1)
 		return j
 	case slotPlaceholder:
 		j := q.jobs[s.owner]
 		j.placeholders = removeIdx(j.placeholders, idx)
 		q.nPlaceholders--
+		q.pin(idx, -1)
 		q.addGranted(j, -1)
 	}
 	return nil
