@@ -105,6 +105,10 @@ type claimScratch struct {
 	// may take, what it has before it picks, and its capBudget.
 	freeN, haveBase []int
 	capB            capBudget
+	// memo (by qnode.idx) and gen: what the claim found of victim queues
+	// (claim_passover.go).
+	memo []queueMemo
+	gen  uint64
 }
 
 // claim tries to make c's lack come to it (see the comment above).
@@ -175,6 +179,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 		clear(cs.crossTaken)
 		pk.capB = capB
 		pk.give.reset()
+		pk.changed()
 		switch {
 		case closed != nil:
 			pk.pickAll(pk.victimsWithin(closed))
@@ -234,6 +239,9 @@ type picker struct {
 // pickAll picks from the victims in turn until the claim completes.
 func (pk *picker) pickAll(victims []*job) {
 	for _, v := range victims {
+		if pk.passesOver(v) {
+			continue
+		}
 		if pk.pickFrom(v, false); pk.m >= pk.need {
 			return
 		}
@@ -301,6 +309,7 @@ func (pk *picker) pickFrom(v *job, idleOnly bool) {
 			if m2 := q.matched(pk.lack, pk.have); m2 > pk.m {
 				pk.m = m2
 				pk.picks = append(pk.picks, idx)
+				pk.changed()
 				picked++
 				gangRoom--
 				if s.idle && vb.borrows(q) {
@@ -329,7 +338,7 @@ func (pk *picker) yieldLimit(v *job) int {
 	q, c := pk.q, pk.c
 	limit := q.yieldable(v, c)
 	if v.queue != c.queue {
-		limit = min(limit, q.crossYield(v.queue, c, max(pk.need-len(c.reserved)-len(c.incoming), 0))-q.claimScratch.crossTaken[v.queue.node.idx])
+		limit = min(limit, pk.crossLimit(v.queue))
 	}
 	return limit
 }

@@ -97,7 +97,7 @@ func (pk *picker) pickBehind() {
 	c := pk.c
 	ck := keyOf(c)
 	for n := pk.q.victims.First(); n != nil && pk.m < pk.need; n = n.Next() {
-		if v := n.Item(); isBehind(c, ck, v) {
+		if v := n.Item(); isBehind(c, ck, v) && !pk.passesOver(v) {
 			pk.pickFrom(v, false)
 		}
 	}

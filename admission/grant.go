@@ -610,6 +610,7 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 	for _, idx := range j.held {
 		if q.slots[idx].idle {
 			j.queue.idleHeld--
+			j.idleHeld--
 		}
 		q.put(idx)
 		q.freed(idx, true)

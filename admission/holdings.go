@@ -74,6 +74,7 @@ func (q *Queues) heldChanged(j *job, idx int32, d int) {
 	j.queue.heldSlots += d
 	if q.slots[idx].idle {
 		j.queue.idleHeld += d
+		j.idleHeld += d
 	}
 	j.queue.heldResized(len(j.held)-d, len(j.held))
 }
@@ -249,8 +250,10 @@ func (q *Queues) markIdle(j *job, a *jobAsk, idle bool) {
 			s.idle = idle
 			if idle {
 				j.queue.idleHeld++
+				j.idleHeld++
 			} else {
 				j.queue.idleHeld--
+				j.idleHeld--
 			}
 		}
 	}

@@ -313,11 +313,16 @@ func (q *Queues) checkCounters() error {
 			return fmt.Errorf("admission: job %s is in queue %s, which is not listed", j.spec.Name, j.queue.cfg.Name)
 		}
 		c.held += len(j.held)
+		idle := 0
 		for _, idx := range j.held {
 			if q.slots[idx].idle {
-				c.idle++
+				idle++
 			}
 		}
+		if idle != j.idleHeld {
+			return fmt.Errorf("admission: job %s holds %d slots unused, counted %d", j.spec.Name, idle, j.idleHeld)
+		}
+		c.idle += idle
 		c.maxHeld = max(c.maxHeld, len(j.held))
 		switch j.state {
 		case JobStarting:

@@ -253,7 +253,9 @@ type job struct {
 	// driver's, not those being reclaimed already); hkey is its key in
 	// its queue's holders tree (linked by holderNode) while held is not
 	// empty.
-	held       []int32
+	held []int32
+	// idleHeld counts the slots of held that its pool holds unused (idle).
+	idleHeld   int
 	hkey       orderKey
 	holderNode rbtree.Node[*job]
 	inHolders  bool

@@ -66,12 +66,7 @@ func (q *Queues) wedged(j *job, lack []resource.Count) bool {
 
 // holdsIdle reports whether j holds an idle slot.
 func (q *Queues) holdsIdle(j *job) bool {
-	for _, idx := range j.held {
-		if q.slots[idx].idle {
-			return true
-		}
-	}
-	return false
+	return j.idleHeld > 0
 }
 
 // passOnWedged is visit's answer to a claim of j's that did not complete:
