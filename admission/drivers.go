@@ -45,6 +45,76 @@ func (q *Queues) startFollows(j *job, have []int) bool {
 	return q.matched(need, have) >= n
 }
 
+// startFitsBeside reports whether c's driver with its first regions
+// (as far as the cluster can hold them) fits the cluster beside the
+// slots no preemption takes: the other jobs' drivers and placeholders,
+// and those that the claims under way will pin when their slots come
+// back, maybe in this very instant: the driver a claim is for (one of
+// its slots), or the gang (all of them). A reclaim for c's driver that
+// counted on those slots for its first regions would leave the driver
+// waiting beside them.
+func (q *Queues) startFitsBeside(c *job) bool {
+	have := make([]int, len(q.profiles))
+	for _, cp := range q.capacity {
+		have[q.profIdx[cp.Profile]] += cp.N
+	}
+	for p, n := range q.pinned {
+		have[p] -= n
+	}
+	for _, idx := range c.placeholders {
+		have[q.slots[idx].profile]++
+	}
+	for _, qu := range q.qorder {
+		for _, x := range qu.claims() {
+			if x == c || !x.active() {
+				continue
+			}
+			switch {
+			case x.gangWaits():
+				for _, idx := range x.reserved {
+					have[q.slots[idx].profile]--
+				}
+				for _, idx := range x.incoming {
+					have[q.slots[idx].profile]--
+				}
+			case x.driver && !x.hasSlot:
+				if p, ok := q.claimedDriverProfile(x); ok {
+					have[p]--
+				}
+			}
+		}
+	}
+	for p, n := range have {
+		have[p] = max(n, 0)
+	}
+	return q.startFollows(c, have)
+}
+
+// claimedDriverProfile is the profile of the slot, among those reserved
+// for x or coming to it, that its driver will take.
+func (q *Queues) claimedDriverProfile(x *job) (int32, bool) {
+	n := make([]int, len(q.profiles))
+	for _, idx := range x.reserved {
+		n[q.slots[idx].profile]++
+	}
+	for _, idx := range x.incoming {
+		n[q.slots[idx].profile]++
+	}
+	var avail []resource.Count
+	var prof []int32
+	for p, k := range n {
+		if k > 0 {
+			avail = append(avail, resource.Count{Profile: q.profiles[p], N: k})
+			prof = append(prof, int32(p))
+		}
+	}
+	a := q.assign([]resource.Count{{Profile: *x.spec.Driver, N: 1}}, avail)
+	if !a.Complete() {
+		return 0, false
+	}
+	return prof[a.Pairs[0].Slot], true
+}
+
 // driverYields reports whether j's driver, about to take a free slot of
 // profile p, leaves the free slots to waiting requests instead (see
 // above): j's first regions could not follow it with the slots it may

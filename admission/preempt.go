@@ -44,7 +44,9 @@ import (
 //     queue not started has a claim under way (that one starts first:
 //     startsAfterAnother), and only if the claimant can then progress:
 //     for a driver, only if its first regions can follow (drivers.go),
-//     within the room its queues' maxima leave (startFitsRoom).
+//     within the room its queues' maxima leave (startFitsRoom), beside
+//     the drivers and placeholders, those the claims under way will pin
+//     included (startFitsBeside).
 //   - A timed preemption is withdrawn when its reason is gone: the
 //     claimant ended, stopped waiting, got what it waits for otherwise,
 //     may not be granted anything for now (another job of its queue
@@ -198,7 +200,7 @@ func (q *Queues) preemptFor(c *job) bool {
 		start, _ := q.startNeed(c)
 		have := slices.Clone(base)
 		q.pickVictims(c, victims, start, have)
-		if !q.startFollows(c, have) || !q.startFitsRoom(c) {
+		if !q.startFollows(c, have) || !q.startFitsRoom(c) || !q.startFitsBeside(c) {
 			// (Nor beyond the room its queues' maxima leave: its claim,
 			// given up for that in the next pass, would leave the slot to
 			// its victim, preempted again for it without end.)

@@ -164,6 +164,10 @@ func TestPropertyQueuesRegressions(t *testing.T) {
 			"for a region of 9 that can never fit beside the other three drivers, and the jobs behind it (needing 9, 9 and 4) " +
 			"held none: j3 is wedged, the claim passes to the next waiting job, and j4's claim takes 4 of j3's idle slots, so its " +
 			"job ends, its driver with it, and j3's region fits"},
+		{148823, []Policy{FIFO, Priority, StateAware}, "j4's driver reclaims a slot of j1 counting, for its first regions (8 of " +
+			"10 slots), on j1's slots that a claim of j2 asks back for j2's driver: when they come back in the same instant j2's " +
+			"driver takes one, and j4's would wait beside three drivers. The claims under way count as the drivers they will " +
+			"grant: nothing is reclaimed for j4 then"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomMix(t, r.seed, r.policies...)
