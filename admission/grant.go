@@ -79,7 +79,7 @@ func (q *Queues) decideNow() {
 func (q *Queues) decidePass() (again bool) {
 	q.unreserved, q.regrant, q.driverYielded, q.yielder = false, false, false, nil
 	st := &passState{claiming: true, touched: q.touched[:0]}
-	q.turnQueues = q.markWaiting()
+	q.turnQueues = q.startPass()
 	touched := 0
 	reserverWaits := false // a queue left to visit has reserved slots, marked (markReservers)
 	for qu := q.firstWaiting(); qu != nil; qu = q.firstWaiting() {
@@ -110,7 +110,7 @@ func (q *Queues) decidePass() (again bool) {
 				q.leaveBranch(qu)
 				continue
 			default:
-				qu.doneWaiting()
+				q.doneWaiting(qu)
 				continue
 			}
 		}
@@ -120,7 +120,7 @@ func (q *Queues) decidePass() (again bool) {
 			// (walkSparse finds none; a walk's fresh count, fitCount, is
 			// done at once).
 			reserverWaits = false // (as after a walk of a queue without any)
-			qu.doneWaiting()
+			q.doneWaiting(qu)
 			continue
 		}
 		// Marks once made hold for the rest of the pass, if more than
@@ -142,12 +142,12 @@ func (q *Queues) decidePass() (again bool) {
 		case q.turnEnded:
 			continue // served while it came first: sort again
 		case !stop:
-			qu.doneWaiting() // nothing more of it can be served in this pass
+			q.doneWaiting(qu) // nothing more of it can be served in this pass
 			continue
 		}
 		break
 	}
-	q.clearWaiting()
+	q.endPass()
 	q.turn, q.turnEnded = nil, false
 	q.touched = st.touched[:0]
 	// A driver that left its slot to a job served after it in the pass

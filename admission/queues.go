@@ -380,6 +380,10 @@ type queue struct {
 	// being served when it stopped coming first).
 	rank   int32
 	resume cursor
+	// waitsIn and doneIn are the decide passes in which it had jobs to
+	// visit when the pass started, and in which the pass was done with it
+	// (queuesort.go).
+	waitsIn, doneIn uint64
 	// fit is the count of its walks (a turn resumed goes on with it).
 	fit fitCount
 }
@@ -405,6 +409,14 @@ type Queues struct {
 	nFree         int       // free slots in all stacks
 	nReserved     int       // slots reserved for claims
 	nPlaceholders int       // gang placeholders of all jobs
+	// pass counts the decide passes; byRank lists the queues by rank
+	// (rankQueues), rankGen counts their numberings; scanAt is where
+	// firstWaiting found the last queue to serve, in the numbering
+	// scanGen (queuesort.go).
+	pass, rankGen, scanGen uint64
+	byRank                 []*queue
+	scanAt                 int
+	scanned                bool
 	// pinned counts per profile the slots of drivers and placeholders
 	// (wedged.go).
 	pinned   []int

@@ -2,8 +2,6 @@ package admission
 
 import (
 	"math/bits"
-
-	"github.com/regionsched/regionsched/internal/heap"
 	"slices"
 )
 
@@ -69,43 +67,45 @@ func compareInts(a, b int) int {
 	return 0
 }
 
-// markWaiting counts, up the tree, the queues with jobs to visit in the
-// pass that starts, and puts each node that has some in its parent's
-// waiting children; it returns how many there are.
-func (q *Queues) markWaiting() int {
+// A pass visits the queues that had jobs to visit when it started
+// (waitsIn), in the fair order as it stands (their ranks, rankQueues),
+// each until it is done for the pass (doneWaiting) or its whole branch
+// is (leaveBranch): the next queue to serve is the first in rank order
+// still to visit. The ranks change only as slots change hands, so a
+// pass walks the ranks once between two such changes.
+
+// startPass starts a pass: it marks the queues with jobs to visit and
+// returns how many there are.
+func (q *Queues) startPass() int {
+	q.pass++
 	n := 0
 	for _, qu := range q.qorder {
 		if qu.order.Len() > 0 {
+			qu.waitsIn = q.pass
 			n++
-			for x := qu.node; x != nil; x = x.parent {
-				x.waiting++
-				if x.waiting == 1 && x.parent != nil {
-					x.parent.pushWaiting(x)
-				}
-			}
 		}
 	}
+	q.scanAt, q.scanned = 0, false
 	return n
 }
 
-// pushWaiting adds child c to n's waiting children.
-func (n *qnode) pushWaiting(c *qnode) {
-	if n.waitingKids == nil {
-		n.waitingKids = heap.New(func(a, b *qnode) bool { return compareNodes(a, b) < 0 },
-			func(x *qnode, i int) { x.waitIdx = i })
+// toVisit reports whether the pass still visits qu: it had jobs to
+// visit when the pass started, and neither it nor a branch it is in is
+// done for the pass.
+func (q *Queues) toVisit(qu *queue) bool {
+	if qu.waitsIn != q.pass || qu.doneIn == q.pass {
+		return false
 	}
-	n.waitingKids.Push(c)
+	for x := qu.node; x != nil; x = x.parent {
+		if x.leftIn == q.pass {
+			return false
+		}
+	}
+	return true
 }
 
 // doneWaiting takes qu out of the pass's queues to visit.
-func (qu *queue) doneWaiting() {
-	for x := qu.node; x != nil; x = x.parent {
-		x.waiting--
-		if x.waiting == 0 && x.waitIdx >= 0 {
-			x.parent.waitingKids.Remove(x.waitIdx)
-		}
-	}
-}
+func (q *Queues) doneWaiting(qu *queue) { qu.doneIn = q.pass }
 
 // markReservers marks the queues left to visit in the pass that have
 // jobs with reserved slots, and their parents (see leaveBranch), and
@@ -114,7 +114,7 @@ func (q *Queues) markReservers() bool {
 	q.resvStamp++
 	found := false
 	for _, qu := range q.qorder {
-		if len(qu.reservers) > 0 && qu.node.waiting > 0 {
+		if len(qu.reservers) > 0 && q.toVisit(qu) {
 			found = true
 			for x := qu.node; x != nil && x.resvMark != q.resvStamp; x = x.parent {
 				x.resvMark = q.resvStamp
@@ -127,53 +127,38 @@ func (q *Queues) markReservers() bool {
 // leaveBranch takes qu, and the queues of the largest branch it is in
 // with no queue marked by markReservers, out of the pass's queues to
 // visit, as doneWaiting each of them would: in O(depth), not O(queues
-// of the branch). The counts of the queues inside the branch are left as
-// they are, out of reach (firstWaiting descends from root), until
-// clearWaiting.
+// of the branch).
 func (q *Queues) leaveBranch(qu *queue) {
 	x := qu.node
 	for x.parent != nil && x.parent.resvMark != q.resvStamp {
 		x = x.parent
 	}
-	w := x.waiting
-	for p := x; p != nil; p = p.parent {
-		p.waiting -= w
-		if p.waiting == 0 && p.waitIdx >= 0 {
-			p.parent.waitingKids.Remove(p.waitIdx)
-		}
-	}
+	x.leftIn = q.pass
 }
 
-// clearWaiting resets the counts of markWaiting, and where the queues'
-// turns stopped. Each node's waiting children are removed from the last
-// one on, which moves no other.
-func (q *Queues) clearWaiting() {
-	for _, n := range q.nodeList {
-		n.waiting = 0
-		if h := n.waitingKids; h != nil {
-			for h.Len() > 0 {
-				h.Remove(h.Len() - 1)
-			}
-		}
-		if n.qu != nil {
-			n.qu.resume = cursor{}
-		}
+// endPass forgets where the queues' turns stopped in the pass.
+func (q *Queues) endPass() {
+	for _, qu := range q.qorder {
+		qu.resume = cursor{}
 	}
 }
 
 // firstWaiting returns the queue to serve next: the first in the fair
-// order, recursively from root, among those with jobs to visit; nil if
-// none is left. Each node keeps its waiting children in that order
-// (waitingKids), so this costs O(depth).
+// order, recursively from root, among those the pass still visits; nil
+// if none is left. It walks the ranks from where it found the last one,
+// from the first after the ranks changed (a queue no longer to visit
+// never is again in the pass): O(queues) per change of the ranks.
 func (q *Queues) firstWaiting() *queue {
-	n := q.root
-	if n == nil || n.waiting == 0 {
-		return nil
+	q.rankQueues()
+	if !q.scanned || q.scanGen != q.rankGen {
+		q.scanAt, q.scanGen, q.scanned = 0, q.rankGen, true
 	}
-	for n.waitingKids != nil && n.waitingKids.Len() > 0 {
-		n = n.waitingKids.Min()
+	for ; q.scanAt < len(q.byRank); q.scanAt++ {
+		if qu := q.byRank[q.scanAt]; qu != nil && q.toVisit(qu) {
+			return qu
+		}
 	}
-	return n.qu
+	return nil
 }
 
 // turnOver reports, during a pass's turn of qu, whether qu no longer
@@ -200,8 +185,12 @@ func (q *Queues) rankQueues() {
 	}
 	all := !q.rankedOnce || len(q.qorder) != q.rankedQueues // (a queue was added)
 	q.rankedOnce, q.ranked, q.rankedQueues = true, q.uses, len(q.qorder)
+	q.rankGen++
+	if all {
+		q.byRank = make([]*queue, len(q.qorder))
+	}
 	if q.root != nil {
-		rankFrom(q.root, 0, all)
+		q.rankFrom(q.root, 0, all)
 	}
 }
 
@@ -210,7 +199,7 @@ func (q *Queues) rankQueues() {
 // slots changed since it was numbered (a change marks every parent of
 // the queue unsorted) keeps its order; numbered from the same rank, it
 // keeps its numbers, and is passed over (unless all).
-func rankFrom(n *qnode, rank int32, all bool) int32 {
+func (q *Queues) rankFrom(n *qnode, rank int32, all bool) int32 {
 	if !all && !n.unsorted && n.rankBase == rank && len(n.sorted) == len(n.children) {
 		return rank + n.ranked
 	}
@@ -218,6 +207,7 @@ func rankFrom(n *qnode, rank int32, all bool) int32 {
 	first := rank
 	if n.qu != nil {
 		n.qu.rank = rank
+		q.byRank[rank] = n.qu
 		rank++
 	}
 	if n.unsorted || len(n.sorted) != len(n.children) {
@@ -226,7 +216,7 @@ func rankFrom(n *qnode, rank int32, all bool) int32 {
 		n.unsorted = false
 	}
 	for _, c := range n.sorted {
-		rank = rankFrom(c, rank, all)
+		rank = q.rankFrom(c, rank, all)
 	}
 	n.ranked = rank - first
 	return rank

@@ -11,16 +11,28 @@ import (
 )
 
 // firstWaitingByScan is firstWaiting by comparing, at each level from
-// root, every child with queues to visit.
+// root, every child with queues the pass still visits in its subtree.
 func firstWaitingByScan(q *Queues) *queue {
+	var visits func(n *qnode) bool
+	visits = func(n *qnode) bool {
+		if n.qu != nil && q.toVisit(n.qu) {
+			return true
+		}
+		for _, c := range n.children {
+			if visits(c) {
+				return true
+			}
+		}
+		return false
+	}
 	n := q.nodes["root"]
-	if n == nil || n.waiting == 0 {
+	if n == nil || !visits(n) {
 		return nil
 	}
 	for len(n.children) > 0 {
 		var best *qnode
 		for _, c := range n.children {
-			if c.waiting > 0 && (best == nil || compareNodes(c, best) < 0) {
+			if visits(c) && (best == nil || compareNodes(c, best) < 0) {
 				best = c
 			}
 		}
@@ -33,10 +45,9 @@ func firstWaitingByScan(q *Queues) *queue {
 }
 
 // TestFirstWaitingMatchesScan: on random queue trees with guarantees, as
-// slots are granted and given back at random and queues are done for the
-// pass, the queue firstWaiting finds through each node's waiting children
-// kept in order is the one that comparing every child at each level
-// finds; clearWaiting leaves no node among any waiting children.
+// slots are granted and given back at random and queues, or whole
+// branches, are done for the pass, the queue firstWaiting finds in rank
+// order is the one that comparing every child at each level finds.
 func TestFirstWaitingMatchesScan(t *testing.T) {
 	checked := 0
 	for seed := uint64(1); seed <= 200; seed++ {
@@ -58,7 +69,14 @@ func TestFirstWaitingMatchesScan(t *testing.T) {
 					qu.order.Insert(&j.orderNode, j)
 				}
 			}
-			q.markWaiting()
+			n := q.startPass()
+			wantN := 0
+			for _, qu := range leaves {
+				if qu.order.Len() > 0 {
+					wantN++
+				}
+			}
+			require.Equal(t, wantN, n, "seed %d pass %d: queues with jobs to visit", seed, pass)
 			for step := 0; ; step++ {
 				want := firstWaitingByScan(q)
 				require.Same(t, want, q.firstWaiting(), "seed %d pass %d step %d", seed, pass, step)
@@ -67,20 +85,19 @@ func TestFirstWaitingMatchesScan(t *testing.T) {
 					break
 				}
 				qu := leaves[rng.IntN(len(leaves))]
-				switch op := rng.IntN(5); {
+				switch op := rng.IntN(6); {
 				case op < 3:
 					q.addUse(qu, 1+rng.IntN(3))
 				case op == 3 && qu.node.used > 0:
 					q.addUse(qu, -1-rng.IntN(qu.node.used))
+				case op == 4:
+					q.markReservers()
+					q.leaveBranch(want)
 				default:
-					want.doneWaiting()
+					q.doneWaiting(want)
 				}
 			}
-			q.clearWaiting()
-			for _, n := range q.nodeList {
-				require.Equal(t, -1, n.waitIdx, "seed %d: %s left among waiting children", seed, n.name)
-				require.Zero(t, n.waiting)
-			}
+			q.endPass()
 		}
 	}
 	require.Greater(t, checked, 5000)

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/regionsched/regionsched/internal/heap"
 	"github.com/regionsched/regionsched/internal/plural"
 )
 
@@ -39,15 +38,9 @@ type qnode struct {
 	guaranteed, max int
 	// used counts the slots the subtree holds.
 	used int
-	// waiting counts the queues of the subtree with jobs to visit in the
-	// running decide pass (sorting skips subtrees without any).
-	waiting int
-	// waitingKids holds, during a decide pass, the children with waiting
-	// > 0 in the fair order (compareNodes), kept in order as slots change
-	// hands (addUse); waitIdx is the node's place in its parent's
-	// (-1: not in it). See firstWaiting.
-	waitingKids *heap.Heap[*qnode]
-	waitIdx     int
+	// leftIn is the decide pass that is done with its subtree
+	// (leaveBranch).
+	leftIn uint64
 	// depth counts its parents.
 	depth int
 	// sorted is rankQueues' scratch: the children in the fair order,
@@ -149,7 +142,7 @@ func (q *Queues) node(name string) *qnode {
 	if n, ok := q.nodes[name]; ok {
 		return n
 	}
-	n := &qnode{name: name, waitIdx: -1, idx: len(q.nodeList)}
+	n := &qnode{name: name, idx: len(q.nodeList)}
 	if pn := parentName(name); pn != "" {
 		n.parent = q.node(pn)
 		n.depth = n.parent.depth + 1
@@ -260,9 +253,6 @@ func (q *Queues) addUse(qu *queue, d int) {
 		n.used += d
 		if n.parent != nil {
 			n.parent.unsorted = true
-		}
-		if n.waitIdx >= 0 {
-			n.parent.waitingKids.Fix(n.waitIdx) // its place among its siblings in the pass
 		}
 	}
 }
