@@ -414,9 +414,12 @@ type Queues struct {
 	// firstWaiting found the last queue to serve, in the numbering
 	// scanGen (queuesort.go).
 	pass, rankGen, scanGen uint64
-	byRank                 []*queue
-	scanAt                 int
-	scanned                bool
+	// leftIn is the last pass that was done with a whole branch
+	// (leaveBranch).
+	leftIn  uint64
+	byRank  []*queue
+	scanAt  int
+	scanned bool
 	// pinned counts per profile the slots of drivers and placeholders
 	// (wedged.go).
 	pinned   []int

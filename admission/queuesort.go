@@ -18,6 +18,18 @@ import (
 
 // compareNodes orders two sibling queues (see above).
 func compareNodes(a, b *qnode) int {
+	return fairKeyOf(a).compare(fairKeyOf(b))
+}
+
+// fairKey is what orders a queue among its siblings: the slots it uses,
+// its guarantee, and its place by name.
+type fairKey struct{ used, guaranteed, nameRank int }
+
+// fairKeyOf is n's fairKey.
+func fairKeyOf(n *qnode) fairKey { return fairKey{n.used, n.guaranteed, n.nameRank} }
+
+// compare orders two sibling queues by their keys (see above).
+func (a fairKey) compare(b fairKey) int {
 	aBelow, bBelow := a.used < a.guaranteed, b.used < b.guaranteed
 	switch {
 	case aBelow && !bBelow:
@@ -96,6 +108,9 @@ func (q *Queues) toVisit(qu *queue) bool {
 	if qu.waitsIn != q.pass || qu.doneIn == q.pass {
 		return false
 	}
+	if q.leftIn != q.pass {
+		return true // (no branch is done for the pass)
+	}
 	for x := qu.node; x != nil; x = x.parent {
 		if x.leftIn == q.pass {
 			return false
@@ -133,7 +148,7 @@ func (q *Queues) leaveBranch(qu *queue) {
 	for x.parent != nil && x.parent.resvMark != q.resvStamp {
 		x = x.parent
 	}
-	x.leftIn = q.pass
+	x.leftIn, q.leftIn = q.pass, q.pass
 }
 
 // endPass forgets where the queues' turns stopped in the pass.
@@ -249,7 +264,7 @@ func (q *Queues) crossYield(vq *queue, c *job, gain int) int {
 	if av == ac {
 		return vq.heldSlots // (one queue: its own rules)
 	}
-	x, y := *av, *ac
+	x, y := fairKeyOf(av), fairKeyOf(ac)
 	y.used += len(c.incoming) + gain
 	// The most slots k (up to what vq holds) such that av, holding k
 	// fewer, still comes after: av comes no earlier the more it holds
@@ -258,7 +273,7 @@ func (q *Queues) crossYield(vq *queue, c *job, gain int) int {
 	used := x.used
 	after := func(k int) bool {
 		x.used = used - k
-		return compareNodes(&x, &y) > 0
+		return x.compare(y) > 0
 	}
 	lo, hi := 0, vq.heldSlots // after(lo), or lo is 0
 	for lo < hi {
