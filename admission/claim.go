@@ -392,7 +392,7 @@ func (q *Queues) commitClaim(c *job, freeTake []int, picks []int32) {
 // claim (preemption is preempt.go's).
 func (q *Queues) takeBack(c, v *job, idx int32) {
 	s := &q.slots[idx]
-	v.askedBackAt = q.now
+	q.markAskedBack(v)
 	q.send(v, slotpool.Reclaim{Slot: s.slot.ID})
 	if q.debug {
 		q.log.Debug("slot reclaimed", zap.String("for", c.spec.Name), zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
@@ -415,7 +415,7 @@ func (q *Queues) fireRevokes(now time.Time) bool {
 		default:
 			s.revokeAt, s.revoked = time.Time{}, true
 			v := q.jobs[s.owner]
-			v.askedBackAt = now
+			q.markAskedBack(v)
 			q.send(v, slotpool.Revoke{Slot: s.slot.ID, Reason: slotpool.ReasonPreempted})
 			if q.debug {
 				q.log.Debug("slot preempted after the reclaim timeout", zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
@@ -695,4 +695,11 @@ func resize(s []int, n int) []int {
 	s = s[:n]
 	clear(s)
 	return s
+}
+
+// markAskedBack records that the admission asks a slot of v back now
+// (for CheckInvariants).
+func (q *Queues) markAskedBack(v *job) {
+	q.stamp++
+	v.askedBackAt, v.askedBackStamp = q.now, q.stamp
 }

@@ -536,10 +536,11 @@ func (q *Queues) checkDriversDecided() error {
 			// served the requests it waited for first then, and the one it
 			// waits for now came first only with them. Nor one granted a
 			// whole ask since: the ask it waits for now was not its first
-			// then.
+			// then. Nor one under a maxSlots from which the admission asked
+			// slots back since (roomGivenSince).
 			if x == j || (x.heldBack && x.heldBackAt.Equal(q.now) && x.heldBackStamp < j.driverStamp) || x.gangStamp > j.driverStamp ||
 				(x.reclaimed && x.reclaimAt.Equal(q.now) && x.reclaimStamp > j.driverStamp) ||
-				(x.askDoneAt.Equal(q.now) && x.askDoneStamp > j.driverStamp) {
+				(x.askDoneAt.Equal(q.now) && x.askDoneStamp > j.driverStamp) || q.roomGivenSince(x, j.driverStamp) {
 				continue
 			}
 			if a := x.asks.inOrder(nil); a != nil && a.stamp < j.driverStamp && q.requestServed(x, p, counted) {
@@ -550,6 +551,25 @@ func (q *Queues) checkDriversDecided() error {
 		}
 	}
 	return nil
+}
+
+// roomGivenSince reports whether, after stamp in this instant, the
+// admission asked back a slot of a job under a queue with a maxSlots
+// that x's queue is, or is under: the room that slot leaves there came
+// with the admission's own message, and x's request may have fitted its
+// queues only with it.
+func (q *Queues) roomGivenSince(x *job, stamp uint64) bool {
+	for _, y := range q.jobs {
+		if !y.askedBackAt.Equal(q.now) || y.askedBackStamp < stamp {
+			continue
+		}
+		for n := x.queue.node; n != nil; n = n.parent {
+			if n.max > 0 && n.contains(y.queue.node) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // startHeld reports whether j holds (or has kept for it) its driver and

@@ -560,12 +560,13 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 			} // else: coming to c by its claim already, now by force
 			s.state, s.claimant, s.preempt, s.atShare = slotReclaiming, c.id, true, c.granted >= c.entitled
 			if timeout == 0 || s.idle {
-				s.revoked, v.askedBackAt = true, q.now
+				s.revoked = true
+				q.markAskedBack(v)
 				q.send(v, slotpool.Revoke{Slot: s.slot.ID, Reason: slotpool.ReasonPreempted})
 			} else {
 				s.revokeAt = q.now.Add(timeout)
 				q.revokes = append(q.revokes, idx)
-				v.askedBackAt = q.now
+				q.markAskedBack(v)
 				q.send(v, slotpool.Reclaim{Slot: s.slot.ID})
 			}
 		}

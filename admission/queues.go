@@ -300,10 +300,11 @@ type job struct {
 	driverStamp uint64
 	// gangStamp: when its gang's timer fired (Queues.stamp).
 	gangStamp uint64
-	// askedBackAt: when the admission last asked a slot of it back
-	// (Reclaim or Revoke; for CheckInvariants: what its pool gives back
-	// later in that instant answers it).
-	askedBackAt time.Time
+	// askedBackAt and askedBackStamp: when the admission last asked a
+	// slot of it back (Reclaim or Revoke; for CheckInvariants: what its
+	// pool gives back later in that instant answers it).
+	askedBackAt    time.Time
+	askedBackStamp uint64
 	// askDoneAt and askDoneStamp: when an ask of it was last granted
 	// whole (for CheckInvariants: the ask it waits for first now was not
 	// first before).

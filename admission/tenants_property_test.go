@@ -236,6 +236,9 @@ func TestPropertyQueueTreesRegressions(t *testing.T) {
 			"gang's first ask needed then"},
 		{1137088, "a slot asked back with a Reclaim whose claim was given up, and which its job's pool then gave " +
 			"back in the same instant, answers that Reclaim: it was not there when a driver took its slot before"},
+		{2483074, "j1's driver takes the last free slot while j2 waits for a slot its queue's maxSlots (2, both held by " +
+			"j2) has no room for; a preemption then revokes j2's two slots in the same instant: the room that request fits " +
+			"in now came with the admission's own Revoke, not with an input decided after the driver"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomTreeMix(t, r.seed, FIFO, Priority, FairShare, StateAware)
