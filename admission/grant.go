@@ -617,7 +617,16 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 	}
 	j.queue.heldSlots -= len(j.held)
 	j.queue.heldResized(len(j.held), 0)
-	for _, idx := range j.yielding {
+	// Its slots being asked back go to their claimants, or are free.
+	// They have no owner first: handing one over may give up a claim
+	// (overtaken), which gives the slots asked back for it back to their
+	// owners (unyield), and none is to go back to a job that ended, nor
+	// leave the list walked here.
+	yielding := slices.Clone(j.yielding)
+	for _, idx := range yielding {
+		q.slots[idx].owner = noJob
+	}
+	for _, idx := range yielding {
 		q.slots[idx].revokeAt, q.slots[idx].revoked = time.Time{}, false
 		q.handOver(idx)
 	}

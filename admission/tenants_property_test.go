@@ -239,6 +239,10 @@ func TestPropertyQueueTreesRegressions(t *testing.T) {
 		{2483074, "j1's driver takes the last free slot while j2 waits for a slot its queue's maxSlots (2, both held by " +
 			"j2) has no room for; a preemption then revokes j2's two slots in the same instant: the room that request fits " +
 			"in now came with the admission's own Revoke, not with an input decided after the driver"},
+		{2707675, "j3 ends while one of its slots is being asked back for a claim of another job; handing that slot over " +
+			"gives the claim up (its claimant holds its fair share), which gives the claim's other slots back to their owners, " +
+			"j3 among them: the ended job's slots are handed over ownerless, so none goes back to it, and the list walked " +
+			"is not shortened under the walk (a cleared entry read as slot index 0, granted twice)"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomTreeMix(t, r.seed, FIFO, Priority, FairShare, StateAware)
