@@ -54,16 +54,7 @@ func (q *Queues) startFollows(j *job, have []int) bool {
 // counted on those slots for its first regions would leave the driver
 // waiting beside them.
 func (q *Queues) startFitsBeside(c *job) bool {
-	have := make([]int, len(q.profiles))
-	for _, cp := range q.capacity {
-		have[q.profIdx[cp.Profile]] += cp.N
-	}
-	for p, n := range q.pinned {
-		have[p] -= n
-	}
-	for _, idx := range c.placeholders {
-		have[q.slots[idx].profile]++
-	}
+	have := q.unpinnedTo(c, make([]int, len(q.profiles)))
 	for _, qu := range q.qorder {
 		for _, x := range qu.claims() {
 			if x == c || !x.active() {

@@ -27,13 +27,10 @@ func (q *Queues) pin(idx int32, d int) {
 	q.pinned[p] += d
 }
 
-// wedged reports whether j's head request lack can never be served
-// beside the pinned slots (drivers, its own included, and the other
-// jobs' placeholders) and the idle slots j holds for its head bulk: the
-// rest of the cluster could not complete it (for an ask that may be
-// granted in part: could serve none of it).
-func (q *Queues) wedged(j *job, lack []resource.Count) bool {
-	have := q.countScratch()
+// unpinnedTo sets have (zeroed, per profile) to the slots of the cluster
+// that are not pinned, j's own placeholders counted as j's, and returns
+// it.
+func (q *Queues) unpinnedTo(j *job, have []int) []int {
 	for _, c := range q.capacity {
 		have[q.profIdx[c.Profile]] += c.N
 	}
@@ -43,6 +40,16 @@ func (q *Queues) wedged(j *job, lack []resource.Count) bool {
 	for _, idx := range j.placeholders {
 		have[q.slots[idx].profile]++
 	}
+	return have
+}
+
+// wedged reports whether j's head request lack can never be served
+// beside the pinned slots (drivers, its own included, and the other
+// jobs' placeholders) and the idle slots j holds for its head bulk: the
+// rest of the cluster could not complete it (for an ask that may be
+// granted in part: could serve none of it).
+func (q *Queues) wedged(j *job, lack []resource.Count) bool {
+	have := q.unpinnedTo(j, q.countScratch())
 	for _, idx := range j.held {
 		if s := &q.slots[idx]; s.idle {
 			have[s.profile]--
