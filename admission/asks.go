@@ -24,6 +24,8 @@ type jobAsks struct {
 	n           int
 	free        *jobAsk // asks removed, kept for newAsk (linked by next)
 	head        *jobAsk
+	// ver changes with every ask added, granted from or removed.
+	ver uint64
 }
 
 // indexFrom is the number of asks from which a job's asks are indexed
@@ -144,6 +146,7 @@ func (l *jobAsks) took(a *jobAsk, n int) {
 // count records that d asks joined (1) or left (-1) size bucket b, whose
 // asks in the list are as they are now, and keeps its bit.
 func (l *jobAsks) count(b, d int) {
+	l.ver++
 	some := d > 0
 	if l.sizes != nil {
 		l.sizes[b] += d
@@ -170,7 +173,7 @@ func (l *jobAsks) smallest() int {
 }
 
 // clear forgets every ask.
-func (l *jobAsks) clear() { *l = jobAsks{} }
+func (l *jobAsks) clear() { *l = jobAsks{ver: l.ver + 1} }
 
 // sizeBucket is the smallest grant the ask can take, capped at
 // maxBucket: its whole size if all-or-nothing, else 1.

@@ -81,7 +81,7 @@ func (q *Queues) decidePass() (again bool) {
 	st := &passState{claiming: true, touched: q.touched[:0]}
 	q.turnQueues = q.startPass()
 	touched := 0
-	reserverWaits := false // a queue left to visit has reserved slots, marked (markReservers)
+	marked := false // the queues left with jobs not at rest are marked (markReservers)
 	for qu := q.firstWaiting(); qu != nil; qu = q.firstWaiting() {
 		free := -1 // (counted when no claim is to be made)
 		if !st.claiming && q.nPlaceholders == 0 {
@@ -94,19 +94,28 @@ func (q *Queues) decidePass() (again bool) {
 			if q.nFree == 0 && q.nReserved == 0 {
 				break // nothing left to grant in any queue (as visit stops)
 			}
-			if q.nFree == 0 && !reserverWaits {
+			if q.nFree == 0 {
 				// Nor to any queue: nothing changes until a walk, and
 				// none is left to walk unless a queue left has
-				// reserved slots.
-				if reserverWaits = q.markReservers(); !reserverWaits {
+				// reserved slots of a job not at rest (resting.go). The
+				// marks hold until a slot changes hands: a walk that
+				// moves none changes whether its own queue's jobs are
+				// at rest only, and its queue is marked already.
+				if !marked || q.uses != q.markedUses {
+					marked = true
+					if !q.markReservers() {
+						break
+					}
+				} else if !q.markedLeft() {
 					break
 				}
 			}
 			switch {
-			case len(qu.reservers) > 0:
+			case len(qu.reservers) > 0 && (q.nFree > 0 || !q.reserversAtRest(qu)):
 			case q.nFree == 0:
 				// So are all the queues of its branch without reserved
-				// slots: they come first, one after the other.
+				// slots of jobs not at rest (its walk would visit only
+				// jobs at rest): they come first, one after the other.
 				q.leaveBranch(qu)
 				continue
 			default:
@@ -119,19 +128,11 @@ func (q *Queues) decidePass() (again bool) {
 			// none's smallest grant fits the free slots it may take
 			// (walkSparse finds none; a walk's fresh count, fitCount, is
 			// done at once).
-			reserverWaits = false // (as after a walk of a queue without any)
 			q.doneWaiting(qu)
 			continue
 		}
-		// Marks once made hold for the rest of the pass, if more than
-		// needed: no claim, which reserves slots, is made once the pass
-		// claims no more, and a walk changes the reserved slots of its
-		// own queue's jobs only. A walk that leaves its queue without
-		// any has them made again when next needed (the pass may end).
-		marked := reserverWaits
 		q.turn, q.turnEnded = qu, false
 		stop := q.walk(qu, st)
-		reserverWaits = marked && !st.claiming && len(qu.reservers) > 0
 		touched += len(st.touched)
 		for _, j := range st.touched {
 			q.updateOrder(j)
@@ -220,8 +221,11 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 		q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", "its ask does not fit the free slots"))
 	}
 	if !st.claiming {
-		if len(j.reserved)+len(j.incoming) > 0 && !q.claimComplete(j, lack) {
+		switch {
+		case len(j.reserved)+len(j.incoming) > 0 && !q.claimComplete(j, lack):
 			q.giveUpClaim(j) // stale: what it lacks changed; its reserved slots serve others
+		case len(st.touched) == 0 || st.touched[len(st.touched)-1] != j:
+			q.markResting(j) // (resting.go)
 		}
 		return false
 	}

@@ -108,6 +108,7 @@ func (q *Queues) reserveFor(c *job, idx int32) {
 	}
 	c.queue.listClaimant(c)
 	c.reserved = append(c.reserved, idx)
+	c.claimAdds++
 	q.nReserved++
 	q.addUse(c.queue, 1)
 }
@@ -130,6 +131,7 @@ func (qu *queue) removeReserver(j *job) {
 // addIncoming records a slot being reclaimed for claimant c.
 func (q *Queues) addIncoming(c *job, idx int32) {
 	c.incoming = append(c.incoming, idx)
+	c.claimAdds++
 	c.queue.listClaimant(c)
 }
 

@@ -275,6 +275,10 @@ type job struct {
 	// reclaimed for it: its claim (see Queues.claim).
 	reserved []int32
 	incoming []int32
+	// claimAdds counts the slots ever added to reserved and incoming, and
+	// rest is the mark of its last visit that changed nothing (resting.go).
+	claimAdds uint64
+	rest      restMark
 	// reserverPos is its place in its queue's reservers while reserved
 	// is not empty.
 	reserverPos int
@@ -435,7 +439,14 @@ type Queues struct {
 	nodes     map[string]*qnode
 	nodeList  []*qnode // the nodes of nodes, as created
 	resvStamp uint64   // markReservers' current mark
-	root      *qnode   // nodes["root"]
+	// marked lists the queues markReservers marked, when q.uses was
+	// markedUses.
+	marked     []*queue
+	markedUses uint64
+	// visitAll: no job is ever at rest, every pass visits them all (for
+	// tests: the reference resting.go must decide as).
+	visitAll bool
+	root     *qnode // nodes["root"]
 	// victims holds every job with slots a claim may take, in victim
 	// order (claim_merge.go); nil while there is one queue.
 	victims *rbtree.Tree[*job]

@@ -123,20 +123,34 @@ func (q *Queues) toVisit(qu *queue) bool {
 func (q *Queues) doneWaiting(qu *queue) { qu.doneIn = q.pass }
 
 // markReservers marks the queues left to visit in the pass that have
-// jobs with reserved slots, and their parents (see leaveBranch), and
-// reports whether there are any: O(queues).
+// jobs with reserved slots not at rest (resting.go), and their parents
+// (see leaveBranch), lists them, and reports whether there are any:
+// O(queues). While no slot is free, only their walks may change
+// anything.
 func (q *Queues) markReservers() bool {
 	q.resvStamp++
-	found := false
+	q.markedUses = q.uses
+	q.marked = q.marked[:0]
 	for _, qu := range q.qorder {
-		if len(qu.reservers) > 0 && q.toVisit(qu) {
-			found = true
+		if len(qu.reservers) > 0 && q.toVisit(qu) && !q.reserversAtRest(qu) {
+			q.marked = append(q.marked, qu)
 			for x := qu.node; x != nil && x.resvMark != q.resvStamp; x = x.parent {
 				x.resvMark = q.resvStamp
 			}
 		}
 	}
-	return found
+	return len(q.marked) > 0
+}
+
+// markedLeft reports whether a queue markReservers listed is still to
+// visit and has jobs with reserved slots not at rest.
+func (q *Queues) markedLeft() bool {
+	for _, qu := range q.marked {
+		if len(qu.reservers) > 0 && q.toVisit(qu) && !q.reserversAtRest(qu) {
+			return true
+		}
+	}
+	return false
 }
 
 // leaveBranch takes qu, and the queues of the largest branch it is in
