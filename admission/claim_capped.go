@@ -54,7 +54,8 @@ func (b capBudget) closed() *qnode {
 // have for each of them: their slots fit no budget, and what they may
 // give up does not change with what the claim takes under n, whose
 // queues are not theirs nor their parents below the one they share with
-// the claimant's).
+// the claimant's), but for a claim within its queue (claimWithin, which
+// makes nothing of it).
 func (pk *picker) victimsWithin(n *qnode) []*job {
 	q, c := pk.q, pk.c
 	out := pk.appendWithin(q.claimScratch.victims[:0], n, keyOf(c))
@@ -62,8 +63,8 @@ func (pk *picker) victimsWithin(n *qnode) []*job {
 		slices.SortFunc(out, victimOrder)
 	}
 	for _, qu := range q.qorder {
-		if pk.guarded {
-			break
+		if pk.guarded || q.claimScratch.within != nil {
+			break // (a claim within its queue has no use for it: claimWithin)
 		}
 		if qu.rank < c.queue.rank || qu.holders.Len() == 0 || n.contains(qu.node) {
 			continue
