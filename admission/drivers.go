@@ -91,19 +91,8 @@ func (q *Queues) claimedDriverProfile(x *job) (int32, bool) {
 	for _, idx := range x.incoming {
 		n[q.slots[idx].profile]++
 	}
-	var avail []resource.Count
-	var prof []int32
-	for p, k := range n {
-		if k > 0 {
-			avail = append(avail, resource.Count{Profile: q.profiles[p], N: k})
-			prof = append(prof, int32(p))
-		}
-	}
-	a := q.assign([]resource.Count{{Profile: *x.spec.Driver, N: 1}}, avail)
-	if !a.Complete() {
-		return 0, false
-	}
-	return prof[a.Pairs[0].Slot], true
+	avail, prof := q.supplyOf(n)
+	return q.driverProfileIn(x, avail, prof)
 }
 
 // driverYields reports whether j's driver, about to take a free slot of
@@ -268,6 +257,13 @@ func (q *Queues) servedWithIdle(x *job, idlers []*job) bool {
 // serves it.
 func (q *Queues) driverProfile(j *job) (int32, bool) {
 	avail, prof := q.availableTo(j)
+	return q.driverProfileIn(j, avail, prof)
+}
+
+// driverProfileIn returns the profile of the slot of the supply avail
+// (of profile indices prof, see supplyOf) that j's driver would take, if
+// one serves it.
+func (q *Queues) driverProfileIn(j *job, avail []resource.Count, prof []int32) (int32, bool) {
 	a := q.assign([]resource.Count{{Profile: *j.spec.Driver, N: 1}}, avail)
 	if !a.Complete() {
 		return 0, false

@@ -373,6 +373,13 @@ func (q *Queues) availableTo(j *job) (counts []resource.Count, prof []int32) {
 	for _, idx := range j.placeholders {
 		n[q.slots[idx].profile]++
 	}
+	return q.supplyOf(n)
+}
+
+// supplyOf lists the slots counted per profile in n as a supply to
+// match against: counts[i] of profile index prof[i]. The slices are the
+// admission's storage, valid until the next call.
+func (q *Queues) supplyOf(n []int) (counts []resource.Count, prof []int32) {
 	counts, prof = q.availCounts[:0], q.availProf[:0]
 	for p, c := range n {
 		if c > 0 {
