@@ -93,11 +93,22 @@ func isBehind(c *job, ck orderKey, v *job) bool {
 // picks from the first of them are those a claim would make from the
 // first part of the jobs (behind with enough slots), and a claim that
 // fails on that part picks from them all, from the start.
+//
+// It passes over the jobs of queues that may yield nothing and hold no
+// idle slot by their queue's mark (yieldingQueues, claim_passover.go).
 func (pk *picker) pickBehind() {
-	c := pk.c
+	q, c := pk.q, pk.c
 	ck := keyOf(c)
-	for n := pk.q.victims.First(); n != nil && pk.m < pk.need; n = n.Next() {
-		if v := n.Item(); isBehind(c, ck, v) && !pk.passesOver(v) {
+	live := q.yieldingQueues(c, pk.gain())
+	for n := q.victims.First(); n != nil && pk.m < pk.need; n = n.Next() {
+		v := n.Item()
+		switch {
+		case !isBehind(c, ck, v):
+		case v.queue.liveIn != live && !q.holdsIdle(v) && !q.visitAll:
+			// As passesOver would: only whether a guarantee kept its
+			// slots.
+			pk.guarded = pk.guarded || pk.above(v.queue) < len(v.held)
+		case !pk.passesOver(v):
 			pk.pickFrom(v, false)
 		}
 	}

@@ -9,16 +9,18 @@ package admission
 // when the claim picks a slot, so it is found once per queue for as long
 // as the claim picks nothing (queueMemo), and a job of such a queue that
 // holds no idle slot is passed over without looking at its slots: the
-// same picks, and the same guarded result, as pickFrom would make.
+// same picks, and the same guarded result, as pickFrom would make. Most
+// such queues are even found before the walk, a branch at a time (see
+// yieldingQueues below).
 
-// queueMemo is what a claim found of a victim queue at generation gen
-// (claimScratch.gen): how many slots it may give up within the
-// guarantees (giveBudget.above), and whether it gives a job of it that
-// holds no idle slot nothing (dead).
+// queueMemo is what a claim found of a victim queue: how many slots it
+// may give up within the guarantees (giveBudget.above) at generation
+// aboveGen (claimScratch.gen), and whether it gives a job of it that
+// holds no idle slot nothing (dead) at generation gen.
 type queueMemo struct {
-	gen   uint64
-	above int
-	dead  bool
+	gen, aboveGen uint64
+	above         int
+	dead          bool
 }
 
 // changed starts a new generation of the claim's memos: a slot was
@@ -36,27 +38,116 @@ func (pk *picker) passesOver(v *job) bool {
 	if v.queue == c.queue || q.holdsIdle(v) {
 		return false
 	}
-	idx := v.queue.node.idx
-	if idx >= len(cs.memo) {
-		cs.memo = append(cs.memo, make([]queueMemo, len(q.nodeList)-len(cs.memo))...)
-	}
-	m := &cs.memo[idx]
+	above := pk.above(v.queue)
+	m := pk.memo(v.queue)
 	if m.gen != cs.gen {
 		m.gen = cs.gen
-		m.above = pk.give.above(v.queue, c.queue)
-		m.dead = !pk.capB.allows(v) || m.above <= 0 || pk.crossLimit(v.queue) <= 0
+		m.dead = !pk.capB.allows(v) || above <= 0 || pk.crossLimit(v.queue) <= 0
 	}
 	if !m.dead {
 		return false
 	}
-	pk.guarded = pk.guarded || m.above < len(v.held)
+	pk.guarded = pk.guarded || above < len(v.held)
 	return true
+}
+
+// memo returns the claim's memo of queue vq.
+func (pk *picker) memo(vq *queue) *queueMemo {
+	cs := &pk.q.claimScratch
+	idx := vq.node.idx
+	if idx >= len(cs.memo) {
+		cs.memo = append(cs.memo, make([]queueMemo, len(pk.q.nodeList)-len(cs.memo))...)
+	}
+	return &cs.memo[idx]
+}
+
+// above is giveBudget.above of victim queue vq for the claim, found once
+// per generation.
+func (pk *picker) above(vq *queue) int {
+	m := pk.memo(vq)
+	if m.aboveGen != pk.q.claimScratch.gen {
+		m.aboveGen = pk.q.claimScratch.gen
+		m.above = pk.give.above(vq, pk.c.queue)
+	}
+	return m.above
 }
 
 // crossLimit is how many slots queue vq, another than the claimant's,
 // may still yield to the claim: what leaves it behind the claimant's
 // queue (crossYield), less what the claim took from it already.
 func (pk *picker) crossLimit(vq *queue) int {
-	c := pk.c
-	return pk.q.crossYield(vq, c, max(pk.need-len(c.reserved)-len(c.incoming), 0)) - pk.q.claimScratch.crossTaken[vq.node.idx]
+	return pk.q.crossYield(vq, pk.c, pk.gain()) - pk.q.claimScratch.crossTaken[vq.node.idx]
+}
+
+// gain is how many slots the claim brings its claimant beyond what it
+// holds and has coming.
+func (pk *picker) gain() int {
+	return max(pk.need-len(pk.c.reserved)-len(pk.c.incoming), 0)
+}
+
+// On a busy cluster whose sibling queues the fair order keeps level,
+// nearly every queue is of that kind: one slot less would put it ahead
+// of the claimant's (crossYield), and that depends, besides the slots
+// the queue holds, only on the branch it is in below the parent it
+// shares with the claimant's queue. So a claim across queues first asks
+// each branch beside its claimant's queue and that queue's parents once
+// whether it may yield a slot (branchYields), and passes over a job of
+// any other branch that holds no idle slot at the cost of looking at its
+// queue's mark (queue.liveIn): such a job gives the claim nothing, and
+// passesOver would mark the claim guarded if its queue may give up fewer
+// slots than the job holds, which pickBehind asks the giveBudget directly
+// (only while the claim is not guarded yet).
+
+// yieldingQueues marks (queue.liveIn) the queues that may yield claimant
+// c's claim (of gain more slots) a slot, as crossYield finds them, and
+// some more: c's queue, its subtree and its parents (crossYield leaves
+// them to their own rules), and the queues of the branches beside c's
+// queue and its parents that may yield a slot (branchYields). It
+// returns the mark.
+func (q *Queues) yieldingQueues(c *job, gain int) uint64 {
+	cs := &q.claimScratch
+	cs.liveStamp++
+	out := appendSubtree(cs.liveQueues[:0], c.queue.node)
+	for n := c.queue.node; n.parent != nil; n = n.parent {
+		if n.parent.qu != nil {
+			out = append(out, n.parent.qu)
+		}
+		for _, s := range n.parent.children {
+			if s != n && branchYields(s, n, c, gain) {
+				out = appendSubtree(out, s)
+			}
+		}
+	}
+	for _, qu := range out {
+		qu.liveIn = cs.liveStamp
+	}
+	cs.liveQueues = out
+	return cs.liveStamp
+}
+
+// branchYields reports whether a queue of branch s, beside the branch n
+// of claimant c's queue under their parent, may yield c's claim (of gain
+// more slots) a slot: s, holding one slot less, still comes after n
+// holding what the claim brings it (crossYield's test, which comes out
+// the same for every queue of s that holds a slot: the more s holds,
+// the later it comes).
+func branchYields(s, n *qnode, c *job, gain int) bool {
+	x, y := fairKeyOf(s), fairKeyOf(n)
+	if x.used < 1 {
+		return true // (it holds no slot: nothing of it to pass over)
+	}
+	y.used += len(c.incoming) + gain
+	x.used--
+	return x.compare(y) > 0
+}
+
+// appendSubtree appends to out the queues of n's subtree.
+func appendSubtree(out []*queue, n *qnode) []*queue {
+	if n.qu != nil {
+		out = append(out, n.qu)
+	}
+	for _, ch := range n.children {
+		out = appendSubtree(out, ch)
+	}
+	return out
 }

@@ -363,6 +363,9 @@ type queue struct {
 	// unused (cslot.idle): a queue without any progresses, and claims
 	// nothing within itself (claim_within.go).
 	idleHeld int
+	// liveIn is claimScratch.liveStamp while the claim being made may
+	// take slots of this queue (yieldingQueues).
+	liveIn uint64
 	// startingJobs lists the jobs starting under StateAware (their timeouts).
 	startingJobs []*job
 	// jobs lists, in a fair-share queue, its jobs not known to have ended;
@@ -443,8 +446,9 @@ type Queues struct {
 	// markedUses.
 	marked     []*queue
 	markedUses uint64
-	// visitAll: no job is ever at rest, every pass visits them all (for
-	// tests: the reference resting.go must decide as).
+	// visitAll: no job is ever at rest, every pass visits them all, and
+	// a claim looks at every job behind it (for tests: the reference
+	// resting.go and claim_passover.go must decide as).
 	visitAll bool
 	root     *qnode // nodes["root"]
 	// victims holds every job with slots a claim may take, in victim

@@ -9,28 +9,6 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 )
 
-// TestPropertyRestChangesNothing: passing over jobs at rest (resting.go)
-// changes no decision: random queue trees and random mixes in one level
-// of queues give the same events, step by step, as when every pass visits
-// every job it may serve (Queues.visitAll, the reference). -tree-mixes
-// and -mixes run more (from -tree-first and -mixfrom).
-func TestPropertyRestChangesNothing(t *testing.T) {
-	policies := []Policy{FIFO, Priority, FairShare, StateAware}
-	same := func(kind string, seed uint64, build func() *sim) {
-		s, ref := build(), build()
-		ref.q.visitAll = true
-		s.run(0)
-		ref.run(0)
-		require.Equal(t, ref.log, s.log, "%s seed %d: a job at rest passed over changed a decision", kind, seed)
-	}
-	for seed := *treeFirst; seed < *treeFirst+uint64(*treeMixes); seed++ {
-		same("queue-tree", seed, func() *sim { return randomTreeMix(t, seed, policies...) })
-	}
-	for seed := *mixFrom; seed < *mixFrom+uint64(*mixes); seed++ {
-		same("mix", seed, func() *sim { return randomMix(t, seed, policies...) })
-	}
-}
-
 // TestRestPassesOverWaitingClaimants: on the queue-tree benchmark's
 // cluster, busy in every queue, passes pass over most visits of jobs
 // that wait for their claims (a job is visited again once what it has
