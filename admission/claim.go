@@ -92,10 +92,9 @@ type claimScratch struct {
 	// that hold idle slots (see aheadIdle).
 	passGuarded bool
 	passWedged  []*job
-	// liveStamp marks the queues that may yield a claim slots, and
-	// liveQueues lists them (yieldingQueues, claim_passover.go).
-	liveStamp  uint64
-	liveQueues []*queue
+	// liveStamp marks the queues that may yield a claim slots
+	// (yieldingQueues, claim_passover.go).
+	liveStamp uint64
 	// within: the claim takes only from the jobs of this queue's subtree
 	// behind its claimant (claim_within.go); nil: from all behind it.
 	within *qnode

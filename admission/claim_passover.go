@@ -105,49 +105,40 @@ func (pk *picker) gain() int {
 // queue and its parents that may yield a slot (branchYields). It
 // returns the mark.
 func (q *Queues) yieldingQueues(c *job, gain int) uint64 {
-	cs := &q.claimScratch
-	cs.liveStamp++
-	out := appendSubtree(cs.liveQueues[:0], c.queue.node)
+	q.claimScratch.liveStamp++
+	live := q.claimScratch.liveStamp
+	markSubtree(c.queue.node, live)
 	for n := c.queue.node; n.parent != nil; n = n.parent {
 		if n.parent.qu != nil {
-			out = append(out, n.parent.qu)
+			n.parent.qu.liveIn = live
 		}
 		for _, s := range n.parent.children {
 			if s != n && branchYields(s, n, c, gain) {
-				out = appendSubtree(out, s)
+				markSubtree(s, live)
 			}
 		}
 	}
-	for _, qu := range out {
-		qu.liveIn = cs.liveStamp
-	}
-	cs.liveQueues = out
-	return cs.liveStamp
+	return live
 }
 
 // branchYields reports whether a queue of branch s, beside the branch n
 // of claimant c's queue under their parent, may yield c's claim (of gain
 // more slots) a slot: s, holding one slot less, still comes after n
-// holding what the claim brings it (crossYield's test, which comes out
-// the same for every queue of s that holds a slot: the more s holds,
-// the later it comes).
+// (crossYield's test at one slot, which comes out the same for every
+// queue of s that holds a slot: the more s holds, the later it comes).
 func branchYields(s, n *qnode, c *job, gain int) bool {
-	x, y := fairKeyOf(s), fairKeyOf(n)
-	if x.used < 1 {
+	if s.used < 1 {
 		return true // (it holds no slot: nothing of it to pass over)
 	}
-	y.used += len(c.incoming) + gain
-	x.used--
-	return x.compare(y) > 0
+	return yieldsAfter(s, n, c, gain, 1)
 }
 
-// appendSubtree appends to out the queues of n's subtree.
-func appendSubtree(out []*queue, n *qnode) []*queue {
+// markSubtree marks the queues of n's subtree live (queue.liveIn).
+func markSubtree(n *qnode, live uint64) {
 	if n.qu != nil {
-		out = append(out, n.qu)
+		n.qu.liveIn = live
 	}
 	for _, ch := range n.children {
-		out = appendSubtree(out, ch)
+		markSubtree(ch, live)
 	}
-	return out
 }

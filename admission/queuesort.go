@@ -278,25 +278,28 @@ func (q *Queues) crossYield(vq *queue, c *job, gain int) int {
 	if av == ac {
 		return vq.heldSlots // (one queue: its own rules)
 	}
-	x, y := fairKeyOf(av), fairKeyOf(ac)
-	y.used += len(c.incoming) + gain
 	// The most slots k (up to what vq holds) such that av, holding k
 	// fewer, still comes after: av comes no earlier the more it holds
 	// (compareNodes), so by bisection. av holds at least vq's slots, so
 	// its count stays non-negative.
-	used := x.used
-	after := func(k int) bool {
-		x.used = used - k
-		return x.compare(y) > 0
-	}
-	lo, hi := 0, vq.heldSlots // after(lo), or lo is 0
+	lo, hi := 0, vq.heldSlots // yieldsAfter(lo), or lo is 0
 	for lo < hi {
 		mid := lo + (hi-lo+1)/2
-		if after(mid) {
+		if yieldsAfter(av, ac, c, gain, mid) {
 			lo = mid
 		} else {
 			hi = mid - 1
 		}
 	}
 	return lo
+}
+
+// yieldsAfter reports whether sibling branch av, holding k slots fewer,
+// still comes after branch ac of claimant c's queue holding what c's
+// claim (of gain more slots than it holds and has coming) brings it.
+func yieldsAfter(av, ac *qnode, c *job, gain, k int) bool {
+	x, y := fairKeyOf(av), fairKeyOf(ac)
+	x.used -= k
+	y.used += len(c.incoming) + gain
+	return x.compare(y) > 0
 }
