@@ -543,7 +543,7 @@ func (q *Queues) firstGrant(j *job) {
 		case j.queue.cfg.StartingTimeout == NoStartingWait:
 			q.move(j, JobRunning, "starting timeout of 0")
 		case j.queue.cfg.Policy == StateAware:
-			j.queue.startingJobs = append(j.queue.startingJobs, j)
+			q.addStarting(j)
 		}
 		q.dropBlockedClaims(j.queue)
 	}
@@ -666,7 +666,7 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 	j.asks.clear()
 	j.driver = false
 	q.updateHolder(j)
-	j.queue.startingJobs = slices.DeleteFunc(j.queue.startingJobs, func(x *job) bool { return x == j })
+	q.dropStarting(j)
 	if failed != nil {
 		j.err = failed
 		q.move(j, JobFailing, failed.Error())

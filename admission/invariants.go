@@ -334,6 +334,13 @@ func (q *Queues) checkCounters() error {
 			c.weight += j.spec.Priority
 		}
 	}
+	listed := 0
+	for _, qu := range q.qorder {
+		listed += len(qu.startingJobs)
+	}
+	if listed != q.nStarting {
+		return fmt.Errorf("admission: the queues list %d jobs starting under stateaware, counted %d", listed, q.nStarting)
+	}
 	for _, qu := range q.qorder {
 		c := counts[qu]
 		switch {

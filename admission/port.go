@@ -165,8 +165,22 @@ func (p *port) Failed(now time.Time, err error) error {
 
 // leaveStarting moves a starting job to running.
 func (q *Queues) leaveStarting(j *job, why string) {
-	j.queue.startingJobs = slices.DeleteFunc(j.queue.startingJobs, func(x *job) bool { return x == j })
+	q.dropStarting(j)
 	q.move(j, JobRunning, why)
+}
+
+// addStarting lists j, starting under StateAware, for its starting
+// timeout.
+func (q *Queues) addStarting(j *job) {
+	j.queue.startingJobs = append(j.queue.startingJobs, j)
+	q.nStarting++
+}
+
+// dropStarting takes j off its queue's starting list, if it is on it.
+func (q *Queues) dropStarting(j *job) {
+	n := len(j.queue.startingJobs)
+	j.queue.startingJobs = slices.DeleteFunc(j.queue.startingJobs, func(x *job) bool { return x == j })
+	q.nStarting -= n - len(j.queue.startingJobs)
 }
 
 // Tick takes the time now. The timers due by then fire in the next
@@ -183,6 +197,9 @@ func (q *Queues) Tick(now time.Time) { q.now = now }
 func (q *Queues) fireTimers(now time.Time) bool {
 	q.fireRevokes(now)
 	fired := q.gangTimers(now)
+	if q.nStarting == 0 {
+		return fired // (no queue to look at)
+	}
 	for _, qu := range q.qorder {
 		for _, j := range slices.Clone(qu.startingJobs) {
 			if !now.Before(j.started.Add(qu.cfg.StartingTimeout)) {
@@ -199,6 +216,9 @@ func (q *Queues) NextDeadline() (time.Time, bool) {
 	at, ok := q.nextRevoke()
 	if t, gok := q.nextGangTimer(); gok && (!ok || t.Before(at)) {
 		at, ok = t, true
+	}
+	if q.nStarting == 0 {
+		return at, ok
 	}
 	for _, qu := range q.qorder {
 		for _, j := range qu.startingJobs {

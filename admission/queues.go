@@ -417,6 +417,7 @@ type Queues struct {
 	nFree         int       // free slots in all stacks
 	nReserved     int       // slots reserved for claims
 	nPlaceholders int       // gang placeholders of all jobs
+	nStarting     int       // jobs in the queues' startingJobs lists
 	// pass counts the decide passes; byRank lists the queues by rank
 	// (rankQueues), rankGen counts their numberings; scanAt is where
 	// firstWaiting found the last queue to serve, in the numbering
