@@ -133,7 +133,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 	// Only as many as c's queues' maxima leave room for.
 	cs.freeN = resize(cs.freeN, np)
 	freeN := cs.freeN
-	q.freeTo(c.queue, freeN)
+	q.freeToward(c.queue, lack, have, freeN)
 	for p := range q.free {
 		for k := 0; k < freeN[p] && m < need; k++ {
 			have[p]++

@@ -117,7 +117,8 @@ func (q *Queues) driverYields(j *job, p int32) (yields, follows bool) {
 		return false, true // it takes a slot kept for it, no free one
 	}
 	have := make([]int, len(q.profiles))
-	q.freeTo(j.queue, have)
+	start, _ := q.startNeed(j)
+	q.freeToward(j.queue, start, own, have)
 	for p, n := range own {
 		have[p] += n
 	}
@@ -256,7 +257,7 @@ func (q *Queues) servedWithIdle(x *job, idlers []*job) bool {
 // now (its placeholders and reserved slots first, as takeFor), if one
 // serves it.
 func (q *Queues) driverProfile(j *job) (int32, bool) {
-	avail, prof := q.availableTo(j)
+	avail, prof := q.availableTo(j, []resource.Count{{Profile: *j.spec.Driver, N: 1}})
 	return q.driverProfileIn(j, avail, prof)
 }
 

@@ -100,7 +100,7 @@ func (j *job) gangNeed() []resource.Count {
 // whether it did.
 func (q *Queues) reserveGang(j *job) bool {
 	need := j.gangNeed()
-	avail, prof := q.availableTo(j)
+	avail, prof := q.availableTo(j, need)
 	a := q.assign(need, avail)
 	if !a.Complete() {
 		return false

@@ -360,18 +360,23 @@ func (j *job) headNeed() []resource.Count {
 	return nil
 }
 
-// availableTo tallies the slots j may be granted now, per profile: the
-// free ones (as many as its queues' maxima leave room for, see
-// freeTo) and those reserved for it; prof[i] is the profile index of
-// entry i.
-func (q *Queues) availableTo(j *job) (counts []resource.Count, prof []int32) {
-	n := q.countScratch()
-	q.freeTo(j.queue, n)
+// availableTo tallies the slots j may be granted now toward the
+// requests want, per profile: the free ones (as many as its queues'
+// maxima leave room for, see freeToward) and those reserved for it;
+// prof[i] is the profile index of entry i.
+func (q *Queues) availableTo(j *job, want []resource.Count) (counts []resource.Count, prof []int32) {
+	q.ownCounts = resize(q.ownCounts, len(q.profiles))
+	own := q.ownCounts
 	for _, idx := range j.reserved {
-		n[q.slots[idx].profile]++
+		own[q.slots[idx].profile]++
 	}
 	for _, idx := range j.placeholders {
-		n[q.slots[idx].profile]++
+		own[q.slots[idx].profile]++
+	}
+	n := q.countScratch()
+	q.freeToward(j.queue, want, own, n)
+	for p, k := range own {
+		n[p] += k
 	}
 	return q.supplyOf(n)
 }
@@ -477,7 +482,7 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		if a.allOrNothing && a.size() > mayHave {
 			break // too big for every slot it may have: no need to match
 		}
-		avail, prof := q.availableTo(j)
+		avail, prof := q.availableTo(j, a.left)
 		if len(avail) == 0 {
 			break
 		}

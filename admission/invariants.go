@@ -401,7 +401,7 @@ func (q *Queues) checkNoIdleSlot() error {
 				continue // its first regions could not follow within its queues' maxima
 			}
 		}
-		avail, _ := q.availableTo(j)
+		avail, _ := q.availableTo(j, need)
 		a := resource.Assign(need, avail, q.cfg.Matching)
 		if a.Complete() || (!whole && a.Matched > 0) {
 			return fmt.Errorf("admission: %d slots free (%s) while job %s (%v, queue %s) waits for %s %v, which they would complete (with its %d reserved slots and %d placeholders)",

@@ -189,9 +189,8 @@ func (q *Queues) preemptFor(c *job) bool {
 	if len(victims) == 0 {
 		return false
 	}
-	np := len(q.profiles)
-	base := q.coming(c, true, nil) // what c may count on without preempting
 	all := flatten(demand, len(demand))
+	base := q.coming(c, all, true, nil) // what c may count on without preempting
 	if q.matched(all, base) >= sumCounts(all) {
 		return false // it has what it waits for, or it is on its way
 	}
@@ -234,9 +233,7 @@ func (q *Queues) preemptFor(c *job) bool {
 	}
 	// Free slots toward it are kept for it: the preempted ones complete
 	// them.
-	freeUse := make([]int, np)
-	q.freeTo(c.queue, freeUse)
-	q.reserveFree(c, want, freeUse)
+	q.reserveFree(c, want)
 	q.markPassed(c, victims, picks)
 	q.takeFrom(c, picks)
 	q.stamp++
@@ -472,17 +469,14 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 // coming counts per profile the slots c may count on without
 // preempting: its reserved slots, its placeholders and the slots coming
 // to it (not those a claim asks back from a job it may preempt, which come
-// only when their tasks end, nor those in skip), and the free slots if
-// free is set. Whether c may preempt a job of another queue is judged
+// only when their tasks end, nor those in skip), and, if free is set,
+// the free slots it may take toward want (freeToward). Whether c may preempt a job of another queue is judged
 // without the preemptions in skip: judged with them, the slots they take
 // could close the gap to its queue's guarantee, count the claim's slots
 // as coming, find them not needed (withdrawStale), withdraw them, and
 // the next decision preempt them again, without end.
-func (q *Queues) coming(c *job, free bool, skip []int32) []int {
+func (q *Queues) coming(c *job, want []resource.Count, free bool, skip []int32) []int {
 	have := make([]int, len(q.profiles))
-	if free {
-		q.freeTo(c.queue, have)
-	}
 	gap := q.guaranteeGapWithout(c, skip)
 	for _, list := range [][]int32{c.reserved, c.incoming, c.placeholders} {
 		for _, idx := range list {
@@ -491,14 +485,24 @@ func (q *Queues) coming(c *job, free bool, skip []int32) []int {
 			}
 		}
 	}
+	if free {
+		n := make([]int, len(have))
+		q.freeToward(c.queue, want, have, n)
+		for p, k := range n {
+			have[p] += k
+		}
+	}
 	return have
 }
 
-// reserveFree keeps for c the free slots that serve want beyond what it
-// has reserved and coming, so that no job served after it in this
-// decision takes them before the preempted slots come back.
-func (q *Queues) reserveFree(c *job, want []resource.Count, freeCount []int) {
-	have := q.coming(c, false, nil)
+// reserveFree keeps for c the free slots (those it may take toward want,
+// freeToward) that serve want beyond what it has reserved and coming, so
+// that no job served after it in this decision takes them before the
+// preempted slots come back.
+func (q *Queues) reserveFree(c *job, want []resource.Count) {
+	have := q.coming(c, want, false, nil)
+	freeCount := make([]int, len(have))
+	q.freeToward(c.queue, want, have, freeCount)
 	m := q.matched(want, have)
 	for p := range freeCount {
 		for freeCount[p] > 0 && m < sumCounts(want) {
@@ -677,7 +681,7 @@ func (q *Queues) withdrawStale(free bool) {
 		// As preemptFor counts: a slot a claim asks back from a victim of
 		// c's comes only when its task ends, whenever that is, so it does
 		// not make a preemption unneeded (preemptFor would make it again).
-		have := q.coming(c, free, pending)
+		have := q.coming(c, all, free, pending)
 		m, need := q.matched(all, have), sumCounts(all)
 		withdrawn := false
 		for _, idx := range pending {
@@ -692,7 +696,7 @@ func (q *Queues) withdrawStale(free bool) {
 			withdrawn = true
 		}
 		if free && withdrawn {
-			q.reserveFree(c, all, q.freeCounts(c.queue))
+			q.reserveFree(c, all)
 		}
 	}
 	if free {
@@ -776,11 +780,16 @@ func (q *Queues) dropBereftClaims(bereft []*job, pending map[JobID][]int32) {
 // preempted or not (those come when their tasks end). Nil if they
 // complete not even the first.
 func (q *Queues) completable(c *job, demand [][]resource.Count) []resource.Count {
-	have := q.freeCounts(c.queue)
+	have := make([]int, len(q.profiles))
 	for _, list := range [][]int32{c.reserved, c.incoming, c.placeholders} {
 		for _, idx := range list {
 			have[q.slots[idx].profile]++
 		}
+	}
+	free := make([]int, len(have))
+	q.freeToward(c.queue, flatten(demand, len(demand)), have, free)
+	for p, k := range free {
+		have[p] += k
 	}
 	for k := len(demand); k > 0; k-- {
 		if want := flatten(demand, k); q.matched(want, have) >= sumCounts(want) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/regionsched/regionsched/internal/plural"
+	"github.com/regionsched/regionsched/resource"
 )
 
 // Queues are tenants: each has a guaranteed and a maximum number of slots
@@ -318,12 +319,60 @@ func (q *Queues) addGranted(j *job, d int) {
 
 // freeTo sets n[p] to the free slots of each profile p that a job of qu
 // may take: all of them, or, when its queues' maxima leave room for
-// fewer, that many, the profiles in order.
+// fewer, that many, the profiles in order. Only their number is the
+// same as any choice's: which slots serve a job is freeToward's.
 func (q *Queues) freeTo(qu *queue, n []int) {
 	r := q.room(qu)
 	for p, f := range q.free {
 		n[p] = min(len(f), r)
 		r -= n[p]
+	}
+}
+
+// freeToward sets n[p] to the free slots of each profile p that a job of
+// qu may take toward the requests want, beside the slots own it has
+// (per profile; nil: none): all of them, as freeTo, unless its queues'
+// maxima leave room for fewer and the cluster has slots of more than one
+// profile. Then which slots fill the room matters (a request may fit the
+// slots of one profile only), and it counts those that serve the requests
+// of want in their order: for each request, if own and the slots counted
+// so far do not serve it with those before it, one more free slot of the
+// first profile that does, while the room lasts (a request no free slot
+// serves is passed over). Slots that would serve none of want are not
+// counted.
+func (q *Queues) freeToward(qu *queue, want []resource.Count, own []int, n []int) {
+	r := q.room(qu)
+	if r >= q.nFree || len(q.profiles) < 2 {
+		q.freeTo(qu, n)
+		return
+	}
+	clear(n)
+	have := make([]int, len(q.profiles))
+	copy(have, own)
+	var prefix []resource.Count
+	m := 0
+	for _, c := range want {
+		prefix = append(prefix, resource.Count{Profile: c.Profile})
+		for u := 0; u < c.N && r > 0; u++ {
+			prefix[len(prefix)-1].N++
+			if q.matched(prefix, have) > m {
+				m++
+				continue
+			}
+			for p, f := range q.free {
+				if n[p] == len(f) {
+					continue
+				}
+				have[p]++
+				if q.matched(prefix, have) > m {
+					n[p]++
+					m++
+					r--
+					break
+				}
+				have[p]--
+			}
+		}
 	}
 }
 

@@ -3,6 +3,8 @@ package admission
 import (
 	"testing"
 
+	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -80,4 +82,37 @@ func TestJobsRunInQueuesWithoutChildren(t *testing.T) {
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, ParentQueueError{Queue: "root.a", Child: "root.a.b", Job: "y"}, *pe)
 	assert.NoError(t, CheckJobQueues(nil, []string{"x", "y"}, []string{"root.a.b", "root.a.c"}))
+}
+
+// A queue's maxSlots caps how many slots it holds, not which: on a
+// cluster whose small slot is listed first, a queue capped at 1 (or 2)
+// is granted the big slots its tasks need, not left waiting for the
+// small one beside idle big slots.
+func TestMaxSlotsTakesTheSlotsThatFit(t *testing.T) {
+	small, big, task := resource.New(1000, 2048), resource.New(2000, 4096), resource.New(1500, 512)
+	for _, c := range []struct {
+		max, tasks int
+		want       []slotpool.SlotID
+	}{{1, 1, []slotpool.SlotID{2}}, {2, 2, []slotpool.SlotID{2, 3}}, {2, 1, []slotpool.SlotID{2}}} {
+		q, err := New(Config{
+			Slots:  []slotpool.Slot{{ID: 1, Profile: small}, {ID: 2, Profile: big}, {ID: 3, Profile: big}},
+			Queues: []QueueConfig{{Name: "root.a", MaxSlots: c.max}},
+		})
+		require.NoError(t, err)
+		p, err := q.submit(t0, JobSpec{Name: "j", Queue: "root.a"})
+		require.NoError(t, err)
+		require.NoError(t, p.Handle(t0, slotpool.Ask{ID: 1, Bulk: 1, Head: true,
+			Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: task, MinMembers: c.tasks}}, AllOrNothing: true}}))
+		q.Decide(t0)
+		var got []slotpool.SlotID
+		for _, m := range p.Ready() {
+			if g, ok := m.(slotpool.Grant); ok {
+				for _, s := range g.Slots {
+					got = append(got, s.ID)
+				}
+			}
+		}
+		assert.ElementsMatch(t, c.want, got, "max %d, %d tasks", c.max, c.tasks)
+		require.NoError(t, q.checkInvariants())
+	}
 }

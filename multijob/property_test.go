@@ -26,8 +26,8 @@ import (
 
 // The property test: random mixes of 2 to 8 jobs on one cluster (every
 // policy, several queues, maxRunningJobs, drivers, soft and hard gangs,
-// preempting queues, priority changes and kills, slots and tasks of
-// several sizes), driven in virtual time by a small runtime that applies
+// preempting queues, queues capped by maxSlots, priority changes and
+// kills, slots and tasks of several sizes), driven in virtual time by a small runtime that applies
 // every Ready. After every Ready the admission's invariants hold
 // (internal/inspect.CheckInvariants: bookkeeping, no idle slot beside a
 // waiting job, reservations only for claims that complete) and so do the
@@ -281,6 +281,38 @@ func (m *mix) genRemovals() {
 		rm.back = rm.at + time.Duration(5+rng.IntN(60))*time.Millisecond
 		m.removals = append(m.removals, rm)
 		m.describe("slot %d removed at %v, back at %v", rm.id, rm.at, rm.back)
+	}
+}
+
+// genCaps gives a third of a mix's queues a maxSlots, from a random
+// stream of its own (as genRemovals): at least what each of its jobs
+// needs at once beside the drivers the others of the queue may hold (its
+// largest region, or its gang), so that none is rejected for it, and at
+// most the cluster's slots less one. On a cluster of small and large
+// slots a job of such a queue may take only some of the free slots, and
+// which ones must be those its tasks fit.
+func (m *mix) genCaps() {
+	rng := rand.New(rand.NewPCG(m.seed, 0xca95))
+	for qi := range m.queues {
+		qc := &m.queues[qi]
+		largest := 1
+		for _, j := range m.jobs {
+			if j.spec.Queue != qc.Name || j.oversized {
+				continue
+			}
+			for r := range region.ID(j.spec.Regions.NumRegions()) {
+				largest = max(largest, j.spec.Regions.SlotCount(r))
+			}
+			if j.spec.Gang != nil {
+				largest = max(largest, j.spec.Gang.MinSlots)
+			}
+		}
+		low := driversIn(*qc) + largest
+		if rng.IntN(3) > 0 || low >= len(m.slots)-1 {
+			continue
+		}
+		qc.MaxSlots = low + rng.IntN(len(m.slots)-1-low+1)
+		m.describe("queue %s: maxSlots %d", qc.Name, qc.MaxSlots)
 	}
 }
 
@@ -1117,10 +1149,13 @@ func (r *mixRun) run() error {
 // runSeed runs a seed's mix, and again with the jobs of each instant
 // submitted in reverse order; it returns the first violation and what
 // to print with it.
-func runSeed(seed uint64, removals bool) (report string, err error) {
+func runSeed(seed uint64, removals, caps bool) (report string, err error) {
 	m := genMix(seed)
 	if removals {
 		m.genRemovals()
+	}
+	if caps {
+		m.genCaps()
 	}
 	r, err := newMixRun(m, false)
 	if err != nil {
@@ -1195,7 +1230,7 @@ func TestPropertyMixes(t *testing.T) {
 	}
 	failures := 0
 	for _, seed := range seeds {
-		report, err := runSeed(seed, true)
+		report, err := runSeed(seed, true, true)
 		if *mixSeed != 0 {
 			t.Logf("seed %d: %v\n%s", seed, err, report)
 		}
@@ -1274,7 +1309,7 @@ var regressionSeeds = []struct {
 func TestPropertyMixesRegressions(t *testing.T) {
 	for _, r := range regressionSeeds {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
-			report, err := runSeed(r.seed, r.removals) // the case as it was found
+			report, err := runSeed(r.seed, r.removals, false) // the case as it was found
 			require.NoError(t, err, "%s\n%s", r.what, report)
 		})
 	}

@@ -430,3 +430,36 @@ func TestSimulateReclaimVictimOrderBesideAnotherQueuesClaim(t *testing.T) {
 	lines := jobLines(t, res.stdout)
 	assert.Equal(t, []string{"500 ms", "500 ms", "3500 ms", "0 ms", "3000 ms", "finished"}, lines["j1"], "j1 runs once, undisturbed")
 }
+
+// A queue's maxSlots caps how many slots it holds, not which: on a
+// cluster of a small slot listed first and two large ones, a queue capped
+// at 1 runs a task that fits only the large slots at once (it waited
+// forever beside an idle large slot when the cap counted the slots in
+// the order the cluster lists them), and one capped at 2 runs two such
+// tasks side by side.
+func TestSimulateMaxSlotsTakesTheSlotsThatFit(t *testing.T) {
+	job := writeTemp(t, "big.json", `{"name": "big", "queue": "root.a", "vertices": [`+
+		`{"id": "v", "parallelism": 2, "durationMs": 100, "resources": {"cpuMillis": 1500, "memoryMB": 512}}]}`)
+	for _, c := range []struct {
+		max      int
+		finished string
+		deploys  map[string]int
+	}{
+		{1, "finished: the only job finished at 200 ms", map[string]int{"big": 1}},
+		{2, "finished: the only job finished at 100 ms", map[string]int{"big": 2}},
+	} {
+		cluster := writeTemp(t, "cluster.json", fmt.Sprintf(`{"slots": [`+
+			`{"count": 1, "resources": {"cpuMillis": 1000, "memoryMB": 2048}}, `+
+			`{"count": 2, "resources": {"cpuMillis": 2000, "memoryMB": 4096}}], `+
+			`"queues": [{"name": "root.a", "maxSlots": %d}]}`, c.max))
+		res, tr := simulateTraced(t, "--cluster", cluster, job)
+		require.Equal(t, 0, res.code, res.stdout)
+		assert.Equal(t, c.finished, lastLine(res.stdout), "max %d", c.max)
+		assert.Equal(t, c.deploys, deploysAt(tr, 0), "max %d", c.max)
+		for _, e := range tr {
+			if e.Event == "deploy" {
+				assert.NotEqual(t, 0, *e.Slot, "max %d: a task in the small slot: %+v", c.max, e)
+			}
+		}
+	}
+}
