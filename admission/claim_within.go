@@ -78,11 +78,14 @@ func (q *Queues) claimWithin(qu *queue, j *job) {
 // nothing because of its queues' maxSlots: they leave too little room
 // for what it lacks beyond its reserved slots and placeholders, and the
 // other jobs under them hold too little for a claim; or its driver's
-// first regions could not follow it within the room left.
+// first regions could not follow it within the room left (a gang's too:
+// the slots its claim kept would count against its queues' maxima,
+// beside jobs that need them to progress, for a gang that could not
+// start).
 func (q *Queues) waitsForRoom(qu *queue, j *job, lack []resource.Count) bool {
 	n, room := sumCounts(lack)-len(j.reserved)-len(j.placeholders), q.room(qu)
 	return (n > room && n > room+q.heldUnderCap(j)) ||
-		(j.driver && !j.hasSlot && !j.gangWaits() && !q.startFitsRoom(j))
+		(j.driver && !j.hasSlot && !q.startFitsRoom(j))
 }
 
 // heldBehindIn counts, up to enough, the slots a claim may take of the

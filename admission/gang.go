@@ -95,6 +95,16 @@ func (j *job) gangNeed() []resource.Count {
 	return []resource.Count{{Profile: j.spec.Gang.Profile, N: j.spec.Gang.MinSlots}}
 }
 
+// gangStartFits reports whether j's driver, once its gang is reserved,
+// could start: with its first regions it fits the room its queues'
+// maxima leave (startFitsRoom; the placeholders come out of that room).
+// A gang reserved when it does not would hold its placeholders idle
+// while the driver waits for room that the jobs beside it, kept from
+// the placeholders' slots, may never give back.
+func (q *Queues) gangStartFits(j *job) bool {
+	return !j.driver || j.hasSlot || q.startFitsRoom(j)
+}
+
 // reserveGang takes j's whole gang from the slots j may have (free ones
 // and those its claim reserved) as placeholders, or nothing; it reports
 // whether it did.

@@ -186,7 +186,7 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 		return true // nothing left to grant, no claim to make
 	}
 	canServe := q.nFree > 0 || len(j.reserved) > 0
-	if j.gangWaits() && canServe && q.reserveGang(j) {
+	if j.gangWaits() && canServe && q.gangStartFits(j) && q.reserveGang(j) {
 		st.touched = append(st.touched, j)
 	}
 	if (canServe || len(j.placeholders) > 0) && q.serve(j) {

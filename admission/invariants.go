@@ -393,6 +393,9 @@ func (q *Queues) checkNoIdleSlot() error {
 		if need == nil {
 			continue
 		}
+		if j.gangWaits() && !q.gangStartFits(j) {
+			continue // its driver could not start within its queues' maxima (gang.go)
+		}
 		if j.driver && !j.hasSlot && !j.gangWaits() {
 			if p, ok := q.driverProfile(j); ok && yields(q.driverYields(j, p)) {
 				continue // it leaves the slot to a request (drivers.go)

@@ -463,3 +463,24 @@ func TestSimulateMaxSlotsTakesTheSlotsThatFit(t *testing.T) {
 		}
 	}
 }
+
+// A gang is not reserved, nor claimed, for a job whose driver could not
+// start beside it within its queues' maxSlots: under a parent capped at
+// 3, A (a driver and two one-slot tasks, then two more) runs through
+// while B (a driver and two one-slot tasks, a soft gang of 2) waits for
+// A's driver to end. Reserved at 300 ms, B's placeholders held the two
+// slots A's next tasks needed, beside a driver that could not start,
+// until B's gang timer (15 minutes by default).
+func TestSimulateGangWaitsForRoomToStart(t *testing.T) {
+	cluster := writeTemp(t, "cluster.json", `{"slots": [{"count": 9}], "queues": [{"name": "root.p", "maxSlots": 3}, {"name": "root.p.a"}, {"name": "root.p.b"}]}`)
+	a := writeTemp(t, "a.json", `{"name": "A", "queue": "root.p.a", "driver": {"startupMs": 0}, "vertices": [`+
+		`{"id": "x", "parallelism": 2, "durationMs": 300}, {"id": "y", "parallelism": 2, "durationMs": 300}], `+
+		`"edges": [{"source": "x", "target": "y", "shipStrategy": "hash", "exchange": "blocking"}]}`)
+	b := writeTemp(t, "b.json", `{"name": "B", "queue": "root.p.b", "submitAtMs": 100, "driver": {}, `+
+		`"gang": {"minSlots": 2, "style": "soft"}, "vertices": [{"id": "v", "parallelism": 2, "durationMs": 100}]}`)
+	res := execCLI(t, "", "simulate", "--cluster", cluster, a, b)
+	require.Equal(t, 0, res.code, res.stdout)
+	lines := jobLines(t, res.stdout)
+	assert.Equal(t, []string{"0 ms", "0 ms", "600 ms", "0 ms", "600 ms", "finished"}, lines["A"])
+	assert.Equal(t, []string{"100 ms", "1600 ms", "1700 ms", "1500 ms", "1600 ms", "finished"}, lines["B"])
+}
