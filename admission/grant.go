@@ -334,8 +334,8 @@ func (q *Queues) blocked(j *job) string {
 	if qu.cfg.Policy == StateAware && qu.starting > 0 {
 		return "stateaware: another job of " + qu.cfg.Name + " is starting"
 	}
-	if qu.cfg.MaxRunningJobs > 0 && qu.running >= qu.cfg.MaxRunningJobs {
-		return "maxRunningJobs of " + qu.cfg.Name + " reached"
+	if n := qu.runLimit(); n != nil {
+		return "maxRunningJobs of " + n.name + " reached"
 	}
 	return ""
 }
@@ -554,14 +554,33 @@ func (q *Queues) firstGrant(j *job) {
 	}
 }
 
-// dropBlockedClaims gives up the claims of the jobs of qu that a job's
-// start holds back (StateAware, maxRunningJobs): they may not be granted
-// anything until it leaves starting or ends, and what they kept would sit
-// idle meanwhile.
+// dropBlockedClaims gives up the claims of the jobs that a job's start in
+// qu holds back (StateAware, maxRunningJobs of qu or of a parent: the
+// jobs of every queue under it): they may not be granted anything until
+// it leaves starting or ends, and what they kept would sit idle
+// meanwhile.
 func (q *Queues) dropBlockedClaims(qu *queue) {
-	if qu.cfg.Policy != StateAware && qu.cfg.MaxRunningJobs == 0 {
-		return
+	top := qu.limitedRuns()
+	switch {
+	case top != nil:
+		q.dropBlockedUnder(top)
+	case qu.cfg.Policy == StateAware:
+		q.dropBlockedIn(qu)
 	}
+}
+
+// dropBlockedUnder is dropBlockedIn for every queue of n's subtree.
+func (q *Queues) dropBlockedUnder(n *qnode) {
+	if n.qu != nil {
+		q.dropBlockedIn(n.qu)
+	}
+	for _, c := range n.children {
+		q.dropBlockedUnder(c)
+	}
+}
+
+// dropBlockedIn gives up the claims of the jobs of qu held back.
+func (q *Queues) dropBlockedIn(qu *queue) {
 	for _, x := range qu.claims() {
 		if x.state == JobAccepted && q.blocked(x) != "" {
 			q.dropClaim(x)

@@ -360,6 +360,27 @@ func (q *Queues) checkCounters() error {
 			return fmt.Errorf("admission: queue %s (stateaware) has %d jobs starting", qu.cfg.Name, c.starting)
 		}
 	}
+	return q.checkSubtreeRuns(func(qu *queue) int { return counts[qu].running })
+}
+
+// checkSubtreeRuns checks each queue's count of the jobs running in its
+// subtree against running, the count of each queue's own, and against
+// its maxRunningJobs.
+func (q *Queues) checkSubtreeRuns(running func(*queue) int) error {
+	sums := make(map[*qnode]int, len(q.nodeList))
+	for _, qu := range q.qorder {
+		for n := qu.node; n != nil; n = n.parent {
+			sums[n] += running(qu)
+		}
+	}
+	for _, n := range q.nodeList {
+		switch {
+		case sums[n] != n.running:
+			return fmt.Errorf("admission: queue %s: %d jobs running in its subtree, counted %d", n.name, sums[n], n.running)
+		case n.qu != nil && n.qu.cfg.MaxRunningJobs > 0 && sums[n] > n.qu.cfg.MaxRunningJobs:
+			return fmt.Errorf("admission: queue %s runs %d jobs in its subtree, maxRunningJobs %d", n.name, sums[n], n.qu.cfg.MaxRunningJobs)
+		}
+	}
 	return nil
 }
 

@@ -63,8 +63,10 @@ type QueueConfig struct {
 	// Policy orders its jobs.
 	Policy Policy
 	// MaxRunningJobs limits the jobs counted running (from their first
-	// grant until they end); 0 means unlimited. Jobs beyond it wait and
-	// are admitted in policy order.
+	// grant until they end) in the queue and the queues under it (as
+	// YuniKorn's maxApplications); 0 means unlimited. Jobs beyond it wait
+	// and are admitted in policy order (across its children, in their
+	// fair order).
 	MaxRunningJobs int
 	// StartingTimeout: under StateAware, how long a job stays starting at
 	// most; 0 means DefaultStartingTimeout, NoStartingWait that a job

@@ -809,6 +809,7 @@ func (q *Queues) move(j *job, to JobState, reason string) {
 	case to == JobStarting:
 		qu.starting++
 		qu.running++
+		qu.node.addRunning(1)
 		qu.weight += j.spec.Priority
 		j.started = q.now
 	case from == JobStarting:
@@ -816,6 +817,7 @@ func (q *Queues) move(j *job, to JobState, reason string) {
 	}
 	if (from == JobStarting || from == JobRunning) && (to == JobCompleting || to == JobFailing) {
 		qu.running--
+		qu.node.addRunning(-1)
 		qu.weight -= j.spec.Priority
 	}
 	q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: StateChanged, From: from, To: to, Reason: reason})

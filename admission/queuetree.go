@@ -37,8 +37,9 @@ type qnode struct {
 	qu *queue
 	// guaranteed and max: the configured capacities (max 0: unlimited).
 	guaranteed, max int
-	// used counts the slots the subtree holds.
-	used int
+	// used counts the slots the subtree holds, running the jobs counted
+	// running in it (for the maxRunningJobs of its queue, qu).
+	used, running int
 	// leftIn is the decide pass that is done with its subtree
 	// (leaveBranch).
 	leftIn uint64
@@ -327,6 +328,38 @@ func (q *Queues) freeTo(qu *queue, n []int) {
 		n[p] = min(len(f), r)
 		r -= n[p]
 	}
+}
+
+// addRunning counts d more jobs running in n's subtree, and so in its
+// parents'.
+func (n *qnode) addRunning(d int) {
+	for ; n != nil; n = n.parent {
+		n.running += d
+	}
+}
+
+// runLimit returns the queue, qu or a parent, whose maxRunningJobs keeps
+// a job of qu from starting now: it has as many jobs running in its
+// subtree. Nil if none does.
+func (qu *queue) runLimit() *qnode {
+	for n := qu.node; n != nil; n = n.parent {
+		if n.qu != nil && n.qu.cfg.MaxRunningJobs > 0 && n.running >= n.qu.cfg.MaxRunningJobs {
+			return n
+		}
+	}
+	return nil
+}
+
+// limitedRuns returns the highest of qu and its parents with a
+// maxRunningJobs, nil if none has one.
+func (qu *queue) limitedRuns() *qnode {
+	var top *qnode
+	for n := qu.node; n != nil; n = n.parent {
+		if n.qu != nil && n.qu.cfg.MaxRunningJobs > 0 {
+			top = n
+		}
+	}
+	return top
 }
 
 // freeToward sets n[p] to the free slots of each profile p that a job of

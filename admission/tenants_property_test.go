@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,9 +124,29 @@ func randomTree(rng *rand.Rand, slots int, policies []Policy) (queues []QueueCon
 // jobs with 1 to 4 regions each that fit their leaf (see randomTree),
 // arriving within 50 ms, a quarter with a soft gang.
 func randomTreeMix(t *testing.T, seed uint64, policies ...Policy) *sim {
+	return treeMix(t, seed, false, policies)
+}
+
+// randomTreeMixLimited is randomTreeMix with, from a random stream of
+// its own, a maxRunningJobs of 1 to 3 on a third of the parent queues:
+// the jobs of all its leaves count against it.
+func randomTreeMixLimited(t *testing.T, seed uint64, policies ...Policy) *sim {
+	return treeMix(t, seed, true, policies)
+}
+
+// treeMix is randomTreeMix, with parents' maxRunningJobs if limits.
+func treeMix(t *testing.T, seed uint64, limits bool, policies []Policy) *sim {
 	rng := rand.New(rand.NewPCG(seed, 39))
 	slots := 4 + rng.IntN(9)
 	queues, leaves, fit, drivers := randomTree(rng, slots, policies)
+	if limits {
+		lr := rand.New(rand.NewPCG(seed, 0x11a1))
+		for i := range queues {
+			if strings.Count(queues[i].Name, ".") == 1 && queues[i].Name != "root.solo" && lr.IntN(3) == 0 {
+				queues[i].MaxRunningJobs = 1 + lr.IntN(3)
+			}
+		}
+	}
 	s := newSim(t, Config{Slots: clusterSlots(slots), Queues: queues}, simConfig{checks: true, record: true})
 	s.logf("seed %d: %d slots, queues %+v", seed, slots, queues)
 	for i := range 2 + rng.IntN(7) {
@@ -161,7 +182,7 @@ func randomTreeMix(t *testing.T, seed uint64, policies ...Policy) *sim {
 // from seed -tree-first.
 func TestPropertyQueueTrees(t *testing.T) {
 	for seed := *treeFirst; seed < *treeFirst+uint64(*treeMixes); seed++ {
-		s := randomTreeMix(t, seed, FIFO, Priority, FairShare, StateAware)
+		s := randomTreeMixLimited(t, seed, FIFO, Priority, FairShare, StateAware)
 		finished := s.run(0)
 		if !assert.True(t, finished, "seed %d: jobs did not finish: %v\n%s\n%s", seed, s.states(), s.tail(20), s.dump()) {
 			continue
@@ -172,7 +193,7 @@ func TestPropertyQueueTrees(t *testing.T) {
 		for _, u := range s.q.Usage() {
 			assert.Zero(t, u.Used, "seed %d: queue %s holds nothing at the end", seed, u.Name)
 		}
-		again := randomTreeMix(t, seed, FIFO, Priority, FairShare, StateAware)
+		again := randomTreeMixLimited(t, seed, FIFO, Priority, FairShare, StateAware)
 		again.run(0)
 		require.Equal(t, s.log, again.log, "seed %d: the same seed must replay the same events", seed)
 	}

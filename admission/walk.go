@@ -137,7 +137,7 @@ func (qu *queue) starts() bool {
 	if qu.cfg.Policy == StateAware && qu.starting > 0 {
 		return false
 	}
-	return qu.cfg.MaxRunningJobs == 0 || qu.running < qu.cfg.MaxRunningJobs
+	return qu.runLimit() == nil
 }
 
 // fitsSome reports whether a job of qu whose smallest grant is at most
@@ -220,7 +220,7 @@ type fitCount struct {
 // newFitCount starts in f the count for a walk of qu.
 func (q *Queues) newFitCount(qu *queue, f *fitCount) {
 	*f = fitCount{}
-	starts := !(qu.cfg.Policy == StateAware && qu.starting > 0) && !(qu.cfg.MaxRunningJobs > 0 && qu.running >= qu.cfg.MaxRunningJobs)
+	starts := !(qu.cfg.Policy == StateAware && qu.starting > 0) && qu.runLimit() == nil
 	for b := range f.cnt {
 		f.cnt[b] = treeSize(qu.fits[1][b])
 		if starts {

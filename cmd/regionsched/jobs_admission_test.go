@@ -484,3 +484,18 @@ func TestSimulateGangWaitsForRoomToStart(t *testing.T) {
 	assert.Equal(t, []string{"0 ms", "0 ms", "600 ms", "0 ms", "600 ms", "finished"}, lines["A"])
 	assert.Equal(t, []string{"100 ms", "1600 ms", "1700 ms", "1500 ms", "1600 ms", "finished"}, lines["B"])
 }
+
+// A parent queue's maxRunningJobs counts the jobs of its children: with
+// root.p limited to one, D (root.p.d) waits for A (root.p.c) to end,
+// although its own queue runs nothing.
+func TestSimulateParentMaxRunningJobs(t *testing.T) {
+	cluster := writeTemp(t, "cluster.json", `{"slots": [{"count": 4}], "queues": [{"name": "root.p", "maxRunningJobs": 1}, {"name": "root.p.c"}, {"name": "root.p.d"}]}`)
+	a := writeTemp(t, "a.json", `{"name": "A", "queue": "root.p.c", "vertices": [{"id": "x", "parallelism": 1, "durationMs": 100}, {"id": "y", "parallelism": 1, "durationMs": 200}], `+
+		`"edges": [{"source": "x", "target": "y", "shipStrategy": "forward", "exchange": "blocking"}]}`)
+	d := writeTemp(t, "d.json", `{"name": "D", "queue": "root.p.d", "submitAtMs": 10, "vertices": [{"id": "v", "parallelism": 1, "durationMs": 100}]}`)
+	res := execCLI(t, "", "simulate", "--cluster", cluster, a, d)
+	require.Equal(t, 0, res.code, res.stdout)
+	lines := jobLines(t, res.stdout)
+	assert.Equal(t, []string{"0 ms", "0 ms", "300 ms", "0 ms", "300 ms", "finished"}, lines["A"])
+	assert.Equal(t, []string{"10 ms", "300 ms", "400 ms", "290 ms", "390 ms", "finished"}, lines["D"])
+}
