@@ -173,8 +173,8 @@ func (q *Queues) requestServedBy(x *job, extra int32, counted func(idx int32) bo
 	if need == nil || (x.driver && !x.hasSlot && !x.gangWaits()) {
 		return false
 	}
-	have := make([]int, len(q.profiles))
-	r := q.room(x.queue) // (within its queues' maxima)
+	free := make([]int, len(q.profiles))
+	total := 0
 	for f, list := range q.free {
 		n := len(list)
 		if counted != nil {
@@ -185,12 +185,14 @@ func (q *Queues) requestServedBy(x *job, extra int32, counted func(idx int32) bo
 				}
 			}
 		}
-		have[f] = min(n, r)
-		r -= have[f]
+		free[f] = n
+		total += n
 	}
-	if extra >= 0 && r > 0 { // (only within its queues' maxima too)
-		have[extra]++
+	if extra >= 0 { // (only within its queues' maxima too)
+		free[extra]++
+		total++
 	}
+	have := make([]int, len(q.profiles))
 	for _, idx := range x.reserved {
 		if counted == nil || counted(idx) {
 			have[q.slots[idx].profile]++
@@ -202,6 +204,20 @@ func (q *Queues) requestServedBy(x *job, extra int32, counted func(idx int32) bo
 		}
 	}
 	for p, n := range more {
+		have[p] += n
+	}
+	// The free slots within its queues' maxima: those that serve it, when
+	// the room is for fewer than there are (pickToward).
+	switch r := q.room(x.queue); {
+	case r >= total:
+	case len(free) == 1:
+		free[0] = r
+	default:
+		n := make([]int, len(free))
+		q.pickToward(free, r, need, have, n)
+		free = n
+	}
+	for p, n := range free {
 		have[p] += n
 	}
 	m := q.matched(need, have)

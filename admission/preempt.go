@@ -365,11 +365,11 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 	var picks []int32
 	cb := q.newCrossBudget(c)
 	if cb != nil {
-		// The free slots it takes count toward its guarantee first.
-		free := 0
-		for _, n := range q.freeCounts(c.queue) {
-			free += n
-		}
+		// The free slots it takes toward want count toward its
+		// guarantee first.
+		n := make([]int, len(q.profiles))
+		q.freeToward(c.queue, want, q.coming(c, want, false, nil), n)
+		free := sumInts(n)
 		if cb.gap -= min(free, need); cb.gap <= 0 {
 			cb = nil
 		}

@@ -318,10 +318,10 @@ func (q *Queues) addGranted(j *job, d int) {
 	q.addUse(j.queue, d)
 }
 
-// freeTo sets n[p] to the free slots of each profile p that a job of qu
-// may take: all of them, or, when its queues' maxima leave room for
-// fewer, that many, the profiles in order. Only their number is the
-// same as any choice's: which slots serve a job is freeToward's.
+// freeTo sets n[p] to the free slots of each profile p, as many as qu's
+// maxima leave room for, the profiles in order: freeToward's count when
+// the room is for all of them, or the cluster has one profile (which
+// slots fill a smaller room otherwise is freeToward's choice).
 func (q *Queues) freeTo(qu *queue, n []int) {
 	r := q.room(qu)
 	for p, f := range q.free {
@@ -367,20 +367,37 @@ func (qu *queue) limitedRuns() *qnode {
 // (per profile; nil: none): all of them, as freeTo, unless its queues'
 // maxima leave room for fewer and the cluster has slots of more than one
 // profile. Then which slots fill the room matters (a request may fit the
-// slots of one profile only), and it counts those that serve the requests
-// of want in their order: for each request, if own and the slots counted
-// so far do not serve it with those before it, one more free slot of the
-// first profile that does, while the room lasts (a request no free slot
-// serves is passed over). Slots that would serve none of want are not
-// counted.
+// slots of one profile only), and pickToward chooses them.
 func (q *Queues) freeToward(qu *queue, want []resource.Count, own []int, n []int) {
 	r := q.room(qu)
 	if r >= q.nFree || len(q.profiles) < 2 {
 		q.freeTo(qu, n)
 		return
 	}
+	free := make([]int, len(q.profiles))
+	for p, f := range q.free {
+		free[p] = len(f)
+	}
+	q.pickToward(free, r, want, own, n)
+}
+
+// pickToward sets n[p] to the slots of each profile p, of the free[p]
+// there are and r in all, that serve the requests of want beside own
+// (per profile; nil: none), in their order: for each request, if own and
+// the slots picked so far do not serve it with those before it, one more
+// slot of the smallest profile that does (as resource.Assign prefers
+// small slots, keeping the large ones for the requests only they fit),
+// while r lasts. A request no slot serves is passed over (and the rest
+// of its count with it); slots that would serve none of want are not
+// picked.
+func (q *Queues) pickToward(free []int, r int, want []resource.Count, own []int, n []int) {
 	clear(n)
-	have := make([]int, len(q.profiles))
+	bySize := make([]int, len(free))
+	for p := range bySize {
+		bySize[p] = p
+	}
+	slices.SortStableFunc(bySize, func(a, b int) int { return compareSlotSize(q.profiles[a], q.profiles[b]) })
+	have := make([]int, len(free))
 	copy(have, own)
 	var prefix []resource.Count
 	m := 0
@@ -392,28 +409,44 @@ func (q *Queues) freeToward(qu *queue, want []resource.Count, own []int, n []int
 				m++
 				continue
 			}
-			for p, f := range q.free {
-				if n[p] == len(f) {
-					continue
-				}
-				have[p]++
-				if q.matched(prefix, have) > m {
-					n[p]++
-					m++
-					r--
-					break
-				}
-				have[p]--
+			if !q.pickOne(free, prefix, m, bySize, have, n) {
+				break // (its other units are the same request: none is served either)
 			}
+			m++
+			r--
 		}
 	}
 }
 
-// freeCounts is freeTo into a new slice.
-func (q *Queues) freeCounts(qu *queue) []int {
-	n := make([]int, len(q.profiles))
-	q.freeTo(qu, n)
-	return n
+// pickOne picks for pickToward one more slot, of the first profile of
+// bySize with a free slot left that raises the matching of prefix above
+// m (counting it in have and n); it reports whether one did.
+func (q *Queues) pickOne(free []int, prefix []resource.Count, m int, bySize, have, n []int) bool {
+	for _, p := range bySize {
+		if n[p] == free[p] {
+			continue
+		}
+		have[p]++
+		if q.matched(prefix, have) > m {
+			n[p]++
+			return true
+		}
+		have[p]--
+	}
+	return false
+}
+
+// compareSlotSize orders slot profiles from small to large as
+// resource.Assign prefers them: known amounts before Unknown (an Unknown
+// slot serves anything), then by resource.CompareAmounts.
+func compareSlotSize(a, b resource.Profile) int {
+	if a.IsUnknown() != b.IsUnknown() {
+		if a.IsUnknown() {
+			return 1
+		}
+		return -1
+	}
+	return resource.CompareAmounts(a, b)
 }
 
 // capNode returns the node whose maxSlots caps qu the most (nil: none).

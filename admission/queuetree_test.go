@@ -104,15 +104,72 @@ func TestMaxSlotsTakesTheSlotsThatFit(t *testing.T) {
 		require.NoError(t, p.Handle(t0, slotpool.Ask{ID: 1, Bulk: 1, Head: true,
 			Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: task, MinMembers: c.tasks}}, AllOrNothing: true}}))
 		q.Decide(t0)
-		var got []slotpool.SlotID
-		for _, m := range p.Ready() {
-			if g, ok := m.(slotpool.Grant); ok {
-				for _, s := range g.Slots {
-					got = append(got, s.ID)
-				}
-			}
-		}
-		assert.ElementsMatch(t, c.want, got, "max %d, %d tasks", c.max, c.tasks)
+		assert.ElementsMatch(t, c.want, grantedSlots(p.Ready()), "max %d, %d tasks", c.max, c.tasks)
 		require.NoError(t, q.checkInvariants())
 	}
+}
+
+// Within a queue's maxSlots, a task that fits any slot takes a small one
+// (as resource.Assign prefers), whatever the order the cluster lists
+// them in: the large slot stays for the task only it fits.
+func TestMaxSlotsKeepsTheLargeSlotsForWhatOnlyTheyFit(t *testing.T) {
+	small, big := resource.New(1000, 2048), resource.New(2000, 4096)
+	q, err := New(Config{
+		Slots:  []slotpool.Slot{{ID: 1, Profile: big}, {ID: 2, Profile: small}, {ID: 3, Profile: small}},
+		Queues: []QueueConfig{{Name: "root.a", MaxSlots: 2}},
+	})
+	require.NoError(t, err)
+	grants := map[string][]slotpool.SlotID{}
+	ports := map[string]*port{}
+	for _, c := range []struct {
+		name string
+		task resource.Profile
+	}{{"a", resource.New(500, 512)}, {"b", resource.New(1500, 512)}} {
+		p, err := q.submit(t0, JobSpec{Name: c.name, Queue: "root.a"})
+		require.NoError(t, err)
+		require.NoError(t, p.Handle(t0, slotpool.Ask{ID: 1, Bulk: 1, Head: true,
+			Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: c.task, MinMembers: 1}}, AllOrNothing: true}}))
+		ports[c.name] = p
+	}
+	q.Decide(t0)
+	for name, p := range ports {
+		grants[name] = grantedSlots(p.Ready())
+	}
+	assert.Len(t, grants["a"], 1)
+	assert.NotContains(t, grants["a"], slotpool.SlotID(1), "a's task fits a small slot")
+	assert.Equal(t, []slotpool.SlotID{1}, grants["b"], "b's task fits only the large slot")
+	require.NoError(t, q.checkInvariants())
+}
+
+// A driver whose first regions could not follow it leaves a free slot to
+// a waiting request that slot serves, also when the request's queue has
+// room, under its maxSlots, for fewer slots than are free: root.z, capped
+// at 1, is served the large slot its task needs although a small slot,
+// listed first, is free too.
+func TestDriverYieldsToARequestUnderAMax(t *testing.T) {
+	small, big := resource.New(1000, 2048), resource.New(2000, 4096)
+	bigTask := resource.New(1500, 512)
+	q, err := New(Config{
+		Slots:  []slotpool.Slot{{ID: 1, Profile: small}, {ID: 2, Profile: big}, {ID: 3, Profile: big}},
+		Queues: []QueueConfig{{Name: "root.d"}, {Name: "root.r"}, {Name: "root.z", MaxSlots: 1}},
+	})
+	require.NoError(t, err)
+	ask := slotpool.Ask{ID: 1, Bulk: 1, Head: true,
+		Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: bigTask, MinMembers: 1}}, AllOrNothing: true}}
+	r, err := q.submit(t0, JobSpec{Name: "r", Queue: "root.r"})
+	require.NoError(t, err)
+	require.NoError(t, r.Handle(t0, ask))
+	q.Decide(t0)
+	require.Len(t, grantedSlots(r.Ready()), 1, "r holds a large slot")
+
+	drv := big
+	j, err := q.submit(t0, JobSpec{Name: "j", Queue: "root.d", Driver: &drv, Start: []resource.Count{{Profile: bigTask, N: 1}}})
+	require.NoError(t, err)
+	x, err := q.submit(t0, JobSpec{Name: "x", Queue: "root.z"})
+	require.NoError(t, err)
+	require.NoError(t, x.Handle(t0, ask))
+	q.Decide(t0)
+	assert.Len(t, grantedSlots(x.Ready()), 1, "x is served the other large slot")
+	assert.False(t, j.j.hasSlot, "j's driver waits: its first region could not follow it")
+	require.NoError(t, q.checkInvariants())
 }

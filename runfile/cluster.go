@@ -46,7 +46,8 @@ type Queue struct {
 	Name string
 	// Policy is one of QueuePolicies, or "" for the run's default.
 	Policy string
-	// MaxRunningJobs bounds the jobs running at once; 0 is unlimited.
+	// MaxRunningJobs bounds the jobs running at once in the queue and
+	// the queues under it; 0 is unlimited.
 	MaxRunningJobs int
 	// StartingTimeoutMs is how long a job of a stateaware queue may stay
 	// starting (nil: the admission's default).

@@ -433,10 +433,10 @@ func TestSimulateReclaimVictimOrderBesideAnotherQueuesClaim(t *testing.T) {
 
 // A queue's maxSlots caps how many slots it holds, not which: on a
 // cluster of a small slot listed first and two large ones, a queue capped
-// at 1 runs a task that fits only the large slots at once (it waited
-// forever beside an idle large slot when the cap counted the slots in
-// the order the cluster lists them), and one capped at 2 runs two such
-// tasks side by side.
+// at 1 runs a task that fits only the large slots at once (a cap that
+// counted the slots in the order the cluster lists them would leave it
+// waiting forever beside an idle large slot), and one capped at 2 runs
+// two such tasks side by side.
 func TestSimulateMaxSlotsTakesTheSlotsThatFit(t *testing.T) {
 	job := writeTemp(t, "big.json", `{"name": "big", "queue": "root.a", "vertices": [`+
 		`{"id": "v", "parallelism": 2, "durationMs": 100, "resources": {"cpuMillis": 1500, "memoryMB": 512}}]}`)
@@ -468,9 +468,9 @@ func TestSimulateMaxSlotsTakesTheSlotsThatFit(t *testing.T) {
 // start beside it within its queues' maxSlots: under a parent capped at
 // 3, A (a driver and two one-slot tasks, then two more) runs through
 // while B (a driver and two one-slot tasks, a soft gang of 2) waits for
-// A's driver to end. Reserved at 300 ms, B's placeholders held the two
-// slots A's next tasks needed, beside a driver that could not start,
-// until B's gang timer (15 minutes by default).
+// A's driver to end. B's placeholders, reserved at 300 ms, would hold
+// the two slots A's next tasks need, beside a driver that could not
+// start, until B's gang timer (15 minutes by default).
 func TestSimulateGangWaitsForRoomToStart(t *testing.T) {
 	cluster := writeTemp(t, "cluster.json", `{"slots": [{"count": 9}], "queues": [{"name": "root.p", "maxSlots": 3}, {"name": "root.p.a"}, {"name": "root.p.b"}]}`)
 	a := writeTemp(t, "a.json", `{"name": "A", "queue": "root.p.a", "driver": {"startupMs": 0}, "vertices": [`+
