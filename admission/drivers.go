@@ -106,22 +106,18 @@ func (q *Queues) driverYields(j *job, p int32) (yields, follows bool) {
 	if len(j.spec.Start) == 0 {
 		return false, true // the driver alone is what it needs
 	}
-	own := make([]int, len(q.profiles))
+	have := make([]int, len(q.profiles))
 	for _, idx := range j.reserved {
-		own[q.slots[idx].profile]++
+		have[q.slots[idx].profile]++
 	}
 	for _, idx := range j.placeholders {
-		own[q.slots[idx].profile]++
+		have[q.slots[idx].profile]++
 	}
-	if own[p] > 0 {
+	if have[p] > 0 {
 		return false, true // it takes a slot kept for it, no free one
 	}
-	have := make([]int, len(q.profiles))
 	start, _ := q.startNeed(j)
-	q.freeToward(j.queue, start, own, have)
-	for p, n := range own {
-		have[p] += n
-	}
+	q.freeToward(j.queue, start, have, have)
 	if q.startFollows(j, have) {
 		return false, true
 	}
@@ -210,15 +206,13 @@ func (q *Queues) requestServedBy(x *job, extra int32, counted func(idx int32) bo
 	// the room is for fewer than there are (pickToward).
 	switch r := q.room(x.queue); {
 	case r >= total:
+		for p, n := range free {
+			have[p] += n
+		}
 	case len(free) == 1:
-		free[0] = r
+		have[0] += r
 	default:
-		n := make([]int, len(free))
-		q.pickToward(free, r, need, have, n)
-		free = n
-	}
-	for p, n := range free {
-		have[p] += n
+		q.pickToward(free, r, need, have, have)
 	}
 	m := q.matched(need, have)
 	return m >= sumCounts(need) || (!whole && m > 0)

@@ -365,19 +365,14 @@ func (j *job) headNeed() []resource.Count {
 // maxima leave room for, see freeToward) and those reserved for it;
 // prof[i] is the profile index of entry i.
 func (q *Queues) availableTo(j *job, want []resource.Count) (counts []resource.Count, prof []int32) {
-	q.ownCounts = resize(q.ownCounts, len(q.profiles))
-	own := q.ownCounts
+	n := q.countScratch()
 	for _, idx := range j.reserved {
-		own[q.slots[idx].profile]++
+		n[q.slots[idx].profile]++
 	}
 	for _, idx := range j.placeholders {
-		own[q.slots[idx].profile]++
+		n[q.slots[idx].profile]++
 	}
-	n := q.countScratch()
-	q.freeToward(j.queue, want, own, n)
-	for p, k := range own {
-		n[p] += k
-	}
+	q.freeToward(j.queue, want, n, n)
 	return q.supplyOf(n)
 }
 

@@ -486,11 +486,7 @@ func (q *Queues) coming(c *job, want []resource.Count, free bool, skip []int32) 
 		}
 	}
 	if free {
-		n := make([]int, len(have))
-		q.freeToward(c.queue, want, have, n)
-		for p, k := range n {
-			have[p] += k
-		}
+		q.freeToward(c.queue, want, have, have)
 	}
 	return have
 }
@@ -786,11 +782,7 @@ func (q *Queues) completable(c *job, demand [][]resource.Count) []resource.Count
 			have[q.slots[idx].profile]++
 		}
 	}
-	free := make([]int, len(have))
-	q.freeToward(c.queue, flatten(demand, len(demand)), have, free)
-	for p, k := range free {
-		have[p] += k
-	}
+	q.freeToward(c.queue, flatten(demand, len(demand)), have, have)
 	for k := len(demand); k > 0; k-- {
 		if want := flatten(demand, k); q.matched(want, have) >= sumCounts(want) {
 			return want

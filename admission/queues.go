@@ -503,7 +503,6 @@ type Queues struct {
 	// debug: the logger logs debug entries (per-job waits are costly).
 	debug        bool
 	counts       []int
-	ownCounts    []int // availableTo's tally of a job's own slots
 	availCounts  []resource.Count
 	availProf    []int32
 	asg          resource.Assignment // the storage of assign's results

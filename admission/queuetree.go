@@ -318,18 +318,6 @@ func (q *Queues) addGranted(j *job, d int) {
 	q.addUse(j.queue, d)
 }
 
-// freeTo sets n[p] to the free slots of each profile p, as many as qu's
-// maxima leave room for, the profiles in order: freeToward's count when
-// the room is for all of them, or the cluster has one profile (which
-// slots fill a smaller room otherwise is freeToward's choice).
-func (q *Queues) freeTo(qu *queue, n []int) {
-	r := q.room(qu)
-	for p, f := range q.free {
-		n[p] = min(len(f), r)
-		r -= n[p]
-	}
-}
-
 // addRunning counts d more jobs running in n's subtree, and so in its
 // parents'.
 func (n *qnode) addRunning(d int) {
@@ -362,43 +350,50 @@ func (qu *queue) limitedRuns() *qnode {
 	return top
 }
 
-// freeToward sets n[p] to the free slots of each profile p that a job of
-// qu may take toward the requests want, beside the slots own it has
-// (per profile; nil: none): all of them, as freeTo, unless its queues'
-// maxima leave room for fewer and the cluster has slots of more than one
-// profile. Then which slots fill the room matters (a request may fit the
-// slots of one profile only), and pickToward chooses them.
-func (q *Queues) freeToward(qu *queue, want []resource.Count, own []int, n []int) {
+// freeToward adds to n[p] (n may be own) the free slots of each profile
+// p that a job of qu may take toward the requests want, beside the slots
+// own it has (per profile; nil: none): all of them, or, when its queues'
+// maxima leave room for fewer, as many as the room; which ones matters
+// only on a cluster of several profiles (a request may fit the slots of
+// one profile only), and pickToward chooses them.
+func (q *Queues) freeToward(qu *queue, want []resource.Count, own, n []int) {
 	r := q.room(qu)
-	if r >= q.nFree || len(q.profiles) < 2 {
-		q.freeTo(qu, n)
-		return
+	switch {
+	case r >= q.nFree:
+		for p, f := range q.free {
+			n[p] += len(f)
+		}
+	case len(q.profiles) == 1:
+		n[0] += r
+	default:
+		free := make([]int, len(q.profiles))
+		for p, f := range q.free {
+			free[p] = len(f)
+		}
+		q.pickToward(free, r, want, own, n)
 	}
-	free := make([]int, len(q.profiles))
-	for p, f := range q.free {
-		free[p] = len(f)
-	}
-	q.pickToward(free, r, want, own, n)
 }
 
-// pickToward sets n[p] to the slots of each profile p, of the free[p]
-// there are and r in all, that serve the requests of want beside own
-// (per profile; nil: none), in their order: for each request, if own and
-// the slots picked so far do not serve it with those before it, one more
-// slot of the smallest profile that does (as resource.Assign prefers
-// small slots, keeping the large ones for the requests only they fit),
-// while r lasts. A request no slot serves is passed over (and the rest
-// of its count with it); slots that would serve none of want are not
-// picked.
-func (q *Queues) pickToward(free []int, r int, want []resource.Count, own []int, n []int) {
-	clear(n)
+// pickToward adds to n[p] (n may be own) the slots of each profile p, of
+// the free[p] there are and r in all, that serve the requests of want
+// beside own (per profile; nil: none), in their order: for each request,
+// if own and the slots picked so far do not serve it with those before
+// it, one more slot of the smallest profile that does (as
+// resource.Assign prefers small slots, keeping the large ones for the
+// requests only they fit), while r lasts. A request no slot serves is
+// passed over (and the rest of its count with it); slots that would
+// serve none of want are not picked.
+func (q *Queues) pickToward(free []int, r int, want []resource.Count, own, n []int) {
 	bySize := make([]int, len(free))
 	for p := range bySize {
 		bySize[p] = p
 	}
-	slices.SortStableFunc(bySize, func(a, b int) int { return compareSlotSize(q.profiles[a], q.profiles[b]) })
-	have := make([]int, len(free))
-	copy(have, own)
+	slices.SortStableFunc(bySize, func(a, b int) int { return resource.CompareSize(q.profiles[a], q.profiles[b]) })
+	have := slices.Clone(own)
+	if have == nil {
+		have = make([]int, len(free))
+	}
+	picks := make([]int, len(free))
 	var prefix []resource.Count
 	m := 0
 	for _, c := range want {
@@ -409,12 +404,15 @@ func (q *Queues) pickToward(free []int, r int, want []resource.Count, own []int,
 				m++
 				continue
 			}
-			if !q.pickOne(free, prefix, m, bySize, have, n) {
+			if !q.pickOne(free, prefix, m, bySize, have, picks) {
 				break // (its other units are the same request: none is served either)
 			}
 			m++
 			r--
 		}
+	}
+	for p, k := range picks {
+		n[p] += k
 	}
 }
 
@@ -434,19 +432,6 @@ func (q *Queues) pickOne(free []int, prefix []resource.Count, m int, bySize, hav
 		have[p]--
 	}
 	return false
-}
-
-// compareSlotSize orders slot profiles from small to large as
-// resource.Assign prefers them: known amounts before Unknown (an Unknown
-// slot serves anything), then by resource.CompareAmounts.
-func compareSlotSize(a, b resource.Profile) int {
-	if a.IsUnknown() != b.IsUnknown() {
-		if a.IsUnknown() {
-			return 1
-		}
-		return -1
-	}
-	return resource.CompareAmounts(a, b)
 }
 
 // capNode returns the node whose maxSlots caps qu the most (nil: none).

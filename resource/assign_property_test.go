@@ -2,7 +2,7 @@ package resource
 
 // Property test of Assign against a brute force over individual requests
 // and slots. It is an internal test so that it can rank slots with
-// compareSize, the order Assign promises to minimise.
+// CompareSize, the order Assign promises to minimise.
 
 import (
 	"fmt"
@@ -43,7 +43,7 @@ func bruteForce(requests, slots []Profile, m Matching, rank func(Profile) int) (
 }
 
 // sizeRank ranks the distinct profiles of slots from small to large by
-// compareSize: the cost Assign minimises per slot used.
+// CompareSize: the cost Assign minimises per slot used.
 func sizeRank(slots []Profile) func(Profile) int {
 	var distinct []Profile
 	for _, p := range slots {
@@ -51,7 +51,7 @@ func sizeRank(slots []Profile) func(Profile) int {
 			distinct = append(distinct, p)
 		}
 	}
-	slices.SortFunc(distinct, compareSize)
+	slices.SortFunc(distinct, CompareSize)
 	return func(p Profile) int { return slices.Index(distinct, p) }
 }
 

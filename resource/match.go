@@ -214,7 +214,7 @@ const smallSupply = 8
 func sizeRanks(supply []Count, order, rank []int) ([]int, []int) {
 	for j := range supply {
 		order = append(order, j)
-		for i := len(order) - 1; i > 0 && compareSize(supply[order[i]].Profile, supply[order[i-1]].Profile) < 0; i-- {
+		for i := len(order) - 1; i > 0 && CompareSize(supply[order[i]].Profile, supply[order[i-1]].Profile) < 0; i-- {
 			order[i], order[i-1] = order[i-1], order[i]
 		}
 	}

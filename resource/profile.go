@@ -193,10 +193,10 @@ func CompareAmounts(a, b Profile) int {
 	return strings.Compare(a.ext, b.ext)
 }
 
-// compareSize orders profiles from small to large for preferring small
-// slots: known before Unknown (an Unknown slot can serve anything, so it is
-// the most valuable), then by CompareAmounts.
-func compareSize(a, b Profile) int {
+// CompareSize orders slot profiles from small to large, as Assign
+// prefers small slots: known before Unknown (an Unknown slot can serve
+// anything, so it is the most valuable), then by CompareAmounts.
+func CompareSize(a, b Profile) int {
 	if a.known != b.known {
 		if a.known {
 			return -1
