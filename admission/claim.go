@@ -120,8 +120,12 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 	np := len(q.profiles)
 	cs.freeTake = resize(cs.freeTake, np)
 	cs.unhelpful = slices.Grow(cs.unhelpful[:0], np)[:np]
-	clear(cs.unhelpful)
 	have := q.countClaim(c)
+	// A driver counts only the slots that leave its regions room
+	// (driverslot.go): no other is reserved or asked back for it.
+	mask := q.driverMask(c)
+	maskOut(have, mask)
+	unhelpfulFrom(cs.unhelpful, mask)
 	need := sumCounts(lack)
 	m := q.matched(lack, have)
 	if m >= need {
@@ -134,6 +138,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 	cs.freeN = resize(cs.freeN, np)
 	freeN := cs.freeN
 	q.freeToward(c.queue, lack, have, freeN)
+	maskOut(freeN, mask)
 	for p := range q.free {
 		for k := 0; k < freeN[p] && m < need; k++ {
 			have[p]++
@@ -194,7 +199,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 		if pk.m < need && !all {
 			pk.picks, pk.m = pk.picks[:0], mBase // not enough among the first: try them all
 			copy(have, haveBase)
-			clear(cs.unhelpful)
+			unhelpfulFrom(cs.unhelpful, mask)
 			continue
 		}
 		if pk.m < need && cs.within == nil && !(closed != nil && pk.guarded && len(closed.children) == 0) {
@@ -217,6 +222,14 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 	}
 	q.commitClaim(c, cs.freeTake, pk.picks)
 	return claimMade
+}
+
+// unhelpfulFrom sets unhelpful (per profile) to the profiles mask rules
+// out (none for a nil mask): a claim picks no slot of them.
+func unhelpfulFrom(unhelpful, mask []bool) {
+	for p := range unhelpful {
+		unhelpful[p] = mask != nil && !mask[p]
+	}
 }
 
 // picker is a claim's choice of slots to ask back (see claim): m of the

@@ -41,6 +41,9 @@ func (q *Queues) startNeed(j *job) (need []resource.Count, n int) {
 // complete j's driver with its first regions, as far as the cluster can
 // hold them.
 func (q *Queues) startFollows(j *job, have []int) bool {
+	if mask := q.driverMask(j); mask != nil {
+		return q.driverFollows(j, have, mask) // (driverslot.go)
+	}
 	need, n := q.startNeed(j)
 	return q.matched(need, have) >= n
 }
@@ -275,6 +278,17 @@ func (q *Queues) driverProfile(j *job) (int32, bool) {
 // (of profile indices prof, see supplyOf) that j's driver would take, if
 // one serves it.
 func (q *Queues) driverProfileIn(j *job, avail []resource.Count, prof []int32) (int32, bool) {
+	if mask := q.driverMask(j); mask != nil {
+		// Only the slots that leave its regions room (driverslot.go).
+		k := 0
+		for i := range avail {
+			if mask[prof[i]] {
+				avail[k], prof[k] = avail[i], prof[i]
+				k++
+			}
+		}
+		avail, prof = avail[:k], prof[:k]
+	}
 	a := q.assign([]resource.Count{{Profile: *j.spec.Driver, N: 1}}, avail)
 	if !a.Complete() {
 		return 0, false

@@ -64,7 +64,11 @@ import (
 //     regions could not follow, holds a slot that, with the free slots
 //     that were free then or that the instant's inputs freed since,
 //     would serve the request of a job that may be granted and waited
-//     then (see driverYields).
+//     then (see driverYields);
+//   - no driver granted at this instant took a slot whose leaving the
+//     cluster as configured leaves a region of its job no room while a
+//     slot of another profile would have left them all room
+//     (driverslot.go).
 func (q *Queues) checkInvariants() error {
 	if q.broken != nil {
 		return q.broken
@@ -94,6 +98,9 @@ func (q *Queues) checkInvariants() error {
 		return err
 	}
 	if err := q.checkDriversDecided(); err != nil {
+		return err
+	}
+	if err := q.checkDriverSlots(); err != nil {
 		return err
 	}
 	return q.checkPreemptions()
@@ -418,7 +425,11 @@ func (q *Queues) checkNoIdleSlot() error {
 			continue // its driver could not start within its queues' maxima (gang.go)
 		}
 		if j.driver && !j.hasSlot && !j.gangWaits() {
-			if p, ok := q.driverProfile(j); ok && yields(q.driverYields(j, p)) {
+			p, ok := q.driverProfile(j)
+			if !ok {
+				continue // no free slot serves it (of those that leave its regions room, driverslot.go)
+			}
+			if yields(q.driverYields(j, p)) {
 				continue // it leaves the slot to a request (drivers.go)
 			}
 			if !q.startFitsRoom(j) {

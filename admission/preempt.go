@@ -191,14 +191,22 @@ func (q *Queues) preemptFor(c *job) bool {
 	}
 	all := flatten(demand, len(demand))
 	base := q.coming(c, all, true, nil) // what c may count on without preempting
+	// A waiting driver counts only the slots that leave its regions room
+	// (driverslot.go); its first regions may have any.
+	mask := q.driverMask(c)
+	forStart := base
+	if mask != nil {
+		forStart = slices.Clone(base)
+		maskOut(base, mask)
+	}
 	if q.matched(all, base) >= sumCounts(all) {
 		return false // it has what it waits for, or it is on its way
 	}
 	if c.driver && !c.hasSlot {
 		// For a driver, only if its first regions can follow (drivers.go).
 		start, _ := q.startNeed(c)
-		have := slices.Clone(base)
-		q.pickVictims(c, victims, start, have)
+		have := slices.Clone(forStart)
+		q.pickVictims(c, victims, start, have, nil)
 		if !q.startFollows(c, have) || !q.startFitsRoom(c) || !q.startFitsBeside(c) {
 			// (Nor beyond the room its queues' maxima leave: its claim,
 			// given up for that in the next pass, would leave the slot to
@@ -209,7 +217,7 @@ func (q *Queues) preemptFor(c *job) bool {
 	// The most the victims could give, then the longest run of whole
 	// asks that completes, then only the slots that run needs.
 	have := slices.Clone(base)
-	q.pickVictims(c, victims, all, have)
+	q.pickVictims(c, victims, all, have, mask)
 	k := len(demand)
 	room := q.room(c.queue) + len(c.reserved) + len(c.placeholders)
 	for k > 0 {
@@ -227,7 +235,7 @@ func (q *Queues) preemptFor(c *job) bool {
 		return false // the first asks are served by what comes anyway
 	}
 	have = slices.Clone(base)
-	picks := q.pickVictims(c, victims, want, have)
+	picks := q.pickVictims(c, victims, want, have, mask)
 	if len(picks) == 0 {
 		return false
 	}
@@ -358,8 +366,9 @@ func (q *Queues) claimedAway(c *job, idx int32) bool {
 // pickVictims adds to have (counts per profile) the victims' slots that
 // raise the matching of want, victims in order, until want is matched:
 // of each victim, first its slots already coming to c by a claim, then
-// its idle slots, then the others. It returns the slots picked.
-func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have []int) []int32 {
+// its idle slots, then the others; none of a profile mask rules out
+// (nil: none is; see driverslot.go). It returns the slots picked.
+func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have []int, mask []bool) []int32 {
 	need := sumCounts(want)
 	m := q.matched(want, have)
 	var picks []int32
@@ -369,6 +378,7 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 		// guarantee first.
 		n := make([]int, len(q.profiles))
 		q.freeToward(c.queue, want, q.coming(c, want, false, nil), n)
+		maskOut(n, mask)
 		free := sumInts(n)
 		if cb.gap -= min(free, need); cb.gap <= 0 {
 			cb = nil
@@ -377,6 +387,9 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 	// pickGivenUp picks slot idx of v, one v gives up already, if it
 	// serves more of what c waits for.
 	pickGivenUp := func(v *job, idx int32) bool {
+		if mask != nil && !mask[q.slots[idx].profile] {
+			return false
+		}
 		have[q.slots[idx].profile]++
 		if m2 := q.matched(want, have); m2 > m {
 			m = m2
@@ -427,7 +440,7 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 			for i := len(v.held) - 1; i >= 0 && m < need && gangRoom > 0 && limit > 0; i-- {
 				idx := v.held[i]
 				s := &q.slots[idx]
-				if s.idle != (pass == 0) {
+				if s.idle != (pass == 0) || (mask != nil && !mask[s.profile]) {
 					continue
 				}
 				have[s.profile]++
@@ -499,6 +512,7 @@ func (q *Queues) reserveFree(c *job, want []resource.Count) {
 	have := q.coming(c, want, false, nil)
 	freeCount := make([]int, len(have))
 	q.freeToward(c.queue, want, have, freeCount)
+	maskOut(freeCount, q.driverMask(c)) // (driverslot.go)
 	m := q.matched(want, have)
 	for p := range freeCount {
 		for freeCount[p] > 0 && m < sumCounts(want) {
@@ -678,6 +692,7 @@ func (q *Queues) withdrawStale(free bool) {
 		// c's comes only when its task ends, whenever that is, so it does
 		// not make a preemption unneeded (preemptFor would make it again).
 		have := q.coming(c, all, free, pending)
+		maskOut(have, q.driverMask(c)) // (driverslot.go)
 		m, need := q.matched(all, have), sumCounts(all)
 		withdrawn := false
 		for _, idx := range pending {

@@ -72,6 +72,14 @@ type JobSpec struct {
 	Largest []resource.Count
 	// LargestName names that region in a rejection ("region 3 {A#0, ...}").
 	LargestName string
+	// Regions lists what each region of the job needs at once (regions
+	// that need the same may be listed once). A driver keeps its slot for
+	// the job's life, so with a driver and slots of several profiles the
+	// admission grants the driver only a slot that leaves each of these
+	// room in the cluster as configured (see driverslot.go); a job whose
+	// driver leaves them too little in every slot it fits is rejected at
+	// once. nil: the admission knows only Largest.
+	Regions []RegionNeed
 	// Start is what the job asks for first once its driver is up: the
 	// slots of its regions scheduled at the start, together (as a gang
 	// counts them, region.Regions.GangMinSlots). A reclaim for the driver
@@ -82,6 +90,14 @@ type JobSpec struct {
 	// Gang, if set, reserves slots for the job at once before anything of
 	// it runs (see Gang).
 	Gang *Gang
+}
+
+// RegionNeed is what one region of a job needs at once.
+type RegionNeed struct {
+	// Name names the region in a rejection, e.g. "region 3 {B#0}".
+	Name string
+	// Slots counts its slots per profile.
+	Slots []resource.Count
 }
 
 // JobID numbers the submitted jobs 0, 1, ... in submission order.
@@ -324,6 +340,10 @@ type job struct {
 	// queues, last took slots of it, and for which jobs (see lostNowTo).
 	lostAt time.Time
 	lostTo []JobID
+	// driverOK caches driverSlots (driverslot.go) for the cluster's
+	// slots of generation driverOKGen-1 (Queues.capGen).
+	driverOK    []bool
+	driverOKGen uint64
 }
 
 // waiting reports whether the job wants a grant.
@@ -433,6 +453,9 @@ type Queues struct {
 	// (wedged.go).
 	pinned   []int
 	capacity []resource.Count
+	// capGen counts the changes of the cluster's slots (AddSlots,
+	// RemoveSlots).
+	capGen uint64
 	// nGone counts the slots removed (RemoveSlots); lostSlots are those
 	// revoked from a job's pool as they were removed, by id: the pool's
 	// answer (a SlotRelease) is still to come.
@@ -733,7 +756,8 @@ func (q *Queues) submit(now time.Time, spec JobSpec) (*port, error) {
 
 // fits checks that the job's gang, and its driver plus largest region,
 // fit the cluster as configured (Config.Cluster, else the slots) and its
-// queue's maxSlots (and its parents').
+// queue's maxSlots (and its parents'), and that a slot serves its driver
+// and leaves room for each of its regions (driverslot.go).
 func (q *Queues) fits(j *job) (string, bool) { return q.fitsNeed(j, true) }
 
 // fitsNeed is fits, checking the job's gang only if gang says so.
@@ -741,10 +765,7 @@ func (q *Queues) fitsNeed(j *job, gang bool) (string, bool) {
 	if reason, ok := q.fitsQueue(j); !ok {
 		return reason, false
 	}
-	capacity := q.capacity
-	if q.cfg.Cluster != nil {
-		capacity = q.cfg.Cluster
-	}
+	capacity := q.configuredCapacity()
 	need := slices.Clone(j.spec.Largest)
 	if j.spec.Driver != nil {
 		need = append(need, resource.Count{Profile: *j.spec.Driver, N: 1})
@@ -761,7 +782,7 @@ func (q *Queues) fitsNeed(j *job, gang bool) (string, bool) {
 	}
 	a := resource.Assign(need, capacity, q.cfg.Matching)
 	if a.Complete() {
-		return "", true
+		return q.fitsDriverSlot(j)
 	}
 	what := j.spec.LargestName
 	if what == "" {

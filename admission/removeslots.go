@@ -208,6 +208,7 @@ func (q *Queues) capacityChanged() {
 		qu.entitleDirty = true
 	}
 	q.uses++
+	q.capGen++
 	for _, j := range q.jobs {
 		if j.active() {
 			q.send(j, slotpool.Capacity{Slots: q.Capacity()})
