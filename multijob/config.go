@@ -2,6 +2,7 @@ package multijob
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -78,9 +79,10 @@ type JobSpec struct {
 	// admission.JobSpec): its Name, unique among the jobs submitted (every
 	// input and output names the job by it); Queue, User and Priority
 	// ("" and 0 mean root.default, anonymous and
-	// admission.DefaultPriority); Driver and Gang. Largest and
-	// LargestName are the Scheduler's, which tells the admission the
-	// job's largest region: Submit refuses a spec that sets them.
+	// admission.DefaultPriority); Driver and Gang. Largest,
+	// LargestName and Regions are the Scheduler's, which tells the
+	// admission the job's largest region and what each region needs:
+	// Submit refuses a spec that sets them.
 	//
 	// With a Driver, the admission grants the driver a slot first (an
 	// admission.DriverGranted event), the runtime deploys it there, and
@@ -120,8 +122,8 @@ func (spec *JobSpec) validate() error {
 		return bad("no regions")
 	case spec.Regions.NumRegions() == 0:
 		return bad("no regions")
-	case spec.Largest != nil || spec.LargestName != "":
-		return bad("Largest and LargestName are set from the job's regions")
+	case spec.Largest != nil || spec.LargestName != "" || spec.JobSpec.Regions != nil:
+		return bad("Largest, LargestName and Regions are set from the job's regions")
 	}
 	if err := spec.Speculation.ValidateJob(spec.Regions); err != nil {
 		return &JobError{Op: "submit", Job: spec.Name, Err: err}
@@ -139,7 +141,9 @@ func (spec *JobSpec) validate() error {
 
 // admissionSpec is what the admission is told of the job: its largest
 // region (the one needing the most slots at once, the first of those)
-// with its slots' profiles, named for a rejection.
+// with its slots' profiles, named for a rejection, and, for a job with a
+// driver, what each of its regions needs (each distinct need once, named
+// by its first region), so that the driver takes no slot they need.
 func (spec *JobSpec) admissionSpec() admission.JobSpec {
 	rs := spec.Regions
 	largest := region.ID(0)
@@ -156,10 +160,36 @@ func (spec *JobSpec) admissionSpec() admission.JobSpec {
 	as := spec.JobSpec
 	as.Largest = resource.Tally(profiles)
 	as.LargestName = fmt.Sprintf("region %d %s", largest, rs.MemberNames(largest, 4))
+	if as.Driver != nil {
+		as.Regions = regionNeeds(rs)
+	}
 	if as.Start == nil {
 		as.Start = startSlots(rs)
 	}
 	return as
+}
+
+// regionNeeds lists what each region of rs needs at once, each distinct
+// need once (named by its first region).
+func regionNeeds(rs *region.Regions) []admission.RegionNeed {
+	var out []admission.RegionNeed
+	seen := map[string]bool{}
+	for r := range region.ID(rs.NumRegions()) {
+		slots := rs.Slots(r)
+		profiles := make([]resource.Profile, len(slots))
+		for i, s := range slots {
+			profiles[i] = s.Profile
+		}
+		need := resource.Tally(profiles)
+		slices.SortFunc(need, func(a, b resource.Count) int { return resource.CompareSize(a.Profile, b.Profile) })
+		key := fmt.Sprint(need)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, admission.RegionNeed{Name: fmt.Sprintf("region %d %s", r, rs.MemberNames(r, 4)), Slots: need})
+	}
+	return out
 }
 
 // startSlots is what a job asks for when it starts: the slots of its

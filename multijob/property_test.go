@@ -284,6 +284,58 @@ func (m *mix) genRemovals() {
 	}
 }
 
+// genDriverNeeds adds, to half the mixes on small and large slots that
+// have a queue running drivers, from a random stream of its own (as
+// genRemovals), a job jd of such a queue with a driver that fits a small
+// slot and a region that needs every large slot at once: its driver
+// must take a small slot, or the job could never run that region, and
+// when only large slots are free it waits for a small one. A small slot
+// for its driver in place of the large one the mix counted on for its
+// queue's driver leaves the other jobs more than they were made to fit.
+func (m *mix) genDriverNeeds() {
+	rng := rand.New(rand.NewPCG(m.seed, 0xd41e))
+	var qs []admission.QueueConfig
+	for _, qc := range m.queues {
+		if driversIn(qc) > 0 {
+			qs = append(qs, qc)
+		}
+	}
+	if m.uniform || len(qs) == 0 || rng.IntN(2) == 0 {
+		return
+	}
+	small := slices.IndexFunc(m.slots, func(s slotpool.Slot) bool { return s.Profile == largeP }) // (the large ones last)
+	large := len(m.slots) - small
+	qc := qs[rng.IntN(len(qs))]
+	d := []resource.Profile{resource.Unknown, smallP}[rng.IntN(2)]
+	mj := mixJob{
+		at:      time.Duration(rng.IntN(30)) * time.Millisecond,
+		startup: time.Duration(1+rng.IntN(20)) * time.Millisecond, // (as genMix: the run applies an instant's inputs once per step)
+		durs:    []time.Duration{time.Duration(5+rng.IntN(30)) * time.Millisecond, time.Duration(5+rng.IntN(30)) * time.Millisecond},
+	}
+	// a (small slots beside the driver) then b (every large slot), or
+	// both at once (pipelined) where a small slot is left for a.
+	pa := 1 + rng.IntN(max(1, small-1))
+	mode := []exchange.Mode{exchange.AllBlocking, exchange.AllPipelined}[rng.IntN(2)]
+	if small < 2 {
+		mode = exchange.AllBlocking
+	}
+	g, err := topology.NewBuilder("jd").
+		AddVertex(topology.JobVertex{ID: "a", Parallelism: pa, Resources: smallP, Duration: mj.durs[0]}).
+		AddVertex(topology.JobVertex{ID: "b", Parallelism: large, Resources: largeP, Duration: mj.durs[1]}).
+		Connect("a", "b", exchange.Hash).
+		Build()
+	if err != nil {
+		panic(err) // a bug of the generator
+	}
+	mj.spec = multijob.JobSpec{
+		JobSpec: admission.JobSpec{Name: "jd", Queue: qc.Name, User: users[rng.IntN(len(users))], Priority: 1 + rng.IntN(admission.MaxPriority), Driver: &d},
+		Regions: region.FromJob(g, mode).ForCluster(counts(m.slots), resource.FitsEveryDimension),
+	}
+	m.jobs = append(m.jobs, mj)
+	m.describe("job jd at %v queue %s priority %d driver %v startup %v: a x%d small then b x%d large, %v, durations %v",
+		mj.at, qc.Name, mj.spec.Priority, d, mj.startup, pa, large, mode, mj.durs)
+}
+
 // genCaps gives a third of a mix's queues a maxSlots, from a random
 // stream of its own (as genRemovals): at least what each of its jobs
 // needs at once beside the drivers the others of the queue may hold (its
@@ -1155,6 +1207,7 @@ func runSeed(seed uint64, removals, caps bool) (report string, err error) {
 		m.genRemovals()
 	}
 	if caps {
+		m.genDriverNeeds()
 		m.genCaps()
 	}
 	r, err := newMixRun(m, false)
