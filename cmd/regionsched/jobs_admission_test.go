@@ -499,3 +499,39 @@ func TestSimulateParentMaxRunningJobs(t *testing.T) {
 	assert.Equal(t, []string{"0 ms", "0 ms", "300 ms", "0 ms", "300 ms", "finished"}, lines["A"])
 	assert.Equal(t, []string{"10 ms", "300 ms", "400 ms", "290 ms", "390 ms", "finished"}, lines["D"])
 }
+
+// A driver keeps its slot until its job ends, so it takes none that a
+// region of its own job needs: X's driver fits a small slot, and X's
+// region b fits only the large one. When X arrives, Y's tasks hold both
+// small slots and only the large one is free: X's driver waits for a
+// small slot (at 100 ms) rather than take the large one and leave b
+// waiting beside it for ever. A driver that fits only the large slot
+// leaves b no room in any slot: its job is rejected at once.
+func TestSimulateDriverLeavesItsRegionsTheirSlots(t *testing.T) {
+	cluster := writeTemp(t, "cluster.json", `{"slots": [{"count": 2, "resources": {"cpuMillis": 1000, "memoryMB": 2048}}, `+
+		`{"count": 1, "resources": {"cpuMillis": 2000, "memoryMB": 4096}}]}`)
+	y := writeTemp(t, "y.json", `{"name": "Y", "vertices": [{"id": "v", "parallelism": 2, "durationMs": 100, "resources": {"cpuMillis": 1000, "memoryMB": 1024}}]}`)
+	job := func(driverCPU int) string {
+		return writeTemp(t, "x.json", fmt.Sprintf(`{"name": "X", "submitAtMs": 10, "driver": {"startupMs": 0, "resources": {"cpuMillis": %d, "memoryMB": 512}}, "vertices": [`+
+			`{"id": "a", "parallelism": 2, "durationMs": 100, "resources": {"cpuMillis": 1000, "memoryMB": 1024}}, `+
+			`{"id": "b", "parallelism": 1, "durationMs": 100, "resources": {"cpuMillis": 1500, "memoryMB": 1024}}], `+
+			`"edges": [{"source": "a", "target": "b", "shipStrategy": "rebalance", "exchange": "blocking"}]}`, driverCPU))
+	}
+	res, tr := simulateTraced(t, "--cluster", cluster, y, job(500))
+	require.Equal(t, 0, res.code, res.stdout)
+	assert.Equal(t, "finished: all 2 jobs finished at 300 ms", lastLine(res.stdout))
+	drivers := 0
+	for _, e := range tr {
+		if e.Event == "deploy" && e.Task == "driver" {
+			drivers++
+			assert.NotEqual(t, 2, *e.Slot, "X's driver in the large slot: %+v", e)
+			assert.Equal(t, int64(100), *e.T, "X's driver waits for a small slot")
+		}
+	}
+	assert.Equal(t, 1, drivers)
+
+	res = execCLI(t, "", "simulate", "--cluster", cluster, y, job(1500))
+	require.Equal(t, 1, res.code, res.stdout)
+	assert.Contains(t, res.stdout, `job "X" in queue root.default: its driver leaves too little for its regions in any slot it fits: `+
+		`in a slot of {cpu=2000m mem=4096MB}, region 2 {b#0} needs 1 slot at once, and the rest of the queue's cluster can never give it`)
+}
