@@ -124,7 +124,6 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 	// A driver counts only the slots that leave its regions room
 	// (driverslot.go): no other is reserved or asked back for it.
 	mask := q.driverMask(c)
-	maskOut(have, mask)
 	unhelpfulFrom(cs.unhelpful, mask)
 	need := sumCounts(lack)
 	m := q.matched(lack, have)
@@ -137,8 +136,7 @@ func (q *Queues) claim(c *job, lack []resource.Count) claimResult {
 	// Only as many as c's queues' maxima leave room for.
 	cs.freeN = resize(cs.freeN, np)
 	freeN := cs.freeN
-	q.freeToward(c.queue, lack, have, freeN)
-	maskOut(freeN, mask)
+	q.freeToward(c.queue, lack, have, freeN, mask)
 	for p := range q.free {
 		for k := 0; k < freeN[p] && m < need; k++ {
 			have[p]++
@@ -460,10 +458,12 @@ func (q *Queues) claimComplete(c *job, lack []resource.Count) bool {
 
 // countClaim counts, per profile, the slots c's claim has coming: reserved
 // for it or being reclaimed for it, and its gang's placeholders, which
-// serve its asks too (in the claim scratch).
+// serve its asks too (in the claim scratch); for a waiting driver only
+// those it may take (driverslot.go).
 func (q *Queues) countClaim(c *job) []int {
 	cs := &q.claimScratch
 	cs.have = q.countComing(c, cs.have)
+	maskOut(cs.have, q.driverMask(c))
 	return cs.have
 }
 

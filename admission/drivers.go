@@ -120,7 +120,7 @@ func (q *Queues) driverYields(j *job, p int32) (yields, follows bool) {
 		return false, true // it takes a slot kept for it, no free one
 	}
 	start, _ := q.startNeed(j)
-	q.freeToward(j.queue, start, have, have)
+	q.freeToward(j.queue, start, have, have, nil) // (the driver's slot is driverFollows' to choose)
 	if q.startFollows(j, have) {
 		return false, true
 	}

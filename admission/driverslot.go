@@ -16,12 +16,18 @@ import (
 // So a driver takes only a slot whose leaving the cluster as configured
 // still leaves room for each of its job's regions (JobSpec.Regions), and
 // waits for one to come back rather than take another; a job whose
-// driver no slot serves so is rejected at once. The rule is applied
-// wherever slots are counted toward a waiting driver: the slot serve
-// grants it (driverProfileIn), and the free and reclaimed slots a claim
-// or a preemption counts for it (driverMask). Where every profile would
-// be ruled out (slots removed since the job was accepted), none is:
-// the driver runs where it can.
+// driver no slot serves so is rejected at once, and one whose driver's
+// slot leaves them too little once slots are removed fails. The rule
+// applies wherever slots are counted toward a waiting driver
+// (driverMask): the slot serve grants it (driverProfileIn), the free
+// slots it may take under its queues' maxima (freeToward), what its
+// claim has coming (countClaim) and picks, what a preemption counts and
+// takes for it (coming, pickVictims), whether its first regions can
+// follow it (driverFollows) and whether it is wedged. A slot coming
+// back to a claim for a driver that may not take it any more is kept
+// for nobody (handOver), and a claim it no longer completes goes
+// (countClaim). Where every profile would be ruled out, none is: the
+// driver runs where it can.
 
 // driverSlots returns, per profile index, whether j's driver may take a
 // slot of that profile (see above); nil if it may take any: no driver,
@@ -98,9 +104,17 @@ func (q *Queues) leavesRoom(j *job, capacity []resource.Count, prof resource.Pro
 }
 
 // fitsDriverSlot checks that some slot of the cluster as configured
-// serves j's driver and leaves room for each of its regions (see above).
+// serves j's driver and leaves room for each of its regions (see above);
+// once its driver has its slot, that slot.
 func (q *Queues) fitsDriverSlot(j *job) (string, bool) {
 	if !j.driver || len(j.spec.Regions) == 0 {
+		return "", true
+	}
+	if j.hasSlot {
+		p := q.slots[j.driverSlot].slot.Profile
+		if w := q.leavesRoom(j, q.configuredCapacity(), p); w != "" {
+			return fmt.Sprintf("its driver's slot, of %v, leaves too little for its regions: %s", p, w), false
+		}
 		return "", true
 	}
 	why := ""
@@ -121,13 +135,18 @@ func (q *Queues) fitsDriverSlot(j *job) (string, bool) {
 
 // driverFollows is startFollows for a driver that may take only the
 // slots of the profiles of mask: one of them, counted in have, serves
-// the driver, and the rest its first regions.
+// the driver, and the rest its first regions, as far as the cluster
+// less that slot can hold them (startNeed's cap, with the driver there).
 func (q *Queues) driverFollows(j *job, have []int, mask []bool) bool {
-	_, n := q.startNeed(j)
 	for p, ok := range mask {
 		if !ok || have[p] == 0 || !q.cfg.Matching.Serves(q.profiles[p], *j.spec.Driver) {
 			continue
 		}
+		rest := slices.Clone(q.capacity)
+		if i := slices.IndexFunc(rest, func(c resource.Count) bool { return c.Profile == q.profiles[p] && c.N > 0 }); i >= 0 {
+			rest[i].N--
+		}
+		n := min(1+resource.Matched(j.spec.Start, rest, q.cfg.Matching), j.queue.capOf())
 		have[p]--
 		m := q.matched(j.spec.Start, have)
 		have[p]++

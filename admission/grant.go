@@ -372,7 +372,7 @@ func (q *Queues) availableTo(j *job, want []resource.Count) (counts []resource.C
 	for _, idx := range j.placeholders {
 		n[q.slots[idx].profile]++
 	}
-	q.freeToward(j.queue, want, n, n)
+	q.freeToward(j.queue, want, n, n, q.driverMask(j))
 	return q.supplyOf(n)
 }
 
@@ -618,10 +618,12 @@ func (q *Queues) handOver(idx int32) {
 	c := q.jobs[s.claimant]
 	c.incoming = removeIdx(c.incoming, idx)
 	s.from, s.owner, s.fromPreempt, s.preempt = s.owner, noJob, s.preempt, false
-	if !c.active() || !c.waiting() || q.blocked(c) != "" || q.room(c.queue) == 0 {
+	if mask := q.driverMask(c); !c.active() || !c.waiting() || q.blocked(c) != "" || q.room(c.queue) == 0 || (mask != nil && !mask[s.profile]) {
 		// It got what it waited for otherwise, or may not be granted
 		// anything now (a slot revoked for it comes back after its claim
-		// was given up): nobody keeps the slot.
+		// was given up), or it is a slot its waiting driver may not take
+		// (the cluster's slots changed since its claim, driverslot.go):
+		// nobody keeps the slot.
 		q.put(idx)
 		return
 	}

@@ -37,7 +37,8 @@ import (
 //   - a reservation is kept only for a claim that completes what its
 //     claimant lacks: the claimant waits, may be granted, and its
 //     reserved and incoming slots (with its placeholders) complete its
-//     first need;
+//     first need; none reserved for a waiting driver is one it may not
+//     take (driverslot.go);
 //   - under fair share no job holding its share keeps a claim (slots
 //     reserved or coming to it) while a job of its queue below its share
 //     waits and may be granted, but for the slots that job yields to the
@@ -485,6 +486,13 @@ func (q *Queues) checkClaims() error {
 		if m := q.matched(need, q.countClaim(j)); m < sumCounts(need) {
 			return fmt.Errorf("admission: job %s keeps %d slots reserved (%d more coming) for %s %v, which they cannot complete (%d of %d)",
 				name, len(j.reserved), len(j.incoming), what, need, m, sumCounts(need))
+		}
+		if mask := q.driverMask(j); mask != nil {
+			for _, idx := range j.reserved {
+				if !mask[q.slots[idx].profile] {
+					return fmt.Errorf("admission: job %s keeps %s reserved for its driver, which may not take it: its regions need it (driverslot.go)", name, q.slotName(idx))
+				}
+			}
 		}
 	}
 	return nil

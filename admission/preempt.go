@@ -190,14 +190,13 @@ func (q *Queues) preemptFor(c *job) bool {
 		return false
 	}
 	all := flatten(demand, len(demand))
-	base := q.coming(c, all, true, nil) // what c may count on without preempting
 	// A waiting driver counts only the slots that leave its regions room
 	// (driverslot.go); its first regions may have any.
 	mask := q.driverMask(c)
+	base := q.coming(c, all, true, nil, mask) // what c may count on without preempting
 	forStart := base
 	if mask != nil {
-		forStart = slices.Clone(base)
-		maskOut(base, mask)
+		forStart = q.coming(c, all, true, nil, nil)
 	}
 	if q.matched(all, base) >= sumCounts(all) {
 		return false // it has what it waits for, or it is on its way
@@ -377,8 +376,7 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 		// The free slots it takes toward want count toward its
 		// guarantee first.
 		n := make([]int, len(q.profiles))
-		q.freeToward(c.queue, want, q.coming(c, want, false, nil), n)
-		maskOut(n, mask)
+		q.freeToward(c.queue, want, q.coming(c, want, false, nil, nil), n, mask)
 		free := sumInts(n)
 		if cb.gap -= min(free, need); cb.gap <= 0 {
 			cb = nil
@@ -480,7 +478,7 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 }
 
 // coming counts per profile the slots c may count on without
-// preempting: its reserved slots, its placeholders and the slots coming
+// preempting (only those of the profiles mask allows; nil: all): its reserved slots, its placeholders and the slots coming
 // to it (not those a claim asks back from a job it may preempt, which come
 // only when their tasks end, nor those in skip), and, if free is set,
 // the free slots it may take toward want (freeToward). Whether c may preempt a job of another queue is judged
@@ -488,7 +486,7 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 // could close the gap to its queue's guarantee, count the claim's slots
 // as coming, find them not needed (withdrawStale), withdraw them, and
 // the next decision preempt them again, without end.
-func (q *Queues) coming(c *job, want []resource.Count, free bool, skip []int32) []int {
+func (q *Queues) coming(c *job, want []resource.Count, free bool, skip []int32, mask []bool) []int {
 	have := make([]int, len(q.profiles))
 	gap := q.guaranteeGapWithout(c, skip)
 	for _, list := range [][]int32{c.reserved, c.incoming, c.placeholders} {
@@ -498,8 +496,9 @@ func (q *Queues) coming(c *job, want []resource.Count, free bool, skip []int32) 
 			}
 		}
 	}
+	maskOut(have, mask)
 	if free {
-		q.freeToward(c.queue, want, have, have)
+		q.freeToward(c.queue, want, have, have, mask)
 	}
 	return have
 }
@@ -509,10 +508,9 @@ func (q *Queues) coming(c *job, want []resource.Count, free bool, skip []int32) 
 // that no job served after it in this decision takes them before the
 // preempted slots come back.
 func (q *Queues) reserveFree(c *job, want []resource.Count) {
-	have := q.coming(c, want, false, nil)
+	have := q.coming(c, want, false, nil, nil)
 	freeCount := make([]int, len(have))
-	q.freeToward(c.queue, want, have, freeCount)
-	maskOut(freeCount, q.driverMask(c)) // (driverslot.go)
+	q.freeToward(c.queue, want, have, freeCount, q.driverMask(c))
 	m := q.matched(want, have)
 	for p := range freeCount {
 		for freeCount[p] > 0 && m < sumCounts(want) {
@@ -691,8 +689,7 @@ func (q *Queues) withdrawStale(free bool) {
 		// As preemptFor counts: a slot a claim asks back from a victim of
 		// c's comes only when its task ends, whenever that is, so it does
 		// not make a preemption unneeded (preemptFor would make it again).
-		have := q.coming(c, all, free, pending)
-		maskOut(have, q.driverMask(c)) // (driverslot.go)
+		have := q.coming(c, all, free, pending, q.driverMask(c))
 		m, need := q.matched(all, have), sumCounts(all)
 		withdrawn := false
 		for _, idx := range pending {
@@ -797,7 +794,9 @@ func (q *Queues) completable(c *job, demand [][]resource.Count) []resource.Count
 			have[q.slots[idx].profile]++
 		}
 	}
-	q.freeToward(c.queue, flatten(demand, len(demand)), have, have)
+	mask := q.driverMask(c) // (driverslot.go)
+	maskOut(have, mask)
+	q.freeToward(c.queue, flatten(demand, len(demand)), have, have, mask)
 	for k := len(demand); k > 0; k-- {
 		if want := flatten(demand, k); q.matched(want, have) >= sumCounts(want) {
 			return want

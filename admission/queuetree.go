@@ -355,9 +355,28 @@ func (qu *queue) limitedRuns() *qnode {
 // own it has (per profile; nil: none): all of them, or, when its queues'
 // maxima leave room for fewer, as many as the room; which ones matters
 // only on a cluster of several profiles (a request may fit the slots of
-// one profile only), and pickToward chooses them.
-func (q *Queues) freeToward(qu *queue, want []resource.Count, own, n []int) {
+// one profile only), and pickToward chooses them. Only free slots of the
+// profiles mask allows count (nil: all; see driverslot.go).
+func (q *Queues) freeToward(qu *queue, want []resource.Count, own, n []int, mask []bool) {
 	r := q.room(qu)
+	if mask != nil {
+		free := make([]int, len(q.profiles))
+		total := 0
+		for p, f := range q.free {
+			if mask[p] {
+				free[p] = len(f)
+				total += len(f)
+			}
+		}
+		if r >= total {
+			for p, k := range free {
+				n[p] += k
+			}
+			return
+		}
+		q.pickToward(free, r, want, own, n)
+		return
+	}
 	switch {
 	case r >= q.nFree:
 		for p, f := range q.free {

@@ -58,6 +58,7 @@ func (q *Queues) wedged(j *job, lack []resource.Count) bool {
 	for p, n := range have {
 		have[p] = max(n, 0)
 	}
+	maskOut(have, q.driverMask(j)) // (a waiting driver's slots, driverslot.go)
 	m := q.matched(lack, have)
 	if !j.gangWaits() && (!j.driver || j.hasSlot) {
 		a := j.asks.head
