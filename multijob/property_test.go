@@ -284,14 +284,20 @@ func (m *mix) genRemovals() {
 	}
 }
 
-// genDriverNeeds adds, to half the mixes on small and large slots that
-// have a queue running drivers, from a random stream of its own (as
-// genRemovals), a job jd of such a queue with a driver that fits a small
-// slot and a region that needs every large slot at once: its driver
-// must take a small slot, or the job could never run that region, and
-// when only large slots are free it waits for a small one. A small slot
-// for its driver in place of the large one the mix counted on for its
-// queue's driver leaves the other jobs more than they were made to fit.
+// genDriverNeeds adds, to two thirds of the mixes that have a queue
+// running drivers, from a random stream of its own (as genRemovals), a
+// job jd of such a queue whose driver must not take a slot that one of
+// its regions needs: on small and large slots, a driver that fits a
+// small slot and a region that needs every large slot at once, or, with
+// a single small slot, a region per large slot (when only large slots
+// are free, the driver waits for a small one); or, on
+// any mix, a driver that fits the large slots and memory-heavy slots
+// added to the cluster (the smallest it fits), and a region that needs
+// every memory-heavy slot at once (where there is no large slot, jd can
+// never run: it must be rejected; not in a mix with a job made too
+// large, which the slots added would fit). A small slot for its driver in place
+// of the large one the mix counted on for its queue's driver, or slots
+// added, leave the other jobs more than they were made to fit.
 func (m *mix) genDriverNeeds() {
 	rng := rand.New(rand.NewPCG(m.seed, 0xd41e))
 	var qs []admission.QueueConfig
@@ -300,24 +306,32 @@ func (m *mix) genDriverNeeds() {
 			qs = append(qs, qc)
 		}
 	}
-	if m.uniform || len(qs) == 0 || rng.IntN(2) == 0 {
+	variant := rng.IntN(3)
+	oversized := slices.ContainsFunc(m.jobs, func(j mixJob) bool { return j.oversized }) // (slots added would fit them)
+	if len(qs) == 0 || variant == 0 || (variant == 1 && m.uniform) || (variant == 2 && oversized) {
+		return
+	}
+	qc := qs[rng.IntN(len(qs))]
+	if variant == 2 {
+		m.genMemoryHeavy(rng, qc)
 		return
 	}
 	small := slices.IndexFunc(m.slots, func(s slotpool.Slot) bool { return s.Profile == largeP }) // (the large ones last)
 	large := len(m.slots) - small
-	qc := qs[rng.IntN(len(qs))]
 	d := []resource.Profile{resource.Unknown, smallP}[rng.IntN(2)]
 	mj := mixJob{
 		at:      time.Duration(rng.IntN(30)) * time.Millisecond,
 		startup: time.Duration(1+rng.IntN(20)) * time.Millisecond, // (as genMix: the run applies an instant's inputs once per step)
 		durs:    []time.Duration{time.Duration(5+rng.IntN(30)) * time.Millisecond, time.Duration(5+rng.IntN(30)) * time.Millisecond},
 	}
-	// a (small slots beside the driver) then b (every large slot), or
-	// both at once (pipelined) where a small slot is left for a.
+	// a and b at once (pipelined: one region of every large slot and a's
+	// small ones beside the driver); with a single small slot, the
+	// driver's, a then b (blocking: a region per task, each of a large
+	// slot, which a driver on the only large one would hold).
 	pa := 1 + rng.IntN(max(1, small-1))
-	mode := []exchange.Mode{exchange.AllBlocking, exchange.AllPipelined}[rng.IntN(2)]
+	mode := exchange.AllPipelined
 	if small < 2 {
-		mode = exchange.AllBlocking
+		mode, pa = exchange.AllBlocking, 1
 	}
 	g, err := topology.NewBuilder("jd").
 		AddVertex(topology.JobVertex{ID: "a", Parallelism: pa, Resources: smallP, Duration: mj.durs[0]}).
@@ -334,6 +348,44 @@ func (m *mix) genDriverNeeds() {
 	m.jobs = append(m.jobs, mj)
 	m.describe("job jd at %v queue %s priority %d driver %v startup %v: a x%d small then b x%d large, %v, durations %v",
 		mj.at, qc.Name, mj.spec.Priority, d, mj.startup, pa, large, mode, mj.durs)
+}
+
+// genMemoryHeavy is genDriverNeeds' second kind of jd, in queue qc: one
+// or two memory-heavy slots join the cluster (neither larger nor
+// smaller than a large slot; a small slot's tasks fit them), jd's
+// driver fits them and the large slots but no small one, and its region
+// b needs every memory-heavy slot.
+func (m *mix) genMemoryHeavy(rng *rand.Rand, qc admission.QueueConfig) {
+	memP, memTask, driverP := resource.New(1000, 8192), resource.New(1000, 6144), resource.New(1000, 2048)
+	km := 1 + rng.IntN(2)
+	for range km {
+		m.slots = append(m.slots, slotpool.Slot{ID: slotpool.SlotID(len(m.slots)), Profile: memP})
+	}
+	mj := mixJob{
+		at:        time.Duration(rng.IntN(30)) * time.Millisecond,
+		startup:   time.Duration(1+rng.IntN(20)) * time.Millisecond, // (as genDriverNeeds)
+		durs:      []time.Duration{time.Duration(5+rng.IntN(30)) * time.Millisecond, time.Duration(5+rng.IntN(30)) * time.Millisecond},
+		oversized: m.uniform, // its driver's only slots are those b needs
+	}
+	m.uniform = false
+	pa := 1 + rng.IntN(2)
+	mode := exchange.AllPipelined // (one region: a's tasks with every memory-heavy slot)
+	g, err := topology.NewBuilder("jd").
+		AddVertex(topology.JobVertex{ID: "a", Parallelism: pa, Resources: smallP, Duration: mj.durs[0]}).
+		AddVertex(topology.JobVertex{ID: "b", Parallelism: km, Resources: memTask, Duration: mj.durs[1]}).
+		Connect("a", "b", exchange.Hash).
+		Build()
+	if err != nil {
+		panic(err) // a bug of the generator
+	}
+	mj.spec = multijob.JobSpec{
+		JobSpec: admission.JobSpec{Name: "jd", Queue: qc.Name, User: users[rng.IntN(len(users))], Priority: 1 + rng.IntN(admission.MaxPriority), Driver: &driverP},
+		Regions: region.FromJob(g, mode).ForCluster(counts(m.slots), resource.FitsEveryDimension),
+	}
+	m.jobs = append(m.jobs, mj)
+	m.describe("memory-heavy slots: %d, the cluster now %v", km, counts(m.slots))
+	m.describe("job jd at %v queue %s priority %d driver %v startup %v: a x%d small then b x%d memory-heavy, %v, durations %v, oversized %v",
+		mj.at, qc.Name, mj.spec.Priority, driverP, mj.startup, pa, km, mode, mj.durs, mj.oversized)
 }
 
 // genCaps gives a third of a mix's queues a maxSlots, from a random
