@@ -265,3 +265,44 @@ func TestDriverClaimsOnlyASlotItMayTake(t *testing.T) {
 	assert.Equal(t, []slotpool.SlotID{1}, revokedOrReclaimed(y.Ready()))
 	require.NoError(t, q.checkInvariants())
 }
+
+// A preemption for a waiting driver counts, and takes, only slots it
+// may take: with the big slot free (its region's) and y, of a lower
+// priority, running a task in the small one, x's driver preempts y's
+// small slot at once (reclaimTimeoutMs 0) rather than wait beside the
+// big one; with y running tasks in both, it preempts only the small one.
+func TestDriverPreemptsOnlyASlotItMayTake(t *testing.T) {
+	for _, both := range []bool{false, true} {
+		q, err := New(Config{
+			Slots:  []slotpool.Slot{{ID: 1, Profile: driverSmall}, {ID: 2, Profile: driverBig}},
+			Queues: []QueueConfig{{Name: "root.default", Policy: Priority, Preempt: true}},
+		})
+		require.NoError(t, err)
+		y, err := q.submit(t0, JobSpec{Name: "y", Priority: 1000})
+		require.NoError(t, err)
+		n := 1
+		if both {
+			n = 2
+		}
+		require.NoError(t, y.Handle(t0, slotpool.Ask{ID: 1, Bulk: 1, Head: true,
+			Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: smallTask, MinMembers: n}}, AllOrNothing: true}}))
+		q.Decide(t0)
+		require.Len(t, grantedSlots(y.Ready()), n)
+		d := driverSmall
+		_, err = q.submit(t0.Add(ms), JobSpec{
+			Name: "x", Priority: 9000, Driver: &d,
+			Largest: []resource.Count{{Profile: bigTask, N: 1}},
+			Regions: []RegionNeed{{Name: "region 0 {b#0}", Slots: []resource.Count{{Profile: bigTask, N: 1}}}},
+		})
+		require.NoError(t, err)
+		q.Decide(t0.Add(ms))
+		var revoked []slotpool.SlotID
+		for _, m := range y.Ready() {
+			if r, ok := m.(slotpool.Revoke); ok {
+				revoked = append(revoked, r.Slot)
+			}
+		}
+		assert.Equal(t, []slotpool.SlotID{1}, revoked, "y runs in both slots: %v", both)
+		require.NoError(t, q.checkInvariants())
+	}
+}

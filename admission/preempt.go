@@ -191,21 +191,26 @@ func (q *Queues) preemptFor(c *job) bool {
 	}
 	all := flatten(demand, len(demand))
 	// A waiting driver counts only the slots that leave its regions room
-	// (driverslot.go); its first regions may have any.
+	// (driverslot.go).
 	mask := q.driverMask(c)
 	base := q.coming(c, all, true, nil, mask) // what c may count on without preempting
-	forStart := base
-	if mask != nil {
-		forStart = q.coming(c, all, true, nil, nil)
-	}
 	if q.matched(all, base) >= sumCounts(all) {
 		return false // it has what it waits for, or it is on its way
 	}
 	if c.driver && !c.hasSlot {
-		// For a driver, only if its first regions can follow (drivers.go).
+		// For a driver, only if its first regions can follow (drivers.go):
+		// the victims' slots it may take, and the free ones; its first
+		// regions may have the free slots it may not take too (a victim's
+		// they are not counted on: too little, never too much).
 		start, _ := q.startNeed(c)
-		have := slices.Clone(forStart)
-		q.pickVictims(c, victims, start, have, nil)
+		have := slices.Clone(base)
+		q.pickVictims(c, victims, start, have, mask)
+		if mask != nil {
+			forStart := q.coming(c, all, true, nil, nil)
+			for p := range have {
+				have[p] += forStart[p] - base[p]
+			}
+		}
 		if !q.startFollows(c, have) || !q.startFitsRoom(c) || !q.startFitsBeside(c) {
 			// (Nor beyond the room its queues' maxima leave: its claim,
 			// given up for that in the next pass, would leave the slot to
