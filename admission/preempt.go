@@ -197,26 +197,8 @@ func (q *Queues) preemptFor(c *job) bool {
 	if q.matched(all, base) >= sumCounts(all) {
 		return false // it has what it waits for, or it is on its way
 	}
-	if c.driver && !c.hasSlot {
-		// For a driver, only if its first regions can follow (drivers.go):
-		// the victims' slots it may take, and the free ones; its first
-		// regions may have the free slots it may not take too (a victim's
-		// they are not counted on: too little, never too much).
-		start, _ := q.startNeed(c)
-		have := slices.Clone(base)
-		q.pickVictims(c, victims, start, have, mask)
-		if mask != nil {
-			forStart := q.coming(c, all, true, nil, nil)
-			for p := range have {
-				have[p] += forStart[p] - base[p]
-			}
-		}
-		if !q.startFollows(c, have) || !q.startFitsRoom(c) || !q.startFitsBeside(c) {
-			// (Nor beyond the room its queues' maxima leave: its claim,
-			// given up for that in the next pass, would leave the slot to
-			// its victim, preempted again for it without end.)
-			return false
-		}
+	if c.driver && !c.hasSlot && !q.driverStartFollows(c, victims, all, base, mask) {
+		return false
 	}
 	// The most the victims could give, then the longest run of whole
 	// asks that completes, then only the slots that run needs.
@@ -251,6 +233,27 @@ func (q *Queues) preemptFor(c *job) bool {
 	q.stamp++
 	c.reclaimAt, c.reclaimed, c.reclaimStamp, c.driverReclaim = q.now, true, q.stamp, c.driver && !c.hasSlot
 	return true
+}
+
+// driverStartFollows reports whether a preemption for c's waiting driver
+// is worth making: its first regions can follow it (drivers.go), with
+// the victims' slots it may take (mask) and those it has or may take
+// without preempting (base, toward all); its first regions may have the
+// free slots it may not take too (a victim's such slots are not counted
+// on: too little, never too much). Nor beyond the room its queues' maxima
+// leave: its claim, given up for that in the next pass, would leave the
+// slot to its victim, preempted again for it without end.
+func (q *Queues) driverStartFollows(c *job, victims []*job, all []resource.Count, base []int, mask []bool) bool {
+	start, _ := q.startNeed(c)
+	have := slices.Clone(base)
+	q.pickVictims(c, victims, start, have, mask)
+	if mask != nil {
+		forStart := q.coming(c, all, true, nil, nil)
+		for p := range have {
+			have[p] += forStart[p] - base[p]
+		}
+	}
+	return q.startFollows(c, have) && q.startFitsRoom(c) && q.startFitsBeside(c)
 }
 
 // markPassed marks the slots that the victims before the last one the
