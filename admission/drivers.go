@@ -207,16 +207,7 @@ func (q *Queues) requestServedBy(x *job, extra int32, counted func(idx int32) bo
 	}
 	// The free slots within its queues' maxima: those that serve it, when
 	// the room is for fewer than there are (pickToward).
-	switch r := q.room(x.queue); {
-	case r >= total:
-		for p, n := range free {
-			have[p] += n
-		}
-	case len(free) == 1:
-		have[0] += r
-	default:
-		q.pickToward(free, r, need, have, have)
-	}
+	q.freeWithin(free, total, q.room(x.queue), need, have, have)
 	m := q.matched(need, have)
 	return m >= sumCounts(need) || (!whole && m > 0)
 }

@@ -88,12 +88,10 @@ func (q *Queues) configuredCapacity() []resource.Count {
 // serves each of j's regions; it returns why not ("" if it does). A
 // profile capacity does not list leaves it as it is.
 func (q *Queues) leavesRoom(j *job, capacity []resource.Count, prof resource.Profile) string {
-	i := slices.IndexFunc(capacity, func(c resource.Count) bool { return c.Profile == prof && c.N > 0 })
-	if i < 0 {
+	rest, ok := lessOne(capacity, prof)
+	if !ok {
 		return ""
 	}
-	rest := slices.Clone(capacity)
-	rest[i].N--
 	for _, r := range j.spec.Regions {
 		if a := resource.Assign(r.Slots, rest, q.cfg.Matching); !a.Complete() {
 			return fmt.Sprintf("%s needs %s at once, and the rest of the queue's cluster can never give %s: missing %s",
@@ -103,6 +101,18 @@ func (q *Queues) leavesRoom(j *job, capacity []resource.Count, prof resource.Pro
 	return ""
 }
 
+// lessOne returns a copy of capacity with one slot of profile prof less;
+// false if capacity has none.
+func lessOne(capacity []resource.Count, prof resource.Profile) ([]resource.Count, bool) {
+	i := slices.IndexFunc(capacity, func(c resource.Count) bool { return c.Profile == prof && c.N > 0 })
+	if i < 0 {
+		return nil, false
+	}
+	rest := slices.Clone(capacity)
+	rest[i].N--
+	return rest, true
+}
+
 // fitsDriverSlot checks that some slot of the cluster as configured
 // serves j's driver and leaves room for each of its regions (see above);
 // once its driver has its slot, that slot.
@@ -110,19 +120,20 @@ func (q *Queues) fitsDriverSlot(j *job) (string, bool) {
 	if !j.driver || len(j.spec.Regions) == 0 {
 		return "", true
 	}
+	capacity := q.configuredCapacity()
 	if j.hasSlot {
 		p := q.slots[j.driverSlot].slot.Profile
-		if w := q.leavesRoom(j, q.configuredCapacity(), p); w != "" {
+		if w := q.leavesRoom(j, capacity, p); w != "" {
 			return fmt.Sprintf("its driver's slot, of %v, leaves too little for its regions: %s", p, w), false
 		}
 		return "", true
 	}
 	why := ""
-	for _, c := range q.configuredCapacity() {
+	for _, c := range capacity {
 		if c.N == 0 || !q.cfg.Matching.Serves(c.Profile, *j.spec.Driver) {
 			continue
 		}
-		w := q.leavesRoom(j, q.configuredCapacity(), c.Profile)
+		w := q.leavesRoom(j, capacity, c.Profile)
 		if w == "" {
 			return "", true
 		}
@@ -142,9 +153,9 @@ func (q *Queues) driverFollows(j *job, have []int, mask []bool) bool {
 		if !ok || have[p] == 0 || !q.cfg.Matching.Serves(q.profiles[p], *j.spec.Driver) {
 			continue
 		}
-		rest := slices.Clone(q.capacity)
-		if i := slices.IndexFunc(rest, func(c resource.Count) bool { return c.Profile == q.profiles[p] && c.N > 0 }); i >= 0 {
-			rest[i].N--
+		rest, ok := lessOne(q.capacity, q.profiles[p])
+		if !ok {
+			rest = q.capacity
 		}
 		n := min(1+resource.Matched(j.spec.Start, rest, q.cfg.Matching), j.queue.capOf())
 		have[p]--

@@ -47,6 +47,19 @@ func revokedOrReclaimed(msgs []slotpool.FromAdmission) (out []slotpool.SlotID) {
 	return out
 }
 
+// runningY submits job y of priority prio at t0 with one all-or-nothing
+// bulk of the task groups, decides, and returns its port and the slots
+// it was granted.
+func runningY(t *testing.T, q *Queues, prio int, groups ...slotpool.TaskGroup) (*port, []slotpool.SlotID) {
+	t.Helper()
+	y, err := q.submit(t0, JobSpec{Name: "y", Priority: prio})
+	require.NoError(t, err)
+	require.NoError(t, y.Handle(t0, slotpool.Ask{ID: 1, Bulk: 1, Head: true,
+		Gang: slotpool.Gang{Groups: groups, AllOrNothing: true}}))
+	q.Decide(t0)
+	return y, grantedSlots(y.Ready())
+}
+
 // Under a maxSlots that leaves room for fewer slots than are free, the
 // free slots counted toward a driver are those it may take: x's driver
 // takes a cpu-heavy slot at once.
@@ -73,12 +86,8 @@ func TestDriverUnderAMaxPreemptsNothingBesideASlotItMay(t *testing.T) {
 		Queues: []QueueConfig{{Name: "root.default", Policy: Priority, Preempt: true, MaxSlots: 3}},
 	})
 	require.NoError(t, err)
-	y, err := q.submit(t0, JobSpec{Name: "y", Priority: 1})
-	require.NoError(t, err)
-	require.NoError(t, y.Handle(t0, slotpool.Ask{ID: 1, Bulk: 1, Head: true,
-		Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: cpuTask, MinMembers: 1}}, AllOrNothing: true}}))
-	q.Decide(t0)
-	require.Len(t, grantedSlots(y.Ready()), 1)
+	y, granted := runningY(t, q, 1, slotpool.TaskGroup{Profile: cpuTask, MinMembers: 1})
+	require.Len(t, granted, 1)
 	x, err := q.submit(t0.Add(ms), memDriverJob("x", 100))
 	require.NoError(t, err)
 	q.Decide(t0.Add(ms))
@@ -99,12 +108,8 @@ func TestDriverPreemptsAsFarAsItsSlotLeavesRoom(t *testing.T) {
 			Queues: []QueueConfig{{Name: "root.default", Policy: Priority, Preempt: true}},
 		})
 		require.NoError(t, err)
-		y, err := q.submit(t0, JobSpec{Name: "y", Priority: 1})
-		require.NoError(t, err)
-		require.NoError(t, y.Handle(t0, slotpool.Ask{ID: 1, Bulk: 1, Head: true,
-			Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: resource.New(900, 1000), MinMembers: 3}}, AllOrNothing: true}}))
-		q.Decide(t0)
-		require.Len(t, grantedSlots(y.Ready()), 3)
+		y, granted := runningY(t, q, 1, slotpool.TaskGroup{Profile: resource.New(900, 1000), MinMembers: 3})
+		require.Len(t, granted, 3)
 		d := tinyDriver
 		spec := JobSpec{Name: "x", Priority: 100, Driver: &d,
 			Largest: []resource.Count{{Profile: cpuTask, N: 1}}, Start: []resource.Count{{Profile: cpuTask, N: 2}}}
@@ -179,12 +184,8 @@ func TestDriverClaimGoesWhenRemovedSlotsRuleItsSlotsOut(t *testing.T) {
 		Queues: []QueueConfig{{Name: "root.default", Policy: Priority}},
 	})
 	require.NoError(t, err)
-	y, err := q.submit(t0, JobSpec{Name: "y", Priority: 1000})
-	require.NoError(t, err)
-	require.NoError(t, y.Handle(t0, slotpool.Ask{ID: 1, Bulk: 1, Head: true,
-		Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: smallTask, MinMembers: 1}, {Profile: bigTask, MinMembers: 2}}, AllOrNothing: true}}))
-	q.Decide(t0)
-	require.ElementsMatch(t, []slotpool.SlotID{1, 2, 3}, grantedSlots(y.Ready()))
+	y, granted := runningY(t, q, 1000, slotpool.TaskGroup{Profile: smallTask, MinMembers: 1}, slotpool.TaskGroup{Profile: bigTask, MinMembers: 2})
+	require.ElementsMatch(t, []slotpool.SlotID{1, 2, 3}, granted)
 	d := driverSmall
 	x, err := q.submit(t0.Add(ms), JobSpec{
 		Name: "x", Priority: 9000, Driver: &d,
@@ -248,12 +249,8 @@ func TestDriverClaimsOnlyASlotItMayTake(t *testing.T) {
 		Queues: []QueueConfig{{Name: "root.default", Policy: Priority}},
 	})
 	require.NoError(t, err)
-	y, err := q.submit(t0, JobSpec{Name: "y", Priority: 1000})
-	require.NoError(t, err)
-	require.NoError(t, y.Handle(t0, slotpool.Ask{ID: 1, Bulk: 1, Head: true,
-		Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: smallTask, MinMembers: 2}}, AllOrNothing: true}}))
-	q.Decide(t0)
-	require.ElementsMatch(t, []slotpool.SlotID{1, 2}, grantedSlots(y.Ready()))
+	y, granted := runningY(t, q, 1000, slotpool.TaskGroup{Profile: smallTask, MinMembers: 2})
+	require.ElementsMatch(t, []slotpool.SlotID{1, 2}, granted)
 	d := driverSmall
 	_, err = q.submit(t0.Add(ms), JobSpec{
 		Name: "x", Priority: 9000, Driver: &d,
@@ -278,16 +275,12 @@ func TestDriverPreemptsOnlyASlotItMayTake(t *testing.T) {
 			Queues: []QueueConfig{{Name: "root.default", Policy: Priority, Preempt: true}},
 		})
 		require.NoError(t, err)
-		y, err := q.submit(t0, JobSpec{Name: "y", Priority: 1000})
-		require.NoError(t, err)
 		n := 1
 		if both {
 			n = 2
 		}
-		require.NoError(t, y.Handle(t0, slotpool.Ask{ID: 1, Bulk: 1, Head: true,
-			Gang: slotpool.Gang{Groups: []slotpool.TaskGroup{{Profile: smallTask, MinMembers: n}}, AllOrNothing: true}}))
-		q.Decide(t0)
-		require.Len(t, grantedSlots(y.Ready()), n)
+		y, granted := runningY(t, q, 1000, slotpool.TaskGroup{Profile: smallTask, MinMembers: n})
+		require.Len(t, granted, n)
 		d := driverSmall
 		_, err = q.submit(t0.Add(ms), JobSpec{
 			Name: "x", Priority: 9000, Driver: &d,

@@ -486,14 +486,16 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 }
 
 // coming counts per profile the slots c may count on without
-// preempting (only those of the profiles mask allows; nil: all): its reserved slots, its placeholders and the slots coming
-// to it (not those a claim asks back from a job it may preempt, which come
-// only when their tasks end, nor those in skip), and, if free is set,
-// the free slots it may take toward want (freeToward). Whether c may preempt a job of another queue is judged
-// without the preemptions in skip: judged with them, the slots they take
-// could close the gap to its queue's guarantee, count the claim's slots
-// as coming, find them not needed (withdrawStale), withdraw them, and
-// the next decision preempt them again, without end.
+// preempting, only those of the profiles mask allows (nil: all): its
+// reserved slots, its placeholders and the slots coming to it (not those
+// a claim asks back from a job it may preempt, which come only when
+// their tasks end, nor those in skip), and, if free is set, the free
+// slots it may take toward want (freeToward). Whether c may preempt a
+// job of another queue is judged without the preemptions in skip:
+// judged with them, the slots they take could close the gap to its
+// queue's guarantee, count the claim's slots as coming, find them not
+// needed (withdrawStale), withdraw them, and the next decision preempt
+// them again, without end.
 func (q *Queues) coming(c *job, want []resource.Count, free bool, skip []int32, mask []bool) []int {
 	have := make([]int, len(q.profiles))
 	gap := q.guaranteeGapWithout(c, skip)

@@ -359,36 +359,39 @@ func (qu *queue) limitedRuns() *qnode {
 // profiles mask allows count (nil: all; see driverslot.go).
 func (q *Queues) freeToward(qu *queue, want []resource.Count, own, n []int, mask []bool) {
 	r := q.room(qu)
-	if mask != nil {
-		free := make([]int, len(q.profiles))
-		total := 0
-		for p, f := range q.free {
-			if mask[p] {
-				free[p] = len(f)
-				total += len(f)
-			}
-		}
-		if r >= total {
-			for p, k := range free {
-				n[p] += k
-			}
-			return
-		}
-		q.pickToward(free, r, want, own, n)
-		return
-	}
-	switch {
-	case r >= q.nFree:
+	switch { // (the common cases, without allocating)
+	case mask == nil && r >= q.nFree:
 		for p, f := range q.free {
 			n[p] += len(f)
 		}
-	case len(q.profiles) == 1:
+		return
+	case mask == nil && len(q.profiles) == 1:
+		n[0] += r
+		return
+	}
+	free, total := make([]int, len(q.profiles)), 0
+	for p, f := range q.free {
+		if mask == nil || mask[p] {
+			free[p] = len(f)
+			total += len(f)
+		}
+	}
+	q.freeWithin(free, total, r, want, own, n)
+}
+
+// freeWithin adds to n[p] (n may be own) the slots of each profile p, of
+// the free[p] there are (total in all), that a job may take toward want
+// beside own within room r: all of them, as many as r of a single
+// profile, or those pickToward chooses.
+func (q *Queues) freeWithin(free []int, total, r int, want []resource.Count, own, n []int) {
+	switch {
+	case r >= total:
+		for p, k := range free {
+			n[p] += k
+		}
+	case len(free) == 1:
 		n[0] += r
 	default:
-		free := make([]int, len(q.profiles))
-		for p, f := range q.free {
-			free[p] = len(f)
-		}
 		q.pickToward(free, r, want, own, n)
 	}
 }

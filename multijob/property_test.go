@@ -290,14 +290,14 @@ func (m *mix) genRemovals() {
 // its regions needs: on small and large slots, a driver that fits a
 // small slot and a region that needs every large slot at once, or, with
 // a single small slot, a region per large slot (when only large slots
-// are free, the driver waits for a small one); or, on
-// any mix, a driver that fits the large slots and memory-heavy slots
-// added to the cluster (the smallest it fits), and a region that needs
-// every memory-heavy slot at once (where there is no large slot, jd can
-// never run: it must be rejected; not in a mix with a job made too
-// large, which the slots added would fit). A small slot for its driver in place
-// of the large one the mix counted on for its queue's driver, or slots
-// added, leave the other jobs more than they were made to fit.
+// are free, the driver waits for a small one); or, on any mix, a driver
+// that fits the large slots and memory-heavy slots added to the cluster
+// (the smallest it fits), and a region that needs every memory-heavy
+// slot at once (where there is no large slot, jd can never run: it must
+// be rejected; not in a mix with a job made too large, which the slots
+// added would fit). A small slot for its driver in place of the large
+// one the mix counted on for its queue's driver, or slots added, leave
+// the other jobs more than they were made to fit.
 func (m *mix) genDriverNeeds() {
 	rng := rand.New(rand.NewPCG(m.seed, 0xd41e))
 	var qs []admission.QueueConfig
@@ -319,11 +319,7 @@ func (m *mix) genDriverNeeds() {
 	small := slices.IndexFunc(m.slots, func(s slotpool.Slot) bool { return s.Profile == largeP }) // (the large ones last)
 	large := len(m.slots) - small
 	d := []resource.Profile{resource.Unknown, smallP}[rng.IntN(2)]
-	mj := mixJob{
-		at:      time.Duration(rng.IntN(30)) * time.Millisecond,
-		startup: time.Duration(1+rng.IntN(20)) * time.Millisecond, // (as genMix: the run applies an instant's inputs once per step)
-		durs:    []time.Duration{time.Duration(5+rng.IntN(30)) * time.Millisecond, time.Duration(5+rng.IntN(30)) * time.Millisecond},
-	}
+	mj := jdTimes(rng)
 	// a and b at once (pipelined: one region of every large slot and a's
 	// small ones beside the driver); with a single small slot, the
 	// driver's, a then b (blocking: a region per task, each of a large
@@ -333,9 +329,28 @@ func (m *mix) genDriverNeeds() {
 	if small < 2 {
 		mode, pa = exchange.AllBlocking, 1
 	}
+	jd := m.addJD(rng, qc, mj, d, pa, large, largeP, mode)
+	m.describe("job jd at %v queue %s priority %d driver %v startup %v: a x%d small then b x%d large, %v, durations %v",
+		jd.at, qc.Name, jd.spec.Priority, d, jd.startup, pa, large, mode, jd.durs)
+}
+
+// jdTimes draws genDriverNeeds' jd's arrival, its driver's startup and
+// the durations of its two vertices.
+func jdTimes(rng *rand.Rand) mixJob {
+	return mixJob{
+		at:      time.Duration(rng.IntN(30)) * time.Millisecond,
+		startup: time.Duration(1+rng.IntN(20)) * time.Millisecond, // (as genMix: the run applies an instant's inputs once per step)
+		durs:    []time.Duration{time.Duration(5+rng.IntN(30)) * time.Millisecond, time.Duration(5+rng.IntN(30)) * time.Millisecond},
+	}
+}
+
+// addJD adds jd, timed as mj, to the mix, in queue qc: its driver of
+// profile d, a vertex a of pa small tasks, then a vertex b of nb tasks
+// of profile pb, in exchange mode mode. It returns the job added.
+func (m *mix) addJD(rng *rand.Rand, qc admission.QueueConfig, mj mixJob, d resource.Profile, pa, nb int, pb resource.Profile, mode exchange.Mode) *mixJob {
 	g, err := topology.NewBuilder("jd").
 		AddVertex(topology.JobVertex{ID: "a", Parallelism: pa, Resources: smallP, Duration: mj.durs[0]}).
-		AddVertex(topology.JobVertex{ID: "b", Parallelism: large, Resources: largeP, Duration: mj.durs[1]}).
+		AddVertex(topology.JobVertex{ID: "b", Parallelism: nb, Resources: pb, Duration: mj.durs[1]}).
 		Connect("a", "b", exchange.Hash).
 		Build()
 	if err != nil {
@@ -346,8 +361,7 @@ func (m *mix) genDriverNeeds() {
 		Regions: region.FromJob(g, mode).ForCluster(counts(m.slots), resource.FitsEveryDimension),
 	}
 	m.jobs = append(m.jobs, mj)
-	m.describe("job jd at %v queue %s priority %d driver %v startup %v: a x%d small then b x%d large, %v, durations %v",
-		mj.at, qc.Name, mj.spec.Priority, d, mj.startup, pa, large, mode, mj.durs)
+	return &m.jobs[len(m.jobs)-1]
 }
 
 // genMemoryHeavy is genDriverNeeds' second kind of jd, in queue qc: one
@@ -361,31 +375,15 @@ func (m *mix) genMemoryHeavy(rng *rand.Rand, qc admission.QueueConfig) {
 	for range km {
 		m.slots = append(m.slots, slotpool.Slot{ID: slotpool.SlotID(len(m.slots)), Profile: memP})
 	}
-	mj := mixJob{
-		at:        time.Duration(rng.IntN(30)) * time.Millisecond,
-		startup:   time.Duration(1+rng.IntN(20)) * time.Millisecond, // (as genDriverNeeds)
-		durs:      []time.Duration{time.Duration(5+rng.IntN(30)) * time.Millisecond, time.Duration(5+rng.IntN(30)) * time.Millisecond},
-		oversized: m.uniform, // its driver's only slots are those b needs
-	}
+	mj := jdTimes(rng)
+	mj.oversized = m.uniform // its driver's only slots are those b needs
 	m.uniform = false
 	pa := 1 + rng.IntN(2)
 	mode := exchange.AllPipelined // (one region: a's tasks with every memory-heavy slot)
-	g, err := topology.NewBuilder("jd").
-		AddVertex(topology.JobVertex{ID: "a", Parallelism: pa, Resources: smallP, Duration: mj.durs[0]}).
-		AddVertex(topology.JobVertex{ID: "b", Parallelism: km, Resources: memTask, Duration: mj.durs[1]}).
-		Connect("a", "b", exchange.Hash).
-		Build()
-	if err != nil {
-		panic(err) // a bug of the generator
-	}
-	mj.spec = multijob.JobSpec{
-		JobSpec: admission.JobSpec{Name: "jd", Queue: qc.Name, User: users[rng.IntN(len(users))], Priority: 1 + rng.IntN(admission.MaxPriority), Driver: &driverP},
-		Regions: region.FromJob(g, mode).ForCluster(counts(m.slots), resource.FitsEveryDimension),
-	}
-	m.jobs = append(m.jobs, mj)
+	jd := m.addJD(rng, qc, mj, driverP, pa, km, memTask, mode)
 	m.describe("memory-heavy slots: %d, the cluster now %v", km, counts(m.slots))
 	m.describe("job jd at %v queue %s priority %d driver %v startup %v: a x%d small then b x%d memory-heavy, %v, durations %v, oversized %v",
-		mj.at, qc.Name, mj.spec.Priority, driverP, mj.startup, pa, km, mode, mj.durs, mj.oversized)
+		jd.at, qc.Name, jd.spec.Priority, driverP, jd.startup, pa, km, mode, jd.durs, jd.oversized)
 }
 
 // genCaps gives a third of a mix's queues a maxSlots, from a random
