@@ -225,7 +225,8 @@ func newJobSet(jobs []runfile.Job, mode exchange.Mode) (*jobSet, error) {
 // RunJobs simulates several jobs on one cluster to their ends. The error
 // is for a bad configuration (no jobs, duplicate names, a bad queue, a
 // cluster too large); each job's fate is in the JobResults, and the
-// Result's verdict is Finished only if every job finished.
+// Result's verdict is Finished only if every job finished or was killed
+// (an events file's kill ends a job as asked: the run is still fine).
 func RunJobs(cfg JobsConfig) (*Result, []JobResult, error) {
 	if len(cfg.Jobs) == 0 {
 		return nil, nil, errors.New("simulator: no jobs")
