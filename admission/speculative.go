@@ -23,7 +23,8 @@ import (
 //   - the slot is on none of the nodes, and none of the slots, the ask
 //     avoids (the nodes found slow);
 //   - its job has started (it had a grant) and may be granted now, as
-//     any grant.
+//     any grant: its queue and their parents have room under their
+//     maxSlots for the slot.
 //
 // Oldest ask first; among the free slots of the first profile (in the
 // order the cluster lists them) that serves the ask, the one on top of
@@ -139,6 +140,8 @@ func (q *Queues) specMayHave(j *job) string {
 		return "the job is " + j.state.String()
 	case j.gangWaits():
 		return "its gang is not reserved"
+	case q.room(j.queue) == 0:
+		return "its queue, or a parent, holds its maxSlots"
 	}
 	return q.blocked(j)
 }

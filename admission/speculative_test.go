@@ -55,6 +55,34 @@ func TestSpeculativeAskWaitsForRegularAsks(t *testing.T) {
 	require.NoError(t, q.checkInvariants())
 }
 
+// A speculative ask is granted no slot its queue, or a parent of it,
+// has no room for under its maxSlots: a speculative attempt's slot counts
+// as any other.
+func TestSpeculativeAskWithinMaxSlots(t *testing.T) {
+	slots := []slotpool.Slot{{ID: 1}, {ID: 2}, {ID: 3}, {ID: 4}}
+	q, err := New(Config{Slots: slots, Queues: []QueueConfig{{Name: "root.p", MaxSlots: 2}, {Name: "root.p.a"}}})
+	require.NoError(t, err)
+	t0 := time.Unix(0, 0)
+	a, err := q.submit(t0, JobSpec{Name: "a", Queue: "root.p.a"})
+	require.NoError(t, err)
+	ask(t, a, t0, 1, 1)
+	first := grantedSlots(a.Ready())
+	require.Len(t, first, 1)
+
+	sendSpecAsk(t, a, t0, 2)
+	require.Len(t, grantedSlots(a.Ready()), 1, "root.p has room for one more")
+	sendSpecAsk(t, a, t0, 3)
+	assert.Empty(t, a.Ready(), "root.p holds its maxSlots 2, with two slots free")
+	assert.Equal(t, 1, q.speculativeAsks())
+	require.NoError(t, q.checkInvariants())
+
+	require.NoError(t, a.Handle(t0, slotpool.SlotRelease{Slot: first[0], Reason: slotpool.ReasonStopped}))
+	q.Decide(t0)
+	assert.Len(t, grantedSlots(a.Ready()), 1, "a slot of root.p came back: room for the ask")
+	assert.Zero(t, q.speculativeAsks())
+	require.NoError(t, q.checkInvariants())
+}
+
 // The slot granted to a speculative ask is the job's like any other: it
 // counts in what the job holds, and comes back with the pool's release.
 func TestSpeculativeGrantAndRelease(t *testing.T) {

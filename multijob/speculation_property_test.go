@@ -24,7 +24,8 @@ import (
 
 // TestPropertySpeculation runs random mixes of 2 to 5 jobs with
 // stragglers and speculation on a small cluster of one or two slot
-// profiles, under every queue policy, and watches the admission's
+// profiles, under every queue policy, the queue capped by maxSlots in
+// half of them, and watches the admission's
 // messages from outside: a spy between the jobs' pools and the admission
 // keeps its own ledger of every job's regular asks (asked, granted,
 // withdrawn). Whenever the admission grants a speculative ask, no regular
@@ -94,8 +95,14 @@ func runSpecMix(t *testing.T, seed uint64, hybrid bool) (started, won, granted i
 	}
 	slots[0].Profile = profiles[len(profiles)-1]
 	policy := admission.Policy(rng.IntN(4))
+	// Half the mixes cap the queue below the cluster (from a stream of
+	// their own): speculative slots count against its maxSlots too.
+	maxSlots := 0
+	if capRNG := rand.New(rand.NewPCG(seed, 0x5bed)); capRNG.IntN(2) == 0 {
+		maxSlots = 2 + capRNG.IntN(n-2)
+	}
 	q, err := admission.New(admission.Config{Slots: slots, DefaultPolicy: policy,
-		Queues: []admission.QueueConfig{{Name: "root.default", Policy: policy}}})
+		Queues: []admission.QueueConfig{{Name: "root.default", Policy: policy, MaxSlots: maxSlots}}})
 	require.NoError(t, err)
 	spy := &specSpy{Cluster: q, ports: map[admission.JobID]*spyPort{}}
 	s, err := multijob.New(multijob.Config{Cluster: spy})

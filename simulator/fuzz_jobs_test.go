@@ -7,12 +7,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/runfile"
+	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -20,9 +22,10 @@ import (
 // FuzzRunJobs writes, from a seed, the files of a random multi-job run
 // (a cluster file with one or two sizes of slots, queues of every policy
 // with maxRunningJobs, reclaim timeouts, guarantees and maxima, nested or
-// not; two to four job files with queues, users, priorities, arrival
-// times, drivers and gangs; an events file of priority changes and
-// kills, some unauthorized), decodes them as the command line does, and
+// not, on nodes or not; two to four job files with queues, users,
+// priorities, arrival times, drivers and gangs; an events file of
+// priority changes and kills, some unauthorized; stragglers and
+// speculative execution, now and then), decodes them as the command line does, and
 // runs them under the region policy and the eager one:
 //
 //   - nothing panics, and a configuration the admission refuses is
@@ -37,8 +40,8 @@ import (
 //     (drivers are never preempted and may fill the cluster, as in
 //     YuniKorn: what StateAware and maxRunningJobs are for);
 //   - the same files give the same trace, audit and results;
-//   - under the region policy, the jobs given in the reverse order
-//     (simultaneous inputs) give every job the same result.
+//   - under the region policy, without stragglers, the jobs given in the
+//     reverse order (simultaneous inputs) give every job the same result.
 //
 // `go test -fuzz FuzzRunJobs ./simulator/` explores seeds without end; CI
 // runs the seed corpus.
@@ -64,7 +67,7 @@ func FuzzRunJobs(f *testing.F) {
 				continue
 			}
 			require.Len(t, first.jobs, len(cfg.Jobs))
-			require.NoError(t, checkJobsTrace(cfg, first), "%s under %s\n%s", policy, files)
+			require.NoError(t, checkJobsTrace(cfg, first), "under %s\n%s", policy, files)
 			all := true
 			for _, j := range first.jobs {
 				require.NotEqual(t, "invalid", j.Verdict.String(), "job %s", j.Name)
@@ -84,7 +87,8 @@ func FuzzRunJobs(f *testing.F) {
 			again, err := fuzzRunJobs(cfg)
 			require.NoError(t, err)
 			require.Equal(t, first, again, "the same files, another run")
-			if policy == simulator.RegionPolicy {
+			if policy == simulator.RegionPolicy && cfg.Stragglers == 0 {
+				// (Which attempts straggle is drawn in the jobs' order.)
 				reversed := cfg
 				reversed.Jobs = slices.Clone(cfg.Jobs)
 				slices.Reverse(reversed.Jobs)
@@ -102,11 +106,16 @@ type runFiles struct {
 	cluster, events string
 	jobs            []string
 	mode            exchange.Mode
+	// stragglers, factor and spec are the command line's straggler model
+	// and speculation.
+	stragglers, factor float64
+	spec               scheduler.Speculation
 }
 
 // String prints the files, for a failure's message.
 func (f runFiles) String() string {
-	return fmt.Sprintf("mode %s\ncluster: %s\nevents:\n%s\njobs:\n%s", f.mode, f.cluster, f.events, strings.Join(f.jobs, "\n"))
+	return fmt.Sprintf("mode %s, stragglers %v x%v, speculation %+v\ncluster: %s\nevents:\n%s\njobs:\n%s",
+		f.mode, f.stragglers, f.factor, f.spec, f.cluster, f.events, strings.Join(f.jobs, "\n"))
 }
 
 // genRunFiles writes the files of FuzzRunJobs' run of a seed.
@@ -122,10 +131,19 @@ func genRunFiles(seed uint64) runFiles {
 	var f runFiles
 	f.mode = exchange.Modes()[rng.IntN(len(exchange.Modes()))]
 
+	if rng.IntN(3) == 0 {
+		f.stragglers, f.factor = 0.1*float64(1+rng.IntN(5)), float64(2+rng.IntN(8))
+		if rng.IntN(2) == 0 {
+			f.spec = scheduler.Speculation{Enabled: true, BaselineRatio: 0.5, BaselineMultiplier: 1.5, BaselineLowerBound: 20 * time.Millisecond,
+				CheckInterval: 10 * time.Millisecond, MaxConcurrentExecutions: 2 + rng.IntN(2), BlockSlowNodeDuration: time.Duration(rng.IntN(2)) * 100 * time.Millisecond}
+		}
+	}
 	large := `{"cpuMillis": 4000, "memoryMB": 4096}`
-	slots := fmt.Sprintf(`{"count": %d}`, 1+rng.IntN(6))
+	node := func(i int) string { return pick("", fmt.Sprintf(`, "node": "n%d"`, i)) }
+	slots := fmt.Sprintf(`{"count": %d%s}`, 2+rng.IntN(7), node(0))
 	if rng.IntN(2) == 0 {
-		slots = fmt.Sprintf(`{"count": %d, "resources": {"cpuMillis": 1000, "memoryMB": 1024}}, {"count": %d, "resources": %s}`, 1+rng.IntN(4), 1+rng.IntN(4), large)
+		slots = fmt.Sprintf(`{"count": %d, "resources": {"cpuMillis": 1000, "memoryMB": 1024}%s}, {"count": %d, "resources": %s%s}`,
+			2+rng.IntN(4), node(1), 1+rng.IntN(4), large, node(2))
 	}
 	// Guarantees and maxima that hold together (children's guarantees
 	// within their parent's, a guarantee within its max): the run, not
@@ -259,6 +277,7 @@ func fuzzJobsConfig(f runFiles) (cfg simulator.JobsConfig, err error) {
 		return cfg, err
 	}
 	cfg.Mode, cfg.Record = f.mode, true
+	cfg.Stragglers, cfg.StragglerFactor, cfg.Speculation = f.stragglers, f.factor, f.spec
 	return cfg, nil
 }
 
