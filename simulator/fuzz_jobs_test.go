@@ -23,7 +23,8 @@ import (
 // (a cluster file with one or two sizes of slots, queues of every policy
 // with maxRunningJobs, reclaim timeouts, guarantees and maxima, nested or
 // not, on nodes or not; two to four job files with queues, users,
-// priorities, arrival times, drivers and gangs; an events file of
+// priorities, arrival times, drivers, gangs, hybrid exchanges and now and
+// then a stream; an events file of
 // priority changes and kills, some unauthorized; stragglers and
 // speculative execution, now and then), decodes them as the command line does, and
 // runs them under the region policy and the eager one:
@@ -36,9 +37,8 @@ import (
 //   - every job ends with a verdict, a reason unless it finished, and
 //     times in order; the run's verdict is Finished only if every job
 //     finished or was killed;
-//   - under the region policy no job deadlocks unless drivers take part
-//     (drivers are never preempted and may fill the cluster, as in
-//     YuniKorn: what StateAware and maxRunningJobs are for);
+//   - under the region policy no job deadlocks unless drivers or streams
+//     take part;
 //   - the same files give the same trace, audit and results;
 //   - under the region policy, without stragglers, the jobs given in the
 //     reverse order (simultaneous inputs) give every job the same result.
@@ -53,9 +53,12 @@ func FuzzRunJobs(f *testing.F) {
 		files := genRunFiles(seed)
 		cfg, err := fuzzJobsConfig(files)
 		require.NoError(t, err, "the generated files:\n%s", files)
-		drivers := false
+		// Drivers, never preempted, may fill the cluster (as in YuniKorn:
+		// what StateAware and maxRunningJobs are for), and a stream holds
+		// its slots for good: with either, a run may deadlock.
+		mayDeadlock := false
 		for _, j := range cfg.Jobs {
-			drivers = drivers || j.Job.Submission().Driver != nil
+			mayDeadlock = mayDeadlock || j.Job.Submission().Driver != nil || hasUnbounded(j.Job)
 		}
 		for _, policy := range []simulator.Policy{simulator.RegionPolicy, simulator.EagerPolicy} {
 			cfg.Policy = policy
@@ -71,8 +74,8 @@ func FuzzRunJobs(f *testing.F) {
 			all := true
 			for _, j := range first.jobs {
 				require.NotEqual(t, "invalid", j.Verdict.String(), "job %s", j.Name)
-				if policy == simulator.RegionPolicy && !drivers {
-					require.NotEqual(t, runfile.Deadlock, j.Verdict, "job %s: %s\n%s", j.Name, j.Reason, files)
+				if policy == simulator.RegionPolicy && !mayDeadlock {
+					require.NotEqual(t, runfile.Deadlock, j.Verdict, "job %s: %s\n%s\n%+v", j.Name, j.Reason, files, first.jobs)
 				}
 				if j.Verdict == runfile.Finished {
 					require.Empty(t, j.Reason, "job %s", j.Name)
@@ -192,6 +195,9 @@ func genRunFiles(seed uint64) runFiles {
 			if rng.IntN(4) == 0 {
 				res = `, "resources": ` + large
 			}
+			if rng.IntN(15) == 0 {
+				res += `, "bounded": false` // a stream: it runs until the others end
+			}
 			par := 1 + rng.IntN(3)
 			vertices = append(vertices, fmt.Sprintf(`{"id": "v%d", "parallelism": %d, "durationMs": %d%s}`, v, par, 10*(1+rng.IntN(20)), res))
 			if v > 0 {
@@ -200,7 +206,7 @@ func genRunFiles(seed uint64) runFiles {
 					ship = `"forward"`
 				}
 				edges = append(edges, fmt.Sprintf(`{"source": "v%d", "target": "v%d", "shipStrategy": %s, "exchange": %s}`,
-					v-1, v, ship, pick(`"pipelined"`, `"blocking"`)))
+					v-1, v, ship, pick(`"pipelined"`, `"blocking"`, `"pipelined"`, `"blocking"`, `"hybrid-full"`, `"hybrid-selective"`)))
 			}
 			prev = par
 		}
