@@ -20,13 +20,13 @@ import (
 )
 
 // FuzzRunJobs writes, from a seed, the files of a random multi-job run
-// (a cluster file with one or two sizes of slots, queues of every policy
-// with maxRunningJobs, reclaim timeouts, guarantees and maxima, nested or
-// not, on nodes or not; two to four job files with queues, users,
-// priorities, arrival times, drivers, gangs, hybrid exchanges and now and
-// then a stream; an events file of
-// priority changes and kills, some unauthorized; stragglers and
-// speculative execution, now and then), decodes them as the command line does, and
+// (a cluster file with one or two sizes of slots, on nodes or not, and
+// queues of every policy with maxRunningJobs, reclaim timeouts,
+// guarantees and maxima, nested or not; two to four job files with
+// queues, users, priorities, arrival times, drivers, gangs, hybrid
+// exchanges and now and then a stream; an events file of priority changes
+// and kills, some unauthorized; now and then stragglers and speculative
+// execution), decodes them as the command line does, and
 // runs them under the region policy and the eager one:
 //
 //   - nothing panics, and a configuration the admission refuses is
