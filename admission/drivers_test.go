@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/slotpool"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -127,4 +128,37 @@ func TestWedgedJobLeavesItsIdleSlots(t *testing.T) {
 	assert.Equal(t, 250*ms, x.firstDeploy.Sub(t0), s.tail(30))
 	assert.Contains(t, s.tail(len(s.log)), "250ms w reclaim 3", s.tail(30))
 	assert.Equal(t, 650*ms, w.finished.Sub(t0), s.tail(30)) // its region of 4 from 550 ms
+}
+
+// A job's regions ask once its driver runs: an ask of a job whose driver
+// has no slot yet is refused with ErrNoDriver and changes nothing, and the
+// same ask is taken once the driver has its slot.
+func TestAskBeforeTheDriverIsRefused(t *testing.T) {
+	q, err := New(Config{Slots: []slotpool.Slot{{ID: 1}}, Queues: defaultQueue})
+	require.NoError(t, err)
+	holder, err := q.submit(t0, JobSpec{Name: "holder"})
+	require.NoError(t, err)
+	ask(t, holder, t0, 1, 1)
+	require.Equal(t, []slotpool.SlotID{1}, grantedSlots(holder.Ready()))
+	d := resource.Unknown
+	j, err := q.submit(t0, JobSpec{Name: "j", Driver: &d})
+	require.NoError(t, err)
+
+	for _, speculative := range []bool{false, true} {
+		err = j.Handle(t0, slotpool.Ask{ID: 1, Bulk: 1, Speculative: speculative, Gang: slotpool.Gang{
+			Groups: []slotpool.TaskGroup{{Profile: resource.Unknown, MinMembers: 1}}, AllOrNothing: true}})
+		require.ErrorIs(t, err, ErrNoDriver, "speculative %v", speculative)
+		assert.Contains(t, err.Error(), `job "j": ask 1`)
+	}
+	assert.Zero(t, q.speculativeAsks())
+	require.NoError(t, q.checkInvariants())
+
+	require.NoError(t, holder.Handle(t0, slotpool.SlotRelease{Slot: 1, Reason: slotpool.ReasonStopped}))
+	q.Decide(t0)
+	slot, ok := j.DriverSlot()
+	require.True(t, ok, "the driver has the slot")
+	assert.Equal(t, slotpool.SlotID(1), slot)
+	require.NoError(t, j.Handle(t0, slotpool.Ask{ID: 1, Bulk: 1, Gang: slotpool.Gang{
+		Groups: []slotpool.TaskGroup{{Profile: resource.Unknown, MinMembers: 1}}, AllOrNothing: true}}))
+	require.NoError(t, q.checkInvariants())
 }

@@ -49,8 +49,9 @@ func (p *port) Pending() bool { return len(p.j.out) > 0 }
 
 // Handle takes a message from the job's pool: an Ask (granted in policy
 // order, whole if all-or-nothing), an AskRelease, or a SlotRelease (the
-// slot goes back to the cluster and is confirmed). An ask id used twice or
-// a slot the job does not hold returns an error and changes nothing.
+// slot goes back to the cluster and is confirmed). An ask id used twice, an
+// ask of a job whose driver has no slot yet (ErrNoDriver) or a slot the
+// job does not hold returns an error and changes nothing.
 func (p *port) Handle(now time.Time, msg slotpool.ToAdmission) error {
 	q, j := p.q, p.j
 	q.now = now
@@ -59,6 +60,9 @@ func (p *port) Handle(now time.Time, msg slotpool.ToAdmission) error {
 	}
 	switch m := msg.(type) {
 	case slotpool.Ask:
+		if j.driver && !j.hasSlot {
+			return fmt.Errorf("%w: job %q: ask %d before it (its regions ask once the driver runs)", ErrNoDriver, j.spec.Name, m.ID)
+		}
 		if m.Speculative {
 			return q.addSpecAsk(j, m)
 		}

@@ -273,5 +273,7 @@ func (q *Queues) DriverLost(now time.Time, name, why string) error {
 }
 
 // ErrNoDriver: DriverLost for a job whose driver has no slot (it has no
-// driver, or its driver was not granted one yet).
+// driver, or its driver was not granted one yet), or an Ask of a job
+// whose driver was not granted its slot yet (a job's regions ask once its
+// driver runs).
 var ErrNoDriver = errors.New("admission: the job's driver has no slot")
