@@ -186,13 +186,9 @@ func TestDriverClaimGoesWhenRemovedSlotsRuleItsSlotsOut(t *testing.T) {
 	require.NoError(t, err)
 	y, granted := runningY(t, q, 1000, slotpool.TaskGroup{Profile: smallTask, MinMembers: 1}, slotpool.TaskGroup{Profile: bigTask, MinMembers: 2})
 	require.ElementsMatch(t, []slotpool.SlotID{1, 2, 3}, granted)
-	d := driverSmall
-	x, err := q.submit(t0.Add(ms), JobSpec{
-		Name: "x", Priority: 9000, Driver: &d,
-		Largest: []resource.Count{{Profile: bigTask, N: 1}},
-		Regions: []RegionNeed{{Name: "region 0 {b#0}", Slots: []resource.Count{{Profile: bigTask, N: 1}}}},
-		Start:   []resource.Count{{Profile: bigTask, N: 1}},
-	})
+	spec := bigRegionDriverJob()
+	spec.Start = []resource.Count{{Profile: bigTask, N: 1}}
+	x, err := q.submit(t0.Add(ms), spec)
 	require.NoError(t, err)
 	q.Decide(t0.Add(ms))
 	back := revokedOrReclaimed(y.Ready())
@@ -251,12 +247,7 @@ func TestDriverClaimsOnlyASlotItMayTake(t *testing.T) {
 	require.NoError(t, err)
 	y, granted := runningY(t, q, 1000, slotpool.TaskGroup{Profile: smallTask, MinMembers: 2})
 	require.ElementsMatch(t, []slotpool.SlotID{1, 2}, granted)
-	d := driverSmall
-	_, err = q.submit(t0.Add(ms), JobSpec{
-		Name: "x", Priority: 9000, Driver: &d,
-		Largest: []resource.Count{{Profile: bigTask, N: 1}},
-		Regions: []RegionNeed{{Name: "region 0 {b#0}", Slots: []resource.Count{{Profile: bigTask, N: 1}}}},
-	})
+	_, err = q.submit(t0.Add(ms), bigRegionDriverJob())
 	require.NoError(t, err)
 	q.Decide(t0.Add(ms))
 	assert.Equal(t, []slotpool.SlotID{1}, revokedOrReclaimed(y.Ready()))
@@ -281,12 +272,7 @@ func TestDriverPreemptsOnlyASlotItMayTake(t *testing.T) {
 		}
 		y, granted := runningY(t, q, 1000, slotpool.TaskGroup{Profile: smallTask, MinMembers: n})
 		require.Len(t, granted, n)
-		d := driverSmall
-		_, err = q.submit(t0.Add(ms), JobSpec{
-			Name: "x", Priority: 9000, Driver: &d,
-			Largest: []resource.Count{{Profile: bigTask, N: 1}},
-			Regions: []RegionNeed{{Name: "region 0 {b#0}", Slots: []resource.Count{{Profile: bigTask, N: 1}}}},
-		})
+		_, err = q.submit(t0.Add(ms), bigRegionDriverJob())
 		require.NoError(t, err)
 		q.Decide(t0.Add(ms))
 		var revoked []slotpool.SlotID
@@ -297,5 +283,16 @@ func TestDriverPreemptsOnlyASlotItMayTake(t *testing.T) {
 		}
 		assert.Equal(t, []slotpool.SlotID{1}, revoked, "y runs in both slots: %v", both)
 		require.NoError(t, q.checkInvariants())
+	}
+}
+
+// bigRegionDriverJob is job x of priority 9000: a small driver and one
+// region, of one big task.
+func bigRegionDriverJob() JobSpec {
+	d := driverSmall
+	return JobSpec{
+		Name: "x", Priority: 9000, Driver: &d,
+		Largest: []resource.Count{{Profile: bigTask, N: 1}},
+		Regions: []RegionNeed{{Name: "region 0 {b#0}", Slots: []resource.Count{{Profile: bigTask, N: 1}}}},
 	}
 }

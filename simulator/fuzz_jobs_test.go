@@ -320,12 +320,12 @@ func checkJobsTrace(cfg simulator.JobsConfig, run fuzzJobsRun) error {
 		attempt   int
 	}
 	in := make([]map[attempt]bool, nSlots)
-	held := func() map[string]int { // slots held per queue, its subtree included
-		n := map[string]int{}
+	held := func(capped string) int { // slots held under a queue, its subtree included
+		n := 0
 		for _, occupants := range in {
 			for o := range occupants {
-				for q := queueOf[o.job]; q != ""; q = parentQueue(q) {
-					n[q]++
+				if q := queueOf[o.job]; q == capped || strings.HasPrefix(q, capped+".") {
+					n++
 				}
 				break
 			}
@@ -361,20 +361,12 @@ func checkJobsTrace(cfg simulator.JobsConfig, run fuzzJobsRun) error {
 			in[e.Slot][attempt{e.Job, e.Task, e.Attempt}] = true
 		}
 		if cfg.Policy == simulator.RegionPolicy && (i+1 == len(events) || events[i+1].At > e.At) {
-			for q, n := range held() {
-				if m, ok := maxSlots[q]; ok && n > m {
+			for q, m := range maxSlots {
+				if n := held(q); n > m {
 					return fmt.Errorf("at %v queue %s holds %d slots, over its maxSlots %d", e.At, q, n, m)
 				}
 			}
 		}
 	}
 	return nil
-}
-
-// parentQueue is the parent of a queue ("" for root).
-func parentQueue(q string) string {
-	if i := strings.LastIndexByte(q, '.'); i >= 0 {
-		return q[:i]
-	}
-	return ""
 }
