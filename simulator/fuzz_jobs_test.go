@@ -13,6 +13,8 @@ import (
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/inspect"
+	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/simulator"
@@ -34,6 +36,11 @@ import (
 //   - the trace keeps the rules it shows (checkJobsTrace: no slot runs
 //     tasks of two jobs or a task beside a driver, no driver preempted,
 //     no queue over its maxSlots);
+//   - under the region policy the admission's invariants hold after
+//     every decision (internal/inspect.CheckInvariants: its bookkeeping,
+//     no idle slot beside a waiting job, reservations only for claims
+//     that complete, reclaims only within the guarantees and only for
+//     claimants that may progress, an instant's slots decided together);
 //   - every job ends with a verdict, a reason unless it finished, and
 //     times in order; the run's verdict is Finished only if every job
 //     finished or was killed;
@@ -70,6 +77,7 @@ func FuzzRunJobs(f *testing.F) {
 				continue
 			}
 			require.Len(t, first.jobs, len(cfg.Jobs))
+			require.Empty(t, first.broken, "under %s, the admission's invariants\n%s", policy, files)
 			require.NoError(t, checkJobsTrace(cfg, first), "under %s\n%s", policy, files)
 			all := true
 			for _, j := range first.jobs {
@@ -242,6 +250,9 @@ type fuzzJobsRun struct {
 	jobs   []simulator.JobResult
 	events []runfile.Event
 	audit  string
+	// broken is the first violation of the admission's invariants after
+	// a decision ("" if none), with the trace time it was found at.
+	broken string
 }
 
 // fuzzRunJobs runs cfg with its trace and audit recorded.
@@ -251,6 +262,20 @@ func fuzzRunJobs(cfg simulator.JobsConfig) (fuzzJobsRun, error) {
 	cfg.Audit = admission.NewJSONLinesAudit(&audit, simulator.Epoch)
 	cfg.OnEvent = func(e runfile.Event) { out.events = append(out.events, e) }
 	cfg.MaxEvents = 1 << 16
+	defer simulator.OnDecided(func(m *multijob.Scheduler) {
+		q, ok := inspect.AdmissionOf(m)
+		if !ok {
+			out.broken = "no in-process admission"
+			return
+		}
+		if err := inspect.CheckInvariants(q); err != nil && out.broken == "" {
+			at := time.Duration(0)
+			if n := len(out.events); n > 0 {
+				at = out.events[n-1].At
+			}
+			out.broken = fmt.Sprintf("after the decision at or after %v: %v", at, err)
+		}
+	})()
 	var err error
 	out.res, out.jobs, err = simulator.RunJobs(cfg)
 	out.audit = audit.String()

@@ -12,6 +12,11 @@ import (
 // How a multi-job run applies the multi-job scheduler's decisions: once
 // per instant, when the engine says the instant is over.
 
+// decided, if set (by the package's tests), is called after every
+// decision of a multi-job run, with its Scheduler quiet: after Ready,
+// before what it returned is applied.
+var decided func(m *multijob.Scheduler)
+
 // endInstant applies the decision over the instant that is over: every
 // job's cancels first (a slot one job gives up may go to another), the
 // ends (their drivers leave their slots), every job's deployments, then
@@ -22,6 +27,9 @@ func (p *jobsPolicy) endInstant() bool {
 	}
 	p.busy = false
 	rd := p.m.Ready()
+	if decided != nil {
+		decided(p.m)
+	}
 	p.sampleQueues()
 	// Reclaims first: the cancels they cause follow.
 	for _, ev := range rd.Events {

@@ -4,6 +4,9 @@
 // admission does not export these, as only tests need them; it registers
 // them here when it is initialized, so a test reaches them through an
 // admission.Queues it holds (multijob's export_test.go hands one out).
+// Package multijob registers how to find the admission of a
+// multijob.Scheduler (AdmissionOf), for the tests of packages built over
+// one (package simulator's).
 package inspect
 
 import (
@@ -48,6 +51,23 @@ var hooks Hooks
 // Register sets the hooks; package admission calls it once, when it is
 // initialized.
 func Register(h Hooks) { hooks = h }
+
+// admissionOf is what package multijob registers (RegisterAdmissionOf).
+var admissionOf func(s any) (q any, ok bool)
+
+// RegisterAdmissionOf sets how AdmissionOf finds the admission of a
+// scheduler; package multijob calls it once, when it is initialized.
+func RegisterAdmissionOf(f func(s any) (q any, ok bool)) { admissionOf = f }
+
+// AdmissionOf returns the in-process admission (an *admission.Queues) of
+// s, a *multijob.Scheduler, for the functions above; false if s is not
+// one, or runs over another admission.Cluster.
+func AdmissionOf(s any) (any, bool) {
+	if admissionOf == nil {
+		return nil, false
+	}
+	return admissionOf(s)
+}
 
 // CheckInvariants checks the invariants of q, an *admission.Queues:
 // nil, the first violation found, or ErrNotQueues. Call it when the

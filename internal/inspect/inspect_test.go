@@ -9,6 +9,7 @@ import (
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/internal/inspect"
+	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/slotpool"
 )
 
@@ -31,4 +32,20 @@ func TestHooks(t *testing.T) {
 	_, ok = inspect.SpeculativeAsks(42)
 	assert.False(t, ok)
 	assert.Nil(t, inspect.AskedBackSlots(42, nil))
+}
+
+// AdmissionOf finds the in-process admission of a multijob.Scheduler, and
+// nothing in anything else.
+func TestAdmissionOf(t *testing.T) {
+	m, err := multijob.New(multijob.Config{Admission: admission.Config{Slots: slotpool.Slots(2)}})
+	require.NoError(t, err)
+	q, ok := inspect.AdmissionOf(m)
+	require.True(t, ok)
+	assert.NoError(t, inspect.CheckInvariants(q))
+
+	_, ok = inspect.AdmissionOf("not a scheduler")
+	assert.False(t, ok)
+	var none *multijob.Scheduler
+	_, ok = inspect.AdmissionOf(none)
+	assert.False(t, ok)
 }
