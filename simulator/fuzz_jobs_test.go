@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -23,9 +24,10 @@ import (
 
 // FuzzRunJobs writes, from a seed, the files of a random multi-job run
 // (a cluster file with one or two sizes of slots, on nodes or not, and
-// queues of every policy with maxRunningJobs, reclaim timeouts,
-// guarantees and maxima, nested or not; two to four job files with
-// queues, users, priorities, arrival times, drivers, gangs, hybrid
+// queues of every policy with maxRunningJobs, reclaim and starting
+// timeouts, guarantees and maxima, nested or not; a default queue policy;
+// two to four job files with queues (configured or made on the fly),
+// users, priorities, arrival times, drivers, gangs, hybrid
 // exchanges and now and then a stream; an events file of priority changes
 // and kills, some unauthorized; now and then stragglers and speculative
 // execution), decodes them as the command line does, and
@@ -117,6 +119,9 @@ type runFiles struct {
 	cluster, events string
 	jobs            []string
 	mode            exchange.Mode
+	// policy is the command line's --queue-policy: of the queues the
+	// cluster file leaves out.
+	policy admission.Policy
 	// stragglers, factor and spec are the command line's straggler model
 	// and speculation.
 	stragglers, factor float64
@@ -125,13 +130,17 @@ type runFiles struct {
 
 // String prints the files, for a failure's message.
 func (f runFiles) String() string {
-	return fmt.Sprintf("mode %s, stragglers %v x%v, speculation %+v\ncluster: %s\nevents:\n%s\njobs:\n%s",
-		f.mode, f.stragglers, f.factor, f.spec, f.cluster, f.events, strings.Join(f.jobs, "\n"))
+	return fmt.Sprintf("mode %s, queue policy %s, stragglers %v x%v, speculation %+v\ncluster: %s\nevents:\n%s\njobs:\n%s",
+		f.mode, f.policy, f.stragglers, f.factor, f.spec, f.cluster, f.events, strings.Join(f.jobs, "\n"))
 }
 
 // genRunFiles writes the files of FuzzRunJobs' run of a seed.
 func genRunFiles(seed uint64) runFiles {
 	rng := rand.New(rand.NewPCG(seed, 0xf11e5))
+	// more draws what the files of a seed did not always have (the
+	// default queue policy, starting timeouts, queues made on the fly),
+	// so that the files of a seed keep what they had.
+	more := rand.New(rand.NewPCG(seed, 0x30e))
 	pick := func(options ...string) string { return options[rng.IntN(len(options))] }
 	maybe := func(field string, values ...string) string {
 		if rng.IntN(2) == 0 {
@@ -141,6 +150,7 @@ func genRunFiles(seed uint64) runFiles {
 	}
 	var f runFiles
 	f.mode = exchange.Modes()[rng.IntN(len(exchange.Modes()))]
+	f.policy = []admission.Policy{admission.FIFO, admission.Priority, admission.FairShare, admission.StateAware}[more.IntN(4)]
 
 	if rng.IntN(3) == 0 {
 		f.stragglers, f.factor = 0.1*float64(1+rng.IntN(5)), float64(2+rng.IntN(8))
@@ -183,6 +193,9 @@ func genRunFiles(seed uint64) runFiles {
 		if g := guaranteed[name]; g > 0 {
 			q += fmt.Sprintf(`, "guaranteedSlots": %d`, g)
 		}
+		if more.IntN(3) == 0 {
+			q += fmt.Sprintf(`, "startingTimeoutMs": %d`, 50*more.IntN(4))
+		}
 		if rng.IntN(2) == 0 {
 			q += fmt.Sprintf(`, "maxSlots": %d`, guaranteed[name]+1+rng.IntN(6))
 		}
@@ -223,6 +236,11 @@ func genRunFiles(seed uint64) runFiles {
 			maybe("user", `"bob"`, `"carol"`) +
 			maybe("priority", "1", "1000", "5000", "9000", "10000") +
 			maybe("submitAtMs", "0", "0", "10", "100", "250")
+		if more.IntN(6) == 0 {
+			// A queue the cluster file leaves out, made for the job with
+			// the default policy (a job file names its queue once).
+			job = queueField.ReplaceAllString(job, "") + `, "queue": "root.x.y"`
+		}
 		if rng.IntN(4) == 0 {
 			job += fmt.Sprintf(`, "driver": {"startupMs": %s%s}`, pick("0", "10", "100"), pick("", `, "resources": {"cpuMillis": 1000, "memoryMB": 1024}`))
 		}
@@ -243,6 +261,9 @@ func genRunFiles(seed uint64) runFiles {
 	f.events = strings.Join(events, "\n")
 	return f
 }
+
+// queueField is a job file's "queue" field, as genRunFiles writes it.
+var queueField = regexp.MustCompile(`, "queue": "[a-z.]+"`)
 
 // fuzzJobsRun is what a run of FuzzRunJobs produced.
 type fuzzJobsRun struct {
@@ -288,8 +309,8 @@ func fuzzJobsConfig(f runFiles) (cfg simulator.JobsConfig, err error) {
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Cluster, cfg.SlotNodes, cfg.DefaultPolicy = c.Counts(), c.SlotNodes(), admission.FIFO
-	if cfg.Queues, err = c.QueueConfigs(admission.FIFO); err != nil {
+	cfg.Cluster, cfg.SlotNodes, cfg.DefaultPolicy = c.Counts(), c.SlotNodes(), f.policy
+	if cfg.Queues, err = c.QueueConfigs(f.policy); err != nil {
 		return cfg, err
 	}
 	if cfg.Users, err = c.Roles(); err != nil {
