@@ -91,9 +91,17 @@ func (q *Queues) Authorize(by Principal, action Action, job string, priority int
 	case !ok:
 		return &RefusedError{By: by, Action: action, Job: job, Priority: priority, Reason: "no such job", Err: ErrUnknownJob}
 	case j.state.Terminal():
-		return &RefusedError{By: by, Action: action, Job: job, Priority: priority, Reason: "the job is " + j.state.String(), Err: ErrInvalidTransition}
+		return &RefusedError{By: by, Action: action, Job: job, Priority: priority, Reason: "the job is " + endedAs(j), Err: ErrInvalidTransition}
 	}
 	return authorize(by, action, job, j.spec.User, priority)
+}
+
+// endedAs says how a job that ended did: its state, or killed.
+func endedAs(j *job) string {
+	if errors.Is(j.err, ErrKilled) {
+		return "killed"
+	}
+	return j.state.String()
 }
 
 // audit records a change (refused if err is set) in Config.Audit.
