@@ -101,8 +101,10 @@ type engine struct {
 	// instant is the policy if it decides once per instant, else nil.
 	instant instantPolicy
 	// eagerJobs, in an eager multi-job run (no admission to ask), is each
-	// job's first deploy and last finish.
-	eagerJobs []eagerJob
+	// job's first deploy and last finish; eagerEvents refuses the events
+	// of its events file.
+	eagerJobs   []eagerJob
+	eagerEvents *eagerEvents
 	// spec is speculative execution (nil if off); firstRuns counts each
 	// task's runs in its regions and stragglers the slow attempts, for
 	// the straggler model (stragglers.go).
@@ -147,6 +149,7 @@ func newJobsEngine(cfg Config, jc JobsConfig, set *jobSet) (*engine, error) {
 		for i := range e.eagerJobs {
 			e.eagerJobs[i].firstDeploy = -1
 		}
+		e.eagerEvents = newEagerEvents(e, jc)
 		return e, nil
 	}
 	jp, err := newJobsPolicy(e, jc, set)
@@ -375,12 +378,18 @@ func (e *engine) occupyDriver(i int, slot int32) {
 	e.recordDriver(i, runfile.Deploy, slot)
 }
 
-// vacateDriver takes job i's driver out of its slot at the job's end.
-func (e *engine) vacateDriver(i int, slot int32) {
+// vacateDriver takes job i's driver out of its slot at the job's end:
+// it finishes with a job that finished, and is cancelled with one killed
+// or failed.
+func (e *engine) vacateDriver(i int, slot int32, finished bool) {
 	s := &e.slots[slot]
 	e.drivers += e.now() - e.driverSince[slot]
 	delete(e.driverSince, slot)
-	e.recordDriver(i, runfile.Finish, slot)
+	how := runfile.Cancel
+	if finished {
+		how = runfile.Finish
+	}
+	e.recordDriver(i, how, slot)
 	if s.occupants--; s.occupants == 0 {
 		e.busy += e.now() - s.since
 		e.recordDriver(i, runfile.Release, slot)
@@ -496,6 +505,9 @@ func (e *engine) run() (*Result, error) {
 		case jobTimer:
 			e.advance(ev.at)
 			e.jobs.fire(ev.task, ev.version)
+		case eagerEvent:
+			e.advance(ev.at)
+			e.eagerEvents.refuse(ev.task)
 		case speculativeEnd:
 			k := copyKey{ev.task, int32(ev.version)}
 			c, live := e.spec.copies[k]
@@ -586,7 +598,15 @@ func (e *engine) result() (*Result, error) {
 			return nil, errors.New("simulator: every task finished but the scheduler's job did not")
 		}
 		r.Verdict = runfile.Finished
-		r.Reason = fmt.Sprintf("finished: %s finished at %d ms", allOf(len(e.model.tasks), "task"), now.Milliseconds())
+		at := now
+		if e.eagerJobs != nil {
+			// (The run goes on to the events of its events file.)
+			at = 0
+			for _, ej := range e.eagerJobs {
+				at = max(at, ej.lastFinish)
+			}
+		}
+		r.Reason = fmt.Sprintf("finished: %s finished at %d ms", allOf(len(e.model.tasks), "task"), at.Milliseconds())
 		return r, nil
 	}
 	holding := e.model.waiting()

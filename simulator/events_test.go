@@ -1,6 +1,7 @@
 package simulator_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -38,4 +39,49 @@ func TestRunJobsRefusesBadEvents(t *testing.T) {
 			assert.Contains(t, err.Error(), "events[0]")
 		})
 	}
+}
+
+// An event applies last in its instant: one at the instant its job's last
+// task finishes finds the job completed and is refused (its task finishes,
+// nothing is cancelled); an event for a killed job is refused as for a
+// killed one; a killed job's driver is cancelled, not finished.
+func TestEventsAtTheEndOfTheirJob(t *testing.T) {
+	one := func(name string, d time.Duration, driver bool) runfile.Job {
+		sub := topology.DefaultSubmission()
+		if driver {
+			sub.Driver = &topology.Driver{Startup: 100 * time.Millisecond}
+		}
+		g, err := topology.NewBuilder(name).AddVertex(topology.JobVertex{ID: "v", Parallelism: 1, Duration: d}).SetSubmission(sub).Build()
+		require.NoError(t, err)
+		return runfile.Job{Name: name, Job: g}
+	}
+	var trace []runfile.Event
+	res, jobs, err := simulator.RunJobs(simulator.JobsConfig{
+		Jobs:    []runfile.Job{one("a", time.Second, false), one("b", 3*time.Second, false), one("d", 5*time.Second, true)},
+		Cluster: []resource.Count{{N: 4}},
+		Users:   map[string]admission.Role{"adm": admission.RoleAdmin},
+		Events: []runfile.JobEvent{
+			{At: time.Second, Action: admission.ActionKill, Job: "a", By: "adm"},
+			{At: 3 * time.Second, Action: admission.ActionSetPriority, Job: "b", Priority: 100, By: "adm"},
+			{At: 2 * time.Second, Action: admission.ActionKill, Job: "d", By: "adm"},
+			{At: 2500 * time.Millisecond, Action: admission.ActionSetPriority, Job: "d", Priority: 100, By: "adm"},
+		},
+		OnEvent: func(e runfile.Event) { trace = append(trace, e) },
+	})
+	require.NoError(t, err)
+	require.Len(t, res.JobEvents, 4)
+	assert.Equal(t, "event 1000 ms: adm kill a: refused: the job is completed", res.JobEvents[0].String())
+	assert.Equal(t, "event 2000 ms: adm kill d: applied", res.JobEvents[1].String())
+	assert.Equal(t, "event 2500 ms: adm set-priority d -> 100: refused: the job is killed", res.JobEvents[2].String())
+	assert.Equal(t, "event 3000 ms: adm set-priority b -> 100: refused: the job is completed", res.JobEvents[3].String())
+	assert.Equal(t, runfile.Finished, jobs[0].Verdict)
+	assert.Equal(t, runfile.Finished, jobs[1].Verdict)
+	assert.Equal(t, runfile.Killed, jobs[2].Verdict)
+	var ends []string
+	for _, e := range trace {
+		if (e.Kind == runfile.Finish || e.Kind == runfile.Cancel) && (e.Job == "a" || e.Task == runfile.DriverTask) {
+			ends = append(ends, fmt.Sprintf("%v %s %s %s", e.At, e.Kind, e.Job, e.Task))
+		}
+	}
+	assert.Equal(t, []string{"1s finish a v#0", "2s cancel d driver"}, ends)
 }

@@ -261,30 +261,8 @@ func RunJobs(cfg JobsConfig) (*Result, []JobResult, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if cfg.Policy == EagerPolicy {
-		res.JobEvents = refuseAll(cfg)
+	if e.eagerEvents != nil {
+		res.JobEvents = e.eagerEvents.outcomes
 	}
 	return res, e.jobResults(), nil
-}
-
-// noAdmission is why the eager baseline refuses every event.
-const noAdmission = "the eager baseline has no admission to apply it"
-
-// refuseAll refuses every event of an eager run (it has no admission, no
-// priorities, nothing to kill through), audits the refusals and returns
-// their outcomes, so that a run still says what became of each event.
-func refuseAll(cfg JobsConfig) []EventOutcome {
-	out := make([]EventOutcome, len(cfg.Events))
-	for i, ev := range cfg.Events {
-		out[i] = EventOutcome{JobEvent: ev, Reason: noAdmission}
-		if cfg.Audit != nil {
-			rec := admission.AuditRecord{At: epoch.Add(ev.At), By: admission.Principal{Name: ev.By, Role: cfg.Users[ev.By]},
-				Action: ev.Action, Job: ev.Job, Reason: noAdmission}
-			if ev.Action == admission.ActionSetPriority {
-				rec.New = ev.Priority
-			}
-			_ = cfg.Audit.Audit(rec) // as the admission does, a failing sink does not stop the run
-		}
-	}
-	return out
 }

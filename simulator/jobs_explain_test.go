@@ -54,21 +54,43 @@ func TestRunJobsReportsEventOutcomes(t *testing.T) {
 	assert.True(t, audit[2].Accepted)
 }
 
-// The eager baseline has no admission: every event is refused, and says
-// why.
+// The eager baseline has no admission: every event is refused at its
+// time, last in its instant, with a refused trace event and an audit
+// record (the job's priority its old one), and says why.
 func TestEagerRunJobsRefusesEvents(t *testing.T) {
 	job := bigRegionJob(t, "j", 1, topology.DefaultSubmission())
 	var audit []admission.AuditRecord
+	var refused []runfile.Event
+	last := time.Duration(-1)
 	res, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: []runfile.Job{job}, Mode: exchange.AllBlocking, Policy: simulator.EagerPolicy,
-		Cluster: []resource.Count{{Profile: resource.Unknown, N: 1}},
+		Cluster: []resource.Count{{Profile: resource.Unknown, N: 2}},
 		Users:   map[string]admission.Role{"alice": admission.RoleAdmin},
-		Events:  []runfile.JobEvent{{At: time.Second, Action: admission.ActionSetPriority, Job: "j", Priority: 9000, By: "alice"}},
-		Audit:   auditFunc(func(r admission.AuditRecord) { audit = append(audit, r) })})
+		Events: []runfile.JobEvent{
+			{At: time.Hour, Action: admission.ActionKill, Job: "j", By: "alice"},
+			{At: time.Second, Action: admission.ActionSetPriority, Job: "j", Priority: 9000, By: "alice"},
+		},
+		OnEvent: func(e runfile.Event) {
+			require.GreaterOrEqual(t, e.At, last, "the trace in time order")
+			last = e.At
+			if e.Kind == runfile.Refused {
+				refused = append(refused, e)
+			}
+		},
+		Audit: auditFunc(func(r admission.AuditRecord) { audit = append(audit, r) })})
 	require.NoError(t, err)
-	require.Len(t, res.JobEvents, 1)
+	require.Len(t, res.JobEvents, 2)
 	assert.Equal(t, "event 1000 ms: alice set-priority j -> 9000: refused: the eager baseline has no admission to apply it", res.JobEvents[0].String())
-	require.Len(t, audit, 1)
+	assert.Equal(t, "event 3600000 ms: alice kill j: refused: the eager baseline has no admission to apply it", res.JobEvents[1].String())
+	require.Len(t, refused, 2)
+	assert.Equal(t, time.Second, refused[0].At)
+	assert.Equal(t, "set-priority: the eager baseline has no admission to apply it", refused[0].Reason)
+	assert.Equal(t, time.Hour, refused[1].At)
+	require.Len(t, audit, 2)
 	assert.False(t, audit[0].Accepted)
+	assert.Equal(t, admission.DefaultPriority, audit[0].Old)
+	assert.Equal(t, 9000, audit[0].New)
+	assert.Equal(t, admission.ActionKill, audit[1].Action)
+	assert.Contains(t, res.Reason, "finished at 2000 ms", "the jobs' end, not the last event's")
 }
 
 // auditFunc is an admission.AuditSink calling a function.

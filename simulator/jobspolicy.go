@@ -3,6 +3,7 @@ package simulator
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -114,17 +115,26 @@ func newJobsPolicy(e *engine, cfg JobsConfig, set *jobSet) (*jobsPolicy, error) 
 func (p *jobsPolicy) at() time.Time { return p.e.at() }
 
 func (p *jobsPolicy) start() {
-	// Jobs arriving at the same time arrive in the order given (the
-	// order of the job files): their tie-breaker is their index.
+	// Jobs arriving at the same time are handed to the admission in the
+	// order given, first in their instant (their tie-breaker is their
+	// index); the admission orders them by its policy, ties by name.
 	for i, j := range p.cfg.Jobs {
 		p.e.model.cal.add(timed{at: j.Job.Submission().SubmitAt, order: uint64(i), kind: jobTimer, task: int32(i), version: jobSubmit})
 	}
-	// Events at the same time apply in the order given, after the jobs
-	// arriving then.
+	// Events at the same time apply in the order given, last in their
+	// instant: after the jobs arriving and the tasks ending then (see
+	// eventsOrder), so an event finds a job that ends at its instant
+	// ended, and is refused.
 	for i, ev := range p.cfg.Events {
-		p.e.model.cal.add(timed{at: ev.At, order: uint64(len(p.cfg.Jobs) + i), kind: jobTimer, task: int32(i), version: jobEvent})
+		p.e.model.cal.add(timed{at: ev.At, order: eventsOrder - uint64(len(p.cfg.Events)) + uint64(i), kind: jobTimer, task: int32(i), version: jobEvent})
 	}
 }
+
+// eventsOrder bounds the tie-breakers of the events of the events file
+// from above: they are the largest of their instant, even with seeded
+// ties (calendar.nextOrder), whose random tie-breakers reach theirs with a
+// chance of (lines of the events file) in 2^64.
+const eventsOrder = math.MaxUint64
 
 // apply carries out an event of the events file: authorized by the
 // admission (and audited there), refused with a Refused trace event. A
@@ -140,9 +150,9 @@ func (p *jobsPolicy) apply(ev runfile.JobEvent) {
 		if r.ended {
 			out.Reason = fmt.Sprintf("the job has ended (%s at %d ms)", r.verdict, r.finished.Milliseconds())
 		}
-		rec := admission.AuditRecord{At: p.at(), By: by, Action: ev.Action, Job: ev.Job, New: ev.Priority, Reason: out.Reason}
-		if ev.Action != admission.ActionSetPriority {
-			rec.New = 0
+		rec := admission.AuditRecord{At: p.at(), By: by, Action: ev.Action, Job: ev.Job, Reason: out.Reason}
+		if ev.Action == admission.ActionSetPriority {
+			rec.Old, rec.New = filePriority(p.cfg.Jobs[r.i]), ev.Priority
 		}
 		if err := p.forward(rec); err != nil {
 			p.e.log.Warn("audit sink failed", zap.Error(err))
@@ -280,7 +290,7 @@ func (p *jobsPolicy) end(r *jobRun, v runfile.Verdict, reason string) {
 		r.rp.withdrawAsks()
 	}
 	if r.driverSlot >= 0 {
-		p.e.vacateDriver(r.i, r.driverSlot)
+		p.e.vacateDriver(r.i, r.driverSlot, v == runfile.Finished)
 		r.driverSlot = -1
 	}
 }

@@ -18,6 +18,7 @@ const (
 	poolDeadline                     // the policy's next timeout
 	jobTimer                         // a job of a multi-job run arrives or starts (task: the job, version: jobSubmit or jobStart)
 	speculativeEnd                   // a speculative attempt's work is done (task: the task, version: its attempt)
+	eagerEvent                       // an event of the events file in an eager multi-job run (task: its index)
 )
 
 // timed is an event of the simulation's calendar. A task event is stale
