@@ -13,6 +13,7 @@ import (
 	"github.com/regionsched/regionsched/internal/jsontext"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/topology"
 )
 
 // Cluster is a cluster file (docs/job-file.md), as DecodeCluster read
@@ -150,9 +151,9 @@ func clusterErrorf(field, format string, a ...any) error {
 // DecodeCluster parses and checks a cluster file (docs/job-file.md).
 // Field names must match exactly and only once; the slot counts add up
 // to at most region.MaxClusterSlots; a queue or a user is configured
-// once. The error is a *ClusterError naming the field by its JSON path.
-// Whether a queue name is a full one is checked by QueueConfigs, for the
-// runs that use the queues.
+// once, by a full name (topology.ValidQueueName), and the queues'
+// capacities hold together (admission.CheckCapacities). The error is a
+// *ClusterError naming the field by its JSON path.
 func DecodeCluster(data []byte) (*Cluster, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &ClusterError{Problem: "malformed JSON: the file is empty"}
@@ -187,6 +188,9 @@ func DecodeCluster(data []byte) (*Cluster, error) {
 		q, err := decodeQueue(raw, fmt.Sprintf("queues[%d]", i))
 		if err != nil {
 			return nil, err
+		}
+		if !topology.ValidQueueName(q.Name) {
+			return nil, clusterErrorf(fmt.Sprintf("queues[%d].name", i), "%s is not a full queue name: %s", quoteJSON(q.Name), topology.QueueNameRule)
 		}
 		if j, ok := queueAt[q.Name]; ok {
 			return nil, clusterErrorf(fmt.Sprintf("queues[%d].name", i), "queue %q is already configured by queues[%d]", q.Name, j)

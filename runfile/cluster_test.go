@@ -60,7 +60,8 @@ func TestDecodeClusterErrors(t *testing.T) {
 		{"node with a blank", `{"slots": [{"count": 1, "node": "a b"}]}`, "slots[0].node", `"a b" is not a node name: non-empty, without whitespace`},
 		{"bad policy", `{"slots": [], "queues": [{"name": "root.a", "policy": "lifo"}]}`, "queues[0].policy",
 			`"lifo" is not a queue policy: valid values are fifo, priority, fairshare, stateaware (leave the field out for the --queue-policy default)`},
-		{"queue twice", `{"slots": [], "queues": [{"name": "q"}, {"name": "q"}]}`, "queues[1].name", `queue "q" is already configured by queues[0]`},
+		{"queue twice", `{"slots": [], "queues": [{"name": "root.q"}, {"name": "root.q"}]}`, "queues[1].name", `queue "root.q" is already configured by queues[0]`},
+		{"queue name not full", `{"slots": [], "queues": [{"name": "root.q"}, {"name": "root..x"}]}`, "queues[1].name", `"root..x" is not a full queue name: a queue name is "root" or "root." followed by dot-separated non-empty parts, e.g. "root.default" or "root.prod.etl"`},
 		{"bad role", `{"slots": [], "users": [{"name": "bob", "role": "root"}]}`, "users[0].role", `"root" is not a role: valid values are admin, user`},
 		{"null user", `{"slots": [], "users": [null]}`, "users[0]", "expected an object, got JSON null"},
 		{"negative guarantee", `{"slots": [], "queues": [{"name": "root.a", "guaranteedSlots": -1}]}`, "queues[0].guaranteedSlots",
@@ -115,9 +116,11 @@ func TestClusterConfig(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []admission.QueueConfig{{Name: "root.now", StartingTimeout: admission.NoStartingWait}}, qs, "0: leave starting at once")
 
-	cf, err = runfile.DecodeCluster([]byte(`{"slots": [{"count": 2, "node": "n1"}, {"count": 1}], "queues": [{"name": "batch"}]}`))
+	cf, err = runfile.DecodeCluster([]byte(`{"slots": [{"count": 2, "node": "n1"}, {"count": 1}]}`))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"n1", "n1", ""}, cf.SlotNodes())
+	// A Cluster not from DecodeCluster: QueueConfigs checks the names too.
+	cf.Queues = []runfile.Queue{{Name: "batch"}}
 	qs, err = cf.QueueConfigs(admission.FIFO)
 	assert.Nil(t, qs)
 	var ce *runfile.ClusterError

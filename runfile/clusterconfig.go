@@ -49,7 +49,8 @@ func (c *Cluster) SlotNodes() []string {
 
 // QueueConfigs maps the cluster's queues to the admission's; a queue
 // without a policy takes defaultPolicy. A queue name that is not a full
-// one (topology.ValidQueueName) is a *ClusterError.
+// one (topology.ValidQueueName: DecodeCluster refuses it already, but a
+// Cluster may be built otherwise) is a *ClusterError.
 func (c *Cluster) QueueConfigs(defaultPolicy admission.Policy) ([]admission.QueueConfig, error) {
 	var out []admission.QueueConfig
 	for i, q := range c.Queues {

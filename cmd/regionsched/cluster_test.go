@@ -78,8 +78,8 @@ func TestClusterFileErrors(t *testing.T) {
 			[]string{`field "users[1].role"`, `"root"`, "admin, user"}},
 		{"control character in a value", `{"slots": [{"count": 1}], "users": [{"name": "a", "role": "ad\u0001min"}]}`,
 			[]string{`field "users[0].role"`, `"ad\u0001min"`}},
-		{"queue configured twice", `{"slots": [{"count": 1}], "queues": [{"name": "q"}, {"name": "r"}, {"name": "q", "policy": "fifo"}]}`,
-			[]string{`field "queues[2].name"`, `"q"`, "queues[0]"}},
+		{"queue configured twice", `{"slots": [{"count": 1}], "queues": [{"name": "root.q"}, {"name": "root.r"}, {"name": "root.q", "policy": "fifo"}]}`,
+			[]string{`field "queues[2].name"`, `"root.q"`, "queues[0]"}},
 		{"user configured twice", `{"slots": [{"count": 1}], "users": [{"name": "a", "role": "user"}, {"name": "a", "role": "admin"}]}`,
 			[]string{`field "users[1].name"`, `"a"`, "users[0]"}},
 
