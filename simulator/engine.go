@@ -558,6 +558,9 @@ func (e *engine) rearm() {
 
 func (e *engine) result() (*Result, error) {
 	now := e.now()
+	if now == endOfTime {
+		return nil, fmt.Errorf("%w: the run's work goes on past the about 292 years of virtual time (an event that late set it going)", ErrTooLong)
+	}
 	r := &Result{Makespan: now, Slots: e.clusterSize, Events: e.events, Processed: e.processed, TraceEvents: e.traced}
 	busy, worked, drivers := e.busy, e.worked, e.drivers
 	for _, since := range e.driverSince {

@@ -2,6 +2,7 @@ package simulator_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -84,4 +85,54 @@ func TestEventsAtTheEndOfTheirJob(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"1s finish a v#0", "2s cancel d driver"}, ends)
+}
+
+// A multi-job run whose arrivals, events and work add up to more virtual
+// time than a run may last is a configuration error (ErrTooLong), not an
+// overflow that silently gives wrong times; one that fits runs.
+func TestRunJobsTooLongForVirtualTime(t *testing.T) {
+	job := func(name string, at, d time.Duration) runfile.Job {
+		sub := topology.DefaultSubmission()
+		sub.SubmitAt = at
+		g, err := topology.NewBuilder(name).AddVertex(topology.JobVertex{ID: "v", Parallelism: 2, Duration: d}).SetSubmission(sub).Build()
+		require.NoError(t, err)
+		return runfile.Job{Name: name, Job: g}
+	}
+	const year = 365 * 24 * time.Hour
+	run := func(jobs []runfile.Job, events ...runfile.JobEvent) error {
+		_, _, err := simulator.RunJobs(simulator.JobsConfig{Jobs: jobs, Cluster: []resource.Count{{N: 2}}, Events: events,
+			Users: map[string]admission.Role{"adm": admission.RoleAdmin}})
+		return err
+	}
+	for name, tc := range map[string]struct {
+		jobs   []runfile.Job
+		events []runfile.JobEvent
+		want   string
+	}{
+		"arrival":      {jobs: []runfile.Job{job("a", 0, time.Second), job("late", 100*year, time.Second)}, want: `job "late" arrives at`},
+		"work":         {jobs: []runfile.Job{job("a", 0, 10*year), job("b", 0, 10*year)}, want: `vertex v of job "b": 2 subtasks of`},
+		"arrival+work": {jobs: []runfile.Job{job("a", 60*year, 4*year)}, want: `vertex v of job "a"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := run(tc.jobs, tc.events...)
+			require.ErrorIs(t, err, simulator.ErrTooLong)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	require.NoError(t, run([]runfile.Job{job("a", 60*year, time.Second), job("b", 0, year/2)}, runfile.JobEvent{At: 70 * year, Action: admission.ActionKill, Job: "a", By: "adm"}))
+	// An event may come as late as virtual time holds; one that sets work
+	// going again there (a kill ending the deadlock of two drivers) fails
+	// the run rather than overflow.
+	end := time.Duration(math.MaxInt64).Truncate(time.Millisecond)
+	require.NoError(t, run([]runfile.Job{job("a", 0, time.Second)}, runfile.JobEvent{At: end, Action: admission.ActionKill, Job: "a", By: "adm"}))
+	driven := func(name string) runfile.Job {
+		sub := topology.DefaultSubmission()
+		sub.Driver = &topology.Driver{Startup: time.Millisecond}
+		g, err := topology.NewBuilder(name).AddVertex(topology.JobVertex{ID: "v", Parallelism: 1, Duration: time.Second}).SetSubmission(sub).Build()
+		require.NoError(t, err)
+		return runfile.Job{Name: name, Job: g}
+	}
+	err := run([]runfile.Job{driven("d1"), driven("d2")}, runfile.JobEvent{At: end, Action: admission.ActionKill, Job: "d1", By: "adm"})
+	require.ErrorIs(t, err, simulator.ErrTooLong)
+	assert.Contains(t, err.Error(), "past the about 292 years")
 }

@@ -394,5 +394,5 @@ func TestRunRejectsJobsTooLongForVirtualTime(t *testing.T) {
 	require.NoError(t, err)
 	_, err = simulator.Run(simulator.Config{Regions: region.FromJob(job, exchange.AllBlocking), Cluster: slots(1)})
 	require.ErrorIs(t, err, simulator.ErrTooLong)
-	assert.Contains(t, err.Error(), "of A run")
+	assert.Contains(t, err.Error(), "vertex A: 1 subtask of 9000000000000 ms")
 }

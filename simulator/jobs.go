@@ -250,7 +250,7 @@ func RunJobs(cfg JobsConfig) (*Result, []JobResult, error) {
 	if err := checkTies(cfg.Ties); err != nil {
 		return nil, nil, err
 	}
-	if err := checkHorizon(single); err != nil {
+	if err := checkJobsHorizon(cfg); err != nil {
 		return nil, nil, err
 	}
 	e, err := newJobsEngine(single, cfg, set)
@@ -265,4 +265,34 @@ func RunJobs(cfg JobsConfig) (*Result, []JobResult, error) {
 		res.JobEvents = e.eagerEvents.outcomes
 	}
 	return res, e.jobResults(), nil
+}
+
+// checkJobsHorizon is checkHorizon over the jobs of a multi-job run: its
+// jobs are done by their last arrival, then every bounded task of every
+// job run one after the other twice and every driver's startup, so that
+// must fit comfortably. (An event may come later: one that sets work
+// going again so late that virtual time cannot hold it fails the run,
+// see laterBy.)
+func checkJobsHorizon(cfg JobsConfig) error {
+	var last time.Duration
+	for _, j := range cfg.Jobs {
+		if at := j.Job.Submission().SubmitAt; at > horizon {
+			return fmt.Errorf("%w: job %q arrives at %d ms, later than the about 73 years of virtual time a run may last", ErrTooLong, j.Name, at.Milliseconds())
+		}
+		last = max(last, j.Job.Submission().SubmitAt)
+	}
+	total := last
+	for _, j := range cfg.Jobs {
+		var err error
+		if total, err = addWork(total, j.Job, j.Name); err != nil {
+			return err
+		}
+		if d := j.Job.Submission().Driver; d != nil {
+			if d.Startup > horizon-total {
+				return fmt.Errorf("%w: the driver of job %q starts in %d ms, more than the about 73 years of virtual time a run may last", ErrTooLong, j.Name, d.Startup.Milliseconds())
+			}
+			total += d.Startup
+		}
+	}
+	return nil
 }

@@ -67,7 +67,7 @@ func (p *jobsPolicy) endInstant() bool {
 		r.driverSlot = int32(ev.Slot) // a driver is no task: firstDeploy waits for one
 		p.e.occupyDriver(r.i, r.driverSlot)
 		startup := p.cfg.Jobs[r.i].Job.Submission().Driver.Startup
-		p.e.model.cal.add(timed{at: p.e.now() + startup, order: p.e.model.cal.nextOrder(), kind: jobTimer, task: int32(r.i), version: jobStart})
+		p.e.model.cal.add(timed{at: laterBy(p.e.now(), startup), order: p.e.model.cal.nextOrder(), kind: jobTimer, task: int32(r.i), version: jobStart})
 	}
 	if p.e.detailed() {
 		p.keptChanged()

@@ -455,7 +455,7 @@ func (m *model) scheduleProgressEnd(v int32) {
 	if target == never {
 		return
 	}
-	m.cal.add(timed{at: m.now + max(0, target-r.done), order: m.cal.nextOrder(), kind: taskProgressEnd, task: v, version: r.version})
+	m.cal.add(timed{at: laterBy(m.now, max(0, target-r.done)), order: m.cal.nextOrder(), kind: taskProgressEnd, task: v, version: r.version})
 }
 
 // progressEnd handles a taskProgressEnd event: the attempt fails if an

@@ -3,6 +3,7 @@ package simulator
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -281,21 +282,47 @@ var ErrTooLong = errors.New("simulator: job too long to simulate")
 // longer than every bounded task run one after the other, twice (a failed
 // first attempt and its rerun), so that sum must fit comfortably.
 func checkHorizon(cfg Config) error {
-	const horizon = time.Duration(1 << 61) // about 73 years of virtual time
-	job := cfg.Regions.Topology().Job()
-	var total time.Duration
+	_, err := addWork(0, cfg.Regions.Topology().Job(), "")
+	return err
+}
+
+// horizon is the virtual time a run may last: about 73 years.
+const horizon = time.Duration(1 << 61)
+
+// endOfTime is the last instant virtual time holds (about 292 years).
+const endOfTime = time.Duration(math.MaxInt64)
+
+// laterBy is d after now, or endOfTime if virtual time cannot hold that:
+// the run then fails (ErrTooLong) once it gets there. Only a run set
+// going again by an event later than the horizon gets there: the
+// horizon's checks keep every other run well within it.
+func laterBy(now, d time.Duration) time.Duration {
+	if d > endOfTime-now {
+		return endOfTime
+	}
+	return now + d
+}
+
+// addWork adds to total, within the horizon, every bounded task of job
+// run twice; else ErrTooLong, naming the vertex (of the job named, if
+// named).
+func addWork(total time.Duration, job *topology.JobGraph, named string) (time.Duration, error) {
 	for jv := range topology.JobVertexID(job.NumVertices()) {
 		vx := job.Vertex(jv)
 		if vx.Unbounded {
 			continue
 		}
 		if vx.Duration > horizon/time.Duration(2*vx.Parallelism) || total > horizon-2*time.Duration(vx.Parallelism)*vx.Duration {
-			return fmt.Errorf("%w: %d subtasks of %s run %d ms each, more than the about 73 years of virtual time a run may last",
-				ErrTooLong, vx.Parallelism, vx.ID, vx.Duration.Milliseconds())
+			of := vx.ID
+			if named != "" {
+				of = fmt.Sprintf("%s of job %q", vx.ID, named)
+			}
+			return 0, fmt.Errorf("%w: vertex %s: %s of %d ms, run twice (a failure and its rerun), with the rest, last more than the about 73 years of virtual time a run may last",
+				ErrTooLong, of, count(vx.Parallelism, "subtask"), vx.Duration.Milliseconds())
 		}
 		total += 2 * time.Duration(vx.Parallelism) * vx.Duration
 	}
-	return nil
+	return total, nil
 }
 
 // listNames renders names as "A#0, B#1, ... (N in all)", at most limit.

@@ -143,7 +143,7 @@ func (e *engine) startCopy(k copyKey, c copyRun) {
 	c.progressing = true
 	e.spec.copies[k] = c
 	e.copyDetail(runfile.Progress, k.v, k.attempt, c.slot)
-	e.model.cal.add(timed{at: e.now() + c.d, order: e.model.cal.nextOrder(), kind: speculativeEnd, task: k.v, version: uint32(k.attempt)})
+	e.model.cal.add(timed{at: laterBy(e.now(), c.d), order: e.model.cal.nextOrder(), kind: speculativeEnd, task: k.v, version: uint32(k.attempt)})
 }
 
 // pauseCopy ends the work of speculative attempt k; it stays in its slot.
