@@ -798,3 +798,42 @@ func formatCounts(cs []resource.Count) string {
 func (rs *Regions) MemberNames(r ID, limit int) string {
 	return rs.vertexNames(rs.Members(r), limit)
 }
+
+// SlotsToRun returns the fewest slots of unknown size on which the job
+// runs without deadlock (Check finds it runnable), and false if no number
+// of slots lets it run (it reads a blocking result that is never
+// complete): then n is MinimumSlots. For a job whose every subtask
+// finishes it is MinimumSlots; a subtask that never finishes holds its
+// slot for good, and the regions that run beside it need theirs too, so
+// such a job may need more.
+func (rs *Regions) SlotsToRun() (n int, ok bool) {
+	if slices.Index(rs.never, true) < 0 {
+		return rs.minimumSlots, true
+	}
+	if _, blocked := rs.blockedForever(); blocked {
+		return rs.minimumSlots, false
+	}
+	runs := func(n int) bool {
+		return rs.Check([]resource.Count{{Profile: resource.Unknown, N: n}}, resource.FitsEveryDimension).Runnable
+	}
+	// Every region's slots at once are enough if anything is: find the
+	// fewest by bisection (more slots never make a job deadlock).
+	hi := 0
+	for r := range ID(rs.NumRegions()) {
+		hi = satAdd(hi, rs.SlotCount(r))
+	}
+	hi = max(hi, rs.minimumSlots)
+	if !runs(hi) {
+		return rs.minimumSlots, false
+	}
+	lo := rs.minimumSlots // runs(lo - 1) is false: fewer cannot run
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if runs(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return hi, true
+}

@@ -189,8 +189,12 @@ func writeRegionsText(w io.Writer, rs *region.Regions) {
 	if hybrid > 0 {
 		edges += ", " + count(hybrid, "hybrid logical edge")
 	}
-	fmt.Fprintf(w, "%s, %s, %s, minimum slots %d\n\n", countOf(t.NumExecutionVertices(), "execution vertex", "execution vertices"),
+	fmt.Fprintf(w, "%s, %s, %s, minimum slots %d\n", countOf(t.NumExecutionVertices(), "execution vertex", "execution vertices"),
 		count(rs.NumRegions(), "region"), edges, rs.MinimumSlots())
+	if n, ok := rs.SlotsToRun(); ok && n > rs.MinimumSlots() {
+		fmt.Fprintf(w, "subtasks that never finish keep their slots: the job runs on %d slots or more\n", n)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "%-7s %-6s %-40s %s\n", "REGION", "SLOTS", "VERTICES", "CONSUMES")
 	producers := newProducerRanges(rs)
 	var blockingGroups, hybridGroups []topology.GroupID
