@@ -710,7 +710,7 @@ func (rs *Regions) reason(v Verdict, capacity, held int, sized bool) string {
 }
 
 // neverWhy says why a subtask never finishes.
-const neverWhy = "unbounded, or reading an unbounded task through pipelined edges"
+const neverWhy = "unbounded, or reading an unbounded task through pipelined or full hybrid edges"
 
 // heldReason is the reason when the slots held forever do not fit the
 // cluster at once.

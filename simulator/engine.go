@@ -641,7 +641,7 @@ func (e *engine) result() (*Result, error) {
 		parts = append(parts, fmt.Sprintf("%s %s %s", listNames(r.Waiting, 12), verb(len(waiting), "waits", "wait"), what))
 	}
 	if len(blocked) > 0 {
-		parts = append(parts, fmt.Sprintf("%s can never start: a blocking result %s %s is never complete",
+		parts = append(parts, fmt.Sprintf("%s can never start: a result %s %s (blocking, or selective hybrid from another region) is never complete",
 			listNames(r.Blocked, 12), verb(len(blocked), "it", "they"), verb(len(blocked), "reads", "read")))
 	}
 	// docs/cli.md: the message starts with "deadlock:".

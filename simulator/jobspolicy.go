@@ -449,7 +449,7 @@ func (p *jobsPolicy) result(r *Result) {
 		}
 		if len(parts) == 0 { // nothing is stuck on slots
 			if r.Blocked = p.blocked(); len(r.Blocked) > 0 {
-				parts = append(parts, fmt.Sprintf("%s can never start: a blocking result %s %s is never complete",
+				parts = append(parts, fmt.Sprintf("%s can never start: a result %s %s (blocking, or selective hybrid from another region) is never complete",
 					listNames(r.Blocked, 12), verb(len(r.Blocked), "it", "they"), verb(len(r.Blocked), "reads", "read")))
 			}
 		}
