@@ -37,7 +37,9 @@ import (
 //     refused with an error, the same each time;
 //   - the trace keeps the rules it shows (checkJobsTrace: no slot runs
 //     tasks of two jobs or a task beside a driver, no driver preempted,
-//     no queue over its maxSlots);
+//     no queue over its maxSlots, a job killed by an event is reported
+//     killed and no task of it finishes after its instant, nor its
+//     driver at all);
 //   - under the region policy the admission's invariants hold after
 //     every decision (internal/inspect.CheckInvariants: its bookkeeping,
 //     no idle slot beside a waiting job, reservations only for claims
@@ -361,6 +363,20 @@ func checkJobsTrace(cfg simulator.JobsConfig, run fuzzJobsRun) error {
 	for _, j := range run.jobs {
 		verdict[j.Name] = j.Verdict
 	}
+	// When each job was killed (an applied kill of the events file): its
+	// tasks are cancelled at once, none finishes from then on.
+	killedAt := map[string]time.Duration{}
+	for _, out := range run.res.JobEvents {
+		if out.Applied && out.Action == admission.ActionKill {
+			if _, again := killedAt[out.Job]; again {
+				return fmt.Errorf("job %s killed twice: %v", out.Job, out)
+			}
+			killedAt[out.Job] = out.At
+			if verdict[out.Job] != runfile.Killed {
+				return fmt.Errorf("job %s killed at %v ends %s", out.Job, out.At, verdict[out.Job])
+			}
+		}
+	}
 	type attempt struct {
 		job, task string
 		attempt   int
@@ -384,6 +400,10 @@ func checkJobsTrace(cfg simulator.JobsConfig, run fuzzJobsRun) error {
 			return fmt.Errorf("event %d (%+v): out of time order (previous at %v)", i, e, events[i-1].At)
 		}
 		switch e.Kind {
+		case runfile.Finish:
+			if at, killed := killedAt[e.Job]; killed && (e.At > at || e.Task == runfile.DriverTask) {
+				return fmt.Errorf("event %d (%+v): a task of a job killed at %v finishes", i, e, at)
+			}
 		case runfile.Cancel:
 			if e.Task == runfile.DriverTask && verdict[e.Job] == runfile.Finished {
 				return fmt.Errorf("event %d (%+v): the driver of a job that finished was cancelled", i, e)
