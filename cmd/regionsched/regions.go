@@ -199,7 +199,7 @@ func writeRegionsText(w io.Writer, rs *region.Regions) {
 	producers := newProducerRanges(rs)
 	var blockingGroups, hybridGroups []topology.GroupID
 	for r := range region.ID(rs.NumRegions()) {
-		members := rs.MemberNames(r, 8)
+		members := rs.MemberNames(r, 8) // "{A#0, B#0}": the braces go
 		blockingGroups, hybridGroups = blockingGroups[:0], hybridGroups[:0]
 		for _, g := range rs.ConsumedGroups(r) {
 			if t.PartitionType(t.EdgeOfGroup(g)).IsHybrid() {
@@ -215,7 +215,7 @@ func writeRegionsText(w io.Writer, rs *region.Regions) {
 		if len(hybridGroups) > 0 {
 			parts = append(parts, "hybrid "+rangesText(producers.of(r, hybridGroups)))
 		}
-		fmt.Fprintf(w, "%-7d %-6d %-40s %s\n", r, rs.SlotCount(r), strings.Trim(members, "{}"), strings.Join(parts, "; "))
+		fmt.Fprintf(w, "%-7d %-6d %-40s %s\n", r, rs.SlotCount(r), members[1:len(members)-1], strings.Join(parts, "; "))
 	}
 }
 

@@ -384,3 +384,12 @@ func TestRegionsManyExchangesGrowWithRegionsNotTheirProduct(t *testing.T) {
 		assert.Equal(t, want, out.Regions[17*p+1].Consumes)
 	}
 }
+
+// The text table lists vertex names as they are, braces in ids included.
+func TestRegionsTextKeepsBracesInNames(t *testing.T) {
+	job := writeTemp(t, "braces.json", `{"vertices": [{"id": "{src}", "parallelism": 2}, {"id": "sink}", "parallelism": 1}],
+		"edges": [{"source": "{src}", "target": "sink}", "shipStrategy": "hash"}]}`)
+	res := execCLI(t, "", "regions", "--mode", "all-pipelined", job)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "\n0       2      {src}#0, {src}#1, sink}#0 ")
+}
