@@ -59,8 +59,12 @@ func newRegionsCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 func writeRegionsJSON(w *bufio.Writer, rs *region.Regions) {
 	t := rs.Topology()
 	job := t.Job()
-	fmt.Fprintf(w, "{\n  \"job\": %s,\n  \"mode\": %q,\n  \"executionVertices\": %d,\n  \"blockingLogicalEdges\": %d,\n  \"hybridLogicalEdges\": %d,\n  \"minimumSlots\": %d,\n  \"regions\": [",
-		jsontext.AppendString(nil, job.Name()), t.Mode().String(), t.NumExecutionVertices(), job.BlockingEdges(t.Mode()), job.HybridEdges(t.Mode()), rs.MinimumSlots())
+	fmt.Fprintf(w, "{\n  \"job\": %s,\n  \"mode\": %q,\n  \"executionVertices\": %d,\n  \"blockingLogicalEdges\": %d,\n",
+		jsontext.AppendString(nil, job.Name()), t.Mode().String(), t.NumExecutionVertices(), job.BlockingEdges(t.Mode()))
+	if hybrid := job.HybridEdges(t.Mode()); hybrid > 0 { // (as the text header: only when there are some)
+		fmt.Fprintf(w, "  \"hybridLogicalEdges\": %d,\n", hybrid)
+	}
+	fmt.Fprintf(w, "  \"minimumSlots\": %d,\n  \"regions\": [", rs.MinimumSlots())
 	producers := newProducerRanges(rs)
 	var buf []byte
 	for r := range region.ID(rs.NumRegions()) {
