@@ -82,9 +82,16 @@ func TestCheckTraceCatchesCorruption(t *testing.T) {
 			return slices.Insert(evs, i, ev)
 		}, "closes no open deploy"},
 		{"finish too early", exchange.AllBlocking, 1, func(evs []runfile.Event) []runfile.Event {
+			// The deploy 10 ms later, where that time comes in the trace.
 			i := index(evs, is(runfile.Deploy, "A#1"))
-			evs[i].At += 10 * time.Millisecond
-			return evs
+			ev := evs[i]
+			ev.At += 10 * time.Millisecond
+			evs = slices.Delete(evs, i, i+1)
+			j := i
+			for j < len(evs) && evs[j].At <= ev.At {
+				j++
+			}
+			return slices.Insert(evs, j, ev)
 		}, "its duration is"},
 		{"slot out of range", exchange.AllBlocking, 1, func(evs []runfile.Event) []runfile.Event {
 			i := index(evs, is(runfile.Deploy, "A#0"))

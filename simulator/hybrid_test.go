@@ -275,3 +275,41 @@ func BenchmarkHybridTPCDS(b *testing.B) {
 		}
 	}
 }
+
+// A region reading full hybrid results asks for slots once its producers
+// are deployed, and the trace says so in order: every request of a
+// consumer comes after the deploys of the producers it reads, within the
+// instant too.
+func TestHybridConsumersAskAfterTheirProducersDeploy(t *testing.T) {
+	job, err := topology.NewBuilder("j1").
+		AddVertex(topology.JobVertex{ID: "A", Parallelism: 4, Duration: 2 * time.Second}).
+		AddVertex(topology.JobVertex{ID: "B", Parallelism: 2, Duration: time.Second}).
+		AddVertex(topology.JobVertex{ID: "C", Parallelism: 3, Duration: 500 * time.Millisecond}).
+		Connect("A", "B", exchange.Rescale).
+		Connect("B", "C", exchange.Hash).
+		Build()
+	require.NoError(t, err)
+	for _, n := range []int{1, 2, 9} {
+		res := run(t, simulator.Config{Regions: region.FromJob(job, exchange.AllHybridFull), Cluster: slots(n), Seed: 1, Record: true})
+		require.Equal(t, runfile.Finished, res.Verdict)
+		deployed := map[byte]int{}
+		for i, e := range res.Events {
+			switch e.Kind {
+			case runfile.Deploy:
+				deployed[e.Task[0]]++
+			case runfile.Request:
+				// (A#i reads nothing; B#0 reads A#0 and A#1, B#1 A#2 and A#3;
+				// every C reads both Bs.)
+				switch e.Task {
+				case "B#0":
+					require.GreaterOrEqual(t, deployed['A'], 2, "%d slots, event %d: %+v", n, i, e)
+				case "B#1":
+					require.GreaterOrEqual(t, deployed['A'], 4, "%d slots, event %d: %+v", n, i, e)
+				}
+				if e.Task[0] == 'C' {
+					require.GreaterOrEqual(t, deployed['B'], 2, "%d slots, event %d: %+v", n, i, e)
+				}
+			}
+		}
+	}
+}

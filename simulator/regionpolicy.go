@@ -48,6 +48,12 @@ type regionPolicy struct {
 	// in (nil in a run of one job, whose end ends the run). A job that
 	// ends withdraws them (withdrawAsks).
 	asked map[int32]int32
+	// tracedAt holds, while a Ready is applied, 1 + the index in
+	// Ready.Requests of the request of each task the Ready deploys (by
+	// local task id; 0: none): that request is traced right before the
+	// first deploy of its tasks (applyDeploys); served is its scratch.
+	tracedAt []int32
+	served   []bool
 }
 
 // newRegionPolicy makes the scheduler of a run of one job, over the
@@ -104,13 +110,45 @@ func (p *regionPolicy) applyCancels(rd *scheduler.Ready) {
 }
 
 // applyDeploys records a Ready's requests and starts its deployments.
+//
+// One request event per task. (Members of restarted regions that had
+// finished run again when they are deployed; see engine.deploy.) Without
+// a trace they are only counted: the attempt of a task is read before it
+// is deployed only by its trace events. The trace shows a region asking
+// after the producers it waits for are deployed: a request the Ready
+// also serves is traced right before the first of its deploys, the
+// others after every deploy (a region reading full hybrid results asks
+// once its producers are deployed, in the same Ready as their deploys).
 func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
-	// One request event per task. (Members of restarted regions that had
-	// finished run again when they are deployed; see engine.deploy.)
-	// Without a trace they are only counted: the attempt of a task is
-	// read before it is deployed only by its trace events.
 	tracing := p.e.tracing()
-	for _, req := range rd.Requests {
+	if tracing && len(rd.Requests) > 0 {
+		if p.tracedAt == nil {
+			p.tracedAt = make([]int32, p.rs.Topology().NumExecutionVertices())
+		}
+		for i, req := range rd.Requests {
+			if req.Speculative {
+				continue
+			}
+			for _, s := range req.Slots {
+				for _, v := range s.Members {
+					p.tracedAt[v] = int32(i) + 1
+				}
+			}
+		}
+	}
+	served := p.served[:0] // by request: the Ready deploys some of its tasks
+	if tracing {
+		served = slices.Grow(served, len(rd.Requests))[:len(rd.Requests)]
+		clear(served)
+		for _, d := range rd.Deploy {
+			if i := p.tracedAt[d.Task] - 1; !d.Speculative && i >= 0 {
+				served[i] = true
+			}
+		}
+		p.served = served
+	}
+	var later []int
+	for i, req := range rd.Requests {
 		if req.Speculative {
 			p.e.attemptEvent(runfile.Speculate, p.off+int32(req.Slots[0].Members[0]), int32(req.Attempt), runfile.NoSlot, true)
 			continue
@@ -123,18 +161,21 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 			}
 			if !tracing {
 				p.e.traced += len(s.Members)
-				continue
 			}
-			for _, v := range s.Members {
-				p.e.model.runs[p.off+int32(v)].attempt = int32(req.Attempt)
-				p.e.record(runfile.Request, p.off+int32(v), runfile.NoSlot)
-			}
+		}
+		if tracing && !served[i] {
+			later = append(later, i)
 		}
 	}
 	for _, d := range rd.Deploy {
 		if d.Speculative {
 			p.e.deployCopy(p.off+int32(d.Task), int32(d.Attempt), int32(d.Slot))
 			continue
+		}
+		if tracing {
+			if i := p.tracedAt[d.Task] - 1; i >= 0 {
+				p.traceRequest(&rd.Requests[i])
+			}
 		}
 		p.e.model.runs[p.off+int32(d.Task)].attempt = int32(d.Attempt)
 		if p.asked != nil {
@@ -145,8 +186,23 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 		}
 		p.e.deploy(p.off+int32(d.Task), int32(d.Slot), d.Shared)
 	}
+	for _, i := range later {
+		p.traceRequest(&rd.Requests[i])
+	}
 	for _, w := range rd.Won {
 		p.e.won(w, p.off)
+	}
+}
+
+// traceRequest traces the request events of a request of the Ready being
+// applied, once: it forgets the request's tasks in tracedAt.
+func (p *regionPolicy) traceRequest(req *scheduler.Request) {
+	for _, s := range req.Slots {
+		for _, v := range s.Members {
+			p.tracedAt[v] = 0
+			p.e.model.runs[p.off+int32(v)].attempt = int32(req.Attempt)
+			p.e.record(runfile.Request, p.off+int32(v), runfile.NoSlot)
+		}
 	}
 }
 
