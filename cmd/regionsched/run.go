@@ -100,6 +100,9 @@ func (o *runOptions) run(c *cobra.Command, args []string, stdin io.Reader, mode 
 			if o.cfg.TimeLimit < 0 {
 				return fmt.Errorf("--time-limit must be at least 0, not %v", o.cfg.TimeLimit)
 			}
+			if o.cfg.IdleTimeout < 0 {
+				return fmt.Errorf("--idle-timeout must be at least 0, not %v", o.cfg.IdleTimeout)
+			}
 			if o.cfg.TimeLimit == 0 {
 				o.cfg.TimeLimit = o.flags.Timeout + time.Minute
 			}

@@ -45,6 +45,14 @@ func TestRunFlags(t *testing.T) {
 	res = execCLI(t, "", "run", "--slurm", "--slurm-conf", "/nonexistent/slurm.conf", "--timeout", "20s", flip119Path)
 	assert.Equal(t, exitBadInput, res.code)
 	assert.Contains(t, res.stderr, "--slurm-conf")
+	for flag, value := range map[string]string{"--timeout": "-1s", "--idle-timeout": "-1s", "--time-limit": "-5m"} {
+		res = execCLI(t, "", "run", "--slurm", flag, value, flip119Path)
+		assert.Equal(t, exitBadInput, res.code, flag)
+		assert.Contains(t, res.stderr, flag+" must be", flag)
+	}
+	res = execCLI(t, "", "run", "--slurm", "--timeout", "0s", flip119Path)
+	assert.Equal(t, exitBadInput, res.code)
+	assert.Contains(t, res.stderr, "--timeout must be positive")
 }
 
 func TestReadSlurmEvents(t *testing.T) {

@@ -126,6 +126,9 @@ func (f *Flags) Execute(c *cobra.Command, args []string, stdin io.Reader, b Back
 	if !(f.Scale > 0) { // 0 is 1 to the backends: not a value to accept here
 		return BadInput(fmt.Errorf("--duration-scale must be positive, not %v", f.Scale))
 	}
+	if f.Timeout <= 0 {
+		return BadInput(fmt.Errorf("--timeout must be positive, not %v", f.Timeout))
+	}
 	color, err := ParseColorBy(f.ColorBy)
 	if err != nil {
 		return err
