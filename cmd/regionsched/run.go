@@ -142,7 +142,7 @@ func (o *runOptions) runSlurm(ctx context.Context, in runcli.Input, mode exchang
 	cfg.Notify = notes.print
 	// (Slurm counts time limits in whole minutes: the request rounds up.)
 	fmt.Fprintf(in.Summary, "run %s: allocations tagged %s, time limit %s (regionsched leftovers --slurm finds them)\n",
-		cfg.RunID, slurm.Tag(cfg.RunID), (cfg.TimeLimit+time.Minute-1).Truncate(time.Minute))
+		cfg.RunID, slurm.Tag(cfg.RunID), (cfg.TimeLimit + time.Minute - 1).Truncate(time.Minute))
 	res, err := slurm.Run(ctx, cfg, in.Jobs...)
 	if err != nil {
 		return nil, err
