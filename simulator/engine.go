@@ -72,8 +72,10 @@ type engine struct {
 	policy policy
 	rng    *rand.Rand
 	slots  []slotRec // the modelled slots (see newEngine)
-	// slotProfiles is the profile of each modelled slot.
+	// slotProfiles is the profile of each modelled slot; slotNodes its
+	// node ("": none; nil if no slot has one).
 	slotProfiles []resource.Profile
+	slotNodes    []string
 	// busy and worked sum, over the slots, the time a slot was held and
 	// the time at least one of its tasks made progress, up to the last
 	// time each ended (result adds what is still open); drivers the time
@@ -217,21 +219,35 @@ func newBaseEngine(cfg Config, extra int) *engine {
 	if e.log == nil {
 		e.log = zap.NewNop()
 	}
-	// A run never uses more slots of one profile than there are tasks
-	// (and extra), so only that many are modelled: --slots 100000000 costs
-	// nothing more. The cluster's real size still counts for utilization.
+	// A run never uses more slots of one group of the cluster than there
+	// are tasks (and extra, and the speculative attempts each task may run
+	// beside its own), so only that many are modelled: --slots 100000000
+	// costs nothing more. The cluster's real size still counts for
+	// utilization. A modelled slot keeps the node of the slot of the
+	// cluster it is (Config.SlotNodes, by the cluster's ids).
 	tasks := e.topo.NumExecutionVertices() + extra
+	if sp := cfg.Speculation; sp.Enabled && sp.MaxConcurrentExecutions > 1 {
+		tasks += e.topo.NumExecutionVertices() * (sp.MaxConcurrentExecutions - 1) // (validated: at most MaxSpeculativeExecutions)
+	}
 	modelled := 0
 	for _, c := range cfg.Cluster {
 		modelled += min(c.N, tasks)
 	}
 	e.slots = make([]slotRec, modelled)
 	e.slotProfiles = make([]resource.Profile, 0, modelled)
+	first := 0 // the cluster's id of the group's first slot
 	for _, c := range cfg.Cluster {
 		e.clusterSize = min(e.clusterSize+c.N, region.MaxClusterSlots) // Run checked the total
-		for range min(c.N, tasks) {
+		for k := range min(c.N, tasks) {
 			e.slotProfiles = append(e.slotProfiles, c.Profile)
+			if id := first + k; id < len(cfg.SlotNodes) && cfg.SlotNodes[id] != "" {
+				if e.slotNodes == nil {
+					e.slotNodes = make([]string, modelled)
+				}
+				e.slotNodes[len(e.slotProfiles)-1] = cfg.SlotNodes[id]
+			}
 		}
+		first += c.N
 	}
 	failures := map[int32]time.Duration{}
 	for _, f := range cfg.Failures {
@@ -304,8 +320,8 @@ func (e *engine) poolSlots() []slotpool.Slot {
 	slots := make([]slotpool.Slot, len(e.slotProfiles))
 	for i, pr := range e.slotProfiles {
 		slots[i] = slotpool.Slot{ID: slotpool.SlotID(i), Profile: pr}
-		if i < len(e.cfg.SlotNodes) {
-			slots[i].Node = e.cfg.SlotNodes[i]
+		if i < len(e.slotNodes) {
+			slots[i].Node = e.slotNodes[i]
 		}
 	}
 	return slots

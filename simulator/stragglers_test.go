@@ -17,6 +17,7 @@ import (
 	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/simulator"
+	"github.com/regionsched/regionsched/topology"
 )
 
 // stragglerRun is the benchmark's run: examples/jobs/stragglers.json
@@ -237,4 +238,33 @@ func TestSpeculationOffNodesBlocked(t *testing.T) {
 		}
 	}
 	assert.Positive(t, checked)
+}
+
+// A speculative attempt finds a free slot of the cluster off the blocked
+// nodes however the cluster's slots are grouped: the slots modelled of a
+// group larger than the job keep their nodes (a node's only slot came
+// after seven of another node: it was modelled with the other node's
+// name, and the attempt waited while it was free).
+func TestSpeculativeAttemptsFindTheClustersFreeSlots(t *testing.T) {
+	job, err := topology.NewBuilder("s4").AddVertex(topology.JobVertex{ID: "S", Parallelism: 4, Duration: 10 * time.Second}).Build()
+	require.NoError(t, err)
+	spec := scheduler.DefaultSpeculation()
+	spec.Enabled, spec.BaselineLowerBound = true, 0
+	for name, tc := range map[string]struct {
+		cluster []resource.Count
+		nodes   []string
+	}{
+		"one slot on a second node": {cluster: []resource.Count{{N: 7}, {N: 1}}, nodes: []string{"n1", "n1", "n1", "n1", "n1", "n1", "n1", "n2"}},
+		"a group of each node":      {cluster: []resource.Count{{N: 5}, {N: 3}}, nodes: []string{"n1", "n1", "n1", "n1", "n1", "n2", "n2", "n2"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := simulator.Config{Regions: region.FromJob(job, exchange.AllBlocking), Cluster: tc.cluster, SlotNodes: tc.nodes,
+				Seed: 1, Stragglers: 0.3, Speculation: spec}
+			res := run(t, cfg)
+			require.Equal(t, runfile.Finished, res.Verdict)
+			assert.Equal(t, 1, res.Speculation.Started, "the straggler's attempt starts")
+			assert.Equal(t, 1, res.Speculation.Won)
+			assert.Less(t, res.Makespan, 100*time.Second, "it beats the 10x straggler")
+		})
+	}
 }
