@@ -55,8 +55,8 @@ With --kubernetes, the jobs run as pods on a Kubernetes cluster instead: regions
 the program regionsched-kubernetes (beside it, or on PATH) with the same arguments, and
 "regionsched run --kubernetes --help" shows that program's flags.
 
-Exit codes: 0 every job finished, 1 a job failed or was killed (the message says which
-and why) or the run was interrupted, 2 bad input or no Slurm reachable.
+Exit codes: 0 every job finished (or was killed by the events file), 1 a job failed (the
+message says which and why) or the run was interrupted, 2 bad input or no Slurm reachable.
 
 ` + formatsHelp,
 		Args: func(c *cobra.Command, args []string) error {

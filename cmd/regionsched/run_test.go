@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/slurm"
 )
 
@@ -31,6 +32,16 @@ failed: flip119-example
 	b.Reset()
 	require.NoError(t, printOutcomes(&b, []slurm.JobResult{{Name: "etl", Steps: 1, Allocations: []slurm.JobID{4}}}))
 	assert.Contains(t, b.String(), "finished: every job")
+
+	// A job killed by the events file ended as asked: the run is fine, as
+	// in simulate.
+	b.Reset()
+	require.NoError(t, printOutcomes(&b, []slurm.JobResult{
+		{Name: "etl", End: 1500 * time.Millisecond, Steps: 1, Allocations: []slurm.JobID{4}},
+		{Name: "adhoc", End: 900 * time.Millisecond, Err: &admission.KilledError{Job: "adhoc", By: admission.Principal{Name: "bob"}}},
+	}))
+	assert.Contains(t, b.String(), "job adhoc: killed at 900ms: by bob\n")
+	assert.True(t, strings.HasSuffix(b.String(), "finished: every job but the killed adhoc\n"), b.String())
 }
 
 func TestRunFlags(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/internal/plural"
 	"github.com/regionsched/regionsched/runfile"
 )
@@ -234,10 +235,16 @@ type Outcome struct {
 }
 
 // PrintOutcomes writes one line per job and the verdict; a failed job is
-// a negative verdict.
+// a negative verdict. A job killed by the events file (an
+// *admission.KilledError) ended as asked, as in simulate: it is no
+// failure of the run.
 func PrintOutcomes(w io.Writer, outcomes []Outcome) error {
 	failed := false
 	for _, o := range outcomes {
+		if ke := (*admission.KilledError)(nil); errors.As(o.Err, &ke) {
+			fmt.Fprintf(w, "job %s: killed at %s: by %s\n", o.Name, Millis(o.End), ke.By.Name)
+			continue
+		}
 		if o.Err != nil {
 			fmt.Fprintf(w, "job %s: failed after %s: %v\n", o.Name, Millis(o.End), o.Err)
 			failed = true
@@ -253,17 +260,23 @@ func PrintOutcomes(w io.Writer, outcomes []Outcome) error {
 	return nil
 }
 
-// verdictLine is the verdict of a run: "finished: every job", or
-// "failed: " and the jobs that failed.
+// verdictLine is the verdict of a run: "finished: every job" (and the
+// jobs killed, if any), or "failed: " and the jobs that failed.
 func verdictLine(outcomes []Outcome) string {
-	var failed []string
+	var failed, killed []string
 	for _, o := range outcomes {
-		if o.Err != nil {
+		switch {
+		case errors.Is(o.Err, admission.ErrKilled):
+			killed = append(killed, o.Name)
+		case o.Err != nil:
 			failed = append(failed, o.Name)
 		}
 	}
 	if len(failed) > 0 {
 		return "failed: " + strings.Join(failed, ", ")
+	}
+	if len(killed) > 0 {
+		return "finished: every job but the killed " + strings.Join(killed, ", ")
 	}
 	return "finished: every job"
 }

@@ -68,8 +68,9 @@ SIGKILL left. The trace (--trace) has the format of simulate --trace, in real
 milliseconds since the start; --svg draws it as simulate --svg does, coloured by job
 (by region for one job) or as --color-by says: region, vertex, job or queue.
 
-Exit codes: 0 every job finished, 1 a job failed or was killed (the message says which
-and why) or the run was interrupted, 2 bad input or no API server reachable.`,
+Exit codes: 0 every job finished (or was killed by the events file), 1 a job failed
+(the message says which and why) or the run was interrupted, 2 bad input or no API
+server reachable.`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return runcli.BadInput(fmt.Errorf("expected at least 1 job file argument (a path or - for standard input), got 0"))
