@@ -9,9 +9,9 @@
 // run it with their arguments (it accepts and ignores --kubernetes): it is
 // a program of its own, built from the module of the Kubernetes backend,
 // so that regionsched compiles nothing of client-go. Its outputs and exit
-// codes are those of "regionsched run --slurm": 0 every job finished, 1 a
-// job failed or was killed or the run was interrupted, 2 bad input or no
-// API server reachable.
+// codes are those of "regionsched run --slurm": 0 every job finished (or
+// was killed by the events file), 1 a job failed or the run was
+// interrupted, 2 bad input or no API server reachable.
 package main
 
 import "os"
