@@ -393,3 +393,14 @@ func TestRegionsTextKeepsBracesInNames(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stderr)
 	assert.Contains(t, res.stdout, "\n0       2      {src}#0, {src}#1, sink}#0 ")
 }
+
+// The JSON form counts hybrid logical edges only when the job has some,
+// as the text header does: the other modes print the documented shape.
+func TestRegionsJSONCountsHybridEdgesOnlyWhenThereAreSome(t *testing.T) {
+	res := execCLI(t, "", "regions", "--mode", "pointwise-pipelined-only", "--format", "json", flip119Path)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.NotContains(t, res.stdout, "hybridLogicalEdges")
+	res = execCLI(t, "", "regions", "--mode", "all-hybrid-full", "--format", "json", flip119Path)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, `"hybridLogicalEdges": 3,`)
+}
