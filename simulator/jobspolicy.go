@@ -329,6 +329,11 @@ func (p *jobsPolicy) nextDeadline() (time.Duration, bool) {
 		return 0, false
 	}
 	at := t.Sub(epoch)
+	if at >= endOfTime {
+		// Beyond what virtual time holds (a timeout of about 292 years
+		// after something): it never comes.
+		return 0, false
+	}
 	if p.busy && at <= p.e.now() {
 		// Due now and given to the scheduler already: the admission's
 		// timers fire with the instant's decision (endInstant), after

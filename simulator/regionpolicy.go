@@ -121,17 +121,28 @@ func (p *regionPolicy) applyCancels(rd *scheduler.Ready) {
 // once its producers are deployed, in the same Ready as their deploys).
 func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 	tracing := p.e.tracing()
+	if tracing && p.tracedAt == nil {
+		p.tracedAt = make([]int32, p.rs.Topology().NumExecutionVertices())
+	}
+	tracedAll := false
 	if tracing && len(rd.Requests) > 0 {
-		if p.tracedAt == nil {
-			p.tracedAt = make([]int32, p.rs.Topology().NumExecutionVertices())
-		}
+		again := false // a task in two requests (two attempts): traced in order
 		for i, req := range rd.Requests {
 			if req.Speculative {
 				continue
 			}
 			for _, s := range req.Slots {
 				for _, v := range s.Members {
+					again = again || p.tracedAt[v] != 0
 					p.tracedAt[v] = int32(i) + 1
+				}
+			}
+		}
+		if again {
+			tracedAll = true
+			for i := range rd.Requests {
+				if !rd.Requests[i].Speculative {
+					p.traceRequest(&rd.Requests[i]) // (clears tracedAt)
 				}
 			}
 		}
@@ -163,7 +174,7 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 				p.e.traced += len(s.Members)
 			}
 		}
-		if tracing && !served[i] {
+		if tracing && !tracedAll && !served[i] {
 			later = append(later, i)
 		}
 	}

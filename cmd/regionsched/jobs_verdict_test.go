@@ -114,3 +114,14 @@ func TestSimulateJobsStreamBesideOtherEnds(t *testing.T) {
 		assert.True(t, strings.HasPrefix(jobLines(t, res.stdout)["st"][5], "running: "), res.stdout)
 	})
 }
+
+// A timeout of a queue that ends past what virtual time holds never fires,
+// and the run ends with its verdict instead of waiting for it for ever.
+func TestTimeoutsPastTheEndOfVirtualTimeNeverFire(t *testing.T) {
+	cluster := writeTemp(t, "cluster.json", `{"slots": [{"count": 2}], "queues": [{"name": "root.default", "policy": "priority", "reclaimTimeoutMs": 9223372036000}]}`)
+	stream := writeTemp(t, "s.json", `{"name": "s", "priority": 1, "vertices": [{"id": "v", "parallelism": 2, "bounded": false}]}`)
+	batch := writeTemp(t, "b.json", `{"name": "b", "priority": 10000, "submitAtMs": 1000, "vertices": [{"id": "v", "parallelism": 2}]}`)
+	res := execCLI(t, "", "simulate", "--cluster", cluster, stream, batch)
+	require.Equal(t, 1, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+	assert.Contains(t, lastLine(res.stdout), "deadlock:")
+}

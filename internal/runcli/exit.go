@@ -4,10 +4,11 @@ import "errors"
 
 // The exit codes of the commands (docs/cli.md).
 const (
-	// ExitOK: every job finished (or the command did what it was asked).
+	// ExitOK: every job finished, or was killed by the events file (or
+	// the command did what it was asked).
 	ExitOK = 0
-	// ExitNegative: a negative verdict (a job failed or was killed, the
-	// run was interrupted), printed once by the command.
+	// ExitNegative: a negative verdict (a job failed, the run was
+	// interrupted), printed once by the command.
 	ExitNegative = 1
 	// ExitBadInput: bad input or usage, or no cluster reachable.
 	ExitBadInput = 2

@@ -266,7 +266,7 @@ func verdictLine(outcomes []Outcome) string {
 	var failed, killed []string
 	for _, o := range outcomes {
 		switch {
-		case errors.Is(o.Err, admission.ErrKilled):
+		case errors.As(o.Err, new(*admission.KilledError)): // (as PrintOutcomes)
 			killed = append(killed, o.Name)
 		case o.Err != nil:
 			failed = append(failed, o.Name)
