@@ -51,9 +51,8 @@ type regionPolicy struct {
 	// tracedAt holds, while a Ready is applied, 1 + the index in
 	// Ready.Requests of the request of each task the Ready deploys (by
 	// local task id; 0: none): that request is traced right before the
-	// first deploy of its tasks (applyDeploys); served is its scratch.
+	// first deploy of its tasks (applyDeploys).
 	tracedAt []int32
-	served   []bool
 }
 
 // newRegionPolicy makes the scheduler of a run of one job, over the
@@ -124,7 +123,6 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 	if tracing && p.tracedAt == nil {
 		p.tracedAt = make([]int32, p.rs.Topology().NumExecutionVertices())
 	}
-	tracedAll := false
 	if tracing && len(rd.Requests) > 0 {
 		again := false // a task in two requests (two attempts): traced in order
 		for i, req := range rd.Requests {
@@ -139,7 +137,6 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 			}
 		}
 		if again {
-			tracedAll = true
 			for i := range rd.Requests {
 				if !rd.Requests[i].Speculative {
 					p.traceRequest(&rd.Requests[i]) // (clears tracedAt)
@@ -147,19 +144,7 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 			}
 		}
 	}
-	served := p.served[:0] // by request: the Ready deploys some of its tasks
-	if tracing {
-		served = slices.Grow(served, len(rd.Requests))[:len(rd.Requests)]
-		clear(served)
-		for _, d := range rd.Deploy {
-			if i := p.tracedAt[d.Task] - 1; !d.Speculative && i >= 0 {
-				served[i] = true
-			}
-		}
-		p.served = served
-	}
-	var later []int
-	for i, req := range rd.Requests {
+	for _, req := range rd.Requests {
 		if req.Speculative {
 			p.e.attemptEvent(runfile.Speculate, p.off+int32(req.Slots[0].Members[0]), int32(req.Attempt), runfile.NoSlot, true)
 			continue
@@ -173,9 +158,6 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 			if !tracing {
 				p.e.traced += len(s.Members)
 			}
-		}
-		if tracing && !tracedAll && !served[i] {
-			later = append(later, i)
 		}
 	}
 	for _, d := range rd.Deploy {
@@ -197,8 +179,12 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 		}
 		p.e.deploy(p.off+int32(d.Task), int32(d.Slot), d.Shared)
 	}
-	for _, i := range later {
-		p.traceRequest(&rd.Requests[i])
+	if tracing {
+		for i := range rd.Requests { // those the Ready did not serve
+			if req := &rd.Requests[i]; !req.Speculative && p.tracedAt[req.Slots[0].Members[0]] != 0 {
+				p.traceRequest(req)
+			}
+		}
 	}
 	for _, w := range rd.Won {
 		p.e.won(w, p.off)
