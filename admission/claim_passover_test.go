@@ -19,6 +19,9 @@ func TestPropertyYieldingQueues(t *testing.T) {
 		q := s.q
 		s.onStep = func() {
 			for _, c := range q.jobs {
+				if c == nil { // forgotten
+					continue
+				}
 				if c.state == JobNew || c.state >= JobCompleted {
 					continue
 				}

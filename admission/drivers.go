@@ -295,7 +295,7 @@ func (q *Queues) keptForStart(c, v *job) bool {
 		return false
 	}
 	for _, id := range v.lostTo {
-		if d := q.jobs[id]; d != c && d.driverReclaim && d.reclaimAt.Equal(q.now) {
+		if d := q.jobs[id]; d != nil && d != c && d.driverReclaim && d.reclaimAt.Equal(q.now) {
 			return true
 		}
 	}

@@ -176,7 +176,7 @@ func (q *Queues) driverFollows(j *job, have []int, mask []bool) bool {
 func (q *Queues) checkDriverSlots() error {
 	capacity := q.configuredCapacity()
 	for _, j := range q.jobs {
-		if !j.active() || !j.hasSlot || !j.driverAt.Equal(q.now) || len(j.spec.Regions) == 0 {
+		if j == nil || !j.active() || !j.hasSlot || !j.driverAt.Equal(q.now) || len(j.spec.Regions) == 0 {
 			continue
 		}
 		took := q.slots[j.driverSlot].slot.Profile

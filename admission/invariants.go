@@ -118,6 +118,9 @@ func (q *Queues) jobAt(idx int32, what string, id JobID) (*job, error) {
 	if id < 0 || int(id) >= len(q.jobs) {
 		return nil, fmt.Errorf("admission: %s: %s is job id %d, no such job", q.slotName(idx), what, id)
 	}
+	if q.jobs[id] == nil {
+		return nil, fmt.Errorf("admission: %s: %s is job id %d, a job forgotten", q.slotName(idx), what, id)
+	}
 	return q.jobs[id], nil
 }
 
@@ -130,6 +133,9 @@ func (q *Queues) checkBookkeeping() error {
 	}
 	nReserved, nPlaceholders := 0, 0
 	for _, j := range q.jobs {
+		if j == nil { // forgotten
+			continue
+		}
 		if j.state.Terminal() || j.state == JobNew {
 			if len(j.held)+len(j.yielding)+len(j.reserved)+len(j.incoming)+len(j.placeholders) > 0 || j.granted != 0 {
 				return fmt.Errorf("admission: job %s is %v but holds slots: held %d, yielding %d, reserved %d, incoming %d, placeholders %d, granted %d",
@@ -316,6 +322,9 @@ func (q *Queues) checkCounters() error {
 		counts[qu] = &count{}
 	}
 	for _, j := range q.jobs {
+		if j == nil { // forgotten
+			continue
+		}
 		c := counts[j.queue]
 		if c == nil {
 			return fmt.Errorf("admission: job %s is in queue %s, which is not listed", j.spec.Name, j.queue.cfg.Name)
@@ -415,6 +424,9 @@ func (q *Queues) checkNoIdleSlot() error {
 		return nil
 	}
 	for _, j := range q.jobs {
+		if j == nil { // forgotten
+			continue
+		}
 		if !j.active() || q.blocked(j) != "" {
 			continue
 		}
@@ -465,6 +477,9 @@ func (q *Queues) freeString() string {
 // completes what its claimant lacks.
 func (q *Queues) checkClaims() error {
 	for _, j := range q.jobs {
+		if j == nil { // forgotten
+			continue
+		}
 		if len(j.reserved)+len(j.incoming) > 0 && q.overtaken(j) {
 			return fmt.Errorf("admission: job %s holds %d slots, its fair share %d, and keeps a claim (%d slots reserved, %d coming) while a job of its queue below its share waits",
 				j.spec.Name, j.granted, j.entitled, len(j.reserved), len(j.incoming))
@@ -531,6 +546,9 @@ func (q *Queues) checkPreemptions() error {
 // jobs' drivers and placeholders (which no preemption takes).
 func (q *Queues) checkReclaimRules() error {
 	for _, c := range q.jobs {
+		if c == nil { // forgotten
+			continue
+		}
 		if !c.reclaimed || !c.reclaimAt.Equal(q.now) || !c.active() {
 			continue
 		}
@@ -569,6 +587,9 @@ func (q *Queues) checkReclaimRules() error {
 // to be decided with it.
 func (q *Queues) checkDriversDecided() error {
 	for _, j := range q.jobs {
+		if j == nil { // forgotten
+			continue
+		}
 		if !j.active() || !j.hasSlot || !j.driverAt.Equal(q.now) || j.startFollowed || q.startHeld(j) {
 			continue
 		}
@@ -578,6 +599,9 @@ func (q *Queues) checkDriversDecided() error {
 		}
 		p := q.slots[j.driverSlot].profile
 		for _, x := range q.jobs {
+			if x == nil { // forgotten
+				continue
+			}
 			// Not a job held back then, let go later in the instant, nor
 			// one that waited for its gang then, given up since (its timer
 			// fires after the instant's decision), nor a request that came
@@ -610,6 +634,9 @@ func (q *Queues) checkDriversDecided() error {
 // queues only with it.
 func (q *Queues) roomGivenSince(x *job, stamp uint64) bool {
 	for _, y := range q.jobs {
+		if y == nil { // forgotten
+			continue
+		}
 		if !y.askedBackAt.Equal(q.now) || y.askedBackStamp < stamp {
 			continue
 		}

@@ -687,6 +687,9 @@ func (s *sim) afterStep() {
 func (s *sim) dump() string {
 	var b strings.Builder
 	for _, j := range s.q.jobs {
+		if j == nil { // forgotten
+			continue
+		}
 		fmt.Fprintf(&b, "job %s %v queue %s prio %d granted %d driver %v asks:", j.spec.Name, j.state, j.queue.cfg.Name, j.spec.Priority, j.granted, j.spec.Driver != nil)
 		for a := j.asks.first; a != nil; a = a.next {
 			fmt.Fprintf(&b, " %d%v", a.id, a.left)
@@ -772,6 +775,9 @@ func (s *sim) invariants() error {
 		}
 	}
 	for _, j := range q.jobs {
+		if j == nil { // forgotten
+			continue
+		}
 		sj := s.byName[j.spec.Name]
 		if sj == nil || sj.pool == nil || sj.done {
 			continue

@@ -16,6 +16,9 @@ func (q *Queues) checkTenants() error {
 	}
 	want := make(map[*qnode]int, len(q.nodes))
 	for _, j := range q.jobs {
+		if j == nil { // forgotten
+			continue
+		}
 		for n := j.queue.node; n != nil; n = n.parent {
 			want[n] += j.granted + len(j.reserved)
 		}
@@ -81,6 +84,9 @@ func (q *Queues) checkGiveGuarantee(how string, c, v *job, count int, yielding f
 func (q *Queues) checkGuaranteeCounts() error {
 	yielding, drivers := map[*qnode]int{}, map[*qnode]int{}
 	for _, j := range q.jobs {
+		if j == nil { // forgotten
+			continue
+		}
 		for n := j.queue.node; n != nil; n = n.parent {
 			yielding[n] += len(j.yielding)
 		}

@@ -116,6 +116,9 @@ func (q *Queues) RemoveSlots(now time.Time, ids ...slotpool.SlotID) error {
 	}
 	q.capacityChanged()
 	for _, j := range q.jobs {
+		if j == nil { // forgotten
+			continue
+		}
 		if !j.active() {
 			continue
 		}
@@ -210,6 +213,9 @@ func (q *Queues) capacityChanged() {
 	q.uses++
 	q.capGen++
 	for _, j := range q.jobs {
+		if j == nil { // forgotten
+			continue
+		}
 		if j.active() {
 			q.send(j, slotpool.Capacity{Slots: q.Capacity()})
 		}

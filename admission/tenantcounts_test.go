@@ -12,6 +12,9 @@ import (
 func plainYielding(q *Queues) map[*qnode]int {
 	out := map[*qnode]int{}
 	for _, j := range q.jobs {
+		if j == nil { // forgotten
+			continue
+		}
 		for n := j.queue.node; len(j.yielding) > 0 && n != nil; n = n.parent {
 			out[n] += len(j.yielding)
 		}
@@ -24,6 +27,9 @@ func plainYielding(q *Queues) map[*qnode]int {
 func plainAssured(q *Queues, x *qnode) int {
 	drivers := map[*qnode]int{}
 	for _, j := range q.jobs {
+		if j == nil { // forgotten
+			continue
+		}
 		if j.hasSlot {
 			drivers[j.queue.node]++
 		}
