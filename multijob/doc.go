@@ -36,6 +36,7 @@
 //			for _, c := range jr.Cancel { /* stop c.Task of job jr.Job */ }
 //		}
 //		for _, end := range rd.Ended { /* stop end.Job's driver; end.Outcome, end.Err */ }
+//		// a long-lived runtime: s.Forget(end.Job) once this Ready is applied
 //		for _, jr := range rd.Jobs {
 //			for _, d := range jr.Deploy { /* start d.Task of jr.Job in d.Slot */ }
 //		}
@@ -61,6 +62,12 @@
 // or fails (a hard gang that timed out) is reported in Ready.Ended, not
 // as an error. Bad input (an unknown job, a duplicate name, time going
 // backwards) returns a typed error and changes nothing.
+//
+// A job that ended stays known (Status, Jobs, inputs refused with
+// ErrJobEnded) until the runtime calls Forget: a runtime that runs for
+// days forgets each job once the Ready with its end is applied, so that
+// it holds the jobs it runs, not every job it ever ran, and a job's name
+// (a nightly job's, say) can be submitted again.
 //
 // # The cluster
 //

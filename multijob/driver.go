@@ -152,6 +152,13 @@ func (d *Driver) Kill(ctx context.Context, by admission.Principal, job string) e
 	return d.do(ctx, func(now time.Time) error { return d.s.Kill(now, by, job) })
 }
 
+// Forget drops an ended job whose end a Ready handed out
+// (Scheduler.Forget): a long-running Driver then holds nothing of it, and
+// its name may be submitted again.
+func (d *Driver) Forget(ctx context.Context, job string) error {
+	return d.do(ctx, func(time.Time) error { return d.s.Forget(job) })
+}
+
 // Status returns a snapshot of a job (Scheduler.Status).
 func (d *Driver) Status(ctx context.Context, job string) (JobStatus, error) {
 	var st JobStatus

@@ -191,6 +191,9 @@ func TestDriverStartJob(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, admission.JobCompleted, st.Admission)
 	assert.False(t, st.HasDriverSlot)
+	require.NoError(t, d.Forget(ctx, "spark"), "its end was handed out")
+	_, err = d.Status(ctx, "spark")
+	assert.ErrorIs(t, err, ErrUnknownJob)
 	d.Stop()
 	requireStopped(t, d)
 }

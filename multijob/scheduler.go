@@ -16,9 +16,11 @@ type Scheduler struct {
 	log    *zap.Logger
 	c      admission.Cluster
 	q      *admission.Queues // c, if it is the in-process admission; else nil
-	jobs   []*job            // in submission order
+	jobs   []*job            // in submission order, but those forgotten
 	byName map[string]*job
-	byID   map[admission.JobID]*job
+	// submitted counts the jobs submitted (job.idx's next value).
+	submitted int
+	byID      map[admission.JobID]*job
 
 	now   time.Time // the latest input's time
 	timed bool      // now is set
@@ -33,7 +35,7 @@ type Scheduler struct {
 
 // job is one submitted job.
 type job struct {
-	idx   int
+	idx   int // its place in submission order (from 0, not reused)
 	spec  JobSpec
 	port  admission.JobPort
 	sched *scheduler.Scheduler // nil if rejected at once
@@ -147,7 +149,8 @@ func (s *Scheduler) Submit(now time.Time, spec JobSpec) error {
 		return &JobError{Op: "submit", Job: spec.Name, Err: err}
 	}
 	s.advance(now)
-	j := &job{idx: len(s.jobs), spec: spec, port: port}
+	j := &job{idx: s.submitted, spec: spec, port: port}
+	s.submitted++
 	s.jobs = append(s.jobs, j)
 	s.byName[spec.Name] = j
 	s.byID[port.ID()] = j
