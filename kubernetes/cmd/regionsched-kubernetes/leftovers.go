@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/regionsched/regionsched/internal/plural"
@@ -44,6 +45,9 @@ deleted, 2 bad input or no API server reachable.`,
 	c.Flags().BoolVar(&deleteThem, "delete", false, "delete the pods of the runs whose runner is gone")
 	c.Flags().BoolVar(&force, "force", false, "with --delete: delete the pods of live runners too")
 	c.RunE = func(c *cobra.Command, _ []string) error {
+		if err := checkNamespace(namespace); err != nil {
+			return runcli.BadInput(err)
+		}
 		if run != "" {
 			if err := rsk8s.CheckRun(run); err != nil {
 				return runcli.BadInput(fmt.Errorf("--run: %w", err))
@@ -106,6 +110,16 @@ func printLeftovers(ctx context.Context, w io.Writer, c kubernetes.Interface, ns
 		verdict := "not deleted: " + strings.Join(failed, ", ")
 		fmt.Fprintln(w, verdict)
 		return runcli.Negative(verdict)
+	}
+	return nil
+}
+
+// checkNamespace refuses a --namespace that is not a Kubernetes
+// namespace name (a DNS-1123 label), before the API server is asked
+// anything.
+func checkNamespace(ns string) error {
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return fmt.Errorf("--namespace %q is not a namespace name: %s", ns, strings.Join(errs, "; "))
 	}
 	return nil
 }
