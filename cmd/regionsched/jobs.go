@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/internal/runcli"
+	"github.com/regionsched/regionsched/internal/summary"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
@@ -164,27 +164,27 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 		fmt.Fprintf(out, "not in the cluster file's queues, so created with --queue-policy %s: %s\n", r.queuePolicy, strings.Join(implicit, ", "))
 	}
 	for _, j := range per {
-		fmt.Fprintln(out, jobLine(j))
+		fmt.Fprintln(out, summary.JobLine(summaryJob(j)))
 	}
 	for _, ev := range res.JobEvents {
 		fmt.Fprintln(out, ev)
 	}
-	fmt.Fprintf(out, "makespan:          %d ms of virtual time, until the last event\n", res.Makespan.Milliseconds())
-	fmt.Fprintf(out, "slot utilization:  %.1f%% of slot time with work progressing\n", 100*res.WorkUtilization)
-	fmt.Fprintf(out, "held waiting:      %.1f%% of slot time held by tasks that could not progress\n", 100*res.HeldWaiting)
+	fmt.Fprintln(out, summary.MakespanLine(res.Makespan, summary.VirtualTime))
+	fmt.Fprintln(out, summary.UtilizationLine(res.WorkUtilization))
+	fmt.Fprintln(out, summary.HeldWaitingLine(res.HeldWaiting))
 	if hasDrivers(jobs) {
-		fmt.Fprintf(out, "drivers:           %.1f%% of slot time held by job drivers\n", 100*res.DriverHeld)
+		fmt.Fprintln(out, summary.DriversLine(res.DriverHeld))
 	}
-	fmt.Fprintf(out, "%s %s%s\n", pad(deployedLabel(r.policy), 18), count(res.RegionsScheduled, "deployment"), sharedText(res))
-	fmt.Fprintf(out, "restarts:          %d (regions restarted: %d)\n", res.Failovers, res.RegionRestarts)
+	fmt.Fprintln(out, summary.DeployedLine(deployedLabel(r.policy), res.RegionsScheduled, "", res.RegionsShared))
+	fmt.Fprintln(out, summary.RestartsLine(res.Failovers, res.RegionRestarts))
 	if r.spec != nil {
 		printSpeculation(out, r.spec, res, without)
 		printJobsWithout(out, per, perWithout)
 	}
 	if res.Reclaims > 0 {
-		fmt.Fprintf(out, "reclaims:          %d (slots reclaimed: %d, withdrawn before the timeout: %d)\n", res.Reclaims, res.ReclaimedSlots, res.WithdrawnSlots)
+		fmt.Fprintln(out, summary.ReclaimsLine(res.Reclaims, res.ReclaimedSlots, res.WithdrawnSlots))
 	}
-	printQueues(out, res.Queues)
+	summary.PrintQueues(out, summaryQueues(res.Queues))
 	fmt.Fprintln(out, res.Reason)
 	if !res.Verdict.OK() {
 		return negative(res.Reason)
@@ -192,32 +192,18 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	return nil
 }
 
-// printQueues prints, when queues are tenants (one has a guarantee or a
-// maximum, or several held slots), one line per queue that has capacities
-// or held slots: its guarantee, its maximum, the most slots it held at
-// once and its share of the cluster's slot time.
-func printQueues(out io.Writer, queues []simulator.QueueStat) {
-	tenants, used := false, 0
+// summaryQueues are the queues of a run for its summary.
+func summaryQueues(queues []simulator.QueueStat) []summary.Queue {
+	out := make([]summary.Queue, len(queues))
 	for i, q := range queues {
-		tenants = tenants || q.Guaranteed > 0 || q.Max > 0
-		parent := i+1 < len(queues) && strings.HasPrefix(queues[i+1].Name, q.Name+".") // (by name: its children follow it)
-		if q.Peak > 0 && !parent {
-			used++
-		}
+		out[i] = summary.Queue{Name: q.Name, Guaranteed: q.Guaranteed, Max: q.Max, Peak: q.Peak, Share: q.Share}
 	}
-	if !tenants && used < 2 {
-		return
-	}
-	for _, q := range queues {
-		if q.Peak == 0 && q.Guaranteed == 0 && q.Max == 0 {
-			continue
-		}
-		maxText := "unlimited"
-		if q.Max > 0 {
-			maxText = fmt.Sprint(q.Max)
-		}
-		fmt.Fprintf(out, "queue %s: guaranteed %d, max %s, peak %s, %.1f%% of slot time\n", q.Name, q.Guaranteed, maxText, count(q.Peak, "slot"), 100*q.Share)
-	}
+	return out
+}
+
+// summaryJob is a job of a run for its line of the summary.
+func summaryJob(j simulator.JobResult) summary.Job {
+	return summary.Job{Name: j.Name, State: j.State, Verdict: j.Verdict, Reason: j.Reason, Submitted: j.Submitted, FirstDeploy: j.FirstDeploy, Finished: j.Finished}
 }
 
 // checkJobQueues refuses a run in which a job names a queue that has
@@ -269,23 +255,7 @@ func (r *jobsRun) admissionText(queues []admission.QueueConfig) string {
 	if r.policy == simulator.EagerPolicy {
 		return "no admission (every task asks for its own slot)"
 	}
-	if len(queues) == 0 {
-		return "queue policy " + r.queuePolicy.String()
-	}
-	// The queues of the cluster file with their own policies and
-	// capacities; the others (created for jobs naming them) take
-	// --queue-policy.
-	parts := make([]string, len(queues))
-	for i, q := range queues {
-		parts[i] = q.Name + " " + q.Policy.String()
-		if q.GuaranteedSlots > 0 {
-			parts[i] += fmt.Sprintf(" guaranteed %d", q.GuaranteedSlots)
-		}
-		if q.MaxSlots > 0 {
-			parts[i] += fmt.Sprintf(" max %d", q.MaxSlots)
-		}
-	}
-	return fmt.Sprintf("queues %s, any other queue %s", strings.Join(parts, ", "), r.queuePolicy)
+	return summary.AdmissionText(queues, r.queuePolicy)
 }
 
 func deployedLabel(p simulator.Policy) string {
@@ -295,50 +265,9 @@ func deployedLabel(p simulator.Policy) string {
 	return "regions scheduled:"
 }
 
-func pad(s string, n int) string { return s + strings.Repeat(" ", max(0, n-len(s))) }
-
 // millis writes a virtual time in ms, or "-" for one that never came (a
 // negative time).
-func millis(t time.Duration) string {
-	if t < 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%d ms", t.Milliseconds())
-}
-
-// jobLine is a job's line of the summary (docs/job-file.md): its name,
-// when it was submitted, first deployed and ended, its wait and makespan,
-// and how it ended.
-// A job that failed or was rejected did not finish: its finished and
-// makespan are "-", and the outcome says when it ended.
-func jobLine(j simulator.JobResult) string {
-	finished, makespan := millis(j.Finished), millis(j.Makespan())
-	if j.Verdict != runfile.Finished {
-		finished, makespan = "-", "-"
-	}
-	return fmt.Sprintf("job %q: submitted %s, first deploy %s, finished %s, wait %s, makespan %s; %s",
-		j.Name, millis(j.Submitted), millis(j.FirstDeploy), finished, millis(j.Wait()), makespan, jobOutcome(j))
-}
-
-// jobOutcome says how a job ended: "finished", its failure or rejection
-// and when ("rejected at 0 ms: ..."), "running: ..." for a stream that
-// runs on, or "never finished" and the admission state it was stuck in.
-func jobOutcome(j simulator.JobResult) string {
-	switch j.Verdict {
-	case runfile.Finished:
-		return "finished"
-	case runfile.Deadlock:
-		if j.State != admission.JobNew { // eager runs have no admission state
-			return fmt.Sprintf("never finished (deadlock; stuck %s)", j.State)
-		}
-		return "never finished (deadlock)"
-	}
-	what, why, ok := strings.Cut(j.Reason, ": ") // "failed: ..." or "rejected: ..."
-	if !ok || j.Finished < 0 {
-		return cmp.Or(j.Reason, j.Verdict.String())
-	}
-	return fmt.Sprintf("%s at %s: %s", what, millis(j.Finished), why)
-}
+func millis(t time.Duration) string { return summary.Millis(t) }
 
 // timeline is the picture of a run of several jobs (drawn from pic): one
 // row per slot, one colour per job unless --color-by says otherwise,

@@ -10,6 +10,7 @@ import (
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/internal/plural"
 	"github.com/regionsched/regionsched/internal/runcli"
+	"github.com/regionsched/regionsched/internal/summary"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/runfile"
@@ -229,15 +230,15 @@ func (f *simulateFlags) printJobSummary(out io.Writer, job *topology.JobGraph, r
 		modeText += fmt.Sprintf(" (selective share %v)", f.share)
 	}
 	fmt.Fprintf(out, "job %q: mode %s, policy %s, %s, %s\n", job.Name(), modeText, policy, count(res.Slots, "slot"), seedText(f.seed, s.ties))
-	fmt.Fprintf(out, "makespan:          %d ms of virtual time, until the last event\n", res.Makespan.Milliseconds())
-	fmt.Fprintf(out, "slot utilization:  %.1f%% of slot time with work progressing\n", 100*res.WorkUtilization)
-	fmt.Fprintf(out, "held waiting:      %.1f%% of slot time held by tasks that could not progress\n", 100*res.HeldWaiting)
+	fmt.Fprintln(out, summary.MakespanLine(res.Makespan, summary.VirtualTime))
+	fmt.Fprintln(out, summary.UtilizationLine(res.WorkUtilization))
+	fmt.Fprintln(out, summary.HeldWaitingLine(res.HeldWaiting))
 	if policy == simulator.EagerPolicy {
-		fmt.Fprintf(out, "tasks deployed:    %s of %s\n", count(res.RegionsScheduled, "deployment"), count(rs.Topology().NumExecutionVertices(), "task"))
+		fmt.Fprintln(out, summary.DeployedLine(deployedLabel(policy), res.RegionsScheduled, count(rs.Topology().NumExecutionVertices(), "task"), 0))
 	} else {
-		fmt.Fprintf(out, "regions scheduled: %s of %s%s\n", count(res.RegionsScheduled, "deployment"), count(rs.NumRegions(), "region"), sharedText(res))
+		fmt.Fprintln(out, summary.DeployedLine(deployedLabel(policy), res.RegionsScheduled, count(rs.NumRegions(), "region"), res.RegionsShared))
 	}
-	fmt.Fprintf(out, "restarts:          %d (regions restarted: %d)\n", res.Failovers, res.RegionRestarts)
+	fmt.Fprintln(out, summary.RestartsLine(res.Failovers, res.RegionRestarts))
 	for _, r := range res.Restarts {
 		fmt.Fprintf(out, "  at %d ms %s failed: restarted %s %s\n", r.At.Milliseconds(), r.Task, noun(len(r.Regions), "region", "regions"), idRanges(r.Regions))
 	}

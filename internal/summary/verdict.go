@@ -1,0 +1,71 @@
+package summary
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/regionsched/regionsched/internal/plural"
+	"github.com/regionsched/regionsched/runfile"
+)
+
+// JobsVerdict is the verdict line of a run of several jobs, in the words
+// of simulate: deadlock (the line given, which names what never
+// finishes) if a job never finished; "failed: 1 of 3 jobs: etl failed:
+// ..." if a job failed or was rejected; else "finished: all 3 jobs
+// finished at 19000 ms", with the killed jobs when some were ("finished:
+// 1 of 2 jobs finished at 1000 ms, adhoc killed at 1500 ms"). ok reports
+// whether the run succeeded (every job finished or was killed).
+func JobsVerdict(jobs []Job, deadlock string) (line string, ok bool) {
+	var stuck bool
+	var failed, killed []string
+	finished, last := 0, time.Duration(-1)
+	for _, j := range jobs {
+		switch j.Verdict {
+		case runfile.Deadlock, runfile.Steady:
+			stuck = true
+		case runfile.Killed:
+			killed = append(killed, fmt.Sprintf("%s killed at %d ms", j.Name, max(j.Finished, 0).Milliseconds()))
+		case runfile.Finished:
+			finished, last = finished+1, max(last, j.Finished)
+		default:
+			failed = append(failed, fmt.Sprintf("%s %s", j.Name, j.Reason))
+		}
+	}
+	switch {
+	case stuck:
+		return deadlock, false
+	case len(failed) > 0:
+		return fmt.Sprintf("failed: %d of %s: %s", len(failed), plural.Count(len(jobs), "job"), strings.Join(failed, "; ")), false
+	}
+	at := ""
+	if last >= 0 {
+		at = fmt.Sprintf(" at %d ms", last.Milliseconds())
+	}
+	if len(killed) == 0 {
+		return fmt.Sprintf("finished: %s finished%s", plural.All(len(jobs), "job"), at), true
+	}
+	return fmt.Sprintf("finished: %d of %s finished%s, %s", finished, plural.Count(len(jobs), "job"), at, listNames(killed, 12)), true
+}
+
+// JobVerdict is the verdict line of a run of one job, in the words of
+// simulate: "finished: all 12 tasks finished at 4000 ms" (tasks: its
+// execution vertices), its failure ("failed: ...") or the deadlock line
+// given. ok reports whether it finished.
+func JobVerdict(j Job, tasks int, deadlock string) (line string, ok bool) {
+	switch j.Verdict {
+	case runfile.Finished:
+		return fmt.Sprintf("finished: %s finished at %d ms", plural.All(tasks, "task"), j.Finished.Milliseconds()), true
+	case runfile.Deadlock, runfile.Steady:
+		return deadlock, false
+	}
+	return j.Reason, false
+}
+
+// listNames joins names, the first limit of them and how many in all.
+func listNames(names []string, limit int) string {
+	if len(names) <= limit {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:limit], ", ") + fmt.Sprintf(", ... (%d in all)", len(names))
+}
