@@ -52,6 +52,9 @@ type JobsResult struct {
 	Slots int
 	// Jobs are the jobs' outcomes, in the order of the jobs given.
 	Jobs []JobResult
+	// WithdrawnSlots counts the slots of reclaims withdrawn before their
+	// timeout, their reason gone (the trace has the reclaims).
+	WithdrawnSlots int
 	// Stopped says why the run stopped before every job ended (ctx's
 	// error on SIGINT, SIGTERM or a timeout, a *DeadlockError when the
 	// jobs left could no longer progress, or what went wrong); nil when
@@ -255,5 +258,6 @@ func (j *jobsRun) result(stopped error) JobsResult {
 		}
 	}
 	j.res.Stopped = stopped
+	j.res.WithdrawnSlots = j.r.WithdrawnSlots()
 	return j.res
 }

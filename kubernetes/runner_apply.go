@@ -217,6 +217,7 @@ func (r *Runner) failBulk(now time.Time, bulk [3]int64) {
 
 // apply applies a Ready: cancels first, then ends, then deployments.
 func (r *Runner) apply(ctx context.Context, now time.Time, rd multijob.Ready) error {
+	r.traceReclaims(now, rd)
 	r.traceReady(now, rd)
 	for _, jr := range rd.Jobs {
 		for _, c := range jr.Cancel {

@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"time"
 
+	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
@@ -18,6 +19,9 @@ type tracer struct {
 	inSlot map[string]map[slotpool.SlotID]scheduler.TaskID // per job, the last task deployed in each slot
 	shared map[string]map[scheduler.Task]bool              // per job, the deployments into a slot of hybrid producers
 	bulks  map[string]int
+	// withdrawn counts the slots of reclaims withdrawn before their
+	// timeout (admission.ReclaimWithdrawn).
+	withdrawn int
 }
 
 // newTracer returns a tracer of nothing yet.
@@ -68,6 +72,27 @@ func (r *Runner) traceReady(now time.Time, rd multijob.Ready) {
 		}
 	}
 }
+
+// traceReclaims traces the reclaims of a Ready (before the cancels they
+// cause, as in the simulator) and counts the slots of reclaims
+// withdrawn.
+func (r *Runner) traceReclaims(now time.Time, rd multijob.Ready) {
+	for _, ev := range rd.Events {
+		switch ev.Kind {
+		case admission.Reclaimed:
+			if r.tracing() {
+				r.cfg.Trace(runfile.Event{At: now.Sub(r.cfg.Start), Kind: runfile.Reclaim, Job: ev.Job, Victim: ev.Victim, Slots: ev.Count,
+					Reason: ev.Reason, Slot: runfile.NoSlot, Region: runfile.NoRegion})
+			}
+		case admission.ReclaimWithdrawn:
+			r.tr.withdrawn += ev.Count
+		}
+	}
+}
+
+// WithdrawnSlots counts the slots of reclaims withdrawn before their
+// timeout, their reason gone.
+func (r *Runner) WithdrawnSlots() int { return r.tr.withdrawn }
 
 // traceCancel traces the cancel of a task attempt whose pod the Runner
 // deletes.

@@ -93,6 +93,10 @@ type Result struct {
 	Stopped error
 	// Outages counts the periods during which slurmctld did not answer.
 	Outages int
+	// Slots is the number of slots the run had when it started: the CPUs
+	// (one a slot) of the nodes in service of the partitions its jobs'
+	// queues map to, a node in several of them counted once.
+	Slots int
 }
 
 // JobResult is how one job's run ended.
@@ -151,7 +155,38 @@ func Run(ctx context.Context, cfg RunConfig, jobs ...runfile.Job) (Result, error
 	}
 	r := newRun(cfg, jobs)
 	stopped := r.run(ctx, jobs, parts)
-	return r.result(stopped), nil
+	res := r.result(stopped)
+	res.Slots = runSlots(cfg, jobs, parts)
+	return res, nil
+}
+
+// runSlots counts the slots of the partitions the jobs run in: the CPUs
+// a job may use of each node in service, a node in several partitions
+// counted once, with the most any of them lets a job use.
+func runSlots(cfg RunConfig, jobs []runfile.Job, parts []partition) int {
+	used := map[string]bool{}
+	for _, j := range jobs {
+		name := jobConfig{Queue: j.Job.Submission().Queue, Partitions: cfg.Partitions, Partition: cfg.Partition}.PartitionName()
+		for _, p := range parts {
+			if p.Name == name || (name == "" && p.Default) {
+				used[p.Name] = true
+			}
+		}
+	}
+	cpus := map[string]int{}
+	for _, p := range parts {
+		if !used[p.Name] {
+			continue
+		}
+		for _, n := range p.Nodes {
+			cpus[n.Name] = max(cpus[n.Name], p.UsableCPUs(n))
+		}
+	}
+	total := 0
+	for _, c := range cpus {
+		total += c
+	}
+	return total
 }
 
 // withDefaults checks cfg and the jobs' names and fills in the defaults.

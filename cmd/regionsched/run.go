@@ -96,6 +96,7 @@ func (o *runOptions) run(c *cobra.Command, args []string, stdin io.Reader, mode 
 	return o.flags.Execute(c, args, stdin, runcli.Backend{
 		Name:        "Slurm",
 		MaxPriority: slurm.MaxPriority,
+		Mode:        mode,
 		Check: func() error {
 			if o.cfg.TimeLimit < 0 {
 				return fmt.Errorf("--time-limit must be at least 0, not %v", o.cfg.TimeLimit)
@@ -116,7 +117,7 @@ func (o *runOptions) run(c *cobra.Command, args []string, stdin io.Reader, mode 
 			}
 			return nil
 		},
-		Run: func(ctx context.Context, in runcli.Input) ([]runcli.Outcome, error) {
+		Run: func(ctx context.Context, in runcli.Input) (runcli.Result, error) {
 			return o.runSlurm(ctx, in, mode)
 		},
 		Interrupted: "interrupted: every allocation of the run was cancelled",
@@ -124,7 +125,7 @@ func (o *runOptions) run(c *cobra.Command, args []string, stdin io.Reader, mode 
 }
 
 // runSlurm runs the jobs with slurm.Run, printing its notices as they come.
-func (o *runOptions) runSlurm(ctx context.Context, in runcli.Input, mode exchange.Mode) ([]runcli.Outcome, error) {
+func (o *runOptions) runSlurm(ctx context.Context, in runcli.Input, mode exchange.Mode) (runcli.Result, error) {
 	cfg := o.cfg
 	cfg.Mode, cfg.Scale, cfg.Events, cfg.Trace = mode, in.Scale, in.Events, in.Trace
 	cfg.Client = &slurm.ExecClient{Conf: o.conf, User: o.user}
@@ -145,10 +146,10 @@ func (o *runOptions) runSlurm(ctx context.Context, in runcli.Input, mode exchang
 		cfg.RunID, slurm.Tag(cfg.RunID), (cfg.TimeLimit + time.Minute - 1).Truncate(time.Minute))
 	res, err := slurm.Run(ctx, cfg, in.Jobs...)
 	if err != nil {
-		return nil, err
+		return runcli.Result{}, err
 	}
 	notes.summary()
-	return outcomesOf(res.Jobs), nil
+	return runcli.Result{Jobs: outcomesOf(res.Jobs), Slots: res.Slots, Admission: "admission by Slurm"}, nil
 }
 
 // stderrLogger logs warnings and above on w, one line each, without
@@ -226,19 +227,14 @@ func (n *noticePrinter) summary() {
 // roundMs rounds a duration to milliseconds for printing.
 func roundMs(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
 
-// printOutcomes writes one line per job and the verdict; a failed job is
-// a negative verdict.
-func printOutcomes(w io.Writer, outcomes []slurm.JobResult) error {
-	return runcli.PrintOutcomes(w, outcomesOf(outcomes))
-}
-
-// outcomesOf says how the jobs of a run on Slurm ended.
+// outcomesOf says how the jobs of a run on Slurm ended, with what ran of
+// each on Slurm's terms.
 func outcomesOf(jobs []slurm.JobResult) []runcli.Outcome {
 	out := make([]runcli.Outcome, len(jobs))
 	for i, o := range jobs {
-		out[i] = runcli.Outcome{Name: o.Name, Err: o.Err, FirstDeploy: o.FirstDeploy, End: o.End,
-			Work: fmt.Sprintf("%s as Slurm steps in %s, all on their slot's node; %s",
-				count(o.Steps, "task run"), count(len(o.Allocations), "allocation"), count(o.Stats.Failovers, "failover"))}
+		out[i] = runcli.Outcome{Name: o.Name, Err: o.Err, End: o.End,
+			Work: fmt.Sprintf("%s as Slurm steps in %s, all on their slot's node",
+				count(o.Steps, "task run"), count(len(o.Allocations), "allocation"))}
 	}
 	return out
 }

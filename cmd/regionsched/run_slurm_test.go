@@ -38,8 +38,18 @@ func TestSlurmRunCommand(t *testing.T) {
 	res := execCLI(t, "", "run", "--slurm", "--slurm-conf", conf, "--user", "nobody", "--mode", "pointwise-pipelined-only", "--duration-scale", "0.5",
 		"--trace", trace, "--events", events, "--audit", audit, "--svg", svg, "--color-by", "queue", flip119Path)
 	require.Equal(t, exitOK, res.code, res.stderr)
-	assert.Contains(t, res.stdout, "job flip119-example: finished at")
-	assert.Contains(t, res.stdout, "finished: every job")
+	// An events file: simulate's summary of several jobs, its figures from
+	// the trace, Slurm's facts on a line of their own.
+	assert.Regexp(t, `(?m)^run \S+: allocations tagged regionsched-run=\S+, time limit`, res.stdout)
+	assert.Regexp(t, `(?m)^1 job on Slurm: mode pointwise-pipelined-only, policy region, admission by Slurm, 16 slots$`, res.stdout)
+	assert.Regexp(t, `(?m)^job "flip119-example": submitted 0 ms, first deploy \d+ ms, finished \d+ ms, wait \d+ ms, makespan \d+ ms; finished$`, res.stdout)
+	assert.Regexp(t, `(?m)^slurm: job flip119-example: 12 task runs as Slurm steps in \d+ allocations?, all on their slot's node$`, res.stdout)
+	assert.Regexp(t, `(?m)^makespan:          \d+ ms of real time, until the last event$`, res.stdout)
+	assert.Regexp(t, `(?m)^slot utilization:  \d+\.\d% of slot time with work progressing$`, res.stdout)
+	assert.Regexp(t, `(?m)^held waiting:      \d+\.\d% of slot time held by tasks that could not progress$`, res.stdout)
+	assert.Regexp(t, `(?m)^regions scheduled: \d+ deployments$`, res.stdout)
+	assert.Contains(t, res.stdout, "\nrestarts:          0 (regions restarted: 0)\n")
+	assert.Regexp(t, `finished: the only job finished at \d+ ms\n$`, res.stdout)
 	data, err := os.ReadFile(trace)
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")

@@ -4,8 +4,6 @@ package main
 // prints the jobs' outcomes.
 
 import (
-	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,35 +11,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/internal/runcli"
 	"github.com/regionsched/regionsched/slurm"
 )
 
-// printOutcomes says how each job ended and gives a negative verdict
-// when one failed.
-func TestPrintOutcomes(t *testing.T) {
-	var b strings.Builder
-	err := printOutcomes(&b, []slurm.JobResult{
+// outcomesOf keeps how each job ended, and says what ran of it on
+// Slurm's terms (the summary prints it on a line of its own).
+func TestOutcomesOf(t *testing.T) {
+	killed := &admission.KilledError{Job: "adhoc", By: admission.Principal{Name: "bob"}}
+	out := outcomesOf([]slurm.JobResult{
 		{Name: "etl", End: 1500 * time.Millisecond, FirstDeploy: 20 * time.Millisecond, Steps: 12, Allocations: []slurm.JobID{4, 5}},
-		{Name: "flip119-example", End: 3 * time.Millisecond, Err: errors.New("slurm: region 0 needs 4 CPUs")},
+		{Name: "adhoc", End: 900 * time.Millisecond, Err: killed, Steps: 1, Allocations: []slurm.JobID{6}},
 	})
-	assert.Error(t, err)
-	assert.Equal(t, `job etl: finished at 1500ms (first deploy 20ms): 12 task runs as Slurm steps in 2 allocations, all on their slot's node; 0 failovers
-job flip119-example: failed after 3ms: slurm: region 0 needs 4 CPUs
-failed: flip119-example
-`, b.String())
-	b.Reset()
-	require.NoError(t, printOutcomes(&b, []slurm.JobResult{{Name: "etl", Steps: 1, Allocations: []slurm.JobID{4}}}))
-	assert.Contains(t, b.String(), "finished: every job")
-
-	// A job killed by the events file ended as asked: the run is fine, as
-	// in simulate.
-	b.Reset()
-	require.NoError(t, printOutcomes(&b, []slurm.JobResult{
-		{Name: "etl", End: 1500 * time.Millisecond, Steps: 1, Allocations: []slurm.JobID{4}},
-		{Name: "adhoc", End: 900 * time.Millisecond, Err: &admission.KilledError{Job: "adhoc", By: admission.Principal{Name: "bob"}}},
-	}))
-	assert.Contains(t, b.String(), "job adhoc: killed at 900ms: by bob\n")
-	assert.True(t, strings.HasSuffix(b.String(), "finished: every job but the killed adhoc\n"), b.String())
+	assert.Equal(t, []runcli.Outcome{
+		{Name: "etl", End: 1500 * time.Millisecond, Work: "12 task runs as Slurm steps in 2 allocations, all on their slot's node"},
+		{Name: "adhoc", End: 900 * time.Millisecond, Err: killed, Work: "1 task run as Slurm steps in 1 allocation, all on their slot's node"},
+	}, out)
 }
 
 func TestRunFlags(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regionsched/regionsched/internal/summary"
 	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/timeline"
 )
@@ -137,22 +138,20 @@ func (p *runPicture) event(e runfile.Event) {
 
 // write draws the run to path (StdoutPath: standard output), coloured by
 // job (by region for one job) unless --color-by says otherwise, titled with the backend and the
-// jobs, its verdict line under the title, and removes the recorder's
+// jobs, its verdict line (the summary's, sum) under the title, and removes the recorder's
 // temporary file.
-func (p *runPicture) write(c *cobra.Command, path, backend string, jobs []runfile.Job, outcomes []Outcome) error {
+func (p *runPicture) write(c *cobra.Command, path, backend string, jobs []runfile.Job, sum *runSummary) error {
 	defer p.rec.Close()
-	verdict, reason := runfile.Finished, verdictLine(outcomes)
-	for _, o := range outcomes {
-		if o.Err != nil {
-			verdict = runfile.Failed
-		}
+	verdict := runfile.Finished
+	if !sum.ok {
+		verdict = runfile.Failed
 	}
 	title := Count(len(jobs), "job")
 	if backend != "" {
 		title += " on " + backend
 	}
-	tl := timeline.Timeline{Title: title, Subtitle: "real time since the start of the run; " + outcomesText(outcomes),
-		Slots: p.rec.Slots(), Makespan: p.last, Verdict: verdict, Reason: reason,
+	tl := timeline.Timeline{Title: title, Subtitle: "real time since the start of the run; " + outcomesText(sum.per),
+		Slots: p.rec.Slots(), Makespan: p.last, Verdict: verdict, Reason: sum.verdict,
 		ColorBy: timeline.ColorByJob, Jobs: JobNames(jobs)}
 	if len(jobs) == 1 {
 		tl.ColorBy = timeline.ColorAuto
@@ -164,19 +163,18 @@ func (p *runPicture) write(c *cobra.Command, path, backend string, jobs []runfil
 	return p.rec.Close()
 }
 
-// outcomesText says when each job ended, for the picture's subtitle
-// (only the count beyond 12 jobs).
-func outcomesText(outcomes []Outcome) string {
-	if len(outcomes) > 12 {
-		return Count(len(outcomes), "job")
+// outcomesText says how each job ended and when, for the picture's
+// subtitle (only the count beyond 12 jobs).
+func outcomesText(jobs []summary.Job) string {
+	if len(jobs) > 12 {
+		return Count(len(jobs), "job")
 	}
-	parts := make([]string, len(outcomes))
-	for i, o := range outcomes {
-		what := "finished"
-		if o.Err != nil {
-			what = "failed"
+	parts := make([]string, len(jobs))
+	for i, j := range jobs {
+		parts[i] = fmt.Sprintf("%s %s at %s", j.Name, j.Verdict, summary.Millis(j.Finished))
+		if j.Finished < 0 {
+			parts[i] = fmt.Sprintf("%s %s", j.Name, summary.JobOutcome(j))
 		}
-		parts[i] = fmt.Sprintf("%s %s at %s", o.Name, what, Millis(o.End))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -28,7 +28,7 @@ type tracingBackend struct{ runs int }
 func (f *tracingBackend) backend() runcli.Backend {
 	return runcli.Backend{
 		Name: "Fake",
-		Run: func(_ context.Context, in runcli.Input) ([]runcli.Outcome, error) {
+		Run: func(_ context.Context, in runcli.Input) (runcli.Result, error) {
 			f.runs++
 			var out []runcli.Outcome
 			for i, j := range in.Jobs {
@@ -44,9 +44,9 @@ func (f *tracingBackend) backend() runcli.Backend {
 				} {
 					in.Trace(e)
 				}
-				out = append(out, runcli.Outcome{Name: j.Name, FirstDeploy: 10 * time.Millisecond, End: 100 * time.Millisecond, Work: "1 task run"})
+				out = append(out, runcli.Outcome{Name: j.Name, End: 100 * time.Millisecond, Work: "1 task run"})
 			}
-			return out, nil
+			return runcli.Result{Jobs: out, Slots: len(in.Jobs)}, nil
 		},
 	}
 }
@@ -95,7 +95,7 @@ func TestExecuteSVGColorBy(t *testing.T) {
 		svg := filepath.Join(dir, "run.svg")
 		code, stdout, stderr := executeFiles(t, (&tracingBackend{}).backend(), append(append([]string{"--svg", svg}, args...), paths...)...)
 		require.Equal(t, runcli.ExitOK, code, stderr)
-		assert.Contains(t, stdout, "finished: every job")
+		assert.Contains(t, stdout, "finished: all 3 jobs finished at 100 ms")
 		data, err := os.ReadFile(svg)
 		require.NoError(t, err)
 		return string(data)
@@ -114,7 +114,7 @@ func TestExecuteSVGColorBy(t *testing.T) {
 	for _, q := range []string{"root.prod.etl", "root.adhoc"} {
 		assert.Equal(t, 1, strings.Count(byQueue, ">"+q+"</text>"), "one legend entry for %s", q)
 	}
-	assert.Contains(t, byQueue, "finished: every job", "the verdict is in the picture")
+	assert.Contains(t, byQueue, "finished: all 3 jobs finished at 100 ms", "the verdict is in the picture")
 
 	byRegion := draw(t, "--color-by", "region")
 	assert.Contains(t, byRegion, ">colour = region:</text>")
@@ -131,7 +131,15 @@ func TestExecuteSVGOneJob(t *testing.T) {
 	assert.Contains(t, stdout, ">colour = queue:</text>")
 	assert.Contains(t, stdout, ">"+runcli.DefaultQueue+"</text>", "a job naming no queue is in root.default")
 	assert.Contains(t, stdout, "<title>etl:A#0 ", "the bar names the job")
-	assert.Equal(t, "job etl: finished at 100ms (first deploy 10ms): 1 task run\nfinished: every job\n", stderr, "the picture on standard output, the summary on standard error")
+	assert.Equal(t, `job "etl" on Fake: mode all-blocking, policy region, 1 slot
+fake: job etl: 1 task run
+makespan:          100 ms of real time, until the last event
+slot utilization:  90.0% of slot time with work progressing
+held waiting:      0.0% of slot time held by tasks that could not progress
+regions scheduled: 1 deployment of 1 region
+restarts:          0 (regions restarted: 0)
+finished: the only task finished at 100 ms
+`, stderr, "the picture on standard output, the summary on standard error")
 
 	code, stdout, stderr = executeFiles(t, (&tracingBackend{}).backend(), "--svg", "-", paths[0])
 	require.Equal(t, runcli.ExitOK, code, stderr)

@@ -8,8 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -19,7 +17,9 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/internal/plural"
+	"github.com/regionsched/regionsched/internal/summary"
 	"github.com/regionsched/regionsched/runfile"
 )
 
@@ -64,6 +64,12 @@ type Backend struct {
 	Name string
 	// MaxPriority is the highest priority of the events file.
 	MaxPriority int64
+	// Mode is the exchange mode of the jobs' edges that pin none: the
+	// summary of a run of one job counts its regions under it.
+	Mode exchange.Mode
+	// ClusterSlotIDs says that the trace's slot ids are the cluster's,
+	// not numbered per job (summary.Accumulator.ClusterSlotIDs).
+	ClusterSlotIDs bool
 	// Check, if set, checks the backend's own flags before any file is
 	// read; its error is bad input.
 	Check func() error
@@ -72,9 +78,10 @@ type Backend struct {
 	Prepare func(jobs []runfile.Job) error
 	// Run runs the jobs until every one ended or ctx is done (SIGINT,
 	// SIGTERM, --timeout) and returns how each ended, in the order of the
-	// jobs; by then nothing of the run may be left on the cluster. An
-	// error means nothing ran (bad input, no cluster reachable).
-	Run func(ctx context.Context, in Input) ([]Outcome, error)
+	// jobs, and what the summary needs of the cluster; by then nothing of
+	// the run may be left on the cluster. An error means nothing ran (bad
+	// input, no cluster reachable).
+	Run func(ctx context.Context, in Input) (Result, error)
 	// Interrupted is the line printed after a run SIGINT or SIGTERM
 	// ended: what was done about the cluster.
 	Interrupted string
@@ -122,7 +129,8 @@ type AuditLine struct {
 // Execute is the run command of a backend over its flags f: it reads the
 // job files of args and the events file, starts the run on a context
 // that SIGINT, SIGTERM and --timeout end, writes the trace and the audit,
-// and prints the jobs' outcomes and the verdict (PrintOutcomes).
+// and prints the summary of simulate: one line per job (for several), the
+// figures the trace events give, and the verdict.
 func (f *Flags) Execute(c *cobra.Command, args []string, stdin io.Reader, b Backend) error {
 	if !(f.Scale > 0) { // 0 is 1 to the backends: not a value to accept here
 		return BadInput(fmt.Errorf("--duration-scale must be positive, not %v", f.Scale))
@@ -186,18 +194,24 @@ func (f *Flags) Execute(c *cobra.Command, args []string, stdin io.Reader, b Back
 		pic = newRunPicture(color, jobs)
 		defer pic.rec.Close()
 	}
-	var outcomes []Outcome
+	var res Result
+	// The summary's figures come from the trace events, whether or not
+	// they are written (--trace): every backend's the same way.
+	acc := summary.NewAccumulator(JobNames(jobs), JobQueues(jobs))
+	if b.ClusterSlotIDs {
+		acc.ClusterSlotIDs()
+	}
 	write := func(w io.Writer) error {
 		tw := runfile.NewTraceWriter(w)
-		in.Trace = tw.Event
-		if pic != nil {
-			in.Trace = func(e runfile.Event) {
-				tw.Event(e)
+		in.Trace = func(e runfile.Event) {
+			tw.Event(e)
+			acc.Event(e)
+			if pic != nil {
 				pic.event(e)
 			}
 		}
 		var err error
-		if outcomes, err = b.Run(ctx, in); err != nil {
+		if res, err = b.Run(ctx, in); err != nil {
 			return BadInput(err) // nothing ran: bad input, or no cluster reachable
 		}
 		return tw.Flush()
@@ -210,79 +224,53 @@ func (f *Flags) Execute(c *cobra.Command, args []string, stdin io.Reader, b Back
 	if err != nil {
 		return err
 	}
+	sum := newRunSummary(b, jobs, res, acc, f.EventsFile != "" || f.AuditFile != "")
 	if pic != nil {
-		if err := pic.write(c, f.SVGFile, b.Name, jobs, outcomes); err != nil {
+		if err := pic.write(c, f.SVGFile, b.Name, jobs, sum); err != nil {
 			return err
 		}
 	}
 	if sigCtx.Err() != nil {
 		fmt.Fprintln(in.Summary, b.Interrupted)
 	}
-	return PrintOutcomes(in.Summary, outcomes)
+	return sum.print(in.Summary)
 }
 
 // Outcome is how one job of a run ended.
 type Outcome struct {
 	Name string
-	// Err is nil when the job finished.
+	// Err is nil when the job finished; an *admission.KilledError when
+	// the events file killed it, an *admission.RejectedError when it was
+	// rejected, Result.Deadlock when it never finished.
 	Err error
-	// FirstDeploy is when its first task started and End when it ended,
-	// since the start of the run.
-	FirstDeploy, End time.Duration
-	// Work says what ran of a finished job, on the backend's terms:
-	// "12 task runs as Slurm steps in 2 allocations, ...".
+	// End is when it ended, since the start of the run.
+	End time.Duration
+	// Work says what ran of the job, on the backend's terms: "12 task
+	// runs as Slurm steps in 2 allocations, ..." ("": nothing to say).
 	Work string
 }
 
-// PrintOutcomes writes one line per job and the verdict; a failed job is
-// a negative verdict. A job killed by the events file (an
-// *admission.KilledError) ended as asked, as in simulate: it is no
-// failure of the run.
-func PrintOutcomes(w io.Writer, outcomes []Outcome) error {
-	failed := false
-	for _, o := range outcomes {
-		if ke := (*admission.KilledError)(nil); errors.As(o.Err, &ke) {
-			fmt.Fprintf(w, "job %s: killed at %s: by %s\n", o.Name, Millis(o.End), ke.By.Name)
-			continue
-		}
-		if o.Err != nil {
-			fmt.Fprintf(w, "job %s: failed after %s: %v\n", o.Name, Millis(o.End), o.Err)
-			failed = true
-			continue
-		}
-		fmt.Fprintf(w, "job %s: finished at %s (first deploy %s): %s\n", o.Name, Millis(o.End), Millis(o.FirstDeploy), o.Work)
-	}
-	verdict := verdictLine(outcomes)
-	fmt.Fprintln(w, verdict)
-	if failed {
-		return Negative(verdict)
-	}
-	return nil
+// Result is how a run on a cluster ended: what Backend.Run returns.
+type Result struct {
+	// Jobs are the jobs' outcomes, in the order of the jobs.
+	Jobs []Outcome
+	// Slots is the number of slots of the cluster the run had (the slot
+	// time of the summary's figures is the run's time times Slots).
+	Slots int
+	// Admission says how the jobs were admitted, for the summary's first
+	// line ("admission by Slurm", "queue policy fifo").
+	Admission string
+	// Queues are the queues configured, with their guarantees and
+	// maximums (none when the cluster decides alone); a run with some is
+	// summed up as a run of several jobs, as in simulate.
+	Queues []admission.QueueConfig
+	// WithdrawnSlots counts the slots of reclaims withdrawn before their
+	// timeout (the trace has the reclaims, not their withdrawals).
+	WithdrawnSlots int
+	// Deadlock, if not nil, says why the jobs that did not end never
+	// would (its message the verdict: "deadlock: ..."); their Err is it.
+	Deadlock error
 }
-
-// verdictLine is the verdict of a run: "finished: every job" (and the
-// jobs killed, if any), or "failed: " and the jobs that failed.
-func verdictLine(outcomes []Outcome) string {
-	var failed, killed []string
-	for _, o := range outcomes {
-		switch {
-		case errors.As(o.Err, new(*admission.KilledError)): // (as PrintOutcomes)
-			killed = append(killed, o.Name)
-		case o.Err != nil:
-			failed = append(failed, o.Name)
-		}
-	}
-	if len(failed) > 0 {
-		return "failed: " + strings.Join(failed, ", ")
-	}
-	if len(killed) > 0 {
-		return "finished: every job but the killed " + strings.Join(killed, ", ")
-	}
-	return "finished: every job"
-}
-
-// Millis formats a duration as whole milliseconds: "1500ms".
-func Millis(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + "ms" }
 
 // Count is "1 job", "2 jobs": n and the noun, plural when n is not 1.
 func Count(n int, noun string) string { return plural.Count(n, noun) }

@@ -33,21 +33,24 @@ type fakeBackend struct {
 func (f *fakeBackend) backend() runcli.Backend {
 	return runcli.Backend{
 		MaxPriority: 7,
-		Run: func(ctx context.Context, in runcli.Input) ([]runcli.Outcome, error) {
+		Run: func(ctx context.Context, in runcli.Input) (runcli.Result, error) {
 			f.in = in
 			_, f.deadline = ctx.Deadline()
 			if f.err != nil {
-				return nil, f.err
+				return runcli.Result{}, f.err
 			}
 			in.Trace(runfile.Event{At: 5 * time.Millisecond, Kind: runfile.Deploy, Task: "A#0", Slot: 1})
 			if in.Audit != nil {
 				in.Audit(runcli.AuditLine{T: 3, By: "alice", Job: "etl", Old: 1, New: 7, Accepted: true})
 			}
-			o := runcli.Outcome{Name: "etl", FirstDeploy: 5 * time.Millisecond, End: 1500 * time.Millisecond, Work: "1 task run"}
+			o := runcli.Outcome{Name: "etl", End: 1500 * time.Millisecond, Work: "1 task run"}
 			if f.fail {
 				o.Err = errors.New("region 0 failed")
+			} else {
+				in.Trace(runfile.Event{At: 1500 * time.Millisecond, Kind: runfile.Finish, Task: "A#0", Slot: 1})
+				in.Trace(runfile.Event{At: 1500 * time.Millisecond, Kind: runfile.Release, Task: "A#0", Slot: 1})
 			}
-			return []runcli.Outcome{o}, nil
+			return runcli.Result{Jobs: []runcli.Outcome{o}, Slots: 2}, nil
 		},
 		Interrupted: "interrupted",
 	}
@@ -75,7 +78,18 @@ func TestExecute(t *testing.T) {
 	f := &fakeBackend{}
 	code, stdout, stderr := execute(t, f, "--trace", trace, "--audit", audit, "--events", events, "--duration-scale", "0.5", "--verbose", "-")
 	require.Equal(t, runcli.ExitOK, code, stderr)
-	assert.Equal(t, "job etl: finished at 1500ms (first deploy 5ms): 1 task run\nfinished: every job\n", stdout)
+	// An events file (or an audit): the summary of several jobs, as simulate
+	// prints it.
+	assert.Equal(t, `1 job: mode all-blocking, policy region, admission by the cluster, 2 slots
+job "etl": submitted 0 ms, first deploy 5 ms, finished 1500 ms, wait 5 ms, makespan 1500 ms; finished
+cluster: job etl: 1 task run
+makespan:          1500 ms of real time, until the last event
+slot utilization:  49.8% of slot time with work progressing
+held waiting:      0.0% of slot time held by tasks that could not progress
+regions scheduled: 1 deployment
+restarts:          0 (regions restarted: 0)
+finished: the only job finished at 1500 ms
+`, stdout)
 	assert.Equal(t, 0.5, f.in.Scale)
 	assert.NotNil(t, f.in.Logger)
 	assert.True(t, f.deadline, "--timeout bounds the run")
@@ -85,7 +99,7 @@ func TestExecute(t *testing.T) {
 	assert.Equal(t, admission.ActionSetPriority, f.in.Events[0].Action)
 	data, err := os.ReadFile(trace)
 	require.NoError(t, err)
-	assert.Equal(t, `{"t": 5, "event": "deploy", "task": "A#0", "region": 0, "slot": 1, "attempt": 0}`+"\n", string(data))
+	assert.True(t, strings.HasPrefix(string(data), `{"t": 5, "event": "deploy", "task": "A#0", "region": 0, "slot": 1, "attempt": 0}`+"\n"), string(data))
 	data, err = os.ReadFile(audit)
 	require.NoError(t, err)
 	assert.Equal(t, `{"t":3,"by":"alice","job":"etl","old":1,"new":7,"accepted":true}`+"\n", string(data))
@@ -94,13 +108,29 @@ func TestExecute(t *testing.T) {
 	code, stdout, stderr = execute(t, &fakeBackend{}, "--trace", "-", "-")
 	require.Equal(t, runcli.ExitOK, code, stderr)
 	assert.Contains(t, stdout, `"event": "deploy"`)
-	assert.Equal(t, "job etl: finished at 1500ms (first deploy 5ms): 1 task run\nfinished: every job\n", stderr)
+	assert.Equal(t, `job "etl": mode all-blocking, policy region, 2 slots
+cluster: job etl: 1 task run
+makespan:          1500 ms of real time, until the last event
+slot utilization:  49.8% of slot time with work progressing
+held waiting:      0.0% of slot time held by tasks that could not progress
+regions scheduled: 1 deployment of 1 region
+restarts:          0 (regions restarted: 0)
+finished: the only task finished at 1500 ms
+`, stderr, "one job: the summary of one job, as simulate prints it")
 }
 
 func TestExecuteVerdicts(t *testing.T) {
 	code, stdout, stderr := execute(t, &fakeBackend{fail: true}, "-")
 	assert.Equal(t, runcli.ExitNegative, code)
-	assert.Equal(t, "job etl: failed after 1500ms: region 0 failed\nfailed: etl\n", stdout)
+	assert.Equal(t, `job "etl": mode all-blocking, policy region, 2 slots
+cluster: job etl: 1 task run
+makespan:          1500 ms of real time, until the last event
+slot utilization:  49.8% of slot time with work progressing
+held waiting:      0.0% of slot time held by tasks that could not progress
+regions scheduled: 1 deployment of 1 region
+restarts:          0 (regions restarted: 0)
+failed: region 0 failed
+`, stdout)
 	assert.Empty(t, stderr, "a verdict is printed once")
 
 	code, _, stderr = execute(t, &fakeBackend{err: errors.New("no cluster reachable")}, "-")
@@ -142,4 +172,55 @@ func TestLoadJobs(t *testing.T) {
 	_, err = runcli.LoadJobs([]string{same, "-"}, strings.NewReader(jobText))
 	assert.ErrorContains(t, err, `both name the job "etl"`)
 	assert.Equal(t, "stdin", runcli.JobNameOf("-"))
+}
+
+// A run of several jobs prints simulate's summary of several jobs: the
+// job lines, the backend's facts on lines of their own, the figures of
+// the trace (a reclaim, queues with capacities) and the verdict; a killed
+// job is no failure, a failed one is.
+func TestExecuteJobsSummary(t *testing.T) {
+	dir := t.TempDir()
+	paths := queueJobs(t, dir, []string{"etl", "adhoc"}, map[string]string{"etl": "root.prod", "adhoc": "root.dev"})
+	run := func(t *testing.T, adhocErr error) (int, string) {
+		t.Helper()
+		b := runcli.Backend{Name: "Fake", Run: func(_ context.Context, in runcli.Input) (runcli.Result, error) {
+			for _, e := range []runfile.Event{
+				{At: 0, Kind: runfile.Deploy, Job: "adhoc", Task: "A#0", Slot: 1},
+				{At: 200 * time.Millisecond, Kind: runfile.Reclaim, Job: "etl", Victim: "adhoc", Slots: 1, Slot: runfile.NoSlot, Region: runfile.NoRegion},
+				{At: 200 * time.Millisecond, Kind: runfile.Cancel, Job: "adhoc", Task: "A#0", Slot: 1},
+				{At: 200 * time.Millisecond, Kind: runfile.Release, Job: "adhoc", Task: "A#0", Slot: 1},
+				{At: 300 * time.Millisecond, Kind: runfile.Deploy, Job: "etl", Task: "A#0", Slot: 1},
+				{At: 1000 * time.Millisecond, Kind: runfile.Finish, Job: "etl", Task: "A#0", Slot: 1},
+				{At: 1000 * time.Millisecond, Kind: runfile.Release, Job: "etl", Task: "A#0", Slot: 1},
+			} {
+				in.Trace(e)
+			}
+			return runcli.Result{Slots: 2, Admission: "queue policy fifo", Queues: []admission.QueueConfig{{Name: "root.prod", GuaranteedSlots: 1}},
+				Jobs: []runcli.Outcome{{Name: "etl", End: 1000 * time.Millisecond, Work: "1 pod"}, {Name: "adhoc", End: 200 * time.Millisecond, Err: adhocErr}}}, nil
+		}}
+		code, stdout, stderr := executeFiles(t, b, paths...)
+		assert.Empty(t, stderr)
+		return code, stdout
+	}
+	code, stdout := run(t, &admission.KilledError{Job: "adhoc", By: admission.Principal{Name: "bob"}})
+	assert.Equal(t, runcli.ExitOK, code)
+	assert.Equal(t, `2 jobs on Fake: mode all-blocking, policy region, queue policy fifo, 2 slots
+job "etl": submitted 0 ms, first deploy 300 ms, finished 1000 ms, wait 300 ms, makespan 1000 ms; finished
+job "adhoc": submitted 0 ms, first deploy 0 ms, finished -, wait 0 ms, makespan -; killed at 200 ms: by bob
+fake: job etl: 1 pod
+makespan:          1000 ms of real time, until the last event
+slot utilization:  45.0% of slot time with work progressing
+held waiting:      0.0% of slot time held by tasks that could not progress
+regions scheduled: 2 deployments
+restarts:          0 (regions restarted: 0)
+reclaims:          1 (slots reclaimed: 1, withdrawn before the timeout: 0)
+queue root.dev: guaranteed 0, max unlimited, peak 1 slot, 10.0% of slot time
+queue root.prod: guaranteed 1, max unlimited, peak 1 slot, 35.0% of slot time
+finished: 1 of 2 jobs finished at 1000 ms, adhoc killed at 200 ms
+`, stdout)
+
+	code, stdout = run(t, errors.New("its slot's allocation was cancelled"))
+	assert.Equal(t, runcli.ExitNegative, code)
+	assert.Contains(t, stdout, `job "adhoc": submitted 0 ms, first deploy 0 ms, finished -, wait 0 ms, makespan -; failed at 200 ms: its slot's allocation was cancelled`+"\n")
+	assert.True(t, strings.HasSuffix(stdout, "\nfailed: 1 of 2 jobs: adhoc failed: its slot's allocation was cancelled\n"), stdout)
 }

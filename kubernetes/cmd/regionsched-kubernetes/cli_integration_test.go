@@ -112,8 +112,16 @@ func TestIntegrationCLIRun(t *testing.T) {
 	require.Equal(t, 0, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
 	t.Logf("summary:\n%s", res.stdout)
 	run := runIDOf(t, res.stdout)
-	assert.Regexp(t, `job flip119-example: finished at \d+ms \(first deploy \d+ms\): 12 task runs as pods in \d+ bulks, each bulk bound all together; 0 failovers`, res.stdout)
-	assert.Contains(t, res.stdout, "finished: every job\n")
+	// One job: simulate's summary of one job, its figures from the trace,
+	// the pods on a line of their own.
+	assert.Regexp(t, `(?m)^job "flip119-example" on Kubernetes: mode pointwise-pipelined-only, policy region, 4 slots$`, res.stdout)
+	assert.Regexp(t, `(?m)^kubernetes: job flip119-example: 12 task runs as pods in \d+ bulks, each bulk bound all together$`, res.stdout)
+	assert.Regexp(t, `(?m)^makespan:          \d+ ms of real time, until the last event$`, res.stdout)
+	assert.Regexp(t, `(?m)^slot utilization:  \d+\.\d% of slot time with work progressing$`, res.stdout)
+	assert.Regexp(t, `(?m)^held waiting:      \d+\.\d% of slot time held by tasks that could not progress$`, res.stdout)
+	assert.Regexp(t, `(?m)^regions scheduled: \d+ deployments of 6 regions$`, res.stdout)
+	assert.Contains(t, res.stdout, "\nrestarts:          0 (regions restarted: 0)\n")
+	assert.Regexp(t, `finished: all 12 tasks finished at \d+ ms\n$`, res.stdout)
 	data, err := os.ReadFile(trace)
 	require.NoError(t, err)
 	kinds := map[string]int{}
@@ -159,7 +167,13 @@ func TestIntegrationCLIRunDrivers(t *testing.T) {
 	res := execCLI(t, args...)
 	require.Equal(t, 0, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
 	t.Logf("summary:\n%s", res.stdout)
-	assert.Contains(t, res.stdout, "finished: every job\n")
+	// Several jobs: a line per job, the drivers' share of the slot time.
+	assert.Regexp(t, `(?m)^4 jobs on Kubernetes: mode all-blocking, policy region, queue policy stateaware, 4 slots$`, res.stdout)
+	for i := 1; i <= 4; i++ {
+		assert.Regexp(t, fmt.Sprintf(`(?m)^job "spark-%d": submitted \d+ ms, first deploy \d+ ms, finished \d+ ms, wait \d+ ms, makespan \d+ ms; finished$`, i), res.stdout)
+	}
+	assert.Regexp(t, `(?m)^drivers:           \d+\.\d% of slot time held by job drivers$`, res.stdout)
+	assert.Regexp(t, `finished: all 4 jobs finished at \d+ ms\n$`, res.stdout)
 	data, err := os.ReadFile(trace)
 	require.NoError(t, err)
 	type span struct{ driverDeploy, firstTask, lastTask, driverFinish, driverRelease int64 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/internal/plural"
 	"github.com/regionsched/regionsched/internal/runcli"
+	"github.com/regionsched/regionsched/internal/summary"
 	rsk8s "github.com/regionsched/regionsched/kubernetes"
 	rsresource "github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/runfile"
@@ -95,8 +97,11 @@ server reachable.`,
 		return o.flags.Execute(c, args, stdin, runcli.Backend{
 			Name:        "Kubernetes",
 			MaxPriority: topology.MaxPriority,
-			Check:       o.check,
-			Run: func(ctx context.Context, in runcli.Input) ([]runcli.Outcome, error) {
+			Mode:        mode.mode,
+			// Slots are the nodes', the same ids whatever job holds them.
+			ClusterSlotIDs: true,
+			Check:          o.check,
+			Run: func(ctx context.Context, in runcli.Input) (runcli.Result, error) {
 				return o.run(ctx, in, mode)
 			},
 			Interrupted: "interrupted: every pod of the run was deleted",
@@ -150,16 +155,16 @@ func (o *runOptions) shape() rsresource.Profile {
 }
 
 // run runs the jobs with kubernetes.RunJobs.
-func (o *runOptions) run(ctx context.Context, in runcli.Input, mode *modeFlag) ([]runcli.Outcome, error) {
+func (o *runOptions) run(ctx context.Context, in runcli.Input, mode *modeFlag) (runcli.Result, error) {
 	client, err := rsk8s.NewClient(o.kubeconfig, o.qps)
 	if err != nil {
-		return nil, connectError(o.kubeconfig, err)
+		return runcli.Result{}, connectError(o.kubeconfig, err)
 	}
 	reach, cancel := context.WithTimeout(ctx, 15*time.Second)
 	_, err = client.CoreV1().Namespaces().Get(reach, o.namespace, metav1.GetOptions{})
 	cancel()
 	if err != nil {
-		return nil, connectError(o.kubeconfig, fmt.Errorf("namespace %s: %w", o.namespace, err))
+		return runcli.Result{}, connectError(o.kubeconfig, fmt.Errorf("namespace %s: %w", o.namespace, err))
 	}
 	cfg := rsk8s.JobsConfig{
 		Runner: rsk8s.RunnerConfig{
@@ -183,13 +188,16 @@ func (o *runOptions) run(ctx context.Context, in runcli.Input, mode *modeFlag) (
 		cfg.Runner.Run, rsk8s.RunSelector(cfg.Runner.Run), o.namespace)
 	res, err := rsk8s.RunJobs(ctx, cfg, clock.New(), in.Jobs...)
 	if err != nil {
-		return nil, err
+		return runcli.Result{}, err
 	}
-	out := make([]runcli.Outcome, len(res.Jobs))
+	out := runcli.Result{Jobs: make([]runcli.Outcome, len(res.Jobs)), Slots: res.Slots, Admission: summary.AdmissionText(o.queues, o.policy),
+		Queues: o.queues, WithdrawnSlots: res.WithdrawnSlots}
+	if de := (*rsk8s.DeadlockError)(nil); errors.As(res.Stopped, &de) {
+		out.Deadlock = res.Stopped
+	}
 	for i, j := range res.Jobs {
-		out[i] = runcli.Outcome{Name: j.Name, Err: j.Err, FirstDeploy: max(j.FirstDeploy, 0), End: j.End,
-			Work: fmt.Sprintf("%s as pods in %s, each bulk bound all together; %s",
-				plural.Count(j.Pods, "task run"), plural.Count(j.Bulks, "bulk"), plural.Count(j.Stats.Failovers, "failover"))}
+		out.Jobs[i] = runcli.Outcome{Name: j.Name, Err: j.Err, End: j.End,
+			Work: fmt.Sprintf("%s as pods in %s, each bulk bound all together", plural.Count(j.Pods, "task run"), plural.Count(j.Bulks, "bulk"))}
 	}
 	return out, nil
 }
