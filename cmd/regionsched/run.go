@@ -45,7 +45,10 @@ so that "regionsched leftovers --slurm" finds and cancels what a dead run left.
 
 What Slurm does is said as it happens: one line when the controller stops answering and
 one when it is back (with the outage's length), an allocation pending for more than 5 s
-with Slurm's reason, and a summary of the outages at the end. A region that can no
+with Slurm's reason, and a summary of the outages at the end. The run ends with the summary
+of simulate (one line per job for several, makespan, slot utilization, held waiting, regions
+scheduled, restarts, reclaims, queues and the verdict), its figures measured on the run's
+trace events in real time (docs/cli.md defines them). A region that can no
 longer fit (its partition's nodes drained or down) fails its job at once, naming the
 nodes. The trace (--trace) has the format of simulate --trace, in real milliseconds since
 the start; --svg draws it as simulate --svg does, coloured by job (by region for one

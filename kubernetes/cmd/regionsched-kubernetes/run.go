@@ -68,7 +68,9 @@ run before run exits; every pod is labelled with the run, job, task and attempt,
 that "regionsched leftovers --kubernetes" finds and deletes what a runner killed with
 SIGKILL left. The trace (--trace) has the format of simulate --trace, in real
 milliseconds since the start; --svg draws it as simulate --svg does, coloured by job
-(by region for one job) or as --color-by says: region, vertex, job or queue.
+(by region for one job) or as --color-by says: region, vertex, job or queue. The run ends
+with the summary of simulate, its figures measured on the run's trace events in real time
+(docs/cli.md defines them), and a line per job saying what ran of it as pods.
 
 Exit codes: 0 every job finished (or was killed by the events file), 1 a job failed
 (the message says which and why) or the run was interrupted, 2 bad input or no API
