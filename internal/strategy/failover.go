@@ -225,14 +225,15 @@ func (s *Strategy) groupUndone(g topology.GroupID, r region.ID) {
 }
 
 // restartLiveProducers visits the producer regions of every selective
-// hybrid group that region r, which read such groups live, consumes.
+// hybrid group region r read live (Strategy.readLive): what of them it
+// read is gone. The groups it read complete were persisted whole.
 func (s *Strategy) restartLiveProducers(r region.ID, mark uint32, visit func(region.ID)) {
 	w := &s.walk
 	if w.liveSeen == nil {
 		w.liveSeen = make([]uint32, len(s.group))
 	}
-	for _, g := range s.regions.ConsumedGroups(r) {
-		if s.hybrid[g].kind != hybridSelective || w.liveSeen[g] == mark {
+	for _, g := range s.readLive[r] {
+		if w.liveSeen[g] == mark {
 			continue
 		}
 		w.liveSeen[g] = mark

@@ -179,8 +179,14 @@ func (s *Strategy) regionDeployed(r region.ID) {
 	if s.anySelective {
 		for _, g := range s.regions.ConsumedGroups(r) {
 			if s.hybrid[g].kind == hybridSelective && s.group[g].count > 0 {
-				rg.flags |= regionReadsLive
-				break
+				if rg.flags&regionReadsLive == 0 {
+					rg.flags |= regionReadsLive
+					if s.readLive == nil {
+						s.readLive = map[region.ID][]topology.GroupID{}
+					}
+					s.readLive[r] = s.readLive[r][:0]
+				}
+				s.readLive[r] = append(s.readLive[r], g)
 			}
 		}
 	}
@@ -197,6 +203,9 @@ func (s *Strategy) regionDeployed(r region.ID) {
 // regionUndeployed is the inverse of regionDeployed, for a restart.
 func (s *Strategy) regionUndeployed(r region.ID) {
 	rg := &s.region[r]
+	if rg.flags&regionReadsLive != 0 {
+		delete(s.readLive, r)
+	}
 	rg.flags &^= regionDeployed | regionReadsLive
 	if s.hybrid == nil || !s.producesHybrid(r) {
 		return

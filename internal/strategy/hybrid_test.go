@@ -250,6 +250,40 @@ func TestHybridFailover(t *testing.T) {
 	})
 }
 
+// TestSelectiveFailoverRestartsOnlyWhatWasReadLive: a consumer of two
+// selective results, one complete when it started (persisted whole) and
+// one still being written (read live), restarts the producers of the one
+// it read live only.
+func TestSelectiveFailoverRestartsOnlyWhatWasReadLive(t *testing.T) {
+	g, err := topology.NewBuilder("two-inputs").
+		AddVertex(topology.JobVertex{ID: "Y", Parallelism: 1}).
+		AddVertex(topology.JobVertex{ID: "X", Parallelism: 2}).
+		AddVertex(topology.JobVertex{ID: "C", Parallelism: 1}).
+		ConnectPinned("X", "C", exchange.Hash, exchange.HybridSelective).
+		ConnectPinned("Y", "C", exchange.Hash, exchange.HybridSelective).
+		Build()
+	require.NoError(t, err)
+	s := strategy.New(region.FromJob(g, exchange.AllBlocking), strategy.WithSelectiveShare(0.5))
+	_, err = s.Start()
+	require.NoError(t, err)
+	for _, name := range []string{"Y#0", "X#0", "X#1"} {
+		deployRegion(t, s, regionByName(t, s, name))
+	}
+	finishVertex(t, s, "Y#0")
+	finishVertex(t, s, "X#0")
+	c := vertexByName(t, s, "C#0")
+	st, err := s.Vertex(c)
+	require.NoError(t, err)
+	require.Equal(t, strategy.TaskScheduled, st.State, "C may start: Y complete, half of X finished")
+	deployRegion(t, s, regionByName(t, s, "C#0"))
+	_, err = s.UpdateState(c, st.Attempt, strategy.TaskFailed)
+	require.NoError(t, err)
+	regions, err := s.RegionsToRestart(c)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"{X#0}", "{X#1}", "{C#0}"}, regionStrings(s, regions),
+		"X#1 was running when C started: X's producers restart; Y's result was complete, and stays")
+}
+
 // attemptStrings renders the deployed regions of d with their attempts.
 func attemptStrings(s *strategy.Strategy, d strategy.Decisions) []string {
 	var out []string

@@ -2,6 +2,7 @@ package strategy_test
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -31,7 +32,7 @@ type world struct {
 	attempt     []strategy.Attempt // per region
 	deployed    []bool             // per region: deployed in its current attempt
 	running     []bool             // per region: a member reported deploying, running or finished in its current attempt
-	readsLive   []bool             // per region: when running began, a selective hybrid input had an unfinished producer
+	readsLive   map[liveRead]bool  // (consumer, edge): when its region began running, a selective hybrid producer it reads on edge had not finished
 	share       float64            // the strategy's selective share
 	deployments []int              // per region
 	state       []strategy.ExecutionState
@@ -61,7 +62,7 @@ func newWorld(t *testing.T, rng *rand.Rand, rs *region.Regions, failures int, sh
 		attempt:      make([]strategy.Attempt, rs.NumRegions()),
 		deployed:     make([]bool, rs.NumRegions()),
 		running:      make([]bool, rs.NumRegions()),
-		readsLive:    make([]bool, rs.NumRegions()),
+		readsLive:    map[liveRead]bool{},
 		share:        share,
 		deployments:  make([]int, rs.NumRegions()),
 		state:        make([]strategy.ExecutionState, topo.NumExecutionVertices()),
@@ -153,8 +154,9 @@ func (w *world) progress(v topology.ExecutionVertexID) {
 }
 
 // startRunning records that region r's first member reports: its hybrid
-// results may be read, and it reads live any selective hybrid input with
-// an unfinished producer.
+// results may be read, and each member reads live its selective hybrid
+// input on an edge (one with a producer outside r) while a producer of
+// it has not finished.
 func (w *world) startRunning(r region.ID) {
 	w.running[r] = true
 	for _, in := range w.x.hybridInputs(r) {
@@ -162,9 +164,15 @@ func (w *world) startRunning(r region.ID) {
 			continue
 		}
 		for _, p := range in.producers {
-			if !w.finished[w.rs.Topology().PartitionOf(in.edge, p)] {
-				w.readsLive[r] = true
+			if w.finished[w.rs.Topology().PartitionOf(in.edge, p)] {
+				continue
 			}
+			for _, v := range in.readers {
+				if w.rs.RegionOf(v) == r {
+					w.readsLive[liveRead{consumer: v, edge: in.edge}] = true
+				}
+			}
+			break
 		}
 	}
 }
@@ -269,8 +277,9 @@ func (w *world) fail(v topology.ExecutionVertexID, lost []topology.ResultPartiti
 	require.NoError(w.t, err)
 	for _, r := range restart {
 		w.attempt[r]++
-		w.deployed[r], w.running[r], w.readsLive[r] = false, false, false
+		w.deployed[r], w.running[r] = false, false
 		for _, m := range w.rs.Members(r) {
+			maps.DeleteFunc(w.readsLive, func(k liveRead, _ bool) bool { return k.consumer == m })
 			w.state[m] = strategy.TaskCreated
 			w.deactivate(m)
 			for _, p := range w.outputs[m] {

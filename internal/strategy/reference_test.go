@@ -245,15 +245,24 @@ func (x *expandedGraph) consumerRegions(p topology.ResultPartitionID) []region.I
 	return out
 }
 
+// liveRead names what a consumer subtask read live: the selective hybrid
+// partitions of one job edge, a producer of which had not finished when
+// the consumer's region began running.
+type liveRead struct {
+	consumer topology.ExecutionVertexID
+	edge     topology.JobEdgeID
+}
+
 // naiveRegionsToRestart is the reference failover: a gonum directed graph
 // with a node per execution vertex and per region, an arc for every
 // expanded execution edge, a reverse arc for every blocking execution
 // edge whose partition is unavailable and for every selective hybrid
-// execution edge into a region that read live (readsLive, nil for none),
+// execution edge its consumer read live (readsLive: by consumer and job
+// edge, nil for none),
 // and arcs both ways between a region and its members; the answer is the
 // regions of the vertices a breadth-first search from the failed vertex
 // reaches.
-func (x *expandedGraph) naiveRegionsToRestart(failed topology.ExecutionVertexID, unavailable map[topology.ResultPartitionID]bool, readsLive []bool) []region.ID {
+func (x *expandedGraph) naiveRegionsToRestart(failed topology.ExecutionVertexID, unavailable map[topology.ResultPartitionID]bool, readsLive map[liveRead]bool) []region.ID {
 	n := int64(len(x.in))
 	g := simple.NewDirectedGraph()
 	for id := range n + int64(x.regions.NumRegions()) {
@@ -266,7 +275,7 @@ func (x *expandedGraph) naiveRegionsToRestart(failed topology.ExecutionVertexID,
 		arc(regionNode, v)
 		for _, e := range x.out[v] {
 			arc(int64(e.producer), int64(e.consumer))
-			live := readsLive != nil && readsLive[x.regions.RegionOf(e.consumer)] && e.pt == exchange.HybridSelective
+			live := e.pt == exchange.HybridSelective && readsLive[liveRead{consumer: e.consumer, edge: e.edge}]
 			if (e.blocking && unavailable[e.partition]) || live {
 				arc(int64(e.consumer), int64(e.producer))
 			}

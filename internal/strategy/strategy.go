@@ -71,8 +71,13 @@ type Strategy struct {
 	group []groupState
 	// per partition group: what decides whether its consumers may start,
 	// for a hybrid group (see hybridState); nil without hybrid edges.
-	hybrid         []hybridState
-	anySelective   bool    // a hybrid edge is selective
+	hybrid       []hybridState
+	anySelective bool // a hybrid edge is selective
+	// readLive lists, for each region deployed while selective hybrid
+	// groups it reads had unfinished partitions (regionReadsLive), those
+	// groups: a failover restarts their producers, not those of the
+	// groups it read complete (nil until a region reads one live).
+	readLive       map[region.ID][]topology.GroupID
 	selectiveShare float64 // WithSelectiveShare
 
 	// per share (see Strategy) of a group of several producer regions: its
@@ -133,7 +138,8 @@ const (
 	// hybrid edges.
 	regionDeployed regionFlags = 1 << iota
 	// regionReadsLive: when it was deployed, a selective hybrid group it
-	// reads had unfinished partitions, so it reads part of them live.
+	// reads had unfinished partitions, so it reads part of them live
+	// (which ones: Strategy.readLive).
 	regionReadsLive
 )
 
