@@ -51,9 +51,17 @@ func (q *Queues) SetPriority(now time.Time, by Principal, job string, priority i
 	}
 	q.events = append(q.events, Event{At: now, Job: job, ID: j.id, Kind: PriorityChanged,
 		OldPriority: j.spec.Priority, NewPriority: priority, Reason: "set by " + principalName(by)})
+	lowered := priority < j.spec.Priority
 	j.spec.Priority = priority
 	q.updateOrder(j)
 	q.updateHolder(j)
+	if lowered && !j.state.Terminal() {
+		// Its claim took slots from the jobs behind it when it ranked
+		// higher: they may now be ahead of it. It claims again, if it
+		// still should, in the next decision (a preemption for it goes
+		// by its own rules: preempt.go).
+		q.dropClaim(j)
+	}
 	return nil
 }
 
