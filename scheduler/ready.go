@@ -195,6 +195,7 @@ func (s *Scheduler) Ready() (out Ready) {
 // nil.
 func (s *Scheduler) takeReady() *Ready {
 	out := s.rd
+	clear(s.withdrawn)
 	if s.deployAt != nil && len(out.Deploy) > 0 { // withdrawn deployments, see emitCancel
 		kept := out.Deploy[:0]
 		for _, d := range out.Deploy {
@@ -315,6 +316,12 @@ func (s *Scheduler) emitDeploy(v TaskID, attempt strategy.Attempt, slot SlotID, 
 	}
 }
 
+// withdrawnKey is a region attempt whose deployment a cancel withdrew.
+type withdrawnKey struct {
+	region  region.ID
+	attempt Attempt
+}
+
 // emitCancel asks the runtime to stop a task; a deployment of it not
 // handed out yet is withdrawn instead. The index of those deployments
 // (deployAt) is made by the first cancel: a job that cancels nothing
@@ -330,8 +337,21 @@ func (s *Scheduler) emitCancel(v TaskID, attempt strategy.Attempt) {
 		}
 	}
 	if i := s.deployAt[v]; i > 0 && s.rd.Deploy[i-1].Attempt == a {
-		s.rd.Deploy[i-1].Task = -1 // dropped by Ready
+		d := &s.rd.Deploy[i-1]
+		d.Task = -1 // dropped by Ready
 		s.deployAt[v] = 0
+		if k := (withdrawnKey{region.ID(d.Region), d.Attempt}); !s.withdrawn[k] {
+			// The runtime never sees the region deployed: it counts no
+			// deployment.
+			if s.withdrawn == nil {
+				s.withdrawn = map[withdrawnKey]bool{}
+			}
+			s.withdrawn[k] = true
+			s.stats.RegionsDeployed--
+			if d.Shared {
+				s.stats.RegionsShared--
+			}
+		}
 		return
 	}
 	s.rd.Cancel = append(s.rd.Cancel, Task{Task: v, Attempt: a})

@@ -83,7 +83,8 @@ type Config struct {
 
 // Stats counts what the scheduler did.
 type Stats struct {
-	// RegionsDeployed counts region deployments (restarts included).
+	// RegionsDeployed counts region deployments handed out (restarts
+	// included; not one a cancel withdrew before a Ready handed it out).
 	RegionsDeployed int
 	// Failovers counts handled task failures and slot losses.
 	Failovers int
@@ -290,6 +291,10 @@ type Scheduler struct {
 	// deployAt is, per execution vertex, 1 + its index in rd.Deploy, or 0;
 	// nil until the first cancel (see emitCancel).
 	deployAt []int32
+	// withdrawn holds the region attempts whose deployment in rd a
+	// cancel withdrew (emitCancel): they count no deployment (nil until
+	// one).
+	withdrawn map[withdrawnKey]bool
 
 	requestBuf []pool.Request // scratch for request
 

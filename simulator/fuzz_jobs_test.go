@@ -394,10 +394,22 @@ func checkJobsTrace(cfg simulator.JobsConfig, run fuzzJobsRun) error {
 		}
 		return n
 	}
+	// Every request ends in a deploy or a withdrawal before the task asks
+	// again, or still waits when the run ends, its job not ended.
+	open := map[[2]string]runfile.Event{}
 	events := run.events
 	for i, e := range events {
 		if i > 0 && e.At < events[i-1].At {
 			return fmt.Errorf("event %d (%+v): out of time order (previous at %v)", i, e, events[i-1].At)
+		}
+		switch k := [2]string{e.Job, e.Task}; e.Kind {
+		case runfile.Request:
+			if prev, ok := open[k]; ok {
+				return fmt.Errorf("event %d (%+v): asks again, its request at %v (attempt %d) neither deployed nor withdrawn", i, e, prev.At, prev.Attempt)
+			}
+			open[k] = e
+		case runfile.Withdraw:
+			delete(open, k)
 		}
 		switch e.Kind {
 		case runfile.Finish:
@@ -416,6 +428,9 @@ func checkJobsTrace(cfg simulator.JobsConfig, run fuzzJobsRun) error {
 				clear(in[e.Slot])
 				break
 			}
+			if e.Kind == runfile.Deploy {
+				delete(open, [2]string{e.Job, e.Task})
+			}
 			for o := range in[e.Slot] {
 				if o.job != e.Job || o.task == runfile.DriverTask || e.Task == runfile.DriverTask {
 					return fmt.Errorf("event %d (%+v): deployed beside %s of job %s (attempt %d) in slot %d", i, e, o.task, o.job, o.attempt, e.Slot)
@@ -432,6 +447,12 @@ func checkJobsTrace(cfg simulator.JobsConfig, run fuzzJobsRun) error {
 					return fmt.Errorf("at %v queue %s holds %d slots, over its maxSlots %d", e.At, q, n, m)
 				}
 			}
+		}
+	}
+	for _, e := range open {
+		switch verdict[e.Job] {
+		case runfile.Finished, runfile.Failed, runfile.Killed:
+			return fmt.Errorf("job %s ended %s with its request of %s at %v (attempt %d) open", e.Job, verdict[e.Job], e.Task, e.At, e.Attempt)
 		}
 	}
 	return nil

@@ -52,6 +52,11 @@ func (p *jobsPolicy) endInstant() bool {
 		jr := &rd.Jobs[i]
 		r := p.byName[jr.Job]
 		r.rp.applyDeploys(&jr.Ready)
+		if r.ended {
+			// It ended in this decision (killed or failed at its arrival,
+			// say) after its requests: they end now too.
+			r.rp.withdrawAsks()
+		}
 		if len(jr.Deploy) > 0 && r.firstDeploy < 0 {
 			r.firstDeploy = p.e.now()
 		}

@@ -119,6 +119,9 @@ func (p *regionPolicy) applyCancels(rd *scheduler.Ready) {
 // others after every deploy (a region reading full hybrid results asks
 // once its producers are deployed, in the same Ready as their deploys).
 func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
+	if p.asked != nil {
+		p.withdrawSuperseded(rd)
+	}
 	tracing := p.e.tracing()
 	if tracing && p.tracedAt == nil {
 		p.tracedAt = make([]int32, p.rs.Topology().NumExecutionVertices())
@@ -137,12 +140,28 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 			}
 		}
 		if again {
+			// An earlier attempt's request, superseded in the same Ready
+			// (its region restarted before the runtime saw it deployed),
+			// ends in a Withdraw before the next attempt's request.
+			asked := map[scheduler.TaskID]scheduler.Attempt{}
 			for i := range rd.Requests {
-				if !rd.Requests[i].Speculative {
-					p.traceRequest(&rd.Requests[i]) // (clears tracedAt)
+				req := &rd.Requests[i]
+				if req.Speculative {
+					continue
 				}
+				for _, s := range req.Slots {
+					for _, v := range s.Members {
+						if old, ok := asked[v]; ok && old != req.Attempt {
+							p.e.attemptEvent(runfile.Withdraw, p.off+int32(v), int32(old), runfile.NoSlot, false)
+						}
+						asked[v] = req.Attempt
+					}
+				}
+				p.traceRequest(req) // (clears tracedAt)
 			}
 		}
+	} else if !tracing {
+		p.e.traced += supersededInReady(rd)
 	}
 	for _, req := range rd.Requests {
 		if req.Speculative {
@@ -170,10 +189,13 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 				p.traceRequest(&rd.Requests[i])
 			}
 		}
-		p.e.model.runs[p.off+int32(d.Task)].attempt = int32(d.Attempt)
 		if p.asked != nil {
+			if d.Shared {
+				p.supersede(p.off+int32(d.Task), int32(d.Attempt))
+			}
 			delete(p.asked, p.off+int32(d.Task))
 		}
+		p.e.model.runs[p.off+int32(d.Task)].attempt = int32(d.Attempt)
 		if d.Shared { // its region asked for no slot: the trace shows it asking, and served at once
 			p.e.record(runfile.Request, p.off+int32(d.Task), runfile.NoSlot)
 		}
@@ -189,6 +211,62 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 	for _, w := range rd.Won {
 		p.e.won(w, p.off)
 	}
+}
+
+// withdrawSuperseded ends the open requests of the tasks that ask again
+// in rd, with a new attempt, before being deployed: their region
+// restarted (a reclaim took the slot it was granted at this instant,
+// say) before the runtime saw it deployed. Each gets a Withdraw event,
+// before the new request.
+func (p *regionPolicy) withdrawSuperseded(rd *scheduler.Ready) {
+	for _, req := range rd.Requests {
+		if req.Speculative {
+			continue
+		}
+		for _, s := range req.Slots {
+			for _, v := range s.Members {
+				p.supersede(p.off+int32(v), int32(req.Attempt))
+			}
+		}
+	}
+}
+
+// supersede ends the open request of task t (a union id) if it was made
+// for another attempt than attempt, which asks now (Withdraw event).
+func (p *regionPolicy) supersede(t, attempt int32) {
+	if old, open := p.asked[t]; open && old != attempt {
+		p.e.attemptEvent(runfile.Withdraw, t, old, runfile.NoSlot, false)
+		delete(p.asked, t)
+	}
+}
+
+// supersededInReady counts the requests of rd a later request of rd, for
+// another attempt of the same task, supersedes: the Withdraw events a
+// trace has for them (applyDeploys).
+func supersededInReady(rd *scheduler.Ready) int {
+	restarted := false
+	for i := range rd.Requests {
+		restarted = restarted || (rd.Requests[i].Attempt > 0 && !rd.Requests[i].Speculative)
+	}
+	if !restarted || len(rd.Requests) < 2 {
+		return 0
+	}
+	n := 0
+	asked := map[scheduler.TaskID]scheduler.Attempt{}
+	for _, req := range rd.Requests {
+		if req.Speculative {
+			continue
+		}
+		for _, s := range req.Slots {
+			for _, v := range s.Members {
+				if old, ok := asked[v]; ok && old != req.Attempt {
+					n++
+				}
+				asked[v] = req.Attempt
+			}
+		}
+	}
+	return n
 }
 
 // traceRequest traces the request events of a request of the Ready being
