@@ -2,6 +2,7 @@ package simulator_test
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 	"time"
 
@@ -30,8 +31,8 @@ func openRequests(events []runfile.Event) map[[2]string]runfile.Event {
 	return open
 }
 
-// A job that ends while its tasks wait for slots (killed, or failed on a
-// slot request that timed out) withdraws its open requests when it ends:
+// A job that ends while its tasks wait for slots (killed, at its arrival
+// too, or failed on a slot request that timed out) withdraws its open requests when it ends:
 // one Withdraw per task, at the end, with the attempt of its request and
 // no slot. The other job's requests are untouched, the trace reads back,
 // and a run without a trace counts the same trace events.
@@ -53,6 +54,9 @@ func TestEndedJobWithdrawsItsRequests(t *testing.T) {
 			at: 1500 * time.Millisecond, verdict: runfile.Killed},
 		"failed on a timeout": {cfg: simulator.JobsConfig{Queues: queues, Timeout: time.Second},
 			at: 1500 * time.Millisecond, verdict: runfile.Failed},
+		"killed at its arrival": {cfg: simulator.JobsConfig{Queues: queues, Users: map[string]admission.Role{"alice": admission.RoleAdmin},
+			Events: []runfile.JobEvent{{At: 500 * time.Millisecond, Action: admission.ActionKill, Job: "b", By: "alice"}}},
+			at: 500 * time.Millisecond, verdict: runfile.Killed},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := tc.cfg
@@ -77,7 +81,7 @@ func TestEndedJobWithdrawsItsRequests(t *testing.T) {
 
 			var trace bytes.Buffer
 			require.NoError(t, runfile.WriteTrace(&trace, res.Events))
-			assert.Contains(t, trace.String(), `{"t": 1500, "event": "withdraw", "job": "b", "task": "y#0", "region": 0, "attempt": 0}`+"\n")
+			assert.Contains(t, trace.String(), fmt.Sprintf(`{"t": %d, "event": "withdraw", "job": "b", "task": "y#0", "region": 0, "attempt": 0}`+"\n", tc.at.Milliseconds()))
 			requireReadBack(t, trace.Bytes(), res.Events)
 
 			cfg.Jobs, cfg.Record = jobs(), false
@@ -103,4 +107,35 @@ func TestFinishedJobsWithdrawNothing(t *testing.T) {
 	}
 	assert.Empty(t, only(res.Events, runfile.Withdraw))
 	assert.Empty(t, openRequests(res.Events))
+}
+
+// A reclaim at once (reclaimTimeoutMs 0) of the slot granted at the same
+// instant restarts its region before the runtime saw it deployed: the
+// trace withdraws the first attempt's request before the second's, shows
+// no deploy or cancel of it, and counts no deployment of it.
+func TestReclaimOfTheInstantsGrantWithdrawsItsRequest(t *testing.T) {
+	res, jr, err := simulator.RunJobs(simulator.JobsConfig{
+		Jobs: []runfile.Job{
+			decodeJob(t, `{"name":"j1","vertices":[{"id":"v0","parallelism":1,"durationMs":1000}]}`),
+			decodeJob(t, `{"name":"j3","priority":7000,"vertices":[{"id":"v0","parallelism":1,"durationMs":1000}]}`),
+		},
+		Cluster: slots(1), Record: true,
+		Queues: []admission.QueueConfig{{Name: "root.default", Preempt: true}},
+	})
+	require.NoError(t, err)
+	require.Len(t, jr, 2)
+	assert.Equal(t, 1000*time.Millisecond, jr[0].FirstDeploy, "j1 runs after j3")
+	var at0 []string
+	for _, e := range res.Events {
+		if e.At == 0 {
+			at0 = append(at0, fmt.Sprintf("%s %s %s@%d", e.Kind, e.Job, e.Task, e.Attempt))
+		}
+	}
+	assert.Equal(t, []string{
+		"reclaim j3 @0",
+		"request j1 v0#0@0", "withdraw j1 v0#0@0", "request j1 v0#0@1",
+		"request j3 v0#0@0", "deploy j3 v0#0@0",
+	}, at0)
+	assert.Empty(t, openRequests(res.Events))
+	assert.Equal(t, len(only(res.Events, runfile.Deploy)), res.RegionsScheduled, "a deployment per deploy event")
 }
