@@ -72,14 +72,23 @@ func (p Profile) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes the form of MarshalJSON; null is Unknown. Field
 // names are matched exactly (not case-insensitively, as encoding/json
 // would); unknown or repeated fields (a *jsontext.KeyError, whose Object
-// is "extended" for a repeated resource name), negative amounts and
-// malformed names (an *AmountError) are errors.
+// is "extended" for a repeated resource name), a field or an extended
+// resource given null (a *jsontext.NullError: null is no amount, leave
+// it out for 0), negative amounts and malformed names (an *AmountError)
+// are errors.
 func (p *Profile) UnmarshalJSON(b []byte) error {
 	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
 		*p = Unknown
 		return nil
 	}
 	if err := jsontext.CheckKeys(b, profileFields...); err != nil {
+		return err
+	}
+	if err := jsontext.CheckNull(b); err != nil {
+		var ne *jsontext.NullError
+		if errors.As(err, &ne) {
+			ne.Detail = nullDetails[ne.Key]
+		}
 		return err
 	}
 	var raw struct {
@@ -116,14 +125,22 @@ func (p *Profile) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// nullDetails say what the fields of a profile take instead of null.
+var nullDetails = map[string]string{
+	"cpuMillis": "null is not an amount of CPU (a non-negative integer, in thousandths of a core); leave the field out for its default (0)",
+	"memoryMB":  "null is not an amount of memory (a non-negative integer, in MB); leave the field out for its default (0)",
+	"extended":  "null is not a map of extended resources; leave the field out for its default (none)",
+}
+
 type namedAmount struct {
 	name string
 	n    int64
 }
 
-// decodeExtended decodes the extended object of a profile document (absent
-// or null is empty) in document order. A name given twice is a
-// *jsontext.KeyError; a value that is not an integer an
+// decodeExtended decodes the extended object of a profile document
+// (absent is empty; the caller refuses null) in document order. A name
+// given twice is a *jsontext.KeyError; a value that is null a
+// *jsontext.NullError, one that is not an integer an
 // *json.UnmarshalTypeError whose Field is "extended.<name>".
 func decodeExtended(data json.RawMessage) ([]namedAmount, error) {
 	if data == nil || bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
@@ -133,6 +150,15 @@ func decodeExtended(data json.RawMessage) ([]namedAmount, error) {
 		var ke *jsontext.KeyError
 		if errors.As(err, &ke) {
 			ke.Object = "extended"
+		}
+		return nil, err
+	}
+	if err := jsontext.CheckNull(data); err != nil {
+		var ne *jsontext.NullError
+		if errors.As(err, &ne) {
+			ne.Object = "extended"
+			ne.Detail = fmt.Sprintf("null is not an amount of resource %s (a non-negative integer); leave the resource out if there is none",
+				jsontext.AppendString(nil, ne.Key))
 		}
 		return nil, err
 	}

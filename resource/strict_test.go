@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/regionsched/regionsched/internal/jsontext"
 	"github.com/regionsched/regionsched/resource"
 )
 
@@ -106,7 +107,34 @@ func TestProfileJSONExtendedTypeErrorsNameTheResource(t *testing.T) {
 			assert.Equal(t, tc.value, te.Value)
 		})
 	}
+}
+
+// TestProfileJSONRefusesNullMembers: null is no amount: a field or an
+// extended resource given null is a *jsontext.NullError naming it (not a
+// known zero), while a whole profile given null is still Unknown.
+func TestProfileJSONRefusesNullMembers(t *testing.T) {
+	tests := []struct{ in, field, detail string }{
+		{`{"cpuMillis":null}`, "cpuMillis", "null is not an amount of CPU (a non-negative integer, in thousandths of a core); leave the field out for its default (0)"},
+		{`{"cpuMillis":1,"memoryMB":null}`, "memoryMB", "null is not an amount of memory (a non-negative integer, in MB); leave the field out for its default (0)"},
+		{`{"extended":null}`, "extended", "null is not a map of extended resources; leave the field out for its default (none)"},
+		{`{"extended":{"gpu":null}}`, "extended.gpu", `null is not an amount of resource "gpu" (a non-negative integer); leave the resource out if there is none`},
+		{`{"extended":{"gpu":1,"a\"b":null}}`, `extended.a"b`, `null is not an amount of resource "a\"b" (a non-negative integer); leave the resource out if there is none`},
+		{`{"memoryMB":1,"extended":{"gpu":null},"cpuMillis":null}`, "cpuMillis", "null is not an amount of CPU (a non-negative integer, in thousandths of a core); leave the field out for its default (0)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			var p resource.Profile
+			err := json.Unmarshal([]byte(tc.in), &p)
+			var ne *jsontext.NullError
+			require.ErrorAs(t, err, &ne)
+			assert.ErrorIs(t, err, jsontext.ErrNull)
+			assert.Equal(t, tc.field, ne.Field())
+			assert.Equal(t, tc.detail, ne.Detail)
+		})
+	}
 	var p resource.Profile
-	require.NoError(t, json.Unmarshal([]byte(`{"extended":null}`), &p))
+	require.NoError(t, json.Unmarshal([]byte(` null `), &p))
+	assert.True(t, p.IsUnknown(), "a whole profile given null is unknown, as MarshalJSON writes it")
+	require.NoError(t, json.Unmarshal([]byte(`{"extended":{}}`), &p))
 	assert.Equal(t, resource.New(0, 0), p)
 }

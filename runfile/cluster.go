@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/internal/jsontext"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
@@ -124,6 +125,22 @@ var clusterValid = map[string]string{
 	"memoryMB":          fmt.Sprintf("an integer in 0 ... %d", int64(math.MaxInt64)),
 }
 
+// clusterNull says, by name, what an optional field of a cluster file
+// takes instead of null (want) and what leaving it out means (absent); a
+// resource profile says it for its own fields.
+var clusterNull = map[string]struct{ want, absent string }{
+	"queues":            {"a list of queues", "none configured"},
+	"users":             {"a list of users", "none: every priority change and kill is refused"},
+	"resources":         {"a resource profile", "unknown-sized: the slots fit any request"},
+	"node":              {"a node name", "none: each slot is a machine of its own"},
+	"policy":            {"a queue policy", "the --queue-policy one"},
+	"maxRunningJobs":    {"a number of jobs", "0, unlimited"},
+	"startingTimeoutMs": {"a number of milliseconds", fmt.Sprint(admission.DefaultStartingTimeout.Milliseconds())},
+	"reclaimTimeoutMs":  {"a number of milliseconds", "never reclaim"},
+	"guaranteedSlots":   {"a number of slots", "0"},
+	"maxSlots":          {"a number of slots", "unlimited"},
+}
+
 // ClusterError is a problem in a cluster file: the JSON path of the
 // field and what is wrong with it, in words (the value, the valid
 // values), never in Go terms.
@@ -159,7 +176,7 @@ func DecodeCluster(data []byte) (*Cluster, error) {
 		return nil, &ClusterError{Problem: "malformed JSON: the file is empty"}
 	}
 	var w clusterWire
-	if err := strictDecode(data, &w, "", clusterFields); err != nil {
+	if err := strictDecode(data, &w, "", clusterFields, "slots"); err != nil {
 		return nil, err
 	}
 	if w.Slots == nil {
@@ -218,7 +235,7 @@ func DecodeCluster(data []byte) (*Cluster, error) {
 
 func decodeSlotGroup(raw json.RawMessage, path string) (SlotGroup, error) {
 	var w slotGroupWire
-	if err := decodeObject(raw, &w, path, slotGroupFields); err != nil {
+	if err := decodeObject(raw, &w, path, slotGroupFields, "count"); err != nil {
 		return SlotGroup{}, err
 	}
 	if w.Count == nil {
@@ -246,7 +263,7 @@ func decodeSlotGroup(raw json.RawMessage, path string) (SlotGroup, error) {
 
 func decodeQueue(raw json.RawMessage, path string) (Queue, error) {
 	var w queueWire
-	if err := decodeObject(raw, &w, path, queueFields); err != nil {
+	if err := decodeObject(raw, &w, path, queueFields, "name"); err != nil {
 		return Queue{}, err
 	}
 	var q Queue
@@ -296,7 +313,7 @@ func decodeQueue(raw json.RawMessage, path string) (Queue, error) {
 
 func decodeUser(raw json.RawMessage, path string) (User, error) {
 	var w userWire
-	if err := decodeObject(raw, &w, path, userFields); err != nil {
+	if err := decodeObject(raw, &w, path, userFields, "name", "role"); err != nil {
 		return User{}, err
 	}
 	valid := "valid values are " + strings.Join(userRoles, ", ")
@@ -315,25 +332,33 @@ func decodeUser(raw json.RawMessage, path string) (User, error) {
 
 // decodeObject is strictDecode for an element of a list, which must be an
 // object (null is not a slot group, queue or user).
-func decodeObject(raw json.RawMessage, v any, path string, fields []string) error {
+func decodeObject(raw json.RawMessage, v any, path string, fields []string, required ...string) error {
 	if jsontext.IsNull(raw) {
 		return clusterErrorf(path, "expected an object, got JSON null")
 	}
-	return strictDecode(raw, v, path, fields)
+	return strictDecode(raw, v, path, fields, required...)
 }
 
 // strictDecode decodes the JSON value data into v with jsontext.Decode:
 // the member names of an object must be exactly (case-sensitively) among
-// fields and not repeated (nil fields: v checks its own, as
+// fields and not repeated, and none may be null but the required ones,
+// which the caller reports as missing (nil fields: v checks its own, as
 // resource.Profile does). Errors are *ClusterErrors whose field is
 // prefixed with path.
-func strictDecode(data []byte, v any, path string, fields []string) error {
+func strictDecode(data []byte, v any, path string, fields []string, required ...string) error {
 	var de *jsontext.DecodeError
-	if err := jsontext.Decode(data, v, path, fields); !errors.As(err, &de) {
+	if err := jsontext.Decode(data, v, path, fields, required...); !errors.As(err, &de) {
 		return err
 	}
 	var amountErr *resource.AmountError
+	var nullErr *jsontext.NullError
 	switch {
+	case de.Kind == jsontext.ErrNull && errors.As(de.Err, &nullErr):
+		problem := de.Detail // a profile's own (cpuMillis, extended.gpu, ...)
+		if n, ok := clusterNull[nullErr.Key]; ok && nullErr.Object == "" {
+			problem = fmt.Sprintf("null is not %s; leave the field out for its default (%s)", n.want, n.absent)
+		}
+		return &ClusterError{Field: de.Path, Problem: problem}
 	case de.Kind == jsontext.ErrUnknownKey || de.Kind == jsontext.ErrDuplicateKey:
 		return clusterErrorf(de.Path, "%v: %s", de.Kind, de.Detail)
 	case de.Kind == jsontext.ErrType:

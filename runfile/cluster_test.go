@@ -15,7 +15,7 @@ import (
 
 // fullCluster is the cluster file of docs/job-file.md using every field.
 const fullCluster = `{"slots": [{"count": 2, "resources": {"cpuMillis": 1000, "memoryMB": 2048, "extended": {"gpu": 1, "GPU": 2}}},
-	                        {"count": 3}, {"count": 1, "resources": null}, {"count": 0}],
+	                        {"count": 3}, {"count": 1}, {"count": 0}],
 	 "queues": [{"name": "root.default", "policy": "fifo", "maxRunningJobs": 0, "startingTimeoutMs": 300000, "reclaimTimeoutMs": 0},
 	            {"name": "root.batch", "policy": "fairshare"}, {"name": "root.x", "policy": "stateaware", "maxRunningJobs": 2},
 	            {"name": "root.y", "policy": "priority", "reclaimTimeoutMs": 1000}],
@@ -31,7 +31,6 @@ func TestDecodeClusterAcceptsEveryField(t *testing.T) {
 	require.NotNil(t, cf.Slots[0].Resources)
 	assert.Equal(t, resource.New(1000, 2048).WithExtended("gpu", 1).WithExtended("GPU", 2), *cf.Slots[0].Resources)
 	assert.Nil(t, cf.Slots[1].Resources, "absent resources: unknown-sized")
-	assert.Nil(t, cf.Slots[2].Resources, "null resources: unknown-sized")
 	require.Len(t, cf.Queues, 4)
 	assert.Equal(t, runfile.Queue{Name: "root.default", Policy: "fifo", StartingTimeoutMs: ptr(int64(300000)), ReclaimTimeoutMs: ptr(int64(0))}, cf.Queues[0])
 	assert.Equal(t, runfile.Queue{Name: "root.batch", Policy: "fairshare"}, cf.Queues[1])

@@ -13,7 +13,9 @@
 // Verdict.
 //
 // Every decoder is strict: field names must match exactly and only once,
-// numbers must be in range, nothing may follow a value, and an error
+// no field may be null (an optional field is left out for its default; a
+// required one given null is missing), numbers must be in range, nothing
+// may follow a value, and an error
 // names where the problem is (the JSON path of a field of a cluster file;
 // the file, line, column and field of a line of an events file or a
 // trace) and what the valid values are, in the words of the file, never

@@ -22,6 +22,12 @@ var eventValid = map[string]string{
 	"by":       "a non-empty user name",
 }
 
+// eventNull says what the fields of an event that may be left out take
+// instead of null.
+var eventNull = map[string]string{
+	"priority": fmt.Sprintf("null is not a priority (valid: an integer in 1 ... %d); leave the field out of a kill event", topology.MaxPriority),
+}
+
 // eventKinds are the values of an event's "event" field.
 var eventKinds = []string{"set-priority", "kill"}
 
@@ -41,7 +47,8 @@ type eventWire struct {
 // of {"t": ms, "event": "set-priority" | "kill", "job", "priority", "by"},
 // returned sorted by time (stably: lines of the same time keep their
 // order); blank lines are skipped. Each line is strict like a job file
-// (exact field names, each once, nothing after the object, at most 1 MiB)
+// (exact field names, each once, no null, nothing after the object, at
+// most 1 MiB)
 // and range-checked (a priority in 1 ... maxPriority: the admission's
 // range, topology.MaxPriority, or the backend's); an event naming none of
 // jobs (if jobs is not nil) is refused. The error of a bad line is an
@@ -72,8 +79,9 @@ func ReadEvents(r io.Reader, path string, jobs []string, maxPriority int64) ([]J
 // left to the caller.
 func decodeEvent(line []byte, jobs []string, maxPriority int64) (JobEvent, *EventError) {
 	var w eventWire
-	if err := jsontext.Decode(line, &w, "", eventFields); err != nil {
-		return JobEvent{}, lineError(line, err, eventValid)
+	// null is reported as missing for the fields every event needs
+	if err := jsontext.Decode(line, &w, "", eventFields, "t", "event", "job", "by"); err != nil {
+		return JobEvent{}, lineError(line, err, eventValid, eventNull)
 	}
 	bad := func(field string, kind error, format string, a ...any) (JobEvent, *EventError) {
 		return JobEvent{}, &EventError{Field: field, Kind: kind, Detail: fmt.Sprintf(format, a...)}

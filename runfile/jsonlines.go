@@ -20,8 +20,8 @@ const maxLine = 1 << 20
 // errors.Is through an *EventError.
 var (
 	// ErrEventJSON: the line is not one strict JSON object (a syntax
-	// error, a value of the wrong type, an unknown or repeated field,
-	// anything after the object).
+	// error, a value of the wrong type, an unknown or repeated field, a
+	// field given null, anything after the object).
 	ErrEventJSON = errors.New("malformed event")
 	// ErrEventMissing: a field the event needs is absent (or null).
 	ErrEventMissing = errors.New("missing field")
@@ -129,8 +129,9 @@ func (s *lineScanner) err() error {
 // lineError turns jsontext.Decode's error for line into an *EventError
 // (its file and line left to the lineScanner) with the column of a
 // syntax error or of trailing data; valid says what each field takes,
-// for messages.
-func lineError(line []byte, err error, valid map[string]string) *EventError {
+// and null what a field that may be left out takes instead of null (by
+// default: the valid values, if known), for messages.
+func lineError(line []byte, err error, valid, null map[string]string) *EventError {
 	e := &EventError{Kind: ErrEventJSON, Err: err, Detail: err.Error()}
 	var de *jsontext.DecodeError
 	if !errors.As(err, &de) {
@@ -141,6 +142,14 @@ func lineError(line []byte, err error, valid map[string]string) *EventError {
 	switch {
 	case de.Kind == jsontext.ErrUnknownKey || de.Kind == jsontext.ErrDuplicateKey:
 		e.Detail = fmt.Sprintf("%v: %s", de.Kind, de.Detail)
+	case de.Kind == jsontext.ErrNull:
+		if n, ok := null[de.Path]; ok {
+			e.Detail = n
+		} else if v, ok := valid[de.Path]; ok {
+			e.Detail = fmt.Sprintf("null is not a value (valid: %s); leave the field out where the line has none", v)
+		} else {
+			e.Detail = "null is not a value; leave the field out where the line has none"
+		}
 	case de.Kind == jsontext.ErrType:
 		if v, ok := valid[de.Path]; ok {
 			e.Detail += " (valid: " + v + ")"

@@ -66,8 +66,8 @@ func NewTraceReader(r io.Reader, path string) *TraceReader {
 
 // Next returns the next event of the trace, and io.EOF after the last
 // one; blank lines are skipped. Each line is strict: exact field names,
-// each once, nothing after the object, a kind that is Traced, and the
-// fields of its kind as AppendJSON writes them (a reclaim has job,
+// each once, no null, nothing after the object, a kind that is Traced,
+// and the fields of its kind as AppendJSON writes them (a reclaim has job,
 // victim, slots and reason; a refused change by and reason, and maybe
 // job; a task's event task, region, attempt and maybe job, slot,
 // speculative and shared), with Slot NoSlot (and Region NoRegion for a
@@ -109,8 +109,9 @@ func ReadTrace(r io.Reader, path string) ([]Event, error) {
 // are left to the caller.
 func decodeTraceLine(line []byte) (Event, *EventError) {
 	var w traceWire
-	if err := jsontext.Decode(line, &w, "", traceFields); err != nil {
-		return Event{}, lineError(line, err, traceValid)
+	// null is reported as missing for the fields every line has
+	if err := jsontext.Decode(line, &w, "", traceFields, "t", "event"); err != nil {
+		return Event{}, lineError(line, err, traceValid, nil)
 	}
 	e := Event{Slot: NoSlot, Region: NoRegion}
 	switch {

@@ -254,7 +254,7 @@ func TestDecodeEncodeDecodeIsStable(t *testing.T) {
 		`{"vertices":[{"id":"A","parallelism":1}]}`,
 		`{"vertices":[{"id":"A","parallelism":1}],"queue":"root","user":"x"}`,
 		`{"vertices":[{"id":"A","parallelism":1}],"queue":"root.default","user":"anonymous","priority":5000,"submitAtMs":0}`,
-		`{"vertices":[{"id":"A","parallelism":1,"durationMs":0,"bounded":false,"resources":null}],"driver":{},"gang":{"minSlots":1,"style":"soft","timeoutMs":0}}`,
+		`{"vertices":[{"id":"A","parallelism":1,"durationMs":0,"bounded":false}],"driver":{},"gang":{"minSlots":1,"style":"soft","timeoutMs":0}}`,
 		`{"vertices":[{"id":"A","parallelism":1,"resources":{"extended":{"x y":3}}}],"driver":{"resources":{}}}`,
 		`{"vertices":[{"id":"A","parallelism":2},{"id":"B","parallelism":2}],"edges":[{"source":"A","target":"B","shipStrategy":"FORWARD","exchange":"Pipelined"},{"source":"A","target":"B","shipStrategy":"hash"}]}`,
 		`{"vertices":[{"id":"A","parallelism":2},{"id":"B","parallelism":2}],"edges":[{"source":"A","target":"B","shipStrategy":"forward","exchange":"hybrid"},{"source":"A","target":"B","shipStrategy":"hash","exchange":"HYBRID-SELECTIVE"}]}`,

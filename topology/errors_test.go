@@ -283,8 +283,8 @@ func TestDecodeReportsReadErrors(t *testing.T) {
 	assert.Contains(t, err.Error(), "disk on fire")
 }
 
-func TestDecodeTreatsNullOptionalObjectsAsAbsent(t *testing.T) {
-	g := decodeString(t, `{"vertices":[{"id":"A","parallelism":1,"resources":null}],"driver":null,"gang":null}`)
+func TestDecodeTreatsAbsentOptionalObjectsAsNone(t *testing.T) {
+	g := decodeString(t, `{"vertices":[{"id":"A","parallelism":1}]}`)
 	assert.True(t, g.Vertex(0).Resources.IsUnknown())
 	assert.Nil(t, g.Submission().Driver)
 	assert.Nil(t, g.Submission().Gang)

@@ -254,7 +254,7 @@ func decodeSubmission(f *jobFile) (Submission, error) {
 	return s, nil
 }
 
-// decodeResources decodes a resource profile (null is Unknown); errors name
+// decodeResources decodes a resource profile (the caller refuses null); errors name
 // the field under path, e.g. "vertices[2].resources.cpuMillis".
 func decodeResources(raw json.RawMessage, path string) (resource.Profile, error) {
 	var p resource.Profile
@@ -298,8 +298,19 @@ var validValues = map[string]string{
 // into a DecodeError whose Field is prefixed with path.
 func strictUnmarshal(data []byte, v any, path string) error {
 	var de *jsontext.DecodeError
-	if err := jsontext.Decode(data, v, path, jsonFields(v)); !errors.As(err, &de) {
+	fields, required := jsonFields(v)
+	if err := jsontext.Decode(data, v, path, fields, required...); !errors.As(err, &de) {
 		return err
+	}
+	var nullErr *jsontext.NullError
+	if de.Kind == jsontext.ErrNull && errors.As(de.Err, &nullErr) {
+		detail := de.Detail // a profile's own (cpuMillis, extended.gpu, ...)
+		if nullErr.Object == "" {
+			if n, ok := nullDetails[nullErr.Key]; ok {
+				detail = fmt.Sprintf("null is not %s; leave the field out for its default (%s)", n.want, n.absent)
+			}
+		}
+		return &DecodeError{Field: de.Path, Err: ErrInvalidField, Detail: detail}
 	}
 	if sentinel, ok := decodeKinds[de.Kind]; ok {
 		detail := de.Detail
@@ -327,21 +338,45 @@ func strictUnmarshal(data []byte, v any, path string) error {
 
 // jsonFields lists the JSON field names of the wire struct v points to,
 // exactly as they must be written (nil for a resource.Profile, which
-// checks its own).
-func jsonFields(v any) []string {
+// checks its own), and the required ones among them: null is refused for
+// the others, and reported as missing for these.
+func jsonFields(v any) (fields, required []string) {
 	switch v.(type) {
 	case *jobFile:
-		return []string{"name", "vertices", "edges", "submitAtMs", "queue", "user", "priority", "driver", "gang"}
+		return []string{"name", "vertices", "edges", "submitAtMs", "queue", "user", "priority", "driver", "gang"}, []string{"vertices"}
 	case *vertexFile:
-		return []string{"id", "parallelism", "slotSharingGroup", "resources", "durationMs", "bounded"}
+		return []string{"id", "parallelism", "slotSharingGroup", "resources", "durationMs", "bounded"}, []string{"id", "parallelism"}
 	case *edgeFile:
-		return []string{"source", "target", "shipStrategy", "exchange"}
+		return []string{"source", "target", "shipStrategy", "exchange"}, []string{"source", "target", "shipStrategy"}
 	case *driverFile:
-		return []string{"resources", "startupMs"}
+		return []string{"resources", "startupMs"}, nil
 	case *gangFile:
-		return []string{"minSlots", "style", "timeoutMs"}
+		return []string{"minSlots", "style", "timeoutMs"}, nil
 	}
-	return nil
+	return nil, nil
+}
+
+// nullDetails say, by name, what an optional field of a job file takes
+// instead of null (want) and what leaving it out means (absent); a
+// resource profile says it for its own fields.
+var nullDetails = map[string]struct{ want, absent string }{
+	"name":             {"a job name", `"": a multi-job run names the job after its file`},
+	"edges":            {"a list of edges", "no edges"},
+	"submitAtMs":       {"a number of milliseconds", "0"},
+	"queue":            {"a queue name", fmt.Sprintf("%q", DefaultSubmission().Queue)},
+	"user":             {"a user name", fmt.Sprintf("%q", DefaultSubmission().User)},
+	"priority":         {"a priority", fmt.Sprint(DefaultSubmission().Priority)},
+	"driver":           {"a driver", "none"},
+	"gang":             {"a gang", "none"},
+	"slotSharingGroup": {"a slot sharing group", fmt.Sprintf("%q", DefaultSlotSharingGroup)},
+	"resources":        {"a resource profile", "unknown: fits any slot"},
+	"durationMs":       {"a number of milliseconds", fmt.Sprint(DefaultDuration.Milliseconds())},
+	"bounded":          {"true or false", "true"},
+	"exchange":         {"an exchange", "the global mode's choice"},
+	"startupMs":        {"a number of milliseconds", "1000"},
+	"minSlots":         {"a number of slots", "derived from the job"},
+	"style":            {"a gang style", `"soft"`},
+	"timeoutMs":        {"a number of milliseconds", fmt.Sprint(DefaultGangTimeout.Milliseconds())},
 }
 
 // Encode writes g as a job file that Decode reads back to an equal graph

@@ -149,7 +149,7 @@ func TestClusterFileErrors(t *testing.T) {
 // decoder's reading of it is tested in package runfile).
 func TestClusterFileAcceptsEveryField(t *testing.T) {
 	const full = `{"slots": [{"count": 2, "resources": {"cpuMillis": 1000, "memoryMB": 2048, "extended": {"gpu": 1, "GPU": 2}}},
-	                        {"count": 3}, {"count": 1, "resources": null}, {"count": 0}],
+	                        {"count": 3}, {"count": 1}, {"count": 0}],
 	 "queues": [{"name": "root.default", "policy": "fifo", "maxRunningJobs": 0, "startingTimeoutMs": 300000, "reclaimTimeoutMs": 0},
 	            {"name": "root.batch", "policy": "fairshare"}, {"name": "root.x", "policy": "stateaware", "maxRunningJobs": 2},
 	            {"name": "root.y", "policy": "priority", "reclaimTimeoutMs": 1000}],

@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// Kinds of *DecodeError besides ErrUnknownKey and ErrDuplicateKey,
-// matched with errors.Is.
+// Kinds of *DecodeError besides ErrUnknownKey, ErrDuplicateKey and
+// ErrNull, matched with errors.Is.
 var (
 	// ErrMalformed means the data is not valid JSON: a syntax error or
 	// an unexpected end of input.
@@ -49,8 +49,8 @@ type DecodeError struct {
 	// "vertices[2].paralelism" for a field name, or the path given to
 	// Decode when the problem is the whole value; "" for the document.
 	Path string
-	// Kind is ErrUnknownKey, ErrDuplicateKey, ErrType, ErrMalformed,
-	// ErrTrailing, ErrRange or ErrInvalid.
+	// Kind is ErrUnknownKey, ErrDuplicateKey, ErrNull, ErrType,
+	// ErrMalformed, ErrTrailing, ErrRange or ErrInvalid.
 	Kind error
 	// Number is, for ErrRange, the integer as written in the data.
 	Number string
@@ -59,10 +59,11 @@ type DecodeError struct {
 	// JSON string", "99999999999999999999 is out of range (valid: an
 	// integer in -9223372036854775808 ... 9223372036854775807)",
 	// "invalid character ',' looking for beginning of value (at line 3,
-	// column 17)", "unexpected end of input" (for ErrInvalid, the message
-	// of Err).
+	// column 17)", "unexpected end of input", "null is not a value;
+	// leave the field out for its default" (for ErrInvalid, the message
+	// of Err; for ErrNull, the Detail of the *NullError).
 	Detail string
-	// Err is the cause: a *KeyError, *json.UnmarshalTypeError,
+	// Err is the cause: a *KeyError, *NullError, *json.UnmarshalTypeError,
 	// *json.SyntaxError, io.EOF or io.ErrUnexpectedEOF, or the error of
 	// an UnmarshalJSON method; nil for ErrTrailing.
 	Err error
@@ -91,16 +92,25 @@ func (e *DecodeError) Unwrap() []error {
 
 // Decode decodes the single JSON value data into v, strictly: the member
 // names of an object must be exactly (case-sensitively) among fields and
-// appear once each (nil fields: v checks its own names, as a type with
-// an UnmarshalJSON method such as resource.Profile does), and nothing but
-// whitespace may follow the value. Every error is a *DecodeError whose
-// Path is under path (the JSON path of data within its document, "" for
-// the document itself).
-func Decode(data []byte, v any, path string, fields []string) error {
+// appear once each, no member may be JSON null (an ErrNull) unless it is
+// among nullable (a required member, which the caller then reports as
+// missing, as if it were absent), and nothing but whitespace may follow
+// the value. With nil fields v checks its own names and nulls, as a type with
+// an UnmarshalJSON method such as resource.Profile does (returning a
+// *KeyError or a *NullError). Every error is a *DecodeError whose Path is
+// under path (the JSON path of data within its document, "" for the
+// document itself).
+func Decode(data []byte, v any, path string, fields []string, nullable ...string) error {
 	var ke *KeyError
+	var ne *NullError
 	if fields != nil {
-		if err := CheckKeys(data, fields...); errors.As(err, &ke) {
-			return keyError(path, ke)
+		if ms, err := members(data); err == nil {
+			if err := checkMembers(ms, fields, true); errors.As(err, &ke) {
+				return keyError(path, ke)
+			}
+			if err := checkNull(ms, nullable); errors.As(err, &ne) {
+				return nullError(path, ne)
+			}
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -111,6 +121,8 @@ func Decode(data []byte, v any, path string, fields []string) error {
 		switch {
 		case errors.As(err, &ke):
 			return keyError(path, ke)
+		case errors.As(err, &ne):
+			return nullError(path, ne)
 		case errors.As(err, &typeErr):
 			if n, ok := strings.CutPrefix(typeErr.Value, "number "); ok && isIntegerLiteral(n) && Kind(typeErr.Type) == "an integer" {
 				return &DecodeError{Path: JoinPath(path, typeErr.Field), Kind: ErrRange, Err: err, Number: n,
@@ -177,6 +189,11 @@ func intRange(t reflect.Type) string {
 // keyError places a *KeyError found in data at path in its document.
 func keyError(path string, ke *KeyError) *DecodeError {
 	return &DecodeError{Path: JoinPath(path, ke.Field()), Kind: ke.Unwrap(), Detail: ke.Detail(), Err: ke}
+}
+
+// nullError places a *NullError found in data at path in its document.
+func nullError(path string, ne *NullError) *DecodeError {
+	return &DecodeError{Path: JoinPath(path, ne.Field()), Kind: ErrNull, Detail: ne.detail(), Err: ne}
 }
 
 // JoinPath appends the relative JSON path field ("count",

@@ -200,15 +200,17 @@ func TestMaxMillisIsTheLargestDuration(t *testing.T) {
 	assert.Less(t, int64(math.MaxInt64)-int64(d), int64(time.Millisecond), "one more millisecond would not fit")
 }
 
-var decodeKinds = []error{jsontext.ErrUnknownKey, jsontext.ErrDuplicateKey, jsontext.ErrType,
+var decodeKinds = []error{jsontext.ErrUnknownKey, jsontext.ErrDuplicateKey, jsontext.ErrNull, jsontext.ErrType,
 	jsontext.ErrMalformed, jsontext.ErrTrailing, jsontext.ErrInvalid}
 
 // FuzzDecode: every error is a *DecodeError of a known kind under the
-// given path, and what Decode accepts is one valid JSON value that
-// encoding/json decodes to the same result.
+// given path, what Decode accepts is one valid JSON value that
+// encoding/json decodes to the same result, and no member of the object
+// it accepts is null.
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{`{"id":"A","inner":{"n":1},"self":{"max":2,"limits":{"a":1}}}`, `{"ID":1}`, `{"id":"A","id":"B"}`,
-		`{"self":{"limits":{"":1,"":2}}}`, `[`, `{} {}`, `null`, `{"inner":{"n":-1.5}}`, `{"self":{"max":-3}}`} {
+		`{"self":{"limits":{"":1,"":2}}}`, `[`, `{} {}`, `null`, `{"inner":{"n":-1.5}}`, `{"self":{"max":-3}}`,
+		`{"id":null}`, `{"inner":null,"self":{"max":1}}`, `{"self":null}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
@@ -236,6 +238,9 @@ func FuzzDecode(f *testing.F) {
 		}
 		if !equalOuter(v, std) {
 			t.Fatalf("%q: %+v, encoding/json %+v", in, v, std)
+		}
+		if err := jsontext.CheckNull([]byte(in)); err != nil {
+			t.Fatalf("%q: accepted with %v", in, err)
 		}
 	})
 }

@@ -35,6 +35,27 @@ var (
 // object (null included) and encoding/json's error if data is malformed.
 // Data after the first value is not looked at.
 func Keys(data []byte) ([]string, error) {
+	ms, err := members(data)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, m := range ms {
+		keys = append(keys, m.key)
+	}
+	return keys, nil
+}
+
+// member is a member of an object as members reads it: its name and
+// whether its value is JSON null.
+type member struct {
+	key  string
+	null bool
+}
+
+// members returns the members of the JSON object data starts with, in
+// document order, duplicates included; errors as Keys.
+func members(data []byte) ([]member, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if err != nil {
@@ -43,8 +64,8 @@ func Keys(data []byte) ([]string, error) {
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
 		return nil, ErrNotObject
 	}
-	var keys []string
-	var skip json.RawMessage
+	var ms []member
+	var value json.RawMessage
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -54,15 +75,15 @@ func Keys(data []byte) ([]string, error) {
 		if !ok { // unreachable: the decoder rejects non-string keys
 			return nil, fmt.Errorf("object key %v is not a string", tok)
 		}
-		if err := dec.Decode(&skip); err != nil {
+		if err := dec.Decode(&value); err != nil {
 			return nil, err
 		}
-		keys = append(keys, key)
+		ms = append(ms, member{key: key, null: bytes.Equal(bytes.TrimSpace(value), []byte("null"))})
 	}
 	if _, err := dec.Token(); err != nil { // the closing brace
 		return nil, err
 	}
-	return keys, nil
+	return ms, nil
 }
 
 // KeyError reports a member name that is not allowed or given twice.
@@ -131,19 +152,23 @@ func CheckUnique(data []byte) error {
 }
 
 func check(data []byte, allowed []string, restricted bool) error {
-	keys, err := Keys(data)
+	ms, err := members(data)
 	if err != nil {
 		return nil
 	}
-	seen := make(map[string]bool, len(keys))
-	for _, k := range keys {
+	return checkMembers(ms, allowed, restricted)
+}
+
+func checkMembers(ms []member, allowed []string, restricted bool) error {
+	seen := make(map[string]bool, len(ms))
+	for _, m := range ms {
 		switch {
-		case restricted && !slices.Contains(allowed, k):
-			return &KeyError{Key: k, Allowed: allowed}
-		case seen[k]:
-			return &KeyError{Key: k, Duplicate: true, Allowed: allowed}
+		case restricted && !slices.Contains(allowed, m.key):
+			return &KeyError{Key: m.key, Allowed: allowed}
+		case seen[m.key]:
+			return &KeyError{Key: m.key, Duplicate: true, Allowed: allowed}
 		}
-		seen[k] = true
+		seen[m.key] = true
 	}
 	return nil
 }
