@@ -264,6 +264,12 @@ type speculator struct {
 	start time.Time // Start's time: the detector's grid and the times below count from it
 	// next is the detector's next check, on the grid.
 	next time.Time
+	// idle: the detector's last look found no attempt it watches running
+	// (a vertex with a baseline has unfinished subtasks, but none of them
+	// deployed): it looks again only after a deployment (deployed), so
+	// that a job whose remaining tasks wait for slots has no deadline of
+	// its own and a run where nothing can progress ends.
+	idle bool
 
 	// Per execution vertex: when its current first attempt (the region's)
 	// was deployed, and, once finished, how long the winner ran (-1 while
@@ -398,6 +404,7 @@ func (sp *speculator) begin(now time.Time) {
 func (sp *speculator) deployed(v TaskID) {
 	s := sp.s
 	sp.deployedAt[v] = sp.since(s.last)
+	sp.idle = false
 }
 
 // finished records a task's finish (of the winner, whose deployment
@@ -446,7 +453,7 @@ func (sp *speculator) deadline() (time.Time, bool) {
 	}
 	var at time.Time
 	ok := false
-	if sp.watching() {
+	if !sp.idle && sp.watching() {
 		at, ok = sp.nextCheck(), true
 	}
 	if len(sp.pending) > 0 {
@@ -530,6 +537,7 @@ func (sp *speculator) detect(now time.Time) {
 	s := sp.s
 	topo := s.rs.Topology()
 	at := sp.since(now)
+	watched := 0 // running attempts looked at
 	for jv := range topology.JobVertexID(len(sp.vertices)) {
 		vx := &sp.vertices[jv]
 		vs := topo.VerticesOf(jv)
@@ -546,9 +554,11 @@ func (sp *speculator) detect(now time.Time) {
 			if err != nil || (st.State != strategy.TaskDeploying && st.State != strategy.TaskRunning) {
 				continue
 			}
+			watched++
 			sp.checkSlow(now, v, at, baseline)
 		}
 	}
+	sp.idle = watched == 0
 }
 
 // checkSlow looks at the running attempts of task v: if one is slow, the
