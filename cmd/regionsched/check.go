@@ -25,8 +25,15 @@ func newCheckCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		slots, job, err := cluster.loadWithJob(c, args[0], stdin)
+		slots, cf, err := cluster.loadFile(c) // first: a usage error wins over a job error
 		if err != nil {
+			return err
+		}
+		job, err := loadJob(args[0], stdin)
+		if err != nil {
+			return err
+		}
+		if err := checkJobQueue(cf, cluster.cluster, args[0], job); err != nil {
 			return err
 		}
 		v := region.FromJob(job, mode.mode).Check(slots, resource.FitsEveryDimension)

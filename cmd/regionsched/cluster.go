@@ -2,12 +2,13 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
+	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/internal/runcli"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/runfile"
@@ -56,14 +57,8 @@ func (f *slotsFlag) Set(s string) error {
 // Type names the value in --help: "--slots int".
 func (f *slotsFlag) Type() string { return "int" }
 
-// load returns the cluster's slots as profile counts, in file order.
-func (f *clusterFlags) load(c *cobra.Command) ([]resource.Count, error) {
-	slots, _, err := f.loadFile(c)
-	return slots, err
-}
-
-// loadFile is load that also returns the cluster file (nil for --slots),
-// for its queues.
+// loadFile returns the cluster's slots as profile counts, in file order,
+// and the cluster file (nil for --slots), for its queues.
 func (f *clusterFlags) loadFile(c *cobra.Command) ([]resource.Count, *runfile.Cluster, error) {
 	slotsSet, clusterSet := c.Flags().Changed("slots"), c.Flags().Changed("cluster")
 	switch {
@@ -92,16 +87,21 @@ func (f *clusterFlags) loadFile(c *cobra.Command) ([]resource.Count, *runfile.Cl
 	return cf.Counts(), cf, nil
 }
 
-// loadWithJob loads the cluster (first, so that a usage error wins over a
-// job error) and then the job file.
-func (f *clusterFlags) loadWithJob(c *cobra.Command, jobPath string, stdin io.Reader) ([]resource.Count, *topology.JobGraph, error) {
-	slots, err := f.load(c)
-	if err != nil {
-		return nil, nil, err
+// checkJobQueue refuses, as simulate does, a job whose file (path) names
+// a queue that has child queues among the queues of the cluster file cf
+// (read from clusterPath; nil for --slots), when it configures some:
+// simulate then runs the job through the admission.
+func checkJobQueue(cf *runfile.Cluster, clusterPath, path string, job *topology.JobGraph) error {
+	if cf == nil || len(cf.Queues) == 0 {
+		return nil
 	}
-	job, err := loadJob(jobPath, stdin)
+	queues, err := cf.QueueConfigs(admission.FIFO) // the policy does not matter here
 	if err != nil {
-		return nil, nil, err
+		return badInput(fmt.Errorf("cluster file %s: %w", clusterPath, err))
 	}
-	return slots, job, nil
+	name := job.Name()
+	if name == "" {
+		name = runcli.JobNameOf(path)
+	}
+	return runcli.CheckJobQueues([]string{path}, []runfile.Job{{Name: name, Job: job}}, queues)
 }

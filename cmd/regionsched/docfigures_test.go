@@ -253,8 +253,8 @@ func TestDocFiguresComeFromTheirCommands(t *testing.T) {
 
 // outputLine matches a line of a command's output as docs quote it: the
 // summary and verdict of simulate, check's verdicts, the regions table.
-var outputLine = regexp.MustCompile(`^(job "|\d+ jobs: |makespan: |slot utilization: |held waiting: |drivers: |regions scheduled: |tasks deployed: |restarts: |` +
-	`reclaims: |simulation steps: |finished: |deadlock: |deadlock-free: |not runnable: |failed: |running: |event \d+ ms: |stragglers: |speculation: |without it: |` +
+var outputLine = regexp.MustCompile(`^(job "|\d+ jobs: |makespan: |slot utilization: |held waiting: |drivers: |regions scheduled: |restarts: |at \d+ ms \S+ failed: |` +
+	`not in the cluster file's queues|reclaims: |simulation steps: |finished: |deadlock: |deadlock-free: |not runnable: |failed: |running: |event \d+ ms: |stragglers: |speculation: |without it: |` +
 	`\d+ speculative attempts|\d+ execution vertices|REGION |\d+ +\d+ +\S)`)
 
 // docPercent matches a percentage (not a URL's escape such as %3A).

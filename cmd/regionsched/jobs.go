@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -99,7 +98,7 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	if err != nil {
 		return err
 	}
-	if err := checkJobQueues(jobs, queues); err != nil {
+	if err := runcli.CheckJobQueues(paths, jobs, queues); err != nil {
 		return err
 	}
 	cfg := simulator.JobsConfig{Jobs: jobs, Mode: r.mode, SelectiveShare: r.share, DisableHybridSlotSharing: r.noSharing, Cluster: r.slots, Queues: queues, DefaultPolicy: r.queuePolicy,
@@ -160,14 +159,14 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	}
 	out := summaryWriter(c, r.traceFile, r.svgFile)
 	fmt.Fprintf(out, "%s: mode %s, policy %s, %s, %s, %s\n", count(len(jobs), "job"), r.mode, r.policy, r.admissionText(queues), count(res.Slots, "slot"), seedText(r.seed, r.ties))
-	if implicit := implicitQueues(jobs, queues); len(implicit) > 0 && r.policy != simulator.EagerPolicy {
-		fmt.Fprintf(out, "not in the cluster file's queues, so created with --queue-policy %s: %s\n", r.queuePolicy, strings.Join(implicit, ", "))
+	if implicit := summary.ImplicitQueues(jobQueueNames(jobs), queues); len(implicit) > 0 && r.policy != simulator.EagerPolicy {
+		fmt.Fprintln(out, summary.ImplicitQueuesLine(r.queuePolicy, implicit))
 	}
 	for _, j := range per {
 		fmt.Fprintln(out, summary.JobLine(summaryJob(j)))
 	}
 	for _, ev := range res.JobEvents {
-		fmt.Fprintln(out, ev)
+		fmt.Fprintln(out, summary.EventLine(eventOutcome(ev)))
 	}
 	fmt.Fprintln(out, summary.MakespanLine(res.Makespan, summary.VirtualTime))
 	fmt.Fprintln(out, summary.UtilizationLine(res.WorkUtilization))
@@ -175,7 +174,11 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	if hasDrivers(jobs) {
 		fmt.Fprintln(out, summary.DriversLine(res.DriverHeld))
 	}
-	fmt.Fprintln(out, summary.DeployedLine(deployedLabel(r.policy), res.RegionsScheduled, "", res.RegionsShared))
+	if r.policy == simulator.EagerPolicy {
+		fmt.Fprintln(out, summary.EagerDeployedLine(res.RegionsScheduled, count(numTasks(jobs), "task")))
+	} else {
+		fmt.Fprintln(out, summary.DeployedLine("regions scheduled:", res.RegionsScheduled, "", res.RegionsShared))
+	}
 	fmt.Fprintln(out, summary.RestartsLine(res.Failovers, res.RegionRestarts))
 	if r.spec != nil {
 		printSpeculation(out, r.spec, res, without)
@@ -206,18 +209,29 @@ func summaryJob(j simulator.JobResult) summary.Job {
 	return summary.Job{Name: j.Name, State: j.State, Verdict: j.Verdict, Reason: j.Reason, Submitted: j.Submitted, FirstDeploy: j.FirstDeploy, Finished: j.Finished}
 }
 
-// checkJobQueues refuses a run in which a job names a queue that has
-// child queues (configured, or named by other jobs): jobs run in queues
-// without children.
-func checkJobQueues(jobs []runfile.Job, queues []admission.QueueConfig) error {
-	names, jqs := make([]string, len(jobs)), make([]string, len(jobs))
+// eventOutcome is what became of an event of the events file, for its
+// line of the summary.
+func eventOutcome(o simulator.EventOutcome) summary.EventOutcome {
+	return summary.EventOutcome{At: o.At, By: o.By, Action: o.Action, Job: o.Job, Priority: o.Priority, Old: o.Old, Applied: o.Applied, Reason: o.Reason}
+}
+
+// jobQueueNames lists the queue each job's file names ("" for none), in
+// order.
+func jobQueueNames(jobs []runfile.Job) []string {
+	out := make([]string, len(jobs))
 	for i, j := range jobs {
-		names[i], jqs[i] = j.Name, j.Job.Submission().Queue
+		out[i] = j.Job.Submission().Queue
 	}
-	if err := admission.CheckJobQueues(queues, names, jqs); err != nil {
-		return badInput(err)
+	return out
+}
+
+// numTasks counts the tasks (subtasks) of the jobs.
+func numTasks(jobs []runfile.Job) int {
+	n := 0
+	for _, j := range jobs {
+		n += j.Job.NumSubtasks()
 	}
-	return nil
+	return n
 }
 
 // hasDrivers reports whether a job of the run has a driver.
@@ -230,39 +244,12 @@ func hasDrivers(jobs []runfile.Job) bool {
 	return false
 }
 
-// implicitQueues lists, in order of first use, the queues jobs name that
-// the cluster file's queues do not configure, when it configures some:
-// the admission creates them with the default policy.
-func implicitQueues(jobs []runfile.Job, queues []admission.QueueConfig) []string {
-	if len(queues) == 0 {
-		return nil
-	}
-	var out []string
-	for _, j := range jobs {
-		q := j.Job.Submission().Queue
-		if q == "" {
-			q = "root.default" // where a job that names no queue goes
-		}
-		if !slices.ContainsFunc(queues, func(c admission.QueueConfig) bool { return c.Name == q }) && !slices.Contains(out, q) {
-			out = append(out, q)
-		}
-	}
-	return out
-}
-
 // admissionText says how the jobs were admitted, for the summary.
 func (r *jobsRun) admissionText(queues []admission.QueueConfig) string {
 	if r.policy == simulator.EagerPolicy {
 		return "no admission (every task asks for its own slot)"
 	}
 	return summary.AdmissionText(queues, r.queuePolicy)
-}
-
-func deployedLabel(p simulator.Policy) string {
-	if p == simulator.EagerPolicy {
-		return "tasks deployed:"
-	}
-	return "regions scheduled:"
 }
 
 // millis writes a virtual time in ms, or "-" for one that never came (a

@@ -241,6 +241,3 @@ func rangesText(ranges []idRange) string {
 	}
 	return b.String()
 }
-
-// idRanges renders sorted ids compactly: "0-3, 7, 9-12", or "-" if none.
-func idRanges(ids []region.ID) string { return rangesText(appendRanges(nil, ids)) }

@@ -234,18 +234,27 @@ func (f *simulateFlags) printJobSummary(out io.Writer, job *topology.JobGraph, r
 	fmt.Fprintln(out, summary.UtilizationLine(res.WorkUtilization))
 	fmt.Fprintln(out, summary.HeldWaitingLine(res.HeldWaiting))
 	if policy == simulator.EagerPolicy {
-		fmt.Fprintln(out, summary.DeployedLine(deployedLabel(policy), res.RegionsScheduled, count(rs.Topology().NumExecutionVertices(), "task"), 0))
+		fmt.Fprintln(out, summary.EagerDeployedLine(res.RegionsScheduled, count(rs.Topology().NumExecutionVertices(), "task")))
 	} else {
-		fmt.Fprintln(out, summary.DeployedLine(deployedLabel(policy), res.RegionsScheduled, count(rs.NumRegions(), "region"), res.RegionsShared))
+		fmt.Fprintln(out, summary.DeployedLine("regions scheduled:", res.RegionsScheduled, count(rs.NumRegions(), "region"), res.RegionsShared))
 	}
 	fmt.Fprintln(out, summary.RestartsLine(res.Failovers, res.RegionRestarts))
 	for _, r := range res.Restarts {
-		fmt.Fprintf(out, "  at %d ms %s failed: restarted %s %s\n", r.At.Milliseconds(), r.Task, noun(len(r.Regions), "region", "regions"), idRanges(r.Regions))
+		fmt.Fprintln(out, summary.RestartLine(summaryRestart(r)))
 	}
 	printSpeculation(out, f.spec, res, without)
 	fmt.Fprintf(out, "simulation steps:  %d (task progress ends and slot-request timeouts handled); %s\n",
 		res.Processed, count(res.TraceEvents, "trace event"))
 	fmt.Fprintln(out, res.Reason)
+}
+
+// summaryRestart is a failover of a run for its line of the summary.
+func summaryRestart(r simulator.Restart) summary.Restart {
+	regions := make([]int, len(r.Regions))
+	for i, id := range r.Regions {
+		regions[i] = int(id)
+	}
+	return summary.Restart{At: r.At, Task: r.Task, Regions: regions}
 }
 
 // hasSelective reports whether the job has a selective hybrid edge.
@@ -276,12 +285,10 @@ func streamSubtitle(res *simulator.Result) string {
 // prints agrees with its noun.
 //
 // countOf is count for a noun whose plural is not made with an s: "1
-// execution vertex", "12 execution vertices"; noun is the form for n
-// things without the number: "region 0", "regions 0-3".
+// execution vertex", "12 execution vertices".
 var (
 	count   = plural.Count
 	countOf = plural.CountOf
-	noun    = plural.Of
 )
 
 func deployUnit(p simulator.Policy) string {

@@ -34,9 +34,16 @@ func TestQueueCapacitiesBadInput(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "spark-1.json")
 		require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(data), `"submitAtMs"`, `"queue": "root.prod", "submitAtMs"`, 1)), 0o600))
 		cluster := writeTemp(t, "cluster.json", `{"slots": [{"count": 8}], "queues": [{"name": "root.prod.etl", "maxSlots": 4}]}`)
-		res := execCLI(t, "", "simulate", "--cluster", cluster, path)
+		for _, cmd := range []string{"simulate", "check"} { // the file and its field named, as for any bad field
+			res := execCLI(t, "", cmd, "--cluster", cluster, path)
+			require.Equal(t, 2, res.code, res.stdout)
+			assert.Equal(t, "regionsched "+cmd+": "+path+`: job file field "queue": queue root.prod has the child queue root.prod.etl and may not hold job "spark-1": `+
+				"jobs run in queues without children (name one, e.g. root.prod.etl)\n", res.stderr)
+		}
+		// A job in root, with a job in root.default: root has a child.
+		res := execCLI(t, "", "simulate", "--slots", "2", job, writeTemp(t, "k.json", `{"name": "k", "queue": "root", "vertices": [{"id": "v", "parallelism": 1}]}`))
 		require.Equal(t, 2, res.code, res.stdout)
-		assert.Contains(t, res.stderr, `queue root.prod has the child queue root.prod.etl and may not hold job "spark-1"`)
+		assert.Contains(t, res.stderr, `k.json: job file field "queue": queue root has the child queue root.default and may not hold job "k"`)
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/topology"
 )
@@ -131,4 +132,47 @@ func WriteOutput(c *cobra.Command, path string, write func(io.Writer) error) err
 		return err
 	}
 	return f.Close()
+}
+
+// JobQueueError is a job file whose "queue" names a queue with child
+// queues (configured in the cluster file, or named by another job): jobs
+// run in queues without children.
+type JobQueueError struct {
+	// Path is the job file.
+	Path string
+	// Err is the admission's *admission.ParentQueueError.
+	Err *admission.ParentQueueError
+}
+
+// Error names the file, the field, the queue and its child.
+func (e *JobQueueError) Error() string {
+	return fmt.Sprintf("%s: job file field \"queue\": queue %s has the child queue %s and may not hold job %q: jobs run in queues without children (name one, e.g. %s)",
+		e.Path, e.Err.Queue, e.Err.Child, e.Err.Job, e.Err.Child)
+}
+
+// Unwrap returns the admission's error (errors.Is admission.ErrParentQueue).
+func (e *JobQueueError) Unwrap() error { return e.Err }
+
+// CheckJobQueues refuses, as bad input naming the job file and its field
+// "queue", jobs (read from paths, in order) one of which names a queue
+// that has child queues among queues (the queues configured) or the
+// queues the jobs name: jobs run in queues without children.
+func CheckJobQueues(paths []string, jobs []runfile.Job, queues []admission.QueueConfig) error {
+	names, jqs := make([]string, len(jobs)), make([]string, len(jobs))
+	for i, j := range jobs {
+		names[i], jqs[i] = j.Name, j.Job.Submission().Queue
+	}
+	err := admission.CheckJobQueues(queues, names, jqs)
+	if err == nil {
+		return nil
+	}
+	var pe *admission.ParentQueueError
+	if errors.As(err, &pe) {
+		for i, j := range jobs {
+			if j.Name == pe.Job && i < len(paths) {
+				return BadInput(&JobQueueError{Path: paths[i], Err: pe})
+			}
+		}
+	}
+	return BadInput(err)
 }

@@ -93,7 +93,7 @@ func (c ColorBy) Apply(tl *timeline.Timeline, jobs []runfile.Job) {
 }
 
 // DefaultQueue is the queue of a job that names none.
-const DefaultQueue = "root.default"
+const DefaultQueue = summary.DefaultQueue
 
 // JobQueues maps every job to the queue it is submitted to (its job
 // file's "queue", DefaultQueue when it names none).
