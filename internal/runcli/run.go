@@ -73,6 +73,11 @@ type Backend struct {
 	// Check, if set, checks the backend's own flags before any file is
 	// read; its error is bad input.
 	Check func() error
+	// Queues, if set, returns the queues of the run's own admission (the
+	// cluster file's, none configured: nil), called after Check: a job
+	// that names a queue with children is bad input naming its file, as
+	// simulate says it. Unset: the cluster admits the jobs by itself.
+	Queues func() []admission.QueueConfig
 	// Prepare, if set, checks what needs the jobs, once the job files are
 	// read and before the events file is; its error is bad input.
 	Prepare func(jobs []runfile.Job) error
@@ -157,6 +162,11 @@ func (f *Flags) Execute(c *cobra.Command, args []string, stdin io.Reader, b Back
 	if b.Prepare != nil {
 		if err := b.Prepare(jobs); err != nil {
 			return BadInput(err)
+		}
+	}
+	if b.Queues != nil {
+		if err := CheckJobQueues(args, jobs, b.Queues()); err != nil {
+			return err
 		}
 	}
 	in := Input{Jobs: jobs, Scale: f.Scale, Timeout: f.Timeout}
@@ -264,9 +274,24 @@ type Result struct {
 	// maximums (none when the cluster decides alone); a run with some is
 	// summed up as a run of several jobs, as in simulate.
 	Queues []admission.QueueConfig
+	// DefaultPolicy is the policy of the queues the run's admission
+	// creates, those the jobs name that Queues does not configure (when
+	// Queues configures some).
+	DefaultPolicy admission.Policy
 	// WithdrawnSlots counts the slots of reclaims withdrawn before their
 	// timeout (the trace has the reclaims, not their withdrawals).
 	WithdrawnSlots int
+	// Events say what became of each event of the events file (applied,
+	// or refused and why), in the order they were applied.
+	Events []summary.EventOutcome
+	// Restarts are the failovers of the jobs' schedulers, in order, if
+	// RestartsRecorded: the trace shows a failed task, but not which
+	// regions its failover restarted, nor that a slot lost or reclaimed
+	// restarted any (its tasks are cancelled, as are the other tasks its
+	// failover stops). Without them the summary counts the trace's fail
+	// events.
+	Restarts         []summary.Restart
+	RestartsRecorded bool
 	// Deadlock, if not nil, says why the jobs that did not end never
 	// would (its message the verdict: "deadlock: ..."); their Err is it.
 	Deadlock error

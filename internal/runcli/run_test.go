@@ -205,6 +205,7 @@ func TestExecuteJobsSummary(t *testing.T) {
 	code, stdout := run(t, &admission.KilledError{Job: "adhoc", By: admission.Principal{Name: "bob"}})
 	assert.Equal(t, runcli.ExitOK, code)
 	assert.Equal(t, `2 jobs on Fake: mode all-blocking, policy region, queue policy fifo, 2 slots
+not in the cluster file's queues, so created with --queue-policy fifo: root.dev
 job "etl": submitted 0 ms, first deploy 300 ms, finished 1000 ms, wait 300 ms, makespan 1000 ms; finished
 job "adhoc": submitted 0 ms, first deploy 0 ms, finished -, wait 0 ms, makespan -; killed at 200 ms: by bob
 fake: job etl: 1 pod

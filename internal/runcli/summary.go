@@ -96,6 +96,15 @@ func jobEnd(err, deadlock error) (runfile.Verdict, string) {
 	return runfile.Failed, fmt.Sprintf("failed: %v", err)
 }
 
+// jobQueueNames lists the queue each job names ("" for none), in order.
+func jobQueueNames(jobs []runfile.Job) []string {
+	out := make([]string, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.Job.Submission().Queue
+	}
+	return out
+}
+
 // print writes the summary to w, its verdict last; a run that did not
 // succeed is a negative verdict.
 func (s *runSummary) print(w io.Writer) error {
@@ -109,8 +118,14 @@ func (s *runSummary) print(w io.Writer) error {
 			admitted = "admission by " + cmp.Or(s.backend, "the cluster")
 		}
 		fmt.Fprintf(w, "%s%s: mode %s, policy region, %s, %s\n", Count(len(s.jobs), "job"), on, s.mode, admitted, Count(s.res.Slots, "slot"))
+		if implicit := summary.ImplicitQueues(jobQueueNames(s.jobs), s.res.Queues); len(implicit) > 0 {
+			fmt.Fprintln(w, summary.ImplicitQueuesLine(s.res.DefaultPolicy, implicit))
+		}
 		for _, j := range s.per {
 			fmt.Fprintln(w, summary.JobLine(j))
+		}
+		for _, ev := range s.res.Events {
+			fmt.Fprintln(w, summary.EventLine(ev))
 		}
 	} else {
 		fmt.Fprintf(w, "job %q%s: mode %s, policy region, %s\n", s.jobs[0].Name, on, s.mode, Count(s.res.Slots, "slot"))
@@ -136,7 +151,16 @@ func (s *runSummary) print(w io.Writer) error {
 		of = Count(s.regions, "region")
 	}
 	fmt.Fprintln(w, summary.DeployedLine("regions scheduled:", f.Deployments, of, f.Shared))
-	fmt.Fprintln(w, summary.RestartsLine(f.Failovers, f.RegionRestarts))
+	failovers, regionRestarts := f.Failovers, f.RegionRestarts
+	if s.res.RestartsRecorded {
+		failovers, regionRestarts = summary.RestartCounts(s.res.Restarts)
+	}
+	fmt.Fprintln(w, summary.RestartsLine(failovers, regionRestarts))
+	if !s.several && s.res.RestartsRecorded {
+		for _, r := range s.res.Restarts {
+			fmt.Fprintln(w, summary.RestartLine(r))
+		}
+	}
 	if f.Reclaims > 0 {
 		fmt.Fprintln(w, summary.ReclaimsLine(f.Reclaims, f.ReclaimedSlots, s.res.WithdrawnSlots))
 	}
