@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -39,7 +40,27 @@ type loop struct {
 	applied   int // events[:applied] were applied
 	users     map[string]admission.Role
 	at        map[string]int // a job's place in specs
+	// outcomes are what became of the events applied so far; audited the
+	// admission's records of the event being applied (noteAudit).
+	outcomes []EventOutcome
+	audited  []admission.AuditRecord
 }
+
+// EventOutcome is what became of one event of the run: applied, or
+// refused and why.
+type EventOutcome struct {
+	runfile.JobEvent
+	// Old is the job's priority before an applied set-priority.
+	Old int
+	// Applied says whether it took effect; Reason says why not (the
+	// admission's refusal).
+	Applied bool
+	Reason  string
+}
+
+// noteAudit keeps an audit record of the admission for the outcome of
+// the event being applied.
+func (l *loop) noteAudit(rec admission.AuditRecord) { l.audited = append(l.audited, rec) }
 
 // newLoop returns the loop of a Runner started at start.
 func newLoop(r *Runner, start time.Time, specs []multijob.JobSpec, events []runfile.JobEvent, users map[string]admission.Role) *loop {
@@ -99,6 +120,7 @@ func (l *loop) due(now time.Time) error {
 		}
 		l.applied++
 		by := admission.Principal{Name: ev.By, Role: l.users[ev.By]}
+		l.audited = l.audited[:0]
 		var err error
 		switch ev.Action {
 		case admission.ActionSetPriority:
@@ -107,8 +129,31 @@ func (l *loop) due(now time.Time) error {
 			err = l.r.Kill(now, by, ev.Job)
 		}
 		l.r.log.Info("event", zap.Stringer("action", ev.Action), zap.String("job", ev.Job), zap.String("by", ev.By), zap.Error(err))
+		l.outcome(now, ev, err)
 	}
 	return nil
+}
+
+// outcome records what became of an event applied at now (err: why it
+// was refused) and traces a refusal, as the simulator does.
+func (l *loop) outcome(now time.Time, ev runfile.JobEvent, err error) {
+	out := EventOutcome{JobEvent: ev, Applied: err == nil}
+	if err == nil {
+		if len(l.audited) > 0 {
+			out.Old = l.audited[0].Old
+		}
+		l.outcomes = append(l.outcomes, out)
+		return
+	}
+	out.Reason = err.Error()
+	if re := (*admission.RefusedError)(nil); errors.As(err, &re) {
+		out.Reason = re.Reason
+	}
+	l.outcomes = append(l.outcomes, out)
+	if l.r.tracing() {
+		l.r.cfg.Trace(runfile.Event{At: now.Sub(l.r.cfg.Start), Kind: runfile.Refused, Job: ev.Job, By: ev.By, Reason: fmt.Sprintf("%s: %s", ev.Action, out.Reason),
+			Slot: runfile.NoSlot, Region: runfile.NoRegion})
+	}
 }
 
 // next returns, after a turn at now, when the next turn is due at the

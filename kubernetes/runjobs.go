@@ -55,6 +55,9 @@ type JobsResult struct {
 	// WithdrawnSlots counts the slots of reclaims withdrawn before their
 	// timeout, their reason gone (the trace has the reclaims).
 	WithdrawnSlots int
+	// Events say what became of each event of JobsConfig.Events applied
+	// (applied, or refused and why), in the order they were applied.
+	Events []EventOutcome
 	// Stopped says why the run stopped before every job ended (ctx's
 	// error on SIGINT, SIGTERM or a timeout, a *DeadlockError when the
 	// jobs left could no longer progress, or what went wrong); nil when
@@ -76,6 +79,10 @@ type JobResult struct {
 	Pods, Bulks int
 	// Stats are its scheduler's counts (failovers, restarts, ...).
 	Stats scheduler.Stats
+	// Restarts are its scheduler's failovers, in order: the task that
+	// failed (or was the first stopped in a slot lost or reclaimed) and
+	// the regions restarted.
+	Restarts []Restart
 }
 
 // RunJobs runs job files on the cluster until every job ended or ctx is
@@ -122,9 +129,20 @@ func startJobs(ctx context.Context, cfg JobsConfig, clk clock.Clock, jobs []runf
 		j.at[job.Name] = i
 	}
 	rc.Trace = j.trace
-	if cfg.Audit != nil {
-		rc.Jobs.Admission.Audit = auditFunc(func(rec admission.AuditRecord) { cfg.Audit(rec.At.Sub(rc.Start), rec) })
-	}
+	// The admission's records tell an event's outcome (the priority
+	// before it), and go on to cfg.Audit.
+	next := rc.Jobs.Admission.Audit
+	rc.Jobs.Admission.Audit = auditFunc(func(rec admission.AuditRecord) {
+		if j.loop != nil {
+			j.noteAudit(rec)
+		}
+		if cfg.Audit != nil {
+			cfg.Audit(rec.At.Sub(rc.Start), rec)
+		}
+		if next != nil {
+			_ = next.Audit(rec)
+		}
+	})
 	r, err := NewRunner(ctx, rc)
 	if err != nil {
 		return nil, err
@@ -245,6 +263,7 @@ func (j *jobsRun) result(stopped error) JobsResult {
 	for i := range j.res.Jobs {
 		jr := &j.res.Jobs[i]
 		jr.Bulks = j.r.Bulks(jr.Name)
+		jr.Restarts = j.r.Restarts(jr.Name)
 		if st, err := j.r.Status(jr.Name); err == nil {
 			jr.Stats = st.Scheduler.Stats
 		}
@@ -259,5 +278,6 @@ func (j *jobsRun) result(stopped error) JobsResult {
 	}
 	j.res.Stopped = stopped
 	j.res.WithdrawnSlots = j.r.WithdrawnSlots()
+	j.res.Events = j.outcomes
 	return j.res
 }

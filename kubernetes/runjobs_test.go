@@ -56,6 +56,7 @@ func TestRunJobs(t *testing.T) {
 		Mode:   exchange.PointwisePipelinedOnly,
 		Events: []runfile.JobEvent{
 			{At: 400 * time.Millisecond, Job: "late", By: "mallory", Action: admission.ActionSetPriority, Priority: 9000},
+			{At: 500 * time.Millisecond, Job: "late", By: "alice", Action: admission.ActionSetPriority, Priority: 7000},
 			{At: 600 * time.Millisecond, Job: "late", By: "alice", Action: admission.ActionKill},
 		},
 		Users: map[string]admission.Role{"alice": admission.RoleAdmin},
@@ -106,12 +107,29 @@ func TestRunJobs(t *testing.T) {
 	assert.Equal(t, 1, kinds["late"][runfile.Deploy])
 	assert.Equal(t, 1, kinds["late"][runfile.Cancel], "the kill deletes its pod")
 	assert.Zero(t, kinds["late"][runfile.Finish])
+	assert.Equal(t, 1, kinds["late"][runfile.Refused], "the refused change is traced, as in the simulator")
 
-	require.Len(t, audit, 2, "the refused change and the kill")
+	// What became of each event, for the summary's event lines.
+	require.Len(t, res.Events, 3)
+	assert.Equal(t, cfg.Events[0], res.Events[0].JobEvent)
+	assert.False(t, res.Events[0].Applied)
+	assert.Contains(t, res.Events[0].Reason, `"mallory" has no role`)
+	assert.Equal(t, EventOutcome{JobEvent: cfg.Events[1], Old: 5000, Applied: true}, res.Events[1], "the priority before it: the job file's default")
+	assert.Equal(t, EventOutcome{JobEvent: cfg.Events[2], Applied: true}, res.Events[2])
+	for _, ev := range trace {
+		if ev.Kind == runfile.Refused {
+			assert.Equal(t, runfile.Event{At: 400 * time.Millisecond, Kind: runfile.Refused, Job: "late", By: "mallory", Reason: "set-priority: " + res.Events[0].Reason,
+				Slot: runfile.NoSlot, Region: runfile.NoRegion}, ev)
+		}
+	}
+	assert.Empty(t, f.Restarts, "nothing failed")
+
+	require.Len(t, audit, 3, "the refused change, the applied one and the kill")
 	assert.Equal(t, 400*time.Millisecond, audit[0].at)
 	assert.False(t, audit[0].rec.Accepted)
-	assert.Equal(t, admission.ActionKill, audit[1].rec.Action)
 	assert.True(t, audit[1].rec.Accepted)
+	assert.Equal(t, admission.ActionKill, audit[2].rec.Action)
+	assert.True(t, audit[2].rec.Accepted)
 
 	left, err := Leftovers(context.Background(), c, "default", "r1")
 	require.NoError(t, err)

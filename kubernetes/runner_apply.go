@@ -219,6 +219,7 @@ func (r *Runner) failBulk(now time.Time, bulk [3]int64) {
 func (r *Runner) apply(ctx context.Context, now time.Time, rd multijob.Ready) error {
 	r.traceReclaims(now, rd)
 	r.traceReady(now, rd)
+	r.noteRestarts(now, rd)
 	for _, jr := range rd.Jobs {
 		for _, c := range jr.Cancel {
 			name := PodName(TaskRef{Run: r.cfg.Run, Job: jr.Job, Task: c.Task, Attempt: c.Attempt})

@@ -68,6 +68,7 @@ func TestRunnerNodeLostLeavesTheAdmission(t *testing.T) {
 	st, err := r.Status("flip119")
 	require.NoError(t, err)
 	assert.Positive(t, st.Scheduler.Stats.Failovers, "the region on the lost node failed over")
+	assert.Len(t, r.Restarts("flip119"), st.Scheduler.Stats.Failovers, "a slot lost is a failover of its own, recorded")
 }
 
 // TestRunnerNodeCordonedAndBack: a node cordoned leaves the admission; the

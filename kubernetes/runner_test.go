@@ -103,6 +103,16 @@ func TestRunnerFLIP119(t *testing.T) {
 	require.Len(t, r.Ends(), 1)
 	assert.Equal(t, multijob.Finished, r.Ends()[0].Outcome, "%v", r.Ends()[0].Err)
 	assert.Empty(t, fail, "the failing pod was never run")
+	// The failover is recorded as the simulator records it: the failed
+	// task and the regions restarted, as many as the scheduler counts.
+	st, err := r.Status("flip119")
+	require.NoError(t, err)
+	restarts := r.Restarts("flip119")
+	require.Len(t, restarts, st.Scheduler.Stats.Failovers)
+	require.Len(t, restarts, 1)
+	assert.Equal(t, "C#0", restarts[0].Task)
+	assert.Len(t, restarts[0].Regions, st.Scheduler.Stats.RegionRestarts)
+	assert.Positive(t, restarts[0].At)
 
 	left, err := Leftovers(ctx, c, "default", "r1")
 	require.NoError(t, err)

@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/regionsched/regionsched/admission"
@@ -22,11 +23,26 @@ type tracer struct {
 	// withdrawn counts the slots of reclaims withdrawn before their
 	// timeout (admission.ReclaimWithdrawn).
 	withdrawn int
+	// restarts are the failovers of each job's scheduler, in order.
+	restarts map[string][]Restart
+}
+
+// Restart is one failover of a job's scheduler: a task failed (or was the
+// first one stopped in a slot lost or reclaimed) and its failover
+// strategy restarted regions.
+type Restart struct {
+	// At is when the Runner applied it, since the start of the run.
+	At time.Duration
+	// Task is the failed task ("C#0"), Regions the regions restarted,
+	// ascending.
+	Task    string
+	Regions []int
 }
 
 // newTracer returns a tracer of nothing yet.
 func newTracer() tracer {
-	return tracer{inSlot: map[string]map[slotpool.SlotID]scheduler.TaskID{}, shared: map[string]map[scheduler.Task]bool{}, bulks: map[string]int{}}
+	return tracer{inSlot: map[string]map[slotpool.SlotID]scheduler.TaskID{}, shared: map[string]map[scheduler.Task]bool{}, bulks: map[string]int{},
+		restarts: map[string][]Restart{}}
 }
 
 // tracing reports whether the Runner traces.
@@ -72,6 +88,25 @@ func (r *Runner) traceReady(now time.Time, rd multijob.Ready) {
 		}
 	}
 }
+
+// noteRestarts records the failovers of a Ready's jobs.
+func (r *Runner) noteRestarts(now time.Time, rd multijob.Ready) {
+	for _, jr := range rd.Jobs {
+		for _, rs := range jr.Restarted {
+			x := Restart{At: now.Sub(r.cfg.Start), Task: fmt.Sprint(rs.Failed), Regions: make([]int, len(rs.Regions))}
+			if j, ok := r.jobs[jr.Job]; ok {
+				x.Task = j.tasks.TaskName(rs.Failed)
+			}
+			for i, id := range rs.Regions {
+				x.Regions[i] = int(id)
+			}
+			r.tr.restarts[jr.Job] = append(r.tr.restarts[jr.Job], x)
+		}
+	}
+}
+
+// Restarts returns the failovers of job's scheduler, in order.
+func (r *Runner) Restarts(job string) []Restart { return r.tr.restarts[job] }
 
 // traceReclaims traces the reclaims of a Ready (before the cancels they
 // cause, as in the simulator) and counts the slots of reclaims

@@ -284,3 +284,24 @@ func TestIntegrationCLISIGKILL(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stderr)
 	assert.Equal(t, "no pod of a regionsched run is left in namespace default\n", res.stdout)
 }
+
+// TestIntegrationCLIPreemptEvents: the preempt example on 2 one-slot
+// nodes, with its events file: the summary is simulate's, its event lines
+// (the change applied, the kill refused) and its restarts (each slot
+// reclaimed a failover that restarts its region) too.
+func TestIntegrationCLIPreemptEvents(t *testing.T) {
+	c := k8stest.Client(t)
+	flags := fakeNodes(t, c, 2)
+	const dir = "../../../examples/jobs/preempt/"
+	res := execCLI(t, append(append([]string{"run", "--poll", "50ms", "--cluster", dir + "cluster.json", "--events", dir + "events.jsonl"}, flags...),
+		dir+"low.json", dir+"high.json", dir+"urgent.json")...)
+	require.Equal(t, 0, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	t.Logf("summary:\n%s", res.stdout)
+	noPodsOf(t, c, runIDOf(t, res.stdout))
+	assert.Contains(t, res.stdout, "\nevent 2200 ms: alice set-priority urgent 500 -> 9500: applied\n")
+	assert.Contains(t, res.stdout, "\nevent 3000 ms: mallory kill low: refused: \"mallory\" has no role")
+	assert.Contains(t, res.stdout, "\nrestarts:          2 (regions restarted: 2)\n")
+	assert.Contains(t, res.stdout, "\nreclaims:          2 (slots reclaimed: 2, withdrawn before the timeout: 0)\n")
+	assert.NotContains(t, res.stdout, "failed: restarted", "the failovers of several jobs are counted, not listed, as in simulate")
+	assert.Regexp(t, `finished: all 3 jobs finished at \d+ ms\n$`, res.stdout)
+}

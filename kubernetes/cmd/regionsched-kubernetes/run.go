@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -103,6 +105,9 @@ server reachable.`,
 			// Slots are the nodes', the same ids whatever job holds them.
 			ClusterSlotIDs: true,
 			Check:          o.check,
+			// Its own admission: a job in a queue with children is bad
+			// input, as in simulate.
+			Queues: func() []admission.QueueConfig { return o.queues },
 			Run: func(ctx context.Context, in runcli.Input) (runcli.Result, error) {
 				return o.run(ctx, in, mode)
 			},
@@ -193,13 +198,22 @@ func (o *runOptions) run(ctx context.Context, in runcli.Input, mode *modeFlag) (
 		return runcli.Result{}, err
 	}
 	out := runcli.Result{Jobs: make([]runcli.Outcome, len(res.Jobs)), Slots: res.Slots, Admission: summary.AdmissionText(o.queues, o.policy),
-		Queues: o.queues, WithdrawnSlots: res.WithdrawnSlots}
+		Queues: o.queues, DefaultPolicy: o.policy, WithdrawnSlots: res.WithdrawnSlots, RestartsRecorded: true}
+	for _, ev := range res.Events {
+		out.Events = append(out.Events, summary.EventOutcome{At: ev.At, By: ev.By, Action: ev.Action, Job: ev.Job, Priority: ev.Priority,
+			Old: ev.Old, Applied: ev.Applied, Reason: ev.Reason})
+	}
 	if de := (*rsk8s.DeadlockError)(nil); errors.As(res.Stopped, &de) {
 		out.Deadlock = res.Stopped
 	}
 	for i, j := range res.Jobs {
 		out.Jobs[i] = runcli.Outcome{Name: j.Name, Err: j.Err, End: j.End,
 			Work: fmt.Sprintf("%s as pods in %s, each bulk bound all together", plural.Count(j.Pods, "task run"), plural.Count(j.Bulks, "bulk"))}
+		for _, r := range j.Restarts {
+			out.Restarts = append(out.Restarts, summary.Restart{Job: j.Name, At: r.At, Task: r.Task, Regions: r.Regions})
+		}
 	}
+	// The jobs' failovers in the order they happened.
+	slices.SortStableFunc(out.Restarts, func(a, b summary.Restart) int { return cmp.Compare(a.At, b.At) })
 	return out, nil
 }
