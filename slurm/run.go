@@ -1,9 +1,12 @@
 package slurm
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -97,6 +100,37 @@ type Result struct {
 	// (one a slot) of the nodes in service of the partitions its jobs'
 	// queues map to, a node in several of them counted once.
 	Slots int
+	// Events say what became of each event of RunConfig.Events applied,
+	// in order: a kill or a change refused at once (an unknown or ended
+	// job, a priority scontrol cannot set), or a set-priority as Slurm
+	// answered it (refused if it refused it for any of the job's Slurm
+	// jobs, with its reason).
+	Events []EventOutcome
+}
+
+// EventOutcome is what became of one event of a run.
+type EventOutcome struct {
+	runfile.JobEvent
+	// Old is the priority Slurm reported before an applied set-priority
+	// (of the job's first Slurm job it was asked of).
+	Old int64
+	// Applied says whether it took effect; Reason says why not.
+	Applied bool
+	Reason  string
+	// answered: Slurm's answer for one of the job's Slurm jobs came.
+	answered bool
+}
+
+// Restart is one failover of a job's scheduler: a task failed (or was
+// the first one stopped in a slot lost) and its failover strategy
+// restarted regions.
+type Restart struct {
+	// At is when the runtime applied it, since the start of the run.
+	At time.Duration
+	// Task is the failed task ("C#0"), Regions the regions restarted,
+	// ascending.
+	Task    string
+	Regions []int
 }
 
 // JobResult is how one job's run ended.
@@ -115,6 +149,8 @@ type JobResult struct {
 	Steps       int
 	Allocations []JobID
 	Stats       scheduler.Stats
+	// Restarts are its scheduler's failovers, in order.
+	Restarts []Restart
 }
 
 // Run runs jobs on a Slurm cluster until every one has finished, failed
@@ -273,6 +309,9 @@ type runner struct {
 	mu    sync.Mutex // guards the outcomes' Steps, Allocations and FirstDeploy, and finished
 	jobs  map[string]*jobRun
 	order []string
+
+	outMu    sync.Mutex // guards outcomes
+	outcomes []EventOutcome
 }
 
 // jobRun is the runtime's view of one job.
@@ -327,6 +366,14 @@ func newRun(cfg RunConfig, jobs []runfile.Job) *runner {
 // before every job ended).
 func (r *runner) result(stopped error) Result {
 	res := Result{RunID: r.cfg.RunID, Stopped: stopped, Jobs: make([]JobResult, len(r.order))}
+	r.outMu.Lock()
+	for _, o := range r.outcomes {
+		if o.Applied && o.Action == admission.ActionSetPriority && !o.answered {
+			o.Applied, o.Reason = false, "Slurm had not answered when the run ended"
+		}
+		res.Events = append(res.Events, o)
+	}
+	r.outMu.Unlock()
 	if r.pl != nil {
 		res.Outages = len(r.pl.Outages())
 	}
@@ -357,6 +404,7 @@ func (r *runner) run(ctx context.Context, jobs []runfile.Job, parts []partition)
 	var auditMu sync.Mutex
 	cl, err := newCluster(clusterConfig{Run: r.cfg.RunID, Partitions: r.cfg.Partitions, Partition: r.cfg.Partition,
 		TimeLimit: r.cfg.TimeLimit, Auditor: func(rec AuditRecord) {
+			r.answered(rec)
 			r.cfg.Logger.Info("set-priority", zap.String("job", rec.RuntimeJob), zap.String("by", rec.Principal),
 				zap.Int64("priority", rec.New), zap.Bool("accepted", rec.Accepted), zap.String("reason", rec.Reason))
 			if r.cfg.Audit != nil {
@@ -451,7 +499,48 @@ func (r *runner) events(ctx context.Context) {
 			err = r.d.Kill(ctx, by, ev.Job)
 		}
 		r.cfg.Logger.Info("event", zap.Stringer("action", ev.Action), zap.String("job", ev.Job), zap.String("by", ev.By), zap.Error(err))
+		r.outcome(ev, err)
 		r.pl.Poke()
+	}
+}
+
+// outcome records what became of an event applied (err: why it was
+// refused at once); a set-priority asked of Slurm waits for its answer
+// (answered).
+func (r *runner) outcome(ev runfile.JobEvent, err error) {
+	out := EventOutcome{JobEvent: ev, Applied: err == nil}
+	if err != nil {
+		out.Reason = err.Error()
+		if re := (*admission.RefusedError)(nil); errors.As(err, &re) {
+			out.Reason = re.Reason
+		}
+	}
+	r.outMu.Lock()
+	defer r.outMu.Unlock()
+	r.outcomes = append(r.outcomes, out)
+}
+
+// answered applies Slurm's answer to a priority change to the outcome of
+// the last set-priority of its job, user and priority: the first answer
+// tells the priority before it; one refusal refuses it.
+func (r *runner) answered(rec AuditRecord) {
+	r.outMu.Lock()
+	defer r.outMu.Unlock()
+	for i := len(r.outcomes) - 1; i >= 0; i-- {
+		o := &r.outcomes[i]
+		if o.Action != admission.ActionSetPriority || o.Job != rec.RuntimeJob || o.By != rec.Principal || int64(o.Priority) != rec.New {
+			continue
+		}
+		if !o.Applied && !o.answered {
+			continue // refused before Slurm was asked
+		}
+		if !o.answered {
+			o.Old, o.answered = rec.Old, true
+		}
+		if !rec.Accepted && o.Applied {
+			o.Applied, o.Reason = false, cmp.Or(strings.TrimSpace(rec.Reason), "refused by Slurm")
+		}
+		return
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 func (r *runner) apply(ctx context.Context, rd multijob.Ready) int {
 	for _, jrd := range rd.Jobs {
 		jr := r.jobs[jrd.Job]
+		r.noteRestarts(jr, jrd.Restarted)
 		for _, req := range jrd.Requests {
 			for _, s := range req.Slots {
 				for _, v := range s.Members {
@@ -71,6 +72,23 @@ func (r *runner) apply(ctx context.Context, rd multijob.Ready) int {
 		}
 	}
 	return ended
+}
+
+// noteRestarts records a job's failovers.
+func (r *runner) noteRestarts(jr *jobRun, restarted []scheduler.Restart) {
+	if len(restarted) == 0 {
+		return
+	}
+	at := r.since()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rs := range restarted {
+		x := Restart{At: at, Task: jr.rs.Topology().VertexName(rs.Failed), Regions: make([]int, len(rs.Regions))}
+		for i, id := range rs.Regions {
+			x.Regions[i] = int(id)
+		}
+		jr.out.Restarts = append(jr.out.Restarts, x)
+	}
 }
 
 // deploy starts one task as a step in its slot's allocation.

@@ -5,6 +5,7 @@ package slurm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -131,6 +132,9 @@ func (m *memSlurm) runStep(ctx context.Context, p slotPlacement, argv []string, 
 	}
 	m.mu.Unlock()
 	_, err := fmt.Fprintln(stdout, node)
+	if err == nil && len(argv) > 0 && argv[len(argv)-1] == "--fail" {
+		return &CommandError{Command: "srun", Stderr: "exit code 1", Err: errors.New("exit status 1")}
+	}
 	if err == nil && len(argv) > 0 && argv[len(argv)-1] == "--talk" {
 		_, err = fmt.Fprintln(stdout, "what the task printed")
 	}
@@ -263,21 +267,36 @@ func TestRunJobSlurmCanNeverHold(t *testing.T) {
 func TestRunAppliesPriorityEvents(t *testing.T) {
 	evs := []runfile.JobEvent{
 		{At: 0, Action: admission.ActionSetPriority, Job: "flip119-example", Priority: 9000, By: "alice"},
+		{At: 0, Action: admission.ActionSetPriority, Job: "flip119-example", Priority: 0, By: "root"},
 		{At: 0, Action: admission.ActionSetPriority, Job: "flip119-example", Priority: 7000, By: "root"},
 	}
 	// The steps run until both changes are audited (the job holds its
 	// allocation meanwhile).
 	mem := &memSlurm{cpus: 1, operator: "root", hold: make(chan struct{})}
 	var audit []AuditRecord
-	outs := runJobs(t, context.Background(), RunConfig{Mode: exchange.AllBlocking, client: mem, RunID: "u", Events: evs,
+	res, err := Run(context.Background(), RunConfig{Mode: exchange.AllBlocking, client: mem, RunID: "u", Events: evs,
 		Audit: func(job string, _ time.Duration, rec AuditRecord) {
 			assert.Equal(t, "flip119-example", job)
 			audit = append(audit, rec)
 			if rec.Principal == "root" && len(audit) > 1 && audit[len(audit)-2].Principal != "root" {
 				close(mem.hold) // root's first record: alice's came before
 			}
-		}}, []runfile.Job{{Name: "flip119-example", Job: flip119(t)}})
+		}}, runfile.Job{Name: "flip119-example", Job: flip119(t)})
+	require.NoError(t, err)
+	outs := res.Jobs
 	require.NoError(t, outs[0].Err)
+	// What became of each event, for the summary: Slurm's answers, or
+	// the refusal of a priority scontrol cannot set.
+	require.Len(t, res.Events, 3)
+	for i, ev := range evs {
+		assert.Equal(t, ev, res.Events[i].JobEvent)
+	}
+	assert.False(t, res.Events[0].Applied)
+	assert.Equal(t, "Access/permission denied", res.Events[0].Reason)
+	assert.False(t, res.Events[1].Applied)
+	assert.Equal(t, fmt.Sprintf("a Slurm priority is 1 ... %d", MaxPriority), res.Events[1].Reason)
+	assert.True(t, res.Events[2].Applied, res.Events[2].Reason)
+	assert.Empty(t, res.Events[2].Reason)
 	require.NotEmpty(t, audit)
 	byWhom := map[string]int{}
 	for _, rec := range audit {
@@ -334,4 +353,30 @@ func TestRunStepCommand(t *testing.T) {
 		require.True(t, ok, name)
 		assert.Equal(t, 2*job.Vertex(i).Duration, d, "%s: its duration times Scale", name)
 	}
+}
+
+// A task that fails restarts its region; the run records the failover
+// (the failed task and the regions restarted), as many as its scheduler
+// counts.
+func TestRunRecordsRestarts(t *testing.T) {
+	mem := &memSlurm{cpus: 4}
+	var mu sync.Mutex
+	failed := false
+	outs := runJobs(t, context.Background(), RunConfig{Mode: exchange.AllBlocking, client: mem, RunID: "u",
+		Command: func(_, task string, _ time.Duration) []string {
+			mu.Lock()
+			defer mu.Unlock()
+			if task == "C#0" && !failed {
+				failed = true
+				return []string{"true", "--fail"}
+			}
+			return []string{"true"}
+		}}, []runfile.Job{{Name: "flip119-example", Job: flip119(t)}})
+	require.NoError(t, outs[0].Err)
+	require.Len(t, outs[0].Restarts, 1)
+	assert.Equal(t, outs[0].Stats.Failovers, len(outs[0].Restarts))
+	r := outs[0].Restarts[0]
+	assert.Equal(t, "C#0", r.Task)
+	assert.Len(t, r.Regions, outs[0].Stats.RegionRestarts)
+	assert.Contains(t, r.Regions, 4, "C#0's own region (all-blocking: one task a region)")
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/regionsched/regionsched/exchange"
 	"github.com/regionsched/regionsched/internal/runcli"
+	"github.com/regionsched/regionsched/internal/summary"
 	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/slurm"
 )
@@ -152,7 +155,19 @@ func (o *runOptions) runSlurm(ctx context.Context, in runcli.Input, mode exchang
 		return runcli.Result{}, err
 	}
 	notes.summary()
-	return runcli.Result{Jobs: outcomesOf(res.Jobs), Slots: res.Slots, Admission: "admission by Slurm"}, nil
+	out := runcli.Result{Jobs: outcomesOf(res.Jobs), Slots: res.Slots, Admission: "admission by Slurm", RestartsRecorded: true}
+	for _, ev := range res.Events {
+		out.Events = append(out.Events, summary.EventOutcome{At: ev.At, By: ev.By, Action: ev.Action, Job: ev.Job, Priority: ev.Priority,
+			Old: int(ev.Old), Applied: ev.Applied, Reason: ev.Reason})
+	}
+	for _, j := range res.Jobs {
+		for _, r := range j.Restarts {
+			out.Restarts = append(out.Restarts, summary.Restart{Job: j.Name, At: r.At, Task: r.Task, Regions: r.Regions})
+		}
+	}
+	// The jobs' failovers in the order they happened.
+	slices.SortStableFunc(out.Restarts, func(a, b summary.Restart) int { return cmp.Compare(a.At, b.At) })
+	return out, nil
 }
 
 // stderrLogger logs warnings and above on w, one line each, without
