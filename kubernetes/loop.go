@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,6 +45,8 @@ type loop struct {
 	// admission's records of the event being applied (noteAudit).
 	outcomes []EventOutcome
 	audited  []admission.AuditRecord
+	// audit writes an audit record where the admission's go (nil: none).
+	audit func(admission.AuditRecord)
 }
 
 // EventOutcome is what became of one event of the run: applied, or
@@ -115,7 +118,15 @@ func (l *loop) due(now time.Time) error {
 	}
 	for l.applied < len(l.events) {
 		ev := l.events[l.applied]
-		if ev.At > since || l.at[ev.Job] >= l.submitted {
+		if ev.At > since {
+			break
+		}
+		if i, ok := l.at[ev.Job]; ok && ev.At < submitAt(l.specs[i]) {
+			l.applied++
+			l.notArrived(now, ev, l.specs[i])
+			continue
+		}
+		if l.at[ev.Job] >= l.submitted {
 			break // an event at a job's submission comes after it
 		}
 		l.applied++
@@ -132,6 +143,22 @@ func (l *loop) due(now time.Time) error {
 		l.outcome(now, ev, err)
 	}
 	return nil
+}
+
+// notArrived refuses an event for a job that arrives after it, as the
+// simulator does: an audit record (what the admission would have
+// written, had it been asked), the outcome and a refused trace event.
+func (l *loop) notArrived(now time.Time, ev runfile.JobEvent, spec multijob.JobSpec) {
+	reason := fmt.Sprintf("the job has not arrived yet (it arrives at %d ms)", submitAt(spec).Milliseconds())
+	rec := admission.AuditRecord{At: now, By: admission.Principal{Name: ev.By, Role: l.users[ev.By]}, Action: ev.Action, Job: ev.Job, Reason: reason}
+	if ev.Action == admission.ActionSetPriority {
+		rec.Old, rec.New = cmp.Or(spec.Priority, admission.DefaultPriority), ev.Priority
+	}
+	if l.audit != nil {
+		l.audit(rec)
+	}
+	l.audited = l.audited[:0]
+	l.outcome(now, ev, &admission.RefusedError{By: rec.By, Action: ev.Action, Job: ev.Job, Priority: ev.Priority, Reason: reason, Err: admission.ErrUnknownJob})
 }
 
 // outcome records what became of an event applied at now (err: why it

@@ -177,3 +177,54 @@ func kwokOnWatch(ctx context.Context, c *fake.Clientset, w watch.Interface) erro
 		}
 	}
 }
+
+// TestLoopRefusesEventsBeforeArrival: an event for a job before its
+// submitAtMs is refused, as simulate refuses it: an outcome and a refused
+// trace event saying when the job arrives, and an audit record; the job
+// then runs as if nothing was asked.
+func TestLoopRefusesEventsBeforeArrival(t *testing.T) {
+	c := fourNodes(t)
+	clk := clock.NewMock()
+	var trace []runfile.Event
+	ctx := context.Background()
+	r, err := NewRunner(ctx, RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(1000, 1024), Start: clk.Now(), TraceJobs: true,
+		Trace: func(ev runfile.Event) { trace = append(trace, ev) }})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r.Close(ctx)) }()
+	events := []runfile.JobEvent{{At: 100 * time.Millisecond, Action: admission.ActionKill, Job: "late", By: "alice"}}
+	l := newLoop(r, clk.Now(), []multijob.JobSpec{specOf(t, earlyJob), specOf(t, lateJob)}, events, map[string]admission.Role{"alice": admission.RoleAdmin})
+	var audited []admission.AuditRecord
+	l.audit = func(rec admission.AuditRecord) { audited = append(audited, rec) }
+	done := false
+	for i := 0; i < 100 && !done; i++ {
+		synced(t, r, c)
+		done, err = l.step(ctx, clk.Now())
+		require.NoError(t, err)
+		kwok(t, c, nil)
+		until := clk.Now().Add(100 * time.Millisecond)
+		if next, ok := l.next(clk.Now()); ok && next.Before(until) {
+			until = next
+		}
+		clk.Set(until)
+	}
+	require.True(t, done, "the jobs did not end")
+	const why = "the job has not arrived yet (it arrives at 250 ms)"
+	require.Len(t, l.outcomes, 1)
+	assert.False(t, l.outcomes[0].Applied)
+	assert.Equal(t, why, l.outcomes[0].Reason)
+	require.Len(t, audited, 1)
+	assert.Equal(t, why, audited[0].Reason)
+	assert.False(t, audited[0].Accepted)
+	var refused []runfile.Event
+	for _, ev := range trace {
+		if ev.Kind == runfile.Refused {
+			refused = append(refused, ev)
+		}
+	}
+	require.Len(t, refused, 1)
+	assert.Equal(t, 100*time.Millisecond, refused[0].At)
+	assert.Equal(t, "kill: "+why, refused[0].Reason)
+	for _, e := range r.Ends() {
+		assert.Equal(t, multijob.Finished, e.Outcome, "%s: %v", e.Job, e.Err)
+	}
+}

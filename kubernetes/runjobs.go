@@ -154,6 +154,8 @@ func startJobs(ctx context.Context, cfg JobsConfig, clk clock.Clock, jobs []runf
 		}
 	}
 	j.loop = newLoop(r, rc.Start, specs, cfg.Events, cfg.Users)
+	sink := rc.Jobs.Admission.Audit
+	j.loop.audit = func(rec admission.AuditRecord) { _ = sink.Audit(rec) }
 	return j, nil
 }
 

@@ -312,6 +312,7 @@ type runner struct {
 
 	outMu    sync.Mutex // guards outcomes
 	outcomes []EventOutcome
+	auditMu  sync.Mutex // guards calls of cfg.Audit
 }
 
 // jobRun is the runtime's view of one job.
@@ -401,15 +402,14 @@ func (r *runner) since() time.Duration { return r.clk.Since(r.start) }
 func (r *runner) run(ctx context.Context, jobs []runfile.Job, parts []partition) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var auditMu sync.Mutex
 	cl, err := newCluster(clusterConfig{Run: r.cfg.RunID, Partitions: r.cfg.Partitions, Partition: r.cfg.Partition,
 		TimeLimit: r.cfg.TimeLimit, Auditor: func(rec AuditRecord) {
 			r.answered(rec)
 			r.cfg.Logger.Info("set-priority", zap.String("job", rec.RuntimeJob), zap.String("by", rec.Principal),
 				zap.Int64("priority", rec.New), zap.Bool("accepted", rec.Accepted), zap.String("reason", rec.Reason))
 			if r.cfg.Audit != nil {
-				auditMu.Lock()
-				defer auditMu.Unlock()
+				r.auditMu.Lock()
+				defer r.auditMu.Unlock()
 				r.cfg.Audit(rec.RuntimeJob, r.since(), rec)
 			}
 		}}, parts)
@@ -488,6 +488,10 @@ func (r *runner) events(ctx context.Context) {
 			return
 		}
 		if jr := r.jobs[ev.Job]; jr != nil {
+			if at := jr.rs.Topology().Job().Submission().SubmitAt; ev.At < at {
+				r.notArrived(ev, at)
+				continue
+			}
 			<-jr.submitted // an event at the job's submission comes after it
 		}
 		by := admission.Principal{Name: ev.By}
@@ -502,6 +506,22 @@ func (r *runner) events(ctx context.Context) {
 		r.outcome(ev, err)
 		r.pl.Poke()
 	}
+}
+
+// notArrived refuses an event for a job that arrives only at at, after
+// it, as simulate does: its outcome, and an audit record for a priority
+// change (the run's audit records priority changes).
+func (r *runner) notArrived(ev runfile.JobEvent, at time.Duration) {
+	reason := fmt.Sprintf("the job has not arrived yet (it arrives at %d ms)", at.Milliseconds())
+	r.cfg.Logger.Info("event", zap.Stringer("action", ev.Action), zap.String("job", ev.Job), zap.String("by", ev.By), zap.String("refused", reason))
+	if ev.Action == admission.ActionSetPriority && r.cfg.Audit != nil {
+		r.auditMu.Lock()
+		r.cfg.Audit(ev.Job, r.since(), AuditRecord{At: r.clk.Now(), Principal: ev.By, RuntimeJob: ev.Job, New: int64(ev.Priority), Reason: reason})
+		r.auditMu.Unlock()
+	}
+	r.outMu.Lock()
+	defer r.outMu.Unlock()
+	r.outcomes = append(r.outcomes, EventOutcome{JobEvent: ev, Reason: reason})
 }
 
 // outcome records what became of an event applied (err: why it was

@@ -380,3 +380,30 @@ func TestRunRecordsRestarts(t *testing.T) {
 	assert.Len(t, r.Regions, outs[0].Stats.RegionRestarts)
 	assert.Contains(t, r.Regions, 4, "C#0's own region (all-blocking: one task a region)")
 }
+
+// An event for a job before its submitAtMs is refused, as simulate
+// refuses it: the outcome says when the job arrives, a priority change is
+// audited as refused, and the job runs as if nothing was asked.
+func TestRunRefusesEventsBeforeArrival(t *testing.T) {
+	job, err := topology.DecodeBytes([]byte(`{"name": "late", "submitAtMs": 50, "vertices": [{"id": "a", "parallelism": 1, "durationMs": 10}]}`))
+	require.NoError(t, err)
+	evs := []runfile.JobEvent{
+		{At: 0, Action: admission.ActionKill, Job: "late", By: "root"},
+		{At: 10 * time.Millisecond, Action: admission.ActionSetPriority, Job: "late", Priority: 7000, By: "root"},
+	}
+	var audit []AuditRecord
+	res, err := Run(context.Background(), RunConfig{Mode: exchange.AllBlocking, client: &memSlurm{cpus: 1, operator: "root"}, RunID: "u", Events: evs,
+		Audit: func(_ string, _ time.Duration, rec AuditRecord) { audit = append(audit, rec) }}, runfile.Job{Name: "late", Job: job})
+	require.NoError(t, err)
+	require.NoError(t, res.Jobs[0].Err, "the kill was refused")
+	const why = "the job has not arrived yet (it arrives at 50 ms)"
+	require.Len(t, res.Events, 2)
+	for i := range evs {
+		assert.False(t, res.Events[i].Applied)
+		assert.Equal(t, why, res.Events[i].Reason)
+	}
+	require.Len(t, audit, 1, "the priority change")
+	assert.False(t, audit[0].Accepted)
+	assert.Equal(t, why, audit[0].Reason)
+	assert.Equal(t, int64(7000), audit[0].New)
+}
