@@ -22,6 +22,10 @@ type eagerPolicy struct {
 	free      []int32
 	deploys   int
 	failovers int
+	// arrived says, in a multi-job run, whether each job has arrived (its
+	// submitAtMs): the tasks of a job ask for slots from then on (nil:
+	// one job, there from the start).
+	arrived []bool
 }
 
 func newEagerPolicy(e *engine) *eagerPolicy {
@@ -37,9 +41,39 @@ func newEagerPolicy(e *engine) *eagerPolicy {
 	return p
 }
 
+// arrivals makes the jobs of a multi-job run arrive at their submission
+// times: those of 0 ms at once, the others by calendar events
+// (eagerArrival, in job order among themselves at one instant).
+func (p *eagerPolicy) arrivals(jobs []runfile.Job) {
+	p.arrived = make([]bool, len(jobs))
+	for i, j := range jobs {
+		if at := j.Job.Submission().SubmitAt; at > 0 {
+			p.e.model.cal.add(timed{at: at, order: uint64(i), kind: eagerArrival, task: int32(i)})
+			continue
+		}
+		p.arrived[i] = true
+	}
+}
+
+// arrive lets job i's tasks ask for slots: those whose inputs allow it ask
+// now.
+func (p *eagerPolicy) arrive(i int32) {
+	p.arrived[i] = true
+	for v := p.e.set.offsets[i]; v < p.e.set.offsets[i+1]; v++ {
+		if p.e.model.requestable(v) {
+			p.request(v)
+		}
+	}
+}
+
 func (p *eagerPolicy) request(v int32) {
 	if p.requested[v] {
 		return
+	}
+	if p.arrived != nil {
+		if i, _ := p.e.set.of(v); !p.arrived[i] {
+			return // it asks when its job arrives
+		}
 	}
 	p.requested[v] = true
 	p.e.record(runfile.Request, v, runfile.NoSlot)

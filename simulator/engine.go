@@ -146,7 +146,9 @@ func newJobsEngine(cfg Config, jc JobsConfig, set *jobSet) (*engine, error) {
 	e := newBaseEngine(cfg, jobsExtraSlots(jc))
 	e.set = set
 	if cfg.Policy == EagerPolicy {
-		e.policy = newEagerPolicy(e)
+		ep := newEagerPolicy(e)
+		ep.arrivals(jc.Jobs)
+		e.policy = ep
 		e.eagerJobs = make([]eagerJob, len(jc.Jobs))
 		for i := range e.eagerJobs {
 			e.eagerJobs[i].firstDeploy = -1
@@ -524,6 +526,9 @@ func (e *engine) run() (*Result, error) {
 		case eagerEvent:
 			e.advance(ev.at)
 			e.eagerEvents.refuse(ev.task)
+		case eagerArrival:
+			e.advance(ev.at)
+			e.policy.(*eagerPolicy).arrive(ev.task)
 		case speculativeEnd:
 			k := copyKey{ev.task, int32(ev.version)}
 			c, live := e.spec.copies[k]
@@ -625,7 +630,11 @@ func (e *engine) result() (*Result, error) {
 				at = max(at, ej.lastFinish)
 			}
 		}
-		r.Reason = fmt.Sprintf("finished: %s finished at %d ms", allOf(len(e.model.tasks), "task"), at.Milliseconds())
+		what := allOf(len(e.model.tasks), "task")
+		if e.eagerJobs != nil {
+			what = allOf(len(e.eagerJobs), "job")
+		}
+		r.Reason = fmt.Sprintf("finished: %s finished at %d ms", what, at.Milliseconds())
 		return r, nil
 	}
 	holding := e.model.waiting()

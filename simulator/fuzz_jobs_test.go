@@ -359,7 +359,9 @@ func checkJobsTrace(cfg simulator.JobsConfig, run fuzzJobsRun) error {
 		}
 	}
 	queueOf, verdict := map[string]string{}, map[string]runfile.Verdict{}
+	arrives := map[string]time.Duration{}
 	for _, j := range cfg.Jobs {
+		arrives[j.Name] = j.Job.Submission().SubmitAt
 		if queueOf[j.Name] = j.Job.Submission().Queue; queueOf[j.Name] == "" {
 			queueOf[j.Name] = "root.default"
 		}
@@ -408,6 +410,9 @@ func checkJobsTrace(cfg simulator.JobsConfig, run fuzzJobsRun) error {
 		}
 		switch k := [2]string{e.Job, e.Task}; e.Kind {
 		case runfile.Request:
+			if e.At < arrives[e.Job] {
+				return fmt.Errorf("event %d (%+v): a request before its job arrives at %v", i, e, arrives[e.Job])
+			}
 			if prev, ok := open[k]; ok {
 				return fmt.Errorf("event %d (%+v): asks again, its request at %v (attempt %d) neither deployed nor withdrawn", i, e, prev.At, prev.Attempt)
 			}

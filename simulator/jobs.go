@@ -36,7 +36,7 @@ type JobsConfig struct {
 	DefaultPolicy admission.Policy
 	// Policy selects the region scheduler behind the admission, or the
 	// eager baseline across jobs (no admission, no bulks: every task of
-	// every job asks for its own slot; drivers and submission times are
+	// every job asks for its own slot once its job arrived; drivers are
 	// ignored).
 	Policy Policy
 	// Seed, Ties, Matching, Record, OnEvent, Detail, MaxEvents and Logger
@@ -128,9 +128,9 @@ type JobResult struct {
 	// Submitted, FirstDeploy and Finished are virtual times; FirstDeploy
 	// is when its first task got a slot (its driver's slot does not
 	// count: a job whose driver ran but no task has none), -1 if never;
-	// Finished is -1 if it never finished. Under the eager policy, which
-	// ignores submission times, Submitted is 0 and Finished is when its
-	// last task finished. They need no recorded trace.
+	// Finished is -1 if it never finished. Under the eager policy,
+	// Finished is when its last task finished. They need no recorded
+	// trace.
 	Submitted, FirstDeploy, Finished time.Duration
 	// SpeculativeStarted and SpeculativeWon count the job's speculative
 	// attempts deployed and those that finished first

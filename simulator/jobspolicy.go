@@ -509,11 +509,10 @@ func (e *engine) jobResults() []JobResult {
 	for i, j := range e.set.jobs {
 		out[i] = JobResult{Name: j.Name, Submitted: j.Job.Submission().SubmitAt, FirstDeploy: -1, Finished: -1}
 		if e.jobs == nil { // eager: no admission; a job finished if its tasks did
-			// The eager baseline ignores submission times: every job is
-			// there at 0 ms; it finished with its last task, or runs on
-			// if it is a stream fully deployed.
+			// It finished with its last task, or runs on if it is a
+			// stream fully deployed.
 			ej := e.eagerJobs[i]
-			out[i].Submitted, out[i].FirstDeploy, out[i].Verdict = 0, ej.firstDeploy, runfile.Finished
+			out[i].FirstDeploy, out[i].Verdict = ej.firstDeploy, runfile.Finished
 			for v := e.set.offsets[i]; v < e.set.offsets[i+1]; v++ {
 				if e.model.tasks[v].phase != finished {
 					out[i].Verdict, out[i].Reason = runfile.Deadlock, "never finished"

@@ -19,6 +19,7 @@ const (
 	jobTimer                         // a job of a multi-job run arrives or starts (task: the job, version: jobSubmit or jobStart)
 	speculativeEnd                   // a speculative attempt's work is done (task: the task, version: its attempt)
 	eagerEvent                       // an event of the events file in an eager multi-job run (task: its index)
+	eagerArrival                     // a job of an eager multi-job run arrives (task: the job)
 )
 
 // timed is an event of the simulation's calendar. A task event is stale
