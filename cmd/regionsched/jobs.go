@@ -168,7 +168,11 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	for _, ev := range res.JobEvents {
 		fmt.Fprintln(out, summary.EventLine(eventOutcome(ev)))
 	}
-	fmt.Fprintln(out, summary.MakespanLine(res.Makespan, summary.VirtualTime))
+	if res.Verdict == runfile.Deadlock {
+		fmt.Fprintln(out, summary.DeadlockMakespanLine(res.Makespan, summary.VirtualTime))
+	} else {
+		fmt.Fprintln(out, summary.MakespanLine(res.Makespan, summary.VirtualTime))
+	}
 	fmt.Fprintln(out, summary.UtilizationLine(res.WorkUtilization))
 	fmt.Fprintln(out, summary.HeldWaitingLine(res.HeldWaiting))
 	if hasDrivers(jobs) {

@@ -230,7 +230,11 @@ func (f *simulateFlags) printJobSummary(out io.Writer, job *topology.JobGraph, r
 		modeText += fmt.Sprintf(" (selective share %v)", f.share)
 	}
 	fmt.Fprintf(out, "job %q: mode %s, policy %s, %s, %s\n", job.Name(), modeText, policy, count(res.Slots, "slot"), seedText(f.seed, s.ties))
-	fmt.Fprintln(out, summary.MakespanLine(res.Makespan, summary.VirtualTime))
+	if res.Verdict == runfile.Deadlock {
+		fmt.Fprintln(out, summary.DeadlockMakespanLine(res.Makespan, summary.VirtualTime))
+	} else {
+		fmt.Fprintln(out, summary.MakespanLine(res.Makespan, summary.VirtualTime))
+	}
 	fmt.Fprintln(out, summary.UtilizationLine(res.WorkUtilization))
 	fmt.Fprintln(out, summary.HeldWaitingLine(res.HeldWaiting))
 	if policy == simulator.EagerPolicy {

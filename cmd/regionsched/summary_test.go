@@ -39,7 +39,7 @@ func TestSimulateSummaryWording(t *testing.T) {
 	t.Run("a deadlock progresses only part of the time", func(t *testing.T) {
 		res := execCLI(t, "", "simulate", "--mode", "all-pipelined", "--slots", "4", "--policy", "eager", "--ties", "seeded", flip119Path)
 		require.Equal(t, 1, res.code, res.stdout)
-		assert.Equal(t, "2000 ms of virtual time, until the last event", summaryLine(t, res.stdout, "makespan:"))
+		assert.Equal(t, "2000 ms of virtual time, until the deadlock", summaryLine(t, res.stdout, "makespan:"))
 		// B#1 works 0-2 s, A#0 and A#1 0-1 s: 3 of 8 slot-seconds
 		assert.Equal(t, "37.5% of slot time with work progressing", summaryLine(t, res.stdout, "slot utilization:"))
 		assert.Equal(t, "62.5% of slot time held by tasks that could not progress", summaryLine(t, res.stdout, "held waiting:"))

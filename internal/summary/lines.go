@@ -111,6 +111,13 @@ func MakespanLine(makespan time.Duration, clock string) string {
 	return fmt.Sprintf("%s %d ms of %s, until the last event", pad("makespan:"), makespan.Milliseconds(), clock)
 }
 
+// DeadlockMakespanLine is the makespan line of a run that deadlocked:
+// "makespan: N ms of CLOCK, until the deadlock" (when the last task that
+// made progress stopped, which the trace marks with no event of its own).
+func DeadlockMakespanLine(makespan time.Duration, clock string) string {
+	return fmt.Sprintf("%s %d ms of %s, until the deadlock", pad("makespan:"), makespan.Milliseconds(), clock)
+}
+
 // UtilizationLine is the share of slot time with work progressing.
 func UtilizationLine(share float64) string {
 	return fmt.Sprintf("%s %.1f%% of slot time with work progressing", pad("slot utilization:"), 100*share)

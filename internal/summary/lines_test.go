@@ -24,6 +24,7 @@ func TestJobLines(t *testing.T) {
 
 func TestFigureLines(t *testing.T) {
 	assert.Equal(t, "makespan:          19000 ms of real time, until the last event", summary.MakespanLine(19000*ms, summary.RealTime))
+	assert.Equal(t, "makespan:          1000 ms of virtual time, until the deadlock", summary.DeadlockMakespanLine(1000*ms, summary.VirtualTime))
 	assert.Equal(t, "slot utilization:  90.8% of slot time with work progressing", summary.UtilizationLine(0.9075))
 	assert.Equal(t, "held waiting:      0.0% of slot time held by tasks that could not progress", summary.HeldWaitingLine(0))
 	assert.Equal(t, "drivers:           25.0% of slot time held by job drivers", summary.DriversLine(0.25))
