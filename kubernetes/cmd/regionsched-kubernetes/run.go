@@ -8,14 +8,12 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/benbjohnson/clock"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/internal/plural"
@@ -125,8 +123,8 @@ func (o *runOptions) check() error {
 	if o.poll <= 0 {
 		return fmt.Errorf("--poll must be positive, not %v", o.poll)
 	}
-	if errs := validation.IsDNS1123Label(o.namespace); len(errs) > 0 {
-		return fmt.Errorf("--namespace %q is not a namespace name: %s", o.namespace, strings.Join(errs, "; "))
+	if err := checkNamespace(o.namespace); err != nil {
+		return err
 	}
 	p, err := admission.ParsePolicy(o.queuePolicy)
 	if err != nil {
