@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -113,7 +114,7 @@ const holdScript = "exec sleep infinity"
 func (r jobRequest) SbatchArgs(name string, extra ...string) []string {
 	args := []string{"--parsable", "--no-requeue", "--job-name=" + name, "--output=/dev/null", "--error=/dev/null", "--chdir=/"}
 	if r.TimeLimit > 0 {
-		args = append(args, "--time="+strconv.FormatInt(int64((r.TimeLimit+time.Minute-1)/time.Minute), 10))
+		args = append(args, "--time="+strconv.FormatInt(int64(RoundTimeLimit(r.TimeLimit)/time.Minute), 10))
 	}
 	if r.Comment != "" {
 		args = append(args, "--comment="+r.Comment)
@@ -139,4 +140,18 @@ func (r jobRequest) SbatchArgs(name string, extra ...string) []string {
 		}
 	}
 	return append(args, "--wrap="+holdScript)
+}
+
+// RoundTimeLimit is the time limit Slurm gives an allocation asked for
+// with limit d: d rounded up to whole minutes (Slurm counts minutes), at
+// most the largest whole number of minutes a time.Duration holds.
+func RoundTimeLimit(d time.Duration) time.Duration {
+	const most = math.MaxInt64 / time.Minute * time.Minute
+	if d > most {
+		return most
+	}
+	if r := d % time.Minute; r > 0 {
+		d += time.Minute - r
+	}
+	return d
 }

@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -145,5 +146,20 @@ func TestCoreRequestCarriesTheConfig(t *testing.T) {
 	for _, cfg := range []jobConfig{{Name: "rs", Comment: "two\nlines"}, {Name: "rs", TimeLimit: -time.Second}, {Name: "rs", DefaultCPUs: -1}} {
 		_, err := newJobCore(cfg, partition{})
 		assert.ErrorIs(t, err, ErrBadConfig, "%+v", cfg)
+	}
+}
+
+// A time limit goes to Slurm in whole minutes, rounded up, and never
+// overflows.
+func TestRoundTimeLimit(t *testing.T) {
+	for _, c := range []struct{ in, want time.Duration }{
+		{0, 0},
+		{time.Second, time.Minute},
+		{time.Minute, time.Minute},
+		{30*time.Minute + time.Nanosecond, 31 * time.Minute},
+		{math.MaxInt64, math.MaxInt64 / time.Minute * time.Minute},
+		{math.MaxInt64 - time.Minute, math.MaxInt64 / time.Minute * time.Minute},
+	} {
+		assert.Equal(t, c.want, RoundTimeLimit(c.in), "%v", c.in)
 	}
 }

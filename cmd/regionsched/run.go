@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -111,7 +112,7 @@ func (o *runOptions) run(c *cobra.Command, args []string, stdin io.Reader, mode 
 				return fmt.Errorf("--idle-timeout must be at least 0, not %v", o.cfg.IdleTimeout)
 			}
 			if o.cfg.TimeLimit == 0 {
-				o.cfg.TimeLimit = o.flags.Timeout + time.Minute
+				o.cfg.TimeLimit = o.flags.Timeout + min(time.Minute, math.MaxInt64-o.flags.Timeout)
 			}
 			return nil
 		},
@@ -149,7 +150,7 @@ func (o *runOptions) runSlurm(ctx context.Context, in runcli.Input, mode exchang
 	cfg.Notify = notes.print
 	// (Slurm counts time limits in whole minutes: the request rounds up.)
 	fmt.Fprintf(in.Summary, "run %s: allocations tagged %s, time limit %s (regionsched leftovers --slurm finds them)\n",
-		cfg.RunID, slurm.Tag(cfg.RunID), (cfg.TimeLimit + time.Minute - 1).Truncate(time.Minute))
+		cfg.RunID, slurm.Tag(cfg.RunID), slurm.RoundTimeLimit(cfg.TimeLimit))
 	res, err := slurm.Run(ctx, cfg, in.Jobs...)
 	if err != nil {
 		return runcli.Result{}, err
