@@ -2,6 +2,7 @@ package kubernetes_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/regionsched/regionsched/kubernetes/internal/k8stest"
 	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/region"
+	"github.com/regionsched/regionsched/runfile"
 )
 
 // TestIntegrationPreemptionDeletesLowestPriority: on 4 one-slot nodes in a
@@ -35,6 +37,9 @@ func TestIntegrationPreemptionDeletesLowestPriority(t *testing.T) {
 	regions := map[string]*region.Regions{"low": low.Regions, "mid": mid.Regions, "high": high.Regions}
 	cfg := runConfig(c, g, 0.5, multijob.Config{Admission: admission.Config{Queues: []admission.QueueConfig{
 		{Name: "root.default", Policy: admission.Priority, Preempt: true}}}})
+	var traceMu sync.Mutex
+	var trace []runfile.Event
+	cfg.TraceJobs, cfg.Trace = true, func(ev runfile.Event) { traceMu.Lock(); trace = append(trace, ev); traceMu.Unlock() }
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -97,6 +102,29 @@ func TestIntegrationPreemptionDeletesLowestPriority(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{rsk8s.PodName(rsk8s.TaskRef{Run: g, Job: "low", Task: 0}), rsk8s.PodName(rsk8s.TaskRef{Run: g, Job: "low", Task: 1})}, deleted,
 		"low's two first attempts, and nothing else")
+	// The trace, as the simulator's: a reclaim before the cancels it
+	// causes, and a slot released by the job that held it before another
+	// job deploys into it.
+	traceMu.Lock()
+	defer traceMu.Unlock()
+	holder := map[int]string{}
+	reclaimed := false
+	for i, ev := range trace {
+		switch ev.Kind {
+		case runfile.Reclaim:
+			reclaimed = true
+		case runfile.Cancel:
+			assert.True(t, reclaimed, "event %d (%+v): a cancel before any reclaim", i, ev)
+		case runfile.Deploy:
+			if h, ok := holder[ev.Slot]; ok && h != ev.Job {
+				assert.Fail(t, "a deploy into a slot another job holds", "event %d (%+v): slot %d held by %s", i, ev, ev.Slot, h)
+			}
+			holder[ev.Slot] = ev.Job
+		case runfile.Release:
+			delete(holder, ev.Slot)
+		}
+	}
+	assert.True(t, reclaimed, "the reclaim is traced")
 	require.NoError(t, r.Close(ctx))
 	k8stest.NoPodsLeft(t, c, "default", g)
 }

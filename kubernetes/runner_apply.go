@@ -218,7 +218,6 @@ func (r *Runner) failBulk(now time.Time, bulk [3]int64) {
 // apply applies a Ready: cancels first, then ends, then deployments.
 func (r *Runner) apply(ctx context.Context, now time.Time, rd multijob.Ready) error {
 	r.traceReclaims(now, rd)
-	r.traceReady(now, rd)
 	r.noteRestarts(now, rd)
 	for _, jr := range rd.Jobs {
 		for _, c := range jr.Cancel {
@@ -234,6 +233,7 @@ func (r *Runner) apply(ctx context.Context, now time.Time, rd multijob.Ready) er
 			delete(r.owner, rel.Slot)
 		}
 	}
+	r.traceReady(now, rd) // the requests, after the cancels and releases, as in the simulator's trace
 	for _, end := range rd.Ended {
 		if j, ok := r.jobs[end.Job]; ok {
 			j.ended = true

@@ -17,8 +17,8 @@ import (
 // Failed (finish, fail), a pod deleted by a cancel (cancel), a slot given
 // back (release). It also counts the bulks bound by job.
 type tracer struct {
-	inSlot map[string]map[slotpool.SlotID]scheduler.TaskID // per job, the last task deployed in each slot
-	shared map[string]map[scheduler.Task]bool              // per job, the deployments into a slot of hybrid producers
+	inSlot map[string]map[slotpool.SlotID]scheduler.Task // per job, the last task attempt deployed in each slot
+	shared map[string]map[scheduler.Task]bool            // per job, the deployments into a slot of hybrid producers
 	bulks  map[string]int
 	// withdrawn counts the slots of reclaims withdrawn before their
 	// timeout (admission.ReclaimWithdrawn).
@@ -41,7 +41,7 @@ type Restart struct {
 
 // newTracer returns a tracer of nothing yet.
 func newTracer() tracer {
-	return tracer{inSlot: map[string]map[slotpool.SlotID]scheduler.TaskID{}, shared: map[string]map[scheduler.Task]bool{}, bulks: map[string]int{},
+	return tracer{inSlot: map[string]map[slotpool.SlotID]scheduler.Task{}, shared: map[string]map[scheduler.Task]bool{}, bulks: map[string]int{},
 		restarts: map[string][]Restart{}}
 }
 
@@ -146,7 +146,24 @@ func (r *Runner) traceRelease(now time.Time, job string, rel scheduler.Release) 
 	}
 	delete(r.tr.inSlot[job], rel.Slot)
 	if r.tracing() {
-		r.cfg.Trace(r.traceEvent(now, job, runfile.Release, v, int(rel.Slot), rel.Attempt))
+		r.cfg.Trace(r.traceEvent(now, job, runfile.Release, v.Task, int(rel.Slot), rel.Attempt))
+	}
+}
+
+// traceTakenOver traces the release of slot s by the job that held it
+// last, other than job: a slot revoked from a job (a preemption, its task
+// canceled) is never released by it, it goes to another job, whose
+// deploy into it follows the release, as in the simulator's trace.
+func (r *Runner) traceTakenOver(now time.Time, job string, s slotpool.SlotID) {
+	for other, in := range r.tr.inSlot {
+		v, ok := in[s]
+		if other == job || !ok {
+			continue
+		}
+		delete(in, s)
+		if r.tracing() {
+			r.cfg.Trace(r.traceEvent(now, other, runfile.Release, v.Task, int(s), v.Attempt))
+		}
 	}
 }
 
@@ -154,10 +171,11 @@ func (r *Runner) traceRelease(now time.Time, job string, rel scheduler.Release) 
 func (r *Runner) traceBound(now time.Time, b Bulk) {
 	r.tr.bulks[b.Job]++
 	if r.tr.inSlot[b.Job] == nil {
-		r.tr.inSlot[b.Job] = map[slotpool.SlotID]scheduler.TaskID{}
+		r.tr.inSlot[b.Job] = map[slotpool.SlotID]scheduler.Task{}
 	}
 	for _, p := range b.Places {
-		r.tr.inSlot[b.Job][p.Slot] = p.Ref.Task
+		r.traceTakenOver(now, b.Job, p.Slot)
+		r.tr.inSlot[b.Job][p.Slot] = scheduler.Task{Task: p.Ref.Task, Attempt: p.Ref.Attempt}
 		if !r.tracing() {
 			continue
 		}
