@@ -133,8 +133,8 @@ func NewAccumulator(jobs []string, jobQueue map[string]string) *Accumulator {
 
 // ClusterSlotIDs says that the run's slot ids are the cluster's, not
 // numbered per job (Kubernetes' are): a deploy into a slot that another
-// job holds ends that job's hold on it (the slot was taken from it: a
-// trace has no release for a slot revoked).
+// job holds ends that job's hold on it (the slot was taken from it), in
+// case a trace has no release for a slot revoked.
 func (a *Accumulator) ClusterSlotIDs() {
 	if a.holder == nil {
 		a.holder = map[int]int{}
