@@ -266,9 +266,10 @@ type speculator struct {
 	next time.Time
 	// idle: the detector's last look found no attempt it watches running
 	// (a vertex with a baseline has unfinished subtasks, but none of them
-	// deployed): it looks again only after a deployment (deployed), so
-	// that a job whose remaining tasks wait for slots has no deadline of
-	// its own and a run where nothing can progress ends.
+	// deployed): it looks again only after a deployment, a finish or a
+	// restart (deployed, finished, restarting), so that a job whose
+	// remaining tasks wait for slots has no deadline of its own and a run
+	// where nothing can progress ends.
 	idle bool
 
 	// Per execution vertex: when its current first attempt (the region's)
@@ -418,6 +419,7 @@ func (sp *speculator) finished(now time.Time, v TaskID) {
 	vx := &sp.vertices[s.rs.Topology().JobVertexOf(v)]
 	vx.finished++
 	vx.fresh = false
+	sp.idle = false // its vertex may have a baseline now, for attempts already running
 }
 
 // restarting forgets the finishes of the members of restarted
@@ -426,6 +428,7 @@ func (sp *speculator) finished(now time.Time, v TaskID) {
 func (sp *speculator) restarting(regions []region.ID) {
 	s := sp.s
 	topo := s.rs.Topology()
+	sp.idle = false
 	for _, r := range regions {
 		for _, v := range s.rs.Members(r) {
 			delete(sp.firstLost, v)
@@ -537,13 +540,14 @@ func (sp *speculator) detect(now time.Time) {
 	s := sp.s
 	topo := s.rs.Topology()
 	at := sp.since(now)
-	watched := 0 // running attempts looked at
+	watchable, watched := 0, 0 // vertices with a baseline and unfinished subtasks; their running attempts looked at
 	for jv := range topology.JobVertexID(len(sp.vertices)) {
 		vx := &sp.vertices[jv]
 		vs := topo.VerticesOf(jv)
 		if vx.finished < vx.need || vx.finished >= vs.Len() {
 			continue
 		}
+		watchable++
 		baseline := sp.baseline(topo, jv)
 		for i := vs.Start; i < vs.End; i++ {
 			v := TaskID(i)
@@ -558,7 +562,7 @@ func (sp *speculator) detect(now time.Time) {
 			sp.checkSlow(now, v, at, baseline)
 		}
 	}
-	sp.idle = watched == 0
+	sp.idle = watchable > 0 && watched == 0
 }
 
 // checkSlow looks at the running attempts of task v: if one is slow, the

@@ -224,6 +224,74 @@ func TestSpeculationChecksDoNotDependOnQueries(t *testing.T) {
 	assert.Equal(t, 2, stats[0][last].Requested, "A#2 and A#3 found slow at 6 s (baseline 1.5 x 1.1 s)")
 }
 
+// TestSpeculationDetectorWakesOnFinishes: a Tick before any vertex has
+// a baseline finds nothing to watch; the finishes that give A its
+// baseline, with A's other tasks running, bring the detector's deadline
+// back, as in a run without that Tick: the slow tasks are speculated.
+func TestSpeculationDetectorWakesOnFinishes(t *testing.T) {
+	rs := region.FromJob(specJob(t, 4), exchange.AllBlocking)
+	spec := scheduler.DefaultSpeculation()
+	spec.BaselineRatio, spec.BaselineLowerBound = 0.5, 0
+	t0 := time.Unix(0, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	var requested [2]int
+	for i, early := range []bool{false, true} {
+		s := newScheduler(t, rs, scheduler.Config{Speculation: spec})
+		require.NoError(t, s.Offer(t0, slotpool.Slots(8)...))
+		require.NoError(t, s.Start(t0))
+		s.Ready()
+		if early {
+			require.NoError(t, s.Tick(at(1000)))
+			s.Ready()
+		}
+		require.NoError(t, s.TaskFinished(at(1100), 0, 0))
+		require.NoError(t, s.TaskFinished(at(1200), 1, 0))
+		rd := s.Ready()
+		require.False(t, rd.Deadline.IsZero(), "early Tick %v: the detector looks again", early)
+		require.NoError(t, s.Tick(rd.Deadline))
+		requested[i] = s.SpeculationStats().Requested
+	}
+	assert.Equal(t, 2, requested[0], "A#2 and A#3 found slow")
+	assert.Equal(t, requested[0], requested[1], "a Tick that found nothing changes nothing")
+}
+
+// TestSpeculationDetectorRestsWhileNothingRuns: once A has its baseline
+// but its remaining tasks wait for slots (their slots lost, none left),
+// the detector's look finds nothing running and it asks for no more
+// ticks, so that a run where nothing can progress ends; a slot offered
+// deploys them and the detector looks again.
+func TestSpeculationDetectorRestsWhileNothingRuns(t *testing.T) {
+	rs := region.FromJob(specJob(t, 4), exchange.AllBlocking)
+	spec := scheduler.DefaultSpeculation()
+	spec.BaselineRatio, spec.BaselineLowerBound = 0.5, 0
+	t0 := time.Unix(0, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	s := newScheduler(t, rs, scheduler.Config{Speculation: spec, Pool: slotpool.Config{Timeout: slotpool.NoTimeout}}) // no timeout of its own
+	require.NoError(t, s.Offer(t0, slotpool.Slots(2)...))
+	require.NoError(t, s.Start(t0))
+	rd := s.Ready()
+	require.Len(t, rd.Deploy, 2, "A#0 and A#1")
+	require.NoError(t, s.TaskFinished(at(1000), rd.Deploy[0].Task, rd.Deploy[0].Attempt))
+	require.NoError(t, s.TaskFinished(at(1200), rd.Deploy[1].Task, rd.Deploy[1].Attempt))
+	rd = s.Ready()
+	require.Len(t, rd.Deploy, 2, "A#2 and A#3 in the freed slots")
+	for _, d := range rd.Deploy {
+		require.NoError(t, s.SlotLost(at(1300), d.Slot))
+	}
+	rd = s.Ready()
+	require.Empty(t, rd.Deploy, "no slot left")
+	require.False(t, rd.Deadline.IsZero(), "the detector's next look")
+	look := rd.Deadline
+	require.NoError(t, s.Tick(look))
+	rd = s.Ready()
+	assert.True(t, rd.Deadline.IsZero(), "nothing it watches runs: no tick asked for (deadline %v after the look)", rd.Deadline.Sub(look))
+
+	require.NoError(t, s.Offer(at(5000), slotpool.Slot{ID: 9}))
+	rd = s.Ready()
+	require.Len(t, rd.Deploy, 1, "a waiting task of A deploys")
+	assert.False(t, rd.Deadline.IsZero(), "the detector looks again")
+}
+
 // specJob is A (parallelism p) -> B (1), hash, blocking.
 func specJob(t testing.TB, p int) *topology.JobGraph {
 	b := topology.NewBuilder("spec")
