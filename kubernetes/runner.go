@@ -274,7 +274,7 @@ func (r *Runner) observeNodes(now time.Time) error {
 // admission still counts it) and deletes its pods in it: a bulk that
 // could not be bound.
 func (r *Runner) slotLost(now time.Time, job string, slot slotpool.SlotID) {
-	r.deletePodsIn(job, slot)
+	r.deletePodsIn(now, job, slot)
 	if err := r.s.SlotLost(now, job, slot); err != nil {
 		r.log.Debug("slot lost refused", zap.String("job", job), zap.Error(err))
 	}

@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -29,7 +30,7 @@ func (r *Runner) nodeChange(now time.Time, ch Change) error {
 			r.log.Info("slot lost", zap.Int64("slot", int64(l.Slot.ID)), zap.String("node", l.Slot.Node), zap.String("why", l.Why))
 			ids[i] = l.Slot.ID
 			if job, ok := r.owner[l.Slot.ID]; ok {
-				r.deletePodsIn(job, l.Slot.ID)
+				r.deletePodsIn(now, job, l.Slot.ID)
 			}
 		}
 		if err := r.s.RemoveSlots(now, ids...); err != nil {
@@ -46,15 +47,25 @@ func (r *Runner) nodeChange(now time.Time, ch Change) error {
 }
 
 // deletePodsIn deletes the pods of a job's tasks in a slot the job no
-// longer has, and forgets who owns the slot.
-func (r *Runner) deletePodsIn(job string, slot slotpool.SlotID) {
+// longer has (its node is gone), and forgets who owns the slot. The trace
+// says each of those tasks failed and the slot went back (fail, then
+// release), as the job's scheduler counts a lost slot's task failed.
+func (r *Runner) deletePodsIn(now time.Time, job string, slot slotpool.SlotID) {
 	delete(r.owner, slot)
+	names := make([]string, 0, 1)
 	for name, p := range r.pods {
 		if p.ref.Job == job && p.slot == slot && !p.ours {
-			p.ours = true
-			r.deletePod(name)
+			names = append(names, name)
 		}
 	}
+	slices.Sort(names) // (the trace in the same order every run)
+	for _, name := range names {
+		p := r.pods[name]
+		p.ours = true
+		r.traceLost(now, job, p)
+		r.deletePod(name)
+	}
+	r.traceTakenOver(now, "", slot)
 }
 
 // Capacity returns the slots the jobs' admission counts now, per

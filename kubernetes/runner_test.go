@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/region"
 	rsresource "github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/topology"
 )
 
@@ -134,11 +136,20 @@ func TestRunnerFLIP119(t *testing.T) {
 // tasks over; the region runs again on the nodes left and the job
 // finishes.
 func TestRunnerNodeLost(t *testing.T) {
+	for _, podsGone := range []bool{true, false} {
+		t.Run(fmt.Sprintf("pods deleted with the node %v", podsGone), func(t *testing.T) { runnerNodeLost(t, podsGone) })
+	}
+}
+
+// runnerNodeLost is TestRunnerNodeLost, the lost node's pods deleted
+// with it (podsGone) or left for the Runner to delete.
+func runnerNodeLost(t *testing.T, podsGone bool) {
 	c := watchedClientset()
 	kwokNodes(t, c, "k1", "k2", "k3", "k4", "k5")
 	c.PrependReactor("create", "pods", bindReactor(c))
 	ctx := context.Background()
-	r, err := NewRunner(ctx, RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(1000, 1024)})
+	var trace []runfile.Event
+	r, err := NewRunner(ctx, RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(1000, 1024), Trace: func(ev runfile.Event) { trace = append(trace, ev) }})
 	require.NoError(t, err)
 	now := time.Unix(0, 0)
 	require.NoError(t, r.Submit(now, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "flip119"}, Regions: flip119(t)}))
@@ -152,7 +163,7 @@ func TestRunnerNodeLost(t *testing.T) {
 	lostNode = left[0].Node
 	require.NoError(t, c.CoreV1().Nodes().Delete(ctx, lostNode, metav1.DeleteOptions{}))
 	for _, l := range left {
-		if l.Node == lostNode {
+		if l.Node == lostNode && podsGone {
 			require.NoError(t, DeletePod(ctx, c, "default", l.Pod))
 		}
 	}
@@ -168,4 +179,27 @@ func TestRunnerNodeLost(t *testing.T) {
 	for _, l := range left {
 		assert.NotEqual(t, lostNode, l.Node, l.Pod)
 	}
+	// The trace: the task of the lost slot failed, then the slot went
+	// back; every slot deployed into is free (released) first, and none
+	// runs a task at the end.
+	running := map[int]int{}
+	held := map[int]bool{}
+	fails := 0
+	for i, ev := range trace {
+		switch ev.Kind {
+		case runfile.Deploy:
+			running[ev.Slot]++
+			held[ev.Slot] = true
+		case runfile.Finish, runfile.Cancel:
+			running[ev.Slot]--
+		case runfile.Fail:
+			running[ev.Slot]--
+			fails++
+		case runfile.Release:
+			assert.Zero(t, running[ev.Slot], "event %d (%+v): a slot released with a task in it", i, ev)
+			delete(held, ev.Slot)
+		}
+	}
+	assert.Positive(t, fails, "the lost slot's task failed")
+	assert.Empty(t, held, "every slot released at the end")
 }

@@ -137,6 +137,14 @@ func (r *Runner) traceCancel(now time.Time, job string, p *trackedPod) {
 	}
 }
 
+// traceLost traces the failure of a task attempt whose slot was lost
+// (its node is gone): the Runner deletes its pod.
+func (r *Runner) traceLost(now time.Time, job string, p *trackedPod) {
+	if r.tracing() {
+		r.cfg.Trace(r.traceEvent(now, job, runfile.Fail, p.ref.Task, int(p.slot), p.ref.Attempt))
+	}
+}
+
 // traceRelease traces a slot a job gave back, named by the last task
 // deployed in it.
 func (r *Runner) traceRelease(now time.Time, job string, rel scheduler.Release) {
@@ -151,9 +159,10 @@ func (r *Runner) traceRelease(now time.Time, job string, rel scheduler.Release) 
 }
 
 // traceTakenOver traces the release of slot s by the job that held it
-// last, other than job: a slot revoked from a job (a preemption, its task
-// canceled) is never released by it, it goes to another job, whose
-// deploy into it follows the release, as in the simulator's trace.
+// last, other than job ("": any): a slot revoked from a job (a
+// preemption, its task canceled) is never released by it, it goes to
+// another job, whose deploy into it follows the release, as in the
+// simulator's trace; nor is a slot lost with its node.
 func (r *Runner) traceTakenOver(now time.Time, job string, s slotpool.SlotID) {
 	for other, in := range r.tr.inSlot {
 		v, ok := in[s]
