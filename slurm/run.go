@@ -495,6 +495,9 @@ func (r *runner) events(ctx context.Context) {
 			<-jr.submitted // an event at the job's submission comes after it
 		}
 		by := admission.Principal{Name: ev.By}
+		// Its outcome is there before Slurm is asked: Slurm's answer
+		// (answered) may come before the call returns.
+		i := r.asking(ev)
 		var err error
 		switch ev.Action {
 		case admission.ActionSetPriority:
@@ -503,7 +506,7 @@ func (r *runner) events(ctx context.Context) {
 			err = r.d.Kill(ctx, by, ev.Job)
 		}
 		r.cfg.Logger.Info("event", zap.Stringer("action", ev.Action), zap.String("job", ev.Job), zap.String("by", ev.By), zap.Error(err))
-		r.outcome(ev, err)
+		r.outcome(i, err)
 		r.pl.Poke()
 	}
 }
@@ -519,25 +522,44 @@ func (r *runner) notArrived(ev runfile.JobEvent, at time.Duration) {
 		r.cfg.Audit(ev.Job, r.since(), AuditRecord{At: r.clk.Now(), Principal: ev.By, RuntimeJob: ev.Job, New: int64(ev.Priority), Reason: reason})
 		r.auditMu.Unlock()
 	}
+	r.traceRefused(ev, reason)
 	r.outMu.Lock()
 	defer r.outMu.Unlock()
 	r.outcomes = append(r.outcomes, EventOutcome{JobEvent: ev, Reason: reason})
 }
 
-// outcome records what became of an event applied (err: why it was
-// refused at once); a set-priority asked of Slurm waits for its answer
-// (answered).
-func (r *runner) outcome(ev runfile.JobEvent, err error) {
-	out := EventOutcome{JobEvent: ev, Applied: err == nil}
-	if err != nil {
-		out.Reason = err.Error()
-		if re := (*admission.RefusedError)(nil); errors.As(err, &re) {
-			out.Reason = re.Reason
-		}
-	}
+// traceRefused traces the refusal of an event now, as simulate does.
+func (r *runner) traceRefused(ev runfile.JobEvent, reason string) {
+	r.trace(runfile.Event{At: r.since(), Kind: runfile.Refused, Job: ev.Job, By: ev.By, Reason: fmt.Sprintf("%s: %s", ev.Action, reason),
+		Slot: runfile.NoSlot, Region: runfile.NoRegion})
+}
+
+// asking records the outcome of an event about to be applied, applied
+// until said otherwise (outcome, answered), and returns its index.
+func (r *runner) asking(ev runfile.JobEvent) int {
 	r.outMu.Lock()
 	defer r.outMu.Unlock()
-	r.outcomes = append(r.outcomes, out)
+	r.outcomes = append(r.outcomes, EventOutcome{JobEvent: ev, Applied: true})
+	return len(r.outcomes) - 1
+}
+
+// outcome records what became of event i, applied (err: why it was
+// refused at once); a set-priority asked of Slurm waits for its answer
+// (answered).
+func (r *runner) outcome(i int, err error) {
+	if err == nil {
+		return
+	}
+	reason := err.Error()
+	if re := (*admission.RefusedError)(nil); errors.As(err, &re) {
+		reason = re.Reason
+	}
+	r.outMu.Lock()
+	o := &r.outcomes[i]
+	o.Applied, o.Reason = false, reason
+	ev := o.JobEvent
+	r.outMu.Unlock()
+	r.traceRefused(ev, reason)
 }
 
 // answered applies Slurm's answer to a priority change to the outcome of
@@ -559,6 +581,7 @@ func (r *runner) answered(rec AuditRecord) {
 		}
 		if !rec.Accepted && o.Applied {
 			o.Applied, o.Reason = false, cmp.Or(strings.TrimSpace(rec.Reason), "refused by Slurm")
+			r.traceRefused(o.JobEvent, o.Reason)
 		}
 		return
 	}

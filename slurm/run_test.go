@@ -392,8 +392,14 @@ func TestRunRefusesEventsBeforeArrival(t *testing.T) {
 		{At: 10 * time.Millisecond, Action: admission.ActionSetPriority, Job: "late", Priority: 7000, By: "root"},
 	}
 	var audit []AuditRecord
+	var refused []runfile.Event
 	res, err := Run(context.Background(), RunConfig{Mode: exchange.AllBlocking, client: &memSlurm{cpus: 1, operator: "root"}, RunID: "u", Events: evs,
-		Audit: func(_ string, _ time.Duration, rec AuditRecord) { audit = append(audit, rec) }}, runfile.Job{Name: "late", Job: job})
+		Audit: func(_ string, _ time.Duration, rec AuditRecord) { audit = append(audit, rec) },
+		Trace: func(ev runfile.Event) {
+			if ev.Kind == runfile.Refused {
+				refused = append(refused, ev)
+			}
+		}}, runfile.Job{Name: "late", Job: job})
 	require.NoError(t, err)
 	require.NoError(t, res.Jobs[0].Err, "the kill was refused")
 	const why = "the job has not arrived yet (it arrives at 50 ms)"
@@ -402,6 +408,9 @@ func TestRunRefusesEventsBeforeArrival(t *testing.T) {
 		assert.False(t, res.Events[i].Applied)
 		assert.Equal(t, why, res.Events[i].Reason)
 	}
+	require.Len(t, refused, 2, "each refusal traced, as simulate traces it")
+	assert.Equal(t, "kill: "+why, refused[0].Reason)
+	assert.Equal(t, "set-priority: "+why, refused[1].Reason)
 	require.Len(t, audit, 1, "the priority change")
 	assert.False(t, audit[0].Accepted)
 	assert.Equal(t, why, audit[0].Reason)
