@@ -118,7 +118,7 @@ func startJobs(ctx context.Context, cfg JobsConfig, clk clock.Clock, jobs []runf
 	if rc.Run == "" {
 		rc.Run = NewRunID()
 	}
-	rc.Start, rc.TraceJobs = clk.Now(), len(jobs) > 1
+	rc.Start, rc.TraceJobs = clk.Now(), rc.TraceJobs || len(jobs) > 1
 	if rc.DriverStartup == nil {
 		rc.DriverStartup = driverStartups(jobs, rc.Scale)
 	}

@@ -55,6 +55,9 @@ type RunConfig struct {
 	// (default 10 s); WaitNotice how long an allocation pends before a
 	// Waiting notice tells Slurm's reason (default 5 s).
 	PartitionEvery, WaitNotice time.Duration
+	// NameJobs makes every trace event name its job with one job too
+	// (with several they always do).
+	NameJobs bool
 	// Trace, if set, receives the trace events, At since the start of
 	// the run (called under a lock, one at a time).
 	Trace func(runfile.Event)
@@ -343,7 +346,7 @@ type taskRun struct {
 
 // newRun prepares the run of jobs.
 func newRun(cfg RunConfig, jobs []runfile.Job) *runner {
-	r := &runner{cfg: cfg, clk: clock.New(), multi: len(jobs) > 1, fatal: make(chan error, 1), jobs: map[string]*jobRun{}}
+	r := &runner{cfg: cfg, clk: clock.New(), multi: len(jobs) > 1 || cfg.NameJobs, fatal: make(chan error, 1), jobs: map[string]*jobRun{}}
 	r.start = r.clk.Now()
 	var traceMu sync.Mutex
 	r.trace = func(ev runfile.Event) {

@@ -134,7 +134,7 @@ func (o *runOptions) run(c *cobra.Command, args []string, stdin io.Reader, mode 
 // runSlurm runs the jobs with slurm.Run, printing its notices as they come.
 func (o *runOptions) runSlurm(ctx context.Context, in runcli.Input, mode exchange.Mode) (runcli.Result, error) {
 	cfg := o.cfg
-	cfg.Mode, cfg.Scale, cfg.Events, cfg.Trace = mode, in.Scale, in.Events, in.Trace
+	cfg.Mode, cfg.Scale, cfg.Events, cfg.Trace, cfg.NameJobs = mode, in.Scale, in.Events, in.Trace, in.Several
 	cfg.Client = &slurm.ExecClient{Conf: o.conf, User: o.user}
 	if in.Logger != nil {
 		cfg.Logger = in.Logger

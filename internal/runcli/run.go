@@ -111,6 +111,11 @@ type Input struct {
 	Logger *zap.Logger
 	// Summary is where the human-readable lines go as they happen.
 	Summary io.Writer
+	// Several says the run is one of several jobs in simulate's sense
+	// (several job files, --events, --audit, --queue-policy or queues of
+	// the backend): its summary has a line per job and every trace event
+	// names its job, even with one job file.
+	Several bool
 }
 
 // AuditLine is one line of --audit: a priority change asked, and whether
@@ -169,7 +174,13 @@ func (f *Flags) Execute(c *cobra.Command, args []string, stdin io.Reader, b Back
 			return err
 		}
 	}
-	in := Input{Jobs: jobs, Scale: f.Scale, Timeout: f.Timeout}
+	in := Input{Jobs: jobs, Scale: f.Scale, Timeout: f.Timeout, Several: len(jobs) > 1 || f.EventsFile != "" || f.AuditFile != ""}
+	if qp := c.Flags().Lookup("queue-policy"); qp != nil && qp.Changed {
+		in.Several = true
+	}
+	if b.Queues != nil && len(b.Queues()) > 0 {
+		in.Several = true
+	}
 	if f.EventsFile != "" {
 		if in.Events, err = ReadEvents(f.EventsFile, JobNames(jobs), b.MaxPriority); err != nil {
 			return BadInput(err)
@@ -234,7 +245,7 @@ func (f *Flags) Execute(c *cobra.Command, args []string, stdin io.Reader, b Back
 	if err != nil {
 		return err
 	}
-	sum := newRunSummary(b, jobs, res, acc, f.EventsFile != "" || f.AuditFile != "")
+	sum := newRunSummary(b, jobs, res, acc, in.Several)
 	if pic != nil {
 		if err := pic.write(c, f.SVGFile, b.Name, jobs, sum); err != nil {
 			return err

@@ -91,6 +91,7 @@ restarts:          0 (regions restarted: 0)
 finished: the only job finished at 1500 ms
 `, stdout)
 	assert.Equal(t, 0.5, f.in.Scale)
+	assert.True(t, f.in.Several, "events: a run of several jobs in simulate's sense")
 	assert.NotNil(t, f.in.Logger)
 	assert.True(t, f.deadline, "--timeout bounds the run")
 	require.Len(t, f.in.Jobs, 1)
@@ -105,8 +106,10 @@ finished: the only job finished at 1500 ms
 	assert.Equal(t, `{"t":3,"by":"alice","job":"etl","old":1,"new":7,"accepted":true}`+"\n", string(data))
 
 	// The trace on standard output: the summary goes to standard error.
-	code, stdout, stderr = execute(t, &fakeBackend{}, "--trace", "-", "-")
+	f = &fakeBackend{}
+	code, stdout, stderr = execute(t, f, "--trace", "-", "-")
 	require.Equal(t, runcli.ExitOK, code, stderr)
+	assert.False(t, f.in.Several, "one job file alone")
 	assert.Contains(t, stdout, `"event": "deploy"`)
 	assert.Equal(t, `job "etl": mode all-blocking, policy region, 2 slots
 cluster: job etl: 1 task run
@@ -224,4 +227,24 @@ finished: 1 of 2 jobs finished at 1000 ms, adhoc killed at 200 ms
 	assert.Equal(t, runcli.ExitNegative, code)
 	assert.Contains(t, stdout, `job "adhoc": submitted 0 ms, first deploy 0 ms, finished -, wait 0 ms, makespan -; failed at 200 ms: its slot's allocation was cancelled`+"\n")
 	assert.True(t, strings.HasSuffix(stdout, "\nfailed: 1 of 2 jobs: adhoc failed: its slot's allocation was cancelled\n"), stdout)
+}
+
+// A --queue-policy given on the command line makes one job file a run of
+// several jobs, as in simulate: the summary of several jobs.
+func TestExecuteQueuePolicyIsSeveral(t *testing.T) {
+	f := &fakeBackend{}
+	var flags runcli.Flags
+	root := &cobra.Command{Use: "x", SilenceUsage: true, SilenceErrors: true}
+	c := &cobra.Command{Use: "run", RunE: func(c *cobra.Command, args []string) error {
+		return flags.Execute(c, args, strings.NewReader(jobText), f.backend())
+	}}
+	flags.Add(c, "events", "audit")
+	c.Flags().String("queue-policy", "fifo", "queue policy")
+	root.AddCommand(c)
+	var out, errOut bytes.Buffer
+	code := runcli.Main(root, []string{"run", "--queue-policy", "priority", "-"}, &out, &errOut)
+	require.Equal(t, runcli.ExitOK, code, errOut.String())
+	assert.True(t, f.in.Several)
+	assert.Contains(t, out.String(), `job "etl": submitted 0 ms, first deploy 5 ms`)
+	assert.Contains(t, out.String(), "finished: the only job finished at 1500 ms")
 }

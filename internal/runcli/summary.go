@@ -36,10 +36,11 @@ type runSummary struct {
 }
 
 // newRunSummary sums up a run of jobs on backend b that ended as res, its
-// trace events in acc; events says an events file or an audit was given.
-func newRunSummary(b Backend, jobs []runfile.Job, res Result, acc *summary.Accumulator, events bool) *runSummary {
+// trace events in acc; several says it is a run of several jobs in
+// simulate's sense (Input.Several).
+func newRunSummary(b Backend, jobs []runfile.Job, res Result, acc *summary.Accumulator, several bool) *runSummary {
 	s := &runSummary{backend: b.Name, mode: b.Mode.String(), jobs: jobs, res: res,
-		several: len(jobs) > 1 || events || len(res.Queues) > 0}
+		several: several || len(jobs) > 1 || len(res.Queues) > 0}
 	var end time.Duration
 	s.per = make([]summary.Job, len(jobs))
 	for i, j := range jobs {

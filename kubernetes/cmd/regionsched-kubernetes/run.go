@@ -178,6 +178,7 @@ func (o *runOptions) run(ctx context.Context, in runcli.Input, mode *modeFlag) (
 		},
 		Mode: mode.mode, Events: in.Events, Users: o.users, Trace: in.Trace, Poll: o.poll,
 	}
+	cfg.Runner.TraceJobs = in.Several // every trace event names its job, as simulate's of several jobs
 	cfg.Runner.Jobs.Admission.Queues = o.queues
 	cfg.Runner.Jobs.Admission.DefaultPolicy = o.policy
 	cfg.Runner.Jobs.Admission.CreateQueues = true
