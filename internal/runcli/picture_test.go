@@ -135,7 +135,7 @@ func TestExecuteSVGOneJob(t *testing.T) {
 fake: job etl: 1 task run
 makespan:          100 ms of real time, until the last event
 slot utilization:  90.0% of slot time with work progressing
-held waiting:      0.0% of slot time held by tasks that could not progress
+held waiting:      0.0% of slot time held with no task in it
 regions scheduled: 1 deployment of 1 region
 restarts:          0 (regions restarted: 0)
 finished: the only task finished at 100 ms

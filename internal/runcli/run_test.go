@@ -85,7 +85,7 @@ job "etl": submitted 0 ms, first deploy 5 ms, finished 1500 ms, wait 5 ms, makes
 cluster: job etl: 1 task run
 makespan:          1500 ms of real time, until the last event
 slot utilization:  49.8% of slot time with work progressing
-held waiting:      0.0% of slot time held by tasks that could not progress
+held waiting:      0.0% of slot time held with no task in it
 regions scheduled: 1 deployment
 restarts:          0 (regions restarted: 0)
 finished: the only job finished at 1500 ms
@@ -115,7 +115,7 @@ finished: the only job finished at 1500 ms
 cluster: job etl: 1 task run
 makespan:          1500 ms of real time, until the last event
 slot utilization:  49.8% of slot time with work progressing
-held waiting:      0.0% of slot time held by tasks that could not progress
+held waiting:      0.0% of slot time held with no task in it
 regions scheduled: 1 deployment of 1 region
 restarts:          0 (regions restarted: 0)
 finished: the only task finished at 1500 ms
@@ -129,7 +129,7 @@ func TestExecuteVerdicts(t *testing.T) {
 cluster: job etl: 1 task run
 makespan:          1500 ms of real time, until the last event
 slot utilization:  49.8% of slot time with work progressing
-held waiting:      0.0% of slot time held by tasks that could not progress
+held waiting:      0.0% of slot time held with no task in it
 regions scheduled: 1 deployment of 1 region
 restarts:          0 (regions restarted: 0)
 failed: region 0 failed
@@ -214,7 +214,7 @@ job "adhoc": submitted 0 ms, first deploy 0 ms, finished -, wait 0 ms, makespan 
 fake: job etl: 1 pod
 makespan:          1000 ms of real time, until the last event
 slot utilization:  45.0% of slot time with work progressing
-held waiting:      0.0% of slot time held by tasks that could not progress
+held waiting:      0.0% of slot time held with no task in it
 regions scheduled: 2 deployments
 restarts:          0 (regions restarted: 0)
 reclaims:          1 (slots reclaimed: 1, withdrawn before the timeout: 0)

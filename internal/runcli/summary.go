@@ -143,7 +143,7 @@ func (s *runSummary) print(w io.Writer) error {
 	f := s.fig
 	fmt.Fprintln(w, summary.MakespanLine(f.Makespan, summary.RealTime))
 	fmt.Fprintln(w, summary.UtilizationLine(f.WorkUtilization))
-	fmt.Fprintln(w, summary.HeldWaitingLine(f.HeldWaiting))
+	fmt.Fprintln(w, summary.HeldIdleLine(f.HeldWaiting))
 	if s.drivers {
 		fmt.Fprintln(w, summary.DriversLine(f.DriverHeld))
 	}

@@ -129,6 +129,14 @@ func HeldWaitingLine(share float64) string {
 	return fmt.Sprintf("%s %.1f%% of slot time held by tasks that could not progress", pad("held waiting:"), 100*share)
 }
 
+// HeldIdleLine is the held-waiting line of a run on a cluster, where what
+// it measures is the share of slot time held with no task or driver in
+// it (granted, its tasks ended, not released yet): a real run does not
+// say when a running task waits for its inputs.
+func HeldIdleLine(share float64) string {
+	return fmt.Sprintf("%s %.1f%% of slot time held with no task in it", pad("held waiting:"), 100*share)
+}
+
 // DriversLine is the share of slot time held by job drivers.
 func DriversLine(share float64) string {
 	return fmt.Sprintf("%s %.1f%% of slot time held by job drivers", pad("drivers:"), 100*share)

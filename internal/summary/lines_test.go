@@ -27,6 +27,7 @@ func TestFigureLines(t *testing.T) {
 	assert.Equal(t, "makespan:          1000 ms of virtual time, until the deadlock", summary.DeadlockMakespanLine(1000*ms, summary.VirtualTime))
 	assert.Equal(t, "slot utilization:  90.8% of slot time with work progressing", summary.UtilizationLine(0.9075))
 	assert.Equal(t, "held waiting:      0.0% of slot time held by tasks that could not progress", summary.HeldWaitingLine(0))
+	assert.Equal(t, "held waiting:      2.5% of slot time held with no task in it", summary.HeldIdleLine(0.025))
 	assert.Equal(t, "drivers:           25.0% of slot time held by job drivers", summary.DriversLine(0.25))
 	assert.Equal(t, "regions scheduled: 12 deployments of 12 regions (2 into their hybrid producers' slots)", summary.DeployedLine("regions scheduled:", 12, "12 regions", 2))
 	assert.Equal(t, "tasks deployed:    1 deployment", summary.DeployedLine("tasks deployed:", 1, "", 0))
