@@ -2,6 +2,7 @@ package multijob
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/regionsched/regionsched/admission"
@@ -14,9 +15,10 @@ var ErrJobNotEnded = errors.New("multijob: job not ended, or its end not handed 
 
 // Forget drops an ended job once Ready has handed out its end: the
 // Scheduler keeps nothing of it (its scheduler, regions and admission
-// port go), so a long-lived runtime holds memory for the jobs it runs,
-// not for every job it ever ran, and the job's name may be submitted
-// again. Over a Cluster that is an admission.Forgetter (the in-process
+// port go; the in-process admission keeps only a pointer's worth for its
+// JobID, never given again), so a long-lived runtime holds memory for
+// the jobs it runs, not for every job it ever ran, and the job's name may
+// be submitted again. Over a Cluster that is an admission.Forgetter (the in-process
 // admission) the cluster forgets it too; over another (a Slurm cluster,
 // which a run ends with), the cluster keeps it and the name stays taken
 // there. Afterwards every input naming the job fails with
@@ -36,6 +38,9 @@ func (s *Scheduler) Forget(name string) error {
 	}
 	if f, ok := s.c.(admission.Forgetter); ok {
 		if err := f.Forget(name); err != nil {
+			if errors.Is(err, admission.ErrJobNotEnded) {
+				err = fmt.Errorf("%w: %w", ErrJobNotEnded, err)
+			}
 			return &JobError{Op: op, Job: name, Err: err}
 		}
 	}
