@@ -90,12 +90,12 @@ func (e *DecodeError) Unwrap() []error {
 	return []error{e.Kind, e.Err}
 }
 
-// Decode decodes the single JSON value data into v, strictly: the member
-// names of an object must be exactly (case-sensitively) among fields and
-// appear once each, no member may be JSON null (an ErrNull) unless it is
-// among nullable (a required member, which the caller then reports as
-// missing, as if it were absent), and nothing but whitespace may follow
-// the value. With nil fields v checks its own names and nulls, as a type with
+// Decode decodes the single JSON value data into v, strictly: with
+// fields, data must be an object (JSON null is an ErrType) whose member
+// names are (case-sensitively) among fields, each once; no member may be
+// JSON null (an ErrNull) unless it is among nullable (a required member,
+// which the caller then reports as missing, as if it were absent); and
+// nothing but whitespace may follow the value. With nil fields v checks its own names and nulls, as a type with
 // an UnmarshalJSON method such as resource.Profile does (returning a
 // *KeyError or a *NullError). Every error is a *DecodeError whose Path is
 // under path (the JSON path of data within its document, "" for the
@@ -104,6 +104,9 @@ func Decode(data []byte, v any, path string, fields []string, nullable ...string
 	var ke *KeyError
 	var ne *NullError
 	if fields != nil {
+		if IsNull(data) { // (json would leave v as it is: an object with every member absent)
+			return &DecodeError{Path: path, Kind: ErrType, Detail: "expected an object, got JSON null"}
+		}
 		if ms, err := members(data); err == nil {
 			if err := checkMembers(ms, fields, true); errors.As(err, &ke) {
 				return keyError(path, ke)

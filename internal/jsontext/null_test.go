@@ -139,3 +139,18 @@ func TestDecodeNullable(t *testing.T) {
 	var m map[string]*int
 	require.NoError(t, jsontext.Decode([]byte(`{"a":null}`), &m, "", nil))
 }
+
+// A document (or a line, or an element) that is null where an object is
+// expected is refused as such, not read as an object with every member
+// absent.
+func TestDecodeRefusesNullObject(t *testing.T) {
+	var v struct {
+		A int `json:"a"`
+	}
+	err := jsontext.Decode([]byte(" null\n"), &v, "vertices[0]", []string{"a"})
+	var de *jsontext.DecodeError
+	require.ErrorAs(t, err, &de)
+	assert.ErrorIs(t, err, jsontext.ErrType)
+	assert.Equal(t, "vertices[0]", de.Path)
+	assert.Contains(t, err.Error(), "expected an object, got JSON null")
+}
