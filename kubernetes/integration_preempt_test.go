@@ -109,13 +109,19 @@ func TestIntegrationPreemptionDeletesLowestPriority(t *testing.T) {
 	defer traceMu.Unlock()
 	holder := map[int]string{}
 	reclaimed := false
+	open := map[[2]string]bool{}
 	for i, ev := range trace {
-		switch ev.Kind {
+		switch k := [2]string{ev.Job, ev.Task}; ev.Kind {
+		case runfile.Request:
+			open[k] = true
+		case runfile.Withdraw:
+			delete(open, k)
 		case runfile.Reclaim:
 			reclaimed = true
 		case runfile.Cancel:
 			assert.True(t, reclaimed, "event %d (%+v): a cancel before any reclaim", i, ev)
 		case runfile.Deploy:
+			delete(open, [2]string{ev.Job, ev.Task})
 			if h, ok := holder[ev.Slot]; ok && h != ev.Job {
 				assert.Fail(t, "a deploy into a slot another job holds", "event %d (%+v): slot %d held by %s", i, ev, ev.Slot, h)
 			}
@@ -125,6 +131,7 @@ func TestIntegrationPreemptionDeletesLowestPriority(t *testing.T) {
 		}
 	}
 	assert.True(t, reclaimed, "the reclaim is traced")
+	assert.Empty(t, open, "every request ends in a deploy or a withdrawal")
 	require.NoError(t, r.Close(ctx))
 	k8stest.NoPodsLeft(t, c, "default", g)
 }

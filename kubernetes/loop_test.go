@@ -228,3 +228,53 @@ func TestLoopRefusesEventsBeforeArrival(t *testing.T) {
 		assert.Equal(t, multijob.Finished, e.Outcome, "%s: %v", e.Job, e.Err)
 	}
 }
+
+// TestLoopKilledAtArrivalWithdrawsItsRequests: a job killed in the turn
+// it arrives in asked for slots in it; its trace withdraws those
+// requests when it ends, as the simulator's does: every request ends in
+// a deploy or a withdrawal.
+func TestLoopKilledAtArrivalWithdrawsItsRequests(t *testing.T) {
+	c := fourNodes(t)
+	clk := clock.NewMock()
+	var trace []runfile.Event
+	ctx := context.Background()
+	r, err := NewRunner(ctx, RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(1000, 1024), Start: clk.Now(), TraceJobs: true,
+		Trace: func(ev runfile.Event) { trace = append(trace, ev) }})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r.Close(ctx)) }()
+	events := []runfile.JobEvent{{At: 250 * time.Millisecond, Action: admission.ActionKill, Job: "late", By: "alice"}}
+	l := newLoop(r, clk.Now(), []multijob.JobSpec{specOf(t, earlyJob), specOf(t, lateJob)}, events, map[string]admission.Role{"alice": admission.RoleAdmin})
+	done := false
+	for i := 0; i < 100 && !done; i++ {
+		synced(t, r, c)
+		done, err = l.step(ctx, clk.Now())
+		require.NoError(t, err)
+		kwok(t, c, nil)
+		until := clk.Now().Add(100 * time.Millisecond)
+		if next, ok := l.next(clk.Now()); ok && next.Before(until) {
+			until = next
+		}
+		clk.Set(until)
+	}
+	require.True(t, done, "the jobs did not end")
+	require.Len(t, l.outcomes, 1)
+	require.True(t, l.outcomes[0].Applied, l.outcomes[0].Reason)
+	open := map[[2]string]bool{}
+	withdrawn := 0
+	for _, ev := range trace {
+		k := [2]string{ev.Job, ev.Task}
+		switch ev.Kind {
+		case runfile.Request:
+			open[k] = true
+		case runfile.Deploy:
+			delete(open, k)
+		case runfile.Withdraw:
+			assert.True(t, open[k], "%+v: withdraws no open request", ev)
+			assert.Equal(t, "late", ev.Job)
+			delete(open, k)
+			withdrawn++
+		}
+	}
+	assert.Empty(t, open, "every request ends in a deploy or a withdrawal")
+	assert.Equal(t, 1, withdrawn, "late's only task")
+}

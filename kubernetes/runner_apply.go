@@ -235,6 +235,7 @@ func (r *Runner) apply(ctx context.Context, now time.Time, rd multijob.Ready) er
 	}
 	r.traceReady(now, rd) // the requests, after the cancels and releases, as in the simulator's trace
 	for _, end := range rd.Ended {
+		r.traceWithdrawals(now, end.Job)
 		if j, ok := r.jobs[end.Job]; ok {
 			j.ended = true
 			r.stopDriver(now, j)

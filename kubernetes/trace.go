@@ -2,6 +2,8 @@ package kubernetes
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/regionsched/regionsched/admission"
@@ -19,7 +21,11 @@ import (
 type tracer struct {
 	inSlot map[string]map[slotpool.SlotID]scheduler.Task // per job, the last task attempt deployed in each slot
 	shared map[string]map[scheduler.Task]bool            // per job, the deployments into a slot of hybrid producers
-	bulks  map[string]int
+	// asked holds each job's open requests: the attempt each task asked
+	// for a slot with and was not deployed in (withdrawn when the task
+	// asks again for another attempt, or its job ends).
+	asked map[string]map[scheduler.TaskID]scheduler.Attempt
+	bulks map[string]int
 	// withdrawn counts the slots of reclaims withdrawn before their
 	// timeout (admission.ReclaimWithdrawn).
 	withdrawn int
@@ -42,7 +48,7 @@ type Restart struct {
 // newTracer returns a tracer of nothing yet.
 func newTracer() tracer {
 	return tracer{inSlot: map[string]map[slotpool.SlotID]scheduler.Task{}, shared: map[string]map[scheduler.Task]bool{}, bulks: map[string]int{},
-		restarts: map[string][]Restart{}}
+		restarts: map[string][]Restart{}, asked: map[string]map[scheduler.TaskID]scheduler.Attempt{}}
 }
 
 // tracing reports whether the Runner traces.
@@ -74,7 +80,11 @@ func (r *Runner) traceReady(now time.Time, rd multijob.Ready) {
 		for _, req := range jr.Requests {
 			for _, s := range req.Slots {
 				for _, v := range s.Members {
-					r.cfg.Trace(r.traceEvent(now, jr.Job, runfile.Request, v, runfile.NoSlot, req.Attempt))
+					if req.Speculative { // an extra attempt: it withdraws nothing
+						r.cfg.Trace(r.traceEvent(now, jr.Job, runfile.Request, v, runfile.NoSlot, req.Attempt))
+						continue
+					}
+					r.traceRequest(now, jr.Job, v, req.Attempt)
 				}
 			}
 		}
@@ -87,6 +97,35 @@ func (r *Runner) traceReady(now time.Time, rd multijob.Ready) {
 			}
 		}
 	}
+}
+
+// traceRequest traces a task's request for a slot; an open request of
+// another attempt of it (its region restarted before it was deployed)
+// is withdrawn first, as in the simulator's trace.
+func (r *Runner) traceRequest(now time.Time, job string, v scheduler.TaskID, attempt scheduler.Attempt) {
+	open := r.tr.asked[job]
+	if open == nil {
+		open = map[scheduler.TaskID]scheduler.Attempt{}
+		r.tr.asked[job] = open
+	}
+	if old, ok := open[v]; ok && old != attempt {
+		r.cfg.Trace(r.traceEvent(now, job, runfile.Withdraw, v, runfile.NoSlot, old))
+	}
+	open[v] = attempt
+	r.cfg.Trace(r.traceEvent(now, job, runfile.Request, v, runfile.NoSlot, attempt))
+}
+
+// traceWithdrawals withdraws the open requests of a job that ended, in
+// task order.
+func (r *Runner) traceWithdrawals(now time.Time, job string) {
+	open := r.tr.asked[job]
+	if !r.tracing() || len(open) == 0 {
+		return
+	}
+	for _, v := range slices.Sorted(maps.Keys(open)) {
+		r.cfg.Trace(r.traceEvent(now, job, runfile.Withdraw, v, runfile.NoSlot, open[v]))
+	}
+	delete(r.tr.asked, job)
 }
 
 // noteRestarts records the failovers of a Ready's jobs.
@@ -192,8 +231,9 @@ func (r *Runner) traceBound(now time.Time, b Bulk) {
 		shared := r.tr.shared[b.Job][key]
 		if shared { // its region asked the pool for nothing: traced as asking, served at once
 			delete(r.tr.shared[b.Job], key)
-			r.cfg.Trace(r.traceEvent(now, b.Job, runfile.Request, p.Ref.Task, runfile.NoSlot, p.Ref.Attempt))
+			r.traceRequest(now, b.Job, p.Ref.Task, p.Ref.Attempt)
 		}
+		delete(r.tr.asked[b.Job], p.Ref.Task)
 		ev := r.traceEvent(now, b.Job, runfile.Deploy, p.Ref.Task, int(p.Slot), p.Ref.Attempt)
 		ev.Shared = shared
 		r.cfg.Trace(ev)
