@@ -183,31 +183,9 @@ func kwokOnWatch(ctx context.Context, c *fake.Clientset, w watch.Interface) erro
 // trace event saying when the job arrives, and an audit record; the job
 // then runs as if nothing was asked.
 func TestLoopRefusesEventsBeforeArrival(t *testing.T) {
-	c := fourNodes(t)
-	clk := clock.NewMock()
-	var trace []runfile.Event
-	ctx := context.Background()
-	r, err := NewRunner(ctx, RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(1000, 1024), Start: clk.Now(), TraceJobs: true,
-		Trace: func(ev runfile.Event) { trace = append(trace, ev) }})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, r.Close(ctx)) }()
-	events := []runfile.JobEvent{{At: 100 * time.Millisecond, Action: admission.ActionKill, Job: "late", By: "alice"}}
-	l := newLoop(r, clk.Now(), []multijob.JobSpec{specOf(t, earlyJob), specOf(t, lateJob)}, events, map[string]admission.Role{"alice": admission.RoleAdmin})
 	var audited []admission.AuditRecord
-	l.audit = func(rec admission.AuditRecord) { audited = append(audited, rec) }
-	done := false
-	for i := 0; i < 100 && !done; i++ {
-		synced(t, r, c)
-		done, err = l.step(ctx, clk.Now())
-		require.NoError(t, err)
-		kwok(t, c, nil)
-		until := clk.Now().Add(100 * time.Millisecond)
-		if next, ok := l.next(clk.Now()); ok && next.Before(until) {
-			until = next
-		}
-		clk.Set(until)
-	}
-	require.True(t, done, "the jobs did not end")
+	l, r, trace := runEarlyAndLate(t, []runfile.JobEvent{{At: 100 * time.Millisecond, Action: admission.ActionKill, Job: "late", By: "alice"}},
+		func(rec admission.AuditRecord) { audited = append(audited, rec) })
 	const why = "the job has not arrived yet (it arrives at 250 ms)"
 	require.Len(t, l.outcomes, 1)
 	assert.False(t, l.outcomes[0].Applied)
@@ -234,29 +212,7 @@ func TestLoopRefusesEventsBeforeArrival(t *testing.T) {
 // requests when it ends, as the simulator's does: every request ends in
 // a deploy or a withdrawal.
 func TestLoopKilledAtArrivalWithdrawsItsRequests(t *testing.T) {
-	c := fourNodes(t)
-	clk := clock.NewMock()
-	var trace []runfile.Event
-	ctx := context.Background()
-	r, err := NewRunner(ctx, RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(1000, 1024), Start: clk.Now(), TraceJobs: true,
-		Trace: func(ev runfile.Event) { trace = append(trace, ev) }})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, r.Close(ctx)) }()
-	events := []runfile.JobEvent{{At: 250 * time.Millisecond, Action: admission.ActionKill, Job: "late", By: "alice"}}
-	l := newLoop(r, clk.Now(), []multijob.JobSpec{specOf(t, earlyJob), specOf(t, lateJob)}, events, map[string]admission.Role{"alice": admission.RoleAdmin})
-	done := false
-	for i := 0; i < 100 && !done; i++ {
-		synced(t, r, c)
-		done, err = l.step(ctx, clk.Now())
-		require.NoError(t, err)
-		kwok(t, c, nil)
-		until := clk.Now().Add(100 * time.Millisecond)
-		if next, ok := l.next(clk.Now()); ok && next.Before(until) {
-			until = next
-		}
-		clk.Set(until)
-	}
-	require.True(t, done, "the jobs did not end")
+	l, _, trace := runEarlyAndLate(t, []runfile.JobEvent{{At: 250 * time.Millisecond, Action: admission.ActionKill, Job: "late", By: "alice"}}, nil)
 	require.Len(t, l.outcomes, 1)
 	require.True(t, l.outcomes[0].Applied, l.outcomes[0].Reason)
 	open := map[[2]string]bool{}
@@ -277,4 +233,37 @@ func TestLoopKilledAtArrivalWithdrawsItsRequests(t *testing.T) {
 	}
 	assert.Empty(t, open, "every request ends in a deploy or a withdrawal")
 	assert.Equal(t, 1, withdrawn, "late's only task")
+}
+
+// runEarlyAndLate runs earlyJob and lateJob through the loop of Run on
+// the mock clock, stepping as run does, with the events given (alice an
+// admin) and audit receiving what is refused before the admission is
+// asked; it returns the loop, its Runner (closed when the test ends) and
+// the trace, once every job ended.
+func runEarlyAndLate(t *testing.T, events []runfile.JobEvent, audit func(admission.AuditRecord)) (*loop, *Runner, []runfile.Event) {
+	t.Helper()
+	c := fourNodes(t)
+	clk := clock.NewMock()
+	var trace []runfile.Event
+	ctx := context.Background()
+	r, err := NewRunner(ctx, RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(1000, 1024), Start: clk.Now(), TraceJobs: true,
+		Trace: func(ev runfile.Event) { trace = append(trace, ev) }})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, r.Close(ctx)) })
+	l := newLoop(r, clk.Now(), []multijob.JobSpec{specOf(t, earlyJob), specOf(t, lateJob)}, events, map[string]admission.Role{"alice": admission.RoleAdmin})
+	l.audit = audit
+	done := false
+	for i := 0; i < 100 && !done; i++ {
+		synced(t, r, c)
+		done, err = l.step(ctx, clk.Now())
+		require.NoError(t, err)
+		kwok(t, c, nil)
+		until := clk.Now().Add(100 * time.Millisecond)
+		if next, ok := l.next(clk.Now()); ok && next.Before(until) {
+			until = next
+		}
+		clk.Set(until)
+	}
+	require.True(t, done, "the jobs did not end")
+	return l, r, trace
 }

@@ -19,8 +19,8 @@ import (
 // Failed (finish, fail), a pod deleted by a cancel (cancel), a slot given
 // back (release). It also counts the bulks bound by job.
 type tracer struct {
-	inSlot map[string]map[slotpool.SlotID]scheduler.Task // per job, the last task attempt deployed in each slot
-	shared map[string]map[scheduler.Task]bool            // per job, the deployments into a slot of hybrid producers
+	inSlot map[slotpool.SlotID]slotHolder     // the job holding each slot (a node's slot is one job's at a time), by the last task attempt deployed in it
+	shared map[string]map[scheduler.Task]bool // per job, the deployments into a slot of hybrid producers
 	// asked holds each job's open requests: the attempt each task asked
 	// for a slot with and was not deployed in (withdrawn when the task
 	// asks again for another attempt, or its job ends).
@@ -47,7 +47,7 @@ type Restart struct {
 
 // newTracer returns a tracer of nothing yet.
 func newTracer() tracer {
-	return tracer{inSlot: map[string]map[slotpool.SlotID]scheduler.Task{}, shared: map[string]map[scheduler.Task]bool{}, bulks: map[string]int{},
+	return tracer{inSlot: map[slotpool.SlotID]slotHolder{}, shared: map[string]map[scheduler.Task]bool{}, bulks: map[string]int{},
 		restarts: map[string][]Restart{}, asked: map[string]map[scheduler.TaskID]scheduler.Attempt{}}
 }
 
@@ -187,14 +187,21 @@ func (r *Runner) traceLost(now time.Time, job string, p *trackedPod) {
 // traceRelease traces a slot a job gave back, named by the last task
 // deployed in it.
 func (r *Runner) traceRelease(now time.Time, job string, rel scheduler.Release) {
-	v, ok := r.tr.inSlot[job][rel.Slot]
-	if !ok {
+	h, ok := r.tr.inSlot[rel.Slot]
+	if !ok || h.job != job {
 		return
 	}
-	delete(r.tr.inSlot[job], rel.Slot)
+	delete(r.tr.inSlot, rel.Slot)
 	if r.tracing() {
-		r.cfg.Trace(r.traceEvent(now, job, runfile.Release, v.Task, int(rel.Slot), rel.Attempt))
+		r.cfg.Trace(r.traceEvent(now, job, runfile.Release, h.last.Task, int(rel.Slot), rel.Attempt))
 	}
+}
+
+// slotHolder is the job holding a slot, and the last task attempt
+// deployed in it (a release names it).
+type slotHolder struct {
+	job  string
+	last scheduler.Task
 }
 
 // traceTakenOver traces the release of slot s by the job that held it
@@ -203,27 +210,22 @@ func (r *Runner) traceRelease(now time.Time, job string, rel scheduler.Release) 
 // another job, whose deploy into it follows the release, as in the
 // simulator's trace; nor is a slot lost with its node.
 func (r *Runner) traceTakenOver(now time.Time, job string, s slotpool.SlotID) {
-	for other, in := range r.tr.inSlot {
-		v, ok := in[s]
-		if other == job || !ok {
-			continue
-		}
-		delete(in, s)
-		if r.tracing() {
-			r.cfg.Trace(r.traceEvent(now, other, runfile.Release, v.Task, int(s), v.Attempt))
-		}
+	h, ok := r.tr.inSlot[s]
+	if !ok || h.job == job {
+		return
+	}
+	delete(r.tr.inSlot, s)
+	if r.tracing() {
+		r.cfg.Trace(r.traceEvent(now, h.job, runfile.Release, h.last.Task, int(s), h.last.Attempt))
 	}
 }
 
 // traceBound traces the deploys of a bulk bound and counts it.
 func (r *Runner) traceBound(now time.Time, b Bulk) {
 	r.tr.bulks[b.Job]++
-	if r.tr.inSlot[b.Job] == nil {
-		r.tr.inSlot[b.Job] = map[slotpool.SlotID]scheduler.Task{}
-	}
 	for _, p := range b.Places {
 		r.traceTakenOver(now, b.Job, p.Slot)
-		r.tr.inSlot[b.Job][p.Slot] = scheduler.Task{Task: p.Ref.Task, Attempt: p.Ref.Attempt}
+		r.tr.inSlot[p.Slot] = slotHolder{job: b.Job, last: scheduler.Task{Task: p.Ref.Task, Attempt: p.Ref.Attempt}}
 		if !r.tracing() {
 			continue
 		}

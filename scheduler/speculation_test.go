@@ -195,11 +195,7 @@ func TestSpeculationOffAddsNothing(t *testing.T) {
 // both: after an input at 5.5 s its next look is at 6 s, so a Tick at
 // 5.7 s finds nothing due, whether or not anyone asked in between.
 func TestSpeculationChecksDoNotDependOnQueries(t *testing.T) {
-	rs := region.FromJob(specJob(t, 4), exchange.AllBlocking)
-	spec := scheduler.DefaultSpeculation()
-	spec.BaselineRatio, spec.BaselineLowerBound = 0.5, 0
-	t0 := time.Unix(0, 0)
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	rs, spec, t0, at := detectorSetup(t)
 	var stats [2][]scheduler.SpeculationStats
 	for i, asking := range []bool{true, false} {
 		s := newScheduler(t, rs, scheduler.Config{Speculation: spec})
@@ -229,11 +225,7 @@ func TestSpeculationChecksDoNotDependOnQueries(t *testing.T) {
 // baseline, with A's other tasks running, bring the detector's deadline
 // back, as in a run without that Tick: the slow tasks are speculated.
 func TestSpeculationDetectorWakesOnFinishes(t *testing.T) {
-	rs := region.FromJob(specJob(t, 4), exchange.AllBlocking)
-	spec := scheduler.DefaultSpeculation()
-	spec.BaselineRatio, spec.BaselineLowerBound = 0.5, 0
-	t0 := time.Unix(0, 0)
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	rs, spec, t0, at := detectorSetup(t)
 	var requested [2]int
 	for i, early := range []bool{false, true} {
 		s := newScheduler(t, rs, scheduler.Config{Speculation: spec})
@@ -261,11 +253,7 @@ func TestSpeculationDetectorWakesOnFinishes(t *testing.T) {
 // ticks, so that a run where nothing can progress ends; a slot offered
 // deploys them and the detector looks again.
 func TestSpeculationDetectorRestsWhileNothingRuns(t *testing.T) {
-	rs := region.FromJob(specJob(t, 4), exchange.AllBlocking)
-	spec := scheduler.DefaultSpeculation()
-	spec.BaselineRatio, spec.BaselineLowerBound = 0.5, 0
-	t0 := time.Unix(0, 0)
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	rs, spec, t0, at := detectorSetup(t)
 	s := newScheduler(t, rs, scheduler.Config{Speculation: spec, Pool: slotpool.Config{Timeout: slotpool.NoTimeout}}) // no timeout of its own
 	require.NoError(t, s.Offer(t0, slotpool.Slots(2)...))
 	require.NoError(t, s.Start(t0))
@@ -290,6 +278,17 @@ func TestSpeculationDetectorRestsWhileNothingRuns(t *testing.T) {
 	rd = s.Ready()
 	require.Len(t, rd.Deploy, 1, "a waiting task of A deploys")
 	assert.False(t, rd.Deadline.IsZero(), "the detector looks again")
+}
+
+// detectorSetup is what the detector's tests share: specJob(4)'s
+// regions, Flink's speculation with a baseline from half of a vertex's
+// subtasks and no lower bound, the time 0 and at(ms).
+func detectorSetup(t *testing.T) (*region.Regions, scheduler.Speculation, time.Time, func(ms int) time.Time) {
+	rs := region.FromJob(specJob(t, 4), exchange.AllBlocking)
+	spec := scheduler.DefaultSpeculation()
+	spec.BaselineRatio, spec.BaselineLowerBound = 0.5, 0
+	t0 := time.Unix(0, 0)
+	return rs, spec, t0, func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 }
 
 // specJob is A (parallelism p) -> B (1), hash, blocking.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/internal/summary"
 	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/runfile"
@@ -98,18 +99,8 @@ type EventOutcome struct {
 // "event 100 ms: bob kill etl: refused: role user may change only their
 // own jobs; the job is alice's".
 func (o EventOutcome) String() string {
-	what := fmt.Sprintf("event %d ms: %s %s %s", o.At.Milliseconds(), o.By, o.Action, o.Job)
-	if o.Action == admission.ActionSetPriority {
-		if o.Applied {
-			what += fmt.Sprintf(" %d -> %d", o.Old, o.Priority)
-		} else {
-			what += fmt.Sprintf(" -> %d", o.Priority)
-		}
-	}
-	if o.Applied {
-		return what + ": applied"
-	}
-	return what + ": refused: " + o.Reason
+	return summary.EventLine(summary.EventOutcome{At: o.At, By: o.By, Action: o.Action, Job: o.Job, Priority: o.Priority,
+		Old: o.Old, Applied: o.Applied, Reason: o.Reason})
 }
 
 // JobResult is how one job of a multi-job run went.

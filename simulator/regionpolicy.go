@@ -143,25 +143,12 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 			// An earlier attempt's request, superseded in the same Ready
 			// (its region restarted before the runtime saw it deployed),
 			// ends in a Withdraw before the next attempt's request.
-			asked := map[scheduler.TaskID]scheduler.Attempt{}
-			for i := range rd.Requests {
-				req := &rd.Requests[i]
-				if req.Speculative {
-					continue
-				}
-				for _, s := range req.Slots {
-					for _, v := range s.Members {
-						if old, ok := asked[v]; ok && old != req.Attempt {
-							p.e.attemptEvent(runfile.Withdraw, p.off+int32(v), int32(old), runfile.NoSlot, false)
-						}
-						asked[v] = req.Attempt
-					}
-				}
-				p.traceRequest(req) // (clears tracedAt)
-			}
+			eachSuperseding(rd, func(v scheduler.TaskID, old scheduler.Attempt) {
+				p.e.attemptEvent(runfile.Withdraw, p.off+int32(v), int32(old), runfile.NoSlot, false)
+			}, p.traceRequest) // (traceRequest clears tracedAt)
 		}
-	} else if !tracing {
-		p.e.traced += supersededInReady(rd)
+	} else if !tracing && restartsIn(rd) {
+		eachSuperseding(rd, func(scheduler.TaskID, scheduler.Attempt) { p.e.traced++ }, nil)
 	}
 	for _, req := range rd.Requests {
 		if req.Speculative {
@@ -240,33 +227,40 @@ func (p *regionPolicy) supersede(t, attempt int32) {
 	}
 }
 
-// supersededInReady counts the requests of rd a later request of rd, for
-// another attempt of the same task, supersedes: the Withdraw events a
-// trace has for them (applyDeploys).
-func supersededInReady(rd *scheduler.Ready) int {
-	restarted := false
+// restartsIn reports whether rd has a regular request of a restarted
+// region: only then may a request of it supersede another.
+func restartsIn(rd *scheduler.Ready) bool {
 	for i := range rd.Requests {
-		restarted = restarted || (rd.Requests[i].Attempt > 0 && !rd.Requests[i].Speculative)
+		if rd.Requests[i].Attempt > 0 && !rd.Requests[i].Speculative {
+			return true
+		}
 	}
-	if !restarted || len(rd.Requests) < 2 {
-		return 0
-	}
-	n := 0
+	return false
+}
+
+// eachSuperseding walks the regular requests of rd in order: for each
+// task asking again in it for another attempt, superseded(task, the
+// attempt it asked for before), then request(the request) if not nil.
+// A trace has a Withdraw for each superseded request (applyDeploys).
+func eachSuperseding(rd *scheduler.Ready, superseded func(scheduler.TaskID, scheduler.Attempt), request func(*scheduler.Request)) {
 	asked := map[scheduler.TaskID]scheduler.Attempt{}
-	for _, req := range rd.Requests {
+	for i := range rd.Requests {
+		req := &rd.Requests[i]
 		if req.Speculative {
 			continue
 		}
 		for _, s := range req.Slots {
 			for _, v := range s.Members {
 				if old, ok := asked[v]; ok && old != req.Attempt {
-					n++
+					superseded(v, old)
 				}
 				asked[v] = req.Attempt
 			}
 		}
+		if request != nil {
+			request(req)
+		}
 	}
-	return n
 }
 
 // traceRequest traces the request events of a request of the Ready being

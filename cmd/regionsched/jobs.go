@@ -168,11 +168,7 @@ func simulateJobs(c *cobra.Command, r *jobsRun, paths []string, stdin io.Reader)
 	for _, ev := range res.JobEvents {
 		fmt.Fprintln(out, summary.EventLine(eventOutcome(ev)))
 	}
-	if res.Verdict == runfile.Deadlock {
-		fmt.Fprintln(out, summary.DeadlockMakespanLine(res.Makespan, summary.VirtualTime))
-	} else {
-		fmt.Fprintln(out, summary.MakespanLine(res.Makespan, summary.VirtualTime))
-	}
+	fmt.Fprintln(out, makespanLine(res))
 	fmt.Fprintln(out, summary.UtilizationLine(res.WorkUtilization))
 	fmt.Fprintln(out, summary.HeldWaitingLine(res.HeldWaiting))
 	if hasDrivers(jobs) {

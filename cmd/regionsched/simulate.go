@@ -230,11 +230,7 @@ func (f *simulateFlags) printJobSummary(out io.Writer, job *topology.JobGraph, r
 		modeText += fmt.Sprintf(" (selective share %v)", f.share)
 	}
 	fmt.Fprintf(out, "job %q: mode %s, policy %s, %s, %s\n", job.Name(), modeText, policy, count(res.Slots, "slot"), seedText(f.seed, s.ties))
-	if res.Verdict == runfile.Deadlock {
-		fmt.Fprintln(out, summary.DeadlockMakespanLine(res.Makespan, summary.VirtualTime))
-	} else {
-		fmt.Fprintln(out, summary.MakespanLine(res.Makespan, summary.VirtualTime))
-	}
+	fmt.Fprintln(out, makespanLine(res))
 	fmt.Fprintln(out, summary.UtilizationLine(res.WorkUtilization))
 	fmt.Fprintln(out, summary.HeldWaitingLine(res.HeldWaiting))
 	if policy == simulator.EagerPolicy {
@@ -373,4 +369,13 @@ func sharedText(res *simulator.Result) string {
 		return ""
 	}
 	return fmt.Sprintf(" (%d into their hybrid producers' slots)", res.RegionsShared)
+}
+
+// makespanLine is the summary's makespan line of a simulated run: until
+// the last event, or until the deadlock.
+func makespanLine(res *simulator.Result) string {
+	if res.Verdict == runfile.Deadlock {
+		return summary.DeadlockMakespanLine(res.Makespan, summary.VirtualTime)
+	}
+	return summary.MakespanLine(res.Makespan, summary.VirtualTime)
 }
