@@ -34,6 +34,7 @@ func (q *Queues) decideNow() {
 	q.withdrawStale(false)
 	q.yieldRepassed = false
 	q.decision++
+	q.dropPassedClaims()
 	// A pass passes again only if it granted under fair share, gave up a
 	// claim that kept slots reserved or released placeholders (jobs it
 	// passed may use the slots), or, once per decision, a driver left its
@@ -634,6 +635,99 @@ func (q *Queues) handOver(idx int32) {
 		// its claim goes, the policy grants the slot.
 		q.dropClaim(c)
 	}
+}
+
+// dropPassedClaims gives up, before a decision grants anything, the
+// claims of jobs passed over (passedOver): a claim is the first waiting
+// job's (see visit), and a job ahead of the claimant in its queue's
+// order, which started waiting after the claim was made or was moved
+// ahead by a priority change, is served first when the claim's reserved
+// slots would serve it now, as the policy grants free slots. A claim
+// with a preemption in it stays (the reclaim serves what its job waits
+// for, and is withdrawn only when its reason is gone: preempt.go). The
+// claimant claims nothing more in this decision (as giveUpClaim).
+// O(queues + jobs with reserved slots).
+func (q *Queues) dropPassedClaims() {
+	if q.nReserved == 0 {
+		return
+	}
+	for _, qu := range q.qorder {
+		if qu.cfg.Policy == FairShare || len(qu.reservers) == 0 {
+			continue // (under fair share, Queues.overtaken says it)
+		}
+		for i := 0; i < len(qu.reservers); i++ {
+			c := qu.reservers[i]
+			if !q.passedOver(c) {
+				continue
+			}
+			q.dropClaim(c)
+			c.noClaimIn = q.decision
+			i-- // (c left the reservers: the last one took its place)
+		}
+	}
+}
+
+// passedOver reports whether a job ahead of claimant c in its queue's
+// order (fifo, priority, stateaware), of c's priority or higher and not
+// held back by its queue's policy, would be served now with c's reserved
+// slots and is not without them, while c's claim has no preemption in it.
+// O(jobs ahead of c that its queue may grant).
+func (q *Queues) passedOver(c *job) bool {
+	if !c.inTree || q.preempting(c) {
+		return false
+	}
+	qu := c.queue
+	for j := q.nextStartable(qu, cursor{}); j != nil && j.key.compare(c.key) < 0; j = q.nextStartable(qu, after(j)) {
+		if j.spec.Priority >= c.spec.Priority && q.blocked(j) == "" && q.servedWith(j, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// preempting reports whether a preemption brought or brings slots to c's
+// claim.
+func (q *Queues) preempting(c *job) bool {
+	for _, idx := range c.reserved {
+		if q.slots[idx].fromPreempt {
+			return true
+		}
+	}
+	for _, idx := range c.incoming {
+		if q.slots[idx].preempt {
+			return true
+		}
+	}
+	return false
+}
+
+// servedWith reports whether what j needs first is covered by its
+// reserved slots and placeholders, the free slots it may take and c's
+// reserved slots, and not without the latter.
+func (q *Queues) servedWith(j, c *job) bool {
+	lack := j.headNeed()
+	if lack == nil {
+		return false
+	}
+	need, mask := sumCounts(lack), q.driverMask(j)
+	q.helpCounts = resize(q.helpCounts, len(q.profiles))
+	have := q.helpCounts
+	for _, list := range [][]int32{j.reserved, j.placeholders} {
+		for _, idx := range list {
+			have[q.slots[idx].profile]++
+		}
+	}
+	maskOut(have, mask)
+	q.freeToward(j.queue, lack, have, have, mask)
+	if q.matched(lack, have) >= need {
+		return false // it is served without c's slots
+	}
+	for _, idx := range c.reserved {
+		if p := q.slots[idx].profile; mask == nil || mask[p] {
+			have[p]++
+		}
+	}
+	return q.matched(lack, have) >= need
 }
 
 // end releases everything of a job that ended and moves it on.

@@ -524,8 +524,10 @@ type Queues struct {
 	// gangJobs lists the jobs with a gang timer or a backoff running.
 	gangJobs []*job
 	// debug: the logger logs debug entries (per-job waits are costly).
-	debug        bool
-	counts       []int
+	debug  bool
+	counts []int
+	// helpCounts is servedWith's storage (grant.go).
+	helpCounts   []int
 	availCounts  []resource.Count
 	availProf    []int32
 	asg          resource.Assignment // the storage of assign's results
