@@ -628,6 +628,9 @@ func (q *Queues) handOver(idx int32) {
 		q.put(idx)
 		return
 	}
+	if !s.fromPreempt { // (a preemption's slot serves its claimant)
+		q.handedTo = append(q.handedTo, c) // (see dropPassedClaims)
+	}
 	q.reserveFor(c, idx)
 	q.freed(idx, false)
 	if q.overtaken(c) {
@@ -637,19 +640,139 @@ func (q *Queues) handOver(idx int32) {
 	}
 }
 
+// outranked reports whether the slots reserved for claimant c, one just
+// come back for its claim, would serve more asks of a job of another
+// queue that comes first in the fair order without that slot: a slot a
+// job releases goes back to the admission, and across queues the fair
+// order decides who gets it (a queue below its guarantee, which may
+// claim across queues, comes first as long as it is). It looks at the
+// first queue in that order with a job its policy may grant. O(queues)
+// at most, O(1) on a busy cluster.
+func (q *Queues) outranked(c *job) bool {
+	if len(q.qorder) < 2 {
+		return false
+	}
+	q.rankQueues()
+	cq := c.queue
+	for r := 0; r < len(q.byRank) && r < int(cq.rank); r++ {
+		jq := q.byRank[r]
+		if jq == nil || jq.order.Len() == 0 || !comesFirstWithout(jq, cq, 1) {
+			continue
+		}
+		for j := q.nextStartable(jq, cursor{}); j != nil; j = q.nextStartable(jq, after(j)) {
+			if q.blocked(j) == "" {
+				return q.servedMore(j, c)
+			}
+		}
+	}
+	return false
+}
+
+// comesFirstWithout reports whether queue jq comes before queue cq in
+// the fair order of the queue they share (their branches under it
+// compared), cq's branch holding k slots fewer.
+func comesFirstWithout(jq, cq *queue, k int) bool {
+	top := sharedParent(jq.node, cq.node)
+	a, b := jq.node, cq.node
+	for a.parent != top {
+		a = a.parent
+	}
+	for b.parent != top {
+		b = b.parent
+	}
+	x, y := fairKeyOf(a), fairKeyOf(b)
+	y.used -= k
+	return x.compare(y) < 0
+}
+
+// servedMore reports whether j would be served more of its asks now (in
+// the order serve grants them, each whole) with c's reserved slots than
+// with only its own reserved slots and placeholders and the free slots
+// it may take. Of c's slots it counts as many as j's queues' maxima
+// leave room for (all of them within c's own queue, whose room they
+// take already).
+func (q *Queues) servedMore(j, c *job) bool {
+	want := j.headNeed()
+	if want == nil {
+		return false
+	}
+	mask := q.driverMask(j)
+	q.helpCounts = resize(q.helpCounts, len(q.profiles))
+	have := q.helpCounts
+	for _, list := range [][]int32{j.reserved, j.placeholders} {
+		for _, idx := range list {
+			have[q.slots[idx].profile]++
+		}
+	}
+	maskOut(have, mask)
+	before := sumInts(have)
+	q.freeToward(j.queue, want, have, have, mask)
+	n0 := q.asksServed(j, have)
+	room := len(c.reserved)
+	if j.queue != c.queue {
+		room = min(room, q.room(j.queue)-(sumInts(have)-before))
+	}
+	added := 0
+	for _, idx := range c.reserved {
+		if p := q.slots[idx].profile; added < room && (mask == nil || mask[p]) {
+			have[p]++
+			added++
+		}
+	}
+	return added > 0 && q.asksServed(j, have) > n0
+}
+
+// asksServed counts j's asks that the slots counted in have (per
+// profile) serve whole, one after another in the order serve grants
+// them (its gang's reservation, or its driver, first when it waits for
+// them).
+func (q *Queues) asksServed(j *job, have []int) int {
+	total := sumInts(have)
+	cum := q.helpLack[:0]
+	defer func() { q.helpLack = cum[:0] }()
+	served := func(left []resource.Count) bool {
+		cum = append(cum, left...)
+		n := sumCounts(cum)
+		return n <= total && q.matched(cum, have) >= n
+	}
+	switch {
+	case j.gangWaits():
+		return b2i(served(j.gangNeed()))
+	case j.driver && !j.hasSlot:
+		return b2i(served(j.headNeed()))
+	}
+	n := 0
+	for a := j.asks.inOrder(nil); a != nil && served(a.left); a = j.asks.inOrder(a) {
+		n++
+	}
+	return n
+}
+
 // dropPassedClaims gives up, before a decision grants anything, the
-// claims of jobs passed over (passedOver): a claim is the first waiting
-// job's (see visit), and a job ahead of the claimant in its queue's
-// order, which started waiting after the claim was made or was moved
-// ahead by a priority change, is served first when the claim's reserved
-// slots would serve it now, as the policy grants free slots. A claim
-// with a preemption in it stays (the reclaim serves what its job waits
-// for, and is withdrawn only when its reason is gone: preempt.go). The
-// claimant claims nothing more in this decision (as giveUpClaim).
-// O(queues + jobs with reserved slots).
+// claims of jobs passed over: a claim is the first waiting job's (see
+// visit), and a job ahead of the claimant in its queue's order, which
+// started waiting after the claim was made or was moved ahead by a
+// priority change, is served first when the claim's reserved slots
+// would serve it now (passedOver), as the policy grants free slots;
+// across queues, a slot that came back for a claim goes by the fair
+// order of queues as a freed slot does (outranked). A claim with a
+// preemption in it stays (the reclaim serves what its job waits for, and
+// is withdrawn only when its reason is gone: preempt.go). The claimant
+// claims nothing more in this decision (as giveUpClaim). O(queues + jobs
+// with reserved slots).
 func (q *Queues) dropPassedClaims() {
+	handed := q.handedTo
+	q.handedTo = q.handedTo[:0]
 	if q.nReserved == 0 {
 		return
+	}
+	// Across queues: a claim a slot came back for since the last decision
+	// (once every input of the instant is in, whatever their order).
+	for _, c := range handed {
+		if len(c.reserved) > 0 && c.noClaimIn != q.decision && !q.preempting(c) && q.outranked(c) {
+			q.dropClaim(c)
+			c.noClaimIn = q.decision
+		}
 	}
 	for _, qu := range q.qorder {
 		if qu.cfg.Policy == FairShare || len(qu.reservers) == 0 {

@@ -526,8 +526,13 @@ type Queues struct {
 	// debug: the logger logs debug entries (per-job waits are costly).
 	debug  bool
 	counts []int
-	// helpCounts is servedWith's storage (grant.go).
+	// handedTo lists the claimants slots came back for since the last
+	// decision (grant.go: dropPassedClaims).
+	handedTo []*job
+	// helpCounts and helpLack are the storage of servedWith and servedMore
+	// (grant.go).
 	helpCounts   []int
+	helpLack     []resource.Count
 	availCounts  []resource.Count
 	availProf    []int32
 	asg          resource.Assignment // the storage of assign's results
