@@ -529,7 +529,7 @@ type Queues struct {
 	// handedTo lists the claimants slots came back for since the last
 	// decision (grant.go: dropPassedClaims).
 	handedTo []*job
-	// helpCounts and helpLack are the storage of servedWith and servedMore
+	// helpCounts and helpLack are servedMore's storage
 	// (grant.go).
 	helpCounts   []int
 	helpLack     []resource.Count

@@ -1,0 +1,202 @@
+package admission
+
+import "github.com/regionsched/regionsched/resource"
+
+// A claim keeps slots for the first waiting job (claim.go). Jobs move
+// while it waits for them: a job may start waiting ahead of the claimant
+// in its queue's order, or be raised ahead of it, and slots move between
+// queues, which changes their fair order. The slots a claim keeps then
+// serve the job ahead first when they serve it more, as free slots
+// would: before a decision grants anything, such a claim is given up,
+// its reserved slots are free again and its claimant claims nothing more
+// in that decision (the job ahead is served them in the decision's first
+// pass). Slots a preemption brings back stay their claimant's: the
+// reclaim serves what its job waits for, and is withdrawn only when its
+// reason is gone (preempt.go).
+
+// dropPassedClaims gives up, before a decision grants anything, the
+// claims of jobs passed over: a claim is the first waiting job's (see
+// visit), and a job ahead of the claimant in its queue's order, which
+// started waiting after the claim was made or was moved ahead by a
+// priority change, is served first when the claim's reserved slots
+// would serve it now (passedOver), as the policy grants free slots;
+// across queues, a slot that came back for a claim goes by the fair
+// order of queues as a freed slot does (outranked). A claim with a
+// preemption in it stays (the reclaim serves what its job waits for, and
+// is withdrawn only when its reason is gone: preempt.go). The claimant
+// claims nothing more in this decision (as giveUpClaim). O(queues + jobs
+// with reserved slots).
+func (q *Queues) dropPassedClaims() {
+	defer func() {
+		clear(q.handedTo)
+		q.handedTo = q.handedTo[:0]
+	}()
+	if q.nReserved == 0 {
+		return
+	}
+	// Across queues: a claim a slot came back for since the last decision
+	// (once every input of the instant is in, whatever their order).
+	for _, c := range q.handedTo {
+		if len(c.reserved) > 0 && c.noClaimIn != q.decision && !q.preempting(c) && q.outranked(c) {
+			q.dropClaim(c)
+			c.noClaimIn = q.decision
+		}
+	}
+	for _, qu := range q.qorder {
+		if qu.cfg.Policy == FairShare || len(qu.reservers) == 0 {
+			continue // (under fair share, Queues.overtaken says it)
+		}
+		for i := 0; i < len(qu.reservers); i++ {
+			c := qu.reservers[i]
+			if !q.passedOver(c) {
+				continue
+			}
+			q.dropClaim(c)
+			c.noClaimIn = q.decision
+			i-- // (c left the reservers: the last one took its place)
+		}
+	}
+}
+
+// passedOver reports whether a job ahead of claimant c in its queue's
+// order (fifo, priority, stateaware), of c's priority or higher and not
+// held back by its queue's policy, would be served more of its asks now
+// with c's reserved slots than without them (servedMore), while c's
+// claim has no preemption in it.
+// O(jobs ahead of c that its queue may grant).
+func (q *Queues) passedOver(c *job) bool {
+	if !c.inTree || q.preempting(c) {
+		return false
+	}
+	qu := c.queue
+	for j := q.nextStartable(qu, cursor{}); j != nil && j.key.compare(c.key) < 0; j = q.nextStartable(qu, after(j)) {
+		if j.spec.Priority >= c.spec.Priority && q.blocked(j) == "" && q.servedMore(j, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// outranked reports whether the slots reserved for claimant c, one just
+// come back for its claim, would serve more asks of a job of another
+// queue that comes first in the fair order without that slot: a slot a
+// job releases goes back to the admission, and across queues the fair
+// order decides who gets it (a queue below its guarantee, which may
+// claim across queues, comes first as long as it is). It looks at the
+// first queue in that order with a job its policy may grant. O(queues)
+// at most, O(1) on a busy cluster.
+func (q *Queues) outranked(c *job) bool {
+	if len(q.qorder) < 2 {
+		return false
+	}
+	q.rankQueues()
+	cq := c.queue
+	for r := 0; r < len(q.byRank) && r < int(cq.rank); r++ {
+		jq := q.byRank[r]
+		if jq == nil || jq.order.Len() == 0 || !comesFirstWithout(jq, cq, 1) {
+			continue
+		}
+		for j := q.nextStartable(jq, cursor{}); j != nil; j = q.nextStartable(jq, after(j)) {
+			if q.blocked(j) == "" {
+				return q.servedMore(j, c)
+			}
+		}
+	}
+	return false
+}
+
+// comesFirstWithout reports whether queue jq comes before queue cq in
+// the fair order of the queue they share (their branches under it
+// compared), cq's branch holding k slots fewer.
+func comesFirstWithout(jq, cq *queue, k int) bool {
+	top := sharedParent(jq.node, cq.node)
+	a, b := jq.node, cq.node
+	for a.parent != top {
+		a = a.parent
+	}
+	for b.parent != top {
+		b = b.parent
+	}
+	x, y := fairKeyOf(a), fairKeyOf(b)
+	y.used -= k
+	return x.compare(y) < 0
+}
+
+// preempting reports whether a preemption brought or brings slots to c's
+// claim.
+func (q *Queues) preempting(c *job) bool {
+	for _, idx := range c.reserved {
+		if q.slots[idx].fromPreempt {
+			return true
+		}
+	}
+	for _, idx := range c.incoming {
+		if q.slots[idx].preempt {
+			return true
+		}
+	}
+	return false
+}
+
+// servedMore reports whether j would be served more of its asks now (in
+// the order serve grants them, each whole) with c's reserved slots than
+// with only its own reserved slots and placeholders and the free slots
+// it may take. Of c's slots it counts as many as j's queues' maxima
+// leave room for (all of them within c's own queue, whose room they
+// take already).
+func (q *Queues) servedMore(j, c *job) bool {
+	want := j.headNeed()
+	if want == nil {
+		return false
+	}
+	mask := q.driverMask(j)
+	q.helpCounts = resize(q.helpCounts, len(q.profiles))
+	have := q.helpCounts
+	for _, list := range [][]int32{j.reserved, j.placeholders} {
+		for _, idx := range list {
+			have[q.slots[idx].profile]++
+		}
+	}
+	maskOut(have, mask)
+	before := sumInts(have)
+	q.freeToward(j.queue, want, have, have, mask)
+	n0 := q.asksServed(j, have)
+	room := len(c.reserved)
+	if j.queue != c.queue {
+		room = min(room, q.room(j.queue)-(sumInts(have)-before))
+	}
+	added := 0
+	for _, idx := range c.reserved {
+		if p := q.slots[idx].profile; added < room && (mask == nil || mask[p]) {
+			have[p]++
+			added++
+		}
+	}
+	return added > 0 && q.asksServed(j, have) > n0
+}
+
+// asksServed counts j's asks that the slots counted in have (per
+// profile) serve whole, one after another in the order serve grants
+// them (its gang's reservation, or its driver, first when it waits for
+// them).
+func (q *Queues) asksServed(j *job, have []int) int {
+	total := sumInts(have)
+	cum := q.helpLack[:0]
+	defer func() { q.helpLack = cum[:0] }()
+	served := func(left []resource.Count) bool {
+		cum = append(cum, left...)
+		n := sumCounts(cum)
+		return n <= total && q.matched(cum, have) >= n
+	}
+	switch {
+	case j.gangWaits():
+		return b2i(served(j.gangNeed()))
+	case j.driver && !j.hasSlot:
+		return b2i(served(j.headNeed()))
+	}
+	n := 0
+	for a := j.asks.inOrder(nil); a != nil && served(a.left); a = j.asks.inOrder(a) {
+		n++
+	}
+	return n
+}
