@@ -13,7 +13,11 @@ import (
 // named extended resources, or Unknown. The zero value is Unknown.
 // Profiles are immutable and comparable.
 type Profile struct {
-	known     bool
+	known bool
+	// over marks the amounts of a sum (Add) that went beyond
+	// math.MaxInt64 and are kept at it (overCPU, overMemory,
+	// overExtended): such a sum needs more than any slot offers.
+	over      uint8
 	cpuMillis int64
 	memoryMB  int64
 	// ext is the canonical encoding of the extended resources:
@@ -21,6 +25,13 @@ type Profile struct {
 	// A string keeps Profile comparable and cheap to copy.
 	ext string
 }
+
+// The bits of Profile.over: the dimensions whose sum overflowed.
+const (
+	overCPU uint8 = 1 << iota
+	overMemory
+	overExtended
+)
 
 // Unknown is the profile of a subtask or slot whose size is not specified:
 // an unknown request fits any slot and an unknown slot serves any request.
@@ -37,7 +48,7 @@ func New(cpuMillis, memoryMB int64) Profile {
 
 // WithExtended returns p with the named extended resource set to n (n = 0
 // removes it). On an Unknown profile it returns a known profile with only
-// that resource. It panics on a negative n or an empty or malformed name
+// that resource; an Overflowed p stays Overflowed. It panics on a negative n or an empty or malformed name
 // (names may not contain '=' or ';').
 func (p Profile) WithExtended(name string, n int64) Profile {
 	if n < 0 || name == "" || strings.ContainsAny(name, "=;") {
@@ -89,9 +100,11 @@ func (p Profile) ExtendedValue(name string) int64 {
 
 // Add returns the sum of two profiles. Unknown + Unknown is Unknown; an
 // Unknown part of a sum with a known profile counts as zero, so the sum is
-// the known lower bound of what both together need. Amounts saturate at
-// math.MaxInt64 instead of wrapping around to a negative sum that would
-// fit every slot.
+// the known lower bound of what both together need. An amount of the sum
+// beyond math.MaxInt64 neither wraps around (to a negative sum that would
+// fit every slot) nor is taken for math.MaxInt64 (which a slot may
+// offer): it is kept at math.MaxInt64 and the sum is Overflowed, which
+// fits no known slot. So is every sum with an Overflowed part.
 func (p Profile) Add(q Profile) Profile {
 	if !p.known {
 		return q
@@ -99,7 +112,14 @@ func (p Profile) Add(q Profile) Profile {
 	if !q.known {
 		return p
 	}
-	r := Profile{known: true, cpuMillis: addSat(p.cpuMillis, q.cpuMillis), memoryMB: addSat(p.memoryMB, q.memoryMB)}
+	r := Profile{known: true, over: p.over | q.over}
+	var over bool
+	if r.cpuMillis, over = addOver(p.cpuMillis, q.cpuMillis); over {
+		r.over |= overCPU
+	}
+	if r.memoryMB, over = addOver(p.memoryMB, q.memoryMB); over {
+		r.over |= overMemory
+	}
 	switch {
 	case p.ext == "":
 		r.ext = q.ext
@@ -107,28 +127,39 @@ func (p Profile) Add(q Profile) Profile {
 		r.ext = p.ext
 	default:
 		m := p.Extended()
-		forEachExtended(q.ext, func(n string, v int64) { m[n] = addSat(m[n], v) })
+		forEachExtended(q.ext, func(n string, v int64) {
+			if m[n], over = addOver(m[n], v); over {
+				r.over |= overExtended
+			}
+		})
 		r.ext = encodeExtended(m)
 	}
 	return r
 }
 
-// addSat adds two non-negative amounts, saturating at math.MaxInt64.
-func addSat(a, b int64) int64 {
+// Overflowed reports whether p is a sum (Add) of which some amount went
+// beyond math.MaxInt64: p's amounts there read math.MaxInt64, but it
+// needs more, so it fits no known slot.
+func (p Profile) Overflowed() bool { return p.over != 0 }
+
+// addOver adds two non-negative amounts; beyond math.MaxInt64 it returns
+// math.MaxInt64 and true.
+func addOver(a, b int64) (int64, bool) {
 	if a > math.MaxInt64-b {
-		return math.MaxInt64
+		return math.MaxInt64, true
 	}
-	return a + b
+	return a + b, false
 }
 
 // FitsIn reports whether a request of profile p can run in a slot of
 // profile slot: either is Unknown, or slot is at least as large in every
-// dimension (a missing extended resource counts as zero).
+// dimension (a missing extended resource counts as zero). An Overflowed
+// request needs more than any slot offers: it fits only an Unknown slot.
 func (p Profile) FitsIn(slot Profile) bool {
 	if !p.known || !slot.known {
 		return true
 	}
-	if p.cpuMillis > slot.cpuMillis || p.memoryMB > slot.memoryMB {
+	if p.over != 0 || p.cpuMillis > slot.cpuMillis || p.memoryMB > slot.memoryMB {
 		return false
 	}
 	return p.ext == "" || extendedFitsIn(p.ext, slot.ext)
@@ -157,22 +188,32 @@ func extendedFitsIn(req, slot string) bool {
 	return true
 }
 
-// String renders the profile, e.g. "{cpu=500m mem=512MB gpu=1}" or "unknown".
+// String renders the profile, e.g. "{cpu=500m mem=512MB gpu=1}" or
+// "unknown". An amount of an Overflowed sum beyond math.MaxInt64 reads
+// ">" instead of "=": "{cpu>9223372036854775807m mem=0MB}".
 func (p Profile) String() string {
 	if !p.known {
 		return "unknown"
 	}
+	rel := func(bit uint8, v int64) string {
+		if p.over&bit != 0 && v == math.MaxInt64 {
+			return ">"
+		}
+		return "="
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "{cpu=%dm mem=%dMB", p.cpuMillis, p.memoryMB)
-	forEachExtended(p.ext, func(n string, v int64) { fmt.Fprintf(&b, " %s=%d", n, v) })
+	fmt.Fprintf(&b, "{cpu%s%dm mem%s%dMB", rel(overCPU, p.cpuMillis), p.cpuMillis, rel(overMemory, p.memoryMB), p.memoryMB)
+	forEachExtended(p.ext, func(n string, v int64) { fmt.Fprintf(&b, " %s%s%d", n, rel(overExtended, v), v) })
 	b.WriteByte('}')
 	return b.String()
 }
 
 // CompareAmounts orders profiles by their amounts: CPU, then memory, then
 // the total of the extended resources (saturating at math.MaxInt64), then
-// the canonical encoding of the extended resources, so that only equal
-// amounts compare equal. It returns -1, 0 or +1 and never allocates.
+// the canonical encoding of the extended resources, then the dimensions
+// an Overflowed sum went beyond math.MaxInt64 in (none first), so that
+// only equal profiles compare equal. It returns -1, 0 or +1 and never
+// allocates.
 //
 // A known profile that fits in another never comes after it (unless both
 // extended totals saturate). Unknown is not special-cased: its amounts
@@ -185,7 +226,7 @@ func CompareAmounts(a, b Profile) int {
 	case a.memoryMB != b.memoryMB:
 		return cmp.Compare(a.memoryMB, b.memoryMB)
 	case a.ext == b.ext:
-		return 0
+		return cmp.Compare(a.over, b.over)
 	}
 	if c := cmp.Compare(extendedTotal(a.ext), extendedTotal(b.ext)); c != 0 {
 		return c
@@ -213,7 +254,7 @@ func extendedTotal(ext string) int64 {
 	for ext != "" {
 		var v int64
 		_, v, ext = nextExtended(ext)
-		t = addSat(t, v)
+		t, _ = addOver(t, v)
 	}
 	return t
 }

@@ -123,3 +123,53 @@ func TestAddSaturatesInsteadOfOverflowing(t *testing.T) {
 	assert.False(t, sum.FitsIn(slot))
 	assert.True(t, slot.FitsIn(sum))
 }
+
+// TestOverflowedSumFitsNoSlot: a sum beyond math.MaxInt64 in any one
+// dimension (two subtasks of math.MaxInt64 CPU sharing a slot, say) reads
+// math.MaxInt64 there but needs more: it fits no known slot, not even one
+// offering math.MaxInt64 of everything, and stays Overflowed in further
+// sums. A single amount of exactly math.MaxInt64, or a sum reaching it
+// exactly, is no overflow and fits such a slot.
+func TestOverflowedSumFitsNoSlot(t *testing.T) {
+	const most = int64(math.MaxInt64)
+	largest := resource.New(most, most).WithExtended("gpu", most)
+	for name, tc := range map[string]struct {
+		one    resource.Profile
+		amount func(resource.Profile) int64
+		text   string
+	}{
+		"cpu":      {resource.New(most, 0), resource.Profile.CPUMillis, "{cpu>9223372036854775807m mem=0MB}"},
+		"memory":   {resource.New(0, most), resource.Profile.MemoryMB, "{cpu=0m mem>9223372036854775807MB}"},
+		"extended": {resource.New(0, 0).WithExtended("gpu", most), func(p resource.Profile) int64 { return p.ExtendedValue("gpu") }, "{cpu=0m mem=0MB gpu>9223372036854775807}"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			assert.False(t, tc.one.Overflowed())
+			assert.True(t, tc.one.FitsIn(largest), "one subtask needing the most a slot offers fits it")
+			assert.True(t, tc.one.Add(resource.New(0, 0)).FitsIn(largest), "a sum reaching the most exactly fits")
+			assert.False(t, tc.one.Add(resource.New(0, 0)).Overflowed())
+
+			sum := tc.one.Add(tc.one)
+			assert.True(t, sum.Overflowed())
+			assert.Equal(t, most, tc.amount(sum))
+			assert.False(t, sum.FitsIn(largest), "%v fits in %v", sum, largest)
+			assert.True(t, sum.FitsIn(resource.Unknown), "an unknown slot serves any request")
+			assert.Equal(t, tc.text, sum.String())
+			assert.NotEqual(t, tc.one, sum)
+
+			for _, more := range []resource.Profile{sum.Add(resource.New(0, 0)), resource.New(1, 1).Add(sum), resource.Unknown.Add(sum), sum.Add(resource.Unknown)} {
+				assert.True(t, more.Overflowed(), "%v", more)
+				assert.False(t, more.FitsIn(largest), "%v", more)
+			}
+			assert.False(t, resource.ExactMatch.Serves(largest, sum))
+			assert.False(t, resource.FitsEveryDimension.Serves(largest, sum))
+			assert.Equal(t, 1, resource.CompareAmounts(sum, tc.one), "the same amounts, one overflowed: it comes after")
+			assert.Equal(t, 0, resource.CompareAmounts(sum, tc.one.Add(resource.New(0, 0)).Add(tc.one)), "equal profiles tie")
+		})
+	}
+	// The tie-break of CompareAmounts: same amounts, only one overflowed.
+	sum := resource.New(most, 0).Add(resource.New(most, 0))
+	assert.Equal(t, 1, resource.CompareAmounts(sum, resource.New(most, 0)))
+	assert.Equal(t, -1, resource.CompareAmounts(resource.New(most, 0), sum))
+	assert.Equal(t, []resource.Count{{Profile: resource.New(most, 0), N: 1}, {Profile: sum, N: 2}},
+		resource.Tally([]resource.Profile{resource.New(most, 0), sum, sum}))
+}

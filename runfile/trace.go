@@ -41,10 +41,11 @@ const (
 	Win       // attempt Attempt of the task finished first among its attempts (in Slot); the others are canceled
 
 	// Withdraw is a trace event too: the task's open request (attempt
-	// Attempt, no slot) ended without a slot because its job ended (was
-	// killed, failed or rejected) in a run of several jobs. Every request
-	// of a trace ends in a deploy or a withdraw, or is still waiting when
-	// the run ends.
+	// Attempt, no slot) ended without a slot, because its region restarted
+	// before it was deployed (the next attempt's request follows) or its
+	// job ended (was killed, failed or rejected) in a run of several jobs.
+	// Every request of a trace ends in a deploy or a withdraw, or is still
+	// waiting when the run ends.
 	Withdraw
 )
 

@@ -78,19 +78,15 @@ func clusterProfiles(cluster []resource.Count, tasks int) []resource.Profile {
 	return out
 }
 
-type taskAttempt struct {
-	task    string
-	attempt int
-}
-
 type regionAttempt struct {
 	region, attempt int
 }
 
 // traceStats summarizes a checked trace.
 type traceStats struct {
-	maxInUse int
-	shared   bool // some slot held more than one task at once
+	maxInUse  int
+	shared    bool // some slot held more than one task at once
+	withdrawn int  // withdraw events
 }
 
 // checkTrace verifies the invariants every recorded run must satisfy and
@@ -98,6 +94,9 @@ type traceStats struct {
 //   - events are in time order, the last one at the makespan if finished;
 //   - every deploy is preceded by a request of the same task and attempt,
 //     of a task that is not deployed;
+//   - a task asks again (a request) only once its previous request was
+//     deployed or withdrawn, and a withdraw (no slot) ends an open
+//     request of that task and attempt;
 //   - under the region policy, the tasks of a region deploy at the same
 //     virtual time, all of them (per attempt);
 //   - no task deploys before the blocking partitions it reads from other
@@ -178,7 +177,9 @@ func checkTrace(rs *region.Regions, cluster []resource.Count, policy simulator.P
 		used           bool
 	}
 	deployed := map[string]open{}
-	requested := map[taskAttempt]bool{}
+	// requested holds the open requests: the attempt each task asked for
+	// a slot with, not deployed or withdrawn since
+	requested := map[string]int{}
 	finished := make([]bool, topo.NumExecutionVertices())
 	regionDeploy := map[regionAttempt]time.Duration{}
 	regionDeployCount := map[regionAttempt]int{}
@@ -202,8 +203,22 @@ func checkTrace(rs *region.Regions, cluster []resource.Count, policy simulator.P
 			if ev.Slot != runfile.NoSlot {
 				return st, fmt.Errorf("%s: a request carries a slot", where)
 			}
-			requested[taskAttempt{ev.Task, ev.Attempt}] = true
+			if a, open := requested[ev.Task]; open {
+				return st, fmt.Errorf("%s: its request of attempt %d is still open (neither deployed nor withdrawn)", where, a)
+			}
+			requested[ev.Task] = ev.Attempt
 			finished[v] = false
+			continue
+		}
+		if ev.Kind == runfile.Withdraw {
+			if ev.Slot != runfile.NoSlot {
+				return st, fmt.Errorf("%s: a withdraw carries a slot", where)
+			}
+			if a, open := requested[ev.Task]; !open || a != ev.Attempt {
+				return st, fmt.Errorf("%s: withdraws no open request of that attempt", where)
+			}
+			delete(requested, ev.Task)
+			st.withdrawn++
 			continue
 		}
 		if ev.Slot < 0 || ev.Slot >= len(profiles) {
@@ -212,10 +227,10 @@ func checkTrace(rs *region.Regions, cluster []resource.Count, policy simulator.P
 		s := &slotsState[ev.Slot]
 		switch ev.Kind {
 		case runfile.Deploy:
-			if !requested[taskAttempt{ev.Task, ev.Attempt}] {
+			if a, open := requested[ev.Task]; !open || a != ev.Attempt {
 				return st, fmt.Errorf("%s: deploy without a request of that attempt", where)
 			}
-			delete(requested, taskAttempt{ev.Task, ev.Attempt})
+			delete(requested, ev.Task)
 			if _, ok := deployed[ev.Task]; ok {
 				return st, fmt.Errorf("%s: task already deployed", where)
 			}

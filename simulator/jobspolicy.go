@@ -277,7 +277,7 @@ func (p *jobsPolicy) submit(r *jobRun) {
 		return
 	}
 	r.port = &jobPort{m: p.m, name: job.Name}
-	r.rp = &regionPolicy{e: p.e, rs: rs, off: p.set.offsets[r.i], asked: map[int32]int32{}}
+	r.rp = &regionPolicy{e: p.e, rs: rs, off: p.set.offsets[r.i]}
 }
 
 // end records a job's end and frees its driver's slot.

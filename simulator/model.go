@@ -48,6 +48,10 @@ type taskRun struct {
 	slot1   int32         // 1 + its slot while deployed, else 0
 	attempt int32
 	version uint32
+	// asked1 is 1 + the attempt of the task's open request (asked for a
+	// slot, not deployed since, not withdrawn), else 0; see
+	// regionPolicy.supersede.
+	asked1 int32
 }
 
 // model holds the execution semantics of docs/architecture.md on top of

@@ -43,11 +43,12 @@ type regionPolicy struct {
 	// every event. deadline is that Ready's (the zero time: none).
 	ownDeadlines bool
 	deadline     time.Time
-	// asked holds, in a run of several jobs, the job's open requests: the
-	// attempt each task asked for a slot with and has not been deployed
-	// in (nil in a run of one job, whose end ends the run). A job that
-	// ends withdraws them (withdrawAsks).
-	asked map[int32]int32
+	// open counts the job's open requests: the tasks that asked for a
+	// slot and have not been deployed since (each task's attempt is its
+	// taskRun.asked1). A request superseded by the next attempt of its
+	// region is withdrawn (supersede), and so are those of a job of a
+	// run of several jobs that ends (withdrawAsks).
+	open int
 	// tracedAt holds, while a Ready is applied, 1 + the index in
 	// Ready.Requests of the request of each task the Ready deploys (by
 	// local task id; 0: none): that request is traced right before the
@@ -119,7 +120,7 @@ func (p *regionPolicy) applyCancels(rd *scheduler.Ready) {
 // others after every deploy (a region reading full hybrid results asks
 // once its producers are deployed, in the same Ready as their deploys).
 func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
-	if p.asked != nil {
+	if p.open > 0 {
 		p.withdrawSuperseded(rd)
 	}
 	tracing := p.e.tracing()
@@ -156,10 +157,8 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 			continue
 		}
 		for _, s := range req.Slots {
-			if p.asked != nil {
-				for _, v := range s.Members {
-					p.asked[p.off+int32(v)] = int32(req.Attempt)
-				}
+			for _, v := range s.Members {
+				p.ask(p.off+int32(v), int32(req.Attempt))
 			}
 			if !tracing {
 				p.e.traced += len(s.Members)
@@ -176,12 +175,10 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 				p.traceRequest(&rd.Requests[i])
 			}
 		}
-		if p.asked != nil {
-			if d.Shared {
-				p.supersede(p.off+int32(d.Task), int32(d.Attempt))
-			}
-			delete(p.asked, p.off+int32(d.Task))
+		if d.Shared {
+			p.supersede(p.off+int32(d.Task), int32(d.Attempt))
 		}
+		p.served(p.off + int32(d.Task))
 		p.e.model.runs[p.off+int32(d.Task)].attempt = int32(d.Attempt)
 		if d.Shared { // its region asked for no slot: the trace shows it asking, and served at once
 			p.e.record(runfile.Request, p.off+int32(d.Task), runfile.NoSlot)
@@ -202,9 +199,10 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 
 // withdrawSuperseded ends the open requests of the tasks that ask again
 // in rd, with a new attempt, before being deployed: their region
-// restarted (a reclaim took the slot it was granted at this instant,
-// say) before the runtime saw it deployed. Each gets a Withdraw event,
-// before the new request.
+// restarted while it waited for slots (a failover of a producer it
+// reads, or a reclaim of the slot it was granted at this instant) before
+// the runtime saw it deployed. Each gets a Withdraw event, before the
+// Ready's requests.
 func (p *regionPolicy) withdrawSuperseded(rd *scheduler.Ready) {
 	for _, req := range rd.Requests {
 		if req.Speculative {
@@ -221,9 +219,27 @@ func (p *regionPolicy) withdrawSuperseded(rd *scheduler.Ready) {
 // supersede ends the open request of task t (a union id) if it was made
 // for another attempt than attempt, which asks now (Withdraw event).
 func (p *regionPolicy) supersede(t, attempt int32) {
-	if old, open := p.asked[t]; open && old != attempt {
-		p.e.attemptEvent(runfile.Withdraw, t, old, runfile.NoSlot, false)
-		delete(p.asked, t)
+	if r := &p.e.model.runs[t]; r.asked1 != 0 && r.asked1 != attempt+1 {
+		p.e.attemptEvent(runfile.Withdraw, t, r.asked1-1, runfile.NoSlot, false)
+		p.served(t)
+	}
+}
+
+// ask records the open request of task t (a union id) for attempt.
+func (p *regionPolicy) ask(t, attempt int32) {
+	r := &p.e.model.runs[t]
+	if r.asked1 == 0 {
+		p.open++
+	}
+	r.asked1 = attempt + 1
+}
+
+// served forgets the open request of task t (a union id), if any: it was
+// deployed or withdrawn.
+func (p *regionPolicy) served(t int32) {
+	if r := &p.e.model.runs[t]; r.asked1 != 0 {
+		r.asked1 = 0
+		p.open--
 	}
 }
 
@@ -278,18 +294,13 @@ func (p *regionPolicy) traceRequest(req *scheduler.Request) {
 // withdrawAsks ends the open requests of a job that ended (Withdraw
 // events, in task order), and forgets them.
 func (p *regionPolicy) withdrawAsks() {
-	if len(p.asked) == 0 {
-		return
+	end := p.off + int32(p.rs.Topology().NumExecutionVertices())
+	for v := p.off; p.open > 0 && v < end; v++ {
+		if a := p.e.model.runs[v].asked1; a != 0 {
+			p.e.attemptEvent(runfile.Withdraw, v, a-1, runfile.NoSlot, false)
+			p.served(v)
+		}
 	}
-	tasks := make([]int32, 0, len(p.asked))
-	for v := range p.asked {
-		tasks = append(tasks, v)
-	}
-	slices.Sort(tasks)
-	for _, v := range tasks {
-		p.e.attemptEvent(runfile.Withdraw, v, p.asked[v], runfile.NoSlot, false)
-	}
-	clear(p.asked)
 }
 
 func (p *regionPolicy) start() {

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 )
@@ -138,4 +140,46 @@ func TestReclaimOfTheInstantsGrantWithdrawsItsRequest(t *testing.T) {
 	}, at0)
 	assert.Empty(t, openRequests(res.Events))
 	assert.Equal(t, len(only(res.Events, runfile.Deploy)), res.RegionsScheduled, "a deployment per deploy event")
+}
+
+// In a run of one job, a failover that restarts a region waiting for a
+// slot withdraws its request before the next attempt asks: B#0 asks at 0
+// (its hybrid producer A#0 is deployed; hybrid slot sharing is off, so it
+// waits for the one slot), A#0 fails at 500 and restarts both regions.
+// The trace withdraws attempt 0 of B#0 at 500 before the Ready's
+// requests, no request is left open, and a run without a trace counts
+// the same trace events.
+func TestFailoverWithdrawsTheRestartedRegionsRequest(t *testing.T) {
+	job := decodeJob(t, `{"name":"w","vertices":[{"id":"A","parallelism":1},{"id":"B","parallelism":1}],
+		"edges":[{"source":"A","target":"B","shipStrategy":"forward","exchange":"hybrid-full"}]}`)
+	rs := region.FromJob(job.Job, exchange.AllBlocking)
+	a0, err := rs.Topology().ParseVertexName("A#0")
+	require.NoError(t, err)
+	cfg := simulator.Config{Regions: rs, Cluster: slots(1), Seed: 1, Record: true, DisableHybridSlotSharing: true,
+		Failures: []simulator.Failure{{Task: a0, After: 500 * time.Millisecond}}}
+	res := run(t, cfg)
+	require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
+	requireTrace(t, rs, slots(1), simulator.RegionPolicy, res)
+
+	var at500 []string
+	for _, e := range res.Events {
+		if e.At == 500*time.Millisecond {
+			at500 = append(at500, fmt.Sprintf("%s %s@%d", e.Kind, e.Task, e.Attempt))
+		}
+	}
+	assert.Equal(t, []string{
+		"fail A#0@0", "release A#0@0",
+		"withdraw B#0@0", "request A#0@1", "deploy A#0@1", "request B#0@1",
+	}, at500)
+	assert.Empty(t, openRequests(res.Events), "every request ends in a deploy or a withdrawal")
+
+	var trace bytes.Buffer
+	require.NoError(t, runfile.WriteTrace(&trace, res.Events))
+	assert.Contains(t, trace.String(), `{"t": 500, "event": "withdraw", "task": "B#0", "region": 1, "attempt": 0}`+"\n")
+	requireReadBack(t, trace.Bytes(), res.Events)
+
+	cfg.Record = false
+	quiet := run(t, cfg)
+	assert.Equal(t, res.TraceEvents, quiet.TraceEvents, "the withdrawal counts without a trace too")
+	assert.Equal(t, len(res.Events), res.TraceEvents)
 }

@@ -68,7 +68,7 @@ func (a *aggregator) observe(e runfile.Event) {
 	switch e.Kind {
 	case runfile.Request:
 		a.asked[taskKey{e.Job, e.Task, e.Attempt}] = e.At
-	case runfile.Withdraw: // its job ended: it waits no more
+	case runfile.Withdraw: // its region restarted or its job ended: it waits no more
 		k := taskKey{e.Job, e.Task, e.Attempt}
 		if at, ok := a.asked[k]; ok {
 			a.emit(aggOp{kind: opWait, t0: at, t1: e.At})

@@ -478,15 +478,17 @@ func (s *span) stall(t time.Duration) {
 }
 
 // request is a slot request that waited: from its request to its deploy,
-// to its withdrawal when its job ended without it (withdrawn), or to the
-// end of the run if it never got a slot and is still asked for (open).
+// to its withdrawal when its job ended without it or its region
+// restarted before it got its slots (withdrawn; restarted: the task asked
+// again at that instant), or to the end of the run if it never got a slot
+// and is still asked for (open).
 type request struct {
-	job, task       string
-	key             int
-	from, to        time.Duration
-	open, withdrawn bool
-	seq             int
-	attemptKey      taskKey
+	job, task                  string
+	key                        int
+	from, to                   time.Duration
+	open, withdrawn, restarted bool
+	seq                        int
+	attemptKey                 taskKey
 }
 
 // keptSpan is a slot the admission kept for a job with nothing of the
@@ -515,12 +517,31 @@ func (p *picture) scan(onBar func(span), onRequest func(request), onKept func(ke
 	end := p.end
 	open := map[taskKey]*span{}
 	asked := map[taskKey]request{}
+	// withdrawnNow holds the requests withdrawn at instant now, by job and
+	// task, until it passes: one whose task asks again at that instant
+	// was withdrawn as its region restarted.
+	withdrawnNow := map[[2]string]request{}
+	var now time.Duration
+	passed := func() {
+		for _, r := range withdrawnNow {
+			onRequest(r)
+		}
+		clear(withdrawnNow)
+	}
 	kept := map[int]*keptSpan{}
 	var keptOrder []*keptSpan
 	for i, e := range p.tl.Events {
 		k := taskKey{e.Job, e.Task, e.Attempt}
+		if e.At != now {
+			passed()
+			now = e.At
+		}
 		switch e.Kind {
 		case runfile.Request:
+			if r, ok := withdrawnNow[[2]string{e.Job, e.Task}]; ok {
+				r.restarted = true
+				withdrawnNow[[2]string{e.Job, e.Task}] = r
+			}
 			asked[k] = request{job: e.Job, task: e.Task, key: p.colors.of(e), from: e.At, seq: i, attemptKey: k}
 		case runfile.Deploy:
 			if r, ok := asked[k]; ok {
@@ -538,7 +559,7 @@ func (p *picture) scan(onBar func(span), onRequest func(request), onKept func(ke
 			if r, ok := asked[k]; ok {
 				delete(asked, k)
 				r.to, r.withdrawn = e.At, true
-				onRequest(r)
+				withdrawnNow[[2]string{e.Job, e.Task}] = r
 			}
 		case runfile.Progress:
 			if s, ok := open[k]; ok {
@@ -569,6 +590,7 @@ func (p *picture) scan(onBar func(span), onRequest func(request), onKept func(ke
 			}
 		}
 	}
+	passed()
 	rest := make([]*span, 0, len(open))
 	for _, s := range open {
 		s.endStalled = s.stallFrom >= 0
@@ -633,7 +655,7 @@ type detailSpans struct {
 	bars []span // every task attempt, in deploy order
 	// waiting is the requests drawn in the waiting row, in request
 	// order: those still waiting for a slot at the end, and those
-	// withdrawn when their job ended
+	// withdrawn when their job ended or their region restarted
 	waiting []request
 	kept    []keptSpan // the slots kept for jobs
 }
@@ -772,7 +794,8 @@ func (p *picture) deadlockColumn(rows detailRows, d detailSpans) {
 }
 
 // waitingRequests draws the requests still waiting for a slot at the end
-// and those withdrawn when their job ended (up to the withdrawal), one per
+// and those withdrawn when their job ended or their region restarted (up
+// to the withdrawal), one per
 // lane of the waiting row (the last lane sums up the rest), and at a
 // deadlock lists them in the deadlock's column too.
 func (p *picture) waitingRequests(rows detailRows, waiting []request) {
@@ -782,7 +805,11 @@ func (p *picture) waitingRequests(rows detailRows, waiting []request) {
 		name := qualified(r.job, r.task)
 		label := name + " waits for a slot since " + formatMillis(r.from)
 		if r.withdrawn {
-			label = name + " withdrawn at " + formatMillis(r.to) + " as its job ended, after waiting since " + formatMillis(r.from)
+			why := " as its job ended"
+			if r.restarted {
+				why = " as its region restarted"
+			}
+			label = name + " withdrawn at " + formatMillis(r.to) + why + ", after waiting since " + formatMillis(r.from)
 		}
 		if i == maxWaitLanes-1 && len(waiting) > maxWaitLanes {
 			label = moreRequests(name, waiting[i+1:])
@@ -880,19 +907,25 @@ func (p *picture) detailLegend(rows detailRows, d detailSpans, c barCounts) []le
 		entries = append(entries, legendEntry{fill: "#ffffff", stroke: "#555", pattern: "url(#kept)", label: "slot kept for a job, idle (gang placeholder or claim)"})
 	}
 	if rows.waitLanes > 0 && p.timeW > 0 {
-		open, withdrawn := 0, 0
+		open, ended, restarted := 0, 0, 0
 		for _, r := range d.waiting {
-			if r.withdrawn {
-				withdrawn++
-			} else {
+			switch {
+			case r.restarted:
+				restarted++
+			case r.withdrawn:
+				ended++
+			default:
 				open++
 			}
 		}
 		if open > 0 {
 			entries = append(entries, legendEntry{fill: "#f7c6c7", stroke: "#d62728", label: "request waiting for a slot"})
 		}
-		if withdrawn > 0 {
+		if ended > 0 {
 			entries = append(entries, legendEntry{fill: "#f4e9e9", stroke: "#9a6b6c", label: "request withdrawn when its job ended"})
+		}
+		if restarted > 0 {
+			entries = append(entries, legendEntry{fill: "#f4e9e9", stroke: "#9a6b6c", label: "request withdrawn when its region restarted"})
 		}
 	}
 	entries = append(entries, p.marks.legend()...)

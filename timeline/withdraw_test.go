@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/region"
 	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/simulator"
 	"github.com/regionsched/regionsched/timeline"
@@ -112,4 +114,32 @@ func TestWriteSVGAggregatedWithdrawnRequestsWaitNoMore(t *testing.T) {
 	require.NoError(t, rec.WriteSVG(&streamed, tl))
 	st = parseSVG(t, &streamed)
 	assert.Contains(t, st.texts, "1 request waits, since 0 ms", "the recorder too")
+}
+
+// A request withdrawn because its region restarted (its task asks again
+// at that instant with its next attempt) is drawn withdrawn up to the
+// restart, and says so: B#0 waits from 0 for the one slot A#0 holds, A#0
+// fails at 500 ms and restarts both regions.
+func TestWriteSVGRequestWithdrawnByARestart(t *testing.T) {
+	rs := region.FromJob(decodeJob(t, `{"name":"w","vertices":[{"id":"A","parallelism":1},{"id":"B","parallelism":1}],
+		"edges":[{"source":"A","target":"B","shipStrategy":"forward","exchange":"hybrid-full"}]}`).Job, exchange.AllBlocking)
+	a0, err := rs.Topology().ParseVertexName("A#0")
+	require.NoError(t, err)
+	res, err := simulator.Run(simulator.Config{Regions: rs, Cluster: slots(1), Seed: 1, Record: true, DisableHybridSlotSharing: true,
+		Failures: []simulator.Failure{{Task: a0, After: 500 * time.Millisecond}}})
+	require.NoError(t, err)
+	require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
+	var buf bytes.Buffer
+	require.NoError(t, timeline.WriteSVG(&buf, timeline.Timeline{Title: "restart", Slots: res.Slots, Makespan: res.Makespan, Events: res.Events,
+		Verdict: res.Verdict, Reason: res.Reason}))
+	svg := buf.String()
+	st := parseSVG(t, strings.NewReader(svg))
+	assertTextsInside(t, st)
+	rects := rectRe.FindAllStringSubmatch(svg, -1)
+	require.Len(t, rects, 1)
+	assert.Equal(t, "withdrawn", rects[0][1])
+	assert.Contains(t, svg, "<title>B#0 withdrawn at 500 ms as its region restarted, after waiting since 0 ms</title>")
+	assert.Contains(t, st.texts, "request withdrawn when its region restarted")
+	assert.NotContains(t, st.texts, "request withdrawn when its job ended")
+	assert.NotContains(t, st.texts, "request waiting for a slot")
 }

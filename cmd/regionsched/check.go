@@ -40,6 +40,7 @@ func newCheckCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 		out := c.OutOrStdout()
 		if format == "json" {
 			enc := json.NewEncoder(out)
+			enc.SetEscapeHTML(false) // the reason is for people: "cpu>…", not "cpu\u003e…"
 			if err := enc.Encode(struct {
 				Runnable     bool   `json:"runnable"`
 				MinimumSlots int    `json:"minimumSlots"`

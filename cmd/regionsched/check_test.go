@@ -409,3 +409,42 @@ func TestCheckPacksBySize(t *testing.T) {
 	assert.Equal(t, 0, sim.code, "stdout: %s\nstderr: %s", sim.stdout, sim.stderr)
 	assert.Contains(t, sim.stdout, "finished: all 4 tasks finished")
 }
+
+// TestSharedSlotBeyondTheLargestAmount: two subtasks sharing a slot that
+// each need the most a slot can offer (math.MaxInt64) of CPU, memory or
+// an extended resource need more than the one slot of the most: check
+// says not runnable (the sum reads ">"), and simulate fails instead of
+// running both in it. One such subtask alone fits the slot.
+func TestSharedSlotBeyondTheLargestAmount(t *testing.T) {
+	const most = "9223372036854775807"
+	cluster := writeTemp(t, "cluster.json", `{"slots": [{"count": 1, "resources": {"cpuMillis": `+most+`, "memoryMB": `+most+`, "extended": {"gpu": `+most+`}}}]}`)
+	for name, tc := range map[string]struct{ resources, need string }{
+		"cpu":      {`{"cpuMillis": ` + most + `}`, "{cpu>" + most + "m mem=0MB}"},
+		"memory":   {`{"memoryMB": ` + most + `}`, "{cpu=0m mem>" + most + "MB}"},
+		"extended": {`{"extended": {"gpu": ` + most + `}}`, "{cpu=0m mem=0MB gpu>" + most + "}"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			pair := writeTemp(t, "pair.json", `{"name": "pair", "vertices": [{"id": "A", "parallelism": 1, "resources": `+tc.resources+`},
+			 {"id": "B", "parallelism": 1, "resources": `+tc.resources+`}],
+			 "edges": [{"source": "A", "target": "B", "shipStrategy": "forward", "exchange": "pipelined"}]}`)
+			res := execCLI(t, "", "check", "--cluster", cluster, pair)
+			require.Equal(t, 1, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+			assert.Equal(t, "not runnable: region 0 {A#0, B#0} needs 1 x "+tc.need+" at once; the cluster has 1 slot; missing 1 x "+tc.need+"; packing: locality\n", res.stdout)
+
+			js := execCLI(t, "", "check", "--format", "json", "--cluster", cluster, pair)
+			require.Equal(t, 1, js.code, js.stderr)
+			assert.Contains(t, js.stdout, `"reason":"region 0 {A#0, B#0} needs 1 x `+tc.need)
+
+			sim := execCLI(t, "", "simulate", "--cluster", cluster, "--trace", "-", pair)
+			require.Equal(t, 1, sim.code, "stdout: %s\nstderr: %s", sim.stdout, sim.stderr)
+			assert.NotContains(t, sim.stdout, `"event": "deploy"`)
+			assert.Contains(t, sim.stdout+sim.stderr, "failed: region 0 {A#0, B#0} needs 1 slot at once; the cluster can never give it: missing 1 x "+tc.need)
+
+			one := writeTemp(t, "one.json", `{"name": "one", "vertices": [{"id": "A", "parallelism": 1, "resources": `+tc.resources+`}]}`)
+			res = execCLI(t, "", "check", "--cluster", cluster, one)
+			assert.Equal(t, 0, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+			sim = execCLI(t, "", "simulate", "--cluster", cluster, one)
+			assert.Equal(t, 0, sim.code, "stdout: %s\nstderr: %s", sim.stdout, sim.stderr)
+		})
+	}
+}

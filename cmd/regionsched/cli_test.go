@@ -377,7 +377,7 @@ func TestSlotsFlagShowsNoDefault(t *testing.T) {
 		assert.NotContains(t, line, "default", cmd)
 		assert.Contains(t, line, "this or --cluster is required", cmd)
 	}
-	requireBadInput(t, execCLI(t, "", "check", "--slots", "many", flip119Path), `"many" is not a number of slots: give an integer in 0 ... 1099511627776`)
+	requireBadInput(t, execCLI(t, "", "check", "--slots", "many", flip119Path), `--slots: invalid value "many" (valid: an integer in 0 ... 1099511627776)`)
 	requireBadInput(t, execCLI(t, "", "check", flip119Path), "the cluster is missing: give --slots N or --cluster FILE")
 	res := execCLI(t, "", "check", "--slots", "4", flip119Path)
 	assert.Equal(t, 0, res.code, res.stderr)

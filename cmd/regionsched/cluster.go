@@ -25,6 +25,7 @@ func addClusterFlags(c *cobra.Command) *clusterFlags {
 	f := &clusterFlags{}
 	c.Flags().Var(&f.slots, "slots", "number of unknown-sized slots (fit any request); this or --cluster is required")
 	c.Flags().StringVar(&f.cluster, "cluster", "", "cluster file: {\"slots\": [{\"count\": N, \"resources\": {...}}, ...]}; this or --slots is required")
+	runcli.SetValid(c.Flags(), "slots", fmt.Sprintf("an integer in 0 ... %d", region.MaxClusterSlots))
 	return f
 }
 

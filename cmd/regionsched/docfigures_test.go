@@ -61,6 +61,11 @@ var figuresOfDocs = []docFigure{
 		"12 execution vertices, 12 regions, 0 blocking logical edges, 3 hybrid logical edges, minimum slots 1",
 		"8       1      D#0                                      hybrid 4-7",
 	}},
+	{doc: "docs/cli.md", cmd: "regions --mode ALL_EXCHANGES_HYBRID_FULL --format json examples/jobs/flip119.json", shown: true, lines: []string{
+		`  "hybridLogicalEdges": 3,`,
+		`    {"id": 2, "vertices": ["B#0"], "slots": 1, "consumes": [], "consumesHybrid": [[0, 0]]},`,
+		`    {"id": 8, "vertices": ["D#0"], "slots": 1, "consumes": [], "consumesHybrid": [[4, 7]]},`,
+	}},
 	{doc: "docs/cli.md", cmd: "check --mode all-pipelined --slots 4 examples/jobs/flip119.json", shown: true, lines: []string{
 		"deadlock-free: every region fits; the largest, region 0 {A#0, A#1, B#0, B#1, C#0, C#1, C#2, C#3, ... (12 in all)}, needs 4 slots at once; the cluster has 4 slots",
 	}},

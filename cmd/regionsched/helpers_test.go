@@ -82,23 +82,28 @@ type regionsOutput struct {
 }
 
 // regionOutput is one region of `regions --format json`, its consumes
-// expanded from the ranges the command prints into the ids they hold.
+// and consumesHybrid expanded from the ranges the command prints into the
+// ids they hold. ConsumesHybrid is nil when the region has no
+// consumesHybrid (a job without hybrid edges).
 type regionOutput struct {
-	ID       int
-	Vertices []string
-	Slots    int
-	Consumes []int
+	ID             int
+	Vertices       []string
+	Slots          int
+	Consumes       []int
+	ConsumesHybrid []int
 }
 
-// UnmarshalJSON decodes a region strictly and expands its consumes, which
-// must be [first, last] ranges, ascending, disjoint and not adjacent (two
-// adjacent ranges would be one).
+// UnmarshalJSON decodes a region strictly and expands its consumes and
+// consumesHybrid, which must be [first, last] ranges, ascending, disjoint
+// and not adjacent (two adjacent ranges would be one). consumes must be
+// there; consumesHybrid may be absent, never null.
 func (r *regionOutput) UnmarshalJSON(data []byte) error {
 	var raw struct {
-		ID       int      `json:"id"`
-		Vertices []string `json:"vertices"`
-		Slots    int      `json:"slots"`
-		Consumes [][]int  `json:"consumes"`
+		ID             int             `json:"id"`
+		Vertices       []string        `json:"vertices"`
+		Slots          int             `json:"slots"`
+		Consumes       [][]int         `json:"consumes"`
+		ConsumesHybrid json.RawMessage `json:"consumesHybrid"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -108,19 +113,43 @@ func (r *regionOutput) UnmarshalJSON(data []byte) error {
 	if raw.Consumes == nil {
 		return fmt.Errorf("region %d: consumes is null or missing, want []", raw.ID)
 	}
-	*r = regionOutput{ID: raw.ID, Vertices: raw.Vertices, Slots: raw.Slots, Consumes: []int{}}
-	for i, x := range raw.Consumes {
-		if len(x) != 2 || x[0] > x[1] {
-			return fmt.Errorf("region %d: consumes[%d] = %v, want [first, last] with first <= last", raw.ID, i, x)
+	consumes, err := expandRanges(raw.ID, "consumes", raw.Consumes)
+	if err != nil {
+		return err
+	}
+	*r = regionOutput{ID: raw.ID, Vertices: raw.Vertices, Slots: raw.Slots, Consumes: consumes}
+	if raw.ConsumesHybrid != nil {
+		var ranges [][]int
+		if err := json.Unmarshal(raw.ConsumesHybrid, &ranges); err != nil {
+			return fmt.Errorf("region %d: consumesHybrid: %w", raw.ID, err)
 		}
-		if i > 0 && x[0] <= raw.Consumes[i-1][1]+1 {
-			return fmt.Errorf("region %d: consumes[%d] = %v overlaps or touches %v", raw.ID, i, x, raw.Consumes[i-1])
+		if ranges == nil {
+			return fmt.Errorf("region %d: consumesHybrid is null, want []", raw.ID)
 		}
-		for id := x[0]; id <= x[1]; id++ {
-			r.Consumes = append(r.Consumes, id)
+		if r.ConsumesHybrid, err = expandRanges(raw.ID, "consumesHybrid", ranges); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// expandRanges expands the [first, last] ranges of field of region id
+// into the ids they hold (never nil), refusing a range that is not one,
+// and ranges out of order, overlapping or adjacent.
+func expandRanges(id int, field string, ranges [][]int) ([]int, error) {
+	out := []int{}
+	for i, x := range ranges {
+		if len(x) != 2 || x[0] > x[1] {
+			return nil, fmt.Errorf("region %d: %s[%d] = %v, want [first, last] with first <= last", id, field, i, x)
+		}
+		if i > 0 && x[0] <= ranges[i-1][1]+1 {
+			return nil, fmt.Errorf("region %d: %s[%d] = %v overlaps or touches %v", id, field, i, x, ranges[i-1])
+		}
+		for v := x[0]; v <= x[1]; v++ {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 // checkOutput is the object `check --format json` prints.
@@ -154,8 +183,9 @@ func regionsJSON(t *testing.T, args ...string) regionsOutput {
 }
 
 // assertRegionsInvariants checks the structural promises of docs/job-file.md
-// section 4: ids 0..n-1 in order, a topological order (consumes lists only
-// smaller ids, ascending, distinct, never null), every execution vertex in
+// section 4: ids 0..n-1 in order, a topological order (consumes and
+// consumesHybrid list only smaller ids, ascending, distinct, never null;
+// consumesHybrid exactly when the job has hybrid edges), every execution vertex in
 // exactly one region, minimumSlots the largest slots.
 func assertRegionsInvariants(t *testing.T, out regionsOutput) {
 	t.Helper()
@@ -168,10 +198,17 @@ func assertRegionsInvariants(t *testing.T, out regionsOutput) {
 		assert.GreaterOrEqual(t, r.Slots, 1, "region %d", r.ID)
 		assert.LessOrEqual(t, r.Slots, len(r.Vertices), "region %d", r.ID)
 		assert.NotNil(t, r.Consumes, "region %d: consumes must be [] rather than null", r.ID)
-		assert.True(t, slices.IsSorted(r.Consumes), "region %d consumes %v: not ascending", r.ID, r.Consumes)
-		assert.Equal(t, len(r.Consumes), len(slices.Compact(slices.Clone(r.Consumes))), "region %d consumes %v: duplicates", r.ID, r.Consumes)
-		for _, c := range r.Consumes {
-			assert.True(t, c >= 0 && c < r.ID, "region %d consumes region %d: not a producer listed before it", r.ID, c)
+		if out.HybridLogicalEdges > 0 {
+			assert.NotNil(t, r.ConsumesHybrid, "region %d: consumesHybrid must be there in a job with hybrid edges", r.ID)
+		} else {
+			assert.Nil(t, r.ConsumesHybrid, "region %d: consumesHybrid only in a job with hybrid edges", r.ID)
+		}
+		for field, ids := range map[string][]int{"consumes": r.Consumes, "consumesHybrid": r.ConsumesHybrid} {
+			assert.True(t, slices.IsSorted(ids), "region %d %s %v: not ascending", r.ID, field, ids)
+			assert.Equal(t, len(ids), len(slices.Compact(slices.Clone(ids))), "region %d %s %v: duplicates", r.ID, field, ids)
+			for _, c := range ids {
+				assert.True(t, c >= 0 && c < r.ID, "region %d %s region %d: not a producer listed before it", r.ID, field, c)
+			}
 		}
 		for _, v := range r.Vertices {
 			if prev, dup := seen[v]; dup {

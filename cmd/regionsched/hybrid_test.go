@@ -76,7 +76,8 @@ func TestSelectiveShareWithSeveralJobs(t *testing.T) {
 }
 
 // TestRegionsShowsHybridAndBlockingInputs: a region that reads blocking
-// and hybrid results lists both kinds of producer regions.
+// and hybrid results lists both kinds of producer regions, apart: the
+// text after "hybrid", the JSON in consumes and consumesHybrid.
 func TestRegionsShowsHybridAndBlockingInputs(t *testing.T) {
 	job := writeTemp(t, "mixed.json", `{"name": "mixed", "vertices": [{"id": "A", "parallelism": 2}, {"id": "B", "parallelism": 1}, {"id": "C", "parallelism": 1}],
 	 "edges": [{"source": "A", "target": "C", "shipStrategy": "hash", "exchange": "blocking"},
@@ -88,5 +89,35 @@ func TestRegionsShowsHybridAndBlockingInputs(t *testing.T) {
 	out := regionsJSON(t, job)
 	assert.Equal(t, 1, out.BlockingLogicalEdges)
 	assert.Equal(t, 1, out.HybridLogicalEdges)
-	assert.Equal(t, []int{0, 1, 2}, out.Regions[3].Consumes)
+	assert.Equal(t, []int{0, 1}, out.Regions[3].Consumes)
+	assert.Equal(t, []int{2}, out.Regions[3].ConsumesHybrid)
+	res = execCLI(t, "", "regions", "--format", "json", job)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, `{"id": 3, "vertices": ["C#0"], "slots": 1, "consumes": [[0, 1]], "consumesHybrid": [[2, 2]]}`)
+}
+
+// TestRegionsJSONConsumesOnlyBlockingResults: under an all-hybrid mode no
+// region reads a blocking result, so every consumes is empty and the
+// producers are in consumesHybrid, on every region; a job without hybrid
+// edges has no consumesHybrid (regionsJSON's invariants).
+func TestRegionsJSONConsumesOnlyBlockingResults(t *testing.T) {
+	const flip119 = "../../examples/jobs/flip119.json"
+	for _, mode := range []string{"all-hybrid-full", "all-hybrid-selective"} {
+		out := regionsJSON(t, "--mode", mode, flip119)
+		require.Equal(t, 3, out.HybridLogicalEdges)
+		require.Len(t, out.Regions, 12)
+		want := [][]int{{}, {}, {0}, {1}, {2}, {2}, {3}, {3}, {4, 5, 6, 7}, {4, 5, 6, 7}, {4, 5, 6, 7}, {4, 5, 6, 7}}
+		for i, r := range out.Regions {
+			assert.Equal(t, []int{}, r.Consumes, "%s region %d", mode, i)
+			assert.Equal(t, want[i], r.ConsumesHybrid, "%s region %d", mode, i)
+		}
+	}
+	out := regionsJSON(t, "--mode", "all-blocking", flip119)
+	assert.Zero(t, out.HybridLogicalEdges)
+	for _, r := range out.Regions {
+		assert.Nil(t, r.ConsumesHybrid, "region %d", r.ID)
+	}
+	res := execCLI(t, "", "regions", "--format", "json", flip119)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.NotContains(t, res.stdout, "consumesHybrid")
 }

@@ -53,20 +53,24 @@ func newRegionsCommand(stdin io.Reader, mode *modeFlag) *cobra.Command {
 }
 
 // writeRegionsJSON writes the object of docs/cli.md by hand, each
-// region's "consumes" as ranges of ids: an all-to-all blocking edge between
-// 10,000 and 10,000 subtasks gives 10,000 regions that each consume the
-// same 10,000 regions, one range.
+// region's "consumes" (the regions whose blocking results it reads) as
+// ranges of ids: an all-to-all blocking edge between 10,000 and 10,000
+// subtasks gives 10,000 regions that each consume the same 10,000
+// regions, one range. A job with hybrid edges also has each region's
+// "consumesHybrid", the regions whose hybrid results it reads.
 func writeRegionsJSON(w *bufio.Writer, rs *region.Regions) {
 	t := rs.Topology()
 	job := t.Job()
 	fmt.Fprintf(w, "{\n  \"job\": %s,\n  \"mode\": %q,\n  \"executionVertices\": %d,\n  \"blockingLogicalEdges\": %d,\n",
 		jsontext.AppendString(nil, job.Name()), t.Mode().String(), t.NumExecutionVertices(), job.BlockingEdges(t.Mode()))
-	if hybrid := job.HybridEdges(t.Mode()); hybrid > 0 { // (as the text header: only when there are some)
+	hybrid := job.HybridEdges(t.Mode())
+	if hybrid > 0 { // (as the text header: only when there are some)
 		fmt.Fprintf(w, "  \"hybridLogicalEdges\": %d,\n", hybrid)
 	}
 	fmt.Fprintf(w, "  \"minimumSlots\": %d,\n  \"regions\": [", rs.MinimumSlots())
 	producers := newProducerRanges(rs)
 	var buf []byte
+	var consumed consumedGroups
 	for r := range region.ID(rs.NumRegions()) {
 		if r > 0 {
 			w.WriteByte(',')
@@ -83,8 +87,13 @@ func writeRegionsJSON(w *bufio.Writer, rs *region.Regions) {
 		}
 		buf = append(buf, "], \"slots\": "...)
 		buf = strconv.AppendInt(buf, int64(rs.SlotCount(r)), 10)
+		consumed.split(rs, r)
 		buf = append(buf, ", \"consumes\": "...)
-		buf = appendRangesJSON(buf, producers.of(r, rs.ConsumedGroups(r)))
+		buf = appendRangesJSON(buf, producers.of(r, consumed.blocking))
+		if hybrid > 0 {
+			buf = append(buf, ", \"consumesHybrid\": "...)
+			buf = appendRangesJSON(buf, producers.of(r, consumed.hybrid))
+		}
 		buf = append(buf, '}')
 		w.Write(buf)
 	}
@@ -201,25 +210,38 @@ func writeRegionsText(w io.Writer, rs *region.Regions) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "%-7s %-6s %-40s %s\n", "REGION", "SLOTS", "VERTICES", "CONSUMES")
 	producers := newProducerRanges(rs)
-	var blockingGroups, hybridGroups []topology.GroupID
+	var consumed consumedGroups
 	for r := range region.ID(rs.NumRegions()) {
 		members := rs.MemberNames(r, 8) // "{A#0, B#0}": the braces go
-		blockingGroups, hybridGroups = blockingGroups[:0], hybridGroups[:0]
-		for _, g := range rs.ConsumedGroups(r) {
-			if t.PartitionType(t.EdgeOfGroup(g)).IsHybrid() {
-				hybridGroups = append(hybridGroups, g)
-			} else {
-				blockingGroups = append(blockingGroups, g)
-			}
-		}
+		consumed.split(rs, r)
 		var parts []string
-		if len(blockingGroups) > 0 || len(hybridGroups) == 0 {
-			parts = append(parts, rangesText(producers.of(r, blockingGroups)))
+		if len(consumed.blocking) > 0 || len(consumed.hybrid) == 0 {
+			parts = append(parts, rangesText(producers.of(r, consumed.blocking)))
 		}
-		if len(hybridGroups) > 0 {
-			parts = append(parts, "hybrid "+rangesText(producers.of(r, hybridGroups)))
+		if len(consumed.hybrid) > 0 {
+			parts = append(parts, "hybrid "+rangesText(producers.of(r, consumed.hybrid)))
 		}
 		fmt.Fprintf(w, "%-7d %-6d %-40s %s\n", r, rs.SlotCount(r), members[1:len(members)-1], strings.Join(parts, "; "))
+	}
+}
+
+// consumedGroups holds the partition groups a region reads from other
+// regions, split by the exchange of their edge (valid until the next
+// split).
+type consumedGroups struct {
+	blocking, hybrid []topology.GroupID
+}
+
+// split sorts the groups region r consumes into blocking and hybrid ones.
+func (c *consumedGroups) split(rs *region.Regions, r region.ID) {
+	t := rs.Topology()
+	c.blocking, c.hybrid = c.blocking[:0], c.hybrid[:0]
+	for _, g := range rs.ConsumedGroups(r) {
+		if t.PartitionType(t.EdgeOfGroup(g)).IsHybrid() {
+			c.hybrid = append(c.hybrid, g)
+		} else {
+			c.blocking = append(c.blocking, g)
+		}
 	}
 }
 

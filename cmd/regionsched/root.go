@@ -215,7 +215,7 @@ Exit codes: 0 success, 1 a negative verdict (not runnable, deadlock, failed job)
 	}
 	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	root.SuggestionsMinimumDistance = 2
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return badInput(err) })
+	root.SetFlagErrorFunc(runcli.FlagError)
 	// --mode is common to every command; as a persistent flag it may come
 	// before or after the command name.
 	mode := &modeFlag{mode: exchange.AllBlocking}

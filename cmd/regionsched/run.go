@@ -83,6 +83,9 @@ message says which and why) or the run was interrupted, 2 bad input or no Slurm 
 		"write one JSON line per priority change, applied or refused by Slurm (judged by the priority Slurm reports afterwards)")
 	c.Flags().DurationVar(&o.cfg.IdleTimeout, "idle-timeout", 500*time.Millisecond, "give a slot nobody needs back to Slurm after this long (its allocation ends with its last slot)")
 	c.Flags().DurationVar(&o.cfg.TimeLimit, "time-limit", 0, "Slurm time limit of every allocation, so that Slurm ends what a runner killed with SIGKILL leaves (default: --timeout plus a minute)")
+	runcli.SetValid(c.Flags(), "queue-partition", "QUEUE=PARTITION pairs, repeatable or comma-separated")
+	runcli.SetValid(c.Flags(), "idle-timeout", "a duration of 0 or more, such as 500ms or 0")
+	runcli.SetValid(c.Flags(), "time-limit", "a duration of 0 or more, such as 2h (0: --timeout plus a minute)")
 	c.RunE = func(c *cobra.Command, args []string) error { return o.run(c, args, stdin, mode.mode) }
 	return c
 }

@@ -73,6 +73,8 @@ func (f *simulateFlags) register(c *cobra.Command) {
 	c.Flags().StringVar(&f.eventsFile, "events", "", "several jobs: priority changes and kills applied at their times, JSON Lines (see docs/job-file.md)")
 	c.Flags().StringVar(&f.auditFile, "audit", "", "several jobs: write one JSON line per priority change or kill, accepted or refused, to FILE")
 	c.Flags().Float64Var(&f.share, "selective-share", scheduler.DefaultSelectiveShare, "selective hybrid exchanges (all-hybrid-selective, or edges pinned to hybrid-selective): the share of a consumer's producers that must have finished before it starts, more than 0 and at most 1")
+	runcli.SetValid(c.Flags(), "seed", "an integer in 0 ... 18446744073709551615")
+	runcli.SetValid(c.Flags(), "selective-share", "a number more than 0 and at most 1")
 	c.Flags().BoolVar(&f.sharing, "hybrid-slot-sharing", true, "region policy: a consumer of hybrid results whose producers run goes into their slots when every slot it needs finds one there (--hybrid-slot-sharing=false: it asks for slots of its own)")
 }
 

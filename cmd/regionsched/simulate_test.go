@@ -294,3 +294,42 @@ func TestSimulateReviewCases(t *testing.T) {
 		assert.Contains(t, res.stderr, "a command is missing")
 	})
 }
+
+// TestSimulateFailoverWithdrawsWaitingRequest: B reads A over a hybrid
+// edge and, without hybrid slot sharing, waits for the one slot A#0
+// holds; A#0 fails at 500 ms and restarts both regions. The trace
+// withdraws B#0's first request at 500 ms, right before the requests of
+// that instant, so every request ends in a deploy or a withdraw; the
+// picture draws it withdrawn.
+func TestSimulateFailoverWithdrawsWaitingRequest(t *testing.T) {
+	job := writeTemp(t, "w.json", `{"name":"w","vertices":[{"id":"A","parallelism":1},{"id":"B","parallelism":1}],
+	 "edges":[{"source":"A","target":"B","shipStrategy":"forward","exchange":"hybrid-full"}]}`)
+	svg := filepath.Join(t.TempDir(), "w.svg")
+	res := execCLI(t, "", "simulate", "--slots", "1", "--hybrid-slot-sharing=false", "--fail", "A#0@500", "--trace", "-", "--svg", svg, job)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, `{"t": 0, "event": "request", "task": "B#0", "region": 1, "attempt": 0}
+{"t": 500, "event": "fail", "task": "A#0", "region": 0, "slot": 0, "attempt": 0}
+{"t": 500, "event": "release", "task": "A#0", "region": 0, "slot": 0, "attempt": 0}
+{"t": 500, "event": "withdraw", "task": "B#0", "region": 1, "attempt": 0}
+{"t": 500, "event": "request", "task": "A#0", "region": 0, "attempt": 1}
+{"t": 500, "event": "deploy", "task": "A#0", "region": 0, "slot": 0, "attempt": 1}
+{"t": 500, "event": "request", "task": "B#0", "region": 1, "attempt": 1}
+`)
+	open := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(res.stdout), "\n") {
+		var ev struct{ Event, Task string }
+		require.NoError(t, json.Unmarshal([]byte(line), &ev), line)
+		switch ev.Event {
+		case "request":
+			assert.False(t, open[ev.Task], "%s asks again while its request is open: %s", ev.Task, line)
+			open[ev.Task] = true
+		case "deploy", "withdraw":
+			delete(open, ev.Task)
+		}
+	}
+	assert.Empty(t, open)
+	assert.Contains(t, res.stderr, "14 trace events")
+	data, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "B#0 withdrawn at 500 ms as its region restarted, after waiting since 0 ms")
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regionsched/regionsched/internal/runcli"
 	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
 	"github.com/regionsched/regionsched/simulator"
@@ -42,6 +43,16 @@ func addSpeculationFlags(c *cobra.Command) *speculationFlags {
 	fs.DurationVar(&f.knobs.BlockSlowNodeDuration, "speculation-block-slow-node-duration", d.BlockSlowNodeDuration, "how long a node found slow gets no speculative attempt (0: never blocked)")
 	fs.Float64Var(&f.stragglers, "stragglers", 0, "share of attempts, 0 ... 1, that run --straggler-factor times slower, drawn from --seed")
 	fs.Float64Var(&f.factor, "straggler-factor", simulator.DefaultStragglerFactor, fmt.Sprintf("how many times slower a straggler runs, 1 ... %d", simulator.MaxStragglerFactor))
+	// What a value that does not parse is told (runcli.FlagError); the
+	// ranges are checked after parsing.
+	runcli.SetValid(fs, "speculation-baseline-ratio", "a number in 0 ... 1")
+	runcli.SetValid(fs, "speculation-baseline-multiplier", "a number in 1 ... 1e9")
+	runcli.SetValid(fs, "speculation-baseline-lower-bound", "a duration of 0 or more, such as 1m, 500ms or 0")
+	runcli.SetValid(fs, "speculation-check-interval", "a duration of more than 0, such as 1s or 100ms")
+	runcli.SetValid(fs, "speculation-max-concurrent-executions", fmt.Sprintf("an integer in 2 ... %d", scheduler.MaxSpeculativeExecutions))
+	runcli.SetValid(fs, "speculation-block-slow-node-duration", "a duration of 0 or more, such as 1m or 0")
+	runcli.SetValid(fs, "stragglers", "a number in 0 ... 1")
+	runcli.SetValid(fs, "straggler-factor", fmt.Sprintf("a number in 1 ... %d", simulator.MaxStragglerFactor))
 	return f
 }
 

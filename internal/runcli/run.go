@@ -50,6 +50,8 @@ func (f *Flags) Add(c *cobra.Command, eventsHelp, auditHelp string) {
 	c.Flags().StringVar(&f.TraceFile, "trace", "", "write the trace as JSON Lines to FILE (- for standard output; the summary then goes to standard error)")
 	c.Flags().Float64Var(&f.Scale, "duration-scale", 1, "multiply every task's durationMs by this factor (0 < f)")
 	c.Flags().DurationVar(&f.Timeout, "timeout", 30*time.Minute, "give up (and cancel everything) after this long")
+	SetValid(c.Flags(), "duration-scale", "a number more than 0")
+	SetValid(c.Flags(), "timeout", "a duration of more than 0, such as 30m or 90s")
 	c.Flags().BoolVar(&f.Verbose, "verbose", false, "log the admission's outages and refusals on standard error")
 	c.Flags().StringVar(&f.EventsFile, "events", "", eventsHelp)
 	c.Flags().StringVar(&f.AuditFile, "audit", "", auditHelp)

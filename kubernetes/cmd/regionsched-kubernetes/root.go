@@ -34,7 +34,7 @@ Exit codes: 0 success, 1 a negative verdict (a job failed, a pod not deleted),
 			return runcli.BadInput(errors.New("a command is missing: run or leftovers (see regionsched-kubernetes --help)"))
 		},
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return runcli.BadInput(err) })
+	root.SetFlagErrorFunc(runcli.FlagError)
 	mode := &modeFlag{mode: exchange.AllBlocking}
 	root.PersistentFlags().Var(mode, "mode", "global data exchange mode: "+strings.Join(exchange.ModeNames(), ", ")+" (case-insensitive)")
 	// --kubernetes, which regionsched passes on, names the backend this

@@ -93,6 +93,10 @@ server reachable.`,
 	f.StringVar(&o.clusterFile, "cluster", "", "cluster file whose queues and users the run uses (docs/job-file.md); its slots are not used: the nodes' are")
 	f.DurationVar(&o.poll, "poll", rsk8s.DefaultPoll, "the longest time between two looks at the pods and nodes (it looks as soon as they change)")
 	f.Float32Var(&o.qps, "qps", 200, "requests a second to the API server at most (bursts of twice that)")
+	runcli.SetValid(f, "slot-cpu", "an integer of 0 or more")
+	runcli.SetValid(f, "slot-memory", "an integer of 0 or more")
+	runcli.SetValid(f, "poll", "a duration of more than 0, such as 1s or 200ms")
+	runcli.SetValid(f, "qps", "a number (0 or less: the client's default)")
 	o.flags.Add(c, "priority changes and kills, JSON Lines (the events file of simulate; t in real ms): regionsched's admission applies or refuses them by the roles of --cluster's users; a kill deletes the job's pods",
 		"write one JSON line per priority change, applied or refused by the admission")
 	c.RunE = func(c *cobra.Command, args []string) error {
