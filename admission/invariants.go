@@ -48,6 +48,8 @@ import (
 //   - a timed preemption still pending has its reason: its claimant has
 //     not ended, waits, has a higher priority than the victim, which is
 //     of its queue, and is not such a job at its fair share;
+//   - no preemption took a slot twice (takeFrom: its Reclaimed events
+//     count each victim's slots once);
 //   - no reclaim across queues took a queue at or below its guarantee,
 //     nor was made for a queue that held its guarantee
 //     (checkReclaimGuarantee); no claim across queues took a queue, or a

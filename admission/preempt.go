@@ -550,6 +550,15 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 		if _, ok := byVictim[v]; !ok {
 			order = append(order, v)
 		}
+		if slices.Contains(byVictim[v], idx) {
+			// (a bug of this package: CheckInvariants reports it; the
+			// victim's share would be reported larger than it is)
+			if q.broken == nil {
+				q.broken = fmt.Errorf("admission: job %s reclaimed slot %d of job %s twice in one preemption",
+					c.spec.Name, q.slots[idx].slot.ID, q.jobs[v].spec.Name)
+			}
+			continue
+		}
 		byVictim[v] = append(byVictim[v], idx)
 	}
 	timeout := c.queue.cfg.ReclaimTimeout
