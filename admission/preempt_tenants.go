@@ -24,7 +24,10 @@ import (
 // What a victim's queue holds above its guarantee is counted without
 // the slots it is giving up already (being reclaimed, by a claim or a
 // preemption): giveBudget, which claims across queues count with too
-// (claim_guarantees.go). A slot a claim asks back for the claimant itself may be
+// (claim_guarantees.go). A preemption waiting on its timeout keeps
+// checking it: once the victim's queue, or such a parent, would fall below
+// its guarantee by it (its other jobs ended), it is withdrawn
+// (withdrawBelowVictimGuarantee, preempt.go), and nothing is cancelled. A slot a claim asks back for the claimant itself may be
 // taken by force instead only while its queue holds at least its
 // guarantee without it (upgradeOK).
 
