@@ -47,7 +47,14 @@ import (
 //     waits beside a free slot it may take (see speculative.go);
 //   - a timed preemption still pending has its reason: its claimant has
 //     not ended, waits, has a higher priority than the victim, which is
-//     of its queue, and is not such a job at its fair share;
+//     of its queue, and is not such a job at its fair share; across
+//     queues, the victim's queue, and each parent of it below the parent
+//     it shares with the claimant's, holds at least its guarantee without
+//     the slots its subtree gives up to other queues (leavingSlots), as
+//     each did when such a preemption's timeout cancelled a task
+//     (fireRevokes);
+//   - no preemption took a slot twice (takeFrom: its Reclaimed events
+//     count each victim's slots once);
 //   - no reclaim across queues took a queue at or below its guarantee,
 //     nor was made for a queue that held its guarantee
 //     (checkReclaimGuarantee); no claim across queues took a queue, or a
@@ -535,6 +542,13 @@ func (q *Queues) checkPreemptions() error {
 			return fmt.Errorf("admission: %s of job %s (queue %s) is to be preempted for job %s of queue %s, which holds its guarantee", q.slotName(int32(idx)), v.spec.Name, v.queue.cfg.Name, c.spec.Name, c.queue.cfg.Name)
 		case q.overtaken(c):
 			return fmt.Errorf("admission: %s of job %s is still to be preempted for job %s, which holds its fair share while a job below its share waits", q.slotName(int32(idx)), v.spec.Name, c.spec.Name)
+		}
+		if q.pendingAcross(int32(idx)) {
+			leaving := q.leavingSlots()
+			if n := q.shortOfGuarantee(v.queue, c.queue, leaving); n != nil {
+				return fmt.Errorf("admission: %s of job %s (queue %s) is still to be preempted for job %s of queue %s, taking queue %s below its guarantee: it holds %d, gives up %d to other queues, guaranteed %d",
+					q.slotName(int32(idx)), v.spec.Name, v.queue.cfg.Name, c.spec.Name, c.queue.cfg.Name, n.name, n.used, leaving[n.idx], n.guaranteed)
+			}
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -52,7 +53,10 @@ import (
 //     may not be granted anything for now (another job of its queue
 //     started under StateAware or maxRunningJobs), no longer outranks
 //     the victim (a priority change), or, under fair share, holds its
-//     share while a job below its share waits (overtaken); once the
+//     share while a job below its share waits (overtaken); across
+//     queues, once the claimant's queue holds its guarantee, or the
+//     victim's queue (or a parent of it below the one both share) would
+//     fall below its guarantee by it (withdrawBelowVictimGuarantee); once the
 //     instant's grants are made, a claimant keeps its preemptions only
 //     for the run of its waiting asks, whole and in order, that they
 //     complete with everything else coming to it (completable), as they
@@ -550,6 +554,15 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 		if _, ok := byVictim[v]; !ok {
 			order = append(order, v)
 		}
+		if slices.Contains(byVictim[v], idx) {
+			// (a bug of this package: CheckInvariants reports it; the
+			// victim's share would be reported larger than it is)
+			if q.broken == nil {
+				q.broken = fmt.Errorf("admission: job %s reclaimed slot %d of job %s twice in one preemption",
+					c.spec.Name, q.slots[idx].slot.ID, q.jobs[v].spec.Name)
+			}
+			continue
+		}
 		byVictim[v] = append(byVictim[v], idx)
 	}
 	timeout := c.queue.cfg.ReclaimTimeout
@@ -656,6 +669,9 @@ func (q *Queues) withdrawStale(free bool) {
 	byClaimant := map[JobID][]int32{}
 	var order []JobID
 	var bereft []*job // claimants that lost a preemption in the loop
+	if free {
+		bereft = q.withdrawBelowVictimGuarantee(bereft)
+	}
 	for _, idx := range q.revokes {
 		s := &q.slots[idx]
 		if s.state != slotReclaiming || s.revokeAt.IsZero() || !s.preempt || s.claimant == noJob {
@@ -744,6 +760,101 @@ func (q *Queues) withdrawBeyondGuarantee(order []JobID) {
 		}
 	}
 	q.dropBereftClaims(bereft, nil)
+}
+
+// withdrawBelowVictimGuarantee withdraws the timed preemptions across
+// queues that would take the victim's queue, or a parent of it below the
+// parent it shares with the claimant's, below its guarantee: the reason
+// to reclaim across queues is a queue above its guarantee, and jobs of
+// the victim's subtree that ended since the preemption was made (or
+// slots it gave up otherwise) may have taken it there. Each such queue
+// is counted with what it holds less the slots its subtree is giving up
+// to jobs outside it (leavingSlots); the preemptions of the victims last
+// in victim order (the highest priority first) are withdrawn first, and
+// only as many as bring the queues back to their guarantees. It appends
+// the claimants that lost one to bereft. It runs once the instant's
+// grants are made (withdrawStale's free), as the reclaim timeouts fire
+// too: no task is cancelled for such a preemption. O(jobs + slots given
+// up × depth) when a timed preemption across queues is pending.
+func (q *Queues) withdrawBelowVictimGuarantee(bereft []*job) []*job {
+	var across []int32
+	for _, idx := range q.revokes {
+		if q.pendingAcross(idx) && !slices.Contains(across, idx) { // (revokes may list a slot twice)
+			across = append(across, idx)
+		}
+	}
+	if len(across) == 0 {
+		return bereft
+	}
+	// The victims last in victim order give theirs back first (ties: the
+	// slot's index, for a deterministic order).
+	slices.SortStableFunc(across, func(a, b int32) int {
+		if c := victimOrder(q.jobs[q.slots[b].owner], q.jobs[q.slots[a].owner]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	leaving := q.leavingSlots()
+	for _, idx := range across {
+		s := &q.slots[idx]
+		c, v := q.jobs[s.claimant], q.jobs[s.owner]
+		short := q.shortOfGuarantee(v.queue, c.queue, leaving)
+		if short == nil {
+			continue
+		}
+		why := fmt.Sprintf("queue %s would hold %d of its %d guaranteed slots", short.name, short.used-leaving[short.idx], short.guaranteed)
+		q.withdraw(idx, why)
+		bereft = append(bereft, c)
+		// Counted again: a slot passed over in this instant stays given
+		// up, for nobody (unyield).
+		leaving = q.leavingSlots()
+	}
+	return bereft
+}
+
+// pendingAcross reports whether slot idx is preempted, its timeout not
+// passed yet, for a job of another queue than the one holding it.
+func (q *Queues) pendingAcross(idx int32) bool {
+	s := &q.slots[idx]
+	return s.state == slotReclaiming && s.preempt && !s.revoked && !s.revokeAt.IsZero() &&
+		s.claimant != noJob && s.owner != noJob && q.jobs[s.claimant].queue != q.jobs[s.owner].queue
+}
+
+// leavingSlots counts, per queue of the hierarchy (by qnode.idx), the
+// slots its subtree's jobs are giving up to jobs outside it, by a claim
+// or a preemption, or to nobody (passed over, they come back free):
+// slots given up to a job of the subtree stay in it. O(jobs + slots
+// given up × depth).
+func (q *Queues) leavingSlots() []int {
+	out := make([]int, len(q.nodeList))
+	for _, j := range q.jobs {
+		if j == nil { // forgotten
+			continue
+		}
+		for _, idx := range j.yielding {
+			var top *qnode
+			if cl := q.slots[idx].claimant; cl != noJob {
+				top = sharedParent(j.queue.node, q.jobs[cl].queue.node)
+			}
+			for n := j.queue.node; n != nil && n != top; n = n.parent {
+				out[n.idx]++
+			}
+		}
+	}
+	return out
+}
+
+// shortOfGuarantee returns the first of vq and its parents below the
+// queue it shares with cq that holds less than its guarantee without
+// the slots it is giving up to jobs outside it (leaving, leavingSlots),
+// nil if none does.
+func (q *Queues) shortOfGuarantee(vq, cq *queue, leaving []int) *qnode {
+	for _, n := range below(vq, cq) {
+		if n.used-leaving[n.idx] < n.guaranteed {
+			return n
+		}
+	}
+	return nil
 }
 
 // staleReason says why a timed preemption for claimant c of a slot of

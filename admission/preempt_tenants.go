@@ -24,7 +24,10 @@ import (
 // What a victim's queue holds above its guarantee is counted without
 // the slots it is giving up already (being reclaimed, by a claim or a
 // preemption): giveBudget, which claims across queues count with too
-// (claim_guarantees.go). A slot a claim asks back for the claimant itself may be
+// (claim_guarantees.go). A preemption waiting on its timeout keeps
+// checking it: once the victim's queue, or such a parent, would fall below
+// its guarantee by it (its other jobs ended), it is withdrawn
+// (withdrawBelowVictimGuarantee, preempt.go), and nothing is cancelled. A slot a claim asks back for the claimant itself may be
 // taken by force instead only while its queue holds at least its
 // guarantee without it (upgradeOK).
 
@@ -174,7 +177,10 @@ func (cb *crossBudget) take(vq, cq *queue, k int) {
 
 // crossVictims appends to out the jobs of other queues than c's that c
 // may preempt by its queue's guarantee: lower priority than c, holding
-// slots, in a queue that holds more than its guarantee (as room counts).
+// slots, in a queue that holds more than its guarantee (as room counts);
+// none that out holds already (a job whose slot a claim asks back for c
+// is one): listed twice, a victim would have its slots picked twice, and
+// its share of the preemption counted twice.
 func (q *Queues) crossVictims(c *job, out []*job) []*job {
 	cb := q.newCrossBudget(c)
 	if cb == nil {
@@ -185,7 +191,7 @@ func (q *Queues) crossVictims(c *job, out []*job) []*job {
 			continue
 		}
 		for h := qu.holders.First(); h != nil; h = h.Next() {
-			if v := h.Item(); v.spec.Priority < c.spec.Priority && len(v.held) > 0 {
+			if v := h.Item(); v.spec.Priority < c.spec.Priority && len(v.held) > 0 && !slices.Contains(out, v) {
 				out = append(out, v)
 			}
 		}

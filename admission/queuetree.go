@@ -144,7 +144,7 @@ func (q *Queues) node(name string) *qnode {
 	if n, ok := q.nodes[name]; ok {
 		return n
 	}
-	n := &qnode{name: name, idx: len(q.nodeList)}
+	n := &qnode{name: name}
 	if pn := parentName(name); pn != "" {
 		n.parent = q.node(pn)
 		n.depth = n.parent.depth + 1
@@ -156,6 +156,7 @@ func (q *Queues) node(name string) *qnode {
 		}
 	}
 	q.nodes[name] = n
+	n.idx = len(q.nodeList) // (after its parents: they are created first)
 	q.nodeList = append(q.nodeList, n)
 	if n.parent == nil && name == "root" {
 		q.root = n

@@ -78,9 +78,10 @@ func (q *Queues) checkGiveGuarantee(how string, c, v *job, count int, yielding f
 }
 
 // checkGuaranteeCounts checks the counts of tenantcounts.go against the
-// jobs: each queue's yielding slots are those its subtree's jobs give
-// up, its drivers those of its jobs, and what it keeps (and its children
-// keep) is keptSlots counted down the tree.
+// jobs: each queue has its own place in the per-queue counts (qnode.idx),
+// its yielding slots are those its subtree's jobs give up, its drivers
+// those of its jobs, and what it keeps (and its children keep) is
+// keptSlots counted down the tree.
 func (q *Queues) checkGuaranteeCounts() error {
 	yielding, drivers := map[*qnode]int{}, map[*qnode]int{}
 	for _, j := range q.jobs {
@@ -102,7 +103,10 @@ func (q *Queues) checkGuaranteeCounts() error {
 		}
 		return max(n.guaranteed, sum)
 	}
-	for _, n := range q.nodeList {
+	for i, n := range q.nodeList {
+		if n.idx != i {
+			return fmt.Errorf("admission: queue %s has place %d in the per-queue counts, not its own %d", n.name, n.idx, i)
+		}
 		kids := 0
 		for _, c := range n.children {
 			kids += kept(c)

@@ -84,6 +84,25 @@ func TestJobsRunInQueuesWithoutChildren(t *testing.T) {
 	assert.NoError(t, CheckJobQueues(nil, []string{"x", "y"}, []string{"root.a.b", "root.a.c"}))
 }
 
+// Every queue of the hierarchy has its own place in the per-queue counts
+// of the guarantees (qnode.idx), however the queues are named: a queue
+// configured before its parents (root.a.y creates root.a and root) does
+// not share its place with them, and a queue a job creates gets the next.
+func TestQueueNodesHaveTheirOwnPlaces(t *testing.T) {
+	q, err := New(Config{Slots: clusterSlots(2), CreateQueues: true,
+		Queues: []QueueConfig{{Name: "root.a.y", GuaranteedSlots: 1}, {Name: "root.a.x"}, {Name: "root.b"}}})
+	require.NoError(t, err)
+	_, err = q.Submit(t0, JobSpec{Name: "j", Queue: "root.c.z"})
+	require.NoError(t, err)
+	var names []string
+	for i, n := range q.nodeList {
+		assert.Equal(t, i, n.idx, "queue %s", n.name)
+		names = append(names, n.name)
+	}
+	assert.ElementsMatch(t, []string{"root", "root.a", "root.a.y", "root.a.x", "root.b", "root.default", "root.c", "root.c.z"}, names)
+	require.NoError(t, q.checkInvariants())
+}
+
 // A queue's maxSlots caps how many slots it holds, not which: on a
 // cluster whose small slot is listed first, a queue capped at 1 (or 2)
 // is granted the big slots its tasks need, not left waiting for the

@@ -199,6 +199,64 @@ func TestPropertyQueueTrees(t *testing.T) {
 	}
 }
 
+// reclaimAcrossMix builds a random mix in which reclaims across queues
+// wait on their timeouts while the victims' queues change: 4 to 10 slots;
+// root.a.x, guaranteed 1 to 4, preempting after 20 to 150 ms; root.a.y
+// and root.b, guaranteed 0 to 2, root.b perhaps preempting too; random
+// policies (not StateAware). 3 to 10 jobs of random priorities (few
+// values: equal ones preempt nothing), 1 to 3 regions of 1 or 2 slots
+// running 10 to 200 ms, arriving within 100 ms. Jobs of the victims'
+// queues end while a reclaim waits, taking their queue to its guarantee.
+func reclaimAcrossMix(t *testing.T, seed uint64) *sim {
+	rng := rand.New(rand.NewPCG(seed, 0x7ec1))
+	slots := 4 + rng.IntN(7)
+	policies := []Policy{FIFO, Priority, FairShare}
+	gx := 1 + rng.IntN(4)
+	queues := []QueueConfig{
+		{Name: "root.a.x", Policy: policies[rng.IntN(3)], GuaranteedSlots: gx, Preempt: true, ReclaimTimeout: time.Duration(2+rng.IntN(14)) * 10 * ms},
+		{Name: "root.a.y", Policy: policies[rng.IntN(3)], GuaranteedSlots: min(rng.IntN(3), slots-gx)},
+		{Name: "root.b", Policy: policies[rng.IntN(3)]},
+	}
+	queues[2].GuaranteedSlots = min(rng.IntN(3), slots-gx-queues[1].GuaranteedSlots)
+	if rng.IntN(2) == 0 {
+		queues[2].Preempt, queues[2].ReclaimTimeout = true, time.Duration(2+rng.IntN(14))*10*ms
+	}
+	s := newSim(t, Config{Slots: clusterSlots(slots), Queues: queues}, simConfig{checks: true, record: true})
+	s.logf("seed %d: %d slots, queues %+v", seed, slots, queues)
+	for i := range 3 + rng.IntN(8) {
+		qc := queues[rng.IntN(len(queues))]
+		nr := 1 + rng.IntN(3)
+		regions := make([]int, nr)
+		durs := make([]time.Duration, nr)
+		for r := range regions {
+			regions[r] = 1 + rng.IntN(2)
+			durs[r] = time.Duration(1+rng.IntN(20)) * 10 * ms
+		}
+		spec := JobSpec{Name: fmt.Sprintf("j%d", i), Queue: qc.Name, Priority: []int{1, 1000, 5000, 9000}[rng.IntN(4)]}
+		s.add(spec, time.Duration(rng.IntN(100))*ms, regions, durs, 1+rng.IntN(2), 0)
+	}
+	return s
+}
+
+// TestPropertyReclaimAcrossQueues: over reclaimAcrossMix's mixes every
+// job finishes and the invariants hold after every step: among them, a
+// reclaim across queues waiting on its timeout is withdrawn once it would
+// take the victim's queue (or a parent of it below the parent both share)
+// below its guarantee, and no task is cancelled by one that would. Runs
+// -tree-mixes mixes from seed -tree-first.
+func TestPropertyReclaimAcrossQueues(t *testing.T) {
+	for seed := *treeFirst; seed < *treeFirst+uint64(*treeMixes); seed++ {
+		s := reclaimAcrossMix(t, seed)
+		finished := s.run(0)
+		if !assert.True(t, finished, "seed %d: jobs did not finish: %v\n%s\n%s", seed, s.states(), s.tail(20), s.dump()) {
+			continue
+		}
+		for _, u := range s.q.Usage() {
+			assert.Zero(t, u.Used, "seed %d: queue %s holds nothing at the end", seed, u.Name)
+		}
+	}
+}
+
 // TestPropertyQueueTreesRegressions runs seeds of the queue-tree mixes
 // beyond the default count whose mixes hold a case the admission must get
 // right, with what it is: every job finishes, the invariants holding

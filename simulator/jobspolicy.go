@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/internal/summary"
 	"github.com/regionsched/regionsched/multijob"
 	"github.com/regionsched/regionsched/runfile"
 	"github.com/regionsched/regionsched/scheduler"
@@ -399,7 +400,8 @@ func (p *jobsPolicy) stats(res *Result) {
 // result sets the verdict of a multi-job run: finished if every job
 // finished; deadlock if some job never ended and is not a stream (naming
 // the tasks and drivers holding slots while waiting, the tasks waiting
-// for slots and the jobs waiting for their drivers' slots); failed if
+// for slots and the jobs waiting for their drivers' slots, then the jobs
+// that failed or were rejected, as a failed run names them); failed if
 // every job ended or streams and some failed or was rejected; running
 // (Steady), as for one job, if the jobs that never end are streams fully
 // deployed and every other job finished (or was killed).
@@ -460,8 +462,8 @@ func (p *jobsPolicy) result(r *Result) {
 		}
 		r.Verdict = runfile.Deadlock
 		r.Holding, r.Waiting = holding, waiting
-		r.Reason = fmt.Sprintf("deadlock: at %d ms %s %s %s: %s", now.Milliseconds(), verb(len(stuck), "job", "jobs"), listNames(stuck, 12),
-			verb(len(stuck), "never finishes", "never finish"), strings.Join(parts, "; "))
+		r.Reason = summary.WithFailed(fmt.Sprintf("deadlock: at %d ms %s %s %s: %s", now.Milliseconds(), verb(len(stuck), "job", "jobs"), listNames(stuck, 12),
+			verb(len(stuck), "never finishes", "never finish"), strings.Join(parts, "; ")), failed, len(p.runs))
 		for _, run := range p.runs {
 			if !run.ended && run.verdict != runfile.Steady {
 				run.verdict, run.reason = runfile.Deadlock, "never finished"
@@ -469,7 +471,7 @@ func (p *jobsPolicy) result(r *Result) {
 		}
 	case len(failed) > 0:
 		r.Verdict = runfile.Failed
-		r.Reason = fmt.Sprintf("failed: %d of %s: %s", len(failed), count(len(p.runs), "job"), strings.Join(failed, "; "))
+		r.Reason = summary.Failed(failed, len(p.runs))
 	default:
 		var killed []string
 		// The jobs that finished, and when the last of them did (not when

@@ -535,3 +535,44 @@ func TestSimulateDriverLeavesItsRegionsTheirSlots(t *testing.T) {
 	assert.Contains(t, res.stdout, `job "X" in queue root.default: its driver leaves too little for its regions in any slot it fits: `+
 		`in a slot of {cpu=2000m mem=4096MB}, region 2 {b#0} needs 1 slot at once, and the rest of the queue's cluster can never give it`)
 }
+
+// reclaim-victim-counted-once: at 500 ms claimant (root.a.y, 2 of its 6
+// guaranteed slots) waits for 5 slots; victim (root.a.x) holds 2, one of
+// them asked back for claimant by a claim; other's queue is below its
+// guarantee. The reclaim event says 2 slots, the 2 that are cancelled at
+// 1200 ms, and the summary counts 2.
+func TestSimulateReclaimCountsEachVictimSlotOnce(t *testing.T) {
+	const dir = "reclaim-victim-counted-once"
+	res, tr := simulateTraced(t, "--cluster", repro(dir, "cluster.json"), repro(dir, "claimant.json"), repro(dir, "victim.json"), repro(dir, "other.json"))
+	require.Equal(t, 0, res.code, res.stdout)
+	reclaims, _ := ofKind(tr, "reclaim")
+	require.Len(t, reclaims, 1)
+	assert.Equal(t, "victim", reclaims[0].Victim)
+	assert.Equal(t, 2, reclaims[0].Slots)
+	cancels, _ := ofKind(tr, "cancel")
+	assert.Equal(t, []string{"1200 victim v#1 attempt 0", "1200 victim v#0 attempt 0"}, describe(cancels))
+	assert.Contains(t, res.stdout, "\nreclaims:          1 (slots reclaimed: 2, withdrawn before the timeout: 0)\n")
+}
+
+// reclaim-across-withdrawn-at-victim-guarantee: at 500 ms j0 (root.a.x,
+// 4 of its 5 guaranteed slots) reclaims 1 slot of j1 (root.a.y holds 3,
+// guaranteed 1) after 700 ms. At 1000 ms j2 and j3 end and root.a.y holds
+// only j1's slot, its guarantee: the reclaim is withdrawn, nothing is
+// cancelled at 1200 ms, and j1 runs once, to 2000 ms.
+func TestSimulateReclaimAcrossWithdrawnAtVictimGuarantee(t *testing.T) {
+	const dir = "reclaim-across-withdrawn-at-victim-guarantee"
+	args := []string{"--cluster", repro(dir, "cluster.json"), "--seed", "1"}
+	for _, j := range []string{"j0", "j1", "j2", "j3", "j4", "j6"} {
+		args = append(args, repro(dir, j+".json"))
+	}
+	res, tr := simulateTraced(t, args...)
+	require.Equal(t, 0, res.code, res.stdout)
+	reclaims, _ := ofKind(tr, "reclaim")
+	require.Len(t, reclaims, 1)
+	assert.Equal(t, int64(500), *reclaims[0].T)
+	assert.Equal(t, "j1", reclaims[0].Victim)
+	cancels, _ := ofKind(tr, "cancel")
+	assert.Empty(t, describe(cancels), "nothing is cancelled: root.a.y would fall below its guarantee")
+	assert.Equal(t, []string{"0 ms", "0 ms", "2000 ms", "0 ms", "2000 ms", "finished"}, jobLines(t, res.stdout)["j1"])
+	assert.Contains(t, res.stdout, "\nreclaims:          1 (slots reclaimed: 1, withdrawn before the timeout: 1)\n")
+}

@@ -125,3 +125,18 @@ func TestTimeoutsPastTheEndOfVirtualTimeNeverFire(t *testing.T) {
 	require.Equal(t, 1, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
 	assert.Contains(t, lastLine(res.stdout), "deadlock:")
 }
+
+// A job rejected at once (its gang can never fit its queue) is named by
+// the verdict even when the run ends in a deadlock of other jobs: the
+// deadlock line, then the rejected job as a failed run names it.
+func TestSimulateJobsDeadlockNamesRejectedJob(t *testing.T) {
+	const dir = "rejected-job-beside-deadlock"
+	res := execCLI(t, "", "simulate", "--cluster", repro(dir, "cluster.json"), repro(dir, "big.json"), repro(dir, "d1.json"), repro(dir, "d2.json"))
+	require.Equal(t, 1, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+	assert.Equal(t, "deadlock: at 0 ms jobs d1, d2 never finish: d1:driver, d2:driver hold slots while waiting; d1:v#0, d2:v#0 wait for a slot; "+
+		`failed: 1 of 3 jobs: big rejected: admission: job rejected: job "big" in queue root.a: its gang of 3 slots can never be reserved: `+
+		"queue root.a holds at most 2 slots (maxSlots)", lastLine(res.stdout))
+	lines := jobLines(t, res.stdout)
+	assert.True(t, strings.HasPrefix(lines["big"][5], "rejected at 0 ms: "), lines["big"])
+	assert.Equal(t, "never finished (deadlock; stuck starting)", lines["d1"][5])
+}

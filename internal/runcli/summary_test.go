@@ -118,6 +118,29 @@ func TestRunRefusesJobInParentQueue(t *testing.T) {
 	assert.ErrorIs(t, err, admission.ErrParentQueue)
 }
 
+// A run that deadlocks names the jobs rejected before the deadlock too,
+// as simulate's verdict does: a rejected job is named whatever else went
+// wrong in the run.
+func TestRunSummaryDeadlockNamesRejectedJobs(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for _, name := range []string{"big", "d1", "d2"} {
+		p := filepath.Join(dir, name+".json")
+		writeFile(t, p, strings.Replace(jobText, `"etl"`, `"`+name+`"`, 1))
+		paths = append(paths, p)
+	}
+	deadlock := errors.New("deadlock: at 0 ms jobs d1, d2 never finish: d1:A#0, d2:A#0 wait for a slot")
+	b := runcli.Backend{Name: "Fake", Run: func(_ context.Context, in runcli.Input) (runcli.Result, error) {
+		rejected := &admission.RejectedError{Job: "big", Queue: "root.a", Reason: "its gang of 3 slots can never be reserved"}
+		return runcli.Result{Slots: 2, Deadlock: deadlock, Jobs: []runcli.Outcome{
+			{Name: "big", Err: rejected}, {Name: "d1", Err: deadlock}, {Name: "d2", Err: deadlock}}}, nil
+	}}
+	code, stdout, stderr := executeFiles(t, b, paths...)
+	require.Equal(t, runcli.ExitNegative, code, stderr)
+	assert.True(t, strings.HasSuffix(stdout, "\n"+deadlock.Error()+`; failed: 1 of 3 jobs: big rejected: admission: job rejected: job "big" in queue root.a: `+
+		"its gang of 3 slots can never be reserved\n"), stdout)
+}
+
 // writeFile writes a file of the test.
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()

@@ -66,6 +66,11 @@ func TestVerdicts(t *testing.T) {
 	line, ok = summary.JobsVerdict([]summary.Job{done, {Name: "s", Finished: -1, Verdict: runfile.Deadlock}}, "deadlock: at 5 ms job s never finishes: ...")
 	assert.False(t, ok)
 	assert.Equal(t, "deadlock: at 5 ms job s never finishes: ...", line)
+	// A deadlock does not hide a job that was rejected (or failed) before it.
+	big := summary.Job{Name: "big", Finished: 0, Verdict: runfile.Failed, Reason: "rejected: its gang of 3 slots can never be reserved"}
+	line, ok = summary.JobsVerdict([]summary.Job{big, done, {Name: "s", Finished: -1, Verdict: runfile.Deadlock}}, "deadlock: at 5 ms job s never finishes: ...")
+	assert.False(t, ok)
+	assert.Equal(t, "deadlock: at 5 ms job s never finishes: ...; failed: 1 of 3 jobs: big rejected: its gang of 3 slots can never be reserved", line)
 
 	line, ok = summary.JobVerdict(summary.Job{Finished: 4000 * ms}, 12, "")
 	assert.True(t, ok)

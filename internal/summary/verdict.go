@@ -11,11 +11,13 @@ import (
 
 // JobsVerdict is the verdict line of a run of several jobs, in the words
 // of simulate: deadlock (the line given, which names what never
-// finishes) if a job never finished; "failed: 1 of 3 jobs: etl failed:
-// ..." if a job failed or was rejected; else "finished: all 3 jobs
-// finished at 19000 ms", with the killed jobs when some were ("finished:
-// 1 of 2 jobs finished at 1000 ms, adhoc killed at 1500 ms"). ok reports
-// whether the run succeeded (every job finished or was killed).
+// finishes) if a job never finished, followed by the jobs that failed or
+// were rejected when some did (WithFailed); "failed: 1 of 3 jobs: etl
+// failed: ..." if a job failed or was rejected; else "finished: all 3
+// jobs finished at 19000 ms", with the killed jobs when some were
+// ("finished: 1 of 2 jobs finished at 1000 ms, adhoc killed at 1500 ms").
+// ok reports whether the run succeeded (every job finished or was
+// killed).
 func JobsVerdict(jobs []Job, deadlock string) (line string, ok bool) {
 	var stuck bool
 	var failed, killed []string
@@ -34,9 +36,9 @@ func JobsVerdict(jobs []Job, deadlock string) (line string, ok bool) {
 	}
 	switch {
 	case stuck:
-		return deadlock, false
+		return WithFailed(deadlock, failed, len(jobs)), false
 	case len(failed) > 0:
-		return fmt.Sprintf("failed: %d of %s: %s", len(failed), plural.Count(len(jobs), "job"), strings.Join(failed, "; ")), false
+		return Failed(failed, len(jobs)), false
 	}
 	at := ""
 	if last >= 0 {
@@ -46,6 +48,26 @@ func JobsVerdict(jobs []Job, deadlock string) (line string, ok bool) {
 		return fmt.Sprintf("finished: %s finished%s", plural.All(len(jobs), "job"), at), true
 	}
 	return fmt.Sprintf("finished: %d of %s finished%s, %s", finished, plural.Count(len(jobs), "job"), at, listNames(killed, 12)), true
+}
+
+// Failed is the verdict of a run of n jobs some of which failed or were
+// rejected, failed naming each with how it ended ("etl failed: ...",
+// "big rejected: ..."): "failed: 1 of 3 jobs: etl failed: ...".
+func Failed(failed []string, n int) string {
+	return fmt.Sprintf("failed: %d of %s: %s", len(failed), plural.Count(n, "job"), strings.Join(failed, "; "))
+}
+
+// WithFailed is a verdict line that names something other than the
+// failed jobs first (a deadlock), followed by the failed or rejected
+// jobs of the run of n jobs when there are some, as Failed names them: a
+// rejected job is named whatever else went wrong in the run ("deadlock:
+// at 0 ms jobs d1, d2 never finish: ...; failed: 1 of 3 jobs: big
+// rejected: ...").
+func WithFailed(line string, failed []string, n int) string {
+	if len(failed) == 0 {
+		return line
+	}
+	return line + "; " + Failed(failed, n)
 }
 
 // JobVerdict is the verdict line of a run of one job, in the words of
