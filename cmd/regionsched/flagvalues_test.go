@@ -22,7 +22,6 @@ func TestFlagValuesThatDoNotParseNameTheValidValues(t *testing.T) {
 	tried := map[string]bool{}
 	for _, c := range root.Commands() {
 		c.InitDefaultHelpFlag()
-		c.InheritedFlags().VisitAll(func(f *pflag.Flag) { tried[f.Name] = tried[f.Name] })
 		c.Flags().VisitAll(func(f *pflag.Flag) {
 			bad := map[string][]string{
 				"bool": {"maybe", "2"}, "int": {"x", "1.5"}, "uint64": {"x", "-1", "18446744073709551616"},
