@@ -59,18 +59,17 @@ func (q *Queues) dropPassedClaims() {
 }
 
 // passedOver reports whether a job ahead of claimant c in its queue's
-// order (fifo, priority, stateaware), of c's priority or higher and not
-// held back by its queue's policy, would be served more of its asks now
-// with c's reserved slots than without them (servedMore), while c's
-// claim has no preemption in it.
-// O(jobs ahead of c that its queue may grant).
+// order (fifo, priority, stateaware), not held back by its queue's
+// policy, would be served more of its asks now with c's reserved slots
+// than without them (servedMore), while c's claim has no preemption in
+// it. O(jobs ahead of c that its queue may grant).
 func (q *Queues) passedOver(c *job) bool {
 	if !c.inTree || q.preempting(c) {
 		return false
 	}
 	qu := c.queue
 	for j := q.nextStartable(qu, cursor{}); j != nil && j.key.compare(c.key) < 0; j = q.nextStartable(qu, after(j)) {
-		if j.spec.Priority >= c.spec.Priority && q.blocked(j) == "" && q.servedMore(j, c) {
+		if q.blocked(j) == "" && q.servedMore(j, c) {
 			return true
 		}
 	}
