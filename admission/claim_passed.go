@@ -1,6 +1,11 @@
 package admission
 
-import "github.com/regionsched/regionsched/resource"
+import (
+	"cmp"
+	"slices"
+
+	"github.com/regionsched/regionsched/resource"
+)
 
 // A claim keeps slots for the first waiting job (claim.go). Jobs move
 // while it waits for them: a job may start waiting ahead of the claimant
@@ -24,8 +29,13 @@ import "github.com/regionsched/regionsched/resource"
 // order of queues as a freed slot does (outranked). A claim with a
 // preemption in it stays (the reclaim serves what its job waits for, and
 // is withdrawn only when its reason is gone: preempt.go). The claimant
-// claims nothing more in this decision (as giveUpClaim). O(queues + jobs
-// with reserved slots).
+// claims nothing more in this decision (as giveUpClaim).
+//
+// A claim given up frees slots the next one looked at may count, so the
+// claims are looked at in an order of their own, not in the order their
+// slots came back or were reserved: the claimant whose queue comes last
+// in the fair order first, and within a queue the job last in its order
+// first. O(claimants x (queues + jobs ahead of them)) matchings at most.
 func (q *Queues) dropPassedClaims() {
 	defer func() {
 		clear(q.handedTo)
@@ -34,9 +44,13 @@ func (q *Queues) dropPassedClaims() {
 	if q.nReserved == 0 {
 		return
 	}
+	q.rankQueues()
 	// Across queues: a claim a slot came back for since the last decision
 	// (once every input of the instant is in, whatever their order).
-	for _, c := range q.handedTo {
+	handed := q.handedTo
+	slices.SortFunc(handed, lastFirst)
+	handed = slices.Compact(handed)
+	for _, c := range handed {
 		if len(c.reserved) > 0 && c.noClaimIn != q.decision && !q.preempting(c) && q.outranked(c) {
 			q.dropClaim(c)
 			c.noClaimIn = q.decision
@@ -46,16 +60,27 @@ func (q *Queues) dropPassedClaims() {
 		if qu.cfg.Policy == FairShare || len(qu.reservers) == 0 {
 			continue // (under fair share, Queues.overtaken says it)
 		}
-		for i := 0; i < len(qu.reservers); i++ {
-			c := qu.reservers[i]
-			if !q.passedOver(c) {
-				continue
+		cs := append(q.passScratch[:0], qu.reservers...)
+		slices.SortFunc(cs, lastFirst)
+		for _, c := range cs {
+			if len(c.reserved) > 0 && q.passedOver(c) {
+				q.dropClaim(c)
+				c.noClaimIn = q.decision
 			}
-			q.dropClaim(c)
-			c.noClaimIn = q.decision
-			i-- // (c left the reservers: the last one took its place)
 		}
+		clear(cs)
+		q.passScratch = cs[:0]
 	}
+}
+
+// lastFirst orders claimants the one whose queue comes last in the fair
+// order first (rankQueues), and within a queue the job last in its order
+// first.
+func lastFirst(a, b *job) int {
+	if c := cmp.Compare(b.queue.rank, a.queue.rank); c != 0 {
+		return c
+	}
+	return b.key.compare(a.key)
 }
 
 // passedOver reports whether a job ahead of claimant c in its queue's

@@ -529,6 +529,8 @@ type Queues struct {
 	// handedTo lists the claimants slots came back for since the last
 	// decision (grant.go: dropPassedClaims).
 	handedTo []*job
+	// passScratch is dropPassedClaims' storage.
+	passScratch []*job
 	// helpCounts and helpLack are servedMore's storage
 	// (grant.go).
 	helpCounts   []int
