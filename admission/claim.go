@@ -432,10 +432,10 @@ func (q *Queues) fireRevokes(now time.Time) bool {
 				// withdrawStale withdrew it above if it would take a
 				// queue below its guarantee (a bug of this package
 				// otherwise: CheckInvariants reports it).
-				c := q.jobs[s.claimant]
-				if n := q.shortOfGuarantee(q.jobs[s.owner].queue, c.queue, q.leavingSlots()); n != nil {
+				c, leaving := q.jobs[s.claimant], q.leavingSlots()
+				if n := q.shortOfGuarantee(q.jobs[s.owner].queue, c.queue, leaving); n != nil {
 					q.broken = fmt.Errorf("admission: %s of job %s cancelled for job %s of queue %s, taking queue %s below its guarantee: it holds %d, gives up %d to other queues, guaranteed %d",
-						q.slotName(idx), q.jobs[s.owner].spec.Name, c.spec.Name, c.queue.cfg.Name, n.name, n.used, q.leavingSlots()[n.idx], n.guaranteed)
+						q.slotName(idx), q.jobs[s.owner].spec.Name, c.spec.Name, c.queue.cfg.Name, n.name, n.used, leaving[n.idx], n.guaranteed)
 				}
 			}
 			s.revokeAt, s.revoked = time.Time{}, true

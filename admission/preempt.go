@@ -823,22 +823,24 @@ func (q *Queues) pendingAcross(idx int32) bool {
 // leavingSlots counts, per queue of the hierarchy (by qnode.idx), the
 // slots its subtree's jobs are giving up to jobs outside it, by a claim
 // or a preemption, or to nobody (passed over, they come back free):
-// slots given up to a job of the subtree stay in it. O(jobs + slots
-// given up × depth).
+// slots given up to a job of the subtree stay in it. The slots given up
+// are those being reclaimed from an owner (each in its owner's
+// yielding). O(slots + slots given up × depth), whatever the jobs ever
+// submitted.
 func (q *Queues) leavingSlots() []int {
 	out := make([]int, len(q.nodeList))
-	for _, j := range q.jobs {
-		if j == nil { // forgotten
+	for i := range q.slots {
+		s := &q.slots[i]
+		if s.state != slotReclaiming || s.owner == noJob {
 			continue
 		}
-		for _, idx := range j.yielding {
-			var top *qnode
-			if cl := q.slots[idx].claimant; cl != noJob {
-				top = sharedParent(j.queue.node, q.jobs[cl].queue.node)
-			}
-			for n := j.queue.node; n != nil && n != top; n = n.parent {
-				out[n.idx]++
-			}
+		vq := q.jobs[s.owner].queue
+		var top *qnode
+		if s.claimant != noJob {
+			top = sharedParent(vq.node, q.jobs[s.claimant].queue.node)
+		}
+		for n := vq.node; n != nil && n != top; n = n.parent {
+			out[n.idx]++
 		}
 	}
 	return out
