@@ -193,6 +193,16 @@ func Matched(demand, supply []Count, m Matching) int {
 	if need == 0 {
 		return 0
 	}
+	if len(supply) == 1 {
+		// One slot profile: every request it serves takes any of them.
+		s, served := supply[0], 0
+		for _, d := range demand {
+			if m.Serves(s.Profile, d.Profile) {
+				served += d.N
+			}
+		}
+		return max(min(served, s.N), 0)
+	}
 	var orderBuf, rankBuf [smallSupply]int
 	order, rank := sizeRanks(supply, orderBuf[:0], rankBuf[:0])
 	var a Assignment
