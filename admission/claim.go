@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/regionsched/regionsched/internal/rbtree"
 	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
 )
@@ -113,6 +114,15 @@ type claimScratch struct {
 	// (claim_passover.go).
 	memo []queueMemo
 	gen  uint64
+	// liveQueues and deadBranches are what yieldingQueues found: the
+	// queues it marked that hold slots a claim may take, and the
+	// branches it did not mark.
+	liveQueues   []*queue
+	deadBranches []*qnode
+	// heads is pickLive's storage: where each stream it merges is.
+	heads []*rbtree.Node[*job]
+	// saved is picker.save's storage.
+	saved pickerState
 }
 
 // claim tries to make c's lack come to it (see the comment above).
@@ -496,6 +506,16 @@ func (q *Queues) countComing(c *job, buf []int) []int {
 // matched is how many of lack's requests the slots counted in have (per
 // profile) can serve.
 func (q *Queues) matched(lack []resource.Count, have []int) int {
+	if len(have) == 1 {
+		// One slot profile: no supply to build (resource.Matched's case).
+		served := 0
+		for _, d := range lack {
+			if q.cfg.Matching.Serves(q.profiles[0], d.Profile) {
+				served += d.N
+			}
+		}
+		return max(min(served, have[0]), 0)
+	}
 	supply := q.claimScratch.supply[:0]
 	for p, n := range have {
 		if n > 0 {

@@ -31,6 +31,11 @@ type victimLink struct {
 	node rbtree.Node[*job]
 	prio int
 	in   bool
+	// qnode is its place in its queue's victims tree (queue.victims), at
+	// priority qprio, while qin (claim_streams.go).
+	qnode rbtree.Node[*job]
+	qprio int
+	qin   bool
 }
 
 // byVictimKey is victimOrder by the priority a job was put in the tree
@@ -64,6 +69,8 @@ func (q *Queues) updateVictim(j *job) {
 		q.victims.Insert(&l.node, j)
 		l.in = true
 	}
+	q.updateQueueVictim(j)
+	q.updateIdleVictim(j)
 }
 
 // startVictims makes Queues.victims once there are two queues, with the
@@ -73,6 +80,7 @@ func (q *Queues) startVictims() {
 		return
 	}
 	q.victims = rbtree.New(byVictimKey)
+	q.idleVictims = rbtree.New(byIdleKey)
 	for _, qu := range q.qorder {
 		for h := qu.holders.First(); h != nil; h = h.Next() {
 			q.updateVictim(h.Item())
@@ -95,11 +103,31 @@ func isBehind(c *job, ck orderKey, v *job) bool {
 // fails on that part picks from them all, from the start.
 //
 // It passes over the jobs of queues that may yield nothing and hold no
-// idle slot by their queue's mark (yieldingQueues, claim_passover.go).
+// idle slot by their queue's mark (yieldingQueues, claim_passover.go),
+// and walks only the streams of jobs it may pick from when that decides
+// as the walk would (pickLive, claim_streams.go).
 func (pk *picker) pickBehind() {
+	live := pk.q.yieldingQueues(pk.c, pk.gain())
+	if pk.q.visitAll {
+		pk.walkVictims(live)
+		return
+	}
+	save := pk.save()
+	if pk.pickLive(live) {
+		if pk.q.checkLive {
+			pk.checkLive(live, save)
+		}
+		return
+	}
+	pk.restore(save) // (whether it is guarded is unknown: walk them all)
+	pk.walkVictims(live)
+}
+
+// walkVictims is pickBehind's walk of the victims tree, the queues that
+// may yield the claim a slot marked live.
+func (pk *picker) walkVictims(live uint64) {
 	q, c := pk.q, pk.c
 	ck := keyOf(c)
-	live := q.yieldingQueues(c, pk.gain())
 	for n := q.victims.First(); n != nil && pk.m < pk.need; n = n.Next() {
 		v := n.Item()
 		switch {

@@ -103,18 +103,29 @@ func (pk *picker) gain() int {
 // some more: c's queue, its subtree and its parents (crossYield leaves
 // them to their own rules), and the queues of the branches beside c's
 // queue and its parents that may yield a slot (branchYields). It
-// returns the mark.
+// returns the mark, and lists in the claim scratch the queues it marked
+// that hold slots a claim may take (liveQueues) and the branches it did
+// not mark (deadBranches).
 func (q *Queues) yieldingQueues(c *job, gain int) uint64 {
-	q.claimScratch.liveStamp++
-	live := q.claimScratch.liveStamp
-	markSubtree(c.queue.node, live)
+	cs := &q.claimScratch
+	cs.liveStamp++
+	live := cs.liveStamp
+	cs.liveQueues, cs.deadBranches = cs.liveQueues[:0], cs.deadBranches[:0]
+	cs.markSubtree(c.queue.node, live)
 	for n := c.queue.node; n.parent != nil; n = n.parent {
-		if n.parent.qu != nil {
-			n.parent.qu.liveIn = live
+		if qu := n.parent.qu; qu != nil {
+			qu.liveIn = live
+			if qu.heldSlots > 0 {
+				cs.liveQueues = append(cs.liveQueues, qu)
+			}
 		}
 		for _, s := range n.parent.children {
-			if s != n && branchYields(s, n, c, gain) {
-				markSubtree(s, live)
+			switch {
+			case s == n:
+			case branchYields(s, n, c, gain):
+				cs.markSubtree(s, live)
+			default:
+				cs.deadBranches = append(cs.deadBranches, s)
 			}
 		}
 	}
@@ -133,12 +144,16 @@ func branchYields(s, n *qnode, c *job, gain int) bool {
 	return yieldsAfter(s, n, c, gain, 1)
 }
 
-// markSubtree marks the queues of n's subtree live (queue.liveIn).
-func markSubtree(n *qnode, live uint64) {
-	if n.qu != nil {
-		n.qu.liveIn = live
+// markSubtree marks the queues of n's subtree live (queue.liveIn), and
+// lists those that hold slots a claim may take (liveQueues).
+func (cs *claimScratch) markSubtree(n *qnode, live uint64) {
+	if qu := n.qu; qu != nil {
+		qu.liveIn = live
+		if qu.heldSlots > 0 {
+			cs.liveQueues = append(cs.liveQueues, qu)
+		}
 	}
 	for _, ch := range n.children {
-		markSubtree(ch, live)
+		cs.markSubtree(ch, live)
 	}
 }

@@ -75,6 +75,7 @@ func (q *Queues) heldChanged(j *job, idx int32, d int) {
 	if q.slots[idx].idle {
 		j.queue.idleHeld += d
 		j.idleHeld += d
+		q.updateIdleVictim(j)
 	}
 	j.queue.heldResized(len(j.held)-d, len(j.held))
 }
@@ -259,6 +260,7 @@ func (q *Queues) markIdle(j *job, a *jobAsk, idle bool) {
 			}
 		}
 	}
+	q.updateIdleVictim(j)
 }
 
 // KeptSlot is a slot the admission keeps for a job without anything of

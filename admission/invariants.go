@@ -27,7 +27,9 @@ import (
 //     queue runs more jobs than its maxRunningJobs, nor more than one
 //     starting under StateAware; a job that ended holds nothing; each
 //     queue counts what its subtree holds, and none holds more than its
-//     maxSlots (queuetree_check.go);
+//     maxSlots (queuetree_check.go); the trees of victims hold each job
+//     that holds slots a claim may take, at its priority, the idle one
+//     those that hold idle slots (claim_streams.go);
 //   - no idle slot beside a waiting job: no job that may be granted now
 //     (not held back by StateAware, maxRunningJobs or a gang's requeue
 //     backoff) waits for its gang, its driver or the first of its asks in
@@ -88,6 +90,9 @@ func (q *Queues) checkInvariants() error {
 		return err
 	}
 	if err := q.checkCounters(); err != nil {
+		return err
+	}
+	if err := q.checkVictimTrees(); err != nil {
 		return err
 	}
 	if err := q.checkTenants(); err != nil {

@@ -275,8 +275,11 @@ type job struct {
 	hkey       orderKey
 	holderNode rbtree.Node[*job]
 	inHolders  bool
-	// victim is its place in Queues.victims (claim_merge.go).
+	// victim is its place in Queues.victims and its queue's victims
+	// tree (claim_merge.go); idle its place in Queues.idleVictims
+	// (claim_streams.go).
 	victim victimLink
+	idle   idleLink
 	// The gang: reserved (or given up) yet, its timer fired, its
 	// deadline, its unused placeholders; soft timeouts so far and the
 	// end of the requeue backoff.
@@ -383,6 +386,9 @@ type queue struct {
 	// unused (cslot.idle): a queue without any progresses, and claims
 	// nothing within itself (claim_within.go).
 	idleHeld int
+	// victims holds its jobs that are in Queues.victims, in victim
+	// order (claim_streams.go); nil until it has one.
+	victims *rbtree.Tree[*job]
 	// liveIn is claimScratch.liveStamp while the claim being made may
 	// take slots of this queue (yieldingQueues).
 	liveIn uint64
@@ -474,10 +480,16 @@ type Queues struct {
 	// a claim looks at every job behind it (for tests: the reference
 	// resting.go and claim_passover.go must decide as).
 	visitAll bool
-	root     *qnode // nodes["root"]
+	// checkLive: every claim that pickLive decides is checked against
+	// the walk of the victims tree (for tests, claim_streams.go).
+	checkLive bool
+	root      *qnode // nodes["root"]
 	// victims holds every job with slots a claim may take, in victim
 	// order (claim_merge.go); nil while there is one queue.
 	victims *rbtree.Tree[*job]
+	// idleVictims holds the jobs of victims that hold idle slots, in
+	// victim order (claim_streams.go).
+	idleVictims *rbtree.Tree[*job]
 	// turn is the queue a decide pass serves, while it comes first in
 	// the fair order of turnQueues queues (queuesort.go); turnEnded: it
 	// stopped coming first.
