@@ -302,12 +302,12 @@ func (q *Queues) giveUpClaim(j *job) {
 // heldBehind counts the slots that a claim may take (held, not drivers,
 // not being reclaimed) of the jobs behind key k in grant order: those of
 // qu after k, walked from the back, and all those of the queues after qu
-// (by rank, see rankQueues); it stops counting the jobs of qu once it has
-// counted enough.
+// (by rank, as rankQueues left them), the last first; it stops counting
+// once it has counted enough.
 func (q *Queues) heldBehind(qu *queue, k orderKey, enough int) int {
 	n := q.heldBehindIn(qu, k, enough)
-	for _, other := range q.qorder {
-		if other.rank > qu.rank {
+	for r := len(q.byRank) - 1; r > int(qu.rank) && n < enough; r-- {
+		if other := q.byRank[r]; other != nil {
 			n += other.heldSlots
 		}
 	}
