@@ -507,14 +507,7 @@ func (q *Queues) countComing(c *job, buf []int) []int {
 // profile) can serve.
 func (q *Queues) matched(lack []resource.Count, have []int) int {
 	if len(have) == 1 {
-		// One slot profile: no supply to build (resource.Matched's case).
-		served := 0
-		for _, d := range lack {
-			if q.cfg.Matching.Serves(q.profiles[0], d.Profile) {
-				served += d.N
-			}
-		}
-		return max(min(served, have[0]), 0)
+		return q.matchedOne(lack, have[0])
 	}
 	supply := q.claimScratch.supply[:0]
 	for p, n := range have {
@@ -524,6 +517,18 @@ func (q *Queues) matched(lack []resource.Count, have []int) int {
 	}
 	q.claimScratch.supply = supply
 	return resource.Matched(lack, supply, q.cfg.Matching)
+}
+
+// matchedOne is matched when the cluster has one slot profile, of which
+// n slots are counted: no supply to build (resource.Matched's case).
+func (q *Queues) matchedOne(lack []resource.Count, n int) int {
+	served := 0
+	for _, d := range lack {
+		if q.cfg.Matching.Serves(q.profiles[0], d.Profile) {
+			served += d.N
+		}
+	}
+	return max(min(served, n), 0)
 }
 
 // behind returns the jobs behind c in grant order (its queue's jobs after

@@ -28,6 +28,9 @@ func (q *Queues) claimSettled(v *job) bool {
 	if lack == nil {
 		return false
 	}
+	if len(q.profiles) == 1 { // (every slot coming counts: countComing's total)
+		return q.matchedOne(lack, len(v.reserved)+len(v.incoming)+len(v.placeholders)) >= sumCounts(lack)
+	}
 	cs := &q.claimScratch
 	cs.settled = q.countComing(v, cs.settled)
 	return q.matched(lack, cs.settled) >= sumCounts(lack)
