@@ -14,7 +14,8 @@ import (
 // in victim order (Queues.victims, kept by updateHolder from the second
 // queue on), and a claim walks it from the front, passing over the jobs
 // not behind its claimant, and stops once the claim completes
-// (pickBehind).
+// (pickBehind). Most claims merge instead only the parts of it they may
+// pick from, kept beside it (claim_streams.go).
 
 // victimOrder orders victims: the lowest priority first, the most
 // recently submitted first among equals.

@@ -7,8 +7,9 @@ import (
 )
 
 // TestPropertyShortcutsChangeNothing: passing over jobs at rest
-// (resting.go), and a claim passing over the jobs of queues that may
-// yield it nothing by their queue's mark (claim_passover.go), change no
+// (resting.go), a claim passing over the jobs of queues that may yield
+// it nothing by their queue's mark (claim_passover.go), and a claim
+// merging only the jobs it may pick from (claim_streams.go) change no
 // decision: random queue trees and random mixes in one level of queues
 // give the same events, step by step, as when every pass visits every job
 // it may serve and every claim looks at every job behind it
