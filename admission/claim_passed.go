@@ -21,10 +21,10 @@ import (
 //
 // Across queues the fair order changes with every grant of a pass, so a
 // claim whose slots came back since the last decision is looked at again
-// when its claimant is visited after grants changed it
-// (dropOutrankedInPass): the slots go where a freed slot would go as the
-// pass stands, not as it stood at its start (when free slots that a
-// queue before it was granted since still counted for its jobs).
+// when its claimant is visited after grants changed it, and once the
+// passes end (dropOutrankedInPass): the slots go where a freed slot would
+// go as the pass stands, not as it stood at its start (when free slots
+// that a queue before it was granted since still counted for its jobs).
 
 // dropPassedClaims gives up, before a decision grants anything, the
 // claims of jobs passed over: a claim is the first waiting job's (see
