@@ -18,6 +18,13 @@ import (
 // pass). Slots a preemption brings back stay their claimant's: the
 // reclaim serves what its job waits for, and is withdrawn only when its
 // reason is gone (preempt.go).
+//
+// Across queues the fair order changes with every grant of a pass, so a
+// claim whose slots came back since the last decision is looked at again
+// when its claimant is visited after grants changed it, and once the
+// passes end (dropOutrankedInPass): the slots go where a freed slot would
+// go as the pass stands, not as it stood at its start (when free slots
+// that a queue before it was granted since still counted for its jobs).
 
 // dropPassedClaims gives up, before a decision grants anything, the
 // claims of jobs passed over: a claim is the first waiting job's (see
@@ -41,6 +48,8 @@ func (q *Queues) dropPassedClaims() {
 		clear(q.handedTo)
 		q.handedTo = q.handedTo[:0]
 	}()
+	clear(q.handed)
+	q.handed = q.handed[:0]
 	if q.nReserved == 0 {
 		return
 	}
@@ -51,11 +60,18 @@ func (q *Queues) dropPassedClaims() {
 	slices.SortFunc(handed, lastFirst)
 	handed = slices.Compact(handed)
 	for _, c := range handed {
-		if len(c.reserved) > 0 && c.noClaimIn != q.decision && !q.preempting(c) && q.outranked(c) {
+		if len(c.reserved) == 0 || c.noClaimIn == q.decision || q.preempting(c) {
+			continue
+		}
+		if q.outranked(c) {
 			q.dropClaim(c)
 			c.noClaimIn = q.decision
+			continue
 		}
+		c.handedIn = q.decision // (looked at again in the passes)
+		q.handed = append(q.handed, c)
 	}
+	q.handedUses = q.uses
 	for _, qu := range q.qorder {
 		if qu.cfg.Policy == FairShare || len(qu.reservers) == 0 {
 			continue // (under fair share, Queues.overtaken says it)
@@ -71,6 +87,42 @@ func (q *Queues) dropPassedClaims() {
 		clear(cs)
 		q.passScratch = cs[:0]
 	}
+}
+
+// dropOutrankedInPass gives up, during a pass, the claims of
+// dropPassedClaims' handed claimants that the fair order as it stands
+// outranks, as dropPassedClaims gives them up before the pass (in the
+// same order, lastFirst): grants of the decision took free slots a job
+// of a queue before theirs counted on, or moved that queue before
+// theirs. It reports whether it gave up any: the pass ends, and the next
+// one serves the slots in the fair order (the queues before theirs were
+// visited already in this one). Each claim given up is given up for the
+// rest of the decision, so the passes still end. visit calls it before
+// a handed claimant is served, only when slots changed hands since the
+// fair order was last looked at for them: O(handed claimants x queues)
+// then, nothing otherwise.
+func (q *Queues) dropOutrankedInPass() bool {
+	q.handedUses = q.uses
+	q.rankQueues()
+	slices.SortFunc(q.handed, lastFirst)
+	dropped := false
+	for _, c := range q.handed {
+		if len(c.reserved) > 0 && c.noClaimIn != q.decision && !q.preempting(c) && q.outranked(c) {
+			q.dropClaim(c)
+			c.noClaimIn = q.decision
+			dropped = true
+		}
+	}
+	return dropped
+}
+
+// dropOutrankedLeft is dropOutrankedInPass once the passes end, for
+// the handed claimants still waiting with reserved slots: grants made
+// after a claimant's visit may have moved a queue before its own (the
+// branches they are in hold more). It reports whether it gave up a
+// claim: the passes go on.
+func (q *Queues) dropOutrankedLeft() bool {
+	return len(q.handed) > 0 && q.uses != q.handedUses && q.dropOutrankedInPass()
 }
 
 // lastFirst orders claimants the one whose queue comes last in the fair

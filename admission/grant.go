@@ -38,7 +38,9 @@ func (q *Queues) decideNow() {
 	// A pass passes again only if it granted under fair share, gave up a
 	// claim that kept slots reserved or released placeholders (jobs it
 	// passed may use the slots), or, once per decision, a driver left its
-	// slot to a request. The passes end: no pass adds to the slots that
+	// slot to a request; so do the passes when, after them, the fair
+	// order as it stands outranks a claim whose slots came back for it
+	// (dropOutrankedLeft). The passes end: no pass adds to the slots that
 	// are free, reserved or placeholders (G; they go back to free only
 	// from one another, a slot comes back from a job only by an input),
 	// and a grant takes at least one of them; a claim given up without a
@@ -58,7 +60,7 @@ func (q *Queues) decideNow() {
 	// they run its tasks. Across queues this matters because the fair
 	// order of sibling queues flips with each grant: the queue that lost
 	// the slots comes first again.
-	for q.decidePass() {
+	for q.decidePass() || q.dropOutrankedLeft() {
 	}
 	q.claimWithinQueues()
 	q.unreserved = false
@@ -66,7 +68,7 @@ func (q *Queues) decideNow() {
 	if q.unreserved {
 		// A claim given up with the preemptions it counted on: the slots
 		// it kept reserved are the passes' to grant.
-		for q.decidePass() {
+		for q.decidePass() || q.dropOutrankedLeft() {
 		}
 	}
 	q.preemptAll()
@@ -185,6 +187,12 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	}
 	if q.nFree == 0 && q.nReserved == 0 && q.nPlaceholders == 0 && !st.claiming {
 		return true // nothing left to grant, no claim to make
+	}
+	if j.handedIn == q.decision && len(j.reserved) > 0 && q.uses != q.handedUses && q.dropOutrankedInPass() {
+		// Grants of the decision changed the fair order, and slots that
+		// came back for claims serve a job of a queue before theirs: the
+		// next pass serves them in that order (claim_passed.go).
+		return true
 	}
 	canServe := q.nFree > 0 || len(j.reserved) > 0
 	if j.gangWaits() && canServe && q.gangStartFits(j) && q.reserveGang(j) {

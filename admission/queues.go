@@ -339,6 +339,9 @@ type job struct {
 	// noClaimIn: the decision (Queues.decision) in which its claim was
 	// given up without a grant; it claims nothing more in that one.
 	noClaimIn uint64
+	// handedIn: the decision in which its claim kept slots that came
+	// back for it since the decision before (Queues.handed).
+	handedIn uint64
 	// lostAt and lostTo: when preemptions, or claims of jobs of other
 	// queues, last took slots of it, and for which jobs (see lostNowTo).
 	lostAt time.Time
@@ -541,6 +544,12 @@ type Queues struct {
 	// handedTo lists the claimants slots came back for since the last
 	// decision (grant.go: dropPassedClaims).
 	handedTo []*job
+	// handed lists the claimants of handedTo whose claims kept their
+	// slots at the start of the decision, and handedUses is q.uses when
+	// the fair order was last looked at for them (see
+	// dropOutrankedInPass).
+	handed     []*job
+	handedUses uint64
 	// passScratch is dropPassedClaims' storage.
 	passScratch []*job
 	// helpCounts and helpLack are servedMore's storage

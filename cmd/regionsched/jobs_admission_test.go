@@ -576,3 +576,28 @@ func TestSimulateReclaimAcrossWithdrawnAtVictimGuarantee(t *testing.T) {
 	assert.Equal(t, []string{"0 ms", "0 ms", "2000 ms", "0 ms", "2000 ms", "finished"}, jobLines(t, res.stdout)["j1"])
 	assert.Contains(t, res.stdout, "\nreclaims:          1 (slots reclaimed: 1, withdrawn before the timeout: 1)\n")
 }
+
+// claimed-slots-fair-order: b's three first tasks end at 2000 ms, when
+// b (root.b), lo and hi (root.a.x, guaranteed 1, by priority) and y
+// (root.a.y) each wait for a slot, and lo and hi have claimed two of
+// b's. The slots go by the fair order of queues as it changes with each
+// grant: b first, then root.a.x (one above its guarantee, as root.a.y;
+// first by name) to hi, then y (root.a.y is one above its guarantee,
+// root.a.x two). lo runs when y's first task ends, at 2100 ms. The
+// order of the job files does not change it.
+func TestSimulateClaimedSlotsGoByFairOrder(t *testing.T) {
+	const dir = "claimed-slots-fair-order"
+	for _, order := range [][]string{{"b", "hi", "lo", "y"}, {"y", "lo", "hi", "b"}, {"lo", "y", "b", "hi"}} {
+		t.Run(strings.Join(order, ","), func(t *testing.T) {
+			args := []string{"--cluster", repro(dir, "cluster.json")}
+			for _, j := range order {
+				args = append(args, repro(dir, j+".json"))
+			}
+			res, tr := simulateTraced(t, args...)
+			require.Equal(t, 0, res.code, res.stdout)
+			assert.Equal(t, map[string]int{"b": 1, "hi": 1, "y": 1}, deploysAt(tr, 2000))
+			assert.Equal(t, map[string]int{"lo": 1}, deploysAt(tr, 2100))
+			assert.Contains(t, res.stdout, "\nqueue root.a.y: guaranteed 0, max unlimited, peak 2 slots,")
+		})
+	}
+}
