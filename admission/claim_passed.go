@@ -159,7 +159,8 @@ func (q *Queues) passedOver(c *job) bool {
 // job releases goes back to the admission, and across queues the fair
 // order decides who gets it (a queue below its guarantee, which may
 // claim across queues, comes first as long as it is). It looks at the
-// first queue in that order with a job its policy may grant. O(queues)
+// first queue in that order that its maxSlots, and its parents', leave
+// room for a slot, with a job its policy may grant. O(queues)
 // at most, O(1) on a busy cluster.
 func (q *Queues) outranked(c *job) bool {
 	if len(q.qorder) < 2 {
@@ -169,8 +170,8 @@ func (q *Queues) outranked(c *job) bool {
 	cq := c.queue
 	for r := 0; r < len(q.byRank) && r < int(cq.rank); r++ {
 		jq := q.byRank[r]
-		if jq == nil || jq.order.Len() == 0 || !comesFirstWithout(jq, cq, 1) {
-			continue
+		if jq == nil || jq.order.Len() == 0 || q.room(jq) == 0 || !comesFirstWithout(jq, cq, 1) {
+			continue // (a queue at its maxSlots, or under one, takes no slot)
 		}
 		for j := q.nextStartable(jq, cursor{}); j != nil; j = q.nextStartable(jq, after(j)) {
 			if q.blocked(j) == "" {

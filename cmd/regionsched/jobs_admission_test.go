@@ -601,3 +601,29 @@ func TestSimulateClaimedSlotsGoByFairOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestSimulateClaimedSlotsPassQueueAtMax: a slot that came back for a
+// claim of j4 (root.b.w) goes by the fair order to the first queue that
+// may take it, passing over root.a.x, first but at its maxSlots of 7:
+// at 2100 ms j3 of root.b.z (below its guarantee of 3, holding nothing)
+// is served, not j4 (root.b.w holds 4 of its 5), whatever the order of
+// the job files.
+func TestSimulateClaimedSlotsPassQueueAtMax(t *testing.T) {
+	const dir = "claimed-slots-queue-at-max"
+	for _, order := range [][]string{
+		{"j0", "j1", "j2", "j3", "j4", "j5", "j6", "j7", "j8"},
+		{"j8", "j7", "j6", "j5", "j4", "j3", "j2", "j1", "j0"},
+		{"j4", "j2", "j7", "j0", "j5", "j3", "j8", "j1", "j6"},
+	} {
+		t.Run(strings.Join(order, ","), func(t *testing.T) {
+			args := []string{"--cluster", repro(dir, "cluster.json")}
+			for _, j := range order {
+				args = append(args, repro(dir, j+".json"))
+			}
+			res, tr := simulateTraced(t, args...)
+			require.Equal(t, 0, res.code, res.stdout)
+			assert.Equal(t, map[string]int{"j3": 1}, deploysAt(tr, 2100))
+			assert.Contains(t, res.stdout, "finished: all 9 jobs finished at 5000 ms")
+		})
+	}
+}
