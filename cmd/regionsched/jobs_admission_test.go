@@ -589,17 +589,23 @@ func TestSimulateClaimedSlotsGoByFairOrder(t *testing.T) {
 	const dir = "claimed-slots-fair-order"
 	for _, order := range [][]string{{"b", "hi", "lo", "y"}, {"y", "lo", "hi", "b"}, {"lo", "y", "b", "hi"}} {
 		t.Run(strings.Join(order, ","), func(t *testing.T) {
-			args := []string{"--cluster", repro(dir, "cluster.json")}
-			for _, j := range order {
-				args = append(args, repro(dir, j+".json"))
-			}
-			res, tr := simulateTraced(t, args...)
+			res, tr := simulateRepro(t, dir, order)
 			require.Equal(t, 0, res.code, res.stdout)
 			assert.Equal(t, map[string]int{"b": 1, "hi": 1, "y": 1}, deploysAt(tr, 2000))
 			assert.Equal(t, map[string]int{"lo": 1}, deploysAt(tr, 2100))
 			assert.Contains(t, res.stdout, "\nqueue root.a.y: guaranteed 0, max unlimited, peak 2 slots,")
 		})
 	}
+}
+
+// simulateRepro simulates the jobs of reproducer dir (their files, in
+// that order) on its cluster.json, with the trace.
+func simulateRepro(t *testing.T, dir string, jobs []string) (cliResult, []admissionEvent) {
+	args := []string{"--cluster", repro(dir, "cluster.json")}
+	for _, j := range jobs {
+		args = append(args, repro(dir, j+".json"))
+	}
+	return simulateTraced(t, args...)
 }
 
 // TestSimulateClaimedSlotsPassQueueAtMax: a slot that came back for a
@@ -616,11 +622,7 @@ func TestSimulateClaimedSlotsPassQueueAtMax(t *testing.T) {
 		{"j4", "j2", "j7", "j0", "j5", "j3", "j8", "j1", "j6"},
 	} {
 		t.Run(strings.Join(order, ","), func(t *testing.T) {
-			args := []string{"--cluster", repro(dir, "cluster.json")}
-			for _, j := range order {
-				args = append(args, repro(dir, j+".json"))
-			}
-			res, tr := simulateTraced(t, args...)
+			res, tr := simulateRepro(t, dir, order)
 			require.Equal(t, 0, res.code, res.stdout)
 			assert.Equal(t, map[string]int{"j3": 1}, deploysAt(tr, 2100))
 			assert.Contains(t, res.stdout, "finished: all 9 jobs finished at 5000 ms")
