@@ -57,9 +57,12 @@ func (q *Queues) decideNow() {
 	// claimed back by that job in the same instant (lostNowTo), nor are
 	// the idle slots of a job whose own claim is complete taken by any
 	// (claim_settled.go): they stay with it until its ask deploys and
-	// they run its tasks. Across queues this matters because the fair
-	// order of sibling queues flips with each grant: the queue that lost
-	// the slots comes first again.
+	// they run its tasks; nor is an idle slot a claim asks back taken
+	// from that claim by a preemption for another job (claimedAway): it
+	// reaches the claim in the same instant. Across queues this matters
+	// because the fair order of sibling queues flips with each grant, and
+	// the guarantees count the slots each queue gives up: the queue that
+	// lost the slots comes first again.
 	for q.decidePass() || q.dropOutrankedLeft() {
 	}
 	q.claimWithinQueues()

@@ -365,9 +365,18 @@ func (q *Queues) upgradeableBelow(c *job, idx int32, gap int) bool {
 // nothing a decision would have to hand out again. (A slot a claim of
 // c's own queue asks back leaves its job already: the queue's order
 // handed it on.)
+//
+// Never an idle slot: it runs no task to cancel, and reaches the claim
+// at once, in the same instant; taken, it would only pass from one claim
+// to another. Across queues that need not end within an instant: the
+// claim given up is made again for its job's next idle slot (its pool
+// holds one for the ask the taken slot left short), by the guarantees
+// that claim withdraws the preemption's slots of the victim's queue
+// (withdrawBelowVictimGuarantee), the free slots they kept go to the
+// job, and the preemption takes the new claim's slot in turn.
 func (q *Queues) claimedAway(c *job, idx int32) bool {
 	s := &q.slots[idx]
-	if s.claimant == c.id || s.claimant == noJob {
+	if s.claimant == c.id || s.claimant == noJob || s.idle {
 		return false
 	}
 	x := q.jobs[s.claimant]

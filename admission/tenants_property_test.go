@@ -257,6 +257,29 @@ func TestPropertyReclaimAcrossQueues(t *testing.T) {
 	}
 }
 
+// TestPropertyReclaimAcrossQueuesRegressions runs seeds of
+// reclaimAcrossMix beyond the default count whose mixes hold a case the
+// admission must get right, with what it is: every job finishes, the
+// invariants holding after every step.
+func TestPropertyReclaimAcrossQueuesRegressions(t *testing.T) {
+	for _, r := range []struct {
+		seed uint64
+		what string
+	}{
+		{905471, "an idle slot a claim across queues asks back (from a job that borrows) is not preempted for a job of " +
+			"another queue: taken, it went from one claim to the other, the claim took the job's other idle slot, its " +
+			"queue's guarantee withdrew the preemption's other slot, and the decisions of the instant never ended"},
+	} {
+		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
+			s := reclaimAcrossMix(t, r.seed)
+			require.True(t, s.run(0), "%s\njobs did not finish: %v\n%s", r.what, s.states(), s.tail(20))
+			for _, u := range s.q.Usage() {
+				require.Zero(t, u.Used, "seed %d: queue %s holds nothing at the end", r.seed, u.Name)
+			}
+		})
+	}
+}
+
 // TestPropertyQueueTreesRegressions runs seeds of the queue-tree mixes
 // beyond the default count whose mixes hold a case the admission must get
 // right, with what it is: every job finishes, the invariants holding
