@@ -257,15 +257,19 @@ func TestPropertyReclaimAcrossQueues(t *testing.T) {
 	}
 }
 
+// seedCase is a seed of a random mix that holds a case the admission
+// must get right, and what that case is.
+type seedCase struct {
+	seed uint64
+	what string
+}
+
 // TestPropertyReclaimAcrossQueuesRegressions runs seeds of
 // reclaimAcrossMix beyond the default count whose mixes hold a case the
 // admission must get right, with what it is: every job finishes, the
 // invariants holding after every step.
 func TestPropertyReclaimAcrossQueuesRegressions(t *testing.T) {
-	for _, r := range []struct {
-		seed uint64
-		what string
-	}{
+	for _, r := range []seedCase{
 		{905471, "an idle slot a claim across queues asks back (from a job that borrows) is not preempted for a job of " +
 			"another queue: taken, it went from one claim to the other, the claim took the job's other idle slot, its " +
 			"queue's guarantee withdrew the preemption's other slot, and the decisions of the instant never ended"},
@@ -285,10 +289,7 @@ func TestPropertyReclaimAcrossQueuesRegressions(t *testing.T) {
 // right, with what it is: every job finishes, the invariants holding
 // after every step.
 func TestPropertyQueueTreesRegressions(t *testing.T) {
-	for _, r := range []struct {
-		seed uint64
-		what string
-	}{
+	for _, r := range []seedCase{
 		{4167, "a job of a preempting queue below its guarantee, with slots of a lower-priority job of another queue asked " +
 			"back by a claim, preempts a third job's slots: the preemption is not withdrawn as unneeded by counting the " +
 			"claim's slots as coming because the preemption itself closed the gap to the guarantee (it would be made again " +
