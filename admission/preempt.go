@@ -566,18 +566,20 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 		}
 		// Last, the slots a claim asks back from it for another job: they
 		// leave it anyway, but that claim loses them. Across queues only
-		// while v's queues (below the one they share with c's) hold their
-		// guarantees without every slot they are giving up: a claim of a
-		// job of their own subtree keeps its slots in them, and taking
-		// them from it would take the subtree below its guarantee.
+		// within what v's queues (below the one they share with c's) may
+		// give up: a claim of a job of their own subtree keeps its slot in
+		// them, and taking it from that claim takes it out of them
+		// (takesAway).
 		for _, idx := range v.yielding {
 			if m >= need {
 				break
 			}
-			if !q.claimedAway(c, idx) || (v.queue != c.queue && (cb == nil || cb.gap == 0 || !cb.upgradeOK(v.queue, c.queue))) {
+			if !q.claimedAway(c, idx) || (v.queue != c.queue && (cb == nil || cb.gap == 0 || !cb.takesAway(q, idx, v.queue, c.queue))) {
 				continue
 			}
-			pickGivenUp(v, idx)
+			if pickGivenUp(v, idx) && v.queue != c.queue {
+				cb.takeAway(q, idx, v.queue, c.queue)
+			}
 		}
 		if m >= need {
 			break

@@ -189,6 +189,49 @@ func (cb *crossBudget) upgradeOK(vq, cq *queue) bool {
 	return cb.gap > 0 && cb.holds(vq, cq)
 }
 
+// staysIn reports whether slot idx, given up by its job, stays in queue
+// n: it goes to a job of n or of a child of n.
+func (q *Queues) staysIn(idx int32, n *qnode) bool {
+	s := &q.slots[idx]
+	if s.claimant == noJob {
+		return false
+	}
+	for x := q.jobs[s.claimant].queue.node; x != nil; x = x.parent {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
+
+// takesAway reports whether slot idx of vq, given up already to a claim
+// of another job, may go to a job of cq instead: cq's queue lacks slots
+// to its guarantee, and each queue from vq up to the one vq and cq share
+// holds at least its guarantee without the slots it gives up to jobs
+// outside it, this one too if it stays in it now. O(depth^2).
+func (cb *crossBudget) takesAway(q *Queues, idx int32, vq, cq *queue) bool {
+	if cb.gap <= 0 {
+		return false
+	}
+	for _, n := range below(vq, cq) {
+		if r := cb.remOf(n); r < 0 || (r == 0 && q.staysIn(idx, n)) {
+			return false
+		}
+	}
+	return true
+}
+
+// takeAway counts slot idx of vq, given up already to a claim of
+// another job, taken for a job of cq (takesAway): given up by the queues
+// it stayed in.
+func (cb *crossBudget) takeAway(q *Queues, idx int32, vq, cq *queue) {
+	for _, n := range below(vq, cq) {
+		if q.staysIn(idx, n) {
+			cb.given[n.idx]++
+		}
+	}
+}
+
 // take counts k slots taken from vq for a job of cq.
 func (cb *crossBudget) take(vq, cq *queue, k int) {
 	cb.gap -= k
