@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"go.uber.org/zap"
 
@@ -25,12 +26,23 @@ import (
 //     priority than the claimant: the lowest priority first, the most
 //     recently submitted first among equals, whatever the queue's policy.
 //     Drivers are never taken, nor slots that would break a gang below its
-//     minimum, nor slots another preemption takes already, nor slots a
-//     claim of its queue asks back for another job (they leave their job
-//     already, and keep leaving it if that claim is given up in the same
-//     instant: markPassed, unyield). A slot a claim of another queue asks
-//     back still runs its job's task: it is that job's to give (last of
-//     its slots), and the claim loses it. Under fair share a job preempts
+//     minimum, nor slots another preemption takes already (but see
+//     below), nor slots a claim of its queue asks back for another job
+//     (they leave their job already, and keep leaving it if that claim is
+//     given up in the same instant: markPassed, unyield). A slot a claim
+//     of another queue asks back still runs its job's task: it is that
+//     job's to give (last of its slots), and the claim loses it.
+//   - A slot a preemption takes, its timeout not passed yet, from a job
+//     of the claimant's queue for a job of that queue of lower priority
+//     than the claimant, which keeps no free slot reserved, is taken over (last of its job's slots, the
+//     lowest-priority claimant's first): it comes to the claimant when it
+//     comes back, at the time set when it was taken, and the other
+//     claimant loses it (a ReclaimWithdrawn event). Left to it, it would
+//     start a task there only to have it cancelled for the claimant. Not
+//     under fair share, where priorities weigh shares rather than rank
+//     the claimants: there the other claimant keeps it, and the yield
+//     rule below says whether the claimant takes it from it later.
+//   - Under fair share a job preempts
 //     only while it holds less than its share, and a victim yields only as
 //     many slots as leave it level with or behind the claimant in the
 //     queue's order, the claimant counted with what the preemption serves
@@ -125,8 +137,9 @@ func flatten(demand [][]resource.Count, k int) []resource.Count {
 // victimsOf returns the jobs that c may preempt, in victim order: of
 // c's queue, and of other queues by its queue's guarantee
 // (preempt_tenants.go); lower priority than c, holding slots (or giving
-// c some by a claim); the lowest priority first, the most recently
-// submitted first among equals.
+// c some by a claim, or giving up some c may take over: takesOver); the
+// lowest priority first, the most recently submitted first among
+// equals.
 func (q *Queues) victimsOf(c *job) []*job {
 	var out []*job
 	for h := c.queue.holders.First(); h != nil; h = h.Next() {
@@ -139,6 +152,15 @@ func (q *Queues) victimsOf(c *job) []*job {
 		if q.upgradeable(c, idx) {
 			if v := q.jobs[q.slots[idx].owner]; !slices.Contains(out, v) {
 				out = append(out, v)
+			}
+		}
+	}
+	for _, x := range c.queue.claims() {
+		for _, idx := range x.incoming {
+			if q.takesOver(c, idx) {
+				if v := q.jobs[q.slots[idx].owner]; !slices.Contains(out, v) {
+					out = append(out, v)
+				}
 			}
 		}
 	}
@@ -383,10 +405,75 @@ func (q *Queues) claimedAway(c *job, idx int32) bool {
 	return x.queue != c.queue && len(x.reserved) == 0 && q.upgradeable(c, idx)
 }
 
+// takesOver reports whether c may take over slot idx from the
+// preemption that takes it (see the rules above): it is taken, its
+// timeout not passed yet, from a job of c's queue of lower priority than
+// c, for another job of c's queue of lower priority than c that keeps
+// no free slot reserved, not under fair share. (A claimant that keeps
+// free slots reserved for the asks its preemptions complete would give
+// them up once it lost one of those: free, they would serve c in place
+// of the slot it took over, which it would give back, for the claimant
+// to preempt it again, without end.)
+func (q *Queues) takesOver(c *job, idx int32) bool {
+	s := &q.slots[idx]
+	if s.state != slotReclaiming || !s.preempt || s.revoked || s.revokeAt.IsZero() ||
+		s.owner == noJob || s.claimant == noJob || s.claimant == c.id || c.queue.cfg.Policy == FairShare {
+		return false
+	}
+	x, v := q.jobs[s.claimant], q.jobs[s.owner]
+	return x.queue == c.queue && v.queue == c.queue && x.spec.Priority < c.spec.Priority && v.spec.Priority < c.spec.Priority &&
+		len(x.reserved) == 0
+}
+
+// takenOverIn counts the slots of picks that c takes over from other
+// preemptions (takeFrom, before it takes them), and names their
+// claimants, in victim order.
+func (q *Queues) takenOverIn(c *job, picks []int32) (names []string, n int) {
+	var from []*job
+	for _, idx := range picks {
+		if s := &q.slots[idx]; s.preempt && s.claimant != c.id && s.claimant != noJob {
+			n++
+			if x := q.jobs[s.claimant]; !slices.Contains(from, x) {
+				from = append(from, x)
+			}
+		}
+	}
+	slices.SortFunc(from, victimOrder)
+	for _, x := range from {
+		names = append(names, x.spec.Name)
+	}
+	return names, n
+}
+
+// takeOvers lists the slots of v that c may take over (takesOver): those
+// of the claimant first in victim order first (the lowest priority),
+// then the earliest revoked, then by slot.
+func (q *Queues) takeOvers(c, v *job) []int32 {
+	var out []int32
+	for _, idx := range v.yielding {
+		if q.takesOver(c, idx) {
+			out = append(out, idx)
+		}
+	}
+	slices.SortFunc(out, func(a, b int32) int {
+		sa, sb := &q.slots[a], &q.slots[b]
+		if o := victimOrder(q.jobs[sa.claimant], q.jobs[sb.claimant]); o != 0 {
+			return o
+		}
+		if o := sa.revokeAt.Compare(sb.revokeAt); o != 0 {
+			return o
+		}
+		return cmp.Compare(a, b)
+	})
+	return out
+}
+
 // pickVictims adds to have (counts per profile) the victims' slots that
 // raise the matching of want, victims in order, until want is matched:
 // of each victim, first its slots already coming to c by a claim, then
-// its idle slots, then the others; none of a profile mask rules out
+// its idle slots, then the others, then those c takes over from another
+// preemption (takesOver), then those a claim of another queue asks back
+// (claimedAway); none of a profile mask rules out
 // (nil: none is; see driverslot.go). It returns the slots picked.
 func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have []int, mask []bool) []int32 {
 	need := sumCounts(want)
@@ -476,20 +563,32 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 		if v.queue != c.queue {
 			cb.take(v.queue, c.queue, len(picks)-before)
 		}
+		// Then its slots a preemption takes for a lower-priority job of
+		// c's queue (takesOver): they leave it already.
+		if m < need && v.queue == c.queue {
+			for _, idx := range q.takeOvers(c, v) {
+				if m >= need {
+					break
+				}
+				pickGivenUp(v, idx)
+			}
+		}
 		// Last, the slots a claim asks back from it for another job: they
 		// leave it anyway, but that claim loses them. Across queues only
-		// while v's queues (below the one they share with c's) hold their
-		// guarantees without every slot they are giving up: a claim of a
-		// job of their own subtree keeps its slots in them, and taking
-		// them from it would take the subtree below its guarantee.
+		// within what v's queues (below the one they share with c's) may
+		// give up: a claim of a job of their own subtree keeps its slot in
+		// them, and taking it from that claim takes it out of them
+		// (takesAway).
 		for _, idx := range v.yielding {
 			if m >= need {
 				break
 			}
-			if !q.claimedAway(c, idx) || (v.queue != c.queue && (cb == nil || cb.gap == 0 || !cb.upgradeOK(v.queue, c.queue))) {
+			if !q.claimedAway(c, idx) || (v.queue != c.queue && (cb == nil || cb.gap == 0 || !cb.takesAway(q, idx, v.queue, c.queue))) {
 				continue
 			}
-			pickGivenUp(v, idx)
+			if pickGivenUp(v, idx) && v.queue != c.queue {
+				cb.takeAway(q, idx, v.queue, c.queue)
+			}
 		}
 		if m >= need {
 			break
@@ -575,10 +674,13 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 		byVictim[v] = append(byVictim[v], idx)
 	}
 	timeout := c.queue.cfg.ReclaimTimeout
-	var broken []*job
+	var broken, overtaken []*job
 	defer func() {
 		for _, other := range broken {
 			q.dropClaim(other) // (it keeps no reserved slot: nothing is freed)
+			q.updateOrder(other)
+		}
+		for _, other := range overtaken { // (they keep no free slot reserved: takesOver)
 			q.updateOrder(other)
 		}
 	}()
@@ -586,9 +688,28 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 		v := q.jobs[vid]
 		v.loseTo(c, q.now)
 		reason := reclaimReason(c, v, timeout.Milliseconds())
+		if over, n := q.takenOverIn(c, byVictim[vid]); n == len(byVictim[vid]) {
+			reason = fmt.Sprintf("priority %d over %d: taken over from the reclaim for %s, tasks cancelled when it times out unless they end",
+				c.spec.Priority, v.spec.Priority, strings.Join(over, ", "))
+		} else if n > 0 {
+			reason += fmt.Sprintf("; %d taken over from the reclaim for %s, cancelled when it times out", n, strings.Join(over, ", "))
+		}
 		q.events = append(q.events, Event{At: q.now, Job: c.spec.Name, ID: c.id, Kind: Reclaimed, Victim: v.spec.Name, Count: len(byVictim[vid]), Reason: reason})
 		for _, idx := range byVictim[vid] {
 			s := &q.slots[idx]
+			if s.preempt && s.claimant != c.id {
+				// Taken over (takesOver): its revoke stays as set.
+				other := q.jobs[s.claimant]
+				other.incoming = removeIdx(other.incoming, idx)
+				q.addIncoming(c, idx)
+				q.events = append(q.events, Event{At: q.now, Job: other.spec.Name, ID: other.id, Kind: ReclaimWithdrawn, Victim: v.spec.Name, Count: 1,
+					Reason: fmt.Sprintf("taken over by %s, priority %d over %d", c.spec.Name, c.spec.Priority, other.spec.Priority)})
+				if !slices.Contains(overtaken, other) {
+					overtaken = append(overtaken, other)
+				}
+				s.claimant, s.atShare = c.id, c.granted >= c.entitled
+				continue
+			}
 			switch {
 			case s.state == slotGranted:
 				q.unhold(v, idx)

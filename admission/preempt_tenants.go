@@ -22,9 +22,15 @@ import (
 //     its guarantee is never reclaimed from, whatever the priorities.
 //
 // What a victim's queue holds above its guarantee is counted without
-// the slots it is giving up already (being reclaimed, by a claim or a
-// preemption): giveBudget, which claims across queues count with too
-// (claim_guarantees.go). A preemption waiting on its timeout keeps
+// the slots it is giving up already to jobs outside it (being
+// reclaimed, by a claim or a preemption, for a job of another queue, or
+// passed over for nobody): giveBudget. A slot one of its jobs is giving
+// up to another job of the queue (or of its subtree) stays in it, and
+// leaves it holding what it held: counted as given up, it would make a
+// queue above its guarantee look at it, and turn a reclaim from its
+// lower-priority jobs to the higher-priority jobs of other queues.
+// Claims across queues count every slot given up (claim_guarantees.go),
+// the stricter bound, which takes nothing from a job. A preemption waiting on its timeout keeps
 // checking it: once the victim's queue, or such a parent, would fall below
 // its guarantee by it (its other jobs ended), it is withdrawn
 // (withdrawBelowVictimGuarantee, preempt.go), and nothing is cancelled. A slot a claim asks back for the claimant itself may be
@@ -51,6 +57,10 @@ type giveBudget struct {
 	// given counts per queue of the hierarchy (by qnode.idx) the slots
 	// it gave up under the budget.
 	given []int
+	// leaving, if set, counts per queue the slots its subtree gives up
+	// to jobs outside it (leavingSlots), in place of every slot it gives
+	// up (qnode.yielding): a preemption's budget (newCrossBudget).
+	leaving []int
 }
 
 // guaranteeGap is how many slots c's queue lacks to hold its guarantee,
@@ -77,13 +87,19 @@ func (q *Queues) guaranteeGapWithout(c *job, skip []int32) int {
 }
 
 // newCrossBudget returns the budget of a preemption for c, or nil if c's
-// queue holds its guarantee.
+// queue holds its guarantee: what the queues give up counted as
+// leavingSlots counts it, O(slots) while a slot is being given up.
 func (q *Queues) newCrossBudget(c *job) *crossBudget {
 	gap := q.guaranteeGap(c)
 	if gap == 0 {
 		return nil
 	}
-	return &crossBudget{gap: gap, giveBudget: q.newGiveBudget()}
+	gb := q.newGiveBudget()
+	if q.root != nil && q.root.yielding > 0 {
+		// (none given up: none leaves, and qnode.yielding says so)
+		gb.leaving = q.leavingSlots()
+	}
+	return &crossBudget{gap: gap, giveBudget: gb}
 }
 
 // newGiveBudget returns a giveBudget as the queues stand: O(queues).
@@ -124,7 +140,11 @@ func below(vq, cq *queue) []*qnode {
 
 // remOf is how many slots n may still give up.
 func (gb *giveBudget) remOf(n *qnode) int {
-	return n.used - n.yielding - n.guaranteed - gb.given[n.idx]
+	out := n.yielding
+	if gb.leaving != nil {
+		out = gb.leaving[n.idx]
+	}
+	return n.used - out - n.guaranteed - gb.given[n.idx]
 }
 
 // above is how many slots vq may still give up to a job of cq: the
@@ -167,6 +187,49 @@ func (cb *crossBudget) room(vq, cq *queue) int {
 // their guarantees without the slots they are giving up.
 func (cb *crossBudget) upgradeOK(vq, cq *queue) bool {
 	return cb.gap > 0 && cb.holds(vq, cq)
+}
+
+// staysIn reports whether slot idx, given up by its job, stays in queue
+// n: it goes to a job of n or of a child of n.
+func (q *Queues) staysIn(idx int32, n *qnode) bool {
+	s := &q.slots[idx]
+	if s.claimant == noJob {
+		return false
+	}
+	for x := q.jobs[s.claimant].queue.node; x != nil; x = x.parent {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
+
+// takesAway reports whether slot idx of vq, given up already to a claim
+// of another job, may go to a job of cq instead: cq's queue lacks slots
+// to its guarantee, and each queue from vq up to the one vq and cq share
+// holds at least its guarantee without the slots it gives up to jobs
+// outside it, this one too if it stays in it now. O(depth^2).
+func (cb *crossBudget) takesAway(q *Queues, idx int32, vq, cq *queue) bool {
+	if cb.gap <= 0 {
+		return false
+	}
+	for _, n := range below(vq, cq) {
+		if r := cb.remOf(n); r < 0 || (r == 0 && q.staysIn(idx, n)) {
+			return false
+		}
+	}
+	return true
+}
+
+// takeAway counts slot idx of vq, given up already to a claim of
+// another job, taken for a job of cq (takesAway): given up by the queues
+// it stayed in.
+func (cb *crossBudget) takeAway(q *Queues, idx int32, vq, cq *queue) {
+	for _, n := range below(vq, cq) {
+		if q.staysIn(idx, n) {
+			cb.given[n.idx]++
+		}
+	}
 }
 
 // take counts k slots taken from vq for a job of cq.

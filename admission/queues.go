@@ -128,6 +128,9 @@ const (
 	// ReclaimWithdrawn: Count slots of job Victim reclaimed for job Job
 	// with a timeout are left to Victim, before the timeout: the reason is
 	// gone (Reason says which); nothing of Victim is cancelled for them.
+	// Or a higher-priority job of Job's queue took them over (Reason
+	// says which; its Reclaimed event comes first): they are cancelled
+	// for it, at the same time.
 	ReclaimWithdrawn
 	// SpeculativeGranted: job Job's speculative ask (slotpool.Ask.Speculative)
 	// was granted slot Slot, as no regular ask waited that it could serve.

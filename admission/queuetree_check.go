@@ -44,7 +44,8 @@ func (q *Queues) checkTenants() error {
 // takeFrom makes it (CheckInvariants reports the first violation found,
 // see Queues.broken): from a job of another queue than c's, it is made
 // for a queue below its guarantee, and leaves the victim's queue holding
-// its guarantee (checkGiveGuarantee). It costs O(depth), for reclaims
+// its guarantee beside the slots it gives up to jobs outside it
+// (checkGiveGuarantee, leavingSlots). It costs O(slots), for reclaims
 // across queues only.
 func (q *Queues) checkReclaimGuarantee(c, v *job, count int) error {
 	if c.queue == v.queue {
@@ -54,7 +55,8 @@ func (q *Queues) checkReclaimGuarantee(c, v *job, count int) error {
 		return fmt.Errorf("admission: job %s of queue %s (holding %d, guaranteed %d) reclaimed from job %s of queue %s",
 			c.spec.Name, n.name, n.used, n.guaranteed, v.spec.Name, v.queue.cfg.Name)
 	}
-	return q.checkGiveGuarantee("reclaimed", c, v, count, func(n *qnode) int { return n.yielding })
+	leaving := q.leavingSlots()
+	return q.checkGiveGuarantee("reclaimed", c, v, count, func(n *qnode) int { return leaving[n.idx] })
 }
 
 // checkGiveGuarantee checks a move of count slots of v to c, by a claim
@@ -63,7 +65,8 @@ func (q *Queues) checkReclaimGuarantee(c, v *job, count int) error {
 // and each parent of it below the parent both queues share, holding at
 // least its guarantee beside every slot it is giving up (no slot moves
 // across queues from a queue at or below its guarantee); yielding counts
-// the slots a queue's subtree gives up (qnode.yielding, or fewer).
+// the slots a queue's subtree gives up (qnode.yielding, or fewer: those
+// it gives up to jobs outside it).
 func (q *Queues) checkGiveGuarantee(how string, c, v *job, count int, yielding func(*qnode) int) error {
 	if c.queue == v.queue {
 		return nil

@@ -883,6 +883,20 @@ func (r *mixRun) apply(rd multijob.Ready, pre snapshot) (map[string]int, error) 
 			r.pending = append(r.pending, timedPreemption{claimant: ev.Job, victim: ev.Victim, count: ev.Count, due: r.now.Add(r.queueOf(ev.Job).ReclaimTimeout)})
 		}
 	}
+	// A preemption taken over by a higher-priority job of the queue falls
+	// due when it was set to, for that job.
+	for _, ev := range rd.Events {
+		rest, ok := strings.CutPrefix(ev.Reason, "taken over by ")
+		if ev.Kind != admission.ReclaimWithdrawn || !ok {
+			continue
+		}
+		taker, _, _ := strings.Cut(rest, ",")
+		for _, p := range r.pending {
+			if p.claimant == ev.Job && p.victim == ev.Victim && p.due.After(r.now) {
+				r.pending = append(r.pending, timedPreemption{claimant: taker, victim: ev.Victim, count: ev.Count, due: p.due})
+			}
+		}
+	}
 	for _, jr := range rd.Jobs {
 		slots := map[scheduler.SlotID]bool{}
 		// A slot the job gave back within this Ready and got again (its
