@@ -447,8 +447,12 @@ func (q *Queues) takenOverIn(c *job, picks []int32) (names []string, n int) {
 
 // takeOvers lists the slots of v that c may take over (takesOver): those
 // of the claimant first in victim order first (the lowest priority),
-// then the earliest revoked, then by slot.
+// then the earliest revoked, then by slot. None of a job of another
+// queue than c's.
 func (q *Queues) takeOvers(c, v *job) []int32 {
+	if v.queue != c.queue {
+		return nil
+	}
 	var out []int32
 	for _, idx := range v.yielding {
 		if q.takesOver(c, idx) {
@@ -565,13 +569,11 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 		}
 		// Then its slots a preemption takes for a lower-priority job of
 		// c's queue (takesOver): they leave it already.
-		if m < need && v.queue == c.queue {
-			for _, idx := range q.takeOvers(c, v) {
-				if m >= need {
-					break
-				}
-				pickGivenUp(v, idx)
+		for _, idx := range q.takeOvers(c, v) {
+			if m >= need {
+				break
 			}
+			pickGivenUp(v, idx)
 		}
 		// Last, the slots a claim asks back from it for another job: they
 		// leave it anyway, but that claim loses them. Across queues only
