@@ -29,11 +29,12 @@ import (
 
 // idleLink is a job's place in Queues.idleVictims: in it (by node, at
 // priority prio, that of its place in Queues.victims) while it holds
-// idle slots a claim may take.
+// idle slots a claim may take, unless parked (claim_parked.go).
 type idleLink struct {
-	node rbtree.Node[*job]
-	prio int
-	in   bool
+	node   rbtree.Node[*job]
+	prio   int
+	in     bool
+	parked bool
 }
 
 // byIdleKey is victimOrder by the priority a job was put in
@@ -69,13 +70,16 @@ func (q *Queues) updateQueueVictim(j *job) {
 
 // updateIdleVictim puts j where it belongs in Queues.idleVictims: in it,
 // at the priority of its place in Queues.victims, while it is in that
-// one and holds idle slots. Called wherever either changes.
+// one and holds idle slots, and is not parked (a job that holds no idle
+// slot is not). Called wherever either changes.
 func (q *Queues) updateIdleVictim(j *job) {
 	if q.idleVictims == nil {
 		return
 	}
-	want := j.victim.in && j.idleHeld > 0
 	l := &j.idle
+	holds := j.victim.in && j.idleHeld > 0
+	l.parked = l.parked && holds
+	want := holds && !l.parked
 	if l.in && (!want || l.prio != j.victim.prio) {
 		q.idleVictims.Remove(&l.node)
 		l.in = false
@@ -98,7 +102,7 @@ func (pk *picker) pickLive(live uint64) (exact bool) {
 	ck := keyOf(c)
 	cs := &q.claimScratch
 	heads := cs.heads[:0]
-	heads = append(heads, q.idleVictims.First()) // heads[0]: the idle holders
+	heads = append(heads, q.idleVictims.First()) // heads[0]: the idle holders not parked
 	for _, qu := range cs.liveQueues {
 		if qu.rank >= c.queue.rank {
 			heads = append(heads, qu.victims.First())
@@ -118,13 +122,16 @@ func (pk *picker) pickLive(live uint64) (exact bool) {
 		v := heads[best].Item()
 		heads[best] = heads[best].Next()
 		switch {
-		case (best > 0 && q.holdsIdle(v)) || !isBehind(c, ck, v):
-			// (an idle holder comes with heads[0])
+		case (best > 0 && v.idle.in) || !isBehind(c, ck, v):
+			// (an idle holder not parked comes with heads[0])
 		case v.queue.liveIn != live && q.claimSettled(v):
 			// Of a queue that may yield nothing, it could yield its idle
 			// slots only, and it keeps those for its own claim (pickFrom
-			// would only find whether it is guarded).
+			// would only find whether it is guarded). (Only heads[0]
+			// holds jobs of such queues.) Until its claim changes, no
+			// claim needs to meet it there (claim_parked.go).
 			pk.guarded = pk.guarded || pk.above(v.queue) < len(v.held)
+			q.park(v)
 		case !pk.passesOver(v):
 			pk.pickFrom(v, false)
 		}
@@ -133,7 +140,7 @@ func (pk *picker) pickLive(live uint64) (exact bool) {
 		return true
 	}
 	// The jobs passed over: those of the queues of the branches not
-	// live, behind c's, that hold no idle slot.
+	// live, behind c's, that hold no idle slot or are parked.
 	unknown := false
 	for _, s := range cs.deadBranches {
 		if pk.keptIn(s, unlimited, unlimited, &unknown) {
@@ -145,8 +152,10 @@ func (pk *picker) pickLive(live uint64) (exact bool) {
 }
 
 // keptIn reports whether a guarantee kept the slots of a job that holds
-// no idle slot, of a queue behind the claimant's in x's subtree, from
-// the claim (pickBehind's guarded) when the walk passed it; it sets
+// no idle slot or is parked, of a queue behind the claimant's in x's
+// subtree, from the claim (pickBehind's guarded) when the walk passed
+// it (a parked job's claim is complete: pickFrom would pick none of its
+// idle slots, as passesOver none of the other's); it sets
 // *unknown when that depends on when the walk passed it. The branch's
 // queues above x may give up end slots now and start before the walk
 // (giveBudget.above, which only falls as the claim picks: a queue
@@ -160,7 +169,7 @@ func (pk *picker) keptIn(x *qnode, end, start int, unknown *bool) bool {
 		for n := qu.victims.First(); n != nil; n = n.Next() {
 			v := n.Item()
 			switch {
-			case pk.q.holdsIdle(v):
+			case pk.q.holdsIdle(v) && !v.idle.parked: // (met in pickLive's heads[0])
 			case max(start, 0) < len(v.held):
 				return true
 			case max(end, 0) < len(v.held):
@@ -230,9 +239,12 @@ func (q *Queues) checkVictimTrees() error {
 		case l.qin != l.in || (l.qin && l.qprio != l.prio):
 			return fmt.Errorf("admission: job %s: in the victims tree %v at priority %d, in its queue's %v at priority %d",
 				j.spec.Name, l.in, l.prio, l.qin, l.qprio)
-		case j.idle.in != (l.in && j.idleHeld > 0) || (j.idle.in && j.idle.prio != l.prio):
-			return fmt.Errorf("admission: job %s holds %d idle slots, in the victims tree %v: in the idle victims tree %v at priority %d",
-				j.spec.Name, j.idleHeld, l.in, j.idle.in, j.idle.prio)
+		case j.idle.in != (l.in && j.idleHeld > 0 && !j.idle.parked) || (j.idle.in && j.idle.prio != l.prio):
+			return fmt.Errorf("admission: job %s holds %d idle slots, in the victims tree %v, parked %v: in the idle victims tree %v at priority %d",
+				j.spec.Name, j.idleHeld, l.in, j.idle.parked, j.idle.in, j.idle.prio)
+		case j.idle.parked && !(l.in && j.idleHeld > 0 && q.claimSettled(j)):
+			return fmt.Errorf("admission: job %s is parked (claim_parked.go) holding %d idle slots, in the victims tree %v, its claim complete %v",
+				j.spec.Name, j.idleHeld, l.in, q.claimSettled(j))
 		}
 		if l.qin {
 			inQueues++

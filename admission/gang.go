@@ -151,6 +151,7 @@ func (q *Queues) releasePlaceholders(j *job, why string) {
 	}
 	q.nPlaceholders -= len(j.placeholders)
 	j.placeholders = j.placeholders[:0]
+	q.unpark(j)
 	q.unreserved = true // other jobs may use them in this pass
 }
 

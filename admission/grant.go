@@ -419,6 +419,7 @@ func (q *Queues) takeFor(j *job, p int32, n int) []int32 {
 		if idx := j.placeholders[i]; q.slots[idx].profile == p {
 			// a real request swaps into the placeholder
 			j.placeholders = slices.Delete(j.placeholders, i, i+1)
+			q.unpark(j)
 			q.addGranted(j, -1)
 			q.nPlaceholders--
 			q.pin(idx, -1)
@@ -462,6 +463,7 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		s.state, s.owner, s.claimant, s.heldSince = slotDriver, j.id, noJob, q.now
 		q.stamp++
 		j.driverSlot, j.hasSlot, j.driverAt, j.driverStamp = idx, true, q.now, q.stamp
+		q.unpark(j)
 		addDriver(j, 1)
 		q.pin(idx, 1)
 		q.addGranted(j, 1)
@@ -518,6 +520,7 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		}
 		q.markIdle(j, a, false) // its bulk runs in them now
 		j.asks.remove(a)
+		q.unpark(j)
 		q.stamp++
 		j.askDoneAt, j.askDoneStamp = q.now, q.stamp
 		if q.turnOver(j.queue) {
@@ -636,6 +639,7 @@ func (q *Queues) handOver(idx int32) {
 		// was given up), or it is a slot its waiting driver may not take
 		// (the cluster's slots changed since its claim, driverslot.go):
 		// nobody keeps the slot.
+		q.unpark(c)
 		q.put(idx)
 		return
 	}

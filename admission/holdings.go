@@ -172,6 +172,7 @@ func (q *Queues) takeReserved(c *job, p int32) (int32, bool) {
 			if len(c.reserved) == 0 {
 				c.queue.removeReserver(c)
 			}
+			q.unpark(c)
 			return idx, true
 		}
 	}
@@ -208,6 +209,7 @@ func (q *Queues) dropClaimKeeping(c *job, keep func(idx int32) bool) {
 		q.unyield(idx) // nobody needs it any more: its job keeps it
 	}
 	c.reserved, c.incoming = kept, coming
+	q.unpark(c)
 }
 
 // unyield gives a slot being reclaimed (and not revoked) back to its

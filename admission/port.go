@@ -81,11 +81,13 @@ func (p *port) Handle(now time.Time, msg slotpool.ToAdmission) error {
 			}
 		}
 		j.asks.add(a)
+		q.unpark(j)
 		q.markIdle(j, a, true)
 	case slotpool.AskRelease:
 		if a, ok := j.asks.get(m.ID); ok {
 			q.markIdle(j, a, false)
 			j.asks.remove(a)
+			q.unpark(j)
 		} else if i := q.specIndex(j, m.ID); i >= 0 {
 			q.specAsks = slices.Delete(q.specAsks, i, i+1)
 			return nil

@@ -703,6 +703,7 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 				// Taken over (takesOver): its revoke stays as set.
 				other := q.jobs[s.claimant]
 				other.incoming = removeIdx(other.incoming, idx)
+				q.unpark(other)
 				q.addIncoming(c, idx)
 				q.events = append(q.events, Event{At: q.now, Job: other.spec.Name, ID: other.id, Kind: ReclaimWithdrawn, Victim: v.spec.Name, Count: 1,
 					Reason: fmt.Sprintf("taken over by %s, priority %d over %d", c.spec.Name, c.spec.Priority, other.spec.Priority)})
@@ -722,6 +723,7 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 				// claim no longer completes and is given up.
 				other := q.jobs[s.claimant]
 				other.incoming = removeIdx(other.incoming, idx)
+				q.unpark(other)
 				q.addIncoming(c, idx)
 				broken = append(broken, other)
 			} // else: coming to c by its claim already, now by force
@@ -1073,6 +1075,7 @@ func (q *Queues) withdraw(idx int32, why string) {
 		q.events = append(q.events, Event{At: q.now, Job: c.spec.Name, ID: c.id, Kind: ReclaimWithdrawn, Victim: q.jobs[s.owner].spec.Name, Count: 1, Reason: why})
 	}
 	c.incoming = removeIdx(c.incoming, idx)
+	q.unpark(c)
 	q.unyield(idx)
 	if q.debug {
 		q.log.Debug("preemption withdrawn", zap.String("for", c.spec.Name), zap.Int64("slot", int64(s.slot.ID)), zap.String("why", why))

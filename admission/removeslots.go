@@ -159,11 +159,12 @@ func (q *Queues) detach(idx int32) *job {
 		if s.claimant != noJob {
 			c := q.jobs[s.claimant]
 			c.incoming = removeIdx(c.incoming, idx)
-			q.dropClaim(c)
+			q.dropClaim(c) // (unparks it)
 		}
 	case slotDriver:
 		j := q.jobs[s.owner]
 		j.hasSlot = false
+		q.unpark(j)
 		addDriver(j, -1)
 		q.pin(idx, -1)
 		q.addGranted(j, -1)
@@ -171,6 +172,7 @@ func (q *Queues) detach(idx int32) *job {
 	case slotPlaceholder:
 		j := q.jobs[s.owner]
 		j.placeholders = removeIdx(j.placeholders, idx)
+		q.unpark(j)
 		q.nPlaceholders--
 		q.pin(idx, -1)
 		q.addGranted(j, -1)
@@ -216,6 +218,7 @@ func (q *Queues) capacityChanged() {
 		if j == nil { // forgotten
 			continue
 		}
+		q.unpark(j) // (what completes its claim may have changed)
 		if j.active() {
 			q.send(j, slotpool.Capacity{Slots: q.Capacity()})
 		}
