@@ -3,9 +3,11 @@ package kubernetes
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/regionsched/regionsched/internal/summary"
 	"github.com/regionsched/regionsched/multijob"
 )
 
@@ -21,7 +23,9 @@ var ErrDeadlock = errors.New("kubernetes: deadlock")
 type DeadlockError struct {
 	// At is how long after the first Submit the deadlock was found.
 	At time.Duration
-	// Jobs are the jobs that never finish, in submission order.
+	// Jobs are the jobs that never finish, in the order of their names
+	// (as every list of the error: a verdict reads the same whatever the
+	// order the jobs were given in).
 	Jobs []string
 	// Holding are what holds slots while waiting ("job:driver").
 	Holding []string
@@ -84,7 +88,7 @@ func (r *Runner) Deadlock(now time.Time) *DeadlockError {
 		return nil
 	}
 	d := &DeadlockError{At: now.Sub(r.start)}
-	for _, name := range r.order {
+	for _, name := range slices.SortedFunc(slices.Values(r.order), summary.CompareNames) {
 		j := r.jobs[name]
 		if j.ended {
 			continue

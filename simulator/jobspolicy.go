@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -404,14 +405,19 @@ func (p *jobsPolicy) stats(res *Result) {
 // that failed or were rejected, as a failed run names them); failed if
 // every job ended or streams and some failed or was rejected; running
 // (Steady), as for one job, if the jobs that never end are streams fully
-// deployed and every other job finished (or was killed).
+// deployed and every other job finished (or was killed). It names jobs,
+// and the tasks of jobs, in the order of the jobs' names
+// (summary.CompareNames), whatever the order of the job files.
 func (p *jobsPolicy) result(r *Result) {
 	e := p.e
 	now := e.now()
 	waitingTasks := e.model.waiting()
 	var stuck, failed, streams []string
 	unbounded, consumers := 0, 0
-	for _, run := range p.runs {
+	runs := slices.SortedStableFunc(slices.Values(p.runs), func(a, b *jobRun) int {
+		return summary.CompareNames(p.cfg.Jobs[a.i].Name, p.cfg.Jobs[b.i].Name)
+	})
+	for _, run := range runs {
 		name := p.cfg.Jobs[run.i].Name
 		if !run.ended {
 			if u, c, ok := e.streaming(run.i, waitingTasks); ok && run.rp != nil {
@@ -431,15 +437,18 @@ func (p *jobsPolicy) result(r *Result) {
 	switch {
 	case len(stuck) > 0:
 		var holding []string
-		for _, run := range p.runs {
+		for _, run := range runs {
 			if !run.ended && run.verdict != runfile.Steady && run.driverSlot >= 0 {
 				holding = append(holding, p.cfg.Jobs[run.i].Name+":"+runfile.DriverTask)
 			}
 		}
-		holding = append(holding, e.names(waitingTasks)...)
+		tasks := e.names(waitingTasks)
+		summary.SortByJob(tasks)
+		holding = append(holding, tasks...)
 		waiting := e.names(p.waitingForSlots())
+		summary.SortByJob(waiting)
 		var noDriver []string
-		for _, run := range p.runs {
+		for _, run := range runs {
 			if !run.ended && run.port != nil && run.driverSlot < 0 && p.cfg.Jobs[run.i].Job.Submission().Driver != nil {
 				noDriver = append(noDriver, p.cfg.Jobs[run.i].Name)
 			}
@@ -464,7 +473,7 @@ func (p *jobsPolicy) result(r *Result) {
 		r.Holding, r.Waiting = holding, waiting
 		r.Reason = summary.WithFailed(fmt.Sprintf("deadlock: at %d ms %s %s %s: %s", now.Milliseconds(), verb(len(stuck), "job", "jobs"), listNames(stuck, 12),
 			verb(len(stuck), "never finishes", "never finish"), strings.Join(parts, "; ")), failed, len(p.runs))
-		for _, run := range p.runs {
+		for _, run := range runs {
 			if !run.ended && run.verdict != runfile.Steady {
 				run.verdict, run.reason = runfile.Deadlock, "never finished"
 			}
@@ -477,7 +486,7 @@ func (p *jobsPolicy) result(r *Result) {
 		// The jobs that finished, and when the last of them did (not when
 		// the run's last timer or event was).
 		finished, last := 0, time.Duration(-1)
-		for _, run := range p.runs {
+		for _, run := range runs {
 			switch {
 			case run.verdict == runfile.Killed:
 				killed = append(killed, fmt.Sprintf("%s killed at %d ms", p.cfg.Jobs[run.i].Name, run.finished.Milliseconds()))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,4 +140,22 @@ func TestSimulateJobsDeadlockNamesRejectedJob(t *testing.T) {
 	lines := jobLines(t, res.stdout)
 	assert.True(t, strings.HasPrefix(lines["big"][5], "rejected at 0 ms: "), lines["big"])
 	assert.Equal(t, "never finished (deadlock; stuck starting)", lines["d1"][5])
+}
+
+// The verdict of a run of several jobs names jobs, and their tasks, in
+// the order of the jobs' names: it reads the same whatever the order of
+// the job files.
+func TestSimulateJobsVerdictWhateverTheFileOrder(t *testing.T) {
+	jobs := floodJobs(t)
+	reversed := slices.Clone(jobs)
+	slices.Reverse(reversed)
+	var verdicts []string
+	for _, files := range [][]string{jobs, reversed} {
+		res := execCLI(t, "", append([]string{"simulate", "--slots", "4", "--queue-policy", "fifo"}, files...)...)
+		require.Equal(t, 1, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		verdicts = append(verdicts, lastLine(res.stdout))
+	}
+	assert.Contains(t, verdicts[0], "jobs spark-1, spark-2, spark-3, spark-4 never finish")
+	assert.Contains(t, verdicts[0], "spark-1:driver, spark-2:driver, spark-3:driver, spark-4:driver hold slots while waiting")
+	assert.Equal(t, verdicts[0], verdicts[1])
 }

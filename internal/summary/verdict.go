@@ -2,6 +2,7 @@ package summary
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,13 +17,14 @@ import (
 // failed: ..." if a job failed or was rejected; else "finished: all 3
 // jobs finished at 19000 ms", with the killed jobs when some were
 // ("finished: 1 of 2 jobs finished at 1000 ms, adhoc killed at 1500 ms").
-// ok reports whether the run succeeded (every job finished or was
-// killed).
+// It names jobs in the order of their names (CompareNames), whatever
+// the order of jobs. ok reports whether the run succeeded (every job
+// finished or was killed).
 func JobsVerdict(jobs []Job, deadlock string) (line string, ok bool) {
 	var stuck bool
 	var failed, killed []string
 	finished, last := 0, time.Duration(-1)
-	for _, j := range jobs {
+	for _, j := range byName(jobs) {
 		switch j.Verdict {
 		case runfile.Deadlock, runfile.Steady:
 			stuck = true
@@ -90,4 +92,9 @@ func listNames(names []string, limit int) string {
 		return strings.Join(names, ", ")
 	}
 	return strings.Join(names[:limit], ", ") + fmt.Sprintf(", ... (%d in all)", len(names))
+}
+
+// byName returns the jobs in the order of their names (CompareNames).
+func byName(jobs []Job) []Job {
+	return slices.SortedStableFunc(slices.Values(jobs), func(a, b Job) int { return CompareNames(a.Name, b.Name) })
 }
