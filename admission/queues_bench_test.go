@@ -26,13 +26,15 @@ func BenchmarkAdmission(b *testing.B) {
 // benchAdmission runs BenchmarkAdmission's two sizes on the harness build
 // makes (sub-benchmarks named prefix + sizes). Besides the decisions it
 // reports the slots asked back per run (Reclaim messages: a claim's work,
-// as a grant is a decision's).
+// as a grant is a decision's), and the calls of Decide (rounds/op: the
+// harness's rounds, each after it delivered what the pools sent, until
+// nothing is left to deliver at the instant).
 func benchAdmission(b *testing.B, prefix string, build func(testing.TB, int, int, int) (*sim, Config)) {
 	var perRun [2]time.Duration
 	for k, c := range []struct{ jobs, regions, slots int }{{1000, 10, 1000}, {10000, 10, 1000}} {
 		b.Run(fmt.Sprintf("%sjobs%d-regions%d-slots%d", prefix, c.jobs, c.regions, c.slots), func(b *testing.B) {
 			b.ReportAllocs()
-			grants, back := 0, 0
+			grants, back, rounds := 0, 0, 0
 			for b.Loop() {
 				b.StopTimer() // the inputs: the jobs, their pools and links
 				s, cfg := build(b, c.jobs, c.regions, c.slots)
@@ -41,10 +43,12 @@ func benchAdmission(b *testing.B, prefix string, build func(testing.TB, int, int
 				require.True(b, s.run(0), "all jobs finish")
 				grants += s.grants
 				back += s.reclaims
+				rounds += s.rounds
 			}
 			b.ReportMetric(float64(grants)/b.Elapsed().Seconds(), "decisions/s")
 			b.ReportMetric(float64(grants)/float64(b.N), "decisions/op")
 			b.ReportMetric(float64(back)/float64(b.N), "asked-back/op")
+			b.ReportMetric(float64(rounds)/float64(b.N), "rounds/op")
 			perRun[k] = b.Elapsed() / time.Duration(b.N)
 			if k == 1 && perRun[0] > 0 {
 				b.ReportMetric(float64(perRun[1])/float64(perRun[0]), "growth-10x")

@@ -123,7 +123,10 @@ type sim struct {
 	msgs     int // messages to the admission at this instant
 	grants   int // Grant messages and driver grants: the admission's decisions
 	reclaims int
-	revokes  int    // preemptions
+	revokes  int // preemptions
+	// rounds counts the pump's rounds: each delivers what the pools sent
+	// and calls Decide once.
+	rounds   int
 	progress uint64 // bumps whenever something happens to a job
 	errs     []string
 	// onStep, if set, runs after every step (pumped, checked).
@@ -513,6 +516,7 @@ func (s *sim) pump() {
 			s.tb.Fatalf("%spump does not settle at %v\n%s\n%s", s.title(), s.now.Sub(t0), s.tail(30), s.dump())
 		}
 		s.deliver()
+		s.rounds++
 		s.q.Decide(s.now)
 		for _, ev := range s.q.Events() {
 			s.onEvent(ev)
