@@ -126,7 +126,9 @@ func (p *jobsPolicy) start() {
 	// Events at the same time apply in the order given, last in their
 	// instant: after the jobs arriving and the tasks ending then (see
 	// eventsOrder), so an event finds a job that ends at its instant
-	// ended, and is refused.
+	// ended, and is refused; but, as every input of the instant, before
+	// the admission decides over it: tasks of no duration that its
+	// decision starts end after the event.
 	for i, ev := range p.cfg.Events {
 		p.e.model.cal.add(timed{at: ev.At, order: eventsOrder - uint64(len(p.cfg.Events)) + uint64(i), kind: jobTimer, task: int32(i), version: jobEvent})
 	}

@@ -143,3 +143,30 @@ finished: the only task finished at 1500 ms
 	assert.Contains(t, lastLine(res.stdout), "failed: 1 of 2 jobs: big rejected: ")
 	assert.Contains(t, lastLine(res.stdout), "needs 2 slots at once with the driver; the queue's cluster can never give them: missing 1 slot")
 }
+
+// An event at the instant its job ends finds it ended: it is last in its
+// instant, after the tasks ending then. But it is an input of its instant
+// as the job's arrival is: a job that arrives then, with tasks of no
+// duration, ends only after the admission decided over both, and the
+// event applies.
+func TestSimulateJobsEventAtTheInstantItsJobEnds(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+		return path
+	}
+	cluster := write("cluster.json", `{"slots": [{"count": 4}], "queues": [{"name": "root.default", "policy": "priority"}],
+ "users": [{"name": "alice", "role": "admin"}]}`)
+	etl := write("etl.json", `{"name": "etl", "vertices": [{"id": "a", "parallelism": 2, "durationMs": 5000}]}`)
+	flash := write("flash.json", `{"name": "flash", "submitAtMs": 1500, "vertices": [{"id": "a", "parallelism": 2, "durationMs": 0}]}`)
+	events := write("events.jsonl", `{"t": 1500, "event": "set-priority", "job": "flash", "priority": 7000, "by": "alice"}
+{"t": 5000, "event": "kill", "job": "etl", "by": "alice"}
+`)
+	res := execCLI(t, "", "simulate", "--cluster", cluster, "--events", events, etl, flash)
+	require.Equal(t, 0, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+	assert.Contains(t, res.stdout, `job "flash": submitted 1500 ms, first deploy 1500 ms, finished 1500 ms, wait 0 ms, makespan 0 ms; finished`)
+	assert.Contains(t, res.stdout, "event 1500 ms: alice set-priority flash 5000 -> 7000: applied\n")
+	assert.Contains(t, res.stdout, "event 5000 ms: alice kill etl: refused: the job is completed\n")
+	assert.Equal(t, "finished: all 2 jobs finished at 5000 ms", lastLine(res.stdout))
+}
