@@ -13,7 +13,8 @@ import (
 // cannot complete, the common case there, passes over every one of them.
 // So the admission also keeps the jobs that hold slots a claim may take
 // in a tree per queue and those that hold idle slots in one tree of
-// their own (both in victim order, as Queues.victims), and a claim
+// their own (both in victim order, as Queues.victims; the idle holders
+// but those parked, claim_parked.go), and a claim
 // merges only the streams it may pick from: the idle holders, and the
 // jobs of the queues that may yield it a slot (pickLive). It picks what
 // pickBehind would pick, in the same order: the jobs it passes over give
