@@ -150,12 +150,7 @@ finished: the only task finished at 1500 ms
 // duration, ends only after the admission decided over both, and the
 // event applies.
 func TestSimulateJobsEventAtTheInstantItsJobEnds(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, content string) string {
-		path := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
-		return path
-	}
+	write := func(name, content string) string { return writeTemp(t, name, content) }
 	cluster := write("cluster.json", `{"slots": [{"count": 4}], "queues": [{"name": "root.default", "policy": "priority"}],
  "users": [{"name": "alice", "role": "admin"}]}`)
 	etl := write("etl.json", `{"name": "etl", "vertices": [{"id": "a", "parallelism": 2, "durationMs": 5000}]}`)
