@@ -87,9 +87,11 @@ import (
 //     event before the Revoke that cancels its tasks.
 
 // preemptAll lets the waiting jobs of every preempting queue take what
-// they wait for from lower-priority jobs of their queue, in the queue's
-// order. It reports whether it reserved free slots (decide runs another
-// pass: jobs visited already may not use them).
+// they wait for from lower-priority jobs of their queue: the highest
+// priority first, in the queue's order among equals (under fair share
+// in the queue's order, by share). A job of lower priority than another
+// of its queue never preempts before it in an instant only to have the
+// higher one take its preemption over (takesOver).
 func (q *Queues) preemptAll() {
 	if !q.anyPreempt {
 		return
@@ -101,6 +103,9 @@ func (q *Queues) preemptAll() {
 		var waiting []*job
 		for n := qu.order.First(); n != nil; n = n.Next() {
 			waiting = append(waiting, n.Item())
+		}
+		if qu.cfg.Policy != FairShare {
+			slices.SortStableFunc(waiting, func(a, b *job) int { return cmp.Compare(b.spec.Priority, a.spec.Priority) })
 		}
 		for _, c := range waiting {
 			if q.preemptFor(c) {
