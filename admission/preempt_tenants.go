@@ -64,8 +64,10 @@ type giveBudget struct {
 }
 
 // guaranteeGap is how many slots c's queue lacks to hold its guarantee,
-// counting those a preemption takes for c already (0 if it holds it, or
-// has none, or does not preempt).
+// counting those a preemption takes for c already, and those
+// preemptions take from other queues for the other jobs of c's queue (0
+// if it holds it, or has none, or does not preempt): jobs of a queue
+// that preempt together take back no more than its guarantee.
 func (q *Queues) guaranteeGap(c *job) int {
 	return q.guaranteeGapWithout(c, nil)
 }
@@ -81,6 +83,16 @@ func (q *Queues) guaranteeGapWithout(c *job, skip []int32) int {
 	for _, idx := range c.incoming {
 		if q.slots[idx].preempt && !slices.Contains(skip, idx) {
 			pre++
+		}
+	}
+	for _, x := range c.queue.claims() {
+		if x == c {
+			continue
+		}
+		for _, idx := range x.incoming {
+			if s := &q.slots[idx]; s.preempt && s.owner != noJob && q.jobs[s.owner].queue != c.queue {
+				pre++
+			}
 		}
 	}
 	return max(n.guaranteed-n.used-pre, 0)
