@@ -46,8 +46,8 @@ func (p *jobsPolicy) sampleQueues() {
 	}
 	t.since = now
 	for _, u := range q.Usage() {
-		if u.Name == "root" {
-			continue
+		if u.Name == "root" && u.Guaranteed == 0 && u.Max == 0 {
+			continue // (it holds every slot held: a line of its own only when configured with capacities)
 		}
 		st := t.byName[u.Name]
 		if st == nil {

@@ -68,7 +68,17 @@ func TestQueueSummary(t *testing.T) {
 	assert.Regexp(t, `(?m)^queue root.prod.etl: guaranteed 2, max unlimited, peak [1-6] slots?, [0-9.]+% of slot time$`, res.stdout)
 	assert.NotContains(t, res.stdout, "queue root.default:", "a queue without capacities that held nothing is left out")
 
+	assert.NotContains(t, res.stdout, "queue root:", "root holds every slot held: no line of its own without capacities")
+
 	res = execCLI(t, "", "simulate", "--slots", "4", "--queue-policy", "stateaware", "../../examples/jobs/flood/spark-1.json", "../../examples/jobs/flood/spark-2.json")
 	require.Equal(t, 0, res.code, res.stdout)
 	assert.NotContains(t, res.stdout, "queue root.default:", "one queue: no lines per queue")
+
+	// root capped: its line, and the lines of the queues under it, even
+	// with the jobs in one queue.
+	cluster = writeTemp(t, "root.json", `{"slots": [{"count": 8}], "queues": [{"name": "root", "maxSlots": 5}, {"name": "root.default", "policy": "stateaware"}]}`)
+	res = execCLI(t, "", "simulate", "--cluster", cluster, "../../examples/jobs/flood/spark-1.json", "../../examples/jobs/flood/spark-2.json")
+	require.Equal(t, 0, res.code, res.stdout)
+	assert.Regexp(t, `(?m)^queue root: guaranteed 0, max 5, peak [1-5] slots?, [0-9.]+% of slot time$`, res.stdout)
+	assert.Regexp(t, `(?m)^queue root.default: guaranteed 0, max unlimited, peak [1-5] slots?, [0-9.]+% of slot time$`, res.stdout)
 }

@@ -124,7 +124,7 @@ func NewAccumulator(jobs []string, jobQueue map[string]string) *Accumulator {
 		if q == "" {
 			q = "root.default"
 		}
-		for n := q; n != "root" && n != ""; n = parentQueue(n) {
+		for n := q; n != ""; n = parentQueue(n) {
 			a.jobQueues[i] = append(a.jobQueues[i], a.queue(n))
 		}
 	}
@@ -142,13 +142,13 @@ func (a *Accumulator) ClusterSlotIDs() {
 }
 
 // queue returns the track of the queue named, made with its ancestors
-// (root aside) if new.
+// if new.
 func (a *Accumulator) queue(name string) *queueTrack {
 	t := a.queues[name]
 	if t == nil {
 		t = &queueTrack{name: name}
 		a.queues[name] = t
-		if p := parentQueue(name); p != "root" && p != "" {
+		if p := parentQueue(name); p != "" {
 			a.queue(p)
 		}
 	}
@@ -336,7 +336,8 @@ type Figures struct {
 	// Reclaims counts the reclaims and ReclaimedSlots the slots they
 	// took.
 	Reclaims, ReclaimedSlots int
-	// Queues are the queues (each with its ancestors, root aside) by name.
+	// Queues are the queues (each with its ancestors; root only when
+	// configured with a guarantee or a maximum) by name.
 	Queues []Queue
 }
 
@@ -367,6 +368,9 @@ func (a *Accumulator) Figures(end time.Duration, slots int, queues []admission.Q
 			if c.Name == q.name {
 				s.Guaranteed, s.Max = c.GuaranteedSlots, c.MaxSlots
 			}
+		}
+		if q.name == "root" && s.Guaranteed == 0 && s.Max == 0 {
+			continue // (it holds every slot held: a line of its own only when configured with capacities)
 		}
 		if total > 0 {
 			s.Share = float64(q.slotTime) / total

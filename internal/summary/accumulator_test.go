@@ -134,6 +134,34 @@ func TestAccumulatorJobsAndQueues(t *testing.T) {
 	}, f.Queues)
 }
 
+// root has a line of its own only when configured with a guarantee or a
+// maximum: it holds every slot held.
+func TestAccumulatorRootQueue(t *testing.T) {
+	for _, root := range []admission.QueueConfig{{Name: "root", MaxSlots: 2}, {Name: "root"}} {
+		a := summary.NewAccumulator([]string{"x", "y"}, map[string]string{"x": "root.a", "y": "root.b"})
+		for _, e := range []runfile.Event{
+			ev(0, runfile.Deploy, "x", "A#0", 0, 0, 0),
+			ev(100, runfile.Deploy, "y", "A#0", 0, 1, 0),
+			ev(200, runfile.Finish, "x", "A#0", 0, 0, 0),
+			ev(200, runfile.Release, "x", "A#0", 0, 0, 0),
+			ev(400, runfile.Finish, "y", "A#0", 0, 1, 0),
+			ev(400, runfile.Release, "y", "A#0", 0, 1, 0),
+		} {
+			a.Event(e)
+		}
+		f := a.Figures(0, 2, []admission.QueueConfig{root})
+		want := []summary.Queue{
+			{Name: "root", Max: 2, Peak: 2, Share: 500.0 / 800},
+			{Name: "root.a", Peak: 1, Share: 200.0 / 800},
+			{Name: "root.b", Peak: 1, Share: 300.0 / 800},
+		}
+		if root.MaxSlots == 0 {
+			want = want[1:]
+		}
+		assert.Equal(t, want, f.Queues, "%+v", root)
+	}
+}
+
 // A run without slots or events has no shares (no division by zero).
 func TestAccumulatorEmpty(t *testing.T) {
 	f := summary.NewAccumulator(nil, nil).Figures(0, 0, nil)
