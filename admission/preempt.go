@@ -96,6 +96,9 @@ func (q *Queues) preemptAll() {
 	if !q.anyPreempt {
 		return
 	}
+	if q.checkReclaims {
+		defer q.checkGuaranteeReclaims(q.crossPreempted())
+	}
 	for _, qu := range q.fairQueues() {
 		if !qu.cfg.Preempt || qu.order.Len() == 0 {
 			continue

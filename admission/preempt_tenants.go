@@ -287,3 +287,38 @@ func reclaimReason(c, v *job, timeout int64) string {
 	}
 	return fmt.Sprintf("priority %d over %d: %s", c.spec.Priority, v.spec.Priority, when)
 }
+
+// crossPreempted counts, per queue (by qnode.idx), the slots
+// preemptions take from jobs of other queues for its jobs.
+func (q *Queues) crossPreempted() []int {
+	out := make([]int, len(q.nodeList))
+	for _, qu := range q.qorder {
+		for _, x := range qu.claims() {
+			for _, idx := range x.incoming {
+				if s := &q.slots[idx]; s.preempt && s.owner != noJob && q.jobs[s.owner].queue != qu {
+					out[qu.node.idx]++
+				}
+			}
+		}
+	}
+	return out
+}
+
+// checkGuaranteeReclaims checks, after preemptAll, that a queue whose
+// jobs it gave preemptions across queues holds, with every slot such
+// preemptions take for its jobs, no more than its guarantee: jobs of a
+// queue that preempt together take back no more than it (guaranteeGap).
+// A queue may hold more later, by grants of free slots, while its
+// preemptions wait on their timeout; a new one is never made then.
+// before is crossPreempted before preemptAll. A violation is kept for
+// CheckInvariants (a bug of this package).
+func (q *Queues) checkGuaranteeReclaims(before []int) {
+	after := q.crossPreempted()
+	for _, qu := range q.qorder {
+		n := qu.node
+		if a := after[n.idx]; a > before[n.idx] && n.used+a > n.guaranteed && q.broken == nil {
+			q.broken = fmt.Errorf("admission: queue %s (guaranteed %d, holding %d) was given preemptions across queues: %d slots coming, %d of them new",
+				qu.cfg.Name, n.guaranteed, n.used, a, a-before[n.idx])
+		}
+	}
+}

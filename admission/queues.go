@@ -489,6 +489,10 @@ type Queues struct {
 	// checkLive: every claim that pickLive decides is checked against
 	// the walk of the victims tree (for tests, claim_streams.go).
 	checkLive bool
+	// checkReclaims: every preemptAll is checked not to take a queue
+	// above its guarantee by preemptions across queues (for tests,
+	// checkGuaranteeReclaims).
+	checkReclaims bool
 	root      *qnode // nodes["root"]
 	// victims holds every job with slots a claim may take, in victim
 	// order (claim_merge.go); nil while there is one queue.

@@ -174,12 +174,14 @@ func emptySim(tb testing.TB, sc simConfig) *sim {
 
 // start makes the admission the jobs are submitted to; with checks on,
 // every claim across queues is checked against the walk of the victims
-// tree (Queues.checkLive).
+// tree (Queues.checkLive), and every instant's preemptions across queues
+// against the guarantees (Queues.checkReclaims).
 func (s *sim) start(cfg Config) {
 	s.tb.Helper()
 	q, err := New(cfg)
 	require.NoError(s.tb, err)
 	q.checkLive = s.checks // (every claim's streams checked against the walk)
+	q.checkReclaims = s.checks
 	s.q = q
 }
 
