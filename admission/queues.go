@@ -493,7 +493,7 @@ type Queues struct {
 	// above its guarantee by preemptions across queues (for tests,
 	// checkGuaranteeReclaims).
 	checkReclaims bool
-	root      *qnode // nodes["root"]
+	root          *qnode // nodes["root"]
 	// victims holds every job with slots a claim may take, in victim
 	// order (claim_merge.go); nil while there is one queue.
 	victims *rbtree.Tree[*job]
