@@ -203,9 +203,6 @@ func (q *Queues) preemptFor(c *job) bool {
 	if q.startsAfterAnother(c) {
 		return false
 	}
-	if q.startsAfterAnother(c) {
-		return false
-	}
 	if c.heldBack && c.heldBackAt.Equal(q.now) {
 		// Held back earlier in this instant: what released it (a job of
 		// its queue leaving starting as its first region deploys) is the
