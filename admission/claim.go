@@ -418,7 +418,7 @@ func (q *Queues) commitClaim(c *job, freeTake []int, picks []int32) {
 func (q *Queues) takeBack(c, v *job, idx int32) {
 	s := &q.slots[idx]
 	q.markAskedBack(v)
-	q.send(v, slotpool.Reclaim{Slot: s.slot.ID})
+	q.sendReclaim(v, s)
 	if q.debug {
 		q.log.Debug("slot reclaimed", zap.String("for", c.spec.Name), zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
 	}
@@ -747,6 +747,16 @@ func resize(s []int, n int) []int {
 	s = s[:n]
 	clear(s)
 	return s
+}
+
+// sendReclaim asks v's pool for slot s with a Reclaim, unless it was
+// asked since it was granted: a pool keeps a Reclaim until the slot comes
+// back, so a second one would only cost the pool a message.
+func (q *Queues) sendReclaim(v *job, s *cslot) {
+	if !s.reclaimSent {
+		s.reclaimSent = true
+		q.send(v, slotpool.Reclaim{Slot: s.slot.ID})
+	}
 }
 
 // markAskedBack records that the admission asks a slot of v back now

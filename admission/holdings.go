@@ -49,7 +49,7 @@ func (q *Queues) freed(idx int32, input bool) {
 func (q *Queues) hold(j *job, idx int32) {
 	s := &q.slots[idx]
 	s.state, s.owner, s.claimant, s.idle, s.from, s.atShare = slotGranted, j.id, noJob, false, noJob, false
-	s.fromPreempt = false
+	s.fromPreempt, s.reclaimSent = false, false
 	s.heldSince = q.now
 	s.pos = int32(len(j.held))
 	j.held = append(j.held, idx)

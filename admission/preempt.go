@@ -741,7 +741,7 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 				s.revokeAt = q.now.Add(timeout)
 				q.revokes = append(q.revokes, idx)
 				q.markAskedBack(v)
-				q.send(v, slotpool.Reclaim{Slot: s.slot.ID})
+				q.sendReclaim(v, s)
 			}
 		}
 		q.updateHolder(v)

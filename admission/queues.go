@@ -208,6 +208,11 @@ type cslot struct {
 	// passed it over as leaving its job and took a slot of a job later in
 	// victim order in its place (see unyield).
 	passedAt time.Time
+	// reclaimSent: granted or reclaiming, and its owner's pool was sent a
+	// Reclaim for it since it was granted: the pool gives it back when its
+	// task ends, whether or not the admission still wants it then (a
+	// claim withdrawn, see unyield), so it is never asked again.
+	reclaimSent bool
 	// revoked: a Revoke was sent and the slot is not back; the pool
 	// removes the slot on it and needs no ReleaseConfirmed for its
 	// SlotRelease (the echo, or its own release that crossed the Revoke).

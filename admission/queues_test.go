@@ -503,3 +503,54 @@ func TestEventKindString(t *testing.T) {
 	assert.Equal(t, "EventKind(200)", EventKind(200).String())
 	assert.Equal(t, "{Kind:priority-changed}", fmt.Sprintf("%+v", struct{ Kind EventKind }{PriorityChanged}))
 }
+
+// A slot is asked back from its pool at most once while the pool holds
+// it: the pool gives a slot asked back with a Reclaim back when its task
+// ends, even when the claim it was asked for is gone. "low" holds slot 1
+// with a task running; "top" preempts it with a reclaim timeout and is
+// killed before the timeout (the preemption is withdrawn, low keeps the
+// slot); "next" then preempts it again. low's pool is sent one Reclaim,
+// and the Revoke of next's timeout; the slot goes to next when it comes
+// back.
+func TestSlotAskedBackOncePerGrant(t *testing.T) {
+	root := Principal{"root", RoleAdmin}
+	q, err := New(Config{Slots: clusterSlots(1), Queues: []QueueConfig{{Name: "root.default", Policy: Priority, Preempt: true, ReclaimTimeout: 100 * ms}}})
+	require.NoError(t, err)
+	low, err := q.submit(t0, JobSpec{Name: "low", Priority: 1})
+	require.NoError(t, err)
+	ask(t, low, t0, 1, 1)
+	require.Equal(t, []slotpool.SlotID{1}, grantedSlots(low.Ready()))
+
+	top, err := q.submit(t0.Add(ms), JobSpec{Name: "top", Priority: 9000})
+	require.NoError(t, err)
+	ask(t, top, t0.Add(ms), 1, 1)
+	require.Equal(t, []slotpool.FromAdmission{slotpool.Reclaim{Slot: 1}}, low.Ready(), "preempted for top")
+
+	require.NoError(t, q.Kill(t0.Add(2*ms), root, "top"))
+	q.Decide(t0.Add(2 * ms))
+	assert.Empty(t, low.Ready(), "withdrawn: nothing to tell low's pool")
+
+	next, err := q.submit(t0.Add(3*ms), JobSpec{Name: "next", Priority: 8000})
+	require.NoError(t, err)
+	ask(t, next, t0.Add(3*ms), 1, 1)
+	assert.Empty(t, low.Ready(), "asked back already: no second Reclaim")
+	assert.Equal(t, []string{"next"}, slotsAskedBackFor(q), "asked back for next now")
+
+	q.Tick(t0.Add(103 * ms))
+	q.Decide(t0.Add(103 * ms))
+	assert.Equal(t, []slotpool.FromAdmission{slotpool.Revoke{Slot: 1, Reason: slotpool.ReasonPreempted}}, low.Ready(), "next's timeout")
+	require.NoError(t, low.Handle(t0.Add(103*ms), slotpool.SlotRelease{Slot: 1, Reason: slotpool.ReasonPreempted}))
+	q.Decide(t0.Add(103 * ms))
+	assert.Equal(t, []slotpool.SlotID{1}, grantedSlots(next.Ready()))
+	require.NoError(t, q.checkInvariants())
+}
+
+// slotsAskedBackFor lists the claimants the slots asked back are for.
+func slotsAskedBackFor(q *Queues) []string {
+	var out []string
+	for _, ab := range q.askedBack(nil) {
+		out = append(out, ab.For)
+	}
+	return out
+}
+

@@ -143,7 +143,10 @@ type Revoke struct {
 	Reason Reason
 }
 
-// Reclaim asks for a slot back as soon as no task runs in it.
+// Reclaim asks for a slot back as soon as no task runs in it. The ask
+// stands until the slot is back: the admission sends it once per grant of
+// the slot, and a pool gives the slot back when its task ends even if the
+// admission no longer needs it by then (it is then free again).
 type Reclaim struct {
 	Slot SlotID
 }

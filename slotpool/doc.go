@@ -109,8 +109,10 @@
 //     SlotRelease echo.
 //   - Reclaim (non-preemptive reclaim): the slot leaves as soon as no task
 //     runs in it (at once if free or held), with a SlotRelease
-//     (ReasonPreempted); until then it does not count as reusable. An
-//     admission with a reclaim timeout sends a Revoke when it expires.
+//     (ReasonPreempted); until then it does not count as reusable. The
+//     ask stands until the slot is back, so an admission asks once per
+//     grant of a slot. An admission with a reclaim timeout sends a
+//     Revoke when it expires.
 //   - Capacity declares what the admission could ever grant this pool; a
 //     bulk that cannot fit it fails at once.
 //
