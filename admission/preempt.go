@@ -518,9 +518,19 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 		return false
 	}
 	for _, v := range victims {
-		asked := 0 // v's slots already coming to c, picked from c.incoming
+		// Under fair share v gives only what leaves it no further ahead
+		// than c once served (yieldableTo), counted from the slots it
+		// keeps: not those that leave it for another job or preempted
+		// already, but those a claim asks back from it for c, which a
+		// preemption takes sooner, cancelling their tasks (picked
+		// first, within the limit).
+		limit := len(v.held)
+		fair := v.queue == c.queue && v.queue.cfg.Policy == FairShare
+		if fair {
+			limit = q.yieldableTo(v, c, c.granted+need, v.granted-len(v.yielding)+q.upgradeableFrom(c, v))
+		}
 		for _, idx := range c.incoming {
-			if m >= need {
+			if m >= need || (fair && limit <= 0) {
 				break
 			}
 			if s := &q.slots[idx]; s.owner != v.id || !q.upgradeable(c, idx) {
@@ -529,16 +539,9 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 			if v.queue != c.queue && (cb == nil || !cb.upgradeOK(v.queue, c.queue)) {
 				continue
 			}
-			if pickGivenUp(v, idx) {
-				asked++
+			if pickGivenUp(v, idx) && fair {
+				limit--
 			}
-		}
-		limit := q.yieldableTo(v, c, c.granted+need)
-		if v.queue == c.queue && v.queue.cfg.Policy == FairShare {
-			// Under fair share what v may give counts from its granted
-			// slots, the ones coming to c included: those picked above
-			// are part of it.
-			limit -= asked
 		}
 		if v.queue != c.queue {
 			if cb == nil {
@@ -602,6 +605,18 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 		}
 	}
 	return picks
+}
+
+// upgradeableFrom counts the slots a claim asks back from v for c that
+// a preemption for c may take instead (upgradeable).
+func (q *Queues) upgradeableFrom(c, v *job) int {
+	n := 0
+	for _, idx := range c.incoming {
+		if q.slots[idx].owner == v.id && q.upgradeable(c, idx) {
+			n++
+		}
+	}
+	return n
 }
 
 // coming counts per profile the slots c may count on without

@@ -554,3 +554,54 @@ func slotsAskedBackFor(q *Queues) []string {
 	return out
 }
 
+// Under fair share a victim's slots that leave it already, for any job,
+// count in what it may give. On 4 slots v (priority 1000) holds all 4
+// (one ask of 1 slot each); c1 and c2 (2000 each) arrive together, each
+// waiting for 2 asks of 1 slot: the shares are 1 for v, 2 for c1 (the
+// earlier) and 1 for c2. Whichever preempts first takes 2 of v's slots;
+// the other may take only what leaves v using as much of its share as
+// it will: 1 slot, and v keeps its share. Counted from all 4 of v's
+// slots, it would take 2 and leave v none while it holds more than its
+// own share.
+func TestFairShareVictimKeepsItsShareAcrossPreemptions(t *testing.T) {
+	q, err := New(Config{Slots: clusterSlots(4), Queues: []QueueConfig{{Name: "root.default", Policy: FairShare, Preempt: true, ReclaimTimeout: 100 * ms}}})
+	require.NoError(t, err)
+	v, err := q.submit(t0, JobSpec{Name: "v", Priority: 1000})
+	require.NoError(t, err)
+	for id := range slotpool.AskID(4) {
+		require.NoError(t, v.Handle(t0, oneSlotAsk(id+1)))
+	}
+	q.Decide(t0)
+	require.Len(t, grantedSlots(v.Ready()), 4)
+
+	at := t0.Add(ms)
+	var cs []*port
+	for _, name := range []string{"c1", "c2"} {
+		c, err := q.submit(at, JobSpec{Name: name, Priority: 2000})
+		require.NoError(t, err)
+		for id := range slotpool.AskID(2) {
+			require.NoError(t, c.Handle(at, oneSlotAsk(id+1)))
+		}
+		cs = append(cs, c)
+	}
+	for range 3 { // the decisions of the instant
+		q.Decide(at)
+		for _, p := range append([]*port{v}, cs...) {
+			p.Ready()
+		}
+	}
+	taken := map[string]int{}
+	for _, ab := range q.askedBack(nil) {
+		require.Equal(t, "v", ab.From)
+		taken[ab.For]++
+	}
+	assert.Equal(t, 3, taken["c1"]+taken["c2"], "v keeps 1 slot, its share: asked back %v", taken)
+	require.NoError(t, q.checkInvariants())
+}
+
+// oneSlotAsk is an all-or-nothing ask of one unknown-profile slot.
+func oneSlotAsk(id slotpool.AskID) slotpool.Ask {
+	return slotpool.Ask{ID: id, Bulk: slotpool.BulkID(id), Gang: slotpool.Gang{
+		Groups: []slotpool.TaskGroup{{Profile: resource.Unknown, MinMembers: 1}}, AllOrNothing: true,
+	}}
+}

@@ -787,10 +787,21 @@ func (r *mixRun) held() map[string]map[scheduler.SlotID]bool {
 type snapshot struct {
 	held   map[string]map[scheduler.SlotID]bool
 	status map[string]multijob.JobStatus
+	// preempted: per job, its slots a preemption asked back (revoked
+	// once their reclaim timeout passes).
+	preempted map[string]map[scheduler.SlotID]bool
 }
 
 func (r *mixRun) snapshot() snapshot {
-	sn := snapshot{held: r.held(), status: map[string]multijob.JobStatus{}}
+	sn := snapshot{held: r.held(), status: map[string]multijob.JobStatus{}, preempted: map[string]map[scheduler.SlotID]bool{}}
+	for _, ab := range inspect.AskedBackSlots(r.s.Admission(), nil) {
+		if ab.Preempted {
+			if sn.preempted[ab.From] == nil {
+				sn.preempted[ab.From] = map[scheduler.SlotID]bool{}
+			}
+			sn.preempted[ab.From][ab.Slot] = true
+		}
+	}
 	for _, name := range r.s.Jobs() {
 		st, err := r.s.Status(name)
 		if err == nil {
@@ -835,11 +846,13 @@ func (r *mixRun) step() error {
 func (r *mixRun) apply(rd multijob.Ready, pre snapshot) (map[string]int, error) {
 	got := map[string]int{}
 	cancelled := map[string]int{}
+	cancelledIn := map[string][]scheduler.SlotID{} // the slots of the tasks cancelled
 	for _, jr := range rd.Jobs {
 		for _, c := range jr.Cancel {
 			k := taskKey{jr.Job, c.Task, c.Attempt}
-			if _, ok := r.running[k]; ok {
+			if rt, ok := r.running[k]; ok {
 				cancelled[jr.Job]++
+				cancelledIn[jr.Job] = append(cancelledIn[jr.Job], rt.slot)
 				r.stop(k)
 			}
 		}
@@ -901,10 +914,16 @@ func (r *mixRun) apply(rd multijob.Ready, pre snapshot) (map[string]int, error) 
 		slots := map[scheduler.SlotID]bool{}
 		// A slot the job gave back within this Ready and got again (its
 		// region cancelled by a reclaim, its slots regranted in the same
-		// decision) counts as taken anew: the admission saw it free.
+		// decision) counts as taken anew: the admission saw it free. So
+		// does a slot a preemption revoked in it (its tasks cancelled).
 		gaveBack := map[scheduler.SlotID]bool{}
 		for _, rl := range jr.Released {
 			gaveBack[rl.Slot] = true
+		}
+		for _, sl := range cancelledIn[jr.Job] {
+			if pre.preempted[jr.Job][sl] {
+				gaveBack[sl] = true
+			}
 		}
 		for _, d := range jr.Deploy {
 			if r.out[d.Slot] {
@@ -1422,11 +1441,28 @@ var regressionSeeds = []struct {
 		"both preemptions in the same instant (which left j2 running while j5 lost a slot to j0)"},
 }
 
+// regressionSeedsCapped are as regressionSeeds, for mixes with slot
+// removals and queue maxima (as TestPropertyMixes runs them).
+var regressionSeedsCapped = []struct {
+	seed uint64
+	what string
+}{
+	{7211465, "on a preempting fair-share queue a victim's slots that leave it already, for any job, count in what it may give: " +
+		"j4 (share 1) preempted, over the decisions of one instant, each counting only the slots taken for it, 3 of j3's 4 slots " +
+		"(share 1), and j1 (share 1) gave one to j2 and one to j4; j3's region, cancelled, ran again in its own slots while j1 waited"},
+}
+
 // TestPropertyMixesRegressions runs the regression seeds.
 func TestPropertyMixesRegressions(t *testing.T) {
 	for _, r := range regressionSeeds {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			report, err := runSeed(r.seed, r.removals, false) // the case as it was found
+			require.NoError(t, err, "%s\n%s", r.what, report)
+		})
+	}
+	for _, r := range regressionSeedsCapped {
+		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
+			report, err := runSeed(r.seed, true, true)
 			require.NoError(t, err, "%s\n%s", r.what, report)
 		})
 	}
