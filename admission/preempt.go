@@ -288,8 +288,10 @@ func (q *Queues) driverStartFollows(c *job, victims []*job, all []resource.Count
 }
 
 // markPassed marks the slots that the victims before the last one the
-// picks take from yield to a claim for another job than c: the
-// preemption passed them over as leaving their jobs (see unyield). So
+// picks take from yield to a claim or a preemption for another job than
+// c: the preemption passed them over as leaving their jobs, and they
+// stay asked back if that claim or preemption is given up within the
+// instant (see unyield). So
 // are those of the jobs of c's queue before that victim in victim order
 // that hold no other slot (no victims then): their every slot leaves
 // them already.
@@ -303,7 +305,7 @@ func (q *Queues) markPassed(c *job, victims []*job, picks []int32) {
 		}
 	}
 	passed := func(idx int32) {
-		if s := &q.slots[idx]; !s.preempt && !s.revoked && s.claimant != c.id && s.claimant != noJob {
+		if s := &q.slots[idx]; !s.revoked && s.claimant != c.id && s.claimant != noJob {
 			s.passedAt = q.now
 		}
 	}

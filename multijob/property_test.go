@@ -1450,6 +1450,9 @@ var regressionSeedsCapped = []struct {
 	{7211465, "on a preempting fair-share queue a victim's slots that leave it already, for any job, count in what it may give: " +
 		"j4 (share 1) preempted, over the decisions of one instant, each counting only the slots taken for it, 3 of j3's 4 slots " +
 		"(share 1), and j1 (share 1) gave one to j2 and one to j4; j3's region, cancelled, ran again in its own slots while j1 waited"},
+	{7357667, "on a preempting priority queue a slot a preemption passed over as leaving its job, preempted for another job, stays asked " +
+		"back when that preemption is withdrawn in the same instant: j5 (5463) took a slot of j2 (1236) as all of j0's (708) were " +
+		"leaving, then j1's preemption of one of them was withdrawn (a gang's placeholder came back): j0 no longer runs on in it"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
