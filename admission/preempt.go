@@ -414,7 +414,9 @@ func (q *Queues) claimedAway(c *job, idx int32) bool {
 
 // takesOver reports whether c may take over slot idx from the
 // preemption that takes it (see the rules above): it is taken, its
-// timeout not passed yet, from a job of c's queue of lower priority than
+// timeout not due yet (one due now fires at this instant, for its own
+// claimant: its cancels are inputs of the instant, and what they free
+// is decided with the rest), from a job of c's queue of lower priority than
 // c, for another job of c's queue of lower priority than c that keeps
 // no free slot reserved, not under fair share. (A claimant that keeps
 // free slots reserved for the asks its preemptions complete would give
@@ -423,7 +425,7 @@ func (q *Queues) claimedAway(c *job, idx int32) bool {
 // to preempt it again, without end.)
 func (q *Queues) takesOver(c *job, idx int32) bool {
 	s := &q.slots[idx]
-	if s.state != slotReclaiming || !s.preempt || s.revoked || s.revokeAt.IsZero() ||
+	if s.state != slotReclaiming || !s.preempt || s.revoked || s.revokeAt.IsZero() || !s.revokeAt.After(q.now) ||
 		s.owner == noJob || s.claimant == noJob || s.claimant == c.id || c.queue.cfg.Policy == FairShare {
 		return false
 	}

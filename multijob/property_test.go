@@ -1453,6 +1453,9 @@ var regressionSeedsCapped = []struct {
 	{7357667, "on a preempting priority queue a slot a preemption passed over as leaving its job, preempted for another job, stays asked " +
 		"back when that preemption is withdrawn in the same instant: j5 (5463) took a slot of j2 (1236) as all of j0's (708) were " +
 		"leaving, then j1's preemption of one of them was withdrawn (a gang's placeholder came back): j0 no longer runs on in it"},
+	{7378770, "a preemption whose reclaim timeout is due at the instant is not taken over: it fires for its own claimant, and what its " +
+		"cancels free is decided with the rest; j0 (9156), arriving then, took over j2's preemption of a slot of j6 (5589) and " +
+		"preempted j5 (4073), then withdrew that once j6's cancelled region freed its other slots, leaving j5 running"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
