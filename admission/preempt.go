@@ -522,19 +522,8 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 		return false
 	}
 	for _, v := range victims {
-		// Under fair share v gives only what leaves it no further ahead
-		// than c once served (yieldableTo), counted from the slots it
-		// keeps: not those that leave it for another job or preempted
-		// already, but those a claim asks back from it for c, which a
-		// preemption takes sooner, cancelling their tasks (picked
-		// first, within the limit).
-		limit := len(v.held)
-		fair := v.queue == c.queue && v.queue.cfg.Policy == FairShare
-		if fair {
-			limit = q.yieldableTo(v, c, c.granted+need, v.granted-len(v.yielding)+q.upgradeableFrom(c, v))
-		}
 		for _, idx := range c.incoming {
-			if m >= need || (fair && limit <= 0) {
+			if m >= need {
 				break
 			}
 			if s := &q.slots[idx]; s.owner != v.id || !q.upgradeable(c, idx) {
@@ -543,10 +532,13 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 			if v.queue != c.queue && (cb == nil || !cb.upgradeOK(v.queue, c.queue)) {
 				continue
 			}
-			if pickGivenUp(v, idx) && fair {
-				limit--
-			}
+			pickGivenUp(v, idx)
 		}
+		// Under fair share v gives only what leaves it no further ahead
+		// than c once served (yieldableTo), counted from the slots it
+		// keeps: not those that leave it already, for c (those picked
+		// above: their claim made sure of that) or another job.
+		limit := q.yieldableTo(v, c, c.granted+need, v.granted-len(v.yielding))
 		if v.queue != c.queue {
 			if cb == nil {
 				continue
@@ -609,18 +601,6 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 		}
 	}
 	return picks
-}
-
-// upgradeableFrom counts the slots a claim asks back from v for c that
-// a preemption for c may take instead (upgradeable).
-func (q *Queues) upgradeableFrom(c, v *job) int {
-	n := 0
-	for _, idx := range c.incoming {
-		if q.slots[idx].owner == v.id && q.upgradeable(c, idx) {
-			n++
-		}
-	}
-	return n
 }
 
 // coming counts per profile the slots c may count on without
