@@ -1014,6 +1014,13 @@ func (r *mixRun) checkPreemption(ev admission.Event, rd multijob.Ready, pre snap
 		// share a victim yields only what leaves it behind the claimant.
 		return nil
 	}
+	// A preemption withdrawn within the instant (its claimant served
+	// otherwise by slots that came back then) took nothing; one that
+	// took only idle slots of the victim (revoked at once, and so not
+	// given back when the claimant needs them no more) cancelled nothing.
+	if r.withdrawnNow(ev, rd) || !r.lostBusy(v, pre) {
+		return nil
+	}
 	// Lowest priority first, the most recently submitted among equals: a
 	// job before the victim in that order that runs tasks in slots it
 	// held before this decision and still holds after it had slots to
@@ -1054,6 +1061,42 @@ func (r *mixRun) checkPreemption(ev admission.Event, rd multijob.Ready, pre snap
 		}
 	}
 	return nil
+}
+
+// withdrawnNow reports whether every preemption of the Ready by ev's
+// claimant from ev's victim was withdrawn in it (not taken over by
+// another job: that slot still leaves the victim).
+func (r *mixRun) withdrawnNow(ev admission.Event, rd multijob.Ready) bool {
+	net := 0
+	for _, e := range rd.Events {
+		if e.Job != ev.Job || e.Victim != ev.Victim {
+			continue
+		}
+		switch {
+		case e.Kind == admission.Reclaimed:
+			net += e.Count
+		case e.Kind == admission.ReclaimWithdrawn && !strings.HasPrefix(e.Reason, "taken over by "):
+			net -= e.Count
+		}
+	}
+	return net <= 0
+}
+
+// lostBusy reports whether job v lost, in the Ready just applied, a slot
+// it ran tasks in before it: its tasks in it cancelled, or the slot
+// asked back.
+func (r *mixRun) lostBusy(v string, pre snapshot) bool {
+	for _, ab := range inspect.AskedBackSlots(r.s.Admission(), nil) {
+		if ab.From == v && pre.held[v][ab.Slot] {
+			return true
+		}
+	}
+	for slot := range pre.held[v] {
+		if r.slotJob[slot][v] == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // leaves reports whether a slot asked back from its job (ab) leaves the
@@ -1456,6 +1499,10 @@ var regressionSeedsCapped = []struct {
 	{7378770, "a preemption whose reclaim timeout is due at the instant is not taken over: it fires for its own claimant, and what its " +
 		"cancels free is decided with the rest; j0 (9156), arriving then, took over j2's preemption of a slot of j6 (5589) and " +
 		"preempted j5 (4073), then withdrew that once j6's cancelled region freed its other slots, leaving j5 running"},
+	{8030463, "a preemption withdrawn in the instant it was made takes nothing: j1 preempted j3 and j6, then gang timers that fired " +
+		"at that instant freed slots that served it, and both preemptions were withdrawn (j3 keeps running, and so does j6)"},
+	{8159183, "a slot its job holds idle is taken at once and cancels nothing: j2 took j7's idle slot after two busy slots of j0 " +
+		"(lower priority), then a soft gang's timer freed slots; the two preemptions of j0 were withdrawn, the idle slot stays j2's"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
