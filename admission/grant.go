@@ -74,14 +74,7 @@ func (q *Queues) decideNow() {
 		for q.decidePass() || q.dropOutrankedLeft() {
 		}
 	}
-	q.claimsFreed = false
 	q.preemptAll()
-	if q.claimsFreed {
-		// A preemption took slots kept free for lower-priority claims:
-		// the passes grant them now.
-		for q.decidePass() || q.dropOutrankedLeft() {
-		}
-	}
 	q.grantSpeculative()
 }
 

@@ -228,14 +228,6 @@ func (q *Queues) preemptFor(c *job) bool {
 	if q.matched(all, base) >= sumCounts(all) {
 		return false // it has what it waits for, or it is on its way
 	}
-	if q.freeClaimsBelow(c, all, base, mask) {
-		// Slots kept free for lower-priority claims serve it first:
-		// taking them cancels nothing.
-		if base = q.coming(c, all, true, nil, mask); q.matched(all, base) >= sumCounts(all) {
-			q.reserveFree(c, all)
-			return true
-		}
-	}
 	if c.driver && !c.hasSlot && !q.driverStartFollows(c, victims, all, base, mask) {
 		return false
 	}
@@ -272,55 +264,6 @@ func (q *Queues) preemptFor(c *job) bool {
 	q.stamp++
 	c.reclaimAt, c.reclaimed, c.reclaimStamp, c.driverReclaim = q.now, true, q.stamp, c.driver && !c.hasSlot
 	return true
-}
-
-// freeClaimsBelow gives up the claims of lower-priority jobs of c's queue
-// whose reserved slots (free, kept for them) serve more of what c waits
-// for (all) beyond what it may count on already (base): the lowest
-// priority first, and only as many as serve it. A slot kept free for a
-// claim runs no task, so a job that may preempt takes it before any
-// slot that runs one: victims are the lowest priority first, and a
-// reserved slot is its claimant's. Not under fair share, where shares
-// decide (Queues.overtaken), nor a claim with a preemption in it, whose
-// slots stay its claimant's. It reports whether it gave up any; the
-// claimants claim nothing more in this decision (giveUpClaim).
-func (q *Queues) freeClaimsBelow(c *job, all []resource.Count, base []int, mask []bool) bool {
-	qu := c.queue
-	if qu.cfg.Policy == FairShare || len(qu.reservers) == 0 {
-		return false
-	}
-	var below []*job
-	for _, x := range qu.reservers {
-		if x != c && x.spec.Priority < c.spec.Priority && len(x.reserved) > 0 && !q.preempting(x) {
-			below = append(below, x)
-		}
-	}
-	slices.SortFunc(below, victimOrder)
-	have := slices.Clone(base)
-	m, need := q.matched(all, have), sumCounts(all)
-	var give []*job
-	for _, x := range below {
-		if m >= need {
-			break
-		}
-		added := false
-		for _, idx := range x.reserved {
-			if p := q.slots[idx].profile; mask == nil || mask[p] {
-				have[p]++
-				added = true
-			}
-		}
-		if m2 := q.matched(all, have); added && m2 > m {
-			m = m2
-			give = append(give, x)
-		}
-	}
-	for _, x := range give {
-		q.giveUpClaim(x)
-		q.updateOrder(x)
-	}
-	q.claimsFreed = q.claimsFreed || len(give) > 0
-	return len(give) > 0
 }
 
 // driverStartFollows reports whether a preemption for c's waiting driver

@@ -562,9 +562,6 @@ type Queues struct {
 	// dropOutrankedInPass).
 	handed     []*job
 	handedUses uint64
-	// claimsFreed: a preemption of the decision took slots kept free for
-	// lower-priority claims (freeClaimsBelow).
-	claimsFreed bool
 	// passScratch is dropPassedClaims' storage.
 	passScratch []*job
 	// helpCounts and helpLack are servedMore's storage
