@@ -713,7 +713,7 @@ func (q *Queues) dropOvertaken(qu *queue) {
 // claim, which serves c's head need (headNeed): yieldableTo, c counted
 // with that need granted.
 func (q *Queues) yieldable(v, c *job) int {
-	return q.yieldableTo(v, c, c.granted+sumCounts(c.headNeed()), v.granted-len(v.yielding))
+	return q.yieldableTo(v, c, c.granted+sumCounts(c.headNeed()))
 }
 
 // yieldableTo is how many slots victim v may give up for claimant c,
@@ -727,15 +727,15 @@ func (q *Queues) yieldable(v, c *job) int {
 // below its share would take the only slot of a job at its share and end
 // above it. Two jobs that stand level once the slots moved split them
 // fairly whichever the queue's order puts first: neither could then take
-// a slot of the other. v counts keeps slots (what it holds less the
-// slots that leave it already: asked back by claims or preempted, for c
-// or another job; counted with them, a victim giving one to each of two
-// claimants would end below both). Otherwise every slot it holds.
-func (q *Queues) yieldableTo(v, c *job, after, keeps int) int {
+// a slot of the other. v counts the slots it keeps: not those that leave
+// it already, asked back by claims or preempted, for c or another job
+// (counted with them, a victim giving one to each of two claimants would
+// end below both). Otherwise every slot it holds.
+func (q *Queues) yieldableTo(v, c *job, after int) int {
 	if v.queue != c.queue || v.queue.cfg.Policy != FairShare {
 		return len(v.held)
 	}
-	k, cs := 0, keyWith(c, after).share
+	k, cs, keeps := 0, keyWith(c, after).share, v.granted-len(v.yielding)
 	for k < keeps && keyWith(v, keeps-k-1).share >= cs {
 		k++
 	}

@@ -538,7 +538,7 @@ func (q *Queues) pickVictims(c *job, victims []*job, want []resource.Count, have
 		// than c once served (yieldableTo), counted from the slots it
 		// keeps: not those that leave it already, for c (those picked
 		// above: their claim made sure of that) or another job.
-		limit := q.yieldableTo(v, c, c.granted+need, v.granted-len(v.yielding))
+		limit := q.yieldableTo(v, c, c.granted+need)
 		if v.queue != c.queue {
 			if cb == nil {
 				continue

@@ -817,10 +817,16 @@ func (s *sim) states() map[string]JobState {
 // and the admission decides.
 func ask(t *testing.T, p *port, now time.Time, id slotpool.AskID, n int) {
 	t.Helper()
-	require.NoError(t, p.Handle(now, slotpool.Ask{ID: id, Bulk: slotpool.BulkID(id), Gang: slotpool.Gang{
-		Groups: []slotpool.TaskGroup{{Profile: resource.Unknown, MinMembers: n}}, AllOrNothing: true,
-	}}))
+	require.NoError(t, p.Handle(now, wholeAsk(id, n)))
 	p.q.Decide(now)
+}
+
+// wholeAsk is an all-or-nothing ask of n unknown-profile slots for bulk
+// id.
+func wholeAsk(id slotpool.AskID, n int) slotpool.Ask {
+	return slotpool.Ask{ID: id, Bulk: slotpool.BulkID(id), Gang: slotpool.Gang{
+		Groups: []slotpool.TaskGroup{{Profile: resource.Unknown, MinMembers: n}}, AllOrNothing: true,
+	}}
 }
 
 // grantedSlots returns the slots of the Grants among msgs.

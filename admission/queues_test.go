@@ -569,7 +569,7 @@ func TestFairShareVictimKeepsItsShareAcrossPreemptions(t *testing.T) {
 	v, err := q.submit(t0, JobSpec{Name: "v", Priority: 1000})
 	require.NoError(t, err)
 	for id := range slotpool.AskID(4) {
-		require.NoError(t, v.Handle(t0, oneSlotAsk(id+1)))
+		require.NoError(t, v.Handle(t0, wholeAsk(id+1, 1)))
 	}
 	q.Decide(t0)
 	require.Len(t, grantedSlots(v.Ready()), 4)
@@ -580,7 +580,7 @@ func TestFairShareVictimKeepsItsShareAcrossPreemptions(t *testing.T) {
 		c, err := q.submit(at, JobSpec{Name: name, Priority: 2000})
 		require.NoError(t, err)
 		for id := range slotpool.AskID(2) {
-			require.NoError(t, c.Handle(at, oneSlotAsk(id+1)))
+			require.NoError(t, c.Handle(at, wholeAsk(id+1, 1)))
 		}
 		cs = append(cs, c)
 	}
@@ -597,11 +597,4 @@ func TestFairShareVictimKeepsItsShareAcrossPreemptions(t *testing.T) {
 	}
 	assert.Equal(t, 3, taken["c1"]+taken["c2"], "v keeps 1 slot, its share: asked back %v", taken)
 	require.NoError(t, q.checkInvariants())
-}
-
-// oneSlotAsk is an all-or-nothing ask of one unknown-profile slot.
-func oneSlotAsk(id slotpool.AskID) slotpool.Ask {
-	return slotpool.Ask{ID: id, Bulk: slotpool.BulkID(id), Gang: slotpool.Gang{
-		Groups: []slotpool.TaskGroup{{Profile: resource.Unknown, MinMembers: 1}}, AllOrNothing: true,
-	}}
 }
