@@ -96,7 +96,8 @@ func (p *regionPolicy) input(what string, err error) {
 // readyOf is sched.Ready() without the copy (see internal/schedreuse).
 var readyOf = schedreuse.Ready.(func(*scheduler.Scheduler) *scheduler.Ready)
 
-// applyCancels records a Ready's restarts and stops its canceled tasks.
+// applyCancels records a Ready's restarts, stops its canceled tasks and
+// withdraws the requests the restarts ended.
 func (p *regionPolicy) applyCancels(rd *scheduler.Ready) {
 	for _, r := range rd.Restarted {
 		p.restarts = append(p.restarts, Restart{At: p.e.now(), Task: p.rs.Topology().VertexName(r.Failed), Regions: slices.Clone(r.Regions)})
@@ -106,6 +107,30 @@ func (p *regionPolicy) applyCancels(rd *scheduler.Ready) {
 			continue
 		}
 		p.e.cancel(p.off + int32(c.Task))
+	}
+	for _, r := range rd.Restarted {
+		p.withdrawRestarted(r.Regions)
+	}
+}
+
+// withdrawRestarted ends the open requests of the tasks of restarted
+// regions (Withdraw events, in task order): a region that restarts while
+// it waits for slots gives up its request at once, and asks again, with
+// its next attempt, only once its inputs are complete again. Every
+// request open now was made before this Ready, by an attempt the restart
+// ended.
+func (p *regionPolicy) withdrawRestarted(regions []scheduler.RegionID) {
+	for _, r := range regions {
+		if p.open == 0 {
+			return
+		}
+		for _, v := range p.rs.Members(r) {
+			t := p.off + int32(v)
+			if a := p.e.model.runs[t].asked1; a != 0 {
+				p.e.attemptEvent(runfile.Withdraw, t, a-1, runfile.NoSlot, false)
+				p.served(t)
+			}
+		}
 	}
 }
 

@@ -183,3 +183,49 @@ func TestFailoverWithdrawsTheRestartedRegionsRequest(t *testing.T) {
 	assert.Equal(t, res.TraceEvents, quiet.TraceEvents, "the withdrawal counts without a trace too")
 	assert.Equal(t, len(res.Events), res.TraceEvents)
 }
+
+// A failover withdraws the requests of the regions it restarts at once,
+// not when their next attempts ask: v2#1 (a region of its own, reading
+// v0 over a blocking edge) waits for a slot from 300 ms; v1#0 fails at
+// 1000 ms and restarts v0's region and both of v2's, and slot 0 is free
+// until v0 has run again at 1300 ms. The trace withdraws v2#1's attempt
+// 0 at 1000 ms, after the failover's cancels and releases, so no request
+// of it waits beside the free slot; attempt 1 asks at 1300 ms and runs
+// once v2#0 is done.
+func TestFailoverWithdrawsAWaitingRequestAtOnce(t *testing.T) {
+	job := decodeJob(t, `{"name":"s","vertices":[{"id":"v0","parallelism":1,"durationMs":300},
+		{"id":"v1","parallelism":1,"durationMs":3000},{"id":"v2","parallelism":2,"durationMs":1500}],
+		"edges":[{"source":"v0","target":"v1","shipStrategy":"forward","exchange":"pipelined"},
+		{"source":"v0","target":"v2","shipStrategy":"rebalance","exchange":"blocking"}]}`)
+	rs := region.FromJob(job.Job, exchange.AllBlocking)
+	v1, err := rs.Topology().ParseVertexName("v1#0")
+	require.NoError(t, err)
+	cfg := simulator.Config{Regions: rs, Cluster: slots(2), Seed: 1, Record: true,
+		Failures: []simulator.Failure{{Task: v1, After: time.Second}}}
+	res := run(t, cfg)
+	require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
+	requireTrace(t, rs, slots(2), simulator.RegionPolicy, res)
+
+	var v21 []string
+	for _, e := range res.Events {
+		if e.Task == "v2#1" && (e.Kind == runfile.Request || e.Kind == runfile.Withdraw || e.Kind == runfile.Deploy) {
+			v21 = append(v21, fmt.Sprintf("%s@%d %v", e.Kind, e.Attempt, e.At))
+		}
+	}
+	assert.Equal(t, []string{"request@0 300ms", "withdraw@0 1s", "request@1 1.3s", "deploy@1 2.8s"}, v21)
+	var at1000 []string
+	for _, e := range res.Events {
+		if e.At == time.Second {
+			at1000 = append(at1000, fmt.Sprintf("%s %s@%d", e.Kind, e.Task, e.Attempt))
+		}
+	}
+	assert.Equal(t, []string{
+		"fail v1#0@0", "release v1#0@0", "cancel v2#0@0", "release v2#0@0",
+		"withdraw v2#1@0", "request v0#0@1", "request v1#0@1", "deploy v0#0@1", "deploy v1#0@1",
+	}, at1000)
+	assert.Empty(t, openRequests(res.Events))
+
+	cfg.Record = false
+	quiet := run(t, cfg)
+	assert.Equal(t, res.TraceEvents, quiet.TraceEvents, "the withdrawal counts without a trace too")
+}
