@@ -22,8 +22,8 @@ type tracer struct {
 	inSlot map[slotpool.SlotID]slotHolder     // the job holding each slot (a node's slot is one job's at a time), by the last task attempt deployed in it
 	shared map[string]map[scheduler.Task]bool // per job, the deployments into a slot of hybrid producers
 	// asked holds each job's open requests: the attempt each task asked
-	// for a slot with and was not deployed in (withdrawn when the task
-	// asks again for another attempt, or its job ends).
+	// for a slot with and was not deployed in (withdrawn when its region
+	// restarts, the task asks again for another attempt, or its job ends).
 	asked map[string]map[scheduler.TaskID]scheduler.Attempt
 	bulks map[string]int
 	// withdrawn counts the slots of reclaims withdrawn before their
@@ -77,6 +77,7 @@ func (r *Runner) traceReady(now time.Time, rd multijob.Ready) {
 		return
 	}
 	for _, jr := range rd.Jobs {
+		r.traceRestartWithdrawals(now, jr.Job, jr.Restarted)
 		for _, req := range jr.Requests {
 			for _, s := range req.Slots {
 				for _, v := range s.Members {
@@ -113,6 +114,35 @@ func (r *Runner) traceRequest(now time.Time, job string, v scheduler.TaskID, att
 	}
 	open[v] = attempt
 	r.cfg.Trace(r.traceEvent(now, job, runfile.Request, v, runfile.NoSlot, attempt))
+}
+
+// traceRestartWithdrawals withdraws, in task order, the open requests of
+// job's tasks whose regions restarted (as in the simulator's trace): a
+// region that restarts while it waits for slots gives up its request at
+// once, and asks again only once its inputs are complete again. Every
+// request open now was made before this Ready, by an attempt the restart
+// ended. Only tasks named by RegionTasks know their regions; other
+// requests are withdrawn when they ask again.
+func (r *Runner) traceRestartWithdrawals(now time.Time, job string, restarts []scheduler.Restart) {
+	open := r.tr.asked[job]
+	if len(restarts) == 0 || len(open) == 0 {
+		return
+	}
+	j, ok := r.jobs[job]
+	if !ok {
+		return
+	}
+	rt, ok := j.tasks.(RegionTasks)
+	if !ok {
+		return
+	}
+	for _, v := range slices.Sorted(maps.Keys(open)) {
+		reg := rt.Regions.RegionOf(v)
+		if slices.ContainsFunc(restarts, func(x scheduler.Restart) bool { return slices.Contains(x.Regions, reg) }) {
+			r.cfg.Trace(r.traceEvent(now, job, runfile.Withdraw, v, runfile.NoSlot, open[v]))
+			delete(open, v)
+		}
+	}
 }
 
 // traceWithdrawals withdraws the open requests of a job that ended, in

@@ -1,0 +1,60 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/regionsched/regionsched/admission"
+	"github.com/regionsched/regionsched/exchange"
+	"github.com/regionsched/regionsched/multijob"
+	"github.com/regionsched/regionsched/region"
+	rsresource "github.com/regionsched/regionsched/resource"
+	"github.com/regionsched/regionsched/runfile"
+	"github.com/regionsched/regionsched/scheduler"
+	"github.com/regionsched/regionsched/topology"
+)
+
+// A failover withdraws the open requests of the regions it restarts at
+// once, as the simulator's trace does, not when their next attempts ask:
+// v2#0 and v2#1 (regions of their own) wait for slots when v1#0 fails and
+// restarts v0's region and v2#1's; v2#1's request is withdrawn in that
+// Ready, before its requests, and v2#0's (its region not restarted)
+// stays open.
+func TestTraceWithdrawsRestartedRegionsRequests(t *testing.T) {
+	g, err := topology.DecodeBytes([]byte(`{"vertices":[{"id":"v0","parallelism":1},{"id":"v1","parallelism":1},{"id":"v2","parallelism":2}],
+		"edges":[{"source":"v0","target":"v1","shipStrategy":"forward","exchange":"pipelined"},
+		{"source":"v0","target":"v2","shipStrategy":"rebalance","exchange":"blocking"}]}`))
+	require.NoError(t, err)
+	rs := region.Build(topology.NewExecutionTopology(g, exchange.AllBlocking))
+	var trace []string
+	c := fakeCluster()
+	kwokNodes(t, c, "k1", "k2")
+	r, err := NewRunner(context.Background(), RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(1000, 1024),
+		Trace: func(ev runfile.Event) { trace = append(trace, fmt.Sprintf("%s %s@%d", ev.Kind, ev.Task, ev.Attempt)) }})
+	require.NoError(t, err)
+	now := time.Unix(0, 0)
+	require.NoError(t, r.Submit(now, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "s"}, Regions: rs}))
+	task := func(name string) scheduler.TaskID {
+		v, err := rs.Topology().ParseVertexName(name)
+		require.NoError(t, err)
+		return v
+	}
+	v21 := task("v2#1")
+	require.NotEqual(t, rs.RegionOf(task("v2#0")), rs.RegionOf(v21))
+	r.traceRequest(now, "s", task("v2#0"), 0)
+	r.traceRequest(now, "s", v21, 0)
+	trace = nil
+	restart := scheduler.Restart{Failed: task("v1#0"), Regions: []scheduler.RegionID{rs.RegionOf(task("v0#0")), rs.RegionOf(v21)}}
+	r.traceReady(now, multijob.Ready{Jobs: []multijob.JobReady{{Job: "s", Ready: scheduler.Ready{
+		Restarted: []scheduler.Restart{restart},
+		Requests:  []scheduler.Request{{Region: restart.Regions[0], Attempt: 1, Slots: rs.Slots(restart.Regions[0])}},
+	}}}})
+	assert.Equal(t, []string{"withdraw v2#1@0", "request v0#0@1", "request v1#0@1"}, trace)
+	assert.Equal(t, map[scheduler.TaskID]scheduler.Attempt{task("v2#0"): 0, task("v0#0"): 1, task("v1#0"): 1}, r.tr.asked["s"])
+	require.NoError(t, r.Close(context.Background()))
+}
