@@ -334,6 +334,11 @@ type jobRun struct {
 	// hybrid result reports its own finish only after its producers'
 	// (waitHybridProducers).
 	finished map[scheduler.TaskID]bool
+	// asked holds the open requests of the trace: the attempt each task
+	// asked for a slot with and was not deployed in (withdrawn when its
+	// region restarts, it asks again for another attempt, or the job
+	// ends).
+	asked map[scheduler.TaskID]scheduler.Attempt
 }
 
 // taskRun is one running task attempt.
@@ -359,7 +364,7 @@ func newRun(cfg RunConfig, jobs []runfile.Job) *runner {
 	}
 	for _, j := range jobs {
 		r.jobs[j.Name] = &jobRun{submitted: make(chan struct{}), rs: region.FromJob(j.Job, cfg.Mode), running: map[scheduler.TaskID]*taskRun{},
-			finished: map[scheduler.TaskID]bool{}, inSlot: map[scheduler.SlotID]scheduler.TaskID{},
+			finished: map[scheduler.TaskID]bool{}, inSlot: map[scheduler.SlotID]scheduler.TaskID{}, asked: map[scheduler.TaskID]scheduler.Attempt{},
 			out: JobResult{Name: j.Name}, allocs: map[JobID]bool{}}
 		r.order = append(r.order, j.Name)
 	}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,19 +19,13 @@ import (
 	"github.com/regionsched/regionsched/topology"
 )
 
-// apply carries out one Ready (every job's cancels, then the ends, then
-// the deploys) and returns how many jobs ended.
+// apply carries out one Ready (every job's cancels, releases and
+// requests, then the ends, then the deploys) and returns how many jobs
+// ended.
 func (r *runner) apply(ctx context.Context, rd multijob.Ready) int {
 	for _, jrd := range rd.Jobs {
 		jr := r.jobs[jrd.Job]
 		r.noteRestarts(jr, jrd.Restarted)
-		for _, req := range jrd.Requests {
-			for _, s := range req.Slots {
-				for _, v := range s.Members {
-					r.event(jrd.Job, jr, runfile.Request, v, runfile.NoSlot, req.Attempt)
-				}
-			}
-		}
 		for _, c := range jrd.Cancel {
 			if t := jr.running[c.Task]; t != nil && t.attempt == c.Attempt {
 				t.cancel()
@@ -44,6 +40,16 @@ func (r *runner) apply(ctx context.Context, rd multijob.Ready) int {
 				delete(jr.inSlot, rel.Slot)
 			}
 		}
+		// The requests after the cancels and releases, as in the
+		// simulator's trace.
+		r.withdrawRestarted(jrd.Job, jr, jrd.Restarted)
+		for _, req := range jrd.Requests {
+			for _, s := range req.Slots {
+				for _, v := range s.Members {
+					r.request(jrd.Job, jr, v, req.Attempt, req.Speculative)
+				}
+			}
+		}
 	}
 	ended := 0
 	for _, end := range rd.Ended {
@@ -53,6 +59,7 @@ func (r *runner) apply(ctx context.Context, rd multijob.Ready) int {
 		}
 		ended++
 		jr.ended = true
+		r.withdrawAll(end.Job, jr)
 		for v, t := range jr.running {
 			t.cancel()
 			<-t.done
@@ -116,6 +123,7 @@ func (r *runner) deploy(ctx context.Context, job string, jr *jobRun, dep schedul
 	jr.out.Steps++
 	jr.allocs[p.Job] = true
 	r.mu.Unlock()
+	delete(jr.asked, dep.Task)
 	if dep.Shared { // its region asked the pool for nothing: traced as asking, served at once
 		r.event(job, jr, runfile.Request, dep.Task, runfile.NoSlot, dep.Attempt)
 	}
@@ -127,6 +135,50 @@ func (r *runner) deploy(ctx context.Context, job string, jr *jobRun, dep schedul
 	}
 	r.wg.Add(1)
 	go r.execute(tctx, job, jr, dep, p, t)
+}
+
+// request traces a task's request for a slot. An open request of another
+// attempt of it (its region restarted before it was deployed) is
+// withdrawn first; a speculative attempt's request withdraws nothing and
+// stays out of the open requests.
+func (r *runner) request(job string, jr *jobRun, v scheduler.TaskID, attempt scheduler.Attempt, speculative bool) {
+	if !speculative {
+		if old, ok := jr.asked[v]; ok && old != attempt {
+			r.event(job, jr, runfile.Withdraw, v, runfile.NoSlot, old)
+		}
+		jr.asked[v] = attempt
+	}
+	r.event(job, jr, runfile.Request, v, runfile.NoSlot, attempt)
+}
+
+// withdrawRestarted withdraws, in task order, the open requests of the
+// tasks of restarted regions: a region that restarts while it waits for
+// slots gives up its request at once, and asks again only once its
+// inputs are complete again. Every request open now was made before
+// this Ready, by an attempt the restart ended.
+func (r *runner) withdrawRestarted(job string, jr *jobRun, restarted []scheduler.Restart) {
+	for _, rs := range restarted {
+		for _, reg := range rs.Regions {
+			if len(jr.asked) == 0 {
+				return
+			}
+			for _, v := range jr.rs.Members(reg) {
+				if a, ok := jr.asked[v]; ok {
+					r.event(job, jr, runfile.Withdraw, v, runfile.NoSlot, a)
+					delete(jr.asked, v)
+				}
+			}
+		}
+	}
+}
+
+// withdrawAll withdraws, in task order, the open requests of a job that
+// ended.
+func (r *runner) withdrawAll(job string, jr *jobRun) {
+	for _, v := range slices.Sorted(maps.Keys(jr.asked)) {
+		r.event(job, jr, runfile.Withdraw, v, runfile.NoSlot, jr.asked[v])
+	}
+	clear(jr.asked)
 }
 
 // event traces one event of a task.

@@ -416,3 +416,56 @@ func TestRunRefusesEventsBeforeArrival(t *testing.T) {
 	assert.Equal(t, why, audit[0].Reason)
 	assert.Equal(t, int64(7000), audit[0].New)
 }
+
+// The trace of a run on Slurm ends every request as the simulator's
+// does: in a deploy or a withdrawal (its region restarted, or the task
+// asked again for another attempt), or it still waits when the run ends.
+// A withdrawal ends a request that is open, with its attempt. Here C#0
+// fails, on 4 CPUs.
+func TestRunTraceEndsEveryRequest(t *testing.T) {
+	for _, m := range []exchange.Mode{exchange.AllBlocking} {
+		t.Run(m.String(), func(t *testing.T) {
+			mem := &memSlurm{cpus: 4}
+			var mu sync.Mutex
+			var events []runfile.Event
+			failed := false
+			outs := runJobs(t, context.Background(), RunConfig{Mode: m, client: mem, RunID: "u",
+				Trace: func(e runfile.Event) { mu.Lock(); events = append(events, e); mu.Unlock() },
+				Command: func(_, task string, _ time.Duration) []string {
+					mu.Lock()
+					defer mu.Unlock()
+					if task == "C#0" && !failed {
+						failed = true
+						return []string{"true", "--fail"}
+					}
+					return []string{"true"}
+				}}, []runfile.Job{{Name: "flip119-example", Job: flip119(t)}})
+			require.NoError(t, outs[0].Err)
+			require.Len(t, outs[0].Restarts, 1)
+			mu.Lock()
+			defer mu.Unlock()
+			open := map[string]int{}
+			for i, e := range events {
+				switch e.Kind {
+				case runfile.Request:
+					_, again := open[e.Task]
+					assert.False(t, again && open[e.Task] == e.Attempt, "event %d (%+v): asked twice", i, e)
+					assert.False(t, again, "event %d (%+v): asked again before the open request was withdrawn", i, e)
+					open[e.Task] = e.Attempt
+				case runfile.Withdraw:
+					a, ok := open[e.Task]
+					assert.True(t, ok && a == e.Attempt, "event %d (%+v): withdraws no open request (open: %v)", i, e, open)
+					delete(open, e.Task)
+				case runfile.Deploy:
+					delete(open, e.Task)
+				}
+			}
+			assert.Empty(t, open, "every request ends in a deploy or a withdrawal")
+			if t.Failed() {
+				for _, e := range events {
+					t.Logf("%v %s %s@%d slot %d shared %v", e.At, e.Kind, e.Task, e.Attempt, e.Slot, e.Shared)
+				}
+			}
+		})
+	}
+}
