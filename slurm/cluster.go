@@ -624,6 +624,30 @@ func (c *slurmCluster) placement(job string, slot slotpool.SlotID) (slotPlacemen
 	return j.core.placement(slot)
 }
 
+// slotRef names a slot of a job.
+type slotRef struct {
+	Job  string
+	Slot slotpool.SlotID
+}
+
+// deployPlacements returns where the slots of a Ready's deployments live
+// (jobCore.deployPlacement; a slot not found is left out), then settles
+// every job (jobCore.settle).
+func (c *slurmCluster) deployPlacements(refs []slotRef) map[slotRef]slotPlacement {
+	out := make(map[slotRef]slotPlacement, len(refs))
+	for _, ref := range refs {
+		if j, ok := c.byName[ref.Job]; ok {
+			if p, ok := j.core.deployPlacement(ref.Slot); ok {
+				out[ref] = p
+			}
+		}
+	}
+	for _, j := range c.jobs {
+		j.core.settle()
+	}
+	return out
+}
+
 // jobWait is a job's ask that Slurm holds pending.
 type jobWait struct {
 	Job string

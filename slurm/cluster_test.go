@@ -666,3 +666,49 @@ func TestNewClusterNamesTheFirstMissingPartition(t *testing.T) {
 		assert.Equal(t, "alpha", ce.Value)
 	}
 }
+
+// A Ready's deployments still find their slots' allocation after a
+// failover released those slots before the runtime applied it: a task
+// deployed with them failed meanwhile, its region restarted and its
+// slots went back to Slurm. The placements are forgotten at the second
+// settle after the release.
+func TestClusterDeployPlacementsOutliveTheRelease(t *testing.T) {
+	r := newClusterRig(t, clusterConfig{})
+	r.submit("x", "", pipelinedJob(t, 2))
+	name := "rs-x-r1-j0-a1"
+	r.sbatch(r.commands(), 11)
+	r.observe(running(11, name, nodeCPUs{"n1", 2}))
+	rd := r.ready()
+	require.Len(t, rd.Jobs, 1)
+	deps := rd.Jobs[0].Deploy
+	require.Len(t, deps, 4, "src and sink in two slots")
+	var refs []slotRef
+	for _, s := range deployedSlots(rd, "x") {
+		refs = append(refs, slotRef{Job: "x", Slot: s})
+	}
+	require.Len(t, refs, 2)
+
+	// The runtime started the first task only; it failed.
+	r.at(time.Second)
+	require.NoError(t, r.s.TaskRunning(r.now, "x", deps[0].Task, deps[0].Attempt))
+	require.NoError(t, r.s.TaskFailed(r.now, "x", deps[0].Task, deps[0].Attempt))
+	later := r.ready()
+	require.Len(t, later.Jobs, 1)
+	require.Len(t, later.Jobs[0].Restarted, 1)
+	assert.Len(t, later.Jobs[0].Cancel, 3, "the tasks deployed with it")
+	assert.Contains(t, r.commands(), slurmCommand{Kind: cmdCancel, Name: name, Job: 11}, "the slots went back to Slurm")
+	for _, ref := range refs {
+		_, ok := r.cl.placement("x", ref.Slot)
+		assert.False(t, ok, "slot %d released", ref.Slot)
+	}
+
+	var places map[slotRef]slotPlacement
+	r.input(func(time.Time) { places = r.cl.deployPlacements(refs) })
+	for _, ref := range refs {
+		assert.Equal(t, slotPlacement{Job: 11, HetGroup: -1, Node: "n1", CPUs: 1}, places[ref], "slot %d: its allocation", ref.Slot)
+	}
+	r.input(func(time.Time) { places = r.cl.deployPlacements(refs) })
+	assert.Len(t, places, len(refs), "still there at the first settle after the release")
+	r.input(func(time.Time) { places = r.cl.deployPlacements(refs) })
+	assert.Empty(t, places, "forgotten at the second")
+}

@@ -162,6 +162,11 @@ type jobCore struct {
 	// failedDups are cancels of duplicates that failed: Shutdown issues
 	// them again unless an observation did, or found the duplicate ended.
 	failedDups []slurmCommand
+	// retired are the placements of the slots released since the last
+	// settle ([0]) and since the one before it ([1]): a deployment
+	// decided before a slot's release may still be applied after it
+	// (deployPlacement).
+	retired [2]map[slotpool.SlotID]slotPlacement
 }
 
 // newJobCore returns a jobCore for the partition part (as the I/O layer found
@@ -214,6 +219,10 @@ func (c *jobCore) handle(_ time.Time, msg slotpool.ToAdmission) error {
 		if !s.revoked {
 			c.out = append(c.out, slotpool.ReleaseConfirmed{Slot: m.Slot, Reason: m.Reason})
 		}
+		if c.retired[0] == nil {
+			c.retired[0] = map[slotpool.SlotID]slotPlacement{}
+		}
+		c.retired[0][m.Slot] = s.place
 		delete(c.slots, m.Slot)
 		a := s.alloc
 		a.live--
@@ -616,6 +625,36 @@ func (c *jobCore) placement(slot slotpool.SlotID) (slotPlacement, bool) {
 		return slotPlacement{}, false
 	}
 	return s.place, true
+}
+
+// deployPlacement returns where a slot a deployment names lives: a
+// granted slot, or one released since the settle before the last one.
+// The runtime applies a Ready after the scheduler decided it, and the
+// pool may release a slot meanwhile (a failover cancels the tasks just
+// deployed in it; Slurm ended its allocation): the deployment still runs
+// in the slot's allocation, whose step ends or is refused, and a later
+// Ready cancels it.
+func (c *jobCore) deployPlacement(slot slotpool.SlotID) (slotPlacement, bool) {
+	if p, ok := c.placement(slot); ok {
+		return p, true
+	}
+	for _, gen := range c.retired {
+		if p, ok := gen[slot]; ok {
+			return p, true
+		}
+	}
+	return slotPlacement{}, false
+}
+
+// settle forgets the placements of the slots released before the
+// previous settle. The runtime settles right after looking up the
+// placements of a Ready's deployments, in the same input: a Driver
+// decides its next Ready only once the last one was taken, so a Ready
+// decided before a release that came before the previous settle is at
+// most the one after that settle's Ready, already applied or the one
+// just looked up.
+func (c *jobCore) settle() {
+	c.retired[1], c.retired[0] = c.retired[0], nil
 }
 
 // slurmJobs returns the Slurm jobs of the allocations not over, in ask order,

@@ -101,6 +101,39 @@ func TestReleasedSlotsCancelTheAllocation(t *testing.T) {
 	assert.ErrorIs(t, err, slotpool.ErrUnknownSlot)
 }
 
+// A released slot, revoked or not, keeps its placement for the
+// deployments decided before its release until the second settle after
+// it.
+func TestReleasedSlotsPlaceLateDeployments(t *testing.T) {
+	c, g := granted(t, 7, nodeCPUs{"n2", 2})
+	want := slotPlacement{Job: 7, HetGroup: -1, Node: "n2", CPUs: 1}
+	require.NoError(t, c.handle(t0, slotpool.SlotRelease{Slot: g.Slots[0].ID, Reason: slotpool.ReasonStopped}))
+	c.observe(t0, c.watched(), []jobStatus{{ID: 7, Name: "rs-a1", State: "CANCELLED"}}) // Slurm ended it: the other one is revoked
+	assert.Equal(t, []slotpool.FromAdmission{slotpool.ReleaseConfirmed{Slot: g.Slots[0].ID, Reason: slotpool.ReasonStopped},
+		slotpool.Revoke{Slot: g.Slots[1].ID, Reason: slotpool.ReasonPreempted}}, c.ready())
+	c.settle()
+	require.NoError(t, c.handle(t0, slotpool.SlotRelease{Slot: g.Slots[1].ID, Reason: slotpool.ReasonPreempted}))
+	for _, s := range g.Slots {
+		_, ok := c.placement(s.ID)
+		assert.False(t, ok, "slot %d released", s.ID)
+		p, ok := c.deployPlacement(s.ID)
+		assert.True(t, ok)
+		assert.Equal(t, want, p, "slot %d", s.ID)
+	}
+
+	c.settle()
+	_, ok := c.deployPlacement(g.Slots[0].ID)
+	assert.False(t, ok, "released before the previous settle")
+	p, ok := c.deployPlacement(g.Slots[1].ID)
+	assert.True(t, ok, "released since")
+	assert.Equal(t, want, p)
+	c.settle()
+	_, ok = c.deployPlacement(g.Slots[1].ID)
+	assert.False(t, ok)
+	_, ok = c.deployPlacement(g.Slots[1].ID + 1)
+	assert.False(t, ok, "never granted")
+}
+
 func TestAskReleaseCancelsThePendingJob(t *testing.T) {
 	c := newCore(t)
 	require.NoError(t, c.handle(t0, unknownAsk(1, 2)))

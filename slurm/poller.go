@@ -162,6 +162,18 @@ func (r *poller) placement(ctx context.Context, job string, slot slotpool.SlotID
 	return p, ok && err == nil
 }
 
+// deployPlacements returns where the slots of a Ready's deployments
+// live (slurmCluster.deployPlacements), read on the slurmCluster's
+// goroutine in one input; false if that ended.
+func (r *poller) deployPlacements(ctx context.Context, refs []slotRef) (map[slotRef]slotPlacement, bool) {
+	var out map[slotRef]slotPlacement
+	err := r.cfg.Inputs.ClusterInput(ctx, func(time.Time) error {
+		out = r.cfg.Cluster.deployPlacements(refs)
+		return nil
+	})
+	return out, err == nil
+}
+
 // Done is closed when the loop has ended.
 func (r *poller) Done() <-chan struct{} { return r.done }
 

@@ -72,10 +72,33 @@ func (r *runner) apply(ctx context.Context, rd multijob.Ready) int {
 		jr.out.Err, jr.out.End = end.Err, r.since()
 		r.mu.Unlock()
 	}
+	var refs []slotRef
+	for _, jrd := range rd.Jobs {
+		for _, dep := range jrd.Deploy {
+			refs = append(refs, slotRef{Job: jrd.Job, Slot: dep.Slot})
+		}
+	}
+	if len(refs) == 0 {
+		return ended
+	}
+	places, ok := r.pl.deployPlacements(ctx, refs)
+	if !ok {
+		if ctx.Err() == nil {
+			r.abort(fmt.Errorf("looking up the slots to deploy in: %w", multijob.ErrStopped))
+		}
+		return ended
+	}
 	for _, jrd := range rd.Jobs {
 		jr := r.jobs[jrd.Job]
 		for _, dep := range jrd.Deploy {
-			r.deploy(ctx, jrd.Job, jr, dep)
+			p, ok := places[slotRef{Job: jrd.Job, Slot: dep.Slot}]
+			if !ok {
+				if ctx.Err() == nil {
+					r.abort(fmt.Errorf("job %s: slot %d of %s has no Slurm allocation", jrd.Job, dep.Slot, jr.rs.Topology().VertexName(dep.Task)))
+				}
+				return ended
+			}
+			r.deploy(ctx, jrd.Job, jr, dep, p)
 		}
 	}
 	return ended
@@ -98,16 +121,11 @@ func (r *runner) noteRestarts(jr *jobRun, restarted []scheduler.Restart) {
 	}
 }
 
-// deploy starts one task as a step in its slot's allocation.
-func (r *runner) deploy(ctx context.Context, job string, jr *jobRun, dep scheduler.Deployment) {
+// deploy starts one task as a step in its slot's allocation, at p (the
+// slot may have been released since the scheduler decided the
+// deployment: a later Ready cancels the task).
+func (r *runner) deploy(ctx context.Context, job string, jr *jobRun, dep scheduler.Deployment, p slotPlacement) {
 	name := jr.rs.Topology().VertexName(dep.Task)
-	p, ok := r.pl.placement(ctx, job, dep.Slot)
-	if !ok {
-		if ctx.Err() == nil {
-			r.abort(fmt.Errorf("job %s: slot %d of %s has no Slurm allocation", job, dep.Slot, name))
-		}
-		return
-	}
 	if old := jr.running[dep.Task]; old != nil {
 		<-old.done // it finished or failed and is reporting it
 	}

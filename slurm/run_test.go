@@ -47,7 +47,8 @@ func runJobs(t *testing.T, ctx context.Context, cfg RunConfig, jobs []runfile.Jo
 }
 
 // memSlurm is a Client whose jobs start at once on node n1 and
-// whose steps print their node and end at once.
+// whose steps print their node and end at once; a step in a job no
+// longer running is refused, as srun refuses it.
 type memSlurm struct {
 	mu    sync.Mutex
 	cpus  int
@@ -116,6 +117,13 @@ func (m *memSlurm) setPriority(_ context.Context, principal string, job JobID, p
 func (m *memSlurm) runStep(ctx context.Context, p slotPlacement, argv []string, stdout, _ io.Writer) error {
 	m.mu.Lock()
 	m.argvs = append(m.argvs, argv)
+	for _, j := range m.jobs {
+		if j.ID == p.Job && j.State != "RUNNING" {
+			// As srun in an allocation that ended: the step never starts.
+			m.mu.Unlock()
+			return fmt.Errorf("srun: error: Unable to confirm allocation for job %d: %w", p.Job, ErrStepRefused)
+		}
+	}
 	m.mu.Unlock()
 	if m.hold != nil {
 		select {
@@ -423,7 +431,7 @@ func TestRunRefusesEventsBeforeArrival(t *testing.T) {
 // A withdrawal ends a request that is open, with its attempt. Here C#0
 // fails, on 4 CPUs.
 func TestRunTraceEndsEveryRequest(t *testing.T) {
-	for _, m := range []exchange.Mode{exchange.AllBlocking} {
+	for _, m := range exchange.Modes() {
 		t.Run(m.String(), func(t *testing.T) {
 			mem := &memSlurm{cpus: 4}
 			var mu sync.Mutex
@@ -442,6 +450,7 @@ func TestRunTraceEndsEveryRequest(t *testing.T) {
 				}}, []runfile.Job{{Name: "flip119-example", Job: flip119(t)}})
 			require.NoError(t, outs[0].Err)
 			require.Len(t, outs[0].Restarts, 1)
+			assert.Zero(t, mem.live(), "every allocation cancelled at the end")
 			mu.Lock()
 			defer mu.Unlock()
 			open := map[string]int{}
