@@ -363,23 +363,30 @@ func TestRunStepCommand(t *testing.T) {
 	}
 }
 
+// failsOnce is a RunConfig.Command whose step of task fails the first
+// time it runs (memSlurm fails a step whose command ends in --fail); the
+// others succeed.
+func failsOnce(task string) func(job, task string, d time.Duration) []string {
+	var mu sync.Mutex
+	failed := false
+	return func(_, name string, _ time.Duration) []string {
+		mu.Lock()
+		defer mu.Unlock()
+		if name == task && !failed {
+			failed = true
+			return []string{"true", "--fail"}
+		}
+		return []string{"true"}
+	}
+}
+
 // A task that fails restarts its region; the run records the failover
 // (the failed task and the regions restarted), as many as its scheduler
 // counts.
 func TestRunRecordsRestarts(t *testing.T) {
 	mem := &memSlurm{cpus: 4}
-	var mu sync.Mutex
-	failed := false
 	outs := runJobs(t, context.Background(), RunConfig{Mode: exchange.AllBlocking, client: mem, RunID: "u",
-		Command: func(_, task string, _ time.Duration) []string {
-			mu.Lock()
-			defer mu.Unlock()
-			if task == "C#0" && !failed {
-				failed = true
-				return []string{"true", "--fail"}
-			}
-			return []string{"true"}
-		}}, []runfile.Job{{Name: "flip119-example", Job: flip119(t)}})
+		Command: failsOnce("C#0")}, []runfile.Job{{Name: "flip119-example", Job: flip119(t)}})
 	require.NoError(t, outs[0].Err)
 	require.Len(t, outs[0].Restarts, 1)
 	assert.Equal(t, outs[0].Stats.Failovers, len(outs[0].Restarts))
@@ -436,18 +443,9 @@ func TestRunTraceEndsEveryRequest(t *testing.T) {
 			mem := &memSlurm{cpus: 4}
 			var mu sync.Mutex
 			var events []runfile.Event
-			failed := false
 			outs := runJobs(t, context.Background(), RunConfig{Mode: m, client: mem, RunID: "u",
-				Trace: func(e runfile.Event) { mu.Lock(); events = append(events, e); mu.Unlock() },
-				Command: func(_, task string, _ time.Duration) []string {
-					mu.Lock()
-					defer mu.Unlock()
-					if task == "C#0" && !failed {
-						failed = true
-						return []string{"true", "--fail"}
-					}
-					return []string{"true"}
-				}}, []runfile.Job{{Name: "flip119-example", Job: flip119(t)}})
+				Trace:   func(e runfile.Event) { mu.Lock(); events = append(events, e); mu.Unlock() },
+				Command: failsOnce("C#0")}, []runfile.Job{{Name: "flip119-example", Job: flip119(t)}})
 			require.NoError(t, outs[0].Err)
 			require.Len(t, outs[0].Restarts, 1)
 			assert.Zero(t, mem.live(), "every allocation cancelled at the end")
