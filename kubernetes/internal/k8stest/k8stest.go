@@ -126,19 +126,21 @@ func FakeNodes(t testing.TB, c kubernetes.Interface, nodes ...Node) {
 	}
 }
 
-// DeleteNode deletes a node and the pods bound to it (no controller does
-// that on this control plane); a node already gone is fine.
+// DeleteNode deletes a node, then the pods bound to it, as a node lost
+// is gone before the pod garbage collector deletes its pods (no
+// controller does that on this control plane); a node already gone is
+// fine.
 func DeleteNode(t testing.TB, c kubernetes.Interface, name string) {
 	t.Helper()
 	ctx := context.Background()
+	if err := c.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !isNotFound(err) {
+		t.Errorf("deleting node %s: %v", name, err)
+	}
 	pods, err := c.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + name})
 	if err == nil {
 		for _, p := range pods.Items {
 			_ = rsk8s.DeletePod(ctx, c, p.Namespace, p.Name)
 		}
-	}
-	if err := c.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !isNotFound(err) {
-		t.Errorf("deleting node %s: %v", name, err)
 	}
 }
 
