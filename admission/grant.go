@@ -63,6 +63,21 @@ func (q *Queues) decideNow() {
 	// because the fair order of sibling queues flips with each grant, and
 	// the guarantees count the slots each queue gives up: the queue that
 	// lost the slots comes first again.
+	q.grantAndClaim()
+	q.preemptAll()
+	for q.retracted {
+		// A preemption retracted grants of this call (retract.go): the
+		// slots it took are its claimant's to be granted, and the others
+		// are free again.
+		q.retracted = false
+		q.grantAndClaim()
+		q.preemptAll()
+	}
+	q.grantSpeculative()
+}
+
+// grantAndClaim is a decision's passes and claims.
+func (q *Queues) grantAndClaim() {
 	for q.decidePass() || q.dropOutrankedLeft() {
 	}
 	q.claimWithinQueues()
@@ -74,8 +89,6 @@ func (q *Queues) decideNow() {
 		for q.decidePass() || q.dropOutrankedLeft() {
 		}
 	}
-	q.preemptAll()
-	q.grantSpeculative()
 }
 
 // decidePass is one pass of decide over the waiting jobs, queue by queue
@@ -499,6 +512,11 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		if asg.Matched == 0 || (a.allOrNothing && !asg.Complete()) {
 			break
 		}
+		var rec *grantRecord // (only a preemption retracts a grant: retract.go)
+		state := j.state
+		if q.anyPreempt {
+			rec = q.recordGrant(j, a, len(j.placeholders) == 0 && !q.hasPreempted(j))
+		}
 		granted := make([]slotpool.Slot, 0, asg.Matched)
 		for _, pair := range asg.Pairs {
 			for _, idx := range q.takeFor(j, prof[pair.Slot], pair.N) {
@@ -511,6 +529,9 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		mayHave -= asg.Matched
 		q.send(j, slotpool.Grant{Ask: a.id, Slots: granted})
 		q.firstGrant(j)
+		if rec != nil {
+			rec.granted(q, granted, state, asg.Complete())
+		}
 		grantedSome = true
 		if q.debug {
 			q.log.Debug("ask granted", zap.String("job", j.spec.Name), zap.Int64("ask", int64(a.id)), zap.Int("slots", len(granted)))

@@ -630,10 +630,14 @@ func (q *Queues) checkDriversDecided() error {
 			// waits for now came first only with them. Nor one granted a
 			// whole ask since: the ask it waits for now was not its first
 			// then. Nor one under a maxSlots from which the admission asked
-			// slots back since (roomGivenSince).
+			// slots back since (roomGivenSince). Nor one whose grant a
+			// preemption retracted since: it was served then, and waits
+			// again only since (as a job whose slots were revoked asks
+			// anew).
 			if x == j || (x.heldBack && x.heldBackAt.Equal(q.now) && x.heldBackStamp < j.driverStamp) || x.gangStamp > j.driverStamp ||
 				(x.reclaimed && x.reclaimAt.Equal(q.now) && x.reclaimStamp > j.driverStamp) ||
-				(x.askDoneAt.Equal(q.now) && x.askDoneStamp > j.driverStamp) || q.roomGivenSince(x, j.driverStamp) {
+				(x.askDoneAt.Equal(q.now) && x.askDoneStamp > j.driverStamp) ||
+				(x.retractedAt.Equal(q.now) && x.retractStamp > j.driverStamp) || q.roomGivenSince(x, j.driverStamp) {
 				continue
 			}
 			if a := x.asks.inOrder(nil); a != nil && a.stamp < j.driverStamp && q.requestServed(x, p, counted) {

@@ -84,7 +84,10 @@ import (
 //     share across the grants of its asks one at a time too
 //     (keepPreempted), until a reason above is gone.
 //   - Each victim's share of a preemption is reported as a Reclaimed
-//     event before the Revoke that cancels its tasks.
+//     event before the Revoke that cancels its tasks; but a slot taken
+//     at once that the same call of Decide granted, its Grant not yet
+//     read by the victim's pool, is not revoked: its grant is retracted
+//     and the slot goes to the claimant (retract.go).
 
 // preemptAll lets the waiting jobs of every preempting queue take what
 // they wait for from lower-priority jobs of their queue: the highest
@@ -681,7 +684,11 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 	}
 	timeout := c.queue.cfg.ReclaimTimeout
 	var broken, overtaken []*job
+	var retracting []*grantRecord // (once every victim's reclaim is checked)
 	defer func() {
+		for _, r := range retracting {
+			q.retract(r)
+		}
 		for _, other := range broken {
 			q.dropClaim(other) // (it keeps no reserved slot: nothing is freed)
 			q.updateOrder(other)
@@ -693,14 +700,30 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 	for _, vid := range order {
 		v := q.jobs[vid]
 		v.loseTo(c, q.now)
-		reason := reclaimReason(c, v, timeout.Milliseconds())
-		if over, n := q.takenOverIn(c, byVictim[vid]); n == len(byVictim[vid]) {
-			reason = fmt.Sprintf("priority %d over %d: taken over from the reclaim for %s, tasks cancelled when it times out unless they end",
-				c.spec.Priority, v.spec.Priority, strings.Join(over, ", "))
-		} else if n > 0 {
-			reason += fmt.Sprintf("; %d taken over from the reclaim for %s, cancelled when it times out", n, strings.Join(over, ", "))
+		// Slots granted to v in this call of Decide, its pool not told
+		// yet, come to c by retracting their grants (retract.go).
+		var recs []*grantRecord
+		var retracted []int32
+		for _, idx := range byVictim[vid] {
+			if s := &q.slots[idx]; s.state == slotGranted && (timeout == 0 || s.idle) {
+				if r := q.retractable(v, idx); r != nil {
+					if !slices.Contains(recs, r) {
+						recs = append(recs, r)
+					}
+					retracted = append(retracted, idx)
+				}
+			}
 		}
-		q.events = append(q.events, Event{At: q.now, Job: c.spec.Name, ID: c.id, Kind: Reclaimed, Victim: v.spec.Name, Count: len(byVictim[vid]), Reason: reason})
+		if taken := len(byVictim[vid]) - len(retracted); taken > 0 {
+			reason := reclaimReason(c, v, timeout.Milliseconds())
+			if over, n := q.takenOverIn(c, byVictim[vid]); n == taken {
+				reason = fmt.Sprintf("priority %d over %d: taken over from the reclaim for %s, tasks cancelled when it times out unless they end",
+					c.spec.Priority, v.spec.Priority, strings.Join(over, ", "))
+			} else if n > 0 {
+				reason += fmt.Sprintf("; %d taken over from the reclaim for %s, cancelled when it times out", n, strings.Join(over, ", "))
+			}
+			q.events = append(q.events, Event{At: q.now, Job: c.spec.Name, ID: c.id, Kind: Reclaimed, Victim: v.spec.Name, Count: taken, Reason: reason})
+		}
 		for _, idx := range byVictim[vid] {
 			s := &q.slots[idx]
 			if s.preempt && s.claimant != c.id {
@@ -732,11 +755,14 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 				broken = append(broken, other)
 			} // else: coming to c by its claim already, now by force
 			s.state, s.claimant, s.preempt, s.atShare = slotReclaiming, c.id, true, c.granted >= c.entitled
-			if timeout == 0 || s.idle {
+			switch {
+			case slices.Contains(retracted, idx):
+				// (it comes back as its grant is retracted, below)
+			case timeout == 0 || s.idle:
 				s.revoked = true
 				q.markAskedBack(v)
 				q.send(v, slotpool.Revoke{Slot: s.slot.ID, Reason: slotpool.ReasonPreempted})
-			} else {
+			default:
 				s.revokeAt = q.now.Add(timeout)
 				q.revokes = append(q.revokes, idx)
 				q.markAskedBack(v)
@@ -747,8 +773,9 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 		if err := q.checkReclaimGuarantee(c, v, len(byVictim[vid])); err != nil && q.broken == nil {
 			q.broken = err // (a bug of this package: CheckInvariants reports it)
 		}
+		retracting = append(retracting, recs...)
 		if q.debug {
-			q.log.Debug("slots preempted", zap.String("for", c.spec.Name), zap.String("from", v.spec.Name), zap.Int("slots", len(byVictim[vid])), zap.String("why", reason))
+			q.log.Debug("slots preempted", zap.String("for", c.spec.Name), zap.String("from", v.spec.Name), zap.Int("slots", len(byVictim[vid])), zap.Int("grants retracted", len(recs)))
 		}
 	}
 }

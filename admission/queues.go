@@ -341,6 +341,11 @@ type job struct {
 	// first before).
 	askDoneAt    time.Time
 	askDoneStamp uint64
+	// retractedAt and retractStamp: when a grant of it was last
+	// retracted (retract.go; for CheckInvariants: the ask it waits for
+	// came back then).
+	retractedAt  time.Time
+	retractStamp uint64
 	// startFollowed: when its driver got its slot, its first regions
 	// could follow (see driverYields).
 	startFollowed bool
@@ -520,6 +525,10 @@ type Queues struct {
 	// when rankQueues last ran over rankedQueues queues (it runs again
 	// only after a change).
 	uses, ranked uint64
+	// grantLog records the grants of asks of this call of Decide, and
+	// retracted says a preemption retracted one (retract.go).
+	grantLog     []grantRecord
+	retracted    bool
 	rankedOnce   bool
 	rankedQueues int
 	jobs         []*job
@@ -586,6 +595,7 @@ type Queues struct {
 // the order of simultaneous inputs never decides who gets a slot.
 func (q *Queues) Decide(now time.Time) {
 	q.now = now
+	q.grantLog = q.grantLog[:0]
 	q.decideNow()
 	if q.fireTimers(now) {
 		q.decideNow()
