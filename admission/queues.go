@@ -123,7 +123,9 @@ const (
 	PlaceholderMismatch
 	// Reclaimed: Count slots of job Victim are taken for job Job (the
 	// claimant) by preemption; Reason says why and when their tasks are
-	// cancelled. Reported before the Revokes that cancel them.
+	// cancelled. Reported before the Revokes that cancel them. Slots the
+	// same decision had just granted to Victim, and takes back before its
+	// pool heard of them, are not reported: the grant is retracted.
 	Reclaimed
 	// ReclaimWithdrawn: Count slots of job Victim reclaimed for job Job
 	// with a timeout are left to Victim, before the timeout: the reason is
