@@ -61,25 +61,36 @@ func (l *jobAsks) newAsk() *jobAsk {
 }
 
 // add appends an ask.
-func (l *jobAsks) add(a *jobAsk) {
+func (l *jobAsks) add(a *jobAsk) { l.insertBefore(a, nil) }
+
+// insertBefore puts ask a before ask x, or last if x is nil.
+func (l *jobAsks) insertBefore(a, x *jobAsk) {
 	if l.byID == nil && l.n+1 >= indexFrom {
 		l.byID = make(map[slotpool.AskID]*jobAsk, l.n+1)
 		l.sizes = new([maxBucket + 1]int)
-		for x := l.first; x != nil; x = x.next {
-			l.byID[x.id] = x
-			l.sizes[x.bucket]++
+		for y := l.first; y != nil; y = y.next {
+			l.byID[y.id] = y
+			l.sizes[y.bucket]++
 		}
 	}
 	if l.byID != nil {
 		l.byID[a.id] = a
 	}
-	a.prev, a.next = l.last, nil
-	if l.last != nil {
-		l.last.next = a
+	prev := l.last
+	if x != nil {
+		prev = x.prev
+	}
+	a.prev, a.next = prev, x
+	if prev != nil {
+		prev.next = a
 	} else {
 		l.first = a
 	}
-	l.last = a
+	if x != nil {
+		x.prev = a
+	} else {
+		l.last = a
+	}
 	l.n++
 	a.bucket = a.sizeBucket()
 	l.count(a.bucket, +1)

@@ -163,34 +163,7 @@ func (l *jobAsks) insert(a *jobAsk) {
 	for x != nil && x.stamp < a.stamp {
 		x = x.next
 	}
-	if x == nil {
-		l.add(a)
-		return
-	}
-	if l.byID == nil && l.n+1 >= indexFrom {
-		l.byID = make(map[slotpool.AskID]*jobAsk, l.n+1)
-		l.sizes = new([maxBucket + 1]int)
-		for y := l.first; y != nil; y = y.next {
-			l.byID[y.id] = y
-			l.sizes[y.bucket]++
-		}
-	}
-	if l.byID != nil {
-		l.byID[a.id] = a
-	}
-	a.prev, a.next = x.prev, x
-	if x.prev != nil {
-		x.prev.next = a
-	} else {
-		l.first = a
-	}
-	x.prev = a
-	l.n++
-	a.bucket = a.sizeBucket()
-	l.count(a.bucket, +1)
-	if a.head {
-		l.head = a
-	}
+	l.insertBefore(a, x)
 }
 
 // hasPreempted reports whether slots a preemption brought are reserved
