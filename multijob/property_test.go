@@ -1164,7 +1164,8 @@ func (r *mixRun) checkCancel(job string, rd multijob.Ready, pre snapshot, endedN
 // shares computes each active job's whole-slot share of a fair-share
 // queue: the priority-weighted split of the cluster, the slots left to
 // the largest remainders (then the higher priority, then the earlier
-// submission).
+// submission time, then the name: not the order in which jobs of one
+// instant were submitted, which never decides).
 func (r *mixRun) shares(queue string) map[string]int {
 	var active []string
 	for _, name := range r.s.Jobs() {
@@ -1185,21 +1186,27 @@ func (r *mixRun) shares(queue string) map[string]int {
 	}
 	type rem struct {
 		name string
-		r, i int
+		r    int
 	}
 	var rems []rem
 	given := 0
-	for i, n := range active {
+	for _, n := range active {
 		whole := total * r.prio[n] / weight
 		out[n] = whole
 		given += whole
-		rems = append(rems, rem{n, total*r.prio[n] - whole*weight, i})
+		rems = append(rems, rem{n, total*r.prio[n] - whole*weight})
 	}
 	sort.SliceStable(rems, func(a, b int) bool {
-		if rems[a].r != rems[b].r {
+		x, y := rems[a].name, rems[b].name
+		switch {
+		case rems[a].r != rems[b].r:
 			return rems[a].r > rems[b].r
+		case r.prio[x] != r.prio[y]:
+			return r.prio[x] > r.prio[y]
+		case r.job[x].at != r.job[y].at:
+			return r.job[x].at < r.job[y].at
 		}
-		return r.prio[rems[a].name] > r.prio[rems[b].name]
+		return x < y
 	})
 	for i := 0; i < total-given && i < len(rems); i++ {
 		out[rems[i].name]++
