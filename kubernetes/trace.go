@@ -89,6 +89,7 @@ func (r *Runner) traceReady(now time.Time, rd multijob.Ready) {
 				}
 			}
 		}
+		r.traceEndedRequests(now, jr)
 		for _, d := range jr.Deploy {
 			if d.Shared {
 				if r.tr.shared[jr.Job] == nil {
@@ -137,12 +138,45 @@ func (r *Runner) traceRestartWithdrawals(now time.Time, job string, restarts []s
 		return
 	}
 	for _, v := range slices.Sorted(maps.Keys(open)) {
-		reg := rt.Regions.RegionOf(v)
-		if slices.ContainsFunc(restarts, func(x scheduler.Restart) bool { return slices.Contains(x.Regions, reg) }) {
+		if restartedIn(restarts, rt.Regions.RegionOf(v)) {
 			r.cfg.Trace(r.traceEvent(now, job, runfile.Withdraw, v, runfile.NoSlot, open[v]))
 			delete(open, v)
 		}
 	}
+}
+
+// traceEndedRequests withdraws the requests of a Ready that a restart in
+// the same Ready ended, as the simulator's trace does: a region that
+// asked and restarted within one Ready (every input of an instant is
+// applied before it) no longer waits, as its scheduler's status says,
+// and asks again only once its inputs are complete again.
+func (r *Runner) traceEndedRequests(now time.Time, jr multijob.JobReady) {
+	open := r.tr.asked[jr.Job]
+	if len(jr.Restarted) == 0 || len(open) == 0 {
+		return
+	}
+	st, err := r.s.Status(jr.Job)
+	if err != nil {
+		return
+	}
+	for _, req := range jr.Requests {
+		if req.Speculative || slices.Contains(st.Scheduler.Waiting, req.Region) || !restartedIn(jr.Restarted, req.Region) {
+			continue
+		}
+		for _, s := range req.Slots {
+			for _, v := range s.Members {
+				if a, ok := open[v]; ok && a == req.Attempt {
+					r.cfg.Trace(r.traceEvent(now, jr.Job, runfile.Withdraw, v, runfile.NoSlot, a))
+					delete(open, v)
+				}
+			}
+		}
+	}
+}
+
+// restartedIn reports whether region reg is among the regions restarted.
+func restartedIn(restarts []scheduler.Restart, reg scheduler.RegionID) bool {
+	return slices.ContainsFunc(restarts, func(x scheduler.Restart) bool { return slices.Contains(x.Regions, reg) })
 }
 
 // traceWithdrawals withdraws the open requests of a job that ended, in

@@ -58,3 +58,32 @@ func TestTraceWithdrawsRestartedRegionsRequests(t *testing.T) {
 	assert.Equal(t, map[scheduler.TaskID]scheduler.Attempt{task("v2#0"): 0, task("v0#0"): 1, task("v1#0"): 1}, r.tr.asked["s"])
 	require.NoError(t, r.Close(context.Background()))
 }
+
+// A region that asked and restarted within one Ready (every input of an
+// instant is applied before it) no longer waits: its request is
+// withdrawn right after it is traced, as in the simulator's trace. Here
+// the job's scheduler has not started, so no region of it waits.
+func TestTraceWithdrawsARequestItsReadyRestarted(t *testing.T) {
+	g, err := topology.DecodeBytes([]byte(`{"vertices":[{"id":"v0","parallelism":1},{"id":"v2","parallelism":2}],
+		"edges":[{"source":"v0","target":"v2","shipStrategy":"rebalance","exchange":"blocking"}]}`))
+	require.NoError(t, err)
+	rs := region.Build(topology.NewExecutionTopology(g, exchange.AllBlocking))
+	var trace []string
+	c := fakeCluster()
+	kwokNodes(t, c, "k1", "k2")
+	r, err := NewRunner(context.Background(), RunnerConfig{Client: c, Run: "r1", Shape: rsresource.New(1000, 1024),
+		Trace: func(ev runfile.Event) { trace = append(trace, fmt.Sprintf("%s %s@%d", ev.Kind, ev.Task, ev.Attempt)) }})
+	require.NoError(t, err)
+	now := time.Unix(0, 0)
+	require.NoError(t, r.Submit(now, multijob.JobSpec{JobSpec: admission.JobSpec{Name: "s"}, Regions: rs}))
+	v20, err := rs.Topology().ParseVertexName("v2#0")
+	require.NoError(t, err)
+	reg := rs.RegionOf(v20)
+	r.traceReady(now, multijob.Ready{Jobs: []multijob.JobReady{{Job: "s", Ready: scheduler.Ready{
+		Requests:  []scheduler.Request{{Region: reg, Attempt: 0, Slots: rs.Slots(reg)}},
+		Restarted: []scheduler.Restart{{Regions: []scheduler.RegionID{reg}}},
+	}}}})
+	assert.Equal(t, []string{"request v2#0@0", "withdraw v2#0@0"}, trace)
+	assert.Empty(t, r.tr.asked["s"])
+	require.NoError(t, r.Close(context.Background()))
+}

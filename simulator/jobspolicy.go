@@ -281,7 +281,13 @@ func (p *jobsPolicy) submit(r *jobRun) {
 		return
 	}
 	r.port = &jobPort{m: p.m, name: job.Name}
-	r.rp = &regionPolicy{e: p.e, rs: rs, off: p.set.offsets[r.i]}
+	r.rp = &regionPolicy{e: p.e, rs: rs, off: p.set.offsets[r.i], waiting: func() []scheduler.RegionID {
+		st, err := p.m.Status(job.Name)
+		if err != nil {
+			return nil
+		}
+		return st.Scheduler.Waiting
+	}}
 }
 
 // end records a job's end and frees its driver's slot.

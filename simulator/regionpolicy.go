@@ -54,6 +54,9 @@ type regionPolicy struct {
 	// local task id; 0: none): that request is traced right before the
 	// first deploy of its tasks (applyDeploys).
 	tracedAt []int32
+	// waiting returns the regions of the job waiting for slots, as its
+	// scheduler has them (withdrawEnded); nil: sched's.
+	waiting func() []scheduler.RegionID
 }
 
 // newRegionPolicy makes the scheduler of a run of one job, over the
@@ -220,6 +223,50 @@ func (p *regionPolicy) applyDeploys(rd *scheduler.Ready) {
 	for _, w := range rd.Won {
 		p.e.won(w, p.off)
 	}
+	if len(rd.Restarted) > 0 && p.open > 0 {
+		p.withdrawEnded(rd)
+	}
+}
+
+// withdrawEnded withdraws the requests of rd that a restart in rd
+// ended: a region that asked and restarted within one Ready (a run of
+// several jobs applies every input of an instant before its Ready) no
+// longer waits, and asks again only once its inputs are complete again.
+// Its requests are withdrawn right after they were traced, in the
+// Ready's order.
+func (p *regionPolicy) withdrawEnded(rd *scheduler.Ready) {
+	var waiting []scheduler.RegionID
+	switch {
+	case p.waiting != nil:
+		waiting = p.waiting()
+	case p.sched != nil:
+		waiting = p.sched.Status().Waiting
+	default:
+		return
+	}
+	for _, req := range rd.Requests {
+		if req.Speculative || slices.Contains(waiting, req.Region) || !restartedIn(rd, req.Region) {
+			continue
+		}
+		for _, s := range req.Slots {
+			for _, v := range s.Members {
+				if t := p.off + int32(v); p.e.model.runs[t].asked1 == int32(req.Attempt)+1 {
+					p.e.attemptEvent(runfile.Withdraw, t, int32(req.Attempt), runfile.NoSlot, false)
+					p.served(t)
+				}
+			}
+		}
+	}
+}
+
+// restartedIn reports whether region r restarted in rd.
+func restartedIn(rd *scheduler.Ready, r scheduler.RegionID) bool {
+	for _, x := range rd.Restarted {
+		if slices.Contains(x.Regions, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // withdrawSuperseded ends the open requests of the tasks that ask again

@@ -232,3 +232,41 @@ func TestFailoverWithdrawsAWaitingRequestAtOnce(t *testing.T) {
 	quiet := run(t, cfg)
 	assert.Equal(t, res.TraceEvents, quiet.TraceEvents, "the withdrawal counts without a trace too")
 }
+
+// In a run of several jobs, every input of an instant is applied before
+// its Ready: a region may ask and restart within one Ready. Its request
+// is withdrawn at once, not when its next attempt asks. Here low's v0
+// ends at 500 ms, so its v2 regions (reading v0 over a blocking edge) ask
+// for slots; high arrives then and preempts v1, which runs beside v0 in
+// its region: the region restarts, and with it the v2 regions, whose
+// input is to be written again. Their requests end at 500 ms, and they
+// ask again at 2000 ms.
+func TestRestartInTheInstantOfTheRequestWithdrawsIt(t *testing.T) {
+	cfg := simulator.JobsConfig{
+		Jobs: []runfile.Job{
+			decodeJob(t, `{"name":"low","priority":3000,"vertices":[{"id":"v0","parallelism":2,"durationMs":500},
+				{"id":"v1","parallelism":1,"durationMs":1000},{"id":"v2","parallelism":3,"durationMs":300}],
+				"edges":[{"source":"v0","target":"v1","shipStrategy":"rescale","exchange":"pipelined"},
+				{"source":"v0","target":"v2","shipStrategy":"hash"}]}`),
+			decodeJob(t, `{"name":"high","priority":7000,"submitAtMs":500,"vertices":[{"id":"v0","parallelism":3,"durationMs":1000}]}`),
+		},
+		Cluster: slots(3), Record: true,
+		Queues: []admission.QueueConfig{{Name: "root.default", Policy: admission.Priority, Preempt: true}},
+	}
+	res, _, err := simulator.RunJobs(cfg)
+	require.NoError(t, err)
+	require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
+	var v20 []string
+	for _, e := range res.Events {
+		if e.Job == "low" && e.Task == "v2#0" && (e.Kind == runfile.Request || e.Kind == runfile.Withdraw || e.Kind == runfile.Deploy) {
+			v20 = append(v20, fmt.Sprintf("%s@%d %v", e.Kind, e.Attempt, e.At))
+		}
+	}
+	assert.Equal(t, []string{"request@0 500ms", "withdraw@0 500ms", "request@1 2s", "deploy@1 2s"}, v20)
+	assert.Empty(t, openRequests(res.Events))
+
+	cfg.Record = false
+	quiet, _, err := simulator.RunJobs(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, res.TraceEvents, quiet.TraceEvents, "the withdrawals count without a trace too")
+}
