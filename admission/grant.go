@@ -522,6 +522,9 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 			for _, idx := range q.takeFor(j, prof[pair.Slot], pair.N) {
 				q.hold(j, idx)
 				granted = append(granted, q.slots[idx].slot)
+				if rec != nil {
+					rec.slots = append(rec.slots, idx)
+				}
 			}
 			a.left[pair.Request].N -= pair.N
 		}
@@ -530,7 +533,7 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		q.send(j, slotpool.Grant{Ask: a.id, Slots: granted})
 		q.firstGrant(j)
 		if rec != nil {
-			rec.granted(q, granted, state, asg.Complete())
+			rec.removed, rec.started = asg.Complete(), state == JobAccepted && j.state != JobAccepted
 		}
 		grantedSome = true
 		if q.debug {

@@ -52,8 +52,8 @@ type grantRecord struct {
 
 // recordGrant notes that serve is about to grant (part of) ask a to j, as
 // the ask stands before the grant; clean says whether the grant may be
-// retracted, as far as is known before it is made. It returns the
-// record, which granted completes (valid until the next call). Only an
+// retracted. It returns the record, whose slots, removed and started
+// serve fills in as it grants (valid until the next call). Only an
 // admission with a queue that preempts keeps records.
 func (q *Queues) recordGrant(j *job, a *jobAsk, clean bool) *grantRecord {
 	if len(q.grantLog) < cap(q.grantLog) {
@@ -68,17 +68,6 @@ func (q *Queues) recordGrant(j *job, a *jobAsk, clean bool) *grantRecord {
 	r.ask.holding = append(holding, a.holding...)
 	r.ask.prev, r.ask.next = nil, nil
 	return r
-}
-
-// granted completes r once serve granted the slots: complete says the
-// grant completed the ask, state is the job's state before it.
-func (r *grantRecord) granted(q *Queues, slots []slotpool.Slot, state JobState, complete bool) {
-	for _, s := range slots {
-		r.slots = append(r.slots, q.index[s.ID])
-	}
-	r.removed = complete
-	r.started = state == JobAccepted && r.j.state != JobAccepted
-	r.clean = r.clean && len(r.j.placeholders) == 0
 }
 
 // retractable returns the record of the grant of this call of Decide

@@ -128,11 +128,7 @@ func (p *regionPolicy) withdrawRestarted(regions []scheduler.RegionID) {
 			return
 		}
 		for _, v := range p.rs.Members(r) {
-			t := p.off + int32(v)
-			if a := p.e.model.runs[t].asked1; a != 0 {
-				p.e.attemptEvent(runfile.Withdraw, t, a-1, runfile.NoSlot, false)
-				p.served(t)
-			}
+			p.withdraw(p.off + int32(v))
 		}
 	}
 }
@@ -251,8 +247,7 @@ func (p *regionPolicy) withdrawEnded(rd *scheduler.Ready) {
 		for _, s := range req.Slots {
 			for _, v := range s.Members {
 				if t := p.off + int32(v); p.e.model.runs[t].asked1 == int32(req.Attempt)+1 {
-					p.e.attemptEvent(runfile.Withdraw, t, int32(req.Attempt), runfile.NoSlot, false)
-					p.served(t)
+					p.withdraw(t)
 				}
 			}
 		}
@@ -291,8 +286,16 @@ func (p *regionPolicy) withdrawSuperseded(rd *scheduler.Ready) {
 // supersede ends the open request of task t (a union id) if it was made
 // for another attempt than attempt, which asks now (Withdraw event).
 func (p *regionPolicy) supersede(t, attempt int32) {
-	if r := &p.e.model.runs[t]; r.asked1 != 0 && r.asked1 != attempt+1 {
-		p.e.attemptEvent(runfile.Withdraw, t, r.asked1-1, runfile.NoSlot, false)
+	if a := p.e.model.runs[t].asked1; a != 0 && a != attempt+1 {
+		p.withdraw(t)
+	}
+}
+
+// withdraw ends the open request of task t (a union id), if it has one:
+// a Withdraw event with the request's attempt.
+func (p *regionPolicy) withdraw(t int32) {
+	if a := p.e.model.runs[t].asked1; a != 0 {
+		p.e.attemptEvent(runfile.Withdraw, t, a-1, runfile.NoSlot, false)
 		p.served(t)
 	}
 }
@@ -368,10 +371,7 @@ func (p *regionPolicy) traceRequest(req *scheduler.Request) {
 func (p *regionPolicy) withdrawAsks() {
 	end := p.off + int32(p.rs.Topology().NumExecutionVertices())
 	for v := p.off; p.open > 0 && v < end; v++ {
-		if a := p.e.model.runs[v].asked1; a != 0 {
-			p.e.attemptEvent(runfile.Withdraw, v, a-1, runfile.NoSlot, false)
-			p.served(v)
-		}
+		p.withdraw(v)
 	}
 }
 
