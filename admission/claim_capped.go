@@ -103,6 +103,7 @@ func (pk *picker) appendWithin(out []*job, n *qnode, ck orderKey) []*job {
 // a job of qu holds more than a number of them (victimsWithin) costs
 // O(1), not a walk over its holders. O(1) amortized.
 func (qu *queue) heldResized(from, to int) {
+	qu.node.markStale()
 	if from > 0 {
 		qu.heldBy[from]--
 	}

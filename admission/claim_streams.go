@@ -166,6 +166,13 @@ func (pk *picker) pickLive(live uint64) (exact bool) {
 func (pk *picker) keptIn(x *qnode, end, start int, unknown *bool) bool {
 	end = min(end, pk.give.remOf(x))
 	start = min(start, x.used-x.yielding-x.guaranteed)
+	if b := x.subtreeBounds(); pk.give.leaving == nil && max(min(end, b.minRem-len(pk.picks)), 0) >= b.maxHeld {
+		// Every queue of the subtree may give up at least as many slots
+		// as any job of it holds (what it gave up under the budget is
+		// at most what the claim picked): none kept a job's slots, and
+		// none depends on when the walk passed it.
+		return false
+	}
 	if qu := x.qu; qu != nil && qu.rank > pk.c.queue.rank && max(end, 0) < qu.maxHeld {
 		for n := qu.victims.First(); n != nil; n = n.Next() {
 			v := n.Item()

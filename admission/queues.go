@@ -675,6 +675,7 @@ func (q *Queues) addQueue(qc QueueConfig) *queue {
 	q.anyPreempt = q.anyPreempt || qc.Preempt
 	qu.node = q.node(qc.Name)
 	qu.node.qu, qu.node.guaranteed, qu.node.max = qu, qc.GuaranteedSlots, qc.MaxSlots
+	qu.node.markStale()
 	qu.node.updateKept()
 	if p := qu.node.parent; p != nil {
 		p.unsorted = true // (its guarantee orders it among its siblings)

@@ -60,6 +60,8 @@ type qnode struct {
 	// yielding, drivers, kept and keptKids are what the guarantees read
 	// (tenantcounts.go).
 	yielding, drivers, kept, keptKids int
+	// bounds bound its subtree for keptIn (queuetree_bounds.go).
+	bounds subBounds
 }
 
 // unlimited is the room of a queue without a maximum.
@@ -155,6 +157,7 @@ func (q *Queues) node(name string) *qnode {
 			c.nameRank = i + k
 		}
 	}
+	n.markStale()
 	q.nodes[name] = n
 	n.idx = len(q.nodeList) // (after its parents: they are created first)
 	q.nodeList = append(q.nodeList, n)
@@ -252,6 +255,7 @@ func CheckJobQueues(queues []QueueConfig, jobs []string, jobQueues []string) err
 // addUse counts d more slots held by qu's jobs, in qu and its parents.
 func (q *Queues) addUse(qu *queue, d int) {
 	q.uses++
+	qu.node.markStale()
 	for n := qu.node; n != nil; n = n.parent {
 		n.used += d
 		if n.parent != nil {

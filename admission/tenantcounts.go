@@ -40,6 +40,9 @@ func (j *job) clearYielding() {
 
 // addYielding counts d more slots given up in n and its parents.
 func addYielding(n *qnode, d int) {
+	if d != 0 {
+		n.markStale()
+	}
 	for ; n != nil && d != 0; n = n.parent {
 		n.yielding += d
 	}
