@@ -72,7 +72,7 @@ func (q *Queues) dropPassedClaims() {
 		q.handed = append(q.handed, c)
 	}
 	q.handedUses = q.uses
-	for _, qu := range q.qorder {
+	for qu := q.nextListed(reservingQueues, 0); qu != nil; qu = q.nextListed(reservingQueues, qu.pos+1) {
 		if qu.cfg.Policy == FairShare || len(qu.reservers) == 0 {
 			continue // (under fair share, Queues.overtaken says it)
 		}

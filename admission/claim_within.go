@@ -29,7 +29,7 @@ func (q *Queues) claimWithinQueues() {
 	if len(q.qorder) < 2 {
 		return
 	}
-	for _, qu := range q.qorder {
+	for qu := q.nextListed(idleQueues, 0); qu != nil; qu = q.nextListed(idleQueues, qu.pos+1) {
 		if qu.order.Len() == 0 || qu.idleHeld == 0 || q.freeFor(qu) > 0 {
 			continue
 		}

@@ -25,11 +25,9 @@ import (
 // preemptions that the free slots left make unneeded, then lets waiting
 // jobs of preempting queues take from lower-priority ones (preempt.go).
 func (q *Queues) decideNow() {
-	for _, qu := range q.qorder {
-		if qu.cfg.Policy == FairShare {
-			q.entitle(qu)
-			q.dropOvertaken(qu)
-		}
+	for _, qu := range q.fairShareQueues {
+		q.entitle(qu)
+		q.dropOvertaken(qu)
 	}
 	q.withdrawStale(false)
 	q.yieldRepassed = false
@@ -142,7 +140,7 @@ func (q *Queues) decidePass() (again bool) {
 				continue
 			}
 		}
-		if free >= 0 && len(qu.reservers) == 0 && (q.sparse() || !qu.resume.set) && !qu.fitsSome(min(free, maxBucket)) {
+		if free >= 0 && len(qu.reservers) == 0 && (q.sparse() || !q.resumeOf(qu).set) && !qu.fitsSome(min(free, maxBucket)) {
 			// Its walk would visit no job: none has reserved slots, and
 			// none's smallest grant fits the free slots it may take
 			// (walkSparse finds none; a walk's fresh count, fitCount, is
@@ -167,7 +165,6 @@ func (q *Queues) decidePass() (again bool) {
 		}
 		break
 	}
-	q.endPass()
 	q.turn, q.turnEnded = nil, false
 	q.touched = st.touched[:0]
 	// A driver that left its slot to a job served after it in the pass
@@ -223,7 +220,7 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	if len(st.touched) > 0 && st.touched[len(st.touched)-1] == j && q.turnOver(qu) {
 		// Its queue no longer comes first: the pass sorts again, and its
 		// next turn starts at j (it may have more to be served).
-		qu.resume = cursor{key: j.key, set: true, incl: true}
+		qu.resume, qu.resumeIn = cursor{key: j.key, set: true, incl: true}, q.pass
 		return true
 	}
 	lack := j.headNeed()
@@ -684,8 +681,7 @@ func (q *Queues) end(now time.Time, j *job, failed error) {
 	q.now = now
 	for _, idx := range j.held {
 		if q.slots[idx].idle {
-			j.queue.idleHeld--
-			j.idleHeld--
+			q.addIdleHeld(j, -1)
 		}
 		q.put(idx)
 		q.freed(idx, true)

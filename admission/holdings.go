@@ -73,8 +73,7 @@ func (q *Queues) unhold(j *job, idx int32) {
 func (q *Queues) heldChanged(j *job, idx int32, d int) {
 	j.queue.heldSlots += d
 	if q.slots[idx].idle {
-		j.queue.idleHeld += d
-		j.idleHeld += d
+		q.addIdleHeld(j, d)
 		q.updateIdleVictim(j)
 	}
 	j.queue.heldResized(len(j.held)-d, len(j.held))
@@ -105,7 +104,7 @@ func (q *Queues) reserveFor(c *job, idx int32) {
 	s := &q.slots[idx]
 	s.state, s.claimant = slotReserved, c.id
 	if len(c.reserved) == 0 {
-		c.queue.addReserver(c)
+		q.addReserver(c)
 	}
 	c.queue.listClaimant(c)
 	c.reserved = append(c.reserved, idx)
@@ -115,18 +114,22 @@ func (q *Queues) reserveFor(c *job, idx int32) {
 }
 
 // addReserver lists a job that now has reserved slots.
-func (qu *queue) addReserver(j *job) {
+func (q *Queues) addReserver(j *job) {
+	qu := j.queue
 	j.reserverPos = len(qu.reservers)
 	qu.reservers = append(qu.reservers, j)
+	q.listQueue(reservingQueues, qu, true)
 }
 
 // removeReserver unlists a job whose reserved slots are gone, in O(1).
-func (qu *queue) removeReserver(j *job) {
+func (q *Queues) removeReserver(j *job) {
+	qu := j.queue
 	last := qu.reservers[len(qu.reservers)-1]
 	qu.reservers[j.reserverPos] = last
 	last.reserverPos = j.reserverPos
 	qu.reservers[len(qu.reservers)-1] = nil
 	qu.reservers = qu.reservers[:len(qu.reservers)-1]
+	q.listQueue(reservingQueues, qu, len(qu.reservers) > 0)
 }
 
 // addIncoming records a slot being reclaimed for claimant c.
@@ -170,7 +173,7 @@ func (q *Queues) takeReserved(c *job, p int32) (int32, bool) {
 			q.nReserved--
 			q.addUse(c.queue, -1)
 			if len(c.reserved) == 0 {
-				c.queue.removeReserver(c)
+				q.removeReserver(c)
 			}
 			q.unpark(c)
 			return idx, true
@@ -198,7 +201,7 @@ func (q *Queues) dropClaimKeeping(c *job, keep func(idx int32) bool) {
 	q.nReserved -= had - len(kept)
 	q.addUse(c.queue, len(kept)-had)
 	if had > 0 && len(kept) == 0 {
-		c.queue.removeReserver(c)
+		q.removeReserver(c)
 	}
 	coming := c.incoming[:0]
 	for _, idx := range c.incoming {
@@ -253,13 +256,7 @@ func (q *Queues) markIdle(j *job, a *jobAsk, idle bool) {
 	for _, idx := range a.holding {
 		if s := &q.slots[idx]; s.state == slotGranted && s.owner == j.id && s.idle != idle {
 			s.idle = idle
-			if idle {
-				j.queue.idleHeld++
-				j.idleHeld++
-			} else {
-				j.queue.idleHeld--
-				j.idleHeld--
-			}
+			q.addIdleHeld(j, b2i(idle)*2-1)
 		}
 	}
 	q.updateIdleVictim(j)
@@ -293,7 +290,7 @@ func (q *Queues) Kept(dst []KeptSlot) []KeptSlot {
 		}
 	}
 	if q.nReserved > 0 {
-		for _, qu := range q.qorder {
+		for qu := q.nextListed(reservingQueues, 0); qu != nil; qu = q.nextListed(reservingQueues, qu.pos+1) {
 			for _, j := range qu.reservers {
 				for _, idx := range j.reserved {
 					dst = append(dst, KeptSlot{Slot: q.slots[idx].slot.ID, Job: j.spec.Name})

@@ -95,6 +95,9 @@ func (q *Queues) checkInvariants() error {
 	if err := q.checkVictimTrees(); err != nil {
 		return err
 	}
+	if err := q.checkQueueSets(); err != nil {
+		return err
+	}
 	if err := q.checkBounds(); err != nil {
 		return err
 	}

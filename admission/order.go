@@ -118,12 +118,17 @@ func (q *Queues) updateOrder(j *job) {
 			q.putFits(qu, j)
 			return
 		}
+		q.noteOrderChange(qu)
 		qu.order.Remove(&j.orderNode)
+		q.orderChanged(qu, true)
 		j.inTree = false
 	}
 	if want {
 		j.key = keyOf(j)
+		q.noteOrderChange(qu)
+		had := qu.order.Len() > 0
 		qu.order.Insert(&j.orderNode, j)
+		q.orderChanged(qu, had)
 		q.putFits(qu, j)
 		j.inTree = true
 	} else {

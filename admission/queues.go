@@ -428,14 +428,23 @@ type queue struct {
 	submitted int
 	firstJob  string
 	// rank is its place in the fair order of queues (rankQueues);
-	// resume, in a decide pass, where its last turn stopped (at the job
-	// being served when it stopped coming first).
+	// resume, in the decide pass resumeIn, where its last turn stopped
+	// (at the job being served when it stopped coming first).
 	rank   int32
 	resume cursor
-	// waitsIn and doneIn are the decide passes in which it had jobs to
-	// visit when the pass started, and in which the pass was done with it
-	// (queuesort.go).
-	waitsIn, doneIn uint64
+	// doneIn is the decide pass that was done with it (queuesort.go).
+	doneIn uint64
+	// orderChangedIn is the pass in which a job last went in or out of
+	// order; waitedBefore: it had jobs then, before the first change
+	// (waitedAtStart). resumeIn is the pass resume was set in.
+	orderChangedIn, resumeIn uint64
+	waitedBefore             bool
+	// hasWaiting: its order is not empty (kept beside the pass's marks,
+	// which a pass reads for every queue).
+	hasWaiting bool
+	// pos is its place in Queues.qorder; inSet its place in each of
+	// Queues.sets, plus one (0: not listed).
+	pos int
 	// fit is the count of its walks (a turn resumed goes on with it).
 	fit fitCount
 }
@@ -487,9 +496,15 @@ type Queues struct {
 	lostSlots map[slotpool.SlotID]JobID
 	queues    map[string]*queue
 	qorder    []*queue // by name
-	nodes     map[string]*qnode
-	nodeList  []*qnode // the nodes of nodes, as created
-	resvStamp uint64   // markReservers' current mark
+	// sets lists the queues of a few kinds (queuesets.go); fairShareQueues
+	// the fair-share ones, by name.
+	sets            [numQueueSets]queueSet
+	fairShareQueues []*queue
+	// nWaitingQueues counts the queues with jobs in their order.
+	nWaitingQueues int
+	nodes          map[string]*qnode
+	nodeList       []*qnode // the nodes of nodes, as created
+	resvStamp      uint64   // markReservers' current mark
 	// marked lists the queues markReservers marked, when q.uses was
 	// markedUses.
 	marked     []*queue
@@ -683,6 +698,14 @@ func (q *Queues) addQueue(qc QueueConfig) *queue {
 	q.queues[qc.Name] = qu
 	q.qorder = append(q.qorder, qu)
 	sort.Slice(q.qorder, func(a, b int) bool { return q.qorder[a].cfg.Name < q.qorder[b].cfg.Name })
+	q.fairShareQueues = q.fairShareQueues[:0]
+	for i, x := range q.qorder {
+		x.pos = i
+		if x.cfg.Policy == FairShare {
+			q.fairShareQueues = append(q.fairShareQueues, x)
+		}
+	}
+	q.relist()
 	q.startVictims()
 	return qu
 }

@@ -80,32 +80,54 @@ func compareInts(a, b int) int {
 }
 
 // A pass visits the queues that had jobs to visit when it started
-// (waitsIn), in the fair order as it stands (their ranks, rankQueues),
+// (waitedAtStart), in the fair order as it stands (their ranks, rankQueues),
 // each until it is done for the pass (doneWaiting) or its whole branch
 // is (leaveBranch): the next queue to serve is the first in rank order
 // still to visit. The ranks change only as slots change hands, so a
 // pass walks the ranks once between two such changes.
 
-// startPass starts a pass: it marks the queues with jobs to visit and
-// returns how many there are.
+// startPass starts a pass and returns how many queues have jobs to
+// visit.
 func (q *Queues) startPass() int {
 	q.pass++
-	n := 0
-	for _, qu := range q.qorder {
-		if qu.order.Len() > 0 {
-			qu.waitsIn = q.pass
-			n++
-		}
-	}
 	q.scanAt, q.scanned = 0, false
-	return n
+	return q.nWaitingQueues
+}
+
+// waitedAtStart reports whether qu had jobs to visit when the pass
+// started: as it has now, unless its jobs to visit changed since
+// (noteOrderChange).
+func (q *Queues) waitedAtStart(qu *queue) bool {
+	if qu.orderChangedIn == q.pass {
+		return qu.waitedBefore
+	}
+	return qu.hasWaiting
+}
+
+// noteOrderChange records, before a job goes in or out of qu's order,
+// whether qu had jobs to visit before the first such change since the
+// pass started (waitedAtStart), and counts the queues with jobs to visit
+// once it changed (orderChanged).
+func (q *Queues) noteOrderChange(qu *queue) {
+	if qu.orderChangedIn != q.pass {
+		qu.orderChangedIn, qu.waitedBefore = q.pass, qu.hasWaiting
+	}
+}
+
+// orderChanged counts qu among the queues with jobs to visit, or not,
+// after a job went in or out of its order (from whether it had any).
+func (q *Queues) orderChanged(qu *queue, had bool) {
+	if has := qu.order.Len() > 0; has != had {
+		q.nWaitingQueues += b2i(has) - b2i(had)
+		qu.hasWaiting = has
+	}
 }
 
 // toVisit reports whether the pass still visits qu: it had jobs to
 // visit when the pass started, and neither it nor a branch it is in is
 // done for the pass.
 func (q *Queues) toVisit(qu *queue) bool {
-	if qu.waitsIn != q.pass || qu.doneIn == q.pass {
+	if qu.doneIn == q.pass || !q.waitedAtStart(qu) {
 		return false
 	}
 	if q.leftIn != q.pass {
@@ -131,8 +153,8 @@ func (q *Queues) markReservers() bool {
 	q.resvStamp++
 	q.markedUses = q.uses
 	q.marked = q.marked[:0]
-	for _, qu := range q.qorder {
-		if len(qu.reservers) > 0 && q.toVisit(qu) && !q.reserversAtRest(qu) {
+	for qu := q.nextListed(reservingQueues, 0); qu != nil; qu = q.nextListed(reservingQueues, qu.pos+1) {
+		if q.toVisit(qu) && !q.reserversAtRest(qu) {
 			q.marked = append(q.marked, qu)
 			for x := qu.node; x != nil && x.resvMark != q.resvStamp; x = x.parent {
 				x.resvMark = q.resvStamp
@@ -165,11 +187,13 @@ func (q *Queues) leaveBranch(qu *queue) {
 	x.leftIn, q.leftIn = q.pass, q.pass
 }
 
-// endPass forgets where the queues' turns stopped in the pass.
-func (q *Queues) endPass() {
-	for _, qu := range q.qorder {
-		qu.resume = cursor{}
+// resumeOf is where qu's last turn in the pass stopped (qu.resume, set
+// in this pass), or the start.
+func (q *Queues) resumeOf(qu *queue) cursor {
+	if qu.resumeIn != q.pass {
+		return cursor{}
 	}
+	return qu.resume
 }
 
 // firstWaiting returns the queue to serve next: the first in the fair

@@ -20,7 +20,7 @@ const sparseFree = 16
 // walk visits the jobs of qu that may be served or claim; true when
 // nothing more can happen in this pass.
 func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
-	from := qu.resume // where its last turn in this pass stopped (queuesort.go)
+	from := q.resumeOf(qu) // where its last turn in this pass stopped (queuesort.go)
 	if q.sparse() {
 		return q.walkSparse(qu, st, from)
 	}
