@@ -65,7 +65,11 @@ func (q *Queues) listed(k queueSetKind, qu *queue) bool {
 // Queues.qorder (a queue was added).
 func (q *Queues) relist() {
 	for k := range numQueueSets {
-		q.sets[k] = make(queueSet, (len(q.qorder)+63)/64)
+		if words := (len(q.qorder) + 63) / 64; len(q.sets[k]) != words {
+			q.sets[k] = make(queueSet, words)
+		} else {
+			clear(q.sets[k])
+		}
 		for _, qu := range q.qorder {
 			q.listQueue(k, qu, listsQueue(k, qu))
 		}
