@@ -63,11 +63,12 @@ func (q *Queues) decideNow() {
 	// lost the slots comes first again.
 	q.grantAndClaim()
 	q.preemptAll()
-	for q.retracted {
+	for q.retracted || q.repass {
 		// A preemption retracted grants of this call (retract.go): the
 		// slots it took are its claimant's to be granted, and the others
-		// are free again.
-		q.retracted = false
+		// are free again; or it took the free slots of lower-priority
+		// claims (preempt_claims.go), kept for its claimant.
+		q.retracted, q.repass = false, false
 		q.grantAndClaim()
 		q.preemptAll()
 	}

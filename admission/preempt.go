@@ -24,7 +24,9 @@ import (
 //     of them as the victims can complete), and takes no more.
 //   - Victims come from the claimant's queue only, and have a lower
 //     priority than the claimant: the lowest priority first, the most
-//     recently submitted first among equals, whatever the queue's policy.
+//     recently submitted first among equals, whatever the queue's policy;
+//     before any, the free slots claims keep for lower-priority jobs of
+//     the queue (preempt_claims.go), which cancels nothing.
 //     Drivers are never taken, nor slots that would break a gang below its
 //     minimum, nor slots another preemption takes already (but see
 //     below), nor slots a claim of its queue asks back for another job
@@ -219,8 +221,8 @@ func (q *Queues) preemptFor(c *job) bool {
 	if len(demand) == 0 {
 		return false
 	}
-	victims := q.victimsOf(c)
-	if len(victims) == 0 {
+	victims, lower := q.victimsOf(c), q.lowerClaims(c)
+	if len(victims) == 0 && len(lower) == 0 {
 		return false
 	}
 	all := flatten(demand, len(demand))
@@ -231,12 +233,17 @@ func (q *Queues) preemptFor(c *job) bool {
 	if q.matched(all, base) >= sumCounts(all) {
 		return false // it has what it waits for, or it is on its way
 	}
-	if c.driver && !c.hasSlot && !q.driverStartFollows(c, victims, all, base, mask) {
+	// The lower-priority claims' reserved slots first (preempt_claims.go).
+	withClaims := slices.Clone(base)
+	for _, x := range lower {
+		q.addReserved(withClaims, x, mask)
+	}
+	if c.driver && !c.hasSlot && !q.driverStartFollows(c, victims, all, withClaims, mask) {
 		return false
 	}
 	// The most the victims could give, then the longest run of whole
 	// asks that completes, then only the slots that run needs.
-	have := slices.Clone(base)
+	have := slices.Clone(withClaims)
 	q.pickVictims(c, victims, all, have, mask)
 	k := len(demand)
 	room := q.room(c.queue) + len(c.reserved) + len(c.placeholders)
@@ -253,6 +260,15 @@ func (q *Queues) preemptFor(c *job) bool {
 	want := flatten(demand, k)
 	if q.matched(want, base) >= sumCounts(want) {
 		return false // the first asks are served by what comes anyway
+	}
+	if q.giveUpLowerClaims(c, lower, want, base, mask) {
+		// Their slots are free: kept for c, and granted to it in this
+		// decision.
+		q.repass = true
+		if base = q.coming(c, all, true, nil, mask); q.matched(want, base) >= sumCounts(want) {
+			q.reserveFree(c, want)
+			return true // nothing to cancel
+		}
 	}
 	have = slices.Clone(base)
 	picks := q.pickVictims(c, victims, want, have, mask)

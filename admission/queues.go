@@ -543,9 +543,12 @@ type Queues struct {
 	// only after a change).
 	uses, ranked uint64
 	// grantLog records the grants of asks of this call of Decide, and
-	// retracted says a preemption retracted one (retract.go).
+	// retracted says a preemption retracted one (retract.go); repass,
+	// that a preemption took the free slots of claims and keeps them for
+	// its claimant (preempt_claims.go): the passes run again.
 	grantLog     []grantRecord
 	retracted    bool
+	repass       bool
 	rankedOnce   bool
 	rankedQueues int
 	jobs         []*job

@@ -270,3 +270,39 @@ func TestRestartInTheInstantOfTheRequestWithdrawsIt(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, res.TraceEvents, quiet.TraceEvents, "the withdrawals count without a trace too")
 }
+
+// A reclaim takes the free slots a lower-priority job's claim keeps
+// before it cancels a task. On 7 slots of a fifo queue with a reclaim
+// timeout of 0: j4 (3000) runs a pipelined region of two tasks from 0;
+// j2 (1000) starts its driver at 100 and from 1100 waits for a region of
+// 5 slots, which the free slots and j1's claim-asked slot would make;
+// j1 (3000) runs one 10 s task from 500; j3 (9000) starts its driver at
+// 500 and from 1500 needs one slot. j3 takes one of the slots j2's claim
+// keeps free: nothing is cancelled, nothing restarts, j4 ends at 3000.
+func TestReclaimTakesALowerClaimsFreeSlotFirst(t *testing.T) {
+	res, jr, err := simulator.RunJobs(simulator.JobsConfig{
+		Jobs: []runfile.Job{
+			decodeJob(t, `{"name":"j1","submitAtMs":500,"priority":3000,"vertices":[{"id":"v0","parallelism":1,"durationMs":10000}]}`),
+			decodeJob(t, `{"name":"j2","submitAtMs":100,"priority":1000,"driver":{"startupMs":1000},
+				"vertices":[{"id":"v0","parallelism":4,"durationMs":3000},{"id":"v1","parallelism":1,"durationMs":1500},{"id":"v2","parallelism":1,"durationMs":500}],
+				"edges":[{"source":"v0","target":"v1","shipStrategy":"hash"},{"source":"v0","target":"v2","shipStrategy":"hash","exchange":"pipelined"}]}`),
+			decodeJob(t, `{"name":"j3","submitAtMs":500,"priority":9000,"driver":{"startupMs":1000},"vertices":[{"id":"v0","parallelism":1,"durationMs":1500}]}`),
+			decodeJob(t, `{"name":"j4","priority":3000,"vertices":[{"id":"v0","parallelism":1,"durationMs":500},{"id":"v1","parallelism":1,"durationMs":3000}],
+				"edges":[{"source":"v0","target":"v1","shipStrategy":"rebalance","exchange":"pipelined"}]}`),
+		},
+		Cluster: slots(7), Record: true,
+		Queues: []admission.QueueConfig{{Name: "root.default", Preempt: true}},
+	})
+	require.NoError(t, err)
+	require.Len(t, jr, 4)
+	byName := map[string]simulator.JobResult{}
+	for _, r := range jr {
+		byName[r.Name] = r
+	}
+	assert.Equal(t, 3000*time.Millisecond, byName["j4"].Finished, "j4 runs on")
+	assert.Equal(t, 1500*time.Millisecond, byName["j3"].FirstDeploy, "j3 runs at once")
+	assert.Zero(t, res.Reclaims, "nothing reclaimed from a running task")
+	assert.Empty(t, res.Restarts)
+	assert.Empty(t, only(res.Events, runfile.Cancel))
+	assert.Empty(t, openRequests(res.Events))
+}
