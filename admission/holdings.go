@@ -256,7 +256,11 @@ func (q *Queues) markIdle(j *job, a *jobAsk, idle bool) {
 	for _, idx := range a.holding {
 		if s := &q.slots[idx]; s.state == slotGranted && s.owner == j.id && s.idle != idle {
 			s.idle = idle
-			q.addIdleHeld(j, b2i(idle)*2-1)
+			d := -1
+			if idle {
+				d = 1
+			}
+			q.addIdleHeld(j, d)
 		}
 	}
 	q.updateIdleVictim(j)
