@@ -77,7 +77,7 @@ func (r *Runner) traceReady(now time.Time, rd multijob.Ready) {
 		return
 	}
 	for _, jr := range rd.Jobs {
-		r.traceRestartWithdrawals(now, jr.Job, jr.Restarted)
+		r.traceRestartWithdrawals(now, jr.Job, &jr.Ready)
 		for _, req := range jr.Requests {
 			for _, s := range req.Slots {
 				for _, v := range s.Members {
@@ -124,9 +124,9 @@ func (r *Runner) traceRequest(now time.Time, job string, v scheduler.TaskID, att
 // request open now was made before this Ready, by an attempt the restart
 // ended. Only tasks named by RegionTasks know their regions; other
 // requests are withdrawn when they ask again.
-func (r *Runner) traceRestartWithdrawals(now time.Time, job string, restarts []scheduler.Restart) {
+func (r *Runner) traceRestartWithdrawals(now time.Time, job string, rd *scheduler.Ready) {
 	open := r.tr.asked[job]
-	if len(restarts) == 0 || len(open) == 0 {
+	if len(rd.Restarted) == 0 || len(open) == 0 {
 		return
 	}
 	j, ok := r.jobs[job]
@@ -138,7 +138,7 @@ func (r *Runner) traceRestartWithdrawals(now time.Time, job string, restarts []s
 		return
 	}
 	for _, v := range slices.Sorted(maps.Keys(open)) {
-		if restartedIn(restarts, rt.Regions.RegionOf(v)) {
+		if rd.Restarts(rt.Regions.RegionOf(v)) {
 			r.cfg.Trace(r.traceEvent(now, job, runfile.Withdraw, v, runfile.NoSlot, open[v]))
 			delete(open, v)
 		}
@@ -159,10 +159,7 @@ func (r *Runner) traceEndedRequests(now time.Time, jr multijob.JobReady) {
 	if err != nil {
 		return
 	}
-	for _, req := range jr.Requests {
-		if req.Speculative || slices.Contains(st.Scheduler.Waiting, req.Region) || !restartedIn(jr.Restarted, req.Region) {
-			continue
-		}
+	for _, req := range jr.EndedRequests(st.Scheduler.Waiting) {
 		for _, s := range req.Slots {
 			for _, v := range s.Members {
 				if a, ok := open[v]; ok && a == req.Attempt {
@@ -172,11 +169,6 @@ func (r *Runner) traceEndedRequests(now time.Time, jr multijob.JobReady) {
 			}
 		}
 	}
-}
-
-// restartedIn reports whether region reg is among the regions restarted.
-func restartedIn(restarts []scheduler.Restart, reg scheduler.RegionID) bool {
-	return slices.ContainsFunc(restarts, func(x scheduler.Restart) bool { return slices.Contains(x.Regions, reg) })
 }
 
 // traceWithdrawals withdraws the open requests of a job that ended, in

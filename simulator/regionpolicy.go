@@ -240,10 +240,7 @@ func (p *regionPolicy) withdrawEnded(rd *scheduler.Ready) {
 	default:
 		return
 	}
-	for _, req := range rd.Requests {
-		if req.Speculative || slices.Contains(waiting, req.Region) || !restartedIn(rd, req.Region) {
-			continue
-		}
+	for _, req := range rd.EndedRequests(waiting) {
 		for _, s := range req.Slots {
 			for _, v := range s.Members {
 				if t := p.off + int32(v); p.e.model.runs[t].asked1 == int32(req.Attempt)+1 {
@@ -252,16 +249,6 @@ func (p *regionPolicy) withdrawEnded(rd *scheduler.Ready) {
 			}
 		}
 	}
-}
-
-// restartedIn reports whether region r restarted in rd.
-func restartedIn(rd *scheduler.Ready, r scheduler.RegionID) bool {
-	for _, x := range rd.Restarted {
-		if slices.Contains(x.Regions, r) {
-			return true
-		}
-	}
-	return false
 }
 
 // withdrawSuperseded ends the open requests of the tasks that ask again
