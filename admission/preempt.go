@@ -234,16 +234,15 @@ func (q *Queues) preemptFor(c *job) bool {
 		return false // it has what it waits for, or it is on its way
 	}
 	// The lower-priority claims' reserved slots first (preempt_claims.go).
-	withClaims := slices.Clone(base)
+	have := slices.Clone(base)
 	for _, x := range lower {
-		q.addReserved(withClaims, x, mask)
+		q.addReserved(have, x, mask, 1)
 	}
-	if c.driver && !c.hasSlot && !q.driverStartFollows(c, victims, all, withClaims, mask) {
+	if c.driver && !c.hasSlot && !q.driverStartFollows(c, victims, all, have, mask) {
 		return false
 	}
 	// The most the victims could give, then the longest run of whole
 	// asks that completes, then only the slots that run needs.
-	have := slices.Clone(withClaims)
 	q.pickVictims(c, victims, all, have, mask)
 	k := len(demand)
 	room := q.room(c.queue) + len(c.reserved) + len(c.placeholders)

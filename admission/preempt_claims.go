@@ -43,12 +43,12 @@ func (q *Queues) lowerClaims(c *job) []*job {
 	return out
 }
 
-// addReserved counts x's reserved slots in have (per profile), but those
-// of profiles mask rules out.
-func (q *Queues) addReserved(have []int, x *job, mask []bool) {
+// addReserved counts x's reserved slots d times in have (per profile),
+// but those of profiles mask rules out.
+func (q *Queues) addReserved(have []int, x *job, mask []bool, d int) {
 	for _, idx := range x.reserved {
 		if p := q.slots[idx].profile; mask == nil || mask[p] {
-			have[p]++
+			have[p] += d
 		}
 	}
 }
@@ -65,8 +65,7 @@ func (q *Queues) giveUpLowerClaims(c *job, claimants []*job, want []resource.Cou
 		if m >= need {
 			break
 		}
-		before := slices.Clone(have)
-		q.addReserved(have, x, mask)
+		q.addReserved(have, x, mask, 1)
 		if m2 := q.matched(want, have); m2 > m {
 			m = m2
 			q.giveUpClaim(x)
@@ -74,7 +73,7 @@ func (q *Queues) giveUpLowerClaims(c *job, claimants []*job, want []resource.Cou
 			given = true
 			continue
 		}
-		copy(have, before)
+		q.addReserved(have, x, mask, -1)
 	}
 	return given
 }

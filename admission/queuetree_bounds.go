@@ -41,15 +41,21 @@ func (n *qnode) subtreeBounds() subBounds {
 	if !n.bounds.stale {
 		return n.bounds
 	}
+	n.bounds = n.boundsOver((*qnode).subtreeBounds)
+	return n.bounds
+}
+
+// boundsOver is n's subtree's bounds: its own counts and its children's
+// bounds, as child gives them.
+func (n *qnode) boundsOver(child func(*qnode) subBounds) subBounds {
 	b := subBounds{minRem: n.used - n.yielding - n.guaranteed}
 	if n.qu != nil {
 		b.maxHeld = n.qu.maxHeld
 	}
 	for _, ch := range n.children {
-		cb := ch.subtreeBounds()
+		cb := child(ch)
 		b.minRem, b.maxHeld = min(b.minRem, cb.minRem), max(b.maxHeld, cb.maxHeld)
 	}
-	n.bounds = b
 	return b
 }
 
@@ -72,14 +78,4 @@ func (q *Queues) checkBounds() error {
 }
 
 // countBounds counts n's subtree's bounds over its queues.
-func countBounds(n *qnode) subBounds {
-	b := subBounds{minRem: n.used - n.yielding - n.guaranteed}
-	if n.qu != nil {
-		b.maxHeld = n.qu.maxHeld
-	}
-	for _, ch := range n.children {
-		cb := countBounds(ch)
-		b.minRem, b.maxHeld = min(b.minRem, cb.minRem), max(b.maxHeld, cb.maxHeld)
-	}
-	return b
-}
+func countBounds(n *qnode) subBounds { return n.boundsOver(countBounds) }
