@@ -50,6 +50,11 @@ func (r *runner) apply(ctx context.Context, rd multijob.Ready) int {
 				}
 			}
 		}
+		if len(jrd.Restarted) > 0 && len(jr.asked) > 0 {
+			if st, err := r.d.Status(ctx, jrd.Job); err == nil {
+				r.withdrawEnded(jrd.Job, jr, &jrd.Ready, st.Scheduler.Waiting)
+			}
+		}
 	}
 	ended := 0
 	for _, end := range rd.Ended {
@@ -182,6 +187,26 @@ func (r *runner) withdrawRestarted(job string, jr *jobRun, restarted []scheduler
 			}
 			for _, v := range jr.rs.Members(reg) {
 				if a, ok := jr.asked[v]; ok {
+					r.event(job, jr, runfile.Withdraw, v, runfile.NoSlot, a)
+					delete(jr.asked, v)
+				}
+			}
+		}
+	}
+}
+
+// withdrawEnded withdraws the requests of rd that a restart in rd ended,
+// right after them, as the simulator's trace does: a region that asked
+// and restarted within one Ready (every input of an instant is applied
+// before it) no longer waits, and asks again only once its inputs are
+// complete again. waiting lists the job's regions that wait for slots
+// (its status, read after rd): a region that waits again by then has
+// asked for another attempt, whose request withdraws the old one.
+func (r *runner) withdrawEnded(job string, jr *jobRun, rd *scheduler.Ready, waiting []scheduler.RegionID) {
+	for _, req := range rd.EndedRequests(waiting) {
+		for _, s := range req.Slots {
+			for _, v := range s.Members {
+				if a, ok := jr.asked[v]; ok && a == req.Attempt {
 					r.event(job, jr, runfile.Withdraw, v, runfile.NoSlot, a)
 					delete(jr.asked, v)
 				}
