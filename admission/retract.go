@@ -16,8 +16,10 @@ import (
 // instant is decided together, so such a grant is retracted instead: its
 // message is taken back, its ask waits again as it did, its slots the
 // preemption picked go straight to the claimant (as a revoked slot that
-// came back would), and the others are free again. No Reclaimed event,
-// no Revoke: nothing was taken from the victim's pool. The passes then
+// came back would), and the others are free again. A claim of the call
+// may have asked such a slot back already (for the same claimant): its
+// Reclaim is taken back with the grant. No Reclaimed event, no Revoke:
+// nothing was taken from the victim's pool. The passes then
 // run again, so the slots are granted in the same decision.
 //
 // Only a grant that changed nothing but the job's slots, its ask and, if
@@ -116,6 +118,12 @@ func (q *Queues) retract(r *grantRecord) {
 	r.retracted = true
 	i := q.grantMessage(r)
 	v.out = slices.Delete(v.out, i, i+1)
+	// A claim of this call may have asked slots of the grant back: their
+	// Reclaims go too.
+	v.out = slices.DeleteFunc(v.out, func(m slotpool.FromAdmission) bool {
+		rc, ok := m.(slotpool.Reclaim)
+		return ok && slices.ContainsFunc(r.slots, func(idx int32) bool { return q.slots[idx].slot.ID == rc.Slot })
+	})
 	if r.removed {
 		a := v.asks.newAsk()
 		left, holding := a.left[:0], a.holding[:0]

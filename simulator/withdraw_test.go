@@ -145,6 +145,41 @@ func TestPreemptionOfTheInstantsGrantRetractsIt(t *testing.T) {
 	assert.Equal(t, len(only(res.Events, runfile.Deploy)), res.RegionsScheduled, "a deployment per deploy event")
 }
 
+// The same holds when a claim asked the slot back first: on 5 slots of a
+// fairshare queue with a reclaim timeout of 0, j1 (9000) runs two 300 ms
+// tasks from 0 and j2 (5000) waits from 100 for a region of 4 slots. At
+// 300 j1's tasks end and its next 4 regions ask together with j2: the
+// fair order grants j2 its 4 slots first, j1 one, and j1, below its
+// share, claims one of j2's and then preempts it at once. That grant is
+// retracted too: j2 keeps its first attempt's request and runs at 800
+// once j1 is done, no reclaim is reported, nothing restarts.
+func TestPreemptionOfAClaimedGrantOfTheInstantRetractsIt(t *testing.T) {
+	res, jr, err := simulator.RunJobs(simulator.JobsConfig{
+		Jobs: []runfile.Job{
+			decodeJob(t, `{"name":"j1","priority":9000,"vertices":[{"id":"v0","parallelism":2,"durationMs":300},{"id":"v1","parallelism":4,"durationMs":500}],
+				"edges":[{"source":"v0","target":"v1","shipStrategy":"rescale","exchange":"blocking"}]}`),
+			decodeJob(t, `{"name":"j2","priority":5000,"submitAtMs":100,"vertices":[{"id":"v0","parallelism":4,"durationMs":500},{"id":"v1","parallelism":1,"durationMs":100}],
+				"edges":[{"source":"v0","target":"v1","shipStrategy":"hash","exchange":"pipelined"}]}`),
+		},
+		Cluster: slots(5), Record: true,
+		Queues: []admission.QueueConfig{{Name: "root.default", Policy: admission.FairShare, Preempt: true}},
+	})
+	require.NoError(t, err)
+	require.Len(t, jr, 2)
+	assert.Equal(t, 800*time.Millisecond, jr[0].Finished)
+	assert.Equal(t, 800*time.Millisecond, jr[1].FirstDeploy, "j2 runs once j1 is done")
+	assert.Equal(t, 1300*time.Millisecond, jr[1].Finished)
+	for _, e := range res.Events {
+		if e.Job == "j2" && e.Kind == runfile.Deploy {
+			assert.Zero(t, e.Attempt, "j2's first attempt runs: %+v", e)
+		}
+	}
+	assert.Zero(t, res.Reclaims, "no reclaim: j2 never had the slot")
+	assert.Empty(t, res.Restarts)
+	assert.Empty(t, only(res.Events, runfile.Withdraw, runfile.Cancel))
+	assert.Empty(t, openRequests(res.Events))
+}
+
 // In a run of one job, a failover that restarts a region waiting for a
 // slot withdraws its request before the next attempt asks: B#0 asks at 0
 // (its hybrid producer A#0 is deployed; hybrid slot sharing is off, so it
