@@ -215,8 +215,16 @@ func (r *Runner) failBulk(now time.Time, bulk [3]int64) {
 	}
 }
 
-// apply applies a Ready: cancels first, then ends, then deployments.
+// apply applies a Ready: the jobs that finished first (each ended with
+// its last task, an input of the instant: its driver leaves before the
+// decision's events), then the reclaims and cancels, the other ends, and
+// the deployments.
 func (r *Runner) apply(ctx context.Context, now time.Time, rd multijob.Ready) error {
+	for _, end := range rd.Ended {
+		if end.Outcome == multijob.Finished {
+			r.endJob(now, end.Job)
+		}
+	}
 	r.traceReclaims(now, rd)
 	r.noteRestarts(now, rd)
 	for _, jr := range rd.Jobs {
@@ -235,10 +243,8 @@ func (r *Runner) apply(ctx context.Context, now time.Time, rd multijob.Ready) er
 	}
 	r.traceReady(now, rd) // the requests, after the cancels and releases, as in the simulator's trace
 	for _, end := range rd.Ended {
-		r.traceWithdrawals(now, end.Job)
-		if j, ok := r.jobs[end.Job]; ok {
-			j.ended = true
-			r.stopDriver(now, j)
+		if end.Outcome != multijob.Finished {
+			r.endJob(now, end.Job)
 		}
 		r.ends = append(r.ends, end)
 		r.log.Info("job ended", zap.String("job", end.Job), zap.Stringer("outcome", end.Outcome), zap.Error(end.Err))
@@ -264,6 +270,16 @@ func (r *Runner) apply(ctx context.Context, now time.Time, rd multijob.Ready) er
 		}
 	}
 	return ctx.Err()
+}
+
+// endJob ends a job of a Ready: its open requests are withdrawn and its
+// driver stops.
+func (r *Runner) endJob(now time.Time, job string) {
+	r.traceWithdrawals(now, job)
+	if j, ok := r.jobs[job]; ok {
+		j.ended = true
+		r.stopDriver(now, j)
+	}
 }
 
 // onKnownSlots returns the deployments of a job whose region attempts

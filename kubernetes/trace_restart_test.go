@@ -70,6 +70,22 @@ func TestTraceWithdrawsARequestItsReadyRestarted(t *testing.T) {
 	require.NoError(t, r.Close(context.Background()))
 }
 
+// A job that finished ended with its last task, an input of the
+// instant: its driver's finish and release are traced before the events
+// of the decision over that instant (its reclaims, cancels and
+// requests), as in the simulator's trace.
+func TestTraceFinishedJobsDriverBeforeTheDecision(t *testing.T) {
+	_, r, trace := tracingRunner(t, `{"vertices":[{"id":"v0","parallelism":1}]}`)
+	now := time.Unix(0, 0)
+	r.jobs["s"].driver = &driverPod{name: DriverPodName("r1", "s"), slot: 3, bound: true}
+	require.NoError(t, r.apply(context.Background(), now, multijob.Ready{
+		Events: []admission.Event{{Kind: admission.Reclaimed, Job: "h", Victim: "l", Count: 1}},
+		Ended:  []multijob.JobEnd{{Job: "s", Outcome: multijob.Finished}},
+	}))
+	assert.Equal(t, []string{"finish driver@0", "release driver@0", "reclaim @0"}, *trace)
+	require.NoError(t, r.Close(context.Background()))
+}
+
 // tracingRunner returns the regions of a job (all-blocking), and a Runner
 // on two fake nodes to which job "s" of those regions was submitted at
 // time 0, with the trace events it writes ("kind task@attempt").

@@ -237,3 +237,31 @@ func TestQueuesAreNotServedByName(t *testing.T) {
 	assert.Equal(t, 100*time.Millisecond, firstDeploy("root.aaa"), "a queue first by name takes the first freed slot")
 	assert.Equal(t, 100*time.Millisecond, firstDeploy("root.urgent"), "a queue last by name too: root.shared holds more")
 }
+
+// A job that finishes ends with its last task, an input of the instant:
+// its driver's finish and release come before the events of the decision
+// over that instant. On 3 slots of a fifo queue with a reclaim timeout
+// of 0, a (driver and one 1 s task) and low (one 5 s task) run from 0;
+// high (9000) arrives at 1000 for a region of 3 slots, as a finishes: it
+// takes a's two slots and reclaims low's.
+func TestFinishedJobsDriverLeavesBeforeTheDecision(t *testing.T) {
+	res, _, err := simulator.RunJobs(simulator.JobsConfig{
+		Jobs: []runfile.Job{
+			decodeJob(t, `{"name":"a","driver":{"startupMs":0},"vertices":[{"id":"v","parallelism":1,"durationMs":1000}]}`),
+			decodeJob(t, `{"name":"low","priority":1000,"vertices":[{"id":"v","parallelism":1,"durationMs":5000}]}`),
+			decodeJob(t, `{"name":"high","priority":9000,"submitAtMs":1000,"vertices":[{"id":"v","parallelism":3,"durationMs":1000}]}`),
+		},
+		Cluster: slots(3), Record: true,
+		Queues: []admission.QueueConfig{{Name: "root.default", Preempt: true}},
+	})
+	require.NoError(t, err)
+	require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
+	var at1000 []string
+	for _, e := range res.Events {
+		if e.At == time.Second && e.Kind != runfile.Request {
+			at1000 = append(at1000, e.Kind.String()+" "+e.Job+" "+e.Task)
+		}
+	}
+	require.GreaterOrEqual(t, len(at1000), 6, "%v", at1000)
+	assert.Equal(t, []string{"finish a v#0", "release a v#0", "finish a driver", "release a driver", "reclaim high ", "cancel low v#0"}, at1000[:6])
+}

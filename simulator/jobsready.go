@@ -31,6 +31,13 @@ func (p *jobsPolicy) endInstant() bool {
 		decided(p.m)
 	}
 	p.sampleQueues()
+	// A job that finished ended with its last task, an input of the
+	// instant: its driver leaves its slot before the decision's events.
+	for _, end := range rd.Ended {
+		if end.Outcome == multijob.Finished {
+			p.ended(end)
+		}
+	}
 	// Reclaims first: the cancels they cause follow.
 	for _, ev := range rd.Events {
 		switch ev.Kind {
