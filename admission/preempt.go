@@ -717,11 +717,11 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 		v.loseTo(c, q.now)
 		// Slots granted to v in this call of Decide, its pool not told
 		// yet, come to c by retracting their grants (retract.go); so do
-		// those c's claim asked back in this call already.
+		// those a claim asked back in this call already.
 		var recs []*grantRecord
 		var retracted []int32
 		for _, idx := range byVictim[vid] {
-			if s := &q.slots[idx]; (s.state == slotGranted || s.state == slotReclaiming && s.claimant == c.id && !s.preempt) && (timeout == 0 || s.idle) {
+			if s := &q.slots[idx]; (s.state == slotGranted || s.state == slotReclaiming && !s.preempt) && (timeout == 0 || s.idle) {
 				if r := q.retractable(v, idx); r != nil {
 					if !slices.Contains(recs, r) {
 						recs = append(recs, r)

@@ -17,8 +17,9 @@ import (
 // message is taken back, its ask waits again as it did, its slots the
 // preemption picked go straight to the claimant (as a revoked slot that
 // came back would), and the others are free again. A claim of the call
-// may have asked such a slot back already (for the same claimant): its
-// Reclaim is taken back with the grant. No Reclaimed event, no Revoke:
+// may have asked such a slot back already: its Reclaim is taken back
+// with the grant (a claim of another job loses the slot, as it would to
+// the preemption's Revoke). No Reclaimed event, no Revoke:
 // nothing was taken from the victim's pool. The passes then
 // run again, so the slots are granted in the same decision.
 //

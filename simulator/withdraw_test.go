@@ -180,6 +180,41 @@ func TestPreemptionOfAClaimedGrantOfTheInstantRetractsIt(t *testing.T) {
 	assert.Empty(t, openRequests(res.Events))
 }
 
+// And when a claim of another job, of another queue, asked the slot
+// back first: on 5 slots, root.a (fairshare, reclaimTimeoutMs 0) and
+// root.b (fairshare, 500 ms); j1 of root.b runs one task 300-600 ms; at
+// 500 j3 of root.b (a driver) and j4 (5000) and j5 (1000) of root.a
+// arrive, each region one slot. The decision at 500 grants j5 a slot,
+// j3's driver claims it across queues, and j4 preempts it at once: j5's
+// grant is retracted (j3's claim loses the slot, as it would to a
+// revoke). j5 keeps its first attempt's request and runs at 600, when
+// j1's slot comes back; nothing restarts, no reclaim is reported.
+func TestPreemptionOfASlotAnotherQueueClaimedRetractsItsGrant(t *testing.T) {
+	res, jr, err := simulator.RunJobs(simulator.JobsConfig{
+		Jobs: []runfile.Job{
+			decodeJob(t, `{"name":"j1","submitAtMs":300,"priority":7000,"queue":"root.b","vertices":[{"id":"v0","parallelism":1,"durationMs":300}]}`),
+			decodeJob(t, `{"name":"j3","submitAtMs":500,"priority":1000,"queue":"root.b","driver":{"startupMs":200},"vertices":[{"id":"v0","parallelism":2,"durationMs":1500}]}`),
+			decodeJob(t, `{"name":"j4","submitAtMs":500,"priority":5000,"queue":"root.a","vertices":[{"id":"v0","parallelism":4,"durationMs":500}]}`),
+			decodeJob(t, `{"name":"j5","submitAtMs":500,"priority":1000,"queue":"root.a","vertices":[{"id":"v0","parallelism":1,"durationMs":1500}]}`),
+		},
+		Cluster: slots(5), Record: true,
+		Queues: []admission.QueueConfig{{Name: "root.a", Policy: admission.FairShare, Preempt: true},
+			{Name: "root.b", Policy: admission.FairShare, Preempt: true, ReclaimTimeout: 500 * time.Millisecond}},
+	})
+	require.NoError(t, err)
+	require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
+	byName := map[string]simulator.JobResult{}
+	for _, r := range jr {
+		byName[r.Name] = r
+	}
+	assert.Equal(t, 500*time.Millisecond, byName["j4"].FirstDeploy)
+	assert.Equal(t, 600*time.Millisecond, byName["j5"].FirstDeploy)
+	assert.Zero(t, res.Reclaims, "no reclaim: j5 never had the slot")
+	assert.Empty(t, res.Restarts)
+	assert.Empty(t, only(res.Events, runfile.Withdraw, runfile.Cancel))
+	assert.Empty(t, openRequests(res.Events))
+}
+
 // In a run of one job, a failover that restarts a region waiting for a
 // slot withdraws its request before the next attempt asks: B#0 asks at 0
 // (its hybrid producer A#0 is deployed; hybrid slot sharing is off, so it
