@@ -19,9 +19,9 @@ import (
 // came back would), and the others are free again. A claim of the call
 // may have asked such a slot back already: its Reclaim is taken back
 // with the grant (a claim of another job loses the slot, as it would to
-// the preemption's Revoke). No Reclaimed event, no Revoke:
-// nothing was taken from the victim's pool. The passes then
-// run again, so the slots are granted in the same decision.
+// the preemption's Revoke). No Reclaimed event, no Revoke: nothing was
+// taken from the victim's pool. The passes then run again, so the slots
+// are granted in the same decision.
 //
 // Only a grant that changed nothing but the job's slots, its ask and, if
 // it was its first, its start is retracted: of free slots or its own
