@@ -268,6 +268,9 @@ func (q *Queues) preemptFor(c *job) bool {
 			q.reserveFree(c, want)
 			return true // nothing to cancel
 		}
+		// The slots those claims asked back are their jobs' again
+		// (unyield): those jobs are victims as any other.
+		victims = q.victimsOf(c)
 	}
 	have = slices.Clone(base)
 	picks := q.pickVictims(c, victims, want, have, mask)

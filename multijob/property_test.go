@@ -1510,6 +1510,9 @@ var regressionSeedsCapped = []struct {
 		"at that instant freed slots that served it, and both preemptions were withdrawn (j3 keeps running, and so does j6)"},
 	{8159183, "a slot its job holds idle is taken at once and cancels nothing: j2 took j7's idle slot after two busy slots of j0 " +
 		"(lower priority), then a soft gang's timer freed slots; the two preemptions of j0 were withdrawn, the idle slot stays j2's"},
+	{9517514, "on a preempting stateaware queue a preemption first takes the free slot a lower-priority claim keeps (j3's, its region " +
+		"restarted by a slot removal); the slots that claim asked back of j0 are j0's again, so j0 (6246) is the victim: j6 (6713) " +
+		"no longer loses a slot to j1 (7518) while j0 keeps running"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
