@@ -72,8 +72,8 @@ func (q *Queues) dropPassedClaims() {
 		q.handed = append(q.handed, c)
 	}
 	q.handedUses = q.uses
-	for qu := q.nextListed(reservingQueues, 0); qu != nil; qu = q.nextListed(reservingQueues, qu.pos+1) {
-		if qu.cfg.Policy == FairShare || len(qu.reservers) == 0 {
+	for qu := range q.listedQueues(reservingQueues) {
+		if qu.cfg.Policy == FairShare {
 			continue // (under fair share, Queues.overtaken says it)
 		}
 		cs := append(q.passScratch[:0], qu.reservers...)

@@ -29,8 +29,8 @@ func (q *Queues) claimWithinQueues() {
 	if len(q.qorder) < 2 {
 		return
 	}
-	for qu := q.nextListed(idleQueues, 0); qu != nil; qu = q.nextListed(idleQueues, qu.pos+1) {
-		if qu.order.Len() == 0 || qu.idleHeld == 0 || q.freeFor(qu) > 0 {
+	for qu := range q.listedQueues(idleQueues) {
+		if qu.order.Len() == 0 || q.freeFor(qu) > 0 {
 			continue
 		}
 		if j := q.firstUnblocked(qu); j != nil {

@@ -294,7 +294,7 @@ func (q *Queues) Kept(dst []KeptSlot) []KeptSlot {
 		}
 	}
 	if q.nReserved > 0 {
-		for qu := q.nextListed(reservingQueues, 0); qu != nil; qu = q.nextListed(reservingQueues, qu.pos+1) {
+		for qu := range q.listedQueues(reservingQueues) {
 			for _, j := range qu.reservers {
 				for _, idx := range j.reserved {
 					dst = append(dst, KeptSlot{Slot: q.slots[idx].slot.ID, Job: j.spec.Name})

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"fmt"
+	"iter"
 	"math/bits"
 )
 
@@ -54,6 +55,16 @@ func (q *Queues) nextListed(k queueSetKind, from int) *queue {
 		}
 	}
 	return nil
+}
+
+// listedQueues yields the queues of list k in Queues.qorder's order,
+// each step reading the list as it stands (the loop's body may list or
+// unlist queues).
+func (q *Queues) listedQueues(k queueSetKind) iter.Seq[*queue] {
+	return func(yield func(*queue) bool) {
+		for qu := q.nextListed(k, 0); qu != nil && yield(qu); qu = q.nextListed(k, qu.pos+1) {
+		}
+	}
 }
 
 // listed reports whether list k lists qu.

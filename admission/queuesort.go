@@ -153,7 +153,7 @@ func (q *Queues) markReservers() bool {
 	q.resvStamp++
 	q.markedUses = q.uses
 	q.marked = q.marked[:0]
-	for qu := q.nextListed(reservingQueues, 0); qu != nil; qu = q.nextListed(reservingQueues, qu.pos+1) {
+	for qu := range q.listedQueues(reservingQueues) {
 		if q.toVisit(qu) && !q.reserversAtRest(qu) {
 			q.marked = append(q.marked, qu)
 			for x := qu.node; x != nil && x.resvMark != q.resvStamp; x = x.parent {

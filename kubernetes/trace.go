@@ -159,14 +159,10 @@ func (r *Runner) traceEndedRequests(now time.Time, jr multijob.JobReady) {
 	if err != nil {
 		return
 	}
-	for _, req := range jr.EndedRequests(st.Scheduler.Waiting) {
-		for _, s := range req.Slots {
-			for _, v := range s.Members {
-				if a, ok := open[v]; ok && a == req.Attempt {
-					r.cfg.Trace(r.traceEvent(now, jr.Job, runfile.Withdraw, v, runfile.NoSlot, a))
-					delete(open, v)
-				}
-			}
+	for v, attempt := range jr.EndedTasks(st.Scheduler.Waiting) {
+		if a, ok := open[v]; ok && a == attempt {
+			r.cfg.Trace(r.traceEvent(now, jr.Job, runfile.Withdraw, v, runfile.NoSlot, a))
+			delete(open, v)
 		}
 	}
 }

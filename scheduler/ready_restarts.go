@@ -1,6 +1,9 @@
 package scheduler
 
-import "slices"
+import (
+	"iter"
+	"slices"
+)
 
 // Restarts reports whether a failover of rd restarts region r.
 func (rd *Ready) Restarts(r RegionID) bool {
@@ -22,4 +25,21 @@ func (rd *Ready) EndedRequests(waiting []RegionID) []Request {
 		}
 	}
 	return out
+}
+
+// EndedTasks yields the tasks of EndedRequests(waiting), in rd's order,
+// each with the attempt its request asked for: the requests a runtime
+// that traces them withdraws.
+func (rd *Ready) EndedTasks(waiting []RegionID) iter.Seq2[TaskID, Attempt] {
+	return func(yield func(TaskID, Attempt) bool) {
+		for _, req := range rd.EndedRequests(waiting) {
+			for _, s := range req.Slots {
+				for _, v := range s.Members {
+					if !yield(v, req.Attempt) {
+						return
+					}
+				}
+			}
+		}
+	}
 }

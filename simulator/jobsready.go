@@ -53,7 +53,9 @@ func (p *jobsPolicy) endInstant() bool {
 		p.byName[rd.Jobs[i].Job].rp.applyCancels(&rd.Jobs[i].Ready)
 	}
 	for _, end := range rd.Ended {
-		p.ended(end)
+		if end.Outcome != multijob.Finished { // (those ended above)
+			p.ended(end)
+		}
 	}
 	for i := range rd.Jobs {
 		jr := &rd.Jobs[i]

@@ -240,13 +240,9 @@ func (p *regionPolicy) withdrawEnded(rd *scheduler.Ready) {
 	default:
 		return
 	}
-	for _, req := range rd.EndedRequests(waiting) {
-		for _, s := range req.Slots {
-			for _, v := range s.Members {
-				if t := p.off + int32(v); p.e.model.runs[t].asked1 == int32(req.Attempt)+1 {
-					p.withdraw(t)
-				}
-			}
+	for v, attempt := range rd.EndedTasks(waiting) {
+		if t := p.off + int32(v); p.e.model.runs[t].asked1 == int32(attempt)+1 {
+			p.withdraw(t)
 		}
 	}
 }

@@ -203,14 +203,10 @@ func (r *runner) withdrawRestarted(job string, jr *jobRun, restarted []scheduler
 // (its status, read after rd): a region that waits again by then has
 // asked for another attempt, whose request withdraws the old one.
 func (r *runner) withdrawEnded(job string, jr *jobRun, rd *scheduler.Ready, waiting []scheduler.RegionID) {
-	for _, req := range rd.EndedRequests(waiting) {
-		for _, s := range req.Slots {
-			for _, v := range s.Members {
-				if a, ok := jr.asked[v]; ok && a == req.Attempt {
-					r.event(job, jr, runfile.Withdraw, v, runfile.NoSlot, a)
-					delete(jr.asked, v)
-				}
-			}
+	for v, attempt := range rd.EndedTasks(waiting) {
+		if a, ok := jr.asked[v]; ok && a == attempt {
+			r.event(job, jr, runfile.Withdraw, v, runfile.NoSlot, a)
+			delete(jr.asked, v)
 		}
 	}
 }
