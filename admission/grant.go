@@ -169,8 +169,11 @@ func (q *Queues) decidePass() (again bool) {
 	q.turn, q.turnEnded = nil, false
 	q.touched = st.touched[:0]
 	// A driver that left its slot to a job served after it in the pass
-	// may fit what is left: one more pass per decision for that.
-	yieldAgain := q.driverYielded && touched > 0 && !q.yieldRepassed
+	// may fit what is left, and one that left it to a request the pass
+	// then did not serve (a claim made after the driver's visit took the
+	// slots or its queue's room) may take it: one more pass per decision
+	// for that.
+	yieldAgain := q.driverYielded && (touched > 0 || q.nFree > 0) && !q.yieldRepassed
 	q.yieldRepassed = q.yieldRepassed || yieldAgain
 	return q.unreserved || q.regrant || yieldAgain
 }

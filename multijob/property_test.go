@@ -1513,6 +1513,9 @@ var regressionSeedsCapped = []struct {
 	{9517514, "on a preempting stateaware queue a preemption first takes the free slot a lower-priority claim keeps (j3's, its region " +
 		"restarted by a slot removal); the slots that claim asked back of j0 are j0's again, so j0 (6246) is the victim: j6 (6713) " +
 		"no longer loses a slot to j1 (7518) while j0 keeps running"},
+	{10043073, "a driver that left the free slots to a request the pass then did not serve takes one: j6's driver (root.q0, its " +
+		"maxRunningJobs free again as j5 ended) yielded to j4's request, but j3, ahead of j4, claimed, and its reserved slot filled " +
+		"root.q2's maxSlots; the large slot stayed free beside j6's waiting driver"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
