@@ -57,7 +57,10 @@ import (
 //     first region is no reason to cancel those at once), nor, on a
 //     StateAware queue, for a job not started while another job of the
 //     queue not started has a claim under way (that one starts first:
-//     startsAfterAnother), and only if the claimant can then progress:
+//     startsAfterAnother), nor for a job not started while as many jobs
+//     ahead of it in its queue's order wait to start as its queue's
+//     maxRunningJobs (or a parent's) leaves room for (startsAfterOthers),
+//     and only if the claimant can then progress:
 //     for a driver, only if its first regions can follow (drivers.go),
 //     within the room its queues' maxima leave (startFitsRoom), beside
 //     the drivers and placeholders, those the claims under way will pin
@@ -205,7 +208,7 @@ func (q *Queues) preemptFor(c *job) bool {
 		q.markHeldBack(c)
 		return false
 	}
-	if q.startsAfterAnother(c) {
+	if q.startsAfterAnother(c) || c.startsAfterOthers() {
 		return false
 	}
 	if c.heldBack && c.heldBackAt.Equal(q.now) {
@@ -373,6 +376,41 @@ func (q *Queues) startsAfterAnother(c *job) bool {
 		}
 	}
 	return false
+}
+
+// startsAfterOthers reports whether c, not started, may start only
+// after other jobs of its queue: its queue's maxRunningJobs, or a
+// parent's, leaves room for k more jobs running, and k jobs of its queue
+// ahead of it in the queue's order wait to start too. Jobs beyond the
+// limit are admitted in the queue's order: those start first as slots
+// come back, and a preemption for c would cancel tasks for a start the
+// limit then holds back (the slots it frees beyond c's own serve them).
+// O(jobs ahead of c), on a queue with a limit only.
+func (c *job) startsAfterOthers() bool {
+	if c.state != JobAccepted {
+		return false
+	}
+	left := -1
+	for n := c.queue.node; n != nil; n = n.parent {
+		if n.qu != nil && n.qu.cfg.MaxRunningJobs > 0 {
+			if k := n.qu.cfg.MaxRunningJobs - n.running; left < 0 || k < left {
+				left = k
+			}
+		}
+	}
+	if left < 0 {
+		return false // no limit
+	}
+	for x := c.queue.order.First(); x != nil && left > 0; x = x.Next() {
+		j := x.Item()
+		if j == c {
+			return false
+		}
+		if j.state == JobAccepted {
+			left--
+		}
+	}
+	return left <= 0
 }
 
 // markHeldBack records that a decision found c held back by its queue

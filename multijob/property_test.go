@@ -1516,6 +1516,12 @@ var regressionSeedsCapped = []struct {
 	{10043073, "a driver that left the free slots to a request the pass then did not serve takes one: j6's driver (root.q0, its " +
 		"maxRunningJobs free again as j5 ended) yielded to j4's request, but j3, ahead of j4, claimed, and its reserved slot filled " +
 		"root.q2's maxSlots; the large slot stayed free beside j6's waiting driver"},
+	{10015489, "a job not started does not reclaim while the jobs ahead of it that wait to start fill its queue's maxRunningJobs: " +
+		"j5 (8121, a driver) took back the slots just granted to jd's region, and j1, ahead of it and waiting for its driver, " +
+		"started in one of them; the queue then ran 2 jobs, its limit, and j5's driver could never be followed beside theirs"},
+	{10149130, "the same rule ends a cycle of reclaims without end: on a fifo queue with maxRunningJobs 2, j4 (8181) reclaimed a " +
+		"slot of j3's region (293) at once every time it ran again, while j2, ahead of j4 in the queue's order, waited to start in the " +
+		"one place the limit left"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
