@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -172,12 +173,19 @@ func emptySim(tb testing.TB, sc simConfig) *sim {
 	}
 }
 
+// simLog turns on the admission's debug log (zap, on standard error) in
+// every run of the harness: a replay of one seed.
+var simLog = flag.Bool("simlog", false, "the admission's debug log of every run of the test harness, on standard error (with one seed)")
+
 // start makes the admission the jobs are submitted to; with checks on,
 // every claim across queues is checked against the walk of the victims
 // tree (Queues.checkLive), and every instant's preemptions across queues
 // against the guarantees (Queues.checkReclaims).
 func (s *sim) start(cfg Config) {
 	s.tb.Helper()
+	if *simLog {
+		cfg.Logger, _ = zap.NewDevelopment()
+	}
 	q, err := New(cfg)
 	require.NoError(s.tb, err)
 	q.checkLive = s.checks // (every claim's streams checked against the walk)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 
 	"github.com/regionsched/regionsched/admission"
 	"github.com/regionsched/regionsched/exchange"
@@ -63,6 +64,7 @@ var (
 	mixes   = flag.Int("mixes", propMixes, "how many random mixes TestPropertyMixes runs (seeds from ... from+N-1)")
 	mixFrom = flag.Uint64("mixfrom", 1, "the first seed TestPropertyMixes runs")
 	mixFail = flag.Int("mixfail", 3, "how many failing seeds TestPropertyMixes reports before it stops")
+	mixLog  = flag.Bool("mixlog", false, "the admission's debug log of every mix run, on standard error (with -mixseed)")
 )
 
 const (
@@ -556,7 +558,11 @@ func newMixRun(m *mix, reverse bool) (*mixRun, error) {
 		drivers: map[string]scheduler.SlotID{}, starts: map[string]time.Time{},
 		out: map[slotpool.SlotID]bool{}, lostIn: map[string]bool{}, short: map[string]bool{},
 	}
-	s, err := multijob.New(multijob.Config{Admission: admission.Config{Slots: m.slots, Queues: m.queues}})
+	acfg := admission.Config{Slots: m.slots, Queues: m.queues}
+	if *mixLog {
+		acfg.Logger, _ = zap.NewDevelopment()
+	}
+	s, err := multijob.New(multijob.Config{Admission: acfg})
 	if err != nil {
 		return nil, err
 	}
