@@ -61,6 +61,10 @@ type giveBudget struct {
 	// to jobs outside it (leavingSlots), in place of every slot it gives
 	// up (qnode.yielding): a preemption's budget (newCrossBudget).
 	leaving []int
+	// lent, if set, counts per queue the idle slots its subtree's jobs
+	// hold on loan (borrowedIdle): not counted as held above its
+	// guarantee (a preemption's budget).
+	lent []int
 }
 
 // guaranteeGap is how many slots c's queue lacks to hold its guarantee,
@@ -111,7 +115,46 @@ func (q *Queues) newCrossBudget(c *job) *crossBudget {
 		// (none given up: none leaves, and qnode.yielding says so)
 		gb.leaving = q.leavingSlots()
 	}
+	gb.lent = q.borrowedIdle()
 	return &crossBudget{gap: gap, giveBudget: gb}
+}
+
+// borrowedIdle counts per queue the idle slots that the jobs of its
+// subtree hold on loan (borrows, claim_guarantees.go) and are not giving
+// up already; nil if there are none. A claim may take those from a queue
+// at or below its guarantee, so a preemption does not count them as held
+// above it: counted, they would let it take a slot that runs a task, and
+// a claim taking them then (as it may) would leave the queue below its
+// guarantee by the preemption, which is withdrawn, the slots going back
+// and forth without end. O(slots x depth).
+func (q *Queues) borrowedIdle() []int {
+	var out []int
+	var seen map[JobID]bool
+	for i := range q.slots {
+		s := &q.slots[i]
+		if !s.idle || s.state != slotGranted || s.owner == noJob {
+			continue
+		}
+		v := q.jobs[s.owner]
+		b, ok := seen[v.id]
+		if !ok {
+			if seen == nil {
+				seen = map[JobID]bool{}
+			}
+			b = q.borrows(v)
+			seen[v.id] = b
+		}
+		if !b {
+			continue
+		}
+		if out == nil {
+			out = make([]int, len(q.nodeList))
+		}
+		for n := v.queue.node; n != nil; n = n.parent {
+			out[n.idx]++
+		}
+	}
+	return out
 }
 
 // newGiveBudget returns a giveBudget as the queues stand: O(queues).
@@ -155,6 +198,9 @@ func (gb *giveBudget) remOf(n *qnode) int {
 	out := n.yielding
 	if gb.leaving != nil {
 		out = gb.leaving[n.idx]
+	}
+	if gb.lent != nil {
+		out += gb.lent[n.idx]
 	}
 	return n.used - out - n.guaranteed - gb.given[n.idx]
 }

@@ -273,6 +273,10 @@ func TestPropertyReclaimAcrossQueuesRegressions(t *testing.T) {
 		{905471, "an idle slot a claim across queues asks back (from a job that borrows) is not preempted for a job of " +
 			"another queue: taken, it went from one claim to the other, the claim took the job's other idle slot, its " +
 			"queue's guarantee withdrew the preemption's other slot, and the decisions of the instant never ended"},
+		{9720775, "a preemption across queues does not count the idle slots a job holds on loan as held above its queue's " +
+			"guarantee: j0 (root.a.x, below its guarantee) preempted j3's slot of root.a.y counting j4's idle slot there, " +
+			"j1's claim (of root.a.x too) then took that idle slot, as a claim may, the preemption was withdrawn, and the " +
+			"slot kept for j0 went to j4 again: the decisions of one instant never ended"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := reclaimAcrossMix(t, r.seed)
