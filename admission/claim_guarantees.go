@@ -73,28 +73,37 @@ func (q *Queues) assuredSlots(x *qnode) int {
 	return n
 }
 
+// borrowMemo remembers, for the jobs asked, whether they borrow (borrows):
+// asked once per job in one look at many slots.
+type borrowMemo map[JobID]bool
+
+// borrows is q.borrows(v), asked once per job.
+func (m *borrowMemo) borrows(q *Queues, v *job) bool {
+	b, ok := (*m)[v.id]
+	if !ok {
+		if *m == nil {
+			*m = borrowMemo{}
+		}
+		b = q.borrows(v)
+		(*m)[v.id] = b
+	}
+	return b
+}
+
 // borrowedPicks returns, of the slots a claim of c picked, the idle
 // slots of jobs of other queues that borrow (see borrows): those it may
 // take across guarantees. Called before the claim asks them back; nil
 // if there are none.
 func (q *Queues) borrowedPicks(c *job, picks []int32) map[int32]bool {
 	var out map[int32]bool
-	var seen map[JobID]bool
+	var seen borrowMemo
 	for _, idx := range picks {
 		s := &q.slots[idx]
 		v := q.jobs[s.owner]
 		if v.queue == c.queue || !s.idle {
 			continue
 		}
-		b, ok := seen[v.id]
-		if !ok {
-			if seen == nil {
-				seen = map[JobID]bool{}
-			}
-			b = q.borrows(v)
-			seen[v.id] = b
-		}
-		if b {
+		if seen.borrows(q, v) {
 			if out == nil {
 				out = map[int32]bool{}
 			}

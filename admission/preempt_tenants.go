@@ -129,22 +129,14 @@ func (q *Queues) newCrossBudget(c *job) *crossBudget {
 // and forth without end. O(slots x depth).
 func (q *Queues) borrowedIdle() []int {
 	var out []int
-	var seen map[JobID]bool
+	var seen borrowMemo
 	for i := range q.slots {
 		s := &q.slots[i]
 		if !s.idle || s.state != slotGranted || s.owner == noJob {
 			continue
 		}
 		v := q.jobs[s.owner]
-		b, ok := seen[v.id]
-		if !ok {
-			if seen == nil {
-				seen = map[JobID]bool{}
-			}
-			b = q.borrows(v)
-			seen[v.id] = b
-		}
-		if !b {
+		if !seen.borrows(q, v) {
 			continue
 		}
 		if out == nil {
