@@ -165,8 +165,14 @@ func (l *Loop[R]) take() int {
 	}
 	l.mu.Unlock()
 	for _, in := range queue {
-		in.reply <- in.fn(l.clk.Now())
-		l.changed = l.changed || !in.read
+		err := in.fn(l.clk.Now())
+		if !in.read {
+			// The timer follows the input before it is answered: a caller
+			// that moves a mock clock next finds it armed.
+			l.changed = true
+			l.rearm()
+		}
+		in.reply <- err
 	}
 	return len(queue)
 }
@@ -248,7 +254,9 @@ func (l *Loop[R]) signal() {
 	}
 }
 
-// Do runs fn on the loop with the clock's time and returns its error:
+// Do runs fn on the loop with the clock's time and returns its error,
+// once the loop's timer is armed for the machine's next deadline as fn
+// left it (a test may move a mock clock at once):
 // ErrStopped if the loop ended first, ctx.Err() if ctx is done before the
 // loop took it (then it was not applied).
 func (l *Loop[R]) Do(ctx context.Context, fn func(now time.Time) error) error {
