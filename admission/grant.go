@@ -10,8 +10,9 @@ import (
 	"github.com/regionsched/regionsched/slotpool"
 )
 
-// decideNow grants what it can, queue by queue (in name order), to the
-// jobs of each queue in policy order, and makes at most one claim across
+// decideNow grants what it can, queue by queue (in the fair order of
+// sibling queues, queuesort.go), to the jobs of each queue in policy
+// order, and makes at most one claim across
 // queues (see claim): for the first job it could not serve whose lack
 // the free slots and the slots of the jobs behind it can complete.
 // Claims for the jobs behind are tried only while that one cannot be
@@ -24,7 +25,12 @@ import (
 // until a pass changes nothing the next could use, withdraws the
 // preemptions that the free slots left make unneeded, then lets waiting
 // jobs of preempting queues take from lower-priority ones (preempt.go).
+// A decision that grants a driver whose first asks follow at once ends
+// with that grant (startcut.go).
 func (q *Queues) decideNow() {
+	if q.startCut {
+		return // (startcut.go)
+	}
 	for _, qu := range q.fairShareQueues {
 		q.entitle(qu)
 		q.dropOvertaken(qu)
@@ -62,6 +68,9 @@ func (q *Queues) decideNow() {
 	// the guarantees count the slots each queue gives up: the queue that
 	// lost the slots comes first again.
 	q.grantAndClaim()
+	if q.startCut {
+		return
+	}
 	q.preemptAll()
 	for q.retracted || q.repass {
 		// A preemption retracted grants of this call (retract.go): the
@@ -70,6 +79,9 @@ func (q *Queues) decideNow() {
 		// claims (preempt_claims.go), kept for its claimant.
 		q.retracted, q.repass = false, false
 		q.grantAndClaim()
+		if q.startCut {
+			return
+		}
 		q.preemptAll()
 	}
 	q.grantSpeculative()
@@ -77,7 +89,11 @@ func (q *Queues) decideNow() {
 
 // grantAndClaim is a decision's passes and claims.
 func (q *Queues) grantAndClaim() {
-	for q.decidePass() || q.dropOutrankedLeft() {
+	for q.decidePass() || (!q.startCut && q.dropOutrankedLeft()) {
+	}
+	if q.startCut {
+		q.withdrawStale(true) // (the driver's job may have taken a reclaim's reason)
+		return
 	}
 	q.claimWithinQueues()
 	q.unreserved = false
@@ -85,7 +101,7 @@ func (q *Queues) grantAndClaim() {
 	if q.unreserved {
 		// A claim given up with the preemptions it counted on: the slots
 		// it kept reserved are the passes' to grant.
-		for q.decidePass() || q.dropOutrankedLeft() {
+		for q.decidePass() || (!q.startCut && q.dropOutrankedLeft()) {
 		}
 	}
 }
@@ -157,6 +173,10 @@ func (q *Queues) decidePass() (again bool) {
 		}
 		st.touched = st.touched[:0]
 		switch {
+		case q.startCut:
+			q.turn, q.turnEnded = nil, false
+			q.touched = st.touched[:0]
+			return false // (startcut.go)
 		case q.regrant:
 		case q.turnEnded:
 			continue // served while it came first: sort again
@@ -194,6 +214,9 @@ type passState struct {
 // still waits, claims what it lacks. It returns true when nothing more
 // can happen in this pass.
 func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
+	if q.startCut {
+		return true // (startcut.go)
+	}
 	if why := q.blocked(j); why != "" {
 		q.markHeldBack(j)
 		if q.debug {
@@ -487,6 +510,7 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 			q.log.Debug("driver granted", zap.String("job", j.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
 		}
 		grantedSome = true
+		q.cutForStart(j)
 	}
 	fair := j.queue.cfg.Policy == FairShare
 	mayHave := q.nFree + len(j.reserved) + len(j.placeholders)

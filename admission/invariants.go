@@ -79,6 +79,11 @@ import (
 //     cluster as configured leaves a region of its job no room while a
 //     slot of another profile would have left them all room
 //     (driverslot.go).
+//
+// After a decision cut for a driver's first asks (startcut.go), which
+// leaves the rest of its instant to the next decision, the rules about
+// idle slots, claims, speculative asks and drivers decided together are
+// left to that decision.
 func (q *Queues) checkInvariants() error {
 	if q.broken != nil {
 		return q.broken
@@ -104,20 +109,27 @@ func (q *Queues) checkInvariants() error {
 	if err := q.checkTenants(); err != nil {
 		return err
 	}
-	if err := q.checkNoIdleSlot(); err != nil {
-		return err
-	}
-	if err := q.checkClaims(); err != nil {
-		return err
-	}
-	if err := q.checkSpeculative(); err != nil {
-		return err
+	if !q.startCut {
+		// (A decision cut for a driver's first asks, startcut.go, left
+		// the rest of its instant to the next: these are about a
+		// decision that went through.)
+		if err := q.checkNoIdleSlot(); err != nil {
+			return err
+		}
+		if err := q.checkClaims(); err != nil {
+			return err
+		}
+		if err := q.checkSpeculative(); err != nil {
+			return err
+		}
 	}
 	if err := q.checkReclaimRules(); err != nil {
 		return err
 	}
-	if err := q.checkDriversDecided(); err != nil {
-		return err
+	if !q.startCut {
+		if err := q.checkDriversDecided(); err != nil {
+			return err
+		}
 	}
 	if err := q.checkDriverSlots(); err != nil {
 		return err

@@ -219,6 +219,9 @@ func (q *Queues) fireTimers(now time.Time) bool {
 
 // NextDeadline returns the earliest starting timeout or reclaim timeout.
 func (q *Queues) NextDeadline() (time.Time, bool) {
+	if q.startCut {
+		return q.now, true // the rest of the instant's decision (startcut.go)
+	}
 	at, ok := q.nextRevoke()
 	if t, gok := q.nextGangTimer(); gok && (!ok || t.Before(at)) {
 		at, ok = t, true

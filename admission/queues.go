@@ -87,6 +87,16 @@ type JobSpec struct {
 	// waiting job's request needs while they could not follow (see
 	// startNeed). nil: the driver alone.
 	Start []resource.Count
+	// StartAtOnce says that the asks of Start come at the instant the
+	// driver is granted (a driver with no startup time, in virtual
+	// time): the runtime starts the job, and the job asks, before the
+	// next Decide of that instant. A decision that grants such a driver
+	// then decides nothing more (NextDeadline is its instant), and the
+	// next one decides the rest together with those asks, as if they had
+	// waited from the start of the instant: a slot granted to another job
+	// at that instant is not reclaimed from it a moment later for them.
+	// It matters only with a Driver and a Start.
+	StartAtOnce bool
 	// Gang, if set, reserves slots for the job at once before anything of
 	// it runs (see Gang).
 	Gang *Gang
@@ -570,6 +580,10 @@ type Queues struct {
 	driverYielded bool
 	yielder       *job // the job whose driver yielded last (visit reads it)
 	yieldRepassed bool // decideNow ran a pass again for a yielded driver
+	// startCut: the decision granted a driver whose first asks follow at
+	// once (JobSpec.StartAtOnce) and decides nothing more; Decide clears
+	// it (see startcut.go).
+	startCut bool
 	// decision counts the decisions (decideNow), from 1.
 	decision uint64
 	// stamp counts asks, grants of drivers, marks of held-back jobs and
@@ -612,12 +626,16 @@ type Queues struct {
 // reports, SetPriority, Kill, Tick) only record what happened: the
 // caller calls Decide once it has applied every input of an instant (and
 // again after the pools took what it granted, until Pending is empty), so
-// the order of simultaneous inputs never decides who gets a slot.
+// the order of simultaneous inputs never decides who gets a slot. A
+// decision that grants a driver whose first asks follow at once
+// (JobSpec.StartAtOnce) ends there, timers unfired, and NextDeadline is
+// now: the next Decide of the instant decides the rest.
 func (q *Queues) Decide(now time.Time) {
 	q.now = now
 	q.grantLog = q.grantLog[:0]
+	q.startCut = false
 	q.decideNow()
-	if q.fireTimers(now) {
+	if !q.startCut && q.fireTimers(now) {
 		q.decideNow()
 	}
 }

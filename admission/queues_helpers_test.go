@@ -228,6 +228,9 @@ func (s *sim) add(spec JobSpec, at time.Duration, regions []int, durs []time.Dur
 			spec.Start = []resource.Count{{Profile: resource.Unknown, N: n}}
 		}
 	}
+	if spec.Driver != nil && startup == 0 {
+		spec.StartAtOnce = true // (the harness begins it at the instant of its grant)
+	}
 	j := &simJob{
 		name: spec.Name, spec: spec, submitAt: t0.Add(at), regions: regions, durs: durs,
 		inflight: inflight, startup: startup,
@@ -535,6 +538,13 @@ func (s *sim) pump() {
 			s.markDirty(s.byID[id])
 		}
 		if len(s.dirty) == 0 {
+			return
+		}
+		if t, ok := s.q.NextDeadline(); ok && !t.After(s.now) {
+			// A decision cut for a driver up at once (startcut.go): the
+			// job begins, and the admission decides the rest of the
+			// instant with its first asks in (the next step).
+			s.deliver()
 			return
 		}
 	}

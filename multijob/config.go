@@ -87,7 +87,11 @@ type JobSpec struct {
 	// With a Driver, the admission grants the driver a slot first (an
 	// admission.DriverGranted event), the runtime deploys it there, and
 	// once it is up calls StartJob; without one the job starts when it is
-	// submitted. A Gang reserves Gang.MinSlots slots (the driver's
+	// submitted. A runtime that calls StartJob at the very instant of the
+	// grant (a driver with no startup time, in virtual time) sets
+	// StartAtOnce: the decision that grants the driver then ends there
+	// (Ready's Deadline is that instant), and the Ready after StartJob
+	// decides the job's first regions with the rest of the instant. A Gang reserves Gang.MinSlots slots (the driver's
 	// included) before anything of the job runs; MinSlots must be at
 	// least 1, and region.Regions.GangMinSlots gives the usual value.
 	admission.JobSpec

@@ -138,7 +138,7 @@ func (s *Scheduler) Ready() Ready {
 			s.after(now, j)
 			progressed = true
 		}
-		if !progressed {
+		if !progressed || s.decisionCut(now) {
 			break
 		}
 	}
@@ -163,6 +163,16 @@ func (s *Scheduler) Ready() Ready {
 		rd.Deadline = t
 	}
 	return rd
+}
+
+// decisionCut reports whether the admission left the rest of the instant
+// to the next Ready: it granted a driver whose job starts at once
+// (admission.JobSpec.StartAtOnce), and decides the rest once the runtime
+// started the job (StartJob) and its first regions ask. Its deadline is
+// then the instant itself (any other deadline due fired in Decide).
+func (s *Scheduler) decisionCut(now time.Time) bool {
+	t, ok := s.c.NextDeadline()
+	return ok && !t.After(now)
 }
 
 // onEvent follows an event of the admission; it reports whether the

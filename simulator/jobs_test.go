@@ -265,3 +265,27 @@ func TestFinishedJobsDriverLeavesBeforeTheDecision(t *testing.T) {
 	require.GreaterOrEqual(t, len(at1000), 6, "%v", at1000)
 	assert.Equal(t, []string{"finish a v#0", "release a v#0", "finish a driver", "release a driver", "reclaim high ", "cancel low v#0"}, at1000[:6])
 }
+
+// A driver with no startup time starts its job at the instant of its
+// grant, and the admission decides the job's first region with the rest
+// of that instant: on 2 slots of a priority queue that reclaims at once,
+// high's driver and region take both, and low (arrived with it) waits
+// for high to end instead of deploying and being reclaimed at once.
+func TestDriverUpAtOnceDecidedWithItsFirstRegion(t *testing.T) {
+	res, jobs, err := simulator.RunJobs(simulator.JobsConfig{
+		Jobs: []runfile.Job{
+			decodeJob(t, `{"name":"high","priority":9000,"driver":{"startupMs":0},"vertices":[{"id":"v","parallelism":1,"durationMs":100}]}`),
+			decodeJob(t, `{"name":"low","priority":1000,"vertices":[{"id":"v","parallelism":1,"durationMs":100}]}`),
+		},
+		Cluster: slots(2), Record: true,
+		Queues: []admission.QueueConfig{{Name: "root.default", Policy: admission.Priority, Preempt: true}},
+	})
+	require.NoError(t, err)
+	require.Equal(t, runfile.Finished, res.Verdict, res.Reason)
+	for _, e := range res.Events {
+		assert.True(t, e.Kind != runfile.Reclaim && e.Kind != runfile.Cancel, "%+v", e)
+	}
+	require.Len(t, jobs, 2)
+	assert.Equal(t, 100*time.Millisecond, jobs[1].FirstDeploy, "low waits for high")
+	assert.Zero(t, res.RegionRestarts)
+}

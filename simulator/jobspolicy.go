@@ -254,6 +254,7 @@ func (p *jobsPolicy) submit(r *jobRun) {
 	if sub.Driver != nil {
 		d := sub.Driver.Resources
 		spec.Driver = &d
+		spec.StartAtOnce = sub.Driver.Startup == 0 // (started at the instant of its grant: jobsReady)
 	}
 	if g := sub.Gang; g != nil {
 		spec.Gang = &admission.Gang{MinSlots: g.MinSlots, Hard: g.Hard, Timeout: g.Timeout}

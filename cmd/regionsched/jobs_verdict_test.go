@@ -134,7 +134,7 @@ func TestSimulateJobsDeadlockNamesRejectedJob(t *testing.T) {
 	const dir = "rejected-job-beside-deadlock"
 	res := execCLI(t, "", "simulate", "--cluster", repro(dir, "cluster.json"), repro(dir, "big.json"), repro(dir, "d1.json"), repro(dir, "d2.json"))
 	require.Equal(t, 1, res.code, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
-	assert.Equal(t, "deadlock: at 0 ms jobs d1, d2 never finish: d1:driver, d2:driver hold slots while waiting; d1:v#0, d2:v#0 wait for a slot; "+
+	assert.Equal(t, "deadlock: at 1 ms jobs d1, d2 never finish: d1:driver, d2:driver hold slots while waiting; d1:v#0, d2:v#0 wait for a slot; "+
 		`failed: 1 of 3 jobs: big rejected: admission: job rejected: job "big" in queue root.a: its gang of 3 slots can never be reserved: `+
 		"queue root.a holds at most 2 slots (maxSlots)", lastLine(res.stdout))
 	lines := jobLines(t, res.stdout)

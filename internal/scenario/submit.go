@@ -101,6 +101,7 @@ func (h *Multi) submitSpec(t *testing.T, td *datadriven.TestData, j *hjob, sub t
 	}
 	if j.driver {
 		spec.Driver = &resource.Unknown
+		spec.StartAtOnce = j.startup == 0 // (advance starts it at the instant of its grant)
 	}
 	if sub.Gang != nil {
 		spec.Gang = &admission.Gang{MinSlots: sub.Gang.MinSlots, Hard: sub.Gang.Hard, Timeout: sub.Gang.Timeout}
