@@ -69,6 +69,7 @@ func (q *Queues) decideNow() {
 	// lost the slots comes first again.
 	q.grantAndClaim()
 	if q.startCut {
+		q.retractBeforeCut()
 		return
 	}
 	q.preemptAll()
@@ -80,6 +81,7 @@ func (q *Queues) decideNow() {
 		q.retracted, q.repass = false, false
 		q.grantAndClaim()
 		if q.startCut {
+			q.retractBeforeCut()
 			return
 		}
 		q.preemptAll()

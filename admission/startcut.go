@@ -17,10 +17,16 @@ import "go.uber.org/zap"
 // Decide, with the first asks in, decides the rest of the instant as if
 // they had waited from its start. A decision is cut at most once per
 // driver (a driver is granted once), so the decisions of an instant
-// still end. A job served before the driver in the same decision (ahead
-// of its job in its queue's order, or in a queue that comes first) keeps
-// what it was granted, and may still lose it at that instant to a
-// reclaim for the first asks.
+// still end.
+//
+// The jobs served before the driver in that decision (ahead of its job
+// in its queue's order, or in a queue that comes first) are served again
+// in the next: their grants of the decision, not yet with their pools,
+// are retracted (retract.go), so that a reclaim for the driver's first
+// asks takes such a slot back as the one decision of the instant would
+// have: by retracting its grant, never by cancelling what it deployed.
+// Only an admission with a queue that preempts keeps the records of its
+// grants; without one nothing is reclaimed at once, and the grants stay.
 
 // cutForStart ends the decision if j's driver, just granted, is followed
 // at once by j's first asks.
@@ -32,4 +38,17 @@ func (q *Queues) cutForStart(j *job) {
 	if q.debug {
 		q.log.Debug("decision cut: the driver's first asks follow at once", zap.String("job", j.spec.Name))
 	}
+}
+
+// retractBeforeCut retracts the grants of a cut decision that may be
+// (retract.go): the next decision of the instant makes them again, with
+// the driver's first asks in.
+func (q *Queues) retractBeforeCut() {
+	for i := range q.grantLog {
+		r := &q.grantLog[i]
+		if !r.retracted && len(r.slots) > 0 && q.retractable(r.j, r.slots[0]) == r {
+			q.retract(r)
+		}
+	}
+	q.retracted = false // (nothing is decided again in this decision)
 }
