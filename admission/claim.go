@@ -452,6 +452,7 @@ func (q *Queues) fireRevokes(now time.Time) bool {
 			v := q.jobs[s.owner]
 			q.markAskedBack(v)
 			q.send(v, slotpool.Revoke{Slot: s.slot.ID, Reason: slotpool.ReasonPreempted})
+			q.noteCancel(v, idx)
 			if q.debug {
 				q.log.Debug("slot preempted after the reclaim timeout", zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
 			}

@@ -26,10 +26,12 @@ import (
 // preemptions that the free slots left make unneeded, then lets waiting
 // jobs of preempting queues take from lower-priority ones (preempt.go).
 // A decision that grants a driver whose first asks follow at once ends
-// with that grant (startcut.go).
+// with that grant (startcut.go); one that cancels a task of a job that
+// runs tasks in other slots too ends once its preemptions are made
+// (cancelcut.go).
 func (q *Queues) decideNow() {
-	if q.startCut {
-		return // (startcut.go)
+	if q.cut() {
+		return // (startcut.go, cancelcut.go)
 	}
 	for _, qu := range q.fairShareQueues {
 		q.entitle(qu)
@@ -73,7 +75,7 @@ func (q *Queues) decideNow() {
 		return
 	}
 	q.preemptAll()
-	for q.retracted || q.repass {
+	for !q.cancelCut && (q.retracted || q.repass) {
 		// A preemption retracted grants of this call (retract.go): the
 		// slots it took are its claimant's to be granted, and the others
 		// are free again; or it took the free slots of lower-priority
@@ -85,6 +87,11 @@ func (q *Queues) decideNow() {
 			return
 		}
 		q.preemptAll()
+	}
+	if q.cancelCut {
+		q.retractBeforeCut() // (cancelcut.go)
+		q.repass = false
+		return
 	}
 	q.grantSpeculative()
 }

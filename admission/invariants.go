@@ -109,10 +109,10 @@ func (q *Queues) checkInvariants() error {
 	if err := q.checkTenants(); err != nil {
 		return err
 	}
-	if !q.startCut {
-		// (A decision cut for a driver's first asks, startcut.go, left
-		// the rest of its instant to the next: these are about a
-		// decision that went through.)
+	if !q.cut() {
+		// (A decision cut for a driver's first asks, startcut.go, or by
+		// a cancellation, cancelcut.go, left the rest of its instant to
+		// the next: these are about a decision that went through.)
 		if err := q.checkNoIdleSlot(); err != nil {
 			return err
 		}
@@ -126,7 +126,7 @@ func (q *Queues) checkInvariants() error {
 	if err := q.checkReclaimRules(); err != nil {
 		return err
 	}
-	if !q.startCut {
+	if !q.cut() {
 		if err := q.checkDriversDecided(); err != nil {
 			return err
 		}

@@ -819,6 +819,7 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 				s.revoked = true
 				q.markAskedBack(v)
 				q.send(v, slotpool.Revoke{Slot: s.slot.ID, Reason: slotpool.ReasonPreempted})
+				q.noteCancel(v, idx)
 			default:
 				s.revokeAt = q.now.Add(timeout)
 				q.revokes = append(q.revokes, idx)

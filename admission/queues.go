@@ -584,6 +584,10 @@ type Queues struct {
 	// once (JobSpec.StartAtOnce) and decides nothing more; Decide clears
 	// it (see startcut.go).
 	startCut bool
+	// cancelCut: the decision cancelled a task of a job that runs tasks
+	// in other slots, and decides nothing more; Decide clears it (see
+	// cancelcut.go).
+	cancelCut bool
 	// decision counts the decisions (decideNow), from 1.
 	decision uint64
 	// stamp counts asks, grants of drivers, marks of held-back jobs and
@@ -629,14 +633,24 @@ type Queues struct {
 // the order of simultaneous inputs never decides who gets a slot. A
 // decision that grants a driver whose first asks follow at once
 // (JobSpec.StartAtOnce) ends there, timers unfired, and NextDeadline is
-// now: the next Decide of the instant decides the rest.
+// now: the next Decide of the instant decides the rest. So does one that
+// cancels a task of a job that runs tasks in other slots too, once its
+// preemptions are made and its timers fired: the next Decide, after the
+// job's pool took the Revoke, decides with the slots its cancelled region
+// gave back (Pending lists that pool).
 func (q *Queues) Decide(now time.Time) {
 	q.now = now
 	q.grantLog = q.grantLog[:0]
-	q.startCut = false
+	q.startCut, q.cancelCut = false, false
 	q.decideNow()
-	if !q.startCut && q.fireTimers(now) {
+	if !q.startCut && q.fireTimers(now) && !q.cancelCut {
 		q.decideNow()
+	}
+	if q.cancelCut {
+		// (A decision cut by a cancellation, or a revoke that fired
+		// cancelling a region: the next Decide decides with the slots
+		// that come back, cancelcut.go.)
+		q.retractBeforeCut()
 	}
 }
 

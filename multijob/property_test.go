@@ -1528,6 +1528,10 @@ var regressionSeedsCapped = []struct {
 	{10149130, "the same rule ends a cycle of reclaims without end: on a fifo queue with maxRunningJobs 2, j4 (8181) reclaimed a " +
 		"slot of j3's region (293) at once every time it ran again, while j2, ahead of j4 in the queue's order, waited to start in the " +
 		"one place the limit left"},
+	{9039180, "slots a preemption's cancellation gives back are decided with the free slots of its instant: at 25 ms j0 preempted one " +
+		"slot of j5's 2-slot gang region at once, after j2 (root.q0, share 0) had been granted the free slot; the region's other slot " +
+		"came back only in the next decision, and j2 took it too while j1 (share 1, holding none) waited for 2. The decision that " +
+		"cancels now ends there, its grants retracted, and j1 gets both"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.

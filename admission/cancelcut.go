@@ -1,0 +1,44 @@
+package admission
+
+import "go.uber.org/zap"
+
+// A preemption that cancels a task at once (a reclaim timeout of 0, or
+// one that expired) cancels its region: the victim's runtime restarts the
+// region and gives back the other slots its tasks ran in, at the same
+// instant, but only once its pool took the Revoke: after the decision.
+// Had the decision gone on, it would have granted the free slots without
+// them, and the next decision of the instant would hand the slots that
+// came back to whoever waits then: two slots of one instant decided
+// apart, so that a job waiting for two could see a job below it take
+// both, one at a time (a fair share broken, a larger ask passed over).
+// So a decision that cancels a task of a victim that runs tasks in other
+// slots too ends once its preemptions are made: its grants of free slots
+// (not yet with their pools) are retracted (retract.go), no timer fires,
+// and the next Decide of the instant, with the Revoke's answer in,
+// decides them together with the slots that came back. A decision is cut
+// so only by a cancellation, and a slot is cancelled once, so the
+// decisions of an instant still end. A victim whose other slots keep
+// running (a region the cancelled one does not restart) gives nothing
+// back, and the next decision makes the same grants again.
+
+// noteCancel notes that the task in slot idx of v is cancelled at once:
+// the decision ends after its preemptions if v runs tasks in other slots
+// too (see above).
+func (q *Queues) noteCancel(v *job, idx int32) {
+	if q.slots[idx].idle {
+		return // (no task ran in it: nothing is restarted)
+	}
+	for _, h := range v.held {
+		if h != idx && !q.slots[h].idle {
+			if !q.cancelCut && q.debug {
+				q.log.Debug("decision cut: a cancelled region may give slots back", zap.String("victim", v.spec.Name))
+			}
+			q.cancelCut = true
+			return
+		}
+	}
+}
+
+// cut reports whether the decision ends here (a driver whose first asks
+// follow at once, startcut.go, or a cancellation, above).
+func (q *Queues) cut() bool { return q.startCut || q.cancelCut }
