@@ -392,6 +392,9 @@ func (q *Queues) blocked(j *job) string {
 	if qu.cfg.Policy == StateAware && qu.starting > 0 {
 		return "stateaware: another job of " + qu.cfg.Name + " is starting"
 	}
+	if qu.cfg.Policy == StateAware && q.preemptedToStart(j) {
+		return "stateaware: a job of " + qu.cfg.Name + " that preempts to start starts first"
+	}
 	if n := qu.runLimit(); n != nil {
 		return "maxRunningJobs of " + n.name + " reached"
 	}

@@ -378,6 +378,24 @@ func (q *Queues) startsAfterAnother(c *job) bool {
 	return false
 }
 
+// preemptedToStart reports whether another job of j's StateAware queue,
+// not started either and of a higher priority (or of j's, ahead of it
+// in the queue's order), has a preemption under way: that job starts
+// first. The slots a preemption frees beyond its claimant's (the other
+// slots of a region it cancels, or of a grant it retracts) would
+// otherwise start j, the queue's next job in its order, and StateAware
+// would then hold back the job the tasks were cancelled for. O(claims
+// of the queue).
+func (q *Queues) preemptedToStart(j *job) bool {
+	for _, x := range j.queue.claims() {
+		if x != j && x.state == JobAccepted && q.preempting(x) &&
+			(x.spec.Priority > j.spec.Priority || (x.spec.Priority == j.spec.Priority && x.key.compare(j.key) < 0)) {
+			return true
+		}
+	}
+	return false
+}
+
 // startsAfterOthers reports whether c, not started, may start only
 // after other jobs of its queue: its queue's maxRunningJobs, or a
 // parent's, leaves room for k more jobs running, and k jobs of its queue

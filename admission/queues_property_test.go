@@ -168,6 +168,11 @@ func TestPropertyQueuesRegressions(t *testing.T) {
 			"10 slots), on j1's slots that a claim of j2 asks back for j2's driver: when they come back in the same instant j2's " +
 			"driver takes one, and j4's would wait beside three drivers. The claims under way count as the drivers they will " +
 			"grant: nothing is reclaimed for j4 then"},
+		{12122945, []Policy{FIFO, Priority, FairShare, StateAware}, "on a preempting stateaware queue with a reclaim timeout of 0, " +
+			"j2 (not started) preempted a slot of j3's region for its driver while j4, ahead of it in fifo order, waited to start: " +
+			"the grant to j3, of that call, was retracted, its other slot went to j4's driver, j4 started and held j2 back, and j2's " +
+			"driver and first regions no longer fit beside the drivers. A job not started reclaims nothing while one ahead of it " +
+			"waits to start on a stateaware queue"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomMix(t, r.seed, r.policies...)
