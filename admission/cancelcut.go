@@ -12,24 +12,26 @@ import "go.uber.org/zap"
 // apart, so that a job waiting for two could see a job below it take
 // both, one at a time (a fair share broken, a larger ask passed over).
 // So a decision that cancels a task of a victim that runs tasks in other
-// slots too ends once its preemptions are made: its grants of free slots
-// (not yet with their pools) are retracted (retract.go), no timer fires,
-// and the next Decide of the instant, with the Revoke's answer in,
-// decides them together with the slots that came back. A decision is cut
-// so only by a cancellation, and a slot is cancelled once, so the
-// decisions of an instant still end. A victim whose other slots keep
-// running (a region the cancelled one does not restart) gives nothing
-// back, and the next decision makes the same grants again.
+// slots too ends once that preemption is made: no other job preempts in
+// it, and its grants of asks (not yet with their pools) are retracted
+// (retract.go) once its timers fired, so that the next Decide of the
+// instant, with the Revoke's answer in, decides them together with the
+// slots that came back. (Its timers fire before the retraction, as
+// after any decision: a timed preemption they withdraw finds the
+// instant's grants as they were. A driver's grant, a gang's
+// placeholders and a grant of slots a preemption brought stay made.) A
+// decision is cut so only by a cancellation, and a task is cancelled
+// once, so the decisions of an instant still end; the victim's pool has
+// the Revoke to take, so the runtime decides again. A victim whose other
+// slots keep running (a region the cancelled one does not restart) gives
+// nothing back, and the next decision makes the same grants again.
 
-// noteCancel notes that the task in slot idx of v is cancelled at once:
-// the decision ends after its preemptions if v runs tasks in other slots
-// too (see above).
-func (q *Queues) noteCancel(v *job, idx int32) {
-	if q.slots[idx].idle {
-		return // (no task ran in it: nothing is restarted)
-	}
+// noteCancel notes that a task of v was cancelled at once: the decision
+// ends if v runs tasks in other slots too (see above). The slots
+// preempted from it are out of its held slots already.
+func (q *Queues) noteCancel(v *job) {
 	for _, h := range v.held {
-		if h != idx && !q.slots[h].idle {
+		if !q.slots[h].idle {
 			if !q.cancelCut && q.debug {
 				q.log.Debug("decision cut: a cancelled region may give slots back", zap.String("victim", v.spec.Name))
 			}

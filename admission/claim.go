@@ -452,7 +452,9 @@ func (q *Queues) fireRevokes(now time.Time) bool {
 			v := q.jobs[s.owner]
 			q.markAskedBack(v)
 			q.send(v, slotpool.Revoke{Slot: s.slot.ID, Reason: slotpool.ReasonPreempted})
-			q.noteCancel(v, idx)
+			if !s.idle {
+				q.noteCancel(v) // (cancelcut.go)
+			}
 			if q.debug {
 				q.log.Debug("slot preempted after the reclaim timeout", zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
 			}

@@ -89,8 +89,7 @@ func (q *Queues) decideNow() {
 		q.preemptAll()
 	}
 	if q.cancelCut {
-		q.retractBeforeCut() // (cancelcut.go)
-		q.repass = false
+		q.retracted, q.repass = false, false // (Decide retracts: cancelcut.go)
 		return
 	}
 	q.grantSpeculative()

@@ -64,7 +64,13 @@ import (
 //     for a driver, only if its first regions can follow (drivers.go),
 //     within the room its queues' maxima leave (startFitsRoom), beside
 //     the drivers and placeholders, those the claims under way will pin
-//     included (startFitsBeside).
+//     included (startFitsBeside). On a StateAware queue a job not
+//     started with a preemption under way starts before the other jobs
+//     of the queue not started, of its priority behind it or lower
+//     (they are held back: preemptedToStart), so that the slots its
+//     preemption frees beyond its own do not start one of them first.
+//   - A decision that cancels a task of a job running tasks in other
+//     slots too makes no other preemption (cancelcut.go).
 //   - A timed preemption is withdrawn when its reason is gone: the
 //     claimant ended, stopped waiting, got what it waits for otherwise,
 //     may not be granted anything for now (another job of its queue
@@ -119,6 +125,12 @@ func (q *Queues) preemptAll() {
 			slices.SortStableFunc(waiting, func(a, b *job) int { return cmp.Compare(b.spec.Priority, a.spec.Priority) })
 		}
 		for _, c := range waiting {
+			if q.cancelCut {
+				// A cancellation's slots come back for the next decision
+				// of the instant: the other preemptions wait for it
+				// (cancelcut.go).
+				return
+			}
 			if q.preemptFor(c) {
 				q.updateOrder(c)
 			}
@@ -385,10 +397,14 @@ func (q *Queues) startsAfterAnother(c *job) bool {
 // slots of a region it cancels, or of a grant it retracts) would
 // otherwise start j, the queue's next job in its order, and StateAware
 // would then hold back the job the tasks were cancelled for. O(claims
-// of the queue).
+// of the queue), on a queue that preempts only.
 func (q *Queues) preemptedToStart(j *job) bool {
-	for _, x := range j.queue.claims() {
-		if x != j && x.state == JobAccepted && q.preempting(x) &&
+	if !j.queue.cfg.Preempt {
+		return false // (no job of it preempts)
+	}
+	// (The list as it stands, not claims(): callers walk that one.)
+	for _, x := range j.queue.claimants {
+		if x != j && x.state == JobAccepted && len(x.reserved)+len(x.incoming) > 0 && q.preempting(x) &&
 			(x.spec.Priority > j.spec.Priority || (x.spec.Priority == j.spec.Priority && x.key.compare(j.key) < 0)) {
 			return true
 		}
@@ -799,6 +815,7 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 			}
 			q.events = append(q.events, Event{At: q.now, Job: c.spec.Name, ID: c.id, Kind: Reclaimed, Victim: v.spec.Name, Count: taken, Reason: reason})
 		}
+		cancels := false // (a task of v cancelled at once)
 		for _, idx := range byVictim[vid] {
 			s := &q.slots[idx]
 			if s.preempt && s.claimant != c.id {
@@ -837,13 +854,16 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 				s.revoked = true
 				q.markAskedBack(v)
 				q.send(v, slotpool.Revoke{Slot: s.slot.ID, Reason: slotpool.ReasonPreempted})
-				q.noteCancel(v, idx)
+				cancels = cancels || !s.idle
 			default:
 				s.revokeAt = q.now.Add(timeout)
 				q.revokes = append(q.revokes, idx)
 				q.markAskedBack(v)
 				q.sendReclaim(v, s)
 			}
+		}
+		if cancels {
+			q.noteCancel(v) // (cancelcut.go)
 		}
 		q.updateHolder(v)
 		if err := q.checkReclaimGuarantee(c, v, len(byVictim[vid])); err != nil && q.broken == nil {

@@ -634,10 +634,10 @@ type Queues struct {
 // decision that grants a driver whose first asks follow at once
 // (JobSpec.StartAtOnce) ends there, timers unfired, and NextDeadline is
 // now: the next Decide of the instant decides the rest. So does one that
-// cancels a task of a job that runs tasks in other slots too, once its
-// preemptions are made and its timers fired: the next Decide, after the
-// job's pool took the Revoke, decides with the slots its cancelled region
-// gave back (Pending lists that pool).
+// cancels a task of a job that runs tasks in other slots too, once that
+// preemption is made and its timers fired, its grants of asks taken back:
+// the next Decide, after the job's pool took the Revoke, decides them with
+// the slots its cancelled region gave back (Pending lists that pool).
 func (q *Queues) Decide(now time.Time) {
 	q.now = now
 	q.grantLog = q.grantLog[:0]
@@ -648,8 +648,8 @@ func (q *Queues) Decide(now time.Time) {
 	}
 	if q.cancelCut {
 		// (A decision cut by a cancellation, or a revoke that fired
-		// cancelling a region: the next Decide decides with the slots
-		// that come back, cancelcut.go.)
+		// cancelling a region: the next Decide decides its grants with
+		// the slots that come back, cancelcut.go.)
 		q.retractBeforeCut()
 	}
 }

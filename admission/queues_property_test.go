@@ -171,8 +171,8 @@ func TestPropertyQueuesRegressions(t *testing.T) {
 		{12122945, []Policy{FIFO, Priority, FairShare, StateAware}, "on a preempting stateaware queue with a reclaim timeout of 0, " +
 			"j2 (not started) preempted a slot of j3's region for its driver while j4, ahead of it in fifo order, waited to start: " +
 			"the grant to j3, of that call, was retracted, its other slot went to j4's driver, j4 started and held j2 back, and j2's " +
-			"driver and first regions no longer fit beside the drivers. A job not started reclaims nothing while one ahead of it " +
-			"waits to start on a stateaware queue"},
+			"driver and first regions no longer fit beside the drivers. Now j4 waits while j2's preemption is under way: j2 " +
+			"starts first"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomMix(t, r.seed, r.policies...)
