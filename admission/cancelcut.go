@@ -30,9 +30,12 @@ import "go.uber.org/zap"
 // ends if v runs tasks in other slots too (see above). The slots
 // preempted from it are out of its held slots already.
 func (q *Queues) noteCancel(v *job) {
+	if q.cancelCut {
+		return
+	}
 	for _, h := range v.held {
 		if !q.slots[h].idle {
-			if !q.cancelCut && q.debug {
+			if q.debug {
 				q.log.Debug("decision cut: a cancelled region may give slots back", zap.String("victim", v.spec.Name))
 			}
 			q.cancelCut = true

@@ -27,7 +27,7 @@ import (
 // jobs of preempting queues take from lower-priority ones (preempt.go).
 // A decision that grants a driver whose first asks follow at once ends
 // with that grant (startcut.go); one that cancels a task of a job that
-// runs tasks in other slots too ends once its preemptions are made
+// runs tasks in other slots too ends once that preemption is made
 // (cancelcut.go).
 func (q *Queues) decideNow() {
 	if q.cut() {
@@ -304,8 +304,15 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	// served, so their slots come back as their tasks end, and it cannot
 	// wait forever; a claim is needed only for what jobs behind it sit on.
 	st.claiming = false
+	q.claimFirst(qu, j, lack, st)
+	return false
+}
+
+// claimFirst makes the claim of j, of queue qu, the first job of the
+// pass that waits, for lack (see visit).
+func (q *Queues) claimFirst(qu *queue, j *job, lack []resource.Count, st *passState) {
 	if len(j.reserved)+len(j.incoming) > 0 && q.claimComplete(j, lack) {
-		return false // what it lacks is on its way
+		return // what it lacks is on its way
 	}
 	// A cheap bound first: the slots it has coming, the free ones and
 	// all those held behind it, by number. Nothing held behind it is no
@@ -326,7 +333,7 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 		// ahead: see claim_guarantees.go and wedged.go.)
 		q.giveUpClaim(j)
 		q.passOnWedged(j, lack, st)
-		return false
+		return
 	}
 	q.claimScratch.passGuarded, q.claimScratch.passWedged = st.guarded, st.wedged
 	switch q.claim(j, lack) {
@@ -341,7 +348,6 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	default:
 		q.passOnWedged(j, lack, st)
 	}
-	return false
 }
 
 // giveUpClaim gives up j's claim for a reason other than a grant (see

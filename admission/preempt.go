@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -404,7 +405,7 @@ func (q *Queues) preemptedToStart(j *job) bool {
 	}
 	// (The list as it stands, not claims(): callers walk that one.)
 	for _, x := range j.queue.claimants {
-		if x != j && x.state == JobAccepted && len(x.reserved)+len(x.incoming) > 0 && q.preempting(x) &&
+		if x != j && x.state == JobAccepted && q.preempting(x) &&
 			(x.spec.Priority > j.spec.Priority || (x.spec.Priority == j.spec.Priority && x.key.compare(j.key) < 0)) {
 			return true
 		}
@@ -750,6 +751,23 @@ func (q *Queues) reserveFree(c *job, want []resource.Count) {
 	}
 }
 
+// retractableIn returns the grants of this call of Decide that gave v
+// slots of picked which a preemption with the reclaim timeout would take
+// at once (retract.go), and those slots.
+func (q *Queues) retractableIn(v *job, picked []int32, timeout time.Duration) (recs []*grantRecord, retracted []int32) {
+	for _, idx := range picked {
+		if s := &q.slots[idx]; (s.state == slotGranted || s.state == slotReclaiming && !s.preempt) && (timeout == 0 || s.idle) {
+			if r := q.retractable(v, idx); r != nil {
+				if !slices.Contains(recs, r) {
+					recs = append(recs, r)
+				}
+				retracted = append(retracted, idx)
+			}
+		}
+	}
+	return recs, retracted
+}
+
 // takeFrom preempts the picked slots for c: each victim's share is
 // reported (Reclaimed), then revoked at once or after the queue's
 // reclaim timeout.
@@ -793,18 +811,7 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 		// Slots granted to v in this call of Decide, its pool not told
 		// yet, come to c by retracting their grants (retract.go); so do
 		// those a claim asked back in this call already.
-		var recs []*grantRecord
-		var retracted []int32
-		for _, idx := range byVictim[vid] {
-			if s := &q.slots[idx]; (s.state == slotGranted || s.state == slotReclaiming && !s.preempt) && (timeout == 0 || s.idle) {
-				if r := q.retractable(v, idx); r != nil {
-					if !slices.Contains(recs, r) {
-						recs = append(recs, r)
-					}
-					retracted = append(retracted, idx)
-				}
-			}
-		}
+		recs, retracted := q.retractableIn(v, byVictim[vid], timeout)
 		if taken := len(byVictim[vid]) - len(retracted); taken > 0 {
 			reason := reclaimReason(c, v, timeout.Milliseconds())
 			if over, n := q.takenOverIn(c, byVictim[vid]); n == taken {
