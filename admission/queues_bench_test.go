@@ -15,21 +15,45 @@ import (
 // cluster of slots: every job submitted at time 0 to one fifo queue, each
 // region a bulk of 1 to 4 slots running 10 to 100 ms, a job's regions one
 // after another, each job with its own pool and Link (the harness, without
-// the invariant checks). The timer runs from the admission's construction
-// until every job has finished; the jobs, their pools and links are built
-// before it starts. A decision is one grant. The larger run reports its
-// growth-10x: its time per run over the smaller one's (when both ran).
+// the invariant checks). The pools are configured as the multi-job
+// runtime's (package multijob): a slot whose tasks ended goes back to the
+// admission at once, which decides who gets it (runtimePools). The timer
+// runs from the admission's construction until every job has finished;
+// the jobs, their pools and links are built before it starts. A decision
+// is one grant. The larger run reports its growth-10x: its time per run
+// over the smaller one's (when both ran).
 func BenchmarkAdmission(b *testing.B) {
-	benchAdmission(b, "", benchSim)
+	benchAdmission(b, "", benchSim, runtimePools)
 }
 
+// BenchmarkAdmissionKeepFreed runs the jobs of BenchmarkAdmission (and,
+// queues100-, of BenchmarkAdmissionQueueTree) on pools that keep a freed
+// slot for their own next region and give an idle one back after 1 ms
+// (keptPools): the admission's claims then ask slots back for the jobs
+// that come first, the claims' busiest case.
+func BenchmarkAdmissionKeepFreed(b *testing.B) {
+	benchAdmission(b, "", benchSim, keptPools)
+	benchAdmission(b, "queues100-", treeSim, keptPools)
+}
+
+// runtimePools configures the benchmarks' pools as the multi-job runtime
+// does (pool.Config.ReturnFreed, an idle timeout of 1 ns); keptPools as
+// pools that keep a freed slot for their own next region. Neither times
+// out: a run that finishes never reaches the timeout, and the harness
+// then keeps no timer for it.
+var (
+	runtimePools = simConfig{poolTimeout: slotpool.NoTimeout, returnFreed: true}
+	keptPools    = simConfig{poolTimeout: slotpool.NoTimeout}
+)
+
 // benchAdmission runs BenchmarkAdmission's two sizes on the harness build
-// makes (sub-benchmarks named prefix + sizes). Besides the decisions it
-// reports the slots asked back per run (Reclaim messages: a claim's work,
-// as a grant is a decision's), and the calls of Decide (rounds/op: the
-// harness's rounds, each after it delivered what the pools sent, until
-// nothing is left to deliver at the instant).
-func benchAdmission(b *testing.B, prefix string, build func(testing.TB, int, int, int) (*sim, Config)) {
+// makes with pools configured by sc (sub-benchmarks named prefix +
+// sizes). Besides the decisions it reports the slots asked back per run
+// (Reclaim messages: a claim's work, as a grant is a decision's), and the
+// calls of Decide (rounds/op: the harness's rounds, each after it
+// delivered what the pools sent, until nothing is left to deliver at the
+// instant).
+func benchAdmission(b *testing.B, prefix string, build func(testing.TB, int, int, int, simConfig) (*sim, Config), sc simConfig) {
 	var perRun [2]time.Duration
 	for k, c := range []struct{ jobs, regions, slots int }{{1000, 10, 1000}, {10000, 10, 1000}} {
 		b.Run(fmt.Sprintf("%sjobs%d-regions%d-slots%d", prefix, c.jobs, c.regions, c.slots), func(b *testing.B) {
@@ -37,7 +61,7 @@ func benchAdmission(b *testing.B, prefix string, build func(testing.TB, int, int
 			grants, back, rounds := 0, 0, 0
 			for b.Loop() {
 				b.StopTimer() // the inputs: the jobs, their pools and links
-				s, cfg := build(b, c.jobs, c.regions, c.slots)
+				s, cfg := build(b, c.jobs, c.regions, c.slots, sc)
 				b.StartTimer()
 				s.start(cfg)
 				require.True(b, s.run(0), "all jobs finish")
@@ -57,13 +81,12 @@ func benchAdmission(b *testing.B, prefix string, build func(testing.TB, int, int
 	}
 }
 
-// benchSim returns the harness of BenchmarkAdmission with its jobs added,
-// and the configuration of its admission, which the caller starts. Its
-// pools never time out: a run that finishes never reaches the timeout,
-// and the harness then keeps no timer for it.
-func benchSim(b testing.TB, jobs, regions, slots int) (*sim, Config) {
+// benchSim returns the harness of BenchmarkAdmission with its jobs added
+// and its pools configured by sc, and the configuration of its admission,
+// which the caller starts.
+func benchSim(b testing.TB, jobs, regions, slots int, sc simConfig) (*sim, Config) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	s := emptySim(b, simConfig{poolTimeout: slotpool.NoTimeout})
+	s := emptySim(b, sc)
 	for i := range jobs {
 		sizes := make([]int, regions)
 		durs := make([]time.Duration, regions)
@@ -80,14 +103,22 @@ func benchSim(b testing.TB, jobs, regions, slots int) (*sim, Config) {
 // over 100 queues in a 3-level tree (root.tA.tB.tC: 4 x 5 x 5 leaves),
 // with guarantees (every leaf 2 slots, every middle queue 10, every top
 // queue 50, of 1,000) and maxima (every leaf 40, every top queue 300):
-// each decision sorts the queues and checks their maxima.
+// each decision sorts the queues and checks their maxima. Its pools are
+// the multi-job runtime's, as BenchmarkAdmission's.
 func BenchmarkAdmissionQueueTree(b *testing.B) {
-	benchAdmission(b, "queues100-", benchTreeSim)
+	benchAdmission(b, "queues100-", treeSim, runtimePools)
 }
 
 // benchTreeSim is benchSim's jobs, job i in leaf i mod 100 of the tree of
-// BenchmarkAdmissionQueueTree.
+// BenchmarkAdmissionQueueTree, on pools that keep a freed slot for their
+// own next region (the claims' busiest case: the tests of claims across
+// queues run on it).
 func benchTreeSim(b testing.TB, jobs, regions, slots int) (*sim, Config) {
+	return treeSim(b, jobs, regions, slots, keptPools)
+}
+
+// treeSim is benchTreeSim with the pools configured by sc.
+func treeSim(b testing.TB, jobs, regions, slots int, sc simConfig) (*sim, Config) {
 	var queues, leaves []QueueConfig
 	for a := range 4 {
 		top := fmt.Sprintf("root.t%d", a)
@@ -102,7 +133,7 @@ func benchTreeSim(b testing.TB, jobs, regions, slots int) (*sim, Config) {
 	}
 	queues = append(queues, leaves...)
 	rng := rand.New(rand.NewPCG(1, 2))
-	s := emptySim(b, simConfig{poolTimeout: slotpool.NoTimeout})
+	s := emptySim(b, sc)
 	for i := range jobs {
 		sizes := make([]int, regions)
 		durs := make([]time.Duration, regions)
@@ -113,4 +144,25 @@ func benchTreeSim(b testing.TB, jobs, regions, slots int) (*sim, Config) {
 		s.add(JobSpec{Name: fmt.Sprintf("job%d", i), Queue: leaves[i%len(leaves)].Name}, 0, sizes, durs, 1, 0)
 	}
 	return s, Config{Slots: clusterSlots(slots), Queues: queues}
+}
+
+// TestBenchmarkJobsOnRuntimePools runs the benchmarks' jobs, fewer of
+// them, on the multi-job runtime's pools with the invariants checked after
+// every step: every job finishes, and, as a freed slot goes back to the
+// admission at once and no pool keeps one, every region is granted whole,
+// in one grant.
+func TestBenchmarkJobsOnRuntimePools(t *testing.T) {
+	sc := simConfig{checks: true, returnFreed: true}
+	for _, c := range []struct {
+		name  string
+		build func(testing.TB, int, int, int, simConfig) (*sim, Config)
+	}{{"one-queue", benchSim}, {"queue-tree", treeSim}} {
+		t.Run(c.name, func(t *testing.T) {
+			s, cfg := c.build(t, 400, 5, 300, sc)
+			s.start(cfg)
+			require.True(t, s.run(0), "all jobs finish")
+			require.Equal(t, 400*5, s.grants, "one grant per region")
+			require.Zero(t, s.revokes)
+		})
+	}
 }

@@ -144,6 +144,10 @@ type simConfig struct {
 	// slotpool.NoTimeout (none) is for runs without checks: a pool's
 	// CheckInvariants expects an unfulfillable bulk's timer armed.
 	poolTimeout time.Duration
+	// returnFreed gives a slot back to the admission as soon as its
+	// tasks end (pool.Config.ReturnFreed, as the multi-job runtime's
+	// pools do), with an idle timeout of 1 ns.
+	returnFreed bool
 }
 
 // newSim returns a harness with a new admission of cfg.
@@ -159,6 +163,9 @@ func newSim(tb testing.TB, cfg Config, sc simConfig) *sim {
 func emptySim(tb testing.TB, sc simConfig) *sim {
 	if sc.idle == 0 {
 		sc.idle = time.Millisecond
+		if sc.returnFreed {
+			sc.idle = time.Nanosecond
+		}
 	}
 	if sc.poolTimeout == 0 {
 		sc.poolTimeout = 1000 * time.Hour
@@ -166,7 +173,7 @@ func emptySim(tb testing.TB, sc simConfig) *sim {
 	nop := zap.NewNop()
 	return &sim{
 		tb: tb, now: t0, nop: nop,
-		poolCfg: pool.Config{Admission: true, IdleTimeout: sc.idle, Timeout: sc.poolTimeout, Logger: nop},
+		poolCfg: pool.Config{Admission: true, ReturnFreed: sc.returnFreed, IdleTimeout: sc.idle, Timeout: sc.poolTimeout, Logger: nop},
 		byName:  map[string]*simJob{},
 		timers:  heap.New(timerBefore, nil),
 		checks:  sc.checks, record: sc.record,
