@@ -39,6 +39,7 @@ func (q *Queues) decideNow() {
 	}
 	q.withdrawStale(false)
 	q.yieldRepassed = false
+	q.heldToStart = q.heldToStart[:0]
 	q.decision++
 	q.dropPassedClaims()
 	// A pass passes again only if it granted under fair share, gave up a
@@ -75,6 +76,7 @@ func (q *Queues) decideNow() {
 		return
 	}
 	q.preemptAll()
+	q.repassUnheld()
 	for !q.cancelCut && (q.retracted || q.repass) {
 		// A preemption retracted grants of this call (retract.go): the
 		// slots it took are its claimant's to be granted, and the others
@@ -87,6 +89,7 @@ func (q *Queues) decideNow() {
 			return
 		}
 		q.preemptAll()
+		q.repassUnheld()
 	}
 	if q.cancelCut {
 		q.retracted, q.repass = false, false // (Decide retracts: cancelcut.go)
@@ -227,6 +230,9 @@ func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
 	}
 	if why := q.blocked(j); why != "" {
 		q.markHeldBack(j)
+		if j.queue.cfg.Policy == StateAware && j.queue.starting == 0 && q.preemptedToStart(j) {
+			q.heldToStart = append(q.heldToStart, j)
+		}
 		if q.debug {
 			q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", why))
 		}

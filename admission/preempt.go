@@ -413,6 +413,25 @@ func (q *Queues) preemptedToStart(j *job) bool {
 	return false
 }
 
+// repassUnheld sets repass when a job a pass held back for another job
+// of its stateaware queue that preempts to start (preemptedToStart) is
+// no longer held back: the preemption was taken over by a job already
+// started, or withdrawn, later in the same decision. The passes then
+// serve it the free slots in this decision, not the next one (a slot is
+// never left free beside a job it would serve). A repass follows only a
+// change of the preemptions of its queue, which a decision makes finitely
+// often.
+func (q *Queues) repassUnheld() {
+	held := q.heldToStart
+	q.heldToStart = held[:0]
+	for _, j := range held {
+		if j.state == JobAccepted && j.queue.starting == 0 && !q.preemptedToStart(j) {
+			q.repass = true
+			return
+		}
+	}
+}
+
 // startsAfterOthers reports whether c, not started, may start only
 // after other jobs of its queue: its queue's maxRunningJobs, or a
 // parent's, leaves room for k more jobs running, and k jobs of its queue

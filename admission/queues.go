@@ -556,9 +556,14 @@ type Queues struct {
 	// retracted says a preemption retracted one (retract.go); repass,
 	// that a preemption took the free slots of claims and keeps them for
 	// its claimant (preempt_claims.go): the passes run again.
-	grantLog     []grantRecord
-	retracted    bool
-	repass       bool
+	grantLog  []grantRecord
+	retracted bool
+	repass    bool
+	// heldToStart lists the jobs a pass of this call of decideNow held
+	// back because another job of their stateaware queue preempts to
+	// start (preemptedToStart); repassUnheld runs the passes again for
+	// them once that preemption is gone within the decision.
+	heldToStart  []*job
 	rankedOnce   bool
 	rankedQueues int
 	jobs         []*job

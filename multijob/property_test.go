@@ -1532,6 +1532,9 @@ var regressionSeedsCapped = []struct {
 		"slot of j5's 2-slot gang region at once, after j2 (root.q0, share 0) had been granted the free slot; the region's other slot " +
 		"came back only in the next decision, and j2 took it too while j1 (share 1, holding none) waited for 2. The decision that " +
 		"cancels now ends there, its grants retracted, and j1 gets both"},
+	{13534172, "a job held back on a stateaware queue because another job not started preempts to start is served once that " +
+		"preemption is gone within the decision: at 35 ms j1 (1674, a 2-slot gang) was held back for j6 (7113), whose reclaim " +
+		"j7 (7856, running) then took over, and 3 slots j1 could use stayed free beside it; the passes now run again for it"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
