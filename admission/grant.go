@@ -76,7 +76,6 @@ func (q *Queues) decideNow() {
 		return
 	}
 	q.preemptAll()
-	q.repassUnheld()
 	for !q.cancelCut && (q.retracted || q.repass) {
 		// A preemption retracted grants of this call (retract.go): the
 		// slots it took are its claimant's to be granted, and the others
@@ -89,7 +88,6 @@ func (q *Queues) decideNow() {
 			return
 		}
 		q.preemptAll()
-		q.repassUnheld()
 	}
 	if q.cancelCut {
 		q.retracted, q.repass = false, false // (Decide retracts: cancelcut.go)

@@ -106,11 +106,13 @@ import (
 // priority first, in the queue's order among equals (under fair share
 // in the queue's order, by share). A job of lower priority than another
 // of its queue never preempts before it in an instant only to have the
-// higher one take its preemption over (takesOver).
+// higher one take its preemption over (takesOver). A job a pass held
+// back for a preemption it took over passes again (repassUnheld).
 func (q *Queues) preemptAll() {
 	if !q.anyPreempt {
 		return
 	}
+	defer q.repassUnheld() // (a preemption taken over may free a job held back to start)
 	if q.checkReclaims {
 		defer q.checkGuaranteeReclaims(q.crossPreempted())
 	}
