@@ -277,6 +277,9 @@ func TestPropertyReclaimAcrossQueuesRegressions(t *testing.T) {
 			"guarantee: j0 (root.a.x, below its guarantee) preempted j3's slot of root.a.y counting j4's idle slot there, " +
 			"j1's claim (of root.a.x too) then took that idle slot, as a claim may, the preemption was withdrawn, and the " +
 			"slot kept for j0 went to j4 again: the decisions of one instant never ended"},
+		{12751552, "a claim given up as the reclaim timeouts fire (its preemption across queues withdrawn, as the victim's " +
+			"queue would drop below its guarantee) frees the slot a preemption of an idle one had brought back for it: a " +
+			"decision follows in the same Decide, and the job waiting for one slot gets it (it stayed free)"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := reclaimAcrossMix(t, r.seed)
