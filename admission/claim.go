@@ -425,10 +425,13 @@ func (q *Queues) takeBack(c, v *job, idx int32) {
 }
 
 // fireRevokes revokes the reclaimed slots whose reclaim timeout passed
-// and that are not back yet; it reports whether it sent any.
-func (q *Queues) fireRevokes(now time.Time) bool {
+// and that are not back yet. It reports whether a claim given up first,
+// its reason gone (a preemption it counted on withdrawn, withdrawStale),
+// freed slots it kept reserved: the decision that follows grants them.
+func (q *Queues) fireRevokes(now time.Time) (freed bool) {
+	q.unreserved = false
 	q.withdrawStale(true) // nothing is cancelled for a reason that is gone
-	fired := false
+	freed = q.unreserved
 	keep := q.revokes[:0]
 	for _, idx := range q.revokes {
 		s := &q.slots[idx]
@@ -458,11 +461,10 @@ func (q *Queues) fireRevokes(now time.Time) bool {
 			if q.debug {
 				q.log.Debug("slot preempted after the reclaim timeout", zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
 			}
-			fired = true
 		}
 	}
 	q.revokes = keep
-	return fired
+	return freed
 }
 
 // nextRevoke returns the earliest pending revoke.

@@ -199,14 +199,11 @@ func (q *Queues) dropStarting(j *job) {
 func (q *Queues) Tick(now time.Time) { q.now = now }
 
 // fireTimers fires the timers due at now (see Tick) and reports whether
-// one changed what a decision may do. So does a claim that fireRevokes
-// gave up with the slots it kept reserved, its reason gone (a preemption
-// it counted on withdrawn, withdrawStale): those slots are free now, and
-// the decision that follows grants them.
+// one changed what a decision may do, or freed slots a claim kept
+// reserved (fireRevokes).
 func (q *Queues) fireTimers(now time.Time) bool {
-	q.unreserved = false
-	q.fireRevokes(now)
-	fired := q.gangTimers(now) || q.unreserved
+	freed := q.fireRevokes(now)
+	fired := q.gangTimers(now) || freed
 	if q.nStarting == 0 {
 		return fired // (no queue to look at)
 	}
