@@ -106,10 +106,11 @@ func (s *bulkStore) at(h int32) *bulk {
 // grow adds a chunk of retired records where the cursor goes next: before
 // its chunk if it is at a chunk's first record, else after its chunk (the
 // rest of which waits for the cursor's next lap). The cursor moves to the
-// new chunk's first record. Chunks double from 4 to 1,024 records: a pool
-// with few bulks allocates little.
+// new chunk's first record. Chunks double from 1 to 1,024 records: a pool
+// with few bulks live at once (a job running one region at a time)
+// allocates little.
 func (s *bulkStore) grow() {
-	c := make([]bulk, min(max(s.total, 4), 1<<handleChunkBits)) // zero records are retired
+	c := make([]bulk, min(max(s.total, 1), 1<<handleChunkBits)) // zero records are retired
 	for i := range c {
 		c[i].handle = int32(len(s.made)<<handleChunkBits | i)
 	}

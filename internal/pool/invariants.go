@@ -162,7 +162,7 @@ func (p *Pool) checkQueue() (int, error) {
 			return waiting, fmt.Errorf("queue out of order or stale at bulk %d", b.id)
 		}
 		prev = b.seq
-		if p.shapes.index[b.shape.key] != b.shape {
+		if s, _ := p.shapes.index.get([]byte(b.shape.key)); s != b.shape {
 			return waiting, fmt.Errorf("bulk %d: shape not live", b.id)
 		}
 	}

@@ -37,7 +37,11 @@ func (r *profileRec) reusable() int { return r.total - r.fixed }
 // distinct profiles, not on individual slots; and the storage of the
 // supplies and matchings built over them.
 type profileTable struct {
-	recs  []profileRec
+	recs []profileRec
+	// index maps a profile to its record once there are more than
+	// scanProfiles of them; below, intern scans recs (a job's pool mostly
+	// sees one or two profiles, and a map costs more memory than it saves
+	// time there).
 	index map[resource.Profile]int32
 	// last is the index intern returned last.
 	last     int32
@@ -49,9 +53,12 @@ type profileTable struct {
 	asgBuf     resource.Assignment // storage of assign's results
 }
 
+// scanProfiles is the most profiles a table finds by scanning its records.
+const scanProfiles = 8
+
 // newProfileTable returns an empty table whose profiles are matched with m.
 func newProfileTable(m resource.Matching) profileTable {
-	return profileTable{index: make(map[resource.Profile]int32), matching: m}
+	return profileTable{matching: m}
 }
 
 // intern returns the index of a profile, adding it if new.
@@ -61,14 +68,36 @@ func (t *profileTable) intern(pr resource.Profile) int32 {
 	if i := t.last; int(i) < len(t.recs) && t.recs[i].profile == pr {
 		return i
 	}
-	i, ok := t.index[pr]
+	i, ok := t.find(pr)
 	if !ok {
 		i = int32(len(t.recs))
 		t.recs = append(t.recs, profileRec{profile: pr})
-		t.index[pr] = i
+		switch {
+		case t.index != nil:
+			t.index[pr] = i
+		case len(t.recs) > scanProfiles:
+			t.index = make(map[resource.Profile]int32, 2*len(t.recs))
+			for k := range t.recs {
+				t.index[t.recs[k].profile] = int32(k)
+			}
+		}
 	}
 	t.last = i
 	return i
+}
+
+// find returns the index of a profile the table holds.
+func (t *profileTable) find(pr resource.Profile) (int32, bool) {
+	if t.index != nil {
+		i, ok := t.index[pr]
+		return i, ok
+	}
+	for k := range t.recs {
+		if t.recs[k].profile == pr {
+			return int32(k), true
+		}
+	}
+	return 0, false
 }
 
 // serves reports whether a slot of profile slot serves a request of profile

@@ -24,6 +24,21 @@ func TestProfileTableInterns(t *testing.T) {
 	}
 }
 
+// TestProfileTableInternsBeyondScan: past scanProfiles profiles the table
+// finds them by a map, with the indexes the scan gave.
+func TestProfileTableInternsBeyondScan(t *testing.T) {
+	tb := newProfileTable(resource.FitsEveryDimension)
+	n := 3 * scanProfiles
+	for i := range n {
+		assert.Equal(t, int32(i), tb.intern(resource.New(int64(1000+i), 1024)))
+		assert.Equal(t, i+1 > scanProfiles, tb.index != nil, "%d profiles", i+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		assert.Equal(t, int32(i), tb.intern(resource.New(int64(1000+i), 1024)))
+	}
+	assert.Len(t, tb.recs, n)
+}
+
 // TestProfileTableServes: the cached answers are the matching's, for both
 // matchings, asked in any order and twice.
 func TestProfileTableServes(t *testing.T) {

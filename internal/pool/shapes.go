@@ -71,7 +71,7 @@ type shapeCache struct {
 	// live lists the shapes with waiting bulks (shape.pos indexes it),
 	// which the pool reads; index has them by key, and the dead ones.
 	live  []*shape
-	index map[string]*shape
+	index shapeIndex
 	// last is the shape lookup returned last (in index), or nil.
 	last *shape
 	// dead counts the shapes in index without waiting bulks.
@@ -96,7 +96,7 @@ type shapeCache struct {
 
 // newShapeCache returns an empty cache over the profiles of t.
 func newShapeCache(t *profileTable) shapeCache {
-	return shapeCache{profiles: t, index: make(map[string]*shape)}
+	return shapeCache{profiles: t}
 }
 
 // single returns the live shape lookup returned last if it is the shape
@@ -161,7 +161,7 @@ func (c *shapeCache) lookup() (s *shape, isNew bool) {
 	if s != nil && s.key == string(key) {
 		ok = true
 	} else {
-		s, ok = c.index[string(key)]
+		s, ok = c.index.get(key)
 	}
 	if ok {
 		if s.pos >= 0 {
@@ -185,7 +185,7 @@ func (c *shapeCache) lookup() (s *shape, isNew bool) {
 		slices.SortStableFunc(s.fitOrder, func(x, y int32) int {
 			return moreDemanding(s.demand[x].Profile, s.demand[y].Profile)
 		})
-		c.index[s.key] = s
+		c.index.put(s)
 	}
 	c.last = s
 	s.pos = len(c.live)
@@ -224,11 +224,7 @@ func (c *shapeCache) kill(s *shape) {
 	c.dead++
 	if c.dead > maxDeadShapes {
 		c.last = nil // it may be forgotten here
-		for k, d := range c.index {
-			if d.pos < 0 {
-				delete(c.index, k)
-			}
-		}
+		c.index.dropDead()
 		c.dead = 0
 	}
 }
@@ -313,7 +309,7 @@ func (c *shapeCache) checkInvariants(waiting int) error {
 		return fmt.Errorf("shapes hold %d bulks, queue %d", n, waiting)
 	}
 	live := 0
-	for _, s := range c.index {
+	for s := range c.index.all() {
 		if s.pos < 0 {
 			continue
 		}
@@ -322,8 +318,8 @@ func (c *shapeCache) checkInvariants(waiting int) error {
 			return fmt.Errorf("live shape misplaced or empty")
 		}
 	}
-	if live != len(c.live) || len(c.index)-live != c.dead {
-		return fmt.Errorf("%d live shapes in the index, %d listed; %d dead, %d counted", live, len(c.live), len(c.index)-live, c.dead)
+	if n := c.index.len(); live != len(c.live) || n-live != c.dead {
+		return fmt.Errorf("%d live shapes in the index, %d listed; %d dead, %d counted", live, len(c.live), n-live, c.dead)
 	}
 	if len(c.flipped) > 0 {
 		return fmt.Errorf("%d verdict flips not acted on", len(c.flipped))

@@ -151,11 +151,11 @@ func TestShapeCacheKeepsDeadShapes(t *testing.T) {
 		c.kill(sh)
 	}
 	assert.Equal(t, maxDeadShapes, c.dead)
-	assert.Len(t, c.index, maxDeadShapes)
+	assert.Equal(t, maxDeadShapes, c.index.len())
 	sh, _, _ := shapeOf(c, big)
 	c.kill(sh)
 	assert.Zero(t, c.dead, "past maxDeadShapes every dead shape is forgotten")
-	assert.Empty(t, c.index)
+	assert.Zero(t, c.index.len())
 	assert.Nil(t, c.last)
 }
 
@@ -324,5 +324,31 @@ func TestShapeCacheVerdictsAgreeWithAssign(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestShapeIndexBelowAndBeyondScan finds shapes by key in a list up to
+// scanShapes of them and in a map beyond, and forgets the dead ones in
+// both.
+func TestShapeIndexBelowAndBeyondScan(t *testing.T) {
+	for _, n := range []int{scanShapes, scanShapes + 1, 3 * scanShapes} {
+		var x shapeIndex
+		for i := range n {
+			x.put(&shape{key: fmt.Sprint(i), pos: i%2 - 1}) // odd: live (0), even: dead (-1)
+		}
+		require.Equal(t, n, x.len())
+		require.Equal(t, n > scanShapes, x.byKey != nil, "%d shapes", n)
+		for i := range n {
+			s, ok := x.get([]byte(fmt.Sprint(i)))
+			require.True(t, ok, "shape %d of %d", i, n)
+			require.Equal(t, fmt.Sprint(i), s.key)
+		}
+		_, ok := x.get([]byte("none"))
+		require.False(t, ok)
+		x.dropDead()
+		require.Equal(t, n/2, x.len(), "%d shapes, half of them dead", n)
+		for s := range x.all() {
+			require.GreaterOrEqual(t, s.pos, 0, "a dead shape is forgotten")
+		}
 	}
 }
