@@ -246,7 +246,6 @@ func (s *sim) add(spec JobSpec, at time.Duration, regions []int, durs []time.Dur
 	// builds them with its inputs, before it starts its timer.
 	j.pool = pool.New(s.poolCfg)
 	j.link = pool.NewLink(j.pool, &simPort{s: s, j: j}, s.nop)
-	j.inUse = make([][]slotpool.SlotID, len(regions)+1) // by bulk id, 1 ... len(regions)
 	s.jobs = append(s.jobs, j)
 	s.byName[j.name] = j
 	s.push(simTimer{at: j.submitAt, kind: tSubmit, job: j})
