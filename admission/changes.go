@@ -49,7 +49,7 @@ func (q *Queues) SetPriority(now time.Time, by Principal, job string, priority i
 		j.queue.countPrio(j.spec.Priority, -1)
 		j.queue.countPrio(priority, +1)
 	}
-	q.events = append(q.events, Event{At: now, Job: job, ID: j.id, Kind: PriorityChanged,
+	q.event(Event{At: now, Job: job, ID: j.id, Kind: PriorityChanged,
 		OldPriority: j.spec.Priority, NewPriority: priority, Reason: "set by " + principalName(by)})
 	lowered := priority < j.spec.Priority
 	j.spec.Priority = priority

@@ -142,7 +142,7 @@ func (q *Queues) releasePlaceholders(j *job, why string) {
 	if q.debug {
 		q.log.Debug("placeholders released", zap.String("job", j.spec.Name), zap.Int("slots", len(j.placeholders)), zap.String("why", why))
 	}
-	q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: PlaceholdersReleased,
+	q.event(Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: PlaceholdersReleased,
 		Reason: fmt.Sprintf("%s: %s", plural.Count(len(j.placeholders), "placeholder"), why)})
 	for _, idx := range j.placeholders {
 		q.pin(idx, -1)
@@ -234,7 +234,7 @@ func (q *Queues) checkPlaceholders(j *job, a *jobAsk) {
 			a.mismatchReported = true
 			why := fmt.Sprintf("ask %d needs %s, larger than its placeholders %v", a.id, c.Describe(), ph)
 			q.log.Warn("placeholder size mismatch", zap.String("job", j.spec.Name), zap.String("why", why))
-			q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: PlaceholderMismatch, Reason: why})
+			q.event(Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: PlaceholderMismatch, Reason: why})
 			return
 		}
 	}

@@ -526,7 +526,7 @@ func (q *Queues) serve(j *job) (grantedSome bool) {
 		q.pin(idx, 1)
 		q.addGranted(j, 1)
 		q.firstGrant(j)
-		q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: DriverGranted, Slot: s.slot.ID})
+		q.event(Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: DriverGranted, Slot: s.slot.ID})
 		if q.debug {
 			q.log.Debug("driver granted", zap.String("job", j.spec.Name), zap.Int64("slot", int64(s.slot.ID)))
 		}

@@ -841,7 +841,7 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 			} else if n > 0 {
 				reason += fmt.Sprintf("; %d taken over from the reclaim for %s, cancelled when it times out", n, strings.Join(over, ", "))
 			}
-			q.events = append(q.events, Event{At: q.now, Job: c.spec.Name, ID: c.id, Kind: Reclaimed, Victim: v.spec.Name, Count: taken, Reason: reason})
+			q.event(Event{At: q.now, Job: c.spec.Name, ID: c.id, Kind: Reclaimed, Victim: v.spec.Name, Count: taken, Reason: reason})
 		}
 		cancels := false // (a task of v cancelled at once)
 		for _, idx := range byVictim[vid] {
@@ -852,7 +852,7 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 				other.incoming = removeIdx(other.incoming, idx)
 				q.unpark(other)
 				q.addIncoming(c, idx)
-				q.events = append(q.events, Event{At: q.now, Job: other.spec.Name, ID: other.id, Kind: ReclaimWithdrawn, Victim: v.spec.Name, Count: 1,
+				q.event(Event{At: q.now, Job: other.spec.Name, ID: other.id, Kind: ReclaimWithdrawn, Victim: v.spec.Name, Count: 1,
 					Reason: fmt.Sprintf("taken over by %s, priority %d over %d", c.spec.Name, c.spec.Priority, other.spec.Priority)})
 				if !slices.Contains(overtaken, other) {
 					overtaken = append(overtaken, other)
@@ -1227,7 +1227,7 @@ func (q *Queues) withdraw(idx int32, why string) {
 	}
 	c := q.jobs[s.claimant]
 	if !s.revoked && s.owner != noJob {
-		q.events = append(q.events, Event{At: q.now, Job: c.spec.Name, ID: c.id, Kind: ReclaimWithdrawn, Victim: q.jobs[s.owner].spec.Name, Count: 1, Reason: why})
+		q.event(Event{At: q.now, Job: c.spec.Name, ID: c.id, Kind: ReclaimWithdrawn, Victim: q.jobs[s.owner].spec.Name, Count: 1, Reason: why})
 	}
 	c.incoming = removeIdx(c.incoming, idx)
 	q.unpark(c)

@@ -569,6 +569,7 @@ type Queues struct {
 	jobs         []*job
 	byName       map[string]*job
 	events       []Event
+	eventsLast   int     // how many events the last Events call returned
 	pending      []JobID // jobs given messages since the last Pending call
 	// revokes lists the slots with a revokeAt (some stale).
 	revokes []int32
@@ -777,10 +778,20 @@ func (q *Queues) send(j *job, msg slotpool.FromAdmission) {
 }
 
 // Events returns what happened to jobs since the last call, in order.
+// The caller owns the returned slice.
 func (q *Queues) Events() []Event {
 	ev := q.events
-	q.events = nil
+	q.events, q.eventsLast = nil, len(ev)
 	return ev
+}
+
+// event records e for Events. The events of a call go to storage as
+// large as the last call's took, made once: not grown event by event.
+func (q *Queues) event(e Event) {
+	if q.events == nil {
+		q.events = make([]Event, 0, max(q.eventsLast, 4))
+	}
+	q.events = append(q.events, e)
 }
 
 // Submit adds a job at time now and returns its JobPort, through which
@@ -958,7 +969,7 @@ func (q *Queues) move(j *job, to JobState, reason string) {
 		qu.node.addRunning(-1)
 		qu.weight -= j.spec.Priority
 	}
-	q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: StateChanged, From: from, To: to, Reason: reason})
+	q.event(Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: StateChanged, From: from, To: to, Reason: reason})
 	if q.debug {
 		q.log.Debug("job state", zap.String("job", j.spec.Name), zap.Stringer("from", from), zap.Stringer("to", to), zap.String("why", reason))
 	}

@@ -614,7 +614,10 @@ func (s *sim) wakePool(j *simJob) {
 func (s *sim) onFulfilled(j *simJob, e pool.Fulfilled) {
 	s.progress++
 	if int(e.Bulk) >= len(j.inUse) {
-		j.inUse = slices.Grow(j.inUse, int(e.Bulk)+1-len(j.inUse))[:e.Bulk+1]
+		// Made as its first region starts (a waiting job needs none),
+		// with room for every region; grown if a bulk id goes beyond.
+		n := max(int(e.Bulk), len(j.regions)) + 1
+		j.inUse = slices.Grow(j.inUse, n-len(j.inUse))[:n]
 	}
 	j.inUse[e.Bulk] = e.Slots
 	if e.Slots == nil { // (an empty bulk runs too)

@@ -167,7 +167,7 @@ func (q *Queues) grantSpecAsk(a *specAsk, wanted []bool) bool {
 	q.hold(j, idx)
 	q.updateHolder(j)
 	q.send(j, slotpool.Grant{Ask: a.id, Slots: []slotpool.Slot{sl}})
-	q.events = append(q.events, Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: SpeculativeGranted, Slot: sl.ID,
+	q.event(Event{At: q.now, Job: j.spec.Name, ID: j.id, Kind: SpeculativeGranted, Slot: sl.ID,
 		Reason: "no regular ask waits for a slot it could serve"})
 	if q.debug {
 		q.log.Debug("speculative ask granted", zap.String("job", j.spec.Name), zap.Int64("ask", int64(a.id)), zap.Int64("slot", int64(sl.ID)))
