@@ -652,7 +652,7 @@ func (q *Queues) overtaken(c *job) bool {
 		return false
 	}
 	for j := q.nextStartable(qu, cursor{}); j != nil && j.key.share < 1; j = q.nextStartable(qu, after(j)) {
-		if j != c && j.granted < j.entitled && q.owedBack(c, j) && q.blocked(j) == "" {
+		if j != c && j.granted < j.entitled && q.owedBack(c, j) && q.holdOf(j) == notHeld {
 			return true
 		}
 	}

@@ -146,7 +146,7 @@ func (q *Queues) passedOver(c *job) bool {
 	}
 	qu := c.queue
 	for j := q.nextStartable(qu, cursor{}); j != nil && j.key.compare(c.key) < 0; j = q.nextStartable(qu, after(j)) {
-		if q.blocked(j) == "" && q.servedMore(j, c) {
+		if q.holdOf(j) == notHeld && q.servedMore(j, c) {
 			return true
 		}
 	}
@@ -174,7 +174,7 @@ func (q *Queues) outranked(c *job) bool {
 			continue // (a queue at its maxSlots, or under one, takes no slot)
 		}
 		for j := q.nextStartable(jq, cursor{}); j != nil; j = q.nextStartable(jq, after(j)) {
-			if q.blocked(j) == "" {
+			if q.holdOf(j) == notHeld {
 				return q.servedMore(j, c)
 			}
 		}

@@ -43,7 +43,7 @@ func (q *Queues) claimWithinQueues() {
 // policy does not hold back (StateAware, maxRunningJobs), nil if none.
 func (q *Queues) firstUnblocked(qu *queue) *job {
 	for n := qu.order.First(); n != nil; n = n.Next() {
-		if j := n.Item(); q.blocked(j) == "" {
+		if j := n.Item(); q.holdOf(j) == notHeld {
 			return j
 		}
 	}

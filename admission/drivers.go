@@ -128,7 +128,7 @@ func (q *Queues) driverYields(j *job, p int32) (yields, follows bool) {
 	for _, qu := range q.qorder {
 		for n := qu.order.First(); n != nil; n = n.Next() {
 			x := n.Item()
-			if x.active() && q.blocked(x) != "" {
+			if x.active() && q.holdOf(x) != notHeld {
 				q.markHeldBack(x) // (what it waits for is not this instant's to serve)
 				continue
 			}
@@ -165,7 +165,7 @@ func (q *Queues) requestServedWith(x *job, more []int) bool {
 // requestServedBy is requestServed, the slots counted in more (per
 // profile, may be nil) added.
 func (q *Queues) requestServedBy(x *job, extra int32, counted func(idx int32) bool, more []int) bool {
-	if !x.active() || q.blocked(x) != "" {
+	if !x.active() || q.holdOf(x) != notHeld {
 		return false
 	}
 	need, whole, _ := x.firstNeed()
@@ -233,7 +233,7 @@ func (q *Queues) idleHolders() []*job {
 // with the free slots. Only those a claim may take: not below a gang's
 // minimum, nor those of a job that took x's at this instant (lostNowTo).
 func (q *Queues) servedWithIdle(x *job, idlers []*job) bool {
-	if !x.active() || q.blocked(x) != "" || (x.driver && !x.hasSlot && !x.gangWaits()) {
+	if !x.active() || q.holdOf(x) != notHeld || (x.driver && !x.hasSlot && !x.gangWaits()) {
 		return false
 	}
 	extra := make([]int, len(q.profiles))

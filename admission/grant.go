@@ -223,16 +223,18 @@ type passState struct {
 // still waits, claims what it lacks. It returns true when nothing more
 // can happen in this pass.
 func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
+	q.visits++
 	if q.startCut {
 		return true // (startcut.go)
 	}
-	if why := q.blocked(j); why != "" {
+	if h := q.holdOf(j); h != notHeld {
 		q.markHeldBack(j)
-		if j.queue.cfg.Policy == StateAware && j.queue.starting == 0 && q.preemptedToStart(j) {
+		// (A job in its requeue backoff may wait for such a job too.)
+		if h == heldToStart || (h == heldBackoff && j.queue.cfg.Policy == StateAware && j.queue.starting == 0 && q.preemptedToStart(j)) {
 			q.heldToStart = append(q.heldToStart, j)
 		}
 		if q.debug {
-			q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", why))
+			q.log.Debug("job waits", zap.String("job", j.spec.Name), zap.String("why", q.blocked(j)))
 		}
 		q.giveUpClaim(j) // it may not be granted anything yet
 		return false
@@ -389,23 +391,53 @@ func sumCounts(cs []resource.Count) int {
 	return n
 }
 
-// blocked says why a job may not have its first grant yet ("" if it may).
-func (q *Queues) blocked(j *job) string {
+// hold is why a job may not have its first grant yet.
+type hold uint8
+
+const (
+	notHeld      hold = iota // it may
+	heldBackoff              // its gang timed out, and its requeue backoff runs
+	heldStarting             // StateAware: another job of its queue is starting
+	heldToStart              // StateAware: a job of its queue that preempts to start starts first
+	heldRunLimit             // its queue, or a parent, runs maxRunningJobs jobs
+)
+
+// holdOf says why a job may not have its first grant yet (notHeld if it
+// may). It allocates nothing: the decisions ask it of every job they
+// visit; blocked puts it in words.
+func (q *Queues) holdOf(j *job) hold {
 	if j.state != JobAccepted {
-		return ""
+		return notHeld
 	}
 	if q.now.Before(j.notBefore) {
-		return "requeue backoff after its gang timed out"
+		return heldBackoff
 	}
 	qu := j.queue
 	if qu.cfg.Policy == StateAware && qu.starting > 0 {
-		return "stateaware: another job of " + qu.cfg.Name + " is starting"
+		return heldStarting
 	}
 	if qu.cfg.Policy == StateAware && q.preemptedToStart(j) {
-		return "stateaware: a job of " + qu.cfg.Name + " that preempts to start starts first"
+		return heldToStart
 	}
-	if n := qu.runLimit(); n != nil {
-		return "maxRunningJobs of " + n.name + " reached"
+	if qu.runLimit() != nil {
+		return heldRunLimit
+	}
+	return notHeld
+}
+
+// blocked says why a job may not have its first grant yet, in words, for
+// logs and errors ("" if it may).
+func (q *Queues) blocked(j *job) string {
+	qu := j.queue
+	switch q.holdOf(j) {
+	case heldBackoff:
+		return "requeue backoff after its gang timed out"
+	case heldStarting:
+		return "stateaware: another job of " + qu.cfg.Name + " is starting"
+	case heldToStart:
+		return "stateaware: a job of " + qu.cfg.Name + " that preempts to start starts first"
+	case heldRunLimit:
+		return "maxRunningJobs of " + qu.runLimit().name + " reached"
 	}
 	return ""
 }
@@ -662,7 +694,7 @@ func (q *Queues) dropBlockedUnder(n *qnode) {
 // dropBlockedIn gives up the claims of the jobs of qu held back.
 func (q *Queues) dropBlockedIn(qu *queue) {
 	for _, x := range qu.claims() {
-		if x.state == JobAccepted && q.blocked(x) != "" {
+		if x.state == JobAccepted && q.holdOf(x) != notHeld {
 			q.dropClaim(x)
 		}
 	}
@@ -703,7 +735,7 @@ func (q *Queues) handOver(idx int32) {
 	c := q.jobs[s.claimant]
 	c.incoming = removeIdx(c.incoming, idx)
 	s.from, s.owner, s.fromPreempt, s.preempt = s.owner, noJob, s.preempt, false
-	if mask := q.driverMask(c); !c.active() || !c.waiting() || q.blocked(c) != "" || q.room(c.queue) == 0 || (mask != nil && !mask[s.profile]) {
+	if mask := q.driverMask(c); !c.active() || !c.waiting() || q.holdOf(c) != notHeld || q.room(c.queue) == 0 || (mask != nil && !mask[s.profile]) {
 		// It got what it waited for otherwise, or may not be granted
 		// anything now (a slot revoked for it comes back after its claim
 		// was given up), or it is a slot its waiting driver may not take

@@ -457,7 +457,7 @@ func (q *Queues) checkNoIdleSlot() error {
 		if j == nil { // forgotten
 			continue
 		}
-		if !j.active() || q.blocked(j) != "" {
+		if !j.active() || q.holdOf(j) != notHeld {
 			continue
 		}
 		need, whole, what := j.firstNeed()
@@ -557,7 +557,7 @@ func (q *Queues) checkPreemptions() error {
 			return fmt.Errorf("admission: %s of job %s is still to be preempted for job %s, which is %v", q.slotName(int32(idx)), v.spec.Name, c.spec.Name, c.state)
 		case !c.waiting():
 			return fmt.Errorf("admission: %s of job %s is still to be preempted for job %s, which waits for nothing", q.slotName(int32(idx)), v.spec.Name, c.spec.Name)
-		case q.blocked(c) != "":
+		case q.holdOf(c) != notHeld:
 			return fmt.Errorf("admission: %s of job %s is still to be preempted for job %s, which may not be granted anything (%s)", q.slotName(int32(idx)), v.spec.Name, c.spec.Name, q.blocked(c))
 		case c.spec.Priority <= v.spec.Priority:
 			return fmt.Errorf("admission: %s of job %s (priority %d) is still to be preempted for job %s of priority %d", q.slotName(int32(idx)), v.spec.Name, v.spec.Priority, c.spec.Name, c.spec.Priority)
@@ -589,7 +589,7 @@ func (q *Queues) checkReclaimRules() error {
 		if !c.reclaimed || !c.reclaimAt.Equal(q.now) || !c.active() {
 			continue
 		}
-		if c.heldBack && c.heldBackAt.Equal(q.now) && c.heldBackStamp < c.reclaimStamp {
+		if held, ok := q.heldBackNow(c); ok && held < c.reclaimStamp {
 			return fmt.Errorf("admission: job %s reclaimed slots at %v although its queue %s held it back earlier in that instant",
 				c.spec.Name, q.now, c.queue.cfg.Name)
 		}
@@ -652,7 +652,7 @@ func (q *Queues) checkDriversDecided() error {
 			// preemption retracted since: it was served then, and waits
 			// again only since (as a job whose slots were revoked asks
 			// anew).
-			if x == j || (x.heldBack && x.heldBackAt.Equal(q.now) && x.heldBackStamp < j.driverStamp) || x.gangStamp > j.driverStamp ||
+			if x == j || q.heldBackBefore(x, j.driverStamp) || x.gangStamp > j.driverStamp ||
 				(x.reclaimed && x.reclaimAt.Equal(q.now) && x.reclaimStamp > j.driverStamp) ||
 				(x.askDoneAt.Equal(q.now) && x.askDoneStamp > j.driverStamp) ||
 				(x.retractedAt.Equal(q.now) && x.retractStamp > j.driverStamp) || q.roomGivenSince(x, j.driverStamp) {

@@ -219,14 +219,14 @@ func (q *Queues) preemptFor(c *job) bool {
 	if c.state.Terminal() || c.gangWaits() {
 		return false
 	}
-	if q.blocked(c) != "" {
+	if q.holdOf(c) != notHeld {
 		q.markHeldBack(c)
 		return false
 	}
 	if q.startsAfterAnother(c) || c.startsAfterOthers() {
 		return false
 	}
-	if c.heldBack && c.heldBackAt.Equal(q.now) {
+	if _, held := q.heldBackNow(c); held {
 		// Held back earlier in this instant: what released it (a job of
 		// its queue leaving starting as its first region deploys) is the
 		// instant's decision, not a reason to cancel anything now.
@@ -478,6 +478,29 @@ func (q *Queues) markHeldBack(c *job) {
 	}
 	q.stamp++
 	c.heldBackAt, c.heldBack, c.heldBackStamp = q.now, true, q.stamp
+}
+
+// heldBackBefore reports whether c was held back in this instant before
+// stamp (heldBackNow).
+func (q *Queues) heldBackBefore(c *job, stamp uint64) bool {
+	s, held := q.heldBackNow(c)
+	return held && s < stamp
+}
+
+// heldBackNow reports whether a decision found c held back by its queue
+// earlier in this instant, and when first (Queues.stamp): by its own mark
+// (markHeldBack), or by its queue's (walk.go: the queue could start no
+// job, and c was accepted and not started then).
+func (q *Queues) heldBackNow(c *job) (stamp uint64, held bool) {
+	if c.heldBack && c.heldBackAt.Equal(q.now) {
+		stamp, held = c.heldBackStamp, true
+	}
+	qu := c.queue
+	if qu.heldSet && qu.heldAt.Equal(q.now) && c.acceptStamp != 0 && c.acceptStamp < qu.heldStamp &&
+		(c.leftAcceptStamp == 0 || c.leftAcceptStamp > qu.heldStamp) && (!held || qu.heldStamp < stamp) {
+		stamp, held = qu.heldStamp, true
+	}
+	return stamp, held
 }
 
 // upgradeable reports whether slot idx, coming to c by a claim (asked

@@ -331,6 +331,10 @@ type job struct {
 	// that instant (see preemptFor).
 	heldBackAt time.Time
 	heldBack   bool
+	// acceptStamp and leftAcceptStamp: when it was accepted, and when it
+	// left JobAccepted (0 until then; Queues.stamp): whether a mark of its
+	// queue held it back (heldBackNow).
+	acceptStamp, leftAcceptStamp uint64
 	// reclaimAt: when a preemption was last made for it, if reclaimed;
 	// driverReclaim: that one was for its driver. heldBackStamp and
 	// reclaimStamp order both within an instant (Queues.stamp). For
@@ -408,6 +412,12 @@ type queue struct {
 	heldBy    []int
 	maxHeld   int
 	starting  int // jobs in JobStarting
+	// heldAt and heldStamp, if heldSet: when a walk first found, in that
+	// instant, that the queue may start no job (walk.go): every job of it
+	// not started then was held back (heldBackNow).
+	heldAt    time.Time
+	heldStamp uint64
+	heldSet   bool
 	running   int // jobs counted running (first grant until end)
 	weight    int // sum of priorities of active jobs (fair share)
 	// idleHeld counts the slots of heldSlots that their jobs' pools hold
@@ -594,10 +604,14 @@ type Queues struct {
 	// in other slots, and decides nothing more; Decide clears it (see
 	// cancelcut.go).
 	cancelCut bool
-	// decision counts the decisions (decideNow), from 1.
+	// decision counts the decisions (decideNow), from 1; visits the jobs
+	// their passes visited (visit), which bounds their work (the tests
+	// check that a queue's held-back jobs cost none).
 	decision uint64
-	// stamp counts asks, grants of drivers, marks of held-back jobs and
-	// preemptions, to order them within an instant (for CheckInvariants).
+	visits   uint64
+	// stamp counts asks, grants of drivers, marks of held-back jobs,
+	// acceptances and preemptions, to order them within an instant (for
+	// CheckInvariants).
 	stamp uint64
 	// backoff is Config.Backoff or its default.
 	backoff Backoff
@@ -947,6 +961,14 @@ func (q *Queues) move(j *job, to JobState, reason string) {
 		panic(fmt.Sprintf("admission: job %q: %v -> %v", j.spec.Name, from, to)) // a bug of this package
 	}
 	j.state = to
+	if to == JobAccepted || from == JobAccepted {
+		q.stamp++
+		if to == JobAccepted {
+			j.acceptStamp = q.stamp
+		} else {
+			j.leftAcceptStamp = q.stamp
+		}
+	}
 	qu := j.queue
 	switch {
 	case to == JobAccepted:

@@ -182,7 +182,13 @@ func (q *Queues) unstart(j *job) {
 	qu.node.addRunning(-1)
 	qu.weight -= j.spec.Priority
 	q.dropStarting(j)
+	if stamp, held := q.heldBackNow(j); held {
+		// Held back before it started: it stays so in this instant.
+		j.heldBackAt, j.heldBack, j.heldBackStamp = q.now, true, stamp
+	}
 	j.state, j.started = JobAccepted, time.Time{}
+	q.stamp++
+	j.acceptStamp, j.leftAcceptStamp = q.stamp, 0 // (accepted anew)
 	q.events = slices.DeleteFunc(q.events, func(e Event) bool {
 		return e.ID == j.id && e.Kind == StateChanged && e.At.Equal(q.now) &&
 			((e.From == JobAccepted && e.To == JobStarting) || (e.From == JobStarting && e.To == JobRunning))

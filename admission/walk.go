@@ -24,16 +24,28 @@ func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
 	if q.sparse() {
 		return q.walkSparse(qu, st, from)
 	}
+	startedOnly := q.holdsUnstarted(qu)
+	if startedOnly {
+		q.holdUnstarted(qu, from)
+	}
 	fit := &qu.fit
 	if !from.set {
 		q.newFitCount(qu, fit)
 	} // else: the count of its last turn in this pass goes on
-	last := from // after the job visited last
-	start := qu.order.First()
-	if from.set {
-		start = qu.order.Search(func(j *job) bool { return !from.before(j.key) })
+	if startedOnly {
+		fit.stopStarting()
 	}
-	for n := start; n != nil; n = n.Next() {
+	last := from // after the job visited last
+	var n *rbtree.Node[*job]
+	switch {
+	case startedOnly:
+		n = nodeOf(q.firstOf(qu.fits[1][:], from))
+	case from.set:
+		n = qu.order.Search(func(j *job) bool { return !from.before(j.key) })
+	default:
+		n = qu.order.First()
+	}
+	for n != nil {
 		if !st.claiming && q.nPlaceholders == 0 && fit.done(q.freeFor(qu)) {
 			return false
 		}
@@ -51,8 +63,58 @@ func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
 			}
 			return true
 		}
+		if !startedOnly && q.holdsUnstarted(qu) {
+			// It started a job, and may start no other now.
+			startedOnly = true
+			q.holdUnstarted(qu, last)
+			fit.stopStarting()
+		}
+		if startedOnly {
+			n = nodeOf(q.firstOf(qu.fits[1][:], last))
+		} else {
+			n = n.Next()
+		}
 	}
 	return false
+}
+
+// nodeOf returns j's node in its queue's order tree, nil for nil.
+func nodeOf(j *job) *rbtree.Node[*job] {
+	if j == nil {
+		return nil
+	}
+	return &j.orderNode
+}
+
+// holdsUnstarted reports whether a walk of qu passes over its jobs not
+// started yet: the queue may start none now (StateAware with a job
+// starting, maxRunningJobs reached), so each of them would only be found
+// held back. Not while a job of a StateAware queue may preempt to start:
+// the jobs that one holds back are noted one by one (visit), since the
+// queue lets them go as soon as its preemption is taken over or
+// withdrawn (repassUnheld). Passing them over keeps a decision
+// O(started jobs), not O(waiting jobs), on such a queue.
+func (q *Queues) holdsUnstarted(qu *queue) bool {
+	if qu.starts() {
+		return false
+	}
+	return qu.cfg.Policy != StateAware || qu.starting > 0 || !qu.cfg.Preempt
+}
+
+// holdUnstarted does for the jobs of qu not started yet, from the cursor
+// on, what visiting each would (visit): they are held back now, in this
+// instant (the queue's mark: heldBackNow), and their claims are given
+// up.
+func (q *Queues) holdUnstarted(qu *queue, from cursor) {
+	if !qu.heldSet || !qu.heldAt.Equal(q.now) {
+		q.stamp++
+		qu.heldAt, qu.heldSet, qu.heldStamp = q.now, true, q.stamp
+	}
+	for _, x := range qu.claims() {
+		if x.state == JobAccepted && x.inTree && !from.before(x.key) {
+			q.giveUpClaim(x)
+		}
+	}
 }
 
 // cursor is where a walk of a queue's jobs is: after the job with key
@@ -109,7 +171,12 @@ func (qu *queue) nextReserver(c cursor) *job {
 // fits the free slots by number and the jobs with reserved slots
 // (nextReserver), even with no slot free.
 func (q *Queues) walkSparse(qu *queue, st *passState, c cursor) (stop bool) {
+	held := false // its jobs not started are held back (holdUnstarted)
 	for {
+		if !held && q.holdsUnstarted(qu) {
+			held = true
+			q.holdUnstarted(qu, c)
+		}
 		var j *job
 		if st.claiming {
 			j = q.nextStartable(qu, c)
@@ -215,6 +282,9 @@ type fitCount struct {
 	lim       int // the bucket limit remaining counts up to
 	remaining int
 	starts    bool // the queue may start a job: unstarted jobs count
+	// cnt0 and visited0: the jobs not started of cnt and visited, while
+	// they count (starts).
+	cnt0, visited0 [maxBucket + 1]int
 }
 
 // newFitCount starts in f the count for a walk of qu.
@@ -224,7 +294,8 @@ func (q *Queues) newFitCount(qu *queue, f *fitCount) {
 	for b := range f.cnt {
 		f.cnt[b] = treeSize(qu.fits[1][b])
 		if starts {
-			f.cnt[b] += treeSize(qu.fits[0][b])
+			f.cnt0[b] = treeSize(qu.fits[0][b])
+			f.cnt[b] += f.cnt0[b]
 		}
 	}
 	f.lim, f.starts = -1, starts
@@ -250,6 +321,9 @@ func (f *fitCount) visit(j *job) {
 	}
 	if j.bucketStarted || f.starts {
 		f.visited[j.bucket]++
+		if !j.bucketStarted {
+			f.visited0[j.bucket]++
+		}
 		if j.bucket <= f.lim {
 			f.remaining--
 		}
@@ -263,9 +337,29 @@ func (f *fitCount) unvisit(j *job) {
 	}
 	if j.bucketStarted || f.starts {
 		f.visited[j.bucket]--
+		if !j.bucketStarted {
+			f.visited0[j.bucket]--
+		}
 		if j.bucket <= f.lim {
 			f.remaining++
 		}
+	}
+}
+
+// stopStarting stops counting the jobs not started: the queue may start
+// none now. O(buckets), once a walk at most.
+func (f *fitCount) stopStarting() {
+	if !f.starts {
+		return
+	}
+	f.starts = false
+	for b := range f.cnt {
+		if b <= f.lim {
+			f.remaining -= f.cnt0[b] - f.visited0[b]
+		}
+		f.cnt[b] -= f.cnt0[b]
+		f.visited[b] -= f.visited0[b]
+		f.cnt0[b], f.visited0[b] = 0, 0
 	}
 }
 
