@@ -57,13 +57,14 @@ func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
 		j := n.Item()
 		fit.visit(j)
 		last = after(j)
+		running, starting := qu.running, qu.starting
 		if q.visit(qu, j, st) {
 			if q.turnEnded {
 				fit.unvisit(j) // its queue's next turn starts at it
 			}
 			return true
 		}
-		if !startedOnly && q.holdsUnstarted(qu) {
+		if !startedOnly && (qu.running > running || qu.starting > starting) && q.holdsUnstarted(qu) {
 			// It started a job, and may start no other now.
 			startedOnly = true
 			q.holdUnstarted(qu, last)
