@@ -36,6 +36,25 @@ func BenchmarkAdmissionKeepFreed(b *testing.B) {
 	benchAdmission(b, "queues100-", treeSim, keptPools)
 }
 
+// BenchmarkAdmissionHeldBack runs the jobs of BenchmarkAdmission on a
+// queue whose policy holds most of them back: stateaware- (one job
+// starting at a time) and maxrunning50- (at most 50 jobs running). Every
+// decision meets jobs it may not grant yet; finding that out allocates
+// nothing.
+func BenchmarkAdmissionHeldBack(b *testing.B) {
+	benchAdmission(b, "stateaware-", heldSim(QueueConfig{Name: "root.default", Policy: StateAware}), runtimePools)
+	benchAdmission(b, "maxrunning50-", heldSim(QueueConfig{Name: "root.default", MaxRunningJobs: 50}), runtimePools)
+}
+
+// heldSim returns benchSim with its jobs in the one queue qc.
+func heldSim(qc QueueConfig) func(testing.TB, int, int, int, simConfig) (*sim, Config) {
+	return func(b testing.TB, jobs, regions, slots int, sc simConfig) (*sim, Config) {
+		s, cfg := benchSim(b, jobs, regions, slots, sc)
+		cfg.Queues = []QueueConfig{qc}
+		return s, cfg
+	}
+}
+
 // runtimePools configures the benchmarks' pools as the multi-job runtime
 // does (pool.Config.ReturnFreed, an idle timeout of 1 ns); keptPools as
 // pools that keep a freed slot for their own next region. Neither times
