@@ -36,16 +36,11 @@ func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
 		fit.stopStarting()
 	}
 	last := from // after the job visited last
-	var n *rbtree.Node[*job]
-	switch {
-	case startedOnly:
-		n = nodeOf(q.firstOf(qu.fits[1][:], from))
-	case from.set:
-		n = qu.order.Search(func(j *job) bool { return !from.before(j.key) })
-	default:
-		n = qu.order.First()
+	j := firstAfter(qu.order, from)
+	if startedOnly {
+		j = q.nextStartable(qu, from)
 	}
-	for n != nil {
+	for j != nil {
 		if !st.claiming && q.nPlaceholders == 0 && fit.done(q.freeFor(qu)) {
 			return false
 		}
@@ -54,7 +49,6 @@ func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
 			// jobs that fit them rather than step past every larger one.
 			return q.walkSparse(qu, st, last)
 		}
-		j := n.Item()
 		fit.visit(j)
 		last = after(j)
 		running, starting := qu.running, qu.starting
@@ -64,27 +58,19 @@ func (q *Queues) walk(qu *queue, st *passState) (stop bool) {
 			}
 			return true
 		}
-		if !startedOnly && (qu.running > running || qu.starting > starting) && q.holdsUnstarted(qu) {
-			// It started a job, and may start no other now.
+		if !startedOnly && q.startedLast(qu, running, starting, last) {
 			startedOnly = true
-			q.holdUnstarted(qu, last)
 			fit.stopStarting()
 		}
 		if startedOnly {
-			n = nodeOf(q.firstOf(qu.fits[1][:], last))
+			j = q.nextStartable(qu, last)
+		} else if n := j.orderNode.Next(); n != nil {
+			j = n.Item()
 		} else {
-			n = n.Next()
+			j = nil
 		}
 	}
 	return false
-}
-
-// nodeOf returns j's node in its queue's order tree, nil for nil.
-func nodeOf(j *job) *rbtree.Node[*job] {
-	if j == nil {
-		return nil
-	}
-	return &j.orderNode
 }
 
 // holdsUnstarted reports whether a walk of qu passes over its jobs not
@@ -100,6 +86,18 @@ func (q *Queues) holdsUnstarted(qu *queue) bool {
 		return false
 	}
 	return qu.cfg.Policy != StateAware || qu.starting > 0 || !qu.cfg.Preempt
+}
+
+// startedLast reports whether the visit that found qu with running and
+// starting jobs started the last job it may start now, so that its jobs
+// not started are held back from the cursor on (holdsUnstarted); it
+// marks them so (holdUnstarted).
+func (q *Queues) startedLast(qu *queue, running, starting int, c cursor) bool {
+	if (qu.running > running || qu.starting > starting) && q.holdsUnstarted(qu) {
+		q.holdUnstarted(qu, c)
+		return true
+	}
+	return false
 }
 
 // holdUnstarted does for the jobs of qu not started yet, from the cursor
@@ -172,12 +170,11 @@ func (qu *queue) nextReserver(c cursor) *job {
 // fits the free slots by number and the jobs with reserved slots
 // (nextReserver), even with no slot free.
 func (q *Queues) walkSparse(qu *queue, st *passState, c cursor) (stop bool) {
-	held := false // its jobs not started are held back (holdUnstarted)
+	held := q.holdsUnstarted(qu) // its jobs not started are held back
+	if held {
+		q.holdUnstarted(qu, c)
+	}
 	for {
-		if !held && q.holdsUnstarted(qu) {
-			held = true
-			q.holdUnstarted(qu, c)
-		}
 		var j *job
 		if st.claiming {
 			j = q.nextStartable(qu, c)
@@ -193,9 +190,11 @@ func (q *Queues) walkSparse(qu *queue, st *passState, c cursor) (stop bool) {
 			return false
 		}
 		c = after(j)
+		running, starting := qu.running, qu.starting
 		if q.visit(qu, j, st) {
 			return true
 		}
+		held = held || q.startedLast(qu, running, starting, c)
 	}
 }
 
