@@ -124,26 +124,81 @@ func (q *Queues) driverYields(j *job, p int32) (yields, follows bool) {
 	if q.startFollows(j, have) {
 		return false, true
 	}
+	q.yields++
 	idlers := q.idleHolders() // (the common case: none)
+	for _, x := range q.gangJobs {
+		// (One in its requeue backoff, waiting for its driver alone, is
+		// in no asking tree: held back as its queue's walk would find it.)
+		if x.inTree && x.bucketDriver && x.active() && q.holdOf(x) != notHeld {
+			q.markHeldBack(x)
+		}
+	}
 	for _, qu := range q.qorder {
-		for n := qu.order.First(); n != nil; n = n.Next() {
-			x := n.Item()
-			if x.active() && q.holdOf(x) != notHeld {
-				q.markHeldBack(x) // (what it waits for is not this instant's to serve)
-				continue
-			}
-			if x == j {
-				continue
-			}
-			if q.requestServed(x, -1, nil) {
-				return true, false
-			}
-			if len(idlers) > 0 && q.servedWithIdle(x, idlers) {
-				return true, false
-			}
+		if q.requestWaitsIn(qu, j, idlers) {
+			return true, false
 		}
 	}
 	return false, false
+}
+
+// requestWaitsIn reports whether a job of qu other than j may be granted
+// now and waits for a request (not its driver) that the free slots serve,
+// with those kept for it and the idle slots a claim of its takes back at
+// once (requestServed, servedWithIdle). The jobs it finds held back by
+// qu's policy are marked so (markHeldBack, or the queue's mark while it
+// may start no job): what they wait for is not this instant's to serve.
+// It visits the jobs of qu's asking tree (not those that wait for their
+// driver alone, which no driver yields to), and of those only the
+// started ones while qu may start no job: O(jobs that wait for a request),
+// not O(waiting jobs). A StateAware queue in which a job preempts to
+// start holds the others back one by one (preemptedToStart): its jobs
+// are all visited, to mark each.
+func (q *Queues) requestWaitsIn(qu *queue, j *job, idlers []*job) bool {
+	serves := func(x *job) bool {
+		q.yieldVisits++
+		if x.active() && q.holdOf(x) != notHeld {
+			q.markHeldBack(x)
+			return false
+		}
+		return x != j && (q.requestServed(x, -1, nil) || (len(idlers) > 0 && q.servedWithIdle(x, idlers)))
+	}
+	switch {
+	case q.preemptsToStart(qu):
+		for n := qu.order.First(); n != nil; n = n.Next() {
+			if serves(n.Item()) {
+				return true
+			}
+		}
+	case !qu.starts():
+		q.markQueueHeld(qu) // (every job of it not started is held back)
+		for x := q.nextStartable(qu, cursor{}); x != nil; x = q.nextStartable(qu, after(x)) {
+			if serves(x) {
+				return true
+			}
+		}
+	case qu.asking != nil:
+		for n := qu.asking.First(); n != nil; n = n.Next() {
+			if serves(n.Item()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// preemptsToStart reports whether a job of StateAware queue qu not
+// started yet preempts to start: the queue holds its other jobs back for
+// it (preemptedToStart).
+func (q *Queues) preemptsToStart(qu *queue) bool {
+	if qu.cfg.Policy != StateAware || !qu.cfg.Preempt {
+		return false
+	}
+	for _, x := range qu.claimants {
+		if x.state == JobAccepted && q.preempting(x) {
+			return true
+		}
+	}
+	return false
 }
 
 // requestServed reports whether x may be granted now and waits for a
@@ -169,7 +224,7 @@ func (q *Queues) requestServedBy(x *job, extra int32, counted func(idx int32) bo
 		return false
 	}
 	need, whole, _ := x.firstNeed()
-	if need == nil || (x.driver && !x.hasSlot && !x.gangWaits()) {
+	if need == nil || x.waitsForDriver() {
 		return false
 	}
 	free := make([]int, len(q.profiles))
@@ -233,7 +288,7 @@ func (q *Queues) idleHolders() []*job {
 // with the free slots. Only those a claim may take: not below a gang's
 // minimum, nor those of a job that took x's at this instant (lostNowTo).
 func (q *Queues) servedWithIdle(x *job, idlers []*job) bool {
-	if !x.active() || q.holdOf(x) != notHeld || (x.driver && !x.hasSlot && !x.gangWaits()) {
+	if !x.active() || q.holdOf(x) != notHeld || x.waitsForDriver() {
 		return false
 	}
 	extra := make([]int, len(q.profiles))

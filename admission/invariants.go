@@ -103,6 +103,9 @@ func (q *Queues) checkInvariants() error {
 	if err := q.checkQueueSets(); err != nil {
 		return err
 	}
+	if err := q.checkAsking(); err != nil {
+		return err
+	}
 	if err := q.checkBounds(); err != nil {
 		return err
 	}
@@ -467,7 +470,7 @@ func (q *Queues) checkNoIdleSlot() error {
 		if j.gangWaits() && !q.gangStartFits(j) {
 			continue // its driver could not start within its queues' maxima (gang.go)
 		}
-		if j.driver && !j.hasSlot && !j.gangWaits() {
+		if j.waitsForDriver() {
 			p, ok := q.driverProfile(j)
 			if !ok {
 				continue // no free slot serves it (of those that leave its regions room, driverslot.go)

@@ -3,6 +3,7 @@ package admission
 import (
 	"cmp"
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -110,10 +111,10 @@ func (q *Queues) updateOrder(j *job) {
 	want := (j.waiting() || j.gangWaits()) && (j.state == JobAccepted || j.state == JobStarting || j.state == JobRunning)
 	if j.inTree {
 		sameKey := want && keyOf(j) == j.key
-		if sameKey && j.bucket == j.sizeBucket() && j.bucketStarted == (j.state != JobAccepted) {
+		if sameKey && j.bucket == j.sizeBucket() && j.bucketStarted == (j.state != JobAccepted) && j.bucketDriver == j.waitsForDriver() {
 			return
 		}
-		qu.fits[b2i(j.bucketStarted)][j.bucket].Remove(&j.fitsNode)
+		q.dropFits(qu, j)
 		if sameKey { // only its size changed: it keeps its place in order
 			q.putFits(qu, j)
 			return
@@ -141,14 +142,35 @@ func (q *Queues) updateOrder(j *job) {
 	}
 }
 
-// putFits puts j in its queue's per-size tree of its current size.
+// putFits puts j in its queue's per-size tree of its current size, and
+// in its queue's asking tree unless it waits for its driver only.
 func (q *Queues) putFits(qu *queue, j *job) {
-	j.bucket, j.bucketStarted = j.sizeBucket(), j.state != JobAccepted
+	j.bucket, j.bucketStarted, j.bucketDriver = j.sizeBucket(), j.state != JobAccepted, j.waitsForDriver()
 	t := &qu.fits[b2i(j.bucketStarted)][j.bucket]
 	if *t == nil {
 		*t = rbtree.New(byKey)
 	}
 	(*t).Insert(&j.fitsNode, j)
+	if !j.bucketDriver {
+		if qu.asking == nil {
+			qu.asking = rbtree.New(byKey)
+		}
+		qu.asking.Insert(&j.askingNode, j)
+	}
+}
+
+// dropFits takes j out of the trees putFits put it in.
+func (q *Queues) dropFits(qu *queue, j *job) {
+	qu.fits[b2i(j.bucketStarted)][j.bucket].Remove(&j.fitsNode)
+	if !j.bucketDriver {
+		qu.asking.Remove(&j.askingNode)
+	}
+}
+
+// waitsForDriver reports whether what the job waits for first is its
+// driver alone: not a request of its pool, nor its gang.
+func (j *job) waitsForDriver() bool {
+	return j.driver && !j.hasSlot && !j.gangWaits()
 }
 
 // maxBucket is the largest size bucket: asks of maxBucket slots or more
@@ -229,4 +251,26 @@ func (q *Queues) entitle(qu *queue) {
 			q.updateHolder(j)
 		}
 	}
+}
+
+// checkAsking checks that each queue's asking tree holds exactly the jobs
+// of its order that do not wait for their driver alone, and that every
+// job in order was put in its trees as it waits now.
+func (q *Queues) checkAsking() error {
+	for _, qu := range q.qorder {
+		n := 0
+		for x := qu.order.First(); x != nil; x = x.Next() {
+			j := x.Item()
+			if j.bucketDriver != j.waitsForDriver() {
+				return fmt.Errorf("admission: job %s is in the trees of %s as waiting for its driver alone: %v, it is %v", j.spec.Name, qu.cfg.Name, j.bucketDriver, j.waitsForDriver())
+			}
+			if !j.bucketDriver {
+				n++
+			}
+		}
+		if got := treeSize(qu.asking); got != n {
+			return fmt.Errorf("admission: queue %s's asking tree holds %d jobs, %d of its order wait for a request or a gang", qu.cfg.Name, got, n)
+		}
+	}
+	return nil
 }

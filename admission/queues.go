@@ -282,9 +282,13 @@ type job struct {
 	inTree              bool
 	orderNode, fitsNode rbtree.Node[*job]
 	// bucket and bucketStarted: its per-size tree in its queue's fits
-	// while in the tree.
+	// while in the tree; bucketDriver: it waited for its driver alone
+	// then (waitsForDriver), else it is in its queue's asking tree too
+	// (by askingNode).
 	bucket        int
 	bucketStarted bool
+	bucketDriver  bool
+	askingNode    rbtree.Node[*job]
 	// held lists its granted slots that may be reclaimed (not its
 	// driver's, not those being reclaimed already); hkey is its key in
 	// its queue's holders tree (linked by holderNode) while held is not
@@ -403,6 +407,11 @@ type queue struct {
 	// maxRunningJobs), [1] the others: the per-size trees of walkSparse
 	// and the counts of fitCount (created when first used).
 	fits [2][maxBucket + 1]*rbtree.Tree[*job]
+	// asking holds the jobs of order that wait for a request or a gang,
+	// not for their driver alone (job.waitsForDriver), by the same keys:
+	// the jobs a driver yields to (driverYields; created when first
+	// used).
+	asking *rbtree.Tree[*job]
 	// reservers lists its jobs with reserved slots (claimants: few).
 	reservers []*job
 	// heldSlots counts the slots its jobs hold that a claim may take;
@@ -609,6 +618,10 @@ type Queues struct {
 	// check that a queue's held-back jobs cost none).
 	decision uint64
 	visits   uint64
+	// yields counts the calls of driverYields that looked for a request
+	// to yield to, yieldVisits the jobs they looked at (the tests check
+	// that jobs waiting for their drivers cost none).
+	yields, yieldVisits uint64
 	// stamp counts asks, grants of drivers, marks of held-back jobs,
 	// acceptances and preemptions, to order them within an instant (for
 	// CheckInvariants).

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/regionsched/regionsched/resource"
 	"github.com/regionsched/regionsched/slotpool"
 )
 
@@ -51,6 +52,31 @@ func heldSim(qc QueueConfig) func(testing.TB, int, int, int, simConfig) (*sim, C
 	return func(b testing.TB, jobs, regions, slots int, sc simConfig) (*sim, Config) {
 		s, cfg := benchSim(b, jobs, regions, slots, sc)
 		cfg.Queues = []QueueConfig{qc}
+		return s, cfg
+	}
+}
+
+// BenchmarkAdmissionDrivers runs the jobs of BenchmarkAdmission, and of
+// BenchmarkAdmissionQueueTree (queues100-), each with a driver: a job's
+// driver takes a slot of its own before its first region, and keeps it
+// until the job ends. While the cluster is full, most decisions meet
+// drivers that the free slots could take but whose first regions could
+// not follow them.
+func BenchmarkAdmissionDrivers(b *testing.B) {
+	benchAdmission(b, "", withDrivers(benchSim), runtimePools)
+	benchAdmission(b, "queues100-", withDrivers(treeSim), runtimePools)
+}
+
+// withDrivers returns build with every job given a driver (of profile
+// small) before the harness starts.
+func withDrivers(build func(testing.TB, int, int, int, simConfig) (*sim, Config)) func(testing.TB, int, int, int, simConfig) (*sim, Config) {
+	return func(b testing.TB, jobs, regions, slots int, sc simConfig) (*sim, Config) {
+		s, cfg := build(b, jobs, regions, slots, sc)
+		for _, j := range s.jobs {
+			j.spec.Driver = &small
+			j.spec.Start = []resource.Count{{Profile: resource.Unknown, N: j.regions[0]}}
+			j.spec.StartAtOnce = true
+		}
 		return s, cfg
 	}
 }

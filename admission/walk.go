@@ -105,14 +105,21 @@ func (q *Queues) startedLast(qu *queue, running, starting int, c cursor) bool {
 // instant (the queue's mark: heldBackNow), and their claims are given
 // up.
 func (q *Queues) holdUnstarted(qu *queue, from cursor) {
-	if !qu.heldSet || !qu.heldAt.Equal(q.now) {
-		q.stamp++
-		qu.heldAt, qu.heldSet, qu.heldStamp = q.now, true, q.stamp
-	}
+	q.markQueueHeld(qu)
 	for _, x := range qu.claims() {
 		if x.state == JobAccepted && x.inTree && !from.before(x.key) {
 			q.giveUpClaim(x)
 		}
+	}
+}
+
+// markQueueHeld records that a decision found every job of qu not
+// started yet held back now: it does not reclaim in this instant
+// (heldBackNow). The first mark of an instant stays.
+func (q *Queues) markQueueHeld(qu *queue) {
+	if !qu.heldSet || !qu.heldAt.Equal(q.now) {
+		q.stamp++
+		qu.heldAt, qu.heldSet, qu.heldStamp = q.now, true, q.stamp
 	}
 }
 

@@ -113,3 +113,31 @@ func TestHeldBackNowByTheQueueMark(t *testing.T) {
 	_, held = q.heldBackNow(before.j)
 	assert.False(t, held, "the next instant")
 }
+
+// A driver whose first regions could not follow takes a free slot only
+// after the waiting requests the free slots serve (driverYields). It looks
+// for them among the jobs that wait for a request, not among those that
+// wait for their drivers: 600 jobs, each with a driver, on 64 slots cost
+// each such look at most a few jobs (0 to 3.5 on average), bounded by the
+// jobs started, not by the 600 waiting (a walk of every waiting job took
+// 280 to 290 on average).
+func TestJobsWaitingForDriversCostDriverYieldsNoVisits(t *testing.T) {
+	for _, qc := range []QueueConfig{
+		{Name: "root.default"},
+		{Name: "root.default", Policy: StateAware},
+		{Name: "root.default", Policy: StateAware, Preempt: true},
+		{Name: "root.default", MaxRunningJobs: 40},
+	} {
+		t.Run(fmt.Sprintf("%v-max%d-preempt%v", qc.Policy, qc.MaxRunningJobs, qc.Preempt), func(t *testing.T) {
+			s := emptySim(t, simConfig{checks: true, returnFreed: true})
+			for i := range 600 {
+				s.add(JobSpec{Name: fmt.Sprintf("j%03d", i), Driver: &small}, 0, []int{3, 2, 3}, uniform(3, 10*ms), 1, 0)
+			}
+			s.start(Config{Slots: clusterSlots(64), Queues: []QueueConfig{qc}})
+			require.True(t, s.run(0), "all jobs finish")
+			require.NotZero(t, s.q.yields, "drivers looked for requests to yield to")
+			perLook := float64(s.q.yieldVisits) / float64(s.q.yields)
+			assert.Less(t, perLook, 16.0, "jobs looked at per driverYields (%d in %d)", s.q.yieldVisits, s.q.yields)
+		})
+	}
+}
