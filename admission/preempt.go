@@ -116,18 +116,13 @@ func (q *Queues) preemptAll() {
 	if q.checkReclaims {
 		defer q.checkGuaranteeReclaims(q.crossPreempted())
 	}
+	floor, held := q.lowestHolding()
 	for _, qu := range q.fairQueues() {
 		if !qu.cfg.Preempt || qu.order.Len() == 0 {
 			continue
 		}
-		var waiting []*job
-		for n := qu.order.First(); n != nil; n = n.Next() {
-			waiting = append(waiting, n.Item())
-		}
-		if qu.cfg.Policy != FairShare {
-			slices.SortStableFunc(waiting, func(a, b *job) int { return cmp.Compare(b.spec.Priority, a.spec.Priority) })
-		}
-		for _, c := range waiting {
+		for _, c := range q.mayPreempt(qu, floor, held) {
+			q.preemptLooks++
 			if q.cancelCut {
 				// A cancellation's slots come back for the next decision
 				// of the instant: the other preemptions wait for it
@@ -139,6 +134,103 @@ func (q *Queues) preemptAll() {
 			}
 		}
 	}
+}
+
+// Every job a preemption takes from, or whose claim it gives up, is of
+// lower priority than its claimant (victimsOf, lowerClaims): a waiting job
+// of no higher priority than every job holding or kept a slot has
+// nothing to preempt, and preemptFor would only find it held back, if it
+// is. So a decision looks at those jobs only to mark the ones held back
+// (mayPreempt): on a queue of 10,000 jobs of one priority, O(slots) per
+// decision, not O(waiting jobs x jobs holding slots).
+
+// lowestHolding returns the lowest priority of the jobs that hold a slot
+// (granted, a driver's, asked back, a placeholder) or are kept one
+// (reserved), and whether there is any: O(slots).
+func (q *Queues) lowestHolding() (floor int, held bool) {
+	note := func(id JobID) {
+		if id == noJob {
+			return
+		}
+		if p := q.jobs[id].spec.Priority; !held || p < floor {
+			floor, held = p, true
+		}
+	}
+	for idx := range q.slots {
+		switch s := &q.slots[idx]; s.state {
+		case slotGranted, slotDriver, slotReclaiming, slotPlaceholder:
+			note(s.owner)
+		case slotReserved:
+			note(s.claimant)
+		}
+	}
+	return floor, held
+}
+
+// mayPreempt returns the waiting jobs of preempting queue qu that may
+// preempt now, in the order they do: the highest priority first, in the
+// queue's order among equals (under fair share in the queue's order);
+// only those of higher priority than floor, the lowest of the jobs holding
+// or kept a slot (if held: there are some). The others it marks held
+// back, as preemptFor would: those its queue holds back now.
+func (q *Queues) mayPreempt(qu *queue, floor int, held bool) []*job {
+	var out []*job
+	starts := qu.starts()
+	switch {
+	case !held:
+	case !starts: // (its jobs not started are held back: its started ones)
+		for c := q.nextStartable(qu, cursor{}); c != nil; c = q.nextStartable(qu, after(c)) {
+			if c.spec.Priority > floor {
+				out = append(out, c)
+			}
+		}
+	case qu.cfg.Policy == Priority: // (its order is by priority)
+		for n := qu.order.First(); n != nil && n.Item().spec.Priority > floor; n = n.Next() {
+			out = append(out, n.Item())
+		}
+	case qu.maxPriority() > floor:
+		for n := qu.order.First(); n != nil; n = n.Next() {
+			if c := n.Item(); c.spec.Priority > floor {
+				out = append(out, c)
+			}
+		}
+	}
+	if qu.cfg.Policy != FairShare && qu.cfg.Policy != Priority {
+		slices.SortStableFunc(out, func(a, b *job) int { return cmp.Compare(b.spec.Priority, a.spec.Priority) })
+	}
+	rest := func(c *job) bool { return !held || c.spec.Priority <= floor }
+	markHeld := func(c *job) {
+		if rest(c) && !c.state.Terminal() && !c.gangWaits() && q.holdOf(c) != notHeld {
+			q.markHeldBack(c)
+		}
+	}
+	switch {
+	case !starts:
+		q.markQueueHeld(qu) // (every job of it not started is held back)
+	case q.preemptsToStart(qu): // (it holds them back one by one)
+		for n := qu.order.First(); n != nil; n = n.Next() {
+			markHeld(n.Item())
+		}
+	default: // (only a job in its requeue backoff is held back)
+		for _, c := range q.gangJobs {
+			if c.queue == qu && c.inTree {
+				markHeld(c)
+			}
+		}
+	}
+	return out
+}
+
+// maxPriority is the highest priority of qu's accepted jobs that have not
+// ended (O(their distinct priorities)).
+func (qu *queue) maxPriority() int {
+	first, top := true, 0
+	for p := range qu.prios {
+		if first || p > top {
+			first, top = false, p
+		}
+	}
+	return top
 }
 
 // demandOf lists what c waits for, in the order it is served: its

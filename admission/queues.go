@@ -622,6 +622,9 @@ type Queues struct {
 	// to yield to, yieldVisits the jobs they looked at (the tests check
 	// that jobs waiting for their drivers cost none).
 	yields, yieldVisits uint64
+	// preemptLooks counts the jobs preemptAll asked preemptFor about
+	// (the tests check that jobs with nothing to preempt cost none).
+	preemptLooks uint64
 	// stamp counts asks, grants of drivers, marks of held-back jobs,
 	// acceptances and preemptions, to order them within an instant (for
 	// CheckInvariants).

@@ -81,6 +81,31 @@ func withDrivers(build func(testing.TB, int, int, int, simConfig) (*sim, Config)
 	}
 }
 
+// BenchmarkAdmissionPreempt runs the jobs of BenchmarkAdmission on a
+// priority queue that preempts: samepriority- with every job of one
+// priority (nothing to preempt: a decision must find that out without
+// visiting the waiting jobs), priorities10- with each job's priority
+// drawn from 1 to 10 (slots of lower-priority jobs are asked back for
+// the higher ones as they wait).
+func BenchmarkAdmissionPreempt(b *testing.B) {
+	qc := QueueConfig{Name: "root.default", Policy: Priority, Preempt: true}
+	benchAdmission(b, "samepriority-", heldSim(qc), runtimePools)
+	benchAdmission(b, "priorities10-", withPriorities(heldSim(qc), 10), runtimePools)
+}
+
+// withPriorities returns build with every job given a priority from 1 to
+// levels, drawn with a fixed seed.
+func withPriorities(build func(testing.TB, int, int, int, simConfig) (*sim, Config), levels int) func(testing.TB, int, int, int, simConfig) (*sim, Config) {
+	return func(b testing.TB, jobs, regions, slots int, sc simConfig) (*sim, Config) {
+		s, cfg := build(b, jobs, regions, slots, sc)
+		rng := rand.New(rand.NewPCG(3, 4))
+		for _, j := range s.jobs {
+			j.spec.Priority = 1 + rng.IntN(levels)
+		}
+		return s, cfg
+	}
+}
+
 // runtimePools configures the benchmarks' pools as the multi-job runtime
 // does (pool.Config.ReturnFreed, an idle timeout of 1 ns); keptPools as
 // pools that keep a freed slot for their own next region. Neither times
