@@ -176,8 +176,8 @@ func (q *Queues) requestWaitsIn(qu *queue, j *job, idlers []*job) bool {
 				return true
 			}
 		}
-	case qu.asking != nil:
-		for n := qu.asking.First(); n != nil; n = n.Next() {
+	default:
+		for n := qu.askingTree().First(); n != nil; n = n.Next() {
 			if serves(n.Item()) {
 				return true
 			}

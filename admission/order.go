@@ -151,10 +151,7 @@ func (q *Queues) putFits(qu *queue, j *job) {
 		*t = rbtree.New(byKey)
 	}
 	(*t).Insert(&j.fitsNode, j)
-	if !j.bucketDriver {
-		if qu.asking == nil {
-			qu.asking = rbtree.New(byKey)
-		}
+	if !j.bucketDriver && qu.asking != nil {
 		qu.asking.Insert(&j.askingNode, j)
 	}
 }
@@ -162,9 +159,31 @@ func (q *Queues) putFits(qu *queue, j *job) {
 // dropFits takes j out of the trees putFits put it in.
 func (q *Queues) dropFits(qu *queue, j *job) {
 	qu.fits[b2i(j.bucketStarted)][j.bucket].Remove(&j.fitsNode)
-	if !j.bucketDriver {
+	if !j.bucketDriver && qu.asking != nil {
 		qu.asking.Remove(&j.askingNode)
 	}
+}
+
+// keepAsking starts qu's asking tree, as its first job with a driver is
+// submitted: until then its order holds no job that waits for its driver,
+// and is its asking tree.
+func (q *Queues) keepAsking(qu *queue) {
+	if qu.asking != nil {
+		return
+	}
+	qu.asking = rbtree.New(byKey)
+	for n := qu.order.First(); n != nil; n = n.Next() {
+		qu.asking.Insert(&n.Item().askingNode, n.Item())
+	}
+}
+
+// askingTree is the tree of qu's jobs that wait for a request or a gang:
+// its asking tree, or its order while no job of it has a driver.
+func (qu *queue) askingTree() *rbtree.Tree[*job] {
+	if qu.asking != nil {
+		return qu.asking
+	}
+	return qu.order
 }
 
 // waitsForDriver reports whether what the job waits for first is its
@@ -268,7 +287,7 @@ func (q *Queues) checkAsking() error {
 				n++
 			}
 		}
-		if got := treeSize(qu.asking); got != n {
+		if got := treeSize(qu.askingTree()); got != n {
 			return fmt.Errorf("admission: queue %s's asking tree holds %d jobs, %d of its order wait for a request or a gang", qu.cfg.Name, got, n)
 		}
 	}

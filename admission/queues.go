@@ -409,8 +409,9 @@ type queue struct {
 	fits [2][maxBucket + 1]*rbtree.Tree[*job]
 	// asking holds the jobs of order that wait for a request or a gang,
 	// not for their driver alone (job.waitsForDriver), by the same keys:
-	// the jobs a driver yields to (driverYields; created when first
-	// used).
+	// the jobs a driver yields to (driverYields). Nil until a job with a
+	// driver is submitted to the queue: order is that tree until then
+	// (askingTree).
 	asking *rbtree.Tree[*job]
 	// reservers lists its jobs with reserved slots (claimants: few).
 	reservers []*job
@@ -890,6 +891,9 @@ func (q *Queues) submit(now time.Time, spec JobSpec) (*port, error) {
 		spec.Gang = &gc
 	}
 	j := &job{id: JobID(len(q.jobs)), spec: spec, queue: qu, submit: now, driver: spec.Driver != nil, driverSlot: -1, nameHead: nameHead(spec.Name)}
+	if j.driver {
+		q.keepAsking(qu)
+	}
 	if spec.Gang != nil {
 		j.gangDeadline = now.Add(max(spec.Gang.Timeout, 0)) // NoGangWait: at arrival
 		q.gangJobs = append(q.gangJobs, j)
