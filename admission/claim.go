@@ -651,7 +651,10 @@ func (q *Queues) overtaken(c *job) bool {
 	if qu.cfg.Policy != FairShare || c.granted < c.entitled {
 		return false
 	}
-	for j := q.nextStartable(qu, cursor{}); j != nil && j.key.share < 1; j = q.nextStartable(qu, after(j)) {
+	for j := range q.startable(qu) {
+		if j.key.share >= 1 {
+			break
+		}
 		if j != c && j.granted < j.entitled && q.owedBack(c, j) && q.holdOf(j) == notHeld {
 			return true
 		}

@@ -145,7 +145,10 @@ func (q *Queues) passedOver(c *job) bool {
 		return false
 	}
 	qu := c.queue
-	for j := q.nextStartable(qu, cursor{}); j != nil && j.key.compare(c.key) < 0; j = q.nextStartable(qu, after(j)) {
+	for j := range q.startable(qu) {
+		if j.key.compare(c.key) >= 0 {
+			break
+		}
 		if q.holdOf(j) == notHeld && q.servedMore(j, c) {
 			return true
 		}
@@ -173,7 +176,7 @@ func (q *Queues) outranked(c *job) bool {
 		if jq == nil || jq.order.Len() == 0 || q.room(jq) == 0 || !comesFirstWithout(jq, cq, 1) {
 			continue // (a queue at its maxSlots, or under one, takes no slot)
 		}
-		for j := q.nextStartable(jq, cursor{}); j != nil; j = q.nextStartable(jq, after(j)) {
+		for j := range q.startable(jq) {
 			if q.holdOf(j) == notHeld {
 				return q.servedMore(j, c)
 			}

@@ -171,7 +171,7 @@ func (q *Queues) requestWaitsIn(qu *queue, j *job, idlers []*job) bool {
 		}
 	case !qu.starts():
 		q.markQueueHeld(qu) // (every job of it not started is held back)
-		for x := q.nextStartable(qu, cursor{}); x != nil; x = q.nextStartable(qu, after(x)) {
+		for x := range q.startable(qu) {
 			if serves(x) {
 				return true
 			}

@@ -179,7 +179,7 @@ func (q *Queues) mayPreempt(qu *queue, floor int, held bool) []*job {
 	switch {
 	case !held:
 	case !starts: // (its jobs not started are held back: its started ones)
-		for c := q.nextStartable(qu, cursor{}); c != nil; c = q.nextStartable(qu, after(c)) {
+		for c := range q.startable(qu) {
 			if c.spec.Priority > floor {
 				out = append(out, c)
 			}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // A waiting job of no higher priority than every job holding a slot has
@@ -31,14 +30,9 @@ func TestJobsWithNothingToPreemptCostNoLooks(t *testing.T) {
 	} {
 		qc := c.qc
 		t.Run(fmt.Sprintf("%v-levels%d", qc.Policy, c.levels), func(t *testing.T) {
-			s := emptySim(t, simConfig{checks: true, returnFreed: true})
-			for i := range 600 {
-				s.add(JobSpec{Name: fmt.Sprintf("j%03d", i), Priority: 1 + i*7%c.levels}, 0, []int{1, 2, 1}, uniform(3, 10*ms), 1, 0)
-			}
-			s.start(Config{Slots: clusterSlots(64), Queues: []QueueConfig{qc}})
-			require.True(t, s.run(0), "all jobs finish")
-			perDecision := float64(s.q.preemptLooks) / float64(s.q.decision)
-			assert.LessOrEqual(t, perDecision, c.most, "jobs asked about per decision (%d in %d decisions)", s.q.preemptLooks, s.q.decision)
+			q := run600(t, qc, []int{1, 2, 1}, func(i int) JobSpec { return JobSpec{Priority: 1 + i*7%c.levels} })
+			perDecision := float64(q.preemptLooks) / float64(q.decision)
+			assert.LessOrEqual(t, perDecision, c.most, "jobs asked about per decision (%d in %d decisions)", q.preemptLooks, q.decision)
 		})
 	}
 }

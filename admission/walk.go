@@ -1,6 +1,10 @@
 package admission
 
-import "github.com/regionsched/regionsched/internal/rbtree"
+import (
+	"iter"
+
+	"github.com/regionsched/regionsched/internal/rbtree"
+)
 
 // How decide walks a queue. The jobs that want a grant are in the queue's
 // tree in policy order; a pass serves them in that order, and the first
@@ -248,6 +252,19 @@ func (q *Queues) nextStartable(qu *queue, c cursor) *job {
 		return firstAfter(qu.order, c)
 	}
 	return q.firstOf(qu.fits[1][:], c)
+}
+
+// startable yields in order the jobs of qu that the queue may grant
+// (nextStartable), from the start; it finds each next one anew, so the
+// caller may change the trees between steps.
+func (q *Queues) startable(qu *queue) iter.Seq[*job] {
+	return func(yield func(*job) bool) {
+		for j := q.nextStartable(qu, cursor{}); j != nil; j = q.nextStartable(qu, after(j)) {
+			if !yield(j) {
+				return
+			}
+		}
+	}
 }
 
 // nextFitting returns the first job after the cursor whose smallest grant

@@ -23,14 +23,9 @@ func TestHeldBackJobsCostNoVisits(t *testing.T) {
 		{Name: "root.default", Policy: FairShare, MaxRunningJobs: 2},
 	} {
 		t.Run(fmt.Sprintf("%v-max%d", qc.Policy, qc.MaxRunningJobs), func(t *testing.T) {
-			s := emptySim(t, simConfig{checks: true, returnFreed: true})
-			for i := range 600 {
-				s.add(JobSpec{Name: fmt.Sprintf("j%03d", i)}, 0, []int{1, 2, 1}, uniform(3, 10*ms), 1, 0)
-			}
-			s.start(Config{Slots: clusterSlots(64), Queues: []QueueConfig{qc}})
-			require.True(t, s.run(0), "all jobs finish")
-			perDecision := float64(s.q.visits) / float64(s.q.decision)
-			assert.Less(t, perDecision, 6.0, "visits per decision (%d visits, %d decisions)", s.q.visits, s.q.decision)
+			q := run600(t, qc, []int{1, 2, 1}, func(int) JobSpec { return JobSpec{} })
+			perDecision := float64(q.visits) / float64(q.decision)
+			assert.Less(t, perDecision, 6.0, "visits per decision (%d visits, %d decisions)", q.visits, q.decision)
 		})
 	}
 }
@@ -129,15 +124,25 @@ func TestJobsWaitingForDriversCostDriverYieldsNoVisits(t *testing.T) {
 		{Name: "root.default", MaxRunningJobs: 40},
 	} {
 		t.Run(fmt.Sprintf("%v-max%d-preempt%v", qc.Policy, qc.MaxRunningJobs, qc.Preempt), func(t *testing.T) {
-			s := emptySim(t, simConfig{checks: true, returnFreed: true})
-			for i := range 600 {
-				s.add(JobSpec{Name: fmt.Sprintf("j%03d", i), Driver: &small}, 0, []int{3, 2, 3}, uniform(3, 10*ms), 1, 0)
-			}
-			s.start(Config{Slots: clusterSlots(64), Queues: []QueueConfig{qc}})
-			require.True(t, s.run(0), "all jobs finish")
-			require.NotZero(t, s.q.yields, "drivers looked for requests to yield to")
-			perLook := float64(s.q.yieldVisits) / float64(s.q.yields)
-			assert.Less(t, perLook, 16.0, "jobs looked at per driverYields (%d in %d)", s.q.yieldVisits, s.q.yields)
+			q := run600(t, qc, []int{3, 2, 3}, func(int) JobSpec { return JobSpec{Driver: &small} })
+			require.NotZero(t, q.yields, "drivers looked for requests to yield to")
+			perLook := float64(q.yieldVisits) / float64(q.yields)
+			assert.Less(t, perLook, 16.0, "jobs looked at per driverYields (%d in %d)", q.yieldVisits, q.yields)
 		})
 	}
+}
+
+// run600 runs 600 jobs, all submitted at 0 ms, each of the given regions
+// (10 ms each) and the spec job(i) gives it, on 64 slots and the one queue
+// qc, with the invariants checked after every step; every job finishes.
+func run600(t *testing.T, qc QueueConfig, regions []int, job func(i int) JobSpec) *Queues {
+	s := emptySim(t, simConfig{checks: true, returnFreed: true})
+	for i := range 600 {
+		spec := job(i)
+		spec.Name = fmt.Sprintf("j%03d", i)
+		s.add(spec, 0, regions, uniform(len(regions), 10*ms), 1, 0)
+	}
+	s.start(Config{Slots: clusterSlots(64), Queues: []QueueConfig{qc}})
+	require.True(t, s.run(0), "all jobs finish")
+	return s.q
 }
