@@ -588,8 +588,7 @@ type Queues struct {
 	rankedQueues int
 	jobs         []*job
 	byName       map[string]*job
-	events       []Event
-	eventsLast   int     // how many events the last Events call returned
+	events       []Event // since the last Events call (storage reused)
 	pending      []JobID // jobs given messages since the last Pending call
 	// revokes lists the slots with a revokeAt (some stale).
 	revokes []int32
@@ -811,19 +810,19 @@ func (q *Queues) send(j *job, msg slotpool.FromAdmission) {
 // Events returns what happened to jobs since the last call, in order.
 // The caller owns the returned slice.
 func (q *Queues) Events() []Event {
-	ev := q.events
-	q.events, q.eventsLast = nil, len(ev)
+	if len(q.events) == 0 {
+		return nil
+	}
+	// A copy of exactly their size: the storage they were collected in
+	// collects the next ones.
+	ev := slices.Clone(q.events)
+	clear(q.events)
+	q.events = q.events[:0]
 	return ev
 }
 
-// event records e for Events. The events of a call go to storage as
-// large as the last call's took, made once: not grown event by event.
-func (q *Queues) event(e Event) {
-	if q.events == nil {
-		q.events = make([]Event, 0, max(q.eventsLast, 4))
-	}
-	q.events = append(q.events, e)
-}
+// event records e for Events.
+func (q *Queues) event(e Event) { q.events = append(q.events, e) }
 
 // Submit adds a job at time now and returns its JobPort, through which
 // its slot pool talks to the admission. A job whose driver plus largest

@@ -554,10 +554,24 @@ func (p *Pool) settleAfterEnqueue(now time.Time, b *bulk) {
 	p.settle(now)
 }
 
-func (p *Pool) emit(e Event) { p.events = append(p.events, Note{Other: e}) }
+// emit records e for Ready (and Link.Notes).
+func (p *Pool) emit(e Event) { p.note(Note{Other: e}) }
 
 // emitFulfilled records a Fulfilled inline, without boxing it (see Note).
-func (p *Pool) emitFulfilled(f Fulfilled) { p.events = append(p.events, Note{Fulfilled: f}) }
+func (p *Pool) emitFulfilled(f Fulfilled) { p.note(Note{Fulfilled: f}) }
+
+// firstNotes is the room made for the events of a pool that has none
+// yet: a region's usual events (its ask, its slots given back, its
+// Fulfilled) without growing one by one.
+const firstNotes = 8
+
+// note appends n to the events.
+func (p *Pool) note(n Note) {
+	if p.events == nil {
+		p.events = make([]Note, 0, firstNotes)
+	}
+	p.events = append(p.events, n)
+}
 
 // logDebug writes a debug entry about bulk b. Whether the logger takes
 // debug entries is read once (New): a check per bulk costs more than the
