@@ -3,6 +3,7 @@ package admission
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
@@ -20,7 +21,8 @@ import (
 // runtime's (package multijob): a slot whose tasks ended goes back to the
 // admission at once, which decides who gets it (runtimePools). The timer
 // runs from the admission's construction until every job has finished;
-// the jobs, their pools and links are built before it starts. A decision
+// the jobs, their pools and links are built, and the heap collected,
+// before it starts. A decision
 // is one grant. The larger run reports its growth-10x: its time per run
 // over the smaller one's (when both ran).
 func BenchmarkAdmission(b *testing.B) {
@@ -132,6 +134,10 @@ func benchAdmission(b *testing.B, prefix string, build func(testing.TB, int, int
 			for b.Loop() {
 				b.StopTimer() // the inputs: the jobs, their pools and links
 				s, cfg := build(b, c.jobs, c.regions, c.slots, sc)
+				// Every run starts from a collected heap: the garbage of
+				// building the inputs, and of the runs before, is not
+				// the run's to collect.
+				runtime.GC()
 				b.StartTimer()
 				s.start(cfg)
 				require.True(b, s.run(0), "all jobs finish")

@@ -566,12 +566,13 @@ func (s *sim) deliver() {
 		if j.port == nil || j.done {
 			continue
 		}
-		for _, ev := range j.link.Ready(s.now) {
-			if f, ok := ev.(pool.Fulfilled); ok {
-				s.onFulfilled(j, f)
+		// Notes, as a runtime reads them: a Fulfilled is not boxed.
+		for _, n := range j.link.Notes(s.now) {
+			if n.Other == nil {
+				s.onFulfilled(j, n.Fulfilled)
 				continue
 			}
-			s.onPoolEvent(j, ev)
+			s.onPoolEvent(j, n.Other)
 		}
 		if !j.done {
 			s.wakePool(j)
