@@ -22,9 +22,8 @@ import (
 // admission at once, which decides who gets it (runtimePools). The timer
 // runs from the admission's construction until every job has finished;
 // the jobs, their pools and links are built, and the heap collected,
-// before it starts. A decision
-// is one grant. The larger run reports its growth-10x: its time per run
-// over the smaller one's (when both ran).
+// before it starts. A decision is one grant. The larger run reports its
+// growth-10x: its time per run over the smaller one's (when both ran).
 func BenchmarkAdmission(b *testing.B) {
 	benchAdmission(b, "", benchSim, runtimePools)
 }
