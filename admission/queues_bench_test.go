@@ -23,8 +23,8 @@ import (
 // runs from the admission's construction until every job has finished;
 // the jobs, their pools and links are built, and the heap collected,
 // before it starts, and each size runs once untimed first (warmUp). A
-// decision is one grant. The larger run reports its
-// growth-10x: its time per run over the smaller one's (when both ran).
+// decision is one grant. The larger run reports its growth-10x: its time
+// per run over the smaller one's (when both ran).
 func BenchmarkAdmission(b *testing.B) {
 	benchAdmission(b, "", benchSim, runtimePools)
 }
