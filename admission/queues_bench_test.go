@@ -22,9 +22,9 @@ import (
 // admission at once, which decides who gets it (runtimePools). The timer
 // runs from the admission's construction until every job has finished;
 // the jobs, their pools and links are built, and the heap collected,
-// before it starts, and each size runs once untimed first (warmUp). A
-// decision is one grant. The larger run reports its growth-10x: its time
-// per run over the smaller one's (when both ran).
+// before it starts, and each size runs once untimed first. A decision is
+// one grant. The larger run reports its growth-10x: its time per run over
+// the smaller one's (when both ran).
 func BenchmarkAdmission(b *testing.B) {
 	benchAdmission(b, "", benchSim, runtimePools)
 }
@@ -130,9 +130,8 @@ func benchAdmission(b *testing.B, prefix string, build func(testing.TB, int, int
 	for k, c := range []struct{ jobs, regions, slots int }{{1000, 10, 1000}, {10000, 10, 1000}} {
 		b.Run(fmt.Sprintf("%sjobs%d-regions%d-slots%d", prefix, c.jobs, c.regions, c.slots), func(b *testing.B) {
 			b.ReportAllocs()
-			warmUp(b, build, c.jobs, c.regions, c.slots, sc)
-			grants, back, rounds := 0, 0, 0
-			for b.Loop() {
+			// runOnce runs the harness once, timing the run only.
+			runOnce := func() *sim {
 				b.StopTimer() // the inputs: the jobs, their pools and links
 				s, cfg := build(b, c.jobs, c.regions, c.slots, sc)
 				// Every run starts from a collected heap: the garbage of
@@ -142,6 +141,20 @@ func benchAdmission(b *testing.B, prefix string, build func(testing.TB, int, int
 				b.StartTimer()
 				s.start(cfg)
 				require.True(b, s.run(0), "all jobs finish")
+				return s
+			}
+			// One run before the timed ones (b.Loop's first call resets
+			// the timer): the timed runs of both sizes then find the heap
+			// grown to what a run of theirs needs, as every run after a
+			// process's first does. Without it the larger size, run once
+			// or twice in the time the smaller one runs many times, pays
+			// nearly alone for the heap's first growth (memory from the
+			// system: its pages faulted in, its spans set up), and its
+			// growth-10x measures that.
+			runOnce()
+			grants, back, rounds := 0, 0, 0
+			for b.Loop() {
+				s := runOnce()
 				grants += s.grants
 				back += s.reclaims
 				rounds += s.rounds
@@ -156,19 +169,6 @@ func benchAdmission(b *testing.B, prefix string, build func(testing.TB, int, int
 			}
 		})
 	}
-}
-
-// warmUp runs the harness once as a benchmark's run would, before its
-// timer starts: the timed runs of both sizes then find the heap grown to
-// what a run of theirs needs, as every run after a process's first does.
-// Without it the larger size, run once or twice in the time the smaller
-// one runs many times, pays nearly alone for the heap's first growth
-// (memory from the system: its pages faulted in, its spans set up), and
-// its growth-10x measures that.
-func warmUp(b *testing.B, build func(testing.TB, int, int, int, simConfig) (*sim, Config), jobs, regions, slots int, sc simConfig) {
-	s, cfg := build(b, jobs, regions, slots, sc)
-	s.start(cfg)
-	require.True(b, s.run(0), "all jobs finish")
 }
 
 // benchSim returns the harness of BenchmarkAdmission with its jobs added
