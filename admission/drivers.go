@@ -268,8 +268,14 @@ func (q *Queues) requestServedBy(x *job, extra int32, counted func(idx int32) bo
 }
 
 // idleHolders lists the jobs that hold idle slots (held unused for
-// their head bulk, slotpool.Ask.Holding).
+// their head bulk, slotpool.Ask.Holding). A granted slot is in its
+// owner's held slots (CheckInvariants), which its queue's idleHeld counts
+// idle: with no queue listed in idleQueues, no job holds one, and the
+// slots are not looked at (the common case).
 func (q *Queues) idleHolders() []*job {
+	if q.nextListed(idleQueues, 0) == nil {
+		return nil
+	}
 	var out []*job
 	for idx := range q.slots {
 		if s := &q.slots[idx]; s.idle && s.state == slotGranted && s.owner != noJob {
