@@ -28,13 +28,22 @@ import (
 
 // startNeed is what j needs to progress once its driver is up: its driver
 // and its first regions (JobSpec.Start), and how many of them the cluster
-// can ever serve at once (the cap, as a derived gang's).
+// can ever serve at once (the cap, as a derived gang's). Both are made
+// once per generation of the cluster's slots (a job's driver and first
+// regions, its queue's maxima and the matching do not change): a decision
+// asks for them at every waiting driver it meets. Callers do not modify
+// need.
 func (q *Queues) startNeed(j *job) (need []resource.Count, n int) {
-	if j.spec.Driver != nil {
-		need = append(need, resource.Count{Profile: *j.spec.Driver, N: 1})
+	if j.startGen != q.capGen+1 {
+		need = nil
+		if j.spec.Driver != nil {
+			need = append(need, resource.Count{Profile: *j.spec.Driver, N: 1})
+		}
+		need = append(need, j.spec.Start...)
+		j.startDemand, j.startGen = need, q.capGen+1
+		j.startN = min(resource.Matched(need, q.capacity, q.cfg.Matching), j.queue.capOf())
 	}
-	need = append(need, j.spec.Start...)
-	return need, min(resource.Matched(need, q.capacity, q.cfg.Matching), j.queue.capOf())
+	return j.startDemand, j.startN
 }
 
 // startFollows reports whether the slots counted in have (per profile)

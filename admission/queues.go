@@ -383,6 +383,11 @@ type job struct {
 	// slots of generation driverOKGen-1 (Queues.capGen).
 	driverOK    []bool
 	driverOKGen uint64
+	// startDemand and startN cache startNeed (drivers.go) for the
+	// cluster's slots of generation startGen-1 (Queues.capGen).
+	startDemand []resource.Count
+	startN      int
+	startGen    uint64
 }
 
 // waiting reports whether the job wants a grant.
