@@ -232,7 +232,7 @@ func (q *Queues) requestServedBy(x *job, extra int32, counted func(idx int32) bo
 	if !x.active() || q.holdOf(x) != notHeld {
 		return false
 	}
-	need, whole, _ := x.firstNeed()
+	need, whole := x.firstNeed()
 	if need == nil || x.waitsForDriver() {
 		return false
 	}

@@ -442,6 +442,23 @@ func (q *Queues) blocked(j *job) string {
 	return ""
 }
 
+// firstNeed is what the job waits for first, as serve serves it: its
+// gang, its driver, else the first of its asks in its order; whole says
+// whether only all of it may be granted. nil if it waits for nothing.
+// (firstNeedWhat says what it is, in words.)
+func (j *job) firstNeed() (need []resource.Count, whole bool) {
+	switch {
+	case j.gangWaits():
+		return j.gangNeed(), true
+	case j.driver && !j.hasSlot:
+		return []resource.Count{{Profile: *j.spec.Driver, N: 1}}, true
+	}
+	if a := j.asks.inOrder(nil); a != nil && a.n > 0 {
+		return a.left, a.allOrNothing
+	}
+	return nil, false
+}
+
 // headNeed is what the job needs first: its driver, else the ask of its
 // pool's head (slotpool.Ask.Head: exactly what the head lacks, so granting
 // it completes the head, and a region deploys), else its oldest ask. nil

@@ -434,20 +434,20 @@ func (q *Queues) checkSubtreeRuns(running func(*queue) int) error {
 	return nil
 }
 
-// firstNeed is what the job waits for first, as serve serves it: its
-// gang, its driver, else the first of its asks in its order; whole says
-// whether only all of it may be granted. nil if it waits for nothing.
-func (j *job) firstNeed() (need []resource.Count, whole bool, what string) {
+// firstNeedWhat is firstNeed with what it is, in words, for the
+// invariants' errors.
+func (j *job) firstNeedWhat() (need []resource.Count, whole bool, what string) {
+	need, whole = j.firstNeed()
 	switch {
+	case need == nil:
 	case j.gangWaits():
-		return j.gangNeed(), true, "its gang"
+		what = "its gang"
 	case j.driver && !j.hasSlot:
-		return []resource.Count{{Profile: *j.spec.Driver, N: 1}}, true, "its driver"
+		what = "its driver"
+	default:
+		what = fmt.Sprintf("ask %d", j.asks.inOrder(nil).id)
 	}
-	if a := j.asks.inOrder(nil); a != nil && a.n > 0 {
-		return a.left, a.allOrNothing, fmt.Sprintf("ask %d", a.id)
-	}
-	return nil, false, ""
+	return need, whole, what
 }
 
 // checkNoIdleSlot checks that no job that may be granted now waits for
@@ -463,7 +463,7 @@ func (q *Queues) checkNoIdleSlot() error {
 		if !j.active() || q.holdOf(j) != notHeld {
 			continue
 		}
-		need, whole, what := j.firstNeed()
+		need, whole, what := j.firstNeedWhat()
 		if need == nil {
 			continue
 		}
@@ -527,7 +527,7 @@ func (q *Queues) checkClaims() error {
 		if why := q.blocked(j); why != "" {
 			return fmt.Errorf("admission: job %s may not be granted anything (%s) and has %d slots reserved", name, why, len(j.reserved))
 		}
-		need, _, what := j.firstNeed()
+		need, _, what := j.firstNeedWhat()
 		if need == nil {
 			return fmt.Errorf("admission: job %s waits for nothing and has %d slots reserved", name, len(j.reserved))
 		}
@@ -662,7 +662,7 @@ func (q *Queues) checkDriversDecided() error {
 				continue
 			}
 			if a := x.asks.inOrder(nil); a != nil && a.stamp < j.driverStamp && q.requestServed(x, p, counted) {
-				need, _, what := x.firstNeed()
+				need, _, what := x.firstNeedWhat()
 				return fmt.Errorf("admission: the driver of job %s took %s at %v while its first regions could not follow, and job %s waits for %s %v, which that slot serves with the free ones",
 					j.spec.Name, q.slotName(j.driverSlot), q.now, x.spec.Name, what, need)
 			}
