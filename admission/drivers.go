@@ -32,7 +32,7 @@ import (
 // once per generation of the cluster's slots (a job's driver and first
 // regions, its queue's maxima and the matching do not change): a decision
 // asks for them at every waiting driver it meets. Callers do not modify
-// need.
+// need (clipped: an append to it makes a copy).
 func (q *Queues) startNeed(j *job) (need []resource.Count, n int) {
 	if j.startGen != q.capGen+1 {
 		need = nil
@@ -40,7 +40,7 @@ func (q *Queues) startNeed(j *job) (need []resource.Count, n int) {
 			need = append(need, resource.Count{Profile: *j.spec.Driver, N: 1})
 		}
 		need = append(need, j.spec.Start...)
-		j.startDemand, j.startGen = need, q.capGen+1
+		j.startDemand, j.startGen = slices.Clip(need), q.capGen+1
 		j.startN = min(resource.Matched(need, q.capacity, q.cfg.Matching), j.queue.capOf())
 	}
 	return j.startDemand, j.startN
