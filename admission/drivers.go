@@ -35,7 +35,6 @@ import (
 // need (clipped: an append to it makes a copy).
 func (q *Queues) startNeed(j *job) (need []resource.Count, n int) {
 	if j.startGen != q.capGen+1 {
-		need = nil
 		if j.spec.Driver != nil {
 			need = append(need, resource.Count{Profile: *j.spec.Driver, N: 1})
 		}
@@ -232,8 +231,11 @@ func (q *Queues) requestServedBy(x *job, extra int32, counted func(idx int32) bo
 	if !x.active() || q.holdOf(x) != notHeld {
 		return false
 	}
+	if x.waitsForDriver() {
+		return false
+	}
 	need, whole := x.firstNeed()
-	if need == nil || x.waitsForDriver() {
+	if need == nil {
 		return false
 	}
 	free := make([]int, len(q.profiles))
