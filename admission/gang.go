@@ -151,6 +151,8 @@ func (q *Queues) releasePlaceholders(j *job, why string) {
 	}
 	q.nPlaceholders -= len(j.placeholders)
 	j.placeholders = j.placeholders[:0]
+	q.stamp++
+	j.placeholdersStamp = q.stamp
 	q.unpark(j)
 	q.unreserved = true // other jobs may use them in this pass
 }

@@ -651,10 +651,10 @@ func (q *Queues) checkDriversDecided() error {
 			// waits for now came first only with them. Nor one granted a
 			// whole ask since: the ask it waits for now was not its first
 			// then. Nor one under a maxSlots from which the admission asked
-			// slots back since (roomGivenSince). Nor one whose grant a
-			// preemption retracted since: it was served then, and waits
-			// again only since (as a job whose slots were revoked asks
-			// anew).
+			// slots back, or gave placeholders back, since
+			// (roomGivenSince). Nor one whose grant a preemption retracted
+			// since: it was served then, and waits again only since (as a
+			// job whose slots were revoked asks anew).
 			if x == j || q.heldBackBefore(x, j.driverStamp) || x.gangStamp > j.driverStamp ||
 				(x.reclaimed && x.reclaimAt.Equal(q.now) && x.reclaimStamp > j.driverStamp) ||
 				(x.askDoneAt.Equal(q.now) && x.askDoneStamp > j.driverStamp) ||
@@ -672,16 +672,19 @@ func (q *Queues) checkDriversDecided() error {
 }
 
 // roomGivenSince reports whether, after stamp in this instant, the
-// admission asked back a slot of a job under a queue with a maxSlots
-// that x's queue is, or is under: the room that slot leaves there came
-// with the admission's own message, and x's request may have fitted its
-// queues only with it.
+// admission asked back a slot of a job, or gave back a job's unused
+// placeholders (its gang timer, or no request of the job could use
+// them), under a queue with a maxSlots that x's queue is, or is under:
+// the room that leaves there came with the admission's own message or
+// decision, and x's request may have fitted its queues only with it.
+// (Stamps only grow: one after stamp is of this instant.)
 func (q *Queues) roomGivenSince(x *job, stamp uint64) bool {
 	for _, y := range q.jobs {
 		if y == nil { // forgotten
 			continue
 		}
-		if !y.askedBackAt.Equal(q.now) || y.askedBackStamp < stamp {
+		askedBack := y.askedBackAt.Equal(q.now) && y.askedBackStamp >= stamp
+		if !askedBack && y.placeholdersStamp <= stamp {
 			continue
 		}
 		for n := x.queue.node; n != nil; n = n.parent {

@@ -356,6 +356,10 @@ type job struct {
 	// pool gives back later in that instant answers it).
 	askedBackAt    time.Time
 	askedBackStamp uint64
+	// placeholdersStamp: when its unused placeholders last went back
+	// (Queues.stamp; for CheckInvariants: the room they leave its queues
+	// came with the admission's own decision or gang timer).
+	placeholdersStamp uint64
 	// askDoneAt and askDoneStamp: when an ask of it was last granted
 	// whole (for CheckInvariants: the ask it waits for first now was not
 	// first before).

@@ -1535,6 +1535,10 @@ var regressionSeedsCapped = []struct {
 	{13534172, "a job held back on a stateaware queue because another job not started preempts to start is served once that " +
 		"preemption is gone within the decision: at 35 ms j1 (1674, a 2-slot gang) was held back for j6 (7113), whose reclaim " +
 		"j7 (7856, running) then took over, and 3 slots j1 could use stayed free beside it; the passes now run again for it"},
+	{17989824, "placeholders a gang timer gives back after a driver's grant leave room in their queue that was not there to decide " +
+		"with it: at 0 ms j0's driver (root.q1) took the large slot while j4's 4 placeholders and 1 slot filled root.q0's maxSlots 5, " +
+		"so j5 (root.q0) could not be served; j4's timer (0 ms) then freed the placeholders, and the check counted that room as " +
+		"there when the driver was granted (checkDriversDecided, roomGivenSince)"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
