@@ -1133,7 +1133,9 @@ func (q *Queues) withdrawStale(free bool) {
 			q.withdraw(idx, why)
 			withdrawn = true
 		}
-		if free && withdrawn {
+		if free && (withdrawn || slices.Contains(bereft, c)) {
+			// (bereft: withdrawBelowVictimGuarantee took one of its
+			// preemptions, and the free slots may complete it now.)
 			q.reserveFree(c, all)
 		}
 	}

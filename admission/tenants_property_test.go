@@ -353,6 +353,10 @@ func TestPropertyQueueTreesRegressions(t *testing.T) {
 			"gives the claim up (its claimant holds its fair share), which gives the claim's other slots back to their owners, " +
 			"j3 among them: the ended job's slots are handed over ownerless, so none goes back to it, and the list walked " +
 			"is not shortened under the walk (a cleared entry read as slot index 0, granted twice)"},
+		{13866888, "a preemption across queues withdrawn because the victim's queue would go below its guarantee (j2 of " +
+			"root.solo ended at 40 ms) leaves its claimant j6 (4 slots) with 2 reserved and 1 coming: the free slot j2 gave " +
+			"back completes the claim and is kept for it, as when a preemption is withdrawn as unneeded, instead of the claim " +
+			"keeping 2 slots reserved that nothing completes"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
 			s := randomTreeMix(t, r.seed, FIFO, Priority, FairShare, StateAware)
