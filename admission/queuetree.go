@@ -78,7 +78,8 @@ var ErrParentQueue = errors.New("admission: jobs run in queues without children"
 // CapacityError is a configuration whose guaranteed and maximum slots do
 // not add up: Queue's guarantee over its own maximum (Children empty), or
 // the guarantees of Queue's Children adding up to more than Queue's
-// guarantee or maximum (Limit, of Field).
+// guarantee or maximum (Limit, of Field). A child without a guarantee of
+// its own counts its children's (and so on down).
 type CapacityError struct {
 	// Queue is the queue at fault: the one whose guarantee exceeds its
 	// maximum, or the parent its children's guarantees exceed.
@@ -91,8 +92,9 @@ type CapacityError struct {
 	// Guaranteed is the guarantee over it: Queue's own, or its children's
 	// sum.
 	Guaranteed int
-	// Children lists the children whose guarantees add up to Guaranteed
-	// (nil when Queue's own guarantee is at fault).
+	// Children lists the children whose guarantees add up to Guaranteed,
+	// each with its guarantee, "(N, its children's)" for one counting its
+	// children's (nil when Queue's own guarantee is at fault).
 	Children []string
 }
 
@@ -169,8 +171,24 @@ func (q *Queues) node(name string) *qnode {
 
 // checkCapacities checks the configured capacities: no guarantee over its
 // own queue's maximum, no children's guarantees adding up to more than
-// their parent's guarantee (when it has one) or maximum.
+// their parent's guarantee (when it has one) or maximum. A queue without
+// a guarantee counts, among its siblings, the guarantees of its children
+// (and so on down), as YuniKorn's validation does: a guarantee deeper in
+// the tree is part of every ancestor's.
 func (q *Queues) checkCapacities() error {
+	// nodeList has every parent before its children: backwards, each
+	// queue's children are summed before it.
+	held := make([]int, len(q.nodeList)) // by qnode.idx: the guarantee a queue counts for
+	for i := len(q.nodeList) - 1; i >= 0; i-- {
+		n := q.nodeList[i]
+		if n.guaranteed > 0 {
+			held[i] = n.guaranteed
+			continue
+		}
+		for _, c := range n.children {
+			held[i] += held[c.idx]
+		}
+	}
 	names := make([]string, 0, len(q.nodes))
 	for name := range q.nodes {
 		names = append(names, name)
@@ -184,9 +202,13 @@ func (q *Queues) checkCapacities() error {
 		sum := 0
 		var kids []string
 		for _, c := range n.children {
-			if c.guaranteed > 0 {
-				sum += c.guaranteed
-				kids = append(kids, fmt.Sprintf("%s (%d)", c.name, c.guaranteed))
+			switch g := held[c.idx]; {
+			case c.guaranteed > 0:
+				sum += g
+				kids = append(kids, fmt.Sprintf("%s (%d)", c.name, g))
+			case g > 0:
+				sum += g
+				kids = append(kids, fmt.Sprintf("%s (%d, its children's)", c.name, g))
 			}
 		}
 		switch {
@@ -305,8 +327,9 @@ func (q *Queues) checkNewLeaf(name, job string) error {
 // CheckCapacities checks the guaranteed and maximum slots of queues as a
 // hierarchy (a child implies its parents): no guarantee over its queue's
 // own maximum, no children's guarantees adding up to more than their
-// parent's guarantee or maximum. It returns a *CapacityError naming the
-// queues, or nil; New checks the same.
+// parent's guarantee or maximum (a child without a guarantee counting
+// its children's). It returns a *CapacityError naming the queues, or
+// nil; New checks the same.
 func CheckCapacities(queues []QueueConfig) error {
 	q := &Queues{nodes: map[string]*qnode{}}
 	for _, qc := range queues {

@@ -24,6 +24,12 @@ func TestCapacityErrors(t *testing.T) {
 			"queue root.a: guaranteedSlots 3 is over its maxSlots 2 (valid: 0 ... 2)"},
 		{"children over the parent's guarantee", []QueueConfig{{Name: "root.p", GuaranteedSlots: 4}, {Name: "root.p.a", GuaranteedSlots: 3}, {Name: "root.p.b", GuaranteedSlots: 2}},
 			"root.p", "guaranteedSlots", []string{"root.p.a (3)", "root.p.b (2)"}, "the guaranteedSlots of its children root.p.a (3), root.p.b (2) add up to 5, over its guaranteedSlots 4"},
+		// A child without a guarantee counts its own children's: a
+		// guarantee deeper down is part of every ancestor's.
+		{"grandchildren over the guarantee", []QueueConfig{{Name: "root.p", GuaranteedSlots: 4}, {Name: "root.p.m"}, {Name: "root.p.m.a", GuaranteedSlots: 3}, {Name: "root.p.m.b", GuaranteedSlots: 2}},
+			"root.p", "guaranteedSlots", []string{"root.p.m (5, its children's)"}, "the guaranteedSlots of its children root.p.m (5, its children's) add up to 5, over its guaranteedSlots 4"},
+		{"a grandchild over the max, its parent implied", []QueueConfig{{Name: "root.p", MaxSlots: 2}, {Name: "root.p.m.a", GuaranteedSlots: 3}, {Name: "root.p.x", GuaranteedSlots: 1}},
+			"root.p", "maxSlots", []string{"root.p.m (3, its children's)", "root.p.x (1)"}, "the guaranteedSlots of its children root.p.m (3, its children's), root.p.x (1) add up to 4, over its maxSlots 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := New(Config{Slots: clusterSlots(4), Queues: tc.queues})
@@ -37,8 +43,12 @@ func TestCapacityErrors(t *testing.T) {
 			assert.Equal(t, err, CheckCapacities(tc.queues), "CheckCapacities says the same")
 		})
 	}
-	// A parent implied by its child has no guarantee to exceed.
+	// A parent implied by its child has no guarantee to exceed, and a
+	// middle queue's own guarantee, when it has one, is what its parent
+	// counts.
 	_, err := New(Config{Slots: clusterSlots(4), Queues: []QueueConfig{{Name: "root.p.x", GuaranteedSlots: 3}}})
+	require.NoError(t, err)
+	_, err = New(Config{Slots: clusterSlots(4), Queues: []QueueConfig{{Name: "root.p", GuaranteedSlots: 4}, {Name: "root.p.m", GuaranteedSlots: 4}, {Name: "root.p.m.a", GuaranteedSlots: 3}}})
 	require.NoError(t, err)
 	for _, bad := range []QueueConfig{{Name: "root.a", GuaranteedSlots: -1}, {Name: "root.a", MaxSlots: -1}} {
 		_, err := New(Config{Slots: clusterSlots(1), Queues: []QueueConfig{bad}})

@@ -74,6 +74,9 @@ func TestDecodeClusterErrors(t *testing.T) {
 			"queue root.prod: the guaranteedSlots of its children root.prod.a (4), root.prod.b (3) add up to 7, over its guaranteedSlots 6"},
 		{"children over the parent's max", `{"slots": [], "queues": [{"name": "root.prod.a", "guaranteedSlots": 3}, {"name": "root.prod", "maxSlots": 2}]}`, "queues[1].maxSlots",
 			"queue root.prod: the guaranteedSlots of its children root.prod.a (3) add up to 3, over its maxSlots 2"},
+		{"grandchildren over the guarantee", `{"slots": [], "queues": [{"name": "root.prod", "guaranteedSlots": 4},
+			{"name": "root.prod.etl.a", "guaranteedSlots": 3}, {"name": "root.prod.etl.b", "guaranteedSlots": 2}]}`, "queues[0].guaranteedSlots",
+			"queue root.prod: the guaranteedSlots of its children root.prod.etl (5, its children's) add up to 5, over its guaranteedSlots 4"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
