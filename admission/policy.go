@@ -89,7 +89,8 @@ type QueueConfig struct {
 	// queues above theirs, never taking one below its guarantee. 0: none.
 	GuaranteedSlots int
 	// MaxSlots caps the slots the queue and its subtree hold at once
-	// (drivers, placeholders and reserved slots count); 0: unlimited.
+	// (drivers, placeholders and reserved slots count); 0: unlimited. It
+	// may not be over a parent's (New: *MaxOverParentError).
 	MaxSlots int
 }
 

@@ -113,6 +113,31 @@ func (e *CapacityError) Error() string {
 // Unwrap returns ErrBadCapacity.
 func (e *CapacityError) Unwrap() error { return ErrBadCapacity }
 
+// MaxOverParentError is a configuration in which a queue's maximum is
+// over the maximum of one of its parents, which it could never reach
+// (YuniKorn refuses it too): Queue's MaxSlots, over Parent's ParentMax.
+type MaxOverParentError struct {
+	// Queue is the queue whose maximum is at fault.
+	Queue string
+	// Max is its maxSlots.
+	Max int
+	// Parent is the nearest parent (or further ancestor) with the least
+	// maximum, ParentMax.
+	Parent    string
+	ParentMax int
+}
+
+// Error names the queues and the values, e.g. `admission: bad queue
+// capacity: queue root.prod.etl: maxSlots 8 is over the maxSlots 4 of
+// root.prod (valid: 1 ... 4, or none)`.
+func (e *MaxOverParentError) Error() string {
+	return fmt.Sprintf("%v: queue %s: maxSlots %d is over the maxSlots %d of %s (valid: 1 ... %d, or none)",
+		ErrBadCapacity, e.Queue, e.Max, e.ParentMax, e.Parent, e.ParentMax)
+}
+
+// Unwrap returns ErrBadCapacity.
+func (e *MaxOverParentError) Unwrap() error { return ErrBadCapacity }
+
 // ParentQueueError refuses a job in a queue with children, or a queue
 // under one with jobs.
 type ParentQueueError struct {
@@ -170,8 +195,9 @@ func (q *Queues) node(name string) *qnode {
 }
 
 // checkCapacities checks the configured capacities: no guarantee over its
-// own queue's maximum, no children's guarantees adding up to more than
-// their parent's guarantee (when it has one) or maximum. A queue without
+// own queue's maximum, no maximum over a parent's, no children's
+// guarantees adding up to more than their parent's guarantee (when it
+// has one) or maximum. A queue without
 // a guarantee counts, among its siblings, the guarantees of its children
 // (and so on down), as YuniKorn's validation does: a guarantee deeper in
 // the tree is part of every ancestor's.
@@ -198,6 +224,9 @@ func (q *Queues) checkCapacities() error {
 		n := q.nodes[name]
 		if n.max > 0 && n.guaranteed > n.max {
 			return &CapacityError{Queue: n.name, Field: "maxSlots", Limit: n.max, Guaranteed: n.guaranteed}
+		}
+		if p := leastMaxAbove(n); p != nil && n.max > p.max {
+			return &MaxOverParentError{Queue: n.name, Max: n.max, Parent: p.name, ParentMax: p.max}
 		}
 		sum := 0
 		var kids []string
@@ -324,12 +353,25 @@ func (q *Queues) checkNewLeaf(name, job string) error {
 	return nil
 }
 
+// leastMaxAbove returns the nearest parent of n (or further ancestor)
+// with the least maximum, or nil if none has one.
+func leastMaxAbove(n *qnode) *qnode {
+	var least *qnode
+	for p := n.parent; p != nil; p = p.parent {
+		if p.max > 0 && (least == nil || p.max < least.max) {
+			least = p
+		}
+	}
+	return least
+}
+
 // CheckCapacities checks the guaranteed and maximum slots of queues as a
 // hierarchy (a child implies its parents): no guarantee over its queue's
-// own maximum, no children's guarantees adding up to more than their
-// parent's guarantee or maximum (a child without a guarantee counting
-// its children's). It returns a *CapacityError naming the queues, or
-// nil; New checks the same.
+// own maximum, no maximum over a parent's, no children's guarantees
+// adding up to more than their parent's guarantee or maximum (a child
+// without a guarantee counting its children's). It returns a
+// *CapacityError or a *MaxOverParentError naming the queues, or nil; New
+// checks the same.
 func CheckCapacities(queues []QueueConfig) error {
 	q := &Queues{nodes: map[string]*qnode{}}
 	for _, qc := range queues {

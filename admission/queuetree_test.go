@@ -50,6 +50,31 @@ func TestCapacityErrors(t *testing.T) {
 	require.NoError(t, err)
 	_, err = New(Config{Slots: clusterSlots(4), Queues: []QueueConfig{{Name: "root.p", GuaranteedSlots: 4}, {Name: "root.p.m", GuaranteedSlots: 4}, {Name: "root.p.m.a", GuaranteedSlots: 3}}})
 	require.NoError(t, err)
+	// A maximum over a parent's, or a further ancestor's, is refused
+	// with a *MaxOverParentError naming the least one above it.
+	for _, tc := range []struct {
+		queues []QueueConfig
+		want   MaxOverParentError
+		msg    string
+	}{
+		{[]QueueConfig{{Name: "root.p", MaxSlots: 4}, {Name: "root.p.a", MaxSlots: 5}}, MaxOverParentError{Queue: "root.p.a", Max: 5, Parent: "root.p", ParentMax: 4},
+			"queue root.p.a: maxSlots 5 is over the maxSlots 4 of root.p (valid: 1 ... 4, or none)"},
+		{[]QueueConfig{{Name: "root.p", MaxSlots: 3}, {Name: "root.p.m", MaxSlots: 3}, {Name: "root.p.m.a", MaxSlots: 8}, {Name: "root", MaxSlots: 6}}, MaxOverParentError{Queue: "root.p.m.a", Max: 8, Parent: "root.p.m", ParentMax: 3},
+			"queue root.p.m.a: maxSlots 8 is over the maxSlots 3 of root.p.m"},
+		{[]QueueConfig{{Name: "root", MaxSlots: 2}, {Name: "root.p.m.a", MaxSlots: 3}}, MaxOverParentError{Queue: "root.p.m.a", Max: 3, Parent: "root", ParentMax: 2},
+			"queue root.p.m.a: maxSlots 3 is over the maxSlots 2 of root"},
+	} {
+		_, err := New(Config{Slots: clusterSlots(4), Queues: tc.queues})
+		var me *MaxOverParentError
+		require.ErrorAs(t, err, &me)
+		assert.ErrorIs(t, err, ErrBadCapacity)
+		assert.Equal(t, tc.want, *me)
+		assert.Contains(t, err.Error(), tc.msg)
+		assert.Equal(t, err, CheckCapacities(tc.queues), "CheckCapacities says the same")
+	}
+	// Equal to a parent's, or under a parent without one, it is not.
+	_, err = New(Config{Slots: clusterSlots(4), Queues: []QueueConfig{{Name: "root.p", MaxSlots: 4}, {Name: "root.p.a", MaxSlots: 4}, {Name: "root.q.a", MaxSlots: 9}}})
+	require.NoError(t, err)
 	for _, bad := range []QueueConfig{{Name: "root.a", GuaranteedSlots: -1}, {Name: "root.a", MaxSlots: -1}} {
 		_, err := New(Config{Slots: clusterSlots(1), Queues: []QueueConfig{bad}})
 		var ce *ConfigError

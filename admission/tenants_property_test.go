@@ -64,6 +64,11 @@ func randomTree(rng *rand.Rand, slots int, policies []Policy) (queues []QueueCon
 			}
 			if rng.IntN(3) == 0 {
 				lc.MaxSlots = max(lc.GuaranteedSlots, 2+rng.IntN(slots-1))
+				if qc.MaxSlots > 0 {
+					// (never over its parent's: a larger one is refused,
+					// and the parent's bounds the leaf all the same)
+					lc.MaxSlots = min(lc.MaxSlots, qc.MaxSlots)
+				}
 			}
 			nodes = append(nodes, node{qc: lc, parent: pi})
 		}

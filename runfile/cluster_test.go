@@ -77,6 +77,8 @@ func TestDecodeClusterErrors(t *testing.T) {
 		{"grandchildren over the guarantee", `{"slots": [], "queues": [{"name": "root.prod", "guaranteedSlots": 4},
 			{"name": "root.prod.etl.a", "guaranteedSlots": 3}, {"name": "root.prod.etl.b", "guaranteedSlots": 2}]}`, "queues[0].guaranteedSlots",
 			"queue root.prod: the guaranteedSlots of its children root.prod.etl (5, its children's) add up to 5, over its guaranteedSlots 4"},
+		{"a max over the parent's", `{"slots": [], "queues": [{"name": "root.prod", "maxSlots": 4}, {"name": "root.prod.etl", "maxSlots": 6}]}`, "queues[1].maxSlots",
+			"queue root.prod.etl: maxSlots 6 is over the maxSlots 4 of root.prod (valid: 1 ... 4, or leave the field out)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

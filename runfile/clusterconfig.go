@@ -95,8 +95,13 @@ func checkCapacities(queues []Queue, queueAt map[string]int) error {
 	for i, q := range queues {
 		qcs[i] = admission.QueueConfig{Name: q.Name, GuaranteedSlots: q.GuaranteedSlots, MaxSlots: q.MaxSlots}
 	}
+	err := admission.CheckCapacities(qcs)
+	if me := (*admission.MaxOverParentError)(nil); errors.As(err, &me) {
+		return clusterErrorf(fmt.Sprintf("queues[%d].maxSlots", queueAt[me.Queue]), "queue %s: maxSlots %d is over the maxSlots %d of %s (valid: 1 ... %d, or leave the field out)",
+			me.Queue, me.Max, me.ParentMax, me.Parent, me.ParentMax)
+	}
 	var ce *admission.CapacityError
-	if err := admission.CheckCapacities(qcs); errors.As(err, &ce) {
+	if errors.As(err, &ce) {
 		field := "queues"
 		if i, ok := queueAt[ce.Queue]; ok {
 			field = fmt.Sprintf("queues[%d].%s", i, ce.Field)

@@ -173,8 +173,8 @@ func genRunFiles(seed uint64) runFiles {
 			2+rng.IntN(4), node(1), 1+rng.IntN(4), large, node(2))
 	}
 	// Guarantees and maxima that hold together (children's guarantees
-	// within their parent's, a guarantee within its max): the run, not
-	// the validation, is under test.
+	// within their parent's, a guarantee within its max, a max within its
+	// parent's): the run, not the validation, is under test.
 	guaranteed := map[string]int{}
 	for _, name := range []string{"root.default", "root.a", "root.p.b", "root.p.c"} {
 		if rng.IntN(2) == 0 {
@@ -185,6 +185,7 @@ func genRunFiles(seed uint64) runFiles {
 		guaranteed["root.p"] = guaranteed["root.p.b"] + guaranteed["root.p.c"] + rng.IntN(2)
 	}
 	var queues []string
+	pmax := 0 // root.p's maxSlots, if it has one
 	for _, name := range []string{"root.p", "root.default", "root.a", "root.p.b", "root.p.c"} {
 		if g := guaranteed[name]; name != "root.p" && g > 0 && guaranteed["root.p"] == 0 && strings.HasPrefix(name, "root.p.") {
 			delete(guaranteed, name) // no guarantee under a parent without one
@@ -203,7 +204,14 @@ func genRunFiles(seed uint64) runFiles {
 			q += fmt.Sprintf(`, "startingTimeoutMs": %d`, 50*more.IntN(4))
 		}
 		if rng.IntN(2) == 0 {
-			q += fmt.Sprintf(`, "maxSlots": %d`, guaranteed[name]+1+rng.IntN(6))
+			m := guaranteed[name] + 1 + rng.IntN(6)
+			if strings.HasPrefix(name, "root.p.") && pmax > 0 {
+				m = min(m, pmax)
+			}
+			if name == "root.p" {
+				pmax = m
+			}
+			q += fmt.Sprintf(`, "maxSlots": %d`, m)
 		}
 		queues = append(queues, q+"}")
 	}
