@@ -197,22 +197,23 @@ func (q *Queues) node(name string) *qnode {
 // checkCapacities checks the configured capacities: no guarantee over its
 // own queue's maximum, no maximum over a parent's, no children's
 // guarantees adding up to more than their parent's guarantee (when it
-// has one) or maximum. A queue without
-// a guarantee counts, among its siblings, the guarantees of its children
-// (and so on down), as YuniKorn's validation does: a guarantee deeper in
-// the tree is part of every ancestor's.
+// has one) or maximum. A queue without a guarantee counts, among its
+// siblings, the guarantees of its children (and so on down), as
+// YuniKorn's validation does: a guarantee deeper in the tree is part of
+// every ancestor's.
 func (q *Queues) checkCapacities() error {
+	// counted[n.idx] is the guarantee n counts for among its siblings.
 	// nodeList has every parent before its children: backwards, each
-	// queue's children are summed before it.
-	held := make([]int, len(q.nodeList)) // by qnode.idx: the guarantee a queue counts for
+	// queue's children are counted before it.
+	counted := make([]int, len(q.nodeList))
 	for i := len(q.nodeList) - 1; i >= 0; i-- {
 		n := q.nodeList[i]
 		if n.guaranteed > 0 {
-			held[i] = n.guaranteed
+			counted[i] = n.guaranteed
 			continue
 		}
 		for _, c := range n.children {
-			held[i] += held[c.idx]
+			counted[i] += counted[c.idx]
 		}
 	}
 	names := make([]string, 0, len(q.nodes))
@@ -231,7 +232,7 @@ func (q *Queues) checkCapacities() error {
 		sum := 0
 		var kids []string
 		for _, c := range n.children {
-			switch g := held[c.idx]; {
+			switch g := counted[c.idx]; {
 			case c.guaranteed > 0:
 				sum += g
 				kids = append(kids, fmt.Sprintf("%s (%d)", c.name, g))
