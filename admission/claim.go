@@ -456,7 +456,7 @@ func (q *Queues) fireRevokes(now time.Time) (freed bool) {
 			q.markAskedBack(v)
 			q.send(v, slotpool.Revoke{Slot: s.slot.ID, Reason: slotpool.ReasonPreempted})
 			if !s.idle {
-				q.noteCancel(v) // (cancelcut.go)
+				q.noteCancel(v, q.jobs[s.claimant]) // (cancelcut.go)
 			}
 			if q.debug {
 				q.log.Debug("slot preempted after the reclaim timeout", zap.String("from", v.spec.Name), zap.Int64("slot", int64(s.slot.ID)))

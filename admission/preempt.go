@@ -1006,7 +1006,7 @@ func (q *Queues) takeFrom(c *job, picks []int32) {
 			}
 		}
 		if cancels {
-			q.noteCancel(v) // (cancelcut.go)
+			q.noteCancel(v, c) // (cancelcut.go)
 		}
 		q.updateHolder(v)
 		if err := q.checkReclaimGuarantee(c, v, len(byVictim[vid])); err != nil && q.broken == nil {

@@ -620,8 +620,10 @@ type Queues struct {
 	startCut bool
 	// cancelCut: the decision cancelled a task of a job that runs tasks
 	// in other slots, and decides nothing more; Decide clears it (see
-	// cancelcut.go).
+	// cancelcut.go). cutFor lists the claimants of such cancellations,
+	// whose grants the cut keeps.
 	cancelCut bool
+	cutFor    []*job
 	// decision counts the decisions (decideNow), from 1; visits the jobs
 	// their passes visited (visit), which bounds their work (the tests
 	// check that a queue's held-back jobs cost none).
@@ -687,6 +689,8 @@ func (q *Queues) Decide(now time.Time) {
 	q.now = now
 	q.grantLog = q.grantLog[:0]
 	q.startCut, q.cancelCut = false, false
+	clear(q.cutFor)
+	q.cutFor = q.cutFor[:0]
 	q.decideNow()
 	if !q.startCut && q.fireTimers(now) && !q.cancelCut {
 		q.decideNow()

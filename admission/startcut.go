@@ -1,6 +1,10 @@
 package admission
 
-import "go.uber.org/zap"
+import (
+	"slices"
+
+	"go.uber.org/zap"
+)
 
 // A driver whose job's first asks follow at once (JobSpec.StartAtOnce: a
 // driver with no startup time) makes those asks at the instant it is
@@ -46,7 +50,10 @@ func (q *Queues) cutForStart(j *job) {
 func (q *Queues) retractBeforeCut() {
 	for i := range q.grantLog {
 		r := &q.grantLog[i]
-		if !r.retracted && len(r.slots) > 0 && q.retractable(r.j, r.slots[0]) == r {
+		if r.retracted || len(r.slots) == 0 || slices.Contains(q.cutFor, r.j) {
+			continue // (a cancellation's claimant keeps its grants: cancelcut.go)
+		}
+		if q.retractable(r.j, r.slots[0]) == r {
 			q.retract(r)
 		}
 	}

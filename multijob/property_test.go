@@ -1539,6 +1539,10 @@ var regressionSeedsCapped = []struct {
 		"with it: at 0 ms j0's driver (root.q1) took the large slot while j4's 4 placeholders and 1 slot filled root.q0's maxSlots 5, " +
 		"so j5 (root.q0) could not be served; j4's timer (0 ms) then freed the placeholders, and the check counted that room as " +
 		"there when the driver was granted (checkDriversDecided, roomGivenSince)"},
+	{18944996, "a cancellation's claimant keeps the grants of the decision it cut: at 50 ms j3 (9866, root.q1 fifo, maxRunningJobs 2, " +
+		"reclaim at once) was granted a free slot and preempted one of j2's (8982) for its second region; the cut took j3's grant " +
+		"back, so j3 no longer counted as starting, j1 (4893) started on the slots j2's cancelled region gave back, j2 preempted " +
+		"it, and j3, short again, cancelled j2's new region: without end within the instant (the run grew to 24 GB)"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
