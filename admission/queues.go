@@ -682,7 +682,8 @@ type Queues struct {
 // (JobSpec.StartAtOnce) ends there, timers unfired, and NextDeadline is
 // now: the next Decide of the instant decides the rest. So does one that
 // cancels a task of a job that runs tasks in other slots too, once that
-// preemption is made and its timers fired, its grants of asks taken back:
+// preemption is made and its timers fired, its grants of asks taken back
+// (but its claimant's):
 // the next Decide, after the job's pool took the Revoke, decides them with
 // the slots its cancelled region gave back (Pending lists that pool).
 func (q *Queues) Decide(now time.Time) {

@@ -45,8 +45,9 @@ func (q *Queues) cutForStart(j *job) {
 }
 
 // retractBeforeCut retracts the grants of a cut decision that may be
-// (retract.go): the next decision of the instant makes them again, with
-// the driver's first asks in.
+// (retract.go), but those of a cancellation's claimant (cancelcut.go):
+// the next decision of the instant makes them again, with the driver's
+// first asks, or the slots the cancelled region gave back, in.
 func (q *Queues) retractBeforeCut() {
 	for i := range q.grantLog {
 		r := &q.grantLog[i]
