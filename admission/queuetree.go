@@ -232,12 +232,14 @@ func (q *Queues) checkCapacities() error {
 		sum := 0
 		var kids []string
 		for _, c := range n.children {
-			switch g := counted[c.idx]; {
-			case c.guaranteed > 0:
-				sum += g
+			g := counted[c.idx]
+			if g == 0 {
+				continue
+			}
+			sum += g
+			if c.guaranteed > 0 {
 				kids = append(kids, fmt.Sprintf("%s (%d)", c.name, g))
-			case g > 0:
-				sum += g
+			} else {
 				kids = append(kids, fmt.Sprintf("%s (%d, its children's)", c.name, g))
 			}
 		}
