@@ -217,12 +217,30 @@ type passState struct {
 	// wedged lists the jobs of the pass found wedged that hold idle
 	// slots (wedged.go).
 	wedged []*job
+	// passedOver: a job the pass visited still waits.
+	passedOver bool
 }
 
 // visit serves one waiting job what fits and, if it is the first that
 // still waits, claims what it lacks. It returns true when nothing more
-// can happen in this pass.
+// can happen in this pass, and when the visit gave up a claim's reserved
+// slots while a job visited before still waits: the slots, or the room
+// under a queue's maxSlots that they took, are that job's before any
+// job after it, so the pass ends and the next one starts from the first
+// (a job at its fair share took a slot so freed from a job below its
+// share, visited earlier when its queue had no room).
 func (q *Queues) visit(qu *queue, j *job, st *passState) (stop bool) {
+	had := q.unreserved
+	stop = q.visitJob(qu, j, st)
+	if !had && q.unreserved && st.passedOver {
+		return true
+	}
+	st.passedOver = st.passedOver || j.waiting()
+	return stop
+}
+
+// visitJob is visit but for a claim given up ahead of a job passed over.
+func (q *Queues) visitJob(qu *queue, j *job, st *passState) (stop bool) {
 	q.visits++
 	if q.startCut {
 		return true // (startcut.go)
@@ -358,8 +376,10 @@ func (q *Queues) claimFirst(qu *queue, j *job, lack []resource.Count, st *passSt
 
 // giveUpClaim gives up j's claim for a reason other than a grant (see
 // dropClaim); if it kept slots reserved, j claims nothing more in this
-// decision: the free slots go to the jobs a pass visits after it, and
-// the passes end (see decideNow).
+// decision: the free slots go to the first job in order that can use
+// them (a pass that gave them up ends if it passed over a job that still
+// waits: see visit; else the jobs it visits after j take them), and the
+// passes end (see decideNow).
 func (q *Queues) giveUpClaim(j *job) {
 	if len(j.reserved) > 0 {
 		j.noClaimIn = q.decision

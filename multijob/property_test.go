@@ -1543,6 +1543,10 @@ var regressionSeedsCapped = []struct {
 		"reclaim at once) was granted a free slot and preempted one of j2's (8982) for its second region; the cut took j3's grant " +
 		"back, so j3 no longer counted as starting, j1 (4893) started on the slots j2's cancelled region gave back, j2 preempted " +
 		"it, and j3, short again, cancelled j2's new region: without end within the instant (the run grew to 24 GB)"},
+	{19430184, "a claim given up in a pass frees its reserved slots, and the room they took under a queue's maxSlots, for the job " +
+		"visited before it first: at 34 ms root.q1 (fairshare, maxSlots 2) was full with j3's slot and the slot j1 (a 2-slot gang) " +
+		"kept reserved, so j2 (share 2, holding none) could not be served; j1's claim was then given up, and j5 (share 0), after " +
+		"it in the pass, took the room"},
 }
 
 // TestPropertyMixesRegressions runs the regression seeds.
