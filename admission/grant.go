@@ -177,8 +177,9 @@ func (q *Queues) decidePass() (again bool) {
 		q.turn, q.turnEnded = qu, false
 		stop := q.walk(qu, st)
 		touched += len(st.touched)
+		had := q.unreserved
 		for _, j := range st.touched {
-			q.updateOrder(j)
+			q.updateOrder(j) // (a job that waits no more gives its placeholders back)
 		}
 		st.touched = st.touched[:0]
 		switch {
@@ -187,6 +188,9 @@ func (q *Queues) decidePass() (again bool) {
 			q.touched = st.touched[:0]
 			return false // (startcut.go)
 		case q.regrant:
+		case !had && q.unreserved && st.passedOver:
+			// Slots given back after the pass passed over a job that
+			// still waits: the next pass offers them in order (see visit).
 		case q.turnEnded:
 			continue // served while it came first: sort again
 		case !stop:
