@@ -645,7 +645,9 @@ func (v *job) loseTo(c *job, now time.Time) {
 // they did when c claimed them (yieldable), but the job has given up
 // others since (its tasks ended, its pool released their slots), and
 // given them back it would keep them; counting them would let c take,
-// at its share, slots of a job now below its share.
+// at its share, slots of a job now below its share. Nor does a job out
+// of reach (outOfReach): its claim cannot complete while the other
+// queues hold their guarantees.
 func (q *Queues) overtaken(c *job) bool {
 	qu := c.queue
 	if qu.cfg.Policy != FairShare || c.granted < c.entitled {
@@ -655,11 +657,37 @@ func (q *Queues) overtaken(c *job) bool {
 		if j.key.share >= 1 {
 			break
 		}
-		if j != c && j.granted < j.entitled && q.owedBack(c, j) && q.holdOf(j) == notHeld {
+		if j != c && j.granted < j.entitled && q.owedBack(c, j) && q.holdOf(j) == notHeld && !q.outOfReach(j) {
 			return true
 		}
 	}
 	return false
+}
+
+// outOfReach reports whether j waits for a head ask that, with the
+// slots it holds idle for it and its driver, is more than its queue can
+// hold while every other queue holds its guarantee (assuredSlots): no
+// claim of its can complete while they do (the guarantees stop it), so
+// the slots of its queue's other jobs are not its to wait for. A job at
+// its share that the fair order puts behind it may claim in its place
+// (see overtaken); else two such jobs of two queues, each behind one
+// that can never be served, would hold their idle slots for each other
+// forever.
+func (q *Queues) outOfReach(j *job) bool {
+	a := j.asks.head
+	if a == nil || j.gangWaits() || (j.driver && !j.hasSlot) {
+		return false
+	}
+	n := sumCounts(a.left)
+	for _, idx := range a.holding {
+		if s := &q.slots[idx]; s.state == slotGranted && s.owner == j.id && s.idle {
+			n++
+		}
+	}
+	if j.hasSlot {
+		n++
+	}
+	return n > q.assuredSlots(j.queue.node)
 }
 
 // owedBack reports whether v, below its share, is owed slots c's claim

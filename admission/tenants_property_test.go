@@ -368,4 +368,17 @@ func TestPropertyQueueTreesRegressions(t *testing.T) {
 			require.True(t, s.run(0), "%s\njobs did not finish: %v\n%s", r.what, s.states(), s.tail(20))
 		})
 	}
+	// Seeds of the mixes with parents' maxRunningJobs (randomTreeMixLimited).
+	for _, r := range []seedCase{
+		{14442794, "on 12 slots root.p0.l0 and root.solo (fairshare, both guaranteed 2) each hold 6 idle slots for a job at " +
+			"its share (j1, 6 of 10; j0, 6 of 7), behind a job below its share waiting for 11, more than its queue is " +
+			"assured (10) while the other holds its guarantee (j5, j3): no claim of those can complete, and the jobs at " +
+			"their shares, overtaken by them, claimed nothing, all 12 slots idle; now a job at its share behind one out of " +
+			"reach claims (within the guarantees)"},
+	} {
+		t.Run(fmt.Sprintf("limited-seed=%d", r.seed), func(t *testing.T) {
+			s := randomTreeMixLimited(t, r.seed, FIFO, Priority, FairShare, StateAware)
+			require.True(t, s.run(0), "%s\njobs did not finish: %v\n%s", r.what, s.states(), s.tail(20))
+		})
+	}
 }
