@@ -674,20 +674,8 @@ func (q *Queues) overtaken(c *job) bool {
 // that can never be served, would hold their idle slots for each other
 // forever.
 func (q *Queues) outOfReach(j *job) bool {
-	a := j.asks.head
-	if a == nil || j.gangWaits() || (j.driver && !j.hasSlot) {
-		return false
-	}
-	n := sumCounts(a.left)
-	for _, idx := range a.holding {
-		if s := &q.slots[idx]; s.state == slotGranted && s.owner == j.id && s.idle {
-			n++
-		}
-	}
-	if j.hasSlot {
-		n++
-	}
-	return n > q.assuredSlots(j.queue.node)
+	n, _, ok := q.headHold(j)
+	return ok && n > q.assuredSlots(j.queue.node)
 }
 
 // owedBack reports whether v, below its share, is owed slots c's claim

@@ -37,24 +37,30 @@ import "slices"
 // while every other queue holds its guarantee: its idle slots are not
 // protected by its queue's guarantee (see above).
 func (q *Queues) borrows(v *job) bool {
+	n, idle, ok := q.headHold(v)
+	return ok && idle > 0 && n > q.assuredSlots(v.queue.node)
+}
+
+// headHold returns what v's head ask needs in all: what it still lacks,
+// the slots v holds idle for it (what its pool said it holds for it,
+// Ask.Holding), and its driver; and those idle slots apart. ok is false
+// when v waits for no ask of its pool (none, its gang or its driver
+// first).
+func (q *Queues) headHold(v *job) (n, idle int, ok bool) {
 	a := v.asks.head
 	if a == nil || v.gangWaits() || (v.driver && !v.hasSlot) {
-		return false
+		return 0, 0, false
 	}
-	idle := 0
 	for _, idx := range a.holding {
 		if s := &q.slots[idx]; s.state == slotGranted && s.owner == v.id && s.idle {
 			idle++
 		}
 	}
-	if idle == 0 {
-		return false
-	}
-	n := sumCounts(a.left) + idle
+	n = sumCounts(a.left) + idle
 	if v.hasSlot {
 		n++
 	}
-	return n > q.assuredSlots(v.queue.node)
+	return n, idle, true
 }
 
 // assuredSlots is how many slots the queue of node x can hold while
