@@ -399,25 +399,104 @@ func (m *mix) genCaps() {
 	rng := rand.New(rand.NewPCG(m.seed, 0xca95))
 	for qi := range m.queues {
 		qc := &m.queues[qi]
-		largest := 1
-		for _, j := range m.jobs {
-			if j.spec.Queue != qc.Name || j.oversized {
-				continue
-			}
-			for r := range region.ID(j.spec.Regions.NumRegions()) {
-				largest = max(largest, j.spec.Regions.SlotCount(r))
-			}
-			if j.spec.Gang != nil {
-				largest = max(largest, j.spec.Gang.MinSlots)
-			}
-		}
-		low := driversIn(*qc) + largest
+		low := driversIn(*qc) + m.largestIn(qc.Name)
 		if rng.IntN(3) > 0 || low >= len(m.slots)-1 {
 			continue
 		}
 		qc.MaxSlots = low + rng.IntN(len(m.slots)-1-low+1)
 		m.describe("queue %s: maxSlots %d", qc.Name, qc.MaxSlots)
 	}
+}
+
+// largestIn is the most slots a job of the queue needs at once (its
+// largest region, or its gang), the jobs made too large left out; at
+// least 1.
+func (m *mix) largestIn(queue string) int {
+	largest := 1
+	for _, j := range m.jobs {
+		if j.spec.Queue != queue || j.oversized {
+			continue
+		}
+		for r := range region.ID(j.spec.Regions.NumRegions()) {
+			largest = max(largest, j.spec.Regions.SlotCount(r))
+		}
+		if j.spec.Gang != nil {
+			largest = max(largest, j.spec.Gang.MinSlots)
+		}
+	}
+	return largest
+}
+
+// genTenants makes the queues of half the mixes tenants, from a random
+// stream of its own (as genRemovals): some queues are guaranteed slots
+// (1 or more each, at most the cluster's slots in all, none over the
+// queue's maxSlots), and some become children of a parent, root.p, which
+// is implied by them or configured: then with a guarantee of at least
+// its children's, and at times a maxSlots of at least what each child's
+// jobs need at once beside the drivers all its children may hold (as
+// genCaps for one queue), of each child's maxSlots, and of its
+// guarantee, so that no job is rejected for it. It runs after genCaps.
+func (m *mix) genTenants() {
+	rng := rand.New(rand.NewPCG(m.seed, 0x7e4a))
+	if rng.IntN(2) == 0 {
+		return
+	}
+	n := len(m.slots)
+	under := map[string]bool{}
+	if rng.IntN(2) == 0 {
+		for _, qc := range m.queues {
+			if rng.IntN(2) == 0 {
+				under[qc.Name] = true
+			}
+		}
+		if len(under) == 0 {
+			under[m.queues[rng.IntN(len(m.queues))].Name] = true
+		}
+	}
+	left := n
+	rename := map[string]string{}
+	var kids []*admission.QueueConfig
+	for i := range m.queues {
+		qc := &m.queues[i]
+		if left > 0 && rng.IntN(3) > 0 {
+			g := 1 + rng.IntN(left)
+			if qc.MaxSlots > 0 {
+				g = min(g, qc.MaxSlots)
+			}
+			qc.GuaranteedSlots = g
+			left -= g
+		}
+		was := qc.Name
+		if under[qc.Name] {
+			rename[qc.Name] = "root.p." + strings.TrimPrefix(qc.Name, "root.")
+			qc.Name = rename[qc.Name]
+			kids = append(kids, qc)
+		}
+		m.describe("queue %s: now %s (its jobs with it), guaranteedSlots %d", was, qc.Name, qc.GuaranteedSlots)
+	}
+	for i := range m.jobs {
+		if to, ok := rename[m.jobs[i].spec.Queue]; ok {
+			m.jobs[i].spec.Queue = to
+		}
+	}
+	if len(kids) == 0 || rng.IntN(2) == 0 {
+		return // root.p, if any, implied by its children
+	}
+	p := admission.QueueConfig{Name: "root.p"}
+	drivers, largest, low := 0, 0, 0
+	for _, k := range kids {
+		p.GuaranteedSlots += k.GuaranteedSlots
+		drivers += driversIn(*k)
+		largest = max(largest, m.largestIn(k.Name))
+		low = max(low, k.MaxSlots)
+	}
+	p.GuaranteedSlots += rng.IntN(2)
+	low = max(low, drivers+largest, p.GuaranteedSlots)
+	if rng.IntN(2) == 0 && low <= n {
+		p.MaxSlots = low + rng.IntN(n-low+1)
+	}
+	m.queues = append(m.queues, p)
+	m.describe("queue root.p: guaranteedSlots %d maxSlots %d", p.GuaranteedSlots, p.MaxSlots)
 }
 
 // driversIn is how many drivers the jobs of a queue may hold at once in
@@ -998,16 +1077,17 @@ func (r *mixRun) apply(rd multijob.Ready, pre snapshot) (map[string]int, error) 
 }
 
 // checkPreemption checks a Reclaimed event against the rules: victim of
-// the claimant's queue, of lower priority, and no job of the queue that
-// comes before it as a victim holding a slot that would have served.
+// the claimant's queue (or of another, for a claimant whose queue has a
+// guarantee), of lower priority, and no job of the queue that comes
+// before it as a victim holding a slot that would have served.
 func (r *mixRun) checkPreemption(ev admission.Event, rd multijob.Ready, pre snapshot) error {
 	c, v := ev.Job, ev.Victim
 	qc := r.queueOf(c)
 	switch {
 	case r.job[v] == nil:
 		return fmt.Errorf("reclaimed from unknown job %q", v)
-	case r.job[v].spec.Queue != qc.Name:
-		return fmt.Errorf("%s (queue %s) preempted %s of queue %s", c, qc.Name, v, r.job[v].spec.Queue)
+	case r.job[v].spec.Queue != qc.Name && qc.GuaranteedSlots == 0:
+		return fmt.Errorf("%s (queue %s, no guarantee) preempted %s of queue %s", c, qc.Name, v, r.job[v].spec.Queue)
 	case !qc.Preempt:
 		return fmt.Errorf("%s preempted %s in queue %s, which does not preempt", c, v, qc.Name)
 	case r.prio[v] >= r.prio[c]:
@@ -1015,9 +1095,11 @@ func (r *mixRun) checkPreemption(ev admission.Event, rd multijob.Ready, pre snap
 	case ev.Count < 1:
 		return fmt.Errorf("%s preempted %d slots of %s", c, ev.Count, v)
 	}
-	if !r.m.uniform || qc.Policy == admission.FairShare {
+	if !r.m.uniform || qc.Policy == admission.FairShare || r.job[v].spec.Queue != qc.Name {
 		// Which slots serve the claimant depends on profiles; under fair
-		// share a victim yields only what leaves it behind the claimant.
+		// share a victim yields only what leaves it behind the claimant;
+		// across queues the guarantees bound what each queue gives (the
+		// admission's invariants check them).
 		return nil
 	}
 	// A preemption withdrawn within the instant (its claimant served
@@ -1340,7 +1422,7 @@ func (r *mixRun) run() error {
 // runSeed runs a seed's mix, and again with the jobs of each instant
 // submitted in reverse order; it returns the first violation and what
 // to print with it.
-func runSeed(seed uint64, removals, caps bool) (report string, err error) {
+func runSeed(seed uint64, removals, caps, tenants bool) (report string, err error) {
 	m := genMix(seed)
 	if removals {
 		m.genRemovals()
@@ -1348,6 +1430,9 @@ func runSeed(seed uint64, removals, caps bool) (report string, err error) {
 	if caps {
 		m.genDriverNeeds()
 		m.genCaps()
+	}
+	if tenants {
+		m.genTenants()
 	}
 	r, err := newMixRun(m, false)
 	if err != nil {
@@ -1422,7 +1507,7 @@ func TestPropertyMixes(t *testing.T) {
 	}
 	failures := 0
 	for _, seed := range seeds {
-		report, err := runSeed(seed, true, true)
+		report, err := runSeed(seed, true, true, true)
 		if *mixSeed != 0 {
 			t.Logf("seed %d: %v\n%s", seed, err, report)
 		}
@@ -1553,13 +1638,13 @@ var regressionSeedsCapped = []struct {
 func TestPropertyMixesRegressions(t *testing.T) {
 	for _, r := range regressionSeeds {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
-			report, err := runSeed(r.seed, r.removals, false) // the case as it was found
+			report, err := runSeed(r.seed, r.removals, false, false) // the case as it was found
 			require.NoError(t, err, "%s\n%s", r.what, report)
 		})
 	}
 	for _, r := range regressionSeedsCapped {
 		t.Run(fmt.Sprintf("seed=%d", r.seed), func(t *testing.T) {
-			report, err := runSeed(r.seed, true, true)
+			report, err := runSeed(r.seed, true, true, false)
 			require.NoError(t, err, "%s\n%s", r.what, report)
 		})
 	}
